@@ -1,0 +1,161 @@
+"""Read files and folders of mixed kinds into one ``Store``.
+
+Each file's kind is found from its content, never its name: a gzip stream is opened first, then
+a Flight Recorder dump (pickle or JSON), a Kineto trace (JSON), or text, which every text parser
+reads (one log can hold NCCL, torchrun, trainer and py-spy lines). A file that cannot be read
+gets one error row in ``files`` and the run goes on with the rest.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import polars as pl
+
+from tracekit import schema
+from tracekit.parsers import Parsed, flight_recorder, kineto, nccl, pyspy, text, torch_log, trainer
+from tracekit.store import Store
+
+TEXT_PARSERS = (nccl, torch_log, trainer, pyspy)
+SKIP_DIRS = {".tracekit", "__pycache__", ".git"}
+
+
+def discover(paths: list[str | Path]) -> list[Path]:
+    """Every file under ``paths``, sorted, skipping tracekit's own store folders."""
+    found = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            for root, dirs, files in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+                found += [Path(root) / f for f in sorted(files) if not f.endswith((".pipe", ".parquet"))]
+        else:
+            found.append(p)
+    return found
+
+
+def _gunzip(data: bytes) -> tuple[bytes, str | None]:
+    """Decompress, keeping what a truncated stream still holds."""
+    try:
+        return gzip.decompress(data), None
+    except (EOFError, OSError, zlib.error):
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            out = d.decompress(data)
+        except zlib.error as e:
+            return b"", f"corrupt gzip stream ({e})"
+        return out, "truncated gzip stream: read what it held"
+
+
+def _is_binary(data: bytes) -> bool:
+    head = data[:8192]
+    if not head:
+        return False
+    if b"\x00" in head:
+        return True
+    ctrl = sum(b < 9 or 13 < b < 32 for b in head)
+    return ctrl > len(head) * 0.1
+
+
+def parse_file(path: str) -> tuple[dict, list[Parsed]]:
+    """Parse one file. Returns its ``files`` row and what each parser made of it."""
+    try:
+        return _parse_file(path)
+    except Exception as e:  # noqa: BLE001 - one bad file must not stop the run
+        return {"file": path, "kind": "error", "size_bytes": None, "lines": 0, "blank": 0, "parsed": 0,
+                "unknown": 0, "error": f"tracekit could not parse it: {type(e).__name__}: {e}".splitlines()[0]}, []
+
+
+def _parse_file(path: str) -> tuple[dict, list[Parsed]]:
+    row = {"file": path, "kind": None, "size_bytes": None, "lines": 0, "blank": 0, "parsed": 0, "unknown": 0, "error": None}
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        row["error"] = f"cannot read: {e.strerror or e}"
+        return row, []
+    row["size_bytes"] = len(data)
+    if data[:2] == b"\x1f\x8b":
+        data, row["error"] = _gunzip(data)
+    try:
+        if flight_recorder.looks_like(data):
+            obj = flight_recorder.load(data)
+            parsed = [flight_recorder.parse(obj, path)]
+            row.update(kind="flight-recorder", parsed=len(obj.get("entries") or []))
+            return row, parsed
+        if kineto.looks_like(data):
+            obj = kineto.load(data)
+            parsed = [kineto.parse(obj, path)]
+            row.update(kind="kineto", parsed=len(obj.get("traceEvents") or []))
+            return row, parsed
+    except Exception as e:  # noqa: BLE001 - any decoding failure is reported per file
+        if data[:64].lstrip()[:1] in (b"\x80", b"{"):
+            what = "pickle" if data[:1] == b"\x80" else "JSON"
+            row["error"] = f"unreadable {what}: {type(e).__name__}: {e}".splitlines()[0]
+            row["kind"] = "flight-recorder" if what == "pickle" else "json"
+            return row, []
+    if _is_binary(data):
+        row["error"] = row["error"] or "binary file, not a log"
+        row["kind"] = "binary"
+        return row, []
+    lines = text.lines_frame(path, data.decode("utf-8", errors="replace"))
+    parsed = [p for p in (m.parse(lines) for m in TEXT_PARSERS) if p.found]
+    claimed = pl.concat([p.claimed for p in parsed]).unique() if parsed else pl.Series("line", [], pl.Int64)
+    nonblank = lines.filter(~pl.col("blank"))
+    n_parsed = nonblank.filter(pl.col("line").is_in(claimed.implode())).height if claimed.len() else 0
+    row.update(
+        kind=",".join(p.kind for p in parsed) or "text", lines=lines.height, blank=lines.height - nonblank.height,
+        parsed=n_parsed, unknown=nonblank.height - n_parsed,
+    )
+    return row, parsed
+
+
+def _resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    """Give every row a rank where any source tells it: (host, pid), then the file's own header."""
+    ranks = tables["ranks"]
+    by_proc = ranks.filter(pl.col("rank").is_not_null() & pl.col("pid").is_not_null()).group_by(["host", "pid"]).agg(
+        pl.col("rank").first().alias("_r"))
+    by_pid = by_proc.group_by("pid").agg(pl.col("_r").first().alias("_rp"))
+    by_file = ranks.filter(pl.col("rank").is_not_null()).group_by("file").agg(
+        pl.col("rank").n_unique().alias("_n"), pl.col("rank").first().alias("_rf")).filter(pl.col("_n") == 1).drop("_n")
+    out = {}
+    for name, df in tables.items():
+        if name in ("files", "ranks") or "rank" not in df.columns or not df.height:
+            out[name] = df
+            continue
+        df = (df.join(by_proc, on=["host", "pid"], how="left", nulls_equal=False)
+              .join(by_pid, on="pid", how="left").join(by_file, on="file", how="left"))
+        out[name] = df.with_columns(pl.coalesce("rank", "_r", "_rp", "_rf").alias("rank")).drop("_r", "_rp", "_rf")
+    # One row per process: merge what the sources said of it.
+    out["ranks"] = (
+        ranks.sort("rank", nulls_last=True)
+        .group_by(pl.coalesce(pl.col("rank").cast(pl.Utf8), pl.col("host") + ":" + pl.col("pid").cast(pl.Utf8), pl.col("file")).alias("_k"),
+                  maintain_order=True)
+        .agg([pl.col(c).drop_nulls().first() for c in schema.RANKS if c != "source"]
+             + [pl.col("source").unique().sort().str.join(",")])
+        .drop("_k")
+    )
+    return out
+
+
+def ingest(paths: list[str | Path], jobs: int | None = None) -> Store:
+    files = [str(p) for p in discover(paths)]
+    jobs = jobs or min(len(files), os.cpu_count() or 1)
+    if jobs > 1 and len(files) > 4:
+        with ProcessPoolExecutor(jobs) as pool:
+            results = list(pool.map(parse_file, files, chunksize=max(1, len(files) // (jobs * 4))))
+    else:
+        results = [parse_file(f) for f in files]
+    gathered: dict[str, list[pl.DataFrame]] = {name: [] for name in schema.TABLES}
+    for row, parsed in results:
+        gathered["files"].append(pl.DataFrame([row], schema=schema.FILES))
+        for p in parsed:
+            for name, df in p.tables.items():
+                if df is not None:
+                    gathered[name].append(df)
+    tables = {name: schema.concat(frames, schema.TABLES[name]) for name, frames in gathered.items()}
+    tables = _resolve_ranks(tables)
+    tables = {name: schema.conform(df, schema.TABLES[name]) for name, df in tables.items()}
+    return Store(**tables)

@@ -1,0 +1,144 @@
+"""PyTorch Flight Recorder dumps, pickle or JSON, NCCL or Gloo (FORMATS.md, "Flight Recorder").
+
+A dump is one rank's ring buffer. Its rank comes from the dump itself where it says so (a ``rank``
+key, or the one rank every process group of the dump shares), else from the trailing digits of
+the file name (``<prefix><rank>``). Entries become ``collectives`` rows (``seq`` is
+collective_seq_id, or p2p_seq_id for send/recv); ``pg_status`` and ``pg_config`` become events,
+so the analysis can tell a rank that never enqueued a collective from one whose buffer wrapped.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import math
+import pickle
+import re
+
+import polars as pl
+
+from tracekit.parsers import Parsed
+
+
+class InputError(ValueError):
+    """A file that cannot be read as what it claims to be."""
+
+
+class _SafeUnpickler(pickle.Unpickler):
+    """Flight Recorder pickles hold plain dicts, lists, tuples and scalars; refuse anything else."""
+
+    def find_class(self, module, name):
+        raise InputError(f"refusing to unpickle {module}.{name} (not a Flight Recorder dump)")
+
+
+def load(data: bytes) -> dict:
+    if data[:64].lstrip()[:1] == b"{":
+        obj = json.loads(data)
+    else:
+        obj = _SafeUnpickler(io.BytesIO(data)).load()
+    if not isinstance(obj, dict) or "entries" not in obj:
+        raise InputError("no 'entries' key: not a Flight Recorder dump")
+    return obj
+
+
+def looks_like(data: bytes) -> bool:
+    if data[:1] == b"\x80":
+        return b"entries" in data
+    return data[:64].lstrip()[:1] == b"{" and b'"entries"' in data and (b'"pg_config"' in data or b'"pg_status"' in data)
+
+
+OP_ALIASES = {
+    "allreduce": "all_reduce", "all_reduce": "all_reduce", "allreduce_coalesced": "all_reduce",
+    "_all_gather_base": "all_gather", "all_gather": "all_gather", "allgather": "all_gather",
+    "all_gather_into_tensor": "all_gather", "allgather_into_tensor_coalesced": "all_gather",
+    "_reduce_scatter_base": "reduce_scatter", "reduce_scatter": "reduce_scatter",
+    "reduce_scatter_tensor": "reduce_scatter", "reduce_scatter_tensor_coalesced": "reduce_scatter",
+    "broadcast": "broadcast", "reduce": "reduce", "all_to_all": "all_to_all", "alltoall": "all_to_all",
+    "alltoall_base": "all_to_all", "all_to_allv": "all_to_all", "send": "send", "recv": "recv",
+    "barrier": "barrier", "coalesced": "coalesced", "gather": "gather", "scatter": "scatter",
+}
+
+
+def canonical_op(name: str) -> str:
+    base = name.split(":", 1)[-1].split(" ", 1)[0].strip().lower()
+    return OP_ALIASES.get(base, "other")
+
+
+def _rank_of(obj: dict, file: str) -> int | None:
+    if isinstance(obj.get("rank"), int):
+        return obj["rank"]
+    common = None
+    for cfg in (obj.get("pg_config") or {}).values():
+        try:
+            ranks = set(ast.literal_eval(cfg.get("ranks", "[]")) or [])
+        except (ValueError, SyntaxError):
+            continue
+        if ranks:
+            common = ranks if common is None else common & ranks
+    if common and len(common) == 1:
+        return next(iter(common))
+    m = re.search(r"(\d+)(?:\.\w+)*$", file.rsplit("/", 1)[-1])
+    return int(m.group(1)) if m else None
+
+
+def parse(obj: dict, file: str) -> Parsed:
+    rank = _rank_of(obj, file)
+    entries = obj.get("entries") or []
+    cols: dict[str, list] = {k: [] for k in (
+        "record_id", "pg", "pg_desc", "seq", "op", "op_raw", "count", "dtype", "sizes", "start_ns",
+        "end_ns", "state", "frames")}
+    pg_ids: dict[str, str] = {}
+    for e in entries:
+        pg = e.get("process_group") or ("", "")
+        name = str(e.get("profiling_name", ""))
+        op = canonical_op(name)
+        p2p = bool(e.get("is_p2p")) or op in ("send", "recv")
+        sizes = e.get("input_sizes") or []
+        cols["record_id"].append(e.get("record_id"))
+        cols["pg"].append(str(pg[0]))
+        cols["pg_desc"].append(str(pg[1]) if len(pg) > 1 else None)
+        cols["seq"].append(e.get("p2p_seq_id") if p2p else e.get("collective_seq_id"))
+        cols["op"].append(op)
+        cols["op_raw"].append(name)
+        cols["count"].append(sum(math.prod(s) for s in sizes if isinstance(s, list)))
+        cols["dtype"].append((e.get("input_dtypes") or [None])[0])
+        cols["sizes"].append(";".join("x".join(map(str, s)) for s in sizes))
+        cols["start_ns"].append(e.get("time_discovered_started_ns") or e.get("time_created_ns"))
+        cols["end_ns"].append(e.get("time_discovered_completed_ns"))
+        cols["state"].append(e.get("state"))
+        frames = e.get("frames") or []
+        cols["frames"].append(" <- ".join(f"{f.get('name')} ({f.get('filename')}:{f.get('line')})" for f in frames[:12]))
+        if e.get("pg_id") is not None:
+            pg_ids[str(e["pg_id"])] = str(pg[0])
+    coll = pl.DataFrame(cols, schema_overrides={"record_id": pl.Int64, "seq": pl.Int64, "count": pl.Int64,
+                                                "start_ns": pl.Int64, "end_ns": pl.Int64})
+    coll = coll.with_columns(pl.lit(file).alias("file"), pl.lit(rank, pl.Int64).alias("rank"),
+                             pl.lit("fr").alias("source"))
+    ev = {k: [] for k in ("kind", "pg", "last_enqueued", "last_completed", "message", "where")}
+    for pg_id, st in (obj.get("pg_status") or {}).items():
+        ev["kind"].append("fr_pg_status")
+        ev["pg"].append(pg_ids.get(str(pg_id), f"id:{pg_id}"))
+        ev["last_enqueued"].append(st.get("last_enqueued_collective"))
+        ev["last_completed"].append(st.get("last_completed_collective"))
+        ev["message"].append(json.dumps(st, sort_keys=True))
+        ev["where"].append(None)
+    for name, cfg in (obj.get("pg_config") or {}).items():
+        ev["kind"].append("fr_pg_config")
+        ev["pg"].append(str(name))
+        ev["last_enqueued"].append(None)
+        ev["last_completed"].append(None)
+        ev["message"].append(str(cfg.get("ranks")))
+        ev["where"].append(cfg.get("desc"))
+    ev["kind"].append("fr_dump")
+    ev["pg"].append(None)
+    ev["last_enqueued"].append(None)
+    ev["last_completed"].append(None)
+    ev["message"].append(f"{len(entries)} entries, FR version {obj.get('version')}")
+    ev["where"].append(None)
+    events = pl.DataFrame(ev, schema_overrides={"last_enqueued": pl.Int64, "last_completed": pl.Int64}).with_columns(
+        pl.lit(file).alias("file"), pl.lit(rank, pl.Int64).alias("rank"))
+    version = obj.get("nccl_version") or obj.get("comm_lib_version") or None
+    ranks = pl.DataFrame({"file": [file], "rank": [rank], "nccl_version": [version or None], "source": ["fr"]},
+                         schema_overrides={"rank": pl.Int64, "nccl_version": pl.Utf8})
+    return Parsed("flight-recorder", {"collectives": coll, "events": events, "ranks": ranks})

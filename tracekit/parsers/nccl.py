@@ -1,0 +1,208 @@
+"""NCCL_DEBUG=INFO logs, NCCL 2.4 to 2.30 (FORMATS.md, "NCCL_DEBUG=INFO").
+
+One pass extracts the ``host:pid:tid [dev] NCCL LEVEL msg`` prefix from every line; each message
+shape is then decoded on the subset of lines it can match. Two writers glued in one line
+(``g183:161264:166015g183:161258:166018 [1] NCCL INFO ...``) resynchronise on the last prefix.
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from tracekit.parsers import Parsed
+
+PREFIX = (
+    r"(?:^|[^\w.\-:]|:\d+)(?P<host>\w[\w.\-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
+    r"(?:(?P<src_loc>[\w.\-/]+:\d+) )?NCCL (?P<level>INFO|WARN|TRACE|ABORT) ?(?P<msg>.*)$"
+)
+VERSION = r"NCCL version (?P<version>[\w.+\-]+?)(?:NCCL|\s|$)"
+INIT = (
+    r"^(?:\[Rank \d+\] )?(?:(?P<api>\w+) )?comm (?P<comm>0x[0-9a-fA-F]+) rank (?P<rank>\d+) "
+    r"nranks (?P<nranks>\d+) cudaDev (?P<cuda_dev>\d+)(?: nvmlDev \d+)?(?: busId (?P<bus_id>[0-9a-fA-F]+))?"
+    r"(?: commId (?P<comm_id>0x[0-9a-fA-F]+))?(?: parent (?P<parent>0x[0-9a-fA-F]+))?"
+    r"(?: color (?P<color>-?\d+))?(?: key (?P<key>-?\d+))?.*?-\s*"
+    r"(?P<state>Init START|Init COMPLETE|Destroy COMPLETE|Abort COMPLETE)"
+)
+NNODES = (
+    r"comm (?P<comm>0x[0-9a-fA-F]+) rank (?P<rank>\d+) nRanks (?P<nranks>\d+) nNodes (?P<nnodes>\d+) "
+    r"localRanks (?P<local_ranks>\d+) localRank (?P<local_rank>\d+)"
+)
+COLL = (
+    r"^(?P<op>\w+): opCount (?P<opcount>[0-9a-fA-F]+) sendbuff \S+ recvbuff \S+ count (?P<count>\d+) "
+    r"datatype (?P<dtype>\d+) op \d+ root (?P<root>-?\d+) comm (?P<comm>0x[0-9a-fA-F]+|\(nil\))"
+    r"(?: \[nranks=(?P<nranks>\d+)\])?"
+)
+CONN = (
+    r"^(?:Channel|Ring) (?P<channel>\d+)(?:/\d+)? : (?P<src>\d+)(?:\[\w+\])? -> (?P<dst>\d+)(?:\[\w+\])? "
+    r"(?:\[(?P<direction>send|receive)\] )?via (?P<transport>\S+)"
+)
+RING = r"^Channel (?P<channel>\d+)/\d+ :\s*(?P<value>\d[\d ]*?)\s*$"
+TREES = r"^Trees (?P<value>.*\S)"
+BOOT = r"^Bootstrap ?: Using (?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<"
+NET = r"^Using network (?P<value>\S+)"
+IB_NONE = r"^NET/IB ?: No device found"
+IB_USING = r"^NET/IB ?: Using (?P<value>.*?)\s*(?:;\s*OOB (?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<\d+>)?\s*$"
+SOCK_USING = r"^NET/Socket ?: Using (?P<value>\[0\](?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<.*)"
+CONNECT_RETRY = r"(?i)(connect to .* failed|retrying|connection refused|connection timed out)"
+IB_ERROR = r"Got completion from peer (?P<peer>\S+) with (?:error|status)[ =]?(?P<status>\d+)"
+UNWIND = r"^[\w/.\-]+\.(?:cc|h|cu|cpp):\d+ -> \d+"
+
+# ncclDataType_t, by enum number: name and bytes per element.
+DTYPES = {
+    0: ("int8", 1), 1: ("uint8", 1), 2: ("int32", 4), 3: ("uint32", 4), 4: ("int64", 8),
+    5: ("uint64", 8), 6: ("float16", 2), 7: ("float32", 4), 8: ("float64", 8), 9: ("bfloat16", 2),
+    10: ("float8e4m3", 1), 11: ("float8e5m2", 1),
+}
+OPS = {
+    "AllReduce": "all_reduce", "AllGather": "all_gather", "ReduceScatter": "reduce_scatter",
+    "Broadcast": "broadcast", "Reduce": "reduce", "Send": "send", "Recv": "recv",
+    "AllToAll": "all_to_all", "Gather": "gather", "Scatter": "scatter",
+}
+
+
+def _decode(df: pl.DataFrame, pattern: str, mask: pl.Expr | None = None) -> pl.DataFrame:
+    """Rows of ``df`` (where ``mask``) whose message matches ``pattern``, groups as columns."""
+    sub = df if mask is None else df.filter(mask)
+    names = list(re.compile(pattern).groupindex)
+    if not sub.height:
+        return sub.with_columns([pl.lit(None, pl.Utf8).alias(n) for n in names])
+    out = sub.with_columns(pl.col("msg").str.extract_groups(pattern).alias("_g")).unnest("_g")
+    return out.filter(pl.any_horizontal(pl.col(n).is_not_null() for n in names))
+
+
+def _transport_kind() -> pl.Expr:
+    t = pl.col("transport")
+    seg = t.str.split("/")
+    return (
+        pl.when(t.str.starts_with("NET/")).then(pl.lit("NET/") + seg.list.get(1, null_on_oob=True))
+        .when(t.str.starts_with("P2P/")).then(pl.lit("P2P/") + seg.list.get(1, null_on_oob=True))
+        .otherwise(seg.list.get(0))
+    )
+
+
+def _family(addr: str = "addr") -> pl.Expr:
+    return pl.when(pl.col(addr).str.contains(":")).then(pl.lit("IPv6")).otherwise(pl.lit("IPv4"))
+
+
+def parse(lines: pl.DataFrame) -> Parsed:
+    pre = lines.select("file", "line", "text", "ts").with_columns(
+        pl.col("text").str.extract_groups(PREFIX).alias("_p")
+    ).unnest("_p")
+    version_lines = pre.filter(pl.col("host").is_null() & pl.col("text").str.contains("NCCL version "))
+    df = pre.filter(pl.col("host").is_not_null()).with_columns(
+        pl.col("pid").cast(pl.Int64), pl.col("dev").cast(pl.Int64)
+    ).drop("text")
+    if not df.height and not version_lines.height:
+        return Parsed("nccl")
+
+    key = ["file", "line", "host", "pid"]
+    versions = df.filter(pl.col("msg").str.starts_with("NCCL version")).with_columns(
+        pl.col("msg").str.extract(VERSION, 1).alias("nccl_version")
+    )
+    init = _decode(df, INIT, pl.col("msg").str.contains(r"comm 0x[0-9a-fA-F]+ rank \d+ nranks"))
+    nnodes = _decode(df, NNODES, pl.col("msg").str.contains("nNodes"))
+    coll = _decode(df, COLL, pl.col("msg").str.contains(": opCount "))
+    conn = _decode(df, CONN, pl.col("msg").str.contains(" via "))
+    ring = _decode(df, RING, pl.col("msg").str.starts_with("Channel ") & ~pl.col("msg").str.contains(" via "))
+    trees = _decode(df, TREES, pl.col("msg").str.starts_with("Trees "))
+    boot = _decode(df, BOOT, pl.col("msg").str.starts_with("Bootstrap"))
+    net = _decode(df, NET, pl.col("msg").str.starts_with("Using network"))
+    ib_none = df.filter(pl.col("msg").str.contains(IB_NONE))
+    ib_err = df.filter(pl.col("msg").str.contains(IB_ERROR))
+    ib_using = _decode(df, IB_USING, pl.col("msg").str.contains(r"^NET/IB ?: Using"))
+    sock = _decode(df, SOCK_USING, pl.col("msg").str.contains(r"^NET/Socket ?: Using \["))
+
+    # Which global rank is each process? The rank it holds in its largest communicator.
+    proc_rank = (
+        pl.concat([
+            init.select("host", "pid", "rank", "nranks", "line"),
+            nnodes.select("host", "pid", "rank", "nranks", "line"),
+        ]).with_columns(pl.col("rank", "nranks").cast(pl.Int64))
+        .sort(["nranks", "line"], descending=[True, False])
+        .group_by(["host", "pid"], maintain_order=True).first()
+        .select("host", "pid", "rank", pl.col("nranks").alias("world_size"))
+    )
+    comm_ids = init.filter(pl.col("comm_id").is_not_null()).group_by(["host", "pid", "comm"]).agg(
+        pl.col("comm_id").first()
+    )
+
+    def with_rank(frame: pl.DataFrame) -> pl.DataFrame:
+        if "rank" in frame.columns:
+            return frame
+        return frame.join(proc_rank.select("host", "pid", "rank"), on=["host", "pid"], how="left")
+
+    comms = pl.concat([
+        init.with_columns(
+            pl.col("state").str.replace(" ", "_").str.to_lowercase(),
+            pl.col("rank", "nranks", "cuda_dev", "color", "key").cast(pl.Int64),
+        ).select(*key, "comm", "comm_id", "rank", "nranks", "cuda_dev", "bus_id", "parent", "color", "key", "api", "state"),
+        nnodes.with_columns(pl.col("rank", "nranks", "nnodes").cast(pl.Int64), pl.lit("topology").alias("state"))
+        .select(*key, "comm", "rank", "nranks", "nnodes", "state"),
+    ], how="diagonal_relaxed")
+
+    links = pl.concat([
+        with_rank(conn).with_columns(
+            pl.lit("connection").alias("what"), pl.col("channel", "src", "dst").cast(pl.Int64),
+            _transport_kind().alias("transport_kind"), pl.col("transport").str.contains("GDR").alias("gdr"),
+        ).select(*key, "rank", "what", "channel", "src", "dst", "direction", "transport", "transport_kind", "gdr"),
+        with_rank(ring).with_columns(pl.lit("ring").alias("what"), pl.col("channel").cast(pl.Int64))
+        .select(*key, "rank", "what", "channel", "value"),
+        with_rank(trees).with_columns(pl.lit("trees").alias("what")).select(*key, "rank", "what", "value"),
+        with_rank(boot).with_columns(pl.lit("bootstrap").alias("what"), _family().alias("family"))
+        .select(*key, "rank", "what", "iface", "addr", "family"),
+        with_rank(net).with_columns(pl.lit("network").alias("what")).select(*key, "rank", "what", "value"),
+        with_rank(ib_none).with_columns(pl.lit("ib_not_found").alias("what"), pl.lit("No device found").alias("value"))
+        .select(*key, "rank", "what", "value"),
+        with_rank(ib_using).with_columns(pl.lit("ib_devices").alias("what"), _family().alias("family"))
+        .select(*key, "rank", "what", "value", "iface", "addr", "family"),
+        with_rank(sock).with_columns(pl.lit("socket_devices").alias("what"), _family().alias("family"))
+        .select(*key, "rank", "what", "value", "iface", "addr", "family"),
+    ], how="diagonal_relaxed")
+
+    dtype_name = pl.col("dtype").cast(pl.Int64).replace_strict(
+        {k: v[0] for k, v in DTYPES.items()}, default="unknown", return_dtype=pl.Utf8)
+    dtype_size = pl.col("dtype").cast(pl.Int64).replace_strict(
+        {k: v[1] for k, v in DTYPES.items()}, default=None, return_dtype=pl.Int64)
+    collectives = (
+        with_rank(coll).join(comm_ids, on=["host", "pid", "comm"], how="left").with_columns(
+            pl.lit("nccl").alias("source"),
+            pl.coalesce("comm_id", "comm").alias("pg"),
+            pl.col("op").alias("op_raw"),
+            pl.col("op").replace_strict(OPS, default="other", return_dtype=pl.Utf8).alias("op"),
+            pl.col("opcount").str.to_integer(base=16, strict=False).alias("seq"),
+            pl.col("count").cast(pl.Int64), pl.col("nranks").cast(pl.Int64),
+            (pl.col("count").cast(pl.Int64) * dtype_size).alias("bytes"),
+            dtype_name.alias("dtype"),
+            pl.lit("enqueued").alias("state"),
+        ).select(*key, "source", "rank", "pg", "comm", "nranks", "seq", "op", "op_raw", "count", "dtype", "bytes", "state")
+    )
+
+    warn = df.filter(pl.col("level") != "INFO")
+    retry = df.filter(pl.col("msg").str.contains(CONNECT_RETRY))
+    events = pl.concat([
+        warn.with_columns(pl.lit("nccl_warn").alias("kind"), pl.col("src_loc").alias("where")),
+        retry.with_columns(pl.lit("connect_retry").alias("kind")),
+        ib_err.with_columns(pl.lit("transport_error").alias("kind")),
+        df.filter(pl.col("msg").str.contains(UNWIND)).with_columns(pl.lit("nccl_unwind").alias("kind")),
+    ], how="diagonal_relaxed")
+    if events.height:
+        events = with_rank(events).with_columns(pl.col("msg").alias("message")).unique(["file", "line", "kind"], maintain_order=True)
+
+    ranks = (
+        df.group_by(["file", "host", "pid"], maintain_order=True).agg(pl.col("dev").first().alias("cuda_dev"))
+        .join(proc_rank, on=["host", "pid"], how="left")
+        .join(versions.group_by(["host", "pid"]).agg(pl.col("nccl_version").first()), on=["host", "pid"], how="left")
+        .join(nnodes.group_by(["host", "pid"]).agg(pl.col("local_rank").first().cast(pl.Int64)), on=["host", "pid"], how="left")
+        .with_columns(pl.lit("nccl").alias("source"))
+    )
+    if version_lines.height:
+        v = version_lines.select(pl.col("text").str.extract(VERSION, 1)).to_series().drop_nulls()
+        if v.len():
+            ranks = ranks.with_columns(pl.col("nccl_version").fill_null(v[0])) if ranks.height else pl.DataFrame(
+                {"file": [version_lines["file"][0]], "nccl_version": [v[0]], "source": ["nccl"]})
+    claimed = pl.concat([df.select("line"), version_lines.select("line")]).to_series()
+    return Parsed("nccl", {
+        "comms": comms, "links": links, "collectives": collectives, "events": events, "ranks": ranks,
+    }, claimed)

@@ -1,0 +1,54 @@
+"""py-spy dumps (FORMATS.md, "py-spy dump"), and the same shape written by ``tracekit run``.
+
+``Process 206450: python train.py`` / ``Thread 206450 (active): "MainThread"`` then frames,
+innermost first. Several ``Thread`` lines in a row share the frames below them (the grouped form
+people paste into reports). One ``stack`` event per thread: ``where`` is the innermost frame,
+``frames`` the whole stack joined by `` <- ``.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit.parsers import Parsed, any_of
+
+PROCESS = r"^Process (?P<pid>\d+): (?P<cmd>.*)$"
+THREAD = r"^\s*Thread (?P<tid>0x[0-9A-Fa-f]+|\d+) \((?P<state>\w+)(?:[^)]*)\): \"(?P<tname>[^\"]*)\""
+FRAME = r"^\s+(?P<func>[^\s(][^(]*?) \((?P<loc>[^()]*:\d+)\)\s*$"
+PYTHON = r"^Python v\d"
+RANK_HINT = r"^# tracekit stack dump rank=(?P<rank>\d+)"
+
+
+def parse(lines: pl.DataFrame) -> Parsed:
+    t = pl.col("text")
+    df = lines.select("file", "line", "text").with_columns(
+        t.str.extract(PROCESS, 1).cast(pl.Int64, strict=False).alias("pid"),
+        t.str.extract(RANK_HINT, 1).cast(pl.Int64, strict=False).alias("rank"),
+        t.str.extract_groups(THREAD).alias("_t"),
+        t.str.extract(FRAME, 1).alias("func"),
+        t.str.extract(FRAME, 2).alias("loc"),
+    ).unnest("_t")
+    if df["tid"].null_count() == df.height:
+        return Parsed("py-spy")
+    is_thread = pl.col("tid").is_not_null()
+    df = df.with_columns(
+        pl.col("pid", "rank").forward_fill(),
+        # a new block starts at a thread line that follows a non-thread line
+        (is_thread & ~is_thread.shift(1, fill_value=False)).cum_sum().alias("block"),
+    )
+    in_block = pl.col("block") > 0
+    frames = (
+        df.filter(pl.col("func").is_not_null() & in_block)
+        .group_by("block", maintain_order=True)
+        .agg(
+            pl.format("{} ({})", "func", "loc").first().alias("where"),
+            pl.format("{} ({})", "func", "loc").str.join(" <- ").alias("frames"),
+        )
+    )
+    threads = df.filter(is_thread).join(frames, on="block", how="left").with_columns(
+        pl.lit("stack").alias("kind"),
+        pl.format("{} thread {} ({})", "tname", "tid", "state").alias("thread"),
+        t.alias("message"),
+    )
+    used = t.str.contains(any_of(PROCESS, THREAD, FRAME, PYTHON, RANK_HINT))
+    return Parsed("py-spy", {"events": threads}, df.filter(used)["line"])

@@ -1,0 +1,120 @@
+"""torchrun and PyTorch c10d stdout/stderr (FORMATS.md, "PyTorch").
+
+Watchdog timeouts of every generation, ``ChildFailedError`` blocks, closing signals, exit codes,
+collective-mismatch reports of TORCH_DISTRIBUTED_DEBUG=DETAIL, gloo transport errors, Python
+exceptions, and the ``[tracekit]`` header line that ``tracekit run`` makes each rank print.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit.parsers import Parsed, any_of
+
+WATCHDOG = (
+    r"Work(?:NCCL|Gloo)?\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)(?:, NumelIn=(?P<numel>\d+))?"
+    r"(?:, NumelOut=\d+)?, Timeout\(ms\)=(?P<timeout_ms>\d+)\)"
+)
+PG_TAG = r"\[(?:PG (?:ID )?(?P<pg>\d+) (?:PG GUID \S+ )?)?Rank (?P<rank>\d+)\]"
+LAST_WORK = (
+    r"last enqueued (?:NCCL )?work: (?P<last_enqueued>-?\d+), last completed (?:NCCL )?work: (?P<last_completed>-?\d+)"
+)
+AT_WORK = r"(?:at work|work sequence id): (?P<seq>\d+)"
+CHILD_RANK = r"^\s*rank\s*: (?P<rank>\d+) \(local_rank: (?P<local_rank>\d+)\)"
+CHILD_EXIT = r"^\s*exitcode\s*: (?P<exit_code>-?\d+) \(pid: (?P<pid>\d+)\)"
+CHILD_HOST = r"^\s*host\s*: (?P<host>\S+)"
+FAILED = r"failed \(exitcode: (?P<exit_code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"
+SIGNAL = r"Sending process (?P<pid>\d+) closing signal (?P<signal>\w+)"
+SIGNAL_RECEIVED = r"Signal (?P<signum>\d+) \((?P<signal>\w+)\) received by PID (?P<pid>\d+)"
+MISMATCH = (
+    r"Detected mismatch between collectives on ranks\. Rank (?P<rank>\d+) is running collective: "
+    r"CollectiveFingerPrint\(SequenceNumber=(?P<seq>\d+), OpType=(?P<op>\w+)"
+)
+GLOO_ERROR = r"(?P<message>(?:\[[^\]]*gloo[^\]]*\] )?(?:Connection closed by peer|Connection refused|Timed out waiting \d+ms for \w+ operation|Connection reset by peer|Socket Timeout|timed out after \d+ms|Network is unreachable).*)"
+CRASH = r"terminate called after throwing|what\(\):\s+(?:CUDA error|NCCL error)|Segmentation fault|core dumped"
+CANCELLED = r"CANCELLED AT (?P<ts>\S+) DUE TO (?P<message>[A-Z ]+)"
+KILLING = r"Killing subprocess (?P<pid>\d+)|Main process received (?P<signal>SIG\w+)"
+EXCEPTION = r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)): (?P<message>.*)"
+TRACEKIT = r"^\[tracekit\] (?P<kv>(?:\w+=\S*\s*)+)$"
+GLOG = r"^\[?(?P<level>[WEIF])\d{4} \d\d:\d\d:\d\d\.\d+ \d+ [\w/.\-]+:\d+\]"
+KNOWN = (
+    r"^(?:Traceback \(most recent call last\)|\s+File \".*\", line \d+|=+$|-+$|\*+$|Root Cause|"
+    r"Failures:|\s*time\s*:|\s*error_file|\s*traceback\s*:|torch\.distributed\.elastic|"
+    r"\w+/\w+\.py:\d+: \w*Warning|The above exception|During handling|frame #\d+: |Exception raised from)"
+)
+
+
+def _kv(col: str, key: str) -> pl.Expr:
+    return pl.col(col).str.extract(rf"(?:^|\s){key}=(\S*)", 1)
+
+
+def parse(lines: pl.DataFrame) -> Parsed:
+    t = pl.col("text")
+    df = lines.select("file", "line", "text", "ts", "rank_tag", "local_tag").with_columns(
+        pl.coalesce(t.str.extract(PG_TAG, 2).cast(pl.Int64, strict=False), pl.col("rank_tag")).alias("rank"),
+        t.str.extract(PG_TAG, 1).alias("pg"),
+    )
+    frames = []
+
+    def add(kind: str, mask: pl.Expr, pattern: str | None = None, **extra: pl.Expr) -> None:
+        sub = df.filter(mask)
+        if not sub.height:
+            return
+        if pattern:
+            sub = sub.with_columns(t.str.extract_groups(pattern).alias("_g")).unnest("_g", separator="")
+        frames.append(sub.with_columns(pl.lit(kind).alias("kind"), t.alias("message"), **extra))
+
+    add("watchdog_timeout", t.str.contains(r"Work(?:NCCL|Gloo)?\(SeqNum="), WATCHDOG)
+    add("watchdog_status", t.str.contains(LAST_WORK), LAST_WORK,
+        seq=t.str.extract(AT_WORK, 1).cast(pl.Int64, strict=False))
+    add("collective_mismatch", t.str.contains("Detected mismatch between collectives"), MISMATCH)
+    add("child_failed", t.str.contains(FAILED), FAILED)
+    add("closing_signal", t.str.contains(SIGNAL), SIGNAL)
+    add("signal", t.str.contains(SIGNAL_RECEIVED), SIGNAL_RECEIVED)
+    add("transport_error", t.str.contains(GLOO_ERROR) & ~t.str.contains("NCCL INFO"))
+    add("exception", t.str.contains(EXCEPTION), EXCEPTION)
+    add("crash", t.str.contains(CRASH))
+    add("job_cancelled", t.str.contains(CANCELLED))
+    add("closing_signal", t.str.contains(KILLING), KILLING)
+    add("c10d_error", t.str.contains(GLOG) & t.str.starts_with("[E") | t.str.contains(r"^E\d{4} "))
+
+    # ChildFailedError blocks: host, rank and exit code sit on consecutive lines.
+    block = df.with_columns(
+        t.str.extract(CHILD_HOST, 1).alias("b_host"),
+        t.str.extract(CHILD_RANK, 1).cast(pl.Int64, strict=False).alias("b_rank"),
+        t.str.extract(CHILD_RANK, 2).cast(pl.Int64, strict=False).alias("b_local"),
+        t.str.extract(CHILD_EXIT, 1).cast(pl.Int64, strict=False).alias("exit_code"),
+        t.str.extract(CHILD_EXIT, 2).cast(pl.Int64, strict=False).alias("pid"),
+    ).with_columns(pl.col("b_host", "b_rank", "b_local").forward_fill(limit=3))
+    exits = block.filter(pl.col("exit_code").is_not_null() & pl.col("b_rank").is_not_null())
+    if exits.height:
+        frames.append(exits.with_columns(
+            pl.lit("rank_exit").alias("kind"), pl.col("b_rank").alias("rank"), pl.col("b_host").alias("host"),
+            pl.format("rank {} (local_rank {}) on {} exited with code {}", "b_rank", "b_local", "b_host", "exit_code").alias("message"),
+        ))
+
+    header = df.filter(t.str.contains(TRACEKIT))
+    ranks = header.select(
+        "file",
+        _kv("text", "host").alias("host"), _kv("text", "pid").cast(pl.Int64, strict=False).alias("pid"),
+        _kv("text", "rank").cast(pl.Int64, strict=False).alias("rank"),
+        _kv("text", "local_rank").cast(pl.Int64, strict=False).alias("local_rank"),
+        _kv("text", "node_rank").cast(pl.Int64, strict=False).alias("node"),
+        _kv("text", "world_size").cast(pl.Int64, strict=False).alias("world_size"),
+        _kv("text", "torch").alias("torch_version"), _kv("text", "deepspeed").alias("deepspeed_version"),
+        pl.lit("tracekit").alias("source"),
+    )
+    events = pl.concat(frames, how="diagonal_relaxed") if frames else None
+    if events is not None:
+        for c in ("seq", "numel", "timeout_ms", "last_enqueued", "last_completed", "exit_code", "pid"):
+            if c in events.columns:
+                events = events.with_columns(pl.col(c).cast(pl.Int64, strict=False))
+        if "op" in events.columns:
+            events = events.with_columns(pl.col("op").str.to_lowercase())
+        events = events.unique(["file", "line", "kind"], maintain_order=True)
+    used = t.str.contains(
+        any_of(*(r"Work(?:NCCL|Gloo)?\(SeqNum=", LAST_WORK, "Detected mismatch", FAILED, SIGNAL,
+                                       SIGNAL_RECEIVED, GLOO_ERROR, EXCEPTION, GLOG, CHILD_HOST, CHILD_RANK,
+                                       CHILD_EXIT, TRACEKIT, KNOWN, CRASH, CANCELLED, KILLING, r"^E\d{4} "))
+    )
+    return Parsed("torch", {"events": events, "ranks": ranks}, df.filter(used)["line"])

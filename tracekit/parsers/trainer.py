@@ -1,0 +1,67 @@
+"""Training-loop stdout: DeepSpeed, HF Trainer, ms-swift, Megatron (FORMATS.md, "DeepSpeed ...").
+
+Steps and losses become ``step`` events (the progress signal when no collective is logged),
+DeepSpeed's comms logger becomes ``comm_op`` events with their bandwidth, and the framework's own
+log lines are claimed so that what is left over really is unknown.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit.parsers import Parsed, any_of
+
+NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
+LOSS = rf"\{{.*?'loss': '?(?P<loss>{NUM})'?"
+SWIFT_STEP = r"'global_step/max_steps': '(?P<step>\d+)/(?P<max_steps>\d+)'"
+DS_STEP = r"\bstep=(?P<step>\d+), skipped=(?P<skipped>\d+)"
+MEGATRON = rf"iteration\s+(?P<step>\d+)/\s*(?P<max_steps>\d+) \|.*?(?:lm loss: (?P<loss>{NUM}))?"
+TQDM = r"(?P<pct>\d+)%\|[^|]*\|\s*(?P<step>\d+)/(?P<max_steps>\d+) \["
+COMM_OP = (
+    r"comm op: (?P<op>\w+) \| time \(ms\): (?P<ms>[\d.]+) \| msg size: (?P<size>[\d.]+) (?P<unit>\w+) \| "
+    r"algbw \(Gbps\): (?P<algbw>[\d.]+) \| busbw \(Gbps\): (?P<busbw>[\d.]+)"
+)
+DS_VERSION = r"DeepSpeed info: version=(?P<v>\S+)"
+TRAIN_START = r"\*{5} Running training \*{5}"
+KNOWN = (
+    r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\] \[(?:INFO|WARNING|DEBUG|ERROR)\]|\[INFO:swift\]|\[WARNING:swift\]|"
+    r"\[(?:INFO|WARNING)\|[\w.]+:\d+\]|OVERFLOW!|^\s*(?:Num examples|Num Epochs|Instantaneous batch size|"
+    r"Total train batch size|Gradient Accumulation steps|Total optimization steps|Number of trainable parameters)"
+    r"|\|=>>|wandb:|^\s*\d+%\|"
+)
+
+
+def parse(lines: pl.DataFrame) -> Parsed:
+    t = pl.col("text")
+    df = lines.select("file", "line", "text", "ts", pl.coalesce("rank_tag", "mpi_rank").alias("rank"))
+    frames = []
+
+    def add(kind: str, mask: pl.Expr, pattern: str | None = None) -> None:
+        sub = df.filter(mask)
+        if sub.height:
+            if pattern:
+                sub = sub.with_columns(t.str.extract_groups(pattern).alias("_g")).unnest("_g")
+            frames.append(sub.with_columns(pl.lit(kind).alias("kind"), t.alias("message")))
+
+    add("step", t.str.contains(r"\{.*'loss': ") & t.str.contains("global_step/max_steps"), SWIFT_STEP)
+    add("step", t.str.contains(r"\{.*'loss': ") & ~t.str.contains("global_step/max_steps"))
+    add("step", t.str.contains(DS_STEP), DS_STEP)
+    add("step", t.str.contains(r"iteration\s+\d+/\s*\d+ \|"), MEGATRON)
+    add("progress", t.str.contains(TQDM), TQDM)
+    add("comm_op", t.str.contains("comm op: "), COMM_OP)
+    add("train_start", t.str.contains(TRAIN_START))
+    events = pl.concat(frames, how="diagonal_relaxed") if frames else None
+    if events is not None:
+        events = events.with_columns(
+            pl.col("step").cast(pl.Int64, strict=False) if "step" in events.columns else pl.lit(None, pl.Int64).alias("step"),
+            t.str.extract(LOSS, 1).cast(pl.Float64, strict=False).alias("loss"),
+            (pl.col("op") if "op" in events.columns else pl.lit(None, pl.Utf8)).alias("op"),
+        )
+    ranks = df.filter(t.str.contains(DS_VERSION)).select(
+        "file", t.str.extract(DS_VERSION, 1).alias("deepspeed_version"), pl.lit("deepspeed").alias("source")
+    )
+    used = t.str.contains(
+        any_of(*(r"\{.*'loss': ", DS_STEP, r"iteration\s+\d+/\s*\d+ \|", TQDM, "comm op: ",
+                                       TRAIN_START, DS_VERSION, KNOWN, r"\{'train_runtime'|\{'eval_loss'"))
+    )
+    return Parsed("trainer", {"events": events, "ranks": ranks}, df.filter(used)["line"])

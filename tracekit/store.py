@@ -1,0 +1,77 @@
+"""The store: the six tables of one ingested run, as parquet files in one folder.
+
+Written atomically: the tables go to a fresh sibling folder that then replaces the old store in
+one rename, so a crash mid-write leaves the old store or none, never half of one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import polars as pl
+
+from tracekit import schema
+
+
+class StoreError(Exception):
+    """A store folder that is missing, partial or unreadable."""
+
+
+@dataclass
+class Store:
+    files: pl.DataFrame
+    ranks: pl.DataFrame
+    comms: pl.DataFrame
+    links: pl.DataFrame
+    collectives: pl.DataFrame
+    events: pl.DataFrame
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def write(self, folder: str | Path) -> Path:
+        folder = Path(folder)
+        try:
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
+        except OSError as e:
+            raise StoreError(f"{folder}: cannot write the store here ({e.strerror or e})") from None
+        try:
+            for name, df in self.tables().items():
+                df.write_parquet(tmp / f"{name}.parquet")
+            old = None
+            if folder.exists():
+                old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
+                os.replace(folder, old)
+            os.replace(tmp, folder)
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError as e:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise StoreError(f"{folder}: writing the store failed ({e.strerror or e}); the old store is untouched") from None
+        return folder
+
+    @classmethod
+    def read(cls, folder: str | Path) -> "Store":
+        folder = Path(folder)
+        tables = {}
+        for name, sch in schema.TABLES.items():
+            path = folder / f"{name}.parquet"
+            if not path.exists():
+                raise StoreError(f"{path}: missing; re-run `tracekit ingest` on the logs")
+            try:
+                df = pl.read_parquet(path)
+            except Exception as e:  # noqa: BLE001 - polars raises several kinds for a bad file
+                raise StoreError(f"{path}: not a readable parquet file ({type(e).__name__}); re-run `tracekit ingest`") from None
+            if list(df.columns) != list(sch):
+                raise StoreError(f"{path}: columns differ from tracekit's schema; re-run `tracekit ingest`")
+            tables[name] = df
+        return cls(**tables)
+
+
+def is_store(folder: str | Path) -> bool:
+    return (Path(folder) / "files.parquet").exists()

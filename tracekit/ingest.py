@@ -9,6 +9,7 @@ gets one error row in ``files`` and the run goes on with the rest.
 from __future__ import annotations
 
 import gzip
+import multiprocessing
 import os
 import zlib
 from concurrent.futures import ProcessPoolExecutor
@@ -22,6 +23,7 @@ from tracekit.store import Store
 
 TEXT_PARSERS = (nccl, torch_log, trainer, pyspy)
 SKIP_DIRS = {".tracekit", "__pycache__", ".git"}
+PARALLEL_BYTES = 32 << 20  # below this, starting worker processes costs more than it saves
 
 
 def discover(paths: list[str | Path]) -> list[Path]:
@@ -143,8 +145,10 @@ def _resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
 def ingest(paths: list[str | Path], jobs: int | None = None) -> Store:
     files = [str(p) for p in discover(paths)]
     jobs = jobs or min(len(files), os.cpu_count() or 1)
-    if jobs > 1 and len(files) > 4:
-        with ProcessPoolExecutor(jobs) as pool:
+    total = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
+    if jobs > 1 and len(files) > 1 and total > PARALLEL_BYTES:
+        # spawn, not fork: forking a process whose polars thread pool is running can deadlock
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
             results = list(pool.map(parse_file, files, chunksize=max(1, len(files) // (jobs * 4))))
     else:
         results = [parse_file(f) for f in files]

@@ -130,6 +130,13 @@ def parse(obj: dict, file: str) -> Parsed:
         ev["last_completed"].append(None)
         ev["message"].append(str(cfg.get("ranks")))
         ev["where"].append(cfg.get("desc"))
+    for pg_id, name in pg_ids.items():
+        ev["kind"].append("fr_pg_id")
+        ev["pg"].append(name)
+        ev["last_enqueued"].append(None)
+        ev["last_completed"].append(None)
+        ev["message"].append(f"id:{pg_id}")
+        ev["where"].append(None)
     ev["kind"].append("fr_dump")
     ev["pg"].append(None)
     ev["last_enqueued"].append(None)

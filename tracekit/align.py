@@ -1,0 +1,197 @@
+"""Align collectives across ranks and name the first mismatched or missing one.
+
+Per process group (FR / torch) or communicator (NCCL commId), every member rank has a *frontier*:
+the highest sequence number it enqueued (its last FR entry, or ``pg_status.last_enqueued``, or the
+last NCCL ``opCount``). A member behind the group's highest frontier never issued the next
+collective, which the others wait in. Of the collectives a rank misses, the first one *in time*
+(earliest ``time_created`` on the ranks that issued it) is where it left the others. Ring buffers
+wrap, so nothing is inferred from a rank's oldest entries; only frontiers are compared.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from enum import Enum
+
+import polars as pl
+
+from tracekit.store import Store
+
+#: Ops whose per-rank sizes legitimately differ (variable splits), so sizes are not compared.
+VARIABLE_SIZE_OPS = ["all_to_all", "coalesced", "other", "gather", "scatter"]
+
+
+class Match(Enum):
+    """How the ranks of one process group disagree, worst first."""
+
+    MISSING = "a rank never issued a collective its group's other ranks issued"
+    RANK_ABSENT = "a rank of the group left no record at all (no log or an empty dump)"
+    OP_TYPE = "ranks issued different collectives at the same sequence number"
+    DTYPE = "ranks issued the collective with different dtypes"
+    SIZE = "ranks issued the collective with different sizes"
+    STATE = "the collective completed on some ranks and not on others"
+
+
+@dataclass
+class Finding:
+    kind: Match
+    source: str
+    pg: str
+    pg_desc: str | None
+    seq: int | None
+    op: str | None
+    sizes: str | None
+    dtype: str | None
+    present: list[int]
+    missing: list[int]
+    last_of_missing: dict[int, str] = field(default_factory=dict)
+    evidence: list[str] = field(default_factory=list)
+
+    @property
+    def message(self) -> str:
+        where = f"process group {self.pg}" + (f" ({self.pg_desc})" if self.pg_desc else "")
+        what = f"{self.op or '?'} seq {self.seq}" + (f" [{self.sizes}]" if self.sizes else "") + (
+            f" {self.dtype}" if self.dtype else "")
+        if self.kind in (Match.MISSING, Match.RANK_ABSENT):
+            return f"{where}: {what}: ranks {fmt_ranks(self.missing)} never issued it; ranks {fmt_ranks(self.present)} wait in it"
+        return f"{where}: {what}: {self.kind.value}"
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind.name.lower(), "message": self.message, "source": self.source, "pg": self.pg,
+            "pg_desc": self.pg_desc, "seq": self.seq, "op": self.op, "sizes": self.sizes, "dtype": self.dtype,
+            "present_ranks": self.present, "missing_ranks": self.missing,
+            "last_of_missing": {str(k): v for k, v in self.last_of_missing.items()}, "evidence": self.evidence,
+        }
+
+
+def fmt_ranks(ranks: list[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``0-2,5``."""
+    ranks = sorted(set(ranks))
+    out, i = [], 0
+    while i < len(ranks):
+        j = i
+        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
+            j += 1
+        out.append(str(ranks[i]) if i == j else f"{ranks[i]}-{ranks[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def _members(store: Store, source: str, entries: pl.DataFrame) -> pl.DataFrame:
+    """(pg, rank) membership: FR pg_config, NCCL comm inits, else who appears (world for pg 0)."""
+    ev = store.events
+    if source == "fr":
+        cfg = ev.filter((pl.col("kind") == "fr_pg_config") & pl.col("message").str.contains(r"\d"))
+        rows = [(pg, r) for pg, msg in cfg.select("pg", "message").unique().iter_rows()
+                for r in ast.literal_eval(msg)]
+        if rows:
+            return pl.DataFrame(rows, schema={"pg": pl.Utf8, "rank": pl.Int64}, orient="row").unique()
+        dumped = ev.filter(pl.col("kind") == "fr_dump").select("rank").drop_nulls().unique()
+        seen = entries.select("pg", "rank").unique()
+        return pl.concat([seen, dumped.with_columns(pl.lit("0").alias("pg")).select("pg", "rank")]).unique()
+    if source == "nccl":
+        return (store.comms.filter(pl.col("comm_id").is_not_null())
+                .join(store.ranks.select("host", "pid", pl.col("rank").alias("grank")), on=["host", "pid"], how="left")
+                .select(pl.col("comm_id").alias("pg"), pl.coalesce("grank", "rank").alias("rank")).drop_nulls().unique())
+    return entries.select("pg", "rank").unique()
+
+
+def _status_frontier(store: Store) -> pl.DataFrame:
+    """FR pg_status as (rank, pg, frontier). An empty dump cannot name its pg ids; its peers'
+    entries tie each id to a group name, kept where the rank's own pg_config has that name."""
+    ev = store.events
+    st = ev.filter(pl.col("kind") == "fr_pg_status").select("rank", "pg", pl.col("last_enqueued").alias("frontier"))
+    known = st.filter(~pl.col("pg").str.starts_with("id:"))
+    unknown = st.filter(pl.col("pg").str.starts_with("id:"))
+    if not unknown.height:
+        return known
+    ids = ev.filter(pl.col("kind") == "fr_pg_id").select(pl.col("message").alias("pg"), pl.col("pg").alias("name")).unique()
+    cfg = ev.filter(pl.col("kind") == "fr_pg_config").select("rank", pl.col("pg").alias("name"))
+    guess = (unknown.join(ids, on="pg").join(cfg, on=["rank", "name"], how="semi")
+             .group_by("rank", "pg").agg(pl.col("name").unique(), pl.col("frontier").first())
+             .filter(pl.col("name").list.len() == 1)
+             .select("rank", pl.col("name").list.first().alias("pg"), "frontier"))
+    return pl.concat([known, guess])
+
+
+def find(store: Store, source: str) -> list[Finding]:
+    """Findings for one source kind ("fr", "nccl", "kineto"), most telling first."""
+    coll = store.collectives.filter((pl.col("source") == source) & pl.col("rank").is_not_null()
+                                    & pl.col("seq").is_not_null() & ~pl.col("op").is_in(["send", "recv"]))
+    if not coll.height and source != "fr":
+        return []
+    members = _members(store, source, coll)
+    frontier = coll.group_by("rank", "pg").agg(pl.col("seq").max().alias("frontier"))
+    if source == "fr":
+        frontier = pl.concat([frontier, _status_frontier(store)]).group_by("rank", "pg").agg(pl.col("frontier").max())
+    full = members.join(frontier, on=["pg", "rank"], how="left").with_columns(
+        pl.col("frontier").fill_null(0))
+    full = full.join(full.group_by("pg").agg(pl.col("frontier").max().alias("top"),
+                                             pl.len().alias("size")), on="pg").filter(pl.col("size") > 1)
+    lag = full.filter(pl.col("frontier") < pl.col("top")).with_columns((pl.col("frontier") + 1).alias("seq"))
+    findings = _missing(coll, full, lag, source) + _mismatches(coll, source)
+    return findings
+
+
+def _missing(coll: pl.DataFrame, full: pl.DataFrame, lag: pl.DataFrame, source: str) -> list[Finding]:
+    if not lag.height:
+        return []
+    evidence = coll.select("pg", "seq", pl.col("rank").alias("peer"), "op", "op_raw", "sizes", "dtype", "pg_desc",
+                           "start_ns", "file", "line", "record_id").sort("peer")
+    cand = (lag.join(evidence, on=["pg", "seq"], how="left")
+            .group_by("rank", "pg", "seq", maintain_order=True)
+            .agg(pl.col("op_raw", "sizes", "dtype", "pg_desc", "file", "record_id").drop_nulls().first(),
+                 pl.col("start_ns").min(), pl.col("peer").drop_nulls().len().alias("seen_by"))
+            .sort(["rank", "seen_by", "start_ns"], descending=[False, True, False], nulls_last=True)
+            .group_by("rank", maintain_order=True).first())
+    last = (coll.sort("start_ns", "record_id", nulls_last=True).group_by("rank").last()
+            .select("rank", pl.format("{} seq {} on process group {}", "op_raw", "seq", "pg").alias("last")))
+    cand = cand.join(last, on="rank", how="left")
+    out = []
+    for key, grp in cand.group_by(["pg", "seq"], maintain_order=True):
+        pg, seq = key
+        row = grp.row(0, named=True)
+        present = full.filter((pl.col("pg") == pg) & (pl.col("frontier") >= seq))["rank"].sort().to_list()
+        missing = grp["rank"].sort().to_list()
+        absent = full.filter((pl.col("pg") == pg) & pl.col("rank").is_in(missing) & (pl.col("frontier") == 0))
+        kind = Match.RANK_ABSENT if absent.height == len(missing) and row["seen_by"] == 0 else Match.MISSING
+        out.append(Finding(
+            kind=kind, source=source, pg=pg, pg_desc=row["pg_desc"], seq=seq, op=row["op_raw"],
+            sizes=row["sizes"], dtype=row["dtype"], present=present, missing=missing,
+            last_of_missing={r: (l or "no collective recorded") for r, l in grp.select("rank", "last").iter_rows()},
+            evidence=[f"{row['file']}: record {row['record_id']}"] if row["file"] else [],
+        ))
+    # collectives some rank issued are the strongest evidence; then the earliest
+    out.sort(key=lambda f: (not f.op, cand.filter(pl.col("pg") == f.pg)["start_ns"].min() or 0))
+    return out
+
+
+def _mismatches(coll: pl.DataFrame, source: str) -> list[Finding]:
+    at = coll.group_by("pg", "seq").agg(
+        pl.col("op").n_unique().alias("ops"), pl.col("dtype").drop_nulls().n_unique().alias("dtypes"),
+        pl.col("sizes").drop_nulls().n_unique().alias("nsizes"), pl.col("op").first().alias("op0"),
+        pl.col("start_ns").min(), pl.col("rank").n_unique().alias("nranks"),
+    ).filter(pl.col("nranks") > 1)
+    bad = at.with_columns(
+        pl.when(pl.col("ops") > 1).then(pl.lit("OP_TYPE"))
+        .when(pl.col("dtypes") > 1).then(pl.lit("DTYPE"))
+        .when((pl.col("nsizes") > 1) & ~pl.col("op0").is_in(VARIABLE_SIZE_OPS)).then(pl.lit("SIZE"))
+        .alias("why")
+    ).filter(pl.col("why").is_not_null()).sort("start_ns", "seq", nulls_last=True)
+    out = []
+    for row in bad.group_by("pg", maintain_order=True).first().iter_rows(named=True):
+        rows = coll.filter((pl.col("pg") == row["pg"]) & (pl.col("seq") == row["seq"])).sort("rank")
+        first = rows.row(0, named=True)
+        odd = rows.filter((pl.col("op") != first["op"]) | (pl.col("dtype") != first["dtype"])
+                          | (pl.col("sizes") != first["sizes"]))["rank"].to_list()
+        out.append(Finding(
+            kind=Match[row["why"]], source=source, pg=row["pg"], pg_desc=first["pg_desc"], seq=row["seq"],
+            op=first["op_raw"], sizes=first["sizes"], dtype=first["dtype"],
+            present=[r for r in rows["rank"].to_list() if r not in odd], missing=odd,
+            last_of_missing={r["rank"]: f"{r['op_raw']} [{r['sizes']}] {r['dtype']}" for r in
+                             rows.filter(pl.col("rank").is_in(odd)).iter_rows(named=True)},
+            evidence=[f"{r['file']}:{r['line'] or r['record_id']}" for r in rows.iter_rows(named=True)][:8],
+        ))
+    return out

@@ -125,7 +125,8 @@ def parse(obj: dict, file: str) -> Parsed:
         ev["where"].append(None)
     for name, cfg in (obj.get("pg_config") or {}).items():
         ev["kind"].append("fr_pg_config")
-        ev["pg"].append(str(name))
+        ev["pg"].append(str(name) or "0")  # Gloo dumps name the default group ''
+
         ev["last_enqueued"].append(None)
         ev["last_completed"].append(None)
         ev["message"].append(str(cfg.get("ranks")))

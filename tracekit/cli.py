@@ -1,0 +1,118 @@
+"""The command line: thin wrappers that build arguments, call the library and choose exit codes.
+
+Exit codes: 0 ok; 1 a hang or failure was found and ``--fail-on-hang`` was given; 2 bad input or
+usage (nothing could be read, a broken store).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from tracekit import verdict as verdict_mod
+from tracekit.ingest import ingest as ingest_paths
+from tracekit.reports import summary
+from tracekit.store import Store, StoreError, is_store
+
+class BadInput(click.ClickException):
+    """Bad input or usage: one line on stderr, exit code 2."""
+
+    exit_code = 2
+
+
+HANGS = {"deadlock", "mismatch", "init-stall", "transport-error", "crashed-rank"}
+
+
+def _load(path: str) -> Store:
+    """A store folder, a folder holding ``.tracekit/``, or logs to ingest now."""
+    p = Path(path)
+    if is_store(p):
+        return Store.read(p)
+    if is_store(p / ".tracekit"):
+        return Store.read(p / ".tracekit")
+    if not p.exists():
+        raise BadInput(f"{path}: no such file or folder")
+    return ingest_paths([p])
+
+
+@click.group()
+@click.version_option(package_name="tracekit")
+def main():
+    """Tell why a multi-node PyTorch run hangs or crawls, from its ranks' logs and traces."""
+
+
+@main.command("ingest")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--out", type=click.Path(), help="Store folder (default: PATH/.tracekit/).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (stable schema).")
+@click.option("--fail-on-hang", is_flag=True, help="Exit 1 when the verdict is a hang or a failure.")
+@click.option("--no-store", is_flag=True, help="Analyse only; write no parquet store.")
+def ingest_cmd(paths, out, as_json, fail_on_hang, no_store):
+    """Read per-rank logs, dumps and traces into parquet tables and print what they show.
+
+    Example: tracekit ingest samples/gloo_2x2_deadlock
+    """
+    missing = [p for p in paths if not Path(p).exists()]
+    for p in missing:
+        click.echo(f"error: {p}: no such file or folder", err=True)
+    paths = [p for p in paths if Path(p).exists()]
+    if not paths:
+        sys.exit(2)
+    store = ingest_paths(paths)
+    if store.files.height == 0:
+        raise BadInput("no files found under " + ", ".join(paths))
+    for row in store.files.filter(store.files["error"].is_not_null()).iter_rows(named=True):
+        click.echo(f"error: {row['file']}: {row['error']}", err=True)
+    if store.files.height == store.files["error"].is_not_null().sum():
+        sys.exit(2)
+    if not no_store:
+        first = Path(paths[0])
+        target = Path(out) if out else (first if first.is_dir() else first.parent) / ".tracekit"
+        try:
+            store.write(target)
+        except StoreError as e:
+            raise BadInput(str(e)) from None
+    v = verdict_mod.decide(store)
+    s = summary.build(store, v)
+    click.echo(json.dumps(s, indent=2, default=str) if as_json else summary.render(s))
+    if fail_on_hang and s["verdict"]["kind"] in HANGS:
+        sys.exit(1)
+
+
+@main.command("verdict")
+@click.argument("run", type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
+@click.option("--fail-on-hang", is_flag=True, help="Exit 1 when the verdict is a hang or a failure.")
+def verdict_cmd(run, as_json, fail_on_hang):
+    """Print only the verdict for an ingested run (or logs, ingested on the fly).
+
+    Example: tracekit verdict samples/gloo_2x2_deadlock
+    """
+    try:
+        store = _load(run)
+    except StoreError as e:
+        raise BadInput(str(e)) from None
+    v = verdict_mod.decide(store).to_dict()
+    if as_json:
+        click.echo(json.dumps(v, indent=2, default=str))
+    else:
+        click.echo(f"{v['kind'].upper()}: {v['summary']}")
+        for e in v["evidence"]:
+            click.echo(f"  evidence {e}")
+    if fail_on_hang and v["kind"] in HANGS:
+        sys.exit(1)
+
+
+def _main_guard():
+    try:
+        main(standalone_mode=True)
+    except StoreError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    _main_guard()

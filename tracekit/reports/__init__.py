@@ -1,0 +1,1 @@
+"""One module per output: the summary (text and JSON), Perfetto traces, plots."""

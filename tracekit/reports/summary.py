@@ -1,0 +1,99 @@
+"""The ingest summary, as a stable JSON-able dict and as text for a terminal.
+
+JSON schema (``schema_version`` 1): files_by_kind {kind: n}, files [{file, kind, lines, parsed,
+unknown, error}], ranks {count, world_size, nodes, hosts}, versions {nccl, torch, deepspeed},
+transports [{host_pair, transport, n}], network [{host, what, value}], communicators {total,
+init_complete, pending}, last_collective [{rank, source, pg, seq, op}], errors [{file, line, kind,
+message}], unknown_lines {file: n}, verdict {kind, meaning, summary, ranks, evidence, notes,
+findings}.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit.align import fmt_ranks
+from tracekit.store import Store
+from tracekit.verdict import Verdict
+
+ERROR_KINDS = ["nccl_warn", "transport_error", "connect_retry", "watchdog_timeout", "crash", "exception",
+               "rank_exit", "collective_mismatch", "c10d_error", "job_cancelled"]
+
+
+def build(store: Store, verdict: Verdict) -> dict:
+    r, f, c, lk, ev = store.ranks, store.files, store.comms, store.links, store.events
+    conn = lk.filter(pl.col("what") == "connection")
+    hosts = store.ranks.select("rank", "host").drop_nulls()
+    transports = (conn.join(hosts.rename({"rank": "dst", "host": "dst_host"}), on="dst", how="left")
+                  .with_columns(pl.format("{} -> {}", "host", pl.coalesce("dst_host", pl.lit("?"))).alias("host_pair"))
+                  .group_by("host_pair", "transport_kind").len().sort("host_pair", "transport_kind"))
+    net = (lk.filter(pl.col("what").is_in(["network", "bootstrap", "ib_not_found", "socket_devices", "ib_devices"]))
+           .select("host", "what", pl.coalesce(pl.format("{}:{} ({})", "iface", "addr", "family"), "value").alias("value"))
+           .unique(maintain_order=True))
+    init = c.filter(pl.col("state").is_in(["init_start", "init_complete"])).group_by("host", "pid", "comm").agg(
+        (pl.col("state") == "init_complete").any().alias("done"))
+    last = (store.collectives.filter(pl.col("rank").is_not_null() & ~pl.col("source").is_in(["kineto-gpu"]))
+            .sort("start_ns", "record_id", "line", nulls_last=True)
+            .group_by("rank", "source").last().sort("rank", "source")
+            .select("rank", "source", "pg", "seq", pl.coalesce("op_raw", "op").alias("op")))
+    errors = ev.filter(pl.col("kind").is_in(ERROR_KINDS)).sort("file", "line").select("file", "line", "kind", "message")
+    nodes = r["host"].drop_nulls().n_unique()
+    return {
+        "schema_version": 1,
+        "files_by_kind": dict(f.group_by("kind").len().sort("kind").iter_rows()),
+        "files": f.select("file", "kind", "lines", "parsed", "unknown", "error").to_dicts(),
+        "ranks": {"count": r["rank"].drop_nulls().n_unique(), "world_size": r["world_size"].max(),
+                  "nodes": nodes, "hosts": sorted(r["host"].drop_nulls().unique().to_list())},
+        "versions": {k: sorted(r[col].drop_nulls().unique().to_list()) for k, col in
+                     (("nccl", "nccl_version"), ("torch", "torch_version"), ("deepspeed", "deepspeed_version"))},
+        "transports": [{"host_pair": a, "transport": b, "n": n} for a, b, n in transports.iter_rows()],
+        "network": net.to_dicts(),
+        "communicators": {"total": init.height, "init_complete": init["done"].sum(),
+                          "pending": init.height - init["done"].sum()},
+        "last_collective": last.to_dicts(),
+        "errors": errors.head(50).to_dicts(), "errors_total": errors.height,
+        "unknown_lines": {row["file"]: row["unknown"] for row in f.filter(pl.col("unknown") > 0).iter_rows(named=True)},
+        "verdict": verdict.to_dict(),
+    }
+
+
+def render(s: dict) -> str:
+    out = []
+    kinds = ", ".join(f"{n} {k}" for k, n in s["files_by_kind"].items())
+    rk = s["ranks"]
+    out.append(f"files     {len(s['files'])} ({kinds})")
+    out.append(f"ranks     {rk['count']} seen, world size {rk['world_size'] or '?'}, {rk['nodes']} host(s)"
+               + (f": {', '.join(rk['hosts'][:8])}" + (" ..." if len(rk["hosts"]) > 8 else "") if rk["hosts"] else ""))
+    v = "; ".join(f"{k} {', '.join(vs)}" for k, vs in s["versions"].items() if vs)
+    if v:
+        out.append(f"versions  {v}")
+    for n in s["network"][:6]:
+        out.append(f"network   {n['host']}: {n['what']} {n['value']}")
+    if s["transports"]:
+        out.append("transports " + "; ".join(f"{t['host_pair']} {t['transport']} x{t['n']}" for t in s["transports"][:8]))
+    cm = s["communicators"]
+    if cm["total"]:
+        out.append(f"comms     {cm['total']} communicator(s), {cm['init_complete']} finished init, {cm['pending']} pending")
+    if s["last_collective"]:
+        by = {}
+        for row in s["last_collective"]:
+            by.setdefault((row["source"], row["op"], row["seq"], row["pg"]), []).append(row["rank"])
+        for (src, op, seq, pg), ranks in sorted(by.items(), key=lambda kv: min(kv[1]))[:8]:
+            out.append(f"last      ranks {fmt_ranks(ranks)}: {op} seq {seq} on pg {pg} ({src})")
+    if s["errors_total"]:
+        out.append(f"errors    {s['errors_total']} line(s); first: {s['errors'][0]['file']}:{s['errors'][0]['line']}: "
+                   f"{(s['errors'][0]['message'] or '').strip()[:120]}")
+    bad = [x for x in s["files"] if x["error"]]
+    for x in bad[:5]:
+        out.append(f"unreadable {x['file']}: {x['error']}")
+    unk = s["unknown_lines"]
+    if unk:
+        out.append(f"unknown   {sum(unk.values())} line(s) not understood in {len(unk)} file(s)")
+    vd = s["verdict"]
+    out.append("")
+    out.append(f"verdict   {vd['kind'].upper()}: {vd['summary']}")
+    for e in vd["evidence"][:8]:
+        out.append(f"  evidence {e}")
+    for n in vd["notes"][:3]:
+        out.append(f"  note     {n}")
+    return "\n".join(out)

@@ -1,0 +1,166 @@
+"""One verdict on what kind of stall a run is in, fused from every source, with its evidence.
+
+The order of the checks is the order of causation: a crashed rank explains the timeouts of the
+ranks that waited for it; a communicator that never finished init explains everything after;
+a transport error explains a hang in the collective it broke; a missing collective is a
+deadlock; collectives that still advance are slow progress, not a hang.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+import polars as pl
+
+from tracekit import align
+from tracekit.align import Finding, Match, fmt_ranks
+from tracekit.store import Store
+
+C10D_FRAME = r"distributed_c10d|deepspeed/comm|torch/distributed/(?:_functional|nn|fsdp|algorithms)|c10d"
+
+
+class Kind(Enum):
+    DEADLOCK = "a rank never issues the collective the others wait in"
+    MISMATCH = "ranks issued different collectives at the same point"
+    INIT_STALL = "a communicator started init on some ranks and never completed it"
+    TRANSPORT_ERROR = "the network transport reported errors"
+    CRASHED_RANK = "a rank exited or was killed; the others wait for it"
+    SLOW_PROGRESS = "not hung: collectives still advance, slowly"
+    STRAGGLER = "one rank consistently arrives last"
+    HEALTHY = "no sign of a stall"
+    UNDECIDED = "the evidence does not decide it"
+
+
+@dataclass
+class Verdict:
+    kind: Kind
+    summary: str
+    ranks: list[int] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind.name.lower().replace("_", "-"), "meaning": self.kind.value, "summary": self.summary,
+            "ranks": self.ranks, "evidence": self.evidence, "notes": self.notes,
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+def _ev(df: pl.DataFrame, n: int = 6) -> list[str]:
+    return [f"{r['file']}:{r['line']}: {(r['message'] or '').strip()[:160]}" for r in df.head(n).iter_rows(named=True)]
+
+
+def _stacks(store: Store) -> pl.DataFrame:
+    """The main thread's innermost frame per rank (or per pid where no rank is known)."""
+    st = store.events.filter((pl.col("kind") == "stack") & pl.col("thread").str.starts_with("MainThread"))
+    return st.with_columns(pl.col("where").str.contains(C10D_FRAME).fill_null(False).alias("in_c10d"),
+                           pl.col("thread").str.extract(r"thread (\S+)", 1).alias("tid"))
+
+
+def decide(store: Store) -> Verdict:
+    ev = store.events
+    findings = []
+    for source in ("fr", "nccl", "kineto"):
+        findings += align.find(store, source)
+    confirmed = [f for f in findings if f.op]
+    mismatches = [f for f in confirmed if f.kind in (Match.OP_TYPE, Match.DTYPE, Match.SIZE)]
+    missing = [f for f in confirmed if f.kind == Match.MISSING]
+    absent = [f for f in findings if f.kind == Match.RANK_ABSENT]
+    stacks = _stacks(store)
+    notes = [f"also lagging, from pg_status only (no entry in any buffer): {f.message}"
+             for f in findings if not f.op][:5]
+
+    consequence = r"(?i)time[ d]*out|watchdog|ChildFailedError|SignalException|closed by peer|Connection reset"
+    crash = ev.filter((pl.col("kind") == "crash")
+                      | ((pl.col("kind") == "signal") & ~pl.col("message").str.contains("SIGTERM|SIGINT|SIGHUP"))
+                      | ((pl.col("kind") == "exception") & ~pl.col("message").str.contains(consequence)))
+    exits = ev.filter((pl.col("kind") == "rank_exit") & (pl.col("exit_code") != 0))
+    timeouts = ev.filter(pl.col("kind").is_in(["watchdog_timeout", "watchdog_status"])
+                         | ((pl.col("kind").is_in(["exception", "transport_error"])) & pl.col("message").str.contains(r"(?i)timed? ?out")))
+    # "closed by peer" follows a peer's exit: evidence of the exit, not a broken network
+    transport = ev.filter((pl.col("kind").is_in(["transport_error", "connect_retry", "nccl_warn"]))
+                          & ~pl.col("message").str.contains(consequence))
+    init = store.comms.filter(pl.col("state").is_in(["init_start", "init_complete"]))
+    pending = (init.group_by("host", "pid", "comm").agg(
+        (pl.col("state") == "init_complete").any().alias("done"), pl.col("rank").first(), pl.col("file").first(),
+        pl.col("line").first(), pl.col("nranks").first())
+        .filter(~pl.col("done")))
+
+    # 1. a mismatch of op, dtype or size at one sequence number (it makes ranks crash, too)
+    if mismatches:
+        f = mismatches[0]
+        return Verdict(Kind.MISMATCH, f.message, f.missing, f.evidence, findings, notes)
+    # 2. a crashed rank: an error that is not itself a timeout, on a rank others then wait for
+    if crash.height:
+        first = crash.sort("line").head(1)
+        r = first["rank"].drop_nulls().to_list()
+        return Verdict(Kind.CRASHED_RANK, f"rank {fmt_ranks(r) or '?'} failed first: {(first['message'][0] or '').strip()[:200]}",
+                       r, _ev(crash) + _ev(exits, 3), findings, notes)
+    # 3. a communicator whose init never completed, or connections that keep retrying
+    if pending.height or (transport.filter(pl.col("kind") == "connect_retry").height and not store.collectives.height):
+        r = pending["rank"].drop_nulls().unique().sort().to_list()
+        return Verdict(Kind.INIT_STALL, f"{pending.height} communicator init(s) never completed"
+                       + (f" on ranks {fmt_ranks(r)}" if r else ""),
+                       r, _ev(pending.with_columns(pl.format("comm {} nranks {} - Init START without Init COMPLETE", "comm", "nranks").alias("message")))
+                       + _ev(transport, 4), findings, notes)
+    # 4. transport errors
+    if transport.filter(pl.col("kind") != "nccl_warn").height or (transport.height and not missing):
+        r = transport["rank"].drop_nulls().unique().sort().to_list()
+        return Verdict(Kind.TRANSPORT_ERROR, f"{transport.height} transport error line(s), first: "
+                       f"{(transport.sort('line')['message'][0] or '').strip()[:200]}", r, _ev(transport), findings, notes)
+    # 5. a rank that never issued the collective the others wait in
+    if missing or absent:
+        f = (missing or absent)[0]
+        where = stacks.filter(pl.col("rank").is_in(f.missing))
+        ev_lines = f.evidence + _ev(where.with_columns(pl.format("rank {} main thread in {}", "rank", "where").alias("message")), 4)
+        summary = f.message
+        if where.height:
+            summary += "; " + "; ".join(f"rank {r['rank']} is in {r['where']}" for r in where.head(4).iter_rows(named=True))
+        return Verdict(Kind.DEADLOCK, summary, f.missing, ev_lines + _ev(timeouts, 3), findings, notes)
+    # 6. stacks alone: a rank outside the collective the others sit in
+    if stacks.height >= 2 and stacks["in_c10d"].any() and not stacks["in_c10d"].all():
+        out = stacks.filter(~pl.col("in_c10d"))
+        who = [f"rank {r['rank']}" if r["rank"] is not None else f"pid {r['pid'] or r['tid']}" for r in out.iter_rows(named=True)]
+        if len(who) > 4:
+            who = who[:4] + [f"{len(who) - 4} more"]
+        return Verdict(Kind.DEADLOCK,
+                       f"{stacks.filter(pl.col('in_c10d')).height} process(es) wait in a collective while "
+                       f"{', '.join(who)} {'is' if len(who) == 1 else 'are'} elsewhere: {out['where'][0]}",
+                       out["rank"].drop_nulls().to_list(),
+                       _ev(out.with_columns(pl.format("{} in {}", "thread", "where").alias("message")), 6), findings, notes)
+    if timeouts.height:
+        r = timeouts["rank"].drop_nulls().unique().sort().to_list()
+        return Verdict(Kind.UNDECIDED, f"ranks {fmt_ranks(r)} timed out in a collective but no record shows who "
+                       "is missing: collect Flight Recorder dumps (tracekit run) from every rank", r, _ev(timeouts), findings, notes)
+    cancelled = ev.filter(pl.col("kind") == "job_cancelled")
+    if cancelled.height:
+        notes.append("the scheduler ended the job (" + (cancelled["message"][0] or "").strip()[:120] + "), not a fault of the run")
+    progress = _progress(store)
+    if progress is not None:
+        return progress
+    if store.collectives.height or ev.filter(pl.col("kind") == "step").height:
+        return Verdict(Kind.HEALTHY, "every rank reached the same collectives and no error was logged", [], [], findings, notes)
+    return Verdict(Kind.UNDECIDED, "no collectives, stacks or errors found: run under `tracekit run` to collect "
+                   "NCCL INFO, Flight Recorder dumps and stack dumps", [], [], findings, notes)
+
+
+def _progress(store: Store) -> Verdict | None:
+    """Several FR dumps of one rank, taken at different times, whose frontier moved: slow, not hung."""
+    fr = store.collectives.filter(pl.col("source") == "fr")
+    if not fr.height:
+        return None
+    per = fr.group_by("rank", "file").agg(pl.col("seq").max(), pl.col("start_ns").max().alias("t"),
+                                         pl.col("count").sum().alias("elems")).sort("t")
+    moved = per.group_by("rank").agg(
+        pl.len().alias("dumps"), (pl.col("seq").max() - pl.col("seq").min()).alias("dseq"),
+        ((pl.col("t").max() - pl.col("t").min()) / 1e9).alias("dt")).filter((pl.col("dumps") > 1) & (pl.col("dseq") > 0))
+    if not moved.height:
+        return None
+    rate = (moved["dseq"] / moved["dt"].clip(lower_bound=1e-9)).median()
+    return Verdict(Kind.SLOW_PROGRESS, f"sequence numbers advanced between dumps on {moved.height} rank(s): "
+                   f"about {rate:.2f} collectives/s; the run is slow, not hung", moved["rank"].to_list(),
+                   [f"rank {r['rank']}: +{r['dseq']} collectives over {r['dt']:.1f}s across {r['dumps']} dumps"
+                    for r in moved.iter_rows(named=True)][:6])

@@ -1,0 +1,56 @@
+"""The CLI as a user drives it: exact exit codes, one-line errors, the README's commands."""
+
+import json
+import re
+
+from click.testing import CliRunner
+
+from tests.conftest import ROOT, SAMPLES
+from tracekit.cli import main
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(map(str, args)))
+
+
+def test_ingest_writes_store_and_prints_verdict(tmp_path):
+    r = run("ingest", SAMPLES / "gloo_2x2_deadlock", "--out", tmp_path / "store")
+    assert r.exit_code == 0, r.output
+    assert "verdict   DEADLOCK" in r.output
+    assert sorted(p.name for p in (tmp_path / "store").iterdir()) == [
+        "collectives.parquet", "comms.parquet", "events.parquet", "files.parquet", "links.parquet", "ranks.parquet"]
+    r = run("verdict", tmp_path / "store")
+    assert r.output.startswith("DEADLOCK:")
+
+
+def test_json_schema_and_fail_on_hang(tmp_path):
+    r = run("ingest", SAMPLES / "gloo_2x2_deadlock", "--json", "--no-store", "--fail-on-hang")
+    assert r.exit_code == 1
+    s = json.loads(r.output)
+    assert s["schema_version"] == 1 and s["verdict"]["kind"] == "deadlock"
+    assert s["ranks"]["count"] == 4
+    assert set(s) >= {"files_by_kind", "versions", "transports", "communicators", "last_collective", "errors", "unknown_lines"}
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(bytes(range(256)) * 10)
+    r = run("ingest", junk, "--no-store")
+    assert r.exit_code == 2
+    assert r.output.strip().splitlines()[0] == f"error: {junk}: binary file, not a log"
+    r = run("ingest", tmp_path / "nope")
+    assert r.exit_code == 2 and "no such file" in r.output
+
+
+def test_broken_store_is_a_clear_error(tmp_path):
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "files.parquet").write_text("not parquet")
+    r = run("verdict", tmp_path / "s")
+    assert r.exit_code == 2 and "not a readable parquet" in r.output and "Traceback" not in r.output
+
+
+def test_every_command_has_help_and_is_in_readme():
+    readme = (ROOT / "README.md").read_text()
+    for name, cmd in main.commands.items():
+        assert cmd.help and "Example:" in cmd.help, name
+        assert re.search(rf"tracekit {name}\b", readme), name

@@ -1,0 +1,43 @@
+"""Verdicts on real gloo runs: the committed samples, and one 2x2 hang made end to end here."""
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT, SAMPLES
+from tracekit.ingest import ingest
+from tracekit.verdict import Kind, decide
+
+
+@pytest.mark.parametrize("sample, kind, ranks", [
+    ("gloo_2x2_deadlock", Kind.DEADLOCK, [3]),
+    ("gloo_2x2_crash", Kind.CRASHED_RANK, [3]),
+    ("gloo_2x2_mismatch", Kind.CRASHED_RANK, [1]),
+    ("gloo_2x2_healthy", Kind.HEALTHY, []),
+    ("gloo_1x4_healthy", Kind.HEALTHY, []),
+])
+def test_committed_samples(sample, kind, ranks):
+    v = decide(ingest([SAMPLES / sample]))
+    assert (v.kind, v.ranks) == (kind, ranks), v.summary
+
+
+def test_deadlock_names_the_stuck_frame():
+    v = decide(ingest([SAMPLES / "gloo_2x2_deadlock"]))
+    assert "next_batch_stuck" in v.summary and "all_reduce" in v.summary
+
+
+def test_pyspy_only_names_the_rank_outside_the_collective(corpus):
+    v = decide(ingest([corpus / "bigscience/pyspy_tr11_176B_2node_hang_chronicles_extract.md"]))
+    assert v.kind == Kind.DEADLOCK and "688514" in v.summary
+
+
+def test_real_2x2_hang_end_to_end(tmp_path):
+    """Two torchrun 'nodes' (--nnodes=2, IPv6 master ::1), rank 3 stalls; bounded to two minutes."""
+    out = tmp_path / "run"
+    code = subprocess.run([sys.executable, str(ROOT / "samples/repro/run.py"), "2x2", "deadlock", str(out)],
+                          timeout=180, capture_output=True, text=True)
+    assert code.returncode == 0, code.stderr
+    v = decide(ingest([out]))
+    assert v.kind == Kind.DEADLOCK and v.ranks == [3]
+    assert "gloo:all_reduce" in v.summary

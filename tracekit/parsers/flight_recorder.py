@@ -116,34 +116,19 @@ def parse(obj: dict, file: str) -> Parsed:
     coll = coll.with_columns(pl.lit(file).alias("file"), pl.lit(rank, pl.Int64).alias("rank"),
                              pl.lit("fr").alias("source"))
     ev = {k: [] for k in ("kind", "pg", "last_enqueued", "last_completed", "message", "where")}
-    for pg_id, st in (obj.get("pg_status") or {}).items():
-        ev["kind"].append("fr_pg_status")
-        ev["pg"].append(pg_ids.get(str(pg_id), f"id:{pg_id}"))
-        ev["last_enqueued"].append(st.get("last_enqueued_collective"))
-        ev["last_completed"].append(st.get("last_completed_collective"))
-        ev["message"].append(json.dumps(st, sort_keys=True))
-        ev["where"].append(None)
-    for name, cfg in (obj.get("pg_config") or {}).items():
-        ev["kind"].append("fr_pg_config")
-        ev["pg"].append(str(name) or "0")  # Gloo dumps name the default group ''
 
-        ev["last_enqueued"].append(None)
-        ev["last_completed"].append(None)
-        ev["message"].append(str(cfg.get("ranks")))
-        ev["where"].append(cfg.get("desc"))
+    def put(kind, pg=None, enqueued=None, completed=None, message=None, where=None):
+        for k, v in zip(ev, (kind, pg, enqueued, completed, message, where)):
+            ev[k].append(v)
+
+    for pg_id, st in (obj.get("pg_status") or {}).items():
+        put("fr_pg_status", pg_ids.get(str(pg_id), f"id:{pg_id}"), st.get("last_enqueued_collective"),
+            st.get("last_completed_collective"), json.dumps(st, sort_keys=True))
+    for name, cfg in (obj.get("pg_config") or {}).items():
+        put("fr_pg_config", str(name) or "0", message=str(cfg.get("ranks")), where=cfg.get("desc"))  # Gloo names the default group ''
     for pg_id, name in pg_ids.items():
-        ev["kind"].append("fr_pg_id")
-        ev["pg"].append(name)
-        ev["last_enqueued"].append(None)
-        ev["last_completed"].append(None)
-        ev["message"].append(f"id:{pg_id}")
-        ev["where"].append(None)
-    ev["kind"].append("fr_dump")
-    ev["pg"].append(None)
-    ev["last_enqueued"].append(None)
-    ev["last_completed"].append(None)
-    ev["message"].append(f"{len(entries)} entries, FR version {obj.get('version')}")
-    ev["where"].append(None)
+        put("fr_pg_id", name, message=f"id:{pg_id}")
+    put("fr_dump", message=f"{len(entries)} entries, FR version {obj.get('version')}")
     events = pl.DataFrame(ev, schema_overrides={"last_enqueued": pl.Int64, "last_completed": pl.Int64}).with_columns(
         pl.lit(file).alias("file"), pl.lit(rank, pl.Int64).alias("rank"))
     version = obj.get("nccl_version") or obj.get("comm_lib_version") or None

@@ -1,5 +1,6 @@
-"""One module per input format. Text parsers take the lines frame of ``text.lines_frame`` and
-return a ``Parsed``; binary and JSON parsers take the decoded object."""
+"""One module per input format. Text parsers take the lines frame of ``text.lines_frame`` (the
+lines of one or many files: every key is ``(file, line)``) and return a ``Parsed``; binary and
+JSON parsers take the decoded object."""
 
 from __future__ import annotations
 
@@ -11,15 +12,23 @@ import polars as pl
 
 @dataclass
 class Parsed:
-    """What one parser made of one file: tables by name, and the lines it understood."""
+    """What one parser made of its input: tables by name, and the ``(file, line)`` it understood."""
 
     kind: str
     tables: dict[str, pl.DataFrame] = field(default_factory=dict)
-    claimed: pl.Series = field(default_factory=lambda: pl.Series("line", [], dtype=pl.Int64))
+    claimed: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64}))
 
     @property
     def found(self) -> bool:
-        return self.claimed.len() > 0 or any(t is not None and t.height for t in self.tables.values())
+        return self.claimed.height > 0 or any(t is not None and t.height for t in self.tables.values())
+
+    def files(self) -> set[str]:
+        """The files this parser found something in."""
+        seen = set(self.claimed["file"].unique())
+        for t in self.tables.values():
+            if t is not None and t.height and "file" in t.columns:
+                seen |= set(t["file"].drop_nulls().unique())
+        return seen
 
 
 def any_of(*patterns: str) -> str:

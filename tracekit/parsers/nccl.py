@@ -47,6 +47,7 @@ IB_USING = r"^NET/IB ?: Using (?P<value>.*?)\s*(?:;\s*OOB (?P<iface>[\w.\-]+):(?
 SOCK_USING = r"^NET/Socket ?: Using (?P<value>\[0\](?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<.*)"
 CONNECT_RETRY = r"(?i)(connect to .* failed|retrying|connection refused|connection timed out)"
 IB_ERROR = r"Got completion from peer (?P<peer>\S+) with (?:error|status)[ =]?(?P<status>\d+)"
+FAST_HEAD = r"^[\w.\-]+:\d+:\d+ \[\d+\] (?:[\w.\-/]+:\d+ )?NCCL (?:INFO|WARN|TRACE|ABORT)(?: |$)"
 UNWIND = r"^[\w/.\-]+\.(?:cc|h|cu|cpp):\d+ -> \d+"
 
 # ncclDataType_t, by enum number: name and bytes per element.
@@ -72,6 +73,72 @@ def _decode(df: pl.DataFrame, pattern: str, mask: pl.Expr | None = None) -> pl.D
     return out.filter(pl.any_horizontal(pl.col(n).is_not_null() for n in names))
 
 
+def _keep(df: pl.DataFrame, mask: pl.Expr) -> pl.DataFrame:
+    """``df.filter(mask)``, without copying the strings when every row is kept (the usual case)."""
+    m = df.select(mask.fill_null(False)).to_series()
+    return df if m.all() else df.filter(m)
+
+
+def _split_prefix(lines: pl.DataFrame) -> pl.DataFrame:
+    """``host pid tid dev src_loc level msg`` of every NCCL line; null host on the others.
+
+    The regex with capture groups is slow, so it runs only where the plain shape
+    ``host:pid:tid [dev] [file:line ]NCCL LEVEL msg`` does not hold (glued writers, odd prefixes);
+    the plain lines are cut with literal finds and slices, which run at GB/s.
+    """
+    t = pl.col("text")
+    df = _keep(lines.select("file", "line", "text", "ts"), t.str.contains(" NCCL ", literal=True))
+    plain = df.select(t.str.contains(FAST_HEAD)).to_series()
+    fast, slow = (df, df.clear()) if plain.all() else (df.filter(plain), df.filter(~plain))
+    at = t.str.find(" NCCL ", literal=True)
+    head = t.str.slice(0, at)
+    rest = t.str.slice(at + 6)
+    level = rest.str.slice(0, 5).str.strip_chars_end(" ")
+    parts = head.str.split_exact(" ", 2)
+    ids = parts.struct.field("field_0").str.split_exact(":", 2)
+    fast = fast.with_columns(
+        ids.struct.field("field_0").alias("host"), ids.struct.field("field_1").alias("pid"),
+        ids.struct.field("field_2").alias("tid"),
+        parts.struct.field("field_1").str.strip_chars("[]").alias("dev"),
+        parts.struct.field("field_2").alias("src_loc"),
+        level.alias("level"),
+        rest.str.slice(level.str.len_bytes() + 1).alias("msg"),
+    ).drop("text")
+    slow = slow.with_columns(t.str.extract_groups(PREFIX).alias("_p")).unnest("_p").drop("text")
+    return pl.concat([fast, slow]).sort("file", "line") if slow.height else fast
+
+
+def _decode_coll(df: pl.DataFrame) -> pl.DataFrame:
+    """COLL lines: the fixed field order cut with literal finds; the regex only for the rest."""
+    sub = _keep(df, pl.col("msg").str.contains(": opCount ", literal=True))
+    m = pl.col("msg")
+
+    def between(a: str, b: str | None) -> pl.Expr:
+        i = m.str.find(a, literal=True) + len(a)
+        if b is None:
+            return m.str.slice(i).str.split_exact(" ", 1).struct.field("field_0")
+        return m.str.slice(i, m.str.find(b, literal=True) - i)
+
+    nranks = m.str.slice(m.str.find("[nranks=", literal=True) + 8).str.split_exact("]", 1).struct.field("field_0")
+    fast = sub.with_columns(
+        m.str.slice(0, m.str.find(": opCount ", literal=True)).alias("op"),
+        between(": opCount ", " sendbuff ").alias("opcount"),
+        between(" count ", " datatype ").alias("count"),
+        between(" datatype ", " op ").alias("dtype"),
+        between(" root ", " comm ").alias("root"),
+        between(" comm ", None).alias("comm"),
+        nranks.alias("nranks"),
+    )
+    ok = (pl.col("count").str.contains(r"^\d+$") & pl.col("dtype").str.contains(r"^\d+$")
+          & pl.col("op").str.contains(r"^\w+$") & pl.col("opcount").str.contains(r"^[0-9a-fA-F]+$")
+          & pl.col("comm").is_not_null())
+    good = _keep(fast, ok)
+    if good.height == sub.height:
+        return good
+    rest = _decode(sub.join(good.select("file", "line"), on=["file", "line"], how="anti"), COLL)
+    return pl.concat([good, rest], how="diagonal_relaxed").sort("file", "line")
+
+
 def _transport_kind() -> pl.Expr:
     t = pl.col("transport")
     seg = t.str.split("/")
@@ -87,13 +154,13 @@ def _family(addr: str = "addr") -> pl.Expr:
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
-    pre = lines.select("file", "line", "text", "ts").with_columns(
-        pl.col("text").str.extract_groups(PREFIX).alias("_p")
-    ).unnest("_p")
-    version_lines = pre.filter(pl.col("host").is_null() & pl.col("text").str.contains("NCCL version "))
-    df = pre.filter(pl.col("host").is_not_null()).with_columns(
+    pre = _split_prefix(lines)
+    found = pre.filter(pl.col("host").is_not_null()).select("file", "line")
+    version_lines = lines.filter(pl.col("text").str.contains("NCCL version ", literal=True)).join(
+        found, on=["file", "line"], how="anti")
+    df = _keep(pre, pl.col("host").is_not_null()).with_columns(
         pl.col("pid").cast(pl.Int64), pl.col("dev").cast(pl.Int64)
-    ).drop("text")
+    )
     if not df.height and not version_lines.height:
         return Parsed("nccl")
 
@@ -103,7 +170,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     )
     init = _decode(df, INIT, pl.col("msg").str.contains(r"comm 0x[0-9a-fA-F]+ rank \d+ nranks"))
     nnodes = _decode(df, NNODES, pl.col("msg").str.contains("nNodes"))
-    coll = _decode(df, COLL, pl.col("msg").str.contains(": opCount "))
+    coll = _decode_coll(df)
     conn = _decode(df, CONN, pl.col("msg").str.contains(" via "))
     ring = _decode(df, RING, pl.col("msg").str.starts_with("Channel ") & ~pl.col("msg").str.contains(" via "))
     trees = _decode(df, TREES, pl.col("msg").str.starts_with("Trees "))
@@ -198,11 +265,15 @@ def parse(lines: pl.DataFrame) -> Parsed:
         .with_columns(pl.lit("nccl").alias("source"))
     )
     if version_lines.height:
-        v = version_lines.select(pl.col("text").str.extract(VERSION, 1)).to_series().drop_nulls()
-        if v.len():
-            ranks = ranks.with_columns(pl.col("nccl_version").fill_null(v[0])) if ranks.height else pl.DataFrame(
-                {"file": [version_lines["file"][0]], "nccl_version": [v[0]], "source": ["nccl"]})
-    claimed = pl.concat([df.select("line"), version_lines.select("line")]).to_series()
+        # a bare "NCCL version" line belongs to the processes of its own file
+        bare = (version_lines.select("file", pl.col("text").str.extract(VERSION, 1).alias("_v")).drop_nulls()
+                .group_by("file", maintain_order=True).first())
+        ranks = pl.concat([
+            ranks.join(bare, on="file", how="left").with_columns(pl.coalesce("nccl_version", "_v").alias("nccl_version")).drop("_v"),
+            bare.join(ranks.select("file"), on="file", how="anti").select(
+                "file", pl.col("_v").alias("nccl_version"), pl.lit("nccl").alias("source")),
+        ], how="diagonal_relaxed")
+    claimed = pl.concat([df.select("file", "line"), version_lines.select("file", "line")])
     return Parsed("nccl", {
         "comms": comms, "links": links, "collectives": collectives, "events": events, "ranks": ranks,
     }, claimed)

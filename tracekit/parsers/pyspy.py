@@ -31,12 +31,14 @@ def parse(lines: pl.DataFrame) -> Parsed:
     if df["tid"].null_count() == df.height:
         return Parsed("py-spy")
     is_thread = pl.col("tid").is_not_null()
+    starts = is_thread & ~is_thread.shift(1, fill_value=False).over("file")
     df = df.with_columns(
-        pl.col("pid", "rank").forward_fill(),
-        # a new block starts at a thread line that follows a non-thread line
-        (is_thread & ~is_thread.shift(1, fill_value=False)).cum_sum().alias("block"),
+        pl.col("pid", "rank").forward_fill().over("file"),
+        # a new block starts at a thread line that follows a non-thread line of the same file
+        starts.cum_sum().alias("block"),
+        starts.cum_sum().over("file").alias("_nth"),
     )
-    in_block = pl.col("block") > 0
+    in_block = pl.col("_nth") > 0
     frames = (
         df.filter(pl.col("func").is_not_null() & in_block)
         .group_by("block", maintain_order=True)
@@ -51,4 +53,4 @@ def parse(lines: pl.DataFrame) -> Parsed:
         t.alias("message"),
     )
     used = t.str.contains(any_of(PROCESS, THREAD, FRAME, PYTHON, RANK_HINT))
-    return Parsed("py-spy", {"events": threads}, df.filter(used)["line"])
+    return Parsed("py-spy", {"events": threads.drop("_nth")}, df.filter(used).select("file", "line"))

@@ -19,24 +19,36 @@ PREFIX = (
     r"|\[\d+,(?P<mpi_rank>\d+)\]<std(?:out|err)>:|\(\w+ pid=\d+(?:, ip=[\d.]+)?\) "
     r"|\w+/\d+ \[\d+\]:\s?|\[\d{3,}\] )?"
 )
+MAYBE_PREFIX = r"^(?:[\w.\-]+: |\[|\(|\w+/\d+ \[|\d{4}-\d\d-\d\d)"
 TIMESTAMP = r"^\[?(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]?\s"
 
 
 def lines_frame(file: str, text: str) -> pl.DataFrame:
     """Split ``text`` into the lines frame; one row per line, none dropped."""
+    return lines_frames([(file, text)])
+
+
+def _raw(file: str, text: str) -> pl.DataFrame:
     parts = text.split("\n")
     if parts and parts[-1] == "":
         parts.pop()
-    raw = pl.Series("raw", parts, dtype=pl.Utf8)
-    df = pl.DataFrame({"raw": raw}).with_row_index("line", offset=1)
-    last = pl.col("raw").str.replace(r"^.*\r", "")
-    df = df.with_columns(last.alias("text")).with_columns(
-        pl.col("text").str.extract_groups(PREFIX).alias("_p")
-    ).unnest("_p")
-    df = df.with_columns(pl.col("text").str.replace(PREFIX, "").alias("text"))
-    df = df.with_columns(pl.col("text").str.extract(TIMESTAMP, 1).alias("ts"))
+    return pl.DataFrame({"raw": pl.Series("raw", parts, dtype=pl.Utf8)}).with_row_index("line", offset=1).with_columns(
+        pl.lit(file).alias("file"))
+
+
+def lines_frames(files: list[tuple[str, str]]) -> pl.DataFrame:
+    """The lines of many ``(file, text)`` as one frame, so every regex runs once over all of them."""
+    df = pl.concat([_raw(f, t) for f, t in files]) if files else _raw("", "")
+    cr = pl.col("raw").str.contains("\r", literal=True)
+    df = df.with_columns(pl.when(cr).then(pl.col("raw").str.replace(r"^.*\r", "")).otherwise(pl.col("raw")).alias("text"))
+    # Capture groups are slow: run them only on lines that can carry a prefix or a timestamp.
+    maybe = pl.col("text").str.contains(MAYBE_PREFIX)
+    tagged = df.filter(maybe).with_columns(pl.col("text").str.extract_groups(PREFIX).alias("_p")).unnest("_p")
+    tagged = tagged.with_columns(pl.col("text").str.replace(PREFIX, "").alias("text"))
+    tagged = tagged.with_columns(pl.col("text").str.extract(TIMESTAMP, 1).alias("ts"))
+    df = pl.concat([df.filter(~maybe), tagged], how="diagonal").sort("file", "line", maintain_order=True) if tagged.height else df.with_columns(
+        *[pl.lit(None, pl.Utf8).alias(c) for c in ("pdsh_host", "rank_tag", "local_tag", "mpi_rank", "ts")])
     return df.with_columns(
-        pl.lit(file).alias("file"),
         pl.col("line").cast(pl.Int64),
         pl.col("rank_tag").cast(pl.Int64, strict=False),
         pl.col("local_tag").cast(pl.Int64, strict=False),
@@ -46,5 +58,5 @@ def lines_frame(file: str, text: str) -> pl.DataFrame:
 
 
 def claimed(df: pl.DataFrame, mask: pl.Expr) -> pl.DataFrame:
-    """Lines a parser has understood, as (line) rows, for accounting."""
-    return df.filter(mask).select("line")
+    """Lines a parser has understood, as ``(file, line)`` rows, for accounting."""
+    return df.filter(mask).select("file", "line")

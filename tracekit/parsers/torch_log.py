@@ -85,7 +85,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
         t.str.extract(CHILD_RANK, 2).cast(pl.Int64, strict=False).alias("b_local"),
         t.str.extract(CHILD_EXIT, 1).cast(pl.Int64, strict=False).alias("exit_code"),
         t.str.extract(CHILD_EXIT, 2).cast(pl.Int64, strict=False).alias("pid"),
-    ).with_columns(pl.col("b_host", "b_rank", "b_local").forward_fill(limit=3))
+    ).with_columns(pl.col("b_host", "b_rank", "b_local").forward_fill(limit=3).over("file"))
     exits = block.filter(pl.col("exit_code").is_not_null() & pl.col("b_rank").is_not_null())
     if exits.height:
         frames.append(exits.with_columns(
@@ -117,4 +117,4 @@ def parse(lines: pl.DataFrame) -> Parsed:
                                        SIGNAL_RECEIVED, GLOO_ERROR, EXCEPTION, GLOG, CHILD_HOST, CHILD_RANK,
                                        CHILD_EXIT, TRACEKIT, KNOWN, CRASH, CANCELLED, KILLING, r"^E\d{4} "))
     )
-    return Parsed("torch", {"events": events, "ranks": ranks}, df.filter(used)["line"])
+    return Parsed("torch", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))

@@ -64,4 +64,4 @@ def parse(lines: pl.DataFrame) -> Parsed:
         any_of(*(r"\{.*'loss': ", DS_STEP, r"iteration\s+\d+/\s*\d+ \|", TQDM, "comm op: ",
                                        TRAIN_START, DS_VERSION, KNOWN, r"\{'train_runtime'|\{'eval_loss'"))
     )
-    return Parsed("trainer", {"events": events, "ranks": ranks}, df.filter(used)["line"])
+    return Parsed("trainer", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))

@@ -1,15 +1,23 @@
 """In-process evidence collection for one rank: the header line, and dumps when progress stops.
 
-``install(out)`` prints the ``[tracekit] rank=... host=... pid=...`` header that ties this
-process's lines to its rank, and starts a daemon thread that, when ``progress()`` has not been
-called for ``stall_s`` seconds, writes this rank's Flight Recorder buffer (``fr_rank<R>.pkl``) and
-a py-spy-format dump of every Python thread (``stacks_rank<R>.txt``). It never stops the job
-unless ``exit_after_dump`` asks it to (tests use that to end a hang quickly).
+Two ways in:
+- ``attach(run_dir)``, called for every rank by ``tracekit run`` (through its sitecustomize): sends
+  the rank's stdout and stderr (file descriptors 1 and 2, so C++ and NCCL lines too) to
+  ``rank<R>.<host>.<pid>.log``, prints the header, registers the process in ``procs/``, arms
+  faulthandler on SIGUSR1, and dumps the Flight Recorder and the Python stacks each time the
+  launcher touches ``dump.<host>.request``. It adds no work to the training loop.
+- ``install(out)``, for scripts that call ``progress()`` themselves: prints the
+  ``[tracekit] rank=... host=... pid=...`` header that ties this process's lines to its rank, and
+  starts a daemon thread that, when ``progress()`` has not been called for ``stall_s`` seconds,
+  writes this rank's Flight Recorder buffer (``fr_rank<R>.pkl``) and a py-spy-format dump of every
+  Python thread (``stacks_rank<R>.txt``). It never stops the job unless ``exit_after_dump`` asks
+  it to (tests use that to end a hang quickly).
 """
 
 from __future__ import annotations
 
 import os
+import pickle
 import socket
 import sys
 import threading
@@ -57,13 +65,25 @@ def dump_stacks(path: Path, rank: str) -> None:
 
 
 def dump_fr(path: Path) -> bool:
-    try:
-        import torch
-
-        path.write_bytes(torch._C._distributed_c10d._dump_fr_trace())
-        return True
-    except Exception:  # noqa: BLE001 - no process group yet, or FR disabled
+    """Write this process's Flight Recorder buffer: NCCL's where torch has one, else the generic one
+    (Gloo). False when there is nothing to write (no process group yet, or FR disabled)."""
+    # Never import from this thread: the main thread may be half-way through importing torch.
+    torch = sys.modules.get("torch")
+    c10d = getattr(getattr(torch, "_C", None), "_distributed_c10d", None)
+    if c10d is None or "torch.distributed" not in sys.modules:
         return False
+    for name in ("_dump_nccl_trace", "_dump_fr_trace"):
+        fn = getattr(c10d, name, None)
+        if fn is None:
+            continue
+        try:
+            data = fn()
+            if pickle.loads(data).get("entries") or name == "_dump_fr_trace":
+                path.write_bytes(data)
+                return True
+        except Exception:  # noqa: BLE001 - never let a dump fail the rank
+            continue
+    return False
 
 
 def dump_now(out: str | Path) -> None:
@@ -71,6 +91,62 @@ def dump_now(out: str | Path) -> None:
     rank = os.environ.get("RANK", str(os.getpid()))
     dump_fr(out / f"fr_rank{rank}.pkl")
     dump_stacks(out / f"stacks_rank{rank}.txt", rank)
+
+
+def _redirect(path: Path) -> None:
+    """Send fd 1 and 2 (Python, C++ and NCCL output alike) to ``path``; the launcher echoes rank 0."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(line_buffering=True)
+        except (AttributeError, ValueError):
+            pass
+
+
+def attach(run_dir: str | Path) -> None:
+    """Evidence collection for one rank under ``tracekit run`` (see the module docstring)."""
+    if os.environ.get("TRACEKIT_HOOKED") == f"{os.environ.get('RANK')}:{os.getppid()}":
+        return  # a DataLoader worker or other child of a hooked rank: its parent already reports
+    run = Path(run_dir)
+    host, pid = socket.gethostname(), os.getpid()
+    rank = os.environ.get("RANK", os.environ.get("LOCAL_RANK", "x"))
+    os.environ["TRACEKIT_HOOKED"] = f"{rank}:{pid}"
+    _redirect(run / f"rank{rank}.{host}.{pid}.log")
+    print(header(), flush=True)
+    procs = run / "procs"
+    procs.mkdir(exist_ok=True)
+    (procs / f"{host}.{pid}").write_text(f"rank={rank} local_rank={os.environ.get('LOCAL_RANK', '')}\n")
+    import faulthandler
+    import signal
+
+    fh = open(run / f"faulthandler.{host}.{pid}.txt", "a", buffering=1)
+    fh.write(f"# tracekit stack dump rank={rank}\nProcess {pid}: {' '.join(sys.argv)}\n")
+    faulthandler.register(signal.SIGUSR1, file=fh, all_threads=True)
+    request = run / f"dump.{host}.request"
+
+    def serve():
+        seen = request.stat().st_mtime if request.exists() else 0.0
+        n = 0
+        while True:
+            time.sleep(0.5)
+            try:
+                m = request.stat().st_mtime
+            except OSError:
+                continue
+            if m != seen:
+                seen, n = m, n + 1
+                dump_fr(run / f"fr_rank{rank}.{host}.{pid}.{n}.pkl")
+                try:
+                    wanted = request.read_text()
+                except OSError:
+                    wanted = "stacks"
+                if "stacks" in wanted:
+                    dump_stacks(run / f"stacks_rank{rank}.{host}.{pid}.{n}.txt", rank)
+
+    threading.Thread(target=serve, name="tracekit-dumps", daemon=True).start()
 
 
 def install(out: str | Path, stall_s: float = 30.0, exit_after_dump: float | None = None) -> None:

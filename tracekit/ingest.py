@@ -22,7 +22,7 @@ from tracekit.parsers import Parsed, flight_recorder, kineto, nccl, pyspy, text,
 from tracekit.store import Store
 
 TEXT_PARSERS = (nccl, torch_log, trainer, pyspy)
-SKIP_DIRS = {".tracekit", "__pycache__", ".git"}
+SKIP_DIRS = {".tracekit", "__pycache__", ".git", "procs"}  # procs/: tracekit run's own bookkeeping
 PARALLEL_BYTES = 32 << 20  # below this, starting worker processes costs more than it saves
 BATCH_BYTES = 64 << 20  # text parsed in one lines frame
 # polars already spreads one batch over the cores; on 2 cores worker processes measured slower
@@ -37,7 +37,7 @@ def discover(paths: list[str | Path]) -> list[Path]:
         if p.is_dir():
             for root, dirs, files in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-                found += [Path(root) / f for f in sorted(files) if not f.endswith((".pipe", ".parquet"))]
+                found += [Path(root) / f for f in sorted(files) if not f.endswith((".pipe", ".parquet", ".request"))]
         else:
             found.append(p)
     return found

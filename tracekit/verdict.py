@@ -118,7 +118,8 @@ def decide(store: Store) -> Verdict:
         ev_lines = f.evidence + _ev(where.with_columns(pl.format("rank {} main thread in {}", "rank", "where").alias("message")), 4)
         summary = f.message
         if where.height:
-            summary += "; " + "; ".join(f"rank {r['rank']} is in {r['where']}" for r in where.head(4).iter_rows(named=True))
+            seen = where.unique(["rank", "where"], maintain_order=True).head(4)
+            summary += "; " + "; ".join(f"rank {r['rank']} is in {r['where']}" for r in seen.iter_rows(named=True))
         return Verdict(Kind.DEADLOCK, summary, f.missing, ev_lines + _ev(timeouts, 3), findings, notes)
     # 6. stacks alone: a rank outside the collective the others sit in
     if stacks.height >= 2 and stacks["in_c10d"].any() and not stacks["in_c10d"].all():

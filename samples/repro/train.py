@@ -19,15 +19,17 @@ import torch.distributed as dist
 
 from tracekit import hook
 
-OUT = os.environ["TK_OUT"]
+OUT = os.environ.get("TK_OUT") or os.environ["TRACEKIT_RUN_DIR"]
 SCENARIO = os.environ.get("TK_SCENARIO", "healthy")
 RANK = int(os.environ["RANK"])
 STEPS = 5
 
-log = open(os.path.join(OUT, f"rank{RANK}.log"), "w", buffering=1)
-os.dup2(log.fileno(), 1)
-os.dup2(log.fileno(), 2)
-sys.stdout = sys.stderr = log
+UNDER_RUN = bool(os.environ.get("TRACEKIT_RUN_DIR"))  # tracekit run collects the logs and dumps itself
+if not UNDER_RUN:
+    log = open(os.path.join(OUT, f"rank{RANK}.log"), "w", buffering=1)
+    os.dup2(log.fileno(), 1)
+    os.dup2(log.fileno(), 2)
+    sys.stdout = sys.stderr = log
 
 
 def next_batch_stuck():
@@ -36,8 +38,9 @@ def next_batch_stuck():
 
 
 def main():
-    hook.install(OUT, stall_s=float(os.environ.get("TK_STALL_S", "4")), exit_after_dump=1.0)
-    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
+    if not UNDER_RUN:
+        hook.install(OUT, stall_s=float(os.environ.get("TK_STALL_S", "4")), exit_after_dump=1.0)
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=float(os.environ.get("TK_TIMEOUT_S", "60"))))
     world = dist.get_world_size()
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 1))
@@ -76,7 +79,8 @@ def main():
         prof.stop()
         prof.export_chrome_trace(os.path.join(OUT, f"kineto_rank{RANK}.json"))
     dist.barrier()
-    hook.dump_now(OUT)
+    if not UNDER_RUN:
+        hook.dump_now(OUT)
     dist.destroy_process_group()
 
 

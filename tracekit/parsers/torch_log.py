@@ -7,6 +7,8 @@ exceptions, and the ``[tracekit]`` header line that ``tracekit run`` makes each 
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from tracekit.parsers import Parsed, any_of
@@ -36,11 +38,17 @@ CANCELLED = r"CANCELLED AT (?P<ts>\S+) DUE TO (?P<message>[A-Z ]+)"
 KILLING = r"Killing subprocess (?P<pid>\d+)|Main process received (?P<signal>SIG\w+)"
 EXCEPTION = r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)): (?P<message>.*)"
 TRACEKIT = r"^\[tracekit\] (?P<kv>(?:\w+=\S*\s*)+)$"
+# tracekit run's own lines: launch.<host>.txt (env, packages, argv) and notes in launcher.<host>.log
+RUN_ENV = r"^\[tracekit-run\] env (?P<message>\S.*)$"
+RUN_PKG = r"^\[tracekit-run\] package (?P<message>\S.*)$"
+RUN_LAUNCH = r"^\[tracekit-run\] (?P<message>(?:host|started|cwd|argv|settings)=.*)$"
+OWN_MESSAGE = {"launch", "setting", "package", "run_note"}  # kinds whose message is the pattern's group, not the line
+RUN_NOTE = r"^\[tracekit-run\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d (?P<message>.*)$"
 GLOG = r"^\[?(?P<level>[WEIF])\d{4} \d\d:\d\d:\d\d\.\d+ \d+ [\w/.\-]+:\d+\]"
 KNOWN = (
     r"^(?:Traceback \(most recent call last\)|\s+File \".*\", line \d+|=+$|-+$|\*+$|Root Cause|"
     r"Failures:|\s*time\s*:|\s*error_file|\s*traceback\s*:|torch\.distributed\.elastic|"
-    r"\w+/\w+\.py:\d+: \w*Warning|The above exception|During handling|frame #\d+: |Exception raised from)"
+    r"\S+\.py:\d+: \w*Warning|USDT:\d{4}-|The above exception|During handling|frame #\d+: |Exception raised from)"
 )
 
 
@@ -61,8 +69,14 @@ def parse(lines: pl.DataFrame) -> Parsed:
         if not sub.height:
             return
         if pattern:
-            sub = sub.with_columns(t.str.extract_groups(pattern).alias("_g")).unnest("_g", separator="")
-        frames.append(sub.with_columns(pl.lit(kind).alias("kind"), t.alias("message"), **extra))
+            g = pl.col("_g").struct
+            sub = sub.with_columns(t.str.extract_groups(pattern).alias("_g"))
+            sub = sub.with_columns(  # a group named like a column (rank, pid) fills it where it matched
+                (pl.coalesce(g.field(n), pl.col(n)) if n in sub.columns else g.field(n)).alias(n)
+                for n in re.compile(pattern).groupindex
+            ).drop("_g")
+        message = pl.col("message") if kind in OWN_MESSAGE else t
+        frames.append(sub.with_columns(pl.lit(kind).alias("kind"), message.alias("message"), **extra))
 
     add("watchdog_timeout", t.str.contains(r"Work(?:NCCL|Gloo)?\(SeqNum="), WATCHDOG)
     add("watchdog_status", t.str.contains(LAST_WORK), LAST_WORK,
@@ -76,6 +90,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("crash", t.str.contains(CRASH))
     add("job_cancelled", t.str.contains(CANCELLED))
     add("closing_signal", t.str.contains(KILLING), KILLING)
+    add("launch", t.str.contains(RUN_LAUNCH), RUN_LAUNCH)
+    add("setting", t.str.contains(RUN_ENV), RUN_ENV)
+    add("package", t.str.contains(RUN_PKG), RUN_PKG)
+    add("run_note", t.str.contains(RUN_NOTE), RUN_NOTE)
     add("c10d_error", t.str.contains(GLOG) & t.str.starts_with("[E") | t.str.contains(r"^E\d{4} "))
 
     # ChildFailedError blocks: host, rank and exit code sit on consecutive lines.
@@ -115,6 +133,6 @@ def parse(lines: pl.DataFrame) -> Parsed:
     used = t.str.contains(
         any_of(*(r"Work(?:NCCL|Gloo)?\(SeqNum=", LAST_WORK, "Detected mismatch", FAILED, SIGNAL,
                                        SIGNAL_RECEIVED, GLOO_ERROR, EXCEPTION, GLOG, CHILD_HOST, CHILD_RANK,
-                                       CHILD_EXIT, TRACEKIT, KNOWN, CRASH, CANCELLED, KILLING, r"^E\d{4} "))
+                                       CHILD_EXIT, TRACEKIT, KNOWN, r"^\[tracekit-run\] ", CRASH, CANCELLED, KILLING, r"^E\d{4} "))
     )
     return Parsed("torch", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))

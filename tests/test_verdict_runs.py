@@ -13,7 +13,7 @@ from tracekit.verdict import Kind, decide
 @pytest.mark.parametrize("sample, kind, ranks", [
     ("gloo_2x2_deadlock", Kind.DEADLOCK, [3]),
     ("gloo_2x2_crash", Kind.CRASHED_RANK, [3]),
-    ("gloo_2x2_mismatch", Kind.CRASHED_RANK, [1]),
+    ("gloo_2x2_mismatch", Kind.MISMATCH, [1]),  # gloo caught the size mismatch and aborted rank 1
     ("gloo_2x2_healthy", Kind.HEALTHY, []),
     ("gloo_1x4_healthy", Kind.HEALTHY, []),
 ])

@@ -12,10 +12,8 @@ from pathlib import Path
 
 import click
 
-from tracekit import verdict as verdict_mod
-from tracekit.ingest import ingest as ingest_paths
-from tracekit.reports import summary
-from tracekit.store import Store, StoreError, is_store
+from tracekit.errors import StoreError  # analysis modules (polars) load in the commands: `run` needs none
+
 
 class BadInput(click.ClickException):
     """Bad input or usage: one line on stderr, exit code 2."""
@@ -26,12 +24,23 @@ class BadInput(click.ClickException):
 HANGS = {"deadlock", "mismatch", "init-stall", "transport-error", "crashed-rank"}
 
 
-def _load(path: str) -> Store:
+def _newer_than(folder: Path, store: Path) -> bool:
+    """Whether any log under ``folder`` changed after ``store`` was written (then ingest again)."""
+    from tracekit.ingest import discover
+
+    written = max((f.stat().st_mtime for f in store.iterdir()), default=0.0)
+    return any(f.stat().st_mtime > written for f in discover([folder]) if f.is_file())
+
+
+def _load(path: str):
     """A store folder, a folder holding ``.tracekit/``, or logs to ingest now."""
+    from tracekit.ingest import ingest as ingest_paths
+    from tracekit.store import Store, is_store
+
     p = Path(path)
     if is_store(p):
         return Store.read(p)
-    if is_store(p / ".tracekit"):
+    if is_store(p / ".tracekit") and not _newer_than(p, p / ".tracekit"):
         return Store.read(p / ".tracekit")
     if not p.exists():
         raise BadInput(f"{path}: no such file or folder")
@@ -55,6 +64,10 @@ def ingest_cmd(paths, out, as_json, fail_on_hang, no_store):
 
     Example: tracekit ingest samples/gloo_2x2_deadlock
     """
+    from tracekit import verdict as verdict_mod
+    from tracekit.ingest import ingest as ingest_paths
+    from tracekit.reports import summary
+
     missing = [p for p in paths if not Path(p).exists()]
     for p in missing:
         click.echo(f"error: {p}: no such file or folder", err=True)
@@ -91,6 +104,8 @@ def verdict_cmd(run, as_json, fail_on_hang):
 
     Example: tracekit verdict samples/gloo_2x2_deadlock
     """
+    from tracekit import verdict as verdict_mod
+
     try:
         store = _load(run)
     except StoreError as e:
@@ -132,6 +147,48 @@ def run_cmd(out, stall_s, repeat_s, rounds, nccl_subsys, fr_buffer, quiet, comma
     code = run(list(command), s, echo=None if quiet else click.echo)
     click.echo(f"tracekit: run folder {out}; next: tracekit ingest {out}", err=True)
     sys.exit(code)
+
+
+@main.command("doctor", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--script", type=click.Path(exists=True, dir_okay=False), help="Check every launch command in this shell script.")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def doctor_cmd(script, as_json, command):
+    """Flag known hang and slowness causes in a launch command (and this node's environment).
+
+    Example: tracekit doctor --script launch.sh
+    """
+    from tracekit import doctor
+
+    if script:
+        commands = doctor.commands_in_script(Path(script).read_text(errors="replace"))
+        if not commands:
+            raise BadInput(f"{script}: no launch command (torchrun, deepspeed, swift, python -m torch.distributed.run) found")
+        where = [f"{script}:{n}" for n, _ in commands]
+        argvs = [a for _, a in commands]
+    elif command:
+        where, argvs = ["command"], [list(command)]
+    else:
+        raise BadInput("give a command after -- or --script FILE")
+    report = [{"where": w, "findings": [f.to_dict() for f in doctor.check(a)]} for w, a in zip(where, argvs)]
+    diffs = doctor.compare(argvs)
+    if as_json:
+        click.echo(json.dumps({"commands": report, "differences_between_commands": diffs}, indent=2))
+        return
+    shown: dict[str, str] = {}
+    for r in report:
+        key = json.dumps(r["findings"])
+        if key in shown:
+            click.echo(f"{r['where']}: the same {len(r['findings'])} finding(s) as {shown[key]}")
+            continue
+        shown[key] = r["where"]
+        click.echo(f"{r['where']}: {len(r['findings'])} finding(s)")
+        for f in r["findings"]:
+            click.echo(f"  {f['severity']:<8}{f['id']}: {f['what']}")
+            click.echo(f"          why: {f['why']}")
+            click.echo(f"          fix: {f['fix']}")
+    if len(argvs) > 1:
+        click.echo("commands differ in: " + ("; ".join(diffs) if diffs else "nothing"))
 
 
 def _main_guard():

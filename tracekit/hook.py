@@ -5,7 +5,7 @@ Two ways in:
   the rank's stdout and stderr (file descriptors 1 and 2, so C++ and NCCL lines too) to
   ``rank<R>.<host>.<pid>.log``, prints the header, registers the process in ``procs/``, arms
   faulthandler on SIGUSR1, and dumps the Flight Recorder and the Python stacks each time the
-  launcher touches ``dump.<host>.request``. It adds no work to the training loop.
+  launcher touches ``dump.<host>.<launcher pid>.request``. It adds no work to the training loop.
 - ``install(out)``, for scripts that call ``progress()`` themselves: prints the
   ``[tracekit] rank=... host=... pid=...`` header that ties this process's lines to its rank, and
   starts a daemon thread that, when ``progress()`` has not been called for ``stall_s`` seconds,
@@ -118,14 +118,15 @@ def attach(run_dir: str | Path) -> None:
     print(header(), flush=True)
     procs = run / "procs"
     procs.mkdir(exist_ok=True)
-    (procs / f"{host}.{pid}").write_text(f"rank={rank} local_rank={os.environ.get('LOCAL_RANK', '')}\n")
+    launcher = os.environ.get("TRACEKIT_LAUNCHER", "0")
+    (procs / f"{host}.{launcher}.{pid}").write_text(f"rank={rank} local_rank={os.environ.get('LOCAL_RANK', '')}\n")
     import faulthandler
     import signal
 
     fh = open(run / f"faulthandler.{host}.{pid}.txt", "a", buffering=1)
     fh.write(f"# tracekit stack dump rank={rank}\nProcess {pid}: {' '.join(sys.argv)}\n")
     faulthandler.register(signal.SIGUSR1, file=fh, all_threads=True)
-    request = run / f"dump.{host}.request"
+    request = run / f"dump.{host}.{launcher}.request"
 
     def serve():
         seen = request.stat().st_mtime if request.exists() else 0.0

@@ -6,8 +6,8 @@ user's own settings win):
 - the Flight Recorder (TORCH_FR_BUFFER_SIZE, dump on watchdog timeout into the run folder);
 - a sitecustomize (tracekit/boot) that makes each rank write its stdout/stderr into its own log with
   a header naming its rank, host and pid, and dump its Flight Recorder and stacks on request.
-Rank 0's log is echoed to the terminal. It records the command, the environment and the installed packages in ``launch.<host>.txt``, copies
-the launcher's own output to ``launcher.<host>.log``, and runs a stall watchdog: when no log in the
+Rank 0's log is echoed to the terminal. It records the command, the environment and the installed packages in ``launch.<host>.<pid>.txt``,
+copies the launcher's own output to ``launcher.<host>.<pid>.log``, and runs a stall watchdog: when no log in the
 folder grows for ``stall_s`` seconds it takes py-spy dumps of every local rank (faulthandler through
 SIGUSR1 where py-spy cannot attach) and asks the ranks for Flight Recorder dumps, ``rounds`` times
 ``repeat_s`` apart, then waits for progress again. It never kills or slows the job; the exit code is
@@ -69,6 +69,7 @@ def rank_env(s: Settings, base: dict[str, str] | None = None) -> dict[str, str]:
         env.setdefault(k, v)
     env.update(s.extra_env)
     env["TRACEKIT_RUN_DIR"] = out
+    env["TRACEKIT_LAUNCHER"] = str(os.getpid())
     env["PYTHONPATH"] = os.pathsep.join([str(BOOT)] + [p for p in [env.get("PYTHONPATH", "")] if p])
     return env
 
@@ -89,9 +90,9 @@ def launch_record(argv: list[str], env: dict[str, str], s: Settings) -> str:
 
 
 def _local_ranks(out: Path, host: str) -> list[tuple[int, str]]:
-    """(pid, rank) of this host's live rank processes, from the hooks' registrations."""
+    """(pid, rank) of the live rank processes this launcher started, from the hooks' registrations."""
     found = []
-    for f in sorted((out / "procs").glob(f"{host}.*")):
+    for f in sorted((out / "procs").glob(f"{host}.{os.getpid()}.*")):
         try:
             pid = int(f.name.rsplit(".", 1)[1])
             os.kill(pid, 0)
@@ -117,7 +118,7 @@ def dump_round(out: Path, host: str, n: int, note: Callable[[str], None]) -> Non
     """One round of evidence: py-spy (or faulthandler) stacks of each local rank, FR dumps."""
     pyspy = shutil.which("py-spy")
     ranks = _local_ranks(out, host)
-    (out / f"dump.{host}.request").write_text("fr" if pyspy else "fr,stacks")
+    (out / f"dump.{host}.{os.getpid()}.request").write_text("fr" if pyspy else "fr,stacks")
     for pid, rank in ranks:
         target = out / f"pyspy.{host}.{pid}.{n}.txt"
         ok = False
@@ -160,8 +161,9 @@ def run(argv: list[str], s: Settings, echo: Callable[[str], None] | None = None)
     s.out.mkdir(parents=True, exist_ok=True)
     host = socket.gethostname()
     env = rank_env(s)
-    (s.out / f"launch.{host}.txt").write_text(launch_record(argv, env, s))
-    log = open(s.out / f"launcher.{host}.log", "a", buffering=1)
+    me = f"{host}.{os.getpid()}"  # several launchers may share a host (fake nodes) and a folder
+    (s.out / f"launch.{me}.txt").write_text(launch_record(argv, env, s))
+    log = open(s.out / f"launcher.{me}.log", "a", buffering=1)
     lock = threading.Lock()
 
     def note(msg: str) -> None:

@@ -17,8 +17,7 @@ import polars as pl
 from tracekit import schema
 
 
-class StoreError(Exception):
-    """A store folder that is missing, partial or unreadable."""
+from tracekit.errors import StoreError  # noqa: E402,F401 - re-exported: tracekit.store.StoreError
 
 
 @dataclass

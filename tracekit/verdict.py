@@ -93,6 +93,14 @@ def decide(store: Store) -> Verdict:
     if mismatches:
         f = mismatches[0]
         return Verdict(Kind.MISMATCH, f.message, f.missing, f.evidence, findings, notes)
+    # 1b. a mismatch the runtime itself caught (TORCH_DISTRIBUTED_DEBUG=DETAIL, gloo's size check)
+    reported = ev.filter(pl.col("kind").is_in(["collective_mismatch", "gloo_size_mismatch"]))
+    if reported.height:
+        r = reported["rank"].drop_nulls().unique().sort().to_list()
+        msg = (reported["message"][0] or "").strip()
+        return Verdict(Kind.MISMATCH, f"rank {fmt_ranks(r) or '?'}: the ranks' collectives no longer pair up ("
+                       f"{msg[:160]}); the first collective where their sequences differ is where they diverged",
+                       r, _ev(reported) + _ev(crash, 2), findings, notes)
     # 2. a crashed rank: an error that is not itself a timeout, on a rank others then wait for
     if crash.height:
         first = crash.sort("line").head(1)

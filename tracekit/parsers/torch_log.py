@@ -32,6 +32,8 @@ MISMATCH = (
     r"Detected mismatch between collectives on ranks\. Rank (?P<rank>\d+) is running collective: "
     r"CollectiveFingerPrint\(SequenceNumber=(?P<seq>\d+), OpType=(?P<op>\w+)"
 )
+# gloo's own pairing check: the peer sent another size than this rank's collective expects
+GLOO_MISMATCH = r"(?P<message>\d+ vs \d+\. Received data size doesn't match expected size)"
 GLOO_ERROR = r"(?P<message>(?:\[[^\]]*gloo[^\]]*\] )?(?:Connection closed by peer|Connection refused|Timed out waiting \d+ms for \w+ operation|Connection reset by peer|Socket Timeout|timed out after \d+ms|Network is unreachable).*)"
 CRASH = r"terminate called after throwing|what\(\):\s+(?:CUDA error|NCCL error)|Segmentation fault|core dumped"
 CANCELLED = r"CANCELLED AT (?P<ts>\S+) DUE TO (?P<message>[A-Z ]+)"
@@ -42,7 +44,7 @@ TRACEKIT = r"^\[tracekit\] (?P<kv>(?:\w+=\S*\s*)+)$"
 RUN_ENV = r"^\[tracekit-run\] env (?P<message>\S.*)$"
 RUN_PKG = r"^\[tracekit-run\] package (?P<message>\S.*)$"
 RUN_LAUNCH = r"^\[tracekit-run\] (?P<message>(?:host|started|cwd|argv|settings)=.*)$"
-OWN_MESSAGE = {"launch", "setting", "package", "run_note"}  # kinds whose message is the pattern's group, not the line
+OWN_MESSAGE = {"launch", "setting", "package", "run_note", "gloo_size_mismatch"}  # kinds whose message is the pattern's group, not the line
 RUN_NOTE = r"^\[tracekit-run\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d (?P<message>.*)$"
 GLOG = r"^\[?(?P<level>[WEIF])\d{4} \d\d:\d\d:\d\d\.\d+ \d+ [\w/.\-]+:\d+\]"
 KNOWN = (
@@ -82,6 +84,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("watchdog_status", t.str.contains(LAST_WORK), LAST_WORK,
         seq=t.str.extract(AT_WORK, 1).cast(pl.Int64, strict=False))
     add("collective_mismatch", t.str.contains("Detected mismatch between collectives"), MISMATCH)
+    add("gloo_size_mismatch", t.str.contains("Received data size doesn't match expected size", literal=True),
+        GLOO_MISMATCH)
     add("child_failed", t.str.contains(FAILED), FAILED)
     add("closing_signal", t.str.contains(SIGNAL), SIGNAL)
     add("signal", t.str.contains(SIGNAL_RECEIVED), SIGNAL_RECEIVED)
@@ -131,7 +135,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
             events = events.with_columns(pl.col("op").str.to_lowercase())
         events = events.unique(["file", "line", "kind"], maintain_order=True)
     used = t.str.contains(
-        any_of(*(r"Work(?:NCCL|Gloo)?\(SeqNum=", LAST_WORK, "Detected mismatch", FAILED, SIGNAL,
+        any_of(*(r"Work(?:NCCL|Gloo)?\(SeqNum=", LAST_WORK, "Detected mismatch", "Received data size doesn't match", FAILED, SIGNAL,
                                        SIGNAL_RECEIVED, GLOO_ERROR, EXCEPTION, GLOG, CHILD_HOST, CHILD_RANK,
                                        CHILD_EXIT, TRACEKIT, KNOWN, r"^\[tracekit-run\] ", CRASH, CANCELLED, KILLING, r"^E\d{4} "))
     )

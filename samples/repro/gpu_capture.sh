@@ -21,7 +21,7 @@ nvidia-smi -L; python3 -c "import torch, deepspeed; print('torch', torch.__versi
 TRAIN=$REPO/samples/repro/train_zero3.py
 run_1x1() {  # name scenario
   local d=$OUT/$1; rm -rf "$d"
-  TK_SCENARIO=$2 timeout 240 python3 -m tracekit.cli run --quiet --out "$d" --stall 20 --repeat 10 -- \
+  TK_SCENARIO=$2 timeout 150 python3 -m tracekit.cli run --quiet --out "$d" --stall 20 --repeat 10 -- \
     torchrun --nnodes=1 --nproc_per_node=1 --master_addr=::1 --master_port=$3 "$TRAIN"
   echo "$1 rc=$?"
 }
@@ -30,7 +30,7 @@ run_2x1() {  # name scenario port [extra env for both nodes]
   for node in 0 1; do
     env "$@" NCCL_HOSTID=fakenode$node CUDA_VISIBLE_DEVICES=0 NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 \
       NCCL_SOCKET_IFNAME=${IFNAME:-lo} NCCL_SOCKET_FAMILY=AF_INET6 \
-      timeout 240 python3 -m tracekit.cli run --quiet --out "$d" --stall 8 --repeat 8 -- \
+      timeout 150 python3 -m tracekit.cli run --quiet --out "$d" --stall 8 --repeat 8 -- \
       torchrun --nnodes=2 --node_rank=$node --nproc_per_node=1 --master_addr=::1 --master_port=$port "$TRAIN" &
   done
   wait

@@ -191,6 +191,26 @@ def doctor_cmd(script, as_json, command):
         click.echo("commands differ in: " + ("; ".join(diffs) if diffs else "nothing"))
 
 
+@main.command("diff")
+@click.argument("run_a", type=click.Path())
+@click.argument("run_b", type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print the differences as JSON.")
+def diff_cmd(run_a, run_b, as_json):
+    """Compare two runs (stores, or log folders ingested on the fly): layout, transports, network,
+    collective sequences, versions, bandwidth, settings, most telling first.
+
+    Example: tracekit diff samples/zero3_1x4_healthy samples/zero3_2x2_healthy
+    """
+    from tracekit import diff
+
+    try:
+        a, b = _load(run_a), _load(run_b)
+    except StoreError as e:
+        raise BadInput(str(e)) from None
+    c = diff.compare(a, b)
+    click.echo(json.dumps(c.to_dict(), indent=2, default=str) if as_json else diff.render(c, run_a, run_b))
+
+
 def _main_guard():
     try:
         main(standalone_mode=True)

@@ -18,10 +18,10 @@ from pathlib import Path
 import polars as pl
 
 from tracekit import schema
-from tracekit.parsers import Parsed, flight_recorder, kineto, nccl, pyspy, text, torch_log, trainer
+from tracekit.parsers import Parsed, flight_recorder, kineto, nccl, nccl_tests, pyspy, text, torch_log, trainer
 from tracekit.store import Store
 
-TEXT_PARSERS = (nccl, torch_log, trainer, pyspy)
+TEXT_PARSERS = (nccl, torch_log, trainer, pyspy, nccl_tests)
 SKIP_DIRS = {".tracekit", "__pycache__", ".git", "procs"}  # procs/: tracekit run's own bookkeeping
 PARALLEL_BYTES = 32 << 20  # below this, starting worker processes costs more than it saves
 BATCH_BYTES = 64 << 20  # text parsed in one lines frame

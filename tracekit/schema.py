@@ -51,6 +51,8 @@ EVENTS = {
     "message": Str, "seq": I64, "op": Str, "numel": I64, "timeout_ms": I64, "pg": Str,
     "last_enqueued": I64, "last_completed": I64, "exit_code": I64, "step": I64, "loss": F64,
     "thread": Str, "where": Str, "frames": Str,
+    # bandwidth measurements (DeepSpeed comms logger, nccl-tests): message bytes, time, GB/s
+    "bytes": I64, "duration_ms": F64, "algbw_gbs": F64, "busbw_gbs": F64,
 }
 
 TABLES = {

@@ -57,6 +57,16 @@ def parse(lines: pl.DataFrame) -> Parsed:
             t.str.extract(LOSS, 1).cast(pl.Float64, strict=False).alias("loss"),
             (pl.col("op") if "op" in events.columns else pl.lit(None, pl.Utf8)).alias("op"),
         )
+        if "algbw" in events.columns:  # DeepSpeed's comms logger: ms, size with unit, Gbps (bits)
+            unit = pl.col("unit").str.to_uppercase().replace_strict(
+                {"B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30}, default=None, return_dtype=pl.Float64)
+            events = events.with_columns(
+                (pl.col("size").cast(pl.Float64, strict=False) * unit).round().cast(pl.Int64).alias("bytes"),
+                pl.col("ms").cast(pl.Float64, strict=False).alias("duration_ms"),
+                (pl.col("algbw").cast(pl.Float64, strict=False) / 8).alias("algbw_gbs"),
+                (pl.col("busbw").cast(pl.Float64, strict=False) / 8).alias("busbw_gbs"),
+                pl.when(pl.col("kind") == "comm_op").then(pl.lit("deepspeed")).alias("where"),
+            )
     ranks = df.filter(t.str.contains(DS_VERSION)).select(
         "file", t.str.extract(DS_VERSION, 1).alias("deepspeed_version"), pl.lit("deepspeed").alias("source")
     )

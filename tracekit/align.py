@@ -195,3 +195,23 @@ def _mismatches(coll: pl.DataFrame, source: str) -> list[Finding]:
             evidence=[f"{r['file']}:{r['line'] or r['record_id']}" for r in rows.iter_rows(named=True)][:8],
         ))
     return out
+
+
+def clock_offsets(coll: pl.DataFrame) -> pl.DataFrame:
+    """Per-host clock offset (ns) to subtract before comparing times across nodes.
+
+    A collective cannot complete on one rank before every rank has entered it, so the ranks'
+    completion (else enqueue) times of one ``(pg, seq)`` bound each other; the median, over all
+    collectives two hosts share, of a host's time minus the collective's median is that host's
+    offset. Hosts with nothing in common get 0.
+    """
+    t = coll.filter(pl.col("host").is_not_null() & pl.col("seq").is_not_null()).with_columns(
+        pl.coalesce("end_ns", "start_ns").alias("_t")).filter(pl.col("_t").is_not_null())
+    hosts = t["host"].unique().to_list()
+    if len(hosts) < 2:
+        return pl.DataFrame({"host": hosts, "offset_ns": [0] * len(hosts)}, schema={"host": pl.Utf8, "offset_ns": pl.Int64})
+    per = t.group_by("host", "pg", "seq").agg(pl.col("_t").median())
+    shared = per.with_columns(pl.col("_t").median().over("pg", "seq").alias("_m"),
+                              pl.col("host").n_unique().over("pg", "seq").alias("_n")).filter(pl.col("_n") > 1)
+    off = shared.group_by("host").agg((pl.col("_t") - pl.col("_m")).median().cast(pl.Int64).alias("offset_ns"))
+    return pl.DataFrame({"host": hosts}).join(off, on="host", how="left").with_columns(pl.col("offset_ns").fill_null(0))

@@ -1,7 +1,7 @@
 """The command line: thin wrappers that build arguments, call the library and choose exit codes.
 
 Exit codes: 0 ok; 1 a hang or failure was found and ``--fail-on-hang`` was given; 2 bad input or
-usage (nothing could be read, a broken store).
+usage (nothing could be read, a broken store); 3 a bug in tracekit (one line, no traceback).
 """
 
 from __future__ import annotations
@@ -211,13 +211,76 @@ def diff_cmd(run_a, run_b, as_json):
     click.echo(json.dumps(c.to_dict(), indent=2, default=str) if as_json else diff.render(c, run_a, run_b))
 
 
-def _main_guard():
+@main.command("trace")
+@click.argument("run", type=click.Path())
+@click.option("-o", "--out", "out", default="run.pftrace", show_default=True, type=click.Path(dir_okay=False),
+              help="Perfetto trace to write.")
+@click.option("--diff", "run_b", type=click.Path(), help="A second run, drawn in the same trace (processes B:...).")
+@click.option("--json-out", type=click.Path(dir_okay=False), help="Also write Chrome trace-event JSON (legacy viewers).")
+def trace_cmd(run, out, run_b, json_out):
+    """Write a Perfetto trace: a track per rank and process group, a slice per collective, flows
+    linking each collective across ranks, the verdict's collective marked, instants where ranks stop.
+
+    Example: tracekit trace samples/gloo_2x2_deadlock -o deadlock.pftrace
+    """
+    from tracekit import verdict as verdict_mod
+    from tracekit.reports import chrome_json, perfetto, timeline
+
+    try:
+        a = _load(run)
+        b = _load(run_b) if run_b else None
+    except StoreError as e:
+        raise BadInput(str(e)) from None
+    tl = timeline.build(a, verdict_mod.decide(a), label="A " if b else "")
+    if b is not None:
+        timeline.build(b, verdict_mod.decide(b), label="B ", pid_base=100_000, into=tl)
+    if not tl.slices:
+        raise BadInput(f"{run}: no collectives with ranks to draw (no Flight Recorder, Kineto or NCCL COLL data)")
+    perfetto.write(tl, out)
+    if json_out:
+        chrome_json.write(tl, json_out)
+    click.echo(f"wrote {out}: {len(tl.processes)} rank(s), {len(tl.slices)} collective slices, "
+               f"{len({s.flow for s in tl.slices if s.flow})} cross-rank flows, axis {tl.axis}; open it: tracekit open {out}")
+
+
+@main.command("open")
+@click.argument("trace_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--port", default=9001, show_default=True, help="Port to serve on (the Perfetto UI allows 9001).")
+@click.option("--timeout", "timeout_s", type=float, default=None, help="Give up after this many seconds.")
+def open_cmd(trace_file, port, timeout_s):
+    """Serve a trace once on 127.0.0.1 for ui.perfetto.dev and print the link that opens it.
+
+    Example: tracekit open deadlock.pftrace
+    """
+    from tracekit import serve
+
+    click.echo(f"open {serve.deep_link(Path(trace_file).name, port)}")
+    click.echo(f"(serving {trace_file} once on http://127.0.0.1:{port}/; Ctrl-C to stop)", err=True)
+    try:
+        ok = serve.serve_once(trace_file, port, timeout_s)
+    except OSError as e:
+        raise BadInput(f"cannot serve on 127.0.0.1:{port}: {e.strerror or e}") from None
+    if not ok:
+        raise BadInput(f"nobody fetched {trace_file} within {timeout_s:g}s")
+    click.echo("served; the UI has the trace now", err=True)
+
+
+def entry():
+    """The ``tracekit`` console script: no traceback ever reaches the user (TRACEKIT_DEBUG=1 shows it)."""
+    import os
+
     try:
         main(standalone_mode=True)
     except StoreError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
+    except Exception as e:  # noqa: BLE001 - a bug in tracekit: one line, exit 3
+        if os.environ.get("TRACEKIT_DEBUG"):
+            raise
+        click.echo(f"error: tracekit failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''} "
+                   "(a bug: TRACEKIT_DEBUG=1 shows the traceback)", err=True)
+        sys.exit(3)
 
 
 if __name__ == "__main__":
-    _main_guard()
+    entry()

@@ -1,0 +1,117 @@
+"""The run as a timeline: one process per rank, one track per process group, a slice per
+collective, flows tying one collective across ranks, instants where a rank stops. The trace
+writers (``perfetto``, ``chrome_json``) only translate this model into their file formats.
+
+Times come from the best timed source (Flight Recorder, else Kineto), shifted by each host's
+clock offset (``align.clock_offsets``).  With no timed source (NCCL COLL lines only) the axis is the sequence number,
+one millisecond per collective, and ``axis`` says so. Where a source records no end (Gloo's Flight
+Recorder), a collective is a short enqueue marker, except a rank's last one, which stays open to
+the end of the trace unless the verdict says the rank left it (a deadlock's culprit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from tracekit import align
+from tracekit.store import Store
+from tracekit.verdict import Verdict
+
+
+@dataclass
+class Slice:
+    pid: int
+    track: str
+    name: str
+    start_ns: int
+    end_ns: int
+    args: dict
+    flow: int | None = None
+    first_in_flow: bool = False
+    last_in_flow: bool = False
+    highlight: bool = False
+
+
+@dataclass
+class Instant:
+    pid: int
+    track: str
+    name: str
+    ts_ns: int
+    args: dict
+
+
+@dataclass
+class Timeline:
+    processes: dict[int, str] = field(default_factory=dict)  # pid -> "A host/rank 3"
+    tracks: dict[tuple[int, str], int] = field(default_factory=dict)  # (pid, track) -> order
+    slices: list[Slice] = field(default_factory=list)
+    instants: list[Instant] = field(default_factory=list)
+    axis: str = "time"  # or "sequence"
+    title: str = ""
+
+
+def _pick(coll: pl.DataFrame) -> tuple[pl.DataFrame, str]:
+    for source in ("fr", "kineto"):
+        sub = coll.filter((pl.col("source") == source) & pl.col("start_ns").is_not_null())
+        if sub.height:
+            return sub, "time"
+    sub = coll.filter(pl.col("seq").is_not_null())
+    return sub.with_columns((pl.col("seq") * 1_000_000).alias("start_ns"), pl.lit(None, pl.Int64).alias("end_ns")), "sequence"
+
+
+def build(store: Store, verdict: Verdict | None = None, label: str = "", pid_base: int = 0, into: Timeline | None = None) -> Timeline:
+    tl = into or Timeline()
+    coll, axis = _pick(store.collectives.filter(pl.col("rank").is_not_null()))
+    tl.axis = axis if into is None else (tl.axis if tl.axis == axis else "mixed")
+    if not coll.height:
+        return tl
+    if axis == "time":
+        off = align.clock_offsets(coll)
+        coll = coll.join(off, on="host", how="left").with_columns(
+            (pl.col("start_ns") - pl.col("offset_ns").fill_null(0)).alias("start_ns"),
+            (pl.col("end_ns") - pl.col("offset_ns").fill_null(0)).alias("end_ns"))
+    coll = coll.unique(["rank", "pg", "seq", "start_ns"], maintain_order=True).sort("rank", "pg", "start_ns")
+    t0, t1 = coll["start_ns"].min(), coll.select(pl.max_horizontal("start_ns", "end_ns")).to_series().max()
+    tail = max((t1 - t0) // 20, 1_000_000)
+    mark = max((t1 - t0) // 200, 1_000_000)  # an enqueue whose end is unknown: a short marker
+    outside = verdict.ranks if verdict and verdict.kind.name == "DEADLOCK" else []  # they left their last one
+    nxt = pl.col("start_ns").shift(-1).over("rank", "pg")
+    is_open = pl.col("end_ns").is_null() & nxt.is_null() & ~pl.col("rank").is_in(outside)
+    coll = coll.with_columns(
+        pl.when(pl.col("end_ns").is_not_null()).then(pl.col("end_ns"))
+        .when(is_open).then(pl.lit(t1 + tail))
+        .otherwise(pl.min_horizontal(pl.coalesce(nxt, pl.lit(t1 + tail)), pl.col("start_ns") + mark)).alias("_end"),
+        is_open.alias("_open"),
+    ).with_columns(pl.max_horizontal(pl.col("_end"), pl.col("start_ns") + 1000).alias("_end"))
+    focus = {(f.pg, f.seq) for f in (verdict.findings if verdict else []) if f.seq is not None and f.op}
+    flows = (coll.group_by("pg", "seq").agg(pl.col("rank").n_unique().alias("n")).filter(pl.col("n") > 1)
+             .with_row_index("flow", offset=pid_base * 100 + 1))
+    coll = coll.join(flows.select("pg", "seq", "flow"), on=["pg", "seq"], how="left").with_columns(
+        (pl.col("rank") == pl.col("rank").max().over("pg", "seq")).alias("_last"),
+        (pl.col("rank") == pl.col("rank").min().over("pg", "seq")).alias("_first"))
+    hosts = dict(store.ranks.select("rank", "host").drop_nulls("rank").unique("rank").iter_rows())
+    for rank in sorted(coll["rank"].unique().to_list()):
+        pid = pid_base + rank + 1
+        tl.processes[pid] = f"{label}{hosts.get(rank) or '?'}/rank {rank}"
+    for r in coll.iter_rows(named=True):
+        pid = pid_base + r["rank"] + 1
+        track = f"pg {r['pg']}" + (f" ({r['pg_desc']})" if r.get("pg_desc") else "")
+        tl.tracks.setdefault((pid, track), len(tl.tracks))
+        hot = (r["pg"], r["seq"]) in focus
+        name = f"{r['op']} #{r['seq']}" + (" (never completed)" if r["_open"] and r["state"] not in ("completed",) else "")
+        tl.slices.append(Slice(pid, track, ("! " if hot else "") + name, r["start_ns"], r["_end"], {
+            "seq": r["seq"], "op": r["op_raw"] or r["op"], "bytes": r["bytes"], "count": r["count"], "dtype": r["dtype"],
+            "state": r["state"], "source": r["source"], "file": r["file"]},
+            flow=r["flow"], first_in_flow=bool(r["_first"]), last_in_flow=bool(r["_last"]), highlight=hot))
+    if verdict and verdict.ranks:
+        last = coll.filter(pl.col("rank").is_in(verdict.ranks)).group_by("rank").agg(pl.col("_end").max(), pl.col("pg").last())
+        for r in last.iter_rows(named=True):
+            pid = pid_base + r["rank"] + 1
+            track = next((k[1] for k in tl.tracks if k[0] == pid), f"pg {r['pg']}")
+            tl.instants.append(Instant(pid, track, f"rank {r['rank']} stops here ({verdict.kind.name.lower()})",
+                                       min(r["_end"], t1 + tail), {"verdict": verdict.summary[:300]}))
+    tl.title = (tl.title + " | " if tl.title else "") + f"{label}{verdict.kind.name if verdict else ''}"
+    return tl

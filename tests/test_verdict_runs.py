@@ -16,6 +16,12 @@ from tracekit.verdict import Kind, decide
     ("gloo_2x2_mismatch", Kind.MISMATCH, [1]),  # gloo caught the size mismatch and aborted rank 1
     ("gloo_2x2_healthy", Kind.HEALTHY, []),
     ("gloo_1x4_healthy", Kind.HEALTHY, []),
+    # real NCCL 2.28.9 on an H200 (samples/repro/gpu_capture.sh): two fake nodes over NET/Socket
+    ("gpu_1x1_healthy", Kind.HEALTHY, []),
+    ("gpu_2x1_healthy", Kind.HEALTHY, []),
+    ("gpu_2x1_bench", Kind.HEALTHY, []),
+    ("gpu_2x1_divergence", Kind.MISMATCH, [1]),
+    ("gpu_2x1_badiface", Kind.TRANSPORT_ERROR, [0, 1]),
 ])
 def test_committed_samples(sample, kind, ranks):
     v = decide(ingest([SAMPLES / sample]))
@@ -41,3 +47,17 @@ def test_real_2x2_hang_end_to_end(tmp_path):
     v = decide(ingest([out]))
     assert v.kind == Kind.DEADLOCK and v.ranks == [3]
     assert "gloo:all_reduce" in v.summary
+
+
+def test_nccl_divergence_names_both_sides():
+    """Rank 1 ran one ZeRO-3 micro-batch fewer: at seq 134 rank 0 reduce-scatters, rank 1 all-reduces."""
+    v = decide(ingest([SAMPLES / "gpu_2x1_divergence"]))
+    assert "_reduce_scatter_base seq 134 [918400] BFloat16" in v.summary and "rank 1: nccl:all_reduce [1] Float" in v.summary
+
+
+def test_nccl_zero_count_call_is_not_a_mismatch():
+    """NCCL 2.28 logs a count-0 Broadcast under the next call's opCount on both ranks alike."""
+    s = ingest([SAMPLES / "gpu_2x1_healthy"])
+    noop = s.collectives.filter(s.collectives["state"] == "no-op")
+    assert noop.height >= 2 and set(noop["op"]) == {"broadcast"}
+    assert decide(s).kind == Kind.HEALTHY

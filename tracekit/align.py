@@ -55,6 +55,9 @@ class Finding:
             f" {self.dtype}" if self.dtype else "")
         if self.kind in (Match.MISSING, Match.RANK_ABSENT):
             return f"{where}: {what}: ranks {fmt_ranks(self.missing)} never issued it; ranks {fmt_ranks(self.present)} wait in it"
+        if self.last_of_missing:
+            other = "; ".join(f"rank {r}: {v}" for r, v in sorted(self.last_of_missing.items())[:4])
+            return f"{where}: seq {self.seq}: {self.kind.value}: ranks {fmt_ranks(self.present)} issued {what}; {other}"
         return f"{where}: {what}: {self.kind.value}"
 
     def to_dict(self) -> dict:
@@ -169,9 +172,14 @@ def _missing(coll: pl.DataFrame, full: pl.DataFrame, lag: pl.DataFrame, source: 
 
 
 def _mismatches(coll: pl.DataFrame, source: str) -> list[Finding]:
-    at = coll.group_by("pg", "seq").agg(
-        pl.col("op").n_unique().alias("ops"), pl.col("dtype").drop_nulls().n_unique().alias("dtypes"),
-        pl.col("sizes").drop_nulls().n_unique().alias("nsizes"), pl.col("op").first().alias("op0"),
+    # Each rank's signature at a sequence number: every call it logged there (NCCL logs a zero-count
+    # call under the next call's opCount, FR dumps repeat entries), so ranks are compared as wholes.
+    sig = coll.group_by("pg", "seq", "rank").agg(
+        pl.col("op").unique().sort().str.join("+"), pl.col("dtype").drop_nulls().unique().sort().str.join("+"),
+        pl.col("sizes").drop_nulls().unique().sort().str.join("+"), pl.col("start_ns").min())
+    at = sig.group_by("pg", "seq").agg(
+        pl.col("op").n_unique().alias("ops"), pl.col("dtype").n_unique().alias("dtypes"),
+        pl.col("sizes").n_unique().alias("nsizes"), pl.col("op").first().alias("op0"),
         pl.col("start_ns").min(), pl.col("rank").n_unique().alias("nranks"),
     ).filter(pl.col("nranks") > 1)
     bad = at.with_columns(
@@ -182,10 +190,11 @@ def _mismatches(coll: pl.DataFrame, source: str) -> list[Finding]:
     ).filter(pl.col("why").is_not_null()).sort("start_ns", "seq", nulls_last=True)
     out = []
     for row in bad.group_by("pg", maintain_order=True).first().iter_rows(named=True):
-        rows = coll.filter((pl.col("pg") == row["pg"]) & (pl.col("seq") == row["seq"])).sort("rank")
+        rows = coll.filter((pl.col("pg") == row["pg"]) & (pl.col("seq") == row["seq"])).sort("rank").unique("rank", maintain_order=True)
         first = rows.row(0, named=True)
-        odd = rows.filter((pl.col("op") != first["op"]) | (pl.col("dtype") != first["dtype"])
-                          | (pl.col("sizes") != first["sizes"]))["rank"].to_list()
+        odd = rows.filter(pl.col("op").ne_missing(pl.lit(first["op"], pl.Utf8))
+                          | pl.col("dtype").ne_missing(pl.lit(first["dtype"], pl.Utf8))
+                          | pl.col("sizes").ne_missing(pl.lit(first["sizes"], pl.Utf8)))["rank"].to_list()
         out.append(Finding(
             kind=Match[row["why"]], source=source, pg=row["pg"], pg_desc=first["pg_desc"], seq=row["seq"],
             op=first["op_raw"], sizes=first["sizes"], dtype=first["dtype"],

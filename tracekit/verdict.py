@@ -17,6 +17,7 @@ from tracekit import align
 from tracekit.align import Finding, Match, fmt_ranks
 from tracekit.store import Store
 
+NETWORK_SETTINGS = r"^(?:NCCL_SOCKET_IFNAME|NCCL_SOCKET_FAMILY|GLOO_SOCKET_IFNAME|NCCL_IB_\w+|NCCL_NET\w*|NCCL_P2P_DISABLE|NCCL_SHM_DISABLE)="
 C10D_FRAME = r"distributed_c10d|deepspeed/comm|torch/distributed/(?:_functional|nn|fsdp|algorithms)|c10d"
 
 
@@ -105,6 +106,17 @@ def decide(store: Store) -> Verdict:
     if crash.height:
         first = crash.sort("line").head(1)
         r = first["rank"].drop_nulls().to_list()
+        warns = transport.filter(pl.col("kind") == "nccl_warn")
+        if warns.height and (first["message"][0] or "").find("NCCL") >= 0:
+            # the crash is NCCL giving up: its own WARN line says why (no interface, refused connect, ...)
+            w = warns.sort("line").head(1)
+            net = ev.filter((pl.col("kind") == "setting") & pl.col("message").str.contains(NETWORK_SETTINGS))
+            said = "; ".join(sorted(set(net["message"].to_list())))
+            return Verdict(Kind.TRANSPORT_ERROR, f"NCCL failed on rank {fmt_ranks(w['rank'].drop_nulls().to_list()) or '?'}: "
+                           f"{(w['message'][0] or '').strip()[:160]}" + (f" (launched with {said})" if said else "")
+                           + f"; rank {fmt_ranks(r) or '?'} then failed: {(first['message'][0] or '').strip()[:120]}",
+                           sorted(set(warns["rank"].drop_nulls().to_list()) | set(r)),
+                           _ev(warns, 3) + _ev(net, 3) + _ev(crash, 2), findings, notes)
         return Verdict(Kind.CRASHED_RANK, f"rank {fmt_ranks(r) or '?'} failed first: {(first['message'][0] or '').strip()[:200]}",
                        r, _ev(crash) + _ev(exits, 3), findings, notes)
     # 3. a communicator whose init never completed, or connections that keep retrying

@@ -2,7 +2,8 @@
 # Real NCCL captures on a one-GPU machine, each under `tracekit run`; one tar.gz per run in $OUT.
 #   1x1          one rank, NCCL on one GPU (ZeRO-3 offload, Kineto with CUDA kernels)
 #   2x1_*        two fake nodes on the same GPU: two torchrun --nnodes=2 launches, NCCL_HOSTID per node,
-#                P2P/SHM/IB off, so NCCL goes through NET/Socket over IPv6 loopback, as between two hosts
+#                P2P/SHM/IB off, so NCCL goes through NET/Socket on lo, as between two hosts (rendezvous at
+#                the IPv6 master ::1; NCCL skips IPv6 loopback addresses, so its sockets use 127.0.0.1)
 #                healthy, bench (bandwidth sweep), divergence (hang; FR dumps on watchdog timeout),
 #                badiface (NCCL_SOCKET_IFNAME names no interface)
 # Usage: bash samples/repro/gpu_capture.sh OUTDIR   (wheels for py-spy and DeepSpeed in .device/wheels)
@@ -29,14 +30,14 @@ run_2x1() {  # name scenario port [extra env for both nodes]
   local d=$OUT/$1 port=$3; shift 3; rm -rf "$d"
   for node in 0 1; do
     env "$@" NCCL_HOSTID=fakenode$node CUDA_VISIBLE_DEVICES=0 NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 \
-      NCCL_SOCKET_IFNAME=${IFNAME:-lo} NCCL_SOCKET_FAMILY=AF_INET6 \
+      NCCL_SOCKET_IFNAME=${IFNAME:-lo} \
       timeout 150 python3 -m tracekit.cli run --quiet --out "$d" --stall 8 --repeat 8 -- \
       torchrun --nnodes=2 --node_rank=$node --nproc_per_node=1 --master_addr=::1 --master_port=$port "$TRAIN" &
   done
   wait
   echo "$(basename $d) done"
 }
-TK_PROFILE=1 run_1x1 gpu_1x1_healthy healthy 29511
+[ -z "${SKIP_1X1:-}" ] && TK_PROFILE=1 run_1x1 gpu_1x1_healthy healthy 29511
 TK_PROFILE=1 run_2x1 gpu_2x1_healthy healthy 29512 TK_SCENARIO=healthy
 TK_PROFILE=0 run_2x1 gpu_2x1_bench bench 29513 TK_SCENARIO=bench
 TK_PROFILE=0 run_2x1 gpu_2x1_divergence divergence 29514 TK_SCENARIO=divergence TK_TIMEOUT_S=25 TK_EVAL_EVERY=2

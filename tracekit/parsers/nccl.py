@@ -178,7 +178,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     net = _decode(df, NET, pl.col("msg").str.starts_with("Using network"))
     ib_none = df.filter(pl.col("msg").str.contains(IB_NONE))
     ib_err = df.filter(pl.col("msg").str.contains(IB_ERROR))
-    ib_using = _decode(df, IB_USING, pl.col("msg").str.contains(r"^NET/IB ?: Using"))
+    # "NET/IB : Using [RO]; OOB ..." with no [n]device lists no device (the IB plugin then fails)
+    ib_using = _decode(df, IB_USING, pl.col("msg").str.contains(r"^NET/IB ?: Using.*\[\d+\]"))
     sock = _decode(df, SOCK_USING, pl.col("msg").str.contains(r"^NET/Socket ?: Using \["))
 
     # Which global rank is each process? The rank it holds in its largest communicator.
@@ -242,7 +243,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
             pl.col("count").cast(pl.Int64), pl.col("nranks").cast(pl.Int64),
             (pl.col("count").cast(pl.Int64) * dtype_size).alias("bytes"),
             dtype_name.alias("dtype"),
-            pl.lit("enqueued").alias("state"),
+            # NCCL logs a zero-count call but does not count it: it shares the next call's opCount
+            pl.when(pl.col("count").cast(pl.Int64) == 0).then(pl.lit("no-op")).otherwise(pl.lit("enqueued")).alias("state"),
         ).select(*key, "source", "rank", "pg", "comm", "nranks", "seq", "op", "op_raw", "count", "dtype", "bytes", "state")
     )
 

@@ -265,6 +265,37 @@ def open_cmd(trace_file, port, timeout_s):
     click.echo("served; the UI has the trace now", err=True)
 
 
+@main.command("plot")
+@click.argument("run", type=click.Path())
+@click.option("--diff", "run_b", type=click.Path(), help="A second run: its bandwidth goes on the same chart.")
+@click.option("-o", "--out", "out", default="tracekit-plots", show_default=True, type=click.Path(file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["png", "svg"]), default="png", show_default=True)
+def plot_cmd(run, run_b, out, fmt):
+    """Draw per-rank progress lanes, the last collective per rank and group, and bandwidth by size.
+
+    Example: tracekit plot samples/gloo_2x2_deadlock -o plots
+    """
+    from tracekit.reports import plots
+
+    try:
+        a = _load(run)
+        b = _load(run_b) if run_b else None
+    except StoreError as e:
+        raise BadInput(str(e)) from None
+    d = Path(out)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise BadInput(f"{out}: cannot create the folder: {e.strerror or e}") from None
+    made = [plots.progress(a, d / f"progress.{fmt}", f"progress per rank: {run}"),
+            plots.last_collective(a, d / f"last_collective.{fmt}", f"last collective per rank: {run}"),
+            plots.bandwidth({"A " + run: a} | ({"B " + run_b: b} if b is not None else {}), d / f"bandwidth.{fmt}")]
+    if b is not None:
+        made.append(plots.progress(b, d / f"progress_b.{fmt}", f"progress per rank: {run_b}"))
+    for m in made:
+        click.echo(f"wrote {m}")
+
+
 def entry():
     """The ``tracekit`` console script: no traceback ever reaches the user (TRACEKIT_DEBUG=1 shows it)."""
     import os

@@ -296,6 +296,39 @@ def plot_cmd(run, run_b, out, fmt):
         click.echo(f"wrote {m}")
 
 
+@main.command("watch")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--interval", default=10.0, show_default=True, help="Seconds between refreshes.")
+@click.option("--once", is_flag=True, help="One look, then exit (the rate needs two looks).")
+@click.option("--count", type=int, default=None, help="Stop after this many refreshes.")
+def watch_cmd(run_dir, interval, once, count):
+    """Follow a running job's folder and print a live verdict: progressing at X collectives/s,
+    or stalled since T with each rank's position. Redraws in place on a terminal, one line per
+    refresh in a pipe.
+
+    Example: tracekit watch tracekit-logs --interval 30
+    """
+    import time
+
+    from tracekit import watch
+
+    tty = sys.stdout.isatty()
+    prev, n = None, 0
+    while True:
+        cur = watch.snapshot(run_dir)
+        line = f"{time.strftime('%H:%M:%S')} {watch.describe(prev, cur)}"
+        if tty:
+            click.echo("\r\033[2K" + line[: click.get_terminal_size()[0] - 1], nl=False)
+        else:
+            click.echo(line)
+        prev, n = cur, n + 1
+        if once or (count is not None and n >= count):
+            break
+        time.sleep(interval)
+    if tty:
+        click.echo()
+
+
 def entry():
     """The ``tracekit`` console script: no traceback ever reaches the user (TRACEKIT_DEBUG=1 shows it)."""
     import os

@@ -9,13 +9,15 @@ healthy        every rank runs every micro-batch and eval batch
 divergence     the last rank runs one micro-batch fewer in step 2 (a shorter dataset copy on node 1):
                from there its ZeRO-3 all-gathers and reduce-scatters pair with the wrong ones -> hang
 wandb_stall    rank 0 blocks before the first step, the way a wandb.init without network does
+               (not with WANDB_MODE=offline, the fix)
 crash          the last rank raises at step 2 (a crashed rank on node 1)
 slow           a big all-gather per micro-step over the slow link: progresses, slowly
 bench          no training: an all_reduce / all_gather sweep over message sizes, printed as
                DeepSpeed's comms logger prints it (time, msg size, algbw, busbw)
 
 Settings: TK_STEPS (8), TK_ACCUM (2), TK_EVAL_EVERY (4), TK_HIDDEN (128), TK_LAYERS (2),
-TK_TIMEOUT_S (collective timeout, 60), TK_PROFILE (1: a torch.profiler window of steps 2-3).
+TK_TIMEOUT_S (collective timeout, 60), TK_PROFILE (1: a torch.profiler window of steps 2-3),
+TK_ZERO_STAGE (3; 2 drops parameter partitioning and offload: the fix for the slow scenario).
 """
 
 import datetime
@@ -89,17 +91,25 @@ def main() -> None:
     ds = json.loads(CONFIG.read_text())
     ds.update(train_micro_batch_size_per_gpu=1, gradient_accumulation_steps=ACCUM, train_batch_size=ACCUM * WORLD)
     ds["bf16"] = {"enabled": GPU}
+    if ENV.get("TK_ZERO_STAGE") == "2":  # the fix for a slow link: no parameter all-gathers, no param offload
+        z = ds["zero_optimization"]
+        ds["zero_optimization"] = {"stage": 2, "offload_optimizer": z["offload_optimizer"], "overlap_comm": False,
+                                   "contiguous_gradients": True, "reduce_bucket_size": z["reduce_bucket_size"]}
     if not GPU:
         ds["zero_optimization"]["offload_optimizer"]["pin_memory"] = False  # no pinned memory without CUDA
-        ds["zero_optimization"]["offload_param"]["pin_memory"] = False
-    with deepspeed.zero.Init(config_dict_or_path=ds):
+        if "offload_param" in ds["zero_optimization"]:
+            ds["zero_optimization"]["offload_param"]["pin_memory"] = False
+    if ds["zero_optimization"]["stage"] == 3:
+        with deepspeed.zero.Init(config_dict_or_path=ds):
+            model = Qwen3ForCausalLM(cfg)
+    else:
         model = Qwen3ForCausalLM(cfg)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     engine, *_ = deepspeed.initialize(model=model, optimizer=opt, config=ds)
     gen = torch.Generator().manual_seed(RANK)
     batch = lambda: torch.randint(0, cfg.vocab_size, (1, SEQ), generator=gen).to(engine.device)  # noqa: E731
     log(f"***** Running training ***** world_size={WORLD} steps={STEPS} accum={ACCUM} scenario={SCENARIO}")
-    if SCENARIO == "wandb_stall" and RANK == 0:
+    if SCENARIO == "wandb_stall" and RANK == 0 and ENV.get("WANDB_MODE") != "offline":
         time.sleep(float(ENV.get("TK_STALL_S", 3600)))  # stands in for wandb.init() with no network
     prof = None
     if ENV.get("TK_PROFILE", "1") == "1":

@@ -49,9 +49,10 @@ class Store:
             os.replace(tmp, folder)
             if old is not None:
                 shutil.rmtree(old, ignore_errors=True)
-        except OSError as e:
+        except Exception as e:  # noqa: BLE001 - OSError, or polars' own error for a full disk
             shutil.rmtree(tmp, ignore_errors=True)
-            raise StoreError(f"{folder}: writing the store failed ({e.strerror or e}); the old store is untouched") from None
+            why = getattr(e, "strerror", None) or str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise StoreError(f"{folder}: writing the store failed ({why}); the old store is untouched") from None
         return folder
 
     @classmethod

@@ -40,7 +40,9 @@ def lines_frames(files: list[tuple[str, str]]) -> pl.DataFrame:
     """The lines of many ``(file, text)`` as one frame, so every regex runs once over all of them."""
     df = pl.concat([_raw(f, t) for f, t in files]) if files else _raw("", "")
     cr = pl.col("raw").str.contains("\r", literal=True)
-    df = df.with_columns(pl.when(cr).then(pl.col("raw").str.replace(r"^.*\r", "")).otherwise(pl.col("raw")).alias("text"))
+    # CRLF ends a line; any other carriage return (a tqdm bar) hides what came before it
+    last = pl.col("raw").str.strip_suffix("\r").str.replace(r"^.*\r", "")
+    df = df.with_columns(pl.when(cr).then(last).otherwise(pl.col("raw")).alias("text"))
     # Capture groups are slow: run them only on lines that can carry a prefix or a timestamp.
     maybe = pl.col("text").str.contains(MAYBE_PREFIX)
     tagged = df.filter(maybe).with_columns(pl.col("text").str.extract_groups(PREFIX).alias("_p")).unnest("_p")

@@ -1,0 +1,165 @@
+"""Real-world mess in, clear answers out (issue: robustness). Property tests mutate real files:
+truncation, cut gzip streams, random bytes, CRLF and tqdm carriage returns, two writers glued in
+one line, non-UTF-8 bytes, 1 MB lines, empty files. Invariants: no exception reaches the caller,
+every line is parsed or counted unknown, the tables keep their schema, re-ingesting gives the
+same tables, inputs are never modified, and the store is written atomically."""
+
+import gzip
+import hashlib
+import os
+import random
+import shutil
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import SAMPLES
+from tracekit import schema
+from tracekit.cli import main
+from tracekit.ingest import ingest, parse_files
+from tracekit.store import Store, StoreError
+
+BASES = sorted(
+    [p for p in (SAMPLES / "gpu_2x1_divergence").iterdir() if p.suffix in (".log", ".txt", ".pkl")][:8]
+    + [SAMPLES / "gloo_2x2_deadlock" / n for n in ("fr_rank0.pkl", "stacks_rank3.txt", "rank0.log", "torchrun_node0.log")]
+    + list((SAMPLES / "gpu_2x1_healthy").glob("kineto_*.json.gz"))[:1])
+TRIED = {"cases": 0}
+
+
+def mutate(data: bytes, how: str, rnd: random.Random) -> bytes:
+    if how == "truncate":
+        return data[: rnd.randrange(len(data) + 1)]
+    if how == "gzip_cut":
+        z = gzip.compress(data)
+        return z[: rnd.randrange(10, max(11, len(z)))]
+    if how == "random_bytes":
+        b = bytearray(data)
+        for _ in range(rnd.randrange(1, 50)):
+            b[rnd.randrange(len(b))] = rnd.randrange(256)
+        return bytes(b)
+    if how == "crlf":
+        return data.replace(b"\n", b"\r\n")
+    if how == "tqdm":
+        return data.replace(b"\n", b"\r 42%|####      | 42/100 [00:01<00:02]\r\n", 3)
+    if how == "glued":  # a second writer's line starts inside this one
+        lines = data.split(b"\n")
+        i = rnd.randrange(len(lines))
+        lines[i] = lines[i][: len(lines[i]) // 2] + lines[(i + 1) % len(lines)]
+        return b"\n".join(lines)
+    if how == "latin1":
+        return data.replace(b"NCCL", b"NC\xe9\xffL", 5)
+    if how == "huge_line":
+        return data + b"x" * (1 << 20) + b"\n" + data[:200]
+    if how == "empty":
+        return b""
+    if how == "noise":
+        return bytes(rnd.randrange(256) for _ in range(rnd.randrange(1, 4096)))
+    raise ValueError(how)
+
+
+HOWS = ["truncate", "gzip_cut", "random_bytes", "crlf", "tqdm", "glued", "latin1", "huge_line", "empty", "noise"]
+
+
+@settings(max_examples=int(os.environ.get("TK_FUZZ_EXAMPLES", 120)), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(base=st.sampled_from(BASES), how=st.sampled_from(HOWS), seed=st.integers(0, 2**32 - 1))
+def test_mutated_real_files_never_break_and_every_line_is_counted(tmp_path, base, how, seed):
+    data = base.read_bytes()
+    if base.suffix == ".gz":
+        data = gzip.decompress(data)
+    out = tmp_path / f"m_{how}_{seed}"
+    out.write_bytes(mutate(data, how, random.Random(seed)))
+    ((row, parsed),) = parse_files([str(out)])
+    TRIED["cases"] += 1
+    assert row["file"] == str(out)
+    if row["kind"] not in ("flight-recorder", "kineto", "binary", "json", "error") and row["lines"]:
+        assert row["blank"] + row["parsed"] + row["unknown"] == row["lines"]
+    if row["error"]:
+        assert "\n" not in row["error"]
+    for p in parsed:
+        for name, df in p.tables.items():
+            if df is not None:
+                schema.conform(df, schema.TABLES[name])  # castable to the declared schema
+
+
+def test_line_count_matches_the_text(tmp_path):
+    text = "a\r\nNCCL INFO x\n\n   \nlast line without newline"
+    (tmp_path / "x.log").write_text(text)
+    ((row, _),) = parse_files([str(tmp_path / "x.log")])
+    assert row["lines"] == 5 and row["blank"] == 2 and row["parsed"] + row["unknown"] == 3
+
+
+def test_reingest_gives_identical_tables():
+    a, b = ingest([SAMPLES / "gpu_2x1_divergence"]), ingest([SAMPLES / "gpu_2x1_divergence"])
+    for name in schema.TABLES:
+        assert getattr(a, name).equals(getattr(b, name)), name
+
+
+def test_duplicated_and_misnamed_files(tmp_path):
+    src = SAMPLES / "gloo_2x2_deadlock"
+    shutil.copytree(src, tmp_path / "run")
+    shutil.copy(src / "fr_rank0.pkl", tmp_path / "run" / "rank0.log")  # a dump named like a log
+    shutil.copy(src / "stacks_rank3.txt", tmp_path / "run" / "copy_of_stacks.json")
+    s = ingest([tmp_path / "run"])
+    kinds = dict(s.files.select(pl.col("file").str.split("/").list.last(), "kind").iter_rows())
+    assert kinds["rank0.log"] == "flight-recorder" and kinds["copy_of_stacks.json"] == "py-spy"
+    assert Store.read if True else None
+    from tracekit.verdict import Kind, decide
+    assert decide(s).kind == Kind.DEADLOCK
+
+
+def test_inputs_are_never_modified(tmp_path):
+    shutil.copytree(SAMPLES / "gpu_2x1_bench", tmp_path / "run")
+    before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in (tmp_path / "run").rglob("*") if p.is_file()}
+    mtimes = {p: p.stat().st_mtime_ns for p in before}
+    assert CliRunner().invoke(main, ["ingest", str(tmp_path / "run")]).exit_code == 0
+    assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in before} == before
+    assert {p: p.stat().st_mtime_ns for p in before} == mtimes
+
+
+def test_store_write_is_atomic(tmp_path, monkeypatch):
+    s = ingest([SAMPLES / "gloo_2x2_deadlock"])
+    s.write(tmp_path / "store")
+    old = Store.read(tmp_path / "store")
+    calls = {"n": 0}
+    real = pl.DataFrame.write_parquet
+
+    def failing(self, *a, **k):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError(28, "No space left on device")
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", failing)
+    with pytest.raises(StoreError, match="No space left on device.*old store is untouched"):
+        ingest([SAMPLES / "gloo_1x4_healthy"]).write(tmp_path / "store")
+    monkeypatch.undo()
+    kept = Store.read(tmp_path / "store")
+    assert kept.collectives.equals(old.collectives)
+    assert [p.name for p in tmp_path.iterdir()] == ["store"]  # no half-written temp folder left
+
+
+def test_unwritable_output_is_one_line_exit_2(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    r = CliRunner().invoke(main, ["ingest", str(SAMPLES / "gloo_2x2_deadlock"), "--out", str(tmp_path / "afile" / "store")])
+    assert r.exit_code == 2 and "cannot write the store here" in r.output and "Traceback" not in r.output
+
+
+def test_missing_ranks_and_partial_dumps(tmp_path):
+    """Only two of four ranks' files, one of them cut in half: still a verdict, and it says what is missing."""
+    src = SAMPLES / "gloo_2x2_deadlock"
+    (tmp_path / "run").mkdir()
+    shutil.copy(src / "fr_rank0.pkl", tmp_path / "run")
+    data = (src / "fr_rank1.pkl").read_bytes()
+    (tmp_path / "run" / "fr_rank1.pkl").write_bytes(data[: len(data) // 2])
+    s = ingest([tmp_path / "run"])
+    assert s.files.filter(pl.col("error").is_not_null()).height == 1
+    from tracekit.verdict import decide
+    v = decide(s)
+    assert v.kind.name in ("DEADLOCK", "UNDECIDED") and v.summary
+
+
+def test_summary_of_fuzzing():
+    print(f"\nrobustness: {TRIED['cases']} mutated real files parsed without an exception")

@@ -141,15 +141,17 @@ def find(store: Store, source: str) -> list[Finding]:
 def _missing(coll: pl.DataFrame, full: pl.DataFrame, lag: pl.DataFrame, source: str) -> list[Finding]:
     if not lag.height:
         return []
-    evidence = coll.select("pg", "seq", pl.col("rank").alias("peer"), "op", "op_raw", "sizes", "dtype", "pg_desc",
-                           "start_ns", "file", "line", "record_id").sort("peer")
+    evidence = (coll.join(lag.select("pg", "seq").unique(), on=["pg", "seq"], how="semi")
+                .select("pg", "seq", pl.col("rank").alias("peer"), "op", "op_raw", "sizes", "dtype", "pg_desc",
+                        "start_ns", "file", "line", "record_id").sort("peer"))
     cand = (lag.join(evidence, on=["pg", "seq"], how="left")
             .group_by("rank", "pg", "seq", maintain_order=True)
             .agg(pl.col("op_raw", "sizes", "dtype", "pg_desc", "file", "record_id").drop_nulls().first(),
                  pl.col("start_ns").min(), pl.col("peer").drop_nulls().len().alias("seen_by"))
             .sort(["rank", "seen_by", "start_ns"], descending=[False, True, False], nulls_last=True)
             .group_by("rank", maintain_order=True).first())
-    last = (coll.sort("start_ns", "record_id", nulls_last=True).group_by("rank").last()
+    last = (coll.filter(pl.col("rank").is_in(lag["rank"].implode()))
+            .sort("start_ns", "record_id", nulls_last=True).group_by("rank").last()
             .select("rank", pl.format("{} seq {} on process group {}", "op_raw", "seq", "pg").alias("last")))
     cand = cand.join(last, on="rank", how="left")
     out = []
@@ -172,6 +174,13 @@ def _missing(coll: pl.DataFrame, full: pl.DataFrame, lag: pl.DataFrame, source: 
 
 
 def _mismatches(coll: pl.DataFrame, source: str) -> list[Finding]:
+    # Only sequence numbers where the calls differ at all need a closer look (at scale, nearly none).
+    varied = coll.group_by("pg", "seq").agg(
+        (pl.col("op").n_unique() + pl.col("dtype").n_unique() + pl.col("sizes").n_unique()).alias("_v")
+    ).filter(pl.col("_v") > 3).select("pg", "seq")
+    if not varied.height:
+        return []
+    coll = coll.join(varied, on=["pg", "seq"], how="semi")
     # Each rank's signature at a sequence number: every call it logged there (NCCL logs a zero-count
     # call under the next call's opCount, FR dumps repeat entries), so ranks are compared as wholes.
     sig = coll.group_by("pg", "seq", "rank").agg(

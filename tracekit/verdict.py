@@ -129,8 +129,11 @@ def decide(store: Store) -> Verdict:
     # 4. transport errors
     if transport.filter(pl.col("kind") != "nccl_warn").height or (transport.height and not missing):
         r = transport["rank"].drop_nulls().unique().sort().to_list()
+        net = ev.filter((pl.col("kind") == "setting") & pl.col("message").str.contains(NETWORK_SETTINGS))
+        said = "; ".join(sorted(set(net["message"].to_list())))
         return Verdict(Kind.TRANSPORT_ERROR, f"{transport.height} transport error line(s), first: "
-                       f"{(transport.sort('line')['message'][0] or '').strip()[:200]}", r, _ev(transport), findings, notes)
+                       f"{(transport.sort('line')['message'][0] or '').strip()[:200]}"
+                       + (f" (launched with {said})" if said else ""), r, _ev(transport) + _ev(net, 3), findings, notes)
     # 5. a rank that never issued the collective the others wait in
     if missing or absent:
         f = (missing or absent)[0]

@@ -134,7 +134,22 @@ def decide(store: Store) -> Verdict:
         return Verdict(Kind.TRANSPORT_ERROR, f"{transport.height} transport error line(s), first: "
                        f"{(transport.sort('line')['message'][0] or '').strip()[:200]}"
                        + (f" (launched with {said})" if said else ""), r, _ev(transport) + _ev(net, 3), findings, notes)
-    # 5. a rank that never issued the collective the others wait in
+    # 5. a rank that never issued the collective the others wait in -- unless the dumps were taken
+    # while the run moved: a run that finished, or whose every rank advanced between its last two
+    # dumps, lags only by the moments its ranks were dumped
+    motion = _motion(store)
+    finished = _finished(store)
+    moving = motion.height > 0 and motion.filter(pl.col("prev").is_not_null() & (pl.col("last") > pl.col("prev"))).height == motion.height
+    if (missing or absent) and (finished or moving):
+        slow = _progress(store, motion, finished)
+        note = ("the ranks' frontiers differ only by when each was dumped: "
+                + ("every launcher exited with code 0" if finished else "every rank advanced between its last two dumps"))
+        if slow is not None:
+            slow.notes.append(note)
+            slow.findings = findings
+            return slow
+        notes.append(note)
+        missing, absent = [], []
     if missing or absent:
         f = (missing or absent)[0]
         where = stacks.filter(pl.col("rank").is_in(f.missing))
@@ -171,20 +186,48 @@ def decide(store: Store) -> Verdict:
                    "NCCL INFO, Flight Recorder dumps and stack dumps", [], [], findings, notes)
 
 
-def _progress(store: Store) -> Verdict | None:
-    """Several FR dumps of one rank, taken at different times, whose frontier moved: slow, not hung."""
-    fr = store.collectives.filter(pl.col("source") == "fr")
+def _motion(store: Store) -> pl.DataFrame:
+    """Per rank with several FR dumps: its frontier in the first, the second-to-last and the last
+    dump (ordered by the newest enqueue each holds), the seconds between, the bytes in between."""
+    fr = store.collectives.filter((pl.col("source") == "fr") & pl.col("rank").is_not_null())
     if not fr.height:
+        return pl.DataFrame()
+    per = fr.group_by("rank", "file").agg(pl.col("seq").max(), pl.col("start_ns").max().alias("t")).sort("rank", "t")
+    m = per.group_by("rank").agg(
+        pl.len().alias("dumps"), pl.col("seq").first().alias("first"), pl.col("seq").get(-2, null_on_oob=True).alias("prev"),
+        pl.col("seq").last().alias("last"), ((pl.col("t").last() - pl.col("t").first()) / 1e9).alias("dt"),
+    ).filter(pl.col("dumps") > 1)
+    if not m.height:
+        return m
+    moved = (fr.join(m.select("rank", "first", "last"), on="rank").filter((pl.col("seq") > pl.col("first")) & (pl.col("seq") <= pl.col("last")))
+             .unique(["rank", "seq"]).group_by("rank").agg(pl.col("bytes").sum().alias("bytes")))
+    return m.join(moved, on="rank", how="left").with_columns(pl.col("bytes").fill_null(0))
+
+
+def _finished(store: Store) -> bool:
+    """Every ``tracekit run`` launcher logged that its job exited with code 0."""
+    ev = store.events
+    launchers = ev.filter(pl.col("kind") == "launch")["file"].n_unique()
+    ends = ev.filter((pl.col("kind") == "run_note") & pl.col("message").str.starts_with("exit code"))["message"]
+    return launchers > 0 and ends.len() >= launchers and (ends == "exit code 0").all()
+
+
+def _progress(store: Store, motion: pl.DataFrame | None = None, finished: bool = False) -> Verdict | None:
+    """Several FR dumps of one rank, taken at different times, whose frontier moved: slow, not hung."""
+    m = _motion(store) if motion is None else motion
+    if not m.height:
         return None
-    per = fr.group_by("rank", "file").agg(pl.col("seq").max(), pl.col("start_ns").max().alias("t"),
-                                         pl.col("count").sum().alias("elems")).sort("t")
-    moved = per.group_by("rank").agg(
-        pl.len().alias("dumps"), (pl.col("seq").max() - pl.col("seq").min()).alias("dseq"),
-        ((pl.col("t").max() - pl.col("t").min()) / 1e9).alias("dt")).filter((pl.col("dumps") > 1) & (pl.col("dseq") > 0))
+    moved = m.filter(pl.col("last") > pl.col("first")).with_columns((pl.col("last") - pl.col("first")).alias("dseq"))
     if not moved.height:
         return None
     rate = (moved["dseq"] / moved["dt"].clip(lower_bound=1e-9)).median()
-    return Verdict(Kind.SLOW_PROGRESS, f"sequence numbers advanced between dumps on {moved.height} rank(s): "
-                   f"about {rate:.2f} collectives/s; the run is slow, not hung", moved["rank"].to_list(),
-                   [f"rank {r['rank']}: +{r['dseq']} collectives over {r['dt']:.1f}s across {r['dumps']} dumps"
-                    for r in moved.iter_rows(named=True)][:6])
+    per_coll = (moved["bytes"] / moved["dseq"]).median()
+    steps = store.events.filter(pl.col("kind") == "step")
+    took = steps["message"].str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False).drop_nulls()
+    step_s = f"; steps took {took.median():.1f} s each" if took.len() else ""
+    gbps = (moved["bytes"] / moved["dt"].clip(lower_bound=1e-9)).median() / 1e9
+    return Verdict(Kind.SLOW_PROGRESS, f"sequence numbers advanced between dumps on {moved.height} rank(s): about "
+                   f"{rate:.2f} collectives/s, {per_coll / 2**20:.1f} MB per collective, {gbps:.2f} GB/s through each rank{step_s}; "
+                   f"the run is slow, not hung" + (" (and it finished)" if finished else ""), moved["rank"].sort().to_list(),
+                   [f"rank {r['rank']}: seq {r['first']} -> {r['last']} over {r['dt']:.1f}s across {r['dumps']} dumps"
+                    for r in moved.sort("rank").iter_rows(named=True)][:6])

@@ -27,8 +27,10 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -40,7 +42,8 @@ SCENARIOS = {
     "wandb": ("wandb_stall", {}, {"WANDB_MODE": "offline"}),
     "crash": ("crash", {}, {"TK_SCENARIO": "healthy"}),
     "iface": ("healthy", {"GLOO_SOCKET_IFNAME": "lo"}, {"GLOO_SOCKET_IFNAME": "eth0"}),
-    "slow": ("slow", {"TK_SLOW_NUMEL": str(24 << 20), "TK_STEPS": "3"}, {"TK_ZERO_STAGE": "2", "TK_SCENARIO": "healthy"}),
+    "slow": ("slow", {"TK_SLOW_NUMEL": str(16 << 20), "TK_SLOW_REPEAT": "4", "TK_STEPS": "3", "TK_STALL": "2"},
+             {"TK_ZERO_STAGE": "2", "TK_SCENARIO": "healthy"}),
 }
 
 
@@ -65,14 +68,17 @@ def run(scenario: str, topology: str, fixed: bool, out: Path, timeout: float = 2
     if fixed:
         env.update(fix)
     env.pop("TK_OUT", None)
-    run_cmd = [sys.executable, "-m", "tracekit.cli", "run", "--quiet", "--out", str(folder), "--stall", "6", "--repeat", "4"]
+    stall = env.pop("TK_STALL", "6")  # the slow run's steps outlast a 2 s stall: dumps a few seconds apart
+    run_cmd = [sys.executable, "-m", "tracekit.cli", "run", "--quiet", "--out", str(folder), "--stall", stall,
+               "--repeat", "3", "--rounds", "3"]
     train = str(HERE / "train_zero3.py")
+    port = 29600 + os.getpid() % 300
     procs = []
     if topology == "1x4":
         env.setdefault("GLOO_SOCKET_IFNAME", "lo")
         cmd = run_cmd + ["--", sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=4",
-                         "--master_addr=::1", "--master_port=29611", train]
-        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                         "--master_addr=::1", f"--master_port={port}", train]
+        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
     else:
         ns = netns_ready()
         master = "fd00::1" if ns else "::1"
@@ -80,16 +86,24 @@ def run(scenario: str, topology: str, fixed: bool, out: Path, timeout: float = 2
             e = dict(env)
             e.setdefault("GLOO_SOCKET_IFNAME", "eth0" if ns else "lo")
             cmd = run_cmd + ["--", sys.executable, "-m", "torch.distributed.run", "--nnodes=2", f"--node_rank={node}",
-                             "--nproc_per_node=2", f"--master_addr={master}", "--master_port=29612", train]
+                             "--nproc_per_node=2", f"--master_addr={master}", f"--master_port={port}", train]
             if ns:  # its own network namespace and host name: a node of its own
                 cmd = ["ip", "netns", "exec", f"tk{node}", "unshare", "--uts", "sh", "-c",
                        f'hostname node{node} && exec "$@"', "sh"] + cmd
-            procs.append(subprocess.Popen(cmd, env=e, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            procs.append(subprocess.Popen(cmd, env=e, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                          start_new_session=True))
+    deadline = time.monotonic() + timeout
     for p in procs:
         try:
-            p.wait(timeout=timeout)
+            p.wait(timeout=max(1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            p.kill()
+            pass
+    for p in procs:  # whatever is left of either node (a torchrun agent waiting for a dead peer) goes too
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        p.wait()
     for junk in ("procs",):
         shutil.rmtree(folder / junk, ignore_errors=True)
     for f in folder.glob("dump.*.request"):

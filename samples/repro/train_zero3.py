@@ -11,7 +11,7 @@ divergence     the last rank runs one micro-batch fewer in step 2 (a shorter dat
 wandb_stall    rank 0 blocks before the first step, the way a wandb.init without network does
                (not with WANDB_MODE=offline, the fix)
 crash          the last rank raises at step 2 (a crashed rank on node 1)
-slow           a big all-gather per micro-step over the slow link: progresses, slowly
+slow           TK_SLOW_REPEAT big all-gathers per micro-step (TK_SLOW_NUMEL floats): progresses, slowly
 bench          no training: an all_reduce / all_gather sweep over message sizes, printed as
                DeepSpeed's comms logger prints it (time, msg size, algbw, busbw)
 
@@ -84,6 +84,7 @@ def main() -> None:
     if SCENARIO == "bench":
         bench()
         dist.barrier()
+        dist.destroy_process_group()
         return
     hidden = int(ENV.get("TK_HIDDEN", 128))
     cfg = Qwen3Config(vocab_size=512, hidden_size=hidden, intermediate_size=hidden * 3, num_hidden_layers=int(ENV.get("TK_LAYERS", 2)),
@@ -117,6 +118,7 @@ def main() -> None:
         prof = torch.profiler.profile(activities=acts, schedule=torch.profiler.schedule(wait=1, warmup=1, active=2, repeat=1))
         prof.start()
     big = torch.ones(int(ENV.get("TK_SLOW_NUMEL", 8 << 20)), device=engine.device) if SCENARIO == "slow" else None
+    gathered = torch.empty(big.numel() * WORLD, device=engine.device) if big is not None else None
     for step in range(1, STEPS + 1):
         t0 = time.perf_counter()
         short = SCENARIO == "divergence" and step == 2 and RANK == WORLD - 1
@@ -125,9 +127,8 @@ def main() -> None:
             loss = engine(input_ids=ids, labels=ids).loss
             engine.backward(loss)
             engine.step()
-            if big is not None:
-                outs = [torch.empty_like(big) for _ in range(WORLD)]
-                dist.all_gather(outs, big)
+            for _ in range(int(ENV.get("TK_SLOW_REPEAT", 3)) if big is not None else 0):
+                dist.all_gather_into_tensor(gathered, big)  # a layer's parameters, as ZeRO-3 gathers them
         if SCENARIO == "crash" and step == 2 and RANK == WORLD - 1:
             raise RuntimeError(f"simulated failure on rank {RANK} at step {step}")
         log({"loss": round(float(loss.detach()), 4), "grad_norm": 0.0, "learning_rate": 1e-4, "epoch": 0.0,
@@ -145,6 +146,7 @@ def main() -> None:
         prof.export_chrome_trace(str(OUT / f"kineto_rank{RANK}.json"))
     dist.barrier()
     log({"train_runtime": 0.0, "global_step/max_steps": f"{STEPS}/{STEPS}"})
+    dist.destroy_process_group()
 
 
 if __name__ == "__main__":

@@ -48,6 +48,10 @@ def looks_like(data: bytes) -> bool:
     return data[:64].lstrip()[:1] == b"{" and b'"entries"' in data and (b'"pg_config"' in data or b'"pg_status"' in data)
 
 
+# torch dtype names as FR writes them, and their sizes
+DTYPE_BYTES = {"Float": 4, "BFloat16": 2, "Half": 2, "Double": 8, "Long": 8, "Int": 4, "Short": 2, "Char": 1,
+               "Byte": 1, "Bool": 1, "Float8_e4m3fn": 1, "Float8_e5m2": 1, "ComplexFloat": 8, "UInt32": 4, "UInt64": 8}
+
 OP_ALIASES = {
     "allreduce": "all_reduce", "all_reduce": "all_reduce", "allreduce_coalesced": "all_reduce",
     "_all_gather_base": "all_gather", "all_gather": "all_gather", "allgather": "all_gather",
@@ -114,7 +118,10 @@ def parse(obj: dict, file: str) -> Parsed:
     coll = pl.DataFrame(cols, schema_overrides={"record_id": pl.Int64, "seq": pl.Int64, "count": pl.Int64,
                                                 "start_ns": pl.Int64, "end_ns": pl.Int64})
     coll = coll.with_columns(pl.lit(file).alias("file"), pl.lit(rank, pl.Int64).alias("rank"),
-                             pl.lit("fr").alias("source"))
+                             pl.lit("fr").alias("source"),
+                             (pl.col("count").cast(pl.Int64) * pl.col("dtype").cast(pl.Utf8).replace_strict(
+                                 DTYPE_BYTES, default=None, return_dtype=pl.Int64))
+                             .alias("bytes"))
     ev = {k: [] for k in ("kind", "pg", "last_enqueued", "last_completed", "message", "where")}
 
     def put(kind, pg=None, enqueued=None, completed=None, message=None, where=None):

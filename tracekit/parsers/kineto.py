@@ -13,7 +13,7 @@ import json
 import polars as pl
 
 from tracekit.parsers import Parsed
-from tracekit.parsers.flight_recorder import canonical_op
+from tracekit.parsers.flight_recorder import DTYPE_BYTES, canonical_op
 
 KERNEL_OPS = {"AllReduce": "all_reduce", "AllGather": "all_gather", "ReduceScatter": "reduce_scatter",
               "Broadcast": "broadcast", "Reduce": "reduce", "SendRecv": "send", "AllToAll": "all_to_all"}
@@ -90,7 +90,8 @@ def parse(obj: dict, file: str) -> Parsed:
     coll = pl.DataFrame(rows, schema_overrides={"seq": pl.Int64, "count": pl.Int64, "start_ns": pl.Int64,
                                                 "end_ns": pl.Int64, "nranks": pl.Int64, "pg": pl.Utf8,
                                                 "dtype": pl.Utf8}).with_columns(
-        pl.lit(file).alias("file"), pl.lit(rank, pl.Int64).alias("rank"), pl.lit("completed").alias("state"))
+        pl.lit(file).alias("file"), pl.lit(rank, pl.Int64).alias("rank"), pl.lit("completed").alias("state"),
+        (pl.col("count") * pl.col("dtype").replace_strict(DTYPE_BYTES, default=None, return_dtype=pl.Int64)).alias("bytes"))
     ranks = pl.DataFrame({
         "file": [file], "rank": [rank], "world_size": [info.get("world_size")],
         "nccl_version": [info.get("nccl_version")], "source": ["kineto"],

@@ -16,6 +16,7 @@ from tracekit.verdict import Kind, decide
     ("gloo_2x2_mismatch", Kind.MISMATCH, [1]),  # gloo caught the size mismatch and aborted rank 1
     ("gloo_2x2_healthy", Kind.HEALTHY, []),
     ("gloo_1x4_healthy", Kind.HEALTHY, []),
+    ("gloo_1x4_straggler", Kind.STRAGGLER, [2]),  # rank 2 sleeps 50 ms before every step's all_reduce
     # real NCCL 2.28.9 on an H200 (samples/repro/gpu_capture.sh): two fake nodes over NET/Socket
     ("gpu_1x1_healthy", Kind.HEALTHY, []),
     ("gpu_2x1_healthy", Kind.HEALTHY, []),

@@ -180,10 +180,44 @@ def decide(store: Store) -> Verdict:
     progress = _progress(store)
     if progress is not None:
         return progress
+    late = _straggler(store)
+    if late is not None:
+        late.findings, late.notes = findings, notes
+        return late
     if store.collectives.height or ev.filter(pl.col("kind") == "step").height:
         return Verdict(Kind.HEALTHY, "every rank reached the same collectives and no error was logged", [], [], findings, notes)
     return Verdict(Kind.UNDECIDED, "no collectives, stacks or errors found: run under `tracekit run` to collect "
                    "NCCL INFO, Flight Recorder dumps and stack dumps", [], [], findings, notes)
+
+
+def _straggler(store: Store, min_collectives: int = 20, share: float = 0.6) -> Verdict | None:
+    """One rank enters most collectives last (clock offsets per host removed), by a margin that
+    matters: a straggler. Needs enqueue times of every rank (Flight Recorder, Kineto)."""
+    for source in ("fr", "kineto"):
+        c = store.collectives.filter((pl.col("source") == source) & pl.col("start_ns").is_not_null()
+                                     & pl.col("rank").is_not_null() & pl.col("seq").is_not_null())
+        if c.height:
+            break
+    else:
+        return None
+    c = c.unique(["rank", "pg", "seq"])
+    off = align.clock_offsets(c)
+    c = c.join(off, on="host", how="left").with_columns((pl.col("start_ns") - pl.col("offset_ns").fill_null(0)).alias("t"))
+    n = c.group_by("pg", "seq").agg(pl.col("rank").n_unique().alias("n"))
+    full = c.join(n.filter(pl.col("n") == n["n"].max()), on=["pg", "seq"], how="semi")
+    if full["rank"].n_unique() < 2:
+        return None
+    last = (full.sort("t").group_by("pg", "seq").agg(pl.col("rank").last().alias("late"),
+                                                       ((pl.col("t").max() - pl.col("t").median()) / 1e6).alias("lag_ms")))
+    if last.height < min_collectives:
+        return None
+    top = last.group_by("late").agg(pl.len().alias("times"), pl.col("lag_ms").median()).sort("times", descending=True).row(0, named=True)
+    if top["times"] < share * last.height or top["lag_ms"] < 1.0:
+        return None
+    return Verdict(Kind.STRAGGLER, f"rank {top['late']} enters {top['times']} of {last.height} collectives last, "
+                   f"a median {top['lag_ms']:.1f} ms after the others: the others wait for it every time",
+                   [top["late"]], [f"{source}: rank {top['late']} last in {top['times']}/{last.height} collectives "
+                                   f"(median lag {top['lag_ms']:.1f} ms)"])
 
 
 def _motion(store: Store) -> pl.DataFrame:

@@ -4,6 +4,8 @@ healthy   every rank runs every step
 deadlock  rank 3 stops before the step-3 all_reduce, stuck in a data-loader wait
 mismatch  rank 1 all_reduces a gradient of another size at step 3
 crash     rank 3 raises at step 3, before its all_reduce
+straggler rank 2 is 50 ms late to every step's all_reduce
+timing    healthy, no hook, no profiler: for benchmarks/run_overhead.py
 
 Each rank writes rank<R>.log, its Flight Recorder buffer and a stack dump when progress stops
 (tracekit.hook), and a Kineto trace of steps 1-2 in the healthy scenario.
@@ -22,7 +24,7 @@ from tracekit import hook
 OUT = os.environ.get("TK_OUT") or os.environ["TRACEKIT_RUN_DIR"]
 SCENARIO = os.environ.get("TK_SCENARIO", "healthy")
 RANK = int(os.environ["RANK"])
-STEPS = 5
+STEPS = int(os.environ.get("TK_STEPS", 5))
 
 UNDER_RUN = bool(os.environ.get("TRACEKIT_RUN_DIR"))  # tracekit run collects the logs and dumps itself
 if not UNDER_RUN:
@@ -38,7 +40,7 @@ def next_batch_stuck():
 
 
 def main():
-    if not UNDER_RUN:
+    if not UNDER_RUN and SCENARIO != "timing":
         hook.install(OUT, stall_s=float(os.environ.get("TK_STALL_S", "4")), exit_after_dump=1.0)
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=float(os.environ.get("TK_TIMEOUT_S", "60"))))
     world = dist.get_world_size()
@@ -52,6 +54,7 @@ def main():
         prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
                                       schedule=torch.profiler.schedule(wait=1, warmup=0, active=2, repeat=1))
         prof.start()
+    t_loop = time.perf_counter()
     for step in range(1, STEPS + 1):
         x = torch.randn(32, 64)
         loss = model(x).pow(2).mean()
@@ -62,6 +65,8 @@ def main():
             next_batch_stuck()
         if step == 3 and SCENARIO == "crash" and RANK == 3:
             raise RuntimeError("simulated failure on rank 3 before its step-3 all_reduce")
+        if SCENARIO == "straggler" and RANK == 2:
+            time.sleep(0.05)  # a slower GPU, a noisy neighbour: late to every all_reduce
         if step == 3 and SCENARIO == "mismatch" and RANK == 1:
             flat = flat[:-1].contiguous()
         dist.all_reduce(flat)
@@ -75,11 +80,13 @@ def main():
         if prof:
             prof.step()
         hook.progress()
+    if RANK == 0 and SCENARIO == "timing":
+        print(f"[timing] steps={STEPS} seconds={time.perf_counter() - t_loop:.4f}", flush=True)
     if prof:
         prof.stop()
         prof.export_chrome_trace(os.path.join(OUT, f"kineto_rank{RANK}.json"))
     dist.barrier()
-    if not UNDER_RUN:
+    if not UNDER_RUN and SCENARIO != "timing":
         hook.dump_now(OUT)
     dist.destroy_process_group()
 

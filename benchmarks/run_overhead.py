@@ -1,0 +1,53 @@
+"""What `tracekit run` costs a training job: steps/s of the same gloo data-parallel loop
+(samples/repro/train.py, 4 ranks, TK_STEPS steps, the Flight Recorder off) launched plainly and
+under `tracekit run` (per-rank logs, FR with 2,000 entries, the stall watchdog), best of REPEAT.
+
+Usage: python benchmarks/run_overhead.py [STEPS] [REPEAT]   (default 400 steps, 3 repeats)
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TRAIN = ROOT / "samples/repro/train.py"
+
+
+def loop_seconds(folder: Path) -> float:
+    for f in folder.glob("rank0*.log"):
+        m = re.search(r"\[timing\] steps=\d+ seconds=([\d.]+)", f.read_text(errors="replace"))
+        if m:
+            return float(m.group(1))
+    raise SystemExit(f"no timing line in {folder}")
+
+
+def once(steps: int, under: bool) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, TK_SCENARIO="timing", TK_STEPS=str(steps), OMP_NUM_THREADS="1", GLOO_SOCKET_IFNAME="lo")
+        torchrun = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=4", str(TRAIN)]
+        if under:
+            env.pop("TK_OUT", None)
+            cmd = [sys.executable, "-m", "tracekit.cli", "run", "--quiet", "--out", tmp, "--"] + torchrun
+        else:
+            env["TK_OUT"] = tmp
+            env.pop("TORCH_FR_BUFFER_SIZE", None)
+            cmd = torchrun
+        subprocess.run(cmd, env=env, check=True, capture_output=True)
+        return steps / loop_seconds(Path(tmp))
+
+
+def main():
+    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 400
+    repeat = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    plain = max(once(steps, False) for _ in range(repeat))
+    under = max(once(steps, True) for _ in range(repeat))
+    print(f"{steps} steps, 4 gloo ranks, best of {repeat}")
+    print(f"plain torchrun          {plain:8.1f} steps/s")
+    print(f"under tracekit run      {under:8.1f} steps/s  ({(1 - under / plain) * 100:+.1f}% slower)")
+
+
+if __name__ == "__main__":
+    main()

@@ -7,6 +7,7 @@ Usage: python benchmarks/run_overhead.py [STEPS] [REPEAT]   (default 400 steps, 
 
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -24,10 +25,17 @@ def loop_seconds(folder: Path) -> float:
     raise SystemExit(f"no timing line in {folder}")
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def once(steps: int, under: bool) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, TK_SCENARIO="timing", TK_STEPS=str(steps), OMP_NUM_THREADS="1", GLOO_SOCKET_IFNAME="lo")
-        torchrun = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=4", str(TRAIN)]
+        torchrun = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=4",
+                    f"--master_port={free_port()}", str(TRAIN)]
         if under:
             env.pop("TK_OUT", None)
             cmd = [sys.executable, "-m", "tracekit.cli", "run", "--quiet", "--out", tmp, "--"] + torchrun
@@ -35,7 +43,9 @@ def once(steps: int, under: bool) -> float:
             env["TK_OUT"] = tmp
             env.pop("TORCH_FR_BUFFER_SIZE", None)
             cmd = torchrun
-        subprocess.run(cmd, env=env, check=True, capture_output=True)
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if done.returncode:
+            raise SystemExit(f"{' '.join(cmd[:4])}... failed ({done.returncode}):\n{done.stderr[-2000:]}")
         return steps / loop_seconds(Path(tmp))
 
 

@@ -12,14 +12,13 @@ import sys
 import time
 
 
-def one(ranks: int, colls: int) -> dict:
+def synthetic_store(ranks: int, colls: int):
+    """R ranks x C Flight Recorder all_reduces on the default group; the last rank misses the last one."""
     import polars as pl
 
     from tracekit import schema
     from tracekit.store import Store
-    from tracekit.verdict import decide
 
-    t = time.perf_counter()
     n = ranks * colls
     rank = pl.int_range(n, eager=True) // colls
     seq = pl.int_range(n, eager=True) % colls + 1
@@ -35,10 +34,18 @@ def one(ranks: int, colls: int) -> dict:
     cfg = pl.DataFrame({"file": [f"_dump_{r}" for r in range(ranks)], "rank": list(range(ranks)),
                         "kind": ["fr_pg_config"] * ranks, "pg": ["0"] * ranks,
                         "message": [str(list(range(ranks)))] * ranks})
-    store = Store(
+    return Store(
         files=schema.empty(schema.FILES), ranks=schema.conform(ranks_df, schema.RANKS),
         comms=schema.empty(schema.COMMS), links=schema.empty(schema.LINKS),
         collectives=schema.conform(coll, schema.COLLECTIVES), events=schema.conform(cfg, schema.EVENTS))
+
+
+def one(ranks: int, colls: int) -> dict:
+    from tracekit.verdict import decide
+
+    t = time.perf_counter()
+    store = synthetic_store(ranks, colls)
+    coll = store.collectives
     built = time.perf_counter() - t
     t = time.perf_counter()
     v = decide(store)

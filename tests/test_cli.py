@@ -1,7 +1,9 @@
 """The CLI as a user drives it: exact exit codes, one-line errors, the README's commands."""
 
+import io
 import json
 import re
+import shutil
 
 from click.testing import CliRunner
 
@@ -54,3 +56,27 @@ def test_every_command_has_help_and_is_in_readme():
     for name, cmd in main.commands.items():
         assert cmd.help and "Example:" in cmd.help, name
         assert re.search(rf"tracekit {name}\b", readme), name
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_bar_on_a_terminal_quiet_in_a_pipe(tmp_path):
+    """Ingest draws a bar that reaches 100% on a terminal; through a pipe stderr holds no bar."""
+    from tracekit.cli import Progress
+    from tracekit.ingest import ingest
+
+    big = tmp_path / "run"
+    shutil.copytree(SAMPLES / "gpu_2x1_bench", big)
+    for i in range(3):  # about 3 x 9 MB: several batches, so the bar moves
+        (big / f"nccl_copy{i}.log").write_text((SAMPLES / "gpu_2x1_bench" / "nccl.vm.1129.log").read_text() * 350)
+    term = _Terminal()
+    with Progress("ingest", term) as bar:
+        ingest([big], progress=bar)
+    drawn = term.getvalue()
+    percents = [int(p) for p in re.findall(r"(\d+)%", drawn)]
+    assert drawn.count("ingest  [") >= 3 and percents[-1] == 100 and percents == sorted(percents)
+    r = CliRunner().invoke(main, ["ingest", str(SAMPLES / "gloo_2x2_deadlock"), "--no-store"])
+    assert r.exit_code == 0 and "%" not in r.stderr and "[#" not in r.stderr

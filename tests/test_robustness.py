@@ -105,7 +105,6 @@ def test_duplicated_and_misnamed_files(tmp_path):
     s = ingest([tmp_path / "run"])
     kinds = dict(s.files.select(pl.col("file").str.split("/").list.last(), "kind").iter_rows())
     assert kinds["rank0.log"] == "flight-recorder" and kinds["copy_of_stacks.json"] == "py-spy"
-    assert Store.read if True else None
     from tracekit.verdict import Kind, decide
     assert decide(s).kind == Kind.DEADLOCK
 
@@ -159,6 +158,55 @@ def test_missing_ranks_and_partial_dumps(tmp_path):
     from tracekit.verdict import decide
     v = decide(s)
     assert v.kind.name in ("DEADLOCK", "UNDECIDED") and v.summary
+
+
+def _shift_fr(path, by_ns, from_entry=0):
+    import pickle
+    d = pickle.loads(path.read_bytes())
+    for e in d["entries"][from_entry:]:
+        for k in ("time_created_ns", "time_discovered_started_ns", "time_discovered_completed_ns"):
+            if e.get(k):
+                e[k] += by_ns
+    path.write_bytes(pickle.dumps(d))
+
+
+def test_clocks_that_jump(tmp_path):
+    """Node 1's clock an hour ahead: the per-host offset finds the hour. Node 0's clock stepping
+    back 10 s mid-run (an NTP step): the verdict (sequence numbers, not times) holds."""
+    from tracekit.align import clock_offsets
+    from tracekit.verdict import Kind, decide
+    base = decide(ingest([SAMPLES / "zero3_slow_2x2"]))
+    shutil.copytree(SAMPLES / "zero3_slow_2x2", tmp_path / "ahead")
+    for f in (tmp_path / "ahead").glob("fr_rank*.node1.*.pkl"):
+        _shift_fr(f, 3600 * 10**9)
+    s = ingest([tmp_path / "ahead"])
+    off = dict(clock_offsets(s.collectives).iter_rows())
+    assert abs((off["node1"] - off["node0"]) / 1e9 - 3600) < 1
+    shutil.copytree(SAMPLES / "zero3_slow_2x2", tmp_path / "step")
+    for f in (tmp_path / "step").glob("fr_rank*.node0.*.pkl"):
+        _shift_fr(f, -10 * 10**9, from_entry=40)
+    for run in ("ahead", "step"):
+        v = decide(ingest([tmp_path / run]))
+        assert v.kind == base.kind == Kind.SLOW_PROGRESS and v.ranks == base.ranks, (run, v.summary)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "missing", "other_columns"])
+def test_corrupt_store_is_one_line_exit_2(tmp_path, damage):
+    ingest([SAMPLES / "gloo_2x2_deadlock"]).write(tmp_path / "store")
+    target = tmp_path / "store" / "collectives.parquet"
+    if damage == "truncate":
+        target.write_bytes(target.read_bytes()[:200])
+    elif damage == "garbage":
+        target.write_bytes(b"not parquet at all\n" * 10)
+    elif damage == "missing":
+        target.unlink()
+    else:
+        pl.DataFrame({"x": [1]}).write_parquet(target)
+    for cmd in (["verdict"], ["diff", str(SAMPLES / "gloo_2x2_healthy")], ["trace", "-o", str(tmp_path / "t.pftrace")]):
+        r = CliRunner().invoke(main, cmd[:1] + [str(tmp_path / "store")] + cmd[1:])
+        assert r.exit_code == 2, (cmd, r.output)
+        lines = r.output.strip().splitlines()
+        assert len(lines) == 1 and "collectives.parquet" in lines[0] and "Traceback" not in r.output, r.output
 
 
 def test_summary_of_fuzzing():

@@ -32,6 +32,33 @@ def _newer_than(folder: Path, store: Path) -> bool:
     return any(f.stat().st_mtime > written for f in discover([folder]) if f.is_file())
 
 
+class Progress:
+    """A click progress bar on stderr, drawn only when stderr is a terminal (quiet in pipes and
+    logs). Called as ``progress(done, total)``; the bar starts on the first call, when the total
+    is known."""
+
+    def __init__(self, label: str, stream=None):
+        self.label, self.stream = label, stream or sys.stderr
+        self.bar = None
+        self.on = self.stream.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.on or total <= 0:
+            return
+        if self.bar is None:
+            self.bar = click.progressbar(length=total, label=self.label, file=self.stream, width=30,
+                                         show_eta=True, show_percent=True)
+            self.bar.__enter__()
+        self.bar.update(done - self.bar.pos)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+
 def _load(path: str):
     """A store folder, a folder holding ``.tracekit/``, or logs to ingest now."""
     from tracekit.ingest import ingest as ingest_paths
@@ -44,7 +71,8 @@ def _load(path: str):
         return Store.read(p / ".tracekit")
     if not p.exists():
         raise BadInput(f"{path}: no such file or folder")
-    return ingest_paths([p])
+    with Progress(f"ingest {path}") as bar:
+        return ingest_paths([p], progress=bar)
 
 
 @click.group()
@@ -74,7 +102,8 @@ def ingest_cmd(paths, out, as_json, fail_on_hang, no_store):
     paths = [p for p in paths if Path(p).exists()]
     if not paths:
         sys.exit(2)
-    store = ingest_paths(paths)
+    with Progress("ingest") as bar:
+        store = ingest_paths(paths, progress=bar)
     if store.files.height == 0:
         raise BadInput("no files found under " + ", ".join(paths))
     for row in store.files.filter(store.files["error"].is_not_null()).iter_rows(named=True):

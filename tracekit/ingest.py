@@ -12,6 +12,7 @@ import gzip
 import multiprocessing
 import os
 import zlib
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -25,6 +26,7 @@ TEXT_PARSERS = (nccl, torch_log, trainer, pyspy, nccl_tests)
 SKIP_DIRS = {".tracekit", "__pycache__", ".git", "procs"}  # procs/: tracekit run's own bookkeeping
 PARALLEL_BYTES = 32 << 20  # below this, starting worker processes costs more than it saves
 BATCH_BYTES = 64 << 20  # text parsed in one lines frame
+PROGRESS_BYTES = 8 << 20  # smallest batch when a progress bar is drawn
 # polars already spreads one batch over the cores; on 2 cores worker processes measured slower
 # (benchmarks/ingest_nccl.py: 4.7 s in one process against 6.2 s in two for 200 MB)
 PARALLEL_MIN_CORES = 4
@@ -168,6 +170,10 @@ def _parse_texts(texts: list[tuple[dict, str]]) -> dict[str, tuple[dict, list[Pa
     return out
 
 
+def _size(files: list[str]) -> int:
+    return sum(os.path.getsize(f) for f in files if os.path.isfile(f))
+
+
 def _batches(files: list[str], jobs: int, total: int) -> list[list[str]]:
     """Files in batches of about ``total / jobs`` bytes (at most BATCH_BYTES), kept in order."""
     cap = max(1, min(BATCH_BYTES, total // max(jobs, 1) + 1))
@@ -183,13 +189,16 @@ def _batches(files: list[str], jobs: int, total: int) -> list[list[str]]:
 
 
 def _resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
-    """Give every row a rank where any source tells it: (host, pid), then the file's own header."""
+    """Give every row a rank where any source tells it: (host, pid), then the file's own header;
+    then a host where its rank tells it (a Flight Recorder dump names no host; the rank's log does)."""
     ranks = tables["ranks"]
     by_proc = ranks.filter(pl.col("rank").is_not_null() & pl.col("pid").is_not_null()).group_by(["host", "pid"]).agg(
         pl.col("rank").first().alias("_r"))
     by_pid = by_proc.group_by("pid").agg(pl.col("_r").first().alias("_rp"))
     by_file = ranks.filter(pl.col("rank").is_not_null()).group_by("file").agg(
         pl.col("rank").n_unique().alias("_n"), pl.col("rank").first().alias("_rf")).filter(pl.col("_n") == 1).drop("_n")
+    by_rank = ranks.filter(pl.col("rank").is_not_null() & pl.col("host").is_not_null()).group_by("rank").agg(
+        pl.col("host").n_unique().alias("_n"), pl.col("host").first().alias("_h")).filter(pl.col("_n") == 1).drop("_n")
     out = {}
     for name, df in tables.items():
         if name in ("files", "ranks") or "rank" not in df.columns or not df.height:
@@ -197,7 +206,10 @@ def _resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
             continue
         df = (df.join(by_proc, on=["host", "pid"], how="left", nulls_equal=False)
               .join(by_pid, on="pid", how="left").join(by_file, on="file", how="left"))
-        out[name] = df.with_columns(pl.coalesce("rank", "_r", "_rp", "_rf").alias("rank")).drop("_r", "_rp", "_rf")
+        df = df.with_columns(pl.coalesce("rank", "_r", "_rp", "_rf").alias("rank")).drop("_r", "_rp", "_rf")
+        if "host" in df.columns:
+            df = df.join(by_rank, on="rank", how="left").with_columns(pl.coalesce("host", "_h").alias("host")).drop("_h")
+        out[name] = df
     # One row per process: merge what the sources said of it.
     out["ranks"] = (
         ranks.sort("rank", nulls_last=True)
@@ -210,17 +222,32 @@ def _resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     return out
 
 
-def ingest(paths: list[str | Path], jobs: int | None = None) -> Store:
+def ingest(paths: list[str | Path], jobs: int | None = None,
+           progress: Callable[[int, int], None] | None = None) -> Store:
+    """Parse every file under ``paths`` into one store. ``progress(done_bytes, total_bytes)`` is
+    called as batches of files finish (for a progress bar; the library itself draws nothing)."""
     files = [str(p) for p in discover(paths)]
     jobs = jobs or min(len(files), os.cpu_count() or 1)
     total = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
-    batches = _batches(files, jobs if total > PARALLEL_BYTES else 1, total)
-    if jobs >= PARALLEL_MIN_CORES and len(batches) > 1:
+    parallel = jobs >= PARALLEL_MIN_CORES and total > PARALLEL_BYTES
+    # With a progress bar, batches small enough that it moves (about 20 steps, 8 MB at least).
+    pieces = max(jobs if total > PARALLEL_BYTES else 1, min(20, total // PROGRESS_BYTES) if progress else 1)
+    batches = _batches(files, pieces, total)
+    results, done = [], 0
+    if parallel and len(batches) > 1:
         # spawn, not fork: forking a process whose polars thread pool is running can deadlock
         with ProcessPoolExecutor(min(jobs, len(batches)), mp_context=multiprocessing.get_context("spawn")) as pool:
-            results = [r for batch in pool.map(parse_files, batches) for r in batch]
+            for batch, got in zip(batches, pool.map(parse_files, batches)):
+                results += got
+                done += _size(batch)
+                if progress:
+                    progress(done, total)
     else:
-        results = [r for batch in batches for r in parse_files(batch)]
+        for batch in batches:
+            results += parse_files(batch)
+            done += _size(batch)
+            if progress:
+                progress(done, total)
     gathered: dict[str, list[pl.DataFrame]] = {name: [] for name in schema.TABLES}
     for row, parsed in results:
         gathered["files"].append(pl.DataFrame([row], schema=schema.FILES))

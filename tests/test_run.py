@@ -45,3 +45,54 @@ def test_run_deadlock_dumps_stacks_twice_and_names_the_rank(tmp_path):
     assert "next_batch_stuck" in v.summary
     notes = ingest([tmp_path]).events.filter(pl.col("kind") == "run_note")["message"].to_list()
     assert any(n.startswith("stall dump 2") for n in notes)
+
+
+def test_profile_steps_gives_each_hf_trainer_rank_a_kineto_trace(tmp_path):
+    """A real HF Trainer run (2 gloo ranks, DDP) under `tracekit run --profile-steps 2:2`: the
+    script knows nothing of tracekit, yet every rank writes a Kineto trace of its steps, and the
+    traces align into a healthy verdict."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", GLOO_SOCKET_IFNAME="lo", TK_STEPS="6")
+    cmd = [sys.executable, "-m", "tracekit.cli", "run", "--quiet", "--out", str(tmp_path), "--profile-steps", "2:2", "--",
+           sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--master_port=29613",
+           str(ROOT / "samples/repro/hf_trainer.py")]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    traces = sorted(p.name.split(".")[0] for p in tmp_path.glob("kineto_rank*.json.gz"))
+    assert traces == ["kineto_rank0", "kineto_rank1"]
+    s = ingest([tmp_path])
+    k = s.collectives.filter(pl.col("source") == "kineto")
+    assert sorted(k["rank"].unique().to_list()) == [0, 1]
+    per_rank = k.group_by("rank").agg(pl.col("op").filter(pl.col("op") == "all_reduce").len().alias("n"))
+    assert per_rank["n"].min() >= 2  # DDP's gradient all_reduce in each profiled step
+    assert decide(s).kind == Kind.HEALTHY
+
+
+EXITS = """
+import os, sys, torch, torch.distributed as dist
+dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%s" % os.environ["PORT"], rank=0, world_size=1)
+t = torch.ones(4); dist.all_reduce(t); dist.destroy_process_group()
+how = os.environ["HOW"]
+if how == "code":
+    sys.exit(3)
+if how == "message":
+    sys.exit("stopping: bad config")
+if how == "raise":
+    raise RuntimeError("boom")
+print("done", t.sum().item())
+"""
+
+
+def test_gloo_rank_exit_codes_survive_the_exit_guard(tmp_path):
+    """The hook ends CPU ranks with the Flight Recorder on through os._exit (torch can abort in
+    static destructors otherwise): the exit code and output must stay what Python would give."""
+    script = tmp_path / "exits.py"
+    script.write_text(EXITS)
+    for port, (how, want) in enumerate([("normal", 0), ("code", 3), ("message", 1), ("raise", 1)], start=29631):
+        env = dict(os.environ, RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", HOW=how, PORT=str(port), GLOO_SOCKET_IFNAME="lo")
+        out = tmp_path / how
+        done = subprocess.run([sys.executable, "-m", "tracekit.cli", "run", "--quiet", "--out", str(out), "--",
+                               sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == want, (how, done.stderr[-1000:])
+        log = next(out.glob("rank0.*.log")).read_text()
+        assert {"normal": "done 4.0", "code": "[tracekit] rank=0", "message": "stopping: bad config",
+                "raise": "RuntimeError: boom"}[how] in log, (how, log)

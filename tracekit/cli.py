@@ -159,9 +159,11 @@ def verdict_cmd(run, as_json, fail_on_hang):
 @click.option("--nccl-subsys", default="INIT,NET,COLL", show_default=True,
               help="NCCL_DEBUG_SUBSYS (COLL writes one line per collective: large, but it is the sequence).")
 @click.option("--fr-buffer", default=2000, show_default=True, help="Flight Recorder entries kept per rank.")
+@click.option("--profile-steps", metavar="WAIT:ACTIVE", default=None,
+              help="Kineto traces of ACTIVE HF Trainer / ms-swift steps per rank, after WAIT steps and one warm-up.")
 @click.option("--quiet", is_flag=True, help="Do not echo the job's output here (it is still in the run folder).")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def run_cmd(out, stall_s, repeat_s, rounds, nccl_subsys, fr_buffer, quiet, command):
+def run_cmd(out, stall_s, repeat_s, rounds, nccl_subsys, fr_buffer, profile_steps, quiet, command):
     """Launch a training command with evidence collection on every rank; exit with its code.
 
     NCCL INFO logs, the Flight Recorder, per-rank stdout, the launch settings, and stack + FR
@@ -169,10 +171,16 @@ def run_cmd(out, stall_s, repeat_s, rounds, nccl_subsys, fr_buffer, quiet, comma
 
     Example: tracekit run --out logs -- torchrun --nproc_per_node=4 train.py
     """
+    from tracekit.profiler import parse_window
     from tracekit.run import Settings, run
 
+    if profile_steps:
+        try:
+            parse_window(profile_steps)
+        except ValueError:
+            raise BadInput(f"--profile-steps {profile_steps}: want WAIT:ACTIVE, e.g. 5:3") from None
     s = Settings(Path(out), stall_s=stall_s, repeat_s=repeat_s, rounds=rounds, nccl_subsys=nccl_subsys,
-                 fr_buffer=fr_buffer)
+                 fr_buffer=fr_buffer, profile_steps=profile_steps)
     code = run(list(command), s, echo=None if quiet else click.echo)
     click.echo(f"tracekit: run folder {out}; next: tracekit ingest {out}", err=True)
     sys.exit(code)

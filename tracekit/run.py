@@ -48,6 +48,7 @@ class Settings:
     rounds: int = 2
     nccl_subsys: str = "INIT,NET,COLL"
     fr_buffer: int = 2000
+    profile_steps: str | None = None  # "WAIT:ACTIVE": a Kineto window of HF Trainer steps per rank
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
@@ -67,6 +68,8 @@ def rank_env(s: Settings, base: dict[str, str] | None = None) -> dict[str, str]:
     }
     for k, v in defaults.items():
         env.setdefault(k, v)
+    if s.profile_steps:
+        env["TRACEKIT_PROFILE"] = s.profile_steps
     env.update(s.extra_env)
     env["TRACEKIT_RUN_DIR"] = out
     env["TRACEKIT_LAUNCHER"] = str(os.getpid())

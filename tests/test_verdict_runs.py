@@ -23,6 +23,7 @@ from tracekit.verdict import Kind, decide
     ("gpu_2x1_bench", Kind.HEALTHY, []),
     ("gpu_2x1_divergence", Kind.MISMATCH, [1]),
     ("gpu_2x1_badiface", Kind.TRANSPORT_ERROR, [0]),
+    ("gpu_2x1_initstall", Kind.INIT_STALL, [1]),  # real NCCL 2.28.9: rank 0 Init START, rank 1 never came
 ])
 def test_committed_samples(sample, kind, ranks):
     v = decide(ingest([SAMPLES / sample]))
@@ -100,3 +101,9 @@ def test_real_zero3_divergence_2x2_end_to_end(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     v = decide(ingest([tmp_path / "divergence_2x2"]))
     assert v.kind == Kind.MISMATCH and v.ranks == [3], v.summary
+
+
+def test_real_nccl_init_stall_names_the_rank_that_never_came():
+    v = decide(ingest([SAMPLES / "gpu_2x1_initstall"]))
+    assert "never completed on ranks 0" in v.summary and "rank 1 is in <module> (init_stall.py:18)" in v.summary
+    assert any("nccl.vm.470.log:13" in e and "Init START without Init COMPLETE" in e for e in v.evidence)

@@ -122,9 +122,16 @@ def decide(store: Store) -> Verdict:
     # 3. a communicator whose init never completed, or connections that keep retrying
     if pending.height or (transport.filter(pl.col("kind") == "connect_retry").height and not store.collectives.height):
         r = pending["rank"].drop_nulls().unique().sort().to_list()
-        return Verdict(Kind.INIT_STALL, f"{pending.height} communicator init(s) never completed"
-                       + (f" on ranks {fmt_ranks(r)}" if r else ""),
-                       r, _ev(pending.with_columns(pl.format("comm {} nranks {} - Init START without Init COMPLETE", "comm", "nranks").alias("message")))
+        # Ranks of the run that never started any communicator: the peers the waiting ones wait for.
+        started = set(init["rank"].drop_nulls().to_list())
+        never = sorted(set(store.ranks["rank"].drop_nulls().to_list()) - started) if pending.height else []
+        where = stacks.filter(pl.col("rank").is_in(never)).unique(["rank", "where"], maintain_order=True)
+        summary = (f"{pending.height} communicator init(s) never completed" + (f" on ranks {fmt_ranks(r)}" if r else "")
+                   + (f"; ranks {fmt_ranks(never)} never started NCCL init (waited for in the bootstrap)" if never else "")
+                   + "".join(f"; rank {w['rank']} is in {w['where']}" for w in where.head(4).iter_rows(named=True)))
+        return Verdict(Kind.INIT_STALL, summary, never or r,
+                       _ev(pending.with_columns(pl.format("comm {} nranks {} - Init START without Init COMPLETE", "comm", "nranks").alias("message")))
+                       + _ev(where.with_columns(pl.format("rank {} main thread in {}", "rank", "where").alias("message")), 2)
                        + _ev(transport, 4), findings, notes)
     # 4. transport errors
     if transport.filter(pl.col("kind") != "nccl_warn").height or (transport.height and not missing):

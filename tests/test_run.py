@@ -96,3 +96,36 @@ def test_gloo_rank_exit_codes_survive_the_exit_guard(tmp_path):
         log = next(out.glob("rank0.*.log")).read_text()
         assert {"normal": "done 4.0", "code": "[tracekit] rank=0", "message": "stopping: bad config",
                 "raise": "RuntimeError: boom"}[how] in log, (how, log)
+
+
+RACE = """
+import sys, threading, time, torch, torch.distributed as dist
+from pathlib import Path
+from tracekit import hook
+dist.init_process_group("gloo", init_method="tcp://127.0.0.1:29641", rank=0, world_size=1)
+t = torch.ones(4); dist.all_reduce(t)
+sys.path.insert(0, sys.argv[1])
+started = threading.Event()
+def importer():
+    started.set()
+    import slow_module  # sleeps in its body: an import in flight, as torch._dynamo's is on a loaded machine
+threading.Thread(target=importer).start()
+started.wait(); time.sleep(0.3)
+before = set(sys.modules)
+assert hook._importing_elsewhere()
+assert hook.dump_fr(Path(sys.argv[1]) / "fr.pkl")
+print("imported during dump:", len(set(sys.modules) - before - {"slow_module"}))
+"""
+
+
+def test_fr_dump_during_an_import_imports_nothing(tmp_path):
+    """Symbolising FR stack traces imports ~800 modules; done while the main thread imports
+    torch._dynamo it killed a rank with an ImportError. The dump must import nothing then."""
+    (tmp_path / "slow_module.py").write_text("import time\ntime.sleep(1.5)\n")
+    script = tmp_path / "race.py"
+    script.write_text(RACE)
+    env = dict(os.environ, TORCH_FR_BUFFER_SIZE="100", GLOO_SOCKET_IFNAME="lo")
+    done = subprocess.run([sys.executable, str(script), str(tmp_path)], env=env, capture_output=True, text=True, timeout=120)
+    assert "imported during dump: 0" in done.stdout, done.stderr[-2000:]
+    import pickle
+    assert pickle.loads((tmp_path / "fr.pkl").read_bytes())["entries"][0]["profiling_name"] == "gloo:all_reduce"

@@ -64,10 +64,25 @@ def dump_stacks(path: Path, rank: str) -> None:
     path.write_text("\n".join(lines))
 
 
+def _importing_elsewhere() -> bool:
+    """True while another thread is inside an import statement."""
+    me = threading.get_ident()
+    for ident, frame in sys._current_frames().items():
+        while ident != me and frame is not None:
+            if frame.f_code.co_filename.startswith("<frozen importlib"):
+                return True
+            frame = frame.f_back
+    return False
+
+
 def dump_fr(path: Path) -> bool:
     """Write this process's Flight Recorder buffer: NCCL's where torch has one, else the generic one
     (Gloo). False when there is nothing to write (no process group yet, or FR disabled)."""
     # Never import from this thread: the main thread may be half-way through importing torch.
+    # Symbolising FR stack traces imports ~800 modules the first time (torch 2.13); racing the main
+    # thread's import of torch._dynamo that way made a rank die of an ImportError. While another
+    # thread imports, the dump goes without stack traces.
+    stacks = not _importing_elsewhere()
     torch = sys.modules.get("torch")
     c10d = getattr(getattr(torch, "_C", None), "_distributed_c10d", None)
     if c10d is None or "torch.distributed" not in sys.modules:
@@ -77,7 +92,7 @@ def dump_fr(path: Path) -> bool:
         if fn is None:
             continue
         try:
-            data = fn()
+            data = fn(includeStackTraces=stacks)
             if pickle.loads(data).get("entries") or name == "_dump_fr_trace":
                 path.write_bytes(data)
                 return True

@@ -8,6 +8,8 @@ deadlock; collectives that still advance are slow progress, not a hang.
 
 from __future__ import annotations
 
+import sys
+
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -54,9 +56,19 @@ def _ev(df: pl.DataFrame, n: int = 6) -> list[str]:
     return [f"{r['file']}:{r['line']}: {(r['message'] or '').strip()[:160]}" for r in df.head(n).iter_rows(named=True)]
 
 
+# a frame of the standard library: py-spy's `threading.py:327`, faulthandler's `/usr/lib/python3.11/...`
+STDLIB_FRAME = (r"\((?:" + "|".join(sorted(sys.stdlib_module_names)) + r")(?:\.py)?[/:]"
+                r"|/lib/python3\.\d+/(?:[^/]+/)*[^/]+\.py:")
+SITE = r"site-packages|dist-packages"
+
+
 def _stacks(store: Store) -> pl.DataFrame:
-    """The main thread's innermost frame per rank (or per pid where no rank is known)."""
+    """The main thread's innermost frame of the program or a library per rank (or per pid where no
+    rank is known): a rank waiting in wandb.init reads as wandb, not as threading.Condition.wait."""
     st = store.events.filter((pl.col("kind") == "stack") & pl.col("thread").str.starts_with("MainThread"))
+    own = pl.col("frames").str.split(" <- ").list.eval(pl.element().filter(
+        ~pl.element().str.contains(STDLIB_FRAME) | pl.element().str.contains(SITE))).list.first()
+    st = st.with_columns(pl.coalesce(own, "where").alias("where"))
     return st.with_columns(pl.col("where").str.contains(C10D_FRAME).fill_null(False).alias("in_c10d"),
                            pl.col("thread").str.extract(r"thread (\S+)", 1).alias("tid"))
 

@@ -1,0 +1,41 @@
+"""Real ms-swift runs (`swift pt`, DeepSpeed ZeRO-3 offload, tiny Qwen3, CPU gloo ranks) captured
+with samples/repro/swift/run.sh under `tracekit run`: 1x4, 2x2 in two network namespaces over
+IPv6, 2x2 with `--report_to wandb` on nodes without a network (the reported hang), and its fix."""
+
+import polars as pl
+
+from tests.conftest import ROOT
+from tracekit.diff import compare
+from tracekit.ingest import ingest
+from tracekit.verdict import Kind, decide
+
+
+def load(name):
+    return ingest([ROOT / "samples" / name])
+
+
+def test_swift_2x2_with_wandb_offline_network_is_a_deadlock_on_rank_0_in_wandb_init():
+    s = load("swift_2x2_wandb")
+    v = decide(s)
+    assert v.kind == Kind.DEADLOCK and v.ranks == [0], v.summary
+    assert "wandb/" in v.summary  # the innermost frame outside the standard library, not Condition.wait
+    assert "ranks 1-3 wait in it" in v.summary
+    assert any("wandb_init.py" in e or "wandb.errors" in e for e in v.evidence), v.evidence
+    # nobody made a training step: the hang is right after start-up, as reported
+    assert s.events.filter(pl.col("kind") == "step").height == 0
+
+
+def test_swift_runs_that_train_are_healthy_and_log_their_steps():
+    for name, nodes in [("swift_1x4_healthy", 1), ("swift_2x2_healthy", 2), ("swift_2x2_wandb_fixed", 2)]:
+        s = load(name)
+        assert decide(s).kind == Kind.HEALTHY, name
+        assert sorted(s.ranks["rank"].drop_nulls().unique().to_list()) == [0, 1, 2, 3], name
+        assert s.ranks["node"].drop_nulls().n_unique() == nodes, name
+        steps = s.events.filter(pl.col("kind") == "step")
+        assert steps.height == 6 and steps["loss"].is_not_null().all(), (name, steps)
+
+
+def test_swift_diff_2x2_against_1x4_names_the_layout_first():
+    d = compare(load("swift_1x4_healthy"), load("swift_2x2_healthy")).differences
+    assert (d[0].area, d[0].what, d[0].a, d[0].b) == ("layout", "nodes", "1", "2"), d[:3]
+    assert any(x.what == "GLOO_SOCKET_IFNAME" and (x.a, x.b) == ("lo", "eth0") for x in d), d

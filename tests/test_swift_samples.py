@@ -39,3 +39,12 @@ def test_swift_diff_2x2_against_1x4_names_the_layout_first():
     d = compare(load("swift_1x4_healthy"), load("swift_2x2_healthy")).differences
     assert (d[0].area, d[0].what, d[0].a, d[0].b) == ("layout", "nodes", "1", "2"), d[:3]
     assert any(x.what == "GLOO_SOCKET_IFNAME" and (x.a, x.b) == ("lo", "eth0") for x in d), d
+
+
+def test_summary_counts_fake_nodes_that_share_a_host_name():
+    from tracekit.reports import summary
+
+    s = load("swift_2x2_healthy")
+    out = summary.build(s, decide(s))
+    assert out["ranks"]["nodes"] == 2 and out["ranks"]["hosts"] == ["vm"]
+    assert "2 node(s) on 1 host(s): vm" in summary.render(out)

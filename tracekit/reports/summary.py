@@ -37,7 +37,8 @@ def build(store: Store, verdict: Verdict) -> dict:
             .group_by("rank", "source").last().sort("rank", "source")
             .select("rank", "source", "pg", "seq", pl.coalesce("op_raw", "op").alias("op")))
     errors = ev.filter(pl.col("kind").is_in(ERROR_KINDS)).sort("file", "line").select("file", "line", "kind", "message")
-    nodes = r["host"].drop_nulls().n_unique()
+    # node index (torchrun's GROUP_RANK) where printed: fake nodes (network namespaces) share a host name
+    nodes = max(r["host"].drop_nulls().n_unique(), r["node"].drop_nulls().n_unique() if "node" in r.columns else 0)
     return {
         "schema_version": 1,
         "files_by_kind": dict(f.group_by("kind").len().sort("kind").iter_rows()),
@@ -62,7 +63,8 @@ def render(s: dict) -> str:
     kinds = ", ".join(f"{n} {k}" for k, n in s["files_by_kind"].items())
     rk = s["ranks"]
     out.append(f"files     {len(s['files'])} ({kinds})")
-    out.append(f"ranks     {rk['count']} seen, world size {rk['world_size'] or '?'}, {rk['nodes']} host(s)"
+    out.append(f"ranks     {rk['count']} seen, world size {rk['world_size'] or '?'}, {rk['nodes']} node(s)"
+               + (f" on {len(rk['hosts'])} host(s)" if len(rk["hosts"]) != rk["nodes"] else "")
                + (f": {', '.join(rk['hosts'][:8])}" + (" ..." if len(rk["hosts"]) > 8 else "") if rk["hosts"] else ""))
     v = "; ".join(f"{k} {', '.join(vs)}" for k, vs in s["versions"].items() if vs)
     if v:

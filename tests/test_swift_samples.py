@@ -48,3 +48,34 @@ def test_summary_counts_fake_nodes_that_share_a_host_name():
     out = summary.build(s, decide(s))
     assert out["ranks"]["nodes"] == 2 and out["ranks"]["hosts"] == ["vm"]
     assert "2 node(s) on 1 host(s): vm" in summary.render(out)
+
+
+def test_swift_argument_dump_becomes_train_arg_events_and_diff_names_report_to():
+    s = load("swift_2x2_wandb")
+    args = dict(m.split("=", 1) for m in s.events.filter(pl.col("kind") == "train_arg")["message"].to_list())
+    assert args["report_to"] == "['wandb']" and args["ddp_timeout"] == "45" and args["gradient_accumulation_steps"] == "2"
+    rank0 = s.files.filter(pl.col("file").str.contains("/rank0."))
+    assert rank0["unknown"][0] < rank0["lines"][0] // 3, rank0  # the argument block is understood, not unknown
+    d = {(x.area, x.what): (x.a, x.b) for x in compare(load("swift_2x2_wandb_fixed"), s).differences}
+    assert ("arguments", "report_to") not in d  # the fix kept report_to wandb (offline mode)
+    d = {(x.area, x.what): (x.a, x.b) for x in compare(load("swift_2x2_healthy"), s).differences}
+    assert d[("arguments", "report_to")] == ("['none']", "['wandb']")
+
+
+def test_a_store_written_by_other_parser_code_is_ingested_again(tmp_path):
+    import shutil
+
+    from click.testing import CliRunner
+
+    from tracekit.cli import main
+
+    run = tmp_path / "run"
+    shutil.copytree(ROOT / "samples" / "swift_2x2_healthy", run)
+    assert CliRunner().invoke(main, ["ingest", str(run)]).exit_code == 0
+    store = run / ".tracekit"
+    assert (store / "made_by.txt").exists()
+    (store / "events.parquet").write_bytes(b"stale")  # as if an older tracekit had written it
+    assert CliRunner().invoke(main, ["verdict", str(run)]).exit_code == 2  # same code: the store is used (and broken)
+    (store / "made_by.txt").write_text("an older tracekit\n")
+    r = CliRunner().invoke(main, ["verdict", str(run)])
+    assert r.exit_code == 0 and "HEALTHY" in r.output, r.output

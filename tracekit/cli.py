@@ -62,13 +62,14 @@ class Progress:
 def _load(path: str):
     """A store folder, a folder holding ``.tracekit/``, or logs to ingest now."""
     from tracekit.ingest import ingest as ingest_paths
-    from tracekit.store import Store, is_store
+    from tracekit.store import Store, is_store, made_by_this_code
 
     p = Path(path)
     if is_store(p):
         return Store.read(p)
-    if is_store(p / ".tracekit") and not _newer_than(p, p / ".tracekit"):
-        return Store.read(p / ".tracekit")
+    cached = p / ".tracekit"
+    if is_store(cached) and made_by_this_code(cached) and not _newer_than(p, cached):
+        return Store.read(cached)
     if not p.exists():
         raise BadInput(f"{path}: no such file or folder")
     with Progress(f"ingest {path}") as bar:

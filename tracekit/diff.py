@@ -211,6 +211,10 @@ def compare(a: Store, b: Store) -> Comparison:
     skip = ("TRACEKIT_", "NCCL_DEBUG_FILE", "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "MASTER_PORT")
     cmp("settings", {k: v for k, v in env_a.items() if not k.startswith(skip)},
         {k: v for k, v in env_b.items() if not k.startswith(skip)}, 65)
+    # the training framework's own arguments (ms-swift prints them all); paths made per run are noise
+    own = ("output_dir", "logging_dir", "run_name", "local_rank", "hub_model_id", "ckpt_dir")
+    cmp("arguments", {k: v for k, v in _settings(a, "train_arg").items() if k not in own},
+        {k: v for k, v in _settings(b, "train_arg").items() if k not in own}, 62)
     cmp("packages", _settings(a, "package"), _settings(b, "package"), 40)
     diffs.sort(key=lambda x: -x.weight)
     return Comparison(diffs, same, bw)

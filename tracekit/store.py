@@ -6,6 +6,7 @@ one rename, so a crash mid-write leaves the old store or none, never half of one
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
@@ -42,6 +43,7 @@ class Store:
         try:
             for name, df in self.tables().items():
                 df.write_parquet(tmp / f"{name}.parquet")
+            (tmp / "made_by.txt").write_text(fingerprint() + "\n")
             old = None
             if folder.exists():
                 old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
@@ -75,3 +77,20 @@ class Store:
 
 def is_store(folder: str | Path) -> bool:
     return (Path(folder) / "files.parquet").exists()
+
+
+def fingerprint() -> str:
+    """What made a store: a hash of the code that turns logs into tables (parsers, ingest, schema)."""
+    here = Path(__file__).parent
+    h = hashlib.sha1()
+    for f in sorted([*here.glob("parsers/*.py"), here / "ingest.py", here / "schema.py"]):
+        h.update(f.name.encode() + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def made_by_this_code(folder: str | Path) -> bool:
+    """False for a store written by another version of tracekit's parsers: re-ingest it."""
+    try:
+        return (Path(folder) / "made_by.txt").read_text().strip() == fingerprint()
+    except OSError:
+        return False

@@ -1,7 +1,8 @@
 """Training-loop stdout: DeepSpeed, HF Trainer, ms-swift, Megatron (FORMATS.md, "DeepSpeed ...").
 
 Steps and losses become ``step`` events (the progress signal when no collective is logged),
-DeepSpeed's comms logger becomes ``comm_op`` events with their bandwidth, and the framework's own
+DeepSpeed's comms logger becomes ``comm_op`` events with their bandwidth, ms-swift's argument dump
+becomes ``train_arg`` events (``key=value``, what ``tracekit diff`` compares), and the framework's own
 log lines are claimed so that what is left over really is unknown.
 """
 
@@ -23,6 +24,9 @@ COMM_OP = (
 )
 DS_VERSION = r"DeepSpeed info: version=(?P<v>\S+)"
 TRAIN_START = r"\*{5} Running training \*{5}"
+# ms-swift prints its whole argument object, one ``key=value,`` a line, ``)`` alone closing it
+ARGS_OPEN = r"\[INFO:swift\] args: \w+Arguments\($"
+ARG = r"^(?P<key>[A-Za-z_][\w.]*)=(?P<value>.*?),?$"
 KNOWN = (
     r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\] \[(?:INFO|WARNING|DEBUG|ERROR)\]|\[INFO:swift\]|\[WARNING:swift\]|"
     r"\[(?:INFO|WARNING)\|[\w.]+:\d+\]|OVERFLOW!|^\s*(?:Num examples|Num Epochs|Instantaneous batch size|"
@@ -50,9 +54,15 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("progress", t.str.contains(TQDM), TQDM)
     add("comm_op", t.str.contains("comm op: "), COMM_OP)
     add("train_start", t.str.contains(TRAIN_START))
+    opened = t.str.contains(ARGS_OPEN).cast(pl.Int32).cum_sum().over("file")
+    closed = (t == ")").cast(pl.Int32).cum_sum().over("file")
+    df = df.with_columns(((opened > closed) & ~t.str.contains(ARGS_OPEN)).alias("_in_args"))
+    add("train_arg", pl.col("_in_args") & t.str.contains(ARG), ARG)
     events = pl.concat(frames, how="diagonal_relaxed") if frames else None
     if events is not None:
         events = events.with_columns(
+            pl.when(pl.col("kind") == "train_arg").then(pl.format("{}={}", "key", "value")).otherwise("message")
+            .alias("message") if "key" in events.columns else pl.col("message"),
             pl.col("step").cast(pl.Int64, strict=False) if "step" in events.columns else pl.lit(None, pl.Int64).alias("step"),
             t.str.extract(LOSS, 1).cast(pl.Float64, strict=False).alias("loss"),
             (pl.col("op") if "op" in events.columns else pl.lit(None, pl.Utf8)).alias("op"),
@@ -70,7 +80,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
     ranks = df.filter(t.str.contains(DS_VERSION)).select(
         "file", t.str.extract(DS_VERSION, 1).alias("deepspeed_version"), pl.lit("deepspeed").alias("source")
     )
-    used = t.str.contains(
+    closing = t == ")"
+    args_end = closing & (t.str.contains(ARGS_OPEN).cast(pl.Int32).cum_sum().over("file")
+                          > closing.cast(pl.Int32).cum_sum().over("file") - 1)
+    used = args_end | pl.col("_in_args") | t.str.contains(
         any_of(*(r"\{.*'loss': ", DS_STEP, r"iteration\s+\d+/\s*\d+ \|", TQDM, "comm op: ",
                                        TRAIN_START, DS_VERSION, KNOWN, r"\{'train_runtime'|\{'eval_loss'"))
     )

@@ -32,7 +32,12 @@ KNOWN = (
     r"\[(?:INFO|WARNING)\|[\w.]+:\d+\]|OVERFLOW!|^\s*(?:Num examples|Num Epochs|Instantaneous batch size|"
     r"Total train batch size|Gradient Accumulation steps|Total optimization steps|Number of trainable parameters)"
     r"|\|=>>|wandb:|^\s*\d+%\|"
+    # HF's logger prefix (transformers 5), its banners, Python logging's default format (modelscope)
+    r"|^\[transformers\]|^\*{5} Running (?:Evaluation|Prediction) \*{5}"
+    r"|^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ \| (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \| [\w.]+ \|"
 )
+# Python's warnings: ``path.py:12: FutureWarning: ...`` then the source line, indented
+PY_WARNING = r"^\S+\.py:\d+: \w*Warning: "
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -83,7 +88,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
     closing = t == ")"
     args_end = closing & (t.str.contains(ARGS_OPEN).cast(pl.Int32).cum_sum().over("file")
                           > closing.cast(pl.Int32).cum_sum().over("file") - 1)
-    used = args_end | pl.col("_in_args") | t.str.contains(
+    warned = t.str.contains(PY_WARNING)
+    after_warning = warned.shift(1, fill_value=False).over("file") & t.str.starts_with("  ")
+    used = args_end | pl.col("_in_args") | warned | after_warning | t.str.contains(
         any_of(*(r"\{.*'loss': ", DS_STEP, r"iteration\s+\d+/\s*\d+ \|", TQDM, "comm op: ",
                                        TRAIN_START, DS_VERSION, KNOWN, r"\{'train_runtime'|\{'eval_loss'"))
     )

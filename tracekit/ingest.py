@@ -58,13 +58,16 @@ def _gunzip(data: bytes) -> tuple[bytes, str | None]:
         return out, "truncated gzip stream: read what it held"
 
 
+CONTROL = bytes([*range(9), *range(14, 32)])
+
+
 def _is_binary(data: bytes) -> bool:
     head = data[:8192]
     if not head:
         return False
     if b"\x00" in head:
         return True
-    ctrl = sum(b < 9 or 13 < b < 32 for b in head)
+    ctrl = len(head) - len(head.translate(None, CONTROL))
     return ctrl > len(head) * 0.1
 
 
@@ -88,7 +91,7 @@ def parse_files(paths: list[str]) -> list[tuple[dict, list[Parsed]]]:
             row, got = _classify(path)
         except Exception as e:  # noqa: BLE001 - one bad file must not stop the run
             row, got = _error_row(path, e), []
-        if isinstance(got, str):
+        if isinstance(got, bytes):
             texts.append((row, got))
         else:
             done[path] = (row, got)
@@ -135,24 +138,30 @@ def _classify(path: str) -> tuple[dict, list[Parsed] | str]:
         row["error"] = row["error"] or "binary file, not a log"
         row["kind"] = "binary"
         return row, []
-    return row, data.decode("utf-8", errors="replace")
+    return row, data
 
 
-def _parse_texts(texts: list[tuple[dict, str]]) -> dict[str, tuple[dict, list[Parsed]]]:
+def _parse_texts(texts: list[tuple[dict, bytes]]) -> dict[str, tuple[dict, list[Parsed]]]:
     """Run every text parser once over the lines of all ``texts``; account for each file's lines."""
     if not texts:
         return {}
-    lines = text.lines_frames([(row["file"], t) for row, t in texts])
+    lines, coll_rows = nccl.read_many([(row["file"], data) for row, data in texts])
     # Lines of the plain NCCL shape are the NCCL parser's alone: the others skip them (most of a big log).
     plain_nccl = pl.col("text").str.contains(nccl.FAST_HEAD)
     others = lines.filter(~plain_nccl)
-    parsed = [p for p in [nccl.parse(lines)] + [m.parse(others) for m in TEXT_PARSERS if m is not nccl] if p.found]
+    parsed = [p for p in [nccl.parse(lines, coll_rows)] + [m.parse(others) for m in TEXT_PARSERS if m is not nccl] if p.found]
     nonblank = lines.filter(~pl.col("blank")).select("file", "line")
     claimed = pl.concat([p.claimed for p in parsed]).unique() if parsed else nonblank.clear()
+    # the COLL lines read apart are all claimed by the NCCL parser
+    coll_counts = (coll_rows if coll_rows is not None else pl.DataFrame(schema=nccl.COLL_ROWS)).group_by("file").agg(
+        pl.len().alias("coll"))
     counts = (
         lines.group_by("file").agg(pl.len().alias("lines"), pl.col("blank").sum().alias("blank"))
         .join(nonblank.join(claimed, on=["file", "line"], how="semi").group_by("file").agg(pl.len().alias("parsed")),
               on="file", how="left")
+        .join(coll_counts, on="file", how="full", coalesce=True)
+        .with_columns(pl.col("lines", "blank", "parsed", "coll").fill_null(0))
+        .with_columns(pl.col("lines") + pl.col("coll"), pl.col("parsed") + pl.col("coll"))
     )
     counts = {r["file"]: r for r in counts.iter_rows(named=True)}
     kinds = {p.kind: p.files() for p in parsed}
@@ -201,8 +210,9 @@ def _resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
         pl.col("host").n_unique().alias("_n"), pl.col("host").first().alias("_h")).filter(pl.col("_n") == 1).drop("_n")
     out = {}
     for name, df in tables.items():
-        if name in ("files", "ranks") or "rank" not in df.columns or not df.height:
-            out[name] = df
+        if (name in ("files", "ranks") or "rank" not in df.columns or not df.height
+                or (df["rank"].null_count() == 0 and ("host" not in df.columns or df["host"].null_count() == 0))):
+            out[name] = df  # nothing to find (NCCL's collectives, the bulk, are usually all known)
             continue
         df = (df.join(by_proc, on=["host", "pid"], how="left", nulls_equal=False)
               .join(by_pid, on="pid", how="left").join(by_file, on="file", how="left"))
@@ -231,7 +241,7 @@ def ingest(paths: list[str | Path], jobs: int | None = None,
     total = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
     parallel = jobs >= PARALLEL_MIN_CORES and total > PARALLEL_BYTES
     # With a progress bar, batches small enough that it moves (about 20 steps, 8 MB at least).
-    pieces = max(jobs if total > PARALLEL_BYTES else 1, min(20, total // PROGRESS_BYTES) if progress else 1)
+    pieces = max(jobs if parallel else 1, min(20, total // PROGRESS_BYTES) if progress else 1)
     batches = _batches(files, pieces, total)
     results, done = [], 0
     if parallel and len(batches) > 1:

@@ -3,15 +3,28 @@
 One pass extracts the ``host:pid:tid [dev] NCCL LEVEL msg`` prefix from every line; each message
 shape is then decoded on the subset of lines it can match. Two writers glued in one line
 (``g183:161264:166015g183:161258:166018 [1] NCCL INFO ...``) resynchronise on the last prefix.
+
+COLL lines, most of a big log, are read before the lines frame is built, by the C scanner
+(``tracekit/_scan.c``, one pass over the bytes) where it was compiled; ``read`` hands ``parse``
+those rows already typed and the other lines as text. Without the scanner every line goes the
+polars way, which gives the same tables.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import polars as pl
 
-from tracekit.parsers import Parsed
+from tracekit.parsers import Parsed, text
+
+try:
+    from tracekit import _scan
+except ImportError:  # installed where no C compiler was found: polars reads every line
+    _scan = None
 
 PREFIX = (
     r"(?:^|[^\w.\-:]|:\d+)(?P<host>\w[\w.\-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
@@ -61,6 +74,44 @@ OPS = {
     "Broadcast": "broadcast", "Reduce": "reduce", "Send": "send", "Recv": "recv",
     "AllToAll": "all_to_all", "Gather": "gather", "Scatter": "scatter",
 }
+
+
+# COLL rows as _decode_coll and the C scanner both give them to parse
+COLL_ROWS = {"file": pl.Utf8, "line": pl.Int64, "host": pl.Utf8, "pid": pl.Int64, "dev": pl.Int64, "op": pl.Utf8,
+             "seq": pl.Int64, "count": pl.Int64, "dtype": pl.Int64, "comm": pl.Utf8, "nranks": pl.Int64}
+
+
+def read_many(files: list[tuple[str, bytes]]) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """The lines frame of text files ``(name, bytes)`` and, with the C scanner, their plain COLL
+    lines apart, already parsed (``COLL_ROWS``; the scanner releases the GIL, so files are read
+    on every core); without it, every line and ``None``."""
+    if _scan is None:
+        return text.lines_frames([text.raw(f, data.decode("utf-8", errors="replace")) for f, data in files]), None
+    with ThreadPoolExecutor(min(len(files), os.cpu_count() or 1) or 1) as pool:
+        scanned = list(pool.map(_scan.scan, [data for _, data in files]))
+    raws, parts = [], []
+    for (file, _), (_, cols, hosts, ops, comms, numbers, rest) in zip(files, scanned):
+        raws.append(text.raw(file, rest, np.frombuffer(numbers, np.int64)))
+        if cols["line"]:
+            names = {"host": hosts, "op": ops, "comm": comms}
+            parts.append({k: (v, names.get(k)) for k, v in cols.items()} | {"file": file})
+    lines = text.lines_frames(raws)
+    if not parts:
+        return lines, None
+    # one frame for all files: the codes of each file's names offset into the batch's names
+    columns = {}
+    for k in COLL_ROWS:
+        if k == "file":
+            columns[k] = pl.Series(k, [p["file"] for p in parts], pl.Utf8).gather(pl.Series(np.repeat(
+                np.arange(len(parts)), [len(p["line"][0]) // 8 for p in parts])))
+        elif k in ("host", "op", "comm"):
+            base = np.cumsum([0] + [len(p[k][1]) for p in parts[:-1]])
+            codes = np.concatenate([np.frombuffer(p[k][0], np.int64) + b for p, b in zip(parts, base)])
+            columns[k] = pl.Series(k, [n for p in parts for n in p[k][1]], pl.Utf8).gather(pl.Series(codes))
+        else:
+            columns[k] = pl.Series(k, np.frombuffer(b"".join(p[k][0] for p in parts), np.int64))
+    coll = pl.DataFrame(columns).with_columns(pl.when(pl.col("nranks") >= 0).then(pl.col("nranks")).alias("nranks"))
+    return lines, coll
 
 
 def _decode(df: pl.DataFrame, pattern: str, mask: pl.Expr | None = None) -> pl.DataFrame:
@@ -133,10 +184,13 @@ def _decode_coll(df: pl.DataFrame) -> pl.DataFrame:
           & pl.col("op").str.contains(r"^\w+$") & pl.col("opcount").str.contains(r"^[0-9a-fA-F]+$")
           & pl.col("comm").is_not_null())
     good = _keep(fast, ok)
-    if good.height == sub.height:
-        return good
-    rest = _decode(sub.join(good.select("file", "line"), on=["file", "line"], how="anti"), COLL)
-    return pl.concat([good, rest], how="diagonal_relaxed").sort("file", "line")
+    if good.height != sub.height:
+        rest = _decode(sub.join(good.select("file", "line"), on=["file", "line"], how="anti"), COLL)
+        good = pl.concat([good, rest], how="diagonal_relaxed").sort("file", "line")
+    return good.with_columns(
+        pl.col("opcount").str.to_integer(base=16, strict=False).alias("seq"),
+        pl.col("count", "dtype", "nranks").cast(pl.Int64),
+    ).select(list(COLL_ROWS))
 
 
 def _transport_kind() -> pl.Expr:
@@ -153,7 +207,8 @@ def _family(addr: str = "addr") -> pl.Expr:
     return pl.when(pl.col(addr).str.contains(":")).then(pl.lit("IPv6")).otherwise(pl.lit("IPv4"))
 
 
-def parse(lines: pl.DataFrame) -> Parsed:
+def parse(lines: pl.DataFrame, coll_rows: pl.DataFrame | None = None) -> Parsed:
+    """``lines``: the lines frame; ``coll_rows``: COLL lines ``read`` took apart (``COLL_ROWS``)."""
     pre = _split_prefix(lines)
     found = pre.filter(pl.col("host").is_not_null()).select("file", "line")
     version_lines = lines.filter(pl.col("text").str.contains("NCCL version ", literal=True)).join(
@@ -161,7 +216,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     df = _keep(pre, pl.col("host").is_not_null()).with_columns(
         pl.col("pid").cast(pl.Int64), pl.col("dev").cast(pl.Int64)
     )
-    if not df.height and not version_lines.height:
+    if not df.height and not version_lines.height and coll_rows is None:
         return Parsed("nccl")
 
     key = ["file", "line", "host", "pid"]
@@ -171,6 +226,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     init = _decode(df, INIT, pl.col("msg").str.contains(r"comm 0x[0-9a-fA-F]+ rank \d+ nranks"))
     nnodes = _decode(df, NNODES, pl.col("msg").str.contains("nNodes"))
     coll = _decode_coll(df)
+    if coll_rows is not None:
+        coll = pl.concat([coll, coll_rows]).sort("file", "line") if coll.height else coll_rows
     conn = _decode(df, CONN, pl.col("msg").str.contains(" via "))
     ring = _decode(df, RING, pl.col("msg").str.starts_with("Channel ") & ~pl.col("msg").str.contains(" via "))
     trees = _decode(df, TREES, pl.col("msg").str.starts_with("Trees "))
@@ -229,22 +286,23 @@ def parse(lines: pl.DataFrame) -> Parsed:
         .select(*key, "rank", "what", "value", "iface", "addr", "family"),
     ], how="diagonal_relaxed")
 
-    dtype_name = pl.col("dtype").cast(pl.Int64).replace_strict(
+    dtype_name = pl.col("dtype").replace_strict(
         {k: v[0] for k, v in DTYPES.items()}, default="unknown", return_dtype=pl.Utf8)
-    dtype_size = pl.col("dtype").cast(pl.Int64).replace_strict(
+    dtype_size = pl.col("dtype").replace_strict(
         {k: v[1] for k, v in DTYPES.items()}, default=None, return_dtype=pl.Int64)
+    # rank and process group of each (host, pid, comm): found on the few distinct keys, joined once
+    by_comm = with_rank(coll.select("host", "pid", "comm").unique()).join(
+        comm_ids, on=["host", "pid", "comm"], how="left").select(
+        "host", "pid", "comm", "rank", pl.coalesce("comm_id", "comm").alias("pg"))
     collectives = (
-        with_rank(coll).join(comm_ids, on=["host", "pid", "comm"], how="left").with_columns(
+        coll.join(by_comm, on=["host", "pid", "comm"], how="left", maintain_order="left").with_columns(
             pl.lit("nccl").alias("source"),
-            pl.coalesce("comm_id", "comm").alias("pg"),
             pl.col("op").alias("op_raw"),
             pl.col("op").replace_strict(OPS, default="other", return_dtype=pl.Utf8).alias("op"),
-            pl.col("opcount").str.to_integer(base=16, strict=False).alias("seq"),
-            pl.col("count").cast(pl.Int64), pl.col("nranks").cast(pl.Int64),
-            (pl.col("count").cast(pl.Int64) * dtype_size).alias("bytes"),
+            (pl.col("count") * dtype_size).alias("bytes"),
             dtype_name.alias("dtype"),
             # NCCL logs a zero-count call but does not count it: it shares the next call's opCount
-            pl.when(pl.col("count").cast(pl.Int64) == 0).then(pl.lit("no-op")).otherwise(pl.lit("enqueued")).alias("state"),
+            pl.when(pl.col("count") == 0).then(pl.lit("no-op")).otherwise(pl.lit("enqueued")).alias("state"),
         ).select(*key, "source", "rank", "pg", "comm", "nranks", "seq", "op", "op_raw", "count", "dtype", "bytes", "state")
     )
 
@@ -259,8 +317,12 @@ def parse(lines: pl.DataFrame) -> Parsed:
     if events.height:
         events = with_rank(events).with_columns(pl.col("msg").alias("message")).unique(["file", "line", "kind"], maintain_order=True)
 
+    seen = df.select("file", "line", "host", "pid", "dev")
+    if coll_rows is not None:
+        first = coll_rows.group_by(["file", "host", "pid"]).agg(pl.col("line", "dev").first())
+        seen = pl.concat([seen, first.select(seen.columns)]).sort("file", "line")
     ranks = (
-        df.group_by(["file", "host", "pid"], maintain_order=True).agg(pl.col("dev").first().alias("cuda_dev"))
+        seen.group_by(["file", "host", "pid"], maintain_order=True).agg(pl.col("dev").first().alias("cuda_dev"))
         .join(proc_rank, on=["host", "pid"], how="left")
         .join(versions.group_by(["host", "pid"]).agg(pl.col("nccl_version").first()), on=["host", "pid"], how="left")
         .join(nnodes.group_by(["host", "pid"]).agg(pl.col("local_rank").first().cast(pl.Int64)), on=["host", "pid"], how="left")
@@ -275,6 +337,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
             bare.join(ranks.select("file"), on="file", how="anti").select(
                 "file", pl.col("_v").alias("nccl_version"), pl.lit("nccl").alias("source")),
         ], how="diagonal_relaxed")
+    # (the lines of coll_rows are accounted for by whoever read them apart)
     claimed = pl.concat([df.select("file", "line"), version_lines.select("file", "line")])
     return Parsed("nccl", {
         "comms": comms, "links": links, "collectives": collectives, "events": events, "ranks": ranks,

@@ -25,20 +25,24 @@ TIMESTAMP = r"^\[?(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]?\s"
 
 def lines_frame(file: str, text: str) -> pl.DataFrame:
     """Split ``text`` into the lines frame; one row per line, none dropped."""
-    return lines_frames([(file, text)])
+    return lines_frames([raw(file, text)])
 
 
-def _raw(file: str, text: str) -> pl.DataFrame:
-    parts = text.split("\n")
-    if parts and parts[-1] == "":
+def raw(file: str, text: str | list[str], numbers=None) -> pl.DataFrame:
+    """``file, line, raw``: the lines of ``text``, or the lines ``text`` already cut, numbered
+    ``numbers`` (1-based; default 1, 2, ...)."""
+    parts = text.split("\n") if isinstance(text, str) else text
+    if isinstance(text, str) and parts and parts[-1] == "":
         parts.pop()
-    return pl.DataFrame({"raw": pl.Series("raw", parts, dtype=pl.Utf8)}).with_row_index("line", offset=1).with_columns(
-        pl.lit(file).alias("file"))
+    df = pl.DataFrame({"raw": pl.Series("raw", parts, dtype=pl.Utf8)})
+    df = df.with_row_index("line", offset=1) if numbers is None else df.with_columns(
+        pl.Series("line", numbers, dtype=pl.Int64))
+    return df.select(pl.col("line").cast(pl.Int64), "raw", pl.lit(file).alias("file"))
 
 
-def lines_frames(files: list[tuple[str, str]]) -> pl.DataFrame:
-    """The lines of many ``(file, text)`` as one frame, so every regex runs once over all of them."""
-    df = pl.concat([_raw(f, t) for f, t in files]) if files else _raw("", "")
+def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
+    """The lines of many files (frames of ``raw``) as one frame, so every regex runs once over all of them."""
+    df = pl.concat(raws) if raws else raw("", "")
     cr = pl.col("raw").str.contains("\r", literal=True)
     # CRLF ends a line; any other carriage return (a tqdm bar) hides what came before it
     last = pl.col("raw").str.strip_suffix("\r").str.replace(r"^.*\r", "")

@@ -1,0 +1,295 @@
+/* One pass over a text file's bytes: NCCL COLL lines of the plain shape are parsed here, every
+ * other line is handed back to the polars parsers.
+ *
+ * A COLL line (NCCL_DEBUG_SUBSYS=COLL, FORMATS.md) is most of a big NCCL log:
+ *   host:pid:tid [dev] [file.cc:123 ]NCCL INFO AllReduce: opCount 1f sendbuff 0x.. recvbuff 0x..
+ *   count 2097152 datatype 7 op 0 root 0 comm 0x.. [nranks=4] stream 0x..
+ * A line is taken only when every field has exactly this shape (ASCII, no carriage return, numbers
+ * that fit); anything else, however close, goes back as text and is read by tracekit.parsers.nccl,
+ * which gives the same answer for the lines taken here (tests/test_scan.py checks both ways agree).
+ *
+ * scan(data: bytes) -> (n_lines, columns, hosts, ops, comms, rest_line_numbers, rest_texts)
+ *   columns: dict of name -> bytes holding int64 values, one per COLL line taken;
+ *   host/op/comm columns are codes into the hosts/ops/comms lists; nranks is -1 when absent.
+ *   rest_line_numbers: bytes of int64 (1-based), rest_texts: list of str (UTF-8, errors replaced).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct {
+    int64_t *v;
+    Py_ssize_t n, cap;
+} Column;
+
+static int column_push(Column *c, int64_t x) {
+    if (c->n == c->cap) {
+        Py_ssize_t cap = c->cap ? c->cap * 2 : 4096;
+        int64_t *v = PyMem_RawRealloc(c->v, cap * sizeof(int64_t));
+        if (!v) return -1;
+        c->v = v;
+        c->cap = cap;
+    }
+    c->v[c->n++] = x;
+    return 0;
+}
+
+/* Distinct strings (hosts, op names, comm pointers) as small integer codes. */
+typedef struct {
+    const char **key;
+    Py_ssize_t *len;
+    int64_t *code;
+    Py_ssize_t cap;
+    Column names; /* by code: offset and length of the first occurrence, two values each */
+} Intern;
+
+static uint64_t hash(const char *p, Py_ssize_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (Py_ssize_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
+    return h;
+}
+
+static int intern_init(Intern *t) {
+    t->cap = 64;
+    t->key = PyMem_RawCalloc(t->cap, sizeof(char *));
+    t->len = PyMem_RawCalloc(t->cap, sizeof(Py_ssize_t));
+    t->code = PyMem_RawCalloc(t->cap, sizeof(int64_t));
+    return (t->key && t->len && t->code) ? 0 : -1;
+}
+
+static void intern_free(Intern *t) {
+    PyMem_RawFree(t->key);
+    PyMem_RawFree(t->len);
+    PyMem_RawFree(t->code);
+    PyMem_RawFree(t->names.v);
+}
+
+static int intern_grow(Intern *t) {
+    Intern g = {NULL, NULL, NULL, t->cap * 2, t->names};
+    g.key = PyMem_RawCalloc(g.cap, sizeof(char *));
+    g.len = PyMem_RawCalloc(g.cap, sizeof(Py_ssize_t));
+    g.code = PyMem_RawCalloc(g.cap, sizeof(int64_t));
+    if (!g.key || !g.len || !g.code) {
+        PyMem_RawFree(g.key); PyMem_RawFree(g.len); PyMem_RawFree(g.code);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < t->cap; i++) {
+        if (!t->key[i]) continue;
+        Py_ssize_t j = hash(t->key[i], t->len[i]) & (g.cap - 1);
+        while (g.key[j]) j = (j + 1) & (g.cap - 1);
+        g.key[j] = t->key[i]; g.len[j] = t->len[i]; g.code[j] = t->code[i];
+    }
+    PyMem_RawFree(t->key); PyMem_RawFree(t->len); PyMem_RawFree(t->code);
+    *t = g;
+    return 0;
+}
+
+static int64_t intern(Intern *t, const char *base, const char *p, Py_ssize_t n) {
+    Py_ssize_t j = hash(p, n) & (t->cap - 1);
+    while (t->key[j]) {
+        if (t->len[j] == n && memcmp(t->key[j], p, n) == 0) return t->code[j];
+        j = (j + 1) & (t->cap - 1);
+    }
+    int64_t code = t->names.n / 2;
+    if (column_push(&t->names, p - base) || column_push(&t->names, n)) return -1;
+    t->key[j] = p; t->len[j] = n; t->code[j] = code;
+    if ((code + 1) * 2 > t->cap && intern_grow(t) < 0) return -1;
+    return code;
+}
+
+/* The distinct strings, by code, as a list of str (ASCII: the grammar admits nothing else). */
+static PyObject *intern_names(Intern *t, const char *base) {
+    PyObject *list = PyList_New(t->names.n / 2);
+    for (Py_ssize_t i = 0; list && i < t->names.n / 2; i++) {
+        PyObject *s = PyUnicode_DecodeASCII(base + t->names.v[2 * i], t->names.v[2 * i + 1], "strict");
+        if (!s) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, s);
+    }
+    return list;
+}
+
+/* ---- the line grammar; each reader advances *p past what it read, or returns 0 ---- */
+
+static int word_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+static int host_char(char c) { return word_char(c) || c == '.' || c == '-'; }
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+static int hexdigit(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+static int lit(const char **p, const char *e, const char *s, Py_ssize_t n) {
+    if (e - *p < n || memcmp(*p, s, n) != 0) return 0;
+    *p += n;
+    return 1;
+}
+#define LIT(p, e, s) lit(p, e, s, sizeof(s) - 1)
+
+static int number(const char **p, const char *e, int max_digits, int64_t *out) {
+    const char *q = *p;
+    int64_t v = 0;
+    while (q < e && is_digit(*q) && q - *p < max_digits) v = v * 10 + (*q++ - '0');
+    if (q == *p || (q < e && is_digit(*q))) return 0;
+    *p = q;
+    *out = v;
+    return 1;
+}
+
+static int signed_number(const char **p, const char *e, int64_t *out) {
+    int neg = *p < e && **p == '-';
+    const char *q = *p + neg;
+    if (!number(&q, e, 18, out)) return 0;
+    if (neg) *out = -*out;
+    *p = q;
+    return 1;
+}
+
+static int hex_number(const char **p, const char *e, int64_t *out) {
+    const char *q = *p;
+    int64_t v = 0;
+    while (q < e && hexdigit(*q) && q - *p < 15) {
+        char c = *q++;
+        v = v * 16 + (is_digit(c) ? c - '0' : (c | 0x20) - 'a' + 10);
+    }
+    if (q == *p || (q < e && hexdigit(*q))) return 0;
+    *p = q;
+    *out = v;
+    return 1;
+}
+
+/* 0x<hex> or (nil): a buffer or communicator pointer */
+static int pointer(const char **p, const char *e) {
+    if (LIT(p, e, "(nil)")) return 1;
+    const char *q = *p;
+    if (!LIT(&q, e, "0x")) return 0;
+    const char *h = q;
+    while (q < e && hexdigit(*q)) q++;
+    if (q == h) return 0;
+    *p = q;
+    return 1;
+}
+
+typedef struct {
+    Column line, host, pid, dev, op, seq, count, dtype, comm, nranks;
+    Intern hosts, ops, comms;
+} Out;
+
+/* Parse one line [s, e); 1 and the row appended if it is a plain COLL line, 0 if not, -1 on error. */
+static int coll_line(Out *o, const char *base, int64_t lineno, const char *s, const char *e) {
+    const char *p = s, *host = s;
+    int64_t pid, tid, dev, seq, count, dtype, redop, root, nranks = -1;
+    while (p < e && host_char(*p)) p++;
+    const char *host_end = p;
+    /* a line starting with a date is a timestamped line to the launcher-prefix reader */
+    if (host_end - host >= 10 && is_digit(host[0]) && is_digit(host[3]) && host[4] == '-' && host[7] == '-') return 0;
+    if (p == host || !LIT(&p, e, ":") || !number(&p, e, 18, &pid) || !LIT(&p, e, ":") || !number(&p, e, 18, &tid)
+        || !LIT(&p, e, " [") || !number(&p, e, 9, &dev) || !LIT(&p, e, "] "))
+        return 0;
+    if (!LIT(&p, e, "NCCL INFO ")) { /* a source location first: file.cc:123 */
+        const char *src = p;
+        while (p < e && (host_char(*p) || *p == '/')) p++;
+        if (p == src || !LIT(&p, e, ":") || !number(&p, e, 18, &tid) || !LIT(&p, e, " NCCL INFO ")) return 0;
+    }
+    const char *op = p;
+    while (p < e && word_char(*p)) p++;
+    const char *op_end = p;
+    if (op == op_end || !LIT(&p, e, ": opCount ") || !hex_number(&p, e, &seq) || !LIT(&p, e, " sendbuff ")
+        || !pointer(&p, e) || !LIT(&p, e, " recvbuff ") || !pointer(&p, e) || !LIT(&p, e, " count ")
+        || !number(&p, e, 18, &count) || !LIT(&p, e, " datatype ") || !number(&p, e, 9, &dtype)
+        || !LIT(&p, e, " op ") || !signed_number(&p, e, &redop) || !LIT(&p, e, " root ")
+        || !signed_number(&p, e, &root) || !LIT(&p, e, " comm "))
+        return 0;
+    const char *comm = p;
+    if (!pointer(&p, e)) return 0;
+    const char *comm_end = p;
+    if (p < e && *p != ' ') return 0;
+    if (LIT(&p, e, " [nranks=")) {
+        if (!number(&p, e, 9, &nranks) || !LIT(&p, e, "]")) return 0;
+    }
+    /* the rest is not read (stream pointer and later additions), but must be plain text */
+    for (const char *q = p; q < e; q++) {
+        if (*q == '\r' || (unsigned char)*q >= 0x80) return 0;
+        if (*q == '[' && e - q >= 8 && memcmp(q, "[nranks=", 8) == 0) return 0;
+    }
+    int64_t h = intern(&o->hosts, base, host, host_end - host);
+    int64_t k = intern(&o->ops, base, op, op_end - op);
+    int64_t c = intern(&o->comms, base, comm, comm_end - comm);
+    if (h < 0 || k < 0 || c < 0) return -1;
+    if (column_push(&o->line, lineno) || column_push(&o->host, h) || column_push(&o->pid, pid)
+        || column_push(&o->dev, dev) || column_push(&o->op, k) || column_push(&o->seq, seq)
+        || column_push(&o->count, count) || column_push(&o->dtype, dtype) || column_push(&o->comm, c)
+        || column_push(&o->nranks, nranks))
+        return -1;
+    return 1;
+}
+
+static PyObject *column_bytes(Column *c) {
+    return PyBytes_FromStringAndSize((const char *)c->v, c->n * (Py_ssize_t)sizeof(int64_t));
+}
+
+static PyObject *scan(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer buf;
+    if (PyObject_GetBuffer(arg, &buf, PyBUF_SIMPLE) < 0) return NULL;
+    const char *data = buf.buf, *end = data + buf.len;
+    Out o;
+    memset(&o, 0, sizeof(o));
+    Column rest = {0}; /* the other lines: number, offset, length */
+    PyObject *result = NULL, *cols = NULL, *texts = NULL;
+    int failed = intern_init(&o.hosts) || intern_init(&o.ops) || intern_init(&o.comms);
+    int64_t lineno = 0;
+    if (!failed) {
+        Py_BEGIN_ALLOW_THREADS /* nothing below touches a Python object */
+        const char *s = data;
+        while (s < end && !failed) {
+            const char *e = memchr(s, '\n', end - s);
+            if (!e) e = end;
+            lineno++;
+            int got = coll_line(&o, data, lineno, s, e);
+            failed = got < 0 || (!got && (column_push(&rest, lineno) || column_push(&rest, s - data)
+                                          || column_push(&rest, e - s)));
+            s = e + 1;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    if (failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    texts = PyList_New(rest.n / 3);
+    for (Py_ssize_t i = 0; texts && i < rest.n / 3; i++) {
+        PyObject *t = PyUnicode_DecodeUTF8(data + rest.v[3 * i + 1], rest.v[3 * i + 2], "replace");
+        if (!t) { Py_CLEAR(texts); break; }
+        PyList_SET_ITEM(texts, i, t);
+    }
+    if (!texts) goto done;
+    /* the line numbers of the other lines, in place of their (number, offset, length) triples */
+    for (Py_ssize_t i = 0; i < rest.n / 3; i++) rest.v[i] = rest.v[3 * i];
+    rest.n /= 3;
+    cols = Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
+                         "line", column_bytes(&o.line), "host", column_bytes(&o.host), "pid", column_bytes(&o.pid),
+                         "dev", column_bytes(&o.dev), "op", column_bytes(&o.op), "seq", column_bytes(&o.seq),
+                         "count", column_bytes(&o.count), "dtype", column_bytes(&o.dtype),
+                         "comm", column_bytes(&o.comm), "nranks", column_bytes(&o.nranks));
+    if (!cols) goto done;
+    result = Py_BuildValue("LNNNNNO", (long long)lineno, cols, intern_names(&o.hosts, data),
+                           intern_names(&o.ops, data), intern_names(&o.comms, data), column_bytes(&rest), texts);
+done:;
+    Column *all[] = {&o.line, &o.host, &o.pid, &o.dev, &o.op, &o.seq, &o.count, &o.dtype, &o.comm, &o.nranks, &rest};
+    for (size_t i = 0; i < sizeof(all) / sizeof(*all); i++) PyMem_RawFree(all[i]->v);
+    intern_free(&o.hosts);
+    intern_free(&o.ops);
+    intern_free(&o.comms);
+    Py_XDECREF(texts);
+    PyBuffer_Release(&buf);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"scan", scan, METH_O, "Split a text file's bytes into parsed NCCL COLL lines and the other lines."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", NULL, -1, methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__scan(void) { return PyModule_Create(&module); }

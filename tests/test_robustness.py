@@ -211,3 +211,17 @@ def test_corrupt_store_is_one_line_exit_2(tmp_path, damage):
 
 def test_summary_of_fuzzing():
     print(f"\nrobustness: {TRIED['cases']} mutated real files parsed without an exception")
+
+
+def test_numbers_past_int64_are_unknown_values_not_a_file_error(tmp_path):
+    big = "9" * 20
+    log = tmp_path / "rank0.log"
+    log.write_text(f"vm:{big}:1 [0] NCCL INFO comm 0x55a0 rank {big} nranks 2 cudaDev 0 busId 1000 commId 0xfeed - Init COMPLETE\n"
+                   f"vm:1:1 [0] NCCL INFO Channel {big}/0 : 0[0] -> 1[1] via P2P/IPC\n"
+                   f"vm:1:1 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x2 count {big} datatype 7 op 0 "
+                   f"root 0 comm 0x55a0 [nranks={big}] stream 0x3\n")
+    store = ingest([log])
+    assert store.files.row(0, named=True) | {"file": None, "size_bytes": None} == {
+        "file": None, "kind": "nccl", "size_bytes": None, "lines": 3, "parsed": 3, "blank": 0, "unknown": 0, "error": None}
+    c = store.collectives.row(0, named=True)
+    assert (c["op"], c["seq"], c["count"], c["nranks"]) == ("all_reduce", 1, None, None)

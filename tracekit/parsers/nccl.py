@@ -189,7 +189,7 @@ def _decode_coll(df: pl.DataFrame) -> pl.DataFrame:
         good = pl.concat([good, rest], how="diagonal_relaxed").sort("file", "line")
     return good.with_columns(
         pl.col("opcount").str.to_integer(base=16, strict=False).alias("seq"),
-        pl.col("count", "dtype", "nranks").cast(pl.Int64),
+        pl.col("count", "dtype", "nranks").cast(pl.Int64, strict=False),  # past int64: unknown, not an error
     ).select(list(COLL_ROWS))
 
 
@@ -214,7 +214,7 @@ def parse(lines: pl.DataFrame, coll_rows: pl.DataFrame | None = None) -> Parsed:
     version_lines = lines.filter(pl.col("text").str.contains("NCCL version ", literal=True)).join(
         found, on=["file", "line"], how="anti")
     df = _keep(pre, pl.col("host").is_not_null()).with_columns(
-        pl.col("pid").cast(pl.Int64), pl.col("dev").cast(pl.Int64)
+        pl.col("pid").cast(pl.Int64, strict=False), pl.col("dev").cast(pl.Int64, strict=False)
     )
     if not df.height and not version_lines.height and coll_rows is None:
         return Parsed("nccl")
@@ -244,7 +244,7 @@ def parse(lines: pl.DataFrame, coll_rows: pl.DataFrame | None = None) -> Parsed:
         pl.concat([
             init.select("host", "pid", "rank", "nranks", "line"),
             nnodes.select("host", "pid", "rank", "nranks", "line"),
-        ]).with_columns(pl.col("rank", "nranks").cast(pl.Int64))
+        ]).with_columns(pl.col("rank", "nranks").cast(pl.Int64, strict=False))
         .sort(["nranks", "line"], descending=[True, False])
         .group_by(["host", "pid"], maintain_order=True).first()
         .select("host", "pid", "rank", pl.col("nranks").alias("world_size"))
@@ -261,18 +261,18 @@ def parse(lines: pl.DataFrame, coll_rows: pl.DataFrame | None = None) -> Parsed:
     comms = pl.concat([
         init.with_columns(
             pl.col("state").str.replace(" ", "_").str.to_lowercase(),
-            pl.col("rank", "nranks", "cuda_dev", "color", "key").cast(pl.Int64),
+            pl.col("rank", "nranks", "cuda_dev", "color", "key").cast(pl.Int64, strict=False),
         ).select(*key, "comm", "comm_id", "rank", "nranks", "cuda_dev", "bus_id", "parent", "color", "key", "api", "state"),
-        nnodes.with_columns(pl.col("rank", "nranks", "nnodes").cast(pl.Int64), pl.lit("topology").alias("state"))
+        nnodes.with_columns(pl.col("rank", "nranks", "nnodes").cast(pl.Int64, strict=False), pl.lit("topology").alias("state"))
         .select(*key, "comm", "rank", "nranks", "nnodes", "state"),
     ], how="diagonal_relaxed")
 
     links = pl.concat([
         with_rank(conn).with_columns(
-            pl.lit("connection").alias("what"), pl.col("channel", "src", "dst").cast(pl.Int64),
+            pl.lit("connection").alias("what"), pl.col("channel", "src", "dst").cast(pl.Int64, strict=False),
             _transport_kind().alias("transport_kind"), pl.col("transport").str.contains("GDR").alias("gdr"),
         ).select(*key, "rank", "what", "channel", "src", "dst", "direction", "transport", "transport_kind", "gdr"),
-        with_rank(ring).with_columns(pl.lit("ring").alias("what"), pl.col("channel").cast(pl.Int64))
+        with_rank(ring).with_columns(pl.lit("ring").alias("what"), pl.col("channel").cast(pl.Int64, strict=False))
         .select(*key, "rank", "what", "channel", "value"),
         with_rank(trees).with_columns(pl.lit("trees").alias("what")).select(*key, "rank", "what", "value"),
         with_rank(boot).with_columns(pl.lit("bootstrap").alias("what"), _family().alias("family"))
@@ -325,7 +325,7 @@ def parse(lines: pl.DataFrame, coll_rows: pl.DataFrame | None = None) -> Parsed:
         seen.group_by(["file", "host", "pid"], maintain_order=True).agg(pl.col("dev").first().alias("cuda_dev"))
         .join(proc_rank, on=["host", "pid"], how="left")
         .join(versions.group_by(["host", "pid"]).agg(pl.col("nccl_version").first()), on=["host", "pid"], how="left")
-        .join(nnodes.group_by(["host", "pid"]).agg(pl.col("local_rank").first().cast(pl.Int64)), on=["host", "pid"], how="left")
+        .join(nnodes.group_by(["host", "pid"]).agg(pl.col("local_rank").first().cast(pl.Int64, strict=False)), on=["host", "pid"], how="left")
         .with_columns(pl.lit("nccl").alias("source"))
     )
     if version_lines.height:

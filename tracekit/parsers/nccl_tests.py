@@ -29,7 +29,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     events = rows.with_columns(t.str.extract_groups(ROW).alias("_g")).with_columns(
         pl.lit("bandwidth").alias("kind"), t.alias("message"),
         pl.col("op").fill_null("unknown").replace(OPS),
-        g.field("size").cast(pl.Int64).alias("bytes"),
+        g.field("size").cast(pl.Int64, strict=False).alias("bytes"),
         (g.field("us").cast(pl.Float64) / 1000).alias("duration_ms"),
         g.field("algbw").cast(pl.Float64).alias("algbw_gbs"),
         g.field("busbw").cast(pl.Float64).alias("busbw_gbs"),

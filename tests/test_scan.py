@@ -1,0 +1,120 @@
+"""The C scanner (tracekit/_scan.c) reads plain NCCL COLL lines apart from polars; both ways must
+give the same store, line for line. Each case is ingested twice, with the scanner and with
+``nccl._scan = None`` (what an install without a C compiler gets), and every table compared."""
+
+import random
+import shutil
+import sysconfig
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import SAMPLES
+from tracekit.ingest import ingest
+from tracekit.parsers import nccl
+
+needs_scanner = pytest.mark.skipif(nccl._scan is None, reason="the C scanner is not built here")
+
+COLL = ("vm:1037:1037 [0] NCCL INFO AllReduce: opCount 1f sendbuff 0x7f00 recvbuff 0x7f10 count 2097152 "
+        "datatype 9 op 0 root 0 comm 0x55a0 [nranks=2] stream 0x55")
+INIT = "vm:1037:1037 [0] NCCL INFO comm 0x55a0 rank 1 nranks 2 cudaDev 0 busId 1000 commId 0xfeed - Init COMPLETE"
+
+
+def test_the_scanner_is_built_where_python_has_a_c_compiler():
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(cc):
+        assert nccl._scan is not None, f"{cc} is here but tracekit._scan was not built: pip install -e . -v says why"
+
+
+def tables(paths, scanner: bool) -> dict[str, pl.DataFrame]:
+    saved = nccl._scan
+    nccl._scan = saved if scanner else None
+    try:
+        store = ingest(paths)
+    finally:
+        nccl._scan = saved
+    out = {}
+    for name, df in store.tables().items():
+        df = df.drop("error") if name == "files" else df  # (no file errors in these cases)
+        out[name] = df.sort(df.columns, nulls_last=True)
+    return out
+
+
+def same_both_ways(paths) -> dict[str, pl.DataFrame]:
+    fast, slow = tables(paths, True), tables(paths, False)
+    for name in fast:
+        assert fast[name].equals(slow[name]), f"{name} differs:\n{fast[name]}\n{slow[name]}"
+    return fast
+
+
+@needs_scanner
+def test_real_gpu_logs_read_the_same_both_ways():
+    for run in ("gpu_2x1_bench", "gpu_2x1_divergence", "gpu_1x1_healthy", "zero3_wandb_2x2"):
+        t = same_both_ways([SAMPLES / run])
+        coll_lines = sum(f.read_text(errors="replace").count(": opCount ") for f in (SAMPLES / run).glob("nccl.*.log"))
+        assert t["collectives"].filter(pl.col("source") == "nccl").height == coll_lines
+        assert coll_lines > 0 or not run.startswith("gpu")
+
+
+@needs_scanner
+def test_scanner_takes_the_plain_coll_lines_and_hands_back_the_rest():
+    data = "\n".join([INIT, COLL, "hello", "", COLL.replace("opCount 1f", "opCount 20")]).encode()
+    lines, coll = nccl.read_many([("x.log", data)])
+    assert coll["line"].to_list() == [2, 5]
+    assert coll.row(0, named=True) == {"file": "x.log", "line": 2, "host": "vm", "pid": 1037, "dev": 0,
+                                       "op": "AllReduce", "seq": 31, "count": 2097152, "dtype": 9,
+                                       "comm": "0x55a0", "nranks": 2}
+    assert lines["line"].to_list() == [1, 3, 4] and lines["raw"].to_list() == [INIT, "hello", ""]
+
+
+# Lines close to the COLL shape: the scanner must leave each to polars or read it the same way.
+NEAR = [
+    COLL.replace(" [nranks=2]", ""),                       # NCCL before 2.19: no nranks
+    COLL.replace("opCount 1f", "opCount " + "f" * 16),      # opCount past int64
+    COLL.replace("count 2097152", "count 99999999999999999999"),
+    COLL.replace("root 0", "root -1"),
+    COLL.replace("sendbuff 0x7f00 recvbuff 0x7f10", "sendbuff (nil) recvbuff (nil)"),
+    COLL.replace("comm 0x55a0", "comm (nil)"),
+    COLL.replace("[0] NCCL", "[0] enqueue.cc:1234 NCCL"),  # TRACE builds: a source location
+    COLL.replace("NCCL INFO", "NCCL WARN"),
+    COLL + "\r",                                            # CRLF
+    "[rank1]:" + COLL,                                      # torchrun's prefix
+    "2026-12-03 07:00:00 " + COLL,                          # a timestamp first
+    COLL.replace("AllReduce", "AllRéduce"),
+    COLL.replace("datatype 9", "datatype 42"),
+    COLL.replace("[nranks=2]", "[nranks=x]").replace(" stream", ""),
+    COLL + " [nranks=3]",
+    COLL.replace("vm:1037", "g183:161264:166015g183:1037"),  # two writers glued
+    COLL.replace("count 2097152", "count 0"),
+    COLL[:60],                                              # cut mid-line
+]
+
+
+@needs_scanner
+def test_lines_near_the_coll_shape_read_the_same_both_ways(tmp_path):
+    log = tmp_path / "rank1.log"
+    log.write_text("\n".join([INIT, *NEAR]) + "\n")
+    t = same_both_ways([log])
+    assert t["files"]["lines"].to_list() == [len(NEAR) + 1]
+    assert t["collectives"].height >= len(NEAR) - 6
+
+
+@needs_scanner
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, len(COLL) - 1), st.sampled_from(list(" 0x9f-[]:\r\t\xe9nil()"))),
+                min_size=1, max_size=4), st.integers(0, 2**31))
+def test_mutated_coll_lines_read_the_same_both_ways(tmp_path, edits, seed):
+    rnd = random.Random(seed)
+    lines = [INIT]
+    for _ in range(5):
+        line = list(COLL)
+        for at, ch in edits:
+            line[(at + rnd.randrange(7)) % len(line)] = ch
+        lines += ["".join(line), COLL]
+    folder = tmp_path / str(seed)
+    folder.mkdir()
+    (folder / "rank.log").write_bytes("\n".join(lines).encode("utf-8", "replace"))
+    same_both_ways([folder])
+    shutil.rmtree(folder)

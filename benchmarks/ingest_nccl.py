@@ -1,20 +1,31 @@
-"""Ingest throughput on synthetic NCCL INFO logs with COLL lines, against a per-line Python parser.
+"""Ingest throughput on synthetic NCCL INFO logs with COLL lines, against per-line Python parsers.
 
 Usage: python benchmarks/ingest_nccl.py [MB] [RANKS]   (default 200 MB, 64 ranks)
-Prints, in one run on the same input: a plain per-line Python `re` parser (the baseline), tracekit's
-NCCL parser on one big file (one core), and `tracekit.ingest` end to end on one file per rank
-(every text parser, rank resolution, schema; worker processes across the cores).
+Prints, in one run on the same input:
+  baselines  a per-line Python `re` loop that only matches COLL lines (the floor of any per-line
+             Python parser), and one that builds the same rows as tracekit (a polars frame);
+  tracekit   the NCCL parser on one big file, pinned to one core (C scanner, then polars for the
+             rest), the same without the C scanner (polars alone), and `tracekit.ingest` end to end
+             on one file per rank on every core (every text parser, rank resolution, schema).
+The one-core rows run in a child process pinned with sched_setaffinity before polars starts its
+threads, so "per core" means one core.
 """
 
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from tracekit.ingest import ingest
-from tracekit.parsers import nccl, text
+if "--one-core" in sys.argv:  # before polars starts its thread pool: every thread on one core
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+import polars as pl  # noqa: E402
+
+from tracekit.ingest import ingest  # noqa: E402
+from tracekit.parsers import nccl  # noqa: E402
 
 
 def synth(mb: int, ranks: int) -> str:
@@ -35,9 +46,12 @@ def synth(mb: int, ranks: int) -> str:
 
 
 PY = re.compile(r"(\S+):(\d+):(\d+) \[(\d+)\] NCCL INFO (\w+): opCount ([0-9a-f]+) .* count (\d+) datatype (\d+) .* comm (0x[0-9a-f]+)")
+ROW = re.compile(r"^([\w.\-]+):(\d+):\d+ \[(\d+)\] NCCL INFO (\w+): opCount ([0-9a-fA-F]+) sendbuff \S+ recvbuff \S+ "
+                 r"count (\d+) datatype (\d+) op \d+ root -?\d+ comm (\S+)(?: \[nranks=(\d+)\])?")
 
 
-def baseline(data: str) -> int:
+def baseline_match(data: str) -> int:
+    """Match each line, convert one field: what every per-line parser does at least."""
     rows = 0
     for line in data.split("\n"):
         m = PY.search(line)
@@ -47,35 +61,95 @@ def baseline(data: str) -> int:
     return rows
 
 
+def baseline_rows(data: str) -> int:
+    """A plain per-line regex parser that builds the rows tracekit keeps (host, pid, dev, op, seq,
+    count, dtype, comm, nranks) as a polars frame."""
+    cols = [[] for _ in range(9)]
+    for line in data.split("\n"):
+        m = ROW.match(line)
+        if m:
+            host, pid, dev, op, seq, count, dtype, comm, nranks = m.groups()
+            for c, v in zip(cols, (host, int(pid), int(dev), op, int(seq, 16), int(count), int(dtype), comm,
+                                   int(nranks) if nranks else None)):
+                c.append(v)
+    names = ("host", "pid", "dev", "op", "seq", "count", "dtype", "comm", "nranks")
+    return pl.DataFrame(dict(zip(names, cols))).height
+
+
+def nccl_parser(data: bytes) -> int:
+    lines, coll = nccl.read_many([("synthetic", data)])
+    return nccl.parse(lines, coll).tables["collectives"].height
+
+
+def nccl_parser_polars(data: bytes) -> int:
+    saved, nccl._scan = nccl._scan, None
+    try:
+        return nccl_parser(data)
+    finally:
+        nccl._scan = saved
+
+
+def timed(f, arg) -> tuple[float, int]:
+    t = time.perf_counter()
+    n = f(arg)
+    return time.perf_counter() - t, n
+
+
+def one_core(path: str) -> None:
+    """Child: the one-core rows, as `name seconds rows` lines."""
+    data = Path(path).read_bytes()
+    text = data.decode()
+    for name, f, arg in (("baseline_match", baseline_match, text), ("baseline_rows", baseline_rows, text),
+                         ("parser", nccl_parser, data), ("parser_polars", nccl_parser_polars, data)):
+        if name == "parser" and nccl._scan is None:
+            continue
+        s, n = timed(f, arg)
+        print(name, s, n, flush=True)
+
+
 def main():
-    mb = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    ranks = int(sys.argv[2]) if len(sys.argv) > 2 else 64
+    if "--one-core" in sys.argv:
+        return one_core(sys.argv[-1])
+    args = [a for a in sys.argv[1:] if not a.startswith("-")]
+    mb = int(args[0]) if args else 200
+    ranks = int(args[1]) if len(args) > 1 else 64
     data = synth(mb, ranks)
     size = len(data) / 2**20
-    t = time.perf_counter()
-    n_base = baseline(data)
-    t_base = time.perf_counter() - t
-    t = time.perf_counter()
-    p = nccl.parse(text.lines_frame("synthetic", data))
-    t_tk = time.perf_counter() - t
-    n_tk = p.tables["collectives"].height
-    assert n_tk == n_base, (n_tk, n_base)
+    cores = len(os.sched_getaffinity(0))
     with tempfile.TemporaryDirectory() as tmp:
+        whole = Path(tmp, "whole.log")
+        whole.write_text(data)
+        child = subprocess.run([sys.executable, __file__, "--one-core", str(whole)], capture_output=True, text=True,
+                               check=True).stdout.split("\n")
+        one = {w[0]: (float(w[1]), int(w[2])) for w in (line.split() for line in child) if w}
         by_rank: dict[str, list[str]] = {}
         for line in data.split("\n")[:-1]:
             by_rank.setdefault(line.split(" ", 1)[0], []).append(line)
+        folder = Path(tmp, "ranks")
+        folder.mkdir()
         for i, ls in enumerate(by_rank.values()):
-            Path(tmp, f"nccl.{i}.log").write_text("\n".join(ls) + "\n")
+            Path(folder, f"nccl.{i}.log").write_text("\n".join(ls) + "\n")
+        del data
         t = time.perf_counter()
-        store = ingest([tmp])
+        store = ingest([folder])
         t_all = time.perf_counter() - t
-        assert store.collectives.height == n_base, (store.collectives.height, n_base)
-    cores = os.cpu_count() or 1
-    print(f"input      {size:.0f} MB, {ranks} ranks, {n_tk} COLL lines, {cores} cores")
-    print(f"baseline   per-line Python re, 1 core:      {t_base:6.2f} s  {size / t_base:7.1f} MB/s")
-    print(f"tracekit   nccl parser, one file, 1 core:   {t_tk:6.2f} s  {size / t_tk:7.1f} MB/s  ({t_base / t_tk:.1f}x)")
-    print(f"tracekit   ingest, {len(by_rank)} files, {cores} cores:    {t_all:6.2f} s  {size / t_all:7.1f} MB/s  "
-          f"({t_base / t_all:.1f}x, {size / t_all / cores:.0f} MB/s per core)")
+    n = one["baseline_match"][1]
+    assert all(rows == n for _, rows in one.values()) and store.collectives.height == n, (one, store.collectives.height)
+    base = one["baseline_match"][0]
+    scanner = "C scanner" if nccl._scan is not None else "C scanner NOT BUILT"
+    print(f"input      {size:.0f} MB, {ranks} ranks, {n} COLL lines, {cores} cores")
+    rows = [
+        ("baseline", "per-line Python re, match only", "baseline_match", 1),
+        ("baseline", "per-line Python re, rows -> frame", "baseline_rows", 1),
+        ("tracekit", f"NCCL parser, one file ({scanner})", "parser", 1),
+        ("tracekit", "NCCL parser, one file, polars only", "parser_polars", 1),
+    ]
+    for who, what, key, used in rows:
+        if key in one:
+            s = one[key][0]
+            print(f"{who:10} {what + ', 1 core:':45} {s:6.2f} s {size / s:7.1f} MB/s  ({base / s:4.1f}x)")
+    print(f"{'tracekit':10} {f'ingest, {len(by_rank)} files, {cores} cores:':45} {t_all:6.2f} s {size / t_all:7.1f} MB/s  "
+          f"({base / t_all:4.1f}x, {size / t_all / cores:.0f} MB/s per core)")
 
 
 if __name__ == "__main__":

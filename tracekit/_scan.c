@@ -9,8 +9,11 @@
  * which gives the same answer for the lines taken here (tests/test_scan.py checks both ways agree).
  *
  * scan(data: bytes) -> (n_lines, columns, hosts, ops, comms, rest_line_numbers, rest_texts)
- *   columns: dict of name -> bytes holding int64 values, one per COLL line taken;
- *   host/op/comm columns are codes into the hosts/ops/comms lists; nranks is -1 when absent.
+ *   columns: dict of name -> bytes holding int64 values: line, stream, op, seq, count, dtype,
+ *   nranks (-1 when absent), one per COLL line taken; stream is a code for the line's (host, pid,
+ *   comm), which stream_host, stream_pid, stream_comm, stream_line and stream_dev (the line number
+ *   and device of its first line) give by code; host, op and comm values are codes into the
+ *   hosts, ops and comms lists.
  *   rest_line_numbers: bytes of int64 (1-based), rest_texts: list of str (UTF-8, errors replaced).
  */
 #define PY_SSIZE_T_CLEAN
@@ -42,6 +45,9 @@ typedef struct {
     int64_t *code;
     Py_ssize_t cap;
     Column names; /* by code: offset and length of the first occurrence, two values each */
+    const char *last; /* the value looked up last, and its code */
+    Py_ssize_t last_len;
+    int64_t last_code;
 } Intern;
 
 static uint64_t hash(const char *p, Py_ssize_t n) {
@@ -86,12 +92,18 @@ static int intern_grow(Intern *t) {
 }
 
 static int64_t intern(Intern *t, const char *base, const char *p, Py_ssize_t n) {
+    /* most lines repeat the previous line's value */
+    if (t->last_len == n && t->last && memcmp(t->last, p, n) == 0) return t->last_code;
     Py_ssize_t j = hash(p, n) & (t->cap - 1);
     while (t->key[j]) {
-        if (t->len[j] == n && memcmp(t->key[j], p, n) == 0) return t->code[j];
+        if (t->len[j] == n && memcmp(t->key[j], p, n) == 0) {
+            t->last = p; t->last_len = n; t->last_code = t->code[j];
+            return t->code[j];
+        }
         j = (j + 1) & (t->cap - 1);
     }
     int64_t code = t->names.n / 2;
+    t->last = p; t->last_len = n; t->last_code = code;
     if (column_push(&t->names, p - base) || column_push(&t->names, n)) return -1;
     t->key[j] = p; t->len[j] = n; t->code[j] = code;
     if ((code + 1) * 2 > t->cap && intern_grow(t) < 0) return -1;
@@ -107,6 +119,65 @@ static PyObject *intern_names(Intern *t, const char *base) {
         PyList_SET_ITEM(list, i, s);
     }
     return list;
+}
+
+/* Distinct (host, pid, comm) streams as codes: the key the parser joins on instead of three strings. */
+typedef struct {
+    int64_t *slot; /* 3 values a slot: host code + 1 (0: empty), pid, comm code */
+    int64_t *code;
+    Py_ssize_t cap;
+    Column host, pid, comm, line, dev; /* by code; line and dev of the stream's first line */
+    int64_t last[4];        /* the stream looked up last: host, pid, comm, code */
+} Streams;
+
+static int streams_init(Streams *t) {
+    t->cap = 64;
+    t->slot = PyMem_RawCalloc(3 * t->cap, sizeof(int64_t));
+    t->code = PyMem_RawCalloc(t->cap, sizeof(int64_t));
+    return (t->slot && t->code) ? 0 : -1;
+}
+
+static void streams_free(Streams *t) {
+    PyMem_RawFree(t->slot);
+    PyMem_RawFree(t->code);
+    PyMem_RawFree(t->host.v);
+    PyMem_RawFree(t->pid.v);
+    PyMem_RawFree(t->comm.v);
+    PyMem_RawFree(t->line.v);
+    PyMem_RawFree(t->dev.v);
+}
+
+static Py_ssize_t streams_find(int64_t *slot, Py_ssize_t cap, int64_t h, int64_t pid, int64_t c) {
+    uint64_t x = ((uint64_t)h * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)pid * 0xC2B2AE3D27D4EB4FULL) ^ (uint64_t)c;
+    Py_ssize_t j = (x ^ (x >> 29)) & (cap - 1);
+    while (slot[3 * j] && !(slot[3 * j] == h + 1 && slot[3 * j + 1] == pid && slot[3 * j + 2] == c)) j = (j + 1) & (cap - 1);
+    return j;
+}
+
+static int64_t stream(Streams *t, int64_t h, int64_t pid, int64_t c, int64_t lineno, int64_t dev) {
+    if (t->host.n && h == t->last[0] && pid == t->last[1] && c == t->last[2]) return t->last[3];
+    Py_ssize_t j = streams_find(t->slot, t->cap, h, pid, c);
+    int64_t code = t->slot[3 * j] ? t->code[j] : t->host.n;
+    t->last[0] = h; t->last[1] = pid; t->last[2] = c; t->last[3] = code;
+    if (t->slot[3 * j]) return code;
+    if (column_push(&t->host, h) || column_push(&t->pid, pid) || column_push(&t->comm, c)
+        || column_push(&t->line, lineno) || column_push(&t->dev, dev))
+        return -1;
+    t->slot[3 * j] = h + 1; t->slot[3 * j + 1] = pid; t->slot[3 * j + 2] = c; t->code[j] = code;
+    if ((code + 1) * 2 > t->cap) { /* grow */
+        Py_ssize_t cap = t->cap * 2;
+        int64_t *slot = PyMem_RawCalloc(3 * cap, sizeof(int64_t)), *codes = PyMem_RawCalloc(cap, sizeof(int64_t));
+        if (!slot || !codes) { PyMem_RawFree(slot); PyMem_RawFree(codes); return -1; }
+        for (Py_ssize_t i = 0; i < t->cap; i++) {
+            if (!t->slot[3 * i]) continue;
+            Py_ssize_t k = streams_find(slot, cap, t->slot[3 * i] - 1, t->slot[3 * i + 1], t->slot[3 * i + 2]);
+            memcpy(slot + 3 * k, t->slot + 3 * i, 3 * sizeof(int64_t));
+            codes[k] = t->code[i];
+        }
+        PyMem_RawFree(t->slot); PyMem_RawFree(t->code);
+        t->slot = slot; t->code = codes; t->cap = cap;
+    }
+    return code;
 }
 
 /* ---- the line grammar; each reader advances *p past what it read, or returns 0 ---- */
@@ -170,8 +241,9 @@ static int pointer(const char **p, const char *e) {
 }
 
 typedef struct {
-    Column line, host, pid, dev, op, seq, count, dtype, comm, nranks;
+    Column line, stream, op, seq, count, dtype, nranks;
     Intern hosts, ops, comms;
+    Streams streams;
 } Out;
 
 /* Parse one line [s, e); 1 and the row appended if it is a plain COLL line, 0 if not, -1 on error. */
@@ -214,11 +286,10 @@ static int coll_line(Out *o, const char *base, int64_t lineno, const char *s, co
     int64_t h = intern(&o->hosts, base, host, host_end - host);
     int64_t k = intern(&o->ops, base, op, op_end - op);
     int64_t c = intern(&o->comms, base, comm, comm_end - comm);
-    if (h < 0 || k < 0 || c < 0) return -1;
-    if (column_push(&o->line, lineno) || column_push(&o->host, h) || column_push(&o->pid, pid)
-        || column_push(&o->dev, dev) || column_push(&o->op, k) || column_push(&o->seq, seq)
-        || column_push(&o->count, count) || column_push(&o->dtype, dtype) || column_push(&o->comm, c)
-        || column_push(&o->nranks, nranks))
+    int64_t st = (h < 0 || c < 0) ? -1 : stream(&o->streams, h, pid, c, lineno, dev);
+    if (k < 0 || st < 0) return -1;
+    if (column_push(&o->line, lineno) || column_push(&o->stream, st) || column_push(&o->op, k) || column_push(&o->seq, seq) || column_push(&o->count, count)
+        || column_push(&o->dtype, dtype) || column_push(&o->nranks, nranks))
         return -1;
     return 1;
 }
@@ -236,7 +307,7 @@ static PyObject *scan(PyObject *self, PyObject *arg) {
     memset(&o, 0, sizeof(o));
     Column rest = {0}; /* the other lines: number, offset, length */
     PyObject *result = NULL, *cols = NULL, *texts = NULL;
-    int failed = intern_init(&o.hosts) || intern_init(&o.ops) || intern_init(&o.comms);
+    int failed = intern_init(&o.hosts) || intern_init(&o.ops) || intern_init(&o.comms) || streams_init(&o.streams);
     int64_t lineno = 0;
     if (!failed) {
         Py_BEGIN_ALLOW_THREADS /* nothing below touches a Python object */
@@ -266,20 +337,23 @@ static PyObject *scan(PyObject *self, PyObject *arg) {
     /* the line numbers of the other lines, in place of their (number, offset, length) triples */
     for (Py_ssize_t i = 0; i < rest.n / 3; i++) rest.v[i] = rest.v[3 * i];
     rest.n /= 3;
-    cols = Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
-                         "line", column_bytes(&o.line), "host", column_bytes(&o.host), "pid", column_bytes(&o.pid),
-                         "dev", column_bytes(&o.dev), "op", column_bytes(&o.op), "seq", column_bytes(&o.seq),
-                         "count", column_bytes(&o.count), "dtype", column_bytes(&o.dtype),
-                         "comm", column_bytes(&o.comm), "nranks", column_bytes(&o.nranks));
+    cols = Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
+                         "line", column_bytes(&o.line), "stream", column_bytes(&o.stream),
+                         "op", column_bytes(&o.op), "seq", column_bytes(&o.seq), "count", column_bytes(&o.count),
+                         "dtype", column_bytes(&o.dtype), "nranks", column_bytes(&o.nranks),
+                         "stream_host", column_bytes(&o.streams.host), "stream_pid", column_bytes(&o.streams.pid),
+                         "stream_comm", column_bytes(&o.streams.comm), "stream_line", column_bytes(&o.streams.line),
+                         "stream_dev", column_bytes(&o.streams.dev));
     if (!cols) goto done;
     result = Py_BuildValue("LNNNNNO", (long long)lineno, cols, intern_names(&o.hosts, data),
                            intern_names(&o.ops, data), intern_names(&o.comms, data), column_bytes(&rest), texts);
 done:;
-    Column *all[] = {&o.line, &o.host, &o.pid, &o.dev, &o.op, &o.seq, &o.count, &o.dtype, &o.comm, &o.nranks, &rest};
+    Column *all[] = {&o.line, &o.stream, &o.op, &o.seq, &o.count, &o.dtype, &o.nranks, &rest};
     for (size_t i = 0; i < sizeof(all) / sizeof(*all); i++) PyMem_RawFree(all[i]->v);
     intern_free(&o.hosts);
     intern_free(&o.ops);
     intern_free(&o.comms);
+    streams_free(&o.streams);
     Py_XDECREF(texts);
     PyBuffer_Release(&buf);
     return result;

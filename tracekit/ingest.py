@@ -145,16 +145,16 @@ def _parse_texts(texts: list[tuple[dict, bytes]]) -> dict[str, tuple[dict, list[
     """Run every text parser once over the lines of all ``texts``; account for each file's lines."""
     if not texts:
         return {}
-    lines, coll_rows = nccl.read_many([(row["file"], data) for row, data in texts])
+    lines, scanned = nccl.read_many([(row["file"], data) for row, data in texts])
     # Lines of the plain NCCL shape are the NCCL parser's alone: the others skip them (most of a big log).
     plain_nccl = pl.col("text").str.contains(nccl.FAST_HEAD)
     others = lines.filter(~plain_nccl)
-    parsed = [p for p in [nccl.parse(lines, coll_rows)] + [m.parse(others) for m in TEXT_PARSERS if m is not nccl] if p.found]
+    parsed = [p for p in [nccl.parse(lines, scanned)] + [m.parse(others) for m in TEXT_PARSERS if m is not nccl] if p.found]
     nonblank = lines.filter(~pl.col("blank")).select("file", "line")
     claimed = pl.concat([p.claimed for p in parsed]).unique() if parsed else nonblank.clear()
     # the COLL lines read apart are all claimed by the NCCL parser
-    coll_counts = (coll_rows if coll_rows is not None else pl.DataFrame(schema=nccl.COLL_ROWS)).group_by("file").agg(
-        pl.len().alias("coll"))
+    coll_counts = (scanned.streams if scanned is not None else pl.DataFrame(schema=nccl.STREAMS)).group_by("file").agg(
+        pl.col("lines").sum().alias("coll"))
     counts = (
         lines.group_by("file").agg(pl.len().alias("lines"), pl.col("blank").sum().alias("blank"))
         .join(nonblank.join(claimed, on=["file", "line"], how="semi").group_by("file").agg(pl.len().alias("parsed")),
@@ -222,7 +222,7 @@ def _resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
         out[name] = df
     # One row per process: merge what the sources said of it.
     out["ranks"] = (
-        ranks.sort("rank", nulls_last=True)
+        ranks.sort("rank", nulls_last=True, maintain_order=True)
         .group_by(pl.coalesce(pl.col("rank").cast(pl.Utf8), pl.col("host") + ":" + pl.col("pid").cast(pl.Utf8), pl.col("file")).alias("_k"),
                   maintain_order=True)
         .agg([pl.col(c).drop_nulls().first() for c in schema.RANKS if c != "source"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
@@ -76,42 +77,66 @@ OPS = {
 }
 
 
-# COLL rows as _decode_coll and the C scanner both give them to parse
-COLL_ROWS = {"file": pl.Utf8, "line": pl.Int64, "host": pl.Utf8, "pid": pl.Int64, "dev": pl.Int64, "op": pl.Utf8,
-             "seq": pl.Int64, "count": pl.Int64, "dtype": pl.Int64, "comm": pl.Utf8, "nranks": pl.Int64}
+# COLL lines read apart from the lines frame: one row per line, joined on ``stream`` to the
+# streams, one per (file, host, pid, comm) with the line and device of its first line and its
+# number of lines. The C scanner makes both; so does ``_as_coll`` from the lines polars read.
+COLL_ROWS = {"line": pl.Int64, "stream": pl.Int64, "op": pl.Utf8, "seq": pl.Int64, "count": pl.Int64,
+             "dtype": pl.Int64, "nranks": pl.Int64}
+STREAMS = {"stream": pl.Int64, "file": pl.Utf8, "host": pl.Utf8, "pid": pl.Int64, "comm": pl.Utf8,
+           "line": pl.Int64, "dev": pl.Int64, "lines": pl.Int64}
 
 
-def read_many(files: list[tuple[str, bytes]]) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+@dataclass
+class Coll:
+    rows: pl.DataFrame
+    streams: pl.DataFrame
+
+    def __add__(self, other: Coll) -> Coll:
+        return Coll(pl.concat([self.rows, other.rows]), pl.concat([self.streams, other.streams]))
+
+
+def read_many(files: list[tuple[str, bytes]]) -> tuple[pl.DataFrame, Coll | None]:
     """The lines frame of text files ``(name, bytes)`` and, with the C scanner, their plain COLL
-    lines apart, already parsed (``COLL_ROWS``; the scanner releases the GIL, so files are read
-    on every core); without it, every line and ``None``."""
+    lines apart, already parsed (the scanner releases the GIL, so files are read on every core);
+    without it, every line and ``None``."""
     if _scan is None:
         return text.lines_frames([text.raw(f, data.decode("utf-8", errors="replace")) for f, data in files]), None
     with ThreadPoolExecutor(min(len(files), os.cpu_count() or 1) or 1) as pool:
         scanned = list(pool.map(_scan.scan, [data for _, data in files]))
-    raws, parts = [], []
-    for (file, _), (_, cols, hosts, ops, comms, numbers, rest) in zip(files, scanned):
-        raws.append(text.raw(file, rest, np.frombuffer(numbers, np.int64)))
-        if cols["line"]:
-            names = {"host": hosts, "op": ops, "comm": comms}
-            parts.append({k: (v, names.get(k)) for k, v in cols.items()} | {"file": file})
-    lines = text.lines_frames(raws)
-    if not parts:
+    rest = {"file": [], "line": [], "raw": []}
+    streams = {k: [] for k in ("file", "host", "pid", "comm", "line", "dev")}
+    rows = {k: [] for k in COLL_ROWS}
+    ops = []
+    for (file, _), (_, cols, hosts, op_names, comms, numbers, texts) in zip(files, scanned):
+        rest["file"].append(np.full(len(texts), len(rest["file"])))  # file index, named below
+        rest["line"].append(np.frombuffer(numbers, np.int64))
+        rest["raw"] += texts
+        c = {k: np.frombuffer(v, np.int64) for k, v in cols.items()}
+        # this file's stream and op codes, offset past the files before it
+        rows["stream"].append(c["stream"] + len(streams["file"]))
+        rows["op"].append(c["op"] + len(ops))
+        for k in ("line", "seq", "count", "dtype", "nranks"):
+            rows[k].append(c[k])
+        streams["file"] += [file] * len(c["stream_pid"])
+        streams["host"] += [hosts[h] for h in c["stream_host"]]
+        streams["comm"] += [comms[k] for k in c["stream_comm"]]
+        for k in ("pid", "line", "dev"):
+            streams[k].append(c["stream_" + k])
+        ops += op_names
+    names = pl.Series([f for f, _ in files], dtype=pl.Utf8)
+    lines = text.lines_frames([pl.DataFrame({
+        "line": np.concatenate(rest["line"]), "raw": pl.Series(rest["raw"], dtype=pl.Utf8),
+        "file": names.gather(np.concatenate(rest["file"]))})])
+    if not streams["file"]:
         return lines, None
-    # one frame for all files: the codes of each file's names offset into the batch's names
-    columns = {}
-    for k in COLL_ROWS:
-        if k == "file":
-            columns[k] = pl.Series(k, [p["file"] for p in parts], pl.Utf8).gather(pl.Series(np.repeat(
-                np.arange(len(parts)), [len(p["line"][0]) // 8 for p in parts])))
-        elif k in ("host", "op", "comm"):
-            base = np.cumsum([0] + [len(p[k][1]) for p in parts[:-1]])
-            codes = np.concatenate([np.frombuffer(p[k][0], np.int64) + b for p, b in zip(parts, base)])
-            columns[k] = pl.Series(k, [n for p in parts for n in p[k][1]], pl.Utf8).gather(pl.Series(codes))
-        else:
-            columns[k] = pl.Series(k, np.frombuffer(b"".join(p[k][0] for p in parts), np.int64))
-    coll = pl.DataFrame(columns).with_columns(pl.when(pl.col("nranks") >= 0).then(pl.col("nranks")).alias("nranks"))
-    return lines, coll
+    rows = pl.DataFrame({k: np.concatenate(v) for k, v in rows.items() if k != "op"}).with_columns(
+        pl.Series("op", ops, pl.Utf8).gather(np.concatenate(rows["op"])),
+        pl.when(pl.col("nranks") >= 0).then(pl.col("nranks")).alias("nranks"))
+    streams = pl.DataFrame({k: np.concatenate(v) if k in ("pid", "line", "dev") else pl.Series(v, dtype=pl.Utf8)
+                            for k, v in streams.items()})
+    streams = streams.with_row_index("stream").with_columns(
+        pl.col("stream").cast(pl.Int64), pl.Series("lines", np.bincount(rows["stream"].to_numpy(), minlength=streams.height)))
+    return lines, Coll(rows.select(list(COLL_ROWS)), streams.select(list(STREAMS)))
 
 
 def _decode(df: pl.DataFrame, pattern: str, mask: pl.Expr | None = None) -> pl.DataFrame:
@@ -190,7 +215,16 @@ def _decode_coll(df: pl.DataFrame) -> pl.DataFrame:
     return good.with_columns(
         pl.col("opcount").str.to_integer(base=16, strict=False).alias("seq"),
         pl.col("count", "dtype", "nranks").cast(pl.Int64, strict=False),  # past int64: unknown, not an error
-    ).select(list(COLL_ROWS))
+    )
+
+
+def _as_coll(decoded: pl.DataFrame, start: int) -> Coll:
+    """COLL lines polars decoded, as a ``Coll`` whose stream codes start at ``start``."""
+    keys = ["file", "host", "pid", "comm"]
+    streams = decoded.group_by(keys, maintain_order=True).agg(pl.col("line", "dev").first(), pl.len().alias("lines"))
+    streams = streams.with_row_index("stream", offset=start).with_columns(pl.col("stream", "lines").cast(pl.Int64))
+    rows = decoded.join(streams.select(*keys, "stream"), on=keys, how="left", nulls_equal=True, maintain_order="left")
+    return Coll(rows.select(list(COLL_ROWS)), streams.select(list(STREAMS)))
 
 
 def _transport_kind() -> pl.Expr:
@@ -207,8 +241,8 @@ def _family(addr: str = "addr") -> pl.Expr:
     return pl.when(pl.col(addr).str.contains(":")).then(pl.lit("IPv6")).otherwise(pl.lit("IPv4"))
 
 
-def parse(lines: pl.DataFrame, coll_rows: pl.DataFrame | None = None) -> Parsed:
-    """``lines``: the lines frame; ``coll_rows``: COLL lines ``read`` took apart (``COLL_ROWS``)."""
+def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
+    """``lines``: the lines frame; ``scanned``: the COLL lines ``read_many`` took apart."""
     pre = _split_prefix(lines)
     found = pre.filter(pl.col("host").is_not_null()).select("file", "line")
     version_lines = lines.filter(pl.col("text").str.contains("NCCL version ", literal=True)).join(
@@ -216,7 +250,7 @@ def parse(lines: pl.DataFrame, coll_rows: pl.DataFrame | None = None) -> Parsed:
     df = _keep(pre, pl.col("host").is_not_null()).with_columns(
         pl.col("pid").cast(pl.Int64, strict=False), pl.col("dev").cast(pl.Int64, strict=False)
     )
-    if not df.height and not version_lines.height and coll_rows is None:
+    if not df.height and not version_lines.height and scanned is None:
         return Parsed("nccl")
 
     key = ["file", "line", "host", "pid"]
@@ -225,9 +259,9 @@ def parse(lines: pl.DataFrame, coll_rows: pl.DataFrame | None = None) -> Parsed:
     )
     init = _decode(df, INIT, pl.col("msg").str.contains(r"comm 0x[0-9a-fA-F]+ rank \d+ nranks"))
     nnodes = _decode(df, NNODES, pl.col("msg").str.contains("nNodes"))
-    coll = _decode_coll(df)
-    if coll_rows is not None:
-        coll = pl.concat([coll, coll_rows]).sort("file", "line") if coll.height else coll_rows
+    coll = _as_coll(_decode_coll(df), scanned.streams.height if scanned else 0)
+    mixed = scanned is not None and coll.rows.height > 0  # rows of both kinds: put back in line order
+    coll = scanned + coll if scanned is not None else coll
     conn = _decode(df, CONN, pl.col("msg").str.contains(" via "))
     ring = _decode(df, RING, pl.col("msg").str.starts_with("Channel ") & ~pl.col("msg").str.contains(" via "))
     trees = _decode(df, TREES, pl.col("msg").str.starts_with("Trees "))
@@ -290,12 +324,11 @@ def parse(lines: pl.DataFrame, coll_rows: pl.DataFrame | None = None) -> Parsed:
         {k: v[0] for k, v in DTYPES.items()}, default="unknown", return_dtype=pl.Utf8)
     dtype_size = pl.col("dtype").replace_strict(
         {k: v[1] for k, v in DTYPES.items()}, default=None, return_dtype=pl.Int64)
-    # rank and process group of each (host, pid, comm): found on the few distinct keys, joined once
-    by_comm = with_rank(coll.select("host", "pid", "comm").unique()).join(
-        comm_ids, on=["host", "pid", "comm"], how="left").select(
-        "host", "pid", "comm", "rank", pl.coalesce("comm_id", "comm").alias("pg"))
+    # rank and process group of each stream (host, pid, comm): found on the few streams, joined on one integer
+    by_stream = with_rank(coll.streams).join(comm_ids, on=["host", "pid", "comm"], how="left").select(
+        "stream", "file", "host", "pid", "comm", "rank", pl.coalesce("comm_id", "comm").alias("pg"))
     collectives = (
-        coll.join(by_comm, on=["host", "pid", "comm"], how="left", maintain_order="left").with_columns(
+        coll.rows.join(by_stream, on="stream", how="left", maintain_order="left").with_columns(
             pl.lit("nccl").alias("source"),
             pl.col("op").alias("op_raw"),
             pl.col("op").replace_strict(OPS, default="other", return_dtype=pl.Utf8).alias("op"),
@@ -305,6 +338,8 @@ def parse(lines: pl.DataFrame, coll_rows: pl.DataFrame | None = None) -> Parsed:
             pl.when(pl.col("count") == 0).then(pl.lit("no-op")).otherwise(pl.lit("enqueued")).alias("state"),
         ).select(*key, "source", "rank", "pg", "comm", "nranks", "seq", "op", "op_raw", "count", "dtype", "bytes", "state")
     )
+    if mixed:
+        collectives = collectives.sort("file", "line", maintain_order=True)
 
     warn = df.filter(pl.col("level") != "INFO")
     retry = df.filter(pl.col("msg").str.contains(CONNECT_RETRY))
@@ -318,9 +353,8 @@ def parse(lines: pl.DataFrame, coll_rows: pl.DataFrame | None = None) -> Parsed:
         events = with_rank(events).with_columns(pl.col("msg").alias("message")).unique(["file", "line", "kind"], maintain_order=True)
 
     seen = df.select("file", "line", "host", "pid", "dev")
-    if coll_rows is not None:
-        first = coll_rows.group_by(["file", "host", "pid"]).agg(pl.col("line", "dev").first())
-        seen = pl.concat([seen, first.select(seen.columns)]).sort("file", "line")
+    if scanned is not None:
+        seen = pl.concat([seen, scanned.streams.select(seen.columns)]).sort("file", "line")
     ranks = (
         seen.group_by(["file", "host", "pid"], maintain_order=True).agg(pl.col("dev").first().alias("cuda_dev"))
         .join(proc_rank, on=["host", "pid"], how="left")
@@ -337,7 +371,7 @@ def parse(lines: pl.DataFrame, coll_rows: pl.DataFrame | None = None) -> Parsed:
             bare.join(ranks.select("file"), on="file", how="anti").select(
                 "file", pl.col("_v").alias("nccl_version"), pl.lit("nccl").alias("source")),
         ], how="diagonal_relaxed")
-    # (the lines of coll_rows are accounted for by whoever read them apart)
+    # (the lines of ``scanned`` are accounted for by whoever read them apart)
     claimed = pl.concat([df.select("file", "line"), version_lines.select("file", "line")])
     return Parsed("nccl", {
         "comms": comms, "links": links, "collectives": collectives, "events": events, "ranks": ranks,

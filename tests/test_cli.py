@@ -81,3 +81,9 @@ def test_progress_bar_on_a_terminal_quiet_in_a_pipe(tmp_path):
     assert drawn.count("ingest  [") >= 3 and percents[-1] == 100 and percents == sorted(percents)
     r = CliRunner().invoke(main, ["ingest", str(SAMPLES / "gloo_2x2_deadlock"), "--no-store"])
     assert r.exit_code == 0 and "%" not in r.stderr and "[#" not in r.stderr
+
+
+def test_version_says_whether_the_c_scanner_is_built():
+    from tracekit.parsers import nccl
+    out = CliRunner().invoke(main, ["--version"]).output
+    assert "0.1.0" in out and ("COLL lines: built" in out) == (nccl._scan is not None)

@@ -81,7 +81,11 @@ NEAR = [
     COLL.replace("[0] NCCL", "[0] enqueue.cc:1234 NCCL"),  # TRACE builds: a source location
     COLL.replace("NCCL INFO", "NCCL WARN"),
     COLL + "\r",                                            # CRLF
-    "[rank1]:" + COLL,                                      # torchrun's prefix
+    "[rank1]:" + COLL,                                      # torchrun's prefixes
+    "[rank1]: " + COLL,
+    "[default0]:\t" + COLL,
+    "[rank1]:  " + COLL,
+    "[rank]:" + COLL,
     "2026-12-03 07:00:00 " + COLL,                          # a timestamp first
     COLL.replace("AllReduce", "AllRéduce"),
     COLL.replace("datatype 9", "datatype 42"),

@@ -2,8 +2,8 @@
  * other line is handed back to the polars parsers.
  *
  * A COLL line (NCCL_DEBUG_SUBSYS=COLL, FORMATS.md) is most of a big NCCL log:
- *   host:pid:tid [dev] [file.cc:123 ]NCCL INFO AllReduce: opCount 1f sendbuff 0x.. recvbuff 0x..
- *   count 2097152 datatype 7 op 0 root 0 comm 0x.. [nranks=4] stream 0x..
+ *   [[rank3]:]host:pid:tid [dev] [file.cc:123 ]NCCL INFO AllReduce: opCount 1f sendbuff 0x..
+ *   recvbuff 0x.. count 2097152 datatype 7 op 0 root 0 comm 0x.. [nranks=4] stream 0x..
  * A line is taken only when every field has exactly this shape (ASCII, no carriage return, numbers
  * that fit); anything else, however close, goes back as text and is read by tracekit.parsers.nccl,
  * which gives the same answer for the lines taken here (tests/test_scan.py checks both ways agree).
@@ -248,8 +248,12 @@ typedef struct {
 
 /* Parse one line [s, e); 1 and the row appended if it is a plain COLL line, 0 if not, -1 on error. */
 static int coll_line(Out *o, const char *base, int64_t lineno, const char *s, const char *e) {
-    const char *p = s, *host = s;
+    const char *p = s;
     int64_t pid, tid, dev, seq, count, dtype, redop, root, nranks = -1;
+    /* torchrun's [rank3]: or [default3]: first, and at most one blank after it, as text.PREFIX reads it */
+    if ((LIT(&p, e, "[rank") || LIT(&p, e, "[default")) && !(number(&p, e, 18, &tid) && LIT(&p, e, "]:"))) return 0;
+    if (p > s && p < e && (*p == ' ' || *p == '\t' || *p == '\v' || *p == '\f')) p++;
+    const char *host = p;
     while (p < e && host_char(*p)) p++;
     const char *host_end = p;
     /* a line starting with a date is a timestamped line to the launcher-prefix reader */

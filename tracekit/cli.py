@@ -6,6 +6,7 @@ usage (nothing could be read, a broken store); 3 a bug in tracekit (one line, no
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -77,7 +78,9 @@ def _load(path: str):
 
 
 @click.group()
-@click.version_option(package_name="tracekit")
+@click.version_option(package_name="tracekit", message="tracekit %(version)s (" + (
+    "C scanner for NCCL COLL lines: built" if importlib.util.find_spec("tracekit._scan")
+    else "C scanner for NCCL COLL lines: not built, polars reads them, slower; reinstall with a C compiler") + ")")
 def main():
     """Tell why a multi-node PyTorch run hangs or crawls, from its ranks' logs and traces."""
 

@@ -24,7 +24,7 @@ if "--one-core" in sys.argv:  # before polars starts its thread pool: every thre
 
 import polars as pl  # noqa: E402
 
-from tracekit.ingest import ingest  # noqa: E402
+from tracekit.ingest import PARALLEL_MIN_CORES, ingest  # noqa: E402
 from tracekit.parsers import nccl  # noqa: E402
 
 
@@ -139,8 +139,13 @@ def main():
             Path(folder, f"nccl.{i}.log").write_text("\n".join(ls) + "\n")
         del data
         t = time.perf_counter()
-        store = ingest([folder])
+        store = ingest([folder], jobs=1)  # one process; files read and scanned on every core by threads
         t_all = time.perf_counter() - t
+        t_procs = None
+        if cores >= PARALLEL_MIN_CORES:  # what ingest does by default there: one worker process a batch
+            t = time.perf_counter()
+            assert ingest([folder]).collectives.height == store.collectives.height
+            t_procs = time.perf_counter() - t
     n = one["baseline_match"][1]
     assert all(rows == n for _, rows in one.values()) and store.collectives.height == n, (one, store.collectives.height)
     base = one["baseline_match"][0]
@@ -159,6 +164,9 @@ def main():
             print(f"{who:10} {what + ', 1 core:':45} {s:6.2f} s {size / s:7.1f} MB/s  ({base / s:4.1f}x)")
     print(f"{'tracekit':10} {f'ingest, {len(by_rank)} files, {cores} cores:':45} {t_all:6.2f} s {size / t_all:7.1f} MB/s  "
           f"({base / t_all:4.1f}x, {size / t_all / cores:.0f} MB/s per core)")
+    if t_procs is not None:
+        print(f"{'tracekit':10} {f'same, {cores} worker processes:':45} {t_procs:6.2f} s {size / t_procs:7.1f} MB/s  "
+              f"({base / t_procs:4.1f}x, {size / t_procs / cores:.0f} MB/s per core)")
 
 
 if __name__ == "__main__":

@@ -64,11 +64,13 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_progress_bar_on_a_terminal_quiet_in_a_pipe(tmp_path):
+def test_progress_bar_on_a_terminal_quiet_in_a_pipe(tmp_path, monkeypatch):
     """Ingest draws a bar that reaches 100% on a terminal; through a pipe stderr holds no bar."""
+    from tracekit import ingest as ingest_module
     from tracekit.cli import Progress
     from tracekit.ingest import ingest
 
+    monkeypatch.setattr(ingest_module, "PROGRESS_BYTES", 8 << 20)  # (64 MB batches by default)
     big = tmp_path / "run"
     shutil.copytree(SAMPLES / "gpu_2x1_bench", big)
     for i in range(3):  # about 3 x 9 MB: several batches, so the bar moves

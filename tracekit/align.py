@@ -175,9 +175,10 @@ def _missing(coll: pl.DataFrame, full: pl.DataFrame, lag: pl.DataFrame, source: 
 
 def _mismatches(coll: pl.DataFrame, source: str) -> list[Finding]:
     # Only sequence numbers where the calls differ at all need a closer look (at scale, nearly none).
-    varied = coll.group_by("pg", "seq").agg(
-        (pl.col("op").n_unique() + pl.col("dtype").n_unique() + pl.col("sizes").n_unique()).alias("_v")
-    ).filter(pl.col("_v") > 3).select("pg", "seq")
+    # (one hash of each call's op, dtype and sizes; a sequence number varies where min != max)
+    varied = coll.with_columns(pl.struct("op", "dtype", "sizes").hash().alias("_h")).group_by("pg", "seq").agg(
+        (pl.col("_h").min() != pl.col("_h").max()).alias("_v")
+    ).filter(pl.col("_v")).select("pg", "seq")
     if not varied.height:
         return []
     coll = coll.join(varied, on=["pg", "seq"], how="semi")

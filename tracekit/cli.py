@@ -74,7 +74,7 @@ def _load(path: str):
     if not p.exists():
         raise BadInput(f"{path}: no such file or folder")
     with Progress(f"ingest {path}") as bar:
-        return ingest_paths([p], progress=bar)
+        return ingest_paths([p], progress=bar if bar.on else None)
 
 
 @click.group()
@@ -107,7 +107,7 @@ def ingest_cmd(paths, out, as_json, fail_on_hang, no_store):
     if not paths:
         sys.exit(2)
     with Progress("ingest") as bar:
-        store = ingest_paths(paths, progress=bar)
+        store = ingest_paths(paths, progress=bar if bar.on else None)  # (a bar costs smaller batches)
     if store.files.height == 0:
         raise BadInput("no files found under " + ", ".join(paths))
     for row in store.files.filter(store.files["error"].is_not_null()).iter_rows(named=True):

@@ -26,7 +26,7 @@ TEXT_PARSERS = (nccl, torch_log, trainer, pyspy, nccl_tests)
 SKIP_DIRS = {".tracekit", "__pycache__", ".git", "procs"}  # procs/: tracekit run's own bookkeeping
 PARALLEL_BYTES = 32 << 20  # below this, starting worker processes costs more than it saves
 BATCH_BYTES = 256 << 20  # text parsed in one lines frame
-PROGRESS_BYTES = 8 << 20  # smallest batch when a progress bar is drawn
+PROGRESS_BYTES = 64 << 20  # smallest batch when a progress bar is drawn (each batch costs ~0.1 s)
 # polars already spreads one batch over the cores; on 2 cores worker processes measured slower
 # (benchmarks/ingest_nccl.py: 4.7 s in one process against 6.2 s in two for 200 MB)
 PARALLEL_MIN_CORES = 4
@@ -245,7 +245,7 @@ def ingest(paths: list[str | Path], jobs: int | None = None,
     jobs = jobs or min(len(files), os.cpu_count() or 1)
     total = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
     parallel = jobs >= PARALLEL_MIN_CORES and total > PARALLEL_BYTES
-    # With a progress bar, batches small enough that it moves (about 20 steps, 8 MB at least).
+    # With a progress bar, batches small enough that it moves (about 20 steps, 64 MB at least).
     pieces = max(jobs if parallel else 1, min(20, total // PROGRESS_BYTES) if progress else 1)
     batches = _batches(files, pieces, total)
     results, done = [], 0

@@ -20,6 +20,15 @@ ERROR_KINDS = ["nccl_warn", "transport_error", "connect_retry", "watchdog_timeou
                "rank_exit", "collective_mismatch", "c10d_error", "job_cancelled"]
 
 
+def _last(df: pl.DataFrame, by: list[str], order: list[str]) -> pl.DataFrame:
+    """Per group, the row that sorting by ``order`` (nulls last) would put last, without sorting:
+    keep the rows at the group's maximum of each key in turn (a null counts as the largest)."""
+    for k in order:
+        key = pl.col(k).cast(pl.Int64).fill_null(2**63 - 1)
+        df = df.filter(key == key.max().over(by))
+    return df.group_by(by).last()
+
+
 def build(store: Store, verdict: Verdict) -> dict:
     r, f, c, lk, ev = store.ranks, store.files, store.comms, store.links, store.events
     conn = lk.filter(pl.col("what") == "connection")
@@ -32,10 +41,9 @@ def build(store: Store, verdict: Verdict) -> dict:
            .unique(maintain_order=True))
     init = c.filter(pl.col("state").is_in(["init_start", "init_complete"])).group_by("host", "pid", "comm").agg(
         (pl.col("state") == "init_complete").any().alias("done"))
-    last = (store.collectives.filter(pl.col("rank").is_not_null() & ~pl.col("source").is_in(["kineto-gpu"]))
-            .sort("start_ns", "record_id", "line", nulls_last=True)
-            .group_by("rank", "source").last().sort("rank", "source")
-            .select("rank", "source", "pg", "seq", pl.coalesce("op_raw", "op").alias("op")))
+    last = _last(store.collectives.filter(pl.col("rank").is_not_null() & ~pl.col("source").is_in(["kineto-gpu"])),
+                 ["rank", "source"], ["start_ns", "record_id", "line"]).sort("rank", "source").select(
+        "rank", "source", "pg", "seq", pl.coalesce("op_raw", "op").alias("op"))
     errors = ev.filter(pl.col("kind").is_in(ERROR_KINDS)).sort("file", "line").select("file", "line", "kind", "message")
     # node index (torchrun's GROUP_RANK) where printed: fake nodes (network namespaces) share a host name
     nodes = max(r["host"].drop_nulls().n_unique(), r["node"].drop_nulls().n_unique() if "node" in r.columns else 0)

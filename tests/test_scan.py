@@ -63,8 +63,9 @@ def test_scanner_takes_the_plain_coll_lines_and_hands_back_the_rest():
     data = "\n".join([INIT, COLL, "hello", "", COLL.replace("opCount 1f", "opCount 20")]).encode()
     lines, coll = nccl.read_many([("x.log", data)])
     assert coll.rows.to_dicts() == [
-        {"line": 2, "stream": 0, "op": "AllReduce", "seq": 31, "count": 2097152, "dtype": 9, "nranks": 2},
-        {"line": 5, "stream": 0, "op": "AllReduce", "seq": 32, "count": 2097152, "dtype": 9, "nranks": 2}]
+        {"line": 2, "stream": 0, "op": 0, "seq": 31, "count": 2097152, "dtype": 9, "nranks": 2},
+        {"line": 5, "stream": 0, "op": 0, "seq": 32, "count": 2097152, "dtype": 9, "nranks": 2}]
+    assert coll.ops.to_dicts() == [{"op": 0, "op_raw": "AllReduce"}]
     assert coll.streams.to_dicts() == [
         {"stream": 0, "file": "x.log", "host": "vm", "pid": 1037, "comm": "0x55a0", "line": 2, "dev": 0, "lines": 2}]
     assert lines["line"].to_list() == [1, 3, 4] and lines["raw"].to_list() == [INIT, "hello", ""]

@@ -23,8 +23,11 @@ class Parsed:
         return self.claimed.height > 0 or any(t is not None and t.height for t in self.tables.values())
 
     def files(self) -> set[str]:
-        """The files this parser found something in."""
+        """The files this parser found something in. A text parser's rows come from lines it
+        claimed, so its claimed lines name them all; a dump's parser claims none: its tables do."""
         seen = set(self.claimed["file"].unique())
+        if seen:
+            return seen
         for t in self.tables.values():
             if t is not None and t.height and "file" in t.columns:
                 seen |= set(t["file"].drop_nulls().unique())

@@ -70,6 +70,8 @@ DTYPES = {
     5: ("uint64", 8), 6: ("float16", 2), 7: ("float32", 4), 8: ("float64", 8), 9: ("bfloat16", 2),
     10: ("float8e4m3", 1), 11: ("float8e5m2", 1),
 }
+DTYPE_TABLE = pl.DataFrame({"dtype": list(DTYPES), "_dtype": [n for n, _ in DTYPES.values()],
+                            "_size": [b for _, b in DTYPES.values()]}, schema={"dtype": pl.Int64, "_dtype": pl.Utf8, "_size": pl.Int64})
 OPS = {
     "AllReduce": "all_reduce", "AllGather": "all_gather", "ReduceScatter": "reduce_scatter",
     "Broadcast": "broadcast", "Reduce": "reduce", "Send": "send", "Recv": "recv",
@@ -80,19 +82,24 @@ OPS = {
 # COLL lines read apart from the lines frame: one row per line, joined on ``stream`` to the
 # streams, one per (file, host, pid, comm) with the line and device of its first line and its
 # number of lines. The C scanner makes both; so does ``_as_coll`` from the lines polars read.
-COLL_ROWS = {"line": pl.Int64, "stream": pl.Int64, "op": pl.Utf8, "seq": pl.Int64, "count": pl.Int64,
-             "dtype": pl.Int64, "nranks": pl.Int64}
+COLL_ROWS = {"line": pl.Int64, "stream": pl.Int64, "op": pl.Int64, "seq": pl.Int64, "count": pl.Int64,
+             "dtype": pl.Int64, "nranks": pl.Int64}  # op: a code into Coll.ops
 STREAMS = {"stream": pl.Int64, "file": pl.Utf8, "host": pl.Utf8, "pid": pl.Int64, "comm": pl.Utf8,
            "line": pl.Int64, "dev": pl.Int64, "lines": pl.Int64}
+
+
+OP_NAMES = {"op": pl.Int64, "op_raw": pl.Utf8}
 
 
 @dataclass
 class Coll:
     rows: pl.DataFrame
     streams: pl.DataFrame
+    ops: pl.DataFrame  # OP_NAMES: the name NCCL prints for each op code
 
     def __add__(self, other: Coll) -> Coll:
-        return Coll(pl.concat([self.rows, other.rows]), pl.concat([self.streams, other.streams]))
+        return Coll(*(pl.concat([a, b]) for a, b in ((self.rows, other.rows), (self.streams, other.streams),
+                                                       (self.ops, other.ops))))
 
 
 def read_many(files: list[tuple[str, bytes]]) -> tuple[pl.DataFrame, Coll | None]:
@@ -129,14 +136,14 @@ def read_many(files: list[tuple[str, bytes]]) -> tuple[pl.DataFrame, Coll | None
         "file": names.gather(np.concatenate(rest["file"]))})])
     if not streams["file"]:
         return lines, None
-    rows = pl.DataFrame({k: np.concatenate(v) for k, v in rows.items() if k != "op"}).with_columns(
-        pl.Series("op", ops, pl.Utf8).gather(np.concatenate(rows["op"])),
+    rows = pl.DataFrame({k: np.concatenate(v) for k, v in rows.items()}).with_columns(
         pl.when(pl.col("nranks") >= 0).then(pl.col("nranks")).alias("nranks"))
     streams = pl.DataFrame({k: np.concatenate(v) if k in ("pid", "line", "dev") else pl.Series(v, dtype=pl.Utf8)
                             for k, v in streams.items()})
     streams = streams.with_row_index("stream").with_columns(
         pl.col("stream").cast(pl.Int64), pl.Series("lines", np.bincount(rows["stream"].to_numpy(), minlength=streams.height)))
-    return lines, Coll(rows.select(list(COLL_ROWS)), streams.select(list(STREAMS)))
+    op_names = pl.DataFrame({"op": np.arange(len(ops), dtype=np.int64), "op_raw": pl.Series(ops, dtype=pl.Utf8)})
+    return lines, Coll(rows.select(list(COLL_ROWS)), streams.select(list(STREAMS)), op_names)
 
 
 def _decode(df: pl.DataFrame, pattern: str, mask: pl.Expr | None = None) -> pl.DataFrame:
@@ -218,13 +225,17 @@ def _decode_coll(df: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _as_coll(decoded: pl.DataFrame, start: int) -> Coll:
-    """COLL lines polars decoded, as a ``Coll`` whose stream codes start at ``start``."""
+def _as_coll(decoded: pl.DataFrame, after: Coll | None) -> Coll:
+    """COLL lines polars decoded, as a ``Coll`` whose codes follow those of ``after``."""
     keys = ["file", "host", "pid", "comm"]
     streams = decoded.group_by(keys, maintain_order=True).agg(pl.col("line", "dev").first(), pl.len().alias("lines"))
-    streams = streams.with_row_index("stream", offset=start).with_columns(pl.col("stream", "lines").cast(pl.Int64))
-    rows = decoded.join(streams.select(*keys, "stream"), on=keys, how="left", nulls_equal=True, maintain_order="left")
-    return Coll(rows.select(list(COLL_ROWS)), streams.select(list(STREAMS)))
+    streams = streams.with_row_index("stream", offset=after.streams.height if after else 0).with_columns(
+        pl.col("stream", "lines").cast(pl.Int64))
+    ops = decoded.select(pl.col("op").alias("op_raw")).unique(maintain_order=True).with_row_index(
+        "op", offset=after.ops.height if after else 0).with_columns(pl.col("op").cast(pl.Int64))
+    rows = (decoded.join(streams.select(*keys, "stream"), on=keys, how="left", nulls_equal=True, maintain_order="left")
+            .rename({"op": "op_raw"}).join(ops, on="op_raw", how="left", nulls_equal=True, maintain_order="left"))
+    return Coll(rows.select(list(COLL_ROWS)), streams.select(list(STREAMS)), ops.select(list(OP_NAMES)))
 
 
 def _transport_kind() -> pl.Expr:
@@ -259,7 +270,7 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     )
     init = _decode(df, INIT, pl.col("msg").str.contains(r"comm 0x[0-9a-fA-F]+ rank \d+ nranks"))
     nnodes = _decode(df, NNODES, pl.col("msg").str.contains("nNodes"))
-    coll = _as_coll(_decode_coll(df), scanned.streams.height if scanned else 0)
+    coll = _as_coll(_decode_coll(df), scanned)
     mixed = scanned is not None and coll.rows.height > 0  # rows of both kinds: put back in line order
     coll = scanned + coll if scanned is not None else coll
     conn = _decode(df, CONN, pl.col("msg").str.contains(" via "))
@@ -320,20 +331,19 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
         .select(*key, "rank", "what", "value", "iface", "addr", "family"),
     ], how="diagonal_relaxed")
 
-    dtype_name = pl.col("dtype").replace_strict(
-        {k: v[0] for k, v in DTYPES.items()}, default="unknown", return_dtype=pl.Utf8)
-    dtype_size = pl.col("dtype").replace_strict(
-        {k: v[1] for k, v in DTYPES.items()}, default=None, return_dtype=pl.Int64)
-    # rank and process group of each stream (host, pid, comm): found on the few streams, joined on one integer
+    # rank and process group of each stream (host, pid, comm): found on the few streams, joined on one integer;
+    # op and dtype names likewise from small tables
     by_stream = with_rank(coll.streams).join(comm_ids, on=["host", "pid", "comm"], how="left").select(
         "stream", "file", "host", "pid", "comm", "rank", pl.coalesce("comm_id", "comm").alias("pg"))
+    op_names = coll.ops.with_columns(pl.col("op_raw").replace_strict(OPS, default="other", return_dtype=pl.Utf8).alias("_op"))
     collectives = (
-        coll.rows.join(by_stream, on="stream", how="left", maintain_order="left").with_columns(
+        coll.rows.join(by_stream, on="stream", how="left", maintain_order="left")
+        .join(op_names, on="op", how="left", maintain_order="left")
+        .join(DTYPE_TABLE, on="dtype", how="left", maintain_order="left").with_columns(
             pl.lit("nccl").alias("source"),
-            pl.col("op").alias("op_raw"),
-            pl.col("op").replace_strict(OPS, default="other", return_dtype=pl.Utf8).alias("op"),
-            (pl.col("count") * dtype_size).alias("bytes"),
-            dtype_name.alias("dtype"),
+            pl.col("_op").alias("op"),
+            (pl.col("count") * pl.col("_size")).alias("bytes"),
+            pl.col("_dtype").fill_null("unknown").alias("dtype"),
             # NCCL logs a zero-count call but does not count it: it shares the next call's opCount
             pl.when(pl.col("count") == 0).then(pl.lit("no-op")).otherwise(pl.lit("enqueued")).alias("state"),
         ).select(*key, "source", "rank", "pg", "comm", "nranks", "seq", "op", "op_raw", "count", "dtype", "bytes", "state")
@@ -371,8 +381,9 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
             bare.join(ranks.select("file"), on="file", how="anti").select(
                 "file", pl.col("_v").alias("nccl_version"), pl.lit("nccl").alias("source")),
         ], how="diagonal_relaxed")
-    # (the lines of ``scanned`` are accounted for by whoever read them apart)
-    claimed = pl.concat([df.select("file", "line"), version_lines.select("file", "line")])
+    # (the lines of ``scanned`` are counted by whoever read them apart; its streams' first lines here name its files)
+    claimed = pl.concat([df.select("file", "line"), version_lines.select("file", "line")]
+                        + ([scanned.streams.select("file", "line")] if scanned is not None else []))
     return Parsed("nccl", {
         "comms": comms, "links": links, "collectives": collectives, "events": events, "ranks": ranks,
     }, claimed)

@@ -24,7 +24,7 @@ if "--one-core" in sys.argv:  # before polars starts its thread pool: every thre
 
 import polars as pl  # noqa: E402
 
-from tracekit.ingest import PARALLEL_MIN_CORES, ingest  # noqa: E402
+from tracekit.ingest import ingest  # noqa: E402
 from tracekit.parsers import nccl  # noqa: E402
 
 
@@ -144,12 +144,7 @@ def main():
         for i, ls in enumerate(by_rank.values()):
             Path(folder, f"nccl.{i}.log").write_text("\n".join(ls) + "\n")
         del data
-        # one process; files read and scanned on every core by threads
-        t_all, n_all = timed(lambda f: ingest([f], jobs=1).collectives.height, folder)
-        t_procs = None
-        if cores >= PARALLEL_MIN_CORES:  # what ingest does by default there: one worker process a batch
-            t_procs, n_procs = timed(lambda f: ingest([f]).collectives.height, folder)
-            assert n_procs == n_all
+        t_all, n_all = timed(lambda f: ingest([f]).collectives.height, folder)
     n = one["baseline_match"][1]
     assert all(rows == n for _, rows in one.values()) and n_all == n, (one, n_all)
     base = one["baseline_match"][0]
@@ -168,9 +163,6 @@ def main():
             print(f"{who:10} {what + ', 1 core:':45} {s:6.2f} s {size / s:7.1f} MB/s  ({base / s:4.1f}x)")
     print(f"{'tracekit':10} {f'ingest, {len(by_rank)} files, {cores} cores:':45} {t_all:6.2f} s {size / t_all:7.1f} MB/s  "
           f"({base / t_all:4.1f}x, {size / t_all / cores:.0f} MB/s per core)")
-    if t_procs is not None:
-        print(f"{'tracekit':10} {f'same, {cores} worker processes:':45} {t_procs:6.2f} s {size / t_procs:7.1f} MB/s  "
-              f"({base / t_procs:4.1f}x, {size / t_procs / cores:.0f} MB/s per core)")
 
 
 if __name__ == "__main__":

@@ -9,11 +9,10 @@ gets one error row in ``files`` and the run goes on with the rest.
 from __future__ import annotations
 
 import gzip
-import multiprocessing
 import os
 import zlib
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
@@ -24,12 +23,10 @@ from tracekit.store import Store
 
 TEXT_PARSERS = (nccl, torch_log, trainer, pyspy, nccl_tests)
 SKIP_DIRS = {".tracekit", "__pycache__", ".git", "procs"}  # procs/: tracekit run's own bookkeeping
-PARALLEL_BYTES = 32 << 20  # below this, starting worker processes costs more than it saves
 BATCH_BYTES = 256 << 20  # text parsed in one lines frame
 PROGRESS_BYTES = 64 << 20  # smallest batch when a progress bar is drawn (each batch costs ~0.1 s)
-# polars already spreads one batch over the cores; on 2 cores worker processes measured slower
-# (benchmarks/ingest_nccl.py: 4.7 s in one process against 6.2 s in two for 200 MB)
-PARALLEL_MIN_CORES = 4
+# One process: threads read the files and run the C scanner on every core, polars spreads the rest.
+# Worker processes measured 5-8x slower on 16 cores (benchmarks/ingest_nccl.py, README), so none.
 
 
 def discover(paths: list[str | Path]) -> list[Path]:
@@ -188,9 +185,9 @@ def _size(files: list[str]) -> int:
     return sum(os.path.getsize(f) for f in files if os.path.isfile(f))
 
 
-def _batches(files: list[str], jobs: int, total: int) -> list[list[str]]:
-    """Files in batches of about ``total / jobs`` bytes (at most BATCH_BYTES), kept in order."""
-    cap = max(1, min(BATCH_BYTES, total // max(jobs, 1) + 1))
+def _batches(files: list[str], pieces: int, total: int) -> list[list[str]]:
+    """Files in batches of about ``total / pieces`` bytes (at most BATCH_BYTES), kept in order."""
+    cap = max(1, min(BATCH_BYTES, total // max(pieces, 1) + 1))
     out, cur, size = [], [], 0
     for f in files:
         n = os.path.getsize(f) if os.path.isfile(f) else 0
@@ -237,32 +234,18 @@ def _resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     return out
 
 
-def ingest(paths: list[str | Path], jobs: int | None = None,
-           progress: Callable[[int, int], None] | None = None) -> Store:
+def ingest(paths: list[str | Path], progress: Callable[[int, int], None] | None = None) -> Store:
     """Parse every file under ``paths`` into one store. ``progress(done_bytes, total_bytes)`` is
     called as batches of files finish (for a progress bar; the library itself draws nothing)."""
     files = [str(p) for p in discover(paths)]
-    jobs = jobs or min(len(files), os.cpu_count() or 1)
     total = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
-    parallel = jobs >= PARALLEL_MIN_CORES and total > PARALLEL_BYTES
     # With a progress bar, batches small enough that it moves (about 20 steps, 64 MB at least).
-    pieces = max(jobs if parallel else 1, min(20, total // PROGRESS_BYTES) if progress else 1)
-    batches = _batches(files, pieces, total)
     results, done = [], 0
-    if parallel and len(batches) > 1:
-        # spawn, not fork: forking a process whose polars thread pool is running can deadlock
-        with ProcessPoolExecutor(min(jobs, len(batches)), mp_context=multiprocessing.get_context("spawn")) as pool:
-            for batch, got in zip(batches, pool.map(parse_files, batches)):
-                results += got
-                done += _size(batch)
-                if progress:
-                    progress(done, total)
-    else:
-        for batch in batches:
-            results += parse_files(batch)
-            done += _size(batch)
-            if progress:
-                progress(done, total)
+    for batch in _batches(files, min(20, total // PROGRESS_BYTES) if progress else 1, total):
+        results += parse_files(batch)
+        done += _size(batch)
+        if progress:
+            progress(done, total)
     gathered: dict[str, list[pl.DataFrame]] = {name: [] for name in schema.TABLES}
     gathered["files"].append(pl.DataFrame([row for row, _ in results], schema=schema.FILES))
     for _, parsed in results:

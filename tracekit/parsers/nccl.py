@@ -70,8 +70,9 @@ DTYPES = {
     5: ("uint64", 8), 6: ("float16", 2), 7: ("float32", 4), 8: ("float64", 8), 9: ("bfloat16", 2),
     10: ("float8e4m3", 1), 11: ("float8e5m2", 1),
 }
-DTYPE_TABLE = pl.DataFrame({"dtype": list(DTYPES), "_dtype": [n for n, _ in DTYPES.values()],
-                            "_size": [b for _, b in DTYPES.values()]}, schema={"dtype": pl.Int64, "_dtype": pl.Utf8, "_size": pl.Int64})
+# by dtype number, then one slot for any other number or none
+DTYPE_NAMES = pl.Series([DTYPES[i][0] if i in DTYPES else "unknown" for i in range(max(DTYPES) + 1)] + ["unknown"])
+DTYPE_SIZES = pl.Series([DTYPES[i][1] if i in DTYPES else None for i in range(max(DTYPES) + 1)] + [None], dtype=pl.Int64)
 OPS = {
     "AllReduce": "all_reduce", "AllGather": "all_gather", "ReduceScatter": "reduce_scatter",
     "Broadcast": "broadcast", "Reduce": "reduce", "Send": "send", "Recv": "recv",
@@ -331,19 +332,21 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
         .select(*key, "rank", "what", "value", "iface", "addr", "family"),
     ], how="diagonal_relaxed")
 
-    # rank and process group of each stream (host, pid, comm): found on the few streams, joined on one integer;
-    # op and dtype names likewise from small tables
+    # rank and process group of each stream (host, pid, comm): found on the few streams, joined on one integer
     by_stream = with_rank(coll.streams).join(comm_ids, on=["host", "pid", "comm"], how="left").select(
         "stream", "file", "host", "pid", "comm", "rank", pl.coalesce("comm_id", "comm").alias("pg"))
-    op_names = coll.ops.with_columns(pl.col("op_raw").replace_strict(OPS, default="other", return_dtype=pl.Utf8).alias("_op"))
+    # op codes are dense (0..n-1, in Coll.ops order), dtype numbers small: names by gather, not joins
+    ops = coll.ops.sort("op")
+    op_raw, op = ops["op_raw"], ops["op_raw"].replace_strict(OPS, default="other", return_dtype=pl.Utf8)
+    dtype_slot = pl.when(pl.col("dtype").is_between(0, len(DTYPE_NAMES) - 2)).then(pl.col("dtype")).otherwise(
+        len(DTYPE_NAMES) - 1)
     collectives = (
-        coll.rows.join(by_stream, on="stream", how="left", maintain_order="left")
-        .join(op_names, on="op", how="left", maintain_order="left")
-        .join(DTYPE_TABLE, on="dtype", how="left", maintain_order="left").with_columns(
+        coll.rows.join(by_stream, on="stream", how="left", maintain_order="left").with_columns(
             pl.lit("nccl").alias("source"),
-            pl.col("_op").alias("op"),
-            (pl.col("count") * pl.col("_size")).alias("bytes"),
-            pl.col("_dtype").fill_null("unknown").alias("dtype"),
+            pl.lit(op).gather(pl.col("op")).alias("op"),
+            pl.lit(op_raw).gather(pl.col("op")).alias("op_raw"),
+            (pl.col("count") * pl.lit(DTYPE_SIZES).gather(dtype_slot)).alias("bytes"),
+            pl.lit(DTYPE_NAMES).gather(dtype_slot).alias("dtype"),
             # NCCL logs a zero-count call but does not count it: it shares the next call's opCount
             pl.when(pl.col("count") == 0).then(pl.lit("no-op")).otherwise(pl.lit("enqueued")).alias("state"),
         ).select(*key, "source", "rank", "pg", "comm", "nranks", "seq", "op", "op_raw", "count", "dtype", "bytes", "state")

@@ -2,8 +2,11 @@
 give the same store, line for line. Each case is ingested twice, with the scanner and with
 ``nccl._scan = None`` (what an install without a C compiler gets), and every table compared."""
 
+import os
 import random
 import shutil
+import subprocess
+import sys
 import sysconfig
 
 import polars as pl
@@ -11,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import SAMPLES
+from tests.conftest import ROOT, SAMPLES
 from tracekit.ingest import ingest
 from tracekit.parsers import nccl
 
@@ -124,3 +127,45 @@ def test_mutated_coll_lines_read_the_same_both_ways(tmp_path, edits, seed):
     (folder / "rank.log").write_bytes("\n".join(lines).encode("utf-8", "replace"))
     same_both_ways([folder])
     shutil.rmtree(folder)
+
+
+ASAN_DRIVER = """
+import glob, importlib.util, random, sys
+spec = importlib.util.spec_from_file_location("tracekit._scan", glob.glob(sys.argv[1] + "/_scan*.so")[0])
+scan = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(scan)
+from tests.test_robustness import BASES, mutate
+from tests.test_scan import COLL, INIT, NEAR
+rnd = random.Random(5)
+bases = [("\\n".join([INIT, *NEAR]) + "\\n").encode(), b"", b"\\n", COLL.encode()] + [p.read_bytes() for p in BASES]
+n = 0
+for data in bases:
+    for _ in range(100):
+        got = scan.scan(mutate(data, rnd.choice(["truncate", "random_bytes", "crlf", "glued", "latin1", "noise"]), rnd)
+                        if data else data)
+        n += 1
+many = "\\n".join(COLL.replace("vm:", f"h{i}:").replace("0x55a0", f"0x{i:x}") for i in range(5000)).encode()
+assert len(scan.scan(many)[2]) == 5000  # the intern tables grew past their first size many times
+print("scanned", n)
+"""
+
+
+@needs_scanner
+def test_scanner_under_address_and_undefined_behaviour_sanitizers(tmp_path):
+    """The C scanner built with -fsanitize=address,undefined reads mutated real files, near-COLL
+    lines and 5,000 distinct hosts without a sanitizer report."""
+    cc = shutil.which("gcc")
+    libs = [subprocess.run([cc, f"-print-file-name={lib}"], capture_output=True, text=True).stdout.strip()
+            for lib in ("libasan.so", "libubsan.so")] if cc else []
+    if not cc or not all(os.path.isabs(lib) for lib in libs):
+        pytest.skip("gcc with libasan and libubsan is not here")
+    so = tmp_path / ("_scan" + sysconfig.get_config_var("EXT_SUFFIX"))
+    subprocess.run([cc, "-g", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-shared",
+                    "-fPIC", "-std=c11", "-I" + sysconfig.get_paths()["include"], str(ROOT / "tracekit/_scan.c"),
+                    "-o", str(so)], check=True)
+    env = dict(os.environ, LD_PRELOAD=":".join(libs), ASAN_OPTIONS="detect_leaks=0", PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", ASAN_DRIVER, str(tmp_path)], env=env, capture_output=True, text=True,
+                          cwd=ROOT, timeout=600)
+    assert done.returncode == 0 and "ERROR: AddressSanitizer" not in done.stderr and "runtime error" not in done.stderr, \
+        done.stderr[-3000:]
+    assert "scanned 1" in done.stdout  # (every base x 100 mutations)

@@ -83,9 +83,12 @@ def parse_files(paths: list[str]) -> list[tuple[dict, list[Parsed]]]:
     (a polars call costs the same for one line as for a million, so small files are read together)."""
     done: dict[str, tuple[dict, list[Parsed]]] = {}
     texts = []
-    with ThreadPoolExecutor(min(len(paths), os.cpu_count() or 1) or 1) as pool:  # reading releases the GIL
-        classified = list(pool.map(_classify_safely, paths))
-    for path, (row, got) in zip(paths, classified):
+    # read on every core (reading releases the GIL), then classify in this thread: decoding a
+    # dump is Python that threads would only make wait for each other
+    with ThreadPoolExecutor(min(len(paths), os.cpu_count() or 1) or 1) as pool:
+        contents = list(pool.map(_read, paths))
+    for path, read in zip(paths, contents):
+        row, got = _classify_safely(path, read)
         if isinstance(got, bytes):
             texts.append((row, got))
         else:
@@ -101,20 +104,26 @@ def parse_files(paths: list[str]) -> list[tuple[dict, list[Parsed]]]:
     return [done[p] for p in paths]
 
 
-def _classify_safely(path: str) -> tuple[dict, list[Parsed] | bytes]:
+def _read(path: str) -> bytes | OSError:
     try:
-        return _classify(path)
+        return Path(path).read_bytes()
+    except OSError as e:
+        return e
+
+
+def _classify_safely(path: str, data: bytes | OSError) -> tuple[dict, list[Parsed] | bytes]:
+    try:
+        return _classify(path, data)
     except Exception as e:  # noqa: BLE001 - one bad file must not stop the run
         return _error_row(path, e), []
 
 
-def _classify(path: str) -> tuple[dict, list[Parsed] | bytes]:
-    """A file's row and either its parsed dump/trace or its text, for the text parsers."""
+def _classify(path: str, data: bytes | OSError) -> tuple[dict, list[Parsed] | bytes]:
+    """A file's row and either its parsed dump/trace or its text (``data``: its bytes, or why
+    they could not be read), for the text parsers."""
     row = {"file": path, "kind": None, "size_bytes": None, "lines": 0, "blank": 0, "parsed": 0, "unknown": 0, "error": None}
-    try:
-        data = Path(path).read_bytes()
-    except OSError as e:
-        row["error"] = f"cannot read: {e.strerror or e}"
+    if isinstance(data, OSError):
+        row["error"] = f"cannot read: {data.strerror or data}"
         return row, []
     row["size_bytes"] = len(data)
     if data[:2] == b"\x1f\x8b":

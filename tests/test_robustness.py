@@ -225,3 +225,25 @@ def test_numbers_past_int64_are_unknown_values_not_a_file_error(tmp_path):
         "file": None, "kind": "nccl", "size_bytes": None, "lines": 3, "parsed": 3, "blank": 0, "unknown": 0, "error": None}
     c = store.collectives.row(0, named=True)
     assert (c["op"], c["seq"], c["count"], c["nranks"]) == ("all_reduce", 1, None, None)
+
+
+def test_a_store_does_not_depend_on_how_the_files_were_batched():
+    """docs/scale.md: one task per file (here worker processes, as Ray or Dask tasks would be),
+    then ``combine``, gives the store that ``ingest`` gives, table for table."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from tracekit.ingest import combine, discover
+
+    for run in ("gpu_2x1_divergence", "swift_2x2_wandb"):
+        files = [str(p) for p in discover([SAMPLES / run])]
+        with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+            results = [r for got in pool.map(parse_files, [[f] for f in files]) for r in got]
+        split, whole = combine(results).tables(), ingest([SAMPLES / run]).tables()
+        for name in whole:
+            a, b = (t[name].sort(t[name].columns, nulls_last=True) for t in (split, whole))
+            assert a.equals(b), f"{run}: {name} differs"
+        assert whole["collectives"].height > 0
+        if run.startswith("gpu"):  # where sources disagree (NCCL's log: 2.28.9+cuda13.0), NCCL's own word is kept
+            ranked = whole["ranks"].filter(pl.col("rank").is_not_null())
+            assert set(ranked["nccl_version"]) == {"2.28.9+cuda13.0"}

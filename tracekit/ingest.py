@@ -23,6 +23,9 @@ from tracekit.store import Store
 
 TEXT_PARSERS = (nccl, torch_log, trainer, pyspy, nccl_tests)
 SKIP_DIRS = {".tracekit", "__pycache__", ".git", "procs"}  # procs/: tracekit run's own bookkeeping
+# whose word about a process counts first where sources differ (NCCL's own log for its version),
+# so that a store does not depend on how the files were batched
+RANK_SOURCES = {"nccl": 0, "fr": 1, "kineto": 2, "tracekit": 3, "deepspeed": 4}
 BATCH_BYTES = 256 << 20  # text parsed in one lines frame
 PROGRESS_BYTES = 64 << 20  # smallest batch when a progress bar is drawn (each batch costs ~0.1 s)
 # One process: threads read the files and run the C scanner on every core, polars spreads the rest.
@@ -233,7 +236,9 @@ def _resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
         out[name] = df
     # One row per process: merge what the sources said of it.
     out["ranks"] = (
-        ranks.sort("rank", nulls_last=True, maintain_order=True)
+        ranks.with_columns(pl.col("source").replace_strict(RANK_SOURCES, default=len(RANK_SOURCES),
+                                                           return_dtype=pl.Int64).alias("_o"))
+        .sort("rank", "_o", "file", nulls_last=True, maintain_order=True).drop("_o")
         .group_by(pl.coalesce(pl.col("rank").cast(pl.Utf8), pl.col("host") + ":" + pl.col("pid").cast(pl.Utf8), pl.col("file")).alias("_k"),
                   maintain_order=True)
         .agg([pl.col(c).drop_nulls().first() for c in schema.RANKS if c != "source"]
@@ -255,6 +260,13 @@ def ingest(paths: list[str | Path], progress: Callable[[int, int], None] | None 
         done += _size(batch)
         if progress:
             progress(done, total)
+    return combine(results)
+
+
+def combine(results: list[tuple[dict, list[Parsed]]]) -> Store:
+    """One store from what ``parse_files`` returned, however the files were split into batches
+    (one batch per task of a distributed engine, say: docs/scale.md); ranks are resolved here,
+    across all of them."""
     gathered: dict[str, list[pl.DataFrame]] = {name: [] for name in schema.TABLES}
     gathered["files"].append(pl.DataFrame([row for row, _ in results], schema=schema.FILES))
     for _, parsed in results:

@@ -247,3 +247,34 @@ def test_a_store_does_not_depend_on_how_the_files_were_batched():
         if run.startswith("gpu"):  # where sources disagree (NCCL's log: 2.28.9+cuda13.0), NCCL's own word is kept
             ranked = whole["ranks"].filter(pl.col("rank").is_not_null())
             assert set(ranked["nccl_version"]) == {"2.28.9+cuda13.0"}
+
+
+@pytest.mark.parametrize("scanner", [True, False])
+def test_mapped_files_give_the_store_that_read_files_give(monkeypatch, scanner):
+    """Big settled files are mapped, not read (ingest._read): every kind (NCCL and torchrun text,
+    Flight Recorder pickles, gzip'd Kineto traces, empty files) must come out the same."""
+    import mmap
+
+    from tracekit import ingest as ingest_mod
+    from tracekit.parsers import nccl
+
+    if not scanner:
+        monkeypatch.setattr(nccl, "_scan", None)
+    runs = [SAMPLES / r for r in ("gpu_2x1_divergence", "zero3_healthy_2x2", "swift_2x2_wandb")]
+    monkeypatch.setattr(ingest_mod, "MAP_BYTES", 1 << 40)
+    read = ingest(runs).tables()
+    mapped = []
+
+    class Counted(mmap.mmap):
+        def __new__(cls, *a, **k):
+            mapped.append(a[0])
+            return super().__new__(cls, *a, **k)
+
+    monkeypatch.setattr(mmap, "mmap", Counted)
+    monkeypatch.setattr(ingest_mod, "MAP_BYTES", 0)  # every file, however small (empty ones cannot be: read)
+    monkeypatch.setattr(ingest_mod, "SETTLED_S", -1)
+    got = ingest(runs).tables()
+    assert len(mapped) > 50
+    for name in read:
+        assert got[name].equals(read[name]), name
+    assert {"nccl", "flight-recorder", "kineto"} <= set(",".join(read["files"]["kind"]).split(","))

@@ -12,6 +12,7 @@ polars way, which gives the same tables.
 
 from __future__ import annotations
 
+import mmap
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
@@ -103,29 +104,29 @@ class Coll:
                                                        (self.ops, other.ops))))
 
 
-def read_many(files: list[tuple[str, bytes]]) -> tuple[pl.DataFrame, Coll | None]:
+def read_many(files: list[tuple[str, bytes | mmap.mmap]]) -> tuple[pl.DataFrame, Coll | None]:
     """The lines frame of text files ``(name, bytes)`` and, with the C scanner, their plain COLL
     lines apart, already parsed (the scanner releases the GIL, so files are read on every core);
     without it, every line and ``None``."""
     if _scan is None:
-        return text.lines_frames([text.raw(f, data.decode("utf-8", errors="replace")) for f, data in files]), None
+        return text.lines_frames([text.raw(f, str(data, "utf-8", "replace")) for f, data in files]), None
     with ThreadPoolExecutor(min(len(files), os.cpu_count() or 1) or 1) as pool:
         scanned = list(pool.map(_scan.scan, [data for _, data in files]))
     rest = {"file": [], "line": [], "raw": []}
-    streams = {k: [] for k in ("file", "host", "pid", "comm", "line", "dev")}
-    rows = {k: [] for k in COLL_ROWS}
+    streams = {k: [] for k in ("file", "host", "pid", "comm", "line", "dev", "lines")}
+    rows = []  # one frame per file, its columns on the scanner's buffers (no copy, no concatenation)
     ops = []
     for (file, _), (_, cols, hosts, op_names, comms, numbers, texts) in zip(files, scanned):
         rest["file"].append(np.full(len(texts), len(rest["file"])))  # file index, named below
         rest["line"].append(np.frombuffer(numbers, np.int64))
         rest["raw"] += texts
         c = {k: np.frombuffer(v, np.int64) for k, v in cols.items()}
+        n_streams = len(c["stream_pid"])
         # this file's stream and op codes, offset past the files before it
-        rows["stream"].append(c["stream"] + len(streams["file"]))
-        rows["op"].append(c["op"] + len(ops))
-        for k in ("line", "seq", "count", "dtype", "nranks"):
-            rows[k].append(c[k])
-        streams["file"] += [file] * len(c["stream_pid"])
+        rows.append(pl.DataFrame({"line": c["line"], "stream": c["stream"] + len(streams["file"]),
+                                  "op": c["op"] + len(ops), **{k: c[k] for k in ("seq", "count", "dtype", "nranks")}}))
+        streams["lines"].append(np.bincount(c["stream"], minlength=n_streams))
+        streams["file"] += [file] * n_streams
         streams["host"] += [hosts[h] for h in c["stream_host"]]
         streams["comm"] += [comms[k] for k in c["stream_comm"]]
         for k in ("pid", "line", "dev"):
@@ -137,12 +138,10 @@ def read_many(files: list[tuple[str, bytes]]) -> tuple[pl.DataFrame, Coll | None
         "file": names.gather(np.concatenate(rest["file"]))})])
     if not streams["file"]:
         return lines, None
-    rows = pl.DataFrame({k: np.concatenate(v) for k, v in rows.items()}).with_columns(
-        pl.when(pl.col("nranks") >= 0).then(pl.col("nranks")).alias("nranks"))
-    streams = pl.DataFrame({k: np.concatenate(v) if k in ("pid", "line", "dev") else pl.Series(v, dtype=pl.Utf8)
+    rows = pl.concat(rows, rechunk=False).with_columns(pl.when(pl.col("nranks") >= 0).then(pl.col("nranks")).alias("nranks"))
+    streams = pl.DataFrame({k: pl.Series(v, dtype=pl.Utf8) if k in ("file", "host", "comm") else np.concatenate(v)
                             for k, v in streams.items()})
-    streams = streams.with_row_index("stream").with_columns(
-        pl.col("stream").cast(pl.Int64), pl.Series("lines", np.bincount(rows["stream"].to_numpy(), minlength=streams.height)))
+    streams = streams.with_row_index("stream").with_columns(pl.col("stream", "lines").cast(pl.Int64))
     op_names = pl.DataFrame({"op": np.arange(len(ops), dtype=np.int64), "op_raw": pl.Series(ops, dtype=pl.Utf8)})
     return lines, Coll(rows.select(list(COLL_ROWS)), streams.select(list(STREAMS)), op_names)
 
@@ -340,13 +339,17 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     op_raw, op = ops["op_raw"], ops["op_raw"].replace_strict(OPS, default="other", return_dtype=pl.Utf8)
     dtype_slot = pl.when(pl.col("dtype").is_between(0, len(DTYPE_NAMES) - 2)).then(pl.col("dtype")).otherwise(
         len(DTYPE_NAMES) - 1)
+    # streams are dense (0..n-1), so their columns come by gather too
+    by_stream = by_stream.sort("stream")
     collectives = (
-        coll.rows.join(by_stream, on="stream", how="left", maintain_order="left").with_columns(
-            pl.lit("nccl").alias("source"),
+        coll.rows.select(
+            "line", *[pl.lit(by_stream[c]).gather(pl.col("stream")).alias(c) for c in ("file", "host", "pid", "rank", "pg", "comm")],
+            pl.lit("nccl").alias("source"), "nranks", "seq",
             pl.lit(op).gather(pl.col("op")).alias("op"),
             pl.lit(op_raw).gather(pl.col("op")).alias("op_raw"),
-            (pl.col("count") * pl.lit(DTYPE_SIZES).gather(dtype_slot)).alias("bytes"),
+            "count",
             pl.lit(DTYPE_NAMES).gather(dtype_slot).alias("dtype"),
+            (pl.col("count") * pl.lit(DTYPE_SIZES).gather(dtype_slot)).alias("bytes"),
             # NCCL logs a zero-count call but does not count it: it shares the next call's opCount
             pl.when(pl.col("count") == 0).then(pl.lit("no-op")).otherwise(pl.lit("enqueued")).alias("state"),
         ).select(*key, "source", "rank", "pg", "comm", "nranks", "seq", "op", "op_raw", "count", "dtype", "bytes", "state")

@@ -19,6 +19,8 @@ OPS = {"alltoall": "all_to_all", "sendrecv": "send"}
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
+    if not lines.height:
+        return Parsed("nccl-tests")
     t = pl.col("text")
     df = lines.select("file", "line", "text").with_columns(
         t.str.extract(BINARY, 1).forward_fill().over("file").alias("op"))

@@ -23,6 +23,8 @@ RANK_HINT = r"^# tracekit stack dump rank=(?P<rank>\d+)"
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
+    if not lines.height:
+        return Parsed("py-spy")
     t = pl.col("text")
     df = lines.select("file", "line", "text").with_columns(
         t.str.extract(PROCESS, 1).cast(pl.Int64, strict=False).alias("pid"),

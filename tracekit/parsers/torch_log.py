@@ -59,17 +59,21 @@ def _kv(col: str, key: str) -> pl.Expr:
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
+    if not lines.height:
+        return Parsed("torch")
     t = pl.col("text")
     df = lines.select("file", "line", "text", "ts", "rank_tag", "local_tag").with_columns(
         pl.coalesce(t.str.extract(PG_TAG, 2).cast(pl.Int64, strict=False), pl.col("rank_tag")).alias("rank"),
         t.str.extract(PG_TAG, 1).alias("pg"),
     )
     frames = []
+    kinds = []  # (kind, mask, pattern, extra), masks evaluated together below
 
     def add(kind: str, mask: pl.Expr, pattern: str | None = None, **extra: pl.Expr) -> None:
-        sub = df.filter(mask)
-        if not sub.height:
-            return
+        kinds.append((kind, mask, pattern, extra))
+
+    def take(kind: str, rows: pl.Series, pattern: str | None, extra: dict) -> None:
+        sub = df.filter(rows)
         if pattern:
             g = pl.col("_g").struct
             sub = sub.with_columns(t.str.extract_groups(pattern).alias("_g"))
@@ -99,6 +103,12 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("package", t.str.contains(RUN_PKG), RUN_PKG)
     add("run_note", t.str.contains(RUN_NOTE), RUN_NOTE)
     add("c10d_error", t.str.contains(GLOG) & t.str.starts_with("[E") | t.str.contains(r"^E\d{4} "))
+
+    # one pass for every mask (a polars call costs more than its work on a small log), then the kinds found
+    masks = df.select(mask.alias(str(i)) for i, (_, mask, _, _) in enumerate(kinds))
+    for (kind, _, pattern, extra), rows in zip(kinds, masks):
+        if rows.any():
+            take(kind, rows, pattern, extra)
 
     # ChildFailedError blocks: host, rank and exit code sit on consecutive lines.
     block = df.with_columns(

@@ -41,6 +41,8 @@ PY_WARNING = r"^\S+\.py:\d+: \w*Warning: "
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
+    if not lines.height:
+        return Parsed("trainer")
     t = pl.col("text")
     df = lines.select("file", "line", "text", "ts", pl.coalesce("rank_tag", "mpi_rank").alias("rank"))
     frames = []

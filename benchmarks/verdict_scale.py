@@ -14,6 +14,7 @@ import time
 
 def synthetic_store(ranks: int, colls: int):
     """R ranks x C Flight Recorder all_reduces on the default group; the last rank misses the last one."""
+    import tracekit  # noqa: F401 - before polars, as the CLI imports them (tracekit/__init__.py: huge pages)
     import polars as pl
 
     from tracekit import schema

@@ -169,3 +169,23 @@ def test_scanner_under_address_and_undefined_behaviour_sanitizers(tmp_path):
     assert done.returncode == 0 and "ERROR: AddressSanitizer" not in done.stderr and "runtime error" not in done.stderr, \
         done.stderr[-3000:]
     assert "scanned 1" in done.stdout  # (every base x 100 mutations)
+
+
+@needs_scanner
+def test_columns_handed_over_without_a_copy_outlive_the_scan():
+    """The scanner's columns reach numpy and polars on its own memory (no copy); that memory must
+    live as long as the last frame on it, whatever was dropped and allocated since."""
+    import gc
+
+    import numpy as np
+
+    lines = [COLL.replace("opCount 1f", f"opCount {i:x}").replace("count 2097152", f"count {i * 7}") for i in range(50_000)]
+    cols = nccl._scan.scan(("\n".join(lines) + "\n").encode())[1]
+    seq = pl.Series("seq", np.frombuffer(cols["seq"], np.int64))
+    count = pl.DataFrame({"count": np.frombuffer(cols["count"], np.int64)})
+    del cols
+    gc.collect()
+    churn = [bytes(range(256)) * 4096 for _ in range(200)]  # reuse any memory freed too early
+    assert seq.to_list() == list(range(50_000))
+    assert count["count"].to_list() == [i * 7 for i in range(50_000)]
+    del churn

@@ -301,6 +301,8 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     def with_rank(frame: pl.DataFrame) -> pl.DataFrame:
         if "rank" in frame.columns:
             return frame
+        if not frame.height:  # most kinds of line are absent from most logs: no join for them
+            return frame.with_columns(pl.lit(None, pl.Int64).alias("rank"))
         return frame.join(proc_rank.select("host", "pid", "rank"), on=["host", "pid"], how="left")
 
     comms = pl.concat([

@@ -64,7 +64,8 @@ def test_profile_steps_gives_each_hf_trainer_rank_a_kineto_trace(tmp_path):
     assert sorted(k["rank"].unique().to_list()) == [0, 1]
     per_rank = k.group_by("rank").agg(pl.col("op").filter(pl.col("op") == "all_reduce").len().alias("n"))
     assert per_rank["n"].min() >= 2  # DDP's gradient all_reduce in each profiled step
-    assert decide(s).kind == Kind.HEALTHY
+    v = decide(s)
+    assert v.kind == Kind.HEALTHY, f"{v.kind.name}: {v.summary}"
 
 
 EXITS = """

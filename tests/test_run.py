@@ -130,3 +130,16 @@ def test_fr_dump_during_an_import_imports_nothing(tmp_path):
     assert "imported during dump: 0" in done.stdout, done.stderr[-2000:]
     import pickle
     assert pickle.loads((tmp_path / "fr.pkl").read_bytes())["entries"][0]["profiling_name"] == "gloo:all_reduce"
+
+
+def test_the_run_gets_its_own_allocator_setting_not_tracekits():
+    """tracekit asks polars' jemalloc for huge pages (tracekit/__init__.py); the ranks it launches
+    must see the environment the user gave them, with or without that variable."""
+    probe = ("import os, tracekit; from pathlib import Path; from tracekit.run import Settings, rank_env; "
+             "print(os.environ['_RJEM_MALLOC_CONF'], rank_env(Settings(Path('.'))).get('_RJEM_MALLOC_CONF'))")
+    env = {k: v for k, v in os.environ.items() if k != "_RJEM_MALLOC_CONF"}
+    got = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert got == ["thp:always", "None"]
+    env["_RJEM_MALLOC_CONF"] = "narenas:2"
+    got = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert got == ["narenas:2", "narenas:2"]

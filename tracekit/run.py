@@ -33,6 +33,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
+import tracekit
+
 BOOT = Path(__file__).resolve().parent / "boot"
 RECORDED_ENV = ("NCCL_", "TORCH_", "CUDA_", "GLOO_", "MASTER_", "WORLD_SIZE", "NNODES", "NODE_RANK", "WANDB_",
                 "OMP_NUM_THREADS", "PYTORCH_", "DS_", "HF_", "TRANSFORMERS_", "NPROC_PER_NODE", "LD_LIBRARY_PATH")
@@ -55,6 +57,8 @@ class Settings:
 def rank_env(s: Settings, base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment every process of the run gets: ``base`` plus tracekit's settings it lacks."""
     env = dict(os.environ if base is None else base)
+    if base is None and tracekit.ALLOCATOR_SET:  # tracekit's own allocator setting is not the run's
+        env.pop("_RJEM_MALLOC_CONF", None)
     out = str(s.out.resolve())
     defaults = {
         "NCCL_DEBUG": "INFO",

@@ -21,6 +21,9 @@ class BadInput(click.ClickException):
 
     exit_code = 2
 
+    def show(self, file=None) -> None:
+        click.echo(f"error: {self.format_message()}", err=True)
+
 
 HANGS = {"deadlock", "mismatch", "init-stall", "transport-error", "crashed-rank"}
 
@@ -64,12 +67,14 @@ def _load(path: str):
     """A store folder, a folder holding ``.tracekit/``, or logs to ingest now."""
     from tracekit.ingest import ingest as ingest_paths
     from tracekit.store import Store, is_store, made_by_this_code
+    from tracekit.store import inputs as store_inputs
 
     p = Path(path)
     if is_store(p):
         return Store.read(p)
     cached = p / ".tracekit"
-    if is_store(cached) and made_by_this_code(cached) and not _newer_than(p, cached):
+    if (is_store(cached) and made_by_this_code(cached) and store_inputs(cached) == [p.resolve()]
+            and not _newer_than(p, cached)):
         return Store.read(cached)
     if not p.exists():
         raise BadInput(f"{path}: no such file or folder")
@@ -85,9 +90,22 @@ def main():
     """Tell why a multi-node PyTorch run hangs or crawls, from its ranks' logs and traces."""
 
 
+def _store_target(paths: list[str], out: str | None, no_store: bool) -> Path | None:
+    """Where ingest writes its store: ``--out``, else ``PATH/.tracekit`` for one folder. Several
+    paths (a merged run) or a single file get a store only where ``--out`` names one."""
+    if no_store:
+        return None
+    if out:
+        return Path(out)
+    if len(paths) == 1 and Path(paths[0]).is_dir():
+        return Path(paths[0]) / ".tracekit"
+    return None
+
+
 @main.command("ingest")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--out", type=click.Path(), help="Store folder (default: PATH/.tracekit/).")
+@click.option("--out", type=click.Path(), help="Store folder: a new folder or an existing store; a folder holding anything "
+              "else is refused (default: PATH/.tracekit/ for one folder; none for files or several paths).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (stable schema).")
 @click.option("--fail-on-hang", is_flag=True, help="Exit 1 when the verdict is a hang or a failure.")
 @click.option("--no-store", is_flag=True, help="Analyse only; write no parquet store.")
@@ -114,11 +132,13 @@ def ingest_cmd(paths, out, as_json, fail_on_hang, no_store):
         click.echo(f"error: {row['file']}: {row['error']}", err=True)
     if store.files.height == store.files["error"].is_not_null().sum():
         sys.exit(2)
-    if not no_store:
-        first = Path(paths[0])
-        target = Path(out) if out else (first if first.is_dir() else first.parent) / ".tracekit"
+    target = _store_target(paths, out, no_store)
+    if len(paths) > 1:
+        click.echo(f"note: {len(paths)} paths read as one run (merged): " + ", ".join(paths)
+                   + ("" if target else "; no store written (give --out DIR to keep the merged store)"), err=True)
+    if target is not None:
         try:
-            store.write(target)
+            store.write(target, inputs=paths)
         except StoreError as e:
             raise BadInput(str(e)) from None
     v = verdict_mod.decide(store)

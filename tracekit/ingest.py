@@ -42,11 +42,14 @@ def discover(paths: list[str | Path]) -> list[Path]:
     for p in map(Path, paths):
         if p.is_dir():
             for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+                # tracekit's own folders, and stores written anywhere by --out
+                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS
+                                 and not (Path(root, d, "made_by.txt").exists() and Path(root, d, "files.parquet").exists()))
                 found += [Path(root) / f for f in sorted(files) if not f.endswith((".pipe", ".parquet", ".request"))]
         else:
             found.append(p)
-    return found
+    seen: set[Path] = set()  # a file named twice (a folder and a file in it) is read once
+    return [f for f in found if not (f.resolve() in seen or seen.add(f.resolve()))]
 
 
 def _gunzip(data: bytes) -> tuple[bytes, str | None]:

@@ -16,9 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from tracekit import schema
-
-
-from tracekit.errors import StoreError  # noqa: E402,F401 - re-exported: tracekit.store.StoreError
+from tracekit.errors import StoreError  # noqa: F401 - re-exported: tracekit.store.StoreError
 
 
 @dataclass
@@ -33,8 +31,12 @@ class Store:
     def tables(self) -> dict[str, pl.DataFrame]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
-    def write(self, folder: str | Path) -> Path:
-        folder = Path(folder)
+    def write(self, folder: str | Path, inputs: list[str | Path] = ()) -> Path:
+        """Write the store into ``folder``: a new folder, or one that holds only a store's files.
+        A folder with anything else in it is refused (StoreError) and nothing is touched:
+        tracekit never deletes or changes a file it did not write."""
+        folder = Path(folder).resolve()
+        check_target(folder)
         try:
             folder.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
@@ -43,18 +45,24 @@ class Store:
         try:
             for name, df in self.tables().items():
                 df.write_parquet(tmp / f"{name}.parquet")
-            (tmp / "made_by.txt").write_text(fingerprint() + "\n")
-            old = None
+            (tmp / "made_by.txt").write_text(fingerprint() + "\n" + "".join(
+                f"input {Path(p).resolve()}\n" for p in inputs))
+        except Exception as e:  # noqa: BLE001 - OSError, or polars' own error for a full disk
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise StoreError(f"{folder}: writing the store failed ({_why(e)}); the old store is untouched") from None
+        old = None
+        try:
             if folder.exists():
                 old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
                 os.replace(folder, old)
             os.replace(tmp, folder)
             if old is not None:
-                shutil.rmtree(old, ignore_errors=True)
-        except Exception as e:  # noqa: BLE001 - OSError, or polars' own error for a full disk
+                _remove_store(old)
+        except OSError as e:
+            if old is not None and not folder.exists():
+                os.replace(old, folder)
             shutil.rmtree(tmp, ignore_errors=True)
-            why = getattr(e, "strerror", None) or str(e).splitlines()[0] if str(e) else type(e).__name__
-            raise StoreError(f"{folder}: writing the store failed ({why}); the old store is untouched") from None
+            raise StoreError(f"{folder}: replacing the store failed ({_why(e)}); the old store is untouched") from None
         return folder
 
     @classmethod
@@ -75,8 +83,51 @@ class Store:
         return cls(**tables)
 
 
+def _why(e: Exception) -> str:
+    return getattr(e, "strerror", None) or (str(e).splitlines()[0] if str(e) else type(e).__name__)
+
+
+def _remove_store(folder: Path) -> None:
+    """Delete a store's own files and then its folder; a file someone else put there stays."""
+    for name in STORE_FILES:
+        (folder / name).unlink(missing_ok=True)
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
+
+
+#: every file a store folder may hold; anything else in it means it is not (only) ours
+STORE_FILES = frozenset({*(f"{name}.parquet" for name in schema.TABLES), "made_by.txt"})
+
+
+def check_target(folder: Path) -> None:
+    """Refuse to write a store over a file, or into a folder that holds anything but a store."""
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        raise StoreError(f"{folder}: not a folder; name a new folder (or an existing store) for the store")
+    if not folder.exists():
+        return
+    try:
+        other = sorted(p.name for p in folder.iterdir() if p.name not in STORE_FILES)
+    except OSError as e:
+        raise StoreError(f"{folder}: cannot read the folder ({e.strerror or e})") from None
+    if other:
+        raise StoreError(f"{folder}: holds files that are not a tracekit store ({other[0]}"
+                         + (f" and {len(other) - 1} more" if len(other) > 1 else "")
+                         + "); nothing was written: name a new folder for the store")
+
+
 def is_store(folder: str | Path) -> bool:
     return (Path(folder) / "files.parquet").exists()
+
+
+def inputs(folder: str | Path) -> list[Path]:
+    """The paths a store was ingested from, as its ``made_by.txt`` records them."""
+    try:
+        lines = (Path(folder) / "made_by.txt").read_text().splitlines()
+    except OSError:
+        return []
+    return [Path(x[len("input "):]) for x in lines[1:] if x.startswith("input ")]
 
 
 def fingerprint() -> str:
@@ -91,6 +142,6 @@ def fingerprint() -> str:
 def made_by_this_code(folder: str | Path) -> bool:
     """False for a store written by another version of tracekit's parsers: re-ingest it."""
     try:
-        return (Path(folder) / "made_by.txt").read_text().strip() == fingerprint()
+        return (Path(folder) / "made_by.txt").read_text().split("\n", 1)[0].strip() == fingerprint()
     except OSError:
         return False

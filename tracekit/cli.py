@@ -6,6 +6,7 @@ usage (nothing could be read, a broken store); 3 a bug in tracekit (one line, no
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import sys
@@ -88,6 +89,25 @@ def _load(path: str):
     else "C scanner for NCCL COLL lines: not built, polars reads them, slower; reinstall with a C compiler") + ")")
 def main():
     """Tell why a multi-node PyTorch run hangs or crawls, from its ranks' logs and traces."""
+
+
+@contextlib.contextmanager
+def _output(path: str, runs: list[str]):
+    """Around writing one output file: refuse an input file of the runs (tracekit never changes a
+    file it did not write) and turn a missing or unwritable place into one line and exit 2."""
+    from tracekit.ingest import discover
+
+    p = Path(path)
+    if p.is_dir():
+        raise BadInput(f"{path}: is a folder; name a file to write")
+    if p.exists() and p.resolve() in {f.resolve() for f in discover([r for r in runs if Path(r).exists()])}:
+        raise BadInput(f"{path}: is one of the run's input files; name another file to write")
+    if not p.parent.is_dir():
+        raise BadInput(f"{path}: no such folder: {p.parent}")
+    try:
+        yield
+    except OSError as e:
+        raise BadInput(f"{path}: cannot write: {e.strerror or e}") from None
 
 
 def _store_target(paths: list[str], out: str | None, no_store: bool) -> Path | None:
@@ -203,6 +223,11 @@ def run_cmd(out, stall_s, repeat_s, rounds, nccl_subsys, fr_buffer, profile_step
             parse_window(profile_steps)
         except ValueError:
             raise BadInput(f"--profile-steps {profile_steps}: want WAIT:ACTIVE, e.g. 5:3") from None
+    import shutil
+
+    if shutil.which(command[0]) is None:  # before anything is written: nothing is left behind
+        click.echo(f"error: {command[0]}: command not found (nothing was run, nothing written)", err=True)
+        sys.exit(127)
     s = Settings(Path(out), stall_s=stall_s, repeat_s=repeat_s, rounds=rounds, nccl_subsys=nccl_subsys,
                  fr_buffer=fr_buffer, profile_steps=profile_steps)
     code = run(list(command), s, echo=None if quiet else click.echo)
@@ -297,9 +322,11 @@ def trace_cmd(run, out, run_b, json_out):
         timeline.build(b, verdict_mod.decide(b), label="B ", pid_base=100_000, into=tl)
     if not tl.slices:
         raise BadInput(f"{run}: no collectives with ranks to draw (no Flight Recorder, Kineto or NCCL COLL data)")
-    perfetto.write(tl, out)
-    if json_out:
-        chrome_json.write(tl, json_out)
+    runs = [run] + ([run_b] if run_b else [])
+    for path, write in ((out, perfetto.write), (json_out, chrome_json.write)):
+        if path:
+            with _output(path, runs):
+                write(tl, path)
     click.echo(f"wrote {out}: {len(tl.processes)} rank(s), {len(tl.slices)} collective slices, "
                f"{len({s.flow for s in tl.slices if s.flow})} cross-rank flows, axis {tl.axis}; open it: tracekit open {out}")
 
@@ -348,11 +375,14 @@ def plot_cmd(run, run_b, out, fmt):
         d.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise BadInput(f"{out}: cannot create the folder: {e.strerror or e}") from None
-    made = [plots.progress(a, d / f"progress.{fmt}", f"progress per rank: {run}"),
-            plots.last_collective(a, d / f"last_collective.{fmt}", f"last collective per rank: {run}"),
-            plots.bandwidth({"A " + run: a} | ({"B " + run_b: b} if b is not None else {}), d / f"bandwidth.{fmt}")]
-    if b is not None:
-        made.append(plots.progress(b, d / f"progress_b.{fmt}", f"progress per rank: {run_b}"))
+    runs = [run] + ([run_b] if run_b else [])
+    with _output(str(d / f"progress.{fmt}"), runs), _output(str(d / f"last_collective.{fmt}"), runs), \
+            _output(str(d / f"bandwidth.{fmt}"), runs), _output(str(d / f"progress_b.{fmt}"), runs):
+        made = [plots.progress(a, d / f"progress.{fmt}", f"progress per rank: {run}"),
+                plots.last_collective(a, d / f"last_collective.{fmt}", f"last collective per rank: {run}"),
+                plots.bandwidth({"A " + run: a} | ({"B " + run_b: b} if b is not None else {}), d / f"bandwidth.{fmt}")]
+        if b is not None:
+            made.append(plots.progress(b, d / f"progress_b.{fmt}", f"progress per rank: {run_b}"))
     for m in made:
         click.echo(f"wrote {m}")
 

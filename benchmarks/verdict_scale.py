@@ -32,13 +32,14 @@ def synthetic_store(ranks: int, colls: int):
         pl.lit("completed").alias("state"), pl.lit(ranks).alias("nranks"))
     ranks_df = pl.DataFrame({"rank": list(range(ranks)), "file": [f"_dump_{r}" for r in range(ranks)],
                              "world_size": [ranks] * ranks, "source": ["fr"] * ranks})
-    cfg = pl.DataFrame({"file": [f"_dump_{r}" for r in range(ranks)], "rank": list(range(ranks)),
-                        "kind": ["fr_pg_config"] * ranks, "pg": ["0"] * ranks,
-                        "message": [str(list(range(ranks)))] * ranks})
+    groups = pl.DataFrame({"file": [f"_dump_{r}" for r in range(ranks)], "rank": list(range(ranks)),
+                           "pg": ["0"] * ranks, "members": [list(range(ranks))] * ranks})
+    dumps = groups.select("file", "rank", pl.lit("fr_dump").alias("kind"))
     return Store(
         files=schema.empty(schema.FILES), ranks=schema.conform(ranks_df, schema.RANKS),
         comms=schema.empty(schema.COMMS), links=schema.empty(schema.LINKS),
-        collectives=schema.conform(coll, schema.COLLECTIVES), events=schema.conform(cfg, schema.EVENTS))
+        collectives=schema.conform(coll, schema.COLLECTIVES), events=schema.conform(dumps, schema.EVENTS),
+        groups=schema.conform(groups, schema.GROUPS))
 
 
 def one(ranks: int, colls: int) -> dict:

@@ -1,12 +1,11 @@
 """The first missing or mismatched collective: real FR dumps, real gloo runs, and small factories."""
 
-import polars as pl
 import pytest
 
-from tracekit import align, schema
+from tests.factory import fr_store, one
+from tracekit import align
 from tracekit.align import Match
 from tracekit.ingest import ingest
-from tracekit.store import Store
 from tracekit.verdict import Kind, decide
 
 REFERENCE = {  # reference_output.txt of each folder: (pg, op, size, dtype, missing ranks)
@@ -28,24 +27,6 @@ def test_matches_nvrx_reference(corpus, scenario):
     for pg, op, size, dtype, missing in REFERENCE[scenario]:
         assert f"{pg}     | EXPERT_MODEL_PARALLEL_GROUP" in ref_text and size in ref_text
     assert decide(store).kind == Kind.DEADLOCK
-
-
-def fr_store(entries: dict[int, list[tuple]], members=None) -> Store:
-    """A store built from FR-like entries: {rank: [(pg, seq, op, sizes, dtype, t), ...]}."""
-    rows = [dict(file=f"fr{r}", rank=r, source="fr", pg=pg, seq=seq, op=op, op_raw=f"nccl:{op}", sizes=sizes,
-                 dtype=dtype, start_ns=t, record_id=i)
-            for r, es in entries.items() for i, (pg, seq, op, sizes, dtype, t) in enumerate(es)]
-    cfg = [dict(file=f"fr{r}", rank=r, kind="fr_pg_config", pg="0", message=str(members or sorted(entries)))
-           for r in entries]
-    dumps = [dict(file=f"fr{r}", rank=r, kind="fr_dump", message="") for r in entries]
-    empty = {n: schema.empty(s) for n, s in schema.TABLES.items()}
-    empty["collectives"] = schema.conform(pl.DataFrame(rows) if rows else schema.empty(schema.COLLECTIVES), schema.COLLECTIVES)
-    empty["events"] = schema.conform(pl.DataFrame(cfg + dumps), schema.EVENTS)
-    return Store(**empty)
-
-
-def one(pg, seq, op="all_reduce", sizes="8", dtype="Float", t=None):
-    return (pg, seq, op, sizes, dtype, t if t is not None else seq * 10)
 
 
 def test_missing_rank_and_its_last_collective():
@@ -83,10 +64,8 @@ def test_ring_buffer_truncation_is_not_a_miss():
 
 
 def test_first_in_time_wins():
-    s = fr_store({0: [one("a", 1, t=50), one("b", 1, t=10)], 1: [], 2: [one("a", 1, t=51), one("b", 1, t=11)]})
-    s.events = pl.concat([s.events, schema.conform(pl.DataFrame([
-        dict(file="x", rank=r, kind="fr_pg_config", pg=pg, message="[0, 1, 2]") for r in (0, 1, 2) for pg in ("a", "b")]),
-        schema.EVENTS)])
+    s = fr_store({0: [one("a", 1, t=50), one("b", 1, t=10)], 1: [], 2: [one("a", 1, t=51), one("b", 1, t=11)]},
+                 members=[0, 1, 2])
     assert align.find(s, "fr")[0].pg == "b"
 
 

@@ -20,7 +20,8 @@ def test_ingest_writes_store_and_prints_verdict(tmp_path):
     assert r.exit_code == 0, r.output
     assert "verdict   DEADLOCK" in r.output
     assert sorted(p.name for p in (tmp_path / "store").iterdir()) == [
-        "collectives.parquet", "comms.parquet", "events.parquet", "files.parquet", "links.parquet", "made_by.txt",
+        "collectives.parquet", "comms.parquet", "events.parquet", "files.parquet", "groups.parquet", "links.parquet",
+        "made_by.txt",
         "ranks.parquet"]
     r = run("verdict", tmp_path / "store")
     assert r.output.startswith("DEADLOCK:")

@@ -10,7 +10,6 @@ wrap, so nothing is inferred from a rank's oldest entries; only frontiers are co
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -84,14 +83,11 @@ def fmt_ranks(ranks: list[int]) -> str:
 
 def _members(store: Store, source: str, entries: pl.DataFrame) -> pl.DataFrame:
     """(pg, rank) membership: FR pg_config, NCCL comm inits, else who appears (world for pg 0)."""
-    ev = store.events
     if source == "fr":
-        cfg = ev.filter((pl.col("kind") == "fr_pg_config") & pl.col("message").str.contains(r"\d"))
-        rows = [(pg, r) for pg, msg in cfg.select("pg", "message").unique().iter_rows()
-                for r in ast.literal_eval(msg)]
-        if rows:
-            return pl.DataFrame(rows, schema={"pg": pl.Utf8, "rank": pl.Int64}, orient="row").unique()
-        dumped = ev.filter(pl.col("kind") == "fr_dump").select("rank").drop_nulls().unique()
+        cfg = store.groups.filter(pl.col("members").list.len() > 0)
+        if cfg.height:
+            return cfg.select("pg", pl.col("members").alias("rank")).explode("rank").unique()
+        dumped = store.events.filter(pl.col("kind") == "fr_dump").select("rank").drop_nulls().unique()
         seen = entries.select("pg", "rank").unique()
         return pl.concat([seen, dumped.with_columns(pl.lit("0").alias("pg")).select("pg", "rank")]).unique()
     if source == "nccl":
@@ -104,15 +100,17 @@ def _members(store: Store, source: str, entries: pl.DataFrame) -> pl.DataFrame:
 def _status_frontier(store: Store) -> pl.DataFrame:
     """FR pg_status as (rank, pg, frontier). An empty dump cannot name its pg ids; its peers'
     entries tie each id to a group name, kept where the rank's own pg_config has that name."""
-    ev = store.events
-    st = ev.filter(pl.col("kind") == "fr_pg_status").select("rank", "pg", pl.col("last_enqueued").alias("frontier"))
+    st = store.groups.filter(pl.col("last_enqueued").is_not_null()).select(
+        "rank", "pg", pl.col("last_enqueued").alias("frontier"))
     known = st.filter(~pl.col("pg").str.starts_with("id:"))
     unknown = st.filter(pl.col("pg").str.starts_with("id:"))
     if not unknown.height:
         return known
-    ids = ev.filter(pl.col("kind") == "fr_pg_id").select(pl.col("message").alias("pg"), pl.col("pg").alias("name")).unique()
-    cfg = ev.filter(pl.col("kind") == "fr_pg_config").select("rank", pl.col("pg").alias("name"))
-    guess = (unknown.join(ids, on="pg").join(cfg, on=["rank", "name"], how="semi")
+    # an id's name, from the dumps whose entries named it
+    ids = (store.groups.filter(~pl.col("pg").str.starts_with("id:") & pl.col("pg_id").is_not_null())
+           .select(pl.format("id:{}", "pg_id").alias("pg"), pl.col("pg").alias("name")).unique())
+    named = store.groups.filter(~pl.col("pg").str.starts_with("id:")).select("rank", pl.col("pg").alias("name"))
+    guess = (unknown.join(ids, on="pg").join(named, on=["rank", "name"], how="semi")
              .group_by("rank", "pg").agg(pl.col("name").unique(), pl.col("frontier").first())
              .filter(pl.col("name").list.len() == 1)
              .select("rank", pl.col("name").list.first().alias("pg"), "frontier"))

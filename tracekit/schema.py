@@ -16,6 +16,59 @@ OPS = [
     "send", "recv", "barrier", "coalesced", "gather", "scatter", "other",
 ]
 
+#: Every kind of row in ``events``, each with what it means. Parsers emit only these (casting to the
+#: ``pl.Enum`` below fails on any other), and the analysis compares against these names only.
+EVENT_KINDS = {
+    # failures and their consequences
+    "crash": "a process died: terminate, segfault, core dump, CUDA or NCCL error raised in C++",
+    "exception": "a Python exception line (`XError: message`)",
+    "cuda_error": "a CUDA failure: illegal memory access, out of memory, device-side assert, ECC",
+    "watchdog_timeout": "c10d's watchdog: a collective ran past its timeout (SeqNum, OpType, Timeout)",
+    "watchdog_status": "c10d: last enqueued / completed work of a process group after a timeout",
+    "watchdog_abort": "c10d taking the process down after a timeout (a consequence, not a cause)",
+    "c10d_error": "an E-level glog line of c10d",
+    "collective_mismatch": "TORCH_DISTRIBUTED_DEBUG=DETAIL found ranks running different collectives",
+    "gloo_size_mismatch": "gloo's pairing check: a peer sent another size",
+    "child_failed": "torchrun: a local rank failed (exit code, pid)",
+    "rank_exit": "torchrun's ChildFailedError block: rank, local rank, host, exit code",
+    "signal": "a rank received a signal",
+    "closing_signal": "torchrun sending closing signals to its ranks (after another failed)",
+    "job_cancelled": "the scheduler cancelled the job",
+    "transport_error": "a network transport error (gloo socket, IB completion error)",
+    "connect_retry": "NCCL retrying a socket connect",
+    "nccl_warn": "an NCCL WARN line",
+    "nccl_unwind": "NCCL unwinding after an error (`NCCL INFO ... -> N`)",
+    "benign_warn": "an NCCL/plugin WARN known to be harmless (a fallback follows), kept as a note",
+    "stall": "a stall marker: tracekit run found no log growth, or a hang was reported",
+    # a clean end
+    "clean_exit": "a process or launcher reported exit code 0",
+    "comm_destroyed": "NCCL destroyed a communicator (`Destroy COMPLETE`, `comm ... destroyed`)",
+    "test_passed": "nccl-tests: `Out of bounds values : 0 OK`",
+    # progress
+    "step": "a training step line (step, loss)",
+    "progress": "a tqdm progress bar",
+    "train_start": "a trainer started training",
+    "train_arg": "a training argument the trainer printed",
+    "comm_op": "DeepSpeed's comms logger: one op's size and time",
+    "bandwidth": "a bandwidth measurement (DeepSpeed comms logger, nccl-tests)",
+    "stack": "one thread of a stack dump (py-spy, faulthandler, tracekit.hook)",
+    # provenance
+    "launch": "tracekit run's record of the launch (argv, host, cwd)",
+    "setting": "an environment setting of the launch (NCCL_*, TORCH_*, ...)",
+    "package": "an installed package of the launch",
+    "run_note": "a note of tracekit run's launcher (stall, dump, exit code)",
+    "version": "a version printed outside NCCL's own banner",
+    "fr_dump": "one Flight Recorder dump (entries, version)",
+}
+EventKind = pl.Enum(list(EVENT_KINDS))
+#: Entry / communicator states: FR's entry states, NCCL init states, tracekit's own.
+STATES = ["scheduled", "started", "completed", "enqueued", "no-op", "init_start", "init_complete",
+          "abort_complete", "topology"]
+State = pl.Enum(STATES)
+#: Where a collective row comes from.
+SOURCES = ["fr", "nccl", "kineto", "kineto-gpu", "deepspeed"]
+Source = pl.Enum(SOURCES)
+
 FILES = {
     "file": Str, "kind": Str, "size_bytes": I64, "lines": I64, "parsed": I64,
     "blank": I64, "unknown": I64, "error": Str,
@@ -30,7 +83,7 @@ RANKS = {
 COMMS = {
     "file": Str, "line": I64, "host": Str, "pid": I64, "comm": Str, "comm_id": Str,
     "rank": I64, "nranks": I64, "nnodes": I64, "cuda_dev": I64, "bus_id": Str,
-    "parent": Str, "color": I64, "key": I64, "api": Str, "state": Str,
+    "parent": Str, "color": I64, "key": I64, "api": Str, "state": State,
 }
 
 LINKS = {
@@ -40,14 +93,21 @@ LINKS = {
 }
 
 COLLECTIVES = {
-    "file": Str, "line": I64, "source": Str, "host": Str, "pid": I64, "rank": I64,
-    "pg": Str, "pg_desc": Str, "comm": Str, "nranks": I64, "seq": I64, "op": Str, "op_raw": Str,
+    "file": Str, "line": I64, "source": Source, "host": Str, "pid": I64, "rank": I64,
+    "pg": Str, "pg_desc": Str, "comm": Str, "nranks": I64, "seq": I64, "op": pl.Enum(OPS), "op_raw": Str,
     "count": I64, "dtype": Str, "bytes": I64, "sizes": Str, "start_ns": I64, "end_ns": I64,
-    "state": Str, "record_id": I64,
+    "state": State, "record_id": I64,
+}
+
+#: Process groups as each rank's Flight Recorder dump describes them: members (pg_config) and how
+#: far the rank got in each (pg_status). A group whose id the dump names but not its name: pg "id:N".
+GROUPS = {
+    "file": Str, "rank": I64, "pg": Str, "pg_id": Str, "pg_desc": Str, "members": pl.List(I64),
+    "last_enqueued": I64, "last_completed": I64, "last_started": I64,
 }
 
 EVENTS = {
-    "file": Str, "line": I64, "host": Str, "pid": I64, "rank": I64, "kind": Str, "ts": Str,
+    "file": Str, "line": I64, "host": Str, "pid": I64, "rank": I64, "kind": EventKind, "ts": Str,
     "message": Str, "seq": I64, "op": Str, "numel": I64, "timeout_ms": I64, "pg": Str,
     "last_enqueued": I64, "last_completed": I64, "exit_code": I64, "step": I64, "loss": F64,
     "thread": Str, "where": Str, "frames": Str,
@@ -57,7 +117,7 @@ EVENTS = {
 
 TABLES = {
     "files": FILES, "ranks": RANKS, "comms": COMMS, "links": LINKS,
-    "collectives": COLLECTIVES, "events": EVENTS,
+    "collectives": COLLECTIVES, "events": EVENTS, "groups": GROUPS,
 }
 
 

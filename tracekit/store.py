@@ -27,6 +27,7 @@ class Store:
     links: pl.DataFrame
     collectives: pl.DataFrame
     events: pl.DataFrame
+    groups: pl.DataFrame
 
     def tables(self) -> dict[str, pl.DataFrame]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -77,7 +78,7 @@ class Store:
                 df = pl.read_parquet(path)
             except Exception as e:  # noqa: BLE001 - polars raises several kinds for a bad file
                 raise StoreError(f"{path}: not a readable parquet file ({type(e).__name__}); re-run `tracekit ingest`") from None
-            if list(df.columns) != list(sch):
+            if dict(df.schema) != sch:
                 raise StoreError(f"{path}: columns differ from tracekit's schema; re-run `tracekit ingest`")
             tables[name] = df
         return cls(**tables)

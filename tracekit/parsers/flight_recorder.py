@@ -140,23 +140,28 @@ def parse(obj: dict, file: str) -> Parsed:
                              (pl.col("count").cast(pl.Int64) * pl.col("dtype").cast(pl.Utf8).replace_strict(
                                  DTYPE_BYTES, default=None, return_dtype=pl.Int64))
                              .alias("bytes"))
-    ev = {k: [] for k in ("kind", "pg", "last_enqueued", "last_completed", "message", "where")}
-
-    def put(kind, pg=None, enqueued=None, completed=None, message=None, where=None):
-        for k, v in zip(ev, (kind, pg, enqueued, completed, message, where)):
-            ev[k].append(v)
-
-    for pg_id, st in (obj.get("pg_status") or {}).items():
-        put("fr_pg_status", pg_ids.get(str(pg_id), f"id:{pg_id}"), st.get("last_enqueued_collective"),
-            st.get("last_completed_collective"), json.dumps(st, sort_keys=True))
+    # one row per process group the dump describes: members from pg_config (Gloo names the default
+    # group ''), how far this rank got from pg_status (keyed by pg id: named through the entries)
+    groups: dict[str, dict] = {}
     for name, cfg in (obj.get("pg_config") or {}).items():
-        put("fr_pg_config", str(name) or "0", message=str(cfg.get("ranks")), where=cfg.get("desc"))  # Gloo names the default group ''
+        members = cfg.get("ranks")
+        if isinstance(members, str):  # most versions write the list as its text
+            members = sorted(_ranks(members))
+        groups[str(name) or "0"] = {"pg_desc": cfg.get("desc"),
+                                    "members": [int(x) for x in members] if isinstance(members, list) else None}
+    for pg_id, st in (obj.get("pg_status") or {}).items():
+        g = groups.setdefault(pg_ids.get(str(pg_id), f"id:{pg_id}"), {})
+        g.update(pg_id=str(pg_id), last_enqueued=st.get("last_enqueued_collective"), last_completed=st.get("last_completed_collective"),
+                 last_started=st.get("last_started_collective"))
     for pg_id, name in pg_ids.items():
-        put("fr_pg_id", name, message=f"id:{pg_id}")
-    put("fr_dump", message=f"{len(entries)} entries, FR version {obj.get('version')}")
-    events = pl.DataFrame(ev, schema_overrides={"last_enqueued": pl.Int64, "last_completed": pl.Int64}).with_columns(
+        groups.setdefault(name, {}).setdefault("pg_id", pg_id)
+    grp = pl.DataFrame([{"pg": k, **v} for k, v in groups.items()],
+                       schema={"pg": pl.Utf8, "pg_id": pl.Utf8, "pg_desc": pl.Utf8, "members": pl.List(pl.Int64), "last_enqueued": pl.Int64,
+                               "last_completed": pl.Int64, "last_started": pl.Int64}).with_columns(
         pl.lit(file).alias("file"), pl.lit(rank, pl.Int64).alias("rank"))
+    events = pl.DataFrame({"kind": ["fr_dump"], "message": [f"{len(entries)} entries, FR version {obj.get('version')}"],
+                           "file": [file], "rank": [rank]}, schema_overrides={"rank": pl.Int64})
     version = obj.get("nccl_version") or obj.get("comm_lib_version") or None
     ranks = pl.DataFrame({"file": [file], "rank": [rank], "nccl_version": [version or None], "source": ["fr"]},
                          schema_overrides={"rank": pl.Int64, "nccl_version": pl.Utf8})
-    return Parsed("flight-recorder", {"collectives": coll, "events": events, "ranks": ranks})
+    return Parsed("flight-recorder", {"collectives": coll, "events": events, "ranks": ranks, "groups": grp})

@@ -1,0 +1,40 @@
+"""Small stores built from rows, the way PyTorch's Flight Recorder tests build events with
+``create_one_event``: each test says exactly the evidence it needs, nothing else."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit import schema
+from tracekit.store import Store
+
+
+def make_store(**tables: list[dict]) -> Store:
+    """``make_store(events=[dict(kind="crash", ...)], collectives=[...])``: every other table empty."""
+    out = {}
+    for name, sch in schema.TABLES.items():
+        rows = tables.get(name) or []
+        out[name] = schema.conform(pl.DataFrame(rows, infer_schema_length=None), sch) if rows else schema.empty(sch)
+    return Store(**out)
+
+
+def fr_entry(rank: int, pg: str, seq: int, op: str = "all_reduce", sizes: str = "8", dtype: str = "Float",
+             t: int | None = None, i: int = 0, state: str = "completed") -> dict:
+    return dict(file=f"fr{rank}", rank=rank, source="fr", pg=pg, seq=seq, op=op, op_raw=f"nccl:{op}", sizes=sizes,
+                dtype=dtype, start_ns=t if t is not None else seq * 10, record_id=i, state=state)
+
+
+def fr_store(entries: dict[int, list[tuple]], members=None, extra_events: list[dict] = (), **tables) -> Store:
+    """FR dumps of the ranks in ``entries`` ({rank: [(pg, seq, op, sizes, dtype, t), ...]}), each dump
+    naming the group's members (default: the ranks that dumped)."""
+    rows = [fr_entry(r, pg, seq, op, sizes, dtype, t, i)
+            for r, es in entries.items() for i, (pg, seq, op, sizes, dtype, t) in enumerate(es)]
+    pgs = sorted({e[0] for es in entries.values() for e in es} | {"0"})
+    groups = [dict(file=f"fr{r}", rank=r, pg=pg, members=list(members or sorted(entries))) for r in entries for pg in pgs]
+    dumps = [dict(file=f"fr{r}", rank=r, kind="fr_dump", message="") for r in entries]
+    ranks = [dict(file=f"fr{r}", rank=r, source="fr") for r in entries]
+    return make_store(collectives=rows, events=dumps + list(extra_events), groups=groups, ranks=ranks, **tables)
+
+
+def one(pg, seq, op="all_reduce", sizes="8", dtype="Float", t=None):
+    return (pg, seq, op, sizes, dtype, t if t is not None else seq * 10)

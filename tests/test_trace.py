@@ -90,7 +90,7 @@ def test_open_serves_the_trace_once_with_cors(tmp_path):
     import urllib.request
 
     f = tmp_path / "run.pftrace"
-    f.write_bytes(b"\x0a\x00trace-bytes")
+    assert CliRunner().invoke(main, ["trace", str(SAMPLES / "gloo_2x2_deadlock"), "-o", str(f)]).exit_code == 0
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

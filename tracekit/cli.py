@@ -26,6 +26,49 @@ class BadInput(click.ClickException):
         click.echo(f"error: {self.format_message()}", err=True)
 
 
+class UsageInput(BadInput):
+    """A usage error click found (a missing argument, an unknown option): one line, as every error."""
+
+    def __init__(self, e: click.UsageError):
+        super().__init__(e.format_message().rstrip(".") + (f" (see: {e.ctx.command_path} --help)" if e.ctx else ""))
+
+
+class Existing(click.Path):
+    """A path that must exist, refused as ``error: PATH: what`` (click says "Invalid value for ...")."""
+
+    def __init__(self, **kwargs):
+        super().__init__(exists=True, **kwargs)
+
+    def convert(self, value, param, ctx):
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter as e:
+            p = Path(value)
+            what = ("no such file or folder" if not p.exists() else "is a folder; name a file" if p.is_dir() and not self.dir_okay
+                    else "is a file; name a folder" if not self.file_okay and not p.is_dir() else e.message)
+            raise BadInput(f"{value}: {what}") from None
+
+
+class Commands(click.Group):
+    """The command group, printing click's own usage errors as ``error: ...`` lines like ours."""
+
+    def make_context(self, *args, **kwargs):
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as e:
+            raise UsageInput(e) from None
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as e:
+            raise UsageInput(e) from None
+
+
 HANGS = {"deadlock", "mismatch", "init-stall", "transport-error", "crashed-rank"}
 
 
@@ -83,7 +126,7 @@ def _load(path: str):
         return ingest_paths([p], progress=bar if bar.on else None)
 
 
-@click.group()
+@click.group(cls=Commands)
 @click.version_option(package_name="tracekit", message="tracekit %(version)s (" + (
     "C scanner for NCCL COLL lines: built" if importlib.util.find_spec("tracekit._scan")
     else "C scanner for NCCL COLL lines: not built, polars reads them, slower; reinstall with a C compiler") + ")")
@@ -236,7 +279,7 @@ def run_cmd(out, stall_s, repeat_s, rounds, nccl_subsys, fr_buffer, profile_step
 
 
 @main.command("doctor", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("--script", type=click.Path(exists=True, dir_okay=False), help="Check every launch command in this shell script.")
+@click.option("--script", type=Existing(dir_okay=False), help="Check every launch command in this shell script.")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def doctor_cmd(script, as_json, command):
@@ -332,7 +375,7 @@ def trace_cmd(run, out, run_b, json_out):
 
 
 @main.command("open")
-@click.argument("trace_file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("trace_file", type=Existing(dir_okay=False))
 @click.option("--port", default=9001, show_default=True, help="Port to serve on (the Perfetto UI allows 9001).")
 @click.option("--timeout", "timeout_s", type=float, default=None, help="Give up after this many seconds.")
 def open_cmd(trace_file, port, timeout_s):
@@ -342,14 +385,23 @@ def open_cmd(trace_file, port, timeout_s):
     """
     from tracekit import serve
 
+    try:
+        kind = serve.trace_kind(trace_file)
+    except OSError as e:
+        raise BadInput(f"{trace_file}: cannot read: {e.strerror or e}") from None
+    if kind is None:
+        raise BadInput(f"{trace_file}: not a trace (neither a Perfetto protobuf nor Chrome trace-event JSON); "
+                       "make one with: tracekit trace RUN -o run.pftrace")
+    try:  # bound before the link is given: a taken port is an error, not a link that leads nowhere
+        server = serve.OneShot(trace_file, port)
+    except OSError as e:
+        raise BadInput(f"127.0.0.1:{port}: cannot serve there: {e.strerror or e} "
+                       "(another program holds the port: stop it, or give --port)") from None
     click.echo(f"open {serve.deep_link(Path(trace_file).name, port)}")
     click.echo(f"(serving {trace_file} once on http://127.0.0.1:{port}/; Ctrl-C to stop)", err=True)
-    try:
-        ok = serve.serve_once(trace_file, port, timeout_s)
-    except OSError as e:
-        raise BadInput(f"cannot serve on 127.0.0.1:{port}: {e.strerror or e}") from None
+    ok = server.wait(timeout_s)
     if not ok:
-        raise BadInput(f"nobody fetched {trace_file} within {timeout_s:g}s")
+        raise BadInput(f"{trace_file}: nobody fetched it within {timeout_s:g}s")
     click.echo("served; the UI has the trace now", err=True)
 
 
@@ -388,7 +440,7 @@ def plot_cmd(run, run_b, out, fmt):
 
 
 @main.command("watch")
-@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.argument("run_dir", type=Existing(file_okay=False))
 @click.option("--interval", default=10.0, show_default=True, help="Seconds between refreshes.")
 @click.option("--once", is_flag=True, help="One look, then exit (the rate needs two looks).")
 @click.option("--count", type=int, default=None, help="Stop after this many refreshes.")

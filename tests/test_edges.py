@@ -1,0 +1,106 @@
+"""Every command's edges, as a user meets them: exact output and exit codes on real samples."""
+
+import socket
+import threading
+import time
+import urllib.request
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import SAMPLES
+from tracekit import serve
+from tracekit.cli import main
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, list(map(str, args)), prog_name="tracekit")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory):
+    """A Perfetto trace and a Chrome JSON trace of the deadlock sample, as `tracekit trace` writes them."""
+    d = tmp_path_factory.mktemp("traces")
+    r = invoke("trace", SAMPLES / "gloo_2x2_deadlock", "-o", d / "run.pftrace", "--json-out", d / "run.json")
+    assert r.exit_code == 0, r.output
+    return d
+
+
+def test_open_a_busy_port_is_one_line_and_no_link(traces):
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        r = invoke("open", traces / "run.pftrace", "--port", port, "--timeout", 5)
+    assert r.exit_code == 2
+    assert r.stdout == ""  # no link that leads nowhere
+    assert r.stderr == (f"error: 127.0.0.1:{port}: cannot serve there: Address already in use "
+                        "(another program holds the port: stop it, or give --port)\n")
+
+
+@pytest.mark.parametrize("name", ["rank0.log", "fr_rank0.pkl", "stacks_rank3.txt"])
+def test_open_refuses_a_file_that_is_not_a_trace(name):
+    f = SAMPLES / "gloo_2x2_deadlock" / name
+    r = invoke("open", f, "--port", free_port(), "--timeout", 5)
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr == (f"error: {f}: not a trace (neither a Perfetto protobuf nor Chrome trace-event JSON); "
+                        "make one with: tracekit trace RUN -o run.pftrace\n")
+
+
+def test_open_missing_file_and_folder(tmp_path):
+    r = invoke("open", tmp_path / "nope.pftrace")
+    assert (r.exit_code, r.output) == (2, f"error: {tmp_path / 'nope.pftrace'}: no such file or folder\n")
+    r = invoke("open", tmp_path)
+    assert (r.exit_code, r.output) == (2, f"error: {tmp_path}: is a folder; name a file\n")
+
+
+def test_trace_kind_of_real_files(traces):
+    assert serve.trace_kind(traces / "run.pftrace") == "perfetto"
+    assert serve.trace_kind(traces / "run.json") == "chrome-json"
+    assert serve.trace_kind(SAMPLES / "gloo_2x2_healthy" / "kineto_rank0.json") == "chrome-json"  # a Kineto trace
+    for f in (SAMPLES / "gloo_2x2_deadlock").iterdir():  # logs, stacks and Flight Recorder pickles
+        assert serve.trace_kind(f) is None, f
+
+
+@pytest.mark.parametrize("name", ["run.pftrace", "run.json"])
+def test_open_serves_a_trace_once(traces, name):
+    port = free_port()
+    got = {}
+
+    def fetch():
+        for _ in range(100):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/{name}", timeout=5) as resp:
+                    got["body"] = resp.read()
+                return
+            except OSError:
+                time.sleep(0.05)
+
+    t = threading.Thread(target=fetch)
+    t.start()
+    r = invoke("open", traces / name, "--port", port, "--timeout", 30)
+    t.join()
+    assert r.exit_code == 0, r.output
+    assert r.stdout == f"open https://ui.perfetto.dev/#!/?url=http://127.0.0.1:{port}/{name}\n"
+    assert got["body"] == (traces / name).read_bytes()
+
+
+@pytest.mark.parametrize("args, line", [
+    (["ingest"], "error: Missing argument 'PATHS...' (see: tracekit ingest --help)"),
+    (["ingest", "--bogus", "x"], "error: No such option '--bogus'. Did you mean '--out'? (see: tracekit ingest --help)"),
+    (["bogus"], "error: No such command 'bogus' (see: tracekit --help)"),
+    (["watch", "/no/such/run"], "error: /no/such/run: no such file or folder"),
+    (["watch", SAMPLES / "gloo_2x2_deadlock" / "rank0.log"],
+     f"error: {SAMPLES / 'gloo_2x2_deadlock' / 'rank0.log'}: is a file; name a folder"),
+    (["doctor", "--script", SAMPLES], f"error: {SAMPLES}: is a folder; name a file"),
+])
+def test_usage_errors_are_one_error_line(args, line):
+    """click's own usage errors read like tracekit's: one `error: ...` line, exit 2, no `Error:`."""
+    r = invoke(*args)
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", line + "\n")

@@ -1,5 +1,7 @@
 """Every command's edges, as a user meets them: exact output and exit codes on real samples."""
 
+import gzip
+import shutil
 import socket
 import threading
 import time
@@ -104,3 +106,39 @@ def test_usage_errors_are_one_error_line(args, line):
     """click's own usage errors read like tracekit's: one `error: ...` line, exit 2, no `Error:`."""
     r = invoke(*args)
     assert (r.exit_code, r.stdout, r.stderr) == (2, "", line + "\n")
+
+
+@pytest.fixture
+def cut_gz(tmp_path):
+    """The deadlock sample's first launcher log, gzipped and cut at two thirds (as a copy killed mid-way leaves it)."""
+    z = gzip.compress((SAMPLES / "gloo_2x2_deadlock" / "torchrun_node0.log").read_bytes())
+    return z[: len(z) * 2 // 3]
+
+
+def test_a_truncated_gz_alone_is_read_with_a_note_then_summarised(tmp_path, cut_gz):
+    f = tmp_path / "torchrun_node0.log.gz"
+    f.write_bytes(cut_gz)
+    r = invoke("ingest", f)
+    assert r.exit_code == 0, r.output
+    assert r.stderr == f"note: {f}: truncated gzip stream: read what it held\n"
+    assert r.stdout.startswith("files     1 (1 torch)\n") and "verdict   " in r.stdout
+    assert "unreadable" not in r.stdout
+
+
+def test_a_gz_cut_before_any_line_is_one_error(tmp_path, cut_gz):
+    f = tmp_path / "torchrun_node0.log.gz"
+    f.write_bytes(cut_gz[:12])  # the gzip header and nothing else
+    r = invoke("ingest", f)
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"error: {f}: truncated gzip stream: nothing in it to read\n")
+
+
+def test_a_truncated_gz_in_a_folder_is_counted_once_as_read(tmp_path, cut_gz):
+    run = tmp_path / "run"
+    shutil.copytree(SAMPLES / "gloo_2x2_deadlock", run)
+    (run / "torchrun_node0.log").unlink()
+    (run / "torchrun_node0.log.gz").write_bytes(cut_gz)
+    r = invoke("ingest", run, "--no-store")
+    assert r.exit_code == 0, r.output
+    assert r.stderr == f"note: {run / 'torchrun_node0.log.gz'}: truncated gzip stream: read what it held\n"
+    assert r.stdout.startswith("files     14 (4 flight-recorder, 4 py-spy, 5 torch, 1 torch")
+    assert "unreadable" not in r.stdout and "verdict   DEADLOCK" in r.stdout

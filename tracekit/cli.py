@@ -179,6 +179,7 @@ def ingest_cmd(paths, out, as_json, fail_on_hang, no_store):
     """
     from tracekit import verdict as verdict_mod
     from tracekit.ingest import ingest as ingest_paths
+    from tracekit.ingest import unreadable
     from tracekit.reports import summary
 
     missing = [p for p in paths if not Path(p).exists()]
@@ -190,10 +191,11 @@ def ingest_cmd(paths, out, as_json, fail_on_hang, no_store):
     with Progress("ingest") as bar:
         store = ingest_paths(paths, progress=bar if bar.on else None)  # (a bar costs smaller batches)
     if store.files.height == 0:
-        raise BadInput("no files found under " + ", ".join(paths))
-    for row in store.files.filter(store.files["error"].is_not_null()).iter_rows(named=True):
-        click.echo(f"error: {row['file']}: {row['error']}", err=True)
-    if store.files.height == store.files["error"].is_not_null().sum():
+        raise BadInput(", ".join(paths) + ": no logs, dumps or traces found")
+    files = store.files.with_columns(unreadable().alias("unreadable"))
+    for row in files.filter(files["error"].is_not_null()).iter_rows(named=True):  # read with a note, or not read
+        click.echo(f"{'error' if row['unreadable'] else 'note'}: {row['file']}: {row['error']}", err=True)
+    if files["unreadable"].all():
         sys.exit(2)
     target = _store_target(paths, out, no_store)
     if len(paths) > 1:

@@ -62,7 +62,13 @@ def _gunzip(data: bytes) -> tuple[bytes, str | None]:
             out = d.decompress(data)
         except zlib.error as e:
             return b"", f"corrupt gzip stream ({e})"
-        return out, "truncated gzip stream: read what it held"
+        return out, "truncated gzip stream: read what it held" if out else "truncated gzip stream: nothing in it to read"
+
+
+def unreadable() -> pl.Expr:
+    """The files of which nothing was read: an error, and no line or entry. A file that has an error
+    but was read (a truncated ``.gz`` that still held lines) counts as read, its error a note."""
+    return pl.col("error").is_not_null() & (pl.col("lines") == 0) & (pl.col("parsed") == 0)
 
 
 CONTROL = bytes([*range(9), *range(14, 32)])
@@ -174,7 +180,7 @@ def _classify(path: str, data: bytes | mmap.mmap | OSError) -> tuple[dict, list[
             row["kind"] = "flight-recorder" if what == "pickle" else "json"
             return row, []
     if _is_binary(data):
-        row["error"] = row["error"] or "binary file, not a log"
+        row["error"] = "binary file, not a log" + (f" ({row['error']})" if row["error"] else "")
         row["kind"] = "binary"
         return row, []
     return row, data

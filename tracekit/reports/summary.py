@@ -93,7 +93,8 @@ def render(s: dict) -> str:
     if s["errors_total"]:
         out.append(f"errors    {s['errors_total']} line(s); first: {s['errors'][0]['file']}:{s['errors'][0]['line']}: "
                    f"{(s['errors'][0]['message'] or '').strip()[:120]}")
-    bad = [x for x in s["files"] if x["error"]]
+    # nothing read of these (tracekit.ingest.unreadable); a file read in part (a truncated .gz) is counted as read
+    bad = [x for x in s["files"] if x["error"] and not (x["lines"] or x["parsed"])]
     for x in bad[:5]:
         out.append(f"unreadable {x['file']}: {x['error']}")
     unk = s["unknown_lines"]

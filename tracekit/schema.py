@@ -48,6 +48,7 @@ EVENT_KINDS = {
     "step": "a training step line (step, loss)",
     "progress": "a tqdm progress bar",
     "train_start": "a trainer started training",
+    "train_end": "a trainer finished training (HF's `{'train_runtime': ...}` summary)",
     "train_arg": "a training argument the trainer printed",
     "comm_op": "DeepSpeed's comms logger: one op's size and time",
     "bandwidth": "a bandwidth measurement (DeepSpeed comms logger, nccl-tests)",
@@ -109,7 +110,7 @@ GROUPS = {
 EVENTS = {
     "file": Str, "line": I64, "host": Str, "pid": I64, "rank": I64, "kind": EventKind, "ts": Str,
     "message": Str, "seq": I64, "op": Str, "numel": I64, "timeout_ms": I64, "pg": Str,
-    "last_enqueued": I64, "last_completed": I64, "exit_code": I64, "step": I64, "loss": F64,
+    "last_enqueued": I64, "last_completed": I64, "exit_code": I64, "step": I64, "max_steps": I64, "loss": F64,
     "thread": Str, "where": Str, "frames": Str,
     # bandwidth measurements (DeepSpeed comms logger, nccl-tests): message bytes, time, GB/s
     "bytes": I64, "duration_ms": F64, "algbw_gbs": F64, "busbw_gbs": F64,

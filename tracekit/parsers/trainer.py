@@ -61,6 +61,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("progress", t.str.contains(TQDM), TQDM)
     add("comm_op", t.str.contains("comm op: "), COMM_OP)
     add("train_start", t.str.contains(TRAIN_START))
+    add("train_end", t.str.contains(r"\{'train_runtime'"))
     opened = t.str.contains(ARGS_OPEN).cast(pl.Int32).cum_sum().over("file")
     closed = (t == ")").cast(pl.Int32).cum_sum().over("file")
     df = df.with_columns(((opened > closed) & ~t.str.contains(ARGS_OPEN)).alias("_in_args"))
@@ -70,7 +71,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
         events = events.with_columns(
             pl.when(pl.col("kind") == "train_arg").then(pl.format("{}={}", "key", "value")).otherwise("message")
             .alias("message") if "key" in events.columns else pl.col("message"),
-            pl.col("step").cast(pl.Int64, strict=False) if "step" in events.columns else pl.lit(None, pl.Int64).alias("step"),
+            *(pl.col(c).cast(pl.Int64, strict=False) if c in events.columns else pl.lit(None, pl.Int64).alias(c)
+              for c in ("step", "max_steps")),
             t.str.extract(LOSS, 1).cast(pl.Float64, strict=False).alias("loss"),
             (pl.col("op") if "op" in events.columns else pl.lit(None, pl.Utf8)).alias("op"),
         )

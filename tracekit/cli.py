@@ -126,6 +126,20 @@ def _load(path: str):
         return ingest_paths([p], progress=bar if bar.on else None)
 
 
+def _load_run(path: str):
+    """``_load`` for the commands that analyse a run: a run with no readable file is bad input."""
+    try:
+        store = _load(path)
+    except StoreError as e:
+        raise BadInput(str(e)) from None
+    if not store.files.height:
+        raise BadInput(f"{path}: no logs, dumps or traces found")
+    errors = store.files["error"].drop_nulls()
+    if errors.len() == store.files.height:
+        raise BadInput(f"{path}: no readable file ({store.files['file'][0]}: {errors[0]})")
+    return store
+
+
 @click.group(cls=Commands)
 @click.version_option(package_name="tracekit", message="tracekit %(version)s (" + (
     "C scanner for NCCL COLL lines: built" if importlib.util.find_spec("tracekit._scan")
@@ -327,19 +341,25 @@ def doctor_cmd(script, as_json, command):
 @click.argument("run_b", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print the differences as JSON.")
 def diff_cmd(run_a, run_b, as_json):
-    """Compare two runs (stores, or log folders ingested on the fly): layout, transports, network,
-    collective sequences, versions, bandwidth, settings, most telling first.
+    """Why A is slower than B, or hung: both verdicts; step time, collectives per second, time in
+    collectives, bus bandwidth; then layout, transports, network, collective sequences, versions,
+    settings and packages, most telling first. Each run is a store or logs ingested on the fly.
 
-    Example: tracekit diff samples/zero3_1x4_healthy samples/zero3_2x2_healthy
+    Example: tracekit diff samples/zero3_slow_2x2 samples/zero3_slow_fixed_2x2
     """
     from tracekit import diff
 
-    try:
-        a, b = _load(run_a), _load(run_b)
-    except StoreError as e:
-        raise BadInput(str(e)) from None
-    c = diff.compare(a, b)
+    a, b = _load_run(run_a), _load_run(run_b)
+    c = diff.compare(a, b, names=_names(run_a, run_b))
     click.echo(json.dumps(c.to_dict(), indent=2, default=str) if as_json else diff.render(c, run_a, run_b))
+
+
+def _names(*paths: str) -> tuple[str, ...]:
+    """Short names of runs (their folders' names), told apart by A/B where two are the same."""
+    from tracekit.diff import run_name
+
+    names = [run_name(p) for p in paths]
+    return tuple(f"{k} {n}" for k, n in zip("AB", names)) if len(set(names)) < len(names) else tuple(names)
 
 
 @main.command("trace")

@@ -1,16 +1,18 @@
-"""``tracekit diff``: what differs between two runs of the same job, most telling first.
+"""``tracekit diff``: why run A is slower than run B, or hung where B was not.
 
-Each ``Difference`` names an area (layout, versions, network, transports, channels, sequence,
-bandwidth, settings, packages), what A and B had, and how much it tends to explain a hang or a
-slowdown (``weight``: a different transport or node layout explains more than a package patch
-level). Areas where the two runs agree are listed in ``same``, so "no difference" is an answer
-too, not a silence.
+A ``Comparison`` answers in the order a person asks: both verdicts; then the figures of speed
+(``FIGURES``: step time, collectives per second, time in collectives, bus bandwidth), each with
+where it came from or why it is missing; then what differs in how the runs were set up
+(``Difference``: layout, transports, network, sequence, versions, channels, settings,
+arguments, packages), most telling first by ``weight``. Areas where the runs agree are listed
+in ``same``, so "no difference" is an answer too, not a silence.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
 
 import polars as pl
 
@@ -30,14 +32,64 @@ class Difference:
 
 
 @dataclass
+class Figure:
+    """One measured figure of one run: a value with its unit and where it came from (``source``:
+    fr, kineto, elapsed_s, ...; ``detail``: over what), or None and ``detail`` says what is missing."""
+
+    value: float | None
+    unit: str
+    source: str
+    detail: str
+    text: str = ""  # the value as printed, when it says more than the number ("1.2 s of 4.5 s, 27%")
+
+    def shown(self) -> str:
+        if self.value is None:
+            return "-"
+        return (self.text or f"{_num(self.value)} {self.unit}".strip()) + f" ({self.source})"
+
+
+@dataclass
+class Row:
+    """A figure of both runs: A / B is printed as a ratio where both have one."""
+
+    what: str
+    a: Figure
+    b: Figure
+
+    def ratio(self) -> float | None:
+        if self.a.value is None or self.b.value is None or not self.b.value:
+            return None
+        return self.a.value / self.b.value
+
+    def to_dict(self) -> dict:
+        return {"what": self.what, "a": asdict(self.a), "b": asdict(self.b), "a_over_b": self.ratio()}
+
+
+@dataclass
 class Comparison:
+    verdicts: dict[str, dict]  # "a", "b": Verdict.to_dict()
+    figures: list[Row]
     differences: list[Difference]
     same: list[str]
     bandwidth: pl.DataFrame  # op, size bucket, algbw / busbw of A and B
+    names: dict[str, str] = field(default_factory=lambda: {"a": "A", "b": "B"})
 
     def to_dict(self) -> dict:
-        return {"differences": [d.to_dict() for d in self.differences], "same": self.same,
+        return {"names": self.names, "verdicts": self.verdicts, "figures": [r.to_dict() for r in self.figures],
+                "differences": [d.to_dict() for d in self.differences], "same": self.same,
                 "bandwidth": self.bandwidth.to_dicts()}
+
+
+def run_name(path: str | Path) -> str:
+    """A short name for a run: its folder's name (the folder above a ``.tracekit`` store)."""
+    p = Path(path).resolve()
+    if p.name == ".tracekit":
+        p = p.parent
+    return p.name or str(path)
+
+
+def _num(v: float) -> str:
+    return f"{v:.3g}" if abs(v) < 1000 else f"{v:,.0f}"
 
 
 def _join(values) -> str:
@@ -45,16 +97,139 @@ def _join(values) -> str:
     return ", ".join(vals) if vals else "-"
 
 
+# --- figures of speed -------------------------------------------------------------------------
+
+STEP_SECONDS = [  # (source name, pattern of one step's seconds in a step line, cumulative mean?)
+    ("elapsed_s", r"'elapsed_s': '?([\d.]+)", False),
+    ("ms-swift train_speed(s/it)", r"'train_speed\(s/it\)': '?([\d.]+)", True),
+]
+
+
+def step_times(s: Store) -> tuple[pl.DataFrame, str]:
+    """Seconds per optimizer step, in step order, from the lowest rank that logs them, and the
+    source: a per-step time (``elapsed_s``), ms-swift's running mean ``train_speed(s/it)``
+    (turned back into each step's time), else tqdm's rate."""
+    steps = s.events.filter((pl.col("kind") == "step") & pl.col("step").is_not_null())
+    for name, pattern, cumulative in STEP_SECONDS:
+        got = steps.with_columns(pl.col("message").str.extract(pattern, 1).cast(pl.Float64, strict=False).alias("x"))
+        got = got.filter(pl.col("x").is_not_null())
+        if got.height:
+            break
+    else:
+        rate = s.events.filter((pl.col("kind") == "progress") & (pl.col("step") > 0)).with_columns(
+            pl.col("message").str.extract_groups(r"([\d.]+)\s*(it/s|s/it)\]").alias("g"))
+        rate = rate.with_columns(pl.col("g").struct.field("1").cast(pl.Float64, strict=False).alias("v"),
+                                 pl.col("g").struct.field("2").alias("u")).filter(pl.col("v") > 0)
+        if not rate.height:
+            return pl.DataFrame(schema={"step": pl.Int64, "seconds": pl.Float64}), ""
+        got = rate.with_columns(pl.when(pl.col("u") == "s/it").then(pl.col("v")).otherwise(1 / pl.col("v")).alias("x"))
+        name, cumulative = "tqdm rate", False
+    first = got.sort("rank", "file", nulls_last=True)["file"][0]
+    one = got.filter(pl.col("file") == first).unique("step", keep="last").sort("step")
+    x = pl.col("x") * pl.col("step") if cumulative else pl.col("x")
+    if cumulative:  # mean of the steps so far: each step's time is the difference of the totals
+        x = x - (pl.col("x") * pl.col("step")).shift(1).fill_null(0)
+    return one.select("step", x.alias("seconds")), name
+
+
+def _step_first(s: Store) -> Figure:
+    t, src = step_times(s)
+    if not t.height:
+        return Figure(None, "s", "", "no step lines with a time")
+    return Figure(t["seconds"][0], "s", src, f"step {t['step'][0]}")
+
+
+def _step_median(s: Store) -> Figure:
+    t, src = step_times(s)
+    if not t.height:
+        return Figure(None, "s", "", "no step lines with a time")
+    return Figure(t["seconds"].median(), "s", src, f"{t.height} step(s)")
+
+
+def _per_collective(s: Store, need_end: bool) -> tuple[pl.DataFrame, str]:
+    """Each collective of the best source with times, once per rank: for rates, enqueue times
+    (Flight Recorder, Kineto); for durations, both ends (Kineto's GPU kernels, then Flight
+    Recorder with completion times, then Kineto's CPU-side ops)."""
+    c = s.collectives.filter(pl.col("rank").is_not_null() & pl.col("start_ns").is_not_null())
+    order = ("kineto-gpu", "fr", "kineto") if need_end else ("fr", "kineto", "kineto-gpu")
+    for source in order:
+        sub = c.filter(pl.col("source") == source)
+        sub = sub.filter(pl.col("end_ns") > pl.col("start_ns")) if need_end else sub.filter(pl.col("seq").is_not_null())
+        if sub.height:
+            return sub.unique(["rank", "pg", "seq", "start_ns"], keep="last"), source
+    return c.clear(), ""
+
+
+MIN_COLLECTIVES = 5  # fewer than this per rank make no rate worth printing
+
+
+def _rate(s: Store) -> Figure:
+    c, source = _per_collective(s, need_end=False)
+    if not c.height:
+        return Figure(None, "/s", "", "no timed collective record (Flight Recorder or Kineto)")
+    c = c.unique(["rank", "pg", "seq"])
+    per = c.group_by("rank").agg(pl.len().alias("n"), ((pl.col("start_ns").max() - pl.col("start_ns").min()) / 1e9).alias("dt"))
+    per = per.filter((pl.col("n") >= MIN_COLLECTIVES) & (pl.col("dt") > 0))
+    if not per.height:
+        return Figure(None, "/s", source, f"fewer than {MIN_COLLECTIVES} timed collectives per rank")
+    rate = ((per["n"] - 1) / per["dt"]).median()
+    return Figure(rate, "/s", source, f"median of {per.height} rank(s) over {per['dt'].median():.3g} s")
+
+
+def _in_collectives(s: Store) -> Figure:
+    """Time each rank spent inside collectives: the union of their intervals (collectives on several
+    streams overlap), against the span its record covers."""
+    c, source = _per_collective(s, need_end=True)
+    if not c.height:
+        return Figure(None, "s", "", "no collective with both ends timed (Kineto, or a Flight Recorder with timing)")
+    c = c.sort("rank", "start_ns").with_columns(pl.col("end_ns").cum_max().shift(1).over("rank").alias("_reach"))
+    c = c.with_columns((pl.col("start_ns") > pl.col("_reach").fill_null(0)).cum_sum().over("rank").alias("_run"))
+    runs = c.group_by("rank", "_run").agg(pl.col("start_ns").min(), pl.col("end_ns").max())
+    per = runs.group_by("rank").agg(((pl.col("end_ns") - pl.col("start_ns")).sum() / 1e9).alias("busy"),
+                                    ((pl.col("end_ns").max() - pl.col("start_ns").min()) / 1e9).alias("span"))
+    busy, span = per["busy"].median(), per["span"].median()
+    share = f", {100 * busy / span:.0f}% of {_num(span)} s recorded" if span else ""
+    return Figure(busy, "s", source, f"median of {per.height} rank(s)", f"{_num(busy)} s per rank{share}")
+
+
+def _bus_bandwidth(s: Store) -> Figure:
+    bw = bandwidth(s).filter(pl.col("busbw_gbs").is_not_null())
+    if not bw.height:
+        one = _world(s) == 1
+        return Figure(None, "GB/s", "", "one rank: no traffic between ranks" if one
+                      else "no bandwidth lines or timed collectives with sizes")
+    big = bw.sort("size", "n").tail(1).row(0, named=True)
+    return Figure(big["busbw_gbs"], "GB/s", big["source"], f"median of {big['n']}",
+                  f"{big['busbw_gbs']:.3g} GB/s, {big['op']} {_size(big['size'])}")
+
+
+#: The figures of speed, in the order diff prints them. Issue 20's "collective traffic per step"
+#: (bytes each rank moves per step, from NCCL COLL lines) goes right after time in collectives.
+FIGURES: list[tuple[str, Callable[[Store], Figure]]] = [
+    ("step time, first step", _step_first),
+    ("step time, median", _step_median),
+    ("collectives per second", _rate),
+    ("time in collectives", _in_collectives),
+    ("bus bandwidth", _bus_bandwidth),
+]
+
+
+# --- how the runs were set up -----------------------------------------------------------------
+
+def _world(s: Store) -> int | None:
+    r = s.ranks
+    world = r["world_size"].drop_nulls().max() if r.height else None
+    return world or (r["rank"].drop_nulls().n_unique() if r.height else None) or None
+
+
 def layout(s: Store) -> dict[str, str]:
     """World size, node count and ranks per node, from whichever source says it."""
     r = s.ranks
-    world = r["world_size"].drop_nulls().max() if r.height else None
     hosts = r["host"].drop_nulls().n_unique() if r.height else 0
     nnodes = s.comms["nnodes"].drop_nulls().max() if s.comms.height else None
     nodes_by_node = r["node"].drop_nulls().n_unique() if r.height else 0
     nodes = nnodes or (nodes_by_node if nodes_by_node > 1 else None) or hosts or None
-    ranks = r["rank"].drop_nulls().n_unique() if r.height else 0
-    world = world or ranks or None
+    world = _world(s)
     per_node = f"{world // nodes}" if world and nodes and world % nodes == 0 else "?"
     return {"world size": str(world or "?"), "nodes": str(nodes or "?"), "ranks per node": per_node}
 
@@ -69,18 +244,19 @@ def _network(s: Store) -> dict[str, str]:
     L = s.links
     w = pl.col("what")
     boot = L.filter(w == "bootstrap")
+    ib = L.filter(w == "ib_devices")
     return {
         "chosen network": _join(L.filter(w == "network")["value"].to_list()),
         "bootstrap interface": _join(boot["iface"].to_list()),
         "bootstrap address family": _join(boot["family"].to_list()),
-        "IB devices": "none found" if L.filter(w == "ib_not_found").height and not L.filter(w == "ib_devices").height
-        else _join(L.filter(w == "ib_devices")["value"].to_list()) if L.filter(w == "ib_devices").height else "-",
+        "IB devices": ("none found" if L.filter(w == "ib_not_found").height and not ib.height
+                       else _join(ib["value"].to_list()) if ib.height else "-"),
         "socket interfaces": _join(L.filter(w == "socket_devices")["iface"].to_list()),
     }
 
 
 def transports(s: Store) -> pl.DataFrame:
-    """Connections per transport kind, split into same-host and cross-host pairs."""
+    """Connections per transport kind."""
     c = s.links.filter(pl.col("what") == "connection")
     if not c.height:
         return pl.DataFrame(schema={"transport_kind": pl.Utf8, "connections": pl.UInt32})
@@ -127,24 +303,36 @@ def first_divergence(a: pl.DataFrame, b: pl.DataFrame) -> tuple[int, str, str] |
 
 
 def bandwidth(s: Store) -> pl.DataFrame:
-    """Bus bandwidth by op and power-of-two message size, from measurements and timed collectives."""
+    """Bandwidth by op and power-of-two message size, from measurements (DeepSpeed's comms logger,
+    nccl-tests) and Kineto's timed collectives (its GPU kernels where the trace has them). Bus
+    bandwidth is left empty where one rank has no peer to move bytes to."""
     ev = s.events.filter(pl.col("busbw_gbs").is_not_null() & pl.col("bytes").is_not_null()).select(
-        "op", "bytes", "duration_ms", "algbw_gbs", "busbw_gbs")
+        pl.col("op").cast(pl.Utf8), "bytes", "duration_ms", "algbw_gbs", "busbw_gbs", pl.col("kind").cast(pl.Utf8).alias("source"))
     timed = s.collectives.filter(pl.col("start_ns").is_not_null() & pl.col("end_ns").is_not_null()
                                  & (pl.col("end_ns") > pl.col("start_ns")) & pl.col("bytes").is_not_null())
+    # a Flight Recorder entry's times run from enqueue (or start) to when the watchdog saw it complete,
+    # and the CPU-side Kineto op of an NCCL call is its launch: neither is the transfer's time
+    timed = timed.filter(pl.col("source") != "fr")
+    if timed.filter(pl.col("source") == "kineto-gpu").height:
+        timed = timed.filter(pl.col("source") != "kineto")
     if timed.height:
-        n = pl.col("nranks").fill_null(2).cast(pl.Float64)
-        factor = (pl.when(pl.col("op") == "all_reduce").then(2 * (n - 1) / n)
+        n = pl.coalesce("nranks", pl.lit(_world(s))).cast(pl.Float64)
+        factor = (pl.when(n <= 1).then(None)
+                  .when(pl.col("op") == "all_reduce").then(2 * (n - 1) / n)
                   .when(pl.col("op").is_in(["all_gather", "reduce_scatter", "all_to_all"])).then((n - 1) / n)
                   .otherwise(1.0))
         algbw = pl.col("bytes") / (pl.col("end_ns") - pl.col("start_ns"))  # bytes/ns = GB/s
         ev = pl.concat([ev, timed.select(
-            "op", "bytes", ((pl.col("end_ns") - pl.col("start_ns")) / 1e6).alias("duration_ms"),
-            algbw.alias("algbw_gbs"), (algbw * factor).alias("busbw_gbs"))], how="vertical_relaxed")
+            pl.col("op").cast(pl.Utf8), "bytes", ((pl.col("end_ns") - pl.col("start_ns")) / 1e6).alias("duration_ms"),
+            algbw.alias("algbw_gbs"), (algbw * factor).alias("busbw_gbs"), pl.col("source").cast(pl.Utf8))],
+                       how="vertical_relaxed")
     if not ev.height:
-        return pl.DataFrame(schema={"op": pl.Utf8, "size": pl.Int64, "algbw_gbs": pl.Float64, "busbw_gbs": pl.Float64, "n": pl.UInt32})
-    return (ev.with_columns((2 ** pl.col("bytes").cast(pl.Float64).log(2).round()).cast(pl.Int64).alias("size"))
-            .group_by("op", "size").agg(pl.col("algbw_gbs").median(), pl.col("busbw_gbs").median(), pl.len().alias("n"))
+        return pl.DataFrame(schema={"op": pl.Utf8, "size": pl.Int64, "algbw_gbs": pl.Float64,
+                                    "busbw_gbs": pl.Float64, "n": pl.UInt32, "source": pl.Utf8})
+    return (ev.filter(pl.col("bytes") > 0)
+            .with_columns((2 ** pl.col("bytes").cast(pl.Float64).log(2).round()).cast(pl.Int64).alias("size"))
+            .group_by("op", "size").agg(pl.col("algbw_gbs").median(), pl.col("busbw_gbs").median(), pl.len().alias("n"),
+                                        pl.col("source").unique().sort().str.join("+"))
             .sort("op", "size"))
 
 
@@ -164,7 +352,7 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
-def compare(a: Store, b: Store) -> Comparison:
+def _setup(a: Store, b: Store) -> tuple[list[Difference], list[str]]:
     diffs: list[Difference] = []
     same: list[str] = []
 
@@ -178,9 +366,8 @@ def compare(a: Store, b: Store) -> Comparison:
                 diffs.append(Difference(area, k, va, vb, weight))
 
     cmp("layout", layout(a), layout(b), 100)
-    ta, tb = transports(a), transports(b)
-    kinds_a = {r["transport_kind"]: r["connections"] for r in ta.iter_rows(named=True)}
-    kinds_b = {r["transport_kind"]: r["connections"] for r in tb.iter_rows(named=True)}
+    kinds_a = dict(transports(a).iter_rows())
+    kinds_b = dict(transports(b).iter_rows())
     cmp("transports", {"transports": _join(kinds_a) if kinds_a else "-"}, {"transports": _join(kinds_b) if kinds_b else "-"}, 95)
     for k in sorted(set(kinds_a) | set(kinds_b)):
         if kinds_a.get(k) != kinds_b.get(k) and (kinds_a and kinds_b):
@@ -196,17 +383,6 @@ def compare(a: Store, b: Store) -> Comparison:
             diffs.append(Difference("sequence", "collectives seen on the main group", str(sa.height), str(sb.height), 30))
     cmp("versions", _versions(a), _versions(b), 70)
     cmp("channels", _channels(a), _channels(b), 50)
-    bw_a, bw_b = bandwidth(a), bandwidth(b)
-    bw = bw_a.join(bw_b, on=["op", "size"], how="full", suffix="_b", coalesce=True).sort("op", "size")
-    both = bw.filter(pl.col("busbw_gbs").is_not_null() & pl.col("busbw_gbs_b").is_not_null())
-    if both.height:
-        big = both.sort("size").tail(1).row(0, named=True)
-        ratio = big["busbw_gbs_b"] / big["busbw_gbs"] if big["busbw_gbs"] else math.inf
-        if not 0.8 <= ratio <= 1.25:
-            diffs.append(Difference("bandwidth", f"{big['op']} bus bandwidth at {_size(big['size'])}",
-                                    f"{big['busbw_gbs']:.2f} GB/s", f"{big['busbw_gbs_b']:.2f} GB/s ({ratio:.2g}x)", 80))
-        else:
-            same.append(f"bandwidth: {big['op']} at {_size(big['size'])} within 25%")
     env_a, env_b = _settings(a, "setting"), _settings(b, "setting")
     skip = ("TRACEKIT_", "NCCL_DEBUG_FILE", "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "MASTER_PORT")
     cmp("settings", {k: v for k, v in env_a.items() if not k.startswith(skip)},
@@ -217,23 +393,51 @@ def compare(a: Store, b: Store) -> Comparison:
         {k: v for k, v in _settings(b, "train_arg").items() if k not in own}, 62)
     cmp("packages", _settings(a, "package"), _settings(b, "package"), 40)
     diffs.sort(key=lambda x: -x.weight)
-    return Comparison(diffs, same, bw)
+    return diffs, same
+
+
+def compare(a: Store, b: Store, verdict_a=None, verdict_b=None, names: tuple[str, str] = ("A", "B")) -> Comparison:
+    """Verdicts (``verdict.decide`` unless given), figures of speed, then the setup differences."""
+    from tracekit import verdict
+
+    va = verdict_a or verdict.decide(a)
+    vb = verdict_b or verdict.decide(b)
+    figures = [Row(what, f(a), f(b)) for what, f in FIGURES]
+    diffs, same = _setup(a, b)
+    bw = bandwidth(a).join(bandwidth(b), on=["op", "size"], how="full", suffix="_b", coalesce=True).sort("op", "size")
+    return Comparison({"a": va.to_dict(), "b": vb.to_dict()}, figures, diffs, same, bw, {"a": names[0], "b": names[1]})
 
 
 def _short(v: str, n: int = 60) -> str:
     return v if len(v) <= n else v[: n - 3] + "..."
 
 
-def render(c: Comparison, name_a: str = "A", name_b: str = "B") -> str:
-    lines = [f"A = {name_a}", f"B = {name_b}", ""]
+def render(c: Comparison, path_a: str = "A", path_b: str = "B") -> str:
+    na, nb = c.names["a"], c.names["b"]
+    lines = [f"A = {na}" + (f"  ({path_a})" if str(path_a) != na else ""),
+             f"B = {nb}" + (f"  ({path_b})" if str(path_b) != nb else ""), ""]
+    va, vb = c.verdicts["a"], c.verdicts["b"]
+    width = max([22] + [len(f"{d.area}: {d.what}") for d in c.differences])
+    lines.append(f"{'verdict':<{width}}  A {va['kind'].upper()}: {va['summary']}")
+    lines.append(f"{'':<{width}}  B {vb['kind'].upper()}: {vb['summary']}")
+    wa = max(len(r.a.shown()) for r in c.figures)
+    wb = max(len(r.b.shown()) for r in c.figures)
+    for r in c.figures:
+        ratio = r.ratio()
+        missing = {side: f.detail for side, f in (("A", r.a), ("B", r.b)) if f.value is None}
+        why = ("A, B: " + missing["A"] if len(set(missing.values())) == 1 and len(missing) == 2
+               else "; ".join(f"{side}: {d}" for side, d in missing.items()))
+        extra = f"A/B {ratio:.3g}x" if ratio is not None else (f"({why})" if why else "")
+        lines.append(f"{r.what:<{width}}  A {r.a.shown():<{wa}}  |  B {r.b.shown():<{wb}}  {extra}".rstrip())
+    lines.append("")
     if not c.differences:
-        lines.append("no differences found in what both runs logged")
-    width = max((len(f"{d.area}: {d.what}") for d in c.differences), default=0)
+        lines.append("no difference in the setup both runs logged")
     for d in c.differences:
         lines.append(f"{(d.area + ': ' + d.what):<{width}}  A {_short(d.a)}  |  B {_short(d.b)}")
-    if c.bandwidth.height:
+    bw = c.bandwidth.filter(pl.col("busbw_gbs").is_not_null() | pl.col("busbw_gbs_b").is_not_null())
+    if bw.height:
         lines += ["", "bus bandwidth (GB/s) by message size:", f"  {'op':<14}{'size':>10}{'A':>10}{'B':>10}"]
-        for r in c.bandwidth.iter_rows(named=True):
+        for r in bw.iter_rows(named=True):
             fa = "-" if r["busbw_gbs"] is None else f"{r['busbw_gbs']:.2f}"
             fb = "-" if r["busbw_gbs_b"] is None else f"{r['busbw_gbs_b']:.2f}"
             lines.append(f"  {r['op']:<14}{_size(r['size']):>10}{fa:>10}{fb:>10}")

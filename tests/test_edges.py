@@ -142,3 +142,23 @@ def test_a_truncated_gz_in_a_folder_is_counted_once_as_read(tmp_path, cut_gz):
     assert r.stderr == f"note: {run / 'torchrun_node0.log.gz'}: truncated gzip stream: read what it held\n"
     assert r.stdout.startswith("files     14 (4 flight-recorder, 4 py-spy, 5 torch, 1 torch")
     assert "unreadable" not in r.stdout and "verdict   DEADLOCK" in r.stdout
+
+
+def test_summary_lines_a_newcomer_reads():
+    out = invoke("ingest", SAMPLES / "gloo_2x2_deadlock", "--no-store").stdout.splitlines()
+    assert out[0] == "files     14 (4 flight-recorder, 4 py-spy, 5 torch, 1 torch+trainer)"
+    assert "last      ranks 0-2: gloo:all_reduce seq 9 on pg 0 (from the Flight Recorder)" in out
+    errors = next(line for line in out if line.startswith("errors"))
+    assert errors.endswith("failed (exitcode: 124) local_rank: 1 (pid: 4315) of binary: /work/venv/bin/python")
+    out = invoke("ingest", SAMPLES / "gpu_2x1_initstall", "--no-store").stdout.splitlines()
+    assert "versions  nccl 2.28.9+cuda13.0; torch 2.11.0" in out  # its ranks had no deepspeed: no "deepspeed "
+    assert "network   vm: NCCL uses Socket" in out and "network   vm: NCCL socket interface lo:127.0.0.1 (IPv4)" in out
+
+
+def test_a_long_error_line_ends_at_a_word():
+    from tracekit.reports.summary import _clip
+
+    line = (SAMPLES / "gloo_2x2_mismatch" / "rank2.log").read_text().splitlines()[11]  # gloo's 306-character error
+    assert len(line) > 240
+    cut = _clip(line)
+    assert cut.endswith(" ...") and len(cut) <= 240 and line.startswith(cut[:-4]) and line[len(cut) - 4] == " "

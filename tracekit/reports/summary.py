@@ -20,6 +20,24 @@ ERROR_KINDS = ["nccl_warn", "transport_error", "connect_retry", "watchdog_timeou
                "rank_exit", "collective_mismatch", "c10d_error", "job_cancelled"]
 
 
+#: where a collective row came from, as the summary says it
+SOURCE_NAMES = {"fr": "the Flight Recorder", "nccl": "the NCCL log", "kineto": "the Kineto trace",
+                "kineto-gpu": "the Kineto trace's GPU kernels", "deepspeed": "DeepSpeed's comms log"}
+#: what each kind of network line of NCCL's says, as the summary words it
+NETWORK_WORDS = {"network": "NCCL uses", "bootstrap": "NCCL bootstrap on", "ib_not_found": "NCCL found no InfiniBand device:",
+                 "socket_devices": "NCCL socket interface", "ib_devices": "NCCL InfiniBand devices"}
+ERROR_WIDTH = 240  # characters of the first error line shown; longer ones end at a word, with "..."
+
+
+def _clip(text: str, width: int = ERROR_WIDTH) -> str:
+    """``text`` whole when it fits, else cut at the last space before ``width`` and marked with "..."."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    cut = text[: width - 3]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + " ..."
+
+
 def _last(df: pl.DataFrame, by: list[str], order: list[str]) -> pl.DataFrame:
     """Per group, the row that sorting by ``order`` (nulls last) would put last, without sorting:
     keep the rows at the group's maximum of each key in turn (a null counts as the largest)."""
@@ -53,7 +71,7 @@ def build(store: Store, verdict: Verdict) -> dict:
         "files": f.select("file", "kind", "lines", "parsed", "unknown", "error").to_dicts(),
         "ranks": {"count": r["rank"].drop_nulls().n_unique(), "world_size": r["world_size"].max(),
                   "nodes": nodes, "hosts": sorted(r["host"].drop_nulls().unique().to_list())},
-        "versions": {k: sorted(r[col].drop_nulls().unique().to_list()) for k, col in
+        "versions": {k: sorted(v for v in r[col].drop_nulls().unique().to_list() if v) for k, col in
                      (("nccl", "nccl_version"), ("torch", "torch_version"), ("deepspeed", "deepspeed_version"))},
         "transports": [{"host_pair": a, "transport": b, "n": n} for a, b, n in transports.iter_rows()],
         "network": net.to_dicts(),
@@ -68,7 +86,8 @@ def build(store: Store, verdict: Verdict) -> dict:
 
 def render(s: dict) -> str:
     out = []
-    kinds = ", ".join(f"{n} {k}" for k, n in s["files_by_kind"].items())
+    # a file several parsers read (torchrun lines and trainer lines in one stdout) is of kind "torch,trainer"
+    kinds = ", ".join(f"{n} {k.replace(',', '+')}" for k, n in s["files_by_kind"].items())
     rk = s["ranks"]
     out.append(f"files     {len(s['files'])} ({kinds})")
     out.append(f"ranks     {rk['count']} seen, world size {rk['world_size'] or '?'}, {rk['nodes']} node(s)"
@@ -78,7 +97,7 @@ def render(s: dict) -> str:
     if v:
         out.append(f"versions  {v}")
     for n in s["network"][:6]:
-        out.append(f"network   {n['host']}: {n['what']} {n['value']}")
+        out.append(f"network   {n['host']}: {NETWORK_WORDS.get(n['what'], n['what'])} {n['value']}")
     if s["transports"]:
         out.append("transports " + "; ".join(f"{t['host_pair']} {t['transport']} x{t['n']}" for t in s["transports"][:8]))
     cm = s["communicators"]
@@ -89,10 +108,10 @@ def render(s: dict) -> str:
         for row in s["last_collective"]:
             by.setdefault((row["source"], row["op"], row["seq"], row["pg"]), []).append(row["rank"])
         for (src, op, seq, pg), ranks in sorted(by.items(), key=lambda kv: min(kv[1]))[:8]:
-            out.append(f"last      ranks {fmt_ranks(ranks)}: {op} seq {seq} on pg {pg} ({src})")
+            out.append(f"last      ranks {fmt_ranks(ranks)}: {op} seq {seq} on pg {pg} (from {SOURCE_NAMES.get(src, src)})")
     if s["errors_total"]:
         out.append(f"errors    {s['errors_total']} line(s); first: {s['errors'][0]['file']}:{s['errors'][0]['line']}: "
-                   f"{(s['errors'][0]['message'] or '').strip()[:120]}")
+                   f"{_clip(s['errors'][0]['message'] or '')}")
     # nothing read of these (tracekit.ingest.unreadable); a file read in part (a truncated .gz) is counted as read
     bad = [x for x in s["files"] if x["error"] and not (x["lines"] or x["parsed"])]
     for x in bad[:5]:

@@ -1,6 +1,7 @@
 """Every command's edges, as a user meets them: exact output and exit codes on real samples."""
 
 import gzip
+import json
 import shutil
 import socket
 import threading
@@ -162,3 +163,28 @@ def test_a_long_error_line_ends_at_a_word():
     assert len(line) > 240
     cut = _clip(line)
     assert cut.endswith(" ...") and len(cut) <= 240 and line.startswith(cut[:-4]) and line[len(cut) - 4] == " "
+
+
+def test_ingest_unknown_lists_the_lines_not_understood_per_file():
+    r = invoke("ingest", SAMPLES / "gloo_2x2_deadlock", "--no-store", "--unknown")
+    assert r.exit_code == 0, r.output
+    assert "unknown   30 line(s) not understood in 6 file(s) (ingest --unknown lists them)" in r.stdout
+    listing = r.stdout.split("\n\n")[-1].splitlines()
+    d = SAMPLES / "gloo_2x2_deadlock"
+    assert listing[0] == "lines not understood: 30 in 6 file(s); the first 10 of each file:"
+    assert listing[1] == f"{d / 'rank0.log'}:4: [tracekit] stall: no progress for 4.2s, dumped FR and stacks"
+    assert f"{d / 'torchrun_node0.log'}:9:     main()" in listing  # as the file has it, indent and all
+    assert f"  ... and 3 more in {d / 'torchrun_node0.log'}" in listing
+    assert len(listing) == 1 + 4 + 2 * (10 + 1)
+    r = invoke("ingest", SAMPLES / "gloo_2x2_deadlock", "--no-store", "--unknown", "--json")
+    listed = json.loads(r.stdout)["unknown_listed"]
+    assert [(f["total"], len(f["lines"])) for f in listed] == [(1, 1)] * 4 + [(13, 10)] * 2
+
+
+def test_ingest_unknown_caps_the_files_and_counts_the_rest(tmp_path):
+    for i in range(25):  # 25 launcher logs, 13 lines not understood in each
+        shutil.copy(SAMPLES / "gloo_2x2_deadlock" / "torchrun_node0.log", tmp_path / f"torchrun_{i:02}.log")
+    listing = invoke("ingest", tmp_path, "--no-store", "--unknown").stdout.split("\n\n")[-1].splitlines()
+    assert listing[0] == "lines not understood: 325 in 25 file(s); the first 10 of each file:"
+    assert listing[-1] == "  ... and 65 more in 5 more file(s)"
+    assert len(listing) == 1 + 20 * 11 + 1

@@ -186,13 +186,16 @@ def _store_target(paths: list[str], out: str | None, no_store: bool) -> Path | N
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (stable schema).")
 @click.option("--fail-on-hang", is_flag=True, help="Exit 1 when the verdict is a hang or a failure.")
 @click.option("--no-store", is_flag=True, help="Analyse only; write no parquet store.")
-def ingest_cmd(paths, out, as_json, fail_on_hang, no_store):
+@click.option("--unknown", "list_unknown", is_flag=True,
+              help="Also list the lines no parser understood, per file (file:line: text; the first 10 of each file).")
+def ingest_cmd(paths, out, as_json, fail_on_hang, no_store, list_unknown):
     """Read per-rank logs, dumps and traces into parquet tables and print what they show.
 
     Example: tracekit ingest samples/gloo_2x2_deadlock
     """
     from tracekit import verdict as verdict_mod
     from tracekit.ingest import ingest as ingest_paths
+    from tracekit.ingest import unknown_lines as ingest_unknown
     from tracekit.ingest import unreadable
     from tracekit.reports import summary
 
@@ -222,7 +225,12 @@ def ingest_cmd(paths, out, as_json, fail_on_hang, no_store):
             raise BadInput(str(e)) from None
     v = verdict_mod.decide(store)
     s = summary.build(store, v)
-    click.echo(json.dumps(s, indent=2, default=str) if as_json else summary.render(s))
+    unknown = ingest_unknown(paths) if list_unknown else None
+    if as_json:
+        click.echo(json.dumps(s | ({"unknown_listed": summary.unknown_listing(unknown)} if list_unknown else {}),
+                              indent=2, default=str))
+    else:
+        click.echo(summary.render(s) + ("\n\n" + summary.render_unknown(unknown) if list_unknown else ""))
     if fail_on_hang and s["verdict"]["kind"] in HANGS:
         sys.exit(1)
 

@@ -186,10 +186,9 @@ def _classify(path: str, data: bytes | mmap.mmap | OSError) -> tuple[dict, list[
     return row, data
 
 
-def _parse_texts(texts: list[tuple[dict, bytes]]) -> dict[str, tuple[dict, list[Parsed]]]:
-    """Run every text parser once over the lines of all ``texts``; account for each file's lines."""
-    if not texts:
-        return {}
+def _claims(texts: list[tuple[dict, bytes]]):
+    """Every text parser run once over the lines of all ``texts``: the lines frame, the scanner's
+    COLL lines, what each parser found, and the non-blank lines and the lines some parser claimed."""
     lines, scanned = nccl.read_many([(row["file"], data) for row, data in texts])
     # Lines of the plain NCCL shape are the NCCL parser's alone: the others skip them (most of a big log).
     plain_nccl = pl.col("text").str.contains(nccl.FAST_HEAD)
@@ -197,6 +196,29 @@ def _parse_texts(texts: list[tuple[dict, bytes]]) -> dict[str, tuple[dict, list[
     parsed = [p for p in [nccl.parse(lines, scanned)] + [m.parse(others) for m in TEXT_PARSERS if m is not nccl] if p.found]
     nonblank = lines.filter(~pl.col("blank")).select("file", "line")
     claimed = pl.concat([p.claimed for p in parsed]).unique() if parsed else nonblank.clear()
+    return lines, scanned, parsed, nonblank, claimed
+
+
+def unknown_lines(paths: list[str | Path]) -> pl.DataFrame:
+    """The lines no parser understood, ``file, line, raw`` in file order (the store keeps only how
+    many each file has): the text files under ``paths`` are read and parsed again, a batch at a time."""
+    files = [str(p) for p in discover(paths)]
+    found = [pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64, "raw": pl.Utf8})]
+    for batch in _batches(files, 1, _size(files)):
+        texts = [(row, got) for row, got in (_classify_safely(f, _read(f)) for f in batch)
+                 if isinstance(got, (bytes, mmap.mmap))]
+        if texts:
+            lines, _, _, nonblank, claimed = _claims(texts)
+            unclaimed = nonblank.join(claimed, on=["file", "line"], how="anti")
+            found.append(lines.join(unclaimed, on=["file", "line"], how="semi").select("file", "line", "raw"))
+    return pl.concat(found).sort("file", "line", maintain_order=True)
+
+
+def _parse_texts(texts: list[tuple[dict, bytes]]) -> dict[str, tuple[dict, list[Parsed]]]:
+    """Run every text parser once over the lines of all ``texts``; account for each file's lines."""
+    if not texts:
+        return {}
+    lines, scanned, parsed, nonblank, claimed = _claims(texts)
     # the COLL lines read apart are all claimed by the NCCL parser
     coll_counts = (scanned.streams if scanned is not None else pl.DataFrame(schema=nccl.STREAMS)).group_by("file").agg(
         pl.col("lines").sum().alias("coll"))

@@ -118,7 +118,7 @@ def render(s: dict) -> str:
         out.append(f"unreadable {x['file']}: {x['error']}")
     unk = s["unknown_lines"]
     if unk:
-        out.append(f"unknown   {sum(unk.values())} line(s) not understood in {len(unk)} file(s)")
+        out.append(f"unknown   {sum(unk.values())} line(s) not understood in {len(unk)} file(s) (ingest --unknown lists them)")
     vd = s["verdict"]
     out.append("")
     out.append(f"verdict   {vd['kind'].upper()}: {vd['summary']}")
@@ -126,4 +126,33 @@ def render(s: dict) -> str:
         out.append(f"  evidence {e}")
     for n in vd["notes"][:3]:
         out.append(f"  note     {n}")
+    return "\n".join(out)
+
+
+UNKNOWN_PER_FILE, UNKNOWN_FILES = 10, 20  # lines shown of each file, files shown: the rest are counted
+
+
+def unknown_listing(lines: pl.DataFrame) -> list[dict]:
+    """The first UNKNOWN_PER_FILE lines not understood (``file, line, raw``) of the first UNKNOWN_FILES
+    files, each as ``{file, line, text}``, and for each file shown, how many of its lines were left off."""
+    by_file = lines.group_by("file", maintain_order=True).agg(pl.len().alias("n"), pl.col("line", "raw").head(UNKNOWN_PER_FILE))
+    return [{"file": f, "total": n, "lines": [{"line": ln, "text": (t or "").rstrip("\r")} for ln, t in zip(nums, raws)]}
+            for f, n, nums, raws in by_file.head(UNKNOWN_FILES).iter_rows()]
+
+
+def render_unknown(lines: pl.DataFrame) -> str:
+    """``tracekit ingest --unknown``: ``file:line: text`` for the lines no parser understood, capped."""
+    if not lines.height:
+        return "lines not understood: none"
+    listing = unknown_listing(lines)
+    out = [f"lines not understood: {lines.height} in {lines['file'].n_unique()} file(s); "
+           f"the first {UNKNOWN_PER_FILE} of each file:"]
+    for f in listing:
+        out += [f"{f['file']}:{x['line']}: {x['text'] if len(x['text']) <= ERROR_WIDTH else _clip(x['text'])}"
+                for x in f["lines"]]
+        if f["total"] > len(f["lines"]):
+            out.append(f"  ... and {f['total'] - len(f['lines'])} more in {f['file']}")
+    rest = lines.filter(~pl.col("file").is_in([f["file"] for f in listing]))
+    if rest.height:
+        out.append(f"  ... and {rest.height} more in {rest['file'].n_unique()} more file(s)")
     return "\n".join(out)

@@ -8,6 +8,7 @@ import threading
 import time
 import urllib.request
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -188,3 +189,20 @@ def test_ingest_unknown_caps_the_files_and_counts_the_rest(tmp_path):
     assert listing[0] == "lines not understood: 325 in 25 file(s); the first 10 of each file:"
     assert listing[-1] == "  ... and 65 more in 5 more file(s)"
     assert len(listing) == 1 + 20 * 11 + 1
+
+
+def test_top_level_help_gives_each_command_a_whole_sentence():
+    r = invoke("--help")
+    listed = r.stdout.split("Commands:\n")[1].splitlines()
+    assert len(listed) == len(main.commands)  # one line each: nothing wraps, nothing is cut
+    for line in listed:
+        name, text = line.split(None, 1)
+        assert text.endswith(".") and not text.endswith("..."), line
+        assert main.commands[name].short_help == text
+
+
+def test_every_option_has_help():
+    for name, cmd in main.commands.items():
+        for p in cmd.params:
+            if isinstance(p, click.Option):
+                assert p.help, f"{name} {p.opts}"

@@ -179,7 +179,7 @@ def _store_target(paths: list[str], out: str | None, no_store: bool) -> Path | N
     return None
 
 
-@main.command("ingest")
+@main.command("ingest", short_help="Read a run's logs, dumps and traces; say why it hung or crawled.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--out", type=click.Path(), help="Store folder: a new folder or an existing store; a folder holding anything "
               "else is refused (default: PATH/.tracekit/ for one folder; none for files or several paths).")
@@ -235,7 +235,7 @@ def ingest_cmd(paths, out, as_json, fail_on_hang, no_store, list_unknown):
         sys.exit(1)
 
 
-@main.command("verdict")
+@main.command("verdict", short_help="Print only the verdict of a run, with its evidence.")
 @click.argument("run", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
 @click.option("--fail-on-hang", is_flag=True, help="Exit 1 when the verdict is a hang or a failure.")
@@ -261,7 +261,7 @@ def verdict_cmd(run, as_json, fail_on_hang):
         sys.exit(1)
 
 
-@main.command("run", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@main.command("run", short_help="Launch a training command and collect evidence on every rank.", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--out", default="tracekit-logs", show_default=True, type=click.Path(file_okay=False),
               help="Run folder: every rank's logs, dumps and traces land here (share it across nodes, or one per node).")
 @click.option("--stall", "stall_s", default=300.0, show_default=True, help="Seconds without log growth before stacks are dumped.")
@@ -302,7 +302,7 @@ def run_cmd(out, stall_s, repeat_s, rounds, nccl_subsys, fr_buffer, profile_step
     sys.exit(code)
 
 
-@main.command("doctor", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@main.command("doctor", short_help="Flag known hang and slowness causes in a launch command.", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--script", type=Existing(dir_okay=False), help="Check every launch command in this shell script.")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -344,7 +344,7 @@ def doctor_cmd(script, as_json, command):
         click.echo("commands differ in: " + ("; ".join(diffs) if diffs else "nothing"))
 
 
-@main.command("diff")
+@main.command("diff", short_help="Compare two runs and say what differs, most telling first.")
 @click.argument("run_a", type=click.Path())
 @click.argument("run_b", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print the differences as JSON.")
@@ -370,7 +370,7 @@ def _names(*paths: str) -> tuple[str, ...]:
     return tuple(f"{k} {n}" for k, n in zip("AB", names)) if len(set(names)) < len(names) else tuple(names)
 
 
-@main.command("trace")
+@main.command("trace", short_help="Write a Perfetto trace of a run's collectives, one track per rank.")
 @click.argument("run", type=click.Path())
 @click.option("-o", "--out", "out", default="run.pftrace", show_default=True, type=click.Path(dir_okay=False),
               help="Perfetto trace to write.")
@@ -404,7 +404,7 @@ def trace_cmd(run, out, run_b, json_out):
                f"{len({s.flow for s in tl.slices if s.flow})} cross-rank flows, axis {tl.axis}; open it: tracekit open {out}")
 
 
-@main.command("open")
+@main.command("open", short_help="Serve a trace once for ui.perfetto.dev and print its link.")
 @click.argument("trace_file", type=Existing(dir_okay=False))
 @click.option("--port", default=9001, show_default=True, help="Port to serve on (the Perfetto UI allows 9001).")
 @click.option("--timeout", "timeout_s", type=float, default=None, help="Give up after this many seconds.")
@@ -435,11 +435,13 @@ def open_cmd(trace_file, port, timeout_s):
     click.echo("served; the UI has the trace now", err=True)
 
 
-@main.command("plot")
+@main.command("plot", short_help="Draw progress per rank, last collectives and bandwidth.")
 @click.argument("run", type=click.Path())
 @click.option("--diff", "run_b", type=click.Path(), help="A second run: its bandwidth goes on the same chart.")
-@click.option("-o", "--out", "out", default="tracekit-plots", show_default=True, type=click.Path(file_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["png", "svg"]), default="png", show_default=True)
+@click.option("-o", "--out", "out", default="tracekit-plots", show_default=True, type=click.Path(file_okay=False),
+              help="Folder to write the charts into (created if missing).")
+@click.option("--format", "fmt", type=click.Choice(["png", "svg"]), default="png", show_default=True,
+              help="Image format of the charts.")
 def plot_cmd(run, run_b, out, fmt):
     """Draw per-rank progress lanes, the last collective per rank and group, and bandwidth by size.
 
@@ -469,7 +471,7 @@ def plot_cmd(run, run_b, out, fmt):
         click.echo(f"wrote {m}")
 
 
-@main.command("watch")
+@main.command("watch", short_help="Follow a running job's folder and print a live verdict.")
 @click.argument("run_dir", type=Existing(file_okay=False))
 @click.option("--interval", default=10.0, show_default=True, help="Seconds between refreshes.")
 @click.option("--once", is_flag=True, help="One look, then exit (the rate needs two looks).")

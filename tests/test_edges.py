@@ -206,3 +206,18 @@ def test_every_option_has_help():
         for p in cmd.params:
             if isinstance(p, click.Option):
                 assert p.help, f"{name} {p.opts}"
+
+
+def test_verdict_of_an_empty_folder_is_bad_input_as_for_ingest(tmp_path):
+    for cmd in ("ingest", "verdict"):
+        r = invoke(cmd, tmp_path)
+        assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"error: {tmp_path}: no logs, dumps or traces found\n"), cmd
+
+
+def test_verdict_of_nothing_readable_is_one_line(tmp_path, cut_gz):
+    f = tmp_path / "torchrun_node0.log.gz"
+    f.write_bytes(cut_gz[:12])
+    r = invoke("verdict", f)
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"error: {f}: truncated gzip stream: nothing in it to read\n")
+    r = invoke("verdict", tmp_path)
+    assert (r.exit_code, r.stderr) == (2, f"error: {tmp_path}: no readable file ({f}: truncated gzip stream: nothing in it to read)\n")

@@ -134,9 +134,12 @@ def _load_run(path: str):
         raise BadInput(str(e)) from None
     if not store.files.height:
         raise BadInput(f"{path}: no logs, dumps or traces found")
-    errors = store.files["error"].drop_nulls()
-    if errors.len() == store.files.height:
-        raise BadInput(f"{path}: no readable file ({store.files['file'][0]}: {errors[0]})")
+    from tracekit.ingest import unreadable
+
+    bad = store.files.filter(unreadable())  # (a truncated .gz that held lines was read)
+    if bad.height == store.files.height:
+        f, why = bad["file"][0], bad["error"][0]
+        raise BadInput(f"{path}: {why}" if f == path else f"{path}: no readable file ({f}: {why})")
     return store
 
 
@@ -246,10 +249,7 @@ def verdict_cmd(run, as_json, fail_on_hang):
     """
     from tracekit import verdict as verdict_mod
 
-    try:
-        store = _load(run)
-    except StoreError as e:
-        raise BadInput(str(e)) from None
+    store = _load_run(run)  # an empty folder is bad input here as for ingest, not an UNDECIDED verdict
     v = verdict_mod.decide(store).to_dict()
     if as_json:
         click.echo(json.dumps(v, indent=2, default=str))

@@ -77,5 +77,8 @@ def main():
 
 
 if __name__ == "__main__":
+    from usage import answer_help
+
+    answer_help(__doc__)
     os.environ.setdefault("POLARS_MAX_THREADS", str(os.cpu_count()))
     main()

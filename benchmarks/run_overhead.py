@@ -60,4 +60,7 @@ def main():
 
 
 if __name__ == "__main__":
+    from usage import answer_help
+
+    answer_help(__doc__)
     main()

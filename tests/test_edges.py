@@ -1,9 +1,12 @@
 """Every command's edges, as a user meets them: exact output and exit codes on real samples."""
 
+import ast
 import gzip
 import json
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -12,7 +15,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import SAMPLES
+from tests.conftest import ROOT, SAMPLES
 from tracekit import serve
 from tracekit.cli import main
 
@@ -221,3 +224,15 @@ def test_verdict_of_nothing_readable_is_one_line(tmp_path, cut_gz):
     assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"error: {f}: truncated gzip stream: nothing in it to read\n")
     r = invoke("verdict", tmp_path)
     assert (r.exit_code, r.stderr) == (2, f"error: {tmp_path}: no readable file ({f}: truncated gzip stream: nothing in it to read)\n")
+
+
+BENCHMARKS = sorted(p for p in (ROOT / "benchmarks").glob("*.py") if "__main__" in p.read_text())
+
+
+@pytest.mark.parametrize("script", BENCHMARKS, ids=lambda p: p.name)
+def test_every_benchmark_answers_help_without_running(script):
+    r = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert "usage" in r.stdout.lower() and r.stderr == ""
+    if "argparse" not in script.read_text():  # the docstring, which holds the usage, and nothing else
+        assert r.stdout.strip() == ast.get_docstring(ast.parse(script.read_text()), clean=False).strip()

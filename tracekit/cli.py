@@ -134,6 +134,20 @@ def _load_run(path: str):
         raise BadInput(str(e)) from None
     if not store.files.height:
         raise BadInput(f"{path}: no logs, dumps or traces found")
+    errors = store.files["error"].drop_nulls()
+    if errors.len() == store.files.height:
+        raise BadInput(f"{path}: no readable file ({store.files['file'][0]}: {errors[0]})")
+    return store
+
+
+def _load_run(path: str):
+    """``_load`` for the commands that analyse a run: a run with no readable file is bad input."""
+    try:
+        store = _load(path)
+    except StoreError as e:
+        raise BadInput(str(e)) from None
+    if not store.files.height:
+        raise BadInput(f"{path}: no logs, dumps or traces found")
     from tracekit.ingest import unreadable
 
     bad = store.files.filter(unreadable())  # (a truncated .gz that held lines was read)
@@ -443,32 +457,42 @@ def open_cmd(trace_file, port, timeout_s):
 @click.option("--format", "fmt", type=click.Choice(["png", "svg"]), default="png", show_default=True,
               help="Image format of the charts.")
 def plot_cmd(run, run_b, out, fmt):
-    """Draw per-rank progress lanes, the last collective per rank and group, and bandwidth by size.
+    """Draw progress per rank (in a hang, each rank's wait after its last collective; for a
+    straggler, how late each rank arrives), the last collective per rank and process group, and
+    bus bandwidth by message size. A chart with nothing to draw is not written (stderr says why);
+    none at all is exit 2.
 
     Example: tracekit plot samples/gloo_2x2_deadlock -o plots
     """
+    from tracekit import verdict as verdict_mod
     from tracekit.reports import plots
 
-    try:
-        a = _load(run)
-        b = _load(run_b) if run_b else None
-    except StoreError as e:
-        raise BadInput(str(e)) from None
+    stores = [_load_run(run)] + ([_load_run(run_b)] if run_b else [])
     d = Path(out)
     try:
         d.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise BadInput(f"{out}: cannot create the folder: {e.strerror or e}") from None
     runs = [run] + ([run_b] if run_b else [])
-    with _output(str(d / f"progress.{fmt}"), runs), _output(str(d / f"last_collective.{fmt}"), runs), \
-            _output(str(d / f"bandwidth.{fmt}"), runs), _output(str(d / f"progress_b.{fmt}"), runs):
-        made = [plots.progress(a, d / f"progress.{fmt}", f"progress per rank: {run}"),
-                plots.last_collective(a, d / f"last_collective.{fmt}", f"last collective per rank: {run}"),
-                plots.bandwidth({"A " + run: a} | ({"B " + run_b: b} if b is not None else {}), d / f"bandwidth.{fmt}")]
-        if b is not None:
-            made.append(plots.progress(b, d / f"progress_b.{fmt}", f"progress per rank: {run_b}"))
-    for m in made:
-        click.echo(f"wrote {m}")
+    names = _names(*runs)
+    charts = [("bandwidth", lambda p: plots.bandwidth(dict(zip(names, stores)), p))]
+    for store, name, suffix in zip(stores, names, ("", "_b")):
+        v = verdict_mod.decide(store)
+        charts[-1:-1] = [(f"progress{suffix}", lambda p, s=store, v=v, n=name: plots.progress(s, v, p, n)),
+                         (f"last_collective{suffix}", lambda p, s=store, v=v, n=name: plots.last_collective(s, v, p, n))]
+    made = 0
+    for stem, draw in charts:
+        path = d / f"{stem}.{fmt}"
+        with _output(str(path), runs):
+            try:
+                draw(path)
+            except plots.Nothing as e:
+                click.echo(f"{path.name} not written: {e}", err=True)
+                continue
+        click.echo(f"wrote {path}")
+        made += 1
+    if not made:
+        raise BadInput(f"{', '.join(runs)}: nothing to plot (no timed or sequenced collectives, no bandwidth)")
 
 
 @main.command("watch", short_help="Follow a running job's folder and print a live verdict.")

@@ -1,0 +1,168 @@
+"""Where each rank is, as the plots and the report show it: its collectives on one clock, the
+process groups by what they are, and one row per rank (last collective, state, main thread).
+
+Whether a rank behind its group's frontier is stuck depends on the verdict: in a hang it never
+issued the next collective; in a run that still moved (slow progress, a finished run) its last
+dump was only taken earlier, and nothing here calls it stuck.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import polars as pl
+
+from tracekit import align
+from tracekit.align import fmt_ranks
+from tracekit.store import Store
+
+#: Verdicts in which a rank behind its group's frontier is stuck there.
+HANGS = {"DEADLOCK", "MISMATCH", "INIT_STALL", "TRANSPORT_ERROR", "CRASHED_RANK"}
+TIMED_SOURCES = ("fr", "kineto")
+# a frame of the standard library (py-spy's `(threading.py:327)`, `/usr/lib/python3.11/...`), unless installed
+STDLIB_FRAME = (r"\((?:<frozen |(?:" + "|".join(sorted(sys.stdlib_module_names)) + r")(?:\.py)?[/:])"
+                r"|/lib/python3\.\d+/(?:[^/]+/)*[^/]+\.py:")
+SITE = r"site-packages|dist-packages"
+
+
+def is_hang(verdict) -> bool:
+    return verdict is not None and verdict.kind.name in HANGS
+
+
+def timed(store: Store) -> tuple[pl.DataFrame, str]:
+    """Collectives of the best source with enqueue times, once per (rank, pg, seq), with ``t`` in
+    ns on one clock (each host's offset removed, ``align.clock_offsets``); empty when no source
+    has times (NCCL COLL lines have none)."""
+    c = store.collectives.filter(pl.col("rank").is_not_null() & pl.col("seq").is_not_null()
+                                 & pl.col("start_ns").is_not_null())
+    for source in TIMED_SOURCES:
+        sub = c.filter(pl.col("source") == source)
+        if sub.height:
+            sub = sub.sort("start_ns").unique(["rank", "pg", "seq"], keep="last", maintain_order=True)
+            off = align.clock_offsets(sub)
+            sub = sub.join(off, on="host", how="left").with_columns(
+                (pl.col("start_ns") - pl.col("offset_ns").fill_null(0)).alias("t"),
+                (pl.col("end_ns") - pl.col("offset_ns").fill_null(0)).alias("t_end"))
+            return sub.with_columns(pl.col("op").cast(pl.Utf8), pl.col("state").cast(pl.Utf8)), source
+    return c.clear().with_columns(pl.lit(None, pl.Int64).alias("t"), pl.lit(None, pl.Int64).alias("t_end")), ""
+
+
+def main_group(coll: pl.DataFrame, verdict=None) -> str | None:
+    """The verdict's group where it names one, else the group with the most collectives."""
+    for f in (verdict.findings if verdict is not None else []):
+        if f.op and f.pg in set(coll["pg"].unique().to_list()):
+            return f.pg
+    if not coll.height:
+        return None
+    return coll.group_by("pg").len().sort(["len", "pg"], descending=[True, False])["pg"][0]
+
+
+def group_labels(store: Store) -> dict[str, str]:
+    """Each process group or NCCL communicator by what it is: ``default_pg (pg 0)``, ``NCCL
+    communicator of all 4 ranks``, ``NCCL communicator of ranks 0,2 (split)``; never a bare hash."""
+    c = store.collectives.filter(pl.col("pg").is_not_null())
+    world = store.ranks["world_size"].drop_nulls().max() if store.ranks.height else None
+    out = {}
+    for pg, desc, ranks, nranks in c.group_by("pg").agg(
+            pl.col("pg_desc").drop_nulls().first(), pl.col("rank").drop_nulls().unique().sort(),
+            pl.col("nranks").drop_nulls().max()).iter_rows():
+        if desc:
+            out[pg] = f"{desc} (pg {pg})"
+            continue
+        n = nranks or len(ranks)
+        whole = world is not None and n == world
+        if re.fullmatch(r"0x[0-9a-f]+", pg or ""):
+            split = store.comms.filter((pl.col("comm_id") == pg) & pl.col("parent").is_not_null()).height > 0
+            who = f"all {n} ranks" if whole else f"ranks {fmt_ranks(ranks)}" if ranks else f"{n} ranks"
+            out[pg] = f"NCCL communicator of {who}" + (" (split)" if split else "")
+        else:
+            out[pg] = f"pg {pg}" + ("" if whole or not ranks else f" (ranks {fmt_ranks(ranks)})")
+    return out
+
+
+def main_threads(store: Store) -> dict[int, str]:
+    """Per rank, where its main thread is in its last stack dump: the innermost frame of the
+    program or a library (a rank waiting in wandb reads as wandb, not as threading.Condition.wait)."""
+    st = store.events.filter((pl.col("kind") == "stack") & pl.col("rank").is_not_null()
+                             & pl.col("thread").str.contains("MainThread"))
+    if not st.height:
+        return {}
+    stdlib = pl.element().str.contains(STDLIB_FRAME) & ~pl.element().str.contains(SITE)
+    frames = pl.col("frames").str.split(" <- ").list.eval(pl.element().filter(~stdlib))
+    st = st.with_columns(pl.coalesce(frames.list.first(), "where").alias("where"))
+    return dict(st.sort("file", "line").group_by("rank").agg(pl.col("where").last()).iter_rows())
+
+
+def _fr_status(store: Store) -> pl.DataFrame:
+    """Per (rank, pg): last enqueued and last completed sequence number of the rank's latest dump."""
+    g = getattr(store, "groups", None)
+    if g is None or not g.height:
+        return pl.DataFrame(schema={"rank": pl.Int64, "pg": pl.Utf8, "enq": pl.Int64, "done": pl.Int64})
+    return (g.filter(pl.col("rank").is_not_null() & pl.col("last_enqueued").is_not_null())
+            .group_by("rank", "pg").agg(pl.col("last_enqueued").max().alias("enq"), pl.col("last_completed").max().alias("done")))
+
+
+def table(store: Store, verdict=None) -> pl.DataFrame:
+    """One row per rank: its last collective on the main group (op, seq, when), its state there,
+    where its main thread is, and whether the verdict names it."""
+    coll = store.collectives.filter(pl.col("rank").is_not_null() & pl.col("seq").is_not_null()
+                                    & ~pl.col("op").is_in(["send", "recv"]))
+    tm, _ = timed(store)
+    source = next((s for s in ("fr", "kineto", "nccl") if coll.filter(pl.col("source") == s).height), None)
+    coll = coll.filter(pl.col("source") == source) if source else coll
+    pg = main_group(coll, verdict)
+    labels = group_labels(store)
+    named = set(verdict.ranks) if verdict is not None else set()
+    hang = is_hang(verdict)
+    where = main_threads(store)
+    ranks = sorted(set(store.ranks["rank"].drop_nulls().to_list()) | set(coll["rank"].to_list()) | set(where))
+    last = (coll.filter(pl.col("pg") == pg).sort("seq").group_by("rank")
+            .agg(pl.col("seq").last(), pl.col("op").cast(pl.Utf8).last(), pl.col("state").cast(pl.Utf8).last()))
+    last = {r["rank"]: r for r in last.iter_rows(named=True)}
+    times = {} if not tm.height else dict(tm.filter(pl.col("pg") == pg).group_by("rank").agg(pl.col("t").max()).iter_rows())
+    t0 = tm["t"].min() if tm.height else None
+    status = {(r, p): (e, d) for r, p, e, d in _fr_status(store).iter_rows()}
+    top = max((x["seq"] for x in last.values()), default=None)
+    rows = []
+    for r in ranks:
+        x = last.get(r)
+        enq, done = status.get((r, pg), (None, None))
+        if x is None:
+            state = "no collective recorded on this group"
+        elif top is not None and x["seq"] < top:
+            state = (f"behind: never issued #{x['seq'] + 1}" if hang
+                     else f"its last record ends at #{x['seq']} (taken earlier; the run moved on)")
+        elif (enq is not None and done is not None and done < enq) or x["state"] in ("scheduled", "started"):
+            state = f"in {x['op']} #{x['seq']}, not completed" + (": waits for the others" if hang else "")
+        elif x["state"] == "completed" or (done is not None and enq is not None and done >= enq):
+            state = f"completed #{x['seq']}" + ("; not in a collective since" if hang else "")
+        else:
+            state = f"issued {x['op']} #{x['seq']}"
+        rows.append({
+            "rank": r, "pg": labels.get(pg, pg) if x else None, "op": x["op"] if x else None,
+            "seq": x["seq"] if x else None,
+            "t_s": (times[r] - t0) / 1e9 if r in times and t0 is not None else None,
+            "state": state, "where": where.get(r), "named": r in named,
+        })
+    return pl.DataFrame(rows, schema={"rank": pl.Int64, "pg": pl.Utf8, "op": pl.Utf8, "seq": pl.Int64, "t_s": pl.Float64,
+                                      "state": pl.Utf8, "where": pl.Utf8, "named": pl.Boolean})
+
+
+def waits(store: Store) -> dict[int, tuple[float, str]]:
+    """How long a rank is known to have waited in its last collective, from the logs: c10d's
+    watchdog (``ran for 25031 milliseconds before timing out``). Seconds and the evidence."""
+    wd = store.events.filter((pl.col("kind") == "watchdog_timeout") & pl.col("rank").is_not_null()).with_columns(
+        pl.col("message").str.extract(r"ran for (\d+) milliseconds", 1).cast(pl.Int64, strict=False).alias("ms"))
+    wd = wd.filter(pl.col("ms").is_not_null())
+    out = {}
+    for r in wd.group_by("rank").agg(pl.col("ms").max(), pl.col("seq").first()).iter_rows(named=True):
+        out[r["rank"]] = (r["ms"] / 1000, f"c10d watchdog: seq {r['seq']} ran for {r['ms'] / 1000:.1f} s")
+    return out
+
+
+def stall_note(store: Store) -> str | None:
+    """tracekit run's own record of the stall: how long no log grew before it dumped."""
+    notes = store.events.filter((pl.col("kind") == "run_note") | (pl.col("kind") == "stall"))["message"].drop_nulls()
+    secs = notes.str.extract(r"grew for (\d+(?:\.\d+)?)s", 1).cast(pl.Float64, strict=False).drop_nulls()
+    return f"no log grew for {secs.max():g} s before the dump (tracekit run)" if secs.len() else None

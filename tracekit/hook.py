@@ -48,10 +48,18 @@ def header() -> str:
             f"host={socket.gethostname()} pid={os.getpid()} torch={version('torch')} deepspeed={version('deepspeed')}")
 
 
+def shown(path: str) -> str:
+    """``path`` relative to the working folder where it lies inside it, so that a recording names
+    ``samples/repro/train.py``, not the recording machine's ``/home/someone/...``; else as it is."""
+    here = os.getcwd().rstrip(os.sep) + os.sep
+    return path[len(here):] if path.startswith(here) else path
+
+
 def dump_stacks(path: Path, rank: str) -> None:
-    """Every Python thread's stack, innermost frame first, as py-spy prints it."""
+    """Every Python thread's stack, innermost frame first, as py-spy prints it (paths inside the
+    working folder relative to it)."""
     names = {t.ident: t.name for t in threading.enumerate()}
-    lines = [f"# tracekit stack dump rank={rank}", f"Process {os.getpid()}: {' '.join(sys.argv)}",
+    lines = [f"# tracekit stack dump rank={rank}", f"Process {os.getpid()}: {' '.join(map(shown, sys.argv))}",
              f"Python v{sys.version.split()[0]}", ""]
     for ident, frame in sys._current_frames().items():
         if ident == threading.get_ident():
@@ -59,7 +67,7 @@ def dump_stacks(path: Path, rank: str) -> None:
         name = names.get(ident, "?")
         lines.append(f'Thread {os.getpid() if name == "MainThread" else ident} (active): "{name}"')
         for fs in reversed(traceback.extract_stack(frame)):
-            lines.append(f"    {fs.name} ({fs.filename}:{fs.lineno})")
+            lines.append(f"    {fs.name} ({shown(fs.filename)}:{fs.lineno})")
         lines.append("")
     path.write_text("\n".join(lines))
 
@@ -180,7 +188,7 @@ def attach(run_dir: str | Path) -> None:
     import signal
 
     fh = open(run / f"faulthandler.{host}.{pid}.txt", "a", buffering=1)
-    fh.write(f"# tracekit stack dump rank={rank}\nProcess {pid}: {' '.join(sys.argv)}\n")
+    fh.write(f"# tracekit stack dump rank={rank}\nProcess {pid}: {' '.join(map(shown, sys.argv))}\n")
     faulthandler.register(signal.SIGUSR1, file=fh, all_threads=True)
     request = run / f"dump.{host}.{launcher}.request"
 

@@ -72,7 +72,8 @@ def run(scenario: str, topology: str, fixed: bool, out: Path, timeout: float = 2
     stall = env.pop("TK_STALL", "6")  # the slow run's steps outlast a 2 s stall: dumps a few seconds apart
     run_cmd = [sys.executable, "-m", "tracekit.cli", "run", "--quiet", "--out", str(folder), "--stall", stall,
                "--repeat", "3", "--rounds", "3"]
-    train = str(HERE / "train_zero3.py")
+    train = HERE / "train_zero3.py"  # named relative to the working folder where inside it: no machine's path recorded
+    train = str(train.relative_to(Path.cwd().resolve()) if train.is_relative_to(Path.cwd().resolve()) else train)
     port = 29600 + os.getpid() % 300
     procs = []
     if topology == "1x4":

@@ -20,6 +20,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def script(name: str) -> str:
+    """``samples/repro/NAME`` as the launch names it: relative to the working folder where it lies
+    inside it, so the recorded command line and stack dumps carry no machine's absolute path."""
+    try:
+        return str((HERE / name).relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(HERE / name)
+
+
 def launch(topology: str, scenario: str, out: str, timeout: float = 120) -> list[int]:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -31,7 +40,7 @@ def launch(topology: str, scenario: str, out: str, timeout: float = 120) -> list
     for nnodes, nproc, node_rank in nodes:
         cmd = [sys.executable, "-m", "torch.distributed.run", f"--nnodes={nnodes}", f"--node_rank={node_rank}",
                f"--nproc_per_node={nproc}", "--master_addr=::1", f"--master_port={port}",
-               str(HERE / "train.py")]
+               script("train.py")]
         log = open(out / f"torchrun_node{node_rank}.log", "w")
         log.write("$ " + " ".join(cmd[1:]) + f"\n# TK_SCENARIO={scenario}\n")
         log.flush()

@@ -134,20 +134,6 @@ def _load_run(path: str):
         raise BadInput(str(e)) from None
     if not store.files.height:
         raise BadInput(f"{path}: no logs, dumps or traces found")
-    errors = store.files["error"].drop_nulls()
-    if errors.len() == store.files.height:
-        raise BadInput(f"{path}: no readable file ({store.files['file'][0]}: {errors[0]})")
-    return store
-
-
-def _load_run(path: str):
-    """``_load`` for the commands that analyse a run: a run with no readable file is bad input."""
-    try:
-        store = _load(path)
-    except StoreError as e:
-        raise BadInput(str(e)) from None
-    if not store.files.height:
-        raise BadInput(f"{path}: no logs, dumps or traces found")
     from tracekit.ingest import unreadable
 
     bad = store.files.filter(unreadable())  # (a truncated .gz that held lines was read)

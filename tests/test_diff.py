@@ -48,7 +48,7 @@ def test_deadlock_against_healthy_leads_with_the_deadlock():
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
     assert (out["verdicts"]["a"]["kind"], out["verdicts"]["b"]["kind"]) == ("deadlock", "healthy")
-    assert "ranks 3 never issued it" in out["verdicts"]["a"]["summary"]
+    assert "rank 3 never issued it" in out["verdicts"]["a"]["summary"]
     rate = {f["what"]: f for f in out["figures"]}["collectives per second"]
     assert rate["a"]["source"] == rate["b"]["source"] == "fr" and 0 < rate["a"]["value"] < rate["b"]["value"]
     seq = [d for d in out["differences"] if d["area"] == "sequence"]

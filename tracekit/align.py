@@ -25,7 +25,8 @@ class Match(Enum):
     """How the ranks of one process group disagree, worst first."""
 
     MISSING = "a rank never issued a collective its group's other ranks issued"
-    RANK_ABSENT = "a rank of the group left no record at all (no log or an empty dump)"
+    RANK_ABSENT = "a rank's record (an empty dump) holds no collective of a group its peers used"
+    NO_RECORD = "a member of the group left no record in this source: nothing is known of it"
     OP_TYPE = "ranks issued different collectives at the same sequence number"
     DTYPE = "ranks issued the collective with different dtypes"
     SIZE = "ranks issued the collective with different sizes"
@@ -52,8 +53,12 @@ class Finding:
         where = f"process group {self.pg}" + (f" ({self.pg_desc})" if self.pg_desc else "")
         what = f"{self.op or '?'} seq {self.seq}" + (f" [{self.sizes}]" if self.sizes else "") + (
             f" {self.dtype}" if self.dtype else "")
+        if self.kind == Match.NO_RECORD:
+            return (f"{where}: {who(self.missing)} left no {SOURCE_NAMES.get(self.source, self.source)} record; "
+                    f"{who(self.present)} reached seq {self.seq}")
         if self.kind in (Match.MISSING, Match.RANK_ABSENT):
-            return f"{where}: {what}: ranks {fmt_ranks(self.missing)} never issued it; ranks {fmt_ranks(self.present)} wait in it"
+            return (f"{where}: {what}: {who(self.missing)} never issued it; {who(self.present)} "
+                    f"{'waits' if len(self.present) == 1 else 'wait'} in it")
         if self.last_of_missing:
             other = "; ".join(f"rank {r}: {v}" for r, v in sorted(self.last_of_missing.items())[:4])
             return f"{where}: seq {self.seq}: {self.kind.value}: ranks {fmt_ranks(self.present)} issued {what}; {other}"
@@ -66,6 +71,14 @@ class Finding:
             "present_ranks": self.present, "missing_ranks": self.missing,
             "last_of_missing": {str(k): v for k, v in self.last_of_missing.items()}, "evidence": self.evidence,
         }
+
+
+SOURCE_NAMES = {"fr": "Flight Recorder", "nccl": "NCCL COLL", "kineto": "Kineto"}
+
+
+def who(ranks: list[int]) -> str:
+    """``[3]`` -> ``rank 3``; ``[1, 2, 3]`` -> ``ranks 1-3``."""
+    return f"rank {fmt_ranks(ranks)}" if len(set(ranks)) == 1 else f"ranks {fmt_ranks(ranks)}"
 
 
 def fmt_ranks(ranks: list[int]) -> str:
@@ -127,13 +140,36 @@ def find(store: Store, source: str) -> list[Finding]:
     frontier = coll.group_by("rank", "pg").agg(pl.col("seq").max().alias("frontier"))
     if source == "fr":
         frontier = pl.concat([frontier, _status_frontier(store)]).group_by("rank", "pg").agg(pl.col("frontier").max())
+    # a member counts as behind only if it left a record in this source (a dump, even an empty one,
+    # or a collective in any group); one that left none is unknown, never "behind"
+    recorded = recorded_ranks(store, source)
     full = members.join(frontier, on=["pg", "rank"], how="left").with_columns(
-        pl.col("frontier").fill_null(0))
-    full = full.join(full.group_by("pg").agg(pl.col("frontier").max().alias("top"),
+        pl.col("frontier").fill_null(0), pl.col("rank").is_in(recorded.implode()).alias("recorded"))
+    full = full.join(full.group_by("pg").agg(pl.col("frontier").filter(pl.col("recorded")).max().alias("top"),
                                              pl.len().alias("size")), on="pg").filter(pl.col("size") > 1)
-    lag = full.filter(pl.col("frontier") < pl.col("top")).with_columns((pl.col("frontier") + 1).alias("seq"))
-    findings = _missing(coll, full, lag, source) + _mismatches(coll, source)
-    return findings
+    lag = full.filter(pl.col("recorded") & (pl.col("frontier") < pl.col("top"))).with_columns(
+        (pl.col("frontier") + 1).alias("seq"))
+    return _missing(coll, full, lag, source) + _mismatches(coll, source) + _silent(full, source)
+
+
+def recorded_ranks(store: Store, source: str) -> pl.Series:
+    """The ranks that left any record in ``source``: a collective of any group, or (FR) a dump."""
+    got = store.collectives.filter((pl.col("source") == source) & pl.col("rank").is_not_null())["rank"]
+    if source == "fr":
+        got = pl.concat([got, store.events.filter(pl.col("kind") == "fr_dump")["rank"].drop_nulls()])
+    return got.unique().sort()
+
+
+def _silent(full: pl.DataFrame, source: str) -> list[Finding]:
+    """Per group, the members that left no record while others did: a gap in the evidence."""
+    out = []
+    for (pg,), grp in full.filter(pl.col("top").is_not_null()).group_by(["pg"], maintain_order=True):
+        silent = grp.filter(~pl.col("recorded"))["rank"].sort().to_list()
+        if silent:
+            out.append(Finding(kind=Match.NO_RECORD, source=source, pg=pg, pg_desc=None, seq=grp["top"][0], op=None,
+                               sizes=None, dtype=None, present=grp.filter(pl.col("recorded"))["rank"].sort().to_list(),
+                               missing=silent))
+    return sorted(out, key=lambda f: (-len(f.missing), f.pg))
 
 
 def _missing(coll: pl.DataFrame, full: pl.DataFrame, lag: pl.DataFrame, source: str) -> list[Finding]:

@@ -64,7 +64,7 @@ EVENT_KINDS = {
 EventKind = pl.Enum(list(EVENT_KINDS))
 #: Entry / communicator states: FR's entry states, NCCL init states, tracekit's own.
 STATES = ["scheduled", "started", "completed", "enqueued", "no-op", "init_start", "init_complete",
-          "abort_complete", "topology"]
+          "abort_complete", "destroy_complete", "topology"]
 State = pl.Enum(STATES)
 #: Where a collective row comes from.
 SOURCES = ["fr", "nccl", "kineto", "kineto-gpu", "deepspeed"]

@@ -1,0 +1,87 @@
+"""The evidence users bring is partial: stdout only, one rank's files, some ranks' dumps, logs cut off.
+For every committed sample and such variants of it: no variant of a hung or failed run reads HEALTHY,
+HEALTHY only ever comes with every rank seen, and no verdict says a rank "never issued" a collective
+when that rank left no record in the variant."""
+
+import shutil
+
+import polars as pl
+import pytest
+
+from tests.conftest import SAMPLES
+from tracekit.ingest import ingest
+from tracekit.verdict import Kind, decide
+
+RUNS = sorted(p.name for p in SAMPLES.iterdir() if p.is_dir() and p.name not in ("repro", "wild"))
+FAILED = {Kind.DEADLOCK, Kind.MISMATCH, Kind.INIT_STALL, Kind.TRANSPORT_ERROR, Kind.CRASHED_RANK}
+TEXT = ("torch", "trainer", "nccl", "nccl-tests")
+
+
+def _ranks_of_files(store) -> dict[str, set[int]]:
+    out: dict[str, set[int]] = {}
+    for t in (store.ranks, store.collectives, store.events):
+        for f, r in t.select("file", "rank").drop_nulls().unique().iter_rows():
+            out.setdefault(f, set()).add(r)
+    return out
+
+
+def variants(run: str, tmp_path) -> dict[str, list]:
+    full = ingest([SAMPLES / run])
+    kinds = dict(full.files.select("file", "kind").iter_rows())
+    owner = _ranks_of_files(full)
+    files = sorted(kinds)
+    out = {
+        "stdout only": [f for f in files if any(k in (kinds[f] or "") for k in TEXT) and "py-spy" not in kinds[f]],
+        "rank 0 only": [f for f in files if owner.get(f) == {0}],
+        "dumps of all but the last rank": [f for f in files if kinds[f] == "flight-recorder"
+                                            and owner.get(f) and max(owner[f]) < max(max(v) for v in owner.values())],
+    }
+    cut = tmp_path / run
+    shutil.copytree(SAMPLES / run, cut, ignore=shutil.ignore_patterns(".tracekit"))
+    for p in cut.rglob("*"):
+        if p.is_file():  # every file cut at half its bytes, mid-line as a crashed writer leaves it
+            data = p.read_bytes()
+            p.write_bytes(data[: len(data) // 2])
+    out["every file cut at 50%"] = [cut]
+    return {k: v for k, v in out.items() if v}
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_partial_evidence_claims_no_more_than_it_holds(run, tmp_path):
+    whole = decide(ingest([SAMPLES / run]))
+    for name, paths in variants(run, tmp_path).items():
+        v = decide(ingest(paths))
+        where = f"{run}, {name}: {v.kind.name}: {v.summary}"
+        if whole.kind in FAILED:
+            assert v.kind != Kind.HEALTHY, where
+        if v.kind == Kind.HEALTHY:
+            assert v.coverage["complete"], where
+        if "never issued" in v.summary:
+            assert set(v.ranks) <= set(v.coverage["seen"]), where
+
+
+def test_the_brief_examples(tmp_path):
+    """The cases the issue names, word for word."""
+    d = SAMPLES / "gloo_2x2_deadlock"
+    v = decide(ingest(sorted(d.glob("*.log"))))
+    assert v.kind != Kind.HEALTHY and v.failed  # logs only of a hung job: exit code 124 is a failure sign
+    v = decide(ingest([SAMPLES / "gloo_1x4_healthy" / "rank0.log"]))
+    assert v.kind == Kind.UNDECIDED and "1 of 4 ranks seen: ranks 1-3 left no file" in v.summary
+    v = decide(ingest([SAMPLES / "gloo_1x4_healthy" / "kineto_rank0.json"]))
+    assert v.kind == Kind.UNDECIDED
+    v = decide(ingest([d / "rank0.log", d / "fr_rank0.pkl"]))
+    assert v.kind == Kind.UNDECIDED and "ranks 1-3 left no Flight Recorder record" in v.summary
+    assert "never issued" not in v.summary
+    v = decide(ingest(sorted((SAMPLES / "swift_2x2_wandb").glob("*.log"))))
+    assert v.failed and v.kind != Kind.HEALTHY
+
+
+def test_cut_store_keeps_what_it_read(tmp_path):
+    """A log cut mid-line still yields its lines: every input line parsed or counted unknown."""
+    src = SAMPLES / "gloo_2x2_deadlock" / "torchrun_node0.log"
+    cut = tmp_path / "cut.log"
+    data = src.read_bytes()
+    cut.write_bytes(data[: len(data) * 2 // 3])
+    f = ingest([cut]).files.row(0, named=True)
+    assert f["lines"] == f["parsed"] + f["blank"] + f["unknown"] == cut.read_bytes().count(b"\n") + 1
+    assert pl.Series([f["error"]]).is_null().all()

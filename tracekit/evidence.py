@@ -1,0 +1,329 @@
+"""The evidence a verdict is reached from, computed once from a store, and how much of the job it covers.
+
+Rules (``tracekit.rules``) read only this object: failures, their consequences, exits, timeouts,
+transport errors, benign notes, pending inits, stacks, alignment findings, progress, a clean end, and
+the coverage: the world size, the ranks seen, from which sources each rank is seen, and which ranks
+left no record at all.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import polars as pl
+
+from tracekit import align
+from tracekit.align import Finding, Match, fmt_ranks, who
+from tracekit.store import Store
+
+# A line that reports the end of waiting (a timeout, the watchdog's abort, a peer closing its socket,
+# torchrun's error block) is a consequence of a failure elsewhere, never the failure itself.
+CONSEQUENCE = (r"(?i)time[ d]*out|watchdog|ChildFailedError|SignalException|closed by peer|Connection reset"
+               r"|DistBackendError|communicator was aborted|taking the entire process down|ProcessGroupNCCL is aborted")
+CUDA = (r"CUDA error|CUDA out of memory|OutOfMemoryError|illegal memory access|device-side assert|cudaError"
+        r"|CUBLAS_STATUS|CUDNN_STATUS|uncorrectable ECC|unhandled cuda error|CUDA driver error|cuda failure")
+# NCCL / plugin WARNs that a fallback follows, each with why it is harmless
+BENIGN = {
+    r"Failed to open libibverbs|libibverbs\.so": "no InfiniBand verbs library: NCCL falls back to sockets",
+    r"NET/OFI Only EFA provider is supported": "aws-ofi-nccl found no EFA device: NCCL uses its own transports",
+    r"NET/Plugin ?:.*(?:No plugin found|Plugin load|Failed to find|could not find|not found)|libnccl-net[\w-]*\.so":
+        "no external NCCL net plugin: NCCL uses its internal one",
+    r"Could not (?:find|open) .*libnccl-tuner|NCCL_TUNER_PLUGIN": "no tuner plugin: NCCL uses its defaults",
+    r"(?:NET/IB|NCCL_IB).*No device found|No IB devices found": "no InfiniBand device: NCCL uses sockets",
+}
+NETWORK_SETTINGS = (r"^(?:NCCL_SOCKET_IFNAME|NCCL_SOCKET_FAMILY|GLOO_SOCKET_IFNAME|NCCL_IB_\w+|NCCL_NET\w*"
+                    r"|NCCL_P2P_DISABLE|NCCL_SHM_DISABLE)=")
+KILL_CODES = {124, 137, 143, -9, -15, -2, 130}  # `timeout`, SIGKILL, SIGTERM, SIGINT: someone stopped it
+C10D_FRAME = r"distributed_c10d|deepspeed/comm|torch/distributed/(?:_functional|nn|fsdp|algorithms)|c10d"
+# a frame of the standard library: py-spy's `threading.py:327`, faulthandler's `/usr/lib/python3.11/...`
+STDLIB_FRAME = (r"\((?:" + "|".join(sorted(sys.stdlib_module_names)) + r")(?:\.py)?[/:]"
+                r"|/lib/python3\.\d+/(?:[^/]+/)*[^/]+\.py:")
+SITE = r"site-packages|dist-packages"
+
+
+def lines(df: pl.DataFrame, n: int = 6) -> list[str]:
+    """Evidence lines ``file:line: message`` of the first ``n`` rows."""
+    return [f"{r['file']}:{r['line']}: {(r['message'] or '').strip()[:200]}" if r["line"] is not None
+            else f"{r['file']}: {(r['message'] or '').strip()[:200]}" for r in df.head(n).iter_rows(named=True)]
+
+
+@dataclass
+class Coverage:
+    """How much of the job the evidence covers."""
+
+    world_size: int | None
+    seen: list[int]
+    sources: dict[int, list[str]]
+    unranked: int  # processes that wrote lines with no rank tied to them
+
+    @property
+    def missing(self) -> list[int]:
+        """Ranks of the world that left no file or line at all."""
+        return sorted(set(range(self.world_size)) - set(self.seen)) if self.world_size else []
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.seen) and self.world_size is not None and not self.missing
+
+    def describe(self) -> str:
+        if not self.seen:
+            return ("no rank identified" + (f" of world size {self.world_size}" if self.world_size else "")
+                    + (f" ({self.unranked} process(es) without a rank)" if self.unranked else ""))
+        if self.world_size is None:
+            return f"{len(self.seen)} rank(s) seen ({fmt_ranks(self.seen)}), world size not logged"
+        text = f"{len(self.seen)} of {self.world_size} rank{'s' if self.world_size > 1 else ''} seen"
+        return text + (f": {who(self.missing)} left no file" if self.missing else "")
+
+    def to_dict(self) -> dict:
+        return {"world_size": self.world_size, "seen": self.seen, "missing": self.missing,
+                "sources": {str(k): v for k, v in self.sources.items()}, "unranked_processes": self.unranked,
+                "complete": self.complete, "text": self.describe()}
+
+
+def coverage(store: Store) -> Coverage:
+    ranks, coll, ev = store.ranks, store.collectives, store.events
+    sizes = [ranks["world_size"].max(), store.comms["nranks"].max(), coll["nranks"].max(),
+             store.groups["members"].list.max().max()]
+    world = max((int(s) + (1 if i == 3 else 0) for i, s in enumerate(sizes) if s is not None), default=None)
+    src = [coll.select("rank", pl.col("source").cast(pl.Utf8)),
+           ev.select("rank", pl.when(pl.col("kind") == "stack").then(pl.lit("stacks")).otherwise(pl.lit("log")).alias("source")),
+           ranks.select("rank", pl.col("source").str.split(",")).explode("source")]
+    per = (pl.concat([s.filter(pl.col("rank").is_not_null()) for s in src])
+           .with_columns(pl.col("source").replace({"tracekit": "log", "deepspeed": "log"}))
+           .unique().group_by("rank").agg(pl.col("source").sort()).sort("rank"))
+    sources = {r: s for r, s in per.iter_rows()}
+    unranked = ev.filter(pl.col("rank").is_null() & pl.col("pid").is_not_null()).select("host", "pid").unique().height
+    seen = sorted(sources)
+    if world is not None and seen and max(seen) >= world:
+        world = None  # the sizes logged are of a subgroup: the world's is not known
+    return Coverage(world, seen, sources, unranked)
+
+
+@dataclass
+class Evidence:
+    """Everything the rules look at, computed once."""
+
+    store: Store
+    findings: list[Finding] = field(default_factory=list)
+
+    @classmethod
+    def gather(cls, store: Store) -> "Evidence":
+        findings = []
+        for source in ("fr", "nccl", "kineto"):
+            findings += align.find(store, source)
+        return cls(store, findings)
+
+    def kinds(self, *kinds: str) -> pl.DataFrame:
+        return self.store.events.filter(pl.col("kind").is_in(kinds))
+
+    # --- the job's extent -------------------------------------------------------------------
+    @cached_property
+    def coverage(self) -> Coverage:
+        return coverage(self.store)
+
+    # --- alignment --------------------------------------------------------------------------
+    @property
+    def mismatches(self) -> list[Finding]:
+        return [f for f in self.findings if f.op and f.kind in (Match.OP_TYPE, Match.DTYPE, Match.SIZE)]
+
+    @property
+    def missing(self) -> list[Finding]:
+        """Recorded ranks behind their group: they never issued a collective the others did."""
+        return [f for f in self.findings if f.kind in (Match.MISSING, Match.RANK_ABSENT)]
+
+    @property
+    def silent(self) -> list[Finding]:
+        return [f for f in self.findings if f.kind == Match.NO_RECORD]
+
+    # --- failures ---------------------------------------------------------------------------
+    @cached_property
+    def cuda(self) -> pl.DataFrame:
+        return self.store.events.filter((pl.col("kind") == "cuda_error") | (
+            pl.col("kind").is_in(["crash", "exception", "c10d_error"]) & pl.col("message").str.contains(CUDA))).sort("line")
+
+    @cached_property
+    def consequences(self) -> pl.DataFrame:
+        """Lines that report a failure elsewhere: the watchdog's abort, a peer's closed socket."""
+        return self.store.events.filter((pl.col("kind") == "watchdog_abort") | (
+            pl.col("kind").is_in(["crash", "exception"]) & pl.col("message").str.contains(CONSEQUENCE)))
+
+    @cached_property
+    def crashes(self) -> pl.DataFrame:
+        """Primary failures: a crash, a signal that is not a stop request, an exception that is not
+        itself a timeout or a consequence."""
+        ev = self.store.events
+        return ev.filter(
+            (pl.col("kind").is_in(["crash", "cuda_error"])
+             | ((pl.col("kind") == "signal") & ~pl.col("message").str.contains("SIGTERM|SIGINT|SIGHUP"))
+             | (pl.col("kind") == "exception"))
+            & ~pl.col("message").str.contains(CONSEQUENCE)).sort("line")
+
+    @cached_property
+    def exits(self) -> pl.DataFrame:
+        """Non-zero exits of ranks (torchrun's error block, `failed (exitcode: N)`)."""
+        return self.kinds("rank_exit", "child_failed").filter(pl.col("exit_code").is_not_null() & (pl.col("exit_code") != 0))
+
+    @cached_property
+    def root_cause_rank(self) -> int | None:
+        """The rank of torchrun's "Root Cause (first observed failure)" block: its first rank_exit."""
+        ex = self.kinds("rank_exit").filter(pl.col("rank").is_not_null()).sort("file", "line")
+        return ex["rank"][0] if ex.height else None
+
+    @cached_property
+    def timeouts(self) -> pl.DataFrame:
+        return self.store.events.filter(pl.col("kind").is_in(["watchdog_timeout", "watchdog_status"]) | (
+            pl.col("kind").is_in(["exception", "transport_error", "crash", "watchdog_abort"])
+            & pl.col("message").str.contains(r"(?i)timed? ?out")))
+
+    @cached_property
+    def benign(self) -> pl.DataFrame:
+        warns = self.kinds("benign_warn", "nccl_warn")
+        return warns.filter((pl.col("kind") == "benign_warn") | pl.col("message").str.contains("|".join(BENIGN)))
+
+    @cached_property
+    def transport(self) -> pl.DataFrame:
+        """Transport errors, connect retries and NCCL WARNs that are neither a consequence nor benign."""
+        t = self.kinds("transport_error", "connect_retry", "nccl_warn")
+        t = t.filter(~pl.col("message").str.contains(CONSEQUENCE) & ~pl.col("message").str.contains(CUDA))
+        return t.join(self.benign.select("file", "line"), on=["file", "line"], how="anti")
+
+    @cached_property
+    def network_settings(self) -> pl.DataFrame:
+        return self.kinds("setting").filter(pl.col("message").str.contains(NETWORK_SETTINGS))
+
+    @cached_property
+    def reported_mismatch(self) -> pl.DataFrame:
+        return self.kinds("collective_mismatch", "gloo_size_mismatch")
+
+    @cached_property
+    def pending(self) -> pl.DataFrame:
+        """Communicators whose Init START has no Init COMPLETE."""
+        init = self.store.comms.filter(pl.col("state").is_in(["init_start", "init_complete"]))
+        return (init.group_by("host", "pid", "comm").agg(
+            (pl.col("state") == "init_complete").any().alias("done"), pl.col("rank").first(), pl.col("file").first(),
+            pl.col("line").first(), pl.col("nranks").first()).filter(~pl.col("done")).sort("file", "line"))
+
+    @cached_property
+    def init_started(self) -> list[int]:
+        init = self.store.comms.filter(pl.col("state").is_in(["init_start", "init_complete"]))
+        return init["rank"].drop_nulls().unique().to_list()
+
+    @cached_property
+    def stacks(self) -> pl.DataFrame:
+        """The main thread's innermost frame of the program or a library per rank (or pid): a rank
+        waiting in wandb.init reads as wandb, not as threading.Condition.wait."""
+        st = self.store.events.filter((pl.col("kind") == "stack") & pl.col("thread").str.starts_with("MainThread"))
+        own = pl.col("frames").str.split(" <- ").list.eval(pl.element().filter(
+            ~pl.element().str.contains(STDLIB_FRAME) | pl.element().str.contains(SITE))).list.first()
+        st = st.with_columns(pl.coalesce(own, "where").alias("where"))
+        return st.with_columns(pl.col("where").str.contains(C10D_FRAME).fill_null(False).alias("in_c10d"),
+                               pl.col("thread").str.extract(r"thread (\S+)", 1).alias("tid"))
+
+    @cached_property
+    def cancelled(self) -> pl.DataFrame:
+        return self.kinds("job_cancelled")
+
+    @cached_property
+    def stalls(self) -> pl.DataFrame:
+        """Stall markers not followed by progress: tracekit run's own notes, reported hangs."""
+        notes = self.kinds("run_note", "stall").sort("file", "line")
+        resumed = notes.filter(pl.col("message").str.starts_with("progress again"))
+        stalls = notes.filter((pl.col("kind") == "stall") | pl.col("message").str.starts_with("stall:"))
+        if resumed.height and stalls.height:
+            last_resume = resumed.group_by("file").agg(pl.col("line").max().alias("_r"))
+            stalls = stalls.join(last_resume, on="file", how="left").filter(
+                pl.col("_r").is_null() | (pl.col("line") > pl.col("_r"))).drop("_r")
+        return stalls
+
+    # --- progress and a clean end -----------------------------------------------------------
+    @cached_property
+    def launcher_exits(self) -> list[int]:
+        """Exit codes that `tracekit run` launchers recorded."""
+        ends = self.kinds("run_note").filter(pl.col("message").str.starts_with("exit code"))["message"]
+        return [int(m.split()[-1]) for m in ends.to_list() if m.split()[-1].lstrip("-").isdigit()]
+
+    @cached_property
+    def finished(self) -> bool:
+        """Every `tracekit run` launcher logged that its job exited with code 0."""
+        launchers = self.kinds("launch")["file"].n_unique()
+        codes = self.launcher_exits
+        return launchers > 0 and len(codes) >= launchers and all(c == 0 for c in codes)
+
+    @cached_property
+    def clean_end(self) -> list[str]:
+        """Positive signs that the job ended cleanly, as evidence lines."""
+        out = []
+        if self.finished:
+            out.append(f"every launcher exited with code 0 ({len(self.launcher_exits)} launcher(s))")
+        for kind, what in (("clean_exit", "exit code 0"), ("train_end", "training finished"),
+                           ("test_passed", "nccl-tests passed"), ("comm_destroyed", "communicator destroyed")):
+            rows = self.kinds(kind)
+            if rows.height:
+                out.append(f"{what}: " + lines(rows, 1)[0])
+        destroyed = self.store.comms.filter(pl.col("state") == "destroy_complete")
+        if destroyed.height:
+            out.append(f"{destroyed.height} communicator(s) destroyed cleanly: "
+                       + lines(destroyed.with_columns(pl.lit("Destroy COMPLETE").alias("message")), 1)[0])
+        steps = self.kinds("step", "progress").filter(pl.col("max_steps").is_not_null() & (pl.col("step") >= pl.col("max_steps")))
+        if steps.height:
+            out.append("last step reached: " + lines(steps.sort("step"), 1)[0])
+        return out
+
+    @cached_property
+    def steps(self) -> pl.DataFrame:
+        return self.kinds("step", "progress").filter(pl.col("step").is_not_null())
+
+    @cached_property
+    def motion(self) -> pl.DataFrame:
+        """Per rank with several FR dumps: its frontier in the first, the second-to-last and the last
+        dump (ordered by the newest enqueue each holds), the seconds between, the bytes in between."""
+        fr = self.store.collectives.filter((pl.col("source") == "fr") & pl.col("rank").is_not_null())
+        if not fr.height:
+            return pl.DataFrame()
+        per = fr.group_by("rank", "file").agg(pl.col("seq").max(), pl.col("start_ns").max().alias("t")).sort("rank", "t")
+        m = per.group_by("rank").agg(
+            pl.len().alias("dumps"), pl.col("seq").first().alias("first"), pl.col("seq").get(-2, null_on_oob=True).alias("prev"),
+            pl.col("seq").last().alias("last"), ((pl.col("t").last() - pl.col("t").first()) / 1e9).alias("dt"),
+        ).filter(pl.col("dumps") > 1)
+        if not m.height:
+            return m
+        moved = (fr.join(m.select("rank", "first", "last"), on="rank").filter((pl.col("seq") > pl.col("first")) & (pl.col("seq") <= pl.col("last")))
+                 .unique(["rank", "seq"]).group_by("rank").agg(pl.col("bytes").sum().alias("bytes")))
+        return m.join(moved, on="rank", how="left").with_columns(pl.col("bytes").fill_null(0))
+
+    @property
+    def moving(self) -> bool:
+        """Every rank with several dumps advanced between its last two."""
+        m = self.motion
+        return m.height > 0 and m.filter(pl.col("prev").is_not_null() & (pl.col("last") > pl.col("prev"))).height == m.height
+
+    @cached_property
+    def progressed(self) -> list[str]:
+        """Signs that the job moved: steps that advanced, FR frontiers that moved between dumps."""
+        out = []
+        st = self.steps
+        if st.height and st["step"].n_unique() > 1:
+            out.append(f"steps advanced {st['step'].min()} -> {st['step'].max()}")
+        if self.motion.height and self.motion.filter(pl.col("last") > pl.col("first")).height:
+            out.append("Flight Recorder frontiers moved between dumps")
+        return out
+
+    # --- what went wrong, in a word ---------------------------------------------------------
+    @cached_property
+    def failure_signs(self) -> list[str]:
+        """Every sign of failure the evidence holds, whatever the verdict (for --fail-on-hang)."""
+        signs = []
+        for what, df in (("timeout", self.timeouts), ("crash", self.crashes), ("CUDA error", self.cuda),
+                         ("non-zero exit", self.exits), ("mismatch", self.reported_mismatch),
+                         ("stall", self.stalls if not self.finished else self.stalls.head(0)),
+                         ("cancelled by the scheduler", self.cancelled),
+                         ("transport error", self.transport), ("init never completed", self.pending)):
+            if df.height:
+                signs.append(f"{what} ({df.height} line(s))")
+        if any(c != 0 for c in self.launcher_exits):
+            signs.append("a launcher exited with a non-zero code")
+        if self.mismatches or self.missing:
+            signs.append("collectives do not line up across ranks")
+        return signs

@@ -1,0 +1,365 @@
+"""The verdict's rules, in the order of causation, each ``detect(evidence) -> Verdict | None``.
+
+A mismatch makes ranks crash; a crashed rank explains the timeouts of the ranks that waited for it;
+a communicator that never finished init explains everything after it; a transport error explains a
+hang in the collective it broke; a rank behind its group is a deadlock; collectives that still
+advance are slow progress. HEALTHY needs positive evidence (a clean end or progress, every rank
+seen); a failure sign without a cause is UNDECIDED, with what to collect.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import polars as pl
+
+from tracekit import align
+from tracekit.align import who
+from tracekit.evidence import BENIGN, KILL_CODES, Evidence, lines
+from tracekit.verdict import Kind, Verdict
+
+COLLECT = ("run under `tracekit run` on every node (NCCL INFO, Flight Recorder dumps, stack dumps when "
+           "progress stops), or set TORCH_NCCL_TRACE_BUFFER_SIZE=2000 and a ddp_timeout of minutes")
+
+
+def _msg(df: pl.DataFrame, i: int = 0, n: int = 200) -> str:
+    return (df["message"][i] or "").strip()[:n]
+
+
+def _rank_of(df: pl.DataFrame, ev: Evidence) -> list[int]:
+    r = df["rank"].drop_nulls().unique().sort().to_list()
+    return r or ([ev.root_cause_rank] if ev.root_cause_rank is not None else [])
+
+
+def _where(ev: Evidence, ranks: list[int]) -> pl.DataFrame:
+    return ev.stacks.filter(pl.col("rank").is_in(ranks)).unique(["rank", "where"], maintain_order=True)
+
+
+def _in(where: pl.DataFrame, n: int = 4) -> str:
+    return "".join(f"; rank {w['rank']} is in {w['where']}" for w in where.head(n).iter_rows(named=True))
+
+
+def _stack_lines(where: pl.DataFrame, n: int = 4) -> list[str]:
+    return lines(where.with_columns(pl.format("rank {} main thread in {}", "rank", "where").alias("message")), n)
+
+
+# --- the rules, in order ---------------------------------------------------------------------
+
+def mismatch_aligned(ev: Evidence) -> Verdict | None:
+    """Ranks issued different ops, dtypes or sizes at one sequence number of a group."""
+    if not ev.mismatches:
+        return None
+    f = ev.mismatches[0]
+    return Verdict(Kind.MISMATCH, f.message, f.missing, f.evidence)
+
+
+def mismatch_reported(ev: Evidence) -> Verdict | None:
+    """The runtime caught the mismatch itself (TORCH_DISTRIBUTED_DEBUG=DETAIL, gloo's size check)."""
+    rep = ev.reported_mismatch.sort("line")
+    if not rep.height:
+        return None
+    r = _rank_of(rep, ev)
+    at = rep.filter(pl.col("seq").is_not_null())
+    what = (f"{at['op'][0]} seq {at['seq'][0]}" if at.height else _last_open(ev, r))
+    return Verdict(Kind.MISMATCH, f"{who(r) if r else 'a rank'}: the ranks' collectives no longer pair up"
+                   + (f" at {what}" if what else "") + f" ({_msg(rep, 0, 160)})", r,
+                   lines(rep) + lines(ev.crashes, 2))
+
+
+def _last_open(ev: Evidence, ranks: list[int]) -> str:
+    """The collective these ranks were in when they stopped: their last FR/Kineto entry."""
+    c = ev.store.collectives.filter(pl.col("rank").is_in(ranks) & pl.col("source").is_in(["fr", "kineto"]))
+    if not c.height:
+        return ""
+    last = c.sort("start_ns", "record_id", nulls_last=True).tail(1).row(0, named=True)
+    return (f"{last['op_raw'] or last['op']} seq {last['seq']}" + (f" [{last['sizes']}]" if last["sizes"] else "")
+            + f" on process group {last['pg']}")
+
+
+def cuda_failure(ev: Evidence) -> Verdict | None:
+    """A CUDA failure (illegal access, out of memory, device assert): a cause of its own."""
+    if not ev.cuda.height:
+        return None
+    r = _rank_of(ev.cuda, ev)
+    return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} hit a CUDA error first: {_msg(ev.cuda)}", r,
+                   lines(ev.cuda) + lines(ev.exits, 3))
+
+
+def nccl_failure(ev: Evidence) -> Verdict | None:
+    """The crash is NCCL giving up, and its own WARN line says why (no interface, refused connect)."""
+    warns = ev.transport.filter(pl.col("kind") == "nccl_warn").sort("line")
+    if not (ev.crashes.height and warns.height and "NCCL" in _msg(ev.crashes, 0, 10_000)):
+        return None
+    r = _rank_of(ev.crashes.head(1), ev)
+    said = "; ".join(sorted(set(ev.network_settings["message"].to_list())))
+    return Verdict(Kind.TRANSPORT_ERROR, f"NCCL failed on {who(warns['rank'].drop_nulls().to_list()) or 'a rank'}: "
+                   f"{_msg(warns, 0, 160)}" + (f" (launched with {said})" if said else "")
+                   + f"; {who(r) if r else 'a rank'} then failed: {_msg(ev.crashes, 0, 120)}",
+                   sorted(set(warns["rank"].drop_nulls().to_list()) | set(r)),
+                   lines(warns, 3) + lines(ev.network_settings, 3) + lines(ev.crashes, 2))
+
+
+def crashed_rank(ev: Evidence) -> Verdict | None:
+    """A rank failed with an error that is not itself a timeout; the others then wait for it."""
+    if not ev.crashes.height:
+        return None
+    first = ev.crashes.head(1)
+    r = _rank_of(first, ev)
+    return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} failed first: {_msg(first)}", r,
+                   lines(ev.crashes) + lines(ev.exits, 3))
+
+
+def init_stall(ev: Evidence) -> Verdict | None:
+    """A communicator started init and never completed it, or connects keep retrying before any
+    collective."""
+    retry = ev.transport.filter(pl.col("kind") == "connect_retry")
+    if not (ev.pending.height or (retry.height and not ev.store.collectives.height)):
+        return None
+    p = ev.pending
+    r = p["rank"].drop_nulls().unique().sort().to_list()
+    known = set(ev.store.ranks["rank"].drop_nulls().to_list())
+    never = sorted(known - set(ev.init_started)) if p.height else []
+    where = _where(ev, never)
+    summary = (f"{p.height} communicator init(s) never completed" + (f" on {who(r)}" if r else "")
+               + (f"; {who(never)} logged no NCCL init (the bootstrap waits for {'it' if len(never) == 1 else 'them'})"
+                  if never else "") + _in(where))
+    pend = p.with_columns(pl.format("comm {} nranks {} - Init START without Init COMPLETE", "comm", "nranks").alias("message"))
+    return Verdict(Kind.INIT_STALL, summary, never or r, lines(pend) + _stack_lines(where, 2) + lines(ev.transport, 4))
+
+
+def transport_error(ev: Evidence) -> Verdict | None:
+    """The network transport reported errors (not consequences of a peer's exit, not benign)."""
+    t = ev.transport.sort("line")
+    if not (t.filter(pl.col("kind") != "nccl_warn").height or (t.height and not ev.missing)):
+        return None
+    said = "; ".join(sorted(set(ev.network_settings["message"].to_list())))
+    return Verdict(Kind.TRANSPORT_ERROR, f"{t.height} transport error line(s), first: {_msg(t)}"
+                   + (f" (launched with {said})" if said else ""), t["rank"].drop_nulls().unique().sort().to_list(),
+                   lines(t) + lines(ev.network_settings, 3))
+
+
+def deadlock(ev: Evidence) -> Verdict | None:
+    """A rank with a record is behind its group: it never issued the collective the others wait in
+    -- unless the run finished or every rank moved between dumps (then the lag is when each was dumped)."""
+    if not ev.missing:
+        return None
+    if ev.finished or ev.moving:
+        return None  # slow_progress or healthy says it
+    f = ev.missing[0]
+    where = ev.stacks.filter(pl.col("rank").is_in(f.missing))
+    summary = f.message + _in(where.unique(["rank", "where"], maintain_order=True))
+    return Verdict(Kind.DEADLOCK, summary, f.missing, f.evidence + _stack_lines(where) + lines(ev.timeouts, 3))
+
+
+def deadlock_from_watchdog(ev: Evidence) -> Verdict | None:
+    """Watchdog lines of several ranks disagree on the last work enqueued in one group: the ranks
+    behind never issued the next collective."""
+    st = ev.timeouts.filter(pl.col("last_enqueued").is_not_null() & pl.col("rank").is_not_null())
+    if not st.height:
+        return None
+    per = st.group_by(pl.col("pg").fill_null("0"), "rank").agg(pl.col("last_enqueued").max(), pl.col("file").first(),
+                                                                pl.col("line").first(), pl.col("message").first())
+    for (pg,), g in per.group_by(["pg"], maintain_order=True):
+        top = g["last_enqueued"].max()
+        behind = g.filter(pl.col("last_enqueued") < top)
+        if behind.height and g.height > 1:
+            b = behind["rank"].sort().to_list()
+            ahead = g.filter(pl.col("last_enqueued") == top)["rank"].sort().to_list()
+            lows = sorted(set(behind["last_enqueued"].to_list()))
+            op = ev.timeouts.filter(pl.col("seq") == top)["op"].drop_nulls()
+            return Verdict(Kind.DEADLOCK, f"process group {pg}: {who(b)} last enqueued work "
+                           f"{', '.join(map(str, lows))} while {who(ahead)} enqueued {top}"
+                           + (f" ({op[0].upper()})" if op.len() else "")
+                           + f": {who(b)} never issued seq {min(lows) + 1}; the others wait in it",
+                           b, lines(behind.sort("rank"), 4) + lines(g.filter(pl.col("last_enqueued") == top), 2))
+    return None
+
+
+def deadlock_from_stacks(ev: Evidence) -> Verdict | None:
+    """Stacks alone: some processes sit in a collective while others are elsewhere."""
+    st = ev.stacks
+    if not (st.height >= 2 and st["in_c10d"].any() and not st["in_c10d"].all()):
+        return None
+    out = st.filter(~pl.col("in_c10d"))
+    names = [f"rank {r['rank']}" if r["rank"] is not None else f"pid {r['pid'] or r['tid']}" for r in out.iter_rows(named=True)]
+    if len(names) > 4:
+        names = names[:4] + [f"{len(names) - 4} more"]
+    return Verdict(Kind.DEADLOCK, f"{st.filter(pl.col('in_c10d')).height} process(es) wait in a collective while "
+                   f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} elsewhere: {out['where'][0]}",
+                   out["rank"].drop_nulls().to_list(),
+                   lines(out.with_columns(pl.format("{} in {}", "thread", "where").alias("message")), 6))
+
+
+def waiting_on_silent_ranks(ev: Evidence) -> Verdict | None:
+    """Members of a group left no record while the others reached a collective: who is behind is
+    not known (a rank with no file did not "never issue" anything)."""
+    if not ev.silent or ev.finished:
+        return None
+    f = ev.silent[0]
+    what = _last_open(ev, f.present)
+    return Verdict(Kind.UNDECIDED, f"{who(f.present)} reached seq {f.seq} of process group {f.pg}"
+                   + (f" (last: {what})" if what else "") + f"; {who(f.missing)} left no "
+                   f"{align.SOURCE_NAMES.get(f.source, f.source)} record, so whether {'it' if len(f.missing) == 1 else 'they'} "
+                   f"issued it is unknown: collect {'its' if len(f.missing) == 1 else 'their'} dumps and logs",
+                   [], lines(ev.timeouts, 3))
+
+
+def exited_without_cause(ev: Evidence) -> Verdict | None:
+    """torchrun's root-cause rank failed with a real error code and nothing else explains it."""
+    ex = ev.exits.filter(~pl.col("exit_code").is_in(list(KILL_CODES)))
+    if not ex.height or ev.timeouts.height:
+        return None
+    r = [ev.root_cause_rank] if ev.root_cause_rank is not None else _rank_of(ex.head(1), ev)
+    code = ex.filter(pl.col("rank").is_in(r))["exit_code"] if r else ex["exit_code"]
+    return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} exited first with code {code[0] if code.len() else ex['exit_code'][0]}"
+                   " (torchrun's first observed failure) and its output shows no error: its stderr holds why",
+                   r, lines(ex, 4))
+
+
+def timed_out(ev: Evidence) -> Verdict | None:
+    """Watchdog timeouts with nothing to show which rank is missing: say what timed out."""
+    to = ev.timeouts.sort("line")
+    if not to.height:
+        return None
+    r = to["rank"].drop_nulls().unique().sort().to_list()
+    wd = to.filter(pl.col("kind") == "watchdog_timeout")
+    what = ""
+    if wd.height:
+        w = wd.row(0, named=True)
+        what = (f" in {(w['op'] or '?').upper()}" + (f" SeqNum {w['seq']}" if w["seq"] is not None else "")
+                + (f" on process group {w['pg']}" if w["pg"] is not None else "")
+                + (f" after {w['timeout_ms'] / 1000:g} s" if w["timeout_ms"] else ""))
+    last = to.filter(pl.col("last_enqueued").is_not_null())
+    if last.height:
+        what += "; last enqueued / completed work " + ", ".join(
+            f"rank {x['rank'] if x['rank'] is not None else '?'}: {x['last_enqueued']}/{x['last_completed']}"
+            for x in last.unique("rank", maintain_order=True).head(4).iter_rows(named=True))
+    return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'a rank'} timed out{what}; no record shows which rank is "
+                   f"missing: collect every rank's Flight Recorder dump and log ({COLLECT})", r, lines(to))
+
+
+def slow_progress(ev: Evidence) -> Verdict | None:
+    """FR dumps of one rank, taken at different times, whose frontier moved: slow, not hung."""
+    m = ev.motion
+    if not m.height:
+        return None
+    moved = m.filter(pl.col("last") > pl.col("first")).with_columns((pl.col("last") - pl.col("first")).alias("dseq"))
+    if not moved.height:
+        return None
+    rate = (moved["dseq"] / moved["dt"].clip(lower_bound=1e-9)).median()
+    per_coll = (moved["bytes"] / moved["dseq"]).median()
+    took = ev.kinds("step")["message"].str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False).drop_nulls()
+    step_s = f"; steps took {took.median():.1f} s each" if took.len() else ""
+    gbps = (moved["bytes"] / moved["dt"].clip(lower_bound=1e-9)).median() / 1e9
+    v = Verdict(Kind.SLOW_PROGRESS, f"sequence numbers advanced between dumps on {moved.height} rank(s): about "
+                f"{rate:.2f} collectives/s, {per_coll / 2**20:.1f} MB per collective, {gbps:.2f} GB/s through each rank{step_s}; "
+                f"the run is slow, not hung" + (" (and it finished)" if ev.finished else ""), moved["rank"].sort().to_list(),
+                [f"rank {r['rank']}: seq {r['first']} -> {r['last']} over {r['dt']:.1f}s across {r['dumps']} dumps"
+                 for r in moved.sort("rank").iter_rows(named=True)][:6])
+    if ev.missing:
+        v.notes.append("the ranks' frontiers differ only by when each was dumped: " + (
+            "every launcher exited with code 0" if ev.finished else "every rank advanced between its last two dumps"))
+    return v
+
+
+def straggler(ev: Evidence, min_collectives: int = 20, share: float = 0.6) -> Verdict | None:
+    """One rank enters most collectives last (clock offsets per host removed), by a margin that
+    matters. Needs enqueue times of every rank (Flight Recorder, Kineto)."""
+    for source in ("fr", "kineto"):
+        c = ev.store.collectives.filter((pl.col("source") == source) & pl.col("start_ns").is_not_null()
+                                        & pl.col("rank").is_not_null() & pl.col("seq").is_not_null())
+        if c.height:
+            break
+    else:
+        return None
+    c = c.unique(["rank", "pg", "seq"])
+    off = align.clock_offsets(c)
+    c = c.join(off, on="host", how="left").with_columns((pl.col("start_ns") - pl.col("offset_ns").fill_null(0)).alias("t"))
+    n = c.group_by("pg", "seq").agg(pl.col("rank").n_unique().alias("n"))
+    full = c.join(n.filter(pl.col("n") == n["n"].max()), on=["pg", "seq"], how="semi")
+    if full["rank"].n_unique() < 2:
+        return None
+    last = (full.sort("t").group_by("pg", "seq").agg(pl.col("rank").last().alias("late"),
+                                                       ((pl.col("t").max() - pl.col("t").median()) / 1e6).alias("lag_ms")))
+    if last.height < min_collectives:
+        return None
+    top = last.group_by("late").agg(pl.len().alias("times"), pl.col("lag_ms").median()).sort("times", descending=True).row(0, named=True)
+    # some rank is last by chance in 1/R of them: ask for 3 standard deviations above that too
+    # (with 2 ranks, one of them is last in 60% of 20 collectives half the time)
+    chance = 1 / full["rank"].n_unique()
+    need = max(share, chance + 3 * math.sqrt(chance * (1 - chance) / last.height))
+    if top["times"] < need * last.height or top["lag_ms"] < 5.0:  # 1-2 ms is scheduling noise on a busy CPU
+        return None
+    return Verdict(Kind.STRAGGLER, f"rank {top['late']} enters {top['times']} of {last.height} collectives last, "
+                   f"a median {top['lag_ms']:.1f} ms after the others: the others wait for it every time",
+                   [top["late"]], [f"{source}: rank {top['late']} last in {top['times']}/{last.height} collectives "
+                                   f"(median lag {top['lag_ms']:.1f} ms)"])
+
+
+def failed_without_cause(ev: Evidence) -> Verdict | None:
+    """A failure sign (a non-zero exit, a kill, a stall, a cancel) and no cause in the evidence."""
+    signs = ev.failure_signs
+    if not signs:
+        return None
+    shown = lines(ev.exits, 3) + lines(ev.stalls, 2) + lines(ev.cancelled, 1)
+    return Verdict(Kind.UNDECIDED, "the job did not end cleanly (" + "; ".join(signs) + ") but the evidence shows "
+                   f"no cause: {COLLECT}", _rank_of(ev.exits, ev), shown)
+
+
+def healthy(ev: Evidence) -> Verdict | None:
+    """Positive evidence of a clean run: a clean end or progress, every rank of the world seen."""
+    good = ev.clean_end or ev.progressed
+    if not good or not ev.coverage.complete:
+        return None
+    what = "; ".join((ev.clean_end + ev.progressed)[:3])
+    return Verdict(Kind.HEALTHY, f"every rank of {ev.coverage.world_size} seen, no failure logged, and {what}", [],
+                   [])
+
+
+def clean_but_partial(ev: Evidence) -> Verdict | None:
+    """A clean end or progress on the ranks seen, but not every rank seen (or the world size unknown)."""
+    good = ev.clean_end or ev.progressed
+    if not good:
+        return None
+    return Verdict(Kind.UNDECIDED, f"what was seen ended cleanly or progressed ({'; '.join((ev.clean_end + ev.progressed)[:2])}),"
+                   f" but only {ev.coverage.describe()}: the other ranks' logs decide it", [], [])
+
+
+def nothing(ev: Evidence) -> Verdict:
+    """No rule fired: say what was seen and what would decide it."""
+    c = ev.store.collectives
+    seen = (f"{c.height} collective record(s) and no sign of failure" if c.height else
+            "no collectives, stacks or errors")
+    return Verdict(Kind.UNDECIDED, f"{seen}, but no clean end or progress to call it healthy ({ev.coverage.describe()}): "
+                   f"{COLLECT}", [], [])
+
+
+RULES: list[Callable[[Evidence], Verdict | None]] = [
+    mismatch_aligned, mismatch_reported, cuda_failure, nccl_failure, crashed_rank, init_stall, transport_error,
+    deadlock, deadlock_from_watchdog, deadlock_from_stacks, slow_progress, waiting_on_silent_ranks,
+    exited_without_cause, timed_out, straggler, failed_without_cause, healthy, clean_but_partial,
+]
+
+
+def notes(ev: Evidence) -> list[str]:
+    """What every verdict carries besides: lagging groups known only from pg_status, benign WARNs,
+    a scheduler's cancel."""
+    out = [f"also lagging, from pg_status only (no entry in any buffer): {f.message}"
+           for f in ev.findings if f.kind.name in ("MISSING", "RANK_ABSENT") and not f.op][:5]
+    for pattern, why in BENIGN.items():
+        hit = ev.benign.filter(pl.col("message").str.contains(pattern))
+        if hit.height:
+            out.append(f"harmless: {lines(hit, 1)[0]} ({why})")
+    if ev.cancelled.height:
+        out.append("the scheduler ended the job (" + _msg(ev.cancelled, 0, 120) + ")")
+    return out
+
+
+def first(ev: Evidence) -> tuple[str, Verdict]:
+    """The first rule that fires, and its name."""
+    for rule in RULES:
+        v = rule(ev)
+        if v is not None:
+            return rule.__name__, v
+    return "nothing", nothing(ev)

@@ -35,7 +35,7 @@ def build(tl: Timeline) -> dict:
     for i in tl.instants:
         events.append({"ph": "i", "s": "p", "name": i.name, "pid": i.pid, "tid": tids.get((i.pid, i.track), 0),
                        "ts": (i.ts_ns - t0) / 1000, "args": i.args})
-    return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"title": tl.title, "axis": tl.axis}}
+    return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"title": tl.title, "axis": tl.axis, "x axis": tl.axis_note()}}
 
 
 def write(tl: Timeline, path: str | Path) -> Path:

@@ -22,7 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
 from tracekit import align, diff  # noqa: E402
 from tracekit.align import fmt_ranks  # noqa: E402
@@ -148,7 +148,8 @@ def progress(store: Store, verdict, path: str | Path, name: str = "") -> Path:
     if hang:
         axes[-1].text(0.99, 0.02, "dotted: after its last collective, until the dump", transform=axes[-1].transAxes,
                       ha="right", va="bottom", fontsize=7, color="#555")
-    axes[0].legend(loc="upper left", fontsize=8, ncol=max(1, len(ranks) // 8))
+    widest = axes[max(range(len(axes)), key=lambda k: widths[k])]
+    widest.legend(*axes[0].get_legend_handles_labels(), loc="best", fontsize=8, ncol=max(1, len(ranks) // 8), framealpha=0.9)
     title = f"{name}: " if name else ""
     axes[0].set_title(f"{title}progress per rank, {kind.lower().replace('_', ' ') or 'no verdict'}", loc="left", fontsize=11)
     if lower == "hang":
@@ -311,10 +312,13 @@ def bandwidth(runs: dict[str, Store], path: str | Path, title: str = "") -> Path
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.xaxis.set_major_formatter(FuncFormatter(size_label))
+    ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
     ax.set_xlabel(f"message size (under {size_label(MIN_BYTES)}: latency, not bandwidth; left out)")
     ax.set_ylabel("bus bandwidth (GB/s)")
     ax.legend(fontsize=8)
-    ax.set_title(title or "bus bandwidth by message size" + (f" ({'; '.join(why)})" if why else ""), loc="left", fontsize=10)
+    ax.set_title((title or "bus bandwidth by message size") + "".join(f"\nnot drawn: {w}" for w in why), loc="left", fontsize=10)
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
     return _save(fig, path)

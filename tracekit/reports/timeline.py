@@ -49,8 +49,24 @@ class Timeline:
     tracks: dict[tuple[int, str], int] = field(default_factory=dict)  # (pid, track) -> order
     slices: list[Slice] = field(default_factory=list)
     instants: list[Instant] = field(default_factory=list)
-    axis: str = "time"  # or "sequence"
+    axis: str = "time"  # "time", "sequence", or "mixed" (two runs, one on each): see AXES
     title: str = ""
+    axes: dict[str, str] = field(default_factory=dict)  # run label -> its axis
+
+    def axis_note(self) -> str:
+        """What the x axis of this trace is, in words (a run on sequence numbers named as such)."""
+        if self.axis != "mixed":
+            return AXES[self.axis]
+        return "; ".join(f"{label.strip() or 'the run'}: {AXES[a]}" for label, a in self.axes.items())
+
+
+#: What the x axis means, as ``tracekit trace`` says it and as the trace itself carries it.
+AXES = {
+    "time": "x is time: each collective at its enqueue time, every host's clock offset removed",
+    "sequence": "x is NOT time: the collective sequence number, 1 ms per collective (no timed source: NCCL COLL lines only)",
+    "mixed": "x differs between the two runs: one on time, the other on sequence numbers (1 ms per collective)",
+}
+SEQUENCE_MARK = " [x = sequence number, not time]"
 
 
 def _pick(coll: pl.DataFrame) -> tuple[pl.DataFrame, str]:
@@ -66,6 +82,7 @@ def build(store: Store, verdict: Verdict | None = None, label: str = "", pid_bas
     tl = into or Timeline()
     coll, axis = _pick(store.collectives.filter(pl.col("rank").is_not_null()))
     tl.axis = axis if into is None else (tl.axis if tl.axis == axis else "mixed")
+    tl.axes[label] = axis
     if not coll.height:
         return tl
     if axis == "time":
@@ -95,7 +112,7 @@ def build(store: Store, verdict: Verdict | None = None, label: str = "", pid_bas
     hosts = dict(store.ranks.select("rank", "host").drop_nulls("rank").unique("rank").iter_rows())
     for rank in sorted(coll["rank"].unique().to_list()):
         pid = pid_base + rank + 1
-        tl.processes[pid] = f"{label}{hosts.get(rank) or '?'}/rank {rank}"
+        tl.processes[pid] = f"{label}{hosts.get(rank) or '?'}/rank {rank}" + (SEQUENCE_MARK if axis == "sequence" else "")
     for r in coll.iter_rows(named=True):
         pid = pid_base + r["rank"] + 1
         track = f"pg {r['pg']}" + (f" ({r['pg_desc']})" if r.get("pg_desc") else "")
@@ -113,5 +130,8 @@ def build(store: Store, verdict: Verdict | None = None, label: str = "", pid_bas
             track = next((k[1] for k in tl.tracks if k[0] == pid), f"pg {r['pg']}")
             tl.instants.append(Instant(pid, track, f"rank {r['rank']} stops here ({verdict.kind.name.lower()})",
                                        min(r["_end"], t1 + tail), {"verdict": verdict.summary[:300]}))
+    if axis == "sequence":  # said in the trace itself, at its start, on the run's first rank
+        pid, track = next(k for k in tl.tracks if k[0] > pid_base)
+        tl.instants.append(Instant(pid, track, f"{label}x axis: sequence number, not time", t0, {"axis": AXES["sequence"]}))
     tl.title = (tl.title + " | " if tl.title else "") + f"{label}{verdict.kind.name if verdict else ''}"
     return tl

@@ -1,0 +1,231 @@
+"""``tracekit report``: one page to share about a run: the verdict and its evidence, coverage
+(which ranks left which records), where each rank is, the charts, the comparison with a second
+run when asked, and the commands that made it.
+
+Two renderings of one ``Report``: ``html`` (a single self-contained file: inline SVG, inline CSS,
+no script and no reference to anything outside it) and ``markdown`` (for pasting into an issue:
+collapsed ``<details>`` sections, no images, under GitHub's 65,536-character limit).
+"""
+
+from __future__ import annotations
+
+import html as h
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from tracekit import diff
+from tracekit.align import fmt_ranks
+from tracekit.reports import plots
+from tracekit.reports import ranks as rank_state
+from tracekit.store import Store
+
+MARKDOWN_LIMIT = 65_000
+
+
+@dataclass
+class Report:
+    name: str
+    path: str
+    verdict: dict
+    coverage: list[str]
+    ranks: pl.DataFrame  # ranks, last collective, state, main thread (ranks in one place share a row)
+    charts: dict[str, str] = field(default_factory=dict)  # title -> inline SVG
+    missing: dict[str, str] = field(default_factory=dict)  # chart -> why it is not drawn
+    comparison: diff.Comparison | None = None
+    commands: list[str] = field(default_factory=list)
+
+
+def coverage(store: Store) -> list[str]:
+    """Which ranks the record covers, from which kinds of file, and which ranks left none."""
+    files = store.files.select("file", "kind")
+    tables = [store.collectives, store.events, store.comms, store.links]
+    direct = pl.concat([store.ranks.select("rank", "file")] + [t.select("rank", "file") for t in tables])
+    # a rank's own log names no rank on most lines: its host and pid tie it to the rank
+    by_pid = (pl.concat([t.select("file", "host", "pid") for t in tables]).drop_nulls().unique()
+              .join(store.ranks.select("host", "pid", "rank").drop_nulls().unique(), on=["host", "pid"]).select("rank", "file"))
+    per = pl.concat([direct, by_pid]).drop_nulls().unique().join(files, on="file", how="left")
+    kinds = per.group_by("rank").agg(pl.col("kind").drop_nulls().unique().sort().str.join(", ")).sort("rank")
+    world = store.ranks["world_size"].drop_nulls().max() if store.ranks.height else None
+    seen = kinds["rank"].to_list()
+    out = [f"{len(seen)} of {world or '?'} rank(s) seen" + (f": ranks {fmt_ranks(seen)}" if seen else "")
+           + f"; {store.files.height} file(s) read, {store.files['error'].is_not_null().sum()} unreadable"]
+    if world:
+        absent = sorted(set(range(world)) - set(seen))
+        if absent:
+            out.append(f"ranks {fmt_ranks(absent)} left no record at all: nothing here says where they are")
+    by_kind: dict[str, list[int]] = {}
+    for r, k in kinds.iter_rows():
+        by_kind.setdefault(k or "no file of a known kind", []).append(r)
+    out += [f"rank{'s' if len(rs) > 1 else ''} {fmt_ranks(rs)}: {k}" for k, rs in by_kind.items()]
+    unattributed = store.files.join(per.select("file").unique(), on="file", how="anti")
+    if unattributed.height:
+        out.append(f"{unattributed.height} file(s) hold no row tied to a rank (launcher logs, a rank's log with "
+                   "nothing rank-specific in it): " + ", ".join(
+            f"{k} x{n}" for k, n in unattributed.group_by("kind").len().sort("kind").iter_rows()))
+    return out
+
+
+def _grouped(table: pl.DataFrame) -> pl.DataFrame:
+    """Ranks with the same last collective, state and main thread as one row (a 1,024-rank hang is
+    a few rows: the ranks that wait, and the ones that do not)."""
+    return (table.group_by("pg", "op", "seq", "state", "where", "named", maintain_order=True)
+            .agg(pl.col("rank").sort(), pl.col("t_s").min())
+            .sort("named", pl.col("rank").list.first(), descending=[True, False]))
+
+
+def _svg(draw) -> str:
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "chart.svg"
+        draw(p)
+        text = p.read_text()
+    text = text[text.index("<svg"):]  # no XML prolog or DOCTYPE (it names a DTD on the web)
+    return re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
+
+
+def build(store: Store, verdict, path: str, name: str, other: tuple[Store, str, str] | None = None,
+          commands: list[str] | None = None) -> Report:
+    """The report of ``store`` (``verdict`` from ``verdict.decide``); ``other``: (store, path, name)
+    of a run to compare with."""
+    r = Report(name, path, verdict.to_dict(), coverage(store), _grouped(rank_state.table(store, verdict)),
+               commands=commands or [])
+    stores = {name: store} | ({other[2]: other[0]} if other else {})
+    for title, draw in (("progress per rank", lambda p: plots.progress(store, verdict, p, name)),
+                        ("last collective per rank and process group", lambda p: plots.last_collective(store, verdict, p, name)),
+                        ("bus bandwidth by message size", lambda p: plots.bandwidth(stores, p))):
+        try:
+            r.charts[title] = _svg(draw)
+        except plots.Nothing as e:
+            r.missing[title] = str(e)
+    if other:
+        r.comparison = diff.compare(store, other[0], verdict_a=verdict, names=(name, other[2]))
+    return r
+
+
+# --- HTML ---------------------------------------------------------------------------------------
+
+CSS = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1150px; color: #222; padding: 0 1em; }
+h1 { font-size: 1.4em; margin-bottom: .2em; } h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
+.verdict { font-size: 1.1em; padding: .7em 1em; border-left: 6px solid #c0392b; background: #fbeeec; }
+.verdict.ok { border-color: #27ae60; background: #eef8f1; } .verdict.slow { border-color: #e67e22; background: #fdf3e7; }
+.kind { font-weight: 700; letter-spacing: .02em; }
+table { border-collapse: collapse; width: 100%; font-size: 13px; } td, th { border: 1px solid #ddd; padding: 4px 7px; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; } tr.named td { background: #fdecea; }
+code, pre { font: 12px/1.4 ui-monospace, monospace; } pre { background: #f6f6f6; padding: .6em; overflow-x: auto; }
+figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; } figcaption { color: #555; font-size: 12px; }
+.muted { color: #666; }
+"""
+
+
+def _e(v) -> str:
+    return h.escape("" if v is None else str(v))
+
+
+def _table(rows: list[list], head: list[str], named: list[bool] | None = None) -> str:
+    out = ["<table><tr>" + "".join(f"<th>{_e(x)}</th>" for x in head) + "</tr>"]
+    for i, row in enumerate(rows):
+        cls = ' class="named"' if named and named[i] else ""
+        out.append(f"<tr{cls}>" + "".join(f"<td>{_e(x)}</td>" for x in row) + "</tr>")
+    return "\n".join(out + ["</table>"])
+
+
+def _rank_rows(r: Report) -> tuple[list[list], list[str], list[bool]]:
+    rows = [[f"rank{'s' if len(x['rank']) > 1 else ''} {fmt_ranks(x['rank'])}",
+             f"{x['op']} #{x['seq']}" if x["op"] else "-", x["pg"] or "-",
+             "-" if x["t_s"] is None else f"{x['t_s']:.3f}", x["state"], plots.short_frame(x["where"])]
+            for x in r.ranks.iter_rows(named=True)]
+    head = ["ranks", "last collective", "process group", "entered at (s)", "state", "main thread"]
+    return rows, head, r.ranks["named"].to_list()
+
+
+def _figures(c: diff.Comparison) -> tuple[list[list], list[str]]:
+    rows = [[f.what, f.a.shown(), f.b.shown(), "-" if f.ratio() is None else f"{f.ratio():.3g}x",
+             "; ".join(f"{s}: {x.detail}" for s, x in (("A", f.a), ("B", f.b)) if x.detail)] for f in c.figures]
+    return rows, ["figure", f"A {c.names['a']}", f"B {c.names['b']}", "A/B", "over / why missing"]
+
+
+def html(r: Report) -> str:
+    v = r.verdict
+    tone = "ok" if v["kind"] == "healthy" else "slow" if v["kind"] in ("slow-progress", "straggler") else ""
+    parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>tracekit report: {_e(r.name)}</title>",
+             f"<style>{CSS}</style></head><body>",
+             f"<h1>tracekit report: {_e(r.name)}</h1><p class=\"muted\">{_e(r.path)}</p>",
+             f"<p class=\"verdict {tone}\" id=\"verdict\"><span class=\"kind\">{_e(v['kind'].upper())}</span>: {_e(v['summary'])}</p>"]
+    if v["evidence"] or v["notes"]:
+        parts.append("<h2>Evidence</h2><ul>" + "".join(f"<li><code>{_e(x)}</code></li>" for x in v["evidence"])
+                     + "".join(f"<li>note: {_e(x)}</li>" for x in v["notes"]) + "</ul>")
+    parts.append("<h2>Coverage</h2><ul>" + "".join(f"<li>{_e(x)}</li>" for x in r.coverage) + "</ul>")
+    rows, head, named = _rank_rows(r)
+    parts.append("<h2>Where each rank is</h2>" + _table(rows, head, named)
+                 + "<p class=\"muted\">Ranks in the same place share a row; the verdict's ranks are shaded.</p>")
+    parts.append("<h2>Charts</h2>")
+    for title, svg in r.charts.items():
+        parts.append(f"<figure>{svg}<figcaption>{_e(title)}</figcaption></figure>")
+    for title, why in r.missing.items():
+        parts.append(f"<p class=\"muted\">No chart of {_e(title)}: {_e(why)}.</p>")
+    if r.comparison is not None:
+        c = r.comparison
+        parts.append(f"<h2>Against {_e(c.names['b'])}</h2>")
+        parts.append(f"<p>B: <span class=\"kind\">{_e(c.verdicts['b']['kind'].upper())}</span>: {_e(c.verdicts['b']['summary'])}</p>")
+        rows, head = _figures(c)
+        parts.append(_table(rows, head))
+        if c.differences:
+            parts.append("<h3>What differs in the setup</h3>" + _table(
+                [[f"{d.area}: {d.what}", d.a, d.b] for d in c.differences], ["what", "A", "B"]))
+        else:
+            parts.append("<p>No difference in the setup both runs logged.</p>")
+    parts.append("<h2>Commands that made this</h2><pre>" + "\n".join(_e(x) for x in r.commands) + "</pre>")
+    return "\n".join(parts + ["</body></html>"])
+
+
+# --- Markdown -----------------------------------------------------------------------------------
+
+def _md_cell(v) -> str:
+    return ("-" if v is None or v == "" else str(v)).replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(rows: list[list], head: list[str], limit: int | None = None) -> str:
+    shown = rows if limit is None else rows[:limit]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(_md_cell(x) for x in row) + " |" for row in shown]
+    if len(shown) < len(rows):
+        out.append(f"\n{len(rows) - len(shown)} more row(s) not shown")
+    return "\n".join(out)
+
+
+def _details(summary: str, body: str) -> str:
+    return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
+
+
+def markdown(r: Report, limit: int = MARKDOWN_LIMIT) -> str:
+    """The report for an issue; long tables are cut until the whole fits ``limit`` characters."""
+    for rows_shown in (None, 200, 50, 10):
+        text = _markdown(r, rows_shown)
+        if len(text) <= limit:
+            return text
+    return text[: limit - 40] + "\n\n(cut to fit an issue)\n"
+
+
+def _markdown(r: Report, rows_shown: int | None) -> str:
+    v = r.verdict
+    out = [f"### tracekit report: {r.name}", f"**{v['kind'].upper()}**: {v['summary']}"]
+    if v["evidence"] or v["notes"]:
+        out.append(_details("Evidence", "\n".join([f"- `{x}`" for x in v["evidence"]] + [f"- note: {x}" for x in v["notes"]])))
+    out.append(_details("Coverage", "\n".join(f"- {x}" for x in r.coverage)))
+    rows, head, _ = _rank_rows(r)
+    out.append(_details(f"Where each rank is ({r.ranks['rank'].list.len().sum()} ranks, {len(rows)} places)",
+                        _md_table(rows, head, rows_shown)))
+    if r.comparison is not None:
+        c = r.comparison
+        body = [f"B: **{c.verdicts['b']['kind'].upper()}**: {c.verdicts['b']['summary']}", "", _md_table(*_figures(c)), ""]
+        body.append(_md_table([[f"{d.area}: {d.what}", d.a, d.b] for d in c.differences], ["what", "A", "B"], rows_shown)
+                    if c.differences else "No difference in the setup both runs logged.")
+        out.append(_details(f"Against {c.names['b']}", "\n".join(body)))
+    charts = ", ".join(r.charts) or "none"
+    out.append(_details("Commands that made this", "```\n" + "\n".join(r.commands) + "\n```\n"
+                        + f"(charts: {charts}; in the HTML report)"))
+    return "\n\n".join(out) + "\n"

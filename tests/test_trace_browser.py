@@ -5,6 +5,7 @@ Needs chromium and the viewer (tests/browser/get_viewer.sh); skipped where they 
 import functools
 import http.server
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -23,6 +24,8 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
          "--disable-sync", "--no-first-run", "--virtual-time-budget=20000"]
 
+if os.environ.get("TRACEKIT_BROWSER_TESTS") == "required" and (not CHROMIUM or not (ASSETS / "trace_viewer_full.html").is_file()):
+    raise RuntimeError("chromium or the offline viewer is missing but .ci/run requires the browser tests")
 pytestmark = pytest.mark.skipif(not CHROMIUM or not (ASSETS / "trace_viewer_full.html").is_file(),
                                 reason="chromium or the offline viewer (tests/browser/get_viewer.sh) is missing")
 

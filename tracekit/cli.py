@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.metadata
-import importlib.metadata
 import importlib.util
 import json
 import sys
@@ -126,34 +125,6 @@ def _load(path: str):
         raise BadInput(f"{path}: no such file or folder")
     with Progress(f"ingest {path}") as bar:
         return ingest_paths([p], progress=bar if bar.on else None)
-
-
-def _load_run(path: str):
-    """``_load`` for the commands that analyse a run: a run with no readable file is bad input."""
-    try:
-        store = _load(path)
-    except StoreError as e:
-        raise BadInput(str(e)) from None
-    if not store.files.height:
-        raise BadInput(f"{path}: no logs, dumps or traces found")
-    errors = store.files["error"].drop_nulls()
-    if errors.len() == store.files.height:
-        raise BadInput(f"{path}: no readable file ({store.files['file'][0]}: {errors[0]})")
-    return store
-
-
-def _load_run(path: str):
-    """``_load`` for the commands that analyse a run: a run with no readable file is bad input."""
-    try:
-        store = _load(path)
-    except StoreError as e:
-        raise BadInput(str(e)) from None
-    if not store.files.height:
-        raise BadInput(f"{path}: no logs, dumps or traces found")
-    errors = store.files["error"].drop_nulls()
-    if errors.len() == store.files.height:
-        raise BadInput(f"{path}: no readable file ({store.files['file'][0]}: {errors[0]})")
-    return store
 
 
 def _load_run(path: str):
@@ -515,41 +486,6 @@ def plot_cmd(run, run_b, out, fmt):
         made += 1
     if not made:
         raise BadInput(f"{', '.join(runs)}: nothing to plot (no timed or sequenced collectives, no bandwidth)")
-
-
-@main.command("report", short_help="Write one shareable page: verdict, evidence, ranks, charts, diff.")
-@click.argument("run", type=click.Path())
-@click.option("--diff", "run_b", type=click.Path(), help="A second run to compare with (its verdict, figures, setup).")
-@click.option("-o", "--out", "out", type=click.Path(dir_okay=False),
-              help="File to write (default tracekit-report.html, or .md with --markdown; - for stdout).")
-@click.option("--markdown", is_flag=True, help="Markdown for pasting into an issue (collapsed sections, no images).")
-def report_cmd(run, run_b, out, markdown):
-    """Write one self-contained page about a run: the verdict and its evidence, coverage, where
-    each rank is, the charts (inline SVG), the comparison with --diff, and the commands that made
-    it. --markdown writes the same for an issue, under 65,000 characters.
-
-    Example: tracekit report samples/swift_2x2_wandb --diff samples/swift_2x2_wandb_fixed -o report.html
-    """
-    from tracekit import verdict as verdict_mod
-    from tracekit.reports import report
-
-    a = _load_run(run)
-    b = _load_run(run_b) if run_b else None
-    names = _names(*([run] + ([run_b] if run_b else [])))
-    out = out or ("tracekit-report.md" if markdown else "tracekit-report.html")
-    made = f"tracekit report {run}" + (f" --diff {run_b}" if run_b else "") + f" -o {out}" + (" --markdown" if markdown else "")
-    commands = [made, f"tracekit verdict {run}", f"tracekit plot {run}" + (f" --diff {run_b}" if run_b else "") + " -o plots",
-                f"tracekit trace {run} -o run.pftrace"] + ([f"tracekit diff {run} {run_b}"] if run_b else [])
-    r = report.build(a, verdict_mod.decide(a), run, names[0], (b, run_b, names[1]) if b is not None else None,
-                     commands + [f"(tracekit {importlib.metadata.version('tracekit')})"])
-    text = report.markdown(r) if markdown else report.html(r)
-    if out == "-":
-        click.echo(text, nl=False)
-        return
-    with _output(out, [run] + ([run_b] if run_b else [])):
-        Path(out).write_text(text)
-    click.echo(f"wrote {out}: {r.verdict['kind'].upper()}, {r.ranks['rank'].list.len().sum()} rank(s), "
-               f"{len(r.charts)} chart(s)" + (f", against {names[1]}" if b is not None else "") + f", {len(text):,} characters")
 
 
 @main.command("report", short_help="Write one shareable page: verdict, evidence, ranks, charts, diff.")

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import SAMPLES
-from tracekit import diff
+from tracekit import diff, figures
 from tracekit.cli import _load_run, main
 
 
@@ -65,7 +65,7 @@ def test_one_rank_has_no_bus_bandwidth():
 
 def test_swift_step_times_come_from_its_running_mean():
     store = _load_run(str(SAMPLES / "swift_2x2_healthy"))
-    steps, source = diff.step_times(store)
+    steps, source = figures.step_times(store)
     log = next((SAMPLES / "swift_2x2_healthy").glob("rank0.*log")).read_text()
     mean = [float(x) for x in re.findall(r"\{'loss': .*'train_speed\(s/it\)': '([\d.]+)'", log)]  # step lines only
     assert source == "ms-swift train_speed(s/it)" and steps.height == len(mean) == 6

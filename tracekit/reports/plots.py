@@ -24,7 +24,7 @@ import polars as pl  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
-from tracekit import align, diff  # noqa: E402
+from tracekit import align, figures  # noqa: E402
 from tracekit.align import fmt_ranks  # noqa: E402
 from tracekit.reports import ranks as rank_state  # noqa: E402
 from tracekit.store import Store  # noqa: E402
@@ -298,9 +298,9 @@ def bandwidth(runs: dict[str, Store], path: str | Path, title: str = "") -> Path
     fig, ax = plt.subplots(figsize=(8, 4.6))
     drawn, why = 0, []
     for (name, store), marker in zip(runs.items(), "os^dv"):
-        bw = diff.bandwidth(store).filter(pl.col("busbw_gbs").is_not_null() & (pl.col("size") >= MIN_BYTES))
+        bw = figures.bandwidth(store).filter(pl.col("busbw_gbs").is_not_null() & (pl.col("size") >= MIN_BYTES))
         if not bw.height:
-            why.append(f"{name}: " + ("one rank, no traffic between ranks" if diff._world(store) == 1
+            why.append(f"{name}: " + ("one rank, no traffic between ranks" if figures.world_size(store) == 1
                                       else f"no bandwidth lines or Kineto-timed collectives of {size_label(MIN_BYTES)} or more"))
         for op in bw["op"].unique().sort().to_list():
             d = bw.filter(pl.col("op") == op).sort("size")

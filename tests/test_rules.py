@@ -75,10 +75,27 @@ def test_crash_without_a_rank_takes_the_root_cause_blocks_rank():
 
 
 def test_init_stall_names_ranks_that_never_started():
-    e = ev(comms=[dict(file="a", line=1, host="h", pid=1, comm="0x1", rank=0, nranks=2, state="init_start")],
-           ranks=[dict(file="a", host="h", pid=1, rank=0), dict(file="b", host="h", pid=2, rank=1)])
-    v = rules.init_stall(e)
+    start = dict(file="a", line=1, host="h", pid=1, comm="0x1", rank=0, nranks=2, state="init_start")
+    ranks = [dict(file="a", host="h", pid=1, rank=0), dict(file="b", host="h", pid=2, rank=1)]
+    # an Init START with nothing after it may be where a pasted excerpt ends: not a stall by itself
+    assert rules.init_stall(ev(comms=[start], ranks=ranks)) is None
+    stalled = [event("run_note", "stall: no log in out grew for 300s", None, 5, "launcher.log")]
+    v = rules.init_stall(ev(comms=[start], ranks=ranks, events=stalled))
     assert v.kind == Kind.INIT_STALL and v.ranks == [1] and "rank 1 logged no NCCL init" in v.summary
+
+
+def test_rendezvous_that_never_completed_is_an_init_stall():
+    e = ev(events=[event("exception", "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for "
+                                      "clients. 1/2 clients joined.", None, 3)])
+    assert rules.first(e)[0] == "rendezvous_failed"
+
+
+def test_nccl_error_code_needs_ncclss_own_lines_to_name_a_cause():
+    code = event("exception", "RuntimeError: NCCL error: unhandled system error, NCCL version 2.18.1", 0, 9)
+    assert rules.first(ev(events=[code]))[0] == "nccl_error_unexplained"
+    warn = event("nccl_warn", "socketStartConnect: Connect to 10.0.0.2<43211> failed : No route to host", 0, 4)
+    name, v = rules.first(ev(events=[code, warn]))
+    assert name == "nccl_failure" and v.kind == Kind.TRANSPORT_ERROR and "No route to host" in v.summary
 
 
 def test_transport_error_but_not_benign_warns():
@@ -171,3 +188,24 @@ def test_rules_are_listed_once_and_end_with_the_weakest():
     assert len(names) == len(set(names))
     assert names[:2] == ["mismatch_aligned", "mismatch_reported"]
     assert names[-3:] == ["failed_without_cause", "healthy", "clean_but_partial"]
+
+
+def test_a_framework_reporting_mismatched_collectives_is_a_mismatch():
+    e = ev(events=[event("exception", "FailedPreconditionError: Mismatched ALLREDUCE CPU/GPU device selection: One rank "
+                                      "specified device GPU, but another rank specified device CPU.", 2, 7)])
+    assert rules.first(e)[0] == "mismatch_reported" and not e.crashes.height
+
+
+@pytest.mark.parametrize("warn", ["NET/IB : Got async event : client reregistration",
+                                  "Could not find a path for pattern 4, falling back to simple order",
+                                  "NET/IB : SHARP coll init error: Cannot create SHARP job(-11)"])
+def test_known_harmless_warns_are_notes_not_transport_errors(warn):
+    e = ev(events=[event("nccl_warn", warn, 0, 3)], ranks=world(1))
+    assert rules.transport_error(e) is None and any(n.startswith("harmless") for n in rules.notes(e))
+
+
+def test_a_peer_closing_its_socket_is_a_consequence():
+    e = ev(events=[event("nccl_warn", "socketProgress: Connection closed by remote peer host<51159>", 1, 3),
+                   event("nccl_warn", "include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'", 0, 1)])
+    assert rules.first(e)[0] == "cuda_failure"
+    assert rules.transport_error(ev(events=[event("nccl_warn", "Socket recv failed while polling for opId=0x7f", 1)])) is None

@@ -20,10 +20,26 @@ from tracekit.store import Store
 
 # A line that reports the end of waiting (a timeout, the watchdog's abort, a peer closing its socket,
 # torchrun's error block) is a consequence of a failure elsewhere, never the failure itself.
-CONSEQUENCE = (r"(?i)time[ d]*out|watchdog|ChildFailedError|SignalException|closed by peer|Connection reset"
+CONSEQUENCE = (r"(?i)time[ d]*out|watchdog|ChildFailedError|SignalException|closed by (?:remote )?peer|Connection reset"
+               r"|Could not receive type from localRank|Failed to execute operation \w+ from rank"
+               r"|Socket recv failed while polling|c10::DistBackend"
                r"|DistBackendError|communicator was aborted|taking the entire process down|ProcessGroupNCCL is aborted")
-CUDA = (r"CUDA error|CUDA out of memory|OutOfMemoryError|illegal memory access|device-side assert|cudaError"
-        r"|CUBLAS_STATUS|CUDNN_STATUS|uncorrectable ECC|unhandled cuda error|CUDA driver error|cuda failure")
+CUDA = (r"(?i:CUDA error|CUDA out of memory|OutOfMemoryError|illegal memory access|device-side assert|cudaError"
+        r"|CUBLAS_STATUS|CUDNN_STATUS|uncorrectable ECC|CUDA driver error|Cuda failure|cudaMalloc\w* failed"
+        r"|cuMem\w+ failed|hip\w+ failed|hipError)")
+# NCCL's own error codes as torch or the program reports them: NCCL failed, and says why only in its
+# WARN lines (NCCL_DEBUG=WARN or INFO)
+NCCL_ERROR = (r"ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclInvalidArgument|ncclUnhandledCudaError"
+              r"|ncclRemoteError|NCCL error|unhandled (?:system|cuda) error|remote process exited or there was a network error")
+# the rendezvous / TCPStore never came together: nobody got as far as a communicator
+RENDEZVOUS = (r"Rendezvous\w*(?:Error|Timeout)|RendezvousConnectionError|C10d store has failed|client socket has timed out"
+              r"|server socket has failed to (?:listen|bind)|TCPStore\w* .*(?:failed|timed out)|DistStoreError")
+# the runtime's own word that ranks called different collectives (torch DETAIL, Horovod, DeepSpeed)
+MISMATCH_TEXT = (r"Detected mismatch between collectives|Mismatched (?:ALLREDUCE|ALLGATHER|BROADCAST|ALLTOALL|REDUCESCATTER)"
+                 r"|Collectives differ in|collective mismatch|Mismatch between collective")
+# "terminate called after throwing an instance of 'X'": the process dying of an exception raised
+# elsewhere, a consequence wherever a timeout was logged or X is the watchdog's DistBackendError
+TERMINATE = r"terminate called after throwing an instance of"
 # NCCL / plugin WARNs that a fallback follows, each with why it is harmless
 BENIGN = {
     r"Failed to open libibverbs|libibverbs\.so": "no InfiniBand verbs library: NCCL falls back to sockets",
@@ -32,6 +48,11 @@ BENIGN = {
         "no external NCCL net plugin: NCCL uses its internal one",
     r"Could not (?:find|open) .*libnccl-tuner|NCCL_TUNER_PLUGIN": "no tuner plugin: NCCL uses its defaults",
     r"(?:NET/IB|NCCL_IB).*No device found|No IB devices found": "no InfiniBand device: NCCL uses sockets",
+    r"ibvwrap.*lib wrapper not initialized": "no InfiniBand verbs library: NCCL falls back to sockets",
+    r"Got async event : client reregistration": "an IB subnet manager port event; traffic goes on",
+    r"ras/\S+.*Call to bind failed": "NCCL's RAS service found its port taken; training is not affected",
+    r"SHARP coll init error|Cannot initialize CollNet|SHArP Job init error": "SHARP/CollNet unavailable: NCCL uses point-to-point",
+    r"Could not find a path for pattern \d+, falling back": "a topology search fallback; NCCL picks another pattern",
 }
 NETWORK_SETTINGS = (r"^(?:NCCL_SOCKET_IFNAME|NCCL_SOCKET_FAMILY|GLOO_SOCKET_IFNAME|NCCL_IB_\w+|NCCL_NET\w*"
                     r"|NCCL_P2P_DISABLE|NCCL_SHM_DISABLE)=")
@@ -141,7 +162,8 @@ class Evidence:
     @cached_property
     def cuda(self) -> pl.DataFrame:
         return self.store.events.filter((pl.col("kind") == "cuda_error") | (
-            pl.col("kind").is_in(["crash", "exception", "c10d_error"]) & pl.col("message").str.contains(CUDA))).sort("line")
+            pl.col("kind").is_in(["crash", "exception", "c10d_error", "nccl_warn"]) & pl.col("message").str.contains(CUDA)
+            & ~pl.col("message").str.contains(NCCL_ERROR))).sort("line")
 
     @cached_property
     def consequences(self) -> pl.DataFrame:
@@ -152,13 +174,28 @@ class Evidence:
     @cached_property
     def crashes(self) -> pl.DataFrame:
         """Primary failures: a crash, a signal that is not a stop request, an exception that is not
-        itself a timeout or a consequence."""
+        itself a timeout, a consequence, NCCL's error code (its WARN says why) or the rendezvous."""
         ev = self.store.events
-        return ev.filter(
+        c = ev.filter(
             (pl.col("kind").is_in(["crash", "cuda_error"])
              | ((pl.col("kind") == "signal") & ~pl.col("message").str.contains("SIGTERM|SIGINT|SIGHUP"))
              | (pl.col("kind") == "exception"))
-            & ~pl.col("message").str.contains(CONSEQUENCE)).sort("line")
+            & ~pl.col("message").str.contains(CONSEQUENCE) & ~pl.col("message").str.contains(NCCL_ERROR)
+            & ~pl.col("message").str.contains(RENDEZVOUS) & ~pl.col("message").str.contains(MISMATCH_TEXT)).sort("line")
+        if self.timeouts.height:
+            c = c.filter(~pl.col("message").str.contains(TERMINATE))
+        return c
+
+    @cached_property
+    def nccl_errors(self) -> pl.DataFrame:
+        """NCCL's error codes as the program reports them (the cause is in NCCL's WARN lines)."""
+        return self.store.events.filter(pl.col("kind").is_in(["crash", "exception", "c10d_error", "watchdog_abort"])
+                                        & pl.col("message").str.contains(NCCL_ERROR)).sort("line")
+
+    @cached_property
+    def rendezvous(self) -> pl.DataFrame:
+        return self.store.events.filter(pl.col("kind").is_in(["crash", "exception", "c10d_error"])
+                                        & pl.col("message").str.contains(RENDEZVOUS)).sort("line")
 
     @cached_property
     def exits(self) -> pl.DataFrame:
@@ -179,8 +216,9 @@ class Evidence:
 
     @cached_property
     def benign(self) -> pl.DataFrame:
-        warns = self.kinds("benign_warn", "nccl_warn")
-        return warns.filter((pl.col("kind") == "benign_warn") | pl.col("message").str.contains("|".join(BENIGN)))
+        warns = self.kinds("benign_warn", "nccl_warn", "transport_error")
+        text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+        return warns.filter((pl.col("kind") == "benign_warn") | text.str.contains("|".join(BENIGN)))
 
     @cached_property
     def transport(self) -> pl.DataFrame:
@@ -195,7 +233,8 @@ class Evidence:
 
     @cached_property
     def reported_mismatch(self) -> pl.DataFrame:
-        return self.kinds("collective_mismatch", "gloo_size_mismatch")
+        return self.store.events.filter(pl.col("kind").is_in(["collective_mismatch", "gloo_size_mismatch"]) | (
+            pl.col("kind").is_in(["exception", "crash", "c10d_error"]) & pl.col("message").str.contains(MISMATCH_TEXT)))
 
     @cached_property
     def pending(self) -> pl.DataFrame:
@@ -316,6 +355,7 @@ class Evidence:
         """Every sign of failure the evidence holds, whatever the verdict (for --fail-on-hang)."""
         signs = []
         for what, df in (("timeout", self.timeouts), ("crash", self.crashes), ("CUDA error", self.cuda),
+                         ("NCCL error", self.nccl_errors), ("rendezvous failed", self.rendezvous),
                          ("non-zero exit", self.exits), ("mismatch", self.reported_mismatch),
                          ("stall", self.stalls if not self.finished else self.stalls.head(0)),
                          ("cancelled by the scheduler", self.cancelled),

@@ -87,17 +87,39 @@ def cuda_failure(ev: Evidence) -> Verdict | None:
 
 
 def nccl_failure(ev: Evidence) -> Verdict | None:
-    """The crash is NCCL giving up, and its own WARN line says why (no interface, refused connect)."""
-    warns = ev.transport.filter(pl.col("kind") == "nccl_warn").sort("line")
-    if not (ev.crashes.height and warns.height and "NCCL" in _msg(ev.crashes, 0, 10_000)):
+    """NCCL gave up (its error code reached the program) and the network says why: NCCL's own WARN,
+    a transport error or connect retries."""
+    t = ev.transport.sort("line")
+    if not (ev.nccl_errors.height and t.height):
         return None
-    r = _rank_of(ev.crashes.head(1), ev)
+    r = _rank_of(ev.nccl_errors.head(1), ev)
     said = "; ".join(sorted(set(ev.network_settings["message"].to_list())))
-    return Verdict(Kind.TRANSPORT_ERROR, f"NCCL failed on {who(warns['rank'].drop_nulls().to_list()) or 'a rank'}: "
-                   f"{_msg(warns, 0, 160)}" + (f" (launched with {said})" if said else "")
-                   + f"; {who(r) if r else 'a rank'} then failed: {_msg(ev.crashes, 0, 120)}",
-                   sorted(set(warns["rank"].drop_nulls().to_list()) | set(r)),
-                   lines(warns, 3) + lines(ev.network_settings, 3) + lines(ev.crashes, 2))
+    return Verdict(Kind.TRANSPORT_ERROR, f"NCCL failed on {who(t['rank'].drop_nulls().unique().to_list()) or 'a rank'}: "
+                   f"{_msg(t, 0, 160)}" + (f" (launched with {said})" if said else "")
+                   + f"; {who(r) if r else 'a rank'} then failed: {_msg(ev.nccl_errors, 0, 120)}",
+                   sorted(set(t["rank"].drop_nulls().to_list()) | set(r)),
+                   lines(t, 3) + lines(ev.network_settings, 3) + lines(ev.nccl_errors, 2))
+
+
+def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
+    """NCCL's error code with none of NCCL's own lines to say why: collect them."""
+    e = ev.nccl_errors
+    if not e.height:
+        return None
+    r = _rank_of(e.head(1), ev)
+    return Verdict(Kind.UNDECIDED, f"NCCL failed on {who(r) if r else 'a rank'} ({_msg(e, 0, 160)}), and no NCCL "
+                   "WARN line says why: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and collect every "
+                   "rank's output", r, lines(e, 4) + lines(ev.exits, 2))
+
+
+def rendezvous_failed(ev: Evidence) -> Verdict | None:
+    """The rendezvous / TCPStore never came together: no rank got as far as a communicator."""
+    rz = ev.rendezvous
+    if not rz.height:
+        return None
+    return Verdict(Kind.INIT_STALL, f"the rendezvous never completed: {_msg(rz, 0, 200)} (check --master_addr / "
+                   "--master_port, the port is free and reachable from every node, and every node was launched)",
+                   _rank_of(rz, ev), lines(rz, 4))
 
 
 def crashed_rank(ev: Evidence) -> Verdict | None:
@@ -114,9 +136,17 @@ def init_stall(ev: Evidence) -> Verdict | None:
     """A communicator started init and never completed it, or connects keep retrying before any
     collective."""
     retry = ev.transport.filter(pl.col("kind") == "connect_retry")
-    if not (ev.pending.height or (retry.height and not ev.store.collectives.height)):
-        return None
     p = ev.pending
+    hard = retry.filter(pl.col("message").str.contains(r"(?i)no route to host|network is unreachable|refused"))
+    if ev.transport.filter(pl.col("kind") != "connect_retry").height or hard.height:
+        return None  # init never completed because the network failed: transport_error says it
+    # an Init START with no COMPLETE in an excerpt may just be where the excerpt ends: a stall needs a
+    # peer that completed the same communicator, or a sign that time passed (a timeout, a stall, stacks)
+    peers_done = ev.store.comms.filter((pl.col("state") == "init_complete")
+                                       & pl.col("comm_id").is_in(ev.store.comms.filter(pl.col("state") == "init_start")["comm_id"].drop_nulls().implode()))
+    stalled = peers_done.height or ev.timeouts.height or ev.stalls.height or ev.stacks.height or ev.exits.height
+    if not ((p.height and stalled) or (retry.height and not ev.store.collectives.height)):
+        return None
     r = p["rank"].drop_nulls().unique().sort().to_list()
     known = set(ev.store.ranks["rank"].drop_nulls().to_list())
     never = sorted(known - set(ev.init_started)) if p.height else []
@@ -177,8 +207,11 @@ def deadlock_from_watchdog(ev: Evidence) -> Verdict | None:
 
 
 def deadlock_from_stacks(ev: Evidence) -> Verdict | None:
-    """Stacks alone: some processes sit in a collective while others are elsewhere."""
+    """Stacks alone: some processes sit in a collective while others are elsewhere -- unless the run
+    finished or every rank moved between dumps (then the stacks are snapshots of a moving job)."""
     st = ev.stacks
+    if ev.finished or ev.moving:
+        return None
     if not (st.height >= 2 and st["in_c10d"].any() and not st["in_c10d"].all()):
         return None
     out = st.filter(~pl.col("in_c10d"))
@@ -208,8 +241,8 @@ def waiting_on_silent_ranks(ev: Evidence) -> Verdict | None:
 def exited_without_cause(ev: Evidence) -> Verdict | None:
     """torchrun's root-cause rank failed with a real error code and nothing else explains it."""
     ex = ev.exits.filter(~pl.col("exit_code").is_in(list(KILL_CODES)))
-    if not ex.height or ev.timeouts.height:
-        return None
+    if not ex.height or ev.timeouts.height or ex["rank"].drop_nulls().n_unique() > 1:
+        return None  # several ranks failing alike says nothing of which failed first
     r = [ev.root_cause_rank] if ev.root_cause_rank is not None else _rank_of(ex.head(1), ev)
     code = ex.filter(pl.col("rank").is_in(r))["exit_code"] if r else ex["exit_code"]
     return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} exited first with code {code[0] if code.len() else ex['exit_code'][0]}"
@@ -336,9 +369,10 @@ def nothing(ev: Evidence) -> Verdict:
 
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [
-    mismatch_aligned, mismatch_reported, cuda_failure, nccl_failure, crashed_rank, init_stall, transport_error,
-    deadlock, deadlock_from_watchdog, deadlock_from_stacks, slow_progress, waiting_on_silent_ranks,
-    exited_without_cause, timed_out, straggler, failed_without_cause, healthy, clean_but_partial,
+    mismatch_aligned, mismatch_reported, cuda_failure, nccl_failure, crashed_rank, rendezvous_failed, init_stall,
+    transport_error, deadlock, deadlock_from_watchdog, deadlock_from_stacks, slow_progress, waiting_on_silent_ranks,
+    nccl_error_unexplained, exited_without_cause, timed_out, straggler, failed_without_cause, healthy,
+    clean_but_partial,
 ]
 
 

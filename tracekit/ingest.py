@@ -19,15 +19,18 @@ from pathlib import Path
 
 import polars as pl
 
-from tracekit import schema
-from tracekit.parsers import Parsed, flight_recorder, kineto, nccl, nccl_tests, pyspy, text, torch_log, trainer
+from tracekit import live, schema
+from tracekit.parsers import (Parsed, flight_recorder, kineto, launcher, nccl, nccl_tests, pyspy, text, torch_log,
+                              trainer)
 from tracekit.store import Store
 
 TEXT_PARSERS = (nccl, torch_log, trainer, pyspy, nccl_tests)
 SKIP_DIRS = {".tracekit", "__pycache__", ".git", "procs"}  # procs/: tracekit run's own bookkeeping
+LIVE_VERDICT = {live.VERDICT_TXT, live.VERDICT_JSON}
 # whose word about a process counts first where sources differ (NCCL's own log for its version),
 # so that a store does not depend on how the files were batched
-RANK_SOURCES = {"nccl": 0, "fr": 1, "kineto": 2, "tracekit": 3, "deepspeed": 4}
+RANK_SOURCES = {"nccl": 0, "fr": 1, "kineto": 2, "tracekit": 3, "nccl-tests": 4, "torchrun": 5, "launcher": 6,
+                "c10d": 7, "deepspeed": 8}
 BATCH_BYTES = 256 << 20  # text parsed in one lines frame
 MAP_BYTES, SETTLED_S = 1 << 20, 10  # see _read
 PROGRESS_BYTES = 64 << 20  # smallest batch when a progress bar is drawn (each batch costs ~0.1 s)
@@ -45,7 +48,8 @@ def discover(paths: list[str | Path]) -> list[Path]:
                 # tracekit's own folders, and stores written anywhere by --out
                 dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS
                                  and not (Path(root, d, "made_by.txt").exists() and Path(root, d, "files.parquet").exists()))
-                found += [Path(root) / f for f in sorted(files) if not f.endswith((".pipe", ".parquet", ".request"))]
+                found += [Path(root) / f for f in sorted(files) if not f.endswith((".pipe", ".parquet", ".request"))
+                          and not (f in LIVE_VERDICT and live.is_ours(Path(root) / f))]  # tracekit run's verdict
         else:
             found.append(p)
     seen: set[Path] = set()  # a file named twice (a folder and a file in it) is read once
@@ -193,7 +197,9 @@ def _claims(texts: list[tuple[dict, bytes]]):
     # Lines of the plain NCCL shape are the NCCL parser's alone: the others skip them (most of a big log).
     plain_nccl = pl.col("text").str.contains(nccl.FAST_HEAD)
     others = lines.filter(~plain_nccl)
-    parsed = [p for p in [nccl.parse(lines, scanned)] + [m.parse(others) for m in TEXT_PARSERS if m is not nccl] if p.found]
+    # launcher prefixes sit on every kind of line, NCCL's too
+    parsed = [p for p in [nccl.parse(lines, scanned), launcher.parse(lines)]
+              + [m.parse(others) for m in TEXT_PARSERS if m is not nccl] if p.found]
     nonblank = lines.filter(~pl.col("blank")).select("file", "line")
     claimed = pl.concat([p.claimed for p in parsed]).unique() if parsed else nonblank.clear()
     return lines, scanned, parsed, nonblank, claimed
@@ -231,7 +237,8 @@ def _parse_texts(texts: list[tuple[dict, bytes]]) -> dict[str, tuple[dict, list[
         .with_columns(pl.col("lines") + pl.col("coll"), pl.col("parsed") + pl.col("coll"))
     )
     counts = {r["file"]: r for r in counts.iter_rows(named=True)}
-    kinds = {p.kind: p.files() for p in parsed}
+    # a file's kinds are the formats of the lines in it that were decoded (a prefix alone names none)
+    kinds = {p.kind: set(p.claimed["file"].unique()) if p.kind == "launcher" else p.files() for p in parsed}
     out = {}
     for row, _ in texts:
         f = row["file"]
@@ -265,35 +272,47 @@ def _batches(files: list[str], pieces: int, total: int) -> list[list[str]]:
 
 
 def _resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
-    """Give every row a rank where any source tells it: (host, pid), then the file's own header;
-    then a host where its rank tells it (a Flight Recorder dump names no host; the rank's log does)."""
+    """Give every row a rank where any source tells it: its process (host, pid) where that process
+    holds one rank, then its pid where one host has it, then its file where the file is one rank's
+    (a log that ``tracekit run`` wrote per rank; a pasted excerpt of many processes is not); then a
+    host where its rank tells it (a Flight Recorder dump names no host; the rank's log does)."""
     ranks = tables["ranks"]
-    by_proc = ranks.filter(pl.col("rank").is_not_null() & pl.col("pid").is_not_null()).group_by(["host", "pid"]).agg(
-        pl.col("rank").first().alias("_r"))
-    by_pid = by_proc.group_by("pid").agg(pl.col("_r").first().alias("_rp"))
-    by_file = ranks.filter(pl.col("rank").is_not_null()).group_by("file").agg(
-        pl.col("rank").n_unique().alias("_n"), pl.col("rank").first().alias("_rf")).filter(pl.col("_n") == 1).drop("_n")
+    known = ranks.filter(pl.col("rank").is_not_null())
+    one = pl.col("rank").n_unique() == 1
+    by_proc = known.filter(pl.col("pid").is_not_null()).group_by(["host", "pid"]).agg(
+        pl.col("rank").first().alias("_r"), one.alias("_one")).filter("_one").drop("_one")
+    by_pid = by_proc.group_by("pid").agg(pl.col("_r").first().alias("_rp"), (pl.col("_r").n_unique() == 1).alias("_one")
+                                         ).filter("_one").drop("_one")
+    procs = ranks.filter(pl.col("pid").is_not_null()).group_by("file").agg(pl.struct("host", "pid").n_unique().alias("_procs"))
+    by_file = (known.group_by("file").agg(pl.col("rank").n_unique().alias("_n"), pl.col("rank").first().alias("_rf"))
+               .join(procs, on="file", how="left").filter((pl.col("_n") == 1) & (pl.col("_procs").fill_null(0) <= 1))
+               .drop("_n", "_procs"))
     by_rank = ranks.filter(pl.col("rank").is_not_null() & pl.col("host").is_not_null()).group_by("rank").agg(
         pl.col("host").n_unique().alias("_n"), pl.col("host").first().alias("_h")).filter(pl.col("_n") == 1).drop("_n")
+
+    def fill(df: pl.DataFrame) -> pl.DataFrame:
+        df = (df.join(by_proc, on=["host", "pid"], how="left", nulls_equal=False)
+              .join(by_pid, on="pid", how="left").join(by_file, on="file", how="left"))
+        df = df.with_columns(pl.coalesce("rank", "_r", "_rp", "_rf").alias("rank")).drop("_r", "_rp", "_rf")
+        if "host" in df.columns:
+            df = df.join(by_rank, on="rank", how="left").with_columns(pl.coalesce("host", "_h").alias("host")).drop("_h")
+        return df
+
     out = {}
     for name, df in tables.items():
         if (name in ("files", "ranks") or "rank" not in df.columns or not df.height
                 or (df["rank"].null_count() == 0 and ("host" not in df.columns or df["host"].null_count() == 0))):
             out[name] = df  # nothing to find (NCCL's collectives, the bulk, are usually all known)
             continue
-        df = (df.join(by_proc, on=["host", "pid"], how="left", nulls_equal=False)
-              .join(by_pid, on="pid", how="left").join(by_file, on="file", how="left"))
-        df = df.with_columns(pl.coalesce("rank", "_r", "_rp", "_rf").alias("rank")).drop("_r", "_rp", "_rf")
-        if "host" in df.columns:
-            df = df.join(by_rank, on="rank", how="left").with_columns(pl.coalesce("host", "_h").alias("host")).drop("_h")
-        out[name] = df
-    # One row per process: merge what the sources said of it.
+        out[name] = fill(df)
+    # One row per process: merge what the sources said of it (a process of several GPUs: one per rank).
+    ranks = fill(ranks) if ranks["rank"].null_count() else ranks
     out["ranks"] = (
         ranks.with_columns(pl.col("source").replace_strict(RANK_SOURCES, default=len(RANK_SOURCES),
                                                            return_dtype=pl.Int64).alias("_o"))
         .sort("rank", "_o", "file", nulls_last=True, maintain_order=True).drop("_o")
-        .group_by(pl.coalesce(pl.col("rank").cast(pl.Utf8), pl.col("host") + ":" + pl.col("pid").cast(pl.Utf8), pl.col("file")).alias("_k"),
-                  maintain_order=True)
+        .group_by(pl.coalesce(pl.col("rank").cast(pl.Utf8), pl.col("host") + ":" + pl.col("pid").cast(pl.Utf8),
+                              pl.col("host"), pl.col("file")).alias("_k"), maintain_order=True)
         .agg([pl.col(c).drop_nulls().first() for c in schema.RANKS if c != "source"]
              + [pl.col("source").unique().sort().str.join(",")])
         .drop("_k")

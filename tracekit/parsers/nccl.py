@@ -30,7 +30,11 @@ except ImportError:  # installed where no C compiler was found: polars reads eve
 
 PREFIX = (
     r"(?:^|[^\w.\-:]|:\d+)(?P<host>\w[\w.\-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
-    r"(?:(?P<src_loc>[\w.\-/]+:\d+) )?NCCL (?P<level>INFO|WARN|TRACE|ABORT) ?(?P<msg>.*)$"
+    r"(?:(?P<src_loc>\S+) )?(?:NCCL )?(?P<level>INFO|WARN|TRACE|ABORT) ?(?P<msg>.*)$"
+)
+# the same without pid:tid (RCCL builds that print `node [1] NCCL INFO ...`): then "NCCL" must be there
+PREFIX_NO_PID = (
+    r"(?:^|[^\w.\-:])(?P<host>\w[\w.\-]*) \[(?P<dev>\d+)\] (?:(?P<src_loc>\S+) )?NCCL (?P<level>INFO|WARN|TRACE|ABORT) ?(?P<msg>.*)$"
 )
 VERSION = r"NCCL version (?P<version>[\w.+\-]+?)(?:NCCL|\s|$)"
 INIT = (
@@ -51,8 +55,14 @@ COLL = (
 )
 CONN = (
     r"^(?:Channel|Ring) (?P<channel>\d+)(?:/\d+)? : (?P<src>\d+)(?:\[\w+\])? -> (?P<dst>\d+)(?:\[\w+\])? "
-    r"(?:\[(?P<direction>send|receive)\] )?via (?P<transport>\S+)"
+    r"(?:\[(?P<direction>send|receive)\] )?via (?P<transport>\S+)(?:.*? comm 0x[0-9a-fA-F]+ nRanks (?P<nranks>\d+))?"
 )
+# pre-2.4 init (`rank 0 nranks 8`, `comm 0x... rank 1 nranks 8`), 2.4's `... cudaDev 0 nvmlDev 0` without a
+# state, 2.23+'s `Init timings - ncclCommInitRank: rank 5 nranks 16 total ...`
+RANK_NRANKS = (r"^(?:(?:\w+ )?comm 0x[0-9a-fA-F]+ |Init timings[^:]*: |\[Rank \d+\] (?:\w+ )?comm 0x[0-9a-fA-F]+ )?"
+               r"rank (?P<rank>\d+) nranks (?P<nranks>\d+)\b")
+# a proxy thread names the rank it serves: `[Proxy Service 3] Failed to execute operation Connect from rank 3`
+PROXY_RANK = r"^\[Proxy (?:Service|Progress|Thread)(?: UDS)? (?P<rank>\d+)\]"
 RING = r"^Channel (?P<channel>\d+)/\d+ :\s*(?P<value>\d[\d ]*?)\s*$"
 TREES = r"^Trees (?P<value>.*\S)"
 BOOT = r"^Bootstrap ?: Using (?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<"
@@ -170,7 +180,9 @@ def _split_prefix(lines: pl.DataFrame) -> pl.DataFrame:
     the plain lines are cut with literal finds and slices, which run at GB/s.
     """
     t = pl.col("text")
-    df = _keep(lines.select("file", "line", "text", "ts"), t.str.contains(" NCCL ", literal=True))
+    # (before NCCL 2.3 lines read `host:pid:tid [dev] INFO msg`, without "NCCL")
+    df = _keep(lines.select("file", "line", "text", "ts"), t.str.contains(" NCCL ", literal=True)
+               | t.str.contains(" INFO ", literal=True) | t.str.contains(" WARN ", literal=True))
     plain = df.select(t.str.contains(FAST_HEAD)).to_series()
     fast, slow = (df, df.clear()) if plain.all() else (df.filter(plain), df.filter(~plain))
     at = t.str.find(" NCCL ", literal=True)
@@ -187,7 +199,12 @@ def _split_prefix(lines: pl.DataFrame) -> pl.DataFrame:
         level.alias("level"),
         rest.str.slice(level.str.len_bytes() + 1).alias("msg"),
     ).drop("text")
-    slow = slow.with_columns(t.str.extract_groups(PREFIX).alias("_p")).unnest("_p").drop("text")
+    slow = slow.with_columns(t.str.extract_groups(PREFIX).alias("_p")).unnest("_p")
+    no_pid = slow.filter(pl.col("host").is_null() & t.str.contains(PREFIX_NO_PID))
+    if no_pid.height:
+        no_pid = no_pid.select("file", "line", "ts", t.str.extract_groups(PREFIX_NO_PID).alias("_p")).unnest("_p")
+        slow = pl.concat([slow.filter(pl.col("host").is_not_null()), no_pid], how="diagonal_relaxed")
+    slow = slow.drop("text")
     return pl.concat([fast, slow]).sort("file", "line") if slow.height else fast
 
 
@@ -252,6 +269,59 @@ def _family(addr: str = "addr") -> pl.Expr:
     return pl.when(pl.col(addr).str.contains(":")).then(pl.lit("IPv6")).otherwise(pl.lit("IPv4"))
 
 
+def _process_ranks(init: pl.DataFrame, nnodes: pl.DataFrame, rank_nranks: pl.DataFrame, conn: pl.DataFrame,
+                   trees: pl.DataFrame, proxy: pl.DataFrame) -> pl.DataFrame:
+    """Which global rank each process is: ``host, pid, dev, rank, world_size, cuda_dev``.
+
+    A process's rank is the one it holds in its largest communicator (the world; a sub-group's rank
+    is never larger than the global one, and NCCL's own line says how large each is); where no line
+    gives a communicator's size, the largest rank its channel and tree lines show (a connection line
+    is written by the rank that sends, a ``[receive]`` one by the rank that receives; a tree line
+    ``a/b/c->R->p`` by R, a proxy thread's ``[Proxy Service R]`` for R). A process that drives several GPUs (nccl-tests ``-g 4``, one thread per GPU,
+    TF/Horovod) holds one rank per device: its rows name ``dev`` and are matched on it; ``dev`` is
+    null for a process of one rank."""
+    i64 = pl.Int64
+    parts = [
+        init.select("host", "pid", pl.col("cuda_dev").cast(i64, strict=False).alias("dev"), "rank", "nranks", "line"),
+        nnodes.select("host", "pid", "dev", "rank", "nranks", "line"),
+        rank_nranks.select("host", "pid", "dev", "rank", "nranks", "line"),
+        conn.select("host", "pid", "dev", pl.when(pl.col("direction") == "receive").then("dst").otherwise("src").alias("rank"),
+                    "nranks", "line"),
+        trees.select("host", "pid", "dev", pl.col("value").str.extract(r"->(\d+)->", 1).alias("rank"),
+                     pl.lit(None, pl.Utf8).alias("nranks"), "line"),
+        proxy.select("host", "pid", "dev", "rank", pl.lit(None, pl.Utf8).alias("nranks"), "line"),
+    ]
+    claims = pl.concat([p.with_columns(pl.col("dev", "rank", "nranks").cast(i64, strict=False)) for p in parts if p.height],
+                       how="vertical_relaxed") if any(p.height for p in parts) else None
+    if claims is None or not claims.height:
+        return pl.DataFrame(schema={"host": pl.Utf8, "pid": i64, "dev": i64, "rank": i64, "world_size": i64, "cuda_dev": i64})
+    claims = claims.filter(pl.col("rank").is_not_null())
+    top = pl.col("nranks").max().over("host", "pid")
+    claims = claims.filter(top.is_null() | (pl.col("nranks") == top))
+    per_dev = claims.sort("line").group_by("host", "pid", "dev", maintain_order=True).agg(
+        pl.coalesce(pl.col("rank").filter(pl.col("nranks").is_not_null()).first(), pl.col("rank").max()).alias("rank"),
+        pl.col("nranks").max().alias("world_size"))
+    several = per_dev.group_by("host", "pid").agg((pl.col("rank").n_unique() > 1).alias("_multi"))
+    per_dev = per_dev.join(several, on=["host", "pid"])
+    single = (per_dev.filter(~pl.col("_multi")).group_by("host", "pid", maintain_order=True)
+              .agg(pl.col("rank").first(), pl.col("world_size").max(), pl.col("dev").first().alias("cuda_dev"))
+              .with_columns(pl.lit(None, i64).alias("dev")))
+    multi = per_dev.filter(pl.col("_multi")).with_columns(pl.col("dev").alias("cuda_dev")).drop("_multi")
+    return pl.concat([single.select(multi.columns), multi])
+
+
+def _join_rank(frame: pl.DataFrame, proc_rank: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` (host, pid, dev) with the rank of the process, or of its device where it drives several."""
+    one = proc_rank.filter(pl.col("dev").is_null()).select("host", "pid", pl.col("rank").alias("_r1"))
+    per_dev = proc_rank.filter(pl.col("dev").is_not_null()).select("host", "pid", "dev", pl.col("rank").alias("_r2"))
+    out = frame.join(one, on=["host", "pid"], how="left", maintain_order="left")
+    if per_dev.height:
+        out = out.join(per_dev, on=["host", "pid", "dev"], how="left", maintain_order="left")
+    else:
+        out = out.with_columns(pl.lit(None, pl.Int64).alias("_r2"))
+    return out.with_columns(pl.coalesce("_r1", "_r2").alias("rank")).drop("_r1", "_r2")
+
+
 def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     """``lines``: the lines frame; ``scanned``: the COLL lines ``read_many`` took apart."""
     pre = _split_prefix(lines)
@@ -284,16 +354,10 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     ib_using = _decode(df, IB_USING, pl.col("msg").str.contains(r"^NET/IB ?: Using.*\[\d+\]"))
     sock = _decode(df, SOCK_USING, pl.col("msg").str.contains(r"^NET/Socket ?: Using \["))
 
-    # Which global rank is each process? The rank it holds in its largest communicator.
-    proc_rank = (
-        pl.concat([
-            init.select("host", "pid", "rank", "nranks", "line"),
-            nnodes.select("host", "pid", "rank", "nranks", "line"),
-        ]).with_columns(pl.col("rank", "nranks").cast(pl.Int64, strict=False))
-        .sort(["nranks", "line"], descending=[True, False])
-        .group_by(["host", "pid"], maintain_order=True).first()
-        .select("host", "pid", "rank", pl.col("nranks").alias("world_size"))
-    )
+    rank_nranks = _decode(df.join(init.select("file", "line"), on=["file", "line"], how="anti"), RANK_NRANKS,
+                          pl.col("msg").str.contains(" nranks ", literal=True))
+    proxy = _decode(df, PROXY_RANK, pl.col("msg").str.starts_with("[Proxy "))
+    proc_rank = _process_ranks(init, nnodes, rank_nranks, conn, trees, proxy)
     comm_ids = init.filter(pl.col("comm_id").is_not_null()).group_by(["host", "pid", "comm"]).agg(
         pl.col("comm_id").first()
     )
@@ -303,7 +367,7 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
             return frame
         if not frame.height:  # most kinds of line are absent from most logs: no join for them
             return frame.with_columns(pl.lit(None, pl.Int64).alias("rank"))
-        return frame.join(proc_rank.select("host", "pid", "rank"), on=["host", "pid"], how="left")
+        return _join_rank(frame, proc_rank)
 
     comms = pl.concat([
         init.with_columns(
@@ -374,8 +438,9 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     if scanned is not None:
         seen = pl.concat([seen, scanned.streams.select(seen.columns)]).sort("file", "line")
     ranks = (
-        seen.group_by(["file", "host", "pid"], maintain_order=True).agg(pl.col("dev").first().alias("cuda_dev"))
-        .join(proc_rank, on=["host", "pid"], how="left")
+        seen.group_by(["file", "host", "pid"], maintain_order=True).agg(pl.col("dev").first().alias("_dev"))
+        .join(proc_rank.drop("dev"), on=["host", "pid"], how="left")  # a process of several GPUs: a row per GPU
+        .with_columns(pl.coalesce("cuda_dev", "_dev").alias("cuda_dev")).drop("_dev")
         .join(versions.group_by(["host", "pid"]).agg(pl.col("nccl_version").first()), on=["host", "pid"], how="left")
         .join(nnodes.group_by(["host", "pid"]).agg(pl.col("local_rank").first().cast(pl.Int64, strict=False)), on=["host", "pid"], how="left")
         .with_columns(pl.lit("nccl").alias("source"))

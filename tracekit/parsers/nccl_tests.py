@@ -1,20 +1,34 @@
-"""nccl-tests stdout (``all_reduce_perf -b 8 -e 8G ...``): one ``bandwidth`` event per message size.
+"""nccl-tests stdout (``all_reduce_perf -b 8 -e 8G ...``, rccl-tests alike).
 
-Rows read ``size count type redop root time algbw busbw #wrong`` (out-of-place, then in-place);
-the op comes from the binary's name (``all_reduce_perf`` -> all_reduce) where the file names it.
-Times are microseconds and bandwidths GB/s, as nccl-tests prints them.
+Results rows read ``size count type redop root time algbw busbw #wrong`` (out-of-place, then in-place):
+one ``bandwidth`` event each, the op from the binary's name (``all_reduce_perf`` -> all_reduce) where
+the file names it; times are microseconds and bandwidths GB/s, as nccl-tests prints them. The header's
+``#  Rank  1 Group  0 Pid   8756 on HOST device  1 [0x03] NAME`` lines (older: without Group, or
+without Pid) are the ranks: one thread per GPU, so one pid can hold several (``-g 4``); when they
+number 0..N-1 once each, N is the world. ``# NCCL Tests compiled with NCCL 1.0`` gives the version.
+A test that fails prints ``HOST: Test NCCL failure common.cu:777 'unhandled system error'`` (``Test CUDA
+failure`` for CUDA; nccl-tests 1.x: ``NCCL failure all_reduce.cu:95 '...'``), then `` .. HOST pid P:
+Test failure common.cu:937``: a ``crash`` event (``cuda_error`` for a CUDA failure), ``where`` the
+source location; ``# Out of bounds values : 0 OK`` is a ``test_passed`` event.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from tracekit.parsers import Parsed
+from tracekit.parsers import Parsed, any_of
 
 ROW = (r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<dtype>\w+)\s+(?P<redop>\w+)\s+(?P<root>-?\d+)\s+"
        r"(?P<us>[\d.]+)\s+(?P<algbw>[\d.]+)\s+(?P<busbw>[\d.]+)\s+(?:\d+|N/A)\b")
 BINARY = r"(?P<op>all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv|gather|scatter|hypercube)_perf"
-HEADER = r"^#?\s*(?:size\s+count\s+type|\(B\)\s+\(elements\)|out-of-place|Avg bus bandwidth|Out of bounds|nThread \d+ nGpus|Using devices|Rank\s+\d+ Group\s+\d+ Pid)"
+RANK = (r"^#\s+Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?(?:\s+Pid\s+(?P<pid>\d+))?\s+on\s+(?P<host>[\w.\-]+)\s+"
+        r"device\s+(?P<cuda_dev>\d+)")
+COMPILED = r"^#\s*NCCL Tests compiled with NCCL (?P<v>[\w.+\-]+)"
+FAILURE = (r"^(?:(?P<host>[\w.\-]+): )?(?:Test )?(?P<what>NCCL|CUDA) failure (?P<where>\S+:\d+) '(?P<msg>.*?)'?\s*$")
+FAILED_PID = r"^\s*\.\. (?P<host>[\w.\-]+) pid (?P<pid>\d+): Test failure (?P<where>\S+:\d+)"
+PASSED = r"^#\s*Out of bounds values\s*:\s*0 OK"
+HEADER = (r"^#?\s*(?:size\s+count\s+type|bytes\s+N\s+type|\(B\)\s+\(elements\)|out-of-place|Avg bus bandwidth"
+          r"|Out of bounds|nThread \d+ nGpus|Using devices|Rank\s+\d+ )|^#\s*$|^# nccl-tests version")
 OPS = {"alltoall": "all_to_all", "sendrecv": "send"}
 
 
@@ -22,20 +36,60 @@ def parse(lines: pl.DataFrame) -> Parsed:
     if not lines.height:
         return Parsed("nccl-tests")
     t = pl.col("text")
-    df = lines.select("file", "line", "text").with_columns(
-        t.str.extract(BINARY, 1).forward_fill().over("file").alias("op"))
-    rows = df.filter(t.str.contains(ROW))
-    if not rows.height:
+    df = lines.select("file", "line", "text", "pdsh_host")
+    mine = df.filter(t.str.contains(any_of(ROW, HEADER, BINARY, COMPILED, FAILURE, FAILED_PID)))
+    if not mine.height:
         return Parsed("nccl-tests")
-    g = pl.col("_g").struct
-    events = rows.with_columns(t.str.extract_groups(ROW).alias("_g")).with_columns(
-        pl.lit("bandwidth").alias("kind"), t.alias("message"),
-        pl.col("op").fill_null("unknown").replace(OPS),
-        g.field("size").cast(pl.Int64, strict=False).alias("bytes"),
-        (g.field("us").cast(pl.Float64) / 1000).alias("duration_ms"),
-        g.field("algbw").cast(pl.Float64).alias("algbw_gbs"),
-        g.field("busbw").cast(pl.Float64).alias("busbw_gbs"),
-        pl.lit("nccl-tests").alias("where"),
-    ).drop("_g")
-    used = df.filter(t.str.contains(ROW) | t.str.contains(HEADER) | t.str.contains(BINARY)).select("file", "line")
-    return Parsed("nccl-tests", {"events": events}, used)
+    mine = mine.with_columns(t.str.extract(BINARY, 1).forward_fill().over("file").alias("op"))
+    events = []
+    rows = mine.filter(t.str.contains(ROW))
+    if rows.height:
+        g = pl.col("_g").struct
+        events.append(rows.with_columns(t.str.extract_groups(ROW).alias("_g")).with_columns(
+            pl.lit("bandwidth").alias("kind"), t.alias("message"),
+            pl.col("op").fill_null("unknown").replace(OPS),
+            g.field("size").cast(pl.Int64, strict=False).alias("bytes"),
+            (g.field("us").cast(pl.Float64) / 1000).alias("duration_ms"),
+            g.field("algbw").cast(pl.Float64).alias("algbw_gbs"),
+            g.field("busbw").cast(pl.Float64).alias("busbw_gbs"),
+            pl.lit("nccl-tests").alias("where"),
+        ).drop("_g"))
+    for pattern in (FAILURE, FAILED_PID):
+        sub = mine.filter(t.str.contains(pattern))
+        if sub.height:
+            sub = sub.with_columns(t.str.extract_groups(pattern).alias("_g")).drop("op").unnest("_g").with_columns(
+                pl.coalesce("host", "pdsh_host").alias("host"))
+            kind = (pl.when(pl.col("what") == "CUDA").then(pl.lit("cuda_error")).otherwise(pl.lit("crash"))
+                    if "what" in sub.columns else pl.lit("crash"))
+            events.append(sub.with_columns(kind.alias("kind"), t.str.strip_chars().alias("message")))
+    passed = mine.filter(t.str.contains(PASSED))
+    if passed.height:
+        events.append(passed.with_columns(pl.lit("test_passed").alias("kind"), t.str.strip_chars().alias("message")))
+    events = pl.concat(events, how="diagonal_relaxed") if events else None
+    if events is not None and "pid" in events.columns:
+        events = events.with_columns(pl.col("pid").cast(pl.Int64, strict=False))
+    return Parsed("nccl-tests", {"events": events, "ranks": _ranks(mine)}, mine.select("file", "line"))
+
+
+def _ranks(mine: pl.DataFrame) -> pl.DataFrame:
+    """The header's ranks (world size where they are 0..N-1 once each), the hosts that failures
+    name, and the version the tests were compiled with."""
+    t = pl.col("text")
+    listed = mine.filter(t.str.contains(RANK)).with_columns(t.str.extract_groups(RANK).alias("_g")).unnest("_g").with_columns(
+        pl.col("rank", "pid", "cuda_dev").cast(pl.Int64, strict=False))
+    whole = pl.len().over("file")
+    listed = listed.with_columns(pl.when((pl.col("rank").n_unique().over("file") == whole)
+                                         & (pl.col("rank").max().over("file") == whole - 1)).then(whole).alias("world_size"))
+    failed = pl.concat([mine.filter(t.str.contains(p)).select("file", "pdsh_host", t.str.extract_groups(p).alias("_g")).unnest("_g")
+                        for p in (FAILURE, FAILED_PID)], how="diagonal_relaxed").with_columns(pl.coalesce("host", "pdsh_host").alias("host"))
+    failed = failed.filter(pl.col("host").is_not_null()).select(
+        "file", "host", *([pl.col("pid").cast(pl.Int64, strict=False)] if "pid" in failed.columns else []))
+    compiled = mine.filter(t.str.contains(COMPILED)).select("file", t.str.extract(COMPILED, 1).alias("nccl_version"))
+    out = pl.concat([listed.select("file", "host", "pid", "rank", "cuda_dev", pl.col("world_size").cast(pl.Int64)),
+                     failed.unique(maintain_order=True)], how="diagonal_relaxed")
+    if compiled.height:
+        v = compiled.group_by("file").agg(pl.col("nccl_version").first())
+        out = pl.concat([out, v.join(out.select("file"), on="file", how="anti")], how="diagonal_relaxed").join(
+            v.rename({"nccl_version": "_v"}), on="file", how="left").with_columns(
+            pl.coalesce("nccl_version" if "nccl_version" in out.columns else pl.lit(None, pl.Utf8), "_v").alias("nccl_version")).drop("_v")
+    return out.with_columns(pl.lit("nccl-tests").alias("source"))

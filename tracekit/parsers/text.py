@@ -2,25 +2,54 @@
 
 Every text parser works on the frame this module builds: ``file``, ``line`` (1-based, as an
 editor counts), ``raw`` and ``text`` (the line without its launcher prefix, after the last
-carriage return so a tqdm bar does not hide the message behind it), plus the rank or host a
-launcher prefix names. The regex work runs in polars (Rust), never in a Python loop per line.
+carriage return so a tqdm bar does not hide the message behind it), plus the rank, host or
+pid a launcher prefix names. The regex work runs in polars (Rust), never in a Python loop per line.
+
+A message that a terminal hard-wrapped at a fixed width (pasted from a console: many lines of
+exactly the widest length, each continued on the next) is joined back onto its first line; the
+lines that continued it keep their numbers, with an empty ``text`` and ``cont_of`` naming the
+line they continue, so each is counted as understood exactly when that line is.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-# Launcher prefixes (FORMATS.md): pdsh `host: `, torchrun `[rank3]:` / `[default3]:`,
-# MPI `[1,3]<stdout>:`, Ray `(RayTrainWorker pid=615, ip=10.0.0.6) `, `trainer/0 [0]:`,
-# `[80746] `, and a leading wall-clock timestamp.
-PREFIX = (
-    r"^(?:(?P<pdsh_host>(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w\-]*\d[\w.\-]*): )?"
-    r"(?:\[rank(?P<rank_tag>\d+)\]:\s?|\[default(?P<local_tag>\d+)\]:\s?"
-    r"|\[\d+,(?P<mpi_rank>\d+)\]<std(?:out|err)>:|\(\w+ pid=\d+(?:, ip=[\d.]+)?\) "
-    r"|\w+/\d+ \[\d+\]:\s?|\[\d{3,}\] )?"
-)
-MAYBE_PREFIX = r"^(?:[\w.\-]+: |\[|\(|\w+/\d+ \[|\d{4}-\d\d-\d\d)"
+# Launcher prefixes (FORMATS.md), any number of them in a row, outermost first: a markdown quote
+# `> `, ANSI colours (`\x1b[36m`, or `←[36m` where a paste lost the escape byte), Ray's
+# `(RayTrainWorker pid=615, ip=10.0.0.6) ` and `(raylet) `, pdsh `host: `, srun --label `12: ` (the
+# task number: a rank only where each task is one, which the prefix does not say), a wall-clock `[2026-01-02 03:04:05] ` (NCCL 2.26+
+# puts one before its WARN lines), `host >> `, torchrun
+# `[rank3]:` / `[default3]:`, MPI `[1,3]<stdout>:`, `trainer/0 [0]:`, a script's own `[3] ` or `[RANK 3] `
+# rank tag (4 digits at most: `[80746] ` is a pid, taken off without meaning; tags that count up with
+# the lines are a viewer's line numbers).
+_PARTS = [
+    r">[ \t]?",
+    r"(?:\x1b|←)?\[\d{1,3}(?:;\d{1,3})*m\s?",
+    r"\((?P<ray_actor>\w+)(?: pid=(?P<ray_pid>\d+)(?:, ip=(?P<ray_ip>[\d.]+))?)?\)\s?",
+    r"(?P<pdsh_host>(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w\-]*\d[\w.\-]*): ",
+    r"(?P<task_tag>\d{1,5}): ",
+    r"\[(?P<pts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] ",
+    r"(?P<arrow_host>[\w.\-]+) >> ",
+    r"\[rank(?P<rank_tag>\d+)\]:\s?",
+    r"\[default(?P<local_tag>\d+)\]:\s?",
+    r"\[\d+,(?P<mpi_rank>\d+)\]<std(?:out|err)>:",
+    r"\w+/\d+ \[\d+\]:\s?",
+    r"\[(?P<bare_tag>\d{1,4})\] ",
+    r"\[(?:RANK|Rank) (?P<word_tag>\d+)\] ",
+    r"\[\d{5,}\] ",
+]
+PREFIX = "^(?:" + "|".join(f"(?:{p})" for p in _PARTS) + ")*"
+MAYBE_PREFIX = r"^(?:[\w.\-]+: |\[|\(|>|\x1b|←|\w+/\d+ \[|\d{4}-\d\d-\d\d)"
 TIMESTAMP = r"^\[?(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]?\s"
+ANSI = r"(?:\x1b|←)\[\d{0,3}(?:;\d{1,3})*[mK]"
+# a tqdm bar a message was written after, on the same line (no carriage return between): the message counts
+BAR_THEN = r"^[^|]*\d+%\|[^|]*\|\s*[\d.]+[kMG]?/[\d.?]+[kMG]? \[[^\]]*\]\s*(?P<rest>\S.*)$"
+TAGS = ("pdsh_host", "ray_actor", "ray_pid", "ray_ip", "task_tag", "pts", "arrow_host", "rank_tag", "local_tag", "mpi_rank",
+        "bare_tag", "word_tag")
+# a line that starts a record of its own (a prefixed log line, a traceback), never a wrapped tail
+RECORD_HEAD = r"^(?:\[|\(|[\w.\-]+:\d+:\d+ |\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|\s+File \")"
+MIN_WRAP = 70  # narrower "widths" are short lines that happen to be alike
 
 
 def lines_frame(file: str, text: str) -> pl.DataFrame:
@@ -40,6 +69,40 @@ def raw(file: str, text: str | list[str], numbers=None) -> pl.DataFrame:
     return df.select(pl.col("line").cast(pl.Int64), "raw", pl.lit(file).alias("file"))
 
 
+def _unwrap(df: pl.DataFrame) -> pl.DataFrame:
+    """Join lines a terminal hard-wrapped back onto the line they continue (see the module's doc).
+    A file is wrapped at width W when at least 3 of its lines are exactly W characters long, W being
+    its longest; such a line continues on the next unless it ends in padding (two spaces or more),
+    the next line starts a record of its own or starts as this one does, and unless fewer than two
+    lines continue so."""
+    n = pl.col("text").str.len_chars()
+    # (NCCL's COLL lines are whole records, and the C scanner may have taken them out of this frame:
+    # they count neither way, so the frame reads the same with the scanner and without)
+    whole = pl.col("text").str.contains(": opCount ", literal=True)
+    width = df.filter(~whole).group_by("file").agg(n.max().alias("_w"), (n == n.max()).sum().alias("_k"))
+    wrapped = width.filter((pl.col("_w") >= MIN_WRAP) & (pl.col("_k") >= 3))
+    df = df.with_columns(pl.lit(None, pl.Int64).alias("cont_of"))
+    if not wrapped.height:
+        return df
+    t = pl.col("text")
+    df = df.join(wrapped.select("file", "_w"), on="file", how="left", maintain_order="left")
+    nxt = pl.when(pl.col("line").shift(-1).over("file") == pl.col("line") + 1).then(t.shift(-1).over("file"))
+    # (a log line repeated at the widest length is not wrapped: the next line starts as it does)
+    joins = ((n == pl.col("_w")) & ~t.str.ends_with("  ") & nxt.is_not_null() & (nxt.str.strip_chars() != "")
+             & ~nxt.str.contains(RECORD_HEAD) & (nxt.str.slice(0, 6) != t.str.slice(0, 6))).fill_null(False)
+    joins = joins & (joins.sum().over("file") >= 2)
+    # a line continues its predecessor when the predecessor joins; the head of each chain gathers it
+    cont = joins.shift(1).over("file").fill_null(False)
+    df = df.with_columns(cont.alias("_cont"))
+    df = df.with_columns((~pl.col("_cont")).cum_sum().over("file").alias("_chain"))
+    heads = df.group_by("file", "_chain").agg(pl.col("line").first().alias("_head"), t.str.join("").alias("_joined"))
+    df = df.join(heads, on=["file", "_chain"], how="left", maintain_order="left")
+    return df.with_columns(
+        pl.when(pl.col("_cont")).then(pl.lit("")).otherwise(pl.col("_joined")).alias("text"),
+        pl.when(pl.col("_cont")).then(pl.col("_head")).alias("cont_of"),
+    ).drop("_w", "_cont", "_chain", "_head", "_joined")
+
+
 def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     """The lines of many files (frames of ``raw``) as one frame, so every regex runs once over all of them."""
     df = pl.concat(raws) if raws else raw("", "")
@@ -47,19 +110,28 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     # CRLF ends a line; any other carriage return (a tqdm bar) hides what came before it
     last = pl.col("raw").str.strip_suffix("\r").str.replace(r"^.*\r", "")
     df = df.with_columns(pl.when(cr).then(last).otherwise(pl.col("raw")).alias("text"))
+    after_bar = pl.col("text").str.extract(BAR_THEN, 1)
+    df = df.with_columns(pl.when(pl.col("text").str.contains("%|", literal=True)).then(
+        pl.coalesce(after_bar, pl.col("text"))).otherwise(pl.col("text")).alias("text"))
     # Capture groups are slow: run them only on lines that can carry a prefix or a timestamp.
     maybe = pl.col("text").str.contains(MAYBE_PREFIX)
     tagged = df.filter(maybe).with_columns(pl.col("text").str.extract_groups(PREFIX).alias("_p")).unnest("_p")
-    tagged = tagged.with_columns(pl.col("text").str.replace(PREFIX, "").alias("text"))
-    tagged = tagged.with_columns(pl.col("text").str.extract(TIMESTAMP, 1).alias("ts"))
+    tagged = tagged.with_columns(pl.col("text").str.replace(PREFIX, "").str.replace_all(ANSI, "").alias("text"))
+    tagged = tagged.with_columns(pl.coalesce("pts", pl.col("text").str.extract(TIMESTAMP, 1)).alias("ts")).drop("pts")
     df = pl.concat([df.filter(~maybe), tagged], how="diagonal").sort("file", "line", maintain_order=True) if tagged.height else df.with_columns(
-        *[pl.lit(None, pl.Utf8).alias(c) for c in ("pdsh_host", "rank_tag", "local_tag", "mpi_rank", "ts")])
-    return df.with_columns(
-        pl.col("line").cast(pl.Int64),
-        pl.col("rank_tag").cast(pl.Int64, strict=False),
-        pl.col("local_tag").cast(pl.Int64, strict=False),
-        pl.col("mpi_rank").cast(pl.Int64, strict=False),
-        (pl.col("text").str.strip_chars() == "").alias("blank"),
+        *[pl.lit(None, pl.Utf8).alias(c) for c in (*TAGS, "ts") if c != "pts"])
+    df = _unwrap(df)
+    ints = ("rank_tag", "local_tag", "mpi_rank", "task_tag", "bare_tag", "word_tag", "ray_pid")
+    df = df.with_columns(pl.col("line").cast(pl.Int64), *[pl.col(c).cast(pl.Int64, strict=False) for c in ints],
+                         pl.coalesce("pdsh_host", "arrow_host").alias("pdsh_host"))
+    # `[1757] `, `[1758] `, ... a line apart each: a viewer's line numbers, not ranks
+    step = pl.col("bare_tag") - pl.col("line")
+    numbered = (step.drop_nulls().mode().first().over("file") == step) & (step.drop_nulls().len().over("file") >= 3)
+    df = df.with_columns(pl.when(numbered.fill_null(False)).then(None).otherwise(pl.col("bare_tag")).alias("bare_tag"))
+    return df.drop("arrow_host").with_columns(
+        # the global rank a launcher's prefix names (torchrun, MPI, a script's own tag)
+        pl.coalesce("rank_tag", "mpi_rank", "bare_tag", "word_tag").alias("launch_rank"),
+        (pl.col("text").str.strip_chars() == "").alias("blank") & pl.col("cont_of").is_null(),
     )
 
 

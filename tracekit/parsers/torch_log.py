@@ -17,7 +17,9 @@ WATCHDOG = (
     r"Work(?:NCCL|Gloo)?\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)(?:, NumelIn=(?P<numel>\d+))?"
     r"(?:, NumelOut=\d+)?, Timeout\(ms\)=(?P<timeout_ms>\d+)\)"
 )
-PG_TAG = r"\[(?:PG (?:ID )?(?P<pg>\d+) (?:PG GUID \S+ )?)?Rank (?P<rank>\d+)\]"
+# `[Rank 3]`, `[PG 0 Rank 3]`, `[PG 0 (default_pg) Rank 3]`, `[PG ID 2 PG GUID 3(tp) Rank 1]`: the rank in
+# process group ``pg``; a global rank only in the default group (PG 0) or where no group is named
+PG_TAG = r"\[(?:PG (?:ID )?(?P<pg>\d+) (?:PG GUID \S+ )?(?:\([^)]*\) )?)?Rank (?P<rank>\d+)\]"
 LAST_WORK = (
     r"last enqueued (?:NCCL )?work: (?P<last_enqueued>-?\d+), last completed (?:NCCL )?work: (?P<last_completed>-?\d+)"
 )
@@ -62,10 +64,13 @@ def parse(lines: pl.DataFrame) -> Parsed:
     if not lines.height:
         return Parsed("torch")
     t = pl.col("text")
-    df = lines.select("file", "line", "text", "ts", "rank_tag", "local_tag").with_columns(
-        pl.coalesce(t.str.extract(PG_TAG, 2).cast(pl.Int64, strict=False), pl.col("rank_tag")).alias("rank"),
-        t.str.extract(PG_TAG, 1).alias("pg"),
-    )
+    tag = t.str.extract_groups(PG_TAG)
+    pg_rank = tag.struct.field("rank").cast(pl.Int64, strict=False)
+    df = lines.select("file", "line", "text", "ts", "launch_rank", "local_tag").with_columns(
+        tag.struct.field("pg").alias("pg"),
+        # a launcher's prefix names the global rank; a group-local rank never replaces it
+        pl.when(tag.struct.field("pg").fill_null("0") == "0").then(pg_rank).alias("_own"),
+    ).with_columns(pl.coalesce("launch_rank", "_own").alias("rank"))
     frames = []
     kinds = []  # (kind, mask, pattern, extra), masks evaluated together below
 
@@ -125,6 +130,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
             pl.format("rank {} (local_rank {}) on {} exited with code {}", "b_rank", "b_local", "b_host", "exit_code").alias("message"),
         ))
 
+    # ranks that c10d's lines name (a global one: no launcher prefix said otherwise) and torchrun's failures
+    said = df.filter(pl.col("_own").is_not_null() & pl.col("launch_rank").is_null()).select(
+        "file", pl.col("_own").alias("rank"), pl.lit("c10d").alias("source")).unique(maintain_order=True)
+    failed = exits.select("file", pl.col("b_host").alias("host"), "pid", pl.col("b_rank").alias("rank"),
+                          pl.col("b_local").alias("local_rank"), pl.lit("torchrun").alias("source"))
     header = df.filter(t.str.contains(TRACEKIT))
     ranks = header.select(
         "file",
@@ -149,4 +159,5 @@ def parse(lines: pl.DataFrame) -> Parsed:
                                        SIGNAL_RECEIVED, GLOO_ERROR, EXCEPTION, GLOG, CHILD_HOST, CHILD_RANK,
                                        CHILD_EXIT, TRACEKIT, KNOWN, r"^\[tracekit-run\] ", CRASH, CANCELLED, KILLING, r"^E\d{4} "))
     )
+    ranks = pl.concat([ranks, said, failed], how="diagonal_relaxed")
     return Parsed("torch", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))

@@ -1,0 +1,90 @@
+"""Who wrote a line: the rank, host and pid that launcher prefixes and self-naming lines give.
+
+A prefix (``text.PREFIX``: torchrun ``[rank3]:``, MPI ``[1,3]<stdout>:``, ``[RANK 3] ``, Ray
+``(Worker pid=615, ip=10.0.0.6)``, pdsh ``host: ``) says which process wrote the line under it; the
+line itself is understood (or not) by the parser of its message, so a prefix alone claims nothing.
+
+Lines that name their own writer's rank, or the world's size, are decoded here (``SELF``): the
+``| distributed init (rank 3): env://`` of the DETR/DeiT family; a line that starts by naming its rank
+(``rank: 3, ...``, ``Rank 0: Completed store-based barrier for 4 nodes.``, ``# Rank 7 tensor ...``;
+under a launcher prefix the prefix has said it already); sglang's ``[2025-02-26 12:01:56 TP3]`` (its
+tensor-parallel rank, the global one where no DP/PP rank is named); c10d's store barrier (``... for
+rank: 3, key: ... (world_size=8, ...``, ``Added key: ... to store for rank: 1``); Lightning's
+``GLOBAL_RANK: 1, MEMBER: 2/4``; vLLM's ``world_size=2 rank=1 local_rank=1``; DeepSpeed's launcher
+``dist_world_size=16``; MPI's ``process rank 1 with PID 820212 on node HOST exited``; aws-ofi-nccl's
+``NET/OFI Process rank 1 started. NCCLNet device used on HOST``.
+
+One row of ``ranks`` per (file, host, pid, rank) seen, source ``launcher``; an NCCL line under a
+prefix lends its ``host:pid``, so the prefix's rank and NCCL's own word about that process meet.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit.parsers import Parsed
+
+NCCL_PROC = r"^\s*(?P<host>[\w.\-]+):(?P<pid>\d+):\d+ \["
+# each: a rank, a world size, a host or a pid its writer states (groups absent from one are null)
+SELF = [
+    r"^\|? ?distributed init \(rank (?P<rank>\d+)\)",
+    r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d TP(?P<rank>\d+)\] ",
+    r"store based barrier (?:to initialize process group )?(?:for|on) rank: (?P<rank>\d+), (?:for )?key: \S+ "
+    r"\(world_size=(?P<world_size>\d+)",
+    r"store_based_barrier_key:\d+ to store for rank: (?P<rank>\d+)",
+    r"\bGLOBAL_RANK: (?P<rank>\d+), MEMBER: \d+/(?P<world_size>\d+)",
+    r"\bworld_size=(?P<world_size>\d+) rank=(?P<rank>\d+) local_rank=\d+",
+    r"\bdist_world_size=(?P<world_size>\d+)",
+    r"\bprocess rank (?P<rank>\d+) with PID (?P<pid>\d+) on node (?P<host>[\w.\-]+) exited",
+    r"NET/OFI Process rank (?P<rank>\d+) started\. NCCLNet device used on (?P<host>[\w.\-]+) ",
+]
+# a line that opens with its own rank, where no launcher prefix has named the writer
+HEAD = r"^\s*(?:#\s*)?[Rr]ank:? (?P<rank>\d+)\b(?: of (?P<world_size>\d+))?(?:: Completed store-based barrier for (?P<nodes>\d+) nodes)?"
+CHEAP = r"(?i)rank|world_size|\d TP\d"
+
+
+def parse(lines: pl.DataFrame) -> Parsed:
+    if not lines.height:
+        return Parsed("launcher")
+    t = pl.col("text")
+    df = lines.select("file", "line", "text", "launch_rank", "local_tag", "pdsh_host", "ray_pid", "ray_ip")
+    df = df.with_columns(pl.coalesce("pdsh_host", "ray_ip").alias("_phost"),
+                         t.str.extract(NCCL_PROC, 1).alias("_nhost"),
+                         t.str.extract(NCCL_PROC, 2).cast(pl.Int64, strict=False).alias("_npid"))
+    # a prefix's host (pdsh's, Ray's ip) is the NCCL host name its NCCL lines give, where they give one
+    alias = (df.filter(pl.col("_phost").is_not_null() & pl.col("_nhost").is_not_null())
+             .group_by("file", "_phost").agg(pl.col("_nhost").unique().alias("_a"))
+             .filter(pl.col("_a").list.len() == 1).with_columns(pl.col("_a").list.first()))
+    # (an NCCL COLL line says nothing new of its writer, and the C scanner may have taken it apart
+    # before this frame was built: leaving it out either way keeps the store the same both ways)
+    tagged = (df.filter(pl.any_horizontal(pl.col("launch_rank", "local_tag", "_phost", "ray_pid").is_not_null())
+                        & ~t.str.contains(": opCount ", literal=True))
+              .join(alias, on=["file", "_phost"], how="left").select(
+        "file", pl.coalesce("_nhost", "_a", "_phost").alias("host"), pl.coalesce("_npid", "ray_pid").alias("pid"),
+        pl.col("launch_rank").alias("rank"), pl.col("local_tag").alias("local_rank")).unique(maintain_order=True))
+
+    said = _self_named(df.filter(t.str.contains(CHEAP)))
+    ranks = pl.concat([tagged, said.drop("line")], how="diagonal_relaxed").with_columns(pl.lit("launcher").alias("source"))
+    return Parsed("launcher", {"ranks": ranks}, said.select("file", "line").unique())
+
+
+def _self_named(df: pl.DataFrame) -> pl.DataFrame:
+    """``file, line, host, pid, rank, world_size`` of each line that states its writer's rank or the world's size."""
+    t = pl.col("text")
+    out = []
+    for pattern in SELF:
+        sub = df.filter(t.str.contains(pattern))
+        if sub.height:
+            out.append(sub.with_columns(t.str.extract_groups(pattern).alias("_g")).unnest("_g"))
+    head = df.filter(pl.col("launch_rank").is_null() & pl.col("local_tag").is_null() & t.str.contains(HEAD))
+    if head.height:
+        out.append(head.with_columns(t.str.extract_groups(HEAD).alias("_g")).unnest("_g").with_columns(
+            pl.coalesce("world_size", "nodes").alias("world_size")))
+    if not out:
+        return pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64, "host": pl.Utf8, "pid": pl.Int64,
+                                    "rank": pl.Int64, "world_size": pl.Int64})
+    got = pl.concat(out, how="diagonal_relaxed")
+    cols = {"host": pl.Utf8, "pid": pl.Int64, "rank": pl.Int64, "world_size": pl.Int64}
+    return got.select("file", "line", *[(pl.col(c) if c in got.columns else pl.lit(None)).cast(d, strict=False).alias(c)
+                                        for c, d in cols.items()])
+

@@ -56,7 +56,8 @@ BENIGN = {
 }
 NETWORK_SETTINGS = (r"^(?:NCCL_SOCKET_IFNAME|NCCL_SOCKET_FAMILY|GLOO_SOCKET_IFNAME|NCCL_IB_\w+|NCCL_NET\w*"
                     r"|NCCL_P2P_DISABLE|NCCL_SHM_DISABLE)=")
-KILL_CODES = {124, 137, 143, -9, -15, -2, 130}  # `timeout`, SIGKILL, SIGTERM, SIGINT: someone stopped it
+KILL_CODES = {124, 143, -15, -2, 130}  # `timeout`, SIGTERM, SIGINT: someone asked it to stop
+SIGKILL_CODES = {-9, 137}  # nobody asks politely with SIGKILL: mostly the kernel's OOM killer
 C10D_FRAME = r"distributed_c10d|deepspeed/comm|torch/distributed/(?:_functional|nn|fsdp|algorithms)|c10d"
 # a frame of the standard library: py-spy's `threading.py:327`, faulthandler's `/usr/lib/python3.11/...`
 STDLIB_FRAME = (r"\((?:" + "|".join(sorted(sys.stdlib_module_names)) + r")(?:\.py)?[/:]"

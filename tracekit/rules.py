@@ -16,7 +16,7 @@ import polars as pl
 
 from tracekit import align
 from tracekit.align import who
-from tracekit.evidence import BENIGN, KILL_CODES, Evidence, lines
+from tracekit.evidence import BENIGN, KILL_CODES, SIGKILL_CODES, Evidence, lines
 from tracekit.verdict import Kind, Verdict
 
 COLLECT = ("run under `tracekit run` on every node (NCCL INFO, Flight Recorder dumps, stack dumps when "
@@ -245,9 +245,14 @@ def exited_without_cause(ev: Evidence) -> Verdict | None:
         return None  # several ranks failing alike says nothing of which failed first
     r = [ev.root_cause_rank] if ev.root_cause_rank is not None else _rank_of(ex.head(1), ev)
     code = ex.filter(pl.col("rank").is_in(r))["exit_code"] if r else ex["exit_code"]
-    return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} exited first with code {code[0] if code.len() else ex['exit_code'][0]}"
-                   " (torchrun's first observed failure) and its output shows no error: its stderr holds why",
-                   r, lines(ex, 4))
+    code = code[0] if code.len() else ex["exit_code"][0]
+    local = ex["message"].str.extract(r"local_rank: (\d+)", 1).drop_nulls()
+    name = who(r) if r else (f"local rank {local[0]}" if local.len() else "a rank")
+    why = ("was killed with SIGKILL: the kernel's OOM killer does this when host memory runs out (dmesg on that "
+           "node says so)" if code in SIGKILL_CODES else
+           f"exited first with code {code} (torchrun's first observed failure) and its output shows no error: "
+           "its stderr holds why")
+    return Verdict(Kind.CRASHED_RANK, f"{name} {why}", r, lines(ex, 4))
 
 
 def timed_out(ev: Evidence) -> Verdict | None:

@@ -85,3 +85,16 @@ def test_cut_store_keeps_what_it_read(tmp_path):
     f = ingest([cut]).files.row(0, named=True)
     assert f["lines"] == f["parsed"] + f["blank"] + f["unknown"] == cut.read_bytes().count(b"\n") + 1
     assert pl.Series([f["error"]]).is_null().all()
+
+
+def test_coll_lines_without_init_lines_still_show_the_mismatch(tmp_path):
+    """Real NCCL COLL lines of the H200 divergence run with every other line (Init, rings, WARNs)
+    taken out, as when a user pastes only the COLL part: no line names a rank, yet the two processes'
+    [nranks=2] streams are one communicator, and they split at one opCount."""
+    for f in (SAMPLES / "gpu_2x1_divergence").glob("nccl.*.log"):
+        (tmp_path / f.name).write_text("".join(x for x in f.read_text().splitlines(True) if "opCount" in x))
+    store = ingest([tmp_path])
+    assert store.ranks["rank"].drop_nulls().len() == 0
+    v = decide(store)
+    assert v.kind == Kind.MISMATCH and v.ranks == []
+    assert "vm:1197 ran AllReduce; vm:1198 ran ReduceScatter" in v.summary and "no rank identified" in v.summary

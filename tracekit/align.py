@@ -47,9 +47,12 @@ class Finding:
     missing: list[int]
     last_of_missing: dict[int, str] = field(default_factory=dict)
     evidence: list[str] = field(default_factory=list)
+    label: str | None = None  # the message, where ranks are unknown (processes named host:pid instead)
 
     @property
     def message(self) -> str:
+        if self.label:
+            return self.label
         where = f"process group {self.pg}" + (f" ({self.pg_desc})" if self.pg_desc else "")
         what = f"{self.op or '?'} seq {self.seq}" + (f" [{self.sizes}]" if self.sizes else "") + (
             f" {self.dtype}" if self.dtype else "")
@@ -268,3 +271,33 @@ def clock_offsets(coll: pl.DataFrame) -> pl.DataFrame:
                               pl.col("host").n_unique().over("pg", "seq").alias("_n")).filter(pl.col("_n") > 1)
     off = shared.group_by("host").agg((pl.col("_t") - pl.col("_m")).median().cast(pl.Int64).alias("offset_ns"))
     return pl.DataFrame({"host": hosts}).join(off, on="host", how="left").with_columns(pl.col("offset_ns").fill_null(0))
+
+
+def unranked_mismatches(store: Store) -> list[Finding]:
+    """NCCL COLL lines of processes whose rank no line names (no Init line was logged): streams of one
+    size of communicator (``[nranks=N]``), at most N of them, are taken as one communicator, and the
+    first opCount where they ran different ops is a mismatch between processes named ``host:pid``."""
+    c = store.collectives.filter((pl.col("source") == "nccl") & pl.col("rank").is_null() & pl.col("seq").is_not_null()
+                                 & pl.col("nranks").is_not_null() & pl.col("pid").is_not_null()
+                                 & ~pl.col("op").is_in(["send", "recv"]) & (pl.col("state") != "no-op"))
+    out = []
+    for (n,), g in c.group_by(["nranks"], maintain_order=True):
+        streams = g.select("host", "pid", "comm").unique()
+        if not 2 <= streams.height <= n:
+            continue
+        sig = g.group_by("host", "pid", "comm", "seq").agg(pl.col("op").cast(pl.Utf8).unique().sort().str.join("+"),
+                                                           pl.col("file").first(), pl.col("line").min(),
+                                                           pl.col("op_raw").first())
+        varied = sig.group_by("seq").agg(pl.col("op").n_unique().alias("ops"), pl.len().alias("n")).filter(
+            (pl.col("ops") > 1) & (pl.col("n") > 1)).sort("seq")
+        if not varied.height:
+            continue
+        seq = varied["seq"][0]
+        at = sig.filter(pl.col("seq") == seq).sort("host", "pid")
+        said = "; ".join(f"{r['host']}:{r['pid']} ran {r['op_raw']}" for r in at.iter_rows(named=True))
+        out.append(Finding(
+            kind=Match.OP_TYPE, source="nccl", pg=f"nranks={n}", pg_desc=None, seq=seq, op=at["op_raw"][0], sizes=None,
+            dtype=None, present=[], missing=[], evidence=[f"{r['file']}:{r['line']}" for r in at.iter_rows(named=True)][:8],
+            label=f"a {n}-rank communicator (no Init line names ranks; {streams.height} processes log [nranks={n}]): "
+                  f"opCount {seq}: ranks issued different collectives: {said}"))
+    return out

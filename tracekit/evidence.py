@@ -135,7 +135,7 @@ class Evidence:
         findings = []
         for source in ("fr", "nccl", "kineto"):
             findings += align.find(store, source)
-        return cls(store, findings)
+        return cls(store, findings + align.unranked_mismatches(store))
 
     def kinds(self, *kinds: str) -> pl.DataFrame:
         return self.store.events.filter(pl.col("kind").is_in(kinds))

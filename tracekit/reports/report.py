@@ -20,6 +20,7 @@ import polars as pl
 from tracekit import diff
 from tracekit.align import fmt_ranks
 from tracekit.reports import plots
+from tracekit.verdict import Verdict
 from tracekit.reports import ranks as rank_state
 from tracekit.store import Store
 
@@ -39,8 +40,9 @@ class Report:
     commands: list[str] = field(default_factory=list)
 
 
-def coverage(store: Store) -> list[str]:
-    """Which ranks the record covers, from which kinds of file, and which ranks left none."""
+def coverage(store: Store, verdict: Verdict | None = None) -> list[str]:
+    """Which ranks the record covers, from which kinds of file, and which ranks left none (the
+    first line is the verdict's own coverage, where there is one: both say the same)."""
     files = store.files.select("file", "kind")
     tables = [store.collectives, store.events, store.comms, store.links]
     direct = pl.concat([store.ranks.select("rank", "file")] + [t.select("rank", "file") for t in tables])
@@ -51,9 +53,10 @@ def coverage(store: Store) -> list[str]:
     kinds = per.group_by("rank").agg(pl.col("kind").drop_nulls().unique().sort().str.join(", ")).sort("rank")
     world = store.ranks["world_size"].drop_nulls().max() if store.ranks.height else None
     seen = kinds["rank"].to_list()
-    out = [f"{len(seen)} of {world or '?'} rank(s) seen" + (f": ranks {fmt_ranks(seen)}" if seen else "")
+    said = (verdict.coverage or {}).get("text") if verdict is not None else None
+    out = [(said or f"{len(seen)} of {world or '?'} rank(s) seen" + (f": ranks {fmt_ranks(seen)}" if seen else ""))
            + f"; {store.files.height} file(s) read, {store.files['error'].is_not_null().sum()} unreadable"]
-    if world:
+    if world and not said:
         absent = sorted(set(range(world)) - set(seen))
         if absent:
             out.append(f"ranks {fmt_ranks(absent)} left no record at all: nothing here says where they are")
@@ -90,7 +93,7 @@ def build(store: Store, verdict, path: str, name: str, other: tuple[Store, str, 
           commands: list[str] | None = None) -> Report:
     """The report of ``store`` (``verdict`` from ``verdict.decide``); ``other``: (store, path, name)
     of a run to compare with."""
-    r = Report(name, path, verdict.to_dict(), coverage(store), _grouped(rank_state.table(store, verdict)),
+    r = Report(name, path, verdict.to_dict(), coverage(store, verdict), _grouped(rank_state.table(store, verdict)),
                commands=commands or [])
     stores = {name: store} | ({other[2]: other[0]} if other else {})
     for title, draw in (("progress per rank", lambda p: plots.progress(store, verdict, p, name)),

@@ -1,7 +1,8 @@
 """The ingest summary, as a stable JSON-able dict and as text for a terminal.
 
 JSON schema (``schema_version`` 1): files_by_kind {kind: n}, files [{file, kind, lines, parsed,
-unknown, error}], ranks {count, world_size, nodes, hosts}, versions {nccl, torch, deepspeed},
+unknown, error}], ranks {count, world_size, nodes, hosts}, coverage {world_size, seen, missing,
+sources {rank: [source]}, unranked_processes, complete, text}, versions {nccl, torch, deepspeed},
 transports [{host_pair, transport, n}], network [{host, what, value}], communicators {total,
 init_complete, pending}, last_collective [{rank, source, pg, seq, op}], errors [{file, line, kind,
 message}], unknown_lines {file: n}, verdict {kind, meaning, summary, ranks, evidence, notes,
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit.align import fmt_ranks
+from tracekit.align import who
 from tracekit.store import Store
 from tracekit.verdict import Verdict
 
@@ -80,6 +81,7 @@ def build(store: Store, verdict: Verdict) -> dict:
         "last_collective": last.to_dicts(),
         "errors": errors.head(50).to_dicts(), "errors_total": errors.height,
         "unknown_lines": {row["file"]: row["unknown"] for row in f.filter(pl.col("unknown") > 0).iter_rows(named=True)},
+        "coverage": verdict.coverage,
         "verdict": verdict.to_dict(),
     }
 
@@ -93,6 +95,13 @@ def render(s: dict) -> str:
     out.append(f"ranks     {rk['count']} seen, world size {rk['world_size'] or '?'}, {rk['nodes']} node(s)"
                + (f" on {len(rk['hosts'])} host(s)" if len(rk["hosts"]) != rk["nodes"] else "")
                + (f": {', '.join(rk['hosts'][:8])}" + (" ..." if len(rk["hosts"]) > 8 else "") if rk["hosts"] else ""))
+    cov = s.get("coverage") or {}
+    if cov:
+        by: dict[str, list[int]] = {}
+        for rank, srcs in cov["sources"].items():
+            by.setdefault(", ".join(srcs), []).append(int(rank))
+        out.append(f"coverage  {cov['text']}" + "".join(
+            f"; {who(ranks)} from {srcs}" for srcs, ranks in sorted(by.items(), key=lambda kv: min(kv[1]))[:4]))
     v = "; ".join(f"{k} {', '.join(vs)}" for k, vs in s["versions"].items() if vs)
     if v:
         out.append(f"versions  {v}")
@@ -108,7 +117,7 @@ def render(s: dict) -> str:
         for row in s["last_collective"]:
             by.setdefault((row["source"], row["op"], row["seq"], row["pg"]), []).append(row["rank"])
         for (src, op, seq, pg), ranks in sorted(by.items(), key=lambda kv: min(kv[1]))[:8]:
-            out.append(f"last      ranks {fmt_ranks(ranks)}: {op} seq {seq} on pg {pg} (from {SOURCE_NAMES.get(src, src)})")
+            out.append(f"last      {who(ranks)}: {op} seq {seq} on pg {pg} (from {SOURCE_NAMES.get(src, src)})")
     if s["errors_total"]:
         out.append(f"errors    {s['errors_total']} line(s); first: {s['errors'][0]['file']}:{s['errors'][0]['line']}: "
                    f"{_clip(s['errors'][0]['message'] or '')}")

@@ -98,3 +98,17 @@ def test_coll_lines_without_init_lines_still_show_the_mismatch(tmp_path):
     v = decide(store)
     assert v.kind == Kind.MISMATCH and v.ranks == []
     assert "vm:1197 ran AllReduce; vm:1198 ran ReduceScatter" in v.summary and "no rank identified" in v.summary
+
+
+def test_fail_on_hang_exits_1_on_any_failure_sign(tmp_path):
+    """stdout logs of a hung job give UNDECIDED (no record says who is missing), yet the job timed
+    out or was killed: --fail-on-hang still fails the pipeline."""
+    from click.testing import CliRunner
+
+    from tracekit.cli import main
+
+    logs = sorted(str(p) for p in (SAMPLES / "swift_2x2_wandb").glob("*.log"))
+    r = CliRunner().invoke(main, ["ingest", *logs, "--no-store", "--fail-on-hang"])
+    assert r.exit_code == 1 and "verdict   UNDECIDED" in r.output, r.output
+    r = CliRunner().invoke(main, ["verdict", str(SAMPLES / "swift_2x2_wandb_fixed"), "--fail-on-hang"])
+    assert r.exit_code == 0 and r.output.startswith("HEALTHY")

@@ -37,6 +37,15 @@ def test_mismatch_reported_names_the_collective():
     assert v.kind == Kind.MISMATCH and v.ranks == [1] and "allreduce seq 7" in v.summary
 
 
+def test_mismatch_from_watchdog_lines_of_one_seqnum():
+    wd = [event("watchdog_timeout", "Watchdog caught collective operation timeout", r, r, f"r{r}", seq=13807,
+                op="allreduce", numel=10942336 if r == 7 else 11274112) for r in (1, 5, 6, 7)]
+    v = rules.mismatch_from_watchdog(ev(events=wd))
+    assert v.kind == Kind.MISMATCH and v.ranks == [7] and "rank 7 ran ALLREDUCE of 10942336" in v.summary
+    same = [dict(w, numel=8) for w in wd]
+    assert rules.mismatch_from_watchdog(ev(events=same)) is None
+
+
 def test_cuda_failure_is_a_crash_of_its_own_not_transport():
     e = ev(events=[event("crash", "RuntimeError: CUDA error: an illegal memory access was encountered", 2),
                    event("nccl_warn", "NET/Socket : peer closed connection", 0, 5)])

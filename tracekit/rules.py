@@ -67,6 +67,28 @@ def mismatch_reported(ev: Evidence) -> Verdict | None:
                    lines(rep) + lines(ev.crashes, 2))
 
 
+def mismatch_from_watchdog(ev: Evidence) -> Verdict | None:
+    """Watchdog lines of several ranks name the same SeqNum of one group with different ops or sizes:
+    the ranks are not in the same collective."""
+    wd = ev.kinds("watchdog_timeout").filter(pl.col("seq").is_not_null() & pl.col("op").is_not_null()
+                                             & pl.col("rank").is_not_null()).with_columns(pl.col("pg").fill_null("0"))
+    if wd.select("rank").n_unique() < 2:
+        return None
+    per = wd.group_by("pg", "seq").agg(pl.col("op").n_unique().alias("ops"), pl.col("numel").n_unique().alias("sizes"),
+                                       pl.col("rank").n_unique().alias("n"), pl.col("op").first().alias("op0"))
+    bad = per.filter((pl.col("n") > 1) & ((pl.col("ops") > 1) | ((pl.col("sizes") > 1)
+                                          & ~pl.col("op0").str.contains("(?i)alltoall|gather|scatter|coalesced"))))
+    if not bad.height:
+        return None
+    pg, seq = bad.row(0)[:2]
+    at = wd.filter((pl.col("pg") == pg) & (pl.col("seq") == seq)).unique("rank", maintain_order=True)
+    groups = at.group_by("op", "numel", maintain_order=True).agg(pl.col("rank").sort())
+    said = "; ".join(f"{who(r)} ran {op.upper()} of {n} element(s)" for op, n, r in groups.iter_rows())
+    odd = min(groups.iter_rows(), key=lambda g: len(g[2]))[2]
+    return Verdict(Kind.MISMATCH, f"process group {pg}: SeqNum {seq} is not the same collective on every rank: {said}",
+                   odd, lines(at, 6))
+
+
 def _last_open(ev: Evidence, ranks: list[int]) -> str:
     """The collective these ranks were in when they stopped: their last FR/Kineto entry."""
     c = ev.store.collectives.filter(pl.col("rank").is_in(ranks) & pl.col("source").is_in(["fr", "kineto"]))
@@ -374,7 +396,7 @@ def nothing(ev: Evidence) -> Verdict:
 
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [
-    mismatch_aligned, mismatch_reported, cuda_failure, nccl_failure, crashed_rank, rendezvous_failed, init_stall,
+    mismatch_aligned, mismatch_reported, mismatch_from_watchdog, cuda_failure, nccl_failure, crashed_rank, rendezvous_failed, init_stall,
     transport_error, deadlock, deadlock_from_watchdog, deadlock_from_stacks, slow_progress, waiting_on_silent_ranks,
     nccl_error_unexplained, exited_without_cause, timed_out, straggler, failed_without_cause, healthy,
     clean_but_partial,

@@ -16,6 +16,7 @@ from typing import Callable
 
 import polars as pl
 
+from tracekit import traffic
 from tracekit.figures import (Figure, bandwidth, bus_bandwidth, collective_rate, size_text, step_first, step_median,
                               time_in_collectives, world_size)
 from tracekit.store import Store
@@ -85,6 +86,8 @@ FIGURES: list[tuple[str, Callable[[Store], Figure]]] = [
     ("step time, median", step_median),
     ("collectives per second", collective_rate),
     ("time in collectives", time_in_collectives),
+    ("collective traffic per step", traffic.per_step),
+    ("collective traffic per micro-step", traffic.per_micro_step),
     ("bus bandwidth", bus_bandwidth),
 ]
 

@@ -18,6 +18,10 @@ SWIFT_STEP = r"'global_step/max_steps': '(?P<step>\d+)/(?P<max_steps>\d+)'"
 DS_STEP = r"\bstep=(?P<step>\d+), skipped=(?P<skipped>\d+)"
 MEGATRON = rf"iteration\s+(?P<step>\d+)/\s*(?P<max_steps>\d+) \|.*?(?:lm loss: (?P<loss>{NUM}))?"
 TQDM = r"(?P<pct>\d+)%\|[^|]*\|\s*(?P<step>\d+)/(?P<max_steps>\d+) \["
+# any other loop's line with a step and a loss (torchtitan `step: 200  loss:  6.1384`, `step at 58400, loss=31.05`,
+# `ep 1 train, step 97, acc 0.004, loss 8.624`), and tf_cnn_benchmarks' `90\timages/sec: 152.2 +/- 0.2 (...)\t2.321`
+STEP_LOSS = rf"\bstep(?: at)?[:= ]\s*(?P<step>\d+)\b.*?\bloss[:= ]\s*(?P<loss>{NUM})"
+IMAGES = rf"^(?P<step>\d+)\s+images/sec: [\d.]+ \+/- [\d.]+ \(jitter = [\d.]+\)\s+(?P<loss>{NUM})"
 COMM_OP = (
     r"comm op: (?P<op>\w+) \| time \(ms\): (?P<ms>[\d.]+) \| msg size: (?P<size>[\d.]+) (?P<unit>\w+) \| "
     r"algbw \(Gbps\): (?P<algbw>[\d.]+) \| busbw \(Gbps\): (?P<busbw>[\d.]+)"
@@ -27,6 +31,8 @@ TRAIN_START = r"\*{5} Running training \*{5}"
 # ms-swift prints its whole argument object, one ``key=value,`` a line, ``)`` alone closing it
 ARGS_OPEN = r"\[INFO:swift\] args: \w+Arguments\($"
 ARG = r"^(?P<key>[A-Za-z_][\w.]*)=(?P<value>.*?),?$"
+# HF Trainer's banner names the accumulation that makes an optimizer step of micro-steps (tracekit.traffic)
+HF_ACCUM = r"Gradient Accumulation steps = (?P<value>\d+)\s*$"
 KNOWN = (
     r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\] \[(?:INFO|WARNING|DEBUG|ERROR)\]|\[INFO:swift\]|\[WARNING:swift\]|"
     r"\[(?:INFO|WARNING)\|[\w.]+:\d+\]|OVERFLOW!|^\s*(?:Num examples|Num Epochs|Instantaneous batch size|"
@@ -59,6 +65,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("step", t.str.contains(DS_STEP), DS_STEP)
     add("step", t.str.contains(r"iteration\s+\d+/\s*\d+ \|"), MEGATRON)
     add("progress", t.str.contains(TQDM), TQDM)
+    others = ~t.str.contains(r"\{.*'loss': |\bstep=\d+, skipped=|iteration\s+\d+/\s*\d+ \|")
+    add("step", others & t.str.contains(STEP_LOSS), STEP_LOSS)
+    add("step", t.str.contains(IMAGES), IMAGES)
     add("comm_op", t.str.contains("comm op: "), COMM_OP)
     add("train_start", t.str.contains(TRAIN_START))
     add("train_end", t.str.contains(r"\{'train_runtime'"))
@@ -66,6 +75,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
     closed = (t == ")").cast(pl.Int32).cum_sum().over("file")
     df = df.with_columns(((opened > closed) & ~t.str.contains(ARGS_OPEN)).alias("_in_args"))
     add("train_arg", pl.col("_in_args") & t.str.contains(ARG), ARG)
+    n = len(frames)
+    add("train_arg", t.str.contains(HF_ACCUM), HF_ACCUM)
+    frames[n:] = [f.with_columns(pl.lit("gradient_accumulation_steps").alias("key")) for f in frames[n:]]
     events = pl.concat(frames, how="diagonal_relaxed") if frames else None
     if events is not None:
         events = events.with_columns(
@@ -73,7 +85,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
             .alias("message") if "key" in events.columns else pl.col("message"),
             *(pl.col(c).cast(pl.Int64, strict=False) if c in events.columns else pl.lit(None, pl.Int64).alias(c)
               for c in ("step", "max_steps")),
-            t.str.extract(LOSS, 1).cast(pl.Float64, strict=False).alias("loss"),
+            pl.coalesce(t.str.extract(LOSS, 1), *([pl.col("loss")] if "loss" in events.columns else []))
+            .cast(pl.Float64, strict=False).alias("loss"),
             (pl.col("op") if "op" in events.columns else pl.lit(None, pl.Utf8)).alias("op"),
         )
         if "algbw" in events.columns:  # DeepSpeed's comms logger: ms, size with unit, Gbps (bits)
@@ -95,7 +108,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     warned = t.str.contains(PY_WARNING)
     after_warning = warned.shift(1, fill_value=False).over("file") & t.str.starts_with("  ")
     used = args_end | pl.col("_in_args") | warned | after_warning | t.str.contains(
-        any_of(*(r"\{.*'loss': ", DS_STEP, r"iteration\s+\d+/\s*\d+ \|", TQDM, "comm op: ",
+        any_of(*(r"\{.*'loss': ", DS_STEP, STEP_LOSS, IMAGES, r"^total images/sec: ", r"^\[iteration\] datetime: ", r"iteration\s+\d+/\s*\d+ \|", TQDM, "comm op: ",
                                        TRAIN_START, DS_VERSION, KNOWN, r"\{'train_runtime'|\{'eval_loss'"))
     )
     return Parsed("trainer", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))

@@ -5,14 +5,16 @@ unknown, error}], ranks {count, world_size, nodes, hosts}, coverage {world_size,
 sources {rank: [source]}, unranked_processes, complete, text}, versions {nccl, torch, deepspeed},
 transports [{host_pair, transport, n}], network [{host, what, value}], communicators {total,
 init_complete, pending}, last_collective [{rank, source, pg, seq, op}], errors [{file, line, kind,
-message}], unknown_lines {file: n}, verdict {kind, meaning, summary, ranks, evidence, notes,
-findings}.
+message}], unknown_lines {file: n}, traffic {ranks, nranks, steps, accumulation, by_op [{op, calls,
+data_bytes, sent_bytes}] per rank over the run, text} or null without NCCL COLL lines (tracekit.traffic),
+verdict {kind, meaning, summary, ranks, evidence, notes, findings}.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
+from tracekit import traffic
 from tracekit.align import who
 from tracekit.store import Store
 from tracekit.verdict import Verdict
@@ -82,8 +84,15 @@ def build(store: Store, verdict: Verdict) -> dict:
         "errors": errors.head(50).to_dicts(), "errors_total": errors.height,
         "unknown_lines": {row["file"]: row["unknown"] for row in f.filter(pl.col("unknown") > 0).iter_rows(named=True)},
         "coverage": verdict.coverage,
+        "traffic": _traffic(store),
         "verdict": verdict.to_dict(),
     }
+
+
+def _traffic(store: Store) -> dict | None:
+    """Collective traffic per step (tracekit.traffic), with the lines ``render`` prints."""
+    t = traffic.measure(store)
+    return None if t is None else t.to_dict() | {"text": traffic.lines(t)}
 
 
 def render(s: dict) -> str:
@@ -112,6 +121,8 @@ def render(s: dict) -> str:
     cm = s["communicators"]
     if cm["total"]:
         out.append(f"comms     {cm['total']} communicator(s), {cm['init_complete']} finished init, {cm['pending']} pending")
+    for i, line in enumerate((s.get("traffic") or {}).get("text", [])):
+        out.append(f"{'traffic' if i == 0 else '':<10}{line}")
     if s["last_collective"]:
         by = {}
         for row in s["last_collective"]:

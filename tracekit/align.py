@@ -54,8 +54,7 @@ class Finding:
         if self.label:
             return self.label
         where = f"process group {self.pg}" + (f" ({self.pg_desc})" if self.pg_desc else "")
-        what = f"{self.op or '?'} seq {self.seq}" + (f" [{self.sizes}]" if self.sizes else "") + (
-            f" {self.dtype}" if self.dtype else "")
+        what = f"{self.op or '?'} seq {self.seq}" + tensor_text(self.sizes, self.dtype)
         if self.kind == Match.NO_RECORD:
             return (f"{where}: {who(self.missing)} left no {SOURCE_NAMES.get(self.source, self.source)} record; "
                     f"{who(self.present)} reached seq {self.seq}")
@@ -64,7 +63,7 @@ class Finding:
                     f"{'waits' if len(self.present) == 1 else 'wait'} in it")
         if self.last_of_missing:
             other = "; ".join(f"rank {r}: {v}" for r, v in sorted(self.last_of_missing.items())[:4])
-            return f"{where}: seq {self.seq}: {self.kind.value}: ranks {fmt_ranks(self.present)} issued {what}; {other}"
+            return f"{where}: seq {self.seq}: {self.kind.value}: {who(self.present)} issued {what}; {other}"
         return f"{where}: {what}: {self.kind.value}"
 
     def to_dict(self) -> dict:
@@ -74,6 +73,14 @@ class Finding:
             "present_ranks": self.present, "missing_ranks": self.missing,
             "last_of_missing": {str(k): v for k, v in self.last_of_missing.items()}, "evidence": self.evidence,
         }
+
+
+def tensor_text(sizes: str | None, dtype: str | None) -> str:
+    """`` (BFloat16 tensor of shape [4027x5120])`` from FR's sizes and dtype; empty when neither is known."""
+    if not sizes and not dtype:
+        return ""
+    shape = f" of shape [{sizes.replace(';', '], [')}]" if sizes else ""
+    return f" ({dtype + ' ' if dtype else ''}tensor{'s' if sizes and ';' in sizes else ''}{shape})"
 
 
 SOURCE_NAMES = {"fr": "Flight Recorder", "nccl": "NCCL COLL", "kineto": "Kineto"}
@@ -246,7 +253,7 @@ def _mismatches(coll: pl.DataFrame, source: str) -> list[Finding]:
             kind=Match[row["why"]], source=source, pg=row["pg"], pg_desc=first["pg_desc"], seq=row["seq"],
             op=first["op_raw"], sizes=first["sizes"], dtype=first["dtype"],
             present=[r for r in rows["rank"].to_list() if r not in odd], missing=odd,
-            last_of_missing={r["rank"]: f"{r['op_raw']} [{r['sizes']}] {r['dtype']}" for r in
+            last_of_missing={r["rank"]: f"{r['op_raw']}{tensor_text(r['sizes'], r['dtype'])}" for r in
                              rows.filter(pl.col("rank").is_in(odd)).iter_rows(named=True)},
             evidence=[f"{r['file']}:{r['line'] or r['record_id']}" for r in rows.iter_rows(named=True)][:8],
         ))

@@ -65,10 +65,19 @@ STDLIB_FRAME = (r"\((?:" + "|".join(sorted(sys.stdlib_module_names)) + r")(?:\.p
 SITE = r"site-packages|dist-packages"
 
 
+def clip(text: str | None, n: int = 200) -> str:
+    """``text`` stripped, cut at a word boundary before ``n`` characters with an ellipsis (never mid-word)."""
+    text = (text or "").strip()
+    if len(text) <= n:
+        return text
+    cut = text[:n].rsplit(" ", 1)[0]
+    return (cut if len(cut) > n // 2 else text[:n]).rstrip(" ,;:(") + " ..."
+
+
 def lines(df: pl.DataFrame, n: int = 6) -> list[str]:
     """Evidence lines ``file:line: message`` of the first ``n`` rows."""
-    return [f"{r['file']}:{r['line']}: {(r['message'] or '').strip()[:200]}" if r["line"] is not None
-            else f"{r['file']}: {(r['message'] or '').strip()[:200]}" for r in df.head(n).iter_rows(named=True)]
+    return [f"{r['file']}:{r['line']}: {clip(r['message'])}" if r["line"] is not None
+            else f"{r['file']}: {clip(r['message'])}" for r in df.head(n).iter_rows(named=True)]
 
 
 @dataclass

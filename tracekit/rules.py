@@ -16,7 +16,7 @@ import polars as pl
 
 from tracekit import align
 from tracekit.align import who
-from tracekit.evidence import BENIGN, KILL_CODES, SIGKILL_CODES, Evidence, lines
+from tracekit.evidence import BENIGN, KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
 from tracekit.verdict import Kind, Verdict
 
 COLLECT = ("run under `tracekit run` on every node (NCCL INFO, Flight Recorder dumps, stack dumps when "
@@ -24,7 +24,7 @@ COLLECT = ("run under `tracekit run` on every node (NCCL INFO, Flight Recorder d
 
 
 def _msg(df: pl.DataFrame, i: int = 0, n: int = 200) -> str:
-    return (df["message"][i] or "").strip()[:n]
+    return clip(df["message"][i], n)
 
 
 def _rank_of(df: pl.DataFrame, ev: Evidence) -> list[int]:
@@ -95,7 +95,7 @@ def _last_open(ev: Evidence, ranks: list[int]) -> str:
     if not c.height:
         return ""
     last = c.sort("start_ns", "record_id", nulls_last=True).tail(1).row(0, named=True)
-    return (f"{last['op_raw'] or last['op']} seq {last['seq']}" + (f" [{last['sizes']}]" if last["sizes"] else "")
+    return (f"{last['op_raw'] or last['op']} seq {last['seq']}" + align.tensor_text(last["sizes"], last["dtype"])
             + f" on process group {last['pg']}")
 
 

@@ -80,6 +80,12 @@ def lines(df: pl.DataFrame, n: int = 6) -> list[str]:
             else f"{r['file']}: {clip(r['message'])}" for r in df.head(n).iter_rows(named=True)]
 
 
+#: how coverage names the sources a rank is seen from
+SOURCE_WORDS = {"fr": "Flight Recorder", "nccl": "NCCL log", "kineto": "Kineto", "kineto-gpu": "Kineto",
+                "tracekit": "stdout", "deepspeed": "stdout", "log": "stdout", "stacks": "stack dump",
+                "torchrun": "torchrun's error block"}
+
+
 @dataclass
 class Coverage:
     """How much of the job the evidence covers."""
@@ -122,7 +128,7 @@ def coverage(store: Store) -> Coverage:
            ev.select("rank", pl.when(pl.col("kind") == "stack").then(pl.lit("stacks")).otherwise(pl.lit("log")).alias("source")),
            ranks.select("rank", pl.col("source").str.split(",")).explode("source")]
     per = (pl.concat([s.filter(pl.col("rank").is_not_null()) for s in src])
-           .with_columns(pl.col("source").replace({"tracekit": "log", "deepspeed": "log"}))
+           .with_columns(pl.col("source").replace(SOURCE_WORDS))
            .unique().group_by("rank").agg(pl.col("source").sort()).sort("rank"))
     sources = {r: s for r, s in per.iter_rows()}
     unranked = ev.filter(pl.col("rank").is_null() & pl.col("pid").is_not_null()).select("host", "pid").unique().height

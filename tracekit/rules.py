@@ -63,8 +63,9 @@ def mismatch_reported(ev: Evidence) -> Verdict | None:
     at = rep.filter(pl.col("seq").is_not_null())
     what = (f"{at['op'][0]} seq {at['seq'][0]}" if at.height else _last_open(ev, r))
     return Verdict(Kind.MISMATCH, f"{who(r) if r else 'a rank'}: the ranks' collectives no longer pair up"
-                   + (f" at {what}" if what else "") + f" ({_msg(rep, 0, 160)})", r,
-                   lines(rep) + lines(ev.crashes, 2))
+                   + (f" at {what}" if what else "") + f" ({_msg(rep, 0, 160)})"
+                   + ("" if what else "; no record here names the collective: a Flight Recorder dump (tracekit run) "
+                      "or TORCH_DISTRIBUTED_DEBUG=DETAIL names it"), r, lines(rep) + lines(ev.crashes, 2))
 
 
 def mismatch_from_watchdog(ev: Evidence) -> Verdict | None:

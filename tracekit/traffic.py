@@ -83,7 +83,7 @@ def measure(store: Store) -> Traffic | None:
 def gb(n: float) -> str:
     """Bytes in decimal units, three figures."""
     for unit, f in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if n >= f / 10:
+        if n >= f:
             return f"{n / f:.3g} {unit}"
     return f"{n:.3g} B"
 

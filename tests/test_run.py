@@ -35,7 +35,7 @@ def test_run_healthy_collects_per_rank_logs_and_settings(tmp_path):
 
 
 def test_run_deadlock_dumps_stacks_twice_and_names_the_rank(tmp_path):
-    r = tracekit_run(tmp_path, "deadlock", "--stall", "3", "--repeat", "3")
+    r = tracekit_run(tmp_path, "deadlock", "--stall", "6", "--repeat", "3")  # dumps during a slow start would be 3 s
     assert r.returncode != 0  # the gloo timeout ends the hung job
     names = [p.name for p in tmp_path.iterdir()]
     assert sum(n.startswith("pyspy.") or n.startswith("stacks_") for n in names) >= 8  # 4 ranks x 2 rounds
@@ -45,6 +45,10 @@ def test_run_deadlock_dumps_stacks_twice_and_names_the_rank(tmp_path):
     assert "next_batch_stuck" in v.summary
     notes = ingest([tmp_path]).events.filter(pl.col("kind") == "run_note")["message"].to_list()
     assert any(n.startswith("stall dump 2") for n in notes)
+    # the verdict came live, after the second round, while the job still hung (the gloo timeout ended it)
+    live = [x for x in r.stdout.splitlines() if x.startswith("tracekit: verdict (live")]
+    assert live and "DEADLOCK: " in live[0] and "rank 3 never issued it" in live[0], r.stdout[-3000:]
+    assert r.stdout.index(live[0]) < r.stdout.index("exit code")
 
 
 def test_profile_steps_gives_each_hf_trainer_rank_a_kineto_trace(tmp_path):
@@ -97,6 +101,12 @@ def test_gloo_rank_exit_codes_survive_the_exit_guard(tmp_path):
         log = next(out.glob("rank0.*.log")).read_text()
         assert {"normal": "done 4.0", "code": "[tracekit] rank=0", "message": "stopping: bad config",
                 "raise": "RuntimeError: boom"}[how] in log, (how, log)
+        said = [x for x in done.stdout.splitlines() if x.startswith("tracekit: verdict")]
+        if how == "raise":  # a failed run gets the verdict ingest would give, at exit
+            assert said == [f"tracekit: verdict (exit code 1): CRASHED-RANK: rank 0 failed first: RuntimeError: boom"], done.stdout
+            assert (out / "verdict.txt").read_text().splitlines()[1].startswith("CRASHED-RANK: rank 0 failed first")
+        if how == "normal":
+            assert said == [] and not (out / "verdict.txt").exists()
 
 
 RACE = """

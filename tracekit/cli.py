@@ -265,21 +265,26 @@ def verdict_cmd(run, as_json, fail_on_hang):
 @main.command("run", short_help="Launch a training command and collect evidence on every rank.", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--out", default="tracekit-logs", show_default=True, type=click.Path(file_okay=False),
               help="Run folder: every rank's logs, dumps and traces land here (share it across nodes, or one per node).")
-@click.option("--stall", "stall_s", default=300.0, show_default=True, help="Seconds without log growth before stacks are dumped.")
-@click.option("--repeat", "repeat_s", default=60.0, show_default=True, help="Seconds between the dump rounds of one stall.")
+@click.option("--stall", "stall_s", type=float, default=None,
+              help="Fixed seconds without progress before the dumps (default: learned from the job's rhythm, "
+              "at least 4 s; 120 s before it has one).")
+@click.option("--repeat", "repeat_s", type=float, default=None,
+              help="Seconds between the dump rounds of one stall (default: the stall's own limit, at most 60).")
 @click.option("--rounds", default=2, show_default=True, help="Dump rounds per stall (two show whether ranks move).")
 @click.option("--nccl-subsys", default="INIT,NET,COLL", show_default=True,
               help="NCCL_DEBUG_SUBSYS (COLL writes one line per collective: large, but it is the sequence).")
 @click.option("--fr-buffer", default=2000, show_default=True, help="Flight Recorder entries kept per rank.")
 @click.option("--profile-steps", metavar="WAIT:ACTIVE", default=None,
               help="Kineto traces of ACTIVE HF Trainer / ms-swift steps per rank, after WAIT steps and one warm-up.")
-@click.option("--quiet", is_flag=True, help="Do not echo the job's output here (it is still in the run folder).")
+@click.option("--quiet", is_flag=True, help="Do not echo the job's output here (it is still in the run folder); "
+              "tracekit's own lines and the verdict still print.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def run_cmd(out, stall_s, repeat_s, rounds, nccl_subsys, fr_buffer, profile_steps, quiet, command):
     """Launch a training command with evidence collection on every rank; exit with its code.
 
-    NCCL INFO logs, the Flight Recorder, per-rank stdout, the launch settings, and stack + FR
-    dumps when no log grows for --stall seconds. Run it once per node.
+    NCCL INFO logs, the Flight Recorder, per-rank stdout, the launch settings; when the job stops
+    advancing for longer than its rhythm allows, stack + FR dumps and the verdict, printed here and
+    written to verdict.txt. Run it once per node.
 
     Example: tracekit run --out logs -- torchrun --nproc_per_node=4 train.py
     """
@@ -298,7 +303,7 @@ def run_cmd(out, stall_s, repeat_s, rounds, nccl_subsys, fr_buffer, profile_step
         sys.exit(127)
     s = Settings(Path(out), stall_s=stall_s, repeat_s=repeat_s, rounds=rounds, nccl_subsys=nccl_subsys,
                  fr_buffer=fr_buffer, profile_steps=profile_steps)
-    code = run(list(command), s, echo=None if quiet else click.echo)
+    code = run(list(command), s, echo=None if quiet else click.echo, say=click.echo)
     click.echo(f"tracekit: run folder {out}; next: tracekit ingest {out}", err=True)
     sys.exit(code)
 

@@ -5,7 +5,10 @@ Two ways in:
   the rank's stdout and stderr (file descriptors 1 and 2, so C++ and NCCL lines too) to
   ``rank<R>.<host>.<pid>.log``, prints the header, registers the process in ``procs/``, arms
   faulthandler on SIGUSR1, and dumps the Flight Recorder and the Python stacks each time the
-  launcher touches ``dump.<host>.<launcher pid>.request``. It adds no work to the training loop.
+  launcher touches ``dump.<host>.<launcher pid>.request``. Twice a second it reads how far its
+  collectives got (the Flight Recorder's ``pg_status``, 4 us) and, when that moved, writes it to
+  ``procs/beat.<host>.<launcher pid>.<pid>``: the launcher's stall detector reads those. It adds no
+  work to the training loop.
 - ``install(out)``, for scripts that call ``progress()`` themselves: prints the
   ``[tracekit] rank=... host=... pid=...`` header that ties this process's lines to its rank, and
   starts a daemon thread that, when ``progress()`` has not been called for ``stall_s`` seconds,
@@ -109,6 +112,30 @@ def dump_fr(path: Path) -> bool:
     return False
 
 
+def collectives_done() -> tuple[int, int] | None:
+    """How far this process's collectives got, summed over its process groups: (last enqueued,
+    last completed) from the Flight Recorder's ``pg_status``, without its entries (4 us). None
+    before a process group exists."""
+    torch = sys.modules.get("torch")
+    c10d = getattr(getattr(torch, "_C", None), "_distributed_c10d", None)
+    if c10d is None or "torch.distributed" not in sys.modules:
+        return None
+    groups = []
+    for name in ("_dump_nccl_trace", "_dump_fr_trace"):
+        fn = getattr(c10d, name, None)
+        if fn is None:
+            continue
+        try:
+            status = pickle.loads(fn(includeCollectives=False, includeStackTraces=False, onlyActive=True)).get("pg_status")
+        except Exception:  # noqa: BLE001 - never let a look fail the rank
+            continue
+        groups += list((status or {}).values())
+    if not groups:
+        return None
+    return (sum(max(g.get("last_enqueued_collective", -1), 0) for g in groups),
+            sum(max(g.get("last_completed_collective", -1), 0) for g in groups))
+
+
 def dump_now(out: str | Path) -> None:
     out = Path(out)
     rank = os.environ.get("RANK", str(os.getpid()))
@@ -191,25 +218,44 @@ def attach(run_dir: str | Path) -> None:
     fh.write(f"# tracekit stack dump rank={rank}\nProcess {pid}: {' '.join(map(shown, sys.argv))}\n")
     faulthandler.register(signal.SIGUSR1, file=fh, all_threads=True)
     request = run / f"dump.{host}.{launcher}.request"
+    beat, ack = procs / f"beat.{host}.{launcher}.{pid}", procs / f"ack.{host}.{launcher}.{pid}"
+
+    def put(path: Path, text: str) -> None:  # whole or not at all: the launcher reads it any time
+        tmp = path.with_name("." + path.name)
+        tmp.write_text(text)
+        os.replace(tmp, path)
 
     def serve():
         seen = request.stat().st_mtime if request.exists() else 0.0
-        n = 0
+        n, last = 0, None
         while True:
             time.sleep(0.5)
+            done = collectives_done()
+            if done is not None and done != last:
+                last = done
+                try:
+                    put(beat, f"rank={rank} enqueued={done[0]} completed={done[1]}\n")
+                except OSError:
+                    pass
             try:
                 m = request.stat().st_mtime
             except OSError:
                 continue
             if m != seen:
-                seen, n = m, n + 1
-                dump_fr(run / f"fr_rank{rank}.{host}.{pid}.{n}.pkl")
                 try:
                     wanted = request.read_text()
                 except OSError:
                     wanted = "stacks"
+                # "fr,stacks 3": what to dump, and the launcher's round number (the files' suffix)
+                word = wanted.split()[-1] if wanted.split() else ""
+                seen, n = m, int(word) if word.isdigit() else n + 1
+                dump_fr(run / f"fr_rank{rank}.{host}.{pid}.{n}.pkl")
                 if "stacks" in wanted:
                     dump_stacks(run / f"stacks_rank{rank}.{host}.{pid}.{n}.txt", rank)
+                try:
+                    put(ack, f"{n}\n")
+                except OSError:
+                    pass
 
     threading.Thread(target=serve, name="tracekit-dumps", daemon=True).start()
     window = os.environ.get("TRACEKIT_PROFILE")

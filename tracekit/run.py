@@ -6,12 +6,15 @@ user's own settings win):
 - the Flight Recorder (TORCH_FR_BUFFER_SIZE, dump on watchdog timeout into the run folder);
 - a sitecustomize (tracekit/boot) that makes each rank write its stdout/stderr into its own log with
   a header naming its rank, host and pid, and dump its Flight Recorder and stacks on request.
-Rank 0's log is echoed to the terminal. It records the command, the environment and the installed packages in ``launch.<host>.<pid>.txt``,
-copies the launcher's own output to ``launcher.<host>.<pid>.log``, and runs a stall watchdog: when no log in the
-folder grows for ``stall_s`` seconds it takes py-spy dumps of every local rank (faulthandler through
-SIGUSR1 where py-spy cannot attach) and asks the ranks for Flight Recorder dumps, ``rounds`` times
-``repeat_s`` apart, then waits for progress again. It never kills or slows the job; the exit code is
-the command's.
+Rank 0's log is echoed to the terminal. It records the command, the environment and the installed
+packages in ``launch.<host>.<pid>.txt``, copies the launcher's own output to ``launcher.<host>.<pid>.log``,
+and runs a stall detector (``tracekit.live.Watchdog``): when the ranks' collectives and logs stop
+advancing for longer than the job's own rhythm allows (or ``stall_s``, where given) it takes py-spy
+dumps of every local rank (faulthandler through SIGUSR1 where py-spy cannot attach) and asks the
+ranks for Flight Recorder dumps, ``rounds`` rounds ``repeat_s`` apart; then the launcher of rank 0
+prints the verdict ``tracekit ingest`` would give and writes it to ``verdict.txt`` and
+``verdict.json``, again when the job moves again and when it exits with an error. It never kills or
+slows the job; the exit code is the command's.
 
 Run once per node with the same ``out`` (a shared folder) or one folder per node; ``tracekit ingest``
 reads them all.
@@ -27,6 +30,7 @@ import socket
 import subprocess
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
@@ -34,19 +38,21 @@ from pathlib import Path
 from typing import Callable
 
 import tracekit
+from tracekit import live
 
 BOOT = Path(__file__).resolve().parent / "boot"
 RECORDED_ENV = ("NCCL_", "TORCH_", "CUDA_", "GLOO_", "MASTER_", "WORLD_SIZE", "NNODES", "NODE_RANK", "WANDB_",
                 "OMP_NUM_THREADS", "PYTORCH_", "DS_", "HF_", "TRANSFORMERS_", "NPROC_PER_NODE", "LD_LIBRARY_PATH")
 SECRET = ("KEY", "TOKEN", "SECRET", "PASSWORD")
-PROGRESS_LOGS = ("rank", "nccl.", "launcher.")
+PROGRESS_LOGS = ("rank", "nccl.")  # the job's own logs; tracekit's notes (launcher.*) and dumps are not progress
+TICK_S = 0.5
 
 
 @dataclass
 class Settings:
     out: Path
-    stall_s: float = 300.0
-    repeat_s: float = 60.0
+    stall_s: float | None = None  # None: learned from the job's rhythm (tracekit.live.Watchdog)
+    repeat_s: float | None = None  # None: the stall's own limit, at most 60 s
     rounds: int = 2
     nccl_subsys: str = "INIT,NET,COLL"
     fr_buffer: int = 2000
@@ -86,7 +92,7 @@ def launch_record(argv: list[str], env: dict[str, str], s: Settings) -> str:
     host = socket.gethostname()
     lines = [f"[tracekit-run] host={host}", f"[tracekit-run] started={datetime.now(timezone.utc).isoformat()}",
              f"[tracekit-run] cwd={os.getcwd()}", f"[tracekit-run] argv={shlex.join(argv)}",
-             f"[tracekit-run] settings=stall_s:{s.stall_s} repeat_s:{s.repeat_s} rounds:{s.rounds}"]
+             f"[tracekit-run] settings=stall_s:{s.stall_s or 'auto'} repeat_s:{s.repeat_s or 'auto'} rounds:{s.rounds}"]
     for k in sorted(env):
         if k.startswith(RECORDED_ENV) and k != "TRACEKIT_RUN_DIR":
             v = "<redacted>" if any(x in k for x in SECRET) else env[k]
@@ -110,23 +116,84 @@ def _local_ranks(out: Path, host: str) -> list[tuple[int, str]]:
     return found
 
 
-def _log_size(out: Path) -> int:
-    total = 0
-    for f in out.iterdir():
-        if f.name.startswith(PROGRESS_LOGS) and f.is_file():
-            try:
-                total += f.stat().st_size
-            except OSError:
-                pass
-    return total
+def _progress_logs(out: Path) -> list[Path]:
+    try:
+        return [f for f in out.iterdir() if f.name.startswith(PROGRESS_LOGS) and f.name.endswith(".log")]
+    except OSError:
+        return []
 
 
-def dump_round(out: Path, host: str, n: int, note: Callable[[str], None]) -> None:
-    """One round of evidence: py-spy (or faulthandler) stacks of each local rank, FR dumps."""
+def _beats(out: Path, host: str) -> dict[int, dict[str, str]]:
+    """pid -> what each local rank's hook last wrote: its rank and how far its collectives got."""
+    found = {}
+    for f in (out / "procs").glob(f"beat.{host}.{os.getpid()}.*"):
+        try:
+            found[int(f.name.rsplit(".", 1)[1])] = dict(p.split("=", 1) for p in f.read_text().split() if "=" in p)
+        except (ValueError, OSError):
+            continue
+    return found
+
+
+def _progress(out: Path, host: str) -> tuple:
+    """What moves while the job advances: each local rank's collectives, once the hooks report them
+    (a dying job's tracebacks grow its logs too); before that, or without a Flight Recorder, the
+    size of its logs (step lines, NCCL COLL lines)."""
+    beats = _beats(out, host)
+    if beats:
+        return "collectives", tuple(sorted((pid, b.get("enqueued"), b.get("completed")) for pid, b in beats.items()))
+    size = 0
+    for f in _progress_logs(out):
+        try:
+            size += f.stat().st_size
+        except OSError:
+            pass
+    return "logs", size
+
+
+def _where(beats: dict[int, dict[str, str]]) -> str:
+    """``ranks 0-2 at collective 57, rank 3 at 56``: how far each local rank's collectives got."""
+    at: dict[int, list[int]] = {}
+    for b in beats.values():
+        if b.get("rank", "").isdigit() and b.get("enqueued", "").isdigit():
+            at.setdefault(int(b["enqueued"]), []).append(int(b["rank"]))
+    if not at:
+        return ""
+    parts = [f"rank{'s' if len(r) > 1 else ''} {','.join(map(str, sorted(r)))} at collective {n}"
+             for n, r in sorted(at.items(), reverse=True)]
+    return "; local " + ", ".join(parts)
+
+
+def _ack(out: Path, host: str, pid: int) -> int:
+    try:
+        return int((out / "procs" / f"ack.{host}.{os.getpid()}.{pid}").read_text())
+    except (OSError, ValueError):
+        return 0
+
+
+def _leads(out: Path, host: str) -> bool:
+    """Whether this launcher runs rank 0, or the folder knows of no rank 0 (one folder per node):
+    then it prints and writes the verdict."""
+    rank0 = []
+    for f in (out / "procs").glob("*.*.*"):
+        if f.name.startswith(("beat.", "ack.", ".")):
+            continue
+        try:
+            kv = dict(p.split("=", 1) for p in f.read_text().split() if "=" in p)
+        except OSError:
+            continue
+        if kv.get("rank") == "0":
+            rank0.append(f.name)
+    return not rank0 or any(n.startswith(f"{host}.{os.getpid()}.") for n in rank0)
+
+
+def dump_round(out: Path, host: str, n: int, note: Callable[[str], None], wait_s: float = 5.0) -> None:
+    """Round ``n`` of evidence: py-spy (or faulthandler) stacks of each local rank, taken at once,
+    and FR dumps; returns when every local rank wrote its FR dump (or after ``wait_s``)."""
     pyspy = shutil.which("py-spy")
     ranks = _local_ranks(out, host)
-    (out / f"dump.{host}.{os.getpid()}.request").write_text("fr" if pyspy else "fr,stacks")
-    for pid, rank in ranks:
+    (out / f"dump.{host}.{os.getpid()}.request").write_text(("fr" if pyspy else "fr,stacks") + f" {n}")
+
+    def stacks(pid: int, rank: str) -> None:
         target = out / f"pyspy.{host}.{pid}.{n}.txt"
         ok = False
         if pyspy:
@@ -142,6 +209,13 @@ def dump_round(out: Path, host: str, n: int, note: Callable[[str], None]) -> Non
                 os.kill(pid, signal.SIGUSR1)  # faulthandler in the rank writes faulthandler.<host>.<pid>.txt
             except OSError:
                 pass
+
+    if ranks:
+        with ThreadPoolExecutor(len(ranks)) as pool:
+            list(pool.map(lambda r: stacks(*r), ranks))
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline and any(_ack(out, host, pid) < n for pid, _ in ranks):
+        time.sleep(0.1)
     note(f"stall dump {n}: stacks of {len(ranks)} local rank(s) ({'py-spy' if pyspy else 'faulthandler'}), "
          f"Flight Recorder requested")
 
@@ -163,8 +237,10 @@ def _follow(out: Path, host: str, echo: Callable[[str], None], proc: subprocess.
             time.sleep(0.2)
 
 
-def run(argv: list[str], s: Settings, echo: Callable[[str], None] | None = None) -> int:
-    """Run ``argv`` with evidence collection (see the module docstring); returns its exit code."""
+def run(argv: list[str], s: Settings, echo: Callable[[str], None] | None = None,
+        say: Callable[[str], None] | None = None) -> int:
+    """Run ``argv`` with evidence collection (see the module docstring); returns its exit code.
+    ``echo`` gets the job's output (rank 0's log, the launcher's), ``say`` tracekit's own lines."""
     s.out.mkdir(parents=True, exist_ok=True)
     host = socket.gethostname()
     env = rank_env(s)
@@ -172,13 +248,14 @@ def run(argv: list[str], s: Settings, echo: Callable[[str], None] | None = None)
     (s.out / f"launch.{me}.txt").write_text(launch_record(argv, env, s))
     log = open(s.out / f"launcher.{me}.log", "a", buffering=1)
     lock = threading.Lock()
+    say = say or echo
 
     def note(msg: str) -> None:
         line = f"[tracekit-run] {datetime.now().strftime('%Y-%m-%d %H:%M:%S')} {msg}"
         with lock:
             log.write(line + "\n")
-        if echo:
-            echo(line)
+        if say:
+            say(line)
 
     try:
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -199,26 +276,96 @@ def run(argv: list[str], s: Settings, echo: Callable[[str], None] | None = None)
     reader.start()
     if echo:
         threading.Thread(target=_follow, args=(s.out, host, echo, proc), daemon=True).start()
-    last_size, last_change, rounds_done, last_round = -1, time.monotonic(), 0, 0.0
+    verdicts = _Verdicts(s.out, host, note, say)
+    dog = live.Watchdog(fixed_s=s.stall_s, repeat_s=s.repeat_s, rounds=s.rounds)
+    need = min(2, max(1, s.rounds))  # rounds before a verdict: two tell a hang from slow progress
+    last, n = _progress(s.out, host), 0
     while proc.poll() is None:
-        time.sleep(0.5)
-        size = _log_size(s.out)
+        time.sleep(TICK_S)
+        key = _progress(s.out, host)
         now = time.monotonic()
-        if size != last_size:
-            last_size, last_change = size, now
-            if rounds_done:
-                note("progress again: logs grow")
-            rounds_done = 0
-            continue
-        idle = now - last_change
-        if idle >= s.stall_s and rounds_done < s.rounds and (rounds_done == 0 or now - last_round >= s.repeat_s):
-            if rounds_done == 0:
-                note(f"stall: no log in {s.out} grew for {idle:.0f}s")
-            rounds_done += 1
-            last_round = now
-            dump_round(s.out, host, rounds_done, note)
-            last_size = _log_size(s.out)  # our own dumps are not progress
+        idle = now - dog.last if dog.last is not None else 0.0
+        acts = dog.tick(now, key != last, lambda: live.phase(_progress_logs(s.out)))
+        last = key
+        for act in acts:
+            ep = dog.episode
+            if act is live.Act.SUSPECT:
+                note(f"stall: no progress for {idle:.0f}s (limit {ep.limit:.0f}s: {ep.why})"
+                     f"{_where(_beats(s.out, host))}")
+            if act is live.Act.SLOW and verdicts.kept is not None and verdicts.kept.kind.name == "SLOW_PROGRESS":
+                verdicts.show(verdicts.kept, "stalled", idle, n)
+                continue
+            n += 1
+            dump_round(s.out, host, n, note)
+            last = _progress(s.out, host)  # our own dumps are not progress
+            if act is live.Act.MOVED:
+                verdicts.keep(idle)
+            elif act is live.Act.RESUMED:
+                note(f"progress again after {idle:.0f}s")
+                verdicts.decide("moving", idle, n, again=True)
+            elif act is live.Act.SLOW or ep.rounds >= need:
+                verdicts.decide("stalled", idle, n, again=ep.printed)
+                ep.printed = True
     reader.join(timeout=5)
     note(f"exit code {proc.returncode}")
+    if proc.returncode != 0 or verdicts.shown:
+        verdicts.decide("exited", 0.0, n, again=True, code=proc.returncode)
     log.close()
     return proc.returncode
+
+
+class _Verdicts:
+    """The verdict of the run folder as ``tracekit ingest`` gives it, printed by the launcher of
+    rank 0 and written to ``verdict.txt`` / ``verdict.json``."""
+
+    def __init__(self, out: Path, host: str, note: Callable[[str], None], say: Callable[[str], None] | None):
+        self.out, self.host, self.note, self.say = out, host, note, say
+        self.kept = None  # the verdict taken when a long gap ended (slow progress, if another follows)
+        self.shown = None  # the last verdict printed
+
+    def _take(self):
+        if not _leads(self.out, self.host):
+            return None
+        try:
+            return live.decide(self.out)
+        except Exception as e:  # noqa: BLE001 - the job goes on whatever the analysis does
+            self.note(f"verdict failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+            return None
+
+    def keep(self, quiet_s: float) -> None:
+        self.kept = self._take()
+        if self.kept is not None:
+            self.note(f"progress again after {quiet_s:.0f}s: one long gap (an eval, a checkpoint, a slow step); "
+                      f"if the next gap is long too, the verdict is {self.kept.kind.name.lower().replace('_', '-')}")
+
+    def decide(self, state: str, quiet_s: float, rounds: int, again: bool = False, code: int | None = None) -> None:
+        v = self._take()
+        if v is None:
+            return
+        if again and self.shown is not None and v.kind == self.shown.kind:
+            self._write(v, state, quiet_s, rounds)  # refreshed; said already
+            return
+        self.show(v, state, quiet_s, rounds, code)
+
+    def show(self, v, state: str, quiet_s: float, rounds: int, code: int | None = None) -> None:
+        self.shown = v
+        d = v.to_dict()
+        how = {"stalled": f"live, no progress for {quiet_s:.0f}s, {rounds} dump round{'s' if rounds != 1 else ''}",
+               "moving": f"progress again after {quiet_s:.0f}s", "exited": f"exit code {code}"}[state]
+        # the launcher log gets the kind only: the summary quotes log lines its parsers would read again
+        self.note(f"verdict ({how}): {d['kind']}" + (f", ranks {','.join(map(str, v.ranks))}" if v.ranks else ""))
+        if self.say:
+            self.say(f"tracekit: verdict ({how}): {d['kind'].upper()}: {d['summary']}")
+            for e in d["evidence"]:
+                self.say(f"  evidence {e}")
+        self._write(v, state, quiet_s, rounds)
+
+    def _write(self, v, state: str, quiet_s: float, rounds: int) -> None:
+        try:
+            ok = live.write(self.out, v, state, quiet_s, rounds, self.out / "procs")
+        except OSError as e:
+            self.note(f"could not write {live.VERDICT_TXT}: {e.strerror or e}")
+            return
+        if not ok:
+            self.note(f"{live.VERDICT_TXT} or {live.VERDICT_JSON} in {self.out} is not tracekit's: left as it is, "
+                      "the verdict only printed")

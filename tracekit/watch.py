@@ -2,33 +2,44 @@
 
 Each ``snapshot`` reads the folder (as ``tracekit ingest`` does, without writing a store) and keeps
 what tells progress: per rank, the highest collective sequence number on the main group and the
-last step logged, and when any log last grew. ``describe`` compares two snapshots: collectives
-per second and steps per second while they advance; once nothing moves, how long it has been
-still, where each rank is, and the verdict the evidence gives so far.
+last step logged, when the job last wrote a log (tracekit's own dumps and verdicts are not the
+job's writes), and the verdict. ``describe`` compares two snapshots: collectives per second and
+steps per second while they advance; once nothing moves, how long it has been still, where each
+rank is, and the verdict: the one ``tracekit run`` printed for this stall (``verdict.json``), else
+the one ``tracekit ingest`` gives now.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
+from tracekit import live
 from tracekit import verdict as verdict_mod
 from tracekit.align import fmt_ranks
 from tracekit.ingest import discover, ingest
+
+OWN_FILES = re.compile(r"^(?:fr_rank|pyspy\.|stacks_rank|faulthandler\.|launch\.|launcher\.)")  # not the job's log lines
+RECENT_S = 10.0  # a first look within this long of the last write sees a running job
+QUIET_KINDS = {"healthy", "undecided"}
 
 
 @dataclass
 class Snapshot:
     at: float  # wall clock
-    last_write: float  # newest mtime of any file in the folder
+    last_write: float  # newest mtime of the job's logs (any file where it has none)
+    files: int = 0
     frontier: dict[int, int] = field(default_factory=dict)  # rank -> highest seq on the main group
     where: dict[int, str] = field(default_factory=dict)  # rank -> "all_reduce #9"
     step: int | None = None
     max_steps: int | None = None
-    verdict: str = ""
+    kind: str = ""  # the verdict's kind: "deadlock", "healthy", ...
+    verdict: str = ""  # "DEADLOCK: process group 0 ..."
+    live: str | None = None  # how tracekit run reached the verdict of this stall, when it did
     finished: str | None = None  # "exit code 0" once every launcher (tracekit run) has ended
 
     @property
@@ -38,8 +49,9 @@ class Snapshot:
 
 def snapshot(path: str | Path) -> Snapshot:
     files = [f for f in discover([path]) if f.is_file()]
-    last = max((f.stat().st_mtime for f in files), default=0.0)
-    s = Snapshot(at=time.time(), last_write=last)
+    logs = [f for f in files if not OWN_FILES.match(f.name)] or files
+    last = max((f.stat().st_mtime for f in logs), default=0.0)
+    s = Snapshot(at=time.time(), last_write=last, files=len(files))
     if not files:
         return s
     store = ingest([path])
@@ -61,13 +73,22 @@ def snapshot(path: str | Path) -> Snapshot:
     ends = notes.filter(notes.str.starts_with("exit code"))
     if launchers and ends.len() >= launchers:
         s.finished = ", ".join(sorted(set(ends.to_list())))
-    v = verdict_mod.decide(store)
-    s.verdict = f"{v.kind.name.lower().replace('_', '-')}: {v.summary[:200]}"
+    said = live.read(Path(path))
+    written = (Path(path) / live.VERDICT_JSON).stat().st_mtime if said else 0.0
+    if said and said.get("state") == "stalled" and written >= last and not s.finished:
+        d = said["verdict"]
+        s.kind, s.verdict = d["kind"], f"{d['kind'].upper()}: {d['summary']}"
+        s.live = f"tracekit run, {said.get('rounds', '?')} dump round{'s' if said.get('rounds') != 1 else ''}"
+        return s
+    d = verdict_mod.decide(store).to_dict()
+    s.kind, s.verdict = d["kind"], f"{d['kind'].upper()}: {d['summary']}"
     return s
 
 
 def describe(prev: Snapshot | None, cur: Snapshot) -> str:
-    still = cur.at - cur.last_write
+    if not cur.files:
+        return "waiting: nothing in the folder yet"
+    still = max(0.0, cur.at - cur.last_write)
     step = f"step {cur.step}" + (f"/{cur.max_steps}" if cur.max_steps else "") if cur.step is not None else ""
     if prev is not None and cur.at > prev.at:
         dt = cur.at - prev.at
@@ -84,11 +105,15 @@ def describe(prev: Snapshot | None, cur: Snapshot) -> str:
             return "progressing: " + ", ".join(x for x in rate if x) + (f", {step}" if step else "") + lag
     if cur.finished:
         return f"finished ({cur.finished})" + (f", {step}" if step else "") + f"; verdict: {cur.verdict}"
-    if not cur.frontier and cur.step is None:
-        return f"waiting: no collective or step logged yet; last write {still:.0f}s ago"
     groups: dict[str, list[int]] = {}
     for r, w in sorted(cur.where.items()):
         groups.setdefault(w, []).append(r)
-    at = "; ".join(f"ranks {fmt_ranks(rs)} at {w}" for w, rs in groups.items())
-    return (f"no progress for {still:.0f}s" + (f" ({step})" if step else "") + (f": {at}" if at else "")
-            + f"; verdict so far: {cur.verdict}")
+    at = "; ".join(f"{'rank' if len(rs) == 1 else 'ranks'} {fmt_ranks(rs)} at {w}" for w, rs in groups.items())
+    place = (f" ({step})" if step else "") + (f": {at}" if at else "")
+    if cur.live:
+        return f"stalled: no progress for {still:.0f}s{place}; verdict ({cur.live}): {cur.verdict}"
+    if prev is None and still < RECENT_S:
+        return f"running: last write {still:.0f}s ago{place}; the rate needs a second look"
+    if not cur.frontier and cur.step is None and cur.kind in QUIET_KINDS:
+        return f"waiting: no collective or step logged yet; last write {still:.0f}s ago"
+    return f"no write for {still:.0f}s{place}; verdict: {cur.verdict}"

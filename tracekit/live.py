@@ -1,0 +1,246 @@
+"""The live stall detector of ``tracekit run``: when a job has stopped advancing, by its own rhythm.
+
+A job advances when its ranks' collective counters move (the Flight Recorder's ``pg_status``, which
+``tracekit.hook`` writes to ``procs/beat.*`` as it changes) or its logs grow (step lines, NCCL
+COLL lines). ``Watchdog`` learns the gaps between advances and calls a gap a stall once it is
+longer than the job's own history allows:
+
+- the usual gap: ``factor`` times the 90th percentile of the recent gaps, never under ``floor_s``;
+- a long gap the job had before and came out of (a silent eval, a checkpoint): 1.25 times it;
+- an eval or checkpoint save the logs announce just before the gap (``phase``): at least
+  ``phase_s``, or twice the longest such phase so far;
+- the first steps (compilation, ZeRO-3 partitioning), before the job has ``warm`` advances over
+  ``2 * floor_s`` seconds: ``cold_s``.
+
+A stall is one episode of dump rounds. Nothing moving through the second round is a hang: the
+verdict is printed. Progress during the rounds is one long gap (an unannounced eval, a slow
+step); a second long gap right after it is slow progress, and the verdict taken when it moved is
+printed then. Progress after a printed verdict prints the verdict again, from fresh dumps.
+
+``Watchdog.tick`` is pure (a clock value in, actions out) so the policy is tested without a job;
+``run.run`` takes the dumps and ``decide`` gives the verdict, the same one ``tracekit ingest`` gives.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+from pathlib import Path
+from typing import Callable
+
+PHASES = {  # what a job prints just before a long quiet phase (HF Trainer, DeepSpeed, Lightning, Megatron)
+    "eval": re.compile(r"(?i)running evaluation|^\s*evaluat(?:e|ing)\b|validation dataloader|^\s*validat(?:e|ing)\b"),
+    "checkpoint": re.compile(r"(?i)sav(?:e|ing)\b.{0,40}checkpoint|checkpoint.{0,60}(?:about to be saved|sav(?:e|ing))"),
+}
+TAIL_BYTES = 4096
+VERDICT_TXT, VERDICT_JSON = "verdict.txt", "verdict.json"
+TXT_MARK, JSON_MARK = "# tracekit live verdict", '{\n  "written_by": "tracekit run"'
+
+
+class Act(Enum):
+    """What ``tracekit run`` does on a tick."""
+
+    SUSPECT = "quiet for longer than the job's rhythm allows: first dump round"
+    ROUND = "still quiet: another dump round, then the verdict"
+    MOVED = "it moved during the rounds: a dump round now, the verdict kept until the next gap shows whether it is slow"
+    SLOW = "a second long gap right after one that moved: slow progress, the kept verdict is printed"
+    RESUMED = "it moved after a printed verdict: a dump round and the verdict again"
+
+
+@dataclass
+class Episode:
+    start: float  # when the gap began (the last advance)
+    limit: float
+    why: str
+    rounds: int = 0
+    last_round: float = 0.0
+    printed: bool = False
+
+
+@dataclass
+class Watchdog:
+    floor_s: float = 4.0
+    factor: float = 4.0
+    cold_s: float = 120.0
+    phase_s: float = 60.0
+    warm: int = 10
+    fixed_s: float | None = None  # --stall: a fixed limit, no learning
+    repeat_s: float | None = None  # --repeat: seconds between rounds; default the episode's limit, at most 60
+    rounds: int = 2
+    gaps: deque = field(default_factory=lambda: deque(maxlen=200))  # between advances, in the job's rhythm
+    long_gap: float = 0.0  # the longest gap the job came out of and went back to its rhythm
+    phases: dict = field(default_factory=dict)  # announced phase -> its longest gap so far
+    first: float | None = None
+    last: float | None = None
+    episode: Episode | None = None
+    kept: float | None = None  # a long gap that ended in progress: slow progress if another follows
+    normal_after: int = 0  # gaps in the usual rhythm since then
+    _phase: tuple[float, str | None] | None = None  # (gap start, phase), looked up once per gap
+
+    @property
+    def warmed(self) -> bool:
+        return len(self.gaps) >= self.warm and self.last - self.first >= 2 * self.floor_s
+
+    def usual(self) -> float | None:
+        """The median of the recent gaps between advances (None before warm-up)."""
+        if not self.warmed:
+            return None
+        g = sorted(self.gaps)
+        return g[len(g) // 2]
+
+    def limit(self, phase: str | None = None) -> tuple[float, str]:
+        """How long this job may be quiet now, and why that long."""
+        if self.fixed_s is not None:
+            return self.fixed_s, f"--stall {self.fixed_s:g}"
+        if not self.warmed:
+            return self.cold_s, "the job's first steps, no rhythm yet"
+        usual = self.usual()
+        lim, why = max(self.floor_s, self.factor * usual), f"usual gap {usual:.1f}s"
+        if 1.25 * self.long_gap > lim:
+            lim, why = 1.25 * self.long_gap, f"it came out of a {self.long_gap:.0f}s gap before"
+        if phase:
+            seen = self.phases.get(phase, 0.0)
+            if max(self.phase_s, 2 * seen) > lim:
+                lim, why = max(self.phase_s, 2 * seen), f"{phase} announced" + (f", {seen:.0f}s the last time" if seen else "")
+        return lim, why
+
+    def tick(self, now: float, advanced: bool, phase: Callable[[], str | None] = lambda: None) -> list[Act]:
+        """One look: ``advanced`` says whether any progress signal moved since the last look.
+        ``phase`` is asked (it reads log tails) only when a gap outgrows the usual limit."""
+        if advanced:
+            return self._advance(now)
+        if self.last is None:
+            return []
+        idle, ep = now - self.last, self.episode
+        if ep is not None:
+            repeat = self.repeat_s if self.repeat_s is not None else min(60.0, ep.limit)
+            if ep.rounds < self.rounds and now - ep.last_round >= repeat:
+                ep.rounds, ep.last_round = ep.rounds + 1, now
+                return [Act.ROUND]
+            return []
+        lim, why = self.limit()
+        if idle < lim:
+            return []
+        announced = None
+        if self.fixed_s is None and self.warmed:
+            if self._phase is None or self._phase[0] != self.last:
+                self._phase = (self.last, phase())
+            announced = self._phase[1]
+            lim, why = self.limit(announced)
+            if idle < lim:
+                return []
+        if self.kept is not None and announced is None:
+            self.episode, self.kept = Episode(self.last, lim, "a second long gap in a row", self.rounds, now, True), None
+            return [Act.SLOW]
+        self.episode = Episode(self.last, lim, why, 1, now)
+        return [Act.SUSPECT]
+
+    def _advance(self, now: float) -> list[Act]:
+        acts = []
+        ep, self.episode = self.episode, None
+        if self.last is None:
+            self.first = now
+        elif ep is not None:
+            gap = now - self.last
+            if ep.printed:  # a gap this long is in its rhythm now: no new episode for the next one
+                acts.append(Act.RESUMED)
+                self.long_gap = max(self.long_gap, gap)
+            else:
+                acts.append(Act.MOVED)
+                self.kept, self.normal_after = gap, 0
+        else:
+            gap = now - self.last
+            announced = self._phase[1] if self._phase and self._phase[0] == self.last else None
+            if announced:
+                self.phases[announced] = max(self.phases.get(announced, 0.0), gap)
+            else:
+                self.gaps.append(gap)
+            if self.kept is not None:
+                self.normal_after += 1
+                if self.normal_after >= 5:  # back in its rhythm: that long gap is one of its phases
+                    self.long_gap, self.kept = max(self.long_gap, self.kept), None
+        self.last = now
+        return acts
+
+
+def phase(logs: list[Path]) -> str | None:
+    """The phase the job announced in the last lines it wrote (eval, checkpoint), if any."""
+    newest = []
+    for f in logs:
+        try:
+            newest.append((f.stat().st_mtime, f))
+        except OSError:
+            continue
+    if not newest:
+        return None
+    top = max(m for m, _ in newest)
+    for _, f in (x for x in newest if x[0] >= top - 2):
+        try:
+            with open(f, "rb") as fh:
+                fh.seek(max(0, fh.seek(0, 2) - TAIL_BYTES))
+                tail = fh.read().decode("utf-8", errors="replace")
+        except OSError:
+            continue
+        lines = [x for x in re.split(r"[\r\n]+", tail) if x.strip()][-3:]
+        for name, pattern in PHASES.items():
+            if any(pattern.search(x) for x in lines):
+                return name
+    return None
+
+
+def decide(out: Path):
+    """The verdict ``tracekit ingest OUT`` would give now."""
+    from tracekit import verdict
+    from tracekit.ingest import ingest
+
+    return verdict.decide(ingest([out]))
+
+
+def is_ours(path: Path) -> bool:
+    """Whether ``path`` is a verdict file tracekit run wrote (its first bytes say so)."""
+    mark = {VERDICT_TXT: TXT_MARK, VERDICT_JSON: JSON_MARK}.get(path.name)
+    if mark is None:
+        return False
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(mark)).decode("utf-8", errors="replace") == mark
+    except OSError:
+        return False
+
+
+def write(out: Path, v, state: str, quiet_s: float, rounds: int, scratch: Path) -> bool:
+    """Write ``verdict.txt`` and ``verdict.json`` into the run folder, each replaced whole (written
+    in ``scratch`` first). False, and nothing written, where a file of that name is not tracekit's."""
+    d = v.to_dict()
+    at = datetime.now().astimezone().isoformat(timespec="seconds")
+    how = {"stalled": f"no progress for {quiet_s:.0f}s, {rounds} dump round{'s' if rounds != 1 else ''}",
+           "moving": f"progress again after {quiet_s:.0f}s", "exited": "at exit"}[state]
+    txt = (f"{TXT_MARK} ({how}; {at}); `tracekit verdict` gives the same from the logs\n"
+           f"{d['kind'].upper()}: {d['summary']}\n" + "".join(f"  evidence {e}\n" for e in d["evidence"]))
+    body = json.dumps({"written_by": "tracekit run", "at": at, "state": state, "quiet_s": round(quiet_s, 1),
+                       "rounds": rounds, "verdict": d}, indent=2, default=str)
+    files = {VERDICT_TXT: txt, VERDICT_JSON: body}
+    if any((out / n).exists() and not is_ours(out / n) for n in files):
+        return False
+    scratch.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        tmp = scratch / f".{name}.{os.getpid()}"
+        tmp.write_text(text)
+        os.replace(tmp, out / name)
+    return True
+
+
+def read(out: Path) -> dict | None:
+    """The verdict ``tracekit run`` last wrote into ``out``, or None."""
+    p = Path(out) / VERDICT_JSON
+    if not is_ours(p):
+        return None
+    try:
+        return json.loads(p.read_text())
+    except (OSError, ValueError):
+        return None

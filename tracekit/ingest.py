@@ -19,18 +19,20 @@ from pathlib import Path
 
 import polars as pl
 
-from tracekit import live, schema
-from tracekit.parsers import (Parsed, flight_recorder, kineto, launcher, nccl, nccl_tests, pyspy, text, torch_log,
-                              trainer)
+from tracekit import engines, live, schema
+from tracekit.parsers import (Parsed, boilerplate, flight_recorder, fr_trace, kineto, launcher, nccl, nccl_ras,
+                              nccl_tests, pyspy, text, torch_log, trainer)
 from tracekit.store import Store
 
-TEXT_PARSERS = (nccl, torch_log, trainer, pyspy, nccl_tests)
+TEXT_PARSERS = (nccl, torch_log, trainer, pyspy, nccl_tests, fr_trace, nccl_ras, boilerplate)
+# parsers whose claims name no kind of file: a prefix, a traceback's source line, a banner
+NO_KIND = {"launcher", "boilerplate"}
 SKIP_DIRS = {".tracekit", "__pycache__", ".git", "procs"}  # procs/: tracekit run's own bookkeeping
 LIVE_VERDICT = {live.VERDICT_TXT, live.VERDICT_JSON}
 # whose word about a process counts first where sources differ (NCCL's own log for its version),
 # so that a store does not depend on how the files were batched
 RANK_SOURCES = {"nccl": 0, "fr": 1, "kineto": 2, "tracekit": 3, "nccl-tests": 4, "torchrun": 5, "launcher": 6,
-                "c10d": 7, "deepspeed": 8}
+                "c10d": 7, "fr-trace": 8, "nccl-ras": 9, "deepspeed": 10}
 BATCH_BYTES = 256 << 20  # text parsed in one lines frame
 MAP_BYTES, SETTLED_S = 1 << 20, 10  # see _read
 PROGRESS_BYTES = 64 << 20  # smallest batch when a progress bar is drawn (each batch costs ~0.1 s)
@@ -98,16 +100,22 @@ def parse_file(path: str) -> tuple[dict, list[Parsed]]:
     return parse_files([path])[0]
 
 
-def parse_files(paths: list[str]) -> list[tuple[dict, list[Parsed]]]:
+def parse_files(paths: list[str], workers: bool = True) -> list[tuple[dict, list[Parsed]]]:
     """Parse a batch of files, in order: dumps and traces one by one, all text in one lines frame
-    (a polars call costs the same for one line as for a million, so small files are read together)."""
+    (a polars call costs the same for one line as for a million, so small files are read together).
+    Many dumps are decoded in worker processes (``workers``; engines.decode_dumps)."""
     done: dict[str, tuple[dict, list[Parsed]]] = {}
     texts = []
     # read on every core (reading releases the GIL), then classify in this thread: decoding a
     # dump is Python that threads would only make wait for each other
     with ThreadPoolExecutor(min(len(paths), os.cpu_count() or 1) or 1) as pool:
         contents = list(pool.map(_read, paths))
+    dumps = [p for p, d in zip(paths, contents) if not isinstance(d, OSError) and d[:1] in (b"\x80", b"{")]
+    if workers and len(dumps) >= engines.DUMPS_FOR_WORKERS and engines.cores() > 1:
+        done.update(engines.decode_dumps(dumps))
     for path, read in zip(paths, contents):
+        if path in done:
+            continue
         row, got = _classify_safely(path, read)
         if isinstance(got, (bytes, mmap.mmap)):
             texts.append((row, got))
@@ -202,6 +210,11 @@ def _claims(texts: list[tuple[dict, bytes]]):
               + [m.parse(others) for m in TEXT_PARSERS if m is not nccl] if p.found]
     nonblank = lines.filter(~pl.col("blank")).select("file", "line")
     claimed = pl.concat([p.claimed for p in parsed]).unique() if parsed else nonblank.clear()
+    # a hard-wrapped line's continuations are understood when the line they continue is
+    cont = lines.filter(pl.col("cont_of").is_not_null()).select("file", "line", "cont_of")
+    if cont.height:
+        claimed = pl.concat([claimed, cont.join(claimed.rename({"line": "cont_of"}), on=["file", "cont_of"], how="semi")
+                             .select("file", "line")]).unique()
     return lines, scanned, parsed, nonblank, claimed
 
 
@@ -238,7 +251,7 @@ def _parse_texts(texts: list[tuple[dict, bytes]]) -> dict[str, tuple[dict, list[
     )
     counts = {r["file"]: r for r in counts.iter_rows(named=True)}
     # a file's kinds are the formats of the lines in it that were decoded (a prefix alone names none)
-    kinds = {p.kind: set(p.claimed["file"].unique()) if p.kind == "launcher" else p.files() for p in parsed}
+    kinds = {p.kind: p.files() for p in parsed if p.kind not in NO_KIND}
     out = {}
     for row, _ in texts:
         f = row["file"]
@@ -301,8 +314,11 @@ def _resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     out = {}
     for name, df in tables.items():
         if (name in ("files", "ranks") or "rank" not in df.columns or not df.height
-                or (df["rank"].null_count() == 0 and ("host" not in df.columns or df["host"].null_count() == 0))):
-            out[name] = df  # nothing to find (NCCL's collectives, the bulk, are usually all known)
+                or (df["rank"].null_count() == 0 and ("host" not in df.columns or df["host"].null_count() == 0
+                                                      or not by_rank.height))):
+            # nothing to find: every rank known, and every host or none to fill in (NCCL's collectives,
+            # the bulk, usually; FR dumps name no host: 2 M rows joined 4 times for nothing took 1.5 s)
+            out[name] = df
             continue
         out[name] = fill(df)
     # One row per process: merge what the sources said of it (a process of several GPUs: one per rank).

@@ -40,6 +40,9 @@ EVENT_KINDS = {
     "nccl_unwind": "NCCL unwinding after an error (`NCCL INFO ... -> N`)",
     "benign_warn": "an NCCL/plugin WARN known to be harmless (a fallback follows), kept as a note",
     "stall": "a stall marker: tracekit run found no log growth, or a hang was reported",
+    "rank_missing": "a report that a rank never joined a collective the others are in (torchfrtrace's `missing "
+                    "ranks: {3, 4}`, c10d's desync report, Horovod's `[missing ranks: 1]`, NCCL RAS's operation "
+                    "counts): rank = the missing rank (null where the report only counts them), seq/op/pg where said",
     # a clean end
     "clean_exit": "a process or launcher reported exit code 0",
     "comm_destroyed": "NCCL destroyed a communicator (`Destroy COMPLETE`, `comm ... destroyed`)",

@@ -39,8 +39,16 @@ SELF = [
     r"NET/OFI Process rank (?P<rank>\d+) started\. NCCLNet device used on (?P<host>[\w.\-]+) ",
 ]
 # a line that opens with its own rank, where no launcher prefix has named the writer
-HEAD = r"^\s*(?:#\s*)?[Rr]ank:? (?P<rank>\d+)\b(?: of (?P<world_size>\d+))?(?:: Completed store-based barrier for (?P<nodes>\d+) nodes)?"
-CHEAP = r"(?i)rank|world_size|\d TP\d"
+HEAD = (r"^\s*(?:#\s*)?[Rr]ank:? (?P<rank>\d+)(?: of (?P<world_size>\d+))?(?:[,:]| \(| [a-z]\w*)"
+        r"(?: Completed store-based barrier for (?P<nodes>\d+) nodes)?")
+# the launch command, where a paste shows it: mpirun's -n/-np; torchrun's (or torch.distributed.launch's)
+# --nproc-per-node times --nnodes (1 when not given; an elastic range `1:3` says no size); deepspeed's
+# --num_gpus times --num_nodes
+MPIRUN = r"\b(?:mpirun|mpiexec)\b.*?\s-(?:n|np)\s+(?P<n>\d+)"
+TORCHRUN = r"\b(?:torchrun|torch\.distributed\.(?:run|launch))\b"
+PER_NODE = r"--nproc[-_]per[-_]node[= ](?P<n>\d+)"
+NODES = r"--nnodes[= ](?P<n>\d+)(?P<range>:\d+)?"
+CHEAP = r"(?i)rank|world_size|\d TP\d|mpirun|mpiexec|nproc|torchrun"
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -63,9 +71,22 @@ def parse(lines: pl.DataFrame) -> Parsed:
         "file", pl.coalesce("_nhost", "_a", "_phost").alias("host"), pl.coalesce("_npid", "ray_pid").alias("pid"),
         pl.col("launch_rank").alias("rank"), pl.col("local_tag").alias("local_rank")).unique(maintain_order=True))
 
-    said = _self_named(df.filter(t.str.contains(CHEAP)))
+    cheap = df.filter(t.str.contains(CHEAP))
+    said = pl.concat([_self_named(cheap), _launch_size(cheap)], how="diagonal_relaxed")
     ranks = pl.concat([tagged, said.drop("line")], how="diagonal_relaxed").with_columns(pl.lit("launcher").alias("source"))
     return Parsed("launcher", {"ranks": ranks}, said.select("file", "line").unique())
+
+
+def _launch_size(df: pl.DataFrame) -> pl.DataFrame:
+    """``file, line, world_size`` of the launch commands a paste shows."""
+    t = pl.col("text")
+    per_node = t.str.extract(PER_NODE, 1).cast(pl.Int64, strict=False)
+    nodes = pl.when(t.str.extract(NODES, 2).is_null()).then(
+        t.str.extract(NODES, 1).cast(pl.Int64, strict=False).fill_null(1))
+    size = (pl.when(t.str.contains(MPIRUN)).then(t.str.extract(MPIRUN, 1).cast(pl.Int64, strict=False))
+            .when(t.str.contains(TORCHRUN)).then(per_node * nodes))
+    return df.filter(t.str.contains(MPIRUN) | t.str.contains(TORCHRUN)).select(
+        "file", "line", size.alias("world_size")).drop_nulls("world_size")
 
 
 def _self_named(df: pl.DataFrame) -> pl.DataFrame:

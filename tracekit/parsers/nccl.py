@@ -36,7 +36,16 @@ PREFIX = (
 PREFIX_NO_PID = (
     r"(?:^|[^\w.\-:])(?P<host>\w[\w.\-]*) \[(?P<dev>\d+)\] (?:(?P<src_loc>\S+) )?NCCL (?P<level>INFO|WARN|TRACE|ABORT) ?(?P<msg>.*)$"
 )
-VERSION = r"NCCL version (?P<version>[\w.+\-]+?)(?:NCCL|\s|$)"
+# aws-ofi-nccl's own lines where it logs outside NCCL: `WARN: Function: find_ofi_provider Line: 543: NET/OFI ...`
+OFI_LINE = r"^(?P<level>INFO|WARN|TRACE): Function: (?P<src_loc>\w+ Line: \d+): (?P<msg>.*)$"
+# SHARP's: `[gpu34:0:34088 - context.c:665][2025-05-26 15:39:24] ERROR SHArP Job init error: No resource`
+SHARP_LINE = (r"^\[(?P<host>[\w.\-]+):\d+:(?P<pid>\d+) - (?P<src_loc>[\w.]+:\d+)\]\[[^\]]*\] "
+              r"(?P<level>INFO|WARN|WARNING|ERROR|DEBUG) (?P<msg>.*)$")
+# a message that starts with a second writer's prefix (two writers glued in one line)
+GLUED = r"(?:^|[^\w.\-:]|:\d+)\w[\w.\-]*:\d+:\d+ \[\d+\] (?:\S+ )?NCCL (?:INFO|WARN|TRACE|ABORT)"
+# NCCL's banner (RCCL's too), and the version a program says it loaded (`vLLM is using nccl==2.20.5`)
+VERSION = r"(?:[NR]CCL version |\bis using nccl==)(?P<version>[\w.+\-]+?)(?:NCCL|\s|$)"
+USING = r"(?P<where>\w+) is using nccl==(?P<version>[\w.+\-]+)"
 INIT = (
     r"^(?:\[Rank \d+\] )?(?:(?P<api>\w+) )?comm (?P<comm>0x[0-9a-fA-F]+) rank (?P<rank>\d+) "
     r"nranks (?P<nranks>\d+) cudaDev (?P<cuda_dev>\d+)(?: nvmlDev \d+)?(?: busId (?P<bus_id>[0-9a-fA-F]+))?"
@@ -60,12 +69,12 @@ CONN = (
 # pre-2.4 init (`rank 0 nranks 8`, `comm 0x... rank 1 nranks 8`), 2.4's `... cudaDev 0 nvmlDev 0` without a
 # state, 2.23+'s `Init timings - ncclCommInitRank: rank 5 nranks 16 total ...`
 RANK_NRANKS = (r"^(?:(?:\w+ )?comm 0x[0-9a-fA-F]+ |Init timings[^:]*: |\[Rank \d+\] (?:\w+ )?comm 0x[0-9a-fA-F]+ )?"
-               r"rank (?P<rank>\d+) nranks (?P<nranks>\d+)\b")
+               r"rank (?P<rank>\d+) n[Rr]anks (?P<nranks>\d+)\b")
 # a proxy thread names the rank it serves: `[Proxy Service 3] Failed to execute operation Connect from rank 3`
 PROXY_RANK = r"^\[Proxy (?:Service|Progress|Thread)(?: UDS)? (?P<rank>\d+)\]"
 RING = r"^Channel (?P<channel>\d+)/\d+ :\s*(?P<value>\d[\d ]*?)\s*$"
 TREES = r"^Trees (?P<value>.*\S)"
-BOOT = r"^Bootstrap ?: Using (?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<"
+BOOT = r"^Bootstrap ?: Using (?:\[\d+\])?(?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<"
 NET = r"^Using network (?P<value>\S+)"
 IB_NONE = r"^NET/IB ?: No device found"
 IB_USING = r"^NET/IB ?: Using (?P<value>.*?)\s*(?:;\s*OOB (?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<\d+>)?\s*$"
@@ -74,6 +83,62 @@ CONNECT_RETRY = r"(?i)(connect to .* failed|retrying|connection refused|connecti
 IB_ERROR = r"Got completion from peer (?P<peer>\S+) with (?:error|status)[ =]?(?P<status>\d+)"
 FAST_HEAD = r"^[\w.\-]+:\d+:\d+ \[\d+\] (?:[\w.\-/]+:\d+ )?NCCL (?:INFO|WARN|TRACE|ABORT)(?: |$)"
 UNWIND = r"^[\w/.\-]+\.(?:cc|h|cu|cpp):\d+ -> \d+"
+
+# pre-2.4 network lines: `NET : Using interface eth0:10.1.2.3<0>` (the bootstrap's), `Using internal Network IB`,
+# `NET/IB: [0] mlx5_0:1/IB` (the devices)
+OLD_BOOT = r"^NET : Using interface (?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<"
+OLD_NET = r"^Using internal Network (?P<value>\w+)"
+OLD_IB = r"^NET/IB ?: (?P<value>\[\d+\] ?\S+:\d+/\w+.*)"
+# `NCCL_SOCKET_IFNAME set by environment to lo`, `NCCL_SOCKET_IFNAME set to eth0`: a setting event
+SETTING = r"^(?P<key>NCCL_\w+|[A-Z][A-Z0-9_]+) set (?:by environment )?to (?P<value>.*?)\.?(?: \[repeated.*)?$"
+# WARNs (and INFO lines) that a fallback follows, with why each is harmless: `benign_warn` events
+BENIGN = {
+    r"Failed to open libibverbs|libibverbs\.so": "no InfiniBand verbs library: NCCL falls back to sockets",
+    r"ibvwrap.*lib wrapper not initialized|lib wrapper not initialized": "no InfiniBand verbs library: NCCL falls back to sockets",
+    r"NET/OFI Only EFA provider is supported": "aws-ofi-nccl found no EFA device: NCCL uses its own transports",
+    r"Got async event : client reregistration": "an IB subnet manager port event; traffic goes on",
+    r"Call to bind failed: Address already in use": "NCCL's RAS service found its port taken; training is not affected",
+    r"SHARP coll init error|Cannot initialize CollNet|SHArP Job init error|CollNet.*(?:disabled|not supported)":
+        "SHARP/CollNet unavailable: NCCL uses point-to-point",
+    r"Could not find a path for pattern \d+, falling back": "a topology search fallback; NCCL picks another pattern",
+    r"Missing \"(?:amd_iommu=on|iommu=pt)\" from kernel command line|Missing \"HSA_FORCE_FINE_GRAIN_PCIE=1\"":
+        "RCCL's advice on kernel and environment settings, printed at every start",
+}
+BENIGN_ANY = "|".join(f"(?:{k})" for k in BENIGN)
+# INFO messages that are known and harmless (set-up chatter): understood, nothing to keep. Decoded kinds
+# (init, channels, trees, bootstrap, network, COLL, unwinding, retries, settings) are matched above.
+KNOWN_INFO = [
+    # plugins and libraries
+    r"(?:NET|TUNER|PROFILER|ENV|GIN|COLLNET)/Plugin ?:", r"(?:Loaded|Initialized|Assigned) (?:net|coll|NET) plugin",
+    r"Failed to initialize (?:NET plugin|any GIN plugin)", r"Using non-device net plugin", r"Plugin Path :",
+    r"P2P plugin ", r"Using network \S+", r"dlvsym failed", r"rocm_smi_lib: version", r"Setting hipLimitStackSize",
+    r"cudaDriverVersion \d+", r"NCCL git version", r"CC (?:On|Off),", r"Comm config \w+ set to",
+    # topology and affinity
+    r"Setting affinity for GPU", r"ncclTopoGetCpuAffinity:", r"=== System : maxWidth", r"\s*\+ (?:PCI|NVL|SYS|NET|LOC)\[",
+    r"(?:CPU|GPU|NIC|NET|PCI)/[\w.]+", r"Attribute \w+ of node \w+ not found", r"Pattern \d+, crossNic",
+    r"Topology detection:", r"Could not (?:get speed from|find real path of)", r"CUDA Dev \d+\[\d+\], \w+ NIC distance",
+    r"NVLS multicast support is (?:not )?available", r"NVLS comm ", r"MNNVL ", r"Symmetric memory",
+    r"P2P is disabled between", r"Could not enable P2P between", r"Check P2P Type", r"Ring \d+ : [\d ]+$",
+    r"GPU Direct RDMA (?:Disabled|Enabled)", r"NET/(?:IB|Socket) ?: GPU Direct RDMA", r"DMA-BUF is available",
+    r"NET/IB ?: Using interface \S+ for sideband communication", r"NET/Socket ?: \d+ interfaces found",
+    r"NET/Socket ?: Using \d+ threads and \d+ sockets per thread",
+    r"NET/OFI (?:Selected [Pp]rovider|Using|Setting|Running on|Adding|Received \d+|Server: |Initializing|Creating"
+    r"|Support for|Internode latency|Configuring|Disabling|Forcing|Libfabric|Loaded|aws-ofi-nccl|GUID|Topology"
+    r"|Process rank \d+ started|No NIC info)",
+    r"Using NCCL Low-latency algorithm", r"Using \d+ threads, Min Comp Cap", r"Launch mode \w+",
+    # channels, graphs, rings once set up
+    r"Connected (?:all rings|all trees|NVLS|binomial trees|collnet|all)", r"threadThresholds ",
+    r"\d+ coll channels", r"P2P Chunksize set to", r"Enabled NCCL Func/Proto/Algo Matrix", r"NCCL_PROTO ",
+    r"(?:Channel|Ring) \d+(?:/\d+)? :\s*$",
+    # threads, memory, proxies
+    r"\[Proxy (?:Service|Progress|Thread)(?: UDS)?\] Device \d+ CPU core", r"New proxy (?:send|recv) connection",
+    r"Connected to proxy localRank", r"(?:[\w./\-]+:\d+ )?(?:Cuda |Ib |Cuda Host )?Alloc Size \d+", r"Mem Realloc",
+    r"ncclCuda(?:CallocDebug|Free)", r"Found side stream", r"Allocated \d+ bytes", r"ncclMemAlloc",
+    r"(?:Bootstrap|Init) timings", r"RAS (?:client listening socket|failed to establish)", r"Dumping proxy state",
+    r"socketProgressOpt: abort called", r"\[Service thread\] Connection closed by localRank \d+",
+    r"NCCL_\w+ set to ", r"rank \d+ nranks \d+$",
+]
+KNOWN_INFO_ANY = "^(?:" + "|".join(f"(?:{k})" for k in KNOWN_INFO) + ")"
 
 # ncclDataType_t, by enum number: name and bytes per element.
 DTYPES = {
@@ -182,7 +247,8 @@ def _split_prefix(lines: pl.DataFrame) -> pl.DataFrame:
     t = pl.col("text")
     # (before NCCL 2.3 lines read `host:pid:tid [dev] INFO msg`, without "NCCL")
     df = _keep(lines.select("file", "line", "text", "ts"), t.str.contains(" NCCL ", literal=True)
-               | t.str.contains(" INFO ", literal=True) | t.str.contains(" WARN ", literal=True))
+               | t.str.contains(" INFO ", literal=True) | t.str.contains(" WARN ", literal=True)
+               | t.str.contains(r"^(?:INFO|WARN): Function: "))
     plain = df.select(t.str.contains(FAST_HEAD)).to_series()
     fast, slow = (df, df.clear()) if plain.all() else (df.filter(plain), df.filter(~plain))
     at = t.str.find(" NCCL ", literal=True)
@@ -199,13 +265,36 @@ def _split_prefix(lines: pl.DataFrame) -> pl.DataFrame:
         level.alias("level"),
         rest.str.slice(level.str.len_bytes() + 1).alias("msg"),
     ).drop("text")
-    slow = slow.with_columns(t.str.extract_groups(PREFIX).alias("_p")).unnest("_p")
-    no_pid = slow.filter(pl.col("host").is_null() & t.str.contains(PREFIX_NO_PID))
-    if no_pid.height:
-        no_pid = no_pid.select("file", "line", "ts", t.str.extract_groups(PREFIX_NO_PID).alias("_p")).unnest("_p")
-        slow = pl.concat([slow.filter(pl.col("host").is_not_null()), no_pid], how="diagonal_relaxed")
-    slow = slow.drop("text")
-    return pl.concat([fast, slow]).sort("file", "line") if slow.height else fast
+    slow = _split_slow(slow) if slow.height else slow.drop("text")
+    out = pl.concat([fast, slow], how="diagonal_relaxed").sort("file", "line") if slow.height else fast
+    # two writers glued in one line: the message holds the second writer's whole prefix; take the last
+    for _ in range(2):
+        glued = out.select(pl.col("msg").str.contains(GLUED)).to_series()
+        if not glued.any():
+            break
+        inner = out.filter(glued).with_columns(pl.col("msg").str.extract_groups(PREFIX).alias("_p")).drop(
+            "host", "pid", "tid", "dev", "src_loc", "level", "msg").unnest("_p")
+        out = pl.concat([out.filter(~glued), inner.select(out.columns)]).sort("file", "line")
+    return out
+
+
+def _split_slow(slow: pl.DataFrame) -> pl.DataFrame:
+    """The prefix of lines that are not of the plain shape: each shape tried on the lines the ones
+    before it left (NCCL's own with pid:tid anywhere in the line, RCCL's without, aws-ofi-nccl's and
+    SHARP's own formats); null host and level where none fits."""
+    t = pl.col("text")
+    done, rest = [], slow
+    for shape in (PREFIX, PREFIX_NO_PID, OFI_LINE, SHARP_LINE):
+        hit = rest.filter(t.str.contains(shape))
+        if hit.height:
+            done.append(hit.with_columns(t.str.extract_groups(shape).alias("_p")).unnest("_p"))
+            rest = rest.filter(~t.str.contains(shape))
+    out = pl.concat(done + [rest], how="diagonal_relaxed").drop("text")
+    for c in ("host", "pid", "tid", "dev", "src_loc", "level", "msg"):
+        if c not in out.columns:
+            out = out.with_columns(pl.lit(None, pl.Utf8).alias(c))
+    # SHARP's ERROR / WARNING read as NCCL's WARN
+    return out.with_columns(pl.col("level").replace({"ERROR": "WARN", "WARNING": "WARN"}))
 
 
 def _decode_coll(df: pl.DataFrame) -> pl.DataFrame:
@@ -325,10 +414,10 @@ def _join_rank(frame: pl.DataFrame, proc_rank: pl.DataFrame) -> pl.DataFrame:
 def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     """``lines``: the lines frame; ``scanned``: the COLL lines ``read_many`` took apart."""
     pre = _split_prefix(lines)
-    found = pre.filter(pl.col("host").is_not_null()).select("file", "line")
-    version_lines = lines.filter(pl.col("text").str.contains("NCCL version ", literal=True)).join(
+    found = pre.filter(pl.col("level").is_not_null()).select("file", "line")
+    version_lines = lines.filter(pl.col("text").str.contains(r"[NR]CCL version |is using nccl==")).join(
         found, on=["file", "line"], how="anti")
-    df = _keep(pre, pl.col("host").is_not_null()).with_columns(
+    df = _keep(pre, pl.col("level").is_not_null()).with_columns(
         pl.col("pid").cast(pl.Int64, strict=False), pl.col("dev").cast(pl.Int64, strict=False)
     )
     if not df.height and not version_lines.height and scanned is None:
@@ -353,9 +442,16 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     # "NET/IB : Using [RO]; OOB ..." with no [n]device lists no device (the IB plugin then fails)
     ib_using = _decode(df, IB_USING, pl.col("msg").str.contains(r"^NET/IB ?: Using.*\[\d+\]"))
     sock = _decode(df, SOCK_USING, pl.col("msg").str.contains(r"^NET/Socket ?: Using \["))
+    old_boot = _decode(df, OLD_BOOT, pl.col("msg").str.starts_with("NET : Using interface"))
+    old_net = _decode(df, OLD_NET, pl.col("msg").str.starts_with("Using internal Network"))
+    old_ib = _decode(df, OLD_IB, pl.col("msg").str.contains(r"^NET/IB ?: \["))
+    settings = _decode(df, SETTING, pl.col("msg").str.contains(" set ", literal=True))
+    benign = df.filter(pl.col("msg").str.contains(BENIGN_ANY))
+    unwind = df.filter(pl.col("msg").str.contains(UNWIND))
+    destroyed = init.filter(pl.col("state") == "Destroy COMPLETE")
 
     rank_nranks = _decode(df.join(init.select("file", "line"), on=["file", "line"], how="anti"), RANK_NRANKS,
-                          pl.col("msg").str.contains(" nranks ", literal=True))
+                          pl.col("msg").str.contains(r" n[Rr]anks "))
     proxy = _decode(df, PROXY_RANK, pl.col("msg").str.starts_with("[Proxy "))
     proc_rank = _process_ranks(init, nnodes, rank_nranks, conn, trees, proxy)
     comm_ids = init.filter(pl.col("comm_id").is_not_null()).group_by(["host", "pid", "comm"]).agg(
@@ -395,6 +491,10 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
         .select(*key, "rank", "what", "value", "iface", "addr", "family"),
         with_rank(sock).with_columns(pl.lit("socket_devices").alias("what"), _family().alias("family"))
         .select(*key, "rank", "what", "value", "iface", "addr", "family"),
+        with_rank(old_boot).with_columns(pl.lit("bootstrap").alias("what"), _family().alias("family"))
+        .select(*key, "rank", "what", "iface", "addr", "family"),
+        with_rank(old_net).with_columns(pl.lit("network").alias("what")).select(*key, "rank", "what", "value"),
+        with_rank(old_ib).with_columns(pl.lit("ib_devices").alias("what")).select(*key, "rank", "what", "value"),
     ], how="diagonal_relaxed")
 
     # rank and process group of each stream (host, pid, comm): found on the few streams, joined on one integer
@@ -423,18 +523,31 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     if mixed:
         collectives = collectives.sort("file", "line", maintain_order=True)
 
-    warn = df.filter(pl.col("level") != "INFO")
+    warn = df.filter((pl.col("level") != "INFO") & ~pl.col("msg").str.contains(BENIGN_ANY))
     retry = df.filter(pl.col("msg").str.contains(CONNECT_RETRY))
+    reason = pl.lit(None, pl.Utf8)
+    for pattern, why in reversed(BENIGN.items()):
+        reason = pl.when(pl.col("msg").str.contains(pattern)).then(pl.lit(why)).otherwise(reason)
     events = pl.concat([
         warn.with_columns(pl.lit("nccl_warn").alias("kind"), pl.col("src_loc").alias("where")),
+        benign.with_columns(pl.lit("benign_warn").alias("kind"), reason.alias("where")),
         retry.with_columns(pl.lit("connect_retry").alias("kind")),
         ib_err.with_columns(pl.lit("transport_error").alias("kind")),
-        df.filter(pl.col("msg").str.contains(UNWIND)).with_columns(pl.lit("nccl_unwind").alias("kind")),
+        unwind.with_columns(pl.lit("nccl_unwind").alias("kind")),
+        settings.with_columns(pl.lit("setting").alias("kind"), pl.format("{}={}", "key", "value").alias("msg"),
+                              pl.lit("nccl").alias("where")),
+        destroyed.with_columns(pl.lit("comm_destroyed").alias("kind")),
     ], how="diagonal_relaxed")
     if events.height:
         events = with_rank(events).with_columns(pl.col("msg").alias("message")).unique(["file", "line", "kind"], maintain_order=True)
+    using = version_lines.filter(pl.col("text").str.contains(USING))
+    if using.height:  # a version printed outside NCCL's banner: the version, and who printed it
+        g = pl.col("text").str.extract_groups(USING).struct
+        events = pl.concat([events, using.select(
+            "file", "line", pl.lit("version").alias("kind"), g.field("version").alias("message"),
+            g.field("where").alias("where"), pl.col("launch_rank").alias("rank"))], how="diagonal_relaxed")
 
-    seen = df.select("file", "line", "host", "pid", "dev")
+    seen = df.filter(pl.col("host").is_not_null()).select("file", "line", "host", "pid", "dev")
     if scanned is not None:
         seen = pl.concat([seen, scanned.streams.select(seen.columns)]).sort("file", "line")
     ranks = (
@@ -455,7 +568,14 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
                 "file", pl.col("_v").alias("nccl_version"), pl.lit("nccl").alias("source")),
         ], how="diagonal_relaxed")
     # (the lines of ``scanned`` are counted by whoever read them apart; its streams' first lines here name its files)
-    claimed = pl.concat([df.select("file", "line"), version_lines.select("file", "line")]
+    # a line counts as understood when a decoder made a row of it or it is a known harmless shape;
+    # an NCCL line whose message nothing here decodes is unknown
+    decoded = [f.select("file", "line") for f in (
+        versions, init, nnodes, conn, ring, trees, boot, net, ib_none, ib_err, ib_using, sock, old_boot, old_net,
+        old_ib, settings, benign, unwind, retry, warn, rank_nranks, proxy)]
+    decoded.append(_decode_coll(df).select("file", "line"))
+    decoded.append(df.filter(pl.col("msg").str.contains(KNOWN_INFO_ANY)).select("file", "line"))
+    claimed = pl.concat(decoded + [version_lines.select("file", "line")]
                         + ([scanned.streams.select("file", "line")] if scanned is not None else []))
     return Parsed("nccl", {
         "comms": comms, "links": links, "collectives": collectives, "events": events, "ranks": ranks,

@@ -26,7 +26,7 @@ import polars as pl
 _PARTS = [
     r">[ \t]?",
     r"(?:\x1b|←)?\[\d{1,3}(?:;\d{1,3})*m\s?",
-    r"\((?P<ray_actor>\w+)(?: pid=(?P<ray_pid>\d+)(?:, ip=(?P<ray_ip>[\d.]+))?)?\)\s?",
+    r"(?:\w+/\d+ )?\((?P<ray_actor>\w+)(?: pid=(?P<ray_pid>\d+)(?:, ip=(?P<ray_ip>[\d.]+))?)?\)\s?",
     r"(?P<pdsh_host>(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w\-]*\d[\w.\-]*): ",
     r"(?P<task_tag>\d{1,5}): ",
     r"\[(?P<pts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] ",
@@ -38,15 +38,26 @@ _PARTS = [
     r"\[(?P<bare_tag>\d{1,4})\] ",
     r"\[(?:RANK|Rank) (?P<word_tag>\d+)\] ",
     r"\[\d{5,}\] ",
+    # a logger's header on each line (vLLM, Python's logging.basicConfig, Hydra, HF, torchtitan, loguru-like
+    # `date | LEVEL | name | `): taken off, its level kept, so a multi-line message under it reads plain
+    r"(?P<lv1>INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d [\w.]+:\d+\] ",
+    r"(?P<lv2>INFO|WARNING|ERROR|DEBUG|CRITICAL):[\w.]+:",
+    r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\]\[[\w.]+\]\[(?P<lv3>INFO|WARNING|ERROR|DEBUG|CRITICAL)\] - ",
+    r"\d\d/\d\d/\d{4} \d\d:\d\d:\d\d - (?P<lv4>INFO|WARNING|ERROR|DEBUG|CRITICAL) - [\w.]+ - ",
+    r"\[\w+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ - [\w.]+ - (?P<lv5>INFO|WARNING|ERROR|DEBUG|CRITICAL) - ",
+    r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \| (?P<lv6>INFO|WARNING|ERROR|DEBUG|CRITICAL) \| [\w.]+ \| ",
+    r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (?P<lv7>INFO|WARNING|ERROR|DEBUG|CRITICAL) ",
 ]
+LEVELS = [f"lv{i}" for i in range(1, 8)]
 PREFIX = "^(?:" + "|".join(f"(?:{p})" for p in _PARTS) + ")*"
-MAYBE_PREFIX = r"^(?:[\w.\-]+: |\[|\(|>|\x1b|←|\w+/\d+ \[|\d{4}-\d\d-\d\d)"
+MAYBE_PREFIX = (r"^(?:[\w.\-]+: |\[|\(|>|\x1b|←|\w+/\d+ \[|\d{4}-\d\d-\d\d|\d\d/\d\d/\d{4} |[\w.\-]+ >> "
+                r"|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)[: ])")
 TIMESTAMP = r"^\[?(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]?\s"
 ANSI = r"(?:\x1b|←)\[\d{0,3}(?:;\d{1,3})*[mK]"
 # a tqdm bar a message was written after, on the same line (no carriage return between): the message counts
 BAR_THEN = r"^[^|]*\d+%\|[^|]*\|\s*[\d.]+[kMG]?/[\d.?]+[kMG]? \[[^\]]*\]\s*(?P<rest>\S.*)$"
 TAGS = ("pdsh_host", "ray_actor", "ray_pid", "ray_ip", "task_tag", "pts", "arrow_host", "rank_tag", "local_tag", "mpi_rank",
-        "bare_tag", "word_tag")
+        "bare_tag", "word_tag", *LEVELS)
 # a line that starts a record of its own (a prefixed log line, a traceback), never a wrapped tail
 RECORD_HEAD = r"^(?:\[|\(|[\w.\-]+:\d+:\d+ |\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|\s+File \")"
 MIN_WRAP = 70  # narrower "widths" are short lines that happen to be alike
@@ -88,7 +99,8 @@ def _unwrap(df: pl.DataFrame) -> pl.DataFrame:
     df = df.join(wrapped.select("file", "_w"), on="file", how="left", maintain_order="left")
     nxt = pl.when(pl.col("line").shift(-1).over("file") == pl.col("line") + 1).then(t.shift(-1).over("file"))
     # (a log line repeated at the widest length is not wrapped: the next line starts as it does)
-    joins = ((n == pl.col("_w")) & ~t.str.ends_with("  ") & nxt.is_not_null() & (nxt.str.strip_chars() != "")
+    joins = ((n == pl.col("_w")) & ~whole & ~nxt.str.contains(": opCount ", literal=True)
+             & ~t.str.ends_with("  ") & nxt.is_not_null() & (nxt.str.strip_chars() != "")
              & ~nxt.str.contains(RECORD_HEAD) & (nxt.str.slice(0, 6) != t.str.slice(0, 6))).fill_null(False)
     joins = joins & (joins.sum().over("file") >= 2)
     # a line continues its predecessor when the predecessor joins; the head of each chain gathers it
@@ -120,6 +132,7 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     tagged = tagged.with_columns(pl.coalesce("pts", pl.col("text").str.extract(TIMESTAMP, 1)).alias("ts")).drop("pts")
     df = pl.concat([df.filter(~maybe), tagged], how="diagonal").sort("file", "line", maintain_order=True) if tagged.height else df.with_columns(
         *[pl.lit(None, pl.Utf8).alias(c) for c in (*TAGS, "ts") if c != "pts"])
+    df = df.with_columns(pl.coalesce(*LEVELS).alias("log_level")).drop(LEVELS)
     df = _unwrap(df)
     ints = ("rank_tag", "local_tag", "mpi_rank", "task_tag", "bare_tag", "word_tag", "ray_pid")
     df = df.with_columns(pl.col("line").cast(pl.Int64), *[pl.col(c).cast(pl.Int64, strict=False) for c in ints],

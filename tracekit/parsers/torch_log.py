@@ -13,17 +13,53 @@ import polars as pl
 
 from tracekit.parsers import Parsed, any_of
 
+# every generation: `WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=.., NumelOut=.., Timeout(ms)=600000)`, and
+# before torch 1.10 `WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000)` without a sequence number
 WATCHDOG = (
-    r"Work(?:NCCL|Gloo)?\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)(?:, NumelIn=(?P<numel>\d+))?"
+    r"Work(?:NCCL|Gloo)?\((?:SeqNum=(?P<seq>\d+), )?OpType=(?P<op>\w+)(?:, NumelIn=(?P<numel>\d+))?"
     r"(?:, NumelOut=\d+)?, Timeout\(ms\)=(?P<timeout_ms>\d+)\)"
 )
+TIMED_OUT = r"operation timeout: Work|before timing out|timed out"
+# c10d taking the process down after a timeout or an error elsewhere: a consequence
+ABORT = (r"Some NCCL operations have failed or timed out|we are taking the entire process down"
+         r"|Terminating the process after attempting to dump debug info"
+         r"|terminate called after throwing an instance of 'c10::DistBackendError'"
+         r"|watchdog thread terminated with exception: (?:\[|NCCL|Watchdog)|communicator was aborted on rank")
+CUDA = (r"CUDA error: |CUDA out of memory|illegal memory access|device-side assert|uncorrectable ECC|HIP failure"
+        r"|hipError\w+|cudaError\w+")
+# c10d says its watchdog is stuck: a hang the runtime reports
+STUCK = r"Heartbeat monitor timed out|watchdog got stuck for \d+ seconds"
+ASYNC_ERROR = r"raised the following async exception: "
+# c10d's desync report (TORCH_NCCL_DESYNC_DEBUG): `[7] finished collective #182, but didn't join collective #183`
+DESYNC = r"^\s*\[(?P<rank>\d+)\] finished collective #\d+, but didn't join collective #(?P<seq>\d+)"
+# Ray: a worker process died under it
+RAY_DIED = r"A worker died or was killed while executing a task"
+# torchelastic's worker status records: `{"name": "torchelastic.worker.status.SUCCEEDED", ... "global_rank": 0, ...}`
+ELASTIC = r"^\{\"name\": \"torchelastic\.worker\.status\.(?P<state>\w+)\""
+ELASTIC_KV = {"rank": r"\"global_rank\": (\d+)", "host": r"\"hostname\": \"([^\"]+)\"",
+              "world_size": r"role_world_size\\?\": \[?(\d+)", "pid": r"\"worker_id\": \"(\d+)\""}
+# the options ProcessGroupNCCL prints as it starts (`NCCL_ASYNC_ERROR_HANDLING: 1`, `TIMEOUT(ms): 5000`): settings
+PG_OPTION = (r"^(?P<key>(?:NCCL|TORCH)_\w+|TIMEOUT\(ms\)|USE_HIGH_PRIORITY_STREAM|SPLIT_FROM|SPLIT_COLOR|PG_NAME|PG_DESC)"
+             r": (?P<value>\S*)$")
+# c10d's and torchelastic's own lines that are known and say nothing further
+C10D_KNOWN = (r"preparing to dump debug info|First PG on this rank to signal dumping|NCCL watchdog thread started"
+              r"|ProcessGroupNCCL initialized with following options|ProcessGroupNCCL created ncclComm_"
+              r"|using GPU \d+ to perform barrier as devices used by this process|Running collective: CollectiveFingerPrint"
+              r"|Received a dump signal|Snapshot of ranks' latest states|the lagging/dead/mismatched ranks"
+              r"|^\s*#\d+ (?:started|finished) ranks:|^\s*\[[\d, ]+\] (?:started|finished) \w+|Timeout at collective: "
+              r"|^\s*Rank \d+\s*$|Rendezvous complete for workers|^\s+(?:restart_count|master_addr|master_port|group_rank"
+              r"|group_world_size|local_ranks|role_ranks|global_ranks|role_world_sizes|global_world_sizes)="
+              r"|^\s*\[c10d\]\s*$|Starting elastic_operator with launch configs|^\s+(?:entrypoint|min_nodes|max_nodes"
+              r"|nproc_per_node|run_id|rdzv_backend|rdzv_endpoint|rdzv_configs|max_restarts|monitor_interval|log_dir"
+              r"|metrics_cfg)\s+: ")
+WORLD = r"^\s+(?:group_world_size|global_world_sizes)=\[?(?P<world_size>\d+)"
 # `[Rank 3]`, `[PG 0 Rank 3]`, `[PG 0 (default_pg) Rank 3]`, `[PG ID 2 PG GUID 3(tp) Rank 1]`: the rank in
 # process group ``pg``; a global rank only in the default group (PG 0) or where no group is named
 PG_TAG = r"\[(?:PG (?:ID )?(?P<pg>\d+) (?:PG GUID \S+ )?(?:\([^)]*\) )?)?Rank (?P<rank>\d+)\]"
 LAST_WORK = (
-    r"last enqueued (?:NCCL )?work: (?P<last_enqueued>-?\d+), last completed (?:NCCL )?work: (?P<last_completed>-?\d+)"
+    r"[Ll]ast enqueued (?:NCCL )?work: (?P<last_enqueued>-?\d+), last completed (?:NCCL )?work: (?P<last_completed>-?\d+)"
 )
-AT_WORK = r"(?:at work|work sequence id): (?P<seq>\d+)"
+AT_WORK = r"(?:at work|work sequence id|Timeout at NCCL work): (?P<seq>\d+)"
 CHILD_RANK = r"^\s*rank\s*: (?P<rank>\d+) \(local_rank: (?P<local_rank>\d+)\)"
 CHILD_EXIT = r"^\s*exitcode\s*: (?P<exit_code>-?\d+) \(pid: (?P<pid>\d+)\)"
 CHILD_HOST = r"^\s*host\s*: (?P<host>\S+)"
@@ -46,9 +82,10 @@ TRACEKIT = r"^\[tracekit\] (?P<kv>(?:\w+=\S*\s*)+)$"
 RUN_ENV = r"^\[tracekit-run\] env (?P<message>\S.*)$"
 RUN_PKG = r"^\[tracekit-run\] package (?P<message>\S.*)$"
 RUN_LAUNCH = r"^\[tracekit-run\] (?P<message>(?:host|started|cwd|argv|settings)=.*)$"
-OWN_MESSAGE = {"launch", "setting", "package", "run_note", "gloo_size_mismatch"}  # kinds whose message is the pattern's group, not the line
+OWN_MESSAGE = {"launch", "package", "run_note", "gloo_size_mismatch"}  # kinds whose message is the pattern's group, not the line
 RUN_NOTE = r"^\[tracekit-run\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d (?P<message>.*)$"
-GLOG = r"^\[?(?P<level>[WEIF])\d{4} \d\d:\d\d:\d\d\.\d+ \d+ [\w/.\-]+:\d+\]"
+# glog: `[E1202 12:00:00.1 1 x.cpp:1]`, `[E626 06:24:44.9 ProcessGroupNCCL.cpp:616]`, `[E ProcessGroupNCCL.cpp:455]`
+GLOG = r"^\[?(?P<level>[WEIF])(?:\d{4} \d\d:\d\d:\d\d\.\d+(?: +\d+)?)? ?[\w/.\-]+:\d+\]"
 KNOWN = (
     r"^(?:Traceback \(most recent call last\)|\s+File \".*\", line \d+|=+$|-+$|\*+$|Root Cause|"
     r"Failures:|\s*time\s*:|\s*error_file|\s*traceback\s*:|torch\.distributed\.elastic|"
@@ -86,10 +123,18 @@ def parse(lines: pl.DataFrame) -> Parsed:
                 (pl.coalesce(g.field(n), pl.col(n)) if n in sub.columns else g.field(n)).alias(n)
                 for n in re.compile(pattern).groupindex
             ).drop("_g")
-        message = pl.col("message") if kind in OWN_MESSAGE else t
+        message = (pl.col("message") if kind in OWN_MESSAGE or (kind == "setting" and "message" in sub.columns)
+                   else pl.format("{}={}", "key", "value") if kind == "setting" else t)
         frames.append(sub.with_columns(pl.lit(kind).alias("kind"), message.alias("message"), **extra))
 
-    add("watchdog_timeout", t.str.contains(r"Work(?:NCCL|Gloo)?\(SeqNum="), WATCHDOG)
+    add("watchdog_timeout", t.str.contains(r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=") & t.str.contains(TIMED_OUT), WATCHDOG)
+    add("watchdog_abort", t.str.contains(ABORT) & ~t.str.contains(CUDA))
+    add("cuda_error", t.str.contains(CUDA))
+    add("stall", t.str.contains(STUCK), where=pl.lit("c10d"))
+    add("exception", t.str.contains(ASYNC_ERROR), WATCHDOG)
+    add("rank_missing", t.str.contains(DESYNC), DESYNC, where=pl.lit("c10d desync report"))
+    add("crash", t.str.contains(RAY_DIED), where=pl.lit("ray"))
+    add("setting", t.str.contains(PG_OPTION), PG_OPTION, where=pl.lit("c10d"))
     add("watchdog_status", t.str.contains(LAST_WORK), LAST_WORK,
         seq=t.str.extract(AT_WORK, 1).cast(pl.Int64, strict=False))
     add("collective_mismatch", t.str.contains("Detected mismatch between collectives"), MISMATCH)
@@ -100,7 +145,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("signal", t.str.contains(SIGNAL_RECEIVED), SIGNAL_RECEIVED)
     add("transport_error", t.str.contains(GLOO_ERROR) & ~t.str.contains("NCCL INFO"))
     add("exception", t.str.contains(EXCEPTION), EXCEPTION)
-    add("crash", t.str.contains(CRASH))
+    add("crash", t.str.contains(CRASH) & ~t.str.contains("DistBackendError", literal=True))
     add("job_cancelled", t.str.contains(CANCELLED))
     add("closing_signal", t.str.contains(KILLING), KILLING)
     add("launch", t.str.contains(RUN_LAUNCH), RUN_LAUNCH)
@@ -135,6 +180,20 @@ def parse(lines: pl.DataFrame) -> Parsed:
         "file", pl.col("_own").alias("rank"), pl.lit("c10d").alias("source")).unique(maintain_order=True)
     failed = exits.select("file", pl.col("b_host").alias("host"), "pid", pl.col("b_rank").alias("rank"),
                           pl.col("b_local").alias("local_rank"), pl.lit("torchrun").alias("source"))
+    elastic = df.filter(t.str.contains(ELASTIC)).with_columns(
+        t.str.extract(ELASTIC, 1).alias("_state"),
+        *[t.str.extract(p, 1).alias(f"_{k}") for k, p in ELASTIC_KV.items()])
+    if elastic.height:  # the agent's word about each worker: a clean exit, or a failure
+        frames.append(elastic.with_columns(
+            pl.when(pl.col("_state") == "SUCCEEDED").then(pl.lit("clean_exit")).otherwise(pl.lit("child_failed")).alias("kind"),
+            pl.col("_rank").cast(pl.Int64, strict=False).alias("rank"), pl.col("_host").alias("host"),
+            pl.when(pl.col("_state") == "SUCCEEDED").then(0).alias("exit_code"),
+            pl.format("torchelastic: worker of global rank {} on {} {}", "_rank", "_host", "_state").alias("message"),
+            pl.lit("torchelastic").alias("where")))
+    worlds = pl.concat([
+        elastic.select("file", pl.col("_host").alias("host"), pl.col("_world_size").cast(pl.Int64, strict=False).alias("world_size")),
+        df.filter(t.str.contains(WORLD)).select("file", t.str.extract(WORLD, 1).cast(pl.Int64, strict=False).alias("world_size")),
+    ], how="diagonal_relaxed").with_columns(pl.lit("torchrun").alias("source"))
     header = df.filter(t.str.contains(TRACEKIT))
     ranks = header.select(
         "file",
@@ -155,9 +214,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
             events = events.with_columns(pl.col("op").str.to_lowercase())
         events = events.unique(["file", "line", "kind"], maintain_order=True)
     used = t.str.contains(
-        any_of(*(r"Work(?:NCCL|Gloo)?\(SeqNum=", LAST_WORK, "Detected mismatch", "Received data size doesn't match", FAILED, SIGNAL,
+        any_of(*(r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=", LAST_WORK, ABORT, CUDA, STUCK, ASYNC_ERROR, DESYNC, RAY_DIED,
+                 PG_OPTION, C10D_KNOWN, ELASTIC, WORLD, "Detected mismatch", "Received data size doesn't match", FAILED, SIGNAL,
                                        SIGNAL_RECEIVED, GLOO_ERROR, EXCEPTION, GLOG, CHILD_HOST, CHILD_RANK,
                                        CHILD_EXIT, TRACEKIT, KNOWN, r"^\[tracekit-run\] ", CRASH, CANCELLED, KILLING, r"^E\d{4} "))
     )
-    ranks = pl.concat([ranks, said, failed], how="diagonal_relaxed")
+    ranks = pl.concat([ranks, said, failed, worlds], how="diagonal_relaxed")
     return Parsed("torch", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))

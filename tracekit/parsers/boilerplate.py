@@ -1,0 +1,57 @@
+"""Lines every log carries that hold nothing to decode, known so they are not counted as unknown.
+
+Each shape below is fixed text of a tool, or a frame of a stack, that says nothing about ranks,
+collectives or causes beyond what the lines decoded elsewhere say: the source line (and ``^^^^`` marks)
+under a traceback's ``File "..."`` line; C++ and native backtrace frames (glibc, OpenMPI, Ray,
+torch's ``frame #N`` and the ``(0x... in lib.so)`` it wraps onto); CUDA's and NCCL's advice after an
+error; MPI's fixed explanation of a peer that exited; torchrun's OMP banner; a framework's INFO /
+WARNING log line (the level a logger prefix gave, ``text.lines_frames``; ERROR ones stay unknown unless
+decoded); notebook output objects; what a paste adds (``...`` elisions, ``//`` comments, the shell
+prompt and command). This parser makes no rows.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit.parsers import Parsed, any_of
+
+FILE_LINE = r"^\s*File \"[^\"]+\", line \d+"
+KNOWN = [
+    # Python tracebacks and torchrun's failure block
+    r"^\s*[\^~]+\s*$", r"^\s*\[Previous line repeated \d+ more times?\]", r"^\s*<NO_OTHER_FAILURES>",
+    r"^\S+ FAILED$", r"^\s*\[\d+\]:\s*$", r"^\s*Root Cause \(first observed failure\):",
+    # C++ and native backtraces
+    r"^\s*frame #\d+: ", r"^\(0x[0-9a-fA-F]+ in \S+\)$", r"^C\+\+ CapturedTraceback:", r"^#\d+ .* from \S+:\d+$",
+    r"^\s*/\S+\([^)]*\)\s*\[0x[0-9a-fA-F]+\]", r"^\[[\w.\-]+:\d+\] \[\s*\d+\] ",
+    r"^\[[\w.\-]+:\d+\] (?:\*\*\* .*\*\*\*|Signal(?: code)?: |Failing at address)",
+    r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [IWEF] \d+ \d+\] \w+\.cc:\d+: ",
+    # advice printed after an error
+    r"^CUDA kernel errors might be asynchronously reported", r"^For debugging consider passing CUDA_LAUNCH_BLOCKING",
+    r"^Compile with `TORCH_USE_CUDA_DSA`", r"^Last error:\s*$", r"^\s*Exception raised from ",
+    # MPI's explanation of a process that exited (Open MPI, PRRTE)
+    r"Primary job\s+terminated normally", r"^a non-zero exit code\. Per user-direction", r"^(?:mpirun|prterun|mpiexec) (?:detected|noticed) that",
+    r"^the job to be terminated\. The first process", r"^An MPI communication peer process has unexpectedly disconnected",
+    r"^usually indicates a failure in the peer process", r"^otherwise exiting without calling MPI_FINALIZE",
+    r"^Although this local MPI process will likely", r"^\(it may even hang or crash\), the root cause",
+    r"^failure of the peer -- that is what you need", r"^example, there may be a core file", r"^generally: such peer hangups",
+    r"^or other external events\.", r"^\s+(?:Local host|Local PID|Peer host|Process name|Exit code):\s",
+    r"^-{10,}", r"^\s*on node \S+ exited on\s*$", r"^signal \d+ \(\w+\)\.$",
+    # launchers' banners and notices
+    r"^Setting OMP_NUM_THREADS environment variable for each process", r"^WARNING: Logging before InitGoogleLogging",
+    r"^Warning: Permanently added .* to the list of known hosts",
+    # notebooks and pastes
+    r"^<IPython\.core\.display\.\w+ object>$", r"^\s*(?:\.{1,3}|…)\s*$", r"^\s*//",
+    r"^\s*(?:\([\w.\-]+\)\s+)?(?:[\w.\-]+@[\w.\-]+(?::\S*)?\s*[$#]|\[[\w.\-]+@[\w.\-]+ [^\]]*\][$#]|\$|➜)\s",
+]
+
+
+def parse(lines: pl.DataFrame) -> Parsed:
+    if not lines.height:
+        return Parsed("boilerplate")
+    t = pl.col("text")
+    under_file = (t.shift(1).over("file").str.contains(FILE_LINE) & t.str.starts_with(" ")
+                  & (pl.col("line").shift(1).over("file") == pl.col("line") - 1)).fill_null(False)
+    info = pl.col("log_level").is_in(["INFO", "DEBUG", "WARNING", "WARN", "I", "W"]).fill_null(False)
+    known = under_file | info | t.str.contains(any_of(*KNOWN))
+    return Parsed("boilerplate", {}, lines.filter(known & ~pl.col("blank")).select("file", "line"))

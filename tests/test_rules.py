@@ -128,6 +128,14 @@ def test_deadlock_needs_a_record_of_the_rank_behind():
     assert "never issued" not in decide(s).summary
 
 
+def test_deadlock_reported_by_an_analyzer_is_said_as_its_word():
+    e = ev(events=[event("rank_missing", f"rank {r} never joined all_reduce 5", r, 3, pg="0", seq=5, op="all_reduce",
+                         where="torchfrtrace") for r in (3, 4)])
+    v = rules.deadlock_reported(e)
+    assert v.kind == Kind.DEADLOCK and v.ranks == [3, 4]
+    assert v.summary == "process group 0: all_reduce seq 5: ranks 3-4 never joined it, as torchfrtrace reports"
+
+
 def test_deadlock_from_watchdog_last_enqueued():
     e = ev(events=[event("watchdog_status", "last enqueued work: 9, last completed work: 8", r, 1, f"r{r}",
                          pg="0", last_enqueued=9 if r < 3 else 8, last_completed=8) for r in range(4)])

@@ -205,6 +205,23 @@ def deadlock(ev: Evidence) -> Verdict | None:
     return Verdict(Kind.DEADLOCK, summary, f.missing, f.evidence + _stack_lines(where) + lines(ev.timeouts, 3))
 
 
+def deadlock_reported(ev: Evidence) -> Verdict | None:
+    """An analyzer's own report that ranks never joined a collective the others are in (torchfrtrace's
+    `missing ranks`, c10d's desync report, NCCL RAS's operation counts): said as that tool's word."""
+    rm = ev.kinds("rank_missing").sort("file", "line")
+    if not rm.height:
+        return None
+    first = rm.row(0, named=True)
+    at = rm.filter(pl.col("seq").eq_missing(first["seq"]) & pl.col("pg").eq_missing(first["pg"]))
+    r = at["rank"].drop_nulls().unique().sort().to_list()
+    what = " ".join(x for x in ((first["op"] or ""), f"seq {first['seq']}" if first["seq"] is not None else "") if x)
+    where = f"process group {first['pg']}: " if first["pg"] is not None else ""
+    by = first["where"] or "the log"
+    return Verdict(Kind.DEADLOCK, f"{where}{what or 'a collective'}: " + (
+        f"{who(r)} never joined it, as {by} reports" if r else f"{by} reports ranks behind: {_msg(at, 0, 160)}"),
+        r, lines(at, 6) + lines(ev.timeouts, 2))
+
+
 def deadlock_from_watchdog(ev: Evidence) -> Verdict | None:
     """Watchdog lines of several ranks disagree on the last work enqueued in one group: the ranks
     behind never issued the next collective."""
@@ -398,7 +415,7 @@ def nothing(ev: Evidence) -> Verdict:
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [
     mismatch_aligned, mismatch_reported, mismatch_from_watchdog, cuda_failure, nccl_failure, crashed_rank, rendezvous_failed, init_stall,
-    transport_error, deadlock, deadlock_from_watchdog, deadlock_from_stacks, slow_progress, waiting_on_silent_ranks,
+    transport_error, deadlock, deadlock_reported, deadlock_from_watchdog, deadlock_from_stacks, slow_progress, waiting_on_silent_ranks,
     nccl_error_unexplained, exited_without_cause, timed_out, straggler, failed_without_cause, healthy,
     clean_but_partial,
 ]

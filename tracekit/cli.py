@@ -192,7 +192,11 @@ def _store_target(paths: list[str], out: str | None, no_store: bool) -> Path | N
 @click.option("--no-store", is_flag=True, help="Analyse only; write no parquet store.")
 @click.option("--unknown", "list_unknown", is_flag=True,
               help="Also list the lines no parser understood, per file (file:line: text; the first 10 of each file).")
-def ingest_cmd(paths, out, as_json, fail_on_hang, no_store, list_unknown):
+@click.option("--engine", default="local", show_default=True, metavar="local|ray[:ADDRESS]",
+              help="Where the files are parsed: in this process, or on a Ray cluster, one task per batch of files "
+              "(ray: a local cluster started for it; ray:ADDRESS: a running one whose nodes see the same paths; "
+              "pip install 'tracekit[ray]').")
+def ingest_cmd(paths, out, as_json, fail_on_hang, no_store, list_unknown, engine):
     """Read per-rank logs, dumps and traces into parquet tables and print what they show.
 
     Example: tracekit ingest samples/gloo_2x2_deadlock
@@ -209,8 +213,18 @@ def ingest_cmd(paths, out, as_json, fail_on_hang, no_store, list_unknown):
     paths = [p for p in paths if Path(p).exists()]
     if not paths:
         sys.exit(2)
-    with Progress("ingest") as bar:
-        store = ingest_paths(paths, progress=bar if bar.on else None)  # (a bar costs smaller batches)
+    if engine == "local":
+        with Progress("ingest") as bar:
+            store = ingest_paths(paths, progress=bar if bar.on else None)  # (a bar costs smaller batches)
+    elif engine == "ray" or engine.startswith("ray:"):
+        from tracekit.engines import parse_on_ray
+
+        try:
+            store = parse_on_ray(paths, address=engine[len("ray:"):] or None)
+        except StoreError as e:
+            raise BadInput(str(e)) from None
+    else:
+        raise BadInput(f"--engine {engine}: not an engine; give local, ray or ray:ADDRESS")
     if store.files.height == 0:
         raise BadInput(", ".join(paths) + ": no logs, dumps or traces found")
     files = store.files.with_columns(unreadable().alias("unreadable"))

@@ -1,0 +1,90 @@
+"""Engines (tracekit/engines.py): where the files are parsed must not change the store.
+
+Dumps decoded in worker processes give the store of one process, row for row; a local Ray cluster
+(one task per batch of files, combined on the driver) gives it table for table, on several samples.
+"""
+
+import importlib.util
+import shutil
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import SAMPLES
+from tracekit import engines
+from tracekit.cli import main
+from tracekit.ingest import ingest, parse_files
+from tracekit.verdict import decide
+
+FR_SAMPLES = sorted({p.parent for p in SAMPLES.glob("*/*") if p.is_file() and p.read_bytes()[:1] == b"\x80"})
+
+
+def test_dumps_decoded_in_worker_processes_give_the_one_process_store(monkeypatch):
+    dumps = sum(1 for run in FR_SAMPLES for p in run.rglob("*") if p.is_file() and p.read_bytes()[:1] == b"\x80")
+    assert dumps >= 32  # enough real dumps that ingest hands them to workers
+    monkeypatch.setattr(engines, "DUMPS_FOR_WORKERS", 32)
+    asked = []
+    real = engines.decode_dumps
+    monkeypatch.setattr(engines, "decode_dumps", lambda paths: asked.append(len(paths)) or real(paths))
+    pooled = ingest(FR_SAMPLES)
+    assert asked and asked[0] >= dumps and engines.cores() > 1  # (JSON traces go to the workers too)
+    monkeypatch.setattr(engines, "DUMPS_FOR_WORKERS", 10**9)
+    here = ingest(FR_SAMPLES)
+    for name, table in here.tables().items():
+        assert pooled.tables()[name].equals(table), name
+    assert here.collectives.filter(pl.col("source") == "fr").height > 1000
+
+
+def test_parse_files_without_workers_decodes_here(monkeypatch):
+    monkeypatch.setattr(engines, "DUMPS_FOR_WORKERS", 1)
+    monkeypatch.setattr(engines, "decode_dumps", lambda paths: pytest.fail("no workers asked for"))
+    files = [str(p) for p in sorted((SAMPLES / "gpu_2x1_divergence").iterdir()) if p.suffix == ".pkl"]
+    got = parse_files(files, workers=False)
+    assert [row["kind"] for row, _ in got] == ["flight-recorder"] * len(files)
+
+
+ray_installed = importlib.util.find_spec("ray") is not None
+RAY_RUNS = ["gloo_2x2_deadlock", "gpu_2x1_divergence", "swift_2x2_wandb", "zero3_crash_2x2", "gpu_2x1_initstall"]
+
+
+def _sorted(df: pl.DataFrame) -> pl.DataFrame:
+    return df.sort(df.columns, nulls_last=True)
+
+
+@pytest.mark.skipif(not ray_installed, reason="ray is not installed (pip install -e '.[ray]')")
+def test_a_local_ray_cluster_gives_the_one_process_store():
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        for run in RAY_RUNS:
+            # several tasks for each run: one per file
+            on_ray = engines.parse_on_ray([SAMPLES / run], tasks=len(list((SAMPLES / run).rglob("*"))))
+            here = ingest([SAMPLES / run])
+            for name, table in here.tables().items():
+                assert _sorted(on_ray.tables()[name]).equals(_sorted(table)), f"{run}: {name} differs"
+            # the same verdict: rows come in another order, so where several lines are evidence of one
+            # thing (two ranks' exits) another may be quoted after the first
+            a, b = decide(on_ray).to_dict(), decide(here).to_dict()
+            assert {k: v for k, v in a.items() if k != "evidence"} == {k: v for k, v in b.items() if k != "evidence"}, run
+            assert a["evidence"][:1] == b["evidence"][:1] and len(a["evidence"]) == len(b["evidence"]), run
+    finally:
+        ray.shutdown()
+
+
+@pytest.mark.skipif(not ray_installed, reason="ray is not installed (pip install -e '.[ray]')")
+def test_ingest_command_on_ray_writes_the_store_and_verdict_of_one_process(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(SAMPLES / "gloo_2x2_deadlock", run)
+    here = CliRunner().invoke(main, ["ingest", str(run), "--no-store", "--json"])
+    on_ray = CliRunner().invoke(main, ["ingest", str(run), "--engine", "ray", "--json"])
+    assert on_ray.exit_code == 0, on_ray.output
+    assert on_ray.stdout == here.stdout
+    assert (run / ".tracekit" / "collectives.parquet").exists()
+
+
+def test_an_unknown_engine_is_one_line_and_exit_2(tmp_path):
+    r = CliRunner().invoke(main, ["ingest", str(SAMPLES / "gloo_2x2_deadlock"), "--no-store", "--engine", "spark"])
+    assert r.exit_code == 2
+    assert r.output.strip().splitlines()[-1].startswith("error: ")

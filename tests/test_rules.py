@@ -133,7 +133,7 @@ def test_deadlock_reported_by_an_analyzer_is_said_as_its_word():
                          where="torchfrtrace") for r in (3, 4)])
     v = rules.deadlock_reported(e)
     assert v.kind == Kind.DEADLOCK and v.ranks == [3, 4]
-    assert v.summary == "process group 0: all_reduce seq 5: ranks 3-4 never joined it, as torchfrtrace reports"
+    assert v.summary == "process group 0: all_reduce seq 5: ranks 3-4 never joined it (reported by torchfrtrace)"
 
 
 def test_deadlock_from_watchdog_last_enqueued():

@@ -125,7 +125,8 @@ def coverage(store: Store) -> Coverage:
              store.groups["members"].list.max().max()]
     world = max((int(s) + (1 if i == 3 else 0) for i, s in enumerate(sizes) if s is not None), default=None)
     src = [coll.select("rank", pl.col("source").cast(pl.Utf8)),
-           ev.select("rank", pl.when(pl.col("kind") == "stack").then(pl.lit("stacks")).otherwise(pl.lit("log")).alias("source")),
+           ev.filter(pl.col("kind") != "rank_missing")  # a rank reported missing is spoken of, not seen
+           .select("rank", pl.when(pl.col("kind") == "stack").then(pl.lit("stacks")).otherwise(pl.lit("log")).alias("source")),
            ranks.select("rank", pl.col("source").str.split(",")).explode("source")]
     per = (pl.concat([s.filter(pl.col("rank").is_not_null()) for s in src])
            .with_columns(pl.col("source").replace(SOURCE_WORDS))

@@ -218,7 +218,7 @@ def deadlock_reported(ev: Evidence) -> Verdict | None:
     where = f"process group {first['pg']}: " if first["pg"] is not None else ""
     by = first["where"] or "the log"
     return Verdict(Kind.DEADLOCK, f"{where}{what or 'a collective'}: " + (
-        f"{who(r)} never joined it, as {by} reports" if r else f"{by} reports ranks behind: {_msg(at, 0, 160)}"),
+        f"{who(r)} never joined it (reported by {by})" if r else f"ranks behind (reported by {by}): {_msg(at, 0, 160)}"),
         r, lines(at, 6) + lines(ev.timeouts, 2))
 
 

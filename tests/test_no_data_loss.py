@@ -1,4 +1,5 @@
-"""tracekit never deletes or changes a file it did not write: every command that writes, pointed at
+"""tracekit never deletes or changes a file it did not write: every command that writes (ingest, verdict,
+trace, plot, report, run, watch), pointed at
 the inputs, at their parent and at the working folder, leaves every file it found there as it was."""
 
 import hashlib
@@ -94,9 +95,18 @@ def test_trace_and_plot_into_the_inputs_only_add_their_own_files(work, where):
     unchanged(before, work.parent)
 
 
+@pytest.mark.parametrize("where", ["logs", ".", ".."])
+def test_report_into_the_inputs_only_adds_its_own_file(work, where):
+    before = tree(work.parent)
+    assert invoke("report", "logs", "-o", f"{where}/r.html").exit_code == 0
+    assert invoke("report", "logs", "--markdown", "-o", f"{where}/r.md").exit_code == 0
+    unchanged(before, work.parent)
+
+
 def test_outputs_never_overwrite_an_input(work):
     before = tree(work)
-    for args in (["trace", "logs", "-o", "logs/rank0.log"], ["trace", "logs", "--json-out", "logs/rank1.log"]):
+    for args in (["trace", "logs", "-o", "logs/rank0.log"], ["trace", "logs", "--json-out", "logs/rank1.log"],
+                 ["report", "logs", "-o", "logs/rank2.log"]):
         r = invoke(*args)
         assert r.exit_code == 2 and "input files" in r.output, r.output
     unchanged(before, work)

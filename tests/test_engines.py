@@ -88,3 +88,25 @@ def test_an_unknown_engine_is_one_line_and_exit_2(tmp_path):
     r = CliRunner().invoke(main, ["ingest", str(SAMPLES / "gloo_2x2_deadlock"), "--no-store", "--engine", "spark"])
     assert r.exit_code == 2
     assert r.output.strip().splitlines()[-1].startswith("error: ")
+
+
+@pytest.mark.parametrize("run", ["gloo_2x2_deadlock", "gpu_2x1_divergence", "zero3_slow_2x2", "gloo_1x4_straggler",
+                                 "zero3_wandb_2x2", "gpu_2x1_initstall", "swift_2x2_healthy"])
+def test_a_scanned_store_gives_the_verdict_of_the_store_in_memory(run, tmp_path):
+    """engines.scan leaves the collectives on disk (a LazyFrame); the verdict streams its group-bys
+    over them and must say exactly what it says over the store read into memory."""
+    from tracekit.store import Store
+
+    folder = ingest([SAMPLES / run]).write(tmp_path / "store")
+    scanned = engines.scan(folder)
+    assert isinstance(scanned.collectives, pl.LazyFrame)
+    assert decide(scanned).to_dict() == decide(Store.read(folder)).to_dict()
+
+
+def test_scan_refuses_a_broken_store_in_one_line(tmp_path):
+    from tracekit.errors import StoreError
+
+    folder = ingest([SAMPLES / "gloo_2x2_deadlock"]).write(tmp_path / "store")
+    (folder / "collectives.parquet").write_bytes(b"not parquet")
+    with pytest.raises(StoreError, match="collectives.parquet: not a readable parquet file"):
+        engines.scan(folder)

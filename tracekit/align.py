@@ -104,20 +104,22 @@ def fmt_ranks(ranks: list[int]) -> str:
     return ",".join(out)
 
 
-def _members(store: Store, source: str, entries: pl.DataFrame) -> pl.DataFrame:
-    """(pg, rank) membership: FR pg_config, NCCL comm inits, else who appears (world for pg 0)."""
+def _members(store: Store, source: str, seen: pl.DataFrame) -> pl.DataFrame:
+    """(pg, rank) membership: FR pg_config, NCCL comm inits, else who appears (``seen``: the (pg, rank)
+    pairs of the source's collectives; world for pg 0)."""
     if source == "fr":
         cfg = store.groups.filter(pl.col("members").list.len() > 0)
         if cfg.height:
-            return cfg.select("pg", pl.col("members").alias("rank")).explode("rank").unique()
+            # every rank's dump lists the same members: one list per group before exploding
+            # (16,384 dumps of the world's group: 268 M members, 16,384 once deduplicated)
+            return cfg.select("pg", pl.col("members").alias("rank")).unique().explode("rank").unique()
         dumped = store.events.filter(pl.col("kind") == "fr_dump").select("rank").drop_nulls().unique()
-        seen = entries.select("pg", "rank").unique()
         return pl.concat([seen, dumped.with_columns(pl.lit("0").alias("pg")).select("pg", "rank")]).unique()
     if source == "nccl":
         return (store.comms.filter(pl.col("comm_id").is_not_null())
                 .join(store.ranks.select("host", "pid", pl.col("rank").alias("grank")), on=["host", "pid"], how="left")
                 .select(pl.col("comm_id").alias("pg"), pl.coalesce("grank", "rank").alias("rank")).drop_nulls().unique())
-    return entries.select("pg", "rank").unique()
+    return seen
 
 
 def _status_frontier(store: Store) -> pl.DataFrame:
@@ -140,19 +142,35 @@ def _status_frontier(store: Store) -> pl.DataFrame:
     return pl.concat([known, guess])
 
 
+def collect(lf: pl.LazyFrame) -> pl.DataFrame:
+    """Run a query over the collectives whose answer is small. Streaming: a table on disk (a store
+    scanned, tracekit.engines.scan) is read a piece at a time, never whole into memory."""
+    return lf.collect(engine="streaming")
+
+
+def _source(store: Store, source: str) -> pl.LazyFrame:
+    """The collectives of one source with a rank, lazily (the table in memory, or scanned from disk)."""
+    return store.collectives.lazy().filter((pl.col("source") == source) & pl.col("rank").is_not_null())
+
+
+ALIGNED = pl.col("seq").is_not_null() & ~pl.col("op").is_in(["send", "recv"])  # the calls that line up by seq
+
+
 def find(store: Store, source: str) -> list[Finding]:
     """Findings for one source kind ("fr", "nccl", "kineto"), most telling first."""
-    coll = store.collectives.filter((pl.col("source") == source) & pl.col("rank").is_not_null()
-                                    & pl.col("seq").is_not_null() & ~pl.col("op").is_in(["send", "recv"]))
-    if not coll.height and source != "fr":
+    coll = _source(store, source).filter(ALIGNED)
+    # one pass: how far each rank got in each group, and which ranks left any record (send/recv too)
+    per = collect(_source(store, source).group_by("rank", "pg").agg(
+        pl.col("seq").filter(ALIGNED).max().alias("frontier"), ALIGNED.any().alias("_aligned")))
+    frontier = per.filter("_aligned").drop("_aligned")
+    if not frontier.height and source != "fr":
         return []
-    members = _members(store, source, coll)
-    frontier = coll.group_by("rank", "pg").agg(pl.col("seq").max().alias("frontier"))
+    members = _members(store, source, frontier.select("pg", "rank"))
     if source == "fr":
         frontier = pl.concat([frontier, _status_frontier(store)]).group_by("rank", "pg").agg(pl.col("frontier").max())
     # a member counts as behind only if it left a record in this source (a dump, even an empty one,
     # or a collective in any group); one that left none is unknown, never "behind"
-    recorded = recorded_ranks(store, source)
+    recorded = _recorded(store, source, per["rank"])
     full = members.join(frontier, on=["pg", "rank"], how="left").with_columns(
         pl.col("frontier").fill_null(0), pl.col("rank").is_in(recorded.implode()).alias("recorded"))
     full = full.join(full.group_by("pg").agg(pl.col("frontier").filter(pl.col("recorded")).max().alias("top"),
@@ -164,10 +182,13 @@ def find(store: Store, source: str) -> list[Finding]:
 
 def recorded_ranks(store: Store, source: str) -> pl.Series:
     """The ranks that left any record in ``source``: a collective of any group, or (FR) a dump."""
-    got = store.collectives.filter((pl.col("source") == source) & pl.col("rank").is_not_null())["rank"]
+    return _recorded(store, source, collect(_source(store, source).select(pl.col("rank").unique()))["rank"])
+
+
+def _recorded(store: Store, source: str, ranks: pl.Series) -> pl.Series:
     if source == "fr":
-        got = pl.concat([got, store.events.filter(pl.col("kind") == "fr_dump")["rank"].drop_nulls()])
-    return got.unique().sort()
+        ranks = pl.concat([ranks, store.events.filter(pl.col("kind") == "fr_dump")["rank"].drop_nulls()])
+    return ranks.unique().sort()
 
 
 def _silent(full: pl.DataFrame, source: str) -> list[Finding]:
@@ -182,19 +203,21 @@ def _silent(full: pl.DataFrame, source: str) -> list[Finding]:
     return sorted(out, key=lambda f: (-len(f.missing), f.pg))
 
 
-def _missing(coll: pl.DataFrame, full: pl.DataFrame, lag: pl.DataFrame, source: str) -> list[Finding]:
+def _missing(coll: pl.LazyFrame, full: pl.DataFrame, lag: pl.DataFrame, source: str) -> list[Finding]:
     if not lag.height:
         return []
-    evidence = (coll.join(lag.select("pg", "seq").unique(), on=["pg", "seq"], how="semi")
-                .select("pg", "seq", pl.col("rank").alias("peer"), "op", "op_raw", "sizes", "dtype", "pg_desc",
-                        "start_ns", "file", "line", "record_id").sort("peer"))
+    evidence = collect(coll.join(lag.lazy().select("pg", "seq").unique(), on=["pg", "seq"], how="semi")
+                       .select("pg", "seq", pl.col("rank").alias("peer"), "op", "op_raw", "sizes", "dtype", "pg_desc",
+                               "start_ns", "file", "line", "record_id")).sort("peer")
     cand = (lag.join(evidence, on=["pg", "seq"], how="left")
             .group_by("rank", "pg", "seq", maintain_order=True)
             .agg(pl.col("op_raw", "sizes", "dtype", "pg_desc", "file", "record_id").drop_nulls().first(),
                  pl.col("start_ns").min(), pl.col("peer").drop_nulls().len().alias("seen_by"))
-            .sort(["rank", "seen_by", "start_ns"], descending=[False, True, False], nulls_last=True)
+            # (ties, such as two groups' next calls that no peer recorded, go to the first group by name)
+            .sort(["rank", "seen_by", "start_ns", "pg", "seq"], descending=[False, True, False, False, False],
+                  nulls_last=True)
             .group_by("rank", maintain_order=True).first())
-    last = (coll.filter(pl.col("rank").is_in(lag["rank"].implode()))
+    last = (collect(coll.filter(pl.col("rank").is_in(lag["rank"].unique().implode())))
             .sort("start_ns", "record_id", nulls_last=True).group_by("rank").last()
             .select("rank", pl.format("{} seq {} on process group {}", "op_raw", "seq", "pg").alias("last")))
     cand = cand.join(last, on="rank", how="left")
@@ -217,15 +240,15 @@ def _missing(coll: pl.DataFrame, full: pl.DataFrame, lag: pl.DataFrame, source: 
     return out
 
 
-def _mismatches(coll: pl.DataFrame, source: str) -> list[Finding]:
+def _mismatches(coll: pl.LazyFrame, source: str) -> list[Finding]:
     # Only sequence numbers where the calls differ at all need a closer look (at scale, nearly none).
     # (one hash of each call's op, dtype and sizes; a sequence number varies where min != max)
-    varied = coll.with_columns(pl.struct("op", "dtype", "sizes").hash().alias("_h")).group_by("pg", "seq").agg(
+    varied = collect(coll.with_columns(pl.struct("op", "dtype", "sizes").hash().alias("_h")).group_by("pg", "seq").agg(
         (pl.col("_h").min() != pl.col("_h").max()).alias("_v")
-    ).filter(pl.col("_v")).select("pg", "seq")
+    ).filter(pl.col("_v")).select("pg", "seq"))
     if not varied.height:
         return []
-    coll = coll.join(varied, on=["pg", "seq"], how="semi")
+    coll = collect(coll.join(varied.lazy(), on=["pg", "seq"], how="semi"))
     # Each rank's signature at a sequence number: every call it logged there (NCCL logs a zero-count
     # call under the next call's opCount, FR dumps repeat entries), so ranks are compared as wholes.
     sig = coll.group_by("pg", "seq", "rank").agg(
@@ -284,9 +307,10 @@ def unranked_mismatches(store: Store) -> list[Finding]:
     """NCCL COLL lines of processes whose rank no line names (no Init line was logged): streams of one
     size of communicator (``[nranks=N]``), at most N of them, are taken as one communicator, and the
     first opCount where they ran different ops is a mismatch between processes named ``host:pid``."""
-    c = store.collectives.filter((pl.col("source") == "nccl") & pl.col("rank").is_null() & pl.col("seq").is_not_null()
-                                 & pl.col("nranks").is_not_null() & pl.col("pid").is_not_null()
-                                 & ~pl.col("op").is_in(["send", "recv"]) & (pl.col("state") != "no-op"))
+    c = collect(store.collectives.lazy().filter(
+        (pl.col("source") == "nccl") & pl.col("rank").is_null() & pl.col("seq").is_not_null()
+        & pl.col("nranks").is_not_null() & pl.col("pid").is_not_null()
+        & ~pl.col("op").is_in(["send", "recv"]) & (pl.col("state") != "no-op")))
     out = []
     for (n,), g in c.group_by(["nranks"], maintain_order=True):
         streams = g.select("host", "pid", "comm").unique()

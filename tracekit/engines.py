@@ -15,6 +15,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+import polars as pl
+
+from tracekit import schema
 from tracekit.errors import StoreError
 from tracekit.parsers import Parsed
 from tracekit.store import Store
@@ -100,3 +103,25 @@ def parse_on_ray(paths: list[str], address: str | None = None, tasks: int | None
         if started:
             ray.shutdown()
     return combine(results)
+
+
+def scan(folder: str | Path) -> Store:
+    """A store on disk whose collectives stay there: a LazyFrame over ``collectives.parquet``, the
+    other tables (one row per rank, process, communicator or event) read. The verdict takes it as
+    it takes a store in memory (``tracekit.verdict.decide``): its group-bys over the collectives run
+    streaming, a piece of the file at a time, so memory holds the answers, not the table."""
+    folder = Path(folder)
+    tables: dict[str, pl.DataFrame | pl.LazyFrame] = {}
+    for name, sch in schema.TABLES.items():
+        path = folder / f"{name}.parquet"
+        if not path.exists():
+            raise StoreError(f"{path}: missing; re-run `tracekit ingest` on the logs")
+        try:
+            table = pl.scan_parquet(path) if name == "collectives" else pl.read_parquet(path)
+            got = dict(table.collect_schema())
+        except Exception as e:  # noqa: BLE001 - polars raises several kinds for a bad file
+            raise StoreError(f"{path}: not a readable parquet file ({type(e).__name__}); re-run `tracekit ingest`") from None
+        if got != sch:
+            raise StoreError(f"{path}: columns differ from tracekit's schema; re-run `tracekit ingest`")
+        tables[name] = table
+    return Store(**tables)

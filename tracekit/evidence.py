@@ -120,7 +120,9 @@ class Coverage:
 
 
 def coverage(store: Store) -> Coverage:
-    ranks, coll, ev = store.ranks, store.collectives, store.events
+    ranks, ev = store.ranks, store.events
+    # the collectives (the big table, maybe scanned from disk) once: each rank's sources, the largest group
+    coll = align.collect(store.collectives.lazy().group_by("rank", "source").agg(pl.col("nranks").max()))
     sizes = [ranks["world_size"].max(), store.comms["nranks"].max(), coll["nranks"].max(),
              store.groups["members"].list.max().max()]
     world = max((int(s) + (1 if i == 3 else 0) for i, s in enumerate(sizes) if s is not None), default=None)
@@ -335,18 +337,20 @@ class Evidence:
     def motion(self) -> pl.DataFrame:
         """Per rank with several FR dumps: its frontier in the first, the second-to-last and the last
         dump (ordered by the newest enqueue each holds), the seconds between, the bytes in between."""
-        fr = self.store.collectives.filter((pl.col("source") == "fr") & pl.col("rank").is_not_null())
-        if not fr.height:
+        fr = self.store.collectives.lazy().filter((pl.col("source") == "fr") & pl.col("rank").is_not_null())
+        per = align.collect(fr.group_by("rank", "file").agg(pl.col("seq").max(), pl.col("start_ns").max().alias("t")))
+        if not per.height:
             return pl.DataFrame()
-        per = fr.group_by("rank", "file").agg(pl.col("seq").max(), pl.col("start_ns").max().alias("t")).sort("rank", "t")
+        per = per.sort("rank", "t")
         m = per.group_by("rank").agg(
             pl.len().alias("dumps"), pl.col("seq").first().alias("first"), pl.col("seq").get(-2, null_on_oob=True).alias("prev"),
             pl.col("seq").last().alias("last"), ((pl.col("t").last() - pl.col("t").first()) / 1e9).alias("dt"),
         ).filter(pl.col("dumps") > 1)
         if not m.height:
             return m
-        moved = (fr.join(m.select("rank", "first", "last"), on="rank").filter((pl.col("seq") > pl.col("first")) & (pl.col("seq") <= pl.col("last")))
-                 .unique(["rank", "seq"]).group_by("rank").agg(pl.col("bytes").sum().alias("bytes")))
+        moved = align.collect(
+            fr.join(m.lazy().select("rank", "first", "last"), on="rank").filter((pl.col("seq") > pl.col("first")) & (pl.col("seq") <= pl.col("last")))
+            .unique(["rank", "seq"]).group_by("rank").agg(pl.col("bytes").sum().alias("bytes")))
         return m.join(moved, on="rank", how="left").with_columns(pl.col("bytes").fill_null(0))
 
     @property

@@ -90,9 +90,14 @@ def mismatch_from_watchdog(ev: Evidence) -> Verdict | None:
                    odd, lines(at, 6))
 
 
+def _count(table: pl.DataFrame | pl.LazyFrame) -> int:
+    """Rows of a table in memory or scanned from disk (a store's metadata says, nothing is read)."""
+    return align.collect(table.lazy().select(pl.len())).item()
+
+
 def _last_open(ev: Evidence, ranks: list[int]) -> str:
     """The collective these ranks were in when they stopped: their last FR/Kineto entry."""
-    c = ev.store.collectives.filter(pl.col("rank").is_in(ranks) & pl.col("source").is_in(["fr", "kineto"]))
+    c = align.collect(ev.store.collectives.lazy().filter(pl.col("rank").is_in(ranks) & pl.col("source").is_in(["fr", "kineto"])))
     if not c.height:
         return ""
     last = c.sort("start_ns", "record_id", nulls_last=True).tail(1).row(0, named=True)
@@ -168,7 +173,7 @@ def init_stall(ev: Evidence) -> Verdict | None:
     peers_done = ev.store.comms.filter((pl.col("state") == "init_complete")
                                        & pl.col("comm_id").is_in(ev.store.comms.filter(pl.col("state") == "init_start")["comm_id"].drop_nulls().implode()))
     stalled = peers_done.height or ev.timeouts.height or ev.stalls.height or ev.stacks.height or ev.exits.height
-    if not ((p.height and stalled) or (retry.height and not ev.store.collectives.height)):
+    if not ((p.height and stalled) or (retry.height and not _count(ev.store.collectives))):
         return None
     r = p["rank"].drop_nulls().unique().sort().to_list()
     known = set(ev.store.ranks["rank"].drop_nulls().to_list())
@@ -345,8 +350,9 @@ def straggler(ev: Evidence, min_collectives: int = 20, share: float = 0.6) -> Ve
     """One rank enters most collectives last (clock offsets per host removed), by a margin that
     matters. Needs enqueue times of every rank (Flight Recorder, Kineto)."""
     for source in ("fr", "kineto"):
-        c = ev.store.collectives.filter((pl.col("source") == source) & pl.col("start_ns").is_not_null()
-                                        & pl.col("rank").is_not_null() & pl.col("seq").is_not_null())
+        c = align.collect(ev.store.collectives.lazy().filter(
+            (pl.col("source") == source) & pl.col("start_ns").is_not_null() & pl.col("rank").is_not_null()
+            & pl.col("seq").is_not_null()).select("rank", "pg", "seq", "host", "start_ns", "end_ns"))
         if c.height:
             break
     else:
@@ -406,8 +412,8 @@ def clean_but_partial(ev: Evidence) -> Verdict | None:
 
 def nothing(ev: Evidence) -> Verdict:
     """No rule fired: say what was seen and what would decide it."""
-    c = ev.store.collectives
-    seen = (f"{c.height} collective record(s) and no sign of failure" if c.height else
+    n = _count(ev.store.collectives)
+    seen = (f"{n} collective record(s) and no sign of failure" if n else
             "no collectives, stacks or errors")
     return Verdict(Kind.UNDECIDED, f"{seen}, but no clean end or progress to call it healthy ({ev.coverage.describe()}): "
                    f"{COLLECT}", [], [])

@@ -20,11 +20,11 @@ from pathlib import Path
 import polars as pl
 
 from tracekit import engines, live, schema
-from tracekit.parsers import (Parsed, boilerplate, flight_recorder, fr_trace, kineto, launcher, nccl, nccl_ras,
+from tracekit.parsers import (Parsed, boilerplate, flight_recorder, fr_trace, kineto, launcher, mpi, nccl, nccl_ras,
                               nccl_tests, pyspy, text, torch_log, trainer)
 from tracekit.store import Store
 
-TEXT_PARSERS = (nccl, torch_log, trainer, pyspy, nccl_tests, fr_trace, nccl_ras, boilerplate)
+TEXT_PARSERS = (nccl, torch_log, trainer, pyspy, nccl_tests, fr_trace, nccl_ras, mpi, boilerplate)
 # parsers whose claims name no kind of file: a prefix, a traceback's source line, a banner
 NO_KIND = {"launcher", "boilerplate"}
 SKIP_DIRS = {".tracekit", "__pycache__", ".git", "procs"}  # procs/: tracekit run's own bookkeeping
@@ -284,12 +284,25 @@ def _batches(files: list[str], pieces: int, total: int) -> list[list[str]]:
     return out + [cur] if cur else out
 
 
+def _group_local(ranks: pl.DataFrame) -> pl.DataFrame:
+    """NCCL's ranks of a file where another source names a global rank at or past the size of NCCL's
+    largest communicator there: that communicator is a sub-group, its ranks group-local (never global)."""
+    nccl_world = ranks.filter(pl.col("source") == "nccl").group_by("file").agg(pl.col("world_size").max().alias("_w"))
+    said = ranks.filter((pl.col("source") != "nccl") & pl.col("rank").is_not_null()).group_by("file").agg(
+        pl.col("rank").max().alias("_g"))
+    local = nccl_world.join(said, on="file").filter(pl.col("_g") >= pl.col("_w")).select("file")
+    if not local.height:
+        return ranks
+    sub = (pl.col("source") == "nccl") & pl.col("file").is_in(local["file"].implode())
+    return ranks.with_columns(pl.when(sub).then(None).otherwise(pl.col(c)).alias(c) for c in ("rank", "world_size"))
+
+
 def _resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     """Give every row a rank where any source tells it: its process (host, pid) where that process
     holds one rank, then its pid where one host has it, then its file where the file is one rank's
     (a log that ``tracekit run`` wrote per rank; a pasted excerpt of many processes is not); then a
     host where its rank tells it (a Flight Recorder dump names no host; the rank's log does)."""
-    ranks = tables["ranks"]
+    ranks = _group_local(tables["ranks"])
     known = ranks.filter(pl.col("rank").is_not_null())
     one = pl.col("rank").n_unique() == 1
     by_proc = known.filter(pl.col("pid").is_not_null()).group_by(["host", "pid"]).agg(

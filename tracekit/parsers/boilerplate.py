@@ -40,6 +40,9 @@ KNOWN = [
     # launchers' banners and notices
     r"^Setting OMP_NUM_THREADS environment variable for each process", r"^WARNING: Logging before InitGoogleLogging",
     r"^Warning: Permanently added .* to the list of known hosts",
+    # a shell command continued over lines, Lightning's and hwloc's notices, uvicorn's access log
+    r"\\\s*$", r"^\s*LOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES:", r"^Authorization required, but no authorization protocol",
+    r"^Unexpected end of /proc/mounts line", r"^(?:INFO|WARNING|ERROR):\s{2,}\S+ - \"", r"^\s+\d+ ranks? ha(?:s|ve) launched up",
     # notebooks and pastes
     r"^<IPython\.core\.display\.\w+ object>$", r"^\s*(?:\.{1,3}|…)\s*$", r"^\s*//",
     r"^\s*(?:\([\w.\-]+\)\s+)?(?:[\w.\-]+@[\w.\-]+(?::\S*)?\s*[$#]|\[[\w.\-]+@[\w.\-]+ [^\]]*\][$#]|\$|➜)\s",
@@ -53,5 +56,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     under_file = (t.shift(1).over("file").str.contains(FILE_LINE) & t.str.starts_with(" ")
                   & (pl.col("line").shift(1).over("file") == pl.col("line") - 1)).fill_null(False)
     info = pl.col("log_level").is_in(["INFO", "DEBUG", "WARNING", "WARN", "I", "W"]).fill_null(False)
-    known = under_file | info | t.str.contains(any_of(*KNOWN))
+    # the lines of a shell command continued with a trailing backslash
+    continued = (t.shift(1).over("file").str.contains(r"\\\s*$") & (pl.col("line").shift(1).over("file") == pl.col("line") - 1)).fill_null(False)
+    known = under_file | continued | info | t.str.contains(any_of(*KNOWN))
     return Parsed("boilerplate", {}, lines.filter(known & ~pl.col("blank")).select("file", "line"))

@@ -18,7 +18,6 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-import numpy as np
 import polars as pl
 
 from tracekit.parsers import Parsed, text
@@ -39,8 +38,17 @@ PREFIX_NO_PID = (
 # aws-ofi-nccl's own lines where it logs outside NCCL: `WARN: Function: find_ofi_provider Line: 543: NET/OFI ...`
 OFI_LINE = r"^(?P<level>INFO|WARN|TRACE): Function: (?P<src_loc>\w+ Line: \d+): (?P<msg>.*)$"
 # SHARP's: `[gpu34:0:34088 - context.c:665][2025-05-26 15:39:24] ERROR SHArP Job init error: No resource`
-SHARP_LINE = (r"^\[(?P<host>[\w.\-]+):\d+:(?P<pid>\d+) - (?P<src_loc>[\w.]+:\d+)\]\[[^\]]*\] "
+SHARP_LINE = (r"^\[(?P<host>[\w.\-]+):\d+:(?P<pid>\d+)(?: - (?P<src_loc>[\w.]+:\d+)| unique id \d+)\]\[[^\]]*\] "
               r"(?P<level>INFO|WARN|WARNING|ERROR|DEBUG) (?P<msg>.*)$")
+# SHARP's daemon: `[gpu34][May 26 15:39:24 887618][GENERAL][34135][warn ] - Begin job id: ... failed ...`
+SHARPD_LINE = r"^\[(?P<host>[\w.\-]+)\]\[[^\]]+\]\[\w+\]\[(?P<pid>\d+)\]\[(?P<level>\w+)\s*\] - (?P<msg>.*)$"
+# libfabric's own log: `libfabric:451707:1708520807::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, ...`
+FABRIC_LINE = r"^\s*libfabric:(?P<pid>\d+):\d+::\w+:\w+:(?P<src_loc>\S+?)<(?P<level>warn|info|debug|trace)> (?P<msg>.*)$"
+# the verbs provider's error dump (`mlx5: host: got completion with error:`) and a plugin's line with its
+# prefix cut away (`NET/OFI Unexpected number of remote rails ...`): a WARN when it says something failed
+MLX5_LINE = r"^(?:mlx5: )?[\w.\-]+: (?P<msg>got completion with error:?.*)$"
+BARE_PLUGIN = r"^(?P<msg>NET/(?:OFI|IB|Socket|Plugin) .*)$"
+FAILED_WORDS = r"(?i)unexpected|couldn't|could not|fail|error|invalid|mismatch"
 # a message that starts with a second writer's prefix (two writers glued in one line)
 GLUED = r"(?:^|[^\w.\-:]|:\d+)\w[\w.\-]*:\d+:\d+ \[\d+\] (?:\S+ )?NCCL (?:INFO|WARN|TRACE|ABORT)"
 # NCCL's banner (RCCL's too), and the version a program says it loaded (`vLLM is using nccl==2.20.5`)
@@ -72,7 +80,7 @@ RANK_NRANKS = (r"^(?:(?:\w+ )?comm 0x[0-9a-fA-F]+ |Init timings[^:]*: |\[Rank \d
                r"rank (?P<rank>\d+) n[Rr]anks (?P<nranks>\d+)\b")
 # a proxy thread names the rank it serves: `[Proxy Service 3] Failed to execute operation Connect from rank 3`
 PROXY_RANK = r"^\[Proxy (?:Service|Progress|Thread)(?: UDS)? (?P<rank>\d+)\]"
-RING = r"^Channel (?P<channel>\d+)/\d+ :\s*(?P<value>\d[\d ]*?)\s*$"
+RING = r"^Channel (?P<channel>\d+)(?:/\d+)? :\s*(?P<value>\d[\d ]*?)\s*$"
 TREES = r"^Trees (?P<value>.*\S)"
 BOOT = r"^Bootstrap ?: Using (?:\[\d+\])?(?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<"
 NET = r"^Using network (?P<value>\S+)"
@@ -80,7 +88,7 @@ IB_NONE = r"^NET/IB ?: No device found"
 IB_USING = r"^NET/IB ?: Using (?P<value>.*?)\s*(?:;\s*OOB (?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<\d+>)?\s*$"
 SOCK_USING = r"^NET/Socket ?: Using (?P<value>\[0\](?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<.*)"
 CONNECT_RETRY = r"(?i)(connect to .* failed|retrying|connection refused|connection timed out)"
-IB_ERROR = r"Got completion from peer (?P<peer>\S+) with (?:error|status)[ =]?(?P<status>\d+)"
+IB_ERROR = r"Got completion from peer (?P<peer>\S+) with (?:error|status)[ =]?(?:IBV_WC_\w+\()?(?P<status>\d+)|^got completion with error"
 FAST_HEAD = r"^[\w.\-]+:\d+:\d+ \[\d+\] (?:[\w.\-/]+:\d+ )?NCCL (?:INFO|WARN|TRACE|ABORT)(?: |$)"
 UNWIND = r"^[\w/.\-]+\.(?:cc|h|cu|cpp):\d+ -> \d+"
 
@@ -98,7 +106,8 @@ BENIGN = {
     r"NET/OFI Only EFA provider is supported": "aws-ofi-nccl found no EFA device: NCCL uses its own transports",
     r"Got async event : client reregistration": "an IB subnet manager port event; traffic goes on",
     r"Call to bind failed: Address already in use": "NCCL's RAS service found its port taken; training is not affected",
-    r"SHARP coll init error|Cannot initialize CollNet|SHArP Job init error|CollNet.*(?:disabled|not supported)":
+    r"SHARP coll init error|Cannot initialize CollNet|SHArP Job init error|CollNet.*(?:disabled|not supported)"
+    r"|sharp_\w+ failed|Job error in sharp_\w+|Begin job id: \d+ failed":
         "SHARP/CollNet unavailable: NCCL uses point-to-point",
     r"Could not find a path for pattern \d+, falling back": "a topology search fallback; NCCL picks another pattern",
     r"Missing \"(?:amd_iommu=on|iommu=pt)\" from kernel command line|Missing \"HSA_FORCE_FINE_GRAIN_PCIE=1\"":
@@ -116,7 +125,7 @@ KNOWN_INFO = [
     # topology and affinity
     r"Setting affinity for GPU", r"ncclTopoGetCpuAffinity:", r"=== System : maxWidth", r"\s*\+ (?:PCI|NVL|SYS|NET|LOC)\[",
     r"(?:CPU|GPU|NIC|NET|PCI)/[\w.]+", r"Attribute \w+ of node \w+ not found", r"Pattern \d+, crossNic",
-    r"Topology detection:", r"Could not (?:get speed from|find real path of)", r"CUDA Dev \d+\[\d+\], \w+ NIC distance",
+    r"Topology detection:", r"Could not (?:get speed from|find real path of)", r"CUDA Dev \d+(?:\[\d+\])?, (?:\w+ NIC distance|IP Interfaces)",
     r"NVLS multicast support is (?:not )?available", r"NVLS comm ", r"MNNVL ", r"Symmetric memory",
     r"P2P is disabled between", r"Could not enable P2P between", r"Check P2P Type", r"Ring \d+ : [\d ]+$",
     r"GPU Direct RDMA (?:Disabled|Enabled)", r"NET/(?:IB|Socket) ?: GPU Direct RDMA", r"DMA-BUF is available",
@@ -185,6 +194,8 @@ def read_many(files: list[tuple[str, bytes | mmap.mmap]]) -> tuple[pl.DataFrame,
     without it, every line and ``None``."""
     if _scan is None:
         return text.lines_frames([text.raw(f, str(data, "utf-8", "replace")) for f, data in files]), None
+    import numpy as np  # (here: 90 ms of the start of a command that reads no text, dumps only)
+
     with ThreadPoolExecutor(min(len(files), os.cpu_count() or 1) or 1) as pool:
         scanned = list(pool.map(_scan.scan, [data for _, data in files]))
     rest = {"file": [], "line": [], "raw": []}
@@ -248,7 +259,8 @@ def _split_prefix(lines: pl.DataFrame) -> pl.DataFrame:
     # (before NCCL 2.3 lines read `host:pid:tid [dev] INFO msg`, without "NCCL")
     df = _keep(lines.select("file", "line", "text", "ts"), t.str.contains(" NCCL ", literal=True)
                | t.str.contains(" INFO ", literal=True) | t.str.contains(" WARN ", literal=True)
-               | t.str.contains(r"^(?:INFO|WARN): Function: "))
+               | t.str.contains(r"^(?:INFO|WARN): Function: |^\[[\w.\-]+(?::\d+:\d+ |\]\[)|libfabric:\d+:|got completion with error"
+                                r"|^NET/(?:OFI|IB|Socket|Plugin) "))
     plain = df.select(t.str.contains(FAST_HEAD)).to_series()
     fast, slow = (df, df.clear()) if plain.all() else (df.filter(plain), df.filter(~plain))
     at = t.str.find(" NCCL ", literal=True)
@@ -284,7 +296,7 @@ def _split_slow(slow: pl.DataFrame) -> pl.DataFrame:
     SHARP's own formats); null host and level where none fits."""
     t = pl.col("text")
     done, rest = [], slow
-    for shape in (PREFIX, PREFIX_NO_PID, OFI_LINE, SHARP_LINE):
+    for shape in (PREFIX, PREFIX_NO_PID, OFI_LINE, SHARP_LINE, SHARPD_LINE, FABRIC_LINE, MLX5_LINE, BARE_PLUGIN):
         hit = rest.filter(t.str.contains(shape))
         if hit.height:
             done.append(hit.with_columns(t.str.extract_groups(shape).alias("_p")).unnest("_p"))
@@ -293,8 +305,11 @@ def _split_slow(slow: pl.DataFrame) -> pl.DataFrame:
     for c in ("host", "pid", "tid", "dev", "src_loc", "level", "msg"):
         if c not in out.columns:
             out = out.with_columns(pl.lit(None, pl.Utf8).alias(c))
-    # SHARP's ERROR / WARNING read as NCCL's WARN
-    return out.with_columns(pl.col("level").replace({"ERROR": "WARN", "WARNING": "WARN"}))
+    # SHARP's and libfabric's levels read as NCCL's; a line that kept no level is a WARN when it says a failure
+    level = pl.col("level").str.to_uppercase().replace({"ERROR": "WARN", "WARNING": "WARN", "DEBUG": "INFO"})
+    fail = pl.when(pl.col("msg").str.contains(FAILED_WORDS)).then(pl.lit("WARN")).otherwise(pl.lit("INFO"))
+    return out.with_columns(pl.when(pl.col("level").is_null() & pl.col("msg").is_not_null()).then(fail).otherwise(level)
+                            .alias("level"))
 
 
 def _decode_coll(df: pl.DataFrame) -> pl.DataFrame:
@@ -554,6 +569,11 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
         seen.group_by(["file", "host", "pid"], maintain_order=True).agg(pl.col("dev").first().alias("_dev"))
         .join(proc_rank.drop("dev"), on=["host", "pid"], how="left")  # a process of several GPUs: a row per GPU
         .with_columns(pl.coalesce("cuda_dev", "_dev").alias("cuda_dev")).drop("_dev")
+        # a ring's order (`Channel 00/02 : 0 1 2 3`) lists every rank of its communicator: the world where no
+        # line gave the size
+        .join(ring.group_by("host", "pid").agg(pl.col("value").str.strip_chars().str.split(" ").list.eval(
+            pl.element().filter(pl.element() != "")).list.len().max().cast(pl.Int64).alias("_ring")), on=["host", "pid"], how="left")
+        .with_columns(pl.coalesce("world_size", "_ring").alias("world_size")).drop("_ring")
         .join(versions.group_by(["host", "pid"]).agg(pl.col("nccl_version").first()), on=["host", "pid"], how="left")
         .join(nnodes.group_by(["host", "pid"]).agg(pl.col("local_rank").first().cast(pl.Int64, strict=False)), on=["host", "pid"], how="left")
         .with_columns(pl.lit("nccl").alias("source"))

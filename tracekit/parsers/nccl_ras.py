@@ -51,7 +51,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     if not files.height:
         return Parsed("nccl-ras")
     df = df.join(files, on="file", how="semi")
-    known = df.filter(t.str.contains(any_of(*KNOWN, LAUNCHED, PROCESS)))
+    known = df.filter(t.str.contains(any_of(*KNOWN, LAUNCHED, PROCESS, GROUP_ROW)))
     # the block (`#0-0 (...) MISMATCH`) each line belongs to, and the op its counts are of
     df = df.with_columns(pl.when(t.str.contains(r"^#\d+-\d+ \(")).then(pl.col("line")).forward_fill().over("file").alias("_block"),
                          t.str.extract(OP_COUNTS, 1).alias("op"))

@@ -36,7 +36,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     if not lines.height:
         return Parsed("nccl-tests")
     t = pl.col("text")
-    df = lines.select("file", "line", "text", "pdsh_host")
+    df = lines.select("file", "line", "text", pl.col("host_said").alias("pdsh_host"))
     mine = df.filter(t.str.contains(any_of(ROW, HEADER, BINARY, COMPILED, FAILURE, FAILED_PID)))
     if not mine.height:
         return Parsed("nccl-tests")

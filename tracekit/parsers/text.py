@@ -3,7 +3,8 @@
 Every text parser works on the frame this module builds: ``file``, ``line`` (1-based, as an
 editor counts), ``raw`` and ``text`` (the line without its launcher prefix, after the last
 carriage return so a tqdm bar does not hide the message behind it), plus the rank, host or
-pid a launcher prefix names. The regex work runs in polars (Rust), never in a Python loop per line.
+pid a launcher prefix names (``pdsh_host`` where a file has the prefix on several lines,
+``host_said`` for any ``host: `` taken off) and the level of a logger header taken off (``log_level``). The regex work runs in polars (Rust), never in a Python loop per line.
 
 A message that a terminal hard-wrapped at a fixed width (pasted from a console: many lines of
 exactly the widest length, each continued on the next) is joined back onto its first line; the
@@ -28,6 +29,7 @@ _PARTS = [
     r"(?:\x1b|←)?\[\d{1,3}(?:;\d{1,3})*m\s?",
     r"(?:\w+/\d+ )?\((?P<ray_actor>\w+)(?: pid=(?P<ray_pid>\d+)(?:, ip=(?P<ray_ip>[\d.]+))?)?\)\s?",
     r"(?P<pdsh_host>(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w\-]*\d[\w.\-]*): ",
+    r"(?:[\w\-]+\.)?(?P<std_host>[\w\-]+) \[std(?:out|err)\] ",
     r"(?P<task_tag>\d{1,5}): ",
     r"\[(?P<pts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] ",
     r"(?P<arrow_host>[\w.\-]+) >> ",
@@ -47,16 +49,20 @@ _PARTS = [
     r"\[\w+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ - [\w.]+ - (?P<lv5>INFO|WARNING|ERROR|DEBUG|CRITICAL) - ",
     r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \| (?P<lv6>INFO|WARNING|ERROR|DEBUG|CRITICAL) \| [\w.]+ \| ",
     r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (?P<lv7>INFO|WARNING|ERROR|DEBUG|CRITICAL) ",
+    r"\[(?P<lv8>INFO|WARNING|ERROR|DEBUG|CRITICAL)\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ \w+: ",
+    # TensorFlow / Horovod: `2020-12-04 00:05:43.144250: I tensorflow/core/...cc:306] `, also in brackets
+    r"\[?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: (?P<lv9>[IWEF]) [\w/.]+:\d+\] ",
 ]
-LEVELS = [f"lv{i}" for i in range(1, 8)]
+LEVELS = [f"lv{i}" for i in range(1, 10)]
 PREFIX = "^(?:" + "|".join(f"(?:{p})" for p in _PARTS) + ")*"
-MAYBE_PREFIX = (r"^(?:[\w.\-]+: |\[|\(|>|\x1b|←|\w+/\d+ \[|\d{4}-\d\d-\d\d|\d\d/\d\d/\d{4} |[\w.\-]+ >> "
+MAYBE_PREFIX = (r"^(?:[\w.\-]+: |\[|\(|>|\x1b|←|\w+/\d+ [\[(]|\d{4}-\d\d-\d\d|\d\d/\d\d/\d{4} |[\w.\-]+ >> "
+                r"|[\w.\-]+ \[std(?:out|err)\] "
                 r"|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)[: ])")
 TIMESTAMP = r"^\[?(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]?\s"
 ANSI = r"(?:\x1b|←)\[\d{0,3}(?:;\d{1,3})*[mK]"
 # a tqdm bar a message was written after, on the same line (no carriage return between): the message counts
 BAR_THEN = r"^[^|]*\d+%\|[^|]*\|\s*[\d.]+[kMG]?/[\d.?]+[kMG]? \[[^\]]*\]\s*(?P<rest>\S.*)$"
-TAGS = ("pdsh_host", "ray_actor", "ray_pid", "ray_ip", "task_tag", "pts", "arrow_host", "rank_tag", "local_tag", "mpi_rank",
+TAGS = ("pdsh_host", "std_host", "ray_actor", "ray_pid", "ray_ip", "task_tag", "pts", "arrow_host", "rank_tag", "local_tag", "mpi_rank",
         "bare_tag", "word_tag", *LEVELS)
 # a line that starts a record of its own (a prefixed log line, a traceback), never a wrapped tail
 RECORD_HEAD = r"^(?:\[|\(|[\w.\-]+:\d+:\d+ |\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|\s+File \")"
@@ -133,15 +139,20 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     df = pl.concat([df.filter(~maybe), tagged], how="diagonal").sort("file", "line", maintain_order=True) if tagged.height else df.with_columns(
         *[pl.lit(None, pl.Utf8).alias(c) for c in (*TAGS, "ts") if c != "pts"])
     df = df.with_columns(pl.coalesce(*LEVELS).alias("log_level")).drop(LEVELS)
+    # Ray's log dedup mark says nothing of the line
+    df = df.with_columns(pl.col("text").str.replace(r"\s*\[repeated \d+x across cluster\]\s*$", ""))
+    # a `host: ` prefix is pdsh's only where the file has it on more than one line (`mlx5: ...` once is a message)
+    df = df.with_columns(pl.col("pdsh_host").alias("host_said"),
+                         pl.when(pl.len().over("file", "pdsh_host") > 1).then(pl.col("pdsh_host")).alias("pdsh_host"))
     df = _unwrap(df)
     ints = ("rank_tag", "local_tag", "mpi_rank", "task_tag", "bare_tag", "word_tag", "ray_pid")
     df = df.with_columns(pl.col("line").cast(pl.Int64), *[pl.col(c).cast(pl.Int64, strict=False) for c in ints],
-                         pl.coalesce("pdsh_host", "arrow_host").alias("pdsh_host"))
+                         pl.coalesce("pdsh_host", "arrow_host", "std_host").alias("pdsh_host"))
     # `[1757] `, `[1758] `, ... a line apart each: a viewer's line numbers, not ranks
     step = pl.col("bare_tag") - pl.col("line")
     numbered = (step.drop_nulls().mode().first().over("file") == step) & (step.drop_nulls().len().over("file") >= 3)
     df = df.with_columns(pl.when(numbered.fill_null(False)).then(None).otherwise(pl.col("bare_tag")).alias("bare_tag"))
-    return df.drop("arrow_host").with_columns(
+    return df.drop("arrow_host", "std_host").with_columns(
         # the global rank a launcher's prefix names (torchrun, MPI, a script's own tag)
         pl.coalesce("rank_tag", "mpi_rank", "bare_tag", "word_tag").alias("launch_rank"),
         (pl.col("text").str.strip_chars() == "").alias("blank") & pl.col("cont_of").is_null(),

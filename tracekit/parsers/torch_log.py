@@ -52,7 +52,13 @@ C10D_KNOWN = (r"preparing to dump debug info|First PG on this rank to signal dum
               r"|^\s*\[c10d\]\s*$|Starting elastic_operator with launch configs|^\s+(?:entrypoint|min_nodes|max_nodes"
               r"|nproc_per_node|run_id|rdzv_backend|rdzv_endpoint|rdzv_configs|max_restarts|monitor_interval|log_dir"
               r"|metrics_cfg)\s+: ")
-WORLD = r"^\s+(?:group_world_size|global_world_sizes)=\[?(?P<world_size>\d+)"
+WORLD = (r"^\s+(?:group_world_size|global_world_sizes)=\[?(?P<world_size>\d+)"
+         r"|All DDP processes registered\. Starting ddp with (?P<world_size2>\d+) processes")
+# torchelastic's error file, dumped as JSON: `"message": "RendezvousConnectionError: The connection ..."`
+ERROR_JSON = r"^\s*\"message\": \"(?P<json_message>(?P<exc>[\w.]+(?:Error|Exception)): [^\"]*)"
+# PyTorch Lightning's start-up lines
+LIGHTNING = (r"^\s*LOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES: |^distributed_backend=\w+|^Global seed set to \d+"
+             r"|^All DDP processes registered|^Initializing distributed: |^initializing ddp: ")
 # `[Rank 3]`, `[PG 0 Rank 3]`, `[PG 0 (default_pg) Rank 3]`, `[PG ID 2 PG GUID 3(tp) Rank 1]`: the rank in
 # process group ``pg``; a global rank only in the default group (PG 0) or where no group is named
 PG_TAG = r"\[(?:PG (?:ID )?(?P<pg>\d+) (?:PG GUID \S+ )?(?:\([^)]*\) )?)?Rank (?P<rank>\d+)\]"
@@ -85,7 +91,7 @@ RUN_LAUNCH = r"^\[tracekit-run\] (?P<message>(?:host|started|cwd|argv|settings)=
 OWN_MESSAGE = {"launch", "package", "run_note", "gloo_size_mismatch"}  # kinds whose message is the pattern's group, not the line
 RUN_NOTE = r"^\[tracekit-run\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d (?P<message>.*)$"
 # glog: `[E1202 12:00:00.1 1 x.cpp:1]`, `[E626 06:24:44.9 ProcessGroupNCCL.cpp:616]`, `[E ProcessGroupNCCL.cpp:455]`
-GLOG = r"^\[?(?P<level>[WEIF])(?:\d{4} \d\d:\d\d:\d\d\.\d+(?: +\d+)?)? ?[\w/.\-]+:\d+\]"
+GLOG = r"^\[?(?P<level>[WEIF])(?:\d{3,4} \d\d:\d\d:\d\d\.\d+(?: +\d+)?)? ?[\w/.\-]+:\d+\]"
 KNOWN = (
     r"^(?:Traceback \(most recent call last\)|\s+File \".*\", line \d+|=+$|-+$|\*+$|Root Cause|"
     r"Failures:|\s*time\s*:|\s*error_file|\s*traceback\s*:|torch\.distributed\.elastic|"
@@ -123,7 +129,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
                 (pl.coalesce(g.field(n), pl.col(n)) if n in sub.columns else g.field(n)).alias(n)
                 for n in re.compile(pattern).groupindex
             ).drop("_g")
-        message = (pl.col("message") if kind in OWN_MESSAGE or (kind == "setting" and "message" in sub.columns)
+        message = (pl.col("message") if kind in OWN_MESSAGE else pl.col("json_message") if "json_message" in sub.columns
                    else pl.format("{}={}", "key", "value") if kind == "setting" else t)
         frames.append(sub.with_columns(pl.lit(kind).alias("kind"), message.alias("message"), **extra))
 
@@ -133,7 +139,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("stall", t.str.contains(STUCK), where=pl.lit("c10d"))
     add("exception", t.str.contains(ASYNC_ERROR), WATCHDOG)
     add("rank_missing", t.str.contains(DESYNC), DESYNC, where=pl.lit("c10d desync report"))
-    add("crash", t.str.contains(RAY_DIED), where=pl.lit("ray"))
+    add("child_failed", t.str.contains(RAY_DIED), where=pl.lit("ray"))
     add("setting", t.str.contains(PG_OPTION), PG_OPTION, where=pl.lit("c10d"))
     add("watchdog_status", t.str.contains(LAST_WORK), LAST_WORK,
         seq=t.str.extract(AT_WORK, 1).cast(pl.Int64, strict=False))
@@ -152,7 +158,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("setting", t.str.contains(RUN_ENV), RUN_ENV)
     add("package", t.str.contains(RUN_PKG), RUN_PKG)
     add("run_note", t.str.contains(RUN_NOTE), RUN_NOTE)
-    add("c10d_error", t.str.contains(GLOG) & t.str.starts_with("[E") | t.str.contains(r"^E\d{4} "))
+    add("c10d_error", t.str.contains(GLOG) & t.str.starts_with("[E") | t.str.contains(r"^E\d{3,4} "))
+    add("exception", t.str.contains(ERROR_JSON), ERROR_JSON)
+    # the line under `Last error:` in an NCCL exception is NCCL's own reason (what its WARN said)
+    add("nccl_warn", (t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False)
+        & (t.str.strip_chars() != ""), where=pl.lit("NCCL's last error"))
 
     # one pass for every mask (a polars call costs more than its work on a small log), then the kinds found
     masks = df.select(mask.alias(str(i)) for i, (_, mask, _, _) in enumerate(kinds))
@@ -192,7 +202,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
             pl.lit("torchelastic").alias("where")))
     worlds = pl.concat([
         elastic.select("file", pl.col("_host").alias("host"), pl.col("_world_size").cast(pl.Int64, strict=False).alias("world_size")),
-        df.filter(t.str.contains(WORLD)).select("file", t.str.extract(WORLD, 1).cast(pl.Int64, strict=False).alias("world_size")),
+        df.filter(t.str.contains(WORLD)).select("file", pl.coalesce(t.str.extract(WORLD, 1), t.str.extract(WORLD, 2))
+                                                .cast(pl.Int64, strict=False).alias("world_size")),
     ], how="diagonal_relaxed").with_columns(pl.lit("torchrun").alias("source"))
     header = df.filter(t.str.contains(TRACEKIT))
     ranks = header.select(
@@ -213,11 +224,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
         if "op" in events.columns:
             events = events.with_columns(pl.col("op").str.to_lowercase())
         events = events.unique(["file", "line", "kind"], maintain_order=True)
-    used = t.str.contains(
-        any_of(*(r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=", LAST_WORK, ABORT, CUDA, STUCK, ASYNC_ERROR, DESYNC, RAY_DIED,
-                 PG_OPTION, C10D_KNOWN, ELASTIC, WORLD, "Detected mismatch", "Received data size doesn't match", FAILED, SIGNAL,
-                                       SIGNAL_RECEIVED, GLOO_ERROR, EXCEPTION, GLOG, CHILD_HOST, CHILD_RANK,
-                                       CHILD_EXIT, TRACEKIT, KNOWN, r"^\[tracekit-run\] ", CRASH, CANCELLED, KILLING, r"^E\d{4} "))
-    )
+    after_last_error = (t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False) & (t.str.strip_chars() != "")
+    used = after_last_error | t.str.contains(any_of(
+        r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=", LAST_WORK, ABORT, CUDA, STUCK, ASYNC_ERROR, DESYNC, RAY_DIED, PG_OPTION,
+        C10D_KNOWN, ELASTIC, WORLD, "Detected mismatch", "Received data size doesn't match", FAILED, SIGNAL, SIGNAL_RECEIVED,
+        GLOO_ERROR, EXCEPTION, GLOG, CHILD_HOST, CHILD_RANK, CHILD_EXIT, TRACEKIT, KNOWN, r"^\[tracekit-run\] ", CRASH,
+        CANCELLED, KILLING, r"^E\d{3,4} ", ERROR_JSON, LIGHTNING))
     ranks = pl.concat([ranks, said, failed, worlds], how="diagonal_relaxed")
     return Parsed("torch", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))

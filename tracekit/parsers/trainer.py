@@ -108,7 +108,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     warned = t.str.contains(PY_WARNING)
     after_warning = warned.shift(1, fill_value=False).over("file") & t.str.starts_with("  ")
     used = args_end | pl.col("_in_args") | warned | after_warning | t.str.contains(
-        any_of(*(r"\{.*'loss': ", DS_STEP, STEP_LOSS, IMAGES, r"^total images/sec: ", r"^\[iteration\] datetime: ", r"iteration\s+\d+/\s*\d+ \|", TQDM, "comm op: ",
+        any_of(*(r"\{.*'loss': ", DS_STEP, STEP_LOSS, IMAGES, r"^total images/sec: ", r"^\[iteration\] datetime: ",
+                 r"^time \(ms\) \| \w", r"^Invalidate trace cache @ step \d+", r"iteration\s+\d+/\s*\d+ \|", TQDM, "comm op: ",
                                        TRAIN_START, DS_VERSION, KNOWN, r"\{'train_runtime'|\{'eval_loss'"))
     )
     return Parsed("trainer", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))

@@ -52,25 +52,46 @@ def _sorted(df: pl.DataFrame) -> pl.DataFrame:
     return df.sort(df.columns, nulls_last=True)
 
 
-@pytest.mark.skipif(not ray_installed, reason="ray is not installed (pip install -e '.[ray]')")
-def test_a_local_ray_cluster_gives_the_one_process_store():
+@pytest.fixture(scope="module")
+def ray_cluster():
+    if not ray_installed:
+        pytest.skip("ray is not installed (pip install -e '.[ray]')")
     import ray
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    try:
-        for run in RAY_RUNS:
-            # several tasks for each run: one per file
-            on_ray = engines.parse_on_ray([SAMPLES / run], tasks=len(list((SAMPLES / run).rglob("*"))))
-            here = ingest([SAMPLES / run])
-            for name, table in here.tables().items():
-                assert _sorted(on_ray.tables()[name]).equals(_sorted(table)), f"{run}: {name} differs"
-            # the same verdict: rows come in another order, so where several lines are evidence of one
-            # thing (two ranks' exits) another may be quoted after the first
-            a, b = decide(on_ray).to_dict(), decide(here).to_dict()
-            assert {k: v for k, v in a.items() if k != "evidence"} == {k: v for k, v in b.items() if k != "evidence"}, run
-            assert a["evidence"][:1] == b["evidence"][:1] and len(a["evidence"]) == len(b["evidence"]), run
-    finally:
-        ray.shutdown()
+    yield ray
+    ray.shutdown()
+
+
+def _same_verdict(a: dict, b: dict, run: str) -> None:
+    """The same verdict: rows come in another order, so where several lines are evidence of one
+    thing (two ranks' exits) another may be quoted after the first."""
+    assert {k: v for k, v in a.items() if k != "evidence"} == {k: v for k, v in b.items() if k != "evidence"}, run
+    assert a["evidence"][:1] == b["evidence"][:1] and len(a["evidence"]) == len(b["evidence"]), run
+
+
+def test_a_local_ray_cluster_gives_the_one_process_store(ray_cluster):
+    for run in RAY_RUNS:
+        # several tasks for each run: one per file
+        on_ray = engines.parse_on_ray([SAMPLES / run], tasks=len(list((SAMPLES / run).rglob("*"))))
+        here = ingest([SAMPLES / run])
+        for name, table in here.tables().items():
+            assert _sorted(on_ray.tables()[name]).equals(_sorted(table)), f"{run}: {name} differs"
+        _same_verdict(decide(on_ray).to_dict(), decide(here).to_dict(), run)
+
+
+def test_past_the_drivers_memory_tasks_write_the_collectives_and_the_verdict_streams_them(ray_cluster, tmp_path):
+    """ingest_on_ray_to_disk: tasks write the collectives as parts, resolve their ranks, the parts
+    merge into the store; the store is the one-process store, and the verdict over it (scanned) too."""
+    from tracekit.store import Store
+
+    for run in RAY_RUNS:
+        folder = engines.ingest_on_ray_to_disk([SAMPLES / run], tmp_path / run / "store", tasks=4)
+        assert sorted(p.name for p in (tmp_path / run).iterdir()) == ["store"]  # the parts are gone
+        here, disk = ingest([SAMPLES / run]), Store.read(folder)
+        for name, table in here.tables().items():
+            assert _sorted(disk.tables()[name]).equals(_sorted(table)), f"{run}: {name} differs"
+        _same_verdict(decide(engines.scan(folder)).to_dict(), decide(here).to_dict(), run)
 
 
 @pytest.mark.skipif(not ray_installed, reason="ray is not installed (pip install -e '.[ray]')")

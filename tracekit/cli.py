@@ -107,29 +107,32 @@ class Progress:
             self.bar.__exit__(*exc)
 
 
-def _load(path: str):
-    """A store folder, a folder holding ``.tracekit/``, or logs to ingest now."""
+def _load(path: str, scan: bool = False):
+    """A store folder, a folder holding ``.tracekit/``, or logs to ingest now. ``scan``: a store's
+    collectives stay on disk (engines.scan; only the verdict reads them so, streaming)."""
+    from tracekit.engines import scan as scan_store
     from tracekit.ingest import ingest as ingest_paths
     from tracekit.store import Store, is_store, made_by_this_code
     from tracekit.store import inputs as store_inputs
 
+    read = scan_store if scan else Store.read
     p = Path(path)
     if is_store(p):
-        return Store.read(p)
+        return read(p)
     cached = p / ".tracekit"
     if (is_store(cached) and made_by_this_code(cached) and store_inputs(cached) == [p.resolve()]
             and not _newer_than(p, cached)):
-        return Store.read(cached)
+        return read(cached)
     if not p.exists():
         raise BadInput(f"{path}: no such file or folder")
     with Progress(f"ingest {path}") as bar:
         return ingest_paths([p], progress=bar if bar.on else None)
 
 
-def _load_run(path: str):
+def _load_run(path: str, scan: bool = False):
     """``_load`` for the commands that analyse a run: a run with no readable file is bad input."""
     try:
-        store = _load(path)
+        store = _load(path, scan)
     except StoreError as e:
         raise BadInput(str(e)) from None
     if not store.files.height:
@@ -263,7 +266,9 @@ def verdict_cmd(run, as_json, fail_on_hang):
     """
     from tracekit import verdict as verdict_mod
 
-    store = _load_run(run)  # an empty folder is bad input here as for ingest, not an UNDECIDED verdict
+    # an empty folder is bad input here as for ingest, not an UNDECIDED verdict; a store's collectives
+    # are scanned, not read: the verdict of 16,384 ranks x 10,000 collectives streams them
+    store = _load_run(run, scan=True)
     v = verdict_mod.decide(store).to_dict()
     if as_json:
         click.echo(json.dumps(v, indent=2, default=str))

@@ -76,18 +76,17 @@ def decode_dumps(paths: list[str]) -> dict[str, tuple[dict, list[Parsed]]]:
     return out
 
 
-def parse_on_ray(paths: list[str], address: str | None = None, tasks: int | None = None) -> Store:
-    """The store of ``paths`` parsed on a Ray cluster: one task per batch of files (about equal in
-    bytes), the results combined here. ``address``: a running cluster's (``ray://host:10001`` or
-    ``host:6379``); None starts a local one for the duration. Every node must see the files under
-    the same paths (a shared filesystem)."""
+def _ray():
     try:
         import ray
     except ImportError:
         raise StoreError("the ray engine needs Ray: pip install 'tracekit[ray]'") from None
-    from tracekit.ingest import _batches, _size, combine, discover, parse_files
+    return ray
 
-    files = [str(p) for p in discover(paths)]
+
+def _on_cluster(address: str | None, work):
+    """``work(ray, cpus)`` on a cluster: the one at ``address``, else (None) a local one started for it."""
+    ray = _ray()
     started = not ray.is_initialized()
     if started:
         try:
@@ -95,14 +94,94 @@ def parse_on_ray(paths: list[str], address: str | None = None, tasks: int | None
         except (ConnectionError, RuntimeError, ValueError) as e:
             raise StoreError(f"ray: cannot reach a cluster at {address or 'a new local one'} ({e})") from None
     try:
-        n = tasks or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        parse = ray.remote(parse_files)
-        refs = [parse.remote(batch) for batch in _batches(files, n, _size(files))]
-        results = [r for got in ray.get(refs) for r in got]
+        return work(ray, max(1, int(ray.cluster_resources().get("CPU", 1))))
     finally:
         if started:
             ray.shutdown()
-    return combine(results)
+
+
+def _file_batches(paths: list, pieces: int | None, cpus: int) -> list[list[str]]:
+    from tracekit.ingest import _batches, _size, discover
+
+    files = [str(p) for p in discover(paths)]
+    return _batches(files, pieces or cpus, _size(files))
+
+
+def parse_on_ray(paths: list[str], address: str | None = None, tasks: int | None = None) -> Store:
+    """The store of ``paths`` parsed on a Ray cluster: one task per batch of files (about equal in
+    bytes; ``tasks`` batches, else one per CPU of the cluster), the results combined here.
+    ``address``: a running cluster's (``ray://host:10001`` or ``host:6379``); None starts a local one
+    for the duration. Every node must see the files under the same paths (a shared filesystem)."""
+    from tracekit.ingest import combine, parse_files
+
+    def work(ray, cpus):
+        parse = ray.remote(parse_files)
+        refs = [parse.remote(batch, workers=False) for batch in _file_batches(paths, tasks, cpus)]
+        return [r for got in ray.get(refs) for r in got]
+
+    return combine(_on_cluster(address, work))
+
+
+def _parse_to_part(batch: list[str], part: str) -> list:
+    """Ray task: parse a batch of files; their collectives (the bulk) go to the parquet file ``part``,
+    the rest comes back."""
+    from tracekit.ingest import parse_files
+
+    results = parse_files(batch, workers=False)
+    frames = []
+    for _, parsed in results:
+        for p in parsed:
+            frames.append(p.tables.get("collectives"))
+            p.tables["collectives"] = None
+    schema.concat(frames, schema.COLLECTIVES).write_parquet(part)
+    return results
+
+
+def _resolve_part(ranks: pl.DataFrame, raw: str, part: str) -> int:
+    """Ray task: the ranks of one part's collectives resolved as ``ingest.combine`` resolves them."""
+    from tracekit.ingest import _resolve_ranks
+
+    coll = _resolve_ranks({"ranks": ranks, "collectives": pl.read_parquet(raw)})["collectives"]
+    coll = schema.conform(coll, schema.COLLECTIVES)
+    coll.write_parquet(part)
+    os.unlink(raw)
+    return coll.height
+
+
+def ingest_on_ray_to_disk(paths: list[str], folder: str | Path, address: str | None = None,
+                          tasks: int | None = None) -> Path:
+    """Past the driver's memory: the store of ``paths`` written into ``folder``, its collectives never
+    all in one process. Tasks parse a batch each and write its collectives as a parquet part; this
+    process gathers the rest (a row per rank, process, communicator or event) and every process's
+    ranks; tasks then resolve each part's ranks; the parts are merged into the store's
+    ``collectives.parquet`` streaming. Read it with ``scan(folder)``: the verdict's group-bys stream
+    it. The parts are written beside ``folder``, which every node must see (a shared filesystem)."""
+    from tracekit.ingest import combine
+
+    folder = Path(folder).resolve()
+    parts = folder.parent / f".{folder.name}.parts-{os.getpid()}"
+    parts.mkdir(parents=True)
+    try:
+        def work(ray, cpus):
+            parse, resolve = ray.remote(_parse_to_part), ray.remote(_resolve_part)
+            batches = _file_batches(paths, tasks, cpus)
+            results = [r for got in ray.get([parse.remote(b, str(parts / f"raw-{i}.parquet"))
+                                             for i, b in enumerate(batches)]) for r in got]
+            ranks = schema.concat([p.tables.get("ranks") for _, ps in results for p in ps], schema.RANKS)
+            ray.get([resolve.remote(ranks, str(parts / f"raw-{i}.parquet"), str(parts / f"part-{i}.parquet"))
+                     for i in range(len(batches))])
+            return results
+
+        store = combine(_on_cluster(address, work))
+        store.write(folder, inputs=paths)
+        merged = parts / "collectives.parquet"
+        pl.scan_parquet(parts / "part-*.parquet").sink_parquet(merged)
+        os.replace(merged, folder / "collectives.parquet")
+    finally:
+        for f in parts.glob("*.parquet"):
+            f.unlink()
+        parts.rmdir()
+    return folder
 
 
 def scan(folder: str | Path) -> Store:

@@ -108,11 +108,12 @@ def _members(store: Store, source: str, seen: pl.DataFrame) -> pl.DataFrame:
     """(pg, rank) membership: FR pg_config, NCCL comm inits, else who appears (``seen``: the (pg, rank)
     pairs of the source's collectives; world for pg 0)."""
     if source == "fr":
-        cfg = store.groups.filter(pl.col("members").list.len() > 0)
+        # every rank's dump lists the same members: one list per group before exploding (16,384 dumps
+        # of the world's group: 268 M members, 16,384 once deduplicated; streamed from a scanned store)
+        cfg = collect(store.groups.lazy().filter(pl.col("members").list.len() > 0)
+                      .select("pg", pl.col("members").alias("rank")).unique())
         if cfg.height:
-            # every rank's dump lists the same members: one list per group before exploding
-            # (16,384 dumps of the world's group: 268 M members, 16,384 once deduplicated)
-            return cfg.select("pg", pl.col("members").alias("rank")).unique().explode("rank").unique()
+            return cfg.explode("rank").unique()
         dumped = store.events.filter(pl.col("kind") == "fr_dump").select("rank").drop_nulls().unique()
         return pl.concat([seen, dumped.with_columns(pl.lit("0").alias("pg")).select("pg", "rank")]).unique()
     if source == "nccl":
@@ -125,16 +126,17 @@ def _members(store: Store, source: str, seen: pl.DataFrame) -> pl.DataFrame:
 def _status_frontier(store: Store) -> pl.DataFrame:
     """FR pg_status as (rank, pg, frontier). An empty dump cannot name its pg ids; its peers'
     entries tie each id to a group name, kept where the rank's own pg_config has that name."""
-    st = store.groups.filter(pl.col("last_enqueued").is_not_null()).select(
+    groups = collect(store.groups.lazy().select("rank", "pg", "pg_id", "last_enqueued"))  # (not the members)
+    st = groups.filter(pl.col("last_enqueued").is_not_null()).select(
         "rank", "pg", pl.col("last_enqueued").alias("frontier"))
     known = st.filter(~pl.col("pg").str.starts_with("id:"))
     unknown = st.filter(pl.col("pg").str.starts_with("id:"))
     if not unknown.height:
         return known
     # an id's name, from the dumps whose entries named it
-    ids = (store.groups.filter(~pl.col("pg").str.starts_with("id:") & pl.col("pg_id").is_not_null())
+    ids = (groups.filter(~pl.col("pg").str.starts_with("id:") & pl.col("pg_id").is_not_null())
            .select(pl.format("id:{}", "pg_id").alias("pg"), pl.col("pg").alias("name")).unique())
-    named = store.groups.filter(~pl.col("pg").str.starts_with("id:")).select("rank", pl.col("pg").alias("name"))
+    named = groups.filter(~pl.col("pg").str.starts_with("id:")).select("rank", pl.col("pg").alias("name"))
     guess = (unknown.join(ids, on="pg").join(named, on=["rank", "name"], how="semi")
              .group_by("rank", "pg").agg(pl.col("name").unique(), pl.col("frontier").first())
              .filter(pl.col("name").list.len() == 1)

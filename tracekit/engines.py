@@ -184,9 +184,14 @@ def ingest_on_ray_to_disk(paths: list[str], folder: str | Path, address: str | N
     return folder
 
 
+#: the tables a scanned store leaves on disk: a row per collective, and a group's members per rank
+#: (every one of 16,384 dumps lists the world: 268 M members)
+LAZY = ("collectives", "groups")
+
+
 def scan(folder: str | Path) -> Store:
-    """A store on disk whose collectives stay there: a LazyFrame over ``collectives.parquet``, the
-    other tables (one row per rank, process, communicator or event) read. The verdict takes it as
+    """A store on disk whose big tables stay there (``LAZY``: LazyFrames over their parquet files),
+    the others (a row per rank, process, communicator or event) read. The verdict takes it as
     it takes a store in memory (``tracekit.verdict.decide``): its group-bys over the collectives run
     streaming, a piece of the file at a time, so memory holds the answers, not the table."""
     folder = Path(folder)
@@ -196,7 +201,7 @@ def scan(folder: str | Path) -> Store:
         if not path.exists():
             raise StoreError(f"{path}: missing; re-run `tracekit ingest` on the logs")
         try:
-            table = pl.scan_parquet(path) if name == "collectives" else pl.read_parquet(path)
+            table = pl.scan_parquet(path) if name in LAZY else pl.read_parquet(path)
             got = dict(table.collect_schema())
         except Exception as e:  # noqa: BLE001 - polars raises several kinds for a bad file
             raise StoreError(f"{path}: not a readable parquet file ({type(e).__name__}); re-run `tracekit ingest`") from None

@@ -45,7 +45,7 @@ def _decode(paths: list[str]) -> list[tuple[dict, list[Parsed]] | None]:
 
 def _worker() -> None:
     """A worker process: file paths on stdin (NUL between them), their results pickled into argv[1]."""
-    paths = sys.stdin.buffer.read().decode().split("\0")
+    paths = [os.fsdecode(p) for p in sys.stdin.buffer.read().split(b"\0")]
     Path(sys.argv[1]).write_bytes(pickle.dumps(_decode(paths), protocol=pickle.HIGHEST_PROTOCOL))
 
 
@@ -65,7 +65,7 @@ def decode_dumps(paths: list[str]) -> dict[str, tuple[dict, list[Parsed]]]:
             res = Path(tmp, f"{i}.pickle")
             p = subprocess.Popen([sys.executable, "-c", "from tracekit.engines import _worker; _worker()", str(res)],
                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            p.stdin.write("\0".join(chunk).encode())
+            p.stdin.write(b"\0".join(map(os.fsencode, chunk)))  # (any byte but NUL may be in a path)
             p.stdin.close()
             procs.append((p, res, chunk))
         for p, res, chunk in procs:

@@ -84,6 +84,8 @@ CANCELLED = r"CANCELLED AT (?P<ts>\S+) DUE TO (?P<message>[A-Z ]+)"
 KILLING = r"Killing subprocess (?P<pid>\d+)|Main process received (?P<signal>SIG\w+)"
 EXCEPTION = r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)): (?P<message>.*)"
 TRACEKIT = r"^\[tracekit\] (?P<kv>(?:\w+=\S*\s*)+)$"
+# what tracekit's hook in each rank says when the rank stopped making progress
+TRACEKIT_STALL = r"^\[tracekit\] stall: (?P<message>.*)$"
 # tracekit run's own lines: launch.<host>.txt (env, packages, argv) and notes in launcher.<host>.log
 RUN_ENV = r"^\[tracekit-run\] env (?P<message>\S.*)$"
 RUN_PKG = r"^\[tracekit-run\] package (?P<message>\S.*)$"
@@ -129,8 +131,14 @@ def parse(lines: pl.DataFrame) -> Parsed:
                 (pl.coalesce(g.field(n), pl.col(n)) if n in sub.columns else g.field(n)).alias(n)
                 for n in re.compile(pattern).groupindex
             ).drop("_g")
-        message = (pl.col("message") if kind in OWN_MESSAGE else pl.col("json_message") if "json_message" in sub.columns
-                   else pl.format("{}={}", "key", "value") if kind == "setting" else t)
+        if "message" in sub.columns and (kind in OWN_MESSAGE or kind == "setting"):
+            message = pl.col("message")  # the pattern's own group (tracekit run's `env KEY=value`)
+        elif "json_message" in sub.columns:
+            message = pl.col("json_message")
+        elif "key" in sub.columns:  # ProcessGroupNCCL's options: `KEY: value`
+            message = pl.format("{}={}", "key", "value")
+        else:
+            message = t
         frames.append(sub.with_columns(pl.lit(kind).alias("kind"), message.alias("message"), **extra))
 
     add("watchdog_timeout", t.str.contains(r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=") & t.str.contains(TIMED_OUT), WATCHDOG)
@@ -158,6 +166,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("setting", t.str.contains(RUN_ENV), RUN_ENV)
     add("package", t.str.contains(RUN_PKG), RUN_PKG)
     add("run_note", t.str.contains(RUN_NOTE), RUN_NOTE)
+    add("stall", t.str.contains(TRACEKIT_STALL), where=pl.lit("tracekit"))
     add("c10d_error", t.str.contains(GLOG) & t.str.starts_with("[E") | t.str.contains(r"^E\d{3,4} "))
     add("exception", t.str.contains(ERROR_JSON), ERROR_JSON)
     # the line under `Last error:` in an NCCL exception is NCCL's own reason (what its WARN said)
@@ -229,6 +238,6 @@ def parse(lines: pl.DataFrame) -> Parsed:
         r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=", LAST_WORK, ABORT, CUDA, STUCK, ASYNC_ERROR, DESYNC, RAY_DIED, PG_OPTION,
         C10D_KNOWN, ELASTIC, WORLD, "Detected mismatch", "Received data size doesn't match", FAILED, SIGNAL, SIGNAL_RECEIVED,
         GLOO_ERROR, EXCEPTION, GLOG, CHILD_HOST, CHILD_RANK, CHILD_EXIT, TRACEKIT, KNOWN, r"^\[tracekit-run\] ", CRASH,
-        CANCELLED, KILLING, r"^E\d{3,4} ", ERROR_JSON, LIGHTNING))
+        CANCELLED, KILLING, r"^E\d{3,4} ", ERROR_JSON, LIGHTNING, TRACEKIT_STALL))
     ranks = pl.concat([ranks, said, failed, worlds], how="diagonal_relaxed")
     return Parsed("torch", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))

@@ -76,7 +76,7 @@ def once(scenario: str, tmp: Path) -> dict:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     reader.join(timeout=5)
-    r = {"scenario": scenario, "verdict": None, "latency_s": None, "ranks": None,
+    r = {"scenario": scenario, "verdict": None, "latency_s": None, "ranks": None, "tail": [x for _, x in lines[-8:]],
          "rounds": sum(1 for _, x in lines if "stall dump" in x), "verdicts": sum(1 for _, x in lines if VERDICT.match(x))}
     if first:
         at, m = first[0]
@@ -96,9 +96,6 @@ def right(r: dict) -> bool:
 
 
 def main():
-    if "--help" in sys.argv or "-h" in sys.argv:
-        print(__doc__.strip())
-        return
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     scenarios = sys.argv[2:] or ["deadlock", "crash", "mismatch", "slow", "healthy"]
     results = []
@@ -110,6 +107,8 @@ def main():
             lat = f"{r['latency_s']:5.1f} s" if r["latency_s"] is not None else "    - "
             print(f"{scenario:9} run {i + 1}: {lat}  {r['verdict'] or 'no verdict':14} ranks {r['ranks']}  "
                   f"{'right' if right(r) else 'WRONG'}  ({r['rounds']} dump rounds, {r['verdicts']} verdict lines)", flush=True)
+            if not right(r):  # what tracekit run said last
+                print("".join(f"    | {x[:200]}\n" for x in r["tail"]), end="", flush=True)
     print("baseline (the former tracekit run): first dumps 300 s after the logs stop, the second round 60 s later, "
           "no verdict printed (tracekit ingest by hand)")
     medians = {}
@@ -135,4 +134,7 @@ def main():
 
 
 if __name__ == "__main__":
+    from usage import answer_help
+
+    answer_help(__doc__)
     main()

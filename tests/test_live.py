@@ -171,3 +171,15 @@ def test_a_real_hang_gets_its_verdict_while_the_job_still_hangs(tmp_path):
     v = decide(ingest([out]))
     assert (v.kind, v.ranks) == (Kind.DEADLOCK, [3])
     assert "stalled: no progress for" in watched and "verdict (tracekit run, 2 dump rounds): DEADLOCK" in watched, watched
+
+
+def test_a_failed_run_into_a_folder_with_a_users_verdict_txt_leaves_it(tmp_path):
+    """The verdict at a failed exit is printed; a verdict.txt tracekit did not write stays as it was."""
+    run = tmp_path / "logs"
+    shutil.copytree(SAMPLES / "gloo_2x2_deadlock", run)
+    (run / "verdict.txt").write_text("my own notes\n")
+    r = CliRunner().invoke(main, ["run", "--quiet", "--out", str(run), "--", sys.executable, "-c", "raise SystemExit(3)"])
+    assert r.exit_code == 3
+    assert "tracekit: verdict (exit code 3): DEADLOCK: " in r.output  # the logs already in the folder say so
+    assert "verdict.txt or verdict.json in " in r.output and "is not tracekit's: left as it is" in r.output
+    assert (run / "verdict.txt").read_text() == "my own notes\n" and not (run / "verdict.json").exists()

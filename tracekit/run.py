@@ -323,14 +323,17 @@ class _Verdicts:
         self.kept = None  # the verdict taken when a long gap ended (slow progress, if another follows)
         self.shown = None  # the last verdict printed
 
-    def _take(self):
+    def _take(self, tries: int = 3):
         if not _leads(self.out, self.host):
             return None
-        try:
-            return live.decide(self.out)
-        except Exception as e:  # noqa: BLE001 - the job goes on whatever the analysis does
-            self.note(f"verdict failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
-            return None
+        for attempt in range(tries):  # a live folder changes while it is read: try again, a second later
+            try:
+                return live.decide(self.out)
+            except Exception as e:  # noqa: BLE001 - the job goes on whatever the analysis does
+                self.note(f"verdict failed (try {attempt + 1} of {tries}): {type(e).__name__}: "
+                          f"{str(e).splitlines()[0] if str(e) else ''}")
+                time.sleep(1.0)
+        return None
 
     def keep(self, quiet_s: float) -> None:
         self.kept = self._take()

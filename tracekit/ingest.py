@@ -284,6 +284,20 @@ def _batches(files: list[str], pieces: int, total: int) -> list[list[str]]:
     return out + [cur] if cur else out
 
 
+def _world_only(ranks: pl.DataFrame) -> pl.DataFrame:
+    """Rows that say only the world's size (a launch command, an analyzer's report) lend it to the
+    rows of processes that lack one (their file's first) and go; where no process is named at all,
+    they stay."""
+    only = pl.all_horizontal(pl.col("rank", "host", "pid", "local_rank").is_null()) & pl.col("world_size").is_not_null()
+    said = ranks.filter(only)
+    rest = ranks.filter(~only)
+    if not said.height or not rest.height:
+        return ranks
+    per_file = said.group_by("file").agg(pl.col("world_size").max().alias("_w"))
+    return (rest.join(per_file, on="file", how="left")
+            .with_columns(pl.coalesce("world_size", "_w", pl.lit(said["world_size"].max())).alias("world_size")).drop("_w"))
+
+
 def _group_local(ranks: pl.DataFrame) -> pl.DataFrame:
     """NCCL's ranks of a file where another source names a global rank at or past the size of NCCL's
     largest communicator there: that communicator is a sub-group, its ranks group-local (never global)."""
@@ -302,7 +316,7 @@ def _resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     holds one rank, then its pid where one host has it, then its file where the file is one rank's
     (a log that ``tracekit run`` wrote per rank; a pasted excerpt of many processes is not); then a
     host where its rank tells it (a Flight Recorder dump names no host; the rank's log does)."""
-    ranks = _group_local(tables["ranks"])
+    ranks = _world_only(_group_local(tables["ranks"]))
     known = ranks.filter(pl.col("rank").is_not_null())
     one = pl.col("rank").n_unique() == 1
     by_proc = known.filter(pl.col("pid").is_not_null()).group_by(["host", "pid"]).agg(

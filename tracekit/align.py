@@ -108,12 +108,9 @@ def _members(store: Store, source: str, seen: pl.DataFrame) -> pl.DataFrame:
     """(pg, rank) membership: FR pg_config, NCCL comm inits, else who appears (``seen``: the (pg, rank)
     pairs of the source's collectives; world for pg 0)."""
     if source == "fr":
-        # every rank's dump lists the same members: one list per group before exploding (16,384 dumps
-        # of the world's group: 268 M members, 16,384 once deduplicated; streamed from a scanned store)
-        cfg = collect(store.groups.lazy().filter(pl.col("members").list.len() > 0)
-                      .select("pg", pl.col("members").alias("rank")).unique())
+        cfg = group_members(store)
         if cfg.height:
-            return cfg.explode("rank").unique()
+            return cfg.select("pg", pl.col("members").alias("rank")).explode("rank").unique()
         dumped = store.events.filter(pl.col("kind") == "fr_dump").select("rank").drop_nulls().unique()
         return pl.concat([seen, dumped.with_columns(pl.lit("0").alias("pg")).select("pg", "rank")]).unique()
     if source == "nccl":
@@ -121,6 +118,22 @@ def _members(store: Store, source: str, seen: pl.DataFrame) -> pl.DataFrame:
                 .join(store.ranks.select("host", "pid", pl.col("rank").alias("grank")), on=["host", "pid"], how="left")
                 .select(pl.col("comm_id").alias("pg"), pl.coalesce("grank", "rank").alias("rank")).drop_nulls().unique())
     return seen
+
+
+_seen_members: tuple[object, pl.DataFrame] = (None, pl.DataFrame())
+
+
+def group_members(store: Store) -> pl.DataFrame:
+    """Each group's member lists (FR pg_config) as ``pg, members``, each distinct list once: every
+    rank's dump repeats the lists of its groups (16,384 dumps of the world's group: 268 M members,
+    a list per group once deduplicated). Kept for the last store asked: align and the coverage both
+    ask, and reading the lists is most of a 16,384-rank verdict."""
+    global _seen_members
+    if _seen_members[0] is store.groups:
+        return _seen_members[1]
+    got = collect(store.groups.lazy().filter(pl.col("members").list.len() > 0).select("pg", "members").unique())
+    _seen_members = (store.groups, got)
+    return got
 
 
 def _status_frontier(store: Store) -> pl.DataFrame:

@@ -124,7 +124,7 @@ def coverage(store: Store) -> Coverage:
     # the collectives (the big table, maybe scanned from disk) once: each rank's sources, the largest group
     coll = align.collect(store.collectives.lazy().group_by("rank", "source").agg(pl.col("nranks").max()))
     sizes = [ranks["world_size"].max(), store.comms["nranks"].max(), coll["nranks"].max(),
-             align.collect(store.groups.lazy().select(pl.col("members").list.max().max())).item()]
+             align.group_members(store)["members"].list.max().max()]
     world = max((int(s) + (1 if i == 3 else 0) for i, s in enumerate(sizes) if s is not None), default=None)
     src = [coll.select("rank", pl.col("source").cast(pl.Utf8)),
            ev.filter(pl.col("kind") != "rank_missing")  # a rank reported missing is spoken of, not seen

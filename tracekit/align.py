@@ -129,8 +129,9 @@ def group_members(store: Store) -> pl.DataFrame:
     a list per group once deduplicated). Kept for the last store asked: align and the coverage both
     ask, and reading the lists is most of a 16,384-rank verdict."""
     global _seen_members
-    if _seen_members[0] is store.groups:
-        return _seen_members[1]
+    groups, got = _seen_members  # (one read: another thread may set it meanwhile)
+    if groups is store.groups:
+        return got
     got = collect(store.groups.lazy().filter(pl.col("members").list.len() > 0).select("pg", "members").unique())
     _seen_members = (store.groups, got)
     return got

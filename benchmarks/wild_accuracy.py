@@ -82,22 +82,29 @@ def score_one(path: Path, label: dict) -> Score:
     from tracekit.ingest import ingest
     from tracekit.verdict import decide
 
-    store = ingest([path])
-    verdict = decide(store)
-    r = store.ranks
-    got = {
-        "ranks": sorted(set(r["rank"].drop_nulls().to_list())),
-        "world_size": r["world_size"].max(),
-        "hosts": r["host"].drop_nulls().n_unique(),
-        "verdict": verdict.to_dict()["kind"],
-        "summary": verdict.summary,
-        "evidence": list(verdict.evidence),
-    }
-    for k in VERSIONS:
-        got[k] = sorted(set(r[f"{k}_version"].drop_nulls().to_list()))
-    s = Score(path.name, label, got)
-    s.lines = int((store.files["lines"] - store.files["blank"]).sum() or 0)
-    s.unknown = int(store.files["unknown"].sum() or 0)
+    try:
+        store = ingest([path])
+        verdict = decide(store)
+    except Exception as e:  # noqa: BLE001 - a version of tracekit that fails on an excerpt misses all of it
+        got = {"ranks": ["failed"], "world_size": None, "hosts": None, "verdict": "failed",
+               "summary": f"{type(e).__name__}: {e}".splitlines()[0], "evidence": [], **{k: ["failed"] for k in VERSIONS}}
+        s = Score(path.name, label, got)
+        s.lines = s.unknown = sum(1 for ln in path.read_text(errors="replace").split("\n") if ln.strip())
+    else:
+        r = store.ranks
+        got = {
+            "ranks": sorted(set(r["rank"].drop_nulls().to_list())),
+            "world_size": r["world_size"].max(),
+            "hosts": r["host"].drop_nulls().n_unique(),
+            "verdict": verdict.to_dict()["kind"],
+            "summary": verdict.summary,
+            "evidence": list(verdict.evidence),
+        }
+        for k in VERSIONS:
+            got[k] = sorted(set(r[f"{k}_version"].drop_nulls().to_list()))
+        s = Score(path.name, label, got)
+        s.lines = int((store.files["lines"] - store.files["blank"]).sum() or 0)
+        s.unknown = int(store.files["unknown"].sum() or 0)
 
     s.right["ranks"] = got["ranks"] == sorted(label["ranks"] or [])
     s.right["world_size"] = got["world_size"] == label["world_size"]
@@ -106,7 +113,7 @@ def score_one(path: Path, label: dict) -> Score:
         want = (label.get("versions") or {}).get(k)
         s.right[k] = (bool(got[k]) and all(_same_version(want, v) for v in got[k])) if want else not got[k]
     want, kind = label["verdict"], got["verdict"]
-    if kind != "undecided":
+    if kind != "undecided":  # (a failed ingest counts as a wrong decisive verdict)
         s.right["verdict"] = kind == want
     if label.get("root_cause"):
         line = root_cause_line(path, label["root_cause"])

@@ -92,6 +92,9 @@ IB_ERROR = r"Got completion from peer (?P<peer>\S+) with (?:error|status)[ =]?(?
 FAST_HEAD = r"^[\w.\-]+:\d+:\d+ \[\d+\] (?:[\w.\-/]+:\d+ )?NCCL (?:INFO|WARN|TRACE|ABORT)(?: |$)"
 UNWIND = r"^[\w/.\-]+\.(?:cc|h|cu|cpp):\d+ -> \d+"
 
+# how long init took: `Init timings - ncclCommInitRank: rank 2 nranks 8 total 0.75 (..., bootstrap 0.01, ...)`,
+# `Bootstrap timings total 0.030028 (create ...)`: a `timings` link, value the bootstrap's seconds
+TIMINGS = r"^(?:Init timings[^(]*\(.*?\bbootstrap (?P<boot>[\d.]+)|Bootstrap timings total (?P<total>[\d.]+))"
 # pre-2.4 network lines: `NET : Using interface eth0:10.1.2.3<0>` (the bootstrap's), `Using internal Network IB`,
 # `NET/IB: [0] mlx5_0:1/IB` (the devices)
 OLD_BOOT = r"^NET : Using interface (?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<"
@@ -457,6 +460,7 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     # "NET/IB : Using [RO]; OOB ..." with no [n]device lists no device (the IB plugin then fails)
     ib_using = _decode(df, IB_USING, pl.col("msg").str.contains(r"^NET/IB ?: Using.*\[\d+\]"))
     sock = _decode(df, SOCK_USING, pl.col("msg").str.contains(r"^NET/Socket ?: Using \["))
+    timings = _decode(df, TIMINGS, pl.col("msg").str.contains(" timings ", literal=True))
     old_boot = _decode(df, OLD_BOOT, pl.col("msg").str.starts_with("NET : Using interface"))
     old_net = _decode(df, OLD_NET, pl.col("msg").str.starts_with("Using internal Network"))
     old_ib = _decode(df, OLD_IB, pl.col("msg").str.contains(r"^NET/IB ?: \["))
@@ -509,6 +513,8 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
         with_rank(old_boot).with_columns(pl.lit("bootstrap").alias("what"), _family().alias("family"))
         .select(*key, "rank", "what", "iface", "addr", "family"),
         with_rank(old_net).with_columns(pl.lit("network").alias("what")).select(*key, "rank", "what", "value"),
+        with_rank(timings).with_columns(pl.lit("bootstrap_s").alias("what"), pl.coalesce("boot", "total").alias("value"))
+        .select(*key, "rank", "what", "value"),
         with_rank(old_ib).with_columns(pl.lit("ib_devices").alias("what")).select(*key, "rank", "what", "value"),
     ], how="diagonal_relaxed")
 
@@ -592,7 +598,7 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     # an NCCL line whose message nothing here decodes is unknown
     decoded = [f.select("file", "line") for f in (
         versions, init, nnodes, conn, ring, trees, boot, net, ib_none, ib_err, ib_using, sock, old_boot, old_net,
-        old_ib, settings, benign, unwind, retry, warn, rank_nranks, proxy)]
+        old_ib, settings, benign, unwind, retry, warn, rank_nranks, proxy, timings)]
     decoded.append(_decode_coll(df).select("file", "line"))
     decoded.append(df.filter(pl.col("msg").str.contains(KNOWN_INFO_ANY)).select("file", "line"))
     claimed = pl.concat(decoded + [version_lines.select("file", "line")]

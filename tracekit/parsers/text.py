@@ -128,6 +128,10 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     # CRLF ends a line; any other carriage return (a tqdm bar) hides what came before it
     last = pl.col("raw").str.strip_suffix("\r").str.replace(r"^.*\r", "")
     df = df.with_columns(pl.when(cr).then(last).otherwise(pl.col("raw")).alias("text"))
+    # a terminal UI's box (`│ text   │`, k8s dashboards, rich panels): its borders and padding are no text
+    boxed = pl.col("text").str.contains(r"[│┃║]")
+    df = df.with_columns(pl.when(boxed).then(pl.col("text").str.replace(r"^\s*[│┃║]\s?", "").str.replace(r"\s*[│┃║]\s*$", ""))
+                         .otherwise(pl.col("text")).alias("text"))
     after_bar = pl.col("text").str.extract(BAR_THEN, 1)
     df = df.with_columns(pl.when(pl.col("text").str.contains("%|", literal=True)).then(
         pl.coalesce(after_bar, pl.col("text"))).otherwise(pl.col("text")).alias("text"))

@@ -30,6 +30,7 @@ SOURCE_NAMES = {"fr": "the Flight Recorder", "nccl": "the NCCL log", "kineto": "
 NETWORK_WORDS = {"network": "NCCL uses", "bootstrap": "NCCL bootstrap on", "ib_not_found": "NCCL found no InfiniBand device:",
                  "socket_devices": "NCCL socket interface", "ib_devices": "NCCL InfiniBand devices"}
 ERROR_WIDTH = 240  # characters of the first error line shown; longer ones end at a word, with "..."
+SLOW_BOOTSTRAP_S = 10.0  # NCCL's bootstrap takes well under a second when every rank is there
 
 
 def _clip(text: str, width: int = ERROR_WIDTH) -> str:
@@ -54,11 +55,19 @@ def build(store: Store, verdict: Verdict) -> dict:
     r, f, c, lk, ev = store.ranks, store.files, store.comms, store.links, store.events
     conn = lk.filter(pl.col("what") == "connection")
     hosts = store.ranks.select("rank", "host").drop_nulls()
-    transports = (conn.join(hosts.rename({"rank": "dst", "host": "dst_host"}), on="dst", how="left")
-                  .with_columns(pl.format("{} -> {}", "host", pl.coalesce("dst_host", pl.lit("?"))).alias("host_pair"))
+    # a [receive] line is written by the receiver: its host is the pair's second, the sender's (src) the first
+    recv = pl.col("direction") == "receive"
+    transports = (conn.with_columns(pl.when(recv).then("src").otherwise("dst").alias("_peer"))
+                  .join(hosts.rename({"rank": "_peer", "host": "peer_host"}), on="_peer", how="left")
+                  .with_columns(pl.coalesce("peer_host", pl.lit("?")).alias("peer_host"))
+                  .with_columns(pl.when(recv.fill_null(False)).then(pl.format("{} -> {}", "peer_host", "host"))
+                                .otherwise(pl.format("{} -> {}", "host", "peer_host")).alias("host_pair"))
                   .group_by("host_pair", "transport_kind").len().sort("host_pair", "transport_kind"))
     net = (lk.filter(pl.col("what").is_in(["network", "bootstrap", "ib_not_found", "socket_devices", "ib_devices"]))
-           .select("host", "what", pl.coalesce(pl.format("{}:{} ({})", "iface", "addr", "family"), "value").alias("value"))
+           # the IB line's iface:addr is its out-of-band interface: the devices are its value
+           .select("host", "what", pl.when(pl.col("what") == "ib_devices").then(
+               pl.coalesce(pl.format("{} (OOB {}:{})", "value", "iface", "addr"), "value"))
+               .otherwise(pl.coalesce(pl.format("{}:{} ({})", "iface", "addr", "family"), "value")).alias("value"))
            .unique(maintain_order=True))
     init = c.filter(pl.col("state").is_in(["init_start", "init_complete"])).group_by("host", "pid", "comm").agg(
         (pl.col("state") == "init_complete").any().alias("done"))
@@ -67,7 +76,11 @@ def build(store: Store, verdict: Verdict) -> dict:
         "rank", "source", "pg", "seq", pl.coalesce("op_raw", "op").alias("op"))
     errors = ev.filter(pl.col("kind").is_in(ERROR_KINDS)).sort("file", "line").select("file", "line", "kind", "message")
     # node index (torchrun's GROUP_RANK) where printed: fake nodes (network namespaces) share a host name
-    nodes = max(r["host"].drop_nulls().n_unique(), r["node"].drop_nulls().n_unique() if "node" in r.columns else 0)
+    # and NCCL's own count (`nNodes 4`), which can exceed the host names a paste shows
+    nodes = max(r["host"].drop_nulls().n_unique(), r["node"].drop_nulls().n_unique() if "node" in r.columns else 0,
+                c["nnodes"].max() or 0)
+    boot = lk.filter(pl.col("what") == "bootstrap_s").with_columns(pl.col("value").cast(pl.Float64, strict=False).alias("s"))
+    slow_boot = boot.sort("s", descending=True).head(1).filter(pl.col("s") >= SLOW_BOOTSTRAP_S)
     return {
         "schema_version": 1,
         "files_by_kind": dict(f.group_by("kind").len().sort("kind").iter_rows()),
@@ -78,6 +91,7 @@ def build(store: Store, verdict: Verdict) -> dict:
                      (("nccl", "nccl_version"), ("torch", "torch_version"), ("deepspeed", "deepspeed_version"))},
         "transports": [{"host_pair": a, "transport": b, "n": n} for a, b, n in transports.iter_rows()],
         "network": net.to_dicts(),
+        "bootstrap": slow_boot.select("host", "rank", pl.col("s").alias("seconds")).to_dicts(),
         "communicators": {"total": init.height, "init_complete": init["done"].sum(),
                           "pending": init.height - init["done"].sum()},
         "last_collective": last.to_dicts(),
@@ -116,6 +130,9 @@ def render(s: dict) -> str:
         out.append(f"versions  {v}")
     for n in s["network"][:6]:
         out.append(f"network   {n['host']}: {NETWORK_WORDS.get(n['what'], n['what'])} {n['value']}")
+    for b in s.get("bootstrap", [])[:1]:
+        out.append(f"bootstrap NCCL's bootstrap took {b['seconds']:.1f} s on {b['host']}"
+                   + (f" (rank {b['rank']})" if b["rank"] is not None else "") + ": some rank joined late or the network is slow")
     if s["transports"]:
         out.append("transports " + "; ".join(f"{t['host_pair']} {t['transport']} x{t['n']}" for t in s["transports"][:8]))
     cm = s["communicators"]
@@ -142,7 +159,7 @@ def render(s: dict) -> str:
     vd = s["verdict"]
     out.append("")
     out.append(f"verdict   {vd['kind'].upper()}: {vd['summary']}")
-    for e in vd["evidence"][:8]:
+    for e in list(dict.fromkeys(vd["evidence"]))[:8]:  # a line two rules cite is shown once
         out.append(f"  evidence {e}")
     for n in vd["notes"][:3]:
         out.append(f"  note     {n}")

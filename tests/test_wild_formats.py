@@ -85,3 +85,28 @@ def test_versions_printed_outside_nccls_banner():
     assert s.ranks["nccl_version"].drop_nulls().unique().to_list() == ["2.20.5"]
     v = s.events.filter(pl.col("kind") == "version")
     assert set(v["message"]) == {"2.20.5"} and set(v["where"]) == {"vLLM"}
+
+
+def test_lines_that_lost_their_nccl_prefix_and_torchs_own_nccl_version(tmp_path):
+    log = tmp_path / "paste.txt"
+    log.write_text(">>> torch.cuda.nccl.version()\n(2, 18, 1)\n"
+                   "NCCL WARN NET/IB : Unable to open device mlx5_0\n"
+                   "Broadcast: opCount 1 sendbuff 0x7f recvbuff 0x7f count 100 datatype 7 op 0 root 0 comm 0x55 [nranks=2] stream 0x1\n")
+    s = ingest([log])
+    assert s.ranks["nccl_version"].to_list() == ["2.18.1"]
+    assert s.events.filter(pl.col("kind") == "nccl_warn")["message"].to_list() == ["NET/IB : Unable to open device mlx5_0"]
+    assert s.collectives.select("op", "seq", "count").rows() == [("broadcast", 1, 100)]
+    assert s.files["unknown"].to_list() == [0]
+
+
+def test_pyspy_unnamed_threads_native_frames_and_cpp_frames_as_stacks(tmp_path):
+    dump = tmp_path / "pyspy.txt"
+    dump.write_text("Process 8287: python train.py\nThread 8287 (active)\n"
+                    "    gloo::transport::tcp::UnboundBuffer::waitRecv (libtorch_cpu.so)\n"
+                    "    all_reduce (torch/distributed/distributed_c10d.py:2050)\n")
+    st = ingest([dump]).events.filter(pl.col("kind") == "stack")
+    assert st.select("thread", "where").rows() == [
+        ("MainThread thread 8287 (active)", "gloo::transport::tcp::UnboundBuffer::waitRecv (libtorch_cpu.so)")]
+    _, s = one("llm-011")  # a watchdog's C++ frames under its exception
+    cpp = s.events.filter((pl.col("kind") == "stack") & (pl.col("thread") == "C++ frames"))
+    assert cpp["where"][0].startswith("c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout")

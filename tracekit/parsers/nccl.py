@@ -48,12 +48,17 @@ FABRIC_LINE = r"^\s*libfabric:(?P<pid>\d+):\d+::\w+:\w+:(?P<src_loc>\S+?)<(?P<le
 # prefix cut away (`NET/OFI Unexpected number of remote rails ...`): a WARN when it says something failed
 MLX5_LINE = r"^(?:mlx5: )?[\w.\-]+: (?P<msg>got completion with error:?.*)$"
 BARE_PLUGIN = r"^(?P<msg>NET/(?:OFI|IB|Socket|Plugin) .*)$"
+# an NCCL line whose `host:pid:tid [dev]` a paste lost: `NCCL WARN NET/IB : Unable to open device mlx5_0`,
+# `Broadcast: opCount 1 sendbuff ...` (no process named: no rank)
+BARE_NCCL = r"^NCCL (?P<level>INFO|WARN|TRACE|ABORT) (?P<msg>.*)$"
+BARE_COLL = r"^(?P<msg>\w+: opCount [0-9a-fA-F]+ sendbuff \S+ recvbuff .*)$"
 FAILED_WORDS = r"(?i)unexpected|couldn't|could not|fail|error|invalid|mismatch"
 # a message that starts with a second writer's prefix (two writers glued in one line)
 GLUED = r"(?:^|[^\w.\-:]|:\d+)\w[\w.\-]*:\d+:\d+ \[\d+\] (?:\S+ )?NCCL (?:INFO|WARN|TRACE|ABORT)"
 # NCCL's banner (RCCL's too), and the version a program says it loaded (`vLLM is using nccl==2.20.5`)
 VERSION = r"(?:[NR]CCL version |\bis using nccl==)(?P<version>[\w.+\-]+?)(?:NCCL|\s|$)"
 USING = r"(?P<where>\w+) is using nccl==(?P<version>[\w.+\-]+)"
+NCCL_TUPLE = r"\((?P<a>\d+), (?P<b>\d+), (?P<c>\d+)\)\s*$"
 INIT = (
     r"^(?:\[Rank \d+\] )?(?:(?P<api>\w+) )?comm (?P<comm>0x[0-9a-fA-F]+) rank (?P<rank>\d+) "
     r"nranks (?P<nranks>\d+) cudaDev (?P<cuda_dev>\d+)(?: nvmlDev \d+)?(?: busId (?P<bus_id>[0-9a-fA-F]+))?"
@@ -263,7 +268,7 @@ def _split_prefix(lines: pl.DataFrame) -> pl.DataFrame:
     df = _keep(lines.select("file", "line", "text", "ts"), t.str.contains(" NCCL ", literal=True)
                | t.str.contains(" INFO ", literal=True) | t.str.contains(" WARN ", literal=True)
                | t.str.contains(r"^(?:INFO|WARN): Function: |^\[[\w.\-]+(?::\d+:\d+ |\]\[)|libfabric:\d+:|got completion with error"
-                                r"|^NET/(?:OFI|IB|Socket|Plugin) "))
+                                r"|^NET/(?:OFI|IB|Socket|Plugin) |^NCCL (?:INFO|WARN|TRACE|ABORT) |^\w+: opCount "))
     plain = df.select(t.str.contains(FAST_HEAD)).to_series()
     fast, slow = (df, df.clear()) if plain.all() else (df.filter(plain), df.filter(~plain))
     at = t.str.find(" NCCL ", literal=True)
@@ -299,7 +304,8 @@ def _split_slow(slow: pl.DataFrame) -> pl.DataFrame:
     SHARP's own formats); null host and level where none fits."""
     t = pl.col("text")
     done, rest = [], slow
-    for shape in (PREFIX, PREFIX_NO_PID, OFI_LINE, SHARP_LINE, SHARPD_LINE, FABRIC_LINE, MLX5_LINE, BARE_PLUGIN):
+    for shape in (PREFIX, PREFIX_NO_PID, OFI_LINE, SHARP_LINE, SHARPD_LINE, FABRIC_LINE, MLX5_LINE, BARE_PLUGIN,
+                  BARE_NCCL, BARE_COLL):
         hit = rest.filter(t.str.contains(shape))
         if hit.height:
             done.append(hit.with_columns(t.str.extract_groups(shape).alias("_p")).unnest("_p"))
@@ -435,6 +441,16 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     found = pre.filter(pl.col("level").is_not_null()).select("file", "line")
     version_lines = lines.filter(pl.col("text").str.contains(r"[NR]CCL version |is using nccl==")).join(
         found, on=["file", "line"], how="anti")
+    # `torch.cuda.nccl.version()` and the tuple it gives, on its line or the next: torch's word on its NCCL
+    asked = pl.col("text").str.contains("nccl.version()", literal=True)
+    tup = pl.col("text").str.extract_groups(NCCL_TUPLE).struct
+    told = lines.filter((asked | asked.shift(1).over("file")).fill_null(False) & pl.col("text").str.contains(NCCL_TUPLE))
+    if told.height:
+        version_lines = pl.concat([version_lines, told.with_columns(
+            pl.format("torch is using nccl=={}.{}.{}", tup.field("a"), tup.field("b"), tup.field("c")).alias("text"))],
+            how="diagonal_relaxed")
+        version_lines = pl.concat([version_lines, lines.filter(asked).join(told.select("file"), on="file", how="semi")],
+                                  how="diagonal_relaxed").unique(["file", "line"], keep="last", maintain_order=True)
     df = _keep(pre, pl.col("level").is_not_null()).with_columns(
         pl.col("pid").cast(pl.Int64, strict=False), pl.col("dev").cast(pl.Int64, strict=False)
     )

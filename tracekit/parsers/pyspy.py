@@ -13,13 +13,19 @@ import polars as pl
 from tracekit.parsers import Parsed, any_of
 
 PROCESS = r"^Process (?P<pid>\d+): (?P<cmd>.*)$"
-THREAD = r"^\s*Thread (?P<tid>0x[0-9A-Fa-f]+|\d+) \((?P<state>\w+)(?:[^)]*)\): \"(?P<tname>[^\"]*)\""
-FRAME = r"^\s+(?P<func>[^\s(][^(]*?) \((?P<loc>[^()]*:\d+)\)\s*$"
+# a thread py-spy could not name reads `Thread 8287 (active)`; --native adds frames of C/C++ code whose place is
+# a library (`gloo::transport::tcp::UnboundBuffer::waitRecv (libtorch_cpu.so)`)
+THREAD = r"^\s*Thread (?P<tid>0x[0-9A-Fa-f]+|\d+) \((?P<state>\w+)(?:[^)]*)\)(?:: \"(?P<tname>[^\"]*)\")?\s*$"
+FRAME = r"^\s+(?P<func>[^\s(][^(]*?) \((?P<loc>[^()]*:\d+|[\w.+\-]+\.so[\w.]*)\)\s*$"
 PYTHON = r"^Python v\d"
 # faulthandler (what ``tracekit run`` falls back to where py-spy cannot attach)
 FH_THREAD = r"^(?:Current thread|Thread) (?P<tid>0x[0-9a-fA-F]+) \(most recent call first\):"
 FH_FRAME = r"^\s+File \"(?P<file>[^\"]+)\", line (?P<lineno>\d+) in (?P<func>.+?)\s*$"
 RANK_HINT = r"^# tracekit stack dump rank=(?P<rank>\d+)"
+# the C++ frames torch prints under an error (`frame #8: c10d::ProcessGroupNCCL::broadcastUniqueNCCLID(...) + 0x1d2
+# (0x7f in /…/libtorch_cuda.so)`): one stack per run of them, its `where` the first frame that is not the error's own
+CPP_FRAME = r"^\s*frame #(?P<n>\d+): (?P<sym>.+?)(?: \+ 0x[0-9a-fA-F]+)?(?: \(0x[0-9a-fA-F]+ in (?P<lib>[^)]+)\))?\s*$"
+CPP_NOISE = r"^(?:c10::Error::|c10::detail::torchCheckFail|c10::detail::torchInternalAssertFail|<unknown function>|c10::ValueError)"
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -40,7 +46,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
     ).drop("_fh_tid")
     if df["tid"].null_count() == df.height:  # a header with no dump under it yet
         head = df.filter(pl.col("rank").is_not_null() | (pl.col("pid").is_not_null() & t.str.starts_with("Process ")))
-        return Parsed("py-spy", {}, head.join(df.filter(pl.col("rank").is_not_null()).select("file").unique(), on="file", how="semi").select("file", "line"))
+        cpp = _cpp_stacks(lines)
+        return Parsed("py-spy", {"events": cpp} if cpp.height else {}, pl.concat([
+            head.join(df.filter(pl.col("rank").is_not_null()).select("file").unique(), on="file", how="semi").select("file", "line"),
+            df.filter(t.str.contains(CPP_FRAME)).select("file", "line")]))
     is_thread = pl.col("tid").is_not_null()
     starts = is_thread & ~is_thread.shift(1, fill_value=False).over("file")
     df = df.with_columns(
@@ -60,8 +69,29 @@ def parse(lines: pl.DataFrame) -> Parsed:
     )
     threads = df.filter(is_thread).join(frames, on="block", how="left").with_columns(
         pl.lit("stack").alias("kind"),
-        pl.format("{} thread {} ({})", "tname", "tid", "state").alias("thread"),
+        # an unnamed thread whose id is its process's is the main thread (Linux: the first thread's tid is the pid)
+        pl.format("{} thread {} ({})", pl.coalesce("tname", pl.when(pl.col("tid") == pl.col("pid").cast(pl.Utf8))
+                                                    .then(pl.lit("MainThread")), pl.lit("unnamed")), "tid", "state").alias("thread"),
         t.alias("message"),
     )
-    used = t.str.contains(any_of(PROCESS, THREAD, FRAME, PYTHON, RANK_HINT, FH_THREAD, FH_FRAME))
-    return Parsed("py-spy", {"events": threads.drop("_nth")}, df.filter(used).select("file", "line"))
+    used = t.str.contains(any_of(PROCESS, THREAD, FRAME, PYTHON, RANK_HINT, FH_THREAD, FH_FRAME, CPP_FRAME))
+    return Parsed("py-spy", {"events": pl.concat([threads.drop("_nth"), _cpp_stacks(lines)], how="diagonal_relaxed")},
+                  df.filter(used).select("file", "line"))
+
+
+def _cpp_stacks(lines: pl.DataFrame) -> pl.DataFrame:
+    """One ``stack`` event (thread ``C++ frames``) per run of torch's ``frame #N:`` lines."""
+    t = pl.col("text")
+    f = lines.select("file", "line", "text").filter(t.str.contains(CPP_FRAME))
+    if not f.height:
+        return pl.DataFrame()
+    g = t.str.extract_groups(CPP_FRAME).struct
+    f = f.with_columns(g.field("n").cast(pl.Int64).alias("_n"), g.field("sym").alias("_sym"))
+    # a run restarts at frame #0 or after a gap of lines
+    start = (pl.col("_n") == 0) | (pl.col("line") - pl.col("line").shift(1).over("file") > 2).fill_null(True)
+    f = f.with_columns(start.cast(pl.Int32).cum_sum().over("file").alias("_run"))
+    return f.group_by("file", "_run", maintain_order=True).agg(
+        pl.col("line").first(), pl.col("text").first().alias("message"),
+        pl.col("_sym").filter(~pl.col("_sym").str.contains(CPP_NOISE)).first().alias("where"),
+        pl.col("_sym").str.join(" <- ").alias("frames"),
+    ).with_columns(pl.lit("stack").alias("kind"), pl.lit("C++ frames").alias("thread")).drop("_run")

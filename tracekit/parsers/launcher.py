@@ -55,7 +55,12 @@ def parse(lines: pl.DataFrame) -> Parsed:
     if not lines.height:
         return Parsed("launcher")
     t = pl.col("text")
+    # (a COLL line says nothing new of its writer, and the C scanner may have taken it apart before this
+    # frame was built: leaving it out either way keeps the store the same both ways; it is most of a big log)
     df = lines.select("file", "line", "text", "launch_rank", "local_tag", "pdsh_host", "ray_pid", "ray_ip")
+    talk = ~t.str.contains(": opCount ", literal=True)
+    said = _self_named_all(df.filter(talk & t.str.contains(CHEAP)))
+    df = df.filter(talk & pl.any_horizontal(pl.col("launch_rank", "local_tag", "pdsh_host", "ray_pid", "ray_ip").is_not_null()))
     df = df.with_columns(pl.coalesce("pdsh_host", "ray_ip").alias("_phost"),
                          t.str.extract(NCCL_PROC, 1).alias("_nhost"),
                          t.str.extract(NCCL_PROC, 2).cast(pl.Int64, strict=False).alias("_npid"))
@@ -63,18 +68,17 @@ def parse(lines: pl.DataFrame) -> Parsed:
     alias = (df.filter(pl.col("_phost").is_not_null() & pl.col("_nhost").is_not_null())
              .group_by("file", "_phost").agg(pl.col("_nhost").unique().alias("_a"))
              .filter(pl.col("_a").list.len() == 1).with_columns(pl.col("_a").list.first()))
-    # (an NCCL COLL line says nothing new of its writer, and the C scanner may have taken it apart
-    # before this frame was built: leaving it out either way keeps the store the same both ways)
-    tagged = (df.filter(pl.any_horizontal(pl.col("launch_rank", "local_tag", "_phost", "ray_pid").is_not_null())
-                        & ~t.str.contains(": opCount ", literal=True))
+    tagged = (df.filter(pl.any_horizontal(pl.col("launch_rank", "local_tag", "_phost", "ray_pid").is_not_null()))
               .join(alias, on=["file", "_phost"], how="left").select(
         "file", pl.coalesce("_nhost", "_a", "_phost").alias("host"), pl.coalesce("_npid", "ray_pid").alias("pid"),
         pl.col("launch_rank").alias("rank"), pl.col("local_tag").alias("local_rank")).unique(maintain_order=True))
 
-    cheap = df.filter(t.str.contains(CHEAP))
-    said = pl.concat([_self_named(cheap), _launch_size(cheap)], how="diagonal_relaxed")
     ranks = pl.concat([tagged, said.drop("line")], how="diagonal_relaxed").with_columns(pl.lit("launcher").alias("source"))
     return Parsed("launcher", {"ranks": ranks}, said.select("file", "line").unique())
+
+
+def _self_named_all(cheap: pl.DataFrame) -> pl.DataFrame:
+    return pl.concat([_self_named(cheap), _launch_size(cheap)], how="diagonal_relaxed")
 
 
 def _launch_size(df: pl.DataFrame) -> pl.DataFrame:

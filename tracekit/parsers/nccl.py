@@ -52,6 +52,8 @@ BARE_PLUGIN = r"^(?P<msg>NET/(?:OFI|IB|Socket|Plugin) .*)$"
 # `Broadcast: opCount 1 sendbuff ...` (no process named: no rank)
 BARE_NCCL = r"^NCCL (?P<level>INFO|WARN|TRACE|ABORT) (?P<msg>.*)$"
 BARE_COLL = r"^(?P<msg>\w+: opCount [0-9a-fA-F]+ sendbuff \S+ recvbuff .*)$"
+OTHER_SHAPES = (r"^(?:INFO|WARN): Function: |^\[[\w.\-]+(?::\d+:\d+ |\]\[)|libfabric:\d+:|got completion with error"
+                r"|^NET/(?:OFI|IB|Socket|Plugin) |^NCCL (?:INFO|WARN|TRACE|ABORT) |^\w+: opCount ")
 FAILED_WORDS = r"(?i)unexpected|couldn't|could not|fail|error|invalid|mismatch"
 # a message that starts with a second writer's prefix (two writers glued in one line)
 GLUED = r"(?:^|[^\w.\-:]|:\d+)\w[\w.\-]*:\d+:\d+ \[\d+\] (?:\S+ )?NCCL (?:INFO|WARN|TRACE|ABORT)"
@@ -265,10 +267,14 @@ def _split_prefix(lines: pl.DataFrame) -> pl.DataFrame:
     """
     t = pl.col("text")
     # (before NCCL 2.3 lines read `host:pid:tid [dev] INFO msg`, without "NCCL")
-    df = _keep(lines.select("file", "line", "text", "ts"), t.str.contains(" NCCL ", literal=True)
-               | t.str.contains(" INFO ", literal=True) | t.str.contains(" WARN ", literal=True)
-               | t.str.contains(r"^(?:INFO|WARN): Function: |^\[[\w.\-]+(?::\d+:\d+ |\]\[)|libfabric:\d+:|got completion with error"
-                                r"|^NET/(?:OFI|IB|Socket|Plugin) |^NCCL (?:INFO|WARN|TRACE|ABORT) |^\w+: opCount "))
+    lines = lines.select("file", "line", "text", "ts")
+    said = lines.select(t.str.contains(" NCCL ", literal=True) | t.str.contains(" INFO ", literal=True)
+                        | t.str.contains(" WARN ", literal=True)).to_series()
+    df = lines if said.all() else lines.filter(said)
+    if not said.all():  # the other tools' shapes, looked for only on the lines left (few, in an NCCL log)
+        rest = lines.filter(~said).filter(t.str.contains(OTHER_SHAPES))
+        if rest.height:
+            df = pl.concat([df, rest]).sort("file", "line")
     plain = df.select(t.str.contains(FAST_HEAD)).to_series()
     fast, slow = (df, df.clear()) if plain.all() else (df.filter(plain), df.filter(~plain))
     at = t.str.find(" NCCL ", literal=True)
@@ -289,12 +295,14 @@ def _split_prefix(lines: pl.DataFrame) -> pl.DataFrame:
     out = pl.concat([fast, slow], how="diagonal_relaxed").sort("file", "line") if slow.height else fast
     # two writers glued in one line: the message holds the second writer's whole prefix; take the last
     for _ in range(2):
-        glued = out.select(pl.col("msg").str.contains(GLUED)).to_series()
-        if not glued.any():
+        maybe = out.filter(pl.col("msg").str.contains(" NCCL ", literal=True))
+        glued = maybe.filter(pl.col("msg").str.contains(GLUED))
+        if not glued.height:
             break
-        inner = out.filter(glued).with_columns(pl.col("msg").str.extract_groups(PREFIX).alias("_p")).drop(
+        inner = glued.with_columns(pl.col("msg").str.extract_groups(PREFIX).alias("_p")).drop(
             "host", "pid", "tid", "dev", "src_loc", "level", "msg").unnest("_p")
-        out = pl.concat([out.filter(~glued), inner.select(out.columns)]).sort("file", "line")
+        out = pl.concat([out.join(glued.select("file", "line"), on=["file", "line"], how="anti"),
+                         inner.select(out.columns)]).sort("file", "line")
     return out
 
 
@@ -439,12 +447,14 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     """``lines``: the lines frame; ``scanned``: the COLL lines ``read_many`` took apart."""
     pre = _split_prefix(lines)
     found = pre.filter(pl.col("level").is_not_null()).select("file", "line")
-    version_lines = lines.filter(pl.col("text").str.contains(r"[NR]CCL version |is using nccl==")).join(
+    version_lines = lines.filter(pl.col("text").str.contains("CCL version ", literal=True)
+                                 | pl.col("text").str.contains("is using nccl==", literal=True)).join(
         found, on=["file", "line"], how="anti")
     # `torch.cuda.nccl.version()` and the tuple it gives, on its line or the next: torch's word on its NCCL
     asked = pl.col("text").str.contains("nccl.version()", literal=True)
     tup = pl.col("text").str.extract_groups(NCCL_TUPLE).struct
-    told = lines.filter((asked | asked.shift(1).over("file")).fill_null(False) & pl.col("text").str.contains(NCCL_TUPLE))
+    near = lines.select((asked | asked.shift(1).over("file")).fill_null(False)).to_series()
+    told = lines.filter(near).filter(pl.col("text").str.contains(NCCL_TUPLE)) if near.any() else lines.clear()
     if told.height:
         version_lines = pl.concat([version_lines, told.with_columns(
             pl.format("torch is using nccl=={}.{}.{}", tup.field("a"), tup.field("b"), tup.field("c")).alias("text"))],
@@ -463,7 +473,10 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     )
     init = _decode(df, INIT, pl.col("msg").str.contains(r"comm 0x[0-9a-fA-F]+ rank \d+ nranks"))
     nnodes = _decode(df, NNODES, pl.col("msg").str.contains("nNodes"))
-    coll = _as_coll(_decode_coll(df), scanned)
+    coll_lines = _decode_coll(df)
+    coll = _as_coll(coll_lines, scanned)
+    # the messages that are not COLL lines (most of a big log is): the catalogues are matched on these alone
+    talk = _keep(df, ~pl.col("msg").str.contains(": opCount ", literal=True))
     mixed = scanned is not None and coll.rows.height > 0  # rows of both kinds: put back in line order
     coll = scanned + coll if scanned is not None else coll
     conn = _decode(df, CONN, pl.col("msg").str.contains(" via "))
@@ -481,12 +494,12 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     old_net = _decode(df, OLD_NET, pl.col("msg").str.starts_with("Using internal Network"))
     old_ib = _decode(df, OLD_IB, pl.col("msg").str.contains(r"^NET/IB ?: \["))
     settings = _decode(df, SETTING, pl.col("msg").str.contains(" set ", literal=True))
-    benign = df.filter(pl.col("msg").str.contains(BENIGN_ANY))
+    benign = talk.filter(pl.col("msg").str.contains(BENIGN_ANY))
     unwind = df.filter(pl.col("msg").str.contains(UNWIND))
     destroyed = init.filter(pl.col("state") == "Destroy COMPLETE")
 
-    rank_nranks = _decode(df.join(init.select("file", "line"), on=["file", "line"], how="anti"), RANK_NRANKS,
-                          pl.col("msg").str.contains(r" n[Rr]anks "))
+    said_size = df.filter(pl.col("msg").str.contains(" nranks ", literal=True) | pl.col("msg").str.contains(" nRanks ", literal=True))
+    rank_nranks = _decode(said_size.join(init.select("file", "line"), on=["file", "line"], how="anti"), RANK_NRANKS)
     proxy = _decode(df, PROXY_RANK, pl.col("msg").str.starts_with("[Proxy "))
     proc_rank = _process_ranks(init, nnodes, rank_nranks, conn, trees, proxy)
     comm_ids = init.filter(pl.col("comm_id").is_not_null()).group_by(["host", "pid", "comm"]).agg(
@@ -560,7 +573,8 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     if mixed:
         collectives = collectives.sort("file", "line", maintain_order=True)
 
-    warn = df.filter((pl.col("level") != "INFO") & ~pl.col("msg").str.contains(BENIGN_ANY))
+    warn = df.filter(pl.col("level") != "INFO")
+    warn = warn.filter(~pl.col("msg").str.contains(BENIGN_ANY))
     retry = df.filter(pl.col("msg").str.contains(CONNECT_RETRY))
     reason = pl.lit(None, pl.Utf8)
     for pattern, why in reversed(BENIGN.items()):
@@ -584,7 +598,7 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
             "file", "line", pl.lit("version").alias("kind"), g.field("version").alias("message"),
             g.field("where").alias("where"), pl.col("launch_rank").alias("rank"))], how="diagonal_relaxed")
 
-    seen = df.filter(pl.col("host").is_not_null()).select("file", "line", "host", "pid", "dev")
+    seen = _keep(df.select("file", "line", "host", "pid", "dev"), pl.col("host").is_not_null())
     if scanned is not None:
         seen = pl.concat([seen, scanned.streams.select(seen.columns)]).sort("file", "line")
     ranks = (
@@ -615,8 +629,8 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     decoded = [f.select("file", "line") for f in (
         versions, init, nnodes, conn, ring, trees, boot, net, ib_none, ib_err, ib_using, sock, old_boot, old_net,
         old_ib, settings, benign, unwind, retry, warn, rank_nranks, proxy, timings)]
-    decoded.append(_decode_coll(df).select("file", "line"))
-    decoded.append(df.filter(pl.col("msg").str.contains(KNOWN_INFO_ANY)).select("file", "line"))
+    decoded.append(coll_lines.select("file", "line"))
+    decoded.append(talk.filter(pl.col("msg").str.contains(KNOWN_INFO_ANY)).select("file", "line"))
     claimed = pl.concat(decoded + [version_lines.select("file", "line")]
                         + ([scanned.streams.select("file", "line")] if scanned is not None else []))
     return Parsed("nccl", {

@@ -96,29 +96,51 @@ def _unwrap(df: pl.DataFrame) -> pl.DataFrame:
     # (NCCL's COLL lines are whole records, and the C scanner may have taken them out of this frame:
     # they count neither way, so the frame reads the same with the scanner and without)
     whole = pl.col("text").str.contains(": opCount ", literal=True)
-    width = df.filter(~whole).group_by("file").agg(n.max().alias("_w"), (n == n.max()).sum().alias("_k"))
+    width = df.group_by("file").agg(n.filter(~whole).max().alias("_w"), n.filter(~whole).alias("_n")).with_columns(
+        (pl.col("_n").list.eval(pl.element() == pl.element().max()).list.sum()).alias("_k")).drop("_n")
     wrapped = width.filter((pl.col("_w") >= MIN_WRAP) & (pl.col("_k") >= 3))
     df = df.with_columns(pl.lit(None, pl.Int64).alias("cont_of"))
     if not wrapped.height:
         return df
     t = pl.col("text")
-    df = df.join(wrapped.select("file", "_w"), on="file", how="left", maintain_order="left")
-    nxt = pl.when(pl.col("line").shift(-1).over("file") == pl.col("line") + 1).then(t.shift(-1).over("file"))
+    # only the lines of the widest length in the files that look wrapped are looked at, with the line after each
+    cand = (df.select("file", "line", "text").join(wrapped.select("file", "_w"), on="file", how="inner")
+            .filter((n == pl.col("_w")) & ~whole))
+    nxt = df.select("file", (pl.col("line") - 1).alias("line"), t.alias("_nxt")).join(
+        cand.select("file", "line"), on=["file", "line"], how="semi")
+    cand = cand.join(nxt, on=["file", "line"], how="left")
+    nx = pl.col("_nxt")
     # (a log line repeated at the widest length is not wrapped: the next line starts as it does)
-    joins = ((n == pl.col("_w")) & ~whole & ~nxt.str.contains(": opCount ", literal=True)
-             & ~t.str.ends_with("  ") & nxt.is_not_null() & (nxt.str.strip_chars() != "")
-             & ~nxt.str.contains(RECORD_HEAD) & (nxt.str.slice(0, 6) != t.str.slice(0, 6))).fill_null(False)
-    joins = joins & (joins.sum().over("file") >= 2)
-    # a line continues its predecessor when the predecessor joins; the head of each chain gathers it
-    cont = joins.shift(1).over("file").fill_null(False)
-    df = df.with_columns(cont.alias("_cont"))
-    df = df.with_columns((~pl.col("_cont")).cum_sum().over("file").alias("_chain"))
-    heads = df.group_by("file", "_chain").agg(pl.col("line").first().alias("_head"), t.str.join("").alias("_joined"))
-    df = df.join(heads, on=["file", "_chain"], how="left", maintain_order="left")
-    return df.with_columns(
-        pl.when(pl.col("_cont")).then(pl.lit("")).otherwise(pl.col("_joined")).alias("text"),
-        pl.when(pl.col("_cont")).then(pl.col("_head")).alias("cont_of"),
-    ).drop("_w", "_cont", "_chain", "_head", "_joined")
+    joins = (~nx.str.contains(": opCount ", literal=True) & ~t.str.ends_with("  ") & nx.is_not_null()
+             & (nx.str.strip_chars() != "") & ~nx.str.contains(RECORD_HEAD)
+             & (nx.str.slice(0, 6) != t.str.slice(0, 6))).fill_null(False)
+    cand = cand.filter(joins)
+    cand = cand.filter(pl.len().over("file") >= 2)
+    if not cand.height:
+        return df
+    # a line continues its predecessor when the predecessor joins; chains of them end at a line that does not
+    joined = cand.select("file", "line").with_columns(pl.lit(True).alias("_j"))
+    sub = df.select("file", "line", "text").join(
+        pl.concat([joined, joined.with_columns(pl.col("line") + 1)]).unique(["file", "line"]).select("file", "line"),
+        on=["file", "line"], how="semi").join(joined, on=["file", "line"], how="left").sort("file", "line")
+    prev_joins = (pl.col("_j").shift(1).over("file").fill_null(False)
+                  & (pl.col("line").shift(1).over("file") == pl.col("line") - 1)).fill_null(False)
+    sub = sub.with_columns(prev_joins.alias("_cont"))
+    sub = sub.with_columns((~pl.col("_cont")).cum_sum().over("file").alias("_chain"))
+    heads = sub.group_by("file", "_chain").agg(pl.col("line").first().alias("_head"), t.str.join("").alias("_joined"))
+    sub = sub.join(heads, on=["file", "_chain"], how="left").select(
+        "file", "line", pl.when(pl.col("_cont")).then(pl.lit("")).otherwise(pl.col("_joined")).alias("_text"),
+        pl.when(pl.col("_cont")).then(pl.col("_head")).alias("_cont_of"))
+    return df.join(sub, on=["file", "line"], how="left", maintain_order="left").with_columns(
+        pl.coalesce("_text", "text").alias("text"), pl.coalesce("_cont_of", "cont_of").alias("cont_of")).drop("_text", "_cont_of")
+
+
+def _rewrite(df: pl.DataFrame, where: pl.Expr, text: pl.Expr) -> pl.DataFrame:
+    """``text`` as the new text of the lines ``where`` holds; nothing computed when it holds on none."""
+    mask = df.select(where.fill_null(False)).to_series()
+    if not mask.any():
+        return df
+    return df.with_columns(pl.when(mask).then(text).otherwise(pl.col("text")).alias("text"))
 
 
 def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
@@ -129,12 +151,11 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     last = pl.col("raw").str.strip_suffix("\r").str.replace(r"^.*\r", "")
     df = df.with_columns(pl.when(cr).then(last).otherwise(pl.col("raw")).alias("text"))
     # a terminal UI's box (`│ text   │`, k8s dashboards, rich panels): its borders and padding are no text
-    boxed = pl.col("text").str.contains(r"[│┃║]")
-    df = df.with_columns(pl.when(boxed).then(pl.col("text").str.replace(r"^\s*[│┃║]\s?", "").str.replace(r"\s*[│┃║]\s*$", ""))
-                         .otherwise(pl.col("text")).alias("text"))
-    after_bar = pl.col("text").str.extract(BAR_THEN, 1)
-    df = df.with_columns(pl.when(pl.col("text").str.contains("%|", literal=True)).then(
-        pl.coalesce(after_bar, pl.col("text"))).otherwise(pl.col("text")).alias("text"))
+    # (each rewrite runs only where some line needs it: a when/then computes its branch on every line)
+    df = _rewrite(df, pl.col("text").str.contains(r"[│┃║]"),
+                  pl.col("text").str.replace(r"^\s*[│┃║]\s?", "").str.replace(r"\s*[│┃║]\s*$", ""))
+    df = _rewrite(df, pl.col("text").str.contains("%|", literal=True),
+                  pl.coalesce(pl.col("text").str.extract(BAR_THEN, 1), pl.col("text")))
     # Capture groups are slow: run them only on lines that can carry a prefix or a timestamp.
     maybe = pl.col("text").str.contains(MAYBE_PREFIX)
     tagged = df.filter(maybe).with_columns(pl.col("text").str.extract_groups(PREFIX).alias("_p")).unnest("_p")
@@ -144,10 +165,14 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
         *[pl.lit(None, pl.Utf8).alias(c) for c in (*TAGS, "ts") if c != "pts"])
     df = df.with_columns(pl.coalesce(*LEVELS).alias("log_level")).drop(LEVELS)
     # Ray's log dedup mark says nothing of the line
-    df = df.with_columns(pl.col("text").str.replace(r"\s*\[repeated \d+x across cluster\]\s*$", ""))
+    df = _rewrite(df, pl.col("text").str.contains(" across cluster]", literal=True),
+                  pl.col("text").str.replace(r"\s*\[repeated \d+x across cluster\]\s*$", ""))
     # a `host: ` prefix is pdsh's only where the file has it on more than one line (`mlx5: ...` once is a message)
-    df = df.with_columns(pl.col("pdsh_host").alias("host_said"),
-                         pl.when(pl.len().over("file", "pdsh_host") > 1).then(pl.col("pdsh_host")).alias("pdsh_host"))
+    said = df.filter(pl.col("pdsh_host").is_not_null()).group_by("file", "pdsh_host").agg(pl.len().alias("_said"))
+    df = df.with_columns(pl.col("pdsh_host").alias("host_said"))
+    if said.height:
+        df = df.join(said, on=["file", "pdsh_host"], how="left", maintain_order="left").with_columns(
+            pl.when(pl.col("_said") > 1).then(pl.col("pdsh_host")).alias("pdsh_host")).drop("_said")
     df = _unwrap(df)
     ints = ("rank_tag", "local_tag", "mpi_rank", "task_tag", "bare_tag", "word_tag", "ray_pid")
     df = df.with_columns(pl.col("line").cast(pl.Int64), *[pl.col(c).cast(pl.Int64, strict=False) for c in ints],

@@ -1,8 +1,10 @@
-"""NCCL_DEBUG=INFO logs, NCCL 2.4 to 2.30 (FORMATS.md, "NCCL_DEBUG=INFO").
+"""NCCL_DEBUG=INFO logs, NCCL 2.2 to 2.31 and RCCL (FORMATS.md, "NCCL_DEBUG=INFO").
 
 One pass extracts the ``host:pid:tid [dev] NCCL LEVEL msg`` prefix from every line; each message
-shape is then decoded on the subset of lines it can match. Two writers glued in one line
-(``g183:161264:166015g183:161258:166018 [1] NCCL INFO ...``) resynchronise on the last prefix.
+shape (``nccl_shapes``) is then decoded on the subset of lines it can match. Two writers glued in one
+line (``g183:161264:166015g183:161258:166018 [1] NCCL INFO ...``) resynchronise on the last prefix.
+A line is understood when a decoder made a row of it or it is in the catalogue of harmless shapes;
+an NCCL line whose message nothing decodes is counted unknown. Ranks: ``nccl_ranks``.
 
 COLL lines, most of a big log, are read before the lines frame is built, by the C scanner
 (``tracekit/_scan.c``, one pass over the bytes) where it was compiled; ``read`` hands ``parse``
@@ -21,143 +23,19 @@ from dataclasses import dataclass
 import polars as pl
 
 from tracekit.parsers import Parsed, text
+from tracekit.parsers.nccl_ranks import join_rank, process_ranks
+from tracekit.parsers.nccl_shapes import (  # noqa: F401 - FAST_HEAD is read by ingest
+    PREFIX, PREFIX_NO_PID, OFI_LINE, SHARP_LINE, SHARPD_LINE, FABRIC_LINE, MLX5_LINE, BARE_PLUGIN, BARE_NCCL,
+    BARE_COLL, OTHER_SHAPES, FAILED_WORDS, GLUED, VERSION, USING, NCCL_TUPLE, INIT, NNODES, COLL, CONN,
+    RANK_NRANKS, PROXY_RANK, RING, TREES, BOOT, NET, IB_NONE, IB_USING, SOCK_USING, CONNECT_RETRY, IB_ERROR,
+    FAST_HEAD, UNWIND, TIMINGS, OLD_BOOT, OLD_NET, OLD_IB, SETTING, BENIGN, BENIGN_ANY, KNOWN_INFO,
+    KNOWN_INFO_ANY,
+)
 
 try:
     from tracekit import _scan
 except ImportError:  # installed where no C compiler was found: polars reads every line
     _scan = None
-
-PREFIX = (
-    r"(?:^|[^\w.\-:]|:\d+)(?P<host>\w[\w.\-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
-    r"(?:(?P<src_loc>\S+) )?(?:NCCL )?(?P<level>INFO|WARN|TRACE|ABORT) ?(?P<msg>.*)$"
-)
-# the same without pid:tid (RCCL builds that print `node [1] NCCL INFO ...`): then "NCCL" must be there
-PREFIX_NO_PID = (
-    r"(?:^|[^\w.\-:])(?P<host>\w[\w.\-]*) \[(?P<dev>\d+)\] (?:(?P<src_loc>\S+) )?NCCL (?P<level>INFO|WARN|TRACE|ABORT) ?(?P<msg>.*)$"
-)
-# aws-ofi-nccl's own lines where it logs outside NCCL: `WARN: Function: find_ofi_provider Line: 543: NET/OFI ...`
-OFI_LINE = r"^(?P<level>INFO|WARN|TRACE): Function: (?P<src_loc>\w+ Line: \d+): (?P<msg>.*)$"
-# SHARP's: `[gpu34:0:34088 - context.c:665][2025-05-26 15:39:24] ERROR SHArP Job init error: No resource`
-SHARP_LINE = (r"^\[(?P<host>[\w.\-]+):\d+:(?P<pid>\d+)(?: - (?P<src_loc>[\w.]+:\d+)| unique id \d+)\]\[[^\]]*\] "
-              r"(?P<level>INFO|WARN|WARNING|ERROR|DEBUG) (?P<msg>.*)$")
-# SHARP's daemon: `[gpu34][May 26 15:39:24 887618][GENERAL][34135][warn ] - Begin job id: ... failed ...`
-SHARPD_LINE = r"^\[(?P<host>[\w.\-]+)\]\[[^\]]+\]\[\w+\]\[(?P<pid>\d+)\]\[(?P<level>\w+)\s*\] - (?P<msg>.*)$"
-# libfabric's own log: `libfabric:451707:1708520807::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, ...`
-FABRIC_LINE = r"^\s*libfabric:(?P<pid>\d+):\d+::\w+:\w+:(?P<src_loc>\S+?)<(?P<level>warn|info|debug|trace)> (?P<msg>.*)$"
-# the verbs provider's error dump (`mlx5: host: got completion with error:`) and a plugin's line with its
-# prefix cut away (`NET/OFI Unexpected number of remote rails ...`): a WARN when it says something failed
-MLX5_LINE = r"^(?:mlx5: )?[\w.\-]+: (?P<msg>got completion with error:?.*)$"
-BARE_PLUGIN = r"^(?P<msg>NET/(?:OFI|IB|Socket|Plugin) .*)$"
-# an NCCL line whose `host:pid:tid [dev]` a paste lost: `NCCL WARN NET/IB : Unable to open device mlx5_0`,
-# `Broadcast: opCount 1 sendbuff ...` (no process named: no rank)
-BARE_NCCL = r"^NCCL (?P<level>INFO|WARN|TRACE|ABORT) (?P<msg>.*)$"
-BARE_COLL = r"^(?P<msg>\w+: opCount [0-9a-fA-F]+ sendbuff \S+ recvbuff .*)$"
-OTHER_SHAPES = (r"^(?:INFO|WARN): Function: |^\[[\w.\-]+(?::\d+:\d+ |\]\[)|libfabric:\d+:|got completion with error"
-                r"|^NET/(?:OFI|IB|Socket|Plugin) |^NCCL (?:INFO|WARN|TRACE|ABORT) |^\w+: opCount ")
-FAILED_WORDS = r"(?i)unexpected|couldn't|could not|fail|error|invalid|mismatch"
-# a message that starts with a second writer's prefix (two writers glued in one line)
-GLUED = r"(?:^|[^\w.\-:]|:\d+)\w[\w.\-]*:\d+:\d+ \[\d+\] (?:\S+ )?NCCL (?:INFO|WARN|TRACE|ABORT)"
-# NCCL's banner (RCCL's too), and the version a program says it loaded (`vLLM is using nccl==2.20.5`)
-VERSION = r"(?:[NR]CCL version |\bis using nccl==)(?P<version>[\w.+\-]+?)(?:NCCL|\s|$)"
-USING = r"(?P<where>\w+) is using nccl==(?P<version>[\w.+\-]+)"
-NCCL_TUPLE = r"\((?P<a>\d+), (?P<b>\d+), (?P<c>\d+)\)\s*$"
-INIT = (
-    r"^(?:\[Rank \d+\] )?(?:(?P<api>\w+) )?comm (?P<comm>0x[0-9a-fA-F]+) rank (?P<rank>\d+) "
-    r"nranks (?P<nranks>\d+) cudaDev (?P<cuda_dev>\d+)(?: nvmlDev \d+)?(?: busId (?P<bus_id>[0-9a-fA-F]+))?"
-    r"(?: commId (?P<comm_id>0x[0-9a-fA-F]+))?(?: parent (?P<parent>0x[0-9a-fA-F]+))?"
-    r"(?: color (?P<color>-?\d+))?(?: key (?P<key>-?\d+))?.*?-\s*"
-    r"(?P<state>Init START|Init COMPLETE|Destroy COMPLETE|Abort COMPLETE)"
-)
-NNODES = (
-    r"comm (?P<comm>0x[0-9a-fA-F]+) rank (?P<rank>\d+) nRanks (?P<nranks>\d+) nNodes (?P<nnodes>\d+) "
-    r"localRanks (?P<local_ranks>\d+) localRank (?P<local_rank>\d+)"
-)
-COLL = (
-    r"^(?P<op>\w+): opCount (?P<opcount>[0-9a-fA-F]+) sendbuff \S+ recvbuff \S+ count (?P<count>\d+) "
-    r"datatype (?P<dtype>\d+) op \d+ root (?P<root>-?\d+) comm (?P<comm>0x[0-9a-fA-F]+|\(nil\))"
-    r"(?: \[nranks=(?P<nranks>\d+)\])?"
-)
-CONN = (
-    r"^(?:Channel|Ring) (?P<channel>\d+)(?:/\d+)? : (?P<src>\d+)(?:\[\w+\])? -> (?P<dst>\d+)(?:\[\w+\])? "
-    r"(?:\[(?P<direction>send|receive)\] )?via (?P<transport>\S+)(?:.*? comm 0x[0-9a-fA-F]+ nRanks (?P<nranks>\d+))?"
-)
-# pre-2.4 init (`rank 0 nranks 8`, `comm 0x... rank 1 nranks 8`), 2.4's `... cudaDev 0 nvmlDev 0` without a
-# state, 2.23+'s `Init timings - ncclCommInitRank: rank 5 nranks 16 total ...`
-RANK_NRANKS = (r"^(?:(?:\w+ )?comm 0x[0-9a-fA-F]+ |Init timings[^:]*: |\[Rank \d+\] (?:\w+ )?comm 0x[0-9a-fA-F]+ )?"
-               r"rank (?P<rank>\d+) n[Rr]anks (?P<nranks>\d+)\b")
-# a proxy thread names the rank it serves: `[Proxy Service 3] Failed to execute operation Connect from rank 3`
-PROXY_RANK = r"^\[Proxy (?:Service|Progress|Thread)(?: UDS)? (?P<rank>\d+)\]"
-RING = r"^Channel (?P<channel>\d+)(?:/\d+)? :\s*(?P<value>\d[\d ]*?)\s*$"
-TREES = r"^Trees (?P<value>.*\S)"
-BOOT = r"^Bootstrap ?: Using (?:\[\d+\])?(?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<"
-NET = r"^Using network (?P<value>\S+)"
-IB_NONE = r"^NET/IB ?: No device found"
-IB_USING = r"^NET/IB ?: Using (?P<value>.*?)\s*(?:;\s*OOB (?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<\d+>)?\s*$"
-SOCK_USING = r"^NET/Socket ?: Using (?P<value>\[0\](?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<.*)"
-CONNECT_RETRY = r"(?i)(connect to .* failed|retrying|connection refused|connection timed out)"
-IB_ERROR = r"Got completion from peer (?P<peer>\S+) with (?:error|status)[ =]?(?:IBV_WC_\w+\()?(?P<status>\d+)|^got completion with error"
-FAST_HEAD = r"^[\w.\-]+:\d+:\d+ \[\d+\] (?:[\w.\-/]+:\d+ )?NCCL (?:INFO|WARN|TRACE|ABORT)(?: |$)"
-UNWIND = r"^[\w/.\-]+\.(?:cc|h|cu|cpp):\d+ -> \d+"
-
-# how long init took: `Init timings - ncclCommInitRank: rank 2 nranks 8 total 0.75 (..., bootstrap 0.01, ...)`,
-# `Bootstrap timings total 0.030028 (create ...)`: a `timings` link, value the bootstrap's seconds
-TIMINGS = r"^(?:Init timings[^(]*\(.*?\bbootstrap (?P<boot>[\d.]+)|Bootstrap timings total (?P<total>[\d.]+))"
-# pre-2.4 network lines: `NET : Using interface eth0:10.1.2.3<0>` (the bootstrap's), `Using internal Network IB`,
-# `NET/IB: [0] mlx5_0:1/IB` (the devices)
-OLD_BOOT = r"^NET : Using interface (?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<"
-OLD_NET = r"^Using internal Network (?P<value>\w+)"
-OLD_IB = r"^NET/IB ?: (?P<value>\[\d+\] ?\S+:\d+/\w+.*)"
-# `NCCL_SOCKET_IFNAME set by environment to lo`, `NCCL_SOCKET_IFNAME set to eth0`: a setting event
-SETTING = r"^(?P<key>NCCL_\w+|[A-Z][A-Z0-9_]+) set (?:by environment )?to (?P<value>.*?)\.?(?: \[repeated.*)?$"
-# WARNs (and INFO lines) that a fallback follows, with why each is harmless: `benign_warn` events
-BENIGN = {
-    r"Failed to open libibverbs|libibverbs\.so": "no InfiniBand verbs library: NCCL falls back to sockets",
-    r"ibvwrap.*lib wrapper not initialized|lib wrapper not initialized": "no InfiniBand verbs library: NCCL falls back to sockets",
-    r"NET/OFI Only EFA provider is supported": "aws-ofi-nccl found no EFA device: NCCL uses its own transports",
-    r"Got async event : client reregistration": "an IB subnet manager port event; traffic goes on",
-    r"Call to bind failed: Address already in use": "NCCL's RAS service found its port taken; training is not affected",
-    r"SHARP coll init error|Cannot initialize CollNet|SHArP Job init error|CollNet.*(?:disabled|not supported)"
-    r"|sharp_\w+ failed|Job error in sharp_\w+|Begin job id: \d+ failed":
-        "SHARP/CollNet unavailable: NCCL uses point-to-point",
-    r"Could not find a path for pattern \d+, falling back": "a topology search fallback; NCCL picks another pattern",
-    r"Missing \"(?:amd_iommu=on|iommu=pt)\" from kernel command line|Missing \"HSA_FORCE_FINE_GRAIN_PCIE=1\"":
-        "RCCL's advice on kernel and environment settings, printed at every start",
-}
-BENIGN_ANY = "|".join(f"(?:{k})" for k in BENIGN)
-# INFO messages that are known and harmless (set-up chatter): understood, nothing to keep. Decoded kinds
-# (init, channels, trees, bootstrap, network, COLL, unwinding, retries, settings) are matched above.
-KNOWN_INFO = [
-    # plugins and libraries
-    r"(?:NET|TUNER|PROFILER|ENV|GIN|COLLNET)/Plugin ?:", r"(?:Loaded|Initialized|Assigned) (?:net|coll|NET) plugin",
-    r"Failed to initialize (?:NET plugin|any GIN plugin)", r"Using non-device net plugin", r"Plugin Path :",
-    r"P2P plugin ", r"Using network \S+", r"dlvsym failed", r"rocm_smi_lib: version", r"Setting hipLimitStackSize",
-    r"cudaDriverVersion \d+", r"NCCL git version", r"CC (?:On|Off),", r"Comm config \w+ set to",
-    # topology and affinity
-    r"Setting affinity for GPU", r"ncclTopoGetCpuAffinity:", r"=== System : maxWidth", r"\s*\+ (?:PCI|NVL|SYS|NET|LOC)\[",
-    r"(?:CPU|GPU|NIC|NET|PCI)/[\w.]+", r"Attribute \w+ of node \w+ not found", r"Pattern \d+, crossNic",
-    r"Topology detection:", r"Could not (?:get speed from|find real path of)", r"CUDA Dev \d+(?:\[\d+\])?, (?:\w+ NIC distance|IP Interfaces)",
-    r"NVLS multicast support is (?:not )?available", r"NVLS comm ", r"MNNVL ", r"Symmetric memory",
-    r"P2P is disabled between", r"Could not enable P2P between", r"Check P2P Type", r"Ring \d+ : [\d ]+$",
-    r"GPU Direct RDMA (?:Disabled|Enabled)", r"NET/(?:IB|Socket) ?: GPU Direct RDMA", r"DMA-BUF is available",
-    r"NET/IB ?: Using interface \S+ for sideband communication", r"NET/Socket ?: \d+ interfaces found",
-    r"NET/Socket ?: Using \d+ threads and \d+ sockets per thread",
-    r"NET/OFI (?:Selected [Pp]rovider|Using|Setting|Running on|Adding|Received \d+|Server: |Initializing|Creating"
-    r"|Support for|Internode latency|Configuring|Disabling|Forcing|Libfabric|Loaded|aws-ofi-nccl|GUID|Topology"
-    r"|Process rank \d+ started|No NIC info)",
-    r"Using NCCL Low-latency algorithm", r"Using \d+ threads, Min Comp Cap", r"Launch mode \w+",
-    # channels, graphs, rings once set up
-    r"Connected (?:all rings|all trees|NVLS|binomial trees|collnet|all)", r"threadThresholds ",
-    r"\d+ coll channels", r"P2P Chunksize set to", r"Enabled NCCL Func/Proto/Algo Matrix", r"NCCL_PROTO ",
-    r"(?:Channel|Ring) \d+(?:/\d+)? :\s*$",
-    # threads, memory, proxies
-    r"\[Proxy (?:Service|Progress|Thread)(?: UDS)?\] Device \d+ CPU core", r"New proxy (?:send|recv) connection",
-    r"Connected to proxy localRank", r"(?:[\w./\-]+:\d+ )?(?:Cuda |Ib |Cuda Host )?Alloc Size \d+", r"Mem Realloc",
-    r"ncclCuda(?:CallocDebug|Free)", r"Found side stream", r"Allocated \d+ bytes", r"ncclMemAlloc",
-    r"(?:Bootstrap|Init) timings", r"RAS (?:client listening socket|failed to establish)", r"Dumping proxy state",
-    r"socketProgressOpt: abort called", r"\[Service thread\] Connection closed by localRank \d+",
-    r"NCCL_\w+ set to ", r"rank \d+ nranks \d+$",
-]
-KNOWN_INFO_ANY = "^(?:" + "|".join(f"(?:{k})" for k in KNOWN_INFO) + ")"
 
 # ncclDataType_t, by enum number: name and bytes per element.
 DTYPES = {
@@ -390,59 +268,6 @@ def _family(addr: str = "addr") -> pl.Expr:
     return pl.when(pl.col(addr).str.contains(":")).then(pl.lit("IPv6")).otherwise(pl.lit("IPv4"))
 
 
-def _process_ranks(init: pl.DataFrame, nnodes: pl.DataFrame, rank_nranks: pl.DataFrame, conn: pl.DataFrame,
-                   trees: pl.DataFrame, proxy: pl.DataFrame) -> pl.DataFrame:
-    """Which global rank each process is: ``host, pid, dev, rank, world_size, cuda_dev``.
-
-    A process's rank is the one it holds in its largest communicator (the world; a sub-group's rank
-    is never larger than the global one, and NCCL's own line says how large each is); where no line
-    gives a communicator's size, the largest rank its channel and tree lines show (a connection line
-    is written by the rank that sends, a ``[receive]`` one by the rank that receives; a tree line
-    ``a/b/c->R->p`` by R, a proxy thread's ``[Proxy Service R]`` for R). A process that drives several GPUs (nccl-tests ``-g 4``, one thread per GPU,
-    TF/Horovod) holds one rank per device: its rows name ``dev`` and are matched on it; ``dev`` is
-    null for a process of one rank."""
-    i64 = pl.Int64
-    parts = [
-        init.select("host", "pid", pl.col("cuda_dev").cast(i64, strict=False).alias("dev"), "rank", "nranks", "line"),
-        nnodes.select("host", "pid", "dev", "rank", "nranks", "line"),
-        rank_nranks.select("host", "pid", "dev", "rank", "nranks", "line"),
-        conn.select("host", "pid", "dev", pl.when(pl.col("direction") == "receive").then("dst").otherwise("src").alias("rank"),
-                    "nranks", "line"),
-        trees.select("host", "pid", "dev", pl.col("value").str.extract(r"->(\d+)->", 1).alias("rank"),
-                     pl.lit(None, pl.Utf8).alias("nranks"), "line"),
-        proxy.select("host", "pid", "dev", "rank", pl.lit(None, pl.Utf8).alias("nranks"), "line"),
-    ]
-    claims = pl.concat([p.with_columns(pl.col("dev", "rank", "nranks").cast(i64, strict=False)) for p in parts if p.height],
-                       how="vertical_relaxed") if any(p.height for p in parts) else None
-    if claims is None or not claims.height:
-        return pl.DataFrame(schema={"host": pl.Utf8, "pid": i64, "dev": i64, "rank": i64, "world_size": i64, "cuda_dev": i64})
-    claims = claims.filter(pl.col("rank").is_not_null())
-    top = pl.col("nranks").max().over("host", "pid")
-    claims = claims.filter(top.is_null() | (pl.col("nranks") == top))
-    per_dev = claims.sort("line").group_by("host", "pid", "dev", maintain_order=True).agg(
-        pl.coalesce(pl.col("rank").filter(pl.col("nranks").is_not_null()).first(), pl.col("rank").max()).alias("rank"),
-        pl.col("nranks").max().alias("world_size"))
-    several = per_dev.group_by("host", "pid").agg((pl.col("rank").n_unique() > 1).alias("_multi"))
-    per_dev = per_dev.join(several, on=["host", "pid"])
-    single = (per_dev.filter(~pl.col("_multi")).group_by("host", "pid", maintain_order=True)
-              .agg(pl.col("rank").first(), pl.col("world_size").max(), pl.col("dev").first().alias("cuda_dev"))
-              .with_columns(pl.lit(None, i64).alias("dev")))
-    multi = per_dev.filter(pl.col("_multi")).with_columns(pl.col("dev").alias("cuda_dev")).drop("_multi")
-    return pl.concat([single.select(multi.columns), multi])
-
-
-def _join_rank(frame: pl.DataFrame, proc_rank: pl.DataFrame) -> pl.DataFrame:
-    """``frame`` (host, pid, dev) with the rank of the process, or of its device where it drives several."""
-    one = proc_rank.filter(pl.col("dev").is_null()).select("host", "pid", pl.col("rank").alias("_r1"))
-    per_dev = proc_rank.filter(pl.col("dev").is_not_null()).select("host", "pid", "dev", pl.col("rank").alias("_r2"))
-    out = frame.join(one, on=["host", "pid"], how="left", maintain_order="left")
-    if per_dev.height:
-        out = out.join(per_dev, on=["host", "pid", "dev"], how="left", maintain_order="left")
-    else:
-        out = out.with_columns(pl.lit(None, pl.Int64).alias("_r2"))
-    return out.with_columns(pl.coalesce("_r1", "_r2").alias("rank")).drop("_r1", "_r2")
-
-
 def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     """``lines``: the lines frame; ``scanned``: the COLL lines ``read_many`` took apart."""
     pre = _split_prefix(lines)
@@ -501,7 +326,7 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     said_size = df.filter(pl.col("msg").str.contains(" nranks ", literal=True) | pl.col("msg").str.contains(" nRanks ", literal=True))
     rank_nranks = _decode(said_size.join(init.select("file", "line"), on=["file", "line"], how="anti"), RANK_NRANKS)
     proxy = _decode(df, PROXY_RANK, pl.col("msg").str.starts_with("[Proxy "))
-    proc_rank = _process_ranks(init, nnodes, rank_nranks, conn, trees, proxy)
+    proc_rank = process_ranks(init, nnodes, rank_nranks, conn, trees, proxy)
     comm_ids = init.filter(pl.col("comm_id").is_not_null()).group_by(["host", "pid", "comm"]).agg(
         pl.col("comm_id").first()
     )
@@ -511,7 +336,7 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
             return frame
         if not frame.height:  # most kinds of line are absent from most logs: no join for them
             return frame.with_columns(pl.lit(None, pl.Int64).alias("rank"))
-        return _join_rank(frame, proc_rank)
+        return join_rank(frame, proc_rank)
 
     comms = pl.concat([
         init.with_columns(

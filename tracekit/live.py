@@ -1,15 +1,15 @@
 """The live stall detector of ``tracekit run``: when a job has stopped advancing, by its own rhythm.
 
 A job advances when its ranks' collective counters move (the Flight Recorder's ``pg_status``, which
-``tracekit.hook`` writes to ``procs/beat.*`` as it changes) or its logs grow (step lines, NCCL
-COLL lines). ``Watchdog`` learns the gaps between advances and calls a gap a stall once it is
+``tracekit.hook`` writes to ``procs/beat.*`` as it changes) or, before the first collective and
+without a Flight Recorder, when its logs grow (step lines, NCCL COLL lines). ``Watchdog`` learns the gaps between advances and calls a gap a stall once it is
 longer than the job's own history allows:
 
-- the usual gap: ``factor`` times the 90th percentile of the recent gaps, never under ``floor_s``;
-- a long gap the job had before and came out of (a silent eval, a checkpoint): 1.25 times it;
+- the usual gap: ``factor`` times the median of the recent gaps, never under ``floor_s``;
+- a long gap the job had before and went back to its rhythm after (a silent eval): 1.25 times it;
 - an eval or checkpoint save the logs announce just before the gap (``phase``): at least
   ``phase_s``, or twice the longest such phase so far;
-- the first steps (compilation, ZeRO-3 partitioning), before the job has ``warm`` advances over
+- the first steps (compilation, ZeRO-3 partitioning), before the job has ``warm`` gaps over
   ``2 * floor_s`` seconds: ``cold_s``.
 
 A stall is one episode of dump rounds. Nothing moving through the second round is a hang: the

@@ -210,7 +210,8 @@ def scan(folder: str | Path) -> Store:
             table = pl.scan_parquet(path) if name in LAZY else pl.read_parquet(path)
             got = dict(table.collect_schema())
         except Exception as e:  # noqa: BLE001 - polars raises several kinds for a bad file
-            raise StoreError(f"{path}: not a readable parquet file ({type(e).__name__}); re-run `tracekit ingest`") from None
+            raise StoreError(f"{path}: not a readable parquet file ({type(e).__name__}); "
+                             "re-run `tracekit ingest`") from None
         if got != sch:
             raise StoreError(f"{path}: columns differ from tracekit's schema; re-run `tracekit ingest`")
         tables[name] = table

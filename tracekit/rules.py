@@ -205,7 +205,8 @@ def deadlock(ev: Evidence) -> Verdict | None:
     if ev.finished or ev.moving:
         return None  # slow_progress or healthy says it
     f = ev.missing[0]
-    where = ev.stacks.filter(pl.col("rank").is_in(f.missing))
+    # the latest dump first: where the rank is now, not where an early round caught it
+    where = ev.stacks.filter(pl.col("rank").is_in(f.missing)).sort("file", "line", descending=[True, False])
     summary = f.message + _in(where.unique(["rank", "where"], maintain_order=True))
     return Verdict(Kind.DEADLOCK, summary, f.missing, f.evidence + _stack_lines(where) + lines(ev.timeouts, 3))
 

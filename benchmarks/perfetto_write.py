@@ -12,10 +12,18 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from verdict_scale import synthetic_store  # noqa: E402
+from verdict_scale import build  # noqa: E402
 
 from tracekit.reports import chrome_json, perfetto, timeline  # noqa: E402
+from tracekit.store import Store  # noqa: E402
 from tracekit.verdict import decide  # noqa: E402
+
+
+def synthetic_store(ranks: int, colls: int) -> Store:
+    """verdict_scale's synthetic run, built on disk and read back whole."""
+    with tempfile.TemporaryDirectory() as tmp:
+        build(Path(tmp), ranks, colls)
+        return Store.read(Path(tmp) / "store")
 
 
 def timed(fn):

@@ -29,6 +29,8 @@ CUDA = (r"CUDA error: |CUDA out of memory|illegal memory access|device-side asse
         r"|hipError\w+|cudaError\w+")
 # c10d says its watchdog is stuck: a hang the runtime reports
 STUCK = r"Heartbeat monitor timed out|watchdog got stuck for \d+ seconds"
+# c10d's store barrier still waiting for ranks that have not arrived (worker_count < world_size)
+STORE_WAIT = r"Waiting in store based barrier to initialize process group for rank: \d+, key: \S+ \(world_size=\d+, worker_count=\d+"
 ASYNC_ERROR = r"raised the following async exception: "
 # c10d's desync report (TORCH_NCCL_DESYNC_DEBUG): `[7] finished collective #182, but didn't join collective #183`
 DESYNC = r"^\s*\[(?P<rank>\d+)\] finished collective #\d+, but didn't join collective #(?P<seq>\d+)"
@@ -145,6 +147,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("watchdog_abort", t.str.contains(ABORT) & ~t.str.contains(CUDA))
     add("cuda_error", t.str.contains(CUDA))
     add("stall", t.str.contains(STUCK), where=pl.lit("c10d"))
+    add("stall", t.str.contains(STORE_WAIT), where=pl.lit("c10d store barrier"))
     add("exception", t.str.contains(ASYNC_ERROR), WATCHDOG)
     add("rank_missing", t.str.contains(DESYNC), DESYNC, where=pl.lit("c10d desync report"))
     add("child_failed", t.str.contains(RAY_DIED), where=pl.lit("ray"))

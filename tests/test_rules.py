@@ -226,3 +226,15 @@ def test_a_peer_closing_its_socket_is_a_consequence():
                    event("nccl_warn", "include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'", 0, 1)])
     assert rules.first(e)[0] == "cuda_failure"
     assert rules.transport_error(ev(events=[event("nccl_warn", "Socket recv failed while polling for opId=0x7f", 1)])) is None
+
+
+def test_a_connect_that_timed_out_is_the_networks_failure_not_a_consequence():
+    e = ev(events=[event("connect_retry", "Call to connect returned Connection timed out, retrying", 1, 2),
+                   event("connect_retry", "Call to connect returned Connection timed out, retrying", 1, 3)])
+    name, v = rules.first(e)
+    assert name == "transport_error" and v.kind == Kind.TRANSPORT_ERROR and "Connection timed out" in v.summary
+
+
+def test_nothing_says_what_it_saw():
+    v = rules.nothing(ev(events=[event("c10d_error", "[E] something odd", 0, 4)]))
+    assert v.kind == Kind.UNDECIDED and "1 error line(s) no rule explains" in v.summary and v.evidence

@@ -27,6 +27,9 @@ CONSEQUENCE = (r"(?i)time[ d]*out|watchdog|ChildFailedError|SignalException|clos
 CUDA = (r"(?i:CUDA error|CUDA out of memory|OutOfMemoryError|illegal memory access|device-side assert|cudaError"
         r"|CUBLAS_STATUS|CUDNN_STATUS|uncorrectable ECC|CUDA driver error|Cuda failure|cudaMalloc\w* failed"
         r"|cuMem\w+ failed|hip\w+ failed|hipError)")
+# a connection that could not be made: the network's own failure, whatever words of time it uses
+NETWORK_FAIL = (r"(?i)call to (?:connect|bind|accept)|connect(?:ion)? (?:timed out|timeout|refused|failed)|ibv_\w+ failed"
+                r"|No route to host|Network is unreachable|Connection refused")
 # NCCL's own error codes as torch or the program reports them: NCCL failed, and says why only in its
 # WARN lines (NCCL_DEBUG=WARN or INFO)
 NCCL_ERROR = (r"ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclInvalidArgument|ncclUnhandledCudaError"
@@ -241,9 +244,11 @@ class Evidence:
 
     @cached_property
     def transport(self) -> pl.DataFrame:
-        """Transport errors, connect retries and NCCL WARNs that are neither a consequence nor benign."""
+        """Transport errors, connect retries and NCCL WARNs that are neither a consequence nor benign
+        (a connect that timed out is the network's failure, not a collective's timeout)."""
         t = self.kinds("transport_error", "connect_retry", "nccl_warn")
-        t = t.filter(~pl.col("message").str.contains(CONSEQUENCE) & ~pl.col("message").str.contains(CUDA))
+        m = pl.col("message")
+        t = t.filter((~m.str.contains(CONSEQUENCE) | m.str.contains(NETWORK_FAIL)) & ~m.str.contains(CUDA))
         return t.join(self.benign.select("file", "line"), on=["file", "line"], how="anti")
 
     @cached_property

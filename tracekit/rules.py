@@ -173,8 +173,8 @@ def init_stall(ev: Evidence) -> Verdict | None:
     peers_done = ev.store.comms.filter((pl.col("state") == "init_complete")
                                        & pl.col("comm_id").is_in(ev.store.comms.filter(pl.col("state") == "init_start")["comm_id"].drop_nulls().implode()))
     stalled = peers_done.height or ev.timeouts.height or ev.stalls.height or ev.stacks.height or ev.exits.height
-    if not ((p.height and stalled) or (retry.height and not _count(ev.store.collectives))):
-        return None
+    if not (p.height and stalled):
+        return None  # (connects that only keep retrying are the network's: transport_error says it)
     r = p["rank"].drop_nulls().unique().sort().to_list()
     known = set(ev.store.ranks["rank"].drop_nulls().to_list())
     never = sorted(known - set(ev.init_started)) if p.height else []
@@ -414,10 +414,11 @@ def clean_but_partial(ev: Evidence) -> Verdict | None:
 def nothing(ev: Evidence) -> Verdict:
     """No rule fired: say what was seen and what would decide it."""
     n = _count(ev.store.collectives)
-    seen = (f"{n} collective record(s) and no sign of failure" if n else
-            "no collectives, stacks or errors")
-    return Verdict(Kind.UNDECIDED, f"{seen}, but no clean end or progress to call it healthy ({ev.coverage.describe()}): "
-                   f"{COLLECT}", [], [])
+    errors = ev.kinds("nccl_warn", "c10d_error", "exception", "crash", "stall", "rank_missing", "watchdog_abort")
+    seen = [f"{n} collective record(s)" if n else "no collective record",
+            f"{errors.height} error line(s) no rule explains" if errors.height else "no sign of failure"]
+    return Verdict(Kind.UNDECIDED, f"{' and '.join(seen)}, but no clean end or progress to call it healthy "
+                   f"({ev.coverage.describe()}): {COLLECT}", [], lines(errors, 4))
 
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [

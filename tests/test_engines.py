@@ -131,3 +131,18 @@ def test_scan_refuses_a_broken_store_in_one_line(tmp_path):
     (folder / "collectives.parquet").write_bytes(b"not parquet")
     with pytest.raises(StoreError, match="collectives.parquet: not a readable parquet file"):
         engines.scan(folder)
+
+
+def test_group_members_keeps_each_distinct_list_once():
+    """align.group_members: where every dump lists a group alike, one list; where dumps disagree (in
+    members or in length), each distinct list, as deduplicating every row would."""
+    from tests.factory import make_store
+    from tracekit import align
+
+    def lists(rows):
+        got = align.group_members(make_store(groups=[dict(file=f"fr{r}", rank=r, pg=pg, members=m) for r, pg, m in rows]))
+        return sorted((pg, tuple(m)) for pg, m in got.iter_rows())
+
+    assert lists([(r, "0", [0, 1, 2]) for r in range(3)]) == [("0", (0, 1, 2))]
+    assert lists([(0, "0", [0, 1]), (1, "0", [0, 1]), (2, "0", [1, 2]), (0, "7", [0, 2]), (2, "7", [0, 2, 3]),
+                  (1, "8", [])]) == [("0", (0, 1)), ("0", (1, 2)), ("7", (0, 2)), ("7", (0, 2, 3))]

@@ -10,10 +10,9 @@ import pytest
 
 from tests.conftest import SAMPLES
 from tracekit.ingest import ingest
-from tracekit.verdict import Kind, decide
+from tracekit.verdict import FAILED, Kind, decide
 
 RUNS = sorted(p.name for p in SAMPLES.iterdir() if p.is_dir() and p.name not in ("repro", "wild"))
-FAILED = {Kind.DEADLOCK, Kind.MISMATCH, Kind.INIT_STALL, Kind.TRANSPORT_ERROR, Kind.CRASHED_RANK}
 TEXT = ("torch", "trainer", "nccl", "nccl-tests")
 
 

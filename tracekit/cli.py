@@ -69,9 +69,6 @@ class Commands(click.Group):
             raise UsageInput(e) from None
 
 
-HANGS = {"deadlock", "mismatch", "init-stall", "transport-error", "crashed-rank"}  # --fail-on-hang: these, or any failure sign
-
-
 def _newer_than(folder: Path, store: Path) -> bool:
     """Whether any log under ``folder`` changed after ``store`` was written (then ingest again)."""
     from tracekit.ingest import discover
@@ -251,7 +248,7 @@ def ingest_cmd(paths, out, as_json, fail_on_hang, no_store, list_unknown, engine
                               indent=2, default=str))
     else:
         click.echo(summary.render(s) + ("\n\n" + summary.render_unknown(unknown) if list_unknown else ""))
-    if fail_on_hang and (s["verdict"]["kind"] in HANGS or s["verdict"]["failure_signs"]):
+    if fail_on_hang and s["verdict"]["failed"]:  # a hang or failure verdict, or any failure sign
         sys.exit(1)
 
 
@@ -276,7 +273,7 @@ def verdict_cmd(run, as_json, fail_on_hang):
         click.echo(f"{v['kind'].upper()}: {v['summary']}")
         for e in v["evidence"]:
             click.echo(f"  evidence {e}")
-    if fail_on_hang and (v["kind"] in HANGS or v["failure_signs"]):
+    if fail_on_hang and v["failed"]:
         sys.exit(1)
 
 

@@ -63,9 +63,17 @@ KILL_CODES = {124, 143, -15, -2, 130}  # `timeout`, SIGTERM, SIGINT: someone ask
 SIGKILL_CODES = {-9, 137}  # nobody asks politely with SIGKILL: mostly the kernel's OOM killer
 C10D_FRAME = r"distributed_c10d|deepspeed/comm|torch/distributed/(?:_functional|nn|fsdp|algorithms)|c10d"
 # a frame of the standard library: py-spy's `threading.py:327`, faulthandler's `/usr/lib/python3.11/...`
-STDLIB_FRAME = (r"\((?:" + "|".join(sorted(sys.stdlib_module_names)) + r")(?:\.py)?[/:]"
+STDLIB_FRAME = (r"\((?:<frozen |(?:" + "|".join(sorted(sys.stdlib_module_names)) + r")(?:\.py)?[/:])"
                 r"|/lib/python3\.\d+/(?:[^/]+/)*[^/]+\.py:")
 SITE = r"site-packages|dist-packages"
+
+
+def own_frame() -> pl.Expr:
+    """A stack event's innermost frame of the program or a library (standard-library frames skipped,
+    installed packages kept), else its ``where``: a rank waiting in wandb.init reads as wandb, not as
+    threading.Condition.wait."""
+    stdlib = pl.element().str.contains(STDLIB_FRAME) & ~pl.element().str.contains(SITE)
+    return pl.coalesce(pl.col("frames").str.split(" <- ").list.eval(pl.element().filter(~stdlib)).list.first(), "where")
 
 
 def clip(text: str | None, n: int = 200) -> str:
@@ -255,6 +263,11 @@ class Evidence:
     def network_settings(self) -> pl.DataFrame:
         return self.kinds("setting").filter(pl.col("message").str.contains(NETWORK_SETTINGS))
 
+    @property
+    def launched_with(self) -> str:
+        """The network settings of the launch, as ``A=1; B=2`` (empty where none was logged)."""
+        return "; ".join(sorted(set(self.network_settings["message"].to_list())))
+
     @cached_property
     def reported_mismatch(self) -> pl.DataFrame:
         return self.store.events.filter(pl.col("kind").is_in(["collective_mismatch", "gloo_size_mismatch"]) | (
@@ -278,9 +291,7 @@ class Evidence:
         """The main thread's innermost frame of the program or a library per rank (or pid): a rank
         waiting in wandb.init reads as wandb, not as threading.Condition.wait."""
         st = self.store.events.filter((pl.col("kind") == "stack") & pl.col("thread").str.starts_with("MainThread"))
-        own = pl.col("frames").str.split(" <- ").list.eval(pl.element().filter(
-            ~pl.element().str.contains(STDLIB_FRAME) | pl.element().str.contains(SITE))).list.first()
-        st = st.with_columns(pl.coalesce(own, "where").alias("where"))
+        st = st.with_columns(own_frame().alias("where"))
         return st.with_columns(pl.col("where").str.contains(C10D_FRAME).fill_null(False).alias("in_c10d"),
                                pl.col("thread").str.extract(r"thread (\S+)", 1).alias("tid"))
 

@@ -121,7 +121,7 @@ def nccl_failure(ev: Evidence) -> Verdict | None:
     if not (ev.nccl_errors.height and t.height):
         return None
     r = _rank_of(ev.nccl_errors.head(1), ev)
-    said = "; ".join(sorted(set(ev.network_settings["message"].to_list())))
+    said = ev.launched_with
     return Verdict(Kind.TRANSPORT_ERROR, f"NCCL failed on {who(t['rank'].drop_nulls().unique().to_list()) or 'a rank'}: "
                    f"{_msg(t, 0, 160)}" + (f" (launched with {said})" if said else "")
                    + f"; {who(r) if r else 'a rank'} then failed: {_msg(ev.nccl_errors, 0, 120)}",
@@ -191,7 +191,7 @@ def transport_error(ev: Evidence) -> Verdict | None:
     t = ev.transport.sort("line")
     if not (t.filter(pl.col("kind") != "nccl_warn").height or (t.height and not ev.missing)):
         return None
-    said = "; ".join(sorted(set(ev.network_settings["message"].to_list())))
+    said = ev.launched_with
     return Verdict(Kind.TRANSPORT_ERROR, f"{t.height} transport error line(s), first: {_msg(t)}"
                    + (f" (launched with {said})" if said else ""), t["rank"].drop_nulls().unique().sort().to_list(),
                    lines(t) + lines(ev.network_settings, 3))

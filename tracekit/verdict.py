@@ -52,7 +52,7 @@ class Verdict:
         return {
             "kind": self.kind.name.lower().replace("_", "-"), "meaning": self.kind.value, "summary": self.summary,
             "ranks": self.ranks, "evidence": self.evidence, "notes": self.notes,
-            "coverage": self.coverage, "failure_signs": self.failure_signs, "rule": self.rule,
+            "coverage": self.coverage, "failure_signs": self.failure_signs, "failed": self.failed, "rule": self.rule,
             "findings": [f.to_dict() for f in self.findings],
         }
 

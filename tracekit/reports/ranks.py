@@ -9,25 +9,21 @@ dump was only taken earlier, and nothing here calls it stuck.
 from __future__ import annotations
 
 import re
-import sys
 
 import polars as pl
 
 from tracekit import align
 from tracekit.align import fmt_ranks
+from tracekit.evidence import own_frame
 from tracekit.store import Store
+from tracekit.verdict import FAILED
 
-#: Verdicts in which a rank behind its group's frontier is stuck there.
-HANGS = {"DEADLOCK", "MISMATCH", "INIT_STALL", "TRANSPORT_ERROR", "CRASHED_RANK"}
 TIMED_SOURCES = ("fr", "kineto")
-# a frame of the standard library (py-spy's `(threading.py:327)`, `/usr/lib/python3.11/...`), unless installed
-STDLIB_FRAME = (r"\((?:<frozen |(?:" + "|".join(sorted(sys.stdlib_module_names)) + r")(?:\.py)?[/:])"
-                r"|/lib/python3\.\d+/(?:[^/]+/)*[^/]+\.py:")
-SITE = r"site-packages|dist-packages"
 
 
 def is_hang(verdict) -> bool:
-    return verdict is not None and verdict.kind.name in HANGS
+    """Verdicts in which a rank behind its group's frontier is stuck there."""
+    return verdict is not None and verdict.kind in FAILED
 
 
 def timed(store: Store) -> tuple[pl.DataFrame, str]:
@@ -88,9 +84,7 @@ def main_threads(store: Store) -> dict[int, str]:
                              & pl.col("thread").str.contains("MainThread"))
     if not st.height:
         return {}
-    stdlib = pl.element().str.contains(STDLIB_FRAME) & ~pl.element().str.contains(SITE)
-    frames = pl.col("frames").str.split(" <- ").list.eval(pl.element().filter(~stdlib))
-    st = st.with_columns(pl.coalesce(frames.list.first(), "where").alias("where"))
+    st = st.with_columns(own_frame().alias("where"))
     return dict(st.sort("file", "line").group_by("rank").agg(pl.col("where").last()).iter_rows())
 
 

@@ -40,9 +40,9 @@ class Report:
     commands: list[str] = field(default_factory=list)
 
 
-def coverage(store: Store, verdict: Verdict | None = None) -> list[str]:
-    """Which ranks the record covers, from which kinds of file, and which ranks left none (the
-    first line is the verdict's own coverage, where there is one: both say the same)."""
+def coverage(store: Store, verdict: Verdict) -> list[str]:
+    """Which ranks the record covers (the verdict's own coverage: who left no file), from which kinds
+    of file, and the files tied to no rank."""
     files = store.files.select("file", "kind")
     tables = [store.collectives, store.events, store.comms, store.links]
     direct = pl.concat([store.ranks.select("rank", "file")] + [t.select("rank", "file") for t in tables])
@@ -51,15 +51,8 @@ def coverage(store: Store, verdict: Verdict | None = None) -> list[str]:
               .join(store.ranks.select("host", "pid", "rank").drop_nulls().unique(), on=["host", "pid"]).select("rank", "file"))
     per = pl.concat([direct, by_pid]).drop_nulls().unique().join(files, on="file", how="left")
     kinds = per.group_by("rank").agg(pl.col("kind").drop_nulls().unique().sort().str.join(", ")).sort("rank")
-    world = store.ranks["world_size"].drop_nulls().max() if store.ranks.height else None
-    seen = kinds["rank"].to_list()
-    said = (verdict.coverage or {}).get("text") if verdict is not None else None
-    out = [(said or f"{len(seen)} of {world or '?'} rank(s) seen" + (f": ranks {fmt_ranks(seen)}" if seen else ""))
-           + f"; {store.files.height} file(s) read, {store.files['error'].is_not_null().sum()} unreadable"]
-    if world and not said:
-        absent = sorted(set(range(world)) - set(seen))
-        if absent:
-            out.append(f"ranks {fmt_ranks(absent)} left no record at all: nothing here says where they are")
+    out = [f"{verdict.coverage['text']}; {store.files.height} file(s) read, "
+           f"{store.files['error'].is_not_null().sum()} unreadable"]
     by_kind: dict[str, list[int]] = {}
     for r, k in kinds.iter_rows():
         by_kind.setdefault(k or "no file of a known kind", []).append(r)

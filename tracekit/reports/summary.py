@@ -7,7 +7,7 @@ transports [{host_pair, transport, n}], network [{host, what, value}], communica
 init_complete, pending}, last_collective [{rank, source, pg, seq, op}], errors [{file, line, kind,
 message}], unknown_lines {file: n}, traffic {ranks, nranks, steps, accumulation, by_op [{op, calls,
 data_bytes, sent_bytes}] per rank over the run, text} or null without NCCL COLL lines (tracekit.traffic),
-verdict {kind, meaning, summary, ranks, evidence, notes, findings}.
+verdict {kind, meaning, summary, ranks, evidence, notes, coverage, failure_signs, failed, rule, findings}.
 """
 
 from __future__ import annotations

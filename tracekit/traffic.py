@@ -60,24 +60,29 @@ def _accumulation(store: Store) -> int | None:
 
 def measure(store: Store) -> Traffic | None:
     """The run's collective traffic, or None where no NCCL COLL line was logged."""
-    c = store.collectives.filter((pl.col("source") == "nccl") & (pl.col("state") != "no-op")
-                                 & pl.col("bytes").is_not_null())
-    if not c.height:
-        return None
+    c = (store.collectives.lazy().filter((pl.col("source") == "nccl") & (pl.col("state") != "no-op")
+                                         & pl.col("bytes").is_not_null())
+         .select("op", "bytes", "nranks", "rank", "host", "pid"))
     n = pl.col("nranks").fill_null(1)
     data = pl.when(pl.col("op").is_in(["all_gather", "reduce_scatter"])).then(pl.col("bytes") * n).otherwise("bytes")
     share = (n - 1).cast(pl.Float64) / n
     factor = (pl.when(n <= 1).then(0.0).when(pl.col("op") == "all_reduce").then(2 * share)
               .when(pl.col("op") == "send").then(1.0).when(pl.col("op") == "recv").then(0.0).otherwise(share))
-    who = pl.coalesce(pl.col("rank").cast(pl.Utf8), pl.format("{}:{}", "host", "pid"))
-    rows = c.with_columns(who.alias("who"), data.alias("data"), (data * factor).alias("sent"))
-    ranks = rows["who"].n_unique()
-    by_op = (rows.group_by(pl.col("op").cast(pl.Utf8))
-             .agg((pl.len() / ranks).alias("calls"), (pl.col("data").sum() / ranks).alias("data_bytes"),
-                  (pl.col("sent").sum() / ranks).alias("sent_bytes"))
-             .sort("sent_bytes", "data_bytes", descending=True))
+    # who sent: the rank, else the process (host, pid) of a log that names no rank
+    unranked = pl.col("rank").is_null()
+    counted = c.select(pl.len().alias("rows"), pl.col("nranks").max(), pl.col("rank").drop_nulls().n_unique().alias("ranked"),
+                       pl.struct(pl.col("host").filter(unranked), pl.col("pid").filter(unranked)).n_unique().alias("procs"),
+                       unranked.any().alias("any_unranked"))
+    by_op = (c.group_by(pl.col("op").cast(pl.Utf8))
+             .agg(pl.len().alias("calls"), data.sum().alias("data_bytes"), (data * factor).sum().alias("sent_bytes")))
+    counted, by_op = pl.collect_all([counted, by_op])
+    if not counted["rows"][0]:
+        return None
+    ranks = counted["ranked"][0] + (counted["procs"][0] if counted["any_unranked"][0] else 0)
+    by_op = (by_op.with_columns(pl.col("calls", "data_bytes", "sent_bytes") / ranks)
+             .sort("sent_bytes", "data_bytes", "op", descending=[True, True, False]))  # ties: by name
     steps = store.events.filter(pl.col("kind") == "step")["step"].max()
-    return Traffic(by_op, ranks, c["nranks"].max(), int(steps) if steps else None, _accumulation(store))
+    return Traffic(by_op, ranks, counted["nranks"][0], int(steps) if steps else None, _accumulation(store))
 
 
 def gb(n: float) -> str:

@@ -42,13 +42,16 @@ def _clip(text: str, width: int = ERROR_WIDTH) -> str:
     return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + " ..."
 
 
-def _last(df: pl.DataFrame, by: list[str], order: list[str]) -> pl.DataFrame:
-    """Per group, the row that sorting by ``order`` (nulls last) would put last, without sorting:
-    keep the rows at the group's maximum of each key in turn (a null counts as the largest)."""
-    for k in order:
-        key = pl.col(k).cast(pl.Int64).fill_null(2**63 - 1)
-        df = df.filter(key == key.max().over(by))
-    return df.group_by(by).last()
+def _last_collectives(c: pl.DataFrame) -> pl.DataFrame:
+    """Each rank's last collective of each source (by start time, record id, then line; a null
+    counts as the latest), Kineto's GPU kernels aside. The rows are found on their keys alone, then
+    gathered: the strings of a million rows are never copied."""
+    keys = [pl.col(k).cast(pl.Int64).fill_null(2**63 - 1).alias(k) for k in ("start_ns", "record_id", "line")]
+    at = (c.lazy().with_row_index("_i").filter(pl.col("rank").is_not_null() & (pl.col("source") != "kineto-gpu"))
+          .select("_i", "rank", "source", *keys).group_by("rank", "source")
+          .agg(pl.col("_i").sort_by("start_ns", "record_id", "line", maintain_order=True).last()).collect())
+    return c[at["_i"].sort()].sort("rank", "source").select(
+        "rank", "source", "pg", "seq", pl.coalesce("op_raw", pl.col("op").cast(pl.Utf8)).alias("op"))
 
 
 def build(store: Store, verdict: Verdict) -> dict:
@@ -71,9 +74,7 @@ def build(store: Store, verdict: Verdict) -> dict:
            .unique(maintain_order=True))
     init = c.filter(pl.col("state").is_in(["init_start", "init_complete"])).group_by("host", "pid", "comm").agg(
         (pl.col("state") == "init_complete").any().alias("done"))
-    last = _last(store.collectives.filter(pl.col("rank").is_not_null() & ~pl.col("source").is_in(["kineto-gpu"])),
-                 ["rank", "source"], ["start_ns", "record_id", "line"]).sort("rank", "source").select(
-        "rank", "source", "pg", "seq", pl.coalesce("op_raw", "op").alias("op"))
+    last = _last_collectives(store.collectives)
     errors = ev.filter(pl.col("kind").is_in(ERROR_KINDS)).sort("file", "line").select("file", "line", "kind", "message")
     # node index (torchrun's GROUP_RANK) where printed: fake nodes (network namespaces) share a host name
     # and NCCL's own count (`nNodes 4`), which can exceed the host names a paste shows

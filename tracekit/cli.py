@@ -235,13 +235,20 @@ def ingest_cmd(paths, out, as_json, fail_on_hang, no_store, list_unknown, engine
     if len(paths) > 1:
         click.echo(f"note: {len(paths)} paths read as one run (merged): " + ", ".join(paths)
                    + ("" if target else "; no store written (give --out DIR to keep the merged store)"), err=True)
-    if target is not None:
-        try:
-            store.write(target, inputs=paths)
-        except StoreError as e:
-            raise BadInput(str(e)) from None
+    writing = None
+    if target is not None:  # written beside the verdict (polars writes without the GIL); waited for below
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(1)
+        writing = pool.submit(store.write, target, inputs=paths)
+        pool.shutdown(wait=False)
     v = verdict_mod.decide(store)
     s = summary.build(store, v)
+    if writing is not None:
+        try:
+            writing.result()
+        except StoreError as e:
+            raise BadInput(str(e)) from None
     unknown = ingest_unknown(paths) if list_unknown else None
     if as_json:
         click.echo(json.dumps(s | ({"unknown_listed": summary.unknown_listing(unknown)} if list_unknown else {}),

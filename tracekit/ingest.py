@@ -106,16 +106,18 @@ def parse_files(paths: list[str], workers: bool = True) -> list[tuple[dict, list
     Many dumps are decoded in worker processes (``workers``; engines.decode_dumps)."""
     done: dict[str, tuple[dict, list[Parsed]]] = {}
     texts = []
+    if workers and len(paths) >= engines.DUMPS_FOR_WORKERS and engines.cores() > 1:
+        # many dumps, by their first byte: the workers read them (this process reading them too
+        # cost 0.6 s of 7 at 1,024 dumps)
+        dumps = [p for p in paths if _first_byte(p) in (b"\x80", b"{")]
+        if len(dumps) >= engines.DUMPS_FOR_WORKERS:
+            done.update(engines.decode_dumps(dumps))
+    rest = [p for p in paths if p not in done]
     # read on every core (reading releases the GIL), then classify in this thread: decoding a
     # dump is Python that threads would only make wait for each other
-    with ThreadPoolExecutor(min(len(paths), os.cpu_count() or 1) or 1) as pool:
-        contents = list(pool.map(_read, paths))
-    dumps = [p for p, d in zip(paths, contents) if not isinstance(d, OSError) and d[:1] in (b"\x80", b"{")]
-    if workers and len(dumps) >= engines.DUMPS_FOR_WORKERS and engines.cores() > 1:
-        done.update(engines.decode_dumps(dumps))
-    for path, read in zip(paths, contents):
-        if path in done:
-            continue
+    with ThreadPoolExecutor(min(len(rest), os.cpu_count() or 1) or 1) as pool:
+        contents = list(pool.map(_read, rest))
+    for path, read in zip(rest, contents):
         row, got = _classify_safely(path, read)
         if isinstance(got, (bytes, mmap.mmap)):
             texts.append((row, got))
@@ -130,6 +132,14 @@ def parse_files(paths: list[str], workers: bool = True) -> list[tuple[dict, list
             except Exception as e:  # noqa: BLE001
                 done[one[0]["file"]] = (_error_row(one[0]["file"], e), [])
     return [done[p] for p in paths]
+
+
+def _first_byte(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(1)
+    except OSError:
+        return b""
 
 
 def _read(path: str) -> bytes | mmap.mmap | OSError:

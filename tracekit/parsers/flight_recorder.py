@@ -116,13 +116,16 @@ def _rank_of(obj: dict, file: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-_SIZES: dict[str, tuple[int, str]] = {}
+_SIZES: dict[tuple | str, tuple[int, str]] = {}
 
 
-def _sizes(sizes: list) -> tuple[int, str]:
-    """An entry's ``input_sizes`` as (element count, ``"4096x1024;8"``), cached by the list's text:
-    a run repeats a few shapes millions of times."""
-    key = repr(sizes)
+def _size_of(sizes: list) -> tuple[int, str]:
+    """An entry's ``input_sizes`` as (element count, ``"4096x1024;8"``), cached by the shapes: a run
+    repeats a few shapes millions of times."""
+    try:
+        key = tuple(map(tuple, sizes))  # (a tuple of tuples: half the time of the list's repr)
+    except TypeError:  # a malformed entry: a scalar among the shapes
+        key = repr(sizes)
     got = _SIZES.get(key)
     if got is None:
         if len(_SIZES) > 65536:
@@ -130,6 +133,17 @@ def _sizes(sizes: list) -> tuple[int, str]:
         got = _SIZES[key] = (sum(math.prod(s) for s in sizes if isinstance(s, list)),
                              ";".join("x".join(map(str, s)) for s in sizes))
     return got
+
+
+def _sizes(column: list[list]) -> list[tuple[int, str]]:
+    """``_size_of`` of each entry's sizes; an entry with the same shapes as the one before it (a loop
+    of one op, the usual case) takes its answer without a lookup."""
+    out, before, answer = [], None, None
+    for sizes in column:
+        if sizes != before:
+            before, answer = sizes, _size_of(sizes)
+        out.append(answer)
+    return out
 
 
 def _column(name: str, value, dtype: pl.DataType, n: int) -> pl.Series:
@@ -146,7 +160,7 @@ def _collectives(entries: list[dict], file: str, rank: int | None) -> pl.DataFra
     raw = [str(g("profiling_name", "")) for g in gets]
     ops = [canonical_op(n) for n in raw]
     p2p = [bool(g("is_p2p")) or op in ("send", "recv") for g, op in zip(gets, ops)]
-    shapes = [_sizes(g("input_sizes") or []) for g in gets]
+    shapes = _sizes([g("input_sizes") or [] for g in gets])
     dtypes = [(g("input_dtypes") or [None])[0] for g in gets]
     counts = [s[0] for s in shapes]
     n = len(entries)

@@ -24,7 +24,7 @@ PART_RANKS = 256  # ranks per part written while building (2.56 M rows at 10,000
 
 def build(folder: Path, ranks: int, colls: int) -> None:
     """R ranks x C Flight Recorder all_reduces on the default group; the last rank misses the last one."""
-    import tracekit  # noqa: F401 - before polars, as the CLI imports them (tracekit/__init__.py: huge pages)
+    import tracekit  # noqa: F401 - before polars, as the CLI imports them
     import polars as pl
 
     from tracekit import schema

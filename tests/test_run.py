@@ -142,14 +142,14 @@ def test_fr_dump_during_an_import_imports_nothing(tmp_path):
     assert pickle.loads((tmp_path / "fr.pkl").read_bytes())["entries"][0]["profiling_name"] == "gloo:all_reduce"
 
 
-def test_the_run_gets_its_own_allocator_setting_not_tracekits():
-    """tracekit asks polars' jemalloc for huge pages (tracekit/__init__.py); the ranks it launches
-    must see the environment the user gave them, with or without that variable."""
-    probe = ("import os, tracekit; from pathlib import Path; from tracekit.run import Settings, rank_env; "
-             "print(os.environ['_RJEM_MALLOC_CONF'], rank_env(Settings(Path('.'))).get('_RJEM_MALLOC_CONF'))")
+def test_the_run_gets_the_users_allocator_setting():
+    """polars writes its allocator's settings into the environment when it loads; the ranks tracekit
+    launches see the environment the user gave them, with or without that variable."""
+    probe = ("import tracekit, polars; from pathlib import Path; from tracekit.run import Settings, rank_env; "
+             "import os; print(os.environ.get('_RJEM_MALLOC_CONF'), rank_env(Settings(Path('.'))).get('_RJEM_MALLOC_CONF'))")
     env = {k: v for k, v in os.environ.items() if k != "_RJEM_MALLOC_CONF"}
-    got = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True).stdout.split()
-    assert got == ["thp:always", "None"]
+    seen, given = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert seen != "None" and given == "None"  # (polars set one in tracekit's process)
     env["_RJEM_MALLOC_CONF"] = "narenas:2"
-    got = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True).stdout.split()
-    assert got == ["narenas:2", "narenas:2"]
+    seen, given = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert seen != "narenas:2" and given == "narenas:2"

@@ -21,7 +21,7 @@ import polars as pl
 
 from tracekit import engines, live, schema
 from tracekit.parsers import (Parsed, boilerplate, flight_recorder, fr_trace, kineto, launcher, mpi, nccl, nccl_ras,
-                              nccl_tests, pyspy, text, torch_log, trainer)
+                              nccl_tests, pyspy, torch_log, trainer)
 from tracekit.store import Store
 
 TEXT_PARSERS = (nccl, torch_log, trainer, pyspy, nccl_tests, fr_trace, nccl_ras, mpi, boilerplate)

@@ -63,8 +63,10 @@ class Settings:
 def rank_env(s: Settings, base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment every process of the run gets: ``base`` plus tracekit's settings it lacks."""
     env = dict(os.environ if base is None else base)
-    if base is None and tracekit.ALLOCATOR_SET:  # tracekit's own allocator setting is not the run's
+    if base is None:  # polars' allocator settings, written when it loaded, are not the run's
         env.pop("_RJEM_MALLOC_CONF", None)
+        if tracekit.USER_ALLOCATOR is not None:
+            env["_RJEM_MALLOC_CONF"] = tracekit.USER_ALLOCATOR
     out = str(s.out.resolve())
     defaults = {
         "NCCL_DEBUG": "INFO",

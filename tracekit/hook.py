@@ -6,9 +6,9 @@ Two ways in:
   ``rank<R>.<host>.<pid>.log``, prints the header, registers the process in ``procs/``, arms
   faulthandler on SIGUSR1, and dumps the Flight Recorder and the Python stacks each time the
   launcher touches ``dump.<host>.<launcher pid>.request``. Twice a second it reads how far its
-  collectives got (the Flight Recorder's ``pg_status``, 4 us) and, when that moved, writes it to
-  ``procs/beat.<host>.<launcher pid>.<pid>``: the launcher's stall detector reads those. It adds no
-  work to the training loop.
+  collectives got (the Flight Recorder's ``pg_status``: 4 us on gloo, 0.2 ms on NCCL) and, when that
+  moved, writes it to ``procs/beat.<host>.<launcher pid>.<pid>``: the launcher's stall detector
+  reads those. It adds no work to the training loop.
 - ``install(out)``, for scripts that call ``progress()`` themselves: prints the
   ``[tracekit] rank=... host=... pid=...`` header that ties this process's lines to its rank, and
   starts a daemon thread that, when ``progress()`` has not been called for ``stall_s`` seconds,
@@ -114,7 +114,8 @@ def dump_fr(path: Path) -> bool:
 
 def collectives_done() -> tuple[int, int] | None:
     """How far this process's collectives got, summed over its process groups: (last enqueued,
-    last completed) from the Flight Recorder's ``pg_status``, without its entries (4 us). None
+    last completed) from the Flight Recorder's ``pg_status``, without its entries (4 us on gloo, 0.2 ms
+    on NCCL; NCCL's watchdog marks a completion a moment after the kernel ends). None
     before a process group exists."""
     torch = sys.modules.get("torch")
     c10d = getattr(getattr(torch, "_C", None), "_distributed_c10d", None)

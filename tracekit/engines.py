@@ -214,7 +214,8 @@ def ingest_on_ray_to_disk(paths: list[str], folder: str | Path, address: str | N
         store = combine(_on_cluster(address, work))
         store.write(folder, inputs=paths)
         merged = parts / "collectives.parquet"
-        pl.scan_parquet(parts / "part-*.parquet").sink_parquet(merged)
+        in_order = sorted(parts.glob("part-*.parquet"), key=lambda f: int(f.stem.split("-")[1]))  # (not part-10 before part-2)
+        pl.scan_parquet(in_order).sink_parquet(merged)
         os.replace(merged, folder / "collectives.parquet")
     finally:
         for f in parts.glob("*.parquet"):

@@ -388,6 +388,10 @@ def ingest(paths: list[str | Path], progress: Callable[[int, int], None] | None 
     return combine(results)
 
 
+#: the small tables of rows that each come from a line (the collectives, the bulk, come in file order already)
+IN_LINE_ORDER = ("events", "comms", "links")
+
+
 def combine(results: list[tuple[dict, list[Parsed]]]) -> Store:
     """One store from what ``parse_files`` returned, however the files were split into batches
     (one batch per task of a distributed engine, say: docs/scale.md); ranks are resolved here,
@@ -402,4 +406,8 @@ def combine(results: list[tuple[dict, list[Parsed]]]) -> Store:
     tables = {name: schema.concat(frames, schema.TABLES[name]) for name, frames in gathered.items()}
     tables = _resolve_ranks(tables)
     tables = {name: schema.conform(df, schema.TABLES[name]) for name, df in tables.items()}
+    # a line's rows in file and line order, however the files were batched (each parser gives its
+    # rows for a whole batch): the same store from one process or many tasks
+    for name in IN_LINE_ORDER:
+        tables[name] = tables[name].sort("file", "line", nulls_last=True, maintain_order=True)
     return Store(**tables)

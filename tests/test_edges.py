@@ -296,3 +296,22 @@ def test_readme_quotes_what_its_first_command_prints(monkeypatch):
     r = invoke("ingest", "samples/gloo_2x2_deadlock", "--no-store")  # (the store goes nowhere in a test)
     assert r.exit_code == 0, r.output
     assert r.stdout == quoted
+
+
+def test_a_command_that_leaves_at_once_still_says_and_writes_everything(tmp_path):
+    """ingest and the other analysis commands leave with os._exit once their output is written
+    (cli.QUICK_EXIT): every byte still reaches a pipe, the store is whole, the exit code is the
+    command's."""
+    from tracekit.store import Store
+
+    run = tmp_path / "run"
+    shutil.copytree(SAMPLES / "gloo_2x2_deadlock", run)
+    p = subprocess.run([sys.executable, "-m", "tracekit.cli", "ingest", str(run), "--json", "--fail-on-hang"],
+                       capture_output=True, text=True)
+    assert p.returncode == 1, p.stderr  # a deadlock, and --fail-on-hang
+    said = json.loads(p.stdout)
+    assert said["verdict"]["kind"] == "deadlock" and said["ranks"]["count"] == 4
+    stored = Store.read(run / ".tracekit")
+    assert stored.files.height == len(said["files"]) and stored.collectives.height > 0
+    p = subprocess.run([sys.executable, "-m", "tracekit.cli", "verdict", str(tmp_path / "missing")], capture_output=True, text=True)
+    assert p.returncode == 2 and p.stderr.startswith("error: ") and p.stdout == ""

@@ -585,12 +585,33 @@ def watch_cmd(run_dir, interval, once, count):
         click.echo()
 
 
+#: commands that end when their output is written: their process leaves at once, without freeing
+#: its tables one by one (40 ms of the 1 s `tracekit ingest` of 200 MB); run, watch and open, which
+#: hold processes or a server, exit the usual way
+QUICK_EXIT = {"ingest", "verdict", "diff", "trace", "plot", "report"}
+
+
+def _exit_now(code) -> None:
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`| head`): nothing more can be said there
+            pass
+    os._exit(code if isinstance(code, int) else 0 if code is None else 1)
+
+
 def entry():
     """The ``tracekit`` console script: no traceback ever reaches the user (TRACEKIT_DEBUG=1 shows it)."""
     import os
 
     try:
         main(standalone_mode=True)
+    except SystemExit as done:
+        if len(sys.argv) > 1 and sys.argv[1] in QUICK_EXIT:
+            _exit_now(done.code)
+        raise
     except StoreError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)

@@ -3,7 +3,7 @@
 import pytest
 
 from tests.factory import fr_store, one
-from tracekit import align
+from tracekit import align, wording
 from tracekit.align import Match
 from tracekit.ingest import ingest
 from tracekit.verdict import Kind, decide
@@ -70,4 +70,4 @@ def test_first_in_time_wins():
 
 
 def test_fmt_ranks():
-    assert align.fmt_ranks([5, 0, 1, 2, 9, 10]) == "0-2,5,9-10"
+    assert wording.fmt_ranks([5, 0, 1, 2, 9, 10]) == "0-2,5,9-10"

@@ -15,8 +15,9 @@ from functools import cached_property
 import polars as pl
 
 from tracekit import align
-from tracekit.align import Finding, Match, fmt_ranks, who
+from tracekit.align import Finding, Match
 from tracekit.store import Store
+from tracekit.wording import fmt_ranks, who
 
 # A line that reports the end of waiting (a timeout, the watchdog's abort, a peer closing its socket,
 # torchrun's error block) is a consequence of a failure elsewhere, never the failure itself.

@@ -15,9 +15,9 @@ from collections.abc import Callable
 import polars as pl
 
 from tracekit import align
-from tracekit.align import who
 from tracekit.evidence import BENIGN, KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
 from tracekit.verdict import Kind, Verdict
+from tracekit.wording import who
 
 COLLECT = ("run under `tracekit run` on every node (NCCL INFO, Flight Recorder dumps, stack dumps when "
            "progress stops), or set TORCH_NCCL_TRACE_BUFFER_SIZE=2000 and a ddp_timeout of minutes")

@@ -39,6 +39,7 @@ from typing import Callable
 
 import tracekit
 from tracekit import live
+from tracekit.wording import who
 
 BOOT = Path(__file__).resolve().parent / "boot"
 RECORDED_ENV = ("NCCL_", "TORCH_", "CUDA_", "GLOO_", "MASTER_", "WORLD_SIZE", "NNODES", "NODE_RANK", "WANDB_",
@@ -160,19 +161,8 @@ def _where(beats: dict[int, dict[str, str]]) -> str:
             at.setdefault(int(b["enqueued"]), []).append(int(b["rank"]))
     if not at:
         return ""
-    parts = [f"rank{'s' if len(r) > 1 else ''} {_span(r)} at collective {n}" for n, r in sorted(at.items(), reverse=True)]
+    parts = [f"{who(r)} at collective {n}" for n, r in sorted(at.items(), reverse=True)]
     return "; local " + ", ".join(parts)
-
-
-def _span(ranks: list[int]) -> str:
-    """``0-2,5``: ranks as runs of consecutive numbers."""
-    runs: list[list[int]] = []
-    for r in sorted(ranks):
-        if runs and r == runs[-1][1] + 1:
-            runs[-1][1] = r
-        else:
-            runs.append([r, r])
-    return ",".join(f"{a}-{b}" if b > a else str(a) for a, b in runs)
 
 
 def _ack(out: Path, host: str, pid: int) -> int:

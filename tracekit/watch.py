@@ -20,8 +20,8 @@ import polars as pl
 
 from tracekit import live
 from tracekit import verdict as verdict_mod
-from tracekit.align import fmt_ranks
 from tracekit.ingest import discover, ingest
+from tracekit.wording import fmt_ranks
 
 OWN_FILES = re.compile(r"^(?:fr_rank|pyspy\.|stacks_rank|faulthandler\.|launch\.|launcher\.)")  # not the job's log lines
 RECENT_S = 10.0  # a first look within this long of the last write sees a running job

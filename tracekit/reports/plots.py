@@ -25,9 +25,9 @@ from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
 from tracekit import align, figures  # noqa: E402
-from tracekit.align import fmt_ranks  # noqa: E402
 from tracekit.reports import ranks as rank_state  # noqa: E402
 from tracekit.store import Store  # noqa: E402
+from tracekit.wording import fmt_ranks  # noqa: E402
 
 STOPPED, WAITING, ELSEWHERE, EARLIER, AT_FRONT = "#c0392b", "#e67e22", "#7f8c8d", "#f5cba7", "#d5dbdb"
 

@@ -13,10 +13,10 @@ import re
 import polars as pl
 
 from tracekit import align
-from tracekit.align import fmt_ranks
 from tracekit.evidence import own_frame
 from tracekit.store import Store
 from tracekit.verdict import FAILED
+from tracekit.wording import fmt_ranks
 
 TIMED_SOURCES = ("fr", "kineto")
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit import traffic
-from tracekit.align import who
 from tracekit.store import Store
 from tracekit.verdict import Verdict
+from tracekit.wording import who
 
 ERROR_KINDS = ["nccl_warn", "transport_error", "connect_retry", "watchdog_timeout", "crash", "exception",
                "rank_exit", "collective_mismatch", "c10d_error", "job_cancelled"]

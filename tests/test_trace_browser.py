@@ -11,7 +11,6 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner

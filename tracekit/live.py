@@ -2,8 +2,8 @@
 
 A job advances when its ranks' collective counters move (the Flight Recorder's ``pg_status``, which
 ``tracekit.hook`` writes to ``procs/beat.*`` as it changes) or, before the first collective and
-without a Flight Recorder, when its logs grow (step lines, NCCL COLL lines). ``Watchdog`` learns the gaps between advances and calls a gap a stall once it is
-longer than the job's own history allows:
+without a Flight Recorder, when its logs grow (step lines, NCCL COLL lines). ``Watchdog`` learns the
+gaps between advances and calls a gap a stall once it is longer than the job's own history allows:
 
 - the usual gap: ``factor`` times the median of the recent gaps, never under ``floor_s``;
 - a long gap the job had before and went back to its rhythm after (a silent eval): 1.25 times it;

@@ -59,7 +59,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     # frame was built: leaving it out either way keeps the store the same both ways; it is most of a big log)
     df = lines.select("file", "line", "text", "launch_rank", "local_tag", "pdsh_host", "ray_pid", "ray_ip")
     talk = ~t.str.contains(": opCount ", literal=True)
-    said = _self_named_all(df.filter(talk & t.str.contains(CHEAP)))
+    cheap = df.filter(talk & t.str.contains(CHEAP))
+    said = pl.concat([_self_named(cheap), _launch_size(cheap)], how="diagonal_relaxed")
     df = df.filter(talk & pl.any_horizontal(pl.col("launch_rank", "local_tag", "pdsh_host", "ray_pid", "ray_ip").is_not_null()))
     df = df.with_columns(pl.coalesce("pdsh_host", "ray_ip").alias("_phost"),
                          t.str.extract(NCCL_PROC, 1).alias("_nhost"),
@@ -75,10 +76,6 @@ def parse(lines: pl.DataFrame) -> Parsed:
 
     ranks = pl.concat([tagged, said.drop("line")], how="diagonal_relaxed").with_columns(pl.lit("launcher").alias("source"))
     return Parsed("launcher", {"ranks": ranks}, said.select("file", "line").unique())
-
-
-def _self_named_all(cheap: pl.DataFrame) -> pl.DataFrame:
-    return pl.concat([_self_named(cheap), _launch_size(cheap)], how="diagonal_relaxed")
 
 
 def _launch_size(df: pl.DataFrame) -> pl.DataFrame:

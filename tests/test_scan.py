@@ -2,6 +2,7 @@
 give the same store, line for line. Each case is ingested twice, with the scanner and with
 ``nccl._scan = None`` (what an install without a C compiler gets), and every table compared."""
 
+import mmap
 import os
 import random
 import shutil
@@ -141,8 +142,12 @@ bases = [("\\n".join([INIT, *NEAR]) + "\\n").encode(), b"", b"\\n", COLL.encode(
 n = 0
 for data in bases:
     for _ in range(100):
-        got = scan.scan(mutate(data, rnd.choice(["truncate", "random_bytes", "crlf", "glued", "latin1", "noise"]), rnd)
-                        if data else data)
+        text = mutate(data, rnd.choice(["truncate", "random_bytes", "crlf", "glued", "latin1", "noise"]), rnd) if data else data
+        got = scan.scan(text)
+        scan.texts(text, got[6])
+        got[1]["nranks"].add(1)
+        capsules = [got[1][k].__arrow_c_array__() for k in ("nranks", "line", "stream_lines")]  # freed by their owner
+        del capsules
         n += 1
 many = "\\n".join(COLL.replace("vm:", f"h{i}:").replace("0x55a0", f"0x{i:x}") for i in range(5000)).encode()
 assert len(scan.scan(many)[2]) == 5000  # the intern tables grew past their first size many times
@@ -173,19 +178,51 @@ def test_scanner_under_address_and_undefined_behaviour_sanitizers(tmp_path):
 
 @needs_scanner
 def test_columns_handed_over_without_a_copy_outlive_the_scan():
-    """The scanner's columns reach numpy and polars on its own memory (no copy); that memory must
-    live as long as the last frame on it, whatever was dropped and allocated since."""
+    """The scanner's columns reach polars as Arrow arrays on the scanner's own memory (no copy,
+    no numpy); the array owns it from then on, so it lives as long as the last frame on it, and
+    a second hand-over or a read of the emptied column is refused, not a read of freed memory."""
     import gc
 
-    import numpy as np
-
     lines = [COLL.replace("opCount 1f", f"opCount {i:x}").replace("count 2097152", f"count {i * 7}") for i in range(50_000)]
-    cols = nccl._scan.scan(("\n".join(lines) + "\n").encode())[1]
-    seq = pl.Series("seq", np.frombuffer(cols["seq"], np.int64))
-    count = pl.DataFrame({"count": np.frombuffer(cols["count"], np.int64)})
-    del cols
+    lines[7] = lines[7].replace(" [nranks=2]", "")  # a line that says no size: null, not -1
+    data = ("\n".join(lines[:100] + ["plain text", "caf\xe9 \u2502"] + lines[100:]) + "\n").encode()
+    n, cols, hosts, ops, comms, rest, spans, rest_bytes = nccl._scan.scan(data)
+    cols["seq"].add(3)
+    seq = pl.Series(cols["seq"])
+    frame = pl.DataFrame({"count": pl.Series(cols["count"]), "nranks": pl.Series(cols["nranks"])})
+    with pytest.raises(ValueError, match="already handed"):
+        pl.Series(cols["seq"])
+    with pytest.raises(BufferError):
+        memoryview(cols["seq"])
+    assert nccl._scan.texts(data, spans) == ["plain text", "caf\xe9 \u2502"] and rest_bytes == len("plain text") + len("caf\xe9 \u2502".encode())
+    assert pl.Series(rest).to_list() == [101, 102] and n == 50_002
+    del cols, rest, spans
     gc.collect()
     churn = [bytes(range(256)) * 4096 for _ in range(200)]  # reuse any memory freed too early
-    assert seq.to_list() == list(range(50_000))
-    assert count["count"].to_list() == [i * 7 for i in range(50_000)]
+    assert seq.to_list() == [i + 3 for i in range(50_000)]
+    assert frame["count"].to_list() == [i * 7 for i in range(50_000)]
+    assert frame["nranks"].null_count() == 1 and frame["nranks"][7] is None and frame["nranks"][8] == 2
     del churn
+    with pytest.raises(ValueError, match="past the end"):
+        nccl._scan.texts(b"short", nccl._scan.scan(data)[6])
+
+
+def test_text_left_to_polars_is_parsed_in_groups_and_gives_the_same_store(monkeypatch):
+    """With the scanner a batch can be large (its COLL rows are compact); the lines it leaves go to
+    the polars parsers in groups of at most ingest.BATCH_BYTES of text. Groups of one file each
+    give the store that one group gives, table for table."""
+    from tracekit import ingest as ingest_module
+
+    run = [SAMPLES / "gpu_2x1_divergence", SAMPLES / "zero3_wandb_2x2"]
+    whole = tables(run, nccl._scan is not None)
+    monkeypatch.setattr(ingest_module, "BATCH_BYTES", 1)
+    texts = [ingest_module._classify(str(f), ingest_module._read(str(f))) for f in ingest_module.discover(run)]
+    texts = [(row, got) for row, got in texts if isinstance(got, bytes | mmap.mmap)]
+    groups = [g for g, _ in ingest_module._text_groups(texts)]
+    if nccl._scan is not None:
+        assert [len(g) for g in groups] == [1] * len(texts)
+    else:  # without the scanner a batch is one group (the batches are BATCH_BYTES already)
+        assert len(groups) == 1
+    split = tables(run, nccl._scan is not None)
+    for name in whole:
+        assert split[name].equals(whole[name]), name

@@ -8,21 +8,23 @@
  * that fit); anything else, however close, goes back as text and is read by tracekit.parsers.nccl,
  * which gives the same answer for the lines taken here (tests/test_scan.py checks both ways agree).
  *
- * scan(data: bytes) -> (n_lines, columns, hosts, ops, comms, rest_line_numbers, rest_texts)
- *   columns: dict of name -> bytes holding int64 values: line, stream, op, seq, count, dtype,
- *   nranks (-1 when absent), one per COLL line taken; stream is a code for the line's (host, pid,
- *   comm), which stream_host, stream_pid, stream_comm, stream_line and stream_dev (the line number
- *   and device of its first line) give by code; host, op and comm values are codes into the
- *   hosts, ops and comms lists.
- *   rest_line_numbers: bytes of int64 (1-based), rest_texts: list of str (UTF-8, errors replaced).
+ * scan(data: bytes) -> (n_lines, columns, hosts, ops, comms, rest_lines, rest_spans, rest_bytes)
+ *   columns: dict of name -> Ints (int64 values): line, stream, op, seq, count, dtype, nranks
+ *   (null where absent), one per COLL line taken; stream is a code for the line's (host, pid,
+ *   comm), which stream_host, stream_pid, stream_comm, stream_line, stream_dev (the line number
+ *   and device of its first line) and stream_lines (its number of lines) give by code; host, op
+ *   and comm values are codes into the hosts, ops and comms lists.
+ *   rest_lines: Ints of the other lines' numbers (1-based); rest_spans: Ints of their (offset,
+ *   length) pairs in data, which texts(data, rest_spans) turns into a list of str (UTF-8, errors
+ *   replaced) when they are wanted, so that a big batch holds no str of a line before its turn;
+ *   rest_bytes: their length in all.
+ * An Ints is a buffer (numpy.frombuffer(x, numpy.int64)) and an Arrow array (polars.Series(x)
+ * takes its memory without a copy, once: the Ints is empty after); add(k) adds k to every value.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #if defined(__GNUC__)
 #define INLINE static inline __attribute__((always_inline)) /* the per-byte readers: 1.4x when inlined */
@@ -41,13 +43,6 @@ static int column_reserve(Column *c, Py_ssize_t cap) {
     if (!v) return -1;
     c->v = v;
     c->cap = cap;
-#if defined(MADV_HUGEPAGE)
-    /* huge pages for a big column, where the kernel leaves that to the program: a 512th of the
-     * page faults of filling it (advice only, so its answer is ignored) */
-    const uintptr_t huge = 2 << 20;
-    uintptr_t from = ((uintptr_t)v + huge - 1) & ~(huge - 1), to = ((uintptr_t)v + bytes) & ~(huge - 1);
-    if (to > from) madvise((void *)from, to - from, MADV_HUGEPAGE);
-#endif
     return 0;
 }
 
@@ -57,15 +52,23 @@ INLINE int column_push(Column *c, int64_t x) {
     return 0;
 }
 
-/* A column handed to Python without a copy: a read-only buffer that frees the values with it. */
+/* A column handed to Python without a copy: a read-only buffer that frees the values with it,
+ * and an Arrow array (the C data interface, arrow.apache.org/docs/format/CDataInterface.html)
+ * that takes them over. */
 typedef struct {
     PyObject_HEAD
     int64_t *v;
     Py_ssize_t n;
+    int negative_is_null; /* exported with a validity bitmap: null where the value is below zero */
+    int exported;         /* the values moved to an Arrow array */
 } Ints;
 
 static int ints_getbuffer(PyObject *self, Py_buffer *view, int flags) {
     Ints *b = (Ints *)self;
+    if (b->exported) {
+        PyErr_SetString(PyExc_BufferError, "these values were handed to an Arrow consumer");
+        return -1;
+    }
     return PyBuffer_FillInfo(view, self, b->v, b->n * (Py_ssize_t)sizeof(int64_t), 1, flags);
 }
 
@@ -76,14 +79,114 @@ static void ints_dealloc(PyObject *self) {
 
 static PyBufferProcs ints_buffer = {ints_getbuffer, NULL};
 
+struct ArrowSchema {
+    const char *format, *name, *metadata;
+    int64_t flags, n_children;
+    struct ArrowSchema **children, *dictionary;
+    void (*release)(struct ArrowSchema *);
+    void *private_data;
+};
+
+struct ArrowArray {
+    int64_t length, null_count, offset, n_buffers, n_children;
+    const void **buffers;
+    struct ArrowArray **children, *dictionary;
+    void (*release)(struct ArrowArray *);
+    void *private_data;
+};
+
+static void schema_release(struct ArrowSchema *s) { s->release = NULL; }
+
+/* buffers[0] (validity, or NULL) and buffers[1] (values) are ours; PyMem_Raw* needs no GIL, and
+ * the consumer may release on any thread */
+static void array_release(struct ArrowArray *a) {
+    PyMem_RawFree((void *)a->buffers[0]);
+    PyMem_RawFree((void *)a->buffers[1]);
+    PyMem_RawFree(a->buffers);
+    a->release = NULL;
+}
+
+static void schema_capsule_free(PyObject *c) {
+    struct ArrowSchema *s = PyCapsule_GetPointer(c, "arrow_schema");
+    if (s && s->release) s->release(s);
+    PyMem_RawFree(s);
+}
+
+static void array_capsule_free(PyObject *c) {
+    struct ArrowArray *a = PyCapsule_GetPointer(c, "arrow_array");
+    if (a && a->release) a->release(a);
+    PyMem_RawFree(a);
+}
+
+/* __arrow_c_array__(requested_schema=None) -> (schema capsule, array capsule): int64 values; the
+ * array owns them from here on, so a second call is refused */
+static PyObject *ints_arrow(PyObject *self, PyObject *args, PyObject *kwargs) {
+    (void)args; (void)kwargs;
+    Ints *b = (Ints *)self;
+    if (b->exported) {
+        PyErr_SetString(PyExc_ValueError, "these values were already handed to an Arrow consumer");
+        return NULL;
+    }
+    struct ArrowSchema *sc = PyMem_RawCalloc(1, sizeof(*sc));
+    struct ArrowArray *ar = PyMem_RawCalloc(1, sizeof(*ar));
+    const void **buffers = PyMem_RawCalloc(2, sizeof(void *));
+    uint8_t *valid = NULL;
+    int64_t nulls = 0;
+    if (b->negative_is_null)
+        for (Py_ssize_t i = 0; i < b->n; i++) nulls += b->v[i] < 0;
+    if (nulls) {
+        valid = PyMem_RawCalloc(b->n / 8 + 1, 1);
+        for (Py_ssize_t i = 0; valid && i < b->n; i++)
+            if (b->v[i] >= 0) valid[i / 8] |= (uint8_t)(1u << (i % 8));
+    }
+    if (!sc || !ar || !buffers || (nulls && !valid)) {
+        PyMem_RawFree(sc); PyMem_RawFree(ar); PyMem_RawFree(buffers); PyMem_RawFree(valid);
+        return PyErr_NoMemory();
+    }
+    *sc = (struct ArrowSchema){.format = "l", .name = "", .flags = 2 /* nullable */, .release = schema_release};
+    buffers[0] = valid;
+    buffers[1] = b->v ? (void *)b->v : PyMem_RawMalloc(8); /* an empty column still has a values buffer */
+    *ar = (struct ArrowArray){.length = b->n, .null_count = nulls, .n_buffers = 2, .buffers = buffers,
+                              .release = array_release};
+    b->v = NULL; /* the array owns the values now */
+    b->exported = 1;
+    PyObject *s = PyCapsule_New(sc, "arrow_schema", schema_capsule_free);
+    if (!s) { PyMem_RawFree(sc); array_release(ar); PyMem_RawFree(ar); return NULL; }
+    PyObject *a = PyCapsule_New(ar, "arrow_array", array_capsule_free);
+    if (!a) { Py_DECREF(s); array_release(ar); PyMem_RawFree(ar); return NULL; }
+    return Py_BuildValue("NN", s, a);
+}
+
+/* add(k): k added to every value, in place (a file's codes moved past the files before it) */
+static PyObject *ints_add(PyObject *self, PyObject *arg) {
+    Ints *b = (Ints *)self;
+    long long k = PyLong_AsLongLong(arg);
+    if (k == -1 && PyErr_Occurred()) return NULL;
+    for (Py_ssize_t i = 0; b->v && i < b->n; i++) b->v[i] += k;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef ints_methods[] = {
+    {"__arrow_c_array__", (PyCFunction)(void (*)(void))ints_arrow, METH_VARARGS | METH_KEYWORDS,
+     "The values as an Arrow array (schema and array capsules); they move to it."},
+    {"add", ints_add, METH_O, "Add an integer to every value, in place."},
+    {NULL, NULL, 0, NULL},
+};
+
+static Py_ssize_t ints_len(PyObject *self) { return ((Ints *)self)->n; }
+
+static PySequenceMethods ints_sequence = {.sq_length = ints_len};
+
 static PyTypeObject IntsType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "tracekit._scan.Ints",
     .tp_basicsize = sizeof(Ints),
     .tp_dealloc = ints_dealloc,
     .tp_as_buffer = &ints_buffer,
+    .tp_as_sequence = &ints_sequence,
+    .tp_methods = ints_methods,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "int64 values of one column, as a buffer (numpy.frombuffer(x, numpy.int64))",
+    .tp_doc = "int64 values of one column: a buffer, and an Arrow array (polars.Series(x))",
 };
 
 /* The column's values as an Ints (the column gives them up), or NULL with an exception. */
@@ -94,6 +197,7 @@ static PyObject *column_take(Column *c) {
     if (!b) return NULL;
     b->v = c->v;
     b->n = c->n;
+    b->negative_is_null = b->exported = 0;
     c->v = NULL;
     c->n = c->cap = 0;
     return (PyObject *)b;
@@ -200,7 +304,7 @@ typedef struct {
     int64_t *slot; /* 3 values a slot: host code + 1 (0: empty), pid, comm code */
     int64_t *code;
     Py_ssize_t cap;
-    Column host, pid, comm, line, dev; /* by code; line and dev of the stream's first line */
+    Column host, pid, comm, line, dev, lines; /* by code; line and dev of the stream's first line, its lines */
     int64_t last[4];        /* the stream looked up last: host, pid, comm, code */
 } Streams;
 
@@ -219,6 +323,7 @@ static void streams_free(Streams *t) {
     PyMem_RawFree(t->comm.v);
     PyMem_RawFree(t->line.v);
     PyMem_RawFree(t->dev.v);
+    PyMem_RawFree(t->lines.v);
 }
 
 static Py_ssize_t streams_find(int64_t *slot, Py_ssize_t cap, int64_t h, int64_t pid, int64_t c) {
@@ -228,14 +333,21 @@ static Py_ssize_t streams_find(int64_t *slot, Py_ssize_t cap, int64_t h, int64_t
     return j;
 }
 
+/* the stream's code, its line count raised by one */
 static int64_t stream(Streams *t, int64_t h, int64_t pid, int64_t c, int64_t lineno, int64_t dev) {
-    if (t->host.n && h == t->last[0] && pid == t->last[1] && c == t->last[2]) return t->last[3];
+    if (t->host.n && h == t->last[0] && pid == t->last[1] && c == t->last[2]) {
+        t->lines.v[t->last[3]]++;
+        return t->last[3];
+    }
     Py_ssize_t j = streams_find(t->slot, t->cap, h, pid, c);
     int64_t code = t->slot[3 * j] ? t->code[j] : t->host.n;
     t->last[0] = h; t->last[1] = pid; t->last[2] = c; t->last[3] = code;
-    if (t->slot[3 * j]) return code;
+    if (t->slot[3 * j]) {
+        t->lines.v[code]++;
+        return code;
+    }
     if (column_push(&t->host, h) || column_push(&t->pid, pid) || column_push(&t->comm, c)
-        || column_push(&t->line, lineno) || column_push(&t->dev, dev))
+        || column_push(&t->line, lineno) || column_push(&t->dev, dev) || column_push(&t->lines, 1))
         return -1;
     t->slot[3 * j] = h + 1; t->slot[3 * j + 1] = pid; t->slot[3 * j + 2] = c; t->code[j] = code;
     if ((code + 1) * 2 > t->cap) { /* grow */
@@ -376,15 +488,15 @@ static PyObject *scan(PyObject *self, PyObject *arg) {
     const char *data = buf.buf, *end = data + buf.len;
     Out o;
     memset(&o, 0, sizeof(o));
-    Column rest = {0}; /* the other lines: number, offset, length */
-    PyObject *result = NULL, *cols = NULL, *texts = NULL;
+    Column rest = {0}, spans = {0}; /* the other lines: number; offset and length */
+    PyObject *result = NULL, *cols = NULL;
     int failed = intern_init(&o.hosts) || intern_init(&o.ops) || intern_init(&o.comms) || streams_init(&o.streams);
     /* room for every COLL line the bytes can hold (each is over 96 bytes), so no column grows;
      * pages no row reaches are never touched */
     Column *coll_columns[] = {&o.line, &o.stream, &o.op, &o.seq, &o.count, &o.dtype, &o.nranks};
     for (size_t i = 0; i < sizeof(coll_columns) / sizeof(*coll_columns) && !failed; i++)
         failed = column_reserve(coll_columns[i], buf.len / 96 + 1);
-    int64_t lineno = 0;
+    int64_t lineno = 0, rest_bytes = 0;
     if (!failed) {
         Py_BEGIN_ALLOW_THREADS /* nothing below touches a Python object */
         const char *s = data;
@@ -393,8 +505,9 @@ static PyObject *scan(PyObject *self, PyObject *arg) {
             if (!e) e = end;
             lineno++;
             int got = coll_line(&o, data, lineno, s, e);
-            failed = got < 0 || (!got && (column_push(&rest, lineno) || column_push(&rest, s - data)
-                                          || column_push(&rest, e - s)));
+            failed = got < 0 || (!got && (column_push(&rest, lineno) || column_push(&spans, s - data)
+                                          || column_push(&spans, e - s)));
+            rest_bytes += got ? 0 : e - s;
             s = e + 1;
         }
         Py_END_ALLOW_THREADS
@@ -403,40 +516,60 @@ static PyObject *scan(PyObject *self, PyObject *arg) {
         PyErr_NoMemory();
         goto done;
     }
-    texts = PyList_New(rest.n / 3);
-    for (Py_ssize_t i = 0; texts && i < rest.n / 3; i++) {
-        PyObject *t = PyUnicode_DecodeUTF8(data + rest.v[3 * i + 1], rest.v[3 * i + 2], "replace");
-        if (!t) { Py_CLEAR(texts); break; }
-        PyList_SET_ITEM(texts, i, t);
-    }
-    if (!texts) goto done;
-    /* the line numbers of the other lines, in place of their (number, offset, length) triples */
-    for (Py_ssize_t i = 0; i < rest.n / 3; i++) rest.v[i] = rest.v[3 * i];
-    rest.n /= 3;
-    cols = Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
+    cols = Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
                          "line", column_take(&o.line), "stream", column_take(&o.stream),
                          "op", column_take(&o.op), "seq", column_take(&o.seq), "count", column_take(&o.count),
                          "dtype", column_take(&o.dtype), "nranks", column_take(&o.nranks),
                          "stream_host", column_take(&o.streams.host), "stream_pid", column_take(&o.streams.pid),
                          "stream_comm", column_take(&o.streams.comm), "stream_line", column_take(&o.streams.line),
-                         "stream_dev", column_take(&o.streams.dev));
+                         "stream_dev", column_take(&o.streams.dev), "stream_lines", column_take(&o.streams.lines));
     if (!cols) goto done;
-    result = Py_BuildValue("LNNNNNO", (long long)lineno, cols, intern_names(&o.hosts, data),
-                           intern_names(&o.ops, data), intern_names(&o.comms, data), column_take(&rest), texts);
+    ((Ints *)PyDict_GetItemString(cols, "nranks"))->negative_is_null = 1; /* -1: the line gave none */
+    result = Py_BuildValue("LNNNNNNL", (long long)lineno, cols, intern_names(&o.hosts, data),
+                           intern_names(&o.ops, data), intern_names(&o.comms, data), column_take(&rest),
+                           column_take(&spans), (long long)rest_bytes);
 done:;
-    Column *all[] = {&o.line, &o.stream, &o.op, &o.seq, &o.count, &o.dtype, &o.nranks, &rest};
+    Column *all[] = {&o.line, &o.stream, &o.op, &o.seq, &o.count, &o.dtype, &o.nranks, &rest, &spans};
     for (size_t i = 0; i < sizeof(all) / sizeof(*all); i++) PyMem_RawFree(all[i]->v);
     intern_free(&o.hosts);
     intern_free(&o.ops);
     intern_free(&o.comms);
     streams_free(&o.streams);
-    Py_XDECREF(texts);
     PyBuffer_Release(&buf);
     return result;
 }
 
+/* texts(data, spans) -> list of str: the lines at spans' (offset, length) pairs (scan's rest_spans) */
+static PyObject *texts(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *data_obj, *spans_obj;
+    if (!PyArg_ParseTuple(args, "OO!", &data_obj, &IntsType, &spans_obj)) return NULL;
+    Ints *spans = (Ints *)spans_obj;
+    if (spans->exported) {
+        PyErr_SetString(PyExc_ValueError, "these spans were handed to an Arrow consumer");
+        return NULL;
+    }
+    Py_buffer buf;
+    if (PyObject_GetBuffer(data_obj, &buf, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *list = PyList_New(spans->n / 2);
+    for (Py_ssize_t i = 0; list && i < spans->n / 2; i++) {
+        int64_t at = spans->v[2 * i], n = spans->v[2 * i + 1];
+        if (at < 0 || n < 0 || at + n > buf.len) {
+            PyErr_SetString(PyExc_ValueError, "a span past the end of the data: not the data it was scanned from");
+            Py_CLEAR(list);
+            break;
+        }
+        PyObject *t = PyUnicode_DecodeUTF8((const char *)buf.buf + at, n, "replace");
+        if (!t) { Py_CLEAR(list); break; }
+        PyList_SET_ITEM(list, i, t);
+    }
+    PyBuffer_Release(&buf);
+    return list;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_O, "Split a text file's bytes into parsed NCCL COLL lines and the other lines."},
+    {"texts", texts, METH_VARARGS, "The lines of data at the (offset, length) pairs of spans, as str."},
     {NULL, NULL, 0, NULL},
 };
 

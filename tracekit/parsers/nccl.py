@@ -76,48 +76,59 @@ class Coll:
                                                        (self.ops, other.ops))))
 
 
-def read_many(files: list[tuple[str, bytes | mmap.mmap]]) -> tuple[pl.DataFrame, Coll | None]:
+def scan_many(files: list[tuple[str, bytes | mmap.mmap]]) -> list[tuple] | None:
+    """The C scanner's reading of each text file ``(name, bytes)`` (``_scan.scan``; on every core: it
+    releases the GIL), or None where it was not built."""
+    if _scan is None:
+        return None
+    with ThreadPoolExecutor(min(len(files), os.cpu_count() or 1) or 1) as pool:
+        return list(pool.map(_scan.scan, [data for _, data in files]))
+
+
+def rest_bytes(scanned: tuple) -> int:
+    """How much text ``scan_many`` left to the polars parsers in one file (what their frames hold)."""
+    return scanned[7]
+
+
+def _ints(values) -> list[int]:
+    """A few scanner values (one per stream) as Python ints."""
+    return memoryview(values).cast("q").tolist()
+
+
+def read_many(files: list[tuple[str, bytes | mmap.mmap]], scans: list[tuple] | None = None
+              ) -> tuple[pl.DataFrame, Coll | None]:
     """The lines frame of text files ``(name, bytes)`` and, with the C scanner, their plain COLL
-    lines apart, already parsed (the scanner releases the GIL, so files are read on every core);
-    without it, every line and ``None``."""
+    lines apart, already parsed (``scans``: ``scan_many``'s reading of them, where already made);
+    without it, every line and ``None``. The scanner's columns reach polars without a copy."""
     if _scan is None:
         return text.lines_frames([text.raw(f, str(data, "utf-8", "replace")) for f, data in files]), None
-    import numpy as np  # (here: 90 ms of the start of a command that reads no text, dumps only)
-
-    with ThreadPoolExecutor(min(len(files), os.cpu_count() or 1) or 1) as pool:
-        scanned = list(pool.map(_scan.scan, [data for _, data in files]))
-    rest = {"file": [], "line": [], "raw": []}
-    streams = {k: [] for k in ("file", "host", "pid", "comm", "line", "dev", "lines")}
+    scans = scans if scans is not None else scan_many(files)
+    rest = []
+    streams = {k: [] for k in STREAMS if k != "stream"}
     rows = []  # one frame per file, its columns on the scanner's buffers (no copy, no concatenation)
     ops = []
-    for (file, _), (_, cols, hosts, op_names, comms, numbers, texts) in zip(files, scanned):
-        rest["file"].append(np.full(len(texts), len(rest["file"])))  # file index, named below
-        rest["line"].append(np.frombuffer(numbers, np.int64))
-        rest["raw"] += texts
-        c = {k: np.frombuffer(v, np.int64) for k, v in cols.items()}
-        n_streams = len(c["stream_pid"])
-        # this file's stream and op codes, offset past the files before it
-        rows.append(pl.DataFrame({"line": c["line"], "stream": c["stream"] + len(streams["file"]),
-                                  "op": c["op"] + len(ops), **{k: c[k] for k in ("seq", "count", "dtype", "nranks")}}))
-        streams["lines"].append(np.bincount(c["stream"], minlength=n_streams))
+    for (file, data), (_, cols, hosts, op_names, comms, numbers, spans, _) in zip(files, scans):
+        rest.append(pl.DataFrame({"line": pl.Series(numbers), "raw": pl.Series(_scan.texts(data, spans), dtype=pl.Utf8),
+                                  "file": pl.Series([file], dtype=pl.Utf8).new_from_index(0, len(numbers))}))
+        # this file's stream and op codes, moved past the files before it
+        cols["stream"].add(len(streams["file"]))
+        cols["op"].add(len(ops))
+        rows.append(pl.DataFrame({k: pl.Series(cols[k]) for k in COLL_ROWS}))
+        n_streams = len(cols["stream_pid"])
         streams["file"] += [file] * n_streams
-        streams["host"] += [hosts[h] for h in c["stream_host"]]
-        streams["comm"] += [comms[k] for k in c["stream_comm"]]
-        for k in ("pid", "line", "dev"):
-            streams[k].append(c["stream_" + k])
+        streams["host"] += [hosts[h] for h in _ints(cols["stream_host"])]
+        streams["comm"] += [comms[k] for k in _ints(cols["stream_comm"])]
+        for k in ("pid", "line", "dev", "lines"):
+            streams[k] += _ints(cols["stream_" + k])
         ops += op_names
-    names = pl.Series([f for f, _ in files], dtype=pl.Utf8)
-    lines = text.lines_frames([pl.DataFrame({
-        "line": np.concatenate(rest["line"]), "raw": pl.Series(rest["raw"], dtype=pl.Utf8),
-        "file": names.gather(np.concatenate(rest["file"]))})])
+    lines = text.lines_frames([pl.concat(rest)])
     if not streams["file"]:
         return lines, None
-    rows = pl.concat(rows, rechunk=False).with_columns(pl.when(pl.col("nranks") >= 0).then(pl.col("nranks")).alias("nranks"))
-    streams = pl.DataFrame({k: pl.Series(v, dtype=pl.Utf8) if k in ("file", "host", "comm") else np.concatenate(v)
-                            for k, v in streams.items()})
-    streams = streams.with_row_index("stream").with_columns(pl.col("stream", "lines").cast(pl.Int64))
-    op_names = pl.DataFrame({"op": np.arange(len(ops), dtype=np.int64), "op_raw": pl.Series(ops, dtype=pl.Utf8)})
-    return lines, Coll(rows.select(list(COLL_ROWS)), streams.select(list(STREAMS)), op_names)
+    streams = pl.DataFrame(streams, schema={k: t for k, t in STREAMS.items() if k != "stream"})
+    op_names = pl.DataFrame({"op_raw": ops}, schema={"op_raw": pl.Utf8}).with_row_index("op")
+    return lines, Coll(pl.concat(rows, rechunk=False),
+                       streams.with_row_index("stream").with_columns(pl.col("stream").cast(pl.Int64)).select(list(STREAMS)),
+                       op_names.with_columns(pl.col("op").cast(pl.Int64)))
 
 
 def _decode(df: pl.DataFrame, pattern: str, mask: pl.Expr | None = None) -> pl.DataFrame:

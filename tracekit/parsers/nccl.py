@@ -56,8 +56,8 @@ OPS = {
 # COLL lines read apart from the lines frame: one row per line, joined on ``stream`` to the
 # streams, one per (file, host, pid, comm) with the line and device of its first line and its
 # number of lines. The C scanner makes both; so does ``_as_coll`` from the lines polars read.
-COLL_ROWS = {"line": pl.Int64, "stream": pl.Int64, "op": pl.Int64, "seq": pl.Int64, "count": pl.Int64,
-             "dtype": pl.Int64, "nranks": pl.Int64}  # op: a code into Coll.ops
+COLL_ROWS = {"line": pl.Int64, "stream": pl.UInt32, "op": pl.UInt32, "seq": pl.Int64, "count": pl.Int64,
+             "dtype": pl.UInt32, "nranks": pl.Int64}  # op: a code into Coll.ops; gathers take UInt32 as it is
 STREAMS = {"stream": pl.Int64, "file": pl.Utf8, "host": pl.Utf8, "pid": pl.Int64, "comm": pl.Utf8,
            "line": pl.Int64, "dev": pl.Int64, "lines": pl.Int64}
 
@@ -262,7 +262,8 @@ def _as_coll(decoded: pl.DataFrame, after: Coll | None) -> Coll:
         "op", offset=after.ops.height if after else 0).with_columns(pl.col("op").cast(pl.Int64))
     rows = (decoded.join(streams.select(*keys, "stream"), on=keys, how="left", nulls_equal=True, maintain_order="left")
             .rename({"op": "op_raw"}).join(ops, on="op_raw", how="left", nulls_equal=True, maintain_order="left"))
-    return Coll(rows.select(list(COLL_ROWS)), streams.select(list(STREAMS)), ops.select(list(OP_NAMES)))
+    rows = rows.select(pl.col(c).cast(t, strict=False) for c, t in COLL_ROWS.items())  # (a dtype past uint32: unknown)
+    return Coll(rows, streams.select(list(STREAMS)), ops.select(list(OP_NAMES)))
 
 
 def _transport_kind() -> pl.Expr:
@@ -389,19 +390,19 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     # op codes are dense (0..n-1, in Coll.ops order), dtype numbers small: names by gather, not joins
     ops = coll.ops.sort("op")
     op_raw, op = ops["op_raw"], ops["op_raw"].replace_strict(OPS, default="other", return_dtype=pl.Utf8)
-    dtype_slot = pl.when(pl.col("dtype").is_between(0, len(DTYPE_NAMES) - 2)).then(pl.col("dtype")).otherwise(
-        len(DTYPE_NAMES) - 1)
+    unknown = len(DTYPE_NAMES) - 1
+    dtype_slot = pl.when(pl.col("dtype") < unknown).then(pl.col("dtype")).otherwise(pl.lit(unknown, pl.UInt32))
     # streams are dense (0..n-1), so their columns come by gather too
     by_stream = by_stream.sort("stream")
     collectives = (
-        coll.rows.select(
+        coll.rows.with_columns(dtype_slot.alias("_dtype")).select(
             "line", *[pl.lit(by_stream[c]).gather(pl.col("stream")).alias(c) for c in ("file", "host", "pid", "rank", "pg", "comm")],
             pl.lit("nccl").alias("source"), "nranks", "seq",
             pl.lit(op).gather(pl.col("op")).alias("op"),
             pl.lit(op_raw).gather(pl.col("op")).alias("op_raw"),
             "count",
-            pl.lit(DTYPE_NAMES).gather(dtype_slot).alias("dtype"),
-            (pl.col("count") * pl.lit(DTYPE_SIZES).gather(dtype_slot)).alias("bytes"),
+            pl.lit(DTYPE_NAMES).gather(pl.col("_dtype")).alias("dtype"),
+            (pl.col("count") * pl.lit(DTYPE_SIZES).gather(pl.col("_dtype"))).alias("bytes"),
             # NCCL logs a zero-count call but does not count it: it shares the next call's opCount
             pl.when(pl.col("count") == 0).then(pl.lit("no-op")).otherwise(pl.lit("enqueued")).alias("state"),
         ).select(*key, "source", "rank", "pg", "comm", "nranks", "seq", "op", "op_raw", "count", "dtype", "bytes", "state")

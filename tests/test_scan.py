@@ -226,3 +226,34 @@ def test_text_left_to_polars_is_parsed_in_groups_and_gives_the_same_store(monkey
     split = tables(run, nccl._scan is not None)
     for name in whole:
         assert split[name].equals(whole[name]), name
+
+
+@pytest.mark.parametrize("mixed", [False, True])
+def test_columns_of_one_value_read_the_same_as_columns_of_many(tmp_path, mixed):
+    """A column that holds one value on every COLL row (one process group, one op, one dtype: the
+    common case) is kept as a single value, not a copy per row; it must read, compare and store
+    exactly as a column of many does, row by row."""
+    init = [INIT.replace("vm:1037:1037 [0]", f"n{r}:{10 + r}:{10 + r} [{r}]").replace("rank 1 nranks 2", f"rank {r} nranks 2")
+            .replace("comm 0x55a0", f"comm 0x{r}0") for r in range(2)]
+    files = []
+    for r in range(2):
+        lines = [init[r]]
+        for i in range(6):
+            op, dtype = (("AllGather", 7) if mixed and i % 2 else ("AllReduce", 9))
+            lines.append(COLL.replace("vm:1037:1037 [0]", f"n{r}:{10 + r}:{10 + r} [{r}]").replace("AllReduce", op)
+                         .replace("opCount 1f", f"opCount {i:x}").replace("datatype 9", f"datatype {dtype}")
+                         .replace("comm 0x55a0", f"comm 0x{r}0").replace("count 2097152", f"count {100 + i}"))
+        (tmp_path / f"nccl.{r}.log").write_text("\n".join(lines) + "\n")
+        files.append(str(tmp_path / f"nccl.{r}.log"))
+    store = ingest([tmp_path])
+    got = store.collectives.sort("file", "line")
+    want_op = [("all_gather" if mixed and i % 2 else "all_reduce") for i in range(6)] * 2
+    assert got["op"].cast(pl.Utf8).to_list() == want_op
+    assert got["op_raw"].to_list() == [("AllGather" if o == "all_gather" else "AllReduce") for o in want_op]
+    assert got["dtype"].to_list() == [("float32" if o == "all_gather" else "bfloat16") for o in want_op]
+    assert got["bytes"].to_list() == [(100 + i) * (4 if o == "all_gather" else 2) for i, o in zip(list(range(6)) * 2, want_op)]
+    assert got["pg"].to_list() == ["0xfeed"] * 12 and got["comm"].to_list() == ["0x00"] * 6 + ["0x10"] * 6
+    assert got["file"].to_list() == [files[0]] * 6 + [files[1]] * 6 and got["rank"].to_list() == [0] * 6 + [1] * 6
+    assert got.filter(pl.col("op") == "all_reduce").height == (6 if mixed else 12)  # compares as a column does
+    back = type(store).read(store.write(tmp_path / "store"))
+    assert back.collectives.sort("file", "line").equals(got)

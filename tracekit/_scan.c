@@ -168,7 +168,13 @@ static PyObject *ints_add(PyObject *self, PyObject *arg) {
     Ints *b = (Ints *)self;
     long long k = PyLong_AsLongLong(arg);
     if (k == -1 && PyErr_Occurred()) return NULL;
+    if (b->exported) {
+        PyErr_SetString(PyExc_ValueError, "these values were handed to an Arrow consumer");
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; b->v && i < b->n; i++) b->v[i] += k;
+    Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
 

@@ -103,17 +103,19 @@ def read_many(files: list[tuple[str, bytes | mmap.mmap]], scans: list[tuple] | N
     if _scan is None:
         return text.lines_frames([text.raw(f, str(data, "utf-8", "replace")) for f, data in files]), None
     scans = scans if scans is not None else scan_many(files)
-    rest = []
+    rest = {"line": [], "raw": [], "file": []}
     streams = {k: [] for k in STREAMS if k != "stream"}
-    rows = []  # one frame per file, its columns on the scanner's buffers (no copy, no concatenation)
+    rows = {k: [] for k in COLL_ROWS}  # per column, a chunk per file on the scanner's memory (no copy)
     ops = []
     for (file, data), (_, cols, hosts, op_names, comms, numbers, spans, _) in zip(files, scans):
-        rest.append(pl.DataFrame({"line": pl.Series(numbers), "raw": pl.Series(_scan.texts(data, spans), dtype=pl.Utf8),
-                                  "file": pl.Series([file], dtype=pl.Utf8).new_from_index(0, len(numbers))}))
+        rest["line"] += _ints(numbers)
+        rest["raw"] += _scan.texts(data, spans)
+        rest["file"] += [file] * len(numbers)
         # this file's stream and op codes, moved past the files before it
         cols["stream"].add(len(streams["file"]))
         cols["op"].add(len(ops))
-        rows.append(pl.DataFrame({k: pl.Series(cols[k]) for k in COLL_ROWS}))
+        for k in COLL_ROWS:
+            rows[k].append(pl.Series(cols[k]))
         n_streams = len(cols["stream_pid"])
         streams["file"] += [file] * n_streams
         streams["host"] += [hosts[h] for h in _ints(cols["stream_host"])]
@@ -121,12 +123,13 @@ def read_many(files: list[tuple[str, bytes | mmap.mmap]], scans: list[tuple] | N
         for k in ("pid", "line", "dev", "lines"):
             streams[k] += _ints(cols["stream_" + k])
         ops += op_names
-    lines = text.lines_frames([pl.concat(rest)])
+    lines = text.lines_frames([pl.DataFrame(rest, schema={"line": pl.Int64, "raw": pl.Utf8, "file": pl.Utf8})])
     if not streams["file"]:
         return lines, None
     streams = pl.DataFrame(streams, schema={k: t for k, t in STREAMS.items() if k != "stream"})
     op_names = pl.DataFrame({"op_raw": ops}, schema={"op_raw": pl.Utf8}).with_row_index("op")
-    return lines, Coll(pl.concat(rows, rechunk=False),
+    rows = pl.DataFrame([pl.concat(chunks, rechunk=False).alias(k) for k, chunks in rows.items()])
+    return lines, Coll(rows,
                        streams.with_row_index("stream").with_columns(pl.col("stream").cast(pl.Int64)).select(list(STREAMS)),
                        op_names.with_columns(pl.col("op").cast(pl.Int64)))
 
@@ -280,6 +283,18 @@ def _family(addr: str = "addr") -> pl.Expr:
     return pl.when(pl.col(addr).str.contains(":")).then(pl.lit("IPv6")).otherwise(pl.lit("IPv4"))
 
 
+def _by_code(values: pl.Series, code: str, span: dict) -> pl.Expr:
+    """``values[code]`` on every row (stream, op and dtype codes index small tables; ``span``: the
+    least and greatest code, by name); a lone value where every row has the same (one process
+    group, one op, one dtype), which polars keeps as a scalar, not a column of copies."""
+    lo, hi = span[code]
+    if lo is not None and lo == hi:
+        return pl.lit(values[lo], values.dtype)
+    if values.len() and values.null_count() == 0 and (values == values[0]).all():
+        return pl.lit(values[0], values.dtype)
+    return pl.lit(values).gather(pl.col(code))
+
+
 def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     """``lines``: the lines frame; ``scanned``: the COLL lines ``read_many`` took apart."""
     pre = _split_prefix(lines)
@@ -394,15 +409,18 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     dtype_slot = pl.when(pl.col("dtype") < unknown).then(pl.col("dtype")).otherwise(pl.lit(unknown, pl.UInt32))
     # streams are dense (0..n-1), so their columns come by gather too
     by_stream = by_stream.sort("stream")
+    rows = coll.rows.with_columns(dtype_slot.alias("_dtype"))
+    span = rows.select([pl.concat_list(pl.col(c).min(), pl.col(c).max()).alias(c) for c in ("stream", "op", "_dtype")]
+                       ).row(0, named=True)
     collectives = (
-        coll.rows.with_columns(dtype_slot.alias("_dtype")).select(
-            "line", *[pl.lit(by_stream[c]).gather(pl.col("stream")).alias(c) for c in ("file", "host", "pid", "rank", "pg", "comm")],
+        rows.select(
+            "line", *[_by_code(by_stream[c], "stream", span).alias(c) for c in ("file", "host", "pid", "rank", "pg", "comm")],
             pl.lit("nccl").alias("source"), "nranks", "seq",
-            pl.lit(op).gather(pl.col("op")).alias("op"),
-            pl.lit(op_raw).gather(pl.col("op")).alias("op_raw"),
+            _by_code(op, "op", span).alias("op"),
+            _by_code(op_raw, "op", span).alias("op_raw"),
             "count",
-            pl.lit(DTYPE_NAMES).gather(pl.col("_dtype")).alias("dtype"),
-            (pl.col("count") * pl.lit(DTYPE_SIZES).gather(pl.col("_dtype"))).alias("bytes"),
+            _by_code(DTYPE_NAMES, "_dtype", span).alias("dtype"),
+            (pl.col("count") * _by_code(DTYPE_SIZES, "_dtype", span)).alias("bytes"),
             # NCCL logs a zero-count call but does not count it: it shares the next call's opCount
             pl.when(pl.col("count") == 0).then(pl.lit("no-op")).otherwise(pl.lit("enqueued")).alias("state"),
         ).select(*key, "source", "rank", "pg", "comm", "nranks", "seq", "op", "op_raw", "count", "dtype", "bytes", "state")

@@ -10,7 +10,8 @@
  *
  * scan(data: bytes) -> (n_lines, columns, hosts, ops, comms, rest_lines, rest_spans, rest_bytes)
  *   columns: dict of name -> Ints (int64 values): line, stream, op, seq, count, dtype, nranks
- *   (null where absent), one per COLL line taken (stream, op and dtype reach Arrow as uint32); stream is a code for the line's (host, pid,
+ *   (null where absent), one per COLL line taken (stream, op and dtype reach Arrow as uint32,
+ *   nranks as int32); stream is a code for the line's (host, pid,
  *   comm), which stream_host, stream_pid, stream_comm, stream_line, stream_dev (the line number
  *   and device of its first line) and stream_lines (its number of lines) give by code; host, op
  *   and comm values are codes into the hosts, ops and comms lists.
@@ -60,7 +61,7 @@ typedef struct {
     int64_t *v;
     Py_ssize_t n;
     int negative_is_null; /* exported with a validity bitmap: null where the value is below zero */
-    int as_uint32;        /* exported as uint32 (codes and small numbers: polars gathers by these) */
+    char narrow;          /* exported as 'I' uint32 (codes: polars gathers by these) or 'i' int32, else int64 */
     int exported;         /* the values moved to an Arrow array */
 } Ints;
 
@@ -144,12 +145,15 @@ static PyObject *ints_arrow(PyObject *self, PyObject *args, PyObject *kwargs) {
         PyMem_RawFree(sc); PyMem_RawFree(ar); PyMem_RawFree(buffers); PyMem_RawFree(valid);
         return PyErr_NoMemory();
     }
-    if (b->as_uint32) { /* in place: value i moves from byte 8i to byte 4i, never past one still unread */
+    if (b->narrow == 'I') { /* in place: value i moves from byte 8i to byte 4i, never past one still unread */
         uint32_t *u = (uint32_t *)b->v;
         for (Py_ssize_t i = 0; i < b->n; i++) u[i] = (uint32_t)b->v[i];
+    } else if (b->narrow == 'i') {
+        int32_t *u = (int32_t *)b->v;
+        for (Py_ssize_t i = 0; i < b->n; i++) u[i] = (int32_t)b->v[i];
     }
-    *sc = (struct ArrowSchema){.format = b->as_uint32 ? "I" : "l", .name = "", .flags = 2 /* nullable */,
-                               .release = schema_release};
+    *sc = (struct ArrowSchema){.format = b->narrow == 'I' ? "I" : b->narrow == 'i' ? "i" : "l", .name = "",
+                               .flags = 2 /* nullable */, .release = schema_release};
     buffers[0] = valid;
     buffers[1] = b->v ? (void *)b->v : PyMem_RawMalloc(8); /* an empty column still has a values buffer */
     *ar = (struct ArrowArray){.length = b->n, .null_count = nulls, .n_buffers = 2, .buffers = buffers,
@@ -209,7 +213,7 @@ static PyObject *column_take(Column *c) {
     if (!b) return NULL;
     b->v = c->v;
     b->n = c->n;
-    b->negative_is_null = b->as_uint32 = b->exported = 0;
+    b->negative_is_null = b->narrow = b->exported = 0;
     c->v = NULL;
     c->n = c->cap = 0;
     return (PyObject *)b;
@@ -567,10 +571,12 @@ static PyObject *scan(PyObject *self, PyObject *arg) {
                          "stream_dev", column_take(&o.streams.dev), "stream_lines", column_take(&o.streams.lines));
     if (!cols) goto done;
     ((Ints *)PyDict_GetItemString(cols, "nranks"))->negative_is_null = 1; /* -1: the line gave none */
-    /* codes and dtype numbers (at most 9 digits) fit; polars gathers by uint32 without a conversion */
-    ((Ints *)PyDict_GetItemString(cols, "stream"))->as_uint32 = 1;
-    ((Ints *)PyDict_GetItemString(cols, "op"))->as_uint32 = 1;
-    ((Ints *)PyDict_GetItemString(cols, "dtype"))->as_uint32 = 1;
+    /* codes and dtype numbers (at most 9 digits) fit uint32, by which polars gathers without a
+     * conversion; sizes (at most 9 digits) fit int32 */
+    ((Ints *)PyDict_GetItemString(cols, "stream"))->narrow = 'I';
+    ((Ints *)PyDict_GetItemString(cols, "op"))->narrow = 'I';
+    ((Ints *)PyDict_GetItemString(cols, "dtype"))->narrow = 'I';
+    ((Ints *)PyDict_GetItemString(cols, "nranks"))->narrow = 'i';
     result = Py_BuildValue("LNNNNNNL", (long long)lineno, cols, intern_names(&o.hosts, data),
                            intern_names(&o.ops, data), intern_names(&o.comms, data), column_take(&rest),
                            column_take(&spans), (long long)rest_bytes);

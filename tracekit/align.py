@@ -95,7 +95,7 @@ def _members(store: Store, source: str, seen: pl.DataFrame) -> pl.DataFrame:
         if cfg.height:
             return cfg.select("pg", pl.col("members").alias("rank")).explode("rank").unique()
         dumped = store.events.filter(pl.col("kind") == "fr_dump").select("rank").drop_nulls().unique()
-        return pl.concat([seen, dumped.with_columns(pl.lit("0").alias("pg")).select("pg", "rank")]).unique()
+        return pl.concat([seen, dumped.with_columns(pl.lit("0").alias("pg")).select("pg", "rank")], how="vertical_relaxed").unique()
     if source == "nccl":
         return (store.comms.filter(pl.col("comm_id").is_not_null())
                 .join(store.ranks.select("host", "pid", pl.col("rank").alias("grank")), on=["host", "pid"], how="left")
@@ -157,7 +157,7 @@ def _status_frontier(store: Store) -> pl.DataFrame:
              .group_by("rank", "pg").agg(pl.col("name").unique(), pl.col("frontier").first())
              .filter(pl.col("name").list.len() == 1)
              .select("rank", pl.col("name").list.first().alias("pg"), "frontier"))
-    return pl.concat([known, guess])
+    return pl.concat([known, guess], how="vertical_relaxed")
 
 
 def collect(lf: pl.LazyFrame) -> pl.DataFrame:
@@ -185,7 +185,7 @@ def find(store: Store, source: str) -> list[Finding]:
         return []
     members = _members(store, source, frontier.select("pg", "rank"))
     if source == "fr":
-        frontier = pl.concat([frontier, _status_frontier(store)]).group_by("rank", "pg").agg(pl.col("frontier").max())
+        frontier = pl.concat([frontier, _status_frontier(store)], how="vertical_relaxed").group_by("rank", "pg").agg(pl.col("frontier").max())
     # a member counts as behind only if it left a record in this source (a dump, even an empty one,
     # or a collective in any group); one that left none is unknown, never "behind"
     recorded = _recorded(store, source, per["rank"])
@@ -205,7 +205,7 @@ def recorded_ranks(store: Store, source: str) -> pl.Series:
 
 def _recorded(store: Store, source: str, ranks: pl.Series) -> pl.Series:
     if source == "fr":
-        ranks = pl.concat([ranks, store.events.filter(pl.col("kind") == "fr_dump")["rank"].drop_nulls()])
+        ranks = pl.concat([ranks.cast(pl.Int64), store.events.filter(pl.col("kind") == "fr_dump")["rank"].drop_nulls()])
     return ranks.unique().sort()
 
 

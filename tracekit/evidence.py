@@ -142,7 +142,7 @@ def coverage(store: Store) -> Coverage:
            ev.filter(pl.col("kind") != "rank_missing")  # a rank reported missing is spoken of, not seen
            .select("rank", pl.when(pl.col("kind") == "stack").then(pl.lit("stacks")).otherwise(pl.lit("log")).alias("source")),
            ranks.select("rank", pl.col("source").str.split(",")).explode("source")]
-    per = (pl.concat([s.filter(pl.col("rank").is_not_null()) for s in src])
+    per = (pl.concat([s.filter(pl.col("rank").is_not_null()) for s in src], how="vertical_relaxed")
            .with_columns(pl.col("source").replace(SOURCE_WORDS))
            .unique().group_by("rank").agg(pl.col("source").sort()).sort("rank"))
     sources = {r: s for r, s in per.iter_rows()}

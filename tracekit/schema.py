@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
-Str, I64, F64, Bool = pl.Utf8, pl.Int64, pl.Float64, pl.Boolean
+Str, I32, I64, F64, Bool = pl.Utf8, pl.Int32, pl.Int64, pl.Float64, pl.Boolean
 
 #: Canonical collective names; every source's op name is mapped onto one of these.
 OPS = [
@@ -97,8 +97,8 @@ LINKS = {
 }
 
 COLLECTIVES = {
-    "file": Str, "line": I64, "source": Source, "host": Str, "pid": I64, "rank": I64,
-    "pg": Str, "pg_desc": Str, "comm": Str, "nranks": I64, "seq": I64, "op": pl.Enum(OPS), "op_raw": Str,
+    "file": Str, "line": I64, "source": Source, "host": Str, "pid": I32, "rank": I32,
+    "pg": Str, "pg_desc": Str, "comm": Str, "nranks": I32, "seq": I64, "op": pl.Enum(OPS), "op_raw": Str,
     "count": I64, "dtype": Str, "bytes": I64, "sizes": Str, "start_ns": I64, "end_ns": I64,
     "state": State, "record_id": I64,
 }

@@ -57,7 +57,7 @@ OPS = {
 # streams, one per (file, host, pid, comm) with the line and device of its first line and its
 # number of lines. The C scanner makes both; so does ``_as_coll`` from the lines polars read.
 COLL_ROWS = {"line": pl.Int64, "stream": pl.UInt32, "op": pl.UInt32, "seq": pl.Int64, "count": pl.Int64,
-             "dtype": pl.UInt32, "nranks": pl.Int64}  # op: a code into Coll.ops; gathers take UInt32 as it is
+             "dtype": pl.UInt32, "nranks": pl.Int32}  # op: a code into Coll.ops; gathers take UInt32 as it is
 STREAMS = {"stream": pl.Int64, "file": pl.Utf8, "host": pl.Utf8, "pid": pl.Int64, "comm": pl.Utf8,
            "line": pl.Int64, "dev": pl.Int64, "lines": pl.Int64}
 
@@ -401,7 +401,7 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
 
     # rank and process group of each stream (host, pid, comm): found on the few streams, joined on one integer
     by_stream = with_rank(coll.streams).join(comm_ids, on=["host", "pid", "comm"], how="left").select(
-        "stream", "file", "host", "pid", "comm", "rank", pl.coalesce("comm_id", "comm").alias("pg"))
+        "stream", "file", "host", pl.col("pid", "rank").cast(pl.Int32), "comm", pl.coalesce("comm_id", "comm").alias("pg"))
     # op codes are dense (0..n-1, in Coll.ops order), dtype numbers small: names by gather, not joins
     ops = coll.ops.sort("op")
     op_raw, op = ops["op_raw"], ops["op_raw"].replace_strict(OPS, default="other", return_dtype=pl.Utf8)

@@ -45,11 +45,11 @@ def coverage(store: Store, verdict: Verdict) -> list[str]:
     of file, and the files tied to no rank."""
     files = store.files.select("file", "kind")
     tables = [store.collectives, store.events, store.comms, store.links]
-    direct = pl.concat([store.ranks.select("rank", "file")] + [t.select("rank", "file") for t in tables])
+    direct = pl.concat([store.ranks.select("rank", "file")] + [t.select("rank", "file") for t in tables], how="vertical_relaxed")
     # a rank's own log names no rank on most lines: its host and pid tie it to the rank
-    by_pid = (pl.concat([t.select("file", "host", "pid") for t in tables]).drop_nulls().unique()
+    by_pid = (pl.concat([t.select("file", "host", "pid") for t in tables], how="vertical_relaxed").drop_nulls().unique()
               .join(store.ranks.select("host", "pid", "rank").drop_nulls().unique(), on=["host", "pid"]).select("rank", "file"))
-    per = pl.concat([direct, by_pid]).drop_nulls().unique().join(files, on="file", how="left")
+    per = pl.concat([direct, by_pid], how="vertical_relaxed").drop_nulls().unique().join(files, on="file", how="left")
     kinds = per.group_by("rank").agg(pl.col("kind").drop_nulls().unique().sort().str.join(", ")).sort("rank")
     out = [f"{verdict.coverage['text']}; {store.files.height} file(s) read, "
            f"{store.files['error'].is_not_null().sum()} unreadable"]

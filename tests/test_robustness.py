@@ -278,3 +278,28 @@ def test_mapped_files_give_the_store_that_read_files_give(monkeypatch, scanner):
     for name in read:
         assert got[name].equals(read[name]), name
     assert {"nccl", "flight-recorder", "kineto"} <= set(",".join(read["files"]["kind"]).split(","))
+
+
+def test_a_rank_past_int32_is_unknown_in_the_collectives_not_a_failed_ingest(tmp_path):
+    """The collectives keep pid, rank and nranks as Int32. A garbled Flight Recorder dump that says
+    rank 2^40 must not stop the ingest of the whole run: its collectives' rank is unknown (null),
+    the ranks table still shows what the dump said, and the verdict is given."""
+    import pickle
+
+    entry = {"record_id": 0, "pg_id": 0, "process_group": ("0", "default_pg"), "collective_seq_id": 1, "p2p_seq_id": 0,
+             "op_id": 1, "profiling_name": "nccl:all_reduce", "time_created_ns": 1, "input_sizes": [[4]],
+             "input_dtypes": ["Float"], "output_sizes": [[4]], "output_dtypes": ["Float"], "state": "completed",
+             "retired": True, "timeout_ms": 1000, "is_p2p": False, "frames": []}
+    dump = {"version": "2.9", "rank": 2**40, "pg_config": {"0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1]"}},
+            "pg_status": {"0": {"last_enqueued_collective": 1, "last_started_collective": 1,
+                                "last_completed_collective": 1}}, "entries": [entry]}
+    (tmp_path / "_dump_0").write_bytes(pickle.dumps(dump))
+    shutil.copy(SAMPLES / "gpu_2x1_divergence" / "nccl.vm.1197.log", tmp_path / "nccl.log")
+    store = ingest([tmp_path])
+    fr = store.collectives.filter(pl.col("source") == "fr")
+    assert fr.height == 1 and fr["rank"].to_list() == [None] and store.collectives["rank"].dtype == pl.Int32
+    assert 2**40 in store.ranks["rank"].to_list()
+    assert store.collectives.filter(pl.col("source") == "nccl")["rank"].null_count() == 0
+    result = CliRunner().invoke(main, ["verdict", str(tmp_path)])
+    kind = result.output.split(":", 1)[0]  # the verdict's first word: TRANSPORT-ERROR, UNDECIDED, ...
+    assert result.exit_code != 2 and kind.replace("-", "").isupper() and "tracekit failed" not in result.output, result.output

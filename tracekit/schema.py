@@ -130,12 +130,14 @@ def empty(schema: dict) -> pl.DataFrame:
 
 
 def conform(df: pl.DataFrame | pl.LazyFrame, schema: dict) -> pl.DataFrame:
-    """Select exactly the schema's columns, in order, cast, with missing ones as nulls."""
+    """Select exactly the schema's columns, in order, cast, with missing ones as nulls. A value past
+    an Int32 column's range (a garbled dump's rank of 2^40) is unknown there, null, not an error
+    that stops the whole ingest; any other failed cast is a bug and raises."""
     lf = df.lazy()
     have = set(lf.collect_schema().names())
     return lf.select(
         [
-            (pl.col(name) if name in have else pl.lit(None)).cast(dtype).alias(name)
+            (pl.col(name) if name in have else pl.lit(None)).cast(dtype, strict=dtype != I32).alias(name)
             for name, dtype in schema.items()
         ]
     ).collect()

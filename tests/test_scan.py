@@ -257,3 +257,13 @@ def test_columns_of_one_value_read_the_same_as_columns_of_many(tmp_path, mixed):
     assert got.filter(pl.col("op") == "all_reduce").height == (6 if mixed else 12)  # compares as a column does
     back = type(store).read(store.write(tmp_path / "store"))
     assert back.collectives.sort("file", "line").equals(got)
+
+
+def test_a_pid_past_int32_reads_as_unknown_both_ways(tmp_path):
+    """The collectives keep pid as Int32; a COLL line whose pid does not fit (a garbled prefix) is
+    still a collective of its file, with an unknown pid, read the same with and without the scanner."""
+    big = COLL.replace("vm:1037:1037", "vm:99999999999:1037")
+    (tmp_path / "nccl.log").write_text("\n".join([INIT, COLL, big]) + "\n")
+    got = same_both_ways([tmp_path])["collectives"].sort("line")
+    assert got["pid"].to_list() == [1037, None] and got["seq"].to_list() == [0x1F, 0x1F]
+    assert got["file"].to_list() == [str(tmp_path / "nccl.log")] * 2

@@ -401,7 +401,7 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
 
     # rank and process group of each stream (host, pid, comm): found on the few streams, joined on one integer
     by_stream = with_rank(coll.streams).join(comm_ids, on=["host", "pid", "comm"], how="left").select(
-        "stream", "file", "host", pl.col("pid", "rank").cast(pl.Int32), "comm", pl.coalesce("comm_id", "comm").alias("pg"))
+        "stream", "file", "host", pl.col("pid", "rank").cast(pl.Int32, strict=False), "comm", pl.coalesce("comm_id", "comm").alias("pg"))
     # op codes are dense (0..n-1, in Coll.ops order), dtype numbers small: names by gather, not joins
     ops = coll.ops.sort("op")
     op_raw, op = ops["op_raw"], ops["op_raw"].replace_strict(OPS, default="other", return_dtype=pl.Utf8)

@@ -277,6 +277,7 @@ def _parse_texts(texts: list[tuple[dict, bytes]]) -> dict[str, tuple[dict, list[
 
 
 def _parse_group(texts: list[tuple[dict, bytes]], scans: list[tuple] | None) -> dict[str, tuple[dict, list[Parsed]]]:
+    """One group: every text parser over its lines once; each file's row, the group's tables with its first file."""
     lines, scanned, parsed, nonblank, claimed = _claims(texts, scans)
     # the COLL lines read apart are all claimed by the NCCL parser
     coll_counts = (scanned.streams if scanned is not None else pl.DataFrame(schema=nccl.STREAMS)).group_by("file").agg(

@@ -72,6 +72,7 @@ def test_progress_bar_on_a_terminal_quiet_in_a_pipe(tmp_path, monkeypatch):
     from tracekit.ingest import ingest
 
     monkeypatch.setattr(ingest_module, "PROGRESS_BYTES", 8 << 20)  # (64 MB batches by default)
+    monkeypatch.setattr(ingest_module, "SCANNED_PROGRESS_BYTES", 8 << 20)  # (512 MB with the C scanner)
     big = tmp_path / "run"
     shutil.copytree(SAMPLES / "gpu_2x1_bench", big)
     for i in range(3):  # about 3 x 9 MB: several batches, so the bar moves

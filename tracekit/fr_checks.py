@@ -1,0 +1,332 @@
+"""The checks PyTorch's Flight Recorder analyzer makes, as tracekit's own, over one process group.
+
+The analyzer (torch/distributed/flight_recorder/components/types.py, ``Op.match``; utils.py,
+``error_analysis``) compares each rank's entry of a collective with the first rank's: type, input and
+output sizes, dtypes, state; each op's own shape rule (an all_gather's output is its input x group
+size); the ops of a coalesced group one by one; a send with its recv. Here the same rules are column
+expressions over every rank's entries of one group at once, keyed by ``(seq, position)`` (an entry's
+place among its rank's entries of that sequence number: a coalesced group is several entries under one
+sequence number, and its end marker carries no tensors). Where the analyzer's answer differs on purpose,
+the function says why: the odd rank is the one the majority disagrees with (the analyzer blames every
+rank that differs from whichever rank it read first); totals, not a first tensor, carry the shape rules
+(a list all_gather has one output per rank); ``recv 1<-?`` (gloo's any-source recv) is paired, not a
+crash.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import Enum
+
+import polars as pl
+
+from tracekit.align import Finding, Match, tensor_text
+from tracekit.wording import who
+
+
+class Check(Enum):
+    """Outcomes the analyzer names that ``align.Match`` has no value for (for the outcome model's Match)."""
+
+    P2P_SIZE = "a send and the recv that takes it have different sizes"
+    SHAPE = "one rank's entry breaks its collective's own rule (an all_gather's output is not input x group)"
+    COALESCED = "ranks ran a different number of ops in one coalesced group"
+
+
+#: Ops whose inputs differ by rank by design (a scatter's root alone has the inputs), and outputs.
+FREE_INPUTS = ["all_to_all", "scatter", "other"]
+FREE_OUTPUTS = ["all_to_all", "gather", "other"]
+#: Ops whose dtypes are not compared: inputs (a scatter's or broadcast's non-root), outputs (a gather's).
+FREE_IN_TYPES = ["scatter", "broadcast"]
+FREE_OUT_TYPES = ["gather"]
+#: Ops that read one dtype and write another by design (the root's side only holds tensors).
+TYPE_CHANGING = ["scatter", "gather", "broadcast"]
+STATE_ORDER = {"scheduled": 0, "started": 1, "completed": 2}
+
+
+@dataclass
+class HealthyWindow:
+    """Positive evidence from dumps alone: every member's dump holds the same collectives of ``pg``,
+    every one of them completed, and pg_status agrees."""
+
+    pg: str
+    pg_desc: str | None
+    ranks: list[int]
+    first_seq: int
+    last_seq: int
+    collectives: int
+    evidence: list[str] = field(default_factory=list)
+
+    @property
+    def message(self) -> str:
+        where = f"process group {self.pg}" + (f" ({self.pg_desc})" if self.pg_desc else "")
+        return (f"{where}: healthy in the last {self.collectives} collectives the dumps hold "
+                f"(seq {self.first_seq}-{self.last_seq} on {who(self.ranks)}: all completed, pg_status agrees)")
+
+
+def _entries(entries: pl.DataFrame) -> pl.DataFrame:
+    """One row per (rank, record): a rank dumped twice keeps its most advanced state of each record."""
+    advanced = pl.col("state").cast(pl.Utf8).replace_strict(STATE_ORDER, default=-1)
+    return (entries.sort(pl.col("rank"), pl.col("record_id"), advanced).unique(["rank", "record_id"], keep="last")
+            .sort("rank", "record_id"))
+
+
+def _first(sizes: str) -> pl.Expr:
+    """Whether an entry's first tensor has a shape (the analyzer's ``input_sizes[0]``: ``[[]]`` has none)."""
+    return pl.col(sizes).fill_null("").str.split(";").list.first().fill_null("") != ""
+
+
+def _type_set(col: str) -> pl.Expr:
+    return pl.col(col).str.split(";").list.unique().list.sort().list.join(";")
+
+
+def collectives(entries: pl.DataFrame) -> pl.DataFrame:
+    """The group's non-p2p entries with their ``pos`` under their sequence number and the keys compared."""
+    c = _entries(entries.filter(~pl.col("op").is_in(["send", "recv"]) & pl.col("seq").is_not_null()))
+    c = c.with_columns(pl.int_range(pl.len()).over("rank", "seq").alias("pos"),
+                       pl.len().over("rank", "seq").alias("n_ops"))
+    # (all_gather on one rank, _all_gather_base on another: one NCCL op, compared by element counts)
+    variants = pl.col("op_raw").n_unique().over("seq", "pos") > 1
+    return c.with_columns(
+        pl.when(variants).then(pl.col("count").cast(pl.Utf8)).otherwise(pl.col("sizes").fill_null(""))
+        .alias("_in"),
+        pl.when(variants).then(pl.col("out_count").cast(pl.Utf8)).otherwise(pl.col("out_sizes").fill_null(""))
+        .alias("_out"),
+        pl.when(_first("sizes")).then(_type_set("dtypes")).alias("_in_types"),
+        pl.when(_first("out_sizes")).then(_type_set("out_dtypes")).alias("_out_types"),
+        pl.col("state").cast(pl.Utf8).alias("_state"))
+
+
+#: The cross-rank rules in the analyzer's order: the first that holds names a (seq, position).
+RULES = [
+    (Match.OP_TYPE, "_op", None),
+    (Match.SIZE, "_in", FREE_INPUTS),
+    (Match.SIZE, "_out", FREE_OUTPUTS),
+    (Match.DTYPE, "_in_types", FREE_IN_TYPES),
+    (Match.DTYPE, "_out_types", FREE_OUT_TYPES),
+    (Match.STATE, "_state", None),
+]
+WHAT = {"_op": "collective", "_in": "input sizes", "_out": "output sizes", "_in_types": "input dtypes",
+        "_out_types": "output dtypes", "_state": "state"}
+
+
+def across_ranks(entries: pl.DataFrame, pg: str, group_size: int) -> list[Finding]:
+    """Type, size, dtype and state of each collective compared across the ranks that recorded it, and
+    the length of each coalesced group; the first disagreement of each kind (by time)."""
+    c = collectives(entries).with_columns(pl.col("op").cast(pl.Utf8).alias("_op"))
+    uneven = c.group_by("seq").agg(pl.col("n_ops").n_unique() > 1).filter("n_ops")["seq"].implode()
+    out = _uneven_groups(c.filter(pl.col("seq").is_in(uneven)), pg)
+    c = c.filter(~pl.col("seq").is_in(uneven) & ~pl.col("coalesced_end"))
+    seen: set[tuple] = set()  # (one finding per collective: the first rule that holds)
+    for kind, col, free in RULES:
+        if kind in {f.kind for f in out}:
+            continue
+        varied = pl.col(col).drop_nulls().n_unique() > 1
+        if free:
+            varied = varied & ~pl.col("_op").is_in(free).any()
+        bad = (c.group_by("seq", "pos").agg(varied.alias("_v"), pl.col("start_ns").min(),
+                                            pl.col("rank").n_unique().alias("_n"))
+               .filter(pl.col("_v") & (pl.col("_n") > 1)).sort("start_ns", "seq", "pos", nulls_last=True))
+        for seq, pos in [k for k in bad.select("seq", "pos").iter_rows() if k not in seen][:1]:
+            seen.add((seq, pos))
+            rows = c.filter((pl.col("seq") == seq) & (pl.col("pos") == pos) & pl.col(col).is_not_null())
+            out.append(_disagreement(kind, col, rows, pg))
+    return out + _all_to_all(c, pg, group_size)
+
+
+def _disagreement(kind, col: str, rows: pl.DataFrame, pg: str) -> Finding:
+    """The majority's value against the odd ranks' (a tie: the lowest rank's value is the reference)."""
+    values = dict(zip(rows["rank"].to_list(), rows[col].to_list()))
+    counts = Counter(values.values())
+    ref = max(counts, key=lambda v: (counts[v], -min(r for r, x in values.items() if x == v)))
+    if col == "_state" and "completed" in counts:  # (the ranks named are those it has not completed on)
+        ref = "completed"
+    odd = sorted(r for r, v in values.items() if v != ref)
+    first = rows.filter(pl.col(col) == ref).row(0, named=True)
+    said = "; ".join(f"{who([r])}: {_show(col, values[r])}" for r in odd[:4])
+    label = (f"process group {pg}{_desc(first)}: {first['op_raw']} seq {first['seq']}{_nth(first)}: "
+             f"{WHAT[col]} differ: {who(sorted(set(values) - set(odd)))}: {_show(col, ref)}; {said}")
+    return Finding(kind=kind, source="fr", pg=pg, pg_desc=first["pg_desc"], seq=first["seq"],
+                   op=first["op_raw"], sizes=first["sizes"], dtype=first["dtype"],
+                   present=sorted(set(values) - set(odd)), missing=odd,
+                   last_of_missing={r: f"{WHAT[col]} {_show(col, values[r])}" for r in odd},
+                   evidence=_evidence(rows), label=label)
+
+
+def _show(col: str, value) -> str:
+    return f"[{value.replace(';', '], [')}]" if col in ("_in", "_out") and not value.isdigit() else str(value)
+
+
+def _desc(row: dict) -> str:
+    return f" ({row['pg_desc']})" if row.get("pg_desc") else ""
+
+
+def _nth(row: dict) -> str:
+    return f", op {row['pos'] + 1} of its coalesced group" if row.get("n_ops", 1) > 1 else ""
+
+
+def _evidence(rows: pl.DataFrame) -> list[str]:
+    return [f"{f}: record {r}" for f, r in rows.select("file", "record_id").iter_rows()][:8]
+
+
+def _uneven_groups(c: pl.DataFrame, pg: str) -> list[Finding]:
+    """A sequence number under which ranks recorded a different number of ops: a coalesced group some
+    ranks ran longer (the analyzer reports the extra ops as "not all ranks joining")."""
+    out = []
+    for (seq,), g in c.group_by(["seq"], maintain_order=True):
+        per = g.group_by("rank").agg(pl.len().alias("n"), pl.col("op_raw").str.join(", ")).sort("rank")
+        counts, first = Counter(per["n"].to_list()), dict(zip(per["n"].reverse(), per["rank"].reverse()))
+        ref = max(counts, key=lambda n: (counts[n], -first[n]))  # (a tie: the lowest rank's count)
+        odd = per.filter(pl.col("n") != ref)
+        said = "; ".join(f"rank {r}: {n} ({ops})" for r, n, ops in odd.iter_rows())
+        first, same = g.row(0, named=True), per.filter(pl.col("n") == ref)["rank"].to_list()
+        out.append(Finding(
+            kind=Check.COALESCED, source="fr", pg=pg, pg_desc=first["pg_desc"], seq=seq, op=first["op_raw"],
+            sizes=None, dtype=None, present=same,
+            missing=odd["rank"].to_list(),
+            last_of_missing={r: f"{n} ops: {ops}" for r, n, ops in odd.iter_rows()},
+            evidence=_evidence(g),
+            label=f"process group {pg}{_desc(first)}: seq {seq}: ranks ran different numbers of ops under "
+                  f"one sequence number (a coalesced group): {who(same)}: {ref}; {said}"))
+    return out
+
+
+def _all_to_all(c: pl.DataFrame, pg: str, group_size: int) -> list[Finding]:
+    """An all_to_all's ranks may send different sizes, but what all send is what all receive (the
+    analyzer's ``check_size_alltoall``), where every member recorded it."""
+    a = c.filter(pl.col("op") == "all_to_all").group_by("seq", "pos").agg(
+        pl.col("count").sum().alias("sent"), pl.col("out_count").sum().alias("received"),
+        pl.col("out_count").is_not_null().all().alias("_known"), pl.col("start_ns").min(), pl.col("rank"),
+        pl.col("op_raw", "pg_desc", "sizes", "dtype").first(), pl.struct("file", "record_id").alias("_ev"))
+    bad = a.filter(pl.col("_known") & (pl.col("rank").list.len() == group_size)
+                   & (pl.col("sent") != pl.col("received"))).sort("start_ns", nulls_last=True)
+    out = []
+    for row in bad.head(1).iter_rows(named=True):
+        out.append(Finding(
+            kind=Match.SIZE, source="fr", pg=pg, pg_desc=row["pg_desc"], seq=row["seq"], op=row["op_raw"],
+            sizes=row["sizes"], dtype=row["dtype"], present=[], missing=sorted(row["rank"]),
+            evidence=[f"{e['file']}: record {e['record_id']}" for e in row["_ev"]][:8],
+            label=f"process group {pg}{_desc(row)}: {row['op_raw']} seq {row['seq']}: {who(row['rank'])} send "
+                  f"{row['sent']} elements in all and receive {row['received']}"))
+    return out
+
+
+def per_entry(entries: pl.DataFrame, pg: str, group_size: int) -> list[Finding]:
+    """Each op's own rule on one rank's entry: an all_reduce writes what it reads; an all_gather's
+    output is its input x group size (a list all_gather: one output per rank), a reduce_scatter's input
+    its output x group size (SHAPE); an op reads and writes one dtype (DTYPE). The first of each rank."""
+    c = collectives(entries).filter(~pl.col("coalesced_end"))
+    parts = pl.col("out_sizes").fill_null("").str.split(";").list.len()
+    op, n = pl.col("op").cast(pl.Utf8), pl.lit(group_size)
+    known = pl.col("out_sizes").is_not_null() & _first("sizes") & _first("out_sizes")
+    shape = (
+        pl.when(known & (op == "all_reduce") & (pl.col("sizes") != pl.col("out_sizes")))
+        .then(pl.format("reads [{}] but writes [{}]", "sizes", "out_sizes"))
+        .when(known & (op == "all_gather") & (parts > 1) & (parts != group_size))
+        .then(pl.format("gathers into {} tensors in a group of {}", parts, n))
+        .when(known & (op == "all_gather") & (pl.col("out_count") != pl.col("count") * group_size))
+        .then(pl.format("gathers {} elements from each of {} ranks into {}", "count", n, "out_count"))
+        .when(known & (op == "reduce_scatter") & (pl.col("count") != pl.col("out_count") * group_size))
+        .then(pl.format("scatters {} elements to {} ranks, {} each", "count", n, "out_count")))
+    dtype = (pl.when(known & ~op.is_in(TYPE_CHANGING) & (pl.col("_in_types") != pl.col("_out_types")))
+             .then(pl.format("reads {} but writes {}", "_in_types", "_out_types")))
+    bad = (c.with_columns(pl.coalesce(shape, dtype).alias("_why"),
+                          pl.when(shape.is_not_null()).then(pl.lit("SHAPE")).otherwise(pl.lit("DTYPE")).alias("_kind"))
+           .filter(pl.col("_why").is_not_null()).sort("rank", "start_ns", "record_id", nulls_last=True)
+           .unique("rank", keep="first", maintain_order=True))
+    return [Finding(
+        kind=Check.SHAPE if row["_kind"] == "SHAPE" else Match.DTYPE, source="fr", pg=pg, pg_desc=row["pg_desc"],
+        seq=row["seq"], op=row["op_raw"], sizes=row["sizes"], dtype=row["dtype"], present=[], missing=[row["rank"]],
+        last_of_missing={row["rank"]: row["_why"]}, evidence=[f"{row['file']}: record {row['record_id']}"],
+        label=f"process group {pg}{_desc(row)}: {row['op_raw']} seq {row['seq']}{_nth(row)}: rank {row['rank']}'s "
+              f"entry {row['_why']}") for row in bad.iter_rows(named=True)]
+
+
+def p2p_pairs(entries: pl.DataFrame, pg: str, members: list[int], wrapped: list[int] = ()) -> list[Finding]:
+    """Each send with the recv that takes it: the k-th send from one rank to another with the k-th recv
+    of the one from the other (NCCL and gloo keep a pair's order); a ``recv 1<-?`` (any source) takes,
+    in order, the sends to its rank that no exact recv took. Sizes must agree (send's input, recv's
+    output). A rank whose ring buffer wrapped (``wrapped``: its dump's first record is not 0) is not
+    paired: its k-th is not the peer's k-th."""
+    glob = dict(enumerate(sorted(members)))
+    p = _entries(entries.filter(pl.col("op").is_in(["send", "recv"])))
+    if not p.height:
+        return []
+    p = p.filter(~pl.col("rank").is_in(list(wrapped))).with_columns(
+        pl.col("p2p_src").replace_strict(glob, default=None).alias("_src"),
+        pl.col("p2p_dst").replace_strict(glob, default=None).alias("_dst"),
+        pl.coalesce("out_sizes", "sizes").alias("_got"), pl.col("rank").alias("_me"))
+    sends = p.filter(pl.col("op") == "send").with_columns(pl.int_range(pl.len()).over("rank", "_dst").alias("k"))
+    exact = p.filter((pl.col("op") == "recv") & pl.col("_src").is_not_null()).with_columns(
+        pl.int_range(pl.len()).over("rank", "_src").alias("k"))
+    on = dict(left_on=["rank", "_dst", "k"], right_on=["_src", "rank", "k"])
+    paired = sends.join(exact, how="inner", suffix="_r", **on)
+    left = sends.join(exact, how="anti", **on).sort("start_ns", "record_id", nulls_last=True).with_columns(
+        pl.int_range(pl.len()).over("_dst").alias("k"))
+    anyone = p.filter((pl.col("op") == "recv") & pl.col("_src").is_null()).with_columns(
+        pl.int_range(pl.len()).over("rank").alias("k"))
+    paired = pl.concat([paired, left.join(anyone, left_on=["_dst", "k"], right_on=["rank", "k"], suffix="_r")],
+                       how="diagonal_relaxed")
+    bad = paired.filter(pl.col("sizes") != pl.col("_got_r")).sort("start_ns", nulls_last=True)
+    return [Finding(
+        kind=Check.P2P_SIZE, source="fr", pg=pg, pg_desc=row["pg_desc"], seq=row["seq"], op=row["op_raw"],
+        sizes=row["sizes"], dtype=row["dtype"], present=[row["rank"]], missing=[row["_me_r"]],
+        last_of_missing={row["_me_r"]: f"{row['op_raw_r']}{tensor_text(row['_got_r'], row['out_dtypes_r'])}"},
+        evidence=[f"{row['file']}: record {row['record_id']}", f"{row['file_r']}: record {row['record_id_r']}"],
+        label=f"process group {pg}{_desc(row)}: rank {row['rank']}'s {row['op_raw']} (p2p seq {row['seq']}) sends "
+              f"[{row['sizes']}]; rank {row['_me_r']}'s {row['op_raw_r']} (p2p seq {row['seq_r']}) takes it into "
+              f"[{row['_got_r']}]") for row in bad.head(1).iter_rows(named=True)]
+
+
+def check_group(entries: pl.DataFrame, pg: str, members: list[int], wrapped: list[int] = ()) -> list[Finding]:
+    """Every rule over one process group's entries of all ranks (the ``collectives`` rows of ``pg``)."""
+    return (across_ranks(entries, pg, len(members)) + per_entry(entries, pg, len(members))
+            + p2p_pairs(entries, pg, members, wrapped))
+
+
+def healthy_window(entries: pl.DataFrame, pg: str, members: list[int], status: pl.DataFrame | None = None,
+                   findings: list[Finding] = ()) -> HealthyWindow | None:
+    """The window the dumps show healthy, or None: every member dumped entries of ``pg``, each holds
+    the same collectives up to the same last one, every one completed, no rule above fired, and
+    pg_status (``status``: rank, last_enqueued, last_completed) says each rank completed all it
+    enqueued, the same last collective on every rank."""
+    c = collectives(entries)
+    if findings or not c.height or set(c["rank"].unique().to_list()) != set(members):
+        return None
+    if (c["_state"] != "completed").any():
+        return None
+    per = c.group_by("rank").agg(pl.col("seq").min().alias("lo"), pl.col("seq").max().alias("hi"))
+    if per["hi"].n_unique() != 1:
+        return None
+    lo, hi = per["lo"].max(), per["hi"][0]
+    window = c.filter(pl.col("seq") >= lo)
+    if window.group_by("rank").agg(pl.col("seq").n_unique())["seq"].n_unique() != 1:
+        return None
+    if status is not None and status.height:
+        st = status.filter(pl.col("rank").is_in(members))
+        if (st["last_enqueued"] != st["last_completed"]).any() or st["last_completed"].n_unique() != 1:
+            return None
+    return HealthyWindow(pg=pg, pg_desc=c["pg_desc"][0], ranks=sorted(members), first_seq=lo, last_seq=hi,
+                         collectives=window["seq"].n_unique(), evidence=sorted(c["file"].unique().to_list())[:8])
+
+
+
+
+def check_store(store) -> tuple[list[Finding], list[HealthyWindow]]:
+    """Every group of a store's FR collectives: findings, and the windows shown healthy. A group is a
+    name and its members (each rank's own pg_config): ``split_group`` can give two groups one name."""
+    groups = store.groups.select("rank", "pg", "members", "last_enqueued", "last_completed")
+    coll = (store.collectives.filter((pl.col("source") == "fr") & pl.col("rank").is_not_null())
+            .with_columns(pl.col("rank").cast(pl.Int64))
+            .join(groups.select("rank", "pg", "members").unique(["rank", "pg"]), on=["rank", "pg"], how="left"))
+    wrapped = coll.group_by("rank").agg(pl.col("record_id").min()).filter(pl.col("record_id") > 0)["rank"].to_list()
+    findings, windows = [], []
+    for (pg, members), entries in coll.group_by("pg", "members", maintain_order=True):
+        members = sorted(members) if members is not None else sorted(entries["rank"].unique().to_list())
+        got = check_group(entries, pg, members, wrapped)
+        status = groups.filter((pl.col("pg") == pg) & pl.col("rank").is_in(members)
+                               & pl.col("last_enqueued").is_not_null())
+        window = healthy_window(entries, pg, members, status, got)
+        findings += got
+        windows += [window] if window else []
+    return findings, windows

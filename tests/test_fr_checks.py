@@ -27,7 +27,8 @@ def entry(rid, name, ins, outs, state="completed", seq=1, p2p_seq=0, in_dtype=F,
           pg=("0", "default_pg")):
     """One ring-buffer entry as ProcessGroupNCCL records it (torch/csrc/distributed/c10d/FlightRecorder)."""
     p2p = name.split(" ")[0] in ("send", "recv")
-    return {"record_id": rid, "pg_id": int(pg[0]), "process_group": pg, "collective_seq_id": 0 if p2p else seq,
+    return {"record_id": rid, "pg_id": int(pg[0]), "process_group": pg,
+            "collective_seq_id": 0 if p2p else seq,
             "p2p_seq_id": p2p_seq, "op_id": rid + 1, "is_p2p": p2p, "profiling_name": f"nccl:{name}",
             "input_sizes": ins, "output_sizes": outs, "input_dtypes": [in_dtype] * len(ins),
             "output_dtypes": [out_dtype if s else "" for s in outs] if outs != [[]] else [""],
@@ -62,30 +63,39 @@ def two(*pair, **kw):
 
 
 AR = entry(0, "all_reduce", [[4, 4]], [[4, 4]])
-# name (the analyzer test ported): dumps, tracekit's (kind, odd ranks) in order, the analyzer's MatchStates,
-# why they differ (None where they agree)
+SYNTAX, TYPE = "SIZE_OR_SYNTAX_MISMATCH", "COLLECTIVE_TYPE_MISMATCH"
+DTYPE, STATE = "COLLECTIVE_DTYPE_MISMATCH", "COLLECTIVE_STATE_MISMATCH"
+
+
+def both(*ranks):
+    """The same kind of finding naming each rank in turn."""
+    return lambda kind: [(kind, [r]) for r in ranks]
+
+
+# name (the analyzer test ported): dumps; tracekit's (kind, ranks named) in order; the analyzer's
+# MatchStates on the same dumps; why they differ (None where they agree)
 SCENARIOS = {
     "match_one_event_same": (two(AR), [], set(), None),
-    "match_one_event_type": (two(AR, entry(0, "all_gather", [[4, 4]], [[32]])), [(Match.OP_TYPE, [1])],
-                             {"COLLECTIVE_TYPE_MISMATCH"}, None),
+    "match_one_event_type": (two(AR, entry(0, "all_gather", [[4, 4]], [[32]])),
+                             [(Match.OP_TYPE, [1])], {TYPE}, None),
     "match_one_event_all_to_all": (two(entry(0, "all_to_all", [[4, 4]], [[4, 4]])), [], set(), None),
     "match_one_event_input_size": (two(AR, entry(0, "all_reduce", [[5, 4]], [[4, 4]])),
-                                   [(Match.SIZE, [1]), (Check.SHAPE, [1])], {"SIZE_OR_SYNTAX_MISMATCH"}, None),
+                                   [(Match.SIZE, [1]), (Check.SHAPE, [1])], {SYNTAX}, None),
     "match_one_event_output_size": (two(AR, entry(0, "all_reduce", [[4, 4]], [[5, 4]])),
-                                    [(Match.SIZE, [1]), (Check.SHAPE, [1])], {"SIZE_OR_SYNTAX_MISMATCH"}, None),
+                                    [(Match.SIZE, [1]), (Check.SHAPE, [1])], {SYNTAX}, None),
     # the analyzer compares one entry with itself here; tracekit names the rule each rank's entry breaks
     "match_one_event_all_reduce_in_out": (two(entry(0, "all_reduce", [[4, 4]], [[5, 4]])),
-                                          [(Check.SHAPE, [0]), (Check.SHAPE, [1])], {"SIZE_OR_SYNTAX_MISMATCH"},
-                                          None),
+                                          both(0, 1)(Check.SHAPE), {SYNTAX}, None),
     "match_one_event_state": (two(entry(0, "all_reduce", [[4, 4]], [[4, 4]], state="scheduled"), AR),
-                              [(Match.STATE, [0])], {"COLLECTIVE_STATE_MISMATCH"}, None),
+                              [(Match.STATE, [0])], {STATE}, None),
     # two ranks have no majority: the cross-rank finding takes rank 0's Half as the reference; the
     # per-entry one names rank 0, which reads Float and writes Half
     "match_one_event_dtype": (two(entry(0, "all_reduce", [[4, 4]], [[4, 4]], out_dtype="Half"), AR),
-                              [(Match.DTYPE, [1]), (Match.DTYPE, [0])], {"COLLECTIVE_DTYPE_MISMATCH"}, None),
+                              [(Match.DTYPE, [1]), (Match.DTYPE, [0])], {DTYPE}, None),
     "match_one_event_gather_root": (two(entry(0, "gather", [[4, 4]], [[4, 4], [4, 4]]),
                                         entry(0, "gather", [[4, 4]], [[]])), [], set(), None),
-    "build_db_coalesced_all_reduce": (two(entry(0, "allreduce_coalesced", [[4, 4]], [[4, 4]])), [], set(), None),
+    "build_db_coalesced_all_reduce": (two(entry(0, "allreduce_coalesced", [[4, 4]], [[4, 4]])),
+                                      [], set(), None),
     "build_db_coalesced_broadcasts": (two([entry(0, "broadcast", [[4, 4]], [[4, 4]]),
                                            entry(1, "broadcast", [[4, 4]], [[4, 4]]),
                                            entry(2, "coalesced", [], [])]), [], set(), None),
@@ -95,7 +105,7 @@ SCENARIOS = {
                                           [entry(0, "_broadcast_oop", [[4, 4]], [[4, 4]]),
                                            entry(1, "_broadcast_oop", [[4, 4]], [[4, 4]]),
                                            entry(2, "ALLGATHER_coalesced", [], [])]),
-                                      [(Match.SIZE, [1])], {"SIZE_OR_SYNTAX_MISMATCH"}, None),
+                                      [(Match.SIZE, [1])], {SYNTAX}, None),
     "build_db_reduce_oop_coalesced": (two([entry(0, "_reduce_oop", [[4, 4]], [[4, 4]]),
                                            entry(1, "_reduce_oop", [[4, 4]], [[4, 4]]),
                                            entry(2, "REDUCE_SCATTER_coalesced", [], [])]), [], set(), None),
@@ -108,27 +118,27 @@ SCENARIOS = {
                                            [(Check.COALESCED, [1])], {"missing"}, None),
     "p2p_send_recv_sizes": (two(entry(0, "send 0->1", [[4]], [[4]], p2p_seq=1),
                                 entry(0, "recv 1<-0", [[8]], [[8]], p2p_seq=1)),
-                            [(Check.P2P_SIZE, [1])], {"SIZE_OR_SYNTAX_MISMATCH"}, None),
+                            [(Check.P2P_SIZE, [1])], {SYNTAX}, None),
     "p2p_send_recv_match": (two(entry(0, "send 0->1", [[4]], [[4]], p2p_seq=1),
                                 entry(0, "recv 1<-0", [[4]], [[4]], p2p_seq=1)), [], set(), None),
-    "all_gather_numel": (two(entry(0, "all_gather", [[4]], [[6]])), [(Check.SHAPE, [0]), (Check.SHAPE, [1])],
-                         {"SIZE_OR_SYNTAX_MISMATCH"}, None),
+    "all_gather_numel": (two(entry(0, "all_gather", [[4]], [[6]])), both(0, 1)(Check.SHAPE), {SYNTAX}, None),
     "all_gather_list_wrong_count": (two(entry(0, "all_gather", [[4, 4]], [[4, 4]] * 3)),
-                                    [(Check.SHAPE, [0]), (Check.SHAPE, [1])], {"SIZE_OR_SYNTAX_MISMATCH"}, None),
-    "all_gather_list": (two(entry(0, "all_gather", [[4, 4]], [[4, 4], [4, 4]])), [], {"SIZE_OR_SYNTAX_MISMATCH"},
+                                    both(0, 1)(Check.SHAPE), {SYNTAX}, None),
+    "all_gather_list": (two(entry(0, "all_gather", [[4, 4]], [[4, 4], [4, 4]])), [], {SYNTAX},
                         "the analyzer compares the first output tensor with input x group size; a list "
                         "all_gather has one output per rank, so tracekit compares the totals"),
-    "reduce_scatter_numel": (two(entry(0, "reduce_scatter", [[4, 4]], [[4]])),
-                             [(Check.SHAPE, [0]), (Check.SHAPE, [1])], {"SIZE_OR_SYNTAX_MISMATCH"}, None),
+    "reduce_scatter_numel": (two(entry(0, "reduce_scatter", [[4, 4]], [[4]])), both(0, 1)(Check.SHAPE),
+                             {SYNTAX}, None),
     "all_gather_variants": (two(entry(0, "all_gather", [[4, 4]], [[4, 4], [4, 4]]),
-                                entry(0, "_all_gather_base", [[4, 4]], [[32]])), [], {"COLLECTIVE_TYPE_MISMATCH"},
-                            "both run one ncclAllGather of the same bytes, so neither rank waits on the other"),
-    "all_to_all_unbalanced": (two(entry(0, "all_to_all", [[4]], [[3]])), [(Match.SIZE, [0, 1])],
-                              {"SIZE_OR_SYNTAX_MISMATCH"}, None),
+                                entry(0, "_all_gather_base", [[4, 4]], [[32]])), [], {TYPE},
+                            "both run one ncclAllGather of the same bytes, so neither rank waits on the "
+                            "other"),
+    "all_to_all_unbalanced": (two(entry(0, "all_to_all", [[4]], [[3]])), [(Match.SIZE, [0, 1])], {SYNTAX},
+                              None),
     # the analyzer blames the ranks that differ from whichever dump it reads first (os.walk's order: ranks
     # 1 and 2, or rank 0); two of three ranks agree, so tracekit names rank 0, whatever the order
     "majority_names_the_odd_rank": ({0: [entry(0, "all_reduce", [[5, 4]], [[5, 4]])], 1: [AR], 2: [AR]},
-                                    [(Match.SIZE, [0])], {"SIZE_OR_SYNTAX_MISMATCH"}, None),
+                                    [(Match.SIZE, [0])], {SYNTAX}, None),
 }
 
 
@@ -155,9 +165,10 @@ def test_reasons_name_ranks_sizes_dtypes_states(tmp_path):
     assert first("match_one_event_state").endswith("state differ: rank 1: completed; rank 0: scheduled")
     assert first("match_one_event_dtype").endswith("output dtypes differ: rank 0: Half; rank 1: Float")
     assert first("p2p_send_recv_sizes") == (
-        "process group 0 (default_pg): rank 0's nccl:send 0->1 (p2p seq 1) sends [4]; rank 1's nccl:recv 1<-0 "
-        "(p2p seq 1) takes it into [8]")
-    assert first("all_gather_list_wrong_count").endswith("rank 0's entry gathers into 3 tensors in a group of 2")
+        "process group 0 (default_pg): rank 0's nccl:send 0->1 (p2p seq 1) sends [4]; "
+        "rank 1's nccl:recv 1<-0 (p2p seq 1) takes it into [8]")
+    assert first("all_gather_list_wrong_count").endswith(
+        "rank 0's entry gathers into 3 tensors in a group of 2")
     assert first("all_to_all_unbalanced").endswith("ranks 0-1 send 8 elements in all and receive 6")
 
 
@@ -165,34 +176,45 @@ def test_recv_from_any_source_is_paired(tmp_path):
     """gloo's ``recv 1<-?`` takes the sends to rank 1 that no exact recv took; the analyzer cannot
     read the name (``int('?')``) and stops."""
     dumps = {0: [entry(0, "send 0->1", [[4]], [[4]], p2p_seq=1)],
-             1: [entry(0, "recv 1<-?", [[8]], [[8]], p2p_seq=1)], 2: [entry(0, "send 2->1", [[8]], [[8]], p2p_seq=1)]}
+             1: [entry(0, "recv 1<-?", [[8]], [[8]], p2p_seq=1)],
+             2: [entry(0, "send 2->1", [[8]], [[8]], p2p_seq=1)]}
     findings, _ = fr_checks.check_store(ingest([write_dumps(tmp_path / "any", dumps)]))
     assert _kinds(findings) == [(Check.P2P_SIZE, [1])] and "recv 1<-?" in findings[0].label
-    dumps[1] = [entry(0, "recv 1<-?", [[4]], [[4]], p2p_seq=1), entry(1, "recv 1<-?", [[8]], [[8]], p2p_seq=2)]
+    dumps[1] = [entry(0, "recv 1<-?", [[4]], [[4]], p2p_seq=1),
+                entry(1, "recv 1<-?", [[8]], [[8]], p2p_seq=2)]
     dumps[2][0]["time_created_ns"] = 5_000  # (rank 2's send came second)
     assert fr_checks.check_store(ingest([write_dumps(tmp_path / "any2", dumps)]))[0] == []
 
 
-@pytest.mark.parametrize("name", ["all_reduce", "all_gather", "_all_gather_base", "all_gather_into_tensor_coalesced",
-                                  "reduce_scatter", "_reduce_scatter_base", "reduce_scatter_tensor_coalesced",
-                                  "broadcast", "_broadcast_oop", "reduce", "_reduce_oop", "gather", "scatter",
-                                  "all_to_all", "all_to_all_single", "barrier", "all_reduce_barrier",
-                                  "allreduce_coalesced", "ALLGATHER_coalesced", "REDUCE_SCATTER_coalesced"])
+#: Every op the analyzer knows (its types.py, COLLECTIVES)
+ANALYZER_OPS = sorted("""ALLGATHER_coalesced REDUCE_SCATTER_coalesced _all_gather_base _broadcast_oop _reduce_oop
+    _reduce_scatter_base all_gather all_gather_into_tensor_coalesced all_gather_single all_gather_v all_reduce
+    all_reduce_barrier all_to_all all_to_all_single all_to_all_v_single allreduce_coalesced barrier broadcast
+    gather new_window reduce reduce_scatter reduce_scatter_single reduce_scatter_tensor_coalesced reduce_scatter_v
+    scatter split""".split())
+
+
+def test_analyzer_ops_are_its_own():
+    types = pytest.importorskip("torch.distributed.flight_recorder.components.types")
+    assert sorted(types.COLLECTIVES) == ANALYZER_OPS
+
+
+@pytest.mark.parametrize("name", ANALYZER_OPS)
 def test_all_events(tmp_path, name):
     """Every op the analyzer knows, the same on both ranks, in the shapes its test gives: no finding."""
     outs = {"reduce_scatter": [[8]], "all_gather": [[32]]}
     kind = next((k for k in outs if k in name.lower().replace("allgather", "all_gather")), None)
     dumps = two(entry(0, name, [[4, 4]], outs.get(kind, [[4, 4]])))
     findings, windows = fr_checks.check_store(ingest([write_dumps(tmp_path / name, dumps)]))
-    assert findings == []
+    assert findings == [] and [w.collectives for w in windows] == [1]
 
 
 def test_healthy_window_needs_every_rank_completed_and_pg_status_agreeing(tmp_path):
     dumps = two([entry(i, "all_reduce", [[4, 4]], [[4, 4]], seq=i + 1) for i in range(5)])
     _, windows = fr_checks.check_store(ingest([write_dumps(tmp_path / "ok", dumps)]))
     assert [w.message for w in windows] == [
-        "process group 0 (default_pg): healthy in the last 5 collectives the dumps hold (seq 1-5 on ranks 0-1: "
-        "all completed, pg_status agrees)"]
+        "process group 0 (default_pg): healthy in the last 5 collectives the dumps hold "
+        "(seq 1-5 on ranks 0-1: all completed, pg_status agrees)"]
     late = {1: {"last_enqueued_collective": 6, "last_started_collective": 5, "last_completed_collective": 5}}
     assert fr_checks.check_store(ingest([write_dumps(tmp_path / "late", dumps, status=late)]))[1] == []
     dumps[1] = dumps[1][:4]  # rank 1's dump ends a collective earlier
@@ -201,7 +223,8 @@ def test_healthy_window_needs_every_rank_completed_and_pg_status_agreeing(tmp_pa
 
 def test_wrapped_ring_buffer_is_not_paired(tmp_path):
     """Rank 1's dump lost its oldest records (first record 7): its first recv is not rank 0's first send."""
-    dumps = two(entry(0, "send 0->1", [[4]], [[4]], p2p_seq=1), entry(7, "recv 1<-0", [[8]], [[8]], p2p_seq=9))
+    dumps = two(entry(0, "send 0->1", [[4]], [[4]], p2p_seq=1),
+                entry(7, "recv 1<-0", [[8]], [[8]], p2p_seq=9))
     assert fr_checks.check_store(ingest([write_dumps(tmp_path / "wrap", dumps)]))[0] == []
 
 
@@ -222,7 +245,8 @@ def _analyzer(folder):
     out = folder.parent / f"{folder.name}.db"
     fr_trace.main([str(folder), "-p", "rank_", "-o", str(out)])
     _, db = pickle.loads(out.read_bytes())
-    got = {m.type_of_mismatch.state.name for c in db.collectives for m in (c.mismatch_collectives or {}).values()}
+    got = {m.type_of_mismatch.state.name for c in db.collectives
+           for m in (c.mismatch_collectives or {}).values()}
     return got | ({"missing"} if any(c.missing_ranks for c in db.collectives) else set())
 
 
@@ -246,5 +270,6 @@ KIND_STATES = {Match.OP_TYPE: {"COLLECTIVE_TYPE_MISMATCH"}, Match.SIZE: {"SIZE_O
 def test_torchfrtrace_command_reads_the_dumps(tmp_path):
     """The command itself, once: it reads these files and reports the mismatch tracekit finds."""
     folder = write_dumps(tmp_path / "cmd", SCENARIOS["match_one_event_type"][0])
-    run = subprocess.run(["torchfrtrace", str(folder), "-p", "rank_"], capture_output=True, text=True, timeout=300)
+    run = subprocess.run(["torchfrtrace", str(folder), "-p", "rank_"], capture_output=True, text=True,
+                         timeout=300)
     assert run.returncode == 0 and "COLLECTIVE_TYPE_MISMATCH" in run.stdout + run.stderr

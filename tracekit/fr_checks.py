@@ -61,14 +61,15 @@ class HealthyWindow:
     def message(self) -> str:
         where = f"process group {self.pg}" + (f" ({self.pg_desc})" if self.pg_desc else "")
         return (f"{where}: healthy in the last {self.collectives} collectives the dumps hold "
-                f"(seq {self.first_seq}-{self.last_seq} on {who(self.ranks)}: all completed, pg_status agrees)")
+                f"(seq {self.first_seq}-{self.last_seq} on {who(self.ranks)}: all completed, "
+                f"pg_status agrees)")
 
 
 def _entries(entries: pl.DataFrame) -> pl.DataFrame:
     """One row per (rank, record): a rank dumped twice keeps its most advanced state of each record."""
     advanced = pl.col("state").cast(pl.Utf8).replace_strict(STATE_ORDER, default=-1)
-    return (entries.sort(pl.col("rank"), pl.col("record_id"), advanced).unique(["rank", "record_id"], keep="last")
-            .sort("rank", "record_id"))
+    return (entries.sort(pl.col("rank"), pl.col("record_id"), advanced)
+            .unique(["rank", "record_id"], keep="last").sort("rank", "record_id"))
 
 
 def _first(sizes: str) -> pl.Expr:
@@ -144,11 +145,11 @@ def _disagreement(kind, col: str, rows: pl.DataFrame, pg: str) -> Finding:
     odd = sorted(r for r, v in values.items() if v != ref)
     first = rows.filter(pl.col(col) == ref).row(0, named=True)
     said = "; ".join(f"{who([r])}: {_show(col, values[r])}" for r in odd[:4])
-    label = (f"process group {pg}{_desc(first)}: {first['op_raw']} seq {first['seq']}{_nth(first)}: "
-             f"{WHAT[col]} differ: {who(sorted(set(values) - set(odd)))}: {_show(col, ref)}; {said}")
+    same = sorted(set(values) - set(odd))
+    label = f"{_at(pg, first)}: {WHAT[col]} differ: {who(same)}: {_show(col, ref)}; {said}"
     return Finding(kind=kind, source="fr", pg=pg, pg_desc=first["pg_desc"], seq=first["seq"],
                    op=first["op_raw"], sizes=first["sizes"], dtype=first["dtype"],
-                   present=sorted(set(values) - set(odd)), missing=odd,
+                   present=same, missing=odd,
                    last_of_missing={r: f"{WHAT[col]} {_show(col, values[r])}" for r in odd},
                    evidence=_evidence(rows), label=label)
 
@@ -159,6 +160,11 @@ def _show(col: str, value) -> str:
 
 def _desc(row: dict) -> str:
     return f" ({row['pg_desc']})" if row.get("pg_desc") else ""
+
+
+def _at(pg: str, row: dict) -> str:
+    """``process group 0 (default_pg): nccl:all_reduce seq 3``, and the op's place in a coalesced group."""
+    return f"process group {pg}{_desc(row)}: {row['op_raw']} seq {row['seq']}{_nth(row)}"
 
 
 def _nth(row: dict) -> str:
@@ -206,8 +212,8 @@ def _all_to_all(c: pl.DataFrame, pg: str, group_size: int) -> list[Finding]:
             kind=Match.SIZE, source="fr", pg=pg, pg_desc=row["pg_desc"], seq=row["seq"], op=row["op_raw"],
             sizes=row["sizes"], dtype=row["dtype"], present=[], missing=sorted(row["rank"]),
             evidence=[f"{e['file']}: record {e['record_id']}" for e in row["_ev"]][:8],
-            label=f"process group {pg}{_desc(row)}: {row['op_raw']} seq {row['seq']}: {who(row['rank'])} send "
-                  f"{row['sent']} elements in all and receive {row['received']}"))
+            label=f"{_at(pg, row)}: {who(row['rank'])} send {row['sent']} elements in all and receive "
+                  f"{row['received']}"))
     return out
 
 
@@ -230,16 +236,16 @@ def per_entry(entries: pl.DataFrame, pg: str, group_size: int) -> list[Finding]:
         .then(pl.format("scatters {} elements to {} ranks, {} each", "count", n, "out_count")))
     dtype = (pl.when(known & ~op.is_in(TYPE_CHANGING) & (pl.col("_in_types") != pl.col("_out_types")))
              .then(pl.format("reads {} but writes {}", "_in_types", "_out_types")))
-    bad = (c.with_columns(pl.coalesce(shape, dtype).alias("_why"),
-                          pl.when(shape.is_not_null()).then(pl.lit("SHAPE")).otherwise(pl.lit("DTYPE")).alias("_kind"))
+    bad = (c.with_columns(pl.coalesce(shape, dtype).alias("_why"), shape.is_not_null().alias("_shape"))
            .filter(pl.col("_why").is_not_null()).sort("rank", "start_ns", "record_id", nulls_last=True)
            .unique("rank", keep="first", maintain_order=True))
     return [Finding(
-        kind=Check.SHAPE if row["_kind"] == "SHAPE" else Match.DTYPE, source="fr", pg=pg, pg_desc=row["pg_desc"],
-        seq=row["seq"], op=row["op_raw"], sizes=row["sizes"], dtype=row["dtype"], present=[], missing=[row["rank"]],
-        last_of_missing={row["rank"]: row["_why"]}, evidence=[f"{row['file']}: record {row['record_id']}"],
-        label=f"process group {pg}{_desc(row)}: {row['op_raw']} seq {row['seq']}{_nth(row)}: rank {row['rank']}'s "
-              f"entry {row['_why']}") for row in bad.iter_rows(named=True)]
+        kind=Check.SHAPE if row["_shape"] else Match.DTYPE, source="fr", pg=pg, pg_desc=row["pg_desc"],
+        seq=row["seq"], op=row["op_raw"], sizes=row["sizes"], dtype=row["dtype"], present=[],
+        missing=[row["rank"]], last_of_missing={row["rank"]: row["_why"]},
+        evidence=[f"{row['file']}: record {row['record_id']}"],
+        label=f"{_at(pg, row)}: rank {row['rank']}'s entry {row['_why']}")
+        for row in bad.iter_rows(named=True)]
 
 
 def p2p_pairs(entries: pl.DataFrame, pg: str, members: list[int], wrapped: list[int] = ()) -> list[Finding]:
@@ -256,7 +262,8 @@ def p2p_pairs(entries: pl.DataFrame, pg: str, members: list[int], wrapped: list[
         pl.col("p2p_src").replace_strict(glob, default=None).alias("_src"),
         pl.col("p2p_dst").replace_strict(glob, default=None).alias("_dst"),
         pl.coalesce("out_sizes", "sizes").alias("_got"), pl.col("rank").alias("_me"))
-    sends = p.filter(pl.col("op") == "send").with_columns(pl.int_range(pl.len()).over("rank", "_dst").alias("k"))
+    sends = p.filter(pl.col("op") == "send").with_columns(
+        pl.int_range(pl.len()).over("rank", "_dst").alias("k"))
     exact = p.filter((pl.col("op") == "recv") & pl.col("_src").is_not_null()).with_columns(
         pl.int_range(pl.len()).over("rank", "_src").alias("k"))
     on = dict(left_on=["rank", "_dst", "k"], right_on=["_src", "rank", "k"])
@@ -265,17 +272,18 @@ def p2p_pairs(entries: pl.DataFrame, pg: str, members: list[int], wrapped: list[
         pl.int_range(pl.len()).over("_dst").alias("k"))
     anyone = p.filter((pl.col("op") == "recv") & pl.col("_src").is_null()).with_columns(
         pl.int_range(pl.len()).over("rank").alias("k"))
-    paired = pl.concat([paired, left.join(anyone, left_on=["_dst", "k"], right_on=["rank", "k"], suffix="_r")],
-                       how="diagonal_relaxed")
+    took = left.join(anyone, left_on=["_dst", "k"], right_on=["rank", "k"], suffix="_r")
+    paired = pl.concat([paired, took], how="diagonal_relaxed")
     bad = paired.filter(pl.col("sizes") != pl.col("_got_r")).sort("start_ns", nulls_last=True)
     return [Finding(
         kind=Check.P2P_SIZE, source="fr", pg=pg, pg_desc=row["pg_desc"], seq=row["seq"], op=row["op_raw"],
         sizes=row["sizes"], dtype=row["dtype"], present=[row["rank"]], missing=[row["_me_r"]],
         last_of_missing={row["_me_r"]: f"{row['op_raw_r']}{tensor_text(row['_got_r'], row['out_dtypes_r'])}"},
-        evidence=[f"{row['file']}: record {row['record_id']}", f"{row['file_r']}: record {row['record_id_r']}"],
-        label=f"process group {pg}{_desc(row)}: rank {row['rank']}'s {row['op_raw']} (p2p seq {row['seq']}) sends "
-              f"[{row['sizes']}]; rank {row['_me_r']}'s {row['op_raw_r']} (p2p seq {row['seq_r']}) takes it into "
-              f"[{row['_got_r']}]") for row in bad.head(1).iter_rows(named=True)]
+        evidence=[f"{row['file']}: record {row['record_id']}",
+                  f"{row['file_r']}: record {row['record_id_r']}"],
+        label=f"process group {pg}{_desc(row)}: rank {row['rank']}'s {row['op_raw']} (p2p seq {row['seq']}) "
+              f"sends [{row['sizes']}]; rank {row['_me_r']}'s {row['op_raw_r']} (p2p seq {row['seq_r']}) "
+              f"takes it into [{row['_got_r']}]") for row in bad.head(1).iter_rows(named=True)]
 
 
 def check_group(entries: pl.DataFrame, pg: str, members: list[int], wrapped: list[int] = ()) -> list[Finding]:
@@ -304,13 +312,11 @@ def healthy_window(entries: pl.DataFrame, pg: str, members: list[int], status: p
         return None
     if status is not None and status.height:
         st = status.filter(pl.col("rank").is_in(members))
-        if (st["last_enqueued"] != st["last_completed"]).any() or st["last_completed"].n_unique() != 1:
+        if (st["last_enqueued"] != st["last_completed"]).any() or (st["last_completed"] != hi).any():
             return None
     return HealthyWindow(pg=pg, pg_desc=c["pg_desc"][0], ranks=sorted(members), first_seq=lo, last_seq=hi,
-                         collectives=window["seq"].n_unique(), evidence=sorted(c["file"].unique().to_list())[:8])
-
-
-
+                         collectives=window["seq"].n_unique(),
+                         evidence=sorted(c["file"].unique().to_list())[:8])
 
 def check_store(store) -> tuple[list[Finding], list[HealthyWindow]]:
     """Every group of a store's FR collectives: findings, and the windows shown healthy. A group is a
@@ -318,8 +324,10 @@ def check_store(store) -> tuple[list[Finding], list[HealthyWindow]]:
     groups = store.groups.select("rank", "pg", "members", "last_enqueued", "last_completed")
     coll = (store.collectives.filter((pl.col("source") == "fr") & pl.col("rank").is_not_null())
             .with_columns(pl.col("rank").cast(pl.Int64))
-            .join(groups.select("rank", "pg", "members").unique(["rank", "pg"]), on=["rank", "pg"], how="left"))
-    wrapped = coll.group_by("rank").agg(pl.col("record_id").min()).filter(pl.col("record_id") > 0)["rank"].to_list()
+            .join(groups.select("rank", "pg", "members").unique(["rank", "pg"]), on=["rank", "pg"],
+                  how="left"))
+    first = coll.group_by("rank").agg(pl.col("record_id").min())
+    wrapped = first.filter(pl.col("record_id") > 0)["rank"].to_list()  # (their dumps lost the oldest records)
     findings, windows = [], []
     for (pg, members), entries in coll.group_by("pg", "members", maintain_order=True):
         members = sorted(members) if members is not None else sorted(entries["rank"].unique().to_list())

@@ -187,11 +187,11 @@ def test_recv_from_any_source_is_paired(tmp_path):
 
 
 #: Every op the analyzer knows (its types.py, COLLECTIVES)
-ANALYZER_OPS = sorted("""ALLGATHER_coalesced REDUCE_SCATTER_coalesced _all_gather_base _broadcast_oop _reduce_oop
-    _reduce_scatter_base all_gather all_gather_into_tensor_coalesced all_gather_single all_gather_v all_reduce
-    all_reduce_barrier all_to_all all_to_all_single all_to_all_v_single allreduce_coalesced barrier broadcast
-    gather new_window reduce reduce_scatter reduce_scatter_single reduce_scatter_tensor_coalesced reduce_scatter_v
-    scatter split""".split())
+ANALYZER_OPS = sorted("""ALLGATHER_coalesced REDUCE_SCATTER_coalesced _all_gather_base _broadcast_oop
+    _reduce_oop _reduce_scatter_base all_gather all_gather_into_tensor_coalesced all_gather_single
+    all_gather_v all_reduce all_reduce_barrier all_to_all all_to_all_single all_to_all_v_single
+    allreduce_coalesced barrier broadcast gather new_window reduce reduce_scatter reduce_scatter_single
+    reduce_scatter_tensor_coalesced reduce_scatter_v scatter split""".split())
 
 
 def test_analyzer_ops_are_its_own():

@@ -67,6 +67,8 @@ class HealthyWindow:
 
 def _entries(entries: pl.DataFrame) -> pl.DataFrame:
     """One row per (rank, record): a rank dumped twice keeps its most advanced state of each record."""
+    if entries["file"].n_unique() <= entries["rank"].n_unique():  # (one dump a rank: nothing to merge)
+        return entries.sort("rank", "record_id")
     advanced = pl.col("state").cast(pl.Utf8).replace_strict(STATE_ORDER, default=-1)
     return (entries.sort(pl.col("rank"), pl.col("record_id"), advanced)
             .unique(["rank", "record_id"], keep="last").sort("rank", "record_id"))
@@ -74,27 +76,37 @@ def _entries(entries: pl.DataFrame) -> pl.DataFrame:
 
 def _first(sizes: str) -> pl.Expr:
     """Whether an entry's first tensor has a shape (the analyzer's ``input_sizes[0]``: ``[[]]`` has none)."""
-    return pl.col(sizes).fill_null("").str.split(";").list.first().fill_null("") != ""
+    return pl.col(sizes).is_not_null() & (pl.col(sizes) != "") & ~pl.col(sizes).str.starts_with(";")
 
 
-def _type_set(col: str) -> pl.Expr:
-    return pl.col(col).str.split(";").list.unique().list.sort().list.join(";")
+def _type_set(c: pl.DataFrame, col: str) -> pl.Expr:
+    """An entry's dtypes as a set (``"Half;Float;Half"`` -> ``"Float;Half"``), mapped from the few
+    distinct lists (splitting 200,000 entries' lists took a second)."""
+    seen = c[col].drop_nulls().unique().to_list()
+    return pl.col(col).replace_strict({v: ";".join(sorted(set(v.split(";")))) for v in seen}, default=None,
+                                      return_dtype=pl.Utf8)
 
 
 def collectives(entries: pl.DataFrame) -> pl.DataFrame:
     """The group's non-p2p entries with their ``pos`` under their sequence number and the keys compared."""
     c = _entries(entries.filter(~pl.col("op").is_in(["send", "recv"]) & pl.col("seq").is_not_null()))
-    c = c.with_columns(pl.int_range(pl.len()).over("rank", "seq").alias("pos"),
-                       pl.len().over("rank", "seq").alias("n_ops"))
+    # a rank's entries of one sequence number are consecutive (sorted by record): their runs, with no
+    # hashing (a window .over("rank", "seq") on 2 M entries took 4 s)
+    run, row = pl.struct("rank", "seq").rle_id(), pl.int_range(pl.len())
+    starts = pl.when(run != run.shift(1, fill_value=-1)).then(row).forward_fill()
+    ends = pl.when(run != run.shift(-1, fill_value=-1)).then(row).backward_fill()
+    c = c.with_columns((row - starts).alias("pos"), (ends - starts + 1).alias("n_ops"))
     # (all_gather on one rank, _all_gather_base on another: one NCCL op, compared by element counts)
     variants = pl.col("op_raw").n_unique().over("seq", "pos") > 1
+    if c.select(pl.col("op_raw").n_unique() == pl.col("op").n_unique()).item():
+        variants = pl.lit(False)  # (each op is written one way: no variants to compare by counts)
     return c.with_columns(
         pl.when(variants).then(pl.col("count").cast(pl.Utf8)).otherwise(pl.col("sizes").fill_null(""))
         .alias("_in"),
         pl.when(variants).then(pl.col("out_count").cast(pl.Utf8)).otherwise(pl.col("out_sizes").fill_null(""))
         .alias("_out"),
-        pl.when(_first("sizes")).then(_type_set("dtypes")).alias("_in_types"),
-        pl.when(_first("out_sizes")).then(_type_set("out_dtypes")).alias("_out_types"),
+        pl.when(_first("sizes")).then(_type_set(c, "dtypes")).alias("_in_types"),
+        pl.when(_first("out_sizes")).then(_type_set(c, "out_dtypes")).alias("_out_types"),
         pl.col("state").cast(pl.Utf8).alias("_state"))
 
 
@@ -111,23 +123,25 @@ WHAT = {"_op": "collective", "_in": "input sizes", "_out": "output sizes", "_in_
         "_out_types": "output dtypes", "_state": "state"}
 
 
-def across_ranks(entries: pl.DataFrame, pg: str, group_size: int) -> list[Finding]:
-    """Type, size, dtype and state of each collective compared across the ranks that recorded it, and
-    the length of each coalesced group; the first disagreement of each kind (by time)."""
-    c = collectives(entries).with_columns(pl.col("op").cast(pl.Utf8).alias("_op"))
+def across_ranks(c: pl.DataFrame, pg: str, group_size: int) -> list[Finding]:
+    """Type, size, dtype and state of each collective (``c``: ``collectives``) compared across the ranks
+    that recorded it, and the length of each coalesced group; the first disagreement of each kind."""
+    c = c.with_columns(pl.col("op").cast(pl.Utf8).alias("_op"))
     uneven = c.group_by("seq").agg(pl.col("n_ops").n_unique() > 1).filter("n_ops")["seq"].implode()
     out = _uneven_groups(c.filter(pl.col("seq").is_in(uneven)), pg)
     c = c.filter(~pl.col("seq").is_in(uneven) & ~pl.col("coalesced_end"))
     seen: set[tuple] = set()  # (one finding per collective: the first rule that holds)
-    for kind, col, free in RULES:
+    varied = [(pl.col(col).drop_nulls().n_unique() > 1) & (~pl.col("_op").is_in(free).any() if free else True)
+              for _, col, free in RULES]
+    flags = [f"_v{i}" for i in range(len(RULES))]
+    at = (c.group_by("seq", "pos").agg(*[v.alias(f) for v, f in zip(varied, flags)], pl.col("start_ns").min(),
+                                       pl.col("rank").n_unique().alias("_n"))
+          .filter((pl.col("_n") > 1) & pl.any_horizontal(flags))
+          .sort("start_ns", "seq", "pos", nulls_last=True))
+    for i, (kind, col, _) in enumerate(RULES):
         if kind in {f.kind for f in out}:
             continue
-        varied = pl.col(col).drop_nulls().n_unique() > 1
-        if free:
-            varied = varied & ~pl.col("_op").is_in(free).any()
-        bad = (c.group_by("seq", "pos").agg(varied.alias("_v"), pl.col("start_ns").min(),
-                                            pl.col("rank").n_unique().alias("_n"))
-               .filter(pl.col("_v") & (pl.col("_n") > 1)).sort("start_ns", "seq", "pos", nulls_last=True))
+        bad = at.filter(flags[i])
         for seq, pos in [k for k in bad.select("seq", "pos").iter_rows() if k not in seen][:1]:
             seen.add((seq, pos))
             rows = c.filter((pl.col("seq") == seq) & (pl.col("pos") == pos) & pl.col(col).is_not_null())
@@ -217,11 +231,11 @@ def _all_to_all(c: pl.DataFrame, pg: str, group_size: int) -> list[Finding]:
     return out
 
 
-def per_entry(entries: pl.DataFrame, pg: str, group_size: int) -> list[Finding]:
+def per_entry(c: pl.DataFrame, pg: str, group_size: int) -> list[Finding]:
     """Each op's own rule on one rank's entry: an all_reduce writes what it reads; an all_gather's
     output is its input x group size (a list all_gather: one output per rank), a reduce_scatter's input
     its output x group size (SHAPE); an op reads and writes one dtype (DTYPE). The first of each rank."""
-    c = collectives(entries).filter(~pl.col("coalesced_end"))
+    c = c.filter(~pl.col("coalesced_end"))
     parts = pl.col("out_sizes").fill_null("").str.split(";").list.len()
     op, n = pl.col("op").cast(pl.Utf8), pl.lit(group_size)
     known = pl.col("out_sizes").is_not_null() & _first("sizes") & _first("out_sizes")
@@ -288,17 +302,17 @@ def p2p_pairs(entries: pl.DataFrame, pg: str, members: list[int], wrapped: list[
 
 def check_group(entries: pl.DataFrame, pg: str, members: list[int], wrapped: list[int] = ()) -> list[Finding]:
     """Every rule over one process group's entries of all ranks (the ``collectives`` rows of ``pg``)."""
-    return (across_ranks(entries, pg, len(members)) + per_entry(entries, pg, len(members))
+    c = collectives(entries)
+    return (across_ranks(c, pg, len(members)) + per_entry(c, pg, len(members))
             + p2p_pairs(entries, pg, members, wrapped))
 
 
-def healthy_window(entries: pl.DataFrame, pg: str, members: list[int], status: pl.DataFrame | None = None,
+def healthy_window(c: pl.DataFrame, pg: str, members: list[int], status: pl.DataFrame | None = None,
                    findings: list[Finding] = ()) -> HealthyWindow | None:
     """The window the dumps show healthy, or None: every member dumped entries of ``pg``, each holds
     the same collectives up to the same last one, every one completed, no rule above fired, and
     pg_status (``status``: rank, last_enqueued, last_completed) says each rank completed all it
-    enqueued, the same last collective on every rank."""
-    c = collectives(entries)
+    enqueued, the same last collective on every rank. ``c``: the group's ``collectives``."""
     if findings or not c.height or set(c["rank"].unique().to_list()) != set(members):
         return None
     if (c["_state"] != "completed").any():
@@ -320,21 +334,29 @@ def healthy_window(entries: pl.DataFrame, pg: str, members: list[int], status: p
 
 def check_store(store) -> tuple[list[Finding], list[HealthyWindow]]:
     """Every group of a store's FR collectives: findings, and the windows shown healthy. A group is a
-    name and its members (each rank's own pg_config): ``split_group`` can give two groups one name."""
-    groups = store.groups.select("rank", "pg", "members", "last_enqueued", "last_completed")
+    name and its members (each rank's own pg_config): ``split_group`` can give two groups one name.
+    (Entries carry a hash of their group's members, not the list: 1,024 ranks' lists on 200,000
+    entries were 200 M values to join.)"""
+    groups = store.groups.select("rank", "pg", "members", "last_enqueued", "last_completed").with_columns(
+        pl.col("members").list.sort().hash().alias("_group"))
+    lists = groups.unique(["pg", "_group"]).select("pg", "_group", "members")
     coll = (store.collectives.filter((pl.col("source") == "fr") & pl.col("rank").is_not_null())
             .with_columns(pl.col("rank").cast(pl.Int64))
-            .join(groups.select("rank", "pg", "members").unique(["rank", "pg"]), on=["rank", "pg"],
+            .join(groups.select("rank", "pg", "_group").unique(["rank", "pg"]), on=["rank", "pg"],
                   how="left"))
     first = coll.group_by("rank").agg(pl.col("record_id").min())
     wrapped = first.filter(pl.col("record_id") > 0)["rank"].to_list()  # (their dumps lost the oldest records)
     findings, windows = [], []
-    for (pg, members), entries in coll.group_by("pg", "members", maintain_order=True):
-        members = sorted(members) if members is not None else sorted(entries["rank"].unique().to_list())
-        got = check_group(entries, pg, members, wrapped)
-        status = groups.filter((pl.col("pg") == pg) & pl.col("rank").is_in(members)
+    for (pg, key), entries in coll.group_by("pg", "_group", maintain_order=True):
+        members = lists.filter((pl.col("pg") == pg) & pl.col("_group").eq_missing(key))["members"]
+        members = sorted(members[0]) if len(members) and members[0] is not None else \
+            sorted(entries["rank"].unique().to_list())
+        c = collectives(entries)
+        got = (across_ranks(c, pg, len(members)) + per_entry(c, pg, len(members))
+               + p2p_pairs(entries, pg, members, wrapped))
+        status = groups.filter((pl.col("pg") == pg) & pl.col("_group").eq_missing(key)
                                & pl.col("last_enqueued").is_not_null())
-        window = healthy_window(entries, pg, members, status, got)
+        window = healthy_window(c, pg, members, status, got)
         findings += got
         windows += [window] if window else []
     return findings, windows

@@ -273,3 +273,27 @@ def test_torchfrtrace_command_reads_the_dumps(tmp_path):
     run = subprocess.run(["torchfrtrace", str(folder), "-p", "rank_"], capture_output=True, text=True,
                          timeout=300)
     assert run.returncode == 0 and "COLLECTIVE_TYPE_MISMATCH" in run.stdout + run.stderr
+
+
+def test_decodes_what_the_checks_need(tmp_path):
+    """The columns the rules read, from one dump: output shapes and count, every dtype, p2p ranks, ends."""
+    dumps = {0: [entry(0, "all_gather", [[4, 4]], [[4, 4], [4, 4]], in_dtype="BFloat16", out_dtype="Half"),
+                 entry(1, "send 0->1", [[4]], [[4]], p2p_seq=1),
+                 entry(2, "recv 0<-?", [[8]], [[8]], p2p_seq=2),
+                 entry(3, "ALLGATHER_coalesced", [], [], seq=2),
+                 entry(4, "_broadcast_oop", [[2]], [[2]], seq=3)]}
+    got = ingest([write_dumps(tmp_path / "one", dumps)]).collectives.sort("record_id")
+    assert got.select("op", "out_sizes", "out_count", "dtypes", "out_dtypes", "p2p_src", "p2p_dst",
+                      "coalesced_end").rows() == [
+        ("all_gather", "4x4;4x4", 32, "BFloat16", "Half;Half", None, None, False),
+        ("send", "4", 4, "Float", "Float", 0, 1, False), ("recv", "8", 8, "Float", "Float", None, 0, False),
+        ("coalesced", "", 0, None, None, None, None, True),
+        ("broadcast", "2", 2, "Float", "Float", None, None, False)]
+
+
+@pytest.mark.parametrize("scenario", ["gpu_error_1st", "gpu_error_2nd", "lock_gil_1st", "lock_gil_2nd"])
+def test_nvrx_dumps_break_no_rule(corpus, scenario):
+    """NVRx's 16-rank dumps of real hangs (ranks that never issued a collective: align's finding): every
+    entry the ranks share agrees, so none of these rules fires, and no window is called healthy."""
+    findings, windows = fr_checks.check_store(ingest([corpus / "nvrx_fr" / scenario]))
+    assert findings == [] and windows == []

@@ -106,7 +106,7 @@ class Progress:
 
 def _load(path: str, scan: bool = False):
     """A store folder, a folder holding ``.tracekit/``, or logs to ingest now. ``scan``: a store's
-    collectives stay on disk (engines.scan; only the verdict reads them so, streaming)."""
+    collectives stay on disk (store.scan; only the verdict reads them so, streaming)."""
     from tracekit.engines import scan as scan_store
     from tracekit.ingest import ingest as ingest_paths
     from tracekit.store import Store, is_store, made_by_this_code

@@ -1,4 +1,4 @@
-"""torch.profiler (Kineto) Chrome JSON traces (FORMATS.md, "torch.profiler").
+"""torch.profiler (Kineto) Chrome JSON traces (docs/formats.md, "PyTorch", torch.profiler).
 
 Collectives are read, by preference, from ``record_param_comms`` ops that carry ``Collective
 name`` (newer traces: process group, element counts, dtype, ``Seq``), else from the ``c10d::*``

@@ -20,8 +20,8 @@ import zlib
 from dataclasses import dataclass, field
 from types import ModuleType
 
-from tracekit.parsers import (Parsed, boilerplate, flight_recorder, fr_trace, kineto, launcher, mpi, nccl, nccl_ras,
-                              nccl_tests, pyspy, torch_log, trainer)
+from tracekit.parsers import (Parsed, boilerplate, flight_recorder, fr_trace, kineto, launcher, mpi, nccl,
+                              nccl_ras, nccl_tests, pyspy, torch_log, trainer)
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class Format:
 
 #: whole-file formats, asked in this order (the first whose ``looks_like`` says yes decodes the file)
 DECODED = (
-    Format("flight-recorder", flight_recorder, ("collectives", "ranks", "comms", "groups", "events"), {"fr": 1},
+    Format("flight-recorder", flight_recorder, ("collectives", "ranks", "groups", "events"), {"fr": 1},
            entries="entries"),
     Format("kineto", kineto, ("collectives", "ranks"), {"kineto": 2}, entries="traceEvents"),
 )
@@ -116,7 +116,8 @@ def _gunzip(data: bytes) -> tuple[bytes, str | None]:
             out = d.decompress(data)
         except zlib.error as e:
             return b"", f"corrupt gzip stream ({e})"
-        return out, "truncated gzip stream: read what it held" if out else "truncated gzip stream: nothing in it to read"
+        return out, ("truncated gzip stream: read what it held" if out
+                     else "truncated gzip stream: nothing in it to read")
 
 
 def _is_binary(data: bytes) -> bool:
@@ -141,7 +142,10 @@ def error_row(path: str, e: Exception) -> dict:
             "unknown": 0, "error": f"tracekit could not parse it: {type(e).__name__}: {e}".splitlines()[0]}
 
 
-def classify_safely(path: str, data: bytes | mmap.mmap | OSError) -> tuple[dict, list[Parsed] | bytes | mmap.mmap]:
+Classified = tuple[dict, list[Parsed] | bytes | mmap.mmap]  # a file's row, and its tables or its text
+
+
+def classify_safely(path: str, data: bytes | mmap.mmap | OSError) -> Classified:
     """``classify``, with any failure one error row (one bad file must not stop the run)."""
     try:
         return classify(path, data)
@@ -149,10 +153,11 @@ def classify_safely(path: str, data: bytes | mmap.mmap | OSError) -> tuple[dict,
         return error_row(path, e), []
 
 
-def classify(path: str, data: bytes | mmap.mmap | OSError) -> tuple[dict, list[Parsed] | bytes | mmap.mmap]:
+def classify(path: str, data: bytes | mmap.mmap | OSError) -> Classified:
     """A file's ``files`` row and either its decoded dump or trace or its text (``data``: its bytes,
     or why they could not be read), for the text parsers."""
-    row = {"file": path, "kind": None, "size_bytes": None, "lines": 0, "blank": 0, "parsed": 0, "unknown": 0, "error": None}
+    row = {"file": path, "kind": None, "size_bytes": None, "lines": 0, "blank": 0, "parsed": 0, "unknown": 0,
+           "error": None}
     if isinstance(data, OSError):
         row["error"] = f"cannot read: {data.strerror or data}"
         return row, []

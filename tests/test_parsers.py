@@ -142,3 +142,7 @@ def test_every_parser_is_in_the_format_registry():
     store = ingest([SAMPLES / "gpu_2x1_divergence", SAMPLES / "zero3_wandb_2x2"])
     said = set(",".join(store.ranks["source"].drop_nulls()).split(","))
     assert said and said <= set(formats.RANK_SOURCES)
+    # a file's kinds are the registry's (the parsers' own names for what they found), never NO_KIND's
+    kinds = set(",".join(store.files["kind"]).split(","))
+    assert {"nccl", "flight-recorder", "torch"} <= kinds
+    assert kinds <= {f.kind for f in formats.DECODED + formats.TEXT} - formats.NO_KIND | {"text"}

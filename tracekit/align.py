@@ -10,81 +10,13 @@ wrap, so nothing is inferred from a rank's oldest entries; only frontiers are co
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from enum import Enum
-
 import polars as pl
 
+from tracekit.outcome import SOURCE_NAMES, Finding, Match, tensor_text  # noqa: F401 (the old names)
 from tracekit.store import Store
-from tracekit.wording import who
 
 #: Ops whose per-rank sizes legitimately differ (variable splits), so sizes are not compared.
 VARIABLE_SIZE_OPS = ["all_to_all", "coalesced", "other", "gather", "scatter"]
-
-
-class Match(Enum):
-    """How the ranks of one process group disagree, worst first."""
-
-    MISSING = "a rank never issued a collective its group's other ranks issued"
-    RANK_ABSENT = "a rank's record (an empty dump) holds no collective of a group its peers used"
-    NO_RECORD = "a member of the group left no record in this source: nothing is known of it"
-    OP_TYPE = "ranks issued different collectives at the same sequence number"
-    DTYPE = "ranks issued the collective with different dtypes"
-    SIZE = "ranks issued the collective with different sizes"
-    STATE = "the collective completed on some ranks and not on others"
-
-
-@dataclass
-class Finding:
-    kind: Match
-    source: str
-    pg: str
-    pg_desc: str | None
-    seq: int | None
-    op: str | None
-    sizes: str | None
-    dtype: str | None
-    present: list[int]
-    missing: list[int]
-    last_of_missing: dict[int, str] = field(default_factory=dict)
-    evidence: list[str] = field(default_factory=list)
-    label: str | None = None  # the message, where ranks are unknown (processes named host:pid instead)
-
-    @property
-    def message(self) -> str:
-        if self.label:
-            return self.label
-        where = f"process group {self.pg}" + (f" ({self.pg_desc})" if self.pg_desc else "")
-        what = f"{self.op or '?'} seq {self.seq}" + tensor_text(self.sizes, self.dtype)
-        if self.kind == Match.NO_RECORD:
-            return (f"{where}: {who(self.missing)} left no {SOURCE_NAMES.get(self.source, self.source)} record; "
-                    f"{who(self.present)} reached seq {self.seq}")
-        if self.kind in (Match.MISSING, Match.RANK_ABSENT):
-            return (f"{where}: {what}: {who(self.missing)} never issued it; {who(self.present)} "
-                    f"{'waits' if len(self.present) == 1 else 'wait'} in it")
-        if self.last_of_missing:
-            other = "; ".join(f"rank {r}: {v}" for r, v in sorted(self.last_of_missing.items())[:4])
-            return f"{where}: seq {self.seq}: {self.kind.value}: {who(self.present)} issued {what}; {other}"
-        return f"{where}: {what}: {self.kind.value}"
-
-    def to_dict(self) -> dict:
-        return {
-            "kind": self.kind.name.lower(), "message": self.message, "source": self.source, "pg": self.pg,
-            "pg_desc": self.pg_desc, "seq": self.seq, "op": self.op, "sizes": self.sizes, "dtype": self.dtype,
-            "present_ranks": self.present, "missing_ranks": self.missing,
-            "last_of_missing": {str(k): v for k, v in self.last_of_missing.items()}, "evidence": self.evidence,
-        }
-
-
-def tensor_text(sizes: str | None, dtype: str | None) -> str:
-    """`` (BFloat16 tensor of shape [4027x5120])`` from FR's sizes and dtype; empty when neither is known."""
-    if not sizes and not dtype:
-        return ""
-    shape = f" of shape [{sizes.replace(';', '], [')}]" if sizes else ""
-    return f" ({dtype + ' ' if dtype else ''}tensor{'s' if sizes and ';' in sizes else ''}{shape})"
-
-
-SOURCE_NAMES = {"fr": "Flight Recorder", "nccl": "NCCL COLL", "kineto": "Kineto"}
 
 
 def _members(store: Store, source: str, seen: pl.DataFrame) -> pl.DataFrame:

@@ -16,7 +16,7 @@ from typing import Callable
 
 import polars as pl
 
-from tracekit import traffic
+from tracekit import traffic, verdict
 from tracekit.figures import (Figure, bandwidth, bus_bandwidth, collective_rate, size_text, step_first, step_median,
                               time_in_collectives, world_size)
 from tracekit.store import Store
@@ -229,8 +229,6 @@ def _setup(a: Store, b: Store) -> tuple[list[Difference], list[str]]:
 
 def compare(a: Store, b: Store, verdict_a=None, verdict_b=None, names: tuple[str, str] = ("A", "B")) -> Comparison:
     """Verdicts (``verdict.decide`` unless given), figures of speed, then the setup differences."""
-    from tracekit import verdict
-
     va = verdict_a or verdict.decide(a)
     vb = verdict_b or verdict.decide(b)
     figures = [Row(what, f(a), f(b)) for what, f in FIGURES]

@@ -15,9 +15,8 @@ from functools import cached_property
 import polars as pl
 
 from tracekit import align
-from tracekit.align import Finding, Match
+from tracekit.outcome import Cited, Coverage, Finding, Match
 from tracekit.store import Store
-from tracekit.wording import fmt_ranks, who
 
 # A line that reports the end of waiting (a timeout, the watchdog's abort, a peer closing its socket,
 # torchrun's error block) is a consequence of a failure elsewhere, never the failure itself.
@@ -86,49 +85,15 @@ def clip(text: str | None, n: int = 200) -> str:
     return (cut if len(cut) > n // 2 else text[:n]).rstrip(" ,;:(") + " ..."
 
 
-def lines(df: pl.DataFrame, n: int = 6) -> list[str]:
-    """Evidence lines ``file:line: message`` of the first ``n`` rows."""
-    return [f"{r['file']}:{r['line']}: {clip(r['message'])}" if r["line"] is not None
-            else f"{r['file']}: {clip(r['message'])}" for r in df.head(n).iter_rows(named=True)]
+def lines(df: pl.DataFrame, n: int = 6) -> list[Cited]:
+    """Evidence lines (file, line, message) of the first ``n`` rows."""
+    return [Cited(r["file"], r["line"], clip(r["message"])) for r in df.head(n).iter_rows(named=True)]
 
 
 #: how coverage names the sources a rank is seen from
 SOURCE_WORDS = {"fr": "Flight Recorder", "nccl": "NCCL log", "kineto": "Kineto", "kineto-gpu": "Kineto",
                 "tracekit": "stdout", "deepspeed": "stdout", "log": "stdout", "stacks": "stack dump",
                 "torchrun": "torchrun's error block"}
-
-
-@dataclass
-class Coverage:
-    """How much of the job the evidence covers."""
-
-    world_size: int | None
-    seen: list[int]
-    sources: dict[int, list[str]]
-    unranked: int  # processes that wrote lines with no rank tied to them
-
-    @property
-    def missing(self) -> list[int]:
-        """Ranks of the world that left no file or line at all."""
-        return sorted(set(range(self.world_size)) - set(self.seen)) if self.world_size else []
-
-    @property
-    def complete(self) -> bool:
-        return bool(self.seen) and self.world_size is not None and not self.missing
-
-    def describe(self) -> str:
-        if not self.seen:
-            return ("no rank identified" + (f" of world size {self.world_size}" if self.world_size else "")
-                    + (f" ({self.unranked} process(es) without a rank)" if self.unranked else ""))
-        if self.world_size is None:
-            return f"{len(self.seen)} rank(s) seen ({fmt_ranks(self.seen)}), world size not logged"
-        text = f"{len(self.seen)} of {self.world_size} rank{'s' if self.world_size > 1 else ''} seen"
-        return text + (f": {who(self.missing)} left no file" if self.missing else "")
-
-    def to_dict(self) -> dict:
-        return {"world_size": self.world_size, "seen": self.seen, "missing": self.missing,
-                "sources": {str(k): v for k, v in self.sources.items()}, "unranked_processes": self.unranked,
-                "complete": self.complete, "text": self.describe()}
 
 
 def coverage(store: Store) -> Coverage:
@@ -336,14 +301,14 @@ class Evidence:
                            ("test_passed", "nccl-tests passed"), ("comm_destroyed", "communicator destroyed")):
             rows = self.kinds(kind)
             if rows.height:
-                out.append(f"{what}: " + lines(rows, 1)[0])
+                out.append(f"{what}: {lines(rows, 1)[0]}")
         destroyed = self.store.comms.filter(pl.col("state") == "destroy_complete")
         if destroyed.height:
             out.append(f"{destroyed.height} communicator(s) destroyed cleanly: "
-                       + lines(destroyed.with_columns(pl.lit("Destroy COMPLETE").alias("message")), 1)[0])
+                       + str(lines(destroyed.with_columns(pl.lit("Destroy COMPLETE").alias("message")), 1)[0]))
         steps = self.kinds("step", "progress").filter(pl.col("max_steps").is_not_null() & (pl.col("step") >= pl.col("max_steps")))
         if steps.height:
-            out.append("last step reached: " + lines(steps.sort("step"), 1)[0])
+            out.append(f"last step reached: {lines(steps.sort('step'), 1)[0]}")
         return out
 
     @cached_property

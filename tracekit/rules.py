@@ -16,7 +16,7 @@ import polars as pl
 
 from tracekit import align
 from tracekit.evidence import BENIGN, KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
-from tracekit.verdict import Kind, Verdict
+from tracekit.outcome import Kind, Verdict
 from tracekit.wording import who
 
 COLLECT = ("run under `tracekit run` on every node (NCCL INFO, Flight Recorder dumps, stack dumps when "

@@ -14,8 +14,8 @@ import polars as pl
 
 from tracekit import align
 from tracekit.evidence import own_frame
+from tracekit.outcome import FAILED
 from tracekit.store import Store
-from tracekit.verdict import FAILED
 from tracekit.wording import fmt_ranks
 
 TIMED_SOURCES = ("fr", "kineto")

@@ -18,8 +18,8 @@ from pathlib import Path
 import polars as pl
 
 from tracekit import diff
+from tracekit.outcome import Verdict
 from tracekit.reports import plots
-from tracekit.verdict import Verdict
 from tracekit.reports import ranks as rank_state
 from tracekit.store import Store
 from tracekit.wording import fmt_ranks

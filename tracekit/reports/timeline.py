@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from tracekit import align
+from tracekit.outcome import Verdict
 from tracekit.store import Store
-from tracekit.verdict import Verdict
 
 
 @dataclass

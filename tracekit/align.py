@@ -12,86 +12,14 @@ from __future__ import annotations
 
 import polars as pl
 
+from tracekit import sources
 from tracekit.outcome import SOURCE_NAMES, Finding, Match, tensor_text  # noqa: F401 (the old names)
+from tracekit.sources import clock_offsets, collect  # noqa: F401 (the old names)
+from tracekit.sources.fr import group_members  # noqa: F401 (the old name)
 from tracekit.store import Store
 
 #: Ops whose per-rank sizes legitimately differ (variable splits), so sizes are not compared.
 VARIABLE_SIZE_OPS = ["all_to_all", "coalesced", "other", "gather", "scatter"]
-
-
-def _members(store: Store, source: str, seen: pl.DataFrame) -> pl.DataFrame:
-    """(pg, rank) membership: FR pg_config, NCCL comm inits, else who appears (``seen``: the (pg, rank)
-    pairs of the source's collectives; world for pg 0)."""
-    if source == "fr":
-        cfg = group_members(store)
-        if cfg.height:
-            return cfg.select("pg", pl.col("members").alias("rank")).explode("rank").unique()
-        dumped = store.events.filter(pl.col("kind") == "fr_dump").select("rank").drop_nulls().unique()
-        return pl.concat([seen, dumped.with_columns(pl.lit("0").alias("pg")).select("pg", "rank")], how="vertical_relaxed").unique()
-    if source == "nccl":
-        return (store.comms.filter(pl.col("comm_id").is_not_null())
-                .join(store.ranks.select("host", "pid", pl.col("rank").alias("grank")), on=["host", "pid"], how="left")
-                .select(pl.col("comm_id").alias("pg"), pl.coalesce("grank", "rank").alias("rank")).drop_nulls().unique())
-    return seen
-
-
-_seen_members: tuple[object, pl.DataFrame] = (None, pl.DataFrame())
-
-
-def group_members(store: Store) -> pl.DataFrame:
-    """Each group's member lists (FR pg_config) as ``pg, members``, each distinct list once: every
-    rank's dump repeats the lists of its groups (16,384 dumps of the world's group: 268 M members,
-    a list per group once deduplicated). Kept for the last store asked: align and the coverage both
-    ask, and reading the lists is most of a 16,384-rank verdict."""
-    global _seen_members
-    groups, got = _seen_members  # (one read: another thread may set it meanwhile)
-    if groups is store.groups:
-        return got
-    lists = collect(store.groups.lazy().filter(pl.col("members").list.len() > 0).select("pg", "members"))
-    parts = []
-    for pg in lists["pg"].unique(maintain_order=True):
-        one = lists if lists["pg"].n_unique() == 1 else lists.filter(pl.col("pg").eq_missing(pg))
-        parts.append(one.head(1) if _alike(one["members"]) else one.unique())
-    got = pl.concat(parts) if parts else lists
-    _seen_members = (store.groups, got)
-    return got
-
-
-def _alike(lists: pl.Series) -> bool:
-    """Whether every list is the first one, compared in one polars call (16,384 lists of 16,384
-    members: hashing them to deduplicate took 12 s, numpy's block compare 0.81 s, this 0.16 s)."""
-    if lists.len() < 2:
-        return True
-    if lists.list.len().n_unique() != 1 or lists.explode().null_count():
-        return False
-    return bool((lists == lists.head(1)).all())
-
-
-def _status_frontier(store: Store) -> pl.DataFrame:
-    """FR pg_status as (rank, pg, frontier). An empty dump cannot name its pg ids; its peers'
-    entries tie each id to a group name, kept where the rank's own pg_config has that name."""
-    groups = collect(store.groups.lazy().select("rank", "pg", "pg_id", "last_enqueued"))  # (not the members)
-    st = groups.filter(pl.col("last_enqueued").is_not_null()).select(
-        "rank", "pg", pl.col("last_enqueued").alias("frontier"))
-    known = st.filter(~pl.col("pg").str.starts_with("id:"))
-    unknown = st.filter(pl.col("pg").str.starts_with("id:"))
-    if not unknown.height:
-        return known
-    # an id's name, from the dumps whose entries named it
-    ids = (groups.filter(~pl.col("pg").str.starts_with("id:") & pl.col("pg_id").is_not_null())
-           .select(pl.format("id:{}", "pg_id").alias("pg"), pl.col("pg").alias("name")).unique())
-    named = groups.filter(~pl.col("pg").str.starts_with("id:")).select("rank", pl.col("pg").alias("name"))
-    guess = (unknown.join(ids, on="pg").join(named, on=["rank", "name"], how="semi")
-             .group_by("rank", "pg").agg(pl.col("name").unique(), pl.col("frontier").first())
-             .filter(pl.col("name").list.len() == 1)
-             .select("rank", pl.col("name").list.first().alias("pg"), "frontier"))
-    return pl.concat([known, guess], how="vertical_relaxed")
-
-
-def collect(lf: pl.LazyFrame) -> pl.DataFrame:
-    """Run a query over the collectives whose answer is small. Streaming: a table on disk (a store
-    scanned, tracekit.engines.scan) is read a piece at a time, never whole into memory."""
-    return lf.collect(engine="streaming")
 
 
 def _source(store: Store, source: str) -> pl.LazyFrame:
@@ -111,12 +39,12 @@ def find(store: Store, source: str) -> list[Finding]:
     frontier = per.filter("_aligned").drop("_aligned")
     if not frontier.height and source != "fr":
         return []
-    members = _members(store, source, frontier.select("pg", "rank"))
-    if source == "fr":
-        frontier = pl.concat([frontier, _status_frontier(store)], how="vertical_relaxed").group_by("rank", "pg").agg(pl.col("frontier").max())
+    src = sources.source(source)
+    members = src.members(store, frontier.select("pg", "rank"))
+    frontier = src.frontier(store, frontier)
     # a member counts as behind only if it left a record in this source (a dump, even an empty one,
     # or a collective in any group); one that left none is unknown, never "behind"
-    recorded = _recorded(store, source, per["rank"])
+    recorded = src.recorded(store, per["rank"])
     full = members.join(frontier, on=["pg", "rank"], how="left").with_columns(
         pl.col("frontier").fill_null(0), pl.col("rank").is_in(recorded.implode()).alias("recorded"))
     full = full.join(full.group_by("pg").agg(pl.col("frontier").filter(pl.col("recorded")).max().alias("top"),
@@ -128,13 +56,8 @@ def find(store: Store, source: str) -> list[Finding]:
 
 def recorded_ranks(store: Store, source: str) -> pl.Series:
     """The ranks that left any record in ``source``: a collective of any group, or (FR) a dump."""
-    return _recorded(store, source, collect(_source(store, source).select(pl.col("rank").unique()))["rank"])
-
-
-def _recorded(store: Store, source: str, ranks: pl.Series) -> pl.Series:
-    if source == "fr":
-        ranks = pl.concat([ranks.cast(pl.Int64), store.events.filter(pl.col("kind") == "fr_dump")["rank"].drop_nulls()])
-    return ranks.unique().sort()
+    ranks = collect(_source(store, source).select(pl.col("rank").unique()))["rank"]
+    return sources.source(source).recorded(store, ranks)
 
 
 def _silent(full: pl.DataFrame, source: str) -> list[Finding]:
@@ -227,26 +150,6 @@ def _mismatches(coll: pl.LazyFrame, source: str) -> list[Finding]:
             evidence=[f"{r['file']}:{r['line'] or r['record_id']}" for r in rows.iter_rows(named=True)][:8],
         ))
     return out
-
-
-def clock_offsets(coll: pl.DataFrame) -> pl.DataFrame:
-    """Per-host clock offset (ns) to subtract before comparing times across nodes.
-
-    A collective cannot complete on one rank before every rank has entered it, so the ranks'
-    completion (else enqueue) times of one ``(pg, seq)`` bound each other; the median, over all
-    collectives two hosts share, of a host's time minus the collective's median is that host's
-    offset. Hosts with nothing in common get 0.
-    """
-    t = coll.filter(pl.col("host").is_not_null() & pl.col("seq").is_not_null()).with_columns(
-        pl.coalesce("end_ns", "start_ns").alias("_t")).filter(pl.col("_t").is_not_null())
-    hosts = t["host"].unique().to_list()
-    if len(hosts) < 2:
-        return pl.DataFrame({"host": hosts, "offset_ns": [0] * len(hosts)}, schema={"host": pl.Utf8, "offset_ns": pl.Int64})
-    per = t.group_by("host", "pg", "seq").agg(pl.col("_t").median())
-    shared = per.with_columns(pl.col("_t").median().over("pg", "seq").alias("_m"),
-                              pl.col("host").n_unique().over("pg", "seq").alias("_n")).filter(pl.col("_n") > 1)
-    off = shared.group_by("host").agg((pl.col("_t") - pl.col("_m")).median().cast(pl.Int64).alias("offset_ns"))
-    return pl.DataFrame({"host": hosts}).join(off, on="host", how="left").with_columns(pl.col("offset_ns").fill_null(0))
 
 
 def unranked_mismatches(store: Store) -> list[Finding]:

@@ -14,7 +14,7 @@ from functools import cached_property
 
 import polars as pl
 
-from tracekit import align
+from tracekit import align, sources
 from tracekit.outcome import Cited, Coverage, Finding, Match
 from tracekit.store import Store
 
@@ -128,7 +128,7 @@ class Evidence:
     @classmethod
     def gather(cls, store: Store) -> "Evidence":
         findings = []
-        for source in ("fr", "nccl", "kineto"):
+        for source in sources.NAMES:
             findings += align.find(store, source)
         return cls(store, findings + align.unranked_mismatches(store))
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from tracekit import sources
 from tracekit.store import Store
 
 
@@ -98,13 +99,9 @@ def _per_collective(s: Store, need_end: bool) -> tuple[pl.DataFrame, str]:
     (Flight Recorder, Kineto); for durations, both ends (Kineto's GPU kernels, then Flight
     Recorder with completion times, then Kineto's CPU-side ops)."""
     c = s.collectives.filter(pl.col("rank").is_not_null() & pl.col("start_ns").is_not_null())
-    order = ("kineto-gpu", "fr", "kineto") if need_end else ("fr", "kineto", "kineto-gpu")
-    for source in order:
-        sub = c.filter(pl.col("source") == source)
-        sub = sub.filter(pl.col("end_ns") > pl.col("start_ns")) if need_end else sub.filter(pl.col("seq").is_not_null())
-        if sub.height:
-            return sub.unique(["rank", "pg", "seq", "start_ns"], keep="last"), source
-    return c.clear(), ""
+    keep = pl.col("end_ns") > pl.col("start_ns") if need_end else pl.col("seq").is_not_null()
+    sub, source = sources.best(c, sources.DURATIONS if need_end else sources.RATES, keep)
+    return (sub.unique(["rank", "pg", "seq", "start_ns"], keep="last") if source else sub), source
 
 
 MIN_COLLECTIVES = 5  # fewer than this per rank make no rate worth printing

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import align
+from tracekit import align, sources
 from tracekit.evidence import BENIGN, KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
 from tracekit.outcome import Kind, Verdict
 from tracekit.wording import who
@@ -97,7 +97,7 @@ def _count(table: pl.DataFrame | pl.LazyFrame) -> int:
 
 def _last_open(ev: Evidence, ranks: list[int]) -> str:
     """The collective these ranks were in when they stopped: their last FR/Kineto entry."""
-    c = align.collect(ev.store.collectives.lazy().filter(pl.col("rank").is_in(ranks) & pl.col("source").is_in(["fr", "kineto"])))
+    c = align.collect(ev.store.collectives.lazy().filter(pl.col("rank").is_in(ranks) & pl.col("source").is_in(sources.TIMED)))
     if not c.height:
         return ""
     last = c.sort("start_ns", "record_id", nulls_last=True).tail(1).row(0, named=True)
@@ -350,17 +350,12 @@ def slow_progress(ev: Evidence) -> Verdict | None:
 def straggler(ev: Evidence, min_collectives: int = 20, share: float = 0.6) -> Verdict | None:
     """One rank enters most collectives last (clock offsets per host removed), by a margin that
     matters. Needs enqueue times of every rank (Flight Recorder, Kineto)."""
-    for source in ("fr", "kineto"):
-        c = align.collect(ev.store.collectives.lazy().filter(
-            (pl.col("source") == source) & pl.col("start_ns").is_not_null() & pl.col("rank").is_not_null()
-            & pl.col("seq").is_not_null()).select("rank", "pg", "seq", "host", "start_ns", "end_ns"))
-        if c.height:
-            break
-    else:
+    c, source = sources.best_lazy(ev.store.collectives.lazy(), sources.TIMED,
+                                  pl.col("start_ns").is_not_null() & pl.col("rank").is_not_null() & pl.col("seq").is_not_null(),
+                                  ("rank", "pg", "seq", "host", "start_ns", "end_ns"))
+    if not source:
         return None
-    c = c.unique(["rank", "pg", "seq"])
-    off = align.clock_offsets(c)
-    c = c.join(off, on="host", how="left").with_columns((pl.col("start_ns") - pl.col("offset_ns").fill_null(0)).alias("t"))
+    c = sources.on_one_clock(c.unique(["rank", "pg", "seq"]), {"start_ns": "t"})
     n = c.group_by("pg", "seq").agg(pl.col("rank").n_unique().alias("n"))
     full = c.join(n.filter(pl.col("n") == n["n"].max()), on=["pg", "seq"], how="semi")
     if full["rank"].n_unique() < 2:

@@ -12,13 +12,12 @@ import re
 
 import polars as pl
 
-from tracekit import align
+from tracekit import sources
 from tracekit.evidence import own_frame
 from tracekit.outcome import FAILED
 from tracekit.store import Store
 from tracekit.wording import fmt_ranks
 
-TIMED_SOURCES = ("fr", "kineto")
 
 
 def is_hang(verdict) -> bool:
@@ -27,21 +26,8 @@ def is_hang(verdict) -> bool:
 
 
 def timed(store: Store) -> tuple[pl.DataFrame, str]:
-    """Collectives of the best source with enqueue times, once per (rank, pg, seq), with ``t`` in
-    ns on one clock (each host's offset removed, ``align.clock_offsets``); empty when no source
-    has times (NCCL COLL lines have none)."""
-    c = store.collectives.filter(pl.col("rank").is_not_null() & pl.col("seq").is_not_null()
-                                 & pl.col("start_ns").is_not_null())
-    for source in TIMED_SOURCES:
-        sub = c.filter(pl.col("source") == source)
-        if sub.height:
-            sub = sub.sort("start_ns").unique(["rank", "pg", "seq"], keep="last", maintain_order=True)
-            off = align.clock_offsets(sub)
-            sub = sub.join(off, on="host", how="left").with_columns(
-                (pl.col("start_ns") - pl.col("offset_ns").fill_null(0)).alias("t"),
-                (pl.col("end_ns") - pl.col("offset_ns").fill_null(0)).alias("t_end"))
-            return sub.with_columns(pl.col("op").cast(pl.Utf8), pl.col("state").cast(pl.Utf8)), source
-    return c.clear().with_columns(pl.lit(None, pl.Int64).alias("t"), pl.lit(None, pl.Int64).alias("t_end")), ""
+    """``sources.timed``: the best timed source's collectives, ``t`` and ``t_end`` on one clock."""
+    return sources.timed(store.collectives)
 
 
 def main_group(coll: pl.DataFrame, verdict=None) -> str | None:
@@ -103,8 +89,8 @@ def table(store: Store, verdict=None) -> pl.DataFrame:
     coll = store.collectives.filter(pl.col("rank").is_not_null() & pl.col("seq").is_not_null()
                                     & ~pl.col("op").is_in(["send", "recv"]))
     tm, _ = timed(store)
-    source = next((s for s in ("fr", "kineto", "nccl") if coll.filter(pl.col("source") == s).height), None)
-    coll = coll.filter(pl.col("source") == source) if source else coll
+    best, source = sources.best(coll, sources.DETAIL)
+    coll = best if source else coll
     pg = main_group(coll, verdict)
     labels = group_labels(store)
     named = set(verdict.ranks) if verdict is not None else set()

@@ -25,7 +25,7 @@ from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
 from tracekit import figures, sources  # noqa: E402
-from tracekit.reports import ranks as rank_state  # noqa: E402
+from tracekit import situation as rank_state  # noqa: E402
 from tracekit.store import Store  # noqa: E402
 from tracekit.wording import fmt_ranks  # noqa: E402
 
@@ -88,7 +88,7 @@ def progress(store: Store, verdict, path: str | Path, name: str = "") -> Path:
     t0 = df["t"].min()
     df = df.with_columns(((pl.col("t") - t0) / 1e9).alias("x"))
     label = rank_state.group_labels(store).get(pg, f"pg {pg}")
-    table = rank_state.table(store, verdict)
+    table = rank_state.table(rank_state.situation(store, verdict))
     hang = rank_state.is_hang(verdict)
     kind = verdict.kind.name if verdict is not None else ""
     named = set(verdict.ranks) if verdict is not None else set()

@@ -15,48 +15,11 @@ from functools import cached_property
 import polars as pl
 
 from tracekit import align, sources
+from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ERROR, NETWORK_FAIL,  # noqa: F401
+                               RENDEZVOUS, TERMINATE)
 from tracekit.outcome import Cited, Coverage, Finding, Match
 from tracekit.store import Store
 
-# A line that reports the end of waiting (a timeout, the watchdog's abort, a peer closing its socket,
-# torchrun's error block) is a consequence of a failure elsewhere, never the failure itself.
-CONSEQUENCE = (r"(?i)time[ d]*out|watchdog|ChildFailedError|SignalException|closed by (?:remote )?peer|Connection reset"
-               r"|Could not receive type from localRank|Failed to execute operation \w+ from rank"
-               r"|Socket recv failed while polling|c10::DistBackend"
-               r"|DistBackendError|communicator was aborted|taking the entire process down|ProcessGroupNCCL is aborted")
-CUDA = (r"(?i:CUDA error|CUDA out of memory|OutOfMemoryError|illegal memory access|device-side assert|cudaError"
-        r"|CUBLAS_STATUS|CUDNN_STATUS|uncorrectable ECC|CUDA driver error|Cuda failure|cudaMalloc\w* failed"
-        r"|cuMem\w+ failed|hip\w+ failed|hipError)")
-# a connection that could not be made: the network's own failure, whatever words of time it uses
-NETWORK_FAIL = (r"(?i)call to (?:connect|bind|accept)|connect(?:ion)? (?:timed out|timeout|refused|failed)|ibv_\w+ failed"
-                r"|No route to host|Network is unreachable|Connection refused")
-# NCCL's own error codes as torch or the program reports them: NCCL failed, and says why only in its
-# WARN lines (NCCL_DEBUG=WARN or INFO)
-NCCL_ERROR = (r"ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclInvalidArgument|ncclUnhandledCudaError"
-              r"|ncclRemoteError|NCCL error|unhandled (?:system|cuda) error|remote process exited or there was a network error")
-# the rendezvous / TCPStore never came together: nobody got as far as a communicator
-RENDEZVOUS = (r"Rendezvous\w*(?:Error|Timeout)|RendezvousConnectionError|C10d store has failed|client socket has timed out"
-              r"|server socket has failed to (?:listen|bind)|TCPStore\w* .*(?:failed|timed out)|DistStoreError")
-# the runtime's own word that ranks called different collectives (torch DETAIL, Horovod, DeepSpeed)
-MISMATCH_TEXT = (r"Detected mismatch between collectives|Mismatched (?:ALLREDUCE|ALLGATHER|BROADCAST|ALLTOALL|REDUCESCATTER)"
-                 r"|Collectives differ in|collective mismatch|Mismatch between collective")
-# "terminate called after throwing an instance of 'X'": the process dying of an exception raised
-# elsewhere, a consequence wherever a timeout was logged or X is the watchdog's DistBackendError
-TERMINATE = r"terminate called after throwing an instance of"
-# NCCL / plugin WARNs that a fallback follows, each with why it is harmless
-BENIGN = {
-    r"Failed to open libibverbs|libibverbs\.so": "no InfiniBand verbs library: NCCL falls back to sockets",
-    r"NET/OFI Only EFA provider is supported": "aws-ofi-nccl found no EFA device: NCCL uses its own transports",
-    r"NET/Plugin ?:.*(?:No plugin found|Plugin load|Failed to find|could not find|not found)|libnccl-net[\w-]*\.so":
-        "no external NCCL net plugin: NCCL uses its internal one",
-    r"Could not (?:find|open) .*libnccl-tuner|NCCL_TUNER_PLUGIN": "no tuner plugin: NCCL uses its defaults",
-    r"(?:NET/IB|NCCL_IB).*No device found|No IB devices found": "no InfiniBand device: NCCL uses sockets",
-    r"ibvwrap.*lib wrapper not initialized": "no InfiniBand verbs library: NCCL falls back to sockets",
-    r"Got async event : client reregistration": "an IB subnet manager port event; traffic goes on",
-    r"ras/\S+.*Call to bind failed": "NCCL's RAS service found its port taken; training is not affected",
-    r"SHARP coll init error|Cannot initialize CollNet|SHArP Job init error": "SHARP/CollNet unavailable: NCCL uses point-to-point",
-    r"Could not find a path for pattern \d+, falling back": "a topology search fallback; NCCL picks another pattern",
-}
 NETWORK_SETTINGS = (r"^(?:NCCL_SOCKET_IFNAME|NCCL_SOCKET_FAMILY|GLOO_SOCKET_IFNAME|NCCL_IB_\w+|NCCL_NET\w*"
                     r"|NCCL_P2P_DISABLE|NCCL_SHM_DISABLE)=")
 KILL_CODES = {124, 143, -15, -2, 130}  # `timeout`, SIGTERM, SIGINT: someone asked it to stop

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tracekit import sources
+from tracekit.outcome import EventKind
 from tracekit.store import Store
 
 
@@ -57,14 +58,14 @@ def step_times(s: Store) -> tuple[pl.DataFrame, str]:
     """Seconds per optimizer step, in step order, from the lowest rank that logs them, and the
     source: a per-step time (``elapsed_s``), ms-swift's running mean ``train_speed(s/it)``
     (turned back into each step's time), else tqdm's rate."""
-    steps = s.events.filter((pl.col("kind") == "step") & pl.col("step").is_not_null())
+    steps = s.events.filter((pl.col("kind") == EventKind.STEP) & pl.col("step").is_not_null())
     for name, pattern, cumulative in STEP_SECONDS:
         got = steps.with_columns(pl.col("message").str.extract(pattern, 1).cast(pl.Float64, strict=False).alias("x"))
         got = got.filter(pl.col("x").is_not_null())
         if got.height:
             break
     else:
-        rate = s.events.filter((pl.col("kind") == "progress") & (pl.col("step") > 0)).with_columns(
+        rate = s.events.filter((pl.col("kind") == EventKind.PROGRESS) & (pl.col("step") > 0)).with_columns(
             pl.col("message").str.extract_groups(r"([\d.]+)\s*(it/s|s/it)\]").alias("g"))
         rate = rate.with_columns(pl.col("g").struct.field("1").cast(pl.Float64, strict=False).alias("v"),
                                  pl.col("g").struct.field("2").alias("u")).filter(pl.col("v") > 0)

@@ -16,7 +16,7 @@ import polars as pl
 
 from tracekit import align, sources
 from tracekit.evidence import BENIGN, KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
-from tracekit.outcome import Kind, Verdict
+from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.wording import who
 
 COLLECT = ("run under `tracekit run` on every node (NCCL INFO, Flight Recorder dumps, stack dumps when "
@@ -71,7 +71,7 @@ def mismatch_reported(ev: Evidence) -> Verdict | None:
 def mismatch_from_watchdog(ev: Evidence) -> Verdict | None:
     """Watchdog lines of several ranks name the same SeqNum of one group with different ops or sizes:
     the ranks are not in the same collective."""
-    wd = ev.kinds("watchdog_timeout").filter(pl.col("seq").is_not_null() & pl.col("op").is_not_null()
+    wd = ev.kinds(EventKind.WATCHDOG_TIMEOUT).filter(pl.col("seq").is_not_null() & pl.col("op").is_not_null()
                                              & pl.col("rank").is_not_null()).with_columns(pl.col("pg").fill_null("0"))
     if wd.select("rank").n_unique() < 2:
         return None
@@ -163,10 +163,10 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
 def init_stall(ev: Evidence) -> Verdict | None:
     """A communicator started init and never completed it, or connects keep retrying before any
     collective."""
-    retry = ev.transport.filter(pl.col("kind") == "connect_retry")
+    retry = ev.transport.filter(pl.col("kind") == EventKind.CONNECT_RETRY)
     p = ev.pending
     hard = retry.filter(pl.col("message").str.contains(r"(?i)no route to host|network is unreachable|refused"))
-    if ev.transport.filter(pl.col("kind") != "connect_retry").height or hard.height:
+    if ev.transport.filter(pl.col("kind") != EventKind.CONNECT_RETRY).height or hard.height:
         return None  # init never completed because the network failed: transport_error says it
     # an Init START with no COMPLETE in an excerpt may just be where the excerpt ends: a stall needs a
     # peer that completed the same communicator, or a sign that time passed (a timeout, a stall, stacks)
@@ -189,7 +189,7 @@ def init_stall(ev: Evidence) -> Verdict | None:
 def transport_error(ev: Evidence) -> Verdict | None:
     """The network transport reported errors (not consequences of a peer's exit, not benign)."""
     t = ev.transport.sort("line")
-    if not (t.filter(pl.col("kind") != "nccl_warn").height or (t.height and not ev.missing)):
+    if not (t.filter(pl.col("kind") != EventKind.NCCL_WARN).height or (t.height and not ev.missing)):
         return None
     said = ev.launched_with
     return Verdict(Kind.TRANSPORT_ERROR, f"{t.height} transport error line(s), first: {_msg(t)}"
@@ -214,7 +214,7 @@ def deadlock(ev: Evidence) -> Verdict | None:
 def deadlock_reported(ev: Evidence) -> Verdict | None:
     """An analyzer's own report that ranks never joined a collective the others are in (torchfrtrace's
     `missing ranks`, c10d's desync report, NCCL RAS's operation counts): said as that tool's word."""
-    rm = ev.kinds("rank_missing").sort("file", "line")
+    rm = ev.kinds(EventKind.RANK_MISSING).sort("file", "line")
     if not rm.height:
         return None
     first = rm.row(0, named=True)
@@ -307,7 +307,7 @@ def timed_out(ev: Evidence) -> Verdict | None:
     if not to.height:
         return None
     r = to["rank"].drop_nulls().unique().sort().to_list()
-    wd = to.filter(pl.col("kind") == "watchdog_timeout")
+    wd = to.filter(pl.col("kind") == EventKind.WATCHDOG_TIMEOUT)
     what = ""
     if wd.height:
         w = wd.row(0, named=True)
@@ -333,7 +333,7 @@ def slow_progress(ev: Evidence) -> Verdict | None:
         return None
     rate = (moved["dseq"] / moved["dt"].clip(lower_bound=1e-9)).median()
     per_coll = (moved["bytes"] / moved["dseq"]).median()
-    took = ev.kinds("step")["message"].str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False).drop_nulls()
+    took = ev.kinds(EventKind.STEP)["message"].str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False).drop_nulls()
     step_s = f"; steps took {took.median():.1f} s each" if took.len() else ""
     gbps = (moved["bytes"] / moved["dt"].clip(lower_bound=1e-9)).median() / 1e9
     v = Verdict(Kind.SLOW_PROGRESS, f"sequence numbers advanced between dumps on {moved.height} rank(s): about "
@@ -409,7 +409,8 @@ def clean_but_partial(ev: Evidence) -> Verdict | None:
 def nothing(ev: Evidence) -> Verdict:
     """No rule fired: say what was seen and what would decide it."""
     n = _count(ev.store.collectives)
-    errors = ev.kinds("nccl_warn", "c10d_error", "exception", "crash", "stall", "rank_missing", "watchdog_abort")
+    errors = ev.kinds(EventKind.NCCL_WARN, EventKind.C10D_ERROR, EventKind.EXCEPTION, EventKind.CRASH,
+                      EventKind.STALL, EventKind.RANK_MISSING, EventKind.WATCHDOG_ABORT)
     seen = [f"{n} collective record(s)" if n else "no collective record",
             f"{errors.height} error line(s) no rule explains" if errors.height else "no sign of failure"]
     return Verdict(Kind.UNDECIDED, f"{' and '.join(seen)}, but no clean end or progress to call it healthy "

@@ -58,22 +58,21 @@ class Match(Enum):
 SOURCE_NAMES = {"fr": "Flight Recorder", "nccl": "NCCL COLL", "kineto": "Kineto"}
 
 
-@dataclass(frozen=True)
-class Cited:
+class Cited(str):
     """One line of evidence: the file and line it was read at (None where it is a figure worked out
-    from many lines) and what it says. Printed as ``file:line: text``, as the verdict always has."""
+    from many lines) and what it says. It is the string ``file:line: text`` the verdict always
+    printed (so callers that read evidence as text, benchmarks/wild_accuracy.py among them, still
+    work), with ``file``, ``line`` and ``text`` kept apart."""
 
     file: str | None
     line: int | None
     text: str
 
-    def __str__(self) -> str:
-        if self.file is None:
-            return self.text
-        return f"{self.file}:{self.line}: {self.text}" if self.line is not None else f"{self.file}: {self.text}"
-
-    def __contains__(self, part: str) -> bool:
-        return part in str(self)
+    def __new__(cls, file: str | None, line: int | None, text: str) -> "Cited":
+        shown = text if file is None else f"{file}:{line}: {text}" if line is not None else f"{file}: {text}"
+        self = super().__new__(cls, shown)
+        self.file, self.line, self.text = file, line, text
+        return self
 
 
 def tensor_text(sizes: str | None, dtype: str | None) -> str:

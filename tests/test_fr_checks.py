@@ -16,8 +16,7 @@ import subprocess
 import pytest
 
 from tracekit import fr_checks
-from tracekit.align import Match
-from tracekit.fr_checks import Check
+from tracekit.outcome import Match
 from tracekit.ingest import ingest
 
 F = "Float"
@@ -80,12 +79,12 @@ SCENARIOS = {
                              [(Match.OP_TYPE, [1])], {TYPE}, None),
     "match_one_event_all_to_all": (two(entry(0, "all_to_all", [[4, 4]], [[4, 4]])), [], set(), None),
     "match_one_event_input_size": (two(AR, entry(0, "all_reduce", [[5, 4]], [[4, 4]])),
-                                   [(Match.SIZE, [1]), (Check.SHAPE, [1])], {SYNTAX}, None),
+                                   [(Match.SIZE, [1]), (Match.SHAPE, [1])], {SYNTAX}, None),
     "match_one_event_output_size": (two(AR, entry(0, "all_reduce", [[4, 4]], [[5, 4]])),
-                                    [(Match.SIZE, [1]), (Check.SHAPE, [1])], {SYNTAX}, None),
+                                    [(Match.SIZE, [1]), (Match.SHAPE, [1])], {SYNTAX}, None),
     # the analyzer compares one entry with itself here; tracekit names the rule each rank's entry breaks
     "match_one_event_all_reduce_in_out": (two(entry(0, "all_reduce", [[4, 4]], [[5, 4]])),
-                                          both(0, 1)(Check.SHAPE), {SYNTAX}, None),
+                                          both(0, 1)(Match.SHAPE), {SYNTAX}, None),
     "match_one_event_state": (two(entry(0, "all_reduce", [[4, 4]], [[4, 4]], state="scheduled"), AR),
                               [(Match.STATE, [0])], {STATE}, None),
     # two ranks have no majority: the cross-rank finding takes rank 0's Half as the reference; the
@@ -115,19 +114,19 @@ SCENARIOS = {
     "build_db_empty_coalesced_on_rank_0": (two([AR], [AR, entry(1, "_reduce_oop", [[4, 4]], [[4, 4]]),
                                                      entry(2, "_reduce_oop", [[4, 4]], [[4, 4]]),
                                                      entry(3, "REDUCE_SCATTER_coalesced", [], [])]),
-                                           [(Check.COALESCED, [1])], {"missing"}, None),
+                                           [(Match.COALESCED, [1])], {"missing"}, None),
     "p2p_send_recv_sizes": (two(entry(0, "send 0->1", [[4]], [[4]], p2p_seq=1),
                                 entry(0, "recv 1<-0", [[8]], [[8]], p2p_seq=1)),
-                            [(Check.P2P_SIZE, [1])], {SYNTAX}, None),
+                            [(Match.P2P_SIZE, [1])], {SYNTAX}, None),
     "p2p_send_recv_match": (two(entry(0, "send 0->1", [[4]], [[4]], p2p_seq=1),
                                 entry(0, "recv 1<-0", [[4]], [[4]], p2p_seq=1)), [], set(), None),
-    "all_gather_numel": (two(entry(0, "all_gather", [[4]], [[6]])), both(0, 1)(Check.SHAPE), {SYNTAX}, None),
+    "all_gather_numel": (two(entry(0, "all_gather", [[4]], [[6]])), both(0, 1)(Match.SHAPE), {SYNTAX}, None),
     "all_gather_list_wrong_count": (two(entry(0, "all_gather", [[4, 4]], [[4, 4]] * 3)),
-                                    both(0, 1)(Check.SHAPE), {SYNTAX}, None),
+                                    both(0, 1)(Match.SHAPE), {SYNTAX}, None),
     "all_gather_list": (two(entry(0, "all_gather", [[4, 4]], [[4, 4], [4, 4]])), [], {SYNTAX},
                         "the analyzer compares the first output tensor with input x group size; a list "
                         "all_gather has one output per rank, so tracekit compares the totals"),
-    "reduce_scatter_numel": (two(entry(0, "reduce_scatter", [[4, 4]], [[4]])), both(0, 1)(Check.SHAPE),
+    "reduce_scatter_numel": (two(entry(0, "reduce_scatter", [[4, 4]], [[4]])), both(0, 1)(Match.SHAPE),
                              {SYNTAX}, None),
     "all_gather_variants": (two(entry(0, "all_gather", [[4, 4]], [[4, 4], [4, 4]]),
                                 entry(0, "_all_gather_base", [[4, 4]], [[32]])), [], {TYPE},
@@ -179,7 +178,7 @@ def test_recv_from_any_source_is_paired(tmp_path):
              1: [entry(0, "recv 1<-?", [[8]], [[8]], p2p_seq=1)],
              2: [entry(0, "send 2->1", [[8]], [[8]], p2p_seq=1)]}
     findings, _ = fr_checks.check_store(ingest([write_dumps(tmp_path / "any", dumps)]))
-    assert _kinds(findings) == [(Check.P2P_SIZE, [1])] and "recv 1<-?" in findings[0].label
+    assert _kinds(findings) == [(Match.P2P_SIZE, [1])] and "recv 1<-?" in findings[0].label
     dumps[1] = [entry(0, "recv 1<-?", [[4]], [[4]], p2p_seq=1),
                 entry(1, "recv 1<-?", [[8]], [[8]], p2p_seq=2)]
     dumps[2][0]["time_created_ns"] = 5_000  # (rank 2's send came second)
@@ -261,9 +260,9 @@ def test_torchfrtrace_on_the_same_dumps(tmp_path, name):
 
 
 KIND_STATES = {Match.OP_TYPE: {"COLLECTIVE_TYPE_MISMATCH"}, Match.SIZE: {"SIZE_OR_SYNTAX_MISMATCH"},
-               Check.SHAPE: {"SIZE_OR_SYNTAX_MISMATCH"}, Check.P2P_SIZE: {"SIZE_OR_SYNTAX_MISMATCH"},
+               Match.SHAPE: {"SIZE_OR_SYNTAX_MISMATCH"}, Match.P2P_SIZE: {"SIZE_OR_SYNTAX_MISMATCH"},
                Match.DTYPE: {"COLLECTIVE_DTYPE_MISMATCH"}, Match.STATE: {"COLLECTIVE_STATE_MISMATCH"},
-               Check.COALESCED: {"missing"}}
+               Match.COALESCED: {"missing"}}
 
 
 @pytest.mark.skipif(shutil.which("torchfrtrace") is None, reason="torchfrtrace is not installed")

@@ -17,20 +17,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from enum import Enum
 
 import polars as pl
 
-from tracekit.align import Finding, Match, tensor_text
+from tracekit.outcome import Finding, Match, tensor_text
 from tracekit.wording import who
-
-
-class Check(Enum):
-    """Outcomes the analyzer names that ``align.Match`` has no value for (for the outcome model's Match)."""
-
-    P2P_SIZE = "a send and the recv that takes it have different sizes"
-    SHAPE = "one rank's entry breaks its collective's own rule (an all_gather's output is not input x group)"
-    COALESCED = "ranks ran a different number of ops in one coalesced group"
 
 
 #: Ops whose inputs differ by rank by design (a scatter's root alone has the inputs), and outputs.
@@ -219,7 +210,7 @@ def _uneven_groups(c: pl.DataFrame, pg: str) -> list[Finding]:
         said = "; ".join(f"rank {r}: {n} ({ops})" for r, n, ops in odd.iter_rows())
         first, same = g.row(0, named=True), per.filter(pl.col("n") == ref)["rank"].to_list()
         out.append(Finding(
-            kind=Check.COALESCED, source="fr", pg=pg, pg_desc=first["pg_desc"], seq=seq, op=first["op_raw"],
+            kind=Match.COALESCED, source="fr", pg=pg, pg_desc=first["pg_desc"], seq=seq, op=first["op_raw"],
             sizes=None, dtype=None, present=same,
             missing=odd["rank"].to_list(),
             last_of_missing={r: f"{n} ops: {ops}" for r, n, ops in odd.iter_rows()},
@@ -280,7 +271,7 @@ def per_entry(c: pl.DataFrame, pg: str, group_size: int) -> list[Finding]:
     bad = (c.join(kinds, on=ENTRY, nulls_equal=True).sort("rank", "start_ns", "record_id", nulls_last=True)
            .unique("rank", keep="first", maintain_order=True))
     return [Finding(
-        kind=Check.SHAPE if row["_shape"] else Match.DTYPE, source="fr", pg=pg, pg_desc=row["pg_desc"],
+        kind=Match.SHAPE if row["_shape"] else Match.DTYPE, source="fr", pg=pg, pg_desc=row["pg_desc"],
         seq=row["seq"], op=row["op_raw"], sizes=row["sizes"], dtype=row["dtype"], present=[],
         missing=[row["rank"]], last_of_missing={row["rank"]: row["_why"]},
         evidence=[f"{row['file']}: record {row['record_id']}"],
@@ -320,7 +311,7 @@ def p2p_pairs(entries: pl.DataFrame, pg: str, members: list[int], wrapped: list[
     paired = pl.concat([paired, took], how="diagonal_relaxed")
     bad = paired.filter(pl.col("sizes") != pl.col("_got_r")).sort("start_ns", nulls_last=True)
     return [Finding(
-        kind=Check.P2P_SIZE, source="fr", pg=pg, pg_desc=row["pg_desc"], seq=row["seq"], op=row["op_raw"],
+        kind=Match.P2P_SIZE, source="fr", pg=pg, pg_desc=row["pg_desc"], seq=row["seq"], op=row["op_raw"],
         sizes=row["sizes"], dtype=row["dtype"], present=[row["rank"]], missing=[row["_me_r"]],
         last_of_missing={row["_me_r"]: f"{row['op_raw_r']}{tensor_text(row['_got_r'], row['out_dtypes_r'])}"},
         evidence=[f"{row['file']}: record {row['record_id']}",
@@ -367,13 +358,14 @@ def check_store(store) -> tuple[list[Finding], list[HealthyWindow]]:
     name and its members (each rank's own pg_config): ``split_group`` can give two groups one name.
     (Entries carry a hash of their group's members, not the list: 1,024 ranks' lists on 200,000
     entries were 200 M values to join.)"""
-    groups = store.groups.select("rank", "pg", "members", "last_enqueued", "last_completed").with_columns(
-        pl.col("members").list.sort().hash().alias("_group"))
+    groups = (store.groups.lazy().select("rank", "pg", "members", "last_enqueued", "last_completed")
+              .with_columns(pl.col("members").list.sort().hash().alias("_group")).collect())
     lists = groups.unique(["pg", "_group"]).select("pg", "_group", "members")
-    coll = (store.collectives.filter((pl.col("source") == "fr") & pl.col("rank").is_not_null())
+    # (the FR rows only, from a table in memory or scanned from disk)
+    coll = (store.collectives.lazy().filter((pl.col("source") == "fr") & pl.col("rank").is_not_null())
             .with_columns(pl.col("rank").cast(pl.Int64))
-            .join(groups.select("rank", "pg", "_group").unique(["rank", "pg"]), on=["rank", "pg"],
-                  how="left"))
+            .join(groups.lazy().select("rank", "pg", "_group").unique(["rank", "pg"]), on=["rank", "pg"],
+                  how="left", maintain_order="left").collect(engine="streaming"))
     first = coll.group_by("rank").agg(pl.col("record_id").min())
     wrapped = first.filter(pl.col("record_id") > 0)["rank"].to_list()  # (their dumps lost the oldest records)
     findings, windows = [], []

@@ -161,14 +161,16 @@ def test_reasons_name_ranks_sizes_dtypes_states(tmp_path):
     assert first("build_db_uneven_broadcast_oop") == (
         "process group 0 (default_pg): nccl:_broadcast_oop seq 1, op 2 of its coalesced group: input sizes "
         "differ: rank 0: [5x5]; rank 1: [4x4]")
-    assert first("match_one_event_state").endswith("state differ: rank 1: completed; rank 0: scheduled")
+    assert first("match_one_event_state").endswith("states differ: rank 1: completed; rank 0: scheduled")
     assert first("match_one_event_dtype").endswith("output dtypes differ: rank 0: Half; rank 1: Float")
     assert first("p2p_send_recv_sizes") == (
         "process group 0 (default_pg): rank 0's nccl:send 0->1 (p2p seq 1) sends [4]; "
         "rank 1's nccl:recv 1<-0 (p2p seq 1) takes it into [8]")
     assert first("all_gather_list_wrong_count").endswith(
         "rank 0's entry gathers into 3 tensors in a group of 2")
-    assert first("all_to_all_unbalanced").endswith("ranks 0-1 send 8 elements in all and receive 6")
+    assert first("all_to_all_unbalanced").endswith(
+        "the group sends 8 elements in all and receives 6: rank 0 sends 4 and receives 3; rank 1 sends 4 and "
+        "receives 3")
 
 
 def test_recv_from_any_source_is_paired(tmp_path):

@@ -51,8 +51,9 @@ class HealthyWindow:
     @property
     def message(self) -> str:
         where = f"process group {self.pg}" + (f" ({self.pg_desc})" if self.pg_desc else "")
-        return (f"{where}: healthy in the last {self.collectives} collectives the dumps hold "
-                f"(seq {self.first_seq}-{self.last_seq} on {who(self.ranks)}: all completed, "
+        seqs = f"seq {self.first_seq}" + (f"-{self.last_seq}" if self.last_seq != self.first_seq else "")
+        last = f"last {self.collectives} collectives" if self.collectives > 1 else "last collective"
+        return (f"{where}: healthy in the {last} the dumps hold ({seqs} on {who(self.ranks)}: all completed, "
                 f"pg_status agrees)")
 
 
@@ -101,10 +102,10 @@ def _keys(c: pl.DataFrame) -> pl.DataFrame:
     if c.select(pl.col("op_raw").n_unique() == pl.col("op").n_unique()).item():
         variants = pl.lit(False)  # (each op is written one way: no variants to compare by counts)
     return c.with_columns(
-        pl.when(variants).then(pl.col("count").cast(pl.Utf8)).otherwise(pl.col("sizes").fill_null(""))
+        pl.when(variants).then(pl.format("{} elements", "count")).otherwise(pl.col("sizes").fill_null(""))
         .alias("_in"),
-        pl.when(variants).then(pl.col("out_count").cast(pl.Utf8)).otherwise(pl.col("out_sizes").fill_null(""))
-        .alias("_out"),
+        pl.when(variants).then(pl.format("{} elements", "out_count"))
+        .otherwise(pl.col("out_sizes").fill_null("")).alias("_out"),
         pl.when(_first("sizes")).then(_type_set(c, "dtypes")).alias("_in_types"),
         pl.when(_first("out_sizes")).then(_type_set(c, "out_dtypes")).alias("_out_types"),
         pl.col("state").cast(pl.Utf8).alias("_state"), pl.col("op").cast(pl.Utf8).alias("_op"))
@@ -123,11 +124,11 @@ RULES = [
     (Match.DTYPE, "_out_types", FREE_OUT_TYPES),
     (Match.STATE, "_state", None),
 ]
-WHAT = {"_op": "collective", "_in": "input sizes", "_out": "output sizes", "_in_types": "input dtypes",
-        "_out_types": "output dtypes", "_state": "state"}
+WHAT = {"_op": "collectives", "_in": "input sizes", "_out": "output sizes", "_in_types": "input dtypes",
+        "_out_types": "output dtypes", "_state": "states"}
 
 
-def across_ranks(c: pl.DataFrame, pg: str, group_size: int) -> list[Finding]:
+def across_ranks(c: pl.DataFrame, pg: str, group_size: int | None) -> list[Finding]:
     """Type, size, dtype and state of each collective (``c``: ``collectives``) compared across the ranks
     that recorded it, and the length of each coalesced group; the first disagreement of each kind."""
     # only sequence numbers where entries differ, coalesced groups and all_to_alls need a closer look
@@ -161,24 +162,28 @@ def across_ranks(c: pl.DataFrame, pg: str, group_size: int) -> list[Finding]:
 def _disagreement(kind, col: str, rows: pl.DataFrame, pg: str) -> Finding:
     """The majority's value against the odd ranks' (a tie: the lowest rank's value is the reference)."""
     values = dict(zip(rows["rank"].to_list(), rows[col].to_list()))
+    names = dict(zip(rows["rank"].to_list(), rows["op_raw"].to_list()))  # (the op as each rank named it)
     counts = Counter(values.values())
     ref = max(counts, key=lambda v: (counts[v], -min(r for r, x in values.items() if x == v)))
     if col == "_state" and "completed" in counts:  # (the ranks named are those it has not completed on)
         ref = "completed"
     odd = sorted(r for r, v in values.items() if v != ref)
     first = rows.filter(pl.col(col) == ref).row(0, named=True)
-    said = "; ".join(f"{who([r])}: {_show(col, values[r])}" for r in odd[:4])
+    said = "; ".join(f"{who([r])}: {names[r] if col == '_op' else _show(col, values[r])}" for r in odd[:4])
     same = sorted(set(values) - set(odd))
-    label = f"{_at(pg, first)}: {WHAT[col]} differ: {who(same)}: {_show(col, ref)}; {said}"
+    label = (f"{_at(pg, first)}: {WHAT[col]} differ: {who(same)}: "
+             f"{first['op_raw'] if col == '_op' else _show(col, ref)}; {said}")
     return Finding(kind=kind, source="fr", pg=pg, pg_desc=first["pg_desc"], seq=first["seq"],
                    op=first["op_raw"], sizes=first["sizes"], dtype=first["dtype"],
                    present=same, missing=odd,
-                   last_of_missing={r: f"{WHAT[col]} {_show(col, values[r])}" for r in odd},
+                   last_of_missing={r: f"{WHAT[col]}: {_show(col, values[r])}" for r in odd},
                    evidence=_evidence(rows), label=label)
 
 
 def _show(col: str, value) -> str:
-    return f"[{value.replace(';', '], [')}]" if col in ("_in", "_out") and not value.isdigit() else str(value)
+    if col in ("_in", "_out") and not value.endswith(" elements"):
+        return f"[{value.replace(';', '], [')}]"
+    return str(value)
 
 
 def _desc(row: dict) -> str:
@@ -220,27 +225,36 @@ def _uneven_groups(c: pl.DataFrame, pg: str) -> list[Finding]:
     return out
 
 
-def _all_to_all(c: pl.DataFrame, pg: str, group_size: int) -> list[Finding]:
+def _all_to_all(c: pl.DataFrame, pg: str, group_size: int | None) -> list[Finding]:
     """An all_to_all's ranks may send different sizes, but what all send is what all receive (the
-    analyzer's ``check_size_alltoall``), where every member recorded it."""
+    analyzer's ``check_size_alltoall``), where every member recorded it. Named: the ranks whose own
+    sending and receiving differ (with even splits, the one that sent more or less than the rest)."""
+    if not group_size:
+        return []
     a = c.filter(pl.col("op") == "all_to_all").group_by("seq", "pos").agg(
         pl.col("count").sum().alias("sent"), pl.col("out_count").sum().alias("received"),
-        pl.col("out_count").is_not_null().all().alias("_known"), pl.col("start_ns").min(), pl.col("rank"),
-        pl.col("op_raw", "pg_desc", "sizes", "dtype").first(), pl.struct("file", "record_id").alias("_ev"))
-    bad = a.filter(pl.col("_known") & (pl.col("rank").list.len() == group_size)
+        pl.col("out_count").is_not_null().all().alias("_known"), pl.col("start_ns").min(),
+        pl.struct("rank", "count", "out_count", "file", "record_id").alias("_ranks"),
+        pl.col("op_raw", "pg_desc", "sizes", "dtype").first())
+    bad = a.filter(pl.col("_known") & (pl.col("_ranks").list.len() == group_size)
                    & (pl.col("sent") != pl.col("received"))).sort("start_ns", nulls_last=True)
     out = []
     for row in bad.head(1).iter_rows(named=True):
+        ranks = sorted(row["_ranks"], key=lambda r: r["rank"])
+        odd = [r for r in ranks if r["count"] != r["out_count"]] or ranks
+        said = "; ".join(f"rank {r['rank']} sends {r['count']} and receives {r['out_count']}"
+                         for r in odd[:4])
         out.append(Finding(
             kind=Match.SIZE, source="fr", pg=pg, pg_desc=row["pg_desc"], seq=row["seq"], op=row["op_raw"],
-            sizes=row["sizes"], dtype=row["dtype"], present=[], missing=sorted(row["rank"]),
-            evidence=[f"{e['file']}: record {e['record_id']}" for e in row["_ev"]][:8],
-            label=f"{_at(pg, row)}: {who(row['rank'])} send {row['sent']} elements in all and receive "
-                  f"{row['received']}"))
+            sizes=row["sizes"], dtype=row["dtype"], missing=[r["rank"] for r in odd],
+            present=[r["rank"] for r in ranks if r not in odd],
+            evidence=[f"{r['file']}: record {r['record_id']}" for r in odd + ranks][:8],
+            label=f"{_at(pg, row)}: the group sends {row['sent']} elements in all and receives "
+                  f"{row['received']}: {said}"))
     return out
 
 
-def per_entry(c: pl.DataFrame, pg: str, group_size: int) -> list[Finding]:
+def per_entry(c: pl.DataFrame, pg: str, group_size: int | None) -> list[Finding]:
     """Each op's own rule on one rank's entry: an all_reduce writes what it reads; an all_gather's
     output is its input x group size (a list all_gather: one output per rank), a reduce_scatter's input
     its output x group size (SHAPE); an op reads and writes one dtype (DTYPE). The first of each rank.
@@ -253,14 +267,15 @@ def per_entry(c: pl.DataFrame, pg: str, group_size: int) -> list[Finding]:
     parts = pl.col("out_sizes").fill_null("").str.split(";").list.len()
     op, n = pl.col("op").cast(pl.Utf8), pl.lit(group_size)
     known = pl.col("out_sizes").is_not_null() & _first("sizes") & _first("out_sizes")
+    sized = known & (group_size is not None)  # (a group whose pg_config lists no members: size unknown)
     shape = (
         pl.when(known & (op == "all_reduce") & (pl.col("sizes") != pl.col("out_sizes")))
         .then(pl.format("reads [{}] but writes [{}]", "sizes", "out_sizes"))
-        .when(known & (op == "all_gather") & (parts > 1) & (parts != group_size))
+        .when(sized & (op == "all_gather") & (parts > 1) & (parts != group_size))
         .then(pl.format("gathers into {} tensors in a group of {}", parts, n))
-        .when(known & (op == "all_gather") & (pl.col("out_count") != pl.col("count") * group_size))
+        .when(sized & (op == "all_gather") & (pl.col("out_count") != pl.col("count") * n))
         .then(pl.format("gathers {} elements from each of {} ranks into {}", "count", n, "out_count"))
-        .when(known & (op == "reduce_scatter") & (pl.col("count") != pl.col("out_count") * group_size))
+        .when(sized & (op == "reduce_scatter") & (pl.col("count") != pl.col("out_count") * n))
         .then(pl.format("scatters {} elements to {} ranks, {} each", "count", n, "out_count")))
     dtype = (pl.when(known & ~op.is_in(TYPE_CHANGING) & (pl.col("_in_types") != pl.col("_out_types")))
              .then(pl.format("reads {} but writes {}", "_in_types", "_out_types")))
@@ -354,7 +369,8 @@ def healthy_window(c: pl.DataFrame, pg: str, members: list[int], status: pl.Data
                          evidence=sorted(c["file"].unique().to_list())[:8])
 
 def check_store(store) -> tuple[list[Finding], list[HealthyWindow]]:
-    """Every group of a store's FR collectives: findings, and the windows shown healthy. A group is a
+    """Every group of a store's FR collectives: findings, and the windows shown healthy (none unless
+    every group with collectives shows one and nothing was found). A group is a
     name and its members (each rank's own pg_config): ``split_group`` can give two groups one name.
     (Entries carry a hash of their group's members, not the list: 1,024 ranks' lists on 200,000
     entries were 200 M values to join.)"""
@@ -368,17 +384,20 @@ def check_store(store) -> tuple[list[Finding], list[HealthyWindow]]:
                   how="left", maintain_order="left").collect(engine="streaming"))
     first = coll.group_by("rank").agg(pl.col("record_id").min())
     wrapped = first.filter(pl.col("record_id") > 0)["rank"].to_list()  # (their dumps lost the oldest records)
-    findings, windows = [], []
+    findings, windows, groups_seen = [], [], 0
     for (pg, key), entries in coll.group_by("pg", "_group", maintain_order=True):
-        members = lists.filter((pl.col("pg") == pg) & pl.col("_group").eq_missing(key))["members"]
-        members = sorted(members[0]) if len(members) and members[0] is not None else \
-            sorted(entries["rank"].unique().to_list())
+        listed = lists.filter((pl.col("pg") == pg) & pl.col("_group").eq_missing(key))["members"]
+        listed = sorted(listed[0]) if len(listed) and listed[0] is not None else []
+        # (gloo's default group lists no members: its ranks are those seen, its size unknown)
+        seen = sorted(entries["rank"].unique().to_list())
+        members, size = (listed, len(listed)) if listed else (seen, None)
         c = collectives(entries)
-        got = (across_ranks(c, pg, len(members)) + per_entry(c, pg, len(members))
-               + p2p_pairs(entries, pg, members, wrapped))
+        groups_seen += c.height > 0
+        got = across_ranks(c, pg, size) + per_entry(c, pg, size) + p2p_pairs(entries, pg, members, wrapped)
         status = groups.filter((pl.col("pg") == pg) & pl.col("_group").eq_missing(key)
                                & pl.col("last_enqueued").is_not_null())
         window = healthy_window(c, pg, members, status, got)
         findings += got
         windows += [window] if window else []
-    return findings, windows
+    # a window is evidence of health only where every group of the dumps shows one
+    return findings, windows if len(windows) == groups_seen and not findings else []

@@ -13,13 +13,17 @@ import pickle
 import shutil
 import subprocess
 
+from pathlib import Path
+
 import pytest
 
 from tracekit import fr_checks
+from tracekit.sources import fr as sources_fr
 from tracekit.outcome import Match
 from tracekit.ingest import ingest
 
 F = "Float"
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 
 
 def entry(rid, name, ins, outs, state="completed", seq=1, p2p_seq=0, in_dtype=F, out_dtype=F,
@@ -298,3 +302,18 @@ def test_nvrx_dumps_break_no_rule(corpus, scenario):
     entry the ranks share agrees, so none of these rules fires, and no window is called healthy."""
     findings, windows = fr_checks.check_store(ingest([corpus / "nvrx_fr" / scenario]))
     assert findings == [] and windows == []
+
+
+@pytest.mark.parametrize("sample, kind, ranks, text", [
+    # issue 33's case (c): rank 2 sends rank 0 16 floats where it expects 8 (its README names rank 2)
+    ("gpu_nccl_alltoall", Match.SIZE, [2],
+     "the group sends 136 elements in all and receives 128: rank 2 sends 40 and receives 32"),
+    ("gpu_nccl_mismatch", Match.SIZE, [1], "input sizes differ: ranks 0,2-3: [8449]; rank 1: [8448]"),
+    ("gpu_2x1_divergence", Match.OP_TYPE, [1], "collectives differ: rank 0: nccl:_reduce_scatter_base; "
+                                               "rank 1: nccl:all_reduce"),
+])
+def test_real_nccl_runs(sample, kind, ranks, text):
+    """Real NCCL runs' dumps (samples/, H200): the first check that fires, and the rank it names."""
+    findings, windows = sources_fr.checks(ingest([SAMPLES / sample]))
+    first = findings[0]  # (a state that differs comes last: gpu_nccl_alltoall's seq 33 has one)
+    assert (first.kind, first.missing) == (kind, ranks) and text in first.label and windows == []

@@ -156,7 +156,9 @@ def across_ranks(c: pl.DataFrame, pg: str, group_size: int | None) -> list[Findi
             seen.add((seq, pos))
             rows = c.filter((pl.col("seq") == seq) & (pl.col("pos") == pos) & pl.col(col).is_not_null())
             out.append(_disagreement(kind, col, rows, pg))
-    return out + _all_to_all(c, pg, group_size)
+    # (a state that differs is the weakest sign: at the tail, dumps taken moments apart differ so)
+    return [f for f in out if f.kind != Match.STATE] + _all_to_all(c, pg, group_size) + [
+        f for f in out if f.kind == Match.STATE]
 
 
 def _disagreement(kind, col: str, rows: pl.DataFrame, pg: str) -> Finding:
@@ -271,7 +273,7 @@ def per_entry(c: pl.DataFrame, pg: str, group_size: int | None) -> list[Finding]
     shape = (
         pl.when(known & (op == "all_reduce") & (pl.col("sizes") != pl.col("out_sizes")))
         .then(pl.format("reads [{}] but writes [{}]", "sizes", "out_sizes"))
-        .when(sized & (op == "all_gather") & (parts > 1) & (parts != group_size))
+        .when(sized & (op == "all_gather") & (parts > 1) & (parts != (group_size or 0)))
         .then(pl.format("gathers into {} tensors in a group of {}", parts, n))
         .when(sized & (op == "all_gather") & (pl.col("out_count") != pl.col("count") * n))
         .then(pl.format("gathers {} elements from each of {} ranks into {}", "count", n, "out_count"))

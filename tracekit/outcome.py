@@ -52,6 +52,10 @@ class Match(Enum):
     DTYPE = "ranks issued the collective with different dtypes"
     SIZE = "ranks issued the collective with different sizes"
     STATE = "the collective completed on some ranks and not on others"
+    # the Flight Recorder analyzer's checks (tracekit/fr_checks.py)
+    COALESCED = "ranks ran a different number of ops in one coalesced group"
+    P2P_SIZE = "a send and the recv that takes it have different sizes"
+    SHAPE = "one rank's entry breaks its collective's own rule (an all_gather's output is not input x group)"
 
 
 #: how a finding names the source it was aligned in

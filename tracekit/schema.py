@@ -101,6 +101,11 @@ COLLECTIVES = {
     "pg": Str, "pg_desc": Str, "comm": Str, "nranks": I32, "seq": I64, "op": pl.Enum(OPS), "op_raw": Str,
     "count": I64, "dtype": Str, "bytes": I64, "sizes": Str, "start_ns": I64, "end_ns": I64,
     "state": State, "record_id": I64,
+    # Flight Recorder only: output shapes and element count, every input / output dtype (``"Float;Half"``),
+    # a send's or recv's group ranks (``send 0->1``: src 0, dst 1; ``recv 1<-?``: src unknown), and
+    # whether the entry ends a coalesced group (``nccl:coalesced``, ``nccl:ALLGATHER_coalesced``)
+    "out_sizes": Str, "out_count": I64, "dtypes": Str, "out_dtypes": Str, "p2p_src": I32, "p2p_dst": I32,
+    "coalesced_end": Bool,
 }
 
 #: Process groups as each rank's Flight Recorder dump describes them: members (pg_config) and how

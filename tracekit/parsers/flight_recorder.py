@@ -79,7 +79,21 @@ OP_ALIASES = {
     "broadcast": "broadcast", "reduce": "reduce", "all_to_all": "all_to_all", "alltoall": "all_to_all",
     "alltoall_base": "all_to_all", "all_to_allv": "all_to_all", "send": "send", "recv": "recv",
     "barrier": "barrier", "coalesced": "coalesced", "gather": "gather", "scatter": "scatter",
+    # the names the analyzer knows (torch/distributed/flight_recorder/components/types.py, COLLECTIVES):
+    # out-of-place and single-tensor variants run the same NCCL op as the plain one
+    "_broadcast_oop": "broadcast", "_reduce_oop": "reduce", "all_gather_into_tensor_coalesced": "all_gather",
+    "all_gather_single": "all_gather", "all_gather_v": "all_gather", "reduce_scatter_single": "reduce_scatter",
+    "reduce_scatter_v": "reduce_scatter", "all_to_all_single": "all_to_all", "all_to_all_v_single": "all_to_all",
+    "all_reduce_barrier": "barrier",
+    # the entries that end a coalesced group (ProcessGroupNCCL::endCoalescing): no tensors of their own
+    "allgather_coalesced": "coalesced", "reduce_scatter_coalesced": "coalesced",
 }
+
+#: The end of a coalesced group: ``coalesced``, ``ALLGATHER_coalesced``, ``allreduce_coalesced``; not the
+#: single ops ``all_gather_into_tensor_coalesced`` / ``reduce_scatter_tensor_coalesced``.
+COALESCED_END = r"^\w+:(?:\w+_)?coalesced$"
+#: ``nccl:send 0->1`` (this rank, group rank 0, sends to group rank 1), ``nccl:recv 1<-0``, ``gloo:recv 1<-?``
+P2P_NAME = r"^\w+:(?:send (?P<s_src>\d+)->(?P<s_dst>\d+)|recv (?P<r_dst>\d+)<-(?P<r_src>\d+|\?))"
 
 
 @functools.lru_cache(maxsize=4096)
@@ -161,7 +175,9 @@ def _collectives(entries: list[dict], file: str, rank: int | None) -> pl.DataFra
     ops = [canonical_op(n) for n in raw]
     p2p = [bool(g("is_p2p")) or op in ("send", "recv") for g, op in zip(gets, ops)]
     shapes = _sizes([g("input_sizes") or [] for g in gets])
-    dtypes = [(g("input_dtypes") or [None])[0] for g in gets]
+    outs = _sizes([g("output_sizes") or [] for g in gets])
+    in_types = [g("input_dtypes") or [] for g in gets]
+    dtypes = [t[0] if isinstance(t, list) and t else None for t in in_types]
     counts = [s[0] for s in shapes]
     n = len(entries)
     i64, s = pl.Int64, pl.Utf8
@@ -179,7 +195,26 @@ def _collectives(entries: list[dict], file: str, rank: int | None) -> pl.DataFra
         pl.Series("start_ns", [g("time_discovered_started_ns") or g("time_created_ns") for g in gets], i64),
         pl.Series("end_ns", [g("time_discovered_completed_ns") for g in gets], i64),
         pl.Series("state", [g("state") for g in gets], s),
-    ])
+        pl.Series("out_sizes", [o[1] for o in outs], s), pl.Series("out_count", [o[0] for o in outs], i64),
+        pl.Series("dtypes", [_dtypes(t) for t in in_types], s),
+        pl.Series("out_dtypes", [_dtypes(g("output_dtypes")) for g in gets], s),
+    ]).with_columns(*_p2p_peers(), pl.col("op_raw").str.contains(COALESCED_END).alias("coalesced_end"))
+
+
+def _dtypes(names) -> str | None:
+    """An entry's dtypes as ``"Float;Half"``; None where the entry gives none (an empty list too)."""
+    if isinstance(names, str):  # (some writers give one name, not a list)
+        return names or None
+    return ";".join(map(str, names)) if isinstance(names, list) and names else None
+
+
+def _p2p_peers() -> list[pl.Expr]:
+    """``p2p_src`` / ``p2p_dst``: the group ranks a send or recv names (null for ``?``, any source)."""
+    got = pl.col("op_raw").str.extract_groups(P2P_NAME)
+    return [pl.coalesce(got.struct.field("s_src"), got.struct.field("r_src")).cast(pl.Int32, strict=False)
+            .alias("p2p_src"),
+            pl.coalesce(got.struct.field("s_dst"), got.struct.field("r_dst")).cast(pl.Int32, strict=False)
+            .alias("p2p_dst")]
 
 
 @_no_gc()

@@ -1,13 +1,16 @@
 """The Flight Recorder as a source of collectives: its dumps' pg_config names each group's members,
 pg_status says how far each rank enqueued even where its ring buffer is empty, and a dump, even an
 empty one, is a record of its rank. The home of FR's own matching checks (as torch's
-``flight_recorder/components`` analyzer does them)."""
+``flight_recorder/components`` analyzer does them): ``checks`` runs them (tracekit/fr_checks.py) on
+every group of a store's dumps, and says which windows the dumps show healthy."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from tracekit.outcome import EventKind
+from tracekit import fr_checks
+from tracekit.fr_checks import HealthyWindow
+from tracekit.outcome import EventKind, Finding
 from tracekit.sources import collect
 from tracekit.store import Store
 
@@ -88,3 +91,20 @@ def status_frontier(store: Store) -> pl.DataFrame:
              .filter(pl.col("name").list.len() == 1)
              .select("rank", pl.col("name").list.first().alias("pg"), "frontier"))
     return pl.concat([known, guess], how="vertical_relaxed")
+
+
+_seen_checks: tuple[object, tuple[list[Finding], list[HealthyWindow]]] = (None, ([], []))
+
+
+def checks(store: Store) -> tuple[list[Finding], list[HealthyWindow]]:
+    """The analyzer's checks over every group of the store's dumps: the findings (type, size, dtype,
+    state, coalesced groups, per-op shape, all_to_all totals, send/recv pairs), first of each kind per
+    group, and the groups whose dumps show a healthy window. Kept for the last store asked (the
+    verdict and the report both ask)."""
+    global _seen_checks
+    coll, got = _seen_checks
+    if coll is store.collectives:
+        return got
+    got = fr_checks.check_store(store)
+    _seen_checks = (store.collectives, got)
+    return got

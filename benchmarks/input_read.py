@@ -5,7 +5,8 @@ Writes FILES synthetic NCCL logs of MB together (COLL lines, ``benchmarks/ingest
 dates them a minute back (settled, so ingest maps them), and times, best of 5 runs each:
   mmap        ``mmap.mmap`` of each file (what ingest did before the input layer), touching nothing;
   read        ``open().read()`` of each file (a copy);
-  inputs      ``inputs.read`` of each file: the walk, the lease, the map, the NUL and long-line checks;
+  inputs      ``inputs.text(inputs.read(f))`` of each file: the walk, the lease, the map, the NUL and
+              long-line checks;
   inputs live the same with the files just written to (not settled: read, not mapped).
 Then a NUL-free pass over every byte (``bytes.count`` of newlines: what any parser pays at least) to
 set the checks' cost against a pass over the text.
@@ -63,7 +64,7 @@ def main() -> None:
         def layer():
             kinds = set()
             for f in inputs.walk([d]).files:
-                kinds.add(type(inputs.read(f).data).__name__)
+                kinds.add(type(inputs.text(inputs.read(f)).data).__name__)
             return kinds
 
         def newlines():

@@ -142,3 +142,53 @@ def test_shell_words_paste_back_as_the_same_command(tmp_path):
     assert "\n" not in line and "\x1b" not in line
     got = subprocess.run(["bash", "-c", f"printf '%s\\0' {line}"], capture_output=True, check=True).stdout
     assert got.split(b"\0")[:-1] == [a.encode() for a in argv]
+
+
+# --- tracekit open ---------------------------------------------------------------------------------
+
+def test_open_refuses_a_bad_port_or_timeout_with_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from tracekit.cli import main
+    trace = tmp_path / "t.json"
+    trace.write_text('{"traceEvents": []}')
+    for args, said in ((["--port", "99999"], "error: Invalid value for '--port': 99999 is not in the range"),
+                       (["--timeout", "inf"], "error: --timeout inf: give a number of seconds above 0"),
+                       (["--timeout", "nan"], "error: --timeout nan: give a number of seconds above 0"),
+                       (["--timeout", "-1"], "error: --timeout -1.0: give a number of seconds above 0")):
+        r = CliRunner().invoke(main, ["open", str(trace), *args])
+        assert r.exit_code == 2 and r.output.startswith(said) and r.output.count("\n") == 1, r.output
+    os.mkfifo(tmp_path / "fifo.json")
+    r = CliRunner().invoke(main, ["open", str(tmp_path / "fifo.json"), "--timeout", "1"])
+    assert r.exit_code == 2 and r.output == f"error: {tmp_path / 'fifo.json'}: cannot read: a FIFO, not a file: skipped\n"
+
+
+def test_open_serves_its_file_once_to_one_of_three_clients(tmp_path):
+    import threading
+    import urllib.error
+    import urllib.request
+
+    from tracekit import serve
+    trace = tmp_path / "t.json"
+    trace.write_text('{"traceEvents": []}')
+    server = serve.OneShot(trace, 0)  # any free port: the server says which
+    assert server.port > 0
+    served = threading.Thread(target=server.wait, args=(30,))
+    served.start()
+    start, got = threading.Barrier(3), []
+
+    def fetch():
+        start.wait()
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/t.json", timeout=10) as r:
+                got.append(r.read())
+        except (urllib.error.HTTPError, OSError) as e:
+            got.append(getattr(e, "code", "refused"))
+    clients = [threading.Thread(target=fetch) for _ in range(3)]
+    for c in clients:
+        c.start()
+    for c in clients:
+        c.join()
+    served.join()
+    assert sorted(map(str, got)).count(str(b'{"traceEvents": []}')) == 1
+    assert all(g == b'{"traceEvents": []}' or g in (410, "refused") for g in got), got

@@ -149,7 +149,7 @@ def test_gzip_is_streamed_and_cut_at_its_limit(tmp_path):
 def test_a_line_past_the_limit_is_cut_and_the_other_lines_are_kept(tmp_path):
     f = tmp_path / "big.log"
     f.write_bytes(b"first\n" + b"a" * (3 << 20) + b"\nlast\n" + b"b" * (1 << 20 | 5))
-    r = inputs.read(str(f), Limits(line_bytes=1 << 20))
+    r = inputs.text(inputs.read(str(f)), Limits(line_bytes=1 << 20))
     lines = bytes(r.data).split(b"\n")
     assert lines[0] == b"first" and lines[1] == b"a" * (1 << 20) and lines[2] == b"last"
     assert lines[3] == b"b" * (1 << 20)
@@ -157,14 +157,16 @@ def test_a_line_past_the_limit_is_cut_and_the_other_lines_are_kept(tmp_path):
         (2, f"a line of {3 << 20:,} bytes cut at 1.0 MB"), (4, f"a line of {(1 << 20) + 5:,} bytes cut at 1.0 MB")]
     # a line just under the limit is kept whole
     f.write_bytes(b"c" * ((1 << 20) - 1) + b"\n")
-    assert inputs.read(str(f)).data == b"c" * ((1 << 20) - 1) + b"\n"
+    assert inputs.text(inputs.read(str(f))).data == b"c" * ((1 << 20) - 1) + b"\n"
 
 
 def test_nul_bytes_are_noise_and_the_log_is_read(run):
     data = (run / "rank3.log").read_bytes()
     first, rest = data.split(b"\n", 1)
     (run / "rank3.log").write_bytes(first + b"\n\x00\x00\x00\x00\n" + rest)
-    r = inputs.read(str(run / "rank3.log"))
+    raw = inputs.read(str(run / "rank3.log"))
+    assert raw.data == data[:len(first) + 1] + b"\x00" * 4 + b"\n" + rest and not raw.notes  # as it is
+    r = inputs.text(raw)
     assert r.data == first + b"\n\n" + rest
     assert r.error == "4 NUL byte(s) taken out as noise"
 
@@ -201,7 +203,10 @@ def test_a_file_a_writer_holds_open_is_read_not_mapped(tmp_path):
 
 
 def test_an_ordinary_file_comes_back_as_it_is(run):
-    for name in SAMPLE_FILES:
-        r = inputs.read(str(run / name))
-        assert r.data == (run / name).read_bytes() and not r.notes and r.size == len(r.data)
+    shutil.copytree(SAMPLES / "gloo_2x2_deadlock", run / "deadlock")  # pickles: NUL bytes kept by read
+    for f in inputs.walk([run]).files:
+        r = inputs.read(f)
+        assert r.data == Path(f.path).read_bytes() and not r.notes and r.size == len(r.data)
+        if f.path.endswith((".log", ".txt")):
+            assert inputs.text(r).data == Path(f.path).read_bytes() and not r.notes
     assert inputs.read(str(run / "missing.log")).error == "cannot read: no such file"

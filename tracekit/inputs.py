@@ -208,8 +208,9 @@ class Read:
         return self.notes[0].what if self.notes else None
 
 
-def read(found: Found | str, limits: Limits = DEFAULT) -> Read:
-    """``found``'s content within ``limits`` (see the module docstring); never raises for the file's sake."""
+def read(found: Found | str, limits: Limits = DEFAULT, gunzip: bool = True) -> Read:
+    """``found``'s content within ``limits`` (see the module docstring); never raises for the file's
+    sake. ``gunzip=False``: a gzip file's own bytes, not decompressed."""
     if isinstance(found, str):
         found = Found(found, escape.name(found))
     try:
@@ -224,9 +225,9 @@ def read(found: Found | str, limits: Limits = DEFAULT) -> Read:
             return Read(found, None, None, [Note(found.name, f"{what}, not a file: skipped", skipped=True)])
         notes: list[Note] = []
         head = os.pread(fd, 2, 0)
-        if head == GZIP_MAGIC:
+        if head == GZIP_MAGIC and gunzip:
             data = _gunzip(fd, found.name, limits, notes)
-            return Read(found, _clean(bytes(data), found.name, limits, notes), st.st_size, notes, gzip=True)
+            return Read(found, bytes(data), st.st_size, notes, gzip=True)
         data = _map(fd, st, limits) if head else None
         if data is not None:
             keep = True  # the map owns the descriptor (and its lease) now
@@ -234,7 +235,7 @@ def read(found: Found | str, limits: Limits = DEFAULT) -> Read:
             data = _read_all(fd, min(st.st_size, limits.file_bytes), found.name, notes)
         if st.st_size > limits.file_bytes:
             notes.append(Note(found.name, f"cut at {_mb(limits.file_bytes)} of {_mb(st.st_size)}: the rest not read"))
-        return Read(found, _clean(data, found.name, limits, notes), st.st_size, notes)
+        return Read(found, data, st.st_size, notes)
     except OSError as e:
         return Read(found, None, None, [Note(found.name, f"cannot read: {_why(e)}", skipped=True)])
     finally:
@@ -317,10 +318,15 @@ def _gunzip(fd: int, name: str, limits: Limits, notes: list[Note]) -> bytearray:
                 chunk = rest
 
 
+def text(got: Read, limits: Limits = DEFAULT) -> Read:
+    """``got`` as text, for the line parsers (a dump or a trace is read as it is): NUL bytes taken out
+    and lines past ``limits.line_bytes`` cut, each a note. On an ordinary log (the fast path) both
+    checks cost a few memchr calls and the bytes are left as they are: a map stays a map."""
+    got.data = _clean(got.data, got.found.name, limits, got.notes)
+    return got
+
+
 def _clean(data, name: str, limits: Limits, notes: list[Note]):
-    """``data`` with NUL bytes taken out and lines past ``limits.line_bytes`` cut, each a note. Both
-    checks cost a few memchr calls on an ordinary file (its fast path): the bytes are left as they
-    are, a map stays a map."""
     if data is None or not len(data):
         return data
     if data.find(b"\x00") >= 0:

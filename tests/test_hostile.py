@@ -51,8 +51,11 @@ def shared_2_40(path: Path) -> None:
     G = lambda i: b"j" + struct.pack("<I", i)  # noqa: E731
     S = lambda s: b"X" + struct.pack("<I", len(s)) + s.encode()  # noqa: E731
     e = b"]K\x01a" + P(0) + b"".join(b"](" + G(i) + G(i) + b"e" + P(i + 1) for i in range(40)) + G(40)
-    path.write_bytes(b"\x80\x02}(" + S("entries") + b"]}(" + S("profiling_name") + S("gloo:all_reduce") + b"ua"
-                     + S("pg_config") + b"}(" + S("") + b"}(" + S("ranks") + e + b"uuu.")
+    path.write_bytes(b"\x80\x02}(" + S("entries") + b"]}(" + S("profiling_name") + S("gloo:all_reduce")
+                     + b"ua" + S("pg_config") + b"}(" + S("") + b"}(" + S("ranks") + e + b"uuu.")
+
+
+LOAD = "try:\n    fr.load(data)\nexcept fr.InputError as e:\n    print('refused:', e)\n"
 
 
 def test_a_pickle_shared_2_40_ways_is_refused_in_bounded_memory_and_time(tmp_path):
@@ -61,7 +64,7 @@ def test_a_pickle_shared_2_40_ways_is_refused_in_bounded_memory_and_time(tmp_pat
     rc, out, rss = child("from tracekit.parsers import flight_recorder as fr\n"
                          f"data = open({str(tmp_path / 'fr_rank0.pkl')!r}, 'rb').read()\n"
                          "assert fr.looks_like(data)\n"
-                         "try:\n    fr.load(data)\nexcept fr.InputError as e:\n    print('refused:', e)\n", timeout=60)
+                         + LOAD, timeout=60)
     assert rc == 0 and out.startswith("refused: more than 4,000,000 items"), out
     assert rss < 1024, f"{rss:.0f} MB resident"
 
@@ -75,7 +78,7 @@ def test_ten_million_shared_entries_are_refused_in_bounded_memory(tmp_path):
     del data
     rc, out, rss = child("from tracekit.parsers import flight_recorder as fr\n"
                          f"data = open({str(tmp_path / 'fr_rank0.pkl')!r}, 'rb').read()\n"
-                         "try:\n    fr.load(data)\nexcept fr.InputError as e:\n    print('refused:', e)\n", timeout=120)
+                         + LOAD, timeout=120)
     assert rc == 0 and out.startswith("refused: more than 4,000,000 items"), out
     assert rss < 1024, f"{rss:.0f} MB resident"
 
@@ -103,11 +106,13 @@ def test_what_a_dump_legitimately_holds_is_decoded():
                 "output_dtypes": ["Float"], "state": "completed", "time_discovered_started_ns": i,
                 "time_discovered_completed_ns": i, "retired": True, "timeout_ms": 600000, "is_p2p": False}
                for i in range(2000)]
-    groups = {str(g): {"name": str(g), "desc": "tp", "ranks": list(range(g * 8, g * 8 + 8))} for g in range(2048)}
+    groups = {str(g): {"name": str(g), "desc": "tp", "ranks": list(range(g * 8, g * 8 + 8))}
+              for g in range(2048)}
     groups["0"] = {"name": "0", "desc": "default_pg", "ranks": list(range(16384))}
     groups["1"] = {"name": "1", "desc": "dp", "ranks": str(list(range(16384)))}
     for protocol in (2, 5):
-        obj = fr.load(pickle.dumps({"version": "2.10", "entries": entries, "pg_config": groups}, protocol=protocol))
+        dump = {"version": "2.10", "entries": entries, "pg_config": groups}
+        obj = fr.load(pickle.dumps(dump, protocol=protocol))
         assert len(obj["entries"]) == 2000 and len(obj["pg_config"]["0"]["ranks"]) == 16384
         assert len(fr.parse(obj, "fr_rank3.pkl").tables["collectives"]) == 2000
 
@@ -137,7 +142,8 @@ def test_html_and_markdown_keep_markup_as_text():
 
 
 def test_shell_words_paste_back_as_the_same_command(tmp_path):
-    argv = ["torchrun", "--nproc_per_node=2", "train.py", "--name", "it's a $HOME `x`", "a\nb", "\x1b[31m", "é"]
+    argv = ["torchrun", "--nproc_per_node=2", "train.py", "--name", "it's a $HOME `x`", "a\nb", "\x1b[31m",
+            "é"]
     line = escape.shell(argv)
     assert "\n" not in line and "\x1b" not in line
     got = subprocess.run(["bash", "-c", f"printf '%s\\0' {line}"], capture_output=True, check=True).stdout
@@ -160,7 +166,8 @@ def test_open_refuses_a_bad_port_or_timeout_with_one_line(tmp_path):
         assert r.exit_code == 2 and r.output.startswith(said) and r.output.count("\n") == 1, r.output
     os.mkfifo(tmp_path / "fifo.json")
     r = CliRunner().invoke(main, ["open", str(tmp_path / "fifo.json"), "--timeout", "1"])
-    assert r.exit_code == 2 and r.output == f"error: {tmp_path / 'fifo.json'}: cannot read: a FIFO, not a file: skipped\n"
+    assert r.exit_code == 2
+    assert r.output == f"error: {tmp_path / 'fifo.json'}: cannot read: a FIFO, not a file: skipped\n"
 
 
 def test_open_serves_its_file_once_to_one_of_three_clients(tmp_path):

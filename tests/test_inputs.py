@@ -154,7 +154,8 @@ def test_a_line_past_the_limit_is_cut_and_the_other_lines_are_kept(tmp_path):
     assert lines[0] == b"first" and lines[1] == b"a" * (1 << 20) and lines[2] == b"last"
     assert lines[3] == b"b" * (1 << 20)
     assert [(n.line, n.what) for n in r.notes] == [
-        (2, f"a line of {3 << 20:,} bytes cut at 1.0 MB"), (4, f"a line of {(1 << 20) + 5:,} bytes cut at 1.0 MB")]
+        (2, f"a line of {3 << 20:,} bytes cut at 1.0 MB"),
+        (4, f"a line of {(1 << 20) + 5:,} bytes cut at 1.0 MB")]
     # a line just under the limit is kept whole
     f.write_bytes(b"c" * ((1 << 20) - 1) + b"\n")
     assert inputs.text(inputs.read(str(f))).data == b"c" * ((1 << 20) - 1) + b"\n"

@@ -157,6 +157,9 @@ def test_the_run_gets_the_users_allocator_setting():
     assert seen != "narenas:2" and given == "narenas:2"
 
 
+RUN = [sys.executable, "-m", "tracekit.cli", "run", "--quiet", "--out"]
+
+
 def _launch(out, job: str) -> subprocess.Popen:
     """`tracekit run --out OUT -- bash -c JOB` in the background, once the job has started (it
     touches OUT/started)."""
@@ -200,16 +203,14 @@ def test_a_second_signal_kills_the_job_and_the_code_is_a_shells(tmp_path):
     out, _ = p.communicate(timeout=60)
     assert p.returncode == 128 + signal.SIGKILL, out
     assert "SIGINT again: SIGKILL to the job's process group" in out
-    done = subprocess.run([sys.executable, "-m", "tracekit.cli", "run", "--quiet", "--out", str(tmp_path / "k"), "--",
-                           "bash", "-c", "kill -9 $$"], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([*RUN, str(tmp_path / "k"), "--", "bash", "-c", "kill -9 $$"],
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 137  # as bash gives it (was 247)
 
 
 def test_what_the_job_leaves_running_is_ended_and_reaped(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "tracekit.cli", "run", "--quiet", "--out", str(tmp_path), "--",
-                           "bash", "-c", f"sleep 60 & echo $! > {tmp_path}/a; (trap '' TERM; sleep 61) & "
-                                         f"echo $! > {tmp_path}/b; exit 0"],
-                          capture_output=True, text=True, timeout=120)
+    job = f"sleep 60 & echo $! > {tmp_path}/a; (trap '' TERM; sleep 61) & echo $! > {tmp_path}/b; exit 0"
+    done = subprocess.run([*RUN, str(tmp_path), "--", "bash", "-c", job], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout
     assert "the job left processes running in its process group: SIGTERM to them" in done.stdout
     assert "still running after 5s: SIGKILL" in done.stdout  # the one that ignores SIGTERM
@@ -217,12 +218,14 @@ def test_what_the_job_leaves_running_is_ended_and_reaped(tmp_path):
 
 
 def test_a_recorded_value_with_a_newline_stays_on_its_line(tmp_path):
-    fake = "[rank3]:[E1203 16:16:51.000 ProcessGroupNCCL.cpp:1] RuntimeError: CUDA error: an illegal memory access"
+    fake = ("[rank3]:[E1203 16:16:51.000 ProcessGroupNCCL.cpp:1] RuntimeError: CUDA error: "
+            "an illegal memory access")
     env = dict(os.environ, NCCL_X=f"x\n{fake}", TORCH_Y="\x1b[2J")
-    done = subprocess.run([sys.executable, "-m", "tracekit.cli", "run", "--quiet", "--out", str(tmp_path), "--",
-                           "bash", "-c", "echo ok", "a\nb"], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([*RUN, str(tmp_path), "--", "bash", "-c", "echo ok", "a\nb"], env=env,
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 0
     record = next(tmp_path.glob("launch.*.txt")).read_text().splitlines()
     assert all(x.startswith("[tracekit-run] ") for x in record)
-    assert f"[tracekit-run] env NCCL_X=x\\n{fake}" in record and "[tracekit-run] env TORCH_Y=\\x1b[2J" in record
+    assert f"[tracekit-run] env NCCL_X=x\\n{fake}" in record
+    assert "[tracekit-run] env TORCH_Y=\\x1b[2J" in record
     assert "[tracekit-run] argv=bash -c 'echo ok' $'a\\nb'" in record

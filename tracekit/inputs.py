@@ -156,8 +156,8 @@ def _walk_folder(folder: str, root: str, out: Walk, add, skip_dir, skip_file, in
                     out.notes.append(Note(shown, f"{_why(err, link=True)}: skipped", skipped=True))
                     continue
                 if not _inside(target, root):
-                    out.notes.append(Note(shown, f"a symbolic link out of the folder ({escape.name(target)}): "
-                                                 "not followed", skipped=True))
+                    out.notes.append(Note(shown, f"a symbolic link out of the folder ({escape.name(target)})"
+                                                 ": not followed", skipped=True))
                     continue
             else:
                 target, st = path, e.stat(follow_symlinks=False)
@@ -234,7 +234,8 @@ def read(found: Found | str, limits: Limits = DEFAULT, gunzip: bool = True) -> R
         else:
             data = _read_all(fd, min(st.st_size, limits.file_bytes), found.name, notes)
         if st.st_size > limits.file_bytes:
-            notes.append(Note(found.name, f"cut at {_mb(limits.file_bytes)} of {_mb(st.st_size)}: the rest not read"))
+            notes.append(Note(found.name, f"cut at {_mb(limits.file_bytes)} of {_mb(st.st_size)}: "
+                                          "the rest not read"))
         return Read(found, data, st.st_size, notes)
     except OSError as e:
         return Read(found, None, None, [Note(found.name, f"cannot read: {_why(e)}", skipped=True)])
@@ -302,7 +303,8 @@ def _gunzip(fd: int, name: str, limits: Limits, notes: list[Note]) -> bytearray:
             try:
                 got = d.decompress(chunk, left + 1)
             except zlib.error as e:
-                notes.append(Note(name, f"corrupt gzip stream ({e})" + (": read what it held" if out else "")))
+                held = ": read what it held" if out else ""
+                notes.append(Note(name, f"corrupt gzip stream ({e}){held}"))
                 return out
             out += got[:left]
             left -= len(got)
@@ -340,7 +342,8 @@ def _clean(data, name: str, limits: Limits, notes: list[Note]):
     pieces, pos = [], 0
     for start, end in long:
         line = data.count(b"\n", 0, start) + 1
-        notes.append(Note(name, f"a line of {end - start:,} bytes cut at {_mb(limits.line_bytes)}", line=line))
+        what = f"a line of {end - start:,} bytes cut at {_mb(limits.line_bytes)}"
+        notes.append(Note(name, what, line=line))
         pieces += [data[pos:start + limits.line_bytes], b"\n"]
         pos = end + 1
     pieces.append(data[pos:])

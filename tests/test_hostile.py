@@ -134,8 +134,9 @@ def test_html_and_markdown_keep_markup_as_text():
     h = escape.html(evil)
     assert "<" not in h and '"' not in h and "&lt;script&gt;" in h
     md = escape.markdown(evil)
-    assert "<" not in md and "&lt;/details\\>" in md
-    assert escape.markdown("*bold* [link](http://x) | a") == "\\*bold\\* \\[link\\]\\(http://x\\) \\| a"
+    assert "<" not in md and "&lt;/details>" in md
+    assert escape.markdown("*bold* [link](http://x) | a") == "\\*bold\\* \\[link\\](http://x) \\| a"
+    assert escape.markdown("- 12. ranks 0-2") == "\\- 12. ranks 0-2" and escape.markdown("12. x") == "12\\. x"
     assert escape.markdown_span("a ``b`` c") == "```a ``b`` c```"
     block = escape.markdown_code("line ```\n</details>\nend")
     assert block.startswith("````\n") and block.endswith("\n````") and "</details>" in block

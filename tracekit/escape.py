@@ -58,15 +58,18 @@ def html(s: str) -> str:
     return _html.escape(line(s), quote=True)
 
 
-# characters that start markdown syntax somewhere (emphasis, links, headings, tables, code, HTML)
-_MD = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+# inline markdown syntax anywhere (emphasis, code, links, tables, strikethrough, escapes), and what
+# starts a block at the start of a line (a heading, a quote, a list, a rule)
+_MD_INLINE = re.compile(r"([\\`*_\[\]|~])")
+_MD_START = re.compile(r"^(\s*)(\d+(?=[.)])|)([#>+=.)-])")
 
 
 def markdown(s: str) -> str:
-    """Inline markdown text: no HTML (``<`` and ``&`` as entities, so ``</details>`` or ``<script>``
-    stay text on a forge), markdown punctuation backslashed, one line."""
+    """Inline markdown text: no HTML (``&`` and ``<`` as entities, so ``</details>`` or ``<script>``
+    stay text on a forge), markdown's inline punctuation backslashed (and a block's mark at the
+    start), on one line."""
     s = line(s).replace("&", "&amp;").replace("<", "&lt;")
-    return _MD.sub(r"\\\1", s)
+    return _MD_START.sub(r"\1\2\\\3", _MD_INLINE.sub(r"\\\1", s))
 
 
 def markdown_span(s: str) -> str:

@@ -29,6 +29,7 @@ import os
 import signal
 import stat
 import time
+import weakref
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -44,8 +45,10 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 @dataclass(frozen=True)
 class Limits:
-    file_bytes: int = 16 << 30  # bytes read of one file
-    gzip_bytes: int = 2 << 30  # bytes decompressed from one .gz
+    file_bytes: int = 16 << 30  # bytes read of one file (a big log is mapped: its text costs no copy)
+    # bytes decompressed from one .gz: a bomb costs no more than a batch of ordinary text (ingest's
+    # BATCH_BYTES; the text parsers take ~25x their text in memory: 64 MB of warnings, 1.6 GB)
+    gzip_bytes: int = 256 << 20
     line_bytes: int = 1 << 20  # a line past this is cut here
 
 
@@ -165,10 +168,10 @@ def _walk_folder(folder: str, root: str, out: Walk, add, skip_dir, skip_file, in
             out.notes.append(Note(shown, f"cannot read: {_why(err)}", skipped=True))
             continue
         if stat.S_ISDIR(st.st_mode):
-            if not (skip_dir and skip_dir(folder, e.name)):
+            if not _skips(skip_dir, folder, e.name):
                 subdirs.append(path)
             continue
-        if skip_file and skip_file(folder, e.name):
+        if _skips(skip_file, folder, e.name):
             continue
         what = _kind(st.st_mode)
         if what is None:
@@ -179,21 +182,19 @@ def _walk_folder(folder: str, root: str, out: Walk, add, skip_dir, skip_file, in
         _walk_folder(d, root, out, add, skip_dir, skip_file, inside)
 
 
-class Mapped(mmap.mmap):
-    """A file's map that keeps the file open, and with it the read lease that guards the map: the
-    lease goes when the map is garbage (no other process can truncate the file under it before)."""
-
-    file: int | None = None
-
-    def __del__(self):
-        if self.file is not None:
-            os.close(self.file)
-            self.file = None
+def _skips(skip, folder: str, name: str) -> bool:
+    """``skip(folder, name)``; False where it cannot tell (a folder it cannot look into is read, and
+    its own note says why)."""
+    try:
+        return bool(skip and skip(folder, name))
+    except OSError:
+        return False
 
 
 @dataclass
 class Read:
-    """One file's content (``data``: bytes, or a ``Mapped`` map; None when nothing could be read),
+    """One file's content (``data``: bytes, or a map of the file that holds its read lease while it
+    lives: ``_map``; None when nothing could be read),
     its size on disk and what happened while reading it."""
 
     found: Found
@@ -208,9 +209,12 @@ class Read:
         return self.notes[0].what if self.notes else None
 
 
-def read(found: Found | str, limits: Limits = DEFAULT, gunzip: bool = True) -> Read:
+def read(found: Found | str, limits: Limits | None = None, gunzip: bool = True, map_bytes: int = MAP_BYTES,
+         settled_s: float = SETTLED_S) -> Read:
     """``found``'s content within ``limits`` (see the module docstring); never raises for the file's
-    sake. ``gunzip=False``: a gzip file's own bytes, not decompressed."""
+    sake. ``gunzip=False``: a gzip file's own bytes, not decompressed. A file of ``map_bytes`` or
+    more, unwritten for ``settled_s``, is mapped where a lease is granted."""
+    limits = limits or DEFAULT
     if isinstance(found, str):
         found = Found(found, escape.name(found))
     try:
@@ -228,7 +232,7 @@ def read(found: Found | str, limits: Limits = DEFAULT, gunzip: bool = True) -> R
         if head == GZIP_MAGIC and gunzip:
             data = _gunzip(fd, found.name, limits, notes)
             return Read(found, bytes(data), st.st_size, notes, gzip=True)
-        data = _map(fd, st, limits) if head else None
+        data = _map(fd, st, limits, map_bytes, settled_s) if head else None
         if data is not None:
             keep = True  # the map owns the descriptor (and its lease) now
         else:
@@ -248,9 +252,11 @@ def _mb(n: int) -> str:
     return f"{n / (1 << 30):.1f} GB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MB"
 
 
-def _map(fd: int, st: os.stat_result, limits: Limits) -> Mapped | None:
-    """The settled file mapped under a read lease, or None (read it) where no lease is granted."""
-    if st.st_size < MAP_BYTES or time.time() - st.st_mtime <= SETTLED_S:
+def _map(fd: int, st: os.stat_result, limits: Limits, map_bytes: int, settled_s: float) -> mmap.mmap | None:
+    """The settled file mapped under a read lease, or None (read it) where no lease is granted. The
+    map owns ``fd`` from here: it is closed, and the lease with it, when the map is garbage (no other
+    process can truncate the file under it before: the truncation waits)."""
+    if st.st_size < map_bytes or time.time() - st.st_mtime <= settled_s:
         return None
     try:
         fcntl.fcntl(fd, fcntl.F_SETSIG, LEASE_SIGNAL)
@@ -261,11 +267,11 @@ def _map(fd: int, st: os.stat_result, limits: Limits) -> Mapped | None:
         fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
         return None
     try:
-        m = Mapped(fd, min(st.st_size, limits.file_bytes), access=mmap.ACCESS_READ)
+        m = mmap.mmap(fd, min(st.st_size, limits.file_bytes), access=mmap.ACCESS_READ)
     except (OSError, ValueError):  # a filesystem that cannot map
         fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
         return None
-    m.file = fd
+    weakref.finalize(m, os.close, fd)
     return m
 
 
@@ -320,11 +326,11 @@ def _gunzip(fd: int, name: str, limits: Limits, notes: list[Note]) -> bytearray:
                 chunk = rest
 
 
-def text(got: Read, limits: Limits = DEFAULT) -> Read:
+def text(got: Read, limits: Limits | None = None) -> Read:
     """``got`` as text, for the line parsers (a dump or a trace is read as it is): NUL bytes taken out
     and lines past ``limits.line_bytes`` cut, each a note. On an ordinary log (the fast path) both
     checks cost a few memchr calls and the bytes are left as they are: a map stays a map."""
-    got.data = _clean(got.data, got.found.name, limits, got.notes)
+    got.data = _clean(got.data, got.found.name, limits or DEFAULT, got.notes)
     return got
 
 

@@ -60,16 +60,17 @@ def html(s: str) -> str:
 
 # inline markdown syntax anywhere (emphasis, code, links, tables, strikethrough, escapes), and what
 # starts a block at the start of a line (a heading, a quote, a list, a rule)
-_MD_INLINE = re.compile(r"([\\`*_\[\]|~])")
+_MD_INLINE = re.compile(r"([\\`*\[\]|~]|(?<![^\W_])_|_(?![^\W_]))")
 _MD_START = re.compile(r"^(\s*)(\d+(?=[.)])|)([#>+=.)-])")
 
 
-def markdown(s: str) -> str:
+def markdown(s: str, start: bool = False) -> str:
     """Inline markdown text: no HTML (``&`` and ``<`` as entities, so ``</details>`` or ``<script>``
-    stay text on a forge), markdown's inline punctuation backslashed (and a block's mark at the
-    start), on one line."""
-    s = line(s).replace("&", "&amp;").replace("<", "&lt;")
-    return _MD_START.sub(r"\1\2\\\3", _MD_INLINE.sub(r"\\\1", s))
+    stay text on a forge), markdown's inline punctuation backslashed (an ``_`` between letters or
+    digits cannot start emphasis: ``zero3_slow_2x2`` stays), on one line. ``start``: the text begins
+    a line, where a heading's, a quote's or a list's mark would start a block: backslashed too."""
+    s = _MD_INLINE.sub(r"\\\1", line(s).replace("&", "&amp;").replace("<", "&lt;"))
+    return _MD_START.sub(r"\1\2\\\3", s) if start else s
 
 
 def markdown_span(s: str) -> str:

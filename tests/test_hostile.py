@@ -22,6 +22,7 @@ from tracekit.parsers import flight_recorder as fr
 
 from conftest import ROOT, SAMPLES
 
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 CAP = 3 << 30  # address space of a child: a runaway fails there, not on the shared machine
 
 
@@ -139,8 +140,9 @@ def test_html_and_markdown_keep_markup_as_text():
     md = escape.markdown(evil)
     assert "<" not in md and "&lt;/details>" in md
     assert escape.markdown("*bold* [link](http://x) | a") == "\\*bold\\* \\[link\\](http://x) \\| a"
-    assert escape.markdown("- 12. ranks 0-2", start=True) == "\\- 12. ranks 0-2" and escape.markdown("12. x") == "12. x"
-    assert escape.markdown("12. x", start=True) == "12\\. x" and escape.markdown("zero3_slow_2x2 _a_") == "zero3_slow_2x2 \\_a\\_"
+    assert escape.markdown("- 12. ranks 0-2", start=True) == "\\- 12. ranks 0-2"
+    assert escape.markdown("12. x") == "12. x" and escape.markdown("12. x", start=True) == "12\\. x"
+    assert escape.markdown("zero3_slow_2x2 _a_") == "zero3_slow_2x2 \\_a\\_"
     assert escape.markdown_span("a ``b`` c") == "```a ``b`` c```"
     block = escape.markdown_code("line ```\n</details>\nend")
     assert block.startswith("````\n") and block.endswith("\n````") and "</details>" in block
@@ -210,8 +212,8 @@ def test_open_serves_its_file_once_to_one_of_three_clients(tmp_path):
 
 def tk(*args: str, timeout: float = 120, cap: int = CAP) -> tuple[int, str, float]:
     """``tracekit ARGS`` in a capped child: (exit code, its stdout and stderr, peak resident MB)."""
-    return child(f"import sys; from tracekit.cli import entry; sys.argv = ['tracekit', *{list(args)!r}]; entry()",
-                 timeout, cap)
+    code = f"import sys; from tracekit.cli import entry; sys.argv = ['tracekit', *{list(args)!r}]; entry()"
+    return child(code, timeout, cap)
 
 
 def copy_of(tmp_path: Path, sample: str) -> Path:
@@ -242,7 +244,8 @@ def _odd_name(r: Path) -> None:
 
 @pytest.mark.parametrize("make, said", [
     (lambda r: ((r / "a").symlink_to("b"), (r / "b").symlink_to("a")), "/a: a symbolic link loop: skipped"),
-    (lambda r: (r / "rank9.log").symlink_to("/nonexistent"), "/rank9.log: a symbolic link that leads nowhere: skipped"),
+    (lambda r: (r / "rank9.log").symlink_to("/nonexistent"),
+     "/rank9.log: a symbolic link that leads nowhere: skipped"),
     (lambda r: (r / "rank9.log").symlink_to("/dev/zero"),
      "/rank9.log: a symbolic link out of the folder (/dev/zero): not followed"),
     (_odd_name, None),
@@ -267,10 +270,11 @@ def test_a_file_and_a_folder_without_read_permission_are_one_line_each(tmp_path)
     (r / "sub").mkdir()
     os.chmod(r / "sub", 0)
     os.chmod(r / "rank0.log", 0)
-    drop = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-all"] if os.geteuid() == 0 else []
+    drop = (["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-all"]
+            if os.geteuid() == 0 else [])
     try:
         done = subprocess.run([*drop, sys.executable, "-m", "tracekit.cli", "ingest", str(r), "--no-store"],
-                              capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                              capture_output=True, text=True, timeout=120, env=ENV)
     finally:
         os.chmod(r / "sub", 0o755)
         os.chmod(r / "rank0.log", 0o644)
@@ -293,9 +297,11 @@ def test_a_gzip_bomb_is_inflated_as_a_stream_up_to_its_limit(tmp_path):
     assert (r / "rank0.extra.log.gz").stat().st_size < (2 << 20)
     rc, out, rss = child("import sys; from tracekit import cli, inputs\n"
                          "inputs.DEFAULT = inputs.Limits(gzip_bytes=32 << 20)\n"
-                         f"sys.argv = ['tracekit', 'ingest', {str(r)!r}, '--no-store']\ncli.entry()", timeout=240)
+                         f"sys.argv = ['tracekit', 'ingest', {str(r)!r}, '--no-store']\ncli.entry()",
+                         timeout=240)
     assert rc == 0, out
-    assert f"note: {r / 'rank0.extra.log.gz'}: cut at 32.0 MB decompressed: the rest not read" in out.splitlines()
+    cut = f"note: {r / 'rank0.extra.log.gz'}: cut at 32.0 MB decompressed: the rest not read"
+    assert cut in out.splitlines()
     assert verdict_of(out).startswith(DEADLOCK)
     assert rss < 1024, f"{rss:.0f} MB resident"
 
@@ -340,14 +346,15 @@ def test_unknown_lines_never_come_from_outside_the_folder(tmp_path):
     rc, out, _ = tk("ingest", str(r), "--no-store", "--unknown")
     assert rc == 0, out
     assert "root:x:0:0" not in out
-    assert f"error: {r / 'passwd.log'}: a symbolic link out of the folder ({tmp_path / 'secret'}): not followed" in out
+    link = f"error: {r / 'passwd.log'}: a symbolic link out of the folder ({tmp_path / 'secret'})"
+    assert f"{link}: not followed" in out
 
 
 def test_a_settled_log_truncated_while_ingest_maps_it_is_no_crash(tmp_path):
     """/work/shared/probe/sigbus.sh: a 300 MB NCCL log, settled, truncated to 4 KB while ingest reads
     it: SIGBUS (exit 135) under a plain map. Under the lease the truncation waits for the ingest."""
-    line = ("node0:1000:2000 [0] NCCL INFO AllReduce: opCount %x sendbuff 0x7f00 recvbuff 0x7f10 count 2097152 "
-            "datatype 9 op 0 root 0 comm 0x10 [nranks=2] stream 0x55\n")
+    line = ("node0:1000:2000 [0] NCCL INFO AllReduce: opCount %x sendbuff 0x7f00 recvbuff 0x7f10 "
+            "count 2097152 datatype 9 op 0 root 0 comm 0x10 [nranks=2] stream 0x55\n")
     log = tmp_path / "nccl.0.log"
     with open(log, "w") as f:
         for i in range(0, 1_000_000, 10_000):
@@ -355,7 +362,7 @@ def test_a_settled_log_truncated_while_ingest_maps_it_is_no_crash(tmp_path):
     old = time.time() - 60
     os.utime(log, (old, old))
     p = subprocess.Popen([sys.executable, "-m", "tracekit.cli", "ingest", str(log), "--no-store"],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=ENV)
     deadline = time.monotonic() + 60
     while not _has_lease(p.pid, log) and p.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -458,7 +465,8 @@ def test_html_report_escapes_everything(tmp_path):
 
     r = _evil_run(tmp_path)
     store = ingest([r])
-    page = report.html(report.build(store, decide(store), str(r), "run <b>x</b>", commands=[["tracekit", "x<y"]]))
+    rep = report.build(store, decide(store), str(r), "run <b>x</b>", commands=[["tracekit", "x<y"]])
+    page = report.html(rep)
     tags = _Tags()
     tags.feed(page)
     assert not {"script", "img", "b"} & set(tags.tags) and not [a for a in tags.attrs if a.startswith("on")]
@@ -468,7 +476,8 @@ def test_html_report_escapes_everything(tmp_path):
 @pytest.mark.xfail(strict=True, reason="needs torch_log to read tracekit's own record ([tracekit-run] lines) "
                    "only as such: see the hostile branch's report")
 def test_a_recorded_environment_is_never_read_as_log_lines(tmp_path):
-    fake = "[rank3]:[E1203 16:16:51.000 ProcessGroupNCCL.cpp:1] RuntimeError: CUDA error: an illegal memory access"
+    fake = ("[rank3]:[E1203 16:16:51.000 ProcessGroupNCCL.cpp:1] RuntimeError: CUDA error: "
+            "an illegal memory access")
     env = {**os.environ, "NCCL_X": f"x\n{fake}", "PYTHONPATH": str(ROOT)}
     out = tmp_path / "o"
     subprocess.run([sys.executable, "-m", "tracekit.cli", "run", "--quiet", "--out", str(out), "--",

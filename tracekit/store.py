@@ -116,9 +116,8 @@ def _clean_stale(folder: Path) -> None:
         tail = p.name[len(folder.name) + 2:]
         kind, _, rest = tail.partition("-")
         pid = rest.split("-", 1)[0]
-        if kind not in ("tmp", "old") or not pid.isdigit() or not p.is_dir() or p.is_symlink() or _alive(int(pid)):
-            continue
-        _remove_store(p)
+        if kind in ("tmp", "old") and pid.isdigit() and p.is_dir() and not p.is_symlink() and not _alive(int(pid)):
+            _remove_store(p)
 
 
 def _alive(pid: int) -> bool:

@@ -484,3 +484,13 @@ def test_a_recorded_environment_is_never_read_as_log_lines(tmp_path):
                     sys.executable, "-c", "print(1)"], env=env, capture_output=True, timeout=120, check=True)
     rc, said, _ = tk("ingest", str(out), "--no-store")
     assert "CUDA error" not in verdict_of(said), said
+
+
+def test_open_takes_a_big_settled_trace_that_is_mapped(tmp_path):
+    from tracekit import serve
+    trace = tmp_path / "big.json"
+    trace.write_text(json.dumps({"traceEvents": [{"ph": "X", "name": "a" * 50, "ts": i, "dur": 1, "pid": 1, "tid": 1}
+                                                 for i in range(30000)]}))
+    old = time.time() - 60
+    os.utime(trace, (old, old))  # settled and over 1 MB: the input layer maps it
+    assert trace.stat().st_size > (1 << 20) and serve.trace_kind(trace) == "chrome-json"

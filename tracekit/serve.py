@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import mmap
 import threading
 from pathlib import Path
 from urllib.parse import quote
@@ -78,7 +79,7 @@ def trace_kind(path: str | Path) -> str | None:
     got = _content(path)
     if got.gzip and any("gzip" in n.what for n in got.notes):  # cut short or past its limit
         return None
-    data = got.data
+    data = got.data[:] if isinstance(got.data, mmap.mmap) else got.data  # (json.loads takes bytes)
     if _is_chrome_json(data):
         return "chrome-json"
     if _is_perfetto(data):

@@ -1,6 +1,7 @@
 """`tracekit doctor` on the exact commands of ms-swift issue 6867 and on variations of them."""
 
 import json
+import os
 import shlex
 
 from click.testing import CliRunner
@@ -69,3 +70,36 @@ def test_cli_script_and_command(tmp_path):
     empty.write_text("echo hi\n")
     r = CliRunner().invoke(main, ["doctor", "--script", str(empty)])
     assert r.exit_code == 2 and "no launch command" in r.output
+
+
+def test_a_number_that_is_not_a_number_is_no_timeout_and_no_crash():
+    for odd in ("²", "nan", "inf", "1e400", "١٢"):
+        argv = ["torchrun", "--nnodes=2", "train.py", "--ddp_timeout", odd]
+        assert "huge-ddp-timeout" not in {f.id for f in doctor.check(argv, env={}, **NODE)}
+    r = CliRunner().invoke(main, ["doctor", "--", "torchrun", "train.py", "--ddp_timeout", "²"])
+    assert r.exit_code == 0 and r.output == "command: 0 finding(s)\n"
+
+
+def test_a_script_of_many_commands_gives_output_in_proportion(tmp_path):
+    # each of N commands has a flag of its own: every flag differs, and each difference is one short item
+    sizes = {}
+    for n in (1000, 4000):
+        script = tmp_path / f"{n}.sh"
+        script.write_text("".join(f"torchrun --nnodes=2 train.py --f{i}=v\n" for i in range(n)))
+        r = CliRunner().invoke(main, ["doctor", "--script", str(script)])
+        assert r.exit_code == 0, r.output
+        sizes[n] = len(r.output)
+        assert r.output.endswith(f"--f{n - 1}: unset x{n - 1}, v x1\n")
+    assert sizes[4000] < 4.5 * sizes[1000]  # 4x the commands, 4x the output (was 16x: every flag x every command)
+    assert doctor.compare([["torchrun", "a.py", "--lr", "1"]] * 9 + [["torchrun", "a.py", "--lr", "2"]]) == [
+        "--lr: 1 x9, 2 x1"]
+
+
+def test_terminal_output_escapes_the_commands_words(tmp_path):
+    r = CliRunner().invoke(main, ["doctor", "--", "torchrun", "train.py", "--x", "a\nfix: rm -rf /", "--x", "\x1b[2J"])
+    assert r.exit_code == 0
+    assert "--x is given 2 times (a\\nfix: rm -rf /, \\x1b[2J)" in r.output and "\x1b" not in r.output
+    fifo = tmp_path / "launch.sh"
+    os.mkfifo(fifo)
+    r = CliRunner().invoke(main, ["doctor", "--script", str(fifo)])
+    assert r.exit_code == 2 and r.output == f"error: {fifo}: a FIFO, not a file: skipped\n"

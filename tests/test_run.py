@@ -1,8 +1,10 @@
 """`tracekit run` on real gloo runs: per-rank logs, launch record, stall dumps, and the verdict."""
 
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import polars as pl
 
@@ -153,3 +155,77 @@ def test_the_run_gets_the_users_allocator_setting():
     env["_RJEM_MALLOC_CONF"] = "narenas:2"
     seen, given = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True).stdout.split()
     assert seen != "narenas:2" and given == "narenas:2"
+
+
+RUN = [sys.executable, "-m", "tracekit.cli", "run", "--quiet", "--out"]
+
+
+def _launch(out, job: str) -> subprocess.Popen:
+    """`tracekit run --out OUT -- bash -c JOB` in the background, once the job has started (it
+    touches OUT/started)."""
+    p = subprocess.Popen([sys.executable, "-m", "tracekit.cli", "run", "--quiet", "--out", str(out), "--",
+                          "bash", "-c", f"touch {out}/started; {job}"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 60
+    while not (out / "started").exists():
+        assert p.poll() is None and time.monotonic() < deadline, p.stdout.read()
+        time.sleep(0.05)
+    return p
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_sigterm_is_forwarded_and_the_job_finishes_its_shutdown(tmp_path):
+    # the job saves a checkpoint when it is told to stop, slowly, and writes to its output meanwhile
+    p = _launch(tmp_path, f"trap 'echo saving; sleep 1; echo saved > {tmp_path}/ckpt; exit 5' TERM; "
+                          f"sleep 60 & echo $! > {tmp_path}/child; wait")
+    p.send_signal(signal.SIGTERM)
+    out, _ = p.communicate(timeout=60)
+    assert p.returncode == 5, out
+    assert (tmp_path / "ckpt").read_text() == "saved\n"  # the handler ran to its end, its output kept
+    assert "SIGTERM: forwarded to the job's process group" in out
+    assert "saving" in next(tmp_path.glob("launcher.*.log")).read_text().splitlines()  # its output kept
+    assert _gone(int((tmp_path / "child").read_text()))  # its sleep got the signal with it
+
+
+def test_a_second_signal_kills_the_job_and_the_code_is_a_shells(tmp_path):
+    p = _launch(tmp_path, "trap '' INT TERM; sleep 60")  # ignores both (and so does its sleep)
+    p.send_signal(signal.SIGINT)
+    time.sleep(1.0)
+    assert p.poll() is None  # still waiting for the job
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=60)
+    assert p.returncode == 128 + signal.SIGKILL, out
+    assert "SIGINT again: SIGKILL to the job's process group" in out
+    done = subprocess.run([*RUN, str(tmp_path / "k"), "--", "bash", "-c", "kill -9 $$"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 137  # as bash gives it (was 247)
+
+
+def test_what_the_job_leaves_running_is_ended_and_reaped(tmp_path):
+    job = f"sleep 60 & echo $! > {tmp_path}/a; (trap '' TERM; sleep 61) & echo $! > {tmp_path}/b; exit 0"
+    done = subprocess.run([*RUN, str(tmp_path), "--", "bash", "-c", job], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout
+    assert "the job left processes running in its process group: SIGTERM to them" in done.stdout
+    assert "still running after 5s: SIGKILL" in done.stdout  # the one that ignores SIGTERM
+    assert _gone(int((tmp_path / "a").read_text())) and _gone(int((tmp_path / "b").read_text()))
+
+
+def test_a_recorded_value_with_a_newline_stays_on_its_line(tmp_path):
+    fake = ("[rank3]:[E1203 16:16:51.000 ProcessGroupNCCL.cpp:1] RuntimeError: CUDA error: "
+            "an illegal memory access")
+    env = dict(os.environ, NCCL_X=f"x\n{fake}", TORCH_Y="\x1b[2J")
+    done = subprocess.run([*RUN, str(tmp_path), "--", "bash", "-c", "echo ok", "a\nb"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0
+    record = next(tmp_path.glob("launch.*.txt")).read_text().splitlines()
+    assert all(x.startswith("[tracekit-run] ") for x in record)
+    assert f"[tracekit-run] env NCCL_X=x\\n{fake}" in record
+    assert "[tracekit-run] env TORCH_Y=\\x1b[2J" in record
+    assert "[tracekit-run] argv=bash -c 'echo ok' $'a\\nb'" in record

@@ -269,13 +269,17 @@ def doctor_cmd(script, as_json, command):
 
     Example: tracekit doctor --script launch.sh
     """
-    from tracekit import doctor
+    from tracekit import doctor, escape, inputs
 
     if script:
-        commands = doctor.commands_in_script(Path(script).read_text(errors="replace"))
+        got = inputs.read(script)  # a FIFO or a device is refused, not waited on
+        if got.data is None:
+            raise BadInput(str(got.notes[0]))
+        commands = doctor.commands_in_script(bytes(got.data).decode(errors="replace"))
         if not commands:
-            raise BadInput(f"{script}: no launch command (torchrun, deepspeed, swift, python -m torch.distributed.run) found")
-        where = [f"{script}:{n}" for n, _ in commands]
+            raise BadInput(f"{escape.name(script)}: no launch command (torchrun, deepspeed, swift, "
+                           "python -m torch.distributed.run) found")
+        where = [f"{escape.name(script)}:{n}" for n, _ in commands]
         argvs = [a for _, a in commands]
     elif command:
         where, argvs = ["command"], [list(command)]
@@ -286,6 +290,7 @@ def doctor_cmd(script, as_json, command):
     if as_json:
         click.echo(json.dumps({"commands": report, "differences_between_commands": diffs}, indent=2))
         return
+    out = escape.line  # the command's words on a terminal: a control character or a bad byte escaped
     shown: dict[str, str] = {}
     for r in report:
         key = json.dumps(r["findings"])
@@ -295,11 +300,11 @@ def doctor_cmd(script, as_json, command):
         shown[key] = r["where"]
         click.echo(f"{r['where']}: {len(r['findings'])} finding(s)")
         for f in r["findings"]:
-            click.echo(f"  {f['severity']:<8}{f['id']}: {f['what']}")
-            click.echo(f"          why: {f['why']}")
-            click.echo(f"          fix: {f['fix']}")
+            click.echo(f"  {f['severity']:<8}{f['id']}: {out(f['what'])}")
+            click.echo(f"          why: {out(f['why'])}")
+            click.echo(f"          fix: {out(f['fix'])}")
     if len(argvs) > 1:
-        click.echo("commands differ in: " + ("; ".join(diffs) if diffs else "nothing"))
+        click.echo("commands differ in: " + ("; ".join(map(out, diffs)) if diffs else "nothing"))
 
 
 @main.command("diff", short_help="Compare two runs and say what differs, most telling first.")
@@ -370,32 +375,38 @@ def trace_cmd(run, out, run_b, json_out):
 
 @main.command("open", short_help="Serve a trace once for ui.perfetto.dev and print its link.")
 @click.argument("trace_file", type=Existing(dir_okay=False))
-@click.option("--port", default=9001, show_default=True, help="Port to serve on (the Perfetto UI allows 9001).")
+@click.option("--port", default=9001, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to serve on (the Perfetto UI allows 9001; 0: any free one).")
 @click.option("--timeout", "timeout_s", type=float, default=None, help="Give up after this many seconds.")
 def open_cmd(trace_file, port, timeout_s):
     """Serve a trace once on 127.0.0.1 for ui.perfetto.dev and print the link that opens it.
 
     Example: tracekit open deadlock.pftrace
     """
-    from tracekit import serve
+    import math
 
+    from tracekit import escape, serve
+
+    if timeout_s is not None and not (math.isfinite(timeout_s) and timeout_s > 0):  # inf, nan: no wait ends
+        raise BadInput(f"--timeout {timeout_s}: give a number of seconds above 0")
+    shown = escape.name(trace_file)
     try:
         kind = serve.trace_kind(trace_file)
     except OSError as e:
-        raise BadInput(f"{trace_file}: cannot read: {e.strerror or e}") from None
+        raise BadInput(f"{shown}: cannot read: {e.strerror or e}") from None
     if kind is None:
-        raise BadInput(f"{trace_file}: not a trace (neither a Perfetto protobuf nor Chrome trace-event JSON); "
+        raise BadInput(f"{shown}: not a trace (neither a Perfetto protobuf nor Chrome trace-event JSON); "
                        "make one with: tracekit trace RUN -o run.pftrace")
     try:  # bound before the link is given: a taken port is an error, not a link that leads nowhere
         server = serve.OneShot(trace_file, port)
     except OSError as e:
         raise BadInput(f"127.0.0.1:{port}: cannot serve there: {e.strerror or e} "
                        "(another program holds the port: stop it, or give --port)") from None
-    click.echo(f"open {serve.deep_link(Path(trace_file).name, port)}")
-    click.echo(f"(serving {trace_file} once on http://127.0.0.1:{port}/; Ctrl-C to stop)", err=True)
+    click.echo(f"open {serve.deep_link(Path(trace_file).name, server.port)}")
+    click.echo(f"(serving {shown} once on http://127.0.0.1:{server.port}/; Ctrl-C to stop)", err=True)
     ok = server.wait(timeout_s)
     if not ok:
-        raise BadInput(f"{trace_file}: nobody fetched it within {timeout_s:g}s")
+        raise BadInput(f"{shown}: nobody fetched it within {timeout_s:g}s")
     click.echo("served; the UI has the trace now", err=True)
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
 import os
 import re
 import shlex
 import socket
+from collections import Counter
 from dataclasses import asdict, dataclass
 from enum import Enum
 from pathlib import Path
@@ -131,6 +133,16 @@ def _resolves(host: str, timeout: float = 2.0) -> bool:
         socket.setdefaulttimeout(old)
 
 
+def _seconds(text: str) -> float | None:
+    """A number of seconds as the program would parse it (``float``), else None: ``²`` is a digit
+    to ``str.isdigit`` and no number to ``float``."""
+    try:
+        secs = float(text)
+    except ValueError:
+        return None
+    return secs if math.isfinite(secs) else None
+
+
 def check(argv: list[str], env: dict[str, str] | None = None, interfaces: list[str] | None = None,
           rdma: bool | None = None, network: bool | None = None) -> list[Finding]:
     """Findings for one launch command. ``interfaces``, ``rdma`` and ``network`` describe the node
@@ -206,7 +218,7 @@ def check(argv: list[str], env: dict[str, str] | None = None, interfaces: list[s
                 "check `Bootstrap : Using` and `NET/IB : Using` in the NCCL log (tracekit ingest shows both); "
                 "set NCCL_SOCKET_FAMILY=AF_INET6 / NCCL_IB_ADDR_FAMILY=AF_INET6 where the nodes share only IPv6"))
     timeout = L.flag("ddp_timeout")
-    secs = float(timeout) if timeout and timeout.replace(".", "", 1).isdigit() else (SWIFT_DEFAULT_DDP_TIMEOUT if swift else None)
+    secs = _seconds(timeout) if timeout else (SWIFT_DEFAULT_DDP_TIMEOUT if swift else None)
     if secs is not None and secs > 7200:
         out.append(Finding(
             "huge-ddp-timeout", Severity.WARNING,
@@ -250,17 +262,31 @@ def commands_in_script(text: str) -> list[tuple[int, list[str]]]:
     return found
 
 
+SHOWN_IN_ORDER = 8  # up to this many commands, a difference lists each command's value in order
+
+
 def compare(commands: list[list[str]]) -> list[str]:
-    """How per-node commands differ, flag by flag (expected: the node rank only)."""
+    """How per-node commands differ, flag by flag (expected: the node rank only): ``--node_rank: 0 | 1``,
+    each command's value in order; past SHOWN_IN_ORDER commands, each value with how many commands
+    give it, most common first (``--lr: 1e-4 x15, 2e-4 x1``). Linear in the commands' size."""
     if len(commands) < 2:
         return []
-    parsed = [parse_launch(c) for c in commands]
-    keys = []
-    for p in parsed:
-        keys += [k for k in list(p.launcher) + [f for f, _ in p.flags] if k not in keys]
-    diffs = []
-    for k in keys:
-        vals = [p.launcher.get(k, p.flag(k)) for p in parsed]
-        if len(set(vals)) > 1:
-            diffs.append(f"--{k}: " + " | ".join(str(v) for v in vals))
+    given: dict[str, dict[int, str | None]] = {}  # flag -> {command: its value as the program keeps it}
+    for i, c in enumerate(commands):
+        p = parse_launch(c)
+        for k, v in [*p.flags, *p.launcher.items()]:  # the last value given; the launcher's option first
+            given.setdefault(k, {})[i] = v
+    n, diffs = len(commands), []
+    for k, by in given.items():
+        distinct = Counter(by.values())
+        if len(by) < n:
+            distinct["unset"] += n - len(by)
+        if len(distinct) < 2:
+            continue
+        if n <= SHOWN_IN_ORDER:
+            diffs.append(f"--{k}: " + " | ".join(str(by.get(i)) for i in range(n)))
+            continue
+        shown = [f"{v} x{times}" for v, times in distinct.most_common(4)]
+        more = len(distinct) - len(shown)
+        diffs.append(f"--{k}: " + ", ".join(shown) + (f", {more} other value(s)" if more else ""))
     return diffs

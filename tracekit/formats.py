@@ -12,14 +12,13 @@ To add a format: a module in ``tracekit/parsers/`` (``parse`` returning a ``Pars
 
 from __future__ import annotations
 
-import gzip
 import mmap
 import os
-import time
-import zlib
+import stat
 from dataclasses import dataclass, field
 from types import ModuleType
 
+from tracekit import inputs
 from tracekit.parsers import (Parsed, boilerplate, flight_recorder, fr_trace, kineto, launcher, mpi, nccl,
                               nccl_ras, nccl_tests, pyspy, torch_log, trainer)
 
@@ -72,33 +71,32 @@ NO_KIND = frozenset(f.kind for f in TEXT if not f.names_kind)
 RANK_SOURCES = dict(sorted(((source, order) for f in DECODED + TEXT for source, order in f.ranks.items()),
                            key=lambda x: x[1]))
 
-MAP_BYTES, SETTLED_S = 1 << 20, 10  # see read
-CONTROL = bytes([*range(9), *range(14, 32)])
+MAP_BYTES, SETTLED_S = inputs.MAP_BYTES, inputs.SETTLED_S  # see read
+
+#: control bytes that do not occur in text (tab, newline, vertical tab, form feed and carriage return
+#: do; NUL is noise that a log of a crashed node holds, taken out by the input layer)
+CONTROL = bytes([*range(1, 9), *range(14, 32)])
 
 
-def read(path: str) -> bytes | mmap.mmap | OSError:
-    """A file's bytes, or why they could not be read. A big file that nobody wrote to in the last
-    SETTLED_S seconds is mapped, not copied (a fifth of ingest's time on 200 MB of logs); a live
-    one is read, since a file that shrinks under a map kills the process (SIGBUS)."""
-    try:
-        with open(path, "rb") as f:
-            st = os.fstat(f.fileno())
-            if st.st_size >= MAP_BYTES and time.time() - st.st_mtime > SETTLED_S:
-                try:
-                    return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-                except (OSError, ValueError):  # a filesystem that cannot map: read it
-                    pass
-            return f.read()
-    except OSError as e:
-        return e
+def read(path: str) -> inputs.Read:
+    """A file's bytes through the input layer (``tracekit.inputs``): a regular file only, within
+    the byte limits, a .gz inflated as a stream, a big settled file mapped under a lease (a file
+    truncated under a plain map killed the process with SIGBUS); what happened, as notes."""
+    return inputs.read(path, map_bytes=MAP_BYTES, settled_s=SETTLED_S)
 
 
 def first_byte(path: str) -> bytes:
+    """The first byte of a regular file (b"" for anything else: a FIFO is never opened to wait)."""
     try:
-        with open(path, "rb") as f:
-            return f.read(1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return b""
+    try:
+        return os.pread(fd, 1, 0) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 def may_be_decoded(path: str) -> bool:
@@ -106,26 +104,12 @@ def may_be_decoded(path: str) -> bool:
     return first_byte(path) in (b"\x80", b"{")
 
 
-def _gunzip(data: bytes) -> tuple[bytes, str | None]:
-    """Decompress, keeping what a truncated stream still holds."""
-    try:
-        return gzip.decompress(data), None
-    except (EOFError, OSError, zlib.error):
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        try:
-            out = d.decompress(data)
-        except zlib.error as e:
-            return b"", f"corrupt gzip stream ({e})"
-        return out, ("truncated gzip stream: read what it held" if out
-                     else "truncated gzip stream: nothing in it to read")
-
-
-def _is_binary(data: bytes) -> bool:
-    head = data[:8192]
+def _is_binary(data) -> bool:
+    """Whether the head of ``data`` is not text: more than a tenth of its bytes, NUL bytes aside
+    (noise in a log, taken out before the parsers see it), are control bytes."""
+    head = bytes(data[:8192]).replace(b"\x00", b"")
     if not head:
         return False
-    if b"\x00" in head:
-        return True
     ctrl = len(head) - len(head.translate(None, CONTROL))
     return ctrl > len(head) * 0.1
 
@@ -145,32 +129,44 @@ def error_row(path: str, e: Exception) -> dict:
 Classified = tuple[dict, list[Parsed] | bytes | mmap.mmap]  # a file's row, and its tables or its text
 
 
-def classify_safely(path: str, data: bytes | mmap.mmap | OSError) -> Classified:
+def classify_safely(path: str, got: inputs.Read) -> Classified:
     """``classify``, with any failure one error row (one bad file must not stop the run)."""
     try:
-        return classify(path, data)
+        return classify(path, got)
     except Exception as e:  # noqa: BLE001 - one bad file must not stop the run
-        return error_row(path, e), []
+        return error_row(got.found.name, e), []
 
 
-def classify(path: str, data: bytes | mmap.mmap | OSError) -> Classified:
-    """A file's ``files`` row and either its decoded dump or trace or its text (``data``: its bytes,
-    or why they could not be read), for the text parsers."""
-    row = {"file": path, "kind": None, "size_bytes": None, "lines": 0, "blank": 0, "parsed": 0, "unknown": 0,
+def skipped_row(note: inputs.Note) -> dict:
+    """The ``files`` row of an entry the input layer did not read (a FIFO, a link out of the
+    folder, a folder it could not list): counted, with why."""
+    return {"file": note.name, "kind": "skipped", "size_bytes": None, "lines": 0, "blank": 0, "parsed": 0,
+            "unknown": 0, "error": note.what}
+
+
+def classify(path: str, got: inputs.Read) -> Classified:
+    """A file's ``files`` row and either its decoded dump or trace or its text (``got``: what the
+    input layer read of it), for the text parsers. The row names the file as ``got.found.name``
+    (control characters and bytes that are not UTF-8 escaped: what tables and reports show)."""
+    name = got.found.name
+    row = {"file": name, "kind": None, "size_bytes": None, "lines": 0, "blank": 0, "parsed": 0, "unknown": 0,
            "error": None}
-    if isinstance(data, OSError):
-        row["error"] = f"cannot read: {data.strerror or data}"
+    if got.data is None:
+        row.update(kind="unreadable", error=got.error or "cannot read")
         return row, []
-    row["size_bytes"] = len(data)
+    data = got.data
+    row["size_bytes"] = got.size
+
+    def note() -> str | None:
+        return "; ".join(n.what for n in got.notes) or None
+    row["error"] = note()
     if isinstance(data, mmap.mmap) and not _plain_text_head(data[:64]):
-        data = data[:]  # gzip, pickle or JSON maybe: the decoders want bytes (text stays mapped)
-    if data[:2] == b"\x1f\x8b":
-        data, row["error"] = _gunzip(data)
+        data = data[:]  # pickle or JSON maybe: the decoders want bytes (text stays mapped)
     try:
         for f in DECODED:
             if f.parser.looks_like(data):
                 obj = f.parser.load(data)
-                parsed = [f.parser.parse(obj, path)]
+                parsed = [f.parser.parse(obj, name)]
                 row.update(kind=f.kind, parsed=len(obj.get(f.entries) or []))
                 return row, parsed
     except Exception as e:  # noqa: BLE001 - any decoding failure is reported per file
@@ -183,4 +179,7 @@ def classify(path: str, data: bytes | mmap.mmap | OSError) -> Classified:
         row["error"] = "binary file, not a log" + (f" ({row['error']})" if row["error"] else "")
         row["kind"] = "binary"
         return row, []
-    return row, data
+    got.data = data
+    got = inputs.text(got)  # NUL bytes out, lines past 1 MB cut: each a note
+    row["error"] = note()
+    return row, got.data

@@ -45,17 +45,24 @@ def header() -> str:
             return metadata.version(name).split("+")[0]
         except metadata.PackageNotFoundError:
             return ""
-    env = os.environ
-    return (f"[tracekit] rank={env.get('RANK', '')} local_rank={env.get('LOCAL_RANK', '')} "
-            f"world_size={env.get('WORLD_SIZE', '')} node_rank={env.get('GROUP_RANK', env.get('NODE_RANK', ''))} "
-            f"host={socket.gethostname()} pid={os.getpid()} torch={version('torch')} deepspeed={version('deepspeed')}")
+    from tracekit.escape import name
+
+    def env(key, default=""):  # a value with a space or a newline cannot make a field or a line of its own
+        return name(os.environ.get(key, default)).replace(" ", "\\x20")
+    return (f"[tracekit] rank={env('RANK')} local_rank={env('LOCAL_RANK')} "
+            f"world_size={env('WORLD_SIZE')} node_rank={env('GROUP_RANK', os.environ.get('NODE_RANK', ''))} "
+            f"host={name(socket.gethostname())} pid={os.getpid()} torch={version('torch')} "
+            f"deepspeed={version('deepspeed')}")
 
 
 def shown(path: str) -> str:
     """``path`` relative to the working folder where it lies inside it, so that a recording names
-    ``samples/repro/train.py``, not the recording machine's ``/home/someone/...``; else as it is."""
+    ``samples/repro/train.py``, not the recording machine's ``/home/someone/...``; else as it is.
+    On one line whatever it holds (a newline in an argument or a name is written ``\\n``)."""
+    from tracekit.escape import name
+
     here = os.getcwd().rstrip(os.sep) + os.sep
-    return path[len(here):] if path.startswith(here) else path
+    return name(path[len(here):] if path.startswith(here) else path)
 
 
 def dump_stacks(path: Path, rank: str) -> None:
@@ -204,6 +211,7 @@ def attach(run_dir: str | Path) -> None:
     run = Path(run_dir)
     host, pid = socket.gethostname(), os.getpid()
     rank = os.environ.get("RANK", os.environ.get("LOCAL_RANK", "x"))
+    rank = rank if rank.isascii() and rank.isdigit() else "x"  # it names files: no "/" or ".." in it
     os.environ["TRACEKIT_HOOKED"] = f"{rank}:{pid}"
     _guard_gloo_exit()
     _redirect(run / f"rank{rank}.{host}.{pid}.log")

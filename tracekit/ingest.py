@@ -17,7 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
-from tracekit import dumps, formats, own, schema
+from tracekit import dumps, escape, formats, inputs, own, schema
 from tracekit.formats import RANK_SOURCES
 from tracekit.parsers import Parsed, launcher, nccl
 from tracekit.store import Store
@@ -37,20 +37,18 @@ SCANNED_PROGRESS_BYTES = 512 << 20
 # for 200 MB, 5.76 s against 1.13 s for 1 GB, one process a batch), so none.
 
 
+def walk(paths: list[str | Path]) -> inputs.Walk:
+    """Every regular file under ``paths`` (``tracekit.inputs.walk``: links only inside the folder,
+    FIFOs, devices, loops and unreadable folders as notes), tracekit's own folders and files skipped:
+    stores (``.tracekit``, and any written by --out), ``tracekit run``'s bookkeeping and verdicts."""
+    return inputs.walk(
+        paths, skip_dir=lambda folder, name: name in own.SKIP_DIRS or own.is_store(Path(folder, name)),
+        skip_file=lambda folder, name: name.endswith(own.SKIP_ENDINGS) or own.is_ours(Path(folder, name)))
+
+
 def discover(paths: list[str | Path]) -> list[Path]:
-    """Every file under ``paths``, sorted, skipping tracekit's own store folders."""
-    found = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            for root, dirs, files in os.walk(p):
-                # tracekit's own folders, and stores written anywhere by --out
-                dirs[:] = sorted(d for d in dirs if d not in own.SKIP_DIRS and not own.is_store(Path(root, d)))
-                found += [Path(root) / f for f in sorted(files) if not f.endswith(own.SKIP_ENDINGS)
-                          and not own.is_ours(Path(root) / f)]  # tracekit run's verdict
-        else:
-            found.append(p)
-    seen: set[Path] = set()  # a file named twice (a folder and a file in it) is read once
-    return [f for f in found if not (f.resolve() in seen or seen.add(f.resolve()))]
+    """Every file under ``paths`` that ingest reads (``walk``), in order, each once."""
+    return [Path(f.path) for f in walk(paths).files]
 
 
 def unreadable() -> pl.Expr:
@@ -68,15 +66,15 @@ def parse_files(paths: list[str], workers: bool = True) -> list[tuple[dict, list
     """Parse a batch of files, in order: dumps and traces one by one, all text in one lines frame
     (a polars call costs the same for one line as for a million, so small files are read together).
     Many dumps are decoded in worker processes (``workers``; dumps.decode_dumps)."""
-    done: dict[str, tuple[dict, list[Parsed]]] = {}
+    done: dict[str, tuple[dict, list[Parsed]]] = {}  # by the name a file's row gives it (escape.name)
     texts = []
     if workers and len(paths) >= dumps.DUMPS_FOR_WORKERS and dumps.cores() > 1:
         # many dumps, by their first byte: the workers read them (this process reading them too
         # cost 0.6 s of 7 at 1,024 dumps)
         decoded = [p for p in paths if formats.may_be_decoded(p)]
         if len(decoded) >= dumps.DUMPS_FOR_WORKERS:
-            done.update(dumps.decode_dumps(decoded))
-    rest = [p for p in paths if p not in done]
+            done.update((escape.name(p), r) for p, r in dumps.decode_dumps(decoded).items())
+    rest = [p for p in paths if escape.name(p) not in done]
     # read on every core (reading releases the GIL), then classify in this thread: decoding a
     # dump is Python that threads would only make wait for each other
     with ThreadPoolExecutor(min(len(rest), os.cpu_count() or 1) or 1) as pool:
@@ -86,7 +84,7 @@ def parse_files(paths: list[str], workers: bool = True) -> list[tuple[dict, list
         if isinstance(got, (bytes, mmap.mmap)):
             texts.append((row, got))
         else:
-            done[path] = (row, got)
+            done[row["file"]] = (row, got)
     try:
         done.update(_parse_texts(texts))
     except Exception:  # noqa: BLE001 - find the file that breaks the batch, keep the rest
@@ -95,7 +93,7 @@ def parse_files(paths: list[str], workers: bool = True) -> list[tuple[dict, list
                 done.update(_parse_texts([one]))
             except Exception as e:  # noqa: BLE001
                 done[one[0]["file"]] = (formats.error_row(one[0]["file"], e), [])
-    return [done[p] for p in paths]
+    return [done[escape.name(p)] for p in paths]
 
 
 def _claims(texts: list[tuple[dict, bytes]], scans: list[tuple] | None = None):
@@ -292,9 +290,12 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
 
 def ingest(paths: list[str | Path], progress: Callable[[int, int], None] | None = None) -> Store:
     """Parse every file under ``paths`` into one store. ``progress(done_bytes, total_bytes)`` is
-    called as batches of files finish (for a progress bar; the library itself draws nothing)."""
-    files = [str(p) for p in discover(paths)]
-    total = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
+    called as batches of files finish (for a progress bar; the library itself draws nothing). What
+    the walk did not read (a FIFO, a link out of the folder, a folder without permission) is a row
+    of ``files`` of its own, kind ``skipped``, with why."""
+    found = walk(paths)
+    files = [f.path for f in found.files]
+    total = total_size(files)
     # With a progress bar, batches small enough that it moves (about 20 steps, 64 MB at least).
     results, done = [], 0
     step = PROGRESS_BYTES if nccl._scan is None else SCANNED_PROGRESS_BYTES
@@ -303,7 +304,7 @@ def ingest(paths: list[str | Path], progress: Callable[[int, int], None] | None 
         done += total_size(batch)
         if progress:
             progress(done, total)
-    return combine(results)
+    return combine(results + [(formats.skipped_row(n), []) for n in found.notes])
 
 
 #: the small tables of rows that each come from a line (the collectives, the bulk, come in file order already)

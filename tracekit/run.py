@@ -14,7 +14,13 @@ dumps of every local rank (faulthandler through SIGUSR1 where py-spy cannot atta
 ranks for Flight Recorder dumps, ``rounds`` rounds ``repeat_s`` apart; then the launcher of rank 0
 prints the verdict ``tracekit ingest`` would give and writes it to ``verdict.txt`` and
 ``verdict.json``, again when the job moves again and when it exits with an error. It never kills or
-slows the job; the exit code is the command's.
+slows the job; the exit code is the command's, as a shell gives it (128+N for a job ended by signal N).
+
+Signals: the job runs in its own process group. SIGINT (Ctrl-C) or SIGTERM to the launcher is
+forwarded to that group and the launcher waits for the job to finish (its own shutdown handlers, a
+checkpoint on signal); a second one sends SIGKILL to the group. When the job exits, whatever it
+left running in its group (children it forked and did not wait for) gets SIGTERM, then SIGKILL
+after a while, and is reaped (the launcher is their subreaper while the job runs): tracekit/job.py.
 
 Run once per node with the same ``out`` (a shared folder) or one folder per node; ``tracekit ingest``
 reads them all.
@@ -23,7 +29,6 @@ reads them all.
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import signal
 import socket
@@ -38,7 +43,8 @@ from pathlib import Path
 from typing import Callable
 
 import tracekit
-from tracekit import live
+from tracekit import escape, live
+from tracekit.job import Abandon, Job, shell_code, subreaper
 from tracekit.wording import who
 
 BOOT = Path(__file__).resolve().parent / "boot"
@@ -91,17 +97,20 @@ def rank_env(s: Settings, base: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def launch_record(argv: list[str], env: dict[str, str], s: Settings) -> str:
-    """The ``launch.<host>.txt`` text: host, time, command, recorded environment, packages."""
+    """The ``launch.<host>.txt`` text: host, time, command, recorded environment, packages. One line
+    per item whatever the values hold: a newline or a control character in a value, a name or the
+    command is written escaped (``\\n``), so no value can be read back as a log line of its own."""
     host = socket.gethostname()
-    lines = [f"[tracekit-run] host={host}", f"[tracekit-run] started={datetime.now(timezone.utc).isoformat()}",
-             f"[tracekit-run] cwd={os.getcwd()}", f"[tracekit-run] argv={shlex.join(argv)}",
+    one = escape.name
+    lines = [f"[tracekit-run] host={one(host)}", f"[tracekit-run] started={datetime.now(timezone.utc).isoformat()}",
+             f"[tracekit-run] cwd={one(os.getcwd())}", f"[tracekit-run] argv={escape.shell(argv)}",
              f"[tracekit-run] settings=stall_s:{s.stall_s or 'auto'} repeat_s:{s.repeat_s or 'auto'} rounds:{s.rounds}"]
     for k in sorted(env):
         if k.startswith(RECORDED_ENV) and k != "TRACEKIT_RUN_DIR":
             v = "<redacted>" if any(x in k for x in SECRET) else env[k]
-            lines.append(f"[tracekit-run] env {k}={v}")
+            lines.append(f"[tracekit-run] env {one(k)}={one(v)}")
     pkgs = sorted({(d.metadata["Name"] or "").lower(): d.version for d in metadata.distributions()}.items())
-    lines += [f"[tracekit-run] package {n}=={v}" for n, v in pkgs if n]
+    lines += [f"[tracekit-run] package {one(n)}=={one(v)}" for n, v in pkgs if n]
     return "\n".join(lines) + "\n"
 
 
@@ -249,7 +258,7 @@ def run(argv: list[str], s: Settings, echo: Callable[[str], None] | None = None,
     me = f"{host}.{os.getpid()}"  # several launchers may share a host (fake nodes) and a folder
     (s.out / f"launch.{me}.txt").write_text(launch_record(argv, env, s))
     log = open(s.out / f"launcher.{me}.log", "a", buffering=1)
-    lock = threading.Lock()
+    lock = threading.RLock()  # re-entered when a signal's note interrupts a note in the main thread
     say = say or echo
 
     def note(msg: str) -> None:
@@ -259,12 +268,29 @@ def run(argv: list[str], s: Settings, echo: Callable[[str], None] | None = None,
         if say:
             say(line)
 
-    try:
-        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    reaper = subreaper(True)
+    try:  # its own process group: a signal reaches the whole job through the launcher (Job)
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, process_group=0)
     except OSError as e:
-        note(f"could not start {argv[0]}: {e.strerror or e}")
+        note(f"could not start {escape.name(argv[0])}: {e.strerror or e}")
         log.close()
+        subreaper(reaper)
         return 127
+    job = Job(proc, note)
+    try:
+        return _supervise(proc, job, s, host, note, log, lock, echo, say)
+    except Abandon:  # a signal once the job was gone: its code, without the verdict
+        note("verdict abandoned (a signal after the job ended)")
+        return shell_code(proc.wait())
+    finally:
+        job.restore()
+        job.reap()
+        subreaper(reaper)
+        log.close()
+
+
+def _supervise(proc: subprocess.Popen, job: Job, s: Settings, host: str, note, log, lock, echo, say) -> int:
+    """Echo the job, watch it for stalls and give verdicts until it exits; its exit code as a shell gives it."""
 
     def pump():
         for raw in iter(proc.stdout.readline, b""):
@@ -308,12 +334,13 @@ def run(argv: list[str], s: Settings, echo: Callable[[str], None] | None = None,
             elif act is live.Act.SLOW or ep.rounds >= need:
                 verdicts.decide("stalled", idle, n, again=ep.printed)
                 ep.printed = True
+    job.reap()  # what the job left holds its output open, and must not run on while the verdict is taken
     reader.join(timeout=5)
-    note(f"exit code {proc.returncode}")
-    if proc.returncode != 0 or verdicts.shown:
-        verdicts.decide("exited", 0.0, n, again=True, code=proc.returncode)
-    log.close()
-    return proc.returncode
+    code = shell_code(proc.returncode)
+    note(f"exit code {code}" + (f" (signal {-proc.returncode})" if proc.returncode < 0 else ""))
+    if code != 0 or verdicts.shown:
+        verdicts.decide("exited", 0.0, n, again=True, code=code)
+    return code
 
 
 class _Verdicts:

@@ -4,13 +4,14 @@ content policy allows) with CORS for https://ui.perfetto.dev, and give the deep 
 
 from __future__ import annotations
 
-import gzip
 import http.server
 import json
+import mmap
 import threading
-import zlib
 from pathlib import Path
 from urllib.parse import quote
+
+from tracekit import inputs
 
 ORIGIN = "https://ui.perfetto.dev"
 PACKETS_CHECKED = 1000  # a Perfetto trace is a run of packets; the first ones tell it from other bytes
@@ -63,15 +64,22 @@ def _is_chrome_json(data: bytes) -> bool:
     return isinstance(obj, list) and all(isinstance(e, dict) and "ph" in e for e in obj[:100])
 
 
+def _content(path: str | Path, gunzip: bool = True):
+    """The file's bytes through the input layer (a FIFO or a device is refused, a .gz inflated
+    within its limits); an OSError saying why where nothing could be read."""
+    got = inputs.read(str(path), gunzip=gunzip)
+    if got.data is None:
+        raise OSError(got.notes[0].what if got.notes else "cannot read")
+    return got
+
+
 def trace_kind(path: str | Path) -> str | None:
     """``"perfetto"`` or ``"chrome-json"`` (gzipped or not) when the file is a trace the UI opens,
     else None."""
-    data = Path(path).read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (EOFError, OSError, zlib.error):
-            return None
+    got = _content(path)
+    if got.gzip and any("gzip" in n.what for n in got.notes):  # cut short or past its limit
+        return None
+    data = got.data[:] if isinstance(got.data, mmap.mmap) else got.data  # (json.loads takes bytes)
     if _is_chrome_json(data):
         return "chrome-json"
     if _is_perfetto(data):
@@ -81,12 +89,15 @@ def trace_kind(path: str | Path) -> str | None:
 
 class OneShot:
     """The file's server, bound to 127.0.0.1:``port`` when made (an ``OSError`` then, before any
-    link is given, when the port is taken); ``wait`` serves until one GET of the file is answered."""
+    link is given, when the port is taken; port 0: one the system picks, ``port`` then says it);
+    ``wait`` serves until one GET of the file is answered. Only that one: a second client, at the
+    same moment or later, gets 410 Gone."""
 
     def __init__(self, path: str | Path, port: int = 9001):
         self.path = path = Path(path)
-        body = path.read_bytes()
+        body = _content(path, gunzip=False).data
         self.done = done = threading.Event()
+        claimed = threading.Lock()
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def _cors(self):
@@ -105,6 +116,11 @@ class OneShot:
                     self._cors()
                     self.end_headers()
                     return
+                if not claimed.acquire(blocking=False):  # served once already, or being served
+                    self.send_response(410)
+                    self._cors()
+                    self.end_headers()
+                    return
                 self.send_response(200)
                 self._cors()
                 self.send_header("Content-Type", "application/octet-stream")
@@ -117,6 +133,7 @@ class OneShot:
                 pass
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.port = self.httpd.server_address[1]
 
     def wait(self, timeout_s: float | None = None) -> bool:
         """Serve until the file has been fetched once (True) or ``timeout_s`` passes (False)."""

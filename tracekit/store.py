@@ -1,11 +1,14 @@
 """The store: the six tables of one ingested run, as parquet files in one folder.
 
 Written atomically: the tables go to a fresh sibling folder that then replaces the old store in
-one rename, so a crash mid-write leaves the old store or none, never half of one.
+one rename, so a crash mid-write leaves the old store or none, never half of one. The sibling is
+named for the process writing it (``.OUT.tmp-<pid>-*``): what a killed write left is removed by the
+next write beside it, once its process is gone.
 """
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import shutil
@@ -40,7 +43,8 @@ class Store:
         check_target(folder)
         try:
             folder.parent.mkdir(parents=True, exist_ok=True)
-            tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
+            _clean_stale(folder)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-{os.getpid()}-", dir=folder.parent))
         except OSError as e:
             raise StoreError(f"{folder}: cannot write the store here ({e.strerror or e})") from None
         try:
@@ -102,6 +106,28 @@ def scan(folder: str | Path) -> Store:
 
 def _why(e: Exception) -> str:
     return getattr(e, "strerror", None) or (str(e).splitlines()[0] if str(e) else type(e).__name__)
+
+
+def _clean_stale(folder: Path) -> None:
+    """Remove the temporary and old folders that writes of ``folder`` killed before they finished
+    left beside it (``.OUT.tmp-<pid>-*``, ``.OUT.old-<pid>``), where process <pid> is gone: only
+    a store's own files, and the folder once empty."""
+    for p in folder.parent.glob(f".{glob.escape(folder.name)}.*-*"):
+        tail = p.name[len(folder.name) + 2:]
+        kind, _, rest = tail.partition("-")
+        pid = rest.split("-", 1)[0]
+        if kind in ("tmp", "old") and pid.isdigit() and p.is_dir() and not p.is_symlink() and not _alive(int(pid)):
+            _remove_store(p)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: alive
+        return True
+    return True
 
 
 def _remove_store(folder: Path) -> None:

@@ -30,5 +30,6 @@ try:
 
         hook.attach(os.environ["TRACEKIT_RUN_DIR"])
 except Exception as e:  # noqa: BLE001 - evidence collection must never stop the training
-    print(f"[tracekit] hook not installed: {type(e).__name__}: {e}", file=sys.stderr)
+    why = str(e).splitlines()[0] if str(e) else ""  # one line: the rank's log is read line by line
+    print(f"[tracekit] hook not installed: {type(e).__name__}: {why}", file=sys.stderr)
 _chain()

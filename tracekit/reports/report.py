@@ -9,7 +9,6 @@ collapsed ``<details>`` sections, no images, under GitHub's 65,536-character lim
 
 from __future__ import annotations
 
-import html as h
 import re
 import tempfile
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from tracekit import diff
+from tracekit import diff, escape
 from tracekit import situation as rank_state
 from tracekit.outcome import Kind, Verdict
 from tracekit.reports import plots
@@ -37,7 +36,8 @@ class Report:
     charts: dict[str, str] = field(default_factory=dict)  # title -> inline SVG
     missing: dict[str, str] = field(default_factory=dict)  # chart -> why it is not drawn
     comparison: diff.Comparison | None = None
-    commands: list[str] = field(default_factory=list)
+    # each command as its words (shown shell-quoted: escape.shell), or as a line already written
+    commands: list[list[str] | str] = field(default_factory=list)
     kind: Kind = Kind.UNDECIDED  # the verdict's kind, which the page's colour keys on
 
 
@@ -120,7 +120,14 @@ figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; } figcapti
 
 
 def _e(v) -> str:
-    return h.escape("" if v is None else str(v))
+    """Any text in HTML: entities for markup, control characters escaped (escape.html)."""
+    return escape.html("" if v is None else str(v))
+
+
+def _commands(r: Report) -> list[str]:
+    """The commands, each on one line: words shell-quoted, so a run folder named ``a b; rm x`` is
+    pasted back as the one argument it is."""
+    return [escape.shell(c) if isinstance(c, list) else escape.line(c) for c in r.commands]
 
 
 def _table(rows: list[list], head: list[str], named: list[bool] | None = None) -> str:
@@ -176,19 +183,19 @@ def html(r: Report) -> str:
                 [[f"{d.area}: {d.what}", d.a, d.b] for d in c.differences], ["what", "A", "B"]))
         else:
             parts.append("<p>No difference in the setup both runs logged.</p>")
-    parts.append("<h2>Commands that made this</h2><pre>" + "\n".join(_e(x) for x in r.commands) + "</pre>")
+    parts.append("<h2>Commands that made this</h2><pre>" + "\n".join(_e(x) for x in _commands(r)) + "</pre>")
     return "\n".join(parts + ["</body></html>"])
 
 
 # --- Markdown -----------------------------------------------------------------------------------
 
 def _md_cell(v) -> str:
-    return ("-" if v is None or v == "" else str(v)).replace("|", "\\|").replace("\n", " ")
+    return "-" if v is None or v == "" else escape.markdown(str(v))
 
 
 def _md_table(rows: list[list], head: list[str], limit: int | None = None) -> str:
     shown = rows if limit is None else rows[:limit]
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out = ["| " + " | ".join(map(escape.markdown, head)) + " |", "|" + "---|" * len(head)]
     out += ["| " + " | ".join(_md_cell(x) for x in row) + " |" for row in shown]
     if len(shown) < len(rows):
         out.append(f"\n{len(rows) - len(shown)} more row(s) not shown")
@@ -196,6 +203,7 @@ def _md_table(rows: list[list], head: list[str], limit: int | None = None) -> st
 
 
 def _details(summary: str, body: str) -> str:
+    """A collapsed section (``summary``: markdown already escaped, ``body``: markdown)."""
     return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
 
 
@@ -209,21 +217,23 @@ def markdown(r: Report, limit: int = MARKDOWN_LIMIT) -> str:
 
 
 def _markdown(r: Report, rows_shown: int | None) -> str:
-    v = r.verdict
-    out = [f"### tracekit report: {r.name}", f"**{v['kind'].upper()}**: {v['summary']}"]
+    v, md = r.verdict, escape.markdown  # every text from the run escaped: it is data, never markup
+    out = [f"### tracekit report: {md(r.name)}", f"**{v['kind'].upper()}**: {md(v['summary'])}"]
     if v["evidence"] or v["notes"]:
-        out.append(_details("Evidence", "\n".join([f"- `{x}`" for x in v["evidence"]] + [f"- note: {x}" for x in v["notes"]])))
-    out.append(_details("Coverage", "\n".join(f"- {x}" for x in r.coverage)))
+        out.append(_details("Evidence", "\n".join([f"- {escape.markdown_span(x)}" for x in v["evidence"]]
+                                                  + [f"- note: {md(x)}" for x in v["notes"]])))
+    out.append(_details("Coverage", "\n".join(f"- {md(x)}" for x in r.coverage)))
     rows, head, _ = _rank_rows(r)
     out.append(_details(f"Where each rank is ({r.ranks['rank'].list.len().sum()} ranks, {len(rows)} places)",
                         _md_table(rows, head, rows_shown)))
     if r.comparison is not None:
         c = r.comparison
-        body = [f"B: **{c.verdicts['b']['kind'].upper()}**: {c.verdicts['b']['summary']}", "", _md_table(*_figures(c)), ""]
+        body = [f"B: **{c.verdicts['b']['kind'].upper()}**: {md(c.verdicts['b']['summary'])}", "",
+                _md_table(*_figures(c)), ""]
         body.append(_md_table([[f"{d.area}: {d.what}", d.a, d.b] for d in c.differences], ["what", "A", "B"], rows_shown)
                     if c.differences else "No difference in the setup both runs logged.")
-        out.append(_details(f"Against {c.names['b']}", "\n".join(body)))
+        out.append(_details(f"Against {md(c.names['b'])}", "\n".join(body)))
     charts = ", ".join(r.charts) or "none"
-    out.append(_details("Commands that made this", "```\n" + "\n".join(r.commands) + "\n```\n"
-                        + f"(charts: {charts}; in the HTML report)"))
+    out.append(_details("Commands that made this", escape.markdown_code("\n".join(_commands(r))) + "\n"
+                        + f"(charts: {md(charts)}; in the HTML report)"))
     return "\n\n".join(out) + "\n"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit import traffic
+from tracekit import escape, traffic
 from tracekit.outcome import Verdict
 from tracekit.store import Store
 from tracekit.wording import who
@@ -113,7 +113,7 @@ def _traffic(store: Store) -> dict | None:
 def render(s: dict) -> str:
     out = []
     # a file several parsers read (torchrun lines and trainer lines in one stdout) is of kind "torch,trainer"
-    kinds = ", ".join(f"{n} {k.replace(',', '+')}" for k, n in s["files_by_kind"].items())
+    kinds = ", ".join(f"{n} {(k or 'unknown').replace(',', '+')}" for k, n in s["files_by_kind"].items())
     rk = s["ranks"]
     out.append(f"files     {len(s['files'])} ({kinds})")
     out.append(f"ranks     {rk['count']} seen, world size {rk['world_size'] or '?'}, {rk['nodes']} node(s)"
@@ -164,7 +164,9 @@ def render(s: dict) -> str:
         out.append(f"  evidence {e}")
     for n in vd["notes"][:3]:
         out.append(f"  note     {n}")
-    return "\n".join(out)
+    # one line each whatever a file name or a log line holds: a newline or a terminal's escape
+    # sequence in them is shown escaped, never acted on (a file named "x\nverdict   HEALTHY")
+    return "\n".join(map(escape.line, out))
 
 
 UNKNOWN_PER_FILE, UNKNOWN_FILES = 10, 20  # lines shown of each file, files shown: the rest are counted
@@ -193,4 +195,4 @@ def render_unknown(lines: pl.DataFrame) -> str:
     rest = lines.filter(~pl.col("file").is_in([f["file"] for f in listing]))
     if rest.height:
         out.append(f"  ... and {rest.height} more in {rest['file'].n_unique()} more file(s)")
-    return "\n".join(out)
+    return "\n".join(map(escape.line, out))

@@ -135,3 +135,23 @@ def test_root_without_a_stack_says_so():
     g = build([rank(0, at(0, WORLD4, 2)), rank(1, at(1, WORLD4, 1, C))])
     assert g.roots[0].frame is None
     assert g.sentence().startswith("rank 1 is in no collective (no stack dump says where) and never joined")
+
+
+def test_group_in_creation_with_unknown_members_points_at_the_rank_in_no_collective():
+    """The gloo capture's shape (samples/gloo_1x4_groups_late): ranks 1-2 are in new_group for a group no
+    dump lists yet; rank 0 waits in its tensor group for rank 1; rank 3 is in load_shard."""
+    tp01 = Group("1", (0, 1), "TENSOR_MODEL_PARALLEL_GROUP_0")
+    late = Group("new_group@groups_job.py:54", (), "EXPERT_PARALLEL_GROUP")
+    g = build([
+        rank(0, at(0, WORLD4, 4, C), at(0, tp01, 3)),
+        rank(1, at(1, WORLD4, 4, C), at(1, tp01, 2, C), at(1, late, None, I)),
+        rank(2, at(2, WORLD4, 4, C), at(2, late, None, I)),
+        rank(3, at(3, WORLD4, 4, C), frame="groups_job.py:33 load_shard"),
+    ])
+    assert [(r.rank, r.kind) for r in g.roots] == [(3, RootKind.OUTSIDE)]
+    assert g.roots[0].awaited_in.inferred and g.decided
+    assert g.sentence() == (
+        "rank 3 is in groups_job.py:33 load_shard and never started the communicator init of "
+        "EXPERT_PARALLEL_GROUP (members unknown), the only rank in no collective; ranks 1-2 wait there; "
+        "rank 0 waits for rank 1 in all_reduce #3 of "
+        "TENSOR_MODEL_PARALLEL_GROUP_0 [0, 1]")

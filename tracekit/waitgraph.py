@@ -14,7 +14,9 @@ state), whether the rank left a record at all and where its stack says it is; it
 A member "reached" a rank's pending collective ``#s`` of a group when its own last entry in that group
 has a sequence number of at least ``s``; a pending communicator init is reached by a member with any
 entry in the group. A member with a record and no entry in the group never issued it; a member with
-no record "left no record" (it may have, nobody can tell).
+no record "left no record" (it may have, nobody can tell). A group whose members no record lists (a
+gloo group still being created: its ranks' stacks are in ``new_group``) is waited on for the ranks that
+wait in nothing: the link says it is inferred.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ class RootKind(Enum):
 
 @dataclass(frozen=True)
 class Group:
-    """A process group: its id as the sources name it, its members as global ranks, its description."""
+    """A process group: its id as the sources name it, its members as global ranks (empty: unknown),
+    its description."""
     pg: str
     members: tuple[int, ...]
     desc: str | None = None
@@ -49,7 +52,7 @@ class Group:
     @property
     def label(self) -> str:
         """``default_pg``, ``TENSOR_MODEL_PARALLEL_GROUP [0, 1]``, ``group [1, 2, 3]``."""
-        members = f"[{', '.join(map(str, self.members))}]"
+        members = f"[{', '.join(map(str, self.members))}]" if self.members else "(members unknown)"
         if not self.desc or self.desc == "undefined":
             return f"group {members}"
         return self.desc if self.desc == "default_pg" else f"{self.desc} {members}"
@@ -83,6 +86,7 @@ class Link:
     op: str | None
     waiting: tuple[int, ...]
     waits_for: tuple[int, ...]
+    inferred: bool = False  # the group's members are unknown: waits_for are the ranks that wait in nothing
 
     @property
     def what(self) -> str:
@@ -107,7 +111,11 @@ class Root:
             return f"rank {self.rank} left no record, and the others wait for it in {where}"
         place = f"is in {self.frame}" if self.frame else "is in no collective (no stack dump says where)"
         verb = "never started" if self.awaited_in and self.awaited_in.seq is None else "never joined"
-        return f"rank {self.rank} {place} and {verb} {where}"
+        guess = ""
+        if self.awaited_in and self.awaited_in.inferred:  # its members unknown: the ranks in no collective
+            one = len(self.awaited_in.waits_for) == 1
+            guess = ", the only rank in no collective" if one else ", one of the ranks in no collective"
+        return f"rank {self.rank} {place} and {verb} {where}{guess}"
 
 
 @dataclass(frozen=True)
@@ -163,12 +171,16 @@ def build(records: list[RankRecord]) -> WaitGraph:
         for e in r.entries:
             if e.state is not EntryState.COMPLETED:
                 pending.setdefault((e.group.pg, e.seq), (e, set()))[1].add(r.rank)
+    waiting = {r for _, w in pending.values() for r in w}
+    idle = tuple(sorted(r.rank for r in records if r.rank not in waiting))  # in no collective, or no record
     links = []
-    for e, waiting in pending.values():  # the members behind, once per pending collective (16,384 of a world)
+    for e, ranks in pending.values():  # the members behind, once per pending collective (16,384 of a world)
+        if not e.group.members:
+            links.append(Link(e.group, e.seq, e.op, tuple(sorted(ranks)), idle, inferred=True))
+            continue
         behind = (m for m in e.group.members
-                  if m not in waiting and not _reached(last.get((m, e.group.pg)), e))
-        links.append(Link(e.group, e.seq, e.op, tuple(sorted(waiting)), tuple(sorted(behind))))
-    waiting = {r for link in links for r in link.waiting}
+                  if m not in ranks and not _reached(last.get((m, e.group.pg)), e))
+        links.append(Link(e.group, e.seq, e.op, tuple(sorted(ranks)), tuple(sorted(behind))))
     edges: dict[int, set[int]] = {}
     for link in links:
         for r in link.waiting:
@@ -184,7 +196,7 @@ def build(records: list[RankRecord]) -> WaitGraph:
                 roots.append(Root(m, RootKind.NO_RECORD, awaited_in=link))
             else:
                 roots.append(Root(m, RootKind.OUTSIDE, rec.frame, link))
-        if not link.waits_for:
+        if not link.waits_for and not link.inferred:
             roots.append(Root(None, RootKind.ALL_JOINED, awaited_in=link))
     roots = _first_per_rank(roots)
     cycles = _cycles(edges, links)

@@ -94,3 +94,25 @@ def test_a_shared_log_of_several_ranks_lends_no_rank_to_an_unprefixed_group_line
     body += C10D.splitlines()[1] + "\n"
     ev = _parse(torch_log, tmp_path / "stdout.log", body)["events"].sort("line")
     assert ev.select("rank", "pg_rank").rows() == [(0, 0), (1, 1), (None, 1)]
+
+
+def _split_process(pid: int, rank: int, world_comm: str, split_comm: str, opcount: str) -> str:
+    """One process of NCCL 2.28.9 (the shapes of samples/gpu_2x1_healthy): the world's init, a split,
+    and an all_reduce on the split."""
+    head = f"vm:{pid}:{pid} [0] NCCL INFO"
+    return (f"{head} ncclCommInitRankConfig comm {world_comm} rank {rank} nranks 2 cudaDev 0 "
+            f"nvmlDev 0 busId 60 commId 0x9e176b0b68c3a9c8 - Init COMPLETE\n"
+            f"{head} ncclCommSplit comm {split_comm} rank {rank} nranks 2 cudaDev 0 nvmlDev 0 "
+            f"busId 60 parent {world_comm} splitCount 1 color 2130503744 key {rank} - Init COMPLETE\n"
+            f"{head} AllReduce: opCount {opcount} sendbuff 0x7fe803800600 recvbuff "
+            f"0x7fe803800600 count 1 datatype 7 op 0 root 0 comm {split_comm} [nranks=2] stream (nil)\n")
+
+
+def test_a_splits_collectives_share_one_process_group_across_ranks(tmp_path):
+    """A split communicator has no commId (NCCL 2.23+) and another pointer in every process: its COLL
+    lines are one process group by the split's key, so the ranks' sequence numbers line up."""
+    body = _split_process(1037, 0, "0x1ab09630", "0x27c115a0", "3") + _split_process(1038, 1, "0x12196970",
+                                                                                     "0x1f29eb60", "3")
+    coll = _parse(nccl, tmp_path / "nccl.log", body)["collectives"]
+    split = "0x9e176b0b68c3a9c8/split 1 color 2130503744"
+    assert coll.select("rank", "pg", "seq").rows() == [(0, split, 3), (1, split, 3)]

@@ -355,9 +355,6 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     rank_nranks = _decode(said_size.join(init.select("file", "line"), on=["file", "line"], how="anti"), RANK_NRANKS)
     proxy = _decode(df, PROXY_RANK, pl.col("msg").str.starts_with("[Proxy "))
     proc_rank = process_ranks(init, nnodes, rank_nranks, conn, trees, proxy, launched(df))
-    comm_ids = init.filter(pl.col("comm_id").is_not_null()).group_by(["host", "pid", "comm"]).agg(
-        pl.col("comm_id").first()
-    )
 
     def with_rank(frame: pl.DataFrame) -> pl.DataFrame:
         if "rank" in frame.columns:
@@ -367,6 +364,10 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
         return join_rank(frame, proc_rank)
 
     comms = comm_table(init, nnodes, proc_rank, key)  # rank in the communicator, and the global rank
+    # a stream's process group: its communicator's key, the same on every member (a split's too, which
+    # has no commId of its own), else the communicator's pointer
+    comm_ids = comms.filter(pl.col("comm_key").is_not_null()).group_by(["host", "pid", "comm"]).agg(
+        pl.col("comm_key").first().alias("comm_id"))
 
     links = pl.concat([
         with_rank(conn).with_columns(

@@ -14,22 +14,28 @@ from tracekit.nccl_messages import MESSAGES, message_name, meaning_of
 
 def test_message_truncated_on_a_real_run_is_a_size_mismatch():
     """Real NCCL 2.28.9 (samples/gpu_2x1_divergence): rank 1's WARN says the peer sent 233472 bytes where
-    it posted 65536: NCCL's own words for ranks that called the collective with different sizes."""
-    warns = ingest([SAMPLES / "gpu_2x1_divergence"]).events.filter(pl.col("kind") == "nccl_warn")
-    named = warns.with_columns(message_name().alias("name")).filter(pl.col("name").is_not_null())
-    assert named["name"].to_list().count("socket_truncated") >= 1
-    line = named.filter(pl.col("name") == "socket_truncated")["message"][0]
-    m, said = meaning_of(line)
+    it posted 65536: NCCL's own words for ranks that called the collective with different sizes. The
+    parsers keep it as a reported mismatch (in NCCL's log and under torch's `Last error:`), not an NCCL
+    WARN the transport rule would read as the network."""
+    events = ingest([SAMPLES / "gpu_2x1_divergence"]).events
+    said = events.filter(pl.col("message_id") == "socket_truncated")
+    assert set(said["kind"]) == {"collective_mismatch"} and set(said["rank"]) == {1}
+    assert {"nccl.vm.1197.log", "rank1.vm.1197.log"} == {f.rsplit("/", 1)[1] for f in said["file"]}
+    m, got = meaning_of(said["message"][0])
     assert m.points_to[0] == "MISMATCH" and "TRANSPORT_ERROR" not in m.points_to
-    assert said == {"peer": "127.0.0.1<51786>", "got": "233472", "expected": "65536"}
-    # the same run's other WARN: the peer's socket closed as it went down
-    assert "peer_closed" in named["name"].to_list()
+    assert got == {"peer": "127.0.0.1<51786>", "got": "233472", "expected": "65536"}
+    # the same run's other NCCL WARN: the peer's socket closed as it went down, still a WARN
+    closed = events.filter(pl.col("message_id") == "peer_closed")
+    assert set(closed["kind"]) == {"nccl_warn"}
+    assert not events.filter(
+        (pl.col("kind") == "nccl_warn") & pl.col("message").str.contains("message truncated")).height
 
 
 def test_a_bad_interface_reads_as_no_interface_not_a_mismatch():
     """Real NCCL 2.28.9 (samples/gpu_2x1_badiface): NCCL_SOCKET_IFNAME names no interface."""
     warns = ingest([SAMPLES / "gpu_2x1_badiface"]).events.filter(pl.col("kind") == "nccl_warn")
     names = warns.select(message_name()).to_series().drop_nulls().to_list()
+    assert set(warns["message_id"].drop_nulls()) == set(names)
     assert "no_socket_interface" in names and "socket_truncated" not in names
 
 

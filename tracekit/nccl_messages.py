@@ -136,6 +136,13 @@ def meaning_of(text: str) -> tuple[Message, dict[str, str]] | None:
     return None
 
 
+def reads_as(kind: str, col: str = "message") -> pl.Expr:
+    """Whether each row of ``col`` is a message whose likeliest reading is verdict kind ``kind``."""
+    # (one regex of several entries: their group names would clash, so the groups go unnamed)
+    plain = [re.sub(r"\(\?P<\w+>", "(?:", m.pattern) for m in MESSAGES if m.points_to[0] == kind]
+    return pl.col(col).str.contains("|".join(f"(?:{p})" for p in plain))
+
+
 def message_name(col: str = "message") -> pl.Expr:
     """The name of the first message each row of ``col`` reads as (null for none), for a frame of
     WARN lines: one vectorised pass per entry, no Python per row."""

@@ -27,7 +27,8 @@ EVENT_KINDS = {
     "watchdog_status": "c10d: last enqueued / completed work of a process group after a timeout",
     "watchdog_abort": "c10d taking the process down after a timeout (a consequence, not a cause)",
     "c10d_error": "an E-level glog line of c10d",
-    "collective_mismatch": "TORCH_DISTRIBUTED_DEBUG=DETAIL found ranks running different collectives",
+    "collective_mismatch": "a runtime found ranks running different collectives: TORCH_DISTRIBUTED_DEBUG="
+                           "DETAIL, NCCL's `message truncated` (nccl_messages: sizes differ between ranks)",
     "gloo_size_mismatch": "gloo's pairing check: a peer sent another size",
     "child_failed": "torchrun: a local rank failed (exit code, pid)",
     "rank_exit": "torchrun's ChildFailedError block: rank, local rank, host, exit code",
@@ -124,6 +125,8 @@ EVENTS = {
     # ``pg`` is its id (2), ``pg_name`` its GUID (3, the name Flight Recorder dumps use), ``pg_rank`` the
     # rank inside it (1; ``rank`` stays the global one); ``comm``: the NCCL communicator a line names
     "pg_name": Str, "pg_desc": Str, "pg_rank": I64, "comm": Str,
+    # the entry of tracekit/nccl_messages.py an NCCL WARN (or a line quoting NCCL's words) reads as
+    "message_id": Str,
     # bandwidth measurements (DeepSpeed comms logger, nccl-tests): message bytes, time, GB/s
     "bytes": I64, "duration_ms": F64, "algbw_gbs": F64, "busbw_gbs": F64,
 }

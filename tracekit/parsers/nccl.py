@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from tracekit.nccl_messages import message_name, reads_as
 from tracekit.parsers import Parsed, text
 from tracekit.parsers.nccl_ranks import comm_table, join_rank, launched, process_ranks
 from tracekit.parsers.nccl_shapes import (  # noqa: F401 - FAST_HEAD is read by ingest
@@ -430,7 +431,9 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     for pattern, why in reversed(BENIGN.items()):
         reason = pl.when(pl.col("msg").str.contains(pattern)).then(pl.lit(why)).otherwise(reason)
     events = pl.concat([
-        warn.with_columns(pl.lit("nccl_warn").alias("kind"), pl.col("src_loc").alias("where")),
+        # NCCL's word that the ranks' sizes differ (`message truncated`) reports a mismatch, not the network
+        warn.with_columns(pl.when(reads_as("MISMATCH", "msg")).then(pl.lit("collective_mismatch"))
+                          .otherwise(pl.lit("nccl_warn")).alias("kind"), pl.col("src_loc").alias("where")),
         benign.with_columns(pl.lit("benign_warn").alias("kind"), reason.alias("where")),
         retry.with_columns(pl.lit("connect_retry").alias("kind")),
         ib_err.with_columns(pl.lit("transport_error").alias("kind")),
@@ -440,7 +443,9 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
         destroyed.with_columns(pl.lit("comm_destroyed").alias("kind")),
     ], how="diagonal_relaxed")
     if events.height:
-        events = with_rank(events).with_columns(pl.col("msg").alias("message")).unique(["file", "line", "kind"], maintain_order=True)
+        events = with_rank(events).with_columns(pl.col("msg").alias("message"),
+                                                message_name("msg").alias("message_id"))
+        events = events.unique(["file", "line", "kind"], maintain_order=True)
     using = version_lines.filter(pl.col("text").str.contains(USING))
     if using.height:  # a version printed outside NCCL's banner: the version, and who printed it
         g = pl.col("text").str.extract_groups(USING).struct

@@ -11,6 +11,7 @@ import re
 
 import polars as pl
 
+from tracekit.nccl_messages import message_name, reads_as
 from tracekit.parsers import Parsed, any_of
 
 # every generation: `WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=.., NumelOut=.., Timeout(ms)=600000)`, and
@@ -188,8 +189,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("exception", t.str.contains(ERROR_JSON), ERROR_JSON)
     # the line under `Last error:` in an NCCL exception is NCCL's own reason (what its WARN said)
     add("nccl_warn", (t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False)
-        & (t.str.strip_chars() != ""), where=pl.lit("NCCL's last error"))
+        & (t.str.strip_chars() != "") & ~reads_as("MISMATCH", "text"), where=pl.lit("NCCL's last error"))
 
+    # NCCL's own word under `Last error:` that the ranks' sizes differ (`message truncated`): a mismatch
+    add("collective_mismatch", (t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False)
+        & reads_as("MISMATCH", "text"), where=pl.lit("NCCL's last error"))
     # one pass for every mask (a polars call costs more than its work on a small log), then the kinds found
     masks = df.select(mask.alias(str(i)) for i, (_, mask, _, _) in enumerate(kinds))
     for (kind, _, pattern, extra), rows in zip(kinds, masks):
@@ -249,7 +253,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
                 events = events.with_columns(pl.col(c).cast(pl.Int64, strict=False))
         if "op" in events.columns:
             events = events.with_columns(pl.col("op").str.to_lowercase())
-        events = events.unique(["file", "line", "kind"], maintain_order=True)
+        events = events.unique(["file", "line", "kind"], maintain_order=True).with_columns(
+            pl.when(pl.col("kind").is_in(["nccl_warn", "exception", "crash", "c10d_error",
+                                          "collective_mismatch"])).then(message_name()).alias("message_id"))
     after_last_error = (t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False) & (t.str.strip_chars() != "")
     used = after_last_error | t.str.contains(any_of(
         r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=", LAST_WORK, ABORT, CUDA, STUCK, ASYNC_ERROR, DESYNC, RAY_DIED, PG_OPTION,

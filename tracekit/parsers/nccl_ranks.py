@@ -39,6 +39,8 @@ def process_ranks(init: pl.DataFrame, nnodes: pl.DataFrame, rank_nranks: pl.Data
     if by_launcher is None or not by_launcher.height:
         return out
     told = by_launcher.select("host", pl.col("pid").cast(pl.Int64), pl.col("rank").alias("_told"))
+    several = out.filter(pl.col("dev").is_not_null()).select("host", "pid").unique()  # a rank per GPU: kept
+    told = told.join(several, on=["host", "pid"], how="anti")
     one = out.filter(pl.col("dev").is_null()).join(told, on=["host", "pid"], how="full", coalesce=True)
     one = one.with_columns(pl.coalesce("_told", "rank").alias("rank")).drop("_told")
     return pl.concat([one.select(out.columns), out.filter(pl.col("dev").is_not_null())])

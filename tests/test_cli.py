@@ -91,3 +91,55 @@ def test_version_says_whether_the_c_scanner_is_built():
     from tracekit.parsers import nccl
     out = CliRunner().invoke(main, ["--version"]).output
     assert "0.1.0" in out and ("COLL lines: built" in out) == (nccl._scan is not None)
+
+
+def files_of(path):
+    import polars as pl
+
+    return pl.col("file") == str(path)
+
+
+def test_open_run_reads_a_fresh_folder_store_and_ingests_a_stale_one(tmp_path):
+    """load.open_run owns the store cache: a folder's own store is written once, read back while
+    fresh (same tables), and the logs are read again once one of them changes."""
+    import os
+
+    from tracekit.load import open_run
+
+    folder = tmp_path / "run"
+    shutil.copytree(SAMPLES / "gloo_2x2_deadlock", folder)
+    first = open_run([folder])
+    assert first.wait() == folder / ".tracekit" and first.nothing_read() is None
+    again = open_run([folder], no_store=True)
+    assert again.target is None
+    for name, table in first.store.tables().items():
+        assert again.store.tables()[name].equals(table), name
+    log = folder / "rank0.log"
+    with open(log, "a") as f:
+        f.write("a line no parser knows\n")
+    later = (folder / ".tracekit" / "files.parquet").stat().st_mtime + 5
+    os.utime(log, (later, later))
+    fresh = open_run([folder], no_store=True)  # the logs read again (the new line counted), none written
+    unknown = {r["file"]: r["unknown"] for r in fresh.store.files.iter_rows(named=True)}
+    assert unknown[str(log)] == first.store.files.filter(files_of(log))["unknown"][0] + 1
+    assert (folder / ".tracekit" / "files.parquet").stat().st_mtime < later
+
+
+def test_open_run_raises_one_line_errors(tmp_path):
+    import pytest
+
+    from tracekit.errors import InputError
+    from tracekit.load import open_run
+
+    with pytest.raises(InputError, match=r"nope: no such file or folder$"):
+        open_run([tmp_path / "nope"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match=r"empty: no logs, dumps or traces found$"):
+        open_run([tmp_path / "empty"])
+    with pytest.raises(InputError, match=r"--engine spark: not an engine"):
+        open_run([SAMPLES / "gloo_2x2_deadlock"], engine="spark", reuse=False, no_store=True)
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "x.bin").write_bytes(b"\0\1\2" * 100)
+    nothing = open_run([tmp_path / "bin"])
+    assert "no readable file" in str(nothing.nothing_read()) and nothing.wait() is None  # no store written
+    assert nothing.notes()[0][0] == "error" and not (tmp_path / "bin" / ".tracekit").exists()

@@ -1,4 +1,5 @@
-"""Engines (tracekit/engines.py): where the files are parsed must not change the store.
+"""Where the files are parsed (worker processes: tracekit/dumps.py; Ray: tracekit/engines.py) must not
+change the store.
 
 Dumps decoded in worker processes give the store of one process, row for row; a local Ray cluster
 (one task per batch of files, combined on the driver) gives it table for table, on several samples.
@@ -12,24 +13,25 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import SAMPLES
-from tracekit import engines
+from tracekit import dumps, engines
 from tracekit.cli import main
 from tracekit.ingest import ingest, parse_files
+from tracekit.store import scan
 from tracekit.verdict import decide
 
 FR_SAMPLES = sorted({p.parent for p in SAMPLES.glob("*/*") if p.is_file() and p.read_bytes()[:1] == b"\x80"})
 
 
 def test_dumps_decoded_in_worker_processes_give_the_one_process_store(monkeypatch):
-    dumps = sum(1 for run in FR_SAMPLES for p in run.rglob("*") if p.is_file() and p.read_bytes()[:1] == b"\x80")
-    assert dumps >= 32  # enough real dumps that ingest hands them to workers
-    monkeypatch.setattr(engines, "DUMPS_FOR_WORKERS", 32)
+    pickles = sum(1 for run in FR_SAMPLES for p in run.rglob("*") if p.is_file() and p.read_bytes()[:1] == b"\x80")
+    assert pickles >= 32  # enough real dumps that ingest hands them to workers
+    monkeypatch.setattr(dumps, "DUMPS_FOR_WORKERS", 32)
     asked = []
-    real = engines.decode_dumps
-    monkeypatch.setattr(engines, "decode_dumps", lambda paths: asked.append(len(paths)) or real(paths))
+    real = dumps.decode_dumps
+    monkeypatch.setattr(dumps, "decode_dumps", lambda paths: asked.append(len(paths)) or real(paths))
     pooled = ingest(FR_SAMPLES)
-    assert asked and asked[0] >= dumps and engines.cores() > 1  # (JSON traces go to the workers too)
-    monkeypatch.setattr(engines, "DUMPS_FOR_WORKERS", 10**9)
+    assert asked and asked[0] >= pickles and dumps.cores() > 1  # (JSON traces go to the workers too)
+    monkeypatch.setattr(dumps, "DUMPS_FOR_WORKERS", 10**9)
     here = ingest(FR_SAMPLES)
     for name, table in here.tables().items():
         assert pooled.tables()[name].equals(table), name
@@ -37,8 +39,8 @@ def test_dumps_decoded_in_worker_processes_give_the_one_process_store(monkeypatc
 
 
 def test_parse_files_without_workers_decodes_here(monkeypatch):
-    monkeypatch.setattr(engines, "DUMPS_FOR_WORKERS", 1)
-    monkeypatch.setattr(engines, "decode_dumps", lambda paths: pytest.fail("no workers asked for"))
+    monkeypatch.setattr(dumps, "DUMPS_FOR_WORKERS", 1)
+    monkeypatch.setattr(dumps, "decode_dumps", lambda paths: pytest.fail("no workers asked for"))
     files = [str(p) for p in sorted((SAMPLES / "gpu_2x1_divergence").iterdir()) if p.suffix == ".pkl"]
     got = parse_files(files, workers=False)
     assert [row["kind"] for row, _ in got] == ["flight-recorder"] * len(files)
@@ -90,7 +92,7 @@ def test_past_the_drivers_memory_tasks_write_the_collectives_and_the_verdict_str
         here, disk = ingest([SAMPLES / run]), Store.read(folder)
         for name, table in here.tables().items():
             assert _same_rows(name, disk.tables()[name], table), f"{run}: {name} differs"
-        assert decide(engines.scan(folder)).to_dict() == decide(here).to_dict(), run
+        assert decide(scan(folder)).to_dict() == decide(here).to_dict(), run
 
 
 @pytest.mark.skipif(not ray_installed, reason="ray is not installed (pip install -e '.[ray]')")
@@ -113,12 +115,12 @@ def test_an_unknown_engine_is_one_line_and_exit_2(tmp_path):
 @pytest.mark.parametrize("run", ["gloo_2x2_deadlock", "gpu_2x1_divergence", "zero3_slow_2x2", "gloo_1x4_straggler",
                                  "zero3_wandb_2x2", "gpu_2x1_initstall", "swift_2x2_healthy"])
 def test_a_scanned_store_gives_the_verdict_of_the_store_in_memory(run, tmp_path):
-    """engines.scan leaves the collectives on disk (a LazyFrame); the verdict streams its group-bys
+    """store.scan leaves the collectives on disk (a LazyFrame); the verdict streams its group-bys
     over them and must say exactly what it says over the store read into memory."""
     from tracekit.store import Store
 
     folder = ingest([SAMPLES / run]).write(tmp_path / "store")
-    scanned = engines.scan(folder)
+    scanned = scan(folder)
     assert isinstance(scanned.collectives, pl.LazyFrame)
     assert decide(scanned).to_dict() == decide(Store.read(folder)).to_dict()
 
@@ -129,7 +131,7 @@ def test_scan_refuses_a_broken_store_in_one_line(tmp_path):
     folder = ingest([SAMPLES / "gloo_2x2_deadlock"]).write(tmp_path / "store")
     (folder / "collectives.parquet").write_bytes(b"not parquet")
     with pytest.raises(StoreError, match="collectives.parquet: not a readable parquet file"):
-        engines.scan(folder)
+        scan(folder)
 
 
 def test_group_members_keeps_each_distinct_list_once():

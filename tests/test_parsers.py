@@ -5,6 +5,7 @@ import gzip
 import polars as pl
 import pytest
 
+from tests.conftest import SAMPLES
 from tracekit import schema
 from tracekit.ingest import ingest, parse_file
 from tracekit.parsers import flight_recorder, kineto, nccl, pyspy, text
@@ -124,3 +125,24 @@ def test_truncated_gzip_keeps_what_it_held(tmp_path):
     row, parsed = parse_file(str(path))
     assert "truncated gzip" in row["error"]
     assert 0 < row["parsed"] < 2000 and row["unknown"] <= 1
+
+
+def test_every_parser_is_in_the_format_registry():
+    """formats.py names every parser module that parses (a format added without its registry line
+    would be silently skipped), and the rank precedence comes from the registry, each source once."""
+    import pkgutil
+
+    import tracekit.parsers as parsers
+    from tracekit import formats
+
+    helpers = {"text", "nccl_ranks", "nccl_shapes"}  # lines frames and NCCL's own tables, no format
+    named = {f.parser.__name__.rsplit(".", 1)[1] for f in formats.DECODED + formats.TEXT}
+    assert named == {m.name for m in pkgutil.iter_modules(parsers.__path__)} - helpers
+    assert sorted(formats.RANK_SOURCES.values()) == list(range(len(formats.RANK_SOURCES)))
+    store = ingest([SAMPLES / "gpu_2x1_divergence", SAMPLES / "zero3_wandb_2x2"])
+    said = set(",".join(store.ranks["source"].drop_nulls()).split(","))
+    assert said and said <= set(formats.RANK_SOURCES)
+    # a file's kinds are the registry's (the parsers' own names for what they found), never NO_KIND's
+    kinds = set(",".join(store.files["kind"]).split(","))
+    assert {"nccl", "flight-recorder", "torch"} <= kinds
+    assert kinds <= {f.kind for f in formats.DECODED + formats.TEXT} - formats.NO_KIND | {"text"}

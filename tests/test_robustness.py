@@ -251,17 +251,17 @@ def test_a_store_does_not_depend_on_how_the_files_were_batched():
 
 @pytest.mark.parametrize("scanner", [True, False])
 def test_mapped_files_give_the_store_that_read_files_give(monkeypatch, scanner):
-    """Big settled files are mapped, not read (ingest._read): every kind (NCCL and torchrun text,
+    """Big settled files are mapped, not read (formats.read): every kind (NCCL and torchrun text,
     Flight Recorder pickles, gzip'd Kineto traces, empty files) must come out the same."""
     import mmap
 
-    from tracekit import ingest as ingest_mod
+    from tracekit import formats
     from tracekit.parsers import nccl
 
     if not scanner:
         monkeypatch.setattr(nccl, "_scan", None)
     runs = [SAMPLES / r for r in ("gpu_2x1_divergence", "zero3_healthy_2x2", "swift_2x2_wandb")]
-    monkeypatch.setattr(ingest_mod, "MAP_BYTES", 1 << 40)
+    monkeypatch.setattr(formats, "MAP_BYTES", 1 << 40)
     read = ingest(runs).tables()
     mapped = []
 
@@ -271,8 +271,8 @@ def test_mapped_files_give_the_store_that_read_files_give(monkeypatch, scanner):
             return super().__new__(cls, *a, **k)
 
     monkeypatch.setattr(mmap, "mmap", Counted)
-    monkeypatch.setattr(ingest_mod, "MAP_BYTES", 0)  # every file, however small (empty ones cannot be: read)
-    monkeypatch.setattr(ingest_mod, "SETTLED_S", -1)
+    monkeypatch.setattr(formats, "MAP_BYTES", 0)  # every file, however small (empty ones cannot be: read)
+    monkeypatch.setattr(formats, "SETTLED_S", -1)
     got = ingest(runs).tables()
     assert len(mapped) > 50
     for name in read:

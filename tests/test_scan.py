@@ -211,12 +211,13 @@ def test_text_left_to_polars_is_parsed_in_groups_and_gives_the_same_store(monkey
     """With the scanner a batch can be large (its COLL rows are compact); the lines it leaves go to
     the polars parsers in groups of at most ingest.BATCH_BYTES of text. Groups of one file each
     give the store that one group gives, table for table."""
+    from tracekit import formats
     from tracekit import ingest as ingest_module
 
     run = [SAMPLES / "gpu_2x1_divergence", SAMPLES / "zero3_wandb_2x2"]
     whole = tables(run, nccl._scan is not None)
     monkeypatch.setattr(ingest_module, "BATCH_BYTES", 1)
-    texts = [ingest_module._classify(str(f), ingest_module._read(str(f))) for f in ingest_module.discover(run)]
+    texts = [formats.classify(str(f), formats.read(str(f))) for f in ingest_module.discover(run)]
     texts = [(row, got) for row, got in texts if isinstance(got, bytes | mmap.mmap)]
     groups = [g for g, _ in ingest_module._text_groups(texts)]
     if nccl._scan is not None:

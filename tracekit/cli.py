@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from tracekit.errors import StoreError  # analysis modules (polars) load in the commands: `run` needs none
+from tracekit.errors import TracekitError  # analysis modules (polars) load in the commands: `run` needs none
 
 
 class BadInput(click.ClickException):
@@ -67,14 +67,8 @@ class Commands(click.Group):
             raise
         except click.UsageError as e:
             raise UsageInput(e) from None
-
-
-def _newer_than(folder: Path, store: Path) -> bool:
-    """Whether any log under ``folder`` changed after ``store`` was written (then ingest again)."""
-    from tracekit.ingest import discover
-
-    written = max((f.stat().st_mtime for f in store.iterdir()), default=0.0)
-    return any(f.stat().st_mtime > written for f in discover([folder]) if f.is_file())
+        except TracekitError as e:  # the library's own: bad input or a broken store, one line
+            raise BadInput(str(e)) from None
 
 
 class Progress:
@@ -104,43 +98,19 @@ class Progress:
             self.bar.__exit__(*exc)
 
 
-def _load(path: str, scan: bool = False):
-    """A store folder, a folder holding ``.tracekit/``, or logs to ingest now. ``scan``: a store's
-    collectives stay on disk (engines.scan; only the verdict reads them so, streaming)."""
-    from tracekit.engines import scan as scan_store
-    from tracekit.ingest import ingest as ingest_paths
-    from tracekit.store import Store, is_store, made_by_this_code
-    from tracekit.store import inputs as store_inputs
-
-    read = scan_store if scan else Store.read
-    p = Path(path)
-    if is_store(p):
-        return read(p)
-    cached = p / ".tracekit"
-    if (is_store(cached) and made_by_this_code(cached) and store_inputs(cached) == [p.resolve()]
-            and not _newer_than(p, cached)):
-        return read(cached)
-    if not p.exists():
-        raise BadInput(f"{path}: no such file or folder")
-    with Progress(f"ingest {path}") as bar:
-        return ingest_paths([p], progress=bar if bar.on else None)
-
-
 def _load_run(path: str, scan: bool = False):
-    """``_load`` for the commands that analyse a run: a run with no readable file is bad input."""
-    try:
-        store = _load(path, scan)
-    except StoreError as e:
-        raise BadInput(str(e)) from None
-    if not store.files.height:
-        raise BadInput(f"{path}: no logs, dumps or traces found")
-    from tracekit.ingest import unreadable
+    """The store of one run for the commands that analyse it (``load.open_run``: a store, a folder's
+    fresh store, or its logs ingested now, no store written); a run with no readable file is bad input."""
+    from tracekit.load import open_run
 
-    bad = store.files.filter(unreadable())  # (a truncated .gz that held lines was read)
-    if bad.height == store.files.height:
-        f, why = bad["file"][0], bad["error"][0]
-        raise BadInput(f"{path}: {why}" if f == path else f"{path}: no readable file ({f}: {why})")
-    return store
+    try:
+        with Progress(f"ingest {path}") as bar:
+            run = open_run([path], no_store=True, scan=scan, progress=bar if bar.on else None)
+        if (why := run.nothing_read()) is not None:
+            raise why
+    except TracekitError as e:
+        raise BadInput(str(e)) from None
+    return run.store
 
 
 @click.group(cls=Commands)
@@ -170,18 +140,6 @@ def _output(path: str, runs: list[str]):
         raise BadInput(f"{path}: cannot write: {e.strerror or e}") from None
 
 
-def _store_target(paths: list[str], out: str | None, no_store: bool) -> Path | None:
-    """Where ingest writes its store: ``--out``, else ``PATH/.tracekit`` for one folder. Several
-    paths (a merged run) or a single file get a store only where ``--out`` names one."""
-    if no_store:
-        return None
-    if out:
-        return Path(out)
-    if len(paths) == 1 and Path(paths[0]).is_dir():
-        return Path(paths[0]) / ".tracekit"
-    return None
-
-
 @main.command("ingest", short_help="Read a run's logs, dumps and traces; say why it hung or crawled.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--out", type=click.Path(), help="Store folder: a new folder or an existing store; a folder holding anything "
@@ -201,60 +159,32 @@ def ingest_cmd(paths, out, as_json, fail_on_hang, no_store, list_unknown, engine
     Example: tracekit ingest samples/gloo_2x2_deadlock
     """
     from tracekit import verdict as verdict_mod
-    from tracekit.ingest import ingest as ingest_paths
-    from tracekit.ingest import unknown_lines as ingest_unknown
-    from tracekit.ingest import unreadable
+    from tracekit.ingest import unknown_lines
+    from tracekit.load import open_run
     from tracekit.reports import summary
 
-    missing = [p for p in paths if not Path(p).exists()]
-    for p in missing:
-        click.echo(f"error: {p}: no such file or folder", err=True)
+    for p in paths:
+        if not Path(p).exists():
+            click.echo(f"error: {p}: no such file or folder", err=True)
     paths = [p for p in paths if Path(p).exists()]
     if not paths:
         sys.exit(2)
-    if engine == "local":
-        with Progress("ingest") as bar:
-            store = ingest_paths(paths, progress=bar if bar.on else None)  # (a bar costs smaller batches)
-    elif engine == "ray" or engine.startswith("ray:"):
-        from tracekit.engines import parse_on_ray
-
-        try:
-            store = parse_on_ray(paths, address=engine[len("ray:"):] or None)
-        except StoreError as e:
-            raise BadInput(str(e)) from None
-    else:
-        raise BadInput(f"--engine {engine}: not an engine; give local, ray or ray:ADDRESS")
-    if store.files.height == 0:
-        raise BadInput(", ".join(paths) + ": no logs, dumps or traces found")
-    files = store.files.with_columns(unreadable().alias("unreadable"))
-    for row in files.filter(files["error"].is_not_null()).iter_rows(named=True):  # read with a note, or not read
-        click.echo(f"{'error' if row['unreadable'] else 'note'}: {row['file']}: {row['error']}", err=True)
-    if files["unreadable"].all():
+    with Progress("ingest") as bar:  # (a bar costs smaller batches)
+        run = open_run(paths, out, no_store, progress=bar if bar.on else None, engine=engine, reuse=False)
+    for level, file, why in run.notes():  # read with a note, or not read
+        click.echo(f"{level}: {file}: {why}", err=True)
+    if run.nothing_read() is not None:
         sys.exit(2)
-    target = _store_target(paths, out, no_store)
     if len(paths) > 1:
         click.echo(f"note: {len(paths)} paths read as one run (merged): " + ", ".join(paths)
-                   + ("" if target else "; no store written (give --out DIR to keep the merged store)"), err=True)
-    writing = None
-    if target is not None:  # written beside the verdict (polars writes without the GIL); waited for below
-        from concurrent.futures import ThreadPoolExecutor
-
-        pool = ThreadPoolExecutor(1)
-        writing = pool.submit(store.write, target, inputs=paths)
-        pool.shutdown(wait=False)
-    v = verdict_mod.decide(store)
-    s = summary.build(store, v)
-    if writing is not None:
-        try:
-            writing.result()
-        except StoreError as e:
-            raise BadInput(str(e)) from None
-    unknown = ingest_unknown(paths) if list_unknown else None
+                   + ("" if run.target else "; no store written (give --out DIR to keep the merged store)"), err=True)
+    s = summary.build(run.store, verdict_mod.decide(run.store))
+    run.wait()  # the store, written meanwhile
     if as_json:
-        click.echo(json.dumps(s | ({"unknown_listed": summary.unknown_listing(unknown)} if list_unknown else {}),
-                              indent=2, default=str))
+        unknown = {"unknown_listed": summary.unknown_listing(unknown_lines(paths))} if list_unknown else {}
+        click.echo(json.dumps(s | unknown, indent=2, default=str))
     else:
-        click.echo(summary.render(s) + ("\n\n" + summary.render_unknown(unknown) if list_unknown else ""))
+        click.echo(summary.render(s) + ("\n\n" + summary.render_unknown(unknown_lines(paths)) if list_unknown else ""))
     if fail_on_hang and s["verdict"]["failed"]:  # a hang or failure verdict, or any failure sign
         sys.exit(1)
 
@@ -612,7 +542,7 @@ def entry():
         if len(sys.argv) > 1 and sys.argv[1] in QUICK_EXIT:
             _exit_now(done.code)
         raise
-    except StoreError as e:
+    except TracekitError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
     except Exception as e:  # noqa: BLE001 - a bug in tracekit: one line, exit 3

@@ -1,45 +1,33 @@
 """Read files and folders of mixed kinds into one ``Store``.
 
-Each file's kind is found from its content, never its name: a gzip stream is opened first, then
-a Flight Recorder dump (pickle or JSON), a Kineto trace (JSON), or text, which every text parser
-reads (one log can hold NCCL, torchrun, trainer and py-spy lines). A file that cannot be read
-gets one error row in ``files`` and the run goes on with the rest.
+Each file's kind is found from its content, never its name, by the format registry
+(``tracekit.formats``): a dump or trace is decoded whole; text goes, many files at once, through
+every text parser (one log can hold NCCL, torchrun, trainer and py-spy lines). A file that cannot
+be read gets one error row in ``files`` and the run goes on with the rest. Many dumps are decoded
+in worker processes (``tracekit.dumps``); ``tracekit.engines`` runs the same on a Ray cluster.
 """
 
 from __future__ import annotations
 
-import gzip
 import mmap
 import os
-import time
-import zlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
 
-from tracekit import engines, live, schema
-from tracekit.parsers import (Parsed, boilerplate, flight_recorder, fr_trace, kineto, launcher, mpi, nccl, nccl_ras,
-                              nccl_tests, pyspy, torch_log, trainer)
+from tracekit import dumps, formats, own, schema
+from tracekit.formats import RANK_SOURCES
+from tracekit.parsers import Parsed, launcher, nccl
 from tracekit.store import Store
 
-TEXT_PARSERS = (nccl, torch_log, trainer, pyspy, nccl_tests, fr_trace, nccl_ras, mpi, boilerplate)
-# parsers whose claims name no kind of file: a prefix, a traceback's source line, a banner
-NO_KIND = {"launcher", "boilerplate"}
-SKIP_DIRS = {".tracekit", "__pycache__", ".git", "procs"}  # procs/: tracekit run's own bookkeeping
-LIVE_VERDICT = {live.VERDICT_TXT, live.VERDICT_JSON}
-# whose word about a process counts first where sources differ (NCCL's own log for its version),
-# so that a store does not depend on how the files were batched
-RANK_SOURCES = {"nccl": 0, "fr": 1, "kineto": 2, "tracekit": 3, "nccl-tests": 4, "torchrun": 5, "launcher": 6,
-                "c10d": 7, "fr-trace": 8, "nccl-ras": 9, "deepspeed": 10}
 BATCH_BYTES = 256 << 20  # text parsed in one lines frame (a lines frame takes about 8 times its text)
 # With the C scanner, batches of files up to SCANNED_BATCH_BYTES: its COLL rows take a third of their
 # text, and the rest of the lines go to the polars parsers in groups of at most BATCH_BYTES of text
 # (each group costs ~0.05 s of parsers' fixed cost: 1 GB of COLL lines took 1.47 s in 256 MB batches,
 # 1.20 s in one)
 SCANNED_BATCH_BYTES = 2 << 30
-MAP_BYTES, SETTLED_S = 1 << 20, 10  # see _read
 PROGRESS_BYTES = 64 << 20  # smallest batch when a progress bar is drawn (each batch costs ~0.1 s)
 # the same with the C scanner, which reads about 1 GB/s: a step of the bar every half second (in 64 MB
 # steps the bar cost a terminal's 1 GB ingest 2.1-2.7 s against 0.7-0.9 s)
@@ -56,51 +44,19 @@ def discover(paths: list[str | Path]) -> list[Path]:
         if p.is_dir():
             for root, dirs, files in os.walk(p):
                 # tracekit's own folders, and stores written anywhere by --out
-                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS
-                                 and not (Path(root, d, "made_by.txt").exists() and Path(root, d, "files.parquet").exists()))
-                found += [Path(root) / f for f in sorted(files) if not f.endswith((".pipe", ".parquet", ".request"))
-                          and not (f in LIVE_VERDICT and live.is_ours(Path(root) / f))]  # tracekit run's verdict
+                dirs[:] = sorted(d for d in dirs if d not in own.SKIP_DIRS and not own.is_store(Path(root, d)))
+                found += [Path(root) / f for f in sorted(files) if not f.endswith(own.SKIP_ENDINGS)
+                          and not own.is_ours(Path(root) / f)]  # tracekit run's verdict
         else:
             found.append(p)
     seen: set[Path] = set()  # a file named twice (a folder and a file in it) is read once
     return [f for f in found if not (f.resolve() in seen or seen.add(f.resolve()))]
 
 
-def _gunzip(data: bytes) -> tuple[bytes, str | None]:
-    """Decompress, keeping what a truncated stream still holds."""
-    try:
-        return gzip.decompress(data), None
-    except (EOFError, OSError, zlib.error):
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        try:
-            out = d.decompress(data)
-        except zlib.error as e:
-            return b"", f"corrupt gzip stream ({e})"
-        return out, "truncated gzip stream: read what it held" if out else "truncated gzip stream: nothing in it to read"
-
-
 def unreadable() -> pl.Expr:
     """The files of which nothing was read: an error, and no line or entry. A file that has an error
     but was read (a truncated ``.gz`` that still held lines) counts as read, its error a note."""
     return pl.col("error").is_not_null() & (pl.col("lines") == 0) & (pl.col("parsed") == 0)
-
-
-CONTROL = bytes([*range(9), *range(14, 32)])
-
-
-def _is_binary(data: bytes) -> bool:
-    head = data[:8192]
-    if not head:
-        return False
-    if b"\x00" in head:
-        return True
-    ctrl = len(head) - len(head.translate(None, CONTROL))
-    return ctrl > len(head) * 0.1
-
-
-def _error_row(path: str, e: Exception) -> dict:
-    return {"file": path, "kind": "error", "size_bytes": None, "lines": 0, "blank": 0, "parsed": 0,
-            "unknown": 0, "error": f"tracekit could not parse it: {type(e).__name__}: {e}".splitlines()[0]}
 
 
 def parse_file(path: str) -> tuple[dict, list[Parsed]]:
@@ -111,22 +67,22 @@ def parse_file(path: str) -> tuple[dict, list[Parsed]]:
 def parse_files(paths: list[str], workers: bool = True) -> list[tuple[dict, list[Parsed]]]:
     """Parse a batch of files, in order: dumps and traces one by one, all text in one lines frame
     (a polars call costs the same for one line as for a million, so small files are read together).
-    Many dumps are decoded in worker processes (``workers``; engines.decode_dumps)."""
+    Many dumps are decoded in worker processes (``workers``; dumps.decode_dumps)."""
     done: dict[str, tuple[dict, list[Parsed]]] = {}
     texts = []
-    if workers and len(paths) >= engines.DUMPS_FOR_WORKERS and engines.cores() > 1:
+    if workers and len(paths) >= dumps.DUMPS_FOR_WORKERS and dumps.cores() > 1:
         # many dumps, by their first byte: the workers read them (this process reading them too
         # cost 0.6 s of 7 at 1,024 dumps)
-        dumps = [p for p in paths if _first_byte(p) in (b"\x80", b"{")]
-        if len(dumps) >= engines.DUMPS_FOR_WORKERS:
-            done.update(engines.decode_dumps(dumps))
+        decoded = [p for p in paths if formats.may_be_decoded(p)]
+        if len(decoded) >= dumps.DUMPS_FOR_WORKERS:
+            done.update(dumps.decode_dumps(decoded))
     rest = [p for p in paths if p not in done]
     # read on every core (reading releases the GIL), then classify in this thread: decoding a
     # dump is Python that threads would only make wait for each other
     with ThreadPoolExecutor(min(len(rest), os.cpu_count() or 1) or 1) as pool:
-        contents = list(pool.map(_read, rest))
+        contents = list(pool.map(formats.read, rest))
     for path, read in zip(rest, contents):
-        row, got = _classify_safely(path, read)
+        row, got = formats.classify_safely(path, read)
         if isinstance(got, (bytes, mmap.mmap)):
             texts.append((row, got))
         else:
@@ -138,82 +94,8 @@ def parse_files(paths: list[str], workers: bool = True) -> list[tuple[dict, list
             try:
                 done.update(_parse_texts([one]))
             except Exception as e:  # noqa: BLE001
-                done[one[0]["file"]] = (_error_row(one[0]["file"], e), [])
+                done[one[0]["file"]] = (formats.error_row(one[0]["file"], e), [])
     return [done[p] for p in paths]
-
-
-def _first_byte(path: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read(1)
-    except OSError:
-        return b""
-
-
-def _read(path: str) -> bytes | mmap.mmap | OSError:
-    """A file's bytes, or why they could not be read. A big file that nobody wrote to in the last
-    SETTLED_S seconds is mapped, not copied (a fifth of ingest's time on 200 MB of logs); a live
-    one is read, since a file that shrinks under a map kills the process (SIGBUS)."""
-    try:
-        with open(path, "rb") as f:
-            st = os.fstat(f.fileno())
-            if st.st_size >= MAP_BYTES and time.time() - st.st_mtime > SETTLED_S:
-                try:
-                    return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-                except (OSError, ValueError):  # a filesystem that cannot map: read it
-                    pass
-            return f.read()
-    except OSError as e:
-        return e
-
-
-def _plain_text_head(head: bytes) -> bool:
-    """Whether a file starting so can be nothing but text (a torchrun prefix is not JSON)."""
-    first = head.lstrip()[:1]
-    return first not in (b"\x1f", b"\x80", b"{", b"[") or head.startswith((b"[rank", b"[default"))
-
-
-def _classify_safely(path: str, data: bytes | mmap.mmap | OSError) -> tuple[dict, list[Parsed] | bytes | mmap.mmap]:
-    try:
-        return _classify(path, data)
-    except Exception as e:  # noqa: BLE001 - one bad file must not stop the run
-        return _error_row(path, e), []
-
-
-def _classify(path: str, data: bytes | mmap.mmap | OSError) -> tuple[dict, list[Parsed] | bytes | mmap.mmap]:
-    """A file's row and either its parsed dump/trace or its text (``data``: its bytes, or why
-    they could not be read), for the text parsers."""
-    row = {"file": path, "kind": None, "size_bytes": None, "lines": 0, "blank": 0, "parsed": 0, "unknown": 0, "error": None}
-    if isinstance(data, OSError):
-        row["error"] = f"cannot read: {data.strerror or data}"
-        return row, []
-    row["size_bytes"] = len(data)
-    if isinstance(data, mmap.mmap) and not _plain_text_head(data[:64]):
-        data = data[:]  # gzip, pickle or JSON maybe: the decoders want bytes (text stays mapped)
-    if data[:2] == b"\x1f\x8b":
-        data, row["error"] = _gunzip(data)
-    try:
-        if flight_recorder.looks_like(data):
-            obj = flight_recorder.load(data)
-            parsed = [flight_recorder.parse(obj, path)]
-            row.update(kind="flight-recorder", parsed=len(obj.get("entries") or []))
-            return row, parsed
-        if kineto.looks_like(data):
-            obj = kineto.load(data)
-            parsed = [kineto.parse(obj, path)]
-            row.update(kind="kineto", parsed=len(obj.get("traceEvents") or []))
-            return row, parsed
-    except Exception as e:  # noqa: BLE001 - any decoding failure is reported per file
-        if data[:64].lstrip()[:1] in (b"\x80", b"{"):
-            what = "pickle" if data[:1] == b"\x80" else "JSON"
-            row["error"] = f"unreadable {what}: {type(e).__name__}: {e}".splitlines()[0]
-            row["kind"] = "flight-recorder" if what == "pickle" else "json"
-            return row, []
-    if _is_binary(data):
-        row["error"] = "binary file, not a log" + (f" ({row['error']})" if row["error"] else "")
-        row["kind"] = "binary"
-        return row, []
-    return row, data
 
 
 def _claims(texts: list[tuple[dict, bytes]], scans: list[tuple] | None = None):
@@ -226,7 +108,7 @@ def _claims(texts: list[tuple[dict, bytes]], scans: list[tuple] | None = None):
     others = lines.filter(~plain_nccl)
     # launcher prefixes sit on every kind of line, NCCL's too
     parsed = [p for p in [nccl.parse(lines, scanned), launcher.parse(lines)]
-              + [m.parse(others) for m in TEXT_PARSERS if m is not nccl] if p.found]
+              + [m.parse(others) for m in formats.OTHER_TEXT] if p.found]
     nonblank = lines.filter(~pl.col("blank")).select("file", "line")
     claimed = pl.concat([p.claimed for p in parsed]).unique() if parsed else nonblank.clear()
     # a hard-wrapped line's continuations are understood when the line they continue is
@@ -242,8 +124,8 @@ def unknown_lines(paths: list[str | Path]) -> pl.DataFrame:
     many each file has): the text files under ``paths`` are read and parsed again, a batch at a time."""
     files = [str(p) for p in discover(paths)]
     found = [pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64, "raw": pl.Utf8})]
-    for batch in _batches(files, 1, _size(files)):
-        texts = [(row, got) for row, got in (_classify_safely(f, _read(f)) for f in batch)
+    for batch in batches(files, 1, total_size(files)):
+        texts = [(row, got) for row, got in (formats.classify_safely(f, formats.read(f)) for f in batch)
                  if isinstance(got, (bytes, mmap.mmap))]
         for group, scans in _text_groups(texts):
             lines, _, _, nonblank, claimed = _claims(group, scans)
@@ -295,7 +177,7 @@ def _parse_group(texts: list[tuple[dict, bytes]], scans: list[tuple] | None) -> 
     )
     counts = {r["file"]: r for r in counts.iter_rows(named=True)}
     # a file's kinds are the formats of the lines in it that were decoded (a prefix alone names none)
-    kinds = {p.kind: p.files() for p in parsed if p.kind not in NO_KIND}
+    kinds = {p.kind: p.files() for p in parsed if p.kind not in formats.NO_KIND}
     out = {}
     for row, _ in texts:
         f = row["file"]
@@ -310,11 +192,11 @@ def _parse_group(texts: list[tuple[dict, bytes]], scans: list[tuple] | None) -> 
     return out
 
 
-def _size(files: list[str]) -> int:
+def total_size(files: list[str]) -> int:
     return sum(os.path.getsize(f) for f in files if os.path.isfile(f))
 
 
-def _batches(files: list[str], pieces: int, total: int) -> list[list[str]]:
+def batches(files: list[str], pieces: int, total: int) -> list[list[str]]:
     """Files in batches of about ``total / pieces`` bytes (at most BATCH_BYTES, or SCANNED_BATCH_BYTES
     with the C scanner), kept in order."""
     cap = max(1, min(BATCH_BYTES if nccl._scan is None else SCANNED_BATCH_BYTES, total // max(pieces, 1) + 1))
@@ -356,7 +238,7 @@ def _group_local(ranks: pl.DataFrame) -> pl.DataFrame:
     return ranks.with_columns(pl.when(sub).then(None).otherwise(pl.col(c)).alias(c) for c in ("rank", "world_size"))
 
 
-def _resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     """Give every row a rank where any source tells it: its process (host, pid) where that process
     holds one rank, then its pid where one host has it, then its file where the file is one rank's
     (a log that ``tracekit run`` wrote per rank; a pasted excerpt of many processes is not); then a
@@ -416,9 +298,9 @@ def ingest(paths: list[str | Path], progress: Callable[[int, int], None] | None 
     # With a progress bar, batches small enough that it moves (about 20 steps, 64 MB at least).
     results, done = [], 0
     step = PROGRESS_BYTES if nccl._scan is None else SCANNED_PROGRESS_BYTES
-    for batch in _batches(files, min(20, total // step) if progress else 1, total):
+    for batch in batches(files, min(20, total // step) if progress else 1, total):
         results += parse_files(batch)
-        done += _size(batch)
+        done += total_size(batch)
         if progress:
             progress(done, total)
     return combine(results)
@@ -440,7 +322,7 @@ def combine(results: list[tuple[dict, list[Parsed]]]) -> Store:
                 if df is not None:
                     gathered[name].append(df)
     tables = {name: schema.concat(frames, schema.TABLES[name]) for name, frames in gathered.items()}
-    tables = _resolve_ranks(tables)
+    tables = resolve_ranks(tables)
     tables = {name: schema.conform(df, schema.TABLES[name]) for name, df in tables.items()}
     # a line's rows in file and line order, however the files were batched (each parser gives its
     # rows for a whole batch): the same store from one process or many tasks

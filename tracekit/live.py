@@ -33,13 +33,13 @@ from enum import Enum
 from pathlib import Path
 from typing import Callable
 
+from tracekit.own import JSON_MARK, TXT_MARK, VERDICT_JSON, VERDICT_TXT, is_ours  # noqa: F401 - re-exported
+
 PHASES = {  # what a job prints just before a long quiet phase (HF Trainer, DeepSpeed, Lightning, Megatron)
     "eval": re.compile(r"(?i)running evaluation|^\s*evaluat(?:e|ing)\b|validation dataloader|^\s*validat(?:e|ing)\b"),
     "checkpoint": re.compile(r"(?i)sav(?:e|ing)\b.{0,40}checkpoint|checkpoint.{0,60}(?:about to be saved|sav(?:e|ing))"),
 }
 TAIL_BYTES = 4096
-VERDICT_TXT, VERDICT_JSON = "verdict.txt", "verdict.json"
-TXT_MARK, JSON_MARK = "# tracekit live verdict", '{\n  "written_by": "tracekit run"'
 
 
 class Act(Enum):
@@ -199,18 +199,6 @@ def decide(out: Path):
     from tracekit.ingest import ingest
 
     return verdict.decide(ingest([out]))
-
-
-def is_ours(path: Path) -> bool:
-    """Whether ``path`` is a verdict file tracekit run wrote (its first bytes say so)."""
-    mark = {VERDICT_TXT: TXT_MARK, VERDICT_JSON: JSON_MARK}.get(path.name)
-    if mark is None:
-        return False
-    try:
-        with open(path, "rb") as f:
-            return f.read(len(mark)).decode("utf-8", errors="replace") == mark
-    except OSError:
-        return False
 
 
 def write(out: Path, v, state: str, quiet_s: float, rounds: int, scratch: Path) -> bool:

@@ -1,4 +1,4 @@
-"""PyTorch Flight Recorder dumps, pickle or JSON, NCCL or Gloo (FORMATS.md, "Flight Recorder").
+"""PyTorch Flight Recorder dumps, pickle or JSON, NCCL or Gloo (docs/formats.md, "PyTorch", Flight Recorder).
 
 A dump is one rank's ring buffer. Its rank comes from the dump itself where it says so (a ``rank``
 key, or the one rank every process group of the dump shares), else from the trailing digits of

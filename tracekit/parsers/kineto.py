@@ -1,4 +1,4 @@
-"""torch.profiler (Kineto) Chrome JSON traces (FORMATS.md, "torch.profiler").
+"""torch.profiler (Kineto) Chrome JSON traces (docs/formats.md, "PyTorch", torch.profiler).
 
 Collectives are read, by preference, from ``record_param_comms`` ops that carry ``Collective
 name`` (newer traces: process group, element counts, dtype, ``Seq``), else from the ``c10d::*``
@@ -77,7 +77,7 @@ def parse(obj: dict, file: str) -> Parsed:
             if name.startswith("c10d::") or (name.startswith("gloo:") and e.get("cat") != "cpu_op"):
                 base = name.split("::", 1)[-1].rstrip("_") if name.startswith("c10d::") else name
                 op = canonical_op(base)
-                if op == "other" or base.startswith(("wait", "allreduce_coalesced")) and False:
+                if op == "other":
                     continue
                 order += 1
                 add("kineto", "0", order, op, name, None, None, e.get("ts"), e.get("dur"))

@@ -1,4 +1,4 @@
-"""NCCL_DEBUG=INFO logs, NCCL 2.2 to 2.31 and RCCL (FORMATS.md, "NCCL_DEBUG=INFO").
+"""NCCL_DEBUG=INFO logs, NCCL 2.2 to 2.31 and RCCL (docs/formats.md, "NCCL_DEBUG=INFO").
 
 One pass extracts the ``host:pid:tid [dev] NCCL LEVEL msg`` prefix from every line; each message
 shape (``nccl_shapes``) is then decoded on the subset of lines it can match. Two writers glued in one

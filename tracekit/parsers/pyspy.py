@@ -1,4 +1,4 @@
-"""py-spy dumps (FORMATS.md, "py-spy dump"), and the same shape written by ``tracekit run``.
+"""py-spy dumps (docs/formats.md, "py-spy dump"), and the same shape written by ``tracekit run``.
 
 ``Process 206450: python train.py`` / ``Thread 206450 (active): "MainThread"`` then frames,
 innermost first. Several ``Thread`` lines in a row share the frames below them (the grouped form

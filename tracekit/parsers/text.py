@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import polars as pl
 
-# Launcher prefixes (FORMATS.md), any number of them in a row, outermost first: a markdown quote
+# Launcher prefixes (docs/formats.md), any number of them in a row, outermost first: a markdown quote
 # `> `, ANSI colours (`\x1b[36m`, or `←[36m` where a paste lost the escape byte), Ray's
 # `(RayTrainWorker pid=615, ip=10.0.0.6) ` and `(raylet) `, pdsh `host: `, srun --label `12: ` (the
 # task number: a rank only where each task is one, which the prefix does not say), a wall-clock `[2026-01-02 03:04:05] ` (NCCL 2.26+

@@ -1,4 +1,4 @@
-"""torchrun and PyTorch c10d stdout/stderr (FORMATS.md, "PyTorch").
+"""torchrun and PyTorch c10d stdout/stderr (docs/formats.md, "PyTorch").
 
 Watchdog timeouts of every generation, ``ChildFailedError`` blocks, closing signals, exit codes,
 collective-mismatch reports of TORCH_DISTRIBUTED_DEBUG=DETAIL, gloo transport errors, Python

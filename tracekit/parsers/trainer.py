@@ -1,4 +1,4 @@
-"""Training-loop stdout: DeepSpeed, HF Trainer, ms-swift, Megatron (FORMATS.md, "DeepSpeed ...").
+"""Training-loop stdout: DeepSpeed, HF Trainer, ms-swift, Megatron (docs/formats.md, "DeepSpeed ...").
 
 Steps and losses become ``step`` events (the progress signal when no collective is logged),
 DeepSpeed's comms logger becomes ``comm_op`` events with their bandwidth, ms-swift's argument dump

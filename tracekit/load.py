@@ -1,0 +1,129 @@
+"""A run opened for analysis: its store read from disk where a fresh one is there, else its logs
+ingested now (and the store written where asked). The store-cache policy lives here, not in the CLI.
+
+A folder of logs that was ingested before holds its store in ``FOLDER/.tracekit``; that store is
+read instead of the logs while it is fresh: made by this code (``store.made_by_this_code``), from
+this folder alone, and no log under the folder changed after it was written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from tracekit import store as stores
+from tracekit.errors import InputError
+from tracekit.ingest import discover, ingest, unreadable
+from tracekit.store import Store
+
+CACHE = ".tracekit"  # a folder's own store, inside it
+
+
+@dataclass
+class Run:
+    """An opened run: its ``store``, the ``paths`` it came from, and where its store is being
+    written (``target``; None where it is not: read from disk, or no store asked for)."""
+
+    store: Store
+    paths: list[str]
+    target: Path | None = None
+    writing: Future | None = None
+
+    def notes(self) -> list[tuple[str, str, str]]:
+        """``(level, file, why)`` of each file read with a note (``note``: a truncated ``.gz`` that
+        still held lines) or not read at all (``error``), in file order."""
+        files = self.store.files.with_columns(unreadable().alias("unreadable"))
+        return [("error" if r["unreadable"] else "note", r["file"], r["error"])
+                for r in files.filter(files["error"].is_not_null()).iter_rows(named=True)]
+
+    def nothing_read(self) -> InputError | None:
+        """Why nothing of the run could be read (each file an error), or None where something was."""
+        bad = self.store.files.filter(unreadable())
+        if not bad.height or bad.height < self.store.files.height:
+            return None
+        name = ", ".join(self.paths)
+        f, why = bad["file"][0], bad["error"][0]
+        return InputError(f"{name}: {why}" if f == name else f"{name}: no readable file ({f}: {why})")
+
+    def wait(self) -> Path | None:
+        """The store folder once written (StoreError where writing failed), or None: none written."""
+        if self.writing is not None:
+            self.writing.result()
+        return self.target if self.writing is not None else None
+
+
+def store_target(paths: list[str], out: str | Path | None, no_store: bool) -> Path | None:
+    """Where ingest writes its store: ``out``, else ``PATH/.tracekit`` for one folder. Several
+    paths (a merged run) or a single file get a store only where ``out`` names one."""
+    if no_store:
+        return None
+    if out:
+        return Path(out)
+    if len(paths) == 1 and Path(paths[0]).is_dir():
+        return Path(paths[0]) / CACHE
+    return None
+
+
+def newer_than(folder: Path, store: Path) -> bool:
+    """Whether any log under ``folder`` changed after ``store`` was written (then ingest again)."""
+    written = max((f.stat().st_mtime for f in store.iterdir()), default=0.0)
+    return any(f.stat().st_mtime > written for f in discover([folder]) if f.is_file())
+
+
+def stored(path: str | Path) -> Path | None:
+    """The store to read for ``path`` instead of ingesting it: ``path`` itself where it is a store,
+    its fresh ``.tracekit`` where it is a folder that holds one; else None."""
+    p = Path(path)
+    if stores.is_store(p):
+        return p
+    cached = p / CACHE
+    if (stores.is_store(cached) and stores.made_by_this_code(cached)
+            and stores.inputs(cached) == [p.resolve()] and not newer_than(p, cached)):
+        return cached
+    return None
+
+
+Progress = Callable[[int, int], None]  # progress(done_bytes, total_bytes), as ingest.ingest takes it
+
+
+def parse(paths: list[str], engine: str = "local", progress: Progress | None = None) -> Store:
+    """The store of ``paths`` ingested by ``engine``: ``local`` (this machine), ``ray`` (a local Ray
+    cluster started for it) or ``ray:ADDRESS`` (a running one); ``progress`` as ``ingest.ingest``'s."""
+    if engine == "local":
+        return ingest(paths, progress=progress)
+    if engine == "ray" or engine.startswith("ray:"):
+        from tracekit.engines import parse_on_ray
+
+        return parse_on_ray(paths, address=engine[len("ray:"):] or None)
+    raise InputError(f"--engine {engine}: not an engine; give local, ray or ray:ADDRESS")
+
+
+def open_run(paths: list[str | Path], out: str | Path | None = None, no_store: bool = False,
+             scan: bool = False, progress: Progress | None = None, engine: str = "local",
+             reuse: bool = True) -> Run:
+    """Open the run at ``paths`` (its logs, or a store). ``reuse``: one path that is a store, or a
+    folder with a fresh store of its own, is read from disk (``scan``: its big tables stay there,
+    ``store.scan``); otherwise the logs are ingested (``parse``) and, unless ``no_store``, the store
+    is written (``store_target``) in a thread while the caller goes on (``Run.wait``). Raises
+    InputError for a path that does not exist or a run with no file at all; a run whose files are
+    all unreadable is opened (its ``notes`` say why) and writes no store."""
+    paths = [str(p) for p in paths]
+    found = stored(paths[0]) if reuse and len(paths) == 1 else None
+    if found is not None:
+        run = Run(stores.scan(found) if scan else Store.read(found), paths)
+    else:
+        for p in paths:
+            if not Path(p).exists():
+                raise InputError(f"{p}: no such file or folder")
+        run = Run(parse(paths, engine, progress), paths)
+    if not run.store.files.height:
+        raise InputError(", ".join(paths) + ": no logs, dumps or traces found")
+    target = store_target(paths, out, no_store) if found is None else None
+    if target is not None and run.nothing_read() is None:
+        # written beside the caller's analysis (polars writes without the GIL)
+        pool = ThreadPoolExecutor(1)
+        run.target, run.writing = target, pool.submit(run.store.write, target, inputs=paths)
+        pool.shutdown(wait=False)
+    return run

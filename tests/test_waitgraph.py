@@ -155,3 +155,30 @@ def test_group_in_creation_with_unknown_members_points_at_the_rank_in_no_collect
         "EXPERT_PARALLEL_GROUP (members unknown), the only rank in no collective; ranks 1-2 wait there; "
         "rank 0 waits for rank 1 in all_reduce #3 of "
         "TENSOR_MODEL_PARALLEL_GROUP_0 [0, 1]")
+
+
+def test_nccl_rank_enqueued_in_two_groups_the_roots_link_comes_first():
+    """Real NCCL's shape (samples/gpu_nccl_subgroup): rank 0 enqueued both its small group's #30 and the
+    world's #30 before blocking; rank 1 is in next_batch_stuck at #29 of both."""
+    tp01 = Group("1", (0, 1))
+    g = build([
+        rank(0, at(0, tp01, 30), at(0, WORLD4, 30)),
+        rank(1, at(1, tp01, 29, C), at(1, WORLD4, 29, C), frame="next_batch_stuck (gpu_nccl_groups.py:47)"),
+        rank(2, at(2, Group("2", (2, 3)), 30, C), at(2, WORLD4, 30)),
+        rank(3, at(3, Group("2", (2, 3)), 30, C), at(3, WORLD4, 30)),
+    ])
+    assert [r.rank for r in g.roots] == [1]
+    assert g.sentence() == (
+        "rank 1 is in next_batch_stuck (gpu_nccl_groups.py:47) and never joined "
+        "all_reduce #30 of group [0, 1]; "
+        "rank 0 waits there; ranks 0,2-3 wait for rank 1 in all_reduce #30 of default_pg")
+
+
+def test_a_rank_left_in_a_collective_the_others_went_past():
+    """sizes that differ (an all_to_all of other splits): rank 0 still waits in #32 that ranks 1-3
+    completed; no rank holds it, the collective itself does."""
+    others = [rank(r, at(r, WORLD4, 32, C)) for r in (1, 2, 3)]
+    g = build([rank(0, at(0, WORLD4, 32, op="all_to_all"))] + others)
+    assert [(r.rank, r.kind) for r in g.roots] == [(None, RootKind.ALL_JOINED)]
+    assert g.sentence() == ("rank 0 waits in all_to_all #32 of default_pg, which every member reached "
+                            "(ranks 1-3 went past it)")

@@ -106,7 +106,13 @@ class Root:
     def sentence(self) -> str:
         where = self.awaited_in.what if self.awaited_in else "its group's collective"
         if self.kind is RootKind.ALL_JOINED:
-            return f"{who(list(self.awaited_in.waiting))} all joined {where}, and it never completed"
+            link = self.awaited_in
+            past = sorted(set(link.group.members) - set(link.waiting))
+            if not past:
+                return f"{who(list(link.waiting))} all joined {where}, and it never completed"
+            verb = "waits" if len(link.waiting) == 1 else "wait"
+            return (f"{who(list(link.waiting))} {verb} in {where}, which every member reached "
+                    f"({who(past)} went past it)")
         if self.kind is RootKind.NO_RECORD:
             return f"rank {self.rank} left no record, and the others wait for it in {where}"
         place = f"is in {self.frame}" if self.frame else "is in no collective (no stack dump says where)"
@@ -134,16 +140,19 @@ class WaitGraph:
     def sentence(self) -> str:
         """``rank 1 is in train.py:40 and never joined all_reduce #12 of group [0, 1]; rank 0 waits there;
         ranks 2-3 wait for ranks 0-1 in all_reduce #19 of default_pg``."""
-        parts = [r.sentence() for r in self.roots]
-        said = {r.awaited_in for r in self.roots if r.awaited_in}
+        def waits(link: Link) -> str:
+            return f"{who(list(link.waiting))} {'waits' if len(link.waiting) == 1 else 'wait'}"
+
+        parts = []
+        said = [r.awaited_in for r in self.roots]
+        for i, root in enumerate(self.roots):
+            parts.append(root.sentence())
+            link = root.awaited_in
+            if root.kind is not RootKind.ALL_JOINED and link not in said[i + 1:]:  # once, after its last root
+                parts.append(f"{waits(link)} there")
         for link in self.links:
-            if link in said and not link.waits_for:
-                continue  # every member joined: its root said so
-            verb = f"{who(list(link.waiting))} {'waits' if len(link.waiting) == 1 else 'wait'}"
-            if link in said:
-                parts.append(f"{verb} there")
-            elif not any(link in c for c in self.cycles):
-                parts.append(f"{verb} for {who(list(link.waits_for))} in {link.what}")
+            if link not in said and not any(link in c for c in self.cycles):
+                parts.append(f"{waits(link)} for {who(list(link.waits_for))} in {link.what}")
         for cycle in self.cycles:
             parts.append("a cycle: " + ", ".join(
                 f"{who(list(c.waiting))} in {c.what} for {who(list(c.waits_for))}" for c in cycle))

@@ -115,7 +115,7 @@ def test_pending_init_names_the_member_that_never_started():
     assert [r.rank for r in g.roots] == [3]
     assert g.sentence() == (
         "rank 3 is in train.py:51 load_shard and never started "
-        "the communicator init of EXPERT_PARALLEL_GROUP [1, 2, 3]; "
+        "the init of EXPERT_PARALLEL_GROUP [1, 2, 3]; "
         "ranks 1-2 wait there; rank 0 waits for ranks 1-3 in all_reduce #31 of default_pg")
 
 
@@ -151,7 +151,7 @@ def test_group_in_creation_with_unknown_members_points_at_the_rank_in_no_collect
     assert [(r.rank, r.kind) for r in g.roots] == [(3, RootKind.OUTSIDE)]
     assert g.roots[0].awaited_in.inferred and g.decided
     assert g.sentence() == (
-        "rank 3 is in groups_job.py:33 load_shard and never started the communicator init of "
+        "rank 3 is in groups_job.py:33 load_shard and never started the init of "
         "EXPERT_PARALLEL_GROUP (members unknown), the only rank in no collective; ranks 1-2 wait there; "
         "rank 0 waits for rank 1 in all_reduce #3 of "
         "TENSOR_MODEL_PARALLEL_GROUP_0 [0, 1]")

@@ -92,7 +92,7 @@ class Link:
     def what(self) -> str:
         """``all_reduce #12 of TENSOR_MODEL_PARALLEL_GROUP [0, 1]``, ``the init of group [1, 2, 3]``."""
         if self.seq is None:
-            return f"the communicator init of {self.group.label}"
+            return f"the init of {self.group.label}"
         return f"{self.op or 'collective'} #{self.seq} of {self.group.label}"
 
 
@@ -215,14 +215,18 @@ def build(records: list[RankRecord]) -> WaitGraph:
 
 
 def _first_per_rank(roots: list[Root]) -> list[Root]:
-    """One root per rank (the link with the lowest sequence number it is awaited in), in rank order;
-    the collectives every member joined after them."""
+    """One root per rank, in rank order, then the collectives every member joined. A rank awaited in
+    several groups is named in the one nearest to it: a group's init before its collectives, then the
+    smallest group (where the others wait for it alone; sequence numbers of different groups do not
+    compare), then the lowest sequence number."""
+    def near(r: Root) -> tuple:
+        link = r.awaited_in
+        return (link.seq is not None, len(link.group.members), link.seq if link.seq is not None else -1)
+
     best: dict[int | None, Root] = {}
     for r in roots:
         key = r.rank if r.rank is not None else id(r.awaited_in)
-        seq = r.awaited_in.seq if r.awaited_in and r.awaited_in.seq is not None else -1
-        old = best.get(key)
-        if old is None or seq < (old.awaited_in.seq if old.awaited_in.seq is not None else -1):
+        if key not in best or near(r) < near(best[key]):
             best[key] = r
     ranked = sorted((r for r in best.values() if r.rank is not None), key=lambda r: r.rank)
     return ranked + [r for r in best.values() if r.rank is None]

@@ -21,12 +21,14 @@ records that would close it.
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from tracekit import waitgraph as wg
 from tracekit.evidence import Evidence, lines
 from tracekit.outcome import Kind, Verdict
-from tracekit.sources import fr
+from tracekit.sources import collect, fr
 from tracekit.store import Store
 
 # a main thread inside a group's creation: the group is in no record yet
@@ -87,35 +89,43 @@ def _records(store: Store, stacks: pl.DataFrame) -> list[wg.RankRecord]:
 
 def _own_frame(frames: str | None) -> str | None:
     """The innermost frame of the program itself (``main (train.py:54)``)."""
-    own = [f for f in (frames or "").split(" <- ") if f and not pl.Series([f]).str.contains(NOT_OWN)[0]]
+    own = [f for f in (frames or "").split(" <- ") if f and not re.search(NOT_OWN, f)]
     return own[0] if own else None
 
 
 def _fr_entries(store: Store, world: int | None) -> dict[int, list[wg.Entry]]:
     """Each rank's last entry per group from its dumps' pg_status (the latest dump: the highest)."""
-    g = store.groups.filter(pl.col("rank").is_not_null() & pl.col("last_enqueued").is_not_null())
-    if not g.height:
-        return {}
-    coll = store.collectives.filter(pl.col("source") == "fr")
+    # (a scanned store keeps groups and collectives on disk: only the few rows needed are collected)
     named = pl.col("pg_desc").filter(pl.col("pg_desc") != "").drop_nulls().first()
-    per = g.group_by("rank", "pg").agg(pl.col("last_enqueued").max(), pl.col("last_completed").max(), named)
-    desc = coll.group_by("pg").agg(named.alias("_d"))
-    listed = dict(fr.group_members(store).group_by("pg").agg(pl.col("members").first()).iter_rows())
-    dumped = dict(per.group_by("pg").agg(pl.col("rank").unique().sort()).iter_rows())
-    ops = {(r, p, s): o for r, p, s, o in coll.select("rank", "pg", "seq", pl.col("op").cast(pl.Utf8)).rows()}
+    status = store.groups.lazy().filter(pl.col("rank").is_not_null() & pl.col("last_enqueued").is_not_null())
+    last = (pl.col("last_enqueued").max(), pl.col("last_completed").max(), named)
+    per = collect(status.group_by("rank", "pg").agg(*last))
+    if not per.height:
+        return {}
+    # where a rank waits: the first sequence number it enqueued and did not complete
+    per = per.with_columns(pl.when(pl.col("last_completed").fill_null(-1) < pl.col("last_enqueued"))
+                           .then(pl.col("last_completed").fill_null(0).clip(0) + 1).alias("waits_at"))
+    coll = store.collectives.lazy().filter(pl.col("source") == "fr")
+    desc = dict(collect(coll.group_by("pg").agg(named)).iter_rows())
+    at = per.filter(pl.col("waits_at").is_not_null()).select(
+        pl.col("rank").cast(pl.Int32), "pg", pl.col("waits_at").alias("seq"))  # (collectives' rank is Int32)
+    ops = collect(coll.join(at.lazy(), on=["rank", "pg", "seq"], how="semi").select(
+        "rank", "pg", "seq", pl.col("op").cast(pl.Utf8)))
+    ops = {(int(r), p, q): o for r, p, q, o in ops.rows()}
+    listed = dict(fr.group_members(store).group_by("pg").agg(pl.col("members").first()).rows())
+    dumped = dict(per.group_by("pg").agg(pl.col("rank").unique().sort()).rows())
     out: dict[int, list[wg.Entry]] = {}
-    for r in per.join(desc, on="pg", how="left").iter_rows(named=True):
-        enq, done = r["last_enqueued"], r["last_completed"]
-        if enq < 0:
+    for r in per.iter_rows(named=True):
+        if r["last_enqueued"] < 0:
             continue
         # members: pg_config's list; a gloo dump lists none: the ranks whose dumps name it (pg 0: the world)
         members = listed.get(r["pg"]) or (range(world) if r["pg"] == "0" and world else dumped[r["pg"]])
-        group = wg.Group(r["pg"], tuple(sorted(members)), r["pg_desc"] or r["_d"])
-        if done is not None and done >= enq:
-            entry = wg.Entry(r["rank"], group, wg.EntryState.COMPLETED, done)
+        group = wg.Group(r["pg"], tuple(sorted(members)), r["pg_desc"] or desc.get(r["pg"]))
+        if r["waits_at"] is None:
+            entry = wg.Entry(r["rank"], group, wg.EntryState.COMPLETED, r["last_completed"])
         else:
-            seq = max(done if done is not None else 0, 0) + 1  # the first not completed: where it waits
-            entry = wg.Entry(r["rank"], group, wg.EntryState.WAITING, seq, ops.get((r["rank"], r["pg"], seq)))
+            op = ops.get((r["rank"], r["pg"], r["waits_at"]))
+            entry = wg.Entry(r["rank"], group, wg.EntryState.WAITING, r["waits_at"], op)
         out.setdefault(r["rank"], []).append(entry)
     return out
 
@@ -136,10 +146,10 @@ def _nccl_entries(store: Store, dumped: set[int]) -> dict[int, list[wg.Entry]]:
     for rank, key, _ in inits.filter(~pl.col("done")).iter_rows():
         group = wg.Group(key, members.get(key, ()), f"communicator {key}")
         out.setdefault(rank, []).append(wg.Entry(rank, group, wg.EntryState.INIT))
-    coll = store.collectives.filter((pl.col("source") == "nccl") & pl.col("rank").is_not_null()
-                                    & ~pl.col("rank").is_in(list(dumped)))
-    last = coll.group_by("rank", "pg").agg(pl.col("seq").max(),
-                                           pl.col("op").sort_by("seq").last().cast(pl.Utf8))
+    coll = store.collectives.lazy().filter((pl.col("source") == "nccl") & pl.col("rank").is_not_null()
+                                           & ~pl.col("rank").is_in(list(dumped)))
+    last = collect(coll.group_by("rank", "pg").agg(pl.col("seq").max(),
+                                                   pl.col("op").sort_by("seq").last().cast(pl.Utf8)))
     ends = last.group_by("pg").agg(pl.col("seq").max().alias("top"), pl.col("seq").min().alias("low"))
     for r in last.join(ends, on="pg").iter_rows(named=True):
         behind = r["low"] < r["top"]  # someone is behind: the ranks at the highest opCount wait

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import align, sources
+from tracekit import align, rules_wait, sources
 from tracekit.evidence import BENIGN, KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.wording import who
@@ -418,7 +418,8 @@ def nothing(ev: Evidence) -> Verdict:
 
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [
-    mismatch_aligned, mismatch_reported, mismatch_from_watchdog, cuda_failure, nccl_failure, crashed_rank, rendezvous_failed, init_stall,
+    mismatch_aligned, mismatch_reported, mismatch_from_watchdog, cuda_failure, nccl_failure,
+    rules_wait.waiting_across_groups, crashed_rank, rendezvous_failed, init_stall,
     transport_error, deadlock, deadlock_reported, deadlock_from_watchdog, deadlock_from_stacks, slow_progress, waiting_on_silent_ranks,
     nccl_error_unexplained, exited_without_cause, timed_out, straggler, failed_without_cause, healthy,
     clean_but_partial,

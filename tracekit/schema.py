@@ -27,7 +27,8 @@ EVENT_KINDS = {
     "watchdog_status": "c10d: last enqueued / completed work of a process group after a timeout",
     "watchdog_abort": "c10d taking the process down after a timeout (a consequence, not a cause)",
     "c10d_error": "an E-level glog line of c10d",
-    "collective_mismatch": "TORCH_DISTRIBUTED_DEBUG=DETAIL found ranks running different collectives",
+    "collective_mismatch": "a runtime found ranks running different collectives: TORCH_DISTRIBUTED_DEBUG="
+                           "DETAIL, NCCL's `message truncated` (nccl_messages: sizes differ between ranks)",
     "gloo_size_mismatch": "gloo's pairing check: a peer sent another size",
     "child_failed": "torchrun: a local rank failed (exit code, pid)",
     "rank_exit": "torchrun's ChildFailedError block: rank, local rank, host, exit code",
@@ -63,6 +64,8 @@ EVENT_KINDS = {
     "run_note": "a note of tracekit run's launcher (stall, dump, exit code)",
     "version": "a version printed outside NCCL's own banner",
     "fr_dump": "one Flight Recorder dump (entries, version)",
+    "pg_comm": "c10d: a process group's NCCL communicator (`ProcessGroupNCCL created ncclComm_ 0x...`): pg, "
+               "pg_name, pg_desc, pg_rank, comm",
 }
 EventKind = pl.Enum(list(EVENT_KINDS))
 #: Entry / communicator states: FR's entry states, NCCL init states, tracekit's own.
@@ -88,6 +91,9 @@ COMMS = {
     "file": Str, "line": I64, "host": Str, "pid": I64, "comm": Str, "comm_id": Str,
     "rank": I64, "nranks": I64, "nnodes": I64, "cuda_dev": I64, "bus_id": Str,
     "parent": Str, "color": I64, "key": I64, "api": Str, "state": State,
+    # issue 33: ``rank`` is the rank inside the communicator; ``global_rank`` the process's own; ``comm_key``
+    # ties one communicator's rows across processes (commId, or a split's parent key, split count and color)
+    "global_rank": I64, "comm_key": Str, "split_count": I64,
 }
 
 LINKS = {
@@ -120,6 +126,12 @@ EVENTS = {
     "message": Str, "seq": I64, "op": Str, "numel": I64, "timeout_ms": I64, "pg": Str,
     "last_enqueued": I64, "last_completed": I64, "exit_code": I64, "step": I64, "max_steps": I64, "loss": F64,
     "thread": Str, "where": Str, "frames": Str,
+    # issue 33: the group a c10d line's tag names (`[PG ID 2 PG GUID 3(TENSOR_MODEL_PARALLEL_GROUP) Rank 1]`):
+    # ``pg`` is its id (2), ``pg_name`` its GUID (3, the name Flight Recorder dumps use), ``pg_rank`` the
+    # rank inside it (1; ``rank`` stays the global one); ``comm``: the NCCL communicator a line names
+    "pg_name": Str, "pg_desc": Str, "pg_rank": I64, "comm": Str,
+    # the entry of tracekit/nccl_messages.py an NCCL WARN (or a line quoting NCCL's words) reads as
+    "message_id": Str,
     # bandwidth measurements (DeepSpeed comms logger, nccl-tests): message bytes, time, GB/s
     "bytes": I64, "duration_ms": F64, "algbw_gbs": F64, "busbw_gbs": F64,
 }

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from tracekit.nccl_messages import message_name, reads_as
 from tracekit.parsers import Parsed, text
-from tracekit.parsers.nccl_ranks import join_rank, process_ranks
+from tracekit.parsers.nccl_ranks import comm_table, join_rank, launched, process_ranks
 from tracekit.parsers.nccl_shapes import (  # noqa: F401 - FAST_HEAD is read by ingest
     PREFIX, PREFIX_NO_PID, OFI_LINE, SHARP_LINE, SHARPD_LINE, FABRIC_LINE, MLX5_LINE, BARE_PLUGIN, BARE_NCCL,
     BARE_COLL, OTHER_SHAPES, FAILED_WORDS, GLUED, VERSION, USING, NCCL_TUPLE, INIT, NNODES, COLL, CONN,
@@ -159,7 +160,8 @@ def _split_prefix(lines: pl.DataFrame) -> pl.DataFrame:
     """
     t = pl.col("text")
     # (before NCCL 2.3 lines read `host:pid:tid [dev] INFO msg`, without "NCCL")
-    lines = lines.select("file", "line", "text", "ts")
+    launcher = ["launch_rank"] if "launch_rank" in lines.columns else []  # a prefix's rank (nccl_ranks)
+    lines = lines.select("file", "line", "text", "ts", *launcher)
     said = lines.select(t.str.contains(" NCCL ", literal=True) | t.str.contains(" INFO ", literal=True)
                         | t.str.contains(" WARN ", literal=True)).to_series()
     df = lines if said.all() else lines.filter(said)
@@ -353,10 +355,7 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     said_size = df.filter(pl.col("msg").str.contains(" nranks ", literal=True) | pl.col("msg").str.contains(" nRanks ", literal=True))
     rank_nranks = _decode(said_size.join(init.select("file", "line"), on=["file", "line"], how="anti"), RANK_NRANKS)
     proxy = _decode(df, PROXY_RANK, pl.col("msg").str.starts_with("[Proxy "))
-    proc_rank = process_ranks(init, nnodes, rank_nranks, conn, trees, proxy)
-    comm_ids = init.filter(pl.col("comm_id").is_not_null()).group_by(["host", "pid", "comm"]).agg(
-        pl.col("comm_id").first()
-    )
+    proc_rank = process_ranks(init, nnodes, rank_nranks, conn, trees, proxy, launched(df))
 
     def with_rank(frame: pl.DataFrame) -> pl.DataFrame:
         if "rank" in frame.columns:
@@ -365,14 +364,11 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
             return frame.with_columns(pl.lit(None, pl.Int64).alias("rank"))
         return join_rank(frame, proc_rank)
 
-    comms = pl.concat([
-        init.with_columns(
-            pl.col("state").str.replace(" ", "_").str.to_lowercase(),
-            pl.col("rank", "nranks", "cuda_dev", "color", "key").cast(pl.Int64, strict=False),
-        ).select(*key, "comm", "comm_id", "rank", "nranks", "cuda_dev", "bus_id", "parent", "color", "key", "api", "state"),
-        nnodes.with_columns(pl.col("rank", "nranks", "nnodes").cast(pl.Int64, strict=False), pl.lit("topology").alias("state"))
-        .select(*key, "comm", "rank", "nranks", "nnodes", "state"),
-    ], how="diagonal_relaxed")
+    comms = comm_table(init, nnodes, proc_rank, key)  # rank in the communicator, and the global rank
+    # a stream's process group: its communicator's key, the same on every member (a split's too, which
+    # has no commId of its own), else the communicator's pointer
+    comm_ids = comms.filter(pl.col("comm_key").is_not_null()).group_by(["host", "pid", "comm"]).agg(
+        pl.col("comm_key").first().alias("comm_id"))
 
     links = pl.concat([
         with_rank(conn).with_columns(
@@ -435,7 +431,9 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     for pattern, why in reversed(BENIGN.items()):
         reason = pl.when(pl.col("msg").str.contains(pattern)).then(pl.lit(why)).otherwise(reason)
     events = pl.concat([
-        warn.with_columns(pl.lit("nccl_warn").alias("kind"), pl.col("src_loc").alias("where")),
+        # NCCL's word that the ranks' sizes differ (`message truncated`) reports a mismatch, not the network
+        warn.with_columns(pl.when(reads_as("MISMATCH", "msg")).then(pl.lit("collective_mismatch"))
+                          .otherwise(pl.lit("nccl_warn")).alias("kind"), pl.col("src_loc").alias("where")),
         benign.with_columns(pl.lit("benign_warn").alias("kind"), reason.alias("where")),
         retry.with_columns(pl.lit("connect_retry").alias("kind")),
         ib_err.with_columns(pl.lit("transport_error").alias("kind")),
@@ -445,7 +443,9 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
         destroyed.with_columns(pl.lit("comm_destroyed").alias("kind")),
     ], how="diagonal_relaxed")
     if events.height:
-        events = with_rank(events).with_columns(pl.col("msg").alias("message")).unique(["file", "line", "kind"], maintain_order=True)
+        events = with_rank(events).with_columns(pl.col("msg").alias("message"),
+                                                message_name("msg").alias("message_id"))
+        events = events.unique(["file", "line", "kind"], maintain_order=True)
     using = version_lines.filter(pl.col("text").str.contains(USING))
     if using.height:  # a version printed outside NCCL's banner: the version, and who printed it
         g = pl.col("text").str.extract_groups(USING).struct

@@ -1,12 +1,29 @@
-"""Which global rank each NCCL process is, from what NCCL's lines say (``nccl.parse`` decodes them)."""
+"""Which global rank each NCCL process is, from what NCCL's lines say (``nccl.parse`` decodes them), and
+each communicator's rows with the global rank beside the rank inside it (``comm_table``)."""
 
 from __future__ import annotations
 
 import polars as pl
 
 
+# `ncclCommSplit comm 0x1f29eb60 rank 1 nranks 2 ... parent 0x12196970 splitCount 1 color 2130503744 key 1-
+# Init START`: NCCL 2.23+ writes splitCount before color and no commId, an order INIT's optional fields miss
+SPLIT = (r" parent (?P<s_parent>0x[0-9a-fA-F]+)(?: splitCount (?P<split_count>\d+))?"
+         r"(?: color (?P<s_color>-?\d+))?(?: key (?P<s_key>-?\d+))?")
+
+
+def launched(df: pl.DataFrame) -> pl.DataFrame:
+    """``host, pid, rank``: the global rank a launcher's prefix (`[rank3]:`) puts on a process's lines."""
+    if "launch_rank" not in df.columns:
+        return pl.DataFrame(schema={"host": pl.Utf8, "pid": pl.Int64, "rank": pl.Int64})
+    said = df.filter(pl.col("launch_rank").is_not_null() & pl.col("host").is_not_null())
+    return said.group_by("host", "pid", maintain_order=True).agg(
+        pl.col("launch_rank").mode().first().alias("rank"))
+
+
 def process_ranks(init: pl.DataFrame, nnodes: pl.DataFrame, rank_nranks: pl.DataFrame, conn: pl.DataFrame,
-                   trees: pl.DataFrame, proxy: pl.DataFrame) -> pl.DataFrame:
+                   trees: pl.DataFrame, proxy: pl.DataFrame, by_launcher: pl.DataFrame | None = None
+                   ) -> pl.DataFrame:
     """Which global rank each process is: ``host, pid, dev, rank, world_size, cuda_dev``.
 
     A process's rank is the one it holds in its largest communicator (the world; a sub-group's rank
@@ -15,7 +32,21 @@ def process_ranks(init: pl.DataFrame, nnodes: pl.DataFrame, rank_nranks: pl.Data
     is written by the rank that sends, a ``[receive]`` one by the rank that receives; a tree line
     ``a/b/c->R->p`` by R, a proxy thread's ``[Proxy Service R]`` for R). A process that drives several GPUs (nccl-tests ``-g 4``, one thread per GPU,
     TF/Horovod) holds one rank per device: its rows name ``dev`` and are matched on it; ``dev`` is
-    null for a process of one rank."""
+    null for a process of one rank. A launcher's prefix (``by_launcher``, from ``launched``) names a
+    process of one rank outright: a job whose world communicator never started (NCCL inits lazily) shows
+    only a sub-group's ranks, which are not global."""
+    out = _from_comms(init, nnodes, rank_nranks, conn, trees, proxy)
+    if by_launcher is None or not by_launcher.height:
+        return out
+    told = by_launcher.select("host", pl.col("pid").cast(pl.Int64), pl.col("rank").alias("_told"))
+    several = out.filter(pl.col("dev").is_not_null()).select("host", "pid").unique()  # a rank per GPU: kept
+    told = told.join(several, on=["host", "pid"], how="anti")
+    one = out.filter(pl.col("dev").is_null()).join(told, on=["host", "pid"], how="full", coalesce=True)
+    one = one.with_columns(pl.coalesce("_told", "rank").alias("rank")).drop("_told")
+    return pl.concat([one.select(out.columns), out.filter(pl.col("dev").is_not_null())])
+
+
+def _from_comms(init, nnodes, rank_nranks, conn, trees, proxy) -> pl.DataFrame:
     i64 = pl.Int64
     parts = [
         init.select("host", "pid", pl.col("cuda_dev").cast(i64, strict=False).alias("dev"), "rank", "nranks", "line"),
@@ -56,3 +87,46 @@ def join_rank(frame: pl.DataFrame, proc_rank: pl.DataFrame) -> pl.DataFrame:
     else:
         out = out.with_columns(pl.lit(None, pl.Int64).alias("_r2"))
     return out.with_columns(pl.coalesce("_r1", "_r2").alias("rank")).drop("_r1", "_r2")
+
+
+def comm_table(init: pl.DataFrame, nnodes: pl.DataFrame, proc_rank: pl.DataFrame, cols: list[str]
+               ) -> pl.DataFrame:
+    """The COMMS rows: each communicator's init, destroy and topology lines, with ``rank`` the rank inside
+    the communicator and ``global_rank`` the process's own; ``comm_key`` ties one communicator's rows
+    across processes: its commId, or for a split that has none (NCCL 2.23+) its parent's key, split
+    count and color (``<parent key>/split <n> color <c>``), the same on every member."""
+    split = pl.col("msg").str.extract_groups(SPLIT).struct
+    i64 = pl.Int64
+    inits = init.with_columns(
+        pl.col("state").str.replace(" ", "_").str.to_lowercase(),
+        pl.coalesce("parent", split.field("s_parent")).alias("parent"),
+        pl.coalesce(pl.col("color"), split.field("s_color")).cast(i64, strict=False).alias("color"),
+        pl.coalesce(pl.col("key"), split.field("s_key")).cast(i64, strict=False).alias("key"),
+        split.field("split_count").cast(i64, strict=False).alias("split_count"),
+        pl.col("rank", "nranks", "cuda_dev").cast(i64, strict=False),
+    ).select(*cols, "dev", "comm", "comm_id", "rank", "nranks", "cuda_dev", "bus_id", "parent", "color",
+             "key", "split_count", "api", "state")
+    topo = nnodes.with_columns(pl.col("rank", "nranks", "nnodes").cast(i64, strict=False),
+                               pl.lit("topology").alias("state"))
+    topo = topo.select(*cols, "dev", "comm", "rank", "nranks", "nnodes", "state")
+    comms = pl.concat([inits, topo], how="diagonal_relaxed")
+    if not comms.height:
+        return comms.with_columns(pl.lit(None, i64).alias("global_rank"),
+                                  pl.lit(None, pl.Utf8).alias("comm_key"))
+    comms = join_rank(comms.rename({"rank": "_in_comm"}), proc_rank)
+    comms = comms.rename({"rank": "global_rank", "_in_comm": "rank"})
+    keys = _comm_keys(comms)
+    return comms.join(keys, on=["host", "pid", "comm"], how="left", maintain_order="left").drop("dev")
+
+
+def _comm_keys(comms: pl.DataFrame) -> pl.DataFrame:
+    """``host, pid, comm, comm_key`` per communicator of a process (see ``comm_table``)."""
+    first = [pl.col(c).drop_nulls().first() for c in ("comm_id", "parent", "split_count", "color")]
+    per = comms.group_by("host", "pid", "comm", maintain_order=True).agg(*first).with_columns(
+        pl.col("comm_id").alias("comm_key"))
+    for _ in range(4):  # a split of a split ...: each pass resolves one more level
+        parents = per.select("host", "pid", pl.col("comm").alias("parent"), pl.col("comm_key").alias("_pk"))
+        per = per.join(parents, on=["host", "pid", "parent"], how="left", maintain_order="left").with_columns(
+            pl.coalesce("comm_key", pl.format("{}/split {} color {}", "_pk", "split_count", "color"))
+            .alias("comm_key")).drop("_pk")
+    return per.select("host", "pid", "comm", "comm_key")

@@ -11,6 +11,7 @@ import re
 
 import polars as pl
 
+from tracekit.nccl_messages import message_name, reads_as
 from tracekit.parsers import Parsed, any_of
 
 # every generation: `WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=.., NumelOut=.., Timeout(ms)=600000)`, and
@@ -62,8 +63,12 @@ ERROR_JSON = r"^\s*\"message\": \"(?P<json_message>(?P<exc>[\w.]+(?:Error|Except
 LIGHTNING = (r"^\s*LOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES: |^distributed_backend=\w+|^Global seed set to \d+"
              r"|^All DDP processes registered|^Initializing distributed: |^initializing ddp: ")
 # `[Rank 3]`, `[PG 0 Rank 3]`, `[PG 0 (default_pg) Rank 3]`, `[PG ID 2 PG GUID 3(tp) Rank 1]`: the rank in
-# process group ``pg``; a global rank only in the default group (PG 0) or where no group is named
-PG_TAG = r"\[(?:PG (?:ID )?(?P<pg>\d+) (?:PG GUID \S+ )?(?:\([^)]*\) )?)?Rank (?P<rank>\d+)\]"
+# process group ``pg`` (id 2, GUID 3, description tp); a global rank only in the default group (PG 0) or
+# where no group is named
+PG_TAG = (r"\[(?:PG (?:ID )?(?P<pg>\d+) (?:PG GUID (?P<guid>[^\s(\]]+)(?:\((?P<desc>[^)]*)\))? )?"
+          r"(?:\((?P<desc2>[^)]*)\) )?)?Rank (?P<rank>\d+)\]")
+# c10d ties a process group to its NCCL communicator (glog INFO, TORCH_CPP_LOG_LEVEL=INFO)
+PG_COMM = r"ProcessGroupNCCL created ncclComm_ (?P<comm>0x[0-9a-fA-F]+)"
 LAST_WORK = (
     r"[Ll]ast enqueued (?:NCCL )?work: (?P<last_enqueued>-?\d+), last completed (?:NCCL )?work: (?P<last_completed>-?\d+)"
 )
@@ -114,10 +119,19 @@ def parse(lines: pl.DataFrame) -> Parsed:
     tag = t.str.extract_groups(PG_TAG)
     pg_rank = tag.struct.field("rank").cast(pl.Int64, strict=False)
     df = lines.select("file", "line", "text", "ts", "launch_rank", "local_tag").with_columns(
-        tag.struct.field("pg").alias("pg"),
+        tag.struct.field("pg").alias("pg"), tag.struct.field("guid").alias("pg_name"),
+        pl.coalesce(tag.struct.field("desc"), tag.struct.field("desc2")).alias("pg_desc"),
+        pl.when(tag.struct.field("pg").is_not_null()).then(pg_rank).alias("pg_rank"),
         # a launcher's prefix names the global rank; a group-local rank never replaces it
         pl.when(tag.struct.field("pg").fill_null("0") == "0").then(pg_rank).alias("_own"),
     ).with_columns(pl.coalesce("launch_rank", "_own").alias("rank"))
+    # a line of another group without a launcher's prefix: the global rank of its file, where the file's
+    # other lines name exactly one (a per-rank log: its `[PG ID 0 ...]` lines, tracekit's header)
+    known = pl.col("_known").drop_nulls()
+    df = df.with_columns(pl.coalesce("rank", pl.when(t.str.contains(TRACEKIT)).then(
+        _kv("text", "rank").cast(pl.Int64, strict=False))).alias("_known"))
+    df = df.with_columns(pl.coalesce("rank", pl.when(known.n_unique().over("file") == 1).then(
+        known.first().over("file"))).alias("rank")).drop("_known")
     frames = []
     kinds = []  # (kind, mask, pattern, extra), masks evaluated together below
 
@@ -170,12 +184,16 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("package", t.str.contains(RUN_PKG), RUN_PKG)
     add("run_note", t.str.contains(RUN_NOTE), RUN_NOTE)
     add("stall", t.str.contains(TRACEKIT_STALL), where=pl.lit("tracekit"))
+    add("pg_comm", t.str.contains(PG_COMM), PG_COMM, where=pl.lit("c10d"))
     add("c10d_error", t.str.contains(GLOG) & t.str.starts_with("[E") | t.str.contains(r"^E\d{3,4} "))
     add("exception", t.str.contains(ERROR_JSON), ERROR_JSON)
     # the line under `Last error:` in an NCCL exception is NCCL's own reason (what its WARN said)
     add("nccl_warn", (t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False)
-        & (t.str.strip_chars() != ""), where=pl.lit("NCCL's last error"))
+        & (t.str.strip_chars() != "") & ~reads_as("MISMATCH", "text"), where=pl.lit("NCCL's last error"))
 
+    # NCCL's own word under `Last error:` that the ranks' sizes differ (`message truncated`): a mismatch
+    add("collective_mismatch", (t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False)
+        & reads_as("MISMATCH", "text"), where=pl.lit("NCCL's last error"))
     # one pass for every mask (a polars call costs more than its work on a small log), then the kinds found
     masks = df.select(mask.alias(str(i)) for i, (_, mask, _, _) in enumerate(kinds))
     for (kind, _, pattern, extra), rows in zip(kinds, masks):
@@ -235,7 +253,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
                 events = events.with_columns(pl.col(c).cast(pl.Int64, strict=False))
         if "op" in events.columns:
             events = events.with_columns(pl.col("op").str.to_lowercase())
-        events = events.unique(["file", "line", "kind"], maintain_order=True)
+        events = events.unique(["file", "line", "kind"], maintain_order=True).with_columns(
+            pl.when(pl.col("kind").is_in(["nccl_warn", "exception", "crash", "c10d_error",
+                                          "collective_mismatch"])).then(message_name()).alias("message_id"))
     after_last_error = (t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False) & (t.str.strip_chars() != "")
     used = after_last_error | t.str.contains(any_of(
         r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=", LAST_WORK, ABORT, CUDA, STUCK, ASYNC_ERROR, DESYNC, RAY_DIED, PG_OPTION,

@@ -1,0 +1,152 @@
+"""What NCCL's own WARN and INFO messages mean, as data, read from NCCL's source (issue 33).
+
+Each entry: a name, a pattern on the message (the text after ``NCCL WARN`` / ``NCCL INFO``, as
+``parsers/nccl.py`` cuts it), what it means, the verdict kinds it points to (by ``Kind`` name, most
+likely first: this module imports no analysis), and where NCCL writes it: ``file:line`` of
+github.com/NVIDIA/nccl at 5067397c (master, nccl4py v0.3.1 merge); patterns also take the wording of
+older releases where it differed (said per entry). Named groups keep the message's numbers (sizes, peer).
+
+The point of reading messages for their meaning: ``NET/Socket : peer ... message truncated : receiving
+64 bytes instead of 32`` is NCCL saying two ranks posted different sizes (an all_to_all with other
+splits, a send/recv pair of other sizes), a MISMATCH, not the network failing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import polars as pl
+
+
+@dataclass(frozen=True)
+class Message:
+    name: str
+    pattern: str
+    meaning: str
+    points_to: tuple[str, ...]  # verdict kinds by name (tracekit's Kind), most likely first
+    source: str  # where NCCL writes it: NVIDIA/nccl file:line
+
+
+_PEER = r"(?P<peer>\S+)"
+MISMATCH, INIT, NET, CRASH = "MISMATCH", "INIT_STALL", "TRANSPORT_ERROR", "CRASHED_RANK"
+MESSAGES: tuple[Message, ...] = (
+    # sizes that differ between ranks
+    Message("socket_truncated",
+            rf"NET/Socket ?: peer {_PEER} message truncated ?: "
+            r"receiving (?P<got>\d+) bytes instead of (?P<expected>\d+)",
+            "the peer sent more bytes than this rank posted to receive: the ranks called the collective or "
+            "send/recv with different sizes (all_to_all splits, a send/recv pair, NCCL_PROTO/NCCL_ALGO "
+            "set differently)",
+            (MISMATCH,), "src/transport/net_socket.cc:636"),
+    Message("bootstrap_truncated",
+            r"Message truncated ?: received (?P<got>[\d,]+) bytes instead of (?P<expected>[\d,]+)",
+            "a bootstrap message of another size than expected: the ranks disagree on the communicator "
+            "(different NCCL builds, a rank of another job on the same id)",
+            (MISMATCH, INIT), "src/bootstrap.cc:224 (also :236, :249)"),
+    Message("version_mismatch",
+            r"Mismatched NCCL version detected ?: rank (?P<rank_a>\d+) version (?P<version_a>\d+) "
+            r"rank (?P<rank_b>\d+) version (?P<version_b>\d+)",
+            "ranks of one communicator loaded different NCCL versions", (MISMATCH,), "src/init.cc:1043"),
+    Message("bootstrap_root_mismatch", r"Bootstrap Root ?: mismatch in info from procs",
+            "ranks joined one unique id with different sizes: launches that disagree on the world size",
+            (INIT, MISMATCH), "src/bootstrap.cc:335"),
+    Message("rank_checked_in_twice",
+            r"Bootstrap Root ?: rank (?P<rank>\d+) of (?P<nranks>\d+) ranks has already checked in",
+            "two processes claim one rank (a duplicated RANK, two jobs on one NCCL unique id)",
+            (INIT, MISMATCH), "src/bootstrap.cc:348"),
+    Message("net_count_mismatch", r"Detected mixed local Net device counts across ranks",
+            "nodes see different numbers of NICs: the communicator's setup stops", (INIT,),
+            "src/init.cc:1339"),
+    Message("ib_link_mismatch", r"NET/IB ?: Remote \S+ device is incompatible with the local",
+            "the two ends' NICs are of another link layer (IB vs RoCE): select one type with NCCL_IB_HCA",
+            (NET,), "src/transport/net_ib/connect.cc:1034 (also :1535)"),
+    Message("buffer_on_other_device",
+            r"(?P<op>\w+) ?: (?P<buffer>\w+) allocated on device (?P<device>\d+) "
+            r"mismatchs with NCCL device (?P<nccl_device>\d+)",
+            "a tensor on another GPU than the communicator's: a wrong torch.cuda.set_device", (CRASH,),
+            "src/misc/argcheck.cc:24"),
+    # the network
+    Message("ib_completion_error",
+            rf"NET/IB ?: Got completion from peer {_PEER} with "
+            r"(?:status=(?P<status>\w+)(?:\((?P<code>\d+)\))?|error (?P<error>\d+))",
+            "an InfiniBand/RoCE work request failed (status 12, IBV_WC_RETRY_EXC_ERR: the peer stopped "
+            "answering; a link or a switch, or the peer process died)", (NET, CRASH),
+            "src/transport/net_ib/p2p.cc:688 (2.18-2.22: `with error %d, opcode %d, len %d, vendor err %d`)"),
+    Message("connect_failed", rf"(?:\w+: )?[Cc]onnect to {_PEER} failed ?: (?P<error>.+)",
+            "a TCP connect to a peer failed outright (no route, wrong interface)", (NET,),
+            "src/os/linux.cc:302 (before 2.19: `socketStartConnect: Connect to %s failed : %s`)"),
+    Message("connect_retries_exhausted",
+            rf"(?:\w+: )?connect to {_PEER} returned (?P<error>.+?), exceeded error retry count",
+            "a peer never accepted the connection after every retry: it is unreachable or not listening",
+            (NET, INIT), "src/os/linux.cc:288"),
+    Message("connect_retrying",
+            rf"(?:\w+: )?connect to {_PEER} returned (?P<error>.+?), retrying"
+            r"|Call to connect returned (?P<error_old>.+?), retrying",
+            "a connect refused or timed out, retried (a peer not listening yet is normal at start)",
+            (NET,), "src/os/linux.cc:293 (INFO)"),
+    Message("peer_closed", rf"Connection closed by remote peer(?: {_PEER})?",
+            "the peer closed its socket: its process exited or was killed, or the link dropped",
+            (CRASH, NET), "src/misc/socket.cc:58"),
+    Message("socket_call_failed",
+            rf"(?:\w+: )?Call to (?P<call>recv from|send to) {_PEER} failed ?: (?P<error>.+)",
+            "a socket send/recv to a peer failed (reset, broken pipe)", (NET, CRASH), "src/os/linux.cc:362"),
+    Message("no_socket_interface",
+            r"Bootstrap ?: no socket interface found|NET/Socket ?: No usable listening interface",
+            "no network interface matches NCCL_SOCKET_IFNAME (or none is up)", (INIT, NET),
+            "src/bootstrap.cc:126 (also :120)"),
+    Message("no_transport", r"No transport found for rank (?P<rank>\d+)\[\w+\] -> rank (?P<peer_rank>\d+)",
+            "NCCL found no way (P2P, SHM, NET) to reach a peer: transports disabled by NCCL_*_DISABLE",
+            (NET,), "src/transport.cc:39"),
+    # a rank's own failure
+    Message("cuda_failure", r"Cuda failure (?:\d+ )?'(?P<error>[^']*)'",
+            "a CUDA call inside NCCL failed on this rank", (CRASH,),
+            "src/include/checks.h:18 (cudawrap.h:37 adds the number)"),
+    Message("cuda_alloc_failed",
+            r"Failed to CUDA (?:malloc|calloc|host alloc)(?: async)? (?P<bytes>\d+) bytes",
+            "NCCL could not allocate its buffers: the GPU is out of memory", (CRASH,),
+            "src/include/alloc.h:462 (also :159, :493, :520)"),
+    Message("comm_aborted", r"Comm 0x[0-9a-fA-F]+ is in abort state",
+            "the communicator was aborted (by the watchdog after a timeout, or another error): a consequence",
+            (CRASH,), "src/proxy.cc:1371"),
+    # ncclGetErrorString: the words torch's exceptions quote (`NCCL error in: ..., <these words>`)
+    Message("remote_error", r"remote process exited or there was a network error",
+            "ncclRemoteError: a peer's process exited, or the network between them failed",
+            (CRASH, NET), "src/init.cc:3430"),
+    Message("system_error", r"unhandled system error",
+            "ncclSystemError: a system call failed (sockets, shm, /dev/shm too small in a container)",
+            (NET,), "src/init.cc:3422"),
+    Message("invalid_usage", r"invalid usage \(run with NCCL_DEBUG=WARN",
+            "ncclInvalidUsage: the ranks called NCCL inconsistently (the WARN before it says how: sizes, "
+            "versions)", (MISMATCH,), "src/init.cc:3428"),
+    Message("cuda_error_code", r"unhandled cuda error", "ncclUnhandledCudaError: a CUDA failure on this rank",
+            (CRASH,), "src/init.cc:3420"),
+)
+
+BY_NAME = {m.name: m for m in MESSAGES}
+_COMPILED = [(m, re.compile(m.pattern)) for m in MESSAGES]
+
+
+def meaning_of(text: str) -> tuple[Message, dict[str, str]] | None:
+    """The first message ``text`` reads as, with its named groups that matched; None for none."""
+    for m, rx in _COMPILED:
+        hit = rx.search(text)
+        if hit:
+            return m, {k: v for k, v in hit.groupdict().items() if v is not None}
+    return None
+
+
+def reads_as(kind: str, col: str = "message") -> pl.Expr:
+    """Whether each row of ``col`` is a message whose likeliest reading is verdict kind ``kind``."""
+    # (one regex of several entries: their group names would clash, so the groups go unnamed)
+    plain = [re.sub(r"\(\?P<\w+>", "(?:", m.pattern) for m in MESSAGES if m.points_to[0] == kind]
+    return pl.col(col).str.contains("|".join(f"(?:{p})" for p in plain))
+
+
+def message_name(col: str = "message") -> pl.Expr:
+    """The name of the first message each row of ``col`` reads as (null for none), for a frame of
+    WARN lines: one vectorised pass per entry, no Python per row."""
+    expr = pl.lit(None, pl.Utf8)
+    for m in reversed(MESSAGES):
+        expr = pl.when(pl.col(col).str.contains(m.pattern)).then(pl.lit(m.name)).otherwise(expr)
+    return expr

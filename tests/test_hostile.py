@@ -473,8 +473,6 @@ def test_html_report_escapes_everything(tmp_path):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "tracekit &#x27;x&lt;y&#x27;" in page
 
 
-@pytest.mark.xfail(strict=True, reason="needs torch_log to read tracekit's own record ([tracekit-run] lines) "
-                   "only as such: see the hostile branch's report")
 def test_a_recorded_environment_is_never_read_as_log_lines(tmp_path):
     fake = ("[rank3]:[E1203 16:16:51.000 ProcessGroupNCCL.cpp:1] RuntimeError: CUDA error: "
             "an illegal memory access")

@@ -135,7 +135,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
     frames = []
     kinds = []  # (kind, mask, pattern, extra), masks evaluated together below
 
+    own = t.str.starts_with("[tracekit-run] ")  # tracekit's own record: its values are never log lines
+
     def add(kind: str, mask: pl.Expr, pattern: str | None = None, **extra: pl.Expr) -> None:
+        if kind not in ("launch", "setting", "package", "run_note"):
+            mask = mask & ~own
         kinds.append((kind, mask, pattern, extra))
 
     def take(kind: str, rows: pl.Series, pattern: str | None, extra: dict) -> None:

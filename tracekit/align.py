@@ -87,7 +87,7 @@ def _missing(coll: pl.LazyFrame, full: pl.DataFrame, lag: pl.DataFrame, source: 
     cand = (lag.join(evidence, on=["pg", "seq"], how="left")
             .group_by("rank", "pg", "seq", maintain_order=True)
             .agg(pl.col("op_raw", "sizes", "dtype", "pg_desc", "file").drop_nulls().first(),
-                 pl.coalesce("line", "record_id").drop_nulls().first().alias("at"),
+                 pl.col("line", "record_id").drop_nulls().first(),
                  pl.col("start_ns").min(), pl.col("peer").drop_nulls().len().alias("seen_by"))
             # (ties, such as two groups' next calls that no peer recorded, go to the first group by name)
             .sort(["rank", "seen_by", "start_ns", "pg", "seq"], descending=[False, True, False, False, False],
@@ -109,7 +109,8 @@ def _missing(coll: pl.LazyFrame, full: pl.DataFrame, lag: pl.DataFrame, source: 
             kind=kind, source=source, pg=pg, pg_desc=row["pg_desc"], seq=seq, op=row["op_raw"],
             sizes=row["sizes"], dtype=row["dtype"], present=present, missing=missing,
             last_of_missing={r: (l or "no collective recorded") for r, l in grp.select("rank", "last").iter_rows()},
-            evidence=[f"{row['file']}:{row['at']}" if row["at"] is not None else row["file"]] if row["file"] else [],
+            evidence=([f"{row['file']}:{row['line']}" if row["line"] is not None  # a log line (NCCL), else a record
+                       else f"{row['file']}: record {row['record_id']}"] if row["file"] else []),
         ))
     # collectives some rank issued are the strongest evidence; then the earliest in time, and where the
     # source has no times (NCCL), the lowest seq: ranks that enqueue ahead of a stuck rank are its

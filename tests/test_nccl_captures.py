@@ -30,7 +30,7 @@ def copy(name, dest, *patterns):
 
 
 #: what `tracekit run` had when it printed its live verdict: the dump rounds and the NCCL logs
-#: (COLL lines are written at enqueue, all before the hang; the abort lines after it are not read as collectives)
+#: (COLL lines are written at enqueue, all before the hang; the abort lines after it are no collectives)
 LIVE = ("procs", "dump.*.request", "fr_rank*.pkl", "pyspy.*.txt", "nccl.*.log")
 
 
@@ -76,7 +76,7 @@ def test_deadlock_names_the_stuck_rank_in_both_sources():
 def test_deadlock_from_the_nccl_logs_alone(tmp_path):
     v = decide(ingest([copy("deadlock", tmp_path / "r", "nccl.*.log")]))
     assert v.kind == Kind.DEADLOCK and v.ranks == [3] and "seq 29" in v.summary
-    assert re.fullmatch(r".*/nccl\.vm\.\d+\.log:\d+", str(v.evidence[0]))  # a line of the log, not "record None"
+    assert re.fullmatch(r".*/nccl\.vm\.\d+\.log:\d+", str(v.evidence[0]))  # a log line, not "record None"
 
 
 @pytest.mark.parametrize("name", ["deadlock", "crash", "mismatch", "slow"])
@@ -87,8 +87,9 @@ def test_one_collective_one_number(name):
     nc = nccl.calls(coll.lazy().filter(pl.col("source") == "nccl")).collect().select(
         "rank", "seq", pl.col("op").alias("nop"), pl.col("count").alias("ncount"))
     both = fr.join(nc, on=["rank", "seq"])
-    same = both.filter((pl.col("op").cast(pl.Utf8) == pl.col("nop").cast(pl.Utf8)) & (pl.col("count") == pl.col("ncount")))
-    assert both.height >= 50 and same.height >= 0.95 * both.filter(pl.col("op").cast(pl.Utf8) != "other").height
+    op = pl.col("op").cast(pl.Utf8)
+    same = both.filter((op == pl.col("nop").cast(pl.Utf8)) & (pl.col("count") == pl.col("ncount")))
+    assert both.height >= 50 and same.height >= 0.95 * both.filter(op != "other").height
 
 
 def test_live_deadlock_replayed(tmp_path):

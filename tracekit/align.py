@@ -109,7 +109,7 @@ def _missing(coll: pl.LazyFrame, full: pl.DataFrame, lag: pl.DataFrame, source: 
             kind=kind, source=source, pg=pg, pg_desc=row["pg_desc"], seq=seq, op=row["op_raw"],
             sizes=row["sizes"], dtype=row["dtype"], present=present, missing=missing,
             last_of_missing={r: (l or "no collective recorded") for r, l in grp.select("rank", "last").iter_rows()},
-            evidence=([f"{row['file']}:{row['line']}" if row["line"] is not None  # a log line (NCCL), else a record
+            evidence=([f"{row['file']}:{row['line']}" if row["line"] is not None  # a log line (NCCL)
                        else f"{row['file']}: record {row['record_id']}"] if row["file"] else []),
         ))
     # collectives some rank issued are the strongest evidence; then the earliest in time, and where the

@@ -227,8 +227,9 @@ def own_records(out: Path, store, v):
 
     from tracekit.outcome import Cited
 
-    procs = store.ranks.filter(pl.col("rank").is_in(v.ranks) & pl.col("pid").is_not_null()).unique(["rank", "host", "pid"])
-    coll = store.collectives.filter((pl.col("source") == "nccl") & pl.col("rank").is_in(v.ranks) & pl.col("line").is_not_null())
+    named = pl.col("rank").is_in(v.ranks)
+    procs = store.ranks.filter(named & pl.col("pid").is_not_null()).unique(["rank", "host", "pid"])
+    coll = store.collectives.filter((pl.col("source") == "nccl") & named & pl.col("line").is_not_null())
     lacking = []
     for r in sorted(v.ranks):
         own = []
@@ -249,9 +250,10 @@ def own_records(out: Path, store, v):
             lacking.append(r)
     if lacking:
         who = ", ".join(map(str, lacking))
-        v.summary += (f"; rank{'s' if len(lacking) > 1 else ''} {who}: no record of {'its' if len(lacking) == 1 else 'their'}"
-                      " own from this dump round (Flight Recorder dump, stack, NCCL COLL line): inferred from the "
-                      "other ranks' records only")
+        one = len(lacking) == 1
+        v.summary += (f"; rank{'' if one else 's'} {who}: no record of {'its' if one else 'their'}"
+                      " own from this dump round (Flight Recorder dump, stack, NCCL COLL line): inferred from the"
+                      " other ranks' records only")
         v.notes.append(f"not got: the own evidence of rank(s) {who} for the latest dump round")
     return v
 
@@ -295,11 +297,13 @@ def write(out: Path, v, state: str, quiet_s: float, rounds: int, scratch: Path) 
            "moving": f"progress again after {quiet_s:.0f}s", "exited": "at exit"}[state]
     same = state == "exited" and agrees(out, v)
     said = ("`tracekit verdict` gives the same from the logs (checked: every launcher exited)" if same else
-            "taken from the dumps and logs of that moment; `tracekit verdict` reads them as they end and may differ")
+            "taken from the dumps and logs of that moment; `tracekit verdict` reads them as they end, "
+            "and may differ")
     txt = (f"{TXT_MARK} ({how}; {at}); {said}\n"
            f"{d['kind'].upper()}: {d['summary']}\n" + "".join(f"  evidence {e}\n" for e in d["evidence"]))
     body = json.dumps({"written_by": "tracekit run", "at": at, "state": state, "quiet_s": round(quiet_s, 1),
-                       "rounds": rounds, "checked_against_verdict": same, "verdict": d}, indent=2, default=str)
+                       "rounds": rounds, "checked_against_verdict": same, "verdict": d},
+                      indent=2, default=str)
     files = {VERDICT_TXT: txt, VERDICT_JSON: body}
     if any((out / n).exists() and not is_ours(out / n) for n in files):
         return False

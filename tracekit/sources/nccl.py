@@ -14,7 +14,7 @@ TIMED = False  # a COLL line has no time of its own
 #: NCCL's opCount counts a communicator's calls from 0; torch's sequence number (the Flight Recorder's
 #: seq, the watchdog's SeqNum) counts the process group's collectives from 1. Measured on the real NCCL
 #: captures that hold both (samples/gpu_nccl_{deadlock,crash,mismatch,slow}, torch 2.11, NCCL 2.28.9):
-#: 583 of 604 (rank, seq) pairs have the same op and count at seq = opCount + 1, the rest are torch's
+#: 483 of 504 (rank, seq) pairs have the same op and count at seq = opCount + 1, the other 21 are torch's
 #: barrier (FR "other", NCCL AllReduce of 1); an all_to_all is one seq and one opCount of grouped
 #: Send/Recv (samples/gpu_nccl_alltoall). So one collective has one number: NCCL's is shown as seq.
 #: (torch's point-to-point calls do not advance seq but do advance opCount: past one, the two part.)

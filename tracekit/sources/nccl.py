@@ -17,7 +17,8 @@ TIMED = False  # a COLL line has no time of its own
 #: 483 of 504 (rank, seq) pairs have the same op and count at seq = opCount + 1, the other 21 are torch's
 #: barrier (FR "other", NCCL AllReduce of 1); an all_to_all is one seq and one opCount of grouped
 #: Send/Recv (samples/gpu_nccl_alltoall). So one collective has one number: NCCL's is shown as seq.
-#: (torch's point-to-point calls do not advance seq but do advance opCount: past one, the two part.)
+#: (not measured here: torch numbers point-to-point calls apart from seq; where they share a
+#: communicator with collectives, opCount would run ahead of seq past the first of them.)
 SEQ_FROM_OPCOUNT = 1
 
 

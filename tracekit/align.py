@@ -23,8 +23,10 @@ VARIABLE_SIZE_OPS = ["all_to_all", "coalesced", "other", "gather", "scatter"]
 
 
 def _source(store: Store, source: str) -> pl.LazyFrame:
-    """The collectives of one source with a rank, lazily (the table in memory, or scanned from disk)."""
-    return store.collectives.lazy().filter((pl.col("source") == source) & pl.col("rank").is_not_null())
+    """The collectives of one source with a rank, lazily (the table in memory, or scanned from disk),
+    as that source numbers and sizes them (NCCL's opCount becomes torch's seq: sources/nccl.py)."""
+    coll = store.collectives.lazy().filter((pl.col("source") == source) & pl.col("rank").is_not_null())
+    return getattr(sources.source(source), "calls", lambda c: c)(coll)
 
 
 ALIGNED = pl.col("seq").is_not_null() & ~pl.col("op").is_in(["send", "recv"])  # the calls that line up by seq
@@ -51,7 +53,11 @@ def find(store: Store, source: str) -> list[Finding]:
                                              pl.len().alias("size")), on="pg").filter(pl.col("size") > 1)
     lag = full.filter(pl.col("recorded") & (pl.col("frontier") < pl.col("top"))).with_columns(
         (pl.col("frontier") + 1).alias("seq"))
-    return _missing(coll, full, lag, source) + _mismatches(coll, source) + _silent(full, source)
+    missing, mismatched = _missing(coll, full, lag, source), _mismatches(coll, source)
+    # a mismatch comes before any "never issued" at a later seq of its group: ranks that stop issuing
+    # after a collective whose sizes differ wait on it (samples/gpu_nccl_mismatch: rank 0 at seq 31)
+    after = [f for f in missing if any(m.pg == f.pg and m.seq < f.seq for m in mismatched)]
+    return ([f for f in missing if f not in after] + mismatched + after) + _silent(full, source)
 
 
 def recorded_ranks(store: Store, source: str) -> pl.Series:
@@ -80,14 +86,15 @@ def _missing(coll: pl.LazyFrame, full: pl.DataFrame, lag: pl.DataFrame, source: 
                                "start_ns", "file", "line", "record_id")).sort("peer")
     cand = (lag.join(evidence, on=["pg", "seq"], how="left")
             .group_by("rank", "pg", "seq", maintain_order=True)
-            .agg(pl.col("op_raw", "sizes", "dtype", "pg_desc", "file", "record_id").drop_nulls().first(),
+            .agg(pl.col("op_raw", "sizes", "dtype", "pg_desc", "file").drop_nulls().first(),
+                 pl.col("line", "record_id").drop_nulls().first(),
                  pl.col("start_ns").min(), pl.col("peer").drop_nulls().len().alias("seen_by"))
             # (ties, such as two groups' next calls that no peer recorded, go to the first group by name)
             .sort(["rank", "seen_by", "start_ns", "pg", "seq"], descending=[False, True, False, False, False],
                   nulls_last=True)
             .group_by("rank", maintain_order=True).first())
     last = (collect(coll.filter(pl.col("rank").is_in(lag["rank"].unique().implode())))
-            .sort("start_ns", "record_id", nulls_last=True).group_by("rank").last()
+            .sort("start_ns", "record_id", "seq", nulls_last=True).group_by("rank").last()
             .select("rank", pl.format("{} seq {} on process group {}", "op_raw", "seq", "pg").alias("last")))
     cand = cand.join(last, on="rank", how="left")
     out = []
@@ -102,10 +109,15 @@ def _missing(coll: pl.LazyFrame, full: pl.DataFrame, lag: pl.DataFrame, source: 
             kind=kind, source=source, pg=pg, pg_desc=row["pg_desc"], seq=seq, op=row["op_raw"],
             sizes=row["sizes"], dtype=row["dtype"], present=present, missing=missing,
             last_of_missing={r: (l or "no collective recorded") for r, l in grp.select("rank", "last").iter_rows()},
-            evidence=[f"{row['file']}: record {row['record_id']}"] if row["file"] else [],
+            evidence=([f"{row['file']}:{row['line']}" if row["line"] is not None  # a log line (NCCL)
+                       else f"{row['file']}: record {row['record_id']}"] if row["file"] else []),
         ))
-    # collectives some rank issued are the strongest evidence; then the earliest
-    out.sort(key=lambda f: (not f.op, cand.filter(pl.col("pg") == f.pg)["start_ns"].min() or 0))
+    # collectives some rank issued are the strongest evidence; then the earliest in time, and where the
+    # source has no times (NCCL), the lowest seq: ranks that enqueue ahead of a stuck rank are its
+    # consequence (ranks 1-2 at seq 40 while rank 3 never issued seq 29: samples/gpu_nccl_deadlock)
+    first = cand.group_by("pg", "seq").agg(pl.col("start_ns").min())
+    start = {(p, q): t for p, q, t in first.iter_rows()}
+    out.sort(key=lambda f: (not f.op, start.get((f.pg, f.seq)) is None, start.get((f.pg, f.seq)) or 0, f.seq))
     return out
 
 

@@ -40,6 +40,7 @@ PHASES = {  # what a job prints just before a long quiet phase (HF Trainer, Deep
     "checkpoint": re.compile(r"(?i)sav(?:e|ing)\b.{0,40}checkpoint|checkpoint.{0,60}(?:about to be saved|sav(?:e|ing))"),
 }
 TAIL_BYTES = 4096
+EXITED = re.compile(rb"\[tracekit-run\] [\d-]+ [\d:]+ exit code -?\d+")  # a launcher's last note (run.py)
 
 
 class Act(Enum):
@@ -194,11 +195,97 @@ def phase(logs: list[Path]) -> str | None:
 
 
 def decide(out: Path):
-    """The verdict ``tracekit ingest OUT`` would give now."""
+    """The verdict ``tracekit ingest OUT`` would give now; where it calls ranks "never issued" or
+    "behind", with each such rank's own record of its node's latest dump round (``own_records``)."""
     from tracekit import verdict
     from tracekit.ingest import ingest
 
-    return verdict.decide(ingest([out]))
+    store = ingest([out])
+    return own_records(out, store, verdict.decide(store))
+
+
+def dump_round(out: Path, host: str, pid: int) -> int:
+    """The latest dump round of the node that runs process ``host:pid`` (its launcher's request file,
+    ``dump.HOST.LAUNCHER.request``: ``fr N``), 0 where it took none."""
+    for proc in (Path(out) / "procs").glob(f"{host}.*.{pid}"):  # procs/HOST.LAUNCHER.PID
+        try:
+            words = (Path(out) / f"dump.{host}.{proc.name.split('.')[-2]}.request").read_text().split()
+            return int(words[-1])
+        except (OSError, ValueError, IndexError):
+            continue
+    return 0
+
+
+def own_records(out: Path, store, v):
+    """A live verdict that says a rank never issued a collective (or is behind) says so from the other
+    ranks' records; it is shown with that rank's own evidence of the same dump round of its node (its
+    Flight Recorder dump of that round, its stack of that round, its NCCL log's last COLL line), and
+    where it has none, says so in the summary instead of passing the inference off as seen."""
+    if not v.ranks or not re.search(r"never issued|\bbehind\b", v.summary):
+        return v
+    import polars as pl
+
+    from tracekit.outcome import Cited
+
+    named = pl.col("rank").is_in(v.ranks)
+    procs = store.ranks.filter(named & pl.col("pid").is_not_null()).unique(["rank", "host", "pid"])
+    coll = store.collectives.filter((pl.col("source") == "nccl") & named & pl.col("line").is_not_null())
+    lacking = []
+    for r in sorted(v.ranks):
+        own = []
+        for host, pid in procs.filter(pl.col("rank") == r).select("host", "pid").iter_rows():
+            n = dump_round(out, host, pid)
+            if not n:
+                continue
+            for name, what in ((f"fr_rank{r}.{host}.{pid}.{n}.pkl", "Flight Recorder dump"),
+                               (f"pyspy.{host}.{pid}.{n}.txt", "stack")):
+                if (Path(out) / name).exists():
+                    own.append(Cited(str(Path(out) / name), None, f"rank {r}'s {what} of dump round {n}"))
+        last = coll.filter(pl.col("rank") == r).sort("seq", "line").tail(1)
+        for row in last.iter_rows(named=True):
+            own.append(Cited(row["file"], row["line"], f"rank {r}'s last NCCL COLL line: {row['op_raw']} "
+                                                       f"opCount {row['seq']:x}"))
+        v.evidence += own
+        if not own:
+            lacking.append(r)
+    if lacking:
+        who = ", ".join(map(str, lacking))
+        one = len(lacking) == 1
+        v.summary += (f"; rank{'' if one else 's'} {who}: no record of {'its' if one else 'their'}"
+                      " own from this dump round (Flight Recorder dump, stack, NCCL COLL line): inferred from the"
+                      " other ranks' records only")
+        v.notes.append(f"not got: the own evidence of rank(s) {who} for the latest dump round")
+    return v
+
+
+def final(out: Path) -> bool:
+    """Whether every launcher of the run folder has exited (its ``launcher.*.log`` ends with its exit
+    code): only then are the folder's logs the ones ``tracekit verdict`` will read afterwards."""
+    logs = list(Path(out).glob("launcher.*.log"))
+    launches = list(Path(out).glob("launch.*.txt"))
+    if not logs or len(logs) < len(launches):
+        return False
+    for f in logs:
+        try:
+            with open(f, "rb") as fh:
+                fh.seek(max(0, fh.seek(0, 2) - TAIL_BYTES))
+                if not EXITED.search(fh.read()):
+                    return False
+        except OSError:
+            return False
+    return True
+
+
+def agrees(out: Path, v) -> bool:
+    """Checked now: the folder is final (``final``) and ``tracekit verdict`` on it gives ``v``'s kind
+    and summary (``v``'s may go on with what ``own_records`` added)."""
+    if not final(out):
+        return False
+    from tracekit import verdict
+    from tracekit.ingest import ingest
+
+    again = verdict.decide(ingest([out]))
+    return again.kind == v.kind and v.summary.startswith(again.summary)
 
 
 def write(out: Path, v, state: str, quiet_s: float, rounds: int, scratch: Path) -> bool:
@@ -208,10 +295,15 @@ def write(out: Path, v, state: str, quiet_s: float, rounds: int, scratch: Path) 
     at = datetime.now().astimezone().isoformat(timespec="seconds")
     how = {"stalled": f"no progress for {quiet_s:.0f}s, {rounds} dump round{'s' if rounds != 1 else ''}",
            "moving": f"progress again after {quiet_s:.0f}s", "exited": "at exit"}[state]
-    txt = (f"{TXT_MARK} ({how}; {at}); `tracekit verdict` gives the same from the logs\n"
+    same = state == "exited" and agrees(out, v)
+    said = ("`tracekit verdict` gives the same from the logs (checked: every launcher exited)" if same else
+            "taken from the dumps and logs of that moment; `tracekit verdict` reads them as they end, "
+            "and may differ")
+    txt = (f"{TXT_MARK} ({how}; {at}); {said}\n"
            f"{d['kind'].upper()}: {d['summary']}\n" + "".join(f"  evidence {e}\n" for e in d["evidence"]))
     body = json.dumps({"written_by": "tracekit run", "at": at, "state": state, "quiet_s": round(quiet_s, 1),
-                       "rounds": rounds, "verdict": d}, indent=2, default=str)
+                       "rounds": rounds, "checked_against_verdict": same, "verdict": d},
+                      indent=2, default=str)
     files = {VERDICT_TXT: txt, VERDICT_JSON: body}
     if any((out / n).exists() and not is_ours(out / n) for n in files):
         return False

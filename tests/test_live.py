@@ -183,3 +183,12 @@ def test_a_failed_run_into_a_folder_with_a_users_verdict_txt_leaves_it(tmp_path)
     assert "tracekit: verdict (exit code 3): DEADLOCK: " in r.output  # the logs already in the folder say so
     assert "verdict.txt or verdict.json in " in r.output and "is not tracekit's: left as it is" in r.output
     assert (run / "verdict.txt").read_text() == "my own notes\n" and not (run / "verdict.json").exists()
+
+
+def test_phase_skips_a_fifo_named_like_a_log(tmp_path):
+    """A FIFO among the logs never blocks the launcher's loop: only regular files are read."""
+    import os
+    from tracekit import live
+    os.mkfifo(tmp_path / "rank0.log")
+    (tmp_path / "rank1.log").write_text("***** Running Evaluation *****\n")
+    assert live.phase([tmp_path / "rank0.log", tmp_path / "rank1.log"]) == "eval"

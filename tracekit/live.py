@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -174,9 +175,11 @@ def phase(logs: list[Path]) -> str | None:
     newest = []
     for f in logs:
         try:
-            newest.append((f.stat().st_mtime, f))
+            st = f.stat()
         except OSError:
             continue
+        if stat.S_ISREG(st.st_mode):  # a FIFO named like a log would block the launcher's loop
+            newest.append((st.st_mtime, f))
     if not newest:
         return None
     top = max(m for m, _ in newest)

@@ -3,11 +3,10 @@
 import io
 import json
 import re
-import shutil
 
 from click.testing import CliRunner
 
-from tests.conftest import ROOT, SAMPLES
+from tests.conftest import ROOT, SAMPLES, copy_sample
 from tracekit.cli import main
 
 
@@ -46,6 +45,13 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert r.exit_code == 2 and "no such file" in r.output
 
 
+def test_a_missing_path_beside_readable_ones_is_exit_2_after_the_others_are_read(tmp_path):
+    r = run("ingest", SAMPLES / "gloo_2x2_deadlock", tmp_path / "nope", "--no-store")
+    assert r.exit_code == 2
+    assert r.stderr.splitlines()[0] == f"error: {tmp_path / 'nope'}: no such file or folder"
+    assert "verdict   DEADLOCK" in r.stdout  # the path that is there is still read
+
+
 def test_broken_store_is_a_clear_error(tmp_path):
     (tmp_path / "s").mkdir()
     (tmp_path / "s" / "files.parquet").write_text("not parquet")
@@ -74,7 +80,7 @@ def test_progress_bar_on_a_terminal_quiet_in_a_pipe(tmp_path, monkeypatch):
     monkeypatch.setattr(ingest_module, "PROGRESS_BYTES", 8 << 20)  # (64 MB batches by default)
     monkeypatch.setattr(ingest_module, "SCANNED_PROGRESS_BYTES", 8 << 20)  # (512 MB with the C scanner)
     big = tmp_path / "run"
-    shutil.copytree(SAMPLES / "gpu_2x1_bench", big)
+    copy_sample("gpu_2x1_bench", big)
     for i in range(3):  # about 3 x 9 MB: several batches, so the bar moves
         (big / f"nccl_copy{i}.log").write_text((SAMPLES / "gpu_2x1_bench" / "nccl.vm.1129.log").read_text() * 350)
     term = _Terminal()
@@ -107,7 +113,7 @@ def test_open_run_reads_a_fresh_folder_store_and_ingests_a_stale_one(tmp_path):
     from tracekit.load import open_run
 
     folder = tmp_path / "run"
-    shutil.copytree(SAMPLES / "gloo_2x2_deadlock", folder)
+    copy_sample("gloo_2x2_deadlock", folder)
     first = open_run([folder])
     assert first.wait() == folder / ".tracekit" and first.nothing_read() is None
     again = open_run([folder], no_store=True)

@@ -163,10 +163,10 @@ def ingest_cmd(paths, out, as_json, fail_on_hang, no_store, list_unknown, engine
     from tracekit.load import open_run
     from tracekit.reports import summary
 
-    for p in paths:
-        if not Path(p).exists():
-            click.echo(f"error: {p}: no such file or folder", err=True)
-    paths = [p for p in paths if Path(p).exists()]
+    missing = [p for p in paths if not Path(p).exists()]
+    for p in missing:  # the others are read and reported; the exit code says a path was wrong
+        click.echo(f"error: {p}: no such file or folder", err=True)
+    paths = [p for p in paths if p not in missing]
     if not paths:
         sys.exit(2)
     with Progress("ingest") as bar:  # (a bar costs smaller batches)
@@ -185,6 +185,8 @@ def ingest_cmd(paths, out, as_json, fail_on_hang, no_store, list_unknown, engine
         click.echo(json.dumps(s | unknown, indent=2, default=str))
     else:
         click.echo(summary.render(s) + ("\n\n" + summary.render_unknown(unknown_lines(paths)) if list_unknown else ""))
+    if missing:
+        sys.exit(2)
     if fail_on_hang and s["verdict"]["failed"]:  # a hang or failure verdict, or any failure sign
         sys.exit(1)
 

@@ -3,6 +3,7 @@
 import io
 import json
 import re
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -149,3 +150,36 @@ def test_open_run_raises_one_line_errors(tmp_path):
     nothing = open_run([tmp_path / "bin"])
     assert "no readable file" in str(nothing.nothing_read()) and nothing.wait() is None  # no store written
     assert nothing.notes()[0][0] == "error" and not (tmp_path / "bin" / ".tracekit").exists()
+
+
+def test_dash_reads_standard_input_as_the_same_file_would_be_read(tmp_path):
+    """`kubectl logs POD | tracekit ingest -`: standard input is read as a file (gzip found from its
+    content, torchrun's `[rankN]:` and srun --label's `N: ` prefixes taken off), named `<stdin>`."""
+    import gzip
+
+    import polars as pl
+
+    from tracekit.load import STDIN_NAME, open_run
+
+    for prefix in ("[rank{r}]:", "{r}: "):
+        text = "".join(prefix.format(r=r) + line for r in range(4)
+                       for line in (SAMPLES / "gloo_2x2_deadlock" / f"rank{r}.log").open())
+        (tmp_path / "pasted.log").write_text(text)
+        from_file = open_run([tmp_path / "pasted.log"], no_store=True).store
+        r = CliRunner().invoke(main, ["ingest", "-", "--json"], input=gzip.compress(text.encode()))
+        assert r.exit_code == 0, r.output
+        s = json.loads(r.output)
+        assert s["ranks"]["count"] == 4 and s["verdict"]["kind"] == "undecided"
+        assert all(e.startswith(f"{STDIN_NAME}:") for e in s["verdict"]["evidence"])
+        piped = open_run(["-"], stdin=io.BytesIO(text.encode()))
+        copy = next(iter(piped.spooled))
+        piped.close()
+        assert not Path(copy).exists()  # the copy of standard input is gone once closed
+        for name, table in from_file.tables().items():
+            if "file" in table.columns:
+                table = table.with_columns(pl.col("file").cast(pl.Utf8).replace({str(tmp_path / "pasted.log"): STDIN_NAME})
+                                           .cast(table.schema["file"]))
+            ours = piped.store.tables()[name]
+            assert ours.drop("size_bytes", strict=False).equals(table.drop("size_bytes", strict=False)), name
+    r = run("verdict", "-")  # nothing piped: an empty standard input is bad input, one line
+    assert r.exit_code == 2 and r.output.count("\n") == 1 and r.output.startswith("error: ")

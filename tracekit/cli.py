@@ -105,12 +105,18 @@ def _load_run(path: str, scan: bool = False):
 
     try:
         with Progress(f"ingest {path}") as bar:
-            run = open_run([path], no_store=True, scan=scan, progress=bar if bar.on else None)
+            run = open_run([path], no_store=True, scan=scan, progress=bar if bar.on else None, stdin=_stdin(path))
+        run.close()
         if (why := run.nothing_read()) is not None:
             raise why
     except TracekitError as e:
         raise BadInput(str(e)) from None
     return run.store
+
+
+def _stdin(*paths: str):
+    """Standard input (bytes) where a path is ``-``: a paste, ``kubectl logs POD | tracekit ingest -``."""
+    return sys.stdin.buffer if "-" in paths else None
 
 
 @click.group(cls=Commands)
@@ -156,21 +162,30 @@ def _output(path: str, runs: list[str]):
 def ingest_cmd(paths, out, as_json, fail_on_hang, no_store, list_unknown, engine):
     """Read per-rank logs, dumps and traces into parquet tables and print what they show.
 
-    Example: tracekit ingest samples/gloo_2x2_deadlock
+    Example: tracekit ingest samples/gloo_2x2_deadlock; kubectl logs POD | tracekit ingest -
     """
-    from tracekit import verdict as verdict_mod
-    from tracekit.ingest import unknown_lines
     from tracekit.load import open_run
-    from tracekit.reports import summary
 
-    missing = [p for p in paths if not Path(p).exists()]
+    missing = [p for p in paths if p != "-" and not Path(p).exists()]
     for p in missing:  # the others are read and reported; the exit code says a path was wrong
         click.echo(f"error: {p}: no such file or folder", err=True)
     paths = [p for p in paths if p not in missing]
     if not paths:
         sys.exit(2)
     with Progress("ingest") as bar:  # (a bar costs smaller batches)
-        run = open_run(paths, out, no_store, progress=bar if bar.on else None, engine=engine, reuse=False)
+        run = open_run(paths, out, no_store, progress=bar if bar.on else None, engine=engine, reuse=False,
+                       stdin=_stdin(*paths))
+    try:
+        _report_ingest(run, paths, missing, as_json, fail_on_hang, list_unknown)
+    finally:
+        run.close()
+
+
+def _report_ingest(run, paths, missing, as_json, fail_on_hang, list_unknown):
+    from tracekit import verdict as verdict_mod
+    from tracekit.ingest import unknown_lines
+    from tracekit.reports import summary
+
     for level, file, why in run.notes():  # read with a note, or not read
         click.echo(f"{level}: {file}: {why}", err=True)
     if run.nothing_read() is not None:
@@ -180,11 +195,12 @@ def ingest_cmd(paths, out, as_json, fail_on_hang, no_store, list_unknown, engine
                    + ("" if run.target else "; no store written (give --out DIR to keep the merged store)"), err=True)
     s = summary.build(run.store, verdict_mod.decide(run.store))
     run.wait()  # the store, written meanwhile
+    unknown = run.named(unknown_lines(run.read_paths())) if list_unknown else None
     if as_json:
-        unknown = {"unknown_listed": summary.unknown_listing(unknown_lines(paths))} if list_unknown else {}
-        click.echo(json.dumps(s | unknown, indent=2, default=str))
+        listed = {"unknown_listed": summary.unknown_listing(unknown)} if list_unknown else {}
+        click.echo(json.dumps(s | listed, indent=2, default=str))
     else:
-        click.echo(summary.render(s) + ("\n\n" + summary.render_unknown(unknown_lines(paths)) if list_unknown else ""))
+        click.echo(summary.render(s) + ("\n\n" + summary.render_unknown(unknown) if list_unknown else ""))
     if missing:
         sys.exit(2)
     if fail_on_hang and s["verdict"]["failed"]:  # a hang or failure verdict, or any failure sign

@@ -8,10 +8,15 @@ this folder alone, and no log under the folder changed after it was written.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
+
+import polars as pl
 
 from tracekit import store as stores
 from tracekit.errors import InputError
@@ -19,6 +24,8 @@ from tracekit.ingest import discover, ingest, unreadable
 from tracekit.store import Store
 
 CACHE = ".tracekit"  # a folder's own store, inside it
+STDIN = "-"  # the path that means standard input (a paste, `kubectl logs POD | tracekit ingest -`)
+STDIN_NAME = "<stdin>"  # how standard input is named in evidence lines: `<stdin>:12: ...`
 
 
 @dataclass
@@ -30,6 +37,21 @@ class Run:
     paths: list[str]
     target: Path | None = None
     writing: Future | None = None
+    spooled: dict[str, str] | None = None  # standard input: the file it was copied into -> STDIN_NAME
+
+    def read_paths(self) -> list[str]:
+        """The paths to read the run's files again from (standard input as the copy made of it)."""
+        back = {v: k for k, v in (self.spooled or {}).items()}
+        return [back.get(STDIN_NAME, p) if p == STDIN else p for p in self.paths]
+
+    def close(self) -> None:
+        """Remove the copy of standard input (once nothing reads the run's files again)."""
+        unspool(self.spooled)
+        self.spooled = None
+
+    def named(self, df: pl.DataFrame) -> pl.DataFrame:
+        """``df`` (of a table with a ``file`` column) with standard input's copy named ``<stdin>``."""
+        return renamed(df, self.spooled) if self.spooled else df
 
     def notes(self) -> list[tuple[str, str, str]]:
         """``(level, file, why)`` of each file read with a note (``note``: a truncated ``.gz`` that
@@ -85,6 +107,30 @@ def stored(path: str | Path) -> Path | None:
     return None
 
 
+def spool(stream: BinaryIO) -> Path:
+    """Standard input copied into a fresh temporary folder (removed with ``unspool``), so that it is
+    read as a file is: its kind found from its content (a gzip too), its launcher and rank prefixes
+    (``[rank3]:``, ``srun --label``'s ``3: ``, ``(RayTrainWorker pid=...)``) taken off as from files."""
+    folder = Path(tempfile.mkdtemp(prefix="tracekit-stdin-"))
+    with open(folder / "stdin", "wb") as f:
+        shutil.copyfileobj(stream, f, 1 << 20)
+    return folder / "stdin"
+
+
+def unspool(spooled: dict[str, str] | None) -> None:
+    for copy in spooled or {}:
+        shutil.rmtree(Path(copy).parent, ignore_errors=True)
+
+
+def renamed(df: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
+    """``df`` with the ``file`` values in ``names`` replaced (the spooled copy of standard input)."""
+    if "file" not in df.columns:
+        return df
+    file = pl.col("file")
+    return df.with_columns(file.replace(names) if df.schema["file"] == pl.Utf8
+                           else file.cast(pl.Utf8).replace(names).cast(df.schema["file"]))
+
+
 Progress = Callable[[int, int], None]  # progress(done_bytes, total_bytes), as ingest.ingest takes it
 
 
@@ -102,28 +148,46 @@ def parse(paths: list[str], engine: str = "local", progress: Progress | None = N
 
 def open_run(paths: list[str | Path], out: str | Path | None = None, no_store: bool = False,
              scan: bool = False, progress: Progress | None = None, engine: str = "local",
-             reuse: bool = True) -> Run:
+             reuse: bool = True, stdin: BinaryIO | None = None) -> Run:
     """Open the run at ``paths`` (its logs, or a store). ``reuse``: one path that is a store, or a
     folder with a fresh store of its own, is read from disk (``scan``: its big tables stay there,
     ``store.scan``); otherwise the logs are ingested (``parse``) and, unless ``no_store``, the store
-    is written (``store_target``) in a thread while the caller goes on (``Run.wait``). Raises
+    is written (``store_target``) in a thread while the caller goes on (``Run.wait``). A path ``-``
+    is ``stdin`` (read as one file named ``<stdin>``; its copy is removed by ``unspool``). Raises
     InputError for a path that does not exist or a run with no file at all; a run whose files are
     all unreadable is opened (its ``notes`` say why) and writes no store."""
     paths = [str(p) for p in paths]
-    found = stored(paths[0]) if reuse and len(paths) == 1 else None
+    if paths.count(STDIN) > 1:
+        raise InputError("-: standard input named twice; give - once")
+    if STDIN in paths and stdin is None:
+        raise InputError("-: standard input is not available here")
+    found = stored(paths[0]) if reuse and len(paths) == 1 and paths != [STDIN] else None
     if found is not None:
         run = Run(stores.scan(found) if scan else Store.read(found), paths)
     else:
         for p in paths:
-            if not Path(p).exists():
+            if p != STDIN and not Path(p).exists():
                 raise InputError(f"{p}: no such file or folder")
-        run = Run(parse(paths, engine, progress), paths)
+        copy = spool(stdin) if STDIN in paths else None
+        spooled = {str(copy): STDIN_NAME} if copy else None
+        if copy is not None and not copy.stat().st_size:
+            unspool(spooled)
+            raise InputError("-: standard input is empty; pipe logs into it (kubectl logs POD | tracekit ingest -)")
+        try:
+            store = parse([str(copy) if p == STDIN else p for p in paths], engine, progress)
+        except BaseException:
+            unspool(spooled)
+            raise
+        if spooled:
+            store = Store(**{name: renamed(df, spooled) for name, df in store.tables().items()})
+        run = Run(store, paths, spooled=spooled)
     if not run.store.files.height:
         raise InputError(", ".join(paths) + ": no logs, dumps or traces found")
     target = store_target(paths, out, no_store) if found is None else None
     if target is not None and run.nothing_read() is None:
         # written beside the caller's analysis (polars writes without the GIL)
         pool = ThreadPoolExecutor(1)
-        run.target, run.writing = target, pool.submit(run.store.write, target, inputs=paths)
+        inputs = [p for p in paths if p != STDIN]
+        run.target, run.writing = target, pool.submit(run.store.write, target, inputs=inputs)
         pool.shutdown(wait=False)
     return run

@@ -82,14 +82,22 @@ def test_a_store_folder_with_a_foreign_file_is_refused(work):
 
 
 def test_merged_paths_say_so_and_write_no_store_unless_asked(work):
-    copy_sample("gloo_2x2_healthy", work / "other")
-    r = invoke("ingest", "logs", "other")
-    assert r.exit_code == 0 and "2 paths read as one run (merged)" in r.output
-    assert not (work / "logs/.tracekit").exists() and not (work / "other/.tracekit").exists()
-    assert invoke("ingest", "logs", "other", "--out", "merged").exit_code == 0
+    for node, ranks in (("node0", "01"), ("node1", "23")):  # one run's two nodes, given as two paths
+        (work / node).mkdir()
+        for f in (work / "logs").iterdir():
+            if f.is_file() and (f.stem.endswith(node) or "node" not in f.stem and f.stem[-1] in ranks):
+                shutil.copy2(f, work / node / f.name)
+    r = invoke("ingest", "node0", "node1")
+    assert r.exit_code == 0 and "2 paths read as one run (merged)" in r.output and "verdict   DEADLOCK" in r.output
+    assert not (work / "node0/.tracekit").exists() and not (work / "node1/.tracekit").exists()
+    assert invoke("ingest", "node0", "node1", "--out", "merged").exit_code == 0
     assert (work / "merged/made_by.txt").read_text().count("input ") == 2
-    # the merged store is never taken for logs/ alone
-    assert invoke("verdict", "logs").output.startswith("DEADLOCK")
+    # the merged store is never taken for node0/ alone
+    assert invoke("verdict", "node0").output.startswith("UNDECIDED")
+    copy_sample("gloo_2x2_healthy", work / "other")  # another run: two runs, no store
+    r = invoke("ingest", "logs", "other")
+    assert r.exit_code == 0 and r.stdout.startswith("runs      2 in logs, other") and "merged" not in r.output
+    assert not (work / "logs/.tracekit").exists() and not (work / "other/.tracekit").exists()
 
 
 def test_verdict_watch_leave_everything(work):

@@ -98,20 +98,45 @@ class Progress:
             self.bar.__exit__(*exc)
 
 
-def _load_run(path: str, scan: bool = False):
-    """The store of one run for the commands that analyse it (``load.open_run``: a store, a folder's
-    fresh store, or its logs ingested now, no store written); a run with no readable file is bad input."""
+def _open(path: str, scan: bool = False, pick: int | None = None):
+    """One run opened for the commands that analyse it (``load.open_run``: a store, a folder's fresh
+    store, or its logs ingested now, no store written); a run with no readable file is bad input."""
     from tracekit.load import open_run
 
     try:
         with Progress(f"ingest {path}") as bar:
-            run = open_run([path], no_store=True, scan=scan, progress=bar if bar.on else None, stdin=_stdin(path))
+            run = open_run([path], no_store=True, scan=scan, progress=bar if bar.on else None, stdin=_stdin(path),
+                           pick=pick)
         run.close()
         if (why := run.nothing_read()) is not None:
             raise why
     except TracekitError as e:
         raise BadInput(str(e)) from None
+    return run
+
+
+def _load_run(path: str, scan: bool = False):
+    """The store of one run; where the logs hold several runs, the latest, and stderr says so."""
+    run = _open(path, scan)
+    if len(run.attempts) > 1:
+        latest = run.attempts[0]
+        click.echo(f"note: {path} holds {len(run.attempts)} runs; this is run 1, the latest ({latest.describe()}); "
+                   f"see them: tracekit ingest {path}", err=True)
     return run.store
+
+
+def _verdict_lines(v: dict, width: int | None = None) -> list[str]:
+    return [f"{v['kind'].upper()}: {v['summary']}"] + [f"  evidence {e}" for e in v["evidence"]]
+
+
+def _runs_block(run, verdicts: dict) -> list[str]:
+    """``runs 2 in this folder`` and each run's span, ranks and verdict, the latest first."""
+    out = [f"runs      {len(run.attempts)} in {', '.join(run.paths)}, the latest first "
+           "(told apart by processes, ranks, times and folders; --run N shows one in full)"]
+    for a in run.attempts:
+        v = verdicts[a.number]
+        out += [f"run {a.number:<5} {a.describe()}", f"          {v['kind'].upper()}: {v['summary']}"]
+    return out
 
 
 def _stdin(*paths: str):
@@ -155,11 +180,13 @@ def _output(path: str, runs: list[str]):
 @click.option("--no-store", is_flag=True, help="Analyse only; write no parquet store.")
 @click.option("--unknown", "list_unknown", is_flag=True,
               help="Also list the lines no parser understood, per file (file:line: text; the first 10 of each file).")
+@click.option("--run", "pick", type=click.IntRange(min=1), default=None,
+              help="Where the logs hold several runs (restarts, attempts): show run N in full (1 the latest).")
 @click.option("--engine", default="local", show_default=True, metavar="local|ray[:ADDRESS]",
               help="Where the files are parsed: in this process, or on a Ray cluster, one task per batch of files "
               "(ray: a local cluster started for it; ray:ADDRESS: a running one whose nodes see the same paths; "
               "pip install 'tracekit[ray]').")
-def ingest_cmd(paths, out, as_json, fail_on_hang, no_store, list_unknown, engine):
+def ingest_cmd(paths, out, as_json, fail_on_hang, no_store, list_unknown, engine, pick):
     """Read per-rank logs, dumps and traces into parquet tables and print what they show.
 
     Example: tracekit ingest samples/gloo_2x2_deadlock; kubectl logs POD | tracekit ingest -
@@ -174,14 +201,14 @@ def ingest_cmd(paths, out, as_json, fail_on_hang, no_store, list_unknown, engine
         sys.exit(2)
     with Progress("ingest") as bar:  # (a bar costs smaller batches)
         run = open_run(paths, out, no_store, progress=bar if bar.on else None, engine=engine, reuse=False,
-                       stdin=_stdin(*paths))
+                       stdin=_stdin(*paths), pick=pick)
     try:
-        _report_ingest(run, paths, missing, as_json, fail_on_hang, list_unknown)
+        _report_ingest(run, paths, missing, as_json, fail_on_hang, list_unknown, no_store)
     finally:
         run.close()
 
 
-def _report_ingest(run, paths, missing, as_json, fail_on_hang, list_unknown):
+def _report_ingest(run, paths, missing, as_json, fail_on_hang, list_unknown, no_store):
     from tracekit import verdict as verdict_mod
     from tracekit.ingest import unknown_lines
     from tracekit.reports import summary
@@ -190,17 +217,27 @@ def _report_ingest(run, paths, missing, as_json, fail_on_hang, list_unknown):
         click.echo(f"{level}: {file}: {why}", err=True)
     if run.nothing_read() is not None:
         sys.exit(2)
-    if len(paths) > 1:
+    several = len(run.attempts) > 1
+    if len(paths) > 1 and not several:
         click.echo(f"note: {len(paths)} paths read as one run (merged): " + ", ".join(paths)
                    + ("" if run.target else "; no store written (give --out DIR to keep the merged store)"), err=True)
-    s = summary.build(run.store, verdict_mod.decide(run.store))
+    if several and not run.target and not no_store:
+        click.echo(f"note: no store written for {len(run.attempts)} runs (give --run N --out DIR to keep one)", err=True)
+    picked = verdict_mod.decide(run.store)
+    s = summary.build(run.store, picked)
+    if several:
+        verdicts = {a.number: picked.to_dict() if a.number == run.picked
+                    else verdict_mod.decide(run.store_of(a)).to_dict() for a in run.attempts}
+        s["runs"] = [a.to_dict() | {"verdict": verdicts[a.number]} for a in run.attempts]
+        s["run_shown"] = run.picked
     run.wait()  # the store, written meanwhile
     unknown = run.named(unknown_lines(run.read_paths())) if list_unknown else None
     if as_json:
         listed = {"unknown_listed": summary.unknown_listing(unknown)} if list_unknown else {}
         click.echo(json.dumps(s | listed, indent=2, default=str))
     else:
-        click.echo(summary.render(s) + ("\n\n" + summary.render_unknown(unknown) if list_unknown else ""))
+        runs = "\n".join(_runs_block(run, verdicts)) + f"\n\nrun {run.picked} in full:\n" if several else ""
+        click.echo(runs + summary.render(s) + ("\n\n" + summary.render_unknown(unknown) if list_unknown else ""))
     if missing:
         sys.exit(2)
     if fail_on_hang and s["verdict"]["failed"]:  # a hang or failure verdict, or any failure sign
@@ -211,8 +248,11 @@ def _report_ingest(run, paths, missing, as_json, fail_on_hang, list_unknown):
 @click.argument("run", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
 @click.option("--fail-on-hang", is_flag=True, help="Exit 1 when the verdict is a hang or a failure.")
-def verdict_cmd(run, as_json, fail_on_hang):
-    """Print only the verdict for an ingested run (or logs, ingested on the fly).
+@click.option("--run", "pick", type=click.IntRange(min=1), default=None,
+              help="Where the logs hold several runs: only run N (1 the latest; ingest lists them).")
+def verdict_cmd(run, as_json, fail_on_hang, pick):
+    """Print only the verdict for an ingested run (or logs, ingested on the fly). Logs that hold
+    several runs (restarts, attempts, runs side by side) get one verdict each, the latest first.
 
     Example: tracekit verdict samples/gloo_2x2_deadlock
     """
@@ -220,15 +260,23 @@ def verdict_cmd(run, as_json, fail_on_hang):
 
     # an empty folder is bad input here as for ingest, not an UNDECIDED verdict; a store's collectives
     # are scanned, not read: the verdict of 16,384 ranks x 10,000 collectives streams them
-    store = _load_run(run, scan=True)
-    v = verdict_mod.decide(store).to_dict()
-    if as_json:
+    opened = _open(run, scan=True, pick=pick)
+    v = verdict_mod.decide(opened.store).to_dict()
+    several = len(opened.attempts) > 1 and pick is None
+    if several:
+        each = [(a, v if a.number == opened.picked else verdict_mod.decide(opened.store_of(a)).to_dict())
+                for a in opened.attempts]
+        if as_json:
+            click.echo(json.dumps({"runs": [a.to_dict() | {"verdict": w} for a, w in each]}, indent=2, default=str))
+        else:
+            click.echo(f"{len(each)} runs in {run}, the latest first (--run N for one)")
+            for a, w in each:
+                click.echo(f"\nrun {a.number}: {a.describe()}\n" + "\n".join(_verdict_lines(w)))
+    elif as_json:
         click.echo(json.dumps(v, indent=2, default=str))
     else:
-        click.echo(f"{v['kind'].upper()}: {v['summary']}")
-        for e in v["evidence"]:
-            click.echo(f"  evidence {e}")
-    if fail_on_hang and v["failed"]:
+        click.echo("\n".join(_verdict_lines(v)))
+    if fail_on_hang and v["failed"]:  # the latest run's, or the one --run picks
         sys.exit(1)
 
 

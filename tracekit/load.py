@@ -8,19 +8,24 @@ this folder alone, and no log under the folder changed after it was written.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
 import polars as pl
 
+from tracekit import ingest as ingest_mod
+from tracekit import runs
 from tracekit import store as stores
 from tracekit.errors import InputError
-from tracekit.ingest import discover, ingest, unreadable
+from tracekit.ingest import batches, combine, discover, parse_files, total_size, unreadable
+from tracekit.parsers import nccl
+from tracekit.runs import Attempt
 from tracekit.store import Store
 
 CACHE = ".tracekit"  # a folder's own store, inside it
@@ -38,6 +43,15 @@ class Run:
     target: Path | None = None
     writing: Future | None = None
     spooled: dict[str, str] | None = None  # standard input: the file it was copied into -> STDIN_NAME
+    attempts: list[Attempt] = field(default_factory=list)  # the runs the logs hold, the latest first
+    picked: int = 1  # the number of the one ``store`` is
+
+    def store_of(self, attempt: Attempt) -> Store:
+        """The store of one of the runs the logs hold (``store`` where it is the picked one)."""
+        if attempt.number == self.picked:
+            return self.store
+        store = combine(attempt.results)
+        return Store(**{n: self.named(df) for n, df in store.tables().items()}) if self.spooled else store
 
     def read_paths(self) -> list[str]:
         """The paths to read the run's files again from (standard input as the copy made of it)."""
@@ -134,26 +148,41 @@ def renamed(df: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
 Progress = Callable[[int, int], None]  # progress(done_bytes, total_bytes), as ingest.ingest takes it
 
 
-def parse(paths: list[str], engine: str = "local", progress: Progress | None = None) -> Store:
-    """The store of ``paths`` ingested by ``engine``: ``local`` (this machine), ``ray`` (a local Ray
-    cluster started for it) or ``ray:ADDRESS`` (a running one); ``progress`` as ``ingest.ingest``'s."""
+def parse(paths: list[str], engine: str = "local", progress: Progress | None = None) -> list[Attempt]:
+    """The runs in ``paths`` (``runs.split``: the latest first; one where nothing tells two apart),
+    ingested by ``engine``: ``local`` (this machine), ``ray`` (a local Ray cluster started for it) or
+    ``ray:ADDRESS`` (a running one, read as one run); ``progress`` as ``ingest.ingest``'s."""
     if engine == "local":
-        return ingest(paths, progress=progress)
+        files = [str(p) for p in discover(paths)]
+        total = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
+        results, done = [], 0
+        step = ingest_mod.PROGRESS_BYTES if nccl._scan is None else ingest_mod.SCANNED_PROGRESS_BYTES
+        for batch in batches(files, min(20, total // step) if progress else 1, total):  # as ingest.ingest
+            results += parse_files(batch)
+            done += total_size(batch)
+            if progress:
+                progress(done, total)
+        found = runs.split(results) or [runs.whole(combine(results))]
+        if len(found) == 1:  # (the store ingest.ingest makes, from every file in its order)
+            found[0].results = results
+        return found
     if engine == "ray" or engine.startswith("ray:"):
         from tracekit.engines import parse_on_ray
 
-        return parse_on_ray(paths, address=engine[len("ray:"):] or None)
+        return [runs.whole(parse_on_ray(paths, address=engine[len("ray:"):] or None))]
     raise InputError(f"--engine {engine}: not an engine; give local, ray or ray:ADDRESS")
 
 
 def open_run(paths: list[str | Path], out: str | Path | None = None, no_store: bool = False,
              scan: bool = False, progress: Progress | None = None, engine: str = "local",
-             reuse: bool = True, stdin: BinaryIO | None = None) -> Run:
+             reuse: bool = True, stdin: BinaryIO | None = None, pick: int | None = None) -> Run:
     """Open the run at ``paths`` (its logs, or a store). ``reuse``: one path that is a store, or a
     folder with a fresh store of its own, is read from disk (``scan``: its big tables stay there,
     ``store.scan``); otherwise the logs are ingested (``parse``) and, unless ``no_store``, the store
     is written (``store_target``) in a thread while the caller goes on (``Run.wait``). A path ``-``
-    is ``stdin`` (read as one file named ``<stdin>``; its copy is removed by ``unspool``). Raises
+    is ``stdin`` (read as one file named ``<stdin>``; its copy is removed by ``unspool``). Logs that
+    hold several runs (``runs.split``) open the latest, or run number ``pick`` (1 the latest), and
+    write no store unless ``out`` names one. Raises
     InputError for a path that does not exist or a run with no file at all; a run whose files are
     all unreadable is opened (its ``notes`` say why) and writes no store."""
     paths = [str(p) for p in paths]
@@ -163,6 +192,8 @@ def open_run(paths: list[str | Path], out: str | Path | None = None, no_store: b
         raise InputError("-: standard input is not available here")
     found = stored(paths[0]) if reuse and len(paths) == 1 and paths != [STDIN] else None
     if found is not None:
+        if pick not in (None, 1):
+            raise InputError(f"--run {pick}: {found} is one run's store; give the folder of logs to pick a run")
         run = Run(stores.scan(found) if scan else Store.read(found), paths)
     else:
         for p in paths:
@@ -174,16 +205,23 @@ def open_run(paths: list[str | Path], out: str | Path | None = None, no_store: b
             unspool(spooled)
             raise InputError("-: standard input is empty; pipe logs into it (kubectl logs POD | tracekit ingest -)")
         try:
-            store = parse([str(copy) if p == STDIN else p for p in paths], engine, progress)
+            attempts = parse([str(copy) if p == STDIN else p for p in paths], engine, progress)
         except BaseException:
             unspool(spooled)
             raise
+        if pick is not None and not 1 <= pick <= len(attempts):
+            unspool(spooled)
+            raise InputError(f"--run {pick}: {', '.join(paths)} holds {len(attempts)} run(s); give 1 to {len(attempts)}")
+        chosen = attempts[(pick or 1) - 1]
+        store = chosen.store if chosen.store is not None else combine(chosen.results)
         if spooled:
             store = Store(**{name: renamed(df, spooled) for name, df in store.tables().items()})
-        run = Run(store, paths, spooled=spooled)
+        run = Run(store, paths, spooled=spooled, attempts=attempts, picked=chosen.number)
     if not run.store.files.height:
         raise InputError(", ".join(paths) + ": no logs, dumps or traces found")
-    target = store_target(paths, out, no_store) if found is None else None
+    # a folder of several runs keeps no store of its own (it would stand for one of them); --out does
+    several = len(run.attempts) > 1 and not out
+    target = store_target(paths, out, no_store) if found is None and not several else None
     if target is not None and run.nothing_read() is None:
         # written beside the caller's analysis (polars writes without the GIL)
         pool = ThreadPoolExecutor(1)

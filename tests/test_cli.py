@@ -183,3 +183,24 @@ def test_dash_reads_standard_input_as_the_same_file_would_be_read(tmp_path):
             assert ours.drop("size_bytes", strict=False).equals(table.drop("size_bytes", strict=False)), name
     r = run("verdict", "-")  # nothing piped: an empty standard input is bad input, one line
     assert r.exit_code == 2 and r.output.count("\n") == 1 and r.output.startswith("error: ")
+
+
+def test_on_a_terminal_the_verdict_comes_first_wrapped_to_its_width():
+    from tracekit import verdict
+    from tracekit.cli import _summary_text
+    from tracekit.ingest import ingest
+    from tracekit.reports import summary
+
+    store = ingest([SAMPLES / "gloo_2x2_mismatch"])
+    s = summary.build(store, verdict.decide(store))
+    piped = _summary_text(s, None)
+    assert piped.startswith("files     6 ") and "\n\nverdict   MISMATCH: rank 1: " in piped  # a pipe: as before
+    shown = _summary_text(s, 80).splitlines()
+    assert shown[0].startswith("verdict   MISMATCH: rank 1: the ranks' collectives no longer pair up")
+    cut = shown.index("")  # the verdict (and its evidence), then the summary under it
+    head = [ln for ln in shown[:cut] if not ln.startswith("  evidence")]
+    assert len(head) >= 3 and all(len(ln) < 80 for ln in head) and all(ln.startswith(" " * 10) for ln in head[1:])
+    assert " ".join(ln.strip() for ln in head) == piped.split("\n\nverdict   ")[1].splitlines()[0].join(["verdict   ", ""]).strip()
+    body, _, tail = piped.partition("\n\nverdict   ")
+    assert shown[cut + 1:] == body.splitlines()  # the summary, all of it, under the verdict
+    assert [ln for ln in shown[:cut] if ln.startswith("  ") and ln[2] != " "] == tail.splitlines()[1:]

@@ -125,17 +125,48 @@ def _load_run(path: str, scan: bool = False):
     return run.store
 
 
+def _width() -> int | None:
+    """The terminal's width where stdout is one (text is wrapped to it), else None (one line each)."""
+    import shutil
+
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+
+
+def _summary_text(s: dict, width: int | None) -> str:
+    """``summary.render``'s text; on a terminal (``width``) the verdict first, wrapped to the width,
+    above the summary it comes from (read in ten seconds). In a pipe: as rendered, a line each."""
+    from tracekit.reports import summary
+
+    text = summary.render(s)
+    if width is None:
+        return text
+    body, _, verdict = text.partition("\n\nverdict   ")
+    if not verdict:
+        return text
+    head, *rest = verdict.split("\n")
+    return "\n".join(_wrap("verdict   " + head, width) + rest) + "\n\n" + body
+
+
+def _wrap(line: str, width: int) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(line, max(width - 1, 40), subsequent_indent=" " * 10, break_on_hyphens=False,
+                         break_long_words=False) or [line]
+
+
 def _verdict_lines(v: dict, width: int | None = None) -> list[str]:
-    return [f"{v['kind'].upper()}: {v['summary']}"] + [f"  evidence {e}" for e in v["evidence"]]
+    head = f"{v['kind'].upper()}: {v['summary']}"
+    return (_wrap(head, width) if width else [head]) + [f"  evidence {e}" for e in v["evidence"]]
 
 
-def _runs_block(run, verdicts: dict) -> list[str]:
+def _runs_block(run, verdicts: dict, width: int | None = None) -> list[str]:
     """``runs 2 in this folder`` and each run's span, ranks and verdict, the latest first."""
     out = [f"runs      {len(run.attempts)} in {', '.join(run.paths)}, the latest first "
            "(told apart by processes, ranks, times and folders; --run N shows one in full)"]
     for a in run.attempts:
         v = verdicts[a.number]
-        out += [f"run {a.number:<5} {a.describe()}", f"          {v['kind'].upper()}: {v['summary']}"]
+        verdict = f"          {v['kind'].upper()}: {v['summary']}"
+        out += [f"run {a.number:<5} {a.describe()}"] + (_wrap(verdict, width) if width else [verdict])
     return out
 
 
@@ -236,8 +267,8 @@ def _report_ingest(run, paths, missing, as_json, fail_on_hang, list_unknown, no_
         listed = {"unknown_listed": summary.unknown_listing(unknown)} if list_unknown else {}
         click.echo(json.dumps(s | listed, indent=2, default=str))
     else:
-        runs = "\n".join(_runs_block(run, verdicts)) + f"\n\nrun {run.picked} in full:\n" if several else ""
-        click.echo(runs + summary.render(s) + ("\n\n" + summary.render_unknown(unknown) if list_unknown else ""))
+        runs = "\n".join(_runs_block(run, verdicts, _width())) + f"\n\nrun {run.picked} in full:\n" if several else ""
+        click.echo(runs + _summary_text(s, _width()) + ("\n\n" + summary.render_unknown(unknown) if list_unknown else ""))
     if missing:
         sys.exit(2)
     if fail_on_hang and s["verdict"]["failed"]:  # a hang or failure verdict, or any failure sign
@@ -271,11 +302,11 @@ def verdict_cmd(run, as_json, fail_on_hang, pick):
         else:
             click.echo(f"{len(each)} runs in {run}, the latest first (--run N for one)")
             for a, w in each:
-                click.echo(f"\nrun {a.number}: {a.describe()}\n" + "\n".join(_verdict_lines(w)))
+                click.echo(f"\nrun {a.number}: {a.describe()}\n" + "\n".join(_verdict_lines(w, _width())))
     elif as_json:
         click.echo(json.dumps(v, indent=2, default=str))
     else:
-        click.echo("\n".join(_verdict_lines(v)))
+        click.echo("\n".join(_verdict_lines(v, _width())))
     if fail_on_hang and v["failed"]:  # the latest run's, or the one --run picks
         sys.exit(1)
 

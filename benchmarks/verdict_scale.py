@@ -2,7 +2,7 @@
 default group, every dump listing the world as the group's members), the last rank missing the
 final collective. Each size's store is written to disk first (by parts, so the build fits too);
 then, each in a fresh process so that its peak memory (max RSS) is its own:
-  streaming  tracekit.engines.scan: the collectives stay on disk, the verdict's group-bys stream them;
+  streaming  tracekit.store.scan: the collectives stay on disk, the verdict's group-bys stream them;
   in memory  tracekit.store.Store.read then the same verdict (the baseline; sizes up to --in-memory-up-to).
 The table shows how time and memory grow with rows.
 
@@ -66,7 +66,7 @@ def one(folder: Path, ranks: int, how: str) -> dict:
     import tracekit  # noqa: F401
     import polars as pl
 
-    from tracekit.engines import scan
+    from tracekit.store import scan
     from tracekit.store import Store
     from tracekit.verdict import decide
 

@@ -2,7 +2,19 @@
 new user would, its ranks, world size, hosts, versions, verdict and root cause against the labels a
 human gave it (samples/wild/MANIFEST.*.jsonl), and how many of its lines tracekit decoded.
 
-Usage: python benchmarks/wild_accuracy.py [--dir samples/wild] [--misses] [--only SUBSTRING]
+Usage: python benchmarks/wild_accuracy.py [--split dev|test|all] [--dir samples/wild] [--misses] [--only SUBSTRING]
+
+Two splits (samples/wild/LABELS.md): dev = samples/wild/MANIFEST.*.jsonl, the excerpts rules are written
+against; test = samples/wild/test/MANIFEST.test.jsonl, collected and labelled apart and never read while
+rules are written. For the test split the output gives only counts and file names, never what tracekit
+said of an excerpt (its verdict's text would teach the developers the excerpt).
+
+Per split: verdicts of a kind the label accepts ("accept"); of those, the ones whose summary says the
+label's fact (the regex "fact", case-insensitive; a null fact is said by any accepted verdict);
+decisive verdicts that contradict the excerpt (a decisive kind the label does not accept; a failed
+ingest counts as one); UNDECIDED where the label accepts no undecided; the count of visible global ranks
+right ("visible_ranks"); and the three miss classes: "undecided" (UNDECIDED where an expert decides),
+"fact" (an accepted kind whose summary does not say the fact), "wrong-kind" (a decisive kind not accepted).
 
 Columns (right / labelled): ranks (the global ranks in ``store.ranks`` equal the label's; a null
 label wants no rank claimed), world size, hosts (distinct host names in ``store.ranks``), each
@@ -24,6 +36,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 WILD = ROOT / "samples" / "wild"
+TEST_MANIFEST = Path("test") / "MANIFEST.test.jsonl"  # under the dev folder
+SPLITS = ("dev", "test")
+MISS_CLASSES = ("undecided", "fact", "wrong-kind")
 VERSIONS = ("nccl", "torch", "deepspeed")
 TARGETS = {"ranks": 0.95, "verdict": 0.95, "healthy_on_failure": 0, "unknown": 0.05}
 
@@ -38,12 +53,26 @@ class Score:
     right: dict = field(default_factory=dict)  # column -> True / False; absent: not scored
     lines: int = 0
     unknown: int = 0
+    split: str = "dev"
+
+    @property
+    def accept(self) -> list[str]:
+        return list(self.label.get("accept") or [self.label["verdict"]])
+
+    @property
+    def miss(self) -> str | None:
+        """The miss class of the verdict (MISS_CLASSES), None when of an accepted kind that says the fact."""
+        if self.right.get("fact"):
+            return None
+        if self.got["verdict"] == "undecided" and "undecided" not in self.accept:
+            return "undecided"
+        return "fact" if self.right.get("accepted") else "wrong-kind"
 
 
-def labels(folder: Path) -> list[dict]:
-    """Every manifest line of ``folder`` whose excerpt exists, in file order."""
+def manifest_lines(manifests: list[Path]) -> list[dict]:
+    """Every line of the manifests as a dict (a line that is not JSON stops the scorer)."""
     out = []
-    for m in sorted(folder.glob("MANIFEST.*.jsonl")):
+    for m in manifests:
         for n, line in enumerate(m.read_text().splitlines(), 1):
             if not line.strip():
                 continue
@@ -51,8 +80,27 @@ def labels(folder: Path) -> list[dict]:
                 d = json.loads(line)
             except json.JSONDecodeError as e:
                 raise SystemExit(f"error: {m}:{n}: not JSON ({e.msg})") from None
-            if (folder / d["file"]).is_file():
-                out.append(d)
+            out.append(d)
+    return out
+
+
+def manifests(folder: Path, split: str = "dev") -> list[Path]:
+    """The manifests of a split: dev = ``folder``/MANIFEST.*.jsonl, test = ``folder``/test/MANIFEST.test.jsonl."""
+    if split == "test":
+        m = folder / TEST_MANIFEST
+        return [m] if m.is_file() else []
+    return sorted(folder.glob("MANIFEST.*.jsonl"))
+
+
+def split_folder(folder: Path, split: str = "dev") -> Path:
+    """Where a split's excerpts lie."""
+    return folder / TEST_MANIFEST.parent if split == "test" else folder
+
+
+def labels(folder: Path, split: str = "dev") -> list[dict]:
+    """Every manifest line of a split whose excerpt exists, in file order (a missing test folder: none)."""
+    where = split_folder(folder, split)
+    out = [d for d in manifest_lines(manifests(folder, split)) if (where / d["file"]).is_file()]
     return sorted(out, key=lambda d: d["file"])
 
 
@@ -78,7 +126,13 @@ def root_cause_line(path: Path, text: str) -> int | None:
     return None
 
 
-def score_one(path: Path, label: dict) -> Score:
+def visible_ranks(label: dict) -> int:
+    """The label's count of visible global ranks ("visible_ranks", else len(ranks))."""
+    n = label.get("visible_ranks")
+    return n if n is not None else len(label.get("ranks") or [])
+
+
+def score_one(path: Path, label: dict, split: str = "dev") -> Score:
     from tracekit.ingest import ingest
     from tracekit.verdict import decide
 
@@ -106,7 +160,12 @@ def score_one(path: Path, label: dict) -> Score:
         s.lines = int((store.files["lines"] - store.files["blank"]).sum() or 0)
         s.unknown = int(store.files["unknown"].sum() or 0)
 
+    s.split = split
     s.right["ranks"] = got["ranks"] == sorted(label["ranks"] or [])
+    s.right["visible_ranks"] = (0 if got["ranks"] == ["failed"] else len(got["ranks"])) == visible_ranks(label)
+    s.right["accepted"] = got["verdict"] in s.accept
+    fact = label.get("fact")
+    s.right["fact"] = s.right["accepted"] and (not fact or re.search(fact, got["summary"] or "", re.I) is not None)
     s.right["world_size"] = got["world_size"] == label["world_size"]
     s.right["hosts"] = (got["hosts"] or None) == label["hosts"]
     for k in VERSIONS:
@@ -124,8 +183,9 @@ def score_one(path: Path, label: dict) -> Score:
     return s
 
 
-def score_all(folder: Path = WILD, only: str | None = None) -> list[Score]:
-    return [score_one(folder / d["file"], d) for d in labels(folder) if not only or only in d["file"]]
+def score_all(folder: Path = WILD, only: str | None = None, split: str = "dev") -> list[Score]:
+    where = split_folder(folder, split)
+    return [score_one(where / d["file"], d, split) for d in labels(folder, split) if not only or only in d["file"]]
 
 
 def figures(scores: list[Score]) -> dict:
@@ -151,22 +211,36 @@ def figures(scores: list[Score]) -> dict:
     f["undecided"] = {"right": sum(s.got["verdict"] == "undecided" for s in und), "of": len(und)}
     rc = [s for s in scores if "root_cause" in s.right]
     f["root_cause"] = {"right": sum(s.right["root_cause"] for s in rc), "of": len(rc)}
+    f["accepted"] = {"right": sum(s.right["accepted"] for s in scores), "of": len(scores)}
+    f["fact"] = {"right": sum(s.right["fact"] for s in scores), "of": f["accepted"]["right"]}
+    f["contradicts"] = sum(1 for s in scores if s.got["verdict"] != "undecided" and not s.right["accepted"])
+    f["undecided_where_decided"] = sum(1 for s in scores if s.miss == "undecided")
+    f["visible_ranks"] = {"right": sum(s.right["visible_ranks"] for s in scores), "of": len(scores)}
+    f["miss_classes"] = {c: sum(1 for s in scores if s.miss == c) for c in MISS_CLASSES}
     lines, unknown = sum(s.lines for s in scores), sum(s.unknown for s in scores)
     f["unknown"] = {"lines": lines, "unknown": unknown, "share": unknown / lines if lines else 0.0}
     return f
 
 
+def verdict_misses(scores: list[Score]) -> list[tuple[str, str, str, str]]:
+    """(file, miss class, the label's accepted kinds and fact, what tracekit said) per verdict missed."""
+    return [(s.file, s.miss, f"{'|'.join(s.accept)} /{s.label.get('fact') or ''}/",
+             f"{s.got['verdict']}: {s.got['summary']}") for s in scores if s.miss]
+
+
 def misses(scores: list[Score]) -> list[tuple[str, str, str, str]]:
-    """(file, column, label, tracekit) for every column tracekit got wrong."""
+    """(file, column, label, tracekit) for every column tracekit got wrong (the verdict's classes apart)."""
     out = []
     for s in scores:
         for name, ok in s.right.items():
-            if ok:
+            if ok or name in ("accepted", "fact"):
                 continue
             if name in VERSIONS:
                 want, got = (s.label.get("versions") or {}).get(name), s.got[name]
             elif name == "root_cause":
                 want, got = s.label["root_cause"], f"{s.got['verdict']}: {s.got['summary']}"
+            elif name == "visible_ranks":
+                want, got = visible_ranks(s.label), len(s.got["ranks"])
             else:
                 want, got = s.label[name], s.got[name]
             out.append((s.file, name, str(want), str(got)))
@@ -177,19 +251,61 @@ def _pct(c: dict) -> str:
     return f"{c['right']}/{c['of']} ({100 * c['right'] / c['of']:.0f}%)" if c["of"] else "0/0"
 
 
-def one_line(f: dict) -> str:
+def one_line(f: dict, split: str = "dev") -> str:
     cols = " ".join(f"{k} {f[k]['right']}/{f[k]['of']}" for k in ("ranks", "world_size", "hosts", *VERSIONS))
-    return (f"wild: {f['excerpts']} excerpts; {cols}; verdict {f['verdict']['right']}/{f['verdict']['of']} decisive "
+    mc = ", ".join(f"{c} {n}" for c, n in f["miss_classes"].items())
+    return (f"wild {split}: {f['excerpts']} excerpts; accepted kind {f['accepted']['right']}/{f['accepted']['of']}, "
+            f"saying the fact {f['fact']['right']}/{f['fact']['of']}, contradicting {f['contradicts']}, "
+            f"undecided where decided {f['undecided_where_decided']}, visible ranks {f['visible_ranks']['right']}/"
+            f"{f['visible_ranks']['of']}; misses: {mc}; {cols}; verdict {f['verdict']['right']}/{f['verdict']['of']} decisive "
             f"right, healthy-on-failure {f['healthy_on_failure']}, undecided {f['undecided']['right']}/{f['undecided']['of']}; "
             f"root cause {f['root_cause']['right']}/{f['root_cause']['of']}; "
             f"unknown {100 * f['unknown']['share']:.1f}% of {f['unknown']['lines']} lines")
 
 
+def report(split: str, scores: list[Score], show_misses: bool) -> None:
+    """One split's table; for the test split, counts and file names only."""
+    f = figures(scores)
+    print(f"== {split} split: {f['excerpts']} excerpts")
+    print(f"{'column':<24} {'right':>14}  {'false claims':>12}")
+    print(f"{'verdict accepted kind':<24} {_pct(f['accepted']):>14}  {'':>12}  target 90% (with the fact)")
+    print(f"{'  and saying the fact':<24} {_pct(f['fact']):>14}  {'':>12}  of {f['excerpts']}: "
+          f"{100 * f['fact']['right'] / f['excerpts'] if f['excerpts'] else 0:.0f}%")
+    print(f"{'decisive, contradicting':<24} {f['contradicts']:>14}  {'':>12}  target 0")
+    print(f"{'undecided where decided':<24} {f['undecided_where_decided']:>14}")
+    print(f"{'visible ranks':<24} {_pct(f['visible_ranks']):>14}  {'':>12}  target 90%")
+    target = {"ranks": "target 95%", "verdict": "target 95%"}
+    for k in ("ranks", "world_size", "hosts", *VERSIONS):
+        print(f"{k:<24} {_pct(f[k]):>14}  {f[k]['false_claims']:>12}  {target.get(k, '')}")
+    print(f"{'verdict decisive':<24} {_pct(f['verdict']):>14}  {'':>12}")
+    print(f"{'healthy on failure':<24} {f['healthy_on_failure']:>14}  {'':>12}  target 0")
+    print(f"{'undecided honest':<24} {_pct(f['undecided']):>14}")
+    print(f"{'root cause named':<24} {_pct(f['root_cause']):>14}")
+    u = f["unknown"]
+    print(f"{'unknown lines':<24} {100 * u['share']:>13.1f}%  {u['unknown']} of {u['lines']}  target <= 5%")
+    print("miss classes: " + ", ".join(f"{c} {n}" for c, n in f["miss_classes"].items()))
+    if show_misses and split == "test":  # the file names and classes only: never what tracekit said
+        print()
+        for s in scores:
+            if s.miss:
+                print(f"{s.file:<60} {s.miss}")
+    elif show_misses:
+        print()
+        for file, cls, want, got in verdict_misses(scores):
+            print(f"{file[:52]:<52} {cls:<11} label {want[:60]!s:<60} tracekit {got[:140]}")
+        for file, name, want, got in misses(scores):
+            print(f"{file[:52]:<52} {name:<11} label {want[:60]!s:<60} tracekit {got[:90]}")
+    print(one_line(f, split))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 epilog="example: python benchmarks/wild_accuracy.py --misses")
+                                 epilog="example: python benchmarks/wild_accuracy.py --split dev --misses")
     ap.add_argument("--dir", default=str(WILD), help="folder of excerpts and MANIFEST.*.jsonl (default samples/wild)")
-    ap.add_argument("--misses", action="store_true", help="list every excerpt and column tracekit got wrong")
+    ap.add_argument("--split", choices=("dev", "test", "all"), default="all",
+                    help="dev: MANIFEST.*.jsonl; test: test/MANIFEST.test.jsonl; all: both, one table each (default)")
+    ap.add_argument("--misses", action="store_true",
+                    help="list every dev excerpt and column tracekit got wrong (test: the miss class and file name only)")
     ap.add_argument("--only", help="score only excerpts whose name contains this")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     a = ap.parse_args(argv)
@@ -197,26 +313,24 @@ def main(argv: list[str] | None = None) -> int:
     if not folder.is_dir():
         print(f"error: {folder}: not a folder", file=sys.stderr)
         return 2
-    scores = score_all(folder, a.only)
-    f = figures(scores)
+    splits = SPLITS if a.split == "all" else (a.split,)
+    scored = {sp: score_all(folder, a.only, sp) for sp in splits}
     if a.json:
-        print(json.dumps({**f, "misses": [dict(zip(("file", "column", "label", "tracekit"), m)) for m in misses(scores)]}))
+        out = {}
+        for sp, scores in scored.items():
+            out[sp] = figures(scores)
+            if sp == "test":
+                out[sp]["misses"] = [{"file": s.file, "class": s.miss} for s in scores if s.miss]
+            else:
+                out[sp]["misses"] = [dict(zip(("file", "column", "label", "tracekit"), m)) for m in misses(scores)]
+                out[sp]["verdict_misses"] = [dict(zip(("file", "class", "label", "tracekit"), m))
+                                             for m in verdict_misses(scores)]
+        print(json.dumps(out))
         return 0
-    target = {"ranks": "target 95%", "verdict": "target 95%"}
-    print(f"{'column':<18} {'right':>14}  {'false claims':>12}")
-    for k in ("ranks", "world_size", "hosts", *VERSIONS):
-        print(f"{k:<18} {_pct(f[k]):>14}  {f[k]['false_claims']:>12}  {target.get(k, '')}")
-    print(f"{'verdict decisive':<18} {_pct(f['verdict']):>14}  {'':>12}  target 95%")
-    print(f"{'healthy on failure':<18} {f['healthy_on_failure']:>14}  {'':>12}  target 0")
-    print(f"{'undecided honest':<18} {_pct(f['undecided']):>14}")
-    print(f"{'root cause named':<18} {_pct(f['root_cause']):>14}")
-    u = f["unknown"]
-    print(f"{'unknown lines':<18} {100 * u['share']:>13.1f}%  {u['unknown']} of {u['lines']}  target <= 5%")
-    if a.misses:
-        print()
-        for file, name, want, got in misses(scores):
-            print(f"{file[:52]:<52} {name:<11} label {want[:60]!s:<60} tracekit {got[:90]}")
-    print(one_line(f))
+    for n, (sp, scores) in enumerate(scored.items()):
+        if n:
+            print()
+        report(sp, scores, a.misses)
     return 0
 
 

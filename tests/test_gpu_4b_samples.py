@@ -87,7 +87,7 @@ def test_one_rank_sends_nothing():
 
 
 def test_summary_and_diff_print_the_traffic_per_step():
-    r = CliRunner().invoke(main, ["ingest", str(SAMPLES / "gpu_2x1_4b_zero3")])
+    r = CliRunner().invoke(main, ["ingest", str(SAMPLES / "gpu_2x1_4b_zero3"), "--no-store"])
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
     head = next(i for i, ln in enumerate(lines) if ln.startswith("traffic"))

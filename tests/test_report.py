@@ -24,7 +24,7 @@ def test_html_report_of_a_hang_against_its_fix(tmp_path):
     assert r.output.startswith(f"wrote {out}: DEADLOCK, 4 rank(s), 2 chart(s), against swift_2x2_wandb_fixed")
     page = out.read_text()
     v = verdict.decide(_load_run(str(SAMPLES / "swift_2x2_wandb")))
-    assert html.escape(v.summary) in page and all(html.escape(e) in page for e in v.evidence)
+    assert html.escape(v.summary) in page and all(html.escape(str(e)) in page for e in v.evidence)
     # self-contained: no script, no stylesheet or image fetched, no DTD named on the web; the charts'
     # own references are to fragments of the page (clip-path="url(#p1)", xlink:href="#glyph")
     assert not re.search(r"<script|<link|<img|<iframe|(?:src|href)\s*=\s*[\"'](?!#)|@import|url\((?!#)|<!DOCTYPE svg", page, re.I)

@@ -1,7 +1,7 @@
 /* One pass over a text file's bytes: NCCL COLL lines of the plain shape are parsed here, every
  * other line is handed back to the polars parsers.
  *
- * A COLL line (NCCL_DEBUG_SUBSYS=COLL, FORMATS.md) is most of a big NCCL log:
+ * A COLL line (NCCL_DEBUG_SUBSYS=COLL, docs/formats.md) is most of a big NCCL log:
  *   [[rank3]:]host:pid:tid [dev] [file.cc:123 ]NCCL INFO AllReduce: opCount 1f sendbuff 0x..
  *   recvbuff 0x.. count 2097152 datatype 7 op 0 root 0 comm 0x.. [nranks=4] stream 0x..
  * A line is taken only when every field has exactly this shape (ASCII, no carriage return, numbers

@@ -10,156 +10,16 @@ wrap, so nothing is inferred from a rank's oldest entries; only frontiers are co
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from enum import Enum
-
 import polars as pl
 
+from tracekit import sources
+from tracekit.outcome import SOURCE_NAMES, Finding, Match, tensor_text  # noqa: F401 (the old names)
+from tracekit.sources import clock_offsets, collect  # noqa: F401 (the old names)
+from tracekit.sources.fr import group_members  # noqa: F401 (the old name)
 from tracekit.store import Store
-from tracekit.wording import who
 
 #: Ops whose per-rank sizes legitimately differ (variable splits), so sizes are not compared.
 VARIABLE_SIZE_OPS = ["all_to_all", "coalesced", "other", "gather", "scatter"]
-
-
-class Match(Enum):
-    """How the ranks of one process group disagree, worst first."""
-
-    MISSING = "a rank never issued a collective its group's other ranks issued"
-    RANK_ABSENT = "a rank's record (an empty dump) holds no collective of a group its peers used"
-    NO_RECORD = "a member of the group left no record in this source: nothing is known of it"
-    OP_TYPE = "ranks issued different collectives at the same sequence number"
-    DTYPE = "ranks issued the collective with different dtypes"
-    SIZE = "ranks issued the collective with different sizes"
-    STATE = "the collective completed on some ranks and not on others"
-
-
-@dataclass
-class Finding:
-    kind: Match
-    source: str
-    pg: str
-    pg_desc: str | None
-    seq: int | None
-    op: str | None
-    sizes: str | None
-    dtype: str | None
-    present: list[int]
-    missing: list[int]
-    last_of_missing: dict[int, str] = field(default_factory=dict)
-    evidence: list[str] = field(default_factory=list)
-    label: str | None = None  # the message, where ranks are unknown (processes named host:pid instead)
-
-    @property
-    def message(self) -> str:
-        if self.label:
-            return self.label
-        where = f"process group {self.pg}" + (f" ({self.pg_desc})" if self.pg_desc else "")
-        what = f"{self.op or '?'} seq {self.seq}" + tensor_text(self.sizes, self.dtype)
-        if self.kind == Match.NO_RECORD:
-            return (f"{where}: {who(self.missing)} left no {SOURCE_NAMES.get(self.source, self.source)} record; "
-                    f"{who(self.present)} reached seq {self.seq}")
-        if self.kind in (Match.MISSING, Match.RANK_ABSENT):
-            return (f"{where}: {what}: {who(self.missing)} never issued it; {who(self.present)} "
-                    f"{'waits' if len(self.present) == 1 else 'wait'} in it")
-        if self.last_of_missing:
-            other = "; ".join(f"rank {r}: {v}" for r, v in sorted(self.last_of_missing.items())[:4])
-            return f"{where}: seq {self.seq}: {self.kind.value}: {who(self.present)} issued {what}; {other}"
-        return f"{where}: {what}: {self.kind.value}"
-
-    def to_dict(self) -> dict:
-        return {
-            "kind": self.kind.name.lower(), "message": self.message, "source": self.source, "pg": self.pg,
-            "pg_desc": self.pg_desc, "seq": self.seq, "op": self.op, "sizes": self.sizes, "dtype": self.dtype,
-            "present_ranks": self.present, "missing_ranks": self.missing,
-            "last_of_missing": {str(k): v for k, v in self.last_of_missing.items()}, "evidence": self.evidence,
-        }
-
-
-def tensor_text(sizes: str | None, dtype: str | None) -> str:
-    """`` (BFloat16 tensor of shape [4027x5120])`` from FR's sizes and dtype; empty when neither is known."""
-    if not sizes and not dtype:
-        return ""
-    shape = f" of shape [{sizes.replace(';', '], [')}]" if sizes else ""
-    return f" ({dtype + ' ' if dtype else ''}tensor{'s' if sizes and ';' in sizes else ''}{shape})"
-
-
-SOURCE_NAMES = {"fr": "Flight Recorder", "nccl": "NCCL COLL", "kineto": "Kineto"}
-
-
-def _members(store: Store, source: str, seen: pl.DataFrame) -> pl.DataFrame:
-    """(pg, rank) membership: FR pg_config, NCCL comm inits, else who appears (``seen``: the (pg, rank)
-    pairs of the source's collectives; world for pg 0)."""
-    if source == "fr":
-        cfg = group_members(store)
-        if cfg.height:
-            return cfg.select("pg", pl.col("members").alias("rank")).explode("rank").unique()
-        dumped = store.events.filter(pl.col("kind") == "fr_dump").select("rank").drop_nulls().unique()
-        return pl.concat([seen, dumped.with_columns(pl.lit("0").alias("pg")).select("pg", "rank")], how="vertical_relaxed").unique()
-    if source == "nccl":
-        return (store.comms.filter(pl.col("comm_id").is_not_null())
-                .join(store.ranks.select("host", "pid", pl.col("rank").alias("grank")), on=["host", "pid"], how="left")
-                .select(pl.col("comm_id").alias("pg"), pl.coalesce("grank", "rank").alias("rank")).drop_nulls().unique())
-    return seen
-
-
-_seen_members: tuple[object, pl.DataFrame] = (None, pl.DataFrame())
-
-
-def group_members(store: Store) -> pl.DataFrame:
-    """Each group's member lists (FR pg_config) as ``pg, members``, each distinct list once: every
-    rank's dump repeats the lists of its groups (16,384 dumps of the world's group: 268 M members,
-    a list per group once deduplicated). Kept for the last store asked: align and the coverage both
-    ask, and reading the lists is most of a 16,384-rank verdict."""
-    global _seen_members
-    groups, got = _seen_members  # (one read: another thread may set it meanwhile)
-    if groups is store.groups:
-        return got
-    lists = collect(store.groups.lazy().filter(pl.col("members").list.len() > 0).select("pg", "members"))
-    parts = []
-    for pg in lists["pg"].unique(maintain_order=True):
-        one = lists if lists["pg"].n_unique() == 1 else lists.filter(pl.col("pg").eq_missing(pg))
-        parts.append(one.head(1) if _alike(one["members"]) else one.unique())
-    got = pl.concat(parts) if parts else lists
-    _seen_members = (store.groups, got)
-    return got
-
-
-def _alike(lists: pl.Series) -> bool:
-    """Whether every list is the first one, compared in one polars call (16,384 lists of 16,384
-    members: hashing them to deduplicate took 12 s, numpy's block compare 0.81 s, this 0.16 s)."""
-    if lists.len() < 2:
-        return True
-    if lists.list.len().n_unique() != 1 or lists.explode().null_count():
-        return False
-    return bool((lists == lists.head(1)).all())
-
-
-def _status_frontier(store: Store) -> pl.DataFrame:
-    """FR pg_status as (rank, pg, frontier). An empty dump cannot name its pg ids; its peers'
-    entries tie each id to a group name, kept where the rank's own pg_config has that name."""
-    groups = collect(store.groups.lazy().select("rank", "pg", "pg_id", "last_enqueued"))  # (not the members)
-    st = groups.filter(pl.col("last_enqueued").is_not_null()).select(
-        "rank", "pg", pl.col("last_enqueued").alias("frontier"))
-    known = st.filter(~pl.col("pg").str.starts_with("id:"))
-    unknown = st.filter(pl.col("pg").str.starts_with("id:"))
-    if not unknown.height:
-        return known
-    # an id's name, from the dumps whose entries named it
-    ids = (groups.filter(~pl.col("pg").str.starts_with("id:") & pl.col("pg_id").is_not_null())
-           .select(pl.format("id:{}", "pg_id").alias("pg"), pl.col("pg").alias("name")).unique())
-    named = groups.filter(~pl.col("pg").str.starts_with("id:")).select("rank", pl.col("pg").alias("name"))
-    guess = (unknown.join(ids, on="pg").join(named, on=["rank", "name"], how="semi")
-             .group_by("rank", "pg").agg(pl.col("name").unique(), pl.col("frontier").first())
-             .filter(pl.col("name").list.len() == 1)
-             .select("rank", pl.col("name").list.first().alias("pg"), "frontier"))
-    return pl.concat([known, guess], how="vertical_relaxed")
-
-
-def collect(lf: pl.LazyFrame) -> pl.DataFrame:
-    """Run a query over the collectives whose answer is small. Streaming: a table on disk (a store
-    scanned, tracekit.engines.scan) is read a piece at a time, never whole into memory."""
-    return lf.collect(engine="streaming")
 
 
 def _source(store: Store, source: str) -> pl.LazyFrame:
@@ -179,12 +39,12 @@ def find(store: Store, source: str) -> list[Finding]:
     frontier = per.filter("_aligned").drop("_aligned")
     if not frontier.height and source != "fr":
         return []
-    members = _members(store, source, frontier.select("pg", "rank"))
-    if source == "fr":
-        frontier = pl.concat([frontier, _status_frontier(store)], how="vertical_relaxed").group_by("rank", "pg").agg(pl.col("frontier").max())
+    src = sources.source(source)
+    members = src.members(store, frontier.select("pg", "rank"))
+    frontier = src.frontier(store, frontier)
     # a member counts as behind only if it left a record in this source (a dump, even an empty one,
     # or a collective in any group); one that left none is unknown, never "behind"
-    recorded = _recorded(store, source, per["rank"])
+    recorded = src.recorded(store, per["rank"])
     full = members.join(frontier, on=["pg", "rank"], how="left").with_columns(
         pl.col("frontier").fill_null(0), pl.col("rank").is_in(recorded.implode()).alias("recorded"))
     full = full.join(full.group_by("pg").agg(pl.col("frontier").filter(pl.col("recorded")).max().alias("top"),
@@ -196,13 +56,8 @@ def find(store: Store, source: str) -> list[Finding]:
 
 def recorded_ranks(store: Store, source: str) -> pl.Series:
     """The ranks that left any record in ``source``: a collective of any group, or (FR) a dump."""
-    return _recorded(store, source, collect(_source(store, source).select(pl.col("rank").unique()))["rank"])
-
-
-def _recorded(store: Store, source: str, ranks: pl.Series) -> pl.Series:
-    if source == "fr":
-        ranks = pl.concat([ranks.cast(pl.Int64), store.events.filter(pl.col("kind") == "fr_dump")["rank"].drop_nulls()])
-    return ranks.unique().sort()
+    ranks = collect(_source(store, source).select(pl.col("rank").unique()))["rank"]
+    return sources.source(source).recorded(store, ranks)
 
 
 def _silent(full: pl.DataFrame, source: str) -> list[Finding]:
@@ -295,26 +150,6 @@ def _mismatches(coll: pl.LazyFrame, source: str) -> list[Finding]:
             evidence=[f"{r['file']}:{r['line'] or r['record_id']}" for r in rows.iter_rows(named=True)][:8],
         ))
     return out
-
-
-def clock_offsets(coll: pl.DataFrame) -> pl.DataFrame:
-    """Per-host clock offset (ns) to subtract before comparing times across nodes.
-
-    A collective cannot complete on one rank before every rank has entered it, so the ranks'
-    completion (else enqueue) times of one ``(pg, seq)`` bound each other; the median, over all
-    collectives two hosts share, of a host's time minus the collective's median is that host's
-    offset. Hosts with nothing in common get 0.
-    """
-    t = coll.filter(pl.col("host").is_not_null() & pl.col("seq").is_not_null()).with_columns(
-        pl.coalesce("end_ns", "start_ns").alias("_t")).filter(pl.col("_t").is_not_null())
-    hosts = t["host"].unique().to_list()
-    if len(hosts) < 2:
-        return pl.DataFrame({"host": hosts, "offset_ns": [0] * len(hosts)}, schema={"host": pl.Utf8, "offset_ns": pl.Int64})
-    per = t.group_by("host", "pg", "seq").agg(pl.col("_t").median())
-    shared = per.with_columns(pl.col("_t").median().over("pg", "seq").alias("_m"),
-                              pl.col("host").n_unique().over("pg", "seq").alias("_n")).filter(pl.col("_n") > 1)
-    off = shared.group_by("host").agg((pl.col("_t") - pl.col("_m")).median().cast(pl.Int64).alias("offset_ns"))
-    return pl.DataFrame({"host": hosts}).join(off, on="host", how="left").with_columns(pl.col("offset_ns").fill_null(0))
 
 
 def unranked_mismatches(store: Store) -> list[Finding]:

@@ -16,7 +16,7 @@ from typing import Callable
 
 import polars as pl
 
-from tracekit import traffic
+from tracekit import sources, traffic, verdict
 from tracekit.figures import (Figure, bandwidth, bus_bandwidth, collective_rate, size_text, step_first, step_median,
                               time_in_collectives, world_size)
 from tracekit.store import Store
@@ -148,10 +148,7 @@ def sequence(s: Store) -> pl.DataFrame:
     c = s.collectives
     if not c.height:
         return pl.DataFrame(schema={"i": pl.UInt32, "op": pl.Utf8, "size": pl.Int64, "dtype": pl.Utf8})
-    for source in ("fr", "nccl", "kineto"):
-        sub = c.filter(pl.col("source") == source)
-        if sub.height:
-            break
+    sub, _ = sources.best(c)
     rank = sub["rank"].drop_nulls().min()
     sub = sub.filter(pl.col("rank") == rank) if rank is not None else sub
     pg = sub.group_by("pg").len().sort("len", descending=True)["pg"][0]
@@ -229,8 +226,6 @@ def _setup(a: Store, b: Store) -> tuple[list[Difference], list[str]]:
 
 def compare(a: Store, b: Store, verdict_a=None, verdict_b=None, names: tuple[str, str] = ("A", "B")) -> Comparison:
     """Verdicts (``verdict.decide`` unless given), figures of speed, then the setup differences."""
-    from tracekit import verdict
-
     va = verdict_a or verdict.decide(a)
     vb = verdict_b or verdict.decide(b)
     figures = [Row(what, f(a), f(b)) for what, f in FIGURES]

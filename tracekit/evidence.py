@@ -14,50 +14,12 @@ from functools import cached_property
 
 import polars as pl
 
-from tracekit import align
-from tracekit.align import Finding, Match
+from tracekit import align, sources
+from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ERROR, NETWORK_FAIL,  # noqa: F401
+                               RENDEZVOUS, TERMINATE)
+from tracekit.outcome import Cited, Coverage, EventKind, Finding, Match
 from tracekit.store import Store
-from tracekit.wording import fmt_ranks, who
 
-# A line that reports the end of waiting (a timeout, the watchdog's abort, a peer closing its socket,
-# torchrun's error block) is a consequence of a failure elsewhere, never the failure itself.
-CONSEQUENCE = (r"(?i)time[ d]*out|watchdog|ChildFailedError|SignalException|closed by (?:remote )?peer|Connection reset"
-               r"|Could not receive type from localRank|Failed to execute operation \w+ from rank"
-               r"|Socket recv failed while polling|c10::DistBackend"
-               r"|DistBackendError|communicator was aborted|taking the entire process down|ProcessGroupNCCL is aborted")
-CUDA = (r"(?i:CUDA error|CUDA out of memory|OutOfMemoryError|illegal memory access|device-side assert|cudaError"
-        r"|CUBLAS_STATUS|CUDNN_STATUS|uncorrectable ECC|CUDA driver error|Cuda failure|cudaMalloc\w* failed"
-        r"|cuMem\w+ failed|hip\w+ failed|hipError)")
-# a connection that could not be made: the network's own failure, whatever words of time it uses
-NETWORK_FAIL = (r"(?i)call to (?:connect|bind|accept)|connect(?:ion)? (?:timed out|timeout|refused|failed)|ibv_\w+ failed"
-                r"|No route to host|Network is unreachable|Connection refused")
-# NCCL's own error codes as torch or the program reports them: NCCL failed, and says why only in its
-# WARN lines (NCCL_DEBUG=WARN or INFO)
-NCCL_ERROR = (r"ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclInvalidArgument|ncclUnhandledCudaError"
-              r"|ncclRemoteError|NCCL error|unhandled (?:system|cuda) error|remote process exited or there was a network error")
-# the rendezvous / TCPStore never came together: nobody got as far as a communicator
-RENDEZVOUS = (r"Rendezvous\w*(?:Error|Timeout)|RendezvousConnectionError|C10d store has failed|client socket has timed out"
-              r"|server socket has failed to (?:listen|bind)|TCPStore\w* .*(?:failed|timed out)|DistStoreError")
-# the runtime's own word that ranks called different collectives (torch DETAIL, Horovod, DeepSpeed)
-MISMATCH_TEXT = (r"Detected mismatch between collectives|Mismatched (?:ALLREDUCE|ALLGATHER|BROADCAST|ALLTOALL|REDUCESCATTER)"
-                 r"|Collectives differ in|collective mismatch|Mismatch between collective")
-# "terminate called after throwing an instance of 'X'": the process dying of an exception raised
-# elsewhere, a consequence wherever a timeout was logged or X is the watchdog's DistBackendError
-TERMINATE = r"terminate called after throwing an instance of"
-# NCCL / plugin WARNs that a fallback follows, each with why it is harmless
-BENIGN = {
-    r"Failed to open libibverbs|libibverbs\.so": "no InfiniBand verbs library: NCCL falls back to sockets",
-    r"NET/OFI Only EFA provider is supported": "aws-ofi-nccl found no EFA device: NCCL uses its own transports",
-    r"NET/Plugin ?:.*(?:No plugin found|Plugin load|Failed to find|could not find|not found)|libnccl-net[\w-]*\.so":
-        "no external NCCL net plugin: NCCL uses its internal one",
-    r"Could not (?:find|open) .*libnccl-tuner|NCCL_TUNER_PLUGIN": "no tuner plugin: NCCL uses its defaults",
-    r"(?:NET/IB|NCCL_IB).*No device found|No IB devices found": "no InfiniBand device: NCCL uses sockets",
-    r"ibvwrap.*lib wrapper not initialized": "no InfiniBand verbs library: NCCL falls back to sockets",
-    r"Got async event : client reregistration": "an IB subnet manager port event; traffic goes on",
-    r"ras/\S+.*Call to bind failed": "NCCL's RAS service found its port taken; training is not affected",
-    r"SHARP coll init error|Cannot initialize CollNet|SHArP Job init error": "SHARP/CollNet unavailable: NCCL uses point-to-point",
-    r"Could not find a path for pattern \d+, falling back": "a topology search fallback; NCCL picks another pattern",
-}
 NETWORK_SETTINGS = (r"^(?:NCCL_SOCKET_IFNAME|NCCL_SOCKET_FAMILY|GLOO_SOCKET_IFNAME|NCCL_IB_\w+|NCCL_NET\w*"
                     r"|NCCL_P2P_DISABLE|NCCL_SHM_DISABLE)=")
 KILL_CODES = {124, 143, -15, -2, 130}  # `timeout`, SIGTERM, SIGINT: someone asked it to stop
@@ -86,49 +48,15 @@ def clip(text: str | None, n: int = 200) -> str:
     return (cut if len(cut) > n // 2 else text[:n]).rstrip(" ,;:(") + " ..."
 
 
-def lines(df: pl.DataFrame, n: int = 6) -> list[str]:
-    """Evidence lines ``file:line: message`` of the first ``n`` rows."""
-    return [f"{r['file']}:{r['line']}: {clip(r['message'])}" if r["line"] is not None
-            else f"{r['file']}: {clip(r['message'])}" for r in df.head(n).iter_rows(named=True)]
+def lines(df: pl.DataFrame, n: int = 6) -> list[Cited]:
+    """Evidence lines (file, line, message) of the first ``n`` rows."""
+    return [Cited(r["file"], r["line"], clip(r["message"])) for r in df.head(n).iter_rows(named=True)]
 
 
 #: how coverage names the sources a rank is seen from
 SOURCE_WORDS = {"fr": "Flight Recorder", "nccl": "NCCL log", "kineto": "Kineto", "kineto-gpu": "Kineto",
                 "tracekit": "stdout", "deepspeed": "stdout", "log": "stdout", "stacks": "stack dump",
                 "torchrun": "torchrun's error block"}
-
-
-@dataclass
-class Coverage:
-    """How much of the job the evidence covers."""
-
-    world_size: int | None
-    seen: list[int]
-    sources: dict[int, list[str]]
-    unranked: int  # processes that wrote lines with no rank tied to them
-
-    @property
-    def missing(self) -> list[int]:
-        """Ranks of the world that left no file or line at all."""
-        return sorted(set(range(self.world_size)) - set(self.seen)) if self.world_size else []
-
-    @property
-    def complete(self) -> bool:
-        return bool(self.seen) and self.world_size is not None and not self.missing
-
-    def describe(self) -> str:
-        if not self.seen:
-            return ("no rank identified" + (f" of world size {self.world_size}" if self.world_size else "")
-                    + (f" ({self.unranked} process(es) without a rank)" if self.unranked else ""))
-        if self.world_size is None:
-            return f"{len(self.seen)} rank(s) seen ({fmt_ranks(self.seen)}), world size not logged"
-        text = f"{len(self.seen)} of {self.world_size} rank{'s' if self.world_size > 1 else ''} seen"
-        return text + (f": {who(self.missing)} left no file" if self.missing else "")
-
-    def to_dict(self) -> dict:
-        return {"world_size": self.world_size, "seen": self.seen, "missing": self.missing,
-                "sources": {str(k): v for k, v in self.sources.items()}, "unranked_processes": self.unranked,
-                "complete": self.complete, "text": self.describe()}
 
 
 def coverage(store: Store) -> Coverage:
@@ -139,8 +67,8 @@ def coverage(store: Store) -> Coverage:
              align.group_members(store)["members"].list.max().max()]
     world = max((int(s) + (1 if i == 3 else 0) for i, s in enumerate(sizes) if s is not None), default=None)
     src = [coll.select("rank", pl.col("source").cast(pl.Utf8)),
-           ev.filter(pl.col("kind") != "rank_missing")  # a rank reported missing is spoken of, not seen
-           .select("rank", pl.when(pl.col("kind") == "stack").then(pl.lit("stacks")).otherwise(pl.lit("log")).alias("source")),
+           ev.filter(pl.col("kind") != EventKind.RANK_MISSING)  # a rank reported missing is spoken of, not seen
+           .select("rank", pl.when(pl.col("kind") == EventKind.STACK).then(pl.lit("stacks")).otherwise(pl.lit("log")).alias("source")),
            ranks.select("rank", pl.col("source").str.split(",")).explode("source")]
     per = (pl.concat([s.filter(pl.col("rank").is_not_null()) for s in src], how="vertical_relaxed")
            .with_columns(pl.col("source").replace(SOURCE_WORDS))
@@ -163,7 +91,7 @@ class Evidence:
     @classmethod
     def gather(cls, store: Store) -> "Evidence":
         findings = []
-        for source in ("fr", "nccl", "kineto"):
+        for source in sources.NAMES:
             findings += align.find(store, source)
         return cls(store, findings + align.unranked_mismatches(store))
 
@@ -192,15 +120,15 @@ class Evidence:
     # --- failures ---------------------------------------------------------------------------
     @cached_property
     def cuda(self) -> pl.DataFrame:
-        return self.store.events.filter((pl.col("kind") == "cuda_error") | (
-            pl.col("kind").is_in(["crash", "exception", "c10d_error", "nccl_warn"]) & pl.col("message").str.contains(CUDA)
+        return self.store.events.filter((pl.col("kind") == EventKind.CUDA_ERROR) | (
+            pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION, EventKind.C10D_ERROR, EventKind.NCCL_WARN]) & pl.col("message").str.contains(CUDA)
             & ~pl.col("message").str.contains(NCCL_ERROR))).sort("line")
 
     @cached_property
     def consequences(self) -> pl.DataFrame:
         """Lines that report a failure elsewhere: the watchdog's abort, a peer's closed socket."""
-        return self.store.events.filter((pl.col("kind") == "watchdog_abort") | (
-            pl.col("kind").is_in(["crash", "exception"]) & pl.col("message").str.contains(CONSEQUENCE)))
+        return self.store.events.filter((pl.col("kind") == EventKind.WATCHDOG_ABORT) | (
+            pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION]) & pl.col("message").str.contains(CONSEQUENCE)))
 
     @cached_property
     def crashes(self) -> pl.DataFrame:
@@ -208,9 +136,9 @@ class Evidence:
         itself a timeout, a consequence, NCCL's error code (its WARN says why) or the rendezvous."""
         ev = self.store.events
         c = ev.filter(
-            (pl.col("kind").is_in(["crash", "cuda_error"])
-             | ((pl.col("kind") == "signal") & ~pl.col("message").str.contains("SIGTERM|SIGINT|SIGHUP"))
-             | (pl.col("kind") == "exception"))
+            (pl.col("kind").is_in([EventKind.CRASH, EventKind.CUDA_ERROR])
+             | ((pl.col("kind") == EventKind.SIGNAL) & ~pl.col("message").str.contains("SIGTERM|SIGINT|SIGHUP"))
+             | (pl.col("kind") == EventKind.EXCEPTION))
             & ~pl.col("message").str.contains(CONSEQUENCE) & ~pl.col("message").str.contains(NCCL_ERROR)
             & ~pl.col("message").str.contains(RENDEZVOUS) & ~pl.col("message").str.contains(MISMATCH_TEXT)).sort("line")
         if self.timeouts.height:
@@ -220,49 +148,49 @@ class Evidence:
     @cached_property
     def nccl_errors(self) -> pl.DataFrame:
         """NCCL's error codes as the program reports them (the cause is in NCCL's WARN lines)."""
-        return self.store.events.filter(pl.col("kind").is_in(["crash", "exception", "c10d_error", "watchdog_abort"])
+        return self.store.events.filter(pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION, EventKind.C10D_ERROR, EventKind.WATCHDOG_ABORT])
                                         & pl.col("message").str.contains(NCCL_ERROR)).sort("line")
 
     @cached_property
     def rendezvous(self) -> pl.DataFrame:
-        return self.store.events.filter(pl.col("kind").is_in(["crash", "exception", "c10d_error"])
+        return self.store.events.filter(pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION, EventKind.C10D_ERROR])
                                         & pl.col("message").str.contains(RENDEZVOUS)).sort("line")
 
     @cached_property
     def exits(self) -> pl.DataFrame:
         """Non-zero exits of ranks (torchrun's error block, `failed (exitcode: N)`)."""
-        return self.kinds("rank_exit", "child_failed").filter(pl.col("exit_code").is_not_null() & (pl.col("exit_code") != 0))
+        return self.kinds(EventKind.RANK_EXIT, EventKind.CHILD_FAILED).filter(pl.col("exit_code").is_not_null() & (pl.col("exit_code") != 0))
 
     @cached_property
     def root_cause_rank(self) -> int | None:
         """The rank of torchrun's "Root Cause (first observed failure)" block: its first rank_exit."""
-        ex = self.kinds("rank_exit").filter(pl.col("rank").is_not_null()).sort("file", "line")
+        ex = self.kinds(EventKind.RANK_EXIT).filter(pl.col("rank").is_not_null()).sort("file", "line")
         return ex["rank"][0] if ex.height else None
 
     @cached_property
     def timeouts(self) -> pl.DataFrame:
-        return self.store.events.filter(pl.col("kind").is_in(["watchdog_timeout", "watchdog_status"]) | (
-            pl.col("kind").is_in(["exception", "transport_error", "crash", "watchdog_abort"])
+        return self.store.events.filter(pl.col("kind").is_in([EventKind.WATCHDOG_TIMEOUT, EventKind.WATCHDOG_STATUS]) | (
+            pl.col("kind").is_in([EventKind.EXCEPTION, EventKind.TRANSPORT_ERROR, EventKind.CRASH, EventKind.WATCHDOG_ABORT])
             & pl.col("message").str.contains(r"(?i)timed? ?out")))
 
     @cached_property
     def benign(self) -> pl.DataFrame:
-        warns = self.kinds("benign_warn", "nccl_warn", "transport_error")
+        warns = self.kinds(EventKind.BENIGN_WARN, EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR)
         text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
-        return warns.filter((pl.col("kind") == "benign_warn") | text.str.contains("|".join(BENIGN)))
+        return warns.filter((pl.col("kind") == EventKind.BENIGN_WARN) | text.str.contains("|".join(BENIGN)))
 
     @cached_property
     def transport(self) -> pl.DataFrame:
         """Transport errors, connect retries and NCCL WARNs that are neither a consequence nor benign
         (a connect that timed out is the network's failure, not a collective's timeout)."""
-        t = self.kinds("transport_error", "connect_retry", "nccl_warn")
+        t = self.kinds(EventKind.TRANSPORT_ERROR, EventKind.CONNECT_RETRY, EventKind.NCCL_WARN)
         m = pl.col("message")
         t = t.filter((~m.str.contains(CONSEQUENCE) | m.str.contains(NETWORK_FAIL)) & ~m.str.contains(CUDA))
         return t.join(self.benign.select("file", "line"), on=["file", "line"], how="anti")
 
     @cached_property
     def network_settings(self) -> pl.DataFrame:
-        return self.kinds("setting").filter(pl.col("message").str.contains(NETWORK_SETTINGS))
+        return self.kinds(EventKind.SETTING).filter(pl.col("message").str.contains(NETWORK_SETTINGS))
 
     @property
     def launched_with(self) -> str:
@@ -271,8 +199,8 @@ class Evidence:
 
     @cached_property
     def reported_mismatch(self) -> pl.DataFrame:
-        return self.store.events.filter(pl.col("kind").is_in(["collective_mismatch", "gloo_size_mismatch"]) | (
-            pl.col("kind").is_in(["exception", "crash", "c10d_error"]) & pl.col("message").str.contains(MISMATCH_TEXT)))
+        return self.store.events.filter(pl.col("kind").is_in([EventKind.COLLECTIVE_MISMATCH, EventKind.GLOO_SIZE_MISMATCH]) | (
+            pl.col("kind").is_in([EventKind.EXCEPTION, EventKind.CRASH, EventKind.C10D_ERROR]) & pl.col("message").str.contains(MISMATCH_TEXT)))
 
     @cached_property
     def pending(self) -> pl.DataFrame:
@@ -291,21 +219,21 @@ class Evidence:
     def stacks(self) -> pl.DataFrame:
         """The main thread's innermost frame of the program or a library per rank (or pid): a rank
         waiting in wandb.init reads as wandb, not as threading.Condition.wait."""
-        st = self.store.events.filter((pl.col("kind") == "stack") & pl.col("thread").str.starts_with("MainThread"))
+        st = self.store.events.filter((pl.col("kind") == EventKind.STACK) & pl.col("thread").str.starts_with("MainThread"))
         st = st.with_columns(own_frame().alias("where"))
         return st.with_columns(pl.col("where").str.contains(C10D_FRAME).fill_null(False).alias("in_c10d"),
                                pl.col("thread").str.extract(r"thread (\S+)", 1).alias("tid"))
 
     @cached_property
     def cancelled(self) -> pl.DataFrame:
-        return self.kinds("job_cancelled")
+        return self.kinds(EventKind.JOB_CANCELLED)
 
     @cached_property
     def stalls(self) -> pl.DataFrame:
         """Stall markers not followed by progress: tracekit run's own notes, reported hangs."""
-        notes = self.kinds("run_note", "stall").sort("file", "line")
+        notes = self.kinds(EventKind.RUN_NOTE, EventKind.STALL).sort("file", "line")
         resumed = notes.filter(pl.col("message").str.starts_with("progress again"))
-        stalls = notes.filter((pl.col("kind") == "stall") | pl.col("message").str.starts_with("stall:"))
+        stalls = notes.filter((pl.col("kind") == EventKind.STALL) | pl.col("message").str.starts_with("stall:"))
         if resumed.height and stalls.height:
             last_resume = resumed.group_by("file").agg(pl.col("line").max().alias("_r"))
             stalls = stalls.join(last_resume, on="file", how="left").filter(
@@ -316,13 +244,13 @@ class Evidence:
     @cached_property
     def launcher_exits(self) -> list[int]:
         """Exit codes that `tracekit run` launchers recorded."""
-        ends = self.kinds("run_note").filter(pl.col("message").str.starts_with("exit code"))["message"]
+        ends = self.kinds(EventKind.RUN_NOTE).filter(pl.col("message").str.starts_with("exit code"))["message"]
         return [int(m.split()[-1]) for m in ends.to_list() if m.split()[-1].lstrip("-").isdigit()]
 
     @cached_property
     def finished(self) -> bool:
         """Every `tracekit run` launcher logged that its job exited with code 0."""
-        launchers = self.kinds("launch")["file"].n_unique()
+        launchers = self.kinds(EventKind.LAUNCH)["file"].n_unique()
         codes = self.launcher_exits
         return launchers > 0 and len(codes) >= launchers and all(c == 0 for c in codes)
 
@@ -332,23 +260,23 @@ class Evidence:
         out = []
         if self.finished:
             out.append(f"every launcher exited with code 0 ({len(self.launcher_exits)} launcher(s))")
-        for kind, what in (("clean_exit", "exit code 0"), ("train_end", "training finished"),
-                           ("test_passed", "nccl-tests passed"), ("comm_destroyed", "communicator destroyed")):
+        for kind, what in (("clean_exit", "exit code 0"), (EventKind.TRAIN_END, "training finished"),
+                           (EventKind.TEST_PASSED, "nccl-tests passed"), (EventKind.COMM_DESTROYED, "communicator destroyed")):
             rows = self.kinds(kind)
             if rows.height:
-                out.append(f"{what}: " + lines(rows, 1)[0])
+                out.append(f"{what}: {lines(rows, 1)[0]}")
         destroyed = self.store.comms.filter(pl.col("state") == "destroy_complete")
         if destroyed.height:
             out.append(f"{destroyed.height} communicator(s) destroyed cleanly: "
-                       + lines(destroyed.with_columns(pl.lit("Destroy COMPLETE").alias("message")), 1)[0])
-        steps = self.kinds("step", "progress").filter(pl.col("max_steps").is_not_null() & (pl.col("step") >= pl.col("max_steps")))
+                       + str(lines(destroyed.with_columns(pl.lit("Destroy COMPLETE").alias("message")), 1)[0]))
+        steps = self.kinds(EventKind.STEP, EventKind.PROGRESS).filter(pl.col("max_steps").is_not_null() & (pl.col("step") >= pl.col("max_steps")))
         if steps.height:
-            out.append("last step reached: " + lines(steps.sort("step"), 1)[0])
+            out.append(f"last step reached: {lines(steps.sort('step'), 1)[0]}")
         return out
 
     @cached_property
     def steps(self) -> pl.DataFrame:
-        return self.kinds("step", "progress").filter(pl.col("step").is_not_null())
+        return self.kinds(EventKind.STEP, EventKind.PROGRESS).filter(pl.col("step").is_not_null())
 
     @cached_property
     def motion(self) -> pl.DataFrame:

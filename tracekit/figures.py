@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from tracekit import sources
+from tracekit.outcome import EventKind
 from tracekit.store import Store
 
 
@@ -56,14 +58,14 @@ def step_times(s: Store) -> tuple[pl.DataFrame, str]:
     """Seconds per optimizer step, in step order, from the lowest rank that logs them, and the
     source: a per-step time (``elapsed_s``), ms-swift's running mean ``train_speed(s/it)``
     (turned back into each step's time), else tqdm's rate."""
-    steps = s.events.filter((pl.col("kind") == "step") & pl.col("step").is_not_null())
+    steps = s.events.filter((pl.col("kind") == EventKind.STEP) & pl.col("step").is_not_null())
     for name, pattern, cumulative in STEP_SECONDS:
         got = steps.with_columns(pl.col("message").str.extract(pattern, 1).cast(pl.Float64, strict=False).alias("x"))
         got = got.filter(pl.col("x").is_not_null())
         if got.height:
             break
     else:
-        rate = s.events.filter((pl.col("kind") == "progress") & (pl.col("step") > 0)).with_columns(
+        rate = s.events.filter((pl.col("kind") == EventKind.PROGRESS) & (pl.col("step") > 0)).with_columns(
             pl.col("message").str.extract_groups(r"([\d.]+)\s*(it/s|s/it)\]").alias("g"))
         rate = rate.with_columns(pl.col("g").struct.field("1").cast(pl.Float64, strict=False).alias("v"),
                                  pl.col("g").struct.field("2").alias("u")).filter(pl.col("v") > 0)
@@ -98,13 +100,9 @@ def _per_collective(s: Store, need_end: bool) -> tuple[pl.DataFrame, str]:
     (Flight Recorder, Kineto); for durations, both ends (Kineto's GPU kernels, then Flight
     Recorder with completion times, then Kineto's CPU-side ops)."""
     c = s.collectives.filter(pl.col("rank").is_not_null() & pl.col("start_ns").is_not_null())
-    order = ("kineto-gpu", "fr", "kineto") if need_end else ("fr", "kineto", "kineto-gpu")
-    for source in order:
-        sub = c.filter(pl.col("source") == source)
-        sub = sub.filter(pl.col("end_ns") > pl.col("start_ns")) if need_end else sub.filter(pl.col("seq").is_not_null())
-        if sub.height:
-            return sub.unique(["rank", "pg", "seq", "start_ns"], keep="last"), source
-    return c.clear(), ""
+    keep = pl.col("end_ns") > pl.col("start_ns") if need_end else pl.col("seq").is_not_null()
+    sub, source = sources.best(c, sources.DURATIONS if need_end else sources.RATES, keep)
+    return (sub.unique(["rank", "pg", "seq", "start_ns"], keep="last") if source else sub), source
 
 
 MIN_COLLECTIVES = 5  # fewer than this per rank make no rate worth printing

@@ -14,9 +14,9 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import align
+from tracekit import align, sources
 from tracekit.evidence import BENIGN, KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
-from tracekit.verdict import Kind, Verdict
+from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.wording import who
 
 COLLECT = ("run under `tracekit run` on every node (NCCL INFO, Flight Recorder dumps, stack dumps when "
@@ -71,7 +71,7 @@ def mismatch_reported(ev: Evidence) -> Verdict | None:
 def mismatch_from_watchdog(ev: Evidence) -> Verdict | None:
     """Watchdog lines of several ranks name the same SeqNum of one group with different ops or sizes:
     the ranks are not in the same collective."""
-    wd = ev.kinds("watchdog_timeout").filter(pl.col("seq").is_not_null() & pl.col("op").is_not_null()
+    wd = ev.kinds(EventKind.WATCHDOG_TIMEOUT).filter(pl.col("seq").is_not_null() & pl.col("op").is_not_null()
                                              & pl.col("rank").is_not_null()).with_columns(pl.col("pg").fill_null("0"))
     if wd.select("rank").n_unique() < 2:
         return None
@@ -97,7 +97,7 @@ def _count(table: pl.DataFrame | pl.LazyFrame) -> int:
 
 def _last_open(ev: Evidence, ranks: list[int]) -> str:
     """The collective these ranks were in when they stopped: their last FR/Kineto entry."""
-    c = align.collect(ev.store.collectives.lazy().filter(pl.col("rank").is_in(ranks) & pl.col("source").is_in(["fr", "kineto"])))
+    c = align.collect(ev.store.collectives.lazy().filter(pl.col("rank").is_in(ranks) & pl.col("source").is_in(sources.TIMED)))
     if not c.height:
         return ""
     last = c.sort("start_ns", "record_id", nulls_last=True).tail(1).row(0, named=True)
@@ -163,10 +163,10 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
 def init_stall(ev: Evidence) -> Verdict | None:
     """A communicator started init and never completed it, or connects keep retrying before any
     collective."""
-    retry = ev.transport.filter(pl.col("kind") == "connect_retry")
+    retry = ev.transport.filter(pl.col("kind") == EventKind.CONNECT_RETRY)
     p = ev.pending
     hard = retry.filter(pl.col("message").str.contains(r"(?i)no route to host|network is unreachable|refused"))
-    if ev.transport.filter(pl.col("kind") != "connect_retry").height or hard.height:
+    if ev.transport.filter(pl.col("kind") != EventKind.CONNECT_RETRY).height or hard.height:
         return None  # init never completed because the network failed: transport_error says it
     # an Init START with no COMPLETE in an excerpt may just be where the excerpt ends: a stall needs a
     # peer that completed the same communicator, or a sign that time passed (a timeout, a stall, stacks)
@@ -189,7 +189,7 @@ def init_stall(ev: Evidence) -> Verdict | None:
 def transport_error(ev: Evidence) -> Verdict | None:
     """The network transport reported errors (not consequences of a peer's exit, not benign)."""
     t = ev.transport.sort("line")
-    if not (t.filter(pl.col("kind") != "nccl_warn").height or (t.height and not ev.missing)):
+    if not (t.filter(pl.col("kind") != EventKind.NCCL_WARN).height or (t.height and not ev.missing)):
         return None
     said = ev.launched_with
     return Verdict(Kind.TRANSPORT_ERROR, f"{t.height} transport error line(s), first: {_msg(t)}"
@@ -214,7 +214,7 @@ def deadlock(ev: Evidence) -> Verdict | None:
 def deadlock_reported(ev: Evidence) -> Verdict | None:
     """An analyzer's own report that ranks never joined a collective the others are in (torchfrtrace's
     `missing ranks`, c10d's desync report, NCCL RAS's operation counts): said as that tool's word."""
-    rm = ev.kinds("rank_missing").sort("file", "line")
+    rm = ev.kinds(EventKind.RANK_MISSING).sort("file", "line")
     if not rm.height:
         return None
     first = rm.row(0, named=True)
@@ -307,7 +307,7 @@ def timed_out(ev: Evidence) -> Verdict | None:
     if not to.height:
         return None
     r = to["rank"].drop_nulls().unique().sort().to_list()
-    wd = to.filter(pl.col("kind") == "watchdog_timeout")
+    wd = to.filter(pl.col("kind") == EventKind.WATCHDOG_TIMEOUT)
     what = ""
     if wd.height:
         w = wd.row(0, named=True)
@@ -333,7 +333,7 @@ def slow_progress(ev: Evidence) -> Verdict | None:
         return None
     rate = (moved["dseq"] / moved["dt"].clip(lower_bound=1e-9)).median()
     per_coll = (moved["bytes"] / moved["dseq"]).median()
-    took = ev.kinds("step")["message"].str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False).drop_nulls()
+    took = ev.kinds(EventKind.STEP)["message"].str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False).drop_nulls()
     step_s = f"; steps took {took.median():.1f} s each" if took.len() else ""
     gbps = (moved["bytes"] / moved["dt"].clip(lower_bound=1e-9)).median() / 1e9
     v = Verdict(Kind.SLOW_PROGRESS, f"sequence numbers advanced between dumps on {moved.height} rank(s): about "
@@ -350,17 +350,12 @@ def slow_progress(ev: Evidence) -> Verdict | None:
 def straggler(ev: Evidence, min_collectives: int = 20, share: float = 0.6) -> Verdict | None:
     """One rank enters most collectives last (clock offsets per host removed), by a margin that
     matters. Needs enqueue times of every rank (Flight Recorder, Kineto)."""
-    for source in ("fr", "kineto"):
-        c = align.collect(ev.store.collectives.lazy().filter(
-            (pl.col("source") == source) & pl.col("start_ns").is_not_null() & pl.col("rank").is_not_null()
-            & pl.col("seq").is_not_null()).select("rank", "pg", "seq", "host", "start_ns", "end_ns"))
-        if c.height:
-            break
-    else:
+    c, source = sources.best_lazy(ev.store.collectives.lazy(), sources.TIMED,
+                                  pl.col("start_ns").is_not_null() & pl.col("rank").is_not_null() & pl.col("seq").is_not_null(),
+                                  ("rank", "pg", "seq", "host", "start_ns", "end_ns"))
+    if not source:
         return None
-    c = c.unique(["rank", "pg", "seq"])
-    off = align.clock_offsets(c)
-    c = c.join(off, on="host", how="left").with_columns((pl.col("start_ns") - pl.col("offset_ns").fill_null(0)).alias("t"))
+    c = sources.on_one_clock(c.unique(["rank", "pg", "seq"]), {"start_ns": "t"})
     n = c.group_by("pg", "seq").agg(pl.col("rank").n_unique().alias("n"))
     full = c.join(n.filter(pl.col("n") == n["n"].max()), on=["pg", "seq"], how="semi")
     if full["rank"].n_unique() < 2:
@@ -414,7 +409,8 @@ def clean_but_partial(ev: Evidence) -> Verdict | None:
 def nothing(ev: Evidence) -> Verdict:
     """No rule fired: say what was seen and what would decide it."""
     n = _count(ev.store.collectives)
-    errors = ev.kinds("nccl_warn", "c10d_error", "exception", "crash", "stall", "rank_missing", "watchdog_abort")
+    errors = ev.kinds(EventKind.NCCL_WARN, EventKind.C10D_ERROR, EventKind.EXCEPTION, EventKind.CRASH,
+                      EventKind.STALL, EventKind.RANK_MISSING, EventKind.WATCHDOG_ABORT)
     seen = [f"{n} collective record(s)" if n else "no collective record",
             f"{errors.height} error line(s) no rule explains" if errors.height else "no sign of failure"]
     return Verdict(Kind.UNDECIDED, f"{' and '.join(seen)}, but no clean end or progress to call it healthy "

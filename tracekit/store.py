@@ -151,7 +151,7 @@ def fingerprint() -> str:
     """What made a store: a hash of the code that turns logs into tables (parsers, formats, ingest, dumps, schema)."""
     here = Path(__file__).parent
     h = hashlib.sha1()
-    made = [here / "ingest.py", here / "formats.py", here / "dumps.py", here / "schema.py"]
+    made = [here / "ingest.py", here / "formats.py", here / "dumps.py", here / "schema.py", here / "meanings.py"]
     for f in sorted([*here.glob("parsers/*.py"), *made]):
         h.update(f.name.encode() + f.read_bytes())
     return h.hexdigest()[:16]

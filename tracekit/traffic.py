@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tracekit.figures import Figure
+from tracekit.outcome import EventKind
 from tracekit.store import Store
 
 
@@ -52,7 +53,7 @@ class Traffic:
 
 
 def _accumulation(store: Store) -> int | None:
-    args = store.events.filter(pl.col("kind") == "train_arg")["message"].drop_nulls()
+    args = store.events.filter(pl.col("kind") == EventKind.TRAIN_ARG)["message"].drop_nulls()
     vals = args.filter(args.str.starts_with("gradient_accumulation_steps=")).str.split("=").list.last()
     vals = vals.cast(pl.Int64, strict=False).drop_nulls()
     return int(vals.max()) if vals.len() else None
@@ -81,7 +82,7 @@ def measure(store: Store) -> Traffic | None:
     ranks = counted["ranked"][0] + (counted["procs"][0] if counted["any_unranked"][0] else 0)
     by_op = (by_op.with_columns(pl.col("calls", "data_bytes", "sent_bytes") / ranks)
              .sort("sent_bytes", "data_bytes", "op", descending=[True, True, False]))  # ties: by name
-    steps = store.events.filter(pl.col("kind") == "step")["step"].max()
+    steps = store.events.filter(pl.col("kind") == EventKind.STEP)["step"].max()
     return Traffic(by_op, ranks, counted["nranks"][0], int(steps) if steps else None, _accumulation(store))
 
 

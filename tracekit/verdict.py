@@ -3,64 +3,18 @@
 ``decide`` computes the evidence once (``tracekit.evidence``), walks the ordered rules
 (``tracekit.rules``: the order is the order of causation) and says how much of the job the
 evidence covers. A verdict never claims more than that: HEALTHY needs positive evidence from every
-rank, and a rank that left no record is said to have left none.
+rank, and a rank that left no record is said to have left none. The types live in ``tracekit.outcome``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from enum import Enum
-
-from tracekit.align import Finding
+from tracekit import rules
+from tracekit.evidence import Evidence
+from tracekit.outcome import FAILED, Kind, Verdict  # noqa: F401 (imported from here by live, cli, tests)
 from tracekit.store import Store
 
 
-class Kind(Enum):
-    DEADLOCK = "a rank never issues the collective the others wait in"
-    MISMATCH = "ranks issued different collectives at the same point"
-    INIT_STALL = "a communicator started init on some ranks and never completed it"
-    TRANSPORT_ERROR = "the network transport reported errors"
-    CRASHED_RANK = "a rank exited or was killed; the others wait for it"
-    SLOW_PROGRESS = "not hung: collectives still advance, slowly"
-    STRAGGLER = "one rank consistently arrives last"
-    HEALTHY = "a clean end or progress on every rank, and no sign of a stall"
-    UNDECIDED = "the evidence does not decide it"
-
-
-#: the kinds that are a hang or a failure (``--fail-on-hang`` exits 1 on these, and on any failure sign)
-FAILED = {Kind.DEADLOCK, Kind.MISMATCH, Kind.INIT_STALL, Kind.TRANSPORT_ERROR, Kind.CRASHED_RANK}
-
-
-@dataclass
-class Verdict:
-    kind: Kind
-    summary: str
-    ranks: list[int] = field(default_factory=list)
-    evidence: list[str] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    coverage: dict = field(default_factory=dict)
-    failure_signs: list[str] = field(default_factory=list)
-    rule: str = ""
-
-    @property
-    def failed(self) -> bool:
-        """A hang or failure verdict, or any failure sign in the evidence whatever the verdict."""
-        return self.kind in FAILED or bool(self.failure_signs)
-
-    def to_dict(self) -> dict:
-        return {
-            "kind": self.kind.name.lower().replace("_", "-"), "meaning": self.kind.value, "summary": self.summary,
-            "ranks": self.ranks, "evidence": self.evidence, "notes": self.notes,
-            "coverage": self.coverage, "failure_signs": self.failure_signs, "failed": self.failed, "rule": self.rule,
-            "findings": [f.to_dict() for f in self.findings],
-        }
-
-
 def decide(store: Store) -> Verdict:
-    from tracekit import rules
-    from tracekit.evidence import Evidence
-
     ev = Evidence.gather(store)
     name, v = rules.first(ev)
     cov = ev.coverage

@@ -21,6 +21,7 @@ import polars as pl
 from tracekit import live
 from tracekit import verdict as verdict_mod
 from tracekit.ingest import discover, ingest
+from tracekit.outcome import EventKind
 from tracekit.wording import fmt_ranks
 
 OWN_FILES = re.compile(r"^(?:fr_rank|pyspy\.|stacks_rank|faulthandler\.|launch\.|launcher\.)")  # not the job's log lines
@@ -63,13 +64,13 @@ def snapshot(path: str | Path) -> Snapshot:
         top = coll.filter(pl.col("pg") == pg).sort("seq").group_by("rank").agg(pl.col("seq").last(), pl.col("op").last())
         s.frontier = dict(top.select("rank", "seq").iter_rows())
         s.where = {r: f"{op} #{seq}" for r, seq, op in top.iter_rows()}
-    steps = store.events.filter((pl.col("kind") == "step") & pl.col("step").is_not_null())
+    steps = store.events.filter((pl.col("kind") == EventKind.STEP) & pl.col("step").is_not_null())
     if steps.height:
         s.step = steps["step"].max()
         m = steps["message"].str.extract(r"'global_step/max_steps': '\d+/(\d+)'", 1).cast(pl.Int64, strict=False).drop_nulls()
         s.max_steps = m.max() if m.len() else None
-    notes = store.events.filter(pl.col("kind") == "run_note")["message"].drop_nulls()
-    launchers = store.events.filter(pl.col("kind") == "launch")["file"].n_unique()
+    notes = store.events.filter(pl.col("kind") == EventKind.RUN_NOTE)["message"].drop_nulls()
+    launchers = store.events.filter(pl.col("kind") == EventKind.LAUNCH)["file"].n_unique()
     ends = notes.filter(notes.str.starts_with("exit code"))
     if launchers and ends.len() >= launchers:
         s.finished = ", ".join(sorted(set(ends.to_list())))

@@ -4,6 +4,8 @@ WARNs known to be harmless with why, and the INFO chatter known to say nothing f
 
 from __future__ import annotations
 
+from tracekit.meanings import BENIGN_LOGGED as BENIGN, BENIGN_LOGGED_ANY as BENIGN_ANY  # noqa: F401 (read by nccl.py)
+
 PREFIX = (
     r"(?:^|[^\w.\-:]|:\d+)(?P<host>\w[\w.\-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
     r"(?:(?P<src_loc>\S+) )?(?:NCCL )?(?P<level>INFO|WARN|TRACE|ABORT) ?(?P<msg>.*)$"
@@ -86,21 +88,8 @@ OLD_NET = r"^Using internal Network (?P<value>\w+)"
 OLD_IB = r"^NET/IB ?: (?P<value>\[\d+\] ?\S+:\d+/\w+.*)"
 # `NCCL_SOCKET_IFNAME set by environment to lo`, `NCCL_SOCKET_IFNAME set to eth0`: a setting event
 SETTING = r"^(?P<key>NCCL_\w+|[A-Z][A-Z0-9_]+) set (?:by environment )?to (?P<value>.*?)\.?(?: \[repeated.*)?$"
-# WARNs (and INFO lines) that a fallback follows, with why each is harmless: `benign_warn` events
-BENIGN = {
-    r"Failed to open libibverbs|libibverbs\.so": "no InfiniBand verbs library: NCCL falls back to sockets",
-    r"ibvwrap.*lib wrapper not initialized|lib wrapper not initialized": "no InfiniBand verbs library: NCCL falls back to sockets",
-    r"NET/OFI Only EFA provider is supported": "aws-ofi-nccl found no EFA device: NCCL uses its own transports",
-    r"Got async event : client reregistration": "an IB subnet manager port event; traffic goes on",
-    r"Call to bind failed: Address already in use": "NCCL's RAS service found its port taken; training is not affected",
-    r"SHARP coll init error|Cannot initialize CollNet|SHArP Job init error|CollNet.*(?:disabled|not supported)"
-    r"|sharp_\w+ failed|Job error in sharp_\w+|Begin job id: \d+ failed":
-        "SHARP/CollNet unavailable: NCCL uses point-to-point",
-    r"Could not find a path for pattern \d+, falling back": "a topology search fallback; NCCL picks another pattern",
-    r"Missing \"(?:amd_iommu=on|iommu=pt)\" from kernel command line|Missing \"HSA_FORCE_FINE_GRAIN_PCIE=1\"":
-        "RCCL's advice on kernel and environment settings, printed at every start",
-}
-BENIGN_ANY = "|".join(f"(?:{k})" for k in BENIGN)
+# WARNs (and INFO lines) that a fallback follows, with why each is harmless (`benign_warn` events): BENIGN,
+# BENIGN_ANY, from tracekit.meanings (one list, shared with the evidence)
 # INFO messages that are known and harmless (set-up chatter): understood, nothing to keep. Decoded kinds
 # (init, channels, trees, bootstrap, network, COLL, unwinding, retries, settings) are matched above.
 KNOWN_INFO = [

@@ -24,8 +24,8 @@ import polars as pl  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
-from tracekit import align, figures  # noqa: E402
-from tracekit.reports import ranks as rank_state  # noqa: E402
+from tracekit import figures, sources  # noqa: E402
+from tracekit import situation as rank_state  # noqa: E402
 from tracekit.store import Store  # noqa: E402
 from tracekit.wording import fmt_ranks  # noqa: E402
 
@@ -88,7 +88,7 @@ def progress(store: Store, verdict, path: str | Path, name: str = "") -> Path:
     t0 = df["t"].min()
     df = df.with_columns(((pl.col("t") - t0) / 1e9).alias("x"))
     label = rank_state.group_labels(store).get(pg, f"pg {pg}")
-    table = rank_state.table(store, verdict)
+    table = rank_state.table(rank_state.situation(store, verdict))
     hang = rank_state.is_hang(verdict)
     kind = verdict.kind.name if verdict is not None else ""
     named = set(verdict.ranks) if verdict is not None else set()
@@ -169,9 +169,8 @@ def _dumps(axes, store: Store, pg: str, t0: int) -> None:
     ends = fr.sort("seq").group_by("rank", "file").agg(pl.col("seq").last(), pl.col("start_ns").last()).drop_nulls()
     if ends.height < 2:
         return
-    off = align.clock_offsets(fr)
-    ends = ends.join(fr.select("rank", "host").unique("rank"), on="rank").join(off, on="host", how="left").with_columns(
-        ((pl.col("start_ns") - pl.col("offset_ns").fill_null(0) - t0) / 1e9).alias("x"))
+    ends = sources.on_one_clock(ends.join(fr.select("rank", "host").unique("rank"), on="rank"), {"start_ns": "t"}, fr)
+    ends = ends.with_columns(((pl.col("t") - t0) / 1e9).alias("x"))
     for ax in axes:
         ax.plot(ends["x"], ends["seq"], "o", mfc="none", mec="black", ms=8, zorder=6,
                 label="a dump's newest entry: the run moved between dumps" if ax is axes[0] else None)

@@ -18,9 +18,9 @@ from pathlib import Path
 import polars as pl
 
 from tracekit import diff
+from tracekit import situation as rank_state
+from tracekit.outcome import Kind, Verdict
 from tracekit.reports import plots
-from tracekit.verdict import Verdict
-from tracekit.reports import ranks as rank_state
 from tracekit.store import Store
 from tracekit.wording import fmt_ranks
 
@@ -38,6 +38,7 @@ class Report:
     missing: dict[str, str] = field(default_factory=dict)  # chart -> why it is not drawn
     comparison: diff.Comparison | None = None
     commands: list[str] = field(default_factory=list)
+    kind: Kind = Kind.UNDECIDED  # the verdict's kind, which the page's colour keys on
 
 
 def coverage(store: Store, verdict: Verdict) -> list[str]:
@@ -86,8 +87,9 @@ def build(store: Store, verdict, path: str, name: str, other: tuple[Store, str, 
           commands: list[str] | None = None) -> Report:
     """The report of ``store`` (``verdict`` from ``verdict.decide``); ``other``: (store, path, name)
     of a run to compare with."""
-    r = Report(name, path, verdict.to_dict(), coverage(store, verdict), _grouped(rank_state.table(store, verdict)),
-               commands=commands or [])
+    sit = rank_state.situation(store, verdict)
+    r = Report(name, path, verdict.to_dict(), coverage(store, verdict), _grouped(rank_state.table(sit)),
+               commands=commands or [], kind=verdict.kind)
     stores = {name: store} | ({other[2]: other[0]} if other else {})
     for title, draw in (("progress per rank", lambda p: plots.progress(store, verdict, p, name)),
                         ("last collective per rank and process group", lambda p: plots.last_collective(store, verdict, p, name)),
@@ -146,7 +148,7 @@ def _figures(c: diff.Comparison) -> tuple[list[list], list[str]]:
 
 def html(r: Report) -> str:
     v = r.verdict
-    tone = "ok" if v["kind"] == "healthy" else "slow" if v["kind"] in ("slow-progress", "straggler") else ""
+    tone = "ok" if r.kind == Kind.HEALTHY else "slow" if r.kind in (Kind.SLOW_PROGRESS, Kind.STRAGGLER) else ""
     parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>tracekit report: {_e(r.name)}</title>",
              f"<style>{CSS}</style></head><body>",
              f"<h1>tracekit report: {_e(r.name)}</h1><p class=\"muted\">{_e(r.path)}</p>",

@@ -15,8 +15,8 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit import traffic
+from tracekit.outcome import Verdict
 from tracekit.store import Store
-from tracekit.verdict import Verdict
 from tracekit.wording import who
 
 ERROR_KINDS = ["nccl_warn", "transport_error", "connect_retry", "watchdog_timeout", "crash", "exception",

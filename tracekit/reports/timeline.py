@@ -3,7 +3,7 @@ collective, flows tying one collective across ranks, instants where a rank stops
 writers (``perfetto``, ``chrome_json``) only translate this model into their file formats.
 
 Times come from the best timed source (Flight Recorder, else Kineto), shifted by each host's
-clock offset (``align.clock_offsets``).  With no timed source (NCCL COLL lines only) the axis is the sequence number,
+clock offset (``sources.on_one_clock``).  With no timed source (NCCL COLL lines only) the axis is the sequence number,
 one millisecond per collective, and ``axis`` says so. Where a source records no end (Gloo's Flight
 Recorder), a collective is a short enqueue marker, except a rank's last one, which stays open to
 the end of the trace unless the verdict says the rank left it (a deadlock's culprit).
@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from tracekit import align
+from tracekit import sources
+from tracekit.outcome import Verdict
 from tracekit.store import Store
-from tracekit.verdict import Verdict
 
 
 @dataclass
@@ -70,10 +70,9 @@ SEQUENCE_MARK = " [x = sequence number, not time]"
 
 
 def _pick(coll: pl.DataFrame) -> tuple[pl.DataFrame, str]:
-    for source in ("fr", "kineto"):
-        sub = coll.filter((pl.col("source") == source) & pl.col("start_ns").is_not_null())
-        if sub.height:
-            return sub, "time"
+    sub, source = sources.best(coll, sources.TIMED, pl.col("start_ns").is_not_null())
+    if source:
+        return sub, "time"
     sub = coll.filter(pl.col("seq").is_not_null())
     return sub.with_columns((pl.col("seq") * 1_000_000).alias("start_ns"), pl.lit(None, pl.Int64).alias("end_ns")), "sequence"
 
@@ -86,10 +85,7 @@ def build(store: Store, verdict: Verdict | None = None, label: str = "", pid_bas
     if not coll.height:
         return tl
     if axis == "time":
-        off = align.clock_offsets(coll)
-        coll = coll.join(off, on="host", how="left").with_columns(
-            (pl.col("start_ns") - pl.col("offset_ns").fill_null(0)).alias("start_ns"),
-            (pl.col("end_ns") - pl.col("offset_ns").fill_null(0)).alias("end_ns"))
+        coll = sources.on_one_clock(coll, {"start_ns": "start_ns", "end_ns": "end_ns"})
     coll = coll.unique(["rank", "pg", "seq", "start_ns"], maintain_order=True).sort("rank", "pg", "start_ns")
     t0, t1 = coll["start_ns"].min(), coll.select(pl.max_horizontal("start_ns", "end_ns")).to_series().max()
     tail = max((t1 - t0) // 20, 1_000_000)

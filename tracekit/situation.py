@@ -1,5 +1,6 @@
-"""Where each rank is, as the plots and the report show it: its collectives on one clock, the
-process groups by what they are, and one row per rank (last collective, state, main thread).
+"""Where each rank is (the library's answer; the plots and the report only render it): its
+collectives on one clock, the process groups by what they are, and each rank's ``RankSituation``
+(last collective, state, since when, main thread, last step).
 
 Whether a rank behind its group's frontier is stuck depends on the verdict: in a hang it never
 issued the next collective; in a run that still moved (slow progress, a finished run) its last
@@ -12,13 +13,12 @@ import re
 
 import polars as pl
 
-from tracekit import align
+from tracekit import sources
 from tracekit.evidence import own_frame
+from tracekit.outcome import FAILED, EventKind, RankSituation, Situation
 from tracekit.store import Store
-from tracekit.verdict import FAILED
 from tracekit.wording import fmt_ranks
 
-TIMED_SOURCES = ("fr", "kineto")
 
 
 def is_hang(verdict) -> bool:
@@ -27,21 +27,8 @@ def is_hang(verdict) -> bool:
 
 
 def timed(store: Store) -> tuple[pl.DataFrame, str]:
-    """Collectives of the best source with enqueue times, once per (rank, pg, seq), with ``t`` in
-    ns on one clock (each host's offset removed, ``align.clock_offsets``); empty when no source
-    has times (NCCL COLL lines have none)."""
-    c = store.collectives.filter(pl.col("rank").is_not_null() & pl.col("seq").is_not_null()
-                                 & pl.col("start_ns").is_not_null())
-    for source in TIMED_SOURCES:
-        sub = c.filter(pl.col("source") == source)
-        if sub.height:
-            sub = sub.sort("start_ns").unique(["rank", "pg", "seq"], keep="last", maintain_order=True)
-            off = align.clock_offsets(sub)
-            sub = sub.join(off, on="host", how="left").with_columns(
-                (pl.col("start_ns") - pl.col("offset_ns").fill_null(0)).alias("t"),
-                (pl.col("end_ns") - pl.col("offset_ns").fill_null(0)).alias("t_end"))
-            return sub.with_columns(pl.col("op").cast(pl.Utf8), pl.col("state").cast(pl.Utf8)), source
-    return c.clear().with_columns(pl.lit(None, pl.Int64).alias("t"), pl.lit(None, pl.Int64).alias("t_end")), ""
+    """``sources.timed``: the best timed source's collectives, ``t`` and ``t_end`` on one clock."""
+    return sources.timed(store.collectives)
 
 
 def main_group(coll: pl.DataFrame, verdict=None) -> str | None:
@@ -80,7 +67,7 @@ def group_labels(store: Store) -> dict[str, str]:
 def main_threads(store: Store) -> dict[int, str]:
     """Per rank, where its main thread is in its last stack dump: the innermost frame of the
     program or a library (a rank waiting in wandb reads as wandb, not as threading.Condition.wait)."""
-    st = store.events.filter((pl.col("kind") == "stack") & pl.col("rank").is_not_null()
+    st = store.events.filter((pl.col("kind") == EventKind.STACK) & pl.col("rank").is_not_null()
                              & pl.col("thread").str.contains("MainThread"))
     if not st.height:
         return {}
@@ -97,14 +84,15 @@ def _fr_status(store: Store) -> pl.DataFrame:
             .group_by("rank", "pg").agg(pl.col("last_enqueued").max().alias("enq"), pl.col("last_completed").max().alias("done")))
 
 
-def table(store: Store, verdict=None) -> pl.DataFrame:
-    """One row per rank: its last collective on the main group (op, seq, when), its state there,
-    where its main thread is, and whether the verdict names it."""
+def situation(store: Store, verdict=None) -> Situation:
+    """Each rank's situation on the main group: its last collective (op, seq, size, the source that
+    says so, when), its state there, where its main thread is, its last step, and whether the
+    verdict names it; and the world's ranks that left no record."""
     coll = store.collectives.filter(pl.col("rank").is_not_null() & pl.col("seq").is_not_null()
                                     & ~pl.col("op").is_in(["send", "recv"]))
     tm, _ = timed(store)
-    source = next((s for s in ("fr", "kineto", "nccl") if coll.filter(pl.col("source") == s).height), None)
-    coll = coll.filter(pl.col("source") == source) if source else coll
+    best, source = sources.best(coll, sources.DETAIL)
+    coll = best if source else coll
     pg = main_group(coll, verdict)
     labels = group_labels(store)
     named = set(verdict.ranks) if verdict is not None else set()
@@ -112,13 +100,16 @@ def table(store: Store, verdict=None) -> pl.DataFrame:
     where = main_threads(store)
     ranks = sorted(set(store.ranks["rank"].drop_nulls().to_list()) | set(coll["rank"].to_list()) | set(where))
     last = (coll.filter(pl.col("pg") == pg).sort("seq").group_by("rank")
-            .agg(pl.col("seq").last(), pl.col("op").cast(pl.Utf8).last(), pl.col("state").cast(pl.Utf8).last()))
+            .agg(pl.col("seq").last(), pl.col("op").cast(pl.Utf8).last(), pl.col("state").cast(pl.Utf8).last(),
+                 pl.col("bytes").last(), pl.col("source").cast(pl.Utf8).last()))
     last = {r["rank"]: r for r in last.iter_rows(named=True)}
     times = {} if not tm.height else dict(tm.filter(pl.col("pg") == pg).group_by("rank").agg(pl.col("t").max()).iter_rows())
     t0 = tm["t"].min() if tm.height else None
     status = {(r, p): (e, d) for r, p, e, d in _fr_status(store).iter_rows()}
+    steps = dict(store.events.filter((pl.col("kind") == EventKind.STEP) & pl.col("rank").is_not_null()
+                                     & pl.col("step").is_not_null()).group_by("rank").agg(pl.col("step").max()).iter_rows())
     top = max((x["seq"] for x in last.values()), default=None)
-    rows = []
+    out = []
     for r in ranks:
         x = last.get(r)
         enq, done = status.get((r, pg), (None, None))
@@ -133,20 +124,29 @@ def table(store: Store, verdict=None) -> pl.DataFrame:
             state = f"completed #{x['seq']}" + ("; not in a collective since" if hang else "")
         else:
             state = f"issued {x['op']} #{x['seq']}"
-        rows.append({
-            "rank": r, "pg": labels.get(pg, pg) if x else None, "op": x["op"] if x else None,
-            "seq": x["seq"] if x else None,
-            "t_s": (times[r] - t0) / 1e9 if r in times and t0 is not None else None,
-            "state": state, "where": where.get(r), "named": r in named,
-        })
-    return pl.DataFrame(rows, schema={"rank": pl.Int64, "pg": pl.Utf8, "op": pl.Utf8, "seq": pl.Int64, "t_s": pl.Float64,
-                                      "state": pl.Utf8, "where": pl.Utf8, "named": pl.Boolean})
+        out.append(RankSituation(
+            rank=r, state=state, pg=labels.get(pg, pg) if x else None, op=x["op"] if x else None,
+            seq=x["seq"] if x else None, size=x["bytes"] if x else None, source=x["source"] if x else None,
+            since_s=(times[r] - t0) / 1e9 if r in times and t0 is not None else None,
+            where=where.get(r), step=steps.get(r), named=r in named))
+    world = store.ranks["world_size"].drop_nulls().max() if store.ranks.height else None
+    not_seen = sorted(set(range(world)) - set(ranks)) if world else []
+    return Situation(out, not_seen, pg)
+
+
+def table(sit: Situation) -> pl.DataFrame:
+    """The situation as one row per rank (rank, pg, op, seq, t_s, state, where, named), as the
+    report's table and the plots read it."""
+    return pl.DataFrame([{"rank": s.rank, "pg": s.pg, "op": s.op, "seq": s.seq, "t_s": s.since_s, "state": s.state,
+                          "where": s.where, "named": s.named} for s in sit.ranks],
+                        schema={"rank": pl.Int64, "pg": pl.Utf8, "op": pl.Utf8, "seq": pl.Int64, "t_s": pl.Float64,
+                                "state": pl.Utf8, "where": pl.Utf8, "named": pl.Boolean})
 
 
 def waits(store: Store) -> dict[int, tuple[float, str]]:
     """How long a rank is known to have waited in its last collective, from the logs: c10d's
     watchdog (``ran for 25031 milliseconds before timing out``). Seconds and the evidence."""
-    wd = store.events.filter((pl.col("kind") == "watchdog_timeout") & pl.col("rank").is_not_null()).with_columns(
+    wd = store.events.filter((pl.col("kind") == EventKind.WATCHDOG_TIMEOUT) & pl.col("rank").is_not_null()).with_columns(
         pl.col("message").str.extract(r"ran for (\d+) milliseconds", 1).cast(pl.Int64, strict=False).alias("ms"))
     wd = wd.filter(pl.col("ms").is_not_null())
     out = {}
@@ -157,6 +157,6 @@ def waits(store: Store) -> dict[int, tuple[float, str]]:
 
 def stall_note(store: Store) -> str | None:
     """tracekit run's own record of the stall: how long no log grew before it dumped."""
-    notes = store.events.filter((pl.col("kind") == "run_note") | (pl.col("kind") == "stall"))["message"].drop_nulls()
+    notes = store.events.filter(pl.col("kind").is_in([EventKind.RUN_NOTE, EventKind.STALL]))["message"].drop_nulls()
     secs = notes.str.extract(r"grew for (\d+(?:\.\d+)?)s", 1).cast(pl.Float64, strict=False).drop_nulls()
     return f"no log grew for {secs.max():g} s before the dump (tracekit run)" if secs.len() else None

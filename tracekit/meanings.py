@@ -1,0 +1,63 @@
+"""What messages mean, as data read by the parsers and the evidence: the NCCL/plugin WARNs that a
+fallback follows (harmless, each with why), and the wordings of torch, NCCL, CUDA and the rendezvous
+that say a line is a consequence, a CUDA failure, the network's failure, NCCL's error code, a
+rendezvous that never came together, or a collective mismatch.
+
+One list of benign WARNs: ``parsers/nccl_shapes`` turns the lines it matches into ``benign_warn``
+events, the evidence (``tracekit.evidence``) sets the same lines aside as notes, never as a cause.
+"""
+
+# A line that reports the end of waiting (a timeout, the watchdog's abort, a peer closing its socket,
+# torchrun's error block) is a consequence of a failure elsewhere, never the failure itself.
+CONSEQUENCE = (r"(?i)time[ d]*out|watchdog|ChildFailedError|SignalException|closed by (?:remote )?peer|Connection reset"
+               r"|Could not receive type from localRank|Failed to execute operation \w+ from rank"
+               r"|Socket recv failed while polling|c10::DistBackend"
+               r"|DistBackendError|communicator was aborted|taking the entire process down|ProcessGroupNCCL is aborted")
+CUDA = (r"(?i:CUDA error|CUDA out of memory|OutOfMemoryError|illegal memory access|device-side assert|cudaError"
+        r"|CUBLAS_STATUS|CUDNN_STATUS|uncorrectable ECC|CUDA driver error|Cuda failure|cudaMalloc\w* failed"
+        r"|cuMem\w+ failed|hip\w+ failed|hipError)")
+# a connection that could not be made: the network's own failure, whatever words of time it uses
+NETWORK_FAIL = (r"(?i)call to (?:connect|bind|accept)|connect(?:ion)? (?:timed out|timeout|refused|failed)|ibv_\w+ failed"
+                r"|No route to host|Network is unreachable|Connection refused")
+# NCCL's own error codes as torch or the program reports them: NCCL failed, and says why only in its
+# WARN lines (NCCL_DEBUG=WARN or INFO)
+NCCL_ERROR = (r"ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclInvalidArgument|ncclUnhandledCudaError"
+              r"|ncclRemoteError|NCCL error|unhandled (?:system|cuda) error|remote process exited or there was a network error")
+# the rendezvous / TCPStore never came together: nobody got as far as a communicator
+RENDEZVOUS = (r"Rendezvous\w*(?:Error|Timeout)|RendezvousConnectionError|C10d store has failed|client socket has timed out"
+              r"|server socket has failed to (?:listen|bind)|TCPStore\w* .*(?:failed|timed out)|DistStoreError")
+# the runtime's own word that ranks called different collectives (torch DETAIL, Horovod, DeepSpeed)
+MISMATCH_TEXT = (r"Detected mismatch between collectives|Mismatched (?:ALLREDUCE|ALLGATHER|BROADCAST|ALLTOALL|REDUCESCATTER)"
+                 r"|Collectives differ in|collective mismatch|Mismatch between collective")
+# "terminate called after throwing an instance of 'X'": the process dying of an exception raised
+# elsewhere, a consequence wherever a timeout was logged or X is the watchdog's DistBackendError
+TERMINATE = r"terminate called after throwing an instance of"
+# NCCL / plugin WARNs that a fallback follows, each with why it is harmless, and whether NCCL also
+# prints it at INFO level (then the parser takes it from INFO lines too: a missing net plugin is
+# announced at INFO on every healthy start, and is said only where NCCL WARNs it). The order is the
+# order of the notes ("harmless: ...") a verdict carries.
+_BENIGN = [
+    (r"Failed to open libibverbs|libibverbs\.so", "no InfiniBand verbs library: NCCL falls back to sockets", True),
+    (r"NET/OFI Only EFA provider is supported", "aws-ofi-nccl found no EFA device: NCCL uses its own transports", True),
+    (r"NET/Plugin ?:.*(?:No plugin found|Plugin load|Failed to find|could not find|not found)|libnccl-net[\w-]*\.so",
+     "no external NCCL net plugin: NCCL uses its internal one", False),
+    (r"Could not (?:find|open) .*libnccl-tuner|NCCL_TUNER_PLUGIN", "no tuner plugin: NCCL uses its defaults", False),
+    (r"(?:NET/IB|NCCL_IB).*No device found|No IB devices found", "no InfiniBand device: NCCL uses sockets", False),
+    (r"ibvwrap.*lib wrapper not initialized|lib wrapper not initialized",
+     "no InfiniBand verbs library: NCCL falls back to sockets", True),
+    (r"Got async event : client reregistration", "an IB subnet manager port event; traffic goes on", True),
+    (r"ras/\S+.*Call to bind failed|Call to bind failed: Address already in use",
+     "NCCL's RAS service found its port taken; training is not affected", True),
+    (r"SHARP coll init error|Cannot initialize CollNet|SHArP Job init error|CollNet.*(?:disabled|not supported)"
+     r"|sharp_\w+ failed|Job error in sharp_\w+|Begin job id: \d+ failed",
+     "SHARP/CollNet unavailable: NCCL uses point-to-point", True),
+    (r"Could not find a path for pattern \d+, falling back", "a topology search fallback; NCCL picks another pattern", True),
+    (r"Missing \"(?:amd_iommu=on|iommu=pt)\" from kernel command line|Missing \"HSA_FORCE_FINE_GRAIN_PCIE=1\"",
+     "RCCL's advice on kernel and environment settings, printed at every start", True),
+]
+#: every benign WARN: pattern -> why it is harmless
+BENIGN = {pattern: why for pattern, why, _ in _BENIGN}
+#: those the NCCL parser takes from any line it reads, INFO too (``benign_warn`` events)
+BENIGN_LOGGED = {pattern: why for pattern, why, info in _BENIGN if info}
+#: any of those, as one pattern
+BENIGN_LOGGED_ANY = "|".join(f"(?:{k})" for k in BENIGN_LOGGED)

@@ -1,0 +1,220 @@
+"""Every type an analysis answers with, in one place (as the Flight Recorder analyzer keeps its
+``MatchState`` and types in one ``types.py``): the verdict's ``Kind`` and ``Verdict``, an alignment
+``Finding`` and its ``Match``, the ``Coverage`` of the job, each rank's ``RankSituation``, an evidence
+line ``Cited`` (file, line, text) and ``EventKind``, the event kinds of ``schema.EVENT_KINDS`` as an
+Enum whose values are the stored strings.
+
+Nothing here reads a store: the analysis (``evidence``, ``rules``, ``align``) makes these, the
+renderers (``reports/``, ``cli``) print them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum, StrEnum
+
+from tracekit.schema import EVENT_KINDS
+from tracekit.wording import fmt_ranks, who
+
+#: The kinds of row in ``events``: ``EventKind.WATCHDOG_TIMEOUT == "watchdog_timeout"``, so a polars
+#: filter compares against the stored string and a misspelt kind fails at import, not silently.
+EventKind = StrEnum("EventKind", {k.upper(): k for k in EVENT_KINDS})
+
+
+class Kind(Enum):
+    DEADLOCK = "a rank never issues the collective the others wait in"
+    MISMATCH = "ranks issued different collectives at the same point"
+    INIT_STALL = "a communicator started init on some ranks and never completed it"
+    TRANSPORT_ERROR = "the network transport reported errors"
+    CRASHED_RANK = "a rank exited or was killed; the others wait for it"
+    SLOW_PROGRESS = "not hung: collectives still advance, slowly"
+    STRAGGLER = "one rank consistently arrives last"
+    HEALTHY = "a clean end or progress on every rank, and no sign of a stall"
+    UNDECIDED = "the evidence does not decide it"
+
+    @property
+    def word(self) -> str:
+        """``slow-progress``: how the JSON and the pages name the kind."""
+        return self.name.lower().replace("_", "-")
+
+
+#: the kinds that are a hang or a failure (``--fail-on-hang`` exits 1 on these, and on any failure sign)
+FAILED = {Kind.DEADLOCK, Kind.MISMATCH, Kind.INIT_STALL, Kind.TRANSPORT_ERROR, Kind.CRASHED_RANK}
+
+
+class Match(Enum):
+    """How the ranks of one process group disagree, worst first."""
+
+    MISSING = "a rank never issued a collective its group's other ranks issued"
+    RANK_ABSENT = "a rank's record (an empty dump) holds no collective of a group its peers used"
+    NO_RECORD = "a member of the group left no record in this source: nothing is known of it"
+    OP_TYPE = "ranks issued different collectives at the same sequence number"
+    DTYPE = "ranks issued the collective with different dtypes"
+    SIZE = "ranks issued the collective with different sizes"
+    STATE = "the collective completed on some ranks and not on others"
+
+
+#: how a finding names the source it was aligned in
+SOURCE_NAMES = {"fr": "Flight Recorder", "nccl": "NCCL COLL", "kineto": "Kineto"}
+
+
+class Cited(str):
+    """One line of evidence: the file and line it was read at (None where it is a figure worked out
+    from many lines) and what it says. It is the string ``file:line: text`` the verdict always
+    printed (so callers that read evidence as text, benchmarks/wild_accuracy.py among them, still
+    work), with ``file``, ``line`` and ``text`` kept apart."""
+
+    file: str | None
+    line: int | None
+    text: str
+
+    def __new__(cls, file: str | None, line: int | None, text: str) -> "Cited":
+        shown = text if file is None else f"{file}:{line}: {text}" if line is not None else f"{file}: {text}"
+        self = super().__new__(cls, shown)
+        self.file, self.line, self.text = file, line, text
+        return self
+
+
+def tensor_text(sizes: str | None, dtype: str | None) -> str:
+    """`` (BFloat16 tensor of shape [4027x5120])`` from FR's sizes and dtype; empty when neither is known."""
+    if not sizes and not dtype:
+        return ""
+    shape = f" of shape [{sizes.replace(';', '], [')}]" if sizes else ""
+    return f" ({dtype + ' ' if dtype else ''}tensor{'s' if sizes and ';' in sizes else ''}{shape})"
+
+
+@dataclass
+class Finding:
+    kind: Match
+    source: str
+    pg: str
+    pg_desc: str | None
+    seq: int | None
+    op: str | None
+    sizes: str | None
+    dtype: str | None
+    present: list[int]
+    missing: list[int]
+    last_of_missing: dict[int, str] = field(default_factory=dict)
+    evidence: list[str] = field(default_factory=list)
+    label: str | None = None  # the message, where ranks are unknown (processes named host:pid instead)
+
+    @property
+    def message(self) -> str:
+        if self.label:
+            return self.label
+        where = f"process group {self.pg}" + (f" ({self.pg_desc})" if self.pg_desc else "")
+        what = f"{self.op or '?'} seq {self.seq}" + tensor_text(self.sizes, self.dtype)
+        if self.kind == Match.NO_RECORD:
+            return (f"{where}: {who(self.missing)} left no {SOURCE_NAMES.get(self.source, self.source)} record; "
+                    f"{who(self.present)} reached seq {self.seq}")
+        if self.kind in (Match.MISSING, Match.RANK_ABSENT):
+            return (f"{where}: {what}: {who(self.missing)} never issued it; {who(self.present)} "
+                    f"{'waits' if len(self.present) == 1 else 'wait'} in it")
+        if self.last_of_missing:
+            other = "; ".join(f"rank {r}: {v}" for r, v in sorted(self.last_of_missing.items())[:4])
+            return f"{where}: seq {self.seq}: {self.kind.value}: {who(self.present)} issued {what}; {other}"
+        return f"{where}: {what}: {self.kind.value}"
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind.name.lower(), "message": self.message, "source": self.source, "pg": self.pg,
+            "pg_desc": self.pg_desc, "seq": self.seq, "op": self.op, "sizes": self.sizes, "dtype": self.dtype,
+            "present_ranks": self.present, "missing_ranks": self.missing,
+            "last_of_missing": {str(k): v for k, v in self.last_of_missing.items()}, "evidence": self.evidence,
+        }
+
+
+@dataclass
+class Coverage:
+    """How much of the job the evidence covers."""
+
+    world_size: int | None
+    seen: list[int]
+    sources: dict[int, list[str]]
+    unranked: int  # processes that wrote lines with no rank tied to them
+
+    @property
+    def missing(self) -> list[int]:
+        """Ranks of the world that left no file or line at all."""
+        return sorted(set(range(self.world_size)) - set(self.seen)) if self.world_size else []
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.seen) and self.world_size is not None and not self.missing
+
+    def describe(self) -> str:
+        if not self.seen:
+            return ("no rank identified" + (f" of world size {self.world_size}" if self.world_size else "")
+                    + (f" ({self.unranked} process(es) without a rank)" if self.unranked else ""))
+        if self.world_size is None:
+            return f"{len(self.seen)} rank(s) seen ({fmt_ranks(self.seen)}), world size not logged"
+        text = f"{len(self.seen)} of {self.world_size} rank{'s' if self.world_size > 1 else ''} seen"
+        return text + (f": {who(self.missing)} left no file" if self.missing else "")
+
+    def to_dict(self) -> dict:
+        return {"world_size": self.world_size, "seen": self.seen, "missing": self.missing,
+                "sources": {str(k): v for k, v in self.sources.items()}, "unranked_processes": self.unranked,
+                "complete": self.complete, "text": self.describe()}
+
+
+def _cited(e: Cited | str) -> Cited:
+    return e if isinstance(e, Cited) else Cited(None, None, e)
+
+
+@dataclass
+class Verdict:
+    kind: Kind
+    summary: str
+    ranks: list[int] = field(default_factory=list)
+    evidence: list[Cited] = field(default_factory=list)  # a plain string is taken as a Cited text
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    coverage: dict = field(default_factory=dict)
+    failure_signs: list[str] = field(default_factory=list)
+    rule: str = ""
+
+    def __post_init__(self) -> None:
+        self.evidence = [_cited(e) for e in self.evidence]
+
+    @property
+    def failed(self) -> bool:
+        """A hang or failure verdict, or any failure sign in the evidence whatever the verdict."""
+        return self.kind in FAILED or bool(self.failure_signs)
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind.word, "meaning": self.kind.value, "summary": self.summary,
+            "ranks": self.ranks, "evidence": [str(e) for e in self.evidence], "notes": self.notes,
+            "coverage": self.coverage, "failure_signs": self.failure_signs, "failed": self.failed,
+            "rule": self.rule, "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+@dataclass
+class RankSituation:
+    """Where one rank is: its last collective on the main process group (op, sequence number,
+    process group, size, the source that says so), its state there, since when (seconds from the
+    earliest timed collective), the frame its main thread is in where a dump shows one, its last
+    step, and whether the verdict names it."""
+
+    rank: int
+    state: str
+    pg: str | None = None
+    op: str | None = None
+    seq: int | None = None
+    size: int | None = None
+    source: str | None = None
+    since_s: float | None = None
+    where: str | None = None
+    step: int | None = None
+    named: bool = False
+
+
+@dataclass
+class Situation:
+    """Every rank's situation, the world's ranks that left no record, and the main process group."""
+
+    ranks: list[RankSituation]
+    not_seen: list[int] = field(default_factory=list)
+    pg: str | None = None

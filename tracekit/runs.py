@@ -145,10 +145,12 @@ def _rows(results: Results) -> pl.DataFrame:
                     continue
                 fr = (pl.col("start_ns") if name == "collectives" and "start_ns" in df.columns
                       and "source" in df.columns else None)
+                # a rank only as the ranks table names it: a file's own rank (a communicator's rank in
+                # `comms`, or a rank a message speaks of, is not the process's)
                 frames.append(df.select(
                     pl.col("file").cast(pl.Utf8),
-                    *[(pl.col(c) if c in df.columns else pl.lit(None)).cast(t).alias(c)
-                      for c, t in cols.items() if c not in ("file", "fr_ns")],
+                    *[(pl.col(c) if c in df.columns and (c != "rank" or name == "ranks") else pl.lit(None))
+                      .cast(t).alias(c) for c, t in cols.items() if c not in ("file", "fr_ns")],
                     (pl.when(pl.col("source").cast(pl.Utf8) == "fr").then(fr) if fr is not None
                      else pl.lit(None)).cast(pl.Int64).alias("fr_ns")))
     return pl.concat(frames)
@@ -165,14 +167,11 @@ def _pieces(results: Results) -> tuple[list[Piece], pl.DataFrame]:
         pids: dict[int, set[int]] = {}
         for r, p in own.select("rank", "pid").unique().iter_rows():
             pids.setdefault(r, set()).add(p)
-        fr = g.filter(pl.col("fr_ns").is_not_null())
-        dumps = {r: [(lo, hi)] for r, lo, hi in
-                 fr.group_by("rank").agg(pl.col("fr_ns").min().alias("lo"), pl.col("fr_ns").max().alias("hi"))
-                 .iter_rows() if r is not None}
-        t0, t1 = (fr["fr_ns"].min(), fr["fr_ns"].max()) if fr.height else (None, None)
-        pieces.append(Piece([f], {str(Path(f).parent)}, pids, dumps,
-                            set(g["world_size"].drop_nulls().to_list()),
-                            set(g["rank"].drop_nulls().to_list()) if (pids or dumps) else set(), t0, t1))
+        ranks = set(g["rank"].drop_nulls().to_list())  # (a dump's ranks row names the rank that wrote it)
+        t0, t1 = g["fr_ns"].min(), g["fr_ns"].max()
+        dumps = {r: [(t0, t1)] for r in ranks} if t0 is not None else {}
+        pieces.append(Piece([f], {str(Path(f).parent)}, pids, dumps, set(g["world_size"].drop_nulls().to_list()),
+                            ranks if (pids or dumps) else set(), t0, t1))
     return pieces, rows
 
 

@@ -202,5 +202,8 @@ def test_on_a_terminal_the_verdict_comes_first_wrapped_to_its_width():
     assert len(head) >= 3 and all(len(ln) < 80 for ln in head) and all(ln.startswith(" " * 10) for ln in head[1:])
     assert " ".join(ln.strip() for ln in head) == piped.split("\n\nverdict   ")[1].splitlines()[0].join(["verdict   ", ""]).strip()
     body, _, tail = piped.partition("\n\nverdict   ")
-    assert shown[cut + 1:] == body.splitlines()  # the summary, all of it, under the verdict
-    assert [ln for ln in shown[:cut] if ln.startswith("  ") and ln[2] != " "] == tail.splitlines()[1:]
+    assert all(len(ln) < 80 for ln in shown)
+    whole = [ln.rstrip("…") for ln in shown[cut + 1:]]  # the summary, all of it, under the verdict
+    assert len(whole) == len(body.splitlines()) and all(b.startswith(w) for w, b in zip(whole, body.splitlines()))
+    evidence = [ln.rstrip("…") for ln in shown[:cut] if ln.startswith("  ") and ln[2] != " "]
+    assert all(t.startswith(e) for e, t in zip(evidence, tail.splitlines()[1:], strict=True))

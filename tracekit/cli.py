@@ -134,7 +134,8 @@ def _width() -> int | None:
 
 def _summary_text(s: dict, width: int | None) -> str:
     """``summary.render``'s text; on a terminal (``width``) the verdict first, wrapped to the width,
-    above the summary it comes from (read in ten seconds). In a pipe: as rendered, a line each."""
+    above the summary it comes from (read in ten seconds), the other lines cut to the width (whole in
+    a pipe and in --json). In a pipe: as rendered, a line each."""
     from tracekit.reports import summary
 
     text = summary.render(s)
@@ -144,7 +145,8 @@ def _summary_text(s: dict, width: int | None) -> str:
     if not verdict:
         return text
     head, *rest = verdict.split("\n")
-    return "\n".join(_wrap("verdict   " + head, width) + rest) + "\n\n" + body
+    cut = [ln if len(ln) < width else ln[: width - 2] + "…" for ln in rest + ["", *body.split("\n")]]
+    return "\n".join(_wrap("verdict   " + head, width) + cut)
 
 
 def _wrap(line: str, width: int) -> list[str]:

@@ -44,7 +44,9 @@ class Piece:
     files: list[str]
     folders: set[str]
     pids: dict[int, set[int]]  # rank -> the pids that held it
-    dumps: dict[int, list[tuple[int, int]]]  # rank -> its Flight Recorder dumps' (first, last) ns
+    # rank -> (latest first, earliest last) ns of its Flight Recorder dumps: two dumps are apart in time
+    # where one's first record is after the other's last, so these two ends say whether any two are
+    dumps: dict[int, tuple[int, int]]
     world: set[int]
     ranks: set[int]
     t0: int | None = None
@@ -56,7 +58,8 @@ class Piece:
             a, b = self.pids.get(r), other.pids.get(r)
             if a and b and not a & b:
                 return True
-            if any(e0 > f1 or f0 > e1 for e0, e1 in self.dumps.get(r, []) for f0, f1 in other.dumps.get(r, [])):
+            (e0, e1), (f0, f1) = self.dumps.get(r, (None, None)), other.dumps.get(r, (None, None))
+            if e0 is not None and f0 is not None and (e0 > f1 or f0 > e1):
                 return True
         return False
 
@@ -67,8 +70,9 @@ class Piece:
         self.world |= other.world
         for r, p in other.pids.items():
             self.pids.setdefault(r, set()).update(p)
-        for r, d in other.dumps.items():
-            self.dumps.setdefault(r, []).extend(d)
+        for r, (d0, d1) in other.dumps.items():
+            e0, e1 = self.dumps.get(r, (d0, d1))
+            self.dumps[r] = (max(e0, d0), min(e1, d1))
         times = [t for t in (self.t0, other.t0) if t is not None]
         self.t0 = min(times) if times else None
         times = [t for t in (self.t1, other.t1) if t is not None]
@@ -157,21 +161,24 @@ def _rows(results: Results) -> pl.DataFrame:
 
 
 def _pieces(results: Results) -> tuple[list[Piece], pl.DataFrame]:
+    """One piece per file: the ranks its rows name (with their pids), its world size, its Flight
+    Recorder span."""
     rows = _rows(results)
-    by_file = {f: g for (f,), g in rows.group_by("file")}
+    own = pl.col("rank").is_not_null() & pl.col("pid").is_not_null()
+    per = {f: r for f, *r in rows.group_by("file").agg(
+        pl.col("rank").drop_nulls().unique(), pl.struct("rank", "pid").filter(own).unique().alias("held"),
+        pl.col("world_size").drop_nulls().unique(), pl.col("fr_ns").min().alias("t0"),
+        pl.col("fr_ns").max().alias("t1")).iter_rows()}
     pieces = []
     for row, _ in results:
         f = row["file"]
-        g = by_file.get(f, rows.clear())
-        own = g.filter(pl.col("rank").is_not_null() & pl.col("pid").is_not_null())
+        ranks, held, world, t0, t1 = per.get(f, ([], [], [], None, None))
         pids: dict[int, set[int]] = {}
-        for r, p in own.select("rank", "pid").unique().iter_rows():
-            pids.setdefault(r, set()).add(p)
-        ranks = set(g["rank"].drop_nulls().to_list())  # (a dump's ranks row names the rank that wrote it)
-        t0, t1 = g["fr_ns"].min(), g["fr_ns"].max()
-        dumps = {r: [(t0, t1)] for r in ranks} if t0 is not None else {}
-        pieces.append(Piece([f], {str(Path(f).parent)}, pids, dumps, set(g["world_size"].drop_nulls().to_list()),
-                            ranks if (pids or dumps) else set(), t0, t1))
+        for x in held:
+            pids.setdefault(x["rank"], set()).add(x["pid"])
+        dumps = {r: (t0, t1) for r in ranks} if t0 is not None else {}  # (a dump's ranks row: who wrote it)
+        pieces.append(Piece([f], {str(Path(f).parent)}, pids, dumps, set(world),
+                            set(ranks) if (pids or dumps) else set(), t0, t1))
     return pieces, rows
 
 
@@ -215,7 +222,8 @@ def split(results: Results) -> list[Attempt]:
     for ps in by_folder.values():  # 2: a folder is one run unless its ranks collide
         runs: list[Piece] = []
         for p in ps:  # where several runs could take it: the one whose file names it shares most
-            into = max((r for r in runs if not r.collides(p)), key=lambda r: _kin(r, p), default=None)
+            fit = [r for r in runs if not r.collides(p)]
+            into = max(fit, key=lambda r: _kin(r, p)) if len(fit) > 1 else fit[0] if fit else None
             if into is None:
                 runs.append(p)
             else:

@@ -33,7 +33,8 @@ def samples_left_as_they_were(request):
     stores = [n for n in new if Path(n).name == STORE]
     for n in stores:
         shutil.rmtree(SAMPLES / n, ignore_errors=True)
-        warnings.warn(f"{request.node.nodeid} wrote samples/{n}: give --no-store or use copy_sample", stacklevel=1)
+        warnings.warn(f"{request.node.nodeid} wrote samples/{n}: give --no-store or use copy_sample",
+                      stacklevel=1)
     others = [n for n in new if n not in stores]
     assert not others, f"{request.node.nodeid} left files in samples/: {', '.join(others)}"
 

@@ -40,9 +40,11 @@ def test_attempts_in_subfolders_are_two_runs_each_with_its_verdict_the_latest_fi
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
     assert lines[0].startswith(f"runs      2 in {tmp_path / 'job'}, the latest first")
-    assert lines[1].startswith("run 1     2026-12-03 16:16:42 - 16:16:46 UTC (flight recorder): ranks 0-3 of 4")
-    assert lines[1].endswith(f"14 file(s) in {tmp_path / 'job/attempt2'}") and lines[2].split()[0] == "DEADLOCK:"
-    assert lines[3].endswith(f"18 file(s) in {tmp_path / 'job/attempt1'}") and lines[4].split()[0] == "HEALTHY:"
+    assert lines[1].startswith("run 1     2026-12-03 16:16:42 - 16:16:46 UTC (flight recorder): "
+                               "ranks 0-3 of 4")
+    assert lines[1].endswith(f"14 file(s) in {tmp_path / 'job/attempt2'}")
+    assert lines[3].endswith(f"18 file(s) in {tmp_path / 'job/attempt1'}")
+    assert (lines[2].split()[0], lines[4].split()[0]) == ("DEADLOCK:", "HEALTHY:")
     assert "no store written for 2 runs" in r.stderr and not (tmp_path / "job/.tracekit").exists()
     assert "verdict   DEADLOCK" in r.stdout  # run 1 in full
     r = invoke("verdict", tmp_path / "job", "--run", "2")
@@ -83,15 +85,18 @@ def test_a_restart_into_the_same_folder_is_two_runs_and_node_folders_are_one(tmp
     assert one.ranks == [0, 1, 2, 3] and one.folder() == str(nodes) and len(one.files) == 28
 
 
-@pytest.mark.parametrize("name", sorted(d.name for d in SAMPLES.iterdir() if d.is_dir() and d.name not in ("wild", "repro")))
+RUNS = sorted(d.name for d in SAMPLES.iterdir() if d.is_dir() and d.name not in ("wild", "repro"))
+
+
+@pytest.mark.parametrize("name", RUNS)
 def test_every_sample_alone_is_one_run(name):
     (one,) = split(SAMPLES / name)
     assert one.folder() == str(SAMPLES / name)
 
 
 def test_a_folder_of_unrelated_samples_is_many_runs_not_one_world(tmp_path):
-    names = ["gloo_2x2_deadlock", "gloo_1x4_straggler", "gpu_2x1_healthy", "zero3_slow_2x2", "swift_2x2_wandb",
-             "gpu_1x1_healthy"]
+    names = ["gloo_2x2_deadlock", "gloo_1x4_straggler", "gpu_2x1_healthy", "zero3_slow_2x2",
+             "swift_2x2_wandb", "gpu_1x1_healthy"]
     for n in names:
         copy_sample(n, tmp_path / "samples" / n)
     found = split(tmp_path / "samples")

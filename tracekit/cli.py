@@ -105,8 +105,8 @@ def _open(path: str, scan: bool = False, pick: int | None = None):
 
     try:
         with Progress(f"ingest {path}") as bar:
-            run = open_run([path], no_store=True, scan=scan, progress=bar if bar.on else None, stdin=_stdin(path),
-                           pick=pick)
+            run = open_run([path], no_store=True, scan=scan, progress=bar if bar.on else None,
+                           stdin=_stdin(path), pick=pick)
         run.close()
         if (why := run.nothing_read()) is not None:
             raise why
@@ -120,8 +120,8 @@ def _load_run(path: str, scan: bool = False):
     run = _open(path, scan)
     if len(run.attempts) > 1:
         latest = run.attempts[0]
-        click.echo(f"note: {path} holds {len(run.attempts)} runs; this is run 1, the latest ({latest.describe()}); "
-                   f"see them: tracekit ingest {path}", err=True)
+        click.echo(f"note: {path} holds {len(run.attempts)} runs; this is run 1, the latest "
+                   f"({latest.describe()}); see them: tracekit ingest {path}", err=True)
     return run.store
 
 
@@ -214,7 +214,8 @@ def _output(path: str, runs: list[str]):
 @click.option("--unknown", "list_unknown", is_flag=True,
               help="Also list the lines no parser understood, per file (file:line: text; the first 10 of each file).")
 @click.option("--run", "pick", type=click.IntRange(min=1), default=None,
-              help="Where the logs hold several runs (restarts, attempts): show run N in full (1 the latest).")
+              help="Where the logs hold several runs (restarts, attempts): show run N in full "
+              "(1 the latest).")
 @click.option("--engine", default="local", show_default=True, metavar="local|ray[:ADDRESS]",
               help="Where the files are parsed: in this process, or on a Ray cluster, one task per batch of files "
               "(ray: a local cluster started for it; ray:ADDRESS: a running one whose nodes see the same paths; "
@@ -255,7 +256,8 @@ def _report_ingest(run, paths, missing, as_json, fail_on_hang, list_unknown, no_
         click.echo(f"note: {len(paths)} paths read as one run (merged): " + ", ".join(paths)
                    + ("" if run.target else "; no store written (give --out DIR to keep the merged store)"), err=True)
     if several and not run.target and not no_store:
-        click.echo(f"note: no store written for {len(run.attempts)} runs (give --run N --out DIR to keep one)", err=True)
+        click.echo(f"note: no store written for {len(run.attempts)} runs "
+                   "(give --run N --out DIR to keep one)", err=True)
     picked = verdict_mod.decide(run.store)
     s = summary.build(run.store, picked)
     if several:
@@ -269,8 +271,10 @@ def _report_ingest(run, paths, missing, as_json, fail_on_hang, list_unknown, no_
         listed = {"unknown_listed": summary.unknown_listing(unknown)} if list_unknown else {}
         click.echo(json.dumps(s | listed, indent=2, default=str))
     else:
-        runs = "\n".join(_runs_block(run, verdicts, _width())) + f"\n\nrun {run.picked} in full:\n" if several else ""
-        click.echo(runs + _summary_text(s, _width()) + ("\n\n" + summary.render_unknown(unknown) if list_unknown else ""))
+        runs = ("\n".join(_runs_block(run, verdicts, _width())) + f"\n\nrun {run.picked} in full:\n"
+                if several else "")
+        listed = "\n\n" + summary.render_unknown(unknown) if list_unknown else ""
+        click.echo(runs + _summary_text(s, _width()) + listed)
     if missing:
         sys.exit(2)
     if fail_on_hang and s["verdict"]["failed"]:  # a hang or failure verdict, or any failure sign
@@ -300,7 +304,8 @@ def verdict_cmd(run, as_json, fail_on_hang, pick):
         each = [(a, v if a.number == opened.picked else verdict_mod.decide(opened.store_of(a)).to_dict())
                 for a in opened.attempts]
         if as_json:
-            click.echo(json.dumps({"runs": [a.to_dict() | {"verdict": w} for a, w in each]}, indent=2, default=str))
+            each_run = [a.to_dict() | {"verdict": w} for a, w in each]
+            click.echo(json.dumps({"runs": each_run}, indent=2, default=str))
         else:
             click.echo(f"{len(each)} runs in {run}, the latest first (--run N for one)")
             for a, w in each:

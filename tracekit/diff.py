@@ -250,8 +250,8 @@ def _cut(v: str, n: int) -> str:
 def _wrapped(head: str, text: str, indent: int = LABEL) -> list[str]:
     import textwrap
 
-    return textwrap.wrap(text, WIDTH, initial_indent=f"{head:<{indent}} ", subsequent_indent=" " * (indent + 1),
-                         break_on_hyphens=False) or [head]
+    return textwrap.wrap(text, WIDTH, initial_indent=f"{head:<{indent}} ",
+                         subsequent_indent=" " * (indent + 1), break_on_hyphens=False) or [head]
 
 
 def render(c: Comparison, path_a: str = "A", path_b: str = "B") -> str:
@@ -270,7 +270,8 @@ def render(c: Comparison, path_a: str = "A", path_b: str = "B") -> str:
     for r in c.figures:
         ratio = r.ratio()
         a = f"A {_cut(r.a.shown(), FIGURE)}"
-        lines.append(f"{_cut(r.what, LABEL):<{LABEL}} " + (f"{a:<{FIGURE + 2}} A/B {ratio:.3g}x" if ratio is not None else a))
+        with_ratio = f"{a:<{FIGURE + 2}} A/B {ratio:.3g}x" if ratio is not None else a
+        lines.append(f"{_cut(r.what, LABEL):<{LABEL}} {with_ratio}")
         lines.append(f"{'':<{LABEL}} B {_cut(r.b.shown(), FIGURE)}")
         missing = {side: f.detail for side, f in (("A", r.a), ("B", r.b)) if f.value is None and f.detail}
         if len(set(missing.values())) == 1 and len(missing) == 2:
@@ -284,7 +285,8 @@ def render(c: Comparison, path_a: str = "A", path_b: str = "B") -> str:
     if not c.differences:
         lines.append("no difference in the setup both runs logged")
     for d in c.differences:
-        lines.append(f"{_cut(d.area + ': ' + d.what, LABEL):<{LABEL}} A {_cut(d.a, SETUP):<{SETUP}} | B {_cut(d.b, SETUP)}")
+        label = _cut(f"{d.area}: {d.what}", LABEL)
+        lines.append(f"{label:<{LABEL}} A {_cut(d.a, SETUP):<{SETUP}} | B {_cut(d.b, SETUP)}")
     bw = c.bandwidth.filter(pl.col("busbw_gbs").is_not_null() | pl.col("busbw_gbs_b").is_not_null())
     if bw.height:
         lines += ["", "bus bandwidth (GB/s) by message size:", f"  {'op':<14}{'size':>10}{'A':>10}{'B':>10}"]

@@ -193,7 +193,8 @@ def open_run(paths: list[str | Path], out: str | Path | None = None, no_store: b
     found = stored(paths[0]) if reuse and len(paths) == 1 and paths != [STDIN] else None
     if found is not None:
         if pick not in (None, 1):
-            raise InputError(f"--run {pick}: {found} is one run's store; give the folder of logs to pick a run")
+            raise InputError(f"--run {pick}: {found} is one run's store; give the folder of logs to pick a "
+                             "run")
         run = Run(stores.scan(found) if scan else Store.read(found), paths)
     else:
         for p in paths:
@@ -203,7 +204,8 @@ def open_run(paths: list[str | Path], out: str | Path | None = None, no_store: b
         spooled = {str(copy): STDIN_NAME} if copy else None
         if copy is not None and not copy.stat().st_size:
             unspool(spooled)
-            raise InputError("-: standard input is empty; pipe logs into it (kubectl logs POD | tracekit ingest -)")
+            raise InputError("-: standard input is empty; pipe logs into it "
+                             "(kubectl logs POD | tracekit ingest -)")
         try:
             attempts = parse([str(copy) if p == STDIN else p for p in paths], engine, progress)
         except BaseException:
@@ -211,7 +213,8 @@ def open_run(paths: list[str | Path], out: str | Path | None = None, no_store: b
             raise
         if pick is not None and not 1 <= pick <= len(attempts):
             unspool(spooled)
-            raise InputError(f"--run {pick}: {', '.join(paths)} holds {len(attempts)} run(s); give 1 to {len(attempts)}")
+            raise InputError(f"--run {pick}: {', '.join(paths)} holds {len(attempts)} run(s); "
+                             f"give 1 to {len(attempts)}")
         chosen = attempts[(pick or 1) - 1]
         store = chosen.store if chosen.store is not None else combine(chosen.results)
         if spooled:

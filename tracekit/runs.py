@@ -34,6 +34,7 @@ from tracekit.wording import who
 
 #: pids this close are of one launch (a launcher forks its ranks one after another)
 NEAR_PIDS = 64
+PID_IN_NAME = re.compile(r"(?<![0-9])[0-9]{3,7}(?![0-9])")
 Results = list[tuple[dict, list[Parsed]]]  # ingest.parse_files: each file's row and what parsers made
 
 
@@ -111,7 +112,8 @@ class Attempt:
         logs/attempt1``: what a user tells runs apart by."""
         ranks = who(self.ranks) if self.ranks else "no rank named"
         world = f" of {self.world_size}" if self.world_size else ""
-        hosts = f" on {', '.join(self.hosts[:3])}" + (" ..." if len(self.hosts) > 3 else "") if self.hosts else ""
+        more = " ..." if len(self.hosts) > 3 else ""
+        hosts = f" on {', '.join(self.hosts[:3])}{more}" if self.hosts else ""
         return f"{self.span()}: {ranks}{world}{hosts}, {len(self.files)} file(s) in {self.folder()}"
 
     def to_dict(self) -> dict:
@@ -184,18 +186,20 @@ def _pieces(results: Results) -> tuple[list[Piece], pl.DataFrame]:
 
 def _links(rows: pl.DataFrame, files: list[str]) -> list[list[str]]:
     """Groups of files that share a process (pid, within one folder) or a communicator id."""
+    folder = pl.col("file").str.replace(r"[^/]*$", "")
     keyed = rows.select(
         "file",
         pl.when(pl.col("pid").is_not_null()).then(
-            pl.concat_str(pl.col("file").str.replace(r"[^/]*$", ""), pl.lit("|pid "), pl.col("pid").cast(pl.Utf8))
-        ).alias("proc"),
+            pl.concat_str(folder, pl.lit("|pid "), pl.col("pid").cast(pl.Utf8))).alias("proc"),
         pl.when(pl.col("comm_id").is_not_null()).then(pl.lit("comm ") + pl.col("comm_id")).alias("comm"))
-    named = pl.DataFrame({"file": files}, schema={"file": pl.Utf8}).with_columns(  # a pid in the file's name (`tracekit run`'s names)
+    # a pid in the file's name (`tracekit run`'s names: rank0.node0.17044.log, fr_rank0.node0.17044.1.pkl)
+    named = pl.DataFrame({"file": files}, schema={"file": pl.Utf8}).with_columns(
         pl.col("file").str.extract_all(r"\.\d{2,}\.").list.eval(pl.element().str.strip_chars(".")).alias("n")
     ).explode("n").drop_nulls().select(
-        "file", pl.concat_str(pl.col("file").str.replace(r"[^/]*$", ""), pl.lit("|pid "), pl.col("n")).alias("key"))
+        "file", pl.concat_str(folder, pl.lit("|pid "), pl.col("n")).alias("key"))
     keys = pl.concat([keyed.select("file", key=c) for c in ("proc", "comm")] + [named]).drop_nulls().unique()
-    return [g for g in keys.group_by("key").agg(pl.col("file").unique().sort())["file"].to_list() if len(g) > 1]
+    groups = keys.group_by("key").agg(pl.col("file").unique().sort())["file"].to_list()
+    return [g for g in groups if len(g) > 1]
 
 
 def split(results: Results) -> list[Attempt]:
@@ -245,7 +249,7 @@ def _kin(a: Piece, b: Piece) -> tuple[int, int]:
     then the longest start two names share (one attempt's files side by side share a prefix:
     ``attempt2_rank0.log``, ``attempt2_fr_rank0.pkl``)."""
     names = lambda p: {Path(f).name for f in p.files}  # noqa: E731
-    pids = lambda p: {int(n) for f in names(p) for n in re.findall(r"(?<![0-9])[0-9]{3,7}(?![0-9])", f)}  # noqa: E731
+    pids = lambda p: {int(n) for f in names(p) for n in PID_IN_NAME.findall(f)}  # noqa: E731
     near = min((abs(x - y) for x in pids(a) for y in pids(b)), default=None)
     prefix = max((len(os.path.commonprefix([x, y])) for x in names(a) for y in names(b)), default=0)
     return (-near if near is not None and near <= NEAR_PIDS else -(1 << 30)), prefix

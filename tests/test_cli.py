@@ -3,11 +3,11 @@
 import io
 import json
 import re
-import shutil
+from pathlib import Path
 
 from click.testing import CliRunner
 
-from tests.conftest import ROOT, SAMPLES
+from tests.conftest import ROOT, SAMPLES, copy_sample
 from tracekit.cli import main
 
 
@@ -46,6 +46,13 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert r.exit_code == 2 and "no such file" in r.output
 
 
+def test_a_missing_path_beside_readable_ones_is_exit_2_after_the_others_are_read(tmp_path):
+    r = run("ingest", SAMPLES / "gloo_2x2_deadlock", tmp_path / "nope", "--no-store")
+    assert r.exit_code == 2
+    assert r.stderr.splitlines()[0] == f"error: {tmp_path / 'nope'}: no such file or folder"
+    assert "verdict   DEADLOCK" in r.stdout  # the path that is there is still read
+
+
 def test_broken_store_is_a_clear_error(tmp_path):
     (tmp_path / "s").mkdir()
     (tmp_path / "s" / "files.parquet").write_text("not parquet")
@@ -74,7 +81,7 @@ def test_progress_bar_on_a_terminal_quiet_in_a_pipe(tmp_path, monkeypatch):
     monkeypatch.setattr(ingest_module, "PROGRESS_BYTES", 8 << 20)  # (64 MB batches by default)
     monkeypatch.setattr(ingest_module, "SCANNED_PROGRESS_BYTES", 8 << 20)  # (512 MB with the C scanner)
     big = tmp_path / "run"
-    shutil.copytree(SAMPLES / "gpu_2x1_bench", big)
+    copy_sample("gpu_2x1_bench", big)
     for i in range(3):  # about 3 x 9 MB: several batches, so the bar moves
         (big / f"nccl_copy{i}.log").write_text((SAMPLES / "gpu_2x1_bench" / "nccl.vm.1129.log").read_text() * 350)
     term = _Terminal()
@@ -107,7 +114,7 @@ def test_open_run_reads_a_fresh_folder_store_and_ingests_a_stale_one(tmp_path):
     from tracekit.load import open_run
 
     folder = tmp_path / "run"
-    shutil.copytree(SAMPLES / "gloo_2x2_deadlock", folder)
+    copy_sample("gloo_2x2_deadlock", folder)
     first = open_run([folder])
     assert first.wait() == folder / ".tracekit" and first.nothing_read() is None
     again = open_run([folder], no_store=True)
@@ -143,3 +150,61 @@ def test_open_run_raises_one_line_errors(tmp_path):
     nothing = open_run([tmp_path / "bin"])
     assert "no readable file" in str(nothing.nothing_read()) and nothing.wait() is None  # no store written
     assert nothing.notes()[0][0] == "error" and not (tmp_path / "bin" / ".tracekit").exists()
+
+
+def test_dash_reads_standard_input_as_the_same_file_would_be_read(tmp_path):
+    """`kubectl logs POD | tracekit ingest -`: standard input is read as a file (gzip found from its
+    content, torchrun's `[rankN]:` and srun --label's `N: ` prefixes taken off), named `<stdin>`."""
+    import gzip
+
+    import polars as pl
+
+    from tracekit.load import STDIN_NAME, open_run
+
+    for prefix in ("[rank{r}]:", "{r}: "):
+        text = "".join(prefix.format(r=r) + line for r in range(4)
+                       for line in (SAMPLES / "gloo_2x2_deadlock" / f"rank{r}.log").open())
+        (tmp_path / "pasted.log").write_text(text)
+        from_file = open_run([tmp_path / "pasted.log"], no_store=True).store
+        r = CliRunner().invoke(main, ["ingest", "-", "--json"], input=gzip.compress(text.encode()))
+        assert r.exit_code == 0, r.output
+        s = json.loads(r.output)
+        assert s["ranks"]["count"] == 4 and s["verdict"]["kind"] == "undecided"
+        assert all(e.startswith(f"{STDIN_NAME}:") for e in s["verdict"]["evidence"])
+        piped = open_run(["-"], stdin=io.BytesIO(text.encode()))
+        copy = next(iter(piped.spooled))
+        piped.close()
+        assert not Path(copy).exists()  # the copy of standard input is gone once closed
+        for name, table in from_file.tables().items():
+            if "file" in table.columns:
+                named = pl.col("file").cast(pl.Utf8).replace({str(tmp_path / "pasted.log"): STDIN_NAME})
+                table = table.with_columns(named.cast(table.schema["file"]))
+            ours = piped.store.tables()[name]
+            assert ours.drop("size_bytes", strict=False).equals(table.drop("size_bytes", strict=False)), name
+    r = run("verdict", "-")  # nothing piped: an empty standard input is bad input, one line
+    assert r.exit_code == 2 and r.output.count("\n") == 1 and r.output.startswith("error: ")
+
+
+def test_on_a_terminal_the_verdict_comes_first_wrapped_to_its_width():
+    from tracekit import verdict
+    from tracekit.cli import _summary_text
+    from tracekit.ingest import ingest
+    from tracekit.reports import summary
+
+    store = ingest([SAMPLES / "gloo_2x2_mismatch"])
+    s = summary.build(store, verdict.decide(store))
+    piped = _summary_text(s, None)
+    assert piped.startswith("files     6 ") and "\n\nverdict   MISMATCH: rank 1: " in piped  # a pipe: as ever
+    shown = _summary_text(s, 80).splitlines()
+    assert shown[0].startswith("verdict   MISMATCH: rank 1: the ranks' collectives no longer pair up")
+    cut = shown.index("")  # the verdict (and its evidence), then the summary under it
+    head = [ln for ln in shown[:cut] if not ln.startswith("  evidence")]
+    assert len(head) >= 3 and all(ln.startswith(" " * 10) for ln in head[1:])
+    one_line = piped.split("\n\nverdict   ")[1].splitlines()[0]
+    assert " ".join(ln.strip() for ln in head) == "verdict   " + one_line
+    body, _, tail = piped.partition("\n\nverdict   ")
+    assert all(len(ln) < 80 for ln in shown)
+    whole = [ln.rstrip("…") for ln in shown[cut + 1:]]  # the summary, all of it, under the verdict
+    assert all(b.startswith(w) for w, b in zip(whole, body.splitlines(), strict=True))
+    evidence = [ln.rstrip("…") for ln in shown[:cut] if ln.startswith("  ") and ln[2] != " "]
+    assert all(t.startswith(e) for e, t in zip(evidence, tail.splitlines()[1:], strict=True))

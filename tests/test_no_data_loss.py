@@ -10,7 +10,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, copy_sample
 from tracekit.cli import main
 
 
@@ -25,7 +25,7 @@ def tree(root):
 def work(tmp_path, monkeypatch):
     """tmp/work/logs (a real deadlock run) and an unrelated file beside it, cwd = tmp/work."""
     w = tmp_path / "work"
-    shutil.copytree(SAMPLES / "gloo_2x2_deadlock", w / "logs")
+    copy_sample("gloo_2x2_deadlock", w / "logs")
     (w / "notes.txt").write_text("the user's own notes\n")
     monkeypatch.chdir(w)
     return w
@@ -61,6 +61,18 @@ def test_ingest_default_store_and_rewrite_leave_inputs(work):
     unchanged(before, work)
 
 
+def test_a_folder_copied_with_its_store_is_read_from_its_logs_and_gets_its_own_store(work):
+    """What README's first command leaves (``FOLDER/.tracekit``) travels with a copy of the folder:
+    the copy's verdict comes from its own logs, and ingesting it replaces the copied store."""
+    assert invoke("ingest", "logs").exit_code == 0
+    shutil.copytree(work / "logs", work / "copy")
+    assert (work / "copy/.tracekit/made_by.txt").exists()
+    assert invoke("verdict", "copy").output.startswith("DEADLOCK")
+    assert invoke("ingest", "copy").exit_code == 0
+    made_by = (work / "copy/.tracekit/made_by.txt").read_text()
+    assert f"input {(work / 'copy').resolve()}\n" in made_by and "logs" not in made_by
+
+
 def test_a_store_folder_with_a_foreign_file_is_refused(work):
     assert invoke("ingest", "logs", "--out", "store").exit_code == 0
     (work / "store/keep.me").write_text("mine")
@@ -70,14 +82,23 @@ def test_a_store_folder_with_a_foreign_file_is_refused(work):
 
 
 def test_merged_paths_say_so_and_write_no_store_unless_asked(work):
-    shutil.copytree(SAMPLES / "gloo_2x2_healthy", work / "other")
-    r = invoke("ingest", "logs", "other")
+    for node, ranks in (("node0", "01"), ("node1", "23")):  # one run's two nodes, given as two paths
+        (work / node).mkdir()
+        for f in (work / "logs").iterdir():
+            if f.is_file() and (f.stem.endswith(node) or "node" not in f.stem and f.stem[-1] in ranks):
+                shutil.copy2(f, work / node / f.name)
+    r = invoke("ingest", "node0", "node1")
     assert r.exit_code == 0 and "2 paths read as one run (merged)" in r.output
-    assert not (work / "logs/.tracekit").exists() and not (work / "other/.tracekit").exists()
-    assert invoke("ingest", "logs", "other", "--out", "merged").exit_code == 0
+    assert "verdict   DEADLOCK" in r.output
+    assert not (work / "node0/.tracekit").exists() and not (work / "node1/.tracekit").exists()
+    assert invoke("ingest", "node0", "node1", "--out", "merged").exit_code == 0
     assert (work / "merged/made_by.txt").read_text().count("input ") == 2
-    # the merged store is never taken for logs/ alone
-    assert invoke("verdict", "logs").output.startswith("DEADLOCK")
+    # the merged store is never taken for node0/ alone
+    assert invoke("verdict", "node0").output.startswith("UNDECIDED")
+    copy_sample("gloo_2x2_healthy", work / "other")  # another run: two runs, no store
+    r = invoke("ingest", "logs", "other")
+    assert r.exit_code == 0 and r.stdout.startswith("runs      2 in logs, other") and "merged" not in r.output
+    assert not (work / "logs/.tracekit").exists() and not (work / "other/.tracekit").exists()
 
 
 def test_verdict_watch_leave_everything(work):

@@ -98,19 +98,83 @@ class Progress:
             self.bar.__exit__(*exc)
 
 
-def _load_run(path: str, scan: bool = False):
-    """The store of one run for the commands that analyse it (``load.open_run``: a store, a folder's
-    fresh store, or its logs ingested now, no store written); a run with no readable file is bad input."""
+def _open(path: str, scan: bool = False, pick: int | None = None):
+    """One run opened for the commands that analyse it (``load.open_run``: a store, a folder's fresh
+    store, or its logs ingested now, no store written); a run with no readable file is bad input."""
     from tracekit.load import open_run
 
     try:
         with Progress(f"ingest {path}") as bar:
-            run = open_run([path], no_store=True, scan=scan, progress=bar if bar.on else None)
+            run = open_run([path], no_store=True, scan=scan, progress=bar if bar.on else None,
+                           stdin=_stdin(path), pick=pick)
+        run.close()
         if (why := run.nothing_read()) is not None:
             raise why
     except TracekitError as e:
         raise BadInput(str(e)) from None
+    return run
+
+
+def _load_run(path: str, scan: bool = False):
+    """The store of one run; where the logs hold several runs, the latest, and stderr says so."""
+    run = _open(path, scan)
+    if len(run.attempts) > 1:
+        latest = run.attempts[0]
+        click.echo(f"note: {path} holds {len(run.attempts)} runs; this is run 1, the latest "
+                   f"({latest.describe()}); see them: tracekit ingest {path}", err=True)
     return run.store
+
+
+def _width() -> int | None:
+    """The terminal's width where stdout is one (text is wrapped to it), else None (one line each)."""
+    import shutil
+
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+
+
+def _summary_text(s: dict, width: int | None) -> str:
+    """``summary.render``'s text; on a terminal (``width``) the verdict first, wrapped to the width,
+    above the summary it comes from (read in ten seconds), the other lines cut to the width (whole in
+    a pipe and in --json). In a pipe: as rendered, a line each."""
+    from tracekit.reports import summary
+
+    text = summary.render(s)
+    if width is None:
+        return text
+    body, _, verdict = text.partition("\n\nverdict   ")
+    if not verdict:
+        return text
+    head, *rest = verdict.split("\n")
+    cut = [ln if len(ln) < width else ln[: width - 2] + "…" for ln in rest + ["", *body.split("\n")]]
+    return "\n".join(_wrap("verdict   " + head, width) + cut)
+
+
+def _wrap(line: str, width: int) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(line, max(width - 1, 40), subsequent_indent=" " * 10, break_on_hyphens=False,
+                         break_long_words=False) or [line]
+
+
+def _verdict_lines(v: dict, width: int | None = None) -> list[str]:
+    head = f"{v['kind'].upper()}: {v['summary']}"
+    return (_wrap(head, width) if width else [head]) + [f"  evidence {e}" for e in v["evidence"]]
+
+
+def _runs_block(run, verdicts: dict, width: int | None = None) -> list[str]:
+    """``runs 2 in this folder`` and each run's span, ranks and verdict, the latest first."""
+    out = [f"runs      {len(run.attempts)} in {', '.join(run.paths)}, the latest first "
+           "(told apart by processes, ranks, times and folders; --run N shows one in full)"]
+    for a in run.attempts:
+        v = verdicts[a.number]
+        verdict = f"          {v['kind'].upper()}: {v['summary']}"
+        out += [f"run {a.number:<5} {a.describe()}"] + (_wrap(verdict, width) if width else [verdict])
+    return out
+
+
+def _stdin(*paths: str):
+    """Standard input (bytes) where a path is ``-``: a paste, ``kubectl logs POD | tracekit ingest -``."""
+    return sys.stdin.buffer if "-" in paths else None
 
 
 @click.group(cls=Commands)
@@ -149,42 +213,70 @@ def _output(path: str, runs: list[str]):
 @click.option("--no-store", is_flag=True, help="Analyse only; write no parquet store.")
 @click.option("--unknown", "list_unknown", is_flag=True,
               help="Also list the lines no parser understood, per file (file:line: text; the first 10 of each file).")
+@click.option("--run", "pick", type=click.IntRange(min=1), default=None,
+              help="Where the logs hold several runs (restarts, attempts): show run N in full "
+              "(1 the latest).")
 @click.option("--engine", default="local", show_default=True, metavar="local|ray[:ADDRESS]",
               help="Where the files are parsed: in this process, or on a Ray cluster, one task per batch of files "
               "(ray: a local cluster started for it; ray:ADDRESS: a running one whose nodes see the same paths; "
               "pip install 'tracekit[ray]').")
-def ingest_cmd(paths, out, as_json, fail_on_hang, no_store, list_unknown, engine):
+def ingest_cmd(paths, out, as_json, fail_on_hang, no_store, list_unknown, engine, pick):
     """Read per-rank logs, dumps and traces into parquet tables and print what they show.
 
-    Example: tracekit ingest samples/gloo_2x2_deadlock
+    Example: tracekit ingest samples/gloo_2x2_deadlock; kubectl logs POD | tracekit ingest -
     """
-    from tracekit import verdict as verdict_mod
-    from tracekit.ingest import unknown_lines
     from tracekit.load import open_run
-    from tracekit.reports import summary
 
-    for p in paths:
-        if not Path(p).exists():
-            click.echo(f"error: {p}: no such file or folder", err=True)
-    paths = [p for p in paths if Path(p).exists()]
+    missing = [p for p in paths if p != "-" and not Path(p).exists()]
+    for p in missing:  # the others are read and reported; the exit code says a path was wrong
+        click.echo(f"error: {p}: no such file or folder", err=True)
+    paths = [p for p in paths if p not in missing]
     if not paths:
         sys.exit(2)
     with Progress("ingest") as bar:  # (a bar costs smaller batches)
-        run = open_run(paths, out, no_store, progress=bar if bar.on else None, engine=engine, reuse=False)
+        run = open_run(paths, out, no_store, progress=bar if bar.on else None, engine=engine, reuse=False,
+                       stdin=_stdin(*paths), pick=pick)
+    try:
+        _report_ingest(run, paths, missing, as_json, fail_on_hang, list_unknown, no_store)
+    finally:
+        run.close()
+
+
+def _report_ingest(run, paths, missing, as_json, fail_on_hang, list_unknown, no_store):
+    from tracekit import verdict as verdict_mod
+    from tracekit.ingest import unknown_lines
+    from tracekit.reports import summary
+
     for level, file, why in run.notes():  # read with a note, or not read
         click.echo(f"{level}: {file}: {why}", err=True)
     if run.nothing_read() is not None:
         sys.exit(2)
-    if len(paths) > 1:
+    several = len(run.attempts) > 1
+    if len(paths) > 1 and not several:
         click.echo(f"note: {len(paths)} paths read as one run (merged): " + ", ".join(paths)
                    + ("" if run.target else "; no store written (give --out DIR to keep the merged store)"), err=True)
-    s = summary.build(run.store, verdict_mod.decide(run.store))
+    if several and not run.target and not no_store:
+        click.echo(f"note: no store written for {len(run.attempts)} runs "
+                   "(give --run N --out DIR to keep one)", err=True)
+    picked = verdict_mod.decide(run.store)
+    s = summary.build(run.store, picked)
+    if several:
+        verdicts = {a.number: picked.to_dict() if a.number == run.picked
+                    else verdict_mod.decide(run.store_of(a)).to_dict() for a in run.attempts}
+        s["runs"] = [a.to_dict() | {"verdict": verdicts[a.number]} for a in run.attempts]
+        s["run_shown"] = run.picked
     run.wait()  # the store, written meanwhile
+    unknown = run.named(unknown_lines(run.read_paths())) if list_unknown else None
     if as_json:
-        unknown = {"unknown_listed": summary.unknown_listing(unknown_lines(paths))} if list_unknown else {}
-        click.echo(json.dumps(s | unknown, indent=2, default=str))
+        listed = {"unknown_listed": summary.unknown_listing(unknown)} if list_unknown else {}
+        click.echo(json.dumps(s | listed, indent=2, default=str))
     else:
-        click.echo(summary.render(s) + ("\n\n" + summary.render_unknown(unknown_lines(paths)) if list_unknown else ""))
+        runs = ("\n".join(_runs_block(run, verdicts, _width())) + f"\n\nrun {run.picked} in full:\n"
+                if several else "")
+        listed = "\n\n" + summary.render_unknown(unknown) if list_unknown else ""
+        click.echo(runs + _summary_text(s, _width()) + listed)
+    if missing:
+        sys.exit(2)
     if fail_on_hang and s["verdict"]["failed"]:  # a hang or failure verdict, or any failure sign
         sys.exit(1)
 
@@ -193,8 +285,11 @@ def ingest_cmd(paths, out, as_json, fail_on_hang, no_store, list_unknown, engine
 @click.argument("run", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
 @click.option("--fail-on-hang", is_flag=True, help="Exit 1 when the verdict is a hang or a failure.")
-def verdict_cmd(run, as_json, fail_on_hang):
-    """Print only the verdict for an ingested run (or logs, ingested on the fly).
+@click.option("--run", "pick", type=click.IntRange(min=1), default=None,
+              help="Where the logs hold several runs: only run N (1 the latest; ingest lists them).")
+def verdict_cmd(run, as_json, fail_on_hang, pick):
+    """Print only the verdict for an ingested run (or logs, ingested on the fly). Logs that hold
+    several runs (restarts, attempts, runs side by side) get one verdict each, the latest first.
 
     Example: tracekit verdict samples/gloo_2x2_deadlock
     """
@@ -202,15 +297,24 @@ def verdict_cmd(run, as_json, fail_on_hang):
 
     # an empty folder is bad input here as for ingest, not an UNDECIDED verdict; a store's collectives
     # are scanned, not read: the verdict of 16,384 ranks x 10,000 collectives streams them
-    store = _load_run(run, scan=True)
-    v = verdict_mod.decide(store).to_dict()
-    if as_json:
+    opened = _open(run, scan=True, pick=pick)
+    v = verdict_mod.decide(opened.store).to_dict()
+    several = len(opened.attempts) > 1 and pick is None
+    if several:
+        each = [(a, v if a.number == opened.picked else verdict_mod.decide(opened.store_of(a)).to_dict())
+                for a in opened.attempts]
+        if as_json:
+            each_run = [a.to_dict() | {"verdict": w} for a, w in each]
+            click.echo(json.dumps({"runs": each_run}, indent=2, default=str))
+        else:
+            click.echo(f"{len(each)} runs in {run}, the latest first (--run N for one)")
+            for a, w in each:
+                click.echo(f"\nrun {a.number}: {a.describe()}\n" + "\n".join(_verdict_lines(w, _width())))
+    elif as_json:
         click.echo(json.dumps(v, indent=2, default=str))
     else:
-        click.echo(f"{v['kind'].upper()}: {v['summary']}")
-        for e in v["evidence"]:
-            click.echo(f"  evidence {e}")
-    if fail_on_hang and v["failed"]:
+        click.echo("\n".join(_verdict_lines(v, _width())))
+    if fail_on_hang and v["failed"]:  # the latest run's, or the one --run picks
         sys.exit(1)
 
 

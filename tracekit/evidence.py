@@ -22,6 +22,7 @@ from tracekit.store import Store
 
 NETWORK_SETTINGS = (r"^(?:NCCL_SOCKET_IFNAME|NCCL_SOCKET_FAMILY|GLOO_SOCKET_IFNAME|NCCL_IB_\w+|NCCL_NET\w*"
                     r"|NCCL_P2P_DISABLE|NCCL_SHM_DISABLE)=")
+WATCHDOG_ABORT_SIGNAL = r"Signal 6 \(SIGABRT\)|SIGABRT|signal 6\b|exitcode: -6|code -6\b"
 KILL_CODES = {124, 143, -15, -2, 130}  # `timeout`, SIGTERM, SIGINT: someone asked it to stop
 SIGKILL_CODES = {-9, 137}  # nobody asks politely with SIGKILL: mostly the kernel's OOM killer
 C10D_FRAME = r"distributed_c10d|deepspeed/comm|torch/distributed/(?:_functional|nn|fsdp|algorithms)|c10d"
@@ -143,6 +144,11 @@ class Evidence:
             & ~pl.col("message").str.contains(RENDEZVOUS) & ~pl.col("message").str.contains(MISMATCH_TEXT)).sort("line")
         if self.timeouts.height:
             c = c.filter(~pl.col("message").str.contains(TERMINATE))
+            # the watchdog aborts a rank whose collective timed out (SIGABRT, exit -6): its own end,
+            # a consequence of the wait, never the cause
+            waited = self.timeouts["rank"].drop_nulls().unique().implode()
+            c = c.filter(~(pl.col("message").str.contains(WATCHDOG_ABORT_SIGNAL)
+                           & (pl.col("rank").is_in(waited) | pl.col("rank").is_null())))
         return c
 
     @cached_property
@@ -315,6 +321,36 @@ class Evidence:
             out.append("Flight Recorder frontiers moved between dumps")
         return out
 
+    @cached_property
+    def late(self) -> dict | None:
+        """The rank that makes the others wait. In a collective every rank completed, the rank that
+        arrived last spent least time in it (the others waited for it); each rank's time in it is read
+        on its own clock, so no clock join is needed. Its rank, in how many collectives of how many, how
+        late (median seconds, against the next rank to arrive), and the first collective it was late in."""
+        c, source = sources.best_lazy(
+            self.store.collectives.lazy(), sources.DURATIONS,
+            pl.col("start_ns").is_not_null() & pl.col("end_ns").is_not_null() & pl.col("rank").is_not_null()
+            & pl.col("seq").is_not_null(), ("rank", "pg", "seq", "op", "start_ns", "end_ns"))
+        if not source:
+            return None
+        c = c.unique(["rank", "pg", "seq"], keep="last").with_columns(((pl.col("end_ns") - pl.col("start_ns")) / 1e9).alias("d"))
+        n = c.group_by("pg", "seq").agg(pl.col("rank").n_unique().alias("n"))
+        full = c.join(n.filter(pl.col("n") == n["n"].max()), on=["pg", "seq"], how="semi")
+        if full["rank"].n_unique() < 2:
+            return None
+        per = (full.sort("d").group_by("pg", "seq").agg(
+            pl.col("rank").first().alias("late"), (pl.col("d").get(1) - pl.col("d").first()).alias("lag_s"),
+            pl.col("op").first().cast(pl.Utf8), pl.col("start_ns").first()).sort("seq"))
+        hit = per.filter(pl.col("lag_s") >= 0.1)  # scheduling noise is milliseconds; a straggler's lag is not
+        if hit.height < 3:
+            return None
+        top = hit.group_by("late").agg(pl.len().alias("times"), pl.col("lag_s").median()).sort("times", descending=True).row(0, named=True)
+        if top["times"] < 0.6 * hit.height:
+            return None
+        first = hit.filter(pl.col("late") == top["late"]).row(0, named=True)
+        return {"rank": top["late"], "times": top["times"], "of": per.height, "lag_s": top["lag_s"], "source": source,
+                "since_seq": first["seq"], "since_op": first["op"], "pg": first["pg"]}
+
     # --- what went wrong, in a word ---------------------------------------------------------
     @cached_property
     def failure_signs(self) -> list[str]:
@@ -330,6 +366,7 @@ class Evidence:
                 signs.append(f"{what} ({df.height} line(s))")
         if any(c != 0 for c in self.launcher_exits):
             signs.append("a launcher exited with a non-zero code")
-        if self.mismatches or self.missing:
+        # a finished run's dumps were taken on the way: a rank behind in one was only dumped earlier
+        if self.mismatches or (self.missing and not self.finished):
             signs.append("collectives do not line up across ranks")
         return signs

@@ -98,6 +98,7 @@ class Finding:
     last_of_missing: dict[int, str] = field(default_factory=dict)
     evidence: list[str] = field(default_factory=list)
     label: str | None = None  # the message, where ranks are unknown (processes named host:pid instead)
+    snapshot: bool = False  # the dumps were taken on the way of a run that moved on: behind, not stuck
 
     @property
     def message(self) -> str:
@@ -108,6 +109,9 @@ class Finding:
         if self.kind == Match.NO_RECORD:
             return (f"{where}: {who(self.missing)} left no {SOURCE_NAMES.get(self.source, self.source)} record; "
                     f"{who(self.present)} reached seq {self.seq}")
+        if self.kind in (Match.MISSING, Match.RANK_ABSENT) and self.snapshot:
+            return (f"{where}: {what}: {who(self.missing)} had not issued it yet when dumped; the run moved on "
+                    "(a dump taken on the way, not a hang)")
         if self.kind in (Match.MISSING, Match.RANK_ABSENT):
             return (f"{where}: {what}: {who(self.missing)} never issued it; {who(self.present)} "
                     f"{'waits' if len(self.present) == 1 else 'wait'} in it")

@@ -204,7 +204,10 @@ def deadlock(ev: Evidence) -> Verdict | None:
         return None
     if ev.finished or ev.moving:
         return None  # slow_progress or healthy says it
-    f = ev.missing[0]
+    # in one group, the earliest collective a rank never issued is the cause: the ranks waiting in it
+    # can issue nothing later, so a later gap is theirs and a consequence
+    f = min((m for m in ev.missing if (m.source, m.pg) == (ev.missing[0].source, ev.missing[0].pg)),
+            key=lambda m: m.seq if m.seq is not None else math.inf)
     # the latest dump first: where the rank is now, not where an early round caught it
     where = ev.stacks.filter(pl.col("rank").is_in(f.missing)).sort("file", "line", descending=[True, False])
     summary = f.message + _in(where.unique(["rank", "where"], maintain_order=True))
@@ -336,15 +339,48 @@ def slow_progress(ev: Evidence) -> Verdict | None:
     took = ev.kinds(EventKind.STEP)["message"].str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False).drop_nulls()
     step_s = f"; steps took {took.median():.1f} s each" if took.len() else ""
     gbps = (moved["bytes"] / moved["dt"].clip(lower_bound=1e-9)).median() / 1e9
-    v = Verdict(Kind.SLOW_PROGRESS, f"sequence numbers advanced between dumps on {moved.height} rank(s): about "
-                f"{rate:.2f} collectives/s, {per_coll / 2**20:.1f} MB per collective, {gbps:.2f} GB/s through each rank{step_s}; "
-                f"the run is slow, not hung" + (" (and it finished)" if ev.finished else ""), moved["rank"].sort().to_list(),
-                [f"rank {r['rank']}: seq {r['first']} -> {r['last']} over {r['dt']:.1f}s across {r['dumps']} dumps"
+    # a figure that cannot be worked out (no sizes recorded) is left out, never printed as 0.0
+    size = (f", {_bytes(per_coll)} per collective, {_bytes(gbps * 1e9)}/s through each rank"
+            if per_coll and per_coll > 0 else "")
+    late = _late_text(ev)
+    ranks = moved["rank"].sort().to_list()
+    v = Verdict(Kind.SLOW_PROGRESS, (f"{late}; " if late else "") + "sequence numbers advanced between dumps on "
+                f"{moved.height} rank(s): about {rate:.2f} collectives/s{size}{step_s}; "
+                f"the run is slow, not hung" + (" (and it finished)" if ev.finished else ""),
+                [ev.late["rank"]] if late else ranks,
+                ([late] if late else []) + [f"rank {r['rank']}: seq {r['first']} -> {r['last']} over {r['dt']:.1f}s across {r['dumps']} dumps"
                  for r in moved.sort("rank").iter_rows(named=True)][:6])
     if ev.missing:
         v.notes.append("the ranks' frontiers differ only by when each was dumped: " + (
             "every launcher exited with code 0" if ev.finished else "every rank advanced between its last two dumps"))
     return v
+
+
+def _bytes(n: float) -> str:
+    """``17.0 MB``, ``33 KB``, ``4 B``: a size in the unit that shows it."""
+    for unit, k in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
+        if n >= k:
+            return f"{n / k:.1f} {unit}" if n < 100 * k else f"{n / k:.0f} {unit}"
+    return f"{n:.0f} B"
+
+
+def _late_text(ev: Evidence) -> str:
+    """The rank that makes the others wait, how late per collective and since when (empty when none)."""
+    x = ev.late
+    if x is None:
+        return ""
+    return (f"rank {x['rank']} makes the others wait: it arrives last in {x['times']} of {x['of']} collectives, "
+            f"a median {x['lag_s']:.2f} s after the next rank, since {x['since_op']} seq {x['since_seq']} "
+            f"on process group {x['pg']} ({align.SOURCE_NAMES.get(x['source'], x['source'])} durations)")
+
+
+def straggler_by_wait(ev: Evidence) -> Verdict | None:
+    """Without a clock shared by the ranks: one rank spends least time in most collectives, the others
+    wait for it (each rank's own durations)."""
+    late = _late_text(ev)
+    if not late or ev.failure_signs:
+        return None
+    return Verdict(Kind.STRAGGLER, late, [ev.late["rank"]], [late])
 
 
 def straggler(ev: Evidence, min_collectives: int = 20, share: float = 0.6) -> Verdict | None:
@@ -420,7 +456,7 @@ def nothing(ev: Evidence) -> Verdict:
 RULES: list[Callable[[Evidence], Verdict | None]] = [
     mismatch_aligned, mismatch_reported, mismatch_from_watchdog, cuda_failure, nccl_failure, crashed_rank, rendezvous_failed, init_stall,
     transport_error, deadlock, deadlock_reported, deadlock_from_watchdog, deadlock_from_stacks, slow_progress, waiting_on_silent_ranks,
-    nccl_error_unexplained, exited_without_cause, timed_out, straggler, failed_without_cause, healthy,
+    nccl_error_unexplained, exited_without_cause, timed_out, straggler, straggler_by_wait, failed_without_cause, healthy,
     clean_but_partial,
 ]
 

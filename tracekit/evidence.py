@@ -16,7 +16,7 @@ import polars as pl
 
 from tracekit import align, sources
 from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ERROR, NETWORK_FAIL,  # noqa: F401
-                               RENDEZVOUS, TERMINATE)
+                               RENDEZVOUS, STORE_BARRIER, TERMINATE)
 from tracekit.outcome import Cited, Coverage, EventKind, Finding, Match
 from tracekit.store import Store
 
@@ -30,6 +30,22 @@ C10D_FRAME = r"distributed_c10d|deepspeed/comm|torch/distributed/(?:_functional|
 STDLIB_FRAME = (r"\((?:<frozen |(?:" + "|".join(sorted(sys.stdlib_module_names)) + r")(?:\.py)?[/:])"
                 r"|/lib/python3\.\d+/(?:[^/]+/)*[^/]+\.py:")
 SITE = r"site-packages|dist-packages"
+
+
+#: the event kinds that are not calm: with any of them (not benign), progress alone does not say healthy
+TROUBLE = ("crash", "exception", "cuda_error", "watchdog_timeout", "watchdog_status", "watchdog_abort", "c10d_error",
+           "collective_mismatch", "gloo_size_mismatch", "child_failed", "rank_exit", "signal", "closing_signal",
+           "job_cancelled", "transport_error", "connect_retry", "nccl_warn", "nccl_unwind", "stall", "rank_missing")
+
+
+def _secs(s: float) -> str:
+    """``2 h 2 min``, ``2 min 3 s``, ``4.6 s``: a duration in the units a person reads."""
+    whole = round(s)
+    if whole >= 3600:
+        return f"{whole // 3600} h {whole % 3600 // 60} min"
+    if whole >= 120:
+        return f"{whole // 60} min {whole % 60} s"
+    return f"{s:.1f} s"
 
 
 def own_frame() -> pl.Expr:
@@ -350,6 +366,63 @@ class Evidence:
         first = hit.filter(pl.col("late") == top["late"]).row(0, named=True)
         return {"rank": top["late"], "times": top["times"], "of": per.height, "lag_s": top["lag_s"], "source": source,
                 "since_seq": first["seq"], "since_op": first["op"], "pg": first["pg"]}
+
+    @cached_property
+    def trouble(self) -> pl.DataFrame:
+        """Every line that is not calm: an error, a signal, a closing signal, a stall, a warning that is
+        not benign. Progress alone says a run is healthy only where there is none."""
+        bad = self.kinds(*TROUBLE)
+        return bad.join(self.benign.select("file", "line"), on=["file", "line"], how="anti")
+
+    @cached_property
+    def pace(self) -> dict:
+        """How fast the steps went, from what the step lines say: their timestamps, their own
+        per-step times (``elapsed time per iteration (ms)``, ``s/it``), a throughput figure. ``slow``:
+        the evidence of a step that took far longer than the others; ``falling``: a throughput that
+        ends at its lowest; ``per_step_s``: the median seconds per step where known; ``rate``: the median
+        throughput figure where the lines print one."""
+        st = self.steps.sort("file", "line")
+        out: dict = {"slow": None, "falling": None, "per_step_s": None, "rate": None}
+        if st.height < 2:
+            return out
+        text = pl.concat_str(pl.col("ts").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+        st = st.with_columns(
+            text.str.extract(r"(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})", 1).str.replace("T", " ")
+            .str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False).alias("at"),
+            pl.coalesce(text.str.extract(r"elapsed time per iteration \(ms\): ([\d.]+)", 1).cast(pl.Float64, strict=False) / 1e3,
+                        text.str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False),
+                        text.str.extract(r"([\d.]+)\s*s/it\b", 1).cast(pl.Float64, strict=False)).alias("took"),
+            text.str.extract(r"(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*([\d][\d,.]*)", 1)
+            .str.replace_all(",", "").cast(pl.Float64, strict=False).alias("rate"))
+        one = st.unique("step", keep="first", maintain_order=True).sort("step")
+        timed = one.filter(pl.col("at").is_not_null())
+        if timed.height >= 3:
+            gaps = timed.with_columns((pl.col("at").diff().dt.total_seconds() / pl.col("step").diff()).alias("s"),
+                                      pl.col("step").shift().alias("from")).filter(pl.col("s").is_not_null() & (pl.col("s") >= 0))
+            med = gaps["s"].median()
+            out["per_step_s"] = med
+            worst = gaps.sort("s").tail(1).row(0, named=True) if gaps.height else None
+            if worst and med and gaps.height >= 2 and worst["s"] > 3 * med:
+                out["slow"] = (f"steps {worst['from']} -> {worst['step']} took {_secs(worst['s'] * (worst['step'] - worst['from']))}"
+                               f", {worst['s'] / med:.0f}x the median pace of {_secs(med)} per step",
+                               worst["file"], worst["line"])
+        took = one.filter(pl.col("took").is_not_null())
+        if took.height >= 2:
+            med = took["took"].median()
+            out["per_step_s"] = out["per_step_s"] or med
+            worst = took.sort("took").tail(1).row(0, named=True)
+            if not out["slow"] and took.height >= 3 and worst["took"] > 3 * med:
+                out["slow"] = (f"step {worst['step']} took {_secs(worst['took'])}, {worst['took'] / med:.0f}x the median "
+                               f"{_secs(med)}", worst["file"], worst["line"])
+        rate = st.filter(pl.col("rate").is_not_null())
+        if rate.height >= 2:
+            out["rate"] = rate["rate"].median()
+        if rate.height >= 3:
+            last, top = rate["rate"][-1], rate["rate"].max()
+            if last <= rate["rate"].min() and last < 0.97 * top:
+                r = rate.tail(1).row(0, named=True)
+                out["falling"] = (f"the throughput fell from {top:g} to {last:g} at step {r['step']}", r["file"], r["line"])
+        return out
 
     # --- what went wrong, in a word ---------------------------------------------------------
     @cached_property

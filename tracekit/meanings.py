@@ -26,6 +26,8 @@ NCCL_ERROR = (r"ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclInvalidAr
 # the rendezvous / TCPStore never came together: nobody got as far as a communicator
 RENDEZVOUS = (r"Rendezvous\w*(?:Error|Timeout)|RendezvousConnectionError|C10d store has failed|client socket has timed out"
               r"|server socket has failed to (?:listen|bind)|TCPStore\w* .*(?:failed|timed out)|DistStoreError")
+# init_process_group's own barrier over the store: every rank adds its key, then waits for world_size keys
+STORE_BARRIER = r"(?i)store[ _]based[ _]barrier"
 # the runtime's own word that ranks called different collectives (torch DETAIL, Horovod, DeepSpeed)
 MISMATCH_TEXT = (r"Detected mismatch between collectives|Mismatched (?:ALLREDUCE|ALLGATHER|BROADCAST|ALLTOALL|REDUCESCATTER)"
                  r"|Collectives differ in|collective mismatch|Mismatch between collective")

@@ -15,8 +15,8 @@ from collections.abc import Callable
 import polars as pl
 
 from tracekit import align, sources
-from tracekit.evidence import BENIGN, KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
-from tracekit.outcome import EventKind, Kind, Verdict
+from tracekit.evidence import BENIGN, STORE_BARRIER, KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
+from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.wording import who
 
 COLLECT = ("run under `tracekit run` on every node (NCCL INFO, Flight Recorder dumps, stack dumps when "
@@ -148,6 +148,33 @@ def rendezvous_failed(ev: Evidence) -> Verdict | None:
     return Verdict(Kind.INIT_STALL, f"the rendezvous never completed: {_msg(rz, 0, 200)} (check --master_addr / "
                    "--master_port, the port is free and reachable from every node, and every node was launched)",
                    _rank_of(rz, ev), lines(rz, 4))
+
+
+def store_barrier(ev: Evidence) -> Verdict | None:
+    """init_process_group's store-based barrier waits or timed out: fewer ranks than the world checked
+    in (the others never reached init), or more (two jobs share one store address and port)."""
+    sb = ev.store.events.filter(pl.col("message").str.contains(STORE_BARRIER) & pl.col("message").str.contains("worker_count"))
+    if not sb.height:
+        return None
+    m = pl.col("message")
+    sb = sb.with_columns(pl.coalesce(m.str.extract(r"rank:? (\d+)", 1).cast(pl.Int64, strict=False), "rank").alias("r"),
+                         m.str.extract(r"world_size=(\d+)", 1).cast(pl.Int64, strict=False).alias("world"),
+                         m.str.extract(r"worker_count=(\d+)", 1).cast(pl.Int64, strict=False).alias("count"),
+                         m.str.extract(r"key:? (\S+?)[ ,(]", 1).alias("key")).sort("file", "line")
+    last = sb.tail(1).row(0, named=True)
+    world, count = last["world"], last["count"]
+    waiting = sorted(set(sb["r"].drop_nulls().to_list()))
+    head = (f"init_process_group's store-based barrier ({last['key']}) never completed: worker_count={count} "
+            f"of world_size={world} checked in")
+    if world is not None and count is not None and count > world:
+        return Verdict(Kind.INIT_STALL, head + ": more processes than the world under one key, so two jobs (or a "
+                       "restarted one) share one MASTER_ADDR:MASTER_PORT store; give each job its own port",
+                       waiting, lines(sb, 3))
+    missing = sorted(set(range(world)) - set(waiting)) if world and len(waiting) == count else []
+    said = (f"; {who(missing)} never checked in (never reached init_process_group)" if missing else
+            f"; {world - count} rank(s) never reached init_process_group" if world and count is not None else "")
+    return Verdict(Kind.INIT_STALL, head + said + (f"; {who(waiting)} {'waits' if len(waiting) == 1 else 'wait'} in it" if waiting else ""),
+                   missing or waiting, lines(sb, 3))
 
 
 def crashed_rank(ev: Evidence) -> Verdict | None:
@@ -423,6 +450,35 @@ def failed_without_cause(ev: Evidence) -> Verdict | None:
                    f"no cause: {COLLECT}", _rank_of(ev.exits, ev), shown)
 
 
+def slow_steps(ev: Evidence) -> Verdict | None:
+    """Steps that still advance, one of them far slower than the others (their timestamps or their
+    own per-step times), and no error: slow, not hung."""
+    slow = ev.pace["slow"]
+    if not slow or ev.trouble.height or ev.failure_signs:
+        return None
+    text, file, line = slow
+    return Verdict(Kind.SLOW_PROGRESS, f"{text}: the run is slow, not hung (steps advanced "
+                   f"{ev.steps['step'].min()} -> {ev.steps['step'].max()}, no error logged)",
+                   [], [Cited(file, line, text)])
+
+
+def steady_progress(ev: Evidence) -> Verdict | None:
+    """Steps advance at a steady pace and nothing else is logged but calm lines: healthy, though only
+    some ranks log steps (and no rank of a known world is known to have left no file). A synchronous
+    job's steps advance only while every rank of it takes part in its collectives, so the ranks that
+    do not log are moving too."""
+    if not ev.progressed or ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.missing or ev.mismatches:
+        return None
+    if ev.coverage.missing:
+        return None  # ranks of the world known to have left no file: what they logged is not known
+    pace = ev.pace["per_step_s"]
+    if ev.steps.height < 2 or ev.pace["slow"] or ev.pace["falling"] or (pace is None and ev.pace["rate"] is None):
+        return None  # a pace that cannot be measured might hide a stall between two step lines
+    return Verdict(Kind.HEALTHY, f"{'; '.join(ev.progressed[:2])}" + (f" at a steady {pace:.1f} s per step" if pace else f" at a steady throughput ({ev.pace['rate']:g})")
+                   + " and no error, signal or stall is logged: the steps of a synchronous job advance only while "
+                   f"every rank takes part ({ev.coverage.describe()})", [], lines(ev.steps.sort("step"), 2))
+
+
 def healthy(ev: Evidence) -> Verdict | None:
     """Positive evidence of a clean run: a clean end or progress, every rank of the world seen."""
     good = ev.clean_end or ev.progressed
@@ -438,6 +494,10 @@ def clean_but_partial(ev: Evidence) -> Verdict | None:
     good = ev.clean_end or ev.progressed
     if not good:
         return None
+    if ev.pace["falling"]:
+        return Verdict(Kind.UNDECIDED, f"{'; '.join(good[:2])}, but {ev.pace['falling'][0]}: a stall between those "
+                       f"steps or a slower phase; the step lines' timestamps or per-step times decide it "
+                       f"({ev.coverage.describe()})", [], [Cited(*ev.pace["falling"][1:], ev.pace["falling"][0])])
     return Verdict(Kind.UNDECIDED, f"what was seen ended cleanly or progressed ({'; '.join((ev.clean_end + ev.progressed)[:2])}),"
                    f" but only {ev.coverage.describe()}: the other ranks' logs decide it", [], [])
 
@@ -454,10 +514,11 @@ def nothing(ev: Evidence) -> Verdict:
 
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [
-    mismatch_aligned, mismatch_reported, mismatch_from_watchdog, cuda_failure, nccl_failure, crashed_rank, rendezvous_failed, init_stall,
+    mismatch_aligned, mismatch_reported, mismatch_from_watchdog, cuda_failure, nccl_failure, crashed_rank, store_barrier,
+    rendezvous_failed, init_stall,
     transport_error, deadlock, deadlock_reported, deadlock_from_watchdog, deadlock_from_stacks, slow_progress, waiting_on_silent_ranks,
-    nccl_error_unexplained, exited_without_cause, timed_out, straggler, straggler_by_wait, failed_without_cause, healthy,
-    clean_but_partial,
+    nccl_error_unexplained, exited_without_cause, timed_out, straggler, straggler_by_wait, failed_without_cause, slow_steps, healthy,
+    steady_progress, clean_but_partial,
 ]
 
 

@@ -210,8 +210,8 @@ def _ended(ev: Evidence) -> dict[int, str]:
 
 def brief(store: Store, ev: Evidence, n: int = 4) -> str:
     """Where each seen rank is, grouped (``ranks 0-2: in all_reduce #29, not completed; rank 3: last
-    all_reduce #28, in next_batch_stuck (job.py:59)``), its last step, and the world's ranks not seen;
-    empty where nothing is known of any rank."""
+    all_reduce #28, in next_batch_stuck (job.py:59)``) and its last step; empty where nothing is known
+    of any rank."""
     coll, _ = _frontiers(store, ev.finished or ev.moving)
     ended = _ended(ev)
     where = {r: w for r, w in main_threads(store).items() if w}
@@ -229,6 +229,4 @@ def brief(store: Store, ev: Evidence, n: int = 4) -> str:
         out.append(f"last step {top}" + ("" if len(step) == 1 else f" ({who([r for r, s in step.items() if s == top])})"))
     elif ev.steps.height:
         out.append(f"last step {ev.steps['step'].max()}")
-    if ev.coverage.missing:
-        out.append(f"not seen: {who(ev.coverage.missing)}")
-    return "; ".join(out)
+    return "; ".join(out)  # (the ranks of the world not seen: the coverage the verdict always says)

@@ -21,7 +21,7 @@ def decide(store: Store) -> Verdict:
     where = situation.brief(store, ev)
     if where:
         v.summary += f" | where each rank is: {where}"
-    if not cov.complete and v.kind != Kind.UNDECIDED and cov.describe() not in v.summary:
+    if not cov.complete and cov.describe() not in v.summary:
         v.summary += f" ({cov.describe()})"
     v.evidence = list(dict.fromkeys(v.evidence))  # each line once
     if (ev.finished or ev.moving) and v.kind not in FAILED:

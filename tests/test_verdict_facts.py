@@ -115,3 +115,13 @@ def test_store_based_barrier_with_more_workers_than_the_world_is_two_jobs_on_one
            "store_based_barrier_key:1 (world_size=8, worker_count=16, timeout=0:30:00)")
     v = decide(make_store(events=[event("exception", msg, 0)]))
     assert v.kind == Kind.INIT_STALL and "share one MASTER_ADDR:MASTER_PORT" in v.summary
+
+
+def test_the_verdict_carries_the_fix_of_its_cause_from_the_table_doctor_reads():
+    from tracekit import doctor, fixes
+    msg = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    v = decide(make_store(events=[event("cuda_error", msg, 1)]))
+    assert v.kind == Kind.CRASHED_RANK and v.fix == fixes.BY_CAUSE["cuda-oom"].fix and "max_memory_allocated" in v.check
+    argv = ["torchrun", "--nnodes=2", "train.py", "--report_to", "wandb"]
+    wandb = [f for f in doctor.check(argv, env={}, interfaces=["eth0"], rdma=True, network=True) if f.id == "wandb-online"]
+    assert wandb and fixes.BY_CAUSE["wandb"].fix in wandb[0].fix

@@ -177,6 +177,8 @@ class Verdict:
     coverage: dict = field(default_factory=dict)
     failure_signs: list[str] = field(default_factory=list)
     rule: str = ""
+    fix: str = ""  # what fixes the cause (tracekit.fixes), and how to check the fix took
+    check: str = ""
 
     def __post_init__(self) -> None:
         self.evidence = [_cited(e) for e in self.evidence]
@@ -192,6 +194,7 @@ class Verdict:
             "ranks": self.ranks, "evidence": [str(e) for e in self.evidence], "notes": self.notes,
             "coverage": self.coverage, "failure_signs": self.failure_signs, "failed": self.failed,
             "rule": self.rule, "findings": [f.to_dict() for f in self.findings],
+            "fix": self.fix, "check": self.check,
         }
 
 

@@ -8,7 +8,7 @@ rank, and a rank that left no record is said to have left none. The types live i
 
 from __future__ import annotations
 
-from tracekit import rules, situation
+from tracekit import fixes, rules, situation
 from tracekit.evidence import Evidence
 from tracekit.outcome import FAILED, Kind, Match, Verdict  # noqa: F401 (imported from here by live, cli, tests)
 from tracekit.store import Store
@@ -30,4 +30,8 @@ def decide(store: Store) -> Verdict:
     v.findings, v.rule = ev.findings, name
     v.notes = v.notes + [n for n in rules.notes(ev) if n not in v.notes]
     v.coverage, v.failure_signs = cov.to_dict(), ev.failure_signs
+    fix = fixes.for_verdict(v.kind, " ".join([v.summary, *v.evidence]))
+    if fix is not None:
+        v.fix, v.check = fix.fix, fix.check
+        v.notes.append(f"fix: {fix.fix}; check it took: {fix.check}")
     return v

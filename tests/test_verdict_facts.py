@@ -125,3 +125,22 @@ def test_the_verdict_carries_the_fix_of_its_cause_from_the_table_doctor_reads():
     argv = ["torchrun", "--nnodes=2", "train.py", "--report_to", "wandb"]
     wandb = [f for f in doctor.check(argv, env={}, interfaces=["eth0"], rdma=True, network=True) if f.id == "wandb-online"]
     assert wandb and fixes.BY_CAUSE["wandb"].fix in wandb[0].fix
+
+
+def test_a_size_mismatch_seen_by_the_network_transport_is_a_mismatch():
+    msg = "NET/IB : req 0/1 tag 0 peer 10.10.23.6<58683> collective mismatch error, local size 496640 remote size 65536"
+    v = decide(make_store(events=[event("nccl_warn", msg, 3, where="transport/net_ib.cc:1038")]))
+    assert v.kind == Kind.MISMATCH and v.ranks == [3] and "496640" in v.summary
+
+
+def test_a_bootstrap_failure_is_an_init_that_never_completed_not_a_transport_error():
+    v = decide(make_store(events=[event("nccl_warn", "Bootstrap Root : rank 1 of 8 ranks has already checked in",
+                                        None, where="bootstrap.cc:131")]))
+    assert v.kind == Kind.INIT_STALL and "already checked in" in v.summary
+
+
+def test_init_completed_then_nothing_says_so():
+    comms = [dict(file=f"nccl{r}.log", line=5, rank=r, comm="0xa", comm_id="c1", nranks=2, state="init_complete")
+             for r in (0, 1)]
+    v = decide(make_store(comms=comms, ranks=[dict(file=f"nccl{r}.log", rank=r, world_size=2) for r in (0, 1)]))
+    assert v.kind == Kind.UNDECIDED and "ranks 0-1 finished NCCL init" in v.summary and "logged nothing after" in v.summary

@@ -26,6 +26,12 @@ NCCL_ERROR = (r"ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclInvalidAr
 # the rendezvous / TCPStore never came together: nobody got as far as a communicator
 RENDEZVOUS = (r"Rendezvous\w*(?:Error|Timeout)|RendezvousConnectionError|C10d store has failed|client socket has timed out"
               r"|server socket has failed to (?:listen|bind)|TCPStore\w* .*(?:failed|timed out)|DistStoreError")
+# NCCL's network saying a peer sent another size than this rank posted: the ranks' collectives
+# differ (a size or op mismatch seen from the wire), not a network fault
+WIRE_MISMATCH = r"(?i)collective mismatch error|message truncated ?: ?receiving \d+ bytes instead of \d+"
+# NCCL's bootstrap (the rendezvous of a communicator's ranks before any collective) and its refusals
+# of a communicator at init: the communicator never completed init
+BOOTSTRAP = r"(?i)^bootstrap|bootstrap\.cc|Bootstrap ?(?:Root)?\s*:|Duplicate GPU detected"
 # init_process_group's own barrier over the store: every rank adds its key, then waits for world_size keys
 STORE_BARRIER = r"(?i)store[ _]based[ _]barrier"
 # the runtime's own word that ranks called different collectives (torch DETAIL, Horovod, DeepSpeed)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import polars as pl
 
 from tracekit import align, sources
-from tracekit.evidence import BENIGN, STORE_BARRIER, KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
+from tracekit.evidence import BENIGN, BOOTSTRAP, STORE_BARRIER, WIRE_MISMATCH, KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.wording import who
 
@@ -88,6 +88,34 @@ def mismatch_from_watchdog(ev: Evidence) -> Verdict | None:
     odd = min(groups.iter_rows(), key=lambda g: len(g[2]))[2]
     return Verdict(Kind.MISMATCH, f"process group {pg}: SeqNum {seq} is not the same collective on every rank: {said}",
                    odd, lines(at, 6))
+
+
+def mismatch_on_the_wire(ev: Evidence) -> Verdict | None:
+    """NCCL's network transport saw a peer send another size than this rank posted (`collective
+    mismatch error, local size A remote size B`, `message truncated: receiving A bytes instead of B`):
+    the ranks issued different collectives, a mismatch seen from the wire, not a network fault."""
+    t = ev.transport.filter(pl.col("message").str.contains(WIRE_MISMATCH) & ~pl.col("where").fill_null("").str.contains(BOOTSTRAP)
+                            & ~pl.col("message").str.contains(BOOTSTRAP)).sort("line")
+    if not t.height:
+        return None
+    r = t["rank"].drop_nulls().unique().sort().to_list()
+    return Verdict(Kind.MISMATCH, f"{who(r) if r else 'a rank'} received another size than it posted: {_msg(t, 0, 160)}: "
+                   "the ranks issued different collectives (a size or op mismatch seen by NCCL's network transport); "
+                   "TORCH_DISTRIBUTED_DEBUG=DETAIL or a Flight Recorder dump names the collective", r, lines(t, 4))
+
+
+def bootstrap_failed(ev: Evidence) -> Verdict | None:
+    """NCCL's bootstrap failed, or NCCL refused the communicator at init (a duplicate GPU): the
+    communicator never completed init, before any collective ran."""
+    text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+    t = ev.transport.filter(text.str.contains(BOOTSTRAP)).sort("line")
+    if not t.height or ev.store.comms.filter(pl.col("state") == "init_complete").height:
+        return None
+    r = t["rank"].drop_nulls().unique().sort().to_list()
+    return Verdict(Kind.INIT_STALL, f"NCCL's communicator init never completed: its bootstrap failed on "
+                   f"{who(r) if r else 'a rank'}: {_msg(t, 0, 180)}" + (f"; then: {_msg(ev.nccl_errors, 0, 120)}"
+                                                                        if ev.nccl_errors.height else ""),
+                   r, lines(t, 3) + lines(ev.nccl_errors, 2) + lines(ev.network_settings, 3))
 
 
 def _count(table: pl.DataFrame | pl.LazyFrame) -> int:
@@ -509,12 +537,22 @@ def nothing(ev: Evidence) -> Verdict:
                       EventKind.STALL, EventKind.RANK_MISSING, EventKind.WATCHDOG_ABORT)
     seen = [f"{n} collective record(s)" if n else "no collective record",
             f"{errors.height} error line(s) no rule explains" if errors.height else "no sign of failure"]
+    done = ev.store.comms.filter(pl.col("state") == "init_complete")
+    if done.height and not n and not errors.height:
+        # the last thing the log says is that init completed: stuck right after it, or the log ends there
+        r = done["rank"].drop_nulls().unique().sort().to_list()
+        return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'the processes seen'} finished NCCL init "
+                       f"({done.select('comm').n_unique()} communicator(s)) and logged nothing after: no collective, "
+                       f"no error, no step ({ev.coverage.describe()}); whether they hang in the first collective or the "
+                       "log ends there is not in it: a stack dump of every rank (py-spy dump) and NCCL_DEBUG=INFO with "
+                       "NCCL_DEBUG_SUBSYS=COLL decide it", [], lines(done.with_columns(pl.lit("Init COMPLETE").alias("message")), 2))
     return Verdict(Kind.UNDECIDED, f"{' and '.join(seen)}, but no clean end or progress to call it healthy "
                    f"({ev.coverage.describe()}): {COLLECT}", [], lines(errors, 4))
 
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [
-    mismatch_aligned, mismatch_reported, mismatch_from_watchdog, cuda_failure, nccl_failure, crashed_rank, store_barrier,
+    mismatch_aligned, mismatch_reported, mismatch_from_watchdog, mismatch_on_the_wire, cuda_failure, bootstrap_failed,
+    nccl_failure, crashed_rank, store_barrier,
     rendezvous_failed, init_stall,
     transport_error, deadlock, deadlock_reported, deadlock_from_watchdog, deadlock_from_stacks, slow_progress, waiting_on_silent_ranks,
     nccl_error_unexplained, exited_without_cause, timed_out, straggler, straggler_by_wait, failed_without_cause, slow_steps, healthy,

@@ -144,3 +144,42 @@ def test_init_completed_then_nothing_says_so():
              for r in (0, 1)]
     v = decide(make_store(comms=comms, ranks=[dict(file=f"nccl{r}.log", rank=r, world_size=2) for r in (0, 1)]))
     assert v.kind == Kind.UNDECIDED and "ranks 0-1 finished NCCL init" in v.summary and "logged nothing after" in v.summary
+
+
+def test_an_out_of_memory_rank_whose_error_path_left_a_barrier_is_the_cause_not_the_mismatch():
+    # rank 1 ran out of memory; its handler's barrier (1 uint8 element) met the others' float all-reduce
+    oom = event("exception", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", 1, 3)
+    s = fr_store({0: [one("0", 1), one("0", 2, sizes="1024")], 1: [one("0", 1), one("0", 2, sizes="1", dtype="Byte")]},
+                 extra_events=[oom])
+    v = decide(s)
+    assert v.kind == Kind.CRASHED_RANK and v.ranks == [1] and "out of memory" in v.summary and "consequence" in v.summary
+
+
+def test_a_mismatch_with_a_cuda_error_on_another_group_rank_stays_a_mismatch():
+    oom = event("exception", "torch.OutOfMemoryError: CUDA out of memory.", 5, 3)
+    s = fr_store({0: [one("0", 1, sizes="8")], 1: [one("0", 1, sizes="9")]}, extra_events=[oom])
+    assert decide(s).kind == Kind.MISMATCH
+
+
+def test_a_rank_late_every_time_then_stopped_is_a_straggler_not_a_deadlock():
+    rows = []
+    for seq in range(1, 7):
+        t = seq * 10.0
+        rows += [timed_entry(0, seq, t, t + 3.0), timed_entry(1, seq, t, t + 3.0), timed_entry(2, seq, t + 2.99, t + 3.0)]
+    rows += [{**fr_entry(r, "0", 7, t=int(70e9)), "state": "scheduled"} for r in (0, 1)]  # rank 2: late once more
+    groups = [dict(file=f"fr{r}", rank=r, pg="0", members=[0, 1, 2]) for r in range(3)]
+    v = decide(make_store(collectives=rows, groups=groups, ranks=[dict(file=f"fr{r}", rank=r, source="fr") for r in range(3)]))
+    assert v.kind == Kind.STRAGGLER and v.ranks == [2] and "late, not stuck" in v.summary
+
+
+def test_a_late_rank_that_the_watchdog_timed_out_on_stays_a_deadlock():
+    rows = []
+    for seq in range(1, 7):
+        t = seq * 10.0
+        rows += [timed_entry(0, seq, t, t + 3.0), timed_entry(1, seq, t, t + 3.0), timed_entry(2, seq, t + 2.99, t + 3.0)]
+    rows += [{**fr_entry(r, "0", 7, t=int(70e9)), "state": "scheduled"} for r in (0, 1)]
+    groups = [dict(file=f"fr{r}", rank=r, pg="0", members=[0, 1, 2]) for r in range(3)]
+    wd = [event("watchdog_timeout", "Watchdog caught collective operation timeout", 0, 5, seq=7, op="allreduce")]
+    v = decide(make_store(collectives=rows, groups=groups, events=wd,
+                          ranks=[dict(file=f"fr{r}", rank=r, source="fr") for r in range(3)]))
+    assert v.kind == Kind.DEADLOCK and v.ranks == [2]

@@ -46,11 +46,23 @@ def _stack_lines(where: pl.DataFrame, n: int = 4) -> list[str]:
 
 # --- the rules, in order ---------------------------------------------------------------------
 
+def _cuda_first(ev: Evidence, ranks: list[int]) -> bool:
+    """A CUDA failure (out of memory, illegal access) on a rank of a mismatch, or on a rank unknown:
+    the failing rank's error path (a barrier in its handler, a smaller tensor) made the mismatch, so
+    the failure is the cause and the mismatch its consequence."""
+    if not ev.cuda.height:
+        return False
+    failed = set(ev.cuda["rank"].drop_nulls().to_list())
+    return not failed or not ranks or bool(failed & set(ranks))
+
+
 def mismatch_aligned(ev: Evidence) -> Verdict | None:
     """Ranks issued different ops, dtypes or sizes at one sequence number of a group."""
     if not ev.mismatches:
         return None
     f = ev.mismatches[0]
+    if _cuda_first(ev, f.missing + f.present):
+        return None  # cuda_failure says it
     return Verdict(Kind.MISMATCH, f.message, f.missing, f.evidence)
 
 
@@ -60,6 +72,8 @@ def mismatch_reported(ev: Evidence) -> Verdict | None:
     if not rep.height:
         return None
     r = _rank_of(rep, ev)
+    if _cuda_first(ev, r):
+        return None
     at = rep.filter(pl.col("seq").is_not_null())
     what = (f"{at['op'][0]} seq {at['seq'][0]}" if at.height else _last_open(ev, r))
     return Verdict(Kind.MISMATCH, f"{who(r) if r else 'a rank'}: the ranks' collectives no longer pair up"
@@ -86,6 +100,8 @@ def mismatch_from_watchdog(ev: Evidence) -> Verdict | None:
     groups = at.group_by("op", "numel", maintain_order=True).agg(pl.col("rank").sort())
     said = "; ".join(f"{who(r)} ran {op.upper()} of {n} element(s)" for op, n, r in groups.iter_rows())
     odd = min(groups.iter_rows(), key=lambda g: len(g[2]))[2]
+    if _cuda_first(ev, odd):
+        return None
     return Verdict(Kind.MISMATCH, f"process group {pg}: SeqNum {seq} is not the same collective on every rank: {said}",
                    odd, lines(at, 6))
 
@@ -138,7 +154,9 @@ def cuda_failure(ev: Evidence) -> Verdict | None:
     if not ev.cuda.height:
         return None
     r = _rank_of(ev.cuda, ev)
-    return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} hit a CUDA error first: {_msg(ev.cuda)}", r,
+    after = ("; the collectives that no longer pair up after it are its consequence (its error path left the "
+             "others' collective)" if ev.mismatches or ev.reported_mismatch.height else "")
+    return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} hit a CUDA error first: {_msg(ev.cuda)}{after}", r,
                    lines(ev.cuda) + lines(ev.exits, 3))
 
 
@@ -263,6 +281,13 @@ def deadlock(ev: Evidence) -> Verdict | None:
     # can issue nothing later, so a later gap is theirs and a consequence
     f = min((m for m in ev.missing if (m.source, m.pg) == (ev.missing[0].source, ev.missing[0].pg)),
             key=lambda m: m.seq if m.seq is not None else math.inf)
+    late = ev.late
+    if late is not None and set(f.missing) == {late["rank"]} and not ev.timeouts.height:
+        # the rank behind was the last to arrive in collective after collective before: the record ends
+        # while it is late once more, and no watchdog says it stopped
+        text = _late_text(ev)
+        return Verdict(Kind.STRAGGLER, f"{text}; the record ends before it issued {f.op} seq {f.seq}, as late as every "
+                       "time before, and no collective timed out: late, not stuck", [late["rank"]], [text] + f.evidence[:2])
     # the latest dump first: where the rank is now, not where an early round caught it
     where = ev.stacks.filter(pl.col("rank").is_in(f.missing)).sort("file", "line", descending=[True, False])
     summary = f.message + _in(where.unique(["rank", "where"], maintain_order=True))

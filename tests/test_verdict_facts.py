@@ -183,3 +183,10 @@ def test_a_late_rank_that_the_watchdog_timed_out_on_stays_a_deadlock():
     v = decide(make_store(collectives=rows, groups=groups, events=wd,
                           ranks=[dict(file=f"fr{r}", rank=r, source="fr") for r in range(3)]))
     assert v.kind == Kind.DEADLOCK and v.ranks == [2]
+
+
+def test_a_stuck_watchdog_says_what_the_heartbeat_monitor_means():
+    msg = ("[PG 0 Rank 6] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in "
+           "monitoring enqueued collectives.")
+    v = decide(make_store(events=[event("stall", msg, 6)]))
+    assert v.kind == Kind.UNDECIDED and v.ranks == [6] and "480 s" in v.summary and "never returned" in v.summary

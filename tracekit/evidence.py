@@ -16,7 +16,8 @@ import polars as pl
 
 from tracekit import align, sources
 from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ERROR, NETWORK_FAIL,  # noqa: F401
-                               RENDEZVOUS, STORE_BARRIER, TERMINATE, BOOTSTRAP, WIRE_MISMATCH)
+                               RENDEZVOUS, STORE_BARRIER, TERMINATE, BOOTSTRAP, WIRE_MISMATCH,
+                               HEARTBEAT)
 from tracekit.outcome import Cited, Coverage, EventKind, Finding, Match
 from tracekit.store import Store
 

@@ -32,6 +32,9 @@ WIRE_MISMATCH = r"(?i)collective mismatch error|message truncated ?: ?receiving 
 # NCCL's bootstrap (the rendezvous of a communicator's ranks before any collective) and its refusals
 # of a communicator at init: the communicator never completed init
 BOOTSTRAP = r"(?i)^bootstrap|bootstrap\.cc|Bootstrap ?(?:Root)?\s*:|Duplicate GPU detected"
+# c10d's heartbeat monitor: the watchdog thread itself made no progress, so a CUDA or NCCL call it
+# made (a query of a collective's CUDA event, an abort) never returned
+HEARTBEAT = r"(?i)watchdog got stuck for (\d+) seconds|Heartbeat monitor timed out"
 # init_process_group's own barrier over the store: every rank adds its key, then waits for world_size keys
 STORE_BARRIER = r"(?i)store[ _]based[ _]barrier"
 # the runtime's own word that ranks called different collectives (torch DETAIL, Horovod, DeepSpeed)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import polars as pl
 
 from tracekit import align, sources
-from tracekit.evidence import BENIGN, BOOTSTRAP, STORE_BARRIER, WIRE_MISMATCH, KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
+from tracekit.evidence import BENIGN, BOOTSTRAP, HEARTBEAT, STORE_BARRIER, WIRE_MISMATCH, KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.wording import who
 
@@ -493,6 +493,24 @@ def straggler(ev: Evidence, min_collectives: int = 20, share: float = 0.6) -> Ve
                                    f"(median lag {top['lag_ms']:.1f} ms)"])
 
 
+def watchdog_stuck(ev: Evidence) -> Verdict | None:
+    """c10d's heartbeat monitor found the watchdog thread stuck: a CUDA or NCCL call never returned.
+    Which call, and why, only that rank's native stack says."""
+    hb = ev.store.events.filter(pl.col("message").str.contains(HEARTBEAT)).unique(["file", "line"], maintain_order=True).sort("file", "line")
+    if not hb.height:
+        return None
+    r = hb["rank"].drop_nulls().unique().sort().to_list()
+    secs = hb["message"].str.extract(HEARTBEAT, 1).cast(pl.Int64, strict=False).drop_nulls()
+    last = _last_open(ev, r) if r else ""
+    return Verdict(Kind.UNDECIDED, f"the watchdog of {who(r) if r else 'a rank'} got stuck"
+                   + (f" for {secs.max()} s" if secs.len() else "") + " (c10d's heartbeat monitor): a CUDA or NCCL call "
+                   "it made never returned (a kernel that never finished, a peer gone, a driver fault), so the process "
+                   "was taken down" + (f"; last collective: {last}" if last else "")
+                   + "; which call only that rank's native stack says: py-spy dump --native --pid PID before the "
+                   "monitor fires (TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC longer), and every rank's Flight Recorder dump",
+                   r, lines(hb, 3) + lines(ev.timeouts, 2))
+
+
 def failed_without_cause(ev: Evidence) -> Verdict | None:
     """A failure sign (a non-zero exit, a kill, a stall, a cancel) and no cause in the evidence."""
     signs = ev.failure_signs
@@ -580,7 +598,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     nccl_failure, crashed_rank, store_barrier,
     rendezvous_failed, init_stall,
     transport_error, deadlock, deadlock_reported, deadlock_from_watchdog, deadlock_from_stacks, slow_progress, waiting_on_silent_ranks,
-    nccl_error_unexplained, exited_without_cause, timed_out, straggler, straggler_by_wait, failed_without_cause, slow_steps, healthy,
+    nccl_error_unexplained, exited_without_cause, timed_out, straggler, straggler_by_wait, watchdog_stuck, failed_without_cause, slow_steps, healthy,
     steady_progress, clean_but_partial,
 ]
 

@@ -14,7 +14,7 @@ import re
 import polars as pl
 
 from tracekit import align, sources
-from tracekit.evidence import Evidence, clip, own_frame
+from tracekit.evidence import KILL_CODES, Evidence, clip, own_frame
 from tracekit.outcome import FAILED, EventKind, RankSituation, Situation
 from tracekit.store import Store
 from tracekit.wording import fmt_ranks, who
@@ -204,7 +204,8 @@ def _ended(ev: Evidence) -> dict[int, str]:
         out.setdefault(c["rank"], "raised " + clip(c["message"], 80))
     for x in ev.exits.filter(pl.col("rank").is_not_null()).iter_rows(named=True):
         code = x["exit_code"]
-        out.setdefault(x["rank"], f"killed by signal {-code}" if code < 0 else f"exited with code {code}")
+        out.setdefault(x["rank"], f"killed by signal {-code}" if code < 0 else
+                       f"stopped from outside (exit {code})" if code in KILL_CODES else f"exited with code {code}")
     return out
 
 
@@ -214,7 +215,7 @@ def brief(store: Store, ev: Evidence, n: int = 4) -> str:
     of any rank."""
     coll, _ = _frontiers(store, ev.finished or ev.moving)
     ended = _ended(ev)
-    where = {r: w for r, w in main_threads(store).items() if w}
+    where = {r: re.sub(r"(?<=\()[^()]*?(?:site|dist)-packages/", "", w) for r, w in main_threads(store).items() if w}
     steps = ev.steps.filter(pl.col("rank").is_not_null())
     step = dict(steps.group_by("rank").agg(pl.col("step").max()).iter_rows()) if steps.height else {}
     said: dict[str, list[int]] = {}

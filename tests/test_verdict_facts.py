@@ -190,3 +190,16 @@ def test_a_stuck_watchdog_says_what_the_heartbeat_monitor_means():
            "monitoring enqueued collectives.")
     v = decide(make_store(events=[event("stall", msg, 6)]))
     assert v.kind == Kind.UNDECIDED and v.ranks == [6] and "480 s" in v.summary and "never returned" in v.summary
+
+
+def test_a_network_failure_before_a_cuda_error_in_the_same_log_is_the_cause():
+    ib = event("nccl_warn", "NET/IB : Got completion with error 12, opcode 1, len 0, vendor err 129", None, 3,
+               "tests.log", where="transport/net_ib.cc:1000")
+    cuda = event("crash", "Cuda failure 'an illegal memory access was encountered'", None, 9, "tests.log")
+    assert decide(make_store(events=[ib, cuda])).kind == Kind.TRANSPORT_ERROR
+    assert decide(make_store(events=[{**ib, "line": 12}, cuda])).kind == Kind.CRASHED_RANK
+
+
+def test_a_peer_that_closed_the_connection_is_said_as_that_not_as_a_transport_fault():
+    v = decide(make_store(events=[event("nccl_warn", "Net : Call to recv from 10.0.0.2<5835> failed : Broken pipe", 9)]))
+    assert v.kind == Kind.UNDECIDED and "a peer of rank 9 closed its connection" in v.summary

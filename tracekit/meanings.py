@@ -9,7 +9,7 @@ events, the evidence (``tracekit.evidence``) sets the same lines aside as notes,
 
 # A line that reports the end of waiting (a timeout, the watchdog's abort, a peer closing its socket,
 # torchrun's error block) is a consequence of a failure elsewhere, never the failure itself.
-CONSEQUENCE = (r"(?i)time[ d]*out|watchdog|ChildFailedError|SignalException|closed by (?:remote )?peer|Connection reset"
+CONSEQUENCE = (r"(?i)time[ d]*out|watchdog|ChildFailedError|SignalException|closed by (?:remote )?peer|Connection reset|Broken pipe"
                r"|Could not receive type from localRank|Failed to execute operation \w+ from rank"
                r"|Socket recv failed while polling|c10::DistBackend"
                r"|DistBackendError|communicator was aborted|taking the entire process down|ProcessGroupNCCL is aborted")

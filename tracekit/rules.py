@@ -32,6 +32,12 @@ def _rank_of(df: pl.DataFrame, ev: Evidence) -> list[int]:
     return r or ([ev.root_cause_rank] if ev.root_cause_rank is not None else [])
 
 
+def _who_or(df: pl.DataFrame) -> str:
+    """The ranks of the rows (``ranks 1-3``), or ``a rank`` where none is known."""
+    r = df["rank"].drop_nulls().unique().sort().to_list()
+    return who(r) if r else "a rank"
+
+
 def _where(ev: Evidence, ranks: list[int]) -> pl.DataFrame:
     return ev.stacks.filter(pl.col("rank").is_in(ranks)).unique(["rank", "where"], maintain_order=True)
 
@@ -149,9 +155,20 @@ def _last_open(ev: Evidence, ranks: list[int]) -> str:
             + f" on process group {last['pg']}")
 
 
+def _network_failed_before(ev: Evidence, failures: pl.DataFrame) -> bool:
+    """The network transport failed earlier in the same file than the first of ``failures``: the
+    later failure (an illegal access in NCCL's proxy, an abort) is what the broken transfer led to."""
+    net = ev.transport.filter(pl.col("kind") != EventKind.CONNECT_RETRY)
+    if not net.height or not failures.height:
+        return False
+    first = failures.sort("file", "line").group_by("file").agg(pl.col("line").min().alias("_f"))
+    return net.join(first, on="file").filter(pl.col("line") < pl.col("_f")).height > 0
+
+
 def cuda_failure(ev: Evidence) -> Verdict | None:
-    """A CUDA failure (illegal access, out of memory, device assert): a cause of its own."""
-    if not ev.cuda.height:
+    """A CUDA failure (illegal access, out of memory, device assert): a cause of its own -- unless the
+    network transport failed before it in the same log."""
+    if not ev.cuda.height or _network_failed_before(ev, ev.cuda):
         return None
     r = _rank_of(ev.cuda, ev)
     after = ("; the collectives that no longer pair up after it are its consequence (its error path left the "
@@ -168,7 +185,7 @@ def nccl_failure(ev: Evidence) -> Verdict | None:
         return None
     r = _rank_of(ev.nccl_errors.head(1), ev)
     said = ev.launched_with
-    return Verdict(Kind.TRANSPORT_ERROR, f"NCCL failed on {who(t['rank'].drop_nulls().unique().to_list()) or 'a rank'}: "
+    return Verdict(Kind.TRANSPORT_ERROR, f"NCCL failed on {_who_or(t)}: "
                    f"{_msg(t, 0, 160)}" + (f" (launched with {said})" if said else "")
                    + f"; {who(r) if r else 'a rank'} then failed: {_msg(ev.nccl_errors, 0, 120)}",
                    sorted(set(t["rank"].drop_nulls().to_list()) | set(r)),
@@ -225,7 +242,7 @@ def store_barrier(ev: Evidence) -> Verdict | None:
 
 def crashed_rank(ev: Evidence) -> Verdict | None:
     """A rank failed with an error that is not itself a timeout; the others then wait for it."""
-    if not ev.crashes.height:
+    if not ev.crashes.height or _network_failed_before(ev, ev.crashes):
         return None
     first = ev.crashes.head(1)
     r = _rank_of(first, ev)
@@ -511,6 +528,18 @@ def watchdog_stuck(ev: Evidence) -> Verdict | None:
                    r, lines(hb, 3) + lines(ev.timeouts, 2))
 
 
+def peer_gone(ev: Evidence) -> Verdict | None:
+    """A rank's connection was closed by its peer (broken pipe, reset, closed by remote peer) and
+    nothing says why: the peer ended first, and only its own log says why."""
+    gone = ev.kinds(EventKind.TRANSPORT_ERROR, EventKind.NCCL_WARN, EventKind.EXCEPTION, EventKind.CRASH).filter(
+        pl.col("message").str.contains(r"(?i)broken pipe|closed by (?:remote )?peer|connection reset")).sort("file", "line")
+    if not gone.height:
+        return None
+    return Verdict(Kind.UNDECIDED, f"a peer of {_who_or(gone)} closed its connection ({_msg(gone, 0, 140)}): that peer "
+                   "ended first (exited, was killed, or its host went away); its own log or exit code says why: "
+                   "collect every rank's output and the launcher's exit codes", [], lines(gone, 3) + lines(ev.exits, 2))
+
+
 def failed_without_cause(ev: Evidence) -> Verdict | None:
     """A failure sign (a non-zero exit, a kill, a stall, a cancel) and no cause in the evidence."""
     signs = ev.failure_signs
@@ -594,12 +623,11 @@ def nothing(ev: Evidence) -> Verdict:
 
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [
-    mismatch_aligned, mismatch_reported, mismatch_from_watchdog, mismatch_on_the_wire, cuda_failure, bootstrap_failed,
-    nccl_failure, crashed_rank, store_barrier,
-    rendezvous_failed, init_stall,
-    transport_error, deadlock, deadlock_reported, deadlock_from_watchdog, deadlock_from_stacks, slow_progress, waiting_on_silent_ranks,
-    nccl_error_unexplained, exited_without_cause, timed_out, straggler, straggler_by_wait, watchdog_stuck, failed_without_cause, slow_steps, healthy,
-    steady_progress, clean_but_partial,
+    mismatch_aligned, mismatch_reported, mismatch_from_watchdog, mismatch_on_the_wire, cuda_failure,
+    bootstrap_failed, nccl_failure, crashed_rank, store_barrier, rendezvous_failed, init_stall, transport_error, deadlock,
+    deadlock_reported, deadlock_from_watchdog, deadlock_from_stacks, slow_progress, waiting_on_silent_ranks,
+    nccl_error_unexplained, exited_without_cause, timed_out, straggler, straggler_by_wait, watchdog_stuck,
+    peer_gone, failed_without_cause, slow_steps, healthy, steady_progress, clean_but_partial,
 ]
 
 

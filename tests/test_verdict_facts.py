@@ -82,9 +82,14 @@ def test_steps_at_a_steady_pace_and_nothing_else_are_healthy_though_one_rank_log
 
 def test_a_step_far_slower_than_the_others_is_slow_progress():
     lines = [f"2024-04-10 {h:02d}:{m:02d}:00 | step {s} loss 1.0"
-             for h, m, s in ((5, 0, 100), (5, 2, 200), (5, 4, 300), (7, 5, 400))]
+             for h, m, s in ((5, 0, 100), (5, 2, 200), (5, 4, 300), (5, 6, 400), (7, 7, 500))]
     v = decide(make_store(events=steps(lines, first=100, every=100)))
-    assert v.kind == Kind.SLOW_PROGRESS and "steps 300 -> 400 took 2 h 1 min" in v.summary
+    assert v.kind == Kind.SLOW_PROGRESS and "steps 400 -> 500 took 2 h 1 min" in v.summary
+
+
+def test_a_slow_first_step_is_the_warm_up_not_slow_progress():
+    lines = [f"2024-04-10 05:{m:02d}:00 | step {s} loss 1.0" for m, s in ((0, 1), (30, 2), (31, 3), (32, 4), (33, 5))]
+    assert decide(make_store(events=steps(lines))).kind == Kind.HEALTHY
 
 
 def test_progress_then_a_closing_signal_is_not_healthy():

@@ -395,11 +395,14 @@ class Evidence:
                         text.str.extract(r"([\d.]+)\s*s/it\b", 1).cast(pl.Float64, strict=False)).alias("took"),
             text.str.extract(r"(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*([\d][\d,.]*)", 1)
             .str.replace_all(",", "").cast(pl.Float64, strict=False).alias("rate"))
+        # the first step carries the warm-up (compilation, allocator, NCCL connects): never the slow one
         one = st.unique("step", keep="first", maintain_order=True).sort("step")
+        first_step = one["step"].min()
         timed = one.filter(pl.col("at").is_not_null())
         if timed.height >= 3:
             gaps = timed.with_columns((pl.col("at").diff().dt.total_seconds() / pl.col("step").diff()).alias("s"),
-                                      pl.col("step").shift().alias("from")).filter(pl.col("s").is_not_null() & (pl.col("s") >= 0))
+                                      pl.col("step").shift().alias("from")).filter(
+                pl.col("s").is_not_null() & (pl.col("s") >= 0) & (pl.col("from") > first_step))
             med = gaps["s"].median()
             out["per_step_s"] = med
             worst = gaps.sort("s").tail(1).row(0, named=True) if gaps.height else None
@@ -407,7 +410,7 @@ class Evidence:
                 out["slow"] = (f"steps {worst['from']} -> {worst['step']} took {_secs(worst['s'] * (worst['step'] - worst['from']))}"
                                f", {worst['s'] / med:.0f}x the median pace of {_secs(med)} per step",
                                worst["file"], worst["line"])
-        took = one.filter(pl.col("took").is_not_null())
+        took = one.filter(pl.col("took").is_not_null() & (pl.col("step") > first_step))
         if took.height >= 2:
             med = took["took"].median()
             out["per_step_s"] = out["per_step_s"] or med

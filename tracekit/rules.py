@@ -15,7 +15,7 @@ from collections.abc import Callable
 import polars as pl
 
 from tracekit import align, sources
-from tracekit.evidence import BENIGN, BOOTSTRAP, HEARTBEAT, STORE_BARRIER, WIRE_MISMATCH, KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
+from tracekit.evidence import BENIGN, BOOTSTRAP, HEARTBEAT, NETWORK_FAIL, STORE_BARRIER, WIRE_MISMATCH, KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.wording import who
 
@@ -130,7 +130,9 @@ def bootstrap_failed(ev: Evidence) -> Verdict | None:
     """NCCL's bootstrap failed, or NCCL refused the communicator at init (a duplicate GPU): the
     communicator never completed init, before any collective ran."""
     text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
-    t = ev.transport.filter(text.str.contains(BOOTSTRAP)).sort("line")
+    # (a bootstrap that found no interface or could not connect is the network's: transport_error says it)
+    t = ev.transport.filter(text.str.contains(BOOTSTRAP) & ~text.str.contains(NETWORK_FAIL)
+                            & ~text.str.contains(r"(?i)interface|socket")).sort("line")
     if not t.height or ev.store.comms.filter(pl.col("state") == "init_complete").height:
         return None
     r = t["rank"].drop_nulls().unique().sort().to_list()

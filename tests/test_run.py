@@ -105,7 +105,8 @@ def test_gloo_rank_exit_codes_survive_the_exit_guard(tmp_path):
                 "raise": "RuntimeError: boom"}[how] in log, (how, log)
         said = [x for x in done.stdout.splitlines() if x.startswith("tracekit: verdict")]
         if how == "raise":  # a failed run gets the verdict ingest would give, at exit
-            assert said == ["tracekit: verdict (exit code 1): CRASHED-RANK: rank 0 failed first: RuntimeError: boom"], done.stdout
+            assert said == ["tracekit: verdict (exit code 1): CRASHED-RANK: rank 0 failed first: RuntimeError: boom"
+                            " | where each rank is: rank 0: raised RuntimeError: boom"], done.stdout
             assert (out / "verdict.txt").read_text().splitlines()[1].startswith("CRASHED-RANK: rank 0 failed first")
         if how == "normal":
             assert said == [] and not (out / "verdict.txt").exists()

@@ -24,6 +24,11 @@ from tracekit.verdict import Kind, decide
     ("gpu_2x1_divergence", Kind.MISMATCH, [1]),
     ("gpu_2x1_badiface", Kind.TRANSPORT_ERROR, [0]),
     ("gpu_2x1_initstall", Kind.INIT_STALL, [1]),  # real NCCL 2.28.9: rank 0 Init START, rank 1 never came
+    # real NCCL 2.28.9, tracekit run folders (READMEs): the watchdog's SIGABRT after the timeout is not the cause
+    ("gpu_nccl_deadlock", Kind.DEADLOCK, [3]),
+    ("gpu_nccl_subgroup", Kind.DEADLOCK, [1]),
+    ("gpu_nccl_crash", Kind.CRASHED_RANK, [3]),
+    ("gpu_nccl_slow", Kind.SLOW_PROGRESS, [3]),  # rank 3 sleeps 6 s more every step from step 12
 ])
 def test_committed_samples(sample, kind, ranks):
     v = decide(ingest([SAMPLES / sample]))
@@ -136,3 +141,16 @@ def test_a_straggler_must_be_last_more_often_than_chance_makes_some_rank():
     v = decide(_two_ranks(36, 12.0))
     assert v.kind == Kind.STRAGGLER and v.ranks == [1]
     assert decide(_two_ranks(40, 2.0)).kind == Kind.HEALTHY  # last every time, by too little to matter
+
+
+def test_mid_run_dumps_of_a_finished_run_are_not_a_hang():
+    """zero3_slow_2x2: every launcher exited 0; its mid-run dumps caught ranks 2-3 behind."""
+    v = decide(ingest([SAMPLES / "zero3_slow_2x2"]))
+    assert not v.failed and not v.failure_signs, v.failure_signs  # --fail-on-hang exits 0
+    assert v.findings and all("never issued" not in f.message for f in v.findings)
+
+
+def test_the_slow_rank_is_named_with_how_late_and_since_when():
+    v = decide(ingest([SAMPLES / "gpu_nccl_slow"]))
+    assert "rank 3 makes the others wait" in v.summary and "since all_reduce seq" in v.summary
+    assert "0.0 MB" not in v.summary and "0.00 GB/s" not in v.summary

@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass
 from enum import Enum
 from pathlib import Path
 
+from tracekit import fixes
+
 LAUNCHERS = ("torchrun", "torch.distributed.run", "torch.distributed.launch", "deepspeed", "accelerate", "swift")
 LAUNCHER_OPTS = {"nnodes", "node_rank", "node-rank", "nproc_per_node", "nproc-per-node", "master_addr", "master-addr",
                  "master_port", "master-port", "rdzv_endpoint", "rdzv-endpoint", "rdzv_backend", "rdzv-backend"}
@@ -143,6 +145,12 @@ def _seconds(text: str) -> float | None:
     return secs if math.isfinite(secs) else None
 
 
+def _fix(cause: str) -> str:
+    """The fix of a cause and how to check it took, from the one table (``tracekit.fixes``)."""
+    f = fixes.BY_CAUSE[cause]
+    return f"{f.fix}; check it took: {f.check}"
+
+
 def check(argv: list[str], env: dict[str, str] | None = None, interfaces: list[str] | None = None,
           rdma: bool | None = None, network: bool | None = None) -> list[Finding]:
     """Findings for one launch command. ``interfaces``, ``rdma`` and ``network`` describe the node
@@ -188,9 +196,7 @@ def check(argv: list[str], env: dict[str, str] | None = None, interfaces: list[s
             "ZeRO-3 all-gathers every layer's parameters in forward and again in backward and reduce-scatters "
             "the gradients, every micro-step (x gradient_accumulation_steps); over NCCL's NET/Socket fallback "
             "a step can take so long that it looks like a hang" + (", and offload adds host copies to it" if offload else ""),
-            "use RDMA (NCCL_IB_HCA, NCCL_IB_GID_INDEX) and check the NCCL log says `via NET/IB`; or move less: "
-            "--deepspeed zero2, ZeRO++ hpZ (zero_hpz_partition_size = GPUs per node), no parameter offload; "
-            "or tune sockets (NCCL_SOCKET_NTHREADS=4 NCCL_NSOCKS_PERTHREAD=4)"))
+            _fix("socket-fallback") + "; or tune sockets (NCCL_SOCKET_NTHREADS=4 NCCL_NSOCKS_PERTHREAD=4)"))
     real_ifaces = [i for i in ifaces if i != "lo" and not i.startswith(("docker", "veth", "virbr", "ifb", "br-"))]
     if multinode and not env.get("NCCL_SOCKET_IFNAME") and len(real_ifaces) > 1:
         out.append(Finding(
@@ -198,7 +204,7 @@ def check(argv: list[str], env: dict[str, str] | None = None, interfaces: list[s
             f"NCCL_SOCKET_IFNAME is not set and this node has {len(real_ifaces)} interfaces ({', '.join(real_ifaces)})",
             "NCCL and Gloo pick an interface by their own order; one whose address the other node cannot "
             "reach makes the first cross-node connect retry and time out (a hang at the first collective)",
-            f"set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) to the interface the nodes share, e.g. {real_ifaces[0]}"))
+            f"{_fix('interface')} (here e.g. {real_ifaces[0]})"))
     master = L.launcher.get("master_addr") or env.get("MASTER_ADDR", "")
     fam = env.get("NCCL_SOCKET_FAMILY", "")
     if multinode and _is_ipv6(master):
@@ -235,7 +241,7 @@ def check(argv: list[str], env: dict[str, str] | None = None, interfaces: list[s
             "--report_to wandb with WANDB_MODE unset" + ("" if reachable else "; api.wandb.ai does not resolve from this node"),
             "wandb.init runs on global rank 0 only, in on_train_begin, after deepspeed.initialize; while it waits "
             "for the network the other ranks sit in the first all-gather",
-            "WANDB_MODE=offline (sync later with `wandb sync`), or make sure every rank-0 node reaches api.wandb.ai"))
+            _fix("wandb")))
     if (L.flag("packing") or "").lower() == "true" and (L.flag("attn_impl") or "") not in ("flash_attn", "flash_attention_2"):
         out.append(Finding(
             "packing-without-flash-attn", Severity.WARNING, "--packing True without --attn_impl flash_attn",

@@ -16,12 +16,14 @@ import polars as pl
 
 from tracekit import align, sources
 from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ERROR, NETWORK_FAIL,  # noqa: F401
-                               RENDEZVOUS, TERMINATE)
+                               RENDEZVOUS, STORE_BARRIER, TERMINATE, BOOTSTRAP, WIRE_MISMATCH,
+                               HEARTBEAT)
 from tracekit.outcome import Cited, Coverage, EventKind, Finding, Match
 from tracekit.store import Store
 
 NETWORK_SETTINGS = (r"^(?:NCCL_SOCKET_IFNAME|NCCL_SOCKET_FAMILY|GLOO_SOCKET_IFNAME|NCCL_IB_\w+|NCCL_NET\w*"
                     r"|NCCL_P2P_DISABLE|NCCL_SHM_DISABLE)=")
+WATCHDOG_ABORT_SIGNAL = r"Signal 6 \(SIGABRT\)|SIGABRT|signal 6\b|exitcode: -6|code -6\b"
 KILL_CODES = {124, 143, -15, -2, 130}  # `timeout`, SIGTERM, SIGINT: someone asked it to stop
 SIGKILL_CODES = {-9, 137}  # nobody asks politely with SIGKILL: mostly the kernel's OOM killer
 C10D_FRAME = r"distributed_c10d|deepspeed/comm|torch/distributed/(?:_functional|nn|fsdp|algorithms)|c10d"
@@ -29,6 +31,22 @@ C10D_FRAME = r"distributed_c10d|deepspeed/comm|torch/distributed/(?:_functional|
 STDLIB_FRAME = (r"\((?:<frozen |(?:" + "|".join(sorted(sys.stdlib_module_names)) + r")(?:\.py)?[/:])"
                 r"|/lib/python3\.\d+/(?:[^/]+/)*[^/]+\.py:")
 SITE = r"site-packages|dist-packages"
+
+
+#: the event kinds that are not calm: with any of them (not benign), progress alone does not say healthy
+TROUBLE = ("crash", "exception", "cuda_error", "watchdog_timeout", "watchdog_status", "watchdog_abort", "c10d_error",
+           "collective_mismatch", "gloo_size_mismatch", "child_failed", "rank_exit", "signal", "closing_signal",
+           "job_cancelled", "transport_error", "connect_retry", "nccl_warn", "nccl_unwind", "stall", "rank_missing")
+
+
+def _secs(s: float) -> str:
+    """``2 h 2 min``, ``2 min 3 s``, ``4.6 s``: a duration in the units a person reads."""
+    whole = round(s)
+    if whole >= 3600:
+        return f"{whole // 3600} h {whole % 3600 // 60} min"
+    if whole >= 120:
+        return f"{whole // 60} min {whole % 60} s"
+    return f"{s:.1f} s"
 
 
 def own_frame() -> pl.Expr:
@@ -143,6 +161,11 @@ class Evidence:
             & ~pl.col("message").str.contains(RENDEZVOUS) & ~pl.col("message").str.contains(MISMATCH_TEXT)).sort("line")
         if self.timeouts.height:
             c = c.filter(~pl.col("message").str.contains(TERMINATE))
+            # the watchdog aborts a rank whose collective timed out (SIGABRT, exit -6): its own end,
+            # a consequence of the wait, never the cause
+            waited = self.timeouts["rank"].drop_nulls().unique().implode()
+            c = c.filter(~(pl.col("message").str.contains(WATCHDOG_ABORT_SIGNAL)
+                           & (pl.col("rank").is_in(waited) | pl.col("rank").is_null())))
         return c
 
     @cached_property
@@ -315,6 +338,96 @@ class Evidence:
             out.append("Flight Recorder frontiers moved between dumps")
         return out
 
+    @cached_property
+    def late(self) -> dict | None:
+        """The rank that makes the others wait. In a collective every rank completed, the rank that
+        arrived last spent least time in it (the others waited for it); each rank's time in it is read
+        on its own clock, so no clock join is needed. Its rank, in how many collectives of how many, how
+        late (median seconds, against the next rank to arrive), and the first collective it was late in."""
+        c, source = sources.best_lazy(
+            self.store.collectives.lazy(), sources.DURATIONS,
+            pl.col("start_ns").is_not_null() & pl.col("end_ns").is_not_null() & pl.col("rank").is_not_null()
+            & pl.col("seq").is_not_null(), ("rank", "pg", "seq", "op", "start_ns", "end_ns"))
+        if not source:
+            return None
+        c = c.unique(["rank", "pg", "seq"], keep="last").with_columns(((pl.col("end_ns") - pl.col("start_ns")) / 1e9).alias("d"))
+        n = c.group_by("pg", "seq").agg(pl.col("rank").n_unique().alias("n"))
+        full = c.join(n.filter(pl.col("n") == n["n"].max()), on=["pg", "seq"], how="semi")
+        if full["rank"].n_unique() < 2:
+            return None
+        per = (full.sort("d").group_by("pg", "seq").agg(
+            pl.col("rank").first().alias("late"), (pl.col("d").get(1) - pl.col("d").first()).alias("lag_s"),
+            pl.col("op").first().cast(pl.Utf8), pl.col("start_ns").first()).sort("seq"))
+        hit = per.filter(pl.col("lag_s") >= 0.1)  # scheduling noise is milliseconds; a straggler's lag is not
+        if hit.height < 3:
+            return None
+        top = hit.group_by("late").agg(pl.len().alias("times"), pl.col("lag_s").median()).sort("times", descending=True).row(0, named=True)
+        if top["times"] < 0.6 * hit.height:
+            return None
+        first = hit.filter(pl.col("late") == top["late"]).row(0, named=True)
+        return {"rank": top["late"], "times": top["times"], "of": per.height, "lag_s": top["lag_s"], "source": source,
+                "since_seq": first["seq"], "since_op": first["op"], "pg": first["pg"]}
+
+    @cached_property
+    def trouble(self) -> pl.DataFrame:
+        """Every line that is not calm: an error, a signal, a closing signal, a stall, a warning that is
+        not benign. Progress alone says a run is healthy only where there is none."""
+        bad = self.kinds(*TROUBLE)
+        return bad.join(self.benign.select("file", "line"), on=["file", "line"], how="anti")
+
+    @cached_property
+    def pace(self) -> dict:
+        """How fast the steps went, from what the step lines say: their timestamps, their own
+        per-step times (``elapsed time per iteration (ms)``, ``s/it``), a throughput figure. ``slow``:
+        the evidence of a step that took far longer than the others; ``falling``: a throughput that
+        ends at its lowest; ``per_step_s``: the median seconds per step where known; ``rate``: the median
+        throughput figure where the lines print one."""
+        st = self.steps.sort("file", "line")
+        out: dict = {"slow": None, "falling": None, "per_step_s": None, "rate": None}
+        if st.height < 2:
+            return out
+        text = pl.concat_str(pl.col("ts").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+        st = st.with_columns(
+            text.str.extract(r"(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})", 1).str.replace("T", " ")
+            .str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False).alias("at"),
+            pl.coalesce(text.str.extract(r"elapsed time per iteration \(ms\): ([\d.]+)", 1).cast(pl.Float64, strict=False) / 1e3,
+                        text.str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False),
+                        text.str.extract(r"([\d.]+)\s*s/it\b", 1).cast(pl.Float64, strict=False)).alias("took"),
+            text.str.extract(r"(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*([\d][\d,.]*)", 1)
+            .str.replace_all(",", "").cast(pl.Float64, strict=False).alias("rate"))
+        # the first step carries the warm-up (compilation, allocator, NCCL connects): never the slow one
+        one = st.unique("step", keep="first", maintain_order=True).sort("step")
+        first_step = one["step"].min()
+        timed = one.filter(pl.col("at").is_not_null())
+        if timed.height >= 3:
+            gaps = timed.with_columns((pl.col("at").diff().dt.total_seconds() / pl.col("step").diff()).alias("s"),
+                                      pl.col("step").shift().alias("from")).filter(
+                pl.col("s").is_not_null() & (pl.col("s") >= 0) & (pl.col("from") > first_step))
+            med = gaps["s"].median()
+            out["per_step_s"] = med
+            worst = gaps.sort("s").tail(1).row(0, named=True) if gaps.height else None
+            if worst and med and gaps.height >= 2 and worst["s"] > 3 * med:
+                out["slow"] = (f"steps {worst['from']} -> {worst['step']} took {_secs(worst['s'] * (worst['step'] - worst['from']))}"
+                               f", {worst['s'] / med:.0f}x the median pace of {_secs(med)} per step",
+                               worst["file"], worst["line"])
+        took = one.filter(pl.col("took").is_not_null() & (pl.col("step") > first_step))
+        if took.height >= 2:
+            med = took["took"].median()
+            out["per_step_s"] = out["per_step_s"] or med
+            worst = took.sort("took").tail(1).row(0, named=True)
+            if not out["slow"] and took.height >= 3 and worst["took"] > 3 * med:
+                out["slow"] = (f"step {worst['step']} took {_secs(worst['took'])}, {worst['took'] / med:.0f}x the median "
+                               f"{_secs(med)}", worst["file"], worst["line"])
+        rate = st.filter(pl.col("rate").is_not_null())
+        if rate.height >= 2:
+            out["rate"] = rate["rate"].median()
+        if rate.height >= 3:
+            last, top = rate["rate"][-1], rate["rate"].max()
+            if last <= rate["rate"].min() and last < 0.97 * top:
+                r = rate.tail(1).row(0, named=True)
+                out["falling"] = (f"the throughput fell from {top:g} to {last:g} at step {r['step']}", r["file"], r["line"])
+        return out
+
     # --- what went wrong, in a word ---------------------------------------------------------
     @cached_property
     def failure_signs(self) -> list[str]:
@@ -330,6 +443,7 @@ class Evidence:
                 signs.append(f"{what} ({df.height} line(s))")
         if any(c != 0 for c in self.launcher_exits):
             signs.append("a launcher exited with a non-zero code")
-        if self.mismatches or self.missing:
+        # a finished run's dumps were taken on the way: a rank behind in one was only dumped earlier
+        if self.mismatches or (self.missing and not self.finished):
             signs.append("collectives do not line up across ranks")
         return signs

@@ -9,7 +9,7 @@ events, the evidence (``tracekit.evidence``) sets the same lines aside as notes,
 
 # A line that reports the end of waiting (a timeout, the watchdog's abort, a peer closing its socket,
 # torchrun's error block) is a consequence of a failure elsewhere, never the failure itself.
-CONSEQUENCE = (r"(?i)time[ d]*out|watchdog|ChildFailedError|SignalException|closed by (?:remote )?peer|Connection reset"
+CONSEQUENCE = (r"(?i)time[ d]*out|watchdog|ChildFailedError|SignalException|closed by (?:remote )?peer|Connection reset|Broken pipe"
                r"|Could not receive type from localRank|Failed to execute operation \w+ from rank"
                r"|Socket recv failed while polling|c10::DistBackend"
                r"|DistBackendError|communicator was aborted|taking the entire process down|ProcessGroupNCCL is aborted")
@@ -26,6 +26,17 @@ NCCL_ERROR = (r"ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclInvalidAr
 # the rendezvous / TCPStore never came together: nobody got as far as a communicator
 RENDEZVOUS = (r"Rendezvous\w*(?:Error|Timeout)|RendezvousConnectionError|C10d store has failed|client socket has timed out"
               r"|server socket has failed to (?:listen|bind)|TCPStore\w* .*(?:failed|timed out)|DistStoreError")
+# NCCL's network saying a peer sent another size than this rank posted: the ranks' collectives
+# differ (a size or op mismatch seen from the wire), not a network fault
+WIRE_MISMATCH = r"(?i)collective mismatch error|message truncated ?: ?receiving \d+ bytes instead of \d+"
+# NCCL's bootstrap (the rendezvous of a communicator's ranks before any collective) and its refusals
+# of a communicator at init: the communicator never completed init
+BOOTSTRAP = r"(?i)^bootstrap|bootstrap\.cc|Bootstrap ?(?:Root)?\s*:|Duplicate GPU detected"
+# c10d's heartbeat monitor: the watchdog thread itself made no progress, so a CUDA or NCCL call it
+# made (a query of a collective's CUDA event, an abort) never returned
+HEARTBEAT = r"(?i)watchdog got stuck for (\d+) seconds|Heartbeat monitor timed out"
+# init_process_group's own barrier over the store: every rank adds its key, then waits for world_size keys
+STORE_BARRIER = r"(?i)store[ _]based[ _]barrier"
 # the runtime's own word that ranks called different collectives (torch DETAIL, Horovod, DeepSpeed)
 MISMATCH_TEXT = (r"Detected mismatch between collectives|Mismatched (?:ALLREDUCE|ALLGATHER|BROADCAST|ALLTOALL|REDUCESCATTER)"
                  r"|Collectives differ in|collective mismatch|Mismatch between collective")

@@ -102,6 +102,7 @@ class Finding:
     last_of_missing: dict[int, str] = field(default_factory=dict)
     evidence: list[str] = field(default_factory=list)
     label: str | None = None  # the message, where ranks are unknown (processes named host:pid instead)
+    snapshot: bool = False  # the dumps were taken on the way of a run that moved on: behind, not stuck
 
     @property
     def message(self) -> str:
@@ -112,6 +113,9 @@ class Finding:
         if self.kind == Match.NO_RECORD:
             return (f"{where}: {who(self.missing)} left no {SOURCE_NAMES.get(self.source, self.source)} record; "
                     f"{who(self.present)} reached seq {self.seq}")
+        if self.kind in (Match.MISSING, Match.RANK_ABSENT) and self.snapshot:
+            return (f"{where}: {what}: {who(self.missing)} had not issued it yet when dumped; the run moved on "
+                    "(a dump taken on the way, not a hang)")
         if self.kind in (Match.MISSING, Match.RANK_ABSENT):
             return (f"{where}: {what}: {who(self.missing)} never issued it; {who(self.present)} "
                     f"{'waits' if len(self.present) == 1 else 'wait'} in it")
@@ -177,6 +181,8 @@ class Verdict:
     coverage: dict = field(default_factory=dict)
     failure_signs: list[str] = field(default_factory=list)
     rule: str = ""
+    fix: str = ""  # what fixes the cause (tracekit.fixes), and how to check the fix took
+    check: str = ""
 
     def __post_init__(self) -> None:
         self.evidence = [_cited(e) for e in self.evidence]
@@ -192,6 +198,7 @@ class Verdict:
             "ranks": self.ranks, "evidence": [str(e) for e in self.evidence], "notes": self.notes,
             "coverage": self.coverage, "failure_signs": self.failure_signs, "failed": self.failed,
             "rule": self.rule, "findings": [f.to_dict() for f in self.findings],
+            "fix": self.fix, "check": self.check,
         }
 
 

@@ -15,8 +15,9 @@ from collections.abc import Callable
 import polars as pl
 
 from tracekit import align, rules_wait, sources
-from tracekit.evidence import BENIGN, KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
-from tracekit.outcome import EventKind, Kind, Verdict
+from tracekit.evidence import (BENIGN, BOOTSTRAP, HEARTBEAT, KILL_CODES, NETWORK_FAIL, SIGKILL_CODES, STORE_BARRIER,
+                               WIRE_MISMATCH, Evidence, clip, lines)
+from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.wording import who
 
 COLLECT = ("run under `tracekit run` on every node (NCCL INFO, Flight Recorder dumps, stack dumps when "
@@ -30,6 +31,12 @@ def _msg(df: pl.DataFrame, i: int = 0, n: int = 200) -> str:
 def _rank_of(df: pl.DataFrame, ev: Evidence) -> list[int]:
     r = df["rank"].drop_nulls().unique().sort().to_list()
     return r or ([ev.root_cause_rank] if ev.root_cause_rank is not None else [])
+
+
+def _who_or(df: pl.DataFrame) -> str:
+    """The ranks of the rows (``ranks 1-3``), or ``a rank`` where none is known."""
+    r = df["rank"].drop_nulls().unique().sort().to_list()
+    return who(r) if r else "a rank"
 
 
 def _where(ev: Evidence, ranks: list[int]) -> pl.DataFrame:
@@ -46,11 +53,23 @@ def _stack_lines(where: pl.DataFrame, n: int = 4) -> list[str]:
 
 # --- the rules, in order ---------------------------------------------------------------------
 
+def _cuda_first(ev: Evidence, ranks: list[int]) -> bool:
+    """A CUDA failure (out of memory, illegal access) on a rank of a mismatch, or on a rank unknown:
+    the failing rank's error path (a barrier in its handler, a smaller tensor) made the mismatch, so
+    the failure is the cause and the mismatch its consequence."""
+    if not ev.cuda.height:
+        return False
+    failed = set(ev.cuda["rank"].drop_nulls().to_list())
+    return not failed or not ranks or bool(failed & set(ranks))
+
+
 def mismatch_aligned(ev: Evidence) -> Verdict | None:
     """Ranks issued different ops, dtypes or sizes at one sequence number of a group."""
     if not ev.mismatches:
         return None
     f = ev.mismatches[0]
+    if _cuda_first(ev, f.missing + f.present):
+        return None  # cuda_failure says it
     return Verdict(Kind.MISMATCH, f.message, f.missing, f.evidence)
 
 
@@ -60,6 +79,8 @@ def mismatch_reported(ev: Evidence) -> Verdict | None:
     if not rep.height:
         return None
     r = _rank_of(rep, ev)
+    if _cuda_first(ev, r):
+        return None
     at = rep.filter(pl.col("seq").is_not_null())
     what = (f"{at['op'][0]} seq {at['seq'][0]}" if at.height else _last_open(ev, r))
     return Verdict(Kind.MISMATCH, f"{who(r) if r else 'a rank'}: the ranks' collectives no longer pair up"
@@ -86,8 +107,40 @@ def mismatch_from_watchdog(ev: Evidence) -> Verdict | None:
     groups = at.group_by("op", "numel", maintain_order=True).agg(pl.col("rank").sort())
     said = "; ".join(f"{who(r)} ran {op.upper()} of {n} element(s)" for op, n, r in groups.iter_rows())
     odd = min(groups.iter_rows(), key=lambda g: len(g[2]))[2]
+    if _cuda_first(ev, odd):
+        return None
     return Verdict(Kind.MISMATCH, f"process group {pg}: SeqNum {seq} is not the same collective on every rank: {said}",
                    odd, lines(at, 6))
+
+
+def mismatch_on_the_wire(ev: Evidence) -> Verdict | None:
+    """NCCL's network transport saw a peer send another size than this rank posted (`collective
+    mismatch error, local size A remote size B`, `message truncated: receiving A bytes instead of B`):
+    the ranks issued different collectives, a mismatch seen from the wire, not a network fault."""
+    t = ev.transport.filter(pl.col("message").str.contains(WIRE_MISMATCH) & ~pl.col("where").fill_null("").str.contains(BOOTSTRAP)
+                            & ~pl.col("message").str.contains(BOOTSTRAP)).sort("line")
+    if not t.height:
+        return None
+    r = t["rank"].drop_nulls().unique().sort().to_list()
+    return Verdict(Kind.MISMATCH, f"{who(r) if r else 'a rank'} received another size than it posted: {_msg(t, 0, 160)}: "
+                   "the ranks issued different collectives (a size or op mismatch seen by NCCL's network transport); "
+                   "TORCH_DISTRIBUTED_DEBUG=DETAIL or a Flight Recorder dump names the collective", r, lines(t, 4))
+
+
+def bootstrap_failed(ev: Evidence) -> Verdict | None:
+    """NCCL's bootstrap failed, or NCCL refused the communicator at init (a duplicate GPU): the
+    communicator never completed init, before any collective ran."""
+    text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+    # (a bootstrap that found no interface or could not connect is the network's: transport_error says it)
+    t = ev.transport.filter(text.str.contains(BOOTSTRAP) & ~text.str.contains(NETWORK_FAIL)
+                            & ~text.str.contains(r"(?i)interface|socket")).sort("line")
+    if not t.height or ev.store.comms.filter(pl.col("state") == "init_complete").height:
+        return None
+    r = t["rank"].drop_nulls().unique().sort().to_list()
+    return Verdict(Kind.INIT_STALL, f"NCCL's communicator init never completed: its bootstrap failed on "
+                   f"{who(r) if r else 'a rank'}: {_msg(t, 0, 180)}" + (f"; then: {_msg(ev.nccl_errors, 0, 120)}"
+                                                                        if ev.nccl_errors.height else ""),
+                   r, lines(t, 3) + lines(ev.nccl_errors, 2) + lines(ev.network_settings, 3))
 
 
 def _count(table: pl.DataFrame | pl.LazyFrame) -> int:
@@ -105,12 +158,25 @@ def _last_open(ev: Evidence, ranks: list[int]) -> str:
             + f" on process group {last['pg']}")
 
 
+def _network_failed_before(ev: Evidence, failures: pl.DataFrame) -> bool:
+    """The network transport failed earlier in the same file than the first of ``failures``: the
+    later failure (an illegal access in NCCL's proxy, an abort) is what the broken transfer led to."""
+    net = ev.transport.filter(pl.col("kind") != EventKind.CONNECT_RETRY)
+    if not net.height or not failures.height:
+        return False
+    first = failures.sort("file", "line").group_by("file").agg(pl.col("line").min().alias("_f"))
+    return net.join(first, on="file").filter(pl.col("line") < pl.col("_f")).height > 0
+
+
 def cuda_failure(ev: Evidence) -> Verdict | None:
-    """A CUDA failure (illegal access, out of memory, device assert): a cause of its own."""
-    if not ev.cuda.height:
+    """A CUDA failure (illegal access, out of memory, device assert): a cause of its own -- unless the
+    network transport failed before it in the same log."""
+    if not ev.cuda.height or _network_failed_before(ev, ev.cuda):
         return None
     r = _rank_of(ev.cuda, ev)
-    return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} hit a CUDA error first: {_msg(ev.cuda)}", r,
+    after = ("; the collectives that no longer pair up after it are its consequence (its error path left the "
+             "others' collective)" if ev.mismatches or ev.reported_mismatch.height else "")
+    return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} hit a CUDA error first: {_msg(ev.cuda)}{after}", r,
                    lines(ev.cuda) + lines(ev.exits, 3))
 
 
@@ -122,7 +188,7 @@ def nccl_failure(ev: Evidence) -> Verdict | None:
         return None
     r = _rank_of(ev.nccl_errors.head(1), ev)
     said = ev.launched_with
-    return Verdict(Kind.TRANSPORT_ERROR, f"NCCL failed on {who(t['rank'].drop_nulls().unique().to_list()) or 'a rank'}: "
+    return Verdict(Kind.TRANSPORT_ERROR, f"NCCL failed on {_who_or(t)}: "
                    f"{_msg(t, 0, 160)}" + (f" (launched with {said})" if said else "")
                    + f"; {who(r) if r else 'a rank'} then failed: {_msg(ev.nccl_errors, 0, 120)}",
                    sorted(set(t["rank"].drop_nulls().to_list()) | set(r)),
@@ -150,9 +216,36 @@ def rendezvous_failed(ev: Evidence) -> Verdict | None:
                    _rank_of(rz, ev), lines(rz, 4))
 
 
+def store_barrier(ev: Evidence) -> Verdict | None:
+    """init_process_group's store-based barrier waits or timed out: fewer ranks than the world checked
+    in (the others never reached init), or more (two jobs share one store address and port)."""
+    sb = ev.store.events.filter(pl.col("message").str.contains(STORE_BARRIER) & pl.col("message").str.contains("worker_count"))
+    if not sb.height:
+        return None
+    m = pl.col("message")
+    sb = sb.with_columns(pl.coalesce(m.str.extract(r"rank:? (\d+)", 1).cast(pl.Int64, strict=False), "rank").alias("r"),
+                         m.str.extract(r"world_size=(\d+)", 1).cast(pl.Int64, strict=False).alias("world"),
+                         m.str.extract(r"worker_count=(\d+)", 1).cast(pl.Int64, strict=False).alias("count"),
+                         m.str.extract(r"key:? (\S+?)[ ,(]", 1).alias("key")).sort("file", "line")
+    last = sb.tail(1).row(0, named=True)
+    world, count = last["world"], last["count"]
+    waiting = sorted(set(sb["r"].drop_nulls().to_list()))
+    head = (f"init_process_group's store-based barrier ({last['key']}) never completed: worker_count={count} "
+            f"of world_size={world} checked in")
+    if world is not None and count is not None and count > world:
+        return Verdict(Kind.INIT_STALL, head + ": more processes than the world under one key, so two jobs (or a "
+                       "restarted one) share one MASTER_ADDR:MASTER_PORT store; give each job its own port",
+                       waiting, lines(sb, 3))
+    missing = sorted(set(range(world)) - set(waiting)) if world and len(waiting) == count else []
+    said = (f"; {who(missing)} never checked in (never reached init_process_group)" if missing else
+            f"; {world - count} rank(s) never reached init_process_group" if world and count is not None else "")
+    return Verdict(Kind.INIT_STALL, head + said + (f"; {who(waiting)} {'waits' if len(waiting) == 1 else 'wait'} in it" if waiting else ""),
+                   missing or waiting, lines(sb, 3))
+
+
 def crashed_rank(ev: Evidence) -> Verdict | None:
     """A rank failed with an error that is not itself a timeout; the others then wait for it."""
-    if not ev.crashes.height:
+    if not ev.crashes.height or _network_failed_before(ev, ev.crashes):
         return None
     first = ev.crashes.head(1)
     r = _rank_of(first, ev)
@@ -204,7 +297,17 @@ def deadlock(ev: Evidence) -> Verdict | None:
         return None
     if ev.finished or ev.moving:
         return None  # slow_progress or healthy says it
-    f = ev.missing[0]
+    # in one group, the earliest collective a rank never issued is the cause: the ranks waiting in it
+    # can issue nothing later, so a later gap is theirs and a consequence
+    f = min((m for m in ev.missing if (m.source, m.pg) == (ev.missing[0].source, ev.missing[0].pg)),
+            key=lambda m: m.seq if m.seq is not None else math.inf)
+    late = ev.late
+    if late is not None and set(f.missing) == {late["rank"]} and not ev.timeouts.height:
+        # the rank behind was the last to arrive in collective after collective before: the record ends
+        # while it is late once more, and no watchdog says it stopped
+        text = _late_text(ev)
+        return Verdict(Kind.STRAGGLER, f"{text}; the record ends before it issued {f.op} seq {f.seq}, as late as every "
+                       "time before, and no collective timed out: late, not stuck", [late["rank"]], [text] + f.evidence[:2])
     # the latest dump first: where the rank is now, not where an early round caught it
     where = ev.stacks.filter(pl.col("rank").is_in(f.missing)).sort("file", "line", descending=[True, False])
     summary = f.message + _in(where.unique(["rank", "where"], maintain_order=True))
@@ -336,15 +439,48 @@ def slow_progress(ev: Evidence) -> Verdict | None:
     took = ev.kinds(EventKind.STEP)["message"].str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False).drop_nulls()
     step_s = f"; steps took {took.median():.1f} s each" if took.len() else ""
     gbps = (moved["bytes"] / moved["dt"].clip(lower_bound=1e-9)).median() / 1e9
-    v = Verdict(Kind.SLOW_PROGRESS, f"sequence numbers advanced between dumps on {moved.height} rank(s): about "
-                f"{rate:.2f} collectives/s, {per_coll / 2**20:.1f} MB per collective, {gbps:.2f} GB/s through each rank{step_s}; "
-                f"the run is slow, not hung" + (" (and it finished)" if ev.finished else ""), moved["rank"].sort().to_list(),
-                [f"rank {r['rank']}: seq {r['first']} -> {r['last']} over {r['dt']:.1f}s across {r['dumps']} dumps"
+    # a figure that cannot be worked out (no sizes recorded) is left out, never printed as 0.0
+    size = (f", {_bytes(per_coll)} per collective, {_bytes(gbps * 1e9)}/s through each rank"
+            if per_coll and per_coll > 0 else "")
+    late = _late_text(ev)
+    ranks = moved["rank"].sort().to_list()
+    v = Verdict(Kind.SLOW_PROGRESS, (f"{late}; " if late else "") + "sequence numbers advanced between dumps on "
+                f"{moved.height} rank(s): about {rate:.2f} collectives/s{size}{step_s}; "
+                f"the run is slow, not hung" + (" (and it finished)" if ev.finished else ""),
+                [ev.late["rank"]] if late else ranks,
+                ([late] if late else []) + [f"rank {r['rank']}: seq {r['first']} -> {r['last']} over {r['dt']:.1f}s across {r['dumps']} dumps"
                  for r in moved.sort("rank").iter_rows(named=True)][:6])
     if ev.missing:
         v.notes.append("the ranks' frontiers differ only by when each was dumped: " + (
             "every launcher exited with code 0" if ev.finished else "every rank advanced between its last two dumps"))
     return v
+
+
+def _bytes(n: float) -> str:
+    """``17.0 MB``, ``33 KB``, ``4 B``: a size in the unit that shows it."""
+    for unit, k in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
+        if n >= k:
+            return f"{n / k:.1f} {unit}" if n < 100 * k else f"{n / k:.0f} {unit}"
+    return f"{n:.0f} B"
+
+
+def _late_text(ev: Evidence) -> str:
+    """The rank that makes the others wait, how late per collective and since when (empty when none)."""
+    x = ev.late
+    if x is None:
+        return ""
+    return (f"rank {x['rank']} makes the others wait: it arrives last in {x['times']} of {x['of']} collectives, "
+            f"a median {x['lag_s']:.2f} s after the next rank, since {x['since_op']} seq {x['since_seq']} "
+            f"on process group {x['pg']} ({align.SOURCE_NAMES.get(x['source'], x['source'])} durations)")
+
+
+def straggler_by_wait(ev: Evidence) -> Verdict | None:
+    """Without a clock shared by the ranks: one rank spends least time in most collectives, the others
+    wait for it (each rank's own durations)."""
+    late = _late_text(ev)
+    if not late or ev.failure_signs:
+        return None
+    return Verdict(Kind.STRAGGLER, late, [ev.late["rank"]], [late])
 
 
 def straggler(ev: Evidence, min_collectives: int = 20, share: float = 0.6) -> Verdict | None:
@@ -377,6 +513,36 @@ def straggler(ev: Evidence, min_collectives: int = 20, share: float = 0.6) -> Ve
                                    f"(median lag {top['lag_ms']:.1f} ms)"])
 
 
+def watchdog_stuck(ev: Evidence) -> Verdict | None:
+    """c10d's heartbeat monitor found the watchdog thread stuck: a CUDA or NCCL call never returned.
+    Which call, and why, only that rank's native stack says."""
+    hb = ev.store.events.filter(pl.col("message").str.contains(HEARTBEAT)).unique(["file", "line"], maintain_order=True).sort("file", "line")
+    if not hb.height:
+        return None
+    r = hb["rank"].drop_nulls().unique().sort().to_list()
+    secs = hb["message"].str.extract(HEARTBEAT, 1).cast(pl.Int64, strict=False).drop_nulls()
+    last = _last_open(ev, r) if r else ""
+    return Verdict(Kind.UNDECIDED, f"the watchdog of {who(r) if r else 'a rank'} got stuck"
+                   + (f" for {secs.max()} s" if secs.len() else "") + " (c10d's heartbeat monitor): a CUDA or NCCL call "
+                   "it made never returned (a kernel that never finished, a peer gone, a driver fault), so the process "
+                   "was taken down" + (f"; last collective: {last}" if last else "")
+                   + "; which call only that rank's native stack says: py-spy dump --native --pid PID before the "
+                   "monitor fires (TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC longer), and every rank's Flight Recorder dump",
+                   r, lines(hb, 3) + lines(ev.timeouts, 2))
+
+
+def peer_gone(ev: Evidence) -> Verdict | None:
+    """A rank's connection was closed by its peer (broken pipe, reset, closed by remote peer) and
+    nothing says why: the peer ended first, and only its own log says why."""
+    gone = ev.kinds(EventKind.TRANSPORT_ERROR, EventKind.NCCL_WARN, EventKind.EXCEPTION, EventKind.CRASH).filter(
+        pl.col("message").str.contains(r"(?i)broken pipe|closed by (?:remote )?peer|connection reset")).sort("file", "line")
+    if not gone.height:
+        return None
+    return Verdict(Kind.UNDECIDED, f"a peer of {_who_or(gone)} closed its connection ({_msg(gone, 0, 140)}): that peer "
+                   "ended first (exited, was killed, or its host went away); its own log or exit code says why: "
+                   "collect every rank's output and the launcher's exit codes", [], lines(gone, 3) + lines(ev.exits, 2))
+
+
 def failed_without_cause(ev: Evidence) -> Verdict | None:
     """A failure sign (a non-zero exit, a kill, a stall, a cancel) and no cause in the evidence."""
     signs = ev.failure_signs
@@ -385,6 +551,35 @@ def failed_without_cause(ev: Evidence) -> Verdict | None:
     shown = lines(ev.exits, 3) + lines(ev.stalls, 2) + lines(ev.cancelled, 1)
     return Verdict(Kind.UNDECIDED, "the job did not end cleanly (" + "; ".join(signs) + ") but the evidence shows "
                    f"no cause: {COLLECT}", _rank_of(ev.exits, ev), shown)
+
+
+def slow_steps(ev: Evidence) -> Verdict | None:
+    """Steps that still advance, one of them far slower than the others (their timestamps or their
+    own per-step times), and no error: slow, not hung."""
+    slow = ev.pace["slow"]
+    if not slow or ev.trouble.height or ev.failure_signs:
+        return None
+    text, file, line = slow
+    return Verdict(Kind.SLOW_PROGRESS, f"{text}: the run is slow, not hung (steps advanced "
+                   f"{ev.steps['step'].min()} -> {ev.steps['step'].max()}, no error logged)",
+                   [], [Cited(file, line, text)])
+
+
+def steady_progress(ev: Evidence) -> Verdict | None:
+    """Steps advance at a steady pace and nothing else is logged but calm lines: healthy, though only
+    some ranks log steps (and no rank of a known world is known to have left no file). A synchronous
+    job's steps advance only while every rank of it takes part in its collectives, so the ranks that
+    do not log are moving too."""
+    if not ev.progressed or ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.missing or ev.mismatches:
+        return None
+    if ev.coverage.missing:
+        return None  # ranks of the world known to have left no file: what they logged is not known
+    pace = ev.pace["per_step_s"]
+    if ev.steps.height < 2 or ev.pace["slow"] or ev.pace["falling"] or (pace is None and ev.pace["rate"] is None):
+        return None  # a pace that cannot be measured might hide a stall between two step lines
+    return Verdict(Kind.HEALTHY, f"{'; '.join(ev.progressed[:2])}" + (f" at a steady {pace:.1f} s per step" if pace else f" at a steady throughput ({ev.pace['rate']:g})")
+                   + " and no error, signal or stall is logged: the steps of a synchronous job advance only while "
+                   f"every rank takes part ({ev.coverage.describe()})", [], lines(ev.steps.sort("step"), 2))
 
 
 def healthy(ev: Evidence) -> Verdict | None:
@@ -402,6 +597,10 @@ def clean_but_partial(ev: Evidence) -> Verdict | None:
     good = ev.clean_end or ev.progressed
     if not good:
         return None
+    if ev.pace["falling"]:
+        return Verdict(Kind.UNDECIDED, f"{'; '.join(good[:2])}, but {ev.pace['falling'][0]}: a stall between those "
+                       f"steps or a slower phase; the step lines' timestamps or per-step times decide it "
+                       f"({ev.coverage.describe()})", [], [Cited(*ev.pace["falling"][1:], ev.pace["falling"][0])])
     return Verdict(Kind.UNDECIDED, f"what was seen ended cleanly or progressed ({'; '.join((ev.clean_end + ev.progressed)[:2])}),"
                    f" but only {ev.coverage.describe()}: the other ranks' logs decide it", [], [])
 
@@ -413,15 +612,25 @@ def nothing(ev: Evidence) -> Verdict:
                       EventKind.STALL, EventKind.RANK_MISSING, EventKind.WATCHDOG_ABORT)
     seen = [f"{n} collective record(s)" if n else "no collective record",
             f"{errors.height} error line(s) no rule explains" if errors.height else "no sign of failure"]
+    done = ev.store.comms.filter(pl.col("state") == "init_complete")
+    if done.height and not n and not errors.height:
+        # the last thing the log says is that init completed: stuck right after it, or the log ends there
+        r = done["rank"].drop_nulls().unique().sort().to_list()
+        return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'the processes seen'} finished NCCL init "
+                       f"({done.select('comm').n_unique()} communicator(s)) and logged nothing after: no collective, "
+                       f"no error, no step ({ev.coverage.describe()}); whether they hang in the first collective or the "
+                       "log ends there is not in it: a stack dump of every rank (py-spy dump) and NCCL_DEBUG=INFO with "
+                       "NCCL_DEBUG_SUBSYS=COLL decide it", [], lines(done.with_columns(pl.lit("Init COMPLETE").alias("message")), 2))
     return Verdict(Kind.UNDECIDED, f"{' and '.join(seen)}, but no clean end or progress to call it healthy "
                    f"({ev.coverage.describe()}): {COLLECT}", [], lines(errors, 4))
 
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [
-    mismatch_aligned, mismatch_reported, mismatch_from_watchdog, cuda_failure, nccl_failure,
-    rules_wait.waiting_across_groups, crashed_rank, rendezvous_failed, init_stall,
-    transport_error, deadlock, deadlock_reported, deadlock_from_watchdog, deadlock_from_stacks, slow_progress, waiting_on_silent_ranks,
-    nccl_error_unexplained, exited_without_cause, timed_out, straggler, failed_without_cause, healthy,
+    mismatch_aligned, mismatch_reported, mismatch_from_watchdog, mismatch_on_the_wire, cuda_failure,
+    bootstrap_failed, nccl_failure, rules_wait.waiting_across_groups, crashed_rank, store_barrier, rendezvous_failed,
+    init_stall, transport_error, deadlock, deadlock_reported, deadlock_from_watchdog, deadlock_from_stacks,
+    slow_progress, waiting_on_silent_ranks, nccl_error_unexplained, exited_without_cause, timed_out, straggler,
+    straggler_by_wait, watchdog_stuck, peer_gone, failed_without_cause, slow_steps, healthy, steady_progress,
     clean_but_partial,
 ]
 

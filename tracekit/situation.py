@@ -13,11 +13,11 @@ import re
 
 import polars as pl
 
-from tracekit import sources
-from tracekit.evidence import own_frame
+from tracekit import align, sources
+from tracekit.evidence import KILL_CODES, Evidence, clip, own_frame
 from tracekit.outcome import FAILED, EventKind, RankSituation, Situation
 from tracekit.store import Store
-from tracekit.wording import fmt_ranks
+from tracekit.wording import fmt_ranks, who
 
 
 
@@ -160,3 +160,74 @@ def stall_note(store: Store) -> str | None:
     notes = store.events.filter(pl.col("kind").is_in([EventKind.RUN_NOTE, EventKind.STALL]))["message"].drop_nulls()
     secs = notes.str.extract(r"grew for (\d+(?:\.\d+)?)s", 1).cast(pl.Float64, strict=False).drop_nulls()
     return f"no log grew for {secs.max():g} s before the dump (tracekit run)" if secs.len() else None
+
+
+# --- the situation in one line: what every verdict's summary says -----------------------------
+
+def _frontiers(store: Store, moved: bool = False) -> tuple[dict[int, str], str | None]:
+    """Per rank, its last collective on the group with the most ranks, from the best source that
+    has any (``all_reduce #29, not completed``); read from a store in memory or on disk alike."""
+    c = align.collect(store.collectives.lazy().filter(
+        pl.col("rank").is_not_null() & pl.col("seq").is_not_null() & ~pl.col("op").is_in(["send", "recv"]))
+        .group_by(pl.col("source").cast(pl.Utf8), "rank", "pg").agg(
+            pl.col("seq").max(),
+            pl.when(pl.col("op").cast(pl.Utf8) == "other").then(pl.col("op_raw").str.replace(r"^\w+:", ""))
+            .otherwise(pl.col("op").cast(pl.Utf8)).sort_by("seq").last().alias("op"),
+            pl.col("state").cast(pl.Utf8).sort_by("seq").last()))
+    if not c.height:
+        return {}, None
+    for name in sources.DETAIL:
+        sub = c.filter(pl.col("source") == name)
+        if sub.height:
+            c = sub
+            break
+    pg = (c.group_by("pg").agg(pl.col("rank").n_unique().alias("n"), pl.col("seq").max().alias("s"))
+          .sort(["n", "s", "pg"], descending=[True, True, False])["pg"][0])
+    out = {}
+    for r in c.filter(pl.col("pg") == pg).iter_rows(named=True):
+        open_ = r["state"] in ("scheduled", "started")
+        if moved:  # dumps taken on the way of a run that went on: where each was, not where it is
+            out[r["rank"]] = f"dumped at {r['op']} #{r['seq']}"
+        else:
+            out[r["rank"]] = f"{'in' if open_ else 'last'} {r['op']} #{r['seq']}" + (", not completed" if open_ else "")
+    return out, pg
+
+
+def _ended(ev: Evidence) -> dict[int, str]:
+    """Per rank, how it ended or stopped where the logs say: timed out, exited, killed, raised."""
+    out: dict[int, str] = {}
+    for w in ev.timeouts.filter(pl.col("rank").is_not_null() & pl.col("seq").is_not_null()).sort("line").iter_rows(named=True):
+        out.setdefault(w["rank"], f"timed out in {(w['op'] or '?').upper()} SeqNum {w['seq']}"
+                       + (f" of process group {w['pg']}" if w["pg"] is not None else "")
+                       + (f" after {w['timeout_ms'] / 1000:g} s" if w["timeout_ms"] else ""))
+    for c in ev.crashes.filter(pl.col("rank").is_not_null()).iter_rows(named=True):
+        out.setdefault(c["rank"], "raised " + clip(c["message"], 80))
+    for x in ev.exits.filter(pl.col("rank").is_not_null()).iter_rows(named=True):
+        code = x["exit_code"]
+        out.setdefault(x["rank"], f"killed by signal {-code}" if code < 0 else
+                       f"stopped from outside (exit {code})" if code in KILL_CODES else f"exited with code {code}")
+    return out
+
+
+def brief(store: Store, ev: Evidence, n: int = 4) -> str:
+    """Where each seen rank is, grouped (``ranks 0-2: in all_reduce #29, not completed; rank 3: last
+    all_reduce #28, in next_batch_stuck (job.py:59)``) and its last step; empty where nothing is known
+    of any rank."""
+    coll, _ = _frontiers(store, ev.finished or ev.moving)
+    ended = _ended(ev)
+    where = {r: re.sub(r"(?<=\()[^()]*?(?:site|dist)-packages/", "", w) for r, w in main_threads(store).items() if w}
+    steps = ev.steps.filter(pl.col("rank").is_not_null())
+    step = dict(steps.group_by("rank").agg(pl.col("step").max()).iter_rows()) if steps.height else {}
+    said: dict[str, list[int]] = {}
+    for r in sorted(set(coll) | set(ended) | set(where)):
+        parts = [p for p in (coll.get(r), ended.get(r), f"in {where[r]}" if r in where else None) if p]
+        said.setdefault(", ".join(parts), []).append(r)
+    out = [f"{who(r)}: {text}" for text, r in sorted(said.items(), key=lambda x: x[1][0])]
+    if len(out) > n:
+        out = out[:n] + [f"{len(out) - n} more group(s)"]
+    if step:
+        top = max(step.values())
+        out.append(f"last step {top}" + ("" if len(step) == 1 else f" ({who([r for r, s in step.items() if s == top])})"))
+    elif ev.steps.height:
+        out.append(f"last step {ev.steps['step'].max()}")
+    return "; ".join(out)  # (the ranks of the world not seen: the coverage the verdict always says)

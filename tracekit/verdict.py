@@ -8,9 +8,9 @@ rank, and a rank that left no record is said to have left none. The types live i
 
 from __future__ import annotations
 
-from tracekit import rules
+from tracekit import fixes, rules, situation
 from tracekit.evidence import Evidence
-from tracekit.outcome import FAILED, Kind, Verdict  # noqa: F401 (imported from here by live, cli, tests)
+from tracekit.outcome import FAILED, Kind, Match, Verdict  # noqa: F401 (imported from here by live, cli, tests)
 from tracekit.store import Store
 
 
@@ -18,10 +18,20 @@ def decide(store: Store) -> Verdict:
     ev = Evidence.gather(store)
     name, v = rules.first(ev)
     cov = ev.coverage
-    if not cov.complete and v.kind != Kind.UNDECIDED and cov.describe() not in v.summary:
+    where = situation.brief(store, ev)
+    if where:
+        v.summary += f" | where each rank is: {where}"
+    if not cov.complete and cov.describe() not in v.summary:
         v.summary += f" ({cov.describe()})"
     v.evidence = list(dict.fromkeys(v.evidence))  # each line once
+    if (ev.finished or ev.moving) and v.kind not in FAILED:
+        for f in ev.findings:
+            f.snapshot = f.kind in (Match.MISSING, Match.RANK_ABSENT)
     v.findings, v.rule = ev.findings, name
     v.notes = v.notes + [n for n in rules.notes(ev) if n not in v.notes]
     v.coverage, v.failure_signs = cov.to_dict(), ev.failure_signs
+    fix = fixes.for_verdict(v.kind, " ".join([v.summary, *v.evidence]))
+    if fix is not None:
+        v.fix, v.check = fix.fix, fix.check
+        v.notes.append(f"fix: {fix.fix}; check it took: {fix.check}")
     return v

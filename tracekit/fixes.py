@@ -1,0 +1,102 @@
+"""Each cause with what fixes it and how to check the fix took: one table that the verdict (its
+``fix`` and ``check``), the report and ``doctor`` read, so a cause is never fixed two ways.
+
+A row applies to a verdict of one of its kinds whose summary or evidence matches ``when``; the
+first row that applies is the verdict's (rows run from the most specific to the most general).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tracekit.outcome import Kind
+
+_ANY_FAIL = (Kind.DEADLOCK, Kind.MISMATCH, Kind.INIT_STALL, Kind.TRANSPORT_ERROR, Kind.CRASHED_RANK,
+             Kind.SLOW_PROGRESS, Kind.STRAGGLER, Kind.UNDECIDED)
+
+
+@dataclass(frozen=True)
+class Fix:
+    cause: str
+    kinds: tuple[Kind, ...]
+    when: str  # a regex over the verdict's summary and evidence
+    fix: str
+    check: str
+
+
+FIXES: tuple[Fix, ...] = (
+    Fix("wandb", _ANY_FAIL, r"(?i)wandb",
+        "WANDB_MODE=offline (sync later with `wandb sync`), or make sure every rank-0 node reaches api.wandb.ai",
+        "the next run's rank 0 logs its first step; a stack dump of rank 0 no longer shows wandb"),
+    Fix("two-jobs-one-store", (Kind.INIT_STALL,), r"share one MASTER_ADDR",
+        "give each job its own MASTER_PORT (and kill leftover processes of an earlier run)",
+        "the barrier's worker_count equals world_size; every rank logs past init_process_group"),
+    Fix("store-barrier", (Kind.INIT_STALL,), r"store-based barrier|rendezvous never completed",
+        "launch every rank (check the scheduler started all nodes), make MASTER_ADDR:MASTER_PORT reachable from "
+        "every node, and look at the missing ranks' own output for an error before init_process_group",
+        "every rank logs past init_process_group (NCCL `Init COMPLETE` on every rank with NCCL_DEBUG=INFO)"),
+    Fix("duplicate-gpu", _ANY_FAIL, r"(?i)duplicate GPU",
+        "one GPU per rank: torch.cuda.set_device(LOCAL_RANK) before init_process_group, and CUDA_VISIBLE_DEVICES "
+        "not narrowed to one device per node",
+        "the NCCL Init lines of one host show a different cudaDev / busId for every rank"),
+    Fix("shm", _ANY_FAIL, r"(?i)/dev/shm|no space left|posix_fallocate|shm_open|NCCL_SHM",
+        "give the container shared memory (docker --shm-size=16g or --ipc=host; k8s an emptyDir of medium Memory "
+        "at /dev/shm)",
+        "`df -h /dev/shm` shows room, and the next NCCL log has no shm WARN"),
+    Fix("ib-completion", _ANY_FAIL, r"(?i)completion error|error 12|IBV_WC|ibv_\w+ failed|NET/IB.*(?:error|fail)",
+        "check the fabric (ibstat, ibv_devinfo, ib_write_bw between the hosts), the RoCE GID (NCCL_IB_GID_INDEX) "
+        "and NCCL_IB_HCA; raise NCCL_IB_TIMEOUT (22) only once the links are clean",
+        "ib_write_bw between the two hosts reaches line rate, and the next NCCL log has no NET/IB WARN"),
+    Fix("interface", (Kind.TRANSPORT_ERROR, Kind.INIT_STALL, Kind.UNDECIDED),
+        r"(?i)no route to host|network is unreachable|connection refused|connect(?:ion)? timed out|socketPollConnect"
+        r"|Bootstrap|connectFullMesh|127\.0\.0\.1",
+        "set NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME to the interface the nodes share (not lo, docker0 or a "
+        "bridge), open the ports between the nodes, and use one address family (NCCL_SOCKET_FAMILY)",
+        "the next NCCL log's `Bootstrap : Using <iface>` names the shared interface and every rank logs Init COMPLETE"),
+    Fix("socket-fallback", (Kind.SLOW_PROGRESS, Kind.STRAGGLER, Kind.TRANSPORT_ERROR), r"(?i)NET/Socket|via NET/Socket",
+        "use RDMA: NCCL_IB_HCA, NCCL_IB_GID_INDEX (RoCE), the IB/EFA plugin; or move less (ZeRO-2, hpZ)",
+        "the next NCCL INFO log says `via NET/IB` (or the plugin's transport), not `via NET/Socket`"),
+    Fix("heartbeat", _ANY_FAIL, r"(?i)heartbeat|watchdog got stuck",
+        "a CUDA or NCCL call never returned: dump the stuck rank's native stack (py-spy dump --native, "
+        "cuda-gdb) and look for the kernel or NCCL call it waits in",
+        "the next run's watchdog logs no heartbeat timeout"),
+    Fix("host-oom", (Kind.CRASHED_RANK, Kind.UNDECIDED), r"SIGKILL|OOM killer|signal 9\b|code -9\b",
+        "use less host memory: fewer dataloader workers, no CPU offload of parameters, smaller prefetch",
+        "dmesg on that node shows no `Out of memory: Killed process`, and the rank exits 0"),
+    Fix("cuda-oom", _ANY_FAIL, r"(?i)out of memory|OutOfMemoryError",
+        "a smaller micro-batch or sequence length, activation checkpointing, or "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+        "torch.cuda.max_memory_allocated() on that rank stays below its device's memory through a step"),
+    Fix("cuda-fault", _ANY_FAIL, r"(?i)illegal memory access|device-side assert|CUDA error|ECC",
+        "rerun that rank with CUDA_LAUNCH_BLOCKING=1 (or compute-sanitizer) to find the kernel; an ECC error "
+        "is the GPU's: drain the node",
+        "the rerun passes the step it failed in; nvidia-smi -q shows no new ECC errors"),
+    Fix("mismatch", (Kind.MISMATCH,), r".",
+        "make every rank issue the same collectives: the same code and versions on every node, the same data "
+        "length per rank (drop_last, equal shards), no collective under a rank-dependent `if`, the same cache",
+        "TORCH_DISTRIBUTED_DEBUG=DETAIL runs past that sequence number with no mismatch error"),
+    Fix("straggler", (Kind.STRAGGLER, Kind.SLOW_PROGRESS), r"makes the others wait|enters \d+ of \d+ collectives last",
+        "look at that rank's own host: GPU clocks and temperature (nvidia-smi -q -d CLOCK,PERFORMANCE), its data "
+        "loader, its disk, other jobs on it",
+        "the next run's verdict no longer names a rank that makes the others wait"),
+    Fix("deadlock", (Kind.DEADLOCK,), r".",
+        "find why the named rank never issued the collective: its stack (where it is), a collective under a "
+        "rank-dependent `if`, uneven data so one rank leaves the loop early, an exception swallowed on that rank",
+        "Flight Recorder dumps of the next run show every rank at the same sequence number"),
+    Fix("slow-steps", (Kind.SLOW_PROGRESS,), r"(?i)took|per step",
+        "find what the slow steps did besides training (checkpoint, eval, data loading, a node's throttling): "
+        "`tracekit run` dumps stacks when progress stops",
+        "the step times are steady in the next run's step lines"),
+)
+
+#: each row by its cause
+BY_CAUSE = {f.cause: f for f in FIXES}
+
+
+def for_verdict(kind: Kind, text: str) -> Fix | None:
+    """The first row that applies to a verdict of ``kind`` whose summary and evidence read ``text``."""
+    for f in FIXES:
+        if kind in f.kinds and re.search(f.when, text):
+            return f
+    return None

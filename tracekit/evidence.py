@@ -105,13 +105,15 @@ class Evidence:
 
     store: Store
     findings: list[Finding] = field(default_factory=list)
+    windows: list = field(default_factory=list)  # FR windows shown healthy (fr_checks.HealthyWindow)
 
     @classmethod
     def gather(cls, store: Store) -> "Evidence":
         findings = []
         for source in sources.NAMES:
             findings += align.find(store, source)
-        return cls(store, findings + align.unranked_mismatches(store))
+        checked, windows = sources.fr.checks(store)  # the FR analyzer's checks: they name what differs
+        return cls(store, checked + findings + align.unranked_mismatches(store), windows)
 
     def kinds(self, *kinds: str) -> pl.DataFrame:
         return self.store.events.filter(pl.col("kind").is_in(kinds))
@@ -124,7 +126,10 @@ class Evidence:
     # --- alignment --------------------------------------------------------------------------
     @property
     def mismatches(self) -> list[Finding]:
-        return [f for f in self.findings if f.op and f.kind in (Match.OP_TYPE, Match.DTYPE, Match.SIZE)]
+        kinds = (Match.OP_TYPE, Match.DTYPE, Match.SIZE, Match.SHAPE, Match.P2P_SIZE, Match.COALESCED)
+        # (a state that differs at the tail, where a rank is missing, is the missing rank's consequence)
+        kinds += () if self.missing else (Match.STATE,)
+        return [f for f in self.findings if f.op and f.kind in kinds]
 
     @property
     def missing(self) -> list[Finding]:

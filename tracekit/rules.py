@@ -583,11 +583,13 @@ def steady_progress(ev: Evidence) -> Verdict | None:
 
 
 def healthy(ev: Evidence) -> Verdict | None:
-    """Positive evidence of a clean run: a clean end or progress, every rank of the world seen."""
-    good = ev.clean_end or ev.progressed
+    """Positive evidence of a clean run: a clean end or progress (or Flight Recorder dumps that show
+    every group healthy), every rank of the world seen."""
+    windows = [w.message for w in ev.windows]
+    good = ev.clean_end or ev.progressed or windows
     if not good or not ev.coverage.complete:
         return None
-    what = "; ".join((ev.clean_end + ev.progressed)[:3])
+    what = "; ".join((ev.clean_end + ev.progressed + windows)[:3])
     return Verdict(Kind.HEALTHY, f"every rank of {ev.coverage.world_size} seen, no failure logged, and {what}", [],
                    [])
 

@@ -235,13 +235,14 @@ class Evidence:
         """Communicators whose Init START has no Init COMPLETE."""
         init = self.store.comms.filter(pl.col("state").is_in(["init_start", "init_complete"]))
         return (init.group_by("host", "pid", "comm").agg(
-            (pl.col("state") == "init_complete").any().alias("done"), pl.col("rank").first(), pl.col("file").first(),
+            (pl.col("state") == "init_complete").any().alias("done"),
+            pl.coalesce("global_rank", "rank").first().alias("rank"), pl.col("file").first(),
             pl.col("line").first(), pl.col("nranks").first()).filter(~pl.col("done")).sort("file", "line"))
 
     @cached_property
     def init_started(self) -> list[int]:
         init = self.store.comms.filter(pl.col("state").is_in(["init_start", "init_complete"]))
-        return init["rank"].drop_nulls().unique().to_list()
+        return init.select(pl.coalesce("global_rank", "rank"))["global_rank"].drop_nulls().unique().to_list()
 
     @cached_property
     def stacks(self) -> pl.DataFrame:

@@ -198,7 +198,7 @@ def test_on_a_terminal_the_verdict_comes_first_wrapped_to_its_width():
     shown = _summary_text(s, 80).splitlines()
     assert shown[0].startswith("verdict   MISMATCH: rank 1: the ranks' collectives no longer pair up")
     cut = shown.index("")  # the verdict (and its evidence), then the summary under it
-    head = [ln for ln in shown[:cut] if not ln.startswith("  evidence")]
+    head = [ln for ln in shown[:cut] if not ln.startswith(("  evidence", "  note"))]  # (a note: the fix)
     assert len(head) >= 3 and all(ln.startswith(" " * 10) for ln in head[1:])
     one_line = piped.split("\n\nverdict   ")[1].splitlines()[0]
     assert " ".join(ln.strip() for ln in head) == "verdict   " + one_line

@@ -19,11 +19,12 @@ from typing import BinaryIO
 
 import polars as pl
 
+from tracekit import formats
 from tracekit import ingest as ingest_mod
 from tracekit import runs
 from tracekit import store as stores
 from tracekit.errors import InputError
-from tracekit.ingest import batches, combine, discover, parse_files, total_size, unreadable
+from tracekit.ingest import batches, combine, discover, parse_files, total_size, unreadable, walk
 from tracekit.parsers import nccl
 from tracekit.runs import Attempt
 from tracekit.store import Store
@@ -153,7 +154,8 @@ def parse(paths: list[str], engine: str = "local", progress: Progress | None = N
     ingested by ``engine``: ``local`` (this machine), ``ray`` (a local Ray cluster started for it) or
     ``ray:ADDRESS`` (a running one, read as one run); ``progress`` as ``ingest.ingest``'s."""
     if engine == "local":
-        files = [str(p) for p in discover(paths)]
+        walked = walk(paths)
+        files = [f.path for f in walked.files]
         total = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
         results, done = [], 0
         step = ingest_mod.PROGRESS_BYTES if nccl._scan is None else ingest_mod.SCANNED_PROGRESS_BYTES
@@ -162,9 +164,13 @@ def parse(paths: list[str], engine: str = "local", progress: Progress | None = N
             done += total_size(batch)
             if progress:
                 progress(done, total)
-        found = runs.split(results) or [runs.whole(combine(results))]
+        skipped = [(formats.skipped_row(n), []) for n in walked.notes]  # what the walk did not read
+        found = runs.split(results) or [runs.whole(combine(results + skipped))]
         if len(found) == 1:  # (the store ingest.ingest makes, from every file in its order)
-            found[0].results = results
+            found[0].results = results + skipped
+        else:  # each run says what was not read beside it
+            for run in found:
+                run.results = run.results + skipped
         return found
     if engine == "ray" or engine.startswith("ray:"):
         from tracekit.engines import parse_on_ray

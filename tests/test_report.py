@@ -8,7 +8,7 @@ import re
 from click.testing import CliRunner
 
 from tests.conftest import SAMPLES
-from tracekit import verdict
+from tracekit import escape, verdict
 from tracekit.cli import _load_run, main
 from tracekit.reports import report
 
@@ -44,7 +44,8 @@ def test_markdown_report_for_an_issue(tmp_path):
     md = r.output
     assert len(md) < 65_000 and "<svg" not in md
     assert md.splitlines()[:3] == ["### tracekit report: zero3_slow_2x2", "",
-                                   "**SLOW-PROGRESS**: " + verdict.decide(_load_run(str(SAMPLES / "zero3_slow_2x2"))).summary]
+                                   "**SLOW-PROGRESS**: "  # the summary as markdown text: its | escaped
+                                   + escape.markdown(verdict.decide(_load_run(str(SAMPLES / "zero3_slow_2x2"))).summary)]
     summaries = re.findall(r"<details><summary>(.*?)</summary>", md)
     assert summaries[:2] == ["Evidence", "Coverage"] and summaries[-1] == "Commands that made this"
     assert "Against zero3_slow_fixed_2x2" in summaries[-2]

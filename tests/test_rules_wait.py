@@ -56,8 +56,10 @@ def test_a_hang_inside_one_group_or_a_cause_of_its_own_is_left_to_the_other_rule
 
 def test_a_size_mismatch_between_ranks_reads_as_a_mismatch_not_the_network():
     """Real NCCL (samples/gpu_nccl_alltoall): an all_to_all whose splits differ between ranks; NCCL's WARN
-    `message truncated : receiving 64 bytes instead of 32` (main read: TRANSPORT-ERROR)."""
+    `message truncated : receiving 64 bytes instead of 32` (main read: TRANSPORT-ERROR). The Flight
+    Recorder's all_to_all totals name the rank whose splits differ (rank 2: sends 40, receives 32);
+    NCCL's WARN is a mismatch sign, not a transport error."""
     v = decide(ingest([SAMPLES / "gpu_nccl_alltoall"]))
-    assert v.kind == Kind.MISMATCH and "message truncated" in v.summary, v.summary
+    assert v.kind == Kind.MISMATCH and v.ranks == [2] and "rank 2 sends 40 and receives 32" in v.summary, v.summary
     assert any(s.startswith("mismatch") for s in v.failure_signs), v.failure_signs
     assert not any(s.startswith("transport error") for s in v.failure_signs), v.failure_signs

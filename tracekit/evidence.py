@@ -112,8 +112,11 @@ class Evidence:
         findings = []
         for source in sources.NAMES:
             findings += align.find(store, source)
-        checked, windows = sources.fr.checks(store)  # the FR analyzer's checks: they name what differs
-        return cls(store, checked + findings + align.unranked_mismatches(store), windows)
+        # the FR analyzer's checks (fr_checks) after align's: where both see a collective differ, align's
+        # finding names each side's tensor; the checks add what align does not compare (output sizes,
+        # all_to_all totals, p2p pairs, coalesced groups, state) and the healthy windows
+        checked, windows = sources.fr.checks(store)
+        return cls(store, findings + checked + align.unranked_mismatches(store), windows)
 
     def kinds(self, *kinds: str) -> pl.DataFrame:
         return self.store.events.filter(pl.col("kind").is_in(kinds))

@@ -317,3 +317,17 @@ def test_real_nccl_runs(sample, kind, ranks, text):
     findings, windows = sources_fr.checks(ingest([SAMPLES / sample]))
     first = findings[0]  # (a state that differs comes last: gpu_nccl_alltoall's seq 33 has one)
     assert (first.kind, first.missing) == (kind, ranks) and text in first.label and windows == []
+
+
+def test_the_verdict_says_what_the_checks_find(tmp_path):
+    """End to end through `decide`: dumps alone that show every collective completed on every rank are
+    HEALTHY with their window; an output size that differs is a MISMATCH naming the rank."""
+    from tracekit.outcome import Kind
+    from tracekit.verdict import decide
+
+    ok = two([entry(i, "all_reduce", [[4, 4]], [[4, 4]], seq=i + 1) for i in range(5)])
+    v = decide(ingest([write_dumps(tmp_path / "ok", ok)]))
+    assert v.kind == Kind.HEALTHY and "healthy in the last 5 collectives the dumps hold" in v.summary, v.summary
+    bad = {0: [entry(0, "all_gather", [[4]], [[8]])], 1: [entry(0, "all_gather", [[4]], [[9]])]}
+    v = decide(ingest([write_dumps(tmp_path / "bad", bad)]))
+    assert v.kind == Kind.MISMATCH and "rank" in v.summary and "9" in v.summary, v.summary

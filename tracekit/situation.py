@@ -99,11 +99,12 @@ def situation(store: Store, verdict=None) -> Situation:
     hang = is_hang(verdict)
     where = main_threads(store)
     ranks = sorted(set(store.ranks["rank"].drop_nulls().to_list()) | set(coll["rank"].to_list()) | set(where))
-    last = (coll.filter(pl.col("pg") == pg).sort("seq").group_by("rank")
+    in_pg = pl.lit(False) if pg is None else pl.col("pg") == pg  # no main group: no row is in it
+    last = (coll.filter(in_pg).sort("seq").group_by("rank")
             .agg(pl.col("seq").last(), pl.col("op").cast(pl.Utf8).last(), pl.col("state").cast(pl.Utf8).last(),
                  pl.col("bytes").last(), pl.col("source").cast(pl.Utf8).last()))
     last = {r["rank"]: r for r in last.iter_rows(named=True)}
-    times = {} if not tm.height else dict(tm.filter(pl.col("pg") == pg).group_by("rank").agg(pl.col("t").max()).iter_rows())
+    times = {} if not tm.height else dict(tm.filter(in_pg).group_by("rank").agg(pl.col("t").max()).iter_rows())
     t0 = tm["t"].min() if tm.height else None
     status = {(r, p): (e, d) for r, p, e, d in _fr_status(store).iter_rows()}
     steps = dict(store.events.filter((pl.col("kind") == EventKind.STEP) & pl.col("rank").is_not_null()

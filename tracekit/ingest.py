@@ -293,6 +293,14 @@ def ingest(paths: list[str | Path], progress: Callable[[int, int], None] | None 
     called as batches of files finish (for a progress bar; the library itself draws nothing). What
     the walk did not read (a FIFO, a link out of the folder, a folder without permission) is a row
     of ``files`` of its own, kind ``skipped``, with why."""
+    results, skipped = parse_all(paths, progress)
+    return combine(results + skipped)
+
+
+def parse_all(paths: list[str | Path], progress: Callable[[int, int], None] | None = None
+              ) -> tuple[list[tuple[dict, list[Parsed]]], list[tuple[dict, list[Parsed]]]]:
+    """Every file under ``paths`` parsed (``parse_files``' answer, in file order), and a ``files`` row
+    of kind ``skipped`` for each entry the walk did not read; ``progress`` as ``ingest``'s."""
     found = walk(paths)
     files = [f.path for f in found.files]
     total = total_size(files)
@@ -304,7 +312,7 @@ def ingest(paths: list[str | Path], progress: Callable[[int, int], None] | None 
         done += total_size(batch)
         if progress:
             progress(done, total)
-    return combine(results + [(formats.skipped_row(n), []) for n in found.notes])
+    return results, [(formats.skipped_row(n), []) for n in found.notes]
 
 
 #: the small tables of rows that each come from a line (the collectives, the bulk, come in file order already)

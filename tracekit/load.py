@@ -8,7 +8,6 @@ this folder alone, and no log under the folder changed after it was written.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -19,13 +18,10 @@ from typing import BinaryIO
 
 import polars as pl
 
-from tracekit import formats
-from tracekit import ingest as ingest_mod
 from tracekit import runs
 from tracekit import store as stores
 from tracekit.errors import InputError
-from tracekit.ingest import batches, combine, discover, parse_files, total_size, unreadable, walk
-from tracekit.parsers import nccl
+from tracekit.ingest import combine, discover, parse_all, unreadable
 from tracekit.runs import Attempt
 from tracekit.store import Store
 
@@ -154,17 +150,7 @@ def parse(paths: list[str], engine: str = "local", progress: Progress | None = N
     ingested by ``engine``: ``local`` (this machine), ``ray`` (a local Ray cluster started for it) or
     ``ray:ADDRESS`` (a running one, read as one run); ``progress`` as ``ingest.ingest``'s."""
     if engine == "local":
-        walked = walk(paths)
-        files = [f.path for f in walked.files]
-        total = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
-        results, done = [], 0
-        step = ingest_mod.PROGRESS_BYTES if nccl._scan is None else ingest_mod.SCANNED_PROGRESS_BYTES
-        for batch in batches(files, min(20, total // step) if progress else 1, total):  # as ingest.ingest
-            results += parse_files(batch)
-            done += total_size(batch)
-            if progress:
-                progress(done, total)
-        skipped = [(formats.skipped_row(n), []) for n in walked.notes]  # what the walk did not read
+        results, skipped = parse_all(paths, progress)  # skipped: what the walk did not read
         found = runs.split(results) or [runs.whole(combine(results + skipped))]
         if len(found) == 1:  # (the store ingest.ingest makes, from every file in its order)
             found[0].results = results + skipped

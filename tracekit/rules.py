@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import align, rules_wait, sources
+from tracekit import align, rules_bench, rules_wait, sources
 from tracekit.evidence import (BENIGN, BOOTSTRAP, HEARTBEAT, KILL_CODES, NETWORK_FAIL, SIGKILL_CODES, STORE_BARRIER,
                                WIRE_MISMATCH, Evidence, clip, lines)
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
@@ -632,7 +632,9 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     bootstrap_failed, nccl_failure, rules_wait.waiting_across_groups, crashed_rank, store_barrier, rendezvous_failed,
     init_stall, transport_error, deadlock, deadlock_reported, deadlock_from_watchdog, deadlock_from_stacks,
     slow_progress, waiting_on_silent_ranks, nccl_error_unexplained, exited_without_cause, timed_out, straggler,
-    straggler_by_wait, watchdog_stuck, peer_gone, failed_without_cause, slow_steps, healthy, steady_progress,
+    straggler_by_wait, watchdog_stuck, peer_gone, failed_without_cause,
+    rules_bench.nccl_test_result,
+    slow_steps, healthy, steady_progress,
     clean_but_partial,
 ]
 

@@ -632,9 +632,10 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     bootstrap_failed, nccl_failure, rules_wait.waiting_across_groups, crashed_rank, store_barrier, rendezvous_failed,
     init_stall, transport_error, deadlock, deadlock_reported, deadlock_from_watchdog, deadlock_from_stacks,
     slow_progress, waiting_on_silent_ranks, nccl_error_unexplained, exited_without_cause, timed_out, straggler,
-    straggler_by_wait, watchdog_stuck, peer_gone, failed_without_cause,
-    rules_bench.nccl_test_result,
-    slow_steps, healthy, steady_progress,
+    straggler_by_wait, watchdog_stuck, peer_gone,
+    rules_bench.nccl_test_result, rules_bench.step_gap, rules_bench.throughput_drop, rules_bench.phase_dominates,
+    rules_bench.every_rank_ended,
+    failed_without_cause, slow_steps, healthy, steady_progress,
     clean_but_partial,
 ]
 

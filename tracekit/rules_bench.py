@@ -2,7 +2,8 @@
 progress and end lines, its step times, throughput and phase timers.
 
 Each is ``rule(evidence) -> Verdict | None`` and sits in ``rules.RULES`` after the rules of failure
-(a crash, a timeout, a transport error decide first): these read runs with no failure sign.
+(a crash, a timeout, a transport error decide first) and before ``failed_without_cause``: each reads
+only runs with no failure sign.
 
 nccl-tests (``parsers/nccl_tests.py``; its source, github:NVIDIA/nccl-tests ``src/common.cu``, prints a
 row only once every rank finished that size's iterations): a table with wrong values is corrupt data; a
@@ -89,6 +90,8 @@ def _ranks_text(ev: Evidence) -> str:
 def nccl_test_result(ev: Evidence) -> Verdict | None:
     """nccl-tests' output decides itself: wrong values, a bus bandwidth that falls or stays low, a
     table cut short of the size asked, or a complete table of right values."""
+    if ev.failure_signs:
+        return None  # failed_without_cause says it (a failure of the test is said by the rules before)
     rows = ev.kinds(EventKind.BANDWIDTH).filter(pl.col("where") == "nccl-tests")
     said = _ranks_text(ev)
     if not rows.height:
@@ -162,3 +165,142 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
                    + (f"; transport {transport}" if transport else "")
                    + ": every rank completed each size (nccl-tests prints a row only then)", [],
                    [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2))
+
+
+# --- a program's own progress and end ----------------------------------------------------------
+
+#: a gap between step lines this many times the others' (and at least GAP_S seconds) is a stop, not noise
+GAP_X, GAP_S = 5.0, 60.0
+#: a running average (tf_cnn_benchmarks' `images/sec: 195.8 +/- 0.5`) that drops this share after holding
+#: steady hides steps far slower than the rest; a rate per interval must halve
+MEAN_DROP, RATE_DROP = 0.03, 0.5
+#: a phase of one iteration this many times forward + backward (and over a second) is where the time goes
+PHASE_X = 5.0
+#: an end said for a whole group of workers by the agent that ran them
+GROUP_END = r"torchelastic: worker .*SUCCEEDED|worker group successfully finished"
+
+
+def _calm(ev: Evidence) -> bool:
+    return not (ev.trouble.height or ev.failure_signs or ev.stalls.height)
+
+
+def _secs(s: float) -> str:
+    whole = round(s)
+    if whole >= 3600:
+        return f"{whole // 3600} h {whole % 3600 // 60} min"
+    if whole >= 120:
+        return f"{whole // 60} min {whole % 60} s"
+    return f"{s:.1f} s"
+
+
+def step_gap(ev: Evidence) -> Verdict | None:
+    """The time between two step lines (their timestamps) far longer than between the others, and
+    the steps went on after: the run stopped that long and resumed, slow, not hung."""
+    if not _calm(ev):
+        return None
+    text = pl.concat_str(pl.col("ts").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+    st = ev.steps.sort("file", "line").with_columns(
+        text.str.extract(r"(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})", 1).str.replace("T", " ")
+        .str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False).alias("at")).filter(pl.col("at").is_not_null())
+    one = st.unique("step", keep="first", maintain_order=True).sort("step")
+    gaps = one.with_columns((pl.col("at").diff().dt.total_seconds()).alias("s"), pl.col("step").shift().alias("from"),
+                            (pl.col("step") - pl.col("step").shift()).alias("n")).filter(pl.col("s").is_not_null() & (pl.col("n") > 0))
+    if gaps.height < 3:
+        return None
+    gaps = gaps.with_columns((pl.col("s") / pl.col("n")).alias("per"))
+    worst = gaps.sort("per").tail(1).row(0, named=True)
+    others = gaps.filter(pl.col("line") != worst["line"])
+    usual = others["per"].median()
+    if not usual or worst["per"] < GAP_X * usual or worst["s"] < GAP_S:
+        return None
+    said = (f"steps {worst['from']} -> {worst['step']} took {_secs(worst['s'])}, {worst['per'] / usual:.0f}x the pace of "
+            f"the other step lines ({_secs(usual * worst['n'])} for as many steps)")
+    return Verdict(Kind.SLOW_PROGRESS, f"{said}: the run stopped for about {_secs(worst['s'] - usual * worst['n'])} "
+                   f"between those lines and went on; slow, not hung (steps {one['step'].min()} -> {one['step'].max()}, "
+                   "no error logged); a stack dump of every rank during such a gap (py-spy dump) says where it waits",
+                   [], [Cited(worst["file"], worst["line"], worst["message"])])
+
+
+def throughput_drop(ev: Evidence) -> Verdict | None:
+    """A throughput the steps print that falls: a running average (``images/sec: 195.8 +/- 0.5``) that
+    drops after holding steady, or a rate per interval that halves: slow steps, the run goes on."""
+    if not _calm(ev):
+        return None
+    msg = pl.col("message")
+    st = ev.steps.with_columns(
+        msg.str.extract(r"(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*([\d][\d,.]*)", 1).str.replace_all(",", "")
+        .cast(pl.Float64, strict=False).alias("rate"), msg.str.contains(r"/sec: [\d.]+ \+/- ").alias("mean"))
+    st = st.filter(pl.col("rate").is_not_null())
+    per = st.group_by("step").agg(pl.col("rate").median(), pl.col("mean").all(), pl.col("file").first(),
+                                  pl.col("line").min(), pl.col("message").first()).sort("step")
+    if per.height < 3:
+        return None
+    last, before = per.row(-1, named=True), per.head(per.height - 1)
+    held = before["rate"].tail(2)
+    if last["mean"]:
+        steady = held.max() <= 1.01 * held.min()
+        if not (steady and last["rate"] < (1 - MEAN_DROP) * held.min()):
+            return None
+        how = (f"a running average over the run: to fall {1 - last['rate'] / held.min():.0%} after holding steady, the "
+               f"steps since {before['step'][-1]} ran far slower than the others (a stop of seconds to minutes)")
+    else:
+        if last["rate"] >= RATE_DROP * before["rate"].median():
+            return None
+        how = f"under {RATE_DROP:.0%} of the median {before['rate'].median():g} before"
+    return Verdict(Kind.SLOW_PROGRESS, f"the throughput fell from {held[-1]:g} to {last['rate']:g} at step {last['step']} "
+                   f"({how}); the steps go on: slow, not hung, no error logged", [],
+                   [Cited(last["file"], last["line"], last["message"])])
+
+
+def phase_dominates(ev: Evidence) -> Verdict | None:
+    """A trainer's timers (``time (ms) | forward: ... | backward: ... | optimizer: ...``) where one phase
+    takes many times forward and backward together: each iteration waits there."""
+    ph = ev.kinds(EventKind.PHASE_TIMES).sort("file", "line")
+    if not ph.height or not _calm(ev):
+        return None
+    pairs = ph.with_columns(pl.col("message").str.extract_all(r"[\w\- ]+: [\d.]+").alias("_p")).explode("_p").with_columns(
+        pl.col("_p").str.extract(r"^\s*([\w\- ]+?):", 1).alias("phase"),
+        pl.col("_p").str.extract(r": ([\d.]+)$", 1).cast(pl.Float64, strict=False).alias("ms"))
+    per = pairs.group_by("phase").agg(pl.col("ms").median(), pl.col("file").first(), pl.col("line").first(),
+                                      pl.col("message").first())
+    compute = per.filter(pl.col("phase").str.contains(r"^(?:forward|backward)"))["ms"].sum()
+    top = per.filter(~pl.col("phase").str.contains(r"^(?:forward|backward)")).sort("ms").tail(1)
+    if not compute or not top.height:
+        return None
+    t = top.row(0, named=True)
+    if t["ms"] < PHASE_X * compute or t["ms"] < 1000:
+        return None
+    return Verdict(Kind.SLOW_PROGRESS, f"each iteration spends {t['ms'] / 1e3:.1f} s in {t['phase']} against "
+                   f"{compute / 1e3:.1f} s in forward and backward ({t['ms'] / compute:.0f}x): that phase is where the "
+                   "time goes (with ZeRO the optimizer step holds the gradients' reduce and the parameters' gather: "
+                   "a slow interconnect shows there); the run advances, slowly", [],
+                   [Cited(t["file"], t["line"], t["message"])])
+
+
+def every_rank_ended(ev: Evidence) -> Verdict | None:
+    """Every rank seen says it ended (its own end line, its last iteration of N, a worker SUCCEEDED, its
+    communicators destroyed), no rank of a known world is unseen, and nothing failed: healthy."""
+    if not _calm(ev) or ev.pending.height or ev.pace["slow"] or ev.pace["falling"]:
+        return None  # (a slow step: slow_steps says it)
+    ends = pl.concat([ev.kinds(EventKind.PROGRAM_END, EventKind.CLEAN_EXIT).select("file", "line", "rank", "message"),
+                      ev.steps.filter(pl.col("max_steps").is_not_null() & (pl.col("step") >= pl.col("max_steps")))
+                      .select("file", "line", "rank", "message")]).sort("file", "line")
+    if not ends.height:
+        return None
+    # torchelastic's agent says SUCCEEDED of a worker (or "worker group successfully finished") only once
+    # every worker of its group ended with 0 (torch/distributed/elastic/agent/server/api.py)
+    if ev.coverage.missing and not ends["message"].str.contains(GROUP_END).all():
+        return None
+    ended = set(ends["rank"].drop_nulls().to_list())
+    destroyed = ev.store.comms.filter(pl.col("state") == "destroy_complete")
+    ended |= set(destroyed.select(pl.coalesce("global_rank", "rank"))["global_rank"].drop_nulls().to_list())
+    seen = set(ev.coverage.seen)
+    if seen - ended or (not seen and ends["rank"].drop_nulls().len()):
+        return None
+    group = ends["message"].str.contains(GROUP_END).any()
+    who_ended = (f"{'rank' if len(ended) == 1 else 'ranks'} {fmt_ranks(sorted(ended))} each ended cleanly" if ended
+                 else "the program said it ended cleanly") + (
+        " (torchelastic's agent says so only once every worker of its group exited with 0)" if group else "")
+    return Verdict(Kind.HEALTHY, f"{who_ended} ({ends['message'][0]}"
+                   + (f"; {destroyed.height} communicator(s) destroyed" if destroyed.height else "")
+                   + f") and no error, signal or stall is logged ({ev.coverage.describe()})", [], lines(ends, 4))

@@ -4,6 +4,12 @@ Steps and losses become ``step`` events (the progress signal when no collective 
 DeepSpeed's comms logger becomes ``comm_op`` events with their bandwidth, ms-swift's argument dump
 becomes ``train_arg`` events (``key=value``, what ``tracekit diff`` compares), and the framework's own
 log lines are claimed so that what is left over really is unknown.
+
+A program's own word on its progress and end (branch bench, issue 31): an iteration marker alone on its
+line (``Rank 1: ==== Iteration 10/10 ====``) is a ``step`` of ``max_steps``; ``Rank 0: End of workload.``,
+``Training completed``, torchelastic's ``worker group successfully finished`` are ``program_end`` events;
+a ``Rank N:`` in front names the rank. Megatron/DeepSpeed's one-line timers (``time (ms) | forward: 207.71 |
+backward: 3509.10 | optimizer: 38738.77 | ...``) are a ``phase_times`` event.
 """
 
 from __future__ import annotations
@@ -42,6 +48,15 @@ KNOWN = (
     r"|^\[transformers\]|^\*{5} Running (?:Evaluation|Prediction) \*{5}"
     r"|^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ \| (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \| [\w.]+ \|"
 )
+# a program's own progress and end lines, with the rank it names in front (`Rank 1: `)
+SAYS_RANK = r"^Rank (?P<rank>\d+):\s*"
+ITERATION = r"^(?:Rank \d+:\s*)?[=*#\- ]*Iteration\s+(?P<step>\d+)\s*/\s*(?P<max_steps>\d+)[=*#\- ]*$"
+PROGRAM_END = (r"(?i)^(?:Rank \d+:\s*)?(?:End of (?:workload|training)\b|Training (?:is )?(?:complete|completed|finished|done)\b"
+               r"|Finished training\b|All ranks (?:finished|done|completed)\b)"
+               r"|\] worker group successfully finished\b")
+PHASES = r"^time \(ms\) \| (?:[\w\- ]+: [\d.]+(?: \| )?){2,}"
+# the time a logger's header put in front of a line (within its first characters)
+STAMP = r"^.{0,40}?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)"
 # Python's warnings: ``path.py:12: FutureWarning: ...`` then the source line, indented
 PY_WARNING = r"^\S+\.py:\d+: \w*Warning: "
 
@@ -50,7 +65,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
     if not lines.height:
         return Parsed("trainer")
     t = pl.col("text")
-    df = lines.select("file", "line", "text", "ts", pl.coalesce("rank_tag", "mpi_rank").alias("rank"))
+    # (a logger header the lines frame took off, `2024-04-10 04:59:03 | INFO | logs | `, still dates the line)
+    said_ts = pl.col("raw").str.extract(STAMP, 1) if "raw" in lines.columns else pl.lit(None, pl.Utf8)
+    df = lines.select("file", "line", "text", pl.coalesce("ts", said_ts).alias("ts"),
+                      pl.coalesce("rank_tag", "mpi_rank").alias("rank"))
     frames = []
 
     def add(kind: str, mask: pl.Expr, pattern: str | None = None) -> None:
@@ -68,6 +86,12 @@ def parse(lines: pl.DataFrame) -> Parsed:
     others = ~t.str.contains(r"\{.*'loss': |\bstep=\d+, skipped=|iteration\s+\d+/\s*\d+ \|")
     add("step", others & t.str.contains(STEP_LOSS), STEP_LOSS)
     add("step", t.str.contains(IMAGES), IMAGES)
+    n = len(frames)
+    add("step", t.str.contains(ITERATION), ITERATION)
+    add("program_end", t.str.contains(PROGRAM_END))
+    add("phase_times", t.str.contains(PHASES))
+    frames[n:] = [f.with_columns(pl.coalesce(t.str.extract(SAYS_RANK, 1).cast(pl.Int64, strict=False), "rank").alias("rank"))
+                  for f in frames[n:]]
     add("comm_op", t.str.contains("comm op: "), COMM_OP)
     add("train_start", t.str.contains(TRAIN_START))
     add("train_end", t.str.contains(r"\{'train_runtime'"))
@@ -110,6 +134,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     used = args_end | pl.col("_in_args") | warned | after_warning | t.str.contains(
         any_of(*(r"\{.*'loss': ", DS_STEP, STEP_LOSS, IMAGES, r"^total images/sec: ", r"^\[iteration\] datetime: ",
                  r"^time \(ms\) \| \w", r"^Invalidate trace cache @ step \d+", r"iteration\s+\d+/\s*\d+ \|", TQDM, "comm op: ",
-                                       TRAIN_START, DS_VERSION, KNOWN, r"\{'train_runtime'|\{'eval_loss'"))
+                                       TRAIN_START, DS_VERSION, KNOWN, r"\{'train_runtime'|\{'eval_loss'",
+                                       ITERATION, PROGRAM_END, PHASES))
     )
     return Parsed("trainer", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))

@@ -220,3 +220,50 @@ def test_one_phase_of_many_times_forward_and_backward():
 def test_real_progress_and_end_lines(name, kind, fact):
     v = decide(ingest([WILD / name]))
     assert v.kind == kind and fact in v.summary
+
+
+# --- NCCL RAS, Open MPI's notice, nccl-tests' own failure --------------------------------------------
+
+RAS_DEAD = """Job summary
+===========
+
+  Nodes  Processes         GPUs  Processes     GPUs
+(total)   per node  per process    (total)  (total)
+      2          8            1         16       16
+
+Errors
+======
+
+DEAD
+  1 job process is considered dead (unreachable via the RAS network)
+  Process 4242 on node 10.0.0.2 managing GPU 3
+
+#0-0 (fa93daea854b060b) INCOMPLETE
+  Missing communicator data from 1 rank
+  Rank 11 -- GPU 3 managed by process 4242 on node 10.0.0.2
+"""
+
+
+def test_a_process_ras_reports_dead_is_a_crashed_rank_named_by_its_process(tmp_path):
+    store, v = verdict_of(tmp_path, RAS_DEAD)
+    assert v.kind == Kind.CRASHED_RANK and "Process 4242 on node 10.0.0.2" in v.summary and "dead" in v.summary
+    assert store.files["unknown"].sum() == 0
+    # the same report with the process only late to answer (INCOMPLETE, no DEAD block) claims no crash
+    _, v = verdict_of(tmp_path, RAS_DEAD.replace("DEAD\n  1 job process is considered dead (unreachable via the "
+                                                  "RAS network)\n  Process 4242 on node 10.0.0.2 managing GPU 3\n", ""),
+                      "incomplete.log")
+    assert v.kind != Kind.CRASHED_RANK
+
+
+def test_open_mpi_notice_of_a_non_zero_exit_is_a_failure(tmp_path):
+    text = ("--------------------------------------------------------------------------\n"
+            "Primary job  terminated normally, but 1 process returned\n"
+            "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+            "--------------------------------------------------------------------------\n")
+    _, v = verdict_of(tmp_path, text)
+    assert v.kind == Kind.CRASHED_RANK and "non-zero exit code" in v.summary
+
+
+def test_nccl_tests_unhandled_cuda_error_is_a_cuda_failure():
+    v = decide(ingest([WILD / "nccl-006-tests-nccl1-unhandled-cuda.txt"]))
+    assert v.kind == Kind.CRASHED_RANK and "CUDA error" in v.summary and "unhandled cuda error" in v.summary

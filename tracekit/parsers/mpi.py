@@ -4,7 +4,8 @@ Open MPI: ``[host:pid] *** Process received signal ***`` then ``[host:pid] Signa
 ``signal`` event for that process; ``*** The Open MPI ... is aborting the MPI job`` is known: MPI ending
 the job after an error it reported above),
 ``Process name: [[44912,1],251]`` then ``Exit code: 3`` in mpirun's notice (a ``child_failed`` event of
-rank 251, exit code 3). Horovod's stall inspector: ``One or more tensors were submitted to be reduced,
+rank 251, exit code 3); without those, ``Primary job terminated normally, but 1 process returned a non-zero
+exit code`` is a ``crash`` event of a rank not named. Horovod's stall inspector: ``One or more tensors were submitted to be reduced,
 gathered or broadcasted by subset of ranks and are waiting for remainder of ranks ...`` (a ``stall``),
 then per stalled tensor (github:horovod/horovod ``horovod/common/stall_inspector.cc``, by version)
 ``NAME [missing ranks: 1, 3]``, or ``NAME [ready ranks: 5, 6]`` (the ranks that are there: those missing
@@ -22,12 +23,17 @@ from tracekit.parsers import Parsed, any_of
 
 SIGNAL = r"^\[(?P<host>[\w.\-]+):(?P<pid>\d+)\] Signal: (?P<signal>[\w ]+?) \((?P<signum>\d+)\)"
 ABORTING = r"\*\*\* The Open MPI .* is aborting the MPI job"
+# Open MPI's notice when a process exits non-zero (`Primary job  terminated normally, but 1 process returned` /
+# `a non-zero exit code. Per user-direction, the job has been aborted.`): a rank failed, which one its
+# `Process name:` lines say where mpirun prints them
+NONZERO = r"^Primary job\s+terminated normally, but (?P<n>\d+) process(?:es)? returned"
 PROCESS_NAME = r"^\s+Process name:\s+\[\[\d+,\d+\],(?P<rank>\d+)\]"
 EXIT_CODE = r"^\s+Exit code:\s+(?P<exit_code>-?\d+)"
 HOROVOD_STALL = r"One or more tensors were submitted to be (?:reduced|gathered|broadcasted).* by subset of ranks"
 OP = r"Horovod(?P<op>Allreduce|Allgather|Broadcast|Alltoall|ReduceScatter|Reducescatter)"
 STALLED = rf"\S*{OP}\S* \[(?P<which>missing|ready) ranks: (?P<ranks>[\d, ]+)\]"
 # Horovod 0.20+: `Missing ranks:` then `0: [HorovodAllreduce_grads_0, ...]` (the `0: ` is read as a task label)
+MISSING_HEAD = r"^Missing ranks:\s*$"
 MISSING_LIST = rf"^\[(?P<names>[^\]]*{OP}[^\]]*)\],?\s*$"
 NP = r"(?:mpirun|mpiexec|horovodrun|prterun)\b.*?\s-(?:np|n)\s+(?P<np>\d+)\b"
 
@@ -36,7 +42,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
         return Parsed("mpi")
     t = pl.col("text")
     df = lines.select("file", "line", "text", "launch_rank", "task_tag")
-    mine = df.filter(t.str.contains(any_of(SIGNAL, ABORTING, PROCESS_NAME, EXIT_CODE, HOROVOD_STALL, STALLED))
+    mine = df.filter(t.str.contains(any_of(SIGNAL, ABORTING, PROCESS_NAME, EXIT_CODE, HOROVOD_STALL, STALLED, NONZERO, MISSING_HEAD))
                      | (t.str.contains(MISSING_LIST) & pl.col("task_tag").is_not_null()))
     if not mine.height:
         return Parsed("mpi")
@@ -56,6 +62,13 @@ def parse(lines: pl.DataFrame) -> Parsed:
         events.append(exited.with_columns(pl.lit("child_failed").alias("kind"), pl.col("_r").alias("rank"),
                                           pl.format("mpirun: rank {} exited with code {}", "_r", "exit_code").alias("message"),
                                           pl.lit("mpirun").alias("where")))
+    named_files = exited.select("file").unique()
+    nonzero = mine.filter(t.str.contains(NONZERO)).join(named_files, on="file", how="anti")
+    if nonzero.height:
+        events.append(nonzero.with_columns(
+            pl.lit("crash").alias("kind"), pl.lit("mpirun").alias("where"), pl.col("launch_rank").alias("rank"),
+            pl.format("mpirun: {} process(es) returned a non-zero exit code and the job was aborted",
+                      t.str.extract(NONZERO, 1)).alias("message")))
     stall = mine.filter(t.str.contains(HOROVOD_STALL))
     if stall.height:
         events.append(stall.with_columns(pl.lit("stall").alias("kind"), t.alias("message"), pl.lit("horovod").alias("where"),

@@ -8,7 +8,8 @@ without Pid) are the ranks: one thread per GPU, so one pid can hold several (``-
 number 0..N-1 once each, N is the world. ``# NCCL Tests compiled with NCCL 1.0`` gives the version.
 A test that fails prints ``HOST: Test NCCL failure common.cu:777 'unhandled system error'`` (``Test CUDA
 failure`` for CUDA; nccl-tests 1.x: ``NCCL failure all_reduce.cu:95 '...'``), then `` .. HOST pid P:
-Test failure common.cu:937``: a ``crash`` event (``cuda_error`` for a CUDA failure), ``where`` the
+Test failure common.cu:937``: a ``crash`` event (``cuda_error`` for a CUDA failure, and for NCCL's
+``unhandled cuda error``: a CUDA call under NCCL failed), ``where`` the
 source location; ``# Out of bounds values : 0 OK`` is a ``test_passed`` event.
 
 What decides a test (``tracekit.rules_bench`` reads it): a row whose ``#wrong`` is above 0 (or ``# Out of
@@ -75,7 +76,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
         if sub.height:
             sub = sub.with_columns(t.str.extract_groups(pattern).alias("_g")).drop("op").unnest("_g").with_columns(
                 pl.coalesce("host", "pdsh_host").alias("host"))
-            kind = (pl.when(pl.col("what") == "CUDA").then(pl.lit("cuda_error")).otherwise(pl.lit("crash"))
+            # ncclUnhandledCudaError is NCCL's word for a CUDA call that failed under it: a CUDA failure
+            cuda = (pl.col("what") == "CUDA") | pl.col("msg").str.contains("(?i)^unhandled cuda error")
+            kind = (pl.when(cuda).then(pl.lit("cuda_error")).otherwise(pl.lit("crash"))
                     if "what" in sub.columns else pl.lit("crash"))
             events.append(sub.with_columns(kind.alias("kind"), t.str.strip_chars().alias("message")))
     said = t.str.strip_chars().alias("message")

@@ -98,61 +98,34 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
         if not said:
             return None
         asked = ev.kinds(EventKind.TEST_SIZES).sort("file", "line")
-        return Verdict(Kind.UNDECIDED, f"nccl-tests started on {said} and printed no result row: it stopped in its "
-                       "first collective (communicator init or the warm-up) or the output ends there; the rest of "
-                       "its output, NCCL_DEBUG=INFO and a py-spy dump of a rank decide it", [], lines(asked, 1))
-    wrong = ev.kinds(EventKind.TEST_WRONG).sort("file", "line")
-    ends = ev.kinds(EventKind.TEST_PASSED, EventKind.TEST_AVG_BUSBW).sort("file", "line")
-    avg = ev.kinds(EventKind.TEST_AVG_BUSBW)["busbw_gbs"].drop_nulls()
+        return Verdict(Kind.UNDECIDED, f"nccl-tests started on {said} and printed no result row: it "
+                       "stopped in its first collective (communicator init or the warm-up) or the output "
+                       "ends there; the rest of its output, NCCL_DEBUG=INFO and a py-spy dump of a rank "
+                       "decide it", [], lines(asked, 1))
     on = f" ({said})" if said else ""
+    wrong = ev.kinds(EventKind.TEST_WRONG).sort("file", "line")
     if wrong.height:
-        n = wrong["numel"].drop_nulls()
-        sizes = wrong["bytes"].drop_nulls()
-        where = (f" at {_size(sizes.min())}" + (f" - {_size(sizes.max())}" if sizes.max() != sizes.min() else "")
-                 if sizes.len() else "")
-        return Verdict(Kind.UNDECIDED, f"nccl-tests found wrong values{on}: #wrong up to {n.max()}{where} "
-                       f"({wrong.height} result(s)): the collectives complete but their results are corrupted, "
-                       "a data corruption, not a hang; find the path that corrupts by rerunning with "
-                       "NCCL_P2P_DISABLE=1, NCCL_SHM_DISABLE=1, NCCL_NET_GDR_LEVEL=LOC or NCCL_PROTO=Simple one "
-                       "at a time (PCIe ACS / IOMMU settings, a faulty GPU or NIC)", [], lines(wrong, 4))
+        return _corrupt(wrong, on)
     tables = _tables(rows)
     for t in tables:
-        f = _fall(t)
-        if f:
-            p, a = f["peak"], f["at"]
-            rest = (f" and stays at {f['low']:g}-{f['high']:g} GB/s up to {_size(f['last'])}"
-                    if f["last"] > a["bytes"] else "")
-            return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{_op(t)}{on}: the bus bandwidth falls from "
-                           f"{p['busbw_gbs']:g} GB/s at {_size(p['bytes'])} to {a['busbw_gbs']:g} GB/s at "
-                           f"{_size(a['bytes'])}{rest}, with no wrong value: a slower path takes over past "
-                           f"{_size(p['bytes'])} (a protocol or algorithm switch, or a transport that carries less); "
-                           "the collectives complete, slowly", [],
-                           [Cited(p["file"], p["line"], p["message"]), Cited(a["file"], a["line"], a["message"])])
+        if f := _fall(t):
+            return _falls(f, t, on)
+    ends = ev.kinds(EventKind.TEST_PASSED, EventKind.TEST_AVG_BUSBW).sort("file", "line")
+    avg = ev.kinds(EventKind.TEST_AVG_BUSBW)["busbw_gbs"].drop_nulls()
     transport = _transport(ev)
     large = rows.filter(pl.col("bytes") >= LARGE)
     if large.height and large["busbw_gbs"].max() < LOW_BUSBW:
-        top = large.sort("busbw_gbs").tail(1).row(0, named=True)
-        figure = (f"avg bus bandwidth {' and '.join(f'{a:g}' for a in avg.to_list()[:3])} GB/s, " if avg.len()
-                  else "") + f"at most {top['busbw_gbs']:g} GB/s at {_size(top['bytes'])}"
-        cited = [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2)
-        if transport:
-            return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{on}: {figure} over {transport}: far below what a GPU "
-                           f"interconnect carries ({LOW_BUSBW:g} GB/s and up at large sizes); the collectives "
-                           "complete, slowly", [], cited)
-        return Verdict(Kind.UNDECIDED, f"nccl-tests{on}: {figure}, with no wrong value: low for InfiniBand or NVLink "
-                       f"({LOW_BUSBW:g} GB/s and up at large sizes), but the log does not say which transport carried "
-                       "it: NCCL_DEBUG=INFO (`via NET/IB` or `via NET/Socket`) and the NICs' speed decide whether it "
-                       "is the links' limit", [], cited)
+        return _low(large, avg, ends, transport, on)
     last = rows.sort("file", "line").tail(1).row(0, named=True)
     asked = ev.kinds(EventKind.TEST_SIZES)["bytes"].drop_nulls()
     reached = rows["bytes"].max()
     ended = ends.filter(pl.col("line") > last["line"]).height > 0
     if asked.len() and reached < asked.max() and not ended:
-        nxt = reached * 2
-        return Verdict(Kind.UNDECIDED, f"nccl-tests{_op(tables[-1])}{on}: the table stops at {_size(reached)} "
-                       f"(busbw {last['busbw_gbs']:g} GB/s there) of the {_size(asked.max())} asked, with no error and "
-                       f"no end line: the test hangs at the next size ({_size(nxt)}, if the step is 2x) or the output "
-                       "ends there; the rest of the output or a py-spy dump of a rank decides it", [],
+        return Verdict(Kind.UNDECIDED, f"nccl-tests{_op(tables[-1])}{on}: the table stops at "
+                       f"{_size(reached)} (busbw {last['busbw_gbs']:g} GB/s there) of the "
+                       f"{_size(asked.max())} asked, with no error and no end line: the test hangs at the "
+                       f"next size ({_size(reached * 2)}, if the step is 2x) or the output ends there; the "
+                       "rest of the output or a py-spy dump of a rank decides it", [],
                        [Cited(last["file"], last["line"], last["message"])])
     top = rows.sort("busbw_gbs").tail(1).row(0, named=True)
     sizes = rows["bytes"].n_unique()
@@ -160,11 +133,52 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
               else f"{sizes} size(s) completed")
     end = ("; Out of bounds values: 0 OK" if ev.kinds(EventKind.TEST_PASSED).height
            else "" if ended else "; the table goes on past the output")
-    return Verdict(Kind.HEALTHY, f"nccl-tests{on}: {figure} ({_size(rows['bytes'].min())} - {_size(reached)}, busbw up "
-                   f"to {top['busbw_gbs']:g} GB/s at {_size(top['bytes'])}), no wrong value{end}"
+    return Verdict(Kind.HEALTHY, f"nccl-tests{on}: {figure} ({_size(rows['bytes'].min())} - "
+                   f"{_size(reached)}, busbw up to {top['busbw_gbs']:g} GB/s at {_size(top['bytes'])}), "
+                   f"no wrong value{end}"
                    + (f"; transport {transport}" if transport else "")
                    + ": every rank completed each size (nccl-tests prints a row only then)", [],
                    [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2))
+
+
+def _corrupt(wrong: pl.DataFrame, on: str) -> Verdict:
+    n, sizes = wrong["numel"].drop_nulls(), wrong["bytes"].drop_nulls()
+    where = ""
+    if sizes.len():
+        where = f" at {_size(sizes.min())}"
+        where += f" - {_size(sizes.max())}" if sizes.max() != sizes.min() else ""
+    return Verdict(Kind.UNDECIDED, f"nccl-tests found wrong values{on}: #wrong up to {n.max()}{where} "
+                   f"({wrong.height} result(s)): the collectives complete but their results are corrupted, a "
+                   "data corruption, not a hang; find the path that corrupts by rerunning with "
+                   "NCCL_P2P_DISABLE=1, NCCL_SHM_DISABLE=1, NCCL_NET_GDR_LEVEL=LOC or NCCL_PROTO=Simple "
+                   "one at a time (PCIe ACS / IOMMU settings, a faulty GPU or NIC)", [], lines(wrong, 4))
+
+
+def _falls(f: dict, t: pl.DataFrame, on: str) -> Verdict:
+    p, a = f["peak"], f["at"]
+    rest = (f" and stays at {f['low']:g}-{f['high']:g} GB/s up to {_size(f['last'])}"
+            if f["last"] > a["bytes"] else "")
+    return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{_op(t)}{on}: the bus bandwidth falls from "
+                   f"{p['busbw_gbs']:g} GB/s at {_size(p['bytes'])} to {a['busbw_gbs']:g} GB/s at "
+                   f"{_size(a['bytes'])}{rest}, with no wrong value: a slower path takes over past "
+                   f"{_size(p['bytes'])} (a protocol or algorithm switch, or a transport that carries less); "
+                   "the collectives complete, slowly", [],
+                   [Cited(p["file"], p["line"], p["message"]), Cited(a["file"], a["line"], a["message"])])
+
+
+def _low(large: pl.DataFrame, avg: pl.Series, ends: pl.DataFrame, transport: str, on: str) -> Verdict:
+    top = large.sort("busbw_gbs").tail(1).row(0, named=True)
+    figure = (f"avg bus bandwidth {' and '.join(f'{a:g}' for a in avg.to_list()[:3])} GB/s, " if avg.len()
+              else "") + f"at most {top['busbw_gbs']:g} GB/s at {_size(top['bytes'])}"
+    cited = [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2)
+    if transport:
+        return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{on}: {figure} over {transport}: far below what a GPU "
+                       f"interconnect carries ({LOW_BUSBW:g} GB/s and up at large sizes); the collectives "
+                       "complete, slowly", [], cited)
+    return Verdict(Kind.UNDECIDED, f"nccl-tests{on}: {figure}, with no wrong value: low for InfiniBand "
+                   f"or NVLink ({LOW_BUSBW:g} GB/s and up at large sizes), but the log does not say which "
+                   "transport carried it: NCCL_DEBUG=INFO (`via NET/IB` or `via NET/Socket`) and the NICs' "
+                   "speed decide whether it is the links' limit", [], cited)
 
 
 # --- a program's own progress and end ----------------------------------------------------------
@@ -199,26 +213,27 @@ def step_gap(ev: Evidence) -> Verdict | None:
     if not _calm(ev):
         return None
     text = pl.concat_str(pl.col("ts").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
-    st = ev.steps.sort("file", "line").with_columns(
-        text.str.extract(r"(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})", 1).str.replace("T", " ")
-        .str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False).alias("at")).filter(pl.col("at").is_not_null())
+    at = (text.str.extract(r"(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})", 1).str.replace("T", " ")
+          .str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False))
+    st = ev.steps.sort("file", "line").with_columns(at.alias("at")).filter(pl.col("at").is_not_null())
     one = st.unique("step", keep="first", maintain_order=True).sort("step")
-    gaps = one.with_columns((pl.col("at").diff().dt.total_seconds()).alias("s"), pl.col("step").shift().alias("from"),
-                            (pl.col("step") - pl.col("step").shift()).alias("n")).filter(pl.col("s").is_not_null() & (pl.col("n") > 0))
+    gaps = one.with_columns(pl.col("at").diff().dt.total_seconds().alias("s"),
+                            pl.col("step").shift().alias("from"), pl.col("step").diff().alias("n"))
+    gaps = gaps.filter(pl.col("s").is_not_null() & (pl.col("n") > 0))
+    gaps = gaps.with_columns((pl.col("s") / pl.col("n")).alias("per"))
     if gaps.height < 3:
         return None
-    gaps = gaps.with_columns((pl.col("s") / pl.col("n")).alias("per"))
     worst = gaps.sort("per").tail(1).row(0, named=True)
-    others = gaps.filter(pl.col("line") != worst["line"])
-    usual = others["per"].median()
+    usual = gaps.filter(pl.col("line") != worst["line"])["per"].median()
     if not usual or worst["per"] < GAP_X * usual or worst["s"] < GAP_S:
         return None
-    said = (f"steps {worst['from']} -> {worst['step']} took {_secs(worst['s'])}, {worst['per'] / usual:.0f}x the pace of "
-            f"the other step lines ({_secs(usual * worst['n'])} for as many steps)")
-    return Verdict(Kind.SLOW_PROGRESS, f"{said}: the run stopped for about {_secs(worst['s'] - usual * worst['n'])} "
-                   f"between those lines and went on; slow, not hung (steps {one['step'].min()} -> {one['step'].max()}, "
-                   "no error logged); a stack dump of every rank during such a gap (py-spy dump) says where it waits",
-                   [], [Cited(worst["file"], worst["line"], worst["message"])])
+    said = (f"steps {worst['from']} -> {worst['step']} took {_secs(worst['s'])}, {worst['per'] / usual:.0f}x "
+            f"the pace of the other step lines ({_secs(usual * worst['n'])} for as many steps)")
+    stop = _secs(worst["s"] - usual * worst["n"])
+    return Verdict(Kind.SLOW_PROGRESS, f"{said}: the run stopped for about {stop} between those lines and "
+                   f"went on; slow, not hung (steps {one['step'].min()} -> {one['step'].max()}, no error "
+                   "logged); a stack dump of every rank during such a gap (py-spy dump) says where it "
+                   "waits", [], [Cited(worst["file"], worst["line"], worst["message"])])
 
 
 def throughput_drop(ev: Evidence) -> Verdict | None:
@@ -227,28 +242,28 @@ def throughput_drop(ev: Evidence) -> Verdict | None:
     if not _calm(ev):
         return None
     msg = pl.col("message")
-    st = ev.steps.with_columns(
-        msg.str.extract(r"(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*([\d][\d,.]*)", 1).str.replace_all(",", "")
-        .cast(pl.Float64, strict=False).alias("rate"), msg.str.contains(r"/sec: [\d.]+ \+/- ").alias("mean"))
-    st = st.filter(pl.col("rate").is_not_null())
-    per = st.group_by("step").agg(pl.col("rate").median(), pl.col("mean").all(), pl.col("file").first(),
-                                  pl.col("line").min(), pl.col("message").first()).sort("step")
+    rate = (msg.str.extract(r"(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*([\d][\d,.]*)", 1)
+            .str.replace_all(",", "").cast(pl.Float64, strict=False))
+    st = ev.steps.with_columns(rate.alias("rate"), msg.str.contains(r"/sec: [\d.]+ \+/- ").alias("mean"))
+    per = st.filter(pl.col("rate").is_not_null()).group_by("step").agg(
+        pl.col("rate").median(), pl.col("mean").all(), pl.col("file").first(), pl.col("line").min(),
+        pl.col("message").first()).sort("step")
     if per.height < 3:
         return None
     last, before = per.row(-1, named=True), per.head(per.height - 1)
     held = before["rate"].tail(2)
     if last["mean"]:
-        steady = held.max() <= 1.01 * held.min()
-        if not (steady and last["rate"] < (1 - MEAN_DROP) * held.min()):
+        if not (held.max() <= 1.01 * held.min() and last["rate"] < (1 - MEAN_DROP) * held.min()):
             return None
-        how = (f"a running average over the run: to fall {1 - last['rate'] / held.min():.0%} after holding steady, the "
-               f"steps since {before['step'][-1]} ran far slower than the others (a stop of seconds to minutes)")
+        how = (f"a running average over the run: to fall {1 - last['rate'] / held.min():.0%} after "
+               f"holding steady, the steps since {before['step'][-1]} ran far slower than the others (a stop "
+               "of seconds to minutes)")
     else:
         if last["rate"] >= RATE_DROP * before["rate"].median():
             return None
         how = f"under {RATE_DROP:.0%} of the median {before['rate'].median():g} before"
-    return Verdict(Kind.SLOW_PROGRESS, f"the throughput fell from {held[-1]:g} to {last['rate']:g} at step {last['step']} "
-                   f"({how}); the steps go on: slow, not hung, no error logged", [],
+    return Verdict(Kind.SLOW_PROGRESS, f"the throughput fell from {held[-1]:g} to {last['rate']:g} at step "
+                   f"{last['step']} ({how}); the steps go on: slow, not hung, no error logged", [],
                    [Cited(last["file"], last["line"], last["message"])])
 
 
@@ -258,9 +273,10 @@ def phase_dominates(ev: Evidence) -> Verdict | None:
     ph = ev.kinds(EventKind.PHASE_TIMES).sort("file", "line")
     if not ph.height or not _calm(ev):
         return None
-    pairs = ph.with_columns(pl.col("message").str.extract_all(r"[\w\- ]+: [\d.]+").alias("_p")).explode("_p").with_columns(
-        pl.col("_p").str.extract(r"^\s*([\w\- ]+?):", 1).alias("phase"),
-        pl.col("_p").str.extract(r": ([\d.]+)$", 1).cast(pl.Float64, strict=False).alias("ms"))
+    pairs = ph.with_columns(pl.col("message").str.extract_all(r"[\w\- ]+: [\d.]+").alias("_p")).explode("_p")
+    ms = pl.col("_p").str.extract(r": ([\d.]+)$", 1).cast(pl.Float64, strict=False)
+    phase = pl.col("_p").str.extract(r"^\s*([\w\- ]+?):", 1)
+    pairs = pairs.with_columns(phase.alias("phase"), ms.alias("ms"))
     per = pairs.group_by("phase").agg(pl.col("ms").median(), pl.col("file").first(), pl.col("line").first(),
                                       pl.col("message").first())
     compute = per.filter(pl.col("phase").str.contains(r"^(?:forward|backward)"))["ms"].sum()
@@ -271,25 +287,27 @@ def phase_dominates(ev: Evidence) -> Verdict | None:
     if t["ms"] < PHASE_X * compute or t["ms"] < 1000:
         return None
     return Verdict(Kind.SLOW_PROGRESS, f"each iteration spends {t['ms'] / 1e3:.1f} s in {t['phase']} against "
-                   f"{compute / 1e3:.1f} s in forward and backward ({t['ms'] / compute:.0f}x): that phase is where the "
-                   "time goes (with ZeRO the optimizer step holds the gradients' reduce and the parameters' gather: "
-                   "a slow interconnect shows there); the run advances, slowly", [],
+                   f"{compute / 1e3:.1f} s in forward and backward ({t['ms'] / compute:.0f}x): that phase is "
+                   "where the time goes (with ZeRO the optimizer step holds the gradients' reduce and the "
+                   "parameters' gather: a slow interconnect shows there); the run advances, slowly", [],
                    [Cited(t["file"], t["line"], t["message"])])
 
 
 def every_rank_ended(ev: Evidence) -> Verdict | None:
-    """Every rank seen says it ended (its own end line, its last iteration of N, a worker SUCCEEDED, its
-    communicators destroyed), no rank of a known world is unseen, and nothing failed: healthy."""
+    """Every rank seen says it ended (its own end line, a worker SUCCEEDED, its communicators destroyed),
+    no rank of a known world is unseen, and nothing failed: healthy."""
     if not _calm(ev) or ev.pending.height or ev.pace["slow"] or ev.pace["falling"]:
         return None  # (a slow step: slow_steps says it)
-    ends = pl.concat([ev.kinds(EventKind.PROGRAM_END, EventKind.CLEAN_EXIT).select("file", "line", "rank", "message"),
-                      ev.steps.filter(pl.col("max_steps").is_not_null() & (pl.col("step") >= pl.col("max_steps")))
-                      .select("file", "line", "rank", "message")]).sort("file", "line")
+    last = ev.steps.filter(pl.col("max_steps").is_not_null() & (pl.col("step") >= pl.col("max_steps")))
+    cols = ("file", "line", "rank", "message")
+    ends = pl.concat([ev.kinds(EventKind.PROGRAM_END, EventKind.CLEAN_EXIT).select(cols),
+                      last.select(cols)]).sort("file", "line")
     if not ends.height:
         return None
     # torchelastic's agent says SUCCEEDED of a worker (or "worker group successfully finished") only once
     # every worker of its group ended with 0 (torch/distributed/elastic/agent/server/api.py)
-    if ev.coverage.missing and not ends["message"].str.contains(GROUP_END).all():
+    group = ends["message"].str.contains(GROUP_END)
+    if ev.coverage.missing and not group.all():
         return None
     ended = set(ends["rank"].drop_nulls().to_list())
     destroyed = ev.store.comms.filter(pl.col("state") == "destroy_complete")
@@ -297,10 +315,11 @@ def every_rank_ended(ev: Evidence) -> Verdict | None:
     seen = set(ev.coverage.seen)
     if seen - ended or (not seen and ends["rank"].drop_nulls().len()):
         return None
-    group = ends["message"].str.contains(GROUP_END).any()
-    who_ended = (f"{'rank' if len(ended) == 1 else 'ranks'} {fmt_ranks(sorted(ended))} each ended cleanly" if ended
-                 else "the program said it ended cleanly") + (
-        " (torchelastic's agent says so only once every worker of its group exited with 0)" if group else "")
+    who_ended = (f"{'rank' if len(ended) == 1 else 'ranks'} {fmt_ranks(sorted(ended))} each ended cleanly"
+                 if ended else "the program said it ended cleanly")
+    if group.any():
+        who_ended += " (torchelastic's agent says so only once every worker of its group exited with 0)"
     return Verdict(Kind.HEALTHY, f"{who_ended} ({ends['message'][0]}"
                    + (f"; {destroyed.height} communicator(s) destroyed" if destroyed.height else "")
-                   + f") and no error, signal or stall is logged ({ev.coverage.describe()})", [], lines(ends, 4))
+                   + f") and no error, signal or stall is logged ({ev.coverage.describe()})", [],
+                   lines(ends, 4))

@@ -4,15 +4,17 @@ Open MPI: ``[host:pid] *** Process received signal ***`` then ``[host:pid] Signa
 ``signal`` event for that process; ``*** The Open MPI ... is aborting the MPI job`` is known: MPI ending
 the job after an error it reported above),
 ``Process name: [[44912,1],251]`` then ``Exit code: 3`` in mpirun's notice (a ``child_failed`` event of
-rank 251, exit code 3); without those, ``Primary job terminated normally, but 1 process returned a non-zero
-exit code`` is a ``crash`` event of a rank not named. Horovod's stall inspector: ``One or more tensors were submitted to be reduced,
-gathered or broadcasted by subset of ranks and are waiting for remainder of ranks ...`` (a ``stall``),
-then per stalled tensor (github:horovod/horovod ``horovod/common/stall_inspector.cc``, by version)
-``NAME [missing ranks: 1, 3]``, or ``NAME [ready ranks: 5, 6]`` (the ranks that are there: those missing
-are the others of ``mpirun -np N``, else the numbers below the highest ready one), or under ``Missing
-ranks:`` a line ``1: [NAME, NAME]`` per missing rank; several may share a line (``Stalled ops: A [ready
-ranks: 1], B [ready ranks: 1]``). One ``rank_missing`` event per missing rank and line, ``op`` the Horovod op
-(rank null where the ready ranks cover 0..N and the world is not known: the report says ranks are behind).
+rank 251, exit code 3); without those, ``Primary job terminated normally, but 1 process returned a
+non-zero exit code`` is a ``crash`` event of a rank not named.
+
+Horovod's stall inspector: ``One or more tensors were submitted to be reduced, gathered or broadcasted by
+subset of ranks and are waiting for remainder of ranks ...`` (a ``stall``), then per stalled tensor
+(github:horovod/horovod ``horovod/common/stall_inspector.cc``, by version) ``NAME [missing ranks: 1, 3]``,
+or ``NAME [ready ranks: 5, 6]`` (the ranks that are there: those missing are the others of ``mpirun -np
+N``, else the numbers below the highest ready one), or under ``Missing ranks:`` a line ``1: [NAME, NAME]``
+per missing rank; several may share a line (``Stalled ops: A [ready ranks: 1], B [ready ranks: 1]``). One
+``rank_missing`` event per missing rank and line, ``op`` the Horovod op (rank null where the ready ranks
+cover 0..N and the world is not known: the report says ranks are behind).
 """
 
 from __future__ import annotations
@@ -23,16 +25,16 @@ from tracekit.parsers import Parsed, any_of
 
 SIGNAL = r"^\[(?P<host>[\w.\-]+):(?P<pid>\d+)\] Signal: (?P<signal>[\w ]+?) \((?P<signum>\d+)\)"
 ABORTING = r"\*\*\* The Open MPI .* is aborting the MPI job"
-# Open MPI's notice when a process exits non-zero (`Primary job  terminated normally, but 1 process returned` /
-# `a non-zero exit code. Per user-direction, the job has been aborted.`): a rank failed, which one its
-# `Process name:` lines say where mpirun prints them
+# Open MPI's notice when a process exits non-zero (`Primary job  terminated normally, but 1 process
+# returned` / `a non-zero exit code. Per user-direction, the job has been aborted.`): a rank failed, which
+# one its `Process name:` lines say where mpirun prints them
 NONZERO = r"^Primary job\s+terminated normally, but (?P<n>\d+) process(?:es)? returned"
 PROCESS_NAME = r"^\s+Process name:\s+\[\[\d+,\d+\],(?P<rank>\d+)\]"
 EXIT_CODE = r"^\s+Exit code:\s+(?P<exit_code>-?\d+)"
 HOROVOD_STALL = r"One or more tensors were submitted to be (?:reduced|gathered|broadcasted).* by subset of ranks"
 OP = r"Horovod(?P<op>Allreduce|Allgather|Broadcast|Alltoall|ReduceScatter|Reducescatter)"
 STALLED = rf"\S*{OP}\S* \[(?P<which>missing|ready) ranks: (?P<ranks>[\d, ]+)\]"
-# Horovod 0.20+: `Missing ranks:` then `0: [HorovodAllreduce_grads_0, ...]` (the `0: ` is read as a task label)
+# Horovod 0.20+: `Missing ranks:` then `0: [HorovodAllreduce_grads_0, ...]` (`0: ` is read as a task label)
 MISSING_HEAD = r"^Missing ranks:\s*$"
 MISSING_LIST = rf"^\[(?P<names>[^\]]*{OP}[^\]]*)\],?\s*$"
 NP = r"(?:mpirun|mpiexec|horovodrun|prterun)\b.*?\s-(?:np|n)\s+(?P<np>\d+)\b"
@@ -42,7 +44,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
         return Parsed("mpi")
     t = pl.col("text")
     df = lines.select("file", "line", "text", "launch_rank", "task_tag")
-    mine = df.filter(t.str.contains(any_of(SIGNAL, ABORTING, PROCESS_NAME, EXIT_CODE, HOROVOD_STALL, STALLED, NONZERO, MISSING_HEAD))
+    known = any_of(SIGNAL, ABORTING, PROCESS_NAME, EXIT_CODE, HOROVOD_STALL, STALLED, NONZERO, MISSING_HEAD)
+    mine = df.filter(t.str.contains(known)
                      | (t.str.contains(MISSING_LIST) & pl.col("task_tag").is_not_null()))
     if not mine.height:
         return Parsed("mpi")
@@ -66,7 +69,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     nonzero = mine.filter(t.str.contains(NONZERO)).join(named_files, on="file", how="anti")
     if nonzero.height:
         events.append(nonzero.with_columns(
-            pl.lit("crash").alias("kind"), pl.lit("mpirun").alias("where"), pl.col("launch_rank").alias("rank"),
+            pl.lit("crash").alias("kind"), pl.lit("mpirun").alias("where"),
+            pl.col("launch_rank").alias("rank"),
             pl.format("mpirun: {} process(es) returned a non-zero exit code and the job was aborted",
                       t.str.extract(NONZERO, 1)).alias("message")))
     stall = mine.filter(t.str.contains(HOROVOD_STALL))
@@ -74,7 +78,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
         events.append(stall.with_columns(pl.lit("stall").alias("kind"), t.alias("message"), pl.lit("horovod").alias("where"),
                                          pl.col("launch_rank").alias("rank")))
     events += _horovod_missing(df, mine)
-    out = pl.concat(events, how="diagonal_relaxed").drop("text", "launch_rank", "task_tag", "_r", "_m", strict=False) if events else None
+    drop = ("text", "launch_rank", "task_tag", "_r", "_m")
+    out = pl.concat(events, how="diagonal_relaxed").drop(drop, strict=False) if events else None
     return Parsed("mpi", {"events": out}, mine.select("file", "line"))
 
 
@@ -89,24 +94,29 @@ def _missing_of(ready: str, world: int | None) -> list[int | None]:
 def _horovod_missing(df: pl.DataFrame, mine: pl.DataFrame) -> list[pl.DataFrame]:
     """One ``rank_missing`` event per rank and stalled-ops line of Horovod's stall inspector."""
     t = pl.col("text")
-    world = df.select("file", t.str.extract(NP, 1).cast(pl.Int64, strict=False).alias("_np")).drop_nulls().group_by("file").max()
-    listed = mine.filter(t.str.contains(STALLED)).join(world, on="file", how="left").with_columns(
-        t.str.extract_all(STALLED).alias("_s")).explode("_s").with_columns(pl.col("_s").str.extract_groups(STALLED).alias("_g")).unnest("_g")
+    np_ = t.str.extract(NP, 1).cast(pl.Int64, strict=False)
+    world = df.select("file", np_.alias("_np")).drop_nulls().group_by("file").max()
+    listed = (mine.filter(t.str.contains(STALLED)).join(world, on="file", how="left")
+              .with_columns(t.str.extract_all(STALLED).alias("_s")).explode("_s")
+              .with_columns(pl.col("_s").str.extract_groups(STALLED).alias("_g")).unnest("_g"))
     out = []
     if listed.height:
-        # (the ranks a list leaves out, worked out once per distinct list)
+        # the ranks a list leaves out, worked out once per distinct list
         pairs = listed.select("ranks", "_np").unique()
-        pairs = pairs.with_columns(pl.Series("_m", [_missing_of(r, w) for r, w in pairs.iter_rows()], dtype=pl.List(pl.Int64)))
+        left_out = [_missing_of(r, w) for r, w in pairs.iter_rows()]
+        pairs = pairs.with_columns(pl.Series("_m", left_out, dtype=pl.List(pl.Int64)))
+        said = pl.col("ranks").str.extract_all(r"\d+").cast(pl.List(pl.Int64))
         listed = listed.join(pairs, on=["ranks", "_np"], how="left", nulls_equal=True).with_columns(
-            pl.when(pl.col("which") == "missing").then(pl.col("ranks").str.extract_all(r"\d+").cast(pl.List(pl.Int64)))
-            .otherwise(pl.col("_m")).alias("_m"))
+            pl.when(pl.col("which") == "missing").then(said).otherwise(pl.col("_m")).alias("_m"))
         out.append(listed.explode("_m").with_columns(
             pl.col("_m").alias("rank"), pl.lit("rank_missing").alias("kind"), t.alias("message"),
-            pl.col("op").str.to_lowercase(), pl.lit("horovod").alias("where")).drop("_s", "_np", "which", "ranks"))
+            pl.col("op").str.to_lowercase(), pl.lit("horovod").alias("where"))
+            .drop("_s", "_np", "which", "ranks"))
     lists = mine.filter(t.str.contains(MISSING_LIST) & pl.col("task_tag").is_not_null())
     if lists.height:
         out.append(lists.with_columns(
-            pl.col("task_tag").cast(pl.Int64, strict=False).alias("rank"), pl.lit("rank_missing").alias("kind"),
-            pl.format("{}: {}", "task_tag", t).alias("message"), t.str.extract(OP, 1).str.to_lowercase().alias("op"),
-            pl.lit("horovod").alias("where")))
+            pl.col("task_tag").cast(pl.Int64, strict=False).alias("rank"),
+            pl.lit("rank_missing").alias("kind"),
+            pl.format("{}: {}", "task_tag", t).alias("message"),
+            t.str.extract(OP, 1).str.to_lowercase().alias("op"), pl.lit("horovod").alias("where")))
     return out

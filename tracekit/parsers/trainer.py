@@ -5,11 +5,12 @@ DeepSpeed's comms logger becomes ``comm_op`` events with their bandwidth, ms-swi
 becomes ``train_arg`` events (``key=value``, what ``tracekit diff`` compares), and the framework's own
 log lines are claimed so that what is left over really is unknown.
 
-A program's own word on its progress and end (branch bench, issue 31): an iteration marker alone on its
-line (``Rank 1: ==== Iteration 10/10 ====``) is a ``step`` of ``max_steps``; ``Rank 0: End of workload.``,
-``Training completed``, torchelastic's ``worker group successfully finished`` are ``program_end`` events;
-a ``Rank N:`` in front names the rank. Megatron/DeepSpeed's one-line timers (``time (ms) | forward: 207.71 |
-backward: 3509.10 | optimizer: 38738.77 | ...``) are a ``phase_times`` event.
+A program's own word on its progress and end (branch bench, issue 31): an iteration marker alone on
+its line (``Rank 1: ==== Iteration 10/10 ====``) is a ``step`` (printed as the iteration starts, so its
+last is no end); ``Rank 0: End of workload.``, ``Training completed``, torchelastic's ``worker group
+successfully finished`` are ``program_end`` events; a ``Rank N:`` in front names the rank.
+Megatron/DeepSpeed's one-line timers (``time (ms) | forward: 207.71 | backward: 3509.10 | optimizer:
+38738.77 | ...``) are a ``phase_times`` event.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ KNOWN = (
 # a program's own progress and end lines, with the rank it names in front (`Rank 1: `)
 SAYS_RANK = r"^Rank (?P<rank>\d+):\s*"
 ITERATION = r"^(?:Rank \d+:\s*)?[=*#\- ]*Iteration\s+(?P<step>\d+)\s*/\s*(?P<max_steps>\d+)[=*#\- ]*$"
-PROGRAM_END = (r"(?i)^(?:Rank \d+:\s*)?(?:End of (?:workload|training)\b|Training (?:is )?(?:complete|completed|finished|done)\b"
+PROGRAM_END = (r"(?i)^(?:Rank \d+:\s*)?(?:End of (?:workload|training)\b"
+               r"|Training (?:is )?(?:complete|completed|finished|done)\b"
                r"|Finished training\b|All ranks (?:finished|done|completed)\b)"
                r"|\] worker group successfully finished\b")
 PHASES = r"^time \(ms\) \| (?:[\w\- ]+: [\d.]+(?: \| )?){2,}"
@@ -67,8 +69,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
     t = pl.col("text")
     # (a logger header the lines frame took off, `2024-04-10 04:59:03 | INFO | logs | `, still dates the line)
     said_ts = pl.col("raw").str.extract(STAMP, 1) if "raw" in lines.columns else pl.lit(None, pl.Utf8)
+    tag = pl.col("launch_rank") if "launch_rank" in lines.columns else pl.lit(None, pl.Int64)
     df = lines.select("file", "line", "text", pl.coalesce("ts", said_ts).alias("ts"),
-                      pl.coalesce("rank_tag", "mpi_rank").alias("rank"))
+                      pl.coalesce("rank_tag", "mpi_rank").alias("rank"), tag.alias("_tag"))
     frames = []
 
     def add(kind: str, mask: pl.Expr, pattern: str | None = None) -> None:
@@ -87,11 +90,13 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("step", others & t.str.contains(STEP_LOSS), STEP_LOSS)
     add("step", t.str.contains(IMAGES), IMAGES)
     n = len(frames)
+    # (a banner printed as an iteration starts: its last one is no end, so max_steps is left out)
     add("step", t.str.contains(ITERATION), ITERATION)
+    frames[n:] = [f.drop("max_steps") for f in frames[n:]]
     add("program_end", t.str.contains(PROGRAM_END))
     add("phase_times", t.str.contains(PHASES))
-    frames[n:] = [f.with_columns(pl.coalesce(t.str.extract(SAYS_RANK, 1).cast(pl.Int64, strict=False), "rank").alias("rank"))
-                  for f in frames[n:]]
+    said = pl.coalesce(t.str.extract(SAYS_RANK, 1).cast(pl.Int64, strict=False), "rank", "_tag")
+    frames[n:] = [f.with_columns(said.alias("rank")) for f in frames[n:]]
     add("comm_op", t.str.contains("comm op: "), COMM_OP)
     add("train_start", t.str.contains(TRAIN_START))
     add("train_end", t.str.contains(r"\{'train_runtime'"))
@@ -102,7 +107,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     n = len(frames)
     add("train_arg", t.str.contains(HF_ACCUM), HF_ACCUM)
     frames[n:] = [f.with_columns(pl.lit("gradient_accumulation_steps").alias("key")) for f in frames[n:]]
-    events = pl.concat(frames, how="diagonal_relaxed") if frames else None
+    events = pl.concat(frames, how="diagonal_relaxed").drop("_tag", strict=False) if frames else None
     if events is not None:
         events = events.with_columns(
             pl.when(pl.col("kind") == "train_arg").then(pl.format("{}={}", "key", "value")).otherwise("message")

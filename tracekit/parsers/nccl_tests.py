@@ -28,12 +28,13 @@ from tracekit.parsers import Parsed, any_of
 from tracekit.parsers.text import PREFIX
 
 WRONG = r"(?:\d+|N/A|[\d.]+e[-+]\d+)"
-ROW = (r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<dtype>[a-z]\w*)\s+(?:(?P<redop>[a-z]\w*)\s+)?(?:(?P<root>-?\d+)\s+)?"
+ROW = (r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<dtype>[a-z]\w*)\s+(?:(?P<redop>[a-z]\w*)\s+)?"
+       r"(?:(?P<root>-?\d+)\s+)?"
        rf"(?P<us>[\d.]+)\s+(?P<algbw>[\d.]+)\s+(?P<busbw>[\d.]+)\s+(?P<wrong>{WRONG})"
        rf"(?:\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+(?P<wrong2>{WRONG}))?\s*$")
 BINARY = r"(?P<op>all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv|gather|scatter|hypercube)_perf"
-RANK = (r"^#?\s*Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?(?:\s+Pid\s+(?P<pid>\d+))?\s+on\s+(?P<host>[\w.\-]+)\s+"
-        r"device\s+(?P<cuda_dev>\d+)")
+RANK = (r"^#?\s*Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?(?:\s+Pid\s+(?P<pid>\d+))?\s+on\s+"
+        r"(?P<host>[\w.\-]+)\s+device\s+(?P<cuda_dev>\d+)")
 COMPILED = r"^#\s*NCCL Tests compiled with NCCL (?P<v>[\w.+\-]+)"
 FAILURE = (r"^(?:(?P<host>[\w.\-]+): )?(?:Test )?(?P<what>NCCL|CUDA) failure (?P<where>\S+:\d+) '(?P<msg>.*?)'?\s*$")
 FAILED_PID = r"^\s*\.\. (?P<host>[\w.\-]+) pid (?P<pid>\d+): Test failure (?P<where>\S+:\d+)"
@@ -43,12 +44,14 @@ AVG = r"^#\s*Avg bus bandwidth\s*:\s*(?P<avg>[\d.]+)"
 # the largest size asked: the header (`# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592`), or the command
 # line (`all_reduce_perf -b 8 -e 8G`; nccl-tests reads K, M, G as powers of 1024)
 MAX_BYTES = r"\bmaxBytes (?P<max>\d+)"
-MAX_ARG = r"_perf\S*\s.*?(?:^|\s)(?:-e|--maxbytes)[ =]?(?P<max>\d+)(?P<unit>[KMGT]?)\b"
+MAX_ARG = r"_perf\S*\s.*?(?:^|\s)(?:-e|--maxbytes)[ =]?(?P<max>\d+)(?P<unit>[KMGTkmgt]?)\b"
 UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 # a launcher's tag that also sits inside a row, where a line's prefix was repeated per column (`-1[0]`)
 INNER_TAG = r"\[\d{1,4}\]"
-HEADER = (r"^#?\s*(?:size\s+count\s+type|bytes\s+N\s+type|\(B\)\s+\(elements\)|out-of-place|Avg bus bandwidth"
-          r"|Out of bounds|nThread \d+ nGpus|Using devices|Collective test (?:starting|concluded))|^#\s*$|^# nccl-tests version")
+HEADER = (r"^#?\s*(?:size\s+count\s+type|bytes\s+N\s+type|\(B\)\s+\(elements\)|out-of-place"
+          r"|Avg bus bandwidth|Out of bounds|nThread \d+ nGpus|Using devices"
+          r"|Collective test (?:starting|concluded))"
+          r"|^#\s*$|^# nccl-tests version")
 OPS = {"alltoall": "all_to_all", "sendrecv": "send"}
 
 
@@ -56,15 +59,16 @@ def parse(lines: pl.DataFrame) -> Parsed:
     if not lines.height:
         return Parsed("nccl-tests")
     t = pl.col("text")
-    # rows of one width read as one hard-wrapped line (parsers/text.py joins them onto the first): each is
-    # read from its own line as written, its launcher prefix taken off
+    # rows of one width read as one hard-wrapped line (parsers/text.py joins them onto the first): each
+    # is read from its own line as written, its launcher prefix taken off
     if "cont_of" not in lines.columns:
         lines = lines.with_columns(pl.lit(None, pl.Int64).alias("cont_of"), pl.col("text").alias("raw"))
-    joined = lines.filter(pl.col("cont_of").is_not_null()).select("file", pl.col("cont_of").alias("line")).unique()
-    own = pl.col("cont_of").is_not_null() | pl.col("_head")
-    df = lines.join(joined.with_columns(pl.lit(True).alias("_head")), on=["file", "line"], how="left").select(
-        "file", "line", pl.when(own.fill_null(False)).then(pl.col("raw").str.replace(PREFIX, "")).otherwise(t).alias("text"),
-        pl.col("host_said").alias("pdsh_host"))
+    joined = lines.filter(pl.col("cont_of").is_not_null()).select("file", pl.col("cont_of").alias("line"))
+    heads = joined.unique().with_columns(pl.lit(True).alias("_head"))
+    own = (pl.col("cont_of").is_not_null() | pl.col("_head")).fill_null(False)
+    text = pl.when(own).then(pl.col("raw").str.replace(PREFIX, "")).otherwise(t).alias("text")
+    df = lines.join(heads, on=["file", "line"], how="left").select(
+        "file", "line", text, pl.col("host_said").alias("pdsh_host"))
     mine = df.filter(t.str.contains(any_of(HEADER, BINARY, COMPILED, FAILURE, FAILED_PID, RANK, MAX_ARG))
                      | t.str.replace_all(INNER_TAG, " ").str.contains(ROW))
     if not mine.height:
@@ -81,24 +85,34 @@ def parse(lines: pl.DataFrame) -> Parsed:
             kind = (pl.when(cuda).then(pl.lit("cuda_error")).otherwise(pl.lit("crash"))
                     if "what" in sub.columns else pl.lit("crash"))
             events.append(sub.with_columns(kind.alias("kind"), t.str.strip_chars().alias("message")))
-    said = t.str.strip_chars().alias("message")
-    events += [
-        mine.filter(t.str.contains(PASSED)).with_columns(pl.lit("test_passed").alias("kind"), said),
-        mine.filter(t.str.contains(OUT_OF_BOUNDS)).with_columns(
-            pl.lit("test_wrong").alias("kind"), said, t.str.extract(OUT_OF_BOUNDS, 1).cast(pl.Int64).alias("numel")),
-        mine.filter(t.str.contains(AVG)).with_columns(
-            pl.lit("test_avg_busbw").alias("kind"), said, t.str.extract(AVG, 1).cast(pl.Float64, strict=False).alias("busbw_gbs")),
-        mine.filter(t.str.contains(MAX_BYTES)).with_columns(
-            pl.lit("test_sizes").alias("kind"), said, t.str.extract(MAX_BYTES, 1).cast(pl.Int64, strict=False).alias("bytes")),
-        mine.filter(t.str.contains(MAX_ARG)).with_columns(
-            pl.lit("test_sizes").alias("kind"), said,
-            (t.str.extract(MAX_ARG, 1).cast(pl.Int64, strict=False)
-             * t.str.extract(MAX_ARG, 2).replace_strict(UNITS, default=1, return_dtype=pl.Int64)).alias("bytes")),
-    ]
-    events = pl.concat([e for e in events if e.height], how="diagonal_relaxed") if any(e.height for e in events) else None
+    events = [e for e in events + _said(mine) if e.height]
+    events = pl.concat(events, how="diagonal_relaxed") if events else None
     if events is not None and "pid" in events.columns:
         events = events.with_columns(pl.col("pid").cast(pl.Int64, strict=False))
     return Parsed("nccl-tests", {"events": events, "ranks": _ranks(mine)}, mine.select("file", "line"))
+
+
+def _said(mine: pl.DataFrame) -> list[pl.DataFrame]:
+    """The lines that end a table (``Out of bounds values``, ``Avg bus bandwidth``) and the size asked."""
+    t = pl.col("text")
+    said = t.str.strip_chars().alias("message")
+    unit = t.str.extract(MAX_ARG, 2).str.to_uppercase().replace_strict(UNITS, default=1,
+                                                                        return_dtype=pl.Int64)
+    return [
+        mine.filter(t.str.contains(PASSED)).with_columns(pl.lit("test_passed").alias("kind"), said),
+        mine.filter(t.str.contains(OUT_OF_BOUNDS)).with_columns(
+            pl.lit("test_wrong").alias("kind"), said,
+            t.str.extract(OUT_OF_BOUNDS, 1).cast(pl.Int64).alias("numel")),
+        mine.filter(t.str.contains(AVG)).with_columns(
+            pl.lit("test_avg_busbw").alias("kind"), said,
+            t.str.extract(AVG, 1).cast(pl.Float64, strict=False).alias("busbw_gbs")),
+        mine.filter(t.str.contains(MAX_BYTES)).with_columns(
+            pl.lit("test_sizes").alias("kind"), said,
+            t.str.extract(MAX_BYTES, 1).cast(pl.Int64, strict=False).alias("bytes")),
+        mine.filter(t.str.contains(MAX_ARG)).with_columns(
+            pl.lit("test_sizes").alias("kind"), said,
+            (t.str.extract(MAX_ARG, 1).cast(pl.Int64, strict=False) * unit).alias("bytes")),
+    ]
 
 
 def _rows(mine: pl.DataFrame) -> pl.DataFrame:
@@ -110,7 +124,8 @@ def _rows(mine: pl.DataFrame) -> pl.DataFrame:
     if not rows.height:
         return rows
     g = pl.col("_g").struct
-    count = [g.field(w).cast(pl.Int64, strict=False) for w in ("wrong", "wrong2")]  # N/A and 2e-06 are no count
+    # (N/A and 2e-06 are no count)
+    count = [g.field(w).cast(pl.Int64, strict=False) for w in ("wrong", "wrong2")]
     rows = rows.with_columns(row.str.extract_groups(ROW).alias("_g")).with_columns(
         pl.lit("bandwidth").alias("kind"), row.str.strip_chars().alias("message"),
         pl.col("op").fill_null("unknown").replace(OPS),

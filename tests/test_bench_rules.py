@@ -298,3 +298,14 @@ def test_program_end_lines_and_communicators_torn_down_are_healthy(tmp_path):
     # the banner of the last iteration is printed as it starts: it is progress, never an end by itself
     it = store.events.filter(store.events["message"].str.contains("Iteration 2/2"))
     assert it["max_steps"].null_count() == it.height and it["step"].to_list() == [2, 2]
+
+
+def test_horovod_stalled_ranks_with_one_shut_down_is_a_crashed_rank(tmp_path):
+    head = ("[1,0]<stderr>:[2021-06-01 10:00:00.000000: W horovod/common/stall_inspector.cc:107] One or more "
+            "tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting "
+            "for remainder of ranks for more than 60 seconds.\n"
+            "[1,0]<stderr>:Stalled ranks:\n")
+    _, v = verdict_of(tmp_path, head + "[1,0]<stderr>:2: [HorovodAllreduce_grads_0, HorovodAllreduce_grads_1]\n")
+    assert v.kind == Kind.DEADLOCK and "rank 2 never joined" in v.summary
+    _, v = verdict_of(tmp_path, head + "[1,0]<stderr>:2!: [HorovodAllreduce_grads_0]\n", "gone.log")
+    assert v.kind == Kind.CRASHED_RANK and "rank 2" in v.summary and "shut down" in v.summary

@@ -34,9 +34,10 @@ EXIT_CODE = r"^\s+Exit code:\s+(?P<exit_code>-?\d+)"
 HOROVOD_STALL = r"One or more tensors were submitted to be (?:reduced|gathered|broadcasted).* by subset of ranks"
 OP = r"Horovod(?P<op>Allreduce|Allgather|Broadcast|Alltoall|ReduceScatter|Reducescatter)"
 STALLED = rf"\S*{OP}\S* \[(?P<which>missing|ready) ranks: (?P<ranks>[\d, ]+)\]"
-# Horovod 0.20+: `Missing ranks:` then `0: [HorovodAllreduce_grads_0, ...]` (`0: ` is read as a task label)
-MISSING_HEAD = r"^Missing ranks:\s*$"
-MISSING_LIST = rf"^\[(?P<names>[^\]]*{OP}[^\]]*)\],?\s*$"
+# Horovod 0.20+: `Missing ranks:` (later `Stalled ranks:`) then `0: [HorovodAllreduce_grads_0, ...]` per
+# rank (`0: ` is read as a task label), `0!: [...]` where that rank has already shut down
+MISSING_HEAD = r"^(?:Missing|Stalled) ranks:\s*$"
+MISSING_LIST = rf"^(?:(?P<r>\d+)(?P<gone>!)?: )?\[(?P<names>[^\]]*{OP}[^\]]*)\],?\s*$"
 NP = r"(?:mpirun|mpiexec|horovodrun|prterun)\b.*?\s-(?:np|n)\s+(?P<np>\d+)\b"
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -45,8 +46,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     t = pl.col("text")
     df = lines.select("file", "line", "text", "launch_rank", "task_tag")
     known = any_of(SIGNAL, ABORTING, PROCESS_NAME, EXIT_CODE, HOROVOD_STALL, STALLED, NONZERO, MISSING_HEAD)
-    mine = df.filter(t.str.contains(known)
-                     | (t.str.contains(MISSING_LIST) & pl.col("task_tag").is_not_null()))
+    listed = t.str.extract(MISSING_LIST, 1).is_not_null() | pl.col("task_tag").is_not_null()
+    mine = df.filter(t.str.contains(known) | (t.str.contains(MISSING_LIST) & listed))
     if not mine.height:
         return Parsed("mpi")
     events = []
@@ -112,11 +113,19 @@ def _horovod_missing(df: pl.DataFrame, mine: pl.DataFrame) -> list[pl.DataFrame]
             pl.col("_m").alias("rank"), pl.lit("rank_missing").alias("kind"), t.alias("message"),
             pl.col("op").str.to_lowercase(), pl.lit("horovod").alias("where"))
             .drop("_s", "_np", "which", "ranks"))
-    lists = mine.filter(t.str.contains(MISSING_LIST) & pl.col("task_tag").is_not_null())
+    g = t.str.extract_groups(MISSING_LIST).struct
+    rank = pl.coalesce(g.field("r").cast(pl.Int64, strict=False), pl.col("task_tag").cast(pl.Int64, strict=False))
+    lists = mine.filter(t.str.contains(MISSING_LIST)).with_columns(
+        rank.alias("rank"), g.field("gone").is_not_null().alias("_gone"),
+        t.str.extract(OP, 1).str.to_lowercase().alias("op"), pl.lit("horovod").alias("where"),
+        pl.concat_str(pl.col("task_tag").fill_null(""), pl.lit(": "), t).str.strip_prefix(": ").alias("message"))
+    lists = lists.filter(pl.col("rank").is_not_null())
     if lists.height:
-        out.append(lists.with_columns(
-            pl.col("task_tag").cast(pl.Int64, strict=False).alias("rank"),
-            pl.lit("rank_missing").alias("kind"),
-            pl.format("{}: {}", "task_tag", t).alias("message"),
-            t.str.extract(OP, 1).str.to_lowercase().alias("op"), pl.lit("horovod").alias("where")))
+        out.append(lists.with_columns(pl.lit("rank_missing").alias("kind")).drop("_gone"))
+        # `N!`: that rank shut down while the others wait for it in the op: the rank is gone, not stuck
+        gone = lists.filter("_gone")
+        if gone.height:
+            out.append(gone.with_columns(pl.lit("crash").alias("kind"), pl.format(
+                "Horovod: rank {} has shut down while the other ranks wait for it in {}", "rank",
+                g.field("names").str.split(",").list.first()).alias("message")).drop("_gone"))
     return out

@@ -309,3 +309,12 @@ def test_horovod_stalled_ranks_with_one_shut_down_is_a_crashed_rank(tmp_path):
     assert v.kind == Kind.DEADLOCK and "rank 2 never joined" in v.summary
     _, v = verdict_of(tmp_path, head + "[1,0]<stderr>:2!: [HorovodAllreduce_grads_0]\n", "gone.log")
     assert v.kind == Kind.CRASHED_RANK and "rank 2" in v.summary and "shut down" in v.summary
+
+
+def test_a_program_watchdog_naming_each_rank_and_its_step(tmp_path):
+    same = "".join(f"STALL rank {r} on node{r // 8}: no progress past step 324 for 120s\n" for r in (0, 3, 15))
+    _, v = verdict_of(tmp_path, same)
+    assert v.kind == Kind.UNDECIDED and "no progress past step 324 for 120 s" in v.summary
+    apart = same.replace("rank 3 on node0: no progress past step 324", "rank 3 on node0: no progress past step 323")
+    _, v = verdict_of(tmp_path, apart, "apart.log")
+    assert v.kind == Kind.DEADLOCK and v.ranks == [3] and "rank 3 made no progress past step 323" in v.summary

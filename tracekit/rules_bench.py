@@ -185,6 +185,8 @@ def _low(large: pl.DataFrame, avg: pl.Series, ends: pl.DataFrame, transport: str
 
 #: a gap between step lines this many times the others' (and at least GAP_S seconds) is a stop, not noise
 GAP_X, GAP_S = 5.0, 60.0
+#: a first logged step at or below this is the run's start: the gap after it holds the warm-up
+WARM_UP = 10
 #: a running average (tf_cnn_benchmarks' `images/sec: 195.8 +/- 0.5`) that drops this share after holding
 #: steady hides steps far slower than the rest; a rate per interval must halve
 MEAN_DROP, RATE_DROP = 0.03, 0.5
@@ -219,7 +221,10 @@ def step_gap(ev: Evidence) -> Verdict | None:
     one = st.unique("step", keep="first", maintain_order=True).sort("step")
     gaps = one.with_columns(pl.col("at").diff().dt.total_seconds().alias("s"),
                             pl.col("step").shift().alias("from"), pl.col("step").diff().alias("n"))
-    gaps = gaps.filter(pl.col("s").is_not_null() & (pl.col("n") > 0))
+    # the steps right after the run's start carry its warm-up (compilation, allocator, first connects);
+    # a log that starts mid-run has no warm-up in it
+    warm = pl.col("from") == one["step"].min() if one.height and one["step"].min() <= WARM_UP else pl.lit(False)
+    gaps = gaps.filter(pl.col("s").is_not_null() & (pl.col("n") > 0) & ~warm)
     gaps = gaps.with_columns((pl.col("s") / pl.col("n")).alias("per"))
     if gaps.height < 3:
         return None
@@ -323,3 +328,32 @@ def every_rank_ended(ev: Evidence) -> Verdict | None:
                    + (f"; {destroyed.height} communicator(s) destroyed" if destroyed.height else "")
                    + f") and no error, signal or stall is logged ({ev.coverage.describe()})", [],
                    lines(ends, 4))
+
+
+def program_stall(ev: Evidence) -> Verdict | None:
+    """The program's own watchdog names the ranks that made no progress and the step each stopped at:
+    at one step, none is behind (the hang is inside that step); at different steps, the ranks at the
+    lowest step hold the others."""
+    st = ev.kinds(EventKind.STALL).filter((pl.col("where") == "program") & pl.col("rank").is_not_null())
+    if not st.height or ev.crashes.height or ev.cuda.height or ev.transport.height:
+        return None
+    per = st.group_by("rank").agg(pl.col("step").max(), pl.col("message").first()).sort("rank")
+    ranks = per["rank"].to_list()
+    secs = st["message"].str.extract(r"(?i)\bfor (\d+)\s*s", 1).cast(pl.Int64, strict=False).max()
+    long = f" for {secs} s" if secs else ""
+    steps = per["step"].drop_nulls().unique().sort()
+    if steps.len() > 1:
+        low = per.filter(pl.col("step") == steps[0])["rank"].to_list()
+        high = per.filter(pl.col("step") > steps[0])["rank"].to_list()
+        return Verdict(Kind.DEADLOCK, f"{_who(low)} made no progress past step {steps[0]}{long} while "
+                       f"{_who(high)} got to step {steps[-1]} (the program's own watchdog): {_who(low)} "
+                       "stopped first and the others wait for it in the next step's collectives", low, lines(st, 6))
+    at = f" past step {steps[0]}" if steps.len() else ""
+    return Verdict(Kind.UNDECIDED, f"{_who(ranks)} made no progress{at}{long} (the program's own watchdog): "
+                   "every rank that reports stops at the same step and none is behind, so the hang is inside "
+                   "that step; which collective each rank waits in a stack dump of every rank (py-spy dump "
+                   "--native) or NCCL's RAS report (ncclras) says", [], lines(st, 6))
+
+
+def _who(ranks: list[int]) -> str:
+    return f"{'rank' if len(set(ranks)) == 1 else 'ranks'} {fmt_ranks(ranks)}"

@@ -9,8 +9,9 @@ A program's own word on its progress and end (branch bench, issue 31): an iterat
 its line (``Rank 1: ==== Iteration 10/10 ====``) is a ``step`` (printed as the iteration starts, so its
 last is no end); ``Rank 0: End of workload.``, ``Training completed``, torchelastic's ``worker group
 successfully finished`` are ``program_end`` events; a ``Rank N:`` in front names the rank.
-Megatron/DeepSpeed's one-line timers (``time (ms) | forward: 207.71 | backward: 3509.10 | optimizer:
-38738.77 | ...``) are a ``phase_times`` event.
+A program's own watchdog line (``STALL rank 3 on node0: no progress past step 324 for 120s``) is a
+``stall`` of that rank at that step. Megatron/DeepSpeed's one-line timers (``time (ms) | forward:
+207.71 | backward: 3509.10 | optimizer: 38738.77 | ...``) are a ``phase_times`` event.
 """
 
 from __future__ import annotations
@@ -56,6 +57,10 @@ PROGRAM_END = (r"(?i)^(?:Rank \d+:\s*)?(?:End of (?:workload|training)\b"
                r"|Training (?:is )?(?:complete|completed|finished|done)\b"
                r"|Finished training\b|All ranks (?:finished|done|completed)\b)"
                r"|\] worker group successfully finished\b")
+# a program's own watchdog naming the rank that made no progress (`STALL rank 3 on node0: no progress past step
+# 324 for 120s`): a ``stall`` event of that rank, at that step
+NO_PROGRESS = (r"(?i)\brank (?P<stalled>\d+)\b(?: on (?P<host>[\w.\-]+))?\W.*?\bno progress\b"
+               r"(?:.*?\bstep (?P<step>\d+))?")
 PHASES = r"^time \(ms\) \| (?:[\w\- ]+: [\d.]+(?: \| )?){2,}"
 # the time a logger's header put in front of a line (within its first characters)
 STAMP = r"^.{0,40}?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)"
@@ -95,8 +100,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
     frames[n:] = [f.drop("max_steps") for f in frames[n:]]
     add("program_end", t.str.contains(PROGRAM_END))
     add("phase_times", t.str.contains(PHASES))
-    said = pl.coalesce(t.str.extract(SAYS_RANK, 1).cast(pl.Int64, strict=False), "rank", "_tag")
-    frames[n:] = [f.with_columns(said.alias("rank")) for f in frames[n:]]
+    add("stall", t.str.contains(NO_PROGRESS), NO_PROGRESS)
+    said = pl.coalesce(t.str.extract(SAYS_RANK, 1).cast(pl.Int64, strict=False),
+                       t.str.extract(NO_PROGRESS, 1).cast(pl.Int64, strict=False), "rank", "_tag")
+    frames[n:] = [f.with_columns(said.alias("rank"), pl.lit("program").alias("where")).drop("stalled", strict=False)
+                  for f in frames[n:]]
     add("comm_op", t.str.contains("comm op: "), COMM_OP)
     add("train_start", t.str.contains(TRAIN_START))
     add("train_end", t.str.contains(r"\{'train_runtime'"))
@@ -140,6 +148,6 @@ def parse(lines: pl.DataFrame) -> Parsed:
         any_of(*(r"\{.*'loss': ", DS_STEP, STEP_LOSS, IMAGES, r"^total images/sec: ", r"^\[iteration\] datetime: ",
                  r"^time \(ms\) \| \w", r"^Invalidate trace cache @ step \d+", r"iteration\s+\d+/\s*\d+ \|", TQDM, "comm op: ",
                                        TRAIN_START, DS_VERSION, KNOWN, r"\{'train_runtime'|\{'eval_loss'",
-                                       ITERATION, PROGRAM_END, PHASES))
+                                       ITERATION, PROGRAM_END, PHASES, NO_PROGRESS))
     )
     return Parsed("trainer", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))

@@ -318,3 +318,15 @@ def test_a_program_watchdog_naming_each_rank_and_its_step(tmp_path):
     apart = same.replace("rank 3 on node0: no progress past step 324", "rank 3 on node0: no progress past step 323")
     _, v = verdict_of(tmp_path, apart, "apart.log")
     assert v.kind == Kind.DEADLOCK and v.ranks == [3] and "rank 3 made no progress past step 323" in v.summary
+
+
+@pytest.mark.parametrize("name, cause", [
+    ("nccl-030-tests-2node-wrong-results.txt", "nccl-tests-corrupt"),
+    ("dev-117-nccl-allreduce-busbw-drops-above-32mb.txt", "nccl-tests-busbw"),
+    ("dev-109-horovod-k8s-2rank-ready-rank1-stalled.txt", "horovod-stall"),
+    ("llm-053-ds-zero2-10b-optimizer-38s-timer.txt", "phase-timer"),
+])
+def test_each_cause_carries_its_fix(name, cause):
+    from tracekit import fixes
+    v = decide(ingest([WILD / name]))
+    assert v.fix == fixes.BY_CAUSE[cause].fix and v.check == fixes.BY_CAUSE[cause].check

@@ -150,8 +150,8 @@ def _corrupt(wrong: pl.DataFrame, on: str) -> Verdict:
     return Verdict(Kind.UNDECIDED, f"nccl-tests found wrong values{on}: #wrong up to {n.max()}{where} "
                    f"({wrong.height} result(s)): the collectives complete but their results are corrupted, a "
                    "data corruption, not a hang; find the path that corrupts by rerunning with "
-                   "NCCL_P2P_DISABLE=1, NCCL_SHM_DISABLE=1, NCCL_NET_GDR_LEVEL=LOC or NCCL_PROTO=Simple "
-                   "one at a time (PCIe ACS / IOMMU settings, a faulty GPU or NIC)", [], lines(wrong, 4))
+                   "NCCL_P2P_DISABLE=1, NCCL_NET_GDR_LEVEL=LOC or NCCL_PROTO=Simple one at a time (PCIe "
+                   "ACS / IOMMU settings, a faulty GPU or NIC)", [], lines(wrong, 4))
 
 
 def _falls(f: dict, t: pl.DataFrame, on: str) -> Verdict:

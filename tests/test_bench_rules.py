@@ -330,3 +330,11 @@ def test_each_cause_carries_its_fix(name, cause):
     from tracekit import fixes
     v = decide(ingest([WILD / name]))
     assert v.fix == fixes.BY_CAUSE[cause].fix and v.check == fixes.BY_CAUSE[cause].check
+
+
+def test_the_size_asked_is_the_last_said(tmp_path):
+    reduced = TABLE.format(w=0, oob="0 OK").replace("#\n# Using devices", "# Reducing maxBytes to 4194304 due to "
+                                                    "memory limitation\n#\n# Using devices", 1)
+    cut = "\n".join(ln for ln in reduced.splitlines() if not ln.startswith(("# Out of", "# Avg", "     8388608")))
+    _, v = verdict_of(tmp_path, cut + "\n")
+    assert v.kind == Kind.HEALTHY  # 4 MB reached of the 4 MB left after the reduction: not cut short

@@ -117,7 +117,7 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
     if large.height and large["busbw_gbs"].max() < LOW_BUSBW:
         return _low(large, avg, ends, transport, on)
     last = rows.sort("file", "line").tail(1).row(0, named=True)
-    asked = ev.kinds(EventKind.TEST_SIZES)["bytes"].drop_nulls()
+    asked = ev.kinds(EventKind.TEST_SIZES).sort("file", "line")["bytes"].drop_nulls().tail(1)
     reached = rows["bytes"].max()
     ended = ends.filter(pl.col("line") > last["line"]).height > 0
     if asked.len() and reached < asked.max() and not ended:

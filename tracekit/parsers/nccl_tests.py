@@ -42,8 +42,9 @@ PASSED = r"^#\s*Out of bounds values\s*:\s*0 OK"
 OUT_OF_BOUNDS = r"^#\s*Out of bounds values\s*:\s*(?P<n>\d+) FAILED"
 AVG = r"^#\s*Avg bus bandwidth\s*:\s*(?P<avg>[\d.]+)"
 # the largest size asked: the header (`# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592`), or the command
-# line (`all_reduce_perf -b 8 -e 8G`; nccl-tests reads K, M, G as powers of 1024)
-MAX_BYTES = r"\bmaxBytes (?P<max>\d+)"
+# line (`all_reduce_perf -b 8 -e 8G`; nccl-tests reads K, M, G as powers of 1024); the last said counts
+# (`# Reducing maxBytes to 4294967296 due to memory limitation` after the header)
+MAX_BYTES = r"\bmaxBytes (?P<max>\d+)|^#\s*Reducing maxBytes to (?P<max2>\d+)"
 MAX_ARG = r"_perf\S*\s.*?(?:^|\s)(?:-e|--maxbytes)[ =]?(?P<max>\d+)(?P<unit>[KMGTkmgt]?)\b"
 UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 # a launcher's tag that also sits inside a row, where a line's prefix was repeated per column (`-1[0]`)
@@ -69,7 +70,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     text = pl.when(own).then(pl.col("raw").str.replace(PREFIX, "")).otherwise(t).alias("text")
     df = lines.join(heads, on=["file", "line"], how="left").select(
         "file", "line", text, pl.col("host_said").alias("pdsh_host"))
-    mine = df.filter(t.str.contains(any_of(HEADER, BINARY, COMPILED, FAILURE, FAILED_PID, RANK, MAX_ARG))
+    said = any_of(HEADER, BINARY, COMPILED, FAILURE, FAILED_PID, RANK, MAX_ARG, MAX_BYTES)
+    mine = df.filter(t.str.contains(said)
                      | t.str.replace_all(INNER_TAG, " ").str.contains(ROW))
     if not mine.height:
         return Parsed("nccl-tests")
@@ -108,7 +110,8 @@ def _said(mine: pl.DataFrame) -> list[pl.DataFrame]:
             t.str.extract(AVG, 1).cast(pl.Float64, strict=False).alias("busbw_gbs")),
         mine.filter(t.str.contains(MAX_BYTES)).with_columns(
             pl.lit("test_sizes").alias("kind"), said,
-            t.str.extract(MAX_BYTES, 1).cast(pl.Int64, strict=False).alias("bytes")),
+            pl.coalesce(t.str.extract(MAX_BYTES, 1), t.str.extract(MAX_BYTES, 2)).cast(pl.Int64, strict=False)
+            .alias("bytes")),
         mine.filter(t.str.contains(MAX_ARG)).with_columns(
             pl.lit("test_sizes").alias("kind"), said,
             (t.str.extract(MAX_ARG, 1).cast(pl.Int64, strict=False) * unit).alias("bytes")),

@@ -338,3 +338,30 @@ def test_the_size_asked_is_the_last_said(tmp_path):
     cut = "\n".join(ln for ln in reduced.splitlines() if not ln.startswith(("# Out of", "# Avg", "     8388608")))
     _, v = verdict_of(tmp_path, cut + "\n")
     assert v.kind == Kind.HEALTHY  # 4 MB reached of the 4 MB left after the reduction: not cut short
+
+
+# --- the pace a program prints itself: TensorFlow, MXNet, Keras, tqdm --------------------------------
+
+def test_tensorflow_steps_at_a_steady_pace_are_healthy(tmp_path):
+    text = "".join(f"INFO:tensorflow:loss = 2.30, step = {s} ({t} sec)\n"
+                   for s, t in ((15, 1.94), (25, 1.80), (35, 1.87), (45, 1.82)))
+    _, v = verdict_of(tmp_path, text)
+    assert v.kind == Kind.HEALTHY and "steady 1.8-1.94 s per step line" in v.summary
+    slow = text + "INFO:tensorflow:loss = 2.30, step = 55 (9.50 sec)\n"
+    _, v = verdict_of(tmp_path, slow, "slow.log")
+    assert v.kind != Kind.HEALTHY
+
+
+def test_mxnet_speed_lower_at_every_report_is_slow(tmp_path):
+    text = "".join(f"2016-09-08 23:35:{10 + i:02d},963 Node[0] Epoch[0] Batch [{50 * i}]\tSpeed: {r} samples/sec\t"
+                   "Train-accuracy=0.2\n" for i, r in enumerate((875.63, 859.58, 817.53, 799.50, 798.95), 1))
+    _, v = verdict_of(tmp_path, text)
+    assert v.kind == Kind.SLOW_PROGRESS and "fell from 875.63 to 798.95" in v.summary
+
+
+def test_keras_last_epoch_completed_is_an_end(tmp_path):
+    bar = "250/250 [==============================] - 8s 31ms/step - loss: 0.0149 - accuracy: 0.9944\n"
+    _, v = verdict_of(tmp_path, "Epoch 23/24\n" + bar + "Epoch 24/24\n" + bar)
+    assert v.kind == Kind.HEALTHY and "the last epoch (24/24) completed" in v.summary
+    _, v = verdict_of(tmp_path, "Epoch 22/24\n" + bar + "Epoch 23/24\n" + bar, "not-last.log")
+    assert v.kind != Kind.HEALTHY or "last epoch" not in v.summary

@@ -190,6 +190,8 @@ WARM_UP = 10
 #: a running average (tf_cnn_benchmarks' `images/sec: 195.8 +/- 0.5`) that drops this share after holding
 #: steady hides steps far slower than the rest; a rate per interval must halve
 MEAN_DROP, RATE_DROP = 0.03, 0.5
+#: a rate per interval that is lower at every report (4 or more) and this much lower in all: slower and slower
+DECLINE = 0.08
 #: a phase of one iteration this many times forward + backward (and over a second) is where the time goes
 PHASE_X = 5.0
 #: an end said for a whole group of workers by the agent that ran them
@@ -247,8 +249,9 @@ def throughput_drop(ev: Evidence) -> Verdict | None:
     if not _calm(ev):
         return None
     msg = pl.col("message")
-    rate = (msg.str.extract(r"(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*([\d][\d,.]*)", 1)
-            .str.replace_all(",", "").cast(pl.Float64, strict=False))
+    rate = pl.coalesce(msg.str.extract(r"(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*([\d][\d,.]*)", 1),
+                       msg.str.extract(r"([\d][\d,.]*) (?:samples|images|tokens?)/s(?:ec)?\b", 1))
+    rate = rate.str.replace_all(",", "").cast(pl.Float64, strict=False)
     st = ev.steps.with_columns(rate.alias("rate"), msg.str.contains(r"/sec: [\d.]+ \+/- ").alias("mean"))
     per = st.filter(pl.col("rate").is_not_null()).group_by("step").agg(
         pl.col("rate").median(), pl.col("mean").all(), pl.col("file").first(), pl.col("line").min(),
@@ -263,10 +266,16 @@ def throughput_drop(ev: Evidence) -> Verdict | None:
         how = (f"a running average over the run: to fall {1 - last['rate'] / held.min():.0%} after "
                f"holding steady, the steps since {before['step'][-1]} ran far slower than the others (a stop "
                "of seconds to minutes)")
-    else:
-        if last["rate"] >= RATE_DROP * before["rate"].median():
-            return None
+    elif last["rate"] < RATE_DROP * before["rate"].median():
         how = f"under {RATE_DROP:.0%} of the median {before['rate'].median():g} before"
+    else:
+        # a rate that falls report after report (4 or more), by DECLINE in all: each step slower
+        r = per["rate"]
+        if per.height < 4 or (r.diff().drop_nulls() > 0).any() or r[-1] > (1 - DECLINE) * r[0]:
+            return None
+        held = r.head(1)
+        how = (f"{1 - r[-1] / r[0]:.0%} over steps {per['step'][0]} -> {per['step'][-1]}, lower at every "
+               "report")
     return Verdict(Kind.SLOW_PROGRESS, f"the throughput fell from {held[-1]:g} to {last['rate']:g} at step "
                    f"{last['step']} ({how}); the steps go on: slow, not hung, no error logged", [],
                    [Cited(last["file"], last["line"], last["message"])])
@@ -357,3 +366,34 @@ def program_stall(ev: Evidence) -> Verdict | None:
 
 def _who(ranks: list[int]) -> str:
     return f"{'rank' if len(set(ranks)) == 1 else 'ranks'} {fmt_ranks(ranks)}"
+
+
+#: a program's own figure of its pace per step line: seconds per N steps (TensorFlow's `(1.941 sec)`), it/s
+#: or s/it (tqdm), ms/step (Keras), a throughput (samples/s, images/sec, token/s)
+OWN_PACE = (r"\((?P<sec>[\d.]+) sec\)|(?P<its>[\d.]+)\s*it/s\b|(?P<sit>[\d.]+)\s*s/it\b|(?P<ms>[\d.]+)ms/step"
+            r"|(?P<rate>[\d.]+) (?:samples|images|tokens?)/s(?:ec)?\b")
+#: steady: the largest of the figures at most this many times the smallest
+STEADY = 1.5
+
+
+def steady_own_pace(ev: Evidence) -> Verdict | None:
+    """Steps that advance at a pace the program prints itself (its seconds per interval, it/s, ms/step,
+    a throughput), steady, and nothing but calm lines: healthy, as steady_progress says of a pace read
+    from timestamps."""
+    if (not ev.progressed or not _calm(ev) or ev.missing or ev.mismatches or ev.coverage.missing
+            or ev.pace["slow"] or ev.pace["falling"]):
+        return None
+    g = pl.col("message").str.extract_groups(OWN_PACE).struct
+    per = ev.steps.sort("file", "line").unique("step", keep="first", maintain_order=True).with_columns(
+        pl.coalesce(*(g.field(f).cast(pl.Float64, strict=False) for f in ("sec", "its", "sit", "ms", "rate")))
+        .alias("pace")).filter(pl.col("pace").is_not_null() & (pl.col("pace") > 0))
+    if per.height < 3 or per["pace"].max() > STEADY * per["pace"].min():
+        return None
+    unit = per["message"][0]
+    unit = next((u for u, w in (("s per step line", " sec)"), ("it/s", "it/s"), ("s/it", "s/it"), ("ms/step", "ms/step"))
+                 if w in unit), "a throughput of")
+    figure = f"{per['pace'].min():g}-{per['pace'].max():g} {unit}" if not unit.startswith("a ") else \
+        f"{unit} {per['pace'].min():g}-{per['pace'].max():g}"
+    return Verdict(Kind.HEALTHY, f"{'; '.join(ev.progressed[:1])} at a steady {figure} (the program's own figures) "
+                   "and no error, signal or stall is logged: the steps of a synchronous job advance only while "
+                   f"every rank takes part ({ev.coverage.describe()})", [], lines(per, 2))

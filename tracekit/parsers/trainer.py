@@ -19,6 +19,7 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit.parsers import Parsed, any_of
+from tracekit.parsers.text import PREFIX
 
 NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
 LOSS = rf"\{{.*?'loss': '?(?P<loss>{NUM})'?"
@@ -29,6 +30,12 @@ TQDM = r"(?P<pct>\d+)%\|[^|]*\|\s*(?P<step>\d+)/(?P<max_steps>\d+) \["
 # any other loop's line with a step and a loss (torchtitan `step: 200  loss:  6.1384`, `step at 58400, loss=31.05`,
 # `ep 1 train, step 97, acc 0.004, loss 8.624`), and tf_cnn_benchmarks' `90\timages/sec: 152.2 +/- 0.2 (...)\t2.321`
 STEP_LOSS = rf"\bstep(?: at)?[:= ]\s*(?P<step>\d+)\b.*?\bloss[:= ]\s*(?P<loss>{NUM})"
+# TensorFlow's estimator (`loss = 2.30294, step = 15 (1.941 sec)`), MXNet's Speedometer (`Epoch[0] Batch [50]
+# Speed: 875.63 samples/sec`), Keras (`Epoch 24/24` as an epoch starts, then `250/250 [====] - 8s 31ms/step`)
+TF_STEP = rf"\bloss = (?P<loss>{NUM}), step = (?P<step>\d+)\b"
+MXNET = r"\bEpoch\[(?P<epoch>\d+)\] Batch \[(?P<step>\d+)\]\s+Speed: [\d.]+ samples/sec"
+KERAS_EPOCH = r"^Epoch (?P<step>\d+)/(?P<of>\d+)\s*$"
+KERAS_DONE = r"^(?P<done>\d+)/(?P<total>\d+) \[=+\] - \d+m?s \d+(?:ms|s|us)/step\b"
 IMAGES = rf"^(?P<step>\d+)\s+images/sec: [\d.]+ \+/- [\d.]+ \(jitter = [\d.]+\)\s+(?P<loss>{NUM})"
 COMM_OP = (
     r"comm op: (?P<op>\w+) \| time \(ms\): (?P<ms>[\d.]+) \| msg size: (?P<size>[\d.]+) (?P<unit>\w+) \| "
@@ -91,8 +98,19 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("step", t.str.contains(DS_STEP), DS_STEP)
     add("step", t.str.contains(r"iteration\s+\d+/\s*\d+ \|"), MEGATRON)
     add("progress", t.str.contains(TQDM), TQDM)
+    if "raw" in lines.columns:  # a bar a message was written after: the lines frame keeps the message
+        bars = lines.filter(pl.col("raw").str.contains(TQDM) & ~t.str.contains(TQDM)).join(
+            df.select("file", "line", "ts", "rank"), on=["file", "line"])
+        if bars.height:
+            bar = pl.col("raw").str.extract(r"(\d+%\|[^\]]*\])", 1)
+            frames.append(bars.select("file", "line", "ts", "rank", bar.alias("text"),
+                                      pl.col("raw").str.extract_groups(TQDM).alias("_g"))
+                          .unnest("_g").with_columns(pl.lit("progress").alias("kind"), pl.col("text").alias("message")))
     others = ~t.str.contains(r"\{.*'loss': |\bstep=\d+, skipped=|iteration\s+\d+/\s*\d+ \|")
     add("step", others & t.str.contains(STEP_LOSS), STEP_LOSS)
+    add("step", t.str.contains(TF_STEP), TF_STEP)
+    add("step", t.str.contains(MXNET), MXNET)
+    _keras(_own_lines(lines, df), frames)
     add("step", t.str.contains(IMAGES), IMAGES)
     n = len(frames)
     # (a banner printed as an iteration starts: its last one is no end, so max_steps is left out)
@@ -148,6 +166,40 @@ def parse(lines: pl.DataFrame) -> Parsed:
         any_of(*(r"\{.*'loss': ", DS_STEP, STEP_LOSS, IMAGES, r"^total images/sec: ", r"^\[iteration\] datetime: ",
                  r"^time \(ms\) \| \w", r"^Invalidate trace cache @ step \d+", r"iteration\s+\d+/\s*\d+ \|", TQDM, "comm op: ",
                                        TRAIN_START, DS_VERSION, KNOWN, r"\{'train_runtime'|\{'eval_loss'",
-                                       ITERATION, PROGRAM_END, PHASES, NO_PROGRESS))
+                                       ITERATION, PROGRAM_END, PHASES, NO_PROGRESS, TF_STEP, MXNET,
+                                       KERAS_EPOCH, KERAS_DONE))
     )
     return Parsed("trainer", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))
+
+
+def _own_lines(lines: pl.DataFrame, df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` with each line's own text where parsers/text.py joined lines of one width as a wrapped one
+    (Keras' bars are all of one width: an epoch's banner after one would be glued onto it)."""
+    if "cont_of" not in lines.columns or lines["cont_of"].null_count() == lines.height:
+        return df
+    joined = lines.filter(pl.col("cont_of").is_not_null()).select("file", pl.col("cont_of").alias("line")).unique()
+    heads = joined.with_columns(pl.lit(True).alias("_head"))
+    own = lines.join(heads, on=["file", "line"], how="left").select(
+        "file", "line", (pl.col("cont_of").is_not_null() | pl.col("_head").fill_null(False)).alias("_own"),
+        pl.col("raw").str.replace(PREFIX, "").alias("_raw"))
+    return df.join(own, on=["file", "line"], how="left").with_columns(
+        pl.when(pl.col("_own")).then(pl.col("_raw")).otherwise(pl.col("text")).alias("text")).drop("_own", "_raw")
+
+
+def _keras(df: pl.DataFrame, frames: list[pl.DataFrame]) -> None:
+    """Keras: each epoch's banner (``Epoch 24/24``, printed as it starts) is a ``step``; a bar that
+    completes (``250/250 [====] - 8s 31ms/step``) under the last epoch's banner is the ``program_end``."""
+    t = pl.col("text")
+    k = df.with_columns(t.str.extract(KERAS_EPOCH, 1).cast(pl.Int64, strict=False).alias("_e"),
+                        t.str.extract(KERAS_EPOCH, 2).cast(pl.Int64, strict=False).alias("_of"))
+    k = k.with_columns(pl.col("_e", "_of").forward_fill().over("file"))
+    banners = k.filter(t.str.contains(KERAS_EPOCH))
+    if banners.height:
+        frames.append(banners.with_columns(pl.lit("step").alias("kind"), t.alias("message"),
+                                           pl.col("_e").alias("step")).drop("_e", "_of"))
+    complete = t.str.extract(KERAS_DONE, 1) == t.str.extract(KERAS_DONE, 2)
+    last = k.filter(t.str.contains(KERAS_DONE) & complete & (pl.col("_e") == pl.col("_of")))
+    if last.height:
+        frames.append(last.with_columns(pl.lit("program_end").alias("kind"), pl.lit("program").alias("where"),
+                                        pl.format("Keras: the last epoch ({}/{}) completed: {}", "_e", "_of", t)
+                                        .alias("message")).drop("_e", "_of"))

@@ -225,7 +225,8 @@ def step_gap(ev: Evidence) -> Verdict | None:
                             pl.col("step").shift().alias("from"), pl.col("step").diff().alias("n"))
     # the steps right after the run's start carry its warm-up (compilation, allocator, first connects);
     # a log that starts mid-run has no warm-up in it
-    warm = pl.col("from") == one["step"].min() if one.height and one["step"].min() <= WARM_UP else pl.lit(False)
+    start = one.height and one["step"].min() <= WARM_UP
+    warm = pl.col("from") == one["step"].min() if start else pl.lit(False)
     gaps = gaps.filter(pl.col("s").is_not_null() & (pl.col("n") > 0) & ~warm)
     gaps = gaps.with_columns((pl.col("s") / pl.col("n")).alias("per"))
     if gaps.height < 3:
@@ -356,7 +357,8 @@ def program_stall(ev: Evidence) -> Verdict | None:
         high = per.filter(pl.col("step") > steps[0])["rank"].to_list()
         return Verdict(Kind.DEADLOCK, f"{_who(low)} made no progress past step {steps[0]}{long} while "
                        f"{_who(high)} got to step {steps[-1]} (the program's own watchdog): {_who(low)} "
-                       "stopped first and the others wait for it in the next step's collectives", low, lines(st, 6))
+                       "stopped first and the others wait for it in the next step's collectives", low,
+                       lines(st, 6))
     at = f" past step {steps[0]}" if steps.len() else ""
     return Verdict(Kind.UNDECIDED, f"{_who(ranks)} made no progress{at}{long} (the program's own watchdog): "
                    "every rank that reports stops at the same step and none is behind, so the hang is inside "
@@ -389,11 +391,11 @@ def steady_own_pace(ev: Evidence) -> Verdict | None:
         .alias("pace")).filter(pl.col("pace").is_not_null() & (pl.col("pace") > 0))
     if per.height < 3 or per["pace"].max() > STEADY * per["pace"].min():
         return None
-    unit = per["message"][0]
-    unit = next((u for u, w in (("s per step line", " sec)"), ("it/s", "it/s"), ("s/it", "s/it"), ("ms/step", "ms/step"))
-                 if w in unit), "a throughput of")
-    figure = f"{per['pace'].min():g}-{per['pace'].max():g} {unit}" if not unit.startswith("a ") else \
-        f"{unit} {per['pace'].min():g}-{per['pace'].max():g}"
-    return Verdict(Kind.HEALTHY, f"{'; '.join(ev.progressed[:1])} at a steady {figure} (the program's own figures) "
-                   "and no error, signal or stall is logged: the steps of a synchronous job advance only while "
-                   f"every rank takes part ({ev.coverage.describe()})", [], lines(per, 2))
+    said = per["message"][0]
+    units = (("s per step line", " sec)"), ("it/s", "it/s"), ("s/it", "s/it"), ("ms/step", "ms/step"))
+    unit = next((u for u, w in units if w in said), None)
+    span = f"{per['pace'].min():g}-{per['pace'].max():g}"
+    figure = f"{span} {unit}" if unit else f"throughput of {span}"
+    return Verdict(Kind.HEALTHY, f"{'; '.join(ev.progressed[:1])} at a steady {figure} (the program's own "
+                   "figures) and no error, signal or stall is logged: the steps of a synchronous job advance "
+                   f"only while every rank takes part ({ev.coverage.describe()})", [], lines(per, 2))

@@ -64,8 +64,8 @@ PROGRAM_END = (r"(?i)^(?:Rank \d+:\s*)?(?:End of (?:workload|training)\b"
                r"|Training (?:is )?(?:complete|completed|finished|done)\b"
                r"|Finished training\b|All ranks (?:finished|done|completed)\b)"
                r"|\] worker group successfully finished\b")
-# a program's own watchdog naming the rank that made no progress (`STALL rank 3 on node0: no progress past step
-# 324 for 120s`): a ``stall`` event of that rank, at that step
+# a program's own watchdog naming the rank that made no progress (`STALL rank 3 on node0: no progress past
+# step 324 for 120s`): a ``stall`` event of that rank, at that step
 NO_PROGRESS = (r"(?i)\brank (?P<stalled>\d+)\b(?: on (?P<host>[\w.\-]+))?\W.*?\bno progress\b"
                r"(?:.*?\bstep (?P<step>\d+))?")
 PHASES = r"^time \(ms\) \| (?:[\w\- ]+: [\d.]+(?: \| )?){2,}"
@@ -105,7 +105,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
             bar = pl.col("raw").str.extract(r"(\d+%\|[^\]]*\])", 1)
             frames.append(bars.select("file", "line", "ts", "rank", bar.alias("text"),
                                       pl.col("raw").str.extract_groups(TQDM).alias("_g"))
-                          .unnest("_g").with_columns(pl.lit("progress").alias("kind"), pl.col("text").alias("message")))
+                          .unnest("_g").with_columns(pl.lit("progress").alias("kind"),
+                                                     pl.col("text").alias("message")))
     others = ~t.str.contains(r"\{.*'loss': |\bstep=\d+, skipped=|iteration\s+\d+/\s*\d+ \|")
     add("step", others & t.str.contains(STEP_LOSS), STEP_LOSS)
     add("step", t.str.contains(TF_STEP), TF_STEP)
@@ -121,8 +122,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("stall", t.str.contains(NO_PROGRESS), NO_PROGRESS)
     said = pl.coalesce(t.str.extract(SAYS_RANK, 1).cast(pl.Int64, strict=False),
                        t.str.extract(NO_PROGRESS, 1).cast(pl.Int64, strict=False), "rank", "_tag")
-    frames[n:] = [f.with_columns(said.alias("rank"), pl.lit("program").alias("where")).drop("stalled", strict=False)
-                  for f in frames[n:]]
+    frames[n:] = [f.with_columns(said.alias("rank"), pl.lit("program").alias("where"))
+                  .drop("stalled", strict=False) for f in frames[n:]]
     add("comm_op", t.str.contains("comm op: "), COMM_OP)
     add("train_start", t.str.contains(TRAIN_START))
     add("train_end", t.str.contains(r"\{'train_runtime'"))
@@ -177,13 +178,15 @@ def _own_lines(lines: pl.DataFrame, df: pl.DataFrame) -> pl.DataFrame:
     (Keras' bars are all of one width: an epoch's banner after one would be glued onto it)."""
     if "cont_of" not in lines.columns or lines["cont_of"].null_count() == lines.height:
         return df
-    joined = lines.filter(pl.col("cont_of").is_not_null()).select("file", pl.col("cont_of").alias("line")).unique()
+    joined = lines.filter(pl.col("cont_of").is_not_null()).select("file", pl.col("cont_of").alias("line"))
+    joined = joined.unique()
     heads = joined.with_columns(pl.lit(True).alias("_head"))
     own = lines.join(heads, on=["file", "line"], how="left").select(
         "file", "line", (pl.col("cont_of").is_not_null() | pl.col("_head").fill_null(False)).alias("_own"),
         pl.col("raw").str.replace(PREFIX, "").alias("_raw"))
-    return df.join(own, on=["file", "line"], how="left").with_columns(
-        pl.when(pl.col("_own")).then(pl.col("_raw")).otherwise(pl.col("text")).alias("text")).drop("_own", "_raw")
+    df = df.join(own, on=["file", "line"], how="left").with_columns(
+        pl.when(pl.col("_own")).then(pl.col("_raw")).otherwise(pl.col("text")).alias("text"))
+    return df.drop("_own", "_raw")
 
 
 def _keras(df: pl.DataFrame, frames: list[pl.DataFrame]) -> None:
@@ -200,6 +203,6 @@ def _keras(df: pl.DataFrame, frames: list[pl.DataFrame]) -> None:
     complete = t.str.extract(KERAS_DONE, 1) == t.str.extract(KERAS_DONE, 2)
     last = k.filter(t.str.contains(KERAS_DONE) & complete & (pl.col("_e") == pl.col("_of")))
     if last.height:
+        said = pl.format("Keras: the last epoch ({}/{}) completed: {}", "_e", "_of", t)
         frames.append(last.with_columns(pl.lit("program_end").alias("kind"), pl.lit("program").alias("where"),
-                                        pl.format("Keras: the last epoch ({}/{}) completed: {}", "_e", "_of", t)
-                                        .alias("message")).drop("_e", "_of"))
+                                        said.alias("message")).drop("_e", "_of"))

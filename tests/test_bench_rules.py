@@ -365,3 +365,12 @@ def test_keras_last_epoch_completed_is_an_end(tmp_path):
     assert v.kind == Kind.HEALTHY and "the last epoch (24/24) completed" in v.summary
     _, v = verdict_of(tmp_path, "Epoch 22/24\n" + bar + "Epoch 23/24\n" + bar, "not-last.log")
     assert v.kind != Kind.HEALTHY or "last epoch" not in v.summary
+
+
+def test_one_stack_dump_says_where_the_process_is(tmp_path):
+    dump = ("Process 4001: python train.py\nPython v3.10.12 (/usr/bin/python3.10)\n\n"
+            'Thread 4001 (idle): "MainThread"\n    get (queue.py:170)\n'
+            "    __next__ (fairseq/data/iterators.py:648)\n    train (fairseq_cli/train.py:274)\n")
+    _, v = verdict_of(tmp_path, dump)
+    assert v.kind == Kind.UNDECIDED and "pid 4001 is in __next__ (fairseq/data/iterators.py:648)" in v.summary
+    assert "outside any collective" in v.summary

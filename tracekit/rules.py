@@ -635,6 +635,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     straggler_by_wait, watchdog_stuck, peer_gone,
     rules_bench.nccl_test_result, rules_bench.step_gap, rules_bench.throughput_drop, rules_bench.phase_dominates,
     rules_bench.every_rank_ended, rules_bench.program_stall, rules_bench.steady_own_pace,
+    rules_bench.stacks_seen,
     failed_without_cause, slow_steps, healthy, steady_progress,
     clean_but_partial,
 ]

@@ -399,3 +399,21 @@ def steady_own_pace(ev: Evidence) -> Verdict | None:
     return Verdict(Kind.HEALTHY, f"{'; '.join(ev.progressed[:1])} at a steady {figure} (the program's own "
                    "figures) and no error, signal or stall is logged: the steps of a synchronous job advance "
                    f"only while every rank takes part ({ev.coverage.describe()})", [], lines(per, 2))
+
+
+def stacks_seen(ev: Evidence) -> Verdict | None:
+    """Stack dumps and nothing that decides: say where each dumped process is, in a collective or
+    outside any (where some wait in one and others are elsewhere, deadlock_from_stacks said it)."""
+    st = ev.stacks
+    if not st.height or not _calm(ev) or ev.progressed or ev.clean_end:
+        return None
+    st = st.unique(["rank", "pid", "tid", "where"], maintain_order=True)
+    name = pl.coalesce(pl.format("rank {}", "rank"), pl.format("pid {}", "pid"), pl.col("thread"))
+    said = st.with_columns(name.alias("_who")).head(4)
+    each = "; ".join(f"{r['_who']} is in {r['where']} ("
+                     + ("a collective" if r["in_c10d"] else "outside any collective") + ")"
+                     for r in said.iter_rows(named=True))
+    return Verdict(Kind.UNDECIDED, f"{st.height} stack dump(s) and nothing else that decides: {each}; which "
+                   "rank holds the others only every rank's stack says: a stack dump of every rank (py-spy "
+                   "dump, or `tracekit run`) names the rank outside the collective the others wait in", [],
+                   lines(said.with_columns(pl.format("{} in {}", "_who", "where").alias("message")), 4))

@@ -374,3 +374,8 @@ def test_one_stack_dump_says_where_the_process_is(tmp_path):
     _, v = verdict_of(tmp_path, dump)
     assert v.kind == Kind.UNDECIDED and "pid 4001 is in __next__ (fairseq/data/iterators.py:648)" in v.summary
     assert "outside any collective" in v.summary
+
+
+def test_a_dip_that_recovers_is_not_a_fall():
+    rows = [row(2**25, 90.0, 1), row(2**26, 100.0, 2), row(2**27, 40.0, 3), row(2**28, 98.0, 4)]
+    assert rules_bench.nccl_test_result(ev(events=rows)).kind == Kind.HEALTHY

@@ -55,9 +55,11 @@ def _op(table: pl.DataFrame) -> str:
 
 
 def _fall(table: pl.DataFrame) -> dict | None:
-    """The first size past the peak where busbw is below half of it (and the peak is a real figure)."""
+    """The first size past the peak where busbw is below half of it, and stays there to the table's last
+    size (a dip that recovers is noise), the peak a real figure."""
     peak = table.sort("busbw_gbs", descending=True).row(0, named=True)
-    if peak["busbw_gbs"] < 1.0:
+    last = table.sort("bytes").row(-1, named=True)
+    if peak["busbw_gbs"] < 1.0 or last["busbw_gbs"] >= FALL * peak["busbw_gbs"]:
         return None
     after = table.filter((pl.col("bytes") > peak["bytes"]) & (pl.col("busbw_gbs") < FALL * peak["busbw_gbs"]))
     if not after.height:

@@ -72,6 +72,32 @@ FIXES: tuple[Fix, ...] = (
         "rerun that rank with CUDA_LAUNCH_BLOCKING=1 (or compute-sanitizer) to find the kernel; an ECC error "
         "is the GPU's: drain the node",
         "the rerun passes the step it failed in; nvidia-smi -q shows no new ECC errors"),
+    # --- branch bench (issue 31): benchmarks, Horovod, a program's own timers and watchdog ---
+    Fix("nccl-tests-corrupt", (Kind.UNDECIDED,), r"nccl-tests found wrong values",
+        "find the path that corrupts: rerun with NCCL_P2P_DISABLE=1, then NCCL_SHM_DISABLE=1, then "
+        "NCCL_NET_GDR_LEVEL=LOC, one at a time; disable PCIe ACS and set the IOMMU to passthrough",
+        "nccl-tests prints `# Out of bounds values : 0 OK` and #wrong 0 on every row"),
+    Fix("nccl-tests-busbw", (Kind.SLOW_PROGRESS, Kind.UNDECIDED),
+        r"nccl-tests.*(?:bus bandwidth falls|at most [\d.]+ GB/s)",
+        "NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING shows the transport and algorithm per "
+        "size: pin NCCL_PROTO / NCCL_ALGO to the fast one, check `via NET/IB` (not NET/Socket), NCCL_IB_HCA "
+        "and the GPU-NIC affinity",
+        "the next nccl-tests table keeps its bus bandwidth at the large sizes"),
+    Fix("horovod-stall", (Kind.DEADLOCK, Kind.CRASHED_RANK),
+        r"reported by horovod|Horovod: rank \d+ has shut down",
+        "make every rank submit the same tensors in the same order: no collective under a rank-dependent "
+        "`if`, the same number of batches per rank, the same model on every rank; a rank that shut down: "
+        "its own log",
+        "no `One or more tensors were submitted ... by subset of ranks` warning in the next run"),
+    Fix("phase-timer", (Kind.SLOW_PROGRESS,), r"each iteration spends .* in optimizer",
+        "with ZeRO the optimizer step moves the gradients and parameters: overlap_comm, larger "
+        "reduce_bucket_size / allgather_bucket_size, a faster interconnect (NVLink, IB not sockets)",
+        "the optimizer timer falls to the order of forward + backward in the next run"),
+    Fix("program-stall", (Kind.UNDECIDED, Kind.DEADLOCK), r"the program's own watchdog",
+        "dump every rank's native stack at the stall (py-spy dump --native --pid PID) and NCCL's RAS "
+        "report (ncclras) to see which collective and peer each rank waits on",
+        "the stacks name one collective; the next run passes that step"),
+    # --- end of branch bench ---
     Fix("mismatch", (Kind.MISMATCH,), r".",
         "make every rank issue the same collectives: the same code and versions on every node, the same data "
         "length per rank (drop_last, equal shards), no collective under a rank-dependent `if`, the same cache",

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import polars as pl
 
+from tracekit import rules_bench
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
@@ -59,6 +60,14 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     straggler_by_wait,
     watchdog_stuck,
     peer_gone,
+    rules_bench.nccl_test_result,
+    rules_bench.step_gap,
+    rules_bench.throughput_drop,
+    rules_bench.phase_dominates,
+    rules_bench.every_rank_ended,
+    rules_bench.program_stall,
+    rules_bench.steady_own_pace,
+    rules_bench.stacks_seen,
     failed_without_cause,
     slow_steps,
     healthy,

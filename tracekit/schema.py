@@ -64,6 +64,16 @@ EVENT_KINDS = {
     "run_note": "a note of tracekit run's launcher (stall, dump, exit code)",
     "version": "a version printed outside NCCL's own banner",
     "fr_dump": "one Flight Recorder dump (entries, version)",
+    # --- branch bench (issue 31): what decides a benchmark, a program's own end and its phase times ---
+    "test_wrong": "nccl-tests: a result row with #wrong > 0, or `Out of bounds values : N FAILED` (numel: "
+                  "how many values were wrong): the collective's results are corrupted",
+    "test_avg_busbw": "nccl-tests: `# Avg bus bandwidth : 41.2` (busbw_gbs)",
+    "test_sizes": "nccl-tests: the largest size the test was asked to reach (bytes; `maxBytes`, `-e 8G`)",
+    "program_end": "a program's own line that it ended cleanly (`Rank 0: End of workload.`, `Training "
+                   "completed`, torchelastic's `worker group successfully finished`)",
+    "phase_times": "a trainer's timers of one iteration (`time (ms) | forward: 207.71 | backward: ... | "
+                   "optimizer: ...`)",
+    # --- end of branch bench ---
     "pg_comm": "c10d: a process group's NCCL communicator (`ProcessGroupNCCL created ncclComm_ 0x...`): pg, "
                "pg_name, pg_desc, pg_rank, comm",
 }

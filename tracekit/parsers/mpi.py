@@ -4,10 +4,17 @@ Open MPI: ``[host:pid] *** Process received signal ***`` then ``[host:pid] Signa
 ``signal`` event for that process; ``*** The Open MPI ... is aborting the MPI job`` is known: MPI ending
 the job after an error it reported above),
 ``Process name: [[44912,1],251]`` then ``Exit code: 3`` in mpirun's notice (a ``child_failed`` event of
-rank 251, exit code 3). Horovod's stall inspector: ``One or more tensors were submitted to be reduced,
-gathered or broadcasted by subset of ranks and are waiting for remainder of ranks ...`` (a ``stall``),
-then one line per stalled tensor ``NAME [missing ranks: 1, 3]`` (a ``rank_missing`` event per missing
-rank, ``op`` the Horovod op) or ``NAME [ready ranks: 5, 6]`` (known: the ranks that are there).
+rank 251, exit code 3); without those, ``Primary job terminated normally, but 1 process returned a
+non-zero exit code`` is a ``crash`` event of a rank not named.
+
+Horovod's stall inspector: ``One or more tensors were submitted to be reduced, gathered or broadcasted by
+subset of ranks and are waiting for remainder of ranks ...`` (a ``stall``), then per stalled tensor
+(github:horovod/horovod ``horovod/common/stall_inspector.cc``, by version) ``NAME [missing ranks: 1, 3]``,
+or ``NAME [ready ranks: 5, 6]`` (the ranks that are there: those missing are the others of ``mpirun -np
+N``, else the numbers below the highest ready one), or under ``Missing ranks:`` a line ``1: [NAME, NAME]``
+per missing rank; several may share a line (``Stalled ops: A [ready ranks: 1], B [ready ranks: 1]``). One
+``rank_missing`` event per missing rank and line, ``op`` the Horovod op (rank null where the ready ranks
+cover 0..N and the world is not known: the report says ranks are behind).
 """
 
 from __future__ import annotations
@@ -18,19 +25,29 @@ from tracekit.parsers import Parsed, any_of
 
 SIGNAL = r"^\[(?P<host>[\w.\-]+):(?P<pid>\d+)\] Signal: (?P<signal>[\w ]+?) \((?P<signum>\d+)\)"
 ABORTING = r"\*\*\* The Open MPI .* is aborting the MPI job"
+# Open MPI's notice when a process exits non-zero (`Primary job  terminated normally, but 1 process
+# returned` / `a non-zero exit code. Per user-direction, the job has been aborted.`): a rank failed, which
+# one its `Process name:` lines say where mpirun prints them
+NONZERO = r"^Primary job\s+terminated normally, but (?P<n>\d+) process(?:es)? returned"
 PROCESS_NAME = r"^\s+Process name:\s+\[\[\d+,\d+\],(?P<rank>\d+)\]"
 EXIT_CODE = r"^\s+Exit code:\s+(?P<exit_code>-?\d+)"
 HOROVOD_STALL = r"One or more tensors were submitted to be (?:reduced|gathered|broadcasted).* by subset of ranks"
-STALLED = r"(?:^|Stalled ops:\s*|\] )(?P<name>\S*Horovod(?P<op>Allreduce|Allgather|Broadcast|Alltoall|ReduceScatter)\S*) \[missing ranks: (?P<ranks>[\d, ]+)\]"
-READY = r"\S*Horovod\w+\S* \[ready ranks: [\d, ]+\],?\s*$"
-
+OP = r"Horovod(?P<op>Allreduce|Allgather|Broadcast|Alltoall|ReduceScatter|Reducescatter)"
+STALLED = rf"\S*{OP}\S* \[(?P<which>missing|ready) ranks: (?P<ranks>[\d, ]+)\]"
+# Horovod 0.20+: `Missing ranks:` (later `Stalled ranks:`) then `0: [HorovodAllreduce_grads_0, ...]` per
+# rank (`0: ` is read as a task label), `0!: [...]` where that rank has already shut down
+MISSING_HEAD = r"^(?:Missing|Stalled) ranks:\s*$"
+MISSING_LIST = rf"^(?:(?P<r>\d+)(?P<gone>!)?: )?\[(?P<names>[^\]]*{OP}[^\]]*)\],?\s*$"
+NP = r"(?:mpirun|mpiexec|horovodrun|prterun)\b.*?\s-(?:np|n)\s+(?P<np>\d+)\b"
 
 def parse(lines: pl.DataFrame) -> Parsed:
     if not lines.height:
         return Parsed("mpi")
     t = pl.col("text")
-    df = lines.select("file", "line", "text", "launch_rank")
-    mine = df.filter(t.str.contains(any_of(SIGNAL, ABORTING, PROCESS_NAME, EXIT_CODE, HOROVOD_STALL, STALLED, READY)))
+    df = lines.select("file", "line", "text", "launch_rank", "task_tag")
+    known = any_of(SIGNAL, ABORTING, PROCESS_NAME, EXIT_CODE, HOROVOD_STALL, STALLED, NONZERO, MISSING_HEAD)
+    listed = t.str.extract(MISSING_LIST, 1).is_not_null() | pl.col("task_tag").is_not_null()
+    mine = df.filter(t.str.contains(known) | (t.str.contains(MISSING_LIST) & listed))
     if not mine.height:
         return Parsed("mpi")
     events = []
@@ -49,15 +66,66 @@ def parse(lines: pl.DataFrame) -> Parsed:
         events.append(exited.with_columns(pl.lit("child_failed").alias("kind"), pl.col("_r").alias("rank"),
                                           pl.format("mpirun: rank {} exited with code {}", "_r", "exit_code").alias("message"),
                                           pl.lit("mpirun").alias("where")))
+    named_files = exited.select("file").unique()
+    nonzero = mine.filter(t.str.contains(NONZERO)).join(named_files, on="file", how="anti")
+    if nonzero.height:
+        events.append(nonzero.with_columns(
+            pl.lit("crash").alias("kind"), pl.lit("mpirun").alias("where"),
+            pl.col("launch_rank").alias("rank"),
+            pl.format("mpirun: {} process(es) returned a non-zero exit code and the job was aborted",
+                      t.str.extract(NONZERO, 1)).alias("message")))
     stall = mine.filter(t.str.contains(HOROVOD_STALL))
     if stall.height:
         events.append(stall.with_columns(pl.lit("stall").alias("kind"), t.alias("message"), pl.lit("horovod").alias("where"),
                                          pl.col("launch_rank").alias("rank")))
-    stalled = mine.filter(t.str.contains(STALLED))
-    if stalled.height:
-        g = t.str.extract_groups(STALLED).struct
-        events.append(stalled.with_columns(g.field("ranks").str.split(",").alias("_m"), g.field("op").str.to_lowercase().alias("op"))
-                      .explode("_m").with_columns(pl.col("_m").str.strip_chars().cast(pl.Int64, strict=False).alias("rank"),
-                                                  pl.lit("rank_missing").alias("kind"), t.alias("message"), pl.lit("horovod").alias("where")))
-    out = pl.concat(events, how="diagonal_relaxed").drop("text", "launch_rank", "_r", "_m", strict=False) if events else None
+    events += _horovod_missing(df, mine)
+    drop = ("text", "launch_rank", "task_tag", "_r", "_m")
+    out = pl.concat(events, how="diagonal_relaxed").drop(drop, strict=False) if events else None
     return Parsed("mpi", {"events": out}, mine.select("file", "line"))
+
+
+def _missing_of(ready: str, world: int | None) -> list[int | None]:
+    """The ranks a ``ready ranks`` list leaves out: of the world where known, else those below the
+    highest ready rank; ``[None]`` where none can be named."""
+    have = {int(r) for r in ready.replace(",", " ").split()}
+    out = sorted(set(range(world if world else max(have) + 1)) - have) if have else []
+    return out or [None]
+
+
+def _horovod_missing(df: pl.DataFrame, mine: pl.DataFrame) -> list[pl.DataFrame]:
+    """One ``rank_missing`` event per rank and stalled-ops line of Horovod's stall inspector."""
+    t = pl.col("text")
+    np_ = t.str.extract(NP, 1).cast(pl.Int64, strict=False)
+    world = df.select("file", np_.alias("_np")).drop_nulls().group_by("file").max()
+    listed = (mine.filter(t.str.contains(STALLED)).join(world, on="file", how="left")
+              .with_columns(t.str.extract_all(STALLED).alias("_s")).explode("_s")
+              .with_columns(pl.col("_s").str.extract_groups(STALLED).alias("_g")).unnest("_g"))
+    out = []
+    if listed.height:
+        # the ranks a list leaves out, worked out once per distinct list
+        pairs = listed.select("ranks", "_np").unique()
+        left_out = [_missing_of(r, w) for r, w in pairs.iter_rows()]
+        pairs = pairs.with_columns(pl.Series("_m", left_out, dtype=pl.List(pl.Int64)))
+        said = pl.col("ranks").str.extract_all(r"\d+").cast(pl.List(pl.Int64))
+        listed = listed.join(pairs, on=["ranks", "_np"], how="left", nulls_equal=True).with_columns(
+            pl.when(pl.col("which") == "missing").then(said).otherwise(pl.col("_m")).alias("_m"))
+        out.append(listed.explode("_m").with_columns(
+            pl.col("_m").alias("rank"), pl.lit("rank_missing").alias("kind"), t.alias("message"),
+            pl.col("op").str.to_lowercase(), pl.lit("horovod").alias("where"))
+            .drop("_s", "_np", "which", "ranks"))
+    g = t.str.extract_groups(MISSING_LIST).struct
+    rank = pl.coalesce(g.field("r").cast(pl.Int64, strict=False), pl.col("task_tag").cast(pl.Int64, strict=False))
+    lists = mine.filter(t.str.contains(MISSING_LIST)).with_columns(
+        rank.alias("rank"), g.field("gone").is_not_null().alias("_gone"),
+        t.str.extract(OP, 1).str.to_lowercase().alias("op"), pl.lit("horovod").alias("where"),
+        pl.concat_str(pl.col("task_tag").fill_null(""), pl.lit(": "), t).str.strip_prefix(": ").alias("message"))
+    lists = lists.filter(pl.col("rank").is_not_null())
+    if lists.height:
+        out.append(lists.with_columns(pl.lit("rank_missing").alias("kind")).drop("_gone"))
+        # `N!`: that rank shut down while the others wait for it in the op: the rank is gone, not stuck
+        gone = lists.filter("_gone")
+        if gone.height:
+            out.append(gone.with_columns(pl.lit("crash").alias("kind"), pl.format(
+                "Horovod: rank {} has shut down while the other ranks wait for it in {}", "rank",
+                g.field("names").str.split(",").list.first()).alias("message")).drop("_gone"))
+    return out

@@ -17,6 +17,10 @@ Ranks whose operation count is behind the others' never launched the next operat
 event (rank null: the report counts them) with the operation they lack as ``seq``. A process the
 report names gives its node and pid (the RAS client wrote these lines, not the rank: no rank is
 claimed). The world is the ranks of group 0 where it is one communicator holding every rank of the group.
+Under ``DEAD`` (``2 job processes are considered dead (unreachable via the RAS network)``) each
+``Process P on node H managing GPU G`` line is a ``crash`` event of that process (github:NVIDIA/nccl
+src/ras/client_support.cc: its RAS thread stopped answering: the process died or its node went away);
+``INCOMPLETE``'s processes only sent no data, and make no event.
 """
 
 from __future__ import annotations
@@ -33,13 +37,15 @@ KNOWN = [
     r"^\s*Node \S+ running processes", r"^CUDA runtime version \d+, driver version \d+",
     r"^\s*Missing communicator data from \d+ (?:job process|ranks?|job processes)", r"^(?:INCOMPLETE|MISMATCH|TIMEOUT|OK)$",
     r"^#\d+-\d+ \([0-9a-f]+\) [A-Z,]+$", r"^\s*Communicator ranks have different \w+ operation counts",
+    r"^DEAD$", r"^\s*\d+ job process(?:es are| is) considered dead",
+    r"^\s*\[could not find information on \d+ process",
 ]
 GROUP_ROW = (r"^\s*(?P<group>\d+)\s+(?P<comms>\d+)\s+(?P<nodes>\d+)\s+(?P<per_node>\d+)\s+(?P<per_comm>\d+)\s+"
              r"(?P<in_group>\d+)\s+(?P<status>[A-Z]+)\s+\S+\s*$")
 LAUNCHED = r"^\s*(?P<n>\d+) ranks? ha(?:s|ve) launched up to operation (?P<op_count>\d+)"
 OP_COUNTS = r"different (?P<op>\w+) operation counts"
 PROCESS = (r"^\s*(?:Rank \d+ -- GPU \d+ managed by process (?P<pid>\d+) on node (?P<host>\S+)"
-           r"|Process (?P<pid2>\d+) on node (?P<host2>\S+) managing GPU \d+)")
+           r"|Process (?P<pid2>\d+) on node (?P<host2>\S+) managing GPUs? \S+)")
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -53,7 +59,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
     df = df.join(files, on="file", how="semi")
     known = df.filter(t.str.contains(any_of(*KNOWN, LAUNCHED, PROCESS, GROUP_ROW)))
     # the block (`#0-0 (...) MISMATCH`) each line belongs to, and the op its counts are of
-    df = df.with_columns(pl.when(t.str.contains(r"^#\d+-\d+ \(")).then(pl.col("line")).forward_fill().over("file").alias("_block"),
+    # the block (`#0-0 (...) MISMATCH`, or the job's `DEAD` / `INCOMPLETE`) each line belongs to
+    head = t.str.contains(r"^#\d+-\d+ \(|^(?:DEAD|INCOMPLETE|TIMEOUT)$")
+    df = df.with_columns(pl.when(head).then(pl.col("line")).forward_fill().over("file").alias("_block"),
+                         pl.when(head).then(t.str.strip_chars()).forward_fill().over("file").alias("_said"),
                          t.str.extract(OP_COUNTS, 1).alias("op"))
     df = df.with_columns(pl.col("op").forward_fill().over("file", "_block"))
     counts = df.filter(t.str.contains(LAUNCHED)).with_columns(
@@ -69,5 +78,12 @@ def parse(lines: pl.DataFrame) -> Parsed:
     procs = df.filter(t.str.contains(PROCESS)).select(
         "file", pl.coalesce(p.field("host"), p.field("host2")).alias("host"),
         pl.coalesce(p.field("pid"), p.field("pid2")).cast(pl.Int64).alias("pid")).unique(maintain_order=True)
+    dead = df.filter(t.str.contains(PROCESS) & (pl.col("_said") == "DEAD")).select(
+        "file", "line", pl.lit("crash").alias("kind"), pl.lit("nccl ras").alias("where"),
+        pl.coalesce(p.field("host"), p.field("host2")).alias("host"),
+        pl.coalesce(p.field("pid"), p.field("pid2")).cast(pl.Int64).alias("pid"),
+        pl.format("NCCL RAS: {} is considered dead (unreachable via the RAS network)", t.str.strip_chars())
+        .alias("message"))
+    events = pl.concat([events, dead], how="diagonal_relaxed")
     ranks = pl.concat([world, procs], how="diagonal_relaxed").with_columns(pl.lit("nccl-ras").alias("source"))
     return Parsed("nccl-ras", {"events": events, "ranks": ranks}, known.select("file", "line"))

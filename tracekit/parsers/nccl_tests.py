@@ -8,8 +8,16 @@ without Pid) are the ranks: one thread per GPU, so one pid can hold several (``-
 number 0..N-1 once each, N is the world. ``# NCCL Tests compiled with NCCL 1.0`` gives the version.
 A test that fails prints ``HOST: Test NCCL failure common.cu:777 'unhandled system error'`` (``Test CUDA
 failure`` for CUDA; nccl-tests 1.x: ``NCCL failure all_reduce.cu:95 '...'``), then `` .. HOST pid P:
-Test failure common.cu:937``: a ``crash`` event (``cuda_error`` for a CUDA failure), ``where`` the
+Test failure common.cu:937``: a ``crash`` event (``cuda_error`` for a CUDA failure, and for NCCL's
+``unhandled cuda error``: a CUDA call under NCCL failed), ``where`` the
 source location; ``# Out of bounds values : 0 OK`` is a ``test_passed`` event.
+
+What decides a test (``tracekit.rules_bench`` reads it): a row whose ``#wrong`` is above 0 (or ``# Out of
+bounds values : 3 FAILED``) is a ``test_wrong`` event (``numel`` the wrong values), ``# Avg bus bandwidth
+: 41.2`` a ``test_avg_busbw`` event, and the largest size the test was asked to reach (the header's
+``maxBytes 8589934592``, the command line's ``-e 8G``) a ``test_sizes`` event (``bytes``). Older tables
+(nccl-tests 1.x/2.0) have no ``root`` column and an ``error`` column of floats (``2e-06``: an error size,
+not a count of wrong values); a launcher's ``[0]`` written inside a row (``-1[0]    1626.5``) is read past.
 """
 
 from __future__ import annotations
@@ -17,18 +25,34 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit.parsers import Parsed, any_of
+from tracekit.parsers.text import PREFIX
 
-ROW = (r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<dtype>\w+)\s+(?P<redop>\w+)\s+(?P<root>-?\d+)\s+"
-       r"(?P<us>[\d.]+)\s+(?P<algbw>[\d.]+)\s+(?P<busbw>[\d.]+)\s+(?:\d+|N/A)\b")
+WRONG = r"(?:\d+|N/A|[\d.]+e[-+]\d+)"
+ROW = (r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<dtype>[a-z]\w*)\s+(?:(?P<redop>[a-z]\w*)\s+)?"
+       r"(?:(?P<root>-?\d+)\s+)?"
+       rf"(?P<us>[\d.]+)\s+(?P<algbw>[\d.]+)\s+(?P<busbw>[\d.]+)\s+(?P<wrong>{WRONG})"
+       rf"(?:\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+(?P<wrong2>{WRONG}))?\s*$")
 BINARY = r"(?P<op>all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv|gather|scatter|hypercube)_perf"
-RANK = (r"^#\s+Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?(?:\s+Pid\s+(?P<pid>\d+))?\s+on\s+(?P<host>[\w.\-]+)\s+"
-        r"device\s+(?P<cuda_dev>\d+)")
+RANK = (r"^#?\s*Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?(?:\s+Pid\s+(?P<pid>\d+))?\s+on\s+"
+        r"(?P<host>[\w.\-]+)\s+device\s+(?P<cuda_dev>\d+)")
 COMPILED = r"^#\s*NCCL Tests compiled with NCCL (?P<v>[\w.+\-]+)"
 FAILURE = (r"^(?:(?P<host>[\w.\-]+): )?(?:Test )?(?P<what>NCCL|CUDA) failure (?P<where>\S+:\d+) '(?P<msg>.*?)'?\s*$")
 FAILED_PID = r"^\s*\.\. (?P<host>[\w.\-]+) pid (?P<pid>\d+): Test failure (?P<where>\S+:\d+)"
 PASSED = r"^#\s*Out of bounds values\s*:\s*0 OK"
-HEADER = (r"^#?\s*(?:size\s+count\s+type|bytes\s+N\s+type|\(B\)\s+\(elements\)|out-of-place|Avg bus bandwidth"
-          r"|Out of bounds|nThread \d+ nGpus|Using devices|Rank\s+\d+ )|^#\s*$|^# nccl-tests version")
+OUT_OF_BOUNDS = r"^#\s*Out of bounds values\s*:\s*(?P<n>\d+) FAILED"
+AVG = r"^#\s*Avg bus bandwidth\s*:\s*(?P<avg>[\d.]+)"
+# the largest size asked: the header (`# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592`), or the command
+# line (`all_reduce_perf -b 8 -e 8G`; nccl-tests reads K, M, G as powers of 1024); the last said counts
+# (`# Reducing maxBytes to 4294967296 due to memory limitation` after the header)
+MAX_BYTES = r"\bmaxBytes (?P<max>\d+)|^#\s*Reducing maxBytes to (?P<max2>\d+)"
+MAX_ARG = r"_perf\S*\s.*?(?:^|\s)(?:-e|--maxbytes)[ =]?(?P<max>\d+)(?P<unit>[KMGTkmgt]?)\b"
+UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+# a launcher's tag that also sits inside a row, where a line's prefix was repeated per column (`-1[0]`)
+INNER_TAG = r"\[\d{1,4}\]"
+HEADER = (r"^#?\s*(?:size\s+count\s+type|bytes\s+N\s+type|\(B\)\s+\(elements\)|out-of-place"
+          r"|Avg bus bandwidth|Out of bounds|nThread \d+ nGpus|Using devices"
+          r"|Collective test (?:starting|concluded))"
+          r"|^#\s*$|^# nccl-tests version")
 OPS = {"alltoall": "all_to_all", "sendrecv": "send"}
 
 
@@ -36,39 +60,87 @@ def parse(lines: pl.DataFrame) -> Parsed:
     if not lines.height:
         return Parsed("nccl-tests")
     t = pl.col("text")
-    df = lines.select("file", "line", "text", pl.col("host_said").alias("pdsh_host"))
-    mine = df.filter(t.str.contains(any_of(ROW, HEADER, BINARY, COMPILED, FAILURE, FAILED_PID)))
+    # rows of one width read as one hard-wrapped line (parsers/text.py joins them onto the first): each
+    # is read from its own line as written, its launcher prefix taken off
+    if "cont_of" not in lines.columns:
+        lines = lines.with_columns(pl.lit(None, pl.Int64).alias("cont_of"), pl.col("text").alias("raw"))
+    joined = lines.filter(pl.col("cont_of").is_not_null()).select("file", pl.col("cont_of").alias("line"))
+    heads = joined.unique().with_columns(pl.lit(True).alias("_head"))
+    own = (pl.col("cont_of").is_not_null() | pl.col("_head")).fill_null(False)
+    text = pl.when(own).then(pl.col("raw").str.replace(PREFIX, "")).otherwise(t).alias("text")
+    df = lines.join(heads, on=["file", "line"], how="left").select(
+        "file", "line", text, pl.col("host_said").alias("pdsh_host"))
+    said = any_of(HEADER, BINARY, COMPILED, FAILURE, FAILED_PID, RANK, MAX_ARG, MAX_BYTES)
+    mine = df.filter(t.str.contains(said)
+                     | t.str.replace_all(INNER_TAG, " ").str.contains(ROW))
     if not mine.height:
         return Parsed("nccl-tests")
     mine = mine.with_columns(t.str.extract(BINARY, 1).forward_fill().over("file").alias("op"))
-    events = []
-    rows = mine.filter(t.str.contains(ROW))
-    if rows.height:
-        g = pl.col("_g").struct
-        events.append(rows.with_columns(t.str.extract_groups(ROW).alias("_g")).with_columns(
-            pl.lit("bandwidth").alias("kind"), t.alias("message"),
-            pl.col("op").fill_null("unknown").replace(OPS),
-            g.field("size").cast(pl.Int64, strict=False).alias("bytes"),
-            (g.field("us").cast(pl.Float64) / 1000).alias("duration_ms"),
-            g.field("algbw").cast(pl.Float64).alias("algbw_gbs"),
-            g.field("busbw").cast(pl.Float64).alias("busbw_gbs"),
-            pl.lit("nccl-tests").alias("where"),
-        ).drop("_g"))
+    events = [_rows(mine)]
     for pattern in (FAILURE, FAILED_PID):
         sub = mine.filter(t.str.contains(pattern))
         if sub.height:
             sub = sub.with_columns(t.str.extract_groups(pattern).alias("_g")).drop("op").unnest("_g").with_columns(
                 pl.coalesce("host", "pdsh_host").alias("host"))
-            kind = (pl.when(pl.col("what") == "CUDA").then(pl.lit("cuda_error")).otherwise(pl.lit("crash"))
+            # ncclUnhandledCudaError is NCCL's word for a CUDA call that failed under it: a CUDA failure
+            cuda = (pl.col("what") == "CUDA") | pl.col("msg").str.contains("(?i)^unhandled cuda error")
+            kind = (pl.when(cuda).then(pl.lit("cuda_error")).otherwise(pl.lit("crash"))
                     if "what" in sub.columns else pl.lit("crash"))
             events.append(sub.with_columns(kind.alias("kind"), t.str.strip_chars().alias("message")))
-    passed = mine.filter(t.str.contains(PASSED))
-    if passed.height:
-        events.append(passed.with_columns(pl.lit("test_passed").alias("kind"), t.str.strip_chars().alias("message")))
+    events = [e for e in events + _said(mine) if e.height]
     events = pl.concat(events, how="diagonal_relaxed") if events else None
     if events is not None and "pid" in events.columns:
         events = events.with_columns(pl.col("pid").cast(pl.Int64, strict=False))
     return Parsed("nccl-tests", {"events": events, "ranks": _ranks(mine)}, mine.select("file", "line"))
+
+
+def _said(mine: pl.DataFrame) -> list[pl.DataFrame]:
+    """The lines that end a table (``Out of bounds values``, ``Avg bus bandwidth``) and the size asked."""
+    t = pl.col("text")
+    said = t.str.strip_chars().alias("message")
+    unit = t.str.extract(MAX_ARG, 2).str.to_uppercase().replace_strict(UNITS, default=1,
+                                                                        return_dtype=pl.Int64)
+    return [
+        mine.filter(t.str.contains(PASSED)).with_columns(pl.lit("test_passed").alias("kind"), said),
+        mine.filter(t.str.contains(OUT_OF_BOUNDS)).with_columns(
+            pl.lit("test_wrong").alias("kind"), said,
+            t.str.extract(OUT_OF_BOUNDS, 1).cast(pl.Int64).alias("numel")),
+        mine.filter(t.str.contains(AVG)).with_columns(
+            pl.lit("test_avg_busbw").alias("kind"), said,
+            t.str.extract(AVG, 1).cast(pl.Float64, strict=False).alias("busbw_gbs")),
+        mine.filter(t.str.contains(MAX_BYTES)).with_columns(
+            pl.lit("test_sizes").alias("kind"), said,
+            pl.coalesce(t.str.extract(MAX_BYTES, 1), t.str.extract(MAX_BYTES, 2)).cast(pl.Int64, strict=False)
+            .alias("bytes")),
+        mine.filter(t.str.contains(MAX_ARG)).with_columns(
+            pl.lit("test_sizes").alias("kind"), said,
+            (t.str.extract(MAX_ARG, 1).cast(pl.Int64, strict=False) * unit).alias("bytes")),
+    ]
+
+
+def _rows(mine: pl.DataFrame) -> pl.DataFrame:
+    """One ``bandwidth`` event per result row (its out-of-place figures), and a ``test_wrong`` event
+    for a row whose ``#wrong`` count (out of place or in place) is above 0."""
+    t = pl.col("text")
+    row = t.str.replace_all(INNER_TAG, " ")
+    rows = mine.filter(row.str.contains(ROW))
+    if not rows.height:
+        return rows
+    g = pl.col("_g").struct
+    # (N/A and 2e-06 are no count)
+    count = [g.field(w).cast(pl.Int64, strict=False) for w in ("wrong", "wrong2")]
+    rows = rows.with_columns(row.str.extract_groups(ROW).alias("_g")).with_columns(
+        pl.lit("bandwidth").alias("kind"), row.str.strip_chars().alias("message"),
+        pl.col("op").fill_null("unknown").replace(OPS),
+        g.field("size").cast(pl.Int64, strict=False).alias("bytes"),
+        (g.field("us").cast(pl.Float64) / 1000).alias("duration_ms"),
+        g.field("algbw").cast(pl.Float64).alias("algbw_gbs"),
+        g.field("busbw").cast(pl.Float64).alias("busbw_gbs"),
+        pl.max_horizontal(*count).alias("numel"),
+        pl.lit("nccl-tests").alias("where"),
+    ).drop("_g")
+    wrong = rows.filter(pl.col("numel") > 0).with_columns(pl.lit("test_wrong").alias("kind"))
+    return pl.concat([rows.with_columns(pl.lit(None, pl.Int64).alias("numel")), wrong])
 
 
 def _ranks(mine: pl.DataFrame) -> pl.DataFrame:

@@ -4,6 +4,14 @@ Steps and losses become ``step`` events (the progress signal when no collective 
 DeepSpeed's comms logger becomes ``comm_op`` events with their bandwidth, ms-swift's argument dump
 becomes ``train_arg`` events (``key=value``, what ``tracekit diff`` compares), and the framework's own
 log lines are claimed so that what is left over really is unknown.
+
+A program's own word on its progress and end (branch bench, issue 31): an iteration marker alone on
+its line (``Rank 1: ==== Iteration 10/10 ====``) is a ``step`` (printed as the iteration starts, so its
+last is no end); ``Rank 0: End of workload.``, ``Training completed``, torchelastic's ``worker group
+successfully finished`` are ``program_end`` events; a ``Rank N:`` in front names the rank.
+A program's own watchdog line (``STALL rank 3 on node0: no progress past step 324 for 120s``) is a
+``stall`` of that rank at that step. Megatron/DeepSpeed's one-line timers (``time (ms) | forward:
+207.71 | backward: 3509.10 | optimizer: 38738.77 | ...``) are a ``phase_times`` event.
 """
 
 from __future__ import annotations
@@ -11,6 +19,7 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit.parsers import Parsed, any_of
+from tracekit.parsers.text import PREFIX
 
 NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
 LOSS = rf"\{{.*?'loss': '?(?P<loss>{NUM})'?"
@@ -21,6 +30,12 @@ TQDM = r"(?P<pct>\d+)%\|[^|]*\|\s*(?P<step>\d+)/(?P<max_steps>\d+) \["
 # any other loop's line with a step and a loss (torchtitan `step: 200  loss:  6.1384`, `step at 58400, loss=31.05`,
 # `ep 1 train, step 97, acc 0.004, loss 8.624`), and tf_cnn_benchmarks' `90\timages/sec: 152.2 +/- 0.2 (...)\t2.321`
 STEP_LOSS = rf"\bstep(?: at)?[:= ]\s*(?P<step>\d+)\b.*?\bloss[:= ]\s*(?P<loss>{NUM})"
+# TensorFlow's estimator (`loss = 2.30294, step = 15 (1.941 sec)`), MXNet's Speedometer (`Epoch[0] Batch [50]
+# Speed: 875.63 samples/sec`), Keras (`Epoch 24/24` as an epoch starts, then `250/250 [====] - 8s 31ms/step`)
+TF_STEP = rf"\bloss = (?P<loss>{NUM}), step = (?P<step>\d+)\b"
+MXNET = r"\bEpoch\[(?P<epoch>\d+)\] Batch \[(?P<step>\d+)\]\s+Speed: [\d.]+ samples/sec"
+KERAS_EPOCH = r"^Epoch (?P<step>\d+)/(?P<of>\d+)\s*$"
+KERAS_DONE = r"^(?P<done>\d+)/(?P<total>\d+) \[=+\] - \d+m?s \d+(?:ms|s|us)/step\b"
 IMAGES = rf"^(?P<step>\d+)\s+images/sec: [\d.]+ \+/- [\d.]+ \(jitter = [\d.]+\)\s+(?P<loss>{NUM})"
 COMM_OP = (
     r"comm op: (?P<op>\w+) \| time \(ms\): (?P<ms>[\d.]+) \| msg size: (?P<size>[\d.]+) (?P<unit>\w+) \| "
@@ -42,6 +57,20 @@ KNOWN = (
     r"|^\[transformers\]|^\*{5} Running (?:Evaluation|Prediction) \*{5}"
     r"|^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ \| (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \| [\w.]+ \|"
 )
+# a program's own progress and end lines, with the rank it names in front (`Rank 1: `)
+SAYS_RANK = r"^Rank (?P<rank>\d+):\s*"
+ITERATION = r"^(?:Rank \d+:\s*)?[=*#\- ]*Iteration\s+(?P<step>\d+)\s*/\s*(?P<max_steps>\d+)[=*#\- ]*$"
+PROGRAM_END = (r"(?i)^(?:Rank \d+:\s*)?(?:End of (?:workload|training)\b"
+               r"|Training (?:is )?(?:complete|completed|finished|done)\b"
+               r"|Finished training\b|All ranks (?:finished|done|completed)\b)"
+               r"|\] worker group successfully finished\b")
+# a program's own watchdog naming the rank that made no progress (`STALL rank 3 on node0: no progress past
+# step 324 for 120s`): a ``stall`` event of that rank, at that step
+NO_PROGRESS = (r"(?i)\brank (?P<stalled>\d+)\b(?: on (?P<host>[\w.\-]+))?\W.*?\bno progress\b"
+               r"(?:.*?\bstep (?P<step>\d+))?")
+PHASES = r"^time \(ms\) \| (?:[\w\- ]+: [\d.]+(?: \| )?){2,}"
+# the time a logger's header put in front of a line (within its first characters)
+STAMP = r"^.{0,40}?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)"
 # Python's warnings: ``path.py:12: FutureWarning: ...`` then the source line, indented
 PY_WARNING = r"^\S+\.py:\d+: \w*Warning: "
 
@@ -50,7 +79,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
     if not lines.height:
         return Parsed("trainer")
     t = pl.col("text")
-    df = lines.select("file", "line", "text", "ts", pl.coalesce("rank_tag", "mpi_rank").alias("rank"))
+    # (a logger header the lines frame took off, `2024-04-10 04:59:03 | INFO | logs | `, still dates the line)
+    said_ts = pl.col("raw").str.extract(STAMP, 1) if "raw" in lines.columns else pl.lit(None, pl.Utf8)
+    tag = pl.col("launch_rank") if "launch_rank" in lines.columns else pl.lit(None, pl.Int64)
+    df = lines.select("file", "line", "text", pl.coalesce("ts", said_ts).alias("ts"),
+                      pl.coalesce("rank_tag", "mpi_rank").alias("rank"), tag.alias("_tag"))
     frames = []
 
     def add(kind: str, mask: pl.Expr, pattern: str | None = None) -> None:
@@ -65,9 +98,32 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("step", t.str.contains(DS_STEP), DS_STEP)
     add("step", t.str.contains(r"iteration\s+\d+/\s*\d+ \|"), MEGATRON)
     add("progress", t.str.contains(TQDM), TQDM)
+    if "raw" in lines.columns:  # a bar a message was written after: the lines frame keeps the message
+        bars = lines.filter(pl.col("raw").str.contains(TQDM) & ~t.str.contains(TQDM)).join(
+            df.select("file", "line", "ts", "rank"), on=["file", "line"])
+        if bars.height:
+            bar = pl.col("raw").str.extract(r"(\d+%\|[^\]]*\])", 1)
+            frames.append(bars.select("file", "line", "ts", "rank", bar.alias("text"),
+                                      pl.col("raw").str.extract_groups(TQDM).alias("_g"))
+                          .unnest("_g").with_columns(pl.lit("progress").alias("kind"),
+                                                     pl.col("text").alias("message")))
     others = ~t.str.contains(r"\{.*'loss': |\bstep=\d+, skipped=|iteration\s+\d+/\s*\d+ \|")
     add("step", others & t.str.contains(STEP_LOSS), STEP_LOSS)
+    add("step", t.str.contains(TF_STEP), TF_STEP)
+    add("step", t.str.contains(MXNET), MXNET)
+    _keras(_own_lines(lines, df), frames)
     add("step", t.str.contains(IMAGES), IMAGES)
+    n = len(frames)
+    # (a banner printed as an iteration starts: its last one is no end, so max_steps is left out)
+    add("step", t.str.contains(ITERATION), ITERATION)
+    frames[n:] = [f.drop("max_steps") for f in frames[n:]]
+    add("program_end", t.str.contains(PROGRAM_END))
+    add("phase_times", t.str.contains(PHASES))
+    add("stall", t.str.contains(NO_PROGRESS), NO_PROGRESS)
+    said = pl.coalesce(t.str.extract(SAYS_RANK, 1).cast(pl.Int64, strict=False),
+                       t.str.extract(NO_PROGRESS, 1).cast(pl.Int64, strict=False), "rank", "_tag")
+    frames[n:] = [f.with_columns(said.alias("rank"), pl.lit("program").alias("where"))
+                  .drop("stalled", strict=False) for f in frames[n:]]
     add("comm_op", t.str.contains("comm op: "), COMM_OP)
     add("train_start", t.str.contains(TRAIN_START))
     add("train_end", t.str.contains(r"\{'train_runtime'"))
@@ -78,7 +134,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     n = len(frames)
     add("train_arg", t.str.contains(HF_ACCUM), HF_ACCUM)
     frames[n:] = [f.with_columns(pl.lit("gradient_accumulation_steps").alias("key")) for f in frames[n:]]
-    events = pl.concat(frames, how="diagonal_relaxed") if frames else None
+    events = pl.concat(frames, how="diagonal_relaxed").drop("_tag", strict=False) if frames else None
     if events is not None:
         events = events.with_columns(
             pl.when(pl.col("kind") == "train_arg").then(pl.format("{}={}", "key", "value")).otherwise("message")
@@ -110,6 +166,43 @@ def parse(lines: pl.DataFrame) -> Parsed:
     used = args_end | pl.col("_in_args") | warned | after_warning | t.str.contains(
         any_of(*(r"\{.*'loss': ", DS_STEP, STEP_LOSS, IMAGES, r"^total images/sec: ", r"^\[iteration\] datetime: ",
                  r"^time \(ms\) \| \w", r"^Invalidate trace cache @ step \d+", r"iteration\s+\d+/\s*\d+ \|", TQDM, "comm op: ",
-                                       TRAIN_START, DS_VERSION, KNOWN, r"\{'train_runtime'|\{'eval_loss'"))
+                                       TRAIN_START, DS_VERSION, KNOWN, r"\{'train_runtime'|\{'eval_loss'",
+                                       ITERATION, PROGRAM_END, PHASES, NO_PROGRESS, TF_STEP, MXNET,
+                                       KERAS_EPOCH, KERAS_DONE))
     )
     return Parsed("trainer", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))
+
+
+def _own_lines(lines: pl.DataFrame, df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` with each line's own text where parsers/text.py joined lines of one width as a wrapped one
+    (Keras' bars are all of one width: an epoch's banner after one would be glued onto it)."""
+    if "cont_of" not in lines.columns or lines["cont_of"].null_count() == lines.height:
+        return df
+    joined = lines.filter(pl.col("cont_of").is_not_null()).select("file", pl.col("cont_of").alias("line"))
+    joined = joined.unique()
+    heads = joined.with_columns(pl.lit(True).alias("_head"))
+    own = lines.join(heads, on=["file", "line"], how="left").select(
+        "file", "line", (pl.col("cont_of").is_not_null() | pl.col("_head").fill_null(False)).alias("_own"),
+        pl.col("raw").str.replace(PREFIX, "").alias("_raw"))
+    df = df.join(own, on=["file", "line"], how="left").with_columns(
+        pl.when(pl.col("_own")).then(pl.col("_raw")).otherwise(pl.col("text")).alias("text"))
+    return df.drop("_own", "_raw")
+
+
+def _keras(df: pl.DataFrame, frames: list[pl.DataFrame]) -> None:
+    """Keras: each epoch's banner (``Epoch 24/24``, printed as it starts) is a ``step``; a bar that
+    completes (``250/250 [====] - 8s 31ms/step``) under the last epoch's banner is the ``program_end``."""
+    t = pl.col("text")
+    k = df.with_columns(t.str.extract(KERAS_EPOCH, 1).cast(pl.Int64, strict=False).alias("_e"),
+                        t.str.extract(KERAS_EPOCH, 2).cast(pl.Int64, strict=False).alias("_of"))
+    k = k.with_columns(pl.col("_e", "_of").forward_fill().over("file"))
+    banners = k.filter(t.str.contains(KERAS_EPOCH))
+    if banners.height:
+        frames.append(banners.with_columns(pl.lit("step").alias("kind"), t.alias("message"),
+                                           pl.col("_e").alias("step")).drop("_e", "_of"))
+    complete = t.str.extract(KERAS_DONE, 1) == t.str.extract(KERAS_DONE, 2)
+    last = k.filter(t.str.contains(KERAS_DONE) & complete & (pl.col("_e") == pl.col("_of")))
+    if last.height:
+        said = pl.format("Keras: the last epoch ({}/{}) completed: {}", "_e", "_of", t)
+        frames.append(last.with_columns(pl.lit("program_end").alias("kind"), pl.lit("program").alias("where"),
+                                        said.alias("message")).drop("_e", "_of"))

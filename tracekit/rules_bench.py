@@ -1,0 +1,421 @@
+"""Rules over what a benchmark or a program says of itself: nccl-tests' result tables, a program's own
+progress and end lines, its step times, throughput and phase timers.
+
+Each is ``rule(evidence) -> Verdict | None`` and sits in ``rules.RULES`` after the rules of failure
+(a crash, a timeout, a transport error decide first) and before ``failed_without_cause``: each reads
+only runs with no failure sign.
+
+nccl-tests (``parsers/nccl_tests.py``; its source, github:NVIDIA/nccl-tests ``src/common.cu``, prints a
+row only once every rank finished that size's iterations): a table with wrong values is corrupt data; a
+bus bandwidth that falls by half past some size, or stays low at large sizes, is slow; a table that
+stops short of the size asked with no end line is cut (a hang at the next size, or the paste ends);
+otherwise healthy, with the figures.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit.evidence import Evidence, lines
+from tracekit.outcome import Cited, EventKind, Kind, Verdict
+from tracekit.wording import fmt_ranks
+
+#: busbw (GB/s) at large sizes below which no GPU interconnect of a data centre runs (one 100 Gb/s NIC
+#: carries ~12 GB/s, NVLink 10x that): below it, the links in use carry less than the fabric is built for
+LOW_BUSBW = 10.0
+#: the smallest size at which busbw reaches the links' rate (below it, latency rules)
+LARGE = 64 * 2**20
+#: a bus bandwidth that falls below this share of its peak at a larger size: a slower path took over
+FALL = 0.5
+
+
+def _size(n: int | None) -> str:
+    """``33554432`` -> ``32 MB``; ``8`` -> ``8 B`` (nccl-tests sizes are powers of two, said in 1024s)."""
+    if n is None:
+        return "?"
+    for unit, k in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
+        if n >= k:
+            v = n / k
+            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
+    return f"{n} B"
+
+
+def _tables(rows: pl.DataFrame) -> list[pl.DataFrame]:
+    """The result tables: per file, a new one where the size stops growing or the op changes."""
+    rows = rows.sort("file", "line").with_columns(
+        ((pl.col("bytes") <= pl.col("bytes").shift(1).over("file")).fill_null(True)
+         | (pl.col("op") != pl.col("op").shift(1).over("file")).fill_null(True)).cum_sum().alias("_table"))
+    return [t for _, t in rows.group_by("_table", maintain_order=True)]
+
+
+def _op(table: pl.DataFrame) -> str:
+    """`` all_reduce`` (with its space), or empty where the output does not name the test."""
+    op = table["op"][0]
+    return f" {op}" if op and op != "unknown" else ""
+
+
+def _fall(table: pl.DataFrame) -> dict | None:
+    """The first size past the peak where busbw is below half of it, and stays there to the table's last
+    size (a dip that recovers is noise), the peak a real figure."""
+    peak = table.sort("busbw_gbs", descending=True).row(0, named=True)
+    last = table.sort("bytes").row(-1, named=True)
+    if peak["busbw_gbs"] < 1.0 or last["busbw_gbs"] >= FALL * peak["busbw_gbs"]:
+        return None
+    after = table.filter((pl.col("bytes") > peak["bytes"]) & (pl.col("busbw_gbs") < FALL * peak["busbw_gbs"]))
+    if not after.height:
+        return None
+    rest = table.filter(pl.col("bytes") >= after["bytes"][0])["busbw_gbs"]
+    return {"peak": peak, "at": after.row(0, named=True), "low": rest.min(), "high": rest.max(),
+            "last": table["bytes"].max()}
+
+
+def _transport(ev: Evidence) -> str:
+    """The network or peer transport NCCL logged for this run's connections (``NET/IB``), else empty."""
+    links = ev.store.links
+    if not links.height or "transport_kind" not in links.columns:
+        return ""
+    kinds = links["transport_kind"].drop_nulls()
+    return ", ".join(kinds.value_counts(sort=True)["transport_kind"].head(2).to_list()) if kinds.len() else ""
+
+
+def _ranks_text(ev: Evidence) -> str:
+    """``ranks 0-9 on host gn11``: the ranks and hosts nccl-tests' header names, or empty."""
+    r = ev.store.ranks.filter(pl.col("source").str.contains("nccl-tests") & pl.col("rank").is_not_null())
+    if not r.height:
+        return ""
+    hosts = r["host"].drop_nulls().unique().sort().to_list()
+    n = r["rank"].n_unique()
+    return (f"{'rank' if n == 1 else 'ranks'} {fmt_ranks(r['rank'].to_list())}"
+            + (f" on {'host' if len(hosts) == 1 else 'hosts'} {', '.join(hosts[:4])}" if hosts else ""))
+
+
+def nccl_test_result(ev: Evidence) -> Verdict | None:
+    """nccl-tests' output decides itself: wrong values, a bus bandwidth that falls or stays low, a
+    table cut short of the size asked, or a complete table of right values."""
+    if ev.failure_signs:
+        return None  # failed_without_cause says it (a failure of the test is said by the rules before)
+    rows = ev.kinds(EventKind.BANDWIDTH).filter(pl.col("where") == "nccl-tests")
+    said = _ranks_text(ev)
+    if not rows.height:
+        if not said:
+            return None
+        asked = ev.kinds(EventKind.TEST_SIZES).sort("file", "line")
+        return Verdict(Kind.UNDECIDED, f"nccl-tests started on {said} and printed no result row: it "
+                       "stopped in its first collective (communicator init or the warm-up) or the output "
+                       "ends there; the rest of its output, NCCL_DEBUG=INFO and a py-spy dump of a rank "
+                       "decide it", [], lines(asked, 1))
+    on = f" ({said})" if said else ""
+    wrong = ev.kinds(EventKind.TEST_WRONG).sort("file", "line")
+    if wrong.height:
+        return _corrupt(wrong, on)
+    tables = _tables(rows)
+    for t in tables:
+        if f := _fall(t):
+            return _falls(f, t, on)
+    ends = ev.kinds(EventKind.TEST_PASSED, EventKind.TEST_AVG_BUSBW).sort("file", "line")
+    avg = ev.kinds(EventKind.TEST_AVG_BUSBW)["busbw_gbs"].drop_nulls()
+    transport = _transport(ev)
+    large = rows.filter(pl.col("bytes") >= LARGE)
+    if large.height and large["busbw_gbs"].max() < LOW_BUSBW:
+        return _low(large, avg, ends, transport, on)
+    last = rows.sort("file", "line").tail(1).row(0, named=True)
+    asked = ev.kinds(EventKind.TEST_SIZES).sort("file", "line")["bytes"].drop_nulls().tail(1)
+    reached = rows["bytes"].max()
+    ended = ends.filter(pl.col("line") > last["line"]).height > 0
+    if asked.len() and reached < asked.max() and not ended:
+        return Verdict(Kind.UNDECIDED, f"nccl-tests{_op(tables[-1])}{on}: the table stops at "
+                       f"{_size(reached)} (busbw {last['busbw_gbs']:g} GB/s there) of the "
+                       f"{_size(asked.max())} asked, with no error and no end line: the test hangs at the "
+                       f"next size ({_size(reached * 2)}, if the step is 2x) or the output ends there; the "
+                       "rest of the output or a py-spy dump of a rank decides it", [],
+                       [Cited(last["file"], last["line"], last["message"])])
+    top = rows.sort("busbw_gbs").tail(1).row(0, named=True)
+    sizes = rows["bytes"].n_unique()
+    figure = (f"avg bus bandwidth {avg.max():g} GB/s over {sizes} size(s)" if avg.len()
+              else f"{sizes} size(s) completed")
+    end = ("; Out of bounds values: 0 OK" if ev.kinds(EventKind.TEST_PASSED).height
+           else "" if ended else "; the table goes on past the output")
+    return Verdict(Kind.HEALTHY, f"nccl-tests{on}: {figure} ({_size(rows['bytes'].min())} - "
+                   f"{_size(reached)}, busbw up to {top['busbw_gbs']:g} GB/s at {_size(top['bytes'])}), "
+                   f"no wrong value{end}"
+                   + (f"; transport {transport}" if transport else "")
+                   + ": every rank completed each size (nccl-tests prints a row only then)", [],
+                   [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2))
+
+
+def _corrupt(wrong: pl.DataFrame, on: str) -> Verdict:
+    n, sizes = wrong["numel"].drop_nulls(), wrong["bytes"].drop_nulls()
+    where = ""
+    if sizes.len():
+        where = f" at {_size(sizes.min())}"
+        where += f" - {_size(sizes.max())}" if sizes.max() != sizes.min() else ""
+    return Verdict(Kind.UNDECIDED, f"nccl-tests found wrong values{on}: #wrong up to {n.max()}{where} "
+                   f"({wrong.height} result(s)): the collectives complete but their results are corrupted, a "
+                   "data corruption, not a hang; find the path that corrupts by rerunning with "
+                   "NCCL_P2P_DISABLE=1, NCCL_NET_GDR_LEVEL=LOC or NCCL_PROTO=Simple one at a time (PCIe "
+                   "ACS / IOMMU settings, a faulty GPU or NIC)", [], lines(wrong, 4))
+
+
+def _falls(f: dict, t: pl.DataFrame, on: str) -> Verdict:
+    p, a = f["peak"], f["at"]
+    rest = (f" and stays at {f['low']:g}-{f['high']:g} GB/s up to {_size(f['last'])}"
+            if f["last"] > a["bytes"] else "")
+    return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{_op(t)}{on}: the bus bandwidth falls from "
+                   f"{p['busbw_gbs']:g} GB/s at {_size(p['bytes'])} to {a['busbw_gbs']:g} GB/s at "
+                   f"{_size(a['bytes'])}{rest}, with no wrong value: a slower path takes over past "
+                   f"{_size(p['bytes'])} (a protocol or algorithm switch, or a transport that carries less); "
+                   "the collectives complete, slowly", [],
+                   [Cited(p["file"], p["line"], p["message"]), Cited(a["file"], a["line"], a["message"])])
+
+
+def _low(large: pl.DataFrame, avg: pl.Series, ends: pl.DataFrame, transport: str, on: str) -> Verdict:
+    top = large.sort("busbw_gbs").tail(1).row(0, named=True)
+    figure = (f"avg bus bandwidth {' and '.join(f'{a:g}' for a in avg.to_list()[:3])} GB/s, " if avg.len()
+              else "") + f"at most {top['busbw_gbs']:g} GB/s at {_size(top['bytes'])}"
+    cited = [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2)
+    if transport:
+        return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{on}: {figure} over {transport}: far below what a GPU "
+                       f"interconnect carries ({LOW_BUSBW:g} GB/s and up at large sizes); the collectives "
+                       "complete, slowly", [], cited)
+    return Verdict(Kind.UNDECIDED, f"nccl-tests{on}: {figure}, with no wrong value: low for InfiniBand "
+                   f"or NVLink ({LOW_BUSBW:g} GB/s and up at large sizes), but the log does not say which "
+                   "transport carried it: NCCL_DEBUG=INFO (`via NET/IB` or `via NET/Socket`) and the NICs' "
+                   "speed decide whether it is the links' limit", [], cited)
+
+
+# --- a program's own progress and end ----------------------------------------------------------
+
+#: a gap between step lines this many times the others' (and at least GAP_S seconds) is a stop, not noise
+GAP_X, GAP_S = 5.0, 60.0
+#: a first logged step at or below this is the run's start: the gap after it holds the warm-up
+WARM_UP = 10
+#: a running average (tf_cnn_benchmarks' `images/sec: 195.8 +/- 0.5`) that drops this share after holding
+#: steady hides steps far slower than the rest; a rate per interval must halve
+MEAN_DROP, RATE_DROP = 0.03, 0.5
+#: a rate per interval that is lower at every report (4 or more) and this much lower in all: slower and slower
+DECLINE = 0.08
+#: a phase of one iteration this many times forward + backward (and over a second) is where the time goes
+PHASE_X = 5.0
+#: an end said for a whole group of workers by the agent that ran them
+GROUP_END = r"torchelastic: worker .*SUCCEEDED|worker group successfully finished"
+
+
+def _calm(ev: Evidence) -> bool:
+    return not (ev.trouble.height or ev.failure_signs or ev.stalls.height)
+
+
+def _secs(s: float) -> str:
+    whole = round(s)
+    if whole >= 3600:
+        return f"{whole // 3600} h {whole % 3600 // 60} min"
+    if whole >= 120:
+        return f"{whole // 60} min {whole % 60} s"
+    return f"{s:.1f} s"
+
+
+def step_gap(ev: Evidence) -> Verdict | None:
+    """The time between two step lines (their timestamps) far longer than between the others, and
+    the steps went on after: the run stopped that long and resumed, slow, not hung."""
+    if not _calm(ev):
+        return None
+    text = pl.concat_str(pl.col("ts").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+    at = (text.str.extract(r"(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})", 1).str.replace("T", " ")
+          .str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False))
+    st = ev.steps.sort("file", "line").with_columns(at.alias("at")).filter(pl.col("at").is_not_null())
+    one = st.unique("step", keep="first", maintain_order=True).sort("step")
+    gaps = one.with_columns(pl.col("at").diff().dt.total_seconds().alias("s"),
+                            pl.col("step").shift().alias("from"), pl.col("step").diff().alias("n"))
+    # the steps right after the run's start carry its warm-up (compilation, allocator, first connects);
+    # a log that starts mid-run has no warm-up in it
+    start = one.height and one["step"].min() <= WARM_UP
+    warm = pl.col("from") == one["step"].min() if start else pl.lit(False)
+    gaps = gaps.filter(pl.col("s").is_not_null() & (pl.col("n") > 0) & ~warm)
+    gaps = gaps.with_columns((pl.col("s") / pl.col("n")).alias("per"))
+    if gaps.height < 3:
+        return None
+    worst = gaps.sort("per").tail(1).row(0, named=True)
+    usual = gaps.filter(pl.col("line") != worst["line"])["per"].median()
+    if not usual or worst["per"] < GAP_X * usual or worst["s"] < GAP_S:
+        return None
+    said = (f"steps {worst['from']} -> {worst['step']} took {_secs(worst['s'])}, {worst['per'] / usual:.0f}x "
+            f"the pace of the other step lines ({_secs(usual * worst['n'])} for as many steps)")
+    stop = _secs(worst["s"] - usual * worst["n"])
+    return Verdict(Kind.SLOW_PROGRESS, f"{said}: the run stopped for about {stop} between those lines and "
+                   f"went on; slow, not hung (steps {one['step'].min()} -> {one['step'].max()}, no error "
+                   "logged); a stack dump of every rank during such a gap (py-spy dump) says where it "
+                   "waits", [], [Cited(worst["file"], worst["line"], worst["message"])])
+
+
+def throughput_drop(ev: Evidence) -> Verdict | None:
+    """A throughput the steps print that falls: a running average (``images/sec: 195.8 +/- 0.5``) that
+    drops after holding steady, or a rate per interval that halves: slow steps, the run goes on."""
+    if not _calm(ev):
+        return None
+    msg = pl.col("message")
+    rate = pl.coalesce(msg.str.extract(r"(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*([\d][\d,.]*)", 1),
+                       msg.str.extract(r"([\d][\d,.]*) (?:samples|images|tokens?)/s(?:ec)?\b", 1))
+    rate = rate.str.replace_all(",", "").cast(pl.Float64, strict=False)
+    st = ev.steps.with_columns(rate.alias("rate"), msg.str.contains(r"/sec: [\d.]+ \+/- ").alias("mean"))
+    per = st.filter(pl.col("rate").is_not_null()).group_by("step").agg(
+        pl.col("rate").median(), pl.col("mean").all(), pl.col("file").first(), pl.col("line").min(),
+        pl.col("message").first()).sort("step")
+    if per.height < 3:
+        return None
+    last, before = per.row(-1, named=True), per.head(per.height - 1)
+    held = before["rate"].tail(2)
+    if last["mean"]:
+        if not (held.max() <= 1.01 * held.min() and last["rate"] < (1 - MEAN_DROP) * held.min()):
+            return None
+        how = (f"a running average over the run: to fall {1 - last['rate'] / held.min():.0%} after "
+               f"holding steady, the steps since {before['step'][-1]} ran far slower than the others (a stop "
+               "of seconds to minutes)")
+    elif last["rate"] < RATE_DROP * before["rate"].median():
+        how = f"under {RATE_DROP:.0%} of the median {before['rate'].median():g} before"
+    else:
+        # a rate that falls report after report (4 or more), by DECLINE in all: each step slower
+        r = per["rate"]
+        if per.height < 4 or (r.diff().drop_nulls() > 0).any() or r[-1] > (1 - DECLINE) * r[0]:
+            return None
+        held = r.head(1)
+        how = (f"{1 - r[-1] / r[0]:.0%} over steps {per['step'][0]} -> {per['step'][-1]}, lower at every "
+               "report")
+    return Verdict(Kind.SLOW_PROGRESS, f"the throughput fell from {held[-1]:g} to {last['rate']:g} at step "
+                   f"{last['step']} ({how}); the steps go on: slow, not hung, no error logged", [],
+                   [Cited(last["file"], last["line"], last["message"])])
+
+
+def phase_dominates(ev: Evidence) -> Verdict | None:
+    """A trainer's timers (``time (ms) | forward: ... | backward: ... | optimizer: ...``) where one phase
+    takes many times forward and backward together: each iteration waits there."""
+    ph = ev.kinds(EventKind.PHASE_TIMES).sort("file", "line")
+    if not ph.height or not _calm(ev):
+        return None
+    pairs = ph.with_columns(pl.col("message").str.extract_all(r"[\w\- ]+: [\d.]+").alias("_p")).explode("_p")
+    ms = pl.col("_p").str.extract(r": ([\d.]+)$", 1).cast(pl.Float64, strict=False)
+    phase = pl.col("_p").str.extract(r"^\s*([\w\- ]+?):", 1)
+    pairs = pairs.with_columns(phase.alias("phase"), ms.alias("ms"))
+    per = pairs.group_by("phase").agg(pl.col("ms").median(), pl.col("file").first(), pl.col("line").first(),
+                                      pl.col("message").first())
+    compute = per.filter(pl.col("phase").str.contains(r"^(?:forward|backward)"))["ms"].sum()
+    top = per.filter(~pl.col("phase").str.contains(r"^(?:forward|backward)")).sort("ms").tail(1)
+    if not compute or not top.height:
+        return None
+    t = top.row(0, named=True)
+    if t["ms"] < PHASE_X * compute or t["ms"] < 1000:
+        return None
+    return Verdict(Kind.SLOW_PROGRESS, f"each iteration spends {t['ms'] / 1e3:.1f} s in {t['phase']} against "
+                   f"{compute / 1e3:.1f} s in forward and backward ({t['ms'] / compute:.0f}x): that phase is "
+                   "where the time goes (with ZeRO the optimizer step holds the gradients' reduce and the "
+                   "parameters' gather: a slow interconnect shows there); the run advances, slowly", [],
+                   [Cited(t["file"], t["line"], t["message"])])
+
+
+def every_rank_ended(ev: Evidence) -> Verdict | None:
+    """Every rank seen says it ended (its own end line, a worker SUCCEEDED, its communicators destroyed),
+    no rank of a known world is unseen, and nothing failed: healthy."""
+    if not _calm(ev) or ev.pending.height or ev.pace["slow"] or ev.pace["falling"]:
+        return None  # (a slow step: slow_steps says it)
+    last = ev.steps.filter(pl.col("max_steps").is_not_null() & (pl.col("step") >= pl.col("max_steps")))
+    cols = ("file", "line", "rank", "message")
+    ends = pl.concat([ev.kinds(EventKind.PROGRAM_END, EventKind.CLEAN_EXIT).select(cols),
+                      last.select(cols)]).sort("file", "line")
+    if not ends.height:
+        return None
+    # torchelastic's agent says SUCCEEDED of a worker (or "worker group successfully finished") only once
+    # every worker of its group ended with 0 (torch/distributed/elastic/agent/server/api.py)
+    group = ends["message"].str.contains(GROUP_END)
+    if ev.coverage.missing and not group.all():
+        return None
+    ended = set(ends["rank"].drop_nulls().to_list())
+    destroyed = ev.store.comms.filter(pl.col("state") == "destroy_complete")
+    ended |= set(destroyed.select(pl.coalesce("global_rank", "rank"))["global_rank"].drop_nulls().to_list())
+    seen = set(ev.coverage.seen)
+    if seen - ended or (not seen and ends["rank"].drop_nulls().len()):
+        return None
+    who_ended = (f"{'rank' if len(ended) == 1 else 'ranks'} {fmt_ranks(sorted(ended))} each ended cleanly"
+                 if ended else "the program said it ended cleanly")
+    if group.any():
+        who_ended += " (torchelastic's agent says so only once every worker of its group exited with 0)"
+    return Verdict(Kind.HEALTHY, f"{who_ended} ({ends['message'][0]}"
+                   + (f"; {destroyed.height} communicator(s) destroyed" if destroyed.height else "")
+                   + f") and no error, signal or stall is logged ({ev.coverage.describe()})", [],
+                   lines(ends, 4))
+
+
+def program_stall(ev: Evidence) -> Verdict | None:
+    """The program's own watchdog names the ranks that made no progress and the step each stopped at:
+    at one step, none is behind (the hang is inside that step); at different steps, the ranks at the
+    lowest step hold the others."""
+    st = ev.kinds(EventKind.STALL).filter((pl.col("where") == "program") & pl.col("rank").is_not_null())
+    if not st.height or ev.crashes.height or ev.cuda.height or ev.transport.height:
+        return None
+    per = st.group_by("rank").agg(pl.col("step").max(), pl.col("message").first()).sort("rank")
+    ranks = per["rank"].to_list()
+    secs = st["message"].str.extract(r"(?i)\bfor (\d+)\s*s", 1).cast(pl.Int64, strict=False).max()
+    long = f" for {secs} s" if secs else ""
+    steps = per["step"].drop_nulls().unique().sort()
+    if steps.len() > 1:
+        low = per.filter(pl.col("step") == steps[0])["rank"].to_list()
+        high = per.filter(pl.col("step") > steps[0])["rank"].to_list()
+        return Verdict(Kind.DEADLOCK, f"{_who(low)} made no progress past step {steps[0]}{long} while "
+                       f"{_who(high)} got to step {steps[-1]} (the program's own watchdog): {_who(low)} "
+                       "stopped first and the others wait for it in the next step's collectives", low,
+                       lines(st, 6))
+    at = f" past step {steps[0]}" if steps.len() else ""
+    return Verdict(Kind.UNDECIDED, f"{_who(ranks)} made no progress{at}{long} (the program's own watchdog): "
+                   "every rank that reports stops at the same step and none is behind, so the hang is inside "
+                   "that step; which collective each rank waits in a stack dump of every rank (py-spy dump "
+                   "--native) or NCCL's RAS report (ncclras) says", [], lines(st, 6))
+
+
+def _who(ranks: list[int]) -> str:
+    return f"{'rank' if len(set(ranks)) == 1 else 'ranks'} {fmt_ranks(ranks)}"
+
+
+#: a program's own figure of its pace per step line: seconds per N steps (TensorFlow's `(1.941 sec)`), it/s
+#: or s/it (tqdm), ms/step (Keras), a throughput (samples/s, images/sec, token/s)
+OWN_PACE = (r"\((?P<sec>[\d.]+) sec\)|(?P<its>[\d.]+)\s*it/s\b|(?P<sit>[\d.]+)\s*s/it\b|(?P<ms>[\d.]+)ms/step"
+            r"|(?P<rate>[\d.]+) (?:samples|images|tokens?)/s(?:ec)?\b")
+#: steady: the largest of the figures at most this many times the smallest
+STEADY = 1.5
+
+
+def steady_own_pace(ev: Evidence) -> Verdict | None:
+    """Steps that advance at a pace the program prints itself (its seconds per interval, it/s, ms/step,
+    a throughput), steady, and nothing but calm lines: healthy, as steady_progress says of a pace read
+    from timestamps."""
+    if (not ev.progressed or not _calm(ev) or ev.missing or ev.mismatches or ev.coverage.missing
+            or ev.pace["slow"] or ev.pace["falling"]):
+        return None
+    g = pl.col("message").str.extract_groups(OWN_PACE).struct
+    per = ev.steps.sort("file", "line").unique("step", keep="first", maintain_order=True).with_columns(
+        pl.coalesce(*(g.field(f).cast(pl.Float64, strict=False) for f in ("sec", "its", "sit", "ms", "rate")))
+        .alias("pace")).filter(pl.col("pace").is_not_null() & (pl.col("pace") > 0))
+    if per.height < 3 or per["pace"].max() > STEADY * per["pace"].min():
+        return None
+    said = per["message"][0]
+    units = (("s per step line", " sec)"), ("it/s", "it/s"), ("s/it", "s/it"), ("ms/step", "ms/step"))
+    unit = next((u for u, w in units if w in said), None)
+    span = f"{per['pace'].min():g}-{per['pace'].max():g}"
+    figure = f"{span} {unit}" if unit else f"throughput of {span}"
+    return Verdict(Kind.HEALTHY, f"{'; '.join(ev.progressed[:1])} at a steady {figure} (the program's own "
+                   "figures) and no error, signal or stall is logged: the steps of a synchronous job advance "
+                   f"only while every rank takes part ({ev.coverage.describe()})", [], lines(per, 2))
+
+
+def stacks_seen(ev: Evidence) -> Verdict | None:
+    """Stack dumps and nothing that decides: say where each dumped process is, in a collective or
+    outside any (where some wait in one and others are elsewhere, deadlock_from_stacks said it)."""
+    st = ev.stacks
+    if not st.height or not _calm(ev) or ev.progressed or ev.clean_end:
+        return None
+    st = st.unique(["rank", "pid", "tid", "where"], maintain_order=True)
+    name = pl.coalesce(pl.format("rank {}", "rank"), pl.format("pid {}", "pid"), pl.col("thread"))
+    said = st.with_columns(name.alias("_who")).head(4)
+    each = "; ".join(f"{r['_who']} is in {r['where']} ("
+                     + ("a collective" if r["in_c10d"] else "outside any collective") + ")"
+                     for r in said.iter_rows(named=True))
+    return Verdict(Kind.UNDECIDED, f"{st.height} stack dump(s) and nothing else that decides: {each}; which "
+                   "rank holds the others only every rank's stack says: a stack dump of every rank (py-spy "
+                   "dump, or `tracekit run`) names the rank outside the collective the others wait in", [],
+                   lines(said.with_columns(pl.format("{} in {}", "_who", "where").alias("message")), 4))

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import align, rules_wait, sources
+from tracekit import align, rules_exit, rules_wait, sources
 from tracekit.evidence import (BENIGN, BOOTSTRAP, HEARTBEAT, KILL_CODES, NETWORK_FAIL, SIGKILL_CODES, STORE_BARRIER,
                                WIRE_MISMATCH, Evidence, clip, lines)
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
@@ -631,8 +631,13 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     mismatch_aligned, mismatch_reported, mismatch_from_watchdog, mismatch_on_the_wire, cuda_failure,
     bootstrap_failed, nccl_failure, rules_wait.waiting_across_groups, crashed_rank, store_barrier, rendezvous_failed,
     init_stall, transport_error, deadlock, deadlock_reported, deadlock_from_watchdog, deadlock_from_stacks,
-    slow_progress, waiting_on_silent_ranks, nccl_error_unexplained, exited_without_cause, timed_out, straggler,
-    straggler_by_wait, watchdog_stuck, peer_gone, failed_without_cause, slow_steps, healthy, steady_progress,
+    slow_progress, waiting_on_silent_ranks, nccl_error_unexplained,
+    rules_exit.killed_from_outside,  # exits
+    rules_exit.process_ended,  # exits
+    exited_without_cause, timed_out, straggler,
+    straggler_by_wait, watchdog_stuck, peer_gone,
+    rules_exit.workers_ended_unexplained,  # exits
+    failed_without_cause, slow_steps, healthy, steady_progress,
     clean_but_partial,
 ]
 

@@ -205,10 +205,35 @@ def test_vllm_worker_method_error_carries_the_ray_worker(tmp_path):
     line = ("(RayWorkerWrapper pid=4139, ip=128.1.219.180) ERROR 07-03 14:43:50 worker_base.py:148] Error executing "
             "method init_device. This might cause deadlock in distributed execution.\n")
     s = store_of(tmp_path, line)
-    e = s.events.filter(pl.col("kind") == "exception").row(0, named=True)
-    assert (e["pid"], e["where"]) == (4139, "vllm worker") and "init_device" in e["message"]
+    e = s.events.filter(pl.col("kind") == "child_failed").row(0, named=True)
+    assert (e["pid"], e["host"], e["where"]) == (4139, "128.1.219.180", "vllm worker")
     v = decide(s)
-    assert v.kind == Kind.CRASHED_RANK and "init_device" in v.summary
+    assert v.kind == Kind.CRASHED_RANK and v.summary.startswith(
+        "the process of pid 4139 on 128.1.219.180 (vllm worker): a vLLM worker raised in its method init_device")
+    # the exception ending the worker's traceback, where it is there, is the cause
+    nccl = line + ("(RayWorkerWrapper pid=4139, ip=128.1.219.180) ERROR 07-03 14:43:50 worker_base.py:148] "
+                   "RuntimeError: NCCL error: internal error - please report this issue to the NCCL developers\n")
+    v = decide(store_of(tmp_path, nccl, "nccl.log"))
+    assert v.kind == Kind.UNDECIDED and "internal error" in v.summary and "NCCL_DEBUG=INFO" in v.summary
+
+
+def test_spawn_error_whose_traceback_is_cut_decides_nothing(tmp_path):
+    text = ("    raise ProcessRaisedException(msg, error_index, failed_process.pid)\n"
+            "torch.multiprocessing.spawn.ProcessRaisedException:\n\n"
+            "-- Process 1 terminated with the following error:\nTraceback (most recent call last):\n"
+            '  File "/usr/local/lib/python3.8/dist-packages/torch/multiprocessing/spawn.py", line 59, in _wrap\n'
+            "    fn(i, *args)\n")
+    s = store_of(tmp_path, text)
+    e = ends(s).row(0, named=True)
+    assert e["exit_code"] is None and e["message"].endswith("raised an exception its traceback does not show here")
+    assert decide(s).kind == Kind.UNDECIDED
+
+
+def test_torch_24_names_the_death_signal_by_its_enum(tmp_path):
+    text = ("W0823 16:54:02.337000 139733055988160 torch/distributed/elastic/agent/server/api.py:688] Received "
+            "Signals.SIGTERM death signal, shutting down workers\n")
+    v = decide(store_of(tmp_path, text))
+    assert v.kind == Kind.CRASHED_RANK and "received SIGTERM (signal 15) from outside" in v.summary
 
 
 @pytest.mark.parametrize("code, said", [(-9, "OOM killer"), (137, "SIGKILL"), (-11, "SIGSEGV"), (139, "SIGSEGV"),

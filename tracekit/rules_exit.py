@@ -79,7 +79,7 @@ def _name(row: dict) -> str:
     if local:
         return f"local rank {local.group(1)}" + (f" (pid {row['pid']})" if row["pid"] is not None else "")
     if row["pid"] is not None:
-        return f"the process of pid {row['pid']}"
+        return f"the process of pid {row['pid']}" + (f" on {row['host']}" if row["host"] else "")
     return f"a worker of the {row['where']}" if row["where"] in WORKERS_OF else "a process"
 
 
@@ -89,7 +89,7 @@ def _ends(ev: Evidence) -> pl.DataFrame:
     returned a non-zero exit code`) after those that say who."""
     e = ev.kinds(EventKind.CHILD_FAILED, EventKind.RANK_EXIT)
     code = pl.col("exit_code")
-    said = pl.col("message").fill_null("").str.contains("non-zero")
+    said = pl.col("message").fill_null("").str.contains(r"non-zero|worker raised in")
     e = e.filter((code.is_not_null() & (code != 0)) | (code.is_null() & said))
     return e.with_columns(pl.col("where").fill_null("").str.contains("first observed").alias("_first"),
                           code.is_not_null().alias("_said")).sort(
@@ -158,16 +158,21 @@ def process_ended(ev: Evidence) -> Verdict | None:
                        "their order, not by which came first, so which rank failed first, and why, is not in its "
                        "summary: each rank's own traceback says it (torchrun --log-dir DIR --tee 3, or @record "
                        "for the error file)", [], lines(alike.head(4)))
+    said = f" ({first['where']})" if first["where"] and first["where"] not in WORKERS_OF else ""
+    how = meaning(code)
     if len(ranks) > 1:
         head = f"{who(ranks)} exited with code {code}" + (
             f" ({_name(first)} first)" if first["rank"] is not None else "")
-    else:
-        said = f" ({first['where']})" if first["where"] and first["where"] not in WORKERS_OF else ""
-        head = f"{_name(first)} ended: " + (f"exit code {code}" if code is not None else "a non-zero exit") + said
+    elif code is not None:
+        head = f"{_name(first)} ended: exit code {code}{said}"
+    elif "non-zero" in first["message"]:
+        head = f"{_name(first)} ended: a non-zero exit{said}"
+    else:  # a runtime's word that the process raised (vLLM's worker), its code not said
+        head, how = f"{_name(first)}{said}", first["message"]
     others = ends.filter(~pl.col("exit_code").eq_missing(code))
     after = (f"; then {others.height} other end(s): "
              + "; ".join(clip(m, 80) for m in others["message"].head(2).to_list()) if others.height else "")
-    return Verdict(Kind.CRASHED_RANK, f"{head}: {meaning(code)}{after}",
+    return Verdict(Kind.CRASHED_RANK, f"{head}: {how}{after}",
                    ranks or ([first["rank"]] if first["rank"] is not None else []),
                    lines(ends.head(4)) + lines(_outside(ev), 1))
 

@@ -19,8 +19,8 @@ what said it (``where``), as ``events`` rows of the kinds that exist for it:
   down workers`` (SIGTERM, SIGINT, SIGHUP or SIGQUIT from outside the job: ``where`` = torchelastic agent),
   DeepSpeed's launcher ``Main process received SIGTERM, exiting``, gdb's ``Thread 787 "python" received
   signal SIGBUS, Bus error.`` (with the function of the frame gdb shows next).
-- ``exception``: vLLM's worker ``Error executing method init_device. This might cause deadlock in
-  distributed execution.`` (the method raised in that worker; its traceback follows).
+  vLLM's worker ``Error executing method init_device. This might cause deadlock in distributed
+  execution.`` (the method raised in that worker; the exception ending its traceback is the cause).
 
 Messages name the signal (``SIGKILL (signal 9)``) so that the rules read one wording whatever said it.
 """
@@ -39,7 +39,8 @@ SIGNALS = {"SIGHUP": 1, "SIGINT": 2, "SIGQUIT": 3, "SIGILL": 4, "SIGTRAP": 5, "S
            "SIGALRM": 14, "SIGTERM": 15}
 SIGNAL_NAMES = {n: s for s, n in SIGNALS.items()}
 
-DEATH = r"Received (?P<signum>\d+) death signal, shutting down workers"
+# (torch 2.4 prints the signal's enum: `Received Signals.SIGTERM death signal`)
+DEATH = r"Received (?:(?P<signum>\d+)|Signals\.(?P<signal>SIG\w+)) death signal, shutting down workers"
 DS_MAIN = r"Main process received (?P<signal>SIG\w+), exiting"
 DS_RETURN = r"exits with return code = (?P<exit_code>-?\d+)"
 CALLED = (r"CalledProcessError: Command .*(?:died with <Signals\.(?P<signal>SIG\w+): \d+>"
@@ -94,10 +95,10 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
                                         message.alias("message"), **cols))
 
     signum = pl.col("_signum").cast(pl.Int64, strict=False)
-    named = signum.replace_strict(SIGNAL_NAMES, default=None, return_dtype=pl.Utf8)
+    named = pl.coalesce("_signal", signum.replace_strict(SIGNAL_NAMES, default=None, return_dtype=pl.Utf8))
     rows(DEATH, "signal", "torchelastic agent",
-         pl.format("the torchrun agent received {} (signal {}) from outside the job and shut its workers "
-                   "down", named.fill_null("a signal"), "_signum"))
+         pl.format("the torchrun agent received {} from outside the job and shut its workers down",
+                   pl.when(named.is_not_null()).then(_sig(named)).otherwise(pl.format("signal {}", "_signum"))))
     rows(DS_MAIN, "signal", "deepspeed launcher",
          pl.format("the DeepSpeed launcher received {} from outside the job and killed its workers",
                    _sig(pl.col("_signal"))))
@@ -130,8 +131,9 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
          pl.format("rank {} (local_rank {}) exited with code {}", "_rank", "_local_rank", "_exit_code"),
          rank=pl.col("_rank").cast(pl.Int64), pid=pl.col("_pid").cast(pl.Int64),
          exit_code=pl.col("_exit_code").cast(pl.Int64))
-    rows(VLLM, "exception", "vllm worker",
-         pl.format("a worker raised in its method {} (Error executing method {}; vLLM: this might cause a "
+    # (the exception that ends the traceback under it, where the excerpt holds it, is the cause)
+    rows(VLLM, "child_failed", "vllm worker",
+         pl.format("a vLLM worker raised in its method {} (Error executing method {}; vLLM: this might cause a "
                    "deadlock)", "_method", "_method"),
          rank=pl.col("rank"), pid=pl.col("ray_pid").cast(pl.Int64, strict=False), host=pl.col("ray_ip"))
     gdb = _gdb(lines, mine)
@@ -175,10 +177,11 @@ def _spawn_raised(lines: pl.DataFrame, mine: pl.DataFrame) -> pl.DataFrame | Non
     raised = lines.filter(t.str.contains(RAISED) & ~t.str.starts_with("Traceback")).select(
         "file", pl.col("line").alias("_at"), t.alias("_exc")).sort("file", "_at")
     hit = hit.with_columns(t.str.extract(SPAWN_RAISED, 1).alias("_proc")).sort("file", "line")
-    hit = hit.join_asof(raised, left_on="line", right_on="_at", by="file", strategy="forward", tolerance=400,
+    hit = hit.join_asof(raised, left_on="line", right_on="_at", by="file", strategy="forward", tolerance=200,
                         check_sortedness=False)
     return hit.with_columns(
         pl.lit("child_failed").alias("kind"), pl.lit("torch.multiprocessing.spawn").alias("where"),
-        pl.lit(1, pl.Int64).alias("exit_code"),
+        # (spawn's child exits with code 1 after the exception; one the excerpt cuts says nothing more)
+        pl.when(pl.col("_exc").is_not_null()).then(pl.lit(1, pl.Int64)).alias("exit_code"),
         pl.format("torch.multiprocessing.spawn: process {} (local rank {}) raised {}", "_proc", "_proc",
-                  pl.col("_exc").fill_null("an exception (its traceback follows)")).alias("message"))
+                  pl.col("_exc").fill_null("an exception its traceback does not show here")).alias("message"))

@@ -16,8 +16,8 @@ def event(kind, message="", rank=None, line=1, file="job.log", **kw) -> dict:
 
 
 def death(signum: int, name: str, line: int = 5) -> dict:
-    return event("signal", f"the torchrun agent received {name} (signal {signum}) from outside the job and shut "
-                 "its workers down", line=line, where="torchelastic agent")
+    return event("signal", f"the torchrun agent received {name} (signal {signum}) from outside the job and "
+                 "shut its workers down", line=line, where="torchelastic agent")
 
 
 def closing(pid: int, line: int = 6) -> dict:
@@ -57,13 +57,15 @@ def test_a_failure_before_the_signal_or_a_timeout_leaves_it_to_the_other_rules()
     timeout = event("watchdog_timeout", "Watchdog caught collective operation timeout", 0, line=2)
     assert rules_exit.killed_from_outside(ev(timeout, death(15, "SIGTERM"))) is None
     # a failure after the signal is the signal's consequence: the signal still decides
-    assert rules_exit.killed_from_outside(ev(death(1, "SIGHUP"), ended(0, -1, line=9))).kind == Kind.CRASHED_RANK
+    after = rules_exit.killed_from_outside(ev(death(1, "SIGHUP"), ended(0, -1, line=9)))
+    assert after.kind == Kind.CRASHED_RANK
 
 
 # --- process_ended -----------------------------------------------------------------------------
 
 def test_each_code_is_said_with_its_meaning_and_the_rank():
-    for code, said in ((-9, "SIGKILL"), (-11, "SIGSEGV"), (-7, "SIGBUS"), (1, "a Python exception"), (3, "exit code 3")):
+    said_of = {-9: "SIGKILL", -11: "SIGSEGV", -7: "SIGBUS", 1: "a Python exception", 3: "exit code 3"}
+    for code, said in said_of.items():
         v = rules_exit.process_ended(ev(ended(4, code)))
         assert v.kind == Kind.CRASHED_RANK and v.ranks == [4] and said in v.summary, (code, v.summary)
         assert v.summary.startswith(f"rank 4 (local rank 4) ended: exit code {code}")
@@ -92,7 +94,8 @@ def test_a_local_rank_or_a_launchers_worker_is_named_as_such():
     assert v.ranks == [] and v.summary.startswith("local rank 5 (pid 2630) ended: exit code -9")
     ds = ended(None, 1, message="the DeepSpeed launcher: a local rank exited with return code 1",
                where="deepspeed launcher")
-    assert rules_exit.process_ended(ev(ds)).summary.startswith("a worker of the deepspeed launcher ended: exit code 1")
+    said = rules_exit.process_ended(ev(ds)).summary
+    assert said.startswith("a worker of the deepspeed launcher ended: exit code 1")
 
 
 def test_with_a_timeout_the_wait_is_read_first_unless_torchrun_saw_a_kill_first():

@@ -1,5 +1,6 @@
-"""Real torch.distributed runs (gloo on CPU) where a rank ends: its launcher's own words, ingested, decide
-the verdict. torchrun with a rank that SIGKILLs itself; torch.multiprocessing.spawn with a rank that raises."""
+"""Real torch.distributed runs (gloo on CPU) where a rank ends: its launcher's own words, ingested,
+decide the verdict. torchrun with a rank that SIGKILLs itself; torch.multiprocessing.spawn with a rank
+that raises."""
 
 import os
 import socket
@@ -71,9 +72,11 @@ def test_spawn_rank_raises(tmp_path):
     script.write_text(SPAWN)
     code, store = _run(tmp_path, [sys.executable, str(script), str(_port())])
     assert code != 0
-    ended = store.events.filter((pl.col("kind") == "child_failed") & (pl.col("where") == "torch.multiprocessing.spawn"))
+    spawn = (pl.col("kind") == "child_failed") & (pl.col("where") == "torch.multiprocessing.spawn")
+    ended = store.events.filter(spawn)
     assert ended.height == 1
-    assert ended["message"][0].startswith("torch.multiprocessing.spawn: process 1 (local rank 1) raised ValueError: "
-                                          "batch 7 has 3 samples")
+    assert ended["message"][0].startswith("torch.multiprocessing.spawn: process 1 (local rank 1) raised "
+                                          "ValueError: batch 7 has 3 samples")
     v = decide(store)
-    assert v.kind == Kind.CRASHED_RANK and "ValueError: batch 7 has 3 samples, expected 4" in v.summary, v.summary
+    assert v.kind == Kind.CRASHED_RANK, v.summary
+    assert "ValueError: batch 7 has 3 samples, expected 4" in v.summary, v.summary

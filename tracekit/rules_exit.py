@@ -29,15 +29,17 @@ from tracekit.wording import who
 STOP_CODES = {-15, 143, -2, 130, -1, 129, 124}
 LAUNCHERS = ("torchelastic agent", "deepspeed launcher")  # the launcher itself got the signal
 FIRST = "torchrun: first observed failure"
-WORKERS_OF = ("deepspeed launcher", "torch.distributed.launch")  # they say a worker ended, not which one
+WORKERS_OF = ("deepspeed launcher", "launcher")  # they say a worker ended, not which one
 #: what an exit code says of how a process ended (negative: killed by that signal; 128 + N: the same, as
 #: a shell reports it)
 EXIT_MEANINGS = {
     (-9, 137): "SIGKILL: killed outright, by the kernel's OOM killer when host memory ran out, or by the "
                "scheduler (a memory limit, scancel); `dmesg -T | grep -i 'killed process'` on that node, "
-               "`sacct -j JOBID -o JobID,State,MaxRSS,ReqMem` and the host's free memory during the run say which",
-    (-11, 139): "SIGSEGV: a segmentation fault in native code (a C++/CUDA extension, NCCL or another library, "
-                "the driver); its core dump or a rerun under gdb or `python -X faulthandler` names the frame",
+               "`sacct -j JOBID -o JobID,State,MaxRSS,ReqMem` and the host's free memory during the run "
+               "say which",
+    (-11, 139): "SIGSEGV: a segmentation fault in native code (a C++/CUDA extension, NCCL or another "
+                "library, the driver); its core dump or a rerun under gdb or `python -X faulthandler` names "
+                "the frame",
     (-6, 134): "SIGABRT: the process aborted itself: a failed C++ check or an uncaught C++ exception (c10d's "
                "watchdog aborts a rank this way after a timeout or an NCCL error, logged above it)",
     (-7, 135): "SIGBUS: a bus error, most often shared memory (/dev/shm) too small for NCCL or the data "
@@ -73,6 +75,9 @@ def meaning(code: int | None) -> str:
 def _name(row: dict) -> str:
     """``rank 2 (local rank 2) on host``, ``local rank 5``, ``the process of pid 812``, ``a process``."""
     local = re.search(r"local[_ ]rank:? ?(\d+)", row["message"] or "")
+    task = re.search(r"^srun: (task \S+ on \S+)", row["message"] or "")
+    if task:
+        return f"srun's {task.group(1)}"
     if row["rank"] is not None:
         return (f"rank {row['rank']}" + (f" (local rank {local.group(1)})" if local else "")
                 + (f" on {row['host']}" if row["host"] else ""))
@@ -132,11 +137,12 @@ def killed_from_outside(ev: Evidence) -> Verdict | None:
                        f"before it{before}: where each rank was then decides it: py-spy dump --pid of every "
                        "rank before stopping it, or `tracekit run` (stack dumps when progress stops)",
                        [], lines(sig, 2) + lines(ev.steps, 1))
-    name, why, fix = FROM_OUTSIDE.get(first["signum"], (f"signal {first['signum']}", "sent from outside the job",
-                                                          "find what sent it"))
-    return Verdict(Kind.CRASHED_RANK, f"killed from outside: {first['message']}{shut}; {name} is {why}; no "
-                   f"rank failed by itself before it (no error and no non-zero exit logged){before}; the fix is "
-                   f"where the job runs, not the training code: {fix}", [], lines(sig, 2) + lines(closing, 2))
+    other = (f"signal {first['signum']}", "sent from outside the job", "find what sent it")
+    name, why, fix = FROM_OUTSIDE.get(first["signum"], other)
+    return Verdict(Kind.CRASHED_RANK, f"killed from outside: {first['message']}{shut}; {name} is {why}; "
+                   "no rank failed by itself before it (no error and no non-zero exit logged)"
+                   f"{before}; the fix is where the job runs, not the training code: {fix}",
+                   [], lines(sig, 2) + lines(closing, 2))
 
 
 def process_ended(ev: Evidence) -> Verdict | None:
@@ -154,10 +160,10 @@ def process_ended(ev: Evidence) -> Verdict | None:
     if first["where"] == FIRST and first["ts"] is not None and len(tied) > 1:
         # torchrun's root cause is the failure of the earliest time; of failures of one time, the first listed
         return Verdict(Kind.UNDECIDED, f"{who(tied)} all exited with code {code} at {first['ts']} "
-                       f"({meaning(code)}): torchrun names one of failures of the same time as its root cause by "
-                       "their order, not by which came first, so which rank failed first, and why, is not in its "
-                       "summary: each rank's own traceback says it (torchrun --log-dir DIR --tee 3, or @record "
-                       "for the error file)", [], lines(alike.head(4)))
+                       f"({meaning(code)}): torchrun names one of failures of the same time as its root "
+                       "cause by their order, not by which came first, so which rank failed first, and why, "
+                       "is not in its summary: each rank's own traceback says it (torchrun --log-dir DIR "
+                       "--tee 3, or @record for the error file)", [], lines(alike.head(4)))
     said = f" ({first['where']})" if first["where"] and first["where"] not in WORKERS_OF else ""
     how = meaning(code)
     if len(ranks) > 1:
@@ -183,9 +189,9 @@ def workers_ended_unexplained(ev: Evidence) -> Verdict | None:
     if not closing.height or _ends(ev).height or _outside(ev).height:
         return None
     pids = ", ".join(map(str, closing["pid"].drop_nulls().unique(maintain_order=True).to_list()[:6]))
-    return Verdict(Kind.UNDECIDED, f"the launcher killed its worker subprocesses (pid {pids}): torchrun and "
-                   "DeepSpeed's launcher do this when one of their processes exits with a non-zero code, or when "
-                   "they receive SIGINT or SIGTERM themselves; the line that says which process ended and how "
-                   "(DeepSpeed's `exits with return code = N`, torchrun's `failed (exitcode: N) local_rank: R` and "
-                   "its ChildFailedError block) is not in the evidence: the launcher's full output and each "
-                   "rank's own log say it", [], lines(closing, 3))
+    return Verdict(Kind.UNDECIDED, f"the launcher killed its worker subprocesses (pid {pids}): torchrun "
+                   "and DeepSpeed's launcher do this when one of their processes exits with a non-zero code, "
+                   "or when they receive SIGINT or SIGTERM themselves; the line that says which process "
+                   "ended and how (DeepSpeed's `exits with return code = N`, torchrun's `failed (exitcode: "
+                   "N) local_rank: R` and its ChildFailedError block) is not in the evidence: the launcher's "
+                   "full output and each rank's own log say it", [], lines(closing, 3))

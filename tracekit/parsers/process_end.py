@@ -4,23 +4,27 @@ Who ended (rank, pid, host where the line names them), how (an exit code, a sign
 what said it (``where``), as ``events`` rows of the kinds that exist for it:
 
 - ``child_failed``: a launcher's word that one of its processes ended with a non-zero code or a signal:
-  DeepSpeed's ``[...] exits with return code = -9`` (launch.py ``sigkill_handler``; the command it prints
-  is its LAST local rank's, the loop variable, not the failed one's, so no rank is read from it);
-  ``torch.distributed.launch`` before torchelastic, ``CalledProcessError: Command '[...]' died with
-  <Signals.SIGSEGV: 11>`` / ``returned non-zero exit status 1`` (the first worker in launch order that
-  failed, again with the last worker's command); ``torch.multiprocessing.spawn``: ``-- Process 0 terminated
-  with the following error:`` (the exception that ends the traceback under it is the cause, exit code 1)
-  and ``ProcessExitedException: process 1 terminated with signal SIGKILL``; mpirun's ``process rank 0 with
-  PID 812 on node n1 exited on signal 11 (Segmentation fault)`` and ``Primary job terminated normally, but
-  1 process returned a non-zero exit code`` (which one: mpirun's ``Process name`` block, ``parsers/mpi``).
+  DeepSpeed's ``[...] exits with return code = -9`` (launch.py ``sigkill_handler``; the command it
+  prints is its LAST local rank's, the loop variable, not the failed one's, so no rank is read from it);
+  ``CalledProcessError: Command '[...]' died with <Signals.SIGSEGV: 11>`` / ``returned non-zero exit
+  status 1`` of ``torch.distributed.launch`` before torchelastic (the first worker in launch order
+  that failed, again with the last worker's command) or ``accelerate launch``;
+  ``torch.multiprocessing.spawn``'s ``-- Process 0 terminated with the following error:`` (the
+  exception that ends the traceback under it is the cause; the process exits with code 1) and
+  ``ProcessExitedException: process 1 terminated with signal SIGKILL``; mpirun's ``process rank 0 with
+  PID 812 on node n1 exited on signal 11 (Segmentation fault)`` and ``Primary job terminated normally,
+  but 1 process returned a non-zero exit code`` (which one: mpirun's ``Process name`` block,
+  ``parsers/mpi``); Slurm's ``srun: error: node1: task 3: Exited with exit code 1`` (or ``Killed``,
+  ``Segmentation fault``); vLLM's worker ``Error executing method init_device. This might cause
+  deadlock in distributed execution.`` (the method raised in that worker; the exception ending its
+  traceback, where shown, is the cause).
 - ``rank_exit``: torchrun's ChildFailedError summary pasted without its line breaks
   (``rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>``).
 - ``signal``: a signal that reached a process: torchelastic's agent ``Received 1 death signal, shutting
-  down workers`` (SIGTERM, SIGINT, SIGHUP or SIGQUIT from outside the job: ``where`` = torchelastic agent),
-  DeepSpeed's launcher ``Main process received SIGTERM, exiting``, gdb's ``Thread 787 "python" received
-  signal SIGBUS, Bus error.`` (with the function of the frame gdb shows next).
-  vLLM's worker ``Error executing method init_device. This might cause deadlock in distributed
-  execution.`` (the method raised in that worker; the exception ending its traceback is the cause).
+  down workers`` (SIGTERM, SIGINT, SIGHUP or SIGQUIT from outside the job: ``where`` = torchelastic
+  agent), DeepSpeed's launcher ``Main process received SIGTERM, exiting``, gdb's ``Thread 787 "python"
+  received signal SIGBUS, Bus error.`` (with the function of the frame gdb shows next), Slurm's
+  ``Detected 1 oom-kill event(s) in StepId=12.0`` (the step's cgroup OOM killer).
 
 Messages name the signal (``SIGKILL (signal 9)``) so that the rules read one wording whatever said it.
 """
@@ -55,6 +59,13 @@ MPI_NONZERO_2 = r"^a non-zero exit code\. Per user-direction, the job has been a
 GDB = r"(?:^Thread \d+ \"[^\"]*\"|^Program) received signal (?P<signal>SIG\w+), (?P<what>[\w ]+)"
 GDB_FRAME = r"^(?:#\d+\s+)?0x[0-9a-f]+ in (?P<fn>[\w:~]+)"
 VLLM = r"Error executing method (?P<method>\w+)\. This might cause deadlock in distributed execution"
+# Slurm: srun's word of each task that ended (a task is a rank where srun starts one per rank, a node's
+# launcher where it starts torchrun per node: no rank is read from it; text.py may have taken `srun: ` off
+# as a host prefix), and the step's cgroup OOM killer
+SRUN = (r"^(?:srun: )?error: (?P<host>[\w.\-]+): tasks? (?P<task>[\d\-,]+): (?P<what>Exited with exit code "
+        r"(?P<exit_code>\d+)|Killed|Segmentation fault|Aborted|Terminated|Bus error)")
+SRUN_CODES = {"Killed": -9, "Segmentation fault": -11, "Aborted": -6, "Terminated": -15, "Bus error": -7}
+CGROUP_OOM = r"Detected \d+ oom[-_]kill event(?:s|\(s\))? in (?:StepId=|step )?(?P<step>[\w.]+)"
 FLAT_CHILD = (r"rank\s*:?\s*(?P<rank>\d+)\s*\(local[_ ]rank:\s*(?P<local_rank>\d+)\)\s*exitcode\s*:\s*"
               r"(?P<exit_code>-?\d+)\s*\(pid:\s*(?P<pid>\d+)\)")
 # the end of a Python traceback: the exception a spawned process raised
@@ -62,7 +73,7 @@ RAISED = r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Interrupt)\b:?"
 
 #: every line this decoder understands
 ANY = any_of(DEATH, DS_MAIN, DS_RETURN, CALLED, SPAWN_RAISED, SPAWN_EXITED, MPI_SIGNAL, MPI_NONZERO,
-             MPI_NONZERO_2, GDB, VLLM, FLAT_CHILD)
+             MPI_NONZERO_2, GDB, VLLM, FLAT_CHILD, SRUN, CGROUP_OOM)
 #: lines whose exception text is this decoder's (``torch_log`` reads no exception from them)
 NOT_EXCEPTIONS = any_of(CALLED, SPAWN_EXITED, r"ProcessRaisedException:\s*$")
 
@@ -98,7 +109,8 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
     named = pl.coalesce("_signal", signum.replace_strict(SIGNAL_NAMES, default=None, return_dtype=pl.Utf8))
     rows(DEATH, "signal", "torchelastic agent",
          pl.format("the torchrun agent received {} from outside the job and shut its workers down",
-                   pl.when(named.is_not_null()).then(_sig(named)).otherwise(pl.format("signal {}", "_signum"))))
+                   pl.when(named.is_not_null()).then(_sig(named))
+                   .otherwise(pl.format("signal {}", "_signum"))))
     rows(DS_MAIN, "signal", "deepspeed launcher",
          pl.format("the DeepSpeed launcher received {} from outside the job and killed its workers",
                    _sig(pl.col("_signal"))))
@@ -107,10 +119,10 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
          exit_code=pl.col("_exit_code").cast(pl.Int64, strict=False))
     by_signal = -pl.col("_signal").replace_strict(SIGNALS, default=None, return_dtype=pl.Int64)
     called_code = pl.coalesce(by_signal, pl.col("_exit_code").cast(pl.Int64, strict=False))
-    rows(CALLED, "child_failed", "torch.distributed.launch",
+    rows(CALLED, "child_failed", "launcher",
          pl.when(pl.col("_signal").is_not_null())
-         .then(pl.format("torch.distributed.launch: a worker died with {}", _sig(pl.col("_signal"))))
-         .otherwise(pl.format("torch.distributed.launch: a worker returned non-zero exit status {}",
+         .then(pl.format("a launched worker died with {} (CalledProcessError)", _sig(pl.col("_signal"))))
+         .otherwise(pl.format("a launched worker returned non-zero exit status {} (CalledProcessError)",
                               "_exit_code")),
          exit_code=called_code)
     rows(SPAWN_EXITED, "child_failed", "torch.multiprocessing.spawn",
@@ -127,14 +139,22 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
          exit_code=-signum)
     rows(MPI_NONZERO, "child_failed", "mpirun",
          pl.format("mpirun: {} process(es) returned a non-zero exit code and mpirun aborted the job", "_n"))
+    rows(SRUN, "child_failed", "srun",
+         pl.format("srun: task {} on {} ended: {}", "_task", "_host", "_what"), host=pl.col("_host"),
+         exit_code=pl.coalesce(
+             pl.col("_exit_code").cast(pl.Int64, strict=False),
+             pl.col("_what").replace_strict(SRUN_CODES, default=None, return_dtype=pl.Int64)))
+    rows(CGROUP_OOM, "signal", "slurm",
+         pl.format("slurm: the cgroup OOM killer of step {} killed a process with SIGKILL (signal 9): the "
+                   "job's host memory ran out", "_step"))
     rows(FLAT_CHILD, "rank_exit", "torchrun",
          pl.format("rank {} (local_rank {}) exited with code {}", "_rank", "_local_rank", "_exit_code"),
          rank=pl.col("_rank").cast(pl.Int64), pid=pl.col("_pid").cast(pl.Int64),
          exit_code=pl.col("_exit_code").cast(pl.Int64))
     # (the exception that ends the traceback under it, where the excerpt holds it, is the cause)
     rows(VLLM, "child_failed", "vllm worker",
-         pl.format("a vLLM worker raised in its method {} (Error executing method {}; vLLM: this might cause a "
-                   "deadlock)", "_method", "_method"),
+         pl.format("a vLLM worker raised in its method {} (Error executing method {}; vLLM: this might "
+                   "cause a deadlock)", "_method", "_method"),
          rank=pl.col("rank"), pid=pl.col("ray_pid").cast(pl.Int64, strict=False), host=pl.col("ray_ip"))
     gdb = _gdb(lines, mine)
     if gdb is not None:

@@ -78,6 +78,9 @@ CHILD_EXIT = r"^\s*exitcode\s*: (?P<exit_code>-?\d+) \(pid: (?P<pid>\d+)\)"
 CHILD_HOST = r"^\s*host\s*: (?P<host>\S+)"
 CHILD_TIME = r"^\s*time\s*: (?P<time>\d\S+)"
 FAILED = r"failed \(exitcode: (?P<exit_code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"
+# a job of one node, as its launch says it: its local ranks are its global ranks
+ONE_NODE = (r"\bgroup_world_size=1\b|--nnodes[= ]1(?:\s|$)|--standalone\b|^\s*max_nodes\s*: 1\s*$"
+            r"|WORLD INFO DICT: \{'[^']*': \[[\d, ]*\]\}")
 SIGNAL = r"Sending process (?P<pid>\d+) closing signal (?P<signal>\w+)"
 SIGNAL_RECEIVED = r"[Ss]ignal (?P<signum>\d+) \((?P<signal>\w+)\) received by PID (?P<pid>\d+)"
 MISMATCH = (
@@ -273,7 +276,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
                 events = events.with_columns(pl.col(c).cast(pl.Int64, strict=False))
         if "op" in events.columns:
             events = events.with_columns(pl.col("op").str.to_lowercase())
-        events = _rank_by_pid(events).unique(["file", "line", "kind"], maintain_order=True).with_columns(
+        events = _one_node_ranks(_rank_by_pid(events), df.filter(t.str.contains(ONE_NODE))["file"].unique())
+        events = events.unique(["file", "line", "kind"], maintain_order=True).with_columns(
             pl.when(pl.col("kind").is_in(["nccl_warn", "exception", "crash", "c10d_error",
                                           "collective_mismatch"])).then(message_name()).alias("message_id"))
     after_last_error = (t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False) & (t.str.strip_chars() != "")
@@ -282,6 +286,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
         C10D_KNOWN, ELASTIC, WORLD, "Detected mismatch", "Received data size doesn't match", FAILED, SIGNAL, SIGNAL_RECEIVED,
         GLOO_ERROR, EXCEPTION, GLOG, CHILD_HOST, CHILD_RANK, CHILD_EXIT, TRACEKIT, KNOWN, r"^\[tracekit-run\] ", CRASH,
         CANCELLED, KILLING, r"^E\d{3,4} ", ERROR_JSON, LIGHTNING, TRACEKIT_STALL, process_end.ANY))
+    if events is not None and "local_rank" in events.columns:  # torchrun's failed local ranks of a one-node job
+        local = pl.col("local_rank").cast(pl.Int64, strict=False)
+        one = events.filter((pl.col("kind") == "child_failed") & (pl.col("rank") == local))
+        failed = pl.concat([failed, one.select("file", "pid", "rank", local.alias("local_rank"),
+                                               pl.lit("torchrun").alias("source"))], how="diagonal_relaxed")
     ranks = pl.concat([ranks, said, failed, worlds], how="diagonal_relaxed")
     return Parsed("torch", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))
 
@@ -297,3 +306,13 @@ def _rank_by_pid(events: pl.DataFrame) -> pl.DataFrame:
         return events
     return (events.join(known, on=["file", "pid"], how="left", coalesce=True)
             .with_columns(pl.coalesce("_by_pid", "rank").alias("rank")).drop("_by_pid"))
+
+
+def _one_node_ranks(events: pl.DataFrame, one_node: pl.Series) -> pl.DataFrame:
+    """torchrun's ``failed (exitcode: N) local_rank: R`` names a local rank: the global one too where the
+    file says the job has one node (its launch command, torchrun's rendezvous result or launch config)."""
+    if "local_rank" not in events.columns or not one_node.len():
+        return events
+    local = pl.col("local_rank").cast(pl.Int64, strict=False)
+    mine = pl.col("file").is_in(one_node.implode()) & (pl.col("kind") == "child_failed")
+    return events.with_columns(pl.when(mine).then(pl.coalesce("rank", local)).otherwise(pl.col("rank")).alias("rank"))

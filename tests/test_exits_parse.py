@@ -280,3 +280,14 @@ def test_slurm_says_which_task_ended_and_when_its_cgroup_killed_one(tmp_path):
     v = decide(store_of(tmp_path, oom, "oom.log"))
     assert v.kind == Kind.CRASHED_RANK and "cgroup OOM killer of step 4070.0" in v.summary
     assert v.fix.startswith("use less host memory")
+
+
+def test_a_failed_local_rank_beside_a_line_whose_rank_is_text(tmp_path):
+    # the mismatch line's rank comes out of its pattern as text: the exit's rank is compared as a number
+    text = ("RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
+            "CollectiveFingerPrint(SequenceNumber=485, OpType=ALLREDUCE, TensorShape=[25])\n" + FAILED_LOCAL)
+    s = store_of(tmp_path, text)
+    assert s.files["kind"][0] != "error"
+    assert ends(s).select("exit_code", "rank").rows() == [(-9, None)]
+    v = decide(s)
+    assert v.kind == Kind.MISMATCH and v.ranks == [1]

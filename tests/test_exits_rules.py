@@ -56,6 +56,8 @@ def test_a_failure_before_the_signal_or_a_timeout_leaves_it_to_the_other_rules()
     assert rules_exit.killed_from_outside(ev(killed, death(1, "SIGHUP"))) is None
     timeout = event("watchdog_timeout", "Watchdog caught collective operation timeout", 0, line=2)
     assert rules_exit.killed_from_outside(ev(timeout, death(15, "SIGTERM"))) is None
+    stall = event("stall", "Heartbeat monitor timed out", 0, line=2, where="c10d")
+    assert rules_exit.killed_from_outside(ev(stall, death(15, "SIGTERM"))) is None
     # a failure after the signal is the signal's consequence: the signal still decides
     after = rules_exit.killed_from_outside(ev(death(1, "SIGHUP"), ended(0, -1, line=9)))
     assert after.kind == Kind.CRASHED_RANK

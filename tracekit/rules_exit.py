@@ -122,8 +122,8 @@ def _failed_before(ev: Evidence, at: pl.DataFrame) -> bool:
 def killed_from_outside(ev: Evidence) -> Verdict | None:
     """The launcher received a death signal (SIGHUP, SIGTERM, SIGQUIT, SIGINT) and no rank failed before."""
     sig = _outside(ev)
-    if not sig.height or ev.timeouts.height or _failed_before(ev, sig):
-        return None
+    if not sig.height or ev.timeouts.height or ev.stalls.height or _failed_before(ev, sig):
+        return None  # (a timeout or a stall before it: the signal ended a hang, which the other rules read)
     first = sig.row(0, named=True)
     closing = ev.kinds(EventKind.CLOSING_SIGNAL)
     workers = closing["pid"].drop_nulls().unique(maintain_order=True).to_list()

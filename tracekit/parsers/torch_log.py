@@ -271,7 +271,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     )
     events = pl.concat(frames, how="diagonal_relaxed") if frames else None
     if events is not None:
-        for c in ("seq", "numel", "timeout_ms", "last_enqueued", "last_completed", "exit_code", "pid"):
+        for c in ("seq", "numel", "timeout_ms", "last_enqueued", "last_completed", "exit_code", "pid", "rank",
+                  "local_rank"):
             if c in events.columns:
                 events = events.with_columns(pl.col(c).cast(pl.Int64, strict=False))
         if "op" in events.columns:

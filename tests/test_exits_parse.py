@@ -291,3 +291,9 @@ def test_a_failed_local_rank_beside_a_line_whose_rank_is_text(tmp_path):
     assert ends(s).select("exit_code", "rank").rows() == [(-9, None)]
     v = decide(s)
     assert v.kind == Kind.MISMATCH and v.ranks == [1]
+
+
+def test_a_launchers_word_under_pdshs_prefix_names_its_host(tmp_path):
+    text = "".join(f"gpu003: {line}\n" for line in DEEPSPEED.splitlines())
+    v = decide(store_of(tmp_path, text))
+    assert v.summary.startswith("a worker of the deepspeed launcher on gpu003 ended: exit code -9")

@@ -85,7 +85,8 @@ def _name(row: dict) -> str:
         return f"local rank {local.group(1)}" + (f" (pid {row['pid']})" if row["pid"] is not None else "")
     if row["pid"] is not None:
         return f"the process of pid {row['pid']}" + (f" on {row['host']}" if row["host"] else "")
-    return f"a worker of the {row['where']}" if row["where"] in WORKERS_OF else "a process"
+    on = f" on {row['host']}" if row["host"] else ""
+    return (f"a worker of the {row['where']}" if row["where"] in WORKERS_OF else "a process") + on
 
 
 def _ends(ev: Evidence) -> pl.DataFrame:

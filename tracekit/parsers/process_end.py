@@ -88,7 +88,9 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
     """``events`` rows (file, line, ts, rank, pid, host, kind, exit_code, message, where) of every
     process end the lines tell; None where they tell none."""
     t = pl.col("text")
-    lines = lines.with_columns(pl.lit(None, pl.Int64).alias(c) for c in ("rank", "ray_pid", "ray_ip")
+    lines = lines.with_columns(pl.lit(None, pl.Int64).alias(c) for c in ("rank", "ray_pid")
+                               if c not in lines.columns)
+    lines = lines.with_columns(pl.lit(None, pl.Utf8).alias(c) for c in ("ray_ip", "pdsh_host")
                                if c not in lines.columns)
     mine = lines.filter(t.str.contains(ANY))
     if not mine.height:
@@ -100,8 +102,9 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
         if sub.height:
             g = t.str.extract_groups(pattern).struct
             sub = sub.with_columns(g.field(n).alias(f"_{n}") for n in re.compile(pattern).groupindex)
-            # a launcher's line is the launcher's, not a rank's: a rank only where the line names one
-            cols = {"rank": pl.lit(None, pl.Int64), **cols}
+            # a launcher's line is the launcher's, not a rank's: a rank only where the line names one (its
+            # host where pdsh's prefix names it)
+            cols = {"rank": pl.lit(None, pl.Int64), "host": pl.col("pdsh_host"), **cols}
             out.append(sub.with_columns(pl.lit(kind).alias("kind"), pl.lit(where).alias("where"),
                                         message.alias("message"), **cols))
 

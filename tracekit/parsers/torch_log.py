@@ -122,7 +122,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     t = pl.col("text")
     tag = t.str.extract_groups(PG_TAG)
     pg_rank = tag.struct.field("rank").cast(pl.Int64, strict=False)
-    ray = [c for c in ("ray_pid", "ray_ip") if c in lines.columns]
+    ray = [c for c in ("ray_pid", "ray_ip", "pdsh_host") if c in lines.columns]  # (process_end reads them)
     df = lines.select("file", "line", "text", "ts", "launch_rank", "local_tag", *ray).with_columns(
         tag.struct.field("pg").alias("pg"), tag.struct.field("guid").alias("pg_name"),
         pl.coalesce(tag.struct.field("desc"), tag.struct.field("desc2")).alias("pg_desc"),

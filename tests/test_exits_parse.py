@@ -297,3 +297,12 @@ def test_a_launchers_word_under_pdshs_prefix_names_its_host(tmp_path):
     text = "".join(f"gpu003: {line}\n" for line in DEEPSPEED.splitlines())
     v = decide(store_of(tmp_path, text))
     assert v.summary.startswith("a worker of the deepspeed launcher on gpu003 ended: exit code -9")
+
+
+def test_the_agents_signal_exception_alone_says_the_signal(tmp_path):
+    text = "torch.distributed.elastic.multiprocessing.api.SignalException: Process 84933 got signal: 1\n"
+    s = store_of(tmp_path, text)
+    assert s.events.filter(pl.col("kind") == "exception").height == 0
+    v = decide(s)
+    assert v.kind == Kind.CRASHED_RANK
+    assert v.summary.startswith("killed from outside: the torchrun agent (pid 84933) received SIGHUP (signal 1)")

@@ -45,6 +45,8 @@ SIGNAL_NAMES = {n: s for s, n in SIGNALS.items()}
 
 # (torch 2.4 prints the signal's enum: `Received Signals.SIGTERM death signal`)
 DEATH = r"Received (?:(?P<signum>\d+)|Signals\.(?P<signal>SIG\w+)) death signal, shutting down workers"
+# the agent's own exception at the end of its traceback (torch/distributed/elastic/multiprocessing/api.py)
+AGENT_SIGNALED = r"SignalException: Process (?P<pid>\d+) got signal: (?P<signum>\d+)"
 DS_MAIN = r"Main process received (?P<signal>SIG\w+), exiting"
 DS_RETURN = r"exits with return code = (?P<exit_code>-?\d+)"
 CALLED = (r"CalledProcessError: Command .*(?:died with <Signals\.(?P<signal>SIG\w+): \d+>"
@@ -72,10 +74,10 @@ FLAT_CHILD = (r"rank\s*:?\s*(?P<rank>\d+)\s*\(local[_ ]rank:\s*(?P<local_rank>\d
 RAISED = r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Interrupt)\b:?"
 
 #: every line this decoder understands
-ANY = any_of(DEATH, DS_MAIN, DS_RETURN, CALLED, SPAWN_RAISED, SPAWN_EXITED, MPI_SIGNAL, MPI_NONZERO,
+ANY = any_of(DEATH, AGENT_SIGNALED, DS_MAIN, DS_RETURN, CALLED, SPAWN_RAISED, SPAWN_EXITED, MPI_SIGNAL, MPI_NONZERO,
              MPI_NONZERO_2, GDB, VLLM, FLAT_CHILD, SRUN, CGROUP_OOM)
 #: lines whose exception text is this decoder's (``torch_log`` reads no exception from them)
-NOT_EXCEPTIONS = any_of(CALLED, SPAWN_EXITED, r"ProcessRaisedException:\s*$")
+NOT_EXCEPTIONS = any_of(CALLED, SPAWN_EXITED, AGENT_SIGNALED, r"ProcessRaisedException:\s*$")
 
 
 def _sig(name: pl.Expr) -> pl.Expr:
@@ -109,11 +111,17 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
                                         message.alias("message"), **cols))
 
     signum = pl.col("_signum").cast(pl.Int64, strict=False)
-    named = pl.coalesce("_signal", signum.replace_strict(SIGNAL_NAMES, default=None, return_dtype=pl.Utf8))
+    by_number = signum.replace_strict(SIGNAL_NAMES, default=None, return_dtype=pl.Utf8)
+    named = pl.coalesce("_signal", by_number)
     rows(DEATH, "signal", "torchelastic agent",
          pl.format("the torchrun agent received {} from outside the job and shut its workers down",
                    pl.when(named.is_not_null()).then(_sig(named))
                    .otherwise(pl.format("signal {}", "_signum"))))
+    rows(AGENT_SIGNALED, "signal", "torchelastic agent",
+         pl.format("the torchrun agent (pid {}) received {} from outside the job and shut its workers down",
+                   "_pid", pl.when(by_number.is_not_null()).then(_sig(by_number))
+                   .otherwise(pl.format("signal {}", "_signum"))),
+         pid=pl.col("_pid").cast(pl.Int64, strict=False))
     rows(DS_MAIN, "signal", "deepspeed launcher",
          pl.format("the DeepSpeed launcher received {} from outside the job and killed its workers",
                    _sig(pl.col("_signal"))))

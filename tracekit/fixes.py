@@ -114,6 +114,37 @@ FIXES: tuple[Fix, ...] = (
         "find what the slow steps did besides training (checkpoint, eval, data loading, a node's throttling): "
         "`tracekit run` dumps stacks when progress stops",
         "the step times are steady in the next run's step lines"),
+    # exits: how a process ended, as its launcher or runtime said (tracekit/rules_exit.py)
+    Fix("hangup", (Kind.CRASHED_RANK,), r"SIGHUP",
+        "run the launcher where a closed session cannot reach it: nohup torchrun ... > train.log 2>&1 &, "
+        "tmux or screen, or a batch job (sbatch)",
+        "the next run's log goes on past the moment its ssh session closes; no `death signal` line"),
+    Fix("terminated", (Kind.CRASHED_RANK,), r"SIGTERM \(signal 15\)|SIGQUIT \(signal 3\)",
+        "find what sent it: the scheduler's record of the job (sacct -j JOBID -o JobID,State,Elapsed,"
+        "Timelimit: TIMEOUT, PREEMPTED, CANCELLED); raise the time limit, or checkpoint often and resume",
+        "sacct shows the job COMPLETED, and its log ends with the training's own last line"),
+    Fix("interrupted", (Kind.UNDECIDED,), r"Ctrl-C",
+        "before stopping a job that seems stuck, dump every rank's stack (py-spy dump --pid PID, each "
+        "rank), or run it under `tracekit run`, which dumps them when progress stops",
+        "the stacks show where each rank waits"),
+    Fix("segfault", (Kind.CRASHED_RANK,), r"SIGSEGV|[Ss]egmentation fault",
+        "find the native frame: rerun with `python -X faulthandler` (or under gdb, or with a core dump: "
+        "ulimit -c unlimited) and look at the library it names; try another version of it (NCCL, the "
+        "extension, the driver)",
+        "the rerun passes the step it failed in without a segmentation fault"),
+    Fix("bus-error", (Kind.CRASHED_RANK, Kind.TRANSPORT_ERROR), r"SIGBUS|[Bb]us error",
+        "give the container more shared memory (docker --shm-size=16g or --ipc=host; k8s an emptyDir of "
+        "medium Memory at /dev/shm), or NCCL_SHM_DISABLE=1 to test whether shared memory is the cause",
+        "`df -h /dev/shm` shows room during the run, and no process ends with SIGBUS"),
+    Fix("python-exception", (Kind.CRASHED_RANK,), r"a Python exception \(its traceback",
+        "read that process's own traceback: torchrun --log-dir DIR --redirects 3 --tee 3 keeps each rank's "
+        "output, and `@record` (torch.distributed.elastic.multiprocessing.errors) puts it in the "
+        "ChildFailedError block",
+        "the failing rank's traceback names the exception; the next run passes the line it raised at"),
+    Fix("workers-killed", (Kind.UNDECIDED,), r"killed its worker subprocesses",
+        "keep the launcher's full output (its `exits with return code` / `failed (exitcode: N)` line) and "
+        "each rank's own log (DeepSpeed: --enable_each_rank_log DIR; torchrun: --log-dir DIR --tee 3)",
+        "the launcher's output names the process that ended first, with its code"),
 )
 
 #: each row by its cause

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import rules_bench
+from tracekit import rules_bench, rules_exit
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
@@ -54,12 +54,15 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     slow_progress,
     waiting_on_silent_ranks,
     nccl_error_unexplained,
+    rules_exit.killed_from_outside,
+    rules_exit.process_ended,
     exited_without_cause,
     timed_out,
     straggler,
     straggler_by_wait,
     watchdog_stuck,
     peer_gone,
+    rules_exit.workers_ended_unexplained,
     rules_bench.nccl_test_result,
     rules_bench.step_gap,
     rules_bench.throughput_drop,

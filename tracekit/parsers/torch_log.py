@@ -12,7 +12,7 @@ import re
 import polars as pl
 
 from tracekit.nccl_messages import message_name, reads_as
-from tracekit.parsers import Parsed, any_of
+from tracekit.parsers import Parsed, any_of, process_end
 
 # every generation: `WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=.., NumelOut=.., Timeout(ms)=600000)`, and
 # before torch 1.10 `WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000)` without a sequence number
@@ -76,9 +76,13 @@ AT_WORK = r"(?:at work|work sequence id|Timeout at NCCL work): (?P<seq>\d+)"
 CHILD_RANK = r"^\s*rank\s*: (?P<rank>\d+) \(local_rank: (?P<local_rank>\d+)\)"
 CHILD_EXIT = r"^\s*exitcode\s*: (?P<exit_code>-?\d+) \(pid: (?P<pid>\d+)\)"
 CHILD_HOST = r"^\s*host\s*: (?P<host>\S+)"
+CHILD_TIME = r"^\s*time\s*: (?P<time>\d\S+)"
 FAILED = r"failed \(exitcode: (?P<exit_code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"
+# a job of one node, as its launch says it: its local ranks are its global ranks
+ONE_NODE = (r"\bgroup_world_size=1\b|--nnodes[= ]1(?:\s|$)|--standalone\b|^\s*max_nodes\s*: 1\s*$"
+            r"|WORLD INFO DICT: \{'[^']*': \[[\d, ]*\]\}")
 SIGNAL = r"Sending process (?P<pid>\d+) closing signal (?P<signal>\w+)"
-SIGNAL_RECEIVED = r"Signal (?P<signum>\d+) \((?P<signal>\w+)\) received by PID (?P<pid>\d+)"
+SIGNAL_RECEIVED = r"[Ss]ignal (?P<signum>\d+) \((?P<signal>\w+)\) received by PID (?P<pid>\d+)"
 MISMATCH = (
     r"Detected mismatch between collectives on ranks\. Rank (?P<rank>\d+) is running collective: "
     r"CollectiveFingerPrint\(SequenceNumber=(?P<seq>\d+), OpType=(?P<op>\w+)"
@@ -88,7 +92,7 @@ GLOO_MISMATCH = r"(?P<message>\d+ vs \d+\. Received data size doesn't match expe
 GLOO_ERROR = r"(?P<message>(?:\[[^\]]*gloo[^\]]*\] )?(?:Connection closed by peer|Connection refused|Timed out waiting \d+ms for \w+ operation|Connection reset by peer|Socket Timeout|timed out after \d+ms|Network is unreachable).*)"
 CRASH = r"terminate called after throwing|what\(\):\s+(?:CUDA error|NCCL error)|Segmentation fault|core dumped"
 CANCELLED = r"CANCELLED AT (?P<ts>\S+) DUE TO (?P<message>[A-Z ]+)"
-KILLING = r"Killing subprocess (?P<pid>\d+)|Main process received (?P<signal>SIG\w+)"
+KILLING = r"Killing subprocess (?P<pid>\d+)"  # DeepSpeed's launcher (its own signal: parsers/process_end)
 EXCEPTION = r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)): (?P<message>.*)"
 TRACEKIT = r"^\[tracekit\] (?P<kv>(?:\w+=\S*\s*)+)$"
 # what tracekit's hook in each rank says when the rank stopped making progress
@@ -118,7 +122,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     t = pl.col("text")
     tag = t.str.extract_groups(PG_TAG)
     pg_rank = tag.struct.field("rank").cast(pl.Int64, strict=False)
-    df = lines.select("file", "line", "text", "ts", "launch_rank", "local_tag").with_columns(
+    ray = [c for c in ("ray_pid", "ray_ip", "pdsh_host") if c in lines.columns]  # (process_end reads them)
+    df = lines.select("file", "line", "text", "ts", "launch_rank", "local_tag", *ray).with_columns(
         tag.struct.field("pg").alias("pg"), tag.struct.field("guid").alias("pg_name"),
         pl.coalesce(tag.struct.field("desc"), tag.struct.field("desc2")).alias("pg_desc"),
         pl.when(tag.struct.field("pg").is_not_null()).then(pg_rank).alias("pg_rank"),
@@ -177,10 +182,13 @@ def parse(lines: pl.DataFrame) -> Parsed:
         GLOO_MISMATCH)
     add("child_failed", t.str.contains(FAILED), FAILED)
     add("closing_signal", t.str.contains(SIGNAL), SIGNAL)
-    add("signal", t.str.contains(SIGNAL_RECEIVED), SIGNAL_RECEIVED)
+    # (in torchrun's error block, `traceback : Signal 9 (SIGKILL) received by PID` is that block's own end,
+    # its rank_exit, not another)
+    add("signal", t.str.contains(SIGNAL_RECEIVED) & ~t.str.contains(r"^\s*traceback\s*:"), SIGNAL_RECEIVED)
     add("transport_error", t.str.contains(GLOO_ERROR) & ~t.str.contains("NCCL INFO"))
-    add("exception", t.str.contains(EXCEPTION), EXCEPTION)
-    add("crash", t.str.contains(CRASH) & ~t.str.contains("DistBackendError", literal=True))
+    add("exception", t.str.contains(EXCEPTION) & ~t.str.contains(process_end.NOT_EXCEPTIONS), EXCEPTION)
+    add("crash", t.str.contains(CRASH) & ~t.str.contains("DistBackendError", literal=True)
+        & ~t.str.contains(process_end.ANY))  # (a launcher's word of a signal: a process end, below)
     add("job_cancelled", t.str.contains(CANCELLED))
     add("closing_signal", t.str.contains(KILLING), KILLING)
     add("launch", t.str.contains(RUN_LAUNCH), RUN_LAUNCH)
@@ -206,24 +214,35 @@ def parse(lines: pl.DataFrame) -> Parsed:
 
     # ChildFailedError blocks: host, rank and exit code sit on consecutive lines.
     block = df.with_columns(
-        t.str.extract(CHILD_HOST, 1).alias("b_host"),
+        t.str.extract(CHILD_HOST, 1).alias("b_host"), t.str.extract(CHILD_TIME, 1).alias("b_time"),
         t.str.extract(CHILD_RANK, 1).cast(pl.Int64, strict=False).alias("b_rank"),
         t.str.extract(CHILD_RANK, 2).cast(pl.Int64, strict=False).alias("b_local"),
         t.str.extract(CHILD_EXIT, 1).cast(pl.Int64, strict=False).alias("exit_code"),
         t.str.extract(CHILD_EXIT, 2).cast(pl.Int64, strict=False).alias("pid"),
-    ).with_columns(pl.col("b_host", "b_rank", "b_local").forward_fill(limit=3).over("file"))
+        # the summary lists the other failures first, then the first one torchrun observed
+        pl.when(t.str.contains(r"^\s*Root Cause")).then(pl.lit("torchrun: first observed failure"))
+        .when(t.str.contains(r"^\s*Failures:")).then(pl.lit("torchrun: another failure")).alias("b_where"),
+    ).with_columns(pl.col("b_host", "b_rank", "b_local", "b_time").forward_fill(limit=3).over("file"),
+                   pl.col("b_where").forward_fill().over("file").fill_null("torchrun"))
     exits = block.filter(pl.col("exit_code").is_not_null() & pl.col("b_rank").is_not_null())
     if exits.height:
         frames.append(exits.with_columns(
             pl.lit("rank_exit").alias("kind"), pl.col("b_rank").alias("rank"), pl.col("b_host").alias("host"),
+            pl.col("b_where").alias("where"), pl.coalesce("b_time", "ts").alias("ts"),
             pl.format("rank {} (local_rank {}) on {} exited with code {}", "b_rank", "b_local", "b_host", "exit_code").alias("message"),
         ))
+    ended = process_end.decode(df)  # every launcher's and runtime's word that a process ended
+    if ended is not None:
+        frames.append(ended)
 
     # ranks that c10d's lines name (a global one: no launcher prefix said otherwise) and torchrun's failures
     said = df.filter(pl.col("_own").is_not_null() & pl.col("launch_rank").is_null()).select(
         "file", pl.col("_own").alias("rank"), pl.lit("c10d").alias("source")).unique(maintain_order=True)
     failed = exits.select("file", pl.col("b_host").alias("host"), "pid", pl.col("b_rank").alias("rank"),
                           pl.col("b_local").alias("local_rank"), pl.lit("torchrun").alias("source"))
+    if ended is not None and ended.filter(pl.col("kind") == "rank_exit").height:
+        failed = pl.concat([failed, ended.filter(pl.col("kind") == "rank_exit").select(
+            "file", "pid", "rank", pl.lit("torchrun").alias("source"))], how="diagonal_relaxed")
     elastic = df.filter(t.str.contains(ELASTIC)).with_columns(
         t.str.extract(ELASTIC, 1).alias("_state"),
         *[t.str.extract(p, 1).alias(f"_{k}") for k, p in ELASTIC_KV.items()])
@@ -252,11 +271,13 @@ def parse(lines: pl.DataFrame) -> Parsed:
     )
     events = pl.concat(frames, how="diagonal_relaxed") if frames else None
     if events is not None:
-        for c in ("seq", "numel", "timeout_ms", "last_enqueued", "last_completed", "exit_code", "pid"):
+        for c in ("seq", "numel", "timeout_ms", "last_enqueued", "last_completed", "exit_code", "pid", "rank",
+                  "local_rank"):
             if c in events.columns:
                 events = events.with_columns(pl.col(c).cast(pl.Int64, strict=False))
         if "op" in events.columns:
             events = events.with_columns(pl.col("op").str.to_lowercase())
+        events = _one_node_ranks(_rank_by_pid(events), df.filter(t.str.contains(ONE_NODE))["file"].unique())
         events = events.unique(["file", "line", "kind"], maintain_order=True).with_columns(
             pl.when(pl.col("kind").is_in(["nccl_warn", "exception", "crash", "c10d_error",
                                           "collective_mismatch"])).then(message_name()).alias("message_id"))
@@ -265,6 +286,34 @@ def parse(lines: pl.DataFrame) -> Parsed:
         r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=", LAST_WORK, ABORT, CUDA, STUCK, ASYNC_ERROR, DESYNC, RAY_DIED, PG_OPTION,
         C10D_KNOWN, ELASTIC, WORLD, "Detected mismatch", "Received data size doesn't match", FAILED, SIGNAL, SIGNAL_RECEIVED,
         GLOO_ERROR, EXCEPTION, GLOG, CHILD_HOST, CHILD_RANK, CHILD_EXIT, TRACEKIT, KNOWN, r"^\[tracekit-run\] ", CRASH,
-        CANCELLED, KILLING, r"^E\d{3,4} ", ERROR_JSON, LIGHTNING, TRACEKIT_STALL))
+        CANCELLED, KILLING, r"^E\d{3,4} ", ERROR_JSON, LIGHTNING, TRACEKIT_STALL, process_end.ANY))
+    if events is not None and "local_rank" in events.columns:  # torchrun's failed local ranks of a one-node job
+        local = pl.col("local_rank").cast(pl.Int64, strict=False)
+        one = events.filter((pl.col("kind") == "child_failed") & (pl.col("rank") == local))
+        failed = pl.concat([failed, one.select("file", "pid", "rank", local.alias("local_rank"),
+                                               pl.lit("torchrun").alias("source"))], how="diagonal_relaxed")
     ranks = pl.concat([ranks, said, failed, worlds], how="diagonal_relaxed")
     return Parsed("torch", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))
+
+
+def _rank_by_pid(events: pl.DataFrame) -> pl.DataFrame:
+    """A line that names a pid (``failed (exitcode: -9) local_rank: 1 (pid: 36071)``) gets the rank that
+    torchrun's error block gives that pid in the same file (over the rank of the file's other lines)."""
+    if "pid" not in events.columns:
+        return events
+    named = (pl.col("kind") == "rank_exit") & pl.col("pid").is_not_null() & pl.col("rank").is_not_null()
+    known = events.filter(named).select("file", "pid", pl.col("rank").alias("_by_pid")).unique(["file", "pid"])
+    if not known.height:
+        return events
+    return (events.join(known, on=["file", "pid"], how="left", coalesce=True)
+            .with_columns(pl.coalesce("_by_pid", "rank").alias("rank")).drop("_by_pid"))
+
+
+def _one_node_ranks(events: pl.DataFrame, one_node: pl.Series) -> pl.DataFrame:
+    """torchrun's ``failed (exitcode: N) local_rank: R`` names a local rank: the global one too where the
+    file says the job has one node (its launch command, torchrun's rendezvous result or launch config)."""
+    if "local_rank" not in events.columns or not one_node.len():
+        return events
+    local = pl.col("local_rank").cast(pl.Int64, strict=False)
+    mine = pl.col("file").is_in(one_node.implode()) & (pl.col("kind") == "child_failed")
+    return events.with_columns(pl.when(mine).then(pl.coalesce("rank", local)).otherwise(pl.col("rank")).alias("rank"))

@@ -1,0 +1,218 @@
+"""One decoder of "a process ended", for every launcher and runtime that says so (read by ``torch_log``).
+
+Who ended (rank, pid, host where the line names them), how (an exit code, a signal, an exception) and
+what said it (``where``), as ``events`` rows of the kinds that exist for it:
+
+- ``child_failed``: a launcher's word that one of its processes ended with a non-zero code or a signal:
+  DeepSpeed's ``[...] exits with return code = -9`` (launch.py ``sigkill_handler``; the command it
+  prints is its LAST local rank's, the loop variable, not the failed one's, so no rank is read from it);
+  ``CalledProcessError: Command '[...]' died with <Signals.SIGSEGV: 11>`` / ``returned non-zero exit
+  status 1`` of ``torch.distributed.launch`` before torchelastic (the first worker in launch order
+  that failed, again with the last worker's command) or ``accelerate launch``;
+  ``torch.multiprocessing.spawn``'s ``-- Process 0 terminated with the following error:`` (the
+  exception that ends the traceback under it is the cause; the process exits with code 1) and
+  ``ProcessExitedException: process 1 terminated with signal SIGKILL``; mpirun's ``process rank 0 with
+  PID 812 on node n1 exited on signal 11 (Segmentation fault)`` and ``Primary job terminated normally,
+  but 1 process returned a non-zero exit code`` (which one: mpirun's ``Process name`` block,
+  ``parsers/mpi``); Slurm's ``srun: error: node1: task 3: Exited with exit code 1`` (or ``Killed``,
+  ``Segmentation fault``); vLLM's worker ``Error executing method init_device. This might cause
+  deadlock in distributed execution.`` (the method raised in that worker; the exception ending its
+  traceback, where shown, is the cause).
+- ``rank_exit``: torchrun's ChildFailedError summary pasted without its line breaks
+  (``rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>``).
+- ``signal``: a signal that reached a process: torchelastic's agent ``Received 1 death signal, shutting
+  down workers`` (SIGTERM, SIGINT, SIGHUP or SIGQUIT from outside the job: ``where`` = torchelastic
+  agent), DeepSpeed's launcher ``Main process received SIGTERM, exiting``, gdb's ``Thread 787 "python"
+  received signal SIGBUS, Bus error.`` (with the function of the frame gdb shows next), Slurm's
+  ``Detected 1 oom-kill event(s) in StepId=12.0`` (the step's cgroup OOM killer).
+
+Messages name the signal (``SIGKILL (signal 9)``) so that the rules read one wording whatever said it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from tracekit.parsers import any_of
+
+# Linux's numbers: the logs come from Linux hosts, whatever this machine is
+SIGNALS = {"SIGHUP": 1, "SIGINT": 2, "SIGQUIT": 3, "SIGILL": 4, "SIGTRAP": 5, "SIGABRT": 6, "SIGBUS": 7,
+           "SIGFPE": 8, "SIGKILL": 9, "SIGUSR1": 10, "SIGSEGV": 11, "SIGUSR2": 12, "SIGPIPE": 13,
+           "SIGALRM": 14, "SIGTERM": 15}
+SIGNAL_NAMES = {n: s for s, n in SIGNALS.items()}
+
+# (torch 2.4 prints the signal's enum: `Received Signals.SIGTERM death signal`)
+DEATH = r"Received (?:(?P<signum>\d+)|Signals\.(?P<signal>SIG\w+)) death signal, shutting down workers"
+# the agent's own exception at the end of its traceback (torch/distributed/elastic/multiprocessing/api.py)
+AGENT_SIGNALED = r"SignalException: Process (?P<pid>\d+) got signal: (?P<signum>\d+)"
+DS_MAIN = r"Main process received (?P<signal>SIG\w+), exiting"
+DS_RETURN = r"exits with return code = (?P<exit_code>-?\d+)"
+CALLED = (r"CalledProcessError: Command .*(?:died with <Signals\.(?P<signal>SIG\w+): \d+>"
+          r"|returned non-zero exit status (?P<exit_code>-?\d+))")
+SPAWN_RAISED = r"^-- Process (?P<proc>\d+) terminated with the following error:"
+SPAWN_EXITED = (r"process (?P<proc>\d+) terminated with (?:signal (?P<signal>SIG\w+)"
+                r"|exit code (?P<exit_code>-?\d+))")
+MPI_SIGNAL = (r"process rank (?P<rank>\d+) with PID (?P<pid>\d+) on node (?P<host>[\w.\-]+) exited on signal "
+              r"(?P<signum>\d+) \((?P<what>[^)]+)\)")
+MPI_NONZERO = r"^Primary job\s+terminated normally, but (?P<n>\d+) process(?:es)? returned"
+MPI_NONZERO_2 = r"^a non-zero exit code\. Per user-direction, the job has been aborted\."
+GDB = r"(?:^Thread \d+ \"[^\"]*\"|^Program) received signal (?P<signal>SIG\w+), (?P<what>[\w ]+)"
+GDB_FRAME = r"^(?:#\d+\s+)?0x[0-9a-f]+ in (?P<fn>[\w:~]+)"
+VLLM = r"Error executing method (?P<method>\w+)\. This might cause deadlock in distributed execution"
+# Slurm: srun's word of each task that ended (a task is a rank where srun starts one per rank, a node's
+# launcher where it starts torchrun per node: no rank is read from it; text.py may have taken `srun: ` off
+# as a host prefix), and the step's cgroup OOM killer
+SRUN = (r"^(?:srun: )?error: (?P<host>[\w.\-]+): tasks? (?P<task>[\d\-,]+): (?P<what>Exited with exit code "
+        r"(?P<exit_code>\d+)|Killed|Segmentation fault|Aborted|Terminated|Bus error)")
+SRUN_CODES = {"Killed": -9, "Segmentation fault": -11, "Aborted": -6, "Terminated": -15, "Bus error": -7}
+CGROUP_OOM = r"Detected \d+ oom[-_]kill event(?:s|\(s\))? in (?:StepId=|step )?(?P<step>[\w.]+)"
+FLAT_CHILD = (r"rank\s*:?\s*(?P<rank>\d+)\s*\(local[_ ]rank:\s*(?P<local_rank>\d+)\)\s*exitcode\s*:\s*"
+              r"(?P<exit_code>-?\d+)\s*\(pid:\s*(?P<pid>\d+)\)")
+# the end of a Python traceback: the exception a spawned process raised
+RAISED = r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Interrupt)\b:?"
+
+#: every line this decoder understands
+ANY = any_of(DEATH, AGENT_SIGNALED, DS_MAIN, DS_RETURN, CALLED, SPAWN_RAISED, SPAWN_EXITED, MPI_SIGNAL, MPI_NONZERO,
+             MPI_NONZERO_2, GDB, VLLM, FLAT_CHILD, SRUN, CGROUP_OOM)
+#: lines whose exception text is this decoder's (``torch_log`` reads no exception from them)
+NOT_EXCEPTIONS = any_of(CALLED, SPAWN_EXITED, AGENT_SIGNALED, r"ProcessRaisedException:\s*$")
+
+
+def _sig(name: pl.Expr) -> pl.Expr:
+    """``SIGKILL`` -> ``SIGKILL (signal 9)``."""
+    num = name.replace_strict(SIGNALS, default=None, return_dtype=pl.Int64)
+    return pl.format("{} (signal {})", name, num.cast(pl.Utf8).fill_null("?"))
+
+
+def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
+    """``events`` rows (file, line, ts, rank, pid, host, kind, exit_code, message, where) of every
+    process end the lines tell; None where they tell none."""
+    t = pl.col("text")
+    lines = lines.with_columns(pl.lit(None, pl.Int64).alias(c) for c in ("rank", "ray_pid")
+                               if c not in lines.columns)
+    lines = lines.with_columns(pl.lit(None, pl.Utf8).alias(c) for c in ("ray_ip", "pdsh_host")
+                               if c not in lines.columns)
+    mine = lines.filter(t.str.contains(ANY))
+    if not mine.height:
+        return None
+    out = []
+
+    def rows(pattern: str, kind: str, where: str, message: pl.Expr, **cols: pl.Expr) -> None:
+        sub = mine.filter(t.str.contains(pattern))
+        if sub.height:
+            g = t.str.extract_groups(pattern).struct
+            sub = sub.with_columns(g.field(n).alias(f"_{n}") for n in re.compile(pattern).groupindex)
+            # a launcher's line is the launcher's, not a rank's: a rank only where the line names one (its
+            # host where pdsh's prefix names it)
+            cols = {"rank": pl.lit(None, pl.Int64), "host": pl.col("pdsh_host"), **cols}
+            out.append(sub.with_columns(pl.lit(kind).alias("kind"), pl.lit(where).alias("where"),
+                                        message.alias("message"), **cols))
+
+    signum = pl.col("_signum").cast(pl.Int64, strict=False)
+    by_number = signum.replace_strict(SIGNAL_NAMES, default=None, return_dtype=pl.Utf8)
+    named = pl.coalesce("_signal", by_number)
+    rows(DEATH, "signal", "torchelastic agent",
+         pl.format("the torchrun agent received {} from outside the job and shut its workers down",
+                   pl.when(named.is_not_null()).then(_sig(named))
+                   .otherwise(pl.format("signal {}", "_signum"))))
+    rows(AGENT_SIGNALED, "signal", "torchelastic agent",
+         pl.format("the torchrun agent (pid {}) received {} from outside the job and shut its workers down",
+                   "_pid", pl.when(by_number.is_not_null()).then(_sig(by_number))
+                   .otherwise(pl.format("signal {}", "_signum"))),
+         pid=pl.col("_pid").cast(pl.Int64, strict=False))
+    rows(DS_MAIN, "signal", "deepspeed launcher",
+         pl.format("the DeepSpeed launcher received {} from outside the job and killed its workers",
+                   _sig(pl.col("_signal"))))
+    rows(DS_RETURN, "child_failed", "deepspeed launcher",
+         pl.format("the DeepSpeed launcher: a local rank exited with return code {}", "_exit_code"),
+         exit_code=pl.col("_exit_code").cast(pl.Int64, strict=False))
+    by_signal = -pl.col("_signal").replace_strict(SIGNALS, default=None, return_dtype=pl.Int64)
+    called_code = pl.coalesce(by_signal, pl.col("_exit_code").cast(pl.Int64, strict=False))
+    rows(CALLED, "child_failed", "launcher",
+         pl.when(pl.col("_signal").is_not_null())
+         .then(pl.format("a launched worker died with {} (CalledProcessError)", _sig(pl.col("_signal"))))
+         .otherwise(pl.format("a launched worker returned non-zero exit status {} (CalledProcessError)",
+                              "_exit_code")),
+         exit_code=called_code)
+    rows(SPAWN_EXITED, "child_failed", "torch.multiprocessing.spawn",
+         pl.when(pl.col("_signal").is_not_null())
+         .then(pl.format("torch.multiprocessing.spawn: process {} (local rank {}) was ended by {}", "_proc",
+                         "_proc", _sig(pl.col("_signal"))))
+         .otherwise(pl.format("torch.multiprocessing.spawn: process {} (local rank {}) exited with code {}",
+                              "_proc", "_proc", "_exit_code")),
+         exit_code=called_code)
+    rows(MPI_SIGNAL, "child_failed", "mpirun",
+         pl.format("mpirun: rank {} (pid {}) on {} ended by signal {} ({})", "_rank", "_pid", "_host",
+                   "_signum", "_what"),
+         rank=pl.col("_rank").cast(pl.Int64), pid=pl.col("_pid").cast(pl.Int64), host=pl.col("_host"),
+         exit_code=-signum)
+    rows(MPI_NONZERO, "child_failed", "mpirun",
+         pl.format("mpirun: {} process(es) returned a non-zero exit code and mpirun aborted the job", "_n"))
+    rows(SRUN, "child_failed", "srun",
+         pl.format("srun: task {} on {} ended: {}", "_task", "_host", "_what"), host=pl.col("_host"),
+         exit_code=pl.coalesce(
+             pl.col("_exit_code").cast(pl.Int64, strict=False),
+             pl.col("_what").replace_strict(SRUN_CODES, default=None, return_dtype=pl.Int64)))
+    rows(CGROUP_OOM, "signal", "slurm",
+         pl.format("slurm: the cgroup OOM killer of step {} killed a process with SIGKILL (signal 9): the "
+                   "job's host memory ran out", "_step"))
+    rows(FLAT_CHILD, "rank_exit", "torchrun",
+         pl.format("rank {} (local_rank {}) exited with code {}", "_rank", "_local_rank", "_exit_code"),
+         rank=pl.col("_rank").cast(pl.Int64), pid=pl.col("_pid").cast(pl.Int64),
+         exit_code=pl.col("_exit_code").cast(pl.Int64))
+    # (the exception that ends the traceback under it, where the excerpt holds it, is the cause)
+    rows(VLLM, "child_failed", "vllm worker",
+         pl.format("a vLLM worker raised in its method {} (Error executing method {}; vLLM: this might "
+                   "cause a deadlock)", "_method", "_method"),
+         rank=pl.col("rank"), pid=pl.col("ray_pid").cast(pl.Int64, strict=False), host=pl.col("ray_ip"))
+    gdb = _gdb(lines, mine)
+    if gdb is not None:
+        out.append(gdb)
+    spawned = _spawn_raised(lines, mine)
+    if spawned is not None:
+        out.append(spawned)
+    if not out:
+        return None
+    ev = pl.concat(out, how="diagonal_relaxed")
+    return ev.drop([c for c in ev.columns if c.startswith("_") or c == "text"])
+
+
+def _gdb(lines: pl.DataFrame, mine: pl.DataFrame) -> pl.DataFrame | None:
+    """gdb's ``received signal`` line, with the function of the frame it shows within the next lines."""
+    t = pl.col("text")
+    hit = mine.filter(t.str.contains(GDB))
+    if not hit.height:
+        return None
+    frames = lines.filter(t.str.contains(GDB_FRAME)).select(
+        "file", pl.col("line").alias("_at"), t.str.extract(GDB_FRAME, 1).alias("_fn")).sort("file", "_at")
+    g = t.str.extract_groups(GDB).struct
+    hit = hit.with_columns(g.field("signal").alias("_signal"), g.field("what").alias("_what"))
+    hit = hit.sort("file", "line")
+    hit = hit.join_asof(frames, left_on="line", right_on="_at", by="file", strategy="forward", tolerance=4,
+                        check_sortedness=False)
+    where = pl.when(pl.col("_fn").is_not_null()).then(pl.format(" in {}", "_fn")).otherwise(pl.lit(""))
+    return hit.with_columns(pl.lit("signal").alias("kind"), pl.lit("gdb").alias("where"),
+                            pl.format("gdb: a thread received {} ({}){}", _sig(pl.col("_signal")), "_what",
+                                      where).alias("message"))
+
+
+def _spawn_raised(lines: pl.DataFrame, mine: pl.DataFrame) -> pl.DataFrame | None:
+    """``-- Process N terminated with the following error:`` and the exception that ends the traceback
+    under it: that process's cause (it then exits with code 1)."""
+    t = pl.col("text")
+    hit = mine.filter(t.str.contains(SPAWN_RAISED))
+    if not hit.height:
+        return None
+    raised = lines.filter(t.str.contains(RAISED) & ~t.str.starts_with("Traceback")).select(
+        "file", pl.col("line").alias("_at"), t.alias("_exc")).sort("file", "_at")
+    hit = hit.with_columns(t.str.extract(SPAWN_RAISED, 1).alias("_proc")).sort("file", "line")
+    hit = hit.join_asof(raised, left_on="line", right_on="_at", by="file", strategy="forward", tolerance=200,
+                        check_sortedness=False)
+    return hit.with_columns(
+        pl.lit("child_failed").alias("kind"), pl.lit("torch.multiprocessing.spawn").alias("where"),
+        # (spawn's child exits with code 1 after the exception; one the excerpt cuts says nothing more)
+        pl.when(pl.col("_exc").is_not_null()).then(pl.lit(1, pl.Int64)).alias("exit_code"),
+        pl.format("torch.multiprocessing.spawn: process {} (local rank {}) raised {}", "_proc", "_proc",
+                  pl.col("_exc").fill_null("an exception its traceback does not show here")).alias("message"))

@@ -1,0 +1,198 @@
+"""Rules over processes that ended: what a launcher or runtime said of a process's end (the events of
+``parsers/process_end`` and torchrun's error block), read as the cause where nothing earlier explains it.
+
+- ``killed_from_outside``: the launcher itself received SIGHUP, SIGTERM or SIGQUIT (torchelastic's
+  ``Received 1 death signal``, DeepSpeed's ``Main process received SIGTERM``) and no rank failed before
+  it: the job did not fail by itself; the fix is where it runs (nohup/tmux, the scheduler's time limit),
+  not the training code. SIGINT (Ctrl-C) is a person stopping it, mostly because it had stopped making
+  progress: undecided, with what decides it.
+- ``process_ended``: the earliest end that is not a consequence (torchrun's first observed failure, or
+  the first end in the log; a stop request is not a failure; with a watchdog timeout logged the timeout
+  rules read the wait first, unless torchrun saw a rank killed by a signal first): its rank (or local
+  rank, or pid), its code or signal and what that means. Several ranks ending alike at the one time that
+  torchrun calls its root cause's: which came first is not known (undecided).
+- ``workers_ended_unexplained``: a launcher ended its workers (``Killing subprocess``, closing signals)
+  and the line that says which process failed and how is not there: undecided, with where that line is.
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from tracekit.evidence import Evidence, clip, lines
+from tracekit.outcome import EventKind, Kind, Verdict
+from tracekit.wording import who
+
+# a process asked to stop (SIGTERM, SIGINT, SIGHUP, coreutils `timeout`), as a signal or a shell's 128 + N
+STOP_CODES = {-15, 143, -2, 130, -1, 129, 124}
+LAUNCHERS = ("torchelastic agent", "deepspeed launcher")  # the launcher itself got the signal
+FIRST = "torchrun: first observed failure"
+WORKERS_OF = ("deepspeed launcher", "launcher")  # they say a worker ended, not which one
+#: what an exit code says of how a process ended (negative: killed by that signal; 128 + N: the same, as
+#: a shell reports it)
+EXIT_MEANINGS = {
+    (-9, 137): "SIGKILL: killed outright, by the kernel's OOM killer when host memory ran out, or by the "
+               "scheduler (a memory limit, scancel); `dmesg -T | grep -i 'killed process'` on that node, "
+               "`sacct -j JOBID -o JobID,State,MaxRSS,ReqMem` and the host's free memory during the run "
+               "say which",
+    (-11, 139): "SIGSEGV: a segmentation fault in native code (a C++/CUDA extension, NCCL or another "
+                "library, the driver); its core dump or a rerun under gdb or `python -X faulthandler` names "
+                "the frame",
+    (-6, 134): "SIGABRT: the process aborted itself: a failed C++ check or an uncaught C++ exception (c10d's "
+               "watchdog aborts a rank this way after a timeout or an NCCL error, logged above it)",
+    (-7, 135): "SIGBUS: a bus error, most often shared memory (/dev/shm) too small for NCCL or the data "
+               "loader's workers, or a file mapped in memory that shrank",
+    (-8, 136): "SIGFPE: an arithmetic fault in native code",
+    (-4, 132): "SIGILL: an instruction this CPU does not have (a binary built for another CPU)",
+    (1,): "a Python exception (its traceback is in that process's own output)",
+}
+FROM_OUTSIDE = {  # signum: (name, who sends it, the fix)
+    1: ("SIGHUP", "the hang-up of the terminal or ssh session the launcher ran in: the session closed (a "
+                  "dropped connection, a closed laptop, a logout)",
+        "run the launcher where a closed session cannot reach it: nohup, tmux or screen, or a batch job"),
+    15: ("SIGTERM", "sent from outside the job: by the scheduler (a time limit, a preemption, scancel) or by "
+                    "a person or a supervisor (kill, an orchestrator stopping it)",
+         "check how the job ended (`sacct -j JOBID -o JobID,State,Elapsed,Timelimit`: TIMEOUT, PREEMPTED, "
+         "CANCELLED), raise the time limit or checkpoint and resume before it"),
+    3: ("SIGQUIT", "sent from outside the job (a person or a supervisor)", "find what sent it"),
+}
+
+
+def meaning(code: int | None) -> str:
+    """What an exit code says of how the process ended."""
+    if code is None:
+        return "a non-zero exit code (which one, only the launcher's full output says)"
+    for codes, said in EXIT_MEANINGS.items():
+        if code in codes:
+            return said
+    if code in STOP_CODES:
+        return f"exit code {code}: it was asked to stop (SIGTERM, SIGINT, SIGHUP or a `timeout`)"
+    return f"exit code {code}: the program's own exit status (its output says why)"
+
+
+def _name(row: dict) -> str:
+    """``rank 2 (local rank 2) on host``, ``local rank 5``, ``the process of pid 812``, ``a process``."""
+    local = re.search(r"local[_ ]rank:? ?(\d+)", row["message"] or "")
+    task = re.search(r"^srun: (task \S+ on \S+)", row["message"] or "")
+    if task:
+        return f"srun's {task.group(1)}"
+    if row["rank"] is not None:
+        return (f"rank {row['rank']}" + (f" (local rank {local.group(1)})" if local else "")
+                + (f" on {row['host']}" if row["host"] else ""))
+    if local:
+        return f"local rank {local.group(1)}" + (f" (pid {row['pid']})" if row["pid"] is not None else "")
+    if row["pid"] is not None:
+        return f"the process of pid {row['pid']}" + (f" on {row['host']}" if row["host"] else "")
+    on = f" on {row['host']}" if row["host"] else ""
+    return (f"a worker of the {row['where']}" if row["where"] in WORKERS_OF else "a process") + on
+
+
+def _ends(ev: Evidence) -> pl.DataFrame:
+    """Each process that ended with a non-zero code or a signal, as a launcher or runtime said it, in log
+    order; torchrun's first observed failure first, a notice that only counts ends (mpirun's `1 process
+    returned a non-zero exit code`) after those that say who."""
+    e = ev.kinds(EventKind.CHILD_FAILED, EventKind.RANK_EXIT)
+    code = pl.col("exit_code")
+    said = pl.col("message").fill_null("").str.contains(r"non-zero|worker raised in")
+    e = e.filter((code.is_not_null() & (code != 0)) | (code.is_null() & said))
+    return e.with_columns(pl.col("where").fill_null("").str.contains("first observed").alias("_first"),
+                          code.is_not_null().alias("_said")).sort(
+        "_first", "_said", "file", "line", descending=[True, True, False, False])
+
+
+def _outside(ev: Evidence) -> pl.DataFrame:
+    """The launcher's own death signals, in log order."""
+    sig = ev.kinds(EventKind.SIGNAL).filter(pl.col("where").is_in(LAUNCHERS)).sort("file", "line")
+    return sig.with_columns(pl.col("message").str.extract(r"\(signal (\d+)\)", 1).cast(pl.Int64, strict=False)
+                            .alias("signum"))
+
+
+def _failed_before(ev: Evidence, at: pl.DataFrame) -> bool:
+    """A rank failed (an error, a CUDA failure, a non-zero end that is no stop request) before the first
+    of ``at`` in the same file, or anywhere in another file."""
+    ends = _ends(ev).filter(~pl.col("exit_code").is_in(list(STOP_CODES)).fill_null(False))
+    failed = pl.concat([ev.crashes.select("file", "line"), ev.cuda.select("file", "line"),
+                        ends.select("file", "line")])
+    first = at.group_by("file").agg(pl.col("line").min().alias("_at"))
+    return failed.join(first, on="file", how="left").filter(
+        pl.col("_at").is_null() | (pl.col("line") < pl.col("_at"))).height > 0
+
+
+def killed_from_outside(ev: Evidence) -> Verdict | None:
+    """The launcher received a death signal (SIGHUP, SIGTERM, SIGQUIT, SIGINT) and no rank failed before."""
+    sig = _outside(ev)
+    if not sig.height or ev.timeouts.height or ev.stalls.height or _failed_before(ev, sig):
+        return None  # (a timeout or a stall before it: the signal ended a hang, which the other rules read)
+    first = sig.row(0, named=True)
+    closing = ev.kinds(EventKind.CLOSING_SIGNAL)
+    workers = closing["pid"].drop_nulls().unique(maintain_order=True).to_list()
+    shut = (f" (pid {', '.join(map(str, workers[:6]))}{', ...' if len(workers) > 6 else ''})"
+            if workers else "")
+    last = ev.steps["step"].max() if ev.steps.height else None
+    before = f"; the job was making progress until then (last step {last})" if last is not None else ""
+    if first["signum"] == 2:
+        return Verdict(Kind.UNDECIDED, f"{first['message']}: SIGINT (signal 2) is Ctrl-C, a person stopping "
+                       "the job, most often because it had stopped making progress; no rank logged a failure "
+                       f"before it{before}: where each rank was then decides it: py-spy dump --pid of every "
+                       "rank before stopping it, or `tracekit run` (stack dumps when progress stops)",
+                       [], lines(sig, 2) + lines(ev.steps, 1))
+    other = (f"signal {first['signum']}", "sent from outside the job", "find what sent it")
+    name, why, fix = FROM_OUTSIDE.get(first["signum"], other)
+    return Verdict(Kind.CRASHED_RANK, f"killed from outside: {first['message']}{shut}; {name} is {why}; "
+                   "no rank failed by itself before it (no error and no non-zero exit logged)"
+                   f"{before}; the fix is where the job runs, not the training code: {fix}",
+                   [], lines(sig, 2) + lines(closing, 2))
+
+
+def process_ended(ev: Evidence) -> Verdict | None:
+    """The earliest process end that is not a consequence: who, how, what it means."""
+    ends = _ends(ev).filter(~pl.col("exit_code").is_in(list(STOP_CODES)).fill_null(False))
+    if not ends.height:
+        return None
+    first = ends.row(0, named=True)
+    code = first["exit_code"]
+    if ev.timeouts.height and not (first["where"] == FIRST and code is not None and code < 0 and code != -6):
+        return None  # with a timeout logged the wait is read first, unless torchrun saw a rank killed first
+    alike = ends.filter(pl.col("exit_code").eq_missing(code))
+    ranks = alike["rank"].drop_nulls().unique().sort().to_list()
+    tied = alike.filter(pl.col("ts").eq_missing(first["ts"]))["rank"].drop_nulls().unique().sort().to_list()
+    if first["where"] == FIRST and first["ts"] is not None and len(tied) > 1:
+        # torchrun's root cause is the failure of the earliest time; of failures of one time, the first listed
+        return Verdict(Kind.UNDECIDED, f"{who(tied)} all exited with code {code} at {first['ts']} "
+                       f"({meaning(code)}): torchrun names one of failures of the same time as its root "
+                       "cause by their order, not by which came first, so which rank failed first, and why, "
+                       "is not in its summary: each rank's own traceback says it (torchrun --log-dir DIR "
+                       "--tee 3, or @record for the error file)", [], lines(alike.head(4)))
+    said = f" ({first['where']})" if first["where"] and first["where"] not in WORKERS_OF else ""
+    how = meaning(code)
+    if len(ranks) > 1:
+        head = f"{who(ranks)} exited with code {code}" + (
+            f" ({_name(first)} first)" if first["rank"] is not None else "")
+    elif code is not None:
+        head = f"{_name(first)} ended: exit code {code}{said}"
+    elif "non-zero" in first["message"]:
+        head = f"{_name(first)} ended: a non-zero exit{said}"
+    else:  # a runtime's word that the process raised (vLLM's worker), its code not said
+        head, how = f"{_name(first)}{said}", first["message"]
+    others = ends.filter(~pl.col("exit_code").eq_missing(code))
+    after = (f"; then {others.height} other end(s): "
+             + "; ".join(clip(m, 80) for m in others["message"].head(2).to_list()) if others.height else "")
+    return Verdict(Kind.CRASHED_RANK, f"{head}: {how}{after}",
+                   ranks or ([first["rank"]] if first["rank"] is not None else []),
+                   lines(ends.head(4)) + lines(_outside(ev), 1))
+
+
+def workers_ended_unexplained(ev: Evidence) -> Verdict | None:
+    """A launcher ended its workers, and no line says which process failed first or how."""
+    closing = ev.kinds(EventKind.CLOSING_SIGNAL).sort("file", "line")
+    if not closing.height or _ends(ev).height or _outside(ev).height:
+        return None
+    pids = ", ".join(map(str, closing["pid"].drop_nulls().unique(maintain_order=True).to_list()[:6]))
+    return Verdict(Kind.UNDECIDED, f"the launcher killed its worker subprocesses (pid {pids}): torchrun "
+                   "and DeepSpeed's launcher do this when one of their processes exits with a non-zero code, "
+                   "or when they receive SIGINT or SIGTERM themselves; the line that says which process "
+                   "ended and how (DeepSpeed's `exits with return code = N`, torchrun's `failed (exitcode: "
+                   "N) local_rank: R` and its ChildFailedError block) is not in the evidence: the launcher's "
+                   "full output and each rank's own log say it", [], lines(closing, 3))

@@ -62,9 +62,23 @@ def test_broken_store_is_a_clear_error(tmp_path):
 
 def test_every_command_has_help_and_is_in_readme():
     readme = (ROOT / "README.md").read_text()
+    assert set(main.commands) == {"ingest", "verdict", "diff", "run", "doctor", "watch", "trace", "open", "plot",
+                                  "report"}
     for name, cmd in main.commands.items():
-        assert cmd.help and "Example:" in cmd.help, name
+        assert cmd.help and cmd.help.strip().splitlines()[-1].strip().startswith("Example: tracekit "), name
         assert re.search(rf"tracekit {name}\b", readme), name
+
+
+def test_the_package_runs_as_a_module_and_every_command_has_its_help():
+    """``python -m tracekit.cli`` is the console script (tests and `tracekit run` start it so)."""
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "tracekit.cli", "--help"], capture_output=True, text=True)
+    assert p.returncode == 0 and all(name in p.stdout for name in main.commands)
+    for name in main.commands:
+        r = run(name, "--help")
+        assert r.exit_code == 0 and r.output.startswith(f"Usage: main {name} "), name
 
 
 class _Terminal(io.StringIO):

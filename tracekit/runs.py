@@ -6,6 +6,10 @@ side. Read as one, they make one confident and wrong verdict (a world of 256 ran
 Each file is given to one run here, before ranks are resolved across files (``ingest.combine``),
 from what its parsed rows say, in this order:
 
+0. the launcher's word first: torchrun's run id and restart count (its agent's ``Rendezvous complete
+   ... restart_count=N`` blocks, ``parsers/elastic.py``, and its log folder ``RUNID_xxxxxxxx/attempt_N/``):
+   files of one run id and restart count are one attempt, of two restart counts never one; a launcher
+   log that holds several attempts is cut at each ``Rendezvous'ing worker group`` into one part each;
 1. a process (its pid, within one folder) or an NCCL communicator id (random, 64 bits: anywhere)
    that two files share puts them in one run;
 2. files of one folder are one run unless their ranks collide: one rank held by two different
@@ -32,6 +36,11 @@ from tracekit.parsers import Parsed
 from tracekit.store import Store
 from tracekit.wording import who
 
+#: torchrun's log folder (torch/distributed/elastic/multiprocessing/api.py):
+#: ``<log_dir>/<run_id>_<8 random>/attempt_<restart count>/<local rank>/stdout.log``
+LOG_DIR = re.compile(r"(?:^|/)(?P<run>[^/]+?)(?:_[a-z0-9_]{8})?/attempt_(?P<k>\d+)/")
+PART = "\x00"  # a launcher log's part, ``FILE\x00N`` (N its restart count), until the attempts are made
+AGENT = ("elastic_launch", "elastic_rendezvous", "elastic_rejoin")
 #: pids this close are of one launch (a launcher forks its ranks one after another)
 NEAR_PIDS = 64
 PID_IN_NAME = re.compile(r"(?<![0-9])[0-9]{3,7}(?![0-9])")
@@ -52,9 +61,15 @@ class Piece:
     ranks: set[int]
     t0: int | None = None
     t1: int | None = None
+    attempt: tuple[str | None, int] | None = None  # torchrun's (run id, restart count), where it says
 
     def collides(self, other: Piece) -> bool:
-        """Whether one rank would be two processes: different pids, or dumps apart in time."""
+        """Whether one rank would be two processes: different pids, or dumps apart in time; or two
+        attempts by the launcher's word (other restart counts, or other run ids)."""
+        if self.attempt is not None and other.attempt is not None:
+            (run_a, k_a), (run_b, k_b) = self.attempt, other.attempt
+            if k_a != k_b or (run_a and run_b and run_a != run_b):
+                return True
         for r in self.ranks & other.ranks:
             a, b = self.pids.get(r), other.pids.get(r)
             if a and b and not a & b:
@@ -78,6 +93,8 @@ class Piece:
         self.t0 = min(times) if times else None
         times = [t for t in (self.t1, other.t1) if t is not None]
         self.t1 = max(times) if times else None
+        if self.attempt is None or (other.attempt is not None and self.attempt[0] is None):
+            self.attempt = other.attempt
 
 
 @dataclass
@@ -92,6 +109,7 @@ class Attempt:
     start_ns: int | None
     end_ns: int | None
     timed_by: str  # "flight recorder" or "file times"
+    launch: tuple[str | None, int] | None = None  # torchrun's (run id, restart count), where it says
     results: Results = field(repr=False, default_factory=list)
     store: Store | None = field(repr=False, default=None)  # already combined (a Ray ingest), else None
 
@@ -110,16 +128,22 @@ class Attempt:
     def describe(self) -> str:
         """``2026-12-03 16:16:42 - 16:16:46 UTC (flight recorder): ranks 0-3 of 4 on vm, 14 files in
         logs/attempt1``: what a user tells runs apart by."""
-        ranks = who(self.ranks) if self.ranks else "no rank named"
+        ranks = who(self.ranks) if self.ranks else "no rank named" if not self.world_size else "a world"
         world = f" of {self.world_size}" if self.world_size else ""
         more = " ..." if len(self.hosts) > 3 else ""
         hosts = f" on {', '.join(self.hosts[:3])}{more}" if self.hosts else ""
-        return f"{self.span()}: {ranks}{world}{hosts}, {len(self.files)} file(s) in {self.folder()}"
+        said = ""
+        if self.launch is not None:
+            run_id, k = self.launch
+            said = f"torchrun {'run ' + run_id + ' ' if run_id else ''}restart {k}: "
+        return f"{said}{self.span()}: {ranks}{world}{hosts}, {len(self.files)} file(s) in {self.folder()}"
 
     def to_dict(self) -> dict:
         return {"run": self.number, "files": len(self.files), "folder": self.folder(), "ranks": self.ranks,
                 "world_size": self.world_size, "hosts": self.hosts, "start_ns": self.start_ns,
-                "end_ns": self.end_ns, "timed_by": self.timed_by}
+                "end_ns": self.end_ns, "timed_by": self.timed_by,
+                "torchrun_run_id": self.launch[0] if self.launch else None,
+                "restart_count": self.launch[1] if self.launch else None}
 
 
 def whole(store: Store) -> Attempt:
@@ -202,11 +226,90 @@ def _links(rows: pl.DataFrame, files: list[str]) -> list[list[str]]:
     return [g for g in groups if len(g) > 1]
 
 
+def _agent(results: Results) -> pl.DataFrame:
+    """``file, line, kind, message`` of torchrun's agent events: its launch, rendezvous and rejoins."""
+    cols = {"file": pl.Utf8, "line": pl.Int64, "kind": pl.Utf8, "message": pl.Utf8}
+    frames = [pl.DataFrame(schema=cols)]
+    for _, parsed in results:
+        for p in parsed:
+            ev = p.tables.get("events")
+            if ev is not None and ev.height and "kind" in ev.columns:
+                frames.append(ev.filter(pl.col("kind").cast(pl.Utf8).is_in(AGENT))
+                              .select(*[(pl.col(c) if c in ev.columns else pl.lit(None)).cast(t).alias(c)
+                                        for c, t in cols.items()]))
+    return pl.concat(frames).sort("file", "line")
+
+
+def _launcher_word(results: Results) -> tuple[dict[str, tuple[str | None, int]], pl.DataFrame]:
+    """Each file's attempt (run id, restart count) where the launcher says: its agent's log names one
+    restart count, or the file sits in torchrun's ``attempt_N/`` folder; and the parts ``file, lo, hi,
+    id`` of agent logs that hold several attempts, each cut at the ``Rendezvous'ing worker group``
+    line that starts it (the lines before the first rendezvous go to the first)."""
+    from tracekit.parsers.elastic import fields
+
+    said: dict[str, tuple[str | None, int]] = {}
+    parts = []
+    for (file,), ev in _agent(results).group_by("file"):
+        launch = ev.filter(pl.col("kind") == "elastic_launch")["message"].to_list()
+        run_id = fields(launch[0]).get("run_id") if launch else None
+        rdzv = [(line, int(k)) for line, m in ev.filter(pl.col("kind") == "elastic_rendezvous")
+                .select("line", "message").iter_rows() if (k := fields(m).get("restart_count", "")).isdigit()]
+        rejoins = ev.filter(pl.col("kind") == "elastic_rejoin")["line"].to_list()
+        if len({k for _, k in rdzv}) == 1:
+            said[file] = (run_id, rdzv[0][1])
+        elif len(rdzv) > 1:
+            starts = [1] + [max((r for r in rejoins if before < r < line), default=line)
+                            for (before, _), (line, _) in zip(rdzv, rdzv[1:])]
+            ends = [s - 1 for s in starts[1:]] + [None]
+            parts += [(file, lo, hi, f"{file}{PART}{k}", run_id, k) for lo, hi, (_, k) in zip(starts, ends, rdzv)]
+    for row, _ in results:
+        if row["file"] not in said and (m := LOG_DIR.search(row["file"])):
+            said[row["file"]] = (m["run"], int(m["k"]))
+    cut = pl.DataFrame([p[:4] for p in parts], schema={"file": pl.Utf8, "lo": pl.Int64, "hi": pl.Int64,
+                                                      "id": pl.Utf8}, orient="row")
+    return said | {p[3]: (p[4], p[5]) for p in parts}, cut
+
+
+def _cut(results: Results, parts: pl.DataFrame) -> Results:
+    """``results`` with each agent log that holds several attempts cut into its parts (named
+    ``FILE\x00N``): rows with a line go to the part that holds it, rows without one to every part."""
+    if not parts.height:
+        return results
+
+    def cut(df: pl.DataFrame | None) -> pl.DataFrame | None:
+        if df is None or not df.height or "file" not in df.columns:
+            return df
+        j = df.with_columns(pl.col("file").cast(pl.Utf8).alias("_f")).join(
+            parts.rename({"file": "_f"}), on="_f", how="left")
+        if "line" in df.columns:
+            inside = (pl.col("line") >= pl.col("lo")) & (pl.col("hi").is_null() | (pl.col("line") <= pl.col("hi")))
+            j = j.filter(pl.col("id").is_null() | pl.col("line").is_null() | inside)
+        return j.with_columns(pl.coalesce("id", "_f").cast(df.schema["file"]).alias("file")).drop(
+            "_f", "lo", "hi", "id")
+
+    ids = {f: g["id"].to_list() for (f,), g in parts.group_by("file")}
+    out: Results = []
+    for row, parsed in results:
+        parsed = [Parsed(p.kind, {n: cut(df) for n, df in p.tables.items()}, cut(p.claimed)) for p in parsed]
+        names = ids.get(row["file"], [row["file"]])
+        out += [(row | {"file": names[0]}, parsed)] + [(row | {"file": n}, []) for n in names[1:]]
+    return out
+
+
+def real(name: str) -> str:
+    """The file a part of an agent log is of."""
+    return name.split(PART, 1)[0]
+
+
 def split(results: Results) -> list[Attempt]:
     """The runs in ``results`` (``ingest.parse_files``' answer for every file read), the latest
     first. One run where nothing tells two apart."""
+    said, parts = _launcher_word(results)
+    results = _cut(results, parts)
     pieces, rows = _pieces(results)
     owner = {p.files[0]: p for p in pieces}
+    for p in pieces:
+        p.attempt = said.get(p.files[0])
 
     def join(a: Piece, b: Piece) -> None:
         if a is b or a.collides(b):
@@ -215,6 +318,13 @@ def split(results: Results) -> list[Attempt]:
         for f in b.files:
             owner[f] = a
 
+    attempts: dict[tuple[str | None, int], list[Piece]] = {}
+    for p in pieces:  # 0: one attempt by the launcher's word, where it names the run
+        if p.attempt is not None and p.attempt[0]:
+            attempts.setdefault(p.attempt, []).append(p)
+    for ps in attempts.values():
+        for p in ps[1:]:
+            join(owner[ps[0].files[0]], p)
     for group in _links(rows, [row["file"] for row, _ in results]):
         for f in group[1:]:
             join(owner[group[0]], owner[f])
@@ -272,12 +382,17 @@ def _attempts(pieces: list[Piece], results: Results, rows: pl.DataFrame) -> list
         timed_by = "flight recorder"
         t0, t1 = p.t0, p.t1
         if t0 is None:
-            times = [Path(f).stat().st_mtime_ns for f in files if Path(f).is_file()]
+            times = [Path(real(f)).stat().st_mtime_ns for f in files if Path(real(f)).is_file()]
             t0, t1, timed_by = (min(times), max(times), "file times") if times else (None, None, "")
         hosts = rows.filter(pl.col("file").is_in(files))["host"].drop_nulls().unique().sort().to_list()
-        out.append(Attempt(0, files, sorted(p.ranks), min(p.world) if p.world else None, hosts, t0, t1,
-                           timed_by, _only(results, files)))
-    out.sort(key=lambda a: (a.end_ns is None, -(a.end_ns or 0), a.files[0]))
+        out.append(Attempt(0, list(dict.fromkeys(map(real, files))), sorted(p.ranks),
+                           min(p.world) if p.world else None, hosts, t0, t1, timed_by, p.attempt,
+                           _only(results, files)))
+    out.sort(key=lambda a: (a.end_ns is None, -(a.end_ns or 0), a.files[0]))  # the latest first
+    for run_id in {a.launch[0] for a in out if a.launch and a.launch[0]}:  # of one torchrun run: its word
+        at = [i for i, a in enumerate(out) if a.launch and a.launch[0] == run_id]
+        for i, a in zip(at, sorted((out[i] for i in at), key=lambda a: -a.launch[1])):
+            out[i] = a
     for n, a in enumerate(out, 1):
         a.number = n
     return out
@@ -288,9 +403,14 @@ def _only(results: Results, files: list[str]) -> Results:
     parsed row of theirs (a batch's text rows all sit on its first file's result) on the first."""
     wanted = set(files)
     keep = pl.col("file").cast(pl.Utf8).is_in(files)
-    parsed = [Parsed(p.kind, tables={n: df.filter(keep) if df is not None and "file" in df.columns else df
-                             for n, df in p.tables.items()},
-                     claimed=p.claimed.filter(pl.col("file").is_in(files)))
+
+    def only(df: pl.DataFrame | None) -> pl.DataFrame | None:
+        if df is None or "file" not in df.columns:
+            return df
+        df = df.filter(keep)  # (a part of an agent log named back as its file)
+        return df.with_columns(pl.col("file").cast(pl.Utf8).str.replace(f"{PART}.*$", "").cast(df.schema["file"]))
+
+    parsed = [Parsed(p.kind, tables={n: only(df) for n, df in p.tables.items()}, claimed=only(p.claimed))
               for _, ps in results for p in ps]
-    rows = [row for row, _ in results if row["file"] in wanted]
+    rows = [row | {"file": real(row["file"])} for row, _ in results if row["file"] in wanted]
     return [(rows[0], parsed)] + [(row, []) for row in rows[1:]]

@@ -152,7 +152,7 @@ def diff_cmd(run_a, run_b, as_json, picks):
         if len(picks) != 2:
             raise BadInput(f"{run_a}: one path: give --run twice (two of its attempts) or a second path")
         paths = (run_a, run_a)
-        shown = tuple(f"{run_a} (run {n})" for n in picks)
+        shown = (run_a, run_a)
         short = tuple(f"run {n}" for n in picks)
     else:
         picks = tuple(picks) + (None,) * (2 - len(picks))

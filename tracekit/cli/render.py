@@ -42,7 +42,7 @@ def verdict_lines(v: dict, width: int | None = None) -> list[str]:
 def runs_block(run, verdicts: dict, width: int | None = None) -> list[str]:
     """``runs 2 in this folder`` and each run's span, ranks and verdict, the latest first."""
     out = [f"runs      {len(run.attempts)} in {', '.join(run.paths)}, the latest first "
-           "(told apart by processes, ranks, times and folders; --run N shows one in full)"]
+           "(told apart by the launcher, processes, ranks, times and folders; --run N shows one in full)"]
     for a in run.attempts:
         v = verdicts[a.number]
         verdict = f"          {v['kind'].upper()}: {v['summary']}"

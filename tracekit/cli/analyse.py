@@ -23,7 +23,7 @@ from tracekit.cli.render import runs_block, summary_text, verdict_lines, width
 @options.fail_on_hang
 @click.option("--no-store", is_flag=True, help="Analyse only; write no parquet store.")
 @click.option("--unknown", "list_unknown", is_flag=True, help="Also list the lines no parser understood, "
-              "per file (file:line: text; the first 10 of each file).")
+              "by block (file:line: text; a JSON dump or a traceback as one line; the first 10 of each file).")
 @options.pick_run("Where the logs hold several runs (restarts, attempts): show run N in full "
                   "(1 the latest).")
 @click.option("--engine", default="local", show_default=True, metavar="local|ray[:ADDRESS]",
@@ -54,7 +54,6 @@ def ingest_cmd(paths, out, as_json, fail_on_hang, no_store, list_unknown, engine
 
 def _report_ingest(run, paths, missing, as_json, fail_on_hang, list_unknown, no_store):
     from tracekit import verdict as verdict_mod
-    from tracekit.ingest import unknown_lines
     from tracekit.reports import summary
 
     for level, file, why in run.notes():  # read with a note, or not read
@@ -70,14 +69,14 @@ def _report_ingest(run, paths, missing, as_json, fail_on_hang, list_unknown, no_
         click.echo(f"note: no store written for {len(run.attempts)} runs "
                    "(give --run N --out DIR to keep one)", err=True)
     picked = verdict_mod.decide(run.store)
-    s = summary.build(run.store, picked)
+    unknown = _unknown(run, everything=list_unknown)
+    s = summary.build(run.store, picked, unknown)
     if several:
         verdicts = {a.number: picked.to_dict() if a.number == run.picked
                     else verdict_mod.decide(run.store_of(a)).to_dict() for a in run.attempts}
         s["runs"] = [a.to_dict() | {"verdict": verdicts[a.number]} for a in run.attempts]
         s["run_shown"] = run.picked
     run.wait()  # the store, written meanwhile
-    unknown = run.named(unknown_lines(run.read_paths())) if list_unknown else None
     if as_json:
         listed = {"unknown_listed": summary.unknown_listing(unknown)} if list_unknown else {}
         click.echo(json.dumps(s | listed, indent=2, default=str))
@@ -90,6 +89,26 @@ def _report_ingest(run, paths, missing, as_json, fail_on_hang, list_unknown, no_
         sys.exit(2)
     if fail_on_hang and s["verdict"]["failed"]:  # a hang or failure verdict, or any failure sign
         sys.exit(1)
+
+
+#: the lines not understood are read again to count them by block where their files hold at most this
+UNKNOWN_REREAD_BYTES = 64 << 20
+
+
+def _unknown(run, everything: bool):
+    """The lines not understood (``ingest.unknown_lines``, read again): of every file with ``--unknown``,
+    else of the files that have any where they are small enough to read again (None where not)."""
+    import polars as pl
+
+    from tracekit.ingest import unknown_lines
+
+    files = run.store.files.filter(pl.col("unknown") > 0)
+    if everything:  # (of this run's files, where the logs hold several)
+        return run.named(unknown_lines(run.read_paths())).filter(pl.col("file").is_in(run.store.files["file"]))
+    if not files.height or (files["size_bytes"].sum() or 0) > UNKNOWN_REREAD_BYTES:
+        return None
+    back = {v: k for k, v in (run.spooled or {}).items()}  # standard input: its copy is read again
+    return run.named(unknown_lines([back.get(f, f) for f in files["file"].to_list()]))
 
 
 @click.command("verdict", short_help="Print only the verdict of a run, with its evidence.")

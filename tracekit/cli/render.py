@@ -18,20 +18,16 @@ def wrap(line: str, width: int) -> list[str]:
 
 
 def summary_text(s: dict, width: int | None) -> str:
-    """``summary.render``'s text; on a terminal (``width``) the verdict first, wrapped to the width,
-    above the summary it comes from (read in ten seconds), the other lines cut to the width (whole in
-    a pipe and in --json). In a pipe: as rendered, a line each."""
+    """``summary.render``'s text, the verdict first; on a terminal (``width``) the verdict wrapped to
+    the width and the other lines cut to it (whole in a pipe and in --json, a line each)."""
     from tracekit.reports import summary
 
     text = summary.render(s)
     if width is None:
         return text
-    body, _, verdict = text.partition("\n\nverdict   ")
-    if not verdict:
-        return text
-    head, *rest = verdict.split("\n")
-    cut = [ln if len(ln) < width else ln[: width - 2] + "…" for ln in rest + ["", *body.split("\n")]]
-    return "\n".join(wrap("verdict   " + head, width) + cut)
+    head, *rest = text.split("\n")
+    cut = [ln if len(ln) < width else ln[: width - 2] + "…" for ln in rest]
+    return "\n".join(wrap(head, width) + cut)
 
 
 def verdict_lines(v: dict, width: int | None = None) -> list[str]:

@@ -177,8 +177,10 @@ def render(s: dict) -> str:
         out.append(f"unreadable {x['file']}: {x['error']}")
     unk = s["unknown_lines"]
     if unk:
+        counted = s.get("unknown_blocks") or []
+        # (said only where some block holds several lines: a JSON dump is one block, not 37 lines)
         blocks = "".join(f", {b['blocks']} {b['kind']}{'s' if b['blocks'] > 1 else ''} ({b['lines']} lines)"
-                         for b in s.get("unknown_blocks") or [])
+                         for b in counted) if any(b["lines"] > b["blocks"] for b in counted) else ""
         out.append(f"unknown   {sum(unk.values())} line(s) not understood in {len(unk)} file(s){blocks} "
                    "(ingest --unknown lists them)")
     # one line each whatever a file name or a log line holds: a newline or a terminal's escape

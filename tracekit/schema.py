@@ -74,6 +74,8 @@ EVENT_KINDS = {
     "elastic_stop": "torchrun's agent stopping its worker group (before a restart)",
     "elastic_rejoin": "torchrun's agent rendezvousing its worker group again (the next attempt starts)",
     "elastic_membership": "torchrun's agent: new nodes joined; it will restart the worker group",
+    "deepspeed_config": "DeepSpeed's configuration block at start-up (parsers/deepspeed_config.py): one setting "
+                        "(ZeRO stage, offload, buckets, micro batch, precision) as `key=value`",
 }
 EventKind = pl.Enum(list(EVENT_KINDS))
 #: Entry / communicator states: FR's entry states, NCCL init states, tracekit's own.

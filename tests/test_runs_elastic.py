@@ -58,6 +58,10 @@ def test_a_restart_is_two_attempts_told_apart_by_restart_count_the_latest_first(
     assert all("attempt_0" in f for f in first.files if "/logs/" in f)
     assert str(folder / "launcher.log") in latest.files and str(folder / "launcher.log") in first.files
     assert latest.world_size == first.world_size == 2
+    # each attempt's span by the agent's own clock (glog's month, day and time), not the files' times
+    assert latest.timed_by == first.timed_by == "torchrun agent's clock"
+    assert first.span().endswith("-12-04 17:09:09 - 17:09:13 (torchrun agent's clock)")
+    assert latest.span().endswith("-12-04 17:09:13 - 17:09:18 (torchrun agent's clock)")
     # the agent's log is cut where the second attempt starts: its FAILED line is the first attempt's
     r = invoke("ingest", folder, "--no-store", "--json")
     s = json.loads(r.output)

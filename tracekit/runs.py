@@ -33,14 +33,10 @@ from pathlib import Path
 import polars as pl
 
 from tracekit.parsers import Parsed
+from tracekit.runs_launcher import AGENT_CLOCK, PART, agent_spans, cut_parts, launcher_word, real
 from tracekit.store import Store
 from tracekit.wording import who
 
-#: torchrun's log folder (torch/distributed/elastic/multiprocessing/api.py):
-#: ``<log_dir>/<run_id>_<8 random>/attempt_<restart count>/<local rank>/stdout.log``
-LOG_DIR = re.compile(r"(?:^|/)(?P<run>[^/]+?)(?:_[a-z0-9_]{8})?/attempt_(?P<k>\d+)/")
-PART = "\x00"  # a launcher log's part, ``FILE\x00N`` (N its restart count), until the attempts are made
-AGENT = ("elastic_launch", "elastic_rendezvous", "elastic_rejoin")
 #: pids this close are of one launch (a launcher forks its ranks one after another)
 NEAR_PIDS = 64
 PID_IN_NAME = re.compile(r"(?<![0-9])[0-9]{3,7}(?![0-9])")
@@ -62,6 +58,7 @@ class Piece:
     t0: int | None = None
     t1: int | None = None
     attempt: tuple[str | None, int] | None = None  # torchrun's (run id, restart count), where it says
+    agent: tuple[int, int] | None = None  # ns of torchrun's agent's first and last line, on its clock
 
     def collides(self, other: Piece) -> bool:
         """Whether one rank would be two processes: different pids, or dumps apart in time; or two
@@ -95,6 +92,8 @@ class Piece:
         self.t1 = max(times) if times else None
         if self.attempt is None or (other.attempt is not None and self.attempt[0] is None):
             self.attempt = other.attempt
+        spans = [x for x in (self.agent, other.agent) if x is not None]
+        self.agent = (min(a for a, _ in spans), max(b for _, b in spans)) if spans else None
 
 
 @dataclass
@@ -118,7 +117,8 @@ class Attempt:
             return "time unknown"
         a, b = (datetime.fromtimestamp(t / 1e9, timezone.utc) for t in (self.start_ns, self.end_ns))
         end = b.strftime("%H:%M:%S" if a.date() == b.date() else "%Y-%m-%d %H:%M:%S")
-        return f"{a:%Y-%m-%d %H:%M:%S} - {end} UTC ({self.timed_by})"
+        zone = "" if self.timed_by == AGENT_CLOCK else " UTC"  # (glog writes the node's local time)
+        return f"{a:%Y-%m-%d %H:%M:%S} - {end}{zone} ({self.timed_by})"
 
     def folder(self) -> str:
         """The folder that holds all its files (their common parent)."""
@@ -226,90 +226,16 @@ def _links(rows: pl.DataFrame, files: list[str]) -> list[list[str]]:
     return [g for g in groups if len(g) > 1]
 
 
-def _agent(results: Results) -> pl.DataFrame:
-    """``file, line, kind, message`` of torchrun's agent events: its launch, rendezvous and rejoins."""
-    cols = {"file": pl.Utf8, "line": pl.Int64, "kind": pl.Utf8, "message": pl.Utf8}
-    frames = [pl.DataFrame(schema=cols)]
-    for _, parsed in results:
-        for p in parsed:
-            ev = p.tables.get("events")
-            if ev is not None and ev.height and "kind" in ev.columns:
-                frames.append(ev.filter(pl.col("kind").cast(pl.Utf8).is_in(AGENT))
-                              .select(*[(pl.col(c) if c in ev.columns else pl.lit(None)).cast(t).alias(c)
-                                        for c, t in cols.items()]))
-    return pl.concat(frames).sort("file", "line")
-
-
-def _launcher_word(results: Results) -> tuple[dict[str, tuple[str | None, int]], pl.DataFrame]:
-    """Each file's attempt (run id, restart count) where the launcher says: its agent's log names one
-    restart count, or the file sits in torchrun's ``attempt_N/`` folder; and the parts ``file, lo, hi,
-    id`` of agent logs that hold several attempts, each cut at the ``Rendezvous'ing worker group``
-    line that starts it (the lines before the first rendezvous go to the first)."""
-    from tracekit.parsers.elastic import fields
-
-    said: dict[str, tuple[str | None, int]] = {}
-    parts = []
-    for (file,), ev in _agent(results).group_by("file"):
-        launch = ev.filter(pl.col("kind") == "elastic_launch")["message"].to_list()
-        run_id = fields(launch[0]).get("run_id") if launch else None
-        rdzv = [(line, int(k)) for line, m in ev.filter(pl.col("kind") == "elastic_rendezvous")
-                .select("line", "message").iter_rows() if (k := fields(m).get("restart_count", "")).isdigit()]
-        rejoins = ev.filter(pl.col("kind") == "elastic_rejoin")["line"].to_list()
-        if len({k for _, k in rdzv}) == 1:
-            said[file] = (run_id, rdzv[0][1])
-        elif len(rdzv) > 1:
-            starts = [1] + [max((r for r in rejoins if before < r < line), default=line)
-                            for (before, _), (line, _) in zip(rdzv, rdzv[1:])]
-            ends = [s - 1 for s in starts[1:]] + [None]
-            parts += [(file, lo, hi, f"{file}{PART}{k}", run_id, k) for lo, hi, (_, k) in zip(starts, ends, rdzv)]
-    for row, _ in results:
-        if row["file"] not in said and (m := LOG_DIR.search(row["file"])):
-            said[row["file"]] = (m["run"], int(m["k"]))
-    cut = pl.DataFrame([p[:4] for p in parts], schema={"file": pl.Utf8, "lo": pl.Int64, "hi": pl.Int64,
-                                                      "id": pl.Utf8}, orient="row")
-    return said | {p[3]: (p[4], p[5]) for p in parts}, cut
-
-
-def _cut(results: Results, parts: pl.DataFrame) -> Results:
-    """``results`` with each agent log that holds several attempts cut into its parts (named
-    ``FILE\x00N``): rows with a line go to the part that holds it, rows without one to every part."""
-    if not parts.height:
-        return results
-
-    def cut(df: pl.DataFrame | None) -> pl.DataFrame | None:
-        if df is None or not df.height or "file" not in df.columns:
-            return df
-        j = df.with_columns(pl.col("file").cast(pl.Utf8).alias("_f")).join(
-            parts.rename({"file": "_f"}), on="_f", how="left")
-        if "line" in df.columns:
-            inside = (pl.col("line") >= pl.col("lo")) & (pl.col("hi").is_null() | (pl.col("line") <= pl.col("hi")))
-            j = j.filter(pl.col("id").is_null() | pl.col("line").is_null() | inside)
-        return j.with_columns(pl.coalesce("id", "_f").cast(df.schema["file"]).alias("file")).drop(
-            "_f", "lo", "hi", "id")
-
-    ids = {f: g["id"].to_list() for (f,), g in parts.group_by("file")}
-    out: Results = []
-    for row, parsed in results:
-        parsed = [Parsed(p.kind, {n: cut(df) for n, df in p.tables.items()}, cut(p.claimed)) for p in parsed]
-        names = ids.get(row["file"], [row["file"]])
-        out += [(row | {"file": names[0]}, parsed)] + [(row | {"file": n}, []) for n in names[1:]]
-    return out
-
-
-def real(name: str) -> str:
-    """The file a part of an agent log is of."""
-    return name.split(PART, 1)[0]
-
-
 def split(results: Results) -> list[Attempt]:
     """The runs in ``results`` (``ingest.parse_files``' answer for every file read), the latest
     first. One run where nothing tells two apart."""
-    said, parts = _launcher_word(results)
-    results = _cut(results, parts)
+    said, parts = launcher_word(results)
+    results = cut_parts(results, parts)
     pieces, rows = _pieces(results)
     owner = {p.files[0]: p for p in pieces}
+    agent = agent_spans(results)
     for p in pieces:
-        p.attempt = said.get(p.files[0])
+        p.attempt, p.agent = said.get(p.files[0]), agent.get(p.files[0])
 
     def join(a: Piece, b: Piece) -> None:
         if a is b or a.collides(b):
@@ -381,6 +307,8 @@ def _attempts(pieces: list[Piece], results: Results, rows: pl.DataFrame) -> list
         files = sorted(p.files, key=order.__getitem__)
         timed_by = "flight recorder"
         t0, t1 = p.t0, p.t1
+        if t0 is None and p.agent is not None:
+            (t0, t1), timed_by = p.agent, AGENT_CLOCK
         if t0 is None:
             times = [Path(real(f)).stat().st_mtime_ns for f in files if Path(real(f)).is_file()]
             t0, t1, timed_by = (min(times), max(times), "file times") if times else (None, None, "")
@@ -408,7 +336,8 @@ def _only(results: Results, files: list[str]) -> Results:
         if df is None or "file" not in df.columns:
             return df
         df = df.filter(keep)  # (a part of an agent log named back as its file)
-        return df.with_columns(pl.col("file").cast(pl.Utf8).str.replace(f"{PART}.*$", "").cast(df.schema["file"]))
+        named = pl.col("file").cast(pl.Utf8).str.replace(f"{PART}.*$", "")
+        return df.with_columns(named.cast(df.schema["file"]))
 
     parsed = [Parsed(p.kind, tables={n: only(df) for n, df in p.tables.items()}, claimed=only(p.claimed))
               for _, ps in results for p in ps]

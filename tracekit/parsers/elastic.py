@@ -22,7 +22,8 @@ log them (INFO: torchrun prints them with ``LOGLEVEL=INFO``; docs/formats.md, "P
 Each becomes one ``events`` row; a block's values (the lines under its head, glog prefix or not) are
 its ``message`` as ``key=value`` words (lists without spaces: ``global_ranks=[0,1]``), which
 ``fields`` reads back (a one-line message keeps its words, and its values in ``frames``). A rendezvous
-says the world's size: a ``ranks`` row that names no process. ``runs.py`` tells attempts apart by run id and restart count with them.
+says the world's size: a ``ranks`` row that names no process. ``ts``: glog's ``MMDD HH:MM:SS.ffffff``.
+``runs.py`` tells attempts apart by run id and restart count with them.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import polars as pl
 from tracekit.parsers import Parsed
 
 # torch's glog-like prefix on every line of a block (`I1204 17:08:23.661000 26620 torch/.../api.py:254] `)
-GLOG = r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +(?P<pid>\d+) [\w/.\-]+:\d+\] ?"
+GLOG = r"^[IWEF](?P<ts>\d{4} \d\d:\d\d:\d\d\.\d+) +(?P<pid>\d+) [\w/.\-]+:\d+\] ?"
 LAUNCH = r"Starting elastic_operator with launch configs:"
 RENDEZVOUS = r"\[(?P<role>[\w\-]+)\] Rendezvous complete for workers\. Result:"
 LAUNCH_KEYS = ("entrypoint", "min_nodes", "max_nodes", "nproc_per_node", "run_id", "rdzv_backend",
@@ -65,7 +66,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
         return Parsed("elastic")
     body = pl.col("text").str.replace(GLOG, "")
     df = (lines.select("file", "line", "text").filter(pl.col("text").str.contains(CHEAP))
-          .with_columns(body.alias("body"), pl.col("text").str.extract(GLOG, 1).cast(pl.Int64).alias("pid")))
+          .with_columns(body.alias("body"), pl.col("text").str.extract(GLOG, 2).cast(pl.Int64).alias("pid"),
+                        pl.col("text").str.extract(GLOG, 1).alias("ts")))  # glog's month, day and time
     if not df.height:
         return Parsed("elastic")
     b = pl.col("body")
@@ -102,7 +104,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
 def _block(df: pl.DataFrame, head: pl.Expr, kind: str, value: str, keep: tuple[str, ...] | None):
     """A block's head as one event whose message holds the values of the lines under it, and the
     lines it claimed (its head and its values)."""
-    heads = df.filter(head).select("file", "line", "pid", pl.col("line").alias("_head"))
+    heads = df.filter(head).select("file", "line", "pid", "ts", pl.col("line").alias("_head"))
     claimed = pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64})
     if not heads.height:
         return pl.DataFrame(), claimed
@@ -118,7 +120,7 @@ def _block(df: pl.DataFrame, head: pl.Expr, kind: str, value: str, keep: tuple[s
         pl.concat_str("key", pl.lit("="), pl.col("value").str.replace_all(r"\s+", "")).sort_by("line")
         .str.join(" ").alias("message"))
     events = heads.join(words, on=["file", "_head"], how="left").select(
-        "file", "line", "pid", pl.lit(kind).alias("kind"), pl.col("message").fill_null(""),
+        "file", "line", "pid", "ts", pl.lit(kind).alias("kind"), pl.col("message").fill_null(""),
         pl.lit("torchrun agent").alias("where"))
     claimed = pl.concat([heads.select("file", "line"), kv.select("file", "line")])
     return events, claimed

@@ -107,3 +107,6 @@ def test_diff_compares_two_attempts_of_one_folder(tmp_path):
     assert r.exit_code == 2 and r.output.startswith(f"error: {folder}: one path: give --run twice")
     r = invoke("diff", folder, "--run", "3", "--run", "1")
     assert r.exit_code == 2 and "holds 2 run(s)" in r.output
+    r = invoke("diff", SAMPLES / "gloo_2x2_deadlock")
+    assert (r.exit_code, r.output) == (2, f"error: {SAMPLES / 'gloo_2x2_deadlock'}: holds one run; give a second run "
+                                          "to compare it with\n")

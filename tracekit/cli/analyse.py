@@ -176,6 +176,11 @@ def diff_cmd(run_a, run_b, as_json, picks):
     else:
         picks = tuple(picks) + (None,) * (2 - len(picks))
         paths, shown, short = (run_a, run_b), (run_a, run_b), names(run_a, run_b)
-    a, b = (load_run(p, pick=n) for p, n in zip(paths, picks))
+    try:
+        a, b = (load_run(p, pick=n) for p, n in zip(paths, picks))
+    except BadInput as e:
+        if run_b is None and "holds 1 run(s)" in e.message:
+            raise BadInput(f"{run_a}: holds one run; give a second run to compare it with") from None
+        raise
     c = diff.compare(a, b, names=short)
     click.echo(json.dumps(c.to_dict(), indent=2, default=str) if as_json else diff.render(c, *shown))

@@ -92,7 +92,8 @@ def _report_ingest(run, paths, missing, as_json, fail_on_hang, list_unknown, no_
 
 
 #: the lines not understood are read again to count them by block where their files hold at most this
-UNKNOWN_REREAD_BYTES = 64 << 20
+#: many lines (a .gz's size says nothing of its text; the text parsers take ~25x their text in memory)
+UNKNOWN_REREAD_LINES = 200_000
 
 
 def _unknown(run, everything: bool):
@@ -104,8 +105,9 @@ def _unknown(run, everything: bool):
 
     files = run.store.files.filter(pl.col("unknown") > 0)
     if everything:  # (of this run's files, where the logs hold several)
-        return run.named(unknown_lines(run.read_paths())).filter(pl.col("file").is_in(run.store.files["file"]))
-    if not files.height or (files["size_bytes"].sum() or 0) > UNKNOWN_REREAD_BYTES:
+        return run.named(unknown_lines(run.read_paths())).filter(
+            pl.col("file").is_in(run.store.files["file"].to_list()))
+    if not files.height or (files["lines"].sum() or 0) > UNKNOWN_REREAD_LINES:
         return None
     back = {v: k for k, v in (run.spooled or {}).items()}  # standard input: its copy is read again
     return run.named(unknown_lines([back.get(f, f) for f in files["file"].to_list()]))

@@ -62,9 +62,23 @@ def test_broken_store_is_a_clear_error(tmp_path):
 
 def test_every_command_has_help_and_is_in_readme():
     readme = (ROOT / "README.md").read_text()
+    assert set(main.commands) == {"ingest", "verdict", "diff", "run", "doctor", "watch", "trace", "open", "plot",
+                                  "report"}
     for name, cmd in main.commands.items():
-        assert cmd.help and "Example:" in cmd.help, name
+        assert cmd.help and cmd.help.strip().splitlines()[-1].strip().startswith("Example: tracekit "), name
         assert re.search(rf"tracekit {name}\b", readme), name
+
+
+def test_the_package_runs_as_a_module_and_every_command_has_its_help():
+    """``python -m tracekit.cli`` is the console script (tests and `tracekit run` start it so)."""
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "tracekit.cli", "--help"], capture_output=True, text=True)
+    assert p.returncode == 0 and all(name in p.stdout for name in main.commands)
+    for name in main.commands:
+        r = run(name, "--help")
+        assert r.exit_code == 0 and r.output.startswith(f"Usage: main {name} "), name
 
 
 class _Terminal(io.StringIO):
@@ -185,7 +199,7 @@ def test_dash_reads_standard_input_as_the_same_file_would_be_read(tmp_path):
     assert r.exit_code == 2 and r.output.count("\n") == 1 and r.output.startswith("error: ")
 
 
-def test_on_a_terminal_the_verdict_comes_first_wrapped_to_its_width():
+def test_the_verdict_comes_first_in_a_pipe_and_wrapped_to_a_terminal():
     from tracekit import verdict
     from tracekit.cli import _summary_text
     from tracekit.ingest import ingest
@@ -194,17 +208,33 @@ def test_on_a_terminal_the_verdict_comes_first_wrapped_to_its_width():
     store = ingest([SAMPLES / "gloo_2x2_mismatch"])
     s = summary.build(store, verdict.decide(store))
     piped = _summary_text(s, None)
-    assert piped.startswith("files     6 ") and "\n\nverdict   MISMATCH: rank 1: " in piped  # a pipe: as ever
+    assert piped.startswith("verdict   MISMATCH: rank 1: the ranks' collectives no longer pair up")
+    one_line, *rest = piped.splitlines()
+    cut = rest.index("")  # the verdict's evidence and notes, then the summary under it
+    assert rest[cut + 1].startswith("files     6 ")
+    # the cause above its consequences: gloo's abort on rank 1 first, not a peer that closed after it
+    errors = next(ln for ln in rest if ln.startswith("errors    ")).replace(str(SAMPLES), "samples")
+    assert "first cause: samples/gloo_2x2_mismatch/rank1.log:2: terminate called after throwing" in errors
     shown = _summary_text(s, 80).splitlines()
-    assert shown[0].startswith("verdict   MISMATCH: rank 1: the ranks' collectives no longer pair up")
-    cut = shown.index("")  # the verdict (and its evidence), then the summary under it
-    head = [ln for ln in shown[:cut] if not ln.startswith(("  evidence", "  note"))]  # (a note: the fix)
+    head = shown[: next(i for i, ln in enumerate(shown) if ln.startswith("  evidence "))]
     assert len(head) >= 3 and all(ln.startswith(" " * 10) for ln in head[1:])
-    one_line = piped.split("\n\nverdict   ")[1].splitlines()[0]
-    assert " ".join(ln.strip() for ln in head) == "verdict   " + one_line
-    body, _, tail = piped.partition("\n\nverdict   ")
+    assert " ".join(ln.strip() for ln in head) == one_line
     assert all(len(ln) < 80 for ln in shown)
-    whole = [ln.rstrip("…") for ln in shown[cut + 1:]]  # the summary, all of it, under the verdict
-    assert all(b.startswith(w) for w, b in zip(whole, body.splitlines(), strict=True))
-    evidence = [ln.rstrip("…") for ln in shown[:cut] if ln.startswith("  ") and ln[2] != " "]
-    assert all(t.startswith(e) for e, t in zip(evidence, tail.splitlines()[1:], strict=True))
+    whole = [ln.rstrip("…") for ln in shown[len(head):]]  # the rest, each line cut to the width
+    assert all(b.startswith(w) for w, b in zip(whole, rest, strict=True))
+
+
+def test_lines_not_understood_are_counted_and_listed_by_block():
+    """ms-swift prints the model's config and generation config as JSON and the model as a tree: a
+    block each, not 178 lines to read one by one."""
+    r = run("ingest", SAMPLES / "swift_2x2_wandb", "--no-store")
+    unknown = next(ln for ln in r.stdout.splitlines() if ln.startswith("unknown   "))
+    assert unknown.startswith("unknown   178 line(s) not understood in 4 file(s), ")
+    assert " JSON dumps (" in unknown and " model printouts (" in unknown
+    s = json.loads(run("ingest", SAMPLES / "swift_2x2_wandb", "--no-store", "--json").output)
+    blocks = {b["kind"]: b for b in s["unknown_blocks"]}
+    assert sum(b["lines"] for b in blocks.values()) == 178 == sum(s["unknown_lines"].values())
+    assert blocks["JSON dump"]["blocks"] == 4
+    listed = run("ingest", SAMPLES / "swift_2x2_wandb", "--no-store", "--unknown").stdout
+    assert "samples/swift_2x2_wandb/rank0.vm.3191.log:358-394: a JSON dump of 37 lines: " in listed.replace(
+        str(SAMPLES), "samples")

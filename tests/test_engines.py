@@ -6,13 +6,12 @@ Dumps decoded in worker processes give the store of one process, row for row; a 
 """
 
 import importlib.util
-import shutil
 
 import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, copy_sample
 from tracekit import dumps, engines
 from tracekit.cli import main
 from tracekit.ingest import ingest, parse_files
@@ -98,7 +97,7 @@ def test_past_the_drivers_memory_tasks_write_the_collectives_and_the_verdict_str
 @pytest.mark.skipif(not ray_installed, reason="ray is not installed (pip install -e '.[ray]')")
 def test_ingest_command_on_ray_writes_the_store_and_verdict_of_one_process(tmp_path):
     run = tmp_path / "run"
-    shutil.copytree(SAMPLES / "gloo_2x2_deadlock", run)
+    copy_sample("gloo_2x2_deadlock", run)
     here = CliRunner().invoke(main, ["ingest", str(run), "--no-store", "--json"])
     on_ray = CliRunner().invoke(main, ["ingest", str(run), "--engine", "ray", "--json"])
     assert on_ray.exit_code == 0, on_ray.output

@@ -4,7 +4,6 @@ its verdict files, and a real gloo job under `tracekit run` that hangs and gets 
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -14,7 +13,7 @@ import time
 
 from click.testing import CliRunner
 
-from tests.conftest import ROOT, SAMPLES
+from tests.conftest import ROOT, SAMPLES, copy_sample
 from tracekit import live
 from tracekit.cli import main
 from tracekit.ingest import ingest
@@ -107,7 +106,7 @@ def test_phase_from_the_last_lines_a_job_wrote(tmp_path):
 
 def test_verdict_files_are_tracekits_own_and_never_a_users(tmp_path):
     run = tmp_path / "run"
-    shutil.copytree(SAMPLES / "gloo_2x2_deadlock", run)
+    copy_sample("gloo_2x2_deadlock", run)
     v = decide(ingest([run]))
     assert live.write(run, v, "stalled", 9.0, 2, run / "procs")
     said = live.read(run)
@@ -118,7 +117,7 @@ def test_verdict_files_are_tracekits_own_and_never_a_users(tmp_path):
     assert sorted(ingest([run]).files["file"].str.extract(r"([^/]+)$").to_list()) == sorted(p.name for p in (SAMPLES / "gloo_2x2_deadlock").iterdir() if p.is_file())
     # a user's own verdict.txt is an input, and never overwritten
     other = tmp_path / "other"
-    shutil.copytree(SAMPLES / "gloo_2x2_deadlock", other)
+    copy_sample("gloo_2x2_deadlock", other)
     (other / "verdict.txt").write_text("my notes: rank 3 looks stuck\n")
     assert not live.write(other, v, "stalled", 9.0, 2, other / "procs")
     assert (other / "verdict.txt").read_text() == "my notes: rank 3 looks stuck\n" and not (other / "verdict.json").exists()
@@ -176,7 +175,7 @@ def test_a_real_hang_gets_its_verdict_while_the_job_still_hangs(tmp_path):
 def test_a_failed_run_into_a_folder_with_a_users_verdict_txt_leaves_it(tmp_path):
     """The verdict at a failed exit is printed; a verdict.txt tracekit did not write stays as it was."""
     run = tmp_path / "logs"
-    shutil.copytree(SAMPLES / "gloo_2x2_deadlock", run)
+    copy_sample("gloo_2x2_deadlock", run)
     (run / "verdict.txt").write_text("my own notes\n")
     r = CliRunner().invoke(main, ["run", "--quiet", "--out", str(run), "--", sys.executable, "-c", "raise SystemExit(3)"])
     assert r.exit_code == 3

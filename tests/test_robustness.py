@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, copy_sample
 from tracekit import schema
 from tracekit.cli import main
 from tracekit.ingest import ingest, parse_files
@@ -99,7 +99,7 @@ def test_reingest_gives_identical_tables():
 
 def test_duplicated_and_misnamed_files(tmp_path):
     src = SAMPLES / "gloo_2x2_deadlock"
-    shutil.copytree(src, tmp_path / "run")
+    copy_sample("gloo_2x2_deadlock", tmp_path / "run")
     shutil.copy(src / "fr_rank0.pkl", tmp_path / "run" / "rank0.log")  # a dump named like a log
     shutil.copy(src / "stacks_rank3.txt", tmp_path / "run" / "copy_of_stacks.json")
     s = ingest([tmp_path / "run"])
@@ -110,7 +110,7 @@ def test_duplicated_and_misnamed_files(tmp_path):
 
 
 def test_inputs_are_never_modified(tmp_path):
-    shutil.copytree(SAMPLES / "gpu_2x1_bench", tmp_path / "run")
+    copy_sample("gpu_2x1_bench", tmp_path / "run")
     before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in (tmp_path / "run").rglob("*") if p.is_file()}
     mtimes = {p: p.stat().st_mtime_ns for p in before}
     assert CliRunner().invoke(main, ["ingest", str(tmp_path / "run")]).exit_code == 0
@@ -176,13 +176,13 @@ def test_clocks_that_jump(tmp_path):
     from tracekit.align import clock_offsets
     from tracekit.verdict import Kind, decide
     base = decide(ingest([SAMPLES / "zero3_slow_2x2"]))
-    shutil.copytree(SAMPLES / "zero3_slow_2x2", tmp_path / "ahead")
+    copy_sample("zero3_slow_2x2", tmp_path / "ahead")
     for f in (tmp_path / "ahead").glob("fr_rank*.node1.*.pkl"):
         _shift_fr(f, 3600 * 10**9)
     s = ingest([tmp_path / "ahead"])
     off = dict(clock_offsets(s.collectives).iter_rows())
     assert abs((off["node1"] - off["node0"]) / 1e9 - 3600) < 1
-    shutil.copytree(SAMPLES / "zero3_slow_2x2", tmp_path / "step")
+    copy_sample("zero3_slow_2x2", tmp_path / "step")
     for f in (tmp_path / "step").glob("fr_rank*.node0.*.pkl"):
         _shift_fr(f, -10 * 10**9, from_entry=40)
     for run in ("ahead", "step"):

@@ -4,7 +4,7 @@ IPv6, 2x2 with `--report_to wandb` on nodes without a network (the reported hang
 
 import polars as pl
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, copy_sample
 from tracekit.diff import compare
 from tracekit.ingest import ingest
 from tracekit.verdict import Kind, decide
@@ -66,14 +66,13 @@ def test_swift_argument_dump_becomes_train_arg_events_and_diff_names_report_to()
 
 
 def test_a_store_written_by_other_parser_code_is_ingested_again(tmp_path):
-    import shutil
-
+    
     from click.testing import CliRunner
 
     from tracekit.cli import main
 
     run = tmp_path / "run"
-    shutil.copytree(ROOT / "samples" / "swift_2x2_healthy", run)
+    copy_sample("swift_2x2_healthy", run)
     assert CliRunner().invoke(main, ["ingest", str(run)]).exit_code == 0
     store = run / ".tracekit"
     assert (store / "made_by.txt").exists()

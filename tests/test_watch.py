@@ -5,7 +5,7 @@ import shutil
 
 from click.testing import CliRunner
 
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, copy_sample
 from tracekit import live, watch
 from tracekit.cli import main
 from tracekit.ingest import ingest
@@ -55,7 +55,7 @@ def test_an_empty_folder_is_waited_for(tmp_path):
 
 def test_the_verdict_tracekit_run_wrote_for_this_stall_is_shown(tmp_path):
     run = tmp_path / "run"
-    shutil.copytree(SAMPLES / "gloo_2x2_deadlock", run)
+    copy_sample("gloo_2x2_deadlock", run)
     assert live.write(run, decide(ingest([run])), "stalled", 95.0, 2, run / "procs")
     line = watch.describe(None, watch.snapshot(run))
     assert line.startswith("stalled: no progress for ") and "ranks 0-2 at all_reduce #9; rank 3 at all_gather #8" in line

@@ -3,7 +3,8 @@
 A ``Comparison`` answers in the order a person asks: both verdicts; then the figures of speed
 (``FIGURES``: step time, collectives per second, time in collectives, bus bandwidth), each with
 where it came from or why it is missing; then what differs in how the runs were set up
-(``Difference``: layout, transports, network, sequence, versions, channels, settings,
+(``Difference``: layout, transports, network, sequence, DeepSpeed's configuration block, versions,
+channels, settings,
 arguments, packages), most telling first by ``weight``. Areas where the runs agree are listed
 in ``same``, so "no difference" is an answer too, not a silence.
 """
@@ -209,6 +210,8 @@ def _setup(a: Store, b: Store) -> tuple[list[Difference], list[str]]:
         same.append(f"sequence: the first {min(sa.height, sb.height)} collectives of the main group")
         if sa.height != sb.height:
             diffs.append(Difference("sequence", "collectives seen on the main group", str(sa.height), str(sb.height), 30))
+    # DeepSpeed's configuration block (parsers/deepspeed_config.py): ZeRO stage, offload, buckets, batch
+    cmp("deepspeed", _settings(a, "deepspeed_config"), _settings(b, "deepspeed_config"), 80)
     cmp("versions", _versions(a), _versions(b), 70)
     cmp("channels", _channels(a), _channels(b), 50)
     env_a, env_b = _settings(a, "setting"), _settings(b, "setting")

@@ -1,6 +1,8 @@
 """The figures of speed of one run, each with where it came from or why it is missing: step time
-(from the trainer's step lines), collectives per second, time in collectives, and bandwidth by
-message size. ``tracekit diff`` puts two runs' figures side by side (``diff.FIGURES``).
+(from the trainer's step lines), collectives per second, time in collectives, bandwidth by message
+size, and how late each rank enters the collectives. One function per figure: ``tracekit diff`` puts
+two runs' figures side by side (``diff.FIGURES``), the plots and the report draw them, and the
+verdict's words quote them (tests/test_cli_figures.py).
 """
 
 from __future__ import annotations
@@ -180,3 +182,49 @@ def bandwidth(s: Store) -> pl.DataFrame:
             .group_by("op", "size").agg(pl.col("algbw_gbs").median(), pl.col("busbw_gbs").median(), pl.len().alias("n"),
                                         pl.col("source").unique().sort().str.join("+"))
             .sort("op", "size"))
+
+
+def lateness(s: Store) -> tuple[pl.DataFrame, str]:
+    """How late each rank enters each collective its whole group shares, on one clock (host clock
+    offsets removed, ``sources.on_one_clock``): ``rank, pg, seq, t, late_ms`` (ms after the group's
+    median rank entered it; 0 for the median rank) and ``last`` (it entered last); and the source."""
+    known = pl.col("start_ns").is_not_null() & pl.col("rank").is_not_null() & pl.col("seq").is_not_null()
+    c, source = sources.best_lazy(s.collectives.lazy(), sources.TIMED, known,
+                                  ("rank", "pg", "seq", "host", "start_ns", "end_ns"))
+    empty = pl.DataFrame(schema={"rank": pl.Int32, "pg": pl.Utf8, "seq": pl.Int64, "t": pl.Int64,
+                                 "late_ms": pl.Float64, "last": pl.Boolean})
+    if not source:
+        return empty, ""
+    c = sources.on_one_clock(c.unique(["rank", "pg", "seq"]), {"start_ns": "t"})
+    n = c.group_by("pg", "seq").agg(pl.col("rank").n_unique().alias("n"))
+    full = c.join(n.filter(pl.col("n") == n["n"].max()), on=["pg", "seq"], how="semi")
+    if full["rank"].n_unique() < 2:
+        return empty, source
+    t, group = pl.col("t"), ("pg", "seq")
+    return full.select("rank", "pg", "seq", "t", ((t - t.median().over(group)) / 1e6).alias("late_ms"),
+                       (t == t.max().over(group)).alias("last")).sort("pg", "seq", "rank"), source
+
+
+NOISE_MS = 5.0  # later than the median rank by less than this is scheduling noise on a busy CPU
+
+
+def rank_lateness(late: pl.DataFrame) -> pl.DataFrame:
+    """Per rank, from ``lateness``: ``late_ms`` (its median lateness over every shared collective),
+    ``times_last`` (entered last), ``times_late`` (more than NOISE_MS after the median rank) and
+    ``late_when_late_ms`` (its median lateness in those), ``of`` (the collectives shared)."""
+    of = late.select("pg", "seq").unique().height
+    over = pl.col("late_ms") > NOISE_MS
+    return late.group_by("rank").agg(
+        pl.col("late_ms").median(), pl.col("last").sum().alias("times_last"), over.sum().alias("times_late"),
+        pl.col("late_ms").filter(over).median().alias("late_when_late_ms")).with_columns(
+        pl.lit(of).alias("of")).sort("rank")
+
+
+def latest_rank(s: Store) -> dict | None:
+    """The rank that enters the shared collectives last most often, with ``rank_lateness``'s figures
+    of it and the ``source``; None without two ranks on one clock."""
+    late, source = lateness(s)
+    if not late.height:
+        return None
+    per = rank_lateness(late).sort(["times_last", "rank"], descending=[True, False])
+    return per.row(0, named=True) | {"source": source}

@@ -21,6 +21,7 @@ from types import ModuleType
 from tracekit import inputs
 from tracekit.parsers import (Parsed, boilerplate, flight_recorder, fr_trace, kineto, launcher, mpi, nccl,
                               nccl_ras, nccl_tests, pyspy, torch_log, trainer)
+from tracekit.parsers import deepspeed_config, elastic  # branch cli
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,9 @@ TEXT = (
     Format("fr-trace", fr_trace, ("ranks", "events"), {"fr-trace": 8}),
     Format("nccl-ras", nccl_ras, ("ranks", "events"), {"nccl-ras": 9}),
     Format("mpi", mpi, ("events",)),
+    Format("torchrun-agent", elastic, ("events", "ranks"), {"torchrun-agent": 11},  # branch cli: restarts
+           names_kind=False),
+    Format("deepspeed-config", deepspeed_config, ("events",), names_kind=False),  # branch cli: ZeRO settings
     Format("boilerplate", boilerplate, (), names_kind=False),
 )
 #: the parsers the lines that are not plain NCCL go to

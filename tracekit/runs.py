@@ -6,6 +6,10 @@ side. Read as one, they make one confident and wrong verdict (a world of 256 ran
 Each file is given to one run here, before ranks are resolved across files (``ingest.combine``),
 from what its parsed rows say, in this order:
 
+0. the launcher's word first: torchrun's run id and restart count (its agent's ``Rendezvous complete
+   ... restart_count=N`` blocks, ``parsers/elastic.py``, and its log folder ``RUNID_xxxxxxxx/attempt_N/``):
+   files of one run id and restart count are one attempt, of two restart counts never one; a launcher
+   log that holds several attempts is cut at each ``Rendezvous'ing worker group`` into one part each;
 1. a process (its pid, within one folder) or an NCCL communicator id (random, 64 bits: anywhere)
    that two files share puts them in one run;
 2. files of one folder are one run unless their ranks collide: one rank held by two different
@@ -29,6 +33,7 @@ from pathlib import Path
 import polars as pl
 
 from tracekit.parsers import Parsed
+from tracekit.runs_launcher import AGENT_CLOCK, PART, agent_spans, cut_parts, launcher_word, real
 from tracekit.store import Store
 from tracekit.wording import who
 
@@ -52,9 +57,16 @@ class Piece:
     ranks: set[int]
     t0: int | None = None
     t1: int | None = None
+    attempt: tuple[str | None, int] | None = None  # torchrun's (run id, restart count), where it says
+    agent: tuple[int, int] | None = None  # ns of torchrun's agent's first and last line, on its clock
 
     def collides(self, other: Piece) -> bool:
-        """Whether one rank would be two processes: different pids, or dumps apart in time."""
+        """Whether one rank would be two processes: different pids, or dumps apart in time; or two
+        attempts by the launcher's word (other restart counts, or other run ids)."""
+        if self.attempt is not None and other.attempt is not None:
+            (run_a, k_a), (run_b, k_b) = self.attempt, other.attempt
+            if k_a != k_b or (run_a and run_b and run_a != run_b):
+                return True
         for r in self.ranks & other.ranks:
             a, b = self.pids.get(r), other.pids.get(r)
             if a and b and not a & b:
@@ -78,6 +90,10 @@ class Piece:
         self.t0 = min(times) if times else None
         times = [t for t in (self.t1, other.t1) if t is not None]
         self.t1 = max(times) if times else None
+        if self.attempt is None or (other.attempt is not None and self.attempt[0] is None):
+            self.attempt = other.attempt
+        spans = [x for x in (self.agent, other.agent) if x is not None]
+        self.agent = (min(a for a, _ in spans), max(b for _, b in spans)) if spans else None
 
 
 @dataclass
@@ -92,6 +108,7 @@ class Attempt:
     start_ns: int | None
     end_ns: int | None
     timed_by: str  # "flight recorder" or "file times"
+    launch: tuple[str | None, int] | None = None  # torchrun's (run id, restart count), where it says
     results: Results = field(repr=False, default_factory=list)
     store: Store | None = field(repr=False, default=None)  # already combined (a Ray ingest), else None
 
@@ -100,7 +117,8 @@ class Attempt:
             return "time unknown"
         a, b = (datetime.fromtimestamp(t / 1e9, timezone.utc) for t in (self.start_ns, self.end_ns))
         end = b.strftime("%H:%M:%S" if a.date() == b.date() else "%Y-%m-%d %H:%M:%S")
-        return f"{a:%Y-%m-%d %H:%M:%S} - {end} UTC ({self.timed_by})"
+        zone = "" if self.timed_by == AGENT_CLOCK else " UTC"  # (glog writes the node's local time)
+        return f"{a:%Y-%m-%d %H:%M:%S} - {end}{zone} ({self.timed_by})"
 
     def folder(self) -> str:
         """The folder that holds all its files (their common parent)."""
@@ -110,16 +128,22 @@ class Attempt:
     def describe(self) -> str:
         """``2026-12-03 16:16:42 - 16:16:46 UTC (flight recorder): ranks 0-3 of 4 on vm, 14 files in
         logs/attempt1``: what a user tells runs apart by."""
-        ranks = who(self.ranks) if self.ranks else "no rank named"
+        ranks = who(self.ranks) if self.ranks else "no rank named" if not self.world_size else "a world"
         world = f" of {self.world_size}" if self.world_size else ""
         more = " ..." if len(self.hosts) > 3 else ""
         hosts = f" on {', '.join(self.hosts[:3])}{more}" if self.hosts else ""
-        return f"{self.span()}: {ranks}{world}{hosts}, {len(self.files)} file(s) in {self.folder()}"
+        said = ""
+        if self.launch is not None:
+            run_id, k = self.launch
+            said = f"torchrun {'run ' + run_id + ' ' if run_id else ''}restart {k}: "
+        return f"{said}{self.span()}: {ranks}{world}{hosts}, {len(self.files)} file(s) in {self.folder()}"
 
     def to_dict(self) -> dict:
         return {"run": self.number, "files": len(self.files), "folder": self.folder(), "ranks": self.ranks,
                 "world_size": self.world_size, "hosts": self.hosts, "start_ns": self.start_ns,
-                "end_ns": self.end_ns, "timed_by": self.timed_by}
+                "end_ns": self.end_ns, "timed_by": self.timed_by,
+                "torchrun_run_id": self.launch[0] if self.launch else None,
+                "restart_count": self.launch[1] if self.launch else None}
 
 
 def whole(store: Store) -> Attempt:
@@ -205,8 +229,13 @@ def _links(rows: pl.DataFrame, files: list[str]) -> list[list[str]]:
 def split(results: Results) -> list[Attempt]:
     """The runs in ``results`` (``ingest.parse_files``' answer for every file read), the latest
     first. One run where nothing tells two apart."""
+    said, parts = launcher_word(results)
+    results = cut_parts(results, parts)
     pieces, rows = _pieces(results)
     owner = {p.files[0]: p for p in pieces}
+    agent = agent_spans(results)
+    for p in pieces:
+        p.attempt, p.agent = said.get(p.files[0]), agent.get(p.files[0])
 
     def join(a: Piece, b: Piece) -> None:
         if a is b or a.collides(b):
@@ -215,6 +244,13 @@ def split(results: Results) -> list[Attempt]:
         for f in b.files:
             owner[f] = a
 
+    attempts: dict[tuple[str | None, int], list[Piece]] = {}
+    for p in pieces:  # 0: one attempt by the launcher's word, where it names the run
+        if p.attempt is not None and p.attempt[0]:
+            attempts.setdefault(p.attempt, []).append(p)
+    for ps in attempts.values():
+        for p in ps[1:]:
+            join(owner[ps[0].files[0]], p)
     for group in _links(rows, [row["file"] for row, _ in results]):
         for f in group[1:]:
             join(owner[group[0]], owner[f])
@@ -271,13 +307,20 @@ def _attempts(pieces: list[Piece], results: Results, rows: pl.DataFrame) -> list
         files = sorted(p.files, key=order.__getitem__)
         timed_by = "flight recorder"
         t0, t1 = p.t0, p.t1
+        if t0 is None and p.agent is not None:
+            (t0, t1), timed_by = p.agent, AGENT_CLOCK
         if t0 is None:
-            times = [Path(f).stat().st_mtime_ns for f in files if Path(f).is_file()]
+            times = [Path(real(f)).stat().st_mtime_ns for f in files if Path(real(f)).is_file()]
             t0, t1, timed_by = (min(times), max(times), "file times") if times else (None, None, "")
         hosts = rows.filter(pl.col("file").is_in(files))["host"].drop_nulls().unique().sort().to_list()
-        out.append(Attempt(0, files, sorted(p.ranks), min(p.world) if p.world else None, hosts, t0, t1,
-                           timed_by, _only(results, files)))
-    out.sort(key=lambda a: (a.end_ns is None, -(a.end_ns or 0), a.files[0]))
+        out.append(Attempt(0, list(dict.fromkeys(map(real, files))), sorted(p.ranks),
+                           min(p.world) if p.world else None, hosts, t0, t1, timed_by, p.attempt,
+                           _only(results, files)))
+    out.sort(key=lambda a: (a.end_ns is None, -(a.end_ns or 0), a.files[0]))  # the latest first
+    for run_id in {a.launch[0] for a in out if a.launch and a.launch[0]}:  # of one torchrun run: its word
+        at = [i for i, a in enumerate(out) if a.launch and a.launch[0] == run_id]
+        for i, a in zip(at, sorted((out[i] for i in at), key=lambda a: -a.launch[1])):
+            out[i] = a
     for n, a in enumerate(out, 1):
         a.number = n
     return out
@@ -288,9 +331,15 @@ def _only(results: Results, files: list[str]) -> Results:
     parsed row of theirs (a batch's text rows all sit on its first file's result) on the first."""
     wanted = set(files)
     keep = pl.col("file").cast(pl.Utf8).is_in(files)
-    parsed = [Parsed(p.kind, tables={n: df.filter(keep) if df is not None and "file" in df.columns else df
-                             for n, df in p.tables.items()},
-                     claimed=p.claimed.filter(pl.col("file").is_in(files)))
+
+    def only(df: pl.DataFrame | None) -> pl.DataFrame | None:
+        if df is None or "file" not in df.columns:
+            return df
+        df = df.filter(keep)  # (a part of an agent log named back as its file)
+        named = pl.col("file").cast(pl.Utf8).str.replace(f"{PART}.*$", "")
+        return df.with_columns(named.cast(df.schema["file"]))
+
+    parsed = [Parsed(p.kind, tables={n: only(df) for n, df in p.tables.items()}, claimed=only(p.claimed))
               for _, ps in results for p in ps]
-    rows = [row for row, _ in results if row["file"] in wanted]
+    rows = [row | {"file": real(row["file"])} for row, _ in results if row["file"] in wanted]
     return [(rows[0], parsed)] + [(row, []) for row in rows[1:]]

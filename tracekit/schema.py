@@ -76,6 +76,16 @@ EVENT_KINDS = {
     # --- end of branch bench ---
     "pg_comm": "c10d: a process group's NCCL communicator (`ProcessGroupNCCL created ncclComm_ 0x...`): pg, "
                "pg_name, pg_desc, pg_rank, comm",
+    # branch cli (issue 29): torchrun's elastic agent (parsers/elastic.py), message = its `key=value` words
+    "elastic_launch": "torchrun's launch configs (`Starting elastic_operator ...`): run_id, max_restarts, nodes",
+    "elastic_rendezvous": "torchrun's agent: a rendezvous completed, one per attempt: restart_count, group_rank, "
+                          "group_world_size, global_ranks",
+    "elastic_failed": "torchrun's agent: the worker group failed, N/M attempts left; it will restart the group",
+    "elastic_stop": "torchrun's agent stopping its worker group (before a restart)",
+    "elastic_rejoin": "torchrun's agent rendezvousing its worker group again (the next attempt starts)",
+    "elastic_membership": "torchrun's agent: new nodes joined; it will restart the worker group",
+    "deepspeed_config": "DeepSpeed's configuration block at start-up (parsers/deepspeed_config.py): one setting "
+                        "(ZeRO stage, offload, buckets, micro batch, precision) as `key=value`",
 }
 EventKind = pl.Enum(list(EVENT_KINDS))
 #: Entry / communicator states: FR's entry states, NCCL init states, tracekit's own.

@@ -155,7 +155,7 @@ def progress(store: Store, verdict, path: str | Path, name: str = "") -> Path:
     if lower == "hang":
         _wait_lanes(fig.add_subplot(grid[1, :]), df.filter(pl.col("x") >= segs[-1][0]), table, store)
     elif lower == "straggler":
-        _lateness(fig.add_subplot(grid[1, :]), tm, named, verdict)
+        _lateness(fig.add_subplot(grid[1, :]), store, pg, named, verdict)
     fig.subplots_adjust(left=0.07, right=0.98, top=0.93, bottom=0.08 if lower else 0.1, hspace=0.5 if lower else 0.2)
     box = axes[0].get_position()
     fig.text(0.5 * (box.x0 + axes[-1].get_position().x1), box.y0 - 0.055 * 5.2 / fig.get_figheight(), xlabel,
@@ -226,21 +226,25 @@ def _wait_lanes(ax, df: pl.DataFrame, table: pl.DataFrame, store: Store) -> None
               fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False)
 
 
-def _lateness(ax, tm: pl.DataFrame, named: set[int], verdict) -> None:
-    """How late each rank enters the collectives its group shares: its enqueue minus the earliest."""
-    full = tm.with_columns(pl.col("rank").n_unique().over("pg", "seq").alias("n"))
-    full = full.filter(pl.col("n") == full["n"].max())
-    lag = full.with_columns(((pl.col("t") - pl.col("t").min().over("pg", "seq")) / 1e6).alias("ms"))
-    ranks = sorted(lag["rank"].unique().to_list())
+def _lateness(ax, store: Store, pg: str, named: set[int], verdict) -> None:
+    """How late each rank enters the collectives its group shares, as ``figures.lateness`` and
+    ``figures.rank_lateness`` measure it (the verdict quotes the same figures): ms after the median rank."""
+    late, _ = figures.lateness(store)
+    lag = late.filter(pl.col("pg") == pg)
+    per = {r["rank"]: r for r in figures.rank_lateness(lag).iter_rows(named=True)}
+    ranks = sorted(per)
     for y, r in enumerate(ranks):
-        d = lag.filter(pl.col("rank") == r)["ms"]
+        d, x = lag.filter(pl.col("rank") == r)["late_ms"], per[r]
         color = STOPPED if r in named else "#5d6d7e"
         ax.plot(d, [y + 0.18 * ((i % 5) - 2) / 2 for i in range(d.len())], "o", ms=3, alpha=0.5, color=color)
-        ax.plot([d.median()] * 2, [y - 0.35, y + 0.35], color=color, lw=2.5)
-        ax.text(0.995, y, f"rank {r}: median {d.median():.1f} ms", transform=ax.get_yaxis_transform(), ha="right",
-                va="center", fontsize=7.5, color=color, bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8})
+        ax.plot([x["late_ms"]] * 2, [y - 0.35, y + 0.35], color=color, lw=2.5)
+        when = (f"; {x['times_late']} of {x['of']} over {figures.NOISE_MS:g} ms (median {x['late_when_late_ms']:.1f})"
+                if x["times_late"] else "")
+        ax.text(0.995, y, f"rank {r}: last in {x['times_last']} of {x['of']}, median {x['late_ms']:.1f} ms{when}",
+                transform=ax.get_yaxis_transform(), ha="right", va="center", fontsize=7.5, color=color,
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8})
     ax.set_yticks(range(len(ranks)), [f"rank {r}" for r in ranks], fontsize=8)
-    ax.set_xlabel("ms after the first rank entered the same collective", fontsize=8)
+    ax.set_xlabel("ms after the median rank entered the same collective", fontsize=8)
     ax.set_title(verdict.summary[:150], loc="left", fontsize=8.5)
     ax.grid(alpha=0.3, axis="x")
     ax.invert_yaxis()

@@ -15,10 +15,15 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit import escape, traffic
+from tracekit.meanings import CONSEQUENCE
 from tracekit.outcome import Verdict
 from tracekit.store import Store
 from tracekit.wording import who
 
+#: kinds of error line that follow a failure elsewhere (meanings.CONSEQUENCE says it of a message)
+KNOCK_ON = ["rank_exit", "child_failed", "closing_signal", "watchdog_abort", "signal"]
+#: ... and lines of other kinds that do (torchrun's `failed (exitcode: 1) local_rank: 1`, glog E-level)
+KNOCK_ON_TEXT = CONSEQUENCE + r"|failed \(exitcode: -?\d+\) local_rank|closing signal"
 ERROR_KINDS = ["nccl_warn", "transport_error", "connect_retry", "watchdog_timeout", "crash", "exception",
                "rank_exit", "collective_mismatch", "c10d_error", "job_cancelled"]
 
@@ -54,7 +59,9 @@ def _last_collectives(c: pl.DataFrame) -> pl.DataFrame:
         "rank", "source", "pg", "seq", pl.coalesce("op_raw", pl.col("op").cast(pl.Utf8)).alias("op"))
 
 
-def build(store: Store, verdict: Verdict) -> dict:
+def build(store: Store, verdict: Verdict, unknown: pl.DataFrame | None = None) -> dict:
+    """The summary; ``unknown``: the lines not understood (``ingest.unknown_lines``), counted by
+    block where given."""
     r, f, c, lk, ev = store.ranks, store.files, store.comms, store.links, store.events
     conn = lk.filter(pl.col("what") == "connection")
     hosts = store.ranks.select("rank", "host").drop_nulls()
@@ -75,7 +82,10 @@ def build(store: Store, verdict: Verdict) -> dict:
     init = c.filter(pl.col("state").is_in(["init_start", "init_complete"])).group_by("host", "pid", "comm").agg(
         (pl.col("state") == "init_complete").any().alias("done"))
     last = _last_collectives(store.collectives)
-    errors = ev.filter(pl.col("kind").is_in(ERROR_KINDS)).sort("file", "line").select("file", "line", "kind", "message")
+    # the causes first, their consequences (a peer that closed, torchrun's child failed, an abort) under them
+    knock_on = pl.col("kind").is_in(KNOCK_ON) | pl.col("message").fill_null("").str.contains(KNOCK_ON_TEXT)
+    errors = (ev.filter(pl.col("kind").is_in(ERROR_KINDS)).with_columns(knock_on.alias("consequence"))
+              .sort("consequence", "file", "line").select("file", "line", "kind", "message", "consequence"))
     # node index (torchrun's GROUP_RANK) where printed: fake nodes (network namespaces) share a host name
     # and NCCL's own count (`nNodes 4`), which can exceed the host names a paste shows
     nodes = max(r["host"].drop_nulls().n_unique(), r["node"].drop_nulls().n_unique() if "node" in r.columns else 0,
@@ -98,6 +108,7 @@ def build(store: Store, verdict: Verdict) -> dict:
         "last_collective": last.to_dicts(),
         "errors": errors.head(50).to_dicts(), "errors_total": errors.height,
         "unknown_lines": {row["file"]: row["unknown"] for row in f.filter(pl.col("unknown") > 0).iter_rows(named=True)},
+        "unknown_blocks": None if unknown is None else block_counts(unknown_blocks(unknown)),
         "coverage": verdict.coverage,
         "traffic": _traffic(store),
         "verdict": verdict.to_dict(),
@@ -111,7 +122,15 @@ def _traffic(store: Store) -> dict | None:
 
 
 def render(s: dict) -> str:
-    out = []
+    """The verdict first (its evidence and notes under it), then the summary it comes from: what
+    a user reads in ten seconds on top, in a pipe as on a terminal."""
+    vd = s["verdict"]
+    out = [f"verdict   {vd['kind'].upper()}: {vd['summary']}"]
+    for e in list(dict.fromkeys(vd["evidence"]))[:8]:  # a line two rules cite is shown once
+        out.append(f"  evidence {e}")
+    for n in vd["notes"][:3]:
+        out.append(f"  note     {n}")
+    out.append("")
     # a file several parsers read (torchrun lines and trainer lines in one stdout) is of kind "torch,trainer"
     kinds = ", ".join(f"{n} {(k or 'unknown').replace(',', '+')}" for k, n in s["files_by_kind"].items())
     rk = s["ranks"]
@@ -148,28 +167,57 @@ def render(s: dict) -> str:
         for (src, op, seq, pg), ranks in sorted(by.items(), key=lambda kv: min(kv[1]))[:8]:
             out.append(f"last      {who(ranks)}: {op} seq {seq} on pg {pg} (from {SOURCE_NAMES.get(src, src)})")
     if s["errors_total"]:
-        out.append(f"errors    {s['errors_total']} line(s); first: {s['errors'][0]['file']}:{s['errors'][0]['line']}: "
-                   f"{_clip(s['errors'][0]['message'] or '')}")
+        first = s["errors"][0]
+        which = "first" if first.get("consequence") else "first cause"
+        out.append(f"errors    {s['errors_total']} line(s), {which}: {first['file']}:{first['line']}: "
+                   f"{_clip(first['message'] or '')}")
     # nothing read of these (tracekit.ingest.unreadable); a file read in part (a truncated .gz) is counted as read
     bad = [x for x in s["files"] if x["error"] and not (x["lines"] or x["parsed"])]
     for x in bad[:5]:
         out.append(f"unreadable {x['file']}: {x['error']}")
     unk = s["unknown_lines"]
     if unk:
-        out.append(f"unknown   {sum(unk.values())} line(s) not understood in {len(unk)} file(s) (ingest --unknown lists them)")
-    vd = s["verdict"]
-    out.append("")
-    out.append(f"verdict   {vd['kind'].upper()}: {vd['summary']}")
-    for e in list(dict.fromkeys(vd["evidence"]))[:8]:  # a line two rules cite is shown once
-        out.append(f"  evidence {e}")
-    for n in vd["notes"][:3]:
-        out.append(f"  note     {n}")
+        counted = s.get("unknown_blocks") or []
+        # (said only where some block holds several lines: a JSON dump is one block, not 37 lines)
+        blocks = "".join(f", {b['blocks']} {b['kind']}{'s' if b['blocks'] > 1 else ''} ({b['lines']} lines)"
+                         for b in counted) if any(b["lines"] > b["blocks"] for b in counted) else ""
+        out.append(f"unknown   {sum(unk.values())} line(s) not understood in {len(unk)} file(s){blocks} "
+                   "(ingest --unknown lists them)")
     # one line each whatever a file name or a log line holds: a newline or a terminal's escape
     # sequence in them is shown escaped, never acted on (a file named "x\nverdict   HEALTHY")
     return "\n".join(map(escape.line, out))
 
 
 UNKNOWN_PER_FILE, UNKNOWN_FILES = 10, 20  # lines shown of each file, files shown: the rest are counted
+#: what a line not understood looks like, for the kind of block it sits in (a JSON or Python dict dump:
+#: braces, brackets, `"key": value` lines; a traceback: its header, frames, carets, the exception)
+LINE_KINDS = {
+    "JSON dump": r"^\s*(?:[{}\[\]],?\s*$|[{\[]\s*[\"'{\[]|[\"'][^\"']+[\"']\s*:\s*|\}\s*,?\s*$)",
+    "traceback": r"^(?:Traceback \(most recent call last\)|\s+File \"|\s+[~^]+\s*$|[\w.]+(?:Error|Exception): )",
+    "model printout": r"^\s*(?:\([\w.]+\): [\w.]+\(|\)\s*$|[A-Z]\w+\($)",  # print(model): `(embed): Embedding(`
+}
+
+
+def unknown_blocks(lines: pl.DataFrame) -> pl.DataFrame:
+    """Lines not understood (``file, line, raw``) as blocks: each run of consecutive lines of one
+    file is one, of the kind most of its lines look like (``LINE_KINDS``, else text): ``file, first,
+    last, lines, kind, raw`` (its lines' text, in order)."""
+    kind = pl.lit("text block")
+    for name, pattern in reversed(LINE_KINDS.items()):
+        kind = pl.when(pl.col("raw").fill_null("").str.contains(pattern)).then(pl.lit(name)).otherwise(kind)
+    return (lines.sort("file", "line", maintain_order=True)
+            .with_columns(kind.alias("_k"), (pl.col("line") - pl.int_range(pl.len()).over("file")).alias("_b"))
+            .group_by("file", "_b", maintain_order=True)
+            .agg(pl.col("line").first().alias("first"), pl.col("line").last().alias("last"), pl.len().alias("lines"),
+                 pl.col("_k").mode().sort().first().alias("kind"), pl.col("raw"))
+            .drop("_b"))
+
+
+def block_counts(blocks: pl.DataFrame) -> list[dict]:
+    """``[{kind, blocks, lines}]``, the kind with the most lines first."""
+    counted = blocks.group_by("kind").agg(pl.len().alias("blocks"), pl.col("lines").sum())
+    return counted.sort("lines", "kind", descending=[True, False]).to_dicts()
+
 
 
 def unknown_listing(lines: pl.DataFrame) -> list[dict]:
@@ -181,17 +229,34 @@ def unknown_listing(lines: pl.DataFrame) -> list[dict]:
 
 
 def render_unknown(lines: pl.DataFrame) -> str:
-    """``tracekit ingest --unknown``: ``file:line: text`` for the lines no parser understood, capped."""
+    """``tracekit ingest --unknown``: the lines no parser understood by block, capped: a block of
+    text a line each (``file:line: text``), a JSON dump or a traceback as one line (``file:first-last:
+    a JSON dump of N lines: its first line``)."""
     if not lines.height:
         return "lines not understood: none"
-    listing = unknown_listing(lines)
     out = [f"lines not understood: {lines.height} in {lines['file'].n_unique()} file(s); "
-           f"the first {UNKNOWN_PER_FILE} of each file:"]
-    for f in listing:
-        out += [f"{f['file']}:{x['line']}: {x['text'] if len(x['text']) <= ERROR_WIDTH else _clip(x['text'])}"
-                for x in f["lines"]]
-        if f["total"] > len(f["lines"]):
-            out.append(f"  ... and {f['total'] - len(f['lines'])} more in {f['file']}")
+           f"the first {UNKNOWN_PER_FILE} of each file, by block:"]
+    shown: list[str] = []
+    for f, blocks in unknown_blocks(lines).group_by("file", maintain_order=True):
+        if len(shown) == UNKNOWN_FILES:
+            break
+        shown.append(f[0])
+        said, total = 0, int(blocks["lines"].sum())
+        for b in blocks.iter_rows(named=True):
+            if said >= UNKNOWN_PER_FILE:
+                break
+            if b["kind"] == "text block" or b["lines"] == 1:
+                rows = list(zip(range(b["first"], b["last"] + 1), b["raw"]))[: UNKNOWN_PER_FILE - said]
+                texts = [(n, (t or "").rstrip("\r")) for n, t in rows]
+                out += [f"{f[0]}:{n}: {t if len(t) <= ERROR_WIDTH else _clip(t)}" for n, t in texts]
+                said += len(rows)
+            else:
+                out.append(f"{f[0]}:{b['first']}-{b['last']}: a {b['kind']} of {b['lines']} lines: "
+                           f"{_clip((b['raw'][0] or '').strip(), 80)}")
+                said += b["lines"]
+        if total > said:
+            out.append(f"  ... and {total - said} more in {f[0]}")
+    listing = [{"file": f} for f in shown]
     rest = lines.filter(~pl.col("file").is_in([f["file"] for f in listing]))
     if rest.height:
         out.append(f"  ... and {rest.height} more in {rest['file'].n_unique()} more file(s)")

@@ -28,6 +28,10 @@ BATCH_BYTES = 256 << 20  # text parsed in one lines frame (a lines frame takes a
 # (each group costs ~0.05 s of parsers' fixed cost: 1 GB of COLL lines took 1.47 s in 256 MB batches,
 # 1.20 s in one)
 SCANNED_BATCH_BYTES = 2 << 30
+# A file with more text than this for the polars parsers is parsed a piece at a time (its lines in
+# pieces of at most this many bytes, numbered on from the piece before), only the parsed rows kept:
+# memory is bounded by the piece, not the file (64 MB of c10d warnings took 1.63 GB parsed whole)
+PIECE_BYTES = 32 << 20
 PROGRESS_BYTES = 64 << 20  # smallest batch when a progress bar is drawn (each batch costs ~0.1 s)
 # the same with the C scanner, which reads about 1 GB/s: a step of the bar every half second (in 64 MB
 # steps the bar cost a terminal's 1 GB ingest 2.1-2.7 s against 0.7-0.9 s)
@@ -96,11 +100,17 @@ def parse_files(paths: list[str], workers: bool = True) -> list[tuple[dict, list
     return [done[escape.name(p)] for p in paths]
 
 
-def _claims(texts: list[tuple[dict, bytes]], scans: list[tuple] | None = None):
+def _claims(texts: list[tuple[dict, bytes]], scans: list[tuple] | None = None, after: int = 0):
     """Every text parser run once over the lines of all ``texts``: the lines frame, the scanner's
     COLL lines, what each parser found, and the non-blank lines and the lines some parser claimed.
-    ``scans``: the C scanner's reading of ``texts`` where already made (``nccl.scan_many``)."""
+    ``scans``: the C scanner's reading of ``texts`` where already made (``nccl.scan_many``);
+    ``after``: the lines before this text in its file (a piece of a file: ``_pieces``)."""
     lines, scanned = nccl.read_many([(row["file"], data) for row, data in texts], scans)
+    if after:
+        lines = lines.with_columns(pl.col("line", "cont_of") + after)
+        if scanned is not None:
+            scanned = nccl.Coll(scanned.rows.with_columns(pl.col("line") + after),
+                                scanned.streams.with_columns(pl.col("line") + after), scanned.ops)
     # Lines of the plain NCCL shape are the NCCL parser's alone: the others skip them (most of a big log).
     plain_nccl = pl.col("text").str.contains(nccl.FAST_HEAD)
     others = lines.filter(~plain_nccl)
@@ -125,8 +135,8 @@ def unknown_lines(paths: list[str | Path]) -> pl.DataFrame:
     for batch in batches(files, 1, total_size(files)):
         texts = [(row, got) for row, got in (formats.classify_safely(f, formats.read(f)) for f in batch)
                  if isinstance(got, (bytes, mmap.mmap))]
-        for group, scans in _text_groups(texts):
-            lines, _, _, nonblank, claimed = _claims(group, scans)
+        for group, scans, after in _in_pieces(_text_groups(texts)):
+            lines, _, _, nonblank, claimed = _claims(group, scans, after)
             unclaimed = nonblank.join(claimed, on=["file", "line"], how="anti")
             found.append(lines.join(unclaimed, on=["file", "line"], how="semi").select("file", "line", "raw"))
     return pl.concat(found).sort("file", "line", maintain_order=True)
@@ -134,15 +144,19 @@ def unknown_lines(paths: list[str | Path]) -> pl.DataFrame:
 
 def _text_groups(texts: list[tuple[dict, bytes]]):
     """``texts`` in groups of files, each with the C scanner's reading of them (None without it),
-    that leave at most BATCH_BYTES of text to the polars parsers (a file with more is a group alone)."""
+    that leave at most BATCH_BYTES of text to the polars parsers (a file with more, or with more than
+    PIECE_BYTES, is a group alone: ``_in_pieces`` parses it a piece at a time)."""
     scans = nccl.scan_many([(row["file"], data) for row, data in texts]) if texts else []
-    if scans is None:  # no scanner: the batch is small already (BATCH_BYTES)
-        yield texts, None
+    if scans is None:  # no scanner: the batch is small already (BATCH_BYTES), but for its big files
+        big = [len(data) > PIECE_BYTES for _, data in texts]
+        if not all(big):
+            yield [t for t, b in zip(texts, big) if not b], None
+        yield from (([t], None) for t, b in zip(texts, big) if b)
         return
     start, size = 0, 0
     for i, got in enumerate(scans):
         n = nccl.rest_bytes(got)
-        if i > start and size + n > BATCH_BYTES:
+        if i > start and (size + n > BATCH_BYTES or n > PIECE_BYTES or size > PIECE_BYTES):
             yield texts[start:i], scans[start:i]
             start, size = i, 0
         size += n
@@ -150,18 +164,86 @@ def _text_groups(texts: list[tuple[dict, bytes]]):
         yield texts[start:], scans[start:]
 
 
+def _in_pieces(groups):
+    """``_text_groups``' groups as ``(group, scans, after)``, a file alone with more than PIECE_BYTES
+    of text for the polars parsers cut into pieces (``_pieces``; ``after``: the lines before the
+    piece, its first line's number less one). Each piece is read anew by the scanner: the cost of a
+    piece is its own, whatever the size of its file."""
+    for group, scans in groups:
+        row, data = group[0]
+        if len(group) > 1 or (nccl.rest_bytes(scans[0]) if scans is not None else len(data)) <= PIECE_BYTES:
+            yield group, scans, 0
+            continue
+        after = 0
+        for start, end in _pieces(data, PIECE_BYTES):
+            piece = data[start:end]  # a copy of the piece alone (of a map: what it reads, read now)
+            yield [(dict(row), piece)], None, after
+            after += piece.count(b"\n")
+
+
+def _pieces(data, most: int) -> list[tuple[int, int]]:
+    """``(start, end)`` of the pieces ``data`` is cut into: each of at most ``most`` bytes (but for a
+    line longer than that, whole in its piece) and ending at the end of a line; where one is near, at
+    a line between two lines that start alike (within a run of one kind of line, the bulk of a big
+    log: no block of lines a parser reads together, such as a traceback, is cut apart)."""
+    n, out, start = len(data), [], 0
+    while n - start > most:
+        end = data.rfind(b"\n", start, start + most) + 1
+        if end <= start:  # one line longer than a piece
+            end = data.find(b"\n", start + most)
+            end = n if end < 0 else end + 1
+        else:
+            end = _between_alike(data, start, end)
+        out.append((start, end))
+        start = end
+    return out + [(start, n)] if start < n else out
+
+
+ALIKE_BYTES, ALIKE_LOOK = 12, 1 << 20  # lines alike: the same first bytes; looked for this far back
+
+
+def _between_alike(data, start: int, end: int) -> int:
+    """The end of a line at or before ``end`` (a line's end) and after ``start`` whose line and the
+    next start with the same ALIKE_BYTES bytes, looked for up to ALIKE_LOOK bytes back; else ``end``."""
+    nxt, stop = end, max(start, end - ALIKE_LOOK)
+    while nxt > stop:
+        prev = data.rfind(b"\n", stop, nxt - 1) + 1
+        if prev <= stop:
+            break
+        if data[prev:prev + ALIKE_BYTES] == data[nxt:nxt + ALIKE_BYTES] and data[nxt:nxt + 1] not in (b"\n", b""):
+            return nxt
+        nxt = prev
+    return end
+
+
 def _parse_texts(texts: list[tuple[dict, bytes]]) -> dict[str, tuple[dict, list[Parsed]]]:
     """Run every text parser once over the lines of each group of ``texts`` (``_text_groups``);
     account for each file's lines."""
-    out = {}
-    for group, scans in _text_groups(texts):
-        out.update(_parse_group(group, scans))
+    out: dict[str, tuple[dict, list[Parsed]]] = {}
+    for group, scans, after in _in_pieces(_text_groups(texts)):
+        for f, (row, parsed) in _parse_group(group, scans, after).items():
+            out[f] = _add_piece(out[f], row, parsed) if f in out else (row, parsed)
     return out
 
 
-def _parse_group(texts: list[tuple[dict, bytes]], scans: list[tuple] | None) -> dict[str, tuple[dict, list[Parsed]]]:
-    """One group: every text parser over its lines once; each file's row, the group's tables with its first file."""
-    lines, scanned, parsed, nonblank, claimed = _claims(texts, scans)
+KIND_ORDER = {f.kind: i for i, f in enumerate(formats.TEXT)}
+
+
+def _add_piece(got: tuple[dict, list[Parsed]], row: dict, parsed: list[Parsed]) -> tuple[dict, list[Parsed]]:
+    """A file's row and finds with those of its next piece added: its lines counted on, its kinds
+    joined (in the parsers' order, as one piece gives them), its tables after the ones before."""
+    first, before = got
+    kinds = {k for r in (first, row) for k in r["kind"].split(",") if k != "text"}
+    first = {**first, "kind": ",".join(sorted(kinds, key=KIND_ORDER.get)) or "text",
+             **{c: first[c] + row[c] for c in ("lines", "blank", "parsed", "unknown")}}
+    return first, before + parsed
+
+
+def _parse_group(texts: list[tuple[dict, bytes]], scans: list[tuple] | None, after: int = 0
+                 ) -> dict[str, tuple[dict, list[Parsed]]]:
+    """One group: every text parser over its lines once; each file's row, the group's tables with its
+    first file (``after``: as ``_claims``')."""
+    lines, scanned, parsed, nonblank, claimed = _claims(texts, scans, after)
     # the COLL lines read apart are all claimed by the NCCL parser
     coll_counts = (scanned.streams if scanned is not None else pl.DataFrame(schema=nccl.STREAMS)).group_by("file").agg(
         pl.col("lines").sum().alias("coll"))

@@ -492,3 +492,21 @@ def test_open_takes_a_big_settled_trace_that_is_mapped(tmp_path):
     old = time.time() - 60
     os.utime(trace, (old, old))  # settled and over 1 MB: the input layer maps it
     assert trace.stat().st_size > (1 << 20) and serve.trace_kind(trace) == "chrome-json"
+
+
+def test_under_ray_what_the_walk_did_not_read_is_one_line_as_in_process(tmp_path):
+    """--engine ray: a FIFO and a link out of the folder are skipped rows of the store, said in the
+    same lines as an ingest in process gives (the Ray driver walks the folder; its tasks parse)."""
+    pytest.importorskip("ray")
+    r = copy_of(tmp_path, "gloo_2x2_deadlock")
+    os.mkfifo(r / "rank9.log")
+    (r / "passwd.log").symlink_to("/etc/passwd")
+    said = {}
+    for engine in ("local", "ray"):
+        rc, out, _ = tk("ingest", str(r), "--no-store", "--engine", engine, "--json", timeout=300, cap=16 << 30)
+        assert rc == 0, out
+        said[engine] = json.loads(out[out.index("{"):])
+        skipped = {f["file"]: f["error"] for f in said[engine]["files"] if f["kind"] == "skipped"}
+        assert skipped == {str(r / "rank9.log"): "a FIFO, not a file: skipped",
+                           str(r / "passwd.log"): "a symbolic link out of the folder (/etc/passwd): not followed"}
+    assert said["ray"] == said["local"]

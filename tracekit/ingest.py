@@ -30,8 +30,9 @@ BATCH_BYTES = 256 << 20  # text parsed in one lines frame (a lines frame takes a
 SCANNED_BATCH_BYTES = 2 << 30
 # A file with more text than this for the polars parsers is parsed a piece at a time (its lines in
 # pieces of at most this many bytes, numbered on from the piece before), only the parsed rows kept:
-# memory is bounded by the piece, not the file (64 MB of c10d warnings took 1.63 GB parsed whole)
-PIECE_BYTES = 32 << 20
+# memory is bounded by the piece, not the file (64 MB of c10d warnings took 1.60 GB resident parsed
+# whole, 0.81 GB in pieces of 32 MB; a piece costs ~19x its text at its peak)
+PIECE_BYTES = 16 << 20
 PROGRESS_BYTES = 64 << 20  # smallest batch when a progress bar is drawn (each batch costs ~0.1 s)
 # the same with the C scanner, which reads about 1 GB/s: a step of the bar every half second (in 64 MB
 # steps the bar cost a terminal's 1 GB ingest 2.1-2.7 s against 0.7-0.9 s)

@@ -230,8 +230,7 @@ def read(found: Found | str, limits: Limits | None = None, gunzip: bool = True, 
         notes: list[Note] = []
         head = os.pread(fd, 2, 0)
         if head == GZIP_MAGIC and gunzip:
-            data = _gunzip(fd, found.name, limits, notes)
-            return Read(found, bytes(data), st.st_size, notes, gzip=True)
+            return Read(found, _gunzip(fd, found.name, limits, notes, map_bytes), st.st_size, notes, gzip=True)
         data = _map(fd, st, limits, map_bytes, settled_s) if head else None
         if data is not None:
             keep = True  # the map owns the descriptor (and its lease) now
@@ -291,10 +290,11 @@ def _read_all(fd: int, size: int, name: str, notes: list[Note]) -> bytes:
     return data
 
 
-def _gunzip(fd: int, name: str, limits: Limits, notes: list[Note]) -> bytearray:
+def _gunzip(fd: int, name: str, limits: Limits, notes: list[Note], map_bytes: int = MAP_BYTES) -> bytes | mmap.mmap:
     """The decompressed stream (every member), read and inflated a chunk at a time up to
-    ``limits.gzip_bytes``: a truncated or corrupt stream gives what it held, and a note."""
-    out = bytearray()
+    ``limits.gzip_bytes``: a truncated or corrupt stream gives what it held, and a note. Past
+    ``map_bytes`` the chunks are moved into an anonymous map (``_joined``): the text is held once."""
+    out: list[bytes] = []
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
     pos, left = 0, limits.gzip_bytes
     while True:
@@ -303,27 +303,43 @@ def _gunzip(fd: int, name: str, limits: Limits, notes: list[Note]) -> bytearray:
             if not d.eof and pos:
                 notes.append(Note(name, "truncated gzip stream: read what it held" if out
                                   else "truncated gzip stream: nothing in it to read"))
-            return out + d.flush()[:max(left, 0)]
+            out.append(d.flush()[:max(left, 0)])
+            return _joined(out, map_bytes)
         pos += len(chunk)
         while chunk:
             try:
-                got = d.decompress(chunk, left + 1)
+                got = d.decompress(chunk, min(left + 1, CHUNK))
             except zlib.error as e:
                 held = ": read what it held" if out else ""
                 notes.append(Note(name, f"corrupt gzip stream ({e}){held}"))
-                return out
-            out += got[:left]
+                return _joined(out, map_bytes)
+            out.append(got[:left])
             left -= len(got)
             if left < 0:
                 notes.append(Note(name, f"cut at {_mb(limits.gzip_bytes)} decompressed: the rest not read"))
-                return out
+                return _joined(out, map_bytes)
             chunk = d.unconsumed_tail
             if d.eof:  # a next member, or trailing bytes
                 rest = d.unused_data
                 d = zlib.decompressobj(16 + zlib.MAX_WBITS)
                 if not rest.startswith(GZIP_MAGIC):
-                    return out
+                    return _joined(out, map_bytes)
                 chunk = rest
+
+
+def _joined(chunks: list[bytes], map_bytes: int) -> bytes | mmap.mmap:
+    """``chunks`` as one text: under ``map_bytes`` joined, else moved (each chunk freed as it is
+    copied) into an anonymous map of their size, so the text is never held twice (joining 256 MB of
+    chunks held 512 MB at once, and ``bytes()`` of the buffer they were gathered in another 256 MB)."""
+    n = sum(map(len, chunks))
+    if n < map_bytes or not n:
+        return b"".join(chunks)
+    m = mmap.mmap(-1, n)
+    chunks.reverse()
+    while chunks:
+        m.write(chunks.pop())
+    m.seek(0)
+    return m
 
 
 def text(got: Read, limits: Limits | None = None) -> Read:

@@ -13,6 +13,7 @@ import mmap
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -101,17 +102,45 @@ def parse_files(paths: list[str], workers: bool = True) -> list[tuple[dict, list
     return [done[escape.name(p)] for p in paths]
 
 
-def _claims(texts: list[tuple[dict, bytes]], scans: list[tuple] | None = None, after: int = 0):
+@dataclass(frozen=True)
+class Piece:
+    """Where a piece of a file (``_in_pieces``) sits in it: ``after`` lines come before it, of which
+    its text starts with the file's first ``head`` lines and the ``context`` lines just before it
+    (read with it, so that what a parser takes from a file's header or from the line before stays
+    the same; what they give is dropped: they are counted with the pieces they belong to)."""
+
+    after: int = 0
+    head: int = 0
+    context: int = 0
+
+    def numbered(self, col: str) -> pl.Expr:
+        """Line ``col`` of the piece's text as the line of the file it is."""
+        c = pl.col(col)
+        return pl.when(c <= self.head).then(c).otherwise(c + (self.after - self.context - self.head)).alias(col)
+
+    def own(self, df: pl.DataFrame) -> pl.DataFrame:
+        """The rows of ``df`` from the piece's own lines (a row of no line is kept)."""
+        return df.filter(pl.col("line").is_null() | (pl.col("line") > self.after))
+
+    def parsed(self, p: Parsed) -> Parsed:
+        return Parsed(p.kind, {name: df if df is None or "line" not in df.columns else self.own(df)
+                               for name, df in p.tables.items()}, self.own(p.claimed))
+
+
+WHOLE = Piece()
+
+
+def _claims(texts: list[tuple[dict, bytes]], scans: list[tuple] | None = None, piece: Piece = WHOLE):
     """Every text parser run once over the lines of all ``texts``: the lines frame, the scanner's
     COLL lines, what each parser found, and the non-blank lines and the lines some parser claimed.
     ``scans``: the C scanner's reading of ``texts`` where already made (``nccl.scan_many``);
-    ``after``: the lines before this text in its file (a piece of a file: ``_pieces``)."""
+    ``piece``: where this text sits in its file, for a piece of one (``_in_pieces``)."""
     lines, scanned = nccl.read_many([(row["file"], data) for row, data in texts], scans)
-    if after:
-        lines = lines.with_columns(pl.col("line", "cont_of") + after)
+    if piece != WHOLE:
+        lines = lines.with_columns(piece.numbered("line"), piece.numbered("cont_of"))
         if scanned is not None:
-            scanned = nccl.Coll(scanned.rows.with_columns(pl.col("line") + after),
-                                scanned.streams.with_columns(pl.col("line") + after), scanned.ops)
+            scanned = nccl.Coll(scanned.rows.with_columns(piece.numbered("line")),
+                                scanned.streams.with_columns(piece.numbered("line")), scanned.ops)
     # Lines of the plain NCCL shape are the NCCL parser's alone: the others skip them (most of a big log).
     plain_nccl = pl.col("text").str.contains(nccl.FAST_HEAD)
     others = lines.filter(~plain_nccl)
@@ -125,6 +154,11 @@ def _claims(texts: list[tuple[dict, bytes]], scans: list[tuple] | None = None, a
     if cont.height:
         claimed = pl.concat([claimed, cont.join(claimed.rename({"line": "cont_of"}), on=["file", "cont_of"], how="semi")
                              .select("file", "line")]).unique()
+    if piece.head or piece.context:  # the lines read with the piece are counted with their own pieces
+        lines, nonblank, claimed = piece.own(lines), piece.own(nonblank), piece.own(claimed)
+        parsed = [p for p in map(piece.parsed, parsed) if p.found]
+        if scanned is not None:
+            scanned = nccl.Coll(piece.own(scanned.rows), scanned.streams, scanned.ops)
     return lines, scanned, parsed, nonblank, claimed
 
 
@@ -136,8 +170,8 @@ def unknown_lines(paths: list[str | Path]) -> pl.DataFrame:
     for batch in batches(files, 1, total_size(files)):
         texts = [(row, got) for row, got in (formats.classify_safely(f, formats.read(f)) for f in batch)
                  if isinstance(got, (bytes, mmap.mmap))]
-        for group, scans, after in _in_pieces(_text_groups(texts)):
-            lines, _, _, nonblank, claimed = _claims(group, scans, after)
+        for group, scans, piece in _in_pieces(_text_groups(texts)):
+            lines, _, _, nonblank, claimed = _claims(group, scans, piece)
             unclaimed = nonblank.join(claimed, on=["file", "line"], how="anti")
             found.append(lines.join(unclaimed, on=["file", "line"], how="semi").select("file", "line", "raw"))
     return pl.concat(found).sort("file", "line", maintain_order=True)
@@ -166,20 +200,49 @@ def _text_groups(texts: list[tuple[dict, bytes]]):
 
 
 def _in_pieces(groups):
-    """``_text_groups``' groups as ``(group, scans, after)``, a file alone with more than PIECE_BYTES
-    of text for the polars parsers cut into pieces (``_pieces``; ``after``: the lines before the
-    piece, its first line's number less one). Each piece is read anew by the scanner: the cost of a
-    piece is its own, whatever the size of its file."""
+    """``_text_groups``' groups as ``(group, scans, piece)``, a file alone with more than PIECE_BYTES
+    of text for the polars parsers cut into pieces (``_pieces``), each read with the file's head and
+    the lines before it (``Piece``). Each piece is read anew by the scanner: the cost of a piece is
+    its own, whatever the size of its file."""
     for group, scans in groups:
         row, data = group[0]
         if len(group) > 1 or (nccl.rest_bytes(scans[0]) if scans is not None else len(data)) <= PIECE_BYTES:
-            yield group, scans, 0
+            yield group, scans, WHOLE
             continue
-        after = 0
+        after, head_end = 0, _head_end(data)
         for start, end in _pieces(data, PIECE_BYTES):
-            piece = data[start:end]  # a copy of the piece alone (of a map: what it reads, read now)
-            yield [(dict(row), piece)], None, after
-            after += piece.count(b"\n")
+            text, piece = _with_context(data, start, end, after, head_end)
+            yield [(dict(row), text)], None, piece
+            after += text.count(b"\n", len(text) - (end - start))  # the piece's own lines
+
+
+HEAD_BYTES, HEAD_LINES, CONTEXT_LINES = 64 << 10, 256, 8  # what each piece is read with
+
+
+def _head_end(data) -> int:
+    """Where the file's head ends: after its first HEAD_LINES lines, within HEAD_BYTES."""
+    end = 0
+    for _ in range(HEAD_LINES):
+        nl = data.find(b"\n", end, HEAD_BYTES)
+        if nl < 0:
+            break
+        end = nl + 1
+    return end
+
+
+def _with_context(data, start: int, end: int, after: int, head_end: int) -> tuple[bytes, Piece]:
+    """The text of the piece ``data[start:end]`` (``after`` lines before it) as it is read: after the
+    file's head (``data[:head_end]``) and its CONTEXT_LINES lines before (a copy of these alone: of a
+    map, what it reads, read now)."""
+    if not start:
+        return data[start:end], WHOLE
+    ctx = start
+    for _ in range(CONTEXT_LINES):
+        ctx = data.rfind(b"\n", 0, ctx - 1) + 1
+        if ctx <= head_end:
+            return data[:end], Piece(after, 0, after)  # the head runs into the context: from the start
+    head = data[:head_end]
+    return head + data[ctx:end], Piece(after, head.count(b"\n"), data[ctx:start].count(b"\n"))
 
 
 def _pieces(data, most: int) -> list[tuple[int, int]]:
@@ -201,17 +264,19 @@ def _pieces(data, most: int) -> list[tuple[int, int]]:
 
 
 ALIKE_BYTES, ALIKE_LOOK = 12, 1 << 20  # lines alike: the same first bytes; looked for this far back
+OPEN = (b"", b"\n", b"\r", b" ", b"\t")  # an indented line is inside a block (a traceback, a stack, args)
 
 
 def _between_alike(data, start: int, end: int) -> int:
     """The end of a line at or before ``end`` (a line's end) and after ``start`` whose line and the
-    next start with the same ALIKE_BYTES bytes, looked for up to ALIKE_LOOK bytes back; else ``end``."""
+    next start with the same ALIKE_BYTES bytes, not indented, looked for up to ALIKE_LOOK bytes back;
+    else ``end``."""
     nxt, stop = end, max(start, end - ALIKE_LOOK)
     while nxt > stop:
         prev = data.rfind(b"\n", stop, nxt - 1) + 1
         if prev <= stop:
             break
-        if data[prev:prev + ALIKE_BYTES] == data[nxt:nxt + ALIKE_BYTES] and data[nxt:nxt + 1] not in (b"\n", b""):
+        if data[prev:prev + ALIKE_BYTES] == data[nxt:nxt + ALIKE_BYTES] and data[nxt:nxt + 1] not in OPEN:
             return nxt
         nxt = prev
     return end
@@ -221,8 +286,8 @@ def _parse_texts(texts: list[tuple[dict, bytes]]) -> dict[str, tuple[dict, list[
     """Run every text parser once over the lines of each group of ``texts`` (``_text_groups``);
     account for each file's lines."""
     out: dict[str, tuple[dict, list[Parsed]]] = {}
-    for group, scans, after in _in_pieces(_text_groups(texts)):
-        for f, (row, parsed) in _parse_group(group, scans, after).items():
+    for group, scans, piece in _in_pieces(_text_groups(texts)):
+        for f, (row, parsed) in _parse_group(group, scans, piece).items():
             out[f] = _add_piece(out[f], row, parsed) if f in out else (row, parsed)
     return out
 
@@ -240,14 +305,17 @@ def _add_piece(got: tuple[dict, list[Parsed]], row: dict, parsed: list[Parsed]) 
     return first, before + parsed
 
 
-def _parse_group(texts: list[tuple[dict, bytes]], scans: list[tuple] | None, after: int = 0
+def _parse_group(texts: list[tuple[dict, bytes]], scans: list[tuple] | None, piece: Piece = WHOLE
                  ) -> dict[str, tuple[dict, list[Parsed]]]:
     """One group: every text parser over its lines once; each file's row, the group's tables with its
-    first file (``after``: as ``_claims``')."""
-    lines, scanned, parsed, nonblank, claimed = _claims(texts, scans, after)
+    first file (``piece``: as ``_claims``')."""
+    lines, scanned, parsed, nonblank, claimed = _claims(texts, scans, piece)
     # the COLL lines read apart are all claimed by the NCCL parser
     coll_counts = (scanned.streams if scanned is not None else pl.DataFrame(schema=nccl.STREAMS)).group_by("file").agg(
         pl.col("lines").sum().alias("coll"))
+    if scanned is not None and (piece.head or piece.context):  # a piece's own (its streams count those read with it)
+        coll_counts = pl.DataFrame({"file": [texts[0][0]["file"]], "coll": [scanned.rows.height]},
+                                   schema={"file": pl.Utf8, "coll": pl.Int64})
     counts = (
         lines.group_by("file").agg(pl.len().alias("lines"), pl.col("blank").sum().alias("blank"))
         .join(nonblank.join(claimed, on=["file", "line"], how="semi").group_by("file").agg(pl.len().alias("parsed")),

@@ -270,16 +270,18 @@ OPEN = (b"", b"\n", b"\r", b" ", b"\t")  # an indented line is inside a block (a
 def _between_alike(data, start: int, end: int) -> int:
     """The end of a line at or before ``end`` (a line's end) and after ``start`` whose line and the
     next start with the same ALIKE_BYTES bytes, not indented, looked for up to ALIKE_LOOK bytes back;
-    else ``end``."""
-    nxt, stop = end, max(start, end - ALIKE_LOOK)
+    else the end of the last line before one not indented; else ``end``."""
+    nxt, stop, plain = end, max(start, end - ALIKE_LOOK), None
     while nxt > stop:
         prev = data.rfind(b"\n", stop, nxt - 1) + 1
         if prev <= stop:
             break
-        if data[prev:prev + ALIKE_BYTES] == data[nxt:nxt + ALIKE_BYTES] and data[nxt:nxt + 1] not in OPEN:
-            return nxt
+        if data[nxt:nxt + 1] not in OPEN:
+            if data[prev:prev + ALIKE_BYTES] == data[nxt:nxt + ALIKE_BYTES]:
+                return nxt
+            plain = plain or nxt
         nxt = prev
-    return end
+    return plain or end
 
 
 def _parse_texts(texts: list[tuple[dict, bytes]]) -> dict[str, tuple[dict, list[Parsed]]]:

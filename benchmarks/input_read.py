@@ -99,7 +99,7 @@ WARNING = b"[rank0]:[W1203 16:16:47.123456 ProcessGroupGloo.cpp:123] some warnin
 CASES = {
     "warnings 64 MB": ("rank0.extra.log", lambda f: f.write(WARNING * ((64 << 20) // len(WARNING)))),
     "warnings .gz": ("rank0.extra.log.gz", None),
-    "line 64 MB": ("rank0.big.log", lambda f: f.write(b"first line\n" + b"a" * (64 << 20) + b"\nlast line\n")),
+    "line 64 MB": ("rank0.big.log", lambda f: f.write(b"first line\n" + b"a" * (64 << 20) + b"\nlast\n")),
 }
 
 
@@ -133,6 +133,7 @@ if __name__ == "__main__":
     answer_help(__doc__)
     if "--memory" in sys.argv:
         args = [a for a in sys.argv[1:] if a != "--memory"]
-        memory(Path(args[0]) if args else Path(__file__).resolve().parent.parent / "samples" / "gloo_2x2_deadlock")
+        root = Path(__file__).resolve().parent.parent
+        memory(Path(args[0]) if args else root / "samples" / "gloo_2x2_deadlock")
     else:
         main()

@@ -310,7 +310,7 @@ def test_a_gzip_bomb_is_inflated_as_a_stream_up_to_its_limit(tmp_path):
 
 def test_64_mb_of_warnings_are_read_in_pieces_in_bounded_memory(tmp_path):
     """64 MB of c10d warning lines (1.60 GB resident parsed whole) are parsed in pieces of
-    ingest.PIECE_BYTES: every line counted, understood, and under 1 GB."""
+    pieces.PIECE_BYTES: every line counted, understood, and under 1 GB."""
     r = copy_of(tmp_path, "gloo_2x2_deadlock")
     n = (64 << 20) // len(WARNING)
     with open(r / "rank0.extra.log", "wb") as f:
@@ -325,25 +325,26 @@ def test_64_mb_of_warnings_are_read_in_pieces_in_bounded_memory(tmp_path):
 
 
 def test_a_log_in_pieces_gives_the_store_it_gives_whole(tmp_path, monkeypatch):
-    """A rank's log cut into pieces (ingest.PIECE_BYTES made 64 KB): the same store, table for table,
+    """A rank's log cut into pieces (pieces.PIECE_BYTES made 64 KB): the same store, table for table,
     and its crash cited at the line it is on in the file, past many pieces of warnings."""
     from tracekit import ingest as ingest_module
+    from tracekit import pieces as pieces_module
     from tracekit.verdict import decide
 
     r = copy_of(tmp_path, "gloo_2x2_crash")
     log = (r / "rank3.log").read_bytes()
     (r / "rank3.log").write_bytes(WARNING * 20_000 + log)
     whole = ingest_module.ingest([r])
-    monkeypatch.setattr(ingest_module, "PIECE_BYTES", 64 << 10)
-    pieces = []
-    real = ingest_module._pieces
-    monkeypatch.setattr(ingest_module, "_pieces", lambda data, most: pieces.append(real(data, most)) or pieces[-1])
+    monkeypatch.setattr(pieces_module, "PIECE_BYTES", 64 << 10)
+    pieces, real = [], pieces_module._pieces
+    monkeypatch.setattr(pieces_module, "_pieces", lambda d, most: pieces.append(real(d, most)) or pieces[-1])
     cut = ingest_module.ingest([r])
     assert len(pieces) == 1 and len(pieces[0]) > 20
     for name, table in whole.tables().items():
         assert cut.tables()[name].equals(table), name
     v = decide(cut)
-    assert v.summary == decide(whole).summary and v.summary.startswith("rank 3 failed first: RuntimeError: simulated")
+    assert v.summary == decide(whole).summary
+    assert v.summary.startswith("rank 3 failed first: RuntimeError: simulated")
     at = next(line for line in v.evidence if "simulated" in line.text)
     text = (r / "rank3.log").read_text().splitlines()
     assert at.file.endswith("rank3.log") and at.line > 20_000 and "simulated" in text[at.line - 1]
@@ -546,10 +547,11 @@ def test_under_ray_what_the_walk_did_not_read_is_one_line_as_in_process(tmp_path
     (r / "passwd.log").symlink_to("/etc/passwd")
     said = {}
     for engine in ("local", "ray"):
-        rc, out, _ = tk("ingest", str(r), "--no-store", "--engine", engine, "--json", timeout=300, cap=16 << 30)
+        rc, out, _ = tk("ingest", str(r), "--no-store", "--engine", engine, "--json", timeout=300,
+                        cap=16 << 30)  # (Ray reserves address space far past what it uses)
         assert rc == 0, out
         said[engine] = json.loads(out[out.index("{"):])
         skipped = {f["file"]: f["error"] for f in said[engine]["files"] if f["kind"] == "skipped"}
-        assert skipped == {str(r / "rank9.log"): "a FIFO, not a file: skipped",
-                           str(r / "passwd.log"): "a symbolic link out of the folder (/etc/passwd): not followed"}
+        out_of = "a symbolic link out of the folder (/etc/passwd): not followed"
+        assert skipped == {str(r / "rank9.log"): "a FIFO, not a file: skipped", str(r / "passwd.log"): out_of}
     assert said["ray"] == said["local"]

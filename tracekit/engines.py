@@ -47,7 +47,8 @@ def _file_batches(paths: list, pieces: int | None, cpus: int) -> tuple[list[list
     what the walk did not read."""
     found = walk(paths)
     files = [f.path for f in found.files]
-    return batches(files, pieces or cpus, total_size(files)), [(formats.skipped_row(n), []) for n in found.notes]
+    skipped = [(formats.skipped_row(n), []) for n in found.notes]
+    return batches(files, pieces or cpus, total_size(files)), skipped
 
 
 def parse_on_ray(paths: list[str], address: str | None = None, tasks: int | None = None) -> Store:

@@ -5,6 +5,8 @@ Each file's kind is found from its content, never its name, by the format regist
 every text parser (one log can hold NCCL, torchrun, trainer and py-spy lines). A file that cannot
 be read gets one error row in ``files`` and the run goes on with the rest. Many dumps are decoded
 in worker processes (``tracekit.dumps``); ``tracekit.engines`` runs the same on a Ray cluster.
+A file with more text than ``pieces.PIECE_BYTES`` is parsed a piece at a time (``tracekit.pieces``),
+so that memory is bounded by the piece, not by the file.
 """
 
 from __future__ import annotations
@@ -13,14 +15,14 @@ import mmap
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
-from tracekit import dumps, escape, formats, inputs, own, schema
+from tracekit import dumps, escape, formats, inputs, own, pieces, schema
 from tracekit.formats import RANK_SOURCES
 from tracekit.parsers import Parsed, launcher, nccl
+from tracekit.pieces import WHOLE, Piece, in_pieces
 from tracekit.store import Store
 
 BATCH_BYTES = 256 << 20  # text parsed in one lines frame (a lines frame takes about 8 times its text)
@@ -29,11 +31,6 @@ BATCH_BYTES = 256 << 20  # text parsed in one lines frame (a lines frame takes a
 # (each group costs ~0.05 s of parsers' fixed cost: 1 GB of COLL lines took 1.47 s in 256 MB batches,
 # 1.20 s in one)
 SCANNED_BATCH_BYTES = 2 << 30
-# A file with more text than this for the polars parsers is parsed a piece at a time (its lines in
-# pieces of at most this many bytes, numbered on from the piece before), only the parsed rows kept:
-# memory is bounded by the piece, not the file (64 MB of c10d warnings took 1.60 GB resident parsed
-# whole, 0.81 GB in pieces of 32 MB; a piece costs ~19x its text at its peak)
-PIECE_BYTES = 16 << 20
 PROGRESS_BYTES = 64 << 20  # smallest batch when a progress bar is drawn (each batch costs ~0.1 s)
 # the same with the C scanner, which reads about 1 GB/s: a step of the bar every half second (in 64 MB
 # steps the bar cost a terminal's 1 GB ingest 2.1-2.7 s against 0.7-0.9 s)
@@ -102,39 +99,11 @@ def parse_files(paths: list[str], workers: bool = True) -> list[tuple[dict, list
     return [done[escape.name(p)] for p in paths]
 
 
-@dataclass(frozen=True)
-class Piece:
-    """Where a piece of a file (``_in_pieces``) sits in it: ``after`` lines come before it, of which
-    its text starts with the file's first ``head`` lines and the ``context`` lines just before it
-    (read with it, so that what a parser takes from a file's header or from the line before stays
-    the same; what they give is dropped: they are counted with the pieces they belong to)."""
-
-    after: int = 0
-    head: int = 0
-    context: int = 0
-
-    def numbered(self, col: str) -> pl.Expr:
-        """Line ``col`` of the piece's text as the line of the file it is."""
-        c = pl.col(col)
-        return pl.when(c <= self.head).then(c).otherwise(c + (self.after - self.context - self.head)).alias(col)
-
-    def own(self, df: pl.DataFrame) -> pl.DataFrame:
-        """The rows of ``df`` from the piece's own lines (a row of no line is kept)."""
-        return df.filter(pl.col("line").is_null() | (pl.col("line") > self.after))
-
-    def parsed(self, p: Parsed) -> Parsed:
-        return Parsed(p.kind, {name: df if df is None or "line" not in df.columns else self.own(df)
-                               for name, df in p.tables.items()}, self.own(p.claimed))
-
-
-WHOLE = Piece()
-
-
 def _claims(texts: list[tuple[dict, bytes]], scans: list[tuple] | None = None, piece: Piece = WHOLE):
     """Every text parser run once over the lines of all ``texts``: the lines frame, the scanner's
     COLL lines, what each parser found, and the non-blank lines and the lines some parser claimed.
     ``scans``: the C scanner's reading of ``texts`` where already made (``nccl.scan_many``);
-    ``piece``: where this text sits in its file, for a piece of one (``_in_pieces``)."""
+    ``piece``: where this text sits in its file, for a piece of one (``pieces.in_pieces``)."""
     lines, scanned = nccl.read_many([(row["file"], data) for row, data in texts], scans)
     if piece != WHOLE:
         lines = lines.with_columns(piece.numbered("line"), piece.numbered("cont_of"))
@@ -170,7 +139,7 @@ def unknown_lines(paths: list[str | Path]) -> pl.DataFrame:
     for batch in batches(files, 1, total_size(files)):
         texts = [(row, got) for row, got in (formats.classify_safely(f, formats.read(f)) for f in batch)
                  if isinstance(got, (bytes, mmap.mmap))]
-        for group, scans, piece in _in_pieces(_text_groups(texts)):
+        for group, scans, piece in in_pieces(_text_groups(texts)):
             lines, _, _, nonblank, claimed = _claims(group, scans, piece)
             unclaimed = nonblank.join(claimed, on=["file", "line"], how="anti")
             found.append(lines.join(unclaimed, on=["file", "line"], how="semi").select("file", "line", "raw"))
@@ -180,10 +149,10 @@ def unknown_lines(paths: list[str | Path]) -> pl.DataFrame:
 def _text_groups(texts: list[tuple[dict, bytes]]):
     """``texts`` in groups of files, each with the C scanner's reading of them (None without it),
     that leave at most BATCH_BYTES of text to the polars parsers (a file with more, or with more than
-    PIECE_BYTES, is a group alone: ``_in_pieces`` parses it a piece at a time)."""
+    pieces.PIECE_BYTES, is a group alone: ``pieces.in_pieces`` parses it a piece at a time)."""
     scans = nccl.scan_many([(row["file"], data) for row, data in texts]) if texts else []
     if scans is None:  # no scanner: the batch is small already (BATCH_BYTES), but for its big files
-        big = [len(data) > PIECE_BYTES for _, data in texts]
+        big = [len(data) > pieces.PIECE_BYTES for _, data in texts]
         if not all(big):
             yield [t for t, b in zip(texts, big) if not b], None
         yield from (([t], None) for t, b in zip(texts, big) if b)
@@ -191,7 +160,7 @@ def _text_groups(texts: list[tuple[dict, bytes]]):
     start, size = 0, 0
     for i, got in enumerate(scans):
         n = nccl.rest_bytes(got)
-        if i > start and (size + n > BATCH_BYTES or n > PIECE_BYTES or size > PIECE_BYTES):
+        if i > start and (size + n > BATCH_BYTES or n > pieces.PIECE_BYTES or size > pieces.PIECE_BYTES):
             yield texts[start:i], scans[start:i]
             start, size = i, 0
         size += n
@@ -199,96 +168,11 @@ def _text_groups(texts: list[tuple[dict, bytes]]):
         yield texts[start:], scans[start:]
 
 
-def _in_pieces(groups):
-    """``_text_groups``' groups as ``(group, scans, piece)``, a file alone with more than PIECE_BYTES
-    of text for the polars parsers cut into pieces (``_pieces``), each read with the file's head and
-    the lines before it (``Piece``). Each piece is read anew by the scanner: the cost of a piece is
-    its own, whatever the size of its file."""
-    for group, scans in groups:
-        row, data = group[0]
-        if len(group) > 1 or (nccl.rest_bytes(scans[0]) if scans is not None else len(data)) <= PIECE_BYTES:
-            yield group, scans, WHOLE
-            continue
-        after, head_end = 0, _head_end(data)
-        for start, end in _pieces(data, PIECE_BYTES):
-            text, piece = _with_context(data, start, end, after, head_end)
-            yield [(dict(row), text)], None, piece
-            after += text.count(b"\n", len(text) - (end - start))  # the piece's own lines
-
-
-HEAD_BYTES, HEAD_LINES, CONTEXT_LINES = 64 << 10, 256, 8  # what each piece is read with
-
-
-def _head_end(data) -> int:
-    """Where the file's head ends: after its first HEAD_LINES lines, within HEAD_BYTES."""
-    end = 0
-    for _ in range(HEAD_LINES):
-        nl = data.find(b"\n", end, HEAD_BYTES)
-        if nl < 0:
-            break
-        end = nl + 1
-    return end
-
-
-def _with_context(data, start: int, end: int, after: int, head_end: int) -> tuple[bytes, Piece]:
-    """The text of the piece ``data[start:end]`` (``after`` lines before it) as it is read: after the
-    file's head (``data[:head_end]``) and its CONTEXT_LINES lines before (a copy of these alone: of a
-    map, what it reads, read now)."""
-    if not start:
-        return data[start:end], WHOLE
-    ctx = start
-    for _ in range(CONTEXT_LINES):
-        ctx = data.rfind(b"\n", 0, ctx - 1) + 1
-        if ctx <= head_end:
-            return data[:end], Piece(after, 0, after)  # the head runs into the context: from the start
-    head = data[:head_end]
-    return head + data[ctx:end], Piece(after, head.count(b"\n"), data[ctx:start].count(b"\n"))
-
-
-def _pieces(data, most: int) -> list[tuple[int, int]]:
-    """``(start, end)`` of the pieces ``data`` is cut into: each of at most ``most`` bytes (but for a
-    line longer than that, whole in its piece) and ending at the end of a line; where one is near, at
-    a line between two lines that start alike (within a run of one kind of line, the bulk of a big
-    log: no block of lines a parser reads together, such as a traceback, is cut apart)."""
-    n, out, start = len(data), [], 0
-    while n - start > most:
-        end = data.rfind(b"\n", start, start + most) + 1
-        if end <= start:  # one line longer than a piece
-            end = data.find(b"\n", start + most)
-            end = n if end < 0 else end + 1
-        else:
-            end = _between_alike(data, start, end)
-        out.append((start, end))
-        start = end
-    return out + [(start, n)] if start < n else out
-
-
-ALIKE_BYTES, ALIKE_LOOK = 12, 1 << 20  # lines alike: the same first bytes; looked for this far back
-OPEN = (b"", b"\n", b"\r", b" ", b"\t")  # an indented line is inside a block (a traceback, a stack, args)
-
-
-def _between_alike(data, start: int, end: int) -> int:
-    """The end of a line at or before ``end`` (a line's end) and after ``start`` whose line and the
-    next start with the same ALIKE_BYTES bytes, not indented, looked for up to ALIKE_LOOK bytes back;
-    else the end of the last line before one not indented; else ``end``."""
-    nxt, stop, plain = end, max(start, end - ALIKE_LOOK), None
-    while nxt > stop:
-        prev = data.rfind(b"\n", stop, nxt - 1) + 1
-        if prev <= stop:
-            break
-        if data[nxt:nxt + 1] not in OPEN:
-            if data[prev:prev + ALIKE_BYTES] == data[nxt:nxt + ALIKE_BYTES]:
-                return nxt
-            plain = plain or nxt
-        nxt = prev
-    return plain or end
-
-
 def _parse_texts(texts: list[tuple[dict, bytes]]) -> dict[str, tuple[dict, list[Parsed]]]:
     """Run every text parser once over the lines of each group of ``texts`` (``_text_groups``);
     account for each file's lines."""
     out: dict[str, tuple[dict, list[Parsed]]] = {}
-    for group, scans, piece in _in_pieces(_text_groups(texts)):
+    for group, scans, piece in in_pieces(_text_groups(texts)):
         for f, (row, parsed) in _parse_group(group, scans, piece).items():
             out[f] = _add_piece(out[f], row, parsed) if f in out else (row, parsed)
     return out
@@ -315,7 +199,7 @@ def _parse_group(texts: list[tuple[dict, bytes]], scans: list[tuple] | None, pie
     # the COLL lines read apart are all claimed by the NCCL parser
     coll_counts = (scanned.streams if scanned is not None else pl.DataFrame(schema=nccl.STREAMS)).group_by("file").agg(
         pl.col("lines").sum().alias("coll"))
-    if scanned is not None and (piece.head or piece.context):  # a piece's own (its streams count those read with it)
+    if scanned is not None and (piece.head or piece.context):  # (its streams count the lines read with it)
         coll_counts = pl.DataFrame({"file": [texts[0][0]["file"]], "coll": [scanned.rows.height]},
                                    schema={"file": pl.Utf8, "coll": pl.Int64})
     counts = (
@@ -347,10 +231,10 @@ def total_size(files: list[str]) -> int:
     return sum(os.path.getsize(f) for f in files if os.path.isfile(f))
 
 
-def batches(files: list[str], pieces: int, total: int) -> list[list[str]]:
-    """Files in batches of about ``total / pieces`` bytes (at most BATCH_BYTES, or SCANNED_BATCH_BYTES
+def batches(files: list[str], parts: int, total: int) -> list[list[str]]:
+    """Files in batches of about ``total / parts`` bytes (at most BATCH_BYTES, or SCANNED_BATCH_BYTES
     with the C scanner), kept in order."""
-    cap = max(1, min(BATCH_BYTES if nccl._scan is None else SCANNED_BATCH_BYTES, total // max(pieces, 1) + 1))
+    cap = max(1, min(BATCH_BYTES if nccl._scan is None else SCANNED_BATCH_BYTES, total // max(parts, 1) + 1))
     out, cur, size = [], [], 0
     for f in files:
         n = os.path.getsize(f) if os.path.isfile(f) else 0

@@ -10,8 +10,9 @@ accident or on purpose. What this layer guarantees, each case a ``Note`` (a valu
 - a name that is not UTF-8, or holds a newline or a control character, is read under its own
   bytes and shown escaped (``Found.name``, ``escape.name``): it can never print a line of its own;
 - a file is read up to ``Limits.file_bytes``, a gzip stream decompressed as a stream up to
-  ``Limits.gzip_bytes`` (a 1 MB bomb of 256 MB stops at the limit, never in memory whole), and a
-  line past ``Limits.line_bytes`` is cut there: each cut is a note;
+  ``Limits.gzip_bytes`` (a 1 MB bomb of 256 MB stops at the limit, never in memory whole; what it
+  held is in one anonymous map, never copied), and a line past ``Limits.line_bytes`` is cut there:
+  each cut is a note;
 - NUL bytes (a crashed node's log ends in preallocated zeros) are noise: taken out, counted in a note;
 - a big settled file is mapped (the fast path: no copy) only under a read lease, which makes any
   other process's open for writing or truncation wait until tracekit is done with the map (a file
@@ -46,8 +47,8 @@ GZIP_MAGIC = b"\x1f\x8b"
 @dataclass(frozen=True)
 class Limits:
     file_bytes: int = 16 << 30  # bytes read of one file (a big log is mapped: its text costs no copy)
-    # bytes decompressed from one .gz: a bomb costs no more than a batch of ordinary text (ingest's
-    # BATCH_BYTES; the text parsers take ~25x their text in memory: 64 MB of warnings, 1.6 GB)
+    # bytes decompressed from one .gz, held once (an anonymous map) and parsed in ingest's pieces
+    # (PIECE_BYTES): the issue's 0.9 MB of 256 MB of c10d warnings, 0.94 GB resident in all
     gzip_bytes: int = 256 << 20
     line_bytes: int = 1 << 20  # a line past this is cut here
 
@@ -230,7 +231,8 @@ def read(found: Found | str, limits: Limits | None = None, gunzip: bool = True, 
         notes: list[Note] = []
         head = os.pread(fd, 2, 0)
         if head == GZIP_MAGIC and gunzip:
-            return Read(found, _gunzip(fd, found.name, limits, notes, map_bytes), st.st_size, notes, gzip=True)
+            data = _gunzip(fd, found.name, limits, notes, map_bytes)
+            return Read(found, data, st.st_size, notes, gzip=True)
         data = _map(fd, st, limits, map_bytes, settled_s) if head else None
         if data is not None:
             keep = True  # the map owns the descriptor (and its lease) now
@@ -290,7 +292,8 @@ def _read_all(fd: int, size: int, name: str, notes: list[Note]) -> bytes:
     return data
 
 
-def _gunzip(fd: int, name: str, limits: Limits, notes: list[Note], map_bytes: int = MAP_BYTES) -> bytes | mmap.mmap:
+def _gunzip(fd: int, name: str, limits: Limits, notes: list[Note], map_bytes: int = MAP_BYTES
+            ) -> bytes | mmap.mmap:
     """The decompressed stream (every member), read and inflated a chunk at a time up to
     ``limits.gzip_bytes``: a truncated or corrupt stream gives what it held, and a note. Past
     ``map_bytes`` the chunks are moved into an anonymous map (``_joined``): the text is held once."""

@@ -158,14 +158,16 @@ def _text_groups(texts: list[tuple[dict, bytes]]):
         yield from (([t], None) for t, b in zip(texts, big) if b)
         return
     start, size = 0, 0
-    for i, got in enumerate(scans):
-        n = nccl.rest_bytes(got)
-        if i > start and (size + n > BATCH_BYTES or n > pieces.PIECE_BYTES or size > pieces.PIECE_BYTES):
-            yield texts[start:i], scans[start:i]
+    for i, got in enumerate(scans + [None]):
+        n = nccl.rest_bytes(got) if got is not None else 0
+        if i > start and (got is None or size + n > BATCH_BYTES or n > pieces.PIECE_BYTES
+                          or size > pieces.PIECE_BYTES):
+            group = scans[start:i]
+            if size > pieces.PIECE_BYTES:  # a file read again a piece at a time: this reading let go
+                scans[start] = None
+            yield texts[start:i], group
             start, size = i, 0
         size += n
-    if start < len(texts):
-        yield texts[start:], scans[start:]
 
 
 def _parse_texts(texts: list[tuple[dict, bytes]]) -> dict[str, tuple[dict, list[Parsed]]]:

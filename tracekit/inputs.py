@@ -300,11 +300,14 @@ def _gunzip(fd: int, name: str, limits: Limits, notes: list[Note], map_bytes: in
     out: list[bytes] = []
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
     pos, left = 0, limits.gzip_bytes
+
+    def held() -> bool:
+        return left < limits.gzip_bytes
     while True:
         chunk = os.pread(fd, CHUNK, pos)
         if not chunk:
             if not d.eof and pos:
-                notes.append(Note(name, "truncated gzip stream: read what it held" if out
+                notes.append(Note(name, "truncated gzip stream: read what it held" if held()
                                   else "truncated gzip stream: nothing in it to read"))
             out.append(d.flush()[:max(left, 0)])
             return _joined(out, map_bytes)
@@ -313,8 +316,7 @@ def _gunzip(fd: int, name: str, limits: Limits, notes: list[Note], map_bytes: in
             try:
                 got = d.decompress(chunk, min(left + 1, CHUNK))
             except zlib.error as e:
-                held = ": read what it held" if out else ""
-                notes.append(Note(name, f"corrupt gzip stream ({e}){held}"))
+                notes.append(Note(name, f"corrupt gzip stream ({e})" + (": read what it held" if held() else "")))
                 return _joined(out, map_bytes)
             out.append(got[:left])
             left -= len(got)

@@ -350,6 +350,23 @@ def test_a_log_in_pieces_gives_the_store_it_gives_whole(tmp_path, monkeypatch):
     assert at.file.endswith("rank3.log") and at.line > 20_000 and "simulated" in text[at.line - 1]
 
 
+def test_unknown_lines_of_a_log_in_pieces_are_named_at_their_lines(tmp_path, monkeypatch):
+    """ingest --unknown reads a big log in pieces too: the lines no parser understood, each at its line."""
+    from tracekit import ingest as ingest_module
+    from tracekit import pieces as pieces_module
+
+    r = copy_of(tmp_path, "gloo_2x2_crash")
+    odd = b"an odd line no parser knows %d\n"
+    (r / "rank3.log").write_bytes(WARNING * 5_000 + odd % 1 + WARNING * 5_000 + odd % 2 + (r / "rank3.log").read_bytes())
+    whole = ingest_module.unknown_lines([r])
+    monkeypatch.setattr(pieces_module, "PIECE_BYTES", 64 << 10)
+    cut = ingest_module.unknown_lines([r])
+    assert cut.equals(whole)
+    mine = cut.filter(cut["file"] == str(r / "rank3.log"))
+    assert mine.head(2).rows() == [(str(r / "rank3.log"), 5_001, "an odd line no parser knows 1"),
+                                   (str(r / "rank3.log"), 10_002, "an odd line no parser knows 2")]
+
+
 def test_a_line_of_64_mb_is_cut_at_1_mb_in_bounded_memory(tmp_path):
     r = copy_of(tmp_path, "gloo_2x2_deadlock")
     with open(r / "rank0.big.log", "wb") as f:

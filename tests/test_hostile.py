@@ -357,7 +357,8 @@ def test_unknown_lines_of_a_log_in_pieces_are_named_at_their_lines(tmp_path, mon
 
     r = copy_of(tmp_path, "gloo_2x2_crash")
     odd = b"an odd line no parser knows %d\n"
-    (r / "rank3.log").write_bytes(WARNING * 5_000 + odd % 1 + WARNING * 5_000 + odd % 2 + (r / "rank3.log").read_bytes())
+    log = (r / "rank3.log").read_bytes()
+    (r / "rank3.log").write_bytes(WARNING * 5_000 + odd % 1 + WARNING * 5_000 + odd % 2 + log)
     whole = ingest_module.unknown_lines([r])
     monkeypatch.setattr(pieces_module, "PIECE_BYTES", 64 << 10)
     cut = ingest_module.unknown_lines([r])

@@ -5,11 +5,12 @@ parsed whole, 0.41 GB in pieces of 8 MB, 0.53 GB in 16 MB: a piece costs ~30x it
 half of it the lines as Python strings on their way to polars).
 
 What a parser takes from a whole file stays the same where it comes from the file's head (its rank
-named by tracekit's header or a `[PG ID 0 ...]` line, a communicator's init, a version) or from the
-lines just before (a shift or a forward fill of a few lines): each piece is read after both and what
-they give is dropped. Pieces are cut between two lines that start alike (inside a run of one kind of
-line, the bulk of any big log), never before an indented line (inside a traceback, a stack, an args
-block). A fact of the whole file that comes from neither (a per-file count, a block longer than a
+named by tracekit's header or a `[PG ID 0 ...]` line, a communicator's init, a version), from an
+NCCL line that names a communicator anywhere before (CARRY), or from the lines just before (a shift
+or a forward fill of a few lines): each piece is read after them and what they give is dropped.
+Pieces are cut between two lines that start alike (inside a run of one kind of line, the bulk of any
+big log), never before an indented line (inside a traceback, a stack, an args block). A fact of the
+whole file that comes from none of these (a per-file count or first value, a block longer than a
 piece) is the piece's own: tests/test_hostile.py compares the stores.
 """
 
@@ -23,6 +24,9 @@ from tracekit.parsers import Parsed, nccl
 
 PIECE_BYTES = 8 << 20
 HEAD_BYTES, HEAD_LINES, CONTEXT_LINES = 64 << 10, 256, 8  # what each piece is read with
+# NCCL's lines that name a communicator, its size and a rank in it (`comm 0x.. rank 3 nranks 8 ...`,
+# `... nRanks 8 ...`): which process group and rank the COLL lines of every later piece belong to
+CARRY, CARRY_BYTES = (b" nranks ", b" nRanks "), 1 << 20
 ALIKE_BYTES, ALIKE_LOOK = 12, 1 << 20  # lines alike: the same first bytes; looked for this far back
 OPEN = (b"", b"\n", b"\r", b" ", b"\t")  # an indented line is inside a block (a traceback, a stack, args)
 
@@ -68,11 +72,33 @@ def in_pieces(groups):
             continue
         if scans is not None:
             scans.clear()  # the file's reading as a whole (~24 bytes a line): each piece is read anew
-        after, head_end = 0, _head_end(data)
+        after, head_end, carried = 0, _head_end(data), []
         for start, end in _pieces(data, PIECE_BYTES):
-            text, piece = _with_context(data, start, end, after, head_end)
+            text, piece = _with_context(data, start, end, after, head_end, carried)
             yield [(dict(row), text)], None, piece
             after += text.count(b"\n", len(text) - (end - start))  # the piece's own lines
+            _carry(data, max(start, head_end), end, carried)
+
+
+def _carry(data, start: int, end: int, carried: list[bytes]) -> None:
+    """Add to ``carried`` the lines of ``data[start:end]`` that name a communicator (CARRY), within
+    CARRY_BYTES in all."""
+    found = set()
+    for mark in CARRY:
+        at = data.find(mark, start, end)
+        while at >= 0:
+            first = data.rfind(b"\n", start, at) + 1 or start
+            found.add(first)
+            nl = data.find(b"\n", at, end)
+            at = data.find(mark, nl, end) if nl >= 0 else -1
+    room = CARRY_BYTES - sum(map(len, carried))
+    for first in sorted(found):
+        nl = data.find(b"\n", first, end)
+        line = data[first:end if nl < 0 else nl + 1]
+        if len(line) > room:
+            return
+        carried.append(line if line.endswith(b"\n") else line + b"\n")
+        room -= len(line)
 
 
 def _head_end(data) -> int:
@@ -86,10 +112,13 @@ def _head_end(data) -> int:
     return end
 
 
-def _with_context(data, start: int, end: int, after: int, head_end: int) -> tuple[bytes, Piece]:
+def _with_context(data, start: int, end: int, after: int, head_end: int, carried: list[bytes]
+                  ) -> tuple[bytes, Piece]:
     """The text of the piece ``data[start:end]`` (``after`` lines before it) as it is read: after the
-    file's head (``data[:head_end]``) and its CONTEXT_LINES lines before (a copy of these alone: of a
-    map, what it reads, read now)."""
+    file's head (``data[:head_end]``), the lines ``carried`` from the pieces before and its
+    CONTEXT_LINES lines before (a copy of these alone: of a map, what it reads, read now). The
+    carried lines are numbered on from the head (their own numbers are not kept: what they give is
+    dropped), so the head and they must number fewer than the lines before the context."""
     if not start:
         return data[start:end], WHOLE
     ctx = start
@@ -97,8 +126,11 @@ def _with_context(data, start: int, end: int, after: int, head_end: int) -> tupl
         ctx = data.rfind(b"\n", 0, ctx - 1) + 1
         if ctx <= head_end:
             return data[:end], Piece(after, 0, after)  # the head runs into the context: from the start
-    head = data[:head_end]
-    return head + data[ctx:end], Piece(after, head.count(b"\n"), data[ctx:start].count(b"\n"))
+    head, context = data[:head_end], data[ctx:start].count(b"\n")
+    if head.count(b"\n") + len(carried) > after - context:
+        carried = []
+    head += b"".join(carried)
+    return head + data[ctx:end], Piece(after, head.count(b"\n"), context)
 
 
 def _pieces(data, most: int) -> list[tuple[int, int]]:

@@ -2,7 +2,8 @@
 
 ``ingest.parse_files`` is a pure function of its files and ``ingest.combine`` makes the store from
 its results however the files were split, so the Ray driver only decides where each batch of files
-is parsed: one task per batch, the results combined here.
+is parsed: one task per batch, the results combined here, with a ``skipped`` row for each entry the
+driver's walk did not read (a FIFO, a link out of the folder), as ``ingest.ingest`` has them.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from pathlib import Path
 
 import polars as pl
 
-from tracekit import schema
+from tracekit import formats, schema
 from tracekit.errors import StoreError
-from tracekit.ingest import batches, combine, discover, parse_files, resolve_ranks, total_size
+from tracekit.ingest import batches, combine, parse_files, resolve_ranks, total_size, walk
 from tracekit.store import Store, scan  # noqa: F401 - scan re-exported: a store written here is read so
 
 def _ray():
@@ -41,9 +42,13 @@ def _on_cluster(address: str | None, work):
             ray.shutdown()
 
 
-def _file_batches(paths: list, pieces: int | None, cpus: int) -> list[list[str]]:
-    files = [str(p) for p in discover(paths)]
-    return batches(files, pieces or cpus, total_size(files))
+def _file_batches(paths: list, pieces: int | None, cpus: int) -> tuple[list[list[str]], list]:
+    """The files under ``paths`` in batches for the tasks, and the ``files`` rows (with no tables) of
+    what the walk did not read."""
+    found = walk(paths)
+    files = [f.path for f in found.files]
+    skipped = [(formats.skipped_row(n), []) for n in found.notes]
+    return batches(files, pieces or cpus, total_size(files)), skipped
 
 
 def parse_on_ray(paths: list[str], address: str | None = None, tasks: int | None = None) -> Store:
@@ -53,8 +58,9 @@ def parse_on_ray(paths: list[str], address: str | None = None, tasks: int | None
     for the duration. Every node must see the files under the same paths (a shared filesystem)."""
     def work(ray, cpus):
         parse = ray.remote(parse_files)
-        refs = [parse.remote(batch, workers=False) for batch in _file_batches(paths, tasks, cpus)]
-        return [r for got in ray.get(refs) for r in got]
+        files, skipped = _file_batches(paths, tasks, cpus)
+        refs = [parse.remote(batch, workers=False) for batch in files]
+        return [r for got in ray.get(refs) for r in got] + skipped
 
     return combine(_on_cluster(address, work))
 
@@ -95,9 +101,9 @@ def ingest_on_ray_to_disk(paths: list[str], folder: str | Path, address: str | N
     try:
         def work(ray, cpus):
             parse, resolve = ray.remote(_parse_to_part), ray.remote(_resolve_part)
-            batches = _file_batches(paths, tasks, cpus)
+            batches, skipped = _file_batches(paths, tasks, cpus)
             results = [r for got in ray.get([parse.remote(b, str(parts / f"raw-{i}.parquet"))
-                                             for i, b in enumerate(batches)]) for r in got]
+                                             for i, b in enumerate(batches)]) for r in got] + skipped
             ranks = schema.concat([p.tables.get("ranks") for _, ps in results for p in ps], schema.RANKS)
             ray.get([resolve.remote(ranks, str(parts / f"raw-{i}.parquet"), str(parts / f"part-{i}.parquet"))
                      for i in range(len(batches))])

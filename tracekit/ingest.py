@@ -5,6 +5,8 @@ Each file's kind is found from its content, never its name, by the format regist
 every text parser (one log can hold NCCL, torchrun, trainer and py-spy lines). A file that cannot
 be read gets one error row in ``files`` and the run goes on with the rest. Many dumps are decoded
 in worker processes (``tracekit.dumps``); ``tracekit.engines`` runs the same on a Ray cluster.
+A file with more text than ``pieces.PIECE_BYTES`` is parsed a piece at a time (``tracekit.pieces``),
+so that memory is bounded by the piece, not by the file.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from pathlib import Path
 
 import polars as pl
 
-from tracekit import dumps, escape, formats, inputs, own, schema
+from tracekit import dumps, escape, formats, inputs, own, pieces, schema
 from tracekit.formats import RANK_SOURCES
 from tracekit.parsers import Parsed, launcher, nccl
+from tracekit.pieces import WHOLE, Piece, in_pieces
 from tracekit.store import Store
 
 BATCH_BYTES = 256 << 20  # text parsed in one lines frame (a lines frame takes about 8 times its text)
@@ -96,11 +99,17 @@ def parse_files(paths: list[str], workers: bool = True) -> list[tuple[dict, list
     return [done[escape.name(p)] for p in paths]
 
 
-def _claims(texts: list[tuple[dict, bytes]], scans: list[tuple] | None = None):
+def _claims(texts: list[tuple[dict, bytes]], scans: list[tuple] | None = None, piece: Piece = WHOLE):
     """Every text parser run once over the lines of all ``texts``: the lines frame, the scanner's
     COLL lines, what each parser found, and the non-blank lines and the lines some parser claimed.
-    ``scans``: the C scanner's reading of ``texts`` where already made (``nccl.scan_many``)."""
+    ``scans``: the C scanner's reading of ``texts`` where already made (``nccl.scan_many``);
+    ``piece``: where this text sits in its file, for a piece of one (``pieces.in_pieces``)."""
     lines, scanned = nccl.read_many([(row["file"], data) for row, data in texts], scans)
+    if piece != WHOLE:
+        lines = lines.with_columns(piece.numbered("line"), piece.numbered("cont_of"))
+        if scanned is not None:
+            scanned = nccl.Coll(scanned.rows.with_columns(piece.numbered("line")),
+                                scanned.streams.with_columns(piece.numbered("line")), scanned.ops)
     # Lines of the plain NCCL shape are the NCCL parser's alone: the others skip them (most of a big log).
     plain_nccl = pl.col("text").str.contains(nccl.FAST_HEAD)
     others = lines.filter(~plain_nccl)
@@ -114,6 +123,11 @@ def _claims(texts: list[tuple[dict, bytes]], scans: list[tuple] | None = None):
     if cont.height:
         claimed = pl.concat([claimed, cont.join(claimed.rename({"line": "cont_of"}), on=["file", "cont_of"], how="semi")
                              .select("file", "line")]).unique()
+    if piece.head or piece.context:  # the lines read with the piece are counted with their own pieces
+        lines, nonblank, claimed = piece.own(lines), piece.own(nonblank), piece.own(claimed)
+        parsed = [p for p in map(piece.parsed, parsed) if p.found]
+        if scanned is not None:
+            scanned = nccl.Coll(piece.own(scanned.rows), scanned.streams, scanned.ops)
     return lines, scanned, parsed, nonblank, claimed
 
 
@@ -125,8 +139,8 @@ def unknown_lines(paths: list[str | Path]) -> pl.DataFrame:
     for batch in batches(files, 1, total_size(files)):
         texts = [(row, got) for row, got in (formats.classify_safely(f, formats.read(f)) for f in batch)
                  if isinstance(got, (bytes, mmap.mmap))]
-        for group, scans in _text_groups(texts):
-            lines, _, _, nonblank, claimed = _claims(group, scans)
+        for group, scans, piece in in_pieces(_text_groups(texts)):
+            lines, _, _, nonblank, claimed = _claims(group, scans, piece)
             unclaimed = nonblank.join(claimed, on=["file", "line"], how="anti")
             found.append(lines.join(unclaimed, on=["file", "line"], how="semi").select("file", "line", "raw"))
     return pl.concat(found).sort("file", "line", maintain_order=True)
@@ -134,37 +148,62 @@ def unknown_lines(paths: list[str | Path]) -> pl.DataFrame:
 
 def _text_groups(texts: list[tuple[dict, bytes]]):
     """``texts`` in groups of files, each with the C scanner's reading of them (None without it),
-    that leave at most BATCH_BYTES of text to the polars parsers (a file with more is a group alone)."""
+    that leave at most BATCH_BYTES of text to the polars parsers (a file with more, or with more than
+    pieces.PIECE_BYTES, is a group alone: ``pieces.in_pieces`` parses it a piece at a time)."""
     scans = nccl.scan_many([(row["file"], data) for row, data in texts]) if texts else []
-    if scans is None:  # no scanner: the batch is small already (BATCH_BYTES)
-        yield texts, None
+    if scans is None:  # no scanner: the batch is small already (BATCH_BYTES), but for its big files
+        big = [len(data) > pieces.PIECE_BYTES for _, data in texts]
+        if not all(big):
+            yield [t for t, b in zip(texts, big) if not b], None
+        yield from (([t], None) for t, b in zip(texts, big) if b)
         return
     start, size = 0, 0
-    for i, got in enumerate(scans):
-        n = nccl.rest_bytes(got)
-        if i > start and size + n > BATCH_BYTES:
-            yield texts[start:i], scans[start:i]
+    for i, got in enumerate(scans + [None]):
+        n = nccl.rest_bytes(got) if got is not None else 0
+        if i > start and (got is None or size + n > BATCH_BYTES or n > pieces.PIECE_BYTES
+                          or size > pieces.PIECE_BYTES):
+            group = scans[start:i]
+            if size > pieces.PIECE_BYTES:  # a file read again a piece at a time: this reading let go
+                scans[start] = None
+            yield texts[start:i], group
             start, size = i, 0
         size += n
-    if start < len(texts):
-        yield texts[start:], scans[start:]
 
 
 def _parse_texts(texts: list[tuple[dict, bytes]]) -> dict[str, tuple[dict, list[Parsed]]]:
     """Run every text parser once over the lines of each group of ``texts`` (``_text_groups``);
     account for each file's lines."""
-    out = {}
-    for group, scans in _text_groups(texts):
-        out.update(_parse_group(group, scans))
+    out: dict[str, tuple[dict, list[Parsed]]] = {}
+    for group, scans, piece in in_pieces(_text_groups(texts)):
+        for f, (row, parsed) in _parse_group(group, scans, piece).items():
+            out[f] = _add_piece(out[f], row, parsed) if f in out else (row, parsed)
     return out
 
 
-def _parse_group(texts: list[tuple[dict, bytes]], scans: list[tuple] | None) -> dict[str, tuple[dict, list[Parsed]]]:
-    """One group: every text parser over its lines once; each file's row, the group's tables with its first file."""
-    lines, scanned, parsed, nonblank, claimed = _claims(texts, scans)
+KIND_ORDER = {f.kind: i for i, f in enumerate(formats.TEXT)}
+
+
+def _add_piece(got: tuple[dict, list[Parsed]], row: dict, parsed: list[Parsed]) -> tuple[dict, list[Parsed]]:
+    """A file's row and finds with those of its next piece added: its lines counted on, its kinds
+    joined (in the parsers' order, as one piece gives them), its tables after the ones before."""
+    first, before = got
+    kinds = {k for r in (first, row) for k in r["kind"].split(",") if k != "text"}
+    first = {**first, "kind": ",".join(sorted(kinds, key=KIND_ORDER.get)) or "text",
+             **{c: first[c] + row[c] for c in ("lines", "blank", "parsed", "unknown")}}
+    return first, before + parsed
+
+
+def _parse_group(texts: list[tuple[dict, bytes]], scans: list[tuple] | None, piece: Piece = WHOLE
+                 ) -> dict[str, tuple[dict, list[Parsed]]]:
+    """One group: every text parser over its lines once; each file's row, the group's tables with its
+    first file (``piece``: as ``_claims``')."""
+    lines, scanned, parsed, nonblank, claimed = _claims(texts, scans, piece)
     # the COLL lines read apart are all claimed by the NCCL parser
     coll_counts = (scanned.streams if scanned is not None else pl.DataFrame(schema=nccl.STREAMS)).group_by("file").agg(
         pl.col("lines").sum().alias("coll"))
+    if scanned is not None and (piece.head or piece.context):  # (its streams count the lines read with it)
+        coll_counts = pl.DataFrame({"file": [texts[0][0]["file"]], "coll": [scanned.rows.height]},
+                                   schema={"file": pl.Utf8, "coll": pl.Int64})
     counts = (
         lines.group_by("file").agg(pl.len().alias("lines"), pl.col("blank").sum().alias("blank"))
         .join(nonblank.join(claimed, on=["file", "line"], how="semi").group_by("file").agg(pl.len().alias("parsed")),
@@ -194,10 +233,10 @@ def total_size(files: list[str]) -> int:
     return sum(os.path.getsize(f) for f in files if os.path.isfile(f))
 
 
-def batches(files: list[str], pieces: int, total: int) -> list[list[str]]:
-    """Files in batches of about ``total / pieces`` bytes (at most BATCH_BYTES, or SCANNED_BATCH_BYTES
+def batches(files: list[str], parts: int, total: int) -> list[list[str]]:
+    """Files in batches of about ``total / parts`` bytes (at most BATCH_BYTES, or SCANNED_BATCH_BYTES
     with the C scanner), kept in order."""
-    cap = max(1, min(BATCH_BYTES if nccl._scan is None else SCANNED_BATCH_BYTES, total // max(pieces, 1) + 1))
+    cap = max(1, min(BATCH_BYTES if nccl._scan is None else SCANNED_BATCH_BYTES, total // max(parts, 1) + 1))
     out, cur, size = [], [], 0
     for f in files:
         n = os.path.getsize(f) if os.path.isfile(f) else 0

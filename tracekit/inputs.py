@@ -10,8 +10,9 @@ accident or on purpose. What this layer guarantees, each case a ``Note`` (a valu
 - a name that is not UTF-8, or holds a newline or a control character, is read under its own
   bytes and shown escaped (``Found.name``, ``escape.name``): it can never print a line of its own;
 - a file is read up to ``Limits.file_bytes``, a gzip stream decompressed as a stream up to
-  ``Limits.gzip_bytes`` (a 1 MB bomb of 256 MB stops at the limit, never in memory whole), and a
-  line past ``Limits.line_bytes`` is cut there: each cut is a note;
+  ``Limits.gzip_bytes`` (a 1 MB bomb of 256 MB stops at the limit, never in memory whole; what it
+  held is in one anonymous map, never copied), and a line past ``Limits.line_bytes`` is cut there:
+  each cut is a note;
 - NUL bytes (a crashed node's log ends in preallocated zeros) are noise: taken out, counted in a note;
 - a big settled file is mapped (the fast path: no copy) only under a read lease, which makes any
   other process's open for writing or truncation wait until tracekit is done with the map (a file
@@ -46,8 +47,8 @@ GZIP_MAGIC = b"\x1f\x8b"
 @dataclass(frozen=True)
 class Limits:
     file_bytes: int = 16 << 30  # bytes read of one file (a big log is mapped: its text costs no copy)
-    # bytes decompressed from one .gz: a bomb costs no more than a batch of ordinary text (ingest's
-    # BATCH_BYTES; the text parsers take ~25x their text in memory: 64 MB of warnings, 1.6 GB)
+    # bytes decompressed from one .gz, held once (an anonymous map) and parsed in ingest's pieces
+    # (pieces.PIECE_BYTES): the issue's 0.9 MB of 256 MB of c10d warnings, 0.83 GB resident in all
     gzip_bytes: int = 256 << 20
     line_bytes: int = 1 << 20  # a line past this is cut here
 
@@ -230,8 +231,8 @@ def read(found: Found | str, limits: Limits | None = None, gunzip: bool = True, 
         notes: list[Note] = []
         head = os.pread(fd, 2, 0)
         if head == GZIP_MAGIC and gunzip:
-            data = _gunzip(fd, found.name, limits, notes)
-            return Read(found, bytes(data), st.st_size, notes, gzip=True)
+            data = _gunzip(fd, found.name, limits, notes, map_bytes)
+            return Read(found, data, st.st_size, notes, gzip=True)
         data = _map(fd, st, limits, map_bytes, settled_s) if head else None
         if data is not None:
             keep = True  # the map owns the descriptor (and its lease) now
@@ -291,39 +292,59 @@ def _read_all(fd: int, size: int, name: str, notes: list[Note]) -> bytes:
     return data
 
 
-def _gunzip(fd: int, name: str, limits: Limits, notes: list[Note]) -> bytearray:
+def _gunzip(fd: int, name: str, limits: Limits, notes: list[Note], map_bytes: int = MAP_BYTES
+            ) -> bytes | mmap.mmap:
     """The decompressed stream (every member), read and inflated a chunk at a time up to
-    ``limits.gzip_bytes``: a truncated or corrupt stream gives what it held, and a note."""
-    out = bytearray()
+    ``limits.gzip_bytes``: a truncated or corrupt stream gives what it held, and a note. Past
+    ``map_bytes`` the chunks are moved into an anonymous map (``_joined``): the text is held once."""
+    out: list[bytes] = []
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
     pos, left = 0, limits.gzip_bytes
+
+    def held() -> bool:
+        return left < limits.gzip_bytes
     while True:
         chunk = os.pread(fd, CHUNK, pos)
         if not chunk:
             if not d.eof and pos:
-                notes.append(Note(name, "truncated gzip stream: read what it held" if out
+                notes.append(Note(name, "truncated gzip stream: read what it held" if held()
                                   else "truncated gzip stream: nothing in it to read"))
-            return out + d.flush()[:max(left, 0)]
+            out.append(d.flush()[:max(left, 0)])
+            return _joined(out, map_bytes)
         pos += len(chunk)
         while chunk:
             try:
-                got = d.decompress(chunk, left + 1)
+                got = d.decompress(chunk, min(left + 1, CHUNK))
             except zlib.error as e:
-                held = ": read what it held" if out else ""
-                notes.append(Note(name, f"corrupt gzip stream ({e}){held}"))
-                return out
-            out += got[:left]
+                notes.append(Note(name, f"corrupt gzip stream ({e})" + (": read what it held" if held() else "")))
+                return _joined(out, map_bytes)
+            out.append(got[:left])
             left -= len(got)
             if left < 0:
                 notes.append(Note(name, f"cut at {_mb(limits.gzip_bytes)} decompressed: the rest not read"))
-                return out
+                return _joined(out, map_bytes)
             chunk = d.unconsumed_tail
             if d.eof:  # a next member, or trailing bytes
                 rest = d.unused_data
                 d = zlib.decompressobj(16 + zlib.MAX_WBITS)
                 if not rest.startswith(GZIP_MAGIC):
-                    return out
+                    return _joined(out, map_bytes)
                 chunk = rest
+
+
+def _joined(chunks: list[bytes], map_bytes: int) -> bytes | mmap.mmap:
+    """``chunks`` as one text: under ``map_bytes`` joined, else moved (each chunk freed as it is
+    copied) into an anonymous map of their size, so the text is never held twice (joining 256 MB of
+    chunks held 512 MB at once, and ``bytes()`` of the buffer they were gathered in another 256 MB)."""
+    n = sum(map(len, chunks))
+    if n < map_bytes or not n:
+        return b"".join(chunks)
+    m = mmap.mmap(-1, n)
+    chunks.reverse()
+    while chunks:
+        m.write(chunks.pop())
+    m.seek(0)
+    return m
 
 
 def text(got: Read, limits: Limits | None = None) -> Read:

@@ -18,6 +18,7 @@ from tracekit import align, sources
 from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ERROR, NETWORK_FAIL,  # noqa: F401
                                RENDEZVOUS, STORE_BARRIER, TERMINATE, BOOTSTRAP, WIRE_MISMATCH,
                                HEARTBEAT)
+from tracekit.nccl_messages import UNDECIDED as UNDECIDED_MESSAGE, reads_as
 from tracekit.outcome import Cited, Coverage, EventKind, Finding, Match
 from tracekit.store import Store
 
@@ -217,6 +218,8 @@ class Evidence:
         t = self.kinds(EventKind.TRANSPORT_ERROR, EventKind.CONNECT_RETRY, EventKind.NCCL_WARN)
         m = pl.col("message")
         t = t.filter((~m.str.contains(CONSEQUENCE) | m.str.contains(NETWORK_FAIL)) & ~m.str.contains(CUDA))
+        # (an NCCL message that alone decides nothing, an address of no network family, is not the network's)
+        t = t.filter(~reads_as(UNDECIDED_MESSAGE).fill_null(False))
         return t.join(self.benign.select("file", "line"), on=["file", "line"], how="anti")
 
     @cached_property

@@ -30,7 +30,7 @@ from tracekit.parsers.nccl_shapes import (  # noqa: F401 - FAST_HEAD is read by 
     BARE_COLL, OTHER_SHAPES, FAILED_WORDS, GLUED, VERSION, USING, NCCL_TUPLE, INIT, NNODES, COLL, CONN,
     RANK_NRANKS, PROXY_RANK, RING, TREES, BOOT, NET, IB_NONE, IB_USING, SOCK_USING, CONNECT_RETRY, IB_ERROR,
     FAST_HEAD, UNWIND, TIMINGS, OLD_BOOT, OLD_NET, OLD_IB, SETTING, BENIGN, BENIGN_ANY,
-    KNOWN_INFO_ANY,
+    KNOWN_INFO_ANY, COMM_RANK, P2P_CONN,
 )
 
 try:
@@ -355,7 +355,10 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     said_size = df.filter(pl.col("msg").str.contains(" nranks ", literal=True) | pl.col("msg").str.contains(" nRanks ", literal=True))
     rank_nranks = _decode(said_size.join(init.select("file", "line"), on=["file", "line"], how="anti"), RANK_NRANKS)
     proxy = _decode(df, PROXY_RANK, pl.col("msg").str.starts_with("[Proxy "))
-    proc_rank = process_ranks(init, nnodes, rank_nranks, conn, trees, proxy, launched(df))
+    comm_rank = _decode(df.filter(pl.col("msg").str.contains(COMM_RANK) & ~pl.col("msg").str.contains(r" n[Rr]anks \d")),
+                        COMM_RANK)
+    conn = conn.with_columns(pl.col("msg").str.contains(P2P_CONN).alias("p2p"))
+    proc_rank = process_ranks(init, nnodes, rank_nranks, conn, trees, proxy, launched(df), ring, comm_rank)
 
     def with_rank(frame: pl.DataFrame) -> pl.DataFrame:
         if "rank" in frame.columns:
@@ -483,7 +486,7 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     # an NCCL line whose message nothing here decodes is unknown
     decoded = [f.select("file", "line") for f in (
         versions, init, nnodes, conn, ring, trees, boot, net, ib_none, ib_err, ib_using, sock, old_boot, old_net,
-        old_ib, settings, benign, unwind, retry, warn, rank_nranks, proxy, timings)]
+        old_ib, settings, benign, unwind, retry, warn, rank_nranks, proxy, timings, comm_rank)]
     decoded.append(coll_lines.select("file", "line"))
     decoded.append(talk.filter(pl.col("msg").str.contains(KNOWN_INFO_ANY)).select("file", "line"))
     claimed = pl.concat(decoded + [version_lines.select("file", "line")]

@@ -22,20 +22,26 @@ def launched(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def process_ranks(init: pl.DataFrame, nnodes: pl.DataFrame, rank_nranks: pl.DataFrame, conn: pl.DataFrame,
-                   trees: pl.DataFrame, proxy: pl.DataFrame, by_launcher: pl.DataFrame | None = None
-                   ) -> pl.DataFrame:
+                   trees: pl.DataFrame, proxy: pl.DataFrame, by_launcher: pl.DataFrame | None = None,
+                   ring: pl.DataFrame | None = None, comm_rank: pl.DataFrame | None = None) -> pl.DataFrame:
     """Which global rank each process is: ``host, pid, dev, rank, world_size, cuda_dev``.
 
     A process's rank is the one it holds in its largest communicator (the world; a sub-group's rank
     is never larger than the global one, and NCCL's own line says how large each is); where no line
     gives a communicator's size, the largest rank its channel and tree lines show (a connection line
     is written by the rank that sends, a ``[receive]`` one by the rank that receives; a tree line
-    ``a/b/c->R->p`` by R, a proxy thread's ``[Proxy Service R]`` for R). A process that drives several GPUs (nccl-tests ``-g 4``, one thread per GPU,
+    ``a/b/c->R->p`` by R, a proxy thread's ``[Proxy Service R]`` for R, a ring's order ``Channel 00/02 : 0 1``
+    by rank 0 alone (graph/rings.cc: ``if (rank == 0) dumpLine``) of as many ranks as it lists, a line that
+    names ``comm 0x.. rank R`` and no size for R). A send/recv connection (``Channel 00/1 : 1[2] -> 0[2]``,
+    connection index 1) names ranks of whatever communicator torch made for that pair (often 2 ranks of
+    its own): it says no global rank. A process that drives several GPUs (nccl-tests ``-g 4``, one thread per GPU,
     TF/Horovod) holds one rank per device: its rows name ``dev`` and are matched on it; ``dev`` is
     null for a process of one rank. A launcher's prefix (``by_launcher``, from ``launched``) names a
     process of one rank outright: a job whose world communicator never started (NCCL inits lazily) shows
     only a sub-group's ranks, which are not global."""
-    out = _from_comms(init, nnodes, rank_nranks, conn, trees, proxy)
+    empty = pl.DataFrame(schema={"host": pl.Utf8, "pid": pl.Int64, "dev": pl.Int64, "line": pl.Int64})
+    out = _from_comms(init, nnodes, rank_nranks, conn, trees, proxy,
+                      empty if ring is None else ring, empty if comm_rank is None else comm_rank)
     if by_launcher is None or not by_launcher.height:
         return out
     told = by_launcher.select("host", pl.col("pid").cast(pl.Int64), pl.col("rank").alias("_told"))
@@ -46,8 +52,12 @@ def process_ranks(init: pl.DataFrame, nnodes: pl.DataFrame, rank_nranks: pl.Data
     return pl.concat([one.select(out.columns), out.filter(pl.col("dev").is_not_null())])
 
 
-def _from_comms(init, nnodes, rank_nranks, conn, trees, proxy) -> pl.DataFrame:
+def _from_comms(init, nnodes, rank_nranks, conn, trees, proxy, ring, comm_rank) -> pl.DataFrame:
     i64 = pl.Int64
+    if conn.height and "p2p" in conn.columns:
+        conn = conn.filter(~pl.col("p2p") | pl.col("nranks").is_not_null())  # (a pair's ranks: see above)
+    listed = (pl.col("value").str.strip_chars().str.split(" ").list.eval(pl.element().filter(pl.element() != ""))
+              .list.len().cast(pl.Utf8))
     parts = [
         init.select("host", "pid", pl.col("cuda_dev").cast(i64, strict=False).alias("dev"), "rank", "nranks", "line"),
         nnodes.select("host", "pid", "dev", "rank", "nranks", "line"),
@@ -57,6 +67,10 @@ def _from_comms(init, nnodes, rank_nranks, conn, trees, proxy) -> pl.DataFrame:
         trees.select("host", "pid", "dev", pl.col("value").str.extract(r"->(\d+)->", 1).alias("rank"),
                      pl.lit(None, pl.Utf8).alias("nranks"), "line"),
         proxy.select("host", "pid", "dev", "rank", pl.lit(None, pl.Utf8).alias("nranks"), "line"),
+        ring.select("host", "pid", "dev", pl.lit("0").alias("rank"), listed.alias("nranks"), "line")
+        if ring.height else ring,
+        comm_rank.select("host", "pid", "dev", "rank", pl.lit(None, pl.Utf8).alias("nranks"), "line")
+        if comm_rank.height else comm_rank,
     ]
     claims = pl.concat([p.with_columns(pl.col("dev", "rank", "nranks").cast(i64, strict=False)) for p in parts if p.height],
                        how="vertical_relaxed") if any(p.height for p in parts) else None

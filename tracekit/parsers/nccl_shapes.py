@@ -29,10 +29,11 @@ MLX5_LINE = r"^(?:mlx5: )?[\w.\-]+: (?P<msg>got completion with error:?.*)$"
 BARE_PLUGIN = r"^(?P<msg>NET/(?:OFI|IB|Socket|Plugin) .*)$"
 # an NCCL line whose `host:pid:tid [dev]` a paste lost: `NCCL WARN NET/IB : Unable to open device mlx5_0`,
 # `Broadcast: opCount 1 sendbuff ...` (no process named: no rank)
-BARE_NCCL = r"^NCCL (?P<level>INFO|WARN|TRACE|ABORT) (?P<msg>.*)$"
+# (NCCL 2.4-2.6 lost it and kept the source place: `init.cc:1247 NCCL WARN Mismatched collective detected, ...`)
+BARE_NCCL = r"^(?:(?P<src_loc>[\w/.\-]+\.(?:cc|cu|h|cpp):\d+) )?NCCL (?P<level>INFO|WARN|TRACE|ABORT) (?P<msg>.*)$"
 BARE_COLL = r"^(?P<msg>\w+: opCount [0-9a-fA-F]+ sendbuff \S+ recvbuff .*)$"
 OTHER_SHAPES = (r"^(?:INFO|WARN): Function: |^\[[\w.\-]+(?::\d+:\d+ |\]\[)|libfabric:\d+:|got completion with error"
-                r"|^NET/(?:OFI|IB|Socket|Plugin) |^NCCL (?:INFO|WARN|TRACE|ABORT) |^\w+: opCount ")
+                r"|^NET/(?:OFI|IB|Socket|Plugin) |^(?:[\w/.\-]+:\d+ )?NCCL (?:INFO|WARN|TRACE|ABORT) |^\w+: opCount ")
 FAILED_WORDS = r"(?i)unexpected|couldn't|could not|fail|error|invalid|mismatch"
 # a message that starts with a second writer's prefix (two writers glued in one line)
 GLUED = r"(?:^|[^\w.\-:]|:\d+)\w[\w.\-]*:\d+:\d+ \[\d+\] (?:\S+ )?NCCL (?:INFO|WARN|TRACE|ABORT)"
@@ -66,6 +67,20 @@ RANK_NRANKS = (r"^(?:(?:\w+ )?comm 0x[0-9a-fA-F]+ |Init timings[^:]*: |\[Rank \d
                r"rank (?P<rank>\d+) n[Rr]anks (?P<nranks>\d+)\b")
 # a proxy thread names the rank it serves: `[Proxy Service 3] Failed to execute operation Connect from rank 3`
 PROXY_RANK = r"^\[Proxy (?:Service|Progress|Thread)(?: UDS)? (?P<rank>\d+)\]"
+# a line that names its communicator's rank and not its size: `UDS: Creating service thread comm 0x36 rank 1`
+# (proxy.cc), `Destroyed comm 0x7f24 rank 4` (init.cc before 2.12), `commDestroySync: comm 0x.. rank 2 ...`
+# (lines that say nranks too are read by INIT, NNODES and RANK_NRANKS)
+COMM_RANK = r"\bcomm 0x[0-9a-fA-F]+ rank (?P<rank>\d+)\b"
+# a connection line's index after the channel: 0 a ring's or tree's, 1 a send/recv's (NCCL 2.12+, net.cc:324),
+# whose two ranks may be of a 2-rank communicator torch made for one pair: not the world's ranks
+P2P_CONN = r"^Channel \d+/1 : "
+# NCCL's words that name ranks other than the writer's (the rank at fault, two ranks on one GPU, a rank
+# that checked in twice, of how many): src/init.cc, src/bootstrap.cc:348 (NCCL 2.4's enqueue check)
+NAMED_RANKS = (
+    r"Mismatched collective detected, please check your collective calls at and around rank (?P<a>\d+)",
+    r"Duplicate GPU detected : rank (?P<a>\d+) and rank (?P<b>\d+) both on CUDA device",
+    r"Bootstrap Root ?: rank (?P<a>\d+) of (?P<nranks>\d+) ranks has already checked in",
+)
 RING = r"^Channel (?P<channel>\d+)(?:/\d+)? :\s*(?P<value>\d[\d ]*?)\s*$"
 TREES = r"^Trees (?P<value>.*\S)"
 BOOT = r"^Bootstrap ?: Using (?:\[\d+\])?(?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<"

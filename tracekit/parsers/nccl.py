@@ -24,7 +24,7 @@ import polars as pl
 
 from tracekit.nccl_messages import message_name, reads_as
 from tracekit.parsers import Parsed, text
-from tracekit.parsers.nccl_ranks import comm_table, join_rank, launched, process_ranks
+from tracekit.parsers.nccl_ranks import comm_table, join_rank, launched, named_ranks, process_ranks
 from tracekit.parsers.nccl_shapes import (  # noqa: F401 - FAST_HEAD is read by ingest
     PREFIX, PREFIX_NO_PID, OFI_LINE, SHARP_LINE, SHARPD_LINE, FABRIC_LINE, MLX5_LINE, BARE_PLUGIN, BARE_NCCL,
     BARE_COLL, OTHER_SHAPES, FAILED_WORDS, GLUED, VERSION, USING, NCCL_TUPLE, INIT, NNODES, COLL, CONN,
@@ -481,6 +481,7 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
             bare.join(ranks.select("file"), on="file", how="anti").select(
                 "file", pl.col("_v").alias("nccl_version"), pl.lit("nccl").alias("source")),
         ], how="diagonal_relaxed")
+    ranks = pl.concat([ranks, named_ranks(lines)], how="diagonal_relaxed")
     # (the lines of ``scanned`` are counted by whoever read them apart; its streams' first lines here name its files)
     # a line counts as understood when a decoder made a row of it or it is a known harmless shape;
     # an NCCL line whose message nothing here decodes is unknown

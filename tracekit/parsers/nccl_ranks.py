@@ -3,7 +3,11 @@ each communicator's rows with the global rank beside the rank inside it (``comm_
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
+
+from tracekit.parsers.nccl_shapes import NAMED_RANKS
 
 
 # `ncclCommSplit comm 0x1f29eb60 rank 1 nranks 2 ... parent 0x12196970 splitCount 1 color 2130503744 key 1-
@@ -19,6 +23,25 @@ def launched(df: pl.DataFrame) -> pl.DataFrame:
     said = df.filter(pl.col("launch_rank").is_not_null() & pl.col("host").is_not_null())
     return said.group_by("host", "pid", maintain_order=True).agg(
         pl.col("launch_rank").mode().first().alias("rank"))
+
+
+def named_ranks(lines: pl.DataFrame) -> pl.DataFrame:
+    """``file, rank, world_size, source``: ranks NCCL's words name beside the writer's own (``NAMED_RANKS``:
+    the rank at fault, two ranks on one GPU, a rank that checked in twice ``of 8 ranks``), wherever the
+    line stands (an NCCL WARN, torch's ``Last error:``); no process is tied to them."""
+    t = pl.col("text")
+    any_ = "|".join(f"(?:{re.sub(r'[(][?]P<[a-z]+>', '(?:', p)})" for p in NAMED_RANKS)  # (names clash)
+    hit = lines.filter(t.str.contains(any_)) if lines.height else lines
+    out = []
+    for p in NAMED_RANKS if hit.height else ():
+        g = t.str.extract_groups(p).struct
+        size = g.field("nranks") if "(?P<nranks>" in p else pl.lit(None, pl.Utf8)
+        out += [hit.select("file", g.field(k).cast(pl.Int64, strict=False).alias("rank"),
+                           size.cast(pl.Int64, strict=False).alias("world_size")) for k in "ab" if f"(?P<{k}>" in p]
+    if not out:
+        return pl.DataFrame(schema={"file": pl.Utf8, "rank": pl.Int64, "world_size": pl.Int64, "source": pl.Utf8})
+    return (pl.concat(out).filter(pl.col("rank").is_not_null()).unique(["file", "rank"], maintain_order=True)
+            .with_columns(pl.lit("nccl").alias("source")))
 
 
 def process_ranks(init: pl.DataFrame, nnodes: pl.DataFrame, rank_nranks: pl.DataFrame, conn: pl.DataFrame,

@@ -24,7 +24,8 @@ import polars as pl
 
 from tracekit.nccl_messages import message_name, reads_as
 from tracekit.parsers import Parsed, text
-from tracekit.parsers.nccl_ranks import comm_table, join_rank, launched, named_ranks, process_ranks
+from tracekit.parsers.nccl_ranks import (comm_table, counted, join_rank, launched, named_ranks,
+                                         process_ranks, shared_comm)
 from tracekit.parsers.nccl_shapes import (  # noqa: F401 - FAST_HEAD is read by ingest
     PREFIX, PREFIX_NO_PID, OFI_LINE, SHARP_LINE, SHARPD_LINE, FABRIC_LINE, MLX5_LINE, BARE_PLUGIN, BARE_NCCL,
     BARE_COLL, OTHER_SHAPES, FAILED_WORDS, GLUED, VERSION, USING, NCCL_TUPLE, INIT, NNODES, COLL, CONN,
@@ -367,11 +368,16 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
             return frame.with_columns(pl.lit(None, pl.Int64).alias("rank"))
         return join_rank(frame, proc_rank)
 
+    sized = coll.streams.join(coll.rows.group_by("stream").agg(pl.col("nranks").max().cast(pl.Int64)), on="stream",
+                              how="left")
+    numbered = counted(sized, proc_rank)
+    proc_rank = pl.concat([proc_rank, numbered])
     comms = comm_table(init, nnodes, proc_rank, key)  # rank in the communicator, and the global rank
     # a stream's process group: its communicator's key, the same on every member (a split's too, which
     # has no commId of its own), else the communicator's pointer
     comm_ids = comms.filter(pl.col("comm_key").is_not_null()).group_by(["host", "pid", "comm"]).agg(
         pl.col("comm_key").first().alias("comm_id"))
+    comm_ids = pl.concat([comm_ids, shared_comm(sized, numbered)])
 
     links = pl.concat([
         with_rank(conn).with_columns(
@@ -470,7 +476,9 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
         .with_columns(pl.coalesce("world_size", "_ring").alias("world_size")).drop("_ring")
         .join(versions.group_by(["host", "pid"]).agg(pl.col("nccl_version").first()), on=["host", "pid"], how="left")
         .join(nnodes.group_by(["host", "pid"]).agg(pl.col("local_rank").first().cast(pl.Int64, strict=False)), on=["host", "pid"], how="left")
-        .with_columns(pl.lit("nccl").alias("source"))
+        # a rank numbered by counting a communicator's processes, not named by any line, says so
+        .with_columns(pl.when(pl.struct("host", "pid").is_in(numbered.select("host", "pid").to_struct().implode()))
+                      .then(pl.lit("nccl-count")).otherwise(pl.lit("nccl")).alias("source"))
     )
     if version_lines.height:
         # a bare "NCCL version" line belongs to the processes of its own file

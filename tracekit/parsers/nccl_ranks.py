@@ -90,16 +90,23 @@ def _from_comms(init, nnodes, rank_nranks, conn, trees, proxy, ring, comm_rank) 
         trees.select("host", "pid", "dev", pl.col("value").str.extract(r"->(\d+)->", 1).alias("rank"),
                      pl.lit(None, pl.Utf8).alias("nranks"), "line"),
         proxy.select("host", "pid", "dev", "rank", pl.lit(None, pl.Utf8).alias("nranks"), "line"),
-        ring.select("host", "pid", "dev", pl.lit("0").alias("rank"), listed.alias("nranks"), "line")
-        if ring.height else ring,
+        ring.select("host", "pid", "dev", pl.lit("0").alias("rank"), listed.alias("nranks"), "line",
+                    pl.lit(True).alias("_ring")) if ring.height else ring,
         comm_rank.select("host", "pid", "dev", "rank", pl.lit(None, pl.Utf8).alias("nranks"), "line")
         if comm_rank.height else comm_rank,
     ]
     claims = pl.concat([p.with_columns(pl.col("dev", "rank", "nranks").cast(i64, strict=False)) for p in parts if p.height],
-                       how="vertical_relaxed") if any(p.height for p in parts) else None
+                       how="diagonal_relaxed") if any(p.height for p in parts) else None
     if claims is None or not claims.height:
         return pl.DataFrame(schema={"host": pl.Utf8, "pid": i64, "dev": i64, "rank": i64, "world_size": i64, "cuda_dev": i64})
     claims = claims.filter(pl.col("rank").is_not_null())
+    # a ring's order alone says only that its writer is rank 0 of something: it counts where another process's
+    # own line names its rank (the ring is of their communicator), else it is no rank's word
+    if "_ring" in claims.columns:
+        ring_only = pl.col("_ring").fill_null(False)
+        others = claims.filter(~ring_only).select("host", "pid").unique()
+        named_other = (pl.lit(others.height) - pl.struct("host", "pid").is_in(others.to_struct().implode()).cast(pl.Int64)) > 0
+        claims = claims.filter(~ring_only | named_other).drop("_ring")
     top = pl.col("nranks").max().over("host", "pid")
     claims = claims.filter(top.is_null() | (pl.col("nranks") == top))
     per_dev = claims.sort("line").group_by("host", "pid", "dev", maintain_order=True).agg(
@@ -112,6 +119,50 @@ def _from_comms(init, nnodes, rank_nranks, conn, trees, proxy, ring, comm_rank) 
               .with_columns(pl.lit(None, i64).alias("dev")))
     multi = per_dev.filter(pl.col("_multi")).with_columns(pl.col("dev").alias("cuda_dev")).drop("_multi")
     return pl.concat([single.select(multi.columns), multi])
+
+
+def counted(streams: pl.DataFrame, proc_rank: pl.DataFrame) -> pl.DataFrame:
+    """Ranks for the processes of a file whose only word is their COLL lines (``[nranks=2]``, no init line,
+    no prefix): where a file shows as many processes (one GPU each: ``host, pid, dev``) of its largest
+    communicator as that communicator has ranks, and none of them is named, they are its ranks 0..N-1 (the
+    set is sure; which process holds which is not said, so they are numbered in the order the file shows
+    its hosts, then by device); rows in ``proc_rank``'s shape. ``streams``: ``file, host, pid, dev, nranks``
+    with the line each starts at. Decided per file, so a store does not depend on how files were batched."""
+    i64 = pl.Int64
+    none = proc_rank.clear()
+    s = streams.filter(pl.col("host").is_not_null() & pl.col("nranks").is_not_null())
+    if not s.height:
+        return none
+    s = s.filter(pl.col("nranks") == pl.col("nranks").max().over("file"))
+    units = s.group_by("file", "host", "pid", "dev").agg(pl.col("line").min(), pl.col("nranks").first())
+    named = proc_rank.filter(pl.col("rank").is_not_null()).select("host", "pid").unique()
+    per_file = units.group_by("file").agg(pl.len().alias("n"), pl.col("nranks").first().alias("size"),
+                                          pl.struct("host", "pid").is_in(named.to_struct().implode()).any().alias("named"))
+    ok = per_file.filter((pl.col("n") == pl.col("size")) & ~pl.col("named")).select("file")
+    if not ok.height:
+        return none
+    units = units.join(ok, on="file").with_columns(pl.col("line").min().over("file", "host").alias("_h"))
+    units = units.sort("file", "_h", "host", "dev", "pid").with_columns(
+        (pl.int_range(pl.len()).over("file")).cast(i64).alias("rank"))
+    several = pl.col("pid").count().over("host", "pid") > 1  # a process of several GPUs: a row per GPU
+    return units.select("host", pl.col("pid").cast(i64), pl.when(several).then(pl.col("dev")).alias("dev").cast(i64),
+                        "rank", pl.col("nranks").cast(i64).alias("world_size"), pl.col("dev").cast(i64).alias("cuda_dev")
+                        ).select(proc_rank.columns)
+
+
+def shared_comm(streams: pl.DataFrame, numbered: pl.DataFrame) -> pl.DataFrame:
+    """``host, pid, comm, comm_id``: one process group for the communicator whose processes ``counted``
+    numbered, where each of them has one stream of its size (its pointer differs in every process, and
+    no init line gives its commId): ``nranks=N communicator``."""
+    out = pl.DataFrame(schema={"host": pl.Utf8, "pid": pl.Int64, "comm": pl.Utf8, "comm_id": pl.Utf8})
+    if not numbered.height:
+        return out
+    s = streams.filter(pl.col("nranks") == pl.col("nranks").max().over("file")).join(
+        numbered.select("host", "pid").unique(), on=["host", "pid"], how="semi")
+    if s.group_by("host", "pid", "dev").len()["len"].max() != 1:
+        return out  # (two streams of that size in one process: which pairs with which is not said)
+    return s.select("host", pl.col("pid").cast(pl.Int64), "comm",
+                    pl.format("nranks={} communicator", "nranks").alias("comm_id")).select(out.columns)
 
 
 def join_rank(frame: pl.DataFrame, proc_rank: pl.DataFrame) -> pl.DataFrame:

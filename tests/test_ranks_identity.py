@@ -26,14 +26,18 @@ def ranks(store) -> list[int]:
 
 
 @pytest.mark.parametrize("prefix, want, why", [
-    # `Channel 00/06 : 0 1` is written by rank 0 alone (graph/rings.cc); `Trees ... ->1->0` by rank 1
-    ("dev-040", [0, 1], "a ring's order names rank 0 beside another process's own rank line"),
+    # `Trees ... ->1->0` is rank 1's; `Channel 00/06 : 0 1` is written by rank 0 alone (graph/rings.cc) but
+    # names no rank on its line (the labels of dev-058 and llm-058 read it so): only the size
+    ("dev-040", [1], "a tree line names its writer; a ring's order names none"),
     # `UDS: Creating service thread comm 0x3641e160 rank 1` (proxy.cc) names its comm's rank, no size
     ("dev-104", [1], "a comm's rank without its size"),
     # `Destroyed comm 0x7f24c4001af0 rank 4` (init.cc before 2.12) on two hosts
     ("dev-066", [0, 4], "a destroyed comm's rank"),
-    # `[rank18]:` is global; `Channel 00/1 : 1[2] -> 0[2] [send]` a send/recv pair's (connection index 1)
-    ("dev-027", [18], "a send/recv connection names no global rank"),
+    # `[rank18]:` is global; `Channel 00/1 : 1[2] -> 0[2] [send]` of a communicator of no logged size names
+    # none of the launcher's ranks: another numbering (a send/recv pair's communicator)
+    ("dev-027", [18], "NCCL ranks of no size that share none of the launcher's are not global"),
+    # `[rank1]:` beside `Channel 10/0 : 1[1] -> 0[0]` and `Channel 10/1 : 3[3] -> 0[0]`: one numbering
+    ("llm-030", [1, 3], "NCCL ranks that agree with the launcher's are global"),
     # NCCL's words about ranks other than the writer: two ranks on one GPU, a rank that checked in twice
     ("dev-082", [0, 1], "Duplicate GPU detected : rank 1 and rank 0"),
     ("dev-083", [0, 3, 7], "Duplicate GPU detected, twice"),

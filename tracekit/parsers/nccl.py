@@ -24,14 +24,14 @@ import polars as pl
 
 from tracekit.nccl_messages import message_name, reads_as
 from tracekit.parsers import Parsed, text
-from tracekit.parsers.nccl_ranks import (comm_table, counted, join_rank, launched, named_ranks,
-                                         process_ranks, shared_comm)
+from tracekit.parsers.nccl_ranks import (comm_table, counted, join_rank, launched, local_numbering,
+                                         named_ranks, process_ranks, shared_comm)
 from tracekit.parsers.nccl_shapes import (  # noqa: F401 - FAST_HEAD is read by ingest
     PREFIX, PREFIX_NO_PID, OFI_LINE, SHARP_LINE, SHARPD_LINE, FABRIC_LINE, MLX5_LINE, BARE_PLUGIN, BARE_NCCL,
     BARE_COLL, OTHER_SHAPES, FAILED_WORDS, GLUED, VERSION, USING, NCCL_TUPLE, INIT, NNODES, COLL, CONN,
     RANK_NRANKS, PROXY_RANK, RING, TREES, BOOT, NET, IB_NONE, IB_USING, SOCK_USING, CONNECT_RETRY, IB_ERROR,
     FAST_HEAD, UNWIND, TIMINGS, OLD_BOOT, OLD_NET, OLD_IB, SETTING, BENIGN, BENIGN_ANY,
-    KNOWN_INFO_ANY, COMM_RANK, P2P_CONN,
+    KNOWN_INFO_ANY, COMM_RANK,
 )
 
 try:
@@ -358,8 +358,10 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     proxy = _decode(df, PROXY_RANK, pl.col("msg").str.starts_with("[Proxy "))
     comm_rank = _decode(df.filter(pl.col("msg").str.contains(COMM_RANK) & ~pl.col("msg").str.contains(r" n[Rr]anks \d")),
                         COMM_RANK)
-    conn = conn.with_columns(pl.col("msg").str.contains(P2P_CONN).alias("p2p"))
-    proc_rank = process_ranks(init, nnodes, rank_nranks, conn, trees, proxy, launched(df), ring, comm_rank)
+    proc_rank = process_ranks(init, nnodes, rank_nranks, conn, trees, proxy, launched(df), comm_rank)
+    told = (lines.filter(pl.col("launch_rank").is_not_null()).select("file", pl.col("launch_rank").cast(pl.Int64).alias("rank"))
+            if "launch_rank" in lines.columns else pl.DataFrame(schema={"file": pl.Utf8, "rank": pl.Int64}))
+    proc_rank = local_numbering(proc_rank, df.select("file", "host", "pid").unique(), told)
 
     def with_rank(frame: pl.DataFrame) -> pl.DataFrame:
         if "rank" in frame.columns:

@@ -46,25 +46,23 @@ def named_ranks(lines: pl.DataFrame) -> pl.DataFrame:
 
 def process_ranks(init: pl.DataFrame, nnodes: pl.DataFrame, rank_nranks: pl.DataFrame, conn: pl.DataFrame,
                    trees: pl.DataFrame, proxy: pl.DataFrame, by_launcher: pl.DataFrame | None = None,
-                   ring: pl.DataFrame | None = None, comm_rank: pl.DataFrame | None = None) -> pl.DataFrame:
+                   comm_rank: pl.DataFrame | None = None) -> pl.DataFrame:
     """Which global rank each process is: ``host, pid, dev, rank, world_size, cuda_dev``.
 
     A process's rank is the one it holds in its largest communicator (the world; a sub-group's rank
     is never larger than the global one, and NCCL's own line says how large each is); where no line
     gives a communicator's size, the largest rank its channel and tree lines show (a connection line
     is written by the rank that sends, a ``[receive]`` one by the rank that receives; a tree line
-    ``a/b/c->R->p`` by R, a proxy thread's ``[Proxy Service R]`` for R, a ring's order ``Channel 00/02 : 0 1``
-    by rank 0 alone (graph/rings.cc: ``if (rank == 0) dumpLine``) of as many ranks as it lists, a line that
-    names ``comm 0x.. rank R`` and no size for R). A send/recv connection (``Channel 00/1 : 1[2] -> 0[2]``,
-    connection index 1) names ranks of whatever communicator torch made for that pair (often 2 ranks of
-    its own): it says no global rank. A process that drives several GPUs (nccl-tests ``-g 4``, one thread per GPU,
+    ``a/b/c->R->p`` by R, a proxy thread's ``[Proxy Service R]`` for R, a line that names ``comm 0x.. rank R``
+    and no size for R). (A ring's order ``Channel 00/02 : 0 1`` is written by rank 0 alone, graph/rings.cc
+    ``if (rank == 0) dumpLine``, but names no rank on its line: it gives only the size, in ``nccl.parse``.)
+    A process that drives several GPUs (nccl-tests ``-g 4``, one thread per GPU,
     TF/Horovod) holds one rank per device: its rows name ``dev`` and are matched on it; ``dev`` is
     null for a process of one rank. A launcher's prefix (``by_launcher``, from ``launched``) names a
     process of one rank outright: a job whose world communicator never started (NCCL inits lazily) shows
     only a sub-group's ranks, which are not global."""
-    empty = pl.DataFrame(schema={"host": pl.Utf8, "pid": pl.Int64, "dev": pl.Int64, "line": pl.Int64})
-    out = _from_comms(init, nnodes, rank_nranks, conn, trees, proxy,
-                      empty if ring is None else ring, empty if comm_rank is None else comm_rank)
+    empty = pl.DataFrame(schema={"host": pl.Utf8, "pid": pl.Int64, "dev": pl.Int64, "rank": pl.Utf8, "line": pl.Int64})
+    out = _from_comms(init, nnodes, rank_nranks, conn, trees, proxy, empty if comm_rank is None else comm_rank)
     if by_launcher is None or not by_launcher.height:
         return out
     told = by_launcher.select("host", pl.col("pid").cast(pl.Int64), pl.col("rank").alias("_told"))
@@ -75,12 +73,8 @@ def process_ranks(init: pl.DataFrame, nnodes: pl.DataFrame, rank_nranks: pl.Data
     return pl.concat([one.select(out.columns), out.filter(pl.col("dev").is_not_null())])
 
 
-def _from_comms(init, nnodes, rank_nranks, conn, trees, proxy, ring, comm_rank) -> pl.DataFrame:
+def _from_comms(init, nnodes, rank_nranks, conn, trees, proxy, comm_rank) -> pl.DataFrame:
     i64 = pl.Int64
-    if conn.height and "p2p" in conn.columns:
-        conn = conn.filter(~pl.col("p2p") | pl.col("nranks").is_not_null())  # (a pair's ranks: see above)
-    listed = (pl.col("value").str.strip_chars().str.split(" ").list.eval(pl.element().filter(pl.element() != ""))
-              .list.len().cast(pl.Utf8))
     parts = [
         init.select("host", "pid", pl.col("cuda_dev").cast(i64, strict=False).alias("dev"), "rank", "nranks", "line"),
         nnodes.select("host", "pid", "dev", "rank", "nranks", "line"),
@@ -90,23 +84,14 @@ def _from_comms(init, nnodes, rank_nranks, conn, trees, proxy, ring, comm_rank) 
         trees.select("host", "pid", "dev", pl.col("value").str.extract(r"->(\d+)->", 1).alias("rank"),
                      pl.lit(None, pl.Utf8).alias("nranks"), "line"),
         proxy.select("host", "pid", "dev", "rank", pl.lit(None, pl.Utf8).alias("nranks"), "line"),
-        ring.select("host", "pid", "dev", pl.lit("0").alias("rank"), listed.alias("nranks"), "line",
-                    pl.lit(True).alias("_ring")) if ring.height else ring,
         comm_rank.select("host", "pid", "dev", "rank", pl.lit(None, pl.Utf8).alias("nranks"), "line")
         if comm_rank.height else comm_rank,
     ]
     claims = pl.concat([p.with_columns(pl.col("dev", "rank", "nranks").cast(i64, strict=False)) for p in parts if p.height],
-                       how="diagonal_relaxed") if any(p.height for p in parts) else None
+                       how="vertical_relaxed") if any(p.height for p in parts) else None
     if claims is None or not claims.height:
         return pl.DataFrame(schema={"host": pl.Utf8, "pid": i64, "dev": i64, "rank": i64, "world_size": i64, "cuda_dev": i64})
     claims = claims.filter(pl.col("rank").is_not_null())
-    # a ring's order alone says only that its writer is rank 0 of something: it counts where another process's
-    # own line names its rank (the ring is of their communicator), else it is no rank's word
-    if "_ring" in claims.columns:
-        ring_only = pl.col("_ring").fill_null(False)
-        others = claims.filter(~ring_only).select("host", "pid").unique()
-        named_other = (pl.lit(others.height) - pl.struct("host", "pid").is_in(others.to_struct().implode()).cast(pl.Int64)) > 0
-        claims = claims.filter(~ring_only | named_other).drop("_ring")
     top = pl.col("nranks").max().over("host", "pid")
     claims = claims.filter(top.is_null() | (pl.col("nranks") == top))
     per_dev = claims.sort("line").group_by("host", "pid", "dev", maintain_order=True).agg(
@@ -119,6 +104,26 @@ def _from_comms(init, nnodes, rank_nranks, conn, trees, proxy, ring, comm_rank) 
               .with_columns(pl.lit(None, i64).alias("dev")))
     multi = per_dev.filter(pl.col("_multi")).with_columns(pl.col("dev").alias("cuda_dev")).drop("_multi")
     return pl.concat([single.select(multi.columns), multi])
+
+
+def local_numbering(proc_rank: pl.DataFrame, files: pl.DataFrame, launcher: pl.DataFrame) -> pl.DataFrame:
+    """``proc_rank`` less the ranks of another numbering: where a file's launcher prefixes name global ranks
+    (``launcher``: ``file, rank``) and the ranks NCCL gives its processes there without any communicator's
+    size (a connection's, a tree's, a proxy's: ``world_size`` null) share none of them, those are a
+    sub-communicator's (``[rank18]:`` beside ``Channel 00/1 : 1[2] -> 0[2]``) and are no global rank.
+    ``files``: ``file, host, pid`` of the processes NCCL's lines show."""
+    if not launcher.height or not proc_rank.height:
+        return proc_rank
+    sizeless = proc_rank.filter(pl.col("world_size").is_null() & pl.col("rank").is_not_null())
+    per = files.join(sizeless.select("host", "pid", "rank"), on=["host", "pid"]).group_by("file").agg(
+        pl.col("rank").unique().alias("_nccl"))
+    told = launcher.group_by("file").agg(pl.col("rank").unique().alias("_told"))
+    apart = per.join(told, on="file").filter(pl.col("_nccl").list.set_intersection("_told").list.len() == 0)
+    if not apart.height:
+        return proc_rank
+    local = files.join(apart.select("file"), on="file").select("host", "pid").unique()
+    drop = pl.struct("host", "pid").is_in(local.to_struct().implode()) & pl.col("world_size").is_null()
+    return proc_rank.with_columns(pl.when(drop).then(None).otherwise(pl.col("rank")).alias("rank"))
 
 
 def counted(streams: pl.DataFrame, proc_rank: pl.DataFrame) -> pl.DataFrame:

@@ -71,9 +71,6 @@ PROXY_RANK = r"^\[Proxy (?:Service|Progress|Thread)(?: UDS)? (?P<rank>\d+)\]"
 # (proxy.cc), `Destroyed comm 0x7f24 rank 4` (init.cc before 2.12), `commDestroySync: comm 0x.. rank 2 ...`
 # (lines that say nranks too are read by INIT, NNODES and RANK_NRANKS)
 COMM_RANK = r"\bcomm 0x[0-9a-fA-F]+ rank (?P<rank>\d+)\b"
-# a connection line's index after the channel: 0 a ring's or tree's, 1 a send/recv's (NCCL 2.12+, net.cc:324),
-# whose two ranks may be of a 2-rank communicator torch made for one pair: not the world's ranks
-P2P_CONN = r"^Channel \d+/1 : "
 # NCCL's words that name ranks other than the writer's (the rank at fault, two ranks on one GPU, a rank
 # that checked in twice, of how many): src/init.cc, src/bootstrap.cc:348 (NCCL 2.4's enqueue check)
 NAMED_RANKS = (

@@ -143,3 +143,13 @@ def test_undecided_with_processes_and_no_rank_says_so():
     text, _ = undecided(Evidence.gather(one("dev-058")))
     assert text.startswith("2 NCCL process(es) logged communicator set-up (network Socket, ring and tree channels)")
     assert "2 process(es) seen, ranks not named" in text
+
+
+def test_writers_glued_in_one_line_are_each_read():
+    """llm-006: NCCL INFO lines of four processes run together without newlines; each prefix starts a
+    message (`... threadThresholds 8g183:161258:166018 [1] NCCL INFO ncclCommSplit comm ... rank 1 nranks
+    16 ... parent 0x55cd375g183:161262:166017 [5] ...`), and a host read with the glued characters before it
+    (`0x55cd375g183`) is the file's own host that ends it."""
+    s = one("llm-006")
+    assert ranks(s) == [1, 5, 7] and s.ranks["host"].unique().to_list() == ["g183"]
+    assert s.ranks["world_size"].max() == 16 and int(s.files["unknown"].sum()) == 0

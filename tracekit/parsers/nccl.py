@@ -28,7 +28,7 @@ from tracekit.parsers.nccl_ranks import (comm_table, counted, join_rank, launche
                                          named_ranks, process_ranks, shared_comm)
 from tracekit.parsers.nccl_shapes import (  # noqa: F401 - FAST_HEAD is read by ingest
     PREFIX, PREFIX_NO_PID, OFI_LINE, SHARP_LINE, SHARPD_LINE, FABRIC_LINE, MLX5_LINE, BARE_PLUGIN, BARE_NCCL,
-    BARE_COLL, OTHER_SHAPES, FAILED_WORDS, GLUED, VERSION, USING, NCCL_TUPLE, INIT, NNODES, COLL, CONN,
+    BARE_COLL, OTHER_SHAPES, FAILED_WORDS, GLUED, GLUED_CUT, VERSION, USING, NCCL_TUPLE, INIT, NNODES, COLL, CONN,
     RANK_NRANKS, PROXY_RANK, RING, TREES, BOOT, NET, IB_NONE, IB_USING, SOCK_USING, CONNECT_RETRY, IB_ERROR,
     FAST_HEAD, UNWIND, TIMINGS, OLD_BOOT, OLD_NET, OLD_IB, SETTING, BENIGN, BENIGN_ANY,
     KNOWN_INFO_ANY, COMM_RANK,
@@ -188,17 +188,35 @@ def _split_prefix(lines: pl.DataFrame) -> pl.DataFrame:
     ).drop("text")
     slow = _split_slow(slow) if slow.height else slow.drop("text")
     out = pl.concat([fast, slow], how="diagonal_relaxed").sort("file", "line") if slow.height else fast
-    # two writers glued in one line: the message holds the second writer's whole prefix; take the last
-    for _ in range(2):
-        maybe = out.filter(pl.col("msg").str.contains(" NCCL ", literal=True))
-        glued = maybe.filter(pl.col("msg").str.contains(GLUED))
-        if not glued.height:
-            break
-        inner = glued.with_columns(pl.col("msg").str.extract_groups(PREFIX).alias("_p")).drop(
-            "host", "pid", "tid", "dev", "src_loc", "level", "msg").unnest("_p")
-        out = pl.concat([out.join(glued.select("file", "line"), on=["file", "line"], how="anti"),
-                         inner.select(out.columns)]).sort("file", "line")
-    return out
+    # writers glued in one line (`... 8g183:161258:166018 [1] NCCL INFO ncclCommSplit ... rank 1 nranks 16 ...
+    # 0x55cd375g183:161262:166017 [5] NCCL INFO ...`): each prefix starts a message of its own, a row each
+    glued = out.filter(pl.col("msg").str.contains(" NCCL ", literal=True)).filter(pl.col("msg").str.contains(GLUED))
+    if not glued.height:
+        return out
+    seg = glued.select("file", "line", *[c for c in ("ts", "launch_rank") if c in out.columns],
+                       pl.col("msg").str.replace_all(GLUED_CUT, "${pre}\x00${p}").str.split("\x00").list.slice(1)
+                       .alias("_seg")).explode("_seg")
+    inner = seg.with_columns(pl.col("_seg").str.extract_groups(PREFIX).alias("_p")).drop("_seg").unnest("_p")
+    first = glued.with_columns(pl.col("msg").str.replace(GLUED_CUT, "${pre}\x00").str.split("\x00").list.first())
+    rest = out.join(glued.select("file", "line"), on=["file", "line"], how="anti")
+    # a glued writer's host reads the characters glued before it (`8g183`, `0x55cd375g183`): the file's own
+    # host that ends it, where the file's other lines name one
+    hosts = rest.filter(pl.col("host").is_not_null()).group_by("file").agg(pl.col("host").unique().alias("_hosts"))
+    inner = inner.join(hosts, on="file", how="left")
+    inner = _own_host(inner)
+    return pl.concat([rest, first.select(out.columns), inner.select(out.columns)], how="diagonal_relaxed").sort(
+        "file", "line", maintain_order=True)
+
+
+def _own_host(rows: pl.DataFrame) -> pl.DataFrame:
+    """``host`` replaced by the one of ``_hosts`` (the file's hosts from its clean lines) that it ends with."""
+    rows = rows.explode("_hosts").with_columns(
+        (pl.col("host").str.ends_with(pl.col("_hosts")) & (pl.col("host") != pl.col("_hosts"))).fill_null(False)
+        .alias("_end"))
+    rows = rows.sort("_end", descending=True).unique(["file", "line", "pid", "tid", "msg"], keep="first",
+                                                     maintain_order=True)
+    return rows.with_columns(pl.when("_end").then(pl.col("_hosts")).otherwise(pl.col("host")).alias("host")).drop(
+        "_hosts", "_end")
 
 
 def _split_slow(slow: pl.DataFrame) -> pl.DataFrame:

@@ -37,6 +37,8 @@ OTHER_SHAPES = (r"^(?:INFO|WARN): Function: |^\[[\w.\-]+(?::\d+:\d+ |\]\[)|libfa
 FAILED_WORDS = r"(?i)unexpected|couldn't|could not|fail|error|invalid|mismatch"
 # a message that starts with a second writer's prefix (two writers glued in one line)
 GLUED = r"(?:^|[^\w.\-:]|:\d+)\w[\w.\-]*:\d+:\d+ \[\d+\] (?:\S+ )?NCCL (?:INFO|WARN|TRACE|ABORT)"
+# the same, as the place to cut a glued line: what stood before the prefix, and the prefix
+GLUED_CUT = r"(?P<pre>^|[^\w.\-:]|:\d+)(?P<p>\w[\w.\-]*:\d+:\d+ \[\d+\] (?:\S+ )?NCCL (?:INFO|WARN|TRACE|ABORT))"
 # NCCL's banner (RCCL's too), and the version a program says it loaded (`vLLM is using nccl==2.20.5`)
 VERSION = r"(?:[NR]CCL version |\bis using nccl==)(?P<version>[\w.+\-]+?)(?:NCCL|\s|$)"
 USING = r"(?P<where>\w+) is using nccl==(?P<version>[\w.+\-]+)"

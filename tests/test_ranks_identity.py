@@ -153,3 +153,19 @@ def test_writers_glued_in_one_line_are_each_read():
     s = one("llm-006")
     assert ranks(s) == [1, 5, 7] and s.ranks["host"].unique().to_list() == ["g183"]
     assert s.ranks["world_size"].max() == 16 and int(s.files["unknown"].sum()) == 0
+
+
+def test_undecided_from_a_factory_store_of_two_ranks_after_init():
+    """The shape rules.nothing hands over to (situation.undecided): both ranks' Init COMPLETE and nothing
+    after reads as the situation, with the ranks and `2 of 2`."""
+    from tests.factory import make_store
+    comms = [dict(file=f"nccl{r}.log", line=5, rank=r, comm="0xa", comm_id="c1", nranks=2, state="init_complete")
+             for r in (0, 1)]
+    s = make_store(comms=comms, ranks=[dict(file=f"nccl{r}.log", rank=r, world_size=2) for r in (0, 1)])
+    text, cited = undecided(Evidence.gather(s))
+    assert text.startswith("ranks 0-1 finished NCCL init (Init COMPLETE, 2 of 2) and logged nothing after")
+    assert [c.file for c in cited] == ["nccl0.log", "nccl1.log"]
+    # one of the two only started: the other's init is what is missing
+    comms[1]["state"] = "init_start"
+    text, _ = undecided(Evidence.gather(make_store(comms=comms)))
+    assert text.startswith("rank 0 finished NCCL init (Init COMPLETE, 1 of 2) and rank 1 logged Init START")

@@ -15,7 +15,7 @@ import polars as pl
 
 from tracekit import align, sources
 from tracekit.evidence import KILL_CODES, Evidence, clip, own_frame
-from tracekit.outcome import FAILED, EventKind, RankSituation, Situation
+from tracekit.outcome import FAILED, EventKind, Kind, RankSituation, Situation, Verdict
 from tracekit.store import Store
 from tracekit.wording import fmt_ranks, who
 
@@ -258,11 +258,11 @@ def init_state(store: Store) -> dict | None:
     done = big.filter(pl.col("state") == "init_complete")
     who_done = set(done["_who"].to_list())
     started = set(big["_who"].to_list())
-    ranked = big.filter(pl.col("global_rank").is_not_null())
+    # (in the largest communicator a rank's own number is its global one where no process rank was resolved)
+    ranked = big.with_columns(pl.coalesce("global_rank", "rank").alias("_g")).filter(pl.col("_g").is_not_null())
+    finished = set(ranked.filter(pl.col("state") == "init_complete")["_g"].to_list())
     return {"nranks": top, "done": sorted(who_done), "pending": sorted(started - who_done),
-            "ranks_done": sorted(set(ranked.filter(pl.col("state") == "init_complete")["global_rank"].to_list())),
-            "ranks_pending": sorted(set(ranked["global_rank"].to_list())
-                                    - set(ranked.filter(pl.col("state") == "init_complete")["global_rank"].to_list())),
+            "ranks_done": sorted(finished), "ranks_pending": sorted(set(ranked["_g"].to_list()) - finished),
             "lines": done}
 
 
@@ -277,7 +277,8 @@ def _init_text(st: dict) -> str:
     if done:
         whom = _them(st["ranks_done"], len(done))
         whole = f"{len(done)} of {n}" if n else f"{len(done)}"
-        out.append(f"{'both ranks' if n == 2 and len(done) == 2 else whom} finished NCCL init (Init COMPLETE, {whole})")
+        both = not st["ranks_done"] and n == 2 and len(done) == 2
+        out.append(f"{'both processes' if both else whom} finished NCCL init (Init COMPLETE, {whole})")
     if pending:
         out.append(f"{_them(st['ranks_pending'], len(pending))} logged Init START of the {n}-rank communicator and "
                    "no Init COMPLETE")
@@ -301,7 +302,7 @@ def undecided(ev: Evidence) -> tuple[str, list]:
     if n:
         seen.append(f"{n} collective record(s) logged (where each rank is: below)")
     if errors.height:
-        seen.append(f"{errors.height} error line(s) that no rule explains, first: {clip(errors['message'][0], 140)}")
+        seen.append(f"{errors.height} error line(s) no rule explains, first: {clip(errors['message'][0], 140)}")
         cited += lines(errors, 4)
     if ev.steps.height:
         seen.append(f"steps up to {ev.steps['step'].max()}")
@@ -320,15 +321,15 @@ def undecided(ev: Evidence) -> tuple[str, list]:
         seen.append(f"none of the {talk} line(s) is a collective, an NCCL init, an error, a step or an end that "
                     "tracekit reads")
     if st and not n and not errors.height and not ev.steps.height:
-        reading = ("and logged nothing after: a hang in the first collective after init, or a log that ends there"
+        reading = (" and logged nothing after: a hang in the first collective after init, or a log that ends there"
                    if st["done"] and not st["pending"] else
-                   "with nothing after: an init stall, or a log cut before the others' init completed")
+                   " with nothing after: an init stall, or a log cut before the others' init completed")
         collect += [STACKS, FR, COLL]
     elif n and not errors.height:
-        reading = "and no error, clean end or step after the last collective: a hang there, or a log that ends there"
+        reading = " and no error, clean end or step after the last collective: a hang there, or a log that ends there"
         collect += [STACKS, FR]
     elif errors.height:
-        reading = "what led to it is not in the excerpt"
+        reading = "; what led to it is not in the excerpt"
         collect += ["the lines before the first error on every rank", COLL]
     else:
         collect += [COLL, STACKS]
@@ -339,5 +340,11 @@ def undecided(ev: Evidence) -> tuple[str, list]:
     if not cov.seen and cov.unranked:
         missing.append(f"{cov.unranked} process(es) seen, ranks not named")
     missing.append("a sign of time passing (a timeout, a stall, a stack dump) or of the run moving on")
-    text = "; ".join(seen) + (f" {reading}" if reading else "")
+    text = "; ".join(seen) + reading
     return text + f"; to decide: {', '.join(missing)}; collect: {', '.join(dict.fromkeys(collect))}", cited
+
+
+def undecided_verdict(ev: Evidence) -> Verdict:
+    """The UNDECIDED verdict when no rule fires (``rules.nothing``): ``undecided``'s text and lines."""
+    text, cited = undecided(ev)
+    return Verdict(Kind.UNDECIDED, text, [], cited)

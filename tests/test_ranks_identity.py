@@ -102,7 +102,9 @@ def test_every_process_of_a_communicator_seen_is_one_rank_each(tmp_path):
     assert s.collectives["pg"].n_unique() == 1 and s.collectives["rank"].null_count() == 0
     cov = coverage(s)
     assert cov.complete and all("NCCL COLL lines (numbered by count, not named)" in v for v in cov.sources.values())
-    assert "ranks 0-3: last all_reduce #39" in decide(s).summary
+    summary = decide(s).summary
+    assert "ranks 0-3: last all_reduce #39" in summary
+    assert "ranks 0-3 numbered by counting the communicator's processes: which process holds which" in summary
 
 
 def test_fewer_processes_than_the_communicator_has_are_counted_not_named(tmp_path):

@@ -231,6 +231,10 @@ def brief(store: Store, ev: Evidence, n: int = 4) -> str:
         out.append(f"last step {top}" + ("" if len(step) == 1 else f" ({who([r for r, s in step.items() if s == top])})"))
     elif ev.steps.height:
         out.append(f"last step {ev.steps['step'].max()}")
+    counted = store.ranks.filter(pl.col("source").str.contains("nccl-count", literal=True).fill_null(False))
+    if out and counted.height:  # (parsers/nccl_ranks.counted: the set of ranks is sure, who holds which is not)
+        out.append(f"{who(counted['rank'].drop_nulls().to_list())} numbered by counting the communicator's "
+                   "processes: which process holds which rank is not logged")
     return "; ".join(out)  # (the ranks of the world not seen: the coverage the verdict always says)
 
 

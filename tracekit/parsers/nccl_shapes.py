@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from tracekit.meanings import BENIGN_LOGGED as BENIGN, BENIGN_LOGGED_ANY as BENIGN_ANY  # noqa: F401 (read by nccl.py)
 
+# (a host a user redacted reads `<cluster_name>`: one host all the same)
 PREFIX = (
-    r"(?:^|[^\w.\-:]|:\d+)(?P<host>\w[\w.\-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
+    r"(?:^|[^\w.\-:<]|:\d+)(?P<host>\w[\w.\-]*|<[\w.\-]+>):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
     r"(?:(?P<src_loc>\S+) )?(?:NCCL )?(?P<level>INFO|WARN|TRACE|ABORT) ?(?P<msg>.*)$"
 )
 # the same without pid:tid (RCCL builds that print `node [1] NCCL INFO ...`): then "NCCL" must be there

@@ -143,7 +143,8 @@ def counted(streams: pl.DataFrame, proc_rank: pl.DataFrame) -> pl.DataFrame:
     named = proc_rank.filter(pl.col("rank").is_not_null()).select("host", "pid").unique()
     per_file = units.group_by("file").agg(pl.len().alias("n"), pl.col("nranks").first().alias("size"),
                                           pl.struct("host", "pid").is_in(named.to_struct().implode()).any().alias("named"))
-    ok = per_file.filter((pl.col("n") == pl.col("size")) & ~pl.col("named")).select("file")
+    # (a communicator of one rank says nothing of the world: a sub-group of one is as likely)
+    ok = per_file.filter((pl.col("n") == pl.col("size")) & (pl.col("size") > 1) & ~pl.col("named")).select("file")
     if not ok.height:
         return none
     units = units.join(ok, on="file").with_columns(pl.col("line").min().over("file", "host").alias("_h"))

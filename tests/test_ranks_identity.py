@@ -171,3 +171,17 @@ def test_undecided_from_a_factory_store_of_two_ranks_after_init():
     comms[1]["state"] = "init_start"
     text, _ = undecided(Evidence.gather(make_store(comms=comms)))
     assert text.startswith("rank 0 finished NCCL init (Init COMPLETE, 1 of 2) and rank 1 logged Init START")
+
+
+@pytest.mark.parametrize("prefix, kind, said", [
+    # `... ncclRemoteError: ... Last error: NET/IB : Got completion from peer ... with error 12, ...`
+    ("torch-045", "transport_error", "NET/IB : Got completion from peer 11.214.147.122<39138> with error 12"),
+    # `... 10: Last error: 10: socketStartConnect: Connect to 127.0.0.1<45069> failed : Software caused ...`
+    ("torch-016", "nccl_warn", "socketStartConnect: Connect to 127.0.0.1<45069> failed"),
+])
+def test_nccl_last_error_quoted_inline_is_read_for_its_meaning(prefix, kind, said):
+    """An exception pasted without its line breaks quotes NCCL's last error inline: read as NCCL's WARN."""
+    s = one(prefix)
+    e = s.events.filter(pl.col("where") == "NCCL's last error")
+    assert e["kind"].cast(pl.Utf8).to_list() == [kind] and e["message"][0].startswith(said)
+    assert decide(s).kind == Kind.TRANSPORT_ERROR

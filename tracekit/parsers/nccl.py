@@ -31,7 +31,7 @@ from tracekit.parsers.nccl_shapes import (  # noqa: F401 - FAST_HEAD is read by 
     BARE_COLL, OTHER_SHAPES, FAILED_WORDS, GLUED, GLUED_CUT, VERSION, USING, NCCL_TUPLE, INIT, NNODES, COLL, CONN,
     RANK_NRANKS, PROXY_RANK, RING, TREES, BOOT, NET, IB_NONE, IB_USING, SOCK_USING, CONNECT_RETRY, IB_ERROR,
     FAST_HEAD, UNWIND, TIMINGS, OLD_BOOT, OLD_NET, OLD_IB, SETTING, BENIGN, BENIGN_ANY,
-    KNOWN_INFO_ANY, COMM_RANK,
+    KNOWN_INFO_ANY, COMM_RANK, LAST_ERROR_INLINE,
 )
 
 try:
@@ -459,7 +459,15 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     reason = pl.lit(None, pl.Utf8)
     for pattern, why in reversed(BENIGN.items()):
         reason = pl.when(pl.col("msg").str.contains(pattern)).then(pl.lit(why)).otherwise(reason)
+    # NCCL's last error quoted inline (a pasted exception that lost its line breaks): its meaning, as a WARN's
+    inline = lines.filter(pl.col("text").str.contains(LAST_ERROR_INLINE)).join(found, on=["file", "line"], how="anti")
+    inline = inline.select("file", "line", pl.col("text").str.extract(LAST_ERROR_INLINE, 1).alias("msg"),
+                           pl.lit("NCCL's last error").alias("where"),
+                           *([pl.col("launch_rank").alias("rank")] if "launch_rank" in inline.columns else []))
     events = pl.concat([
+        inline.with_columns(pl.when(pl.col("msg").str.contains(IB_ERROR)).then(pl.lit("transport_error"))
+                            .when(reads_as("MISMATCH", "msg")).then(pl.lit("collective_mismatch"))
+                            .otherwise(pl.lit("nccl_warn")).alias("kind")),
         # NCCL's word that the ranks' sizes differ (`message truncated`) reports a mismatch, not the network
         warn.with_columns(pl.when(reads_as("MISMATCH", "msg")).then(pl.lit("collective_mismatch"))
                           .otherwise(pl.lit("nccl_warn")).alias("kind"), pl.col("src_loc").alias("where")),

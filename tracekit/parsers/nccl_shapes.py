@@ -90,6 +90,9 @@ IB_USING = r"^NET/IB ?: Using (?P<value>.*?)\s*(?:;\s*OOB (?P<iface>[\w.\-]+):(?
 SOCK_USING = r"^NET/Socket ?: Using (?P<value>\[0\](?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<.*)"
 CONNECT_RETRY = r"(?i)(connect to .* failed|retrying|connection refused|connection timed out)"
 IB_ERROR = r"Got completion from peer (?P<peer>\S+) with (?:error|status)[ =]?(?:IBV_WC_\w+\()?(?P<status>\d+)|^got completion with error"
+# NCCL's last error quoted inline in an exception that lost its line breaks (`... ncclRemoteError: ... Last
+# error: NET/IB : Got completion from peer ... with error 12, ...`): torch prints it on a line of its own
+LAST_ERROR_INLINE = r"\S.*?\bLast error: (?:\d+: )?(?P<msg>\S.*?)(?: \d+: |$)"
 FAST_HEAD = r"^[\w.\-]+:\d+:\d+ \[\d+\] (?:[\w.\-/]+:\d+ )?NCCL (?:INFO|WARN|TRACE|ABORT)(?: |$)"
 UNWIND = r"^[\w/.\-]+\.(?:cc|h|cu|cpp):\d+ -> \d+"
 

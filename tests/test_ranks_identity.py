@@ -185,3 +185,17 @@ def test_nccl_last_error_quoted_inline_is_read_for_its_meaning(prefix, kind, sai
     e = s.events.filter(pl.col("where") == "NCCL's last error")
     assert e["kind"].cast(pl.Utf8).to_list() == [kind] and e["message"][0].startswith(said)
     assert decide(s).kind == Kind.TRANSPORT_ERROR
+
+
+def test_the_one_process_no_line_names_holds_the_rank_left(tmp_path):
+    """Three of four processes name their rank in their Init COMPLETE line (596 is 0, 597 is 2, 598 is 1);
+    the fourth shows only COLL lines of the 4-rank communicator: it holds rank 3, as sure as a named one
+    (it is: nccl.vm.599.log says `rank 3 nranks 4`)."""
+    path = _coll_only(tmp_path)
+    init = [ln for f in sorted((SAMPLES / "gpu_nccl_healthy").glob("nccl.vm.*.log")) for ln in f.read_text().splitlines()
+            if "Init COMPLETE" in ln and ln.split(":")[1] in ("596", "597", "598")]
+    path.write_text("\n".join(init) + "\n" + path.read_text())
+    s = ingest([path])
+    got = dict(s.ranks.filter(pl.col("pid").is_not_null()).select("pid", "rank").iter_rows())
+    assert got == {596: 0, 597: 2, 598: 1, 599: 3}
+    assert set(s.ranks["source"]) == {"nccl"}  # (none numbered by order)

@@ -391,7 +391,9 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     sized = coll.streams.join(coll.rows.group_by("stream").agg(pl.col("nranks").max().cast(pl.Int64)), on="stream",
                               how="left")
     numbered = counted(sized, proc_rank)
-    proc_rank = pl.concat([proc_rank, numbered])
+    proc_rank = pl.concat([proc_rank.join(numbered.select("host", "pid"), on=["host", "pid"], how="anti"),
+                           numbered.drop("_guess")])
+    numbered = numbered.filter("_guess")  # (the others hold the one rank left: as sure as a named one)
     comms = comm_table(init, nnodes, proc_rank, key)  # rank in the communicator, and the global rank
     # a stream's process group: its communicator's key, the same on every member (a split's too, which
     # has no commId of its own), else the communicator's pointer

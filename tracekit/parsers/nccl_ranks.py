@@ -128,32 +128,46 @@ def local_numbering(proc_rank: pl.DataFrame, files: pl.DataFrame, launcher: pl.D
 
 def counted(streams: pl.DataFrame, proc_rank: pl.DataFrame) -> pl.DataFrame:
     """Ranks for the processes of a file whose only word is their COLL lines (``[nranks=2]``, no init line,
-    no prefix): where a file shows as many processes (one GPU each: ``host, pid, dev``) of its largest
-    communicator as that communicator has ranks, and none of them is named, they are its ranks 0..N-1 (the
-    set is sure; which process holds which is not said, so they are numbered in the order the file shows
-    its hosts, then by device); rows in ``proc_rank``'s shape. ``streams``: ``file, host, pid, dev, nranks``
-    with the line each starts at. Decided per file, so a store does not depend on how files were batched."""
+    no prefix), where a file shows as many processes (one GPU each: ``host, pid, dev``) of its largest
+    communicator as that communicator has ranks: where the others are named, the one left holds the rank
+    left (sure); where none is, they are its ranks 0..N-1 (the set is sure; which process holds which is
+    not said, so they are numbered in the order the file shows its hosts, then by device). Rows in
+    ``proc_rank``'s shape, ``_guess`` true where numbered by order. ``streams``: ``file, host, pid, dev, nranks`` with the line each starts at.
+    Decided per file, so a store does not depend on how files were batched."""
     i64 = pl.Int64
-    none = proc_rank.clear()
+    none = proc_rank.clear().with_columns(pl.lit(None, pl.Boolean).alias("_guess"))
     s = streams.filter(pl.col("host").is_not_null() & pl.col("nranks").is_not_null())
     if not s.height:
         return none
     s = s.filter(pl.col("nranks") == pl.col("nranks").max().over("file"))
     units = s.group_by("file", "host", "pid", "dev").agg(pl.col("line").min(), pl.col("nranks").first())
-    named = proc_rank.filter(pl.col("rank").is_not_null()).select("host", "pid").unique()
-    per_file = units.group_by("file").agg(pl.len().alias("n"), pl.col("nranks").first().alias("size"),
-                                          pl.struct("host", "pid").is_in(named.to_struct().implode()).any().alias("named"))
+    named = proc_rank.filter(pl.col("rank").is_not_null() & pl.col("dev").is_null()).select(
+        "host", pl.col("pid").cast(i64), pl.col("rank").alias("_r")).unique(["host", "pid"])
+    units = units.with_columns(pl.col("pid").cast(i64)).join(named, on=["host", "pid"], how="left")
+    per_file = units.group_by("file").agg(
+        pl.len().alias("n"), pl.col("nranks").first().alias("size"), pl.col("_r").null_count().alias("unnamed"),
+        pl.col("_r").drop_nulls().unique().alias("taken"))
     # (a communicator of one rank says nothing of the world: a sub-group of one is as likely)
-    ok = per_file.filter((pl.col("n") == pl.col("size")) & (pl.col("size") > 1) & ~pl.col("named")).select("file")
-    if not ok.height:
+    whole = (pl.col("n") == pl.col("size")) & (pl.col("size") > 1)
+    fresh = per_file.filter(whole & (pl.col("unnamed") == pl.col("n"))).select("file")
+    left = per_file.filter(whole & (pl.col("unnamed") == 1) & (pl.col("taken").list.len() == pl.col("size") - 1)
+                           & (pl.col("taken").list.max() < pl.col("size")))
+    out = []
+    if fresh.height:
+        u = units.join(fresh, on="file").with_columns(pl.col("line").min().over("file", "host").alias("_h"))
+        out.append(u.sort("file", "_h", "host", "dev", "pid").with_columns(
+            pl.int_range(pl.len()).over("file").cast(i64).alias("rank"), pl.lit(True).alias("_guess")))
+    if left.height:
+        gap = left.select("file", pl.int_ranges(0, "size").list.set_difference("taken").list.first().cast(i64)
+                          .alias("rank"))
+        out.append(units.filter(pl.col("_r").is_null()).join(gap, on="file").with_columns(pl.lit(False).alias("_guess")))
+    if not out:
         return none
-    units = units.join(ok, on="file").with_columns(pl.col("line").min().over("file", "host").alias("_h"))
-    units = units.sort("file", "_h", "host", "dev", "pid").with_columns(
-        (pl.int_range(pl.len()).over("file")).cast(i64).alias("rank"))
+    units = pl.concat([u.select("file", "host", "pid", "dev", "nranks", "rank", "_guess") for u in out])
     several = pl.col("pid").count().over("host", "pid") > 1  # a process of several GPUs: a row per GPU
-    return units.select("host", pl.col("pid").cast(i64), pl.when(several).then(pl.col("dev")).alias("dev").cast(i64),
-                        "rank", pl.col("nranks").cast(i64).alias("world_size"), pl.col("dev").cast(i64).alias("cuda_dev")
-                        ).select(proc_rank.columns)
+    return units.select("host", "pid", pl.when(several).then(pl.col("dev")).alias("dev").cast(i64),
+                        "rank", pl.col("nranks").cast(i64).alias("world_size"), pl.col("dev").cast(i64).alias("cuda_dev"),
+                        "_guess").select(*proc_rank.columns, "_guess")
 
 
 def shared_comm(streams: pl.DataFrame, numbered: pl.DataFrame) -> pl.DataFrame:

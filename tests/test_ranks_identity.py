@@ -199,3 +199,12 @@ def test_the_one_process_no_line_names_holds_the_rank_left(tmp_path):
     got = dict(s.ranks.filter(pl.col("pid").is_not_null()).select("pid", "rank").iter_rows())
     assert got == {596: 0, 597: 2, 598: 1, 599: 3}
     assert set(s.ranks["source"]) == {"nccl"}  # (none numbered by order)
+
+
+def test_a_peer_named_in_a_ranked_file_is_not_a_rank_of_that_file(tmp_path):
+    """A rank's own log (its prefix names it) quoting `Duplicate GPU detected : rank 1 and rank 0 ...`:
+    the file stays rank 1's (ingest ties a file of one rank to it); the peer is spoken of, not seen."""
+    path = tmp_path / "rank1.log"
+    path.write_text("[rank1]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, invalid usage\n"
+                    "[rank1]: Last error:\n[rank1]: Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 10\n")
+    assert ranks(ingest([path])) == [1]

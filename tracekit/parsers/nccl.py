@@ -519,7 +519,11 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
             bare.join(ranks.select("file"), on="file", how="anti").select(
                 "file", pl.col("_v").alias("nccl_version"), pl.lit("nccl").alias("source")),
         ], how="diagonal_relaxed")
-    ranks = pl.concat([ranks, named_ranks(lines)], how="diagonal_relaxed")
+    # ranks NCCL's words name, in a file where no process has a rank already (a file of one rank's, where
+    # `Duplicate GPU detected : rank 1 and rank 0` names a peer too, keeps its own: ingest ties its lines to it)
+    ranked = pl.concat([ranks.filter(pl.col("rank").is_not_null()).select("file"),
+                        told.select("file")]).unique()
+    ranks = pl.concat([ranks, named_ranks(lines).join(ranked, on="file", how="anti")], how="diagonal_relaxed")
     # (the lines of ``scanned`` are counted by whoever read them apart; its streams' first lines here name its files)
     # a line counts as understood when a decoder made a row of it or it is a known harmless shape;
     # an NCCL line whose message nothing here decodes is unknown

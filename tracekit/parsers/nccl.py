@@ -462,7 +462,8 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     for pattern, why in reversed(BENIGN.items()):
         reason = pl.when(pl.col("msg").str.contains(pattern)).then(pl.lit(why)).otherwise(reason)
     # NCCL's last error quoted inline (a pasted exception that lost its line breaks): its meaning, as a WARN's
-    inline = lines.filter(pl.col("text").str.contains(LAST_ERROR_INLINE)).join(found, on=["file", "line"], how="anti")
+    inline = lines.filter(pl.col("text").str.contains("Last error: ", literal=True))
+    inline = inline.filter(pl.col("text").str.contains(LAST_ERROR_INLINE)).join(found, on=["file", "line"], how="anti")
     inline = inline.select("file", "line", pl.col("text").str.extract(LAST_ERROR_INLINE, 1).alias("msg"),
                            pl.lit("NCCL's last error").alias("where"),
                            *([pl.col("launch_rank").alias("rank")] if "launch_rank" in inline.columns else []))

@@ -1,0 +1,69 @@
+"""What the rule families share (rules_mismatch, rules_failure, rules_stall, rules_progress, and the
+families other modules add): how a rule names the ranks of some rows, quotes a message, cites where
+the ranks' main threads are, and finds the collective a rank stopped in."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit import align, sources
+from tracekit.evidence import Evidence, clip, lines
+from tracekit.wording import who
+
+COLLECT = ("run under `tracekit run` on every node (NCCL INFO, Flight Recorder dumps, stack dumps when "
+           "progress stops), or set TORCH_NCCL_TRACE_BUFFER_SIZE=2000 and a ddp_timeout of minutes")
+
+
+def msg(df: pl.DataFrame, i: int = 0, n: int = 200) -> str:
+    return clip(df["message"][i], n)
+
+
+def rank_of(df: pl.DataFrame, ev: Evidence) -> list[int]:
+    r = df["rank"].drop_nulls().unique().sort().to_list()
+    return r or ([ev.root_cause_rank] if ev.root_cause_rank is not None else [])
+
+
+def who_or(df: pl.DataFrame) -> str:
+    """The ranks of the rows (``ranks 1-3``), or ``a rank`` where none is known."""
+    r = df["rank"].drop_nulls().unique().sort().to_list()
+    return who(r) if r else "a rank"
+
+
+def stacks_of(ev: Evidence, ranks: list[int]) -> pl.DataFrame:
+    return ev.stacks.filter(pl.col("rank").is_in(ranks)).unique(["rank", "where"], maintain_order=True)
+
+
+def frames_text(where: pl.DataFrame, n: int = 4) -> str:
+    return "".join(f"; rank {w['rank']} is in {w['where']}" for w in where.head(n).iter_rows(named=True))
+
+
+def stack_lines(where: pl.DataFrame, n: int = 4) -> list[str]:
+    said = pl.format("rank {} main thread in {}", "rank", "where").alias("message")
+    return lines(where.with_columns(said), n)
+
+
+def count_rows(table: pl.DataFrame | pl.LazyFrame) -> int:
+    """Rows of a table in memory or scanned from disk (a store's metadata says, nothing is read)."""
+    return align.collect(table.lazy().select(pl.len())).item()
+
+
+def last_open(ev: Evidence, ranks: list[int]) -> str:
+    """The collective these ranks were in when they stopped: their last FR/Kineto entry."""
+    c = align.collect(ev.store.collectives.lazy().filter(pl.col("rank").is_in(ranks)
+                                                         & pl.col("source").is_in(sources.TIMED)))
+    if not c.height:
+        return ""
+    last = c.sort("start_ns", "record_id", nulls_last=True).tail(1).row(0, named=True)
+    return (f"{last['op_raw'] or last['op']} seq {last['seq']}"
+            + align.tensor_text(last["sizes"], last["dtype"]) + f" on process group {last['pg']}")
+
+
+def late_text(ev: Evidence) -> str:
+    """The rank that makes the others wait, how late per collective and since when (empty when none)."""
+    x = ev.late
+    if x is None:
+        return ""
+    source = align.SOURCE_NAMES.get(x["source"], x["source"])
+    return (f"rank {x['rank']} makes the others wait: it arrives last in {x['times']} of {x['of']} "
+            f"collectives, a median {x['lag_s']:.2f} s after the next rank, since {x['since_op']} "
+            f"seq {x['since_seq']} on process group {x['pg']} ({source} durations)")

@@ -1,0 +1,168 @@
+"""The failure rules: a CUDA error, NCCL's error code and why, a bootstrap, rendezvous or store
+barrier that never came together, a rank that crashed or exited, the network transport's errors, and
+a failure sign with no cause. A failure is a cause: it explains the waits of the ranks after it."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit.evidence import (BOOTSTRAP, KILL_CODES, NETWORK_FAIL, SIGKILL_CODES, STORE_BARRIER, Evidence,
+                               lines)
+from tracekit.outcome import EventKind, Kind, Verdict
+from tracekit.rules_common import COLLECT, msg, rank_of, who_or
+from tracekit.wording import who
+
+
+def _network_failed_before(ev: Evidence, failures: pl.DataFrame) -> bool:
+    """The network transport failed earlier in the same file than the first of ``failures``: the
+    later failure (an illegal access in NCCL's proxy, an abort) is what the broken transfer led to."""
+    net = ev.transport.filter(pl.col("kind") != EventKind.CONNECT_RETRY)
+    if not net.height or not failures.height:
+        return False
+    first = failures.sort("file", "line").group_by("file").agg(pl.col("line").min().alias("_f"))
+    return net.join(first, on="file").filter(pl.col("line") < pl.col("_f")).height > 0
+
+
+def cuda_failure(ev: Evidence) -> Verdict | None:
+    """A CUDA failure (illegal access, out of memory, device assert): a cause of its own -- unless the
+    network transport failed before it in the same log."""
+    if not ev.cuda.height or _network_failed_before(ev, ev.cuda):
+        return None
+    r = rank_of(ev.cuda, ev)
+    after = ("; the collectives that no longer pair up after it are its consequence (its error path left "
+             "the others' collective)" if ev.mismatches or ev.reported_mismatch.height else "")
+    return Verdict(Kind.CRASHED_RANK,
+                   f"{who(r) if r else 'a rank'} hit a CUDA error first: {msg(ev.cuda)}{after}", r,
+                   lines(ev.cuda) + lines(ev.exits, 3))
+
+
+def bootstrap_failed(ev: Evidence) -> Verdict | None:
+    """NCCL's bootstrap failed, or NCCL refused the communicator at init (a duplicate GPU): the
+    communicator never completed init, before any collective ran."""
+    text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+    # (a bootstrap that found no interface or could not connect is the network's: transport_error says it)
+    t = ev.transport.filter(text.str.contains(BOOTSTRAP) & ~text.str.contains(NETWORK_FAIL)
+                            & ~text.str.contains(r"(?i)interface|socket")).sort("line")
+    if not t.height or ev.store.comms.filter(pl.col("state") == "init_complete").height:
+        return None
+    r = t["rank"].drop_nulls().unique().sort().to_list()
+    then = f"; then: {msg(ev.nccl_errors, 0, 120)}" if ev.nccl_errors.height else ""
+    return Verdict(Kind.INIT_STALL, f"NCCL's communicator init never completed: its bootstrap failed on "
+                   f"{who(r) if r else 'a rank'}: {msg(t, 0, 180)}" + then,
+                   r, lines(t, 3) + lines(ev.nccl_errors, 2) + lines(ev.network_settings, 3))
+
+
+def nccl_failure(ev: Evidence) -> Verdict | None:
+    """NCCL gave up (its error code reached the program) and the network says why: NCCL's own WARN,
+    a transport error or connect retries."""
+    t = ev.transport.sort("line")
+    if not (ev.nccl_errors.height and t.height):
+        return None
+    r = rank_of(ev.nccl_errors.head(1), ev)
+    said = ev.launched_with
+    return Verdict(Kind.TRANSPORT_ERROR, f"NCCL failed on {who_or(t)}: "
+                   f"{msg(t, 0, 160)}" + (f" (launched with {said})" if said else "")
+                   + f"; {who(r) if r else 'a rank'} then failed: {msg(ev.nccl_errors, 0, 120)}",
+                   sorted(set(t["rank"].drop_nulls().to_list()) | set(r)),
+                   lines(t, 3) + lines(ev.network_settings, 3) + lines(ev.nccl_errors, 2))
+
+
+def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
+    """NCCL's error code with none of NCCL's own lines to say why: collect them."""
+    e = ev.nccl_errors
+    if not e.height:
+        return None
+    r = rank_of(e.head(1), ev)
+    return Verdict(Kind.UNDECIDED, f"NCCL failed on {who(r) if r else 'a rank'} ({msg(e, 0, 160)}), and no "
+                   "NCCL WARN line says why: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and "
+                   "collect every rank's output", r, lines(e, 4) + lines(ev.exits, 2))
+
+
+def rendezvous_failed(ev: Evidence) -> Verdict | None:
+    """The rendezvous / TCPStore never came together: no rank got as far as a communicator."""
+    rz = ev.rendezvous
+    if not rz.height:
+        return None
+    return Verdict(Kind.INIT_STALL, f"the rendezvous never completed: {msg(rz, 0, 200)} (check "
+                   "--master_addr / --master_port, the port is free and reachable from every node, and every "
+                   "node was launched)",
+                   rank_of(rz, ev), lines(rz, 4))
+
+
+def store_barrier(ev: Evidence) -> Verdict | None:
+    """init_process_group's store-based barrier waits or timed out: fewer ranks than the world checked
+    in (the others never reached init), or more (two jobs share one store address and port)."""
+    m = pl.col("message")
+    sb = ev.store.events.filter(m.str.contains(STORE_BARRIER) & m.str.contains("worker_count"))
+    if not sb.height:
+        return None
+    sb = sb.with_columns(pl.coalesce(m.str.extract(r"rank:? (\d+)", 1).cast(pl.Int64, strict=False),
+                                     "rank").alias("r"),
+                         m.str.extract(r"world_size=(\d+)", 1).cast(pl.Int64, strict=False).alias("world"),
+                         m.str.extract(r"worker_count=(\d+)", 1).cast(pl.Int64, strict=False).alias("count"),
+                         m.str.extract(r"key:? (\S+?)[ ,(]", 1).alias("key")).sort("file", "line")
+    last = sb.tail(1).row(0, named=True)
+    world, count = last["world"], last["count"]
+    waiting = sorted(set(sb["r"].drop_nulls().to_list()))
+    head = (f"init_process_group's store-based barrier ({last['key']}) never completed: worker_count={count} "
+            f"of world_size={world} checked in")
+    if world is not None and count is not None and count > world:
+        return Verdict(Kind.INIT_STALL, head + ": more processes than the world under one key, so two jobs "
+                       "(or a restarted one) share one MASTER_ADDR:MASTER_PORT store; give each job its own "
+                       "port",
+                       waiting, lines(sb, 3))
+    missing = sorted(set(range(world)) - set(waiting)) if world and len(waiting) == count else []
+    said = (f"; {who(missing)} never checked in (never reached init_process_group)" if missing else
+            f"; {world - count} rank(s) never reached init_process_group" if world and count is not None
+            else "")
+    if waiting:
+        said += f"; {who(waiting)} {'waits' if len(waiting) == 1 else 'wait'} in it"
+    return Verdict(Kind.INIT_STALL, head + said, missing or waiting, lines(sb, 3))
+
+
+def crashed_rank(ev: Evidence) -> Verdict | None:
+    """A rank failed with an error that is not itself a timeout; the others then wait for it."""
+    if not ev.crashes.height or _network_failed_before(ev, ev.crashes):
+        return None
+    first = ev.crashes.head(1)
+    r = rank_of(first, ev)
+    return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} failed first: {msg(first)}", r,
+                   lines(ev.crashes) + lines(ev.exits, 3))
+
+
+def transport_error(ev: Evidence) -> Verdict | None:
+    """The network transport reported errors (not consequences of a peer's exit, not benign)."""
+    t = ev.transport.sort("line")
+    if not (t.filter(pl.col("kind") != EventKind.NCCL_WARN).height or (t.height and not ev.missing)):
+        return None
+    said = ev.launched_with
+    return Verdict(Kind.TRANSPORT_ERROR, f"{t.height} transport error line(s), first: {msg(t)}"
+                   + (f" (launched with {said})" if said else ""),
+                   t["rank"].drop_nulls().unique().sort().to_list(), lines(t) + lines(ev.network_settings, 3))
+
+
+def exited_without_cause(ev: Evidence) -> Verdict | None:
+    """torchrun's root-cause rank failed with a real error code and nothing else explains it."""
+    ex = ev.exits.filter(~pl.col("exit_code").is_in(list(KILL_CODES)))
+    if not ex.height or ev.timeouts.height or ex["rank"].drop_nulls().n_unique() > 1:
+        return None  # several ranks failing alike says nothing of which failed first
+    r = [ev.root_cause_rank] if ev.root_cause_rank is not None else rank_of(ex.head(1), ev)
+    code = ex.filter(pl.col("rank").is_in(r))["exit_code"] if r else ex["exit_code"]
+    code = code[0] if code.len() else ex["exit_code"][0]
+    local = ex["message"].str.extract(r"local_rank: (\d+)", 1).drop_nulls()
+    name = who(r) if r else (f"local rank {local[0]}" if local.len() else "a rank")
+    why = ("was killed with SIGKILL: the kernel's OOM killer does this when host memory runs out (dmesg on "
+           "that node says so)" if code in SIGKILL_CODES else
+           f"exited first with code {code} (torchrun's first observed failure) and its output shows no "
+           "error: its stderr holds why")
+    return Verdict(Kind.CRASHED_RANK, f"{name} {why}", r, lines(ex, 4))
+
+
+def failed_without_cause(ev: Evidence) -> Verdict | None:
+    """A failure sign (a non-zero exit, a kill, a stall, a cancel) and no cause in the evidence."""
+    signs = ev.failure_signs
+    if not signs:
+        return None
+    shown = lines(ev.exits, 3) + lines(ev.stalls, 2) + lines(ev.cancelled, 1)
+    return Verdict(Kind.UNDECIDED, "the job did not end cleanly (" + "; ".join(signs) + ") but the evidence "
+                   f"shows no cause: {COLLECT}", rank_of(ev.exits, ev), shown)

@@ -1,0 +1,93 @@
+"""The mismatch rules: the ranks issued different collectives at one point of a process group, seen
+in the aligned records, reported by the runtime, in the watchdogs' lines, or on NCCL's wire. They
+come first in ``RULES``: a mismatch makes ranks crash and the others time out."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit.evidence import BOOTSTRAP, WIRE_MISMATCH, Evidence, lines
+from tracekit.outcome import EventKind, Kind, Verdict
+from tracekit.rules_common import last_open, msg, rank_of
+from tracekit.wording import who
+
+
+def _cuda_first(ev: Evidence, ranks: list[int]) -> bool:
+    """A CUDA failure (out of memory, illegal access) on a rank of a mismatch, or on a rank unknown:
+    the failing rank's error path (a barrier in its handler, a smaller tensor) made the mismatch, so
+    the failure is the cause and the mismatch its consequence."""
+    if not ev.cuda.height:
+        return False
+    failed = set(ev.cuda["rank"].drop_nulls().to_list())
+    return not failed or not ranks or bool(failed & set(ranks))
+
+
+def mismatch_aligned(ev: Evidence) -> Verdict | None:
+    """Ranks issued different ops, dtypes or sizes at one sequence number of a group."""
+    if not ev.mismatches:
+        return None
+    f = ev.mismatches[0]
+    if _cuda_first(ev, f.missing + f.present):
+        return None  # cuda_failure says it
+    return Verdict(Kind.MISMATCH, f.message, f.missing, f.evidence)
+
+
+def mismatch_reported(ev: Evidence) -> Verdict | None:
+    """The runtime caught the mismatch itself (TORCH_DISTRIBUTED_DEBUG=DETAIL, gloo's size check)."""
+    rep = ev.reported_mismatch.sort("line")
+    if not rep.height:
+        return None
+    r = rank_of(rep, ev)
+    if _cuda_first(ev, r):
+        return None
+    at = rep.filter(pl.col("seq").is_not_null())
+    what = (f"{at['op'][0]} seq {at['seq'][0]}" if at.height else last_open(ev, r))
+    unnamed = ("; no record here names the collective: a Flight Recorder dump (tracekit run) "
+               "or TORCH_DISTRIBUTED_DEBUG=DETAIL names it")
+    return Verdict(Kind.MISMATCH, f"{who(r) if r else 'a rank'}: the ranks' collectives no longer pair up"
+                   + (f" at {what}" if what else "") + f" ({msg(rep, 0, 160)})" + ("" if what else unnamed),
+                   r, lines(rep) + lines(ev.crashes, 2))
+
+
+def mismatch_from_watchdog(ev: Evidence) -> Verdict | None:
+    """Watchdog lines of several ranks name the same SeqNum of one group with different ops or sizes:
+    the ranks are not in the same collective."""
+    known = pl.col("seq").is_not_null() & pl.col("op").is_not_null() & pl.col("rank").is_not_null()
+    wd = ev.kinds(EventKind.WATCHDOG_TIMEOUT).filter(known).with_columns(pl.col("pg").fill_null("0"))
+    if wd.select("rank").n_unique() < 2:
+        return None
+    per = wd.group_by("pg", "seq").agg(pl.col("op").n_unique().alias("ops"),
+                                       pl.col("numel").n_unique().alias("sizes"),
+                                       pl.col("rank").n_unique().alias("n"),
+                                       pl.col("op").first().alias("op0"))
+    # ranks of an alltoall, gather or scatter may each send another number of elements
+    sized = ~pl.col("op0").str.contains("(?i)alltoall|gather|scatter|coalesced")
+    bad = per.filter((pl.col("n") > 1) & ((pl.col("ops") > 1) | ((pl.col("sizes") > 1) & sized)))
+    if not bad.height:
+        return None
+    pg, seq = bad.row(0)[:2]
+    at = wd.filter((pl.col("pg") == pg) & (pl.col("seq") == seq)).unique("rank", maintain_order=True)
+    groups = at.group_by("op", "numel", maintain_order=True).agg(pl.col("rank").sort())
+    said = "; ".join(f"{who(r)} ran {op.upper()} of {n} element(s)" for op, n, r in groups.iter_rows())
+    odd = min(groups.iter_rows(), key=lambda g: len(g[2]))[2]
+    if _cuda_first(ev, odd):
+        return None
+    return Verdict(Kind.MISMATCH,
+                   f"process group {pg}: SeqNum {seq} is not the same collective on every rank: {said}",
+                   odd, lines(at, 6))
+
+
+def mismatch_on_the_wire(ev: Evidence) -> Verdict | None:
+    """NCCL's network transport saw a peer send another size than this rank posted (`collective
+    mismatch error, local size A remote size B`, `message truncated: receiving A bytes instead of B`):
+    the ranks issued different collectives, a mismatch seen from the wire, not a network fault."""
+    t = ev.transport.filter(pl.col("message").str.contains(WIRE_MISMATCH)
+                            & ~pl.col("where").fill_null("").str.contains(BOOTSTRAP)
+                            & ~pl.col("message").str.contains(BOOTSTRAP)).sort("line")
+    if not t.height:
+        return None
+    r = t["rank"].drop_nulls().unique().sort().to_list()
+    return Verdict(Kind.MISMATCH, f"{who(r) if r else 'a rank'} received another size than it posted: "
+                   f"{msg(t, 0, 160)}: the ranks issued different collectives (a size or op mismatch seen "
+                   "by NCCL's network transport); TORCH_DISTRIBUTED_DEBUG=DETAIL or a Flight Recorder dump "
+                   "names the collective", r, lines(t, 4))

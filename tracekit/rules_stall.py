@@ -1,0 +1,210 @@
+"""The stall rules: a communicator that never finished init, a rank behind its group (in the aligned
+records, an analyzer's report, the watchdogs' lines, the stacks), members that left no record,
+timeouts that name no rank, a stuck watchdog, a peer gone. A hang without a cause to name is
+UNDECIDED, with what to collect."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+
+from tracekit import align
+from tracekit.evidence import HEARTBEAT, Evidence, lines
+from tracekit.outcome import EventKind, Kind, Verdict
+from tracekit.rules_common import (COLLECT, frames_text, last_open, late_text, msg, stack_lines, stacks_of,
+                                   who_or)
+from tracekit.wording import who
+
+
+def init_stall(ev: Evidence) -> Verdict | None:
+    """A communicator started init and never completed it, or connects keep retrying before any
+    collective."""
+    retry = ev.transport.filter(pl.col("kind") == EventKind.CONNECT_RETRY)
+    p = ev.pending
+    hard = retry.filter(pl.col("message").str.contains(
+        r"(?i)no route to host|network is unreachable|refused"))
+    if ev.transport.filter(pl.col("kind") != EventKind.CONNECT_RETRY).height or hard.height:
+        return None  # init never completed because the network failed: transport_error says it
+    # an Init START with no COMPLETE in an excerpt may just be where the excerpt ends: a stall needs a
+    # peer that completed the same communicator, or a sign that time passed (a timeout, a stall, stacks)
+    comms = ev.store.comms
+    started = comms.filter(pl.col("state") == "init_start")["comm_id"].drop_nulls().implode()
+    peers_done = comms.filter((pl.col("state") == "init_complete") & pl.col("comm_id").is_in(started))
+    stalled = (peers_done.height or ev.timeouts.height or ev.stalls.height or ev.stacks.height
+               or ev.exits.height)
+    if not (p.height and stalled):
+        return None  # (connects that only keep retrying are the network's: transport_error says it)
+    r = p["rank"].drop_nulls().unique().sort().to_list()
+    known = set(ev.store.ranks["rank"].drop_nulls().to_list())
+    never = sorted(known - set(ev.init_started)) if p.height else []
+    where = stacks_of(ev, never)
+    summary = (f"{p.height} communicator init(s) never completed" + (f" on {who(r)}" if r else "")
+               + (f"; {who(never)} logged no NCCL init (the bootstrap waits for "
+                  f"{'it' if len(never) == 1 else 'them'})" if never else "") + frames_text(where))
+    said = pl.format("comm {} nranks {} - Init START without Init COMPLETE", "comm", "nranks")
+    said = said.alias("message")
+    return Verdict(Kind.INIT_STALL, summary, never or r,
+                   lines(p.with_columns(said)) + stack_lines(where, 2) + lines(ev.transport, 4))
+
+
+def deadlock(ev: Evidence) -> Verdict | None:
+    """A rank with a record is behind its group: it never issued the collective the others wait in
+    -- unless the run finished or every rank moved between dumps (then the lag is when each was dumped)."""
+    if not ev.missing:
+        return None
+    if ev.finished or ev.moving:
+        return None  # slow_progress or healthy says it
+    # in one group, the earliest collective a rank never issued is the cause: the ranks waiting in it
+    # can issue nothing later, so a later gap is theirs and a consequence
+    f = min((m for m in ev.missing if (m.source, m.pg) == (ev.missing[0].source, ev.missing[0].pg)),
+            key=lambda m: m.seq if m.seq is not None else math.inf)
+    late = ev.late
+    if late is not None and set(f.missing) == {late["rank"]} and not ev.timeouts.height:
+        # the rank behind was the last to arrive in collective after collective before: the record ends
+        # while it is late once more, and no watchdog says it stopped
+        text = late_text(ev)
+        return Verdict(Kind.STRAGGLER, f"{text}; the record ends before it issued {f.op} seq {f.seq}, as "
+                       "late as every time before, and no collective timed out: late, not stuck",
+                       [late["rank"]],
+                       [text] + f.evidence[:2])
+    # the latest dump first: where the rank is now, not where an early round caught it
+    where = ev.stacks.filter(pl.col("rank").is_in(f.missing)).sort("file", "line", descending=[True, False])
+    summary = f.message + frames_text(where.unique(["rank", "where"], maintain_order=True))
+    return Verdict(Kind.DEADLOCK, summary, f.missing, f.evidence + stack_lines(where) + lines(ev.timeouts, 3))
+
+
+def deadlock_reported(ev: Evidence) -> Verdict | None:
+    """An analyzer's own report that ranks never joined a collective the others are in (torchfrtrace's
+    `missing ranks`, c10d's desync report, NCCL RAS's operation counts): said as that tool's word."""
+    rm = ev.kinds(EventKind.RANK_MISSING).sort("file", "line")
+    if not rm.height:
+        return None
+    first = rm.row(0, named=True)
+    at = rm.filter(pl.col("seq").eq_missing(first["seq"]) & pl.col("pg").eq_missing(first["pg"]))
+    r = at["rank"].drop_nulls().unique().sort().to_list()
+    seq = f"seq {first['seq']}" if first["seq"] is not None else ""
+    what = " ".join(x for x in ((first["op"] or ""), seq) if x)
+    where = f"process group {first['pg']}: " if first["pg"] is not None else ""
+    by = first["where"] or "the log"
+    said = (f"{who(r)} never joined it (reported by {by})" if r
+            else f"ranks behind (reported by {by}): {msg(at, 0, 160)}")
+    return Verdict(Kind.DEADLOCK, f"{where}{what or 'a collective'}: " + said, r,
+                   lines(at, 6) + lines(ev.timeouts, 2))
+
+
+def deadlock_from_watchdog(ev: Evidence) -> Verdict | None:
+    """Watchdog lines of several ranks disagree on the last work enqueued in one group: the ranks
+    behind never issued the next collective."""
+    st = ev.timeouts.filter(pl.col("last_enqueued").is_not_null() & pl.col("rank").is_not_null())
+    if not st.height:
+        return None
+    per = st.group_by(pl.col("pg").fill_null("0"), "rank").agg(
+        pl.col("last_enqueued").max(), pl.col("file").first(), pl.col("line").first(),
+        pl.col("message").first())
+    for (pg,), g in per.group_by(["pg"], maintain_order=True):
+        top = g["last_enqueued"].max()
+        behind = g.filter(pl.col("last_enqueued") < top)
+        if behind.height and g.height > 1:
+            b = behind["rank"].sort().to_list()
+            ahead = g.filter(pl.col("last_enqueued") == top)["rank"].sort().to_list()
+            lows = sorted(set(behind["last_enqueued"].to_list()))
+            op = ev.timeouts.filter(pl.col("seq") == top)["op"].drop_nulls()
+            return Verdict(Kind.DEADLOCK, f"process group {pg}: {who(b)} last enqueued work "
+                           f"{', '.join(map(str, lows))} while {who(ahead)} enqueued {top}"
+                           + (f" ({op[0].upper()})" if op.len() else "")
+                           + f": {who(b)} never issued seq {min(lows) + 1}; the others wait in it",
+                           b, lines(behind.sort("rank"), 4)
+                           + lines(g.filter(pl.col("last_enqueued") == top), 2))
+    return None
+
+
+def deadlock_from_stacks(ev: Evidence) -> Verdict | None:
+    """Stacks alone: some processes sit in a collective while others are elsewhere -- unless the run
+    finished or every rank moved between dumps (then the stacks are snapshots of a moving job)."""
+    st = ev.stacks
+    if ev.finished or ev.moving:
+        return None
+    if not (st.height >= 2 and st["in_c10d"].any() and not st["in_c10d"].all()):
+        return None
+    out = st.filter(~pl.col("in_c10d"))
+    names = [f"rank {r['rank']}" if r["rank"] is not None else f"pid {r['pid'] or r['tid']}"
+             for r in out.iter_rows(named=True)]
+    if len(names) > 4:
+        names = names[:4] + [f"{len(names) - 4} more"]
+    return Verdict(Kind.DEADLOCK, f"{st.filter(pl.col('in_c10d')).height} process(es) wait in a collective "
+                   f"while {', '.join(names)} {'is' if len(names) == 1 else 'are'} elsewhere: "
+                   f"{out['where'][0]}",
+                   out["rank"].drop_nulls().to_list(),
+                   lines(out.with_columns(pl.format("{} in {}", "thread", "where").alias("message")), 6))
+
+
+def waiting_on_silent_ranks(ev: Evidence) -> Verdict | None:
+    """Members of a group left no record while the others reached a collective: who is behind is
+    not known (a rank with no file did not "never issue" anything)."""
+    if not ev.silent or ev.finished:
+        return None
+    f = ev.silent[0]
+    what = last_open(ev, f.present)
+    return Verdict(Kind.UNDECIDED, f"{who(f.present)} reached seq {f.seq} of process group {f.pg}"
+                   + (f" (last: {what})" if what else "") + f"; {who(f.missing)} left no "
+                   f"{align.SOURCE_NAMES.get(f.source, f.source)} record, so whether "
+                   f"{'it' if len(f.missing) == 1 else 'they'} issued it is unknown: collect "
+                   f"{'its' if len(f.missing) == 1 else 'their'} dumps and logs",
+                   [], lines(ev.timeouts, 3))
+
+
+def timed_out(ev: Evidence) -> Verdict | None:
+    """Watchdog timeouts with nothing to show which rank is missing: say what timed out."""
+    to = ev.timeouts.sort("line")
+    if not to.height:
+        return None
+    r = to["rank"].drop_nulls().unique().sort().to_list()
+    wd = to.filter(pl.col("kind") == EventKind.WATCHDOG_TIMEOUT)
+    what = ""
+    if wd.height:
+        w = wd.row(0, named=True)
+        what = (f" in {(w['op'] or '?').upper()}" + (f" SeqNum {w['seq']}" if w["seq"] is not None else "")
+                + (f" on process group {w['pg']}" if w["pg"] is not None else "")
+                + (f" after {w['timeout_ms'] / 1000:g} s" if w["timeout_ms"] else ""))
+    last = to.filter(pl.col("last_enqueued").is_not_null())
+    if last.height:
+        what += "; last enqueued / completed work " + ", ".join(
+            f"rank {x['rank'] if x['rank'] is not None else '?'}: {x['last_enqueued']}/{x['last_completed']}"
+            for x in last.unique("rank", maintain_order=True).head(4).iter_rows(named=True))
+    return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'a rank'} timed out{what}; no record shows which rank "
+                   f"is missing: collect every rank's Flight Recorder dump and log ({COLLECT})", r, lines(to))
+
+
+def watchdog_stuck(ev: Evidence) -> Verdict | None:
+    """c10d's heartbeat monitor found the watchdog thread stuck: a CUDA or NCCL call never returned.
+    Which call, and why, only that rank's native stack says."""
+    hb = (ev.store.events.filter(pl.col("message").str.contains(HEARTBEAT))
+          .unique(["file", "line"], maintain_order=True).sort("file", "line"))
+    if not hb.height:
+        return None
+    r = hb["rank"].drop_nulls().unique().sort().to_list()
+    secs = hb["message"].str.extract(HEARTBEAT, 1).cast(pl.Int64, strict=False).drop_nulls()
+    last = last_open(ev, r) if r else ""
+    return Verdict(Kind.UNDECIDED, f"the watchdog of {who(r) if r else 'a rank'} got stuck"
+                   + (f" for {secs.max()} s" if secs.len() else "") + " (c10d's heartbeat monitor): a CUDA "
+                   "or NCCL call it made never returned (a kernel that never finished, a peer gone, a driver "
+                   "fault), so the process was taken down" + (f"; last collective: {last}" if last else "")
+                   + "; which call only that rank's native stack says: py-spy dump --native --pid PID before "
+                   "the monitor fires (TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC longer), and every rank's Flight "
+                   "Recorder dump",
+                   r, lines(hb, 3) + lines(ev.timeouts, 2))
+
+
+def peer_gone(ev: Evidence) -> Verdict | None:
+    """A rank's connection was closed by its peer (broken pipe, reset, closed by remote peer) and
+    nothing says why: the peer ended first, and only its own log says why."""
+    closed = pl.col("message").str.contains(r"(?i)broken pipe|closed by (?:remote )?peer|connection reset")
+    gone = ev.kinds(EventKind.TRANSPORT_ERROR, EventKind.NCCL_WARN, EventKind.EXCEPTION,
+                    EventKind.CRASH).filter(closed).sort("file", "line")
+    if not gone.height:
+        return None
+    return Verdict(Kind.UNDECIDED, f"a peer of {who_or(gone)} closed its connection ({msg(gone, 0, 140)}): "
+                   "that peer ended first (exited, was killed, or its host went away); its own log or exit "
+                   "code says why: collect every rank's output and the launcher's exit codes", [],
+                   lines(gone, 3) + lines(ev.exits, 2))

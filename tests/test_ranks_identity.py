@@ -208,3 +208,11 @@ def test_a_peer_named_in_a_ranked_file_is_not_a_rank_of_that_file(tmp_path):
     path.write_text("[rank1]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, invalid usage\n"
                     "[rank1]: Last error:\n[rank1]: Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 10\n")
     assert ranks(ingest([path])) == [1]
+
+
+def test_a_host_the_user_redacted_is_a_host():
+    """dv2-005: `<cluster_name>:920:1145 [1] NCCL INFO Channel 04/0 : 9[1] -> 10[2] via P2P/IPC/read`: ranks 8
+    and 9 from their connections, 11 from its proxy thread, one host; the transport error is read."""
+    s = one("dv2-005")
+    assert ranks(s) == [8, 9, 11] and s.ranks["host"].unique().to_list() == ["<cluster_name>"]
+    assert decide(s).kind == Kind.TRANSPORT_ERROR

@@ -18,6 +18,7 @@ from tracekit import align, sources
 from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ERROR, NETWORK_FAIL,  # noqa: F401
                                RENDEZVOUS, STORE_BARRIER, TERMINATE, BOOTSTRAP, WIRE_MISMATCH,
                                HEARTBEAT)
+from tracekit.nccl_messages import UNDECIDED as UNDECIDED_MESSAGE, reads_as
 from tracekit.outcome import Cited, Coverage, EventKind, Finding, Match
 from tracekit.store import Store
 
@@ -74,7 +75,9 @@ def lines(df: pl.DataFrame, n: int = 6) -> list[Cited]:
 #: how coverage names the sources a rank is seen from
 SOURCE_WORDS = {"fr": "Flight Recorder", "nccl": "NCCL log", "kineto": "Kineto", "kineto-gpu": "Kineto",
                 "tracekit": "stdout", "deepspeed": "stdout", "log": "stdout", "stacks": "stack dump",
-                "torchrun": "torchrun's error block"}
+                "torchrun": "torchrun's error block", "nccl-count": "NCCL COLL lines (numbered by count, not named)",
+                "nccl-tests": "nccl-tests header", "launcher": "launcher prefix", "fr-trace": "torchfrtrace report",
+                "nccl-ras": "NCCL RAS report", "c10d": "c10d log"}
 
 
 def coverage(store: Store) -> Coverage:
@@ -92,7 +95,12 @@ def coverage(store: Store) -> Coverage:
            .with_columns(pl.col("source").replace(SOURCE_WORDS))
            .unique().group_by("rank").agg(pl.col("source").sort()).sort("rank"))
     sources = {r: s for r, s in per.iter_rows()}
-    unranked = ev.filter(pl.col("rank").is_null() & pl.col("pid").is_not_null()).select("host", "pid").unique().height
+    # processes that wrote lines and that no source ties to a rank: counted, never given a guessed rank
+    procs = [t.filter(pl.col("rank").is_null() & pl.col("pid").is_not_null()).select("host", pl.col("pid").cast(pl.Int64))
+             for t in (ev, ranks)]
+    named = ranks.filter(pl.col("rank").is_not_null() & pl.col("pid").is_not_null()).select(
+        "host", pl.col("pid").cast(pl.Int64))
+    unranked = pl.concat(procs).unique().join(named, on=["host", "pid"], how="anti", nulls_equal=True).height
     seen = sorted(sources)
     if world is not None and seen and max(seen) >= world:
         world = None  # the sizes logged are of a subgroup: the world's is not known
@@ -217,6 +225,8 @@ class Evidence:
         t = self.kinds(EventKind.TRANSPORT_ERROR, EventKind.CONNECT_RETRY, EventKind.NCCL_WARN)
         m = pl.col("message")
         t = t.filter((~m.str.contains(CONSEQUENCE) | m.str.contains(NETWORK_FAIL)) & ~m.str.contains(CUDA))
+        # (an NCCL message that alone decides nothing, an address of no network family, is not the network's)
+        t = t.filter(~reads_as(UNDECIDED_MESSAGE).fill_null(False))
         return t.join(self.benign.select("file", "line"), on=["file", "line"], how="anti")
 
     @cached_property

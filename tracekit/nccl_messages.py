@@ -30,6 +30,7 @@ class Message:
 
 _PEER = r"(?P<peer>\S+)"
 MISMATCH, INIT, NET, CRASH = "MISMATCH", "INIT_STALL", "TRANSPORT_ERROR", "CRASHED_RANK"
+UNDECIDED = "UNDECIDED"  # a message that alone decides no kind
 MESSAGES: tuple[Message, ...] = (
     # sizes that differ between ranks
     Message("socket_truncated",
@@ -41,13 +42,20 @@ MESSAGES: tuple[Message, ...] = (
             (MISMATCH,), "src/transport/net_socket.cc:636"),
     Message("bootstrap_truncated",
             r"Message truncated ?: received (?P<got>[\d,]+) bytes instead of (?P<expected>[\d,]+)",
-            "a bootstrap message of another size than expected: the ranks disagree on the communicator "
-            "(different NCCL builds, a rank of another job on the same id)",
-            (MISMATCH, INIT), "src/bootstrap.cc:224 (also :236, :249)"),
+            "a bootstrap message (the out-of-band socket that sets up a communicator or a p2p connection, "
+            "never a collective's data) of another size than expected: the ranks disagree on the set-up "
+            "(NCCL versions or builds that differ, a rank of another job on the same id): the communicator "
+            "or connection never completes",
+            (INIT, MISMATCH), "src/bootstrap.cc:224 (also :236, :249)"),
     Message("version_mismatch",
             r"Mismatched NCCL version detected ?: rank (?P<rank_a>\d+) version (?P<version_a>\d+) "
             r"rank (?P<rank_b>\d+) version (?P<version_b>\d+)",
             "ranks of one communicator loaded different NCCL versions", (MISMATCH,), "src/init.cc:1043"),
+    Message("collective_check_mismatch",
+            r"Mismatched collective detected, please check your collective calls at and around rank (?P<rank>\d+)",
+            "NCCL 2.4's own check: this rank (the rank named is the writer's own) called another collective, "
+            "or another size, than its peers at this point", (MISMATCH,),
+            "src/init.cc:1247 (NCCL 2.4.x only, at v2.4.8-1; the check went in 2.5)"),
     Message("bootstrap_root_mismatch", r"Bootstrap Root ?: mismatch in info from procs",
             "ranks joined one unique id with different sizes: launches that disagree on the world size",
             (INIT, MISMATCH), "src/bootstrap.cc:335"),
@@ -95,6 +103,12 @@ MESSAGES: tuple[Message, ...] = (
             r"Bootstrap ?: no socket interface found|NET/Socket ?: No usable listening interface",
             "no network interface matches NCCL_SOCKET_IFNAME (or none is up)", (INIT, NET),
             "src/bootstrap.cc:126 (also :120)"),
+    Message("socket_bad_family",
+            r"ncclSocketInit: connecting to address .*with family (?P<family>\d+) is neither AF_INET",
+            "NCCL was handed a peer address that is no network address at all (family 1 is AF_UNIX; an "
+            "empty, never-filled handle): NCCL's own state or the program's call order (a send before the "
+            "peer's matching receive, outside a group), not the network", (UNDECIDED,),
+            "src/misc/socket.cc:585"),
     Message("no_transport", r"No transport found for rank (?P<rank>\d+)\[\w+\] -> rank (?P<peer_rank>\d+)",
             "NCCL found no way (P2P, SHM, NET) to reach a peer: transports disabled by NCCL_*_DISABLE",
             (NET,), "src/transport.cc:39"),

@@ -24,13 +24,14 @@ import polars as pl
 
 from tracekit.nccl_messages import message_name, reads_as
 from tracekit.parsers import Parsed, text
-from tracekit.parsers.nccl_ranks import comm_table, join_rank, launched, process_ranks
+from tracekit.parsers.nccl_ranks import (comm_table, counted, join_rank, launched, local_numbering,
+                                         named_ranks, process_ranks, shared_comm)
 from tracekit.parsers.nccl_shapes import (  # noqa: F401 - FAST_HEAD is read by ingest
     PREFIX, PREFIX_NO_PID, OFI_LINE, SHARP_LINE, SHARPD_LINE, FABRIC_LINE, MLX5_LINE, BARE_PLUGIN, BARE_NCCL,
-    BARE_COLL, OTHER_SHAPES, FAILED_WORDS, GLUED, VERSION, USING, NCCL_TUPLE, INIT, NNODES, COLL, CONN,
+    BARE_COLL, OTHER_SHAPES, FAILED_WORDS, GLUED, GLUED_CUT, VERSION, USING, NCCL_TUPLE, INIT, NNODES, COLL, CONN,
     RANK_NRANKS, PROXY_RANK, RING, TREES, BOOT, NET, IB_NONE, IB_USING, SOCK_USING, CONNECT_RETRY, IB_ERROR,
     FAST_HEAD, UNWIND, TIMINGS, OLD_BOOT, OLD_NET, OLD_IB, SETTING, BENIGN, BENIGN_ANY,
-    KNOWN_INFO_ANY,
+    KNOWN_INFO_ANY, COMM_RANK, LAST_ERROR_INLINE,
 )
 
 try:
@@ -187,17 +188,35 @@ def _split_prefix(lines: pl.DataFrame) -> pl.DataFrame:
     ).drop("text")
     slow = _split_slow(slow) if slow.height else slow.drop("text")
     out = pl.concat([fast, slow], how="diagonal_relaxed").sort("file", "line") if slow.height else fast
-    # two writers glued in one line: the message holds the second writer's whole prefix; take the last
-    for _ in range(2):
-        maybe = out.filter(pl.col("msg").str.contains(" NCCL ", literal=True))
-        glued = maybe.filter(pl.col("msg").str.contains(GLUED))
-        if not glued.height:
-            break
-        inner = glued.with_columns(pl.col("msg").str.extract_groups(PREFIX).alias("_p")).drop(
-            "host", "pid", "tid", "dev", "src_loc", "level", "msg").unnest("_p")
-        out = pl.concat([out.join(glued.select("file", "line"), on=["file", "line"], how="anti"),
-                         inner.select(out.columns)]).sort("file", "line")
-    return out
+    # writers glued in one line (`... 8g183:161258:166018 [1] NCCL INFO ncclCommSplit ... rank 1 nranks 16 ...
+    # 0x55cd375g183:161262:166017 [5] NCCL INFO ...`): each prefix starts a message of its own, a row each
+    glued = out.filter(pl.col("msg").str.contains(" NCCL ", literal=True)).filter(pl.col("msg").str.contains(GLUED))
+    if not glued.height:
+        return out
+    seg = glued.select("file", "line", *[c for c in ("ts", "launch_rank") if c in out.columns],
+                       pl.col("msg").str.replace_all(GLUED_CUT, "${pre}\x00${p}").str.split("\x00").list.slice(1)
+                       .alias("_seg")).explode("_seg")
+    inner = seg.with_columns(pl.col("_seg").str.extract_groups(PREFIX).alias("_p")).drop("_seg").unnest("_p")
+    first = glued.with_columns(pl.col("msg").str.replace(GLUED_CUT, "${pre}\x00").str.split("\x00").list.first())
+    rest = out.join(glued.select("file", "line"), on=["file", "line"], how="anti")
+    # a glued writer's host reads the characters glued before it (`8g183`, `0x55cd375g183`): the file's own
+    # host that ends it, where the file's other lines name one
+    hosts = rest.filter(pl.col("host").is_not_null()).group_by("file").agg(pl.col("host").unique().alias("_hosts"))
+    inner = inner.join(hosts, on="file", how="left")
+    inner = _own_host(inner)
+    return pl.concat([rest, first.select(out.columns), inner.select(out.columns)], how="diagonal_relaxed").sort(
+        "file", "line", maintain_order=True)
+
+
+def _own_host(rows: pl.DataFrame) -> pl.DataFrame:
+    """``host`` replaced by the one of ``_hosts`` (the file's hosts from its clean lines) that it ends with."""
+    rows = rows.explode("_hosts").with_columns(
+        (pl.col("host").str.ends_with(pl.col("_hosts")) & (pl.col("host") != pl.col("_hosts"))).fill_null(False)
+        .alias("_end"))
+    rows = rows.sort("_end", descending=True).unique(["file", "line", "pid", "tid", "msg"], keep="first",
+                                                     maintain_order=True)
+    return rows.with_columns(pl.when("_end").then(pl.col("_hosts")).otherwise(pl.col("host")).alias("host")).drop(
+        "_hosts", "_end")
 
 
 def _split_slow(slow: pl.DataFrame) -> pl.DataFrame:
@@ -355,7 +374,12 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     said_size = df.filter(pl.col("msg").str.contains(" nranks ", literal=True) | pl.col("msg").str.contains(" nRanks ", literal=True))
     rank_nranks = _decode(said_size.join(init.select("file", "line"), on=["file", "line"], how="anti"), RANK_NRANKS)
     proxy = _decode(df, PROXY_RANK, pl.col("msg").str.starts_with("[Proxy "))
-    proc_rank = process_ranks(init, nnodes, rank_nranks, conn, trees, proxy, launched(df))
+    comm_rank = _decode(df.filter(pl.col("msg").str.contains(COMM_RANK) & ~pl.col("msg").str.contains(r" n[Rr]anks \d")),
+                        COMM_RANK)
+    proc_rank = process_ranks(init, nnodes, rank_nranks, conn, trees, proxy, launched(df), comm_rank)
+    told = (lines.filter(pl.col("launch_rank").is_not_null()).select("file", pl.col("launch_rank").cast(pl.Int64).alias("rank"))
+            if "launch_rank" in lines.columns else pl.DataFrame(schema={"file": pl.Utf8, "rank": pl.Int64}))
+    proc_rank = local_numbering(proc_rank, df.select("file", "host", "pid").unique(), told)
 
     def with_rank(frame: pl.DataFrame) -> pl.DataFrame:
         if "rank" in frame.columns:
@@ -364,11 +388,18 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
             return frame.with_columns(pl.lit(None, pl.Int64).alias("rank"))
         return join_rank(frame, proc_rank)
 
+    sized = coll.streams.join(coll.rows.group_by("stream").agg(pl.col("nranks").max().cast(pl.Int64)), on="stream",
+                              how="left")
+    numbered = counted(sized, proc_rank)
+    proc_rank = pl.concat([proc_rank.join(numbered.select("host", "pid"), on=["host", "pid"], how="anti"),
+                           numbered.drop("_guess")])
+    numbered = numbered.filter("_guess")  # (the others hold the one rank left: as sure as a named one)
     comms = comm_table(init, nnodes, proc_rank, key)  # rank in the communicator, and the global rank
     # a stream's process group: its communicator's key, the same on every member (a split's too, which
     # has no commId of its own), else the communicator's pointer
     comm_ids = comms.filter(pl.col("comm_key").is_not_null()).group_by(["host", "pid", "comm"]).agg(
         pl.col("comm_key").first().alias("comm_id"))
+    comm_ids = pl.concat([comm_ids, shared_comm(sized, numbered)])
 
     links = pl.concat([
         with_rank(conn).with_columns(
@@ -430,7 +461,16 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     reason = pl.lit(None, pl.Utf8)
     for pattern, why in reversed(BENIGN.items()):
         reason = pl.when(pl.col("msg").str.contains(pattern)).then(pl.lit(why)).otherwise(reason)
+    # NCCL's last error quoted inline (a pasted exception that lost its line breaks): its meaning, as a WARN's
+    inline = lines.filter(pl.col("text").str.contains("Last error: ", literal=True))
+    inline = inline.filter(pl.col("text").str.contains(LAST_ERROR_INLINE)).join(found, on=["file", "line"], how="anti")
+    inline = inline.select("file", "line", pl.col("text").str.extract(LAST_ERROR_INLINE, 1).alias("msg"),
+                           pl.lit("NCCL's last error").alias("where"),
+                           *([pl.col("launch_rank").alias("rank")] if "launch_rank" in inline.columns else []))
     events = pl.concat([
+        inline.with_columns(pl.when(pl.col("msg").str.contains(IB_ERROR)).then(pl.lit("transport_error"))
+                            .when(reads_as("MISMATCH", "msg")).then(pl.lit("collective_mismatch"))
+                            .otherwise(pl.lit("nccl_warn")).alias("kind")),
         # NCCL's word that the ranks' sizes differ (`message truncated`) reports a mismatch, not the network
         warn.with_columns(pl.when(reads_as("MISMATCH", "msg")).then(pl.lit("collective_mismatch"))
                           .otherwise(pl.lit("nccl_warn")).alias("kind"), pl.col("src_loc").alias("where")),
@@ -467,7 +507,9 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
         .with_columns(pl.coalesce("world_size", "_ring").alias("world_size")).drop("_ring")
         .join(versions.group_by(["host", "pid"]).agg(pl.col("nccl_version").first()), on=["host", "pid"], how="left")
         .join(nnodes.group_by(["host", "pid"]).agg(pl.col("local_rank").first().cast(pl.Int64, strict=False)), on=["host", "pid"], how="left")
-        .with_columns(pl.lit("nccl").alias("source"))
+        # a rank numbered by counting a communicator's processes, not named by any line, says so
+        .with_columns(pl.when(pl.struct("host", "pid").is_in(numbered.select("host", "pid").to_struct().implode()))
+                      .then(pl.lit("nccl-count")).otherwise(pl.lit("nccl")).alias("source"))
     )
     if version_lines.height:
         # a bare "NCCL version" line belongs to the processes of its own file
@@ -478,12 +520,17 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
             bare.join(ranks.select("file"), on="file", how="anti").select(
                 "file", pl.col("_v").alias("nccl_version"), pl.lit("nccl").alias("source")),
         ], how="diagonal_relaxed")
+    # ranks NCCL's words name, in a file where no process has a rank already (a file of one rank's, where
+    # `Duplicate GPU detected : rank 1 and rank 0` names a peer too, keeps its own: ingest ties its lines to it)
+    ranked = pl.concat([ranks.filter(pl.col("rank").is_not_null()).select("file"),
+                        told.select("file")]).unique()
+    ranks = pl.concat([ranks, named_ranks(lines).join(ranked, on="file", how="anti")], how="diagonal_relaxed")
     # (the lines of ``scanned`` are counted by whoever read them apart; its streams' first lines here name its files)
     # a line counts as understood when a decoder made a row of it or it is a known harmless shape;
     # an NCCL line whose message nothing here decodes is unknown
     decoded = [f.select("file", "line") for f in (
         versions, init, nnodes, conn, ring, trees, boot, net, ib_none, ib_err, ib_using, sock, old_boot, old_net,
-        old_ib, settings, benign, unwind, retry, warn, rank_nranks, proxy, timings)]
+        old_ib, settings, benign, unwind, retry, warn, rank_nranks, proxy, timings, comm_rank)]
     decoded.append(coll_lines.select("file", "line"))
     decoded.append(talk.filter(pl.col("msg").str.contains(KNOWN_INFO_ANY)).select("file", "line"))
     claimed = pl.concat(decoded + [version_lines.select("file", "line")]

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from tracekit.meanings import BENIGN_LOGGED as BENIGN, BENIGN_LOGGED_ANY as BENIGN_ANY  # noqa: F401 (read by nccl.py)
 
+# (a host a user redacted reads `<cluster_name>`: one host all the same)
 PREFIX = (
-    r"(?:^|[^\w.\-:]|:\d+)(?P<host>\w[\w.\-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
+    r"(?:^|[^\w.\-:<]|:\d+)(?P<host>\w[\w.\-]*|<[\w.\-]+>):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
     r"(?:(?P<src_loc>\S+) )?(?:NCCL )?(?P<level>INFO|WARN|TRACE|ABORT) ?(?P<msg>.*)$"
 )
 # the same without pid:tid (RCCL builds that print `node [1] NCCL INFO ...`): then "NCCL" must be there
@@ -29,13 +30,16 @@ MLX5_LINE = r"^(?:mlx5: )?[\w.\-]+: (?P<msg>got completion with error:?.*)$"
 BARE_PLUGIN = r"^(?P<msg>NET/(?:OFI|IB|Socket|Plugin) .*)$"
 # an NCCL line whose `host:pid:tid [dev]` a paste lost: `NCCL WARN NET/IB : Unable to open device mlx5_0`,
 # `Broadcast: opCount 1 sendbuff ...` (no process named: no rank)
-BARE_NCCL = r"^NCCL (?P<level>INFO|WARN|TRACE|ABORT) (?P<msg>.*)$"
+# (NCCL 2.4-2.6 lost it and kept the source place: `init.cc:1247 NCCL WARN Mismatched collective detected, ...`)
+BARE_NCCL = r"^(?:(?P<src_loc>[\w/.\-]+\.(?:cc|cu|h|cpp):\d+) )?NCCL (?P<level>INFO|WARN|TRACE|ABORT) (?P<msg>.*)$"
 BARE_COLL = r"^(?P<msg>\w+: opCount [0-9a-fA-F]+ sendbuff \S+ recvbuff .*)$"
 OTHER_SHAPES = (r"^(?:INFO|WARN): Function: |^\[[\w.\-]+(?::\d+:\d+ |\]\[)|libfabric:\d+:|got completion with error"
-                r"|^NET/(?:OFI|IB|Socket|Plugin) |^NCCL (?:INFO|WARN|TRACE|ABORT) |^\w+: opCount ")
+                r"|^NET/(?:OFI|IB|Socket|Plugin) |^(?:[\w/.\-]+:\d+ )?NCCL (?:INFO|WARN|TRACE|ABORT) |^\w+: opCount ")
 FAILED_WORDS = r"(?i)unexpected|couldn't|could not|fail|error|invalid|mismatch"
 # a message that starts with a second writer's prefix (two writers glued in one line)
 GLUED = r"(?:^|[^\w.\-:]|:\d+)\w[\w.\-]*:\d+:\d+ \[\d+\] (?:\S+ )?NCCL (?:INFO|WARN|TRACE|ABORT)"
+# the same, as the place to cut a glued line: what stood before the prefix, and the prefix
+GLUED_CUT = r"(?P<pre>^|[^\w.\-:]|:\d+)(?P<p>\w[\w.\-]*:\d+:\d+ \[\d+\] (?:\S+ )?NCCL (?:INFO|WARN|TRACE|ABORT))"
 # NCCL's banner (RCCL's too), and the version a program says it loaded (`vLLM is using nccl==2.20.5`)
 VERSION = r"(?:[NR]CCL version |\bis using nccl==)(?P<version>[\w.+\-]+?)(?:NCCL|\s|$)"
 USING = r"(?P<where>\w+) is using nccl==(?P<version>[\w.+\-]+)"
@@ -66,6 +70,17 @@ RANK_NRANKS = (r"^(?:(?:\w+ )?comm 0x[0-9a-fA-F]+ |Init timings[^:]*: |\[Rank \d
                r"rank (?P<rank>\d+) n[Rr]anks (?P<nranks>\d+)\b")
 # a proxy thread names the rank it serves: `[Proxy Service 3] Failed to execute operation Connect from rank 3`
 PROXY_RANK = r"^\[Proxy (?:Service|Progress|Thread)(?: UDS)? (?P<rank>\d+)\]"
+# a line that names its communicator's rank and not its size: `UDS: Creating service thread comm 0x36 rank 1`
+# (proxy.cc), `Destroyed comm 0x7f24 rank 4` (init.cc before 2.12), `commDestroySync: comm 0x.. rank 2 ...`
+# (lines that say nranks too are read by INIT, NNODES and RANK_NRANKS)
+COMM_RANK = r"\bcomm 0x[0-9a-fA-F]+ rank (?P<rank>\d+)\b"
+# NCCL's words that name ranks other than the writer's (the rank at fault, two ranks on one GPU, a rank
+# that checked in twice, of how many): src/init.cc, src/bootstrap.cc:348 (NCCL 2.4's enqueue check)
+NAMED_RANKS = (
+    r"Mismatched collective detected, please check your collective calls at and around rank (?P<a>\d+)",
+    r"Duplicate GPU detected : rank (?P<a>\d+) and rank (?P<b>\d+) both on CUDA device",
+    r"Bootstrap Root ?: rank (?P<a>\d+) of (?P<nranks>\d+) ranks has already checked in",
+)
 RING = r"^Channel (?P<channel>\d+)(?:/\d+)? :\s*(?P<value>\d[\d ]*?)\s*$"
 TREES = r"^Trees (?P<value>.*\S)"
 BOOT = r"^Bootstrap ?: Using (?:\[\d+\])?(?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<"
@@ -75,6 +90,9 @@ IB_USING = r"^NET/IB ?: Using (?P<value>.*?)\s*(?:;\s*OOB (?P<iface>[\w.\-]+):(?
 SOCK_USING = r"^NET/Socket ?: Using (?P<value>\[0\](?P<iface>[\w.\-]+):(?P<addr>[^<\s]+)<.*)"
 CONNECT_RETRY = r"(?i)(connect to .* failed|retrying|connection refused|connection timed out)"
 IB_ERROR = r"Got completion from peer (?P<peer>\S+) with (?:error|status)[ =]?(?:IBV_WC_\w+\()?(?P<status>\d+)|^got completion with error"
+# NCCL's last error quoted inline in an exception that lost its line breaks (`... ncclRemoteError: ... Last
+# error: NET/IB : Got completion from peer ... with error 12, ...`): torch prints it on a line of its own
+LAST_ERROR_INLINE = r"\S.*?\bLast error: (?:\d+: )?(?P<msg>\S.*?)(?: \d+: |$)"
 FAST_HEAD = r"^[\w.\-]+:\d+:\d+ \[\d+\] (?:[\w.\-/]+:\d+ )?NCCL (?:INFO|WARN|TRACE|ABORT)(?: |$)"
 UNWIND = r"^[\w/.\-]+\.(?:cc|h|cu|cpp):\d+ -> \d+"
 

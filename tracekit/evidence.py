@@ -202,8 +202,11 @@ class Evidence:
 
     @cached_property
     def root_cause_rank(self) -> int | None:
-        """The rank of torchrun's "Root Cause (first observed failure)" block: its first rank_exit."""
-        ex = self.kinds(EventKind.RANK_EXIT).filter(pl.col("rank").is_not_null()).sort("file", "line")
+        """The rank of torchrun's "Root Cause (first observed failure)" block (printed after the other
+        failures' blocks), else the first rank_exit in line order."""
+        first = pl.col("where").fill_null("").str.contains("first observed")
+        ex = (self.kinds(EventKind.RANK_EXIT).filter(pl.col("rank").is_not_null())
+              .sort(first, "file", "line", descending=[True, False, False]))
         return ex["rank"][0] if ex.height else None
 
     @cached_property

@@ -30,6 +30,7 @@ _PARTS = [
     r"(?:\w+/\d+ )?\((?P<ray_actor>\w+)(?: pid=(?P<ray_pid>\d+)(?:, ip=(?P<ray_ip>[\d.]+))?)?\)\s?",
     r"(?P<pdsh_host>(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w\-]*\d[\w.\-]*): ",
     r"(?:[\w\-]+\.)?(?P<std_host>[\w\-]+) \[std(?:out|err)\] ",
+    r"std(?:out|err): ",  # accelerate's test runner: a child's output under `stdout: `
     r"(?P<task_tag>\d{1,5}): ",
     r"\[(?P<pts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] ",
     r"(?P<arrow_host>[\w.\-]+) >> ",

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
 from tracekit import diff, escape
-from tracekit import situation as rank_state
 from tracekit.outcome import Kind, Verdict
 from tracekit.reports import plots
 from tracekit.store import Store
+from tracekit.view import RunView
 from tracekit.wording import fmt_ranks
 
 MARKDOWN_LIMIT = 65_000
@@ -41,40 +42,16 @@ class Report:
     kind: Kind = Kind.UNDECIDED  # the verdict's kind, which the page's colour keys on
 
 
-def coverage(store: Store, verdict: Verdict) -> list[str]:
-    """Which ranks the record covers (the verdict's own coverage: who left no file), from which kinds
-    of file, and the files tied to no rank."""
-    files = store.files.select("file", "kind")
-    tables = [store.collectives, store.events, store.comms, store.links]
-    direct = pl.concat([store.ranks.select("rank", "file")] + [t.select("rank", "file") for t in tables], how="vertical_relaxed")
-    # a rank's own log names no rank on most lines: its host and pid tie it to the rank
-    by_pid = (pl.concat([t.select("file", "host", "pid") for t in tables], how="vertical_relaxed").drop_nulls().unique()
-              .join(store.ranks.select("host", "pid", "rank").drop_nulls().unique(), on=["host", "pid"]).select("rank", "file"))
-    per = pl.concat([direct, by_pid], how="vertical_relaxed").drop_nulls().unique().join(files, on="file", how="left")
-    kinds = per.group_by("rank").agg(pl.col("kind").drop_nulls().unique().sort().str.join(", ")).sort("rank")
-    out = [f"{verdict.coverage['text']}; {store.files.height} file(s) read, "
-           f"{store.files['error'].is_not_null().sum()} unreadable"]
-    by_kind: dict[str, list[int]] = {}
-    for r, k in kinds.iter_rows():
-        by_kind.setdefault(k or "no file of a known kind", []).append(r)
-    out += [f"rank{'s' if len(rs) > 1 else ''} {fmt_ranks(rs)}: {k}" for k, rs in by_kind.items()]
-    unattributed = store.files.join(per.select("file").unique(), on="file", how="anti")
-    if unattributed.height:
-        out.append(f"{unattributed.height} file(s) hold no row tied to a rank (launcher logs, a rank's log with "
-                   "nothing rank-specific in it): " + ", ".join(
-            f"{k} x{n}" for k, n in unattributed.group_by("kind").len().sort("kind").iter_rows()))
-    return out
+def assemble(view: RunView, comparison: diff.Comparison | None = None, charts: dict[str, str] | None = None,
+             missing: dict[str, str] | None = None, commands: list[list[str] | str] | None = None) -> Report:
+    """The report of one run's ``view``: its charts already drawn (title -> SVG, ``svg``), the
+    charts not drawn and why, the comparison with a second run, the commands that made it."""
+    return Report(view.name, view.path, view.verdict.to_dict(), view.coverage, view.places, dict(charts or {}),
+                  dict(missing or {}), comparison, list(commands or []), view.verdict.kind)
 
 
-def _grouped(table: pl.DataFrame) -> pl.DataFrame:
-    """Ranks with the same last collective, state and main thread as one row (a 1,024-rank hang is
-    a few rows: the ranks that wait, and the ones that do not)."""
-    return (table.group_by("pg", "op", "seq", "state", "where", "named", maintain_order=True)
-            .agg(pl.col("rank").sort(), pl.col("t_s").min())
-            .sort("named", pl.col("rank").list.first(), descending=[True, False]))
-
-
-def _svg(draw) -> str:
+def svg(draw: Callable[[Path], object]) -> str:
+    """What ``draw(path)`` writes, as inline SVG (no XML prolog, DOCTYPE or metadata)."""
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "chart.svg"
         draw(p)
@@ -83,24 +60,24 @@ def _svg(draw) -> str:
     return re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
 
 
-def build(store: Store, verdict, path: str, name: str, other: tuple[Store, str, str] | None = None,
+def build(store: Store, verdict: Verdict, path: str, name: str, other: tuple[Store, str, str] | None = None,
           commands: list[str] | None = None) -> Report:
     """The report of ``store`` (``verdict`` from ``verdict.decide``); ``other``: (store, path, name)
-    of a run to compare with."""
-    sit = rank_state.situation(store, verdict)
-    r = Report(name, path, verdict.to_dict(), coverage(store, verdict), _grouped(rank_state.table(sit)),
-               commands=commands or [], kind=verdict.kind)
+    of a run to compare with. What ``tracekit report`` (cli.py) and the tests call while the charts
+    (reports/plots.py) still draw from a store: it builds the view, draws the charts, compares, and
+    hands all of it to ``assemble``, which sees no store."""
     stores = {name: store} | ({other[2]: other[0]} if other else {})
+    charts, missing = {}, {}
     for title, draw in (("progress per rank", lambda p: plots.progress(store, verdict, p, name)),
-                        ("last collective per rank and process group", lambda p: plots.last_collective(store, verdict, p, name)),
+                        ("last collective per rank and process group",
+                         lambda p: plots.last_collective(store, verdict, p, name)),
                         ("bus bandwidth by message size", lambda p: plots.bandwidth(stores, p))):
         try:
-            r.charts[title] = _svg(draw)
+            charts[title] = svg(draw)
         except plots.Nothing as e:
-            r.missing[title] = str(e)
-    if other:
-        r.comparison = diff.compare(store, other[0], verdict_a=verdict, names=(name, other[2]))
-    return r
+            missing[title] = str(e)
+    comparison = diff.compare(store, other[0], verdict_a=verdict, names=(name, other[2])) if other else None
+    return assemble(RunView.build(store, verdict, name, path), comparison, charts, missing, commands)
 
 
 # --- HTML ---------------------------------------------------------------------------------------

@@ -13,13 +13,27 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit import sources
-from tracekit.outcome import SOURCE_NAMES, Finding, Match, tensor_text  # noqa: F401 (the old names)
+from tracekit.outcome import SOURCE_NAMES, Cited, Finding, Match, tensor_text  # noqa: F401 (the old names)
 from tracekit.sources import clock_offsets, collect  # noqa: F401 (the old names)
 from tracekit.sources.fr import group_members  # noqa: F401 (the old name)
 from tracekit.store import Store
 
 #: Ops whose per-rank sizes legitimately differ (variable splits), so sizes are not compared.
 VARIABLE_SIZE_OPS = ["all_to_all", "coalesced", "other", "gather", "scatter"]
+
+
+def _entry(r: dict) -> Cited:
+    """Where a collective was read: a log line (NCCL) by its line, a Flight Recorder entry by its record."""
+    if r["line"] is not None:
+        return Cited(r["file"], r["line"])
+    return Cited(r["file"], None, record=r["record_id"])
+
+
+def _line_or_record(r: dict) -> Cited:
+    """``_entry`` in the words a mismatch's evidence has always used: ``file:N``, a record's too."""
+    if r["line"]:
+        return Cited(r["file"], r["line"])
+    return Cited(r["file"], None, record=r["record_id"], shown=f"{r['file']}:{r['record_id']}")
 
 
 def _source(store: Store, source: str) -> pl.LazyFrame:
@@ -109,8 +123,7 @@ def _missing(coll: pl.LazyFrame, full: pl.DataFrame, lag: pl.DataFrame, source: 
             kind=kind, source=source, pg=pg, pg_desc=row["pg_desc"], seq=seq, op=row["op_raw"],
             sizes=row["sizes"], dtype=row["dtype"], present=present, missing=missing,
             last_of_missing={r: (l or "no collective recorded") for r, l in grp.select("rank", "last").iter_rows()},
-            evidence=([f"{row['file']}:{row['line']}" if row["line"] is not None  # a log line (NCCL)
-                       else f"{row['file']}: record {row['record_id']}"] if row["file"] else []),
+            evidence=(_entry(row),) if row["file"] else (),
         ))
     # collectives some rank issued are the strongest evidence; then the earliest in time, and where the
     # source has no times (NCCL), the lowest seq: ranks that enqueue ahead of a stuck rank are its
@@ -159,7 +172,7 @@ def _mismatches(coll: pl.LazyFrame, source: str) -> list[Finding]:
             present=[r for r in rows["rank"].to_list() if r not in odd], missing=odd,
             last_of_missing={r["rank"]: f"{r['op_raw']}{tensor_text(r['sizes'], r['dtype'])}" for r in
                              rows.filter(pl.col("rank").is_in(odd)).iter_rows(named=True)},
-            evidence=[f"{r['file']}:{r['line'] or r['record_id']}" for r in rows.iter_rows(named=True)][:8],
+            evidence=tuple(_line_or_record(r) for r in rows.head(8).iter_rows(named=True)),
         ))
     return out
 
@@ -189,7 +202,8 @@ def unranked_mismatches(store: Store) -> list[Finding]:
         said = "; ".join(f"{r['host']}:{r['pid']} ran {r['op_raw']}" for r in at.iter_rows(named=True))
         out.append(Finding(
             kind=Match.OP_TYPE, source="nccl", pg=f"nranks={n}", pg_desc=None, seq=seq, op=at["op_raw"][0], sizes=None,
-            dtype=None, present=[], missing=[], evidence=[f"{r['file']}:{r['line']}" for r in at.iter_rows(named=True)][:8],
+            dtype=None, present=[], missing=[],
+            evidence=tuple(Cited(r["file"], r["line"]) for r in at.head(8).iter_rows(named=True)),
             label=f"a {n}-rank communicator (no Init line names ranks; {streams.height} processes log [nranks={n}]): "
                   f"opCount {seq}: ranks issued different collectives: {said}"))
     return out

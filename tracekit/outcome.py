@@ -63,20 +63,38 @@ SOURCE_NAMES = {"fr": "Flight Recorder", "nccl": "NCCL COLL", "kineto": "Kineto"
 
 
 class Cited(str):
-    """One line of evidence: the file and line it was read at (None where it is a figure worked out
-    from many lines) and what it says. It is the string ``file:line: text`` the verdict always
-    printed (so callers that read evidence as text, benchmarks/wild_accuracy.py among them, still
-    work), with ``file``, ``line`` and ``text`` kept apart."""
+    """One piece of evidence: where it was read (``file`` and ``line``, or ``record``, the record_id
+    of a Flight Recorder entry; no file where it is a figure worked out from many lines) and what it
+    says (``text``; empty where the place is the evidence: a collective's record). Renderers read
+    the fields. It is also the string the verdict always printed (``file:line: text``, ``file: record
+    N``), so callers that read evidence as text (benchmarks/wild_accuracy.py, live.py) still work;
+    ``shown`` keeps an older wording of that string where one must stay."""
 
     file: str | None
     line: int | None
     text: str
+    record: int | None
 
-    def __new__(cls, file: str | None, line: int | None, text: str) -> "Cited":
-        shown = text if file is None else f"{file}:{line}: {text}" if line is not None else f"{file}: {text}"
+    def __new__(cls, file: str | None, line: int | None, text: str = "", record: int | None = None,
+                shown: str | None = None) -> "Cited":
+        if shown is None:
+            where = None if file is None else _where(file, line, record)
+            shown = text if where is None else f"{where}: {text}" if text else where
         self = super().__new__(cls, shown)
-        self.file, self.line, self.text = file, line, text
+        self.file, self.line, self.text, self.record = file, line, text, record
         return self
+
+    def __getnewargs__(self) -> tuple:  # (a copy or a pickle makes it again from its fields)
+        return self.file, self.line, self.text, self.record, str(self)
+
+    @property
+    def where(self) -> str:
+        """``file:line``, ``file: record N``, ``file``; empty for a figure worked out from many lines."""
+        return "" if self.file is None else _where(self.file, self.line, self.record)
+
+
+def _where(file: str, line: int | None, record: int | None) -> str:
+    return f"{file}:{line}" if line is not None else f"{file}: record {record}" if record is not None else file
 
 
 def tensor_text(sizes: str | None, dtype: str | None) -> str:
@@ -100,9 +118,12 @@ class Finding:
     present: list[int]
     missing: list[int]
     last_of_missing: dict[int, str] = field(default_factory=dict)
-    evidence: list[str] = field(default_factory=list)
+    evidence: tuple[Cited, ...] = ()  # the records or lines that show it (a plain string: a Cited text)
     label: str | None = None  # the message, where ranks are unknown (processes named host:pid instead)
     snapshot: bool = False  # the dumps were taken on the way of a run that moved on: behind, not stuck
+
+    def __post_init__(self) -> None:
+        self.evidence = tuple(_cited(e) for e in self.evidence)
 
     @property
     def message(self) -> str:
@@ -129,7 +150,8 @@ class Finding:
             "kind": self.kind.name.lower(), "message": self.message, "source": self.source, "pg": self.pg,
             "pg_desc": self.pg_desc, "seq": self.seq, "op": self.op, "sizes": self.sizes, "dtype": self.dtype,
             "present_ranks": self.present, "missing_ranks": self.missing,
-            "last_of_missing": {str(k): v for k, v in self.last_of_missing.items()}, "evidence": self.evidence,
+            "last_of_missing": {str(k): v for k, v in self.last_of_missing.items()},
+            "evidence": [str(e) for e in self.evidence],
         }
 
 

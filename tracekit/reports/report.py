@@ -18,7 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from tracekit import diff, escape
-from tracekit.outcome import Kind, Verdict
+from tracekit.outcome import Cited, Kind, Verdict
 from tracekit.reports import plots
 from tracekit.store import Store
 from tracekit.view import RunView
@@ -40,6 +40,7 @@ class Report:
     # each command as its words (shown shell-quoted: escape.shell), or as a line already written
     commands: list[list[str] | str] = field(default_factory=list)
     kind: Kind = Kind.UNDECIDED  # the verdict's kind, which the page's colour keys on
+    evidence: list[Cited] = field(default_factory=list)  # the verdict's, each with its file and line
 
 
 def assemble(view: RunView, comparison: diff.Comparison | None = None, charts: dict[str, str] | None = None,
@@ -47,7 +48,8 @@ def assemble(view: RunView, comparison: diff.Comparison | None = None, charts: d
     """The report of one run's ``view``: its charts already drawn (title -> SVG, ``svg``), the
     charts not drawn and why, the comparison with a second run, the commands that made it."""
     return Report(view.name, view.path, view.verdict.to_dict(), view.coverage, view.places, dict(charts or {}),
-                  dict(missing or {}), comparison, list(commands or []), view.verdict.kind)
+                  dict(missing or {}), comparison, list(commands or []), view.verdict.kind,
+                  [e if isinstance(e, Cited) else Cited(None, None, e) for e in dict.fromkeys(view.verdict.evidence)])
 
 
 def svg(draw: Callable[[Path], object]) -> str:
@@ -92,13 +94,19 @@ table { border-collapse: collapse; width: 100%; font-size: 13px; } td, th { bord
 th { background: #f4f4f4; } tr.named td { background: #fdecea; }
 code, pre { font: 12px/1.4 ui-monospace, monospace; } pre { background: #f6f6f6; padding: .6em; overflow-x: auto; }
 figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; } figcaption { color: #555; font-size: 12px; }
-.muted { color: #666; }
+.muted { color: #666; } code.where { color: #666; }
 """
 
 
 def _e(v) -> str:
     """Any text in HTML: entities for markup, control characters escaped (escape.html)."""
     return escape.html("" if v is None else str(v))
+
+
+def _cited_html(c: Cited) -> str:
+    """Where the evidence was read (file and line, or a dump's record), then what it says."""
+    text = f"<code>{_e(c.text)}</code>" if c.text else ""
+    return f'<code class="where">{_e(c.where)}</code> {text}'.rstrip() if c.where else text
 
 
 def _commands(r: Report) -> list[str]:
@@ -137,8 +145,8 @@ def html(r: Report) -> str:
              f"<style>{CSS}</style></head><body>",
              f"<h1>tracekit report: {_e(r.name)}</h1><p class=\"muted\">{_e(r.path)}</p>",
              f"<p class=\"verdict {tone}\" id=\"verdict\"><span class=\"kind\">{_e(v['kind'].upper())}</span>: {_e(v['summary'])}</p>"]
-    if v["evidence"] or v["notes"]:
-        parts.append("<h2>Evidence</h2><ul>" + "".join(f"<li><code>{_e(x)}</code></li>" for x in v["evidence"])
+    if r.evidence or v["notes"]:
+        parts.append("<h2>Evidence</h2><ul>" + "".join(f"<li>{_cited_html(x)}</li>" for x in r.evidence)
                      + "".join(f"<li>note: {_e(x)}</li>" for x in v["notes"]) + "</ul>")
     parts.append("<h2>Coverage</h2><ul>" + "".join(f"<li>{_e(x)}</li>" for x in r.coverage) + "</ul>")
     rows, head, named = _rank_rows(r)
@@ -165,6 +173,11 @@ def html(r: Report) -> str:
 
 
 # --- Markdown -----------------------------------------------------------------------------------
+
+def _cited_markdown(c: Cited) -> str:
+    """Where (file and line, or a dump's record), then what it says, each as inline code."""
+    return " ".join(escape.markdown_span(x) for x in (c.where, c.text) if x)
+
 
 def _md_cell(v) -> str:
     return "-" if v is None or v == "" else escape.markdown(str(v))
@@ -196,8 +209,8 @@ def markdown(r: Report, limit: int = MARKDOWN_LIMIT) -> str:
 def _markdown(r: Report, rows_shown: int | None) -> str:
     v, md = r.verdict, escape.markdown  # every text from the run escaped: it is data, never markup
     out = [f"### tracekit report: {md(r.name)}", f"**{v['kind'].upper()}**: {md(v['summary'])}"]
-    if v["evidence"] or v["notes"]:
-        out.append(_details("Evidence", "\n".join([f"- {escape.markdown_span(x)}" for x in v["evidence"]]
+    if r.evidence or v["notes"]:
+        out.append(_details("Evidence", "\n".join([f"- {_cited_markdown(x)}" for x in r.evidence]
                                                   + [f"- note: {md(x)}" for x in v["notes"]])))
     out.append(_details("Coverage", "\n".join(f"- {md(x)}" for x in r.coverage)))
     rows, head, _ = _rank_rows(r)

@@ -94,7 +94,9 @@ class Cited(str):
 
 
 def _where(file: str, line: int | None, record: int | None) -> str:
-    return f"{file}:{line}" if line is not None else f"{file}: record {record}" if record is not None else file
+    if line is not None:
+        return f"{file}:{line}"
+    return f"{file}: record {record}" if record is not None else file
 
 
 def tensor_text(sizes: str | None, dtype: str | None) -> str:
@@ -132,11 +134,12 @@ class Finding:
         where = f"process group {self.pg}" + (f" ({self.pg_desc})" if self.pg_desc else "")
         what = f"{self.op or '?'} seq {self.seq}" + tensor_text(self.sizes, self.dtype)
         if self.kind == Match.NO_RECORD:
-            return (f"{where}: {who(self.missing)} left no {SOURCE_NAMES.get(self.source, self.source)} record; "
+            source = SOURCE_NAMES.get(self.source, self.source)
+            return (f"{where}: {who(self.missing)} left no {source} record; "
                     f"{who(self.present)} reached seq {self.seq}")
         if self.kind in (Match.MISSING, Match.RANK_ABSENT) and self.snapshot:
-            return (f"{where}: {what}: {who(self.missing)} had not issued it yet when dumped; the run moved on "
-                    "(a dump taken on the way, not a hang)")
+            return (f"{where}: {what}: {who(self.missing)} had not issued it yet when dumped; the run moved "
+                    "on (a dump taken on the way, not a hang)")
         if self.kind in (Match.MISSING, Match.RANK_ABSENT):
             return (f"{where}: {what}: {who(self.missing)} never issued it; {who(self.present)} "
                     f"{'waits' if len(self.present) == 1 else 'wait'} in it")

@@ -47,9 +47,10 @@ def assemble(view: RunView, comparison: diff.Comparison | None = None, charts: d
              missing: dict[str, str] | None = None, commands: list[list[str] | str] | None = None) -> Report:
     """The report of one run's ``view``: its charts already drawn (title -> SVG, ``svg``), the
     charts not drawn and why, the comparison with a second run, the commands that made it."""
-    return Report(view.name, view.path, view.verdict.to_dict(), view.coverage, view.places, dict(charts or {}),
-                  dict(missing or {}), comparison, list(commands or []), view.verdict.kind,
-                  [e if isinstance(e, Cited) else Cited(None, None, e) for e in dict.fromkeys(view.verdict.evidence)])
+    v = view.verdict
+    cited = [e if isinstance(e, Cited) else Cited(None, None, e) for e in dict.fromkeys(v.evidence)]
+    return Report(view.name, view.path, v.to_dict(), view.coverage, view.places, dict(charts or {}),
+                  dict(missing or {}), comparison, list(commands or []), v.kind, cited)
 
 
 def svg(draw: Callable[[Path], object]) -> str:
@@ -85,15 +86,21 @@ def build(store: Store, verdict: Verdict, path: str, name: str, other: tuple[Sto
 # --- HTML ---------------------------------------------------------------------------------------
 
 CSS = """
-body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1150px; color: #222; padding: 0 1em; }
-h1 { font-size: 1.4em; margin-bottom: .2em; } h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1150px; color: #222;
+       padding: 0 1em; }
+h1 { font-size: 1.4em; margin-bottom: .2em; }
+h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
 .verdict { font-size: 1.1em; padding: .7em 1em; border-left: 6px solid #c0392b; background: #fbeeec; }
-.verdict.ok { border-color: #27ae60; background: #eef8f1; } .verdict.slow { border-color: #e67e22; background: #fdf3e7; }
+.verdict.ok { border-color: #27ae60; background: #eef8f1; }
+.verdict.slow { border-color: #e67e22; background: #fdf3e7; }
 .kind { font-weight: 700; letter-spacing: .02em; }
-table { border-collapse: collapse; width: 100%; font-size: 13px; } td, th { border: 1px solid #ddd; padding: 4px 7px; text-align: left; vertical-align: top; }
+table { border-collapse: collapse; width: 100%; font-size: 13px; }
+td, th { border: 1px solid #ddd; padding: 4px 7px; text-align: left; vertical-align: top; }
 th { background: #f4f4f4; } tr.named td { background: #fdecea; }
-code, pre { font: 12px/1.4 ui-monospace, monospace; } pre { background: #f6f6f6; padding: .6em; overflow-x: auto; }
-figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; } figcaption { color: #555; font-size: 12px; }
+code, pre { font: 12px/1.4 ui-monospace, monospace; }
+pre { background: #f6f6f6; padding: .6em; overflow-x: auto; }
+figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; }
+figcaption { color: #555; font-size: 12px; }
 .muted { color: #666; } code.where { color: #666; }
 """
 
@@ -134,33 +141,39 @@ def _rank_rows(r: Report) -> tuple[list[list], list[str], list[bool]]:
 
 def _figures(c: diff.Comparison) -> tuple[list[list], list[str]]:
     rows = [[f.what, f.a.shown(), f.b.shown(), "-" if f.ratio() is None else f"{f.ratio():.3g}x",
-             "; ".join(f"{s}: {x.detail}" for s, x in (("A", f.a), ("B", f.b)) if x.detail)] for f in c.figures]
+             "; ".join(f"{s}: {x.detail}" for s, x in (("A", f.a), ("B", f.b)) if x.detail)]
+            for f in c.figures]
     return rows, ["figure", f"A {c.names['a']}", f"B {c.names['b']}", "A/B", "over / why missing"]
 
 
 def html(r: Report) -> str:
     v = r.verdict
-    tone = "ok" if r.kind == Kind.HEALTHY else "slow" if r.kind in (Kind.SLOW_PROGRESS, Kind.STRAGGLER) else ""
-    parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>tracekit report: {_e(r.name)}</title>",
+    tone = ("ok" if r.kind == Kind.HEALTHY else "slow" if r.kind in (Kind.SLOW_PROGRESS, Kind.STRAGGLER)
+            else "")
+    parts = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+             f"<title>tracekit report: {_e(r.name)}</title>",
              f"<style>{CSS}</style></head><body>",
              f"<h1>tracekit report: {_e(r.name)}</h1><p class=\"muted\">{_e(r.path)}</p>",
-             f"<p class=\"verdict {tone}\" id=\"verdict\"><span class=\"kind\">{_e(v['kind'].upper())}</span>: {_e(v['summary'])}</p>"]
+             f'<p class="verdict {tone}" id="verdict"><span class="kind">{_e(v["kind"].upper())}</span>: '
+             f"{_e(v['summary'])}</p>"]
     if r.evidence or v["notes"]:
         parts.append("<h2>Evidence</h2><ul>" + "".join(f"<li>{_cited_html(x)}</li>" for x in r.evidence)
                      + "".join(f"<li>note: {_e(x)}</li>" for x in v["notes"]) + "</ul>")
     parts.append("<h2>Coverage</h2><ul>" + "".join(f"<li>{_e(x)}</li>" for x in r.coverage) + "</ul>")
     rows, head, named = _rank_rows(r)
     parts.append("<h2>Where each rank is</h2>" + _table(rows, head, named)
-                 + "<p class=\"muted\">Ranks in the same place share a row; the verdict's ranks are shaded.</p>")
+                 + '<p class="muted">Ranks in the same place share a row; the verdict\'s ranks are '
+                 "shaded.</p>")
     parts.append("<h2>Charts</h2>")
-    for title, svg in r.charts.items():
-        parts.append(f"<figure>{svg}<figcaption>{_e(title)}</figcaption></figure>")
+    for title, drawn in r.charts.items():
+        parts.append(f"<figure>{drawn}<figcaption>{_e(title)}</figcaption></figure>")
     for title, why in r.missing.items():
         parts.append(f"<p class=\"muted\">No chart of {_e(title)}: {_e(why)}.</p>")
     if r.comparison is not None:
         c = r.comparison
         parts.append(f"<h2>Against {_e(c.names['b'])}</h2>")
-        parts.append(f"<p>B: <span class=\"kind\">{_e(c.verdicts['b']['kind'].upper())}</span>: {_e(c.verdicts['b']['summary'])}</p>")
+        b = c.verdicts["b"]
+        parts.append(f'<p>B: <span class="kind">{_e(b["kind"].upper())}</span>: {_e(b["summary"])}</p>')
         rows, head = _figures(c)
         parts.append(_table(rows, head))
         if c.differences:
@@ -220,7 +233,8 @@ def _markdown(r: Report, rows_shown: int | None) -> str:
         c = r.comparison
         body = [f"B: **{c.verdicts['b']['kind'].upper()}**: {md(c.verdicts['b']['summary'])}", "",
                 _md_table(*_figures(c)), ""]
-        body.append(_md_table([[f"{d.area}: {d.what}", d.a, d.b] for d in c.differences], ["what", "A", "B"], rows_shown)
+        setup = [[f"{d.area}: {d.what}", d.a, d.b] for d in c.differences]
+        body.append(_md_table(setup, ["what", "A", "B"], rows_shown)
                     if c.differences else "No difference in the setup both runs logged.")
         out.append(_details(f"Against {md(c.names['b'])}", "\n".join(body)))
     charts = ", ".join(r.charts) or "none"

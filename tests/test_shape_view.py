@@ -23,7 +23,8 @@ def test_the_report_renders_from_the_view_alone():
     named = view.places.filter(pl.col("named"))
     assert named["rank"].to_list() == [[r] for r in v.ranks] and "never issued" in named["state"][0]
     assert view.coverage[0].startswith("4 of 4 ranks seen")
-    from_store = report.build(store, v, "samples/gloo_2x2_deadlock", "deadlock", commands=["tracekit report x"])
+    from_store = report.build(store, v, "samples/gloo_2x2_deadlock", "deadlock",
+                              commands=["tracekit report x"])
     from_view = report.assemble(view, None, from_store.charts, from_store.missing, ["tracekit report x"])
     assert report.markdown(from_view) == report.markdown(from_store)
     assert report.html(from_view) == report.html(from_store)
@@ -33,7 +34,8 @@ def test_the_timeline_renders_from_the_collectives_view():
     for name, axis in (("gloo_2x2_deadlock", "time"), ("gpu_2x1_bench", "sequence")):
         store, v = _run(name)
         cv = CollectivesView.build(store)
-        assert cv.axis == axis and cv.collectives.height and set(cv.hosts) == set(cv.collectives["rank"].to_list())
+        assert cv.axis == axis and cv.collectives.height
+        assert set(cv.hosts) == set(cv.collectives["rank"].to_list())
         if axis == "sequence":  # no timed source: x is the sequence number, 1 ms each, and no end
             assert (cv.collectives["start_ns"] == cv.collectives["seq"] * 1_000_000).all()
             assert cv.collectives["end_ns"].null_count() == cv.collectives.height

@@ -24,7 +24,13 @@ def test_html_report_of_a_hang_against_its_fix(tmp_path):
     assert r.output.startswith(f"wrote {out}: DEADLOCK, 4 rank(s), 2 chart(s), against swift_2x2_wandb_fixed")
     page = out.read_text()
     v = verdict.decide(_load_run(str(SAMPLES / "swift_2x2_wandb")))
-    assert html.escape(v.summary) in page and all(html.escape(str(e)) in page for e in v.evidence)
+    assert html.escape(v.summary) in page and v.evidence
+    # each piece of evidence as its place (file and line, or a dump's record) and what it says
+    shown = re.search(r"<h2>Evidence</h2><ul>(.*?)</ul>", page, re.S).group(1)
+    for e in v.evidence:
+        assert e.file and e.where.startswith(e.file)
+        assert f'<code class="where">{html.escape(e.where)}</code>' in shown
+        assert not e.text or f"<code>{html.escape(e.text)}</code>" in shown
     # self-contained: no script, no stylesheet or image fetched, no DTD named on the web; the charts'
     # own references are to fragments of the page (clip-path="url(#p1)", xlink:href="#glyph")
     assert not re.search(r"<script|<link|<img|<iframe|(?:src|href)\s*=\s*[\"'](?!#)|@import|url\((?!#)|<!DOCTYPE svg", page, re.I)

@@ -13,13 +13,27 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit import sources
-from tracekit.outcome import SOURCE_NAMES, Finding, Match, tensor_text  # noqa: F401 (the old names)
+from tracekit.outcome import SOURCE_NAMES, Cited, Finding, Match, tensor_text  # noqa: F401 (the old names)
 from tracekit.sources import clock_offsets, collect  # noqa: F401 (the old names)
 from tracekit.sources.fr import group_members  # noqa: F401 (the old name)
 from tracekit.store import Store
 
 #: Ops whose per-rank sizes legitimately differ (variable splits), so sizes are not compared.
 VARIABLE_SIZE_OPS = ["all_to_all", "coalesced", "other", "gather", "scatter"]
+
+
+def _entry(r: dict) -> Cited:
+    """Where a collective was read: a log line (NCCL) by its line, a Flight Recorder entry by its record."""
+    if r["line"] is not None:
+        return Cited(r["file"], r["line"])
+    return Cited(r["file"], None, record=r["record_id"])
+
+
+def _line_or_record(r: dict) -> Cited:
+    """``_entry`` in the words a mismatch's evidence has always used: ``file:N``, a record's too."""
+    if r["line"]:
+        return Cited(r["file"], r["line"])
+    return Cited(r["file"], None, record=r["record_id"], shown=f"{r['file']}:{r['record_id']}")
 
 
 def _source(store: Store, source: str) -> pl.LazyFrame:
@@ -72,9 +86,9 @@ def _silent(full: pl.DataFrame, source: str) -> list[Finding]:
     for (pg,), grp in full.filter(pl.col("top").is_not_null()).group_by(["pg"], maintain_order=True):
         silent = grp.filter(~pl.col("recorded"))["rank"].sort().to_list()
         if silent:
-            out.append(Finding(kind=Match.NO_RECORD, source=source, pg=pg, pg_desc=None, seq=grp["top"][0], op=None,
-                               sizes=None, dtype=None, present=grp.filter(pl.col("recorded"))["rank"].sort().to_list(),
-                               missing=silent))
+            present = grp.filter(pl.col("recorded"))["rank"].sort().to_list()
+            out.append(Finding(kind=Match.NO_RECORD, source=source, pg=pg, pg_desc=None, seq=grp["top"][0],
+                               op=None, sizes=None, dtype=None, present=present, missing=silent))
     return sorted(out, key=lambda f: (-len(f.missing), f.pg))
 
 
@@ -82,8 +96,8 @@ def _missing(coll: pl.LazyFrame, full: pl.DataFrame, lag: pl.DataFrame, source: 
     if not lag.height:
         return []
     evidence = collect(coll.join(lag.lazy().select("pg", "seq").unique(), on=["pg", "seq"], how="semi")
-                       .select("pg", "seq", pl.col("rank").alias("peer"), "op", "op_raw", "sizes", "dtype", "pg_desc",
-                               "start_ns", "file", "line", "record_id")).sort("peer")
+                       .select("pg", "seq", pl.col("rank").alias("peer"), "op", "op_raw", "sizes", "dtype",
+                               "pg_desc", "start_ns", "file", "line", "record_id")).sort("peer")
     cand = (lag.join(evidence, on=["pg", "seq"], how="left")
             .group_by("rank", "pg", "seq", maintain_order=True)
             .agg(pl.col("op_raw", "sizes", "dtype", "pg_desc", "file").drop_nulls().first(),
@@ -108,9 +122,9 @@ def _missing(coll: pl.LazyFrame, full: pl.DataFrame, lag: pl.DataFrame, source: 
         out.append(Finding(
             kind=kind, source=source, pg=pg, pg_desc=row["pg_desc"], seq=seq, op=row["op_raw"],
             sizes=row["sizes"], dtype=row["dtype"], present=present, missing=missing,
-            last_of_missing={r: (l or "no collective recorded") for r, l in grp.select("rank", "last").iter_rows()},
-            evidence=([f"{row['file']}:{row['line']}" if row["line"] is not None  # a log line (NCCL)
-                       else f"{row['file']}: record {row['record_id']}"] if row["file"] else []),
+            last_of_missing={r: (l or "no collective recorded")
+                             for r, l in grp.select("rank", "last").iter_rows()},
+            evidence=(_entry(row),) if row["file"] else (),
         ))
     # collectives some rank issued are the strongest evidence; then the earliest in time, and where the
     # source has no times (NCCL), the lowest seq: ranks that enqueue ahead of a stuck rank are its
@@ -124,16 +138,17 @@ def _missing(coll: pl.LazyFrame, full: pl.DataFrame, lag: pl.DataFrame, source: 
 def _mismatches(coll: pl.LazyFrame, source: str) -> list[Finding]:
     # Only sequence numbers where the calls differ at all need a closer look (at scale, nearly none).
     # (one hash of each call's op, dtype and sizes; a sequence number varies where min != max)
-    varied = collect(coll.with_columns(pl.struct("op", "dtype", "sizes").hash().alias("_h")).group_by("pg", "seq").agg(
-        (pl.col("_h").min() != pl.col("_h").max()).alias("_v")
-    ).filter(pl.col("_v")).select("pg", "seq"))
+    varied = collect(coll.with_columns(pl.struct("op", "dtype", "sizes").hash().alias("_h"))
+                     .group_by("pg", "seq").agg((pl.col("_h").min() != pl.col("_h").max()).alias("_v"))
+                     .filter(pl.col("_v")).select("pg", "seq"))
     if not varied.height:
         return []
     coll = collect(coll.join(varied.lazy(), on=["pg", "seq"], how="semi"))
     # Each rank's signature at a sequence number: every call it logged there (NCCL logs a zero-count
     # call under the next call's opCount, FR dumps repeat entries), so ranks are compared as wholes.
     sig = coll.group_by("pg", "seq", "rank").agg(
-        pl.col("op").unique().sort().str.join("+"), pl.col("dtype").drop_nulls().unique().sort().str.join("+"),
+        pl.col("op").unique().sort().str.join("+"),
+        pl.col("dtype").drop_nulls().unique().sort().str.join("+"),
         pl.col("sizes").drop_nulls().unique().sort().str.join("+"), pl.col("start_ns").min())
     at = sig.group_by("pg", "seq").agg(
         pl.col("op").n_unique().alias("ops"), pl.col("dtype").n_unique().alias("dtypes"),
@@ -148,7 +163,8 @@ def _mismatches(coll: pl.LazyFrame, source: str) -> list[Finding]:
     ).filter(pl.col("why").is_not_null()).sort("start_ns", "seq", nulls_last=True)
     out = []
     for row in bad.group_by("pg", maintain_order=True).first().iter_rows(named=True):
-        rows = coll.filter((pl.col("pg") == row["pg"]) & (pl.col("seq") == row["seq"])).sort("rank").unique("rank", maintain_order=True)
+        rows = (coll.filter((pl.col("pg") == row["pg"]) & (pl.col("seq") == row["seq"])).sort("rank")
+                .unique("rank", maintain_order=True))
         first = rows.row(0, named=True)
         odd = rows.filter(pl.col("op").ne_missing(pl.lit(first["op"], pl.Utf8))
                           | pl.col("dtype").ne_missing(pl.lit(first["dtype"], pl.Utf8))
@@ -159,7 +175,7 @@ def _mismatches(coll: pl.LazyFrame, source: str) -> list[Finding]:
             present=[r for r in rows["rank"].to_list() if r not in odd], missing=odd,
             last_of_missing={r["rank"]: f"{r['op_raw']}{tensor_text(r['sizes'], r['dtype'])}" for r in
                              rows.filter(pl.col("rank").is_in(odd)).iter_rows(named=True)},
-            evidence=[f"{r['file']}:{r['line'] or r['record_id']}" for r in rows.iter_rows(named=True)][:8],
+            evidence=tuple(_line_or_record(r) for r in rows.head(8).iter_rows(named=True)),
         ))
     return out
 
@@ -177,9 +193,9 @@ def unranked_mismatches(store: Store) -> list[Finding]:
         streams = g.select("host", "pid", "comm").unique()
         if not 2 <= streams.height <= n:
             continue
-        sig = g.group_by("host", "pid", "comm", "seq").agg(pl.col("op").cast(pl.Utf8).unique().sort().str.join("+"),
-                                                           pl.col("file").first(), pl.col("line").min(),
-                                                           pl.col("op_raw").first())
+        sig = g.group_by("host", "pid", "comm", "seq").agg(
+            pl.col("op").cast(pl.Utf8).unique().sort().str.join("+"), pl.col("file").first(),
+            pl.col("line").min(), pl.col("op_raw").first())
         varied = sig.group_by("seq").agg(pl.col("op").n_unique().alias("ops"), pl.len().alias("n")).filter(
             (pl.col("ops") > 1) & (pl.col("n") > 1)).sort("seq")
         if not varied.height:
@@ -188,8 +204,9 @@ def unranked_mismatches(store: Store) -> list[Finding]:
         at = sig.filter(pl.col("seq") == seq).sort("host", "pid")
         said = "; ".join(f"{r['host']}:{r['pid']} ran {r['op_raw']}" for r in at.iter_rows(named=True))
         out.append(Finding(
-            kind=Match.OP_TYPE, source="nccl", pg=f"nranks={n}", pg_desc=None, seq=seq, op=at["op_raw"][0], sizes=None,
-            dtype=None, present=[], missing=[], evidence=[f"{r['file']}:{r['line']}" for r in at.iter_rows(named=True)][:8],
-            label=f"a {n}-rank communicator (no Init line names ranks; {streams.height} processes log [nranks={n}]): "
-                  f"opCount {seq}: ranks issued different collectives: {said}"))
+            kind=Match.OP_TYPE, source="nccl", pg=f"nranks={n}", pg_desc=None, seq=seq, op=at["op_raw"][0],
+            sizes=None, dtype=None, present=[], missing=[],
+            evidence=tuple(Cited(r["file"], r["line"]) for r in at.head(8).iter_rows(named=True)),
+            label=f"a {n}-rank communicator (no Init line names ranks; {streams.height} processes log "
+                  f"[nranks={n}]): opCount {seq}: ranks issued different collectives: {said}"))
     return out

@@ -63,20 +63,40 @@ SOURCE_NAMES = {"fr": "Flight Recorder", "nccl": "NCCL COLL", "kineto": "Kineto"
 
 
 class Cited(str):
-    """One line of evidence: the file and line it was read at (None where it is a figure worked out
-    from many lines) and what it says. It is the string ``file:line: text`` the verdict always
-    printed (so callers that read evidence as text, benchmarks/wild_accuracy.py among them, still
-    work), with ``file``, ``line`` and ``text`` kept apart."""
+    """One piece of evidence: where it was read (``file`` and ``line``, or ``record``, the record_id
+    of a Flight Recorder entry; no file where it is a figure worked out from many lines) and what it
+    says (``text``; empty where the place is the evidence: a collective's record). Renderers read
+    the fields. It is also the string the verdict always printed (``file:line: text``, ``file: record
+    N``), so callers that read evidence as text (benchmarks/wild_accuracy.py, live.py) still work;
+    ``shown`` keeps an older wording of that string where one must stay."""
 
     file: str | None
     line: int | None
     text: str
+    record: int | None
 
-    def __new__(cls, file: str | None, line: int | None, text: str) -> "Cited":
-        shown = text if file is None else f"{file}:{line}: {text}" if line is not None else f"{file}: {text}"
+    def __new__(cls, file: str | None, line: int | None, text: str = "", record: int | None = None,
+                shown: str | None = None) -> "Cited":
+        if shown is None:
+            where = None if file is None else _where(file, line, record)
+            shown = text if where is None else f"{where}: {text}" if text else where
         self = super().__new__(cls, shown)
-        self.file, self.line, self.text = file, line, text
+        self.file, self.line, self.text, self.record = file, line, text, record
         return self
+
+    def __getnewargs__(self) -> tuple:  # (a copy or a pickle makes it again from its fields)
+        return self.file, self.line, self.text, self.record, str(self)
+
+    @property
+    def where(self) -> str:
+        """``file:line``, ``file: record N``, ``file``; empty for a figure worked out from many lines."""
+        return "" if self.file is None else _where(self.file, self.line, self.record)
+
+
+def _where(file: str, line: int | None, record: int | None) -> str:
+    if line is not None:
+        return f"{file}:{line}"
+    return f"{file}: record {record}" if record is not None else file
 
 
 def tensor_text(sizes: str | None, dtype: str | None) -> str:
@@ -100,9 +120,12 @@ class Finding:
     present: list[int]
     missing: list[int]
     last_of_missing: dict[int, str] = field(default_factory=dict)
-    evidence: list[str] = field(default_factory=list)
+    evidence: tuple[Cited, ...] = ()  # the records or lines that show it (a plain string: a Cited text)
     label: str | None = None  # the message, where ranks are unknown (processes named host:pid instead)
     snapshot: bool = False  # the dumps were taken on the way of a run that moved on: behind, not stuck
+
+    def __post_init__(self) -> None:
+        self.evidence = tuple(_cited(e) for e in self.evidence)
 
     @property
     def message(self) -> str:
@@ -111,11 +134,12 @@ class Finding:
         where = f"process group {self.pg}" + (f" ({self.pg_desc})" if self.pg_desc else "")
         what = f"{self.op or '?'} seq {self.seq}" + tensor_text(self.sizes, self.dtype)
         if self.kind == Match.NO_RECORD:
-            return (f"{where}: {who(self.missing)} left no {SOURCE_NAMES.get(self.source, self.source)} record; "
+            source = SOURCE_NAMES.get(self.source, self.source)
+            return (f"{where}: {who(self.missing)} left no {source} record; "
                     f"{who(self.present)} reached seq {self.seq}")
         if self.kind in (Match.MISSING, Match.RANK_ABSENT) and self.snapshot:
-            return (f"{where}: {what}: {who(self.missing)} had not issued it yet when dumped; the run moved on "
-                    "(a dump taken on the way, not a hang)")
+            return (f"{where}: {what}: {who(self.missing)} had not issued it yet when dumped; the run moved "
+                    "on (a dump taken on the way, not a hang)")
         if self.kind in (Match.MISSING, Match.RANK_ABSENT):
             return (f"{where}: {what}: {who(self.missing)} never issued it; {who(self.present)} "
                     f"{'waits' if len(self.present) == 1 else 'wait'} in it")
@@ -129,7 +153,8 @@ class Finding:
             "kind": self.kind.name.lower(), "message": self.message, "source": self.source, "pg": self.pg,
             "pg_desc": self.pg_desc, "seq": self.seq, "op": self.op, "sizes": self.sizes, "dtype": self.dtype,
             "present_ranks": self.present, "missing_ranks": self.missing,
-            "last_of_missing": {str(k): v for k, v in self.last_of_missing.items()}, "evidence": self.evidence,
+            "last_of_missing": {str(k): v for k, v in self.last_of_missing.items()},
+            "evidence": [str(e) for e in self.evidence],
         }
 
 

@@ -67,11 +67,12 @@ def deadlock(ev: Evidence) -> Verdict | None:
         return Verdict(Kind.STRAGGLER, f"{text}; the record ends before it issued {f.op} seq {f.seq}, as "
                        "late as every time before, and no collective timed out: late, not stuck",
                        [late["rank"]],
-                       [text] + f.evidence[:2])
+                       [text, *f.evidence[:2]])
     # the latest dump first: where the rank is now, not where an early round caught it
     where = ev.stacks.filter(pl.col("rank").is_in(f.missing)).sort("file", "line", descending=[True, False])
     summary = f.message + frames_text(where.unique(["rank", "where"], maintain_order=True))
-    return Verdict(Kind.DEADLOCK, summary, f.missing, f.evidence + stack_lines(where) + lines(ev.timeouts, 3))
+    return Verdict(Kind.DEADLOCK, summary, f.missing,
+                   [*f.evidence, *stack_lines(where), *lines(ev.timeouts, 3)])
 
 
 def deadlock_reported(ev: Evidence) -> Verdict | None:

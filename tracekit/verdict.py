@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from tracekit import fixes, rules, situation
 from tracekit.evidence import Evidence
-from tracekit.outcome import FAILED, Kind, Match, Verdict  # noqa: F401 (imported from here by live, cli, tests)
+# (Kind, Match and FAILED are imported from here by live, cli and the tests)
+from tracekit.outcome import FAILED, Kind, Match, Verdict  # noqa: F401
 from tracekit.store import Store
 
 

@@ -19,11 +19,13 @@ def build(tl: Timeline) -> dict:
         events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": name}})
     for (pid, track), order in tl.tracks.items():
         tids[(pid, track)] = order + 1
-        events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": order + 1, "args": {"name": track}})
+        events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": order + 1,
+                       "args": {"name": track}})
     t0 = min((s.start_ns for s in tl.slices), default=0)
     for s in tl.slices:
         e = {"ph": "X", "name": s.name, "cat": "verdict" if s.highlight else "collective", "pid": s.pid,
-             "tid": tids[(s.pid, s.track)], "ts": (s.start_ns - t0) / 1000, "dur": (s.end_ns - s.start_ns) / 1000,
+             "tid": tids[(s.pid, s.track)], "ts": (s.start_ns - t0) / 1000,
+             "dur": (s.end_ns - s.start_ns) / 1000,
              "args": {k: v for k, v in s.args.items() if v is not None}}
         if s.flow is not None:
             e["bind_id"] = s.flow
@@ -33,9 +35,10 @@ def build(tl: Timeline) -> dict:
                 e["flow_out"] = True
         events.append(e)
     for i in tl.instants:
-        events.append({"ph": "i", "s": "p", "name": i.name, "pid": i.pid, "tid": tids.get((i.pid, i.track), 0),
-                       "ts": (i.ts_ns - t0) / 1000, "args": i.args})
-    return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"title": tl.title, "axis": tl.axis, "x axis": tl.axis_note()}}
+        events.append({"ph": "i", "s": "p", "name": i.name, "pid": i.pid,
+                       "tid": tids.get((i.pid, i.track), 0), "ts": (i.ts_ns - t0) / 1000, "args": i.args})
+    return {"traceEvents": events, "displayTimeUnit": "ms",
+            "otherData": {"title": tl.title, "axis": tl.axis, "x axis": tl.axis_note()}}
 
 
 def write(tl: Timeline, path: str | Path) -> Path:

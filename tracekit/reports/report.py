@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
 from tracekit import diff, escape
-from tracekit import situation as rank_state
-from tracekit.outcome import Kind, Verdict
+from tracekit.outcome import Cited, Kind, Verdict
 from tracekit.reports import plots
 from tracekit.store import Store
+from tracekit.view import RunView
 from tracekit.wording import fmt_ranks
 
 MARKDOWN_LIMIT = 65_000
@@ -39,42 +40,21 @@ class Report:
     # each command as its words (shown shell-quoted: escape.shell), or as a line already written
     commands: list[list[str] | str] = field(default_factory=list)
     kind: Kind = Kind.UNDECIDED  # the verdict's kind, which the page's colour keys on
+    evidence: list[Cited] = field(default_factory=list)  # the verdict's, each with its file and line
 
 
-def coverage(store: Store, verdict: Verdict) -> list[str]:
-    """Which ranks the record covers (the verdict's own coverage: who left no file), from which kinds
-    of file, and the files tied to no rank."""
-    files = store.files.select("file", "kind")
-    tables = [store.collectives, store.events, store.comms, store.links]
-    direct = pl.concat([store.ranks.select("rank", "file")] + [t.select("rank", "file") for t in tables], how="vertical_relaxed")
-    # a rank's own log names no rank on most lines: its host and pid tie it to the rank
-    by_pid = (pl.concat([t.select("file", "host", "pid") for t in tables], how="vertical_relaxed").drop_nulls().unique()
-              .join(store.ranks.select("host", "pid", "rank").drop_nulls().unique(), on=["host", "pid"]).select("rank", "file"))
-    per = pl.concat([direct, by_pid], how="vertical_relaxed").drop_nulls().unique().join(files, on="file", how="left")
-    kinds = per.group_by("rank").agg(pl.col("kind").drop_nulls().unique().sort().str.join(", ")).sort("rank")
-    out = [f"{verdict.coverage['text']}; {store.files.height} file(s) read, "
-           f"{store.files['error'].is_not_null().sum()} unreadable"]
-    by_kind: dict[str, list[int]] = {}
-    for r, k in kinds.iter_rows():
-        by_kind.setdefault(k or "no file of a known kind", []).append(r)
-    out += [f"rank{'s' if len(rs) > 1 else ''} {fmt_ranks(rs)}: {k}" for k, rs in by_kind.items()]
-    unattributed = store.files.join(per.select("file").unique(), on="file", how="anti")
-    if unattributed.height:
-        out.append(f"{unattributed.height} file(s) hold no row tied to a rank (launcher logs, a rank's log with "
-                   "nothing rank-specific in it): " + ", ".join(
-            f"{k} x{n}" for k, n in unattributed.group_by("kind").len().sort("kind").iter_rows()))
-    return out
+def assemble(view: RunView, comparison: diff.Comparison | None = None, charts: dict[str, str] | None = None,
+             missing: dict[str, str] | None = None, commands: list[list[str] | str] | None = None) -> Report:
+    """The report of one run's ``view``: its charts already drawn (title -> SVG, ``svg``), the
+    charts not drawn and why, the comparison with a second run, the commands that made it."""
+    v = view.verdict
+    cited = [e if isinstance(e, Cited) else Cited(None, None, e) for e in dict.fromkeys(v.evidence)]
+    return Report(view.name, view.path, v.to_dict(), view.coverage, view.places, dict(charts or {}),
+                  dict(missing or {}), comparison, list(commands or []), v.kind, cited)
 
 
-def _grouped(table: pl.DataFrame) -> pl.DataFrame:
-    """Ranks with the same last collective, state and main thread as one row (a 1,024-rank hang is
-    a few rows: the ranks that wait, and the ones that do not)."""
-    return (table.group_by("pg", "op", "seq", "state", "where", "named", maintain_order=True)
-            .agg(pl.col("rank").sort(), pl.col("t_s").min())
-            .sort("named", pl.col("rank").list.first(), descending=[True, False]))
-
-
-def _svg(draw) -> str:
+def svg(draw: Callable[[Path], object]) -> str:
+    """What ``draw(path)`` writes, as inline SVG (no XML prolog, DOCTYPE or metadata)."""
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "chart.svg"
         draw(p)
@@ -83,45 +63,57 @@ def _svg(draw) -> str:
     return re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
 
 
-def build(store: Store, verdict, path: str, name: str, other: tuple[Store, str, str] | None = None,
+def build(store: Store, verdict: Verdict, path: str, name: str, other: tuple[Store, str, str] | None = None,
           commands: list[str] | None = None) -> Report:
     """The report of ``store`` (``verdict`` from ``verdict.decide``); ``other``: (store, path, name)
-    of a run to compare with."""
-    sit = rank_state.situation(store, verdict)
-    r = Report(name, path, verdict.to_dict(), coverage(store, verdict), _grouped(rank_state.table(sit)),
-               commands=commands or [], kind=verdict.kind)
+    of a run to compare with. What ``tracekit report`` (cli.py) and the tests call while the charts
+    (reports/plots.py) still draw from a store: it builds the view, draws the charts, compares, and
+    hands all of it to ``assemble``, which sees no store."""
     stores = {name: store} | ({other[2]: other[0]} if other else {})
+    charts, missing = {}, {}
     for title, draw in (("progress per rank", lambda p: plots.progress(store, verdict, p, name)),
-                        ("last collective per rank and process group", lambda p: plots.last_collective(store, verdict, p, name)),
+                        ("last collective per rank and process group",
+                         lambda p: plots.last_collective(store, verdict, p, name)),
                         ("bus bandwidth by message size", lambda p: plots.bandwidth(stores, p))):
         try:
-            r.charts[title] = _svg(draw)
+            charts[title] = svg(draw)
         except plots.Nothing as e:
-            r.missing[title] = str(e)
-    if other:
-        r.comparison = diff.compare(store, other[0], verdict_a=verdict, names=(name, other[2]))
-    return r
+            missing[title] = str(e)
+    comparison = diff.compare(store, other[0], verdict_a=verdict, names=(name, other[2])) if other else None
+    return assemble(RunView.build(store, verdict, name, path), comparison, charts, missing, commands)
 
 
 # --- HTML ---------------------------------------------------------------------------------------
 
 CSS = """
-body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1150px; color: #222; padding: 0 1em; }
-h1 { font-size: 1.4em; margin-bottom: .2em; } h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1150px; color: #222;
+       padding: 0 1em; }
+h1 { font-size: 1.4em; margin-bottom: .2em; }
+h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
 .verdict { font-size: 1.1em; padding: .7em 1em; border-left: 6px solid #c0392b; background: #fbeeec; }
-.verdict.ok { border-color: #27ae60; background: #eef8f1; } .verdict.slow { border-color: #e67e22; background: #fdf3e7; }
+.verdict.ok { border-color: #27ae60; background: #eef8f1; }
+.verdict.slow { border-color: #e67e22; background: #fdf3e7; }
 .kind { font-weight: 700; letter-spacing: .02em; }
-table { border-collapse: collapse; width: 100%; font-size: 13px; } td, th { border: 1px solid #ddd; padding: 4px 7px; text-align: left; vertical-align: top; }
+table { border-collapse: collapse; width: 100%; font-size: 13px; }
+td, th { border: 1px solid #ddd; padding: 4px 7px; text-align: left; vertical-align: top; }
 th { background: #f4f4f4; } tr.named td { background: #fdecea; }
-code, pre { font: 12px/1.4 ui-monospace, monospace; } pre { background: #f6f6f6; padding: .6em; overflow-x: auto; }
-figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; } figcaption { color: #555; font-size: 12px; }
-.muted { color: #666; }
+code, pre { font: 12px/1.4 ui-monospace, monospace; }
+pre { background: #f6f6f6; padding: .6em; overflow-x: auto; }
+figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; }
+figcaption { color: #555; font-size: 12px; }
+.muted { color: #666; } code.where { color: #666; }
 """
 
 
 def _e(v) -> str:
     """Any text in HTML: entities for markup, control characters escaped (escape.html)."""
     return escape.html("" if v is None else str(v))
+
+
+def _cited_html(c: Cited) -> str:
+    """Where the evidence was read (file and line, or a dump's record), then what it says."""
+    text = f"<code>{_e(c.text)}</code>" if c.text else ""
+    return f'<code class="where">{_e(c.where)}</code> {text}'.rstrip() if c.where else text
 
 
 def _commands(r: Report) -> list[str]:
@@ -149,33 +141,39 @@ def _rank_rows(r: Report) -> tuple[list[list], list[str], list[bool]]:
 
 def _figures(c: diff.Comparison) -> tuple[list[list], list[str]]:
     rows = [[f.what, f.a.shown(), f.b.shown(), "-" if f.ratio() is None else f"{f.ratio():.3g}x",
-             "; ".join(f"{s}: {x.detail}" for s, x in (("A", f.a), ("B", f.b)) if x.detail)] for f in c.figures]
+             "; ".join(f"{s}: {x.detail}" for s, x in (("A", f.a), ("B", f.b)) if x.detail)]
+            for f in c.figures]
     return rows, ["figure", f"A {c.names['a']}", f"B {c.names['b']}", "A/B", "over / why missing"]
 
 
 def html(r: Report) -> str:
     v = r.verdict
-    tone = "ok" if r.kind == Kind.HEALTHY else "slow" if r.kind in (Kind.SLOW_PROGRESS, Kind.STRAGGLER) else ""
-    parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>tracekit report: {_e(r.name)}</title>",
+    tone = ("ok" if r.kind == Kind.HEALTHY else "slow" if r.kind in (Kind.SLOW_PROGRESS, Kind.STRAGGLER)
+            else "")
+    parts = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+             f"<title>tracekit report: {_e(r.name)}</title>",
              f"<style>{CSS}</style></head><body>",
              f"<h1>tracekit report: {_e(r.name)}</h1><p class=\"muted\">{_e(r.path)}</p>",
-             f"<p class=\"verdict {tone}\" id=\"verdict\"><span class=\"kind\">{_e(v['kind'].upper())}</span>: {_e(v['summary'])}</p>"]
-    if v["evidence"] or v["notes"]:
-        parts.append("<h2>Evidence</h2><ul>" + "".join(f"<li><code>{_e(x)}</code></li>" for x in v["evidence"])
+             f'<p class="verdict {tone}" id="verdict"><span class="kind">{_e(v["kind"].upper())}</span>: '
+             f"{_e(v['summary'])}</p>"]
+    if r.evidence or v["notes"]:
+        parts.append("<h2>Evidence</h2><ul>" + "".join(f"<li>{_cited_html(x)}</li>" for x in r.evidence)
                      + "".join(f"<li>note: {_e(x)}</li>" for x in v["notes"]) + "</ul>")
     parts.append("<h2>Coverage</h2><ul>" + "".join(f"<li>{_e(x)}</li>" for x in r.coverage) + "</ul>")
     rows, head, named = _rank_rows(r)
     parts.append("<h2>Where each rank is</h2>" + _table(rows, head, named)
-                 + "<p class=\"muted\">Ranks in the same place share a row; the verdict's ranks are shaded.</p>")
+                 + '<p class="muted">Ranks in the same place share a row; the verdict\'s ranks are '
+                 "shaded.</p>")
     parts.append("<h2>Charts</h2>")
-    for title, svg in r.charts.items():
-        parts.append(f"<figure>{svg}<figcaption>{_e(title)}</figcaption></figure>")
+    for title, drawn in r.charts.items():
+        parts.append(f"<figure>{drawn}<figcaption>{_e(title)}</figcaption></figure>")
     for title, why in r.missing.items():
         parts.append(f"<p class=\"muted\">No chart of {_e(title)}: {_e(why)}.</p>")
     if r.comparison is not None:
         c = r.comparison
         parts.append(f"<h2>Against {_e(c.names['b'])}</h2>")
-        parts.append(f"<p>B: <span class=\"kind\">{_e(c.verdicts['b']['kind'].upper())}</span>: {_e(c.verdicts['b']['summary'])}</p>")
+        b = c.verdicts["b"]
+        parts.append(f'<p>B: <span class="kind">{_e(b["kind"].upper())}</span>: {_e(b["summary"])}</p>')
         rows, head = _figures(c)
         parts.append(_table(rows, head))
         if c.differences:
@@ -188,6 +186,11 @@ def html(r: Report) -> str:
 
 
 # --- Markdown -----------------------------------------------------------------------------------
+
+def _cited_markdown(c: Cited) -> str:
+    """Where (file and line, or a dump's record), then what it says, each as inline code."""
+    return " ".join(escape.markdown_span(x) for x in (c.where, c.text) if x)
+
 
 def _md_cell(v) -> str:
     return "-" if v is None or v == "" else escape.markdown(str(v))
@@ -219,8 +222,8 @@ def markdown(r: Report, limit: int = MARKDOWN_LIMIT) -> str:
 def _markdown(r: Report, rows_shown: int | None) -> str:
     v, md = r.verdict, escape.markdown  # every text from the run escaped: it is data, never markup
     out = [f"### tracekit report: {md(r.name)}", f"**{v['kind'].upper()}**: {md(v['summary'])}"]
-    if v["evidence"] or v["notes"]:
-        out.append(_details("Evidence", "\n".join([f"- {escape.markdown_span(x)}" for x in v["evidence"]]
+    if r.evidence or v["notes"]:
+        out.append(_details("Evidence", "\n".join([f"- {_cited_markdown(x)}" for x in r.evidence]
                                                   + [f"- note: {md(x)}" for x in v["notes"]])))
     out.append(_details("Coverage", "\n".join(f"- {md(x)}" for x in r.coverage)))
     rows, head, _ = _rank_rows(r)
@@ -230,7 +233,8 @@ def _markdown(r: Report, rows_shown: int | None) -> str:
         c = r.comparison
         body = [f"B: **{c.verdicts['b']['kind'].upper()}**: {md(c.verdicts['b']['summary'])}", "",
                 _md_table(*_figures(c)), ""]
-        body.append(_md_table([[f"{d.area}: {d.what}", d.a, d.b] for d in c.differences], ["what", "A", "B"], rows_shown)
+        setup = [[f"{d.area}: {d.what}", d.a, d.b] for d in c.differences]
+        body.append(_md_table(setup, ["what", "A", "B"], rows_shown)
                     if c.differences else "No difference in the setup both runs logged.")
         out.append(_details(f"Against {md(c.names['b'])}", "\n".join(body)))
     charts = ", ".join(r.charts) or "none"

@@ -47,9 +47,11 @@ def test_run_deadlock_dumps_stacks_twice_and_names_the_rank(tmp_path):
     assert "next_batch_stuck" in v.summary
     notes = ingest([tmp_path]).events.filter(pl.col("kind") == "run_note")["message"].to_list()
     assert any(n.startswith("stall dump 2") for n in notes)
-    # the verdict came live, after the second round, while the job still hung (the gloo timeout ended it)
+    # the verdict came live while the job still hung (the gloo timeout ended it); on a loaded machine
+    # the ranks' imports outlast the 6 s limit and an earlier live verdict is UNDECIDED (stacks in import
+    # code): the latest live verdict, taken once the ranks were in their collectives, names the deadlock
     live = [x for x in r.stdout.splitlines() if x.startswith("tracekit: verdict (live")]
-    assert live and "DEADLOCK: " in live[0] and "rank 3 never issued it" in live[0], r.stdout[-3000:]
+    assert live and "DEADLOCK: " in live[-1] and "rank 3 never issued it" in live[-1], r.stdout[-3000:]
     assert r.stdout.index(live[0]) < r.stdout.index("exit code")
 
 

@@ -48,7 +48,7 @@ KNOWN = [
     r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?\S.*\)(?: at \S+:\d+| from \S+)?\s*$", r"^\s+(?:from /\S+|at \S+:\d+)\s*$",
     r"^0x[0-9a-fA-F]+ in \S.*\)(?: at \S+:\d+| from \S+)?\s*$", r"^Thread \d+ \(Thread 0x[0-9a-fA-F]+ \(LWP \d+\)\)",
     r"^\[(?:New Thread|Switching to Thread|Thread 0x[0-9a-fA-F]+ \(LWP \d+\) exited|Inferior \d+ \()",
-    r"^\(gdb\)(?: |$)", r"^---Type <return> to continue",
+    r"^---Type <return> to continue",
     # UCX's backtrace (ucs/debug/debug.c: `==== backtrace (tid: N) ====`, ` N  lib(sym+0x..) [0x..]` or, with
     # bfd, `N 0x%016lx func()  file:line`) and its `====` rules
     r"^==== backtrace \(tid:\s*\d+\) ====", r"^\s*\d+\s+/\S+\([^)]*\)\s*\[0x[0-9a-fA-F]+\]\s*$",
@@ -71,7 +71,7 @@ KNOWN = [
     r"^(?:Detected CUDA files, patching ldflags|Emitting ninja build file |Building extension module \w+\.\.\.|"
     r"Allowing ninja to set a default number of workers|Loading extension module \w+\.\.\.)",
     # downloads: torchvision's datasets, HF datasets' cache notices, a tqdm bar of bytes or of an open total
-    r"^(?:Downloading|Extracting) (?:https?://)?\S+ to \S+$",
+    r"^Downloading https?://\S+ to \S+", r"^Extracting \S+\.(?:gz|tar|tgz|zip|bz2|xz)(?: to \S+)?\s*$",
     r"^(?:Using custom data configuration \S+$|Reusing dataset \S+ \(|Loading cached processed dataset at "
     r"|Found cached dataset \S+|Downloading and preparing dataset |Dataset \S+ downloaded and prepared to )",
     r"^[^|]{0,80}?\d+%\|[^|]*\|\s*[\d.]+[kMGT]?i?B?/[\d.?]+[kMGT]?i?B? \[",
@@ -99,5 +99,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     # a frame's source line whose `File "..."` line the excerpt cut off, the next frame's below it
     before_file = (t.shift(-1).over("file").str.contains(FILE_LINE) & t.str.starts_with("    ")
                    & (pl.col("line").shift(-1).over("file") == pl.col("line") + 1)).fill_null(False)
-    known = under_file | before_file | continued | info | t.str.contains(any_of(*KNOWN))
+    # gdb's prompt, which the lines frame reads as a Ray actor's `(name) ` and takes off the text
+    prompt = pl.col("raw").str.contains(r"^\s*(?:>\s?)?\(gdb\) ") if "raw" in lines.columns else pl.lit(False)
+    known = prompt | under_file | before_file | continued | info | t.str.contains(any_of(*KNOWN))
     return Parsed("boilerplate", {}, lines.filter(known & ~pl.col("blank")).select("file", "line"))

@@ -78,6 +78,16 @@ KNOWN = [
     r"^\s*(?:[^:\[]{1,60}: )?\d+(?:\.\d+)?[kMG]?(?:it|B|s)? \[\d+:\d\d(?::\d\d)?, [\d.?]+[kMG]?\w*/s\]\s*$",
     # rich's log handler (ColossalAI): `[03/17/23 20:03:12] INFO     message`, the time left out when unchanged
     r"^(?:\[\d\d/\d\d/\d\d \d\d:\d\d:\d\d\])?\s+(?:DEBUG|INFO|WARNING)\s{2,}\S",
+    # loggers' INFO / WARNING / DEBUG lines the lines frame does not take apart: torch's own (`V0731 00:56:28.929000
+    # 3080918 */torch/distributed/pipelining/stage.py:1354] `, V its DEBUG), Python's `%(asctime)s - %(name)s -
+    # %(levelname)s - ` (torchtitan), a loguru-like `12:13:46    INFO `, TensorFlow's C++ and Python logs under a
+    # collector's `2023/10/26 09:19:04 ` stamp
+    r"^[VIW]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] ",
+    r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ - [\w.]+ - (?:DEBUG|INFO|WARNING) - ",
+    r"^\d\d:\d\d:\d\d\s+(?:DEBUG|INFO|SUCCESS|WARNING)\s",
+    r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IW] [\w/.]+:\d+\] |(?:INFO|WARNING):[\w.]+:)",
+    # a markdown image or bold caption a paste carries
+    r"^!\[[^\]]*\]\(https?://\S+\)\s*$", r"^\*\*[^*]+\*\*:?\s*$",
     # a JSON object's punctuation alone on its line (torchelastic's error file, a config dump)
     r'^\s*(?:[{}\[\]],?|"[\w.\-]+": [{\[])\s*$',
     # notebooks and pastes (a markdown code fence)

@@ -36,10 +36,11 @@ def test_a_family_of_lines_that_mean_nothing_is_known(name, family):
 
 
 def test_errors_among_the_known_families_stay_unknown():
-    """A debugger's warning of a CUDA error, and the call stack in torchelastic's error file, are no boilerplate."""
+    """A debugger's warning of a CUDA error, and the call stack in torchelastic's error file (a JSON dump, listed as
+    one block), are no boilerplate."""
     assert sum("Cuda API error detected" in ln for ln in unknown("dev-090-tests-cudagdb-peer-access-warnings.txt")) >= 3
     left = unknown("dev-007-avhubert-rendezvous-timeout.txt")
-    assert any('"py_callstack"' in ln for ln in left) and not any(ln.strip() == '"message": {' for ln in left)
+    assert any('"py_callstack"' in ln for ln in left)
 
 
 def test_torchvision_metric_logger_lines_are_steps_counted_over_epochs():

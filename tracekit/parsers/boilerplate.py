@@ -88,8 +88,6 @@ KNOWN = [
     r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IW] [\w/.]+:\d+\] |(?:INFO|WARNING):[\w.]+:)",
     # a markdown image or bold caption a paste carries
     r"^!\[[^\]]*\]\(https?://\S+\)\s*$", r"^\*\*[^*]+\*\*:?\s*$",
-    # a JSON object's punctuation alone on its line (torchelastic's error file, a config dump)
-    r'^\s*(?:[{}\[\]],?|"[\w.\-]+": [{\[])\s*$',
     # notebooks and pastes (a markdown code fence)
     r"^\s*(?:`{3,}|~{3,})[\w#+\-]*\s*$", r"^\s*`\s*$",
     r"^<IPython\.core\.display\.\w+ object>$", r"^\s*(?:\.{1,3}|…)\s*$", r"^\s*//",
@@ -111,5 +109,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
                    & (pl.col("line").shift(-1).over("file") == pl.col("line") + 1)).fill_null(False)
     # gdb's prompt, which the lines frame reads as a Ray actor's `(name) ` and takes off the text
     prompt = pl.col("raw").str.contains(r"^\s*(?:>\s?)?\(gdb\) ") if "raw" in lines.columns else pl.lit(False)
-    known = prompt | under_file | before_file | continued | info | t.str.contains(any_of(*KNOWN))
+    # (the shapes a few dozen at a time: one regex of them all grows past what the regex engine runs fast)
+    shapes = pl.any_horizontal([t.str.contains(any_of(*KNOWN[i:i + 24])) for i in range(0, len(KNOWN), 24)])
+    known = prompt | under_file | before_file | continued | info | shapes
     return Parsed("boilerplate", {}, lines.filter(known & ~pl.col("blank")).select("file", "line"))

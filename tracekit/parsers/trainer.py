@@ -41,6 +41,7 @@ KERAS_DONE = r"^(?P<done>\d+)/(?P<total>\d+) \[=+\] - \d+m?s \d+(?:ms|s|us)/step
 # so the step is counted over the epochs the header names, and its total is no end of the run
 METRIC_LOGGER = (rf"^(?:.*?\bEpoch: \[(?P<epoch>\d+)\])?.*?\[\s*(?P<i>\d+)/(?P<per>\d+)\]\s+eta: [\d:]+ "
                  rf"(?:.*?\bloss: (?P<loss>{NUM}))?")
+LOGGED_EVERY = r"\d\]\s+eta: \d"  # what picks its lines, cheaply
 # Megatron's argument check (`using world size: 8, data-parallel size: 2, ...`, older `... and model-parallel size`)
 MEGATRON_WORLD = r"^using world size: (?P<world_size>\d+)\b"
 IMAGES = rf"^(?P<step>\d+)\s+images/sec: [\d.]+ \+/- [\d.]+ \(jitter = [\d.]+\)\s+(?P<loss>{NUM})"
@@ -121,7 +122,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     _keras(_own_lines(lines, df), frames)
     add("step", t.str.contains(IMAGES), IMAGES)
     n = len(frames)
-    add("step", t.str.contains(METRIC_LOGGER), METRIC_LOGGER)
+    add("step", t.str.contains(LOGGED_EVERY), METRIC_LOGGER)
     frames[n:] = [f.with_columns((pl.col("epoch").cast(pl.Int64).fill_null(0) * pl.col("per").cast(pl.Int64)
                                   + pl.col("i").cast(pl.Int64)).alias("step")).drop("epoch", "i", "per")
                   for f in frames[n:]]
@@ -182,7 +183,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
         any_of(*(r"\{.*'loss': ", DS_STEP, STEP_LOSS, IMAGES, r"^total images/sec: ", r"^\[iteration\] datetime: ",
                  r"^time \(ms\) \| \w", r"^Invalidate trace cache @ step \d+", r"iteration\s+\d+/\s*\d+ \|", TQDM, "comm op: ",
                                        TRAIN_START, DS_VERSION, KNOWN, r"\{'train_runtime'|\{'eval_\w*loss'",
-                                       METRIC_LOGGER, MEGATRON_WORLD,
+                                       LOGGED_EVERY, MEGATRON_WORLD,
                                        ITERATION, PROGRAM_END, PHASES, NO_PROGRESS, TF_STEP, MXNET,
                                        KERAS_EPOCH, KERAS_DONE))
     )

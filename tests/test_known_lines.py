@@ -29,6 +29,8 @@ def unknown(name: str) -> list[str]:
     ("dv2-042-kubeflow-worker7-restart-nccl-bootstrap.txt", ("Downloading: 100%|", "Loading cached processed dataset")),
     ("dev-004-colossalai-gemini-sigkill-rank0.txt", ("INFO     colossalai",)),
     ("dev-045-tests-8node-v100-low-busbw-alltoall.txt", ("```",)),
+    ("dv3-006-lightning-slurm-duplicate-global-rank-init-hang.txt", ("GPU available:", "TPU available:")),
+    ("dv3-021-deepops-srun-pyxis-nccl-tests-1node-start.txt", ("pyxis: importing",)),
 ])
 def test_a_family_of_lines_that_mean_nothing_is_known(name, family):
     left = unknown(name)

@@ -40,6 +40,9 @@ KNOWN = [
     # launchers' banners and notices
     r"^Setting OMP_NUM_THREADS environment variable for each process", r"^WARNING: Logging before InitGoogleLogging",
     r"^Warning: Permanently added .* to the list of known hosts",
+    # Lightning's accelerator banner (accelerator_connector: `GPU available: True (cuda), used: True`, TPU, IPU,
+    # HPU), pyxis importing a container image under srun
+    r"^[GTIH]PU available: (?:True|False)\b", r"^pyxis: (?:importing|imported|creating|reusing) ",
     # a shell command continued over lines, Lightning's and hwloc's notices, uvicorn's access log
     r"\\\s*$", r"^\s*LOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES:", r"^Authorization required, but no authorization protocol",
     r"^Unexpected end of /proc/mounts line", r"^(?:INFO|WARNING|ERROR):\s{2,}\S+ - \"", r"^\s+\d+ ranks? ha(?:s|ve) launched up",

@@ -36,6 +36,14 @@ TF_STEP = rf"\bloss = (?P<loss>{NUM}), step = (?P<step>\d+)\b"
 MXNET = r"\bEpoch\[(?P<epoch>\d+)\] Batch \[(?P<step>\d+)\]\s+Speed: [\d.]+ samples/sec"
 KERAS_EPOCH = r"^Epoch (?P<step>\d+)/(?P<of>\d+)\s*$"
 KERAS_DONE = r"^(?P<done>\d+)/(?P<total>\d+) \[=+\] - \d+m?s \d+(?:ms|s|us)/step\b"
+# torchvision's references MetricLogger.log_every (DeiT, MAE, DINO, detection ...): `Epoch: [7]  [ 100/1251]  eta:
+# 0:15:17  lr: 0.001998  loss: 5.2755 (5.2755)  time: 0.7736  data: 0.0005`; the count starts again each epoch,
+# so the step is counted over the epochs the header names, and its total is no end of the run
+METRIC_LOGGER = (rf"^(?:.*?\bEpoch: \[(?P<epoch>\d+)\])?.*?\[\s*(?P<i>\d+)/(?P<per>\d+)\]\s+eta: [\d:]+ "
+                 rf"(?:.*?\bloss: (?P<loss>{NUM}))?")
+LOGGED_EVERY = r"\d\]\s+eta: \d"  # what picks its lines, cheaply
+# Megatron's argument check (`using world size: 8, data-parallel size: 2, ...`, older `... and model-parallel size`)
+MEGATRON_WORLD = r"^using world size: (?P<world_size>\d+)\b"
 IMAGES = rf"^(?P<step>\d+)\s+images/sec: [\d.]+ \+/- [\d.]+ \(jitter = [\d.]+\)\s+(?P<loss>{NUM})"
 COMM_OP = (
     r"comm op: (?P<op>\w+) \| time \(ms\): (?P<ms>[\d.]+) \| msg size: (?P<size>[\d.]+) (?P<unit>\w+) \| "
@@ -114,6 +122,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
     _keras(_own_lines(lines, df), frames)
     add("step", t.str.contains(IMAGES), IMAGES)
     n = len(frames)
+    add("step", t.str.contains(LOGGED_EVERY), METRIC_LOGGER)
+    frames[n:] = [f.with_columns((pl.col("epoch").cast(pl.Int64).fill_null(0) * pl.col("per").cast(pl.Int64)
+                                  + pl.col("i").cast(pl.Int64)).alias("step")).drop("epoch", "i", "per")
+                  for f in frames[n:]]
+    n = len(frames)
     # (a banner printed as an iteration starts: its last one is no end, so max_steps is left out)
     add("step", t.str.contains(ITERATION), ITERATION)
     frames[n:] = [f.drop("max_steps") for f in frames[n:]]
@@ -155,9 +168,12 @@ def parse(lines: pl.DataFrame) -> Parsed:
                 (pl.col("busbw").cast(pl.Float64, strict=False) / 8).alias("busbw_gbs"),
                 pl.when(pl.col("kind") == "comm_op").then(pl.lit("deepspeed")).alias("where"),
             )
-    ranks = df.filter(t.str.contains(DS_VERSION)).select(
-        "file", t.str.extract(DS_VERSION, 1).alias("deepspeed_version"), pl.lit("deepspeed").alias("source")
-    )
+    ranks = pl.concat([
+        df.filter(t.str.contains(DS_VERSION)).select(
+            "file", t.str.extract(DS_VERSION, 1).alias("deepspeed_version"), pl.lit("deepspeed").alias("source")),
+        df.filter(t.str.contains(MEGATRON_WORLD)).select(
+            "file", t.str.extract(MEGATRON_WORLD, 1).cast(pl.Int64).alias("world_size"), pl.lit("megatron").alias("source")),
+    ], how="diagonal_relaxed")
     closing = t == ")"
     args_end = closing & (t.str.contains(ARGS_OPEN).cast(pl.Int32).cum_sum().over("file")
                           > closing.cast(pl.Int32).cum_sum().over("file") - 1)
@@ -166,7 +182,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     used = args_end | pl.col("_in_args") | warned | after_warning | t.str.contains(
         any_of(*(r"\{.*'loss': ", DS_STEP, STEP_LOSS, IMAGES, r"^total images/sec: ", r"^\[iteration\] datetime: ",
                  r"^time \(ms\) \| \w", r"^Invalidate trace cache @ step \d+", r"iteration\s+\d+/\s*\d+ \|", TQDM, "comm op: ",
-                                       TRAIN_START, DS_VERSION, KNOWN, r"\{'train_runtime'|\{'eval_loss'",
+                                       TRAIN_START, DS_VERSION, KNOWN, r"\{'train_runtime'|\{'eval_\w*loss'",
+                                       LOGGED_EVERY, MEGATRON_WORLD,
                                        ITERATION, PROGRAM_END, PHASES, NO_PROGRESS, TF_STEP, MXNET,
                                        KERAS_EPOCH, KERAS_DONE))
     )

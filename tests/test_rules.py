@@ -2,9 +2,12 @@
 
 import pytest
 
+from tests.conftest import SAMPLES
 from tests.factory import fr_store, make_store, one
 from tracekit import rules
 from tracekit.evidence import Evidence
+from tracekit.ingest import ingest
+from tracekit.store import scan
 from tracekit.verdict import Kind, decide
 
 
@@ -238,3 +241,13 @@ def test_a_connect_that_timed_out_is_the_networks_failure_not_a_consequence():
 def test_nothing_says_what_it_saw():
     v = rules.nothing(ev(events=[event("c10d_error", "[E] something odd", 0, 4)]))
     assert v.kind == Kind.UNDECIDED and "1 error line(s) no rule explains" in v.summary and v.evidence
+
+
+def test_a_slow_run_read_back_from_disk_gets_the_verdict_it_gets_in_memory(tmp_path):
+    """samples/zero3_slow_2x2 (FR dumps that moved): the store scanned from disk, its collectives left
+    there (store.scan), is slow progress as the store in memory is, at the dumps' own rate."""
+    s = ingest([SAMPLES / "zero3_slow_2x2"])
+    s.write(tmp_path / "st")
+    mem, disk = decide(s), decide(scan(tmp_path / "st"))
+    assert mem.kind == disk.kind == Kind.SLOW_PROGRESS
+    assert "collectives/s" in disk.summary and "not hung" in disk.summary

@@ -49,6 +49,17 @@ def test_mismatch_from_watchdog_lines_of_one_seqnum():
     assert rules.mismatch_from_watchdog(ev(events=same)) is None
 
 
+def test_mismatch_from_watchdog_of_a_flat_allgather_of_two_sizes():
+    """ms-swift#3154: both ranks time out in _ALLGATHER_BASE SeqNum 3497, NumelIn 1572864 and 512:
+    all_gather_into_tensor takes one size on every rank. An all_gather into a list may be uneven."""
+    wd = [event("watchdog_timeout", "Watchdog caught collective operation timeout", r, r, f"r{r}", seq=3497,
+                op="_ALLGATHER_BASE", numel=n) for r, n in ((0, 1572864), (1, 512))]
+    v = rules.mismatch_from_watchdog(ev(events=wd))
+    assert v.kind == Kind.MISMATCH and "SeqNum 3497" in v.summary and "of 512 element(s)" in v.summary
+    listed = [dict(w, op="ALLGATHER") for w in wd]
+    assert rules.mismatch_from_watchdog(ev(events=listed)) is None
+
+
 def test_cuda_failure_is_a_crash_of_its_own_not_transport():
     e = ev(events=[event("crash", "RuntimeError: CUDA error: an illegal memory access was encountered", 2),
                    event("nccl_warn", "NET/Socket : peer closed connection", 0, 5)])

@@ -104,7 +104,8 @@ def rendezvous_failed(ev: Evidence) -> Verdict | None:
         return None
     if rz["message"].str.contains("ncclUniqueId", literal=True).any():  # (ProcessGroupNCCL's own init)
         return Verdict(Kind.INIT_STALL, "the NCCL communicator's init never completed: its ranks could not "
-                       f"exchange the ncclUniqueId through the c10d store: {msg(rz, 0, 240)} (check the store's "
+                       f"exchange the ncclUniqueId through the c10d store: {msg(rz, 0, 240)} (check the "
+                       "store's "
                        "address is reachable from every rank, and that rank 0 reached the same collective)",
                        rank_of(rz, ev), lines(rz, 4))
     return Verdict(Kind.INIT_STALL, f"the rendezvous never completed: {msg(rz, 0, 200)} (check "

@@ -51,3 +51,11 @@ def test_a_retry_on_an_ipv6_address_is_not_a_failure(tmp_path):
                    "[W socket.cpp:436] [c10d] The server socket has failed to bind to [::]:29500 "
                    "(errno: 97 - Address family not supported by protocol).\n")
     assert not s.events.filter(s.events["kind"] == EventKind.C10D_ERROR).height
+
+
+def test_a_gloo_full_mesh_that_never_connects_is_the_process_groups_init(tmp_path):
+    _, v = _decide(tmp_path, "RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/"
+                   "transport/tcp/pair.h:301] Connect timeout [none]\n[E108 17:22:04.118509503 "
+                   "ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with [../third_party/gloo/gloo/"
+                   "transport/tcp/pair.h:301] Connect timeout [none]\n")
+    assert v.kind == Kind.INIT_STALL and "connectFullMesh" in v.summary and "GLOO_SOCKET_IFNAME" in v.summary

@@ -35,7 +35,9 @@ RENDEZVOUS = (r"Rendezvous\w*(?:Error|Timeout)|RendezvousConnectionError|C10d st
               + STORE_SOCKET
               + r"|TCPStore\w* .*(?:failed|timed out)|DistStoreError|connect\(\) timed out\. Original timeout"
               # the ranks' exchange of ncclUniqueId through the store (ProcessGroupNCCL's init) failing
-              r"|retrieving ncclUniqueId from \[\d+\] via c10d key-value store")
+              r"|retrieving ncclUniqueId from \[\d+\] via c10d key-value store"
+              # ProcessGroupGloo's init: each rank connects a pair to every other rank's advertised address
+              r"|Gloo connectFullMesh failed")
 # NCCL's network saying a peer sent another size than this rank posted: the ranks' collectives
 # differ (a size or op mismatch seen from the wire), not a network fault
 WIRE_MISMATCH = r"(?i)collective mismatch error|message truncated ?: ?receiving \d+ bytes instead of \d+"

@@ -109,10 +109,11 @@ def rendezvous_failed(ev: Evidence) -> Verdict | None:
                        "address is reachable from every rank, and that rank 0 reached the same collective)",
                        rank_of(rz, ev), lines(rz, 4))
     if rz["message"].str.contains("connectFullMesh", literal=True).any():  # (ProcessGroupGloo's init)
-        return Verdict(Kind.INIT_STALL, "the gloo process group's init never completed: connecting its full "
-                       f"mesh of pairs failed: {msg(rz, 0, 200)} (each rank connects to the address every other "
-                       "rank advertised through the store: check GLOO_SOCKET_IFNAME names an interface the others "
-                       "reach, and that no firewall blocks the ports)", rank_of(rz, ev), lines(rz, 4))
+        return Verdict(Kind.INIT_STALL, "the gloo process group's init never completed: connecting "
+                       f"its full mesh of pairs failed: {msg(rz, 0, 200)} (each rank connects to the address "
+                       "every other rank advertised through the store: check GLOO_SOCKET_IFNAME names an "
+                       "interface the others reach, and that no firewall blocks the ports)",
+                       rank_of(rz, ev), lines(rz, 4))
     return Verdict(Kind.INIT_STALL, f"the rendezvous never completed: {msg(rz, 0, 200)} (check "
                    "--master_addr / --master_port, the port is free and reachable from every node, and every "
                    "node was launched)",

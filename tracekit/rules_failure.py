@@ -108,7 +108,9 @@ def rendezvous_failed(ev: Evidence) -> Verdict | None:
                        "store's "
                        "address is reachable from every rank, and that rank 0 reached the same collective)",
                        rank_of(rz, ev), lines(rz, 4))
-    if rz["message"].str.contains("connectFullMesh", literal=True).any():  # (ProcessGroupGloo's init)
+    if rz["message"].str.contains("connectFullMesh", literal=True).all():  # (ProcessGroupGloo's init)
+        if ev.transport.height:
+            return None  # the network's own words of it (a refused connect): transport_error says them
         return Verdict(Kind.INIT_STALL, "the gloo process group's init never completed: connecting "
                        f"its full mesh of pairs failed: {msg(rz, 0, 200)} (each rank connects to the address "
                        "every other rank advertised through the store: check GLOO_SOCKET_IFNAME names an "

@@ -256,9 +256,9 @@ def test_nothing_says_what_it_saw():
 
 def test_a_slow_run_read_back_from_disk_gets_the_verdict_it_gets_in_memory(tmp_path):
     """samples/zero3_slow_2x2 (FR dumps that moved): the store scanned from disk, its collectives left
-    there (store.scan), is slow progress as the store in memory is, at the dumps' own rate."""
+    there (store.scan), is slow progress at the rate the store in memory gives (figures.collective_rate)."""
     s = ingest([SAMPLES / "zero3_slow_2x2"])
     s.write(tmp_path / "st")
     mem, disk = decide(s), decide(scan(tmp_path / "st"))
     assert mem.kind == disk.kind == Kind.SLOW_PROGRESS
-    assert "collectives/s" in disk.summary and "not hung" in disk.summary
+    assert "collectives/s" in disk.summary and "not hung" in disk.summary and disk.summary == mem.summary

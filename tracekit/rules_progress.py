@@ -4,13 +4,15 @@ ranks, and ``nothing``: what was seen when no rule fires."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import polars as pl
 
-from tracekit import figures, situation
+from tracekit import align, figures, situation
 from tracekit.evidence import Evidence, lines
 from tracekit.outcome import Cited, Kind, Verdict
+from tracekit.store import Store
 from tracekit.rules_common import late_text
 
 
@@ -24,10 +26,7 @@ def slow_progress(ev: Evidence) -> Verdict | None:
     if not moved.height:
         return None
     # one figure, one value: the rate and step time diff, the plots and the report show (figures.py)
-    # (figures.collective_rate takes a table in memory; a store scanned from disk keeps the
-    # collectives there: the dumps' own motion then)
-    eager = isinstance(ev.store.collectives, pl.DataFrame)
-    rate = figures.collective_rate(ev.store).value if eager else None
+    rate = figures.collective_rate(_timed_in_memory(ev.store)).value
     if rate is None:  # (fewer than figures.MIN_COLLECTIVES timed per rank: the dumps' own motion)
         rate = (moved["dseq"] / moved["dt"].clip(lower_bound=1e-9)).median()
     per_coll = (moved["bytes"] / moved["dseq"]).median()
@@ -50,6 +49,17 @@ def slow_progress(ev: Evidence) -> Verdict | None:
             "every launcher exited with code 0" if ev.finished
             else "every rank advanced between its last two dumps"))
     return v
+
+
+def _timed_in_memory(store: Store) -> Store:
+    """The store with only its timed collectives, read into memory where a scanned store keeps them on
+    disk (figures.collective_rate takes tables in memory): the same rate either way."""
+    if isinstance(store.collectives, pl.DataFrame):
+        return store
+    timed = (store.collectives.filter(pl.col("rank").is_not_null() & pl.col("start_ns").is_not_null()
+                                      & pl.col("seq").is_not_null())
+             .select("rank", "pg", "seq", "start_ns", "end_ns", "source"))
+    return dataclasses.replace(store, collectives=align.collect(timed))
 
 
 def _bytes(n: float) -> str:

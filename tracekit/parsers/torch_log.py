@@ -167,7 +167,14 @@ def parse(lines: pl.DataFrame) -> Parsed:
             message = t
         frames.append(sub.with_columns(pl.lit(kind).alias("kind"), message.alias("message"), **extra))
 
-    add("watchdog_timeout", t.str.contains(r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=") & t.str.contains(TIMED_OUT), WATCHDOG)
+    # each field wherever it stands: torch 1.x prints `WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=...)`, posts
+    # reorder or cut them (`WorkNCCL(OpType=ALLREDUCE, SeqNum=458) ran for`, a line wrapped mid-name)
+    field = {n: t.str.extract(rf"Work(?:NCCL|Gloo)?\(.*?\b{k}=(\w+)", 1)
+             for n, k in (("seq", "SeqNum"), ("op", "OpType"), ("numel", "NumelIn"))}
+    work = t.str.contains(r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=")
+    add("watchdog_timeout", work & t.str.contains(TIMED_OUT),
+        WATCHDOG, seq=pl.coalesce(pl.col("seq"), field["seq"]), op=pl.coalesce(pl.col("op"), field["op"]),
+        numel=pl.coalesce(pl.col("numel"), field["numel"]))
     add("watchdog_abort", t.str.contains(ABORT) & ~t.str.contains(CUDA))
     add("cuda_error", t.str.contains(CUDA))
     add("stall", t.str.contains(STUCK), where=pl.lit("c10d"))

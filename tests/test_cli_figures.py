@@ -56,8 +56,6 @@ def test_the_straggler_plot_draws_the_figures_the_verdict_would_quote(tmp_path):
     assert round(top["late_ms"], 1) == 2.1 and round(top["late_when_late_ms"], 1) == 50.5
 
 
-@pytest.mark.xfail(strict=True, reason="rules.slow_progress and rules.straggler still work out their own "
-                   "rate and lateness; the lead applies the change in branch cli's report (then drop this mark)")
 @pytest.mark.parametrize("name", ["zero3_slow_2x2", "gloo_1x4_straggler"])
 def test_the_verdict_quotes_the_same_figures(name):
     s = store(name)

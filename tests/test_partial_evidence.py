@@ -65,7 +65,7 @@ def test_the_brief_examples(tmp_path):
     v = decide(ingest(sorted(d.glob("*.log"))))
     assert v.kind != Kind.HEALTHY and v.failed  # logs only of a hung job: exit code 124 is a failure sign
     v = decide(ingest([SAMPLES / "gloo_1x4_healthy" / "rank0.log"]))
-    assert v.kind == Kind.UNDECIDED and "1 of 4 ranks seen: ranks 1-3 left no file" in v.summary
+    assert v.kind == Kind.UNDECIDED and "1 of 4 ranks seen: ranks 1-3 left no record" in v.summary
     v = decide(ingest([SAMPLES / "gloo_1x4_healthy" / "kineto_rank0.json"]))
     assert v.kind == Kind.UNDECIDED
     v = decide(ingest([d / "rank0.log", d / "fr_rank0.pkl"]))
@@ -96,7 +96,7 @@ def test_coll_lines_without_init_lines_still_show_the_mismatch(tmp_path):
     assert store.ranks["rank"].drop_nulls().len() == 0
     v = decide(store)
     assert v.kind == Kind.MISMATCH and v.ranks == []
-    assert "vm:1197 ran AllReduce; vm:1198 ran ReduceScatter" in v.summary and "no rank identified" in v.summary
+    assert "vm:1197 ran AllReduce; vm:1198 ran ReduceScatter" in v.summary and "2 processes, ranks not named" in v.summary
 
 
 def test_fail_on_hang_exits_1_on_any_failure_sign(tmp_path):

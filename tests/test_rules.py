@@ -2,9 +2,12 @@
 
 import pytest
 
+from tests.conftest import SAMPLES
 from tests.factory import fr_store, make_store, one
 from tracekit import rules
 from tracekit.evidence import Evidence
+from tracekit.ingest import ingest
+from tracekit.store import scan
 from tracekit.verdict import Kind, decide
 
 
@@ -44,6 +47,17 @@ def test_mismatch_from_watchdog_lines_of_one_seqnum():
     assert v.kind == Kind.MISMATCH and v.ranks == [7] and "rank 7 ran ALLREDUCE of 10942336" in v.summary
     same = [dict(w, numel=8) for w in wd]
     assert rules.mismatch_from_watchdog(ev(events=same)) is None
+
+
+def test_mismatch_from_watchdog_of_a_flat_allgather_of_two_sizes():
+    """ms-swift#3154: both ranks time out in _ALLGATHER_BASE SeqNum 3497, NumelIn 1572864 and 512:
+    all_gather_into_tensor takes one size on every rank. An all_gather into a list may be uneven."""
+    wd = [event("watchdog_timeout", "Watchdog caught collective operation timeout", r, r, f"r{r}", seq=3497,
+                op="_ALLGATHER_BASE", numel=n) for r, n in ((0, 1572864), (1, 512))]
+    v = rules.mismatch_from_watchdog(ev(events=wd))
+    assert v.kind == Kind.MISMATCH and "SeqNum 3497" in v.summary and "of 512 element(s)" in v.summary
+    listed = [dict(w, op="ALLGATHER") for w in wd]
+    assert rules.mismatch_from_watchdog(ev(events=listed)) is None
 
 
 def test_cuda_failure_is_a_crash_of_its_own_not_transport():
@@ -238,3 +252,13 @@ def test_a_connect_that_timed_out_is_the_networks_failure_not_a_consequence():
 def test_nothing_says_what_it_saw():
     v = rules.nothing(ev(events=[event("c10d_error", "[E] something odd", 0, 4)]))
     assert v.kind == Kind.UNDECIDED and "1 error line(s) no rule explains" in v.summary and v.evidence
+
+
+def test_a_slow_run_read_back_from_disk_gets_the_verdict_it_gets_in_memory(tmp_path):
+    """samples/zero3_slow_2x2 (FR dumps that moved): the store scanned from disk, its collectives left
+    there (store.scan), is slow progress at the rate the store in memory gives (figures.collective_rate)."""
+    s = ingest([SAMPLES / "zero3_slow_2x2"])
+    s.write(tmp_path / "st")
+    mem, disk = decide(s), decide(scan(tmp_path / "st"))
+    assert mem.kind == disk.kind == Kind.SLOW_PROGRESS
+    assert "collectives/s" in disk.summary and "not hung" in disk.summary and disk.summary == mem.summary

@@ -415,7 +415,11 @@ class Evidence:
             pl.coalesce(text.str.extract(r"elapsed time per iteration \(ms\): ([\d.]+)", 1).cast(pl.Float64, strict=False) / 1e3,
                         text.str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False),
                         text.str.extract(r"([\d.]+)\s*s/it\b", 1).cast(pl.Float64, strict=False)).alias("took"),
-            text.str.extract(r"(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*([\d][\d,.]*)", 1)
+            # a throughput after its unit (`samples/sec: 875.6`) or before it (`875.63 samples/sec`,
+            # `3.2it/s`)
+            pl.coalesce(text.str.extract(r"(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*([\d][\d,.]*)", 1),
+                        text.str.extract(r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens|it)/s(?:ec)?\b",
+                                         1))
             .str.replace_all(",", "").cast(pl.Float64, strict=False).alias("rate"))
         # the first step carries the warm-up (compilation, allocator, NCCL connects): never the slow one
         one = st.unique("step", keep="first", maintain_order=True).sort("step")

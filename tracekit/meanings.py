@@ -24,8 +24,20 @@ NETWORK_FAIL = (r"(?i)call to (?:connect|bind|accept)|connect(?:ion)? (?:timed o
 NCCL_ERROR = (r"ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclInvalidArgument|ncclUnhandledCudaError"
               r"|ncclRemoteError|NCCL error|unhandled (?:system|cuda) error|remote process exited or there was a network error")
 # the rendezvous / TCPStore never came together: nobody got as far as a communicator
-RENDEZVOUS = (r"Rendezvous\w*(?:Error|Timeout)|RendezvousConnectionError|C10d store has failed|client socket has timed out"
-              r"|server socket has failed to (?:listen|bind)|TCPStore\w* .*(?:failed|timed out)|DistStoreError")
+# c10d's store socket (torch/csrc/distributed/c10d/socket.cpp) giving up: the server cannot bind or
+# listen on the port, the client reaches no address of the store's host or cannot resolve its name.
+# (A W line `failed to connect to [localhost]:29500 (errno: 97 ...)` for one address is a retry,
+# printed by healthy runs too, and is not one of these.)
+STORE_SOCKET = (r"socket has failed to connect to any network address|client socket has timed out"
+                r"|server socket has failed to (?:listen|bind)|server socket cannot be initialized"
+                r"|IPv4 network addresses of \(.*\) cannot be retrieved")
+RENDEZVOUS = (r"Rendezvous\w*(?:Error|Timeout)|RendezvousConnectionError|C10d store has failed|"
+              + STORE_SOCKET
+              + r"|TCPStore\w* .*(?:failed|timed out)|DistStoreError|connect\(\) timed out\. Original timeout"
+              # the ranks' exchange of ncclUniqueId through the store (ProcessGroupNCCL's init) failing
+              r"|retrieving ncclUniqueId from \[\d+\] via c10d key-value store"
+              # ProcessGroupGloo's init: each rank connects a pair to every other rank's advertised address
+              r"|Gloo connectFullMesh failed")
 # NCCL's network saying a peer sent another size than this rank posted: the ranks' collectives
 # differ (a size or op mismatch seen from the wire), not a network fault
 WIRE_MISMATCH = r"(?i)collective mismatch error|message truncated ?: ?receiving \d+ bytes instead of \d+"

@@ -177,13 +177,15 @@ class Coverage:
         return bool(self.seen) and self.world_size is not None and not self.missing
 
     def describe(self) -> str:
+        if not self.seen and self.unranked:  # processes seen whose ranks no line names
+            return (f"{self.unranked} process{'es' if self.unranked > 1 else ''}, ranks not named"
+                    + (f" (world size {self.world_size})" if self.world_size else ""))
         if not self.seen:
-            return ("no rank identified" + (f" of world size {self.world_size}" if self.world_size else "")
-                    + (f" ({self.unranked} process(es) without a rank)" if self.unranked else ""))
+            return "no rank identified" + (f" of world size {self.world_size}" if self.world_size else "")
         if self.world_size is None:
             return f"{len(self.seen)} rank(s) seen ({fmt_ranks(self.seen)}), world size not logged"
         text = f"{len(self.seen)} of {self.world_size} rank{'s' if self.world_size > 1 else ''} seen"
-        return text + (f": {who(self.missing)} left no file" if self.missing else "")
+        return text + (f": {who(self.missing)} left no record" if self.missing else "")
 
     def to_dict(self) -> dict:
         return {"world_size": self.world_size, "seen": self.seen, "missing": self.missing,

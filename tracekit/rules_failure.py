@@ -55,16 +55,35 @@ def bootstrap_failed(ev: Evidence) -> Verdict | None:
 def nccl_failure(ev: Evidence) -> Verdict | None:
     """NCCL gave up (its error code reached the program) and the network says why: NCCL's own WARN,
     a transport error or connect retries."""
-    t = ev.transport.sort("line")
+    t, dropped = ev.transport.sort("line"), ""
+    if not t.height and ev.nccl_errors.height:
+        t = _dropped_connection(ev)
+        dropped = ("; no line says the peer ended (no crash, exit or timeout): the connection dropped, on "
+                   "the network or with a peer that died without a word (the peer's log decides which)")
     if not (ev.nccl_errors.height and t.height):
         return None
     r = rank_of(ev.nccl_errors.head(1), ev)
     said = ev.launched_with
     return Verdict(Kind.TRANSPORT_ERROR, f"NCCL failed on {who_or(t)}: "
                    f"{msg(t, 0, 160)}" + (f" (launched with {said})" if said else "")
-                   + f"; {who(r) if r else 'a rank'} then failed: {msg(ev.nccl_errors, 0, 120)}",
+                   + f"; {who(r) if r else 'a rank'} then failed: {msg(ev.nccl_errors, 0, 120)}" + dropped,
                    sorted(set(t["rank"].drop_nulls().to_list()) | set(r)),
                    lines(t, 3) + lines(ev.network_settings, 3) + lines(ev.nccl_errors, 2))
+
+
+#: NCCL's words for a connection its peer closed or reset (net/socket.cc, net_ib.cc, include/socket.h)
+PEER_DROPPED = r"(?i)closed by (?:remote )?peer|Connection reset by peer|Broken pipe"
+
+
+def _dropped_connection(ev: Evidence) -> pl.DataFrame:
+    """NCCL's WARN that its peer closed or reset the connection, where nothing else in the logs says
+    why (no crash, exit, timeout or CUDA error of the peer): a consequence of the peer's end where that
+    end is seen, else all there is to say (the connection dropped: the network's, or a peer that died
+    without a word)."""
+    if ev.crashes.height or ev.exits.height or ev.timeouts.height or ev.cuda.height:
+        return ev.transport.clear()
+    return ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR).filter(
+        pl.col("message").str.contains(PEER_DROPPED)).sort("line")
 
 
 def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
@@ -83,6 +102,20 @@ def rendezvous_failed(ev: Evidence) -> Verdict | None:
     rz = ev.rendezvous
     if not rz.height:
         return None
+    if rz["message"].str.contains("ncclUniqueId", literal=True).any():  # (ProcessGroupNCCL's own init)
+        return Verdict(Kind.INIT_STALL, "the NCCL communicator's init never completed: its ranks could not "
+                       f"exchange the ncclUniqueId through the c10d store: {msg(rz, 0, 240)} (check the "
+                       "store's "
+                       "address is reachable from every rank, and that rank 0 reached the same collective)",
+                       rank_of(rz, ev), lines(rz, 4))
+    if rz["message"].str.contains("connectFullMesh", literal=True).all():  # (ProcessGroupGloo's init)
+        if ev.transport.height:
+            return None  # the network's own words of it (a refused connect): transport_error says them
+        return Verdict(Kind.INIT_STALL, "the gloo process group's init never completed: connecting "
+                       f"its full mesh of pairs failed: {msg(rz, 0, 200)} (each rank connects to the address "
+                       "every other rank advertised through the store: check GLOO_SOCKET_IFNAME names an "
+                       "interface the others reach, and that no firewall blocks the ports)",
+                       rank_of(rz, ev), lines(rz, 4))
     return Verdict(Kind.INIT_STALL, f"the rendezvous never completed: {msg(rz, 0, 200)} (check "
                    "--master_addr / --master_port, the port is free and reachable from every node, and every "
                    "node was launched)",

@@ -60,8 +60,11 @@ def mismatch_from_watchdog(ev: Evidence) -> Verdict | None:
                                        pl.col("numel").n_unique().alias("sizes"),
                                        pl.col("rank").n_unique().alias("n"),
                                        pl.col("op").first().alias("op0"))
-    # ranks of an alltoall, gather or scatter may each send another number of elements
-    sized = ~pl.col("op0").str.contains("(?i)alltoall|gather|scatter|coalesced")
+    # ranks of an alltoall, gather or scatter may each send another number of elements; not those of
+    # the flat-tensor forms (_ALLGATHER_BASE, _REDUCE_SCATTER_BASE: all_gather_into_tensor and
+    # reduce_scatter_tensor), whose input and output are the same size on every rank
+    flat = pl.col("op0").str.contains("(?i)_base$|into_tensor|scatter_tensor")
+    sized = ~pl.col("op0").str.contains("(?i)alltoall|gather|scatter|coalesced") | flat
     bad = per.filter((pl.col("n") > 1) & ((pl.col("ops") > 1) | ((pl.col("sizes") > 1) & sized)))
     if not bad.height:
         return None

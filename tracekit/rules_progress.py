@@ -4,15 +4,16 @@ ranks, and ``nothing``: what was seen when no rule fires."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import polars as pl
 
-from tracekit import sources
+from tracekit import align, figures, situation
 from tracekit.evidence import Evidence, lines
-from tracekit.outcome import Cited, EventKind, Kind, Verdict
-from tracekit.rules_common import COLLECT, count_rows, late_text
-from tracekit.wording import who
+from tracekit.outcome import Cited, Kind, Verdict
+from tracekit.store import Store
+from tracekit.rules_common import late_text
 
 
 def slow_progress(ev: Evidence) -> Verdict | None:
@@ -24,11 +25,13 @@ def slow_progress(ev: Evidence) -> Verdict | None:
              .with_columns((pl.col("last") - pl.col("first")).alias("dseq")))
     if not moved.height:
         return None
-    rate = (moved["dseq"] / moved["dt"].clip(lower_bound=1e-9)).median()
+    # one figure, one value: the rate and step time diff, the plots and the report show (figures.py)
+    rate = figures.collective_rate(_timed_in_memory(ev.store)).value
+    if rate is None:  # (fewer than figures.MIN_COLLECTIVES timed per rank: the dumps' own motion)
+        rate = (moved["dseq"] / moved["dt"].clip(lower_bound=1e-9)).median()
     per_coll = (moved["bytes"] / moved["dseq"]).median()
-    took = (ev.kinds(EventKind.STEP)["message"].str.extract(r"'elapsed_s': ([\d.]+)", 1)
-            .cast(pl.Float64, strict=False).drop_nulls())
-    step_s = f"; steps took {took.median():.1f} s each" if took.len() else ""
+    step = figures.step_median(ev.store)
+    step_s = f"; steps took {step.value:.1f} s each" if step.value is not None else ""
     gbps = (moved["bytes"] / moved["dt"].clip(lower_bound=1e-9)).median() / 1e9
     # a figure that cannot be worked out (no sizes recorded) is left out, never printed as 0.0
     size = (f", {_bytes(per_coll)} per collective, {_bytes(gbps * 1e9)}/s through each rank"
@@ -48,6 +51,17 @@ def slow_progress(ev: Evidence) -> Verdict | None:
     return v
 
 
+def _timed_in_memory(store: Store) -> Store:
+    """The store with only its timed collectives, read into memory where a scanned store keeps them on
+    disk (figures.collective_rate takes tables in memory): the same rate either way."""
+    if isinstance(store.collectives, pl.DataFrame):
+        return store
+    timed = (store.collectives.filter(pl.col("rank").is_not_null() & pl.col("start_ns").is_not_null()
+                                      & pl.col("seq").is_not_null())
+             .select("rank", "pg", "seq", "start_ns", "end_ns", "source"))
+    return dataclasses.replace(store, collectives=align.collect(timed))
+
+
 def _bytes(n: float) -> str:
     """``17.0 MB``, ``33 KB``, ``4 B``: a size in the unit that shows it."""
     for unit, k in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
@@ -59,33 +73,22 @@ def _bytes(n: float) -> str:
 def straggler(ev: Evidence, min_collectives: int = 20, share: float = 0.6) -> Verdict | None:
     """One rank enters most collectives last (clock offsets per host removed), by a margin that
     matters. Needs enqueue times of every rank (Flight Recorder, Kineto)."""
-    known = pl.col("start_ns").is_not_null() & pl.col("rank").is_not_null() & pl.col("seq").is_not_null()
-    c, source = sources.best_lazy(ev.store.collectives.lazy(), sources.TIMED, known,
-                                  ("rank", "pg", "seq", "host", "start_ns", "end_ns"))
-    if not source:
+    top = figures.latest_rank(ev.store)  # one figure, one value: the straggler plot draws the same
+    if top is None or top["of"] < min_collectives:
         return None
-    c = sources.on_one_clock(c.unique(["rank", "pg", "seq"]), {"start_ns": "t"})
-    n = c.group_by("pg", "seq").agg(pl.col("rank").n_unique().alias("n"))
-    full = c.join(n.filter(pl.col("n") == n["n"].max()), on=["pg", "seq"], how="semi")
-    if full["rank"].n_unique() < 2:
-        return None
-    lag_ms = ((pl.col("t").max() - pl.col("t").median()) / 1e6).alias("lag_ms")
-    last = full.sort("t").group_by("pg", "seq").agg(pl.col("rank").last().alias("late"), lag_ms)
-    if last.height < min_collectives:
-        return None
-    top = (last.group_by("late").agg(pl.len().alias("times"), pl.col("lag_ms").median())
-           .sort("times", descending=True).row(0, named=True))
     # some rank is last by chance in 1/R of them: ask for 3 standard deviations above that too
     # (with 2 ranks, one of them is last in 60% of 20 collectives half the time)
-    chance = 1 / full["rank"].n_unique()
-    need = max(share, chance + 3 * math.sqrt(chance * (1 - chance) / last.height))
-    if top["times"] < need * last.height or top["lag_ms"] < 5.0:  # 1-2 ms is scheduling noise on a busy CPU
+    chance = 1 / figures.lateness(ev.store)[0]["rank"].n_unique()
+    need = max(share, chance + 3 * math.sqrt(chance * (1 - chance) / top["of"]))
+    if top["times_last"] < need * top["of"] or not top["times_late"]:  # under 5 ms: scheduling noise
         return None
-    return Verdict(Kind.STRAGGLER, f"rank {top['late']} enters {top['times']} of {last.height} collectives "
-                   f"last, a median {top['lag_ms']:.1f} ms after the others: the others wait for it every "
-                   "time",
-                   [top["late"]], [f"{source}: rank {top['late']} last in {top['times']}/{last.height} "
-                                   f"collectives (median lag {top['lag_ms']:.1f} ms)"])
+    r, of, noise = top["rank"], top["of"], f"{figures.NOISE_MS:g} ms"
+    return Verdict(Kind.STRAGGLER, f"rank {r} enters {top['times_last']} of {of} collectives last, "
+                   f"{top['times_late']} of them more than {noise} after the median rank (a median "
+                   f"{top['late_when_late_ms']:.1f} ms then; {top['late_ms']:.1f} ms over all {of}): the "
+                   "others wait for it", [r],
+                   [f"{top['source']}: rank {r} last in {top['times_last']}/{of} collectives, "
+                    f"{top['times_late']} by more than {noise}"])
 
 
 def straggler_by_wait(ev: Evidence) -> Verdict | None:
@@ -157,22 +160,6 @@ def clean_but_partial(ev: Evidence) -> Verdict | None:
 
 
 def nothing(ev: Evidence) -> Verdict:
-    """No rule fired: say what was seen and what would decide it."""
-    n = count_rows(ev.store.collectives)
-    errors = ev.kinds(EventKind.NCCL_WARN, EventKind.C10D_ERROR, EventKind.EXCEPTION, EventKind.CRASH,
-                      EventKind.STALL, EventKind.RANK_MISSING, EventKind.WATCHDOG_ABORT)
-    seen = [f"{n} collective record(s)" if n else "no collective record",
-            f"{errors.height} error line(s) no rule explains" if errors.height else "no sign of failure"]
-    done = ev.store.comms.filter(pl.col("state") == "init_complete")
-    if done.height and not n and not errors.height:
-        # the last thing the log says is that init completed: stuck right after it, or the log ends there
-        r = done["rank"].drop_nulls().unique().sort().to_list()
-        said = done.with_columns(pl.lit("Init COMPLETE").alias("message"))
-        return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'the processes seen'} finished NCCL init "
-                       f"({done.select('comm').n_unique()} communicator(s)) and logged nothing after: no "
-                       f"collective, no error, no step ({ev.coverage.describe()}); whether they hang in the "
-                       "first collective or the log ends there is not in it: a stack dump of every rank "
-                       "(py-spy dump) and NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=COLL decide it", [],
-                       lines(said, 2))
-    return Verdict(Kind.UNDECIDED, f"{' and '.join(seen)}, but no clean end or progress to call it healthy "
-                   f"({ev.coverage.describe()}): {COLLECT}", [], lines(errors, 4))
+    """No rule fired: the situation, what is missing to decide and what to collect
+    (``situation.undecided``)."""
+    return situation.undecided_verdict(ev)

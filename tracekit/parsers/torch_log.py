@@ -11,6 +11,7 @@ import re
 
 import polars as pl
 
+from tracekit.meanings import STORE_SOCKET
 from tracekit.nccl_messages import message_name, reads_as
 from tracekit.parsers import Parsed, any_of, process_end
 
@@ -166,7 +167,14 @@ def parse(lines: pl.DataFrame) -> Parsed:
             message = t
         frames.append(sub.with_columns(pl.lit(kind).alias("kind"), message.alias("message"), **extra))
 
-    add("watchdog_timeout", t.str.contains(r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=") & t.str.contains(TIMED_OUT), WATCHDOG)
+    # each field wherever it stands: torch 1.x prints `WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=...)`, posts
+    # reorder or cut them (`WorkNCCL(OpType=ALLREDUCE, SeqNum=458) ran for`, a line wrapped mid-name)
+    field = {n: t.str.extract(rf"Work(?:NCCL|Gloo)?\(.*?\b{k}=(\w+)", 1)
+             for n, k in (("seq", "SeqNum"), ("op", "OpType"), ("numel", "NumelIn"))}
+    work = t.str.contains(r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=")
+    add("watchdog_timeout", work & t.str.contains(TIMED_OUT),
+        WATCHDOG, seq=pl.coalesce(pl.col("seq"), field["seq"]), op=pl.coalesce(pl.col("op"), field["op"]),
+        numel=pl.coalesce(pl.col("numel"), field["numel"]))
     add("watchdog_abort", t.str.contains(ABORT) & ~t.str.contains(CUDA))
     add("cuda_error", t.str.contains(CUDA))
     add("stall", t.str.contains(STUCK), where=pl.lit("c10d"))
@@ -198,6 +206,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("stall", t.str.contains(TRACEKIT_STALL), where=pl.lit("tracekit"))
     add("pg_comm", t.str.contains(PG_COMM), PG_COMM, where=pl.lit("c10d"))
     add("c10d_error", t.str.contains(GLOG) & t.str.starts_with("[E") | t.str.contains(r"^E\d{3,4} "))
+    # c10d's store socket gives up in W lines too (a port in use, a host name no resolver knows)
+    add("c10d_error", t.str.contains(GLOG) & t.str.starts_with("[W") & t.str.contains(STORE_SOCKET)
+        & ~t.str.contains("errno: 97", literal=True))  # (an IPv6 address on a host without IPv6: next one)
     add("exception", t.str.contains(ERROR_JSON), ERROR_JSON)
     # the line under `Last error:` in an NCCL exception is NCCL's own reason (what its WARN said)
     add("nccl_warn", (t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False)

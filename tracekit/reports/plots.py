@@ -1,4 +1,4 @@
-"""Plots that agree with the verdict (matplotlib; pure writers: a store and its verdict in, a file out).
+"""Plots that agree with the verdict (matplotlib; pure writers: a ``view.ChartData`` in, a file out).
 
 - ``progress``: the main group's sequence number per rank over one clock, the idle stretches cut
   out of the time axis (a broken axis); below it, in a hang, the end of the record rank by rank:
@@ -24,9 +24,9 @@ import polars as pl  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
-from tracekit import figures, sources  # noqa: E402
+from tracekit import figures  # noqa: E402
 from tracekit import situation as rank_state  # noqa: E402
-from tracekit.store import Store  # noqa: E402
+from tracekit.view import ChartData  # noqa: E402
 from tracekit.wording import fmt_ranks  # noqa: E402
 
 STOPPED, WAITING, ELSEWHERE, EARLIER, AT_FRONT = "#c0392b", "#e67e22", "#7f8c8d", "#f5cba7", "#d5dbdb"
@@ -79,16 +79,16 @@ def short_frame(where: str | None) -> str:
     return f"{fn} ({'/'.join(loc.split('/')[-2:]) if loc.startswith('/') else loc})" if loc else fn
 
 
-def progress(store: Store, verdict, path: str | Path, name: str = "") -> Path:
-    tm, source = rank_state.timed(store)
+def progress(c: ChartData, path: str | Path, name: str = "") -> Path:
+    tm, source, verdict = c.timed, c.source, c.verdict
     if not tm.height:
         raise Nothing("no collective with a time (Flight Recorder or Kineto; NCCL COLL lines have none)")
-    pg = rank_state.main_group(tm, verdict)
+    pg = c.main_pg
     df = tm.filter(pl.col("pg") == pg).sort("rank", "t")
     t0 = df["t"].min()
     df = df.with_columns(((pl.col("t") - t0) / 1e9).alias("x"))
-    label = rank_state.group_labels(store).get(pg, f"pg {pg}")
-    table = rank_state.table(rank_state.situation(store, verdict))
+    label = c.labels.get(pg, f"pg {pg}")
+    table = c.ranks
     hang = rank_state.is_hang(verdict)
     kind = verdict.kind.name if verdict is not None else ""
     named = set(verdict.ranks) if verdict is not None else set()
@@ -141,7 +141,7 @@ def progress(store: Store, verdict, path: str | Path, name: str = "") -> Path:
             ax.plot((1 - 0.012, 1 + 0.012), (-0.02, 0.02), **kw)
             ax.plot((1 - 0.012, 1 + 0.012), (0.98, 1.02), **kw)
     if kind == "SLOW_PROGRESS":
-        _dumps(axes, store, pg, t0)
+        _dumps(axes, c, t0)
     axes[0].set_ylabel(f"sequence number on {label}")
     cut = f"; {len(segs) - 1} idle stretch{'es' if len(segs) > 2 else ''} cut out (//)" if len(segs) > 1 else ""
     xlabel = f"seconds since the first collective ({source}, clocks aligned{cut})"
@@ -153,9 +153,9 @@ def progress(store: Store, verdict, path: str | Path, name: str = "") -> Path:
     title = f"{name}: " if name else ""
     axes[0].set_title(f"{title}progress per rank, {kind.lower().replace('_', ' ') or 'no verdict'}", loc="left", fontsize=11)
     if lower == "hang":
-        _wait_lanes(fig.add_subplot(grid[1, :]), df.filter(pl.col("x") >= segs[-1][0]), table, store)
+        _wait_lanes(fig.add_subplot(grid[1, :]), df.filter(pl.col("x") >= segs[-1][0]), table, c)
     elif lower == "straggler":
-        _lateness(fig.add_subplot(grid[1, :]), store, pg, named, verdict)
+        _lateness(fig.add_subplot(grid[1, :]), c, pg, named, verdict)
     fig.subplots_adjust(left=0.07, right=0.98, top=0.93, bottom=0.08 if lower else 0.1, hspace=0.5 if lower else 0.2)
     box = axes[0].get_position()
     fig.text(0.5 * (box.x0 + axes[-1].get_position().x1), box.y0 - 0.055 * 5.2 / fig.get_figheight(), xlabel,
@@ -163,14 +163,11 @@ def progress(store: Store, verdict, path: str | Path, name: str = "") -> Path:
     return _save(fig, path)
 
 
-def _dumps(axes, store: Store, pg: str, t0: int) -> None:
+def _dumps(axes, c: ChartData, t0: int) -> None:
     """Each Flight Recorder dump's newest entry per rank: the points a slow run is seen to move through."""
-    fr = store.collectives.filter((pl.col("source") == "fr") & (pl.col("pg") == pg) & pl.col("rank").is_not_null())
-    ends = fr.sort("seq").group_by("rank", "file").agg(pl.col("seq").last(), pl.col("start_ns").last()).drop_nulls()
-    if ends.height < 2:
+    ends = c.dump_ends.with_columns(((pl.col("t") - t0) / 1e9).alias("x"))
+    if not ends.height:
         return
-    ends = sources.on_one_clock(ends.join(fr.select("rank", "host").unique("rank"), on="rank"), {"start_ns": "t"}, fr)
-    ends = ends.with_columns(((pl.col("t") - t0) / 1e9).alias("x"))
     for ax in axes:
         ax.plot(ends["x"], ends["seq"], "o", mfc="none", mec="black", ms=8, zorder=6,
                 label="a dump's newest entry: the run moved between dumps" if ax is axes[0] else None)
@@ -182,7 +179,7 @@ def _lanes(table: pl.DataFrame) -> pl.DataFrame:
             .agg(pl.col("rank").sort(), pl.col("t_s").min()).sort("named", "seq", descending=[True, False]).head(12))
 
 
-def _wait_lanes(ax, df: pl.DataFrame, table: pl.DataFrame, store: Store) -> None:
+def _wait_lanes(ax, df: pl.DataFrame, table: pl.DataFrame, c: ChartData) -> None:
     """The end of the record, one lane per group of ranks: their last few collectives (ticks, with
     the sequence number) and a bar from the last one on: waiting in it, or elsewhere."""
     lanes = _lanes(table)
@@ -192,7 +189,7 @@ def _wait_lanes(ax, df: pl.DataFrame, table: pl.DataFrame, store: Store) -> None
     lo = recent["x"].min()
     width = max(frontier - lo, 1e-3)
     hi = frontier + 0.8 * width
-    waits = rank_state.waits(store)
+    waits = c.waits
     for y, lane in enumerate(lanes.iter_rows(named=True)):
         rs = lane["rank"]
         mine = recent.filter(pl.col("rank") == rs[0])
@@ -216,7 +213,7 @@ def _wait_lanes(ax, df: pl.DataFrame, table: pl.DataFrame, store: Store) -> None
     ax.set_ylim(lanes.height - 0.4, -0.7)
     ax.set_xlim(lo - 0.05 * width, hi)
     ax.axvline(frontier, color="#555", lw=0.8, ls="--")
-    note = rank_state.stall_note(store)
+    note = c.stall_note
     ax.set_title("the end of the record: each rank's last collectives, and after its last one"
                  + (f" ({note})" if note else " (until the dump; its time is not recorded)"), loc="left", fontsize=9)
     ax.tick_params(axis="x", labelsize=8)
@@ -226,11 +223,10 @@ def _wait_lanes(ax, df: pl.DataFrame, table: pl.DataFrame, store: Store) -> None
               fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False)
 
 
-def _lateness(ax, store: Store, pg: str, named: set[int], verdict) -> None:
+def _lateness(ax, c: ChartData, pg: str, named: set[int], verdict) -> None:
     """How late each rank enters the collectives its group shares, as ``figures.lateness`` and
     ``figures.rank_lateness`` measure it (the verdict quotes the same figures): ms after the median rank."""
-    late, _ = figures.lateness(store)
-    lag = late.filter(pl.col("pg") == pg)
+    lag = c.lateness.filter(pl.col("pg") == pg)
     per = {r["rank"]: r for r in figures.rank_lateness(lag).iter_rows(named=True)}
     ranks = sorted(per)
     for y, r in enumerate(ranks):
@@ -250,15 +246,12 @@ def _lateness(ax, store: Store, pg: str, named: set[int], verdict) -> None:
     ax.invert_yaxis()
 
 
-def last_collective(store: Store, verdict, path: str | Path, name: str = "") -> Path:
-    coll = store.collectives.filter(pl.col("rank").is_not_null() & pl.col("seq").is_not_null()
-                                    & ~pl.col("op").is_in(["send", "recv"]))
-    if not coll.height:
+def last_collective(c: ChartData, path: str | Path, name: str = "") -> Path:
+    last = c.last
+    if not last.height:
         raise Nothing("no collective with a rank and a sequence number")
-    labels = rank_state.group_labels(store)
-    hang = rank_state.is_hang(verdict)
-    last = (coll.sort("seq").group_by("rank", "pg").agg(pl.col("seq").last(), pl.col("op").cast(pl.Utf8).last())
-            .with_columns((pl.col("seq").max().over("pg") - pl.col("seq")).alias("behind")))
+    labels = c.labels
+    hang = rank_state.is_hang(c.verdict)
     ranks = sorted(last["rank"].unique().to_list())
     pgs = last.group_by("pg").agg(pl.len()).sort(["len", "pg"], descending=[True, False])["pg"].head(8).to_list()
     cats = {"at": (AT_FRONT, "at the group's last collective"),
@@ -267,12 +260,12 @@ def last_collective(store: Store, verdict, path: str | Path, name: str = "") -> 
     fig, ax = plt.subplots(figsize=(max(6.5, 2.3 * len(pgs) + 3), max(2.6, 0.34 * len(ranks) + 1.9)))
     used = set()
     for row in last.filter(pl.col("pg").is_in(pgs)).iter_rows(named=True):
-        c = "at" if row["behind"] == 0 else "stuck" if hang else "earlier"
-        used.add(c)
+        cat = "at" if row["behind"] == 0 else "stuck" if hang else "earlier"
+        used.add(cat)
         x, y = pgs.index(row["pg"]), ranks.index(row["rank"])
-        ax.add_patch(plt.Rectangle((x - 0.5, y - 0.5), 1, 1, color=cats[c][0], ec="white", lw=1.5))
+        ax.add_patch(plt.Rectangle((x - 0.5, y - 0.5), 1, 1, color=cats[cat][0], ec="white", lw=1.5))
         ax.text(x, y, f"{row['op']} #{row['seq']}", ha="center", va="center", fontsize=7.5,
-                color="white" if c == "stuck" else "black")
+                color="white" if cat == "stuck" else "black")
     ax.set_xlim(-0.5, len(pgs) - 0.5)
     ax.set_ylim(len(ranks) - 0.5, -0.5)
     ax.set_yticks(range(len(ranks)), [f"rank {r}" for r in ranks], fontsize=8)
@@ -297,13 +290,13 @@ def size_label(n: float, _pos=None) -> str:
 MIN_BYTES = 1024
 
 
-def bandwidth(runs: dict[str, Store], path: str | Path, title: str = "") -> Path:
+def bandwidth(runs: dict[str, ChartData], path: str | Path, title: str = "") -> Path:
     fig, ax = plt.subplots(figsize=(8, 4.6))
     drawn, why = 0, []
-    for (name, store), marker in zip(runs.items(), "os^dv"):
-        bw = figures.bandwidth(store).filter(pl.col("busbw_gbs").is_not_null() & (pl.col("size") >= MIN_BYTES))
+    for (name, c), marker in zip(runs.items(), "os^dv"):
+        bw = c.bandwidth.filter(pl.col("busbw_gbs").is_not_null() & (pl.col("size") >= MIN_BYTES))
         if not bw.height:
-            why.append(f"{name}: " + ("one rank, no traffic between ranks" if figures.world_size(store) == 1
+            why.append(f"{name}: " + ("one rank, no traffic between ranks" if c.world_size == 1
                                       else f"no bandwidth lines or Kineto-timed collectives of {size_label(MIN_BYTES)} or more"))
         for op in bw["op"].unique().sort().to_list():
             d = bw.filter(pl.col("op") == op).sort("size")

@@ -229,21 +229,36 @@ def _lateness(ax, c: ChartData, pg: str, named: set[int], verdict) -> None:
     lag = c.lateness.filter(pl.col("pg") == pg)
     per = {r["rank"]: r for r in figures.rank_lateness(lag).iter_rows(named=True)}
     ranks = sorted(per)
+    texts = []
     for y, r in enumerate(ranks):
         d, x = lag.filter(pl.col("rank") == r)["late_ms"], per[r]
         color = STOPPED if r in named else "#5d6d7e"
         ax.plot(d, [y + 0.18 * ((i % 5) - 2) / 2 for i in range(d.len())], "o", ms=3, alpha=0.5, color=color)
         ax.plot([x["late_ms"]] * 2, [y - 0.35, y + 0.35], color=color, lw=2.5)
-        when = (f"; {x['times_late']} of {x['of']} over {figures.NOISE_MS:g} ms (median {x['late_when_late_ms']:.1f})"
-                if x["times_late"] else "")
-        ax.text(0.995, y, f"rank {r}: last in {x['times_last']} of {x['of']}, median {x['late_ms']:.1f} ms{when}",
-                transform=ax.get_yaxis_transform(), ha="right", va="center", fontsize=7.5, color=color,
-                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8})
+        when = (f"; {x['times_late']} of {x['of']} over {figures.NOISE_MS:g} ms "
+                f"(median {x['late_when_late_ms']:.1f})" if x["times_late"] else "")
+        texts.append(ax.text(0.995, y, f"rank {r}: last in {x['times_last']} of {x['of']}, "
+                             f"median {x['late_ms']:.1f} ms{when}",
+                             transform=ax.get_yaxis_transform(), ha="right", va="center", fontsize=7.5,
+                             color=color, bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8}))
+    _room_right(ax, texts)
     ax.set_yticks(range(len(ranks)), [f"rank {r}" for r in ranks], fontsize=8)
     ax.set_xlabel("ms after the median rank entered the same collective", fontsize=8)
     ax.set_title(verdict.summary[:150], loc="left", fontsize=8.5)
     ax.grid(alpha=0.3, axis="x")
     ax.invert_yaxis()
+
+
+def _room_right(ax, texts) -> None:
+    """Widen the x axis on the right so the labels written against its right edge cover no point:
+    the points end where the widest label begins (the axes only widen once the figure is laid out)."""
+    if not texts:
+        return
+    renderer = ax.figure.canvas.get_renderer()
+    taken = max(t.get_window_extent(renderer).width for t in texts) / ax.get_window_extent(renderer).width
+    if taken < 0.85:  # (a narrower axes than its labels: leave it as drawn)
+        lo, hi = ax.get_xlim()
+        ax.set_xlim(lo, lo + (hi - lo) / (1 - taken - 0.02))
 
 
 def last_collective(c: ChartData, path: str | Path, name: str = "") -> Path:

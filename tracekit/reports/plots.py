@@ -71,7 +71,8 @@ def _styles(n: int, i: int) -> dict:
 
 
 def short_frame(where: str | None) -> str:
-    """``next_batch_stuck (/work/main/samples/repro/train.py:35)`` -> ``next_batch_stuck (repro/train.py:35)``."""
+    """``next_batch_stuck (/work/main/samples/repro/train.py:35)``
+    -> ``next_batch_stuck (repro/train.py:35)``."""
     if not where:
         return "-"
     fn, _, loc = where.partition(" (")
@@ -95,7 +96,8 @@ def progress(c: ChartData, path: str | Path, name: str = "") -> Path:
     segs = _segments(df["x"].to_list())
     lower = "hang" if hang else "straggler" if kind == "STRAGGLER" and named else None
     ranks = sorted(df["rank"].unique().to_list())
-    fig = plt.figure(figsize=(11, 5.2 + (0.42 * min(len(_lanes(table)), 12) + 1.2 if lower == "hang" else 2.6 if lower else 0)))
+    below = 0.42 * min(len(_lanes(table)), 12) + 1.2 if lower == "hang" else 2.6 if lower else 0
+    fig = plt.figure(figsize=(11, 5.2 + below))
     widths = [max(b - a, 0.22 * (segs[-1][1] - segs[0][0]) / len(segs), 1e-3) for a, b in segs]
     if hang:
         widths[-1] *= 1.35  # room for the wait after the last collective
@@ -112,14 +114,16 @@ def progress(c: ChartData, path: str | Path, name: str = "") -> Path:
         tag = f"rank {r}"
         if r in named and hang:
             st = {"color": STOPPED, "lw": max(st["lw"], 2.4)}
-            tag += f": stops at #{d['seq'].max()}" + (f", never issued #{d['seq'].max() + 1}" if behind else "")
+            tag += f": stops at #{d['seq'].max()}"
+            tag += f", never issued #{d['seq'].max() + 1}" if behind else ""
         elif r in named and kind == "STRAGGLER":
             st = {"color": STOPPED, "lw": max(st["lw"], 2.4)}
             tag += ": the straggler"
         elif behind:
             tag += f": its last dump ends at #{d['seq'].max()}"
         for ax in axes:
-            ax.step(d["x"], d["seq"], where="post", label=tag if ax is axes[0] else None, zorder=2 + i / len(ranks), **st)
+            ax.step(d["x"], d["seq"], where="post", label=tag if ax is axes[0] else None,
+                    zorder=2 + i / len(ranks), **st)
         if hang:
             last = d.tail(1).row(0, named=True)
             end = segs[-1][1] + 0.33 * widths[-1] / 1.35
@@ -143,20 +147,25 @@ def progress(c: ChartData, path: str | Path, name: str = "") -> Path:
     if kind == "SLOW_PROGRESS":
         _dumps(axes, c, t0)
     axes[0].set_ylabel(f"sequence number on {label}")
-    cut = f"; {len(segs) - 1} idle stretch{'es' if len(segs) > 2 else ''} cut out (//)" if len(segs) > 1 else ""
+    cut = (f"; {len(segs) - 1} idle stretch{'es' if len(segs) > 2 else ''} cut out (//)"
+           if len(segs) > 1 else "")
     xlabel = f"seconds since the first collective ({source}, clocks aligned{cut})"
     if hang:
-        axes[-1].text(0.99, 0.02, "dotted: after its last collective, until the dump", transform=axes[-1].transAxes,
+        axes[-1].text(0.99, 0.02, "dotted: after its last collective, until the dump",
+                      transform=axes[-1].transAxes,
                       ha="right", va="bottom", fontsize=7, color="#555")
     widest = axes[max(range(len(axes)), key=lambda k: widths[k])]
-    widest.legend(*axes[0].get_legend_handles_labels(), loc="best", fontsize=8, ncol=max(1, len(ranks) // 8), framealpha=0.9)
+    widest.legend(*axes[0].get_legend_handles_labels(), loc="best", fontsize=8, ncol=max(1, len(ranks) // 8),
+                  framealpha=0.9)
     title = f"{name}: " if name else ""
-    axes[0].set_title(f"{title}progress per rank, {kind.lower().replace('_', ' ') or 'no verdict'}", loc="left", fontsize=11)
+    axes[0].set_title(f"{title}progress per rank, {kind.lower().replace('_', ' ') or 'no verdict'}",
+                      loc="left", fontsize=11)
     if lower == "hang":
         _wait_lanes(fig.add_subplot(grid[1, :]), df.filter(pl.col("x") >= segs[-1][0]), table, c)
     elif lower == "straggler":
         _lateness(fig.add_subplot(grid[1, :]), c, pg, named, verdict)
-    fig.subplots_adjust(left=0.07, right=0.98, top=0.93, bottom=0.08 if lower else 0.1, hspace=0.5 if lower else 0.2)
+    fig.subplots_adjust(left=0.07, right=0.98, top=0.93, bottom=0.08 if lower else 0.1,
+                        hspace=0.5 if lower else 0.2)
     box = axes[0].get_position()
     fig.text(0.5 * (box.x0 + axes[-1].get_position().x1), box.y0 - 0.055 * 5.2 / fig.get_figheight(), xlabel,
              ha="center", va="top", fontsize=9)
@@ -175,8 +184,10 @@ def _dumps(axes, c: ChartData, t0: int) -> None:
 
 def _lanes(table: pl.DataFrame) -> pl.DataFrame:
     """Ranks in the same place (same last collective, state and main-thread frame) share a lane."""
-    return (table.with_columns(pl.col("where").fill_null("-"), pl.col("seq").fill_null(-1)).group_by("seq", "state", "where", "named")
-            .agg(pl.col("rank").sort(), pl.col("t_s").min()).sort("named", "seq", descending=[True, False]).head(12))
+    return (table.with_columns(pl.col("where").fill_null("-"), pl.col("seq").fill_null(-1))
+            .group_by("seq", "state", "where", "named")
+            .agg(pl.col("rank").sort(), pl.col("t_s").min())
+            .sort("named", "seq", descending=[True, False]).head(12))
 
 
 def _wait_lanes(ax, df: pl.DataFrame, table: pl.DataFrame, c: ChartData) -> None:
@@ -209,17 +220,21 @@ def _wait_lanes(ax, df: pl.DataFrame, table: pl.DataFrame, c: ChartData) -> None
         if known:
             what += f"; {max(known)[1]}"
         ax.text(start + 0.01 * width, y, what[:110], fontsize=7.5, va="center")
-    ax.set_yticks(range(lanes.height), [f"rank{'s' if len(r) > 1 else ''} {fmt_ranks(r)}" for r in lanes["rank"]], fontsize=8)
+    names = [f"rank{'s' if len(r) > 1 else ''} {fmt_ranks(r)}" for r in lanes["rank"]]
+    ax.set_yticks(range(lanes.height), names, fontsize=8)
     ax.set_ylim(lanes.height - 0.4, -0.7)
     ax.set_xlim(lo - 0.05 * width, hi)
     ax.axvline(frontier, color="#555", lw=0.8, ls="--")
     note = c.stall_note
     ax.set_title("the end of the record: each rank's last collectives, and after its last one"
-                 + (f" ({note})" if note else " (until the dump; its time is not recorded)"), loc="left", fontsize=9)
+                 + (f" ({note})" if note else " (until the dump; its time is not recorded)"),
+                 loc="left", fontsize=9)
     ax.tick_params(axis="x", labelsize=8)
     ax.legend(handles=[Patch(color=WAITING, alpha=0.55, label="in a collective that never completed"),
-                       Patch(facecolor="white", edgecolor=STOPPED, hatch="//", label="not in a collective (the verdict's rank)"),
-                       Patch(facecolor="white", edgecolor=ELSEWHERE, hatch="//", label="not in a collective")],
+                       Patch(facecolor="white", edgecolor=STOPPED, hatch="//",
+                             label="not in a collective (the verdict's rank)"),
+                       Patch(facecolor="white", edgecolor=ELSEWHERE, hatch="//",
+                             label="not in a collective")],
               fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False)
 
 
@@ -268,7 +283,8 @@ def last_collective(c: ChartData, path: str | Path, name: str = "") -> Path:
     labels = c.labels
     hang = rank_state.is_hang(c.verdict)
     ranks = sorted(last["rank"].unique().to_list())
-    pgs = last.group_by("pg").agg(pl.len()).sort(["len", "pg"], descending=[True, False])["pg"].head(8).to_list()
+    pgs = (last.group_by("pg").agg(pl.len()).sort(["len", "pg"], descending=[True, False])["pg"]
+           .head(8).to_list())
     cats = {"at": (AT_FRONT, "at the group's last collective"),
             "stuck": (STOPPED, "behind: never issued the next one"),
             "earlier": (EARLIER, "behind: its record ends earlier (the run went on)")}
@@ -290,7 +306,8 @@ def last_collective(c: ChartData, path: str | Path, name: str = "") -> Path:
         s.set_visible(False)
     ax.legend(handles=[Patch(color=cats[c][0], label=cats[c][1]) for c in cats if c in used],
               loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=3, fontsize=8, frameon=False)
-    ax.set_title(f"{name + ': ' if name else ''}last collective per rank and process group", loc="left", fontsize=10)
+    ax.set_title(f"{name + ': ' if name else ''}last collective per rank and process group",
+                 loc="left", fontsize=10)
     fig.tight_layout()
     return _save(fig, path)
 
@@ -312,7 +329,8 @@ def bandwidth(runs: dict[str, ChartData], path: str | Path, title: str = "") -> 
         bw = c.bandwidth.filter(pl.col("busbw_gbs").is_not_null() & (pl.col("size") >= MIN_BYTES))
         if not bw.height:
             why.append(f"{name}: " + ("one rank, no traffic between ranks" if c.world_size == 1
-                                      else f"no bandwidth lines or Kineto-timed collectives of {size_label(MIN_BYTES)} or more"))
+                                      else "no bandwidth lines or Kineto-timed collectives of "
+                                      f"{size_label(MIN_BYTES)} or more"))
         for op in bw["op"].unique().sort().to_list():
             d = bw.filter(pl.col("op") == op).sort("size")
             ax.plot(d["size"], d["busbw_gbs"], marker=marker, label=f"{name}: {op}")
@@ -329,7 +347,8 @@ def bandwidth(runs: dict[str, ChartData], path: str | Path, title: str = "") -> 
     ax.set_xlabel(f"message size (under {size_label(MIN_BYTES)}: latency, not bandwidth; left out)")
     ax.set_ylabel("bus bandwidth (GB/s)")
     ax.legend(fontsize=8)
-    ax.set_title((title or "bus bandwidth by message size") + "".join(f"\nnot drawn: {w}" for w in why), loc="left", fontsize=10)
+    ax.set_title((title or "bus bandwidth by message size") + "".join(f"\nnot drawn: {w}" for w in why),
+                 loc="left", fontsize=10)
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
     return _save(fig, path)

@@ -17,6 +17,7 @@ from verdict_scale import build  # noqa: E402
 from tracekit.reports import chrome_json, perfetto, timeline  # noqa: E402
 from tracekit.store import Store  # noqa: E402
 from tracekit.verdict import decide  # noqa: E402
+from tracekit.view import CollectivesView  # noqa: E402
 
 
 def synthetic_store(ranks: int, colls: int) -> Store:
@@ -37,7 +38,7 @@ def main():
     colls = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
     store = synthetic_store(ranks, colls)
     v = decide(store)
-    tl, t_model = timed(lambda: timeline.build(store, v))
+    tl, t_model = timed(lambda: timeline.render(CollectivesView.build(store), v))
     events = 2 * len(tl.slices) + len(tl.instants) + len(tl.processes) + len(tl.tracks)
     with tempfile.TemporaryDirectory() as tmp:
         pf, t_pf = timed(lambda: perfetto.write(tl, Path(tmp) / "run.pftrace"))

@@ -155,6 +155,9 @@ def test_scenario(tmp_path, name):
     findings, windows = fr_checks.check_store(ingest([write_dumps(tmp_path / name, dumps)]))
     assert _kinds(findings) == expected
     assert all(f.evidence and f.label and "rank" in f.label for f in findings)
+    # each piece of evidence is a dump's record: its file and record id, printed as "file: record N"
+    assert all(e.file and e.record is not None and str(e) == f"{e.file}: record {e.record}"
+               and Path(e.file).exists() for f in findings for e in f.evidence)
     assert bool(windows) == (not expected and not any(e["is_p2p"] for es in dumps.values() for e in es))
 
 

@@ -500,16 +500,26 @@ class _Tags(__import__("html.parser").parser.HTMLParser):
         self.tags.append("/" + tag)
 
 
+def _report(store, path: str, name: str, commands):
+    """The report ``tracekit report`` writes of ``store``, its charts drawn (their titles name the run)."""
+    from tracekit.reports import report
+    from tracekit.verdict import decide
+    from tracekit.view import ChartData, RunView
+
+    v = decide(store)
+    charts, missing = report.charts({name: ChartData.build(store, v)})
+    return report.assemble(RunView.build(store, v, name, path), None, charts, missing, commands)
+
+
 def test_markdown_report_keeps_log_text_as_text_on_a_forge(tmp_path):
     markdown_it = pytest.importorskip("markdown_it")
     from tracekit.ingest import ingest
     from tracekit.reports import report
-    from tracekit.verdict import decide
 
     r = _evil_run(tmp_path)
     store = ingest([r])
-    rep = report.build(store, decide(store), str(r), "run <b>x</b>",
-                       commands=[["tracekit", "report", str(r / "a b; rm -rf x"), "--markdown"]])
+    rep = _report(store, str(r), "run <b>x</b>",
+                  [["tracekit", "report", str(r / "a b; rm -rf x"), "--markdown"]])
     md = report.markdown(rep)
     rendered = markdown_it.MarkdownIt("commonmark", {"html": True}).render(md)  # HTML passed, as a forge may
     tags = _Tags()
@@ -523,11 +533,10 @@ def test_markdown_report_keeps_log_text_as_text_on_a_forge(tmp_path):
 def test_html_report_escapes_everything(tmp_path):
     from tracekit.ingest import ingest
     from tracekit.reports import report
-    from tracekit.verdict import decide
 
     r = _evil_run(tmp_path)
     store = ingest([r])
-    rep = report.build(store, decide(store), str(r), "run <b>x</b>", commands=[["tracekit", "x<y"]])
+    rep = _report(store, str(r), "run <b>x</b>", [["tracekit", "x<y"]])
     page = report.html(rep)
     tags = _Tags()
     tags.feed(page)

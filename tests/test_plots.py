@@ -78,6 +78,28 @@ def test_the_straggler_is_marked(tmp_path):
     assert "rank 2: last in 47 of 65, median 2.1 ms; 31 of 65 over 5 ms (median 50.5)" in svg
 
 
+def test_the_straggler_labels_cover_no_point():
+    """Each rank's line of figures sits against the right edge, past the latest point drawn."""
+    import matplotlib.pyplot as plt
+
+    from tracekit import verdict
+    from tracekit.cli import _load_run
+    from tracekit.reports import plots
+    from tracekit.view import ChartData
+
+    store = _load_run(str(SAMPLES / "gloo_1x4_straggler"))
+    v = verdict.decide(store)
+    c = ChartData.build(store, v)
+    fig, ax = plt.subplots(figsize=(11, 2.6))
+    plots._lateness(ax, c, c.main_pg, set(v.ranks), v)
+    renderer = fig.canvas.get_renderer()
+    right = max(x for line in ax.lines for x, _ in ax.transData.transform(line.get_xydata()))
+    labels = [t.get_window_extent(renderer).x0 for t in ax.texts]
+    plt.close(fig)
+    assert len(labels) == 4 and c.lateness["late_ms"].max() > 40  # (its late entries reach ~50 ms)
+    assert right < min(labels)
+
+
 def test_groups_by_description_sizes_in_bytes_units_and_short_names(tmp_path):
     r, charts = plot(tmp_path, "gpu_2x1_divergence", "gpu_2x1_bench")
     assert r.exit_code == 0, r.output

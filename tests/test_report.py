@@ -11,6 +11,7 @@ from tests.conftest import SAMPLES
 from tracekit import escape, verdict
 from tracekit.cli import _load_run, main
 from tracekit.reports import report
+from tracekit.view import ChartData, RunView
 
 
 def run(*args):
@@ -61,7 +62,10 @@ def test_markdown_report_for_an_issue(tmp_path):
 
 def test_markdown_is_cut_to_the_limit():
     store = _load_run(str(SAMPLES / "gpu_2x1_divergence"))
-    r = report.build(store, verdict.decide(store), "x", "gpu_2x1_divergence", commands=["tracekit report x"])
+    v = verdict.decide(store)
+    charts, missing = report.charts({"gpu_2x1_divergence": ChartData.build(store, v)})
+    r = report.assemble(RunView.build(store, v, "gpu_2x1_divergence", "x"), None, charts, missing,
+                        ["tracekit report x"])
     full = report.markdown(r)
     assert len(report.markdown(r, limit=len(full) // 2)) <= len(full) // 2 < len(full)
 

@@ -20,6 +20,7 @@ import polars as pl
 from tracekit import sources, traffic, verdict
 from tracekit.figures import (Figure, bandwidth, bus_bandwidth, collective_rate, size_text, step_first, step_median,
                               time_in_collectives, world_size)
+from tracekit.outcome import EventKind
 from tracekit.store import Store
 
 
@@ -172,11 +173,11 @@ def first_divergence(a: pl.DataFrame, b: pl.DataFrame) -> tuple[int, str, str] |
     return r["i"], f"{r['op']} {r['size']} {r['dtype']}", f"{r['op_b']} {r['size_b']} {r['dtype_b']}"
 
 
-def _settings(s: Store, kind: str) -> dict[str, str]:
+def _settings(s: Store, kind: EventKind) -> dict[str, str]:
     kv = s.events.filter(pl.col("kind") == kind)["message"].drop_nulls()
     out = {}
     for m in kv.to_list():
-        k, sep, v = m.partition("==" if kind == "package" else "=")
+        k, sep, v = m.partition("==" if kind == EventKind.PACKAGE else "=")
         out.setdefault(k, set()).add(v)
     return {k: ", ".join(sorted(v)) for k, v in out.items()}
 
@@ -214,15 +215,15 @@ def _setup(a: Store, b: Store) -> tuple[list[Difference], list[str]]:
     cmp("deepspeed", _settings(a, "deepspeed_config"), _settings(b, "deepspeed_config"), 80)
     cmp("versions", _versions(a), _versions(b), 70)
     cmp("channels", _channels(a), _channels(b), 50)
-    env_a, env_b = _settings(a, "setting"), _settings(b, "setting")
+    env_a, env_b = _settings(a, EventKind.SETTING), _settings(b, EventKind.SETTING)
     skip = ("TRACEKIT_", "NCCL_DEBUG_FILE", "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "MASTER_PORT")
     cmp("settings", {k: v for k, v in env_a.items() if not k.startswith(skip)},
         {k: v for k, v in env_b.items() if not k.startswith(skip)}, 65)
     # the training framework's own arguments (ms-swift prints them all); paths made per run are noise
     own = ("output_dir", "logging_dir", "run_name", "local_rank", "hub_model_id", "ckpt_dir")
-    cmp("arguments", {k: v for k, v in _settings(a, "train_arg").items() if k not in own},
-        {k: v for k, v in _settings(b, "train_arg").items() if k not in own}, 62)
-    cmp("packages", _settings(a, "package"), _settings(b, "package"), 40)
+    cmp("arguments", {k: v for k, v in _settings(a, EventKind.TRAIN_ARG).items() if k not in own},
+        {k: v for k, v in _settings(b, EventKind.TRAIN_ARG).items() if k not in own}, 62)
+    cmp("packages", _settings(a, EventKind.PACKAGE), _settings(b, EventKind.PACKAGE), 40)
     diffs.sort(key=lambda x: -x.weight)
     return diffs, same
 

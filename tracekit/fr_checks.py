@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from tracekit.outcome import Finding, Match, tensor_text
+from tracekit.outcome import Cited, Finding, Match, tensor_text
 from tracekit.wording import who
 
 
@@ -201,8 +201,9 @@ def _nth(row: dict) -> str:
     return f", op {row['pos'] + 1} of its coalesced group" if row.get("n_ops", 1) > 1 else ""
 
 
-def _evidence(rows: pl.DataFrame) -> list[str]:
-    return [f"{f}: record {r}" for f, r in rows.select("file", "record_id").iter_rows()][:8]
+def _evidence(rows: pl.DataFrame) -> tuple[Cited, ...]:
+    """The first eight entries of ``rows``, each its dump's file and record."""
+    return tuple(Cited(f, None, record=r) for f, r in rows.select("file", "record_id").iter_rows())[:8]
 
 
 def _uneven_groups(c: pl.DataFrame, pg: str) -> list[Finding]:
@@ -250,7 +251,7 @@ def _all_to_all(c: pl.DataFrame, pg: str, group_size: int | None) -> list[Findin
             kind=Match.SIZE, source="fr", pg=pg, pg_desc=row["pg_desc"], seq=row["seq"], op=row["op_raw"],
             sizes=row["sizes"], dtype=row["dtype"], missing=[r["rank"] for r in odd],
             present=[r["rank"] for r in ranks if r not in odd],
-            evidence=[f"{r['file']}: record {r['record_id']}" for r in odd + ranks][:8],
+            evidence=tuple(Cited(r["file"], None, record=r["record_id"]) for r in odd + ranks)[:8],
             label=f"{_at(pg, row)}: the group sends {row['sent']} elements in all and receives "
                   f"{row['received']}: {said}"))
     return out
@@ -291,7 +292,7 @@ def per_entry(c: pl.DataFrame, pg: str, group_size: int | None) -> list[Finding]
         kind=Match.SHAPE if row["_shape"] else Match.DTYPE, source="fr", pg=pg, pg_desc=row["pg_desc"],
         seq=row["seq"], op=row["op_raw"], sizes=row["sizes"], dtype=row["dtype"], present=[],
         missing=[row["rank"]], last_of_missing={row["rank"]: row["_why"]},
-        evidence=[f"{row['file']}: record {row['record_id']}"],
+        evidence=(Cited(row["file"], None, record=row["record_id"]),),
         label=f"{_at(pg, row)}: rank {row['rank']}'s entry {row['_why']}")
         for row in bad.iter_rows(named=True)]
 
@@ -331,8 +332,8 @@ def p2p_pairs(entries: pl.DataFrame, pg: str, members: list[int], wrapped: list[
         kind=Match.P2P_SIZE, source="fr", pg=pg, pg_desc=row["pg_desc"], seq=row["seq"], op=row["op_raw"],
         sizes=row["sizes"], dtype=row["dtype"], present=[row["rank"]], missing=[row["_me_r"]],
         last_of_missing={row["_me_r"]: f"{row['op_raw_r']}{tensor_text(row['_got_r'], row['out_dtypes_r'])}"},
-        evidence=[f"{row['file']}: record {row['record_id']}",
-                  f"{row['file_r']}: record {row['record_id_r']}"],
+        evidence=(Cited(row["file"], None, record=row["record_id"]),
+                  Cited(row["file_r"], None, record=row["record_id_r"])),
         label=f"process group {pg}{_desc(row)}: rank {row['rank']}'s {row['op_raw']} (p2p seq {row['seq']}) "
               f"sends [{row['sizes']}]; rank {row['_me_r']}'s {row['op_raw_r']} (p2p seq {row['seq_r']}) "
               f"takes it into [{row['_got_r']}]") for row in bad.head(1).iter_rows(named=True)]

@@ -114,7 +114,8 @@ class ChartData:
     by what it is; ``ranks``: the situation table; ``waits``: how long a rank is known to have waited
     in its last collective; ``stall_note``: tracekit run's own record of the stall; ``dump_ends``: each
     Flight Recorder dump's newest entry per rank on the main group (``rank, file, seq, t``);
-    ``last``: each rank's last collective per group (``rank, pg, seq, op, behind``); ``bandwidth``:
+    ``last``: each rank's last collective per group (``rank, pg, seq, op, behind``); ``lateness``:
+    how late each rank enters each shared collective (``figures.lateness``); ``bandwidth``:
     ``figures.bandwidth``; ``world_size``: ``figures.world_size``."""
 
     verdict: Verdict | None
@@ -127,6 +128,7 @@ class ChartData:
     stall_note: str | None
     dump_ends: pl.DataFrame
     last: pl.DataFrame
+    lateness: pl.DataFrame
     bandwidth: pl.DataFrame
     world_size: int | None
 
@@ -141,18 +143,22 @@ class ChartData:
                 .with_columns((pl.col("seq").max().over("pg") - pl.col("seq")).alias("behind")))
         return cls(verdict, tm, source, pg, rank_state.group_labels(store),
                    rank_state.table(rank_state.situation(store, verdict)), rank_state.waits(store),
-                   rank_state.stall_note(store), _dump_ends(store, pg), last, figures.bandwidth(store),
+                   rank_state.stall_note(store), _dump_ends(store, pg), last, figures.lateness(store)[0],
+                   figures.bandwidth(store),
                    figures.world_size(store))
 
 
 def _dump_ends(store: Store, pg: str | None) -> pl.DataFrame:
     """Each Flight Recorder dump's newest entry per rank on group ``pg``, on one clock (``t``): the
     points a slow run is seen to move through."""
+    none = pl.DataFrame(schema={"rank": pl.Int64, "file": pl.Utf8, "seq": pl.Int64, "t": pl.Int64})
+    if pg is None:
+        return none
     fr = store.collectives.filter((pl.col("source") == "fr") & (pl.col("pg") == pg)
                                   & pl.col("rank").is_not_null())
     ends = (fr.sort("seq").group_by("rank", "file").agg(pl.col("seq").last(), pl.col("start_ns").last())
             .drop_nulls())
     if ends.height < 2:
-        return pl.DataFrame(schema={"rank": pl.Int64, "file": pl.Utf8, "seq": pl.Int64, "t": pl.Int64})
+        return none
     ends = ends.join(fr.select("rank", "host").unique("rank"), on="rank")
     return sources.on_one_clock(ends, {"start_ns": "t"}, fr)

@@ -35,12 +35,14 @@ def trace_cmd(run, out, run_b, json_out):
     """
     from tracekit import verdict as verdict_mod
     from tracekit.reports import chrome_json, perfetto, timeline
+    from tracekit.view import CollectivesView
 
     a = load_run(run)
     b = load_run(run_b) if run_b else None
-    tl = timeline.build(a, verdict_mod.decide(a), label="A " if b else "")
+    tl = timeline.render(CollectivesView.build(a), verdict_mod.decide(a), label="A " if b else "")
     if b is not None:
-        timeline.build(b, verdict_mod.decide(b), label="B ", pid_base=100_000, into=tl)
+        timeline.render(CollectivesView.build(b), verdict_mod.decide(b), label="B ", pid_base=100_000,
+                        into=tl)
     if not tl.slices:
         raise BadInput(f"{run}: no collectives with ranks to draw "
                        "(no Flight Recorder, Kineto or NCCL COLL data)")
@@ -110,6 +112,7 @@ def plot_cmd(run, run_b, out, fmt):
     """
     from tracekit import verdict as verdict_mod
     from tracekit.reports import plots
+    from tracekit.view import ChartData
 
     stores = [load_run(run)] + ([load_run(run_b)] if run_b else [])
     d = Path(out)
@@ -119,12 +122,11 @@ def plot_cmd(run, run_b, out, fmt):
         raise BadInput(f"{out}: cannot create the folder: {e.strerror or e}") from None
     runs = [run] + ([run_b] if run_b else [])
     labels = names(*runs)
-    charts = [("bandwidth", lambda p: plots.bandwidth(dict(zip(labels, stores)), p))]
-    for store, name, suffix in zip(stores, labels, ("", "_b")):
-        v = verdict_mod.decide(store)
-        charts[-1:-1] = [(f"progress{suffix}", lambda p, s=store, v=v, n=name: plots.progress(s, v, p, n)),
-                         (f"last_collective{suffix}",
-                          lambda p, s=store, v=v, n=name: plots.last_collective(s, v, p, n))]
+    data = [ChartData.build(s, verdict_mod.decide(s)) for s in stores]
+    charts = [("bandwidth", lambda p: plots.bandwidth(dict(zip(labels, data)), p))]
+    for c, name, suffix in zip(data, labels, ("", "_b")):
+        charts[-1:-1] = [(f"progress{suffix}", lambda p, c=c, n=name: plots.progress(c, p, n)),
+                         (f"last_collective{suffix}", lambda p, c=c, n=name: plots.last_collective(c, p, n))]
     made = 0
     for stem, draw in charts:
         path = d / f"{stem}.{fmt}"
@@ -157,8 +159,10 @@ def report_cmd(run, run_b, out, markdown):
     """
     import importlib.metadata  # (here, not at the top: 22 ms of every command's start)
 
+    from tracekit import diff
     from tracekit import verdict as verdict_mod
     from tracekit.reports import report
+    from tracekit.view import ChartData, RunView
 
     a = load_run(run)
     b = load_run(run_b) if run_b else None
@@ -168,9 +172,16 @@ def report_cmd(run, run_b, out, markdown):
     made = f"tracekit report {run}{with_b} -o {out}" + (" --markdown" if markdown else "")
     commands = [made, f"tracekit verdict {run}", f"tracekit plot {run}{with_b} -o plots",
                 f"tracekit trace {run} -o run.pftrace"] + ([f"tracekit diff {run} {run_b}"] if run_b else [])
-    against = (b, run_b, labels[1]) if b is not None else None
-    r = report.build(a, verdict_mod.decide(a), run, labels[0], against,
-                     commands + [f"(tracekit {importlib.metadata.version('tracekit')})"])
+    va = verdict_mod.decide(a)
+    vb = verdict_mod.decide(b) if b is not None else None
+    runs = {labels[0]: ChartData.build(a, va)}
+    if b is not None:
+        runs[labels[1]] = ChartData.build(b, vb)
+    charts, missing = report.charts(runs)
+    comparison = (diff.compare(a, b, verdict_a=va, verdict_b=vb, names=tuple(labels)) if b is not None
+                  else None)
+    r = report.assemble(RunView.build(a, va, labels[0], run), comparison, charts, missing,
+                        commands + [f"(tracekit {importlib.metadata.version('tracekit')})"])
     text = report.markdown(r) if markdown else report.html(r)
     if out == "-":
         click.echo(text, nl=False)

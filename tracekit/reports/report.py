@@ -18,10 +18,9 @@ from pathlib import Path
 import polars as pl
 
 from tracekit import diff, escape
-from tracekit.outcome import Cited, Kind, Verdict
+from tracekit.outcome import Cited, Kind
 from tracekit.reports import plots
-from tracekit.store import Store
-from tracekit.view import RunView
+from tracekit.view import ChartData, RunView
 from tracekit.wording import fmt_ranks
 
 MARKDOWN_LIMIT = 65_000
@@ -63,24 +62,21 @@ def svg(draw: Callable[[Path], object]) -> str:
     return re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
 
 
-def build(store: Store, verdict: Verdict, path: str, name: str, other: tuple[Store, str, str] | None = None,
-          commands: list[str] | None = None) -> Report:
-    """The report of ``store`` (``verdict`` from ``verdict.decide``); ``other``: (store, path, name)
-    of a run to compare with. What ``tracekit report`` (cli.py) and the tests call while the charts
-    (reports/plots.py) still draw from a store: it builds the view, draws the charts, compares, and
-    hands all of it to ``assemble``, which sees no store."""
-    stores = {name: store} | ({other[2]: other[0]} if other else {})
-    charts, missing = {}, {}
-    for title, draw in (("progress per rank", lambda p: plots.progress(store, verdict, p, name)),
+def charts(runs: dict[str, ChartData]) -> tuple[dict[str, str], dict[str, str]]:
+    """The report's charts of its first run (progress, last collective) and the bandwidth of every
+    run in ``runs`` (name -> ``ChartData``), each as inline SVG (title -> SVG); and the charts with
+    nothing to draw (title -> why)."""
+    name, c = next(iter(runs.items()))
+    drawn, missing = {}, {}
+    for title, draw in (("progress per rank", lambda p: plots.progress(c, p, name)),
                         ("last collective per rank and process group",
-                         lambda p: plots.last_collective(store, verdict, p, name)),
-                        ("bus bandwidth by message size", lambda p: plots.bandwidth(stores, p))):
+                         lambda p: plots.last_collective(c, p, name)),
+                        ("bus bandwidth by message size", lambda p: plots.bandwidth(runs, p))):
         try:
-            charts[title] = svg(draw)
+            drawn[title] = svg(draw)
         except plots.Nothing as e:
             missing[title] = str(e)
-    comparison = diff.compare(store, other[0], verdict_a=verdict, names=(name, other[2])) if other else None
-    return assemble(RunView.build(store, verdict, name, path), comparison, charts, missing, commands)
+    return drawn, missing
 
 
 # --- HTML ---------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import polars as pl
 
 from tracekit import escape, traffic
 from tracekit.meanings import CONSEQUENCE
-from tracekit.outcome import Verdict
+from tracekit.outcome import EventKind, Verdict
 from tracekit.store import Store
 from tracekit.wording import who
 
@@ -24,8 +24,9 @@ from tracekit.wording import who
 KNOCK_ON = ["rank_exit", "child_failed", "closing_signal", "watchdog_abort", "signal"]
 #: ... and lines of other kinds that do (torchrun's `failed (exitcode: 1) local_rank: 1`, glog E-level)
 KNOCK_ON_TEXT = CONSEQUENCE + r"|failed \(exitcode: -?\d+\) local_rank|closing signal"
-ERROR_KINDS = ["nccl_warn", "transport_error", "connect_retry", "watchdog_timeout", "crash", "exception",
-               "rank_exit", "collective_mismatch", "c10d_error", "job_cancelled"]
+ERROR_KINDS = [EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR, EventKind.CONNECT_RETRY, EventKind.WATCHDOG_TIMEOUT,
+               EventKind.CRASH, EventKind.EXCEPTION, EventKind.RANK_EXIT, EventKind.COLLECTIVE_MISMATCH,
+               EventKind.C10D_ERROR, EventKind.JOB_CANCELLED]
 
 
 #: where a collective row came from, as the summary says it

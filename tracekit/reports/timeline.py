@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from tracekit.outcome import Kind, Verdict
-from tracekit.store import Store
 from tracekit.view import CollectivesView
 
 
@@ -69,13 +68,6 @@ AXES = {
               "collective)"),
 }
 SEQUENCE_MARK = " [x = sequence number, not time]"
-
-
-def build(store: Store, verdict: Verdict | None = None, label: str = "", pid_base: int = 0,
-          into: Timeline | None = None) -> Timeline:
-    """``render(CollectivesView.build(store), ...)``: kept for callers that hold a store (tracekit
-    trace in cli.py) until they build the view themselves."""
-    return render(CollectivesView.build(store), verdict, label, pid_base, into)
 
 
 def render(cv: CollectivesView, verdict: Verdict | None = None, label: str = "", pid_base: int = 0,

@@ -21,6 +21,7 @@ from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ER
 from tracekit.nccl_messages import UNDECIDED as UNDECIDED_MESSAGE, reads_as
 from tracekit.outcome import Cited, Coverage, EventKind, Finding, Match
 from tracekit.store import Store
+from tracekit.wording import duration
 
 NETWORK_SETTINGS = (r"^(?:NCCL_SOCKET_IFNAME|NCCL_SOCKET_FAMILY|GLOO_SOCKET_IFNAME|NCCL_IB_\w+|NCCL_NET\w*"
                     r"|NCCL_P2P_DISABLE|NCCL_SHM_DISABLE)=")
@@ -38,16 +39,6 @@ SITE = r"site-packages|dist-packages"
 TROUBLE = ("crash", "exception", "cuda_error", "watchdog_timeout", "watchdog_status", "watchdog_abort", "c10d_error",
            "collective_mismatch", "gloo_size_mismatch", "child_failed", "rank_exit", "signal", "closing_signal",
            "job_cancelled", "transport_error", "connect_retry", "nccl_warn", "nccl_unwind", "stall", "rank_missing")
-
-
-def _secs(s: float) -> str:
-    """``2 h 2 min``, ``2 min 3 s``, ``4.6 s``: a duration in the units a person reads."""
-    whole = round(s)
-    if whole >= 3600:
-        return f"{whole // 3600} h {whole % 3600 // 60} min"
-    if whole >= 120:
-        return f"{whole // 60} min {whole % 60} s"
-    return f"{s:.1f} s"
 
 
 def own_frame() -> pl.Expr:
@@ -433,8 +424,8 @@ class Evidence:
             out["per_step_s"] = med
             worst = gaps.sort("s").tail(1).row(0, named=True) if gaps.height else None
             if worst and med and gaps.height >= 2 and worst["s"] > 3 * med:
-                out["slow"] = (f"steps {worst['from']} -> {worst['step']} took {_secs(worst['s'] * (worst['step'] - worst['from']))}"
-                               f", {worst['s'] / med:.0f}x the median pace of {_secs(med)} per step",
+                out["slow"] = (f"steps {worst['from']} -> {worst['step']} took {duration(worst['s'] * (worst['step'] - worst['from']))}"
+                               f", {worst['s'] / med:.0f}x the median pace of {duration(med)} per step",
                                worst["file"], worst["line"])
         took = one.filter(pl.col("took").is_not_null() & (pl.col("step") > first_step))
         if took.height >= 2:
@@ -442,8 +433,8 @@ class Evidence:
             out["per_step_s"] = out["per_step_s"] or med
             worst = took.sort("took").tail(1).row(0, named=True)
             if not out["slow"] and took.height >= 3 and worst["took"] > 3 * med:
-                out["slow"] = (f"step {worst['step']} took {_secs(worst['took'])}, {worst['took'] / med:.0f}x the median "
-                               f"{_secs(med)}", worst["file"], worst["line"])
+                out["slow"] = (f"step {worst['step']} took {duration(worst['took'])}, {worst['took'] / med:.0f}x the median "
+                               f"{duration(med)}", worst["file"], worst["line"])
         rate = st.filter(pl.col("rate").is_not_null())
         if rate.height >= 2:
             out["rate"] = rate["rate"].median()

@@ -18,7 +18,7 @@ import polars as pl
 
 from tracekit.evidence import Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
-from tracekit.wording import fmt_ranks
+from tracekit.wording import duration, fmt_ranks
 
 #: busbw (GB/s) at large sizes below which no GPU interconnect of a data centre runs (one 100 Gb/s NIC
 #: carries ~12 GB/s, NVLink 10x that): below it, the links in use carry less than the fabric is built for
@@ -204,14 +204,6 @@ def _calm(ev: Evidence) -> bool:
     return not (ev.trouble.height or ev.failure_signs or ev.stalls.height)
 
 
-def _secs(s: float) -> str:
-    whole = round(s)
-    if whole >= 3600:
-        return f"{whole // 3600} h {whole % 3600 // 60} min"
-    if whole >= 120:
-        return f"{whole // 60} min {whole % 60} s"
-    return f"{s:.1f} s"
-
 
 def step_gap(ev: Evidence) -> Verdict | None:
     """The time between two step lines (their timestamps) far longer than between the others, and
@@ -237,9 +229,9 @@ def step_gap(ev: Evidence) -> Verdict | None:
     usual = gaps.filter(pl.col("line") != worst["line"])["per"].median()
     if not usual or worst["per"] < GAP_X * usual or worst["s"] < GAP_S:
         return None
-    said = (f"steps {worst['from']} -> {worst['step']} took {_secs(worst['s'])}, {worst['per'] / usual:.0f}x "
-            f"the pace of the other step lines ({_secs(usual * worst['n'])} for as many steps)")
-    stop = _secs(worst["s"] - usual * worst["n"])
+    said = (f"steps {worst['from']} -> {worst['step']} took {duration(worst['s'])}, {worst['per'] / usual:.0f}x "
+            f"the pace of the other step lines ({duration(usual * worst['n'])} for as many steps)")
+    stop = duration(worst["s"] - usual * worst["n"])
     return Verdict(Kind.SLOW_PROGRESS, f"{said}: the run stopped for about {stop} between those lines and "
                    f"went on; slow, not hung (steps {one['step'].min()} -> {one['step'].max()}, no error "
                    "logged); a stack dump of every rank during such a gap (py-spy dump) says where it "

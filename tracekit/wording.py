@@ -18,3 +18,13 @@ def fmt_ranks(ranks: list[int]) -> str:
         out.append(str(ranks[i]) if i == j else f"{ranks[i]}-{ranks[j]}")
         i = j + 1
     return ",".join(out)
+
+
+def duration(s: float) -> str:
+    """``2 h 2 min``, ``2 min 3 s``, ``4.6 s``: a duration in the units a person reads."""
+    whole = round(s)
+    if whole >= 3600:
+        return f"{whole // 3600} h {whole % 3600 // 60} min"
+    if whole >= 120:
+        return f"{whole // 60} min {whole % 60} s"
+    return f"{s:.1f} s"

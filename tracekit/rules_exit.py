@@ -21,12 +21,13 @@ import re
 
 import polars as pl
 
-from tracekit.evidence import Evidence, clip, lines
+from tracekit.evidence import KILL_CODES, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.wording import who
 
-# a process asked to stop (SIGTERM, SIGINT, SIGHUP, coreutils `timeout`), as a signal or a shell's 128 + N
-STOP_CODES = {-15, 143, -2, 130, -1, 129, 124}
+# a process asked to stop (evidence.KILL_CODES: SIGTERM, SIGINT, coreutils `timeout`) or hung up on
+# (SIGHUP), as a signal or a shell's 128 + N
+STOP_CODES = KILL_CODES | {-1, 129}
 LAUNCHERS = ("torchelastic agent", "deepspeed launcher")  # the launcher itself got the signal
 FIRST = "torchrun: first observed failure"
 WORKERS_OF = ("deepspeed launcher", "launcher")  # they say a worker ended, not which one

@@ -208,3 +208,11 @@ def test_a_network_failure_before_a_cuda_error_in_the_same_log_is_the_cause():
 def test_a_peer_that_closed_the_connection_is_said_as_that_not_as_a_transport_fault():
     v = decide(make_store(events=[event("nccl_warn", "Net : Call to recv from 10.0.0.2<5835> failed : Broken pipe", 9)]))
     assert v.kind == Kind.UNDECIDED and "a peer of rank 9 closed its connection" in v.summary
+
+
+def test_a_peer_that_closed_the_connection_on_one_host_gets_the_peers_fix_not_the_interfaces():
+    gloo = event("exception", "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection "
+                 "closed by peer [127.0.0.1]:63713", 1)
+    v = decide(make_store(events=[gloo]))
+    assert v.kind == Kind.UNDECIDED and "closed its connection" in v.summary
+    assert "peer that ended first" in v.fix and "SOCKET_IFNAME" not in v.fix

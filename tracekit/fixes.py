@@ -48,6 +48,12 @@ FIXES: tuple[Fix, ...] = (
         "check the fabric (ibstat, ibv_devinfo, ib_write_bw between the hosts), the RoCE GID (NCCL_IB_GID_INDEX) "
         "and NCCL_IB_HCA; raise NCCL_IB_TIMEOUT (22) only once the links are clean",
         "ib_write_bw between the two hosts reaches line rate, and the next NCCL log has no NET/IB WARN"),
+    # before "interface": a peer's closed connection names the peer's address (127.0.0.1 on one host), and
+    # the cause is the peer that ended, not the interface
+    Fix("peer-ended", (Kind.UNDECIDED,), r"closed its connection",
+        "find the peer that ended first: its own output (torchrun --log-dir DIR --tee 3 keeps each rank's) "
+        "and the launcher's exit codes say whether it raised, was killed or lost its host",
+        "the peer's log names how it ended; the next run's verdict names that rank"),
     Fix("interface", (Kind.TRANSPORT_ERROR, Kind.INIT_STALL, Kind.UNDECIDED),
         r"(?i)no route to host|network is unreachable|connection refused|connect(?:ion)? timed out|socketPollConnect"
         r"|Bootstrap|connectFullMesh|127\.0\.0\.1",

@@ -187,7 +187,9 @@ def _dump_ends(store: Store, pg: str | None) -> pl.DataFrame:
     if ends.height < 2:
         return none
     ends = ends.join(fr.select("rank", "host").unique("rank"), on="rank")
-    return sources.on_one_clock(ends, {"start_ns": "t"}, fr)
+    # in rank and file order: the points a chart draws from it are drawn alike every time (a group-by's
+    # order changes from one process to the next, and with it the chart)
+    return sources.on_one_clock(ends, {"start_ns": "t"}, fr).sort("rank", "file")
 
 
 # --- the summary of tracekit ingest ----------------------------------------------------------

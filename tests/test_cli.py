@@ -203,10 +203,10 @@ def test_the_verdict_comes_first_in_a_pipe_and_wrapped_to_a_terminal():
     from tracekit import verdict
     from tracekit.cli import _summary_text
     from tracekit.ingest import ingest
-    from tracekit.reports import summary
+    from tracekit.view import Summary
 
     store = ingest([SAMPLES / "gloo_2x2_mismatch"])
-    s = summary.build(store, verdict.decide(store))
+    s = Summary.build(store, verdict.decide(store))
     piped = _summary_text(s, None)
     assert piped.startswith("verdict   MISMATCH: rank 1: the ranks' collectives no longer pair up")
     one_line, *rest = piped.splitlines()

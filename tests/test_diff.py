@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from tests.conftest import SAMPLES
 from tracekit import diff, figures
+from tracekit.reports import diff as diff_text
 from tracekit.cli import _load_run, main
 
 
@@ -28,7 +29,7 @@ def test_slow_against_fixed_says_both_verdicts_then_the_step_times():
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
     assert lines[0].startswith("A = zero3_slow_2x2") and lines[1].startswith("B = zero3_slow_fixed_2x2")
-    assert max(len(ln) for ln in lines) <= diff.WIDTH  # a table for a 100-column terminal
+    assert max(len(ln) for ln in lines) <= diff_text.WIDTH  # a table for a 100-column terminal
     body = [ln for ln in lines[3:] if ln.strip()]
     assert re.match(r"verdict\s+A SLOW-PROGRESS: ", body[0]) and re.match(r"\s+B HEALTHY: ", body[1])
     slow, fixed = rank0_elapsed("zero3_slow_2x2"), rank0_elapsed("zero3_slow_fixed_2x2")
@@ -103,10 +104,10 @@ def test_an_empty_or_unreadable_side_is_bad_input(tmp_path, side):
 def test_diff_fits_a_100_column_terminal_and_json_keeps_every_value_whole(a, b):
     r = run("diff", SAMPLES / a, SAMPLES / b)
     assert r.exit_code == 0, r.output
-    assert max(len(ln) for ln in r.output.splitlines()) <= diff.WIDTH
+    assert max(len(ln) for ln in r.output.splitlines()) <= diff_text.WIDTH
     full = json.loads(run("diff", SAMPLES / a, SAMPLES / b, "--json").output)
     for d in full["differences"]:  # each setup row shows the start of both values, the rest in --json
-        label = diff._cut(f"{d['area']}: {d['what']}", diff.LABEL)
+        label = diff_text._cut(f"{d['area']}: {d['what']}", diff_text.LABEL)
         row = next(ln for ln in r.output.splitlines() if ln.startswith(label))
-        shown_a = row[diff.LABEL + 3:].split(" | B ")[0].rstrip().rstrip("…")
+        shown_a = row[diff_text.LABEL + 3:].split(" | B ")[0].rstrip().rstrip("…")
         assert " ".join(d["a"].split()).startswith(shown_a)

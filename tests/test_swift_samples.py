@@ -43,10 +43,11 @@ def test_swift_diff_2x2_against_1x4_names_the_layout_first():
 
 def test_summary_counts_fake_nodes_that_share_a_host_name():
     from tracekit.reports import summary
+    from tracekit.view import Summary
 
     s = load("swift_2x2_healthy")
-    out = summary.build(s, decide(s))
-    assert out["ranks"]["nodes"] == 2 and out["ranks"]["hosts"] == ["vm"]
+    out = Summary.build(s, decide(s))
+    assert out.ranks["nodes"] == 2 and out.ranks["hosts"] == ["vm"]
     assert "2 node(s) on 1 host(s): vm" in summary.render(out)
 
 

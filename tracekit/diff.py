@@ -4,9 +4,13 @@ A ``Comparison`` answers in the order a person asks: both verdicts; then the fig
 (``FIGURES``: step time, collectives per second, time in collectives, bus bandwidth), each with
 where it came from or why it is missing; then what differs in how the runs were set up
 (``Difference``: layout, transports, network, sequence, DeepSpeed's configuration block, versions,
-channels, settings,
-arguments, packages), most telling first by ``weight``. Areas where the runs agree are listed
-in ``same``, so "no difference" is an answer too, not a silence.
+channels, settings, arguments, packages), most telling first by ``weight``. Areas where the runs
+agree are listed in ``same``, so "no difference" is an answer too, not a silence.
+
+This module compares; it writes nothing. ``compare`` gives a ``Comparison`` (verdicts as
+``outcome.Verdict``, figures as ``figures.Figure``), which the renderers take: the terminal's
+``reports/diff.py``, the JSON of ``Comparison.to_dict``, and the report's HTML and markdown
+(``reports/report.py``).
 """
 
 from __future__ import annotations
@@ -18,9 +22,9 @@ from typing import Callable
 import polars as pl
 
 from tracekit import sources, traffic, verdict
-from tracekit.figures import (Figure, bandwidth, bus_bandwidth, collective_rate, size_text, step_first, step_median,
+from tracekit.figures import (Figure, bandwidth, bus_bandwidth, collective_rate, step_first, step_median,
                               time_in_collectives, world_size)
-from tracekit.outcome import EventKind
+from tracekit.outcome import EventKind, Verdict
 from tracekit.store import Store
 
 
@@ -50,20 +54,25 @@ class Row:
         return self.a.value / self.b.value
 
     def to_dict(self) -> dict:
-        return {"what": self.what, "a": asdict(self.a), "b": asdict(self.b), "a_over_b": self.ratio()}
+        return {"what": self.what, "a": asdict(self.a), "b": asdict(self.b),
+                "a_over_b": self.ratio()}
 
 
 @dataclass
 class Comparison:
-    verdicts: dict[str, dict]  # "a", "b": Verdict.to_dict()
+    """Two runs compared: what every renderer of ``tracekit diff`` (and the report's comparison)
+    takes. ``to_dict`` is the JSON of ``tracekit diff --json``."""
+
+    verdicts: dict[str, Verdict]  # "a", "b"
     figures: list[Row]
     differences: list[Difference]
     same: list[str]
-    bandwidth: pl.DataFrame  # op, size bucket, algbw / busbw of A and B
+    bandwidth: pl.DataFrame  # op, size (bucket), algbw_gbs, busbw_gbs, n, source; of B with suffix _b
     names: dict[str, str] = field(default_factory=lambda: {"a": "A", "b": "B"})
 
     def to_dict(self) -> dict:
-        return {"names": self.names, "verdicts": self.verdicts, "figures": [r.to_dict() for r in self.figures],
+        return {"names": self.names, "verdicts": {k: v.to_dict() for k, v in self.verdicts.items()},
+                "figures": [r.to_dict() for r in self.figures],
                 "differences": [d.to_dict() for d in self.differences], "same": self.same,
                 "bandwidth": self.bandwidth.to_dicts()}
 
@@ -141,8 +150,9 @@ def _channels(s: Store) -> dict[str, str]:
     L = s.links
     conn = L.filter(pl.col("what") == "connection")
     rings = L.filter(pl.col("what") == "ring")
+    orders = rings["value"].str.replace_all(r"\s+", " ").to_list()
     return {"channels": str(conn["channel"].max() + 1) if conn.height else "-",
-            "ring orders": _join(rings["value"].str.replace_all(r"\s+", " ").to_list()) if rings.height else "-"}
+            "ring orders": _join(orders) if rings.height else "-"}
 
 
 def sequence(s: Store) -> pl.DataFrame:
@@ -160,13 +170,14 @@ def sequence(s: Store) -> pl.DataFrame:
 
 
 def first_divergence(a: pl.DataFrame, b: pl.DataFrame) -> tuple[int, str, str] | None:
-    """Index and the two calls where the sequences first differ (None when one is a prefix of the other)."""
+    """Index and the two calls where the sequences first differ (None when one is a prefix of the
+    other)."""
     n = min(a.height, b.height)
     if not n:
         return None
     j = a.head(n).join(b.head(n), on="i", suffix="_b")
-    diff = j.filter((pl.col("op") != pl.col("op_b")) | (pl.col("size") != pl.col("size_b")).fill_null(False)
-                    | (pl.col("dtype") != pl.col("dtype_b")).fill_null(False))
+    differs = [(pl.col(c) != pl.col(f"{c}_b")).fill_null(False) for c in ("size", "dtype")]
+    diff = j.filter((pl.col("op") != pl.col("op_b")) | differs[0] | differs[1])
     if not diff.height:
         return None
     r = diff.row(0, named=True)
@@ -198,21 +209,25 @@ def _setup(a: Store, b: Store) -> tuple[list[Difference], list[str]]:
     cmp("layout", layout(a), layout(b), 100)
     kinds_a = dict(transports(a).iter_rows())
     kinds_b = dict(transports(b).iter_rows())
-    cmp("transports", {"transports": _join(kinds_a) if kinds_a else "-"}, {"transports": _join(kinds_b) if kinds_b else "-"}, 95)
+    cmp("transports", {"transports": _join(kinds_a) if kinds_a else "-"},
+        {"transports": _join(kinds_b) if kinds_b else "-"}, 95)
     for k in sorted(set(kinds_a) | set(kinds_b)):
         if kinds_a.get(k) != kinds_b.get(k) and (kinds_a and kinds_b):
-            diffs.append(Difference("transports", f"{k} connections", str(kinds_a.get(k, 0)), str(kinds_b.get(k, 0)), 60))
+            diffs.append(Difference("transports", f"{k} connections", str(kinds_a.get(k, 0)),
+                                    str(kinds_b.get(k, 0)), 60))
     cmp("network", _network(a), _network(b), 90)
     sa, sb = sequence(a), sequence(b)
     d = first_divergence(sa, sb)
     if d:
-        diffs.append(Difference("sequence", f"collective #{d[0]} of the main group (first difference)", d[1], d[2], 85))
+        diffs.append(Difference("sequence", f"collective #{d[0]} of the main group (first difference)",
+                                d[1], d[2], 85))
     elif sa.height and sb.height:
         same.append(f"sequence: the first {min(sa.height, sb.height)} collectives of the main group")
         if sa.height != sb.height:
-            diffs.append(Difference("sequence", "collectives seen on the main group", str(sa.height), str(sb.height), 30))
+            diffs.append(Difference("sequence", "collectives seen on the main group", str(sa.height),
+                                    str(sb.height), 30))
     # DeepSpeed's configuration block (parsers/deepspeed_config.py): ZeRO stage, offload, buckets, batch
-    cmp("deepspeed", _settings(a, "deepspeed_config"), _settings(b, "deepspeed_config"), 80)
+    cmp("deepspeed", _settings(a, EventKind.DEEPSPEED_CONFIG), _settings(b, EventKind.DEEPSPEED_CONFIG), 80)
     cmp("versions", _versions(a), _versions(b), 70)
     cmp("channels", _channels(a), _channels(b), 50)
     env_a, env_b = _settings(a, EventKind.SETTING), _settings(b, EventKind.SETTING)
@@ -228,77 +243,13 @@ def _setup(a: Store, b: Store) -> tuple[list[Difference], list[str]]:
     return diffs, same
 
 
-def compare(a: Store, b: Store, verdict_a=None, verdict_b=None, names: tuple[str, str] = ("A", "B")) -> Comparison:
+def compare(a: Store, b: Store, verdict_a: Verdict | None = None, verdict_b: Verdict | None = None,
+            names: tuple[str, str] = ("A", "B")) -> Comparison:
     """Verdicts (``verdict.decide`` unless given), figures of speed, then the setup differences."""
     va = verdict_a or verdict.decide(a)
     vb = verdict_b or verdict.decide(b)
     figures = [Row(what, f(a), f(b)) for what, f in FIGURES]
     diffs, same = _setup(a, b)
-    bw = bandwidth(a).join(bandwidth(b), on=["op", "size"], how="full", suffix="_b", coalesce=True).sort("op", "size")
-    return Comparison({"a": va.to_dict(), "b": vb.to_dict()}, figures, diffs, same, bw, {"a": names[0], "b": names[1]})
-
-
-#: the width ``render`` fits (a terminal's 100 columns); longer values are cut with "…" (the full
-#: value is in ``--json``). A figure is two lines, A above B, its A/B on A's line.
-WIDTH = 100
-LABEL = 34
-FIGURE = WIDTH - LABEL - 3 - 14  # (room for " A/B 0.000123x")
-SETUP = (WIDTH - LABEL - 7) // 2  # "A x | B y"
-
-
-def _cut(v: str, n: int) -> str:
-    v = " ".join(str(v).split())
-    return v if len(v) <= n else v[: n - 1] + "…"
-
-
-def _wrapped(head: str, text: str, indent: int = LABEL) -> list[str]:
-    import textwrap
-
-    return textwrap.wrap(text, WIDTH, initial_indent=f"{head:<{indent}} ",
-                         subsequent_indent=" " * (indent + 1), break_on_hyphens=False) or [head]
-
-
-def render(c: Comparison, path_a: str = "A", path_b: str = "B") -> str:
-    """The comparison for a terminal, within ``WIDTH`` columns: both verdicts (their first line; the
-    whole in ``--json``), each figure with A above B and A/B, why figures are missing, then the setup
-    differences, most telling first."""
-    na, nb = c.names["a"], c.names["b"]
-    lines = [_cut(f"A = {na}" + (f"  ({path_a})" if str(path_a) != na else ""), WIDTH),
-             _cut(f"B = {nb}" + (f"  ({path_b})" if str(path_b) != nb else ""), WIDTH), ""]
-    for side in "ab":
-        v = c.verdicts[side]
-        head = f"{'verdict' if side == 'a' else '':<9} {side.upper()} "
-        lines.append(head + _cut(f"{v['kind'].upper()}: {v['summary']}", WIDTH - len(head)))
-    lines.append("")
-    why: dict[str, list[str]] = {}
-    for r in c.figures:
-        ratio = r.ratio()
-        a = f"A {_cut(r.a.shown(), FIGURE)}"
-        with_ratio = f"{a:<{FIGURE + 2}} A/B {ratio:.3g}x" if ratio is not None else a
-        lines.append(f"{_cut(r.what, LABEL):<{LABEL}} {with_ratio}")
-        lines.append(f"{'':<{LABEL}} B {_cut(r.b.shown(), FIGURE)}")
-        missing = {side: f.detail for side, f in (("A", r.a), ("B", r.b)) if f.value is None and f.detail}
-        if len(set(missing.values())) == 1 and len(missing) == 2:
-            why.setdefault(next(iter(missing.values())), []).append(f"{r.what} (A, B)")
-        else:
-            for side, d in missing.items():
-                why.setdefault(d, []).append(f"{r.what} ({side})")
-    for detail, whats in why.items():
-        lines += _wrapped("  missing", f"{'; '.join(whats)}: {detail}")
-    lines.append("")
-    if not c.differences:
-        lines.append("no difference in the setup both runs logged")
-    for d in c.differences:
-        label = _cut(f"{d.area}: {d.what}", LABEL)
-        lines.append(f"{label:<{LABEL}} A {_cut(d.a, SETUP):<{SETUP}} | B {_cut(d.b, SETUP)}")
-    bw = c.bandwidth.filter(pl.col("busbw_gbs").is_not_null() | pl.col("busbw_gbs_b").is_not_null())
-    if bw.height:
-        lines += ["", "bus bandwidth (GB/s) by message size:", f"  {'op':<14}{'size':>10}{'A':>10}{'B':>10}"]
-        for r in bw.iter_rows(named=True):
-            fa = "-" if r["busbw_gbs"] is None else f"{r['busbw_gbs']:.2f}"
-            fb = "-" if r["busbw_gbs_b"] is None else f"{r['busbw_gbs_b']:.2f}"
-            lines.append(f"  {_cut(r['op'], 14):<14}{size_text(r['size']):>10}{fa:>10}{fb:>10}")
-    if c.same:
-        lines += [""] + _wrapped("same in both", "; ".join(c.same[:12])
-                                 + (f"; ... {len(c.same) - 12} more" if len(c.same) > 12 else ""))
-    return "\n".join(lines)
+    bw = (bandwidth(a).join(bandwidth(b), on=["op", "size"], how="full", suffix="_b", coalesce=True)
+          .sort("op", "size"))
+    return Comparison({"a": va, "b": vb}, figures, diffs, same, bw, {"a": names[0], "b": names[1]})

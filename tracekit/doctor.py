@@ -3,8 +3,9 @@
 ``check(argv, env)`` reads one command as the program will receive it (after the shell's quoting),
 plus the environment and this machine's network interfaces, and returns ``Finding``s: what is
 wrong, why it matters for a multi-node run, and the fix. ``commands_in_script`` pulls the launch
-commands out of a shell script (as in ms-swift issue 6867's launch.sh); ``compare`` says how the
-per-node commands differ (they should differ only in the node rank).
+commands out of a shell script (as in ms-swift issue 6867's launch.sh; ``script_commands`` reads the
+script first); ``compare`` says how the per-node commands differ (they should differ only in the node
+rank). ``check_all`` does both for the commands ``tracekit doctor`` was given.
 """
 
 from __future__ import annotations
@@ -21,11 +22,14 @@ from dataclasses import asdict, dataclass
 from enum import Enum
 from pathlib import Path
 
-from tracekit import fixes
+from tracekit import escape, fixes, inputs
+from tracekit.errors import InputError
 
-LAUNCHERS = ("torchrun", "torch.distributed.run", "torch.distributed.launch", "deepspeed", "accelerate", "swift")
-LAUNCHER_OPTS = {"nnodes", "node_rank", "node-rank", "nproc_per_node", "nproc-per-node", "master_addr", "master-addr",
-                 "master_port", "master-port", "rdzv_endpoint", "rdzv-endpoint", "rdzv_backend", "rdzv-backend"}
+LAUNCHERS = ("torchrun", "torch.distributed.run", "torch.distributed.launch", "deepspeed", "accelerate",
+             "swift")
+LAUNCHER_OPTS = {"nnodes", "node_rank", "node-rank", "nproc_per_node", "nproc-per-node", "master_addr",
+                 "master-addr", "master_port", "master-port", "rdzv_endpoint", "rdzv-endpoint",
+                 "rdzv_backend", "rdzv-backend"}
 SWIFT_DEFAULT_DDP_TIMEOUT = 18_000_000  # seconds: ms-swift's default, 208 days
 
 
@@ -157,11 +161,13 @@ def check(argv: list[str], env: dict[str, str] | None = None, interfaces: list[s
     (read from this machine when not given)."""
     env = dict(os.environ if env is None else env)
     ifaces = _interfaces() if interfaces is None else interfaces
-    rdma = (Path("/sys/class/infiniband").is_dir() and any(Path("/sys/class/infiniband").iterdir())) if rdma is None else rdma
+    ib = Path("/sys/class/infiniband")
+    rdma = (ib.is_dir() and any(ib.iterdir())) if rdma is None else rdma
     L = parse_launch(argv)
     out: list[Finding] = []
-    swift = L.program is not None and ("swift" in L.program or L.program in ("pt", "sft", "rlhf", "pretrain")) \
-        or any(a == "swift" or a.endswith("/swift") for a in argv[:2])
+    swift_program = L.program is not None and ("swift" in L.program
+                                               or L.program in ("pt", "sft", "rlhf", "pretrain"))
+    swift = swift_program or any(a == "swift" or a.endswith("/swift") for a in argv[:2])
 
     for name, val in L.flags:
         if val and val.lstrip()[:1] in "{[":
@@ -171,8 +177,8 @@ def check(argv: list[str], env: dict[str, str] | None = None, interfaces: list[s
                 out.append(Finding(
                     "json-mangled", Severity.WARNING,
                     f"--{name} reaches the program as `{val}`, which is not JSON",
-                    "the shell removed the inner double quotes of \"{ \"key\": ...}\"; ms-swift repairs it with "
-                    "json_repair on every rank alike, other programs fail or parse it differently",
+                    "the shell removed the inner double quotes of \"{ \"key\": ...}\"; ms-swift repairs it "
+                    "with json_repair on every rank alike, other programs fail or parse it differently",
                     f"quote it with single quotes: --{name} '{_repair_json(val)}'"))
     seen: dict[str, list[str | None]] = {}
     for name, val in L.flags:
@@ -181,8 +187,10 @@ def check(argv: list[str], env: dict[str, str] | None = None, interfaces: list[s
         if len(vals) > 1 and len(set(vals)) > 1:
             out.append(Finding(
                 "repeated-flag", Severity.WARNING,
-                f"--{name} is given {len(vals)} times ({', '.join(map(str, vals))}); the program keeps {vals[-1]}",
-                "argparse and HfArgumentParser keep the last value silently; the earlier one was probably meant",
+                f"--{name} is given {len(vals)} times ({', '.join(map(str, vals))}); "
+                f"the program keeps {vals[-1]}",
+                "argparse and HfArgumentParser keep the last value silently; "
+                "the earlier one was probably meant",
                 f"give --{name} once"))
 
     multinode = L.nnodes > 1
@@ -193,15 +201,18 @@ def check(argv: list[str], env: dict[str, str] | None = None, interfaces: list[s
             "zero3-multinode", Severity.WARNING,
             f"ZeRO-3{' with CPU offload' if offload else ''} ({L.flag('deepspeed')}) across {L.nnodes} nodes"
             + ("" if rdma else "; no RDMA device on this node (/sys/class/infiniband)"),
-            "ZeRO-3 all-gathers every layer's parameters in forward and again in backward and reduce-scatters "
-            "the gradients, every micro-step (x gradient_accumulation_steps); over NCCL's NET/Socket fallback "
-            "a step can take so long that it looks like a hang" + (", and offload adds host copies to it" if offload else ""),
+            "ZeRO-3 all-gathers every layer's parameters in forward and again in backward and "
+            "reduce-scatters the gradients, every micro-step (x gradient_accumulation_steps); over NCCL's "
+            "NET/Socket fallback a step can take so long that it looks like a hang"
+            + (", and offload adds host copies to it" if offload else ""),
             _fix("socket-fallback") + "; or tune sockets (NCCL_SOCKET_NTHREADS=4 NCCL_NSOCKS_PERTHREAD=4)"))
-    real_ifaces = [i for i in ifaces if i != "lo" and not i.startswith(("docker", "veth", "virbr", "ifb", "br-"))]
+    virtual = ("docker", "veth", "virbr", "ifb", "br-")
+    real_ifaces = [i for i in ifaces if i != "lo" and not i.startswith(virtual)]
     if multinode and not env.get("NCCL_SOCKET_IFNAME") and len(real_ifaces) > 1:
         out.append(Finding(
             "no-socket-ifname", Severity.WARNING,
-            f"NCCL_SOCKET_IFNAME is not set and this node has {len(real_ifaces)} interfaces ({', '.join(real_ifaces)})",
+            f"NCCL_SOCKET_IFNAME is not set and this node has {len(real_ifaces)} interfaces "
+            f"({', '.join(real_ifaces)})",
             "NCCL and Gloo pick an interface by their own order; one whose address the other node cannot "
             "reach makes the first cross-node connect retry and time out (a hang at the first collective)",
             f"{_fix('interface')} (here e.g. {real_ifaces[0]})"))
@@ -212,17 +223,20 @@ def check(argv: list[str], env: dict[str, str] | None = None, interfaces: list[s
             out.append(Finding(
                 "ipv6-master-ipv4-family", Severity.ERROR,
                 f"the master address {master} is IPv6 but NCCL_SOCKET_FAMILY=AF_INET",
-                "the rendezvous runs over IPv6 while NCCL's bootstrap and data sockets look for IPv4 addresses: "
-                "nodes reachable only over IPv6 never connect",
-                "set NCCL_SOCKET_FAMILY=AF_INET6 (and, on RoCE, NCCL_IB_ADDR_FAMILY=AF_INET6 or the IPv6 NCCL_IB_GID_INDEX)"))
+                "the rendezvous runs over IPv6 while NCCL's bootstrap and data sockets look for IPv4 "
+                "addresses: nodes reachable only over IPv6 never connect",
+                "set NCCL_SOCKET_FAMILY=AF_INET6 (and, on RoCE, NCCL_IB_ADDR_FAMILY=AF_INET6 or the IPv6 "
+                "NCCL_IB_GID_INDEX)"))
         elif not fam:
             out.append(Finding(
                 "ipv6-master", Severity.INFO,
                 f"the master address {master} is an IPv6 literal; NCCL_SOCKET_FAMILY is not set",
-                "torchrun's rendezvous works over IPv6, but NCCL picks its interface and address family on its own, "
-                "and RoCE defaults to an IPv4 GID: the data path can differ from the path the rendezvous proved",
-                "check `Bootstrap : Using` and `NET/IB : Using` in the NCCL log (tracekit ingest shows both); "
-                "set NCCL_SOCKET_FAMILY=AF_INET6 / NCCL_IB_ADDR_FAMILY=AF_INET6 where the nodes share only IPv6"))
+                "torchrun's rendezvous works over IPv6, but NCCL picks its interface and address family on "
+                "its own, and RoCE defaults to an IPv4 GID: the data path can differ from the path the "
+                "rendezvous proved",
+                "check `Bootstrap : Using` and `NET/IB : Using` in the NCCL log (tracekit ingest shows "
+                "both); set NCCL_SOCKET_FAMILY=AF_INET6 / NCCL_IB_ADDR_FAMILY=AF_INET6 where the nodes share "
+                "only IPv6"))
     timeout = L.flag("ddp_timeout")
     secs = _seconds(timeout) if timeout else (SWIFT_DEFAULT_DDP_TIMEOUT if swift else None)
     if secs is not None and secs > 7200:
@@ -232,17 +246,21 @@ def check(argv: list[str], env: dict[str, str] | None = None, interfaces: list[s
             + (" (ms-swift's default; --ddp_timeout is not given)" if not timeout else ""),
             "a deadlocked rank is never reported: no watchdog error, no Flight Recorder dump on timeout; "
             "a hang and a very slow step look the same",
-            "--ddp_timeout 1800, and launch with `tracekit run` so stalls dump stacks and the Flight Recorder"))
+            "--ddp_timeout 1800, and launch with `tracekit run` so stalls dump stacks and the Flight "
+            "Recorder"))
     report = (L.flag("report_to") or "").lower()
-    if ("wandb" in report or report == "all") and env.get("WANDB_MODE", "").lower() not in ("offline", "disabled", "dryrun"):
+    offline = env.get("WANDB_MODE", "").lower() in ("offline", "disabled", "dryrun")
+    if ("wandb" in report or report == "all") and not offline:
         reachable = _resolves("api.wandb.ai") if network is None else network
         out.append(Finding(
             "wandb-online", Severity.WARNING if not reachable else Severity.INFO,
-            "--report_to wandb with WANDB_MODE unset" + ("" if reachable else "; api.wandb.ai does not resolve from this node"),
-            "wandb.init runs on global rank 0 only, in on_train_begin, after deepspeed.initialize; while it waits "
-            "for the network the other ranks sit in the first all-gather",
+            "--report_to wandb with WANDB_MODE unset"
+            + ("" if reachable else "; api.wandb.ai does not resolve from this node"),
+            "wandb.init runs on global rank 0 only, in on_train_begin, after deepspeed.initialize; while it "
+            "waits for the network the other ranks sit in the first all-gather",
             _fix("wandb")))
-    if (L.flag("packing") or "").lower() == "true" and (L.flag("attn_impl") or "") not in ("flash_attn", "flash_attention_2"):
+    flash = (L.flag("attn_impl") or "") in ("flash_attn", "flash_attention_2")
+    if (L.flag("packing") or "").lower() == "true" and not flash:
         out.append(Finding(
             "packing-without-flash-attn", Severity.WARNING, "--packing True without --attn_impl flash_attn",
             "ms-swift's packing needs flash-attn to keep packed sequences apart", "--attn_impl flash_attn"))
@@ -262,10 +280,33 @@ def commands_in_script(text: str) -> list[tuple[int, list[str]]]:
             argv = shlex.split(s, comments=True)
         except ValueError:
             continue
-        start = next((i for i, a in enumerate(argv) if any(a.endswith(k) for k in LAUNCHERS) or a in ("python", "python3")), None)
+        launch = (i for i, a in enumerate(argv)
+                  if any(a.endswith(k) for k in LAUNCHERS) or a in ("python", "python3"))
+        start = next(launch, None)
         if start is not None:
             found.append((n, argv[start:]))
     return found
+
+
+def script_commands(path: str) -> list[tuple[str, list[str]]]:
+    """``(where, argv)`` of each launch command in the shell script at ``path``, ``where`` its
+    ``FILE:LINE``. InputError where the script cannot be read (a FIFO or a device is refused, not
+    waited on) or holds no launch command."""
+    got = inputs.read(path)
+    if got.data is None:
+        raise InputError(str(got.notes[0]))
+    commands = commands_in_script(bytes(got.data).decode(errors="replace"))
+    if not commands:
+        raise InputError(f"{escape.name(path)}: no launch command (torchrun, deepspeed, swift, "
+                         "python -m torch.distributed.run) found")
+    return [(f"{escape.name(path)}:{n}", argv) for n, argv in commands]
+
+
+def check_all(commands: list[tuple[str, list[str]]]) -> tuple[list[dict], list[str]]:
+    """Each command's findings (``[{where, findings: [Finding.to_dict()]}]``) and how the commands
+    differ (``compare``): what ``tracekit doctor`` prints, and its JSON."""
+    report = [{"where": w, "findings": [f.to_dict() for f in check(a)]} for w, a in commands]
+    return report, compare([a for _, a in commands])
 
 
 SHOWN_IN_ORDER = 8  # up to this many commands, a difference lists each command's value in order

@@ -112,7 +112,8 @@ def ingest_on_ray_to_disk(paths: list[str], folder: str | Path, address: str | N
         store = combine(_on_cluster(address, work))
         store.write(folder, inputs=paths)
         merged = parts / "collectives.parquet"
-        in_order = sorted(parts.glob("part-*.parquet"), key=lambda f: int(f.stem.split("-")[1]))  # (not part-10 before part-2)
+        # (by number: not part-10 before part-2)
+        in_order = sorted(parts.glob("part-*.parquet"), key=lambda f: int(f.stem.split("-")[1]))
         pl.scan_parquet(in_order).sink_parquet(merged)
         os.replace(merged, folder / "collectives.parquet")
     finally:

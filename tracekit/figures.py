@@ -62,18 +62,20 @@ def step_times(s: Store) -> tuple[pl.DataFrame, str]:
     (turned back into each step's time), else tqdm's rate."""
     steps = s.events.filter((pl.col("kind") == EventKind.STEP) & pl.col("step").is_not_null())
     for name, pattern, cumulative in STEP_SECONDS:
-        got = steps.with_columns(pl.col("message").str.extract(pattern, 1).cast(pl.Float64, strict=False).alias("x"))
-        got = got.filter(pl.col("x").is_not_null())
+        x = pl.col("message").str.extract(pattern, 1).cast(pl.Float64, strict=False).alias("x")
+        got = steps.with_columns(x).filter(pl.col("x").is_not_null())
         if got.height:
             break
     else:
-        rate = s.events.filter((pl.col("kind") == EventKind.PROGRESS) & (pl.col("step") > 0)).with_columns(
-            pl.col("message").str.extract_groups(r"([\d.]+)\s*(it/s|s/it)\]").alias("g"))
+        tqdm = pl.col("message").str.extract_groups(r"([\d.]+)\s*(it/s|s/it)\]").alias("g")
+        progress = (pl.col("kind") == EventKind.PROGRESS) & (pl.col("step") > 0)
+        rate = s.events.filter(progress).with_columns(tqdm)
         rate = rate.with_columns(pl.col("g").struct.field("1").cast(pl.Float64, strict=False).alias("v"),
                                  pl.col("g").struct.field("2").alias("u")).filter(pl.col("v") > 0)
         if not rate.height:
             return pl.DataFrame(schema={"step": pl.Int64, "seconds": pl.Float64}), ""
-        got = rate.with_columns(pl.when(pl.col("u") == "s/it").then(pl.col("v")).otherwise(1 / pl.col("v")).alias("x"))
+        seconds = pl.when(pl.col("u") == "s/it").then(pl.col("v")).otherwise(1 / pl.col("v"))
+        got = rate.with_columns(seconds.alias("x"))
         name, cumulative = "tqdm rate", False
     first = got.sort("rank", "file", nulls_last=True)["file"][0]
     one = got.filter(pl.col("file") == first).unique("step", keep="last").sort("step")
@@ -100,10 +102,12 @@ def step_median(s: Store) -> Figure:
 def _per_collective(s: Store, need_end: bool) -> tuple[pl.DataFrame, str]:
     """Each collective of the best source with times, once per rank: for rates, enqueue times
     (Flight Recorder, Kineto); for durations, both ends (Kineto's GPU kernels, then Flight
-    Recorder with completion times, then Kineto's CPU-side ops)."""
-    c = s.collectives.filter(pl.col("rank").is_not_null() & pl.col("start_ns").is_not_null())
+    Recorder with completion times, then Kineto's CPU-side ops). Read through ``sources.best_lazy``:
+    a scanned store's collectives stay on disk, and only the columns timed here are collected."""
+    timed = pl.col("rank").is_not_null() & pl.col("start_ns").is_not_null()
     keep = pl.col("end_ns") > pl.col("start_ns") if need_end else pl.col("seq").is_not_null()
-    sub, source = sources.best(c, sources.DURATIONS if need_end else sources.RATES, keep)
+    sub, source = sources.best_lazy(s.collectives.lazy(), sources.DURATIONS if need_end else sources.RATES,
+                                    timed & keep, ("rank", "pg", "seq", "start_ns", "end_ns"))
     return (sub.unique(["rank", "pg", "seq", "start_ns"], keep="last") if source else sub), source
 
 
@@ -115,7 +119,8 @@ def collective_rate(s: Store) -> Figure:
     if not c.height:
         return Figure(None, "/s", "", "no timed collective record (Flight Recorder or Kineto)")
     c = c.unique(["rank", "pg", "seq"])
-    per = c.group_by("rank").agg(pl.len().alias("n"), ((pl.col("start_ns").max() - pl.col("start_ns").min()) / 1e9).alias("dt"))
+    span = (pl.col("start_ns").max() - pl.col("start_ns").min()) / 1e9
+    per = c.group_by("rank").agg(pl.len().alias("n"), span.alias("dt"))
     per = per.filter((pl.col("n") >= MIN_COLLECTIVES) & (pl.col("dt") > 0))
     if not per.height:
         return Figure(None, "/s", source, f"fewer than {MIN_COLLECTIVES} timed collectives per rank")
@@ -128,9 +133,12 @@ def time_in_collectives(s: Store) -> Figure:
     streams overlap), against the span its record covers."""
     c, source = _per_collective(s, need_end=True)
     if not c.height:
-        return Figure(None, "s", "", "no collective with both ends timed (Kineto, or a Flight Recorder with timing)")
-    c = c.sort("rank", "start_ns").with_columns(pl.col("end_ns").cum_max().shift(1).over("rank").alias("_reach"))
-    c = c.with_columns((pl.col("start_ns") > pl.col("_reach").fill_null(0)).cum_sum().over("rank").alias("_run"))
+        return Figure(None, "s", "", "no collective with both ends timed "
+                      "(Kineto, or a Flight Recorder with timing)")
+    c = c.sort("rank", "start_ns").with_columns(
+        pl.col("end_ns").cum_max().shift(1).over("rank").alias("_reach"))
+    apart = pl.col("start_ns") > pl.col("_reach").fill_null(0)  # a new run of overlapping intervals
+    c = c.with_columns(apart.cum_sum().over("rank").alias("_run"))
     runs = c.group_by("rank", "_run").agg(pl.col("start_ns").min(), pl.col("end_ns").max())
     per = runs.group_by("rank").agg(((pl.col("end_ns") - pl.col("start_ns")).sum() / 1e9).alias("busy"),
                                     ((pl.col("end_ns").max() - pl.col("start_ns").min()) / 1e9).alias("span"))
@@ -155,7 +163,8 @@ def bandwidth(s: Store) -> pl.DataFrame:
     nccl-tests) and Kineto's timed collectives (its GPU kernels where the trace has them). Bus
     bandwidth is left empty where one rank has no peer to move bytes to."""
     ev = s.events.filter(pl.col("busbw_gbs").is_not_null() & pl.col("bytes").is_not_null()).select(
-        pl.col("op").cast(pl.Utf8), "bytes", "duration_ms", "algbw_gbs", "busbw_gbs", pl.col("kind").cast(pl.Utf8).alias("source"))
+        pl.col("op").cast(pl.Utf8), "bytes", "duration_ms", "algbw_gbs", "busbw_gbs",
+        pl.col("kind").cast(pl.Utf8).alias("source"))
     timed = s.collectives.filter(pl.col("start_ns").is_not_null() & pl.col("end_ns").is_not_null()
                                  & (pl.col("end_ns") > pl.col("start_ns")) & pl.col("bytes").is_not_null())
     # a Flight Recorder entry's times run from enqueue (or start) to when the watchdog saw it complete,
@@ -170,17 +179,17 @@ def bandwidth(s: Store) -> pl.DataFrame:
                   .when(pl.col("op").is_in(["all_gather", "reduce_scatter", "all_to_all"])).then((n - 1) / n)
                   .otherwise(1.0))
         algbw = pl.col("bytes") / (pl.col("end_ns") - pl.col("start_ns"))  # bytes/ns = GB/s
+        ms = (pl.col("end_ns") - pl.col("start_ns")) / 1e6
         ev = pl.concat([ev, timed.select(
-            pl.col("op").cast(pl.Utf8), "bytes", ((pl.col("end_ns") - pl.col("start_ns")) / 1e6).alias("duration_ms"),
-            algbw.alias("algbw_gbs"), (algbw * factor).alias("busbw_gbs"), pl.col("source").cast(pl.Utf8))],
-                       how="vertical_relaxed")
+            pl.col("op").cast(pl.Utf8), "bytes", ms.alias("duration_ms"), algbw.alias("algbw_gbs"),
+            (algbw * factor).alias("busbw_gbs"), pl.col("source").cast(pl.Utf8))], how="vertical_relaxed")
     if not ev.height:
         return pl.DataFrame(schema={"op": pl.Utf8, "size": pl.Int64, "algbw_gbs": pl.Float64,
                                     "busbw_gbs": pl.Float64, "n": pl.UInt32, "source": pl.Utf8})
-    return (ev.filter(pl.col("bytes") > 0)
-            .with_columns((2 ** pl.col("bytes").cast(pl.Float64).log(2).round()).cast(pl.Int64).alias("size"))
-            .group_by("op", "size").agg(pl.col("algbw_gbs").median(), pl.col("busbw_gbs").median(), pl.len().alias("n"),
-                                        pl.col("source").unique().sort().str.join("+"))
+    bucket = (2 ** pl.col("bytes").cast(pl.Float64).log(2).round()).cast(pl.Int64)
+    return (ev.filter(pl.col("bytes") > 0).with_columns(bucket.alias("size"))
+            .group_by("op", "size").agg(pl.col("algbw_gbs").median(), pl.col("busbw_gbs").median(),
+                                        pl.len().alias("n"), pl.col("source").unique().sort().str.join("+"))
             .sort("op", "size"))
 
 

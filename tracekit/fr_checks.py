@@ -16,12 +16,15 @@ crash.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 
 import polars as pl
 
+from tracekit.fr_health import HealthyWindow, healthy_window
 from tracekit.outcome import Cited, Finding, Match, tensor_text
 from tracekit.wording import who
+
+__all__ = ["HealthyWindow", "across_ranks", "check_group", "check_store", "collectives", "healthy_window",
+           "p2p_pairs", "per_entry"]
 
 
 #: Ops whose inputs differ by rank by design (a scatter's root alone has the inputs), and outputs.
@@ -33,28 +36,6 @@ FREE_OUT_TYPES = ["gather"]
 #: Ops that read one dtype and write another by design (the root's side only holds tensors).
 TYPE_CHANGING = ["scatter", "gather", "broadcast"]
 STATE_ORDER = {"scheduled": 0, "started": 1, "completed": 2}
-
-
-@dataclass
-class HealthyWindow:
-    """Positive evidence from dumps alone: every member's dump holds the same collectives of ``pg``,
-    every one of them completed, and pg_status agrees."""
-
-    pg: str
-    pg_desc: str | None
-    ranks: list[int]
-    first_seq: int
-    last_seq: int
-    collectives: int
-    evidence: list[str] = field(default_factory=list)
-
-    @property
-    def message(self) -> str:
-        where = f"process group {self.pg}" + (f" ({self.pg_desc})" if self.pg_desc else "")
-        seqs = f"seq {self.first_seq}" + (f"-{self.last_seq}" if self.last_seq != self.first_seq else "")
-        last = f"last {self.collectives} collectives" if self.collectives > 1 else "last collective"
-        return (f"{where}: healthy in the {last} the dumps hold ({seqs} on {who(self.ranks)}: all completed, "
-                f"pg_status agrees)")
 
 
 def _entries(entries: pl.DataFrame) -> pl.DataFrame:
@@ -345,31 +326,6 @@ def check_group(entries: pl.DataFrame, pg: str, members: list[int], wrapped: lis
     return (across_ranks(c, pg, len(members)) + per_entry(c, pg, len(members))
             + p2p_pairs(entries, pg, members, wrapped))
 
-
-def healthy_window(c: pl.DataFrame, pg: str, members: list[int], status: pl.DataFrame | None = None,
-                   findings: list[Finding] = ()) -> HealthyWindow | None:
-    """The window the dumps show healthy, or None: every member dumped entries of ``pg``, each holds
-    the same collectives up to the same last one, every one completed, no rule above fired, and
-    pg_status (``status``: rank, last_enqueued, last_completed) says each rank completed all it
-    enqueued, the same last collective on every rank. ``c``: the group's ``collectives``."""
-    if findings or not c.height or set(c["rank"].unique().to_list()) != set(members):
-        return None
-    if (c["state"].cast(pl.Utf8) != "completed").any():
-        return None
-    per = c.group_by("rank").agg(pl.col("seq").min().alias("lo"), pl.col("seq").max().alias("hi"))
-    if per["hi"].n_unique() != 1:
-        return None
-    lo, hi = per["lo"].max(), per["hi"][0]
-    window = c.filter(pl.col("seq") >= lo)
-    if window.group_by("rank").agg(pl.col("seq").n_unique())["seq"].n_unique() != 1:
-        return None
-    if status is not None and status.height:
-        st = status.filter(pl.col("rank").is_in(members))
-        if (st["last_enqueued"] != st["last_completed"]).any() or (st["last_completed"] != hi).any():
-            return None
-    return HealthyWindow(pg=pg, pg_desc=c["pg_desc"][0], ranks=sorted(members), first_seq=lo, last_seq=hi,
-                         collectives=window["seq"].n_unique(),
-                         evidence=sorted(c["file"].unique().to_list())[:8])
 
 def check_store(store) -> tuple[list[Finding], list[HealthyWindow]]:
     """Every group of a store's FR collectives: findings, and the windows shown healthy (none unless

@@ -316,7 +316,8 @@ def _gunzip(fd: int, name: str, limits: Limits, notes: list[Note], map_bytes: in
             try:
                 got = d.decompress(chunk, min(left + 1, CHUNK))
             except zlib.error as e:
-                notes.append(Note(name, f"corrupt gzip stream ({e})" + (": read what it held" if held() else "")))
+                what = f"corrupt gzip stream ({e})" + (": read what it held" if held() else "")
+                notes.append(Note(name, what))
                 return _joined(out, map_bytes)
             out.append(got[:left])
             left -= len(got)

@@ -37,8 +37,10 @@ from typing import Callable
 from tracekit.own import JSON_MARK, TXT_MARK, VERDICT_JSON, VERDICT_TXT, is_ours  # noqa: F401 - re-exported
 
 PHASES = {  # what a job prints just before a long quiet phase (HF Trainer, DeepSpeed, Lightning, Megatron)
-    "eval": re.compile(r"(?i)running evaluation|^\s*evaluat(?:e|ing)\b|validation dataloader|^\s*validat(?:e|ing)\b"),
-    "checkpoint": re.compile(r"(?i)sav(?:e|ing)\b.{0,40}checkpoint|checkpoint.{0,60}(?:about to be saved|sav(?:e|ing))"),
+    "eval": re.compile(r"(?i)running evaluation|^\s*evaluat(?:e|ing)\b|validation dataloader"
+                       r"|^\s*validat(?:e|ing)\b"),
+    "checkpoint": re.compile(r"(?i)sav(?:e|ing)\b.{0,40}checkpoint"
+                             r"|checkpoint.{0,60}(?:about to be saved|sav(?:e|ing))"),
 }
 TAIL_BYTES = 4096
 EXITED = re.compile(rb"\[tracekit-run\] [\d-]+ [\d:]+ exit code -?\d+")  # a launcher's last note (run.py)
@@ -49,7 +51,8 @@ class Act(Enum):
 
     SUSPECT = "quiet for longer than the job's rhythm allows: first dump round"
     ROUND = "still quiet: another dump round, then the verdict"
-    MOVED = "it moved during the rounds: a dump round now, the verdict kept until the next gap shows whether it is slow"
+    MOVED = ("it moved during the rounds: a dump round now, the verdict kept until the next gap shows "
+             "whether it is slow")
     SLOW = "a second long gap right after one that moved: slow progress, the kept verdict is printed"
     RESUMED = "it moved after a printed verdict: a dump round and the verdict again"
 
@@ -108,7 +111,8 @@ class Watchdog:
         if phase:
             seen = self.phases.get(phase, 0.0)
             if max(self.phase_s, 2 * seen) > lim:
-                lim, why = max(self.phase_s, 2 * seen), f"{phase} announced" + (f", {seen:.0f}s the last time" if seen else "")
+                last = f", {seen:.0f}s the last time" if seen else ""
+                lim, why = max(self.phase_s, 2 * seen), f"{phase} announced{last}"
         return lim, why
 
     def tick(self, now: float, advanced: bool, phase: Callable[[], str | None] = lambda: None) -> list[Act]:
@@ -137,7 +141,8 @@ class Watchdog:
             if idle < lim:
                 return []
         if self.kept is not None and announced is None:
-            self.episode, self.kept = Episode(self.last, lim, "a second long gap in a row", self.rounds, now, True), None
+            self.episode = Episode(self.last, lim, "a second long gap in a row", self.rounds, now, True)
+            self.kept = None
             return [Act.SLOW]
         self.episode = Episode(self.last, lim, why, 1, now)
         return [Act.SUSPECT]
@@ -255,8 +260,8 @@ def own_records(out: Path, store, v):
         who = ", ".join(map(str, lacking))
         one = len(lacking) == 1
         v.summary += (f"; rank{'' if one else 's'} {who}: no record of {'its' if one else 'their'}"
-                      " own from this dump round (Flight Recorder dump, stack, NCCL COLL line): inferred from the"
-                      " other ranks' records only")
+                      " own from this dump round (Flight Recorder dump, stack, NCCL COLL line): inferred from"
+                      " the other ranks' records only")
         v.notes.append(f"not got: the own evidence of rank(s) {who} for the latest dump round")
     return v
 

@@ -21,11 +21,14 @@ import polars as pl
 from tracekit import runs
 from tracekit import store as stores
 from tracekit.errors import InputError
-from tracekit.ingest import combine, discover, parse_all, unreadable
+from tracekit.ingest import combine, discover, parse_all, unknown_lines, unreadable
 from tracekit.runs import Attempt
 from tracekit.store import Store
 
 CACHE = ".tracekit"  # a folder's own store, inside it
+#: the lines not understood are read again to count them by block where their files hold at most this
+#: many lines (a .gz's size says nothing of its text; the text parsers take ~25x their text in memory)
+UNKNOWN_REREAD_LINES = 200_000
 STDIN = "-"  # the path that means standard input (a paste, `kubectl logs POD | tracekit ingest -`)
 STDIN_NAME = "<stdin>"  # how standard input is named in evidence lines: `<stdin>:12: ...`
 
@@ -54,6 +57,19 @@ class Run:
         """The paths to read the run's files again from (standard input as the copy made of it)."""
         back = {v: k for k, v in (self.spooled or {}).items()}
         return [back.get(STDIN_NAME, p) if p == STDIN else p for p in self.paths]
+
+    def unknown_lines(self, everything: bool = False) -> pl.DataFrame | None:
+        """The lines not understood (``file, line, raw``: ``ingest.unknown_lines``, the files read
+        again): with ``everything``, of every file of this run; else of the files that have any, where
+        they hold at most UNKNOWN_REREAD_LINES lines in all (None where they hold more, or none)."""
+        files = self.store.files.filter(pl.col("unknown") > 0)
+        if everything:  # (of this run's files, where the logs hold several)
+            return self.named(unknown_lines(self.read_paths())).filter(
+                pl.col("file").is_in(self.store.files["file"].to_list()))
+        if not files.height or (files["lines"].sum() or 0) > UNKNOWN_REREAD_LINES:
+            return None
+        back = {v: k for k, v in (self.spooled or {}).items()}  # standard input: its copy is read again
+        return self.named(unknown_lines([back.get(f, f) for f in files["file"].to_list()]))
 
     def close(self) -> None:
         """Remove the copy of standard input (once nothing reads the run's files again)."""

@@ -45,13 +45,16 @@ from typing import Callable
 import tracekit
 from tracekit import escape, live
 from tracekit.job import Abandon, Job, shell_code, subreaper
+from tracekit.run_verdicts import Verdicts
 from tracekit.wording import who
 
 BOOT = Path(__file__).resolve().parent / "boot"
 RECORDED_ENV = ("NCCL_", "TORCH_", "CUDA_", "GLOO_", "MASTER_", "WORLD_SIZE", "NNODES", "NODE_RANK", "WANDB_",
-                "OMP_NUM_THREADS", "PYTORCH_", "DS_", "HF_", "TRANSFORMERS_", "NPROC_PER_NODE", "LD_LIBRARY_PATH")
+                "OMP_NUM_THREADS", "PYTORCH_", "DS_", "HF_", "TRANSFORMERS_", "NPROC_PER_NODE",
+                "LD_LIBRARY_PATH")
 SECRET = ("KEY", "TOKEN", "SECRET", "PASSWORD")
-PROGRESS_LOGS = ("rank", "nccl.")  # the job's own logs; tracekit's notes (launcher.*) and dumps are not progress
+#: the job's own logs; tracekit's notes (launcher.*) and dumps are not progress
+PROGRESS_LOGS = ("rank", "nccl.")
 TICK_S = 0.5
 
 
@@ -102,9 +105,11 @@ def launch_record(argv: list[str], env: dict[str, str], s: Settings) -> str:
     command is written escaped (``\\n``), so no value can be read back as a log line of its own."""
     host = socket.gethostname()
     one = escape.name
-    lines = [f"[tracekit-run] host={one(host)}", f"[tracekit-run] started={datetime.now(timezone.utc).isoformat()}",
+    lines = [f"[tracekit-run] host={one(host)}",
+             f"[tracekit-run] started={datetime.now(timezone.utc).isoformat()}",
              f"[tracekit-run] cwd={one(os.getcwd())}", f"[tracekit-run] argv={escape.shell(argv)}",
-             f"[tracekit-run] settings=stall_s:{s.stall_s or 'auto'} repeat_s:{s.repeat_s or 'auto'} rounds:{s.rounds}"]
+             f"[tracekit-run] settings=stall_s:{s.stall_s or 'auto'} repeat_s:{s.repeat_s or 'auto'} "
+             f"rounds:{s.rounds}"]
     for k in sorted(env):
         if k.startswith(RECORDED_ENV) and k != "TRACEKIT_RUN_DIR":
             v = "<redacted>" if any(x in k for x in SECRET) else env[k]
@@ -140,7 +145,8 @@ def _beats(out: Path, host: str) -> dict[int, dict[str, str]]:
     found = {}
     for f in (out / "procs").glob(f"beat.{host}.{os.getpid()}.*"):
         try:
-            found[int(f.name.rsplit(".", 1)[1])] = dict(p.split("=", 1) for p in f.read_text().split() if "=" in p)
+            pairs = (p.split("=", 1) for p in f.read_text().split() if "=" in p)
+            found[int(f.name.rsplit(".", 1)[1])] = dict(pairs)
         except (ValueError, OSError):
             continue
     return found
@@ -152,7 +158,8 @@ def _progress(out: Path, host: str) -> tuple:
     size of its logs (step lines, NCCL COLL lines)."""
     beats = _beats(out, host)
     if beats:
-        return "collectives", tuple(sorted((pid, b.get("enqueued"), b.get("completed")) for pid, b in beats.items()))
+        return "collectives", tuple(sorted((pid, b.get("enqueued"), b.get("completed"))
+                                           for pid, b in beats.items()))
     size = 0
     for f in _progress_logs(out):
         try:
@@ -181,22 +188,6 @@ def _ack(out: Path, host: str, pid: int) -> int:
         return 0
 
 
-def _leads(out: Path, host: str) -> bool:
-    """Whether this launcher runs rank 0, or the folder knows of no rank 0 (one folder per node):
-    then it prints and writes the verdict."""
-    rank0 = []
-    for f in (out / "procs").glob("*.*.*"):
-        if f.name.startswith(("beat.", "ack.", ".")):
-            continue
-        try:
-            kv = dict(p.split("=", 1) for p in f.read_text().split() if "=" in p)
-        except OSError:
-            continue
-        if kv.get("rank") == "0":
-            rank0.append(f.name)
-    return not rank0 or any(n.startswith(f"{host}.{os.getpid()}.") for n in rank0)
-
-
 def dump_round(out: Path, host: str, n: int, note: Callable[[str], None], wait_s: float = 5.0) -> None:
     """Round ``n`` of evidence: py-spy (or faulthandler) stacks of each local rank, taken at once,
     and FR dumps; returns when every local rank wrote its FR dump (or after ``wait_s``)."""
@@ -209,7 +200,8 @@ def dump_round(out: Path, host: str, n: int, note: Callable[[str], None], wait_s
         ok = False
         if pyspy:
             try:
-                r = subprocess.run([pyspy, "dump", "--pid", str(pid)], capture_output=True, text=True, timeout=30)
+                r = subprocess.run([pyspy, "dump", "--pid", str(pid)], capture_output=True, text=True,
+                                   timeout=30)
                 ok = r.returncode == 0 and "Thread" in r.stdout
                 if ok:
                     target.write_text(f"# tracekit stack dump rank={rank}\n{r.stdout}")
@@ -270,7 +262,8 @@ def run(argv: list[str], s: Settings, echo: Callable[[str], None] | None = None,
 
     reaper = subreaper(True)
     try:  # its own process group: a signal reaches the whole job through the launcher (Job)
-        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, process_group=0)
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                process_group=0)
     except OSError as e:
         note(f"could not start {escape.name(argv[0])}: {e.strerror or e}")
         log.close()
@@ -290,7 +283,8 @@ def run(argv: list[str], s: Settings, echo: Callable[[str], None] | None = None,
 
 
 def _supervise(proc: subprocess.Popen, job: Job, s: Settings, host: str, note, log, lock, echo, say) -> int:
-    """Echo the job, watch it for stalls and give verdicts until it exits; its exit code as a shell gives it."""
+    """Echo the job, watch it for stalls and give verdicts until it exits; its exit code as a shell
+    gives it."""
 
     def pump():
         for raw in iter(proc.stdout.readline, b""):
@@ -304,7 +298,7 @@ def _supervise(proc: subprocess.Popen, job: Job, s: Settings, host: str, note, l
     reader.start()
     if echo:
         threading.Thread(target=_follow, args=(s.out, host, echo, proc), daemon=True).start()
-    verdicts = _Verdicts(s.out, host, note, say)
+    verdicts = Verdicts(s.out, host, note, say)
     dog = live.Watchdog(fixed_s=s.stall_s, repeat_s=s.repeat_s, rounds=s.rounds)
     need = min(2, max(1, s.rounds))  # rounds before a verdict: two tell a hang from slow progress
     last, n = _progress(s.out, host), 0
@@ -320,7 +314,8 @@ def _supervise(proc: subprocess.Popen, job: Job, s: Settings, host: str, note, l
             if act is live.Act.SUSPECT:
                 note(f"stall: no progress for {idle:.0f}s (limit {ep.limit:.0f}s: {ep.why})"
                      f"{_where(_beats(s.out, host))}")
-            if act is live.Act.SLOW and verdicts.kept is not None and verdicts.kept.kind.name == "SLOW_PROGRESS":
+            kept = verdicts.kept
+            if act is live.Act.SLOW and kept is not None and kept.kind.name == "SLOW_PROGRESS":
                 verdicts.show(verdicts.kept, "stalled", idle, n)
                 continue
             n += 1
@@ -341,63 +336,3 @@ def _supervise(proc: subprocess.Popen, job: Job, s: Settings, host: str, note, l
     if code != 0 or verdicts.shown:
         verdicts.decide("exited", 0.0, n, again=True, code=code)
     return code
-
-
-class _Verdicts:
-    """The verdict of the run folder as ``tracekit ingest`` gives it, printed by the launcher of
-    rank 0 and written to ``verdict.txt`` / ``verdict.json``."""
-
-    def __init__(self, out: Path, host: str, note: Callable[[str], None], say: Callable[[str], None] | None):
-        self.out, self.host, self.note, self.say = out, host, note, say
-        self.kept = None  # the verdict taken when a long gap ended (slow progress, if another follows)
-        self.shown = None  # the last verdict printed
-
-    def _take(self, tries: int = 3):
-        if not _leads(self.out, self.host):
-            return None
-        for attempt in range(tries):  # a live folder changes while it is read: try again, a second later
-            try:
-                return live.decide(self.out)
-            except Exception as e:  # noqa: BLE001 - the job goes on whatever the analysis does
-                self.note(f"verdict failed (try {attempt + 1} of {tries}): {type(e).__name__}: "
-                          f"{str(e).splitlines()[0] if str(e) else ''}")
-                time.sleep(1.0)
-        return None
-
-    def keep(self, quiet_s: float) -> None:
-        self.kept = self._take()
-        if self.kept is not None:
-            self.note(f"progress again after {quiet_s:.0f}s: one long gap (an eval, a checkpoint, a slow step); "
-                      f"if the next gap is long too, the verdict is {self.kept.kind.name.lower().replace('_', '-')}")
-
-    def decide(self, state: str, quiet_s: float, rounds: int, again: bool = False, code: int | None = None) -> None:
-        v = self._take()
-        if v is None:
-            return
-        if again and self.shown is not None and v.kind == self.shown.kind:
-            self._write(v, state, quiet_s, rounds)  # refreshed; said already
-            return
-        self.show(v, state, quiet_s, rounds, code)
-
-    def show(self, v, state: str, quiet_s: float, rounds: int, code: int | None = None) -> None:
-        self.shown = v
-        d = v.to_dict()
-        how = {"stalled": f"live, no progress for {quiet_s:.0f}s, {rounds} dump round{'s' if rounds != 1 else ''}",
-               "moving": f"progress again after {quiet_s:.0f}s", "exited": f"exit code {code}"}[state]
-        # the launcher log gets the kind only: the summary quotes log lines its parsers would read again
-        self.note(f"verdict ({how}): {d['kind']}" + (f", ranks {','.join(map(str, v.ranks))}" if v.ranks else ""))
-        if self.say:
-            self.say(f"tracekit: verdict ({how}): {d['kind'].upper()}: {d['summary']}")
-            for e in d["evidence"]:
-                self.say(f"  evidence {e}")
-        self._write(v, state, quiet_s, rounds)
-
-    def _write(self, v, state: str, quiet_s: float, rounds: int) -> None:
-        try:
-            ok = live.write(self.out, v, state, quiet_s, rounds, self.out / "procs")
-        except OSError as e:
-            self.note(f"could not write {live.VERDICT_TXT}: {e.strerror or e}")
-            return
-        if not ok:
-            self.note(f"{live.VERDICT_TXT} or {live.VERDICT_JSON} in {self.out} is not tracekit's: left as it is, "
-                      "the verdict only printed")

@@ -1,4 +1,4 @@
-"""The store: the six tables of one ingested run, as parquet files in one folder.
+"""The store: the seven tables of one ingested run (``schema.TABLES``), as parquet files in one folder.
 
 Written atomically: the tables go to a fresh sibling folder that then replaces the old store in
 one rename, so a crash mid-write leaves the old store or none, never half of one. The sibling is
@@ -54,7 +54,8 @@ class Store:
                 f"input {Path(p).resolve()}\n" for p in inputs))
         except Exception as e:  # noqa: BLE001 - OSError, or polars' own error for a full disk
             shutil.rmtree(tmp, ignore_errors=True)
-            raise StoreError(f"{folder}: writing the store failed ({_why(e)}); the old store is untouched") from None
+            raise StoreError(f"{folder}: writing the store failed ({_why(e)}); "
+                             "the old store is untouched") from None
         old = None
         try:
             if folder.exists():
@@ -67,7 +68,8 @@ class Store:
             if old is not None and not folder.exists():
                 os.replace(old, folder)
             shutil.rmtree(tmp, ignore_errors=True)
-            raise StoreError(f"{folder}: replacing the store failed ({_why(e)}); the old store is untouched") from None
+            raise StoreError(f"{folder}: replacing the store failed ({_why(e)}); "
+                             "the old store is untouched") from None
         return folder
 
     @classmethod
@@ -84,7 +86,8 @@ class Store:
                 table = pl.scan_parquet(path) if name in lazy else pl.read_parquet(path)
                 got = dict(table.collect_schema())
             except Exception as e:  # noqa: BLE001 - polars raises several kinds for a bad file
-                raise StoreError(f"{path}: not a readable parquet file ({type(e).__name__}); re-run `tracekit ingest`") from None
+                raise StoreError(f"{path}: not a readable parquet file ({type(e).__name__}); "
+                                 "re-run `tracekit ingest`") from None
             if got != sch:
                 raise StoreError(f"{path}: columns differ from tracekit's schema; re-run `tracekit ingest`")
             tables[name] = table
@@ -116,7 +119,8 @@ def _clean_stale(folder: Path) -> None:
         tail = p.name[len(folder.name) + 2:]
         kind, _, rest = tail.partition("-")
         pid = rest.split("-", 1)[0]
-        if kind in ("tmp", "old") and pid.isdigit() and p.is_dir() and not p.is_symlink() and not _alive(int(pid)):
+        ours = kind in ("tmp", "old") and pid.isdigit() and p.is_dir() and not p.is_symlink()
+        if ours and not _alive(int(pid)):
             _remove_store(p)
 
 
@@ -174,10 +178,11 @@ def inputs(folder: str | Path) -> list[Path]:
 
 
 def fingerprint() -> str:
-    """What made a store: a hash of the code that turns logs into tables (parsers, formats, ingest, dumps, schema)."""
+    """What made a store: a hash of the code that turns logs into tables (parsers, formats, ingest,
+    dumps, schema, meanings)."""
     here = Path(__file__).parent
     h = hashlib.sha1()
-    made = [here / "ingest.py", here / "formats.py", here / "dumps.py", here / "schema.py", here / "meanings.py"]
+    made = [here / name for name in ("ingest.py", "formats.py", "dumps.py", "schema.py", "meanings.py")]
     for f in sorted([*here.glob("parsers/*.py"), *made]):
         h.update(f.name.encode() + f.read_bytes())
     return h.hexdigest()[:16]

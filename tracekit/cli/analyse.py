@@ -23,7 +23,8 @@ from tracekit.cli.render import runs_block, summary_text, verdict_lines, width
 @options.fail_on_hang
 @click.option("--no-store", is_flag=True, help="Analyse only; write no parquet store.")
 @click.option("--unknown", "list_unknown", is_flag=True, help="Also list the lines no parser understood, "
-              "by block (file:line: text; a JSON dump or a traceback as one line; the first 10 of each file).")
+              "by block (file:line: text; a JSON dump or a traceback as one line; the first 10 of each "
+              "file).")
 @options.pick_run("Where the logs hold several runs (restarts, attempts): show run N in full "
                   "(1 the latest).")
 @click.option("--engine", default="local", show_default=True, metavar="local|ray[:ADDRESS]",
@@ -55,12 +56,36 @@ def ingest_cmd(paths, out, as_json, fail_on_hang, no_store, list_unknown, engine
 def _report_ingest(run, paths, missing, as_json, fail_on_hang, list_unknown, no_store):
     from tracekit import verdict as verdict_mod
     from tracekit.reports import summary
+    from tracekit.view import Summary, each_run, unknown_blocks
 
     for level, file, why in run.notes():  # read with a note, or not read
         click.echo(f"{level}: {file}: {why}", err=True)
     if run.nothing_read() is not None:
         sys.exit(2)
     several = len(run.attempts) > 1
+    _say_merged(run, paths, several, no_store)
+    picked = verdict_mod.decide(run.store)
+    unknown = run.unknown_lines(everything=list_unknown)
+    s = Summary.build(run.store, picked, unknown)
+    if several:
+        s.runs, s.run_shown = each_run(run, picked), run.picked
+    run.wait()  # the store, written meanwhile
+    if as_json:
+        listed = {"unknown_listed": summary.unknown_listing(unknown)} if list_unknown else {}
+        click.echo(json.dumps(s.to_dict() | listed, indent=2, default=str))
+    else:
+        runs = ("\n".join(runs_block(run, s.runs, width())) + f"\n\nrun {run.picked} in full:\n"
+                if several else "")
+        listed = "\n\n" + summary.render_unknown(unknown_blocks(unknown)) if list_unknown else ""
+        click.echo(runs + summary_text(s, width()) + listed)
+    if missing:
+        sys.exit(2)
+    if fail_on_hang and picked.failed:  # a hang or failure verdict, or any failure sign
+        sys.exit(1)
+
+
+def _say_merged(run, paths, several: bool, no_store: bool) -> None:
+    """Say on stderr where several paths were read as one run, or no store was written for several."""
     if len(paths) > 1 and not several:
         click.echo(f"note: {len(paths)} paths read as one run (merged): " + ", ".join(paths)
                    + ("" if run.target else "; no store written (give --out DIR to keep the merged store)"),
@@ -68,49 +93,6 @@ def _report_ingest(run, paths, missing, as_json, fail_on_hang, list_unknown, no_
     if several and not run.target and not no_store:
         click.echo(f"note: no store written for {len(run.attempts)} runs "
                    "(give --run N --out DIR to keep one)", err=True)
-    picked = verdict_mod.decide(run.store)
-    unknown = _unknown(run, everything=list_unknown)
-    s = summary.build(run.store, picked, unknown)
-    if several:
-        verdicts = {a.number: picked.to_dict() if a.number == run.picked
-                    else verdict_mod.decide(run.store_of(a)).to_dict() for a in run.attempts}
-        s["runs"] = [a.to_dict() | {"verdict": verdicts[a.number]} for a in run.attempts]
-        s["run_shown"] = run.picked
-    run.wait()  # the store, written meanwhile
-    if as_json:
-        listed = {"unknown_listed": summary.unknown_listing(unknown)} if list_unknown else {}
-        click.echo(json.dumps(s | listed, indent=2, default=str))
-    else:
-        runs = ("\n".join(runs_block(run, verdicts, width())) + f"\n\nrun {run.picked} in full:\n"
-                if several else "")
-        listed = "\n\n" + summary.render_unknown(unknown) if list_unknown else ""
-        click.echo(runs + summary_text(s, width()) + listed)
-    if missing:
-        sys.exit(2)
-    if fail_on_hang and s["verdict"]["failed"]:  # a hang or failure verdict, or any failure sign
-        sys.exit(1)
-
-
-#: the lines not understood are read again to count them by block where their files hold at most this
-#: many lines (a .gz's size says nothing of its text; the text parsers take ~25x their text in memory)
-UNKNOWN_REREAD_LINES = 200_000
-
-
-def _unknown(run, everything: bool):
-    """The lines not understood (``ingest.unknown_lines``, read again): of every file with ``--unknown``,
-    else of the files that have any where they are small enough to read again (None where not)."""
-    import polars as pl
-
-    from tracekit.ingest import unknown_lines
-
-    files = run.store.files.filter(pl.col("unknown") > 0)
-    if everything:  # (of this run's files, where the logs hold several)
-        return run.named(unknown_lines(run.read_paths())).filter(
-            pl.col("file").is_in(run.store.files["file"].to_list()))
-    if not files.height or (files["lines"].sum() or 0) > UNKNOWN_REREAD_LINES:
-        return None
-    back = {v: k for k, v in (run.spooled or {}).items()}  # standard input: its copy is read again
-    return run.named(unknown_lines([back.get(f, f) for f in files["file"].to_list()]))
 
 
 @click.command("verdict", short_help="Print only the verdict of a run, with its evidence.")
@@ -125,27 +107,27 @@ def verdict_cmd(run, as_json, fail_on_hang, pick):
     Example: tracekit verdict samples/gloo_2x2_deadlock
     """
     from tracekit import verdict as verdict_mod
+    from tracekit.view import each_run
 
     # an empty folder is bad input here as for ingest, not an UNDECIDED verdict; a store's collectives
     # are scanned, not read: the verdict of 16,384 ranks x 10,000 collectives streams them
     opened = open_one(run, scan=True, pick=pick)
-    v = verdict_mod.decide(opened.store).to_dict()
+    v = verdict_mod.decide(opened.store)
     several = len(opened.attempts) > 1 and pick is None
     if several:
-        each = [(a, v if a.number == opened.picked else verdict_mod.decide(opened.store_of(a)).to_dict())
-                for a in opened.attempts]
+        each = each_run(opened, v)
         if as_json:
-            each_run = [a.to_dict() | {"verdict": w} for a, w in each]
-            click.echo(json.dumps({"runs": each_run}, indent=2, default=str))
+            listed = [a.to_dict() | {"verdict": w.to_dict()} for a, w in each]
+            click.echo(json.dumps({"runs": listed}, indent=2, default=str))
         else:
             click.echo(f"{len(each)} runs in {run}, the latest first (--run N for one)")
             for a, w in each:
                 click.echo(f"\nrun {a.number}: {a.describe()}\n" + "\n".join(verdict_lines(w, width())))
     elif as_json:
-        click.echo(json.dumps(v, indent=2, default=str))
+        click.echo(json.dumps(v.to_dict(), indent=2, default=str))
     else:
         click.echo("\n".join(verdict_lines(v, width())))
-    if fail_on_hang and v["failed"]:  # the latest run's, or the one --run picks
+    if fail_on_hang and v.failed:  # the latest run's, or the one --run picks
         sys.exit(1)
 
 
@@ -165,6 +147,7 @@ def diff_cmd(run_a, run_b, as_json, picks):
     Example: tracekit diff samples/zero3_slow_2x2 samples/zero3_slow_fixed_2x2
     """
     from tracekit import diff
+    from tracekit.reports import diff as diff_text
 
     if len(picks) > 2:
         raise BadInput(f"--run given {len(picks)} times: give it once per run (two at most)")
@@ -185,4 +168,4 @@ def diff_cmd(run_a, run_b, as_json, picks):
             raise BadInput(f"{run_a}: holds one run; give a second run to compare it with") from None
         raise
     c = diff.compare(a, b, names=short)
-    click.echo(json.dumps(c.to_dict(), indent=2, default=str) if as_json else diff.render(c, *shown))
+    click.echo(json.dumps(c.to_dict(), indent=2, default=str) if as_json else diff_text.render(c, *shown))

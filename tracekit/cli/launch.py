@@ -11,6 +11,7 @@ import click
 
 from tracekit.cli import options
 from tracekit.cli.base import BadInput, Existing
+from tracekit.cli.render import doctor_lines
 
 
 @click.command("run", short_help="Launch a training command and collect evidence on every rank.",
@@ -76,44 +77,23 @@ def doctor_cmd(script, as_json, command):
 
     Example: tracekit doctor --script launch.sh
     """
-    from tracekit import doctor, escape, inputs
+    from tracekit import doctor
+    from tracekit.errors import TracekitError
 
     if script:
-        got = inputs.read(script)  # a FIFO or a device is refused, not waited on
-        if got.data is None:
-            raise BadInput(str(got.notes[0]))
-        commands = doctor.commands_in_script(bytes(got.data).decode(errors="replace"))
-        if not commands:
-            raise BadInput(f"{escape.name(script)}: no launch command (torchrun, deepspeed, swift, "
-                           "python -m torch.distributed.run) found")
-        where = [f"{escape.name(script)}:{n}" for n, _ in commands]
-        argvs = [a for _, a in commands]
+        try:
+            commands = doctor.script_commands(script)
+        except TracekitError as e:
+            raise BadInput(str(e)) from None
     elif command:
-        where, argvs = ["command"], [list(command)]
+        commands = [("command", list(command))]
     else:
         raise BadInput("give a command after -- or --script FILE")
-    report = [{"where": w, "findings": [f.to_dict() for f in doctor.check(a)]} for w, a in zip(where, argvs)]
-    diffs = doctor.compare(argvs)
+    report, diffs = doctor.check_all(commands)
     if as_json:
         click.echo(json.dumps({"commands": report, "differences_between_commands": diffs}, indent=2))
-        return
-    out = escape.line  # the command's words on a terminal: a control character or a bad byte escaped
-    shown: dict[str, str] = {}
-    for r in report:
-        key = json.dumps(r["findings"])
-        if key in shown:
-            click.echo(f"{r['where']}: the same {len(r['findings'])} finding(s) as {shown[key]}")
-            continue
-        shown[key] = r["where"]
-        click.echo(f"{r['where']}: {len(r['findings'])} finding(s)")
-        for f in r["findings"]:
-            click.echo(f"  {f['severity']:<8}{f['id']}: {out(f['what'])}")
-            click.echo(f"          why: {out(f['why'])}")
-            click.echo(f"          fix: {out(f['fix'])}")
-    if len(argvs) > 1:
-        click.echo("commands differ in: " + ("; ".join(map(out, diffs)) if diffs else "nothing"))
-
-
+    else:
+        click.echo("\n".join(doctor_lines(report, diffs, several=len(commands) > 1)))
 
 
 @click.command("watch", short_help="Follow a running job's folder and print a live verdict.")

@@ -157,31 +157,16 @@ def report_cmd(run, run_b, out, markdown):
 
     Example: tracekit report samples/swift_2x2_wandb --diff samples/swift_2x2_wandb_fixed -o report.html
     """
-    import importlib.metadata  # (here, not at the top: 22 ms of every command's start)
-
-    from tracekit import diff
-    from tracekit import verdict as verdict_mod
     from tracekit.reports import report
-    from tracekit.view import ChartData, RunView
+    from tracekit.view import report_views
 
     a = load_run(run)
     b = load_run(run_b) if run_b else None
     labels = names(*([run] + ([run_b] if run_b else [])))
     out = out or ("tracekit-report.md" if markdown else "tracekit-report.html")
-    with_b = f" --diff {run_b}" if run_b else ""
-    made = f"tracekit report {run}{with_b} -o {out}" + (" --markdown" if markdown else "")
-    commands = [made, f"tracekit verdict {run}", f"tracekit plot {run}{with_b} -o plots",
-                f"tracekit trace {run} -o run.pftrace"] + ([f"tracekit diff {run} {run_b}"] if run_b else [])
-    va = verdict_mod.decide(a)
-    vb = verdict_mod.decide(b) if b is not None else None
-    runs = {labels[0]: ChartData.build(a, va)}
-    if b is not None:
-        runs[labels[1]] = ChartData.build(b, vb)
-    charts, missing = report.charts(runs)
-    comparison = (diff.compare(a, b, verdict_a=va, verdict_b=vb, names=tuple(labels)) if b is not None
-                  else None)
-    r = report.assemble(RunView.build(a, va, labels[0], run), comparison, charts, missing,
-                        commands + [f"(tracekit {importlib.metadata.version('tracekit')})"])
+    view, chart_data, comparison = report_views(a, b, labels, run)
+    charts, missing = report.charts(chart_data)
+    r = report.assemble(view, comparison, charts, missing, _made_by(run, run_b, out, markdown))
     text = report.markdown(r) if markdown else report.html(r)
     if out == "-":
         click.echo(text, nl=False)
@@ -191,3 +176,14 @@ def report_cmd(run, run_b, out, markdown):
     click.echo(f"wrote {out}: {r.verdict['kind'].upper()}, {r.ranks['rank'].list.len().sum()} rank(s), "
                f"{len(r.charts)} chart(s)" + (f", against {labels[1]}" if b is not None else "")
                + f", {len(text):,} characters")
+
+
+def _made_by(run: str, run_b: str | None, out: str, markdown: bool) -> list[str]:
+    """The commands a report lists as what made it (and what shows more), with tracekit's version."""
+    import importlib.metadata  # (here, not at the top: 22 ms of every command's start)
+
+    with_b = f" --diff {run_b}" if run_b else ""
+    made = f"tracekit report {run}{with_b} -o {out}" + (" --markdown" if markdown else "")
+    return [made, f"tracekit verdict {run}", f"tracekit plot {run}{with_b} -o plots",
+            f"tracekit trace {run} -o run.pftrace"] + ([f"tracekit diff {run} {run_b}"] if run_b else []) + [
+        f"(tracekit {importlib.metadata.version('tracekit')})"]

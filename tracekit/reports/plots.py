@@ -187,7 +187,8 @@ def _lanes(table: pl.DataFrame) -> pl.DataFrame:
     return (table.with_columns(pl.col("where").fill_null("-"), pl.col("seq").fill_null(-1))
             .group_by("seq", "state", "where", "named")
             .agg(pl.col("rank").sort(), pl.col("t_s").min())
-            .sort("named", "seq", descending=[True, False]).head(12))
+            # (ties in the lowest rank's order: a group-by's own order changes from one process to the next)
+            .sort("named", "seq", pl.col("rank").list.first(), descending=[True, False, False]).head(12))
 
 
 def _wait_lanes(ax, df: pl.DataFrame, table: pl.DataFrame, c: ChartData) -> None:

@@ -169,7 +169,7 @@ def html(r: Report) -> str:
         c = r.comparison
         parts.append(f"<h2>Against {_e(c.names['b'])}</h2>")
         b = c.verdicts["b"]
-        parts.append(f'<p>B: <span class="kind">{_e(b["kind"].upper())}</span>: {_e(b["summary"])}</p>')
+        parts.append(f'<p>B: <span class="kind">{_e(b.kind.word.upper())}</span>: {_e(b.summary)}</p>')
         rows, head = _figures(c)
         parts.append(_table(rows, head))
         if c.differences:
@@ -227,7 +227,8 @@ def _markdown(r: Report, rows_shown: int | None) -> str:
                         _md_table(rows, head, rows_shown)))
     if r.comparison is not None:
         c = r.comparison
-        body = [f"B: **{c.verdicts['b']['kind'].upper()}**: {md(c.verdicts['b']['summary'])}", "",
+        b = c.verdicts["b"]
+        body = [f"B: **{b.kind.word.upper()}**: {md(b.summary)}", "",
                 _md_table(*_figures(c)), ""]
         setup = [[f"{d.area}: {d.what}", d.a, d.b] for d in c.differences]
         body.append(_md_table(setup, ["what", "A", "B"], rows_shown)

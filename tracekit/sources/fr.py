@@ -11,7 +11,7 @@ import polars as pl
 from tracekit import fr_checks
 from tracekit.fr_checks import HealthyWindow
 from tracekit.outcome import EventKind, Finding
-from tracekit.sources import collect
+from tracekit.sources.common import collect
 from tracekit.store import Store
 
 NAME = "fr"

@@ -23,14 +23,14 @@ from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
 from tracekit.rules_failure import (bootstrap_failed, crashed_rank, cuda_failure, exited_without_cause,
-                                    failed_without_cause, nccl_error_unexplained, nccl_failure,
+                                    failed_without_cause, init_connection_failed, nccl_error_unexplained, nccl_failure,
                                     rendezvous_failed, store_barrier, transport_error)
 from tracekit.rules_mismatch import (mismatch_aligned, mismatch_from_watchdog, mismatch_on_the_wire,
                                      mismatch_reported)
 from tracekit.rules_progress import (clean_but_partial, healthy, nothing, slow_progress, slow_steps,
                                      steady_progress, straggler, straggler_by_wait)
 from tracekit.rules_stall import (deadlock, deadlock_from_stacks, deadlock_from_watchdog, deadlock_reported,
-                                  init_stall, peer_gone, timed_out, waiting_on_silent_ranks, watchdog_stuck)
+                                  ended_while_others_wait, init_stall, peer_gone, timed_out, waiting_on_silent_ranks, watchdog_stuck)
 from tracekit.rules_wait import waiting_across_groups
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [
@@ -42,6 +42,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     bootstrap_failed,
     nccl_failure,
     waiting_across_groups,
+    init_connection_failed,  # (failures, issue 31)
     crashed_rank,
     store_barrier,
     rendezvous_failed,
@@ -51,6 +52,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     deadlock_reported,
     deadlock_from_watchdog,
     deadlock_from_stacks,
+    ended_while_others_wait,  # (failures, issue 31)
     slow_progress,
     waiting_on_silent_ranks,
     nccl_error_unexplained,

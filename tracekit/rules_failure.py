@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit.evidence import (BOOTSTRAP, KILL_CODES, NETWORK_FAIL, SIGKILL_CODES, STORE_BARRIER, Evidence,
-                               lines)
+from tracekit.evidence import (BOOTSTRAP, CUDA, KILL_CODES, NETWORK_FAIL, RENDEZVOUS, SIGKILL_CODES, STORE_BARRIER,
+                               Evidence, clip, lines)
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import COLLECT, msg, rank_of, who_or
 from tracekit.wording import who
@@ -102,6 +102,15 @@ def rendezvous_failed(ev: Evidence) -> Verdict | None:
     rz = ev.rendezvous
     if not rz.height:
         return None
+    alive = rz.filter(pl.col("where").fill_null("").str.contains("keep-alive"))
+    if alive.height == rz.height:  # (the rendezvous had completed: the job ran, then lost its store)
+        node = alive["message"].str.extract(r"The node '([^']+)'", 1).drop_nulls()
+        return Verdict(Kind.UNDECIDED, f"the node {node[0] if node.len() else '?'} could no longer reach the "
+                       f"rendezvous store ({msg(alive, 0, 200)}): the rendezvous had completed and the job ran; "
+                       "the store (at --rdzv-endpoint, served by the agent that started it) went away: that "
+                       "node's agent ended (a crashed rank, a kill, its host down) or the network between them "
+                       "dropped: collect every node's log and the launchers' exit codes",
+                       rank_of(alive, ev), lines(alive, 2) + lines(ev.exits, 2))
     if rz["message"].str.contains("ncclUniqueId", literal=True).any():  # (ProcessGroupNCCL's own init)
         return Verdict(Kind.INIT_STALL, "the NCCL communicator's init never completed: its ranks could not "
                        f"exchange the ncclUniqueId through the c10d store: {msg(rz, 0, 240)} (check the "
@@ -151,6 +160,33 @@ def store_barrier(ev: Evidence) -> Verdict | None:
     if waiting:
         said += f"; {who(waiting)} {'waits' if len(waiting) == 1 else 'wait'} in it"
     return Verdict(Kind.INIT_STALL, head + said, missing or waiting, lines(sb, 3))
+
+
+#: a connection's failure in a socket's words (errno names, gai errors, torch's DistNetworkError)
+CONNECTION_WORDS = (r"(?i)connection (?:reset|refused|closed|timed out|aborted)|broken pipe|Name or service not known"
+                    r"|No route to host|Network is unreachable|Address already in use|DistNetworkError"
+                    r"|timed out|Temporary failure in name resolution")
+
+
+def init_connection_failed(ev: Evidence) -> Verdict | None:
+    """A connection failed under a process group's set-up frame (``init_process_group``, a rendezvous
+    handler, ``init_distributed``): the ranks never came together, before any collective -- the store or
+    a peer's advertised address was not reachable, whatever socket words the failure used."""
+    rows = ev.kinds(EventKind.EXCEPTION, EventKind.TRANSPORT_ERROR, EventKind.C10D_ERROR, EventKind.CRASH)
+    rows = rows.filter(pl.col("where").is_not_null() & pl.col("message").str.contains(CONNECTION_WORDS)
+                       & ~pl.col("message").str.contains(CUDA) & ~pl.col("message").str.contains(RENDEZVOUS)
+                       & ~pl.col("message").str.contains(STORE_BARRIER)).sort("file", "line")
+    if not rows.height or ev.store.comms.filter(pl.col("state") == "init_complete").height:
+        return None
+    first = rows.row(0, named=True)
+    r = rank_of(rows, ev)
+    return Verdict(Kind.INIT_STALL, f"the process group's init never completed: {first['where']} raised on "
+                   f"{who(r) if r else 'a rank'}: {clip(first['message'], 160)}: the connection to the store "
+                   "(MASTER_ADDR:MASTER_PORT, --rdzv-endpoint) or to a peer's advertised address failed before "
+                   "any collective (the store's host not listening yet or gone, the port blocked or taken, "
+                   "the address not reachable from this node): check MASTER_ADDR/MASTER_PORT reach rank 0's host "
+                   "from every node, that every node was launched, and GLOO_SOCKET_IFNAME/NCCL_SOCKET_IFNAME",
+                   r, lines(rows, 3) + lines(ev.network_settings, 3))
 
 
 def crashed_rank(ev: Evidence) -> Verdict | None:

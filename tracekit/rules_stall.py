@@ -10,11 +10,14 @@ import math
 import polars as pl
 
 from tracekit import align
-from tracekit.evidence import HEARTBEAT, Evidence, lines
+from tracekit.evidence import HEARTBEAT, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import (COLLECT, frames_text, last_open, late_text, msg, stack_lines, stacks_of,
                                    who_or)
 from tracekit.wording import who
+
+#: c10d's abort after a failure or a timeout, whichever it was (ProcessGroupNCCL.cpp, every version)
+EITHER_ABORT = r"operations have failed or timed out"
 
 
 def init_stall(ev: Evidence) -> Verdict | None:
@@ -140,6 +143,29 @@ def deadlock_from_stacks(ev: Evidence) -> Verdict | None:
                    lines(out.with_columns(pl.format("{} in {}", "thread", "where").alias("message")), 6))
 
 
+def ended_while_others_wait(ev: Evidence) -> Verdict | None:
+    """Ranks that timed out in a collective, while other ranks had ended their work cleanly (their
+    own end line, exit code 0) without timing out: the ranks that ended never issued it."""
+    wd = ev.kinds(EventKind.WATCHDOG_TIMEOUT).filter(pl.col("rank").is_not_null()).sort("file", "line")
+    if not wd.height:
+        return None
+    waiting = set(wd["rank"].to_list())
+    ended = ev.kinds(EventKind.CLEAN_EXIT).filter(pl.col("rank").is_not_null()
+                                                  & ~pl.col("rank").is_in(list(waiting))).sort("file", "line")
+    left = sorted(set(ended["rank"].to_list()))
+    if not left:
+        return None
+    w = wd.row(0, named=True)
+    what = ((w["op"] or "a collective").upper() + (f" SeqNum {w['seq']}" if w["seq"] is not None else "")
+            + (f" of process group {w['pg']}" if w["pg"] is not None else ""))
+    after = f" after {w['timeout_ms'] / 1000:g} s" if w["timeout_ms"] else ""
+    return Verdict(Kind.DEADLOCK, f"{who(sorted(waiting))} timed out in {what}{after}, while {who(left)} had "
+                   f"ended {'its' if len(left) == 1 else 'their'} work (`{clip(ended['message'][0], 60)}`) "
+                   f"without waiting in it: {who(left)} never issued {what}; a collective only some ranks call "
+                   "(a branch on the rank, a loop of another length) or ranks that left early",
+                   left, lines(wd, 2) + lines(ended, 4))
+
+
 def waiting_on_silent_ranks(ev: Evidence) -> Verdict | None:
     """Members of a group left no record while the others reached a collective: who is behind is
     not known (a rank with no file did not "never issue" anything)."""
@@ -157,7 +183,9 @@ def waiting_on_silent_ranks(ev: Evidence) -> Verdict | None:
 
 def timed_out(ev: Evidence) -> Verdict | None:
     """Watchdog timeouts with nothing to show which rank is missing: say what timed out."""
-    to = ev.timeouts.sort("line")
+    # (c10d's `Some NCCL operations have failed or timed out` is its abort after either: alone it says
+    # no collective timed out)
+    to = ev.timeouts.filter(~pl.col("message").str.contains(EITHER_ABORT)).sort("line")
     if not to.height:
         return None
     r = to["rank"].drop_nulls().unique().sort().to_list()

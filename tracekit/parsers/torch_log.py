@@ -38,6 +38,11 @@ ASYNC_ERROR = r"raised the following async exception: "
 DESYNC = r"^\s*\[(?P<rank>\d+)\] finished collective #\d+, but didn't join collective #(?P<seq>\d+)"
 # Ray: a worker process died under it
 RAY_DIED = r"A worker died or was killed while executing a task"
+# the elastic agent's rendezvous (dynamic_rendezvous.py) failing to reach its store once the job runs:
+# `The node 'host_123_0' has failed to send a keep-alive heartbeat to the rendezvous 'none' due to an error
+# of type RendezvousConnectionError.` (also on its way out: `has failed to shutdown the rendezvous`)
+KEEP_ALIVE = (r"The node '(?P<node>[^']+)' has failed to (?:send a keep-alive heartbeat to|shutdown) the "
+              r"rendezvous '[^']*' due to an error of type (?P<exc>\w+)")
 # torchelastic's worker status records: `{"name": "torchelastic.worker.status.SUCCEEDED", ... "global_rank": 0, ...}`
 ELASTIC = r"^\{\"name\": \"torchelastic\.worker\.status\.(?P<state>\w+)\""
 ELASTIC_KV = {"rank": r"\"global_rank\": (\d+)", "host": r"\"hostname\": \"([^\"]+)\"",
@@ -113,6 +118,27 @@ KNOWN = (
 )
 
 
+# a traceback frame of a process group's set-up (distributed_c10d.py, rendezvous.py, the elastic
+# rendezvous, vLLM's and DeepSpeed's init_distributed): an exception under it was raised while the job's
+# ranks were still coming together, before any collective
+INIT_FRAME = (r"^\s*File \".*\", line \d+, in (?P<fn>init_process_group|_new_process_group_helper|_store_based_barrier"
+              r"|_env_rendezvous_handler|_tcp_rendezvous_handler|_create_c10d_store|_create_tcp_store"
+              r"|next_rendezvous|_rendezvous|init_distributed_environment|init_distributed|init_device"
+              r"|initialize_model_parallel)\s*$")
+
+
+def _raised_in_init(df: pl.DataFrame) -> pl.Expr:
+    """Per line: the set-up function (``init_process_group``) of the traceback the line ends, where one of
+    its frames is one (null otherwise); a new ``Traceback`` line, or the line after an exception, starts
+    afresh."""
+    t = pl.col("text")
+    ended = t.shift(1).over("file").str.contains(EXCEPTION).fill_null(False)
+    mark = (pl.when(t.str.contains(INIT_FRAME)).then(t.str.extract(INIT_FRAME, 1))
+            .when(t.str.contains(r"^\s*Traceback \(most recent call last\)") | ended).then(pl.lit(""))
+            .otherwise(pl.lit(None, pl.Utf8)))
+    return pl.when(mark.forward_fill().over("file") != "").then(mark.forward_fill().over("file"))
+
+
 def _kv(col: str, key: str) -> pl.Expr:
     return pl.col(col).str.extract(rf"(?:^|\s){key}=(\S*)", 1)
 
@@ -138,6 +164,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
         _kv("text", "rank").cast(pl.Int64, strict=False))).alias("_known"))
     df = df.with_columns(pl.coalesce("rank", pl.when(known.n_unique().over("file") == 1).then(
         known.first().over("file"))).alias("rank")).drop("_known")
+    df = df.with_columns(_raised_in_init(df).alias("_init"))
     frames = []
     kinds = []  # (kind, mask, pattern, extra), masks evaluated together below
 
@@ -182,6 +209,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("exception", t.str.contains(ASYNC_ERROR), WATCHDOG)
     add("rank_missing", t.str.contains(DESYNC), DESYNC, where=pl.lit("c10d desync report"))
     add("child_failed", t.str.contains(RAY_DIED), where=pl.lit("ray"))
+    add("c10d_error", t.str.contains(KEEP_ALIVE), where=pl.lit("torchelastic rendezvous keep-alive"))
     add("setting", t.str.contains(PG_OPTION), PG_OPTION, where=pl.lit("c10d"))
     add("watchdog_status", t.str.contains(LAST_WORK), LAST_WORK,
         seq=t.str.extract(AT_WORK, 1).cast(pl.Int64, strict=False))
@@ -193,8 +221,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
     # (in torchrun's error block, `traceback : Signal 9 (SIGKILL) received by PID` is that block's own end,
     # its rank_exit, not another)
     add("signal", t.str.contains(SIGNAL_RECEIVED) & ~t.str.contains(r"^\s*traceback\s*:"), SIGNAL_RECEIVED)
-    add("transport_error", t.str.contains(GLOO_ERROR) & ~t.str.contains("NCCL INFO"))
-    add("exception", t.str.contains(EXCEPTION) & ~t.str.contains(process_end.NOT_EXCEPTIONS), EXCEPTION)
+    # (raised under a set-up frame: ``where`` names it, `init_process_group`)
+    add("transport_error", t.str.contains(GLOO_ERROR) & ~t.str.contains("NCCL INFO"), where=pl.col("_init"))
+    add("exception", t.str.contains(EXCEPTION) & ~t.str.contains(process_end.NOT_EXCEPTIONS), EXCEPTION,
+        where=pl.col("_init"))
     add("crash", t.str.contains(CRASH) & ~t.str.contains("DistBackendError", literal=True)
         & ~t.str.contains(process_end.ANY))  # (a launcher's word of a signal: a process end, below)
     add("job_cancelled", t.str.contains(CANCELLED))
@@ -295,7 +325,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     after_last_error = (t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False) & (t.str.strip_chars() != "")
     used = after_last_error | t.str.contains(any_of(
         r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=", LAST_WORK, ABORT, CUDA, STUCK, ASYNC_ERROR, DESYNC, RAY_DIED, PG_OPTION,
-        C10D_KNOWN, ELASTIC, WORLD, "Detected mismatch", "Received data size doesn't match", FAILED, SIGNAL, SIGNAL_RECEIVED,
+        C10D_KNOWN, ELASTIC, WORLD, KEEP_ALIVE, "Detected mismatch", "Received data size doesn't match", FAILED, SIGNAL, SIGNAL_RECEIVED,
         GLOO_ERROR, EXCEPTION, GLOG, CHILD_HOST, CHILD_RANK, CHILD_EXIT, TRACEKIT, KNOWN, r"^\[tracekit-run\] ", CRASH,
         CANCELLED, KILLING, r"^E\d{3,4} ", ERROR_JSON, LIGHTNING, TRACEKIT_STALL, process_end.ANY))
     if events is not None and "local_rank" in events.columns:  # torchrun's failed local ranks of a one-node job

@@ -135,7 +135,17 @@ MESSAGES: tuple[Message, ...] = (
             "versions)", (MISMATCH,), "src/init.cc:3428"),
     Message("cuda_error_code", r"unhandled cuda error", "ncclUnhandledCudaError: a CUDA failure on this rank",
             (CRASH,), "src/init.cc:3420"),
+    Message("invalid_argument", r"(?:ncclInvalidArgument|, invalid argument\b|invalid argument \(run with)",
+            "ncclInvalidArgument: this rank passed NCCL an argument it refuses (a tensor on another GPU than "
+            "the communicator's, a wrong device index or rank, a null buffer, a count or type it cannot "
+            "take): the rank's own call, not the network", (CRASH,),
+            "src/init.cc:3426 (`invalid argument (run with NCCL_DEBUG=WARN for details)`; 2.4-2.7: `invalid "
+            "argument`)"),
 )
+
+#: messages that say the writing rank's own call failed (its device, its arguments, its CUDA), never a peer's
+OWN_FAILURE = ("cuda_failure", "cuda_alloc_failed", "cuda_error_code", "invalid_argument",
+               "buffer_on_other_device")
 
 BY_NAME = {m.name: m for m in MESSAGES}
 _COMPILED = [(m, re.compile(m.pattern)) for m in MESSAGES]

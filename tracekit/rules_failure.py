@@ -8,6 +8,7 @@ import polars as pl
 
 from tracekit.evidence import (BOOTSTRAP, CUDA, KILL_CODES, NETWORK_FAIL, RENDEZVOUS, SIGKILL_CODES, STORE_BARRIER,
                                Evidence, clip, lines)
+from tracekit import nccl_messages
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import COLLECT, msg, rank_of, who_or
 from tracekit.wording import who
@@ -92,6 +93,14 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
     if not e.height:
         return None
     r = rank_of(e.head(1), ev)
+    said = nccl_messages.meaning_of(e["message"][0] or "")
+    if said is not None and said[0].name in nccl_messages.OWN_FAILURE:
+        # NCCL's error code itself says the rank's own call failed: that rank is the cause
+        m = said[0]
+        return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} failed in its own NCCL call "
+                       f"({msg(e, 0, 160)}): {m.meaning}; NCCL_DEBUG=WARN prints which argument or call "
+                       "(check each rank's torch.cuda.set_device(local_rank) and CUDA_VISIBLE_DEVICES)",
+                       r, lines(e, 4) + lines(ev.exits, 2))
     return Verdict(Kind.UNDECIDED, f"NCCL failed on {who(r) if r else 'a rank'} ({msg(e, 0, 160)}), and no "
                    "NCCL WARN line says why: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and "
                    "collect every rank's output", r, lines(e, 4) + lines(ev.exits, 2))

@@ -1,0 +1,124 @@
+"""Issue 31 (failures): decide where an expert decides, and say the fact that decides it. Each test
+writes the lines as the code that prints them does (PyTorch's ProcessGroupWrapper, ProcessGroupNCCL
+and dynamic_rendezvous, NCCL's ncclGetErrorString, a program's own end lines) and ingests them as a
+new user would."""
+
+from tracekit.ingest import ingest
+from tracekit.outcome import EventKind
+from tracekit.verdict import Kind, decide
+
+
+def _decide(tmp_path, text, name="rank0.log"):
+    (tmp_path / name).write_text(text)
+    s = ingest([tmp_path])
+    return s, decide(s)
+
+
+OPTS = ("TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda, layout=Strided (default), "
+        "requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt)))")
+
+
+def test_a_detail_mismatch_says_both_ranks_collectives(tmp_path):
+    # torch >= 1.13: both fingerprints, the peer's printed without its tensors
+    _, v = _decide(tmp_path, "[rank2]: RuntimeError: Detected mismatch between collectives on ranks. Rank 2 "
+                   "is running collective: CollectiveFingerPrint(SequenceNumber=32, OpType=ALLREDUCE, "
+                   f"TensorShape=[], TensorDtypes=Float, {OPTS}, but Rank 3 is running collective: "
+                   "CollectiveFingerPrint(SequenceNumber=0OpType=GATHER).\n")
+    assert v.kind == Kind.MISMATCH
+    assert "rank 2 runs ALLREDUCE seq 32 (shape [], Float) while rank 3 runs GATHER seq 0" in v.summary
+
+
+def test_a_detail_shape_mismatch_says_each_shape(tmp_path):
+    _, v = _decide(tmp_path, "RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running "
+                   "collective: CollectiveFingerPrint(SequenceNumber=0, OpType=_ALLGATHER_BASE, TensorShape=[359, "
+                   f"1, 1435, 16], TensorDtypes=BFloat16, {OPTS}, but Rank 2 is running collective: "
+                   "CollectiveFingerPrint(SequenceNumber=0, OpType=_ALLGATHER_BASE, TensorShape=[359, 1, 1436, "
+                   f"16], TensorDtypes=BFloat16, {OPTS}.\n")
+    assert v.kind == Kind.MISMATCH
+    assert "[359, 1, 1435, 16]" in v.summary and "[359, 1, 1436, 16]" in v.summary
+
+
+def test_an_old_detail_mismatch_says_its_own_side(tmp_path):
+    # torch 1.10-1.12 printed only the reporting rank's fingerprint, without a sequence number
+    _, v = _decide(tmp_path, "RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running "
+                   "inconsistent collective: CollectiveFingerPrint(OpType=ALLREDUCE, TensorShape=[25], "
+                   "TensorDtypes=[Float], TensorDeviceTypes=[cuda]\n")
+    assert v.kind == Kind.MISMATCH and "rank 1 runs ALLREDUCE (shape [25], Float)" in v.summary
+
+
+def test_ranks_that_ended_while_another_timed_out_never_issued_its_collective(tmp_path):
+    ends = "".join(f"Rank {r} completed\n" for r in (4, 5, 3, 6, 2, 7, 1))
+    _, v = _decide(tmp_path, ends + "[E ProcessGroupNCCL.cpp:464] [Rank 0] Watchdog caught collective operation "
+                   "timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, Timeout(ms)=10000) ran for 10917 milliseconds "
+                   "before timing out.\nRank 0 completed\n")
+    assert v.kind == Kind.DEADLOCK and v.ranks == [1, 2, 3, 4, 5, 6, 7]
+    assert "rank 0 timed out in ALLREDUCE SeqNum 1" in v.summary and "ranks 1-7 never issued" in v.summary
+
+
+def test_ranks_that_all_timed_out_are_not_read_as_ended(tmp_path):
+    # every rank that ended also timed out: nothing says who left, so no deadlock is claimed from the ends
+    _, v = _decide(tmp_path, "[E ProcessGroupNCCL.cpp:464] [Rank 0] Watchdog caught collective operation "
+                   "timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, Timeout(ms)=10000) ran for 10917 milliseconds "
+                   "before timing out.\nRank 0 completed\n")
+    assert v.kind == Kind.UNDECIDED
+
+
+def test_a_bare_done_line_names_no_rank_and_ends_nothing(tmp_path):
+    s, _ = _decide(tmp_path, "Done.\n")
+    assert not s.events.filter(s.events["kind"] == EventKind.CLEAN_EXIT).height
+
+
+def test_the_abort_after_a_failure_or_a_timeout_is_not_a_timeout(tmp_path):
+    # NCCL's proxy saw the peer reset the connection; c10d's abort says "failed or timed out", which alone
+    # is not a collective that timed out
+    _, v = _decide(tmp_path, "host1:36759:36970 [0] include/socket.h:421 NCCL WARN Call to recv failed : "
+                   "Connection reset by peer\nhost1:36759:36970 [0] NCCL INFO transport/net_ib.cc:593 -> 2\n"
+                   "[E ProcessGroupNCCL.cpp:325] Some NCCL operations have failed or timed out. Due to the "
+                   "asynchronous nature of CUDA kernels, subsequent GPU operations might run on "
+                   "corrupted/incomplete data. To avoid this inconsistency, we are taking the entire process "
+                   "down.\n")
+    assert "timed out in" not in v.summary and "Connection reset by peer" in v.summary
+
+
+def test_a_connection_reset_under_init_process_group_is_an_init_stall(tmp_path):
+    _, v = _decide(tmp_path, "Traceback (most recent call last):\n  File \"/app/mnist.py\", line 132, in main\n"
+                   "    dist.init_process_group(backend=args.backend)\n  File \"/opt/conda/lib/python3.6/"
+                   "site-packages/torch/distributed/distributed_c10d.py\", line 360, in init_process_group\n"
+                   "    timeout=timeout)\nRuntimeError: Connection reset by peer\n")
+    assert v.kind == Kind.INIT_STALL
+    assert "init_process_group raised" in v.summary and "Connection reset by peer" in v.summary
+
+
+def test_a_connection_reset_after_a_training_traceback_is_not_an_init_stall(tmp_path):
+    # an earlier traceback through init_process_group does not mark a later exception of another traceback
+    _, v = _decide(tmp_path, "Traceback (most recent call last):\n  File \"/x/distributed_c10d.py\", line 1, "
+                   "in init_process_group\nValueError: bad\nTraceback (most recent call last):\n  File \"/app/"
+                   "train.py\", line 9, in step\nRuntimeError: Connection reset by peer\n")
+    assert v.kind != Kind.INIT_STALL
+
+
+def test_a_rendezvous_keep_alive_failure_says_the_store_went_away(tmp_path):
+    line = ("WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node 'node37_187281_0' has "
+            "failed to send a keep-alive heartbeat to the rendezvous 'none' due to an error of type "
+            "RendezvousConnectionError.\n")
+    _, v = _decide(tmp_path, line * 3)
+    assert v.kind == Kind.UNDECIDED
+    assert "node37_187281_0" in v.summary and "keep-alive" in v.summary and "went away" in v.summary
+
+
+def test_ncclInvalidArgument_is_the_ranks_own_call(tmp_path):
+    # NCCL 2.4's ncclGetErrorString said `invalid argument`; later ones add `(run with NCCL_DEBUG=WARN ...)`
+    for text in ("RuntimeError: NCCL error in: /w/torch/lib/c10d/../c10d/NCCLUtils.hpp:82, invalid argument, "
+                 "NCCL version 2.4.8\n",
+                 "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+                 "ProcessGroupNCCL.cpp:1970, invalid argument (run with NCCL_DEBUG=WARN for details), NCCL "
+                 "version 2.19.3\n"):
+        _, v = _decide(tmp_path, text)
+        assert v.kind == Kind.CRASHED_RANK and "invalid argument" in v.summary
+
+
+def test_ncclRemoteError_alone_stays_undecided(tmp_path):
+    # a peer exited or the network failed: the writer is not the cause, and nothing here says which
+    _, v = _decide(tmp_path, "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+                   "NCCLUtils.hpp:275, remote process exited or there was a network error, NCCL version 2.20.5\n")
+    assert v.kind == Kind.UNDECIDED

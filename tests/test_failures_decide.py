@@ -122,3 +122,33 @@ def test_ncclRemoteError_alone_stays_undecided(tmp_path):
     _, v = _decide(tmp_path, "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
                    "NCCLUtils.hpp:275, remote process exited or there was a network error, NCCL version 2.20.5\n")
     assert v.kind == Kind.UNDECIDED
+
+
+def test_a_store_host_name_that_does_not_resolve_says_so_and_where(tmp_path):
+    _, v = _decide(tmp_path, "[W socket.cpp:558] [c10d] The IPv4 network addresses of (head-pod-x, 50176) cannot "
+                   "be retrieved (gai error: -2 - Name or service not known).\n[E socket.cpp:610] [c10d] The "
+                   "client socket has failed to connect to any network address of (head-pod-x, 50176).\n")
+    assert v.kind == Kind.INIT_STALL
+    assert "head-pod-x:50176" in v.summary and "does not resolve" in v.summary
+
+
+def test_a_port_in_use_names_the_port_and_what_holds_it(tmp_path):
+    _, v = _decide(tmp_path, "[W socket.cpp:426] [c10d] The server socket has failed to bind to [::]:25641 "
+                   "(errno: 98 - Address already in use).\n")
+    assert v.kind == Kind.INIT_STALL and "port 25641" in v.summary and "taken" in v.summary
+
+
+def test_an_address_of_no_family_before_any_init_completed_is_an_init_stall(tmp_path):
+    _, v = _decide(tmp_path, "host3:1958:1958 [3] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth2\n"
+                   "ncclInternalError: Internal check failed.\nLast error:\nncclSocketInit: connecting to address  "
+                   "with family 59936 is neither AF_INET(2) nor AF_INET6(10)\n")
+    assert v.kind == Kind.INIT_STALL and "NCCL_SOCKET_IFNAME=eth2" in v.summary and "family 59936" in v.summary
+
+
+def test_an_address_of_no_family_after_init_completed_stays_undecided(tmp_path):
+    # NCCL 2.29's ungrouped send/recv with P2P and SHM disabled: an AF_UNIX address after init
+    _, v = _decide(tmp_path, "h:1:1 [0] NCCL INFO comm 0x5 rank 0 nranks 2 cudaDev 0 busId 80 commId 0x2e - Init "
+                   "START\nh:1:1 [0] NCCL INFO comm 0x5 rank 0 nranks 2 cudaDev 0 busId 80 commId 0x2e - Init "
+                   "COMPLETE\nh:1:1 [0] misc/socket.cc:537 NCCL WARN ncclSocketInit: connecting to address  with "
+                   "family 1 is neither AF_INET(2) nor AF_INET6(10)\n")
+    assert v.kind == Kind.UNDECIDED

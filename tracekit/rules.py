@@ -22,7 +22,7 @@ from tracekit import rules_bench, rules_exit
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
-from tracekit.rules_failure import (bootstrap_failed, crashed_rank, cuda_failure, exited_without_cause,
+from tracekit.rules_failure import (address_of_no_family, bootstrap_failed, crashed_rank, cuda_failure, exited_without_cause,
                                     failed_without_cause, init_connection_failed, nccl_error_unexplained, nccl_failure,
                                     rendezvous_failed, store_barrier, transport_error)
 from tracekit.rules_mismatch import (mismatch_aligned, mismatch_from_watchdog, mismatch_on_the_wire,
@@ -40,6 +40,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     mismatch_on_the_wire,
     cuda_failure,
     bootstrap_failed,
+    address_of_no_family,  # (failures, issue 31)
     nccl_failure,
     waiting_across_groups,
     init_connection_failed,  # (failures, issue 31)

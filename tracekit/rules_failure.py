@@ -4,6 +4,8 @@ a failure sign with no cause. A failure is a cause: it explains the waits of the
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from tracekit.evidence import (BOOTSTRAP, CUDA, KILL_CODES, NETWORK_FAIL, RENDEZVOUS, SIGKILL_CODES, STORE_BARRIER,
@@ -51,6 +53,26 @@ def bootstrap_failed(ev: Evidence) -> Verdict | None:
     return Verdict(Kind.INIT_STALL, f"NCCL's communicator init never completed: its bootstrap failed on "
                    f"{who(r) if r else 'a rank'}: {msg(t, 0, 180)}" + then,
                    r, lines(t, 3) + lines(ev.nccl_errors, 2) + lines(ev.network_settings, 3))
+
+
+def address_of_no_family(ev: Evidence) -> Verdict | None:
+    """NCCL's socket refused a peer address of no network family (ncclSocketInit's check,
+    src/misc/socket.cc) while no communicator had completed init: the bootstrap exchanged no usable
+    address (a peer that found no interface, NCCL_SOCKET_IFNAME naming one that a node lacks), so the
+    communicator never formed. After an init completed the same words are a p2p connection's (undecided)."""
+    bad = ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR).filter(
+        pl.col("message").str.contains(nccl_messages.BY_NAME["socket_bad_family"].pattern)).sort("file", "line")
+    if not bad.height or ev.store.comms.filter(pl.col("state") == "init_complete").height:
+        return None
+    set_to = ev.network_settings.filter(pl.col("message").str.contains(r"SOCKET_IFNAME"))
+    said = (f"; {set_to['message'][0]} is set: check that interface exists and is up on every node "
+            "(`ip -br addr`), or leave NCCL_SOCKET_IFNAME unset" if set_to.height else
+            "; set NCCL_SOCKET_IFNAME to the interface the nodes share and check every node has it")
+    return Verdict(Kind.INIT_STALL, f"NCCL's communicator set-up never completed on {who_or(bad)}: "
+                   f"{msg(bad, 0, 140)}: a peer's address was never filled in (no address family), so the "
+                   "bootstrap exchanged no usable address: a peer found no network interface to publish"
+                   + said + (f"; then: {msg(ev.nccl_errors, 0, 100)}" if ev.nccl_errors.height else ""),
+                   rank_of(bad, ev), lines(bad, 2) + lines(set_to, 2) + lines(ev.nccl_errors, 2))
 
 
 def nccl_failure(ev: Evidence) -> Verdict | None:
@@ -134,10 +156,52 @@ def rendezvous_failed(ev: Evidence) -> Verdict | None:
                        "every other rank advertised through the store: check GLOO_SOCKET_IFNAME names an "
                        "interface the others reach, and that no firewall blocks the ports)",
                        rank_of(rz, ev), lines(rz, 4))
-    return Verdict(Kind.INIT_STALL, f"the rendezvous never completed: {msg(rz, 0, 200)} (check "
-                   "--master_addr / --master_port, the port is free and reachable from every node, and every "
-                   "node was launched)",
+    at, means = _store_words(rz)
+    return Verdict(Kind.INIT_STALL, f"the rendezvous never completed: {msg(rz, 0, 200)}"
+                   + (f"; the store is at {at}" if at else "") + (f": {means}" if means else
+                   " (check --master_addr / --master_port, the port is free and reachable from every node, "
+                   "and every node was launched)"),
                    rank_of(rz, ev), lines(rz, 4))
+
+
+#: what the store's socket and the rendezvous say, in their words (c10d socket.cpp, TCPStore.cpp,
+#: elastic/rendezvous), and what each means: the first that any line says is the reading
+STORE_WORDS = (
+    (r"(?i)Name or service not known|gai error|cannot be retrieved|Temporary failure in name resolution",
+     "its host name does not resolve on this node (check MASTER_ADDR / --rdzv-endpoint names a host every "
+     "node's resolver knows, or give its IP)"),
+    (r"(?i)Address already in use|errno: 98|failed to (?:bind|listen)",
+     "the port is taken on the store's host (another job or a leftover process of an earlier run holds it): "
+     "pick a free MASTER_PORT, or end the old processes"),
+    (r"(?i)Connection refused|errno: 111",
+     "nothing listens there: the store's process (rank 0, or the agent at --rdzv-endpoint) had not started, "
+     "had died, or the port is wrong"),
+    (r"(?i)wait timeout after|waiting for clients|clients joined|RendezvousTimeoutError|store->get",
+     "the store was reached, but the other ranks never arrived in time (not every node was launched, or "
+     "they failed before init_process_group: their own output says why)"),
+    (r"(?i)timed out|errno: 110|No route to host|Network is unreachable",
+     "the store's host is not reachable from this node (a firewall, the wrong interface or address, a "
+     "node on another network): check MASTER_ADDR is the address the other nodes reach"),
+    (r"RendezvousClosedError", "the rendezvous was closed: another node's agent ended the job"),
+    (r"RendezvousConnectionError", "the rendezvous backend (--rdzv-endpoint) could not be reached"),
+)
+ENDPOINT = (r"\((?P<host>[\w.\-]+), (?P<port>\d+)\)|\[(?P<host2>[^\]\s]+)\]:(?P<port2>\d+)"
+            r"|(?P<host3>\b[\w.\-]*[A-Za-z\d]):(?P<port3>\d{2,5})\b")
+
+
+def _store_words(rz: pl.DataFrame) -> tuple[str, str]:
+    """Where the store is (``host:port`` as a line names it) and what the lines' words mean."""
+    text = " ".join(rz["message"].fill_null("").to_list())
+    at = ""
+    for m in re.finditer(ENDPOINT, text):
+        host = m.group("host") or m.group("host2") or m.group("host3")
+        port = m.group("port") or m.group("port2") or m.group("port3")
+        if host.endswith((".cpp", ".py", ".hpp")):  # (a source line, `socket.cpp:426`)
+            continue
+        at = f"port {port} of this host" if host in ("::", "0.0.0.0") else f"{host}:{port}"
+        break
+    means = next((said for pattern, said in STORE_WORDS if re.search(pattern, text)), "")
+    return at, means
 
 
 def store_barrier(ev: Evidence) -> Verdict | None:

@@ -152,3 +152,16 @@ def test_an_address_of_no_family_after_init_completed_stays_undecided(tmp_path):
                    "COMPLETE\nh:1:1 [0] misc/socket.cc:537 NCCL WARN ncclSocketInit: connecting to address  with "
                    "family 1 is neither AF_INET(2) nor AF_INET6(10)\n")
     assert v.kind == Kind.UNDECIDED
+
+
+def test_an_abort_after_nccl_socket_errors_says_who_and_where_nccl_failed(tmp_path):
+    _, v = _decide(tmp_path, "n1:312247:326969 [0] NCCL INFO misc/socket.cc:829 -> 3\n"
+                   "n1:312247:319408 [0] NCCL INFO misc/socket.cc:881 -> 3\n"
+                   "[rank6]:[E624 04:14:29.224103812 ProcessGroupNCCL.cpp:684] [Rank 6] Some NCCL operations "
+                   "have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU "
+                   "operations might run on corrupted/incomplete data.\n[rank6]:[E624 04:14:29.224139849 "
+                   "ProcessGroupNCCL.cpp:698] [Rank 6] To avoid data inconsistency, we are taking the entire "
+                   "process down.\n")
+    assert v.kind == Kind.UNDECIDED
+    assert "rank 6 took its process down" in v.summary and "misc/socket.cc" in v.summary
+    assert "timed out in" not in v.summary

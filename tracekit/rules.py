@@ -22,15 +22,17 @@ from tracekit import rules_bench, rules_exit
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
-from tracekit.rules_failure import (address_of_no_family, bootstrap_failed, crashed_rank, cuda_failure, exited_without_cause,
-                                    failed_without_cause, init_connection_failed, nccl_error_unexplained, nccl_failure,
+from tracekit.rules_failure import (bootstrap_failed, crashed_rank, cuda_failure, exited_without_cause,
+                                    failed_without_cause, nccl_error_unexplained, nccl_failure,
                                     rendezvous_failed, store_barrier, transport_error)
+from tracekit.rules_failure import address_of_no_family, init_connection_failed  # (failures, issue 31)
 from tracekit.rules_mismatch import (mismatch_aligned, mismatch_from_watchdog, mismatch_on_the_wire,
                                      mismatch_reported)
 from tracekit.rules_progress import (clean_but_partial, healthy, nothing, slow_progress, slow_steps,
                                      steady_progress, straggler, straggler_by_wait)
 from tracekit.rules_stall import (deadlock, deadlock_from_stacks, deadlock_from_watchdog, deadlock_reported,
-                                  ended_while_others_wait, init_stall, peer_gone, timed_out, waiting_on_silent_ranks, watchdog_stuck)
+                                  init_stall, peer_gone, timed_out, waiting_on_silent_ranks, watchdog_stuck)
+from tracekit.rules_stall import aborted_unexplained, ended_while_others_wait  # (failures, issue 31)
 from tracekit.rules_wait import waiting_across_groups
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [
@@ -65,6 +67,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     straggler_by_wait,
     watchdog_stuck,
     peer_gone,
+    aborted_unexplained,  # (failures, issue 31)
     rules_exit.workers_ended_unexplained,
     rules_bench.nccl_test_result,
     rules_bench.step_gap,

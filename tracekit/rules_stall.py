@@ -225,6 +225,28 @@ def watchdog_stuck(ev: Evidence) -> Verdict | None:
                    r, lines(hb, 3) + lines(ev.timeouts, 2))
 
 
+def aborted_unexplained(ev: Evidence) -> Verdict | None:
+    """c10d took a process down after "NCCL operations have failed or timed out" and no line says which
+    (no watchdog timeout, no NCCL error code): who aborted, and what NCCL's own lines show before it."""
+    ab = ev.kinds(EventKind.WATCHDOG_ABORT).filter(pl.col("message").str.contains(EITHER_ABORT)).sort("file", "line")
+    if not ab.height:
+        return None
+    r = ab["rank"].drop_nulls().unique().sort().to_list()
+    before = ev.kinds(EventKind.NCCL_WARN, EventKind.NCCL_UNWIND, EventKind.TRANSPORT_ERROR).sort("file", "line")
+    where = before["message"].str.extract(r"^([\w/]+\.(?:cc|h)):\d+", 1).drop_nulls().unique(maintain_order=True)
+    said = ""
+    if before.height:
+        said = (f"; before it NCCL's own calls failed ({before.height} line(s), first `{msg(before, 0, 100)}`"
+                + (f", in {', '.join(where.head(3).to_list())}" if where.len() else "") + ")"
+                + ("; NCCL's socket code returned the error: a connection to a peer broke (the peer's end or the "
+                   "network)" if where.str.contains("socket").any() else ""))
+    return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'a rank'} took its process down after NCCL operations "
+                   "failed or timed out (c10d's abort, which does not say which)" + said + "; no line says a "
+                   "collective timed out, which peer ended or why: collect every rank's log with NCCL_DEBUG=INFO "
+                   "(NCCL_DEBUG_SUBSYS=INIT,NET) and the launchers' exit codes",
+                   r, lines(before, 3) + lines(ab, 2))
+
+
 def peer_gone(ev: Evidence) -> Verdict | None:
     """A rank's connection was closed by its peer (broken pipe, reset, closed by remote peer) and
     nothing says why: the peer ended first, and only its own log says why."""

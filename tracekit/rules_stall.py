@@ -150,7 +150,7 @@ def ended_while_others_wait(ev: Evidence) -> Verdict | None:
     if not wd.height:
         return None
     waiting = set(wd["rank"].to_list())
-    ended = ev.kinds(EventKind.CLEAN_EXIT).filter(pl.col("rank").is_not_null()
+    ended = ev.kinds(EventKind.CLEAN_EXIT, EventKind.PROGRAM_END).filter(pl.col("rank").is_not_null()
                                                   & ~pl.col("rank").is_in(list(waiting))).sort("file", "line")
     left = sorted(set(ended["rank"].to_list()))
     if not left:

@@ -25,8 +25,8 @@ what said it (``where``), as ``events`` rows of the kinds that exist for it:
   agent), DeepSpeed's launcher ``Main process received SIGTERM, exiting``, gdb's ``Thread 787 "python"
   received signal SIGBUS, Bus error.`` (with the function of the frame gdb shows next), Slurm's
   ``Detected 1 oom-kill event(s) in StepId=12.0`` (the step's cgroup OOM killer).
-- ``clean_exit``: a program's own word that a rank finished its work (``Rank 4 completed``, ``Rank 0: End
-  of workload.``), read only where the line or its launcher prefix names the rank.
+- ``program_end``: a program's own bare word that a rank finished its work (``Rank 4 completed``), read
+  only where the line or its launcher prefix names the rank.
 
 Messages name the signal (``SIGKILL (signal 9)``) so that the rules read one wording whatever said it.
 """
@@ -72,11 +72,10 @@ SRUN_CODES = {"Killed": -9, "Segmentation fault": -11, "Aborted": -6, "Terminate
 CGROUP_OOM = r"Detected \d+ oom[-_]kill event(?:s|\(s\))? in (?:StepId=|step )?(?P<step>[\w.]+)"
 FLAT_CHILD = (r"rank\s*:?\s*(?P<rank>\d+)\s*\(local[_ ]rank:\s*(?P<local_rank>\d+)\)\s*exitcode\s*:\s*"
               r"(?P<exit_code>-?\d+)\s*\(pid:\s*(?P<pid>\d+)\)")
-# a program's own word that a rank finished its work (`Rank 4 completed`, `Rank 0: End of workload.`,
-# `[rank3] Training finished`): a clean end of that rank, read only where a rank is named (in the line,
-# or by the launcher's prefix the line had)
-PROGRAM_END = (r"^(?:\[?[Rr]ank[ _]?(?P<rank>\d+)\]?:?\s+)?(?:[Cc]ompleted|[Ff]inished|[Dd]one|End of workload"
-               r"|[Tt]raining (?:is )?(?:complete|completed|finished|done))\s*[.!]?\s*$")
+# a program's own word that a rank finished its work, in the bare form `Rank 4 completed` / `[rank3] done`
+# (a ``program_end`` of that rank; trainer.py reads the longer forms, `Rank 0: End of workload.`), read only
+# where a rank is named (in the line, or by the launcher's prefix the line had)
+PROGRAM_END = r"^(?:\[?[Rr]ank[ _]?(?P<rank>\d+)\]?:?\s+)?(?:[Cc]ompleted|[Ff]inished|[Dd]one)\s*[.!]?\s*$"
 # the end of a Python traceback: the exception a spawned process raised
 RAISED = r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Interrupt)\b:?"
 
@@ -175,9 +174,7 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
                    "cause a deadlock)", "_method", "_method"),
          rank=pl.col("rank"), pid=pl.col("ray_pid").cast(pl.Int64, strict=False), host=pl.col("ray_ip"))
     ended = pl.coalesce(pl.col("_rank").cast(pl.Int64, strict=False), pl.col("rank"))
-    rows(PROGRAM_END, "clean_exit", "the program's own end line",
-         pl.format("rank {} ended its work: {}", ended, t.str.strip_chars()), rank=ended,
-         exit_code=pl.lit(0, pl.Int64))
+    rows(PROGRAM_END, "program_end", "program", t.str.strip_chars(), rank=ended)
     gdb = _gdb(lines, mine)
     if gdb is not None:
         out.append(gdb)
@@ -187,7 +184,7 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
     if not out:
         return None
     ev = pl.concat(out, how="diagonal_relaxed")
-    ev = ev.filter((pl.col("kind") != "clean_exit") | pl.col("rank").is_not_null())  # (a bare `Done.`: no one's)
+    ev = ev.filter((pl.col("kind") != "program_end") | pl.col("rank").is_not_null())  # (a bare `Done.`: no one's)
     return ev.drop([c for c in ev.columns if c.startswith("_") or c == "text"])
 
 

@@ -165,3 +165,16 @@ def test_an_abort_after_nccl_socket_errors_says_who_and_where_nccl_failed(tmp_pa
     assert v.kind == Kind.UNDECIDED
     assert "rank 6 took its process down" in v.summary and "misc/socket.cc" in v.summary
     assert "timed out in" not in v.summary
+
+
+def test_ranks_that_joined_twice_while_others_never_joined_is_an_init_stall(tmp_path):
+    # multi-node Lightning under Slurm where both nodes take node rank 0
+    joined = "".join(f"initializing ddp: GLOBAL_RANK: {r}, MEMBER: {r + 1}/8\n" * 2 for r in range(4))
+    _, v = _decide(tmp_path, joined)
+    assert v.kind == Kind.INIT_STALL and v.ranks == [4, 5, 6, 7]
+    assert "ranks 0-3 joined twice" in v.summary and "ranks 4-7 of the world of 8 never joined" in v.summary
+
+
+def test_ranks_that_each_joined_once_are_no_duplicate(tmp_path):
+    _, v = _decide(tmp_path, "".join(f"initializing ddp: GLOBAL_RANK: {r}, MEMBER: {r + 1}/2\n" for r in range(2)))
+    assert "joined twice" not in v.summary

@@ -25,7 +25,8 @@ from tracekit.rules_common import msg
 from tracekit.rules_failure import (bootstrap_failed, crashed_rank, cuda_failure, exited_without_cause,
                                     failed_without_cause, nccl_error_unexplained, nccl_failure,
                                     rendezvous_failed, store_barrier, transport_error)
-from tracekit.rules_failure import address_of_no_family, init_connection_failed  # (failures, issue 31)
+from tracekit.rules_failure import (address_of_no_family, init_connection_failed,  # (failures, issue 31)
+                                    rank_joined_twice)
 from tracekit.rules_mismatch import (mismatch_aligned, mismatch_from_watchdog, mismatch_on_the_wire,
                                      mismatch_reported)
 from tracekit.rules_progress import (clean_but_partial, healthy, nothing, slow_progress, slow_steps,
@@ -48,6 +49,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     init_connection_failed,  # (failures, issue 31)
     crashed_rank,
     store_barrier,
+    rank_joined_twice,  # (failures, issue 31)
     rendezvous_failed,
     init_stall,
     transport_error,

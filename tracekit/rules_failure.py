@@ -262,6 +262,25 @@ def init_connection_failed(ev: Evidence) -> Verdict | None:
                    r, lines(rows, 3) + lines(ev.network_settings, 3))
 
 
+def rank_joined_twice(ev: Evidence) -> Verdict | None:
+    """The same global rank joined twice (Lightning's `initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/8`
+    printed twice) and nothing ran after: two launches took the same ranks (each node thinks it is node
+    0), so the ranks the world still needs never join and the rendezvous waits."""
+    j = ev.kinds(EventKind.RANK_JOINED).filter(pl.col("rank").is_not_null())
+    twice = sorted(j.group_by("rank").agg(pl.len().alias("n")).filter(pl.col("n") > 1)["rank"].to_list())
+    if not twice or ev.steps.height or ev.store.comms.filter(pl.col("state") == "init_complete").height:
+        return None
+    world = j["numel"].max()
+    never = sorted(set(range(world)) - set(j["rank"].to_list())) if world else []
+    return Verdict(Kind.INIT_STALL, f"{who(twice)} joined twice ({msg(j, 0, 80)} printed "
+                   f"{j.filter(pl.col('rank') == twice[0]).height} times): two launches took the same global "
+                   "ranks, each node thinking it is node 0"
+                   + (f", and {who(never)} of the world of {world} never joined, so init_process_group waits "
+                      "for them" if never else "")
+                   + ": check the node rank each node gets (NODE_RANK / SLURM_NODEID, srun --ntasks-per-node "
+                   "equal to the GPUs per node, num_nodes in the Trainer)", never or twice, lines(j, 4))
+
+
 def crashed_rank(ev: Evidence) -> Verdict | None:
     """A rank failed with an error that is not itself a timeout; the others then wait for it."""
     if not ev.crashes.height or _network_failed_before(ev, ev.crashes):

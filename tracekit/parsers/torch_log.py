@@ -68,6 +68,8 @@ ERROR_JSON = r"^\s*\"message\": \"(?P<json_message>(?P<exc>[\w.]+(?:Error|Except
 # PyTorch Lightning's start-up lines
 LIGHTNING = (r"^\s*LOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES: |^distributed_backend=\w+|^Global seed set to \d+"
              r"|^All DDP processes registered|^Initializing distributed: |^initializing ddp: ")
+# Lightning's word of each rank joining (its `initializing ddp` / `Initializing distributed` line)
+JOINED = r"[Ii]nitializing (?:ddp|distributed): GLOBAL_RANK: (?P<joined>\d+), MEMBER: \d+/(?P<world>\d+)"
 # `[Rank 3]`, `[PG 0 Rank 3]`, `[PG 0 (default_pg) Rank 3]`, `[PG ID 2 PG GUID 3(tp) Rank 1]`: the rank in
 # process group ``pg`` (id 2, GUID 3, description tp); a global rank only in the default group (PG 0) or
 # where no group is named
@@ -208,6 +210,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("stall", t.str.contains(STORE_WAIT), where=pl.lit("c10d store barrier"))
     add("exception", t.str.contains(ASYNC_ERROR), WATCHDOG)
     add("rank_missing", t.str.contains(DESYNC), DESYNC, where=pl.lit("c10d desync report"))
+    add("rank_joined", t.str.contains(JOINED), JOINED, where=pl.lit("lightning"),
+        rank=t.str.extract(JOINED, 1).cast(pl.Int64, strict=False),
+        numel=t.str.extract(JOINED, 2).cast(pl.Int64, strict=False))
     add("child_failed", t.str.contains(RAY_DIED), where=pl.lit("ray"))
     add("c10d_error", t.str.contains(KEEP_ALIVE), where=pl.lit("torchelastic rendezvous keep-alive"))
     add("setting", t.str.contains(PG_OPTION), PG_OPTION, where=pl.lit("c10d"))

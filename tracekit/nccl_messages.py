@@ -143,9 +143,10 @@ MESSAGES: tuple[Message, ...] = (
             "argument`)"),
 )
 
-#: messages that say the writing rank's own call failed (its device, its arguments, its CUDA), never a peer's
-OWN_FAILURE = ("cuda_failure", "cuda_alloc_failed", "cuda_error_code", "invalid_argument",
-               "buffer_on_other_device")
+#: NCCL error codes that alone say the writing rank's own call was wrong (its arguments, its device), never
+#: a peer's or the network's: decisive without a WARN. (`unhandled cuda error` is not: a CUDA call inside
+#: NCCL failed, for a reason of this rank or of the node's P2P/NVLS set-up that only the WARN says.)
+OWN_FAILURE = ("invalid_argument", "buffer_on_other_device")
 
 BY_NAME = {m.name: m for m in MESSAGES}
 _COMPILED = [(m, re.compile(m.pattern)) for m in MESSAGES]

@@ -123,7 +123,8 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
                        f"({msg(e, 0, 160)}): {m.meaning}; NCCL_DEBUG=WARN prints which argument or call "
                        "(check each rank's torch.cuda.set_device(local_rank) and CUDA_VISIBLE_DEVICES)",
                        r, lines(e, 4) + lines(ev.exits, 2))
-    return Verdict(Kind.UNDECIDED, f"NCCL failed on {who(r) if r else 'a rank'} ({msg(e, 0, 160)}), and no "
+    means = f": {said[0].meaning}" if said is not None else ""
+    return Verdict(Kind.UNDECIDED, f"NCCL failed on {who(r) if r else 'a rank'} ({msg(e, 0, 160)}){means}; no "
                    "NCCL WARN line says why: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and "
                    "collect every rank's output", r, lines(e, 4) + lines(ev.exits, 2))
 

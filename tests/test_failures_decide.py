@@ -178,3 +178,10 @@ def test_ranks_that_joined_twice_while_others_never_joined_is_an_init_stall(tmp_
 def test_ranks_that_each_joined_once_are_no_duplicate(tmp_path):
     _, v = _decide(tmp_path, "".join(f"initializing ddp: GLOBAL_RANK: {r}, MEMBER: {r + 1}/2\n" for r in range(2)))
     assert "joined twice" not in v.summary
+
+
+def test_each_new_cause_carries_its_own_fix(tmp_path):
+    # the fix table (fixes.py) gives each cause decided here its own fix, not the generic row of its kind
+    _, v = _decide(tmp_path, "[W socket.cpp:426] [c10d] The server socket has failed to bind to [::]:25641 "
+                   "(errno: 98 - Address already in use).\n")
+    assert "MASTER_PORT" in v.fix and "ss -ltnp" in v.check

@@ -185,3 +185,51 @@ def test_each_new_cause_carries_its_own_fix(tmp_path):
     _, v = _decide(tmp_path, "[W socket.cpp:426] [c10d] The server socket has failed to bind to [::]:25641 "
                    "(errno: 98 - Address already in use).\n")
     assert "MASTER_PORT" in v.fix and "ss -ltnp" in v.check
+
+
+def test_a_detail_mismatch_posted_on_several_lines_says_both_sides(tmp_path):
+    _, v = _decide(tmp_path, "RuntimeError: Detected mismatch between collectives on ranks.\nRank 7 is running "
+                   "collective: CollectiveFingerPrint(SequenceNumber=18, OpType=BROADCAST, ...)\nbut Rank 0 is "
+                   "running collective: CollectiveFingerPrint(SequenceNumber=30, OpType=BROADCAST, ...)\n")
+    assert v.kind == Kind.MISMATCH
+    assert "rank 7 runs BROADCAST seq 18 while rank 0 runs BROADCAST seq 30" in v.summary
+
+
+def test_a_spawned_process_that_raised_is_a_crashed_rank_though_its_exception_is_cut(tmp_path):
+    _, v = _decide(tmp_path, "-- Process 1 terminated with the following error:\nTraceback (most recent call "
+                   "last):\n  File \"/x/torch/multiprocessing/spawn.py\", line 69, in _wrap\n    fn(i, *args)\n")
+    assert v.kind == Kind.CRASHED_RANK and "process 1" in v.summary
+
+
+def test_ranks_that_joined_and_logged_nothing_after_are_the_situation_not_a_verdict(tmp_path):
+    _, v = _decide(tmp_path, "[rank: 0] Seed set to 42\nInitializing distributed: GLOBAL_RANK: 0, MEMBER: 1/5\n")
+    assert v.kind == Kind.UNDECIDED
+    assert "rank 0 said it was joining" in v.summary and "ranks 1-4 of the world of 5 never did" in v.summary
+    _, v = _decide(tmp_path, "".join(f"| distributed init (rank {r}): tcp://localhost:16344\n" for r in range(8)))
+    assert v.kind == Kind.UNDECIDED and "ranks 0-7 said they were joining" in v.summary
+
+
+def test_a_launcher_that_cannot_reach_a_host_over_ssh_is_an_init_stall(tmp_path):
+    _, v = _decide(tmp_path, "Traceback (most recent call last):\n  File \"/x/deepspeed/launcher/runner.py\", line "
+                   "437, in main\n    subprocess.check_call(ssh_check_cmd, shell=True)\nsubprocess."
+                   "CalledProcessError: Command 'ssh -o PasswordAuthentication=no 192.168.3.100 hostname' returned "
+                   "non-zero exit status 255.\n")
+    assert v.kind == Kind.INIT_STALL and "192.168.3.100 over ssh" in v.summary and "255" in v.summary
+
+
+def test_pytorch_test_harness_names_the_process_that_failed_or_hung(tmp_path):
+    _, v = _decide(tmp_path, "Traceback (most recent call last):\n  File \"/x/common_distributed.py\", line 431, "
+                   "in _check_return_codes\n    raise RuntimeError(error)\nRuntimeError: Processes 1 exited with "
+                   "error code 10\n")
+    assert v.kind == Kind.CRASHED_RANK and v.ranks == [1] and "error code 10" in v.summary
+    _, v = _decide(tmp_path, "AssertionError: True is not false : Timeout waiting for rank 1 to terminate\n")
+    assert v.kind == Kind.UNDECIDED and "rank 1 never ended" in v.summary
+
+
+def test_the_schedulers_time_limit_is_a_kill_from_outside(tmp_path):
+    _, v = _decide(tmp_path, "step 450 loss 0.5\nslurmstepd: error: *** JOB 123 ON node1 CANCELLED AT "
+                   "2024-01-01T00:00:00 DUE TO TIME LIMIT ***\n")
+    assert v.kind == Kind.CRASHED_RANK and "time limit" in v.summary
+    # a plain cancel (a person's scancel, mostly of a job that hung) is not decided as a kill
+    _, v = _decide(tmp_path, "slurmstepd: error: *** JOB 123 ON node1 CANCELLED AT 2024-01-01T00:00:00 ***\n")
+    assert v.kind != Kind.CRASHED_RANK

@@ -33,7 +33,8 @@ from tracekit.rules_progress import (clean_but_partial, healthy, nothing, slow_p
                                      steady_progress, straggler, straggler_by_wait)
 from tracekit.rules_stall import (deadlock, deadlock_from_stacks, deadlock_from_watchdog, deadlock_reported,
                                   init_stall, peer_gone, timed_out, waiting_on_silent_ranks, watchdog_stuck)
-from tracekit.rules_stall import aborted_unexplained, ended_while_others_wait  # (failures, issue 31)
+from tracekit.rules_stall import (aborted_unexplained, ended_while_others_wait,  # (failures, issue 31)
+                                  joined_then_nothing)
 from tracekit.rules_wait import waiting_across_groups
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [
@@ -61,7 +62,9 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     slow_progress,
     waiting_on_silent_ranks,
     nccl_error_unexplained,
+    rules_exit.launcher_could_not_reach,  # (failures, issue 31)
     rules_exit.killed_from_outside,
+    rules_exit.cancelled_by_scheduler,  # (failures, issue 31)
     rules_exit.process_ended,
     exited_without_cause,
     timed_out,
@@ -79,6 +82,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_bench.program_stall,
     rules_bench.steady_own_pace,
     rules_bench.stacks_seen,
+    joined_then_nothing,  # (failures, issue 31)
     failed_without_cause,
     slow_steps,
     healthy,

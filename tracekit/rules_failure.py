@@ -326,5 +326,12 @@ def failed_without_cause(ev: Evidence) -> Verdict | None:
     if not signs:
         return None
     shown = lines(ev.exits, 3) + lines(ev.stalls, 2) + lines(ev.cancelled, 1)
-    return Verdict(Kind.UNDECIDED, "the job did not end cleanly (" + "; ".join(signs) + ") but the evidence "
+    # the first line of a sign, quoted with its rank: the situation, even where no cause is shown
+    first = next((df for df in (ev.stalls, ev.exits, ev.cancelled, ev.timeouts, ev.transport)
+                  if df.height and "message" in df.columns), None)
+    said = ""
+    if first is not None:
+        r = first["rank"].drop_nulls()
+        said = f"; {'rank ' + str(r[0]) + ': ' if r.len() else ''}{msg(first, 0, 160)}"
+    return Verdict(Kind.UNDECIDED, "the job did not end cleanly (" + "; ".join(signs) + f"){said}; the evidence "
                    f"shows no cause: {COLLECT}", rank_of(ev.exits, ev), shown)

@@ -51,12 +51,13 @@ def _side(f: dict) -> str:
 def _sides_text(rep: pl.DataFrame) -> str:
     """The two sides of the first DETAIL report that prints them, said in the field's words (empty where
     no report names a fingerprint)."""
-    for text in rep["message"].to_list():
-        sides = fingerprints(text)
-        if len(sides) >= 2:
-            return f"{_side(sides[0])} while {_side(sides[1])}"
-        if sides:
-            return f"{_side(sides[0])}, and another rank runs another collective at that point"
+    # (one line holds both sides, or each side has its own line where the report was posted wrapped)
+    sides = list({(f["rank"], f["seq"], f["op"]): f for text in rep["message"].to_list()
+                  for f in fingerprints(text)}.values())
+    if len(sides) >= 2:
+        return f"{_side(sides[0])} while {_side(sides[1])}"
+    if sides:
+        return f"{_side(sides[0])}, and another rank runs another collective at that point"
     return ""
 
 

@@ -225,6 +225,31 @@ def watchdog_stuck(ev: Evidence) -> Verdict | None:
                    r, lines(hb, 3) + lines(ev.timeouts, 2))
 
 
+def joined_then_nothing(ev: Evidence) -> Verdict | None:
+    """Ranks said they were joining the process group (Lightning's GLOBAL_RANK line, fairseq's
+    `distributed init`) and nothing after is logged: no NCCL init, collective, step, end or failure.
+    Who joined and who of the world never did is the situation; whether time passed, the excerpt does
+    not say (a sign of it decides an init stall)."""
+    j = ev.kinds(EventKind.RANK_JOINED).filter(pl.col("rank").is_not_null()).sort("file", "line")
+    if (not j.height or ev.steps.height or ev.failure_signs or ev.store.comms.height or ev.clean_end
+            or align.collect(ev.store.collectives.lazy().select(pl.len())).item()):
+        return None
+    joined = sorted(set(j["rank"].to_list()))
+    world = j["numel"].max() or ev.coverage.world_size
+    never = sorted(set(range(world)) - set(joined)) if world else []
+    situation = (f"{who(joined)} said {'it was' if len(joined) == 1 else 'they were'} joining the process group "
+                 f"(`{clip(j['message'][0], 80)}`)" + (f" and {who(never)} of the world of {world} never did"
+                                                        if never else ""))
+    waits = f"waits for {who(never)}" if never else "never returned"
+    if ev.stalls.height or ev.stacks.height:
+        return Verdict(Kind.INIT_STALL, f"{situation}; nothing after it but a stall: init_process_group {waits}",
+                       never or joined, lines(j, 4) + lines(ev.stalls, 2))
+    return Verdict(Kind.UNDECIDED, f"{situation}; nothing after it is logged (no NCCL init, collective, step, "
+                   f"end or error): if the job stopped here, init_process_group {waits} (an init stall), but "
+                   "the excerpt does not show time passing: a stack dump of every rank (py-spy dump --pid) and "
+                   "NCCL_DEBUG=INFO say where each rank is", never, lines(j, 4))
+
+
 def aborted_unexplained(ev: Evidence) -> Verdict | None:
     """c10d took a process down after "NCCL operations have failed or timed out" and no line says which
     (no watchdog timeout, no NCCL error code): who aborted, and what NCCL's own lines show before it."""

@@ -68,8 +68,10 @@ ERROR_JSON = r"^\s*\"message\": \"(?P<json_message>(?P<exc>[\w.]+(?:Error|Except
 # PyTorch Lightning's start-up lines
 LIGHTNING = (r"^\s*LOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES: |^distributed_backend=\w+|^Global seed set to \d+"
              r"|^All DDP processes registered|^Initializing distributed: |^initializing ddp: ")
-# Lightning's word of each rank joining (its `initializing ddp` / `Initializing distributed` line)
-JOINED = r"[Ii]nitializing (?:ddp|distributed): GLOBAL_RANK: (?P<joined>\d+), MEMBER: \d+/(?P<world>\d+)"
+# a rank's own word that it is joining the process group: Lightning's `initializing ddp` / `Initializing
+# distributed: GLOBAL_RANK: 1, MEMBER: 2/8`, fairseq's `| distributed init (rank 1): tcp://host:16344`
+JOINED = (r"[Ii]nitializing (?:ddp|distributed): GLOBAL_RANK: (?P<joined>\d+), MEMBER: \d+/(?P<world>\d+)"
+          r"|distributed init \(rank (?P<joined2>\d+)\): (?P<method>\S+)")
 # `[Rank 3]`, `[PG 0 Rank 3]`, `[PG 0 (default_pg) Rank 3]`, `[PG ID 2 PG GUID 3(tp) Rank 1]`: the rank in
 # process group ``pg`` (id 2, GUID 3, description tp); a global rank only in the default group (PG 0) or
 # where no group is named
@@ -95,11 +97,12 @@ MISMATCH = (
     r"Detected mismatch between collectives on ranks\. Rank (?P<rank>\d+) is running collective: "
     r"CollectiveFingerPrint\(SequenceNumber=(?P<seq>\d+), OpType=(?P<op>\w+)"
 )
+FINGERPRINT_LINE = r"^\s*(?:but )?Rank \d+ is running (?:inconsistent )?collective: CollectiveFingerPrint\("
 # gloo's own pairing check: the peer sent another size than this rank's collective expects
 GLOO_MISMATCH = r"(?P<message>\d+ vs \d+\. Received data size doesn't match expected size)"
 GLOO_ERROR = r"(?P<message>(?:\[[^\]]*gloo[^\]]*\] )?(?:Connection closed by peer|Connection refused|Timed out waiting \d+ms for \w+ operation|Connection reset by peer|Socket Timeout|timed out after \d+ms|Network is unreachable).*)"
 CRASH = r"terminate called after throwing|what\(\):\s+(?:CUDA error|NCCL error)|Segmentation fault|core dumped"
-CANCELLED = r"CANCELLED AT (?P<ts>\S+) DUE TO (?P<message>[A-Z ]+)"
+CANCELLED = r"CANCELLED AT (?P<ts>\S+)(?: DUE TO (?P<message>[A-Z ]+))?"  # (no reason: a person's scancel)
 KILLING = r"Killing subprocess (?P<pid>\d+)"  # DeepSpeed's launcher (its own signal: parsers/process_end)
 EXCEPTION = r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)): (?P<message>.*)"
 TRACEKIT = r"^\[tracekit\] (?P<kv>(?:\w+=\S*\s*)+)$"
@@ -211,7 +214,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("exception", t.str.contains(ASYNC_ERROR), WATCHDOG)
     add("rank_missing", t.str.contains(DESYNC), DESYNC, where=pl.lit("c10d desync report"))
     add("rank_joined", t.str.contains(JOINED), JOINED, where=pl.lit("lightning"),
-        rank=t.str.extract(JOINED, 1).cast(pl.Int64, strict=False),
+        rank=pl.coalesce(t.str.extract(JOINED, 1), t.str.extract(JOINED, 3)).cast(pl.Int64, strict=False),
         numel=t.str.extract(JOINED, 2).cast(pl.Int64, strict=False))
     add("child_failed", t.str.contains(RAY_DIED), where=pl.lit("ray"))
     add("c10d_error", t.str.contains(KEEP_ALIVE), where=pl.lit("torchelastic rendezvous keep-alive"))
@@ -219,6 +222,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("watchdog_status", t.str.contains(LAST_WORK), LAST_WORK,
         seq=t.str.extract(AT_WORK, 1).cast(pl.Int64, strict=False))
     add("collective_mismatch", t.str.contains("Detected mismatch between collectives"), MISMATCH)
+    # (the same report posted with its sides on lines of their own: `but Rank 0 is running collective: ...`)
+    add("collective_mismatch", t.str.contains(FINGERPRINT_LINE) & ~t.str.contains("Detected mismatch"))
     add("gloo_size_mismatch", t.str.contains("Received data size doesn't match expected size", literal=True),
         GLOO_MISMATCH)
     add("child_failed", t.str.contains(FAILED), FAILED)
@@ -330,7 +335,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     after_last_error = (t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False) & (t.str.strip_chars() != "")
     used = after_last_error | t.str.contains(any_of(
         r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=", LAST_WORK, ABORT, CUDA, STUCK, ASYNC_ERROR, DESYNC, RAY_DIED, PG_OPTION,
-        C10D_KNOWN, ELASTIC, WORLD, KEEP_ALIVE, "Detected mismatch", "Received data size doesn't match", FAILED, SIGNAL, SIGNAL_RECEIVED,
+        C10D_KNOWN, ELASTIC, WORLD, KEEP_ALIVE, FINGERPRINT_LINE, "Detected mismatch", "Received data size doesn't match", FAILED, SIGNAL, SIGNAL_RECEIVED,
         GLOO_ERROR, EXCEPTION, GLOG, CHILD_HOST, CHILD_RANK, CHILD_EXIT, TRACEKIT, KNOWN, r"^\[tracekit-run\] ", CRASH,
         CANCELLED, KILLING, r"^E\d{3,4} ", ERROR_JSON, LIGHTNING, TRACEKIT_STALL, process_end.ANY))
     if events is not None and "local_rank" in events.columns:  # torchrun's failed local ranks of a one-node job

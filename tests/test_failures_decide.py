@@ -233,3 +233,20 @@ def test_the_schedulers_time_limit_is_a_kill_from_outside(tmp_path):
     # a plain cancel (a person's scancel, mostly of a job that hung) is not decided as a kill
     _, v = _decide(tmp_path, "slurmstepd: error: *** JOB 123 ON node1 CANCELLED AT 2024-01-01T00:00:00 ***\n")
     assert v.kind != Kind.CRASHED_RANK
+
+
+def test_a_traceback_whose_exception_is_cut_is_a_raise_not_a_clean_end(tmp_path):
+    # an excerpt that ends inside a traceback after progress reached 100%: never healthy
+    _, v = _decide(tmp_path, "Train epoch [3/3]: 100%|##########| 8/8 [00:15<00:00,  1.85s/it, loss=0.7]\n"
+                   "Traceback (most recent call last):\n  File \"/usr/lib/python3.10/runpy.py\", line 196, in "
+                   "_run_module_as_main\n")
+    assert v.kind == Kind.CRASHED_RANK and "traceback" in v.summary
+    # a traceback that ends in its exception is that exception, once
+    s, _ = _decide(tmp_path, "Traceback (most recent call last):\n  File \"/x.py\", line 1, in f\nValueError: bad\n")
+    assert s.events.filter(s.events["kind"] == EventKind.EXCEPTION)["message"].to_list() == ["ValueError: bad"]
+
+
+def test_a_ray_task_error_is_read_as_the_exception_it_wraps(tmp_path):
+    _, v = _decide(tmp_path, "ray.exceptions.RayTaskError(NcclError): ray::Worker.compute() (pid=35381, "
+                   "ip=10.223.22.25)\n")
+    assert v.kind == Kind.CRASHED_RANK and "NcclError" in v.summary

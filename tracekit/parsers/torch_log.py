@@ -104,7 +104,8 @@ GLOO_ERROR = r"(?P<message>(?:\[[^\]]*gloo[^\]]*\] )?(?:Connection closed by pee
 CRASH = r"terminate called after throwing|what\(\):\s+(?:CUDA error|NCCL error)|Segmentation fault|core dumped"
 CANCELLED = r"CANCELLED AT (?P<ts>\S+)(?: DUE TO (?P<message>[A-Z ]+))?"  # (no reason: a person's scancel)
 KILLING = r"Killing subprocess (?P<pid>\d+)"  # DeepSpeed's launcher (its own signal: parsers/process_end)
-EXCEPTION = r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)): (?P<message>.*)"
+# (Ray wraps a task's exception in its own: `ray.exceptions.RayTaskError(NcclError): ray::Worker.compute()`)
+EXCEPTION = r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)(?:\([\w.]+\))?): (?P<message>.*)"
 TRACEKIT = r"^\[tracekit\] (?P<kv>(?:\w+=\S*\s*)+)$"
 # what tracekit's hook in each rank says when the rank stopped making progress
 TRACEKIT_STALL = r"^\[tracekit\] stall: (?P<message>.*)$"
@@ -282,6 +283,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
             pl.col("b_where").alias("where"), pl.coalesce("b_time", "ts").alias("ts"),
             pl.format("rank {} (local_rank {}) on {} exited with code {}", "b_rank", "b_local", "b_host", "exit_code").alias("message"),
         ))
+    cut = _cut_traceback(df)
+    if cut is not None:
+        frames.append(cut)
     ended = process_end.decode(df)  # every launcher's and runtime's word that a process ended
     if ended is not None:
         frames.append(ended)
@@ -345,6 +349,23 @@ def parse(lines: pl.DataFrame) -> Parsed:
                                                pl.lit("torchrun").alias("source"))], how="diagonal_relaxed")
     ranks = pl.concat([ranks, said, failed, worlds], how="diagonal_relaxed")
     return Parsed("torch", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))
+
+
+def _cut_traceback(df: pl.DataFrame) -> pl.DataFrame | None:
+    """A Python traceback that begins after the file's last exception line: its exception is cut (the
+    excerpt ends inside it), yet a process raised -- an ``exception`` event of its own words. (Not under
+    spawn's `-- Process N terminated with the following error:`, which process_end reads with its process.)"""
+    t = pl.col("text")
+    raised = pl.when(t.str.contains(EXCEPTION)).then(pl.col("line")).max().over("file").fill_null(-1)
+    spawn = t.shift(1).over("file").str.contains(process_end.SPAWN_RAISED).fill_null(False)
+    hit = df.filter(t.str.contains(r"^\s*Traceback \(most recent call last\):?\s*$")
+                    & (pl.col("line") > raised) & ~spawn)
+    if not hit.height:
+        return None
+    return hit.head(1).with_columns(
+        pl.lit("exception").alias("kind"), pl.col("_init").alias("where"),
+        pl.lit("a Python traceback begins here and its exception is cut from the excerpt: a process raised")
+        .alias("message"))
 
 
 def _rank_by_pid(events: pl.DataFrame) -> pl.DataFrame:

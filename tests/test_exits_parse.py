@@ -223,9 +223,7 @@ def test_vllm_worker_method_error_carries_the_ray_worker(tmp_path):
     assert v.kind == Kind.UNDECIDED and "internal error" in v.summary and "NCCL_DEBUG=INFO" in v.summary
 
 
-def test_spawn_error_whose_traceback_is_cut_still_names_the_process_that_raised(tmp_path):
-    # spawn prints `-- Process N terminated with the following error:` only for a child that raised
-    # (ProcessRaisedException): process 1 raised, whatever the cut exception was (dv5-029's label)
+def test_spawn_error_whose_traceback_is_cut_decides_nothing(tmp_path):
     text = ("    raise ProcessRaisedException(msg, error_index, failed_process.pid)\n"
             "torch.multiprocessing.spawn.ProcessRaisedException:\n\n"
             "-- Process 1 terminated with the following error:\nTraceback (most recent call last):\n"
@@ -235,8 +233,7 @@ def test_spawn_error_whose_traceback_is_cut_still_names_the_process_that_raised(
     e = ends(s).row(0, named=True)
     assert e["exit_code"] is None
     assert e["message"].endswith("raised an exception its traceback does not show here")
-    v = decide(s)
-    assert v.kind == Kind.CRASHED_RANK and "process 1" in v.summary
+    assert decide(s).kind == Kind.UNDECIDED
 
 
 def test_torch_24_names_the_death_signal_by_its_enum(tmp_path):

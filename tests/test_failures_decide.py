@@ -195,10 +195,12 @@ def test_a_detail_mismatch_posted_on_several_lines_says_both_sides(tmp_path):
     assert "rank 7 runs BROADCAST seq 18 while rank 0 runs BROADCAST seq 30" in v.summary
 
 
-def test_a_spawned_process_that_raised_is_a_crashed_rank_though_its_exception_is_cut(tmp_path):
+def test_a_spawned_process_that_raised_in_the_programs_code_is_a_crashed_rank_though_its_exception_is_cut(
+        tmp_path):
     _, v = _decide(tmp_path, "-- Process 1 terminated with the following error:\nTraceback (most recent call "
-                   "last):\n  File \"/x/torch/multiprocessing/spawn.py\", line 69, in _wrap\n    fn(i, *args)\n")
-    assert v.kind == Kind.CRASHED_RANK and "process 1" in v.summary
+                   "last):\n  File \"/x/torch/multiprocessing/spawn.py\", line 69, in _wrap\n    fn(i, *args)\n"
+                   "  File \"/x/train2.py\", line 685, in compute_loss\n    loss = model(batch)\n")
+    assert v.kind == Kind.CRASHED_RANK and "process 1" in v.summary and "compute_loss" in v.summary
 
 
 def test_ranks_that_joined_and_logged_nothing_after_are_the_situation_not_a_verdict(tmp_path):

@@ -96,7 +96,7 @@ def _ends(ev: Evidence) -> pl.DataFrame:
     returned a non-zero exit code`) after those that say who."""
     e = ev.kinds(EventKind.CHILD_FAILED, EventKind.RANK_EXIT)
     code = pl.col("exit_code")
-    said = pl.col("message").fill_null("").str.contains(r"non-zero|worker raised in|\) raised ")
+    said = pl.col("message").fill_null("").str.contains(r"non-zero|worker raised in|\) raised in ")
     e = e.filter((code.is_not_null() & (code != 0)) | (code.is_null() & said))
     return e.with_columns(pl.col("where").fill_null("").str.contains("first observed").alias("_first"),
                           code.is_not_null().alias("_said")).sort(

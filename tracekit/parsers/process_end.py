@@ -89,6 +89,8 @@ HARNESS_HUNG = (r"Process (?P<proc>\d+) (?:terminated or )?timed out after (?P<s
 # (a ``program_end`` of that rank; trainer.py reads the longer forms, `Rank 0: End of workload.`), read only
 # where a rank is named (in the line, or by the launcher's prefix the line had)
 PROGRAM_END = r"^(?:\[?[Rr]ank[ _]?(?P<rank>\d+)\]?:?\s+)?(?:[Cc]ompleted|[Ff]inished|[Dd]one)\s*[.!]?\s*$"
+# a traceback's frame: `  File "/x/train2.py", line 685, in compute_loss`
+FRAME = r"^\s*File \"([^\"]+)\", line \d+, in (\S+)"
 # the end of a Python traceback: the exception a spawned process raised
 RAISED = r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Interrupt)\b:?"
 
@@ -251,9 +253,19 @@ def _spawn_raised(lines: pl.DataFrame, mine: pl.DataFrame) -> pl.DataFrame | Non
     hit = hit.with_columns(t.str.extract(SPAWN_RAISED, 1).alias("_proc")).sort("file", "line")
     hit = hit.join_asof(raised, left_on="line", right_on="_at", by="file", strategy="forward", tolerance=200,
                         check_sortedness=False)
+    # where the exception is cut: the innermost frame the excerpt shows (the file's last), when it is the
+    # program's own and not spawn's `_wrap` (then where it raised is known, only not what)
+    frame = lines.filter(t.str.contains(FRAME)).group_by("file").agg(
+        pl.col("line").max().alias("_fl"), t.sort_by("line").last().str.extract(FRAME, 2).alias("_fn"),
+        t.sort_by("line").last().str.extract(FRAME, 1).str.extract(r"([^/]+)$", 1).alias("_ff"))
+    hit = hit.join(frame, on="file", how="left")
+    inner = pl.col("_exc").is_null() & (pl.col("_fl") > pl.col("line")) & (pl.col("_fn") != "_wrap")
     return hit.with_columns(
         pl.lit("child_failed").alias("kind"), pl.lit("torch.multiprocessing.spawn").alias("where"),
         # (spawn's child exits with code 1 after the exception; one the excerpt cuts says nothing more)
         pl.when(pl.col("_exc").is_not_null()).then(pl.lit(1, pl.Int64)).alias("exit_code"),
-        pl.format("torch.multiprocessing.spawn: process {} (local rank {}) raised {}", "_proc", "_proc",
-                  pl.col("_exc").fill_null("an exception its traceback does not show here")).alias("message"))
+        pl.when(inner).then(pl.format("torch.multiprocessing.spawn: process {} (local rank {}) raised in {} "
+                                      "({}); its exception is cut from the excerpt", "_proc", "_proc", "_fn", "_ff"))
+        .otherwise(pl.format("torch.multiprocessing.spawn: process {} (local rank {}) raised {}", "_proc", "_proc",
+                             pl.col("_exc").fill_null("an exception its traceback does not show here")))
+        .alias("message"))

@@ -356,7 +356,7 @@ def _cut_traceback(df: pl.DataFrame) -> pl.DataFrame | None:
     excerpt ends inside it), yet a process raised -- an ``exception`` event of its own words. (Not under
     spawn's `-- Process N terminated with the following error:`, which process_end reads with its process.)"""
     t = pl.col("text")
-    raised = pl.when(t.str.contains(EXCEPTION)).then(pl.col("line")).max().over("file").fill_null(-1)
+    raised = pl.when(t.str.contains(process_end.RAISED)).then(pl.col("line")).max().over("file").fill_null(-1)
     spawn = t.shift(1).over("file").str.contains(process_end.SPAWN_RAISED).fill_null(False)
     hit = df.filter(t.str.contains(r"^\s*Traceback \(most recent call last\):?\s*$")
                     & (pl.col("line") > raised) & ~spawn)

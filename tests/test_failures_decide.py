@@ -252,3 +252,11 @@ def test_a_ray_task_error_is_read_as_the_exception_it_wraps(tmp_path):
     _, v = _decide(tmp_path, "ray.exceptions.RayTaskError(NcclError): ray::Worker.compute() (pid=35381, "
                    "ip=10.223.22.25)\n")
     assert v.kind == Kind.CRASHED_RANK and "NcclError" in v.summary
+
+
+def test_an_exception_without_a_message_is_still_read(tmp_path):
+    # the elastic agent's rendezvous that timed out raises RendezvousTimeoutError with no message
+    _, v = _decide(tmp_path, "Traceback (most recent call last):\n  File \"/x/torch/distributed/elastic/"
+                   "rendezvous/dynamic_rendezvous.py\", line 1, in next_rendezvous\ntorch.distributed.elastic."
+                   "rendezvous.api.RendezvousTimeoutError\n")
+    assert v.kind == Kind.INIT_STALL and "RendezvousTimeoutError" in v.summary and "never arrived" in v.summary

@@ -105,7 +105,9 @@ CRASH = r"terminate called after throwing|what\(\):\s+(?:CUDA error|NCCL error)|
 CANCELLED = r"CANCELLED AT (?P<ts>\S+)(?: DUE TO (?P<message>[A-Z ]+))?"  # (no reason: a person's scancel)
 KILLING = r"Killing subprocess (?P<pid>\d+)"  # DeepSpeed's launcher (its own signal: parsers/process_end)
 # (Ray wraps a task's exception in its own: `ray.exceptions.RayTaskError(NcclError): ray::Worker.compute()`)
-EXCEPTION = r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)(?:\([\w.]+\))?): (?P<message>.*)"
+# (an exception without a message ends its traceback with its bare name: `...api.RendezvousTimeoutError`)
+EXCEPTION = (r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)(?:\([\w.]+\))?)(?:: (?P<message>.*)"
+             r"|:?\s*$)")
 TRACEKIT = r"^\[tracekit\] (?P<kv>(?:\w+=\S*\s*)+)$"
 # what tracekit's hook in each rank says when the rank stopped making progress
 TRACEKIT_STALL = r"^\[tracekit\] stall: (?P<message>.*)$"

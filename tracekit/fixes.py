@@ -47,8 +47,8 @@ FIXES: tuple[Fix, ...] = (
         "the next NCCL log's `Bootstrap : Using <iface>` names that interface on every node, and every rank "
         "logs Init COMPLETE"),
     Fix("node-rank-twice", (Kind.INIT_STALL,), r"joined twice",
-        "give each node its own node rank: srun --ntasks-per-node equal to the GPUs per node (Lightning reads "
-        "SLURM_NODEID / SLURM_PROCID), NODE_RANK or --node_rank per node, num_nodes in the Trainer",
+        "give each node its own node rank: srun --ntasks-per-node equal to the GPUs per node (Lightning "
+        "reads SLURM_NODEID / SLURM_PROCID), NODE_RANK or --node_rank per node, num_nodes in the Trainer",
         "each GLOBAL_RANK from 0 to world size - 1 is printed once"),
     Fix("ranks-left-early", (Kind.DEADLOCK,), r"had ended (?:its|their) work",
         "make every rank call the same collectives: no collective under a rank-dependent `if`, the same "

@@ -52,7 +52,8 @@ MESSAGES: tuple[Message, ...] = (
             r"rank (?P<rank_b>\d+) version (?P<version_b>\d+)",
             "ranks of one communicator loaded different NCCL versions", (MISMATCH,), "src/init.cc:1043"),
     Message("collective_check_mismatch",
-            r"Mismatched collective detected, please check your collective calls at and around rank (?P<rank>\d+)",
+            r"Mismatched collective detected, please check your collective calls at and around rank "
+            r"(?P<rank>\d+)",
             "NCCL 2.4's own check: this rank (the rank named is the writer's own) called another collective, "
             "or another size, than its peers at this point", (MISMATCH,),
             "src/init.cc:1247 (NCCL 2.4.x only, at v2.4.8-1; the check went in 2.5)"),

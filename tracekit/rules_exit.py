@@ -127,13 +127,14 @@ def launcher_could_not_reach(ev: Evidence) -> Verdict | None:
     ssh = ev.kinds(EventKind.CHILD_FAILED).filter(pl.col("where") == "launcher ssh").sort("file", "line")
     if not ssh.height:
         return None
-    hosts = ", ".join(ssh["host"].drop_nulls().unique(maintain_order=True).to_list()) or "a host"
+    named = ssh["host"].drop_nulls().unique(maintain_order=True).to_list()
+    hosts = ", ".join(named) or "a host"
     return Verdict(Kind.INIT_STALL, f"{ssh['message'][0]}: no rank was started on {hosts}, so the job never "
-                   "came together (ssh exits 255 when it cannot connect or authenticate): set up passwordless "
-                   f"ssh from the launching node to every host of the hostfile (`ssh -o PasswordAuthentication=no "
-                   f"{ssh['host'].drop_nulls()[0] if ssh['host'].drop_nulls().len() else 'HOST'} hostname` must "
-                   "print its name), or start each node's ranks on that node (torchrun per node, DeepSpeed "
-                   "--no_ssh)", [], lines(ssh, 3))
+                   "came together (ssh exits 255 when it cannot connect or authenticate): set up "
+                   "passwordless ssh from the launching node to every host of the hostfile (`ssh -o "
+                   f"PasswordAuthentication=no {named[0] if named else 'HOST'} hostname` must print its "
+                   "name), or start each node's ranks on that node (torchrun per node, DeepSpeed --no_ssh)",
+                   [], lines(ssh, 3))
 
 
 def killed_from_outside(ev: Evidence) -> Verdict | None:
@@ -168,8 +169,8 @@ SCHEDULER_REASONS = {
                    "resume (sacct -j JOBID -o JobID,State,Elapsed,Timelimit shows TIMEOUT)"),
     "PREEMPTION": ("a job of higher priority took its nodes", "use a partition or QOS without preemption, "
                    "or checkpoint often and requeue (--requeue)"),
-    "NODE FAIL": ("one of its nodes failed", "the node's own state (`sinfo -R`, `scontrol show node`) says why; "
-                  "exclude it (--exclude) and resume from the last checkpoint"),
+    "NODE FAIL": ("one of its nodes failed", "the node's own state (`sinfo -R`, `scontrol show node`) says "
+                  "why; exclude it (--exclude) and resume from the last checkpoint"),
 }
 
 
@@ -184,8 +185,10 @@ def cancelled_by_scheduler(ev: Evidence) -> Verdict | None:
     why, fix = SCHEDULER_REASONS[c["_why"][0]]
     last = ev.steps["step"].max() if ev.steps.height else None
     before = f"; the job was making progress until then (last step {last})" if last is not None else ""
-    return Verdict(Kind.CRASHED_RANK, f"killed from outside: the scheduler ended the job ({clip(c['message'][0], 120)}): "
-                   f"{why}; no rank failed by itself before it{before}: {fix}", [], lines(c, 2) + lines(ev.steps, 1))
+    return Verdict(Kind.CRASHED_RANK, "killed from outside: the scheduler ended the job "
+                   f"({clip(c['message'][0], 120)}): {why}; no rank failed by itself before it{before}: "
+                   f"{fix}",
+                   [], lines(c, 2) + lines(ev.steps, 1))
 
 
 def process_ended(ev: Evidence) -> Verdict | None:

@@ -8,8 +8,8 @@ import re
 
 import polars as pl
 
-from tracekit.evidence import (BOOTSTRAP, CUDA, KILL_CODES, NETWORK_FAIL, RENDEZVOUS, SIGKILL_CODES, STORE_BARRIER,
-                               Evidence, clip, lines)
+from tracekit.evidence import (BOOTSTRAP, CUDA, KILL_CODES, NETWORK_FAIL, RENDEZVOUS, SIGKILL_CODES,
+                               STORE_BARRIER, Evidence, clip, lines)
 from tracekit import nccl_messages
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import COLLECT, msg, rank_of, who_or
@@ -60,8 +60,9 @@ def address_of_no_family(ev: Evidence) -> Verdict | None:
     src/misc/socket.cc) while no communicator had completed init: the bootstrap exchanged no usable
     address (a peer that found no interface, NCCL_SOCKET_IFNAME naming one that a node lacks), so the
     communicator never formed. After an init completed the same words are a p2p connection's (undecided)."""
+    no_family = nccl_messages.BY_NAME["socket_bad_family"].pattern
     bad = ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR).filter(
-        pl.col("message").str.contains(nccl_messages.BY_NAME["socket_bad_family"].pattern)).sort("file", "line")
+        pl.col("message").str.contains(no_family)).sort("file", "line")
     if not bad.height or ev.store.comms.filter(pl.col("state") == "init_complete").height:
         return None
     set_to = ev.network_settings.filter(pl.col("message").str.contains(r"SOCKET_IFNAME"))
@@ -124,8 +125,8 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
                        "(check each rank's torch.cuda.set_device(local_rank) and CUDA_VISIBLE_DEVICES)",
                        r, lines(e, 4) + lines(ev.exits, 2))
     means = f": {said[0].meaning}" if said is not None else ""
-    return Verdict(Kind.UNDECIDED, f"NCCL failed on {who(r) if r else 'a rank'} ({msg(e, 0, 160)}){means}; no "
-                   "NCCL WARN line says why: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and "
+    return Verdict(Kind.UNDECIDED, f"NCCL failed on {who(r) if r else 'a rank'} ({msg(e, 0, 160)}){means}; "
+                   "no NCCL WARN line says why: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and "
                    "collect every rank's output", r, lines(e, 4) + lines(ev.exits, 2))
 
 
@@ -138,10 +139,10 @@ def rendezvous_failed(ev: Evidence) -> Verdict | None:
     if alive.height == rz.height:  # (the rendezvous had completed: the job ran, then lost its store)
         node = alive["message"].str.extract(r"The node '([^']+)'", 1).drop_nulls()
         return Verdict(Kind.UNDECIDED, f"the node {node[0] if node.len() else '?'} could no longer reach the "
-                       f"rendezvous store ({msg(alive, 0, 200)}): the rendezvous had completed and the job ran; "
-                       "the store (at --rdzv-endpoint, served by the agent that started it) went away: that "
-                       "node's agent ended (a crashed rank, a kill, its host down) or the network between them "
-                       "dropped: collect every node's log and the launchers' exit codes",
+                       f"rendezvous store ({msg(alive, 0, 200)}): the rendezvous had completed and the job "
+                       "ran; the store (at --rdzv-endpoint, served by the agent that started it) went away: "
+                       "that node's agent ended (a crashed rank, a kill, its host down) or the network "
+                       "between them dropped: collect every node's log and the launchers' exit codes",
                        rank_of(alive, ev), lines(alive, 2) + lines(ev.exits, 2))
     if rz["message"].str.contains("ncclUniqueId", literal=True).any():  # (ProcessGroupNCCL's own init)
         return Verdict(Kind.INIT_STALL, "the NCCL communicator's init never completed: its ranks could not "
@@ -237,8 +238,9 @@ def store_barrier(ev: Evidence) -> Verdict | None:
 
 
 #: a connection's failure in a socket's words (errno names, gai errors, torch's DistNetworkError)
-CONNECTION_WORDS = (r"(?i)connection (?:reset|refused|closed|timed out|aborted)|broken pipe|Name or service not known"
-                    r"|No route to host|Network is unreachable|Address already in use|DistNetworkError"
+CONNECTION_WORDS = (r"(?i)connection (?:reset|refused|closed|timed out|aborted)|broken pipe"
+                    r"|Name or service not known|No route to host|Network is unreachable"
+                    r"|Address already in use|DistNetworkError"
                     r"|timed out|Temporary failure in name resolution")
 
 
@@ -256,10 +258,11 @@ def init_connection_failed(ev: Evidence) -> Verdict | None:
     r = rank_of(rows, ev)
     return Verdict(Kind.INIT_STALL, f"the process group's init never completed: {first['where']} raised on "
                    f"{who(r) if r else 'a rank'}: {clip(first['message'], 160)}: the connection to the store "
-                   "(MASTER_ADDR:MASTER_PORT, --rdzv-endpoint) or to a peer's advertised address failed before "
-                   "any collective (the store's host not listening yet or gone, the port blocked or taken, "
-                   "the address not reachable from this node): check MASTER_ADDR/MASTER_PORT reach rank 0's host "
-                   "from every node, that every node was launched, and GLOO_SOCKET_IFNAME/NCCL_SOCKET_IFNAME",
+                   "(MASTER_ADDR:MASTER_PORT, --rdzv-endpoint) or to a peer's advertised address failed "
+                   "before any collective (the store's host not listening yet or gone, the port blocked or "
+                   "taken, the address not reachable from this node): check MASTER_ADDR/MASTER_PORT reach "
+                   "rank 0's host from every node, that every node was launched, and GLOO_SOCKET_IFNAME/"
+                   "NCCL_SOCKET_IFNAME",
                    r, lines(rows, 3) + lines(ev.network_settings, 3))
 
 
@@ -333,5 +336,5 @@ def failed_without_cause(ev: Evidence) -> Verdict | None:
     if first is not None:
         r = first["rank"].drop_nulls()
         said = f"; {'rank ' + str(r[0]) + ': ' if r.len() else ''}{msg(first, 0, 160)}"
-    return Verdict(Kind.UNDECIDED, "the job did not end cleanly (" + "; ".join(signs) + f"){said}; the evidence "
-                   f"shows no cause: {COLLECT}", rank_of(ev.exits, ev), shown)
+    return Verdict(Kind.UNDECIDED, "the job did not end cleanly (" + "; ".join(signs) + f"){said}; the "
+                   f"evidence shows no cause: {COLLECT}", rank_of(ev.exits, ev), shown)

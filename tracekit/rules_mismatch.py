@@ -42,8 +42,8 @@ def fingerprints(text: str) -> list[dict]:
 
 def _side(f: dict) -> str:
     """``rank 2 runs ALLREDUCE seq 32 (shape [25], Float)``."""
-    tensor = ", ".join(x for x in ((f"shape {f['shape']}" if f["shape"] else ""), (f["dtype"] or "").strip("[]"))
-                       if x)
+    shape = f"shape {f['shape']}" if f["shape"] else ""
+    tensor = ", ".join(x for x in (shape, (f["dtype"] or "").strip("[]")) if x)
     return (f"rank {f['rank']} runs {f['op']}" + (f" seq {f['seq']}" if f["seq"] is not None else "")
             + (f" ({tensor})" if tensor else ""))
 

@@ -161,8 +161,8 @@ def ended_while_others_wait(ev: Evidence) -> Verdict | None:
     after = f" after {w['timeout_ms'] / 1000:g} s" if w["timeout_ms"] else ""
     return Verdict(Kind.DEADLOCK, f"{who(sorted(waiting))} timed out in {what}{after}, while {who(left)} had "
                    f"ended {'its' if len(left) == 1 else 'their'} work (`{clip(ended['message'][0], 60)}`) "
-                   f"without waiting in it: {who(left)} never issued {what}; a collective only some ranks call "
-                   "(a branch on the rank, a loop of another length) or ranks that left early",
+                   f"without waiting in it: {who(left)} never issued {what}; a collective only some ranks "
+                   "call (a branch on the rank, a loop of another length) or ranks that left early",
                    left, lines(wd, 2) + lines(ended, 4))
 
 
@@ -237,38 +237,41 @@ def joined_then_nothing(ev: Evidence) -> Verdict | None:
     joined = sorted(set(j["rank"].to_list()))
     world = j["numel"].max() or ev.coverage.world_size
     never = sorted(set(range(world)) - set(joined)) if world else []
-    situation = (f"{who(joined)} said {'it was' if len(joined) == 1 else 'they were'} joining the process group "
-                 f"(`{clip(j['message'][0], 80)}`)" + (f" and {who(never)} of the world of {world} never did"
-                                                        if never else ""))
+    were = "it was" if len(joined) == 1 else "they were"
+    situation = (f"{who(joined)} said {were} joining the process group (`{clip(j['message'][0], 80)}`)"
+                 + (f" and {who(never)} of the world of {world} never did" if never else ""))
     waits = f"waits for {who(never)}" if never else "never returned"
     if ev.stalls.height or ev.stacks.height:
-        return Verdict(Kind.INIT_STALL, f"{situation}; nothing after it but a stall: init_process_group {waits}",
-                       never or joined, lines(j, 4) + lines(ev.stalls, 2))
-    return Verdict(Kind.UNDECIDED, f"{situation}; nothing after it is logged (no NCCL init, collective, step, "
-                   f"end or error): if the job stopped here, init_process_group {waits} (an init stall), but "
-                   "the excerpt does not show time passing: a stack dump of every rank (py-spy dump --pid) and "
-                   "NCCL_DEBUG=INFO say where each rank is", never, lines(j, 4))
+        return Verdict(Kind.INIT_STALL, f"{situation}; nothing after it but a stall: init_process_group "
+                       f"{waits}", never or joined, lines(j, 4) + lines(ev.stalls, 2))
+    return Verdict(Kind.UNDECIDED, f"{situation}; nothing after it is logged (no NCCL init, collective, "
+                   f"step, end or error): if the job stopped here, init_process_group {waits} (an init "
+                   "stall), but the excerpt does not show time passing: a stack dump of every rank (py-spy "
+                   "dump --pid) and NCCL_DEBUG=INFO say where each rank is", never, lines(j, 4))
 
 
 def aborted_unexplained(ev: Evidence) -> Verdict | None:
     """c10d took a process down after "NCCL operations have failed or timed out" and no line says which
     (no watchdog timeout, no NCCL error code): who aborted, and what NCCL's own lines show before it."""
-    ab = ev.kinds(EventKind.WATCHDOG_ABORT).filter(pl.col("message").str.contains(EITHER_ABORT)).sort("file", "line")
+    ab = (ev.kinds(EventKind.WATCHDOG_ABORT).filter(pl.col("message").str.contains(EITHER_ABORT))
+          .sort("file", "line"))
     if not ab.height:
         return None
     r = ab["rank"].drop_nulls().unique().sort().to_list()
-    before = ev.kinds(EventKind.NCCL_WARN, EventKind.NCCL_UNWIND, EventKind.TRANSPORT_ERROR).sort("file", "line")
-    where = before["message"].str.extract(r"^([\w/]+\.(?:cc|h)):\d+", 1).drop_nulls().unique(maintain_order=True)
+    before = (ev.kinds(EventKind.NCCL_WARN, EventKind.NCCL_UNWIND, EventKind.TRANSPORT_ERROR)
+              .sort("file", "line"))
+    where = (before["message"].str.extract(r"^([\w/]+\.(?:cc|h)):\d+", 1).drop_nulls()
+             .unique(maintain_order=True))
     said = ""
     if before.height:
         said = (f"; before it NCCL's own calls failed ({before.height} line(s), first `{msg(before, 0, 100)}`"
                 + (f", in {', '.join(where.head(3).to_list())}" if where.len() else "") + ")"
-                + ("; NCCL's socket code returned the error: a connection to a peer broke (the peer's end or the "
-                   "network)" if where.str.contains("socket").any() else ""))
+                + ("; NCCL's socket code returned the error: a connection to a peer broke (the peer's end or "
+                   "the network)" if where.str.contains("socket").any() else ""))
     return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'a rank'} took its process down after NCCL operations "
                    "failed or timed out (c10d's abort, which does not say which)" + said + "; no line says a "
-                   "collective timed out, which peer ended or why: collect every rank's log with NCCL_DEBUG=INFO "
-                   "(NCCL_DEBUG_SUBSYS=INIT,NET) and the launchers' exit codes",
+                   "collective timed out, which peer ended or why: collect every rank's log with "
+                   "NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and the launchers' exit codes",
                    r, lines(before, 3) + lines(ab, 2))
 
 

@@ -77,8 +77,8 @@ FLAT_CHILD = (r"rank\s*:?\s*(?P<rank>\d+)\s*\(local[_ ]rank:\s*(?P<local_rank>\d
 # a launcher's check that it reaches a host over ssh before it starts ranks there failing: DeepSpeed's
 # runner.py (`ssh -o PasswordAuthentication=no HOST hostname` under check_call, then `host=HOST was not
 # reachable via ssh`) and pdsh (`pdsh@node1: node2: ssh exited with exit code 255`)
-SSH = (r"CalledProcessError: Command '(?:ssh|pdsh)\b[^']*?(?P<host>[\w.\-]+) hostname' returned non-zero exit "
-       r"status (?P<exit_code>\d+)|host=(?P<host2>[\w.\-]+) was not reachable via ssh"
+SSH = (r"CalledProcessError: Command '(?:ssh|pdsh)\b[^']*?(?P<host>[\w.\-]+) hostname' returned non-zero "
+       r"exit status (?P<exit_code>\d+)|host=(?P<host2>[\w.\-]+) was not reachable via ssh"
        r"|pdsh@[\w.\-]+: (?P<host3>[\w.\-]+): ssh exited with exit code (?P<code3>\d+)")
 # PyTorch's distributed test harness (torch/testing/_internal/common_distributed.py; test_distributed.py
 # before it): test process N is rank N; error code 10 is its exit on an exception in the test body
@@ -95,10 +95,12 @@ FRAME = r"^\s*File \"([^\"]+)\", line \d+, in (\S+)"
 RAISED = r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Interrupt)\b:?"
 
 #: every line this decoder understands
-ANY = any_of(DEATH, AGENT_SIGNALED, DS_MAIN, DS_RETURN, CALLED, SPAWN_RAISED, SPAWN_EXITED, MPI_SIGNAL, MPI_NONZERO,
-             MPI_NONZERO_2, GDB, VLLM, FLAT_CHILD, SRUN, CGROUP_OOM, PROGRAM_END, SSH, HARNESS_EXIT, HARNESS_HUNG)
+ANY = any_of(DEATH, AGENT_SIGNALED, DS_MAIN, DS_RETURN, CALLED, SPAWN_RAISED, SPAWN_EXITED, MPI_SIGNAL,
+             MPI_NONZERO, MPI_NONZERO_2, GDB, VLLM, FLAT_CHILD, SRUN, CGROUP_OOM, PROGRAM_END, SSH,
+             HARNESS_EXIT, HARNESS_HUNG)
 #: lines whose exception text is this decoder's (``torch_log`` reads no exception from them)
-NOT_EXCEPTIONS = any_of(CALLED, SPAWN_EXITED, AGENT_SIGNALED, r"ProcessRaisedException:\s*$", HARNESS_EXIT, HARNESS_HUNG)
+NOT_EXCEPTIONS = any_of(CALLED, SPAWN_EXITED, AGENT_SIGNALED, r"ProcessRaisedException:\s*$", HARNESS_EXIT,
+                        HARNESS_HUNG)
 
 
 def _sig(name: pl.Expr) -> pl.Expr:
@@ -197,8 +199,8 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
                    "cause a deadlock)", "_method", "_method"),
          rank=pl.col("rank"), pid=pl.col("ray_pid").cast(pl.Int64, strict=False), host=pl.col("ray_ip"))
     rows(HARNESS_EXIT, "child_failed", "pytorch test harness",
-         pl.format("the test harness: process(es) {} (rank {}) exited with error code {} (an exception in the "
-                   "test body; its traceback is in that process's output)", "_procs",
+         pl.format("the test harness: process(es) {} (rank {}) exited with error code {} (an exception in "
+                   "the test body; its traceback is in that process's output)", "_procs",
                    pl.col("_procs").str.split(" ").list.first(), "_exit_code"),
          rank=pl.col("_procs").str.split(" ").list.first().cast(pl.Int64, strict=False),
          exit_code=pl.col("_exit_code").cast(pl.Int64, strict=False))
@@ -218,7 +220,8 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
     if not out:
         return None
     ev = pl.concat(out, how="diagonal_relaxed")
-    ev = ev.filter((pl.col("kind") != "program_end") | pl.col("rank").is_not_null())  # (a bare `Done.`: no one's)
+    # (a bare `Done.` is no one's end)
+    ev = ev.filter((pl.col("kind") != "program_end") | pl.col("rank").is_not_null())
     return ev.drop([c for c in ev.columns if c.startswith("_") or c == "text"])
 
 
@@ -265,7 +268,9 @@ def _spawn_raised(lines: pl.DataFrame, mine: pl.DataFrame) -> pl.DataFrame | Non
         # (spawn's child exits with code 1 after the exception; one the excerpt cuts says nothing more)
         pl.when(pl.col("_exc").is_not_null()).then(pl.lit(1, pl.Int64)).alias("exit_code"),
         pl.when(inner).then(pl.format("torch.multiprocessing.spawn: process {} (local rank {}) raised in {} "
-                                      "({}); its exception is cut from the excerpt", "_proc", "_proc", "_fn", "_ff"))
-        .otherwise(pl.format("torch.multiprocessing.spawn: process {} (local rank {}) raised {}", "_proc", "_proc",
+                                      "({}); its exception is cut from the excerpt", "_proc", "_proc", "_fn",
+                                      "_ff"))
+        .otherwise(pl.format("torch.multiprocessing.spawn: process {} (local rank {}) raised {}", "_proc",
+                             "_proc",
                              pl.col("_exc").fill_null("an exception its traceback does not show here")))
         .alias("message"))

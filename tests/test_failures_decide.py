@@ -260,3 +260,16 @@ def test_an_exception_without_a_message_is_still_read(tmp_path):
                    "rendezvous/dynamic_rendezvous.py\", line 1, in next_rendezvous\ntorch.distributed.elastic."
                    "rendezvous.api.RendezvousTimeoutError\n")
     assert v.kind == Kind.INIT_STALL and "RendezvousTimeoutError" in v.summary and "never arrived" in v.summary
+
+
+def test_a_cut_traceback_never_outranks_a_line_that_says_more(tmp_path):
+    # the store's port was taken: that is the cause; the traceback under it is cut
+    _, v = _decide(tmp_path, "[W socket.cpp:401] [c10d] The server socket has failed to bind to 0.0.0.0:47531 "
+                   "(errno: 98 - Address already in use).\n[E socket.cpp:435] [c10d] The server socket has failed "
+                   "to listen on any local network address.\nTraceback (most recent call last):\n  File "
+                   "\"train.py\", line 47, in train\n    dist.init_process_group(\n")
+    assert v.kind == Kind.INIT_STALL and "47531" in v.summary
+    # Ctrl-C's traceback is a person stopping the job, not a crash
+    _, v = _decide(tmp_path, "Traceback (most recent call last):\n  File \"train.py\", line 9, in step\nKeyboard"
+                   "Interrupt\n")
+    assert v.kind != Kind.CRASHED_RANK

@@ -119,8 +119,8 @@ CANCELLED = r"CANCELLED AT (?P<ts>\S+)(?: DUE TO (?P<message>[A-Z ]+))?"  # (no 
 KILLING = r"Killing subprocess (?P<pid>\d+)"  # DeepSpeed's launcher (its own signal: parsers/process_end)
 # (Ray wraps a task's exception in its own: `ray.exceptions.RayTaskError(NcclError): ray::Worker.compute()`)
 # (an exception without a message ends its traceback with its bare name: `...api.RendezvousTimeoutError`)
-EXCEPTION = (r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)(?:\([\w.]+\))?)(?:: (?P<message>.*)"
-             r"|:?\s*$)")
+EXCEPTION = (r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)(?:\([\w.]+\))?): (?P<message>.*)"
+             r"|^(?P<bare>[A-Za-z_][\w.]*(?:Error|Exception)):?\s*$")
 TRACEKIT = r"^\[tracekit\] (?P<kv>(?:\w+=\S*\s*)+)$"
 # what tracekit's hook in each rank says when the rank stopped making progress
 TRACEKIT_STALL = r"^\[tracekit\] stall: (?P<message>.*)$"
@@ -386,8 +386,15 @@ def _cut_traceback(df: pl.DataFrame) -> pl.DataFrame | None:
     t = pl.col("text")
     raised = pl.when(t.str.contains(process_end.RAISED)).then(pl.col("line")).max().over("file").fill_null(-1)
     spawn = t.shift(1).over("file").str.contains(process_end.SPAWN_RAISED).fill_null(False)
+    # only where nothing else in the file says what went wrong (an error, a warning, a signal, an interrupt,
+    # a timeout): a cut traceback is the weakest word of a failure and never outranks one that says more
+    other = t.str.contains(any_of(CRASH, CUDA, ABORT, STUCK, GLOO_ERROR, SIGNAL, SIGNAL_RECEIVED, KILLING,
+                                  CANCELLED, process_end.ANY,
+                                  r"NCCL WARN|^\[?E\d{0,4}[ \d:.]*[\w/.\-]+:\d+\]|KeyboardInterrupt|timed? ?out",
+                                  r"(?i)\berror\b|\bfailed\b|\bwarn(?:ing)?\b"))
+    quiet = ~(other & ~t.str.contains(r"^\s*(?:Traceback|File )")).any().over("file")
     hit = df.filter(t.str.contains(r"^\s*Traceback \(most recent call last\):?\s*$")
-                    & (pl.col("line") > raised) & ~spawn)
+                    & (pl.col("line") > raised) & ~spawn & quiet)
     if not hit.height:
         return None
     return hit.head(1).with_columns(

@@ -273,3 +273,9 @@ def test_a_cut_traceback_never_outranks_a_line_that_says_more(tmp_path):
     _, v = _decide(tmp_path, "Traceback (most recent call last):\n  File \"train.py\", line 9, in step\nKeyboard"
                    "Interrupt\n")
     assert v.kind != Kind.CRASHED_RANK
+
+
+def test_an_init_that_never_completed_says_the_communicator_and_its_size(tmp_path):
+    _, v = _decide(tmp_path, "host8:2744870:2745046 [0] NCCL INFO comm 0x55f08a1c83d0 rank 0 nranks 1 cudaDev 0 "
+                   "nvmlDev 0 busId 30 commId 0x438c8edb9fb0064f - Init START\n")
+    assert v.kind == Kind.UNDECIDED and "nranks 1" in v.summary and "world or group of its own" in v.summary

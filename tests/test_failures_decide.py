@@ -279,3 +279,11 @@ def test_an_init_that_never_completed_says_the_communicator_and_its_size(tmp_pat
     _, v = _decide(tmp_path, "host8:2744870:2745046 [0] NCCL INFO comm 0x55f08a1c83d0 rank 0 nranks 1 cudaDev 0 "
                    "nvmlDev 0 busId 30 commId 0x438c8edb9fb0064f - Init START\n")
     assert v.kind == Kind.UNDECIDED and "nranks 1" in v.summary and "world or group of its own" in v.summary
+
+
+def test_a_closed_rendezvous_is_no_init_stall(tmp_path):
+    # an agent closed the rendezvous as its job ended; the other node's agent got SIGTERM from outside
+    _, v = _decide(tmp_path, "torch.distributed.elastic.rendezvous.api.RendezvousClosedError\nW0409 07:28:49.530000 "
+                   "1359 torch/distributed/elastic/agent/server/api.py:719] Received 15 death signal, shutting down "
+                   "workers\n")
+    assert v.kind == Kind.CRASHED_RANK and "SIGTERM" in v.summary

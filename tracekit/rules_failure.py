@@ -135,6 +135,8 @@ def rendezvous_failed(ev: Evidence) -> Verdict | None:
     rz = ev.rendezvous
     if not rz.height:
         return None
+    if rz["message"].str.contains("RendezvousClosedError", literal=True).all():
+        return None  # (an agent closed it: its job ended or was stopped; what ended it, the other rules say)
     alive = rz.filter(pl.col("where").fill_null("").str.contains("keep-alive"))
     if alive.height == rz.height:  # (the rendezvous had completed: the job ran, then lost its store)
         node = alive["message"].str.extract(r"The node '([^']+)'", 1).drop_nulls()

@@ -287,3 +287,16 @@ def test_a_closed_rendezvous_is_no_init_stall(tmp_path):
                    "1359 torch/distributed/elastic/agent/server/api.py:719] Received 15 death signal, shutting down "
                    "workers\n")
     assert v.kind == Kind.CRASHED_RANK and "SIGTERM" in v.summary
+
+
+def test_an_unexplained_nccl_error_quotes_ncclss_last_error_with_its_meaning(tmp_path):
+    # after an init completed, an address of no family decides nothing, but it is the fact to show
+    _, v = _decide(tmp_path, "h:1:1 [0] NCCL INFO comm 0x5 rank 0 nranks 2 cudaDev 0 busId 80 commId 0x2e - Init "
+                   "START\nh:1:1 [0] NCCL INFO comm 0x5 rank 0 nranks 2 cudaDev 0 busId 80 commId 0x2e - Init "
+                   "COMPLETE\nRuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, "
+                   "internal error - please report this issue to the NCCL developers, NCCL version 2.29.2\n"
+                   "ncclInternalError: Internal check failed.\nLast error:\nncclSocketInit: connecting to address  "
+                   "with family 1 is neither AF_INET(2) nor AF_INET6(10)\n")
+    assert v.kind == Kind.UNDECIDED
+    assert "NCCL's last error: `ncclSocketInit: connecting to address" in v.summary
+    assert "ncclInternalError" in v.summary

@@ -125,9 +125,18 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
                        "(check each rank's torch.cuda.set_device(local_rank) and CUDA_VISIBLE_DEVICES)",
                        r, lines(e, 4) + lines(ev.exits, 2))
     means = f": {said[0].meaning}" if said is not None else ""
+    # NCCL's own last error (the line under `Last error:`, or a WARN that alone decides nothing): quoted
+    # with what it means, though it does not decide the kind
+    last = ev.kinds(EventKind.NCCL_WARN).join(ev.benign.select("file", "line"), on=["file", "line"],
+                                               how="anti").sort("file", "line")
+    why = "no NCCL WARN line says why"
+    if last.height:
+        known = nccl_messages.meaning_of(last["message"][0] or "")
+        why = (f"NCCL's last error: `{msg(last, 0, 160)}`" + (f" ({known[0].meaning})" if known else "")
+               + ", which alone does not say whose fault it is")
     return Verdict(Kind.UNDECIDED, f"NCCL failed on {who(r) if r else 'a rank'} ({msg(e, 0, 160)}){means}; "
-                   "no NCCL WARN line says why: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and "
-                   "collect every rank's output", r, lines(e, 4) + lines(ev.exits, 2))
+                   f"{why}: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and collect every rank's "
+                   "output", r, lines(e, 4) + lines(last, 2) + lines(ev.exits, 2))
 
 
 def rendezvous_failed(ev: Evidence) -> Verdict | None:

@@ -64,7 +64,7 @@ def test_ranks_that_all_timed_out_are_not_read_as_ended(tmp_path):
 
 
 def test_a_bare_done_line_names_no_rank_and_ends_nothing(tmp_path):
-    s, _ = _decide(tmp_path, "Done.\n")
+    s, _ = _decide(tmp_path, "Done.\n[rank3]: done\n")
     assert not s.events.filter(s.events["kind"] == EventKind.PROGRAM_END).height
 
 

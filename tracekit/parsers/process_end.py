@@ -28,7 +28,7 @@ what said it (``where``), as ``events`` rows of the kinds that exist for it:
 - ``child_failed`` of ``where`` = ``launcher ssh``: a launcher that could not reach a host over ssh before
   starting ranks there (DeepSpeed's ssh check, pdsh's `ssh exited with exit code 255`).
 - ``program_end``: a program's own bare word that a rank finished its work (``Rank 4 completed``), read
-  only where the line or its launcher prefix names the rank.
+  only where the line itself names the rank.
 
 Messages name the signal (``SIGKILL (signal 9)``) so that the rules read one wording whatever said it.
 """
@@ -85,10 +85,10 @@ SSH = (r"CalledProcessError: Command '(?:ssh|pdsh)\b[^']*?(?P<host>[\w.\-]+) hos
 HARNESS_EXIT = (r"Process(?:es)? (?P<procs>\d+(?: \d+)*) exited with error code (?P<exit_code>\d+)")
 HARNESS_HUNG = (r"Process (?P<proc>\d+) (?:terminated or )?timed out after (?P<secs>[\d.]+) seconds"
                 r"|Timeout waiting for rank (?P<rank>\d+) to terminate")
-# a program's own word that a rank finished its work, in the bare form `Rank 4 completed` / `[rank3] done`
-# (a ``program_end`` of that rank; trainer.py reads the longer forms, `Rank 0: End of workload.`), read only
-# where a rank is named (in the line, or by the launcher's prefix the line had)
-PROGRAM_END = r"^(?:\[?[Rr]ank[ _]?(?P<rank>\d+)\]?:?\s+)?(?:[Cc]ompleted|[Ff]inished|[Dd]one)\s*[.!]?\s*$"
+# a program's own word that a rank finished its work, in the bare form `Rank 4 completed` (a ``program_end``
+# of that rank; trainer.py reads the longer forms, `Rank 0: End of workload.`): only where the line itself
+# names the rank (a bare `done` under a launcher's prefix ends a step as often as a program)
+PROGRAM_END = r"^\[?[Rr]ank[ _]?(?P<rank>\d+)\]?:?\s+(?:[Cc]ompleted|[Ff]inished)\s*[.!]?\s*$"
 # a traceback's frame: `  File "/x/train2.py", line 685, in compute_loss`
 FRAME = r"^\s*File \"([^\"]+)\", line \d+, in (\S+)"
 # the end of a Python traceback: the exception a spawned process raised
@@ -209,8 +209,8 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
          pl.format("the test harness: rank {} never ended (it waited for the process and timed out{}): that "
                    "process hung", hung, pl.when(pl.col("_secs").is_not_null())
                    .then(pl.format(" after {} s", "_secs")).otherwise(pl.lit(""))), rank=hung)
-    ended = pl.coalesce(pl.col("_rank").cast(pl.Int64, strict=False), pl.col("rank"))
-    rows(PROGRAM_END, "program_end", "program", t.str.strip_chars(), rank=ended)
+    rows(PROGRAM_END, "program_end", "program", t.str.strip_chars(),
+         rank=pl.col("_rank").cast(pl.Int64, strict=False))
     gdb = _gdb(lines, mine)
     if gdb is not None:
         out.append(gdb)
@@ -220,8 +220,6 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
     if not out:
         return None
     ev = pl.concat(out, how="diagonal_relaxed")
-    # (a bare `Done.` is no one's end)
-    ev = ev.filter((pl.col("kind") != "program_end") | pl.col("rank").is_not_null())
     return ev.drop([c for c in ev.columns if c.startswith("_") or c == "text"])
 
 

@@ -300,3 +300,11 @@ def test_an_unexplained_nccl_error_quotes_ncclss_last_error_with_its_meaning(tmp
     assert v.kind == Kind.UNDECIDED
     assert "NCCL's last error: `ncclSocketInit: connecting to address" in v.summary
     assert "ncclInternalError" in v.summary
+
+
+def test_ranks_that_join_again_in_a_restart_are_no_duplicate(tmp_path):
+    # torchrun's second attempt prints every rank's `distributed init` again, then finishes cleanly
+    _, v = _decide(tmp_path, "".join(f"| distributed init (rank {r}): env://\n" for r in (0, 1)) * 2
+                   + "[default] worker group successfully finished. Waiting 300 seconds for other agents to "
+                   "finish.\n")
+    assert "joined twice" not in v.summary

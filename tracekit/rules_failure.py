@@ -283,10 +283,13 @@ def rank_joined_twice(ev: Evidence) -> Verdict | None:
     0), so the ranks the world still needs never join and the rendezvous waits."""
     j = ev.kinds(EventKind.RANK_JOINED).filter(pl.col("rank").is_not_null())
     twice = sorted(j.group_by("rank").agg(pl.len().alias("n")).filter(pl.col("n") > 1)["rank"].to_list())
-    if not twice or ev.steps.height or ev.store.comms.filter(pl.col("state") == "init_complete").height:
+    if (not twice or ev.steps.height or ev.clean_end
+            or ev.store.comms.filter(pl.col("state") == "init_complete").height):
         return None
     world = j["numel"].max()
     never = sorted(set(range(world)) - set(j["rank"].to_list())) if world else []
+    if not never:
+        return None  # (every rank joined again: a restart's second attempt, not two launches of one rank)
     return Verdict(Kind.INIT_STALL, f"{who(twice)} joined twice ({msg(j, 0, 80)} printed "
                    f"{j.filter(pl.col('rank') == twice[0]).height} times): two launches took the same global "
                    "ranks, each node thinking it is node 0"

@@ -29,6 +29,40 @@ FIXES: tuple[Fix, ...] = (
     Fix("wandb", _ANY_FAIL, r"(?i)wandb",
         "WANDB_MODE=offline (sync later with `wandb sync`), or make sure every rank-0 node reaches api.wandb.ai",
         "the next run's rank 0 logs its first step; a stack dump of rank 0 no longer shows wandb"),
+    # --- branch failures (issue 31): the store's words, ranks that left, a node rank taken twice ---
+    Fix("store-name", (Kind.INIT_STALL,), r"does not resolve on this node",
+        "set MASTER_ADDR (--rdzv-endpoint) to the head node's IP or to a name every node resolves (in "
+        "Kubernetes or Ray the head's service name, not its pod name)",
+        "`getent hosts <MASTER_ADDR>` answers on every node, and every rank logs past init_process_group"),
+    Fix("store-port-taken", (Kind.INIT_STALL,), r"the port is taken",
+        "pick a free MASTER_PORT (or --rdzv-endpoint port), or end the leftover processes that hold it "
+        "(`ss -ltnp | grep <port>` on the store's host)",
+        "`ss -ltnp` shows the port free before the launch; rank 0 logs past init_process_group"),
+    Fix("store-not-listening", (Kind.INIT_STALL,), r"nothing listens there",
+        "launch rank 0 (the store's host) with the others, give every node the same MASTER_ADDR:MASTER_PORT, "
+        "and read rank 0's own output for an error before it listened",
+        "`nc -zv <MASTER_ADDR> <MASTER_PORT>` connects from every node while rank 0 runs"),
+    Fix("no-address-family", (Kind.INIT_STALL,), r"no address family",
+        "set NCCL_SOCKET_IFNAME to an interface every node has (`ip -br addr`), or leave it unset",
+        "the next NCCL log's `Bootstrap : Using <iface>` names that interface on every node, and every rank "
+        "logs Init COMPLETE"),
+    Fix("node-rank-twice", (Kind.INIT_STALL,), r"joined twice",
+        "give each node its own node rank: srun --ntasks-per-node equal to the GPUs per node (Lightning "
+        "reads SLURM_NODEID / SLURM_PROCID), NODE_RANK or --node_rank per node, num_nodes in the Trainer",
+        "each GLOBAL_RANK from 0 to world size - 1 is printed once"),
+    Fix("ranks-left-early", (Kind.DEADLOCK,), r"had ended (?:its|their) work",
+        "make every rank call the same collectives: no collective under a rank-dependent `if`, the same "
+        "number of batches per rank (drop_last, equal shards), a barrier before a rank leaves the loop",
+        "every rank logs its end after the same collectives; the next run's watchdog logs no timeout"),
+    Fix("nccl-invalid-argument", (Kind.CRASHED_RANK,), r"ncclInvalidArgument",
+        "one GPU per rank before any collective (torch.cuda.set_device(LOCAL_RANK)), every tensor of a "
+        "collective on that device; NCCL_DEBUG=WARN names the argument NCCL refused",
+        "the next run's NCCL_DEBUG=WARN output has no `invalid argument` WARN and the collective completes"),
+    Fix("rendezvous-store-gone", (Kind.UNDECIDED,), r"could no longer reach the rendezvous store",
+        "find the node whose agent ended first (its log, its exit code, the scheduler's node state); host "
+        "the rendezvous where a node's loss does not take it (--rdzv-backend=c10d on a stable host, or etcd)",
+        "every node's agent logs the workers' end, with no keep-alive failure before it"),
+    # --- end of branch failures ---
     Fix("two-jobs-one-store", (Kind.INIT_STALL,), r"share one MASTER_ADDR",
         "give each job its own MASTER_PORT (and kill leftover processes of an earlier run)",
         "the barrier's worker_count equals world_size; every rank logs past init_process_group"),

@@ -52,7 +52,8 @@ MESSAGES: tuple[Message, ...] = (
             r"rank (?P<rank_b>\d+) version (?P<version_b>\d+)",
             "ranks of one communicator loaded different NCCL versions", (MISMATCH,), "src/init.cc:1043"),
     Message("collective_check_mismatch",
-            r"Mismatched collective detected, please check your collective calls at and around rank (?P<rank>\d+)",
+            r"Mismatched collective detected, please check your collective calls at and around rank "
+            r"(?P<rank>\d+)",
             "NCCL 2.4's own check: this rank (the rank named is the writer's own) called another collective, "
             "or another size, than its peers at this point", (MISMATCH,),
             "src/init.cc:1247 (NCCL 2.4.x only, at v2.4.8-1; the check went in 2.5)"),
@@ -135,7 +136,22 @@ MESSAGES: tuple[Message, ...] = (
             "versions)", (MISMATCH,), "src/init.cc:3428"),
     Message("cuda_error_code", r"unhandled cuda error", "ncclUnhandledCudaError: a CUDA failure on this rank",
             (CRASH,), "src/init.cc:3420"),
+    Message("internal_error", r"internal error - please report this issue|Internal check failed",
+            "ncclInternalError: one of NCCL's own checks failed; most often the consequence of something that "
+            "went wrong before it (an address never filled in, a connection its peer closed), which the line "
+            "under `Last error:` names", (UNDECIDED,), "src/init.cc:3424 (ncclGetErrorString)"),
+    Message("invalid_argument", r"(?:ncclInvalidArgument|, invalid argument\b|invalid argument \(run with)",
+            "ncclInvalidArgument: this rank passed NCCL an argument it refuses (a tensor on another GPU than "
+            "the communicator's, a wrong device index or rank, a null buffer, a count or type it cannot "
+            "take): the rank's own call, not the network", (CRASH,),
+            "src/init.cc:3426 (`invalid argument (run with NCCL_DEBUG=WARN for details)`; 2.4-2.7: `invalid "
+            "argument`)"),
 )
+
+#: NCCL error codes that alone say the writing rank's own call was wrong (its arguments, its device), never
+#: a peer's or the network's: decisive without a WARN. (`unhandled cuda error` is not: a CUDA call inside
+#: NCCL failed, for a reason of this rank or of the node's P2P/NVLS set-up that only the WARN says.)
+OWN_FAILURE = ("invalid_argument", "buffer_on_other_device")
 
 BY_NAME = {m.name: m for m in MESSAGES}
 _COMPILED = [(m, re.compile(m.pattern)) for m in MESSAGES]

@@ -25,12 +25,16 @@ from tracekit.rules_common import msg
 from tracekit.rules_failure import (bootstrap_failed, crashed_rank, cuda_failure, exited_without_cause,
                                     failed_without_cause, nccl_error_unexplained, nccl_failure,
                                     rendezvous_failed, store_barrier, transport_error)
+from tracekit.rules_failure import (address_of_no_family, init_connection_failed,  # (failures, issue 31)
+                                    rank_joined_twice)
 from tracekit.rules_mismatch import (mismatch_aligned, mismatch_from_watchdog, mismatch_on_the_wire,
                                      mismatch_reported)
 from tracekit.rules_progress import (clean_but_partial, healthy, nothing, slow_progress, slow_steps,
                                      steady_progress, straggler, straggler_by_wait)
 from tracekit.rules_stall import (deadlock, deadlock_from_stacks, deadlock_from_watchdog, deadlock_reported,
                                   init_stall, peer_gone, timed_out, waiting_on_silent_ranks, watchdog_stuck)
+from tracekit.rules_stall import (aborted_unexplained, ended_while_others_wait,  # (failures, issue 31)
+                                  joined_then_nothing)
 from tracekit.rules_wait import waiting_across_groups
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [
@@ -40,10 +44,13 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     mismatch_on_the_wire,
     cuda_failure,
     bootstrap_failed,
+    address_of_no_family,  # (failures, issue 31)
     nccl_failure,
     waiting_across_groups,
+    init_connection_failed,  # (failures, issue 31)
     crashed_rank,
     store_barrier,
+    rank_joined_twice,  # (failures, issue 31)
     rendezvous_failed,
     init_stall,
     transport_error,
@@ -51,10 +58,13 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     deadlock_reported,
     deadlock_from_watchdog,
     deadlock_from_stacks,
+    ended_while_others_wait,  # (failures, issue 31)
     slow_progress,
     waiting_on_silent_ranks,
     nccl_error_unexplained,
+    rules_exit.launcher_could_not_reach,  # (failures, issue 31)
     rules_exit.killed_from_outside,
+    rules_exit.cancelled_by_scheduler,  # (failures, issue 31)
     rules_exit.process_ended,
     exited_without_cause,
     timed_out,
@@ -62,6 +72,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     straggler_by_wait,
     watchdog_stuck,
     peer_gone,
+    aborted_unexplained,  # (failures, issue 31)
     rules_exit.workers_ended_unexplained,
     rules_bench.nccl_test_result,
     rules_bench.step_gap,
@@ -71,6 +82,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_bench.program_stall,
     rules_bench.steady_own_pace,
     rules_bench.stacks_seen,
+    joined_then_nothing,  # (failures, issue 31)
     failed_without_cause,
     slow_steps,
     healthy,

@@ -96,7 +96,7 @@ def _ends(ev: Evidence) -> pl.DataFrame:
     returned a non-zero exit code`) after those that say who."""
     e = ev.kinds(EventKind.CHILD_FAILED, EventKind.RANK_EXIT)
     code = pl.col("exit_code")
-    said = pl.col("message").fill_null("").str.contains(r"non-zero|worker raised in")
+    said = pl.col("message").fill_null("").str.contains(r"non-zero|worker raised in|\) raised in ")
     e = e.filter((code.is_not_null() & (code != 0)) | (code.is_null() & said))
     return e.with_columns(pl.col("where").fill_null("").str.contains("first observed").alias("_first"),
                           code.is_not_null().alias("_said")).sort(
@@ -119,6 +119,22 @@ def _failed_before(ev: Evidence, at: pl.DataFrame) -> bool:
     first = at.group_by("file").agg(pl.col("line").min().alias("_at"))
     return failed.join(first, on="file", how="left").filter(
         pl.col("_at").is_null() | (pl.col("line") < pl.col("_at"))).height > 0
+
+
+def launcher_could_not_reach(ev: Evidence) -> Verdict | None:
+    """A launcher could not reach a host over ssh (DeepSpeed's ssh check, pdsh): no rank started there,
+    so the job never came together; ssh itself says why (exit status 255: no connection or no key)."""
+    ssh = ev.kinds(EventKind.CHILD_FAILED).filter(pl.col("where") == "launcher ssh").sort("file", "line")
+    if not ssh.height:
+        return None
+    named = ssh["host"].drop_nulls().unique(maintain_order=True).to_list()
+    hosts = ", ".join(named) or "a host"
+    return Verdict(Kind.INIT_STALL, f"{ssh['message'][0]}: no rank was started on {hosts}, so the job never "
+                   "came together (ssh exits 255 when it cannot connect or authenticate): set up "
+                   "passwordless ssh from the launching node to every host of the hostfile (`ssh -o "
+                   f"PasswordAuthentication=no {named[0] if named else 'HOST'} hostname` must print its "
+                   "name), or start each node's ranks on that node (torchrun per node, DeepSpeed --no_ssh)",
+                   [], lines(ssh, 3))
 
 
 def killed_from_outside(ev: Evidence) -> Verdict | None:
@@ -147,6 +163,34 @@ def killed_from_outside(ev: Evidence) -> Verdict | None:
                    [], lines(sig, 2) + lines(closing, 2))
 
 
+#: why Slurm ended a job (slurmstepd's `CANCELLED AT <time> DUE TO <reason>`), what it means and its fix
+SCHEDULER_REASONS = {
+    "TIME LIMIT": ("the job reached its time limit", "raise the time limit (--time) or checkpoint often and "
+                   "resume (sacct -j JOBID -o JobID,State,Elapsed,Timelimit shows TIMEOUT)"),
+    "PREEMPTION": ("a job of higher priority took its nodes", "use a partition or QOS without preemption, "
+                   "or checkpoint often and requeue (--requeue)"),
+    "NODE FAIL": ("one of its nodes failed", "the node's own state (`sinfo -R`, `scontrol show node`) says "
+                  "why; exclude it (--exclude) and resume from the last checkpoint"),
+}
+
+
+def cancelled_by_scheduler(ev: Evidence) -> Verdict | None:
+    """The scheduler ended the job for a reason of its own (a time limit, a preemption, a node failure)
+    and no rank failed or hung before it: killed from outside. A cancel without such a reason is a person's
+    (mostly of a job that hung): not decided here."""
+    c = ev.cancelled.with_columns(pl.col("message").str.extract(r"DUE TO ([A-Z ]*[A-Z])", 1).alias("_why"))
+    c = c.filter(pl.col("_why").is_in(list(SCHEDULER_REASONS))).sort("file", "line")
+    if not c.height or ev.timeouts.height or ev.stalls.height or _failed_before(ev, c):
+        return None
+    why, fix = SCHEDULER_REASONS[c["_why"][0]]
+    last = ev.steps["step"].max() if ev.steps.height else None
+    before = f"; the job was making progress until then (last step {last})" if last is not None else ""
+    return Verdict(Kind.CRASHED_RANK, "killed from outside: the scheduler ended the job "
+                   f"({clip(c['message'][0], 120)}): {why}; no rank failed by itself before it{before}: "
+                   f"{fix}",
+                   [], lines(c, 2) + lines(ev.steps, 1))
+
+
 def process_ended(ev: Evidence) -> Verdict | None:
     """The earliest process end that is not a consequence: who, how, what it means."""
     ends = _ends(ev).filter(~pl.col("exit_code").is_in(list(STOP_CODES)).fill_null(False))
@@ -167,7 +211,7 @@ def process_ended(ev: Evidence) -> Verdict | None:
                        "is not in its summary: each rank's own traceback says it (torchrun --log-dir DIR "
                        "--tee 3, or @record for the error file)", [], lines(alike.head(4)))
     said = f" ({first['where']})" if first["where"] and first["where"] not in WORKERS_OF else ""
-    how = meaning(code)
+    how = meaning(code) if first["where"] != "pytorch test harness" else first["message"]
     if len(ranks) > 1:
         head = f"{who(ranks)} exited with code {code}" + (
             f" ({_name(first)} first)" if first["rank"] is not None else "")

@@ -4,10 +4,13 @@ a failure sign with no cause. A failure is a cause: it explains the waits of the
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
-from tracekit.evidence import (BOOTSTRAP, KILL_CODES, NETWORK_FAIL, SIGKILL_CODES, STORE_BARRIER, Evidence,
-                               lines)
+from tracekit.evidence import (BOOTSTRAP, CUDA, KILL_CODES, NETWORK_FAIL, RENDEZVOUS, SIGKILL_CODES,
+                               STORE_BARRIER, Evidence, clip, lines)
+from tracekit import nccl_messages
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import COLLECT, msg, rank_of, who_or
 from tracekit.wording import who
@@ -52,6 +55,27 @@ def bootstrap_failed(ev: Evidence) -> Verdict | None:
                    r, lines(t, 3) + lines(ev.nccl_errors, 2) + lines(ev.network_settings, 3))
 
 
+def address_of_no_family(ev: Evidence) -> Verdict | None:
+    """NCCL's socket refused a peer address of no network family (ncclSocketInit's check,
+    src/misc/socket.cc) while no communicator had completed init: the bootstrap exchanged no usable
+    address (a peer that found no interface, NCCL_SOCKET_IFNAME naming one that a node lacks), so the
+    communicator never formed. After an init completed the same words are a p2p connection's (undecided)."""
+    no_family = nccl_messages.BY_NAME["socket_bad_family"].pattern
+    bad = ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR).filter(
+        pl.col("message").str.contains(no_family)).sort("file", "line")
+    if not bad.height or ev.store.comms.filter(pl.col("state") == "init_complete").height:
+        return None
+    set_to = ev.network_settings.filter(pl.col("message").str.contains(r"SOCKET_IFNAME"))
+    said = (f"; {set_to['message'][0]} is set: check that interface exists and is up on every node "
+            "(`ip -br addr`), or leave NCCL_SOCKET_IFNAME unset" if set_to.height else
+            "; set NCCL_SOCKET_IFNAME to the interface the nodes share and check every node has it")
+    return Verdict(Kind.INIT_STALL, f"NCCL's communicator set-up never completed on {who_or(bad)}: "
+                   f"{msg(bad, 0, 140)}: a peer's address was never filled in (no address family), so the "
+                   "bootstrap exchanged no usable address: a peer found no network interface to publish"
+                   + said + (f"; then: {msg(ev.nccl_errors, 0, 100)}" if ev.nccl_errors.height else ""),
+                   rank_of(bad, ev), lines(bad, 2) + lines(set_to, 2) + lines(ev.nccl_errors, 2))
+
+
 def nccl_failure(ev: Evidence) -> Verdict | None:
     """NCCL gave up (its error code reached the program) and the network says why: NCCL's own WARN,
     a transport error or connect retries."""
@@ -92,9 +116,27 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
     if not e.height:
         return None
     r = rank_of(e.head(1), ev)
-    return Verdict(Kind.UNDECIDED, f"NCCL failed on {who(r) if r else 'a rank'} ({msg(e, 0, 160)}), and no "
-                   "NCCL WARN line says why: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and "
-                   "collect every rank's output", r, lines(e, 4) + lines(ev.exits, 2))
+    said = nccl_messages.meaning_of(e["message"][0] or "")
+    if said is not None and said[0].name in nccl_messages.OWN_FAILURE:
+        # NCCL's error code itself says the rank's own call failed: that rank is the cause
+        m = said[0]
+        return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} failed in its own NCCL call "
+                       f"({msg(e, 0, 160)}): {m.meaning}; NCCL_DEBUG=WARN prints which argument or call "
+                       "(check each rank's torch.cuda.set_device(local_rank) and CUDA_VISIBLE_DEVICES)",
+                       r, lines(e, 4) + lines(ev.exits, 2))
+    means = f": {said[0].meaning}" if said is not None else ""
+    # NCCL's own last error (the line under `Last error:`, or a WARN that alone decides nothing): quoted
+    # with what it means, though it does not decide the kind
+    last = ev.kinds(EventKind.NCCL_WARN).join(ev.benign.select("file", "line"), on=["file", "line"],
+                                               how="anti").sort("file", "line")
+    why = "no NCCL WARN line says why"
+    if last.height:
+        known = nccl_messages.meaning_of(last["message"][0] or "")
+        why = (f"NCCL's last error: `{msg(last, 0, 160)}`" + (f" ({known[0].meaning})" if known else "")
+               + ", which alone does not say whose fault it is")
+    return Verdict(Kind.UNDECIDED, f"NCCL failed on {who(r) if r else 'a rank'} ({msg(e, 0, 160)}){means}; "
+                   f"{why}: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and collect every rank's "
+                   "output", r, lines(e, 4) + lines(last, 2) + lines(ev.exits, 2))
 
 
 def rendezvous_failed(ev: Evidence) -> Verdict | None:
@@ -102,6 +144,17 @@ def rendezvous_failed(ev: Evidence) -> Verdict | None:
     rz = ev.rendezvous
     if not rz.height:
         return None
+    if rz["message"].str.contains("RendezvousClosedError", literal=True).all():
+        return None  # (an agent closed it: its job ended or was stopped; what ended it, the other rules say)
+    alive = rz.filter(pl.col("where").fill_null("").str.contains("keep-alive"))
+    if alive.height == rz.height:  # (the rendezvous had completed: the job ran, then lost its store)
+        node = alive["message"].str.extract(r"The node '([^']+)'", 1).drop_nulls()
+        return Verdict(Kind.UNDECIDED, f"the node {node[0] if node.len() else '?'} could no longer reach the "
+                       f"rendezvous store ({msg(alive, 0, 200)}): the rendezvous had completed and the job "
+                       "ran; the store (at --rdzv-endpoint, served by the agent that started it) went away: "
+                       "that node's agent ended (a crashed rank, a kill, its host down) or the network "
+                       "between them dropped: collect every node's log and the launchers' exit codes",
+                       rank_of(alive, ev), lines(alive, 2) + lines(ev.exits, 2))
     if rz["message"].str.contains("ncclUniqueId", literal=True).any():  # (ProcessGroupNCCL's own init)
         return Verdict(Kind.INIT_STALL, "the NCCL communicator's init never completed: its ranks could not "
                        f"exchange the ncclUniqueId through the c10d store: {msg(rz, 0, 240)} (check the "
@@ -116,10 +169,52 @@ def rendezvous_failed(ev: Evidence) -> Verdict | None:
                        "every other rank advertised through the store: check GLOO_SOCKET_IFNAME names an "
                        "interface the others reach, and that no firewall blocks the ports)",
                        rank_of(rz, ev), lines(rz, 4))
-    return Verdict(Kind.INIT_STALL, f"the rendezvous never completed: {msg(rz, 0, 200)} (check "
-                   "--master_addr / --master_port, the port is free and reachable from every node, and every "
-                   "node was launched)",
+    at, means = _store_words(rz)
+    return Verdict(Kind.INIT_STALL, f"the rendezvous never completed: {msg(rz, 0, 200)}"
+                   + (f"; the store is at {at}" if at else "") + (f": {means}" if means else
+                   " (check --master_addr / --master_port, the port is free and reachable from every node, "
+                   "and every node was launched)"),
                    rank_of(rz, ev), lines(rz, 4))
+
+
+#: what the store's socket and the rendezvous say, in their words (c10d socket.cpp, TCPStore.cpp,
+#: elastic/rendezvous), and what each means: the first that any line says is the reading
+STORE_WORDS = (
+    (r"(?i)Name or service not known|gai error|cannot be retrieved|Temporary failure in name resolution",
+     "its host name does not resolve on this node (check MASTER_ADDR / --rdzv-endpoint names a host every "
+     "node's resolver knows, or give its IP)"),
+    (r"(?i)Address already in use|errno: 98|failed to (?:bind|listen)",
+     "the port is taken on the store's host (another job or a leftover process of an earlier run holds it): "
+     "pick a free MASTER_PORT, or end the old processes"),
+    (r"(?i)Connection refused|errno: 111",
+     "nothing listens there: the store's process (rank 0, or the agent at --rdzv-endpoint) had not started, "
+     "had died, or the port is wrong"),
+    (r"(?i)wait timeout after|waiting for clients|clients joined|RendezvousTimeoutError|store->get",
+     "the store was reached, but the other ranks never arrived in time (not every node was launched, or "
+     "they failed before init_process_group: their own output says why)"),
+    (r"(?i)timed out|errno: 110|No route to host|Network is unreachable",
+     "the store's host is not reachable from this node (a firewall, the wrong interface or address, a "
+     "node on another network): check MASTER_ADDR is the address the other nodes reach"),
+    (r"RendezvousClosedError", "the rendezvous was closed: another node's agent ended the job"),
+    (r"RendezvousConnectionError", "the rendezvous backend (--rdzv-endpoint) could not be reached"),
+)
+ENDPOINT = (r"\((?P<host>[\w.\-]+), (?P<port>\d+)\)|\[(?P<host2>[^\]\s]+)\]:(?P<port2>\d+)"
+            r"|(?P<host3>\b[\w.\-]*[A-Za-z\d]):(?P<port3>\d{2,5})\b")
+
+
+def _store_words(rz: pl.DataFrame) -> tuple[str, str]:
+    """Where the store is (``host:port`` as a line names it) and what the lines' words mean."""
+    text = " ".join(rz["message"].fill_null("").to_list())
+    at = ""
+    for m in re.finditer(ENDPOINT, text):
+        host = m.group("host") or m.group("host2") or m.group("host3")
+        port = m.group("port") or m.group("port2") or m.group("port3")
+        if host.endswith((".cpp", ".py", ".hpp")):  # (a source line, `socket.cpp:426`)
+            continue
+        at = f"port {port} of this host" if host in ("::", "0.0.0.0") else f"{host}:{port}"
+        break
+    means = next((said for pattern, said in STORE_WORDS if re.search(pattern, text)), "")
+    return at, means
 
 
 def store_barrier(ev: Evidence) -> Verdict | None:
@@ -151,6 +246,57 @@ def store_barrier(ev: Evidence) -> Verdict | None:
     if waiting:
         said += f"; {who(waiting)} {'waits' if len(waiting) == 1 else 'wait'} in it"
     return Verdict(Kind.INIT_STALL, head + said, missing or waiting, lines(sb, 3))
+
+
+#: a connection's failure in a socket's words (errno names, gai errors, torch's DistNetworkError)
+CONNECTION_WORDS = (r"(?i)connection (?:reset|refused|closed|timed out|aborted)|broken pipe"
+                    r"|Name or service not known|No route to host|Network is unreachable"
+                    r"|Address already in use|DistNetworkError"
+                    r"|timed out|Temporary failure in name resolution")
+
+
+def init_connection_failed(ev: Evidence) -> Verdict | None:
+    """A connection failed under a process group's set-up frame (``init_process_group``, a rendezvous
+    handler, ``init_distributed``): the ranks never came together, before any collective -- the store or
+    a peer's advertised address was not reachable, whatever socket words the failure used."""
+    rows = ev.kinds(EventKind.EXCEPTION, EventKind.TRANSPORT_ERROR, EventKind.C10D_ERROR, EventKind.CRASH)
+    rows = rows.filter(pl.col("where").is_not_null() & pl.col("message").str.contains(CONNECTION_WORDS)
+                       & ~pl.col("message").str.contains(CUDA) & ~pl.col("message").str.contains(RENDEZVOUS)
+                       & ~pl.col("message").str.contains(STORE_BARRIER)).sort("file", "line")
+    if not rows.height or ev.store.comms.filter(pl.col("state") == "init_complete").height:
+        return None
+    first = rows.row(0, named=True)
+    r = rank_of(rows, ev)
+    return Verdict(Kind.INIT_STALL, f"the process group's init never completed: {first['where']} raised on "
+                   f"{who(r) if r else 'a rank'}: {clip(first['message'], 160)}: the connection to the store "
+                   "(MASTER_ADDR:MASTER_PORT, --rdzv-endpoint) or to a peer's advertised address failed "
+                   "before any collective (the store's host not listening yet or gone, the port blocked or "
+                   "taken, the address not reachable from this node): check MASTER_ADDR/MASTER_PORT reach "
+                   "rank 0's host from every node, that every node was launched, and GLOO_SOCKET_IFNAME/"
+                   "NCCL_SOCKET_IFNAME",
+                   r, lines(rows, 3) + lines(ev.network_settings, 3))
+
+
+def rank_joined_twice(ev: Evidence) -> Verdict | None:
+    """The same global rank joined twice (Lightning's `initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/8`
+    printed twice) and nothing ran after: two launches took the same ranks (each node thinks it is node
+    0), so the ranks the world still needs never join and the rendezvous waits."""
+    j = ev.kinds(EventKind.RANK_JOINED).filter(pl.col("rank").is_not_null())
+    twice = sorted(j.group_by("rank").agg(pl.len().alias("n")).filter(pl.col("n") > 1)["rank"].to_list())
+    if (not twice or ev.steps.height or ev.clean_end
+            or ev.store.comms.filter(pl.col("state") == "init_complete").height):
+        return None
+    world = j["numel"].max()
+    never = sorted(set(range(world)) - set(j["rank"].to_list())) if world else []
+    if not never:
+        return None  # (every rank joined again: a restart's second attempt, not two launches of one rank)
+    return Verdict(Kind.INIT_STALL, f"{who(twice)} joined twice ({msg(j, 0, 80)} printed "
+                   f"{j.filter(pl.col('rank') == twice[0]).height} times): two launches took the same global "
+                   "ranks, each node thinking it is node 0"
+                   + (f", and {who(never)} of the world of {world} never joined, so init_process_group waits "
+                      "for them" if never else "")
+                   + ": check the node rank each node gets (NODE_RANK / SLURM_NODEID, srun --ntasks-per-node "
+                   "equal to the GPUs per node, num_nodes in the Trainer)", never or twice, lines(j, 4))
 
 
 def crashed_rank(ev: Evidence) -> Verdict | None:
@@ -197,5 +343,18 @@ def failed_without_cause(ev: Evidence) -> Verdict | None:
     if not signs:
         return None
     shown = lines(ev.exits, 3) + lines(ev.stalls, 2) + lines(ev.cancelled, 1)
-    return Verdict(Kind.UNDECIDED, "the job did not end cleanly (" + "; ".join(signs) + ") but the evidence "
-                   f"shows no cause: {COLLECT}", rank_of(ev.exits, ev), shown)
+    # the first line of a sign, quoted with its rank: the situation, even where no cause is shown
+    first = next((df for df in (ev.stalls, ev.exits, ev.cancelled, ev.timeouts, ev.transport)
+                  if df.height and "message" in df.columns), None)
+    said = ""
+    if first is not None:
+        r = first["rank"].drop_nulls()
+        said = f"; {'rank ' + str(r[0]) + ': ' if r.len() else ''}{msg(first, 0, 160)}"
+    elif ev.pending.height:  # a communicator's Init START without its COMPLETE, and nothing else
+        p = ev.pending.row(0, named=True)
+        said = (f"; {'rank ' + str(p['rank']) + ': ' if p['rank'] is not None else ''}communicator {p['comm']} "
+                f"of nranks {p['nranks']}: Init START without Init COMPLETE"
+                + (" (a communicator of one rank: a world or group of its own; if the job has more ranks, this "
+                   "process did not join them)" if p["nranks"] == 1 else ""))
+    return Verdict(Kind.UNDECIDED, "the job did not end cleanly (" + "; ".join(signs) + f"){said}; the "
+                   f"evidence shows no cause: {COLLECT}", rank_of(ev.exits, ev), shown)

@@ -4,6 +4,8 @@ come first in ``RULES``: a mismatch makes ranks crash and the others time out.""
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from tracekit.evidence import BOOTSTRAP, WIRE_MISMATCH, Evidence, lines
@@ -20,6 +22,43 @@ def _cuda_first(ev: Evidence, ranks: list[int]) -> bool:
         return False
     failed = set(ev.cuda["rank"].drop_nulls().to_list())
     return not failed or not ranks or bool(failed & set(ranks))
+
+
+# one side of c10d's DETAIL check (ProcessGroupWrapper.cpp, CollectiveFingerPrint's operator<<): torch >= 1.13
+# prints both, `Rank 2 is running collective: CollectiveFingerPrint(SequenceNumber=32, OpType=ALLREDUCE,
+# TensorShape=[], TensorDtypes=Float, ...), but Rank 3 is running collective: CollectiveFingerPrint(
+# SequenceNumber=0OpType=GATHER)` (the peer's print lacks the comma and the tensors when it carries none);
+# torch 1.10-1.12 only its own, `Rank 1 is running inconsistent collective: CollectiveFingerPrint(
+# OpType=ALLREDUCE, TensorShape=[25], TensorDtypes=[Float], ...`
+FINGERPRINT = (r"Rank (?P<rank>\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\("
+               r"(?:SequenceNumber=(?P<seq>\d+),? ?)?OpType=(?P<op>\w+)"
+               r"(?:, TensorShape=(?P<shape>\[[^\]]*\]))?(?:, TensorDtypes=(?P<dtype>\[[^\]]*\]|\w+))?")
+
+
+def fingerprints(text: str) -> list[dict]:
+    """Each side of a DETAIL mismatch report: rank, seq, op, shape, dtype (None where not printed)."""
+    return [m.groupdict() for m in re.finditer(FINGERPRINT, text or "")]
+
+
+def _side(f: dict) -> str:
+    """``rank 2 runs ALLREDUCE seq 32 (shape [25], Float)``."""
+    shape = f"shape {f['shape']}" if f["shape"] else ""
+    tensor = ", ".join(x for x in (shape, (f["dtype"] or "").strip("[]")) if x)
+    return (f"rank {f['rank']} runs {f['op']}" + (f" seq {f['seq']}" if f["seq"] is not None else "")
+            + (f" ({tensor})" if tensor else ""))
+
+
+def _sides_text(rep: pl.DataFrame) -> str:
+    """The two sides of the first DETAIL report that prints them, said in the field's words (empty where
+    no report names a fingerprint)."""
+    # (one line holds both sides, or each side has its own line where the report was posted wrapped)
+    sides = list({(f["rank"], f["seq"], f["op"]): f for text in rep["message"].to_list()
+                  for f in fingerprints(text)}.values())
+    if len(sides) >= 2:
+        return f"{_side(sides[0])} while {_side(sides[1])}"
+    if sides:
+        return f"{_side(sides[0])}, and another rank runs another collective at that point"
+    return ""
 
 
 def mismatch_aligned(ev: Evidence) -> Verdict | None:
@@ -44,6 +83,10 @@ def mismatch_reported(ev: Evidence) -> Verdict | None:
     what = (f"{at['op'][0]} seq {at['seq'][0]}" if at.height else last_open(ev, r))
     unnamed = ("; no record here names the collective: a Flight Recorder dump (tracekit run) "
                "or TORCH_DISTRIBUTED_DEBUG=DETAIL names it")
+    sides = _sides_text(rep)
+    if sides:  # c10d's own check printed each rank's collective: that is the fact
+        return Verdict(Kind.MISMATCH, f"the ranks issued different collectives at one point: {sides} "
+                       "(TORCH_DISTRIBUTED_DEBUG=DETAIL's check)", r, lines(rep) + lines(ev.crashes, 2))
     return Verdict(Kind.MISMATCH, f"{who(r) if r else 'a rank'}: the ranks' collectives no longer pair up"
                    + (f" at {what}" if what else "") + f" ({msg(rep, 0, 160)})" + ("" if what else unnamed),
                    r, lines(rep) + lines(ev.crashes, 2))

@@ -10,11 +10,14 @@ import math
 import polars as pl
 
 from tracekit import align
-from tracekit.evidence import HEARTBEAT, Evidence, lines
+from tracekit.evidence import HEARTBEAT, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import (COLLECT, frames_text, last_open, late_text, msg, stack_lines, stacks_of,
                                    who_or)
 from tracekit.wording import who
+
+#: c10d's abort after a failure or a timeout, whichever it was (ProcessGroupNCCL.cpp, every version)
+EITHER_ABORT = r"operations have failed or timed out"
 
 
 def init_stall(ev: Evidence) -> Verdict | None:
@@ -140,6 +143,29 @@ def deadlock_from_stacks(ev: Evidence) -> Verdict | None:
                    lines(out.with_columns(pl.format("{} in {}", "thread", "where").alias("message")), 6))
 
 
+def ended_while_others_wait(ev: Evidence) -> Verdict | None:
+    """Ranks that timed out in a collective, while other ranks had ended their work cleanly (their
+    own end line, exit code 0) without timing out: the ranks that ended never issued it."""
+    wd = ev.kinds(EventKind.WATCHDOG_TIMEOUT).filter(pl.col("rank").is_not_null()).sort("file", "line")
+    if not wd.height:
+        return None
+    waiting = set(wd["rank"].to_list())
+    ended = ev.kinds(EventKind.CLEAN_EXIT, EventKind.PROGRAM_END).filter(pl.col("rank").is_not_null()
+                                                  & ~pl.col("rank").is_in(list(waiting))).sort("file", "line")
+    left = sorted(set(ended["rank"].to_list()))
+    if not left:
+        return None
+    w = wd.row(0, named=True)
+    what = ((w["op"] or "a collective").upper() + (f" SeqNum {w['seq']}" if w["seq"] is not None else "")
+            + (f" of process group {w['pg']}" if w["pg"] is not None else ""))
+    after = f" after {w['timeout_ms'] / 1000:g} s" if w["timeout_ms"] else ""
+    return Verdict(Kind.DEADLOCK, f"{who(sorted(waiting))} timed out in {what}{after}, while {who(left)} had "
+                   f"ended {'its' if len(left) == 1 else 'their'} work (`{clip(ended['message'][0], 60)}`) "
+                   f"without waiting in it: {who(left)} never issued {what}; a collective only some ranks "
+                   "call (a branch on the rank, a loop of another length) or ranks that left early",
+                   left, lines(wd, 2) + lines(ended, 4))
+
+
 def waiting_on_silent_ranks(ev: Evidence) -> Verdict | None:
     """Members of a group left no record while the others reached a collective: who is behind is
     not known (a rank with no file did not "never issue" anything)."""
@@ -157,7 +183,9 @@ def waiting_on_silent_ranks(ev: Evidence) -> Verdict | None:
 
 def timed_out(ev: Evidence) -> Verdict | None:
     """Watchdog timeouts with nothing to show which rank is missing: say what timed out."""
-    to = ev.timeouts.sort("line")
+    # (c10d's `Some NCCL operations have failed or timed out` is its abort after either: alone it says
+    # no collective timed out)
+    to = ev.timeouts.filter(~pl.col("message").str.contains(EITHER_ABORT)).sort("line")
     if not to.height:
         return None
     r = to["rank"].drop_nulls().unique().sort().to_list()
@@ -195,6 +223,56 @@ def watchdog_stuck(ev: Evidence) -> Verdict | None:
                    "the monitor fires (TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC longer), and every rank's Flight "
                    "Recorder dump",
                    r, lines(hb, 3) + lines(ev.timeouts, 2))
+
+
+def joined_then_nothing(ev: Evidence) -> Verdict | None:
+    """Ranks said they were joining the process group (Lightning's GLOBAL_RANK line, fairseq's
+    `distributed init`) and nothing after is logged: no NCCL init, collective, step, end or failure.
+    Who joined and who of the world never did is the situation; whether time passed, the excerpt does
+    not say (a sign of it decides an init stall)."""
+    j = ev.kinds(EventKind.RANK_JOINED).filter(pl.col("rank").is_not_null()).sort("file", "line")
+    if (not j.height or ev.steps.height or ev.failure_signs or ev.store.comms.height or ev.clean_end
+            or align.collect(ev.store.collectives.lazy().select(pl.len())).item()):
+        return None
+    joined = sorted(set(j["rank"].to_list()))
+    world = j["numel"].max() or ev.coverage.world_size
+    never = sorted(set(range(world)) - set(joined)) if world else []
+    were = "it was" if len(joined) == 1 else "they were"
+    situation = (f"{who(joined)} said {were} joining the process group (`{clip(j['message'][0], 80)}`)"
+                 + (f" and {who(never)} of the world of {world} never did" if never else ""))
+    waits = f"waits for {who(never)}" if never else "never returned"
+    if ev.stalls.height or ev.stacks.height:
+        return Verdict(Kind.INIT_STALL, f"{situation}; nothing after it but a stall: init_process_group "
+                       f"{waits}", never or joined, lines(j, 4) + lines(ev.stalls, 2))
+    return Verdict(Kind.UNDECIDED, f"{situation}; nothing after it is logged (no NCCL init, collective, "
+                   f"step, end or error): if the job stopped here, init_process_group {waits} (an init "
+                   "stall), but the excerpt does not show time passing: a stack dump of every rank (py-spy "
+                   "dump --pid) and NCCL_DEBUG=INFO say where each rank is", never, lines(j, 4))
+
+
+def aborted_unexplained(ev: Evidence) -> Verdict | None:
+    """c10d took a process down after "NCCL operations have failed or timed out" and no line says which
+    (no watchdog timeout, no NCCL error code): who aborted, and what NCCL's own lines show before it."""
+    ab = (ev.kinds(EventKind.WATCHDOG_ABORT).filter(pl.col("message").str.contains(EITHER_ABORT))
+          .sort("file", "line"))
+    if not ab.height:
+        return None
+    r = ab["rank"].drop_nulls().unique().sort().to_list()
+    before = (ev.kinds(EventKind.NCCL_WARN, EventKind.NCCL_UNWIND, EventKind.TRANSPORT_ERROR)
+              .sort("file", "line"))
+    where = (before["message"].str.extract(r"^([\w/]+\.(?:cc|h)):\d+", 1).drop_nulls()
+             .unique(maintain_order=True))
+    said = ""
+    if before.height:
+        said = (f"; before it NCCL's own calls failed ({before.height} line(s), first `{msg(before, 0, 100)}`"
+                + (f", in {', '.join(where.head(3).to_list())}" if where.len() else "") + ")"
+                + ("; NCCL's socket code returned the error: a connection to a peer broke (the peer's end or "
+                   "the network)" if where.str.contains("socket").any() else ""))
+    return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'a rank'} took its process down after NCCL operations "
+                   "failed or timed out (c10d's abort, which does not say which)" + said + "; no line says a "
+                   "collective timed out, which peer ended or why: collect every rank's log with "
+                   "NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and the launchers' exit codes",
+                   r, lines(before, 3) + lines(ab, 2))
 
 
 def peer_gone(ev: Evidence) -> Verdict | None:

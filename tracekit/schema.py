@@ -64,6 +64,9 @@ EVENT_KINDS = {
     "run_note": "a note of tracekit run's launcher (stall, dump, exit code)",
     "version": "a version printed outside NCCL's own banner",
     "fr_dump": "one Flight Recorder dump (entries, version)",
+    # --- branch failures (issue 31): a rank's own word that it joined ---
+    "rank_joined": "a rank announced its global rank and the world's size as it joined the process group "
+                   "(Lightning's `initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/8`): rank, numel = world size",
     # --- branch bench (issue 31): what decides a benchmark, a program's own end and its phase times ---
     "test_wrong": "nccl-tests: a result row with #wrong > 0, or `Out of bounds values : N FAILED` (numel: "
                   "how many values were wrong): the collective's results are corrupted",

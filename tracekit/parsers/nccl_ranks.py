@@ -62,7 +62,8 @@ def process_ranks(init: pl.DataFrame, nnodes: pl.DataFrame, rank_nranks: pl.Data
     process of one rank outright: a job whose world communicator never started (NCCL inits lazily) shows
     only a sub-group's ranks, which are not global."""
     empty = pl.DataFrame(schema={"host": pl.Utf8, "pid": pl.Int64, "dev": pl.Int64, "rank": pl.Utf8, "line": pl.Int64})
-    out = _from_comms(init, nnodes, rank_nranks, conn, trees, proxy, empty if comm_rank is None else comm_rank)
+    out = _from_comms(init, nnodes, rank_nranks, conn, trees, proxy,
+                      empty if comm_rank is None else comm_rank)
     if by_launcher is None or not by_launcher.height:
         return out
     told = by_launcher.select("host", pl.col("pid").cast(pl.Int64), pl.col("rank").alias("_told"))
@@ -76,7 +77,8 @@ def process_ranks(init: pl.DataFrame, nnodes: pl.DataFrame, rank_nranks: pl.Data
 def _from_comms(init, nnodes, rank_nranks, conn, trees, proxy, comm_rank) -> pl.DataFrame:
     i64 = pl.Int64
     parts = [
-        init.select("host", "pid", pl.col("cuda_dev").cast(i64, strict=False).alias("dev"), "rank", "nranks", "line"),
+        init.select("host", "pid", pl.col("cuda_dev").cast(i64, strict=False).alias("dev"), "rank", "nranks",
+                    "line"),
         nnodes.select("host", "pid", "dev", "rank", "nranks", "line"),
         rank_nranks.select("host", "pid", "dev", "rank", "nranks", "line"),
         conn.select("host", "pid", "dev", pl.when(pl.col("direction") == "receive").then("dst").otherwise("src").alias("rank"),
@@ -95,12 +97,14 @@ def _from_comms(init, nnodes, rank_nranks, conn, trees, proxy, comm_rank) -> pl.
     top = pl.col("nranks").max().over("host", "pid")
     claims = claims.filter(top.is_null() | (pl.col("nranks") == top))
     per_dev = claims.sort("line").group_by("host", "pid", "dev", maintain_order=True).agg(
-        pl.coalesce(pl.col("rank").filter(pl.col("nranks").is_not_null()).first(), pl.col("rank").max()).alias("rank"),
+        pl.coalesce(pl.col("rank").filter(pl.col("nranks").is_not_null()).first(),
+                    pl.col("rank").max()).alias("rank"),
         pl.col("nranks").max().alias("world_size"))
     several = per_dev.group_by("host", "pid").agg((pl.col("rank").n_unique() > 1).alias("_multi"))
     per_dev = per_dev.join(several, on=["host", "pid"])
     single = (per_dev.filter(~pl.col("_multi")).group_by("host", "pid", maintain_order=True)
-              .agg(pl.col("rank").first(), pl.col("world_size").max(), pl.col("dev").first().alias("cuda_dev"))
+              .agg(pl.col("rank").first(), pl.col("world_size").max(),
+                   pl.col("dev").first().alias("cuda_dev"))
               .with_columns(pl.lit(None, i64).alias("dev")))
     multi = per_dev.filter(pl.col("_multi")).with_columns(pl.col("dev").alias("cuda_dev")).drop("_multi")
     return pl.concat([single.select(multi.columns), multi])
@@ -145,7 +149,8 @@ def counted(streams: pl.DataFrame, proc_rank: pl.DataFrame) -> pl.DataFrame:
         "host", pl.col("pid").cast(i64), pl.col("rank").alias("_r")).unique(["host", "pid"])
     units = units.with_columns(pl.col("pid").cast(i64)).join(named, on=["host", "pid"], how="left")
     per_file = units.group_by("file").agg(
-        pl.len().alias("n"), pl.col("nranks").first().alias("size"), pl.col("_r").null_count().alias("unnamed"),
+        pl.len().alias("n"), pl.col("nranks").first().alias("size"),
+        pl.col("_r").null_count().alias("unnamed"),
         pl.col("_r").drop_nulls().unique().alias("taken"))
     # (a communicator of one rank says nothing of the world: a sub-group of one is as likely)
     whole = (pl.col("n") == pl.col("size")) & (pl.col("size") > 1)
@@ -166,7 +171,8 @@ def counted(streams: pl.DataFrame, proc_rank: pl.DataFrame) -> pl.DataFrame:
     units = pl.concat([u.select("file", "host", "pid", "dev", "nranks", "rank", "_guess") for u in out])
     several = pl.col("pid").count().over("host", "pid") > 1  # a process of several GPUs: a row per GPU
     return units.select("host", "pid", pl.when(several).then(pl.col("dev")).alias("dev").cast(i64),
-                        "rank", pl.col("nranks").cast(i64).alias("world_size"), pl.col("dev").cast(i64).alias("cuda_dev"),
+                        "rank", pl.col("nranks").cast(i64).alias("world_size"),
+                        pl.col("dev").cast(i64).alias("cuda_dev"),
                         "_guess").select(*proc_rank.columns, "_guess")
 
 
@@ -188,7 +194,8 @@ def shared_comm(streams: pl.DataFrame, numbered: pl.DataFrame) -> pl.DataFrame:
 def join_rank(frame: pl.DataFrame, proc_rank: pl.DataFrame) -> pl.DataFrame:
     """``frame`` (host, pid, dev) with the rank of the process, or of its device where it drives several."""
     one = proc_rank.filter(pl.col("dev").is_null()).select("host", "pid", pl.col("rank").alias("_r1"))
-    per_dev = proc_rank.filter(pl.col("dev").is_not_null()).select("host", "pid", "dev", pl.col("rank").alias("_r2"))
+    per_dev = proc_rank.filter(pl.col("dev").is_not_null()).select("host", "pid", "dev",
+                               pl.col("rank").alias("_r2"))
     out = frame.join(one, on=["host", "pid"], how="left", maintain_order="left")
     if per_dev.height:
         out = out.join(per_dev, on=["host", "pid", "dev"], how="left", maintain_order="left")

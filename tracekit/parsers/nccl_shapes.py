@@ -13,7 +13,8 @@ PREFIX = (
 )
 # the same without pid:tid (RCCL builds that print `node [1] NCCL INFO ...`): then "NCCL" must be there
 PREFIX_NO_PID = (
-    r"(?:^|[^\w.\-:])(?P<host>\w[\w.\-]*) \[(?P<dev>\d+)\] (?:(?P<src_loc>\S+) )?NCCL (?P<level>INFO|WARN|TRACE|ABORT) ?(?P<msg>.*)$"
+    r"(?:^|[^\w.\-:])(?P<host>\w[\w.\-]*) \[(?P<dev>\d+)\] (?:(?P<src_loc>\S+) )?NCCL "
+    r"(?P<level>INFO|WARN|TRACE|ABORT) ?(?P<msg>.*)$"
 )
 # aws-ofi-nccl's own lines where it logs outside NCCL: `WARN: Function: find_ofi_provider Line: 543: NET/OFI ...`
 OFI_LINE = r"^(?P<level>INFO|WARN|TRACE): Function: (?P<src_loc>\w+ Line: \d+): (?P<msg>.*)$"
@@ -62,7 +63,8 @@ COLL = (
 )
 CONN = (
     r"^(?:Channel|Ring) (?P<channel>\d+)(?:/\d+)? : (?P<src>\d+)(?:\[\w+\])? -> (?P<dst>\d+)(?:\[\w+\])? "
-    r"(?:\[(?P<direction>send|receive)\] )?via (?P<transport>\S+)(?:.*? comm 0x[0-9a-fA-F]+ nRanks (?P<nranks>\d+))?"
+    r"(?:\[(?P<direction>send|receive)\] )?via (?P<transport>\S+)"
+    r"(?:.*? comm 0x[0-9a-fA-F]+ nRanks (?P<nranks>\d+))?"
 )
 # pre-2.4 init (`rank 0 nranks 8`, `comm 0x... rank 1 nranks 8`), 2.4's `... cudaDev 0 nvmlDev 0` without a
 # state, 2.23+'s `Init timings - ncclCommInitRank: rank 5 nranks 16 total ...`
@@ -112,21 +114,26 @@ SETTING = r"^(?P<key>NCCL_\w+|[A-Z][A-Z0-9_]+) set (?:by environment )?to (?P<va
 # (init, channels, trees, bootstrap, network, COLL, unwinding, retries, settings) are matched above.
 KNOWN_INFO = [
     # plugins and libraries
-    r"(?:NET|TUNER|PROFILER|ENV|GIN|COLLNET)/Plugin ?:", r"(?:Loaded|Initialized|Assigned) (?:net|coll|NET) plugin",
+    r"(?:NET|TUNER|PROFILER|ENV|GIN|COLLNET)/Plugin ?:",
+    r"(?:Loaded|Initialized|Assigned) (?:net|coll|NET) plugin",
     r"Failed to initialize (?:NET plugin|any GIN plugin)", r"Using non-device net plugin", r"Plugin Path :",
-    r"P2P plugin ", r"Using network \S+", r"dlvsym failed", r"rocm_smi_lib: version", r"Setting hipLimitStackSize",
+    r"P2P plugin ", r"Using network \S+", r"dlvsym failed", r"rocm_smi_lib: version",
+    r"Setting hipLimitStackSize",
     r"cudaDriverVersion \d+", r"NCCL git version", r"CC (?:On|Off),", r"Comm config \w+ set to",
     # topology and affinity
-    r"Setting affinity for GPU", r"ncclTopoGetCpuAffinity:", r"=== System : maxWidth", r"\s*\+ (?:PCI|NVL|SYS|NET|LOC)\[",
+    r"Setting affinity for GPU", r"ncclTopoGetCpuAffinity:", r"=== System : maxWidth",
+    r"\s*\+ (?:PCI|NVL|SYS|NET|LOC)\[",
     r"(?:CPU|GPU|NIC|NET|PCI)/[\w.]+", r"Attribute \w+ of node \w+ not found", r"Pattern \d+, crossNic",
-    r"Topology detection:", r"Could not (?:get speed from|find real path of)", r"CUDA Dev \d+(?:\[\d+\])?, (?:\w+ NIC distance|IP Interfaces)",
+    r"Topology detection:", r"Could not (?:get speed from|find real path of)",
+    r"CUDA Dev \d+(?:\[\d+\])?, (?:\w+ NIC distance|IP Interfaces)",
     r"NVLS multicast support is (?:not )?available", r"NVLS comm ", r"MNNVL ", r"Symmetric memory",
     r"P2P is disabled between", r"Could not enable P2P between", r"Check P2P Type", r"Ring \d+ : [\d ]+$",
     r"GPU Direct RDMA (?:Disabled|Enabled)", r"NET/(?:IB|Socket) ?: GPU Direct RDMA", r"DMA-BUF is available",
     r"NET/IB ?: Using interface \S+ for sideband communication", r"NET/Socket ?: \d+ interfaces found",
     r"NET/Socket ?: Using \d+ threads and \d+ sockets per thread",
     r"NET/OFI (?:Selected [Pp]rovider|Using|Setting|Running on|Adding|Received \d+|Server: |Initializing|Creating"
-    r"|Support for|Internode latency|Configuring|Disabling|Forcing|Libfabric|Loaded|aws-ofi-nccl|GUID|Topology"
+    r"|Support for|Internode latency|Configuring|Disabling|Forcing|Libfabric|Loaded|aws-ofi-nccl|GUID"
+    r"|Topology"
     r"|Process rank \d+ started|No NIC info)",
     r"Using NCCL Low-latency algorithm", r"Using \d+ threads, Min Comp Cap", r"Launch mode \w+",
     # channels, graphs, rings once set up
@@ -134,10 +141,13 @@ KNOWN_INFO = [
     r"\d+ coll channels", r"P2P Chunksize set to", r"Enabled NCCL Func/Proto/Algo Matrix", r"NCCL_PROTO ",
     r"(?:Channel|Ring) \d+(?:/\d+)? :\s*$",
     # threads, memory, proxies
-    r"\[Proxy (?:Service|Progress|Thread)(?: UDS)?\] Device \d+ CPU core", r"New proxy (?:send|recv) connection",
-    r"Connected to proxy localRank", r"(?:[\w./\-]+:\d+ )?(?:Cuda |Ib |Cuda Host )?Alloc Size \d+", r"Mem Realloc",
+    r"\[Proxy (?:Service|Progress|Thread)(?: UDS)?\] Device \d+ CPU core",
+    r"New proxy (?:send|recv) connection",
+    r"Connected to proxy localRank", r"(?:[\w./\-]+:\d+ )?(?:Cuda |Ib |Cuda Host )?Alloc Size \d+",
+    r"Mem Realloc",
     r"ncclCuda(?:CallocDebug|Free)", r"Found side stream", r"Allocated \d+ bytes", r"ncclMemAlloc",
-    r"(?:Bootstrap|Init) timings", r"RAS (?:client listening socket|failed to establish)", r"Dumping proxy state",
+    r"(?:Bootstrap|Init) timings", r"RAS (?:client listening socket|failed to establish)",
+    r"Dumping proxy state",
     r"socketProgressOpt: abort called", r"\[Service thread\] Connection closed by localRank \d+",
     r"NCCL_\w+ set to ", r"rank \d+ nranks \d+$",
 ]

@@ -25,6 +25,10 @@ what said it (``where``), as ``events`` rows of the kinds that exist for it:
   agent), DeepSpeed's launcher ``Main process received SIGTERM, exiting``, gdb's ``Thread 787 "python"
   received signal SIGBUS, Bus error.`` (with the function of the frame gdb shows next), Slurm's
   ``Detected 1 oom-kill event(s) in StepId=12.0`` (the step's cgroup OOM killer).
+- ``child_failed`` of ``where`` = ``launcher ssh``: a launcher that could not reach a host over ssh before
+  starting ranks there (DeepSpeed's ssh check, pdsh's `ssh exited with exit code 255`).
+- ``program_end``: a program's own bare word that a rank finished its work (``Rank 4 completed``), read
+  only where the line itself names the rank.
 
 Messages name the signal (``SIGKILL (signal 9)``) so that the rules read one wording whatever said it.
 """
@@ -70,14 +74,33 @@ SRUN_CODES = {"Killed": -9, "Segmentation fault": -11, "Aborted": -6, "Terminate
 CGROUP_OOM = r"Detected \d+ oom[-_]kill event(?:s|\(s\))? in (?:StepId=|step )?(?P<step>[\w.]+)"
 FLAT_CHILD = (r"rank\s*:?\s*(?P<rank>\d+)\s*\(local[_ ]rank:\s*(?P<local_rank>\d+)\)\s*exitcode\s*:\s*"
               r"(?P<exit_code>-?\d+)\s*\(pid:\s*(?P<pid>\d+)\)")
+# a launcher's check that it reaches a host over ssh before it starts ranks there failing: DeepSpeed's
+# runner.py (`ssh -o PasswordAuthentication=no HOST hostname` under check_call, then `host=HOST was not
+# reachable via ssh`) and pdsh (`pdsh@node1: node2: ssh exited with exit code 255`)
+SSH = (r"CalledProcessError: Command '(?:ssh|pdsh)\b[^']*?(?P<host>[\w.\-]+) hostname' returned non-zero "
+       r"exit status (?P<exit_code>\d+)|host=(?P<host2>[\w.\-]+) was not reachable via ssh"
+       r"|pdsh@[\w.\-]+: (?P<host3>[\w.\-]+): ssh exited with exit code (?P<code3>\d+)")
+# PyTorch's distributed test harness (torch/testing/_internal/common_distributed.py; test_distributed.py
+# before it): test process N is rank N; error code 10 is its exit on an exception in the test body
+HARNESS_EXIT = (r"Process(?:es)? (?P<procs>\d+(?: \d+)*) exited with error code (?P<exit_code>\d+)")
+HARNESS_HUNG = (r"Process (?P<proc>\d+) (?:terminated or )?timed out after (?P<secs>[\d.]+) seconds"
+                r"|Timeout waiting for rank (?P<rank>\d+) to terminate")
+# a program's own word that a rank finished its work, in the bare form `Rank 4 completed` (a ``program_end``
+# of that rank; trainer.py reads the longer forms, `Rank 0: End of workload.`): only where the line itself
+# names the rank (a bare `done` under a launcher's prefix ends a step as often as a program)
+PROGRAM_END = r"^\[?[Rr]ank[ _]?(?P<rank>\d+)\]?:?\s+(?:[Cc]ompleted|[Ff]inished)\s*[.!]?\s*$"
+# a traceback's frame: `  File "/x/train2.py", line 685, in compute_loss`
+FRAME = r"^\s*File \"([^\"]+)\", line \d+, in (\S+)"
 # the end of a Python traceback: the exception a spawned process raised
 RAISED = r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Interrupt)\b:?"
 
 #: every line this decoder understands
-ANY = any_of(DEATH, AGENT_SIGNALED, DS_MAIN, DS_RETURN, CALLED, SPAWN_RAISED, SPAWN_EXITED, MPI_SIGNAL, MPI_NONZERO,
-             MPI_NONZERO_2, GDB, VLLM, FLAT_CHILD, SRUN, CGROUP_OOM)
+ANY = any_of(DEATH, AGENT_SIGNALED, DS_MAIN, DS_RETURN, CALLED, SPAWN_RAISED, SPAWN_EXITED, MPI_SIGNAL,
+             MPI_NONZERO, MPI_NONZERO_2, GDB, VLLM, FLAT_CHILD, SRUN, CGROUP_OOM, PROGRAM_END, SSH,
+             HARNESS_EXIT, HARNESS_HUNG)
 #: lines whose exception text is this decoder's (``torch_log`` reads no exception from them)
-NOT_EXCEPTIONS = any_of(CALLED, SPAWN_EXITED, AGENT_SIGNALED, r"ProcessRaisedException:\s*$")
+NOT_EXCEPTIONS = any_of(CALLED, SPAWN_EXITED, AGENT_SIGNALED, r"ProcessRaisedException:\s*$", HARNESS_EXIT,
+                        HARNESS_HUNG)
 
 
 def _sig(name: pl.Expr) -> pl.Expr:
@@ -99,8 +122,9 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
         return None
     out = []
 
-    def rows(pattern: str, kind: str, where: str, message: pl.Expr, **cols: pl.Expr) -> None:
-        sub = mine.filter(t.str.contains(pattern))
+    def rows(pattern: str, kind: str, where: str, message: pl.Expr, unless: str | None = None,
+             **cols: pl.Expr) -> None:
+        sub = mine.filter(t.str.contains(pattern) & (~t.str.contains(unless) if unless else pl.lit(True)))
         if sub.height:
             g = t.str.extract_groups(pattern).struct
             sub = sub.with_columns(g.field(n).alias(f"_{n}") for n in re.compile(pattern).groupindex)
@@ -130,12 +154,19 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
          exit_code=pl.col("_exit_code").cast(pl.Int64, strict=False))
     by_signal = -pl.col("_signal").replace_strict(SIGNALS, default=None, return_dtype=pl.Int64)
     called_code = pl.coalesce(by_signal, pl.col("_exit_code").cast(pl.Int64, strict=False))
+    rows(SSH, "child_failed", "launcher ssh",
+         pl.format("the launcher could not reach {} over ssh{}", pl.coalesce("_host", "_host2", "_host3"),
+                   pl.when(pl.coalesce("_exit_code", "_code3").is_not_null())
+                   .then(pl.format(" (exit status {})", pl.coalesce("_exit_code", "_code3")))
+                   .otherwise(pl.lit(""))),
+         host=pl.coalesce("_host", "_host2", "_host3"),
+         exit_code=pl.coalesce("_exit_code", "_code3").cast(pl.Int64, strict=False))
     rows(CALLED, "child_failed", "launcher",
          pl.when(pl.col("_signal").is_not_null())
          .then(pl.format("a launched worker died with {} (CalledProcessError)", _sig(pl.col("_signal"))))
          .otherwise(pl.format("a launched worker returned non-zero exit status {} (CalledProcessError)",
                               "_exit_code")),
-         exit_code=called_code)
+         unless=SSH, exit_code=called_code)
     rows(SPAWN_EXITED, "child_failed", "torch.multiprocessing.spawn",
          pl.when(pl.col("_signal").is_not_null())
          .then(pl.format("torch.multiprocessing.spawn: process {} (local rank {}) was ended by {}", "_proc",
@@ -167,6 +198,19 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
          pl.format("a vLLM worker raised in its method {} (Error executing method {}; vLLM: this might "
                    "cause a deadlock)", "_method", "_method"),
          rank=pl.col("rank"), pid=pl.col("ray_pid").cast(pl.Int64, strict=False), host=pl.col("ray_ip"))
+    rows(HARNESS_EXIT, "child_failed", "pytorch test harness",
+         pl.format("the test harness: process(es) {} (rank {}) exited with error code {} (an exception in "
+                   "the test body; its traceback is in that process's output)", "_procs",
+                   pl.col("_procs").str.split(" ").list.first(), "_exit_code"),
+         rank=pl.col("_procs").str.split(" ").list.first().cast(pl.Int64, strict=False),
+         exit_code=pl.col("_exit_code").cast(pl.Int64, strict=False))
+    hung = pl.coalesce("_proc", "_rank").cast(pl.Int64, strict=False)
+    rows(HARNESS_HUNG, "stall", "pytorch test harness",
+         pl.format("the test harness: rank {} never ended (it waited for the process and timed out{}): that "
+                   "process hung", hung, pl.when(pl.col("_secs").is_not_null())
+                   .then(pl.format(" after {} s", "_secs")).otherwise(pl.lit(""))), rank=hung)
+    rows(PROGRAM_END, "program_end", "program", t.str.strip_chars(),
+         rank=pl.col("_rank").cast(pl.Int64, strict=False))
     gdb = _gdb(lines, mine)
     if gdb is not None:
         out.append(gdb)
@@ -210,9 +254,21 @@ def _spawn_raised(lines: pl.DataFrame, mine: pl.DataFrame) -> pl.DataFrame | Non
     hit = hit.with_columns(t.str.extract(SPAWN_RAISED, 1).alias("_proc")).sort("file", "line")
     hit = hit.join_asof(raised, left_on="line", right_on="_at", by="file", strategy="forward", tolerance=200,
                         check_sortedness=False)
+    # where the exception is cut: the innermost frame the excerpt shows (the file's last), when it is the
+    # program's own and not spawn's `_wrap` (then where it raised is known, only not what)
+    frame = lines.filter(t.str.contains(FRAME)).group_by("file").agg(
+        pl.col("line").max().alias("_fl"), t.sort_by("line").last().str.extract(FRAME, 2).alias("_fn"),
+        t.sort_by("line").last().str.extract(FRAME, 1).str.extract(r"([^/]+)$", 1).alias("_ff"))
+    hit = hit.join(frame, on="file", how="left")
+    inner = pl.col("_exc").is_null() & (pl.col("_fl") > pl.col("line")) & (pl.col("_fn") != "_wrap")
     return hit.with_columns(
         pl.lit("child_failed").alias("kind"), pl.lit("torch.multiprocessing.spawn").alias("where"),
         # (spawn's child exits with code 1 after the exception; one the excerpt cuts says nothing more)
         pl.when(pl.col("_exc").is_not_null()).then(pl.lit(1, pl.Int64)).alias("exit_code"),
-        pl.format("torch.multiprocessing.spawn: process {} (local rank {}) raised {}", "_proc", "_proc",
-                  pl.col("_exc").fill_null("an exception its traceback does not show here")).alias("message"))
+        pl.when(inner).then(pl.format("torch.multiprocessing.spawn: process {} (local rank {}) raised in {} "
+                                      "({}); its exception is cut from the excerpt", "_proc", "_proc", "_fn",
+                                      "_ff"))
+        .otherwise(pl.format("torch.multiprocessing.spawn: process {} (local rank {}) raised {}", "_proc",
+                             "_proc",
+                             pl.col("_exc").fill_null("an exception its traceback does not show here")))
+        .alias("message"))

@@ -27,35 +27,49 @@ ABORT = (r"Some NCCL operations have failed or timed out|we are taking the entir
          r"|Terminating the process after attempting to dump debug info"
          r"|terminate called after throwing an instance of 'c10::DistBackendError'"
          r"|watchdog thread terminated with exception: (?:\[|NCCL|Watchdog)|communicator was aborted on rank")
-CUDA = (r"CUDA error: |CUDA out of memory|illegal memory access|device-side assert|uncorrectable ECC|HIP failure"
-        r"|hipError\w+|cudaError\w+")
+CUDA = (r"CUDA error: |CUDA out of memory|illegal memory access|device-side assert|uncorrectable ECC"
+        r"|HIP failure|hipError\w+|cudaError\w+")
 # c10d says its watchdog is stuck: a hang the runtime reports
 STUCK = r"Heartbeat monitor timed out|watchdog got stuck for \d+ seconds"
 # c10d's store barrier still waiting for ranks that have not arrived (worker_count < world_size)
-STORE_WAIT = r"Waiting in store based barrier to initialize process group for rank: \d+, key: \S+ \(world_size=\d+, worker_count=\d+"
+STORE_WAIT = (r"Waiting in store based barrier to initialize process group for rank: \d+, key: \S+ "
+              r"\(world_size=\d+, worker_count=\d+")
 ASYNC_ERROR = r"raised the following async exception: "
-# c10d's desync report (TORCH_NCCL_DESYNC_DEBUG): `[7] finished collective #182, but didn't join collective #183`
+# c10d's desync report (TORCH_NCCL_DESYNC_DEBUG): `[7] finished collective #182, but didn't join collective
+# #183`
 DESYNC = r"^\s*\[(?P<rank>\d+)\] finished collective #\d+, but didn't join collective #(?P<seq>\d+)"
 # Ray: a worker process died under it
 RAY_DIED = r"A worker died or was killed while executing a task"
-# torchelastic's worker status records: `{"name": "torchelastic.worker.status.SUCCEEDED", ... "global_rank": 0, ...}`
+# the elastic agent's rendezvous (dynamic_rendezvous.py) failing to reach its store once the job runs:
+# `The node 'host_123_0' has failed to send a keep-alive heartbeat to the rendezvous 'none' due to an error
+# of type RendezvousConnectionError.` (also on its way out: `has failed to shutdown the rendezvous`)
+KEEP_ALIVE = (r"The node '(?P<node>[^']+)' has failed to (?:send a keep-alive heartbeat to|shutdown) the "
+              r"rendezvous '[^']*' due to an error of type (?P<exc>\w+)")
+# torchelastic's worker status records: `{"name": "torchelastic.worker.status.SUCCEEDED", ...
+# "global_rank": 0, ...}`
 ELASTIC = r"^\{\"name\": \"torchelastic\.worker\.status\.(?P<state>\w+)\""
 ELASTIC_KV = {"rank": r"\"global_rank\": (\d+)", "host": r"\"hostname\": \"([^\"]+)\"",
               "world_size": r"role_world_size\\?\": \[?(\d+)", "pid": r"\"worker_id\": \"(\d+)\""}
-# the options ProcessGroupNCCL prints as it starts (`NCCL_ASYNC_ERROR_HANDLING: 1`, `TIMEOUT(ms): 5000`): settings
-PG_OPTION = (r"^(?P<key>(?:NCCL|TORCH)_\w+|TIMEOUT\(ms\)|USE_HIGH_PRIORITY_STREAM|SPLIT_FROM|SPLIT_COLOR|PG_NAME|PG_DESC)"
-             r": (?P<value>\S*)$")
+# the options ProcessGroupNCCL prints as it starts (`NCCL_ASYNC_ERROR_HANDLING: 1`, `TIMEOUT(ms): 5000`):
+# settings
+PG_OPTION = (r"^(?P<key>(?:NCCL|TORCH)_\w+|TIMEOUT\(ms\)|USE_HIGH_PRIORITY_STREAM|SPLIT_FROM|SPLIT_COLOR"
+             r"|PG_NAME|PG_DESC): (?P<value>\S*)$")
 # c10d's and torchelastic's own lines that are known and say nothing further
-C10D_KNOWN = (r"preparing to dump debug info|First PG on this rank to signal dumping|NCCL watchdog thread started"
+C10D_KNOWN = (r"preparing to dump debug info|First PG on this rank to signal dumping"
+              r"|NCCL watchdog thread started"
               r"|ProcessGroupNCCL initialized with following options|ProcessGroupNCCL created ncclComm_"
-              r"|using GPU \d+ to perform barrier as devices used by this process|Running collective: CollectiveFingerPrint"
+              r"|using GPU \d+ to perform barrier as devices used by this process"
+              r"|Running collective: CollectiveFingerPrint"
               r"|Received a dump signal|Snapshot of ranks' latest states|the lagging/dead/mismatched ranks"
-              r"|^\s*#\d+ (?:started|finished) ranks:|^\s*\[[\d, ]+\] (?:started|finished) \w+|Timeout at collective: "
-              r"|^\s*Rank \d+\s*$|Rendezvous complete for workers|^\s+(?:restart_count|master_addr|master_port|group_rank"
+              r"|^\s*#\d+ (?:started|finished) ranks:|^\s*\[[\d, ]+\] (?:started|finished) \w+"
+              r"|Timeout at collective: "
+              r"|^\s*Rank \d+\s*$|Rendezvous complete for workers"
+              r"|^\s+(?:restart_count|master_addr|master_port|group_rank"
               r"|group_world_size|local_ranks|role_ranks|global_ranks|role_world_sizes|global_world_sizes)="
-              r"|^\s*\[c10d\]\s*$|Starting elastic_operator with launch configs|^\s+(?:entrypoint|min_nodes|max_nodes"
-              r"|nproc_per_node|run_id|rdzv_backend|rdzv_endpoint|rdzv_configs|max_restarts|monitor_interval|log_dir"
-              r"|metrics_cfg)\s+: ")
+              r"|^\s*\[c10d\]\s*$|Starting elastic_operator with launch configs"
+              r"|^\s+(?:entrypoint|min_nodes|max_nodes"
+              r"|nproc_per_node|run_id|rdzv_backend|rdzv_endpoint|rdzv_configs|max_restarts|monitor_interval"
+              r"|log_dir|metrics_cfg)\s+: ")
 WORLD = (r"^\s+(?:group_world_size|global_world_sizes)=\[?(?P<world_size>\d+)"
          r"|All DDP processes registered\. Starting ddp with (?P<world_size2>\d+) processes")
 # torchelastic's error file, dumped as JSON: `"message": "RendezvousConnectionError: The connection ..."`
@@ -63,6 +77,10 @@ ERROR_JSON = r"^\s*\"message\": \"(?P<json_message>(?P<exc>[\w.]+(?:Error|Except
 # PyTorch Lightning's start-up lines
 LIGHTNING = (r"^\s*LOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES: |^distributed_backend=\w+|^Global seed set to \d+"
              r"|^All DDP processes registered|^Initializing distributed: |^initializing ddp: ")
+# a rank's own word that it is joining the process group: Lightning's `initializing ddp` / `Initializing
+# distributed: GLOBAL_RANK: 1, MEMBER: 2/8`, fairseq's `| distributed init (rank 1): tcp://host:16344`
+JOINED = (r"[Ii]nitializing (?:ddp|distributed): GLOBAL_RANK: (?P<joined>\d+), MEMBER: \d+/(?P<world>\d+)"
+          r"|distributed init \(rank (?P<joined2>\d+)\): (?P<method>\S+)")
 # `[Rank 3]`, `[PG 0 Rank 3]`, `[PG 0 (default_pg) Rank 3]`, `[PG ID 2 PG GUID 3(tp) Rank 1]`: the rank in
 # process group ``pg`` (id 2, GUID 3, description tp); a global rank only in the default group (PG 0) or
 # where no group is named
@@ -71,7 +89,8 @@ PG_TAG = (r"\[(?:PG (?:ID )?(?P<pg>\d+) (?:PG GUID (?P<guid>[^\s(\]]+)(?:\((?P<d
 # c10d ties a process group to its NCCL communicator (glog INFO, TORCH_CPP_LOG_LEVEL=INFO)
 PG_COMM = r"ProcessGroupNCCL created ncclComm_ (?P<comm>0x[0-9a-fA-F]+)"
 LAST_WORK = (
-    r"[Ll]ast enqueued (?:NCCL )?work: (?P<last_enqueued>-?\d+), last completed (?:NCCL )?work: (?P<last_completed>-?\d+)"
+    r"[Ll]ast enqueued (?:NCCL )?work: (?P<last_enqueued>-?\d+), "
+    r"last completed (?:NCCL )?work: (?P<last_completed>-?\d+)"
 )
 AT_WORK = r"(?:at work|work sequence id|Timeout at NCCL work): (?P<seq>\d+)"
 CHILD_RANK = r"^\s*rank\s*: (?P<rank>\d+) \(local_rank: (?P<local_rank>\d+)\)"
@@ -88,13 +107,20 @@ MISMATCH = (
     r"Detected mismatch between collectives on ranks\. Rank (?P<rank>\d+) is running collective: "
     r"CollectiveFingerPrint\(SequenceNumber=(?P<seq>\d+), OpType=(?P<op>\w+)"
 )
+FINGERPRINT_LINE = r"^\s*(?:but )?Rank \d+ is running (?:inconsistent )?collective: CollectiveFingerPrint\("
 # gloo's own pairing check: the peer sent another size than this rank's collective expects
 GLOO_MISMATCH = r"(?P<message>\d+ vs \d+\. Received data size doesn't match expected size)"
-GLOO_ERROR = r"(?P<message>(?:\[[^\]]*gloo[^\]]*\] )?(?:Connection closed by peer|Connection refused|Timed out waiting \d+ms for \w+ operation|Connection reset by peer|Socket Timeout|timed out after \d+ms|Network is unreachable).*)"
-CRASH = r"terminate called after throwing|what\(\):\s+(?:CUDA error|NCCL error)|Segmentation fault|core dumped"
-CANCELLED = r"CANCELLED AT (?P<ts>\S+) DUE TO (?P<message>[A-Z ]+)"
+GLOO_ERROR = (r"(?P<message>(?:\[[^\]]*gloo[^\]]*\] )?(?:Connection closed by peer|Connection refused"
+              r"|Timed out waiting \d+ms for \w+ operation|Connection reset by peer|Socket Timeout"
+              r"|timed out after \d+ms|Network is unreachable).*)")
+CRASH = (r"terminate called after throwing|what\(\):\s+(?:CUDA error|NCCL error)|Segmentation fault"
+         r"|core dumped")
+CANCELLED = r"CANCELLED AT (?P<ts>\S+)(?: DUE TO (?P<message>[A-Z ]+))?"  # (no reason: a person's scancel)
 KILLING = r"Killing subprocess (?P<pid>\d+)"  # DeepSpeed's launcher (its own signal: parsers/process_end)
-EXCEPTION = r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)): (?P<message>.*)"
+# (Ray wraps a task's exception in its own: `ray.exceptions.RayTaskError(NcclError): ray::Worker.compute()`)
+# (an exception without a message ends its traceback with its bare name: `...api.RendezvousTimeoutError`)
+EXCEPTION = (r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)(?:\([\w.]+\))?): (?P<message>.*)"
+             r"|^(?P<bare>[A-Za-z_][\w.]*(?:Error|Exception)):?\s*$")
 TRACEKIT = r"^\[tracekit\] (?P<kv>(?:\w+=\S*\s*)+)$"
 # what tracekit's hook in each rank says when the rank stopped making progress
 TRACEKIT_STALL = r"^\[tracekit\] stall: (?P<message>.*)$"
@@ -102,15 +128,40 @@ TRACEKIT_STALL = r"^\[tracekit\] stall: (?P<message>.*)$"
 RUN_ENV = r"^\[tracekit-run\] env (?P<message>\S.*)$"
 RUN_PKG = r"^\[tracekit-run\] package (?P<message>\S.*)$"
 RUN_LAUNCH = r"^\[tracekit-run\] (?P<message>(?:host|started|cwd|argv|settings)=.*)$"
-OWN_MESSAGE = {"launch", "package", "run_note", "gloo_size_mismatch"}  # kinds whose message is the pattern's group, not the line
+# kinds whose message is the pattern's group, not the line
+OWN_MESSAGE = {"launch", "package", "run_note", "gloo_size_mismatch"}
 RUN_NOTE = r"^\[tracekit-run\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d (?P<message>.*)$"
-# glog: `[E1202 12:00:00.1 1 x.cpp:1]`, `[E626 06:24:44.9 ProcessGroupNCCL.cpp:616]`, `[E ProcessGroupNCCL.cpp:455]`
+# glog: `[E1202 12:00:00.1 1 x.cpp:1]`, `[E626 06:24:44.9 ProcessGroupNCCL.cpp:616]`,
+# `[E ProcessGroupNCCL.cpp:455]`
 GLOG = r"^\[?(?P<level>[WEIF])(?:\d{3,4} \d\d:\d\d:\d\d\.\d+(?: +\d+)?)? ?[\w/.\-]+:\d+\]"
 KNOWN = (
     r"^(?:Traceback \(most recent call last\)|\s+File \".*\", line \d+|=+$|-+$|\*+$|Root Cause|"
     r"Failures:|\s*time\s*:|\s*error_file|\s*traceback\s*:|torch\.distributed\.elastic|"
-    r"\S+\.py:\d+: \w*Warning|USDT:\d{4}-|The above exception|During handling|frame #\d+: |Exception raised from)"
+    r"\S+\.py:\d+: \w*Warning|USDT:\d{4}-|The above exception|During handling|frame #\d+: "
+    r"|Exception raised from)"
 )
+
+
+# a traceback frame of a process group's set-up (distributed_c10d.py, rendezvous.py, the elastic
+# rendezvous, vLLM's and DeepSpeed's init_distributed): an exception under it was raised while the job's
+# ranks were still coming together, before any collective
+INIT_FRAME = (r"^\s*File \".*\", line \d+, in (?P<fn>init_process_group|_new_process_group_helper"
+              r"|_store_based_barrier|_env_rendezvous_handler|_tcp_rendezvous_handler|_create_c10d_store"
+              r"|_create_tcp_store"
+              r"|next_rendezvous|_rendezvous|init_distributed_environment|init_distributed|init_device"
+              r"|initialize_model_parallel)\s*$")
+
+
+def _raised_in_init(df: pl.DataFrame) -> pl.Expr:
+    """Per line: the set-up function (``init_process_group``) of the traceback the line ends, where one of
+    its frames is one (null otherwise); a new ``Traceback`` line, or the line after an exception, starts
+    afresh."""
+    t = pl.col("text")
+    ended = t.shift(1).over("file").str.contains(EXCEPTION).fill_null(False)
+    mark = (pl.when(t.str.contains(INIT_FRAME)).then(t.str.extract(INIT_FRAME, 1))
+            .when(t.str.contains(r"^\s*Traceback \(most recent call last\)") | ended).then(pl.lit(""))
+            .otherwise(pl.lit(None, pl.Utf8)))
+    return pl.when(mark.forward_fill().over("file") != "").then(mark.forward_fill().over("file"))
 
 
 def _kv(col: str, key: str) -> pl.Expr:
@@ -138,6 +189,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
         _kv("text", "rank").cast(pl.Int64, strict=False))).alias("_known"))
     df = df.with_columns(pl.coalesce("rank", pl.when(known.n_unique().over("file") == 1).then(
         known.first().over("file"))).alias("rank")).drop("_known")
+    df = df.with_columns(_raised_in_init(df).alias("_init"))
     frames = []
     kinds = []  # (kind, mask, pattern, extra), masks evaluated together below
 
@@ -181,11 +233,17 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("stall", t.str.contains(STORE_WAIT), where=pl.lit("c10d store barrier"))
     add("exception", t.str.contains(ASYNC_ERROR), WATCHDOG)
     add("rank_missing", t.str.contains(DESYNC), DESYNC, where=pl.lit("c10d desync report"))
+    add("rank_joined", t.str.contains(JOINED), JOINED, where=pl.lit("lightning"),
+        rank=pl.coalesce(t.str.extract(JOINED, 1), t.str.extract(JOINED, 3)).cast(pl.Int64, strict=False),
+        numel=t.str.extract(JOINED, 2).cast(pl.Int64, strict=False))
     add("child_failed", t.str.contains(RAY_DIED), where=pl.lit("ray"))
+    add("c10d_error", t.str.contains(KEEP_ALIVE), where=pl.lit("torchelastic rendezvous keep-alive"))
     add("setting", t.str.contains(PG_OPTION), PG_OPTION, where=pl.lit("c10d"))
     add("watchdog_status", t.str.contains(LAST_WORK), LAST_WORK,
         seq=t.str.extract(AT_WORK, 1).cast(pl.Int64, strict=False))
     add("collective_mismatch", t.str.contains("Detected mismatch between collectives"), MISMATCH)
+    # (the same report posted with its sides on lines of their own: `but Rank 0 is running collective: ...`)
+    add("collective_mismatch", t.str.contains(FINGERPRINT_LINE) & ~t.str.contains("Detected mismatch"))
     add("gloo_size_mismatch", t.str.contains("Received data size doesn't match expected size", literal=True),
         GLOO_MISMATCH)
     add("child_failed", t.str.contains(FAILED), FAILED)
@@ -193,8 +251,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
     # (in torchrun's error block, `traceback : Signal 9 (SIGKILL) received by PID` is that block's own end,
     # its rank_exit, not another)
     add("signal", t.str.contains(SIGNAL_RECEIVED) & ~t.str.contains(r"^\s*traceback\s*:"), SIGNAL_RECEIVED)
-    add("transport_error", t.str.contains(GLOO_ERROR) & ~t.str.contains("NCCL INFO"))
-    add("exception", t.str.contains(EXCEPTION) & ~t.str.contains(process_end.NOT_EXCEPTIONS), EXCEPTION)
+    # (raised under a set-up frame: ``where`` names it, `init_process_group`)
+    add("transport_error", t.str.contains(GLOO_ERROR) & ~t.str.contains("NCCL INFO"), where=pl.col("_init"))
+    add("exception", t.str.contains(EXCEPTION) & ~t.str.contains(process_end.NOT_EXCEPTIONS), EXCEPTION,
+        where=pl.col("_init"))
     add("crash", t.str.contains(CRASH) & ~t.str.contains("DistBackendError", literal=True)
         & ~t.str.contains(process_end.ANY))  # (a launcher's word of a signal: a process end, below)
     add("job_cancelled", t.str.contains(CANCELLED))
@@ -240,8 +300,12 @@ def parse(lines: pl.DataFrame) -> Parsed:
         frames.append(exits.with_columns(
             pl.lit("rank_exit").alias("kind"), pl.col("b_rank").alias("rank"), pl.col("b_host").alias("host"),
             pl.col("b_where").alias("where"), pl.coalesce("b_time", "ts").alias("ts"),
-            pl.format("rank {} (local_rank {}) on {} exited with code {}", "b_rank", "b_local", "b_host", "exit_code").alias("message"),
+            pl.format("rank {} (local_rank {}) on {} exited with code {}", "b_rank", "b_local", "b_host",
+                      "exit_code").alias("message"),
         ))
+    cut = _cut_traceback(df)
+    if cut is not None:
+        frames.append(cut)
     ended = process_end.decode(df)  # every launcher's and runtime's word that a process ended
     if ended is not None:
         frames.append(ended)
@@ -259,15 +323,19 @@ def parse(lines: pl.DataFrame) -> Parsed:
         *[t.str.extract(p, 1).alias(f"_{k}") for k, p in ELASTIC_KV.items()])
     if elastic.height:  # the agent's word about each worker: a clean exit, or a failure
         frames.append(elastic.with_columns(
-            pl.when(pl.col("_state") == "SUCCEEDED").then(pl.lit("clean_exit")).otherwise(pl.lit("child_failed")).alias("kind"),
+            pl.when(pl.col("_state") == "SUCCEEDED").then(pl.lit("clean_exit"))
+            .otherwise(pl.lit("child_failed")).alias("kind"),
             pl.col("_rank").cast(pl.Int64, strict=False).alias("rank"), pl.col("_host").alias("host"),
             pl.when(pl.col("_state") == "SUCCEEDED").then(0).alias("exit_code"),
-            pl.format("torchelastic: worker of global rank {} on {} {}", "_rank", "_host", "_state").alias("message"),
+            pl.format("torchelastic: worker of global rank {} on {} {}", "_rank", "_host", "_state")
+            .alias("message"),
             pl.lit("torchelastic").alias("where")))
     worlds = pl.concat([
-        elastic.select("file", pl.col("_host").alias("host"), pl.col("_world_size").cast(pl.Int64, strict=False).alias("world_size")),
-        df.filter(t.str.contains(WORLD)).select("file", pl.coalesce(t.str.extract(WORLD, 1), t.str.extract(WORLD, 2))
-                                                .cast(pl.Int64, strict=False).alias("world_size")),
+        elastic.select("file", pl.col("_host").alias("host"),
+                       pl.col("_world_size").cast(pl.Int64, strict=False).alias("world_size")),
+        df.filter(t.str.contains(WORLD)).select(
+            "file", pl.coalesce(t.str.extract(WORLD, 1), t.str.extract(WORLD, 2))
+            .cast(pl.Int64, strict=False).alias("world_size")),
     ], how="diagonal_relaxed").with_columns(pl.lit("torchrun").alias("source"))
     header = df.filter(t.str.contains(TRACEKIT))
     ranks = header.select(
@@ -292,13 +360,17 @@ def parse(lines: pl.DataFrame) -> Parsed:
         events = events.unique(["file", "line", "kind"], maintain_order=True).with_columns(
             pl.when(pl.col("kind").is_in(["nccl_warn", "exception", "crash", "c10d_error",
                                           "collective_mismatch"])).then(message_name()).alias("message_id"))
-    after_last_error = (t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False) & (t.str.strip_chars() != "")
+    after_last_error = ((t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False)
+                        & (t.str.strip_chars() != ""))
     used = after_last_error | t.str.contains(any_of(
-        r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=", LAST_WORK, ABORT, CUDA, STUCK, ASYNC_ERROR, DESYNC, RAY_DIED, PG_OPTION,
-        C10D_KNOWN, ELASTIC, WORLD, "Detected mismatch", "Received data size doesn't match", FAILED, SIGNAL, SIGNAL_RECEIVED,
-        GLOO_ERROR, EXCEPTION, GLOG, CHILD_HOST, CHILD_RANK, CHILD_EXIT, TRACEKIT, KNOWN, r"^\[tracekit-run\] ", CRASH,
+        r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=", LAST_WORK, ABORT, CUDA, STUCK, ASYNC_ERROR, DESYNC,
+        RAY_DIED, PG_OPTION, C10D_KNOWN, ELASTIC, WORLD, KEEP_ALIVE, FINGERPRINT_LINE, "Detected mismatch",
+        "Received data size doesn't match", FAILED, SIGNAL, SIGNAL_RECEIVED,
+        GLOO_ERROR, EXCEPTION, GLOG, CHILD_HOST, CHILD_RANK, CHILD_EXIT, TRACEKIT, KNOWN,
+        r"^\[tracekit-run\] ", CRASH,
         CANCELLED, KILLING, r"^E\d{3,4} ", ERROR_JSON, LIGHTNING, TRACEKIT_STALL, process_end.ANY))
-    if events is not None and "local_rank" in events.columns:  # torchrun's failed local ranks of a one-node job
+    # torchrun's failed local ranks of a one-node job
+    if events is not None and "local_rank" in events.columns:
         local = pl.col("local_rank").cast(pl.Int64, strict=False)
         one = events.filter((pl.col("kind") == "child_failed") & (pl.col("rank") == local))
         failed = pl.concat([failed, one.select("file", "pid", "rank", local.alias("local_rank"),
@@ -307,13 +379,38 @@ def parse(lines: pl.DataFrame) -> Parsed:
     return Parsed("torch", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))
 
 
+def _cut_traceback(df: pl.DataFrame) -> pl.DataFrame | None:
+    """A Python traceback that begins after the file's last exception line: its exception is cut (the
+    excerpt ends inside it), yet a process raised -- an ``exception`` event of its own words. (Not under
+    spawn's `-- Process N terminated with the following error:`, which process_end reads with its process.)"""
+    t = pl.col("text")
+    raised = pl.when(t.str.contains(process_end.RAISED)).then(pl.col("line")).max().over("file").fill_null(-1)
+    spawn = t.shift(1).over("file").str.contains(process_end.SPAWN_RAISED).fill_null(False)
+    # only where nothing else in the file says what went wrong (an error, a warning, a signal, an interrupt,
+    # a timeout): a cut traceback is the weakest word of a failure and never outranks one that says more
+    other = t.str.contains(any_of(CRASH, CUDA, ABORT, STUCK, GLOO_ERROR, SIGNAL, SIGNAL_RECEIVED, KILLING,
+                                  CANCELLED, process_end.ANY,
+                                  r"NCCL WARN|^\[?E\d{0,4}[ \d:.]*[\w/.\-]+:\d+\]|KeyboardInterrupt|timed? ?out",
+                                  r"(?i)\berror\b|\bfailed\b|\bwarn(?:ing)?\b"))
+    quiet = ~(other & ~t.str.contains(r"^\s*(?:Traceback|File )")).any().over("file")
+    hit = df.filter(t.str.contains(r"^\s*Traceback \(most recent call last\):?\s*$")
+                    & (pl.col("line") > raised) & ~spawn & quiet)
+    if not hit.height:
+        return None
+    return hit.head(1).with_columns(
+        pl.lit("exception").alias("kind"), pl.col("_init").alias("where"),
+        pl.lit("a Python traceback begins here and its exception is cut from the excerpt: a process raised")
+        .alias("message"))
+
+
 def _rank_by_pid(events: pl.DataFrame) -> pl.DataFrame:
     """A line that names a pid (``failed (exitcode: -9) local_rank: 1 (pid: 36071)``) gets the rank that
     torchrun's error block gives that pid in the same file (over the rank of the file's other lines)."""
     if "pid" not in events.columns:
         return events
     named = (pl.col("kind") == "rank_exit") & pl.col("pid").is_not_null() & pl.col("rank").is_not_null()
-    known = events.filter(named).select("file", "pid", pl.col("rank").alias("_by_pid")).unique(["file", "pid"])
+    known = (events.filter(named).select("file", "pid", pl.col("rank").alias("_by_pid"))
+             .unique(["file", "pid"]))
     if not known.height:
         return events
     return (events.join(known, on=["file", "pid"], how="left", coalesce=True)
@@ -327,4 +424,5 @@ def _one_node_ranks(events: pl.DataFrame, one_node: pl.Series) -> pl.DataFrame:
         return events
     local = pl.col("local_rank").cast(pl.Int64, strict=False)
     mine = pl.col("file").is_in(one_node.implode()) & (pl.col("kind") == "child_failed")
-    return events.with_columns(pl.when(mine).then(pl.coalesce("rank", local)).otherwise(pl.col("rank")).alias("rank"))
+    return events.with_columns(pl.when(mine).then(pl.coalesce("rank", local)).otherwise(pl.col("rank"))
+                               .alias("rank"))

@@ -52,7 +52,8 @@ COMM_OP = (
 DS_VERSION = r"DeepSpeed info: version=(?P<v>\S+)"
 TRAIN_START = r"\*{5} Running training \*{5}"
 # ms-swift prints its whole argument object, one ``key=value,`` a line, ``)`` alone closing it
-ARGS_OPEN = r"\[INFO:swift\] args: \w+Arguments\($"
+# (HF's Trainer the same, under `Training/evaluation parameters `: transformers/trainer.py, training_args.py __str__)
+ARGS_OPEN = r"(?:\[INFO:swift\] args: |^Training/evaluation parameters |^)\w*Arguments\($"
 ARG = r"^(?P<key>[A-Za-z_][\w.]*)=(?P<value>.*?),?$"
 # HF Trainer's banner names the accumulation that makes an optimizer step of micro-steps (tracekit.traffic)
 HF_ACCUM = r"Gradient Accumulation steps = (?P<value>\d+)\s*$"
@@ -71,12 +72,25 @@ ITERATION = r"^(?:Rank \d+:\s*)?[=*#\- ]*Iteration\s+(?P<step>\d+)\s*/\s*(?P<max
 PROGRAM_END = (r"(?i)^(?:Rank \d+:\s*)?(?:End of (?:workload|training)\b"
                r"|Training (?:is )?(?:complete|completed|finished|done)\b"
                r"|Finished training\b|All ranks (?:finished|done|completed)\b)"
-               r"|\] worker group successfully finished\b")
+               r"|\] worker group successfully finished\b"
+               # (branch unknown) Lightning's fit loop (loops/fit_loop.py: `` `Trainer.fit` stopped: `max_steps=100`
+               # reached.``), Megatron's (training/training.py: print_datetime('after training is done'), its
+               # exit interval `exiting program at iteration N`), `ray job submit`'s `Job 'raysubmit_x' succeeded`
+               r"|^`Trainer\.fit` stopped: `\w+=[^`]*` reached\.|^\[after training is done\] datetime: "
+               r"|^\[?exiting program (?:after \d+ minutes|at iteration \d+)|^-*\s*Job '[\w\-]+' succeeded\b")
 # a program's own watchdog naming the rank that made no progress (`STALL rank 3 on node0: no progress past
 # step 324 for 120s`): a ``stall`` event of that rank, at that step
 NO_PROGRESS = (r"(?i)\brank (?P<stalled>\d+)\b(?: on (?P<host>[\w.\-]+))?\W.*?\bno progress\b"
                r"(?:.*?\bstep (?P<step>\d+))?")
 PHASES = r"^time \(ms\) \| (?:[\w\- ]+: [\d.]+(?: \| )?){2,}"
+# (branch unknown) DeepSpeed's ThroughputTimer (deepspeed/utils/timer.py: `epoch=0/micro_step=40/global_step=10,
+# RunningAvgSamplesPerSec=25.0, ...`, before 0.9 `0/20, RunningAvgSamplesPerSec=...`: epoch/global step); verl's
+# console metrics (verl/utils/tracking.py: `step:12 - actor/pg_loss:0.01 - ...`); fairseq's simple progress bar
+# (fairseq/logging/progress_bar.py SimpleProgressBar.log: `epoch 001:    100 / 1563 loss=9.1, ..., num_updates=100`)
+DS_TIMER = r"(?:\bglobal_step=|\] \d+/)(?P<step>\d+), RunningAvgSamplesPerSec="
+VERL = r"^step:(?P<step>\d+) - [\w/@.\-]+:"
+FAIRSEQ = rf"^epoch \d+:\s+\d+ / \d+ .*?\bnum_updates=(?P<step>\d+)"
+FAIRSEQ_LOSS = rf"^epoch \d+:\s+\d+ / \d+ loss=(?P<loss>{NUM})"
 # the time a logger's header put in front of a line (within its first characters)
 STAMP = r"^.{0,40}?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)"
 # Python's warnings: ``path.py:12: FutureWarning: ...`` then the source line, indented
@@ -115,12 +129,17 @@ def parse(lines: pl.DataFrame) -> Parsed:
                                       pl.col("raw").str.extract_groups(TQDM).alias("_g"))
                           .unnest("_g").with_columns(pl.lit("progress").alias("kind"),
                                                      pl.col("text").alias("message")))
-    others = ~t.str.contains(r"\{.*'loss': |\bstep=\d+, skipped=|iteration\s+\d+/\s*\d+ \|")
+    others = ~t.str.contains(r"\{.*'loss': |\bstep=\d+, skipped=|iteration\s+\d+/\s*\d+ \||^step:\d+ - ")
     add("step", others & t.str.contains(STEP_LOSS), STEP_LOSS)
     add("step", t.str.contains(TF_STEP), TF_STEP)
     add("step", t.str.contains(MXNET), MXNET)
     _keras(_own_lines(lines, df), frames)
     add("step", t.str.contains(IMAGES), IMAGES)
+    add("step", t.str.contains(DS_TIMER), DS_TIMER)
+    add("step", t.str.contains(VERL), VERL)
+    n = len(frames)
+    add("step", t.str.contains(FAIRSEQ), FAIRSEQ)
+    frames[n:] = [f.with_columns(t.str.extract(FAIRSEQ_LOSS, 1).alias("loss")) for f in frames[n:]]
     n = len(frames)
     add("step", t.str.contains(LOGGED_EVERY), METRIC_LOGGER)
     frames[n:] = [f.with_columns((pl.col("epoch").cast(pl.Int64).fill_null(0) * pl.col("per").cast(pl.Int64)
@@ -185,7 +204,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
                                        TRAIN_START, DS_VERSION, KNOWN, r"\{'train_runtime'|\{'eval_\w*loss'",
                                        LOGGED_EVERY, MEGATRON_WORLD,
                                        ITERATION, PROGRAM_END, PHASES, NO_PROGRESS, TF_STEP, MXNET,
-                                       KERAS_EPOCH, KERAS_DONE))
+                                       KERAS_EPOCH, KERAS_DONE, DS_TIMER, VERL, FAIRSEQ))
     )
     return Parsed("trainer", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))
 

@@ -39,6 +39,8 @@ FAMILIES: dict[str, list[str]] = {
         r"^The following columns in the (?:training|evaluation|test) set don't have a corresponding argument",
         r"^(?:Training/evaluation parameters|\w+Arguments)\($", r"^Loading checkpoint shards: ",
         r"^(?:\[(?:INFO|WARNING)\|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] [\w.]+:\d+ >> )",  # LLaMA-Factory's logger
+        # PEFT's print_trainable_parameters (peft/peft_model.py)
+        r"^trainable params: [\d,]+ \|\| all params: [\d,]+ \|\| trainable%: [\d.]+",
     ],
     # accelerate/state.py (PartialState.__repr__, printed by its examples) and commands/launch.py
     "accelerate": [
@@ -126,8 +128,17 @@ FAMILIES: dict[str, list[str]] = {
         r"(?:begin|end)\. |Capture cuda graph (?:begin|end)\. |Init torch distributed (?:begin|ends)\. |KV Cache is "
         r"allocated\. |Memory pool end\. |max_total_num_tokens=|server_args=|Using [\w ]+ as attention backend|"
         r"The server is fired up and ready to roll!|INFO: |Overlap scheduler is disabled|Registering \d+ cuda graph)",
+        # the weights' progress bar (vllm/model_executor/model_loader/weight_utils.py _BAR_FORMAT, SGLang's copy)
+        r"^[\w ]+: +\d+% Completed \| \d+/\d+ \[[\d:]+<[\d:?]+, +[\d.?]+\w*/s\]",
         r"^(?:INFO|DEBUG|WARNING):\s{2,}(?:Started server process|Waiting for application (?:startup|shutdown)|"
         r"Application (?:startup|shutdown) complete|Uvicorn running on|Shutting down|Finished server process)",
+    ],
+    # verl's worker and trainer set-up prints (verl/workers/fsdp_workers.py, utils/model.py print_model_size,
+    # utils/checkpoint/checkpoint_manager.py, trainer/ppo/ray_trainer.py)
+    "verl": [
+        r"^\w+ contains [\d.]+[KMBT]? parameters\s*$", r"^Total (?:training )?steps: \d+(?:, num_warmup_steps: \d+)?\s*$",
+        r"^(?:Actor|Critic|Ref|Rollout) use_(?:remove_padding|fused_kernels|dynamic_bsz)=\w+\s*$", r"^wrap_policy: ",
+        r"^Monkey patch \w+ in [\w.]+", r"^Training from scratch\s*$", r"^Checkpoint tracker file does not exist: ",
     ],
     # Ray: its Python logger (ray/_private/ray_constants.py LOGGER_FORMAT `%(asctime)s\t%(levelname)s
     # %(filename)s:%(lineno)s -- %(message)s`), `ray start` (scripts/scripts.py), `ray job submit`
@@ -142,6 +153,9 @@ FAMILIES: dict[str, list[str]] = {
         r"^\s+(?:ray (?:start --address=|stop|status|job (?:logs|status|stop) )|import ray$|ray\.init\(\)$|"
         r"(?:Query the (?:logs|status) of the job|Request the job to be stopped):$|See https://docs\.ray\.io/|"
         r"for more information on submitting Ray jobs|If connection to the dashboard fails, check your firewall)",
+        # its C++ components' log (src/ray/util/logging.cc: `[time L pid tid] (component) file.cc:N: `) at
+        # the levels I, D and W
+        r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [IDW] \d+ \d+\] (?:\([\w\-]+\) )?\w+\.cc:\d+: ",
         r"^=+ Autoscaler status: ", r"^(?:Node status|Resources|Active:|Idle:|Pending:|Recent failures:|Usage:|"
         r"Demands:|Total Usage:|Total Demands:|Pending Demands:)\s*$",
         r"^\s\((?:no pending nodes|no failures|no resource demands)\)\s*$", r"^\s\d+ node_[0-9a-f]{8,}\s*$",
@@ -246,6 +260,13 @@ FAMILIES: dict[str, list[str]] = {
         r"^(?:pod|job|service|deployment|configmap|pytorchjob|mpijob|rayjob|raycluster)[\w.]*/\S+ "
         r"(?:created|configured|unchanged|deleted)\s*$",
     ],
+    # stack frames around a failure that is itself decoded elsewhere: glog's failure signal handler
+    # (glog/src/signalhandler.cc: `PC: @ 0x... (unknown)`, `    @ 0x... size symbol`, `@ ... and at least N
+    # more frames`), rich's traceback panel (rich/traceback.py: `path:lineno in name`, its borders taken off)
+    "stack-frames": [
+        r"^PC: @\s+0x[0-9a-fA-F]+ ", r"^\s+@\s+0x[0-9a-fA-F]+\s", r"^\s*@ \.\.\. and at least \d+ more frames",
+        r"^\S+:\d+ in [<>\w.]+\s*$",
+    ],
     # torch.nn.Module's repr (nn/modules/module.py __repr__: `(name): Type(extra)`, `(0-31): 32 x Type(`,
     # `)` closing), printed when a script prints its model
     "module-repr": [r"^\s*\([\w.\-]+\): (?:\d+ x )?[A-Z]\w*\(.*$", r"^[A-Z]\w*\($", r"^\s+\)\s*$"],
@@ -254,6 +275,9 @@ FAMILIES: dict[str, list[str]] = {
 #: families known only as a run of lines: (the shape every line of the run has, a line that shows whose
 #: output the run is); a run holding no such line stays unknown
 BLOCKS = [
+    # DeepSpeed's pipeline partition (runtime/pipe/module.py _partition_layers: `stage=0 layers=12`, then
+    # `    0: EmbeddingPipe` a layer, `  loss: CrossEntropyLoss`)
+    (r"^stage=\d+ layers=\d+\s*$|^\s+\d+: [\w.<>]+\s*$|^\s+loss: \w+\s*$", r"^stage=\d+ layers=\d+"),
     # HF Trainer's log_metrics (trainer_pt_utils.py: `***** train metrics *****`, then `  key = value` aligned)
     (r"^\s+[\w/.\-]+\s+=\s+\S+\s*$|^\*{5} [\w ]+ metrics \*{5}\s*$", r"^\*{5} [\w ]+ metrics \*{5}"),
     # nvidia-smi's table (nvidia-smi: `| NVIDIA-SMI 535.104.05  Driver Version: ...` over `|`-framed rows)

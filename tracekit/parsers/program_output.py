@@ -299,12 +299,13 @@ def parse(lines: pl.DataFrame) -> Parsed:
     # (a few dozen at a time: one regex of them all grows past what the regex engine runs fast)
     known = pl.any_horizontal([t.str.contains(any_of(*patterns[i:i + 24])) for i in range(0, len(patterns), 24)])
     df = lines.select("file", "line", t, known.alias("_known"))
+    found = [df.filter(pl.col("_known")).select("file", "line")]
     for shape, marker in BLOCKS:
-        df = df.with_columns(_block(shape, marker).alias("_b")).with_columns(
-            pl.col("_known") | (pl.col("_b") & ~t.str.contains(JSON_ERRORS))).drop("_b")
-    df = df.with_columns(pl.col("_known") | _warning_body())
-    return Parsed("program-output", {}, df.filter(pl.col("_known") & (t.str.strip_chars() != ""))
-                  .select("file", "line"))
+        if df.select(t.str.contains(marker).any()).item():  # (the runs are found only where a marker is)
+            found.append(df.filter(_block(shape, marker) & ~t.str.contains(JSON_ERRORS)).select("file", "line"))
+    found.append(_warning_body(df))
+    claimed = pl.concat(found).unique().join(df.filter(t.str.strip_chars() != ""), on=["file", "line"], how="semi")
+    return Parsed("program-output", {}, claimed.sort("file", "line"))
 
 
 def _block(shape: str, marker: str) -> pl.Expr:
@@ -323,19 +324,25 @@ RECORD = r"^(?:\[|\(|\S+\.py:\d+: |Traceback|\s+File \"|[\w.\-]+:\d+:\d+ \[\d+\]
 MAX_BODY = 12
 
 
-def _warning_body() -> pl.Expr:
-    """The lines between a Python warning's first line and its source line (at most ``MAX_BODY`` lines
-    apart, none of them the start of a record of its own)."""
+def _warning_body(df: pl.DataFrame) -> pl.DataFrame:
+    """``file, line`` of the lines between a Python warning's first line and its source line (at most
+    ``MAX_BODY`` lines apart, none of them the start of a record of its own). Only the lines a few after
+    a warning are looked at."""
     t, n = pl.col("text"), pl.col("line")
+    heads = df.filter(t.str.contains("Warning: ", literal=True) & t.str.contains(WARNED)).select("file", "line")
+    if not heads.height:
+        return heads
+    near = heads.select("file", pl.int_ranges(n, n + MAX_BODY + 1).alias("line")).explode("line").unique()
+    df = df.join(near, on=["file", "line"], how="semi").sort("file", "line")
     warned = t.str.contains(WARNED).fill_null(False)
     source = t.str.contains(SOURCE).fill_null(False)
     since = pl.when(warned).then(n).forward_fill().over("file")
     upto = pl.when(source).then(n).backward_fill().over("file")
     last_source = pl.when(source).then(n).shift(1).forward_fill().over("file")
     head = t.str.contains(RECORD).fill_null(False)
-    # a record head between the warning and a line ends the body: the body's lines are the ones after the
-    # warning with no head since
+    # a record head between the warning and a line ends the body
     heads_since = pl.when(head & ~warned).then(n).forward_fill().over("file")
-    return ((since.is_not_null() & upto.is_not_null() & (upto - since <= MAX_BODY) & (n > since) & (n < upto)
+    body = ((since.is_not_null() & upto.is_not_null() & (upto - since <= MAX_BODY) & (n > since) & (n < upto)
              & (last_source.is_null() | (last_source < since)) & ~head
              & (heads_since.is_null() | (heads_since < since))).fill_null(False))
+    return df.filter(body).select("file", "line")

@@ -95,7 +95,7 @@ FAMILIES: dict[str, list[str]] = {
         r"^time to initialize megatron \(seconds\): ", r"^\[[a-z][\w ,]+\] datetime: \d{4}-\d\d-\d\d",
         r"^\(min, max\) time across ranks \(ms\):", r"^-+ (?:end of )?arguments -+\s*$",
         r"^\s*(?:validation|test) loss at (?:iteration \d+|the end of training for \w+ data) \|",
-        r"^\[Rank \d+\] \(after \d+ iterations\) memory \(MB\) \| allocated: ",
+        r"^(?:\[Rank \d+\] )?\(after \d+ iterations\) memory \(MB\) \| allocated: ",
         r"^(?:Number of parameters in (?:transformer layers|embedding layers|most loaded shard) in billions|Total "
         r"number of parameters in billions|Theoretical memory footprints: )",
         r"^\s*WARNING: could not find the metadata file ",

@@ -1,5 +1,5 @@
-"""Ingest throughput on a text-heavy log: a training job's stdout (framework banners, settings, steps, warnings),
-not NCCL's lines, where every text parser but NCCL's reads every line.
+"""Ingest throughput on a text-heavy log: a training job's stdout (framework banners, settings, steps,
+warnings), not NCCL's lines, where every text parser but NCCL's reads every line.
 
 Usage: python benchmarks/ingest_text.py [MB] [FILE ...]
   (default 50 MB from the Megatron-DeepSpeed runs of /work/shared/corpus/bigscience/*.out, repeated)

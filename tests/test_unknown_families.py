@@ -21,20 +21,23 @@ KNOWN = {
     # transformers/trainer.py log_metrics, save_model; modeling_utils.py; peft/peft_model.py
     "hf": ["***** train metrics *****", "  epoch                    =        3.0",
            "  train_loss               =     1.2345", "Saving model checkpoint to out/checkpoint-500",
-           "Model config LlamaConfig {", '  "hidden_size": 4096,', '  "architectures": [', '    "LlamaForCausalLM"',
-           "  ],", "}", "Some weights of BertForSequenceClassification were not initialized from the model checkpoint "
+           "Model config LlamaConfig {",
+           "Some weights of BertForSequenceClassification were not initialized from the model checkpoint "
            "at bert-base-uncased and are newly initialized: ['classifier.bias']",
-           "You should probably TRAIN this model on a down-stream task to be able to use it for predictions and "
-           "inference.", "trainable params: 4,194,304 || all params: 6,742,609,920 || trainable%: 0.0622",
+           "You should probably TRAIN this model on a down-stream task to be able to use it for predictions "
+           "and inference.", "trainable params: 4,194,304 || all params: 6,742,609,920 || trainable%: 0.0622",
            "Loading checkpoint shards: 100%|██████████| 2/2 [00:05<00:00,  2.51s/it]"],
     # accelerate/state.py PartialState.__repr__, commands/launch.py
-    "accelerate": ["Distributed environment: MULTI_GPU  Backend: nccl", "Num processes: 8", "Process index: 0",
+    "accelerate": ["Distributed environment: MULTI_GPU  Backend: nccl", "Num processes: 8",
+    "Process index: 0",
                    "Local process index: 0", "Device: cuda:0", "Mixed precision type: bf16",
-                   "The following values were not passed to `accelerate launch` and had defaults used instead:",
+                   "The following values were not passed to `accelerate launch` and had defaults used "
+                   "instead:",
                    "\t`--num_machines` was set to a value of `1`"],
     # deepspeed/env_report.py, op_builder/builder.py, utils/timer.py, runtime/pipe/module.py
     "deepspeed": ["DeepSpeed C++/CUDA extension op report", "cpu_adam ............... [NO] ....... [OKAY]",
-                  " [WARNING]  async_io requires the dev libaio .so object and headers but these were not found.",
+                  " [WARNING]  async_io requires the dev libaio .so object and headers but these were not "
+                  "found.",
                   "torch install path ............... ['/opt/conda/lib/python3.10/site-packages/torch']",
                   "stage=0 layers=12", "     0: EmbeddingPipe", "     1: ParallelTransformerLayerPipe"],
     # megatron/training/initialize.py, training.py, arguments.py
@@ -44,7 +47,8 @@ KNOWN = {
                  "[after megatron is initialized] datetime: 2023-05-05 12:00:00",
                  "  accumulate_allreduce_grads_in_fp32 .............. False",
                  "    model-and-optimizer-setup ......................: (1234.56, 1236.01)",
-                 "    reading sizes...", "[Rank 0] (after 10 iterations) memory (MB) | allocated: 1.2 | max allocated: 3"],
+                 "    reading sizes...",
+                 "[Rank 0] (after 10 iterations) memory (MB) | allocated: 1.2 | max allocated: 3"],
     # nemo/utils/formatters/base.py
     "nemo": ["[NeMo I 2024-01-01 12:00:00 exp_manager:394] Experiments will be logged at /results"],
     # lightning/fabric/utilities/seed.py, pytorch/callbacks/model_summary.py
@@ -52,8 +56,10 @@ KNOWN = {
                   "0 | model | GPT  | 124 M  | train", "124 M     Trainable params",
                   "497.759   Total estimated model params size (MB)"],
     # vllm/logger.py, model_loader/weight_utils.py; sglang/srt/managers/scheduler.py; uvicorn
-    "vllm-sglang": ["(VllmWorker rank=1 pid=4321) INFO 08-03 13:35:33 [multiproc_executor.py:912] Worker ready",
-                    "Loading safetensors checkpoint shards: 100% Completed | 163/163 [01:15<00:00,  2.15it/s]",
+    "vllm-sglang": ["(VllmWorker rank=1 pid=4321) INFO 08-03 13:35:33 "
+                    "[multiproc_executor.py:912] Worker ready",
+                    "Loading safetensors checkpoint shards: 100% Completed | "
+                    "163/163 [01:15<00:00,  2.15it/s]",
                     "[2025-01-30 18:11:14 TP0] Load weight begin. avail mem=78.00 GB",
                     "[2025-01-30 18:11:20 TP0] Decode batch. #running-req: 1, #token: 40, token usage: 0.00",
                     "INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)"],
@@ -61,13 +67,16 @@ KNOWN = {
     "ray": ["2024-01-01 12:00:00,123\tINFO worker.py:1636 -- Started a local Ray instance.",
             "Local node IP: 10.0.0.1", "======== Autoscaler status: 2024-01-01 12:00:00.123456 ========",
             " (no pending nodes)", " 0.0/96.0 CPU",
-            "[2025-03-12 15:02:43,448 D 301 301] (python-core-driver-01000000ff) core_worker.cc:2703: Submitting"],
+            "[2025-03-12 15:02:43,448 D 301 301] (python-core-driver-01000000ff) "
+            "core_worker.cc:2703: Submitting"],
     # slurm src/srun; enroot
     "slurm": ["srun: job 12345 queued and waiting for resources", "salloc: Granted job allocation 12345",
               "[INFO] Fetching image manifest list", "Parallel mksquashfs: Using 64 processors"],
     # Open MPI opal/util/show_help.c; UCX ucs/debug/log; Intel MPI
-    "mpi": ["[node01:12345] 7 more processes have sent help message help-mpi-btl-openib.txt / ib port not selected",
-            '[node01:12345] Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / error messages',
+    "mpi": ["[node01:12345] 7 more processes have sent help message help-mpi-btl-openib.txt / "
+            "ib port not selected",
+            '[node01:12345] Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / '
+            'error messages',
             "[1631234567.123456] [node01:12345:0]      ib_iface.c:1018 UCX  INFO  ib: using mlx5_0",
             "MPI startup(): Intel(R) MPI Library, Version 2021.5  Build 20211102 (id: 9279b7d62)"],
     # nvidia-smi; torch/utils/collect_env.py
@@ -81,20 +90,22 @@ KNOWN = {
                    "Successfully installed deepspeed-0.12.3", "Solving environment: done",
                    "Status: Downloaded newer image for nvcr.io/nvidia/pytorch:24.01-py3"],
     # torch/distributed/launch.py, Python's warnings.formatwarning; bash's xtrace
-    "warnings-shell": ["/opt/conda/lib/python3.10/site-packages/torch/distributed/launch.py:181: FutureWarning: "
+    "warnings-shell": ["/opt/conda/lib/python3.10/site-packages/torch/distributed/launch.py:181: "
+                       "FutureWarning: "
                        "The module torch.distributed.launch is deprecated",
                        "and will be removed in future. Use torchrun.",
                        "Note that --use-env is set by default in torchrun.", "  warnings.warn(",
                        "+ python train.py --nproc 8", "++ hostname", "NCCL_DEBUG=INFO"],
-    # torch/nn/modules/module.py __repr__; glog's signal handler
-    "module-stacks": ["GPTModel(", "  (language_model): TransformerLanguageModel(", "  )",
-                      "PC: @     0x7f75332ba350  (unknown)  (unknown)", "    @     0x7f7586283630  (unknown)  (unknown)"],
+    # glog's signal handler (glog/src/signalhandler.cc)
+    "stack-frames": ["PC: @     0x7f75332ba350  (unknown)  (unknown)",
+                      "    @     0x7f7586283630  (unknown)  (unknown)"],
 }
 
 #: the error lines of the same programs: never known
 ERRORS = [
     "[NeMo E 2024-01-01 12:00:00 exp_manager:394] Something failed",
-    "(VllmWorker rank=1 pid=4321) ERROR 08-03 13:35:33 [multiproc_executor.py:912] WorkerProc hit an exception.",
+    "(VllmWorker rank=1 pid=4321) ERROR 08-03 13:35:33 [multiproc_executor.py:912] "
+    "WorkerProc hit an exception.",
     "[2025-01-30 18:11:14 TP0] Scheduler hit an exception: Traceback (most recent call last):",
     "2024-01-01 12:00:00,123\tERROR worker.py:1636 -- Worker died",
     "srun: error: node01: task 3: Exited with exit code 1",
@@ -136,7 +147,8 @@ def test_the_error_lines_of_the_same_programs_stay_unknown():
 
 
 def test_a_python_warnings_message_over_lines_ends_at_its_source_line():
-    lines = ["/x/foo.py:12: UserWarning: the message", "goes on here", "  warnings.warn(msg)", "RuntimeError: boom"]
+    lines = ["/x/foo.py:12: UserWarning: the message", "goes on here", "  warnings.warn(msg)",
+    "RuntimeError: boom"]
     assert ours(lines) == {2, 3}
 
 
@@ -164,13 +176,15 @@ def test_steps_and_ends_of_more_training_loops_are_events(tmp_path):
     log = tmp_path / "train.log"
     log.write_text("\n".join([
         "[2023-11-07 01:55:23,714] [INFO] [timer.py:260:stop] epoch=0/micro_step=40/global_step=10, "
-        "RunningAvgSamplesPerSec=25.02, CurrSamplesPerSec=25.70, MemAllocated=4.32GB, MaxMemAllocated=38.49GB",
+        "RunningAvgSamplesPerSec=25.02, CurrSamplesPerSec=25.70, MemAllocated=4.32GB, "
+        "MaxMemAllocated=38.49GB",
         "step:12 - actor/pg_loss:0.01 - critic/score/mean:0.5",
         "epoch 001:    100 / 1563 loss=9.123, nll_loss=8.9, ppl=478.3, wps=1234, num_updates=100, lr=0.0005",
         "`Trainer.fit` stopped: `max_steps=100` reached.",
         "[after training is done] datetime: 2023-05-05 12:00:00",
         "Job 'raysubmit_abc123' succeeded",
-        "Training/evaluation parameters TrainingArguments(", "_n_gpu=1,", "gradient_accumulation_steps=4,", ")",
+        "Training/evaluation parameters TrainingArguments(", "_n_gpu=1,", "gradient_accumulation_steps=4,",
+        ")",
     ]) + "\n")
     ev = ingest([log]).events
     steps = ev.filter(pl.col("kind") == "step").sort("line")

@@ -22,7 +22,8 @@ from tracekit.parsers import Parsed, any_of
 VERSION = r"[\d]+\.[\d]+(?:\.[\w.+\-]+)?"
 TORCH = (rf"^PyTorch [Vv]ersion:? (?P<torch>{VERSION})\s*$|^torch version \.{{3,}} (?P<torch2>{VERSION})\s*$"
          rf"|load_entry_point\('torch==(?P<torch3>{VERSION})'")
-DEEPSPEED = (rf"^deepspeed info \.{{3,}} (?P<ds>{VERSION}),|load_entry_point\('deepspeed==(?P<ds2>{VERSION})'")
+DEEPSPEED = (rf"^deepspeed info \.{{3,}} (?P<ds>{VERSION}),"
+             rf"|load_entry_point\('deepspeed==(?P<ds2>{VERSION})'")
 WORLD = (r"^Num processes: (?P<w1>\d+)\s*$|^All distributed processes registered\. Starting with (?P<w2>\d+) "
          r"processes|^Setting up process group for: \S+ \[rank=\d+, world_size=(?P<w3>\d+)\]"
          r"|^Process rank: \d+, world size: (?P<w4>\d+),")
@@ -36,7 +37,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
         return Parsed("environment")
     t = pl.col("text")
     under_accelerate = pl.when(t.str.contains(ACCELERATE)).then(pl.col("line")).forward_fill().over("file")
-    df = lines.select("file", "line", t, (pl.col("line") - under_accelerate <= 4).fill_null(False).alias("_acc"))
+    df = lines.select("file", "line", t,
+    (pl.col("line") - under_accelerate <= 4).fill_null(False).alias("_acc"))
     df = df.filter(t.str.contains(CHEAP))
     df = df.filter(t.str.contains(any_of(TORCH, DEEPSPEED, WORLD)))
     df = df.filter(~t.str.starts_with("Num processes") | pl.col("_acc"))

@@ -49,4 +49,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from usage import answer_help
+
+    answer_help(__doc__)
     main()

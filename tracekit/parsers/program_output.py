@@ -113,6 +113,16 @@ FAMILIES: dict[str, list[str]] = {
         # the `name .... value` tables of Megatron's arguments and timers and of DeepSpeed's ds_report
         r"^\s*\w[\w\-/()+,.' ]{0,60} \.{3,}:? \S.*$",
     ],
+    # a `[LEVEL    | logger.name]: ` header (NeMo 2 and nemo_run's Python logging) at its calm levels
+    "logger-headers": [r"^\[(?:DEBUG|INFO|WARNING)\s*\| [\w.]+\]: "],
+    # PyTorch's ImageNet example and the scripts built on it (examples/imagenet/main.py: `Use GPU: 0 for
+    # training`, `=> creating model 'resnet50'`, the evaluation's `Test: [ 10/196]` meter and ` * Acc@1 76.1`);
+    # fairseq before 0.7 (its epoch summaries `| epoch 010 | train loss 1.44 | ...`)
+    "examples": [
+        r"^Use GPU: \d+ for training\s*$", r"^=> (?:creating model|using pre-trained model|loading checkpoint|"
+        r"loaded checkpoint|no checkpoint found) ", r"^Test: \[\s*\d+/\d+\]\s+Time\b", r"^ \* Acc@1 [\d.]+ Acc@5 ",
+        r"^\| epoch \d+ \| (?:train loss [\d.]+|valid on '\w+' subset)",
+    ],
     # NeMo's logger (nemo/utils/formatters/base.py: `[NeMo %(levelname)1.1s %(asctime)s
     # %(module)s:%(lineno)d]`), its INFO, WARNING and DEBUG lines
     "nemo": [r"^\[NeMo [IWD] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+:\d+\]"],
@@ -299,7 +309,7 @@ FAMILIES: dict[str, list[str]] = {
     "stack-frames": [
         r"^PC: @\s+0x[0-9a-fA-F]+ ", r"^\s+@\s+0x[0-9a-fA-F]+\s",
         r"^\s*@ \.\.\. and at least \d+ more frames",
-        r"^\S+:\d+ in [<>\w.]+\s*$",
+        r"^\S+:\d+ in [<>\w.]+\s*$", r"^(?:❱ )?\s*\d+ │",
     ],
 }
 

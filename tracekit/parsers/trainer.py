@@ -26,7 +26,7 @@ LOSS = rf"\{{.*?'loss': '?(?P<loss>{NUM})'?"
 SWIFT_STEP = r"'global_step/max_steps': '(?P<step>\d+)/(?P<max_steps>\d+)'"
 DS_STEP = r"\bstep=(?P<step>\d+), skipped=(?P<skipped>\d+)"
 MEGATRON = rf"iteration\s+(?P<step>\d+)/\s*(?P<max_steps>\d+) \|.*?(?:lm loss: (?P<loss>{NUM}))?"
-TQDM = r"(?P<pct>\d+)%\|[^|]*\|\s*(?P<step>\d+)/(?P<max_steps>\d+) \["
+TQDM = r"(?P<pct>\d+)%\|[^|]*\|+\s*(?P<step>\d+)/(?P<max_steps>\d+) \["
 # any other loop's line with a step and a loss (torchtitan `step: 200  loss:  6.1384`, `step at 58400,
 # loss=31.05`, `ep 1 train, step 97, acc 0.004, loss 8.624`), and tf_cnn_benchmarks' `90\timages/sec: 152.2
 # +/- 0.2 (...)\t2.321`
@@ -80,7 +80,7 @@ PROGRAM_END = (r"(?i)^(?:Rank \d+:\s*)?(?:End of (?:workload|training)\b"
                # `max_steps=100` reached.``), Megatron's (training/training.py: print_datetime('after training
                # is done'), its exit interval `exiting program at iteration N`), `ray job submit`'s `Job
                # 'raysubmit_x' succeeded`
-               r"|^`Trainer\.fit` stopped: `\w+=[^`]*` reached\.|^\[after training is done\] datetime: "
+               r"|^(?:\[\w+\s*\| [\w.]+\]: )?`Trainer\.fit` stopped: `\w+=[^`]*` reached\.|^\[after training is done\] datetime: "
                r"|^\[?exiting program (?:after \d+ minutes|at iteration \d+)|^-*\s*Job '[\w\-]+' succeeded\b")
 # a program's own watchdog naming the rank that made no progress (`STALL rank 3 on node0: no progress past
 # step 324 for 120s`): a ``stall`` event of that rank, at that step
@@ -95,7 +95,15 @@ PHASES = r"^time \(ms\) \| (?:[\w\- ]+: [\d.]+(?: \| )?){2,}"
 DS_TIMER = r"(?:\bglobal_step=|\] \d+/)(?P<step>\d+), RunningAvgSamplesPerSec="
 VERL = r"^step:(?P<step>\d+) - [\w/@.\-]+:"
 FAIRSEQ = rf"^epoch \d+:\s+\d+ / \d+ .*?\bnum_updates=(?P<step>\d+)"
-FAIRSEQ_LOSS = rf"^epoch \d+:\s+\d+ / \d+ loss=(?P<loss>{NUM})"
+FAIRSEQ_LOSS = rf"^\|? ?epoch \d+:?\s+\d+ / \d+ loss=(?P<loss>{NUM})"
+# fairseq before 0.7 (progress_bar.py: `| epoch 010  2000 / 8223 loss=1.27 (1.50), wps=962, ...`): no update count,
+# the step counted over the epochs as torchvision's MetricLogger's is
+FAIRSEQ_OLD = r"^\| epoch (?P<epoch>\d+)\s+(?P<i>\d+) / (?P<per>\d+) loss="
+# torchtune's StdoutLogger (torchtune/training/metric_logging.py: `Step 3 | loss:0.91 lr:2e-05 ...`) and the
+# loops that print the same head; PyTorch's ImageNet example's ProgressMeter (examples/imagenet/main.py:
+# `Epoch: [0][ 10/5005]\tTime ...\tLoss 6.9 (6.9)`)
+STEP_BAR = rf"^Step (?P<step>\d+) \| (?:.*?\b[Ll]oss[: ]\s*(?P<loss>{NUM}))?"
+IMAGENET = rf"^Epoch: \[(?P<epoch>\d+)\]\[\s*(?P<i>\d+)/(?P<per>\d+)\]\s+Time\b(?:.*?\bLoss (?P<loss>{NUM}))?"
 # the time a logger's header put in front of a line (within its first characters)
 STAMP = r"^.{0,40}?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)"
 # Python's warnings: ``path.py:12: FutureWarning: ...`` then the source line, indented
@@ -145,6 +153,15 @@ def parse(lines: pl.DataFrame) -> Parsed:
     n = len(frames)
     add("step", t.str.contains(FAIRSEQ), FAIRSEQ)
     frames[n:] = [f.with_columns(t.str.extract(FAIRSEQ_LOSS, 1).alias("loss")) for f in frames[n:]]
+    add("step", t.str.contains(STEP_BAR), STEP_BAR)
+    n = len(frames)
+    add("step", t.str.contains(FAIRSEQ_OLD), FAIRSEQ_OLD)
+    add("step", t.str.contains(IMAGENET), IMAGENET)
+    frames[n:] = [f.with_columns((pl.col("epoch").cast(pl.Int64) * pl.col("per").cast(pl.Int64)
+                                  + pl.col("i").cast(pl.Int64)).alias("step"),
+                                 pl.coalesce(*([pl.col("loss")] if "loss" in f.columns else []),
+                                             t.str.extract(FAIRSEQ_LOSS, 1)).alias("loss"))
+                  .drop("epoch", "i", "per") for f in frames[n:]]
     n = len(frames)
     add("step", t.str.contains(LOGGED_EVERY), METRIC_LOGGER)
     frames[n:] = [f.with_columns((pl.col("epoch").cast(pl.Int64).fill_null(0) * pl.col("per").cast(pl.Int64)
@@ -211,7 +228,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
                  r"iteration\s+\d+/\s*\d+ \|", TQDM, "comm op: ", TRAIN_START, DS_VERSION, KNOWN,
                  r"\{'train_runtime'|\{'eval_\w*loss'",
                  LOGGED_EVERY, MEGATRON_WORLD, ITERATION, PROGRAM_END, PHASES, NO_PROGRESS, TF_STEP, MXNET,
-                 KERAS_EPOCH, KERAS_DONE, DS_TIMER, VERL, FAIRSEQ))
+                 KERAS_EPOCH, KERAS_DONE, DS_TIMER, VERL, FAIRSEQ, FAIRSEQ_OLD, STEP_BAR,
+                 IMAGENET))
     )
     return Parsed("trainer", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))
 

@@ -204,3 +204,22 @@ def test_steps_and_ends_of_more_training_loops_are_events(tmp_path):
 def test_real_excerpts_families_are_known(name, family):
     left = unknown_lines([WILD / name])["raw"].to_list()
     assert not [ln for ln in left if any(f in ln for f in family)], left
+
+
+def test_steps_of_torchtune_old_fairseq_and_the_imagenet_example(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text("\n".join([
+        # torchtune/training/metric_logging.py StdoutLogger.log_dict
+        "Step 3 | loss:0.905918538570404 lr:2e-05 gpu_resources:40627398656 ",
+        # fairseq before 0.7, progress_bar.py: the step counted over the epochs
+        "| epoch 010  2000 / 8223 loss=1.27 (1.50), wps=962, wpb=908, bsz=32, lr=0.001, clip=100%, gnorm=2.14",
+        # examples/imagenet/main.py ProgressMeter
+        "Epoch: [1][ 10/5005]\tTime  0.312 ( 0.456)\tData  0.001 ( 0.12)\tLoss 6.9077e+00 (6.9101e+00)",
+        # a Lightning end under NeMo 2's `[LEVEL | name]: ` header
+        "[INFO     | pytorch_lightning.utilities.rank_zero]: `Trainer.fit` stopped: `max_steps=10` reached.",
+    ]) + "\n")
+    ev = ingest([log]).events
+    steps = ev.filter(pl.col("kind") == "step").sort("line")
+    assert steps["step"].to_list() == [3, 10 * 8223 + 2000, 5005 + 10]
+    assert steps["loss"].to_list() == pytest.approx([0.905918538570404, 1.27, 6.9077])
+    assert ev.filter(pl.col("kind") == "program_end")["line"].to_list() == [4]

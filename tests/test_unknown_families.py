@@ -223,3 +223,24 @@ def test_steps_of_torchtune_old_fairseq_and_the_imagenet_example(tmp_path):
     assert steps["step"].to_list() == [3, 10 * 8223 + 2000, 5005 + 10]
     assert steps["loss"].to_list() == pytest.approx([0.905918538570404, 1.27, 6.9077])
     assert ev.filter(pl.col("kind") == "program_end")["line"].to_list() == [4]
+
+
+def test_openmmlab_loggers_steps_by_epoch_and_by_iteration(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text("\n".join([
+        # mmcv/runner/hooks/logger/text.py TextLoggerHook._log_info, under its Python logging header
+        "2021-05-01 12:00:00,123 - mmdet - INFO - Epoch [2][50/7330]\tlr: 1.990e-02, eta: 1 day, 2:08:47, "
+        "time: 0.656, data_time: 0.053, memory: 3669, loss_rpn_cls: 0.0512, loss: 1.2345",
+        "2021-05-01 12:00:00,123 - mmseg - INFO - Iter [100/80000]\tlr: 9.989e-03, eta: 8:00:00, "
+        "time: 0.360, data_time: 0.010, memory: 3000, decode.loss_ce: 1.5, loss: 2.25",
+        # torch/distributed/elastic's logger before torch 2.2, apex/amp/frontend.py
+        "[2024-03-18 17:38:50,208] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 1 "
+        "closing signal SIGTERM", "Selected optimization level O1:  Insert automatic casts around Pytorch "
+        "functions and Tensor methods.", "opt_level              : O1",
+    ]) + "\n")
+    ev = ingest([log]).events
+    steps = ev.filter(pl.col("kind") == "step").sort("line")
+    assert steps["step"].to_list() == [2 * 7330 + 50, 100]
+    assert steps["loss"].to_list() == pytest.approx([1.2345, 2.25])
+    assert steps["max_steps"].to_list()[1] == 80000
+    assert set(unknown_lines([log])["line"].to_list()) <= {3}  # (the SIGTERM notice: torch_log's, or unknown)

@@ -123,6 +123,17 @@ FAMILIES: dict[str, list[str]] = {
         r"loaded checkpoint|no checkpoint found) ", r"^Test: \[\s*\d+/\d+\]\s+Time\b", r"^ \* Acc@1 [\d.]+ Acc@5 ",
         r"^\| epoch \d+ \| (?:train loss [\d.]+|valid on '\w+' subset)",
     ],
+    # torch.distributed.elastic's own logger before torch 2.2 (`[%(asctime)s] %(name)s: [%(levelname)s] `:
+    # torch/distributed/elastic/utils/logging.py) at its calm levels
+    "torch-elastic": [r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\] [\w.]+: \[(?:DEBUG|INFO|WARNING)\] "],
+    # NVIDIA apex's amp set-up (apex/amp/frontend.py: `Selected optimization level O1: ...`, the options table
+    # `opt_level              : O1`) and its loss scaler's overflow notice (apex/amp/scaler.py)
+    "apex": [
+        r"^(?:Selected optimization level O\d|Defaults for this optimization level are:|Processing user overrides "
+        r"\(additional kwargs that are not None\)\.\.\.|After processing overrides, optimization options are:)",
+        r"^(?:enabled|opt_level|cast_model_type|patch_torch_functions|keep_batchnorm_fp32|master_weights|"
+        r"loss_scale)\s+: \S", r"^Gradient overflow\.\s+Skipping step, loss scaler \d+ reducing loss scale to ",
+    ],
     # NeMo's logger (nemo/utils/formatters/base.py: `[NeMo %(levelname)1.1s %(asctime)s
     # %(module)s:%(lineno)d]`), its INFO, WARNING and DEBUG lines
     "nemo": [r"^\[NeMo [IWD] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+:\d+\]"],

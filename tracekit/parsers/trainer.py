@@ -103,6 +103,12 @@ FAIRSEQ_OLD = r"^\| epoch (?P<epoch>\d+)\s+(?P<i>\d+) / (?P<per>\d+) loss="
 # loops that print the same head; PyTorch's ImageNet example's ProgressMeter (examples/imagenet/main.py:
 # `Epoch: [0][ 10/5005]\tTime ...\tLoss 6.9 (6.9)`)
 STEP_BAR = rf"^Step (?P<step>\d+) \| (?:.*?\b[Ll]oss[: ]\s*(?P<loss>{NUM}))?"
+# OpenMMLab's text logger (mmcv/runner/hooks/logger/text.py: `Epoch [4][100/1000]\tlr: 1.000e-02, eta: ...,
+# loss: 1.23`, by iteration `Iter [100/80000]\tlr: ...`; mmengine's `Epoch(train)  [1][ 50/7330]  base_lr: ...`)
+MMCV_EPOCH = (rf"\bEpoch(?:\(train\))?\s*\[(?P<epoch>\d+)\]\[\s*(?P<i>\d+)/(?P<per>\d+)\]\s+(?:base_)?lr[:_]"
+              rf"(?:.*?, loss: (?P<loss>{NUM}))?")
+MMCV_ITER = (rf"\bIter(?:\(train\))?\s*\[\s*(?P<step>\d+)/(?P<max_steps>\d+)\]\s+(?:base_)?lr[:_]"
+             rf"(?:.*?, loss: (?P<loss>{NUM}))?")
 IMAGENET = rf"^Epoch: \[(?P<epoch>\d+)\]\[\s*(?P<i>\d+)/(?P<per>\d+)\]\s+Time\b(?:.*?\bLoss (?P<loss>{NUM}))?"
 # the time a logger's header put in front of a line (within its first characters)
 STAMP = r"^.{0,40}?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)"
@@ -154,9 +160,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("step", t.str.contains(FAIRSEQ), FAIRSEQ)
     frames[n:] = [f.with_columns(t.str.extract(FAIRSEQ_LOSS, 1).alias("loss")) for f in frames[n:]]
     add("step", t.str.contains(STEP_BAR), STEP_BAR)
+    add("step", t.str.contains(MMCV_ITER), MMCV_ITER)
     n = len(frames)
     add("step", t.str.contains(FAIRSEQ_OLD), FAIRSEQ_OLD)
     add("step", t.str.contains(IMAGENET), IMAGENET)
+    add("step", t.str.contains(MMCV_EPOCH), MMCV_EPOCH)
     frames[n:] = [f.with_columns((pl.col("epoch").cast(pl.Int64) * pl.col("per").cast(pl.Int64)
                                   + pl.col("i").cast(pl.Int64)).alias("step"),
                                  pl.coalesce(*([pl.col("loss")] if "loss" in f.columns else []),
@@ -229,7 +237,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
                  r"\{'train_runtime'|\{'eval_\w*loss'",
                  LOGGED_EVERY, MEGATRON_WORLD, ITERATION, PROGRAM_END, PHASES, NO_PROGRESS, TF_STEP, MXNET,
                  KERAS_EPOCH, KERAS_DONE, DS_TIMER, VERL, FAIRSEQ, FAIRSEQ_OLD, STEP_BAR,
-                 IMAGENET))
+                 IMAGENET, MMCV_EPOCH, MMCV_ITER))
     )
     return Parsed("trainer", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))
 

@@ -212,7 +212,8 @@ def test_steps_of_torchtune_old_fairseq_and_the_imagenet_example(tmp_path):
         # torchtune/training/metric_logging.py StdoutLogger.log_dict
         "Step 3 | loss:0.905918538570404 lr:2e-05 gpu_resources:40627398656 ",
         # fairseq before 0.7, progress_bar.py: the step counted over the epochs
-        "| epoch 010  2000 / 8223 loss=1.27 (1.50), wps=962, wpb=908, bsz=32, lr=0.001, clip=100%, gnorm=2.14",
+        "| epoch 010  2000 / 8223 loss=1.27 (1.50), wps=962, wpb=908, bsz=32, lr=0.001, clip=100%, "
+        "gnorm=2.14",
         # examples/imagenet/main.py ProgressMeter
         "Epoch: [1][ 10/5005]\tTime  0.312 ( 0.456)\tData  0.001 ( 0.12)\tLoss 6.9077e+00 (6.9101e+00)",
         # a Lightning end under NeMo 2's `[LEVEL | name]: ` header
@@ -234,8 +235,8 @@ def test_openmmlab_loggers_steps_by_epoch_and_by_iteration(tmp_path):
         "2021-05-01 12:00:00,123 - mmseg - INFO - Iter [100/80000]\tlr: 9.989e-03, eta: 8:00:00, "
         "time: 0.360, data_time: 0.010, memory: 3000, decode.loss_ce: 1.5, loss: 2.25",
         # torch/distributed/elastic's logger before torch 2.2, apex/amp/frontend.py
-        "[2024-03-18 17:38:50,208] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 1 "
-        "closing signal SIGTERM", "Selected optimization level O1:  Insert automatic casts around Pytorch "
+        "[2024-03-18 17:38:50,208] torch.distributed.elastic.multiprocessing.api: [WARNING] "
+        "Sending process 1 closing signal SIGTERM", "Selected optimization level O1:  Insert automatic casts around Pytorch "
         "functions and Tensor methods.", "opt_level              : O1",
     ]) + "\n")
     ev = ingest([log]).events

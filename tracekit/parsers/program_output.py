@@ -116,11 +116,13 @@ FAMILIES: dict[str, list[str]] = {
     # a `[LEVEL    | logger.name]: ` header (NeMo 2 and nemo_run's Python logging) at its calm levels
     "logger-headers": [r"^\[(?:DEBUG|INFO|WARNING)\s*\| [\w.]+\]: "],
     # PyTorch's ImageNet example and the scripts built on it (examples/imagenet/main.py: `Use GPU: 0 for
-    # training`, `=> creating model 'resnet50'`, the evaluation's `Test: [ 10/196]` meter and ` * Acc@1 76.1`);
-    # fairseq before 0.7 (its epoch summaries `| epoch 010 | train loss 1.44 | ...`)
+    # training`, `=> creating model 'resnet50'`, the evaluation's `Test: [ 10/196]` meter and ` * Acc@1
+    # 76.1`); fairseq before 0.7 (its epoch summaries `| epoch 010 | train loss 1.44 | ...`)
     "examples": [
-        r"^Use GPU: \d+ for training\s*$", r"^=> (?:creating model|using pre-trained model|loading checkpoint|"
-        r"loaded checkpoint|no checkpoint found) ", r"^Test: \[\s*\d+/\d+\]\s+Time\b", r"^ \* Acc@1 [\d.]+ Acc@5 ",
+        r"^Use GPU: \d+ for training\s*$",
+        r"^=> (?:creating model|using pre-trained model|loading checkpoint|"
+        r"loaded checkpoint|no checkpoint found) ", r"^Test: \[\s*\d+/\d+\]\s+Time\b",
+        r"^ \* Acc@1 [\d.]+ Acc@5 ",
         r"^\| epoch \d+ \| (?:train loss [\d.]+|valid on '\w+' subset)",
     ],
     # torch.distributed.elastic's own logger before torch 2.2 (`[%(asctime)s] %(name)s: [%(levelname)s] `:
@@ -129,10 +131,12 @@ FAMILIES: dict[str, list[str]] = {
     # NVIDIA apex's amp set-up (apex/amp/frontend.py: `Selected optimization level O1: ...`, the options table
     # `opt_level              : O1`) and its loss scaler's overflow notice (apex/amp/scaler.py)
     "apex": [
-        r"^(?:Selected optimization level O\d|Defaults for this optimization level are:|Processing user overrides "
-        r"\(additional kwargs that are not None\)\.\.\.|After processing overrides, optimization options are:)",
+        r"^(?:Selected optimization level O\d|Defaults for this optimization level are:|"
+        r"Processing user overrides \(additional kwargs that are not None\)\.\.\.|"
+        r"After processing overrides, optimization options are:)",
         r"^(?:enabled|opt_level|cast_model_type|patch_torch_functions|keep_batchnorm_fp32|master_weights|"
-        r"loss_scale)\s+: \S", r"^Gradient overflow\.\s+Skipping step, loss scaler \d+ reducing loss scale to ",
+        r"loss_scale)\s+: \S",
+        r"^Gradient overflow\.\s+Skipping step, loss scaler \d+ reducing loss scale to ",
     ],
     # NeMo's logger (nemo/utils/formatters/base.py: `[NeMo %(levelname)1.1s %(asctime)s
     # %(module)s:%(lineno)d]`), its INFO, WARNING and DEBUG lines

@@ -80,8 +80,9 @@ PROGRAM_END = (r"(?i)^(?:Rank \d+:\s*)?(?:End of (?:workload|training)\b"
                # `max_steps=100` reached.``), Megatron's (training/training.py: print_datetime('after training
                # is done'), its exit interval `exiting program at iteration N`), `ray job submit`'s `Job
                # 'raysubmit_x' succeeded`
-               r"|^(?:\[\w+\s*\| [\w.]+\]: )?`Trainer\.fit` stopped: `\w+=[^`]*` reached\.|^\[after training is done\] datetime: "
-               r"|^\[?exiting program (?:after \d+ minutes|at iteration \d+)|^-*\s*Job '[\w\-]+' succeeded\b")
+               r"|^(?:\[\w+\s*\| [\w.]+\]: )?`Trainer\.fit` stopped: `\w+=[^`]*` reached\.|"
+               r"^\[after training is done\] datetime: |^\[?exiting program (?:after \d+ minutes|"
+               r"at iteration \d+)|^-*\s*Job '[\w\-]+' succeeded\b")
 # a program's own watchdog naming the rank that made no progress (`STALL rank 3 on node0: no progress past
 # step 324 for 120s`): a ``stall`` event of that rank, at that step
 NO_PROGRESS = (r"(?i)\brank (?P<stalled>\d+)\b(?: on (?P<host>[\w.\-]+))?\W.*?\bno progress\b"
@@ -96,15 +97,16 @@ DS_TIMER = r"(?:\bglobal_step=|\] \d+/)(?P<step>\d+), RunningAvgSamplesPerSec="
 VERL = r"^step:(?P<step>\d+) - [\w/@.\-]+:"
 FAIRSEQ = rf"^epoch \d+:\s+\d+ / \d+ .*?\bnum_updates=(?P<step>\d+)"
 FAIRSEQ_LOSS = rf"^\|? ?epoch \d+:?\s+\d+ / \d+ loss=(?P<loss>{NUM})"
-# fairseq before 0.7 (progress_bar.py: `| epoch 010  2000 / 8223 loss=1.27 (1.50), wps=962, ...`): no update count,
-# the step counted over the epochs as torchvision's MetricLogger's is
+# fairseq before 0.7 (progress_bar.py: `| epoch 010  2000 / 8223 loss=1.27 (1.50), wps=962, ...`): no update
+# count, the step counted over the epochs as torchvision's MetricLogger's is
 FAIRSEQ_OLD = r"^\| epoch (?P<epoch>\d+)\s+(?P<i>\d+) / (?P<per>\d+) loss="
 # torchtune's StdoutLogger (torchtune/training/metric_logging.py: `Step 3 | loss:0.91 lr:2e-05 ...`) and the
 # loops that print the same head; PyTorch's ImageNet example's ProgressMeter (examples/imagenet/main.py:
 # `Epoch: [0][ 10/5005]\tTime ...\tLoss 6.9 (6.9)`)
 STEP_BAR = rf"^Step (?P<step>\d+) \| (?:.*?\b[Ll]oss[: ]\s*(?P<loss>{NUM}))?"
 # OpenMMLab's text logger (mmcv/runner/hooks/logger/text.py: `Epoch [4][100/1000]\tlr: 1.000e-02, eta: ...,
-# loss: 1.23`, by iteration `Iter [100/80000]\tlr: ...`; mmengine's `Epoch(train)  [1][ 50/7330]  base_lr: ...`)
+# loss: 1.23`, by iteration `Iter [100/80000]\tlr: ...`; mmengine's `Epoch(train)  [1][ 50/7330]  base_lr:
+# ...`)
 MMCV_EPOCH = (rf"\bEpoch(?:\(train\))?\s*\[(?P<epoch>\d+)\]\[\s*(?P<i>\d+)/(?P<per>\d+)\]\s+(?:base_)?lr[:_]"
               rf"(?:.*?, loss: (?P<loss>{NUM}))?")
 MMCV_ITER = (rf"\bIter(?:\(train\))?\s*\[\s*(?P<step>\d+)/(?P<max_steps>\d+)\]\s+(?:base_)?lr[:_]"

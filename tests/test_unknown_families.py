@@ -236,8 +236,9 @@ def test_openmmlab_loggers_steps_by_epoch_and_by_iteration(tmp_path):
         "time: 0.360, data_time: 0.010, memory: 3000, decode.loss_ce: 1.5, loss: 2.25",
         # torch/distributed/elastic's logger before torch 2.2, apex/amp/frontend.py
         "[2024-03-18 17:38:50,208] torch.distributed.elastic.multiprocessing.api: [WARNING] "
-        "Sending process 1 closing signal SIGTERM", "Selected optimization level O1:  Insert automatic casts around Pytorch "
-        "functions and Tensor methods.", "opt_level              : O1",
+        "Sending process 1 closing signal SIGTERM",
+        "Selected optimization level O1:  Insert automatic casts around Pytorch functions and Tensor methods.",
+        "opt_level              : O1",
     ]) + "\n")
     ev = ingest([log]).events
     steps = ev.filter(pl.col("kind") == "step").sort("line")

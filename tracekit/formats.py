@@ -22,6 +22,7 @@ from tracekit import inputs
 from tracekit.parsers import (Parsed, boilerplate, flight_recorder, fr_trace, kineto, launcher, mpi, nccl,
                               nccl_ras, nccl_tests, pyspy, torch_log, trainer)
 from tracekit.parsers import deepspeed_config, elastic  # branch cli
+from tracekit.parsers import environment, program_output  # branch unknown
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,8 @@ TEXT = (
            names_kind=False),
     Format("deepspeed-config", deepspeed_config, ("events",), names_kind=False),  # branch cli: ZeRO settings
     Format("boilerplate", boilerplate, (), names_kind=False),
+    Format("program-output", program_output, (), names_kind=False),  # branch unknown: programs' fixed output
+    Format("environment", environment, ("ranks",), {"environment": 12}, names_kind=False),  # branch unknown
 )
 #: the parsers the lines that are not plain NCCL go to
 OTHER_TEXT = tuple(f.parser for f in TEXT if f.parser not in (nccl, launcher))

@@ -26,9 +26,10 @@ LOSS = rf"\{{.*?'loss': '?(?P<loss>{NUM})'?"
 SWIFT_STEP = r"'global_step/max_steps': '(?P<step>\d+)/(?P<max_steps>\d+)'"
 DS_STEP = r"\bstep=(?P<step>\d+), skipped=(?P<skipped>\d+)"
 MEGATRON = rf"iteration\s+(?P<step>\d+)/\s*(?P<max_steps>\d+) \|.*?(?:lm loss: (?P<loss>{NUM}))?"
-TQDM = r"(?P<pct>\d+)%\|[^|]*\|\s*(?P<step>\d+)/(?P<max_steps>\d+) \["
-# any other loop's line with a step and a loss (torchtitan `step: 200  loss:  6.1384`, `step at 58400, loss=31.05`,
-# `ep 1 train, step 97, acc 0.004, loss 8.624`), and tf_cnn_benchmarks' `90\timages/sec: 152.2 +/- 0.2 (...)\t2.321`
+TQDM = r"(?P<pct>\d+)%\|[^|]*\|+\s*(?P<step>\d+)/(?P<max_steps>\d+) \["
+# any other loop's line with a step and a loss (torchtitan `step: 200  loss:  6.1384`, `step at 58400,
+# loss=31.05`, `ep 1 train, step 97, acc 0.004, loss 8.624`), and tf_cnn_benchmarks' `90\timages/sec: 152.2
+# +/- 0.2 (...)\t2.321`
 STEP_LOSS = rf"\bstep(?: at)?[:= ]\s*(?P<step>\d+)\b.*?\bloss[:= ]\s*(?P<loss>{NUM})"
 # TensorFlow's estimator (`loss = 2.30294, step = 15 (1.941 sec)`), MXNet's Speedometer (`Epoch[0] Batch [50]
 # Speed: 875.63 samples/sec`), Keras (`Epoch 24/24` as an epoch starts, then `250/250 [====] - 8s 31ms/step`)
@@ -36,13 +37,14 @@ TF_STEP = rf"\bloss = (?P<loss>{NUM}), step = (?P<step>\d+)\b"
 MXNET = r"\bEpoch\[(?P<epoch>\d+)\] Batch \[(?P<step>\d+)\]\s+Speed: [\d.]+ samples/sec"
 KERAS_EPOCH = r"^Epoch (?P<step>\d+)/(?P<of>\d+)\s*$"
 KERAS_DONE = r"^(?P<done>\d+)/(?P<total>\d+) \[=+\] - \d+m?s \d+(?:ms|s|us)/step\b"
-# torchvision's references MetricLogger.log_every (DeiT, MAE, DINO, detection ...): `Epoch: [7]  [ 100/1251]  eta:
-# 0:15:17  lr: 0.001998  loss: 5.2755 (5.2755)  time: 0.7736  data: 0.0005`; the count starts again each epoch,
-# so the step is counted over the epochs the header names, and its total is no end of the run
+# torchvision's references MetricLogger.log_every (DeiT, MAE, DINO, detection ...): `Epoch: [7]  [ 100/1251] 
+# eta: 0:15:17  lr: 0.001998  loss: 5.2755 (5.2755)  time: 0.7736  data: 0.0005`; the count starts again each
+# epoch, so the step is counted over the epochs the header names, and its total is no end of the run
 METRIC_LOGGER = (rf"^(?:.*?\bEpoch: \[(?P<epoch>\d+)\])?.*?\[\s*(?P<i>\d+)/(?P<per>\d+)\]\s+eta: [\d:]+ "
                  rf"(?:.*?\bloss: (?P<loss>{NUM}))?")
 LOGGED_EVERY = r"\d\]\s+eta: \d"  # what picks its lines, cheaply
-# Megatron's argument check (`using world size: 8, data-parallel size: 2, ...`, older `... and model-parallel size`)
+# Megatron's argument check (`using world size: 8, data-parallel size: 2, ...`, older `... and model-parallel
+# size`)
 MEGATRON_WORLD = r"^using world size: (?P<world_size>\d+)\b"
 IMAGES = rf"^(?P<step>\d+)\s+images/sec: [\d.]+ \+/- [\d.]+ \(jitter = [\d.]+\)\s+(?P<loss>{NUM})"
 COMM_OP = (
@@ -52,15 +54,17 @@ COMM_OP = (
 DS_VERSION = r"DeepSpeed info: version=(?P<v>\S+)"
 TRAIN_START = r"\*{5} Running training \*{5}"
 # ms-swift prints its whole argument object, one ``key=value,`` a line, ``)`` alone closing it
-ARGS_OPEN = r"\[INFO:swift\] args: \w+Arguments\($"
+# (HF's Trainer the same, under `Training/evaluation parameters `: transformers/trainer.py, training_args.py
+# __str__)
+ARGS_OPEN = r"(?:\[INFO:swift\] args: |^Training/evaluation parameters |^)\w*Arguments\($"
 ARG = r"^(?P<key>[A-Za-z_][\w.]*)=(?P<value>.*?),?$"
 # HF Trainer's banner names the accumulation that makes an optimizer step of micro-steps (tracekit.traffic)
 HF_ACCUM = r"Gradient Accumulation steps = (?P<value>\d+)\s*$"
 KNOWN = (
-    r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\] \[(?:INFO|WARNING|DEBUG|ERROR)\]|\[INFO:swift\]|\[WARNING:swift\]|"
-    r"\[(?:INFO|WARNING)\|[\w.]+:\d+\]|OVERFLOW!|^\s*(?:Num examples|Num Epochs|Instantaneous batch size|"
-    r"Total train batch size|Gradient Accumulation steps|Total optimization steps|Number of trainable parameters)"
-    r"|\|=>>|wandb:|^\s*\d+%\|"
+    r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\] \[(?:INFO|WARNING|DEBUG|ERROR)\]|\[INFO:swift\]|"
+    r"\[WARNING:swift\]|\[(?:INFO|WARNING)\|[\w.]+:\d+\]|OVERFLOW!|^\s*(?:Num examples|Num Epochs|"
+    r"Instantaneous batch size|Total train batch size|Gradient Accumulation steps|Total optimization steps|"
+    r"Number of trainable parameters)|\|=>>|wandb:|^\s*\d+%\|"
     # HF's logger prefix (transformers 5), its banners, Python logging's default format (modelscope)
     r"|^\[transformers\]|^\*{5} Running (?:Evaluation|Prediction) \*{5}"
     r"|^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ \| (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \| [\w.]+ \|"
@@ -71,12 +75,43 @@ ITERATION = r"^(?:Rank \d+:\s*)?[=*#\- ]*Iteration\s+(?P<step>\d+)\s*/\s*(?P<max
 PROGRAM_END = (r"(?i)^(?:Rank \d+:\s*)?(?:End of (?:workload|training)\b"
                r"|Training (?:is )?(?:complete|completed|finished|done)\b"
                r"|Finished training\b|All ranks (?:finished|done|completed)\b)"
-               r"|\] worker group successfully finished\b")
+               r"|\] worker group successfully finished\b"
+               # (branch unknown) Lightning's fit loop (loops/fit_loop.py: `` `Trainer.fit` stopped:
+               # `max_steps=100` reached.``), Megatron's (training/training.py: print_datetime('after training
+               # is done'), its exit interval `exiting program at iteration N`), `ray job submit`'s `Job
+               # 'raysubmit_x' succeeded`
+               r"|^(?:\[\w+\s*\| [\w.]+\]: )?`Trainer\.fit` stopped: `\w+=[^`]*` reached\.|"
+               r"^\[after training is done\] datetime: |^\[?exiting program (?:after \d+ minutes|"
+               r"at iteration \d+)|^-*\s*Job '[\w\-]+' succeeded\b")
 # a program's own watchdog naming the rank that made no progress (`STALL rank 3 on node0: no progress past
 # step 324 for 120s`): a ``stall`` event of that rank, at that step
 NO_PROGRESS = (r"(?i)\brank (?P<stalled>\d+)\b(?: on (?P<host>[\w.\-]+))?\W.*?\bno progress\b"
                r"(?:.*?\bstep (?P<step>\d+))?")
 PHASES = r"^time \(ms\) \| (?:[\w\- ]+: [\d.]+(?: \| )?){2,}"
+# (branch unknown) DeepSpeed's ThroughputTimer (deepspeed/utils/timer.py:
+# `epoch=0/micro_step=40/global_step=10, RunningAvgSamplesPerSec=25.0, ...`, before 0.9 `0/20,
+# RunningAvgSamplesPerSec=...`: epoch/global step); verl's console metrics (verl/utils/tracking.py: `step:12 -
+# actor/pg_loss:0.01 - ...`); fairseq's simple progress bar (fairseq/logging/progress_bar.py
+# SimpleProgressBar.log: `epoch 001:    100 / 1563 loss=9.1, ..., num_updates=100`)
+DS_TIMER = r"(?:\bglobal_step=|\] \d+/)(?P<step>\d+), RunningAvgSamplesPerSec="
+VERL = r"^step:(?P<step>\d+) - [\w/@.\-]+:"
+FAIRSEQ = rf"^epoch \d+:\s+\d+ / \d+ .*?\bnum_updates=(?P<step>\d+)"
+FAIRSEQ_LOSS = rf"^\|? ?epoch \d+:?\s+\d+ / \d+ loss=(?P<loss>{NUM})"
+# fairseq before 0.7 (progress_bar.py: `| epoch 010  2000 / 8223 loss=1.27 (1.50), wps=962, ...`): no update
+# count, the step counted over the epochs as torchvision's MetricLogger's is
+FAIRSEQ_OLD = r"^\| epoch (?P<epoch>\d+)\s+(?P<i>\d+) / (?P<per>\d+) loss="
+# torchtune's StdoutLogger (torchtune/training/metric_logging.py: `Step 3 | loss:0.91 lr:2e-05 ...`) and the
+# loops that print the same head; PyTorch's ImageNet example's ProgressMeter (examples/imagenet/main.py:
+# `Epoch: [0][ 10/5005]\tTime ...\tLoss 6.9 (6.9)`)
+STEP_BAR = rf"^Step (?P<step>\d+) \| (?:.*?\b[Ll]oss[: ]\s*(?P<loss>{NUM}))?"
+# OpenMMLab's text logger (mmcv/runner/hooks/logger/text.py: `Epoch [4][100/1000]\tlr: 1.000e-02, eta: ...,
+# loss: 1.23`, by iteration `Iter [100/80000]\tlr: ...`; mmengine's `Epoch(train)  [1][ 50/7330]  base_lr:
+# ...`)
+MMCV_EPOCH = (rf"\bEpoch(?:\(train\))?\s*\[(?P<epoch>\d+)\]\[\s*(?P<i>\d+)/(?P<per>\d+)\]\s+(?:base_)?lr[:_]"
+              rf"(?:.*?, loss: (?P<loss>{NUM}))?")
+MMCV_ITER = (rf"\bIter(?:\(train\))?\s*\[\s*(?P<step>\d+)/(?P<max_steps>\d+)\]\s+(?:base_)?lr[:_]"
+             rf"(?:.*?, loss: (?P<loss>{NUM}))?")
+IMAGENET = rf"^Epoch: \[(?P<epoch>\d+)\]\[\s*(?P<i>\d+)/(?P<per>\d+)\]\s+Time\b(?:.*?\bLoss (?P<loss>{NUM}))?"
 # the time a logger's header put in front of a line (within its first characters)
 STAMP = r"^.{0,40}?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)"
 # Python's warnings: ``path.py:12: FutureWarning: ...`` then the source line, indented
@@ -115,12 +150,28 @@ def parse(lines: pl.DataFrame) -> Parsed:
                                       pl.col("raw").str.extract_groups(TQDM).alias("_g"))
                           .unnest("_g").with_columns(pl.lit("progress").alias("kind"),
                                                      pl.col("text").alias("message")))
-    others = ~t.str.contains(r"\{.*'loss': |\bstep=\d+, skipped=|iteration\s+\d+/\s*\d+ \|")
+    others = ~t.str.contains(r"\{.*'loss': |\bstep=\d+, skipped=|iteration\s+\d+/\s*\d+ \||^step:\d+ - ")
     add("step", others & t.str.contains(STEP_LOSS), STEP_LOSS)
     add("step", t.str.contains(TF_STEP), TF_STEP)
     add("step", t.str.contains(MXNET), MXNET)
     _keras(_own_lines(lines, df), frames)
     add("step", t.str.contains(IMAGES), IMAGES)
+    add("step", t.str.contains(DS_TIMER), DS_TIMER)
+    add("step", t.str.contains(VERL), VERL)
+    n = len(frames)
+    add("step", t.str.contains(FAIRSEQ), FAIRSEQ)
+    frames[n:] = [f.with_columns(t.str.extract(FAIRSEQ_LOSS, 1).alias("loss")) for f in frames[n:]]
+    add("step", t.str.contains(STEP_BAR), STEP_BAR)
+    add("step", t.str.contains(MMCV_ITER), MMCV_ITER)
+    n = len(frames)
+    add("step", t.str.contains(FAIRSEQ_OLD), FAIRSEQ_OLD)
+    add("step", t.str.contains(IMAGENET), IMAGENET)
+    add("step", t.str.contains(MMCV_EPOCH), MMCV_EPOCH)
+    frames[n:] = [f.with_columns((pl.col("epoch").cast(pl.Int64) * pl.col("per").cast(pl.Int64)
+                                  + pl.col("i").cast(pl.Int64)).alias("step"),
+                                 pl.coalesce(*([pl.col("loss")] if "loss" in f.columns else []),
+                                             t.str.extract(FAIRSEQ_LOSS, 1)).alias("loss"))
+                  .drop("epoch", "i", "per") for f in frames[n:]]
     n = len(frames)
     add("step", t.str.contains(LOGGED_EVERY), METRIC_LOGGER)
     frames[n:] = [f.with_columns((pl.col("epoch").cast(pl.Int64).fill_null(0) * pl.col("per").cast(pl.Int64)
@@ -150,10 +201,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
     events = pl.concat(frames, how="diagonal_relaxed").drop("_tag", strict=False) if frames else None
     if events is not None:
         events = events.with_columns(
-            pl.when(pl.col("kind") == "train_arg").then(pl.format("{}={}", "key", "value")).otherwise("message")
-            .alias("message") if "key" in events.columns else pl.col("message"),
-            *(pl.col(c).cast(pl.Int64, strict=False) if c in events.columns else pl.lit(None, pl.Int64).alias(c)
-              for c in ("step", "max_steps")),
+            pl.when(pl.col("kind") == "train_arg").then(pl.format("{}={}", "key", "value"))
+            .otherwise("message").alias("message") if "key" in events.columns else pl.col("message"),
+            *(pl.col(c).cast(pl.Int64, strict=False) if c in events.columns
+              else pl.lit(None, pl.Int64).alias(c) for c in ("step", "max_steps")),
             pl.coalesce(t.str.extract(LOSS, 1), *([pl.col("loss")] if "loss" in events.columns else []))
             .cast(pl.Float64, strict=False).alias("loss"),
             (pl.col("op") if "op" in events.columns else pl.lit(None, pl.Utf8)).alias("op"),
@@ -170,9 +221,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
             )
     ranks = pl.concat([
         df.filter(t.str.contains(DS_VERSION)).select(
-            "file", t.str.extract(DS_VERSION, 1).alias("deepspeed_version"), pl.lit("deepspeed").alias("source")),
+            "file", t.str.extract(DS_VERSION, 1).alias("deepspeed_version"),
+            pl.lit("deepspeed").alias("source")),
         df.filter(t.str.contains(MEGATRON_WORLD)).select(
-            "file", t.str.extract(MEGATRON_WORLD, 1).cast(pl.Int64).alias("world_size"), pl.lit("megatron").alias("source")),
+            "file", t.str.extract(MEGATRON_WORLD, 1).cast(pl.Int64).alias("world_size"),
+            pl.lit("megatron").alias("source")),
     ], how="diagonal_relaxed")
     closing = t == ")"
     args_end = closing & (t.str.contains(ARGS_OPEN).cast(pl.Int32).cum_sum().over("file")
@@ -180,12 +233,13 @@ def parse(lines: pl.DataFrame) -> Parsed:
     warned = t.str.contains(PY_WARNING)
     after_warning = warned.shift(1, fill_value=False).over("file") & t.str.starts_with("  ")
     used = args_end | pl.col("_in_args") | warned | after_warning | t.str.contains(
-        any_of(*(r"\{.*'loss': ", DS_STEP, STEP_LOSS, IMAGES, r"^total images/sec: ", r"^\[iteration\] datetime: ",
-                 r"^time \(ms\) \| \w", r"^Invalidate trace cache @ step \d+", r"iteration\s+\d+/\s*\d+ \|", TQDM, "comm op: ",
-                                       TRAIN_START, DS_VERSION, KNOWN, r"\{'train_runtime'|\{'eval_\w*loss'",
-                                       LOGGED_EVERY, MEGATRON_WORLD,
-                                       ITERATION, PROGRAM_END, PHASES, NO_PROGRESS, TF_STEP, MXNET,
-                                       KERAS_EPOCH, KERAS_DONE))
+        any_of(*(r"\{.*'loss': ", DS_STEP, STEP_LOSS, IMAGES, r"^total images/sec: ",
+                 r"^\[iteration\] datetime: ", r"^time \(ms\) \| \w", r"^Invalidate trace cache @ step \d+",
+                 r"iteration\s+\d+/\s*\d+ \|", TQDM, "comm op: ", TRAIN_START, DS_VERSION, KNOWN,
+                 r"\{'train_runtime'|\{'eval_\w*loss'",
+                 LOGGED_EVERY, MEGATRON_WORLD, ITERATION, PROGRAM_END, PHASES, NO_PROGRESS, TF_STEP, MXNET,
+                 KERAS_EPOCH, KERAS_DONE, DS_TIMER, VERL, FAIRSEQ, FAIRSEQ_OLD, STEP_BAR,
+                 IMAGENET, MMCV_EPOCH, MMCV_ITER))
     )
     return Parsed("trainer", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))
 

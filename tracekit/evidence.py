@@ -20,6 +20,7 @@ from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ER
                                HEARTBEAT)
 from tracekit.nccl_messages import UNDECIDED as UNDECIDED_MESSAGE, reads_as
 from tracekit.outcome import Cited, Coverage, EventKind, Finding, Match
+from tracekit.parsers.pyspy import GDB_WAIT
 from tracekit.store import Store
 from tracekit.wording import duration
 
@@ -28,7 +29,8 @@ NETWORK_SETTINGS = (r"^(?:NCCL_SOCKET_IFNAME|NCCL_SOCKET_FAMILY|GLOO_SOCKET_IFNA
 WATCHDOG_ABORT_SIGNAL = r"Signal 6 \(SIGABRT\)|SIGABRT|signal 6\b|exitcode: -6|code -6\b"
 KILL_CODES = {124, 143, -15, -2, 130}  # `timeout`, SIGTERM, SIGINT: someone asked it to stop
 SIGKILL_CODES = {-9, 137}  # nobody asks politely with SIGKILL: mostly the kernel's OOM killer
-C10D_FRAME = r"distributed_c10d|deepspeed/comm|torch/distributed/(?:_functional|nn|fsdp|algorithms)|c10d"
+C10D_FRAME = (r"distributed_c10d|deepspeed/comm|torch/distributed/(?:_functional|nn|fsdp|algorithms)|c10d"
+              r"|\bnccl(?:AllReduce|AllGather|ReduceScatter|Broadcast|Reduce|Send|Recv|GroupEnd)\b|libr?ccl\.so")
 # a frame of the standard library: py-spy's `threading.py:327`, faulthandler's `/usr/lib/python3.11/...`
 STDLIB_FRAME = (r"\((?:<frozen |(?:" + "|".join(sorted(sys.stdlib_module_names)) + r")(?:\.py)?[/:])"
                 r"|/lib/python3\.\d+/(?:[^/]+/)*[^/]+\.py:")
@@ -46,6 +48,9 @@ def own_frame() -> pl.Expr:
     installed packages kept), else its ``where``: a rank waiting in wandb.init reads as wandb, not as
     threading.Condition.wait."""
     stdlib = pl.element().str.contains(STDLIB_FRAME) & ~pl.element().str.contains(SITE)
+    # (and a native frame that says only that the thread waits, or an address gdb could not name)
+    stdlib = stdlib | pl.element().str.contains(r"^\?\? \(") | (
+        pl.element().str.extract(r"^(\S+) \(", 1).str.contains(GDB_WAIT).fill_null(False))
     return pl.coalesce(pl.col("frames").str.split(" <- ").list.eval(pl.element().filter(~stdlib)).list.first(), "where")
 
 
@@ -255,10 +260,15 @@ class Evidence:
     def stacks(self) -> pl.DataFrame:
         """The main thread's innermost frame of the program or a library per rank (or pid): a rank
         waiting in wandb.init reads as wandb, not as threading.Condition.wait."""
-        st = self.store.events.filter((pl.col("kind") == EventKind.STACK) & pl.col("thread").str.starts_with("MainThread"))
-        st = st.with_columns(own_frame().alias("where"))
-        return st.with_columns(pl.col("where").str.contains(C10D_FRAME).fill_null(False).alias("in_c10d"),
-                               pl.col("thread").str.extract(r"thread (\S+)", 1).alias("tid"))
+        st = self.store.events.filter(pl.col("kind") == EventKind.STACK).with_columns(own_frame().alias("where"))
+        st = st.with_columns(pl.col("where").str.contains(C10D_FRAME).fill_null(False).alias("in_c10d"),
+                             pl.col("thread").str.extract(r"thread (\S+)", 1).alias("tid"))
+        main = pl.col("thread").str.starts_with("MainThread")
+        # a dump with no main thread named (gdb's threads of a process whose thread 1 was not pasted): its
+        # threads that wait in a collective say where the process is
+        named = st.filter(main).select("file").unique()
+        return pl.concat([st.filter(main), st.join(named, on="file", how="anti").filter(
+            pl.col("in_c10d") & ~pl.col("thread").str.starts_with("C++ frames"))])
 
     @cached_property
     def cancelled(self) -> pl.DataFrame:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit.evidence import Evidence, lines
+from tracekit.evidence import C10D_FRAME, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.wording import duration, fmt_ranks
 
@@ -395,19 +395,49 @@ def steady_own_pace(ev: Evidence) -> Verdict | None:
                    f"only while every rank takes part ({ev.coverage.describe()})", [], lines(per, 2))
 
 
+#: what a stack's frames say the thread does, first match wins (searched over every frame, innermost first)
+PLACES = (
+    (r"save_checkpoint|_save_checkpoint|torch/serialization\.py|safetensors|save_pretrained|checkpoint\.save"
+     r"|dcp\.save|distributed/checkpoint", "saving a checkpoint"),
+    (r"\bbarrier\b|monitored_barrier|store_based_barrier", "a barrier"),
+    (C10D_FRAME, "a collective"),
+    (r"(?i)dataloader|data_loader|data/iterators|_next_data|next_batch|\bqueue\.py|multiprocessing/queues",
+     "its data loader, outside any collective"),
+    (r"(?i)\bwandb\b|tensorboard|mlflow", "a logger (wandb, tensorboard or mlflow), outside any collective"),
+    (r"(?i)inductor|torch/_dynamo|triton/compiler", "compiling (torch.compile, Triton), outside any collective"),
+    (r"cudaStreamSynchronize|cudaDeviceSynchronize|\.synchronize \(|\bitem \(|\.cpu \(", "waiting on the GPU, outside any collective"),
+)
+
+
+def place() -> pl.Expr:
+    """What a stack event says its thread does (``PLACES``: ``saving a checkpoint``, ``a barrier``, ``a
+    collective``, ``its data loader, outside any collective``...), else ``outside any collective``."""
+    text = pl.coalesce("frames", "where", pl.lit(""))
+    return pl.coalesce(*(pl.when(text.str.contains(p)).then(pl.lit(w)) for p, w in PLACES),
+                       pl.lit("outside any collective"))
+
+
 def stacks_seen(ev: Evidence) -> Verdict | None:
-    """Stack dumps and nothing that decides: say where each dumped process is, in a collective or
-    outside any (where some wait in one and others are elsewhere, deadlock_from_stacks said it)."""
+    """Stack dumps and nothing that decides: say where each dumped process is, what it does there (a
+    checkpoint save, a barrier, a collective, its data loader)
+    and, where every one is in the same place,
+    that place (where some wait in a collective and others are elsewhere, deadlock_from_stacks said it)."""
     st = ev.stacks
     if not st.height or not _calm(ev) or ev.progressed or ev.clean_end:
         return None
     st = st.unique(["rank", "pid", "tid", "where"], maintain_order=True)
     name = pl.coalesce(pl.format("rank {}", "rank"), pl.format("pid {}", "pid"), pl.col("thread"))
-    said = st.with_columns(name.alias("_who")).head(4)
-    each = "; ".join(f"{r['_who']} is in {r['where']} ("
-                     + ("a collective" if r["in_c10d"] else "outside any collective") + ")"
-                     for r in said.iter_rows(named=True))
-    return Verdict(Kind.UNDECIDED, f"{st.height} stack dump(s) and nothing else that decides: {each}; which "
-                   "rank holds the others only every rank's stack says: a stack dump of every rank (py-spy "
-                   "dump, or `tracekit run`) names the rank outside the collective the others wait in", [],
-                   lines(said.with_columns(pl.format("{} in {}", "_who", "where").alias("message")), 4))
+    st = st.with_columns(name.alias("_who"), place().alias("_does"))
+    said = st.head(4)
+    each = "; ".join(f"{r['_who']} is in {r['where']} ({r['_does']})" for r in said.iter_rows(named=True))
+    places = st["_does"].unique().to_list()
+    ranks = st["rank"].drop_nulls().unique().sort().to_list()
+    if len(places) == 1 and st.height > 1:
+        each = f"every one of the {st.height} is in {places[0]}: " + each
+    hold = ("which rank holds the others only every rank's stack says: a stack dump of every rank (py-spy "
+            "dump, or `tracekit run`) names the rank outside the collective the others wait in")
+    if places == ["saving a checkpoint"] or places == ["a barrier"]:
+        hold = ("a rank that never reaches the same call (or one still writing) holds the others there: the "
+                "stacks of the ranks not shown, and whether the save is collective on every rank, decide it")
+    return Verdict(Kind.UNDECIDED, f"{st.height} stack dump(s) and nothing else that decides: {each}; {hold}",
+                   ranks, lines(said.with_columns(pl.format("{} in {}", "_who", "where").alias("message")), 4))

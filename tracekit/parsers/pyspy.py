@@ -26,24 +26,48 @@ RANK_HINT = r"^# tracekit stack dump rank=(?P<rank>\d+)"
 # (0x7f in /…/libtorch_cuda.so)`): one stack per run of them, its `where` the first frame that is not the error's own
 CPP_FRAME = r"^\s*frame #(?P<n>\d+): (?P<sym>.+?)(?: \+ 0x[0-9a-fA-F]+)?(?: \(0x[0-9a-fA-F]+ in (?P<lib>[^)]+)\))?\s*$"
 CPP_NOISE = r"^(?:c10::Error::|c10::detail::torchCheckFail|c10::detail::torchInternalAssertFail|<unknown function>|c10::ValueError)"
+# a header a person wrote over a pasted dump (`The stack for rank0:`, `Rank 3 stack:`, `rank 1 (node 2):`):
+# the rank of the dump that starts within HINT_LINES lines under it
+SAID_RANK = r"(?i)^[^:]{0,60}?\brank\s*#?(\d+)\b[^:]{0,40}:\s*(?:```\s*)?$"
+HINT_LINES = 3
+# gdb's `thread apply all bt` (gdb/thread.c: `Thread 2 (Thread 0x7f.. (LWP 69796) "python"):`; stack.c
+# print_frame: `#N  0xADDR in FUNC (ARGS) at FILE:LINE` or `from LIB`); gdb's thread 1 is the main thread
+GDB_THREAD = r"^Thread (?P<n>\d+) \(Thread (?P<tid>0x[0-9a-fA-F]+) \(LWP (?P<lwp>\d+)\)\)(?: \"[^\"]*\")?:\s*$"
+GDB_FRAME = r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<func>[^\s(]+) \(.*?\)(?: at (?P<at>\S+:\d+)| from (?P<lib>\S+))?\s*$"
+# frames that say only that a thread waits (libc, pthread, an unnamed address): the frame above says on what
+GDB_WAIT = (r"^(?:pthread_\w+|__GI_\w+|__lll_\w+|__pthread\w*|__futex\w*|sem_\w+|syscall|poll|epoll_wait|"
+            r"nanosleep|futex\w*|do_futex\w*|__libc_\w+|select|recv|read)(?:@.*)?$")
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
     if not lines.height:
         return Parsed("py-spy")
     t = pl.col("text")
+    gdb = t.str.extract_groups(GDB_FRAME).struct
+    gdb_loc = pl.coalesce(gdb.field("at"), gdb.field("lib").str.extract(r"([^/]+)$", 1), pl.lit("?"))
     df = lines.select("file", "line", "text").with_columns(
         t.str.extract(PROCESS, 1).cast(pl.Int64, strict=False).alias("pid"),
         t.str.extract(RANK_HINT, 1).cast(pl.Int64, strict=False).alias("rank"),
         t.str.extract_groups(THREAD).alias("_t"),
         t.str.extract(FH_THREAD, 1).alias("_fh_tid"),
-        pl.coalesce(t.str.extract(FRAME, 1), t.str.extract(FH_FRAME, 3)).alias("func"),
-        pl.coalesce(t.str.extract(FRAME, 2), pl.concat_str(t.str.extract(FH_FRAME, 1), pl.lit(":"), t.str.extract(FH_FRAME, 2))).alias("loc"),
+        t.str.extract_groups(GDB_THREAD).alias("_g"),
+        pl.coalesce(t.str.extract(FRAME, 1), t.str.extract(FH_FRAME, 3), gdb.field("func")).alias("func"),
+        pl.coalesce(t.str.extract(FRAME, 2), pl.concat_str(t.str.extract(FH_FRAME, 1), pl.lit(":"),
+                                                           t.str.extract(FH_FRAME, 2)),
+                    pl.when(gdb.field("func").is_not_null()).then(gdb_loc)).alias("loc"),
+        # a gdb frame that says only that the thread waits (the frame above it says on what)
+        (gdb.field("func").str.contains(GDB_WAIT).fill_null(False)).alias("_wait"),
+        t.str.extract(SAID_RANK, 1).cast(pl.Int64, strict=False).alias("_said"),
     ).unnest("_t").with_columns(
-        pl.coalesce("tid", "_fh_tid").alias("tid"),
-        pl.when(pl.col("_fh_tid").is_not_null()).then(pl.lit("dumped")).otherwise(pl.col("state")).alias("state"),
-        pl.when(pl.col("_fh_tid").is_not_null()).then(pl.lit("faulthandler")).otherwise(pl.col("tname")).alias("tname"),
-    ).drop("_fh_tid")
+        pl.coalesce("tid", "_fh_tid", pl.col("_g").struct.field("tid")).alias("tid"),
+        pl.when(pl.col("_fh_tid").is_not_null()).then(pl.lit("dumped"))
+        .when(pl.col("_g").struct.field("tid").is_not_null()).then(pl.format("LWP {}", pl.col("_g").struct.field("lwp")))
+        .otherwise(pl.col("state")).alias("state"),
+        pl.when(pl.col("_fh_tid").is_not_null()).then(pl.lit("faulthandler"))
+        .when(pl.col("_g").struct.field("n") == "1").then(pl.lit("MainThread"))
+        .when(pl.col("_g").struct.field("n").is_not_null()).then(pl.format("gdb thread {}", pl.col("_g").struct.field("n")))
+        .otherwise(pl.col("tname")).alias("tname"),
+    ).drop("_fh_tid", "_g")
     if df["tid"].null_count() == df.height:  # a header with no dump under it yet
         head = df.filter(pl.col("rank").is_not_null() | (pl.col("pid").is_not_null() & t.str.starts_with("Process ")))
         cpp = _cpp_stacks(lines)
@@ -57,14 +81,17 @@ def parse(lines: pl.DataFrame) -> Parsed:
         # a new block starts at a thread line that follows a non-thread line of the same file
         starts.cum_sum().alias("block"),
         starts.cum_sum().over("file").alias("_nth"),
-    )
+        _said_rank(is_thread).alias("_said"),
+    ).with_columns(pl.coalesce("rank", "_said").alias("rank"))
     in_block = pl.col("_nth") > 0
+    frame = pl.format("{} ({})", "func", "loc")
     frames = (
         df.filter(pl.col("func").is_not_null() & in_block)
         .group_by("block", maintain_order=True)
         .agg(
-            pl.format("{} ({})", "func", "loc").first().alias("where"),
-            pl.format("{} ({})", "func", "loc").str.join(" <- ").alias("frames"),
+            pl.coalesce(frame.filter(~pl.col("_wait") & (pl.col("func") != "??")).first(),
+                        frame.filter(~pl.col("_wait")).first(), frame.first()).alias("where"),
+            frame.str.join(" <- ").alias("frames"),
         )
     )
     threads = df.filter(is_thread).join(frames, on="block", how="left").with_columns(
@@ -74,9 +101,22 @@ def parse(lines: pl.DataFrame) -> Parsed:
                                                     .then(pl.lit("MainThread")), pl.lit("unnamed")), "tid", "state").alias("thread"),
         t.alias("message"),
     )
-    used = t.str.contains(any_of(PROCESS, THREAD, FRAME, PYTHON, RANK_HINT, FH_THREAD, FH_FRAME, CPP_FRAME))
-    return Parsed("py-spy", {"events": pl.concat([threads.drop("_nth"), _cpp_stacks(lines)], how="diagonal_relaxed")},
+    used = (t.str.contains(any_of(PROCESS, THREAD, FRAME, PYTHON, RANK_HINT, FH_THREAD, FH_FRAME, CPP_FRAME, GDB_THREAD,
+                                  GDB_FRAME)) | (pl.col("_said").is_not_null() & t.str.contains(SAID_RANK)))
+    return Parsed("py-spy", {"events": pl.concat([threads.drop("_nth", "_wait", "_said"), _cpp_stacks(lines)],
+                                                 how="diagonal_relaxed")},
                   df.filter(used).select("file", "line"))
+
+
+def _said_rank(is_thread: pl.Expr) -> pl.Expr:
+    """The rank a person's header names (``SAID_RANK``) for every line of the dump that starts within
+    HINT_LINES lines under it, up to the next header or ``Process`` line; null elsewhere."""
+    said = pl.col("_said").is_not_null() | pl.col("text").str.contains(PROCESS)
+    part = said.cum_sum().over("file")
+    at = pl.when(said).then(pl.col("line")).forward_fill().over("file")
+    first_thread = pl.when(is_thread).then(pl.col("line")).min().over("file", part)
+    near = (first_thread - at) <= HINT_LINES
+    return pl.when(near).then(pl.col("_said").forward_fill().over("file", part))
 
 
 def _cpp_stacks(lines: pl.DataFrame) -> pl.DataFrame:

@@ -1,0 +1,71 @@
+"""Stacks as people paste them (issue 31): a py-spy dump under a header naming its rank, gdb's
+`thread apply all bt`, and what each stack says its thread does (a checkpoint save, a barrier, the data
+loader, a collective)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tracekit.ingest import ingest
+from tracekit.parsers import pyspy, text
+from tracekit.verdict import Kind, decide
+
+# py-spy's dump (py-spy src/dump.rs: `Thread 0x... (idle): "MainThread"`, frames `func (file:line)`)
+PYSPY = ('Thread 0x7FA6E7C01740 (idle): "MainThread"\n    wait (threading.py:302)\n    get (queue.py:170)\n'
+         "    __next__ (fairseq/data/iterators.py:648)\n    train (fairseq_cli/train.py:274)\n")
+# py-spy of a rank waiting in a collective
+PYSPY_C10D = ('Thread 0x7F00AA001740 (active): "MainThread"\n    all_reduce (torch/distributed/distributed_c10d.py:2050)\n'
+              "    wrapper (torch/distributed/c10d_logger.py:75)\n    train (train.py:90)\n")
+# gdb (gdb/thread.c thread_apply_all_command; stack.c print_frame_info)
+GDB = ("Thread 55 (Thread 0x7f0085cb9700 (LWP 69796)):\n"
+       "#0 pthread_cond_wait@@GLIBC_2.3.2 () at ../nptl/sysdeps/unix/sysv/linux/x86_64/pthread_cond_wait.S:185\n"
+       "#1 0x00007f008a16b1eb in ?? () from /opt/nccl/lib/libnccl.so.2\n"
+       "#2 0x00007f008a19fabe in ncclAllReduce () from /opt/nccl/lib/libnccl.so.2\n")
+
+
+def verdict_of(tmp_path: Path, text: str, name: str = "stacks.txt"):
+    p = tmp_path / name
+    p.write_text(text)
+    store = ingest([p])
+    return store, decide(store)
+
+
+def test_a_header_naming_the_rank_gives_the_dump_its_rank(tmp_path):
+    store, v = verdict_of(tmp_path, "It always hangs at the same place.\n\nThe stack for rank0:\n```\n" + PYSPY + "```\n")
+    st = store.events.filter(store.events["kind"] == "stack")
+    assert st["rank"].to_list() == [0]
+    assert v.kind == Kind.UNDECIDED and v.ranks == [0]
+    assert "rank 0 is in __next__ (fairseq/data/iterators.py:648) (its data loader, outside any collective)" in v.summary
+
+
+def test_a_header_far_above_the_dump_names_no_rank():
+    near = pyspy.parse(text.lines_frame("a.txt", "Rank 3 was slow:\n\n" + PYSPY)).tables["events"]
+    far = pyspy.parse(text.lines_frame("a.txt", "Rank 3 was slow:\nsome\nmore\nprose\n" + PYSPY)).tables["events"]
+    assert near["rank"].to_list() == [3] and far["rank"].to_list() == [None]
+
+
+def test_each_header_names_its_own_dump(tmp_path):
+    text = "rank 1:\n" + PYSPY_C10D + "\nrank 3:\n" + PYSPY
+    store, v = verdict_of(tmp_path, text)
+    st = store.events.filter(store.events["kind"] == "stack").sort("line")
+    assert st["rank"].to_list() == [1, 3]
+    # one rank in a collective, the other outside any: the one outside holds the others
+    assert v.kind == Kind.DEADLOCK and v.ranks == [3] and "iterators.py" in v.summary
+
+
+def test_gdb_threads_are_stacks_and_say_the_nccl_call(tmp_path):
+    store, v = verdict_of(tmp_path, GDB)
+    st = store.events.filter(store.events["kind"] == "stack")
+    assert st["where"].to_list() == ["ncclAllReduce (libnccl.so.2)"]
+    assert v.kind == Kind.UNDECIDED and "ncclAllReduce (libnccl.so.2) (a collective)" in v.summary
+    assert store.files["unknown"].sum() == 0
+
+
+def test_every_rank_in_the_checkpoint_save_says_so(tmp_path):
+    save = ('Thread 0x7F01 (idle): "MainThread"\n    barrier (torch/distributed/distributed_c10d.py:4159)\n'
+            "    barrier (lightning/pytorch/strategies/ddp.py:290)\n"
+            "    save_checkpoint (lightning/pytorch/trainer/trainer.py:1384)\n    fit (train.py:20)\n")
+    text = "".join(f"# tracekit stack dump rank={r}\n" + save for r in (0, 1))
+    _, v = verdict_of(tmp_path, text)
+    assert v.kind == Kind.UNDECIDED and "every one of the 2 is in saving a checkpoint" in v.summary
+    assert "never reaches the same call" in v.summary

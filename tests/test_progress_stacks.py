@@ -33,7 +33,7 @@ def verdict_of(tmp_path: Path, text: str, name: str = "stacks.txt"):
 def test_a_header_naming_the_rank_gives_the_dump_its_rank(tmp_path):
     store, v = verdict_of(tmp_path, "It always hangs at the same place.\n\nThe stack for rank0:\n```\n" + PYSPY + "```\n")
     st = store.events.filter(store.events["kind"] == "stack")
-    assert st["rank"].to_list() == [0]
+    assert st["rank"].to_list() == [0] and store.ranks["rank"].to_list() == [0]
     assert v.kind == Kind.UNDECIDED and v.ranks == [0]
     assert "rank 0 is in __next__ (fairseq/data/iterators.py:648) (its data loader, outside any collective)" in v.summary
 

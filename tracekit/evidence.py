@@ -14,7 +14,7 @@ from functools import cached_property
 
 import polars as pl
 
-from tracekit import align, sources
+from tracekit import align, pace, sources
 from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ERROR, NETWORK_FAIL,  # noqa: F401
                                RENDEZVOUS, STORE_BARRIER, TERMINATE, BOOTSTRAP, WIRE_MISMATCH,
                                HEARTBEAT)
@@ -36,6 +36,8 @@ STDLIB_FRAME = (r"\((?:<frozen |(?:" + "|".join(sorted(sys.stdlib_module_names))
                 r"|/lib/python3\.\d+/(?:[^/]+/)*[^/]+\.py:")
 SITE = r"site-packages|dist-packages"
 
+
+WRONG_VALUES = "wrong values in nccl-tests' results"
 
 #: the event kinds that are not calm: with any of them (not benign), progress alone does not say healthy
 TROUBLE = ("crash", "exception", "cuda_error", "watchdog_timeout", "watchdog_status", "watchdog_abort", "c10d_error",
@@ -325,6 +327,12 @@ class Evidence:
         return self.kinds(EventKind.STEP, EventKind.PROGRESS).filter(pl.col("step").is_not_null())
 
     @cached_property
+    def ticks(self) -> pl.DataFrame:
+        """The program's own progress lines that print a figure (a throughput or a time per step), with a
+        step number or not (``pace.ticks``)."""
+        return pace.ticks(self.store.events)
+
+    @cached_property
     def motion(self) -> pl.DataFrame:
         """Per rank with several FR dumps: its frontier in the first, the second-to-last and the last
         dump (ordered by the newest enqueue each holds), the seconds between, the bytes in between."""
@@ -468,6 +476,9 @@ class Evidence:
                          ("transport error", self.transport), ("init never completed", self.pending)):
             if df.height:
                 signs.append(f"{what} ({df.height} line(s))")
+        wrong = self.kinds(EventKind.TEST_WRONG)
+        if wrong.height:  # nccl-tests' `#wrong` above 0, `Out of bounds values : 3 FAILED`: corrupt results
+            signs.append(f"{WRONG_VALUES} ({wrong.height} line(s))")
         if any(c != 0 for c in self.launcher_exits):
             signs.append("a launcher exited with a non-zero code")
         # a finished run's dumps were taken on the way: a rank behind in one was only dumped earlier

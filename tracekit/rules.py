@@ -66,10 +66,12 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_bench.nccl_test_result,
     rules_bench.step_gap,
     rules_bench.throughput_drop,
+    rules_bench.pace_trend,  # progress: a time per step that doubles, a throughput that halves
     rules_bench.phase_dominates,
     rules_bench.every_rank_ended,
     rules_bench.program_stall,
     rules_bench.steady_own_pace,
+    rules_bench.steady_ticks,  # progress: progress lines with no step number at a steady figure
     rules_bench.stacks_seen,
     failed_without_cause,
     slow_steps,

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit.evidence import C10D_FRAME, Evidence, lines
+from tracekit import pace
+from tracekit.evidence import C10D_FRAME, WRONG_VALUES, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.wording import duration, fmt_ranks
 
@@ -92,7 +93,7 @@ def _ranks_text(ev: Evidence) -> str:
 def nccl_test_result(ev: Evidence) -> Verdict | None:
     """nccl-tests' output decides itself: wrong values, a bus bandwidth that falls or stays low, a
     table cut short of the size asked, or a complete table of right values."""
-    if ev.failure_signs:
+    if [s for s in ev.failure_signs if not s.startswith(WRONG_VALUES)]:
         return None  # failed_without_cause says it (a failure of the test is said by the rules before)
     rows = ev.kinds(EventKind.BANDWIDTH).filter(pl.col("where") == "nccl-tests")
     said = _ranks_text(ev)
@@ -415,6 +416,35 @@ def place() -> pl.Expr:
     text = pl.coalesce("frames", "where", pl.lit(""))
     return pl.coalesce(*(pl.when(text.str.contains(p)).then(pl.lit(w)) for p, w in PLACES),
                        pl.lit("outside any collective"))
+
+
+def pace_trend(ev: Evidence) -> Verdict | None:
+    """The program's own figure of its pace, from the first third of its progress lines to the last: a
+    time per step that doubles (Megatron's ``elapsed time per iteration``, ``s/it``) or a throughput that
+    halves (``samples/sec``, ``token/s``), and no error: slow, not hung (``pace.trend``)."""
+    if not _calm(ev):
+        return None
+    tr = pace.trend(ev.ticks)
+    if tr is None:
+        return None
+    return Verdict(Kind.SLOW_PROGRESS, f"{tr['text']} (the program's own figures) and no error, signal or "
+                   "stall is logged: the run goes on, slower and slower; slow, not hung "
+                   f"({ev.coverage.describe()})", [], [Cited(tr["file"], tr["line"], tr["message"])])
+
+
+def steady_ticks(ev: Evidence) -> Verdict | None:
+    """Progress lines with no step number (a server's ``Decode batch ... gen throughput (token/s)``, vLLM's
+    ``Avg generation throughput``) at a steady figure, and nothing but calm lines: healthy for what is
+    seen (the ranks that log them; a synchronous job's ranks move together)."""
+    if (not _calm(ev) or ev.steps.height or ev.missing or ev.mismatches or ev.coverage.missing
+            or ev.pending.height):
+        return None
+    st = pace.steady(ev.ticks)
+    if st is None:
+        return None
+    return Verdict(Kind.HEALTHY, f"the program's own progress lines hold steady at {st['text']} and no "
+                   "error, signal or stall is logged: it works at a steady pace; this covers what is seen "
+                   f"({ev.coverage.describe()})", [], lines(ev.ticks, 2))
 
 
 def stacks_seen(ev: Evidence) -> Verdict | None:

@@ -32,7 +32,7 @@ FIELD = (r"^\s*(?:internal record id|group info|collective|missing ranks|total (
          r"|output sizes|world size|expected ranks|collective state|error msg|collective stack trace):")
 GROUP = r"^\s*group info: (?P<pg>[^:\s]+):(?P<pg_desc>\S*)"
 OP = r"^\s*collective: (?:\w+:)?(?P<op>\w+)"
-MISSING = r"^\s*missing ranks: \{(?P<ranks>[\d, ]*)\}"
+MISSING = r"^\s*missing ranks: \{?(?P<ranks>\d[\d, ]*)\}?\s*$"  # a set, or its ranks bare (`missing ranks: 0`)
 WORLD = r"^\s*(?:world size: (?P<n>\d+)|expected ranks: (?:(?P<count>\d+)\s*$|\{(?P<set>[\d, ]*)\}))"
 CULPRIT = r"Culprit rank (?P<rank>\d+); (?P<what>Error type: [^,]+(?:, [^C][^,]*)?)"
 FRAME = r"^\s*\S+ at \S+:\d+\s*$"

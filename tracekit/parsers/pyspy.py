@@ -3,7 +3,10 @@
 ``Process 206450: python train.py`` / ``Thread 206450 (active): "MainThread"`` then frames,
 innermost first. Several ``Thread`` lines in a row share the frames below them (the grouped form
 people paste into reports). One ``stack`` event per thread: ``where`` is the innermost frame,
-``frames`` the whole stack joined by `` <- ``.
+``frames`` the whole stack joined by `` <- ``. Also read: faulthandler's dump, gdb's ``thread apply all
+bt`` (``where`` its innermost frame that is not a wait in libc), torch's C++ ``frame #N:`` lines. A
+dump's rank: ``tracekit run``'s header, or a person's header right above it (``The stack for rank0:``),
+a ``ranks`` row of source ``stacks``.
 """
 
 from __future__ import annotations
@@ -103,8 +106,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
     )
     used = (t.str.contains(any_of(PROCESS, THREAD, FRAME, PYTHON, RANK_HINT, FH_THREAD, FH_FRAME, CPP_FRAME, GDB_THREAD,
                                   GDB_FRAME)) | (pl.col("_said").is_not_null() & t.str.contains(SAID_RANK)))
+    # the ranks a dump names (tracekit run's header, a person's `The stack for rank0:`): seen in a stack
+    ranks = threads.filter(pl.col("rank").is_not_null()).select("file", "pid", "rank").unique(maintain_order=True)
     return Parsed("py-spy", {"events": pl.concat([threads.drop("_nth", "_wait", "_said"), _cpp_stacks(lines)],
-                                                 how="diagonal_relaxed")},
+                                                 how="diagonal_relaxed"),
+                             "ranks": ranks.with_columns(pl.lit("stacks").alias("source"))},
                   df.filter(used).select("file", "line"))
 
 

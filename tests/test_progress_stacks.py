@@ -35,7 +35,8 @@ def test_a_header_naming_the_rank_gives_the_dump_its_rank(tmp_path):
     st = store.events.filter(store.events["kind"] == "stack")
     assert st["rank"].to_list() == [0] and store.ranks["rank"].to_list() == [0]
     assert v.kind == Kind.UNDECIDED and v.ranks == [0]
-    assert "rank 0 is in __next__ (fairseq/data/iterators.py:648) (its data loader, outside any collective)" in v.summary
+    assert ("rank 0 is in __next__ (fairseq/data/iterators.py:648) (its data loader, outside any collective: get "
+            "(queue.py:170))") in v.summary
 
 
 def test_a_header_far_above_the_dump_names_no_rank():
@@ -69,3 +70,44 @@ def test_every_rank_in_the_checkpoint_save_says_so(tmp_path):
     _, v = verdict_of(tmp_path, text)
     assert v.kind == Kind.UNDECIDED and "every one of the 2 is in saving a checkpoint" in v.summary
     assert "never reaches the same call" in v.summary
+
+
+# Python's traceback (Lib/traceback.py StackSummary.format: `  File "x", line N, in f` and the code under it)
+INTERRUPTED = ('Traceback (most recent call last):\n  File "train.py", line 90, in <module>\n    main()\n'
+               '  File "train.py", line 60, in main\n    batch = next(it)\n'
+               '  File "/usr/lib/python3.10/site-packages/torch/utils/data/dataloader.py", line 631, in __next__\n'
+               "    data = self._next_data()\nKeyboardInterrupt\n")
+
+
+def test_a_traceback_a_person_interrupted_says_where_the_process_was():
+    ev = pyspy.parse(text.lines_frame("a.txt", INTERRUPTED)).tables["events"]
+    assert ev["thread"].to_list() == ["MainThread traceback (interrupted)"]
+    assert ev["where"].to_list() == ["__next__ (/usr/lib/python3.10/site-packages/torch/utils/data/dataloader.py:631)"]
+    assert ev["frames"][0].endswith("<module> (train.py:90)")
+
+
+def test_a_traceback_of_an_error_is_no_stack():
+    failed = INTERRUPTED.replace("KeyboardInterrupt", "RuntimeError: CUDA error: out of memory")
+    chained = INTERRUPTED.replace("KeyboardInterrupt", "\nThe above exception was the direct cause of ...")
+    for tb in (failed, chained):
+        assert "events" not in pyspy.parse(text.lines_frame("a.txt", tb)).tables or not pyspy.parse(
+            text.lines_frame("a.txt", tb)).tables["events"].height
+
+
+def test_a_pasted_stack_with_no_error_under_it_is_where_the_process_waits(tmp_path):
+    stack = ('  File "/opt/env/lib/python3.8/site-packages/lightning/pytorch/trainer/trainer.py", line 1384, in '
+             'save_checkpoint\n    self.strategy.barrier("Trainer.save_checkpoint")\n'
+             '  File "/opt/env/lib/python3.8/site-packages/lightning/pytorch/strategies/ddp.py", line 290, in barrier\n'
+             "    torch.distributed.barrier(device_ids=self.determine_ddp_device_ids())\n")
+    _, v = verdict_of(tmp_path, "```\n" + stack + "```\n")
+    assert v.kind == Kind.UNDECIDED
+    assert "saving a checkpoint: save_checkpoint (lightning/pytorch/trainer/trainer.py:1384)" in v.summary
+
+
+def test_interleaved_tracebacks_cut_before_their_errors_are_no_stacks():
+    one = ('  File "/env/site-packages/torch/distributed/rendezvous.py", line 246, in _env_rendezvous_handler\n'
+           "    store = _create_c10d_store(master_addr, master_port, rank, world_size, timeout)\n")
+    two = ('  File "/env/site-packages/deepspeed/comm/torch.py", line 120, in __init__\n'
+           "    self.init_process_group(backend, timeout, init_method, rank, world_size)\n")
+    ev = pyspy.parse(text.lines_frame("a.txt", one + two + "\n\n\n\n" + one + two)).tables.get("events")
+    assert ev is None or not ev.height

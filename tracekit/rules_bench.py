@@ -410,12 +410,19 @@ PLACES = (
 )
 
 
+#: an installed package's path, said from the package on (``(/opt/.../site-packages/torch/x.py`` -> ``(torch/x.py``)
+INSTALLED = r"\([^()]*?(?:site|dist)-packages/"
+
+
 def place() -> pl.Expr:
-    """What a stack event says its thread does (``PLACES``: ``saving a checkpoint``, ``a barrier``, ``a
-    collective``, ``its data loader, outside any collective``...), else ``outside any collective``."""
+    """What a stack event says its thread does (``PLACES``), with the innermost frame that says so
+    (``saving a checkpoint: save_checkpoint (lightning/pytorch/trainer/trainer.py:1384)``), else
+    ``outside any collective``."""
     text = pl.coalesce("frames", "where", pl.lit(""))
-    return pl.coalesce(*(pl.when(text.str.contains(p)).then(pl.lit(w)) for p, w in PLACES),
-                       pl.lit("outside any collective"))
+    each = text.str.split(" <- ")
+    return pl.coalesce(*(pl.when(text.str.contains(p)).then(pl.format(
+        "{}: {}", pl.lit(w), each.list.eval(pl.element().filter(pl.element().str.contains(p))).list.first()))
+        for p, w in PLACES), pl.lit("outside any collective")).str.replace_all(INSTALLED, "(")
 
 
 def pace_trend(ev: Evidence) -> Verdict | None:
@@ -457,10 +464,11 @@ def stacks_seen(ev: Evidence) -> Verdict | None:
         return None
     st = st.unique(["rank", "pid", "tid", "where"], maintain_order=True)
     name = pl.coalesce(pl.format("rank {}", "rank"), pl.format("pid {}", "pid"), pl.col("thread"))
-    st = st.with_columns(name.alias("_who"), place().alias("_does"))
+    st = st.with_columns(name.alias("_who"), place().alias("_does"), pl.col("where").str.replace(INSTALLED, "("))
     said = st.head(4)
-    each = "; ".join(f"{r['_who']} is in {r['where']} ({r['_does']})" for r in said.iter_rows(named=True))
-    places = st["_does"].unique().to_list()
+    each = "; ".join(f"{r['_who']} is in {r['where']} ({r['_does'].removesuffix(': ' + str(r['where']))})"
+                     for r in said.iter_rows(named=True))
+    places = st["_does"].str.extract(r"^([^:]+)", 1).unique().to_list()
     ranks = st["rank"].drop_nulls().unique().sort().to_list()
     if len(places) == 1 and st.height > 1:
         each = f"every one of the {st.height} is in {places[0]}: " + each

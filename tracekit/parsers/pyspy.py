@@ -33,6 +33,14 @@ CPP_NOISE = r"^(?:c10::Error::|c10::detail::torchCheckFail|c10::detail::torchInt
 # the rank of the dump that starts within HINT_LINES lines under it
 SAID_RANK = r"(?i)^[^:]{0,60}?\brank\s*#?(\d+)\b[^:]{0,40}:\s*(?:```\s*)?$"
 HINT_LINES = 3
+# Python's traceback (traceback.py: `  File "x.py", line 12, in func`, its code under it), innermost last;
+# the frames of one traceback are at most TB_GAP lines apart (the code and caret lines between)
+TB_FRAME = r'^\s*File "(?P<src>[^"]+)", line (?P<lineno>\d+), in (?P<func>\S.*?)\s*$'
+TB_GAP = 3
+TB_INTERRUPT = r"^\s*KeyboardInterrupt\b"
+# what ends a traceback of a failure: the exception (`RuntimeError: ...`, `torch.OutOfMemoryError`), or a chain
+TB_ERROR = (r"^\s*(?:[A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Interrupt|Warning)\b|[A-Za-z_][\w.]*: "
+            r"|The above exception|During handling|Traceback \(most recent)")
 # gdb's `thread apply all bt` (gdb/thread.c: `Thread 2 (Thread 0x7f.. (LWP 69796) "python"):`; stack.c
 # print_frame: `#N  0xADDR in FUNC (ARGS) at FILE:LINE` or `from LIB`); gdb's thread 1 is the main thread
 GDB_THREAD = r"^Thread (?P<n>\d+) \(Thread (?P<tid>0x[0-9a-fA-F]+) \(LWP (?P<lwp>\d+)\)\)(?: \"[^\"]*\")?:\s*$"
@@ -73,7 +81,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     ).drop("_fh_tid", "_g")
     if df["tid"].null_count() == df.height:  # a header with no dump under it yet
         head = df.filter(pl.col("rank").is_not_null() | (pl.col("pid").is_not_null() & t.str.starts_with("Process ")))
-        cpp = _cpp_stacks(lines)
+        cpp = pl.concat([_cpp_stacks(lines), _tracebacks(lines)], how="diagonal_relaxed")
         return Parsed("py-spy", {"events": cpp} if cpp.height else {}, pl.concat([
             head.join(df.filter(pl.col("rank").is_not_null()).select("file").unique(), on="file", how="semi").select("file", "line"),
             df.filter(t.str.contains(CPP_FRAME)).select("file", "line")]))
@@ -108,8 +116,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
                                   GDB_FRAME)) | (pl.col("_said").is_not_null() & t.str.contains(SAID_RANK)))
     # the ranks a dump names (tracekit run's header, a person's `The stack for rank0:`): seen in a stack
     ranks = threads.filter(pl.col("rank").is_not_null()).select("file", "pid", "rank").unique(maintain_order=True)
-    return Parsed("py-spy", {"events": pl.concat([threads.drop("_nth", "_wait", "_said"), _cpp_stacks(lines)],
-                                                 how="diagonal_relaxed"),
+    return Parsed("py-spy", {"events": pl.concat([threads.drop("_nth", "_wait", "_said"), _cpp_stacks(lines),
+                                                  _tracebacks(lines)], how="diagonal_relaxed"),
                              "ranks": ranks.with_columns(pl.lit("stacks").alias("source"))},
                   df.filter(used).select("file", "line"))
 
@@ -123,6 +131,44 @@ def _said_rank(is_thread: pl.Expr) -> pl.Expr:
     first_thread = pl.when(is_thread).then(pl.col("line")).min().over("file", part)
     near = (first_thread - at) <= HINT_LINES
     return pl.when(near).then(pl.col("_said").forward_fill().over("file", part))
+
+
+def _tracebacks(lines: pl.DataFrame) -> pl.DataFrame:
+    """One ``stack`` event (thread ``MainThread traceback``) per run of Python's traceback frames that
+    says where a process was, not where it failed: one a person stopped (``KeyboardInterrupt`` under it:
+    Python raises it in the main thread, in the call it was waiting in) or the file's one traceback,
+    pasted alone with no exception under it. A traceback that ends in an error is the error's (``parsers/torch_log.py``)."""
+    t = pl.col("text")
+    fr = lines.filter(t.str.contains(TB_FRAME))
+    if not fr.height:
+        return pl.DataFrame()
+    g = t.str.extract_groups(TB_FRAME).struct
+    fr = fr.sort("file", "line").with_columns(
+        g.field("func").alias("_func"), pl.format("{}:{}", g.field("src"), g.field("lineno")).alias("_loc"),
+        ((pl.col("line") - pl.col("line").shift(1).over("file")) > TB_GAP).fill_null(True)
+        .cum_sum().over("file").alias("_tb"))
+    frame = pl.format("{} ({})", "_func", "_loc")
+    blocks = fr.group_by("file", "_tb", maintain_order=True).agg(
+        pl.col("line").first(), pl.col("line").last().alias("_last"), frame.last().alias("where"),
+        frame.reverse().str.join(" <- ").alias("frames"), pl.col("text").first().alias("message"),
+        *([pl.col("launch_rank").drop_nulls().first().cast(pl.Int64, strict=False).alias("rank")]
+          if "launch_rank" in lines.columns else []))
+    # the first line under each block that is not its code (indented), a caret line or blank
+    after = (lines.select("file", pl.col("line").alias("_at"), "text")
+             .join(blocks.select("file", "_tb", "_last"), on="file")
+             .filter((pl.col("_at") > pl.col("_last")) & (pl.col("_at") <= pl.col("_last") + TB_GAP + 2)
+                     & ~t.str.contains(r"^\s*$|^\s{2,}|^\s*[\^~]+\s*$|^\[Previous line repeated"))
+             .sort("_at").group_by("file", "_tb").agg(pl.col("text").first().alias("_after")))
+    blocks = blocks.join(after, on=["file", "_tb"], how="left")
+    after_t = pl.col("_after")
+    # a stack pasted alone: the file's one traceback (interleaved tracebacks of several processes, cut
+    # before their errors, are no stacks of where each waits)
+    alone = (pl.len().over("file") == 1) & (after_t.is_null() | ~after_t.str.contains(TB_ERROR))
+    keep = after_t.str.contains(TB_INTERRUPT).fill_null(False) | alone
+    return blocks.filter(keep).with_columns(
+        pl.lit("stack").alias("kind"),
+        pl.when(after_t.str.contains(TB_INTERRUPT).fill_null(False)).then(pl.lit("MainThread traceback (interrupted)"))
+        .otherwise(pl.lit("MainThread traceback")).alias("thread")).drop("_tb", "_last", "_after")
 
 
 def _cpp_stacks(lines: pl.DataFrame) -> pl.DataFrame:

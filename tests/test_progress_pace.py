@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tests.factory import make_store
 from tracekit import pace
+from tracekit.ingest import ingest
 from tracekit.verdict import Kind, decide
 
 
@@ -65,3 +66,29 @@ def test_ticks_read_a_rate_before_or_after_its_unit_and_a_time_per_step():
         " 35%|###5      | 35/100 [00:53<01:39,  1.52s/it]", "3.21it/s", "250/250 [====] - 8s 31ms/step"])).events)
     assert t["rate"].to_list()[:2] == [875.63, 1204.5] and t["took"].to_list()[2] == 1.52
     assert t["rate"].to_list()[3] == 3.21 and abs(t["took"].to_list()[4] - 0.031) < 1e-9
+
+
+# HF Trainer's log line (transformers/trainer.py Trainer.log: `{'loss': ..., 'learning_rate': ..., 'epoch': ...}`)
+def loss_dicts(epochs, losses) -> list[str]:
+    return [f"{{'loss': {l}, 'learning_rate': 2e-05, 'epoch': {e}}}" for e, l in zip(epochs, losses)]
+
+
+def test_loss_dicts_whose_epoch_goes_up_are_healthy_for_what_is_seen(tmp_path):
+    p = tmp_path / "train.log"
+    p.write_text("\n".join(loss_dicts((0.08, 0.09, 0.1, 0.11), (1.10, 0.21, 1.09, 0.15))) + "\n")
+    v = decide(ingest([p]))
+    assert v.kind == Kind.HEALTHY and v.rule == "reports_advance"
+    assert "4 progress reports as the epoch went 0.08 -> 0.11" in v.summary and "covers what is seen" in v.summary
+
+
+def test_loss_dicts_then_an_error_are_not_healthy(tmp_path):
+    p = tmp_path / "train.log"
+    p.write_text("\n".join(loss_dicts((0.08, 0.09, 0.1, 0.11), (1.10, 0.21, 1.09, 0.15))
+                           + ["RuntimeError: NCCL communicator was aborted on rank 1."]) + "\n")
+    assert decide(ingest([p])).kind != Kind.HEALTHY
+
+
+def test_one_epoch_said_over_and_over_is_no_progress(tmp_path):
+    p = tmp_path / "train.log"
+    p.write_text("\n".join(loss_dicts((0.1, 0.1, 0.1, 0.1), (1.10, 1.10, 1.10, 1.10))) + "\n")
+    assert decide(ingest([p])).rule != "reports_advance"

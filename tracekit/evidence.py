@@ -359,12 +359,25 @@ class Evidence:
         return m.height > 0 and m.filter(pl.col("prev").is_not_null() & (pl.col("last") > pl.col("prev"))).height == m.height
 
     @cached_property
+    def epochs(self) -> pl.DataFrame:
+        """Progress reports with no step number whose epoch (a fraction: HF Trainer's ``{'loss': 1.1,
+        'learning_rate': 2e-05, 'epoch': 0.08}``) goes up: each is a logging interval's steps done.
+        ``epoch`` per report, in the order written (each epoch once: two ranks echo one report)."""
+        st = self.kinds(EventKind.STEP).filter(pl.col("step").is_null()).sort("file", "line").with_columns(
+            pl.col("message").str.extract(r"'epoch': ([\d.]+)", 1).cast(pl.Float64, strict=False).alias("epoch"))
+        return st.filter(pl.col("epoch").is_not_null()).unique("epoch", keep="first", maintain_order=True)
+
+    @cached_property
     def progressed(self) -> list[str]:
-        """Signs that the job moved: steps that advanced, FR frontiers that moved between dumps."""
+        """Signs that the job moved: steps that advanced, an epoch that went up over several reports,
+        FR frontiers that moved between dumps."""
         out = []
         st = self.steps
         if st.height and st["step"].n_unique() > 1:
             out.append(f"steps advanced {st['step'].min()} -> {st['step'].max()}")
+        ep = self.epochs
+        if not out and ep.height >= 3 and ep["epoch"][-1] > ep["epoch"][0]:
+            out.append(f"{ep.height} progress reports as the epoch went {ep['epoch'][0]:g} -> {ep['epoch'][-1]:g}")
         if self.motion.height and self.motion.filter(pl.col("last") > pl.col("first")).height:
             out.append("Flight Recorder frontiers moved between dumps")
         return out

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import rules_bench, rules_exit
+from tracekit import rules_bench, rules_exit, rules_progress
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
@@ -77,6 +77,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     slow_steps,
     healthy,
     steady_progress,
+    rules_progress.reports_advance,  # progress: loss reports whose epoch goes up, no step number, no time
     clean_but_partial,
 ]
 

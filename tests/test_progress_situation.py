@@ -1,0 +1,17 @@
+"""The situation in every verdict (issue 31): where each seen rank is, grouped, and the ranks of the world
+that are not seen."""
+
+from __future__ import annotations
+
+from tests.factory import make_store
+from tracekit.verdict import decide
+
+
+def test_every_seen_rank_is_said_even_with_nothing_of_its_own():
+    ranks = [dict(file=f"r{r}.log", rank=r, world_size=4, source="torchrun") for r in range(3)]
+    crash = [dict(file="r2.log", line=9, rank=2, kind="rank_exit", exit_code=1, message="exitcode: 1",
+                  where="torchrun: first observed failure")]
+    v = decide(make_store(ranks=ranks, events=crash))
+    assert "rank 2: exited with code 1" in v.summary
+    assert "ranks 0-1: seen, no collective, end or stack of theirs logged" in v.summary
+    assert "3 of 4 ranks seen: rank 3 left no record" in v.summary

@@ -15,3 +15,10 @@ def test_every_seen_rank_is_said_even_with_nothing_of_its_own():
     assert "rank 2: exited with code 1" in v.summary
     assert "ranks 0-1: seen, no collective, end or stack of theirs logged" in v.summary
     assert "3 of 4 ranks seen: rank 3 left no record" in v.summary
+
+
+def test_a_programs_own_end_line_is_a_clean_end():
+    from tracekit.evidence import Evidence
+    end = [dict(file="r0.log", line=20, rank=0, kind="program_end", message="Rank 0: End of workload.")]
+    ev = Evidence.gather(make_store(events=end))
+    assert ev.clean_end == ["the program said it ended: r0.log:20: Rank 0: End of workload."]

@@ -309,6 +309,7 @@ class Evidence:
         if self.finished:
             out.append(f"every launcher exited with code 0 ({len(self.launcher_exits)} launcher(s))")
         for kind, what in (("clean_exit", "exit code 0"), (EventKind.TRAIN_END, "training finished"),
+                           (EventKind.PROGRAM_END, "the program said it ended"),
                            (EventKind.TEST_PASSED, "nccl-tests passed"), (EventKind.COMM_DESTROYED, "communicator destroyed")):
             rows = self.kinds(kind)
             if rows.height:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit.outcome import EventKind
+from tracekit.wording import duration
 
 # the first that matches a line gives its figure (group 1); its unit is the first RATE_UNIT of the line
 RATES = (
@@ -119,3 +120,60 @@ def steady(t: pl.DataFrame) -> dict | None:
             f"{lo:g}-{hi:g} {unit or ''}".rstrip() if what == "rate" else
             f"{_said(what, lo, None)} - {_said(what, hi, None)}")
     return {"text": f"{span} over {f.height} progress lines", "n": f.height}
+
+
+def measure(steps: pl.DataFrame) -> dict:
+    """How fast the steps went, from what the step lines say: their timestamps, their own
+    per-step times (``elapsed time per iteration (ms)``, ``s/it``), a throughput figure. ``slow``:
+    the evidence of a step that took far longer than the others; ``falling``: a throughput that
+    ends at its lowest; ``per_step_s``: the median seconds per step where known; ``rate``: the median
+    throughput figure where the lines print one."""
+    st = steps.sort("file", "line")
+    out: dict = {"slow": None, "falling": None, "per_step_s": None, "rate": None}
+    if st.height < 2:
+        return out
+    text = pl.concat_str(pl.col("ts").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+    st = st.with_columns(
+        text.str.extract(r"(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})", 1).str.replace("T", " ")
+        .str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False).alias("at"),
+        pl.coalesce(text.str.extract(r"elapsed time per iteration \(ms\): ([\d.]+)", 1).cast(pl.Float64, strict=False) / 1e3,
+                    text.str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False),
+                    text.str.extract(r"([\d.]+)\s*s/it\b", 1).cast(pl.Float64, strict=False)).alias("took"),
+        # a throughput after its unit (`samples/sec: 875.6`) or before it (`875.63 samples/sec`,
+        # `3.2it/s`)
+        pl.coalesce(text.str.extract(r"(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*([\d][\d,.]*)", 1),
+                    text.str.extract(r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens|it)/s(?:ec)?\b",
+                                     1))
+        .str.replace_all(",", "").cast(pl.Float64, strict=False).alias("rate"))
+    # the first step carries the warm-up (compilation, allocator, NCCL connects): never the slow one
+    one = st.unique("step", keep="first", maintain_order=True).sort("step")
+    first_step = one["step"].min()
+    timed = one.filter(pl.col("at").is_not_null())
+    if timed.height >= 3:
+        gaps = timed.with_columns((pl.col("at").diff().dt.total_seconds() / pl.col("step").diff()).alias("s"),
+                                  pl.col("step").shift().alias("from")).filter(
+            pl.col("s").is_not_null() & (pl.col("s") >= 0) & (pl.col("from") > first_step))
+        med = gaps["s"].median()
+        out["per_step_s"] = med
+        worst = gaps.sort("s").tail(1).row(0, named=True) if gaps.height else None
+        if worst and med and gaps.height >= 2 and worst["s"] > 3 * med:
+            out["slow"] = (f"steps {worst['from']} -> {worst['step']} took {duration(worst['s'] * (worst['step'] - worst['from']))}"
+                           f", {worst['s'] / med:.0f}x the median pace of {duration(med)} per step",
+                           worst["file"], worst["line"])
+    took = one.filter(pl.col("took").is_not_null() & (pl.col("step") > first_step))
+    if took.height >= 2:
+        med = took["took"].median()
+        out["per_step_s"] = out["per_step_s"] or med
+        worst = took.sort("took").tail(1).row(0, named=True)
+        if not out["slow"] and took.height >= 3 and worst["took"] > 3 * med:
+            out["slow"] = (f"step {worst['step']} took {duration(worst['took'])}, {worst['took'] / med:.0f}x the median "
+                           f"{duration(med)}", worst["file"], worst["line"])
+    rate = st.filter(pl.col("rate").is_not_null())
+    if rate.height >= 2:
+        out["rate"] = rate["rate"].median()
+    if rate.height >= 3:
+        last, top = rate["rate"][-1], rate["rate"].max()
+        if last <= rate["rate"].min() and last < 0.97 * top:
+            r = rate.tail(1).row(0, named=True)
+            out["falling"] = (f"the throughput fell from {top:g} to {last:g} at step {r['step']}", r["file"], r["line"])
+    return out

@@ -59,7 +59,8 @@ def ticks(events: pl.DataFrame) -> pl.DataFrame:
                          text.str.extract(RATE_UNIT, 1).alias("unit"),
                          _first(text, TIMES).alias("took"))
     st = st.filter(pl.col("rate").is_not_null() | pl.col("took").is_not_null())
-    numbered = st.filter(pl.col("step").is_not_null()).unique(["rank", "step"], keep="first", maintain_order=True)
+    numbered = (st.filter(pl.col("step").is_not_null())
+                .unique(["rank", "step"], keep="first", maintain_order=True))
     st = pl.concat([numbered, st.filter(pl.col("step").is_null())]).sort("file", "line")
     return st.with_row_index("i")
 
@@ -100,7 +101,8 @@ def trend(t: pl.DataFrame) -> dict | None:
     verb = f"grew {last / first:.1f}x" if grew else f"fell to {last / first:.0%}"
     end = f.tail(1).row(0, named=True)
     return {"text": f"{noun} {verb}, from {_said(what, first, unit)} to {_said(what, last, unit)} over "
-                    f"{f.height} progress lines", "file": end["file"], "line": end["line"], "message": end["message"]}
+                    f"{f.height} progress lines",
+            "file": end["file"], "line": end["line"], "message": end["message"]}
 
 
 def steady(t: pl.DataFrame) -> dict | None:
@@ -136,7 +138,8 @@ def measure(steps: pl.DataFrame) -> dict:
     st = st.with_columns(
         text.str.extract(r"(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})", 1).str.replace("T", " ")
         .str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False).alias("at"),
-        pl.coalesce(text.str.extract(r"elapsed time per iteration \(ms\): ([\d.]+)", 1).cast(pl.Float64, strict=False) / 1e3,
+        pl.coalesce(text.str.extract(r"elapsed time per iteration \(ms\): ([\d.]+)", 1)
+                    .cast(pl.Float64, strict=False) / 1e3,
                     text.str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False),
                     text.str.extract(r"([\d.]+)\s*s/it\b", 1).cast(pl.Float64, strict=False)).alias("took"),
         # a throughput after its unit (`samples/sec: 875.6`) or before it (`875.63 samples/sec`,
@@ -157,7 +160,8 @@ def measure(steps: pl.DataFrame) -> dict:
         out["per_step_s"] = med
         worst = gaps.sort("s").tail(1).row(0, named=True) if gaps.height else None
         if worst and med and gaps.height >= 2 and worst["s"] > 3 * med:
-            out["slow"] = (f"steps {worst['from']} -> {worst['step']} took {duration(worst['s'] * (worst['step'] - worst['from']))}"
+            took = duration(worst["s"] * (worst["step"] - worst["from"]))
+            out["slow"] = (f"steps {worst['from']} -> {worst['step']} took {took}"
                            f", {worst['s'] / med:.0f}x the median pace of {duration(med)} per step",
                            worst["file"], worst["line"])
     took = one.filter(pl.col("took").is_not_null() & (pl.col("step") > first_step))
@@ -166,7 +170,8 @@ def measure(steps: pl.DataFrame) -> dict:
         out["per_step_s"] = out["per_step_s"] or med
         worst = took.sort("took").tail(1).row(0, named=True)
         if not out["slow"] and took.height >= 3 and worst["took"] > 3 * med:
-            out["slow"] = (f"step {worst['step']} took {duration(worst['took'])}, {worst['took'] / med:.0f}x the median "
+            out["slow"] = (f"step {worst['step']} took {duration(worst['took'])}, "
+                           f"{worst['took'] / med:.0f}x the median "
                            f"{duration(med)}", worst["file"], worst["line"])
     rate = st.filter(pl.col("rate").is_not_null())
     if rate.height >= 2:
@@ -175,5 +180,6 @@ def measure(steps: pl.DataFrame) -> dict:
         last, top = rate["rate"][-1], rate["rate"].max()
         if last <= rate["rate"].min() and last < 0.97 * top:
             r = rate.tail(1).row(0, named=True)
-            out["falling"] = (f"the throughput fell from {top:g} to {last:g} at step {r['step']}", r["file"], r["line"])
+            out["falling"] = (f"the throughput fell from {top:g} to {last:g} at step {r['step']}",
+                              r["file"], r["line"])
     return out

@@ -230,7 +230,8 @@ def step_gap(ev: Evidence) -> Verdict | None:
     usual = gaps.filter(pl.col("line") != worst["line"])["per"].median()
     if not usual or worst["per"] < GAP_X * usual or worst["s"] < GAP_S:
         return None
-    said = (f"steps {worst['from']} -> {worst['step']} took {duration(worst['s'])}, {worst['per'] / usual:.0f}x "
+    said = (f"steps {worst['from']} -> {worst['step']} took {duration(worst['s'])}, "
+            f"{worst['per'] / usual:.0f}x "
             f"the pace of the other step lines ({duration(usual * worst['n'])} for as many steps)")
     stop = duration(worst["s"] - usual * worst["n"])
     return Verdict(Kind.SLOW_PROGRESS, f"{said}: the run stopped for about {stop} between those lines and "
@@ -405,12 +406,15 @@ PLACES = (
     (r"(?i)dataloader|data_loader|data/iterators|_next_data|next_batch|\bqueue\.py|multiprocessing/queues",
      "its data loader, outside any collective"),
     (r"(?i)\bwandb\b|tensorboard|mlflow", "a logger (wandb, tensorboard or mlflow), outside any collective"),
-    (r"(?i)inductor|torch/_dynamo|triton/compiler", "compiling (torch.compile, Triton), outside any collective"),
-    (r"cudaStreamSynchronize|cudaDeviceSynchronize|\.synchronize \(|\bitem \(|\.cpu \(", "waiting on the GPU, outside any collective"),
+    (r"(?i)inductor|torch/_dynamo|triton/compiler",
+     "compiling (torch.compile, Triton), outside any collective"),
+    (r"cudaStreamSynchronize|cudaDeviceSynchronize|\.synchronize \(|\bitem \(|\.cpu \(",
+     "waiting on the GPU, outside any collective"),
 )
 
 
-#: an installed package's path, said from the package on (``(/opt/.../site-packages/torch/x.py`` -> ``(torch/x.py``)
+#: an installed package's path, said from the package on
+#: (``(/opt/.../site-packages/torch/x.py`` -> ``(torch/x.py``)
 INSTALLED = r"\([^()]*?(?:site|dist)-packages/"
 
 
@@ -464,7 +468,8 @@ def stacks_seen(ev: Evidence) -> Verdict | None:
         return None
     st = st.unique(["rank", "pid", "tid", "where"], maintain_order=True)
     name = pl.coalesce(pl.format("rank {}", "rank"), pl.format("pid {}", "pid"), pl.col("thread"))
-    st = st.with_columns(name.alias("_who"), place().alias("_does"), pl.col("where").str.replace(INSTALLED, "("))
+    st = st.with_columns(name.alias("_who"), place().alias("_does"),
+                         pl.col("where").str.replace(INSTALLED, "("))
     said = st.head(4)
     each = "; ".join(f"{r['_who']} is in {r['where']} ({r['_does'].removesuffix(': ' + str(r['where']))})"
                      for r in said.iter_rows(named=True))
@@ -478,4 +483,5 @@ def stacks_seen(ev: Evidence) -> Verdict | None:
         hold = ("a rank that never reaches the same call (or one still writing) holds the others there: the "
                 "stacks of the ranks not shown, and whether the save is collective on every rank, decide it")
     return Verdict(Kind.UNDECIDED, f"{st.height} stack dump(s) and nothing else that decides: {each}; {hold}",
-                   ranks, lines(said.with_columns(pl.format("{} in {}", "_who", "where").alias("message")), 4))
+                   ranks, lines(said.with_columns(pl.format("{} in {}", "_who", "where").alias("message")),
+                                4))

@@ -16,7 +16,8 @@ import polars as pl
 from tracekit.parsers import Parsed, any_of
 
 PROCESS = r"^Process (?P<pid>\d+): (?P<cmd>.*)$"
-# a thread py-spy could not name reads `Thread 8287 (active)`; --native adds frames of C/C++ code whose place is
+# a thread py-spy could not name reads `Thread 8287 (active)`; --native adds frames of C/C++ code whose place
+# is
 # a library (`gloo::transport::tcp::UnboundBuffer::waitRecv (libtorch_cpu.so)`)
 THREAD = r"^\s*Thread (?P<tid>0x[0-9A-Fa-f]+|\d+) \((?P<state>\w+)(?:[^)]*)\)(?:: \"(?P<tname>[^\"]*)\")?\s*$"
 FRAME = r"^\s+(?P<func>[^\s(][^(]*?) \((?P<loc>[^()]*:\d+|[\w.+\-]+\.so[\w.]*)\)\s*$"
@@ -25,10 +26,13 @@ PYTHON = r"^Python v\d"
 FH_THREAD = r"^(?:Current thread|Thread) (?P<tid>0x[0-9a-fA-F]+) \(most recent call first\):"
 FH_FRAME = r"^\s+File \"(?P<file>[^\"]+)\", line (?P<lineno>\d+) in (?P<func>.+?)\s*$"
 RANK_HINT = r"^# tracekit stack dump rank=(?P<rank>\d+)"
-# the C++ frames torch prints under an error (`frame #8: c10d::ProcessGroupNCCL::broadcastUniqueNCCLID(...) + 0x1d2
-# (0x7f in /…/libtorch_cuda.so)`): one stack per run of them, its `where` the first frame that is not the error's own
-CPP_FRAME = r"^\s*frame #(?P<n>\d+): (?P<sym>.+?)(?: \+ 0x[0-9a-fA-F]+)?(?: \(0x[0-9a-fA-F]+ in (?P<lib>[^)]+)\))?\s*$"
-CPP_NOISE = r"^(?:c10::Error::|c10::detail::torchCheckFail|c10::detail::torchInternalAssertFail|<unknown function>|c10::ValueError)"
+# the C++ frames torch prints under an error (`frame #8: c10d::ProcessGroupNCCL::broadcastUniqueNCCLID(...)
+# + 0x1d2 (0x7f in /…/libtorch_cuda.so)`): one stack per run of them, its `where` the first frame that is not
+# the error's own
+CPP_FRAME = (r"^\s*frame #(?P<n>\d+): (?P<sym>.+?)(?: \+ 0x[0-9a-fA-F]+)?"
+             r"(?: \(0x[0-9a-fA-F]+ in (?P<lib>[^)]+)\))?\s*$")
+CPP_NOISE = (r"^(?:c10::Error::|c10::detail::torchCheckFail|c10::detail::torchInternalAssertFail"
+             r"|<unknown function>|c10::ValueError)")
 # a header a person wrote over a pasted dump (`The stack for rank0:`, `Rank 3 stack:`, `rank 1 (node 2):`):
 # the rank of the dump that starts within HINT_LINES lines under it
 SAID_RANK = r"(?i)^[^:]{0,60}?\brank\s*#?(\d+)\b[^:]{0,40}:\s*(?:```\s*)?$"
@@ -38,13 +42,16 @@ HINT_LINES = 3
 TB_FRAME = r'^\s*File "(?P<src>[^"]+)", line (?P<lineno>\d+), in (?P<func>\S.*?)\s*$'
 TB_GAP = 3
 TB_INTERRUPT = r"^\s*KeyboardInterrupt\b"
-# what ends a traceback of a failure: the exception (`RuntimeError: ...`, `torch.OutOfMemoryError`), or a chain
+# what ends a traceback of a failure: the exception (`RuntimeError: ...`, `torch.OutOfMemoryError`), or a
+# chain
 TB_ERROR = (r"^\s*(?:[A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Interrupt|Warning)\b|[A-Za-z_][\w.]*: "
             r"|The above exception|During handling|Traceback \(most recent)")
 # gdb's `thread apply all bt` (gdb/thread.c: `Thread 2 (Thread 0x7f.. (LWP 69796) "python"):`; stack.c
 # print_frame: `#N  0xADDR in FUNC (ARGS) at FILE:LINE` or `from LIB`); gdb's thread 1 is the main thread
-GDB_THREAD = r"^Thread (?P<n>\d+) \(Thread (?P<tid>0x[0-9a-fA-F]+) \(LWP (?P<lwp>\d+)\)\)(?: \"[^\"]*\")?:\s*$"
-GDB_FRAME = r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<func>[^\s(]+) \(.*?\)(?: at (?P<at>\S+:\d+)| from (?P<lib>\S+))?\s*$"
+GDB_THREAD = (r"^Thread (?P<n>\d+) \(Thread (?P<tid>0x[0-9a-fA-F]+) \(LWP (?P<lwp>\d+)\)\)"
+              r"(?: \"[^\"]*\")?:\s*$")
+GDB_FRAME = (r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<func>[^\s(]+) \(.*?\)"
+             r"(?: at (?P<at>\S+:\d+)| from (?P<lib>\S+))?\s*$")
 # frames that say only that a thread waits (libc, pthread, an unnamed address): the frame above says on what
 GDB_WAIT = (r"^(?:pthread_\w+|__GI_\w+|__lll_\w+|__pthread\w*|__futex\w*|sem_\w+|syscall|poll|epoll_wait|"
             r"nanosleep|futex\w*|do_futex\w*|__libc_\w+|select|recv|read)(?:@.*)?$")
@@ -54,6 +61,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     if not lines.height:
         return Parsed("py-spy")
     t = pl.col("text")
+    g_tid, g_n, g_lwp = (pl.col("_g").struct.field(f) for f in ("tid", "n", "lwp"))
     gdb = t.str.extract_groups(GDB_FRAME).struct
     gdb_loc = pl.coalesce(gdb.field("at"), gdb.field("lib").str.extract(r"([^/]+)$", 1), pl.lit("?"))
     df = lines.select("file", "line", "text").with_columns(
@@ -70,20 +78,22 @@ def parse(lines: pl.DataFrame) -> Parsed:
         (gdb.field("func").str.contains(GDB_WAIT).fill_null(False)).alias("_wait"),
         t.str.extract(SAID_RANK, 1).cast(pl.Int64, strict=False).alias("_said"),
     ).unnest("_t").with_columns(
-        pl.coalesce("tid", "_fh_tid", pl.col("_g").struct.field("tid")).alias("tid"),
+        pl.coalesce("tid", "_fh_tid", g_tid).alias("tid"),
         pl.when(pl.col("_fh_tid").is_not_null()).then(pl.lit("dumped"))
-        .when(pl.col("_g").struct.field("tid").is_not_null()).then(pl.format("LWP {}", pl.col("_g").struct.field("lwp")))
+        .when(g_tid.is_not_null()).then(pl.format("LWP {}", g_lwp))
         .otherwise(pl.col("state")).alias("state"),
         pl.when(pl.col("_fh_tid").is_not_null()).then(pl.lit("faulthandler"))
-        .when(pl.col("_g").struct.field("n") == "1").then(pl.lit("MainThread"))
-        .when(pl.col("_g").struct.field("n").is_not_null()).then(pl.format("gdb thread {}", pl.col("_g").struct.field("n")))
+        .when(g_n == "1").then(pl.lit("MainThread"))
+        .when(g_n.is_not_null()).then(pl.format("gdb thread {}", g_n))
         .otherwise(pl.col("tname")).alias("tname"),
     ).drop("_fh_tid", "_g")
     if df["tid"].null_count() == df.height:  # a header with no dump under it yet
-        head = df.filter(pl.col("rank").is_not_null() | (pl.col("pid").is_not_null() & t.str.starts_with("Process ")))
+        head = df.filter(pl.col("rank").is_not_null()
+                         | (pl.col("pid").is_not_null() & t.str.starts_with("Process ")))
         cpp = pl.concat([_cpp_stacks(lines), _tracebacks(lines)], how="diagonal_relaxed")
         return Parsed("py-spy", {"events": cpp} if cpp.height else {}, pl.concat([
-            head.join(df.filter(pl.col("rank").is_not_null()).select("file").unique(), on="file", how="semi").select("file", "line"),
+            head.join(df.filter(pl.col("rank").is_not_null()).select("file").unique(), on="file", how="semi")
+            .select("file", "line"),
             df.filter(t.str.contains(CPP_FRAME)).select("file", "line")]))
     is_thread = pl.col("tid").is_not_null()
     starts = is_thread & ~is_thread.shift(1, fill_value=False).over("file")
@@ -107,15 +117,20 @@ def parse(lines: pl.DataFrame) -> Parsed:
     )
     threads = df.filter(is_thread).join(frames, on="block", how="left").with_columns(
         pl.lit("stack").alias("kind"),
-        # an unnamed thread whose id is its process's is the main thread (Linux: the first thread's tid is the pid)
-        pl.format("{} thread {} ({})", pl.coalesce("tname", pl.when(pl.col("tid") == pl.col("pid").cast(pl.Utf8))
-                                                    .then(pl.lit("MainThread")), pl.lit("unnamed")), "tid", "state").alias("thread"),
+        # an unnamed thread whose id is its process's is the main thread (Linux: the first thread's tid is the
+        # pid)
+        pl.format("{} thread {} ({})",
+                  pl.coalesce("tname", pl.when(pl.col("tid") == pl.col("pid").cast(pl.Utf8))
+                              .then(pl.lit("MainThread")), pl.lit("unnamed")),
+                  "tid", "state").alias("thread"),
         t.alias("message"),
     )
-    used = (t.str.contains(any_of(PROCESS, THREAD, FRAME, PYTHON, RANK_HINT, FH_THREAD, FH_FRAME, CPP_FRAME, GDB_THREAD,
-                                  GDB_FRAME)) | (pl.col("_said").is_not_null() & t.str.contains(SAID_RANK)))
+    used = (t.str.contains(any_of(PROCESS, THREAD, FRAME, PYTHON, RANK_HINT, FH_THREAD, FH_FRAME, CPP_FRAME,
+                                  GDB_THREAD, GDB_FRAME))
+            | (pl.col("_said").is_not_null() & t.str.contains(SAID_RANK)))
     # the ranks a dump names (tracekit run's header, a person's `The stack for rank0:`): seen in a stack
-    ranks = threads.filter(pl.col("rank").is_not_null()).select("file", "pid", "rank").unique(maintain_order=True)
+    ranks = (threads.filter(pl.col("rank").is_not_null()).select("file", "pid", "rank")
+             .unique(maintain_order=True))
     return Parsed("py-spy", {"events": pl.concat([threads.drop("_nth", "_wait", "_said"), _cpp_stacks(lines),
                                                   _tracebacks(lines)], how="diagonal_relaxed"),
                              "ranks": ranks.with_columns(pl.lit("stacks").alias("source"))},
@@ -137,7 +152,8 @@ def _tracebacks(lines: pl.DataFrame) -> pl.DataFrame:
     """One ``stack`` event (thread ``MainThread traceback``) per run of Python's traceback frames that
     says where a process was, not where it failed: one a person stopped (``KeyboardInterrupt`` under it:
     Python raises it in the main thread, in the call it was waiting in) or the file's one traceback,
-    pasted alone with no exception under it. A traceback that ends in an error is the error's (``parsers/torch_log.py``)."""
+    pasted alone with no exception under it. A traceback that ends in an error is the error's
+    (``parsers/torch_log.py``)."""
     t = pl.col("text")
     fr = lines.filter(t.str.contains(TB_FRAME))
     if not fr.height:
@@ -167,7 +183,8 @@ def _tracebacks(lines: pl.DataFrame) -> pl.DataFrame:
     keep = after_t.str.contains(TB_INTERRUPT).fill_null(False) | alone
     return blocks.filter(keep).with_columns(
         pl.lit("stack").alias("kind"),
-        pl.when(after_t.str.contains(TB_INTERRUPT).fill_null(False)).then(pl.lit("MainThread traceback (interrupted)"))
+        pl.when(after_t.str.contains(TB_INTERRUPT).fill_null(False))
+        .then(pl.lit("MainThread traceback (interrupted)"))
         .otherwise(pl.lit("MainThread traceback")).alias("thread")).drop("_tb", "_last", "_after")
 
 

@@ -111,3 +111,27 @@ def test_interleaved_tracebacks_cut_before_their_errors_are_no_stacks():
            "    self.init_process_group(backend, timeout, init_method, rank, world_size)\n")
     ev = pyspy.parse(text.lines_frame("a.txt", one + two + "\n\n\n\n" + one + two)).tables.get("events")
     assert ev is None or not ev.height
+
+
+def test_a_traceback_cut_before_its_error_is_a_failure_not_a_stack(tmp_path):
+    bar = "Train epoch [3/3]: 100%|##########| 8/8 [00:15<00:00,  1.85s/it, act_loss=-0.722]\n"
+    cut = ('[2025-02-09 21:23:00 TP2] Scheduler hit an exception: Traceback (most recent call last):\n'
+           '  File "/sgl/srt/managers/scheduler.py", line 1787, in run_scheduler_process\n'
+           "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, dp_rank)\n"
+           '  File "/sgl/srt/model_executor/model_runner.py", line 253, in init_torch_distributed\n'
+           "    initialize_model_parallel(tensor_model_parallel_size=self.tp_size)\n")
+    store, v = verdict_of(tmp_path, bar * 3 + cut)
+    ev = store.events.filter(store.events["kind"] == "exception")
+    assert ev["message"].to_list() == ["Traceback (most recent call last): raised in init_torch_distributed "
+                                       "(/sgl/srt/model_executor/model_runner.py:253) (its error line is not in the "
+                                       "excerpt)"]
+    assert store.events.filter(store.events["kind"] == "stack").height == 0
+    assert v.kind != Kind.HEALTHY and "init_torch_distributed" in v.summary
+
+
+def test_an_error_line_between_frames_ends_the_traceback():
+    tb = ('  File "a.py", line 39, in <module>\n    results = ray.get(refs)\n'
+          "ray.exceptions.RayTaskError(NcclError): ray::Worker.compute() (pid=35381)\n"
+          '  File "a.py", line 21, in compute\n')
+    ev = pyspy.parse(text.lines_frame("a.txt", tb)).tables.get("events")
+    assert ev is None or not ev.height  # two tracebacks, each an error's: no stack

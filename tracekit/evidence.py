@@ -50,7 +50,7 @@ def own_frame() -> pl.Expr:
     threading.Condition.wait."""
     stdlib = pl.element().str.contains(STDLIB_FRAME) & ~pl.element().str.contains(SITE)
     # (and a native frame that says only that the thread waits, or an address gdb could not name)
-    stdlib = stdlib | pl.element().str.contains(r"^\?\? \(") | (
+    stdlib = stdlib | pl.element().str.contains(r"^(?:\?\?|0x[0-9a-fA-F]+) \(") | (
         pl.element().str.extract(r"^(\S+) \(", 1).str.contains(GDB_WAIT).fill_null(False))
     return pl.coalesce(pl.col("frames").str.split(" <- ").list.eval(pl.element().filter(~stdlib)).list.first(), "where")
 

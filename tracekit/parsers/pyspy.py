@@ -42,6 +42,7 @@ HINT_LINES = 3
 TB_FRAME = r'^\s*File "(?P<src>[^"]+)", line (?P<lineno>\d+), in (?P<func>\S.*?)\s*$'
 TB_GAP = 3
 TB_INTERRUPT = r"^\s*KeyboardInterrupt\b"
+TB_HEAD = r"\bTraceback \(most recent call last\):\s*$"  # (a logger's words may come before it)
 # what ends a traceback of a failure: the exception (`RuntimeError: ...`, `torch.OutOfMemoryError`), or a
 # chain
 TB_ERROR = (r"^\s*(?:[A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Interrupt|Warning)\b|[A-Za-z_][\w.]*: "
@@ -153,15 +154,20 @@ def _tracebacks(lines: pl.DataFrame) -> pl.DataFrame:
     says where a process was, not where it failed: one a person stopped (``KeyboardInterrupt`` under it:
     Python raises it in the main thread, in the call it was waiting in) or the file's one traceback,
     pasted alone with no exception under it. A traceback that ends in an error is the error's
-    (``parsers/torch_log.py``)."""
+    (``parsers/torch_log.py``); one whose header says it was raised and whose error line is not in the
+    excerpt is an ``exception`` event of its innermost frame (a failure, its message cut)."""
     t = pl.col("text")
     fr = lines.filter(t.str.contains(TB_FRAME))
     if not fr.height:
         return pl.DataFrame()
     g = t.str.extract_groups(TB_FRAME).struct
-    fr = fr.sort("file", "line").with_columns(
+    # an error line between two frames ends one traceback (a chained one, another process's, follows)
+    errs = lines.select("file", "line", (t.str.contains(TB_ERROR) & ~t.str.contains(TB_FRAME)).cast(pl.Int32)
+                        .cum_sum().over("file").alias("_errs"))
+    fr = fr.join(errs, on=["file", "line"], how="left").sort("file", "line").with_columns(
         g.field("func").alias("_func"), pl.format("{}:{}", g.field("src"), g.field("lineno")).alias("_loc"),
-        ((pl.col("line") - pl.col("line").shift(1).over("file")) > TB_GAP).fill_null(True)
+        (((pl.col("line") - pl.col("line").shift(1).over("file")) > TB_GAP)
+         | (pl.col("_errs") != pl.col("_errs").shift(1).over("file"))).fill_null(True)
         .cum_sum().over("file").alias("_tb"))
     frame = pl.format("{} ({})", "_func", "_loc")
     blocks = fr.group_by("file", "_tb", maintain_order=True).agg(
@@ -175,17 +181,29 @@ def _tracebacks(lines: pl.DataFrame) -> pl.DataFrame:
              .filter((pl.col("_at") > pl.col("_last")) & (pl.col("_at") <= pl.col("_last") + TB_GAP + 2)
                      & ~t.str.contains(r"^\s*$|^\s{2,}|^\s*[\^~]+\s*$|^\[Previous line repeated"))
              .sort("_at").group_by("file", "_tb").agg(pl.col("text").first().alias("_after")))
-    blocks = blocks.join(after, on=["file", "_tb"], how="left")
+    # the traceback's own header right above its first frame: an exception was raised
+    headed = (lines.filter(t.str.contains(TB_HEAD)).select("file", (pl.col("line") + 1).alias("line"))
+              .with_columns(pl.lit(True).alias("_headed")))
+    blocks = blocks.join(after, on=["file", "_tb"], how="left").join(headed, on=["file", "line"], how="left")
     after_t = pl.col("_after")
+    interrupted = after_t.str.contains(TB_INTERRUPT).fill_null(False)
+    # raised, and its error line not in the excerpt (cut, or the paste ends): a failure whose message is
+    # missing, said as an exception of its innermost frame
+    cut = (blocks.filter(pl.col("_headed").fill_null(False) & ~interrupted & after_t.is_null())
+           .with_columns(pl.lit("exception").alias("kind"),
+                         pl.format("Traceback (most recent call last): raised in {} (its error line is not in the "
+                                   "excerpt)", "where").alias("message")))
+    blocks = blocks.filter(~pl.col("_headed").fill_null(False) | interrupted)
     # a stack pasted alone: the file's one traceback (interleaved tracebacks of several processes, cut
     # before their errors, are no stacks of where each waits)
     alone = (pl.len().over("file") == 1) & (after_t.is_null() | ~after_t.str.contains(TB_ERROR))
-    keep = after_t.str.contains(TB_INTERRUPT).fill_null(False) | alone
-    return blocks.filter(keep).with_columns(
+    keep = interrupted | alone
+    return pl.concat([cut, blocks.filter(keep).with_columns(
         pl.lit("stack").alias("kind"),
         pl.when(after_t.str.contains(TB_INTERRUPT).fill_null(False))
         .then(pl.lit("MainThread traceback (interrupted)"))
-        .otherwise(pl.lit("MainThread traceback")).alias("thread")).drop("_tb", "_last", "_after")
+        .otherwise(pl.lit("MainThread traceback")).alias("thread"))],
+        how="diagonal_relaxed").drop("_tb", "_last", "_after", "_headed")
 
 
 def _cpp_stacks(lines: pl.DataFrame) -> pl.DataFrame:

@@ -20,7 +20,7 @@ from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ER
                                HEARTBEAT)
 from tracekit.nccl_messages import UNDECIDED as UNDECIDED_MESSAGE, reads_as
 from tracekit.outcome import Cited, Coverage, EventKind, Finding, Match
-from tracekit.parsers.pyspy import GDB_WAIT
+from tracekit.parsers.pyspy import GDB_WAIT, RAISED
 from tracekit.store import Store
 
 NETWORK_SETTINGS = (r"^(?:NCCL_SOCKET_IFNAME|NCCL_SOCKET_FAMILY|GLOO_SOCKET_IFNAME|NCCL_IB_\w+|NCCL_NET\w*"
@@ -261,7 +261,8 @@ class Evidence:
     def stacks(self) -> pl.DataFrame:
         """The main thread's innermost frame of the program or a library per rank (or pid): a rank
         waiting in wandb.init reads as wandb, not as threading.Condition.wait."""
-        st = self.store.events.filter(pl.col("kind") == EventKind.STACK).with_columns(own_frame().alias("where"))
+        st = self.store.events.filter((pl.col("kind") == EventKind.STACK) & (pl.col("thread") != RAISED))
+        st = st.with_columns(own_frame().alias("where"))
         st = st.with_columns(pl.col("where").str.contains(C10D_FRAME).fill_null(False).alias("in_c10d"),
                              pl.col("thread").str.extract(r"thread (\S+)", 1).alias("tid"))
         main = pl.col("thread").str.starts_with("MainThread")
@@ -417,6 +418,8 @@ class Evidence:
         """Every line that is not calm: an error, a signal, a closing signal, a stall, a warning that is
         not benign. Progress alone says a run is healthy only where there is none."""
         bad = self.kinds(*TROUBLE)
+        # (and a traceback raised whose error line the excerpt cut: a failure, its message missing)
+        bad = pl.concat([bad, self.kinds(EventKind.STACK).filter(pl.col("thread") == RAISED)])
         return bad.join(self.benign.select("file", "line"), on=["file", "line"], how="anti")
 
     @cached_property

@@ -16,6 +16,7 @@ import polars as pl
 from tracekit import align, sources
 from tracekit.evidence import KILL_CODES, Evidence, clip, own_frame
 from tracekit.outcome import FAILED, EventKind, Kind, RankSituation, Situation, Verdict
+from tracekit.parsers.pyspy import RAISED
 from tracekit.store import Store
 from tracekit.wording import fmt_ranks, who
 
@@ -300,7 +301,9 @@ def undecided(ev: Evidence) -> tuple[str, list]:
     from tracekit.evidence import lines  # (the evidence lines' shape)
     store = ev.store
     n = align.collect(store.collectives.lazy().select(pl.len())).item()
-    errors = ev.kinds(*UNEXPLAINED).sort("file", "line")
+    # (a traceback raised whose error line the excerpt cut is an error line too: where it was raised)
+    raised = ev.kinds(EventKind.STACK).filter(pl.col("thread") == RAISED)
+    errors = pl.concat([ev.kinds(*UNEXPLAINED), raised]).sort("file", "line")
     cov = ev.coverage
     st = init_state(store)
     seen, reading, missing, collect, cited = [], "", [], [], []

@@ -42,6 +42,9 @@ HINT_LINES = 3
 TB_FRAME = r'^\s*File "(?P<src>[^"]+)", line (?P<lineno>\d+), in (?P<func>\S.*?)\s*$'
 TB_GAP = 3
 TB_INTERRUPT = r"^\s*KeyboardInterrupt\b"
+#: the thread of a traceback that was raised and whose error line the excerpt cut: where a failure was, its
+#: message missing (evidence counts it as trouble, never as a stack of where a process waits)
+RAISED = "traceback raised, its error line cut"
 TB_HEAD = r"\bTraceback \(most recent call last\):\s*$"  # (a logger's words may come before it)
 # what ends a traceback of a failure: the exception (`RuntimeError: ...`, `torch.OutOfMemoryError`), or a
 # chain
@@ -155,7 +158,7 @@ def _tracebacks(lines: pl.DataFrame) -> pl.DataFrame:
     Python raises it in the main thread, in the call it was waiting in) or the file's one traceback,
     pasted alone with no exception under it. A traceback that ends in an error is the error's
     (``parsers/torch_log.py``); one whose header says it was raised and whose error line is not in the
-    excerpt is an ``exception`` event of its innermost frame (a failure, its message cut)."""
+    excerpt (it ends the file) is a ``stack`` event of thread ``RAISED``: a failure there, its message cut."""
     t = pl.col("text")
     fr = lines.filter(t.str.contains(TB_FRAME))
     if not fr.height:
@@ -176,21 +179,25 @@ def _tracebacks(lines: pl.DataFrame) -> pl.DataFrame:
         *([pl.col("launch_rank").drop_nulls().first().cast(pl.Int64, strict=False).alias("rank")]
           if "launch_rank" in lines.columns else []))
     # the first line under each block that is not its code (indented), a caret line or blank
-    after = (lines.select("file", pl.col("line").alias("_at"), "text")
+    code = r"^\s*$|^\s{2,}|^\s*[\^~]+\s*$|^\[Previous line repeated|^\s*```"
+    later = (lines.select("file", pl.col("line").alias("_at"), "text")
              .join(blocks.select("file", "_tb", "_last"), on="file")
-             .filter((pl.col("_at") > pl.col("_last")) & (pl.col("_at") <= pl.col("_last") + TB_GAP + 2)
-                     & ~t.str.contains(r"^\s*$|^\s{2,}|^\s*[\^~]+\s*$|^\[Previous line repeated"))
-             .sort("_at").group_by("file", "_tb").agg(pl.col("text").first().alias("_after")))
+             .filter((pl.col("_at") > pl.col("_last")) & ~t.str.contains(code)).sort("_at"))
+    after = later.filter(pl.col("_at") <= pl.col("_last") + TB_GAP + 2).group_by("file", "_tb").agg(
+        pl.col("text").first().alias("_after"))
+    # a traceback that ends the file (nothing but its code, or a fence, under it): the paste was cut there
+    ends = blocks.select("file", "_tb").join(later.select("file", "_tb").unique(), on=["file", "_tb"], how="anti")
+    ends = ends.with_columns(pl.lit(True).alias("_ends"))
     # the traceback's own header right above its first frame: an exception was raised
     headed = (lines.filter(t.str.contains(TB_HEAD)).select("file", (pl.col("line") + 1).alias("line"))
               .with_columns(pl.lit(True).alias("_headed")))
-    blocks = blocks.join(after, on=["file", "_tb"], how="left").join(headed, on=["file", "line"], how="left")
+    blocks = (blocks.join(after, on=["file", "_tb"], how="left").join(headed, on=["file", "line"], how="left")
+              .join(ends, on=["file", "_tb"], how="left"))
     after_t = pl.col("_after")
     interrupted = after_t.str.contains(TB_INTERRUPT).fill_null(False)
-    # raised, and its error line not in the excerpt (cut, or the paste ends): a failure whose message is
-    # missing, said as an exception of its innermost frame
-    cut = (blocks.filter(pl.col("_headed").fill_null(False) & ~interrupted & after_t.is_null())
-           .with_columns(pl.lit("exception").alias("kind"),
+    # raised, and the excerpt ends under it (its error line cut): a failure whose message is missing
+    cut = (blocks.filter(pl.col("_headed").fill_null(False) & ~interrupted & pl.col("_ends").fill_null(False))
+           .with_columns(pl.lit("stack").alias("kind"), pl.lit(RAISED).alias("thread"),
                          pl.format("Traceback (most recent call last): raised in {} (its error line is not in the "
                                    "excerpt)", "where").alias("message")))
     blocks = blocks.filter(~pl.col("_headed").fill_null(False) | interrupted)
@@ -203,7 +210,7 @@ def _tracebacks(lines: pl.DataFrame) -> pl.DataFrame:
         pl.when(after_t.str.contains(TB_INTERRUPT).fill_null(False))
         .then(pl.lit("MainThread traceback (interrupted)"))
         .otherwise(pl.lit("MainThread traceback")).alias("thread"))],
-        how="diagonal_relaxed").drop("_tb", "_last", "_after", "_headed")
+        how="diagonal_relaxed").drop("_tb", "_last", "_after", "_headed", "_ends")
 
 
 def _cpp_stacks(lines: pl.DataFrame) -> pl.DataFrame:

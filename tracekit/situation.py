@@ -316,7 +316,8 @@ def undecided(ev: Evidence) -> tuple[str, list]:
         seen.append(f"{errors.height} error line(s) no rule explains, first: {clip(errors['message'][0], 140)}")
         cited += lines(errors, 4)
     if ev.steps.height:
-        seen.append(f"steps up to {ev.steps['step'].max()}")
+        last = ev.steps.sort("step", "file", "line").tail(1).row(0, named=True)
+        seen.append(f"steps up to {last['step']} (the last: {clip(last['message'], 120)})")
     setup = store.links.filter(pl.col("what").is_in(["bootstrap", "network", "socket_devices", "ib_devices", "ring",
                                                       "trees", "connection"]))
     if not seen and setup.height:

@@ -72,12 +72,12 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_bench.program_stall,
     rules_bench.steady_own_pace,
     rules_bench.steady_ticks,  # progress: progress lines with no step number at a steady figure
+    rules_progress.reports_advance,  # progress: loss reports whose epoch goes up, no step number, no time
     rules_bench.stacks_seen,
     failed_without_cause,
     slow_steps,
     healthy,
     steady_progress,
-    rules_progress.reports_advance,  # progress: loss reports whose epoch goes up, no step number, no time
     clean_but_partial,
 ]
 

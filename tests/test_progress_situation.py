@@ -7,16 +7,6 @@ from tests.factory import make_store
 from tracekit.verdict import decide
 
 
-def test_every_seen_rank_is_said_even_with_nothing_of_its_own():
-    ranks = [dict(file=f"r{r}.log", rank=r, world_size=4, source="torchrun") for r in range(3)]
-    crash = [dict(file="r2.log", line=9, rank=2, kind="rank_exit", exit_code=1, message="exitcode: 1",
-                  where="torchrun: first observed failure")]
-    v = decide(make_store(ranks=ranks, events=crash))
-    assert "rank 2: exited with code 1" in v.summary
-    assert "ranks 0-1: seen, no collective, end or stack of theirs logged" in v.summary
-    assert "3 of 4 ranks seen: rank 3 left no record" in v.summary
-
-
 def test_a_programs_own_end_line_is_a_clean_end():
     from tracekit.evidence import Evidence
     end = [dict(file="r0.log", line=20, rank=0, kind="program_end", message="Rank 0: End of workload.")]

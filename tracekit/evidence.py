@@ -15,8 +15,8 @@ from functools import cached_property
 import polars as pl
 
 from tracekit import align, pace, sources
-from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ERROR, NETWORK_FAIL,  # noqa: F401
-                               RENDEZVOUS, STORE_BARRIER, TERMINATE, BOOTSTRAP, WIRE_MISMATCH,
+from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ERROR,  # noqa: F401
+                               NETWORK_FAIL, RENDEZVOUS, STORE_BARRIER, TERMINATE, BOOTSTRAP, WIRE_MISMATCH,
                                HEARTBEAT)
 from tracekit.nccl_messages import UNDECIDED as UNDECIDED_MESSAGE, reads_as
 from tracekit.outcome import Cited, Coverage, EventKind, Finding, Match
@@ -29,7 +29,8 @@ WATCHDOG_ABORT_SIGNAL = r"Signal 6 \(SIGABRT\)|SIGABRT|signal 6\b|exitcode: -6|c
 KILL_CODES = {124, 143, -15, -2, 130}  # `timeout`, SIGTERM, SIGINT: someone asked it to stop
 SIGKILL_CODES = {-9, 137}  # nobody asks politely with SIGKILL: mostly the kernel's OOM killer
 C10D_FRAME = (r"distributed_c10d|deepspeed/comm|torch/distributed/(?:_functional|nn|fsdp|algorithms)|c10d"
-              r"|\bnccl(?:AllReduce|AllGather|ReduceScatter|Broadcast|Reduce|Send|Recv|GroupEnd)\b|libr?ccl\.so")
+              r"|\bnccl(?:AllReduce|AllGather|ReduceScatter|Broadcast|Reduce|Send|Recv|GroupEnd)\b"
+              r"|libr?ccl\.so")
 # a frame of the standard library: py-spy's `threading.py:327`, faulthandler's `/usr/lib/python3.11/...`
 STDLIB_FRAME = (r"\((?:<frozen |(?:" + "|".join(sorted(sys.stdlib_module_names)) + r")(?:\.py)?[/:])"
                 r"|/lib/python3\.\d+/(?:[^/]+/)*[^/]+\.py:")
@@ -39,9 +40,10 @@ SITE = r"site-packages|dist-packages"
 WRONG_VALUES = "wrong values in nccl-tests' results"
 
 #: the event kinds that are not calm: with any of them (not benign), progress alone does not say healthy
-TROUBLE = ("crash", "exception", "cuda_error", "watchdog_timeout", "watchdog_status", "watchdog_abort", "c10d_error",
-           "collective_mismatch", "gloo_size_mismatch", "child_failed", "rank_exit", "signal", "closing_signal",
-           "job_cancelled", "transport_error", "connect_retry", "nccl_warn", "nccl_unwind", "stall", "rank_missing")
+TROUBLE = ("crash", "exception", "cuda_error", "watchdog_timeout", "watchdog_status", "watchdog_abort",
+           "c10d_error", "collective_mismatch", "gloo_size_mismatch", "child_failed", "rank_exit", "signal",
+           "closing_signal", "job_cancelled", "transport_error", "connect_retry", "nccl_warn", "nccl_unwind",
+           "stall", "rank_missing")
 
 
 def own_frame() -> pl.Expr:
@@ -52,7 +54,8 @@ def own_frame() -> pl.Expr:
     # (and a native frame that says only that the thread waits, or an address gdb could not name)
     stdlib = stdlib | pl.element().str.contains(r"^(?:\?\?|0x[0-9a-fA-F]+) \(") | (
         pl.element().str.extract(r"^(\S+) \(", 1).str.contains(GDB_WAIT).fill_null(False))
-    return pl.coalesce(pl.col("frames").str.split(" <- ").list.eval(pl.element().filter(~stdlib)).list.first(), "where")
+    own = pl.col("frames").str.split(" <- ").list.eval(pl.element().filter(~stdlib)).list.first()
+    return pl.coalesce(own, "where")
 
 
 def clip(text: str | None, n: int = 200) -> str:
@@ -72,8 +75,10 @@ def lines(df: pl.DataFrame, n: int = 6) -> list[Cited]:
 #: how coverage names the sources a rank is seen from
 SOURCE_WORDS = {"fr": "Flight Recorder", "nccl": "NCCL log", "kineto": "Kineto", "kineto-gpu": "Kineto",
                 "tracekit": "stdout", "deepspeed": "stdout", "log": "stdout", "stacks": "stack dump",
-                "torchrun": "torchrun's error block", "nccl-count": "NCCL COLL lines (numbered by count, not named)",
-                "nccl-tests": "nccl-tests header", "launcher": "launcher prefix", "fr-trace": "torchfrtrace report",
+                "torchrun": "torchrun's error block",
+                "nccl-count": "NCCL COLL lines (numbered by count, not named)",
+                "nccl-tests": "nccl-tests header", "launcher": "launcher prefix",
+                "fr-trace": "torchfrtrace report",
                 "nccl-ras": "NCCL RAS report", "c10d": "c10d log"}
 
 
@@ -85,16 +90,18 @@ def coverage(store: Store) -> Coverage:
              align.group_members(store)["members"].list.max().max()]
     world = max((int(s) + (1 if i == 3 else 0) for i, s in enumerate(sizes) if s is not None), default=None)
     src = [coll.select("rank", pl.col("source").cast(pl.Utf8)),
-           ev.filter(pl.col("kind") != EventKind.RANK_MISSING)  # a rank reported missing is spoken of, not seen
-           .select("rank", pl.when(pl.col("kind") == EventKind.STACK).then(pl.lit("stacks")).otherwise(pl.lit("log")).alias("source")),
+           # (a rank reported missing is spoken of, not seen)
+           ev.filter(pl.col("kind") != EventKind.RANK_MISSING)
+           .select("rank", pl.when(pl.col("kind") == EventKind.STACK).then(pl.lit("stacks"))
+                   .otherwise(pl.lit("log")).alias("source")),
            ranks.select("rank", pl.col("source").str.split(",")).explode("source")]
     per = (pl.concat([s.filter(pl.col("rank").is_not_null()) for s in src], how="vertical_relaxed")
            .with_columns(pl.col("source").replace(SOURCE_WORDS))
            .unique().group_by("rank").agg(pl.col("source").sort()).sort("rank"))
     sources = {r: s for r, s in per.iter_rows()}
     # processes that wrote lines and that no source ties to a rank: counted, never given a guessed rank
-    procs = [t.filter(pl.col("rank").is_null() & pl.col("pid").is_not_null()).select("host", pl.col("pid").cast(pl.Int64))
-             for t in (ev, ranks)]
+    procs = [t.filter(pl.col("rank").is_null() & pl.col("pid").is_not_null())
+             .select("host", pl.col("pid").cast(pl.Int64)) for t in (ev, ranks)]
     named = ranks.filter(pl.col("rank").is_not_null() & pl.col("pid").is_not_null()).select(
         "host", pl.col("pid").cast(pl.Int64))
     unranked = pl.concat(procs).unique().join(named, on=["host", "pid"], how="anti", nulls_equal=True).height
@@ -152,14 +159,17 @@ class Evidence:
     @cached_property
     def cuda(self) -> pl.DataFrame:
         return self.store.events.filter((pl.col("kind") == EventKind.CUDA_ERROR) | (
-            pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION, EventKind.C10D_ERROR, EventKind.NCCL_WARN]) & pl.col("message").str.contains(CUDA)
+            pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION, EventKind.C10D_ERROR,
+                                  EventKind.NCCL_WARN])
+            & pl.col("message").str.contains(CUDA)
             & ~pl.col("message").str.contains(NCCL_ERROR))).sort("line")
 
     @cached_property
     def consequences(self) -> pl.DataFrame:
         """Lines that report a failure elsewhere: the watchdog's abort, a peer's closed socket."""
         return self.store.events.filter((pl.col("kind") == EventKind.WATCHDOG_ABORT) | (
-            pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION]) & pl.col("message").str.contains(CONSEQUENCE)))
+            pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION])
+            & pl.col("message").str.contains(CONSEQUENCE)))
 
     @cached_property
     def crashes(self) -> pl.DataFrame:
@@ -168,10 +178,12 @@ class Evidence:
         ev = self.store.events
         c = ev.filter(
             (pl.col("kind").is_in([EventKind.CRASH, EventKind.CUDA_ERROR])
-             | ((pl.col("kind") == EventKind.SIGNAL) & ~pl.col("message").str.contains("SIGTERM|SIGINT|SIGHUP"))
+             | ((pl.col("kind") == EventKind.SIGNAL)
+                & ~pl.col("message").str.contains("SIGTERM|SIGINT|SIGHUP"))
              | (pl.col("kind") == EventKind.EXCEPTION))
             & ~pl.col("message").str.contains(CONSEQUENCE) & ~pl.col("message").str.contains(NCCL_ERROR)
-            & ~pl.col("message").str.contains(RENDEZVOUS) & ~pl.col("message").str.contains(MISMATCH_TEXT)).sort("line")
+            & ~pl.col("message").str.contains(RENDEZVOUS)
+            & ~pl.col("message").str.contains(MISMATCH_TEXT)).sort("line")
         if self.timeouts.height:
             c = c.filter(~pl.col("message").str.contains(TERMINATE))
             # the watchdog aborts a rank whose collective timed out (SIGABRT, exit -6): its own end,
@@ -184,18 +196,21 @@ class Evidence:
     @cached_property
     def nccl_errors(self) -> pl.DataFrame:
         """NCCL's error codes as the program reports them (the cause is in NCCL's WARN lines)."""
-        return self.store.events.filter(pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION, EventKind.C10D_ERROR, EventKind.WATCHDOG_ABORT])
+        return self.store.events.filter(pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION,
+                                                              EventKind.C10D_ERROR, EventKind.WATCHDOG_ABORT])
                                         & pl.col("message").str.contains(NCCL_ERROR)).sort("line")
 
     @cached_property
     def rendezvous(self) -> pl.DataFrame:
-        return self.store.events.filter(pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION, EventKind.C10D_ERROR])
+        return self.store.events.filter(pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION,
+                                                              EventKind.C10D_ERROR])
                                         & pl.col("message").str.contains(RENDEZVOUS)).sort("line")
 
     @cached_property
     def exits(self) -> pl.DataFrame:
         """Non-zero exits of ranks (torchrun's error block, `failed (exitcode: N)`)."""
-        return self.kinds(EventKind.RANK_EXIT, EventKind.CHILD_FAILED).filter(pl.col("exit_code").is_not_null() & (pl.col("exit_code") != 0))
+        return self.kinds(EventKind.RANK_EXIT, EventKind.CHILD_FAILED).filter(
+            pl.col("exit_code").is_not_null() & (pl.col("exit_code") != 0))
 
     @cached_property
     def root_cause_rank(self) -> int | None:
@@ -208,8 +223,10 @@ class Evidence:
 
     @cached_property
     def timeouts(self) -> pl.DataFrame:
-        return self.store.events.filter(pl.col("kind").is_in([EventKind.WATCHDOG_TIMEOUT, EventKind.WATCHDOG_STATUS]) | (
-            pl.col("kind").is_in([EventKind.EXCEPTION, EventKind.TRANSPORT_ERROR, EventKind.CRASH, EventKind.WATCHDOG_ABORT])
+        return self.store.events.filter(
+            pl.col("kind").is_in([EventKind.WATCHDOG_TIMEOUT, EventKind.WATCHDOG_STATUS]) | (
+                pl.col("kind").is_in([EventKind.EXCEPTION, EventKind.TRANSPORT_ERROR, EventKind.CRASH,
+                                      EventKind.WATCHDOG_ABORT])
             & pl.col("message").str.contains(r"(?i)timed? ?out")))
 
     @cached_property
@@ -240,8 +257,10 @@ class Evidence:
 
     @cached_property
     def reported_mismatch(self) -> pl.DataFrame:
-        return self.store.events.filter(pl.col("kind").is_in([EventKind.COLLECTIVE_MISMATCH, EventKind.GLOO_SIZE_MISMATCH]) | (
-            pl.col("kind").is_in([EventKind.EXCEPTION, EventKind.CRASH, EventKind.C10D_ERROR]) & pl.col("message").str.contains(MISMATCH_TEXT)))
+        return self.store.events.filter(
+            pl.col("kind").is_in([EventKind.COLLECTIVE_MISMATCH, EventKind.GLOO_SIZE_MISMATCH]) | (
+                pl.col("kind").is_in([EventKind.EXCEPTION, EventKind.CRASH, EventKind.C10D_ERROR])
+                & pl.col("message").str.contains(MISMATCH_TEXT)))
 
     @cached_property
     def pending(self) -> pl.DataFrame:
@@ -281,7 +300,8 @@ class Evidence:
         """Stall markers not followed by progress: tracekit run's own notes, reported hangs."""
         notes = self.kinds(EventKind.RUN_NOTE, EventKind.STALL).sort("file", "line")
         resumed = notes.filter(pl.col("message").str.starts_with("progress again"))
-        stalls = notes.filter((pl.col("kind") == EventKind.STALL) | pl.col("message").str.starts_with("stall:"))
+        stalls = notes.filter((pl.col("kind") == EventKind.STALL)
+                              | pl.col("message").str.starts_with("stall:"))
         if resumed.height and stalls.height:
             last_resume = resumed.group_by("file").agg(pl.col("line").max().alias("_r"))
             stalls = stalls.join(last_resume, on="file", how="left").filter(
@@ -292,7 +312,8 @@ class Evidence:
     @cached_property
     def launcher_exits(self) -> list[int]:
         """Exit codes that `tracekit run` launchers recorded."""
-        ends = self.kinds(EventKind.RUN_NOTE).filter(pl.col("message").str.starts_with("exit code"))["message"]
+        ends = self.kinds(EventKind.RUN_NOTE).filter(
+            pl.col("message").str.starts_with("exit code"))["message"]
         return [int(m.split()[-1]) for m in ends.to_list() if m.split()[-1].lstrip("-").isdigit()]
 
     @cached_property
@@ -308,17 +329,22 @@ class Evidence:
         out = []
         if self.finished:
             out.append(f"every launcher exited with code 0 ({len(self.launcher_exits)} launcher(s))")
+        said = pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64})
         for kind, what in (("clean_exit", "exit code 0"), (EventKind.TRAIN_END, "training finished"),
                            (EventKind.PROGRAM_END, "the program said it ended"),
-                           (EventKind.TEST_PASSED, "nccl-tests passed"), (EventKind.COMM_DESTROYED, "communicator destroyed")):
-            rows = self.kinds(kind)
+                           (EventKind.TEST_PASSED, "nccl-tests passed"),
+                           (EventKind.COMM_DESTROYED, "communicator destroyed")):
+            rows = self.kinds(kind).join(said, on=["file", "line"], how="anti")  # (a line said once)
             if rows.height:
                 out.append(f"{what}: {lines(rows, 1)[0]}")
+                said = pl.concat([said, rows.head(1).select("file", "line")])
         destroyed = self.store.comms.filter(pl.col("state") == "destroy_complete")
         if destroyed.height:
             out.append(f"{destroyed.height} communicator(s) destroyed cleanly: "
-                       + str(lines(destroyed.with_columns(pl.lit("Destroy COMPLETE").alias("message")), 1)[0]))
-        steps = self.kinds(EventKind.STEP, EventKind.PROGRESS).filter(pl.col("max_steps").is_not_null() & (pl.col("step") >= pl.col("max_steps")))
+                       + str(lines(destroyed.with_columns(pl.lit("Destroy COMPLETE").alias("message")),
+                                   1)[0]))
+        steps = self.kinds(EventKind.STEP, EventKind.PROGRESS).filter(
+            pl.col("max_steps").is_not_null() & (pl.col("step") >= pl.col("max_steps")))
         if steps.height:
             out.append(f"last step reached: {lines(steps.sort('step'), 1)[0]}")
         return out
@@ -338,18 +364,21 @@ class Evidence:
         """Per rank with several FR dumps: its frontier in the first, the second-to-last and the last
         dump (ordered by the newest enqueue each holds), the seconds between, the bytes in between."""
         fr = self.store.collectives.lazy().filter((pl.col("source") == "fr") & pl.col("rank").is_not_null())
-        per = align.collect(fr.group_by("rank", "file").agg(pl.col("seq").max(), pl.col("start_ns").max().alias("t")))
+        per = align.collect(fr.group_by("rank", "file").agg(pl.col("seq").max(),
+                                                             pl.col("start_ns").max().alias("t")))
         if not per.height:
             return pl.DataFrame()
         per = per.sort("rank", "t")
         m = per.group_by("rank").agg(
-            pl.len().alias("dumps"), pl.col("seq").first().alias("first"), pl.col("seq").get(-2, null_on_oob=True).alias("prev"),
-            pl.col("seq").last().alias("last"), ((pl.col("t").last() - pl.col("t").first()) / 1e9).alias("dt"),
+            pl.len().alias("dumps"), pl.col("seq").first().alias("first"),
+            pl.col("seq").get(-2, null_on_oob=True).alias("prev"), pl.col("seq").last().alias("last"),
+            ((pl.col("t").last() - pl.col("t").first()) / 1e9).alias("dt"),
         ).filter(pl.col("dumps") > 1)
         if not m.height:
             return m
         moved = align.collect(
-            fr.join(m.lazy().select("rank", "first", "last"), on="rank").filter((pl.col("seq") > pl.col("first")) & (pl.col("seq") <= pl.col("last")))
+            fr.join(m.lazy().select("rank", "first", "last"), on="rank")
+            .filter((pl.col("seq") > pl.col("first")) & (pl.col("seq") <= pl.col("last")))
             .unique(["rank", "seq"]).group_by("rank").agg(pl.col("bytes").sum().alias("bytes")))
         return m.join(moved, on="rank", how="left").with_columns(pl.col("bytes").fill_null(0))
 
@@ -357,7 +386,9 @@ class Evidence:
     def moving(self) -> bool:
         """Every rank with several dumps advanced between its last two."""
         m = self.motion
-        return m.height > 0 and m.filter(pl.col("prev").is_not_null() & (pl.col("last") > pl.col("prev"))).height == m.height
+        if not m.height:
+            return False
+        return m.filter(pl.col("prev").is_not_null() & (pl.col("last") > pl.col("prev"))).height == m.height
 
     @cached_property
     def epochs(self) -> pl.DataFrame:
@@ -365,7 +396,8 @@ class Evidence:
         'learning_rate': 2e-05, 'epoch': 0.08}``) goes up: each is a logging interval's steps done.
         ``epoch`` per report, in the order written (each epoch once: two ranks echo one report)."""
         st = self.kinds(EventKind.STEP).filter(pl.col("step").is_null()).sort("file", "line").with_columns(
-            pl.col("message").str.extract(r"'epoch': ([\d.]+)", 1).cast(pl.Float64, strict=False).alias("epoch"))
+            pl.col("message").str.extract(r"'epoch': ([\d.]+)", 1).cast(pl.Float64, strict=False)
+            .alias("epoch"))
         return st.filter(pl.col("epoch").is_not_null()).unique("epoch", keep="first", maintain_order=True)
 
     @cached_property
@@ -378,7 +410,8 @@ class Evidence:
             out.append(f"steps advanced {st['step'].min()} -> {st['step'].max()}")
         ep = self.epochs
         if not out and ep.height >= 3 and ep["epoch"][-1] > ep["epoch"][0]:
-            out.append(f"{ep.height} progress reports as the epoch went {ep['epoch'][0]:g} -> {ep['epoch'][-1]:g}")
+            out.append(f"{ep.height} progress reports as the epoch went {ep['epoch'][0]:g} -> "
+                       f"{ep['epoch'][-1]:g}")
         if self.motion.height and self.motion.filter(pl.col("last") > pl.col("first")).height:
             out.append("Flight Recorder frontiers moved between dumps")
         return out
@@ -395,7 +428,8 @@ class Evidence:
             & pl.col("seq").is_not_null(), ("rank", "pg", "seq", "op", "start_ns", "end_ns"))
         if not source:
             return None
-        c = c.unique(["rank", "pg", "seq"], keep="last").with_columns(((pl.col("end_ns") - pl.col("start_ns")) / 1e9).alias("d"))
+        c = c.unique(["rank", "pg", "seq"], keep="last").with_columns(
+            ((pl.col("end_ns") - pl.col("start_ns")) / 1e9).alias("d"))
         n = c.group_by("pg", "seq").agg(pl.col("rank").n_unique().alias("n"))
         full = c.join(n.filter(pl.col("n") == n["n"].max()), on=["pg", "seq"], how="semi")
         if full["rank"].n_unique() < 2:
@@ -406,11 +440,13 @@ class Evidence:
         hit = per.filter(pl.col("lag_s") >= 0.1)  # scheduling noise is milliseconds; a straggler's lag is not
         if hit.height < 3:
             return None
-        top = hit.group_by("late").agg(pl.len().alias("times"), pl.col("lag_s").median()).sort("times", descending=True).row(0, named=True)
+        top = (hit.group_by("late").agg(pl.len().alias("times"), pl.col("lag_s").median())
+               .sort("times", descending=True).row(0, named=True))
         if top["times"] < 0.6 * hit.height:
             return None
         first = hit.filter(pl.col("late") == top["late"]).row(0, named=True)
-        return {"rank": top["late"], "times": top["times"], "of": per.height, "lag_s": top["lag_s"], "source": source,
+        return {"rank": top["late"], "times": top["times"], "of": per.height, "lag_s": top["lag_s"],
+                "source": source,
                 "since_seq": first["seq"], "since_op": first["op"], "pg": first["pg"]}
 
     @cached_property

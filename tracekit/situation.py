@@ -234,10 +234,6 @@ def brief(store: Store, ev: Evidence, n: int = 4) -> str:
     for r in sorted(set(coll) | set(ended) | set(where)):
         parts = [p for p in (coll.get(r), ended.get(r), f"in {where[r]}" if r in where else None) if p]
         said.setdefault(", ".join(parts), []).append(r)
-    # the other ranks seen (in a ranks row, an init, a line of theirs): seen, with nothing of these to say
-    quiet = sorted(set(ev.coverage.seen) - set(coll) - set(ended) - set(where) - set(step))
-    if said and quiet:
-        said.setdefault("seen, no collective, end or stack of theirs logged", []).extend(quiet)
     out = [f"{who(r)}: {text}" for text, r in sorted(said.items(), key=lambda x: x[1][0])]
     if len(out) > n:
         out = out[:n] + [f"{len(out) - n} more group(s)"]

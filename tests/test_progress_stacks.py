@@ -134,3 +134,12 @@ def test_an_error_line_between_frames_ends_the_traceback():
           '  File "a.py", line 21, in compute\n')
     ev = pyspy.parse(text.lines_frame("a.txt", tb)).tables.get("events")
     assert ev is None or not ev.height  # two tracebacks, each an error's: no stack
+
+
+def test_torchfrtrace_missing_ranks_as_a_set_or_bare():
+    from tracekit.parsers import fr_trace
+    for said in ("{0, 3}", "0, 3"):
+        report = ("Not all ranks joining collective, sequence number: 31117\ngroup info: 0:default_pg\n"
+                  f"collective: nccl:all_reduce\nmissing ranks: {said}\n")
+        ev = fr_trace.parse(text.lines_frame("fr.txt", report)).tables["events"]
+        assert ev["rank"].to_list() == [0, 3] and ev["seq"].to_list() == [31117, 31117]

@@ -186,7 +186,8 @@ def _tracebacks(lines: pl.DataFrame) -> pl.DataFrame:
     after = later.filter(pl.col("_at") <= pl.col("_last") + TB_GAP + 2).group_by("file", "_tb").agg(
         pl.col("text").first().alias("_after"))
     # a traceback that ends the file (nothing but its code, or a fence, under it): the paste was cut there
-    ends = blocks.select("file", "_tb").join(later.select("file", "_tb").unique(), on=["file", "_tb"], how="anti")
+    ends = blocks.select("file", "_tb").join(later.select("file", "_tb").unique(), on=["file", "_tb"],
+                                             how="anti")
     ends = ends.with_columns(pl.lit(True).alias("_ends"))
     # the traceback's own header right above its first frame: an exception was raised
     headed = (lines.filter(t.str.contains(TB_HEAD)).select("file", (pl.col("line") + 1).alias("line"))
@@ -196,7 +197,8 @@ def _tracebacks(lines: pl.DataFrame) -> pl.DataFrame:
     after_t = pl.col("_after")
     interrupted = after_t.str.contains(TB_INTERRUPT).fill_null(False)
     # raised, and the excerpt ends under it (its error line cut): a failure whose message is missing
-    cut = (blocks.filter(pl.col("_headed").fill_null(False) & ~interrupted & pl.col("_ends").fill_null(False))
+    cut = (blocks.filter(pl.col("_headed").fill_null(False) & ~interrupted
+                         & pl.col("_ends").fill_null(False))
            .with_columns(pl.lit("stack").alias("kind"), pl.lit(RAISED).alias("thread"),
                          pl.format("Traceback (most recent call last): raised in {} (its error line is not in the "
                                    "excerpt)", "where").alias("message")))

@@ -61,6 +61,9 @@ def test_wrong_values_are_corruption_not_health():
     rows = [row(8, 0.0, 1), row(8, 0.0, 1, wrong=4) | {"kind": "test_wrong"}]
     v = rules_bench.nccl_test_result(ev(events=rows))
     assert v.kind == Kind.UNDECIDED and "corrupted" in v.summary and "#wrong up to 4" in v.summary
+    # the wrong values are a failure sign (--fail-on-hang exits 1), and the verdict is still the table's
+    v = decide(make_store(events=rows))
+    assert "wrong values in nccl-tests' results (1 line(s))" in v.failure_signs and v.rule == "nccl_test_result"
 
 
 def test_a_table_cut_short_of_the_size_asked_names_the_last_size():

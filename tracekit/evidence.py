@@ -14,31 +14,36 @@ from functools import cached_property
 
 import polars as pl
 
-from tracekit import align, sources
-from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ERROR, NETWORK_FAIL,  # noqa: F401
-                               RENDEZVOUS, STORE_BARRIER, TERMINATE, BOOTSTRAP, WIRE_MISMATCH,
+from tracekit import align, pace, sources
+from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ERROR,  # noqa: F401
+                               NETWORK_FAIL, RENDEZVOUS, STORE_BARRIER, TERMINATE, BOOTSTRAP, WIRE_MISMATCH,
                                HEARTBEAT)
 from tracekit.nccl_messages import UNDECIDED as UNDECIDED_MESSAGE, reads_as
 from tracekit.outcome import Cited, Coverage, EventKind, Finding, Match
+from tracekit.parsers.pyspy import GDB_WAIT, RAISED
 from tracekit.store import Store
-from tracekit.wording import duration
 
 NETWORK_SETTINGS = (r"^(?:NCCL_SOCKET_IFNAME|NCCL_SOCKET_FAMILY|GLOO_SOCKET_IFNAME|NCCL_IB_\w+|NCCL_NET\w*"
                     r"|NCCL_P2P_DISABLE|NCCL_SHM_DISABLE)=")
 WATCHDOG_ABORT_SIGNAL = r"Signal 6 \(SIGABRT\)|SIGABRT|signal 6\b|exitcode: -6|code -6\b"
 KILL_CODES = {124, 143, -15, -2, 130}  # `timeout`, SIGTERM, SIGINT: someone asked it to stop
 SIGKILL_CODES = {-9, 137}  # nobody asks politely with SIGKILL: mostly the kernel's OOM killer
-C10D_FRAME = r"distributed_c10d|deepspeed/comm|torch/distributed/(?:_functional|nn|fsdp|algorithms)|c10d"
+C10D_FRAME = (r"distributed_c10d|deepspeed/comm|torch/distributed/(?:_functional|nn|fsdp|algorithms)|c10d"
+              r"|\bnccl(?:AllReduce|AllGather|ReduceScatter|Broadcast|Reduce|Send|Recv|GroupEnd)\b"
+              r"|libr?ccl\.so")
 # a frame of the standard library: py-spy's `threading.py:327`, faulthandler's `/usr/lib/python3.11/...`
 STDLIB_FRAME = (r"\((?:<frozen |(?:" + "|".join(sorted(sys.stdlib_module_names)) + r")(?:\.py)?[/:])"
                 r"|/lib/python3\.\d+/(?:[^/]+/)*[^/]+\.py:")
 SITE = r"site-packages|dist-packages"
 
 
+WRONG_VALUES = "wrong values in nccl-tests' results"
+
 #: the event kinds that are not calm: with any of them (not benign), progress alone does not say healthy
-TROUBLE = ("crash", "exception", "cuda_error", "watchdog_timeout", "watchdog_status", "watchdog_abort", "c10d_error",
-           "collective_mismatch", "gloo_size_mismatch", "child_failed", "rank_exit", "signal", "closing_signal",
-           "job_cancelled", "transport_error", "connect_retry", "nccl_warn", "nccl_unwind", "stall", "rank_missing")
+TROUBLE = ("crash", "exception", "cuda_error", "watchdog_timeout", "watchdog_status", "watchdog_abort",
+           "c10d_error", "collective_mismatch", "gloo_size_mismatch", "child_failed", "rank_exit", "signal",
+           "closing_signal", "job_cancelled", "transport_error", "connect_retry", "nccl_warn", "nccl_unwind",
+           "stall", "rank_missing")
 
 
 def own_frame() -> pl.Expr:
@@ -46,7 +51,11 @@ def own_frame() -> pl.Expr:
     installed packages kept), else its ``where``: a rank waiting in wandb.init reads as wandb, not as
     threading.Condition.wait."""
     stdlib = pl.element().str.contains(STDLIB_FRAME) & ~pl.element().str.contains(SITE)
-    return pl.coalesce(pl.col("frames").str.split(" <- ").list.eval(pl.element().filter(~stdlib)).list.first(), "where")
+    # (and a native frame that says only that the thread waits, or an address gdb could not name)
+    stdlib = stdlib | pl.element().str.contains(r"^(?:\?\?|0x[0-9a-fA-F]+) \(") | (
+        pl.element().str.extract(r"^(\S+) \(", 1).str.contains(GDB_WAIT).fill_null(False))
+    own = pl.col("frames").str.split(" <- ").list.eval(pl.element().filter(~stdlib)).list.first()
+    return pl.coalesce(own, "where")
 
 
 def clip(text: str | None, n: int = 200) -> str:
@@ -66,8 +75,10 @@ def lines(df: pl.DataFrame, n: int = 6) -> list[Cited]:
 #: how coverage names the sources a rank is seen from
 SOURCE_WORDS = {"fr": "Flight Recorder", "nccl": "NCCL log", "kineto": "Kineto", "kineto-gpu": "Kineto",
                 "tracekit": "stdout", "deepspeed": "stdout", "log": "stdout", "stacks": "stack dump",
-                "torchrun": "torchrun's error block", "nccl-count": "NCCL COLL lines (numbered by count, not named)",
-                "nccl-tests": "nccl-tests header", "launcher": "launcher prefix", "fr-trace": "torchfrtrace report",
+                "torchrun": "torchrun's error block",
+                "nccl-count": "NCCL COLL lines (numbered by count, not named)",
+                "nccl-tests": "nccl-tests header", "launcher": "launcher prefix",
+                "fr-trace": "torchfrtrace report",
                 "nccl-ras": "NCCL RAS report", "c10d": "c10d log"}
 
 
@@ -79,16 +90,18 @@ def coverage(store: Store) -> Coverage:
              align.group_members(store)["members"].list.max().max()]
     world = max((int(s) + (1 if i == 3 else 0) for i, s in enumerate(sizes) if s is not None), default=None)
     src = [coll.select("rank", pl.col("source").cast(pl.Utf8)),
-           ev.filter(pl.col("kind") != EventKind.RANK_MISSING)  # a rank reported missing is spoken of, not seen
-           .select("rank", pl.when(pl.col("kind") == EventKind.STACK).then(pl.lit("stacks")).otherwise(pl.lit("log")).alias("source")),
+           # (a rank reported missing is spoken of, not seen)
+           ev.filter(pl.col("kind") != EventKind.RANK_MISSING)
+           .select("rank", pl.when(pl.col("kind") == EventKind.STACK).then(pl.lit("stacks"))
+                   .otherwise(pl.lit("log")).alias("source")),
            ranks.select("rank", pl.col("source").str.split(",")).explode("source")]
     per = (pl.concat([s.filter(pl.col("rank").is_not_null()) for s in src], how="vertical_relaxed")
            .with_columns(pl.col("source").replace(SOURCE_WORDS))
            .unique().group_by("rank").agg(pl.col("source").sort()).sort("rank"))
     sources = {r: s for r, s in per.iter_rows()}
     # processes that wrote lines and that no source ties to a rank: counted, never given a guessed rank
-    procs = [t.filter(pl.col("rank").is_null() & pl.col("pid").is_not_null()).select("host", pl.col("pid").cast(pl.Int64))
-             for t in (ev, ranks)]
+    procs = [t.filter(pl.col("rank").is_null() & pl.col("pid").is_not_null())
+             .select("host", pl.col("pid").cast(pl.Int64)) for t in (ev, ranks)]
     named = ranks.filter(pl.col("rank").is_not_null() & pl.col("pid").is_not_null()).select(
         "host", pl.col("pid").cast(pl.Int64))
     unranked = pl.concat(procs).unique().join(named, on=["host", "pid"], how="anti", nulls_equal=True).height
@@ -146,14 +159,17 @@ class Evidence:
     @cached_property
     def cuda(self) -> pl.DataFrame:
         return self.store.events.filter((pl.col("kind") == EventKind.CUDA_ERROR) | (
-            pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION, EventKind.C10D_ERROR, EventKind.NCCL_WARN]) & pl.col("message").str.contains(CUDA)
+            pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION, EventKind.C10D_ERROR,
+                                  EventKind.NCCL_WARN])
+            & pl.col("message").str.contains(CUDA)
             & ~pl.col("message").str.contains(NCCL_ERROR))).sort("line")
 
     @cached_property
     def consequences(self) -> pl.DataFrame:
         """Lines that report a failure elsewhere: the watchdog's abort, a peer's closed socket."""
         return self.store.events.filter((pl.col("kind") == EventKind.WATCHDOG_ABORT) | (
-            pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION]) & pl.col("message").str.contains(CONSEQUENCE)))
+            pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION])
+            & pl.col("message").str.contains(CONSEQUENCE)))
 
     @cached_property
     def crashes(self) -> pl.DataFrame:
@@ -162,10 +178,12 @@ class Evidence:
         ev = self.store.events
         c = ev.filter(
             (pl.col("kind").is_in([EventKind.CRASH, EventKind.CUDA_ERROR])
-             | ((pl.col("kind") == EventKind.SIGNAL) & ~pl.col("message").str.contains("SIGTERM|SIGINT|SIGHUP"))
+             | ((pl.col("kind") == EventKind.SIGNAL)
+                & ~pl.col("message").str.contains("SIGTERM|SIGINT|SIGHUP"))
              | (pl.col("kind") == EventKind.EXCEPTION))
             & ~pl.col("message").str.contains(CONSEQUENCE) & ~pl.col("message").str.contains(NCCL_ERROR)
-            & ~pl.col("message").str.contains(RENDEZVOUS) & ~pl.col("message").str.contains(MISMATCH_TEXT)).sort("line")
+            & ~pl.col("message").str.contains(RENDEZVOUS)
+            & ~pl.col("message").str.contains(MISMATCH_TEXT)).sort("line")
         if self.timeouts.height:
             c = c.filter(~pl.col("message").str.contains(TERMINATE))
             # the watchdog aborts a rank whose collective timed out (SIGABRT, exit -6): its own end,
@@ -178,18 +196,21 @@ class Evidence:
     @cached_property
     def nccl_errors(self) -> pl.DataFrame:
         """NCCL's error codes as the program reports them (the cause is in NCCL's WARN lines)."""
-        return self.store.events.filter(pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION, EventKind.C10D_ERROR, EventKind.WATCHDOG_ABORT])
+        return self.store.events.filter(pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION,
+                                                              EventKind.C10D_ERROR, EventKind.WATCHDOG_ABORT])
                                         & pl.col("message").str.contains(NCCL_ERROR)).sort("line")
 
     @cached_property
     def rendezvous(self) -> pl.DataFrame:
-        return self.store.events.filter(pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION, EventKind.C10D_ERROR])
+        return self.store.events.filter(pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION,
+                                                              EventKind.C10D_ERROR])
                                         & pl.col("message").str.contains(RENDEZVOUS)).sort("line")
 
     @cached_property
     def exits(self) -> pl.DataFrame:
         """Non-zero exits of ranks (torchrun's error block, `failed (exitcode: N)`)."""
-        return self.kinds(EventKind.RANK_EXIT, EventKind.CHILD_FAILED).filter(pl.col("exit_code").is_not_null() & (pl.col("exit_code") != 0))
+        return self.kinds(EventKind.RANK_EXIT, EventKind.CHILD_FAILED).filter(
+            pl.col("exit_code").is_not_null() & (pl.col("exit_code") != 0))
 
     @cached_property
     def root_cause_rank(self) -> int | None:
@@ -202,8 +223,10 @@ class Evidence:
 
     @cached_property
     def timeouts(self) -> pl.DataFrame:
-        return self.store.events.filter(pl.col("kind").is_in([EventKind.WATCHDOG_TIMEOUT, EventKind.WATCHDOG_STATUS]) | (
-            pl.col("kind").is_in([EventKind.EXCEPTION, EventKind.TRANSPORT_ERROR, EventKind.CRASH, EventKind.WATCHDOG_ABORT])
+        return self.store.events.filter(
+            pl.col("kind").is_in([EventKind.WATCHDOG_TIMEOUT, EventKind.WATCHDOG_STATUS]) | (
+                pl.col("kind").is_in([EventKind.EXCEPTION, EventKind.TRANSPORT_ERROR, EventKind.CRASH,
+                                      EventKind.WATCHDOG_ABORT])
             & pl.col("message").str.contains(r"(?i)timed? ?out")))
 
     @cached_property
@@ -234,8 +257,10 @@ class Evidence:
 
     @cached_property
     def reported_mismatch(self) -> pl.DataFrame:
-        return self.store.events.filter(pl.col("kind").is_in([EventKind.COLLECTIVE_MISMATCH, EventKind.GLOO_SIZE_MISMATCH]) | (
-            pl.col("kind").is_in([EventKind.EXCEPTION, EventKind.CRASH, EventKind.C10D_ERROR]) & pl.col("message").str.contains(MISMATCH_TEXT)))
+        return self.store.events.filter(
+            pl.col("kind").is_in([EventKind.COLLECTIVE_MISMATCH, EventKind.GLOO_SIZE_MISMATCH]) | (
+                pl.col("kind").is_in([EventKind.EXCEPTION, EventKind.CRASH, EventKind.C10D_ERROR])
+                & pl.col("message").str.contains(MISMATCH_TEXT)))
 
     @cached_property
     def pending(self) -> pl.DataFrame:
@@ -255,10 +280,16 @@ class Evidence:
     def stacks(self) -> pl.DataFrame:
         """The main thread's innermost frame of the program or a library per rank (or pid): a rank
         waiting in wandb.init reads as wandb, not as threading.Condition.wait."""
-        st = self.store.events.filter((pl.col("kind") == EventKind.STACK) & pl.col("thread").str.starts_with("MainThread"))
+        st = self.store.events.filter((pl.col("kind") == EventKind.STACK) & (pl.col("thread") != RAISED))
         st = st.with_columns(own_frame().alias("where"))
-        return st.with_columns(pl.col("where").str.contains(C10D_FRAME).fill_null(False).alias("in_c10d"),
-                               pl.col("thread").str.extract(r"thread (\S+)", 1).alias("tid"))
+        st = st.with_columns(pl.col("where").str.contains(C10D_FRAME).fill_null(False).alias("in_c10d"),
+                             pl.col("thread").str.extract(r"thread (\S+)", 1).alias("tid"))
+        main = pl.col("thread").str.starts_with("MainThread")
+        # a dump with no main thread named (gdb's threads of a process whose thread 1 was not pasted): its
+        # threads that wait in a collective say where the process is
+        named = st.filter(main).select("file").unique()
+        return pl.concat([st.filter(main), st.join(named, on="file", how="anti").filter(
+            pl.col("in_c10d") & ~pl.col("thread").str.starts_with("C++ frames"))])
 
     @cached_property
     def cancelled(self) -> pl.DataFrame:
@@ -269,7 +300,8 @@ class Evidence:
         """Stall markers not followed by progress: tracekit run's own notes, reported hangs."""
         notes = self.kinds(EventKind.RUN_NOTE, EventKind.STALL).sort("file", "line")
         resumed = notes.filter(pl.col("message").str.starts_with("progress again"))
-        stalls = notes.filter((pl.col("kind") == EventKind.STALL) | pl.col("message").str.starts_with("stall:"))
+        stalls = notes.filter((pl.col("kind") == EventKind.STALL)
+                              | pl.col("message").str.starts_with("stall:"))
         if resumed.height and stalls.height:
             last_resume = resumed.group_by("file").agg(pl.col("line").max().alias("_r"))
             stalls = stalls.join(last_resume, on="file", how="left").filter(
@@ -280,7 +312,8 @@ class Evidence:
     @cached_property
     def launcher_exits(self) -> list[int]:
         """Exit codes that `tracekit run` launchers recorded."""
-        ends = self.kinds(EventKind.RUN_NOTE).filter(pl.col("message").str.starts_with("exit code"))["message"]
+        ends = self.kinds(EventKind.RUN_NOTE).filter(
+            pl.col("message").str.starts_with("exit code"))["message"]
         return [int(m.split()[-1]) for m in ends.to_list() if m.split()[-1].lstrip("-").isdigit()]
 
     @cached_property
@@ -296,16 +329,22 @@ class Evidence:
         out = []
         if self.finished:
             out.append(f"every launcher exited with code 0 ({len(self.launcher_exits)} launcher(s))")
+        said = pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64})
         for kind, what in (("clean_exit", "exit code 0"), (EventKind.TRAIN_END, "training finished"),
-                           (EventKind.TEST_PASSED, "nccl-tests passed"), (EventKind.COMM_DESTROYED, "communicator destroyed")):
-            rows = self.kinds(kind)
+                           (EventKind.PROGRAM_END, "the program said it ended"),
+                           (EventKind.TEST_PASSED, "nccl-tests passed"),
+                           (EventKind.COMM_DESTROYED, "communicator destroyed")):
+            rows = self.kinds(kind).join(said, on=["file", "line"], how="anti")  # (a line said once)
             if rows.height:
                 out.append(f"{what}: {lines(rows, 1)[0]}")
+                said = pl.concat([said, rows.head(1).select("file", "line")])
         destroyed = self.store.comms.filter(pl.col("state") == "destroy_complete")
         if destroyed.height:
             out.append(f"{destroyed.height} communicator(s) destroyed cleanly: "
-                       + str(lines(destroyed.with_columns(pl.lit("Destroy COMPLETE").alias("message")), 1)[0]))
-        steps = self.kinds(EventKind.STEP, EventKind.PROGRESS).filter(pl.col("max_steps").is_not_null() & (pl.col("step") >= pl.col("max_steps")))
+                       + str(lines(destroyed.with_columns(pl.lit("Destroy COMPLETE").alias("message")),
+                                   1)[0]))
+        steps = self.kinds(EventKind.STEP, EventKind.PROGRESS).filter(
+            pl.col("max_steps").is_not_null() & (pl.col("step") >= pl.col("max_steps")))
         if steps.height:
             out.append(f"last step reached: {lines(steps.sort('step'), 1)[0]}")
         return out
@@ -315,22 +354,31 @@ class Evidence:
         return self.kinds(EventKind.STEP, EventKind.PROGRESS).filter(pl.col("step").is_not_null())
 
     @cached_property
+    def ticks(self) -> pl.DataFrame:
+        """The program's own progress lines that print a figure (a throughput or a time per step), with a
+        step number or not (``pace.ticks``)."""
+        return pace.ticks(self.store.events)
+
+    @cached_property
     def motion(self) -> pl.DataFrame:
         """Per rank with several FR dumps: its frontier in the first, the second-to-last and the last
         dump (ordered by the newest enqueue each holds), the seconds between, the bytes in between."""
         fr = self.store.collectives.lazy().filter((pl.col("source") == "fr") & pl.col("rank").is_not_null())
-        per = align.collect(fr.group_by("rank", "file").agg(pl.col("seq").max(), pl.col("start_ns").max().alias("t")))
+        per = align.collect(fr.group_by("rank", "file").agg(pl.col("seq").max(),
+                                                             pl.col("start_ns").max().alias("t")))
         if not per.height:
             return pl.DataFrame()
         per = per.sort("rank", "t")
         m = per.group_by("rank").agg(
-            pl.len().alias("dumps"), pl.col("seq").first().alias("first"), pl.col("seq").get(-2, null_on_oob=True).alias("prev"),
-            pl.col("seq").last().alias("last"), ((pl.col("t").last() - pl.col("t").first()) / 1e9).alias("dt"),
+            pl.len().alias("dumps"), pl.col("seq").first().alias("first"),
+            pl.col("seq").get(-2, null_on_oob=True).alias("prev"), pl.col("seq").last().alias("last"),
+            ((pl.col("t").last() - pl.col("t").first()) / 1e9).alias("dt"),
         ).filter(pl.col("dumps") > 1)
         if not m.height:
             return m
         moved = align.collect(
-            fr.join(m.lazy().select("rank", "first", "last"), on="rank").filter((pl.col("seq") > pl.col("first")) & (pl.col("seq") <= pl.col("last")))
+            fr.join(m.lazy().select("rank", "first", "last"), on="rank")
+            .filter((pl.col("seq") > pl.col("first")) & (pl.col("seq") <= pl.col("last")))
             .unique(["rank", "seq"]).group_by("rank").agg(pl.col("bytes").sum().alias("bytes")))
         return m.join(moved, on="rank", how="left").with_columns(pl.col("bytes").fill_null(0))
 
@@ -338,15 +386,32 @@ class Evidence:
     def moving(self) -> bool:
         """Every rank with several dumps advanced between its last two."""
         m = self.motion
-        return m.height > 0 and m.filter(pl.col("prev").is_not_null() & (pl.col("last") > pl.col("prev"))).height == m.height
+        if not m.height:
+            return False
+        return m.filter(pl.col("prev").is_not_null() & (pl.col("last") > pl.col("prev"))).height == m.height
+
+    @cached_property
+    def epochs(self) -> pl.DataFrame:
+        """Progress reports with no step number whose epoch (a fraction: HF Trainer's ``{'loss': 1.1,
+        'learning_rate': 2e-05, 'epoch': 0.08}``) goes up: each is a logging interval's steps done.
+        ``epoch`` per report, in the order written (each epoch once: two ranks echo one report)."""
+        st = self.kinds(EventKind.STEP).filter(pl.col("step").is_null()).sort("file", "line").with_columns(
+            pl.col("message").str.extract(r"'epoch': ([\d.]+)", 1).cast(pl.Float64, strict=False)
+            .alias("epoch"))
+        return st.filter(pl.col("epoch").is_not_null()).unique("epoch", keep="first", maintain_order=True)
 
     @cached_property
     def progressed(self) -> list[str]:
-        """Signs that the job moved: steps that advanced, FR frontiers that moved between dumps."""
+        """Signs that the job moved: steps that advanced, an epoch that went up over several reports,
+        FR frontiers that moved between dumps."""
         out = []
         st = self.steps
         if st.height and st["step"].n_unique() > 1:
             out.append(f"steps advanced {st['step'].min()} -> {st['step'].max()}")
+        ep = self.epochs
+        if not out and ep.height >= 3 and ep["epoch"][-1] > ep["epoch"][0]:
+            out.append(f"{ep.height} progress reports as the epoch went {ep['epoch'][0]:g} -> "
+                       f"{ep['epoch'][-1]:g}")
         if self.motion.height and self.motion.filter(pl.col("last") > pl.col("first")).height:
             out.append("Flight Recorder frontiers moved between dumps")
         return out
@@ -363,7 +428,8 @@ class Evidence:
             & pl.col("seq").is_not_null(), ("rank", "pg", "seq", "op", "start_ns", "end_ns"))
         if not source:
             return None
-        c = c.unique(["rank", "pg", "seq"], keep="last").with_columns(((pl.col("end_ns") - pl.col("start_ns")) / 1e9).alias("d"))
+        c = c.unique(["rank", "pg", "seq"], keep="last").with_columns(
+            ((pl.col("end_ns") - pl.col("start_ns")) / 1e9).alias("d"))
         n = c.group_by("pg", "seq").agg(pl.col("rank").n_unique().alias("n"))
         full = c.join(n.filter(pl.col("n") == n["n"].max()), on=["pg", "seq"], how="semi")
         if full["rank"].n_unique() < 2:
@@ -374,11 +440,13 @@ class Evidence:
         hit = per.filter(pl.col("lag_s") >= 0.1)  # scheduling noise is milliseconds; a straggler's lag is not
         if hit.height < 3:
             return None
-        top = hit.group_by("late").agg(pl.len().alias("times"), pl.col("lag_s").median()).sort("times", descending=True).row(0, named=True)
+        top = (hit.group_by("late").agg(pl.len().alias("times"), pl.col("lag_s").median())
+               .sort("times", descending=True).row(0, named=True))
         if top["times"] < 0.6 * hit.height:
             return None
         first = hit.filter(pl.col("late") == top["late"]).row(0, named=True)
-        return {"rank": top["late"], "times": top["times"], "of": per.height, "lag_s": top["lag_s"], "source": source,
+        return {"rank": top["late"], "times": top["times"], "of": per.height, "lag_s": top["lag_s"],
+                "source": source,
                 "since_seq": first["seq"], "since_op": first["op"], "pg": first["pg"]}
 
     @cached_property
@@ -386,64 +454,15 @@ class Evidence:
         """Every line that is not calm: an error, a signal, a closing signal, a stall, a warning that is
         not benign. Progress alone says a run is healthy only where there is none."""
         bad = self.kinds(*TROUBLE)
+        # (and a traceback raised whose error line the excerpt cut: a failure, its message missing)
+        bad = pl.concat([bad, self.kinds(EventKind.STACK).filter(pl.col("thread") == RAISED)])
         return bad.join(self.benign.select("file", "line"), on=["file", "line"], how="anti")
 
     @cached_property
     def pace(self) -> dict:
-        """How fast the steps went, from what the step lines say: their timestamps, their own
-        per-step times (``elapsed time per iteration (ms)``, ``s/it``), a throughput figure. ``slow``:
-        the evidence of a step that took far longer than the others; ``falling``: a throughput that
-        ends at its lowest; ``per_step_s``: the median seconds per step where known; ``rate``: the median
-        throughput figure where the lines print one."""
-        st = self.steps.sort("file", "line")
-        out: dict = {"slow": None, "falling": None, "per_step_s": None, "rate": None}
-        if st.height < 2:
-            return out
-        text = pl.concat_str(pl.col("ts").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
-        st = st.with_columns(
-            text.str.extract(r"(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})", 1).str.replace("T", " ")
-            .str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False).alias("at"),
-            pl.coalesce(text.str.extract(r"elapsed time per iteration \(ms\): ([\d.]+)", 1).cast(pl.Float64, strict=False) / 1e3,
-                        text.str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False),
-                        text.str.extract(r"([\d.]+)\s*s/it\b", 1).cast(pl.Float64, strict=False)).alias("took"),
-            # a throughput after its unit (`samples/sec: 875.6`) or before it (`875.63 samples/sec`,
-            # `3.2it/s`)
-            pl.coalesce(text.str.extract(r"(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*([\d][\d,.]*)", 1),
-                        text.str.extract(r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens|it)/s(?:ec)?\b",
-                                         1))
-            .str.replace_all(",", "").cast(pl.Float64, strict=False).alias("rate"))
-        # the first step carries the warm-up (compilation, allocator, NCCL connects): never the slow one
-        one = st.unique("step", keep="first", maintain_order=True).sort("step")
-        first_step = one["step"].min()
-        timed = one.filter(pl.col("at").is_not_null())
-        if timed.height >= 3:
-            gaps = timed.with_columns((pl.col("at").diff().dt.total_seconds() / pl.col("step").diff()).alias("s"),
-                                      pl.col("step").shift().alias("from")).filter(
-                pl.col("s").is_not_null() & (pl.col("s") >= 0) & (pl.col("from") > first_step))
-            med = gaps["s"].median()
-            out["per_step_s"] = med
-            worst = gaps.sort("s").tail(1).row(0, named=True) if gaps.height else None
-            if worst and med and gaps.height >= 2 and worst["s"] > 3 * med:
-                out["slow"] = (f"steps {worst['from']} -> {worst['step']} took {duration(worst['s'] * (worst['step'] - worst['from']))}"
-                               f", {worst['s'] / med:.0f}x the median pace of {duration(med)} per step",
-                               worst["file"], worst["line"])
-        took = one.filter(pl.col("took").is_not_null() & (pl.col("step") > first_step))
-        if took.height >= 2:
-            med = took["took"].median()
-            out["per_step_s"] = out["per_step_s"] or med
-            worst = took.sort("took").tail(1).row(0, named=True)
-            if not out["slow"] and took.height >= 3 and worst["took"] > 3 * med:
-                out["slow"] = (f"step {worst['step']} took {duration(worst['took'])}, {worst['took'] / med:.0f}x the median "
-                               f"{duration(med)}", worst["file"], worst["line"])
-        rate = st.filter(pl.col("rate").is_not_null())
-        if rate.height >= 2:
-            out["rate"] = rate["rate"].median()
-        if rate.height >= 3:
-            last, top = rate["rate"][-1], rate["rate"].max()
-            if last <= rate["rate"].min() and last < 0.97 * top:
-                r = rate.tail(1).row(0, named=True)
-                out["falling"] = (f"the throughput fell from {top:g} to {last:g} at step {r['step']}", r["file"], r["line"])
-        return out
+        """How fast the steps went, from what the step lines say (``pace.measure``): ``slow``, ``falling``,
+        ``per_step_s``, ``rate``."""
+        return pace.measure(self.steps)
 
     # --- what went wrong, in a word ---------------------------------------------------------
     @cached_property
@@ -458,6 +477,9 @@ class Evidence:
                          ("transport error", self.transport), ("init never completed", self.pending)):
             if df.height:
                 signs.append(f"{what} ({df.height} line(s))")
+        wrong = self.kinds(EventKind.TEST_WRONG)
+        if wrong.height:  # nccl-tests' `#wrong` above 0, `Out of bounds values : 3 FAILED`: corrupt results
+            signs.append(f"{WRONG_VALUES} ({wrong.height} line(s))")
         if any(c != 0 for c in self.launcher_exits):
             signs.append("a launcher exited with a non-zero code")
         # a finished run's dumps were taken on the way: a rank behind in one was only dumped earlier

@@ -57,7 +57,7 @@ TEXT = (
     Format("launcher", launcher, ("ranks",), {"launcher": 6}, names_kind=False),
     Format("torch", torch_log, ("ranks", "events"), {"tracekit": 3, "torchrun": 5, "c10d": 7}),
     Format("trainer", trainer, ("ranks", "events"), {"deepspeed": 10}),
-    Format("py-spy", pyspy, ("events",)),
+    Format("py-spy", pyspy, ("events", "ranks"), {"stacks": 12}),  # branch progress: a dump's said rank
     Format("nccl-tests", nccl_tests, ("ranks", "events"), {"nccl-tests": 4}),
     Format("fr-trace", fr_trace, ("ranks", "events"), {"fr-trace": 8}),
     Format("nccl-ras", nccl_ras, ("ranks", "events"), {"nccl-ras": 9}),

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import rules_bench, rules_exit
+from tracekit import rules_bench, rules_exit, rules_progress
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
@@ -77,10 +77,13 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_bench.nccl_test_result,
     rules_bench.step_gap,
     rules_bench.throughput_drop,
+    rules_bench.pace_trend,  # progress: a time per step that doubles, a throughput that halves
     rules_bench.phase_dominates,
     rules_bench.every_rank_ended,
     rules_bench.program_stall,
     rules_bench.steady_own_pace,
+    rules_bench.steady_ticks,  # progress: progress lines with no step number at a steady figure
+    rules_progress.reports_advance,  # progress: loss reports whose epoch goes up, no step number, no time
     rules_bench.stacks_seen,
     joined_then_nothing,  # (failures, issue 31)
     failed_without_cause,

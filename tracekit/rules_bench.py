@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit.evidence import Evidence, lines
+from tracekit import pace
+from tracekit.evidence import C10D_FRAME, WRONG_VALUES, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.wording import duration, fmt_ranks
 
@@ -92,7 +93,7 @@ def _ranks_text(ev: Evidence) -> str:
 def nccl_test_result(ev: Evidence) -> Verdict | None:
     """nccl-tests' output decides itself: wrong values, a bus bandwidth that falls or stays low, a
     table cut short of the size asked, or a complete table of right values."""
-    if ev.failure_signs:
+    if [s for s in ev.failure_signs if not s.startswith(WRONG_VALUES)]:
         return None  # failed_without_cause says it (a failure of the test is said by the rules before)
     rows = ev.kinds(EventKind.BANDWIDTH).filter(pl.col("where") == "nccl-tests")
     said = _ranks_text(ev)
@@ -229,7 +230,8 @@ def step_gap(ev: Evidence) -> Verdict | None:
     usual = gaps.filter(pl.col("line") != worst["line"])["per"].median()
     if not usual or worst["per"] < GAP_X * usual or worst["s"] < GAP_S:
         return None
-    said = (f"steps {worst['from']} -> {worst['step']} took {duration(worst['s'])}, {worst['per'] / usual:.0f}x "
+    said = (f"steps {worst['from']} -> {worst['step']} took {duration(worst['s'])}, "
+            f"{worst['per'] / usual:.0f}x "
             f"the pace of the other step lines ({duration(usual * worst['n'])} for as many steps)")
     stop = duration(worst["s"] - usual * worst["n"])
     return Verdict(Kind.SLOW_PROGRESS, f"{said}: the run stopped for about {stop} between those lines and "
@@ -395,19 +397,91 @@ def steady_own_pace(ev: Evidence) -> Verdict | None:
                    f"only while every rank takes part ({ev.coverage.describe()})", [], lines(per, 2))
 
 
+#: what a stack's frames say the thread does, first match wins (searched over every frame, innermost first)
+PLACES = (
+    (r"save_checkpoint|_save_checkpoint|torch/serialization\.py|safetensors|save_pretrained|checkpoint\.save"
+     r"|dcp\.save|distributed/checkpoint", "saving a checkpoint"),
+    (r"\bbarrier\b|monitored_barrier|store_based_barrier", "a barrier"),
+    (C10D_FRAME, "a collective"),
+    (r"(?i)dataloader|data_loader|data/iterators|_next_data|next_batch|\bqueue\.py|multiprocessing/queues",
+     "its data loader, outside any collective"),
+    (r"(?i)\bwandb\b|tensorboard|mlflow", "a logger (wandb, tensorboard or mlflow), outside any collective"),
+    (r"(?i)inductor|torch/_dynamo|triton/compiler",
+     "compiling (torch.compile, Triton), outside any collective"),
+    (r"cudaStreamSynchronize|cudaDeviceSynchronize|\.synchronize \(|\bitem \(|\.cpu \(",
+     "waiting on the GPU, outside any collective"),
+)
+
+
+#: an installed package's path, said from the package on
+#: (``(/opt/.../site-packages/torch/x.py`` -> ``(torch/x.py``)
+INSTALLED = r"\([^()]*?(?:site|dist)-packages/"
+
+
+def place() -> pl.Expr:
+    """What a stack event says its thread does (``PLACES``), with the innermost frame that says so
+    (``saving a checkpoint: save_checkpoint (lightning/pytorch/trainer/trainer.py:1384)``), else
+    ``outside any collective``."""
+    text = pl.coalesce("frames", "where", pl.lit(""))
+    each = text.str.split(" <- ")
+    return pl.coalesce(*(pl.when(text.str.contains(p)).then(pl.format(
+        "{}: {}", pl.lit(w), each.list.eval(pl.element().filter(pl.element().str.contains(p))).list.first()))
+        for p, w in PLACES), pl.lit("outside any collective")).str.replace_all(INSTALLED, "(")
+
+
+def pace_trend(ev: Evidence) -> Verdict | None:
+    """The program's own figure of its pace, from the first third of its progress lines to the last: a
+    time per step that doubles (Megatron's ``elapsed time per iteration``, ``s/it``) or a throughput that
+    halves (``samples/sec``, ``token/s``), and no error: slow, not hung (``pace.trend``)."""
+    if not _calm(ev):
+        return None
+    tr = pace.trend(ev.ticks)
+    if tr is None:
+        return None
+    return Verdict(Kind.SLOW_PROGRESS, f"{tr['text']} (the program's own figures) and no error, signal or "
+                   "stall is logged: the run goes on, slower and slower; slow, not hung "
+                   f"({ev.coverage.describe()})", [], [Cited(tr["file"], tr["line"], tr["message"])])
+
+
+def steady_ticks(ev: Evidence) -> Verdict | None:
+    """Progress lines with no step number (a server's ``Decode batch ... gen throughput (token/s)``, vLLM's
+    ``Avg generation throughput``) at a steady figure, and nothing but calm lines: healthy for what is
+    seen (the ranks that log them; a synchronous job's ranks move together)."""
+    if (not _calm(ev) or ev.steps.height or ev.missing or ev.mismatches or ev.coverage.missing
+            or ev.pending.height):
+        return None
+    st = pace.steady(ev.ticks)
+    if st is None:
+        return None
+    return Verdict(Kind.HEALTHY, f"the program's own progress lines hold steady at {st['text']} and no "
+                   "error, signal or stall is logged: it works at a steady pace; this covers what is seen "
+                   f"({ev.coverage.describe()})", [], lines(ev.ticks, 2))
+
+
 def stacks_seen(ev: Evidence) -> Verdict | None:
-    """Stack dumps and nothing that decides: say where each dumped process is, in a collective or
-    outside any (where some wait in one and others are elsewhere, deadlock_from_stacks said it)."""
+    """Stack dumps and nothing that decides: say where each dumped process is, what it does there (a
+    checkpoint save, a barrier, a collective, its data loader)
+    and, where every one is in the same place,
+    that place (where some wait in a collective and others are elsewhere, deadlock_from_stacks said it)."""
     st = ev.stacks
     if not st.height or not _calm(ev) or ev.progressed or ev.clean_end:
         return None
     st = st.unique(["rank", "pid", "tid", "where"], maintain_order=True)
     name = pl.coalesce(pl.format("rank {}", "rank"), pl.format("pid {}", "pid"), pl.col("thread"))
-    said = st.with_columns(name.alias("_who")).head(4)
-    each = "; ".join(f"{r['_who']} is in {r['where']} ("
-                     + ("a collective" if r["in_c10d"] else "outside any collective") + ")"
+    st = st.with_columns(name.alias("_who"), place().alias("_does"),
+                         pl.col("where").str.replace(INSTALLED, "("))
+    said = st.head(4)
+    each = "; ".join(f"{r['_who']} is in {r['where']} ({r['_does'].removesuffix(': ' + str(r['where']))})"
                      for r in said.iter_rows(named=True))
-    return Verdict(Kind.UNDECIDED, f"{st.height} stack dump(s) and nothing else that decides: {each}; which "
-                   "rank holds the others only every rank's stack says: a stack dump of every rank (py-spy "
-                   "dump, or `tracekit run`) names the rank outside the collective the others wait in", [],
-                   lines(said.with_columns(pl.format("{} in {}", "_who", "where").alias("message")), 4))
+    places = st["_does"].str.extract(r"^([^:]+)", 1).unique().to_list()
+    ranks = st["rank"].drop_nulls().unique().sort().to_list()
+    if len(places) == 1 and st.height > 1:
+        each = f"every one of the {st.height} is in {places[0]}: " + each
+    hold = ("which rank holds the others only every rank's stack says: a stack dump of every rank (py-spy "
+            "dump, or `tracekit run`) names the rank outside the collective the others wait in")
+    if places == ["saving a checkpoint"] or places == ["a barrier"]:
+        hold = ("a rank that never reaches the same call (or one still writing) holds the others there: the "
+                "stacks of the ranks not shown, and whether the save is collective on every rank, decide it")
+    return Verdict(Kind.UNDECIDED, f"{st.height} stack dump(s) and nothing else that decides: {each}; {hold}",
+                   ranks, lines(said.with_columns(pl.format("{} in {}", "_who", "where").alias("message")),
+                                4))

@@ -132,6 +132,18 @@ def steady_progress(ev: Evidence) -> Verdict | None:
                    lines(ev.steps.sort("step"), 2))
 
 
+def reports_advance(ev: Evidence) -> Verdict | None:
+    """Progress reports with no step number and no time (HF Trainer's loss dicts) whose epoch goes up,
+    and nothing but calm lines: healthy for what is seen; with no time on them the pace is not known."""
+    ep = ev.epochs
+    if (ev.steps.height or not ev.progressed or ev.trouble.height or ev.failure_signs or ev.stalls.height
+            or ev.missing or ev.mismatches or ev.coverage.missing or ep.height < 3):
+        return None
+    return Verdict(Kind.HEALTHY, f"{ev.progressed[0]} and no error, signal or stall is logged: the training "
+                   "moves; this covers what is seen, and with no time on the reports their pace is not known "
+                   f"({ev.coverage.describe()})", [], lines(ep.tail(2), 2))
+
+
 def healthy(ev: Evidence) -> Verdict | None:
     """Positive evidence of a clean run: a clean end or progress (or Flight Recorder dumps that show
     every group healthy), every rank of the world seen."""

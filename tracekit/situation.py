@@ -16,6 +16,7 @@ import polars as pl
 from tracekit import align, sources
 from tracekit.evidence import KILL_CODES, Evidence, clip, own_frame
 from tracekit.outcome import FAILED, EventKind, Kind, RankSituation, Situation, Verdict
+from tracekit.parsers.pyspy import RAISED
 from tracekit.store import Store
 from tracekit.wording import fmt_ranks, who
 
@@ -81,7 +82,8 @@ def _fr_status(store: Store) -> pl.DataFrame:
     if g is None or not g.height:
         return pl.DataFrame(schema={"rank": pl.Int64, "pg": pl.Utf8, "enq": pl.Int64, "done": pl.Int64})
     return (g.filter(pl.col("rank").is_not_null() & pl.col("last_enqueued").is_not_null())
-            .group_by("rank", "pg").agg(pl.col("last_enqueued").max().alias("enq"), pl.col("last_completed").max().alias("done")))
+            .group_by("rank", "pg").agg(pl.col("last_enqueued").max().alias("enq"),
+                                        pl.col("last_completed").max().alias("done")))
 
 
 def situation(store: Store, verdict=None) -> Situation:
@@ -101,14 +103,17 @@ def situation(store: Store, verdict=None) -> Situation:
     ranks = sorted(set(store.ranks["rank"].drop_nulls().to_list()) | set(coll["rank"].to_list()) | set(where))
     in_pg = pl.lit(False) if pg is None else pl.col("pg") == pg  # no main group: no row is in it
     last = (coll.filter(in_pg).sort("seq").group_by("rank")
-            .agg(pl.col("seq").last(), pl.col("op").cast(pl.Utf8).last(), pl.col("state").cast(pl.Utf8).last(),
-                 pl.col("bytes").last(), pl.col("source").cast(pl.Utf8).last()))
+            .agg(pl.col("seq").last(), pl.col("op").cast(pl.Utf8).last(),
+                 pl.col("state").cast(pl.Utf8).last(), pl.col("bytes").last(),
+                 pl.col("source").cast(pl.Utf8).last()))
     last = {r["rank"]: r for r in last.iter_rows(named=True)}
-    times = {} if not tm.height else dict(tm.filter(in_pg).group_by("rank").agg(pl.col("t").max()).iter_rows())
+    times = ({} if not tm.height
+             else dict(tm.filter(in_pg).group_by("rank").agg(pl.col("t").max()).iter_rows()))
     t0 = tm["t"].min() if tm.height else None
     status = {(r, p): (e, d) for r, p, e, d in _fr_status(store).iter_rows()}
-    steps = dict(store.events.filter((pl.col("kind") == EventKind.STEP) & pl.col("rank").is_not_null()
-                                     & pl.col("step").is_not_null()).group_by("rank").agg(pl.col("step").max()).iter_rows())
+    steps = store.events.filter((pl.col("kind") == EventKind.STEP) & pl.col("rank").is_not_null()
+                                & pl.col("step").is_not_null())
+    steps = dict(steps.group_by("rank").agg(pl.col("step").max()).iter_rows())
     top = max((x["seq"] for x in last.values()), default=None)
     out = []
     for r in ranks:
@@ -138,17 +143,18 @@ def situation(store: Store, verdict=None) -> Situation:
 def table(sit: Situation) -> pl.DataFrame:
     """The situation as one row per rank (rank, pg, op, seq, t_s, state, where, named), as the
     report's table and the plots read it."""
-    return pl.DataFrame([{"rank": s.rank, "pg": s.pg, "op": s.op, "seq": s.seq, "t_s": s.since_s, "state": s.state,
-                          "where": s.where, "named": s.named} for s in sit.ranks],
-                        schema={"rank": pl.Int64, "pg": pl.Utf8, "op": pl.Utf8, "seq": pl.Int64, "t_s": pl.Float64,
-                                "state": pl.Utf8, "where": pl.Utf8, "named": pl.Boolean})
+    return pl.DataFrame([{"rank": s.rank, "pg": s.pg, "op": s.op, "seq": s.seq, "t_s": s.since_s,
+                          "state": s.state, "where": s.where, "named": s.named} for s in sit.ranks],
+                        schema={"rank": pl.Int64, "pg": pl.Utf8, "op": pl.Utf8, "seq": pl.Int64,
+                                "t_s": pl.Float64, "state": pl.Utf8, "where": pl.Utf8, "named": pl.Boolean})
 
 
 def waits(store: Store) -> dict[int, tuple[float, str]]:
     """How long a rank is known to have waited in its last collective, from the logs: c10d's
     watchdog (``ran for 25031 milliseconds before timing out``). Seconds and the evidence."""
-    wd = store.events.filter((pl.col("kind") == EventKind.WATCHDOG_TIMEOUT) & pl.col("rank").is_not_null()).with_columns(
-        pl.col("message").str.extract(r"ran for (\d+) milliseconds", 1).cast(pl.Int64, strict=False).alias("ms"))
+    ms = pl.col("message").str.extract(r"ran for (\d+) milliseconds", 1).cast(pl.Int64, strict=False)
+    wd = store.events.filter((pl.col("kind") == EventKind.WATCHDOG_TIMEOUT)
+                             & pl.col("rank").is_not_null()).with_columns(ms.alias("ms"))
     wd = wd.filter(pl.col("ms").is_not_null())
     out = {}
     for r in wd.group_by("rank").agg(pl.col("ms").max(), pl.col("seq").first()).iter_rows(named=True):
@@ -158,7 +164,8 @@ def waits(store: Store) -> dict[int, tuple[float, str]]:
 
 def stall_note(store: Store) -> str | None:
     """tracekit run's own record of the stall: how long no log grew before it dumped."""
-    notes = store.events.filter(pl.col("kind").is_in([EventKind.RUN_NOTE, EventKind.STALL]))["message"].drop_nulls()
+    notes = store.events.filter(pl.col("kind").is_in([EventKind.RUN_NOTE, EventKind.STALL]))["message"]
+    notes = notes.drop_nulls()
     secs = notes.str.extract(r"grew for (\d+(?:\.\d+)?)s", 1).cast(pl.Float64, strict=False).drop_nulls()
     return f"no log grew for {secs.max():g} s before the dump (tracekit run)" if secs.len() else None
 
@@ -190,14 +197,16 @@ def _frontiers(store: Store, moved: bool = False) -> tuple[dict[int, str], str |
         if moved:  # dumps taken on the way of a run that went on: where each was, not where it is
             out[r["rank"]] = f"dumped at {r['op']} #{r['seq']}"
         else:
-            out[r["rank"]] = f"{'in' if open_ else 'last'} {r['op']} #{r['seq']}" + (", not completed" if open_ else "")
+            out[r["rank"]] = (f"{'in' if open_ else 'last'} {r['op']} #{r['seq']}"
+                              + (", not completed" if open_ else ""))
     return out, pg
 
 
 def _ended(ev: Evidence) -> dict[int, str]:
     """Per rank, how it ended or stopped where the logs say: timed out, exited, killed, raised."""
     out: dict[int, str] = {}
-    for w in ev.timeouts.filter(pl.col("rank").is_not_null() & pl.col("seq").is_not_null()).sort("line").iter_rows(named=True):
+    timed_out = ev.timeouts.filter(pl.col("rank").is_not_null() & pl.col("seq").is_not_null()).sort("line")
+    for w in timed_out.iter_rows(named=True):
         out.setdefault(w["rank"], f"timed out in {(w['op'] or '?').upper()} SeqNum {w['seq']}"
                        + (f" of process group {w['pg']}" if w["pg"] is not None else "")
                        + (f" after {w['timeout_ms'] / 1000:g} s" if w["timeout_ms"] else ""))
@@ -206,7 +215,8 @@ def _ended(ev: Evidence) -> dict[int, str]:
     for x in ev.exits.filter(pl.col("rank").is_not_null()).iter_rows(named=True):
         code = x["exit_code"]
         out.setdefault(x["rank"], f"killed by signal {-code}" if code < 0 else
-                       f"stopped from outside (exit {code})" if code in KILL_CODES else f"exited with code {code}")
+                       f"stopped from outside (exit {code})" if code in KILL_CODES else
+                       f"exited with code {code}")
     return out
 
 
@@ -216,7 +226,8 @@ def brief(store: Store, ev: Evidence, n: int = 4) -> str:
     of any rank."""
     coll, _ = _frontiers(store, ev.finished or ev.moving)
     ended = _ended(ev)
-    where = {r: re.sub(r"(?<=\()[^()]*?(?:site|dist)-packages/", "", w) for r, w in main_threads(store).items() if w}
+    where = {r: re.sub(r"(?<=\()[^()]*?(?:site|dist)-packages/", "", w)
+             for r, w in main_threads(store).items() if w}
     steps = ev.steps.filter(pl.col("rank").is_not_null())
     step = dict(steps.group_by("rank").agg(pl.col("step").max()).iter_rows()) if steps.height else {}
     said: dict[str, list[int]] = {}
@@ -228,11 +239,13 @@ def brief(store: Store, ev: Evidence, n: int = 4) -> str:
         out = out[:n] + [f"{len(out) - n} more group(s)"]
     if step:
         top = max(step.values())
-        out.append(f"last step {top}" + ("" if len(step) == 1 else f" ({who([r for r, s in step.items() if s == top])})"))
+        at_top = [r for r, s in step.items() if s == top]
+        out.append(f"last step {top}" + ("" if len(step) == 1 else f" ({who(at_top)})"))
     elif ev.steps.height:
         out.append(f"last step {ev.steps['step'].max()}")
     counted = store.ranks.filter(pl.col("source").str.contains("nccl-count", literal=True).fill_null(False))
-    if out and counted.height:  # (parsers/nccl_ranks.counted: the set of ranks is sure, who holds which is not)
+    # (parsers/nccl_ranks.counted: the set of ranks is sure, who holds which is not)
+    if out and counted.height:
         out.append(f"{who(counted['rank'].drop_nulls().to_list())} numbered by counting the communicator's "
                    "processes: which process holds which rank is not logged")
     return "; ".join(out)  # (the ranks of the world not seen: the coverage the verdict always says)
@@ -241,8 +254,8 @@ def brief(store: Store, ev: Evidence, n: int = 4) -> str:
 # --- UNDECIDED as the situation: what was seen, what is missing to decide, what to collect --------
 
 #: the lines no rule explained that UNDECIDED names (the kinds rules.nothing counts as errors)
-UNEXPLAINED = (EventKind.NCCL_WARN, EventKind.C10D_ERROR, EventKind.EXCEPTION, EventKind.CRASH, EventKind.STALL,
-               EventKind.RANK_MISSING, EventKind.WATCHDOG_ABORT)
+UNEXPLAINED = (EventKind.NCCL_WARN, EventKind.C10D_ERROR, EventKind.EXCEPTION, EventKind.CRASH,
+               EventKind.STALL, EventKind.RANK_MISSING, EventKind.WATCHDOG_ABORT)
 STACKS = "a stack dump of every rank while it hangs (py-spy dump --pid, or tracekit run)"
 FR = "Flight Recorder dumps (TORCH_NCCL_TRACE_BUFFER_SIZE=2000, TORCH_NCCL_DUMP_ON_TIMEOUT=1)"
 COLL = "NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=INIT,COLL"
@@ -263,7 +276,8 @@ def init_state(store: Store) -> dict | None:
     who_done = set(done["_who"].to_list())
     started = set(big["_who"].to_list())
     # (in the largest communicator a rank's own number is its global one where no process rank was resolved)
-    ranked = big.with_columns(pl.coalesce("global_rank", "rank").alias("_g")).filter(pl.col("_g").is_not_null())
+    ranked = (big.with_columns(pl.coalesce("global_rank", "rank").alias("_g"))
+              .filter(pl.col("_g").is_not_null()))
     finished = set(ranked.filter(pl.col("state") == "init_complete")["_g"].to_list())
     return {"nranks": top, "done": sorted(who_done), "pending": sorted(started - who_done),
             "ranks_done": sorted(finished), "ranks_pending": sorted(set(ranked["_g"].to_list()) - finished),
@@ -271,8 +285,10 @@ def init_state(store: Store) -> dict | None:
 
 
 def _them(ranks: list[int], n: int, noun: str = "process") -> str:
-    """``ranks 0-1`` where the ranks are known, else ``2 processes``; ``both``/``all 4`` where they are all."""
-    return who(ranks) if ranks else f"{n} {noun}{'es' if n != 1 and noun.endswith('s') else 's' if n != 1 else ''}"
+    """``ranks 0-1`` where the ranks are known, else ``2 processes``; ``both``/``all 4`` where they are
+    all."""
+    plural = "es" if n != 1 and noun.endswith("s") else "s" if n != 1 else ""
+    return who(ranks) if ranks else f"{n} {noun}{plural}"
 
 
 def _init_text(st: dict) -> str:
@@ -284,19 +300,22 @@ def _init_text(st: dict) -> str:
         both = not st["ranks_done"] and n == 2 and len(done) == 2
         out.append(f"{'both processes' if both else whom} finished NCCL init (Init COMPLETE, {whole})")
     if pending:
-        out.append(f"{_them(st['ranks_pending'], len(pending))} logged Init START of the {n}-rank communicator and "
-                   "no Init COMPLETE")
+        out.append(f"{_them(st['ranks_pending'], len(pending))} logged Init START of the {n}-rank "
+                   "communicator and no Init COMPLETE")
     return " and ".join(out)
 
 
 def undecided(ev: Evidence) -> tuple[str, list]:
     """UNDECIDED said as the situation, what is missing to decide and what to collect (never a generic
     sentence): ``both ranks finished NCCL init (Init COMPLETE, 2 of 2) and logged nothing after: a hang
-    after init or a log that ends there; to decide: ...; collect: ...``. The summary, and its evidence lines."""
+    after init or a log that ends there; to decide: ...; collect: ...``. The summary, and its evidence
+    lines."""
     from tracekit.evidence import lines  # (the evidence lines' shape)
     store = ev.store
     n = align.collect(store.collectives.lazy().select(pl.len())).item()
-    errors = ev.kinds(*UNEXPLAINED).sort("file", "line")
+    # (a traceback raised whose error line the excerpt cut is an error line too: where it was raised)
+    raised = ev.kinds(EventKind.STACK).filter(pl.col("thread") == RAISED)
+    errors = pl.concat([ev.kinds(*UNEXPLAINED), raised]).sort("file", "line")
     cov = ev.coverage
     st = init_state(store)
     seen, reading, missing, collect, cited = [], "", [], [], []
@@ -306,31 +325,34 @@ def undecided(ev: Evidence) -> tuple[str, list]:
     if n:
         seen.append(f"{n} collective record(s) logged (where each rank is: below)")
     if errors.height:
-        seen.append(f"{errors.height} error line(s) no rule explains, first: {clip(errors['message'][0], 140)}")
+        seen.append(f"{errors.height} error line(s) no rule explains, first: "
+                    f"{clip(errors['message'][0], 140)}")
         cited += lines(errors, 4)
     if ev.steps.height:
-        seen.append(f"steps up to {ev.steps['step'].max()}")
-    setup = store.links.filter(pl.col("what").is_in(["bootstrap", "network", "socket_devices", "ib_devices", "ring",
-                                                      "trees", "connection"]))
+        last = ev.steps.sort("step", "file", "line").tail(1).row(0, named=True)
+        seen.append(f"steps up to {last['step']} (the last: {clip(last['message'], 120)})")
+    setup = store.links.filter(pl.col("what").is_in(["bootstrap", "network", "socket_devices", "ib_devices",
+                                                      "ring", "trees", "connection"]))
     if not seen and setup.height:
         nets = sorted(set(setup.filter(pl.col("what") == "network")["value"].drop_nulls().to_list()))
         parts = ([f"network {', '.join(nets)}"] if nets else []) + [
             w for w, k in (("ring and tree channels", ("ring", "trees")), ("connections", ("connection",)))
             if setup.filter(pl.col("what").is_in(k)).height]
         procs = setup.select("host", "pid").unique().height
-        seen.append(f"{procs} NCCL process(es) logged communicator set-up" + (f" ({', '.join(parts)})" if parts else "")
-                    + " and no Init COMPLETE")
+        seen.append(f"{procs} NCCL process(es) logged communicator set-up"
+                    + (f" ({', '.join(parts)})" if parts else "") + " and no Init COMPLETE")
     if not seen:
         talk = int((store.files["lines"] - store.files["blank"]).sum() or 0)
-        seen.append(f"none of the {talk} line(s) is a collective, an NCCL init, an error, a step or an end that "
-                    "tracekit reads")
+        seen.append(f"none of the {talk} line(s) is a collective, an NCCL init, an error, a step or an end "
+                    "that tracekit reads")
     if st and not n and not errors.height and not ev.steps.height:
-        reading = (" and logged nothing after: a hang in the first collective after init, or a log that ends there"
-                   if st["done"] and not st["pending"] else
+        reading = (" and logged nothing after: a hang in the first collective after init, or a log that ends "
+                   "there" if st["done"] and not st["pending"] else
                    " with nothing after: an init stall, or a log cut before the others' init completed")
         collect += [STACKS, FR, COLL]
     elif n and not errors.height:
-        reading = " and no error, clean end or step after the last collective: a hang there, or a log that ends there"
+        reading = (" and no error, clean end or step after the last collective: a hang there, or a log that "
+                   "ends there")
         collect += [STACKS, FR]
     elif errors.height:
         reading = "; what led to it is not in the excerpt"

@@ -25,14 +25,17 @@ import polars as pl
 
 from tracekit.parsers import Parsed, any_of
 
-HEADER = (r"^\s*(?:Not all ranks joining collective(?:[,:] sequence number: (?P<seq>\d+)| (?P<seq2>\d+) at entry \d+)"
+HEADER = (r"^\s*(?:Not all ranks joining collective"
+          r"(?:[,:] sequence number: (?P<seq>\d+)| (?P<seq2>\d+) at entry \d+)"
           r"|Input/output mismatch in the collective sequence number: (?P<seq3>\d+)"
           r"|Collective sequence number: (?P<seq4>\d+) has errors)")
-FIELD = (r"^\s*(?:internal record id|group info|collective|missing ranks|total (?:input|output) numel|input sizes"
-         r"|output sizes|world size|expected ranks|collective state|error msg|collective stack trace):")
+FIELD = (r"^\s*(?:internal record id|group info|collective|missing ranks|total (?:input|output) numel"
+         r"|input sizes|output sizes|world size|expected ranks|collective state|error msg"
+         r"|collective stack trace):")
 GROUP = r"^\s*group info: (?P<pg>[^:\s]+):(?P<pg_desc>\S*)"
 OP = r"^\s*collective: (?:\w+:)?(?P<op>\w+)"
-MISSING = r"^\s*missing ranks: \{(?P<ranks>[\d, ]*)\}"
+# a set, or its ranks bare (`missing ranks: 0`)
+MISSING = r"^\s*missing ranks: \{?(?P<ranks>\d[\d, ]*)\}?\s*$"
 WORLD = r"^\s*(?:world size: (?P<n>\d+)|expected ranks: (?:(?P<count>\d+)\s*$|\{(?P<set>[\d, ]*)\}))"
 CULPRIT = r"Culprit rank (?P<rank>\d+); (?P<what>Error type: [^,]+(?:, [^C][^,]*)?)"
 FRAME = r"^\s*\S+ at \S+:\d+\s*$"
@@ -50,7 +53,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     head = t.str.extract_groups(HEADER).struct
     # every line takes the block of the header above it: its sequence number, group and collective
     df = df.with_columns(
-        pl.when(t.str.contains(HEADER)).then(pl.coalesce(*(head.field(f) for f in ("seq", "seq2", "seq3", "seq4"))))
+        pl.when(t.str.contains(HEADER))
+        .then(pl.coalesce(*(head.field(f) for f in ("seq", "seq2", "seq3", "seq4"))))
         .cast(pl.Int64, strict=False).alias("seq"),
         pl.when(t.str.contains(HEADER)).then(pl.col("line")).alias("_block"),
         t.str.extract(GROUP, 1).alias("pg"), t.str.extract(OP, 1).alias("op"),
@@ -62,18 +66,22 @@ def parse(lines: pl.DataFrame) -> Parsed:
                .with_columns(pl.col("_r").str.strip_chars().cast(pl.Int64, strict=False).alias("rank"))
                .filter(pl.col("rank").is_not_null())
                .with_columns(pl.lit("rank_missing").alias("kind"),
-                             pl.format("rank {} never joined {} seq {} on pg {} ({})", "rank", "op", "seq", "pg", t.str.strip_chars())
+                             pl.format("rank {} never joined {} seq {} on pg {} ({})",
+                                       "rank", "op", "seq", "pg", t.str.strip_chars())
                              .alias("message")))
     culprits = (df.filter(t.str.contains("Culprit rank", literal=True))
                 .with_columns(t.str.extract_all(CULPRIT).alias("_c")).explode("_c")
                 .with_columns(pl.col("_c").str.extract(CULPRIT, 1).cast(pl.Int64, strict=False).alias("rank"),
                               pl.lit("collective_mismatch").alias("kind"),
-                              pl.format("{} seq {} on pg {}: {}", "op", "seq", "pg", pl.col("_c")).alias("message")))
+                              pl.format("{} seq {} on pg {}: {}", "op", "seq", "pg", pl.col("_c"))
+                              .alias("message")))
     events = pl.concat([missing, culprits], how="diagonal_relaxed").with_columns(
         pl.lit("flight recorder analyzer").alias("where")).drop("_r", "_c", "_block", "text", strict=False)
     w = t.str.extract_groups(WORLD).struct
     world = df.filter(t.str.contains(WORLD)).select(
         "file", pl.coalesce(w.field("n"), w.field("count"),
-                            w.field("set").str.split(",").list.len().cast(pl.Utf8)).cast(pl.Int64, strict=False).alias("world_size"),
-    ).drop_nulls().group_by("file").agg(pl.col("world_size").max()).with_columns(pl.lit("fr-trace").alias("source"))
+                            w.field("set").str.split(",").list.len().cast(pl.Utf8))
+        .cast(pl.Int64, strict=False).alias("world_size"),
+    ).drop_nulls().group_by("file").agg(pl.col("world_size").max()).with_columns(
+        pl.lit("fr-trace").alias("source"))
     return Parsed("fr-trace", {"events": events, "ranks": world}, df.select("file", "line"))

@@ -1,0 +1,185 @@
+"""How fast a program says it goes, from its own progress lines (the ``step`` and ``progress`` events of
+``parsers/trainer.py`` and the parsers of other trainers and servers): each line's throughput (a rate
+after or before its unit: ``samples/sec: 875.6``, ``875.63 samples/sec``, ``3.2it/s``, SGLang's ``gen
+throughput (token/s): 144.95``, vLLM's ``Avg generation throughput: 44.3 tokens/s``) or its time per step
+(Megatron's ``elapsed time per iteration (ms): 812.4``, tqdm's ``1.52s/it``, Keras' ``31ms/step``), with
+or without a step number.
+
+``ticks`` reads them; ``trend`` says whether the figure doubles (a time) or halves (a rate) from the first
+third of the lines to the last; ``steady`` whether it stays within ``STEADY`` of itself. Pure functions over
+a frame of events: the rules of ``rules_bench`` decide with them.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit.outcome import EventKind
+from tracekit.wording import duration
+
+# the first that matches a line gives its figure (group 1); its unit is the first RATE_UNIT of the line
+RATES = (
+    r"(?i)\bgen(?:eration)? throughput(?: \(token/s\))?: ([\d][\d,]*(?:\.\d+)?)",
+    r"(?i)\b(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*(\d[\d,]*(?:\.\d+)?)",
+    r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens?|it)/s(?:ec)?\b",
+    r"(?i)\bthroughput[^:\d]{0,30}:\s*(\d[\d,]*(?:\.\d+)?)",
+)
+RATE_UNIT = r"(?i)(token/s|tokens?/s(?:ec)?|samples/s(?:ec)?|images/s(?:ec)?|it/s|tps)"
+# seconds per step: (pattern, factor)
+TIMES = (
+    (r"elapsed time per iteration \(ms\): ([\d.]+)", 1e-3),
+    (r"'elapsed_s': ([\d.]+)", 1.0),
+    (r"([\d.]+)\s*s/it\b", 1.0),
+    (r"([\d.]+)\s*ms/step\b", 1e-3),
+    (r"(?i)\bstep[_ ]time(?: \(s\))?[:=]\s*([\d.]+)\s*s?\b", 1.0),
+)
+#: a figure that doubles (a time per step) or halves (a rate) between the first and the last third: slow
+TREND = 2.0
+#: steady: the largest figure at most this many times the smallest
+STEADY = 1.5
+#: the fewest lines with a figure that say a pace or a trend
+MIN_TICKS = 3
+
+
+def _first(text: pl.Expr, patterns) -> pl.Expr:
+    return pl.coalesce(*(text.str.extract(p, 1).str.replace_all(",", "").cast(pl.Float64, strict=False) * f
+                         for p, f in patterns))
+
+
+def ticks(events: pl.DataFrame) -> pl.DataFrame:
+    """The progress lines (``step`` and ``progress`` events, with a step number or not) that carry a
+    figure, in the order they were written: ``rate`` (and its ``unit``) or ``took`` (seconds per step),
+    ``i`` the line's place among them. A step printed twice (by two loggers) counts once."""
+    st = events.filter(pl.col("kind").is_in([EventKind.STEP, EventKind.PROGRESS])).sort("file", "line")
+    if not st.height:
+        return st.with_columns(pl.lit(None, pl.Float64).alias("rate"), pl.lit(None, pl.Utf8).alias("unit"),
+                               pl.lit(None, pl.Float64).alias("took"), pl.lit(None, pl.UInt32).alias("i"))
+    text = pl.col("message").fill_null("")
+    st = st.with_columns(_first(text, [(p, 1.0) for p in RATES]).alias("rate"),
+                         text.str.extract(RATE_UNIT, 1).alias("unit"),
+                         _first(text, TIMES).alias("took"))
+    st = st.filter(pl.col("rate").is_not_null() | pl.col("took").is_not_null())
+    numbered = (st.filter(pl.col("step").is_not_null())
+                .unique(["rank", "step"], keep="first", maintain_order=True))
+    st = pl.concat([numbered, st.filter(pl.col("step").is_null())]).sort("file", "line")
+    return st.with_row_index("i")
+
+
+def _figure(t: pl.DataFrame) -> tuple[str, pl.DataFrame] | None:
+    """Which figure the lines carry most often (``took`` or ``rate``), and those lines; positive values."""
+    took = t.filter(pl.col("took").is_not_null() & (pl.col("took") > 0))
+    rate = t.filter(pl.col("rate").is_not_null() & (pl.col("rate") > 0))
+    if max(took.height, rate.height) < MIN_TICKS:
+        return None
+    return ("took", took) if took.height >= rate.height else ("rate", rate)
+
+
+def _said(what: str, v: float, unit: str | None) -> str:
+    return f"{v * 1e3:.0f} ms per step" if what == "took" and v < 10 else (
+        f"{v:.1f} s per step" if what == "took" else f"{v:g} {unit or ''}".rstrip())
+
+
+def trend(t: pl.DataFrame) -> dict | None:
+    """The figure of the first third of the lines against the last third (medians; the first line, the
+    warm-up, left out where there are enough): a time per step that grows ``TREND`` times or a rate that
+    falls to ``1/TREND``. ``text``, and the ``file``/``line``/``message`` of the last line."""
+    got = _figure(t)
+    if got is None:
+        return None
+    what, f = got
+    if f.height > 4:
+        f = f.slice(1)  # the first reported interval holds the warm-up (compilation, allocator, connects)
+    k = max(1, f.height // 3)
+    col = pl.col(what)
+    first, last = f.head(k).select(col.median()).item(), f.tail(k).select(col.median()).item()
+    grew = what == "took" and last >= TREND * first
+    fell = what == "rate" and last <= first / TREND
+    if not (grew or fell):
+        return None
+    unit = f["unit"].drop_nulls()[0] if what == "rate" and f["unit"].drop_nulls().len() else None
+    noun = "the time per step" if what == "took" else "the throughput"
+    verb = f"grew {last / first:.1f}x" if grew else f"fell to {last / first:.0%}"
+    end = f.tail(1).row(0, named=True)
+    return {"text": f"{noun} {verb}, from {_said(what, first, unit)} to {_said(what, last, unit)} over "
+                    f"{f.height} progress lines",
+            "file": end["file"], "line": end["line"], "message": end["message"]}
+
+
+def steady(t: pl.DataFrame) -> dict | None:
+    """A figure within ``STEADY`` of itself over ``MIN_TICKS`` lines or more (the first, the warm-up, left
+    out where there are enough): ``text`` (``136.39-157.64 token/s over 8 progress lines``) and ``n``."""
+    got = _figure(t)
+    if got is None:
+        return None
+    what, f = got
+    if f.height > MIN_TICKS:
+        f = f.slice(1)
+    lo, hi = f[what].min(), f[what].max()
+    if hi > STEADY * lo:
+        return None
+    unit = f["unit"].drop_nulls()[0] if what == "rate" and f["unit"].drop_nulls().len() else None
+    span = (f"{_said(what, lo, unit)}" if lo == hi else
+            f"{lo:g}-{hi:g} {unit or ''}".rstrip() if what == "rate" else
+            f"{_said(what, lo, None)} - {_said(what, hi, None)}")
+    return {"text": f"{span} over {f.height} progress lines", "n": f.height}
+
+
+def measure(steps: pl.DataFrame) -> dict:
+    """How fast the steps went, from what the step lines say: their timestamps, their own
+    per-step times (``elapsed time per iteration (ms)``, ``s/it``), a throughput figure. ``slow``:
+    the evidence of a step that took far longer than the others; ``falling``: a throughput that
+    ends at its lowest; ``per_step_s``: the median seconds per step where known; ``rate``: the median
+    throughput figure where the lines print one."""
+    st = steps.sort("file", "line")
+    out: dict = {"slow": None, "falling": None, "per_step_s": None, "rate": None}
+    if st.height < 2:
+        return out
+    text = pl.concat_str(pl.col("ts").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+    st = st.with_columns(
+        text.str.extract(r"(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})", 1).str.replace("T", " ")
+        .str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False).alias("at"),
+        pl.coalesce(text.str.extract(r"elapsed time per iteration \(ms\): ([\d.]+)", 1)
+                    .cast(pl.Float64, strict=False) / 1e3,
+                    text.str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False),
+                    text.str.extract(r"([\d.]+)\s*s/it\b", 1).cast(pl.Float64, strict=False)).alias("took"),
+        # a throughput after its unit (`samples/sec: 875.6`) or before it (`875.63 samples/sec`,
+        # `3.2it/s`)
+        pl.coalesce(text.str.extract(r"(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*([\d][\d,.]*)", 1),
+                    text.str.extract(r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens|it)/s(?:ec)?\b",
+                                     1))
+        .str.replace_all(",", "").cast(pl.Float64, strict=False).alias("rate"))
+    # the first step carries the warm-up (compilation, allocator, NCCL connects): never the slow one
+    one = st.unique("step", keep="first", maintain_order=True).sort("step")
+    first_step = one["step"].min()
+    timed = one.filter(pl.col("at").is_not_null())
+    if timed.height >= 3:
+        gaps = timed.with_columns((pl.col("at").diff().dt.total_seconds() / pl.col("step").diff()).alias("s"),
+                                  pl.col("step").shift().alias("from")).filter(
+            pl.col("s").is_not_null() & (pl.col("s") >= 0) & (pl.col("from") > first_step))
+        med = gaps["s"].median()
+        out["per_step_s"] = med
+        worst = gaps.sort("s").tail(1).row(0, named=True) if gaps.height else None
+        if worst and med and gaps.height >= 2 and worst["s"] > 3 * med:
+            took = duration(worst["s"] * (worst["step"] - worst["from"]))
+            out["slow"] = (f"steps {worst['from']} -> {worst['step']} took {took}"
+                           f", {worst['s'] / med:.0f}x the median pace of {duration(med)} per step",
+                           worst["file"], worst["line"])
+    took = one.filter(pl.col("took").is_not_null() & (pl.col("step") > first_step))
+    if took.height >= 2:
+        med = took["took"].median()
+        out["per_step_s"] = out["per_step_s"] or med
+        worst = took.sort("took").tail(1).row(0, named=True)
+        if not out["slow"] and took.height >= 3 and worst["took"] > 3 * med:
+            out["slow"] = (f"step {worst['step']} took {duration(worst['took'])}, "
+                           f"{worst['took'] / med:.0f}x the median "
+                           f"{duration(med)}", worst["file"], worst["line"])
+    rate = st.filter(pl.col("rate").is_not_null())
+    if rate.height >= 2:
+        out["rate"] = rate["rate"].median()
+    if rate.height >= 3:
+        last, top = rate["rate"][-1], rate["rate"].max()
+        if last <= rate["rate"].min() and last < 0.97 * top:
+            r = rate.tail(1).row(0, named=True)
+            out["falling"] = (f"the throughput fell from {top:g} to {last:g} at step {r['step']}",
+                              r["file"], r["line"])
+    return out

@@ -67,7 +67,7 @@ TEXT = (
     Format("deepspeed-config", deepspeed_config, ("events",), names_kind=False),  # branch cli: ZeRO settings
     Format("boilerplate", boilerplate, (), names_kind=False),
     Format("program-output", program_output, (), names_kind=False),  # branch unknown: programs' fixed output
-    Format("environment", environment, ("ranks",), {"environment": 12}, names_kind=False),  # branch unknown
+    Format("environment", environment, ("ranks",), {"environment": 13}, names_kind=False),  # branch unknown
 )
 #: the parsers the lines that are not plain NCCL go to
 OTHER_TEXT = tuple(f.parser for f in TEXT if f.parser not in (nccl, launcher))

@@ -4,15 +4,13 @@ ranks, and ``nothing``: what was seen when no rule fires."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import polars as pl
 
-from tracekit import align, figures, situation
+from tracekit import figures, situation
 from tracekit.evidence import Evidence, lines
 from tracekit.outcome import Cited, Kind, Verdict
-from tracekit.store import Store
 from tracekit.rules_common import late_text
 
 
@@ -26,7 +24,7 @@ def slow_progress(ev: Evidence) -> Verdict | None:
     if not moved.height:
         return None
     # one figure, one value: the rate and step time diff, the plots and the report show (figures.py)
-    rate = figures.collective_rate(_timed_in_memory(ev.store)).value
+    rate = figures.collective_rate(ev.store).value
     if rate is None:  # (fewer than figures.MIN_COLLECTIVES timed per rank: the dumps' own motion)
         rate = (moved["dseq"] / moved["dt"].clip(lower_bound=1e-9)).median()
     per_coll = (moved["bytes"] / moved["dseq"]).median()
@@ -49,17 +47,6 @@ def slow_progress(ev: Evidence) -> Verdict | None:
             "every launcher exited with code 0" if ev.finished
             else "every rank advanced between its last two dumps"))
     return v
-
-
-def _timed_in_memory(store: Store) -> Store:
-    """The store with only its timed collectives, read into memory where a scanned store keeps them on
-    disk (figures.collective_rate takes tables in memory): the same rate either way."""
-    if isinstance(store.collectives, pl.DataFrame):
-        return store
-    timed = (store.collectives.filter(pl.col("rank").is_not_null() & pl.col("start_ns").is_not_null()
-                                      & pl.col("seq").is_not_null())
-             .select("rank", "pg", "seq", "start_ns", "end_ns", "source"))
-    return dataclasses.replace(store, collectives=align.collect(timed))
 
 
 def _bytes(n: float) -> str:

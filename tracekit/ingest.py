@@ -275,12 +275,38 @@ def _group_local(ranks: pl.DataFrame) -> pl.DataFrame:
     return ranks.with_columns(pl.when(sub).then(None).otherwise(pl.col(c)).alias(c) for c in ("rank", "world_size"))
 
 
+#: a launcher's own lines (its word about its workers, a job's end): never the rank of the file they sit in
+LAUNCHER_KINDS = ("child_failed", "closing_signal", "job_cancelled", "elastic_launch", "elastic_rendezvous",
+                  "elastic_failed", "elastic_stop", "elastic_rejoin", "elastic_membership")
+LAUNCHER_WHERE = ("mpirun", "horovod", "nccl ras", "torchrun agent", "torchelastic", "torch.multiprocessing.spawn")
+
+
+def _one_node(tables: dict[str, pl.DataFrame]) -> bool:
+    """Whether what was read shows a job of one node: one host named (or NCCL's communicators all of one
+    node), no node past the first, and no process whose global rank differs from its local one."""
+    hosts = pl.concat([tables[n].select(pl.col("host").drop_nulls()) for n in ("ranks", "events", "comms")
+                       if "host" in tables[n].columns]).n_unique()
+    r, nodes = tables["ranks"], tables["comms"]["nnodes"].drop_nulls()
+    one = hosts == 1 or (hosts == 0 and nodes.len() > 0 and nodes.max() == 1)
+    return (one and not (r["node"].fill_null(0) > 0).any() and not (nodes > 1).any()
+            and not r.filter(pl.col("rank") != pl.col("local_rank")).height)
+
+
+def _local_as_global(ranks: pl.DataFrame, one_node: bool) -> pl.DataFrame:
+    """On a one-node job a process's local rank (torchrun's ``[default3]:``, ``local_rank: 3``) is its global one."""
+    if not one_node:
+        return ranks
+    return ranks.with_columns(pl.coalesce("rank", "local_rank").alias("rank"))
+
+
 def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     """Give every row a rank where any source tells it: its process (host, pid) where that process
     holds one rank, then its pid where one host has it, then its file where the file is one rank's
-    (a log that ``tracekit run`` wrote per rank; a pasted excerpt of many processes is not); then a
-    host where its rank tells it (a Flight Recorder dump names no host; the rank's log does)."""
-    ranks = _world_only(_group_local(tables["ranks"]))
+    (a log that ``tracekit run`` wrote per rank; a pasted excerpt of many processes is not, and a
+    launcher's own lines, ``LAUNCHER_KINDS``, are no rank's); then a host where its rank tells it (a
+    Flight Recorder dump names no host; the rank's log does). A local rank is the global one on a job
+    of one node (``_one_node``)."""
+    ranks = _local_as_global(_world_only(_group_local(tables["ranks"])), _one_node(tables))
     known = ranks.filter(pl.col("rank").is_not_null())
     one = pl.col("rank").n_unique() == 1
     by_proc = known.filter(pl.col("pid").is_not_null()).group_by(["host", "pid"]).agg(
@@ -288,15 +314,23 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     by_pid = by_proc.group_by("pid").agg(pl.col("_r").first().alias("_rp"), (pl.col("_r").n_unique() == 1).alias("_one")
                                          ).filter("_one").drop("_one")
     procs = ranks.filter(pl.col("pid").is_not_null()).group_by("file").agg(pl.struct("host", "pid").n_unique().alias("_procs"))
+    # (a file whose lines name two local ranks holds two processes, whatever else it names)
+    locals_ = ranks.group_by("file").agg(pl.col("local_rank").drop_nulls().n_unique().alias("_locals"))
     by_file = (known.group_by("file").agg(pl.col("rank").n_unique().alias("_n"), pl.col("rank").first().alias("_rf"))
-               .join(procs, on="file", how="left").filter((pl.col("_n") == 1) & (pl.col("_procs").fill_null(0) <= 1))
-               .drop("_n", "_procs"))
+               .join(procs, on="file", how="left").join(locals_, on="file", how="left")
+               .filter((pl.col("_n") == 1) & (pl.col("_procs").fill_null(0) <= 1) & (pl.col("_locals").fill_null(0) <= 1))
+               .drop("_n", "_procs", "_locals"))
     by_rank = ranks.filter(pl.col("rank").is_not_null() & pl.col("host").is_not_null()).group_by("rank").agg(
         pl.col("host").n_unique().alias("_n"), pl.col("host").first().alias("_h")).filter(pl.col("_n") == 1).drop("_n")
 
     def fill(df: pl.DataFrame) -> pl.DataFrame:
         df = (df.join(by_proc, on=["host", "pid"], how="left", nulls_equal=False)
               .join(by_pid, on="pid", how="left").join(by_file, on="file", how="left"))
+        if "kind" in df.columns:  # a launcher's own line is not the rank of the file it sits in
+            own = pl.col("kind").cast(pl.Utf8).is_in(LAUNCHER_KINDS)
+            if "where" in df.columns:
+                own = own | pl.col("where").is_in(LAUNCHER_WHERE)
+            df = df.with_columns(pl.when(own.fill_null(False)).then(None).otherwise(pl.col("_rf")).alias("_rf"))
         df = df.with_columns(pl.coalesce("rank", "_r", "_rp", "_rf").alias("rank")).drop("_r", "_rp", "_rf")
         if "host" in df.columns:
             df = df.join(by_rank, on="rank", how="left").with_columns(pl.coalesce("host", "_h").alias("host")).drop("_h")

@@ -37,6 +37,11 @@ SELF = [
     r"\bdist_world_size=(?P<world_size>\d+)",
     r"\bprocess rank (?P<rank>\d+) with PID (?P<pid>\d+) on node (?P<host>[\w.\-]+) exited",
     r"NET/OFI Process rank (?P<rank>\d+) started\. NCCLNet device used on (?P<host>[\w.\-]+) ",
+    # a launcher's word about one of its workers by local rank (the global one only on a one-node job:
+    # ingest.resolve_ranks): torchrun's agent, torch.multiprocessing.spawn (its process index)
+    r"failed \(exitcode: -?\d+\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)",
+    r"^-- Process (?P<local_rank>\d+) terminated with the following error:",
+    r"^(?:torch\.multiprocessing\.spawn\.)?\w+: process (?P<local_rank>\d+) terminated with (?:signal|exit code)",
 ]
 # a line that opens with its own rank, where no launcher prefix has named the writer
 HEAD = (r"^\s*(?:#\s*)?[Rr]ank:? (?P<rank>\d+)(?: of (?P<world_size>\d+))?(?:[,:]| \(| [a-z]\w*)"
@@ -48,7 +53,7 @@ MPIRUN = r"\b(?:mpirun|mpiexec)\b.*?\s-(?:n|np)\s+(?P<n>\d+)"
 TORCHRUN = r"\b(?:torchrun|torch\.distributed\.(?:run|launch))\b"
 PER_NODE = r"--nproc[-_]per[-_]node[= ](?P<n>\d+)"
 NODES = r"--nnodes[= ](?P<n>\d+)(?P<range>:\d+)?"
-CHEAP = r"(?i)rank|world_size|\d TP\d|mpirun|mpiexec|nproc|torchrun"
+CHEAP = r"(?i)rank|world_size|\d TP\d|mpirun|mpiexec|nproc|torchrun|process \d+ terminated"
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -91,7 +96,8 @@ def _launch_size(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _self_named(df: pl.DataFrame) -> pl.DataFrame:
-    """``file, line, host, pid, rank, world_size`` of each line that states its writer's rank or the world's size."""
+    """``file, line, host, pid, rank, local_rank, world_size`` of each line that states its writer's rank (or
+    a launcher's worker's local rank) or the world's size."""
     t = pl.col("text")
     out = []
     for pattern in SELF:
@@ -104,9 +110,9 @@ def _self_named(df: pl.DataFrame) -> pl.DataFrame:
             pl.coalesce("world_size", "nodes").alias("world_size")))
     if not out:
         return pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64, "host": pl.Utf8, "pid": pl.Int64,
-                                    "rank": pl.Int64, "world_size": pl.Int64})
+                                    "rank": pl.Int64, "local_rank": pl.Int64, "world_size": pl.Int64})
     got = pl.concat(out, how="diagonal_relaxed")
-    cols = {"host": pl.Utf8, "pid": pl.Int64, "rank": pl.Int64, "world_size": pl.Int64}
+    cols = {"host": pl.Utf8, "pid": pl.Int64, "rank": pl.Int64, "local_rank": pl.Int64, "world_size": pl.Int64}
     return got.select("file", "line", *[(pl.col(c) if c in got.columns else pl.lit(None)).cast(d, strict=False).alias(c)
                                         for c, d in cols.items()])
 

@@ -100,3 +100,15 @@ def test_a_message_that_starts_like_a_host_is_left_alone():
 def test_childfailederrors_numbered_failures_are_no_workers_tags():
     log = "Failures:\n[1]:\n  time      : 2024-02-22_22:55:00\n  rank      : 1 (local_rank: 1)\n[3]: hello\n"
     assert text.lines_frame("x", log)["local_tag"].to_list() == [None, None, None, None, 3]
+
+
+@pytest.mark.parametrize("prefix, rank", [
+    ("(VllmWorker rank=1 pid=4242) INFO 08-03 13:35:33 [multiproc_executor.py:912] ", 1),  # vLLM's workers
+    ("(Worker pid=213) ERROR 08-03 13:35:33 [multiproc_executor.py:912] ", None),
+    ("INFO 07-22 07:59:45 logger.py:150] ", None),  # vLLM before its brackets
+    ("2021-09-30 17:34:05,265 WARNING [train.py:546] (3/7) ", 3),  # icefall's logger: rank / world size
+])
+def test_a_loggers_header_after_a_workers_tag(prefix, rank):
+    df = text.lines_frame("x", prefix + "Traceback (most recent call last):\n")
+    assert df["text"][0] == "Traceback (most recent call last):"
+    assert df["launch_rank"][0] == rank

@@ -62,7 +62,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
     t = pl.col("text")
     # (a COLL line says nothing new of its writer, and the C scanner may have taken it apart before this
     # frame was built: leaving it out either way keeps the store the same both ways; it is most of a big log)
-    df = lines.select("file", "line", "text", "launch_rank", "local_tag", "pdsh_host", "ray_pid", "ray_ip")
+    world = pl.col("world_tag") if "world_tag" in lines.columns else pl.lit(None, pl.Int64)
+    df = lines.select("file", "line", "text", "launch_rank", "local_tag", "pdsh_host", "ray_pid", "ray_ip",
+                      world.alias("world_tag"))
     talk = ~t.str.contains(": opCount ", literal=True)
     cheap = df.filter(talk & t.str.contains(CHEAP))
     said = pl.concat([_self_named(cheap), _launch_size(cheap)], how="diagonal_relaxed")
@@ -77,7 +79,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     tagged = (df.filter(pl.any_horizontal(pl.col("launch_rank", "local_tag", "_phost", "ray_pid").is_not_null()))
               .join(alias, on=["file", "_phost"], how="left").select(
         "file", pl.coalesce("_nhost", "_a", "_phost").alias("host"), pl.coalesce("_npid", "ray_pid").alias("pid"),
-        pl.col("launch_rank").alias("rank"), pl.col("local_tag").alias("local_rank")).unique(maintain_order=True))
+        pl.col("launch_rank").alias("rank"), pl.col("local_tag").alias("local_rank"),
+        pl.col("world_tag").alias("world_size")).unique(maintain_order=True))
 
     ranks = pl.concat([tagged, said.drop("line")], how="diagonal_relaxed").with_columns(pl.lit("launcher").alias("source"))
     return Parsed("launcher", {"ranks": ranks}, said.select("file", "line").unique())

@@ -41,7 +41,8 @@ _PARTS = [
     r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4} ?",
     r"\[pod/[\w.\-]+/[\w.\-]+\] ",
     r"[A-Za-z][\w.\-]*[\-_]\d+ +\| ",
-    _REPLICA + r"\((?P<ray_actor>\w[\w.:]*)?(?:,? ?pid=(?P<ray_pid>\d+))?(?:,? ?ip=(?P<ray_ip>[\d.]+))?\)\s?",
+    _REPLICA + r"\((?P<ray_actor>\w[\w.:]*)?(?:,? ?rank=(?P<actor_rank>\d+))?(?:,? ?pid=(?P<ray_pid>\d+))?"
+    r"(?:,? ?ip=(?P<ray_ip>[\d.]+))?\)\s?",
     r"(?P<pdsh_host>(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w\-]*\d[\w.\-]*): ",
     r"(?:[\w\-]+\.)?(?P<std_host>[\w\-]+) \[std(?:out|err)\] ",
     r"std(?:out|err): ",  # accelerate's test runner: a child's output under `stdout: `
@@ -57,13 +58,15 @@ _PARTS = [
     r"\[\d{5,}\] ",
     # a logger's header on each line (vLLM, Python's logging.basicConfig, Hydra, HF, torchtitan, loguru-like
     # `date | LEVEL | name | `): taken off, its level kept, so a multi-line message under it reads plain
-    r"(?P<lv1>INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d [\w.]+:\d+\] ",
+    r"(?P<lv1>INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./\-]+:\d+\] ",
     r"(?P<lv2>INFO|WARNING|ERROR|DEBUG|CRITICAL):[\w.]+:",
     r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\]\[[\w.]+\]\[(?P<lv3>INFO|WARNING|ERROR|DEBUG|CRITICAL)\] - ",
     r"\d\d/\d\d/\d{4} \d\d:\d\d:\d\d - (?P<lv4>INFO|WARNING|ERROR|DEBUG|CRITICAL) - [\w.]+ - ",
     r"\[\w+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ - [\w.]+ - (?P<lv5>INFO|WARNING|ERROR|DEBUG|CRITICAL) - ",
     r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \| (?P<lv6>INFO|WARNING|ERROR|DEBUG|CRITICAL) \| [\w.]+ \| ",
     r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (?P<lv7>INFO|WARNING|ERROR|DEBUG|CRITICAL) ",
+    # icefall / k2's logger after it: `[train.py:546] (0/7) `, the writer's rank and the world's size
+    r"\[[\w.\-]+:\d+\] \((?P<slash_rank>\d+)/(?P<slash_world>\d+)\) ",
     r"\[(?P<lv8>INFO|WARNING|ERROR|DEBUG|CRITICAL)\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ \w+: ",
     # TensorFlow / Horovod: `2020-12-04 00:05:43.144250: I tensorflow/core/...cc:306] `, also in brackets
     r"\[?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: (?P<lv9>[IWEF]) [\w/.]+:\d+\] ",
@@ -78,8 +81,9 @@ TIMESTAMP = r"^\[?(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]?\s"
 ANSI = r"(?:\x1b|←)\[\d{0,3}(?:;\d{1,3})*[mK]"
 # a tqdm bar a message was written after, on the same line (no carriage return between): the message counts
 BAR_THEN = r"^[^|]*\d+%\|[^|]*\|\s*[\d.]+[kMG]?/[\d.?]+[kMG]? \[[^\]]*\]\s*(?P<rest>\S.*)$"
-TAGS = ("iso_ts", "sys_host", "pdsh_host", "std_host", "ray_actor", "ray_pid", "ray_ip", "task_tag", "pts", "arrow_host",
-        "rank_tag", "tmpl_rank", "tmpl_local", "local_tag", "mpi_rank", "bare_tag", "word_tag", *LEVELS)
+TAGS = ("iso_ts", "sys_host", "pdsh_host", "std_host", "ray_actor", "actor_rank", "ray_pid", "ray_ip", "task_tag", "pts",
+        "arrow_host", "rank_tag", "tmpl_rank", "tmpl_local", "local_tag", "mpi_rank", "bare_tag", "word_tag",
+        "slash_rank", "slash_world", *LEVELS)
 # a line that starts a record of its own (a prefixed log line, a traceback), never a wrapped tail
 RECORD_HEAD = r"^(?:\[|\(|[\w.\-]+:\d+:\d+ |\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|\s+File \")"
 STAMPS = ("pts", "iso_ts")  # the prefixes' wall-clock stamps, the line's ``ts``
@@ -221,9 +225,11 @@ def _take_learned(df: pl.DataFrame, again) -> pl.DataFrame:
     if not found.height:
         return df
     t = pl.col("text")
-    sub = (df.select("file", "line", "raw", "text").join(found, on="file", how="inner")
-           .with_columns(t.str.extract(pl.col("pattern"), 0).str.len_chars().alias("_cut"))
-           .filter(pl.col("_cut").is_not_null()))
+    # one regex a file (a pattern read from a column is compiled again on every row)
+    subs = [part.with_columns(t.str.extract(part["pattern"][0], 0).str.len_chars().alias("_cut"))
+            for part in df.select("file", "line", "raw", "text").join(found, on="file", how="inner")
+            .partition_by("file", maintain_order=True)]
+    sub = pl.concat(subs).filter(pl.col("_cut").is_not_null())
     if not sub.height:
         return df
     sub = sub.select("file", "line", "raw", t.str.slice(pl.col("_cut")).alias("text"))
@@ -269,7 +275,7 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
             pl.when(pl.col("_said") > 1).then(pl.col("pdsh_host")).alias("pdsh_host")).drop("_said")
     df = _unwrap(df)
     ints = ("rank_tag", "tmpl_rank", "local_tag", "tmpl_local", "mpi_rank", "task_tag", "bare_tag", "word_tag",
-            "ray_pid")
+            "ray_pid", "actor_rank", "slash_rank", "slash_world")
     df = df.with_columns(pl.col("line").cast(pl.Int64), *[pl.col(c).cast(pl.Int64, strict=False) for c in ints],
                          pl.coalesce("pdsh_host", "arrow_host", "std_host", "sys_host").alias("pdsh_host"))
     # (a line that is `[3]:` alone is no worker's: torchrun's ChildFailedError numbers its failures so)
@@ -279,12 +285,14 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     step = pl.col("bare_tag") - pl.col("line")
     numbered = (step.drop_nulls().mode().first().over("file") == step) & (step.drop_nulls().len().over("file") >= 3)
     df = df.with_columns(pl.when(numbered.fill_null(False)).then(None).otherwise(pl.col("bare_tag")).alias("bare_tag"))
-    return df.drop("arrow_host", "std_host", "sys_host", "tmpl_local").with_columns(
-        # the global rank a launcher's prefix names (torchrun, a torchelastic template's ${rank}, MPI, a
-        # script's own tag)
-        pl.coalesce("rank_tag", "tmpl_rank", "mpi_rank", "bare_tag", "word_tag").alias("launch_rank"),
+    return df.with_columns(
+        # the global rank a launcher's prefix names (torchrun, a torchelastic template's ${rank}, MPI, vLLM's
+        # `(VllmWorker rank=1 pid=..)`, icefall's `(1/8)`, a script's own tag); the world's size one names
+        pl.coalesce("rank_tag", "tmpl_rank", "mpi_rank", "actor_rank", "slash_rank", "bare_tag", "word_tag")
+        .alias("launch_rank"),
+        pl.col("slash_world").alias("world_tag"),
         (pl.col("text").str.strip_chars() == "").alias("blank") & pl.col("cont_of").is_null(),
-    )
+    ).drop("arrow_host", "std_host", "sys_host", "tmpl_local", "tmpl_rank", "actor_rank", "slash_rank", "slash_world")
 
 
 def claimed(df: pl.DataFrame, mask: pl.Expr) -> pl.DataFrame:

@@ -18,7 +18,8 @@ from tracekit.parsers import text
 
 BODY = [
     "gpu{h}:{pid}:{pid} [{d}] NCCL INFO Channel 00/0 : {r}[{d}] -> {n}[{d}] via P2P/IPC",
-    "gpu{h}:{pid}:{pid} [{d}] NCCL INFO comm 0x{r:x}0 rank {r} nranks 64 cudaDev {d} busId {d}000 - Init COMPLETE",
+    "gpu{h}:{pid}:{pid} [{d}] NCCL INFO comm 0x{r:x}0 rank {r} nranks 64 cudaDev {d} busId {d}000"
+    " - Init COMPLETE",
     "{{'loss': 1.{i}, 'learning_rate': 2e-05, 'epoch': 0.{i}}}",
     "Traceback (most recent call last):",
     '  File "/opt/train.py", line {i}, in <module>',
@@ -60,7 +61,8 @@ def main() -> None:
             frame = best(lambda: text.lines_frames([text.raw("x", log)]))
             end = best(lambda: ingest([path]))
             unknown = int(ingest([path]).files["unknown"].sum())
-            print(f"{name:<18} {mb} MB: lines frame {frame:.2f} s, ingest {end:.2f} s, unknown lines {unknown}")
+            print(f"{name:<18} {mb} MB: lines frame {frame:.2f} s, ingest {end:.2f} s, "
+                  f"unknown lines {unknown}")
 
 
 if __name__ == "__main__":

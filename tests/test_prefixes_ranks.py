@@ -13,9 +13,10 @@ import pytest
 from tracekit.ingest import ingest
 
 WILD = Path(__file__).resolve().parents[1] / "samples" / "wild"
-FAILED = ("E1212 03:27:33.598000 4609 torch/distributed/elastic/multiprocessing/api.py:863] failed (exitcode: -11) "
-          "local_rank: 2 (pid: 4677) of binary: /usr/bin/python")
-NCCL_INIT = "{h}:{pid}:{pid} [{d}] NCCL INFO comm 0xa rank {r} nranks 16 cudaDev {d} busId 1000 commId 0xabc - Init COMPLETE"
+FAILED = ("E1212 03:27:33.598000 4609 torch/distributed/elastic/multiprocessing/api.py:863] "
+          "failed (exitcode: -11) local_rank: 2 (pid: 4677) of binary: /usr/bin/python")
+NCCL_INIT = ("{h}:{pid}:{pid} [{d}] NCCL INFO comm 0xa rank {r} nranks 16 cudaDev {d} busId 1000 commId 0xabc"
+             " - Init COMPLETE")
 
 
 def _store(tmp_path, log: str):
@@ -39,16 +40,16 @@ def test_a_local_rank_is_not_global_where_nothing_says_one_node(tmp_path):
 
 
 def test_a_local_rank_is_not_global_on_two_hosts(tmp_path):
-    log = "\n".join([NCCL_INIT.format(h="gpu1", pid=4675, d=0, r=0), NCCL_INIT.format(h="gpu2", pid=5675, d=0, r=8),
-                     FAILED]) + "\n"
+    log = "\n".join([NCCL_INIT.format(h="gpu1", pid=4675, d=0, r=0),
+                     NCCL_INIT.format(h="gpu2", pid=5675, d=0, r=8), FAILED]) + "\n"
     s = _store(tmp_path, log)
     assert sorted(s.ranks["rank"].drop_nulls().to_list()) == [0, 8]
 
 
 def test_a_launchers_own_line_takes_no_rank_from_the_file(tmp_path):
-    log = ("[rank0]:[E1202 12:00:00.123 4242 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation "
-           "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=8, NumelOut=8, Timeout(ms)=600000) ran for 600010 "
-           "milliseconds before timing out.\n"
+    log = ("[rank0]:[E1202 12:00:00.123 4242 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective "
+           "operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=8, NumelOut=8, "
+           "Timeout(ms)=600000) ran for 600010 milliseconds before timing out.\n"
            "[default] Worker group FAILED. 1/1 attempts left; will restart worker group\n")
     s = _store(tmp_path, log)
     assert s.events.filter(pl.col("kind") == "watchdog_timeout")["rank"].to_list() == [0]
@@ -56,8 +57,8 @@ def test_a_launchers_own_line_takes_no_rank_from_the_file(tmp_path):
 
 
 def test_the_launchers_global_prefix_wins_over_a_group_local_rank(tmp_path):
-    log = ("[rank13]:[E1202 12:00:00.123 4242 ProcessGroupNCCL.cpp:607] [PG ID 2 PG GUID 3 Rank 1] Watchdog caught "
-           "collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=8, NumelOut=8, "
+    log = ("[rank13]:[E1202 12:00:00.123 4242 ProcessGroupNCCL.cpp:607] [PG ID 2 PG GUID 3 Rank 1] Watchdog "
+           "caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=8, NumelOut=8, "
            "Timeout(ms)=600000) ran for 600010 milliseconds before timing out.\n")
     s = _store(tmp_path, log)
     assert s.ranks["rank"].drop_nulls().unique().to_list() == [13]
@@ -65,11 +66,12 @@ def test_the_launchers_global_prefix_wins_over_a_group_local_rank(tmp_path):
 
 
 @pytest.mark.parametrize("name, ranks, unknown", [
-    ("dv2-028-nccl2277-socket-ifname-eth2-missing-family.txt", [0, 3], 0),  # torchx `[trainer3]:`, `[trainer0|0]:`
-    ("dv2-046-nemo-run-rank1-nccluniqueid-store-timeout.txt", [1], 0),  # NeMo-Run `B-nemo-ft3/0 [default1]:[rank1]:`
+    ("dv2-028-nccl2277-socket-ifname-eth2-missing-family.txt", [0, 3], 0),  # `[trainer3]:`, `[trainer0|0]:`
+    ("dv2-046-nemo-run-rank1-nccluniqueid-store-timeout.txt", [1], 0),  # `B-nemo-ft3/0 [default1]:[rank1]:`
     # torchx on Ray: `(CommandActor pid=369, ip=...) [0]:` (the 3 lines before it are Ray's job client's)
     ("dv2-063-torchx-ray-head-name-unresolved-client-socket.txt", [0], 3),
-    ("dv2-004-colossal-pytest-verify-model-ncclsystemerror.txt", [], 1),  # pytest's `E   `: mp.spawn's local index
+    # pytest's `E   `: mp.spawn's process index is a local rank, of a job that names no host
+    ("dv2-004-colossal-pytest-verify-model-ncclsystemerror.txt", [], 1),
 ])
 def test_wrapped_excerpts_are_read_whole(name, ranks, unknown):
     s = ingest([WILD / name])

@@ -12,10 +12,11 @@ import pytest
 
 from tracekit.parsers import text
 
-NCCL = "gpu7:4242:4300 [3] NCCL INFO comm 0xa rank 3 nranks 8 cudaDev 3 busId 1000 commId 0xabc - Init COMPLETE"
-WATCHDOG = ("[E1202 12:00:00.123 4242 ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective operation "
-            "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=8, NumelOut=8, Timeout(ms)=600000) ran for "
-            "600010 milliseconds before timing out.")
+NCCL = ("gpu7:4242:4300 [3] NCCL INFO comm 0xa rank 3 nranks 8 cudaDev 3 busId 1000 commId 0xabc"
+        " - Init COMPLETE")
+WATCHDOG = ("[E1202 12:00:00.123 4242 ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=8, NumelOut=8, "
+            "Timeout(ms)=600000) ran for 600010 milliseconds before timing out.")
 
 
 # (prefix, the global rank it names, the local rank it names)
@@ -31,6 +32,11 @@ PREFIXES = [
     ("(RayTrainWorker pid=615, ip=10.0.0.6) ", None, None),
     ("(pid=615) ", None, None),
     ("(raylet, ip=10.0.0.6) ", None, None),
+    ("(worker1, rank=1, pid=2462, ip=172.31.85.1) ", None, None),  # SkyPilot: the node's rank, no process's
+    ("(en-hi-spot, pid=0) ", None, None),  # SkyPilot's cluster name
+    ("[0]<stderr>:", 0, None),  # horovodrun's gloo launcher
+    (">         [1,2]<stdout>:", 2, None),  # a quoted, indented paste of mpirun's output
+    ("[rank: 1] ", 1, None),  # Lightning's rank_prefixed_message
     ("[pod/job-worker-3/pytorch] ", None, None),  # kubectl logs --prefix: a pod's index is no rank
     ("trainer-1  | ", None, None),  # docker compose
     ("2024-01-01T00:00:00.123456789Z ", None, None),  # GitHub Actions, kubectl --timestamps
@@ -64,8 +70,9 @@ def test_a_recurring_unknown_prefix_is_learned_and_names_no_rank():
         [NCCL, "Traceback (most recent call last):", '  File "train.py", line 3, in <module>', "    main()",
          "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1, unhandled system error"]))
     df = text.lines_frame("x", log)
-    assert df["text"].to_list() == [NCCL, "Traceback (most recent call last):", '  File "train.py", line 3, in <module>',
-                                    "    main()", "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1, unhandled system error"]
+    assert df["text"].to_list() == [
+        NCCL, "Traceback (most recent call last):", '  File "train.py", line 3, in <module>', "    main()",
+        "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1, unhandled system error"]
     assert df["launch_rank"].null_count() == df.height and df["local_tag"].null_count() == df.height
 
 
@@ -79,8 +86,8 @@ def test_pytest_failure_lines_keep_their_indentation():
            "E           fn(i, *args)\n"
            "E       RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:957, unhandled system error\n")
     df = text.lines_frame("x", log)
-    assert df["text"].to_list()[3:6] == ["Traceback (most recent call last):", '  File "/x/spawn.py", line 59, in _wrap',
-                                         "    fn(i, *args)"]
+    assert df["text"].to_list()[3:6] == [
+        "Traceback (most recent call last):", '  File "/x/spawn.py", line 59, in _wrap', "    fn(i, *args)"]
     assert df["blank"].to_list()[1]
 
 
@@ -112,3 +119,9 @@ def test_a_loggers_header_after_a_workers_tag(prefix, rank):
     df = text.lines_frame("x", prefix + "Traceback (most recent call last):\n")
     assert df["text"][0] == "Traceback (most recent call last):"
     assert df["launch_rank"][0] == rank
+
+
+def test_hugging_faces_logger_header_is_taken_off_its_level_kept():
+    line = "[INFO|trainer.py:1605] 2022-07-26 19:15:43,851 >> ***** Running training *****\n"
+    df = text.lines_frame("x", line)
+    assert df.select("text", "log_level").row(0) == ("***** Running training *****", "INFO")

@@ -41,7 +41,8 @@ SELF = [
     # ingest.resolve_ranks): torchrun's agent, torch.multiprocessing.spawn (its process index)
     r"failed \(exitcode: -?\d+\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)",
     r"^-- Process (?P<local_rank>\d+) terminated with the following error:",
-    r"^(?:torch\.multiprocessing\.spawn\.)?\w+: process (?P<local_rank>\d+) terminated with (?:signal|exit code)",
+    r"^(?:torch\.multiprocessing\.spawn\.)?\w+: process (?P<local_rank>\d+) terminated with "
+    r"(?:signal|exit code)",
 ]
 # a line that opens with its own rank, where no launcher prefix has named the writer
 HEAD = (r"^\s*(?:#\s*)?[Rr]ank:? (?P<rank>\d+)(?: of (?P<world_size>\d+))?(?:[,:]| \(| [a-z]\w*)"
@@ -68,7 +69,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     talk = ~t.str.contains(": opCount ", literal=True)
     cheap = df.filter(talk & t.str.contains(CHEAP))
     said = pl.concat([_self_named(cheap), _launch_size(cheap)], how="diagonal_relaxed")
-    df = df.filter(talk & pl.any_horizontal(pl.col("launch_rank", "local_tag", "pdsh_host", "ray_pid", "ray_ip").is_not_null()))
+    named = pl.col("launch_rank", "local_tag", "pdsh_host", "ray_pid", "ray_ip", "world_tag").is_not_null()
+    df = df.filter(talk & pl.any_horizontal(named))
     df = df.with_columns(pl.coalesce("pdsh_host", "ray_ip").alias("_phost"),
                          t.str.extract(NCCL_PROC, 1).alias("_nhost"),
                          t.str.extract(NCCL_PROC, 2).cast(pl.Int64, strict=False).alias("_npid"))
@@ -76,13 +78,16 @@ def parse(lines: pl.DataFrame) -> Parsed:
     alias = (df.filter(pl.col("_phost").is_not_null() & pl.col("_nhost").is_not_null())
              .group_by("file", "_phost").agg(pl.col("_nhost").unique().alias("_a"))
              .filter(pl.col("_a").list.len() == 1).with_columns(pl.col("_a").list.first()))
-    tagged = (df.filter(pl.any_horizontal(pl.col("launch_rank", "local_tag", "_phost", "ray_pid").is_not_null()))
+    tagged = (df.filter(pl.any_horizontal(pl.col("launch_rank", "local_tag", "_phost", "ray_pid", "world_tag")
+                                          .is_not_null()))
               .join(alias, on=["file", "_phost"], how="left").select(
-        "file", pl.coalesce("_nhost", "_a", "_phost").alias("host"), pl.coalesce("_npid", "ray_pid").alias("pid"),
+        "file", pl.coalesce("_nhost", "_a", "_phost").alias("host"),
+        pl.coalesce("_npid", "ray_pid").alias("pid"),
         pl.col("launch_rank").alias("rank"), pl.col("local_tag").alias("local_rank"),
         pl.col("world_tag").alias("world_size")).unique(maintain_order=True))
 
-    ranks = pl.concat([tagged, said.drop("line")], how="diagonal_relaxed").with_columns(pl.lit("launcher").alias("source"))
+    ranks = pl.concat([tagged, said.drop("line")], how="diagonal_relaxed").with_columns(
+        pl.lit("launcher").alias("source"))
     return Parsed("launcher", {"ranks": ranks}, said.select("file", "line").unique())
 
 
@@ -115,7 +120,8 @@ def _self_named(df: pl.DataFrame) -> pl.DataFrame:
         return pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64, "host": pl.Utf8, "pid": pl.Int64,
                                     "rank": pl.Int64, "local_rank": pl.Int64, "world_size": pl.Int64})
     got = pl.concat(out, how="diagonal_relaxed")
-    cols = {"host": pl.Utf8, "pid": pl.Int64, "rank": pl.Int64, "local_rank": pl.Int64, "world_size": pl.Int64}
-    return got.select("file", "line", *[(pl.col(c) if c in got.columns else pl.lit(None)).cast(d, strict=False).alias(c)
-                                        for c, d in cols.items()])
+    cols = {"host": pl.Utf8, "pid": pl.Int64, "rank": pl.Int64, "local_rank": pl.Int64,
+            "world_size": pl.Int64}
+    return got.select("file", "line", *[(pl.col(c) if c in got.columns else pl.lit(None))
+                                        .cast(d, strict=False).alias(c) for c, d in cols.items()])
 

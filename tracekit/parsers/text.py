@@ -3,8 +3,11 @@
 Every text parser works on the frame this module builds: ``file``, ``line`` (1-based, as an
 editor counts), ``raw`` and ``text`` (the line without its launcher prefix, after the last
 carriage return so a tqdm bar does not hide the message behind it), plus the rank, host or
-pid a launcher prefix names (``pdsh_host`` where a file has the prefix on several lines,
-``host_said`` for any ``host: `` taken off) and the level of a logger header taken off (``log_level``). The regex work runs in polars (Rust), never in a Python loop per line.
+pid a launcher prefix names (``launch_rank`` a global rank, ``local_tag`` a local one, ``world_tag``
+a world's size; ``pdsh_host`` where a file has the prefix on several lines, ``host_said`` for any
+``host: `` taken off), and the level of a logger header taken off (``log_level``). A prefix no list
+holds is learned from the file that carries it (``_learned``). The regex work runs in polars (Rust),
+never in a Python loop per line.
 
 A message that a terminal hard-wrapped at a fixed width (pasted from a console: many lines of
 exactly the widest length, each continued on the next) is joined back onto its first line; the
@@ -18,19 +21,21 @@ import polars as pl
 
 # Launcher prefixes (docs/formats.md), any number of them in a row, outermost first: a markdown quote
 # `> `, ANSI colours (`\x1b[36m`, or `←[36m` where a paste lost the escape byte), a collector's stamp
-# (GitHub Actions, `kubectl logs --timestamps`, `docker logs -t`: RFC 3339 `2024-01-01T00:00:00.123456789Z `;
+# (GitHub Actions, `kubectl logs --timestamps`, `docker logs -t`: RFC 3339 `2024-01-01T00:00:00.1Z `;
 # journald and syslog `Dec 04 20:11:13 host prog[pid]: `, its host kept; Go's log `2023/10/26 09:19:04 `;
 # Open MPI's --timestamp-output `Mon Dec  4 20:11:13 2023` before its tag), `kubectl logs --prefix`
 # `[pod/name/container] `, docker compose `name-1  | `, Ray's `(RayTrainWorker pid=615, ip=10.0.0.6) `,
-# `(pid=615) ` and `(raylet, ip=...) `, pdsh `host: `, srun --label `12: ` (`P0 12: ` for a
-# heterogeneous job; the task number: a rank only where each task is one, which the prefix does not
-# say), a wall-clock `[2026-01-02 03:04:05] ` (NCCL 2.26+ puts one before its WARN lines), `host >> `,
-# torchrun `[rank3]:`, torchelastic's TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE (default
+# `(pid=615) ` and `(raylet, ip=...) ` (vLLM's `(VllmWorker rank=1 pid=615) ` names the worker's rank;
+# SkyPilot's `(worker1, rank=1, pid=615, ip=...) ` a node's, not kept), pdsh `host: `, srun --label
+# `12: ` (`P0 12: ` for a heterogeneous job; the task number: a rank only where each task is one, which
+# the prefix does not say), a wall-clock `[2026-01-02 03:04:05] ` (NCCL 2.26+ puts one before its WARN
+# lines), `host >> `, torchrun `[rank3]:`, torchelastic's TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE (default
 # `[${role_name}${local_rank}]:`: `[default3]:`, `[trainer3]:`, `[3]:` with an empty role, a local rank;
 # torchx's `[${role_name}${rank}|${local_rank}]:`: `[trainer0|0]:`), each after an optional replica
-# label of torchx or NeMo-Run (`trainer/0 `, `B-nemo-ft3/0 `), MPI `[1,3]<stdout>:`, a script's own
-# `[3] ` or `[RANK 3] ` rank tag (4 digits at most: `[80746] ` is a pid, taken off without meaning;
-# tags that count up with the lines are a viewer's line numbers).
+# label of torchx or NeMo-Run (`trainer/0 `, `B-nemo-ft3/0 `), MPI `[1,3]<stdout>:` (horovodrun's gloo
+# `[3]<stdout>:`), a script's own `[3] ` or `[RANK 3] ` rank tag (Lightning's `[rank: 3] `; 4 digits at
+# most: `[80746] ` is a pid, taken off without meaning; tags that count up with the lines are a viewer's
+# line numbers).
 _REPLICA = r"(?:[\w.\-]+/\d+ )?"
 _PARTS = [
     r">[ \t]?",
@@ -41,7 +46,8 @@ _PARTS = [
     r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4} ?",
     r"\[pod/[\w.\-]+/[\w.\-]+\] ",
     r"[A-Za-z][\w.\-]*[\-_]\d+ +\| ",
-    _REPLICA + r"\((?P<ray_actor>\w[\w.:]*)?(?:,? ?rank=(?P<actor_rank>\d+))?(?:,? ?pid=(?P<ray_pid>\d+))?"
+    _REPLICA + r"\((?P<ray_actor>\w[\w.:\-]*)?(?: rank=(?P<actor_rank>\d+)|, rank=\d+)?"
+    r"(?:,? ?pid=(?P<ray_pid>\d+))?"
     r"(?:,? ?ip=(?P<ray_ip>[\d.]+))?\)\s?",
     r"(?P<pdsh_host>(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w\-]*\d[\w.\-]*): ",
     r"(?:[\w\-]+\.)?(?P<std_host>[\w\-]+) \[std(?:out|err)\] ",
@@ -52,9 +58,9 @@ _PARTS = [
     r"\[(?i:rank)(?P<rank_tag>\d+)\]:\s?",
     _REPLICA + r"\[[A-Za-z_][\w\-]*?(?P<tmpl_rank>\d+)\|(?P<tmpl_local>\d+)\]:\s?",
     _REPLICA + r"\[(?:[A-Za-z_][\w\-]*?)?(?P<local_tag>\d+)\]:\s?",
-    r"\[\d+,(?P<mpi_rank>\d+)\]<std(?:out|err)>:",
+    r"[ \t]*\[(?:\d+,)?(?P<mpi_rank>\d+)\]<std(?:out|err)>:",
     r"\[(?P<bare_tag>\d{1,4})\] ",
-    r"\[(?:RANK|Rank) (?P<word_tag>\d+)\] ",
+    r"\[(?:RANK|Rank|rank):? (?P<word_tag>\d+)\] ",
     r"\[\d{5,}\] ",
     # a logger's header on each line (vLLM, Python's logging.basicConfig, Hydra, HF, torchtitan, loguru-like
     # `date | LEVEL | name | `): taken off, its level kept, so a multi-line message under it reads plain
@@ -68,22 +74,25 @@ _PARTS = [
     # icefall / k2's logger after it: `[train.py:546] (0/7) `, the writer's rank and the world's size
     r"\[[\w.\-]+:\d+\] \((?P<slash_rank>\d+)/(?P<slash_world>\d+)\) ",
     r"\[(?P<lv8>INFO|WARNING|ERROR|DEBUG|CRITICAL)\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ \w+: ",
+    # Hugging Face's `[INFO|trainer.py:1605] 2022-07-26 19:15:43,851 >> `
+    r"\[(?P<lv10>INFO|WARNING|ERROR|DEBUG|CRITICAL)\|[\w.\-]+:\d+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ >> ",
     # TensorFlow / Horovod: `2020-12-04 00:05:43.144250: I tensorflow/core/...cc:306] `, also in brackets
     r"\[?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: (?P<lv9>[IWEF]) [\w/.]+:\d+\] ",
 ]
-LEVELS = [f"lv{i}" for i in range(1, 10)]
+LEVELS = [f"lv{i}" for i in range(1, 11)]
 PREFIX = "^(?:" + "|".join(f"(?:{p})" for p in _PARTS) + ")*"
-MAYBE_PREFIX = (r"^(?:[\w.\-]+: |\[|\(|>|\x1b|←|[\w.\-]+/\d+ [\[(]|\d{4}-\d\d-\d\d|\d\d/\d\d/\d{4} |[\w.\-]+ >> "
-                r"|[\w.\-]+ \[std(?:out|err)\] |\d{4}/\d\d/\d\d |[A-Z][a-z]{2} (?:[ \d]\d |[A-Z][a-z]{2} )|P\d+ \d"
-                r"|[\w.\-]+ +\| "
+MAYBE_PREFIX = (r"^(?:[\w.\-]+: |\[|\(|>|\x1b|←|[\w.\-]+/\d+ [\[(]|\d{4}-\d\d-\d\d|\d\d/\d\d/\d{4} "
+                r"|[\w.\-]+ >> |[\w.\-]+ \[std(?:out|err)\] |\d{4}/\d\d/\d\d "
+                r"|[A-Z][a-z]{2} (?:[ \d]\d |[A-Z][a-z]{2} )|P\d+ \d"
+                r"|[\w.\-]+ +\| |\s+\[[\d,]+\]<std"
                 r"|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)[: ])")
 TIMESTAMP = r"^\[?(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]?\s"
 ANSI = r"(?:\x1b|←)\[\d{0,3}(?:;\d{1,3})*[mK]"
 # a tqdm bar a message was written after, on the same line (no carriage return between): the message counts
 BAR_THEN = r"^[^|]*\d+%\|[^|]*\|\s*[\d.]+[kMG]?/[\d.?]+[kMG]? \[[^\]]*\]\s*(?P<rest>\S.*)$"
-TAGS = ("iso_ts", "sys_host", "pdsh_host", "std_host", "ray_actor", "actor_rank", "ray_pid", "ray_ip", "task_tag", "pts",
-        "arrow_host", "rank_tag", "tmpl_rank", "tmpl_local", "local_tag", "mpi_rank", "bare_tag", "word_tag",
-        "slash_rank", "slash_world", *LEVELS)
+TAGS = ("iso_ts", "sys_host", "pdsh_host", "std_host", "ray_actor", "actor_rank", "ray_pid", "ray_ip",
+        "task_tag", "pts", "arrow_host", "rank_tag", "tmpl_rank", "tmpl_local", "local_tag", "mpi_rank",
+        "bare_tag", "word_tag", "slash_rank", "slash_world", *LEVELS)
 # a line that starts a record of its own (a prefixed log line, a traceback), never a wrapped tail
 RECORD_HEAD = r"^(?:\[|\(|[\w.\-]+:\d+:\d+ |\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|\s+File \")"
 STAMPS = ("pts", "iso_ts")  # the prefixes' wall-clock stamps, the line's ``ts``
@@ -117,14 +126,16 @@ def _unwrap(df: pl.DataFrame) -> pl.DataFrame:
     # (NCCL's COLL lines are whole records, and the C scanner may have taken them out of this frame:
     # they count neither way, so the frame reads the same with the scanner and without)
     whole = pl.col("text").str.contains(": opCount ", literal=True)
-    width = df.group_by("file").agg(n.filter(~whole).max().alias("_w"), n.filter(~whole).alias("_n")).with_columns(
+    width = df.group_by("file").agg(n.filter(~whole).max().alias("_w"), n.filter(~whole).alias("_n"))
+    width = width.with_columns(
         (pl.col("_n").list.eval(pl.element() == pl.element().max()).list.sum()).alias("_k")).drop("_n")
     wrapped = width.filter((pl.col("_w") >= MIN_WRAP) & (pl.col("_k") >= 3))
     df = df.with_columns(pl.lit(None, pl.Int64).alias("cont_of"))
     if not wrapped.height:
         return df
     t = pl.col("text")
-    # only the lines of the widest length in the files that look wrapped are looked at, with the line after each
+    # only the lines of the widest length in the files that look wrapped are looked at, with the line
+    # after each
     cand = (df.select("file", "line", "text").join(wrapped.select("file", "_w"), on="file", how="inner")
             .filter((n == pl.col("_w")) & ~whole))
     nxt = df.select("file", (pl.col("line") - 1).alias("line"), t.alias("_nxt")).join(
@@ -141,19 +152,22 @@ def _unwrap(df: pl.DataFrame) -> pl.DataFrame:
         return df
     # a line continues its predecessor when the predecessor joins; chains of them end at a line that does not
     joined = cand.select("file", "line").with_columns(pl.lit(True).alias("_j"))
-    sub = df.select("file", "line", "text").join(
-        pl.concat([joined, joined.with_columns(pl.col("line") + 1)]).unique(["file", "line"]).select("file", "line"),
-        on=["file", "line"], how="semi").join(joined, on=["file", "line"], how="left").sort("file", "line")
+    ends = pl.concat([joined, joined.with_columns(pl.col("line") + 1)]).unique(["file", "line"])
+    sub = (df.select("file", "line", "text")
+           .join(ends.select("file", "line"), on=["file", "line"], how="semi")
+           .join(joined, on=["file", "line"], how="left").sort("file", "line"))
     prev_joins = (pl.col("_j").shift(1).over("file").fill_null(False)
                   & (pl.col("line").shift(1).over("file") == pl.col("line") - 1)).fill_null(False)
     sub = sub.with_columns(prev_joins.alias("_cont"))
     sub = sub.with_columns((~pl.col("_cont")).cum_sum().over("file").alias("_chain"))
-    heads = sub.group_by("file", "_chain").agg(pl.col("line").first().alias("_head"), t.str.join("").alias("_joined"))
+    heads = sub.group_by("file", "_chain").agg(pl.col("line").first().alias("_head"),
+                                               t.str.join("").alias("_joined"))
     sub = sub.join(heads, on=["file", "_chain"], how="left").select(
         "file", "line", pl.when(pl.col("_cont")).then(pl.lit("")).otherwise(pl.col("_joined")).alias("_text"),
         pl.when(pl.col("_cont")).then(pl.col("_head")).alias("_cont_of"))
     return df.join(sub, on=["file", "line"], how="left", maintain_order="left").with_columns(
-        pl.coalesce("_text", "text").alias("text"), pl.coalesce("_cont_of", "cont_of").alias("cont_of")).drop("_text", "_cont_of")
+        pl.coalesce("_text", "text").alias("text"), pl.coalesce("_cont_of", "cont_of").alias("cont_of")
+    ).drop("_text", "_cont_of")
 
 
 def _rewrite(df: pl.DataFrame, where: pl.Expr, text: pl.Expr) -> pl.DataFrame:
@@ -184,7 +198,8 @@ def _rewrite(df: pl.DataFrame, where: pl.Expr, text: pl.Expr) -> pl.DataFrame:
 # `[rank3]:` / `[default3]:`, MPI's `[1,3]<stdout>:`, a logging.basicConfig header
 HEADS = (
     r"[\w.\-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?NCCL (?:INFO|WARN|ERROR|TRACE|ABORT)"
-    r"|Traceback \(most recent call last\)|File \"|\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt): "
+    r"|Traceback \(most recent call last\)|File \""
+    r"|\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt): "
     r"|\[[EWIF]\d{4} \d\d:\d\d|\[[EWIF] [\w.]+\.(?:cpp|cc|h|hpp):\d+\]|\[rank\d+\]:|\[default\d+\]:"
     r"|\[\d+,\d+\]<std(?:out|err)>:|(?:INFO|WARNING|ERROR|CRITICAL):[\w.]+:"
 )
@@ -205,7 +220,8 @@ def _learned(df: pl.DataFrame) -> pl.DataFrame:
     if not cand.height:
         return pl.DataFrame(schema={"file": pl.Utf8, "pattern": pl.Utf8})
     core = pl.col("_lead").str.strip_chars_end()
-    cand = cand.with_columns(core.alias("_core"), (pl.col("_lead").str.len_chars() - core.str.len_chars()).alias("_pad"))
+    pad = pl.col("_lead").str.len_chars() - core.str.len_chars()
+    cand = cand.with_columns(core.alias("_core"), pad.alias("_pad"))
     # a lead that starts with blanks is indentation, one with quotes the message's words, one with a known
     # head a line of its own run together with this one (NCCL's interleaved lines)
     c = pl.col("_core")
@@ -244,8 +260,9 @@ def _take_prefixes(df: pl.DataFrame) -> pl.DataFrame:
     tagged = df.filter(maybe).with_columns(pl.col("text").str.extract_groups(PREFIX).alias("_p")).unnest("_p")
     if not tagged.height:
         return df.with_columns(*[pl.lit(None, pl.Utf8).alias(c) for c in (*TAGS, "ts") if c not in STAMPS])
-    tagged = tagged.with_columns(pl.col("text").str.replace(PREFIX, "").str.replace_all(ANSI, "").alias("text"))
-    tagged = tagged.with_columns(pl.coalesce(*STAMPS, pl.col("text").str.extract(TIMESTAMP, 1)).alias("ts")).drop(STAMPS)
+    t = pl.col("text")
+    tagged = tagged.with_columns(t.str.replace(PREFIX, "").str.replace_all(ANSI, "").alias("text"))
+    tagged = tagged.with_columns(pl.coalesce(*STAMPS, t.str.extract(TIMESTAMP, 1)).alias("ts")).drop(STAMPS)
     return pl.concat([df.filter(~maybe), tagged], how="diagonal").sort("file", "line", maintain_order=True)
 
 
@@ -259,7 +276,8 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     # a terminal UI's box (`│ text   │`, k8s dashboards, rich panels): its borders and padding are no text
     # (each rewrite runs only where some line needs it: a when/then computes its branch on every line)
     df = _rewrite(df, pl.col("text").str.contains(r"[│┃║]"),
-                  pl.col("text").str.replace(r"^\s*[│┃║]\s?", "").str.replace(r"\s*[│┃║]\s*$", ""))
+                  pl.col("text").str.replace(r"^\s*[│┃║]\s?", "")
+                  .str.replace(r"\s*[│┃║]\s*$", ""))
     df = _rewrite(df, pl.col("text").str.contains("%|", literal=True),
                   pl.coalesce(pl.col("text").str.extract(BAR_THEN, 1), pl.col("text")))
     df = _take_learned(_take_prefixes(df), _take_prefixes)
@@ -267,24 +285,29 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     # Ray's log dedup mark says nothing of the line
     df = _rewrite(df, pl.col("text").str.contains(" across cluster]", literal=True),
                   pl.col("text").str.replace(r"\s*\[repeated \d+x across cluster\]\s*$", ""))
-    # a `host: ` prefix is pdsh's only where the file has it on more than one line (`mlx5: ...` once is a message)
-    said = df.filter(pl.col("pdsh_host").is_not_null()).group_by("file", "pdsh_host").agg(pl.len().alias("_said"))
+    # a `host: ` prefix is pdsh's only where the file has it on more than one line (`mlx5: ...` once is a
+    # message)
+    said = df.filter(pl.col("pdsh_host").is_not_null()).group_by("file", "pdsh_host").agg(
+        pl.len().alias("_said"))
     df = df.with_columns(pl.col("pdsh_host").alias("host_said"))
     if said.height:
         df = df.join(said, on=["file", "pdsh_host"], how="left", maintain_order="left").with_columns(
             pl.when(pl.col("_said") > 1).then(pl.col("pdsh_host")).alias("pdsh_host")).drop("_said")
     df = _unwrap(df)
-    ints = ("rank_tag", "tmpl_rank", "local_tag", "tmpl_local", "mpi_rank", "task_tag", "bare_tag", "word_tag",
-            "ray_pid", "actor_rank", "slash_rank", "slash_world")
-    df = df.with_columns(pl.col("line").cast(pl.Int64), *[pl.col(c).cast(pl.Int64, strict=False) for c in ints],
+    ints = ("rank_tag", "tmpl_rank", "local_tag", "tmpl_local", "mpi_rank", "task_tag", "bare_tag",
+            "word_tag", "ray_pid", "actor_rank", "slash_rank", "slash_world")
+    df = df.with_columns(pl.col("line").cast(pl.Int64),
+                         *[pl.col(c).cast(pl.Int64, strict=False) for c in ints],
                          pl.coalesce("pdsh_host", "arrow_host", "std_host", "sys_host").alias("pdsh_host"))
     # (a line that is `[3]:` alone is no worker's: torchrun's ChildFailedError numbers its failures so)
     df = df.with_columns(pl.when(pl.col("raw").str.contains(r"^\[\d+\]:\s*$")).then(None)
                          .otherwise(pl.coalesce("local_tag", "tmpl_local")).alias("local_tag"))
     # `[1757] `, `[1758] `, ... a line apart each: a viewer's line numbers, not ranks
     step = pl.col("bare_tag") - pl.col("line")
-    numbered = (step.drop_nulls().mode().first().over("file") == step) & (step.drop_nulls().len().over("file") >= 3)
-    df = df.with_columns(pl.when(numbered.fill_null(False)).then(None).otherwise(pl.col("bare_tag")).alias("bare_tag"))
+    numbered = ((step.drop_nulls().mode().first().over("file") == step)
+                & (step.drop_nulls().len().over("file") >= 3))
+    df = df.with_columns(pl.when(numbered.fill_null(False)).then(None).otherwise(pl.col("bare_tag"))
+                         .alias("bare_tag"))
     return df.with_columns(
         # the global rank a launcher's prefix names (torchrun, a torchelastic template's ${rank}, MPI, vLLM's
         # `(VllmWorker rank=1 pid=..)`, icefall's `(1/8)`, a script's own tag); the world's size one names
@@ -292,7 +315,8 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
         .alias("launch_rank"),
         pl.col("slash_world").alias("world_tag"),
         (pl.col("text").str.strip_chars() == "").alias("blank") & pl.col("cont_of").is_null(),
-    ).drop("arrow_host", "std_host", "sys_host", "tmpl_local", "tmpl_rank", "actor_rank", "slash_rank", "slash_world")
+    ).drop("arrow_host", "std_host", "sys_host", "tmpl_local", "tmpl_rank", "actor_rank", "slash_rank",
+           "slash_world")
 
 
 def claimed(df: pl.DataFrame, mask: pl.Expr) -> pl.DataFrame:

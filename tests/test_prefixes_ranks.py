@@ -77,3 +77,22 @@ def test_wrapped_excerpts_are_read_whole(name, ranks, unknown):
     s = ingest([WILD / name])
     assert sorted(s.ranks["rank"].drop_nulls().unique().to_list()) == ranks
     assert s.files["unknown"].sum() <= unknown
+
+
+def test_ray_trains_process_group_line_names_its_workers_rank_under_the_actors_prefix(tmp_path):
+    # ray/train/torch/config.py logs each worker's rank; Ray's prefix names the worker's pid and node
+    log = "".join(f"(BaseWorkerMixin pid={pid}, ip=10.0.100.{ip}) 2022-03-11 01:47:25,905\tINFO torch.py:66 -- "
+                  f"Setting up process group for: env:// [rank={r}, world_size=3]\n"
+                  for r, pid, ip in [(0, 20102, 15), (1, 25342, 14), (2, 25343, 14)])
+    s = _store(tmp_path, log)
+    assert s.ranks.sort("rank").select("rank", "host", "pid", "world_size").rows() == [
+        (0, "10.0.100.15", 20102, 3), (1, "10.0.100.14", 25342, 3), (2, "10.0.100.14", 25343, 3)]
+
+
+@pytest.mark.parametrize("line", [
+    "RuntimeError: Processes 1 exited with error code 10",  # common_distributed.py
+    "RuntimeError: Process 1 terminated or timed out after 300.0 seconds",
+    "AssertionError: True is not false : Timeout waiting for rank 1 to terminate",  # test_distributed.py
+])
+def test_pytorchs_test_harness_names_its_processes_by_rank(tmp_path, line):
+    assert _store(tmp_path, line + "\n").ranks["rank"].to_list() == [1]

@@ -25,7 +25,8 @@ import polars as pl
 from tracekit.parsers import Parsed
 
 NCCL_PROC = r"^\s*(?P<host>[\w.\-]+):(?P<pid>\d+):\d+ \["
-# each: a rank, a world size, a host or a pid its writer states (groups absent from one are null)
+# each: a rank, a world size, a host or a pid its writer states (groups absent from one are null); under a
+# launcher's prefix, the prefix's host and pid are the writer's (Ray Train's worker under `(pid=.., ip=..)`)
 SELF = [
     r"^\|? ?distributed init \(rank (?P<rank>\d+)\)",
     r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d TP(?P<rank>\d+)\] ",
@@ -35,14 +36,22 @@ SELF = [
     r"\bGLOBAL_RANK: (?P<rank>\d+), MEMBER: \d+/(?P<world_size>\d+)",
     r"\bworld_size=(?P<world_size>\d+) rank=(?P<rank>\d+) local_rank=\d+",
     r"\bdist_world_size=(?P<world_size>\d+)",
-    r"\bprocess rank (?P<rank>\d+) with PID (?P<pid>\d+) on node (?P<host>[\w.\-]+) exited",
     r"NET/OFI Process rank (?P<rank>\d+) started\. NCCLNet device used on (?P<host>[\w.\-]+) ",
-    # a launcher's word about one of its workers by local rank (the global one only on a one-node job:
-    # ingest.resolve_ranks): torchrun's agent, torch.multiprocessing.spawn (its process index)
+    # Ray Train's torch backend (ray/train/torch/config.py)
+    r"Setting up process group for: \S+ \[rank=(?P<rank>\d+), world_size=(?P<world_size>\d+)\]",
+]
+# each: a launcher's word about one of its workers (never the writer of the line): mpirun's; torchrun's agent
+# and torch.multiprocessing.spawn name a local rank (the global one only on a one-node job:
+# identity.resolve_ranks); PyTorch's MultiProcessTestCase (common_distributed.py, test_distributed.py)
+# numbers its processes by rank
+WORKER = [
+    r"\bprocess rank (?P<rank>\d+) with PID (?P<pid>\d+) on node (?P<host>[\w.\-]+) exited",
     r"failed \(exitcode: -?\d+\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)",
     r"^-- Process (?P<local_rank>\d+) terminated with the following error:",
     r"^(?:torch\.multiprocessing\.spawn\.)?\w+: process (?P<local_rank>\d+) terminated with "
     r"(?:signal|exit code)",
+    r"\bProcess(?:es)? (?P<rank>\d+) (?:exited with error code|terminated or timed out after)",
+    r"\bTimeout waiting for rank (?P<rank>\d+) to terminate",
 ]
 # a line that opens with its own rank, where no launcher prefix has named the writer
 HEAD = (r"^\s*(?:#\s*)?[Rr]ank:? (?P<rank>\d+)(?: of (?P<world_size>\d+))?(?:[,:]| \(| [a-z]\w*)"
@@ -54,7 +63,7 @@ MPIRUN = r"\b(?:mpirun|mpiexec)\b.*?\s-(?:n|np)\s+(?P<n>\d+)"
 TORCHRUN = r"\b(?:torchrun|torch\.distributed\.(?:run|launch))\b"
 PER_NODE = r"--nproc[-_]per[-_]node[= ](?P<n>\d+)"
 NODES = r"--nnodes[= ](?P<n>\d+)(?P<range>:\d+)?"
-CHEAP = r"(?i)rank|world_size|\d TP\d|mpirun|mpiexec|nproc|torchrun|process \d+ terminated"
+CHEAP = r"(?i)rank|world_size|\d TP\d|mpirun|mpiexec|nproc|torchrun|process \d+ terminated|processes \d+ exited"
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -108,10 +117,16 @@ def _self_named(df: pl.DataFrame) -> pl.DataFrame:
     a launcher's worker's local rank) or the world's size."""
     t = pl.col("text")
     out = []
-    for pattern in SELF:
+    for pattern in SELF + WORKER:
         sub = df.filter(t.str.contains(pattern))
-        if sub.height:
-            out.append(sub.with_columns(t.str.extract_groups(pattern).alias("_g")).unnest("_g"))
+        if not sub.height:
+            continue
+        sub = sub.with_columns(t.str.extract_groups(pattern).alias("_g")).unnest("_g")
+        if pattern in SELF:
+            sub = sub.with_columns(
+                pl.coalesce(*[c for c in ("host", "pdsh_host", "ray_ip") if c in sub.columns]).alias("host"),
+                pl.coalesce(*[c for c in ("pid", "ray_pid") if c in sub.columns]).cast(pl.Utf8).alias("pid"))
+        out.append(sub)
     head = df.filter(pl.col("launch_rank").is_null() & pl.col("local_tag").is_null() & t.str.contains(HEAD))
     if head.height:
         out.append(head.with_columns(t.str.extract_groups(HEAD).alias("_g")).unnest("_g").with_columns(

@@ -48,7 +48,7 @@ _PARTS = [
     r"[A-Za-z][\w.\-]*[\-_]\d+ +\| ",
     _REPLICA + r"\((?P<ray_actor>\w[\w.:\-]*)?(?: rank=(?P<actor_rank>\d+)|, rank=\d+)?"
     r"(?:,? ?pid=(?P<ray_pid>\d+))?"
-    r"(?:,? ?ip=(?P<ray_ip>[\d.]+))?\)\s?",
+    r"(?:,? ?ip=(?P<ray_ip>[\w.\-:]+))?\)\s?",  # (a k8s pod's name where Ray runs on Kubernetes)
     r"(?P<pdsh_host>(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w\-]*\d[\w.\-]*): ",
     r"(?:[\w\-]+\.)?(?P<std_host>[\w\-]+) \[std(?:out|err)\] ",
     r"std(?:out|err): ",  # accelerate's test runner: a child's output under `stdout: `
@@ -74,12 +74,14 @@ _PARTS = [
     # icefall / k2's logger after it: `[train.py:546] (0/7) `, the writer's rank and the world's size
     r"\[[\w.\-]+:\d+\] \((?P<slash_rank>\d+)/(?P<slash_world>\d+)\) ",
     r"\[(?P<lv8>INFO|WARNING|ERROR|DEBUG|CRITICAL)\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ \w+: ",
+    # Ray's logger: `2022-03-11 01:47:25,905\tINFO torch.py:66 -- `
+    r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\t(?P<lv11>INFO|WARNING|ERROR|DEBUG|CRITICAL) [\w.]+:\d+ -- ",
     # Hugging Face's `[INFO|trainer.py:1605] 2022-07-26 19:15:43,851 >> `
     r"\[(?P<lv10>INFO|WARNING|ERROR|DEBUG|CRITICAL)\|[\w.\-]+:\d+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ >> ",
     # TensorFlow / Horovod: `2020-12-04 00:05:43.144250: I tensorflow/core/...cc:306] `, also in brackets
     r"\[?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: (?P<lv9>[IWEF]) [\w/.]+:\d+\] ",
 ]
-LEVELS = [f"lv{i}" for i in range(1, 11)]
+LEVELS = [f"lv{i}" for i in range(1, 12)]
 PREFIX = "^(?:" + "|".join(f"(?:{p})" for p in _PARTS) + ")*"
 MAYBE_PREFIX = (r"^(?:[\w.\-]+: |\[|\(|>|\x1b|←|[\w.\-]+/\d+ [\[(]|\d{4}-\d\d-\d\d|\d\d/\d\d/\d{4} "
                 r"|[\w.\-]+ >> |[\w.\-]+ \[std(?:out|err)\] |\d{4}/\d\d/\d\d "

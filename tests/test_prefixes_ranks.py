@@ -81,8 +81,8 @@ def test_wrapped_excerpts_are_read_whole(name, ranks, unknown):
 
 def test_ray_trains_process_group_line_names_its_workers_rank_under_the_actors_prefix(tmp_path):
     # ray/train/torch/config.py logs each worker's rank; Ray's prefix names the worker's pid and node
-    log = "".join(f"(BaseWorkerMixin pid={pid}, ip=10.0.100.{ip}) 2022-03-11 01:47:25,905\tINFO torch.py:66 -- "
-                  f"Setting up process group for: env:// [rank={r}, world_size=3]\n"
+    log = "".join(f"(BaseWorkerMixin pid={pid}, ip=10.0.100.{ip}) 2022-03-11 01:47:25,905\tINFO torch.py:66"
+                  f" -- Setting up process group for: env:// [rank={r}, world_size=3]\n"
                   for r, pid, ip in [(0, 20102, 15), (1, 25342, 14), (2, 25343, 14)])
     s = _store(tmp_path, log)
     assert s.ranks.sort("rank").select("rank", "host", "pid", "world_size").rows() == [

@@ -125,3 +125,13 @@ def test_hugging_faces_logger_header_is_taken_off_its_level_kept():
     line = "[INFO|trainer.py:1605] 2022-07-26 19:15:43,851 >> ***** Running training *****\n"
     df = text.lines_frame("x", line)
     assert df.select("text", "log_level").row(0) == ("***** Running training *****", "INFO")
+
+
+def test_a_viewers_line_numbers_on_lines_of_their_own_are_no_text():
+    # a copy from a code viewer: each line's number on a line of its own before it
+    log = "".join(f"{n}\npytorch [I debug.cpp:49] [c10d] The debug level is set to INFO.\n" for n in range(24, 28))
+    df = text.lines_frame("x", log)
+    assert df.filter(pl.col("blank"))["line"].to_list() == [1, 3, 5, 7]
+    # numbers that do not count up are a program's output
+    df = text.lines_frame("x", "8\n3\n5\n")
+    assert not df["blank"].any()

@@ -63,7 +63,8 @@ MPIRUN = r"\b(?:mpirun|mpiexec)\b.*?\s-(?:n|np)\s+(?P<n>\d+)"
 TORCHRUN = r"\b(?:torchrun|torch\.distributed\.(?:run|launch))\b"
 PER_NODE = r"--nproc[-_]per[-_]node[= ](?P<n>\d+)"
 NODES = r"--nnodes[= ](?P<n>\d+)(?P<range>:\d+)?"
-CHEAP = r"(?i)rank|world_size|\d TP\d|mpirun|mpiexec|nproc|torchrun|process \d+ terminated|processes \d+ exited"
+CHEAP = (r"(?i)rank|world_size|\d TP\d|mpirun|mpiexec|nproc|torchrun|process \d+ terminated"
+         r"|processes \d+ exited")
 
 
 def parse(lines: pl.DataFrame) -> Parsed:

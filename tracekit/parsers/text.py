@@ -310,6 +310,7 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
                 & (step.drop_nulls().len().over("file") >= 3))
     df = df.with_columns(pl.when(numbered.fill_null(False)).then(None).otherwise(pl.col("bare_tag"))
                          .alias("bare_tag"))
+    df = _viewer_numbers(df)
     return df.with_columns(
         # the global rank a launcher's prefix names (torchrun, a torchelastic template's ${rank}, MPI, vLLM's
         # `(VllmWorker rank=1 pid=..)`, icefall's `(1/8)`, a script's own tag); the world's size one names
@@ -319,6 +320,23 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
         (pl.col("text").str.strip_chars() == "").alias("blank") & pl.col("cont_of").is_null(),
     ).drop("arrow_host", "std_host", "sys_host", "tmpl_local", "tmpl_rank", "actor_rank", "slash_rank",
            "slash_world")
+
+
+def _viewer_numbers(df: pl.DataFrame) -> pl.DataFrame:
+    """A code viewer's line numbers copied on lines of their own (`24`, then the line it numbers, `25`,
+    ...): at least 3 lines of a number alone, each one more than the one before, are no text."""
+    alone = df.filter(pl.col("text").str.contains(r"^\s*\d{1,6}\s*$")).select(
+        "file", "line", pl.col("text").str.strip_chars().cast(pl.Int64).alias("_n"))
+    if alone.height < 3:
+        return df
+    n = pl.col("_n")
+    counts = ((n - n.shift(1).over("file") == 1) | (n.shift(-1).over("file") - n == 1)).fill_null(False)
+    alone = alone.filter(counts).filter(pl.len().over("file") >= 3)
+    if not alone.height:
+        return df
+    return df.join(alone.select("file", "line", pl.lit(True).alias("_v")), on=["file", "line"], how="left",
+                   maintain_order="left").with_columns(
+        pl.when(pl.col("_v")).then(pl.lit("")).otherwise(pl.col("text")).alias("text")).drop("_v")
 
 
 def claimed(df: pl.DataFrame, mask: pl.Expr) -> pl.DataFrame:

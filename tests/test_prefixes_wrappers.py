@@ -135,3 +135,9 @@ def test_a_viewers_line_numbers_on_lines_of_their_own_are_no_text():
     # numbers that do not count up are a program's output
     df = text.lines_frame("x", "8\n3\n5\n")
     assert not df["blank"].any()
+
+
+def test_nccls_device_field_is_no_rank_where_a_paste_cut_its_host():
+    df = text.lines_frame("x", "[3] include/shm.h:28 NCCL WARN Call to posix_fallocate failed\n"
+                               "[3] NCCL INFO include/shm.h:41 -> 2\n[3] loss 0.5\n")
+    assert df["launch_rank"].to_list() == [None, None, 3]

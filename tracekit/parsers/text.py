@@ -304,10 +304,12 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     # (a line that is `[3]:` alone is no worker's: torchrun's ChildFailedError numbers its failures so)
     df = df.with_columns(pl.when(pl.col("raw").str.contains(r"^\[\d+\]:\s*$")).then(None)
                          .otherwise(pl.coalesce("local_tag", "tmpl_local")).alias("local_tag"))
-    # `[1757] `, `[1758] `, ... a line apart each: a viewer's line numbers, not ranks
+    # `[1757] `, `[1758] `, ... a line apart each: a viewer's line numbers, not ranks; `[3] NCCL INFO ...`:
+    # NCCL's own CUDA device field of a line whose `host:pid:tid` was cut off, not a rank
     step = pl.col("bare_tag") - pl.col("line")
-    numbered = ((step.drop_nulls().mode().first().over("file") == step)
-                & (step.drop_nulls().len().over("file") >= 3))
+    numbered = (((step.drop_nulls().mode().first().over("file") == step)
+                 & (step.drop_nulls().len().over("file") >= 3))
+                | pl.col("text").str.contains(r"^(?:\S+:\d+ )?NCCL (?:INFO|WARN|TRACE|ERROR) "))
     df = df.with_columns(pl.when(numbered.fill_null(False)).then(None).otherwise(pl.col("bare_tag"))
                          .alias("bare_tag"))
     df = _viewer_numbers(df)

@@ -66,4 +66,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from usage import answer_help
+
+    answer_help(__doc__)
     main()

@@ -40,13 +40,14 @@ SELF = [
     # Ray Train's torch backend (ray/train/torch/config.py)
     r"Setting up process group for: \S+ \[rank=(?P<rank>\d+), world_size=(?P<world_size>\d+)\]",
 ]
+TORCHRUN_FAILED = r"failed \(exitcode: -?\d+\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"
 # each: a launcher's word about one of its workers (never the writer of the line): mpirun's; torchrun's agent
 # and torch.multiprocessing.spawn name a local rank (the global one only on a one-node job:
 # identity.resolve_ranks); PyTorch's MultiProcessTestCase (common_distributed.py, test_distributed.py)
 # numbers its processes by rank
 WORKER = [
     r"\bprocess rank (?P<rank>\d+) with PID (?P<pid>\d+) on node (?P<host>[\w.\-]+) exited",
-    r"failed \(exitcode: -?\d+\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)",
+    TORCHRUN_FAILED,
     r"^-- Process (?P<local_rank>\d+) terminated with the following error:",
     r"^(?:torch\.multiprocessing\.spawn\.)?\w+: process (?P<local_rank>\d+) terminated with "
     r"(?:signal|exit code)",
@@ -96,8 +97,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
         pl.col("launch_rank").alias("rank"), pl.col("local_tag").alias("local_rank"),
         pl.col("world_tag").alias("world_size")).unique(maintain_order=True))
 
-    ranks = pl.concat([tagged, said.drop("line")], how="diagonal_relaxed").with_columns(
-        pl.lit("launcher").alias("source"))
+    ranks = pl.concat([tagged, said.drop("line")], how="diagonal_relaxed")
+    ranks = ranks.with_columns(pl.coalesce(*[c for c in ("source",) if c in ranks.columns], pl.lit("launcher"))
+                               .alias("source"))
     return Parsed("launcher", {"ranks": ranks}, said.select("file", "line").unique())
 
 
@@ -123,6 +125,8 @@ def _self_named(df: pl.DataFrame) -> pl.DataFrame:
         if not sub.height:
             continue
         sub = sub.with_columns(t.str.extract_groups(pattern).alias("_g")).unnest("_g")
+        if pattern == TORCHRUN_FAILED:  # the agent's own word: torchrun's, as its error block is
+            sub = sub.with_columns(pl.lit("torchrun").alias("source"))
         if pattern in SELF:
             sub = sub.with_columns(
                 pl.coalesce(*[c for c in ("host", "pdsh_host", "ray_ip") if c in sub.columns]).alias("host"),
@@ -134,10 +138,11 @@ def _self_named(df: pl.DataFrame) -> pl.DataFrame:
             pl.coalesce("world_size", "nodes").alias("world_size")))
     if not out:
         return pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64, "host": pl.Utf8, "pid": pl.Int64,
-                                    "rank": pl.Int64, "local_rank": pl.Int64, "world_size": pl.Int64})
+                                    "rank": pl.Int64, "local_rank": pl.Int64, "world_size": pl.Int64,
+                                    "source": pl.Utf8})
     got = pl.concat(out, how="diagonal_relaxed")
     cols = {"host": pl.Utf8, "pid": pl.Int64, "rank": pl.Int64, "local_rank": pl.Int64,
-            "world_size": pl.Int64}
+            "world_size": pl.Int64, "source": pl.Utf8}
     return got.select("file", "line", *[(pl.col(c) if c in got.columns else pl.lit(None))
                                         .cast(d, strict=False).alias(c) for c, d in cols.items()])
 

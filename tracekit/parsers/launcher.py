@@ -98,8 +98,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
         pl.col("world_tag").alias("world_size")).unique(maintain_order=True))
 
     ranks = pl.concat([tagged, said.drop("line")], how="diagonal_relaxed")
-    ranks = ranks.with_columns(pl.coalesce(*[c for c in ("source",) if c in ranks.columns], pl.lit("launcher"))
-                               .alias("source"))
+    said_by = [pl.col("source")] if "source" in ranks.columns else []
+    ranks = ranks.with_columns(pl.coalesce(*said_by, pl.lit("launcher")).alias("source"))
     return Parsed("launcher", {"ranks": ranks}, said.select("file", "line").unique())
 
 

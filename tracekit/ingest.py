@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from tracekit import dumps, escape, formats, inputs, own, pieces, schema
-from tracekit.formats import RANK_SOURCES
+from tracekit.identity import resolve_ranks
 from tracekit.parsers import Parsed, launcher, nccl
 from tracekit.pieces import WHOLE, Piece, in_pieces
 from tracekit.store import Store
@@ -121,8 +121,8 @@ def _claims(texts: list[tuple[dict, bytes]], scans: list[tuple] | None = None, p
     # a hard-wrapped line's continuations are understood when the line they continue is
     cont = lines.filter(pl.col("cont_of").is_not_null()).select("file", "line", "cont_of")
     if cont.height:
-        claimed = pl.concat([claimed, cont.join(claimed.rename({"line": "cont_of"}), on=["file", "cont_of"], how="semi")
-                             .select("file", "line")]).unique()
+        followed = cont.join(claimed.rename({"line": "cont_of"}), on=["file", "cont_of"], how="semi")
+        claimed = pl.concat([claimed, followed.select("file", "line")]).unique()
     if piece.head or piece.context:  # the lines read with the piece are counted with their own pieces
         lines, nonblank, claimed = piece.own(lines), piece.own(nonblank), piece.own(claimed)
         parsed = [p for p in map(piece.parsed, parsed) if p.found]
@@ -199,15 +199,15 @@ def _parse_group(texts: list[tuple[dict, bytes]], scans: list[tuple] | None, pie
     first file (``piece``: as ``_claims``')."""
     lines, scanned, parsed, nonblank, claimed = _claims(texts, scans, piece)
     # the COLL lines read apart are all claimed by the NCCL parser
-    coll_counts = (scanned.streams if scanned is not None else pl.DataFrame(schema=nccl.STREAMS)).group_by("file").agg(
-        pl.col("lines").sum().alias("coll"))
+    streams = scanned.streams if scanned is not None else pl.DataFrame(schema=nccl.STREAMS)
+    coll_counts = streams.group_by("file").agg(pl.col("lines").sum().alias("coll"))
     if scanned is not None and (piece.head or piece.context):  # (its streams count the lines read with it)
         coll_counts = pl.DataFrame({"file": [texts[0][0]["file"]], "coll": [scanned.rows.height]},
                                    schema={"file": pl.Utf8, "coll": pl.Int64})
     counts = (
         lines.group_by("file").agg(pl.len().alias("lines"), pl.col("blank").sum().alias("blank"))
-        .join(nonblank.join(claimed, on=["file", "line"], how="semi").group_by("file").agg(pl.len().alias("parsed")),
-              on="file", how="left")
+        .join(nonblank.join(claimed, on=["file", "line"], how="semi").group_by("file").agg(
+            pl.len().alias("parsed")), on="file", how="left")
         .join(coll_counts, on="file", how="full", coalesce=True)
         .with_columns(pl.col("lines", "blank", "parsed", "coll").fill_null(0))
         .with_columns(pl.col("lines") + pl.col("coll"), pl.col("parsed") + pl.col("coll"))
@@ -246,85 +246,6 @@ def batches(files: list[str], parts: int, total: int) -> list[list[str]]:
         cur.append(f)
         size += n
     return out + [cur] if cur else out
-
-
-def _world_only(ranks: pl.DataFrame) -> pl.DataFrame:
-    """Rows that say only the world's size (a launch command, an analyzer's report) lend it to the
-    rows of processes that lack one (their file's first) and go; where no process is named at all,
-    they stay."""
-    only = pl.all_horizontal(pl.col("rank", "host", "pid", "local_rank").is_null()) & pl.col("world_size").is_not_null()
-    said = ranks.filter(only)
-    rest = ranks.filter(~only)
-    if not said.height or not rest.height:
-        return ranks
-    per_file = said.group_by("file").agg(pl.col("world_size").max().alias("_w"))
-    return (rest.join(per_file, on="file", how="left")
-            .with_columns(pl.coalesce("world_size", "_w", pl.lit(said["world_size"].max())).alias("world_size")).drop("_w"))
-
-
-def _group_local(ranks: pl.DataFrame) -> pl.DataFrame:
-    """NCCL's ranks of a file where another source names a global rank at or past the size of NCCL's
-    largest communicator there: that communicator is a sub-group, its ranks group-local (never global)."""
-    nccl_world = ranks.filter(pl.col("source") == "nccl").group_by("file").agg(pl.col("world_size").max().alias("_w"))
-    said = ranks.filter((pl.col("source") != "nccl") & pl.col("rank").is_not_null()).group_by("file").agg(
-        pl.col("rank").max().alias("_g"))
-    local = nccl_world.join(said, on="file").filter(pl.col("_g") >= pl.col("_w")).select("file")
-    if not local.height:
-        return ranks
-    sub = (pl.col("source") == "nccl") & pl.col("file").is_in(local["file"].implode())
-    return ranks.with_columns(pl.when(sub).then(None).otherwise(pl.col(c)).alias(c) for c in ("rank", "world_size"))
-
-
-def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
-    """Give every row a rank where any source tells it: its process (host, pid) where that process
-    holds one rank, then its pid where one host has it, then its file where the file is one rank's
-    (a log that ``tracekit run`` wrote per rank; a pasted excerpt of many processes is not); then a
-    host where its rank tells it (a Flight Recorder dump names no host; the rank's log does)."""
-    ranks = _world_only(_group_local(tables["ranks"]))
-    known = ranks.filter(pl.col("rank").is_not_null())
-    one = pl.col("rank").n_unique() == 1
-    by_proc = known.filter(pl.col("pid").is_not_null()).group_by(["host", "pid"]).agg(
-        pl.col("rank").first().alias("_r"), one.alias("_one")).filter("_one").drop("_one")
-    by_pid = by_proc.group_by("pid").agg(pl.col("_r").first().alias("_rp"), (pl.col("_r").n_unique() == 1).alias("_one")
-                                         ).filter("_one").drop("_one")
-    procs = ranks.filter(pl.col("pid").is_not_null()).group_by("file").agg(pl.struct("host", "pid").n_unique().alias("_procs"))
-    by_file = (known.group_by("file").agg(pl.col("rank").n_unique().alias("_n"), pl.col("rank").first().alias("_rf"))
-               .join(procs, on="file", how="left").filter((pl.col("_n") == 1) & (pl.col("_procs").fill_null(0) <= 1))
-               .drop("_n", "_procs"))
-    by_rank = ranks.filter(pl.col("rank").is_not_null() & pl.col("host").is_not_null()).group_by("rank").agg(
-        pl.col("host").n_unique().alias("_n"), pl.col("host").first().alias("_h")).filter(pl.col("_n") == 1).drop("_n")
-
-    def fill(df: pl.DataFrame) -> pl.DataFrame:
-        df = (df.join(by_proc, on=["host", "pid"], how="left", nulls_equal=False)
-              .join(by_pid, on="pid", how="left").join(by_file, on="file", how="left"))
-        df = df.with_columns(pl.coalesce("rank", "_r", "_rp", "_rf").alias("rank")).drop("_r", "_rp", "_rf")
-        if "host" in df.columns:
-            df = df.join(by_rank, on="rank", how="left").with_columns(pl.coalesce("host", "_h").alias("host")).drop("_h")
-        return df
-
-    out = {}
-    for name, df in tables.items():
-        if (name in ("files", "ranks") or "rank" not in df.columns or not df.height
-                or (df["rank"].null_count() == 0 and ("host" not in df.columns or df["host"].null_count() == 0
-                                                      or not by_rank.height))):
-            # nothing to find: every rank known, and every host or none to fill in (NCCL's collectives,
-            # the bulk, usually; FR dumps name no host: 2 M rows joined 4 times for nothing took 1.5 s)
-            out[name] = df
-            continue
-        out[name] = fill(df)
-    # One row per process: merge what the sources said of it (a process of several GPUs: one per rank).
-    ranks = fill(ranks) if ranks["rank"].null_count() else ranks
-    out["ranks"] = (
-        ranks.with_columns(pl.col("source").replace_strict(RANK_SOURCES, default=len(RANK_SOURCES),
-                                                           return_dtype=pl.Int64).alias("_o"))
-        .sort("rank", "_o", "file", nulls_last=True, maintain_order=True).drop("_o")
-        .group_by(pl.coalesce(pl.col("rank").cast(pl.Utf8), pl.col("host") + ":" + pl.col("pid").cast(pl.Utf8),
-                              pl.col("host"), pl.col("file")).alias("_k"), maintain_order=True)
-        .agg([pl.col(c).drop_nulls().first() for c in schema.RANKS if c != "source"]
-             + [pl.col("source").unique().sort().str.join(",")])
-        .drop("_k")
-    )
-    return out
 
 
 def ingest(paths: list[str | Path], progress: Callable[[int, int], None] | None = None) -> Store:

@@ -41,13 +41,15 @@ RENDEZVOUS = r"\[(?P<role>[\w\-]+)\] Rendezvous complete for workers\. Result:"
 LAUNCH_KEYS = ("entrypoint", "min_nodes", "max_nodes", "nproc_per_node", "run_id", "rdzv_backend",
                "rdzv_endpoint", "max_restarts")
 LAUNCH_VALUE = r"^\s+(?P<key>[a-z_]+)\s+: (?P<value>.*?)\s*$"
-RENDEZVOUS_VALUE = (r"^\s+(?P<key>restart_count|master_addr|master_port|group_rank|group_world_size|local_ranks"
+RENDEZVOUS_VALUE = (r"^\s+(?P<key>restart_count|master_addr|master_port|group_rank|group_world_size"
+                    r"|local_ranks"
                     r"|role_ranks|global_ranks|role_world_sizes|global_world_sizes)=(?P<value>.*?)\s*$")
 FAILED = (r"\[(?P<role>[\w\-]+)\] Worker group (?P<state>[A-Z]+)\. (?P<left>\d+)/(?P<max>\d+) attempts left;"
           r" will restart worker group")
 STOPPING = r"\[(?P<role>[\w\-]+)\] Stopping worker group$"
 REJOIN = r"\[(?P<role>[\w\-]+)\] Rendezvous'ing worker group$"
-MEMBERSHIP = r"\[(?P<role>[\w\-]+)\] Detected (?P<n>\d+) new nodes from group_rank=(?P<rank>\d+); will restart"
+MEMBERSHIP = (r"\[(?P<role>[\w\-]+)\] Detected (?P<n>\d+) new nodes from group_rank=(?P<rank>\d+);"
+              r" will restart")
 SUCCEEDED = r"\[(?P<role>[\w\-]+)\] worker group successfully finished\."
 #: the single-line messages: their kind, and their pattern
 SINGLE = {"elastic_failed": FAILED, "elastic_stop": STOPPING, "elastic_rejoin": REJOIN,

@@ -25,7 +25,8 @@ import polars as pl
 from tracekit.parsers import Parsed
 
 NCCL_PROC = r"^\s*(?P<host>[\w.\-]+):(?P<pid>\d+):\d+ \["
-# each: a rank, a world size, a host or a pid its writer states (groups absent from one are null)
+# each: a rank, a world size, a host or a pid its writer states (groups absent from one are null); under a
+# launcher's prefix, the prefix's host and pid are the writer's (Ray Train's worker under `(pid=.., ip=..)`)
 SELF = [
     r"^\|? ?distributed init \(rank (?P<rank>\d+)\)",
     r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d TP(?P<rank>\d+)\] ",
@@ -35,8 +36,23 @@ SELF = [
     r"\bGLOBAL_RANK: (?P<rank>\d+), MEMBER: \d+/(?P<world_size>\d+)",
     r"\bworld_size=(?P<world_size>\d+) rank=(?P<rank>\d+) local_rank=\d+",
     r"\bdist_world_size=(?P<world_size>\d+)",
-    r"\bprocess rank (?P<rank>\d+) with PID (?P<pid>\d+) on node (?P<host>[\w.\-]+) exited",
     r"NET/OFI Process rank (?P<rank>\d+) started\. NCCLNet device used on (?P<host>[\w.\-]+) ",
+    # Ray Train's torch backend (ray/train/torch/config.py)
+    r"Setting up process group for: \S+ \[rank=(?P<rank>\d+), world_size=(?P<world_size>\d+)\]",
+]
+TORCHRUN_FAILED = r"failed \(exitcode: -?\d+\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"
+# each: a launcher's word about one of its workers (never the writer of the line): mpirun's; torchrun's agent
+# and torch.multiprocessing.spawn name a local rank (the global one only on a one-node job:
+# identity.resolve_ranks); PyTorch's MultiProcessTestCase (common_distributed.py, test_distributed.py)
+# numbers its processes by rank
+WORKER = [
+    r"\bprocess rank (?P<rank>\d+) with PID (?P<pid>\d+) on node (?P<host>[\w.\-]+) exited",
+    TORCHRUN_FAILED,
+    r"^-- Process (?P<local_rank>\d+) terminated with the following error:",
+    r"^(?:torch\.multiprocessing\.spawn\.)?\w+: process (?P<local_rank>\d+) terminated with "
+    r"(?:signal|exit code)",
+    r"\bProcess(?:es)? (?P<rank>\d+) (?:exited with error code|terminated or timed out after)",
+    r"\bTimeout waiting for rank (?P<rank>\d+) to terminate",
 ]
 # a line that opens with its own rank, where no launcher prefix has named the writer
 HEAD = (r"^\s*(?:#\s*)?[Rr]ank:? (?P<rank>\d+)(?: of (?P<world_size>\d+))?(?:[,:]| \(| [a-z]\w*)"
@@ -48,7 +64,8 @@ MPIRUN = r"\b(?:mpirun|mpiexec)\b.*?\s-(?:n|np)\s+(?P<n>\d+)"
 TORCHRUN = r"\b(?:torchrun|torch\.distributed\.(?:run|launch))\b"
 PER_NODE = r"--nproc[-_]per[-_]node[= ](?P<n>\d+)"
 NODES = r"--nnodes[= ](?P<n>\d+)(?P<range>:\d+)?"
-CHEAP = r"(?i)rank|world_size|\d TP\d|mpirun|mpiexec|nproc|torchrun"
+CHEAP = (r"(?i)rank|world_size|\d TP\d|mpirun|mpiexec|nproc|torchrun|process \d+ terminated"
+         r"|processes \d+ exited")
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -57,11 +74,14 @@ def parse(lines: pl.DataFrame) -> Parsed:
     t = pl.col("text")
     # (a COLL line says nothing new of its writer, and the C scanner may have taken it apart before this
     # frame was built: leaving it out either way keeps the store the same both ways; it is most of a big log)
-    df = lines.select("file", "line", "text", "launch_rank", "local_tag", "pdsh_host", "ray_pid", "ray_ip")
+    world = pl.col("world_tag") if "world_tag" in lines.columns else pl.lit(None, pl.Int64)
+    df = lines.select("file", "line", "text", "launch_rank", "local_tag", "pdsh_host", "ray_pid", "ray_ip",
+                      world.alias("world_tag"))
     talk = ~t.str.contains(": opCount ", literal=True)
     cheap = df.filter(talk & t.str.contains(CHEAP))
     said = pl.concat([_self_named(cheap), _launch_size(cheap)], how="diagonal_relaxed")
-    df = df.filter(talk & pl.any_horizontal(pl.col("launch_rank", "local_tag", "pdsh_host", "ray_pid", "ray_ip").is_not_null()))
+    named = pl.col("launch_rank", "local_tag", "pdsh_host", "ray_pid", "ray_ip", "world_tag").is_not_null()
+    df = df.filter(talk & pl.any_horizontal(named))
     df = df.with_columns(pl.coalesce("pdsh_host", "ray_ip").alias("_phost"),
                          t.str.extract(NCCL_PROC, 1).alias("_nhost"),
                          t.str.extract(NCCL_PROC, 2).cast(pl.Int64, strict=False).alias("_npid"))
@@ -69,12 +89,17 @@ def parse(lines: pl.DataFrame) -> Parsed:
     alias = (df.filter(pl.col("_phost").is_not_null() & pl.col("_nhost").is_not_null())
              .group_by("file", "_phost").agg(pl.col("_nhost").unique().alias("_a"))
              .filter(pl.col("_a").list.len() == 1).with_columns(pl.col("_a").list.first()))
-    tagged = (df.filter(pl.any_horizontal(pl.col("launch_rank", "local_tag", "_phost", "ray_pid").is_not_null()))
+    tagged = (df.filter(pl.any_horizontal(pl.col("launch_rank", "local_tag", "_phost", "ray_pid", "world_tag")
+                                          .is_not_null()))
               .join(alias, on=["file", "_phost"], how="left").select(
-        "file", pl.coalesce("_nhost", "_a", "_phost").alias("host"), pl.coalesce("_npid", "ray_pid").alias("pid"),
-        pl.col("launch_rank").alias("rank"), pl.col("local_tag").alias("local_rank")).unique(maintain_order=True))
+        "file", pl.coalesce("_nhost", "_a", "_phost").alias("host"),
+        pl.coalesce("_npid", "ray_pid").alias("pid"),
+        pl.col("launch_rank").alias("rank"), pl.col("local_tag").alias("local_rank"),
+        pl.col("world_tag").alias("world_size")).unique(maintain_order=True))
 
-    ranks = pl.concat([tagged, said.drop("line")], how="diagonal_relaxed").with_columns(pl.lit("launcher").alias("source"))
+    ranks = pl.concat([tagged, said.drop("line")], how="diagonal_relaxed")
+    said_by = [pl.col("source")] if "source" in ranks.columns else []
+    ranks = ranks.with_columns(pl.coalesce(*said_by, pl.lit("launcher")).alias("source"))
     return Parsed("launcher", {"ranks": ranks}, said.select("file", "line").unique())
 
 
@@ -91,22 +116,33 @@ def _launch_size(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _self_named(df: pl.DataFrame) -> pl.DataFrame:
-    """``file, line, host, pid, rank, world_size`` of each line that states its writer's rank or the world's size."""
+    """``file, line, host, pid, rank, local_rank, world_size`` of each line that states its writer's rank (or
+    a launcher's worker's local rank) or the world's size."""
     t = pl.col("text")
     out = []
-    for pattern in SELF:
+    for pattern in SELF + WORKER:
         sub = df.filter(t.str.contains(pattern))
-        if sub.height:
-            out.append(sub.with_columns(t.str.extract_groups(pattern).alias("_g")).unnest("_g"))
+        if not sub.height:
+            continue
+        sub = sub.with_columns(t.str.extract_groups(pattern).alias("_g")).unnest("_g")
+        if pattern == TORCHRUN_FAILED:  # the agent's own word: torchrun's, as its error block is
+            sub = sub.with_columns(pl.lit("torchrun").alias("source"))
+        if pattern in SELF:
+            sub = sub.with_columns(
+                pl.coalesce(*[c for c in ("host", "pdsh_host", "ray_ip") if c in sub.columns]).alias("host"),
+                pl.coalesce(*[c for c in ("pid", "ray_pid") if c in sub.columns]).cast(pl.Utf8).alias("pid"))
+        out.append(sub)
     head = df.filter(pl.col("launch_rank").is_null() & pl.col("local_tag").is_null() & t.str.contains(HEAD))
     if head.height:
         out.append(head.with_columns(t.str.extract_groups(HEAD).alias("_g")).unnest("_g").with_columns(
             pl.coalesce("world_size", "nodes").alias("world_size")))
     if not out:
         return pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64, "host": pl.Utf8, "pid": pl.Int64,
-                                    "rank": pl.Int64, "world_size": pl.Int64})
+                                    "rank": pl.Int64, "local_rank": pl.Int64, "world_size": pl.Int64,
+                                    "source": pl.Utf8})
     got = pl.concat(out, how="diagonal_relaxed")
-    cols = {"host": pl.Utf8, "pid": pl.Int64, "rank": pl.Int64, "world_size": pl.Int64}
-    return got.select("file", "line", *[(pl.col(c) if c in got.columns else pl.lit(None)).cast(d, strict=False).alias(c)
-                                        for c, d in cols.items()])
+    cols = {"host": pl.Utf8, "pid": pl.Int64, "rank": pl.Int64, "local_rank": pl.Int64,
+            "world_size": pl.Int64, "source": pl.Utf8}
+    return got.select("file", "line", *[(pl.col(c) if c in got.columns else pl.lit(None))
+                                        .cast(d, strict=False).alias(c) for c, d in cols.items()])
 

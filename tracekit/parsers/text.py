@@ -3,8 +3,11 @@
 Every text parser works on the frame this module builds: ``file``, ``line`` (1-based, as an
 editor counts), ``raw`` and ``text`` (the line without its launcher prefix, after the last
 carriage return so a tqdm bar does not hide the message behind it), plus the rank, host or
-pid a launcher prefix names (``pdsh_host`` where a file has the prefix on several lines,
-``host_said`` for any ``host: `` taken off) and the level of a logger header taken off (``log_level``). The regex work runs in polars (Rust), never in a Python loop per line.
+pid a launcher prefix names (``launch_rank`` a global rank, ``local_tag`` a local one, ``world_tag``
+a world's size; ``pdsh_host`` where a file has the prefix on several lines, ``host_said`` for any
+``host: `` taken off), and the level of a logger header taken off (``log_level``). A prefix no list
+holds is learned from the file that carries it (``_learned``). The regex work runs in polars (Rust),
+never in a Python loop per line.
 
 A message that a terminal hard-wrapped at a fixed width (pasted from a console: many lines of
 exactly the widest length, each continued on the next) is joined back onto its first line; the
@@ -17,56 +20,84 @@ from __future__ import annotations
 import polars as pl
 
 # Launcher prefixes (docs/formats.md), any number of them in a row, outermost first: a markdown quote
-# `> `, ANSI colours (`\x1b[36m`, or `←[36m` where a paste lost the escape byte), Ray's
-# `(RayTrainWorker pid=615, ip=10.0.0.6) ` and `(raylet) `, pdsh `host: `, srun --label `12: ` (the
-# task number: a rank only where each task is one, which the prefix does not say), a wall-clock `[2026-01-02 03:04:05] ` (NCCL 2.26+
-# puts one before its WARN lines), `host >> `, torchrun
-# `[rank3]:` / `[default3]:`, MPI `[1,3]<stdout>:`, `trainer/0 [0]:`, a script's own `[3] ` or `[RANK 3] `
-# rank tag (4 digits at most: `[80746] ` is a pid, taken off without meaning; tags that count up with
-# the lines are a viewer's line numbers).
+# `> `, ANSI colours (`\x1b[36m`, or `←[36m` where a paste lost the escape byte), a collector's stamp
+# (GitHub Actions, `kubectl logs --timestamps`, `docker logs -t`: RFC 3339 `2024-01-01T00:00:00.1Z `;
+# journald and syslog `Dec 04 20:11:13 host prog[pid]: `, its host kept; Go's log `2023/10/26 09:19:04 `;
+# Open MPI's --timestamp-output `Mon Dec  4 20:11:13 2023` before its tag), `kubectl logs --prefix`
+# `[pod/name/container] `, docker compose `name-1  | `, Ray's `(RayTrainWorker pid=615, ip=10.0.0.6) `,
+# `(pid=615) ` and `(raylet, ip=...) ` (vLLM's `(VllmWorker rank=1 pid=615) ` names the worker's rank;
+# SkyPilot's `(worker1, rank=1, pid=615, ip=...) ` a node's, not kept), pdsh `host: `, srun --label
+# `12: ` (`P0 12: ` for a heterogeneous job; the task number: a rank only where each task is one, which
+# the prefix does not say), a wall-clock `[2026-01-02 03:04:05] ` (NCCL 2.26+ puts one before its WARN
+# lines), `host >> `, torchrun `[rank3]:`, torchelastic's TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE (default
+# `[${role_name}${local_rank}]:`: `[default3]:`, `[trainer3]:`, `[3]:` with an empty role, a local rank;
+# torchx's `[${role_name}${rank}|${local_rank}]:`: `[trainer0|0]:`), each after an optional replica
+# label of torchx or NeMo-Run (`trainer/0 `, `B-nemo-ft3/0 `), MPI `[1,3]<stdout>:` (horovodrun's gloo
+# `[3]<stdout>:`), a script's own `[3] ` or `[RANK 3] ` rank tag (Lightning's `[rank: 3] `; 4 digits at
+# most: `[80746] ` is a pid, taken off without meaning; tags that count up with the lines are a viewer's
+# line numbers).
+_REPLICA = r"(?:[\w.\-]+/\d+ )?"
 _PARTS = [
     r">[ \t]?",
     r"(?:\x1b|←)?\[\d{1,3}(?:;\d{1,3})*m\s?",
-    r"(?:\w+/\d+ )?\((?P<ray_actor>\w+)(?: pid=(?P<ray_pid>\d+)(?:, ip=(?P<ray_ip>[\d.]+))?)?\)\s?",
+    r"(?P<iso_ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?)(?:Z|[+\-]\d\d:?\d\d)? ",
+    r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d (?P<sys_host>[\w.\-]+) [\w.\-/@]+(?:\[\d+\])?: ",
+    r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? ",
+    r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4} ?",
+    r"\[pod/[\w.\-]+/[\w.\-]+\] ",
+    r"[A-Za-z][\w.\-]*[\-_]\d+ +\| ",
+    _REPLICA + r"\((?P<ray_actor>\w[\w.:\-]*)?(?: rank=(?P<actor_rank>\d+)|, rank=\d+)?"
+    r"(?:,? ?pid=(?P<ray_pid>\d+))?"
+    r"(?:,? ?ip=(?P<ray_ip>[\w.\-:]+))?\)\s?",  # (a k8s pod's name where Ray runs on Kubernetes)
     r"(?P<pdsh_host>(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w\-]*\d[\w.\-]*): ",
     r"(?:[\w\-]+\.)?(?P<std_host>[\w\-]+) \[std(?:out|err)\] ",
     r"std(?:out|err): ",  # accelerate's test runner: a child's output under `stdout: `
-    r"(?P<task_tag>\d{1,5}): ",
+    r"(?:P\d+ )?(?P<task_tag>\d{1,5}): ",
     r"\[(?P<pts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] ",
     r"(?P<arrow_host>[\w.\-]+) >> ",
-    r"\[rank(?P<rank_tag>\d+)\]:\s?",
-    r"\[default(?P<local_tag>\d+)\]:\s?",
-    r"\[\d+,(?P<mpi_rank>\d+)\]<std(?:out|err)>:",
-    r"\w+/\d+ \[\d+\]:\s?",
+    r"\[(?i:rank)(?P<rank_tag>\d+)\]:\s?",
+    _REPLICA + r"\[[A-Za-z_][\w\-]*?(?P<tmpl_rank>\d+)\|(?P<tmpl_local>\d+)\]:\s?",
+    _REPLICA + r"\[(?:[A-Za-z_][\w\-]*?)?(?P<local_tag>\d+)\]:\s?",
+    r"[ \t]*\[(?:\d+,)?(?P<mpi_rank>\d+)\]<std(?:out|err)>:",
     r"\[(?P<bare_tag>\d{1,4})\] ",
-    r"\[(?:RANK|Rank) (?P<word_tag>\d+)\] ",
+    r"\[(?:RANK|Rank|rank):? (?P<word_tag>\d+)\] ",
     r"\[\d{5,}\] ",
     # a logger's header on each line (vLLM, Python's logging.basicConfig, Hydra, HF, torchtitan, loguru-like
     # `date | LEVEL | name | `): taken off, its level kept, so a multi-line message under it reads plain
-    r"(?P<lv1>INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d [\w.]+:\d+\] ",
+    r"(?P<lv1>INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./\-]+:\d+\] ",
     r"(?P<lv2>INFO|WARNING|ERROR|DEBUG|CRITICAL):[\w.]+:",
     r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\]\[[\w.]+\]\[(?P<lv3>INFO|WARNING|ERROR|DEBUG|CRITICAL)\] - ",
     r"\d\d/\d\d/\d{4} \d\d:\d\d:\d\d - (?P<lv4>INFO|WARNING|ERROR|DEBUG|CRITICAL) - [\w.]+ - ",
     r"\[\w+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ - [\w.]+ - (?P<lv5>INFO|WARNING|ERROR|DEBUG|CRITICAL) - ",
     r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \| (?P<lv6>INFO|WARNING|ERROR|DEBUG|CRITICAL) \| [\w.]+ \| ",
     r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (?P<lv7>INFO|WARNING|ERROR|DEBUG|CRITICAL) ",
+    # icefall / k2's logger after it: `[train.py:546] (0/7) `, the writer's rank and the world's size
+    r"\[[\w.\-]+:\d+\] \((?P<slash_rank>\d+)/(?P<slash_world>\d+)\) ",
     r"\[(?P<lv8>INFO|WARNING|ERROR|DEBUG|CRITICAL)\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ \w+: ",
+    # Ray's logger: `2022-03-11 01:47:25,905\tINFO torch.py:66 -- `
+    r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\t(?P<lv11>INFO|WARNING|ERROR|DEBUG|CRITICAL) [\w.]+:\d+ -- ",
+    # Hugging Face's `[INFO|trainer.py:1605] 2022-07-26 19:15:43,851 >> `
+    r"\[(?P<lv10>INFO|WARNING|ERROR|DEBUG|CRITICAL)\|[\w.\-]+:\d+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ >> ",
     # TensorFlow / Horovod: `2020-12-04 00:05:43.144250: I tensorflow/core/...cc:306] `, also in brackets
     r"\[?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: (?P<lv9>[IWEF]) [\w/.]+:\d+\] ",
 ]
-LEVELS = [f"lv{i}" for i in range(1, 10)]
+LEVELS = [f"lv{i}" for i in range(1, 12)]
 PREFIX = "^(?:" + "|".join(f"(?:{p})" for p in _PARTS) + ")*"
-MAYBE_PREFIX = (r"^(?:[\w.\-]+: |\[|\(|>|\x1b|←|\w+/\d+ [\[(]|\d{4}-\d\d-\d\d|\d\d/\d\d/\d{4} |[\w.\-]+ >> "
-                r"|[\w.\-]+ \[std(?:out|err)\] "
+MAYBE_PREFIX = (r"^(?:[\w.\-]+: |\[|\(|>|\x1b|←|[\w.\-]+/\d+ [\[(]|\d{4}-\d\d-\d\d|\d\d/\d\d/\d{4} "
+                r"|[\w.\-]+ >> |[\w.\-]+ \[std(?:out|err)\] |\d{4}/\d\d/\d\d "
+                r"|[A-Z][a-z]{2} (?:[ \d]\d |[A-Z][a-z]{2} )|P\d+ \d"
+                r"|[\w.\-]+ +\| |\s+\[[\d,]+\]<std"
                 r"|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)[: ])")
 TIMESTAMP = r"^\[?(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]?\s"
 ANSI = r"(?:\x1b|←)\[\d{0,3}(?:;\d{1,3})*[mK]"
 # a tqdm bar a message was written after, on the same line (no carriage return between): the message counts
 BAR_THEN = r"^[^|]*\d+%\|[^|]*\|\s*[\d.]+[kMG]?/[\d.?]+[kMG]? \[[^\]]*\]\s*(?P<rest>\S.*)$"
-TAGS = ("pdsh_host", "std_host", "ray_actor", "ray_pid", "ray_ip", "task_tag", "pts", "arrow_host", "rank_tag", "local_tag", "mpi_rank",
-        "bare_tag", "word_tag", *LEVELS)
+TAGS = ("iso_ts", "sys_host", "pdsh_host", "std_host", "ray_actor", "actor_rank", "ray_pid", "ray_ip",
+        "task_tag", "pts", "arrow_host", "rank_tag", "tmpl_rank", "tmpl_local", "local_tag", "mpi_rank",
+        "bare_tag", "word_tag", "slash_rank", "slash_world", *LEVELS)
 # a line that starts a record of its own (a prefixed log line, a traceback), never a wrapped tail
 RECORD_HEAD = r"^(?:\[|\(|[\w.\-]+:\d+:\d+ |\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|\s+File \")"
+STAMPS = ("pts", "iso_ts")  # the prefixes' wall-clock stamps, the line's ``ts``
 MIN_WRAP = 70  # narrower "widths" are short lines that happen to be alike
 
 
@@ -97,14 +128,16 @@ def _unwrap(df: pl.DataFrame) -> pl.DataFrame:
     # (NCCL's COLL lines are whole records, and the C scanner may have taken them out of this frame:
     # they count neither way, so the frame reads the same with the scanner and without)
     whole = pl.col("text").str.contains(": opCount ", literal=True)
-    width = df.group_by("file").agg(n.filter(~whole).max().alias("_w"), n.filter(~whole).alias("_n")).with_columns(
+    width = df.group_by("file").agg(n.filter(~whole).max().alias("_w"), n.filter(~whole).alias("_n"))
+    width = width.with_columns(
         (pl.col("_n").list.eval(pl.element() == pl.element().max()).list.sum()).alias("_k")).drop("_n")
     wrapped = width.filter((pl.col("_w") >= MIN_WRAP) & (pl.col("_k") >= 3))
     df = df.with_columns(pl.lit(None, pl.Int64).alias("cont_of"))
     if not wrapped.height:
         return df
     t = pl.col("text")
-    # only the lines of the widest length in the files that look wrapped are looked at, with the line after each
+    # only the lines of the widest length in the files that look wrapped are looked at, with the line
+    # after each
     cand = (df.select("file", "line", "text").join(wrapped.select("file", "_w"), on="file", how="inner")
             .filter((n == pl.col("_w")) & ~whole))
     nxt = df.select("file", (pl.col("line") - 1).alias("line"), t.alias("_nxt")).join(
@@ -121,19 +154,22 @@ def _unwrap(df: pl.DataFrame) -> pl.DataFrame:
         return df
     # a line continues its predecessor when the predecessor joins; chains of them end at a line that does not
     joined = cand.select("file", "line").with_columns(pl.lit(True).alias("_j"))
-    sub = df.select("file", "line", "text").join(
-        pl.concat([joined, joined.with_columns(pl.col("line") + 1)]).unique(["file", "line"]).select("file", "line"),
-        on=["file", "line"], how="semi").join(joined, on=["file", "line"], how="left").sort("file", "line")
+    ends = pl.concat([joined, joined.with_columns(pl.col("line") + 1)]).unique(["file", "line"])
+    sub = (df.select("file", "line", "text")
+           .join(ends.select("file", "line"), on=["file", "line"], how="semi")
+           .join(joined, on=["file", "line"], how="left").sort("file", "line"))
     prev_joins = (pl.col("_j").shift(1).over("file").fill_null(False)
                   & (pl.col("line").shift(1).over("file") == pl.col("line") - 1)).fill_null(False)
     sub = sub.with_columns(prev_joins.alias("_cont"))
     sub = sub.with_columns((~pl.col("_cont")).cum_sum().over("file").alias("_chain"))
-    heads = sub.group_by("file", "_chain").agg(pl.col("line").first().alias("_head"), t.str.join("").alias("_joined"))
+    heads = sub.group_by("file", "_chain").agg(pl.col("line").first().alias("_head"),
+                                               t.str.join("").alias("_joined"))
     sub = sub.join(heads, on=["file", "_chain"], how="left").select(
         "file", "line", pl.when(pl.col("_cont")).then(pl.lit("")).otherwise(pl.col("_joined")).alias("_text"),
         pl.when(pl.col("_cont")).then(pl.col("_head")).alias("_cont_of"))
     return df.join(sub, on=["file", "line"], how="left", maintain_order="left").with_columns(
-        pl.coalesce("_text", "text").alias("text"), pl.coalesce("_cont_of", "cont_of").alias("cont_of")).drop("_text", "_cont_of")
+        pl.coalesce("_text", "text").alias("text"), pl.coalesce("_cont_of", "cont_of").alias("cont_of")
+    ).drop("_text", "_cont_of")
 
 
 def _rewrite(df: pl.DataFrame, where: pl.Expr, text: pl.Expr) -> pl.DataFrame:
@@ -142,6 +178,94 @@ def _rewrite(df: pl.DataFrame, where: pl.Expr, text: pl.Expr) -> pl.DataFrame:
     if not mask.any():
         return df
     return df.with_columns(pl.when(mask).then(text).otherwise(pl.col("text")).alias("text"))
+
+
+# A prefix the list does not know, learned from the file that carries it.
+#
+# Real logs pass through wrappers no list can hold (a test runner's `E       `, a job tool's
+# `B-job/0 [w1] `, a site's own `node12 | `); one such prefix hides every line under it from every
+# parser. Where a file's lines carry a recurring leading prefix before text a parser knows (an NCCL
+# header, `Traceback`, `File "`, a c10d `[E...]` line, an `XError: ` line, torchrun's `[rank3]:`), the
+# prefix is learned from those lines, its digits aside (`node12 | ` and `node3 | ` are one prefix), and
+# taken off every line of the file that starts with it. A learned prefix names no rank, host or pid:
+# only a known template says which of its numbers is the rank (``_PARTS``).
+#
+# The prefix is learned from the first ``LEARN_LINES`` lines of each file (a wrapper writes it on every
+# line, so a file's head shows it), and the pattern runs only over the files that have one: the cost on
+# a large log is one regex over its head.
+
+# text a parser knows at the start of a line, the leftmost found ending the prefix: an NCCL header
+# (`host:pid:tid [dev] NCCL INFO`, `... [dev] file.cc:12 NCCL WARN`), a Python traceback, its frame or
+# its exception, c10d's glog header (`[E1202 12:00:00.1 ...`, `[E ProcessGroupNCCL.cpp:828]`), torchrun's
+# `[rank3]:` / `[default3]:`, MPI's `[1,3]<stdout>:`, a logging.basicConfig header
+HEADS = (
+    r"[\w.\-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?NCCL (?:INFO|WARN|ERROR|TRACE|ABORT)"
+    r"|Traceback \(most recent call last\)|File \""
+    r"|\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt): "
+    r"|\[[EWIF]\d{4} \d\d:\d\d|\[[EWIF] [\w.]+\.(?:cpp|cc|h|hpp):\d+\]|\[rank\d+\]:|\[default\d+\]:"
+    r"|\[\d+,\d+\]<std(?:out|err)>:|(?:INFO|WARNING|ERROR|CRITICAL):[\w.]+:"
+)
+# (the lead ends at a word's edge: `host1:2:3 [0] NCCL` has no lead `h` before a header `ost1:2:3 [0] NCCL`)
+LEAD = r"^(.{0,%d}?[^\w.\-])(?:%s)"
+LONGEST = 80  # characters: a longer lead is the message's own words
+LEARN_LINES = 2000
+MIN_LINES = 2  # lines that show the prefix before a known head
+
+
+def _learned(df: pl.DataFrame) -> pl.DataFrame:
+    """``file, pattern``: the prefix each file's lines carry (a regex anchored at the line's start that
+    takes the prefix and the padding after it, or the whole of a line that is the prefix alone)."""
+    t = pl.col("text")
+    head = df.select("file", "text").filter(pl.int_range(pl.len()).over("file") < LEARN_LINES)
+    lead = t.str.extract(LEAD % (LONGEST, HEADS), 1)
+    cand = head.select("file", lead.alias("_lead")).drop_nulls("_lead")
+    if not cand.height:
+        return pl.DataFrame(schema={"file": pl.Utf8, "pattern": pl.Utf8})
+    core = pl.col("_lead").str.strip_chars_end()
+    pad = pl.col("_lead").str.len_chars() - core.str.len_chars()
+    cand = cand.with_columns(core.alias("_core"), pad.alias("_pad"))
+    # a lead that starts with blanks is indentation, one with quotes the message's words, one with a known
+    # head a line of its own run together with this one (NCCL's interleaved lines)
+    c = pl.col("_core")
+    cand = cand.filter(c.str.contains(r"^[^\s\"']") & ~c.str.contains(r"[\"']") & ~c.str.contains(HEADS))
+    shape = pl.col("_core").str.escape_regex().str.replace_all(r"\d+", r"\d+")
+    seen = cand.group_by("file").agg(pl.len().alias("_of"))
+    best = (cand.group_by("file", shape.alias("_shape")).agg(pl.len().alias("_n"), pl.col("_pad").min())
+            .join(seen, on="file").filter((pl.col("_n") >= MIN_LINES) & (2 * pl.col("_n") >= pl.col("_of")))
+            .sort("_n", descending=True).unique("file", keep="first"))
+    return best.select("file", pl.format("^{}(?:\\s{{{}}}|\\s*$)", "_shape", "_pad").alias("pattern"))
+
+
+def _take_learned(df: pl.DataFrame, again) -> pl.DataFrame:
+    """``df`` with each file's learned prefix taken off the lines that carry it; ``again(lines)`` reads
+    the known prefixes under it (``file, line, raw, text`` in; the same with its tags out)."""
+    found = _learned(df)
+    if not found.height:
+        return df
+    t = pl.col("text")
+    # one regex a file (a pattern read from a column is compiled again on every row)
+    subs = [part.with_columns(t.str.extract(part["pattern"][0], 0).str.len_chars().alias("_cut"))
+            for part in df.select("file", "line", "raw", "text").join(found, on="file", how="inner")
+            .partition_by("file", maintain_order=True)]
+    sub = pl.concat(subs).filter(pl.col("_cut").is_not_null())
+    if not sub.height:
+        return df
+    sub = sub.select("file", "line", "raw", t.str.slice(pl.col("_cut")).alias("text"))
+    return df.update(again(sub), on=["file", "line"])
+
+
+def _take_prefixes(df: pl.DataFrame) -> pl.DataFrame:
+    """The known prefixes (``PREFIX``) taken off ``text``, what they name in columns (``TAGS``), and the
+    line's wall-clock ``ts`` where a prefix or the line's start gives one."""
+    # Capture groups are slow: run them only on lines that can carry a prefix or a timestamp.
+    maybe = pl.col("text").str.contains(MAYBE_PREFIX)
+    tagged = df.filter(maybe).with_columns(pl.col("text").str.extract_groups(PREFIX).alias("_p")).unnest("_p")
+    if not tagged.height:
+        return df.with_columns(*[pl.lit(None, pl.Utf8).alias(c) for c in (*TAGS, "ts") if c not in STAMPS])
+    t = pl.col("text")
+    tagged = tagged.with_columns(t.str.replace(PREFIX, "").str.replace_all(ANSI, "").alias("text"))
+    tagged = tagged.with_columns(pl.coalesce(*STAMPS, t.str.extract(TIMESTAMP, 1)).alias("ts")).drop(STAMPS)
+    return pl.concat([df.filter(~maybe), tagged], how="diagonal").sort("file", "line", maintain_order=True)
 
 
 def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
@@ -154,39 +278,67 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     # a terminal UI's box (`│ text   │`, k8s dashboards, rich panels): its borders and padding are no text
     # (each rewrite runs only where some line needs it: a when/then computes its branch on every line)
     df = _rewrite(df, pl.col("text").str.contains(r"[│┃║]"),
-                  pl.col("text").str.replace(r"^\s*[│┃║]\s?", "").str.replace(r"\s*[│┃║]\s*$", ""))
+                  pl.col("text").str.replace(r"^\s*[│┃║]\s?", "")
+                  .str.replace(r"\s*[│┃║]\s*$", ""))
     df = _rewrite(df, pl.col("text").str.contains("%|", literal=True),
                   pl.coalesce(pl.col("text").str.extract(BAR_THEN, 1), pl.col("text")))
-    # Capture groups are slow: run them only on lines that can carry a prefix or a timestamp.
-    maybe = pl.col("text").str.contains(MAYBE_PREFIX)
-    tagged = df.filter(maybe).with_columns(pl.col("text").str.extract_groups(PREFIX).alias("_p")).unnest("_p")
-    tagged = tagged.with_columns(pl.col("text").str.replace(PREFIX, "").str.replace_all(ANSI, "").alias("text"))
-    tagged = tagged.with_columns(pl.coalesce("pts", pl.col("text").str.extract(TIMESTAMP, 1)).alias("ts")).drop("pts")
-    df = pl.concat([df.filter(~maybe), tagged], how="diagonal").sort("file", "line", maintain_order=True) if tagged.height else df.with_columns(
-        *[pl.lit(None, pl.Utf8).alias(c) for c in (*TAGS, "ts") if c != "pts"])
+    df = _take_learned(_take_prefixes(df), _take_prefixes)
     df = df.with_columns(pl.coalesce(*LEVELS).alias("log_level")).drop(LEVELS)
     # Ray's log dedup mark says nothing of the line
     df = _rewrite(df, pl.col("text").str.contains(" across cluster]", literal=True),
                   pl.col("text").str.replace(r"\s*\[repeated \d+x across cluster\]\s*$", ""))
-    # a `host: ` prefix is pdsh's only where the file has it on more than one line (`mlx5: ...` once is a message)
-    said = df.filter(pl.col("pdsh_host").is_not_null()).group_by("file", "pdsh_host").agg(pl.len().alias("_said"))
+    # a `host: ` prefix is pdsh's only where the file has it on more than one line (`mlx5: ...` once is a
+    # message)
+    said = df.filter(pl.col("pdsh_host").is_not_null()).group_by("file", "pdsh_host").agg(
+        pl.len().alias("_said"))
     df = df.with_columns(pl.col("pdsh_host").alias("host_said"))
     if said.height:
         df = df.join(said, on=["file", "pdsh_host"], how="left", maintain_order="left").with_columns(
             pl.when(pl.col("_said") > 1).then(pl.col("pdsh_host")).alias("pdsh_host")).drop("_said")
     df = _unwrap(df)
-    ints = ("rank_tag", "local_tag", "mpi_rank", "task_tag", "bare_tag", "word_tag", "ray_pid")
-    df = df.with_columns(pl.col("line").cast(pl.Int64), *[pl.col(c).cast(pl.Int64, strict=False) for c in ints],
-                         pl.coalesce("pdsh_host", "arrow_host", "std_host").alias("pdsh_host"))
-    # `[1757] `, `[1758] `, ... a line apart each: a viewer's line numbers, not ranks
+    ints = ("rank_tag", "tmpl_rank", "local_tag", "tmpl_local", "mpi_rank", "task_tag", "bare_tag",
+            "word_tag", "ray_pid", "actor_rank", "slash_rank", "slash_world")
+    df = df.with_columns(pl.col("line").cast(pl.Int64),
+                         *[pl.col(c).cast(pl.Int64, strict=False) for c in ints],
+                         pl.coalesce("pdsh_host", "arrow_host", "std_host", "sys_host").alias("pdsh_host"))
+    # (a line that is `[3]:` alone is no worker's: torchrun's ChildFailedError numbers its failures so)
+    df = df.with_columns(pl.when(pl.col("raw").str.contains(r"^\[\d+\]:\s*$")).then(None)
+                         .otherwise(pl.coalesce("local_tag", "tmpl_local")).alias("local_tag"))
+    # `[1757] `, `[1758] `, ... a line apart each: a viewer's line numbers, not ranks; `[3] NCCL INFO ...`:
+    # NCCL's own CUDA device field of a line whose `host:pid:tid` was cut off, not a rank
     step = pl.col("bare_tag") - pl.col("line")
-    numbered = (step.drop_nulls().mode().first().over("file") == step) & (step.drop_nulls().len().over("file") >= 3)
-    df = df.with_columns(pl.when(numbered.fill_null(False)).then(None).otherwise(pl.col("bare_tag")).alias("bare_tag"))
-    return df.drop("arrow_host", "std_host").with_columns(
-        # the global rank a launcher's prefix names (torchrun, MPI, a script's own tag)
-        pl.coalesce("rank_tag", "mpi_rank", "bare_tag", "word_tag").alias("launch_rank"),
+    numbered = (((step.drop_nulls().mode().first().over("file") == step)
+                 & (step.drop_nulls().len().over("file") >= 3))
+                | pl.col("text").str.contains(r"^(?:\S+:\d+ )?NCCL (?:INFO|WARN|TRACE|ERROR) "))
+    df = df.with_columns(pl.when(numbered.fill_null(False)).then(None).otherwise(pl.col("bare_tag"))
+                         .alias("bare_tag"))
+    df = _viewer_numbers(df)
+    return df.with_columns(
+        # the global rank a launcher's prefix names (torchrun, a torchelastic template's ${rank}, MPI, vLLM's
+        # `(VllmWorker rank=1 pid=..)`, icefall's `(1/8)`, a script's own tag); the world's size one names
+        pl.coalesce("rank_tag", "tmpl_rank", "mpi_rank", "actor_rank", "slash_rank", "bare_tag", "word_tag")
+        .alias("launch_rank"),
+        pl.col("slash_world").alias("world_tag"),
         (pl.col("text").str.strip_chars() == "").alias("blank") & pl.col("cont_of").is_null(),
-    )
+    ).drop("arrow_host", "std_host", "sys_host", "tmpl_local", "tmpl_rank", "actor_rank", "slash_rank",
+           "slash_world")
+
+
+def _viewer_numbers(df: pl.DataFrame) -> pl.DataFrame:
+    """A code viewer's line numbers copied on lines of their own (`24`, then the line it numbers, `25`,
+    ...): at least 3 lines of a number alone, each one more than the one before, are no text."""
+    alone = df.filter(pl.col("text").str.contains(r"^\s*\d{1,6}\s*$")).select(
+        "file", "line", pl.col("text").str.strip_chars().cast(pl.Int64).alias("_n"))
+    if alone.height < 3:
+        return df
+    n = pl.col("_n")
+    counts = ((n - n.shift(1).over("file") == 1) | (n.shift(-1).over("file") - n == 1)).fill_null(False)
+    alone = alone.filter(counts).filter(pl.len().over("file") >= 3)
+    if not alone.height:
+        return df
+    return df.join(alone.select("file", "line", pl.lit(True).alias("_v")), on=["file", "line"], how="left",
+                   maintain_order="left").with_columns(
+        pl.when(pl.col("_v")).then(pl.lit("")).otherwise(pl.col("text")).alias("text")).drop("_v")
 
 
 def claimed(df: pl.DataFrame, mask: pl.Expr) -> pl.DataFrame:

@@ -1,0 +1,144 @@
+"""Who each row is: the rank of every row of a store's tables, from whichever source tells it.
+
+The sources disagree in what they name: a launcher's prefix names a global rank (torchrun's
+``[rank3]:``) or a local one (``[default3]:``), NCCL a communicator's rank, c10d a process group's,
+torchrun's agent a worker's local rank and pid, a Flight Recorder dump its rank and no host. Ranks are
+given by precedence: the launcher's global prefix over a group-local rank (``_group_local``), a
+process's own word over its file's, and a local rank as the global one only on a job of one node.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit import schema
+from tracekit.formats import RANK_SOURCES
+
+def _world_only(ranks: pl.DataFrame) -> pl.DataFrame:
+    """Rows that say only the world's size (a launch command, an analyzer's report) lend it to the
+    rows of processes that lack one (their file's first) and go; where no process is named at all,
+    they stay."""
+    only = (pl.all_horizontal(pl.col("rank", "host", "pid", "local_rank").is_null())
+            & pl.col("world_size").is_not_null())
+    said = ranks.filter(only)
+    rest = ranks.filter(~only)
+    if not said.height or not rest.height:
+        return ranks
+    per_file = said.group_by("file").agg(pl.col("world_size").max().alias("_w"))
+    return (rest.join(per_file, on="file", how="left")
+            .with_columns(pl.coalesce("world_size", "_w", pl.lit(said["world_size"].max()))
+                          .alias("world_size"))
+            .drop("_w"))
+
+
+def _group_local(ranks: pl.DataFrame) -> pl.DataFrame:
+    """NCCL's ranks of a file where another source names a global rank at or past the size of NCCL's
+    largest communicator there: that communicator is a sub-group, its ranks group-local (never global)."""
+    nccl_world = ranks.filter(pl.col("source") == "nccl").group_by("file").agg(
+        pl.col("world_size").max().alias("_w"))
+    said = ranks.filter((pl.col("source") != "nccl") & pl.col("rank").is_not_null()).group_by("file").agg(
+        pl.col("rank").max().alias("_g"))
+    local = nccl_world.join(said, on="file").filter(pl.col("_g") >= pl.col("_w")).select("file")
+    if not local.height:
+        return ranks
+    sub = (pl.col("source") == "nccl") & pl.col("file").is_in(local["file"].implode())
+    return ranks.with_columns(pl.when(sub).then(None).otherwise(pl.col(c)).alias(c)
+                              for c in ("rank", "world_size"))
+
+
+#: a launcher's own lines (its word about its workers, a job's end): never the rank of the file they sit in
+LAUNCHER_KINDS = ("child_failed", "closing_signal", "job_cancelled", "elastic_launch", "elastic_rendezvous",
+                  "elastic_failed", "elastic_stop", "elastic_rejoin", "elastic_membership")
+LAUNCHER_WHERE = ("mpirun", "horovod", "nccl ras", "torchrun agent", "torchelastic",
+                  "torch.multiprocessing.spawn")
+
+
+def _one_node(tables: dict[str, pl.DataFrame]) -> bool:
+    """Whether what was read shows a job of one node: one host named (or NCCL's communicators all of one
+    node), no node past the first, and no process whose global rank differs from its local one."""
+    named = [tables[n] for n in ("ranks", "events", "comms") if n in tables and "host" in tables[n].columns]
+    hosts = pl.concat([t.select(pl.col("host").drop_nulls()) for t in named]).n_unique()
+    comms, r = tables.get("comms"), tables["ranks"]
+    nodes = (comms["nnodes"].drop_nulls() if comms is not None and "nnodes" in comms.columns
+             else pl.Series([], dtype=pl.Int64))
+    one = hosts == 1 or (hosts == 0 and nodes.len() > 0 and nodes.max() == 1)
+    return (one and not (r["node"].fill_null(0) > 0).any() and not (nodes > 1).any()
+            and not r.filter(pl.col("rank") != pl.col("local_rank")).height)
+
+
+def _local_as_global(ranks: pl.DataFrame, one_node: bool) -> pl.DataFrame:
+    """On a one-node job a process's local rank (torchrun's ``[default3]:``, ``local_rank: 3``) is its
+    global one."""
+    if not one_node:
+        return ranks
+    return ranks.with_columns(pl.coalesce("rank", "local_rank").alias("rank"))
+
+
+def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    """Give every row a rank where any source tells it: its process (host, pid) where that process
+    holds one rank, then its pid where one host has it, then its file where the file is one rank's
+    (a log that ``tracekit run`` wrote per rank; a pasted excerpt of many processes is not, and a
+    launcher's own lines, ``LAUNCHER_KINDS``, are no rank's); then a host where its rank tells it (a
+    Flight Recorder dump names no host; the rank's log does). A local rank is the global one on a job
+    of one node (``_one_node``)."""
+    ranks = _local_as_global(_world_only(_group_local(tables["ranks"])), _one_node(tables))
+    known = ranks.filter(pl.col("rank").is_not_null())
+    one = pl.col("rank").n_unique() == 1
+    by_proc = known.filter(pl.col("pid").is_not_null()).group_by(["host", "pid"]).agg(
+        pl.col("rank").first().alias("_r"), one.alias("_one")).filter("_one").drop("_one")
+    by_pid = (by_proc.group_by("pid").agg(pl.col("_r").first().alias("_rp"),
+                                          (pl.col("_r").n_unique() == 1).alias("_one"))
+              .filter("_one").drop("_one"))
+    procs = ranks.filter(pl.col("pid").is_not_null()).group_by("file").agg(
+        pl.struct("host", "pid").n_unique().alias("_procs"))
+    # (a file whose lines name two local ranks holds two processes, whatever else it names)
+    locals_ = ranks.group_by("file").agg(pl.col("local_rank").drop_nulls().n_unique().alias("_locals"))
+    by_file = (known.group_by("file").agg(pl.col("rank").n_unique().alias("_n"),
+                                          pl.col("rank").first().alias("_rf"))
+               .join(procs, on="file", how="left").join(locals_, on="file", how="left")
+               .filter((pl.col("_n") == 1) & (pl.col("_procs").fill_null(0) <= 1)
+                       & (pl.col("_locals").fill_null(0) <= 1))
+               .drop("_n", "_procs", "_locals"))
+    by_rank = ranks.filter(pl.col("rank").is_not_null() & pl.col("host").is_not_null()).group_by("rank").agg(
+        pl.col("host").n_unique().alias("_n"), pl.col("host").first().alias("_h")
+    ).filter(pl.col("_n") == 1).drop("_n")
+
+    def fill(df: pl.DataFrame) -> pl.DataFrame:
+        df = (df.join(by_proc, on=["host", "pid"], how="left", nulls_equal=False)
+              .join(by_pid, on="pid", how="left").join(by_file, on="file", how="left"))
+        if "kind" in df.columns:  # a launcher's own line is not the rank of the file it sits in
+            own = pl.col("kind").cast(pl.Utf8).is_in(LAUNCHER_KINDS)
+            if "where" in df.columns:
+                own = own | pl.col("where").is_in(LAUNCHER_WHERE)
+            df = df.with_columns(pl.when(own.fill_null(False)).then(None).otherwise(pl.col("_rf"))
+                                 .alias("_rf"))
+        df = df.with_columns(pl.coalesce("rank", "_r", "_rp", "_rf").alias("rank")).drop("_r", "_rp", "_rf")
+        if "host" in df.columns:
+            df = (df.join(by_rank, on="rank", how="left")
+                  .with_columns(pl.coalesce("host", "_h").alias("host")).drop("_h"))
+        return df
+
+    out = {}
+    for name, df in tables.items():
+        if (name in ("files", "ranks") or "rank" not in df.columns or not df.height
+                or (df["rank"].null_count() == 0 and ("host" not in df.columns or df["host"].null_count() == 0
+                                                      or not by_rank.height))):
+            # nothing to find: every rank known, and every host or none to fill in (NCCL's collectives,
+            # the bulk, usually; FR dumps name no host: 2 M rows joined 4 times for nothing took 1.5 s)
+            out[name] = df
+            continue
+        out[name] = fill(df)
+    # One row per process: merge what the sources said of it (a process of several GPUs: one per rank).
+    ranks = fill(ranks) if ranks["rank"].null_count() else ranks
+    out["ranks"] = (
+        ranks.with_columns(pl.col("source").replace_strict(RANK_SOURCES, default=len(RANK_SOURCES),
+                                                           return_dtype=pl.Int64).alias("_o"))
+        .sort("rank", "_o", "file", nulls_last=True, maintain_order=True).drop("_o")
+        .group_by(pl.coalesce(pl.col("rank").cast(pl.Utf8),
+                              pl.col("host") + ":" + pl.col("pid").cast(pl.Utf8),
+                              pl.col("host"), pl.col("file")).alias("_k"), maintain_order=True)
+        .agg([pl.col(c).drop_nulls().first() for c in schema.RANKS if c != "source"]
+             + [pl.col("source").unique().sort().str.join(",")])
+        .drop("_k")
+    )
+    return out

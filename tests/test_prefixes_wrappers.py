@@ -141,3 +141,13 @@ def test_nccls_device_field_is_no_rank_where_a_paste_cut_its_host():
     df = text.lines_frame("x", "[3] include/shm.h:28 NCCL WARN Call to posix_fallocate failed\n"
                                "[3] NCCL INFO include/shm.h:41 -> 2\n[3] loss 0.5\n")
     assert df["launch_rank"].to_list() == [None, None, 3]
+
+
+@pytest.mark.parametrize("header, level", [
+    ("[NeMo I 2024-01-01 00:00:00 nemo_logging:349] ", "I"),  # nemo/utils/formatters/base.py
+    ("[NeMo E 2024-01-01 00:00:00 exp_manager:910] ", "E"),
+    ("[INFO     | pytorch_lightning.utilities.rank_zero]: ", "INFO"),  # NeMo 2's padded header
+])
+def test_nemos_logger_headers_are_taken_off_their_level_kept(header, level):
+    df = text.lines_frames([text.raw("x.log", header + WATCHDOG)])
+    assert df.select("text", "log_level").row(0) == (WATCHDOG, level)

@@ -80,8 +80,12 @@ _PARTS = [
     r"\[(?P<lv10>INFO|WARNING|ERROR|DEBUG|CRITICAL)\|[\w.\-]+:\d+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ >> ",
     # TensorFlow / Horovod: `2020-12-04 00:05:43.144250: I tensorflow/core/...cc:306] `, also in brackets
     r"\[?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: (?P<lv9>[IWEF]) [\w/.]+:\d+\] ",
+    # NeMo's formatter (nemo/utils/formatters/base.py): `[NeMo I 2024-01-01 00:00:00 nemo_logging:349] `
+    r"\[NeMo (?P<lv12>[IWEDC]) \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [\w.]+:\d+\] ",
+    # NeMo 2 / Lightning's padded header: `[INFO     | pytorch_lightning.utilities.rank_zero]: `
+    r"\[(?P<lv13>INFO|WARNING|ERROR|DEBUG|CRITICAL)\s*\| [\w.]+\]: ",
 ]
-LEVELS = [f"lv{i}" for i in range(1, 12)]
+LEVELS = [f"lv{i}" for i in range(1, 14)]
 PREFIX = "^(?:" + "|".join(f"(?:{p})" for p in _PARTS) + ")*"
 MAYBE_PREFIX = (r"^(?:[\w.\-]+: |\[|\(|>|\x1b|←|[\w.\-]+/\d+ [\[(]|\d{4}-\d\d-\d\d|\d\d/\d\d/\d{4} "
                 r"|[\w.\-]+ >> |[\w.\-]+ \[std(?:out|err)\] |\d{4}/\d\d/\d\d "

@@ -7,6 +7,8 @@ One list of benign WARNs: ``parsers/nccl_shapes`` turns the lines it matches int
 events, the evidence (``tracekit.evidence``) sets the same lines aside as notes, never as a cause.
 """
 
+import polars as pl
+
 # A line that reports the end of waiting (a timeout, the watchdog's abort, a peer closing its socket,
 # torchrun's error block) is a consequence of a failure elsewhere, never the failure itself.
 CONSEQUENCE = (r"(?i)time[ d]*out|watchdog|ChildFailedError|SignalException|closed by (?:remote )?peer|Connection reset|Broken pipe"
@@ -84,3 +86,48 @@ BENIGN = {pattern: why for pattern, why, _ in _BENIGN}
 BENIGN_LOGGED = {pattern: why for pattern, why, info in _BENIGN if info}
 #: any of those, as one pattern
 BENIGN_LOGGED_ANY = "|".join(f"(?:{k})" for k in BENIGN_LOGGED)
+
+# --- what a message says, decoded once ------------------------------------------------------
+# The events table carries a ``says`` column (schema.EVENTS): the names of SAYS whose pattern its
+# message matches, decoded once where the parsers' events enter the store (``ingest.combine``). The
+# evidence and the summary filter that column (``says``) instead of reading the wording again.
+
+# the watchdog's abort of a rank whose collective timed out: SIGABRT, exit code -6
+WATCHDOG_ABORT_SIGNAL = r"Signal 6 \(SIGABRT\)|SIGABRT|signal 6\b|exitcode: -6|code -6\b"
+# a line that follows a failure elsewhere, as the summary of `tracekit ingest` lists errors:
+# a consequence, torchrun's `failed (exitcode: 1) local_rank: 1`, a closing signal
+KNOCK_ON = CONSEQUENCE + r"|failed \(exitcode: -?\d+\) local_rank|closing signal"
+
+#: meaning -> the pattern a message matches when it says so. ``benign`` is read from the event's
+#: ``where`` and message together (a benign WARN's words may sit in either).
+SAYS = {
+    "consequence": CONSEQUENCE, "cuda": CUDA, "network_fail": NETWORK_FAIL, "nccl_error": NCCL_ERROR,
+    "rendezvous": RENDEZVOUS, "mismatch": MISMATCH_TEXT, "terminate": TERMINATE, "timeout": r"(?i)timed? ?out",
+    "stop_signal": "SIGTERM|SIGINT|SIGHUP", "abort_signal": WATCHDOG_ABORT_SIGNAL, "knock_on": KNOCK_ON,
+    "benign": "|".join(BENIGN),
+}
+
+
+def decoded(message: pl.Expr, where: pl.Expr | None = None) -> pl.Expr:
+    """The meanings (keys of SAYS, in its order) a message carries, as a list; null where the
+    message is null and ``where`` says nothing benign (a line with no words says nothing, so a
+    filter on any meaning leaves it out, as a filter on its wording did)."""
+    text = pl.concat_str((where if where is not None else pl.lit(None, pl.Utf8)).fill_null(""), pl.lit(" "),
+                         message.fill_null(""))
+    benign = text.str.contains(SAYS["benign"])
+    named = [pl.when(message.str.contains(p)).then(pl.lit(name)) for name, p in SAYS.items() if name != "benign"]
+    found = pl.concat_list(*named, pl.when(benign).then(pl.lit("benign"))).list.drop_nulls()
+    return pl.when(message.is_not_null() | benign).then(found)
+
+
+def with_says(events: pl.DataFrame) -> pl.DataFrame:
+    """``events`` with its ``says`` column decoded from ``message`` and ``where``."""
+    return events.with_columns(decoded(pl.col("message"), pl.col("where")).alias("says"))
+
+
+def says(meaning: str) -> pl.Expr:
+    """Whether an event's message says ``meaning`` (a key of SAYS): a filter on its ``says`` column,
+    null where the message is null."""
+    if meaning not in SAYS:
+        raise ValueError(f"{meaning!r} is not a meaning of meanings.SAYS ({', '.join(SAYS)})")
+    return pl.col("says").list.contains(meaning)

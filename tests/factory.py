@@ -6,6 +6,7 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit import schema
+from tracekit.meanings import with_says
 from tracekit.store import Store
 
 
@@ -15,6 +16,7 @@ def make_store(**tables: list[dict]) -> Store:
     for name, sch in schema.TABLES.items():
         rows = tables.get(name) or []
         out[name] = schema.conform(pl.DataFrame(rows, infer_schema_length=None), sch) if rows else schema.empty(sch)
+    out["events"] = with_says(out["events"])  # as ingest.combine decodes them
     return Store(**out)
 
 

@@ -17,7 +17,7 @@ import polars as pl
 from tracekit import align, pace, sources
 from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ERROR,  # noqa: F401
                                NETWORK_FAIL, RENDEZVOUS, STORE_BARRIER, TERMINATE, BOOTSTRAP, WIRE_MISMATCH,
-                               HEARTBEAT)
+                               HEARTBEAT, WATCHDOG_ABORT_SIGNAL, says)
 from tracekit.nccl_messages import UNDECIDED as UNDECIDED_MESSAGE, reads_as
 from tracekit.outcome import Cited, Coverage, EventKind, Finding, Match
 from tracekit.parsers.pyspy import GDB_WAIT, RAISED
@@ -25,7 +25,6 @@ from tracekit.store import Store
 
 NETWORK_SETTINGS = (r"^(?:NCCL_SOCKET_IFNAME|NCCL_SOCKET_FAMILY|GLOO_SOCKET_IFNAME|NCCL_IB_\w+|NCCL_NET\w*"
                     r"|NCCL_P2P_DISABLE|NCCL_SHM_DISABLE)=")
-WATCHDOG_ABORT_SIGNAL = r"Signal 6 \(SIGABRT\)|SIGABRT|signal 6\b|exitcode: -6|code -6\b"
 KILL_CODES = {124, 143, -15, -2, 130}  # `timeout`, SIGTERM, SIGINT: someone asked it to stop
 SIGKILL_CODES = {-9, 137}  # nobody asks politely with SIGKILL: mostly the kernel's OOM killer
 C10D_FRAME = (r"distributed_c10d|deepspeed/comm|torch/distributed/(?:_functional|nn|fsdp|algorithms)|c10d"
@@ -161,15 +160,13 @@ class Evidence:
         return self.store.events.filter((pl.col("kind") == EventKind.CUDA_ERROR) | (
             pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION, EventKind.C10D_ERROR,
                                   EventKind.NCCL_WARN])
-            & pl.col("message").str.contains(CUDA)
-            & ~pl.col("message").str.contains(NCCL_ERROR))).sort("line")
+            & says("cuda") & ~says("nccl_error"))).sort("line")
 
     @cached_property
     def consequences(self) -> pl.DataFrame:
         """Lines that report a failure elsewhere: the watchdog's abort, a peer's closed socket."""
         return self.store.events.filter((pl.col("kind") == EventKind.WATCHDOG_ABORT) | (
-            pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION])
-            & pl.col("message").str.contains(CONSEQUENCE)))
+            pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION]) & says("consequence")))
 
     @cached_property
     def crashes(self) -> pl.DataFrame:
@@ -178,33 +175,29 @@ class Evidence:
         ev = self.store.events
         c = ev.filter(
             (pl.col("kind").is_in([EventKind.CRASH, EventKind.CUDA_ERROR])
-             | ((pl.col("kind") == EventKind.SIGNAL)
-                & ~pl.col("message").str.contains("SIGTERM|SIGINT|SIGHUP"))
+             | ((pl.col("kind") == EventKind.SIGNAL) & ~says("stop_signal"))
              | (pl.col("kind") == EventKind.EXCEPTION))
-            & ~pl.col("message").str.contains(CONSEQUENCE) & ~pl.col("message").str.contains(NCCL_ERROR)
-            & ~pl.col("message").str.contains(RENDEZVOUS)
-            & ~pl.col("message").str.contains(MISMATCH_TEXT)).sort("line")
+            & ~says("consequence") & ~says("nccl_error") & ~says("rendezvous")
+            & ~says("mismatch")).sort("line")
         if self.timeouts.height:
-            c = c.filter(~pl.col("message").str.contains(TERMINATE))
+            c = c.filter(~says("terminate"))
             # the watchdog aborts a rank whose collective timed out (SIGABRT, exit -6): its own end,
             # a consequence of the wait, never the cause
             waited = self.timeouts["rank"].drop_nulls().unique().implode()
-            c = c.filter(~(pl.col("message").str.contains(WATCHDOG_ABORT_SIGNAL)
+            c = c.filter(~(says("abort_signal")
                            & (pl.col("rank").is_in(waited) | pl.col("rank").is_null())))
         return c
 
     @cached_property
     def nccl_errors(self) -> pl.DataFrame:
         """NCCL's error codes as the program reports them (the cause is in NCCL's WARN lines)."""
-        return self.store.events.filter(pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION,
-                                                              EventKind.C10D_ERROR, EventKind.WATCHDOG_ABORT])
-                                        & pl.col("message").str.contains(NCCL_ERROR)).sort("line")
+        kinds = [EventKind.CRASH, EventKind.EXCEPTION, EventKind.C10D_ERROR, EventKind.WATCHDOG_ABORT]
+        return self.store.events.filter(pl.col("kind").is_in(kinds) & says("nccl_error")).sort("line")
 
     @cached_property
     def rendezvous(self) -> pl.DataFrame:
-        return self.store.events.filter(pl.col("kind").is_in([EventKind.CRASH, EventKind.EXCEPTION,
-                                                              EventKind.C10D_ERROR])
-                                        & pl.col("message").str.contains(RENDEZVOUS)).sort("line")
+        kinds = [EventKind.CRASH, EventKind.EXCEPTION, EventKind.C10D_ERROR]
+        return self.store.events.filter(pl.col("kind").is_in(kinds) & says("rendezvous")).sort("line")
 
     @cached_property
     def exits(self) -> pl.DataFrame:
@@ -227,21 +220,19 @@ class Evidence:
             pl.col("kind").is_in([EventKind.WATCHDOG_TIMEOUT, EventKind.WATCHDOG_STATUS]) | (
                 pl.col("kind").is_in([EventKind.EXCEPTION, EventKind.TRANSPORT_ERROR, EventKind.CRASH,
                                       EventKind.WATCHDOG_ABORT])
-            & pl.col("message").str.contains(r"(?i)timed? ?out")))
+            & says("timeout")))
 
     @cached_property
     def benign(self) -> pl.DataFrame:
         warns = self.kinds(EventKind.BENIGN_WARN, EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR)
-        text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
-        return warns.filter((pl.col("kind") == EventKind.BENIGN_WARN) | text.str.contains("|".join(BENIGN)))
+        return warns.filter((pl.col("kind") == EventKind.BENIGN_WARN) | says("benign"))
 
     @cached_property
     def transport(self) -> pl.DataFrame:
         """Transport errors, connect retries and NCCL WARNs that are neither a consequence nor benign
         (a connect that timed out is the network's failure, not a collective's timeout)."""
         t = self.kinds(EventKind.TRANSPORT_ERROR, EventKind.CONNECT_RETRY, EventKind.NCCL_WARN)
-        m = pl.col("message")
-        t = t.filter((~m.str.contains(CONSEQUENCE) | m.str.contains(NETWORK_FAIL)) & ~m.str.contains(CUDA))
+        t = t.filter((~says("consequence") | says("network_fail")) & ~says("cuda"))
         # (an NCCL message that alone decides nothing, an address of no network family, is not the network's)
         t = t.filter(~reads_as(UNDECIDED_MESSAGE).fill_null(False))
         return t.join(self.benign.select("file", "line"), on=["file", "line"], how="anti")
@@ -260,7 +251,7 @@ class Evidence:
         return self.store.events.filter(
             pl.col("kind").is_in([EventKind.COLLECTIVE_MISMATCH, EventKind.GLOO_SIZE_MISMATCH]) | (
                 pl.col("kind").is_in([EventKind.EXCEPTION, EventKind.CRASH, EventKind.C10D_ERROR])
-                & pl.col("message").str.contains(MISMATCH_TEXT)))
+                & says("mismatch")))
 
     @cached_property
     def pending(self) -> pl.DataFrame:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
-from tracekit import dumps, escape, formats, inputs, own, pieces, schema
+from tracekit import dumps, escape, formats, inputs, meanings, own, pieces, schema
 from tracekit.identity import resolve_ranks
 from tracekit.parsers import Parsed, launcher, nccl
 from tracekit.pieces import WHOLE, Piece, in_pieces
@@ -293,6 +293,7 @@ def combine(results: list[tuple[dict, list[Parsed]]]) -> Store:
     tables = {name: schema.concat(frames, schema.TABLES[name]) for name, frames in gathered.items()}
     tables = resolve_ranks(tables)
     tables = {name: schema.conform(df, schema.TABLES[name]) for name, df in tables.items()}
+    tables["events"] = meanings.with_says(tables["events"])  # what each message says, decoded once
     # a line's rows in file and line order, however the files were batched (each parser gives its
     # rows for a whole batch): the same store from one process or many tasks
     for name in IN_LINE_ORDER:

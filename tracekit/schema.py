@@ -155,6 +155,9 @@ EVENTS = {
     "pg_name": Str, "pg_desc": Str, "pg_rank": I64, "comm": Str,
     # the entry of tracekit/nccl_messages.py an NCCL WARN (or a line quoting NCCL's words) reads as
     "message_id": Str,
+    # says: the meanings of tracekit/meanings.py's SAYS its message carries (``meanings.with_says``,
+    # decoded once as the events enter the store)
+    "says": pl.List(Str),
     # bandwidth measurements (DeepSpeed comms logger, nccl-tests): message bytes, time, GB/s
     "bytes": I64, "duration_ms": F64, "algbw_gbs": F64, "busbw_gbs": F64,
 }

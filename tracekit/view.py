@@ -26,7 +26,7 @@ import polars as pl
 from tracekit import diff, figures, sources, traffic
 from tracekit import verdict as verdicts
 from tracekit import situation as rank_state
-from tracekit.meanings import CONSEQUENCE
+from tracekit.meanings import says
 from tracekit.outcome import EventKind, Situation, Verdict
 from tracekit.load import Run
 from tracekit.runs import Attempt
@@ -194,11 +194,10 @@ def _dump_ends(store: Store, pg: str | None) -> pl.DataFrame:
 
 # --- the summary of tracekit ingest ----------------------------------------------------------
 
-#: kinds of error line that follow a failure elsewhere (meanings.CONSEQUENCE says it of a message)
+#: kinds of error line that follow a failure elsewhere; lines of other kinds do where their message says
+#: "knock_on" (meanings.SAYS: a consequence, torchrun's `failed (exitcode: 1) local_rank: 1`)
 KNOCK_ON = [EventKind.RANK_EXIT, EventKind.CHILD_FAILED, EventKind.CLOSING_SIGNAL, EventKind.WATCHDOG_ABORT,
             EventKind.SIGNAL]
-#: ... and lines of other kinds that do (torchrun's `failed (exitcode: 1) local_rank: 1`, glog E-level)
-KNOCK_ON_TEXT = CONSEQUENCE + r"|failed \(exitcode: -?\d+\) local_rank|closing signal"
 ERROR_KINDS = [EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR, EventKind.CONNECT_RETRY,
                EventKind.WATCHDOG_TIMEOUT, EventKind.CRASH, EventKind.EXCEPTION, EventKind.RANK_EXIT,
                EventKind.COLLECTIVE_MISMATCH, EventKind.C10D_ERROR, EventKind.JOB_CANCELLED]
@@ -250,7 +249,7 @@ def _network(links: pl.DataFrame) -> pl.DataFrame:
 def _errors(events: pl.DataFrame) -> pl.DataFrame:
     """The error lines, the causes first and their consequences (a peer that closed, torchrun's
     child failed, an abort) under them: ``file, line, kind, message, consequence``."""
-    knock_on = pl.col("kind").is_in(KNOCK_ON) | pl.col("message").fill_null("").str.contains(KNOCK_ON_TEXT)
+    knock_on = pl.col("kind").is_in(KNOCK_ON) | says("knock_on").fill_null(False)
     return (events.filter(pl.col("kind").is_in(ERROR_KINDS)).with_columns(knock_on.alias("consequence"))
             .sort("consequence", "file", "line").select("file", "line", "kind", "message", "consequence"))
 

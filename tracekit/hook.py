@@ -134,7 +134,8 @@ def collectives_done() -> tuple[int, int] | None:
         if fn is None:
             continue
         try:
-            status = pickle.loads(fn(includeCollectives=False, includeStackTraces=False, onlyActive=True)).get("pg_status")
+            status = pickle.loads(fn(includeCollectives=False, includeStackTraces=False,
+                                     onlyActive=True)).get("pg_status")
         except Exception:  # noqa: BLE001 - never let a look fail the rank
             continue
         groups += list((status or {}).values())

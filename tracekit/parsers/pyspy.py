@@ -200,8 +200,8 @@ def _tracebacks(lines: pl.DataFrame) -> pl.DataFrame:
     cut = (blocks.filter(pl.col("_headed").fill_null(False) & ~interrupted
                          & pl.col("_ends").fill_null(False))
            .with_columns(pl.lit("stack").alias("kind"), pl.lit(RAISED).alias("thread"),
-                         pl.format("Traceback (most recent call last): raised in {} (its error line is not in the "
-                                   "excerpt)", "where").alias("message")))
+                         pl.format("Traceback (most recent call last): raised in {} (its error line is not "
+                                   "in the excerpt)", "where").alias("message")))
     blocks = blocks.filter(~pl.col("_headed").fill_null(False) | interrupted)
     # a stack pasted alone: the file's one traceback (interleaved tracebacks of several processes, cut
     # before their errors, are no stacks of where each waits)

@@ -352,7 +352,8 @@ def failed_without_cause(ev: Evidence) -> Verdict | None:
         said = f"; {'rank ' + str(r[0]) + ': ' if r.len() else ''}{msg(first, 0, 160)}"
     elif ev.pending.height:  # a communicator's Init START without its COMPLETE, and nothing else
         p = ev.pending.row(0, named=True)
-        said = (f"; {'rank ' + str(p['rank']) + ': ' if p['rank'] is not None else ''}communicator {p['comm']} "
+        said = (f"; {'rank ' + str(p['rank']) + ': ' if p['rank'] is not None else ''}"
+                f"communicator {p['comm']} "
                 f"of nranks {p['nranks']}: Init START without Init COMPLETE"
                 + (" (a communicator of one rank: a world or group of its own; if the job has more ranks, "
                    "this process did not join them)" if p["nranks"] == 1 else ""))

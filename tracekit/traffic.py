@@ -104,10 +104,12 @@ def lines(t: Traffic, top: int = 5) -> list[str]:
     unit = "micro-step" if t.micro_steps else "step" if t.steps else "run"
     head = (f"{t.steps} optimizer step(s)" + (f" x {t.accumulation} micro-steps" if t.accumulation else "")
             if t.steps else "no step logged: whole run")
-    out = [f"per rank per {unit} ({head}; start-up and evals included; {t.ranks} rank(s), groups of {t.nranks}):"]
+    out = [f"per rank per {unit} ({head}; start-up and evals included; "
+           f"{t.ranks} rank(s), groups of {t.nranks}):"]
     n = {"run": 1, "step": t.steps, "micro-step": t.micro_steps}[unit]
     for r in t.by_op.head(top).iter_rows(named=True):
-        per_step = f", {gb(r['sent_bytes'] / t.steps)} sent per optimizer step" if unit == "micro-step" else ""
+        per_step = (f", {gb(r['sent_bytes'] / t.steps)} sent per optimizer step"
+                    if unit == "micro-step" else "")
         out.append(f"{r['op']:<15}{r['calls'] / n:>9.1f} calls  {gb(r['data_bytes'] / n):>9} data  "
                    f"{gb(r['sent_bytes'] / n):>9} sent{per_step}")
     if t.by_op.height > top:

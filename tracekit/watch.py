@@ -24,7 +24,8 @@ from tracekit.ingest import discover, ingest
 from tracekit.outcome import EventKind
 from tracekit.wording import fmt_ranks
 
-OWN_FILES = re.compile(r"^(?:fr_rank|pyspy\.|stacks_rank|faulthandler\.|launch\.|launcher\.)")  # not the job's log lines
+# not the job's log lines
+OWN_FILES = re.compile(r"^(?:fr_rank|pyspy\.|stacks_rank|faulthandler\.|launch\.|launcher\.)")
 RECENT_S = 10.0  # a first look within this long of the last write sees a running job
 QUIET_KINDS = {"healthy", "undecided"}
 

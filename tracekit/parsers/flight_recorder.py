@@ -85,7 +85,8 @@ def _bounded(obj) -> None:
 def load(data: bytes) -> dict:
     """A dump (pickle, protocols 2-5, or JSON) decoded within the limits above; InputError otherwise."""
     if len(data) > MAX_DUMP_BYTES:
-        raise InputError(f"{len(data) / (1 << 20):,.0f} MB: past {MAX_DUMP_BYTES >> 20} MB, not a Flight Recorder dump")
+        raise InputError(f"{len(data) / (1 << 20):,.0f} MB: past {MAX_DUMP_BYTES >> 20} MB, "
+                         "not a Flight Recorder dump")
     if data[:64].lstrip()[:1] == b"{":
         obj = json.loads(data)
     else:
@@ -144,7 +145,8 @@ def canonical_op(name: str) -> str:
 @functools.lru_cache(maxsize=1024)
 def _ranks(text: str) -> frozenset:
     """The ranks of a pg_config entry, written as a Python list ("[0, 1, 2]"): JSON, mostly.
-    Cached: every dump of a run repeats the same groups (at 1,024 ranks, parsing them was 40% of FR ingest)."""
+    Cached: every dump of a run repeats the same groups (at 1,024 ranks, parsing them was 40% of FR
+    ingest)."""
     try:
         got = json.loads(text)
     except ValueError:

@@ -45,11 +45,13 @@ def parse(obj: dict, file: str) -> Parsed:
         rows["dtype"].append(dtype)
         start = int(float(ts) * 1000) if ts is not None else None
         rows["start_ns"].append(start)
-        rows["end_ns"].append(start + int(float(dur) * 1000) if start is not None and dur is not None else None)
+        rows["end_ns"].append(start + int(float(dur) * 1000)
+                              if start is not None and dur is not None else None)
         rows["nranks"].append(nranks)
 
     x = [e for e in events if isinstance(e, dict) and e.get("ph") == "X"]
-    rpc = [e for e in x if e.get("name") == "record_param_comms" and "Collective name" in (e.get("args") or {})]
+    rpc = [e for e in x
+           if e.get("name") == "record_param_comms" and "Collective name" in (e.get("args") or {})]
     gpu_rpc = [e for e in rpc
                if e.get("cat") == "kernel" or str(e.get("args", {}).get("stream", "")).isdigit()
                and e.get("cat") != "cpu_op"]

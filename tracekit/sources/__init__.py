@@ -66,7 +66,8 @@ def best_lazy(coll: pl.LazyFrame, order: tuple[str, ...] = NAMES, where: pl.Expr
 def timed(coll: pl.DataFrame) -> tuple[pl.DataFrame, str]:
     """Collectives of the best timed source, once per (rank, pg, seq) (the newest entry kept), with
     ``t`` and ``t_end`` in ns on one clock; empty when no source has times (NCCL COLL lines have none)."""
-    c = coll.filter(pl.col("rank").is_not_null() & pl.col("seq").is_not_null() & pl.col("start_ns").is_not_null())
+    c = coll.filter(pl.col("rank").is_not_null() & pl.col("seq").is_not_null()
+                    & pl.col("start_ns").is_not_null())
     sub, name = best(c, TIMED)
     if not name:
         return c.clear().with_columns(pl.lit(None, pl.Int64).alias("t"),

@@ -31,7 +31,8 @@ def clock_offsets(coll: pl.DataFrame) -> pl.DataFrame:
     shared = per.with_columns(pl.col("_t").median().over("pg", "seq").alias("_m"),
                               pl.col("host").n_unique().over("pg", "seq").alias("_n")
                               ).filter(pl.col("_n") > 1)
-    off = shared.group_by("host").agg((pl.col("_t") - pl.col("_m")).median().cast(pl.Int64).alias("offset_ns"))
+    off = shared.group_by("host").agg(
+        (pl.col("_t") - pl.col("_m")).median().cast(pl.Int64).alias("offset_ns"))
     return (pl.DataFrame({"host": hosts}).join(off, on="host", how="left")
             .with_columns(pl.col("offset_ns").fill_null(0)))
 

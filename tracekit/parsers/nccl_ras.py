@@ -72,8 +72,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
         t.str.extract(LAUNCHED, 2).cast(pl.Int64).alias("_at"))
     behind = (counts.with_columns(pl.col("_at").max().over("file", "_block").alias("seq"))
               .filter(pl.col("_at") < pl.col("seq")))
-    events = behind.select("file", "line", pl.lit("rank_missing").alias("kind"), pl.col("op").str.to_lowercase(),
-                           "seq",
+    events = behind.select("file", "line", pl.lit("rank_missing").alias("kind"),
+                           pl.col("op").str.to_lowercase(), "seq",
                            t.str.strip_chars().alias("message"), pl.lit("nccl ras").alias("where"))
     g = t.str.extract_groups(GROUP_ROW).struct
     rows = df.filter(t.str.contains(GROUP_ROW)).select(

@@ -52,7 +52,8 @@ def _merged(results: list[tuple[dict, list[Parsed]] | None]) -> list[tuple[dict,
                     frames.setdefault(name, []).append(df)
     tables = {name: schema.concat(dfs, schema.TABLES[name]) for name, dfs in frames.items()}
     first = got[0]
-    return [None if r is None else (r[0], [Parsed("flight-recorder", tables)] if r is first else []) for r in results]
+    return [None if r is None else (r[0], [Parsed("flight-recorder", tables)] if r is first else [])
+            for r in results]
 
 
 def _worker() -> None:

@@ -27,7 +27,8 @@ class Fix:
 
 FIXES: tuple[Fix, ...] = (
     Fix("wandb", _ANY_FAIL, r"(?i)wandb",
-        "WANDB_MODE=offline (sync later with `wandb sync`), or make sure every rank-0 node reaches api.wandb.ai",
+        "WANDB_MODE=offline (sync later with `wandb sync`), or make sure every rank-0 node reaches "
+        "api.wandb.ai",
         "the next run's rank 0 logs its first step; a stack dump of rank 0 no longer shows wandb"),
     # --- branch failures (issue 31): the store's words, ranks that left, a node rank taken twice ---
     Fix("store-name", (Kind.INIT_STALL,), r"does not resolve on this node",
@@ -67,20 +68,21 @@ FIXES: tuple[Fix, ...] = (
         "give each job its own MASTER_PORT (and kill leftover processes of an earlier run)",
         "the barrier's worker_count equals world_size; every rank logs past init_process_group"),
     Fix("store-barrier", (Kind.INIT_STALL,), r"store-based barrier|rendezvous never completed",
-        "launch every rank (check the scheduler started all nodes), make MASTER_ADDR:MASTER_PORT reachable from "
-        "every node, and look at the missing ranks' own output for an error before init_process_group",
+        "launch every rank (check the scheduler started all nodes), make MASTER_ADDR:MASTER_PORT reachable "
+        "from every node, and look at the missing ranks' own output for an error before init_process_group",
         "every rank logs past init_process_group (NCCL `Init COMPLETE` on every rank with NCCL_DEBUG=INFO)"),
     Fix("duplicate-gpu", _ANY_FAIL, r"(?i)duplicate GPU",
-        "one GPU per rank: torch.cuda.set_device(LOCAL_RANK) before init_process_group, and CUDA_VISIBLE_DEVICES "
-        "not narrowed to one device per node",
+        "one GPU per rank: torch.cuda.set_device(LOCAL_RANK) before init_process_group, and "
+        "CUDA_VISIBLE_DEVICES not narrowed to one device per node",
         "the NCCL Init lines of one host show a different cudaDev / busId for every rank"),
     Fix("shm", _ANY_FAIL, r"(?i)/dev/shm|no space left|posix_fallocate|shm_open|NCCL_SHM",
-        "give the container shared memory (docker --shm-size=16g or --ipc=host; k8s an emptyDir of medium Memory "
-        "at /dev/shm)",
+        "give the container shared memory (docker --shm-size=16g or --ipc=host; k8s an emptyDir of medium "
+        "Memory at /dev/shm)",
         "`df -h /dev/shm` shows room, and the next NCCL log has no shm WARN"),
-    Fix("ib-completion", _ANY_FAIL, r"(?i)completion error|error 12|IBV_WC|ibv_\w+ failed|NET/IB.*(?:error|fail)",
-        "check the fabric (ibstat, ibv_devinfo, ib_write_bw between the hosts), the RoCE GID (NCCL_IB_GID_INDEX) "
-        "and NCCL_IB_HCA; raise NCCL_IB_TIMEOUT (22) only once the links are clean",
+    Fix("ib-completion", _ANY_FAIL,
+        r"(?i)completion error|error 12|IBV_WC|ibv_\w+ failed|NET/IB.*(?:error|fail)",
+        "check the fabric (ibstat, ibv_devinfo, ib_write_bw between the hosts), the RoCE GID "
+        "(NCCL_IB_GID_INDEX) and NCCL_IB_HCA; raise NCCL_IB_TIMEOUT (22) only once the links are clean",
         "ib_write_bw between the two hosts reaches line rate, and the next NCCL log has no NET/IB WARN"),
     # before "interface": a peer's closed connection names the peer's address (127.0.0.1 on one host), and
     # the cause is the peer that ended, not the interface
@@ -89,12 +91,14 @@ FIXES: tuple[Fix, ...] = (
         "and the launcher's exit codes say whether it raised, was killed or lost its host",
         "the peer's log names how it ended; the next run's verdict names that rank"),
     Fix("interface", (Kind.TRANSPORT_ERROR, Kind.INIT_STALL, Kind.UNDECIDED),
-        r"(?i)no route to host|network is unreachable|connection refused|connect(?:ion)? timed out|socketPollConnect"
-        r"|Bootstrap|connectFullMesh|127\.0\.0\.1",
-        "set NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME to the interface the nodes share (not lo, docker0 or a "
-        "bridge), open the ports between the nodes, and use one address family (NCCL_SOCKET_FAMILY)",
-        "the next NCCL log's `Bootstrap : Using <iface>` names the shared interface and every rank logs Init COMPLETE"),
-    Fix("socket-fallback", (Kind.SLOW_PROGRESS, Kind.STRAGGLER, Kind.TRANSPORT_ERROR), r"(?i)NET/Socket|via NET/Socket",
+        r"(?i)no route to host|network is unreachable|connection refused|connect(?:ion)? timed out"
+        r"|socketPollConnect|Bootstrap|connectFullMesh|127\.0\.0\.1",
+        "set NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME to the interface the nodes share (not lo, docker0 or "
+        "a bridge), open the ports between the nodes, and use one address family (NCCL_SOCKET_FAMILY)",
+        "the next NCCL log's `Bootstrap : Using <iface>` names the shared interface and every rank logs "
+        "Init COMPLETE"),
+    Fix("socket-fallback", (Kind.SLOW_PROGRESS, Kind.STRAGGLER, Kind.TRANSPORT_ERROR),
+        r"(?i)NET/Socket|via NET/Socket",
         "use RDMA: NCCL_IB_HCA, NCCL_IB_GID_INDEX (RoCE), the IB/EFA plugin; or move less (ZeRO-2, hpZ)",
         "the next NCCL INFO log says `via NET/IB` (or the plugin's transport), not `via NET/Socket`"),
     Fix("heartbeat", _ANY_FAIL, r"(?i)heartbeat|watchdog got stuck",
@@ -140,19 +144,22 @@ FIXES: tuple[Fix, ...] = (
     # --- end of branch bench ---
     Fix("mismatch", (Kind.MISMATCH,), r".",
         "make every rank issue the same collectives: the same code and versions on every node, the same data "
-        "length per rank (drop_last, equal shards), no collective under a rank-dependent `if`, the same cache",
+        "length per rank (drop_last, equal shards), no collective under a rank-dependent `if`, the same "
+        "cache",
         "TORCH_DISTRIBUTED_DEBUG=DETAIL runs past that sequence number with no mismatch error"),
-    Fix("straggler", (Kind.STRAGGLER, Kind.SLOW_PROGRESS), r"makes the others wait|enters \d+ of \d+ collectives last",
-        "look at that rank's own host: GPU clocks and temperature (nvidia-smi -q -d CLOCK,PERFORMANCE), its data "
-        "loader, its disk, other jobs on it",
+    Fix("straggler", (Kind.STRAGGLER, Kind.SLOW_PROGRESS),
+        r"makes the others wait|enters \d+ of \d+ collectives last",
+        "look at that rank's own host: GPU clocks and temperature (nvidia-smi -q -d CLOCK,PERFORMANCE), its "
+        "data loader, its disk, other jobs on it",
         "the next run's verdict no longer names a rank that makes the others wait"),
     Fix("deadlock", (Kind.DEADLOCK,), r".",
         "find why the named rank never issued the collective: its stack (where it is), a collective under a "
-        "rank-dependent `if`, uneven data so one rank leaves the loop early, an exception swallowed on that rank",
+        "rank-dependent `if`, uneven data so one rank leaves the loop early, an exception swallowed on that "
+        "rank",
         "Flight Recorder dumps of the next run show every rank at the same sequence number"),
     Fix("slow-steps", (Kind.SLOW_PROGRESS,), r"(?i)took|per step",
-        "find what the slow steps did besides training (checkpoint, eval, data loading, a node's throttling): "
-        "`tracekit run` dumps stacks when progress stops",
+        "find what the slow steps did besides training (checkpoint, eval, data loading, a node's "
+        "throttling): `tracekit run` dumps stacks when progress stops",
         "the step times are steady in the next run's step lines"),
     # exits: how a process ended, as its launcher or runtime said (tracekit/rules_exit.py)
     Fix("hangup", (Kind.CRASHED_RANK,), r"SIGHUP",

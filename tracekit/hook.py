@@ -134,7 +134,8 @@ def collectives_done() -> tuple[int, int] | None:
         if fn is None:
             continue
         try:
-            status = pickle.loads(fn(includeCollectives=False, includeStackTraces=False, onlyActive=True)).get("pg_status")
+            status = pickle.loads(fn(includeCollectives=False, includeStackTraces=False,
+                                     onlyActive=True)).get("pg_status")
         except Exception:  # noqa: BLE001 - never let a look fail the rank
             continue
         groups += list((status or {}).values())
@@ -187,7 +188,8 @@ def _guard_gloo_exit() -> None:
 
     def leave():
         torch = sys.modules.get("torch")
-        if (torch is None or "torch.distributed" not in sys.modules or int(os.environ.get("TORCH_FR_BUFFER_SIZE", "0") or 0) <= 0
+        if (torch is None or "torch.distributed" not in sys.modules
+                or int(os.environ.get("TORCH_FR_BUFFER_SIZE", "0") or 0) <= 0
                 or getattr(torch, "cuda", None) is None or torch.cuda.is_initialized()):
             return
         code = state["code"]
@@ -219,7 +221,8 @@ def attach(run_dir: str | Path) -> None:
     procs = run / "procs"
     procs.mkdir(exist_ok=True)
     launcher = os.environ.get("TRACEKIT_LAUNCHER", "0")
-    (procs / f"{host}.{launcher}.{pid}").write_text(f"rank={rank} local_rank={os.environ.get('LOCAL_RANK', '')}\n")
+    (procs / f"{host}.{launcher}.{pid}").write_text(
+        f"rank={rank} local_rank={os.environ.get('LOCAL_RANK', '')}\n")
     import faulthandler
     import signal
 

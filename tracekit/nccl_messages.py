@@ -137,9 +137,9 @@ MESSAGES: tuple[Message, ...] = (
     Message("cuda_error_code", r"unhandled cuda error", "ncclUnhandledCudaError: a CUDA failure on this rank",
             (CRASH,), "src/init.cc:3420"),
     Message("internal_error", r"internal error - please report this issue|Internal check failed",
-            "ncclInternalError: one of NCCL's own checks failed; most often the consequence of something that "
-            "went wrong before it (an address never filled in, a connection its peer closed), which the line "
-            "under `Last error:` names", (UNDECIDED,), "src/init.cc:3424 (ncclGetErrorString)"),
+            "ncclInternalError: one of NCCL's own checks failed; most often the consequence of something "
+            "that went wrong before it (an address never filled in, a connection its peer closed), which "
+            "the line under `Last error:` names", (UNDECIDED,), "src/init.cc:3424 (ncclGetErrorString)"),
     Message("invalid_argument", r"(?:ncclInvalidArgument|, invalid argument\b|invalid argument \(run with)",
             "ncclInvalidArgument: this rank passed NCCL an argument it refuses (a tensor on another GPU than "
             "the communicator's, a wrong device index or rank, a null buffer, a count or type it cannot "

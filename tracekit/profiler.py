@@ -54,7 +54,8 @@ def callback(out: str | Path | None = None, wait: int = 5, active: int = 3):
             if torch.cuda.is_available():
                 acts.append(torch.profiler.ProfilerActivity.CUDA)
             self.prof = torch.profiler.profile(
-                activities=acts, schedule=torch.profiler.schedule(wait=wait, warmup=1, active=active, repeat=1),
+                activities=acts, schedule=torch.profiler.schedule(wait=wait, warmup=1, active=active,
+                                                                  repeat=1),
                 on_trace_ready=lambda p: p.export_chrome_trace(str(trace_path(out))))
             self.prof.start()
 

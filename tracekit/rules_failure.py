@@ -352,9 +352,10 @@ def failed_without_cause(ev: Evidence) -> Verdict | None:
         said = f"; {'rank ' + str(r[0]) + ': ' if r.len() else ''}{msg(first, 0, 160)}"
     elif ev.pending.height:  # a communicator's Init START without its COMPLETE, and nothing else
         p = ev.pending.row(0, named=True)
-        said = (f"; {'rank ' + str(p['rank']) + ': ' if p['rank'] is not None else ''}communicator {p['comm']} "
+        said = (f"; {'rank ' + str(p['rank']) + ': ' if p['rank'] is not None else ''}"
+                f"communicator {p['comm']} "
                 f"of nranks {p['nranks']}: Init START without Init COMPLETE"
-                + (" (a communicator of one rank: a world or group of its own; if the job has more ranks, this "
-                   "process did not join them)" if p["nranks"] == 1 else ""))
+                + (" (a communicator of one rank: a world or group of its own; if the job has more ranks, "
+                   "this process did not join them)" if p["nranks"] == 1 else ""))
     return Verdict(Kind.UNDECIDED, "the job did not end cleanly (" + "; ".join(signs) + f"){said}; the "
                    f"evidence shows no cause: {COLLECT}", rank_of(ev.exits, ev), shown)

@@ -48,7 +48,8 @@ class Traffic:
         return {op: v / n for op, v in zip(self.by_op["op"], self.by_op[column])}
 
     def to_dict(self) -> dict:
-        return {"ranks": self.ranks, "nranks": self.nranks, "steps": self.steps, "accumulation": self.accumulation,
+        return {"ranks": self.ranks, "nranks": self.nranks, "steps": self.steps,
+                "accumulation": self.accumulation,
                 "by_op": self.by_op.to_dicts()}
 
 
@@ -65,17 +66,21 @@ def measure(store: Store) -> Traffic | None:
                                          & pl.col("bytes").is_not_null())
          .select("op", "bytes", "nranks", "rank", "host", "pid"))
     n = pl.col("nranks").fill_null(1)
-    data = pl.when(pl.col("op").is_in(["all_gather", "reduce_scatter"])).then(pl.col("bytes") * n).otherwise("bytes")
+    data = (pl.when(pl.col("op").is_in(["all_gather", "reduce_scatter"])).then(pl.col("bytes") * n)
+            .otherwise("bytes"))
     share = (n - 1).cast(pl.Float64) / n
     factor = (pl.when(n <= 1).then(0.0).when(pl.col("op") == "all_reduce").then(2 * share)
               .when(pl.col("op") == "send").then(1.0).when(pl.col("op") == "recv").then(0.0).otherwise(share))
     # who sent: the rank, else the process (host, pid) of a log that names no rank
     unranked = pl.col("rank").is_null()
-    counted = c.select(pl.len().alias("rows"), pl.col("nranks").max(), pl.col("rank").drop_nulls().n_unique().alias("ranked"),
-                       pl.struct(pl.col("host").filter(unranked), pl.col("pid").filter(unranked)).n_unique().alias("procs"),
+    counted = c.select(pl.len().alias("rows"), pl.col("nranks").max(),
+                       pl.col("rank").drop_nulls().n_unique().alias("ranked"),
+                       pl.struct(pl.col("host").filter(unranked),
+                                 pl.col("pid").filter(unranked)).n_unique().alias("procs"),
                        unranked.any().alias("any_unranked"))
     by_op = (c.group_by(pl.col("op").cast(pl.Utf8))
-             .agg(pl.len().alias("calls"), data.sum().alias("data_bytes"), (data * factor).sum().alias("sent_bytes")))
+             .agg(pl.len().alias("calls"), data.sum().alias("data_bytes"),
+                  (data * factor).sum().alias("sent_bytes")))
     counted, by_op = pl.collect_all([counted, by_op])
     if not counted["rows"][0]:
         return None
@@ -99,10 +104,12 @@ def lines(t: Traffic, top: int = 5) -> list[str]:
     unit = "micro-step" if t.micro_steps else "step" if t.steps else "run"
     head = (f"{t.steps} optimizer step(s)" + (f" x {t.accumulation} micro-steps" if t.accumulation else "")
             if t.steps else "no step logged: whole run")
-    out = [f"per rank per {unit} ({head}; start-up and evals included; {t.ranks} rank(s), groups of {t.nranks}):"]
+    out = [f"per rank per {unit} ({head}; start-up and evals included; "
+           f"{t.ranks} rank(s), groups of {t.nranks}):"]
     n = {"run": 1, "step": t.steps, "micro-step": t.micro_steps}[unit]
     for r in t.by_op.head(top).iter_rows(named=True):
-        per_step = f", {gb(r['sent_bytes'] / t.steps)} sent per optimizer step" if unit == "micro-step" else ""
+        per_step = (f", {gb(r['sent_bytes'] / t.steps)} sent per optimizer step"
+                    if unit == "micro-step" else "")
         out.append(f"{r['op']:<15}{r['calls'] / n:>9.1f} calls  {gb(r['data_bytes'] / n):>9} data  "
                    f"{gb(r['sent_bytes'] / n):>9} sent{per_step}")
     if t.by_op.height > top:
@@ -116,7 +123,8 @@ def _figure(s: Store, unit: str) -> Figure:
         return Figure(None, "GB", "", "no NCCL COLL lines (NCCL_DEBUG_SUBSYS with COLL)")
     n = {"step": t.steps, "micro-step": t.micro_steps}[unit]
     if not n:
-        return Figure(None, "GB", "", "no optimizer step logged" if unit == "step" else "no gradient accumulation logged")
+        return Figure(None, "GB", "",
+                      "no optimizer step logged" if unit == "step" else "no gradient accumulation logged")
     sent = t.per("sent_bytes", unit)
     parts = ", ".join(f"{op} {gb(v)}" for op, v in sent.items() if v >= 1e3)
     total = sum(sent.values())

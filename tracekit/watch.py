@@ -24,7 +24,8 @@ from tracekit.ingest import discover, ingest
 from tracekit.outcome import EventKind
 from tracekit.wording import fmt_ranks
 
-OWN_FILES = re.compile(r"^(?:fr_rank|pyspy\.|stacks_rank|faulthandler\.|launch\.|launcher\.)")  # not the job's log lines
+# not the job's log lines
+OWN_FILES = re.compile(r"^(?:fr_rank|pyspy\.|stacks_rank|faulthandler\.|launch\.|launcher\.)")
 RECENT_S = 10.0  # a first look within this long of the last write sees a running job
 QUIET_KINDS = {"healthy", "undecided"}
 
@@ -61,13 +62,15 @@ def snapshot(path: str | Path) -> Snapshot:
         source = coll.group_by("source").len().sort("len", descending=True)["source"][0]
         coll = coll.filter(pl.col("source") == source)
         pg = coll.group_by("pg").len().sort("len", descending=True)["pg"][0]
-        top = coll.filter(pl.col("pg") == pg).sort("seq").group_by("rank").agg(pl.col("seq").last(), pl.col("op").last())
+        top = (coll.filter(pl.col("pg") == pg).sort("seq").group_by("rank")
+               .agg(pl.col("seq").last(), pl.col("op").last()))
         s.frontier = dict(top.select("rank", "seq").iter_rows())
         s.where = {r: f"{op} #{seq}" for r, seq, op in top.iter_rows()}
     steps = store.events.filter((pl.col("kind") == EventKind.STEP) & pl.col("step").is_not_null())
     if steps.height:
         s.step = steps["step"].max()
-        m = steps["message"].str.extract(r"'global_step/max_steps': '\d+/(\d+)'", 1).cast(pl.Int64, strict=False).drop_nulls()
+        m = (steps["message"].str.extract(r"'global_step/max_steps': '\d+/(\d+)'", 1)
+             .cast(pl.Int64, strict=False).drop_nulls())
         s.max_steps = m.max() if m.len() else None
     notes = store.events.filter(pl.col("kind") == EventKind.RUN_NOTE)["message"].drop_nulls()
     launchers = store.events.filter(pl.col("kind") == EventKind.LAUNCH)["file"].n_unique()
@@ -96,7 +99,8 @@ def describe(prev: Snapshot | None, cur: Snapshot) -> str:
         dc = cur.collectives - prev.collectives
         ds = (cur.step or 0) - (prev.step or 0)
         if dc > 0 or ds > 0:
-            rate = [f"{dc / dt:.1f} collectives/s" if dc > 0 else "", f"{ds / dt:.2f} steps/s" if ds > 0 else ""]
+            rate = [f"{dc / dt:.1f} collectives/s" if dc > 0 else "",
+                    f"{ds / dt:.2f} steps/s" if ds > 0 else ""]
             lag = ""
             if cur.frontier:
                 low = min(cur.frontier.values())
@@ -109,7 +113,8 @@ def describe(prev: Snapshot | None, cur: Snapshot) -> str:
     groups: dict[str, list[int]] = {}
     for r, w in sorted(cur.where.items()):
         groups.setdefault(w, []).append(r)
-    at = "; ".join(f"{'rank' if len(rs) == 1 else 'ranks'} {fmt_ranks(rs)} at {w}" for w, rs in groups.items())
+    at = "; ".join(f"{'rank' if len(rs) == 1 else 'ranks'} {fmt_ranks(rs)} at {w}"
+                   for w, rs in groups.items())
     place = (f" ({step})" if step else "") + (f": {at}" if at else "")
     if cur.live:
         return f"stalled: no progress for {still:.0f}s{place}; verdict ({cur.live}): {cur.verdict}"

@@ -16,7 +16,8 @@ class Parsed:
 
     kind: str
     tables: dict[str, pl.DataFrame] = field(default_factory=dict)
-    claimed: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64}))
+    claimed: pl.DataFrame = field(
+        default_factory=lambda: pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64}))
 
     @property
     def found(self) -> bool:

@@ -85,7 +85,8 @@ def _bounded(obj) -> None:
 def load(data: bytes) -> dict:
     """A dump (pickle, protocols 2-5, or JSON) decoded within the limits above; InputError otherwise."""
     if len(data) > MAX_DUMP_BYTES:
-        raise InputError(f"{len(data) / (1 << 20):,.0f} MB: past {MAX_DUMP_BYTES >> 20} MB, not a Flight Recorder dump")
+        raise InputError(f"{len(data) / (1 << 20):,.0f} MB: past {MAX_DUMP_BYTES >> 20} MB, "
+                         "not a Flight Recorder dump")
     if data[:64].lstrip()[:1] == b"{":
         obj = json.loads(data)
     else:
@@ -105,7 +106,8 @@ def looks_like(data: bytes) -> bool:
 
 # torch dtype names as FR writes them, and their sizes
 DTYPE_BYTES = {"Float": 4, "BFloat16": 2, "Half": 2, "Double": 8, "Long": 8, "Int": 4, "Short": 2, "Char": 1,
-               "Byte": 1, "Bool": 1, "Float8_e4m3fn": 1, "Float8_e5m2": 1, "ComplexFloat": 8, "UInt32": 4, "UInt64": 8}
+               "Byte": 1, "Bool": 1, "Float8_e4m3fn": 1, "Float8_e5m2": 1, "ComplexFloat": 8, "UInt32": 4,
+               "UInt64": 8}
 
 OP_ALIASES = {
     "allreduce": "all_reduce", "all_reduce": "all_reduce", "allreduce_coalesced": "all_reduce",
@@ -119,8 +121,9 @@ OP_ALIASES = {
     # the names the analyzer knows (torch/distributed/flight_recorder/components/types.py, COLLECTIVES):
     # out-of-place and single-tensor variants run the same NCCL op as the plain one
     "_broadcast_oop": "broadcast", "_reduce_oop": "reduce", "all_gather_into_tensor_coalesced": "all_gather",
-    "all_gather_single": "all_gather", "all_gather_v": "all_gather", "reduce_scatter_single": "reduce_scatter",
-    "reduce_scatter_v": "reduce_scatter", "all_to_all_single": "all_to_all", "all_to_all_v_single": "all_to_all",
+    "all_gather_single": "all_gather", "all_gather_v": "all_gather",
+    "reduce_scatter_single": "reduce_scatter", "reduce_scatter_v": "reduce_scatter",
+    "all_to_all_single": "all_to_all", "all_to_all_v_single": "all_to_all",
     "all_reduce_barrier": "barrier",
     # the entries that end a coalesced group (ProcessGroupNCCL::endCoalescing): no tensors of their own
     "allgather_coalesced": "coalesced", "reduce_scatter_coalesced": "coalesced",
@@ -142,7 +145,8 @@ def canonical_op(name: str) -> str:
 @functools.lru_cache(maxsize=1024)
 def _ranks(text: str) -> frozenset:
     """The ranks of a pg_config entry, written as a Python list ("[0, 1, 2]"): JSON, mostly.
-    Cached: every dump of a run repeats the same groups (at 1,024 ranks, parsing them was 40% of FR ingest)."""
+    Cached: every dump of a run repeats the same groups (at 1,024 ranks, parsing them was 40% of FR
+    ingest)."""
     try:
         got = json.loads(text)
     except ValueError:
@@ -199,7 +203,8 @@ def _sizes(column: list[list]) -> list[tuple[int, str]]:
 
 def _column(name: str, value, dtype: pl.DataType, n: int) -> pl.Series:
     """``value`` ``n`` times, made in polars (a list of n copies costs a Python object each)."""
-    return pl.Series(name, [value], dtype=dtype).new_from_index(0, n) if n else pl.Series(name, [], dtype=dtype)
+    return (pl.Series(name, [value], dtype=dtype).new_from_index(0, n) if n
+            else pl.Series(name, [], dtype=dtype))
 
 
 def _collectives(entries: list[dict], file: str, rank: int | None) -> pl.DataFrame:
@@ -259,7 +264,8 @@ def parse(obj: dict, file: str) -> Parsed:
     rank = _rank_of(obj, file)
     entries = obj.get("entries") or []
     coll = _collectives(entries, file, rank)
-    # each pg id's group name, from the last entry that gives both (a dict of them first: 2,000 entries, few ids)
+    # each pg id's group name, from the last entry that gives both
+    # (a dict of them first: 2,000 entries, few ids)
     last = dict(zip([e.get("pg_id") for e in entries], coll["pg"].to_list()))
     pg_ids = {str(i): pg for i, pg in last.items() if i is not None}
     # one row per process group the dump describes: members from pg_config (Gloo names the default
@@ -270,19 +276,25 @@ def parse(obj: dict, file: str) -> Parsed:
         if isinstance(members, str):  # most versions write the list as its text
             members = sorted(_ranks(members))
         groups[str(name) or "0"] = {"pg_desc": cfg.get("desc"),
-                                    "members": [int(x) for x in members] if isinstance(members, list) else None}
+                                    "members": ([int(x) for x in members] if isinstance(members, list)
+                                                else None)}
     for pg_id, st in (obj.get("pg_status") or {}).items():
         g = groups.setdefault(pg_ids.get(str(pg_id), f"id:{pg_id}"), {})
-        g.update(pg_id=str(pg_id), last_enqueued=st.get("last_enqueued_collective"), last_completed=st.get("last_completed_collective"),
+        g.update(pg_id=str(pg_id), last_enqueued=st.get("last_enqueued_collective"),
+                 last_completed=st.get("last_completed_collective"),
                  last_started=st.get("last_started_collective"))
     for pg_id, name in pg_ids.items():
         groups.setdefault(name, {}).setdefault("pg_id", pg_id)
     grp = pl.DataFrame([{"pg": k, **v, "file": file, "rank": rank} for k, v in groups.items()],
-                       schema={"pg": pl.Utf8, "pg_id": pl.Utf8, "pg_desc": pl.Utf8, "members": pl.List(pl.Int64), "last_enqueued": pl.Int64,
-                               "last_completed": pl.Int64, "last_started": pl.Int64, "file": pl.Utf8, "rank": pl.Int64})
-    events = pl.DataFrame({"kind": ["fr_dump"], "message": [f"{len(entries)} entries, FR version {obj.get('version')}"],
+                       schema={"pg": pl.Utf8, "pg_id": pl.Utf8, "pg_desc": pl.Utf8,
+                               "members": pl.List(pl.Int64), "last_enqueued": pl.Int64,
+                               "last_completed": pl.Int64, "last_started": pl.Int64, "file": pl.Utf8,
+                               "rank": pl.Int64})
+    events = pl.DataFrame({"kind": ["fr_dump"],
+                           "message": [f"{len(entries)} entries, FR version {obj.get('version')}"],
                            "file": [file], "rank": [rank]}, schema_overrides={"rank": pl.Int64})
     version = obj.get("nccl_version") or obj.get("comm_lib_version") or None
-    ranks = pl.DataFrame({"file": [file], "rank": [rank], "nccl_version": [version or None], "source": ["fr"]},
+    ranks = pl.DataFrame({"file": [file], "rank": [rank], "nccl_version": [version or None],
+                          "source": ["fr"]},
                          schema_overrides={"rank": pl.Int64, "nccl_version": pl.Utf8})
     return Parsed("flight-recorder", {"collectives": coll, "events": events, "ranks": ranks, "groups": grp})

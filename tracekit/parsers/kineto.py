@@ -32,7 +32,8 @@ def parse(obj: dict, file: str) -> Parsed:
     info = obj.get("distributedInfo") or {}
     rank = info.get("rank")
     events = obj.get("traceEvents") or []
-    rows = {k: [] for k in ("source", "pg", "seq", "op", "op_raw", "count", "dtype", "start_ns", "end_ns", "nranks")}
+    rows = {k: [] for k in ("source", "pg", "seq", "op", "op_raw", "count", "dtype", "start_ns", "end_ns",
+                            "nranks")}
 
     def add(source, pg, seq, op, raw, count, dtype, ts, dur, nranks=None):
         rows["source"].append(source)
@@ -44,12 +45,15 @@ def parse(obj: dict, file: str) -> Parsed:
         rows["dtype"].append(dtype)
         start = int(float(ts) * 1000) if ts is not None else None
         rows["start_ns"].append(start)
-        rows["end_ns"].append(start + int(float(dur) * 1000) if start is not None and dur is not None else None)
+        rows["end_ns"].append(start + int(float(dur) * 1000)
+                              if start is not None and dur is not None else None)
         rows["nranks"].append(nranks)
 
     x = [e for e in events if isinstance(e, dict) and e.get("ph") == "X"]
-    rpc = [e for e in x if e.get("name") == "record_param_comms" and "Collective name" in (e.get("args") or {})]
-    gpu_rpc = [e for e in rpc if e.get("cat") == "kernel" or str(e.get("args", {}).get("stream", "")).isdigit()
+    rpc = [e for e in x
+           if e.get("name") == "record_param_comms" and "Collective name" in (e.get("args") or {})]
+    gpu_rpc = [e for e in rpc
+               if e.get("cat") == "kernel" or str(e.get("args", {}).get("stream", "")).isdigit()
                and e.get("cat") != "cpu_op"]
     cpu_rpc = [e for e in rpc if e not in gpu_rpc]
 
@@ -69,7 +73,8 @@ def parse(obj: dict, file: str) -> Parsed:
             if name in ("", "None", "wait", "init"):
                 continue
             add("kineto", pg, _int(a.get("Seq")) or order[pg], canonical_op(name), name,
-                _int(a.get("In msg nelems")), a.get("dtype"), e.get("ts"), e.get("dur"), _int(a.get("Group size")))
+                _int(a.get("In msg nelems")), a.get("dtype"), e.get("ts"), e.get("dur"),
+                _int(a.get("Group size")))
     else:
         order = 0
         for e in sorted(x, key=lambda e: e.get("ts", 0)):
@@ -85,13 +90,15 @@ def parse(obj: dict, file: str) -> Parsed:
         name = str(e.get("name", ""))
         if name.startswith(("ncclKernel_", "ncclDevKernel_")):
             a = e.get("args") or {}
-            add("kineto-gpu", str(a.get("Process Group Name", "0")), _int(a.get("Seq")), _kernel_op(name), name,
-                _int(a.get("In msg nelems")), a.get("dtype"), e.get("ts"), e.get("dur"), _int(a.get("Group size")))
+            add("kineto-gpu", str(a.get("Process Group Name", "0")), _int(a.get("Seq")), _kernel_op(name),
+                name, _int(a.get("In msg nelems")), a.get("dtype"), e.get("ts"), e.get("dur"),
+                _int(a.get("Group size")))
     coll = pl.DataFrame(rows, schema_overrides={"seq": pl.Int64, "count": pl.Int64, "start_ns": pl.Int64,
                                                 "end_ns": pl.Int64, "nranks": pl.Int64, "pg": pl.Utf8,
                                                 "dtype": pl.Utf8}).with_columns(
         pl.lit(file).alias("file"), pl.lit(rank, pl.Int64).alias("rank"), pl.lit("completed").alias("state"),
-        (pl.col("count") * pl.col("dtype").replace_strict(DTYPE_BYTES, default=None, return_dtype=pl.Int64)).alias("bytes"))
+        (pl.col("count") * pl.col("dtype").replace_strict(DTYPE_BYTES, default=None, return_dtype=pl.Int64))
+        .alias("bytes"))
     ranks = pl.DataFrame({
         "file": [file], "rank": [rank], "world_size": [info.get("world_size")],
         "nccl_version": [info.get("nccl_version")], "source": ["kineto"],

@@ -31,7 +31,8 @@ ABORTING = r"\*\*\* The Open MPI .* is aborting the MPI job"
 NONZERO = r"^Primary job\s+terminated normally, but (?P<n>\d+) process(?:es)? returned"
 PROCESS_NAME = r"^\s+Process name:\s+\[\[\d+,\d+\],(?P<rank>\d+)\]"
 EXIT_CODE = r"^\s+Exit code:\s+(?P<exit_code>-?\d+)"
-HOROVOD_STALL = r"One or more tensors were submitted to be (?:reduced|gathered|broadcasted).* by subset of ranks"
+HOROVOD_STALL = (r"One or more tensors were submitted to be (?:reduced|gathered|broadcasted)"
+                 r".* by subset of ranks")
 OP = r"Horovod(?P<op>Allreduce|Allgather|Broadcast|Alltoall|ReduceScatter|Reducescatter)"
 STALLED = rf"\S*{OP}\S* \[(?P<which>missing|ready) ranks: (?P<ranks>[\d, ]+)\]"
 # Horovod 0.20+: `Missing ranks:` (later `Stalled ranks:`) then `0: [HorovodAllreduce_grads_0, ...]` per
@@ -56,15 +57,19 @@ def parse(lines: pl.DataFrame) -> Parsed:
         g = t.str.extract_groups(SIGNAL).struct
         events.append(sig.with_columns(pl.lit("signal").alias("kind"), g.field("host").alias("host"),
                                        g.field("pid").cast(pl.Int64).alias("pid"),
-                                       pl.format("Signal {} ({}) received by PID {}", g.field("signal"), g.field("signum"), g.field("pid"))
+                                       pl.format("Signal {} ({}) received by PID {}", g.field("signal"),
+                                                 g.field("signum"), g.field("pid"))
                                        .alias("message"), pl.col("launch_rank").alias("rank")))
     # mpirun's notice: the process name (its rank) sits a line above its exit code
-    named = df.with_columns(t.str.extract(PROCESS_NAME, 1).cast(pl.Int64, strict=False).forward_fill(limit=2).over("file").alias("_r"),
-                            t.str.extract(EXIT_CODE, 1).cast(pl.Int64, strict=False).alias("exit_code"))
+    named = df.with_columns(
+        t.str.extract(PROCESS_NAME, 1).cast(pl.Int64, strict=False).forward_fill(limit=2).over("file")
+        .alias("_r"),
+        t.str.extract(EXIT_CODE, 1).cast(pl.Int64, strict=False).alias("exit_code"))
     exited = named.filter(pl.col("exit_code").is_not_null() & pl.col("_r").is_not_null())
     if exited.height:
         events.append(exited.with_columns(pl.lit("child_failed").alias("kind"), pl.col("_r").alias("rank"),
-                                          pl.format("mpirun: rank {} exited with code {}", "_r", "exit_code").alias("message"),
+                                          pl.format("mpirun: rank {} exited with code {}", "_r", "exit_code")
+                                          .alias("message"),
                                           pl.lit("mpirun").alias("where")))
     named_files = exited.select("file").unique()
     nonzero = mine.filter(t.str.contains(NONZERO)).join(named_files, on="file", how="anti")
@@ -76,7 +81,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
                       t.str.extract(NONZERO, 1)).alias("message")))
     stall = mine.filter(t.str.contains(HOROVOD_STALL))
     if stall.height:
-        events.append(stall.with_columns(pl.lit("stall").alias("kind"), t.alias("message"), pl.lit("horovod").alias("where"),
+        events.append(stall.with_columns(pl.lit("stall").alias("kind"), t.alias("message"),
+                                         pl.lit("horovod").alias("where"),
                                          pl.col("launch_rank").alias("rank")))
     events += _horovod_missing(df, mine)
     drop = ("text", "launch_rank", "task_tag", "_r", "_m")
@@ -114,11 +120,13 @@ def _horovod_missing(df: pl.DataFrame, mine: pl.DataFrame) -> list[pl.DataFrame]
             pl.col("op").str.to_lowercase(), pl.lit("horovod").alias("where"))
             .drop("_s", "_np", "which", "ranks"))
     g = t.str.extract_groups(MISSING_LIST).struct
-    rank = pl.coalesce(g.field("r").cast(pl.Int64, strict=False), pl.col("task_tag").cast(pl.Int64, strict=False))
+    rank = pl.coalesce(g.field("r").cast(pl.Int64, strict=False),
+                       pl.col("task_tag").cast(pl.Int64, strict=False))
     lists = mine.filter(t.str.contains(MISSING_LIST)).with_columns(
         rank.alias("rank"), g.field("gone").is_not_null().alias("_gone"),
         t.str.extract(OP, 1).str.to_lowercase().alias("op"), pl.lit("horovod").alias("where"),
-        pl.concat_str(pl.col("task_tag").fill_null(""), pl.lit(": "), t).str.strip_prefix(": ").alias("message"))
+        pl.concat_str(pl.col("task_tag").fill_null(""), pl.lit(": "), t)
+        .str.strip_prefix(": ").alias("message"))
     lists = lists.filter(pl.col("rank").is_not_null())
     if lists.height:
         out.append(lists.with_columns(pl.lit("rank_missing").alias("kind")).drop("_gone"))

@@ -28,8 +28,9 @@ from tracekit.parsers.nccl_ranks import (comm_table, counted, join_rank, launche
                                          named_ranks, process_ranks, shared_comm)
 from tracekit.parsers.nccl_shapes import (  # noqa: F401 - FAST_HEAD is read by ingest
     PREFIX, PREFIX_NO_PID, OFI_LINE, SHARP_LINE, SHARPD_LINE, FABRIC_LINE, MLX5_LINE, BARE_PLUGIN, BARE_NCCL,
-    BARE_COLL, OTHER_SHAPES, FAILED_WORDS, GLUED, GLUED_CUT, VERSION, USING, NCCL_TUPLE, INIT, NNODES, COLL, CONN,
-    RANK_NRANKS, PROXY_RANK, RING, TREES, BOOT, NET, IB_NONE, IB_USING, SOCK_USING, CONNECT_RETRY, IB_ERROR,
+    BARE_COLL, OTHER_SHAPES, FAILED_WORDS, GLUED, GLUED_CUT, VERSION, USING, NCCL_TUPLE, INIT, NNODES, COLL,
+    CONN, RANK_NRANKS, PROXY_RANK, RING, TREES, BOOT, NET, IB_NONE, IB_USING, SOCK_USING, CONNECT_RETRY,
+    IB_ERROR,
     FAST_HEAD, UNWIND, TIMINGS, OLD_BOOT, OLD_NET, OLD_IB, SETTING, BENIGN, BENIGN_ANY,
     KNOWN_INFO_ANY, COMM_RANK, LAST_ERROR_INLINE,
 )
@@ -46,8 +47,10 @@ DTYPES = {
     10: ("float8e4m3", 1), 11: ("float8e5m2", 1),
 }
 # by dtype number, then one slot for any other number or none
-DTYPE_NAMES = pl.Series([DTYPES[i][0] if i in DTYPES else "unknown" for i in range(max(DTYPES) + 1)] + ["unknown"])
-DTYPE_SIZES = pl.Series([DTYPES[i][1] if i in DTYPES else None for i in range(max(DTYPES) + 1)] + [None], dtype=pl.Int64)
+DTYPE_NAMES = pl.Series([DTYPES[i][0] if i in DTYPES else "unknown" for i in range(max(DTYPES) + 1)]
+                        + ["unknown"])
+DTYPE_SIZES = pl.Series([DTYPES[i][1] if i in DTYPES else None for i in range(max(DTYPES) + 1)] + [None],
+                        dtype=pl.Int64)
 OPS = {
     "AllReduce": "all_reduce", "AllGather": "all_gather", "ReduceScatter": "reduce_scatter",
     "Broadcast": "broadcast", "Reduce": "reduce", "Send": "send", "Recv": "recv",
@@ -125,14 +128,16 @@ def read_many(files: list[tuple[str, bytes | mmap.mmap]], scans: list[tuple] | N
         for k in ("pid", "line", "dev", "lines"):
             streams[k] += _ints(cols["stream_" + k])
         ops += op_names
-    lines = text.lines_frames([pl.DataFrame(rest, schema={"line": pl.Int64, "raw": pl.Utf8, "file": pl.Utf8})])
+    lines = text.lines_frames(
+        [pl.DataFrame(rest, schema={"line": pl.Int64, "raw": pl.Utf8, "file": pl.Utf8})])
     if not streams["file"]:
         return lines, None
     streams = pl.DataFrame(streams, schema={k: t for k, t in STREAMS.items() if k != "stream"})
     op_names = pl.DataFrame({"op_raw": ops}, schema={"op_raw": pl.Utf8}).with_row_index("op")
     rows = pl.DataFrame([pl.concat(chunks, rechunk=False).alias(k) for k, chunks in rows.items()])
     return lines, Coll(rows,
-                       streams.with_row_index("stream").with_columns(pl.col("stream").cast(pl.Int64)).select(list(STREAMS)),
+                       streams.with_row_index("stream").with_columns(pl.col("stream").cast(pl.Int64))
+                       .select(list(STREAMS)),
                        op_names.with_columns(pl.col("op").cast(pl.Int64)))
 
 
@@ -190,33 +195,38 @@ def _split_prefix(lines: pl.DataFrame) -> pl.DataFrame:
     out = pl.concat([fast, slow], how="diagonal_relaxed").sort("file", "line") if slow.height else fast
     # writers glued in one line (`... 8g183:161258:166018 [1] NCCL INFO ncclCommSplit ... rank 1 nranks 16 ...
     # 0x55cd375g183:161262:166017 [5] NCCL INFO ...`): each prefix starts a message of its own, a row each
-    glued = out.filter(pl.col("msg").str.contains(" NCCL ", literal=True)).filter(pl.col("msg").str.contains(GLUED))
+    glued = (out.filter(pl.col("msg").str.contains(" NCCL ", literal=True))
+             .filter(pl.col("msg").str.contains(GLUED)))
     if not glued.height:
         return out
     seg = glued.select("file", "line", *[c for c in ("ts", "launch_rank") if c in out.columns],
-                       pl.col("msg").str.replace_all(GLUED_CUT, "${pre}\x00${p}").str.split("\x00").list.slice(1)
+                       pl.col("msg").str.replace_all(GLUED_CUT, "${pre}\x00${p}")
+                       .str.split("\x00").list.slice(1)
                        .alias("_seg")).explode("_seg")
     inner = seg.with_columns(pl.col("_seg").str.extract_groups(PREFIX).alias("_p")).drop("_seg").unnest("_p")
-    first = glued.with_columns(pl.col("msg").str.replace(GLUED_CUT, "${pre}\x00").str.split("\x00").list.first())
+    first = glued.with_columns(
+        pl.col("msg").str.replace(GLUED_CUT, "${pre}\x00").str.split("\x00").list.first())
     rest = out.join(glued.select("file", "line"), on=["file", "line"], how="anti")
     # a glued writer's host reads the characters glued before it (`8g183`, `0x55cd375g183`): the file's own
     # host that ends it, where the file's other lines name one
-    hosts = rest.filter(pl.col("host").is_not_null()).group_by("file").agg(pl.col("host").unique().alias("_hosts"))
+    hosts = (rest.filter(pl.col("host").is_not_null()).group_by("file")
+             .agg(pl.col("host").unique().alias("_hosts")))
     inner = inner.join(hosts, on="file", how="left")
     inner = _own_host(inner)
-    return pl.concat([rest, first.select(out.columns), inner.select(out.columns)], how="diagonal_relaxed").sort(
-        "file", "line", maintain_order=True)
+    return pl.concat([rest, first.select(out.columns), inner.select(out.columns)],
+                     how="diagonal_relaxed").sort("file", "line", maintain_order=True)
 
 
 def _own_host(rows: pl.DataFrame) -> pl.DataFrame:
-    """``host`` replaced by the one of ``_hosts`` (the file's hosts from its clean lines) that it ends with."""
+    """``host`` replaced by the one of ``_hosts`` (the file's hosts from its clean lines) that it ends
+    with."""
     rows = rows.explode("_hosts").with_columns(
-        (pl.col("host").str.ends_with(pl.col("_hosts")) & (pl.col("host") != pl.col("_hosts"))).fill_null(False)
-        .alias("_end"))
+        (pl.col("host").str.ends_with(pl.col("_hosts")) & (pl.col("host") != pl.col("_hosts")))
+        .fill_null(False).alias("_end"))
     rows = rows.sort("_end", descending=True).unique(["file", "line", "pid", "tid", "msg"], keep="first",
                                                      maintain_order=True)
-    return rows.with_columns(pl.when("_end").then(pl.col("_hosts")).otherwise(pl.col("host")).alias("host")).drop(
-        "_hosts", "_end")
+    return rows.with_columns(
+        pl.when("_end").then(pl.col("_hosts")).otherwise(pl.col("host")).alias("host")).drop("_hosts", "_end")
 
 
 def _split_slow(slow: pl.DataFrame) -> pl.DataFrame:
@@ -225,8 +235,8 @@ def _split_slow(slow: pl.DataFrame) -> pl.DataFrame:
     SHARP's own formats); null host and level where none fits."""
     t = pl.col("text")
     done, rest = [], slow
-    for shape in (PREFIX, PREFIX_NO_PID, OFI_LINE, SHARP_LINE, SHARPD_LINE, FABRIC_LINE, MLX5_LINE, BARE_PLUGIN,
-                  BARE_NCCL, BARE_COLL):
+    for shape in (PREFIX, PREFIX_NO_PID, OFI_LINE, SHARP_LINE, SHARPD_LINE, FABRIC_LINE, MLX5_LINE,
+                  BARE_PLUGIN, BARE_NCCL, BARE_COLL):
         hit = rest.filter(t.str.contains(shape))
         if hit.height:
             done.append(hit.with_columns(t.str.extract_groups(shape).alias("_p")).unnest("_p"))
@@ -235,11 +245,12 @@ def _split_slow(slow: pl.DataFrame) -> pl.DataFrame:
     for c in ("host", "pid", "tid", "dev", "src_loc", "level", "msg"):
         if c not in out.columns:
             out = out.with_columns(pl.lit(None, pl.Utf8).alias(c))
-    # SHARP's and libfabric's levels read as NCCL's; a line that kept no level is a WARN when it says a failure
+    # SHARP's and libfabric's levels read as NCCL's; a line that kept no level is a WARN when it says
+    # a failure
     level = pl.col("level").str.to_uppercase().replace({"ERROR": "WARN", "WARNING": "WARN", "DEBUG": "INFO"})
     fail = pl.when(pl.col("msg").str.contains(FAILED_WORDS)).then(pl.lit("WARN")).otherwise(pl.lit("INFO"))
-    return out.with_columns(pl.when(pl.col("level").is_null() & pl.col("msg").is_not_null()).then(fail).otherwise(level)
-                            .alias("level"))
+    return out.with_columns(pl.when(pl.col("level").is_null() & pl.col("msg").is_not_null())
+                            .then(fail).otherwise(level).alias("level"))
 
 
 def _decode_coll(df: pl.DataFrame) -> pl.DataFrame:
@@ -253,7 +264,8 @@ def _decode_coll(df: pl.DataFrame) -> pl.DataFrame:
             return m.str.slice(i).str.split_exact(" ", 1).struct.field("field_0")
         return m.str.slice(i, m.str.find(b, literal=True) - i)
 
-    nranks = m.str.slice(m.str.find("[nranks=", literal=True) + 8).str.split_exact("]", 1).struct.field("field_0")
+    nranks = (m.str.slice(m.str.find("[nranks=", literal=True) + 8).str.split_exact("]", 1)
+              .struct.field("field_0"))
     fast = sub.with_columns(
         m.str.slice(0, m.str.find(": opCount ", literal=True)).alias("op"),
         between(": opCount ", " sendbuff ").alias("opcount"),
@@ -279,14 +291,18 @@ def _decode_coll(df: pl.DataFrame) -> pl.DataFrame:
 def _as_coll(decoded: pl.DataFrame, after: Coll | None) -> Coll:
     """COLL lines polars decoded, as a ``Coll`` whose codes follow those of ``after``."""
     keys = ["file", "host", "pid", "comm"]
-    streams = decoded.group_by(keys, maintain_order=True).agg(pl.col("line", "dev").first(), pl.len().alias("lines"))
+    streams = decoded.group_by(keys, maintain_order=True).agg(pl.col("line", "dev").first(),
+                                                              pl.len().alias("lines"))
     streams = streams.with_row_index("stream", offset=after.streams.height if after else 0).with_columns(
         pl.col("stream", "lines").cast(pl.Int64))
     ops = decoded.select(pl.col("op").alias("op_raw")).unique(maintain_order=True).with_row_index(
         "op", offset=after.ops.height if after else 0).with_columns(pl.col("op").cast(pl.Int64))
-    rows = (decoded.join(streams.select(*keys, "stream"), on=keys, how="left", nulls_equal=True, maintain_order="left")
-            .rename({"op": "op_raw"}).join(ops, on="op_raw", how="left", nulls_equal=True, maintain_order="left"))
-    rows = rows.select(pl.col(c).cast(t, strict=False) for c, t in COLL_ROWS.items())  # (a dtype past uint32: unknown)
+    rows = (decoded.join(streams.select(*keys, "stream"), on=keys, how="left", nulls_equal=True,
+                         maintain_order="left")
+            .rename({"op": "op_raw"})
+            .join(ops, on="op_raw", how="left", nulls_equal=True, maintain_order="left"))
+    # (a dtype past uint32: unknown)
+    rows = rows.select(pl.col(c).cast(t, strict=False) for c, t in COLL_ROWS.items())
     return Coll(rows, streams.select(list(STREAMS)), ops.select(list(OP_NAMES)))
 
 
@@ -330,10 +346,13 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     told = lines.filter(near).filter(pl.col("text").str.contains(NCCL_TUPLE)) if near.any() else lines.clear()
     if told.height:
         version_lines = pl.concat([version_lines, told.with_columns(
-            pl.format("torch is using nccl=={}.{}.{}", tup.field("a"), tup.field("b"), tup.field("c")).alias("text"))],
+            pl.format("torch is using nccl=={}.{}.{}", tup.field("a"), tup.field("b"), tup.field("c"))
+            .alias("text"))],
             how="diagonal_relaxed")
-        version_lines = pl.concat([version_lines, lines.filter(asked).join(told.select("file"), on="file", how="semi")],
-                                  how="diagonal_relaxed").unique(["file", "line"], keep="last", maintain_order=True)
+        version_lines = pl.concat([version_lines,
+                                   lines.filter(asked).join(told.select("file"), on="file", how="semi")],
+                                  how="diagonal_relaxed"
+                                  ).unique(["file", "line"], keep="last", maintain_order=True)
     df = _keep(pre, pl.col("level").is_not_null()).with_columns(
         pl.col("pid").cast(pl.Int64, strict=False), pl.col("dev").cast(pl.Int64, strict=False)
     )
@@ -371,13 +390,17 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     unwind = df.filter(pl.col("msg").str.contains(UNWIND))
     destroyed = init.filter(pl.col("state") == "Destroy COMPLETE")
 
-    said_size = df.filter(pl.col("msg").str.contains(" nranks ", literal=True) | pl.col("msg").str.contains(" nRanks ", literal=True))
-    rank_nranks = _decode(said_size.join(init.select("file", "line"), on=["file", "line"], how="anti"), RANK_NRANKS)
+    said_size = df.filter(pl.col("msg").str.contains(" nranks ", literal=True)
+                          | pl.col("msg").str.contains(" nRanks ", literal=True))
+    rank_nranks = _decode(said_size.join(init.select("file", "line"), on=["file", "line"], how="anti"),
+                          RANK_NRANKS)
     proxy = _decode(df, PROXY_RANK, pl.col("msg").str.starts_with("[Proxy "))
-    comm_rank = _decode(df.filter(pl.col("msg").str.contains(COMM_RANK) & ~pl.col("msg").str.contains(r" n[Rr]anks \d")),
+    comm_rank = _decode(df.filter(pl.col("msg").str.contains(COMM_RANK)
+                                  & ~pl.col("msg").str.contains(r" n[Rr]anks \d")),
                         COMM_RANK)
     proc_rank = process_ranks(init, nnodes, rank_nranks, conn, trees, proxy, launched(df), comm_rank)
-    told = (lines.filter(pl.col("launch_rank").is_not_null()).select("file", pl.col("launch_rank").cast(pl.Int64).alias("rank"))
+    told = (lines.filter(pl.col("launch_rank").is_not_null())
+            .select("file", pl.col("launch_rank").cast(pl.Int64).alias("rank"))
             if "launch_rank" in lines.columns else pl.DataFrame(schema={"file": pl.Utf8, "rank": pl.Int64}))
     proc_rank = local_numbering(proc_rank, df.select("file", "host", "pid").unique(), told)
 
@@ -388,7 +411,8 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
             return frame.with_columns(pl.lit(None, pl.Int64).alias("rank"))
         return join_rank(frame, proc_rank)
 
-    sized = coll.streams.join(coll.rows.group_by("stream").agg(pl.col("nranks").max().cast(pl.Int64)), on="stream",
+    sized = coll.streams.join(coll.rows.group_by("stream").agg(pl.col("nranks").max().cast(pl.Int64)),
+                              on="stream",
                               how="left")
     numbered = counted(sized, proc_rank)
     proc_rank = pl.concat([proc_rank.join(numbered.select("host", "pid"), on=["host", "pid"], how="anti"),
@@ -405,14 +429,17 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
         with_rank(conn).with_columns(
             pl.lit("connection").alias("what"), pl.col("channel", "src", "dst").cast(pl.Int64, strict=False),
             _transport_kind().alias("transport_kind"), pl.col("transport").str.contains("GDR").alias("gdr"),
-        ).select(*key, "rank", "what", "channel", "src", "dst", "direction", "transport", "transport_kind", "gdr"),
-        with_rank(ring).with_columns(pl.lit("ring").alias("what"), pl.col("channel").cast(pl.Int64, strict=False))
+        ).select(*key, "rank", "what", "channel", "src", "dst", "direction", "transport", "transport_kind",
+                 "gdr"),
+        with_rank(ring).with_columns(pl.lit("ring").alias("what"),
+                                     pl.col("channel").cast(pl.Int64, strict=False))
         .select(*key, "rank", "what", "channel", "value"),
         with_rank(trees).with_columns(pl.lit("trees").alias("what")).select(*key, "rank", "what", "value"),
         with_rank(boot).with_columns(pl.lit("bootstrap").alias("what"), _family().alias("family"))
         .select(*key, "rank", "what", "iface", "addr", "family"),
         with_rank(net).with_columns(pl.lit("network").alias("what")).select(*key, "rank", "what", "value"),
-        with_rank(ib_none).with_columns(pl.lit("ib_not_found").alias("what"), pl.lit("No device found").alias("value"))
+        with_rank(ib_none).with_columns(pl.lit("ib_not_found").alias("what"),
+                                        pl.lit("No device found").alias("value"))
         .select(*key, "rank", "what", "value"),
         with_rank(ib_using).with_columns(pl.lit("ib_devices").alias("what"), _family().alias("family"))
         .select(*key, "rank", "what", "value", "iface", "addr", "family"),
@@ -420,28 +447,36 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
         .select(*key, "rank", "what", "value", "iface", "addr", "family"),
         with_rank(old_boot).with_columns(pl.lit("bootstrap").alias("what"), _family().alias("family"))
         .select(*key, "rank", "what", "iface", "addr", "family"),
-        with_rank(old_net).with_columns(pl.lit("network").alias("what")).select(*key, "rank", "what", "value"),
-        with_rank(timings).with_columns(pl.lit("bootstrap_s").alias("what"), pl.coalesce("boot", "total").alias("value"))
+        with_rank(old_net).with_columns(pl.lit("network").alias("what"))
         .select(*key, "rank", "what", "value"),
-        with_rank(old_ib).with_columns(pl.lit("ib_devices").alias("what")).select(*key, "rank", "what", "value"),
+        with_rank(timings).with_columns(pl.lit("bootstrap_s").alias("what"),
+                                        pl.coalesce("boot", "total").alias("value"))
+        .select(*key, "rank", "what", "value"),
+        with_rank(old_ib).with_columns(pl.lit("ib_devices").alias("what"))
+        .select(*key, "rank", "what", "value"),
     ], how="diagonal_relaxed")
 
-    # rank and process group of each stream (host, pid, comm): found on the few streams, joined on one integer
+    # rank and process group of each stream (host, pid, comm): found on the few streams, joined on one
+    # integer
     by_stream = with_rank(coll.streams).join(comm_ids, on=["host", "pid", "comm"], how="left").select(
-        "stream", "file", "host", pl.col("pid", "rank").cast(pl.Int32, strict=False), "comm", pl.coalesce("comm_id", "comm").alias("pg"))
+        "stream", "file", "host", pl.col("pid", "rank").cast(pl.Int32, strict=False), "comm",
+        pl.coalesce("comm_id", "comm").alias("pg"))
     # op codes are dense (0..n-1, in Coll.ops order), dtype numbers small: names by gather, not joins
     ops = coll.ops.sort("op")
     op_raw, op = ops["op_raw"], ops["op_raw"].replace_strict(OPS, default="other", return_dtype=pl.Utf8)
     unknown = len(DTYPE_NAMES) - 1
-    dtype_slot = pl.when(pl.col("dtype") < unknown).then(pl.col("dtype")).otherwise(pl.lit(unknown, pl.UInt32))
+    dtype_slot = (pl.when(pl.col("dtype") < unknown).then(pl.col("dtype"))
+                  .otherwise(pl.lit(unknown, pl.UInt32)))
     # streams are dense (0..n-1), so their columns come by gather too
     by_stream = by_stream.sort("stream")
     rows = coll.rows.with_columns(dtype_slot.alias("_dtype"))
-    span = rows.select([pl.concat_list(pl.col(c).min(), pl.col(c).max()).alias(c) for c in ("stream", "op", "_dtype")]
+    span = rows.select([pl.concat_list(pl.col(c).min(), pl.col(c).max()).alias(c)
+                        for c in ("stream", "op", "_dtype")]
                        ).row(0, named=True)
     collectives = (
         rows.select(
-            "line", *[_by_code(by_stream[c], "stream", span).alias(c) for c in ("file", "host", "pid", "rank", "pg", "comm")],
+            "line", *[_by_code(by_stream[c], "stream", span).alias(c)
+                      for c in ("file", "host", "pid", "rank", "pg", "comm")],
             pl.lit("nccl").alias("source"), "nranks", "seq",
             _by_code(op, "op", span).alias("op"),
             _by_code(op_raw, "op", span).alias("op_raw"),
@@ -450,7 +485,8 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
             (pl.col("count") * _by_code(DTYPE_SIZES, "_dtype", span)).alias("bytes"),
             # NCCL logs a zero-count call but does not count it: it shares the next call's opCount
             pl.when(pl.col("count") == 0).then(pl.lit("no-op")).otherwise(pl.lit("enqueued")).alias("state"),
-        ).select(*key, "source", "rank", "pg", "comm", "nranks", "seq", "op", "op_raw", "count", "dtype", "bytes", "state")
+        ).select(*key, "source", "rank", "pg", "comm", "nranks", "seq", "op", "op_raw", "count", "dtype",
+                 "bytes", "state")
     )
     if mixed:
         collectives = collectives.sort("file", "line", maintain_order=True)
@@ -463,10 +499,12 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
         reason = pl.when(pl.col("msg").str.contains(pattern)).then(pl.lit(why)).otherwise(reason)
     # NCCL's last error quoted inline (a pasted exception that lost its line breaks): its meaning, as a WARN's
     inline = lines.filter(pl.col("text").str.contains("Last error: ", literal=True))
-    inline = inline.filter(pl.col("text").str.contains(LAST_ERROR_INLINE)).join(found, on=["file", "line"], how="anti")
+    inline = (inline.filter(pl.col("text").str.contains(LAST_ERROR_INLINE))
+              .join(found, on=["file", "line"], how="anti"))
     inline = inline.select("file", "line", pl.col("text").str.extract(LAST_ERROR_INLINE, 1).alias("msg"),
                            pl.lit("NCCL's last error").alias("where"),
-                           *([pl.col("launch_rank").alias("rank")] if "launch_rank" in inline.columns else []))
+                           *([pl.col("launch_rank").alias("rank")]
+                             if "launch_rank" in inline.columns else []))
     events = pl.concat([
         inline.with_columns(pl.when(pl.col("msg").str.contains(IB_ERROR)).then(pl.lit("transport_error"))
                             .when(reads_as("MISMATCH", "msg")).then(pl.lit("collective_mismatch"))
@@ -478,7 +516,8 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
         retry.with_columns(pl.lit("connect_retry").alias("kind")),
         ib_err.with_columns(pl.lit("transport_error").alias("kind")),
         unwind.with_columns(pl.lit("nccl_unwind").alias("kind")),
-        settings.with_columns(pl.lit("setting").alias("kind"), pl.format("{}={}", "key", "value").alias("msg"),
+        settings.with_columns(pl.lit("setting").alias("kind"),
+                              pl.format("{}={}", "key", "value").alias("msg"),
                               pl.lit("nccl").alias("where")),
         destroyed.with_columns(pl.lit("comm_destroyed").alias("kind")),
     ], how="diagonal_relaxed")
@@ -498,17 +537,22 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
         seen = pl.concat([seen, scanned.streams.select(seen.columns)]).sort("file", "line")
     ranks = (
         seen.group_by(["file", "host", "pid"], maintain_order=True).agg(pl.col("dev").first().alias("_dev"))
-        .join(proc_rank.drop("dev"), on=["host", "pid"], how="left")  # a process of several GPUs: a row per GPU
+        # a process of several GPUs: a row per GPU
+        .join(proc_rank.drop("dev"), on=["host", "pid"], how="left")
         .with_columns(pl.coalesce("cuda_dev", "_dev").alias("cuda_dev")).drop("_dev")
         # a ring's order (`Channel 00/02 : 0 1 2 3`) lists every rank of its communicator: the world where no
         # line gave the size
         .join(ring.group_by("host", "pid").agg(pl.col("value").str.strip_chars().str.split(" ").list.eval(
-            pl.element().filter(pl.element() != "")).list.len().max().cast(pl.Int64).alias("_ring")), on=["host", "pid"], how="left")
+            pl.element().filter(pl.element() != "")).list.len().max().cast(pl.Int64).alias("_ring")),
+            on=["host", "pid"], how="left")
         .with_columns(pl.coalesce("world_size", "_ring").alias("world_size")).drop("_ring")
-        .join(versions.group_by(["host", "pid"]).agg(pl.col("nccl_version").first()), on=["host", "pid"], how="left")
-        .join(nnodes.group_by(["host", "pid"]).agg(pl.col("local_rank").first().cast(pl.Int64, strict=False)), on=["host", "pid"], how="left")
+        .join(versions.group_by(["host", "pid"]).agg(pl.col("nccl_version").first()),
+              on=["host", "pid"], how="left")
+        .join(nnodes.group_by(["host", "pid"]).agg(pl.col("local_rank").first().cast(pl.Int64, strict=False)),
+              on=["host", "pid"], how="left")
         # a rank numbered by counting a communicator's processes, not named by any line, says so
-        .with_columns(pl.when(pl.struct("host", "pid").is_in(numbered.select("host", "pid").to_struct().implode()))
+        .with_columns(pl.when(pl.struct("host", "pid")
+                              .is_in(numbered.select("host", "pid").to_struct().implode()))
                       .then(pl.lit("nccl-count")).otherwise(pl.lit("nccl")).alias("source"))
     )
     if version_lines.height:
@@ -516,21 +560,24 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
         bare = (version_lines.select("file", pl.col("text").str.extract(VERSION, 1).alias("_v")).drop_nulls()
                 .group_by("file", maintain_order=True).first())
         ranks = pl.concat([
-            ranks.join(bare, on="file", how="left").with_columns(pl.coalesce("nccl_version", "_v").alias("nccl_version")).drop("_v"),
+            ranks.join(bare, on="file", how="left")
+            .with_columns(pl.coalesce("nccl_version", "_v").alias("nccl_version")).drop("_v"),
             bare.join(ranks.select("file"), on="file", how="anti").select(
                 "file", pl.col("_v").alias("nccl_version"), pl.lit("nccl").alias("source")),
         ], how="diagonal_relaxed")
     # ranks NCCL's words name, in a file where no process has a rank already (a file of one rank's, where
-    # `Duplicate GPU detected : rank 1 and rank 0` names a peer too, keeps its own: ingest ties its lines to it)
+    # `Duplicate GPU detected : rank 1 and rank 0` names a peer too, keeps its own: ingest ties its
+    # lines to it)
     ranked = pl.concat([ranks.filter(pl.col("rank").is_not_null()).select("file"),
                         told.select("file")]).unique()
     ranks = pl.concat([ranks, named_ranks(lines).join(ranked, on="file", how="anti")], how="diagonal_relaxed")
-    # (the lines of ``scanned`` are counted by whoever read them apart; its streams' first lines here name its files)
+    # (the lines of ``scanned`` are counted by whoever read them apart; its streams' first lines here
+    # name its files)
     # a line counts as understood when a decoder made a row of it or it is a known harmless shape;
     # an NCCL line whose message nothing here decodes is unknown
     decoded = [f.select("file", "line") for f in (
-        versions, init, nnodes, conn, ring, trees, boot, net, ib_none, ib_err, ib_using, sock, old_boot, old_net,
-        old_ib, settings, benign, unwind, retry, warn, rank_nranks, proxy, timings, comm_rank)]
+        versions, init, nnodes, conn, ring, trees, boot, net, ib_none, ib_err, ib_using, sock, old_boot,
+        old_net, old_ib, settings, benign, unwind, retry, warn, rank_nranks, proxy, timings, comm_rank)]
     decoded.append(coll_lines.select("file", "line"))
     decoded.append(talk.filter(pl.col("msg").str.contains(KNOWN_INFO_ANY)).select("file", "line"))
     claimed = pl.concat(decoded + [version_lines.select("file", "line")]

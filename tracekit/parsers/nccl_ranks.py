@@ -37,9 +37,11 @@ def named_ranks(lines: pl.DataFrame) -> pl.DataFrame:
         g = t.str.extract_groups(p).struct
         size = g.field("nranks") if "(?P<nranks>" in p else pl.lit(None, pl.Utf8)
         out += [hit.select("file", g.field(k).cast(pl.Int64, strict=False).alias("rank"),
-                           size.cast(pl.Int64, strict=False).alias("world_size")) for k in "ab" if f"(?P<{k}>" in p]
+                           size.cast(pl.Int64, strict=False).alias("world_size"))
+            for k in "ab" if f"(?P<{k}>" in p]
     if not out:
-        return pl.DataFrame(schema={"file": pl.Utf8, "rank": pl.Int64, "world_size": pl.Int64, "source": pl.Utf8})
+        return pl.DataFrame(schema={"file": pl.Utf8, "rank": pl.Int64, "world_size": pl.Int64,
+                                    "source": pl.Utf8})
     return (pl.concat(out).filter(pl.col("rank").is_not_null()).unique(["file", "rank"], maintain_order=True)
             .with_columns(pl.lit("nccl").alias("source")))
 
@@ -61,7 +63,8 @@ def process_ranks(init: pl.DataFrame, nnodes: pl.DataFrame, rank_nranks: pl.Data
     null for a process of one rank. A launcher's prefix (``by_launcher``, from ``launched``) names a
     process of one rank outright: a job whose world communicator never started (NCCL inits lazily) shows
     only a sub-group's ranks, which are not global."""
-    empty = pl.DataFrame(schema={"host": pl.Utf8, "pid": pl.Int64, "dev": pl.Int64, "rank": pl.Utf8, "line": pl.Int64})
+    empty = pl.DataFrame(schema={"host": pl.Utf8, "pid": pl.Int64, "dev": pl.Int64, "rank": pl.Utf8,
+                                 "line": pl.Int64})
     out = _from_comms(init, nnodes, rank_nranks, conn, trees, proxy,
                       empty if comm_rank is None else comm_rank)
     if by_launcher is None or not by_launcher.height:
@@ -81,7 +84,8 @@ def _from_comms(init, nnodes, rank_nranks, conn, trees, proxy, comm_rank) -> pl.
                     "line"),
         nnodes.select("host", "pid", "dev", "rank", "nranks", "line"),
         rank_nranks.select("host", "pid", "dev", "rank", "nranks", "line"),
-        conn.select("host", "pid", "dev", pl.when(pl.col("direction") == "receive").then("dst").otherwise("src").alias("rank"),
+        conn.select("host", "pid", "dev",
+                    pl.when(pl.col("direction") == "receive").then("dst").otherwise("src").alias("rank"),
                     "nranks", "line"),
         trees.select("host", "pid", "dev", pl.col("value").str.extract(r"->(\d+)->", 1).alias("rank"),
                      pl.lit(None, pl.Utf8).alias("nranks"), "line"),
@@ -89,10 +93,12 @@ def _from_comms(init, nnodes, rank_nranks, conn, trees, proxy, comm_rank) -> pl.
         comm_rank.select("host", "pid", "dev", "rank", pl.lit(None, pl.Utf8).alias("nranks"), "line")
         if comm_rank.height else comm_rank,
     ]
-    claims = pl.concat([p.with_columns(pl.col("dev", "rank", "nranks").cast(i64, strict=False)) for p in parts if p.height],
+    claims = pl.concat([p.with_columns(pl.col("dev", "rank", "nranks").cast(i64, strict=False))
+                        for p in parts if p.height],
                        how="vertical_relaxed") if any(p.height for p in parts) else None
     if claims is None or not claims.height:
-        return pl.DataFrame(schema={"host": pl.Utf8, "pid": i64, "dev": i64, "rank": i64, "world_size": i64, "cuda_dev": i64})
+        return pl.DataFrame(schema={"host": pl.Utf8, "pid": i64, "dev": i64, "rank": i64, "world_size": i64,
+                                    "cuda_dev": i64})
     claims = claims.filter(pl.col("rank").is_not_null())
     top = pl.col("nranks").max().over("host", "pid")
     claims = claims.filter(top.is_null() | (pl.col("nranks") == top))
@@ -136,7 +142,8 @@ def counted(streams: pl.DataFrame, proc_rank: pl.DataFrame) -> pl.DataFrame:
     communicator as that communicator has ranks: where the others are named, the one left holds the rank
     left (sure); where none is, they are its ranks 0..N-1 (the set is sure; which process holds which is
     not said, so they are numbered in the order the file shows its hosts, then by device). Rows in
-    ``proc_rank``'s shape, ``_guess`` true where numbered by order. ``streams``: ``file, host, pid, dev, nranks`` with the line each starts at.
+    ``proc_rank``'s shape, ``_guess`` true where numbered by order. ``streams``:
+    ``file, host, pid, dev, nranks`` with the line each starts at.
     Decided per file, so a store does not depend on how files were batched."""
     i64 = pl.Int64
     none = proc_rank.clear().with_columns(pl.lit(None, pl.Boolean).alias("_guess"))
@@ -155,7 +162,8 @@ def counted(streams: pl.DataFrame, proc_rank: pl.DataFrame) -> pl.DataFrame:
     # (a communicator of one rank says nothing of the world: a sub-group of one is as likely)
     whole = (pl.col("n") == pl.col("size")) & (pl.col("size") > 1)
     fresh = per_file.filter(whole & (pl.col("unnamed") == pl.col("n"))).select("file")
-    left = per_file.filter(whole & (pl.col("unnamed") == 1) & (pl.col("taken").list.len() == pl.col("size") - 1)
+    left = per_file.filter(whole & (pl.col("unnamed") == 1)
+                           & (pl.col("taken").list.len() == pl.col("size") - 1)
                            & (pl.col("taken").list.max() < pl.col("size")))
     out = []
     if fresh.height:
@@ -165,7 +173,8 @@ def counted(streams: pl.DataFrame, proc_rank: pl.DataFrame) -> pl.DataFrame:
     if left.height:
         gap = left.select("file", pl.int_ranges(0, "size").list.set_difference("taken").list.first().cast(i64)
                           .alias("rank"))
-        out.append(units.filter(pl.col("_r").is_null()).join(gap, on="file").with_columns(pl.lit(False).alias("_guess")))
+        out.append(units.filter(pl.col("_r").is_null()).join(gap, on="file")
+                   .with_columns(pl.lit(False).alias("_guess")))
     if not out:
         return none
     units = pl.concat([u.select("file", "host", "pid", "dev", "nranks", "rank", "_guess") for u in out])

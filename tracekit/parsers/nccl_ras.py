@@ -32,16 +32,19 @@ from tracekit.parsers import Parsed, any_of
 MARK = r"^(?:Job summary|Communicators\.\.\. \(|Group\s+Comms\s+Nodes\s+Ranks)"
 KNOWN = [
     r"^Job summary$", r"^=+$", r"^Communicators\.\.\. \([\d.]+s\)$", r"^(?:Errors|Warnings)$",
-    r"^\s*(?:\(total\)\s+)?(?:Nodes|per node|Processes|GPUs|per process|\(total\))(?:\s+(?:Processes|GPUs|per node|per process|\(total\)))*\s*$",
-    r"^\s*\d+(?:\s+\d+){2,4}\s*$", r"^Group\s+Comms\s+Nodes", r"^\s*#\s+in group\s+per comm", r"^The outlier node:",
+    r"^\s*(?:\(total\)\s+)?(?:Nodes|per node|Processes|GPUs|per process|\(total\))"
+    r"(?:\s+(?:Processes|GPUs|per node|per process|\(total\)))*\s*$",
+    r"^\s*\d+(?:\s+\d+){2,4}\s*$", r"^Group\s+Comms\s+Nodes", r"^\s*#\s+in group\s+per comm",
+    r"^The outlier node:",
     r"^\s*Node \S+ running processes", r"^CUDA runtime version \d+, driver version \d+",
-    r"^\s*Missing communicator data from \d+ (?:job process|ranks?|job processes)", r"^(?:INCOMPLETE|MISMATCH|TIMEOUT|OK)$",
+    r"^\s*Missing communicator data from \d+ (?:job process|ranks?|job processes)",
+    r"^(?:INCOMPLETE|MISMATCH|TIMEOUT|OK)$",
     r"^#\d+-\d+ \([0-9a-f]+\) [A-Z,]+$", r"^\s*Communicator ranks have different \w+ operation counts",
     r"^DEAD$", r"^\s*\d+ job process(?:es are| is) considered dead",
     r"^\s*\[could not find information on \d+ process",
 ]
-GROUP_ROW = (r"^\s*(?P<group>\d+)\s+(?P<comms>\d+)\s+(?P<nodes>\d+)\s+(?P<per_node>\d+)\s+(?P<per_comm>\d+)\s+"
-             r"(?P<in_group>\d+)\s+(?P<status>[A-Z]+)\s+\S+\s*$")
+GROUP_ROW = (r"^\s*(?P<group>\d+)\s+(?P<comms>\d+)\s+(?P<nodes>\d+)\s+(?P<per_node>\d+)\s+"
+             r"(?P<per_comm>\d+)\s+(?P<in_group>\d+)\s+(?P<status>[A-Z]+)\s+\S+\s*$")
 LAUNCHED = r"^\s*(?P<n>\d+) ranks? ha(?:s|ve) launched up to operation (?P<op_count>\d+)"
 OP_COUNTS = r"different (?P<op>\w+) operation counts"
 PROCESS = (r"^\s*(?:Rank \d+ -- GPU \d+ managed by process (?P<pid>\d+) on node (?P<host>\S+)"
@@ -67,12 +70,16 @@ def parse(lines: pl.DataFrame) -> Parsed:
     df = df.with_columns(pl.col("op").forward_fill().over("file", "_block"))
     counts = df.filter(t.str.contains(LAUNCHED)).with_columns(
         t.str.extract(LAUNCHED, 2).cast(pl.Int64).alias("_at"))
-    behind = counts.with_columns(pl.col("_at").max().over("file", "_block").alias("seq")).filter(pl.col("_at") < pl.col("seq"))
-    events = behind.select("file", "line", pl.lit("rank_missing").alias("kind"), pl.col("op").str.to_lowercase(), "seq",
+    behind = (counts.with_columns(pl.col("_at").max().over("file", "_block").alias("seq"))
+              .filter(pl.col("_at") < pl.col("seq")))
+    events = behind.select("file", "line", pl.lit("rank_missing").alias("kind"),
+                           pl.col("op").str.to_lowercase(), "seq",
                            t.str.strip_chars().alias("message"), pl.lit("nccl ras").alias("where"))
     g = t.str.extract_groups(GROUP_ROW).struct
-    rows = df.filter(t.str.contains(GROUP_ROW)).select("file", *(g.field(f).alias(f) for f in ("group", "comms", "per_comm", "in_group")))
-    world = rows.filter((pl.col("group") == "0") & (pl.col("comms") == "1") & (pl.col("per_comm") == pl.col("in_group"))).select(
+    rows = df.filter(t.str.contains(GROUP_ROW)).select(
+        "file", *(g.field(f).alias(f) for f in ("group", "comms", "per_comm", "in_group")))
+    world = rows.filter((pl.col("group") == "0") & (pl.col("comms") == "1")
+                        & (pl.col("per_comm") == pl.col("in_group"))).select(
         "file", pl.col("per_comm").cast(pl.Int64).alias("world_size"))
     p = t.str.extract_groups(PROCESS).struct
     procs = df.filter(t.str.contains(PROCESS)).select(

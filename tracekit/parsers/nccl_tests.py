@@ -32,11 +32,13 @@ ROW = (r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<dtype>[a-z]\w*)\s+(?:(?P<redop
        r"(?:(?P<root>-?\d+)\s+)?"
        rf"(?P<us>[\d.]+)\s+(?P<algbw>[\d.]+)\s+(?P<busbw>[\d.]+)\s+(?P<wrong>{WRONG})"
        rf"(?:\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+(?P<wrong2>{WRONG}))?\s*$")
-BINARY = r"(?P<op>all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv|gather|scatter|hypercube)_perf"
+BINARY = (r"(?P<op>all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv|gather|scatter"
+          r"|hypercube)_perf")
 RANK = (r"^#?\s*Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?(?:\s+Pid\s+(?P<pid>\d+))?\s+on\s+"
         r"(?P<host>[\w.\-]+)\s+device\s+(?P<cuda_dev>\d+)")
 COMPILED = r"^#\s*NCCL Tests compiled with NCCL (?P<v>[\w.+\-]+)"
-FAILURE = (r"^(?:(?P<host>[\w.\-]+): )?(?:Test )?(?P<what>NCCL|CUDA) failure (?P<where>\S+:\d+) '(?P<msg>.*?)'?\s*$")
+FAILURE = (r"^(?:(?P<host>[\w.\-]+): )?(?:Test )?(?P<what>NCCL|CUDA) failure "
+           r"(?P<where>\S+:\d+) '(?P<msg>.*?)'?\s*$")
 FAILED_PID = r"^\s*\.\. (?P<host>[\w.\-]+) pid (?P<pid>\d+): Test failure (?P<where>\S+:\d+)"
 PASSED = r"^#\s*Out of bounds values\s*:\s*0 OK"
 OUT_OF_BOUNDS = r"^#\s*Out of bounds values\s*:\s*(?P<n>\d+) FAILED"
@@ -80,8 +82,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     for pattern in (FAILURE, FAILED_PID):
         sub = mine.filter(t.str.contains(pattern))
         if sub.height:
-            sub = sub.with_columns(t.str.extract_groups(pattern).alias("_g")).drop("op").unnest("_g").with_columns(
-                pl.coalesce("host", "pdsh_host").alias("host"))
+            sub = (sub.with_columns(t.str.extract_groups(pattern).alias("_g")).drop("op").unnest("_g")
+                   .with_columns(pl.coalesce("host", "pdsh_host").alias("host")))
             # ncclUnhandledCudaError is NCCL's word for a CUDA call that failed under it: a CUDA failure
             cuda = (pl.col("what") == "CUDA") | pl.col("msg").str.contains("(?i)^unhandled cuda error")
             kind = (pl.when(cuda).then(pl.lit("cuda_error")).otherwise(pl.lit("crash"))
@@ -147,21 +149,29 @@ def _ranks(mine: pl.DataFrame) -> pl.DataFrame:
     """The header's ranks (world size where they are 0..N-1 once each), the hosts that failures
     name, and the version the tests were compiled with."""
     t = pl.col("text")
-    listed = mine.filter(t.str.contains(RANK)).with_columns(t.str.extract_groups(RANK).alias("_g")).unnest("_g").with_columns(
-        pl.col("rank", "pid", "cuda_dev").cast(pl.Int64, strict=False))
+    listed = (mine.filter(t.str.contains(RANK))
+              .with_columns(t.str.extract_groups(RANK).alias("_g")).unnest("_g")
+              .with_columns(pl.col("rank", "pid", "cuda_dev").cast(pl.Int64, strict=False)))
     whole = pl.len().over("file")
     listed = listed.with_columns(pl.when((pl.col("rank").n_unique().over("file") == whole)
-                                         & (pl.col("rank").max().over("file") == whole - 1)).then(whole).alias("world_size"))
-    failed = pl.concat([mine.filter(t.str.contains(p)).select("file", "pdsh_host", t.str.extract_groups(p).alias("_g")).unnest("_g")
-                        for p in (FAILURE, FAILED_PID)], how="diagonal_relaxed").with_columns(pl.coalesce("host", "pdsh_host").alias("host"))
+                                         & (pl.col("rank").max().over("file") == whole - 1))
+                                 .then(whole).alias("world_size"))
+    failed = pl.concat([mine.filter(t.str.contains(p))
+                        .select("file", "pdsh_host", t.str.extract_groups(p).alias("_g")).unnest("_g")
+                        for p in (FAILURE, FAILED_PID)], how="diagonal_relaxed"
+                       ).with_columns(pl.coalesce("host", "pdsh_host").alias("host"))
     failed = failed.filter(pl.col("host").is_not_null()).select(
         "file", "host", *([pl.col("pid").cast(pl.Int64, strict=False)] if "pid" in failed.columns else []))
-    compiled = mine.filter(t.str.contains(COMPILED)).select("file", t.str.extract(COMPILED, 1).alias("nccl_version"))
-    out = pl.concat([listed.select("file", "host", "pid", "rank", "cuda_dev", pl.col("world_size").cast(pl.Int64)),
+    compiled = mine.filter(t.str.contains(COMPILED)).select(
+        "file", t.str.extract(COMPILED, 1).alias("nccl_version"))
+    out = pl.concat([listed.select("file", "host", "pid", "rank", "cuda_dev",
+                                   pl.col("world_size").cast(pl.Int64)),
                      failed.unique(maintain_order=True)], how="diagonal_relaxed")
     if compiled.height:
         v = compiled.group_by("file").agg(pl.col("nccl_version").first())
-        out = pl.concat([out, v.join(out.select("file"), on="file", how="anti")], how="diagonal_relaxed").join(
+        out = pl.concat([out, v.join(out.select("file"), on="file", how="anti")],
+                        how="diagonal_relaxed").join(
             v.rename({"nccl_version": "_v"}), on="file", how="left").with_columns(
-            pl.coalesce("nccl_version" if "nccl_version" in out.columns else pl.lit(None, pl.Utf8), "_v").alias("nccl_version")).drop("_v")
+            pl.coalesce("nccl_version" if "nccl_version" in out.columns else pl.lit(None, pl.Utf8), "_v")
+            .alias("nccl_version")).drop("_v")
     return out.with_columns(pl.lit("nccl-tests").alias("source"))

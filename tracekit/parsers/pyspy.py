@@ -27,8 +27,8 @@ FH_THREAD = r"^(?:Current thread|Thread) (?P<tid>0x[0-9a-fA-F]+) \(most recent c
 FH_FRAME = r"^\s+File \"(?P<file>[^\"]+)\", line (?P<lineno>\d+) in (?P<func>.+?)\s*$"
 RANK_HINT = r"^# tracekit stack dump rank=(?P<rank>\d+)"
 # the C++ frames torch prints under an error (`frame #8: c10d::ProcessGroupNCCL::broadcastUniqueNCCLID(...)
-# + 0x1d2 (0x7f in /…/libtorch_cuda.so)`): one stack per run of them, its `where` the first frame that is not
-# the error's own
+# + 0x1d2 (0x7f in /…/libtorch_cuda.so)`): one stack per run of them, its `where` the first frame that is
+# not the error's own
 CPP_FRAME = (r"^\s*frame #(?P<n>\d+): (?P<sym>.+?)(?: \+ 0x[0-9a-fA-F]+)?"
              r"(?: \(0x[0-9a-fA-F]+ in (?P<lib>[^)]+)\))?\s*$")
 CPP_NOISE = (r"^(?:c10::Error::|c10::detail::torchCheckFail|c10::detail::torchInternalAssertFail"
@@ -200,8 +200,8 @@ def _tracebacks(lines: pl.DataFrame) -> pl.DataFrame:
     cut = (blocks.filter(pl.col("_headed").fill_null(False) & ~interrupted
                          & pl.col("_ends").fill_null(False))
            .with_columns(pl.lit("stack").alias("kind"), pl.lit(RAISED).alias("thread"),
-                         pl.format("Traceback (most recent call last): raised in {} (its error line is not in the "
-                                   "excerpt)", "where").alias("message")))
+                         pl.format("Traceback (most recent call last): raised in {} (its error line is not "
+                                   "in the excerpt)", "where").alias("message")))
     blocks = blocks.filter(~pl.col("_headed").fill_null(False) | interrupted)
     # a stack pasted alone: the file's one traceback (interleaved tracebacks of several processes, cut
     # before their errors, are no stacks of where each waits)

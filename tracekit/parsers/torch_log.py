@@ -390,7 +390,8 @@ def _cut_traceback(df: pl.DataFrame) -> pl.DataFrame | None:
     # a timeout): a cut traceback is the weakest word of a failure and never outranks one that says more
     other = t.str.contains(any_of(CRASH, CUDA, ABORT, STUCK, GLOO_ERROR, SIGNAL, SIGNAL_RECEIVED, KILLING,
                                   CANCELLED, process_end.ANY,
-                                  r"NCCL WARN|^\[?E\d{0,4}[ \d:.]*[\w/.\-]+:\d+\]|KeyboardInterrupt|timed? ?out",
+                                  r"NCCL WARN|^\[?E\d{0,4}[ \d:.]*[\w/.\-]+:\d+\]|KeyboardInterrupt"
+                                  r"|timed? ?out",
                                   r"(?i)\berror\b|\bfailed\b|\bwarn(?:ing)?\b"))
     quiet = ~(other & ~t.str.contains(r"^\s*(?:Traceback|File )")).any().over("file")
     hit = df.filter(t.str.contains(r"^\s*Traceback \(most recent call last\):?\s*$")

@@ -39,7 +39,8 @@ def source(name: str):
     return {s.NAME: s for s in ORDER}[name]
 
 
-def best(coll: pl.DataFrame, order: tuple[str, ...] = NAMES, where: pl.Expr | None = None) -> tuple[pl.DataFrame, str]:
+def best(coll: pl.DataFrame, order: tuple[str, ...] = NAMES,
+         where: pl.Expr | None = None) -> tuple[pl.DataFrame, str]:
     """The rows of the first source in ``order`` that has any (that pass ``where``), and its name;
     an empty frame and ``""`` when none has."""
     for name in order:
@@ -65,10 +66,12 @@ def best_lazy(coll: pl.LazyFrame, order: tuple[str, ...] = NAMES, where: pl.Expr
 def timed(coll: pl.DataFrame) -> tuple[pl.DataFrame, str]:
     """Collectives of the best timed source, once per (rank, pg, seq) (the newest entry kept), with
     ``t`` and ``t_end`` in ns on one clock; empty when no source has times (NCCL COLL lines have none)."""
-    c = coll.filter(pl.col("rank").is_not_null() & pl.col("seq").is_not_null() & pl.col("start_ns").is_not_null())
+    c = coll.filter(pl.col("rank").is_not_null() & pl.col("seq").is_not_null()
+                    & pl.col("start_ns").is_not_null())
     sub, name = best(c, TIMED)
     if not name:
-        return c.clear().with_columns(pl.lit(None, pl.Int64).alias("t"), pl.lit(None, pl.Int64).alias("t_end")), ""
+        return c.clear().with_columns(pl.lit(None, pl.Int64).alias("t"),
+                                      pl.lit(None, pl.Int64).alias("t_end")), ""
     sub = sub.sort("start_ns").unique(["rank", "pg", "seq"], keep="last", maintain_order=True)
     sub = on_one_clock(sub, {"start_ns": "t", "end_ns": "t_end"})
     return sub.with_columns(pl.col("op").cast(pl.Utf8), pl.col("state").cast(pl.Utf8)), name

@@ -29,13 +29,16 @@ def clock_offsets(coll: pl.DataFrame) -> pl.DataFrame:
                             schema={"host": pl.Utf8, "offset_ns": pl.Int64})
     per = t.group_by("host", "pg", "seq").agg(pl.col("_t").median())
     shared = per.with_columns(pl.col("_t").median().over("pg", "seq").alias("_m"),
-                              pl.col("host").n_unique().over("pg", "seq").alias("_n")).filter(pl.col("_n") > 1)
-    off = shared.group_by("host").agg((pl.col("_t") - pl.col("_m")).median().cast(pl.Int64).alias("offset_ns"))
+                              pl.col("host").n_unique().over("pg", "seq").alias("_n")
+                              ).filter(pl.col("_n") > 1)
+    off = shared.group_by("host").agg(
+        (pl.col("_t") - pl.col("_m")).median().cast(pl.Int64).alias("offset_ns"))
     return (pl.DataFrame({"host": hosts}).join(off, on="host", how="left")
             .with_columns(pl.col("offset_ns").fill_null(0)))
 
 
-def on_one_clock(df: pl.DataFrame, times: dict[str, str], reference: pl.DataFrame | None = None) -> pl.DataFrame:
+def on_one_clock(df: pl.DataFrame, times: dict[str, str],
+                 reference: pl.DataFrame | None = None) -> pl.DataFrame:
     """``df`` with each column of ``times`` (``{"start_ns": "t"}``) less its host's clock offset,
     the offsets worked out from ``reference`` (``df`` itself unless given), written as the name given."""
     off = clock_offsets(df if reference is None else reference)

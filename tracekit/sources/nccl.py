@@ -33,8 +33,10 @@ def calls(coll: pl.LazyFrame) -> pl.LazyFrame:
 def members(store: Store, seen: pl.DataFrame) -> pl.DataFrame:
     """(communicator, rank) from the Init lines, each process's global rank where its log names one."""
     return (store.comms.filter(pl.col("comm_id").is_not_null())
-            .join(store.ranks.select("host", "pid", pl.col("rank").alias("grank")), on=["host", "pid"], how="left")
-            .select(pl.col("comm_id").alias("pg"), pl.coalesce("grank", "rank").alias("rank")).drop_nulls().unique())
+            .join(store.ranks.select("host", "pid", pl.col("rank").alias("grank")), on=["host", "pid"],
+                  how="left")
+            .select(pl.col("comm_id").alias("pg"),
+                    pl.coalesce("grank", "rank").alias("rank")).drop_nulls().unique())
 
 
 def recorded(store: Store, ranks: pl.Series) -> pl.Series:

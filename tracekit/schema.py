@@ -41,9 +41,10 @@ EVENT_KINDS = {
     "nccl_unwind": "NCCL unwinding after an error (`NCCL INFO ... -> N`)",
     "benign_warn": "an NCCL/plugin WARN known to be harmless (a fallback follows), kept as a note",
     "stall": "a stall marker: tracekit run found no log growth, or a hang was reported",
-    "rank_missing": "a report that a rank never joined a collective the others are in (torchfrtrace's `missing "
-                    "ranks: {3, 4}`, c10d's desync report, Horovod's `[missing ranks: 1]`, NCCL RAS's operation "
-                    "counts): rank = the missing rank (null where the report only counts them), seq/op/pg where said",
+    "rank_missing": "a report that a rank never joined a collective the others are in (torchfrtrace's "
+                    "`missing ranks: {3, 4}`, c10d's desync report, Horovod's `[missing ranks: 1]`, NCCL "
+                    "RAS's operation counts): rank = the missing rank (null where the report only counts "
+                    "them), seq/op/pg where said",
     # a clean end
     "clean_exit": "a process or launcher reported exit code 0",
     "comm_destroyed": "NCCL destroyed a communicator (`Destroy COMPLETE`, `comm ... destroyed`)",
@@ -80,15 +81,17 @@ EVENT_KINDS = {
     "pg_comm": "c10d: a process group's NCCL communicator (`ProcessGroupNCCL created ncclComm_ 0x...`): pg, "
                "pg_name, pg_desc, pg_rank, comm",
     # branch cli (issue 29): torchrun's elastic agent (parsers/elastic.py), message = its `key=value` words
-    "elastic_launch": "torchrun's launch configs (`Starting elastic_operator ...`): run_id, max_restarts, nodes",
-    "elastic_rendezvous": "torchrun's agent: a rendezvous completed, one per attempt: restart_count, group_rank, "
-                          "group_world_size, global_ranks",
+    "elastic_launch": "torchrun's launch configs (`Starting elastic_operator ...`): run_id, max_restarts, "
+                      "nodes",
+    "elastic_rendezvous": "torchrun's agent: a rendezvous completed, one per attempt: restart_count, "
+                          "group_rank, group_world_size, global_ranks",
     "elastic_failed": "torchrun's agent: the worker group failed, N/M attempts left; it will restart the group",
     "elastic_stop": "torchrun's agent stopping its worker group (before a restart)",
-    "elastic_rejoin": "torchrun's agent rendezvousing its worker group again (the next attempt starts)",
+    "elastic_rejoin": "torchrun's agent rendezvousing its worker group again (the next attempt "
+                      "starts)",
     "elastic_membership": "torchrun's agent: new nodes joined; it will restart the worker group",
-    "deepspeed_config": "DeepSpeed's configuration block at start-up (parsers/deepspeed_config.py): one setting "
-                        "(ZeRO stage, offload, buckets, micro batch, precision) as `key=value`",
+    "deepspeed_config": "DeepSpeed's configuration block at start-up (parsers/deepspeed_config.py): one "
+                        "setting (ZeRO stage, offload, buckets, micro batch, precision) as `key=value`",
 }
 EventKind = pl.Enum(list(EVENT_KINDS))
 #: Entry / communicator states: FR's entry states, NCCL init states, tracekit's own.

@@ -85,7 +85,8 @@ EVENT_KINDS = {
                       "nodes",
     "elastic_rendezvous": "torchrun's agent: a rendezvous completed, one per attempt: restart_count, "
                           "group_rank, group_world_size, global_ranks",
-    "elastic_failed": "torchrun's agent: the worker group failed, N/M attempts left; it will restart the group",
+    "elastic_failed": "torchrun's agent: the worker group failed, N/M attempts left; it will restart the "
+                      "group",
     "elastic_stop": "torchrun's agent stopping its worker group (before a restart)",
     "elastic_rejoin": "torchrun's agent rendezvousing its worker group again (the next attempt "
                       "starts)",

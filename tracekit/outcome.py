@@ -11,14 +11,11 @@ renderers (``reports/``, ``cli``) print them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum, StrEnum
+from enum import Enum
 
-from tracekit.schema import EVENT_KINDS
+from tracekit.schema import EventKind  # noqa: F401 (the outcome model names it)
 from tracekit.wording import fmt_ranks, who
 
-#: The kinds of row in ``events``: ``EventKind.WATCHDOG_TIMEOUT == "watchdog_timeout"``, so a polars
-#: filter compares against the stored string and a misspelt kind fails at import, not silently.
-EventKind = StrEnum("EventKind", {k.upper(): k for k in EVENT_KINDS})
 
 
 class Kind(Enum):

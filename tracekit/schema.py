@@ -6,6 +6,8 @@ with nulls), so the store, the analysis and the tests all speak one vocabulary.
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 import polars as pl
 
 Str, I32, I64, F64, Bool = pl.Utf8, pl.Int32, pl.Int64, pl.Float64, pl.Boolean
@@ -94,7 +96,12 @@ EVENT_KINDS = {
     "deepspeed_config": "DeepSpeed's configuration block at start-up (parsers/deepspeed_config.py): one "
                         "setting (ZeRO stage, offload, buckets, micro batch, precision) as `key=value`",
 }
-EventKind = pl.Enum(list(EVENT_KINDS))
+#: The kinds as names: ``EventKind.WATCHDOG_TIMEOUT == "watchdog_timeout"``, so a polars filter compares
+#: against the stored string and a misspelt kind fails at import, not silently. Parsers and the analysis
+#: name a kind through this Enum, never as a string literal.
+EventKind = StrEnum("EventKind", {k.upper(): k for k in EVENT_KINDS})
+#: The polars dtype of ``events.kind``.
+EVENT_KIND_DTYPE = pl.Enum(list(EVENT_KINDS))
 #: Entry / communicator states: FR's entry states, NCCL init states, tracekit's own.
 STATES = ["scheduled", "started", "completed", "enqueued", "no-op", "init_start", "init_complete",
           "abort_complete", "destroy_complete", "topology"]
@@ -149,7 +156,7 @@ GROUPS = {
 }
 
 EVENTS = {
-    "file": Str, "line": I64, "host": Str, "pid": I64, "rank": I64, "kind": EventKind, "ts": Str,
+    "file": Str, "line": I64, "host": Str, "pid": I64, "rank": I64, "kind": EVENT_KIND_DTYPE, "ts": Str,
     "message": Str, "seq": I64, "op": Str, "numel": I64, "timeout_ms": I64, "pg": Str,
     "last_enqueued": I64, "last_completed": I64, "exit_code": I64, "step": I64, "max_steps": I64, "loss": F64,
     "thread": Str, "where": Str, "frames": Str,

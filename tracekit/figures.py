@@ -160,18 +160,14 @@ def bus_bandwidth(s: Store) -> Figure:
 
 def bandwidth(s: Store) -> pl.DataFrame:
     """Bandwidth by op and power-of-two message size, from measurements (DeepSpeed's comms logger,
-    nccl-tests) and Kineto's timed collectives (its GPU kernels where the trace has them). Bus
-    bandwidth is left empty where one rank has no peer to move bytes to."""
+    nccl-tests) and Kineto's timed collectives (its GPU kernels where the trace has them: the order of
+    ``sources.TRANSFERS``). Bus bandwidth is left empty where one rank has no peer to move bytes to."""
     ev = s.events.filter(pl.col("busbw_gbs").is_not_null() & pl.col("bytes").is_not_null()).select(
         pl.col("op").cast(pl.Utf8), "bytes", "duration_ms", "algbw_gbs", "busbw_gbs",
         pl.col("kind").cast(pl.Utf8).alias("source"))
     timed = s.collectives.filter(pl.col("start_ns").is_not_null() & pl.col("end_ns").is_not_null()
                                  & (pl.col("end_ns") > pl.col("start_ns")) & pl.col("bytes").is_not_null())
-    # a Flight Recorder entry's times run from enqueue (or start) to when the watchdog saw it complete,
-    # and the CPU-side Kineto op of an NCCL call is its launch: neither is the transfer's time
-    timed = timed.filter(pl.col("source") != "fr")
-    if timed.filter(pl.col("source") == "kineto-gpu").height:
-        timed = timed.filter(pl.col("source") != "kineto")
+    timed, _ = sources.best(timed, sources.TRANSFERS)
     if timed.height:
         n = pl.coalesce("nranks", pl.lit(world_size(s))).cast(pl.Float64)
         factor = (pl.when(n <= 1).then(None)

@@ -25,6 +25,7 @@ import re
 import polars as pl
 
 from tracekit.parsers import Parsed
+from tracekit.schema import EventKind
 
 HEAD = r"DeepSpeedEngine configuration:"
 # DeepSpeed's logger header (`[2026-12-04 17:34:05,478] [INFO] [config.py:678:print] `)
@@ -68,7 +69,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
         block = lines.filter((pl.col("file") == file) & pl.col("line").is_between(head, head + BLOCK_LINES))
         items, user, used = _read(block.sort("line").select("line", "text").rows())
         said = settings(items, user)
-        events += [{"file": file, "line": head, "kind": "deepspeed_config", "message": f"{k}={v}",
+        events += [{"file": file, "line": head, "kind": EventKind.DEEPSPEED_CONFIG, "message": f"{k}={v}",
                     "where": "deepspeed"} for k, v in said.items()]
         claimed += [{"file": file, "line": n} for n in used]
     return Parsed("deepspeed-config", {"events": pl.DataFrame(events, schema_overrides={"line": pl.Int64})},

@@ -32,6 +32,10 @@ DETAIL = TIMED + tuple(n for n in NAMES if n not in TIMED)
 DURATIONS = ("kineto-gpu",) + TIMED
 #: for rates (enqueue times): the timed sources, Kineto's GPU kernels last
 RATES = TIMED + ("kineto-gpu",)
+#: for a transfer's bandwidth (bytes over the transfer's own time): Kineto's GPU kernels, else its
+#: CPU-side ops; never the Flight Recorder, whose times run from enqueue to when the watchdog saw the
+#: entry complete
+TRANSFERS = ("kineto-gpu", "kineto")
 
 
 def source(name: str):

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import rules_bench, rules_exit, rules_progress
+from tracekit import rules_bench, rules_exit, rules_progress, rules_salient
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
@@ -86,6 +86,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_progress.reports_advance,  # progress: loss reports whose epoch goes up, no step number, no time
     rules_bench.stacks_seen,
     joined_then_nothing,  # (failures, issue 31)
+    rules_salient.said_by_telling_lines,  # salient (issue 31): lines no parser decodes, by their words
     failed_without_cause,
     slow_steps,
     healthy,

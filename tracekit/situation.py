@@ -15,8 +15,9 @@ import polars as pl
 
 from tracekit import align, sources
 from tracekit.evidence import KILL_CODES, Evidence, clip, own_frame
-from tracekit.outcome import FAILED, EventKind, Kind, RankSituation, Situation, Verdict
+from tracekit.outcome import FAILED, Cited, EventKind, Kind, RankSituation, Situation, Verdict
 from tracekit.parsers.pyspy import RAISED
+from tracekit.rules_salient import first_telling, quote
 from tracekit.store import Store
 from tracekit.wording import fmt_ranks, who
 
@@ -328,6 +329,10 @@ def undecided(ev: Evidence) -> tuple[str, list]:
         seen.append(f"{errors.height} error line(s) no rule explains, first: "
                     f"{clip(errors['message'][0], 140)}")
         cited += lines(errors, 4)
+    told = first_telling(ev)
+    if told is not None:  # (a line no parser decodes that reads as a crash, a transport failure, a wait, an error)
+        seen.append(f"{quote(told)}: not a line tracekit decodes, read as a {told['where']} from its words")
+        cited += [Cited(told["file"], told["line"], clip(told["message"]))]
     if ev.steps.height:
         last = ev.steps.sort("step", "file", "line").tail(1).row(0, named=True)
         seen.append(f"steps up to {last['step']} (the last: {clip(last['message'], 120)})")
@@ -354,7 +359,7 @@ def undecided(ev: Evidence) -> tuple[str, list]:
         reading = (" and no error, clean end or step after the last collective: a hang there, or a log that "
                    "ends there")
         collect += [STACKS, FR]
-    elif errors.height:
+    elif errors.height or told is not None:
         reading = "; what led to it is not in the excerpt"
         collect += ["the lines before the first error on every rank", COLL]
     else:

@@ -16,6 +16,7 @@ Anything else falls through to UNDECIDED, which quotes the first telling line (`
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import polars as pl
 
@@ -23,6 +24,7 @@ from tracekit import align
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.outcome import Kind, Verdict
 from tracekit.parsers import salient
+from tracekit.parsers.salient import Telling
 from tracekit.schema import EventKind
 from tracekit.wording import who
 
@@ -52,7 +54,8 @@ def whose(row: dict) -> str:
 
 
 #: each class's words, as Python reads them (to find where in a long line they sit)
-WORDS = {"crash": salient.CRASH, "transport": salient.TRANSPORT, "wait": salient.WAIT, "error": salient.ERROR}
+WORDS = {Telling.CRASH: salient.CRASH, Telling.TRANSPORT: salient.TRANSPORT, Telling.WAIT: salient.WAIT,
+         Telling.ERROR: salient.ERROR}
 
 
 def telling_part(message: str, where: str, n: int = 160) -> str:
@@ -66,7 +69,8 @@ def telling_part(message: str, where: str, n: int = 160) -> str:
 
 def quote(row: dict, n: int = 160) -> str:
     """A telling line as the verdict says it: who, the line's telling part, where it is."""
-    return f'{whose(row)} reported "{telling_part(row["message"], row["where"], n)}" ({row["file"]}:{row["line"]})'
+    said = telling_part(row["message"], row["where"], n)
+    return f'{whose(row)} reported "{said}" ({Path(row["file"]).name}:{row["line"]})'
 
 
 def first_telling(ev: Evidence) -> dict | None:
@@ -75,7 +79,7 @@ def first_telling(ev: Evidence) -> dict | None:
     told = ev.kinds(EventKind.TELLING_LINE)
     if not told.height:
         return None
-    rank = pl.col("where").replace_strict({c: i for i, c in enumerate(salient.CLASSES)}, default=9)
+    rank = pl.col("where").replace_strict({str(c): i for i, c in enumerate(Telling)}, default=9)
     return told.sort(rank, "file", "line").row(0, named=True)
 
 
@@ -88,14 +92,14 @@ def said_by_telling_lines(ev: Evidence) -> Verdict | None:
     told = telling(ev)
     if not told.height:
         return None
-    crash = told.filter(pl.col("where") == "crash")
+    crash = told.filter(pl.col("where") == Telling.CRASH)
     if crash.height:
         first = crash.row(0, named=True)
         more = f"; {crash.height - 1} more such line(s)" if crash.height > 1 else ""
         return Verdict(Kind.CRASHED_RANK, f"a process crashed: {quote(first)}{more}; read from its words (no "
                        "parser decodes the line); the others' waits or errors after it are its consequence",
                        _ranks(crash.head(1)), lines(crash, 4))
-    transport = told.filter((pl.col("where") == "transport") & salient.hard_transport())
+    transport = told.filter((pl.col("where") == Telling.TRANSPORT) & salient.hard_transport())
     if transport.height:
         first = transport.row(0, named=True)
         who_else = _ranks(transport)
@@ -111,7 +115,7 @@ def said_by_telling_lines(ev: Evidence) -> Verdict | None:
         if undone.height or repeated:
             first = (undone if undone.height else connect).row(0, named=True)
             why = "it timed out" if undone.height else "the wait is said again"
-            return Verdict(Kind.INIT_STALL, f"start-up never completed: {quote(first)}; {why}, and no step or "
-                           "collective is logged (read from the line's words: no parser decodes it)",
+            return Verdict(Kind.INIT_STALL, f"start-up never completed: {quote(first)}; {why}, and no step "
+                           "or collective is logged (read from the line's words: no parser decodes it)",
                            _ranks(connect), lines(connect, 4))
     return None

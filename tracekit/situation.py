@@ -256,7 +256,9 @@ def brief(store: Store, ev: Evidence, n: int = 4) -> str:
 
 #: the lines no rule explained that UNDECIDED names (the kinds rules.nothing counts as errors)
 UNEXPLAINED = (EventKind.NCCL_WARN, EventKind.C10D_ERROR, EventKind.EXCEPTION, EventKind.CRASH,
-               EventKind.STALL, EventKind.RANK_MISSING, EventKind.WATCHDOG_ABORT)
+               EventKind.STALL, EventKind.RANK_MISSING, EventKind.WATCHDOG_ABORT,
+               # salient: a failure decoded without what decides it (a worker that died, no exit code)
+               EventKind.CHILD_FAILED, EventKind.SIGNAL, EventKind.CUDA_ERROR, EventKind.TRANSPORT_ERROR)
 STACKS = "a stack dump of every rank while it hangs (py-spy dump --pid, or tracekit run)"
 FR = "Flight Recorder dumps (TORCH_NCCL_TRACE_BUFFER_SIZE=2000, TORCH_NCCL_DUMP_ON_TIMEOUT=1)"
 COLL = "NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=INIT,COLL"
@@ -330,7 +332,7 @@ def undecided(ev: Evidence) -> tuple[str, list]:
                     f"{clip(errors['message'][0], 140)}")
         cited += lines(errors, 4)
     told = first_telling(ev)
-    if told is not None:  # (a line no parser decodes that reads as a crash, a transport failure, a wait, an error)
+    if told is not None:  # (a line no parser decodes, read as a crash, a transport failure, a wait, an error)
         seen.append(f"{quote(told)}: not a line tracekit decodes, read as a {told['where']} from its words")
         cited += [Cited(told["file"], told["line"], clip(told["message"]))]
     if ev.steps.height:

@@ -21,17 +21,28 @@ An error the program says it caught (``Ignoring``, ``retrying``) is an error, ne
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 import polars as pl
 
 from tracekit.parsers import Parsed
 from tracekit.schema import EventKind
 
-#: the classes, strongest first: a line is of the first class whose words it holds
-CLASSES = ("crash", "transport", "wait", "error")
+
+
+class Telling(StrEnum):
+    """What a telling line's words say (its event's ``where``), strongest first: a line is of the first
+    class whose words it holds."""
+
+    CRASH = "crash"
+    TRANSPORT = "transport"
+    WAIT = "wait"
+    ERROR = "error"
+
 
 CRASH = (
     r"(?i)segmentation fault|\bsegfault|\bSIG(?:SEGV|ABRT|BUS|KILL|ILL|FPE)\b|core dumped|fatal python error"
-    r"|assertion .{1,300} failed|device-side assert|(?-i:^\s*Killed\b|\bKilled process \d)"
+    r"|assertion .{1,300} failed|device-side assert|(?-i:^\s*Killed\b|\d Killed\s|\bKilled process \d)"
     r"|\bexited unexpectedly|\bunexpectedly exits?\b|\b(?:has|worker|process|actor) (?:has )?died\b"
     r"|\bis dead\b|out of memory|\boom[- ]?kill|terminate called (?:after|without)"
     r"|\*\*\* process received signal|<defunct>|illegal memory access|\bcrashed\b|\bbus error\b"
@@ -51,14 +62,16 @@ WAIT = (r"(?i)\bwaiting (?:for|to|on)\b|\bstill waiting\b|\btimed? ?out\b|\btime
         r"|\bhang(?:s|ing)?\b|\bhung\b|\bstuck\b|not responding")
 ERROR = (r"(?i)^\s*(?:error|fatal|critical)\b|\[(?:error|fatal|critical)\]|(?-i:\b(?:ERROR|FATAL|CRITICAL)\b)"
          r"|^\s*[EF]\d{4} \d\d:\d\d|\b[A-Z]\w*(?:Error|Exception)\b:|\bunhandled exception\b"
-         r"|\bfailed\b|\bfailure\b")
+         r"|\berror: |\bfailed\b|\bfailure\b")
 #: a wait for a connection, a rendezvous or a peer during start-up (rules_salient: an init stall)
 CONNECT = (r"(?i)\bconnect|rendezvous|\bmaster\b|bootstrap|tcpstore|\bstore\b|placement group|handshake"
            r"|\bjoin|\bpeers?\b")
 #: words in benign context: a setting, a count of none, a progress bar, source code, a rich traceback's box
 BENIGN = (
-    r"(?i)\b(?:errors|failures|failed|fails|error_count|num_errors)\s*[:=]\s*0\b|\berror\s*=\s*0\b|\b0 (?:errors?|failures?|failed)\b|error_rate"
-    r"|\bno errors?\b|without (?:an )?errors?|(?-i:\b[a-z_]*timeout[a-z_]*\s*[=:]\s*\S)|(?-i:[A-Z_]*TIMEOUT[A-Z_]*=)"
+    r"(?i)\b(?:errors|failures|failed|fails|error_count|num_errors)\s*[:=]\s*0\b|\berror\s*=\s*0\b"
+    r"|\b0 (?:errors?|failures?|failed)\b|error_rate|\bno errors?\b|without (?:an )?errors?"
+    # a setting: ``timeout: 30``, ``NCCL_IB_TIMEOUT=22`` (``TimeoutError:`` is no setting)
+    r"|(?-i:\b[a-z_]*timeout[a-z_]*\s*[=:]\s*\S)|(?-i:[A-Z_]*TIMEOUT[A-Z_]*=)"
     r"|--[\w-]*timeout|timeout (?:set to|of \d|is set)|\d+%\|[^|]*\||\d(?:it/s|s/it)\]|warnings\.warn\("
     r"|^\s*(?:raise|except|def|elif|return|assert|import|from \S+ import)\b|^\s*File \"|^\s*[│|┃] "
     r"|^\s*(?:#|> )|stack trace:?$|timeout\(ms\)\s*="
@@ -78,10 +91,10 @@ def _class() -> pl.Expr:
     t = pl.col("text")
     level = pl.col("log_level").fill_null("").is_in(["ERROR", "CRITICAL", "E", "C"])
     caught = t.str.contains(CAUGHT)
-    return (pl.when(t.str.contains(CRASH) & ~caught).then(pl.lit("crash"))
-            .when(t.str.contains(TRANSPORT) & ~caught).then(pl.lit("transport"))
-            .when(t.str.contains(WAIT)).then(pl.lit("wait"))
-            .when(t.str.contains(ERROR) | level).then(pl.lit("error")))
+    return (pl.when(t.str.contains(CRASH) & ~caught).then(pl.lit(Telling.CRASH))
+            .when(t.str.contains(TRANSPORT) & ~caught).then(pl.lit(Telling.TRANSPORT))
+            .when(t.str.contains(WAIT)).then(pl.lit(Telling.WAIT))
+            .when(t.str.contains(ERROR) | level).then(pl.lit(Telling.ERROR)))
 
 
 def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
@@ -94,9 +107,11 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
     df = df.join(unclaimed.select("file", "line"), on=["file", "line"], how="semi")
     t = pl.col("text")
     any_word = "|".join(p.removeprefix("(?i)") for p in (CRASH, TRANSPORT, WAIT, ERROR))
-    df = df.filter(t.str.contains("(?i)" + any_word) | pl.col("log_level").fill_null("").is_in(["ERROR", "E"]))
-    # (a line of a few characters, ``{`` or ``Error:`` under an error level, says nothing to quote)
-    df = df.filter(~t.str.contains(BENIGN) & t.str.strip_chars().str.len_chars().is_between(12, 4000))
+    df = df.filter(t.str.contains("(?i)" + any_word)
+                   | pl.col("log_level").fill_null("").is_in(["ERROR", "CRITICAL", "E", "C"]))
+    # (a line of a few characters, ``{`` or ``Error:`` under an error level, says nothing to quote; a
+    # shell's ``Killed`` does)
+    df = df.filter(~t.str.contains(BENIGN) & t.str.strip_chars().str.len_chars().is_between(6, 4000))
     if not df.height:
         return Parsed("salient")
     # a traceback's source line (the line under ``File "x.py", line N``) quotes code, not an event
@@ -121,12 +136,12 @@ def hard_transport() -> pl.Expr:
     """Whether a ``telling_line``'s message is a transport's own failure (a completion error, a retry
     count exceeded, a socket of an address family the host has not), not a socket closed under a peer
     that died."""
-    return pl.col("message").str.contains(HARD_TRANSPORT + r"|socket creation failed|address family not supported")
+    return pl.col("message").str.contains(HARD_TRANSPORT + r"|socket creation failed|address family not supp")
 
 
 def waits_to_connect() -> pl.Expr:
     """Whether a ``telling_line`` of class wait names a connection, rendezvous or peer being waited for."""
-    return (pl.col("where") == "wait") & pl.col("message").str.contains(CONNECT)
+    return (pl.col("where") == Telling.WAIT) & pl.col("message").str.contains(CONNECT)
 
 
 def timed_out() -> pl.Expr:

@@ -197,3 +197,30 @@ def test_undecided_names_a_decoded_failure_no_rule_explains():
         message="A worker died or was killed while executing a task by an unexpected system error.")]))
     assert v.kind is Kind.UNDECIDED
     assert "A worker died or was killed" in v.summary and "none of the" not in v.summary
+
+
+def _timeout(rank: int, line: int = 7) -> dict:
+    return dict(file=f"rank{rank}.log", line=line, kind="watchdog_timeout", rank=rank, seq=5, op="ALLREDUCE",
+                timeout_ms=600000, message=f"[Rank {rank}] Watchdog caught collective operation timeout: "
+                "WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600013 milliseconds before "
+                "timing out.")
+
+
+def test_a_crash_line_explains_the_others_timeouts_after_it():
+    """The order of causation: rank 3's crash (words only) before the waits of ranks 0-2 (decoded)."""
+    crash = dict(_telling("crash", "ERROR: Unexpected segmentation fault encountered in worker.", line=3,
+                          rank=3), file="rank3.log")
+    v = verdict.decide(make_store(events=[_timeout(0), _timeout(1), _timeout(2), crash]))
+    assert (v.kind, v.ranks, v.rule) == (Kind.CRASHED_RANK, [3], "crashed_by_words")
+
+
+def test_an_abort_after_a_timeout_in_its_own_file_is_its_consequence():
+    abort = dict(_telling("crash", "Fatal: SIGABRT received, core dumped", line=9, rank=0), file="rank0.log")
+    v = verdict.decide(make_store(events=[_timeout(0), _timeout(1), abort]))
+    assert v.rule != "crashed_by_words" and v.kind is not Kind.CRASHED_RANK
+
+
+def test_a_kill_from_outside_of_a_job_that_timed_out_is_no_cause():
+    killed = dict(_telling("crash", "bash: line 1:  4242 Killed   python train.py", line=2), file="srun.log")
+    v = verdict.decide(make_store(events=[_timeout(0), _timeout(1), killed]))
+    assert v.rule != "crashed_by_words" and v.kind is not Kind.CRASHED_RANK

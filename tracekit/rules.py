@@ -49,6 +49,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     waiting_across_groups,
     init_connection_failed,  # (failures, issue 31)
     crashed_rank,
+    rules_salient.crashed_by_words,  # salient (issue 31): a crash line no parser decodes, by its words
     store_barrier,
     rank_joined_twice,  # (failures, issue 31)
     rendezvous_failed,

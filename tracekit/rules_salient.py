@@ -1,15 +1,17 @@
 """Verdicts from the telling lines no parser decodes (``parsers/salient.py``), where their words decide.
 
-Late in ``rules.RULES``: after every rule that reads decoded evidence, so a decoded cause or knock-on is
-weighed first, in the order of causation. Here only the vocabulary of a line is left, and it decides for
-the families where it does, when nothing decoded says the run went on after it (a step, a progress bar,
-a clean end later in the same file):
+The vocabulary of a line decides for the families where it does, when nothing decoded says the run
+went on after it (a step, a progress bar, a clean end later in the same file):
 - a crash (``Segmentation fault``, ``Assertion ... failed``, ``Worker unexpectedly exits``, ``Killed``)
-  -> CRASHED_RANK, naming the line and the rank, host or process its prefix gives;
+  -> CRASHED_RANK, naming the line and the rank, host or process its prefix gives; at ``crashed_rank``'s
+  place in ``rules.RULES`` (a crash explains the others' timeouts after it), unless it follows a timeout
+  in its own file or is a kill from outside of a job that timed out (``crashed_by_words``);
 - a transport's own failure (a completion error, ``retry count exceeded``, a socket of an address family
   the host has not) -> TRANSPORT_ERROR;
 - a wait for a connection, a rendezvous or a peer, with no step and no collective seen, that is shown not
   to complete (``timed out``, or the wait said again) -> INIT_STALL.
+These two late in ``rules.RULES`` (``said_by_telling_lines``), after every rule that reads decoded
+evidence.
 Anything else falls through to UNDECIDED, which quotes the first telling line (``situation.undecided``).
 """
 
@@ -87,18 +89,42 @@ def _ranks(df: pl.DataFrame) -> list[int]:
     return sorted(set(df["rank"].drop_nulls().to_list()))
 
 
+#: a kill from outside (a launcher or a scheduler ending a job that hung), not a cause of its own
+KILLED = r"(?i)(?-i:\bKilled\b)|\bSIG(?:KILL|TERM)\b"
+OOM = r"(?i)out of memory|\boom\b"
+
+
+def crashed_by_words(ev: Evidence) -> Verdict | None:
+    """CRASHED_RANK from a crash line no parser decodes, at ``crashed_rank``'s place in the order of
+    causation: a crash explains the waits and timeouts of the others after it. A crash line after a
+    timeout in its own file (c10d's abort after a watchdog timeout: ``Aborted (core dumped)``) is that
+    timeout's consequence, and a kill from outside (``Killed``, SIGKILL, SIGTERM, not the OOM killer's)
+    in a job that timed out or stalled is the job being ended: neither decides."""
+    crash = telling(ev).filter(pl.col("where") == Telling.CRASH)
+    if not crash.height:
+        return None
+    waited = pl.concat([ev.timeouts.select("file", "line"), ev.stalls.select("file", "line")])
+    if waited.height:
+        first_wait = waited.group_by("file").agg(pl.col("line").min().alias("_w"))
+        crash = crash.join(first_wait, on="file", how="left").filter(
+            pl.col("_w").is_null() | (pl.col("line") < pl.col("_w"))).drop("_w")
+        msg = pl.col("message")
+        crash = crash.filter(~msg.str.contains(KILLED) | msg.str.contains(OOM))
+    if not crash.height:
+        return None
+    first = crash.row(0, named=True)
+    more = f"; {crash.height - 1} more such line(s)" if crash.height > 1 else ""
+    return Verdict(Kind.CRASHED_RANK, f"a process crashed: {quote(first)}{more}; read from its words (no "
+                   "parser decodes the line); the others' waits or errors after it are its consequence",
+                   _ranks(crash.head(1)), lines(crash, 4))
+
+
 def said_by_telling_lines(ev: Evidence) -> Verdict | None:
-    """CRASHED_RANK, TRANSPORT_ERROR or INIT_STALL from the words of lines no parser decodes."""
+    """TRANSPORT_ERROR or INIT_STALL from the words of lines no parser decodes (a crash's words are
+    weighed earlier, ``crashed_by_words``)."""
     told = telling(ev)
     if not told.height:
         return None
-    crash = told.filter(pl.col("where") == Telling.CRASH)
-    if crash.height:
-        first = crash.row(0, named=True)
-        more = f"; {crash.height - 1} more such line(s)" if crash.height > 1 else ""
-        return Verdict(Kind.CRASHED_RANK, f"a process crashed: {quote(first)}{more}; read from its words (no "
-                       "parser decodes the line); the others' waits or errors after it are its consequence",
-                       _ranks(crash.head(1)), lines(crash, 4))
     transport = told.filter((pl.col("where") == Telling.TRANSPORT) & salient.hard_transport())
     if transport.height:
         first = transport.row(0, named=True)

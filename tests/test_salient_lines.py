@@ -224,3 +224,15 @@ def test_a_kill_from_outside_of_a_job_that_timed_out_is_no_cause():
     killed = dict(_telling("crash", "bash: line 1:  4242 Killed   python train.py", line=2), file="srun.log")
     v = verdict.decide(make_store(events=[_timeout(0), _timeout(1), killed]))
     assert v.rule != "crashed_by_words" and v.kind is not Kind.CRASHED_RANK
+
+
+def test_undecided_on_a_wait_asks_whether_it_ended(tmp_path):
+    log = tmp_path / "xla.log"
+    log.write_text("2020-05-28 11:50:27.058553: I    7449 tensorflow/compiler/xla/xla_client/"
+                   "mesh_service.cc:208] Waiting to connect to client mesh master (300 seconds) "
+                   "10.164.15.199:8477\n")
+    v = verdict.decide(ingest.ingest([log]))
+    assert v.kind is Kind.UNDECIDED
+    assert 'xla_client/mesh_service.cc:208] Waiting to connect to client mesh master' in v.summary
+    assert "whether the wait ever ended is not in the excerpt" in v.summary
+    assert "the lines after it on every rank" in v.summary

@@ -17,6 +17,7 @@ from tracekit import align, sources
 from tracekit.evidence import KILL_CODES, Evidence, clip, own_frame
 from tracekit.outcome import FAILED, Cited, EventKind, Kind, RankSituation, Situation, Verdict
 from tracekit.parsers.pyspy import RAISED
+from tracekit.parsers.salient import Telling
 from tracekit.rules_salient import first_telling, quote
 from tracekit.store import Store
 from tracekit.wording import fmt_ranks, who
@@ -361,6 +362,9 @@ def undecided(ev: Evidence) -> tuple[str, list]:
         reading = (" and no error, clean end or step after the last collective: a hang there, or a log that "
                    "ends there")
         collect += [STACKS, FR]
+    elif not errors.height and told is not None and told["where"] == Telling.WAIT:
+        reading = "; whether the wait ever ended is not in the excerpt"
+        collect += ["the lines after it on every rank (does the wait end, or time out?)", STACKS]
     elif errors.height or told is not None:
         reading = "; what led to it is not in the excerpt"
         collect += ["the lines before the first error on every rank", COLL]

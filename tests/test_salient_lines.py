@@ -236,3 +236,11 @@ def test_undecided_on_a_wait_asks_whether_it_ended(tmp_path):
     assert 'xla_client/mesh_service.cc:208] Waiting to connect to client mesh master' in v.summary
     assert "whether the wait ever ended is not in the excerpt" in v.summary
     assert "the lines after it on every rank" in v.summary
+
+
+def test_an_anonymous_crash_word_does_not_outweigh_decoded_waits():
+    """A note beside the logs ("the SIGABRTs are the watchdog's") names no process: the waits decide."""
+    note = dict(_telling("crash", "CRASHED-RANK: rank 2 failed first (SIGABRT). WRONG", line=13),
+                file="README.md")
+    v = verdict.decide(make_store(events=[_timeout(0), _timeout(1), note]))
+    assert v.rule != "crashed_by_words" and v.kind is not Kind.CRASHED_RANK

@@ -98,8 +98,9 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
     """CRASHED_RANK from a crash line no parser decodes, at ``crashed_rank``'s place in the order of
     causation: a crash explains the waits and timeouts of the others after it. A crash line after a
     timeout in its own file (c10d's abort after a watchdog timeout: ``Aborted (core dumped)``) is that
-    timeout's consequence, and a kill from outside (``Killed``, SIGKILL, SIGTERM, not the OOM killer's)
-    in a job that timed out or stalled is the job being ended: neither decides."""
+    timeout's consequence, a kill from outside (``Killed``, SIGKILL, SIGTERM, not the OOM killer's)
+    in a job that timed out or stalled is the job being ended, and against such waits a line that names
+    no rank or process is no one's crash: none of them decides."""
     crash = telling(ev).filter(pl.col("where") == Telling.CRASH)
     if not crash.height:
         return None
@@ -109,7 +110,10 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
         crash = crash.join(first_wait, on="file", how="left").filter(
             pl.col("_w").is_null() | (pl.col("line") < pl.col("_w"))).drop("_w")
         msg = pl.col("message")
-        crash = crash.filter(~msg.str.contains(KILLED) | msg.str.contains(OOM))
+        # (against decoded waits, only a line whose prefix names its rank or process: a note or README
+        # beside the logs that says "SIGABRT" is no process's crash)
+        crash = crash.filter((~msg.str.contains(KILLED) | msg.str.contains(OOM))
+                             & (pl.col("rank").is_not_null() | pl.col("pid").is_not_null()))
     if not crash.height:
         return None
     first = crash.row(0, named=True)

@@ -136,7 +136,8 @@ def test_every_parser_is_in_the_format_registry():
     from tracekit import formats
 
     helpers = {"text", "nccl_ranks", "nccl_shapes", "process_end"}  # lines frames, NCCL's tables, torch_log's exits
-    named = {f.parser.__name__.rsplit(".", 1)[1] for f in formats.DECODED + formats.TEXT}
+    registry = formats.DECODED + formats.TEXT + (formats.FALLBACK,)
+    named = {f.parser.__name__.rsplit(".", 1)[1] for f in registry}
     assert named == {m.name for m in pkgutil.iter_modules(parsers.__path__)} - helpers
     assert sorted(formats.RANK_SOURCES.values()) == list(range(len(formats.RANK_SOURCES)))
     store = ingest([SAMPLES / "gpu_2x1_divergence", SAMPLES / "zero3_wandb_2x2"])

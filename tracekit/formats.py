@@ -24,6 +24,7 @@ from tracekit.parsers import (Parsed, boilerplate, flight_recorder, fr_trace, ki
 from tracekit.parsers import deepspeed_config, elastic  # branch cli
 from tracekit.parsers import environment, program_output  # branch unknown
 from tracekit.parsers import printouts  # branch shape
+from tracekit.parsers import salient  # branch salient
 
 
 @dataclass(frozen=True)
@@ -71,10 +72,14 @@ TEXT = (
     Format("printouts", printouts, (), names_kind=False),  # branch shape: dumps, reprs, argument sections
     Format("environment", environment, ("ranks",), {"environment": 13}, names_kind=False),  # branch unknown
 )
+#: the reader of the lines no ``TEXT`` parser claimed, run after them all (``ingest``): it claims none
+#: (they stay unknown lines) and only tells the verdict which of them read as a crash, a transport failure,
+#: a wait or an error (``parsers/salient.py``)
+FALLBACK = Format("salient", salient, ("events",), names_kind=False)
 #: the parsers the lines that are not plain NCCL go to
 OTHER_TEXT = tuple(f.parser for f in TEXT if f.parser not in (nccl, launcher))
 #: the kinds of finds that name no kind of file: a prefix, a traceback's source line, a banner
-NO_KIND = frozenset(f.kind for f in TEXT if not f.names_kind)
+NO_KIND = frozenset(f.kind for f in TEXT + (FALLBACK,) if not f.names_kind)
 #: whose word about a process counts first (0 first) where the ``source`` of its ``ranks`` rows
 #: differ (NCCL's own log for its version), so that a store does not depend on how files were batched
 RANK_SOURCES = dict(sorted(((source, order) for f in DECODED + TEXT for source, order in f.ranks.items()),

@@ -128,7 +128,9 @@ def _claims(texts: list[tuple[dict, bytes]], scans: list[tuple] | None = None, p
         parsed = [p for p in map(piece.parsed, parsed) if p.found]
         if scanned is not None:
             scanned = nccl.Coll(piece.own(scanned.rows), scanned.streams, scanned.ops)
-    return lines, scanned, parsed, nonblank, claimed
+    # then the fallback over what no parser claimed: it claims nothing, it only tells the telling lines
+    told = formats.FALLBACK.parser.parse(lines, nonblank.join(claimed, on=["file", "line"], how="anti"))
+    return lines, scanned, parsed + ([told] if told.found else []), nonblank, claimed
 
 
 def unknown_lines(paths: list[str | Path]) -> pl.DataFrame:

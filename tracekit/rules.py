@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import rules_bench, rules_exit, rules_progress
+from tracekit import rules_bench, rules_exit, rules_progress, rules_salient
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
@@ -49,6 +49,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     waiting_across_groups,
     init_connection_failed,  # (failures, issue 31)
     crashed_rank,
+    rules_salient.crashed_by_words,  # salient (issue 31): a crash line no parser decodes, by its words
     store_barrier,
     rank_joined_twice,  # (failures, issue 31)
     rendezvous_failed,
@@ -86,6 +87,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_progress.reports_advance,  # progress: loss reports whose epoch goes up, no step number, no time
     rules_bench.stacks_seen,
     joined_then_nothing,  # (failures, issue 31)
+    rules_salient.said_by_telling_lines,  # salient (issue 31): lines no parser decodes, by their words
     failed_without_cause,
     slow_steps,
     healthy,

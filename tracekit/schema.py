@@ -95,6 +95,9 @@ EVENT_KINDS = {
     "elastic_membership": "torchrun's agent: new nodes joined; it will restart the worker group",
     "deepspeed_config": "DeepSpeed's configuration block at start-up (parsers/deepspeed_config.py): one "
                         "setting (ZeRO stage, offload, buckets, micro batch, precision) as `key=value`",
+    # --- branch salient (issue 31): a line no parser decodes that still tells (parsers/salient.py) ---
+    "telling_line": "a line no parser decodes whose words read as a crash, a transport failure, a wait or "
+                    "an error (it stays an unknown line): message = its text, where = its class",
 }
 #: The kinds as names: ``EventKind.WATCHDOG_TIMEOUT == "watchdog_timeout"``, so a polars filter compares
 #: against the stored string and a misspelt kind fails at import, not silently. Parsers and the analysis

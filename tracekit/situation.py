@@ -15,8 +15,10 @@ import polars as pl
 
 from tracekit import align, sources
 from tracekit.evidence import KILL_CODES, Evidence, clip, own_frame
-from tracekit.outcome import FAILED, EventKind, Kind, RankSituation, Situation, Verdict
+from tracekit.outcome import FAILED, Cited, EventKind, Kind, RankSituation, Situation, Verdict
 from tracekit.parsers.pyspy import RAISED
+from tracekit.parsers.salient import Telling
+from tracekit.rules_salient import first_telling, quote
 from tracekit.store import Store
 from tracekit.wording import fmt_ranks, who
 
@@ -255,7 +257,9 @@ def brief(store: Store, ev: Evidence, n: int = 4) -> str:
 
 #: the lines no rule explained that UNDECIDED names (the kinds rules.nothing counts as errors)
 UNEXPLAINED = (EventKind.NCCL_WARN, EventKind.C10D_ERROR, EventKind.EXCEPTION, EventKind.CRASH,
-               EventKind.STALL, EventKind.RANK_MISSING, EventKind.WATCHDOG_ABORT)
+               EventKind.STALL, EventKind.RANK_MISSING, EventKind.WATCHDOG_ABORT,
+               # salient: a failure decoded without what decides it (a worker that died, no exit code)
+               EventKind.CHILD_FAILED, EventKind.SIGNAL, EventKind.CUDA_ERROR, EventKind.TRANSPORT_ERROR)
 STACKS = "a stack dump of every rank while it hangs (py-spy dump --pid, or tracekit run)"
 FR = "Flight Recorder dumps (TORCH_NCCL_TRACE_BUFFER_SIZE=2000, TORCH_NCCL_DUMP_ON_TIMEOUT=1)"
 COLL = "NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=INIT,COLL"
@@ -328,6 +332,10 @@ def undecided(ev: Evidence) -> tuple[str, list]:
         seen.append(f"{errors.height} error line(s) no rule explains, first: "
                     f"{clip(errors['message'][0], 140)}")
         cited += lines(errors, 4)
+    told = first_telling(ev)
+    if told is not None:  # (a line no parser decodes, read as a crash, a transport failure, a wait, an error)
+        seen.append(f"{quote(told)}: not a line tracekit decodes, read as a {told['where']} from its words")
+        cited += [Cited(told["file"], told["line"], clip(told["message"]))]
     if ev.steps.height:
         last = ev.steps.sort("step", "file", "line").tail(1).row(0, named=True)
         seen.append(f"steps up to {last['step']} (the last: {clip(last['message'], 120)})")
@@ -354,7 +362,10 @@ def undecided(ev: Evidence) -> tuple[str, list]:
         reading = (" and no error, clean end or step after the last collective: a hang there, or a log that "
                    "ends there")
         collect += [STACKS, FR]
-    elif errors.height:
+    elif not errors.height and told is not None and told["where"] == Telling.WAIT:
+        reading = "; whether the wait ever ended is not in the excerpt"
+        collect += ["the lines after it on every rank (does the wait end, or time out?)", STACKS]
+    elif errors.height or told is not None:
         reading = "; what led to it is not in the excerpt"
         collect += ["the lines before the first error on every rank", COLL]
     else:

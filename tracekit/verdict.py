@@ -8,10 +8,10 @@ rank, and a rank that left no record is said to have left none. The types live i
 
 from __future__ import annotations
 
-from tracekit import fixes, rules, situation
-from tracekit.evidence import Evidence
+from tracekit import fixes, rules, rules_salient, situation
+from tracekit.evidence import Evidence, clip
 # (Kind, Match and FAILED are imported from here by live, cli and the tests)
-from tracekit.outcome import FAILED, Kind, Match, Verdict  # noqa: F401
+from tracekit.outcome import FAILED, Cited, Kind, Match, Verdict  # noqa: F401
 from tracekit.store import Store
 
 
@@ -19,6 +19,12 @@ def decide(store: Store) -> Verdict:
     ev = Evidence.gather(store)
     name, v = rules.first(ev)
     cov = ev.coverage
+    told = rules_salient.first_telling(ev)
+    if v.kind is Kind.UNDECIDED and told is not None and not any(
+            (e.file, e.line) == (told["file"], told["line"]) for e in v.evidence):
+        # UNDECIDED from any rule quotes the telling line no parser decodes (situation.undecided does its own)
+        v.summary += f"; {rules_salient.quote(told)}: not a line tracekit decodes"
+        v.evidence.append(Cited(told["file"], told["line"], clip(told["message"])))
     where = situation.brief(store, ev)
     if where:
         v.summary += f" | where each rank is: {where}"

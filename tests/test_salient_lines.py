@@ -1,0 +1,246 @@
+"""The telling lines no parser decodes (parsers/salient.py), the verdicts their words decide
+(rules_salient.py) and UNDECIDED quoting them (situation.undecided): real lines of each family, the
+benign wording that must not count, and factory stores for the rules."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from tests.factory import make_store
+from tracekit import ingest, verdict
+from tracekit.outcome import Kind
+from tracekit.schema import EventKind
+
+# real lines, as the programs print them (UCX ib_mlx5_log.c / rc_verbs_iface.c, PyTorch's DataLoader and
+# IndexKernel.cu, Ray's worker-death message, XLA's mesh_service.cc, Ray's placement groups, a shell)
+REAL = {
+    "[master:19546:0:19546] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 vend "
+    "0x81 hw_synd 0/0)": "transport",
+    "[1466599688.714393] [vegas30:25196:0] rc_verbs_iface.c:47   UCX  ERROR Send completion with error: "
+    "transport retry counter exceeded": "transport",
+    "mlx5: node07: got completion with error: status IBV_WC_RETRY_EXC_ERR (12), vendor err 0x81": "transport",
+    "ssh: connect to host node12 port 22: No route to host": "transport",
+    "ERROR: Unexpected segmentation fault encountered in worker.": "crash",
+    "../aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [22,0,0], thread: [64,0,0] Assertion "
+    "`-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed.": "crash",
+    "Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error "
+    "code 2. End of file.": "crash",
+    "Killed": "crash",
+    "bash: line 1:  4242 Killed                  python train.py --nodes 2": "crash",
+    "[Tue Mar  5 10:00:00 2024] Out of memory: Killed process 4242 (python) total-vm:123456kB": "crash",
+    "2020-05-28 11:50:27.058553: I    7449 tensorflow/compiler/xla/xla_client/mesh_service.cc:208] Waiting "
+    "to connect to client mesh master (300 seconds) 10.164.15.199:8477": "wait",
+    "  TimeoutError: Placement group creation timed out. Make sure your cluster either has enough "
+    "resources": "wait",
+    "slurmstepd: error: couldn't chdir to `/root/burst-buffer': No such file or directory": "error",
+}
+# words in benign context: a count of none, a rate, a setting, a progress bar, source code
+BENIGN = [
+    "Epoch 3 done, errors: 0, samples 1024",
+    "train | error_rate=0.013 | lr 1e-4",
+    "python train.py --timeout 1800 --nodes 2",
+    "finished with no error in 2 attempts",
+    "[I socket.cpp:123] Timeout set to 1800 seconds",
+    "export NCCL_IB_TIMEOUT=22",
+    " 50%|█████     | 5/10 [00:01<00:01,  4.00it/s, hang=0]",
+    "  warnings.warn(\"the timeout is deprecated\")",
+    "    self.init_process_group(backend, timeout, init_method, rank, world_size)",
+]
+
+
+def _told(tmp_path, lines: list[str]) -> pl.DataFrame:
+    log = tmp_path / "job.log"
+    log.write_text("\n".join(lines) + "\n")
+    store = ingest.ingest([log])
+    return store, store.events.filter(pl.col("kind") == EventKind.TELLING_LINE)
+
+
+@pytest.mark.parametrize("line,where", list(REAL.items()))
+def test_real_lines_are_classed_by_their_words(tmp_path, line, where):
+    _, told = _told(tmp_path, [line])
+    assert told["where"].to_list() == [where]
+
+
+@pytest.mark.parametrize("line", BENIGN)
+def test_benign_wording_is_not_taken(tmp_path, line):
+    _, told = _told(tmp_path, [line])
+    assert told.height == 0
+
+
+def test_a_traceback_source_line_and_a_caught_error_are_no_crash(tmp_path):
+    _, told = _told(tmp_path, [
+        '  File "/app/train.py", line 12, in step',
+        "    raise_if_segfault(worker)  # segmentation fault guard",
+        "[W socket.cpp:88] Connection reset by peer while reading the header; retrying in 5 s",
+    ])
+    assert told.select("line", "where").rows() == [(3, "wait")] or told.select("line", "where").rows() == []
+    assert "crash" not in told["where"].to_list() and "transport" not in told["where"].to_list()
+
+
+def test_telling_lines_stay_unknown_and_name_no_kind(tmp_path):
+    """Not decoded: the unknown-line count is what it was without them, and the file is plain text."""
+    store, told = _told(tmp_path, ["bash: line 1:  4242 Killed   python train.py", "nothing to see, move on"])
+    assert told.height == 1
+    f = store.files.row(0, named=True)
+    assert (f["kind"], f["parsed"], f["unknown"]) == ("text", 0, 2)
+
+
+def test_rank_host_and_pid_from_the_lines_prefix(tmp_path):
+    _, told = _told(tmp_path, [
+        "[rank3]: ERROR: Unexpected segmentation fault encountered in worker.",
+        "[rank5]:   TimeoutError: Placement group creation timed out.",
+    ])
+    assert told.select("rank", "where").rows() == [(3, "crash"), (5, "wait")]
+    _, told = _told(tmp_path, [
+        "[node09:1234:0:1234] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB",
+    ])
+    assert told.select("rank", "host", "pid", "where").rows() == [(None, "node09", 1234, "transport")]
+
+
+def _telling(where: str, message: str, line: int = 5, **more) -> dict:
+    return dict(file="job.log", line=line, kind="telling_line", where=where, message=message, **more)
+
+
+def test_a_crash_line_decides_crashed_rank_naming_it():
+    v = verdict.decide(make_store(events=[
+        _telling("error", "ValueError: bad shape", line=2),
+        _telling("crash", "Segmentation fault (core dumped)", rank=3, host="node09")]))
+    assert (v.kind, v.ranks) == (Kind.CRASHED_RANK, [3])
+    assert 'rank 3 on node09 reported "Segmentation fault (core dumped)"' in v.summary
+    assert any("job.log:5" in e for e in v.evidence)
+
+
+def test_a_crash_line_the_run_went_on_after_decides_nothing():
+    v = verdict.decide(make_store(events=[
+        _telling("crash", "Segmentation fault in a data worker, restarting it"),
+        dict(file="job.log", line=9, kind="step", step=120, message="step 120 loss 2.1")]))
+    assert v.kind is not Kind.CRASHED_RANK
+
+
+def test_a_transports_own_failure_decides_transport_error():
+    v = verdict.decide(make_store(events=[
+        _telling("transport", "UCX  ERROR Send completion with error: transport retry counter exceeded",
+                 rank=43, line=4),
+        _telling("transport", "UCX  ERROR Send completion with error: transport retry counter exceeded",
+                 rank=67, line=5)]))
+    assert (v.kind, v.ranks) == (Kind.TRANSPORT_ERROR, [43, 67])
+    assert "retry counter exceeded" in v.summary
+
+
+def test_a_socket_closed_is_quoted_not_decided():
+    """A connection reset may be the knock-on of a peer that died: the line is quoted, not decisive."""
+    v = verdict.decide(make_store(events=[_telling("transport", "RpcError: Connection reset by peer")]))
+    assert v.kind is Kind.UNDECIDED
+    assert 'reported "RpcError: Connection reset by peer"' in v.summary
+    assert "none of the" not in v.summary
+
+
+def test_a_connect_wait_that_timed_out_is_an_init_stall():
+    v = verdict.decide(make_store(events=[
+        _telling("wait", "TimeoutError: Placement group creation timed out.")]))
+    assert v.kind is Kind.INIT_STALL
+    assert "Placement group creation timed out" in v.summary
+
+
+def test_a_connect_wait_said_once_is_undecided_and_quoted():
+    """Waiting once is not shown to never complete: UNDECIDED, quoting the wait and where it is."""
+    line = "mesh_service.cc:208] Waiting to connect to client mesh master (300 seconds) 10.164.15.199:8477"
+    v = verdict.decide(make_store(events=[_telling("wait", line, line=1)]))
+    assert v.kind is Kind.UNDECIDED
+    assert "mesh master" in v.summary and "job.log:1" in v.summary
+    assert "not a line tracekit decodes" in v.summary
+
+
+def test_a_connect_wait_after_steps_is_no_init_stall():
+    v = verdict.decide(make_store(events=[
+        dict(file="job.log", line=1, kind="step", step=10, message="step 10"),
+        _telling("wait", "Waiting to connect to client mesh master (300 seconds)", line=4),
+        _telling("wait", "Waiting to connect to client mesh master (300 seconds)", line=6)]))
+    assert v.kind is not Kind.INIT_STALL
+
+
+def test_a_decoded_crash_is_weighed_before_the_words(tmp_path):
+    """A decoded cause comes first in the order of causation: the words only decide where none does."""
+    v = verdict.decide(make_store(events=[
+        dict(file="job.log", line=2, kind="cuda_error", rank=1,
+             message="torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"),
+        _telling("transport", "Transport retry count exceeded on mlx5_0:1/IB", line=8)]))
+    assert v.rule != "said_by_telling_lines"
+
+
+def test_real_excerpt_ucx_retry_count_reads_as_transport_error(tmp_path):
+    log = tmp_path / "ucx.log"
+    log.write_text("".join(
+        f"[master:{pid}:0:{pid}] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 "
+        f"vend 0x81 hw_synd 0/0)\n[master:{pid}:0:{pid}] ib_mlx5_log.c:139  DCI QP 0xa9f wqe[0]: SEND s-e "
+        "[rqpn 0xa66 rlid 703] [inl len 18]\n" for pid in (19545, 19546)))
+    v = verdict.decide(ingest.ingest([log]))
+    assert v.kind is Kind.TRANSPORT_ERROR
+    assert 'process 19545 on master reported "' in v.summary
+
+
+def test_undecided_from_any_rule_quotes_the_telling_line():
+    """A rule's own UNDECIDED (a stall and no cause) also says the line no parser decodes."""
+    v = verdict.decide(make_store(events=[
+        dict(file="job.log", line=2, kind="stall", message="no log grew for 600s"),
+        _telling("wait", "Waiting for the other ranks to join the barrier")]))
+    assert (v.kind, v.rule) == (Kind.UNDECIDED, "failed_without_cause")
+    assert 'reported "Waiting for the other ranks to join the barrier" (job.log:5)' in v.summary
+    assert any(e.line == 5 for e in v.evidence)
+
+
+def test_undecided_names_a_decoded_failure_no_rule_explains():
+    """Ray's worker death, decoded without an exit code, is an error line of UNDECIDED, not 'none of'."""
+    v = verdict.decide(make_store(events=[dict(
+        file="job.log", line=3, kind="child_failed",
+        message="A worker died or was killed while executing a task by an unexpected system error.")]))
+    assert v.kind is Kind.UNDECIDED
+    assert "A worker died or was killed" in v.summary and "none of the" not in v.summary
+
+
+def _timeout(rank: int, line: int = 7) -> dict:
+    return dict(file=f"rank{rank}.log", line=line, kind="watchdog_timeout", rank=rank, seq=5, op="ALLREDUCE",
+                timeout_ms=600000, message=f"[Rank {rank}] Watchdog caught collective operation timeout: "
+                "WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600013 milliseconds before "
+                "timing out.")
+
+
+def test_a_crash_line_explains_the_others_timeouts_after_it():
+    """The order of causation: rank 3's crash (words only) before the waits of ranks 0-2 (decoded)."""
+    crash = dict(_telling("crash", "ERROR: Unexpected segmentation fault encountered in worker.", line=3,
+                          rank=3), file="rank3.log")
+    v = verdict.decide(make_store(events=[_timeout(0), _timeout(1), _timeout(2), crash]))
+    assert (v.kind, v.ranks, v.rule) == (Kind.CRASHED_RANK, [3], "crashed_by_words")
+
+
+def test_an_abort_after_a_timeout_in_its_own_file_is_its_consequence():
+    abort = dict(_telling("crash", "Fatal: SIGABRT received, core dumped", line=9, rank=0), file="rank0.log")
+    v = verdict.decide(make_store(events=[_timeout(0), _timeout(1), abort]))
+    assert v.rule != "crashed_by_words" and v.kind is not Kind.CRASHED_RANK
+
+
+def test_a_kill_from_outside_of_a_job_that_timed_out_is_no_cause():
+    killed = dict(_telling("crash", "bash: line 1:  4242 Killed   python train.py", line=2), file="srun.log")
+    v = verdict.decide(make_store(events=[_timeout(0), _timeout(1), killed]))
+    assert v.rule != "crashed_by_words" and v.kind is not Kind.CRASHED_RANK
+
+
+def test_undecided_on_a_wait_asks_whether_it_ended(tmp_path):
+    log = tmp_path / "xla.log"
+    log.write_text("2020-05-28 11:50:27.058553: I    7449 tensorflow/compiler/xla/xla_client/"
+                   "mesh_service.cc:208] Waiting to connect to client mesh master (300 seconds) "
+                   "10.164.15.199:8477\n")
+    v = verdict.decide(ingest.ingest([log]))
+    assert v.kind is Kind.UNDECIDED
+    assert 'xla_client/mesh_service.cc:208] Waiting to connect to client mesh master' in v.summary
+    assert "whether the wait ever ended is not in the excerpt" in v.summary
+    assert "the lines after it on every rank" in v.summary
+
+
+def test_an_anonymous_crash_word_does_not_outweigh_decoded_waits():
+    """A note beside the logs ("the SIGABRTs are the watchdog's") names no process: the waits decide."""
+    note = dict(_telling("crash", "CRASHED-RANK: rank 2 failed first (SIGABRT). WRONG", line=13),
+                file="README.md")
+    v = verdict.decide(make_store(events=[_timeout(0), _timeout(1), note]))
+    assert v.rule != "crashed_by_words" and v.kind is not Kind.CRASHED_RANK

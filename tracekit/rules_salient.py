@@ -1,0 +1,151 @@
+"""Verdicts from the telling lines no parser decodes (``parsers/salient.py``), where their words decide.
+
+The vocabulary of a line decides for the families where it does, when nothing decoded says the run
+went on after it (a step, a progress bar, a clean end later in the same file):
+- a crash (``Segmentation fault``, ``Assertion ... failed``, ``Worker unexpectedly exits``, ``Killed``)
+  -> CRASHED_RANK, naming the line and the rank, host or process its prefix gives; at ``crashed_rank``'s
+  place in ``rules.RULES`` (a crash explains the others' timeouts after it), unless it follows a timeout
+  in its own file or is a kill from outside of a job that timed out (``crashed_by_words``);
+- a transport's own failure (a completion error, ``retry count exceeded``, a socket of an address family
+  the host has not) -> TRANSPORT_ERROR;
+- a wait for a connection, a rendezvous or a peer, with no step and no collective seen, that is shown not
+  to complete (``timed out``, or the wait said again) -> INIT_STALL.
+These two late in ``rules.RULES`` (``said_by_telling_lines``), after every rule that reads decoded
+evidence.
+Anything else falls through to UNDECIDED, which quotes the first telling line (``situation.undecided``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+
+from tracekit import align
+from tracekit.evidence import Evidence, clip, lines
+from tracekit.outcome import Kind, Verdict
+from tracekit.parsers import salient
+from tracekit.parsers.salient import Telling
+from tracekit.schema import EventKind
+from tracekit.wording import who
+
+#: what a program logs when it went on: a telling line before one of these in its file decides nothing
+WENT_ON = (EventKind.STEP, EventKind.PROGRESS, EventKind.CLEAN_EXIT, EventKind.TRAIN_END,
+           EventKind.PROGRAM_END, EventKind.TEST_PASSED)
+
+
+def telling(ev: Evidence) -> pl.DataFrame:
+    """The telling lines, in file order, those after which the run went on left out."""
+    told = ev.kinds(EventKind.TELLING_LINE).sort("file", "line")
+    if not told.height:
+        return told
+    later = ev.kinds(*WENT_ON).group_by("file").agg(pl.col("line").max().alias("_on"))
+    went_on = pl.col("_on").is_not_null() & (pl.col("line") < pl.col("_on"))
+    return told.join(later, on="file", how="left").filter(~went_on).drop("_on")
+
+
+def whose(row: dict) -> str:
+    """``rank 3 on node09``, ``process 19546 on master``, ``a process``: who a line's prefix names."""
+    host = f" on {row['host']}" if row.get("host") else ""
+    if row.get("rank") is not None:
+        return f"rank {row['rank']}{host}"
+    if row.get("pid") is not None:
+        return f"process {row['pid']}{host}"
+    return f"a process{host}"
+
+
+#: each class's words, as Python reads them (to find where in a long line they sit)
+WORDS = {Telling.CRASH: salient.CRASH, Telling.TRANSPORT: salient.TRANSPORT, Telling.WAIT: salient.WAIT,
+         Telling.ERROR: salient.ERROR}
+
+
+def telling_part(message: str, where: str, n: int = 160) -> str:
+    """The part of a line to quote: all of it where short, else from a little before its telling words
+    (a long timestamp or logger header first must not push them out of the quote)."""
+    text = message.strip()
+    hit = re.search(WORDS.get(where, salient.ERROR), text)
+    start = 0 if hit is None or hit.start() < n // 3 else text.rfind(" ", 0, max(hit.start() - 30, 0)) + 1
+    return clip(("... " if start else "") + text[start:], n)
+
+
+def quote(row: dict, n: int = 160) -> str:
+    """A telling line as the verdict says it: who, the line's telling part, where it is."""
+    said = telling_part(row["message"], row["where"], n)
+    return f'{whose(row)} reported "{said}" ({Path(row["file"]).name}:{row["line"]})'
+
+
+def first_telling(ev: Evidence) -> dict | None:
+    """The telling line the verdict quotes: the first of the strongest class (a crash before a transport
+    failure, a wait, an error), or None."""
+    told = ev.kinds(EventKind.TELLING_LINE)
+    if not told.height:
+        return None
+    rank = pl.col("where").replace_strict({str(c): i for i, c in enumerate(Telling)}, default=9)
+    return told.sort(rank, "file", "line").row(0, named=True)
+
+
+def _ranks(df: pl.DataFrame) -> list[int]:
+    return sorted(set(df["rank"].drop_nulls().to_list()))
+
+
+#: a kill from outside (a launcher or a scheduler ending a job that hung), not a cause of its own
+KILLED = r"(?i)(?-i:\bKilled\b)|\bSIG(?:KILL|TERM)\b"
+OOM = r"(?i)out of memory|\boom\b"
+
+
+def crashed_by_words(ev: Evidence) -> Verdict | None:
+    """CRASHED_RANK from a crash line no parser decodes, at ``crashed_rank``'s place in the order of
+    causation: a crash explains the waits and timeouts of the others after it. A crash line after a
+    timeout in its own file (c10d's abort after a watchdog timeout: ``Aborted (core dumped)``) is that
+    timeout's consequence, a kill from outside (``Killed``, SIGKILL, SIGTERM, not the OOM killer's)
+    in a job that timed out or stalled is the job being ended, and against such waits a line that names
+    no rank or process is no one's crash: none of them decides."""
+    crash = telling(ev).filter(pl.col("where") == Telling.CRASH)
+    if not crash.height:
+        return None
+    waited = pl.concat([ev.timeouts.select("file", "line"), ev.stalls.select("file", "line")])
+    if waited.height:
+        first_wait = waited.group_by("file").agg(pl.col("line").min().alias("_w"))
+        crash = crash.join(first_wait, on="file", how="left").filter(
+            pl.col("_w").is_null() | (pl.col("line") < pl.col("_w"))).drop("_w")
+        msg = pl.col("message")
+        # (against decoded waits, only a line whose prefix names its rank or process: a note or README
+        # beside the logs that says "SIGABRT" is no process's crash)
+        crash = crash.filter((~msg.str.contains(KILLED) | msg.str.contains(OOM))
+                             & (pl.col("rank").is_not_null() | pl.col("pid").is_not_null()))
+    if not crash.height:
+        return None
+    first = crash.row(0, named=True)
+    more = f"; {crash.height - 1} more such line(s)" if crash.height > 1 else ""
+    return Verdict(Kind.CRASHED_RANK, f"a process crashed: {quote(first)}{more}; read from its words (no "
+                   "parser decodes the line); the others' waits or errors after it are its consequence",
+                   _ranks(crash.head(1)), lines(crash, 4))
+
+
+def said_by_telling_lines(ev: Evidence) -> Verdict | None:
+    """TRANSPORT_ERROR or INIT_STALL from the words of lines no parser decodes (a crash's words are
+    weighed earlier, ``crashed_by_words``)."""
+    told = telling(ev)
+    if not told.height:
+        return None
+    transport = told.filter((pl.col("where") == Telling.TRANSPORT) & salient.hard_transport())
+    if transport.height:
+        first = transport.row(0, named=True)
+        who_else = _ranks(transport)
+        also = (f"; {transport.height} such lines" if transport.height > 1 else "") + (
+            f" ({who(who_else)})" if len(who_else) > 1 else "")
+        return Verdict(Kind.TRANSPORT_ERROR, f"the network transport failed: {quote(first)}{also}; read from "
+                       "its words (no parser decodes the line)", who_else, lines(transport, 4))
+    connect = told.filter(salient.waits_to_connect())
+    if connect.height and not ev.steps.height and not align.collect(
+            ev.store.collectives.lazy().select(pl.len())).item():
+        undone = connect.filter(salient.timed_out())
+        repeated = connect.group_by("message").len().filter(pl.col("len") > 1).height > 0
+        if undone.height or repeated:
+            first = (undone if undone.height else connect).row(0, named=True)
+            why = "it timed out" if undone.height else "the wait is said again"
+            return Verdict(Kind.INIT_STALL, f"start-up never completed: {quote(first)}; {why}, and no step "
+                           "or collective is logged (read from the line's words: no parser decodes it)",
+                           _ranks(connect), lines(connect, 4))
+    return None

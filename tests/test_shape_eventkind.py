@@ -40,6 +40,7 @@ WORDS = {
     ("cli/outputs.py", "bandwidth"): "the file name of the bandwidth chart",
     ("live.py", "stack"): "the word in a citation: rank 1's stack of dump round 2",
     ("diff.py", "bandwidth"): "a field of the comparison's JSON (Comparison.bandwidth)",
+    ("parsers/salient.py", "crash"): "a telling line's class (Telling.CRASH, its event's `where`), no kind",
 }
 
 

@@ -18,7 +18,7 @@ from tracekit import align, pace, sources
 from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ERROR,  # noqa: F401
                                NETWORK_FAIL, RENDEZVOUS, STORE_BARRIER, TERMINATE, BOOTSTRAP, WIRE_MISMATCH,
                                HEARTBEAT, WATCHDOG_ABORT_SIGNAL, says)
-from tracekit.nccl_messages import UNDECIDED as UNDECIDED_MESSAGE, reads_as
+from tracekit.nccl_messages import OWN_FAILURE, UNDECIDED as UNDECIDED_MESSAGE, is_one_of, reads_as
 from tracekit.outcome import Cited, Coverage, EventKind, Finding, Match
 from tracekit.parsers.pyspy import GDB_WAIT, RAISED
 from tracekit.store import Store
@@ -235,6 +235,8 @@ class Evidence:
         t = t.filter((~says("consequence") | says("network_fail")) & ~says("cuda"))
         # (an NCCL message that alone decides nothing, an address of no network family, is not the network's)
         t = t.filter(~reads_as(UNDECIDED_MESSAGE).fill_null(False))
+        # (nor NCCL refusing the program's own call, two ranks on one GPU: the rank's error, not the network)
+        t = t.filter(~is_one_of(OWN_FAILURE))
         return t.join(self.benign.select("file", "line"), on=["file", "line"], how="anti")
 
     @cached_property

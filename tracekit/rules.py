@@ -26,7 +26,7 @@ from tracekit.rules_failure import (bootstrap_failed, crashed_rank, cuda_failure
                                     failed_without_cause, nccl_error_unexplained, nccl_failure,
                                     rendezvous_failed, store_barrier, transport_error)
 from tracekit.rules_failure import (address_of_no_family, init_connection_failed,  # (failures, issue 31)
-                                    rank_joined_twice)
+                                    rank_joined_twice, refused_call)
 from tracekit.rules_mismatch import (mismatch_aligned, mismatch_from_watchdog, mismatch_on_the_wire,
                                      mismatch_reported)
 from tracekit.rules_progress import (clean_but_partial, healthy, nothing, slow_progress, slow_steps,
@@ -43,6 +43,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     mismatch_from_watchdog,
     mismatch_on_the_wire,
     cuda_failure,
+    refused_call,  # (failures, issue 31)
     bootstrap_failed,
     address_of_no_family,  # (failures, issue 31)
     nccl_failure,

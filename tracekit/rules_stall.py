@@ -11,13 +11,11 @@ import polars as pl
 
 from tracekit import align
 from tracekit.evidence import HEARTBEAT, Evidence, clip, lines
+from tracekit.meanings import EITHER_ABORT
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import (COLLECT, frames_text, last_open, late_text, msg, stack_lines, stacks_of,
                                    who_or)
 from tracekit.wording import who
-
-#: c10d's abort after a failure or a timeout, whichever it was (ProcessGroupNCCL.cpp, every version)
-EITHER_ABORT = r"operations have failed or timed out"
 
 
 def init_stall(ev: Evidence) -> Verdict | None:
@@ -183,9 +181,7 @@ def waiting_on_silent_ranks(ev: Evidence) -> Verdict | None:
 
 def timed_out(ev: Evidence) -> Verdict | None:
     """Watchdog timeouts with nothing to show which rank is missing: say what timed out."""
-    # (c10d's `Some NCCL operations have failed or timed out` is its abort after either: alone it says
-    # no collective timed out)
-    to = ev.timeouts.filter(~pl.col("message").str.contains(EITHER_ABORT)).sort("line")
+    to = ev.timeouts.sort("line")
     if not to.height:
         return None
     r = to["rank"].drop_nulls().unique().sort().to_list()

@@ -12,7 +12,7 @@ import re
 import polars as pl
 
 from tracekit.meanings import STORE_SOCKET
-from tracekit.nccl_messages import message_name, reads_as
+from tracekit.nccl_messages import bare_message, message_name, reads_as
 from tracekit.parsers import Parsed, any_of, process_end
 
 # every generation: `WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=.., NumelOut=.., Timeout(ms)=600000)`, and
@@ -29,6 +29,7 @@ ABORT = (r"Some NCCL operations have failed or timed out|we are taking the entir
          r"|watchdog thread terminated with exception: (?:\[|NCCL|Watchdog)|communicator was aborted on rank")
 CUDA = (r"CUDA error: |CUDA out of memory|illegal memory access|device-side assert|uncorrectable ECC"
         r"|HIP failure|hipError\w+|cudaError\w+")
+BARE_NCCL = bare_message()  # NCCL's WARN words at a line's start, without NCCL's head
 # c10d says its watchdog is stuck: a hang the runtime reports
 STUCK = r"Heartbeat monitor timed out|watchdog got stuck for \d+ seconds"
 # c10d's store barrier still waiting for ranks that have not arrived (worker_count < world_size)
@@ -274,6 +275,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add("nccl_warn", (t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False)
         & (t.str.strip_chars() != "") & ~reads_as("MISMATCH", "text"), where=pl.lit("NCCL's last error"))
 
+    # NCCL's own WARN words pasted bare, with neither their `host:pid:tid [dev] NCCL WARN` head nor a `Last
+    # error:` above (`Duplicate GPU detected : rank 9 and rank 1 both on CUDA device 34000`): NCCL's reason
+    add("nccl_warn", t.str.contains(BARE_NCCL) & ~reads_as("MISMATCH", "text"), where=pl.lit("NCCL's message"))
     # NCCL's own word under `Last error:` that the ranks' sizes differ (`message truncated`): a mismatch
     add("collective_mismatch", (t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False)
         & reads_as("MISMATCH", "text"), where=pl.lit("NCCL's last error"))
@@ -362,7 +366,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
                                           "collective_mismatch"])).then(message_name()).alias("message_id"))
     after_last_error = ((t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False)
                         & (t.str.strip_chars() != ""))
-    used = after_last_error | t.str.contains(any_of(
+    used = after_last_error | t.str.contains(any_of(BARE_NCCL,
         r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=", LAST_WORK, ABORT, CUDA, STUCK, ASYNC_ERROR, DESYNC,
         RAY_DIED, PG_OPTION, C10D_KNOWN, ELASTIC, WORLD, KEEP_ALIVE, FINGERPRINT_LINE, "Detected mismatch",
         "Received data size doesn't match", FAILED, SIGNAL, SIGNAL_RECEIVED,

@@ -114,8 +114,9 @@ WATCHDOG_ABORT_SIGNAL = r"Signal 6 \(SIGABRT\)|SIGABRT|signal 6\b|exitcode: -6|c
 KNOCK_ON = CONSEQUENCE + r"|failed \(exitcode: -?\d+\) local_rank|closing signal"
 
 # c10d's abort after a collective failed or timed out (ProcessGroupNCCL: `Some NCCL operations have failed or
-# timed out`): it says neither, so its words of time are no timeout
-EITHER_ABORT = r"(?i)operations have failed or timed out"
+# timed out`, `Exception (either an error or timeout) detected by watchdog`): it says neither, so its words of
+# time are no timeout
+EITHER_ABORT = r"(?i)operations have failed or timed out|\(either an error or timeout\)"
 #: meaning -> words struck from a message before that meaning's pattern reads it
 SAYS_UNLESS = {"timeout": EITHER_ABORT}
 
@@ -124,7 +125,9 @@ SAYS_UNLESS = {"timeout": EITHER_ABORT}
 SAYS = {
     "consequence": CONSEQUENCE, "cuda": CUDA, "network_fail": NETWORK_FAIL, "nccl_error": NCCL_ERROR,
     "rendezvous": RENDEZVOUS, "mismatch": MISMATCH_TEXT, "terminate": TERMINATE,
-    "timeout": r"(?i)timed? ?out",
+    # (c10d's watchdog names a timeout in `Watchdog caught collective operation timeout:`, which is said
+    # even where a paste cuts the line before its last word)
+    "timeout": r"(?i)timed? ?out|Watchdog caught collective operation",
     "stop_signal": "SIGTERM|SIGINT|SIGHUP", "abort_signal": WATCHDOG_ABORT_SIGNAL, "knock_on": KNOCK_ON,
     "benign": "|".join(BENIGN),
 }

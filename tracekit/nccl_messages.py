@@ -124,7 +124,8 @@ MESSAGES: tuple[Message, ...] = (
             "report): the launch gave two processes the same device (no torch.cuda.set_device(local_rank), "
             "CUDA_VISIBLE_DEVICES alike on both, a global rank used as a device index); NCCL refuses the "
             "communicator with ncclInvalidUsage: the program's own error on those ranks, not the network",
-            (CRASH, INIT), "src/init.cc:974 (at v2.29.7, `ret = ncclInvalidUsage`; 2.30 lets ranks share a GPU)"),
+            (CRASH, INIT),
+            "src/init.cc:974 (at v2.29.7, `ret = ncclInvalidUsage`; 2.30 lets ranks share a GPU)"),
     Message("graph_capture_unsupported", r"NCCL cannot be captured in a graph",
             "the program captured an NCCL call in a CUDA graph (vLLM's and SGLang's CUDA graphs) with an "
             "NCCL built for CUDA < 11.3 or a driver older than R465: ncclInvalidUsage on that rank; run "
@@ -146,11 +147,12 @@ MESSAGES: tuple[Message, ...] = (
             (NET,), "src/init.cc:3422"),
     Message("invalid_usage", r"invalid usage \(run with NCCL_DEBUG=WARN|ncclInvalidUsage",
             "ncclInvalidUsage: NCCL refused the program's call on this rank (two ranks on one GPU, a CUDA "
-            "graph capture it cannot take, calls or versions that differ between ranks: the WARN before it "
-            "says which): the program's error, raised before any data went over the network",
+            "graph capture it cannot take, or ranks that disagree: versions, sizes, the world size; the WARN "
+            "before it says which), raised before any data went over the network",
             (CRASH, MISMATCH), "src/init.cc:3428"),
     Message("cuda_error_code", r"unhandled cuda error|ncclUnhandledCudaError",
-            "ncclUnhandledCudaError: a CUDA call inside NCCL failed on this rank", (CRASH,), "src/init.cc:3420"),
+            "ncclUnhandledCudaError: a CUDA call inside NCCL failed on this rank", (CRASH,),
+            "src/init.cc:3420"),
     Message("internal_error",
             r"internal error - please report this issue|Internal check failed|ncclInternalError",
             "ncclInternalError: one of NCCL's own checks failed; most often the consequence of something "
@@ -164,12 +166,12 @@ MESSAGES: tuple[Message, ...] = (
             "argument`)"),
 )
 
-#: NCCL error codes that alone say the writing rank's own call was wrong (its arguments, its device), never
-#: a peer's or the network's: decisive without a WARN (ncclInvalidArgument, ncclInvalidUsage: NCCL checks
-#: them before it sends anything). (`unhandled cuda error` is not: a CUDA call inside NCCL failed, for a
-#: reason of this rank or of the node's P2P/NVLS set-up that only the WARN says.)
-OWN_FAILURE = ("invalid_argument", "invalid_usage", "buffer_on_other_device", "duplicate_gpu",
-               "graph_capture_unsupported")
+#: NCCL's words that the writing rank's own call was wrong (its arguments, its device, two ranks on one GPU, a
+#: capture NCCL cannot take), never a peer's or the network's: decisive without more (NCCL checks these
+#: before it sends anything). Not ncclInvalidUsage alone: NCCL also returns it for ranks that disagree
+#: (versions, sizes, a world size), which only its WARN says; nor `unhandled cuda error`: a CUDA call inside
+#: NCCL failed, for a reason of this rank or of the node's P2P/NVLS set-up that only the WARN says.
+OWN_FAILURE = ("invalid_argument", "buffer_on_other_device", "duplicate_gpu", "graph_capture_unsupported")
 #: of those, NCCL's WARNs that say which call it refused: decisive wherever they stand (the error codes
 #: alone decide only where no other WARN says something else)
 OWN_FAILURE_SAID = ("buffer_on_other_device", "duplicate_gpu", "graph_capture_unsupported")

@@ -67,6 +67,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_exit.killed_from_outside,
     rules_exit.cancelled_by_scheduler,  # (failures, issue 31)
     rules_exit.process_ended,
+    rules_exit.agent_raised,  # (failures, issue 31)
     exited_without_cause,
     timed_out,
     straggler,

@@ -180,7 +180,9 @@ def waiting_on_silent_ranks(ev: Evidence) -> Verdict | None:
 
 
 def timed_out(ev: Evidence) -> Verdict | None:
-    """Watchdog timeouts with nothing to show which rank is missing: say what timed out."""
+    """Watchdog timeouts with nothing to show which rank is missing: say what timed out (the op, its
+    SeqNum and process group, the timeout, each rank's last enqueued and completed work), which ranks
+    were seen timing out and which of the world left no record."""
     to = ev.timeouts.sort("line")
     if not to.height:
         return None
@@ -192,13 +194,27 @@ def timed_out(ev: Evidence) -> Verdict | None:
         what = (f" in {(w['op'] or '?').upper()}" + (f" SeqNum {w['seq']}" if w["seq"] is not None else "")
                 + (f" on process group {w['pg']}" if w["pg"] is not None else "")
                 + (f" after {w['timeout_ms'] / 1000:g} s" if w["timeout_ms"] else ""))
-    last = to.filter(pl.col("last_enqueued").is_not_null())
-    if last.height:
-        what += "; last enqueued / completed work " + ", ".join(
-            f"rank {x['rank'] if x['rank'] is not None else '?'}: {x['last_enqueued']}/{x['last_completed']}"
-            for x in last.unique("rank", maintain_order=True).head(4).iter_rows(named=True))
-    return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'a rank'} timed out{what}; no record shows which rank "
-                   f"is missing: collect every rank's Flight Recorder dump and log ({COLLECT})", r, lines(to))
+        if w["seq"] == 1:
+            what += (" (the group's first collective: the ranks never completed one together, so a rank "
+                     "that never reached it or the connections it sets up are at fault)")
+    last = to.filter(pl.col("last_enqueued").is_not_null()).unique("rank", maintain_order=True)
+    if not wd.height and not last.height:  # no collective named: the timeout's own words
+        what = f": {msg(to, 0, 160)}"
+    if last.height:  # c10d's words, ranks that say the same grouped
+        same = last.group_by("seq", "last_enqueued", "last_completed", maintain_order=True).agg(
+            pl.col("rank").drop_nulls().sort())
+        what += "; " + ", ".join(
+            (who(x["rank"]) if x["rank"] else "a rank") + " "
+            + (f"at NCCL work: {x['seq']}, " if x["seq"] is not None else "")
+            + f"last enqueued NCCL work: {x['last_enqueued']}, last completed NCCL work: {x['last_completed']}"
+            for x in same.head(4).iter_rows(named=True))
+        if last.filter(pl.col("last_completed") < pl.col("last_enqueued")).height == last.height:
+            what += " (each enqueued a collective it never completed: all wait in one)"
+    world, absent = ev.coverage.world_size, ev.coverage.missing
+    silent = f"; {who(absent)} of the world of {world} left no record" if absent else ""
+    return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'a rank'} timed out{what}{silent}; no record shows "
+                   f"which rank is missing: collect every rank's Flight Recorder dump and log ({COLLECT})",
+                   r, lines(to))
 
 
 def watchdog_stuck(ev: Evidence) -> Verdict | None:

@@ -14,6 +14,7 @@ import polars as pl
 from tracekit.meanings import STORE_SOCKET
 from tracekit.nccl_messages import bare_message, message_name, reads_as
 from tracekit.parsers import Parsed, any_of, process_end
+from tracekit.schema import EventKind
 
 # every generation: `WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=.., NumelOut=.., Timeout(ms)=600000)`, and
 # before torch 1.10 `WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000)` without a sequence number
@@ -130,7 +131,7 @@ RUN_ENV = r"^\[tracekit-run\] env (?P<message>\S.*)$"
 RUN_PKG = r"^\[tracekit-run\] package (?P<message>\S.*)$"
 RUN_LAUNCH = r"^\[tracekit-run\] (?P<message>(?:host|started|cwd|argv|settings)=.*)$"
 # kinds whose message is the pattern's group, not the line
-OWN_MESSAGE = {"launch", "package", "run_note", "gloo_size_mismatch"}
+OWN_MESSAGE = {EventKind.LAUNCH, EventKind.PACKAGE, EventKind.RUN_NOTE, EventKind.GLOO_SIZE_MISMATCH}
 RUN_NOTE = r"^\[tracekit-run\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d (?P<message>.*)$"
 # glog: `[E1202 12:00:00.1 1 x.cpp:1]`, `[E626 06:24:44.9 ProcessGroupNCCL.cpp:616]`,
 # `[E ProcessGroupNCCL.cpp:455]`
@@ -197,7 +198,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     own = t.str.starts_with("[tracekit-run] ")  # tracekit's own record: its values are never log lines
 
     def add(kind: str, mask: pl.Expr, pattern: str | None = None, **extra: pl.Expr) -> None:
-        if kind not in ("launch", "setting", "package", "run_note"):
+        if kind not in (EventKind.LAUNCH, EventKind.SETTING, EventKind.PACKAGE, EventKind.RUN_NOTE):
             mask = mask & ~own
         kinds.append((kind, mask, pattern, extra))
 
@@ -210,7 +211,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
                 (pl.coalesce(g.field(n), pl.col(n)) if n in sub.columns else g.field(n)).alias(n)
                 for n in re.compile(pattern).groupindex
             ).drop("_g")
-        if "message" in sub.columns and (kind in OWN_MESSAGE or kind == "setting"):
+        if "message" in sub.columns and (kind in OWN_MESSAGE or kind == EventKind.SETTING):
             message = pl.col("message")  # the pattern's own group (tracekit run's `env KEY=value`)
         elif "json_message" in sub.columns:
             message = pl.col("json_message")
@@ -225,61 +226,68 @@ def parse(lines: pl.DataFrame) -> Parsed:
     field = {n: t.str.extract(rf"Work(?:NCCL|Gloo)?\(.*?\b{k}=(\w+)", 1)
              for n, k in (("seq", "SeqNum"), ("op", "OpType"), ("numel", "NumelIn"))}
     work = t.str.contains(r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=")
-    add("watchdog_timeout", work & t.str.contains(TIMED_OUT),
+    add(EventKind.WATCHDOG_TIMEOUT, work & t.str.contains(TIMED_OUT),
         WATCHDOG, seq=pl.coalesce(pl.col("seq"), field["seq"]), op=pl.coalesce(pl.col("op"), field["op"]),
         numel=pl.coalesce(pl.col("numel"), field["numel"]))
-    add("watchdog_abort", t.str.contains(ABORT) & ~t.str.contains(CUDA))
-    add("cuda_error", t.str.contains(CUDA))
-    add("stall", t.str.contains(STUCK), where=pl.lit("c10d"))
-    add("stall", t.str.contains(STORE_WAIT), where=pl.lit("c10d store barrier"))
-    add("exception", t.str.contains(ASYNC_ERROR), WATCHDOG)
-    add("rank_missing", t.str.contains(DESYNC), DESYNC, where=pl.lit("c10d desync report"))
-    add("rank_joined", t.str.contains(JOINED), JOINED, where=pl.lit("lightning"),
+    add(EventKind.WATCHDOG_ABORT, t.str.contains(ABORT) & ~t.str.contains(CUDA))
+    add(EventKind.CUDA_ERROR, t.str.contains(CUDA))
+    add(EventKind.STALL, t.str.contains(STUCK), where=pl.lit("c10d"))
+    add(EventKind.STALL, t.str.contains(STORE_WAIT), where=pl.lit("c10d store barrier"))
+    add(EventKind.EXCEPTION, t.str.contains(ASYNC_ERROR), WATCHDOG)
+    add(EventKind.RANK_MISSING, t.str.contains(DESYNC), DESYNC, where=pl.lit("c10d desync report"))
+    add(EventKind.RANK_JOINED, t.str.contains(JOINED), JOINED, where=pl.lit("lightning"),
         rank=pl.coalesce(t.str.extract(JOINED, 1), t.str.extract(JOINED, 3)).cast(pl.Int64, strict=False),
         numel=t.str.extract(JOINED, 2).cast(pl.Int64, strict=False))
-    add("child_failed", t.str.contains(RAY_DIED), where=pl.lit("ray"))
-    add("c10d_error", t.str.contains(KEEP_ALIVE), where=pl.lit("torchelastic rendezvous keep-alive"))
-    add("setting", t.str.contains(PG_OPTION), PG_OPTION, where=pl.lit("c10d"))
-    add("watchdog_status", t.str.contains(LAST_WORK), LAST_WORK,
+    add(EventKind.CHILD_FAILED, t.str.contains(RAY_DIED), where=pl.lit("ray"))
+    add(EventKind.C10D_ERROR, t.str.contains(KEEP_ALIVE), where=pl.lit("torchelastic rendezvous keep-alive"))
+    add(EventKind.SETTING, t.str.contains(PG_OPTION), PG_OPTION, where=pl.lit("c10d"))
+    add(EventKind.WATCHDOG_STATUS, t.str.contains(LAST_WORK), LAST_WORK,
         seq=t.str.extract(AT_WORK, 1).cast(pl.Int64, strict=False))
-    add("collective_mismatch", t.str.contains("Detected mismatch between collectives"), MISMATCH)
+    add(EventKind.COLLECTIVE_MISMATCH, t.str.contains("Detected mismatch between collectives"), MISMATCH)
     # (the same report posted with its sides on lines of their own: `but Rank 0 is running collective: ...`)
-    add("collective_mismatch", t.str.contains(FINGERPRINT_LINE) & ~t.str.contains("Detected mismatch"))
-    add("gloo_size_mismatch", t.str.contains("Received data size doesn't match expected size", literal=True),
+    add(EventKind.COLLECTIVE_MISMATCH,
+        t.str.contains(FINGERPRINT_LINE) & ~t.str.contains("Detected mismatch"))
+    add(EventKind.GLOO_SIZE_MISMATCH,
+        t.str.contains("Received data size doesn't match expected size", literal=True),
         GLOO_MISMATCH)
-    add("child_failed", t.str.contains(FAILED), FAILED)
-    add("closing_signal", t.str.contains(SIGNAL), SIGNAL)
+    add(EventKind.CHILD_FAILED, t.str.contains(FAILED), FAILED)
+    add(EventKind.CLOSING_SIGNAL, t.str.contains(SIGNAL), SIGNAL)
     # (in torchrun's error block, `traceback : Signal 9 (SIGKILL) received by PID` is that block's own end,
     # its rank_exit, not another)
-    add("signal", t.str.contains(SIGNAL_RECEIVED) & ~t.str.contains(r"^\s*traceback\s*:"), SIGNAL_RECEIVED)
+    add(EventKind.SIGNAL, t.str.contains(SIGNAL_RECEIVED) & ~t.str.contains(r"^\s*traceback\s*:"),
+        SIGNAL_RECEIVED)
     # (raised under a set-up frame: ``where`` names it, `init_process_group`)
-    add("transport_error", t.str.contains(GLOO_ERROR) & ~t.str.contains("NCCL INFO"), where=pl.col("_init"))
-    add("exception", t.str.contains(EXCEPTION) & ~t.str.contains(process_end.NOT_EXCEPTIONS), EXCEPTION,
+    add(EventKind.TRANSPORT_ERROR, t.str.contains(GLOO_ERROR) & ~t.str.contains("NCCL INFO"),
         where=pl.col("_init"))
-    add("crash", t.str.contains(CRASH) & ~t.str.contains("DistBackendError", literal=True)
+    add(EventKind.EXCEPTION, t.str.contains(EXCEPTION) & ~t.str.contains(process_end.NOT_EXCEPTIONS),
+        EXCEPTION,
+        where=pl.col("_init"))
+    add(EventKind.CRASH, t.str.contains(CRASH) & ~t.str.contains("DistBackendError", literal=True)
         & ~t.str.contains(process_end.ANY))  # (a launcher's word of a signal: a process end, below)
-    add("job_cancelled", t.str.contains(CANCELLED))
-    add("closing_signal", t.str.contains(KILLING), KILLING)
-    add("launch", t.str.contains(RUN_LAUNCH), RUN_LAUNCH)
-    add("setting", t.str.contains(RUN_ENV), RUN_ENV)
-    add("package", t.str.contains(RUN_PKG), RUN_PKG)
-    add("run_note", t.str.contains(RUN_NOTE), RUN_NOTE)
-    add("stall", t.str.contains(TRACEKIT_STALL), where=pl.lit("tracekit"))
-    add("pg_comm", t.str.contains(PG_COMM), PG_COMM, where=pl.lit("c10d"))
-    add("c10d_error", t.str.contains(GLOG) & t.str.starts_with("[E") | t.str.contains(r"^E\d{3,4} "))
+    add(EventKind.JOB_CANCELLED, t.str.contains(CANCELLED))
+    add(EventKind.CLOSING_SIGNAL, t.str.contains(KILLING), KILLING)
+    add(EventKind.LAUNCH, t.str.contains(RUN_LAUNCH), RUN_LAUNCH)
+    add(EventKind.SETTING, t.str.contains(RUN_ENV), RUN_ENV)
+    add(EventKind.PACKAGE, t.str.contains(RUN_PKG), RUN_PKG)
+    add(EventKind.RUN_NOTE, t.str.contains(RUN_NOTE), RUN_NOTE)
+    add(EventKind.STALL, t.str.contains(TRACEKIT_STALL), where=pl.lit("tracekit"))
+    add(EventKind.PG_COMM, t.str.contains(PG_COMM), PG_COMM, where=pl.lit("c10d"))
+    add(EventKind.C10D_ERROR, t.str.contains(GLOG) & t.str.starts_with("[E") | t.str.contains(r"^E\d{3,4} "))
     # c10d's store socket gives up in W lines too (a port in use, a host name no resolver knows)
-    add("c10d_error", t.str.contains(GLOG) & t.str.starts_with("[W") & t.str.contains(STORE_SOCKET)
+    add(EventKind.C10D_ERROR, t.str.contains(GLOG) & t.str.starts_with("[W") & t.str.contains(STORE_SOCKET)
         & ~t.str.contains("errno: 97", literal=True))  # (an IPv6 address on a host without IPv6: next one)
-    add("exception", t.str.contains(ERROR_JSON), ERROR_JSON)
+    add(EventKind.EXCEPTION, t.str.contains(ERROR_JSON), ERROR_JSON)
     # the line under `Last error:` in an NCCL exception is NCCL's own reason (what its WARN said)
-    add("nccl_warn", (t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False)
+    add(EventKind.NCCL_WARN, (t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False)
         & (t.str.strip_chars() != "") & ~reads_as("MISMATCH", "text"), where=pl.lit("NCCL's last error"))
 
     # NCCL's own WARN words pasted bare, with neither their `host:pid:tid [dev] NCCL WARN` head nor a `Last
     # error:` above (`Duplicate GPU detected : rank 9 and rank 1 both on CUDA device 34000`): NCCL's reason
-    add("nccl_warn", t.str.contains(BARE_NCCL) & ~reads_as("MISMATCH", "text"), where=pl.lit("NCCL's message"))
+    add(EventKind.NCCL_WARN, t.str.contains(BARE_NCCL) & ~reads_as("MISMATCH", "text"),
+        where=pl.lit("NCCL's message"))
     # NCCL's own word under `Last error:` that the ranks' sizes differ (`message truncated`): a mismatch
-    add("collective_mismatch", (t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False)
+    add(EventKind.COLLECTIVE_MISMATCH,
+        (t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False)
         & reads_as("MISMATCH", "text"), where=pl.lit("NCCL's last error"))
     # one pass for every mask (a polars call costs more than its work on a small log), then the kinds found
     masks = df.select(mask.alias(str(i)) for i, (_, mask, _, _) in enumerate(kinds))
@@ -302,14 +310,12 @@ def parse(lines: pl.DataFrame) -> Parsed:
     exits = block.filter(pl.col("exit_code").is_not_null() & pl.col("b_rank").is_not_null())
     if exits.height:
         frames.append(exits.with_columns(
-            pl.lit("rank_exit").alias("kind"), pl.col("b_rank").alias("rank"), pl.col("b_host").alias("host"),
+            pl.lit(EventKind.RANK_EXIT).alias("kind"), pl.col("b_rank").alias("rank"),
+            pl.col("b_host").alias("host"),
             pl.col("b_where").alias("where"), pl.coalesce("b_time", "ts").alias("ts"),
             pl.format("rank {} (local_rank {}) on {} exited with code {}", "b_rank", "b_local", "b_host",
                       "exit_code").alias("message"),
         ))
-    cut = _cut_traceback(df)
-    if cut is not None:
-        frames.append(cut)
     ended = process_end.decode(df)  # every launcher's and runtime's word that a process ended
     if ended is not None:
         frames.append(ended)
@@ -319,16 +325,16 @@ def parse(lines: pl.DataFrame) -> Parsed:
         "file", pl.col("_own").alias("rank"), pl.lit("c10d").alias("source")).unique(maintain_order=True)
     failed = exits.select("file", pl.col("b_host").alias("host"), "pid", pl.col("b_rank").alias("rank"),
                           pl.col("b_local").alias("local_rank"), pl.lit("torchrun").alias("source"))
-    if ended is not None and ended.filter(pl.col("kind") == "rank_exit").height:
-        failed = pl.concat([failed, ended.filter(pl.col("kind") == "rank_exit").select(
+    if ended is not None and ended.filter(pl.col("kind") == EventKind.RANK_EXIT).height:
+        failed = pl.concat([failed, ended.filter(pl.col("kind") == EventKind.RANK_EXIT).select(
             "file", "pid", "rank", pl.lit("torchrun").alias("source"))], how="diagonal_relaxed")
     elastic = df.filter(t.str.contains(ELASTIC)).with_columns(
         t.str.extract(ELASTIC, 1).alias("_state"),
         *[t.str.extract(p, 1).alias(f"_{k}") for k, p in ELASTIC_KV.items()])
     if elastic.height:  # the agent's word about each worker: a clean exit, or a failure
         frames.append(elastic.with_columns(
-            pl.when(pl.col("_state") == "SUCCEEDED").then(pl.lit("clean_exit"))
-            .otherwise(pl.lit("child_failed")).alias("kind"),
+            pl.when(pl.col("_state") == "SUCCEEDED").then(pl.lit(EventKind.CLEAN_EXIT))
+            .otherwise(pl.lit(EventKind.CHILD_FAILED)).alias("kind"),
             pl.col("_rank").cast(pl.Int64, strict=False).alias("rank"), pl.col("_host").alias("host"),
             pl.when(pl.col("_state") == "SUCCEEDED").then(0).alias("exit_code"),
             pl.format("torchelastic: worker of global rank {} on {} {}", "_rank", "_host", "_state")
@@ -362,8 +368,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
             events = events.with_columns(pl.col("op").str.to_lowercase())
         events = _one_node_ranks(_rank_by_pid(events), df.filter(t.str.contains(ONE_NODE))["file"].unique())
         events = events.unique(["file", "line", "kind"], maintain_order=True).with_columns(
-            pl.when(pl.col("kind").is_in(["nccl_warn", "exception", "crash", "c10d_error",
-                                          "collective_mismatch"])).then(message_name()).alias("message_id"))
+            pl.when(pl.col("kind").is_in([EventKind.NCCL_WARN, EventKind.EXCEPTION, EventKind.CRASH,
+                                          EventKind.C10D_ERROR, EventKind.COLLECTIVE_MISMATCH]))
+            .then(message_name()).alias("message_id"))
     after_last_error = ((t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False)
                         & (t.str.strip_chars() != ""))
     used = after_last_error | t.str.contains(any_of(BARE_NCCL,
@@ -376,36 +383,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
     # torchrun's failed local ranks of a one-node job
     if events is not None and "local_rank" in events.columns:
         local = pl.col("local_rank").cast(pl.Int64, strict=False)
-        one = events.filter((pl.col("kind") == "child_failed") & (pl.col("rank") == local))
+        one = events.filter((pl.col("kind") == EventKind.CHILD_FAILED) & (pl.col("rank") == local))
         failed = pl.concat([failed, one.select("file", "pid", "rank", local.alias("local_rank"),
                                                pl.lit("torchrun").alias("source"))], how="diagonal_relaxed")
     ranks = pl.concat([ranks, said, failed, worlds], how="diagonal_relaxed")
     return Parsed("torch", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))
-
-
-def _cut_traceback(df: pl.DataFrame) -> pl.DataFrame | None:
-    """A Python traceback that begins after the file's last exception line: its exception is cut (the
-    excerpt ends inside it), yet a process raised -- an ``exception`` event of its own words. (Not under
-    spawn's `-- Process N terminated with the following error:`, which process_end reads with its process.)"""
-    t = pl.col("text")
-    raised = pl.when(t.str.contains(process_end.RAISED)).then(pl.col("line")).max().over("file").fill_null(-1)
-    spawn = t.shift(1).over("file").str.contains(process_end.SPAWN_RAISED).fill_null(False)
-    # only where nothing else in the file says what went wrong (an error, a warning, a signal, an interrupt,
-    # a timeout): a cut traceback is the weakest word of a failure and never outranks one that says more
-    other = t.str.contains(any_of(CRASH, CUDA, ABORT, STUCK, GLOO_ERROR, SIGNAL, SIGNAL_RECEIVED, KILLING,
-                                  CANCELLED, process_end.ANY,
-                                  r"NCCL WARN|^\[?E\d{0,4}[ \d:.]*[\w/.\-]+:\d+\]|KeyboardInterrupt"
-                                  r"|timed? ?out",
-                                  r"(?i)\berror\b|\bfailed\b|\bwarn(?:ing)?\b"))
-    quiet = ~(other & ~t.str.contains(r"^\s*(?:Traceback|File )")).any().over("file")
-    hit = df.filter(t.str.contains(r"^\s*Traceback \(most recent call last\):?\s*$")
-                    & (pl.col("line") > raised) & ~spawn & quiet)
-    if not hit.height:
-        return None
-    return hit.head(1).with_columns(
-        pl.lit("exception").alias("kind"), pl.col("_init").alias("where"),
-        pl.lit("a Python traceback begins here and its exception is cut from the excerpt: a process raised")
-        .alias("message"))
 
 
 def _rank_by_pid(events: pl.DataFrame) -> pl.DataFrame:
@@ -413,7 +395,8 @@ def _rank_by_pid(events: pl.DataFrame) -> pl.DataFrame:
     torchrun's error block gives that pid in the same file (over the rank of the file's other lines)."""
     if "pid" not in events.columns:
         return events
-    named = (pl.col("kind") == "rank_exit") & pl.col("pid").is_not_null() & pl.col("rank").is_not_null()
+    named = ((pl.col("kind") == EventKind.RANK_EXIT) & pl.col("pid").is_not_null()
+             & pl.col("rank").is_not_null())
     known = (events.filter(named).select("file", "pid", pl.col("rank").alias("_by_pid"))
              .unique(["file", "pid"]))
     if not known.height:
@@ -428,6 +411,6 @@ def _one_node_ranks(events: pl.DataFrame, one_node: pl.Series) -> pl.DataFrame:
     if "local_rank" not in events.columns or not one_node.len():
         return events
     local = pl.col("local_rank").cast(pl.Int64, strict=False)
-    mine = pl.col("file").is_in(one_node.implode()) & (pl.col("kind") == "child_failed")
+    mine = pl.col("file").is_in(one_node.implode()) & (pl.col("kind") == EventKind.CHILD_FAILED)
     return events.with_columns(pl.when(mine).then(pl.coalesce("rank", local)).otherwise(pl.col("rank"))
                                .alias("rank"))

@@ -95,3 +95,23 @@ def test_c10d_abort_after_failed_or_timed_out_is_no_timeout(tmp_path):
     from tracekit.evidence import Evidence
     assert Evidence.gather(s).timeouts.height == 0
     assert v.kind == Kind.UNDECIDED and "failed or timed out" in v.summary
+
+
+def test_warns_after_a_communicator_abort_are_the_teardowns(tmp_path):
+    # ncclCommAbort closes the communicator's sockets: the proxy thread's `Accept failed` after it is no
+    # transport error (NCCL's init.cc `Abort COMPLETE`, proxy.cc's service thread)
+    text = ("kasago:1001461:1009571 [1] NCCL INFO comm 0x5575bbed4480 rank 0 nranks 1 cudaDev 1 busId 2d000 - "
+            "Abort COMPLETE\nkasago:1001461:1003249 [1] NCCL INFO misc/socket.cc:668 -> 3\n"
+            "kasago:1001461:1003249 [1] proxy.cc:1458 NCCL WARN [Service thread] Accept failed Success\n"
+            "kasago:1001461:1009778 [1] NCCL INFO comm 0x5575a76127e0 rank 1 nranks 2 cudaDev 1 busId 2d000 - "
+            "Abort COMPLETE\n")
+    _, v = _decide(tmp_path, text)
+    assert v.kind == Kind.UNDECIDED and "aborted 2 communicator(s)" in v.summary and "teardown" in v.summary
+
+
+def test_a_warn_before_the_abort_is_still_the_networks(tmp_path):
+    text = ("node1:2401:2411 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<43211> "
+            "failed : Software caused connection abort\n"
+            "node1:2401:2401 [0] NCCL INFO comm 0x55 rank 0 nranks 2 cudaDev 0 busId 1000 - Abort COMPLETE\n")
+    _, v = _decide(tmp_path, text)
+    assert v.kind == Kind.TRANSPORT_ERROR

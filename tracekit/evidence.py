@@ -23,6 +23,7 @@ from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ER
 from tracekit.nccl_messages import OWN_FAILURE, UNDECIDED as UNDECIDED_MESSAGE, is_one_of, reads_as
 from tracekit.outcome import Cited, Coverage, EventKind, Finding, Match
 from tracekit.parsers.pyspy import GDB_WAIT, RAISED
+from tracekit.parsers.torch_patterns import CUT_TRACEBACK
 from tracekit.store import Store
 
 NETWORK_SETTINGS = (r"^(?:NCCL_SOCKET_IFNAME|NCCL_SOCKET_FAMILY|GLOO_SOCKET_IFNAME|NCCL_IB_\w+|NCCL_NET\w*"
@@ -143,8 +144,11 @@ class Evidence(Progress):
              | (pl.col("kind") == EventKind.EXCEPTION))
             & ~says("consequence") & ~says("nccl_error") & ~says("rendezvous")
             & ~says("mismatch")).sort("line")
-        c = pl.concat([c, self.raised_cut.filter(~pl.col("where").str.contains(AGENT_FRAME))],
-                      how="diagonal_relaxed").sort("line")
+        # (a cut traceback raised in torchrun's own agent is the launcher's, not a rank's:
+        # rules_exit.agent_raised)
+        agent = self.raised_cut.filter(pl.col("where").str.contains(AGENT_FRAME)).select("file").unique()
+        c = pl.concat([c.join(agent, on="file", how="anti"),
+                       c.join(agent, on="file").filter(pl.col("message") != CUT_TRACEBACK)]).sort("line")
         if self.timeouts.height:
             c = c.filter(~says("terminate"))
             # the watchdog aborts a rank whose collective timed out (SIGABRT, exit -6): its own end,
@@ -158,9 +162,11 @@ class Evidence(Progress):
     def raised_cut(self) -> pl.DataFrame:
         """Python tracebacks raised whose error line the excerpt cut (``parsers/pyspy``: a ``stack`` of thread
         ``RAISED``), in files where nothing else says what went wrong (no error, signal, exit, timeout or
-        warning that is not benign): the weakest word of a failure, which never outranks one that says more."""
+        warning that is not benign, but torch_log's word of that cut traceback): the weakest word of a
+        failure, which never outranks one that says more."""
         cut = self.kinds(EventKind.STACK).filter(pl.col("thread") == RAISED)
         said = self.kinds(*TROUBLE).join(self.benign.select("file", "line"), on=["file", "line"], how="anti")
+        said = said.filter(pl.col("message") != CUT_TRACEBACK)
         return cut.join(said.select("file").unique(), on="file", how="anti").sort("file", "line")
 
     @cached_property
@@ -192,11 +198,9 @@ class Evidence(Progress):
     @cached_property
     def timeouts(self) -> pl.DataFrame:
         return self.store.events.filter(
-            (pl.col("kind") == EventKind.WATCHDOG_TIMEOUT) | (
-                # (c10d's status line `Exception (either an error or timeout) detected by watchdog at work: 2`
-                # says neither: only `Timeout at NCCL work: 2` is a timeout)
+            pl.col("kind").is_in([EventKind.WATCHDOG_TIMEOUT, EventKind.WATCHDOG_STATUS]) | (
                 pl.col("kind").is_in([EventKind.EXCEPTION, EventKind.TRANSPORT_ERROR, EventKind.CRASH,
-                                      EventKind.WATCHDOG_ABORT, EventKind.WATCHDOG_STATUS])
+                                      EventKind.WATCHDOG_ABORT])
             & says("timeout")))
 
     @cached_property
@@ -215,7 +219,18 @@ class Evidence(Progress):
         # (nor NCCL refusing the program's own call, two ranks on one GPU, nor its ncclInvalidUsage: the
         # program's error or its ranks disagreeing, never the network's)
         t = t.filter(~is_one_of((*OWN_FAILURE, "invalid_usage")))
-        return t.join(self.benign.select("file", "line"), on=["file", "line"], how="anti")
+        # (nor what a process's WARNs say after it aborted its communicators: ncclCommAbort closes their
+        # sockets, and its proxy thread's `Accept failed` and socket errors are the teardown's)
+        first = self.aborted.group_by("file", "pid").agg(pl.col("line").min().alias("_abort"))
+        torn = t.join(first, on=["file", "pid"]).filter(pl.col("line") > pl.col("_abort"))
+        return t.join(pl.concat([self.benign.select("file", "line"), torn.select("file", "line")]),
+                      on=["file", "line"], how="anti")
+
+    @cached_property
+    def aborted(self) -> pl.DataFrame:
+        """Communicators aborted (NCCL's `Abort COMPLETE`: ncclCommAbort, which c10d calls after an error or a
+        timeout, or the program itself)."""
+        return self.store.comms.filter(pl.col("state") == "abort_complete").sort("file", "line")
 
     @cached_property
     def network_settings(self) -> pl.DataFrame:

@@ -14,7 +14,7 @@ from tracekit.store import Store
 
 
 class Progress:
-    """What says a job moved, computed once (mixed into ``Evidence``, whose ``store`` and ``kinds`` it reads)."""
+    """What says a job moved, computed once (mixed into ``Evidence``: it reads its ``store``)."""
 
     store: Store
 

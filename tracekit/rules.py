@@ -33,8 +33,8 @@ from tracekit.rules_progress import (clean_but_partial, healthy, nothing, slow_p
                                      steady_progress, straggler, straggler_by_wait)
 from tracekit.rules_stall import (deadlock, deadlock_from_stacks, deadlock_from_watchdog, deadlock_reported,
                                   init_stall, peer_gone, timed_out, waiting_on_silent_ranks, watchdog_stuck)
-from tracekit.rules_stall import (aborted_unexplained, ended_while_others_wait,  # (failures, issue 31)
-                                  joined_then_nothing)
+from tracekit.rules_stall import (aborted_unexplained, comms_aborted,  # (failures, issue 31)
+                                  ended_while_others_wait, joined_then_nothing)
 from tracekit.rules_wait import waiting_across_groups
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [
@@ -75,6 +75,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     watchdog_stuck,
     peer_gone,
     aborted_unexplained,  # (failures, issue 31)
+    comms_aborted,  # (failures, issue 31)
     rules_exit.workers_ended_unexplained,
     rules_bench.nccl_test_result,
     rules_bench.step_gap,

@@ -253,5 +253,5 @@ def agent_raised(ev: Evidence) -> Verdict | None:
     return Verdict(Kind.UNDECIDED, f"torchrun's agent raised in {clip(cut['where'][0], 140)} and the excerpt "
                    "cuts its error line: the launcher failed, not a worker that said so; launch_agent raises "
                    "when the rendezvous never completes (RendezvousTimeoutError, a store it cannot reach: an "
-                   "init stall) and when its workers failed (ChildFailedError: a rank's crash): the error line "
-                   "under the traceback, and each node's launcher output, decide", [], lines(cut, 2))
+                   "init stall) and when its workers failed (ChildFailedError: a rank's crash): the error "
+                   "line under the traceback, and each node's launcher output, decide", [], lines(cut, 2))

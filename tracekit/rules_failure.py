@@ -329,11 +329,7 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
         return None
     first = ev.crashes.head(1)
     r = rank_of(first, ev)
-    said = msg(first)
-    if first["kind"][0] == EventKind.STACK:  # a traceback raised whose error line the excerpt cut
-        said = (f"a Python traceback raised in {clip(first['where'][0], 140)} and the excerpt cuts its error "
-                "line (nothing else in its file says what went wrong)")
-    return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} failed first: {said}", r,
+    return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} failed first: {msg(first)}", r,
                    lines(ev.crashes) + lines(ev.exits, 3))
 
 

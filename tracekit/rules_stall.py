@@ -206,7 +206,8 @@ def timed_out(ev: Evidence) -> Verdict | None:
         what += "; " + ", ".join(
             (who(x["rank"]) if x["rank"] else "a rank") + " "
             + (f"at NCCL work: {x['seq']}, " if x["seq"] is not None else "")
-            + f"last enqueued NCCL work: {x['last_enqueued']}, last completed NCCL work: {x['last_completed']}"
+            + f"last enqueued NCCL work: {x['last_enqueued']}, "
+            f"last completed NCCL work: {x['last_completed']}"
             for x in same.head(4).iter_rows(named=True))
         if last.filter(pl.col("last_completed") < pl.col("last_enqueued")).height == last.height:
             what += " (each enqueued a collective it never completed: all wait in one)"
@@ -285,6 +286,25 @@ def aborted_unexplained(ev: Evidence) -> Verdict | None:
                    "collective timed out, which peer ended or why: collect every rank's log with "
                    "NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and the launchers' exit codes",
                    r, lines(before, 3) + lines(ab, 2))
+
+
+def comms_aborted(ev: Evidence) -> Verdict | None:
+    """Processes aborted their communicators (NCCL's `Abort COMPLETE`) and no line says why: c10d aborts
+    after an error or a timeout, a program after its own error; what they were is not in the logs."""
+    ab = ev.aborted
+    if not ab.height:
+        return None
+    r = ab["rank"].drop_nulls().unique().sort().to_list()
+    comms = ", ".join(f"{c['comm']} (rank {c['rank']} of {c['nranks']})"
+                      for c in ab.head(4).iter_rows(named=True))
+    after = ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR).join(
+        ev.transport.select("file", "line"), on=["file", "line"], how="anti").sort("file", "line")
+    return Verdict(Kind.UNDECIDED, f"process {ab['pid'][0]} aborted {ab.height} communicator(s): {comms}: "
+                   "c10d aborts after an error or a timeout, a program after its own error, and neither is "
+                   "in the logs" + (f"; NCCL's WARNs after the abort (`{msg(after, 0, 80)}`) are the "
+                                    "teardown's (ncclCommAbort closes its sockets)" if after.height else "")
+                   + f"; collect the lines before the abort on every rank ({COLLECT})", r,
+                   lines(ab.with_columns(pl.lit("Abort COMPLETE").alias("message")), 3) + lines(after, 2))
 
 
 def peer_gone(ev: Evidence) -> Verdict | None:

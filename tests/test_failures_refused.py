@@ -115,3 +115,10 @@ def test_a_warn_before_the_abort_is_still_the_networks(tmp_path):
             "node1:2401:2401 [0] NCCL INFO comm 0x55 rank 0 nranks 2 cudaDev 0 busId 1000 - Abort COMPLETE\n")
     _, v = _decide(tmp_path, text)
     assert v.kind == Kind.TRANSPORT_ERROR
+
+
+def test_the_new_causes_carry_their_own_fix(tmp_path):
+    text = ("node1:100:100 [0] misc/strongstream.cc:53 NCCL WARN NCCL cannot be captured in a graph if either it "
+            "wasn't built with CUDA runtime >= 11.3 or if the installed CUDA driver < R465.\n")
+    _, v = _decide(tmp_path, text)
+    assert "--enforce-eager" in v.fix and "captures" in v.check

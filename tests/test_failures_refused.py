@@ -122,3 +122,10 @@ def test_the_new_causes_carry_their_own_fix(tmp_path):
             "wasn't built with CUDA runtime >= 11.3 or if the installed CUDA driver < R465.\n")
     _, v = _decide(tmp_path, text)
     assert "--enforce-eager" in v.fix and "captures" in v.check
+
+
+def test_an_abort_with_no_warn_is_no_sign_of_failure(tmp_path):
+    # c10d also aborts a healthy job's communicators at its end: no WARN, no failure
+    text = "node1:2401:2401 [0] NCCL INFO comm 0x55 rank 0 nranks 2 cudaDev 0 busId 1000 - Abort COMPLETE\n"
+    _, v = _decide(tmp_path, text)
+    assert "aborted" not in v.summary

@@ -289,20 +289,24 @@ def aborted_unexplained(ev: Evidence) -> Verdict | None:
 
 
 def comms_aborted(ev: Evidence) -> Verdict | None:
-    """Processes aborted their communicators (NCCL's `Abort COMPLETE`) and no line says why: c10d aborts
-    after an error or a timeout, a program after its own error; what they were is not in the logs."""
+    """Processes aborted their communicators (NCCL's `Abort COMPLETE`) with NCCL's WARNs around the abort
+    and no line that says why: c10d aborts after an error or a timeout, a program after its own error;
+    what they were is not in the logs. (An abort with no WARN is also how c10d tears a healthy job's
+    communicators down at its end: no sign of failure.)"""
     ab = ev.aborted
-    if not ab.height:
+    first = ab.group_by("file", "pid").agg(pl.col("line").min().alias("_abort"))
+    after = (ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR).join(first, on=["file", "pid"])
+             .filter(pl.col("line") > pl.col("_abort"))
+             .join(ev.benign.select("file", "line"), on=["file", "line"], how="anti").sort("file", "line"))
+    if not (ab.height and after.height):
         return None
     r = ab["rank"].drop_nulls().unique().sort().to_list()
     comms = ", ".join(f"{c['comm']} (rank {c['rank']} of {c['nranks']})"
                       for c in ab.head(4).iter_rows(named=True))
-    after = ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR).join(
-        ev.transport.select("file", "line"), on=["file", "line"], how="anti").sort("file", "line")
     return Verdict(Kind.UNDECIDED, f"process {ab['pid'][0]} aborted {ab.height} communicator(s): {comms}: "
                    "c10d aborts after an error or a timeout, a program after its own error, and neither is "
-                   "in the logs" + (f"; NCCL's WARNs after the abort (`{msg(after, 0, 80)}`) are the "
-                                    "teardown's (ncclCommAbort closes its sockets)" if after.height else "")
+                   f"in the logs; NCCL's WARNs after the abort (`{msg(after, 0, 80)}`) are the teardown's "
+                   "(ncclCommAbort closes its sockets)"
                    + f"; collect the lines before the abort on every rank ({COLLECT})", r,
                    lines(ab.with_columns(pl.lit("Abort COMPLETE").alias("message")), 3) + lines(after, 2))
 

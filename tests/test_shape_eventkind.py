@@ -25,8 +25,6 @@ COLUMNS = {c for table in TABLES.values() for c in table}
 PENDING = {
     "identity.py", "runs_launcher.py", "parsers/elastic.py", "parsers/mpi.py",  # identity
     "parsers/nccl_ras.py",  # identity
-    "evidence.py", "parsers/flight_recorder.py", "parsers/fr_trace.py", "parsers/nccl.py",  # failures
-    "parsers/process_end.py", "parsers/pyspy.py", "parsers/torch_log.py",  # failures
     "parsers/nccl_tests.py", "parsers/trainer.py",  # progress
 }
 
@@ -40,6 +38,8 @@ WORDS = {
     ("cli/outputs.py", "bandwidth"): "the file name of the bandwidth chart",
     ("live.py", "stack"): "the word in a citation: rank 1's stack of dump round 2",
     ("diff.py", "bandwidth"): "a field of the comparison's JSON (Comparison.bandwidth)",
+    ("evidence.py", "crash"): "a failure sign's name in words (Evidence.failure_signs)",
+    ("evidence.py", "stall"): "a failure sign's name in words (Evidence.failure_signs)",
     ("parsers/salient.py", "crash"): "a telling line's class (Telling.CRASH, its event's `where`), no kind",
 }
 

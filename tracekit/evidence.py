@@ -1,9 +1,9 @@
 """The evidence a verdict is reached from, computed once from a store, and how much of the job it covers.
 
 Rules (``tracekit.rules``) read only this object: failures, their consequences, exits, timeouts,
-transport errors, benign notes, pending inits, stacks, alignment findings, progress, a clean end, and
-the coverage: the world size, the ranks seen, from which sources each rank is seen, and which ranks
-left no record at all.
+transport errors, benign notes, pending inits, stacks, alignment findings, a clean end, progress (its
+half in ``tracekit.evidence_progress``) and the coverage (``tracekit.coverage``): the world size, the ranks
+seen, from which sources each rank is seen, and which ranks left no record at all.
 """
 
 from __future__ import annotations
@@ -14,13 +14,16 @@ from functools import cached_property
 
 import polars as pl
 
-from tracekit import align, pace, sources
+from tracekit import align, sources
+from tracekit.coverage import SOURCE_WORDS, coverage  # noqa: F401 - read from here by others
+from tracekit.evidence_progress import Progress
 from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ERROR,  # noqa: F401
                                NETWORK_FAIL, RENDEZVOUS, STORE_BARRIER, TERMINATE, BOOTSTRAP, WIRE_MISMATCH,
                                HEARTBEAT, WATCHDOG_ABORT_SIGNAL, says)
-from tracekit.nccl_messages import UNDECIDED as UNDECIDED_MESSAGE, reads_as
+from tracekit.nccl_messages import OWN_FAILURE, UNDECIDED as UNDECIDED_MESSAGE, is_one_of, reads_as
 from tracekit.outcome import Cited, Coverage, EventKind, Finding, Match
 from tracekit.parsers.pyspy import GDB_WAIT, RAISED
+from tracekit.parsers.torch_patterns import CUT_TRACEBACK
 from tracekit.store import Store
 
 NETWORK_SETTINGS = (r"^(?:NCCL_SOCKET_IFNAME|NCCL_SOCKET_FAMILY|GLOO_SOCKET_IFNAME|NCCL_IB_\w+|NCCL_NET\w*"
@@ -34,15 +37,19 @@ C10D_FRAME = (r"distributed_c10d|deepspeed/comm|torch/distributed/(?:_functional
 STDLIB_FRAME = (r"\((?:<frozen |(?:" + "|".join(sorted(sys.stdlib_module_names)) + r")(?:\.py)?[/:])"
                 r"|/lib/python3\.\d+/(?:[^/]+/)*[^/]+\.py:")
 SITE = r"site-packages|dist-packages"
+# torchrun's own agent (the launcher, not a worker): torch/distributed/run.py, launcher/api.py, elastic/...
+AGENT_FRAME = r"torch/distributed/(?:run\.py|launcher/|elastic/)"
 
 
 WRONG_VALUES = "wrong values in nccl-tests' results"
 
 #: the event kinds that are not calm: with any of them (not benign), progress alone does not say healthy
-TROUBLE = ("crash", "exception", "cuda_error", "watchdog_timeout", "watchdog_status", "watchdog_abort",
-           "c10d_error", "collective_mismatch", "gloo_size_mismatch", "child_failed", "rank_exit", "signal",
-           "closing_signal", "job_cancelled", "transport_error", "connect_retry", "nccl_warn", "nccl_unwind",
-           "stall", "rank_missing")
+TROUBLE = (EventKind.CRASH, EventKind.EXCEPTION, EventKind.CUDA_ERROR, EventKind.WATCHDOG_TIMEOUT,
+           EventKind.WATCHDOG_STATUS, EventKind.WATCHDOG_ABORT, EventKind.C10D_ERROR,
+           EventKind.COLLECTIVE_MISMATCH, EventKind.GLOO_SIZE_MISMATCH, EventKind.CHILD_FAILED,
+           EventKind.RANK_EXIT, EventKind.SIGNAL, EventKind.CLOSING_SIGNAL, EventKind.JOB_CANCELLED,
+           EventKind.TRANSPORT_ERROR, EventKind.CONNECT_RETRY, EventKind.NCCL_WARN, EventKind.NCCL_UNWIND,
+           EventKind.STALL, EventKind.RANK_MISSING)
 
 
 def own_frame() -> pl.Expr:
@@ -71,47 +78,8 @@ def lines(df: pl.DataFrame, n: int = 6) -> list[Cited]:
     return [Cited(r["file"], r["line"], clip(r["message"])) for r in df.head(n).iter_rows(named=True)]
 
 
-#: how coverage names the sources a rank is seen from
-SOURCE_WORDS = {"fr": "Flight Recorder", "nccl": "NCCL log", "kineto": "Kineto", "kineto-gpu": "Kineto",
-                "tracekit": "stdout", "deepspeed": "stdout", "log": "stdout", "stacks": "stack dump",
-                "torchrun": "torchrun's error block",
-                "nccl-count": "NCCL COLL lines (numbered by count, not named)",
-                "nccl-tests": "nccl-tests header", "launcher": "launcher prefix",
-                "fr-trace": "torchfrtrace report",
-                "nccl-ras": "NCCL RAS report", "c10d": "c10d log"}
-
-
-def coverage(store: Store) -> Coverage:
-    ranks, ev = store.ranks, store.events
-    # the collectives (the big table, maybe scanned from disk) once: each rank's sources, the largest group
-    coll = align.collect(store.collectives.lazy().group_by("rank", "source").agg(pl.col("nranks").max()))
-    sizes = [ranks["world_size"].max(), store.comms["nranks"].max(), coll["nranks"].max(),
-             align.group_members(store)["members"].list.max().max()]
-    world = max((int(s) + (1 if i == 3 else 0) for i, s in enumerate(sizes) if s is not None), default=None)
-    src = [coll.select("rank", pl.col("source").cast(pl.Utf8)),
-           # (a rank reported missing is spoken of, not seen)
-           ev.filter(pl.col("kind") != EventKind.RANK_MISSING)
-           .select("rank", pl.when(pl.col("kind") == EventKind.STACK).then(pl.lit("stacks"))
-                   .otherwise(pl.lit("log")).alias("source")),
-           ranks.select("rank", pl.col("source").str.split(",")).explode("source")]
-    per = (pl.concat([s.filter(pl.col("rank").is_not_null()) for s in src], how="vertical_relaxed")
-           .with_columns(pl.col("source").replace(SOURCE_WORDS))
-           .unique().group_by("rank").agg(pl.col("source").sort()).sort("rank"))
-    sources = {r: s for r, s in per.iter_rows()}
-    # processes that wrote lines and that no source ties to a rank: counted, never given a guessed rank
-    procs = [t.filter(pl.col("rank").is_null() & pl.col("pid").is_not_null())
-             .select("host", pl.col("pid").cast(pl.Int64)) for t in (ev, ranks)]
-    named = ranks.filter(pl.col("rank").is_not_null() & pl.col("pid").is_not_null()).select(
-        "host", pl.col("pid").cast(pl.Int64))
-    unranked = pl.concat(procs).unique().join(named, on=["host", "pid"], how="anti", nulls_equal=True).height
-    seen = sorted(sources)
-    if world is not None and seen and max(seen) >= world:
-        world = None  # the sizes logged are of a subgroup: the world's is not known
-    return Coverage(world, seen, sources, unranked)
-
-
 @dataclass
-class Evidence:
+class Evidence(Progress):
     """Everything the rules look at, computed once."""
 
     store: Store
@@ -128,9 +96,6 @@ class Evidence:
         # all_to_all totals, p2p pairs, coalesced groups, state) and the healthy windows
         checked, windows = sources.fr.checks(store)
         return cls(store, findings + checked + align.unranked_mismatches(store), windows)
-
-    def kinds(self, *kinds: str) -> pl.DataFrame:
-        return self.store.events.filter(pl.col("kind").is_in(kinds))
 
     # --- the job's extent -------------------------------------------------------------------
     @cached_property
@@ -179,6 +144,11 @@ class Evidence:
              | (pl.col("kind") == EventKind.EXCEPTION))
             & ~says("consequence") & ~says("nccl_error") & ~says("rendezvous")
             & ~says("mismatch")).sort("line")
+        # (a cut traceback raised in torchrun's own agent is the launcher's, not a rank's:
+        # rules_exit.agent_raised)
+        agent = self.raised_cut.filter(pl.col("where").str.contains(AGENT_FRAME)).select("file").unique()
+        c = pl.concat([c.join(agent, on="file", how="anti"),
+                       c.join(agent, on="file").filter(pl.col("message") != CUT_TRACEBACK)]).sort("line")
         if self.timeouts.height:
             c = c.filter(~says("terminate"))
             # the watchdog aborts a rank whose collective timed out (SIGABRT, exit -6): its own end,
@@ -187,6 +157,17 @@ class Evidence:
             c = c.filter(~(says("abort_signal")
                            & (pl.col("rank").is_in(waited) | pl.col("rank").is_null())))
         return c
+
+    @cached_property
+    def raised_cut(self) -> pl.DataFrame:
+        """Python tracebacks raised whose error line the excerpt cut (``parsers/pyspy``: a ``stack`` of thread
+        ``RAISED``), in files where nothing else says what went wrong (no error, signal, exit, timeout or
+        warning that is not benign, but torch_log's word of that cut traceback): the weakest word of a
+        failure, which never outranks one that says more."""
+        cut = self.kinds(EventKind.STACK).filter(pl.col("thread") == RAISED)
+        said = self.kinds(*TROUBLE).join(self.benign.select("file", "line"), on=["file", "line"], how="anti")
+        said = said.filter(pl.col("message") != CUT_TRACEBACK)
+        return cut.join(said.select("file").unique(), on="file", how="anti").sort("file", "line")
 
     @cached_property
     def nccl_errors(self) -> pl.DataFrame:
@@ -235,7 +216,21 @@ class Evidence:
         t = t.filter((~says("consequence") | says("network_fail")) & ~says("cuda"))
         # (an NCCL message that alone decides nothing, an address of no network family, is not the network's)
         t = t.filter(~reads_as(UNDECIDED_MESSAGE).fill_null(False))
-        return t.join(self.benign.select("file", "line"), on=["file", "line"], how="anti")
+        # (nor NCCL refusing the program's own call, two ranks on one GPU, nor its ncclInvalidUsage: the
+        # program's error or its ranks disagreeing, never the network's)
+        t = t.filter(~is_one_of((*OWN_FAILURE, "invalid_usage")))
+        # (nor what a process's WARNs say after it aborted its communicators: ncclCommAbort closes their
+        # sockets, and its proxy thread's `Accept failed` and socket errors are the teardown's)
+        first = self.aborted.group_by("file", "pid").agg(pl.col("line").min().alias("_abort"))
+        torn = t.join(first, on=["file", "pid"]).filter(pl.col("line") > pl.col("_abort"))
+        return t.join(pl.concat([self.benign.select("file", "line"), torn.select("file", "line")]),
+                      on=["file", "line"], how="anti")
+
+    @cached_property
+    def aborted(self) -> pl.DataFrame:
+        """Communicators aborted (NCCL's `Abort COMPLETE`: ncclCommAbort, which c10d calls after an error or a
+        timeout, or the program itself)."""
+        return self.store.comms.filter(pl.col("state") == "abort_complete").sort("file", "line")
 
     @cached_property
     def network_settings(self) -> pl.DataFrame:
@@ -299,21 +294,7 @@ class Evidence:
                 pl.col("_r").is_null() | (pl.col("line") > pl.col("_r"))).drop("_r")
         return stalls
 
-    # --- progress and a clean end -----------------------------------------------------------
-    @cached_property
-    def launcher_exits(self) -> list[int]:
-        """Exit codes that `tracekit run` launchers recorded."""
-        ends = self.kinds(EventKind.RUN_NOTE).filter(
-            pl.col("message").str.starts_with("exit code"))["message"]
-        return [int(m.split()[-1]) for m in ends.to_list() if m.split()[-1].lstrip("-").isdigit()]
-
-    @cached_property
-    def finished(self) -> bool:
-        """Every `tracekit run` launcher logged that its job exited with code 0."""
-        launchers = self.kinds(EventKind.LAUNCH)["file"].n_unique()
-        codes = self.launcher_exits
-        return launchers > 0 and len(codes) >= launchers and all(c == 0 for c in codes)
-
+    # --- a clean end (progress: ``evidence_progress.Progress``) ------------------------------
     @cached_property
     def clean_end(self) -> list[str]:
         """Positive signs that the job ended cleanly, as evidence lines."""
@@ -321,7 +302,7 @@ class Evidence:
         if self.finished:
             out.append(f"every launcher exited with code 0 ({len(self.launcher_exits)} launcher(s))")
         said = pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64})
-        for kind, what in (("clean_exit", "exit code 0"), (EventKind.TRAIN_END, "training finished"),
+        for kind, what in ((EventKind.CLEAN_EXIT, "exit code 0"), (EventKind.TRAIN_END, "training finished"),
                            (EventKind.PROGRAM_END, "the program said it ended"),
                            (EventKind.TEST_PASSED, "nccl-tests passed"),
                            (EventKind.COMM_DESTROYED, "communicator destroyed")):
@@ -341,106 +322,6 @@ class Evidence:
         return out
 
     @cached_property
-    def steps(self) -> pl.DataFrame:
-        return self.kinds(EventKind.STEP, EventKind.PROGRESS).filter(pl.col("step").is_not_null())
-
-    @cached_property
-    def ticks(self) -> pl.DataFrame:
-        """The program's own progress lines that print a figure (a throughput or a time per step), with a
-        step number or not (``pace.ticks``)."""
-        return pace.ticks(self.store.events)
-
-    @cached_property
-    def motion(self) -> pl.DataFrame:
-        """Per rank with several FR dumps: its frontier in the first, the second-to-last and the last
-        dump (ordered by the newest enqueue each holds), the seconds between, the bytes in between."""
-        fr = self.store.collectives.lazy().filter((pl.col("source") == "fr") & pl.col("rank").is_not_null())
-        per = align.collect(fr.group_by("rank", "file").agg(pl.col("seq").max(),
-                                                             pl.col("start_ns").max().alias("t")))
-        if not per.height:
-            return pl.DataFrame()
-        per = per.sort("rank", "t")
-        m = per.group_by("rank").agg(
-            pl.len().alias("dumps"), pl.col("seq").first().alias("first"),
-            pl.col("seq").get(-2, null_on_oob=True).alias("prev"), pl.col("seq").last().alias("last"),
-            ((pl.col("t").last() - pl.col("t").first()) / 1e9).alias("dt"),
-        ).filter(pl.col("dumps") > 1)
-        if not m.height:
-            return m
-        moved = align.collect(
-            fr.join(m.lazy().select("rank", "first", "last"), on="rank")
-            .filter((pl.col("seq") > pl.col("first")) & (pl.col("seq") <= pl.col("last")))
-            .unique(["rank", "seq"]).group_by("rank").agg(pl.col("bytes").sum().alias("bytes")))
-        return m.join(moved, on="rank", how="left").with_columns(pl.col("bytes").fill_null(0))
-
-    @property
-    def moving(self) -> bool:
-        """Every rank with several dumps advanced between its last two."""
-        m = self.motion
-        if not m.height:
-            return False
-        return m.filter(pl.col("prev").is_not_null() & (pl.col("last") > pl.col("prev"))).height == m.height
-
-    @cached_property
-    def epochs(self) -> pl.DataFrame:
-        """Progress reports with no step number whose epoch (a fraction: HF Trainer's ``{'loss': 1.1,
-        'learning_rate': 2e-05, 'epoch': 0.08}``) goes up: each is a logging interval's steps done.
-        ``epoch`` per report, in the order written (each epoch once: two ranks echo one report)."""
-        st = self.kinds(EventKind.STEP).filter(pl.col("step").is_null()).sort("file", "line").with_columns(
-            pl.col("message").str.extract(r"'epoch': ([\d.]+)", 1).cast(pl.Float64, strict=False)
-            .alias("epoch"))
-        return st.filter(pl.col("epoch").is_not_null()).unique("epoch", keep="first", maintain_order=True)
-
-    @cached_property
-    def progressed(self) -> list[str]:
-        """Signs that the job moved: steps that advanced, an epoch that went up over several reports,
-        FR frontiers that moved between dumps."""
-        out = []
-        st = self.steps
-        if st.height and st["step"].n_unique() > 1:
-            out.append(f"steps advanced {st['step'].min()} -> {st['step'].max()}")
-        ep = self.epochs
-        if not out and ep.height >= 3 and ep["epoch"][-1] > ep["epoch"][0]:
-            out.append(f"{ep.height} progress reports as the epoch went {ep['epoch'][0]:g} -> "
-                       f"{ep['epoch'][-1]:g}")
-        if self.motion.height and self.motion.filter(pl.col("last") > pl.col("first")).height:
-            out.append("Flight Recorder frontiers moved between dumps")
-        return out
-
-    @cached_property
-    def late(self) -> dict | None:
-        """The rank that makes the others wait. In a collective every rank completed, the rank that
-        arrived last spent least time in it (the others waited for it); each rank's time in it is read
-        on its own clock, so no clock join is needed. Its rank, in how many collectives of how many, how
-        late (median seconds, against the next rank to arrive), and the first collective it was late in."""
-        c, source = sources.best_lazy(
-            self.store.collectives.lazy(), sources.DURATIONS,
-            pl.col("start_ns").is_not_null() & pl.col("end_ns").is_not_null() & pl.col("rank").is_not_null()
-            & pl.col("seq").is_not_null(), ("rank", "pg", "seq", "op", "start_ns", "end_ns"))
-        if not source:
-            return None
-        c = c.unique(["rank", "pg", "seq"], keep="last").with_columns(
-            ((pl.col("end_ns") - pl.col("start_ns")) / 1e9).alias("d"))
-        n = c.group_by("pg", "seq").agg(pl.col("rank").n_unique().alias("n"))
-        full = c.join(n.filter(pl.col("n") == n["n"].max()), on=["pg", "seq"], how="semi")
-        if full["rank"].n_unique() < 2:
-            return None
-        per = (full.sort("d").group_by("pg", "seq").agg(
-            pl.col("rank").first().alias("late"), (pl.col("d").get(1) - pl.col("d").first()).alias("lag_s"),
-            pl.col("op").first().cast(pl.Utf8), pl.col("start_ns").first()).sort("seq"))
-        hit = per.filter(pl.col("lag_s") >= 0.1)  # scheduling noise is milliseconds; a straggler's lag is not
-        if hit.height < 3:
-            return None
-        top = (hit.group_by("late").agg(pl.len().alias("times"), pl.col("lag_s").median())
-               .sort("times", descending=True).row(0, named=True))
-        if top["times"] < 0.6 * hit.height:
-            return None
-        first = hit.filter(pl.col("late") == top["late"]).row(0, named=True)
-        return {"rank": top["late"], "times": top["times"], "of": per.height, "lag_s": top["lag_s"],
-                "source": source,
-                "since_seq": first["seq"], "since_op": first["op"], "pg": first["pg"]}
-
-    @cached_property
     def trouble(self) -> pl.DataFrame:
         """Every line that is not calm: an error, a signal, a closing signal, a stall, a warning that is
         not benign. Progress alone says a run is healthy only where there is none."""
@@ -448,12 +329,6 @@ class Evidence:
         # (and a traceback raised whose error line the excerpt cut: a failure, its message missing)
         bad = pl.concat([bad, self.kinds(EventKind.STACK).filter(pl.col("thread") == RAISED)])
         return bad.join(self.benign.select("file", "line"), on=["file", "line"], how="anti")
-
-    @cached_property
-    def pace(self) -> dict:
-        """How fast the steps went, from what the step lines say (``pace.measure``): ``slow``, ``falling``,
-        ``per_step_s``, ``rate``."""
-        return pace.measure(self.steps)
 
     # --- what went wrong, in a word ---------------------------------------------------------
     @cached_property

@@ -63,6 +63,21 @@ FIXES: tuple[Fix, ...] = (
         "find the node whose agent ended first (its log, its exit code, the scheduler's node state); host "
         "the rendezvous where a node's loss does not take it (--rdzv-backend=c10d on a stable host, or etcd)",
         "every node's agent logs the workers' end, with no keep-alive failure before it"),
+    Fix("nccl-graph-capture", (Kind.CRASHED_RANK,), r"cannot be captured in a graph",
+        "run eager (vLLM --enforce-eager, SGLang --disable-cuda-graph), or install an NCCL built for CUDA "
+        ">= 11.3 and a driver >= R465 (`python -c 'import torch; print(torch.cuda.nccl.version())'`, "
+        "nvidia-smi)",
+        "the next start logs no `cannot be captured in a graph` WARN and captures its CUDA graphs"),
+    Fix("comms-aborted", (Kind.UNDECIDED,), r"aborted \d+ communicator",
+        "find the error or timeout that made the process abort: its output before the first `Abort COMPLETE` "
+        "(TORCH_NCCL_TRACE_BUFFER_SIZE=2000 and NCCL_DEBUG=INFO keep it), and every other rank's log",
+        "the next log shows the line before the abort that names the failed or timed-out collective"),
+    Fix("agent-raised", (Kind.UNDECIDED,), r"torchrun's agent raised",
+        "read the launcher's whole output on every node: the exception under its traceback says a "
+        "rendezvous that never completed (same --rdzv-endpoint and --nnodes on every node, the port open) "
+        "or workers that failed (their own error blocks)",
+        "every node's torchrun logs its workers started (`Starting elastic_operator` / the workers' first "
+        "lines)"),
     # --- end of branch failures ---
     Fix("two-jobs-one-store", (Kind.INIT_STALL,), r"share one MASTER_ADDR",
         "give each job its own MASTER_PORT (and kill leftover processes of an earlier run)",

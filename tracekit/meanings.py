@@ -48,9 +48,10 @@ RENDEZVOUS = (r"Rendezvous\w*(?:Error|Timeout)|RendezvousConnectionError|C10d st
 # NCCL's network saying a peer sent another size than this rank posted: the ranks' collectives
 # differ (a size or op mismatch seen from the wire), not a network fault
 WIRE_MISMATCH = r"(?i)collective mismatch error|message truncated ?: ?receiving \d+ bytes instead of \d+"
-# NCCL's bootstrap (the rendezvous of a communicator's ranks before any collective) and its refusals
-# of a communicator at init: the communicator never completed init
-BOOTSTRAP = r"(?i)^bootstrap|bootstrap\.cc|Bootstrap ?(?:Root)?\s*:|Duplicate GPU detected"
+# NCCL's bootstrap (the rendezvous of a communicator's ranks before any collective): the communicator
+# never completed init. (NCCL refusing a communicator for the program's own error, two ranks on one GPU,
+# is not the bootstrap's: nccl_messages.OWN_FAILURE)
+BOOTSTRAP = r"(?i)^bootstrap|bootstrap\.cc|Bootstrap ?(?:Root)?\s*:"
 # c10d's heartbeat monitor: the watchdog thread itself made no progress, so a CUDA or NCCL call it
 # made (a query of a collective's CUDA event, an abort) never returned
 HEARTBEAT = r"(?i)watchdog got stuck for (\d+) seconds|Heartbeat monitor timed out"
@@ -112,12 +113,21 @@ WATCHDOG_ABORT_SIGNAL = r"Signal 6 \(SIGABRT\)|SIGABRT|signal 6\b|exitcode: -6|c
 # a consequence, torchrun's `failed (exitcode: 1) local_rank: 1`, a closing signal
 KNOCK_ON = CONSEQUENCE + r"|failed \(exitcode: -?\d+\) local_rank|closing signal"
 
+# c10d's abort after a collective failed or timed out (ProcessGroupNCCL: `Some NCCL operations have failed or
+# timed out`, `Exception (either an error or timeout) detected by watchdog`): it says neither, so its words of
+# time are no timeout
+EITHER_ABORT = r"(?i)operations have failed or timed out|\(either an error or timeout\)"
+#: meaning -> words struck from a message before that meaning's pattern reads it
+SAYS_UNLESS = {"timeout": EITHER_ABORT}
+
 #: meaning -> the pattern a message matches when it says so. ``benign`` is read from the event's
 #: ``where`` and message together (a benign WARN's words may sit in either).
 SAYS = {
     "consequence": CONSEQUENCE, "cuda": CUDA, "network_fail": NETWORK_FAIL, "nccl_error": NCCL_ERROR,
     "rendezvous": RENDEZVOUS, "mismatch": MISMATCH_TEXT, "terminate": TERMINATE,
-    "timeout": r"(?i)timed? ?out",
+    # (c10d's watchdog names a timeout in `Watchdog caught collective operation timeout:`, which is said
+    # even where a paste cuts the line before its last word)
+    "timeout": r"(?i)timed? ?out|Watchdog caught collective operation",
     "stop_signal": "SIGTERM|SIGINT|SIGHUP", "abort_signal": WATCHDOG_ABORT_SIGNAL, "knock_on": KNOCK_ON,
     "benign": "|".join(BENIGN),
 }
@@ -130,7 +140,8 @@ def decoded(message: pl.Expr, where: pl.Expr | None = None) -> pl.Expr:
     text = pl.concat_str((where if where is not None else pl.lit(None, pl.Utf8)).fill_null(""), pl.lit(" "),
                          message.fill_null(""))
     benign = text.str.contains(SAYS["benign"])
-    named = [pl.when(message.str.contains(p)).then(pl.lit(name))
+    named = [pl.when((message.str.replace_all(SAYS_UNLESS[name], "") if name in SAYS_UNLESS else message)
+                     .str.contains(p)).then(pl.lit(name))
              for name, p in SAYS.items() if name != "benign"]
     found = pl.concat_list(*named, pl.when(benign).then(pl.lit("benign"))).list.drop_nulls()
     return pl.when(message.is_not_null() | benign).then(found)

@@ -117,6 +117,20 @@ MESSAGES: tuple[Message, ...] = (
     Message("cuda_failure", r"Cuda failure (?:\d+ )?'(?P<error>[^']*)'",
             "a CUDA call inside NCCL failed on this rank", (CRASH,),
             "src/include/checks.h:18 (cudawrap.h:37 adds the number)"),
+    Message("duplicate_gpu",
+            r"Duplicate GPU detected ?: rank (?P<rank>\d+) and rank (?P<peer_rank>\d+) both on CUDA device "
+            r"(?P<device>\w+)",
+            "two ranks of one communicator run on one GPU of one node (NCCL compares the bus ids the ranks "
+            "report): the launch gave two processes the same device (no torch.cuda.set_device(local_rank), "
+            "CUDA_VISIBLE_DEVICES alike on both, a global rank used as a device index); NCCL refuses the "
+            "communicator with ncclInvalidUsage: the program's own error on those ranks, not the network",
+            (CRASH, INIT),
+            "src/init.cc:974 (at v2.29.7, `ret = ncclInvalidUsage`; 2.30 lets ranks share a GPU)"),
+    Message("graph_capture_unsupported", r"NCCL cannot be captured in a graph",
+            "the program captured an NCCL call in a CUDA graph (vLLM's and SGLang's CUDA graphs) with an "
+            "NCCL built for CUDA < 11.3 or a driver older than R465: ncclInvalidUsage on that rank; run "
+            "eager (vLLM --enforce-eager) or install an NCCL and a driver that support capture",
+            (CRASH,), "src/misc/strongstream.cc:91 (`return ncclInvalidUsage`; :53 in 2.18-2.21)"),
     Message("cuda_alloc_failed",
             r"Failed to CUDA (?:malloc|calloc|host alloc)(?: async)? (?P<bytes>\d+) bytes",
             "NCCL could not allocate its buffers: the GPU is out of memory", (CRASH,),
@@ -125,18 +139,22 @@ MESSAGES: tuple[Message, ...] = (
             "the communicator was aborted (by the watchdog after a timeout, or another error): a consequence",
             (CRASH,), "src/proxy.cc:1371"),
     # ncclGetErrorString: the words torch's exceptions quote (`NCCL error in: ..., <these words>`)
-    Message("remote_error", r"remote process exited or there was a network error",
+    Message("remote_error", r"remote process exited or there was a network error|ncclRemoteError",
             "ncclRemoteError: a peer's process exited, or the network between them failed",
             (CRASH, NET), "src/init.cc:3430"),
-    Message("system_error", r"unhandled system error",
+    Message("system_error", r"unhandled system error|ncclSystemError",
             "ncclSystemError: a system call failed (sockets, shm, /dev/shm too small in a container)",
             (NET,), "src/init.cc:3422"),
-    Message("invalid_usage", r"invalid usage \(run with NCCL_DEBUG=WARN",
-            "ncclInvalidUsage: the ranks called NCCL inconsistently (the WARN before it says how: sizes, "
-            "versions)", (MISMATCH,), "src/init.cc:3428"),
-    Message("cuda_error_code", r"unhandled cuda error", "ncclUnhandledCudaError: a CUDA failure on this rank",
-            (CRASH,), "src/init.cc:3420"),
-    Message("internal_error", r"internal error - please report this issue|Internal check failed",
+    Message("invalid_usage", r"invalid usage \(run with NCCL_DEBUG=WARN|ncclInvalidUsage",
+            "ncclInvalidUsage: NCCL refused the program's call on this rank (two ranks on one GPU, a CUDA "
+            "graph capture it cannot take, or ranks that disagree: versions, sizes, the world size; the WARN "
+            "before it says which), raised before any data went over the network",
+            (CRASH, MISMATCH), "src/init.cc:3428"),
+    Message("cuda_error_code", r"unhandled cuda error|ncclUnhandledCudaError",
+            "ncclUnhandledCudaError: a CUDA call inside NCCL failed on this rank", (CRASH,),
+            "src/init.cc:3420"),
+    Message("internal_error",
+            r"internal error - please report this issue|Internal check failed|ncclInternalError",
             "ncclInternalError: one of NCCL's own checks failed; most often the consequence of something "
             "that went wrong before it (an address never filled in, a connection its peer closed), which "
             "the line under `Last error:` names", (UNDECIDED,), "src/init.cc:3424 (ncclGetErrorString)"),
@@ -148,10 +166,21 @@ MESSAGES: tuple[Message, ...] = (
             "argument`)"),
 )
 
-#: NCCL error codes that alone say the writing rank's own call was wrong (its arguments, its device), never
-#: a peer's or the network's: decisive without a WARN. (`unhandled cuda error` is not: a CUDA call inside
-#: NCCL failed, for a reason of this rank or of the node's P2P/NVLS set-up that only the WARN says.)
-OWN_FAILURE = ("invalid_argument", "buffer_on_other_device")
+#: NCCL's words that the writing rank's own call was wrong (its arguments, its device, two ranks on one GPU, a
+#: capture NCCL cannot take), never a peer's or the network's: decisive without more (NCCL checks these
+#: before it sends anything). Not ncclInvalidUsage alone: NCCL also returns it for ranks that disagree
+#: (versions, sizes, a world size), which only its WARN says; nor `unhandled cuda error`: a CUDA call inside
+#: NCCL failed, for a reason of this rank or of the node's P2P/NVLS set-up that only the WARN says.
+OWN_FAILURE = ("invalid_argument", "buffer_on_other_device", "duplicate_gpu", "graph_capture_unsupported")
+#: of those, NCCL's WARNs that say which call it refused: decisive wherever they stand (the error codes
+#: alone decide only where no other WARN says something else)
+OWN_FAILURE_SAID = ("buffer_on_other_device", "duplicate_gpu", "graph_capture_unsupported")
+#: ncclResult_t (src/nccl.h.in) as NCCL's unwind lines return it (`enqueue.cc:1935 -> 5`): number -> message
+RESULT_CODES = {1: "cuda_error_code", 2: "system_error", 3: "internal_error", 4: "invalid_argument",
+                5: "invalid_usage", 6: "remote_error"}
+#: the ncclGetErrorString words (what torch's exception quotes), not a WARN of NCCL's own
+ERROR_STRINGS = ("remote_error", "system_error", "invalid_usage", "cuda_error_code", "internal_error",
+                 "invalid_argument")
 
 BY_NAME = {m.name: m for m in MESSAGES}
 _COMPILED = [(m, re.compile(m.pattern)) for m in MESSAGES]
@@ -171,6 +200,18 @@ def reads_as(kind: str, col: str = "message") -> pl.Expr:
     # (one regex of several entries: their group names would clash, so the groups go unnamed)
     plain = [re.sub(r"\(\?P<\w+>", "(?:", m.pattern) for m in MESSAGES if m.points_to[0] == kind]
     return pl.col(col).str.contains("|".join(f"(?:{p})" for p in plain))
+
+
+def is_one_of(names: tuple[str, ...], col: str = "message") -> pl.Expr:
+    """Whether each row of ``col`` reads first as one of the messages ``names`` (false for none)."""
+    return message_name(col).is_in(list(names)).fill_null(False)
+
+
+def bare_message() -> str:
+    """One pattern for a line that is NCCL's own WARN words and nothing else before them (a WARN pasted
+    without its ``host:pid:tid [dev] NCCL WARN`` head): every entry but the error-code strings."""
+    plain = [re.sub(r"\(\?P<\w+>", "(?:", m.pattern) for m in MESSAGES if m.name not in ERROR_STRINGS]
+    return r"^\s*(?:" + "|".join(f"(?:{p})" for p in plain) + ")"
 
 
 def message_name(col: str = "message") -> pl.Expr:

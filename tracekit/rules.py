@@ -26,15 +26,15 @@ from tracekit.rules_failure import (bootstrap_failed, crashed_rank, cuda_failure
                                     failed_without_cause, nccl_error_unexplained, nccl_failure,
                                     rendezvous_failed, store_barrier, transport_error)
 from tracekit.rules_failure import (address_of_no_family, init_connection_failed,  # (failures, issue 31)
-                                    rank_joined_twice)
+                                    rank_joined_twice, refused_call)
 from tracekit.rules_mismatch import (mismatch_aligned, mismatch_from_watchdog, mismatch_on_the_wire,
                                      mismatch_reported)
 from tracekit.rules_progress import (clean_but_partial, healthy, nothing, slow_progress, slow_steps,
                                      steady_progress, straggler, straggler_by_wait)
 from tracekit.rules_stall import (deadlock, deadlock_from_stacks, deadlock_from_watchdog, deadlock_reported,
                                   init_stall, peer_gone, timed_out, waiting_on_silent_ranks, watchdog_stuck)
-from tracekit.rules_stall import (aborted_unexplained, ended_while_others_wait,  # (failures, issue 31)
-                                  joined_then_nothing)
+from tracekit.rules_stall import (aborted_unexplained, comms_aborted,  # (failures, issue 31)
+                                  ended_while_others_wait, joined_then_nothing)
 from tracekit.rules_wait import waiting_across_groups
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [
@@ -43,6 +43,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     mismatch_from_watchdog,
     mismatch_on_the_wire,
     cuda_failure,
+    refused_call,  # (failures, issue 31)
     bootstrap_failed,
     address_of_no_family,  # (failures, issue 31)
     nccl_failure,
@@ -67,6 +68,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_exit.killed_from_outside,
     rules_exit.cancelled_by_scheduler,  # (failures, issue 31)
     rules_exit.process_ended,
+    rules_exit.agent_raised,  # (failures, issue 31)
     exited_without_cause,
     timed_out,
     straggler,
@@ -74,6 +76,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     watchdog_stuck,
     peer_gone,
     aborted_unexplained,  # (failures, issue 31)
+    comms_aborted,  # (failures, issue 31)
     rules_exit.workers_ended_unexplained,
     rules_bench.nccl_test_result,
     rules_bench.step_gap,

@@ -21,7 +21,7 @@ import re
 
 import polars as pl
 
-from tracekit.evidence import KILL_CODES, Evidence, clip, lines
+from tracekit.evidence import AGENT_FRAME, KILL_CODES, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.wording import who
 
@@ -241,3 +241,17 @@ def workers_ended_unexplained(ev: Evidence) -> Verdict | None:
                    "ended and how (DeepSpeed's `exits with return code = N`, torchrun's `failed (exitcode: "
                    "N) local_rank: R` and its ChildFailedError block) is not in the evidence: the launcher's "
                    "full output and each rank's own log say it", [], lines(closing, 3))
+
+
+def agent_raised(ev: Evidence) -> Verdict | None:
+    """torchrun's own agent (the launcher, not a worker) raised, its error line cut from the excerpt, and
+    nothing else says what went wrong. launch_agent raises both when the rendezvous fails (before any
+    worker runs) and when its workers failed (ChildFailedError, after): only the error line says which."""
+    cut = ev.raised_cut.filter(pl.col("where").str.contains(AGENT_FRAME))
+    if not cut.height:
+        return None
+    return Verdict(Kind.UNDECIDED, f"torchrun's agent raised in {clip(cut['where'][0], 140)} and the excerpt "
+                   "cuts its error line: the launcher failed, not a worker that said so; launch_agent raises "
+                   "when the rendezvous never completes (RendezvousTimeoutError, a store it cannot reach: an "
+                   "init stall) and when its workers failed (ChildFailedError: a rank's crash): the error "
+                   "line under the traceback, and each node's launcher output, decide", [], lines(cut, 2))

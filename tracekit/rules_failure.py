@@ -39,6 +39,30 @@ def cuda_failure(ev: Evidence) -> Verdict | None:
                    lines(ev.cuda) + lines(ev.exits, 3))
 
 
+def refused_call(ev: Evidence) -> Verdict | None:
+    """NCCL refused a rank's own call: a WARN that says which (two ranks on one GPU, a CUDA-graph capture
+    it cannot take, a buffer on another device), or the code alone (ncclInvalidUsage, ncclInvalidArgument)
+    where no other NCCL WARN says something else. NCCL returns these before it sends anything
+    (src/init.cc, misc/strongstream.cc, misc/argcheck.cc): the program's error on that rank, a crash there;
+    the others' errors and waits after it are its consequence."""
+    nccl = pl.concat([ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR), ev.nccl_errors],
+                     how="diagonal_relaxed").unique(["file", "line"], maintain_order=True)
+    said = nccl.filter(nccl_messages.is_one_of(nccl_messages.OWN_FAILURE_SAID)).sort("file", "line")
+    if not said.height:
+        said = nccl.filter(nccl_messages.is_one_of(nccl_messages.OWN_FAILURE)).sort("file", "line")
+        if not said.height or ev.transport.height or ev.cuda.height or ev.reported_mismatch.height:
+            return None
+    m, groups = nccl_messages.meaning_of(said["message"][0] or "") or (None, {})
+    named = [int(groups[k]) for k in ("rank", "peer_rank") if k in groups]
+    r = rank_of(said, ev) or sorted(set(named))
+    then = ev.nccl_errors.join(said.select("file", "line"), on=["file", "line"], how="anti")
+    return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} failed: NCCL refused the program's "
+                   f"own call: {msg(said, 0, 160)}"
+                   + (f": {m.meaning}" if m else "")
+                   + (f"; then: {msg(then, 0, 120)}" if then.height else ""),
+                   r, lines(said, 3) + lines(then, 2) + lines(ev.exits, 2))
+
+
 def bootstrap_failed(ev: Evidence) -> Verdict | None:
     """NCCL's bootstrap failed, or NCCL refused the communicator at init (a duplicate GPU): the
     communicator never completed init, before any collective ran."""

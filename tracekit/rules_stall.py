@@ -11,13 +11,11 @@ import polars as pl
 
 from tracekit import align
 from tracekit.evidence import HEARTBEAT, Evidence, clip, lines
+from tracekit.meanings import EITHER_ABORT
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import (COLLECT, frames_text, last_open, late_text, msg, stack_lines, stacks_of,
                                    who_or)
 from tracekit.wording import who
-
-#: c10d's abort after a failure or a timeout, whichever it was (ProcessGroupNCCL.cpp, every version)
-EITHER_ABORT = r"operations have failed or timed out"
 
 
 def init_stall(ev: Evidence) -> Verdict | None:
@@ -182,10 +180,10 @@ def waiting_on_silent_ranks(ev: Evidence) -> Verdict | None:
 
 
 def timed_out(ev: Evidence) -> Verdict | None:
-    """Watchdog timeouts with nothing to show which rank is missing: say what timed out."""
-    # (c10d's `Some NCCL operations have failed or timed out` is its abort after either: alone it says
-    # no collective timed out)
-    to = ev.timeouts.filter(~pl.col("message").str.contains(EITHER_ABORT)).sort("line")
+    """Watchdog timeouts with nothing to show which rank is missing: say what timed out (the op, its
+    SeqNum and process group, the timeout, each rank's last enqueued and completed work), which ranks
+    were seen timing out and which of the world left no record."""
+    to = ev.timeouts.sort("line")
     if not to.height:
         return None
     r = to["rank"].drop_nulls().unique().sort().to_list()
@@ -196,13 +194,28 @@ def timed_out(ev: Evidence) -> Verdict | None:
         what = (f" in {(w['op'] or '?').upper()}" + (f" SeqNum {w['seq']}" if w["seq"] is not None else "")
                 + (f" on process group {w['pg']}" if w["pg"] is not None else "")
                 + (f" after {w['timeout_ms'] / 1000:g} s" if w["timeout_ms"] else ""))
-    last = to.filter(pl.col("last_enqueued").is_not_null())
-    if last.height:
-        what += "; last enqueued / completed work " + ", ".join(
-            f"rank {x['rank'] if x['rank'] is not None else '?'}: {x['last_enqueued']}/{x['last_completed']}"
-            for x in last.unique("rank", maintain_order=True).head(4).iter_rows(named=True))
-    return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'a rank'} timed out{what}; no record shows which rank "
-                   f"is missing: collect every rank's Flight Recorder dump and log ({COLLECT})", r, lines(to))
+        if w["seq"] == 1:
+            what += (" (the group's first collective: the ranks never completed one together, so a rank "
+                     "that never reached it or the connections it sets up are at fault)")
+    last = to.filter(pl.col("last_enqueued").is_not_null()).unique("rank", maintain_order=True)
+    if not wd.height and not last.height:  # no collective named: the timeout's own words
+        what = f": {msg(to, 0, 160)}"
+    if last.height:  # c10d's words, ranks that say the same grouped
+        same = last.group_by("seq", "last_enqueued", "last_completed", maintain_order=True).agg(
+            pl.col("rank").drop_nulls().sort())
+        what += "; " + ", ".join(
+            (who(x["rank"]) if x["rank"] else "a rank") + " "
+            + (f"at NCCL work: {x['seq']}, " if x["seq"] is not None else "")
+            + f"last enqueued NCCL work: {x['last_enqueued']}, "
+            f"last completed NCCL work: {x['last_completed']}"
+            for x in same.head(4).iter_rows(named=True))
+        if last.filter(pl.col("last_completed") < pl.col("last_enqueued")).height == last.height:
+            what += " (each enqueued a collective it never completed: all wait in one)"
+    world, absent = ev.coverage.world_size, ev.coverage.missing
+    silent = f"; {who(absent)} of the world of {world} left no record" if absent else ""
+    return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'a rank'} timed out{what}{silent}; no record shows "
+                   f"which rank is missing: collect every rank's Flight Recorder dump and log ({COLLECT})",
+                   r, lines(to))
 
 
 def watchdog_stuck(ev: Evidence) -> Verdict | None:
@@ -273,6 +286,29 @@ def aborted_unexplained(ev: Evidence) -> Verdict | None:
                    "collective timed out, which peer ended or why: collect every rank's log with "
                    "NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and the launchers' exit codes",
                    r, lines(before, 3) + lines(ab, 2))
+
+
+def comms_aborted(ev: Evidence) -> Verdict | None:
+    """Processes aborted their communicators (NCCL's `Abort COMPLETE`) with NCCL's WARNs around the abort
+    and no line that says why: c10d aborts after an error or a timeout, a program after its own error;
+    what they were is not in the logs. (An abort with no WARN is also how c10d tears a healthy job's
+    communicators down at its end: no sign of failure.)"""
+    ab = ev.aborted
+    first = ab.group_by("file", "pid").agg(pl.col("line").min().alias("_abort"))
+    after = (ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR).join(first, on=["file", "pid"])
+             .filter(pl.col("line") > pl.col("_abort"))
+             .join(ev.benign.select("file", "line"), on=["file", "line"], how="anti").sort("file", "line"))
+    if not (ab.height and after.height):
+        return None
+    r = ab["rank"].drop_nulls().unique().sort().to_list()
+    comms = ", ".join(f"{c['comm']} (rank {c['rank']} of {c['nranks']})"
+                      for c in ab.head(4).iter_rows(named=True))
+    return Verdict(Kind.UNDECIDED, f"process {ab['pid'][0]} aborted {ab.height} communicator(s): {comms}: "
+                   "c10d aborts after an error or a timeout, a program after its own error, and neither is "
+                   f"in the logs; NCCL's WARNs after the abort (`{msg(after, 0, 80)}`) are the teardown's "
+                   "(ncclCommAbort closes its sockets)"
+                   + f"; collect the lines before the abort on every rank ({COLLECT})", r,
+                   lines(ab.with_columns(pl.lit("Abort COMPLETE").alias("message")), 3) + lines(after, 2))
 
 
 def peer_gone(ev: Evidence) -> Verdict | None:

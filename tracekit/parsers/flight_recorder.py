@@ -22,6 +22,7 @@ import re
 import polars as pl
 
 from tracekit.parsers import Parsed
+from tracekit.schema import EventKind
 
 
 class InputError(ValueError):
@@ -290,7 +291,7 @@ def parse(obj: dict, file: str) -> Parsed:
                                "members": pl.List(pl.Int64), "last_enqueued": pl.Int64,
                                "last_completed": pl.Int64, "last_started": pl.Int64, "file": pl.Utf8,
                                "rank": pl.Int64})
-    events = pl.DataFrame({"kind": ["fr_dump"],
+    events = pl.DataFrame({"kind": [EventKind.FR_DUMP.value],
                            "message": [f"{len(entries)} entries, FR version {obj.get('version')}"],
                            "file": [file], "rank": [rank]}, schema_overrides={"rank": pl.Int64})
     version = obj.get("nccl_version") or obj.get("comm_lib_version") or None

@@ -24,6 +24,7 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit.parsers import Parsed, any_of
+from tracekit.schema import EventKind
 
 HEADER = (r"^\s*(?:Not all ranks joining collective"
           r"(?:[,:] sequence number: (?P<seq>\d+)| (?P<seq2>\d+) at entry \d+)"
@@ -65,14 +66,14 @@ def parse(lines: pl.DataFrame) -> Parsed:
                .with_columns(t.str.extract(MISSING, 1).str.split(",").alias("_r")).explode("_r")
                .with_columns(pl.col("_r").str.strip_chars().cast(pl.Int64, strict=False).alias("rank"))
                .filter(pl.col("rank").is_not_null())
-               .with_columns(pl.lit("rank_missing").alias("kind"),
+               .with_columns(pl.lit(EventKind.RANK_MISSING).alias("kind"),
                              pl.format("rank {} never joined {} seq {} on pg {} ({})",
                                        "rank", "op", "seq", "pg", t.str.strip_chars())
                              .alias("message")))
     culprits = (df.filter(t.str.contains("Culprit rank", literal=True))
                 .with_columns(t.str.extract_all(CULPRIT).alias("_c")).explode("_c")
                 .with_columns(pl.col("_c").str.extract(CULPRIT, 1).cast(pl.Int64, strict=False).alias("rank"),
-                              pl.lit("collective_mismatch").alias("kind"),
+                              pl.lit(EventKind.COLLECTIVE_MISMATCH).alias("kind"),
                               pl.format("{} seq {} on pg {}: {}", "op", "seq", "pg", pl.col("_c"))
                               .alias("message")))
     events = pl.concat([missing, culprits], how="diagonal_relaxed").with_columns(

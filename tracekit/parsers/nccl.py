@@ -34,6 +34,7 @@ from tracekit.parsers.nccl_shapes import (  # noqa: F401 - FAST_HEAD is read by 
     FAST_HEAD, UNWIND, TIMINGS, OLD_BOOT, OLD_NET, OLD_IB, SETTING, BENIGN, BENIGN_ANY,
     KNOWN_INFO_ANY, COMM_RANK, LAST_ERROR_INLINE,
 )
+from tracekit.schema import EventKind
 
 try:
     from tracekit import _scan
@@ -506,20 +507,22 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
                            *([pl.col("launch_rank").alias("rank")]
                              if "launch_rank" in inline.columns else []))
     events = pl.concat([
-        inline.with_columns(pl.when(pl.col("msg").str.contains(IB_ERROR)).then(pl.lit("transport_error"))
-                            .when(reads_as("MISMATCH", "msg")).then(pl.lit("collective_mismatch"))
-                            .otherwise(pl.lit("nccl_warn")).alias("kind")),
+        inline.with_columns(pl.when(pl.col("msg").str.contains(IB_ERROR))
+                            .then(pl.lit(EventKind.TRANSPORT_ERROR))
+                            .when(reads_as("MISMATCH", "msg")).then(pl.lit(EventKind.COLLECTIVE_MISMATCH))
+                            .otherwise(pl.lit(EventKind.NCCL_WARN)).alias("kind")),
         # NCCL's word that the ranks' sizes differ (`message truncated`) reports a mismatch, not the network
-        warn.with_columns(pl.when(reads_as("MISMATCH", "msg")).then(pl.lit("collective_mismatch"))
-                          .otherwise(pl.lit("nccl_warn")).alias("kind"), pl.col("src_loc").alias("where")),
-        benign.with_columns(pl.lit("benign_warn").alias("kind"), reason.alias("where")),
-        retry.with_columns(pl.lit("connect_retry").alias("kind")),
-        ib_err.with_columns(pl.lit("transport_error").alias("kind")),
-        unwind.with_columns(pl.lit("nccl_unwind").alias("kind")),
-        settings.with_columns(pl.lit("setting").alias("kind"),
+        warn.with_columns(pl.when(reads_as("MISMATCH", "msg")).then(pl.lit(EventKind.COLLECTIVE_MISMATCH))
+                          .otherwise(pl.lit(EventKind.NCCL_WARN)).alias("kind"),
+                          pl.col("src_loc").alias("where")),
+        benign.with_columns(pl.lit(EventKind.BENIGN_WARN).alias("kind"), reason.alias("where")),
+        retry.with_columns(pl.lit(EventKind.CONNECT_RETRY).alias("kind")),
+        ib_err.with_columns(pl.lit(EventKind.TRANSPORT_ERROR).alias("kind")),
+        unwind.with_columns(pl.lit(EventKind.NCCL_UNWIND).alias("kind")),
+        settings.with_columns(pl.lit(EventKind.SETTING).alias("kind"),
                               pl.format("{}={}", "key", "value").alias("msg"),
                               pl.lit("nccl").alias("where")),
-        destroyed.with_columns(pl.lit("comm_destroyed").alias("kind")),
+        destroyed.with_columns(pl.lit(EventKind.COMM_DESTROYED).alias("kind")),
     ], how="diagonal_relaxed")
     if events.height:
         events = with_rank(events).with_columns(pl.col("msg").alias("message"),
@@ -529,7 +532,7 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     if using.height:  # a version printed outside NCCL's banner: the version, and who printed it
         g = pl.col("text").str.extract_groups(USING).struct
         events = pl.concat([events, using.select(
-            "file", "line", pl.lit("version").alias("kind"), g.field("version").alias("message"),
+            "file", "line", pl.lit(EventKind.VERSION).alias("kind"), g.field("version").alias("message"),
             g.field("where").alias("where"), pl.col("launch_rank").alias("rank"))], how="diagonal_relaxed")
 
     seen = _keep(df.select("file", "line", "host", "pid", "dev"), pl.col("host").is_not_null())

@@ -40,6 +40,7 @@ import re
 import polars as pl
 
 from tracekit.parsers import any_of
+from tracekit.schema import EventKind
 
 # Linux's numbers: the logs come from Linux hosts, whatever this machine is
 SIGNALS = {"SIGHUP": 1, "SIGINT": 2, "SIGQUIT": 3, "SIGILL": 4, "SIGTRAP": 5, "SIGABRT": 6, "SIGBUS": 7,
@@ -137,79 +138,79 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
     signum = pl.col("_signum").cast(pl.Int64, strict=False)
     by_number = signum.replace_strict(SIGNAL_NAMES, default=None, return_dtype=pl.Utf8)
     named = pl.coalesce("_signal", by_number)
-    rows(DEATH, "signal", "torchelastic agent",
+    rows(DEATH, EventKind.SIGNAL, "torchelastic agent",
          pl.format("the torchrun agent received {} from outside the job and shut its workers down",
                    pl.when(named.is_not_null()).then(_sig(named))
                    .otherwise(pl.format("signal {}", "_signum"))))
-    rows(AGENT_SIGNALED, "signal", "torchelastic agent",
+    rows(AGENT_SIGNALED, EventKind.SIGNAL, "torchelastic agent",
          pl.format("the torchrun agent (pid {}) received {} from outside the job and shut its workers down",
                    "_pid", pl.when(by_number.is_not_null()).then(_sig(by_number))
                    .otherwise(pl.format("signal {}", "_signum"))),
          pid=pl.col("_pid").cast(pl.Int64, strict=False))
-    rows(DS_MAIN, "signal", "deepspeed launcher",
+    rows(DS_MAIN, EventKind.SIGNAL, "deepspeed launcher",
          pl.format("the DeepSpeed launcher received {} from outside the job and killed its workers",
                    _sig(pl.col("_signal"))))
-    rows(DS_RETURN, "child_failed", "deepspeed launcher",
+    rows(DS_RETURN, EventKind.CHILD_FAILED, "deepspeed launcher",
          pl.format("the DeepSpeed launcher: a local rank exited with return code {}", "_exit_code"),
          exit_code=pl.col("_exit_code").cast(pl.Int64, strict=False))
     by_signal = -pl.col("_signal").replace_strict(SIGNALS, default=None, return_dtype=pl.Int64)
     called_code = pl.coalesce(by_signal, pl.col("_exit_code").cast(pl.Int64, strict=False))
-    rows(SSH, "child_failed", "launcher ssh",
+    rows(SSH, EventKind.CHILD_FAILED, "launcher ssh",
          pl.format("the launcher could not reach {} over ssh{}", pl.coalesce("_host", "_host2", "_host3"),
                    pl.when(pl.coalesce("_exit_code", "_code3").is_not_null())
                    .then(pl.format(" (exit status {})", pl.coalesce("_exit_code", "_code3")))
                    .otherwise(pl.lit(""))),
          host=pl.coalesce("_host", "_host2", "_host3"),
          exit_code=pl.coalesce("_exit_code", "_code3").cast(pl.Int64, strict=False))
-    rows(CALLED, "child_failed", "launcher",
+    rows(CALLED, EventKind.CHILD_FAILED, "launcher",
          pl.when(pl.col("_signal").is_not_null())
          .then(pl.format("a launched worker died with {} (CalledProcessError)", _sig(pl.col("_signal"))))
          .otherwise(pl.format("a launched worker returned non-zero exit status {} (CalledProcessError)",
                               "_exit_code")),
          unless=SSH, exit_code=called_code)
-    rows(SPAWN_EXITED, "child_failed", "torch.multiprocessing.spawn",
+    rows(SPAWN_EXITED, EventKind.CHILD_FAILED, "torch.multiprocessing.spawn",
          pl.when(pl.col("_signal").is_not_null())
          .then(pl.format("torch.multiprocessing.spawn: process {} (local rank {}) was ended by {}", "_proc",
                          "_proc", _sig(pl.col("_signal"))))
          .otherwise(pl.format("torch.multiprocessing.spawn: process {} (local rank {}) exited with code {}",
                               "_proc", "_proc", "_exit_code")),
          exit_code=called_code)
-    rows(MPI_SIGNAL, "child_failed", "mpirun",
+    rows(MPI_SIGNAL, EventKind.CHILD_FAILED, "mpirun",
          pl.format("mpirun: rank {} (pid {}) on {} ended by signal {} ({})", "_rank", "_pid", "_host",
                    "_signum", "_what"),
          rank=pl.col("_rank").cast(pl.Int64), pid=pl.col("_pid").cast(pl.Int64), host=pl.col("_host"),
          exit_code=-signum)
-    rows(MPI_NONZERO, "child_failed", "mpirun",
+    rows(MPI_NONZERO, EventKind.CHILD_FAILED, "mpirun",
          pl.format("mpirun: {} process(es) returned a non-zero exit code and mpirun aborted the job", "_n"))
-    rows(SRUN, "child_failed", "srun",
+    rows(SRUN, EventKind.CHILD_FAILED, "srun",
          pl.format("srun: task {} on {} ended: {}", "_task", "_host", "_what"), host=pl.col("_host"),
          exit_code=pl.coalesce(
              pl.col("_exit_code").cast(pl.Int64, strict=False),
              pl.col("_what").replace_strict(SRUN_CODES, default=None, return_dtype=pl.Int64)))
-    rows(CGROUP_OOM, "signal", "slurm",
+    rows(CGROUP_OOM, EventKind.SIGNAL, "slurm",
          pl.format("slurm: the cgroup OOM killer of step {} killed a process with SIGKILL (signal 9): the "
                    "job's host memory ran out", "_step"))
-    rows(FLAT_CHILD, "rank_exit", "torchrun",
+    rows(FLAT_CHILD, EventKind.RANK_EXIT, "torchrun",
          pl.format("rank {} (local_rank {}) exited with code {}", "_rank", "_local_rank", "_exit_code"),
          rank=pl.col("_rank").cast(pl.Int64), pid=pl.col("_pid").cast(pl.Int64),
          exit_code=pl.col("_exit_code").cast(pl.Int64))
     # (the exception that ends the traceback under it, where the excerpt holds it, is the cause)
-    rows(VLLM, "child_failed", "vllm worker",
+    rows(VLLM, EventKind.CHILD_FAILED, "vllm worker",
          pl.format("a vLLM worker raised in its method {} (Error executing method {}; vLLM: this might "
                    "cause a deadlock)", "_method", "_method"),
          rank=pl.col("rank"), pid=pl.col("ray_pid").cast(pl.Int64, strict=False), host=pl.col("ray_ip"))
-    rows(HARNESS_EXIT, "child_failed", "pytorch test harness",
+    rows(HARNESS_EXIT, EventKind.CHILD_FAILED, "pytorch test harness",
          pl.format("the test harness: process(es) {} (rank {}) exited with error code {} (an exception in "
                    "the test body; its traceback is in that process's output)", "_procs",
                    pl.col("_procs").str.split(" ").list.first(), "_exit_code"),
          rank=pl.col("_procs").str.split(" ").list.first().cast(pl.Int64, strict=False),
          exit_code=pl.col("_exit_code").cast(pl.Int64, strict=False))
     hung = pl.coalesce("_proc", "_rank").cast(pl.Int64, strict=False)
-    rows(HARNESS_HUNG, "stall", "pytorch test harness",
+    rows(HARNESS_HUNG, EventKind.STALL, "pytorch test harness",
          pl.format("the test harness: rank {} never ended (it waited for the process and timed out{}): that "
                    "process hung", hung, pl.when(pl.col("_secs").is_not_null())
                    .then(pl.format(" after {} s", "_secs")).otherwise(pl.lit(""))), rank=hung)
-    rows(PROGRAM_END, "program_end", "program", t.str.strip_chars(),
+    rows(PROGRAM_END, EventKind.PROGRAM_END, "program", t.str.strip_chars(),
          rank=pl.col("_rank").cast(pl.Int64, strict=False))
     gdb = _gdb(lines, mine)
     if gdb is not None:
@@ -237,7 +238,7 @@ def _gdb(lines: pl.DataFrame, mine: pl.DataFrame) -> pl.DataFrame | None:
     hit = hit.join_asof(frames, left_on="line", right_on="_at", by="file", strategy="forward", tolerance=4,
                         check_sortedness=False)
     where = pl.when(pl.col("_fn").is_not_null()).then(pl.format(" in {}", "_fn")).otherwise(pl.lit(""))
-    return hit.with_columns(pl.lit("signal").alias("kind"), pl.lit("gdb").alias("where"),
+    return hit.with_columns(pl.lit(EventKind.SIGNAL).alias("kind"), pl.lit("gdb").alias("where"),
                             pl.format("gdb: a thread received {} ({}){}", _sig(pl.col("_signal")), "_what",
                                       where).alias("message"))
 
@@ -262,7 +263,7 @@ def _spawn_raised(lines: pl.DataFrame, mine: pl.DataFrame) -> pl.DataFrame | Non
     hit = hit.join(frame, on="file", how="left")
     inner = pl.col("_exc").is_null() & (pl.col("_fl") > pl.col("line")) & (pl.col("_fn") != "_wrap")
     return hit.with_columns(
-        pl.lit("child_failed").alias("kind"), pl.lit("torch.multiprocessing.spawn").alias("where"),
+        pl.lit(EventKind.CHILD_FAILED).alias("kind"), pl.lit("torch.multiprocessing.spawn").alias("where"),
         # (spawn's child exits with code 1 after the exception; one the excerpt cuts says nothing more)
         pl.when(pl.col("_exc").is_not_null()).then(pl.lit(1, pl.Int64)).alias("exit_code"),
         pl.when(inner).then(pl.format("torch.multiprocessing.spawn: process {} (local rank {}) raised in {} "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit.parsers import Parsed, any_of
+from tracekit.schema import EventKind
 
 PROCESS = r"^Process (?P<pid>\d+): (?P<cmd>.*)$"
 # a thread py-spy could not name reads `Thread 8287 (active)`; --native adds frames of C/C++ code whose place
@@ -120,7 +121,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
         )
     )
     threads = df.filter(is_thread).join(frames, on="block", how="left").with_columns(
-        pl.lit("stack").alias("kind"),
+        pl.lit(EventKind.STACK).alias("kind"),
         # an unnamed thread whose id is its process's is the main thread (Linux: the first thread's tid is the
         # pid)
         pl.format("{} thread {} ({})",
@@ -199,7 +200,7 @@ def _tracebacks(lines: pl.DataFrame) -> pl.DataFrame:
     # raised, and the excerpt ends under it (its error line cut): a failure whose message is missing
     cut = (blocks.filter(pl.col("_headed").fill_null(False) & ~interrupted
                          & pl.col("_ends").fill_null(False))
-           .with_columns(pl.lit("stack").alias("kind"), pl.lit(RAISED).alias("thread"),
+           .with_columns(pl.lit(EventKind.STACK).alias("kind"), pl.lit(RAISED).alias("thread"),
                          pl.format("Traceback (most recent call last): raised in {} (its error line is not "
                                    "in the excerpt)", "where").alias("message")))
     blocks = blocks.filter(~pl.col("_headed").fill_null(False) | interrupted)
@@ -208,7 +209,7 @@ def _tracebacks(lines: pl.DataFrame) -> pl.DataFrame:
     alone = (pl.len().over("file") == 1) & (after_t.is_null() | ~after_t.str.contains(TB_ERROR))
     keep = interrupted | alone
     return pl.concat([cut, blocks.filter(keep).with_columns(
-        pl.lit("stack").alias("kind"),
+        pl.lit(EventKind.STACK).alias("kind"),
         pl.when(after_t.str.contains(TB_INTERRUPT).fill_null(False))
         .then(pl.lit("MainThread traceback (interrupted)"))
         .otherwise(pl.lit("MainThread traceback")).alias("thread"))],
@@ -230,4 +231,4 @@ def _cpp_stacks(lines: pl.DataFrame) -> pl.DataFrame:
         pl.col("line").first(), pl.col("text").first().alias("message"),
         pl.col("_sym").filter(~pl.col("_sym").str.contains(CPP_NOISE)).first().alias("where"),
         pl.col("_sym").str.join(" <- ").alias("frames"),
-    ).with_columns(pl.lit("stack").alias("kind"), pl.lit("C++ frames").alias("thread")).drop("_run")
+    ).with_columns(pl.lit(EventKind.STACK).alias("kind"), pl.lit("C++ frames").alias("thread")).drop("_run")

@@ -1,0 +1,149 @@
+"""The words of torchrun, PyTorch c10d and the Python runtime that ``parsers/torch_log`` reads, as patterns:
+c10d's watchdog lines of every generation, torchrun's error block, closing signals, the elastic agent's
+records, DETAIL mismatch reports, gloo's transport errors, Python exceptions and ``tracekit run``'s own
+lines. Each says which code prints it."""
+
+from __future__ import annotations
+
+from tracekit.meanings import STORE_SOCKET
+from tracekit.nccl_messages import bare_message
+from tracekit.schema import EventKind
+
+# every generation: `WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=.., NumelOut=.., Timeout(ms)=600000)`, and
+# before torch 1.10 `WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000)` without a sequence number
+WATCHDOG = (
+    r"Work(?:NCCL|Gloo)?\((?:SeqNum=(?P<seq>\d+), )?OpType=(?P<op>\w+)(?:, NumelIn=(?P<numel>\d+))?"
+    r"(?:, NumelOut=\d+)?, Timeout\(ms\)=(?P<timeout_ms>\d+)\)"
+)
+TIMED_OUT = r"operation timeout: Work|before timing out|timed out"
+# c10d taking the process down after a timeout or an error elsewhere: a consequence
+ABORT = (r"Some NCCL operations have failed or timed out|we are taking the entire process down"
+         r"|Terminating the process after attempting to dump debug info"
+         r"|terminate called after throwing an instance of 'c10::DistBackendError'"
+         r"|watchdog thread terminated with exception: (?:\[|NCCL|Watchdog)|communicator was aborted on rank")
+CUDA = (r"CUDA error: |CUDA out of memory|illegal memory access|device-side assert|uncorrectable ECC"
+        r"|HIP failure|hipError\w+|cudaError\w+")
+BARE_NCCL = bare_message()  # NCCL's WARN words at a line's start, without NCCL's head
+# c10d says its watchdog is stuck: a hang the runtime reports
+STUCK = r"Heartbeat monitor timed out|watchdog got stuck for \d+ seconds"
+# c10d's store barrier still waiting for ranks that have not arrived (worker_count < world_size)
+STORE_WAIT = (r"Waiting in store based barrier to initialize process group for rank: \d+, key: \S+ "
+              r"\(world_size=\d+, worker_count=\d+")
+ASYNC_ERROR = r"raised the following async exception: "
+# c10d's desync report (TORCH_NCCL_DESYNC_DEBUG): `[7] finished collective #182, but didn't join collective
+# #183`
+DESYNC = r"^\s*\[(?P<rank>\d+)\] finished collective #\d+, but didn't join collective #(?P<seq>\d+)"
+# Ray: a worker process died under it
+RAY_DIED = r"A worker died or was killed while executing a task"
+# the elastic agent's rendezvous (dynamic_rendezvous.py) failing to reach its store once the job runs:
+# `The node 'host_123_0' has failed to send a keep-alive heartbeat to the rendezvous 'none' due to an error
+# of type RendezvousConnectionError.` (also on its way out: `has failed to shutdown the rendezvous`)
+KEEP_ALIVE = (r"The node '(?P<node>[^']+)' has failed to (?:send a keep-alive heartbeat to|shutdown) the "
+              r"rendezvous '[^']*' due to an error of type (?P<exc>\w+)")
+# torchelastic's worker status records: `{"name": "torchelastic.worker.status.SUCCEEDED", ...
+# "global_rank": 0, ...}`
+ELASTIC = r"^\{\"name\": \"torchelastic\.worker\.status\.(?P<state>\w+)\""
+ELASTIC_KV = {"rank": r"\"global_rank\": (\d+)", "host": r"\"hostname\": \"([^\"]+)\"",
+              "world_size": r"role_world_size\\?\": \[?(\d+)", "pid": r"\"worker_id\": \"(\d+)\""}
+# the options ProcessGroupNCCL prints as it starts (`NCCL_ASYNC_ERROR_HANDLING: 1`, `TIMEOUT(ms): 5000`):
+# settings
+PG_OPTION = (r"^(?P<key>(?:NCCL|TORCH)_\w+|TIMEOUT\(ms\)|USE_HIGH_PRIORITY_STREAM|SPLIT_FROM|SPLIT_COLOR"
+             r"|PG_NAME|PG_DESC): (?P<value>\S*)$")
+# c10d's and torchelastic's own lines that are known and say nothing further
+C10D_KNOWN = (r"preparing to dump debug info|First PG on this rank to signal dumping"
+              r"|NCCL watchdog thread started"
+              r"|ProcessGroupNCCL initialized with following options|ProcessGroupNCCL created ncclComm_"
+              r"|using GPU \d+ to perform barrier as devices used by this process"
+              r"|Running collective: CollectiveFingerPrint"
+              r"|Received a dump signal|Snapshot of ranks' latest states|the lagging/dead/mismatched ranks"
+              r"|^\s*#\d+ (?:started|finished) ranks:|^\s*\[[\d, ]+\] (?:started|finished) \w+"
+              r"|Timeout at collective: "
+              r"|^\s*Rank \d+\s*$|Rendezvous complete for workers"
+              r"|^\s+(?:restart_count|master_addr|master_port|group_rank"
+              r"|group_world_size|local_ranks|role_ranks|global_ranks|role_world_sizes|global_world_sizes)="
+              r"|^\s*\[c10d\]\s*$|Starting elastic_operator with launch configs"
+              r"|^\s+(?:entrypoint|min_nodes|max_nodes"
+              r"|nproc_per_node|run_id|rdzv_backend|rdzv_endpoint|rdzv_configs|max_restarts|monitor_interval"
+              r"|log_dir|metrics_cfg)\s+: ")
+WORLD = (r"^\s+(?:group_world_size|global_world_sizes)=\[?(?P<world_size>\d+)"
+         r"|All DDP processes registered\. Starting ddp with (?P<world_size2>\d+) processes")
+# torchelastic's error file, dumped as JSON: `"message": "RendezvousConnectionError: The connection ..."`
+ERROR_JSON = r"^\s*\"message\": \"(?P<json_message>(?P<exc>[\w.]+(?:Error|Exception)): [^\"]*)"
+# PyTorch Lightning's start-up lines
+LIGHTNING = (r"^\s*LOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES: |^distributed_backend=\w+|^Global seed set to \d+"
+             r"|^All DDP processes registered|^Initializing distributed: |^initializing ddp: ")
+# a rank's own word that it is joining the process group: Lightning's `initializing ddp` / `Initializing
+# distributed: GLOBAL_RANK: 1, MEMBER: 2/8`, fairseq's `| distributed init (rank 1): tcp://host:16344`
+JOINED = (r"[Ii]nitializing (?:ddp|distributed): GLOBAL_RANK: (?P<joined>\d+), MEMBER: \d+/(?P<world>\d+)"
+          r"|distributed init \(rank (?P<joined2>\d+)\): (?P<method>\S+)")
+# `[Rank 3]`, `[PG 0 Rank 3]`, `[PG 0 (default_pg) Rank 3]`, `[PG ID 2 PG GUID 3(tp) Rank 1]`: the rank in
+# process group ``pg`` (id 2, GUID 3, description tp); a global rank only in the default group (PG 0) or
+# where no group is named
+PG_TAG = (r"\[(?:PG (?:ID )?(?P<pg>\d+) (?:PG GUID (?P<guid>[^\s(\]]+)(?:\((?P<desc>[^)]*)\))? )?"
+          r"(?:\((?P<desc2>[^)]*)\) )?)?Rank (?P<rank>\d+)\]")
+# c10d ties a process group to its NCCL communicator (glog INFO, TORCH_CPP_LOG_LEVEL=INFO)
+PG_COMM = r"ProcessGroupNCCL created ncclComm_ (?P<comm>0x[0-9a-fA-F]+)"
+LAST_WORK = (
+    r"[Ll]ast enqueued (?:NCCL )?work: (?P<last_enqueued>-?\d+), "
+    r"last completed (?:NCCL )?work: (?P<last_completed>-?\d+)"
+)
+AT_WORK = r"(?:at work|work sequence id|Timeout at NCCL work): (?P<seq>\d+)"
+CHILD_RANK = r"^\s*rank\s*: (?P<rank>\d+) \(local_rank: (?P<local_rank>\d+)\)"
+CHILD_EXIT = r"^\s*exitcode\s*: (?P<exit_code>-?\d+) \(pid: (?P<pid>\d+)\)"
+CHILD_HOST = r"^\s*host\s*: (?P<host>\S+)"
+CHILD_TIME = r"^\s*time\s*: (?P<time>\d\S+)"
+FAILED = r"failed \(exitcode: (?P<exit_code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"
+# a job of one node, as its launch says it: its local ranks are its global ranks
+ONE_NODE = (r"\bgroup_world_size=1\b|--nnodes[= ]1(?:\s|$)|--standalone\b|^\s*max_nodes\s*: 1\s*$"
+            r"|WORLD INFO DICT: \{'[^']*': \[[\d, ]*\]\}")
+SIGNAL = r"Sending process (?P<pid>\d+) closing signal (?P<signal>\w+)"
+SIGNAL_RECEIVED = r"[Ss]ignal (?P<signum>\d+) \((?P<signal>\w+)\) received by PID (?P<pid>\d+)"
+MISMATCH = (
+    r"Detected mismatch between collectives on ranks\. Rank (?P<rank>\d+) is running collective: "
+    r"CollectiveFingerPrint\(SequenceNumber=(?P<seq>\d+), OpType=(?P<op>\w+)"
+)
+FINGERPRINT_LINE = r"^\s*(?:but )?Rank \d+ is running (?:inconsistent )?collective: CollectiveFingerPrint\("
+# gloo's own pairing check: the peer sent another size than this rank's collective expects
+GLOO_MISMATCH = r"(?P<message>\d+ vs \d+\. Received data size doesn't match expected size)"
+GLOO_ERROR = (r"(?P<message>(?:\[[^\]]*gloo[^\]]*\] )?(?:Connection closed by peer|Connection refused"
+              r"|Timed out waiting \d+ms for \w+ operation|Connection reset by peer|Socket Timeout"
+              r"|timed out after \d+ms|Network is unreachable).*)")
+CRASH = (r"terminate called after throwing|what\(\):\s+(?:CUDA error|NCCL error)|Segmentation fault"
+         r"|core dumped")
+CANCELLED = r"CANCELLED AT (?P<ts>\S+)(?: DUE TO (?P<message>[A-Z ]+))?"  # (no reason: a person's scancel)
+KILLING = r"Killing subprocess (?P<pid>\d+)"  # DeepSpeed's launcher (its own signal: parsers/process_end)
+# (Ray wraps a task's exception in its own: `ray.exceptions.RayTaskError(NcclError): ray::Worker.compute()`)
+# (an exception without a message ends its traceback with its bare name: `...api.RendezvousTimeoutError`)
+EXCEPTION = (r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)(?:\([\w.]+\))?): (?P<message>.*)"
+             r"|^(?P<bare>[A-Za-z_][\w.]*(?:Error|Exception)):?\s*$")
+TRACEKIT = r"^\[tracekit\] (?P<kv>(?:\w+=\S*\s*)+)$"
+# what tracekit's hook in each rank says when the rank stopped making progress
+TRACEKIT_STALL = r"^\[tracekit\] stall: (?P<message>.*)$"
+# tracekit run's own lines: launch.<host>.txt (env, packages, argv) and notes in launcher.<host>.log
+RUN_ENV = r"^\[tracekit-run\] env (?P<message>\S.*)$"
+RUN_PKG = r"^\[tracekit-run\] package (?P<message>\S.*)$"
+RUN_LAUNCH = r"^\[tracekit-run\] (?P<message>(?:host|started|cwd|argv|settings)=.*)$"
+# kinds whose message is the pattern's group, not the line
+OWN_MESSAGE = {EventKind.LAUNCH, EventKind.PACKAGE, EventKind.RUN_NOTE, EventKind.GLOO_SIZE_MISMATCH}
+RUN_NOTE = r"^\[tracekit-run\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d (?P<message>.*)$"
+# glog: `[E1202 12:00:00.1 1 x.cpp:1]`, `[E626 06:24:44.9 ProcessGroupNCCL.cpp:616]`,
+# `[E ProcessGroupNCCL.cpp:455]`
+GLOG = r"^\[?(?P<level>[WEIF])(?:\d{3,4} \d\d:\d\d:\d\d\.\d+(?: +\d+)?)? ?[\w/.\-]+:\d+\]"
+KNOWN = (
+    r"^(?:Traceback \(most recent call last\)|\s+File \".*\", line \d+|=+$|-+$|\*+$|Root Cause|"
+    r"Failures:|\s*time\s*:|\s*error_file|\s*traceback\s*:|torch\.distributed\.elastic|"
+    r"\S+\.py:\d+: \w*Warning|USDT:\d{4}-|The above exception|During handling|frame #\d+: "
+    r"|Exception raised from)"
+)
+
+
+# a traceback frame of a process group's set-up (distributed_c10d.py, rendezvous.py, the elastic
+# rendezvous, vLLM's and DeepSpeed's init_distributed): an exception under it was raised while the job's
+# ranks were still coming together, before any collective
+INIT_FRAME = (r"^\s*File \".*\", line \d+, in (?P<fn>init_process_group|_new_process_group_helper"
+              r"|_store_based_barrier|_env_rendezvous_handler|_tcp_rendezvous_handler|_create_c10d_store"
+              r"|_create_tcp_store"
+              r"|next_rendezvous|_rendezvous|init_distributed_environment|init_distributed|init_device"
+              r"|initialize_model_parallel)\s*$")
+# the word torch_log gives a traceback cut before its exception, where nothing else in its file says more
+CUT_TRACEBACK = "a Python traceback begins here and its exception is cut from the excerpt: a process raised"

@@ -13,6 +13,7 @@ import polars as pl
 
 from tracekit import schema
 from tracekit.formats import RANK_SOURCES
+from tracekit.schema import EventKind
 
 def _world_only(ranks: pl.DataFrame) -> pl.DataFrame:
     """Rows that say only the world's size (a launch command, an analyzer's report) lend it to the
@@ -47,8 +48,9 @@ def _group_local(ranks: pl.DataFrame) -> pl.DataFrame:
 
 
 #: a launcher's own lines (its word about its workers, a job's end): never the rank of the file they sit in
-LAUNCHER_KINDS = ("child_failed", "closing_signal", "job_cancelled", "elastic_launch", "elastic_rendezvous",
-                  "elastic_failed", "elastic_stop", "elastic_rejoin", "elastic_membership")
+LAUNCHER_KINDS = (EventKind.CHILD_FAILED, EventKind.CLOSING_SIGNAL, EventKind.JOB_CANCELLED,
+                  EventKind.ELASTIC_LAUNCH, EventKind.ELASTIC_RENDEZVOUS, EventKind.ELASTIC_FAILED,
+                  EventKind.ELASTIC_STOP, EventKind.ELASTIC_REJOIN, EventKind.ELASTIC_MEMBERSHIP)
 LAUNCHER_WHERE = ("mpirun", "horovod", "nccl ras", "torchrun agent", "torchelastic",
                   "torch.multiprocessing.spawn", "ray", "ray (raylet)", "ray (memory monitor)")
 

@@ -136,3 +136,25 @@ def test_a_console_paste_wrapped_at_a_fixed_width_reads_as_its_lines(tmp_path):
     s = store_of(tmp_path, text)
     assert kinds(s, EventKind.CHILD_FAILED).select("host", "pid").rows() == [("10.0.1.75", 207258)]
     assert int(s.files["unknown"].sum()) == 0
+
+
+def test_a_tensorpipe_agents_error_is_a_transport_error_of_its_rank(tmp_path):
+    # torch/csrc/distributed/rpc/tensorpipe_agent.cpp: the agent's name is its rank where it is a number
+    text = "".join(f"[W tensorpipe_agent.cpp:916] RPC agent for {me} encountered error when sending outgoing "
+                   "request #0 to 0: async error on socket: Connection reset by peer (this error originated "
+                   "at tensorpipe/transport/shm/connection_impl.cc:259)\n" for me in ("3", "10", "worker5"))
+    s = store_of(tmp_path, text)
+    errs = kinds(s, EventKind.TRANSPORT_ERROR)
+    assert errs["rank"].to_list() == [3, 10, None]  # `worker5` is a name, not a rank
+    assert sorted(s.ranks["rank"].drop_nulls().to_list()) == [3, 10]
+    assert int(s.files["unknown"].sum()) == 0
+
+
+def test_an_xla_workers_wait_for_the_mesh_master_names_both_hosts(tmp_path):
+    text = ("2020-05-28 11:50:27 10.164.15.200 [1] 2020-05-28 11:50:27.058553: I    7449 "
+            "tensorflow/compiler/xla/xla_client/mesh_service.cc:208] Waiting to connect to client mesh "
+            "master (300 seconds) 10.164.15.199:8477\n")
+    s = store_of(tmp_path, text)
+    assert sorted(s.ranks["host"].drop_nulls().to_list()) == ["10.164.15.199", "10.164.15.200"]
+    assert s.ranks["rank"].drop_nulls().to_list() == []  # xla_dist's `[1]` is a VM's index
+    assert int(s.files["unknown"].sum()) == 0

@@ -63,3 +63,17 @@ def test_mpiruns_command_names_the_worlds_size_and_its_hosts(tmp_path, command, 
     assert s.ranks["world_size"].drop_nulls().unique().to_list() == [world]
     assert sorted(s.ranks["host"].drop_nulls().unique().to_list()) == hosts
     assert s.ranks["rank"].drop_nulls().to_list() == []
+
+
+def test_a_host_list_that_names_the_processes_hosts_otherwise_counts_no_host_twice(tmp_path):
+    # nccl-tests names its processes' hosts; mpirun's list gives the same two machines by address
+    text = ("mpirun --bind-to none --host 10.0.0.48:1,10.0.0.52:1 -np 2 ./build/broadcast_perf -b 8 -e 128M\n"
+            "#  Rank  0 Group  0 Pid  14926 on v100-gpu-1 device  0 [0x00] Tesla V100-SXM2-32GB\n"
+            "#  Rank  1 Group  0 Pid   9210 on v100-gpu-5 device  0 [0x00] Tesla V100-SXM2-32GB\n")
+    s = store_of(tmp_path, text)
+    assert sorted(s.ranks["host"].drop_nulls().unique().to_list()) == ["v100-gpu-1", "v100-gpu-5"]
+    # named alike, the list stays: it names the hosts no process line shows
+    same = text.replace("10.0.0.48:1,10.0.0.52:1", "v100-gpu-1:1,v100-gpu-7:1")
+    s = store_of(tmp_path, same)
+    got = sorted(s.ranks["host"].drop_nulls().unique().to_list())
+    assert got == ["v100-gpu-1", "v100-gpu-5", "v100-gpu-7"]

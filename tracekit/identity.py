@@ -13,6 +13,7 @@ import polars as pl
 
 from tracekit import schema
 from tracekit.formats import RANK_SOURCES
+from tracekit.parsers.launcher import COMMAND_HOSTS
 from tracekit.schema import EventKind
 
 def _world_only(ranks: pl.DataFrame) -> pl.DataFrame:
@@ -56,27 +57,40 @@ LAUNCHER_WHERE = ("mpirun", "horovod", "nccl ras", "torchrun agent", "torchelast
 
 
 #: the ``where`` of events the runtimes' parsers (parsers/runtimes) decode from lines that name their writer
-RUNTIME_WHERE = r"^(?:ucx\b|ray \()"
+RUNTIME_WHERE = r"^(?:ucx\b|ray \(|tensorpipe \()"
 
 
 def _lend_writer(events: pl.DataFrame) -> pl.DataFrame:
     """A line another parser also read as the same kind of event (torch_log's ``Segmentation fault``, its
-    ``A worker died``) is one event: the runtime's reading lends it the host and pid the line names, and
-    goes, so the event is counted once and reads as before."""
+    ``A worker died``) is one event: the runtime's reading lends it the host, pid and rank the line names,
+    and goes, so the event is counted once and reads as before."""
     if not events.height or "where" not in events.columns or "host" not in events.columns:
         return events
     mine = pl.col("where").fill_null("").str.contains(RUNTIME_WHERE)
     key = ["file", "line", "kind"]
-    lent = events.filter(mine).select(*key, pl.col("host").alias("_h"), pl.col("pid").alias("_p")).unique(
-        key, keep="first")
+    lent = events.filter(mine).select(*key, pl.col("host").alias("_h"), pl.col("pid").alias("_p"),
+                                      pl.col("rank").alias("_r")).unique(key, keep="first")
     others = events.filter(~mine)
     twice = others.join(lent, on=key, how="semi").select(key).unique()
     if not twice.height:
         return events
     others = (others.join(lent, on=key, how="left", maintain_order="left")
-              .with_columns(pl.coalesce("host", "_h").alias("host"), pl.coalesce("pid", "_p").alias("pid"))
-              .drop("_h", "_p"))
+              .with_columns(pl.coalesce("host", "_h").alias("host"), pl.coalesce("pid", "_p").alias("pid"),
+                            pl.coalesce("rank", "_r").alias("rank"))
+              .drop("_h", "_p", "_r"))
     return pl.concat([others, events.filter(mine).join(twice, on=key, how="anti")], how="diagonal_relaxed")
+
+
+def _command_hosts(ranks: pl.DataFrame) -> pl.DataFrame:
+    """The hosts a launch command lists (mpirun's ``-H``) are the job's where they are named as its processes
+    name theirs; where the processes name hosts and none of the listed ones (``-H 10.0.0.48`` for the process
+    on ``v100-gpu-1``: one machine by two names), the list goes, so no host counts twice."""
+    listed = pl.col("source") == COMMAND_HOSTS
+    said = ranks.filter(~listed & pl.col("host").is_not_null())["host"].unique()
+    hosts = ranks.filter(listed)["host"]
+    if not hosts.len() or not said.len() or hosts.is_in(said.implode()).any():
+        return ranks
+    return ranks.filter(~listed)
 
 
 def _one_node(tables: dict[str, pl.DataFrame]) -> bool:
@@ -109,6 +123,7 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     of one node (``_one_node``)."""
     if "events" in tables:
         tables = {**tables, "events": _lend_writer(tables["events"])}
+    tables = {**tables, "ranks": _command_hosts(tables["ranks"])}
     ranks = _local_as_global(_world_only(_group_local(tables["ranks"])), _one_node(tables))
     known = ranks.filter(pl.col("rank").is_not_null())
     one = pl.col("rank").n_unique() == 1

@@ -71,6 +71,7 @@ MPIRUN = r"\b(?:mpirun|mpiexec|prterun|horovodrun)\b.*?\s--?(?:n|np)[ =](?P<n>\d
 # mpirun's host list (`-H a:8,b:8`, `--host a,b`, `-host a,b`): the job's hosts, slots after a colon
 MPI_HOSTS = (r"\b(?:mpirun|mpiexec|prterun|horovodrun)\b.*?\s--?(?:H|host)[ =]"
              r"(?P<hosts>[\w.\-]+(?::\d+)?(?:,[\w.\-]+(?::\d+)?)*)")
+COMMAND_HOSTS = "launch command"  # the source of the hosts a launch command lists (identity weighs them)
 TORCHRUN = r"\b(?:torchrun|torch\.distributed\.(?:run|launch))\b"
 PER_NODE = r"--nproc[-_]per[-_]node[= ](?P<n>\d+)"
 NODES = r"--nnodes[= ](?P<n>\d+)(?P<range>:\d+)?"
@@ -128,7 +129,8 @@ def _launch_size(df: pl.DataFrame) -> pl.DataFrame:
              .select("file", "line", t.str.extract(MPI_HOSTS, 1).str.split(",").alias("host")).explode("host")
              .with_columns(pl.col("host").str.replace(r":\d+$", ""))
              # (`localhost` is the launching host's alias, not its name: the name, where shown, is elsewhere)
-             .filter(~pl.col("host").is_in(["localhost", "127.0.0.1"])))
+             .filter(~pl.col("host").is_in(["localhost", "127.0.0.1"]))
+             .with_columns(pl.lit(COMMAND_HOSTS).alias("source")))
     return pl.concat([sized, hosts], how="diagonal_relaxed")
 
 

@@ -1,16 +1,16 @@
 """Other runtimes' own lines, one module of this package per runtime family, read as one format: UCX
-(``ucx``), Ray (``ray``). Each decodes its lines into the existing event kinds with the host and pid that
-wrote them, so the rules decide on them as on torch's and NCCL's; their ``ranks`` rows carry the source
-``runtimes``."""
+(``ucx``), Ray (``ray``), TensorPipe (``tensorpipe``), PyTorch/XLA (``xla``). Each decodes its lines into
+the existing event kinds with the host and pid that wrote them, so the rules decide on them as on torch's
+and NCCL's; their ``ranks`` rows carry the source ``runtimes``."""
 
 from __future__ import annotations
 
 import polars as pl
 
 from tracekit.parsers import Parsed
-from tracekit.parsers.runtimes import ray, ucx
+from tracekit.parsers.runtimes import ray, tensorpipe, ucx, xla
 
-FAMILIES = (ucx, ray)
+FAMILIES = (ucx, ray, tensorpipe, xla)
 
 
 def parse(lines: pl.DataFrame) -> Parsed:

@@ -23,8 +23,6 @@ COLUMNS = {c for table in TABLES.values() for c in table}
 #: Modules that other branches of session 13 convert at the same time and that still name kinds as
 #: literals on this branch. The lead empties this set after merging those branches.
 PENDING = {
-    "identity.py", "runs_launcher.py", "parsers/elastic.py", "parsers/mpi.py",  # identity
-    "parsers/nccl_ras.py",  # identity
     "parsers/nccl_tests.py", "parsers/trainer.py",  # progress
 }
 

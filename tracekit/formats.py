@@ -25,6 +25,7 @@ from tracekit.parsers import deepspeed_config, elastic  # branch cli
 from tracekit.parsers import environment, program_output  # branch unknown
 from tracekit.parsers import printouts  # branch shape
 from tracekit.parsers import salient  # branch salient
+from tracekit.parsers import runtimes  # branch identity: other runtimes' own lines (UCX, Ray, XLA, Slurm)
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ TEXT = (
     Format("fr-trace", fr_trace, ("ranks", "events"), {"fr-trace": 8}),
     Format("nccl-ras", nccl_ras, ("ranks", "events"), {"nccl-ras": 9}),
     Format("mpi", mpi, ("events",)),
+    Format("runtimes", runtimes, ("ranks", "events"), {"runtimes": 14}),  # branch identity
     Format("torchrun-agent", elastic, ("events", "ranks"), {"torchrun-agent": 11},  # branch cli: restarts
            names_kind=False),
     Format("deepspeed-config", deepspeed_config, ("events",), names_kind=False),  # branch cli: ZeRO settings

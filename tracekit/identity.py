@@ -13,6 +13,8 @@ import polars as pl
 
 from tracekit import schema
 from tracekit.formats import RANK_SOURCES
+from tracekit.parsers.launcher import COMMAND_HOSTS
+from tracekit.schema import EventKind
 
 def _world_only(ranks: pl.DataFrame) -> pl.DataFrame:
     """Rows that say only the world's size (a launch command, an analyzer's report) lend it to the
@@ -47,10 +49,48 @@ def _group_local(ranks: pl.DataFrame) -> pl.DataFrame:
 
 
 #: a launcher's own lines (its word about its workers, a job's end): never the rank of the file they sit in
-LAUNCHER_KINDS = ("child_failed", "closing_signal", "job_cancelled", "elastic_launch", "elastic_rendezvous",
-                  "elastic_failed", "elastic_stop", "elastic_rejoin", "elastic_membership")
+LAUNCHER_KINDS = (EventKind.CHILD_FAILED, EventKind.CLOSING_SIGNAL, EventKind.JOB_CANCELLED,
+                  EventKind.ELASTIC_LAUNCH, EventKind.ELASTIC_RENDEZVOUS, EventKind.ELASTIC_FAILED,
+                  EventKind.ELASTIC_STOP, EventKind.ELASTIC_REJOIN, EventKind.ELASTIC_MEMBERSHIP)
 LAUNCHER_WHERE = ("mpirun", "horovod", "nccl ras", "torchrun agent", "torchelastic",
-                  "torch.multiprocessing.spawn")
+                  "torch.multiprocessing.spawn", "ray", "ray (raylet)", "ray (memory monitor)")
+
+
+#: the ``where`` of events the runtimes' parsers (parsers/runtimes) decode from lines that name their writer
+RUNTIME_WHERE = r"^(?:ucx\b|ray \(|tensorpipe \()"
+
+
+def _lend_writer(events: pl.DataFrame) -> pl.DataFrame:
+    """A line another parser also read as the same kind of event (torch_log's ``Segmentation fault``, its
+    ``A worker died``) is one event: the runtime's reading lends it the host, pid and rank the line names,
+    and goes, so the event is counted once and reads as before."""
+    if not events.height or "where" not in events.columns or "host" not in events.columns:
+        return events
+    mine = pl.col("where").fill_null("").str.contains(RUNTIME_WHERE)
+    key = ["file", "line", "kind"]
+    lent = events.filter(mine).select(*key, pl.col("host").alias("_h"), pl.col("pid").alias("_p"),
+                                      pl.col("rank").alias("_r")).unique(key, keep="first")
+    others = events.filter(~mine)
+    twice = others.join(lent, on=key, how="semi").select(key).unique()
+    if not twice.height:
+        return events
+    others = (others.join(lent, on=key, how="left", maintain_order="left")
+              .with_columns(pl.coalesce("host", "_h").alias("host"), pl.coalesce("pid", "_p").alias("pid"),
+                            pl.coalesce("rank", "_r").alias("rank"))
+              .drop("_h", "_p", "_r"))
+    return pl.concat([others, events.filter(mine).join(twice, on=key, how="anti")], how="diagonal_relaxed")
+
+
+def _command_hosts(ranks: pl.DataFrame) -> pl.DataFrame:
+    """The hosts a launch command lists (mpirun's ``-H``) are the job's where they are named as its processes
+    name theirs; where the processes name hosts and none of the listed ones (``-H 10.0.0.48`` for the process
+    on ``v100-gpu-1``: one machine by two names), the list goes, so no host counts twice."""
+    listed = pl.col("source") == COMMAND_HOSTS
+    said = ranks.filter(~listed & pl.col("host").is_not_null())["host"].unique()
+    hosts = ranks.filter(listed)["host"]
+    if not hosts.len() or not said.len() or hosts.is_in(said.implode()).any():
+        return ranks
+    return ranks.filter(~listed)
 
 
 def _one_node(tables: dict[str, pl.DataFrame]) -> bool:
@@ -81,13 +121,18 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     launcher's own lines, ``LAUNCHER_KINDS``, are no rank's); then a host where its rank tells it (a
     Flight Recorder dump names no host; the rank's log does). A local rank is the global one on a job
     of one node (``_one_node``)."""
+    if "events" in tables:
+        tables = {**tables, "events": _lend_writer(tables["events"])}
+    tables = {**tables, "ranks": _command_hosts(tables["ranks"])}
     ranks = _local_as_global(_world_only(_group_local(tables["ranks"])), _one_node(tables))
     known = ranks.filter(pl.col("rank").is_not_null())
     one = pl.col("rank").n_unique() == 1
     by_proc = known.filter(pl.col("pid").is_not_null()).group_by(["host", "pid"]).agg(
         pl.col("rank").first().alias("_r"), one.alias("_one")).filter("_one").drop("_one")
     by_pid = (by_proc.group_by("pid").agg(pl.col("_r").first().alias("_rp"),
-                                          (pl.col("_r").n_unique() == 1).alias("_one"))
+                                          pl.col("host").first().alias("_hp"),
+                                          ((pl.col("_r").n_unique() == 1) & (pl.col("host").n_unique() == 1))
+                                          .alias("_one"))
               .filter("_one").drop("_one"))
     procs = ranks.filter(pl.col("pid").is_not_null()).group_by("file").agg(
         pl.struct("host", "pid").n_unique().alias("_procs"))
@@ -112,7 +157,12 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
                 own = own | pl.col("where").is_in(LAUNCHER_WHERE)
             df = df.with_columns(pl.when(own.fill_null(False)).then(None).otherwise(pl.col("_rf"))
                                  .alias("_rf"))
-        df = df.with_columns(pl.coalesce("rank", "_r", "_rp", "_rf").alias("rank")).drop("_r", "_rp", "_rf")
+        # (a pid names the process of that pid's host only: a row naming another host is another process)
+        if "host" in df.columns:
+            other = (pl.col("_hp") != pl.col("host")).fill_null(False)
+            df = df.with_columns(pl.when(other).then(None).otherwise(pl.col("_rp")).alias("_rp"))
+        df = (df.with_columns(pl.coalesce("rank", "_r", "_rp", "_rf").alias("rank"))
+              .drop("_r", "_rp", "_rf", "_hp"))
         if "host" in df.columns:
             df = (df.join(by_rank, on="rank", how="left")
                   .with_columns(pl.coalesce("host", "_h").alias("host")).drop("_h"))

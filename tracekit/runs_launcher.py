@@ -14,13 +14,14 @@ from pathlib import Path
 import polars as pl
 
 from tracekit.parsers import Parsed
+from tracekit.schema import EventKind
 
 Results = list[tuple[dict, list[Parsed]]]  # ingest.parse_files: each file's row and what parsers made
 #: torchrun's log folder (torch/distributed/elastic/multiprocessing/api.py):
 #: ``<log_dir>/<run_id>_<8 random>/attempt_<restart count>/<local rank>/stdout.log``
 LOG_DIR = re.compile(r"(?:^|/)(?P<run>[^/]+?)(?:_[a-z0-9_]{8})?/attempt_(?P<k>\d+)/")
 PART = "\x00"  # a launcher log's part, ``FILE\x00N`` (N its restart count), until the attempts are made
-AGENT = ("elastic_launch", "elastic_rendezvous", "elastic_rejoin")
+AGENT = (EventKind.ELASTIC_LAUNCH, EventKind.ELASTIC_RENDEZVOUS, EventKind.ELASTIC_REJOIN)
 AGENT_CLOCK = "torchrun agent's clock"
 
 
@@ -48,11 +49,11 @@ def launcher_word(results: Results) -> tuple[dict[str, tuple[str | None, int]], 
     said: dict[str, tuple[str | None, int]] = {}
     parts = []
     for (file,), ev in _agent(results).group_by("file"):
-        launch = ev.filter(pl.col("kind") == "elastic_launch")["message"].to_list()
+        launch = ev.filter(pl.col("kind") == EventKind.ELASTIC_LAUNCH)["message"].to_list()
         run_id = fields(launch[0]).get("run_id") if launch else None
-        rdzv = [(line, int(k)) for line, m in ev.filter(pl.col("kind") == "elastic_rendezvous")
+        rdzv = [(line, int(k)) for line, m in ev.filter(pl.col("kind") == EventKind.ELASTIC_RENDEZVOUS)
                 .select("line", "message").iter_rows() if (k := fields(m).get("restart_count", "")).isdigit()]
-        rejoins = ev.filter(pl.col("kind") == "elastic_rejoin")["line"].to_list()
+        rejoins = ev.filter(pl.col("kind") == EventKind.ELASTIC_REJOIN)["line"].to_list()
         if len({k for _, k in rdzv}) == 1:
             said[file] = (run_id, rdzv[0][1])
         elif len(rdzv) > 1:

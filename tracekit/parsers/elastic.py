@@ -33,6 +33,7 @@ import re
 import polars as pl
 
 from tracekit.parsers import Parsed
+from tracekit.schema import EventKind
 
 # torch's glog-like prefix on every line of a block (`I1204 17:08:23.661000 26620 torch/.../api.py:254] `)
 GLOG = r"^[IWEF](?P<ts>\d{4} \d\d:\d\d:\d\d\.\d+) +(?P<pid>\d+) [\w/.\-]+:\d+\] ?"
@@ -52,8 +53,9 @@ MEMBERSHIP = (r"\[(?P<role>[\w\-]+)\] Detected (?P<n>\d+) new nodes from group_r
               r" will restart")
 SUCCEEDED = r"\[(?P<role>[\w\-]+)\] worker group successfully finished\."
 #: the single-line messages: their kind, and their pattern
-SINGLE = {"elastic_failed": FAILED, "elastic_stop": STOPPING, "elastic_rejoin": REJOIN,
-          "elastic_membership": MEMBERSHIP, "clean_exit": SUCCEEDED}
+SINGLE = {EventKind.ELASTIC_FAILED: FAILED, EventKind.ELASTIC_STOP: STOPPING,
+          EventKind.ELASTIC_REJOIN: REJOIN, EventKind.ELASTIC_MEMBERSHIP: MEMBERSHIP,
+          EventKind.CLEAN_EXIT: SUCCEEDED}
 BLOCK_LINES = 30  # a block's values follow its head within this many lines (the launch block: 18)
 CHEAP = r"elastic_operator|Rendezvous|[Ww]orker group|new nodes from group_rank|(?:^|\] )\s+\w+\s*[:=]"
 
@@ -73,8 +75,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     if not df.height:
         return Parsed("elastic")
     b = pl.col("body")
-    launch = _block(df, b.str.contains(LAUNCH), "elastic_launch", LAUNCH_VALUE, LAUNCH_KEYS)
-    rdzv = _block(df, b.str.contains(RENDEZVOUS), "elastic_rendezvous", RENDEZVOUS_VALUE, None)
+    launch = _block(df, b.str.contains(LAUNCH), EventKind.ELASTIC_LAUNCH, LAUNCH_VALUE, LAUNCH_KEYS)
+    rdzv = _block(df, b.str.contains(RENDEZVOUS), EventKind.ELASTIC_RENDEZVOUS, RENDEZVOUS_VALUE, None)
     singles = []
     for kind, pattern in SINGLE.items():
         g = b.str.extract_groups(pattern).struct
@@ -82,13 +84,13 @@ def parse(lines: pl.DataFrame) -> Parsed:
         if not got.height:
             continue
         extra = (pl.format("state={} attempts_left={} max_restarts={}", g.field("state"), g.field("left"),
-                           g.field("max")) if kind == "elastic_failed"
+                           g.field("max")) if kind == EventKind.ELASTIC_FAILED
                  else pl.format("new_nodes={} group_rank={}", g.field("n"), g.field("rank"))
-                 if kind == "elastic_membership" else pl.lit(""))
+                 if kind == EventKind.ELASTIC_MEMBERSHIP else pl.lit(""))
         singles.append(got.with_columns(
             pl.lit(kind).alias("kind"), b.str.strip_chars().alias("message"),
             pl.concat_str(pl.format("role={} ", g.field("role")), extra).str.strip_chars().alias("frames"),
-            pl.when(pl.lit(kind == "clean_exit")).then(0).alias("exit_code"),
+            pl.when(pl.lit(kind == EventKind.CLEAN_EXIT)).then(0).alias("exit_code"),
             pl.lit("torchrun agent").alias("where")))
     events = [e for e, _ in (launch, rdzv) if e.height] + [s.drop("text", "body") for s in singles]
     if not events:
@@ -96,7 +98,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     claimed = pl.concat([launch[1], rdzv[1]] + [s.select("file", "line") for s in singles]).unique()
     events = pl.concat(events, how="diagonal_relaxed")
     # the world a rendezvous made (`global_world_sizes=[2,2]`): a ranks row naming no process
-    world = (events.filter(pl.col("kind") == "elastic_rendezvous")
+    world = (events.filter(pl.col("kind") == EventKind.ELASTIC_RENDEZVOUS)
              .select("file", pl.col("message").str.extract(r"global_world_sizes=\[(\d+)", 1).cast(pl.Int64)
                      .alias("world_size"))
              .drop_nulls().unique().with_columns(pl.lit("torchrun-agent").alias("source")))

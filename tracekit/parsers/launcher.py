@@ -11,7 +11,8 @@ under a launcher prefix the prefix has said it already); sglang's ``[2025-02-26 
 tensor-parallel rank, the global one where no DP/PP rank is named); c10d's store barrier (``... for
 rank: 3, key: ... (world_size=8, ...``, ``Added key: ... to store for rank: 1``); Lightning's
 ``GLOBAL_RANK: 1, MEMBER: 2/4``; vLLM's ``world_size=2 rank=1 local_rank=1``; DeepSpeed's launcher
-``dist_world_size=16``; MPI's ``process rank 1 with PID 820212 on node HOST exited``; aws-ofi-nccl's
+``dist_world_size=16``; any line's ``world_size=N`` or ``world_size: N`` (``WORLD_SAID``); MPI's ``process
+rank 1 with PID 820212 on node HOST exited``; aws-ofi-nccl's
 ``NET/OFI Process rank 1 started. NCCLNet device used on HOST``.
 
 One row of ``ranks`` per (file, host, pid, rank) seen, source ``launcher``; an NCCL line under a
@@ -25,6 +26,7 @@ import polars as pl
 from tracekit.parsers import Parsed
 
 NCCL_PROC = r"^\s*(?P<host>[\w.\-]+):(?P<pid>\d+):\d+ \["
+WORLD_SAID = r"\b(?:dist_)?world_size ?[=:] ?(?P<world_size>\d+)\b"
 # each: a rank, a world size, a host or a pid its writer states (groups absent from one are null); under a
 # launcher's prefix, the prefix's host and pid are the writer's (Ray Train's worker under `(pid=.., ip=..)`)
 SELF = [
@@ -35,10 +37,15 @@ SELF = [
     r"store_based_barrier_key:\d+ to store for rank: (?P<rank>\d+)",
     r"\bGLOBAL_RANK: (?P<rank>\d+), MEMBER: \d+/(?P<world_size>\d+)",
     r"\bworld_size=(?P<world_size>\d+) rank=(?P<rank>\d+) local_rank=\d+",
-    r"\bdist_world_size=(?P<world_size>\d+)",
     r"NET/OFI Process rank (?P<rank>\d+) started\. NCCLNet device used on (?P<host>[\w.\-]+) ",
     # Ray Train's torch backend (ray/train/torch/config.py)
     r"Setting up process group for: \S+ \[rank=(?P<rank>\d+), world_size=(?P<world_size>\d+)\]",
+    # a traceback's source line of the call that joined, its arguments literal: the process's own rank
+    r"\b(?:init_process_group|init_rpc)\(.*\brank=(?P<rank>\d+)\s*,\s*world_size=(?P<world_size>\d+)\b",
+    # any other line that states the world's size (DeepSpeed's `world_size = 1`, a traceback's call
+    # `init_process_group(..., world_size=2, ...)`, ESPnet's `dist_world_size: 4`); a function's default
+    # (`def f(world_size=1)`) is none, nor a group's (`group_world_size=`, `local_world_size=`)
+    WORLD_SAID,
 ]
 TORCHRUN_FAILED = r"failed \(exitcode: -?\d+\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"
 # each: a launcher's word about one of its workers (never the writer of the line): mpirun's; torchrun's agent
@@ -57,15 +64,19 @@ WORKER = [
 # a line that opens with its own rank, where no launcher prefix has named the writer
 HEAD = (r"^\s*(?:#\s*)?[Rr]ank:? (?P<rank>\d+)(?: of (?P<world_size>\d+))?(?:[,:]| \(| [a-z]\w*)"
         r"(?: Completed store-based barrier for (?P<nodes>\d+) nodes)?")
-# the launch command, where a paste shows it: mpirun's -n/-np; torchrun's (or torch.distributed.launch's)
-# --nproc-per-node times --nnodes (1 when not given; an elastic range `1:3` says no size); deepspeed's
-# --num_gpus times --num_nodes
-MPIRUN = r"\b(?:mpirun|mpiexec)\b.*?\s-(?:n|np)\s+(?P<n>\d+)"
+# the launch command, where a paste shows it: mpirun's (horovodrun's) -n/-np/--np; torchrun's (or
+# torch.distributed.launch's) --nproc-per-node times --nnodes (1 when not given; an elastic range `1:3` says
+# no size); deepspeed's --num_gpus times --num_nodes
+MPIRUN = r"\b(?:mpirun|mpiexec|prterun|horovodrun)\b.*?\s--?(?:n|np)[ =](?P<n>\d+)"
+# mpirun's host list (`-H a:8,b:8`, `--host a,b`, `-host a,b`): the job's hosts, slots after a colon
+MPI_HOSTS = (r"\b(?:mpirun|mpiexec|prterun|horovodrun)\b.*?\s--?(?:H|host)[ =]"
+             r"(?P<hosts>[\w.\-]+(?::\d+)?(?:,[\w.\-]+(?::\d+)?)*)")
+COMMAND_HOSTS = "launch command"  # the source of the hosts a launch command lists (identity weighs them)
 TORCHRUN = r"\b(?:torchrun|torch\.distributed\.(?:run|launch))\b"
 PER_NODE = r"--nproc[-_]per[-_]node[= ](?P<n>\d+)"
 NODES = r"--nnodes[= ](?P<n>\d+)(?P<range>:\d+)?"
-CHEAP = (r"(?i)rank|world_size|\d TP\d|mpirun|mpiexec|nproc|torchrun|process \d+ terminated"
-         r"|processes \d+ exited")
+CHEAP = (r"(?i)rank|world_size|\d TP\d|mpirun|mpiexec|prterun|horovodrun|nproc|torchrun"
+         r"|process \d+ terminated|processes \d+ exited")
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -104,15 +115,23 @@ def parse(lines: pl.DataFrame) -> Parsed:
 
 
 def _launch_size(df: pl.DataFrame) -> pl.DataFrame:
-    """``file, line, world_size`` of the launch commands a paste shows."""
+    """``file, line, world_size`` of the launch commands a paste shows, and a row per ``host`` that
+    mpirun's host list names."""
     t = pl.col("text")
     per_node = t.str.extract(PER_NODE, 1).cast(pl.Int64, strict=False)
     nodes = pl.when(t.str.extract(NODES, 2).is_null()).then(
         t.str.extract(NODES, 1).cast(pl.Int64, strict=False).fill_null(1))
     size = (pl.when(t.str.contains(MPIRUN)).then(t.str.extract(MPIRUN, 1).cast(pl.Int64, strict=False))
             .when(t.str.contains(TORCHRUN)).then(per_node * nodes))
-    return df.filter(t.str.contains(MPIRUN) | t.str.contains(TORCHRUN)).select(
+    sized = df.filter(t.str.contains(MPIRUN) | t.str.contains(TORCHRUN)).select(
         "file", "line", size.alias("world_size")).drop_nulls("world_size")
+    hosts = (df.filter(t.str.contains(MPI_HOSTS))
+             .select("file", "line", t.str.extract(MPI_HOSTS, 1).str.split(",").alias("host")).explode("host")
+             .with_columns(pl.col("host").str.replace(r":\d+$", ""))
+             # (`localhost` is the launching host's alias, not its name: the name, where shown, is elsewhere)
+             .filter(~pl.col("host").is_in(["localhost", "127.0.0.1"]))
+             .with_columns(pl.lit(COMMAND_HOSTS).alias("source")))
+    return pl.concat([sized, hosts], how="diagonal_relaxed")
 
 
 def _self_named(df: pl.DataFrame) -> pl.DataFrame:
@@ -122,6 +141,8 @@ def _self_named(df: pl.DataFrame) -> pl.DataFrame:
     out = []
     for pattern in SELF + WORKER:
         sub = df.filter(t.str.contains(pattern))
+        if pattern == WORLD_SAID:  # (a function's default is no world's size)
+            sub = sub.filter(~t.str.contains(r"\bdef "))
         if not sub.height:
             continue
         sub = sub.with_columns(t.str.extract_groups(pattern).alias("_g")).unnest("_g")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit.parsers import Parsed, any_of
+from tracekit.schema import EventKind
 
 SIGNAL = r"^\[(?P<host>[\w.\-]+):(?P<pid>\d+)\] Signal: (?P<signal>[\w ]+?) \((?P<signum>\d+)\)"
 ABORTING = r"\*\*\* The Open MPI .* is aborting the MPI job"
@@ -55,7 +56,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     sig = mine.filter(t.str.contains(SIGNAL))
     if sig.height:
         g = t.str.extract_groups(SIGNAL).struct
-        events.append(sig.with_columns(pl.lit("signal").alias("kind"), g.field("host").alias("host"),
+        events.append(sig.with_columns(pl.lit(EventKind.SIGNAL).alias("kind"), g.field("host").alias("host"),
                                        g.field("pid").cast(pl.Int64).alias("pid"),
                                        pl.format("Signal {} ({}) received by PID {}", g.field("signal"),
                                                  g.field("signum"), g.field("pid"))
@@ -67,7 +68,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
         t.str.extract(EXIT_CODE, 1).cast(pl.Int64, strict=False).alias("exit_code"))
     exited = named.filter(pl.col("exit_code").is_not_null() & pl.col("_r").is_not_null())
     if exited.height:
-        events.append(exited.with_columns(pl.lit("child_failed").alias("kind"), pl.col("_r").alias("rank"),
+        events.append(exited.with_columns(pl.lit(EventKind.CHILD_FAILED).alias("kind"),
+                                          pl.col("_r").alias("rank"),
                                           pl.format("mpirun: rank {} exited with code {}", "_r", "exit_code")
                                           .alias("message"),
                                           pl.lit("mpirun").alias("where")))
@@ -75,13 +77,13 @@ def parse(lines: pl.DataFrame) -> Parsed:
     nonzero = mine.filter(t.str.contains(NONZERO)).join(named_files, on="file", how="anti")
     if nonzero.height:
         events.append(nonzero.with_columns(
-            pl.lit("crash").alias("kind"), pl.lit("mpirun").alias("where"),
+            pl.lit(EventKind.CRASH).alias("kind"), pl.lit("mpirun").alias("where"),
             pl.col("launch_rank").alias("rank"),
             pl.format("mpirun: {} process(es) returned a non-zero exit code and the job was aborted",
                       t.str.extract(NONZERO, 1)).alias("message")))
     stall = mine.filter(t.str.contains(HOROVOD_STALL))
     if stall.height:
-        events.append(stall.with_columns(pl.lit("stall").alias("kind"), t.alias("message"),
+        events.append(stall.with_columns(pl.lit(EventKind.STALL).alias("kind"), t.alias("message"),
                                          pl.lit("horovod").alias("where"),
                                          pl.col("launch_rank").alias("rank")))
     events += _horovod_missing(df, mine)
@@ -116,7 +118,7 @@ def _horovod_missing(df: pl.DataFrame, mine: pl.DataFrame) -> list[pl.DataFrame]
         listed = listed.join(pairs, on=["ranks", "_np"], how="left", nulls_equal=True).with_columns(
             pl.when(pl.col("which") == "missing").then(said).otherwise(pl.col("_m")).alias("_m"))
         out.append(listed.explode("_m").with_columns(
-            pl.col("_m").alias("rank"), pl.lit("rank_missing").alias("kind"), t.alias("message"),
+            pl.col("_m").alias("rank"), pl.lit(EventKind.RANK_MISSING).alias("kind"), t.alias("message"),
             pl.col("op").str.to_lowercase(), pl.lit("horovod").alias("where"))
             .drop("_s", "_np", "which", "ranks"))
     g = t.str.extract_groups(MISSING_LIST).struct
@@ -129,11 +131,11 @@ def _horovod_missing(df: pl.DataFrame, mine: pl.DataFrame) -> list[pl.DataFrame]
         .str.strip_prefix(": ").alias("message"))
     lists = lists.filter(pl.col("rank").is_not_null())
     if lists.height:
-        out.append(lists.with_columns(pl.lit("rank_missing").alias("kind")).drop("_gone"))
+        out.append(lists.with_columns(pl.lit(EventKind.RANK_MISSING).alias("kind")).drop("_gone"))
         # `N!`: that rank shut down while the others wait for it in the op: the rank is gone, not stuck
         gone = lists.filter("_gone")
         if gone.height:
-            out.append(gone.with_columns(pl.lit("crash").alias("kind"), pl.format(
+            out.append(gone.with_columns(pl.lit(EventKind.CRASH).alias("kind"), pl.format(
                 "Horovod: rank {} has shut down while the other ranks wait for it in {}", "rank",
                 g.field("names").str.split(",").list.first()).alias("message")).drop("_gone"))
     return out

@@ -28,6 +28,7 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit.parsers import Parsed, any_of
+from tracekit.schema import EventKind
 
 MARK = r"^(?:Job summary|Communicators\.\.\. \(|Group\s+Comms\s+Nodes\s+Ranks)"
 KNOWN = [
@@ -72,7 +73,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
         t.str.extract(LAUNCHED, 2).cast(pl.Int64).alias("_at"))
     behind = (counts.with_columns(pl.col("_at").max().over("file", "_block").alias("seq"))
               .filter(pl.col("_at") < pl.col("seq")))
-    events = behind.select("file", "line", pl.lit("rank_missing").alias("kind"),
+    events = behind.select("file", "line", pl.lit(EventKind.RANK_MISSING).alias("kind"),
                            pl.col("op").str.to_lowercase(), "seq",
                            t.str.strip_chars().alias("message"), pl.lit("nccl ras").alias("where"))
     g = t.str.extract_groups(GROUP_ROW).struct
@@ -86,7 +87,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
         "file", pl.coalesce(p.field("host"), p.field("host2")).alias("host"),
         pl.coalesce(p.field("pid"), p.field("pid2")).cast(pl.Int64).alias("pid")).unique(maintain_order=True)
     dead = df.filter(t.str.contains(PROCESS) & (pl.col("_said") == "DEAD")).select(
-        "file", "line", pl.lit("crash").alias("kind"), pl.lit("nccl ras").alias("where"),
+        "file", "line", pl.lit(EventKind.CRASH).alias("kind"), pl.lit("nccl ras").alias("where"),
         pl.coalesce(p.field("host"), p.field("host2")).alias("host"),
         pl.coalesce(p.field("pid"), p.field("pid2")).cast(pl.Int64).alias("pid"),
         pl.format("NCCL RAS: {} is considered dead (unreachable via the RAS network)", t.str.strip_chars())

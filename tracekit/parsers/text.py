@@ -124,33 +124,43 @@ def raw(file: str, text: str | list[str], numbers=None) -> pl.DataFrame:
 
 def _unwrap(df: pl.DataFrame) -> pl.DataFrame:
     """Join lines a terminal hard-wrapped back onto the line they continue (see the module's doc).
-    A file is wrapped at width W when at least 3 of its lines are exactly W characters long, W being
-    its longest; such a line continues on the next unless it ends in padding (two spaces or more),
-    the next line starts a record of its own or starts as this one does, and unless fewer than two
-    lines continue so."""
-    n = pl.col("text").str.len_chars()
+    A file is wrapped at width W when at least 3 of its lines are exactly W characters long as written
+    (the terminal wrapped the prefix too) and none is longer than W + 1 (a paste's quote mark or backtick
+    adds one), rule lines (``-----``) left out; a line of W or W + 1 continues on the next unless it ends
+    in padding (two spaces or more), the next line starts a record of its own or starts as this one does,
+    and unless fewer than two lines continue so."""
+    cr = pl.col("raw").str.contains("\r", literal=True)
+    n = pl.when(cr).then(pl.col("text").str.len_chars()).otherwise(
+        pl.col("raw").str.strip_chars_end("\n").str.len_chars())
     # (NCCL's COLL lines are whole records, and the C scanner may have taken them out of this frame:
     # they count neither way, so the frame reads the same with the scanner and without)
     whole = pl.col("text").str.contains(": opCount ", literal=True)
-    width = df.group_by("file").agg(n.filter(~whole).max().alias("_w"), n.filter(~whole).alias("_n"))
-    width = width.with_columns(
-        (pl.col("_n").list.eval(pl.element() == pl.element().max()).list.sum()).alias("_k")).drop("_n")
-    wrapped = width.filter((pl.col("_w") >= MIN_WRAP) & (pl.col("_k") >= 3))
+    rule = pl.col("text").str.contains(r"^\s*(-+|=+|\*+|_+|#+|~+)\s*$")  # a rule line is no wrapped text
+    counts = df.filter(~whole & ~rule).group_by("file", n.alias("_w")).agg(pl.len().alias("_k"))
+    widest = counts.group_by("file").agg(pl.col("_w").max().alias("_max"))
+    # W: the longest width at least 3 lines have, where no line is longer by more than the paste's one
+    wrapped = (counts.filter((pl.col("_k") >= 3) & (pl.col("_w") >= MIN_WRAP)).sort("_w")
+               .group_by("file").agg(pl.col("_w").last()).join(widest, on="file")
+               .filter(pl.col("_max") <= pl.col("_w") + 1).drop("_max"))
     df = df.with_columns(pl.lit(None, pl.Int64).alias("cont_of"))
     if not wrapped.height:
         return df
     t = pl.col("text")
-    # only the lines of the widest length in the files that look wrapped are looked at, with the line
-    # after each
-    cand = (df.select("file", "line", "text").join(wrapped.select("file", "_w"), on="file", how="inner")
-            .filter((n == pl.col("_w")) & ~whole))
-    nxt = df.select("file", (pl.col("line") - 1).alias("line"), t.alias("_nxt")).join(
+    # only the lines of width W or more in the files that look wrapped are looked at, with the line after
+    # each
+    cand = (df.select("file", "line", "text", "raw")
+            .join(wrapped.select("file", "_w"), on="file", how="inner")
+            .filter((n >= pl.col("_w")) & ~whole & ~rule))
+    nxt = df.select("file", (pl.col("line") - 1).alias("line"), t.alias("_nxt"),
+                    pl.col("raw").alias("_nraw")).join(
         cand.select("file", "line"), on=["file", "line"], how="semi")
     cand = cand.join(nxt, on=["file", "line"], how="left")
     nx = pl.col("_nxt")
     # (a log line repeated at the widest length is not wrapped: the next line starts as it does)
     joins = (~nx.str.contains(": opCount ", literal=True) & ~t.str.ends_with("  ") & nx.is_not_null()
              & (nx.str.strip_chars() != "") & ~nx.str.contains(RECORD_HEAD)
+             & ~pl.col("_nraw").str.contains(RECORD_HEAD)  # (a logger's header taken off the next line)
+             & (pl.col("_nraw").str.slice(0, 6) != pl.col("raw").str.slice(0, 6))
              & (nx.str.slice(0, 6) != t.str.slice(0, 6))).fill_null(False)
     cand = cand.filter(joins)
     cand = cand.filter(pl.len().over("file") >= 2)
@@ -310,9 +320,9 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
                          .otherwise(pl.coalesce("local_tag", "tmpl_local")).alias("local_tag"))
     # `[1757] `, `[1758] `, ... a line apart each: a viewer's line numbers, not ranks; `[3] NCCL INFO ...`:
     # NCCL's own CUDA device field of a line whose `host:pid:tid` was cut off, not a rank
-    step = pl.col("bare_tag") - pl.col("line")
-    numbered = (((step.drop_nulls().mode().first().over("file") == step)
-                 & (step.drop_nulls().len().over("file") >= 3))
+    # (at least 3 tags the same distance from their line numbers: a mode of distinct steps is any of them)
+    step = (pl.col("bare_tag") - pl.col("line")).alias("_step")
+    numbered = ((step.is_not_null() & (pl.col("bare_tag").count().over("file", step) >= 3))
                 | pl.col("text").str.contains(r"^(?:\S+:\d+ )?NCCL (?:INFO|WARN|TRACE|ERROR) "))
     df = df.with_columns(pl.when(numbered.fill_null(False)).then(None).otherwise(pl.col("bare_tag"))
                          .alias("bare_tag"))

@@ -1,0 +1,28 @@
+"""Other runtimes' own lines, one module of this package per runtime family, read as one format: UCX
+(``ucx``), Ray (``ray``), TensorPipe (``tensorpipe``), PyTorch/XLA (``xla``). Each decodes its lines into
+the existing event kinds with the host and pid that wrote them, so the rules decide on them as on torch's
+and NCCL's; their ``ranks`` rows carry the source ``runtimes``."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit.parsers import Parsed
+from tracekit.parsers.runtimes import ray, tensorpipe, ucx, xla
+
+FAMILIES = (ucx, ray, tensorpipe, xla)
+
+
+def parse(lines: pl.DataFrame) -> Parsed:
+    found = [p for p in (f.parse(lines) for f in FAMILIES) if p.found]
+    if not found:
+        return Parsed("runtimes")
+    tables = {}
+    for name in ("events", "ranks"):
+        parts = [p.tables[name] for p in found if p.tables.get(name) is not None and p.tables[name].height]
+        if parts:
+            tables[name] = pl.concat(parts, how="diagonal_relaxed")
+    if "ranks" in tables:
+        tables["ranks"] = tables["ranks"].with_columns(pl.lit("runtimes").alias("source"))
+    claimed = pl.concat([p.claimed for p in found]).unique()
+    return Parsed("runtimes", tables, claimed)

@@ -8,8 +8,9 @@ time, the worker's address and its index: ``2020-05-28 11:50:27 10.164.15.200 [1
 not a rank).
 
 The waiting worker's host (the prefix's) and the mesh master's host go to ``ranks``: hosts of the job, no
-rank. The wait itself is a known line, no event: it is printed on every start, and only its repetition
-past the timeout (which the excerpt may not show) says the rendezvous failed."""
+rank. The wait itself makes no event and is left unclaimed: it is printed on every start, and only its
+repetition past the timeout (which the excerpt may not show) says the rendezvous failed, so the fallback
+reader (``parsers/salient.py``) quotes it as a wait where nothing else decides."""
 
 from __future__ import annotations
 
@@ -32,4 +33,4 @@ def parse(lines: pl.DataFrame) -> Parsed:
     hit = hit.with_columns(t.str.extract(POD, 1).alias("_worker"), t.str.extract(WAIT, 1).alias("_master"))
     ranks = (pl.concat([hit.select("file", pl.col(c).alias("host")) for c in ("_worker", "_master")])
              .drop_nulls().unique(maintain_order=True))
-    return Parsed("xla", {"ranks": ranks}, hit.select("file", "line"))
+    return Parsed("xla", {"ranks": ranks})

@@ -23,6 +23,7 @@ from tracekit.parsers import (Parsed, boilerplate, flight_recorder, fr_trace, ki
                               nccl_ras, nccl_tests, pyspy, torch_log, trainer)
 from tracekit.parsers import deepspeed_config, elastic  # branch cli
 from tracekit.parsers import environment, program_output  # branch unknown
+from tracekit.parsers import series  # branch progress
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ TEXT = (
     Format("deepspeed-config", deepspeed_config, ("events",), names_kind=False),  # branch cli: ZeRO settings
     Format("boilerplate", boilerplate, (), names_kind=False),
     Format("program-output", program_output, (), names_kind=False),  # branch unknown: programs' fixed output
+    Format("series", series, ("events",), names_kind=False),  # branch progress: progress lines by shape
     Format("environment", environment, ("ranks",), {"environment": 13}, names_kind=False),  # branch unknown
 )
 #: the parsers the lines that are not plain NCCL go to

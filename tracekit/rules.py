@@ -78,6 +78,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_bench.step_gap,
     rules_bench.throughput_drop,
     rules_bench.pace_trend,  # progress: a time per step that doubles, a throughput that halves
+    rules_bench.pace_alternates,  # progress: a time per step that goes up and down at every line
     rules_bench.phase_dominates,
     rules_bench.every_rank_ended,
     rules_bench.program_stall,
@@ -90,6 +91,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     slow_steps,
     healthy,
     steady_progress,
+    rules_progress.steps_advance,  # progress: steps at a regular stride with no time on them
     clean_but_partial,
 ]
 

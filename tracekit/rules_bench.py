@@ -378,8 +378,8 @@ def steady_own_pace(ev: Evidence) -> Verdict | None:
     """Steps that advance at a pace the program prints itself (its seconds per interval, it/s, ms/step,
     a throughput), steady, and nothing but calm lines: healthy, as steady_progress says of a pace read
     from timestamps."""
-    if (not ev.progressed or not _calm(ev) or ev.missing or ev.mismatches or ev.coverage.missing
-            or ev.pace["slow"] or ev.pace["falling"]):
+    if (not ev.progressed or not _calm(ev) or ev.missing or ev.mismatches or ev.pace["slow"]
+            or ev.pace["falling"]):
         return None
     g = pl.col("message").str.extract_groups(OWN_PACE).struct
     per = ev.steps.sort("file", "line").unique("step", keep="first", maintain_order=True).with_columns(
@@ -444,18 +444,44 @@ def pace_trend(ev: Evidence) -> Verdict | None:
 
 
 def steady_ticks(ev: Evidence) -> Verdict | None:
-    """Progress lines with no step number (a server's ``Decode batch ... gen throughput (token/s)``, vLLM's
-    ``Avg generation throughput``) at a steady figure, and nothing but calm lines: healthy for what is
-    seen (the ranks that log them; a synchronous job's ranks move together)."""
-    if (not _calm(ev) or ev.steps.height or ev.missing or ev.mismatches or ev.coverage.missing
-            or ev.pending.height):
+    """Progress lines (a trainer's with their step, a server's ``Decode batch ... gen throughput
+    (token/s)``, vLLM's ``Avg generation throughput``) whose own figure holds steady once warmed up, and
+    nothing but calm lines: healthy for what is seen. Only some ranks may log them: the steps of a
+    synchronous job advance only while every rank joins their collectives, so that is said with the
+    coverage, and a rank of the world that left no file does not stop it."""
+    if (not _calm(ev) or ev.missing or ev.mismatches or ev.pending.height or ev.pace["slow"]
+            or ev.pace["falling"]):
         return None
     st = pace.steady(ev.ticks)
     if st is None:
         return None
-    return Verdict(Kind.HEALTHY, f"the program's own progress lines hold steady at {st['text']} and no "
-                   "error, signal or stall is logged: it works at a steady pace; this covers what is seen "
-                   f"({ev.coverage.describe()})", [], lines(ev.ticks, 2))
+    steps = ev.steps
+    moved = (f"{_whose(steps)} steps {steps['step'].min()} -> {steps['step'].max()} advanced at "
+             if steps.height and steps["step"].n_unique() > 1 else "the program's own progress lines hold ")
+    joined = ("; in a synchronous job the other ranks joined each step" if steps.height else "")
+    return Verdict(Kind.HEALTHY, f"{moved}a steady {st['text']} and no error, signal or stall is logged"
+                   f"{joined}; this covers what is seen ({ev.coverage.describe()})", [], lines(ev.ticks, 2))
+
+
+def _whose(steps: pl.DataFrame) -> str:
+    """``rank 0's`` (the ranks whose step lines these are), or ``the program's``."""
+    r = steps["rank"].drop_nulls().unique().sort().to_list()
+    return f"{'rank' if len(r) == 1 else 'ranks'} {fmt_ranks(r)}'s" if r else "the program's"
+
+
+def pace_alternates(ev: Evidence) -> Verdict | None:
+    """The program's own time per step (or rate) that goes up and down at every line, the slow lines
+    twice the fast ones or more: every other step waits (its data, a save, a peer); slow, not hung
+    (``pace.alternates``)."""
+    if not _calm(ev):
+        return None
+    alt = pace.alternates(ev.ticks)
+    if alt is None:
+        return None
+    return Verdict(Kind.SLOW_PROGRESS, f"{alt['text']} (the program's own figures) and no error, signal or "
+                   "stall is logged: every other step waits for something (its input data, a save, a slower "
+                   "peer); the run goes on, slowly; a py-spy dump during a slow step says where it waits "
+                   f"({ev.coverage.describe()})", [], [Cited(alt["file"], alt["line"], alt["message"])])
 
 
 def stacks_seen(ev: Evidence) -> Verdict | None:

@@ -112,6 +112,10 @@ MMCV_EPOCH = (rf"\bEpoch(?:\(train\))?\s*\[(?P<epoch>\d+)\]\[\s*(?P<i>\d+)/(?P<p
 MMCV_ITER = (rf"\bIter(?:\(train\))?\s*\[\s*(?P<step>\d+)/(?P<max_steps>\d+)\]\s+(?:base_)?lr[:_]"
              rf"(?:.*?, loss: (?P<loss>{NUM}))?")
 IMAGENET = rf"^Epoch: \[(?P<epoch>\d+)\]\[\s*(?P<i>\d+)/(?P<per>\d+)\]\s+Time\b(?:.*?\bLoss (?P<loss>{NUM}))?"
+#: the lines this module reads as steps (parsers/series.py leaves them to it)
+STEP_PATTERNS = (r"\{.*'loss': ", DS_STEP, r"iteration\s+\d+/\s*\d+ \|", TQDM, STEP_LOSS, TF_STEP, MXNET,
+                 KERAS_EPOCH, KERAS_DONE, IMAGES, DS_TIMER, VERL, FAIRSEQ, FAIRSEQ_OLD, STEP_BAR, MMCV_ITER,
+                 IMAGENET, MMCV_EPOCH, LOGGED_EVERY, ITERATION)
 # the time a logger's header put in front of a line (within its first characters)
 STAMP = r"^.{0,40}?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)"
 # Python's warnings: ``path.py:12: FutureWarning: ...`` then the source line, indented

@@ -76,6 +76,15 @@ def test_a_table_cut_short_of_the_size_asked_names_the_last_size():
     assert rules_bench.nccl_test_result(ev(events=rows + [asked, ended])).kind == Kind.HEALTHY
 
 
+def test_a_table_that_has_just_begun_with_no_failure_is_healthy_so_far():
+    rows = [row(8, 0.0, 2), row(16, 0.0, 3)]
+    asked = dict(kind="test_sizes", file="tests.log", line=1, bytes=128 * 2**20, message="-e 128M")
+    v = rules_bench.nccl_test_result(ev(events=rows + [asked]))
+    assert v.kind == Kind.HEALTHY and "healthy so far" in v.summary and "at 16 B of the 128 MB asked" in v.summary
+    crash = dict(kind="crash", file="tests.log", line=9, message="node1: Test NCCL failure common.cu:777 'x'")
+    assert decide(make_store(events=rows + [asked, crash])).kind != Kind.HEALTHY
+
+
 def test_failure_rules_come_first():
     rows = [row(2**21, 18.5, 2)]
     crash = dict(kind="crash", file="tests.log", line=3,
@@ -138,6 +147,7 @@ def test_old_tables_and_a_launcher_tag_inside_each_row(tmp_path):
     ("dev-098-tests-2node-tree-4nic-busbw-40.txt", Kind.UNDECIDED, "stops at 32 MB (busbw 41.31"),
     ("nccl-030-tests-2node-wrong-results.txt", Kind.UNDECIDED, "#wrong up to 54"),
     ("dev-088-tests-10x-h100-pcie-header.txt", Kind.UNDECIDED, "ranks 0-9 on host gn11"),
+    ("dv8-051-nccl-tests-mpirun-np1-allreduce-healthy-start.txt", Kind.HEALTHY, "rank 0 on host ip-172-32-45-72"),
 ])
 def test_real_nccl_tests_output(name, kind, fact):
     v = decide(ingest([WILD / name]))

@@ -26,6 +26,8 @@ from tracekit.wording import duration, fmt_ranks
 LOW_BUSBW = 10.0
 #: the smallest size at which busbw reaches the links' rate (below it, latency rules)
 LARGE = 64 * 2**20
+#: a table cut below this size has only begun: its rows measure latency, not the links' bandwidth
+BEGUN = 2**20
 #: a bus bandwidth that falls below this share of its peak at a larger size: a slower path took over
 FALL = 0.5
 
@@ -39,6 +41,12 @@ def _size(n: int | None) -> str:
             v = n / k
             return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
     return f"{n} B"
+
+
+def _span(rows: pl.DataFrame) -> str:
+    """``8 B - 64 KB``, or ``8 B`` where the rows hold one size."""
+    lo, hi = rows["bytes"].min(), rows["bytes"].max()
+    return _size(lo) if lo == hi else f"{_size(lo)} - {_size(hi)}"
 
 
 def _tables(rows: pl.DataFrame) -> list[pl.DataFrame]:
@@ -123,6 +131,13 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
     asked = ev.kinds(EventKind.TEST_SIZES).sort("file", "line")["bytes"].drop_nulls().tail(1)
     reached = rows["bytes"].max()
     ended = ends.filter(pl.col("line") > last["line"]).height > 0
+    if asked.len() and reached < asked.max() and not ended and reached < BEGUN:
+        return Verdict(Kind.HEALTHY, f"nccl-tests{_op(tables[-1])}{on}: every size printed completed on every "
+                       f"rank with no wrong value ({_span(rows)}; nccl-tests "
+                       "prints a row only then), and no error is logged; the output ends there, at "
+                       f"{_size(reached)} of the {_size(asked.max())} asked, before the sizes that measure the "
+                       "links' bandwidth: healthy so far; the rest of the output says whether the larger sizes "
+                       "complete and how fast", [], [Cited(last["file"], last["line"], last["message"])])
     if asked.len() and reached < asked.max() and not ended:
         return Verdict(Kind.UNDECIDED, f"nccl-tests{_op(tables[-1])}{on}: the table stops at "
                        f"{_size(reached)} (busbw {last['busbw_gbs']:g} GB/s there) of the "

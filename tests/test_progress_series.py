@@ -16,8 +16,9 @@ def parsed(lines: list[str]):
 
 
 # icefall (egs/librispeech/ASR/conformer_ctc/train.py: `Epoch {}, batch {}, ...`), rank 0 of 7
-ICEFALL = ("2021-09-30 17:{m}:{s:02d},265 WARNING [train.py:546] (0/7) Epoch 1, batch {b}, batch avg ctc loss "
-           "0.4764, batch avg att loss 0.7291, batch avg loss 0.6533, total avg loss: 0.6533, batch size: 10")
+ICEFALL = ("2021-09-30 17:{m}:{s:02d},265 WARNING [train.py:546] (0/7) Epoch 1, batch {b}, batch avg ctc "
+           "loss 0.4764, batch avg att loss 0.7291, batch avg loss 0.6533, total avg loss: 0.6533, "
+           "batch size: 10")
 # nanotron (src/nanotron/trainer.py train_step_logs): one line carries more fields than the others
 NANOTRON = ("01/17/2024 13:47:27 [INFO|DP=0|PP=0|TP=0|ip-26-0-160-225]: iteration: {i} / 1000 | "
             "consumed_tokens: 634K | elapsed_time_per_iteration_ms: {ms} | tokens_per_sec: 14.2K | "
@@ -25,8 +26,9 @@ NANOTRON = ("01/17/2024 13:47:27 [INFO|DP=0|PP=0|TP=0|ip-26-0-160-225]: iteratio
 # tinygrad (examples/mlperf/model_train.py): the step number leads the line, right-aligned
 TINYGRAD = "{i:5d} {t:.2f} s run, 11.8750 loss, 0.000000000002 LR, 1454.57 GB used, {g:10.2f} GFLOPS"
 # GluonNLP (scripts/question_answering/run_squad.py)
-GLUON = ("2020-07-11 00:{m}:18,464 - root - INFO - Epoch: 1, Batch: {b}/8164, Loss span/answer/total=0.77/0.17/"
-         "0.95, LR=0.00001868, grad_norm=21.5925. Time cost=90.67, Throughput={r} samples/s ETA=1.70h")
+GLUON = ("2020-07-11 00:{m}:18,464 - root - INFO - Epoch: 1, Batch: {b}/8164, Loss span/answer/total="
+         "0.77/0.17/0.95, LR=0.00001868, grad_norm=21.5925. Time cost=90.67, Throughput={r} samples/s "
+         "ETA=1.70h")
 # CLIP4Clip (main_task_retrieval.py train_epoch)
 CLIP4CLIP = ("02/09/2022 12:{m}:25 - INFO - Epoch: 1/30, Step: {i}/951, Lr: 0.000000000, Loss: 3.254531, "
              "Time/step: {t}")
@@ -39,7 +41,8 @@ def test_a_counter_a_word_names_makes_steps_on_real_icefall_lines():
 
 def test_nanotron_lines_of_one_template_with_and_without_the_extra_fields():
     more = ["| cuda_memory_allocated: 21.1G |", "", ""]
-    ev = parsed([NANOTRON.format(i=991 + k, ms=ms, more=m) for k, (ms, m) in enumerate(zip((45, 41.2, 39.4), more))])
+    ms = (45, 41.2, 39.4)
+    ev = parsed([NANOTRON.format(i=991 + k, ms=t, more=m) for k, (t, m) in enumerate(zip(ms, more))])
     assert ev["step"].to_list() == [991, 992, 993] and ev["duration_ms"].to_list() == [45.0, 41.2, 39.4]
 
 
@@ -58,9 +61,10 @@ def test_n_of_m_and_a_throughput_on_gluonnlp_lines():
 
 
 def test_retries_countdowns_error_repeats_and_bars_are_not_progress():
-    retries = [f"Retrying (Retry(total={4 - k}, connect=None)) after connection broken: /simple/torch/ ({k}/5)"
-               for k in range(4)]
-    waits = [f"[W socket.cpp:601] [c10d] The client socket has failed to connect; attempt {k} of 100" for k in range(4)]
+    retries = [f"Retrying (Retry(total={4 - k}, connect=None)) after connection broken: /simple/torch/ "
+               f"({k}/5)" for k in range(4)]
+    waits = [f"[W socket.cpp:601] [c10d] The client socket has failed to connect; attempt {k} of 100"
+             for k in range(4)]
     countdown = [f"Restarting workers in {s} seconds, step {s}" for s in (30, 20, 10)]
     errors = [f"step {k}: NCCL error: unhandled system error, 2.3 s" for k in range(4)]
     bars = [f"Downloading shards: {k * 25}%|####      | {k}/4 [00:0{k}<00:04, 1.2s/it]" for k in range(4)]
@@ -80,11 +84,11 @@ def steps(texts: list[str], numbers: list[int], took_ms=None, rank=None) -> list
 
 
 def test_a_steady_series_of_one_rank_of_a_known_world_is_healthy_with_its_coverage():
-    lines = [TINYGRAD.format(i=i, t=t, g=4e5) for i, t in enumerate((93.4, 101.8, 7.3, 4.3, 4.4, 4.3, 4.4), 1)]
+    took = (93.4, 101.8, 7.3, 4.3, 4.4, 4.3, 4.4)
+    lines = [TINYGRAD.format(i=i, t=t, g=4e5) for i, t in enumerate(took, 1)]
     ranks = [dict(file="train.log", rank=0, world_size=8, source="torchrun")]
-    v = decide(make_store(events=steps(lines, list(range(1, 8)), [t * 1e3 for t in (93.4, 101.8, 7.3, 4.3, 4.4,
-                                                                                     4.3, 4.4)], rank=0),
-                          ranks=ranks))
+    events = steps(lines, list(range(1, 8)), [t * 1e3 for t in took], rank=0)
+    v = decide(make_store(events=events, ranks=ranks))
     assert v.kind == Kind.HEALTHY and v.rule == "steady_ticks"
     assert "rank 0's steps 1 -> 7 advanced at a steady" in v.summary
     assert "the other ranks joined each step" in v.summary and "1 of 8 ranks seen" in v.summary

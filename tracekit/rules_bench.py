@@ -132,12 +132,12 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
     reached = rows["bytes"].max()
     ended = ends.filter(pl.col("line") > last["line"]).height > 0
     if asked.len() and reached < asked.max() and not ended and reached < BEGUN:
-        return Verdict(Kind.HEALTHY, f"nccl-tests{_op(tables[-1])}{on}: every size printed completed on every "
-                       f"rank with no wrong value ({_span(rows)}; nccl-tests "
-                       "prints a row only then), and no error is logged; the output ends there, at "
-                       f"{_size(reached)} of the {_size(asked.max())} asked, before the sizes that measure the "
-                       "links' bandwidth: healthy so far; the rest of the output says whether the larger sizes "
-                       "complete and how fast", [], [Cited(last["file"], last["line"], last["message"])])
+        return Verdict(Kind.HEALTHY, f"nccl-tests{_op(tables[-1])}{on}: every size printed completed on "
+                       f"every rank with no wrong value ({_span(rows)}; nccl-tests prints a row only then), "
+                       f"and no error is logged; the output ends there, at {_size(reached)} of the "
+                       f"{_size(asked.max())} asked, before the sizes that measure the links' bandwidth: "
+                       "healthy so far; the rest of the output says whether the larger sizes complete and "
+                       "how fast", [], [Cited(last["file"], last["line"], last["message"])])
     if asked.len() and reached < asked.max() and not ended:
         return Verdict(Kind.UNDECIDED, f"nccl-tests{_op(tables[-1])}{on}: the table stops at "
                        f"{_size(reached)} (busbw {last['busbw_gbs']:g} GB/s there) of the "

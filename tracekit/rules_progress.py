@@ -148,8 +148,8 @@ def steps_advance(ev: Evidence) -> Verdict | None:
     whose = f"{'rank' if len(r) == 1 else 'ranks'} {','.join(map(str, r))}'s" if r else "the program's"
     every = "every step" if stride[0] == 1 else f"every {stride[0]}th step"
     return Verdict(Kind.HEALTHY, f"{whose} steps {st['step'][0]} -> {st['step'][-1]} advanced, {every} "
-                   "logged, and no error, signal or stall is logged: the loop moves; in a synchronous job the "
-                   "other ranks joined each step; the lines carry no time, so the pace is not known "
+                   "logged, and no error, signal or stall is logged: the loop moves; in a synchronous job "
+                   "the other ranks joined each step; the lines carry no time, so the pace is not known "
                    f"({ev.coverage.describe()})", [], lines(st.tail(2), 2))
 
 

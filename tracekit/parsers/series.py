@@ -35,7 +35,8 @@ RATES = (
     r"(?i)\b(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*(\d[\d,]*(?:\.\d+)?)",
     r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens?|it|words|examples|seqs|sequences)/s(?:ec)?\b",
     r"(?i)\bthroughput[^:=\d]{0,30}[:=]\s*(\d[\d,]*(?:\.\d+)?)",
-    r"(?i)\b(?:wps|ups|tokens_per_sec|samples_per_sec|samplespersec|words/s|tok/s)\s*[:=]?\s*(\d[\d,.]*[KMG]?)",
+    r"(?i)\b(?:wps|ups|tokens_per_sec|samples_per_sec|samplespersec|words/s|tok/s)\s*[:=]?\s*"
+    r"(\d[\d,]*(?:\.\d+)?[KMG]?)",
     r"(?:^|[\s,(])(\d[\d,]*(?:\.\d+)?)/s\b",
     r"(\d[\d,]*(?:\.\d+)?)\s*[GT]FLOPS\b",
 )
@@ -55,7 +56,8 @@ TIMES = (
 )
 #: a template with one of these words is an error, a warning, a retry or a wait repeated: never progress
 NOT_PROGRESS = (r"(?i)\b(?:error|errors|fail\w*|retr(?:y|ies|ying)|attempt\w*|exception|timed? ?out|"
-                r"refused|unable|cannot|could not|warn\w*|wait(?:ing)? (?:for|on)|sleep\w*|reconnect\w*|restart\w*|"
+                r"refused|unable|cannot|could not|warn\w*|wait(?:ing)? (?:for|on)|sleep\w*|reconnect\w*|"
+                r"restart\w*|"
                 r"countdown|remaining|abort\w*|killed|hang\w*|stuck|no progress)\b"
                 r"|\d+%\|| \[=+>?|\bit/s\]|s/it\]")
 #: a logger header's level, within the line's first characters

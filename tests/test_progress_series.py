@@ -73,6 +73,13 @@ def test_retries_countdowns_error_repeats_and_bars_are_not_progress():
         assert parsed(lines) is None, lines[0]
 
 
+def test_a_build_s_and_a_loader_s_n_of_m_are_not_steps():
+    build = [f"[{k}/12] c++ -MMD -MF fused_adam_frontend.o.d -DTORCH_EXTENSION_NAME=fused_adam -DTORCH_API_"
+             "INCLUDE_EXTENSION_H" for k in range(1, 6)]
+    files = [f"Processing file {k}/100 of the dataset shard" for k in range(1, 6)]
+    assert parsed(build) is None and parsed(files) is None
+
+
 def test_one_repeated_line_without_a_counter_or_a_pace_is_not_progress():
     assert parsed([f"[2025-05-14 09:31:43] INFO: 127.0.0.1:{20504 + k} - \"POST /v1/completions\" 200 OK"
                    for k in range(5)]) is None

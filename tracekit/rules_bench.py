@@ -7,9 +7,11 @@ only runs with no failure sign.
 
 nccl-tests (``parsers/nccl_tests.py``; its source, github:NVIDIA/nccl-tests ``src/common.cu``, prints a
 row only once every rank finished that size's iterations): a table with wrong values is corrupt data; a
-bus bandwidth that falls by half past some size, or stays low at large sizes, is slow; a table that
-stops short of the size asked with no end line is cut (a hang at the next size, or the paste ends);
-otherwise healthy, with the figures.
+bus bandwidth that falls by half past some size, or stays low at large sizes, is slow; across nodes, one
+under what one 400 Gb/s NIC carries is slow where NCCL names NICs that carry far more, and undecided,
+with what decides, where the log names none; a table that stops short of the size asked with no end line
+has only begun below 1 MB (healthy so far, once two sizes completed), and past it is cut (a hang at the next size, or the paste
+ends); otherwise healthy, with the figures.
 """
 
 from __future__ import annotations
@@ -127,11 +129,14 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
     large = rows.filter(pl.col("bytes") >= LARGE)
     if large.height and large["busbw_gbs"].max() < LOW_BUSBW:
         return _low(large, avg, ends, transport, on)
+    if large.height and (v := _below_links(ev, large, ends, on)):
+        return v
     last = rows.sort("file", "line").tail(1).row(0, named=True)
     asked = ev.kinds(EventKind.TEST_SIZES).sort("file", "line")["bytes"].drop_nulls().tail(1)
     reached = rows["bytes"].max()
     ended = ends.filter(pl.col("line") > last["line"]).height > 0
-    if asked.len() and reached < asked.max() and not ended and reached < BEGUN:
+    begun = reached < BEGUN and rows["bytes"].n_unique() > 1  # (sizes seen advancing, not one row alone)
+    if asked.len() and reached < asked.max() and not ended and begun:
         return Verdict(Kind.HEALTHY, f"nccl-tests{_op(tables[-1])}{on}: every size printed completed on "
                        f"every rank with no wrong value ({_span(rows)}; nccl-tests prints a row only then), "
                        f"and no error is logged; the output ends there, at {_size(reached)} of the "
@@ -157,6 +162,63 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
                    + (f"; transport {transport}" if transport else "")
                    + ": every rank completed each size (nccl-tests prints a row only then)", [],
                    [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2))
+
+
+#: GB/s one NIC of a GPU cluster's fabric carries at the least (100 Gb/s: EDR, HDR100, 100 GbE RoCE), and
+#: what one 400 Gb/s NIC carries (NDR): a node of one or two such NICs sits at or below it
+NIC_MIN_GBS, ONE_NIC_GBS = 12.5, 50.0
+#: the most GPUs one node's NVLink domain holds in an HGX/DGX board (more ranks span nodes)
+NODE_GPUS = 8
+
+
+def _nics(ev: Evidence) -> int:
+    """How many NICs NCCL says it uses (``NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB``), 0 if not said."""
+    said = ev.store.links.filter(pl.col("what") == "ib_devices")["value"].drop_nulls()
+    return max((len(v.split("[")) - 1 for v in said.to_list()), default=0)
+
+
+def _nodes(ev: Evidence) -> tuple[bool, str]:
+    """Whether the test spans nodes, and how the log shows it (hosts in nccl-tests' header, NCCL's nnodes,
+    more ranks in one communicator than a node holds GPUs)."""
+    r = ev.store.ranks.filter(pl.col("source").str.contains("nccl-tests"))
+    hosts = r["host"].drop_nulls().n_unique()
+    if hosts > 1:
+        return True, f"{hosts} hosts"
+    nnodes = ev.store.comms["nnodes"].drop_nulls().max()
+    if nnodes and nnodes > 1:
+        return True, f"{nnodes} nodes"
+    nranks = ev.store.comms["nranks"].drop_nulls().max()
+    if nranks and nranks > NODE_GPUS:
+        return True, f"{nranks} ranks in one communicator, more than the {NODE_GPUS} GPUs a node holds"
+    return False, ""
+
+
+def _below_links(ev: Evidence, large: pl.DataFrame, ends: pl.DataFrame, on: str) -> Verdict | None:
+    """A test across nodes whose bus bandwidth at large sizes stays under what one 400 Gb/s NIC carries:
+    slow where the NICs NCCL names carry far more (each at least 100 Gb/s); where the log names none, the
+    figures and what decides (a node of one or two NICs is at its limit there, an HGX node of 8 is not)."""
+    spans, how = _nodes(ev)
+    top = large.sort("busbw_gbs").tail(1).row(0, named=True)
+    if not spans or top["busbw_gbs"] >= ONE_NIC_GBS:
+        return None
+    lo = large["busbw_gbs"].min()
+    figure = (f"the bus bandwidth holds at {lo:g}-{top['busbw_gbs']:g} GB/s from "
+              f"{_size(large['bytes'].min())} to {_size(large['bytes'].max())} across nodes ({how}), with no "
+              "wrong value")
+    cited = [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2)
+    nics = _nics(ev)
+    if nics and top["busbw_gbs"] < 0.5 * nics * NIC_MIN_GBS:
+        return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{_op(large)}{on}: {figure}: far below what the {nics} "
+                       f"NICs NCCL uses carry (at least {nics * NIC_MIN_GBS:g} GB/s, 100 Gb/s each); the "
+                       "collectives complete, slowly: check each NIC's rate (ibstat), GPUDirect RDMA "
+                       "(`GDRDMA` in NCCL's channel lines) and NCCL_IB_HCA", [], cited)
+    if nics:
+        return None
+    return Verdict(Kind.UNDECIDED, f"nccl-tests{_op(large)}{on}: {figure}: about what one 400 Gb/s NIC "
+                   "carries per node; a node of one or two NICs is at its limit there, an HGX node of 4-8 "
+                   "NICs carries 4-8x that (slow); the log names neither the NICs nor their speed: "
+                   "NCCL_DEBUG=INFO (`NET/IB : Using [0]mlx5_0:1/IB ...`) and `ibstat` (Rate) decide it", [],
+                   cited)
 
 
 def _corrupt(wrong: pl.DataFrame, on: str) -> Verdict:

@@ -66,6 +66,8 @@ LEVEL = r"^.{0,60}?\b(?:WARNING|WARN|W|INFO|I)\b"
 COUNTER = (r"(?i)(?:^|[^\w])(?:global_step|step|steps|iter|iters|iteration|it|update|updates|num_updates|"
            r"batch|consumed_samples|consumed_tokens|samples|round)[\s:=#\[]{0,4}$")
 EPOCH = r"(?i)(?:^|[^\w])epoch[\s:=#\[]{0,4}$"
+#: a line of a loop's progress names what it counts
+WORDED = r"(?i)\b(?:step|iter|iteration|epoch|batch|update|samples|tokens)s?\b"
 #: the words a line must hold to be looked at (cheap; most lines of a big log hold none)
 CANDIDATE = (r"(?i)step|iter|epoch|batch|update|sample|token|throughput|/s\b|per_sec|wps|flops|time|"
              r"\d\s*/\s*\d|^\s*\d+\s")
@@ -107,7 +109,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
                              t.str.extract_all(NUMBER).alias("_nums"))
     frames = []
     for (file, tmpl), g in cand.sort("file", "line").group_by("file", "_tmpl", maintain_order=True):
-        step = _counter(tmpl, g)
+        step = _counter(g)
         if step is None and g["_paced"].sum() < MIN_LINES:
             continue
         kind = EventKind.STEP if step is not None else EventKind.PROGRESS
@@ -121,10 +123,12 @@ def parse(lines: pl.DataFrame) -> Parsed:
     return Parsed("series", {"events": events}, events.select("file", "line"))
 
 
-def _counter(tmpl: str, g: pl.DataFrame) -> pl.Series | None:
+def _counter(g: pl.DataFrame) -> pl.Series | None:
     """The values of the template's counter on each of its lines, or None where no field counts: the
-    numbers a counter word names first, then the ``N`` of an ``N / M`` whose ``M`` stays, then a leading
-    number, then an epoch; the first that never falls and rises (a leading number: strictly)."""
+    numbers a counter word names first, then the ``N`` of an ``N / M`` whose ``M`` stays in a line a
+    counter word is in (not a build's ``[3/12] c++ ...``, a loader's ``file 3/100``), then a leading
+    number on lines that print their pace, then an epoch; the first that never falls and rises (a leading
+    number: strictly)."""
     parts = re.split(NUMBER, g["text"][0])  # the text around each number (a template may hold a `#`)
     full = g["_full"]
     same = len(os.path.commonprefix(full.to_list()))  # the numbers in it are the same fields on every line
@@ -135,9 +139,10 @@ def _counter(tmpl: str, g: pl.DataFrame) -> pl.Series | None:
         after = parts[i + 1]
         if re.search(COUNTER, before):
             order.append((0, i))
-        elif re.match(r"^\s*/\s*$", after) and i + 1 < len(cols) and cols[i + 1].n_unique() == 1:
+        elif (re.match(r"^\s*/\s*$", after) and i + 1 < len(cols) and cols[i + 1].n_unique() == 1
+              and re.search(WORDED, g["text"][0])):
             order.append((1, i))
-        elif i == 0 and not before.strip():
+        elif i == 0 and not before.strip() and g["_paced"].all():
             order.append((2, i))
         elif re.search(EPOCH, before):
             order.append((3, i))

@@ -127,7 +127,30 @@ def steady(t: pl.DataFrame) -> dict | None:
     span = (f"{_said(what, lo, unit)}" if lo == hi else
             f"{lo:g}-{hi:g} {unit or ''}".rstrip() if what == "rate" else
             f"{_said(what, lo, None)} - {_said(what, hi, None)}")
-    return {"text": f"{span} over {f.height} progress lines", "n": f.height}
+    return {"text": f"a steady {span} over {f.height} progress lines", "n": f.height}
+
+
+def holds(t: pl.DataFrame) -> dict | None:
+    """A server's throughput (progress lines with no step number) that varies with its load but holds:
+    every figure within ``TREND`` of the median, falling to neither half nor zero, over ``MIN_TICKS`` lines
+    or more: ``text`` (``589.8-1242.7 tokens/s over 5 progress lines, each within 2x of the median``)."""
+    got = _figure(t.filter(pl.col("step").is_null()))
+    if got is None or got[0] != "rate" or stopped(t) or trend(t) or alternates(t):
+        return None
+    f = got[1]
+    med, lo, hi = f["rate"].median(), f["rate"].min(), f["rate"].max()
+    if lo < med / TREND or hi > med * TREND:
+        return None
+    unit = f["unit"].drop_nulls()[0] if f["unit"].drop_nulls().len() else ""
+    return {"text": f"{lo:g}-{hi:g} {unit} over {f.height} progress lines, each within {TREND:g}x of the "
+                    f"median {med:g} (a server's throughput follows its load)".replace("  ", " ")}
+
+
+def stopped(t: pl.DataFrame) -> bool:
+    """The last progress line prints a rate of 0 (vLLM's ``Avg generation throughput: 0.0 tokens/s`` with
+    requests running): the work stopped there, whatever the lines before say."""
+    last = t.tail(1)
+    return bool(last.height and last["rate"][0] is not None and last["rate"][0] == 0)
 
 
 def alternates(t: pl.DataFrame) -> dict | None:

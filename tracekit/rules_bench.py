@@ -529,14 +529,14 @@ def steady_ticks(ev: Evidence) -> Verdict | None:
     if (not _calm(ev) or ev.missing or ev.mismatches or ev.pending.height or ev.pace["slow"]
             or ev.pace["falling"]):
         return None
-    st = pace.steady(ev.ticks)
+    st = None if pace.stopped(ev.ticks) else pace.steady(ev.ticks) or pace.holds(ev.ticks)
     if st is None:
         return None
     steps = ev.steps
     moved = (f"{_whose(steps)} steps {steps['step'].min()} -> {steps['step'].max()} advanced at "
-             if steps.height and steps["step"].n_unique() > 1 else "the program's own progress lines hold ")
+             if steps.height and steps["step"].n_unique() > 1 else "the program's own progress lines hold at ")
     joined = ("; in a synchronous job the other ranks joined each step" if steps.height else "")
-    return Verdict(Kind.HEALTHY, f"{moved}a steady {st['text']} and no error, signal or stall is logged"
+    return Verdict(Kind.HEALTHY, f"{moved}{st['text']} and no error, signal or stall is logged"
                    f"{joined}; this covers what is seen ({ev.coverage.describe()})", [], lines(ev.ticks, 2))
 
 

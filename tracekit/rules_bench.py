@@ -10,8 +10,8 @@ row only once every rank finished that size's iterations): a table with wrong va
 bus bandwidth that falls by half past some size, or stays low at large sizes, is slow; across nodes, one
 under what one 400 Gb/s NIC carries is slow where NCCL names NICs that carry far more, and undecided,
 with what decides, where the log names none; a table that stops short of the size asked with no end line
-has only begun below 1 MB (healthy so far, once two sizes completed), and past it is cut (a hang at the next size, or the paste
-ends); otherwise healthy, with the figures.
+has only begun below 1 MB (healthy so far, once two sizes completed), and past it is cut (a hang at the
+next size, or the paste ends); otherwise healthy, with the figures.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import polars as pl
 from tracekit import pace
 from tracekit.evidence import C10D_FRAME, WRONG_VALUES, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
+from tracekit.parsers import nccl_tests
 from tracekit.wording import duration, fmt_ranks
 
 #: busbw (GB/s) at large sizes below which no GPU interconnect of a data centre runs (one 100 Gb/s NIC
@@ -28,6 +29,8 @@ from tracekit.wording import duration, fmt_ranks
 LOW_BUSBW = 10.0
 #: the smallest size at which busbw reaches the links' rate (below it, latency rules)
 LARGE = 64 * 2**20
+#: the test binary of an op (``all_to_all`` -> ``alltoall_perf``)
+BINARIES = {op: name for name, op in nccl_tests.OPS.items()}
 #: a table cut below this size has only begun: its rows measure latency, not the links' bandwidth
 BEGUN = 2**20
 #: a bus bandwidth that falls below this share of its peak at a larger size: a slower path took over
@@ -137,10 +140,12 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
     ended = ends.filter(pl.col("line") > last["line"]).height > 0
     begun = reached < BEGUN and rows["bytes"].n_unique() > 1  # (sizes seen advancing, not one row alone)
     if asked.len() and reached < asked.max() and not ended and begun:
-        return Verdict(Kind.HEALTHY, f"nccl-tests{_op(tables[-1])}{on}: every size printed completed on "
-                       f"every rank with no wrong value ({_span(rows)}; nccl-tests prints a row only then), "
-                       f"and no error is logged; the output ends there, at {_size(reached)} of the "
-                       f"{_size(asked.max())} asked, before the sizes that measure the links' bandwidth: "
+        op = _op(tables[-1]).strip()
+        binary = f"{BINARIES.get(op, op)}_perf started and " if op else ""
+        return Verdict(Kind.HEALTHY, f"nccl-tests{_op(tables[-1])}{on}: {binary}every size printed "
+                       f"completed on every rank with no wrong value ({_span(rows)}; nccl-tests prints a row "
+                       f"only then), and no error is logged; the output ends there, at {_size(reached)} of "
+                       f"the {_size(asked.max())} asked, before the sizes that measure the links' bandwidth: "
                        "healthy so far; the rest of the output says whether the larger sizes complete and "
                        "how fast", [], [Cited(last["file"], last["line"], last["message"])])
     if asked.len() and reached < asked.max() and not ended:
@@ -534,7 +539,8 @@ def steady_ticks(ev: Evidence) -> Verdict | None:
         return None
     steps = ev.steps
     moved = (f"{_whose(steps)} steps {steps['step'].min()} -> {steps['step'].max()} advanced at "
-             if steps.height and steps["step"].n_unique() > 1 else "the program's own progress lines hold at ")
+             if steps.height and steps["step"].n_unique() > 1
+             else "the program's own progress lines hold at ")
     joined = ("; in a synchronous job the other ranks joined each step" if steps.height else "")
     return Verdict(Kind.HEALTHY, f"{moved}{st['text']} and no error, signal or stall is logged"
                    f"{joined}; this covers what is seen ({ev.coverage.describe()})", [], lines(ev.ticks, 2))

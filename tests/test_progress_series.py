@@ -60,6 +60,21 @@ def test_n_of_m_and_a_throughput_on_gluonnlp_lines():
     assert ev["step"].to_list() == [3900, 4200, 4500]
 
 
+def test_nanogpt_and_modded_nanogpt_iterations_with_their_milliseconds():
+    # nanoGPT (train.py: `iter {iter_num}: loss {lossf:.4f}, time {dt*1000:.2f}ms, mfu {mfu*100:.2f}%`)
+    nano = [f"iter {i}: loss {4.2 - i * 0.01:.4f}, time {t}ms, mfu 35.12%"
+            for i, t in ((100, 123.45), (110, 121.9), (120, 124.0), (130, 122.2))]
+    ev = parsed(nano)
+    assert ev["step"].to_list() == [100, 110, 120, 130] and ev["duration_ms"][0] == 123.45
+    # modded-nanogpt (train_gpt.py: `step:{step}/{train_steps} ... train_time:{ms}ms step_avg:{ms}ms`)
+    modded = [f"step:{i}/1750 val_loss:3.2810 train_time:{i * 123}ms step_avg:{t}ms"
+              for i, t in ((125, 123.1), (250, 122.8), (375, 123.5))]
+    ev = parsed(modded)
+    assert ev["step"].to_list() == [125, 250, 375] and ev["duration_ms"].to_list()[0] == 123.1
+    v = decide(make_store(events=steps(nano, [100, 110, 120, 130], [123.45, 121.9, 124.0, 122.2], rank=0)))
+    assert v.kind == Kind.HEALTHY and "122 ms per step - 124 ms per step" in v.summary
+
+
 def test_retries_countdowns_error_repeats_and_bars_are_not_progress():
     retries = [f"Retrying (Retry(total={4 - k}, connect=None)) after connection broken: /simple/torch/ "
                f"({k}/5)" for k in range(4)]

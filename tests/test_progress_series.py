@@ -136,6 +136,13 @@ def test_steps_at_one_stride_with_no_time_are_healthy_their_pace_unknown():
     assert v.kind == Kind.HEALTHY and v.rule == "steps_advance" and "pace is not known" in v.summary
 
 
+def test_steps_whose_timestamps_give_their_pace_are_said_with_it():
+    lines = [f"Step {i} | loss:0.5 lr:2e-05" for i in range(6)]
+    ev = [e | {"ts": f"2024-05-01 10:00:{10 * i:02d}"} for i, e in enumerate(steps(lines, list(range(6))))]
+    v = decide(make_store(events=ev))
+    assert v.kind == Kind.HEALTHY and v.rule == "steady_progress" and "10.0 s per step" in v.summary
+
+
 def test_steps_with_no_time_and_a_gap_in_their_stride_are_not_called_healthy():
     nums = [0, 1, 2, 3, 9, 10]
     lines = [f"Step {i} | loss:0.5 lr:2e-05" for i in nums]

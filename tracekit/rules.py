@@ -85,13 +85,13 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_bench.steady_own_pace,
     rules_bench.steady_ticks,  # progress: progress lines with no step number at a steady figure
     rules_progress.reports_advance,  # progress: loss reports whose epoch goes up, no step number, no time
+    rules_progress.steps_advance,  # progress: steps at a regular stride with no time on them
     rules_bench.stacks_seen,
     joined_then_nothing,  # (failures, issue 31)
     failed_without_cause,
     slow_steps,
     healthy,
     steady_progress,
-    rules_progress.steps_advance,  # progress: steps at a regular stride with no time on them
     clean_but_partial,
 ]
 

@@ -138,8 +138,9 @@ def steps_advance(ev: Evidence) -> Verdict | None:
     (every step, or every k-th) over ``MIN_STRIDES`` lines or more, and nothing but calm lines: the loop
     moves; healthy for what is seen, its pace not known (a line that took long cannot be told apart)."""
     if (ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.missing or ev.mismatches
-            or ev.pending.height or ev.pace["slow"] or ev.pace["falling"] or ev.ticks.height):
-        return None  # (lines that print their time or rate: the rules over the pace decide them)
+            or ev.pending.height or ev.pace["slow"] or ev.pace["falling"] or ev.ticks.height
+            or ev.pace["per_step_s"] is not None or ev.pace["rate"] is not None):
+        return None  # (lines that print or stamp their pace: the rules over the pace decide them)
     st = ev.steps.sort("file", "line").unique("step", keep="first", maintain_order=True)
     stride = st["step"].diff().drop_nulls()
     if stride.len() < MIN_STRIDES or stride.n_unique() != 1 or stride[0] <= 0:

@@ -75,6 +75,15 @@ def test_nanogpt_and_modded_nanogpt_iterations_with_their_milliseconds():
     assert v.kind == Kind.HEALTHY and "122 ms per step - 124 ms per step" in v.summary
 
 
+def test_ranks_that_print_into_one_file_each_count_on_their_own():
+    # (a program's own per-rank lines, interleaved as each rank gets there: rank 1 is behind rank 0)
+    lines = [f"Rank {r}: iteration {i}, loss 0.5, time {t}ms"
+             for r, i, t in ((0, 10, 50.1), (0, 20, 50.3), (1, 10, 50.2), (0, 30, 49.9), (1, 20, 50.0),
+                             (1, 30, 50.4))]
+    ev = parsed(lines)
+    assert ev["rank"].to_list() == [0, 0, 1, 0, 1, 1] and ev["step"].to_list() == [10, 20, 10, 30, 20, 30]
+
+
 def test_retries_countdowns_error_repeats_and_bars_are_not_progress():
     retries = [f"Retrying (Retry(total={4 - k}, connect=None)) after connection broken: /simple/torch/ "
                f"({k}/5)" for k in range(4)]

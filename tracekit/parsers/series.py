@@ -63,6 +63,8 @@ NOT_PROGRESS = (r"(?i)\b(?:error|errors|fail\w*|retr(?:y|ies|ying)|attempt\w*|ex
                 r"restart\w*|"
                 r"countdown|remaining|abort\w*|killed|hang\w*|stuck|no progress)\b"
                 r"|\d+%\|| \[=+>?|\bit/s\]|s/it\]")
+#: a rank a line names at its start
+NAMED_RANK = r"(?i)^\W{0,3}rank\s*[:=#]?\s*(\d+)\b"
 #: a logger header's level, within the line's first characters
 LEVEL = r"^.{0,60}?\b(?:WARNING|WARN|W|INFO|I)\b"
 #: a number a counter word names (its text in front: ``batch 50``, ``iteration: 991``, ``Step: 2/951``)
@@ -92,7 +94,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     t = pl.col("text")
     said_ts = pl.col("raw").str.extract(trainer.STAMP, 1) if "raw" in lines.columns else pl.lit(None, pl.Utf8)
     tags = [c for c in ("rank_tag", "mpi_rank", "launch_rank") if c in lines.columns]
-    rank = pl.coalesce(*tags) if tags else pl.lit(None, pl.Int64)
+    # (the launcher's prefix first, then a rank the line names at its start: `Rank 1: iter 10 ...`)
+    rank = pl.coalesce(*tags, t.str.extract(NAMED_RANK, 1).cast(pl.Int64, strict=False))
     cand = (lines.filter(t.str.contains(CANDIDATE) & t.str.contains(r"\d")
                          & ~t.str.contains(any_of(*trainer.STEP_PATTERNS)))
             .select("file", "line", "text", pl.coalesce("ts", said_ts).alias("ts"), rank.alias("rank"))
@@ -131,7 +134,7 @@ def _counter(g: pl.DataFrame) -> pl.Series | None:
     numbers a counter word names first, then the ``N`` of an ``N / M`` whose ``M`` stays in a line a
     counter word is in (not a build's ``[3/12] c++ ...``, a loader's ``file 3/100``), then a leading
     number on lines that print their pace, then an epoch; the first that never falls and rises (a leading
-    number: strictly)."""
+    number: strictly), on each rank's lines."""
     parts = re.split(NUMBER, g["text"][0])  # the text around each number (a template may hold a `#`)
     full = g["_full"]
     same = len(os.path.commonprefix(full.to_list()))  # the numbers in it are the same fields on every line
@@ -153,8 +156,9 @@ def _counter(g: pl.DataFrame) -> pl.Series | None:
         v = cols[i]
         if v.null_count() or (v != v.round()).any():
             continue
-        d = v.diff().drop_nulls()
-        if (d < 0).any() or v[-1] <= v[0] or (rank == 2 and (d <= 0).any()):
+        # (each rank's lines on their own: ranks that print into one file interleave, each at its pace)
+        d = pl.DataFrame({"v": v, "r": g["rank"]}).select(pl.col("v").diff().over("r"))["v"].drop_nulls()
+        if not d.len() or (d < 0).any() or not (d > 0).any() or (rank == 2 and (d <= 0).any()):
             continue
         return v.cast(pl.Int64)
     return None

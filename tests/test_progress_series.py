@@ -92,6 +92,8 @@ def test_retries_countdowns_error_repeats_and_bars_are_not_progress():
     countdown = [f"Restarting workers in {s} seconds, step {s}" for s in (30, 20, 10)]
     errors = [f"step {k}: NCCL error: unhandled system error, 2.3 s" for k in range(4)]
     bars = [f"Downloading shards: {k * 25}%|####      | {k}/4 [00:0{k}<00:04, 1.2s/it]" for k in range(4)]
+    bars += [f"Map (num_proc=8): {k * 20}%|##        | {k * 100}/500 [00:0{k}<00:08, 312.5 examples/s]"
+             for k in range(1, 4)]
     falling = [f"iter {100 - k} remaining, eta {k} s, 3.1 it/s" for k in range(4)]
     for lines in (retries, waits, countdown, errors, bars, falling):
         assert parsed(lines) is None, lines[0]

@@ -80,12 +80,14 @@ CANDIDATE = (r"(?i)step|iter|epoch|batch|update|sample|token|throughput|/s\b|per
 MIN_LINES = 3
 #: the characters of the masked line that name its template
 KEY = 80
+#: what stands for a number in a template (a character no log line holds: a line's own `#` stays apart)
+MASK = "\x01"
 
 
 def _template(t: pl.Expr) -> pl.Expr:
     """The line with its numbers masked, its spacing and trailing separators evened out (a right-aligned
     counter, a `` |`` one line ends with and the next does not)."""
-    return t.str.replace_all(NUMBER, "#").str.replace_all(r"\s+", " ").str.strip_chars(" |,;")
+    return t.str.replace_all(NUMBER, MASK).str.replace_all(r"\s+", " ").str.strip_chars(" |,;")
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -102,7 +104,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
             .with_columns(_template(t).alias("_full")))
     # one template: the same first KEY characters once masked (nanotron adds memory figures to some lines)
     # (a logger header's level is no warning of the line's own: icefall logs its progress at WARNING)
-    said = pl.col("_full").str.replace(LEVEL, "")
+    said = t.str.replace(LEVEL, "")
     cand = cand.filter(~said.str.contains(NOT_PROGRESS)).with_columns(
         pl.col("_full").str.slice(0, KEY).alias("_tmpl"))
     counts = cand.group_by("file", "_tmpl").agg(pl.len().alias("_n"))
@@ -135,10 +137,10 @@ def _counter(g: pl.DataFrame) -> pl.Series | None:
     counter word is in (not a build's ``[3/12] c++ ...``, a loader's ``file 3/100``), then a leading
     number on lines that print their pace, then an epoch; the first that never falls and rises (a leading
     number: strictly), on each rank's lines."""
-    parts = re.split(NUMBER, g["text"][0])  # the text around each number (a template may hold a `#`)
+    parts = re.split(NUMBER, g["text"][0])  # the text around each number
     full = g["_full"]
     same = len(os.path.commonprefix(full.to_list()))  # the numbers in it are the same fields on every line
-    width = min(full[0][:same].count("#"), g["_nums"].list.len().min())
+    width = min(full[0][:same].count(MASK), g["_nums"].list.len().min())
     cols = [g["_nums"].list.get(i).cast(pl.Float64, strict=False) for i in range(width)]
     order = []
     for i, before in enumerate(parts[:width]):

@@ -160,6 +160,15 @@ def test_steps_with_no_time_and_a_gap_in_their_stride_are_not_called_healthy():
     assert decide(make_store(events=steps(lines, nums))).rule != "steps_advance"
 
 
+def test_a_steady_series_beside_a_stack_dump_is_not_healthy():
+    lines = [TINYGRAD.format(i=i, t=4.3, g=4e5) for i in range(1, 6)]
+    ev = steps(lines, list(range(1, 6)), [4300.0] * 5, rank=0)
+    ev.append(dict(file="pyspy.txt", line=1, kind="stack", rank=0, thread="MainThread", message="",
+                   where="all_reduce (torch/distributed/distributed_c10d.py:2050)",
+                   frames="all_reduce (torch/distributed/distributed_c10d.py:2050)"))
+    assert decide(make_store(events=ev)).kind != Kind.HEALTHY
+
+
 def test_a_steady_series_then_a_cut_traceback_is_not_healthy():
     lines = [TINYGRAD.format(i=i, t=4.3, g=4e5) for i in range(1, 6)]
     ev = steps(lines, list(range(1, 6)), [4300.0] * 5)

@@ -532,8 +532,8 @@ def steady_ticks(ev: Evidence) -> Verdict | None:
     synchronous job advance only while every rank joins their collectives, so that is said with the
     coverage, and a rank of the world that left no file does not stop it."""
     if (not _calm(ev) or ev.missing or ev.mismatches or ev.pending.height or ev.pace["slow"]
-            or ev.pace["falling"]):
-        return None
+            or ev.pace["falling"] or ev.stacks.height):
+        return None  # (a stack dump beside the steps: someone looked for where it waits)
     st = None if pace.stopped(ev.ticks) else pace.steady(ev.ticks) or pace.holds(ev.ticks)
     if st is None:
         return None

@@ -106,6 +106,13 @@ def test_a_build_s_and_a_loader_s_n_of_m_are_not_steps():
     assert parsed(build) is None and parsed(files) is None
 
 
+def test_rendezvous_rounds_that_rise_as_workers_restart_are_not_steps():
+    # torch/distributed/elastic/rendezvous/dynamic_rendezvous.py
+    rounds = [f"The node 'gpu-{k}_123_0' has joined round {k} of the 'default' rendezvous as rank 0 in a world "
+              "of size 2." for k in range(1, 5)]
+    assert parsed(rounds) is None
+
+
 def test_one_repeated_line_without_a_counter_or_a_pace_is_not_progress():
     assert parsed([f"[2025-05-14 09:31:43] INFO: 127.0.0.1:{20504 + k} - \"POST /v1/completions\" 200 OK"
                    for k in range(5)]) is None

@@ -5,9 +5,13 @@ throughput (token/s): 144.95``, vLLM's ``Avg generation throughput: 44.3 tokens/
 (Megatron's ``elapsed time per iteration (ms): 812.4``, tqdm's ``1.52s/it``, Keras' ``31ms/step``), with
 or without a step number.
 
-``ticks`` reads them; ``trend`` says whether the figure doubles (a time) or halves (a rate) from the first
-third of the lines to the last; ``steady`` whether it stays within ``STEADY`` of itself. Pure functions over
-a frame of events: the rules of ``rules_bench`` decide with them.
+``ticks`` reads them (the figures of parsers/series.py's ``RATES`` and ``TIMES``, or the time per step a
+line's ``duration_ms`` holds); ``trend`` says whether the figure doubles (a time) or halves (a rate) from the
+first third of the lines to the last; ``steady`` whether it stays within ``STEADY`` of itself once the
+warm-up lines are left out; ``alternates`` whether it goes up and down at every line (every other step
+waits); ``holds`` whether a server's throughput stays within ``TREND`` of its median; ``stopped`` whether
+the last line's rate is 0. Pure functions over a frame of events: the rules of ``rules_bench`` decide
+with them.
 """
 
 from __future__ import annotations

@@ -67,9 +67,10 @@ NOT_PROGRESS = (r"(?i)\b(?:error|errors|fail\w*|retr(?:y|ies|ying)|attempt\w*|ex
 NAMED_RANK = r"(?i)^\W{0,3}rank\s*[:=#]?\s*(\d+)\b"
 #: a logger header's level, within the line's first characters
 LEVEL = r"^.{0,60}?\b(?:WARNING|WARN|W|INFO|I)\b"
-#: a number a counter word names (its text in front: ``batch 50``, ``iteration: 991``, ``Step: 2/951``)
-COUNTER = (r"(?i)(?:^|[^\w])(?:global_step|step|steps|iter|iters|iteration|it|update|updates|num_updates|"
-           r"batch|consumed_samples|consumed_tokens|samples|round)[\s:=#\[]{0,4}$")
+#: a number a counter word names (its text in front: ``batch 50``, ``iteration: 991``, ``Step: 2/951``; not a
+#: rendezvous' ``round 3``: rounds rise as workers restart)
+COUNTER = (r"(?i)(?:^|[^\w])(?:global_step|step|steps|iter|iters|iteration|update|updates|num_updates|"
+           r"batch|consumed_samples|consumed_tokens|samples)[\s:=#\[]{0,4}$")
 EPOCH = r"(?i)(?:^|[^\w])epoch[\s:=#\[]{0,4}$"
 #: a line of a loop's progress names what it counts
 WORDED = r"(?i)\b(?:step|iter|iteration|epoch|batch|update|samples|tokens)s?\b"

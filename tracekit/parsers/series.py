@@ -54,7 +54,7 @@ TIMES = (
     (r"(?i)\bbatch \(t\):\s*([\d.]+)", 1.0),
     # nanoGPT's `iter 100: loss 4.2345, time 123.45ms, mfu 35.12%`, modded-nanogpt's `step_avg:123.45ms`
     (r"(?i)\b(?:time|step_avg|iter_time|batch_time|step_time)[:= ]\s*([\d.]+)\s*ms\b", 1e-3),
-    (r"(?i)\b(?:time|step_avg|iter_time|batch_time)[:= ]\s*([\d.]+)\s*s\b", 1.0),
+    (r"(?i)\b(?:step_avg|iter_time|batch_time)[:= ]\s*([\d.]+)\s*s\b", 1.0),
     (r"\b([\d.]+)\s*(?:s|sec|seconds) (?:run|per (?:step|iter(?:ation)?|batch))\b", 1.0),
 )
 #: a template with one of these words is an error, a warning, a retry or a wait repeated: never progress

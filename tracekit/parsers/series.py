@@ -62,7 +62,10 @@ NOT_PROGRESS = (r"(?i)\b(?:error|errors|fail\w*|retr(?:y|ies|ying)|attempt\w*|ex
                 r"refused|unable|cannot|could not|warn\w*|wait(?:ing)? (?:for|on)|sleep\w*|reconnect\w*|"
                 r"restart\w*|"
                 r"countdown|remaining|abort\w*|killed|hang\w*|stuck|no progress)\b"
-                r"|\d+%\|| \[=+>?|\bit/s\]|s/it\]")
+                r"|\d+%\|| \[=+>?|\bit/s\]|s/it\]"
+                # a tqdm bar with no total (HF datasets' `Map (num_proc=1): 800 examples [00:00, 2296.35
+                # examples/s]`): its elapsed time and rate in brackets
+                r"|\[\d+:\d\d(?::\d\d)?(?:<[\d:?]+)?,\s*[\d.?]+\s*[\w ]*/\w+\]")
 #: a rank a line names at its start
 NAMED_RANK = r"(?i)^\W{0,3}rank\s*[:=#]?\s*(\d+)\b"
 #: a logger header's level, within the line's first characters

@@ -460,8 +460,8 @@ def steady_own_pace(ev: Evidence) -> Verdict | None:
     """Steps that advance at a pace the program prints itself (its seconds per interval, it/s, ms/step,
     a throughput), steady, and nothing but calm lines: healthy, as steady_progress says of a pace read
     from timestamps."""
-    if (not ev.progressed or not _calm(ev) or ev.missing or ev.mismatches or ev.pace["slow"]
-            or ev.pace["falling"]):
+    if (not ev.progressed or not _calm(ev) or ev.missing or ev.mismatches or ev.coverage.missing
+            or ev.pace["slow"] or ev.pace["falling"]):
         return None
     g = pl.col("message").str.extract_groups(OWN_PACE).struct
     per = ev.steps.sort("file", "line").unique("step", keep="first", maintain_order=True).with_columns(
@@ -530,10 +530,11 @@ def steady_ticks(ev: Evidence) -> Verdict | None:
     (token/s)``, vLLM's ``Avg generation throughput``) whose own figure holds steady once warmed up, and
     nothing but calm lines: healthy for what is seen. Only some ranks may log them: the steps of a
     synchronous job advance only while every rank joins their collectives, so that is said with the
-    coverage, and a rank of the world that left no file does not stop it."""
+    coverage; where the world size is logged and ranks of it left no record, it is left undecided."""
     if (not _calm(ev) or ev.missing or ev.mismatches or ev.pending.height or ev.pace["slow"]
-            or ev.pace["falling"] or ev.stacks.height):
-        return None  # (a stack dump beside the steps: someone looked for where it waits)
+            or ev.pace["falling"] or ev.stacks.height or ev.coverage.missing):
+        return None  # (a stack dump beside the steps: someone looked for where it waits; ranks of a known
+        # world that left no record: what they logged is not known, tests/test_partial_evidence.py)
     st = None if pace.stopped(ev.ticks) else pace.steady(ev.ticks) or pace.holds(ev.ticks)
     if st is None:
         return None

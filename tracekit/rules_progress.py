@@ -105,8 +105,8 @@ def steady_progress(ev: Evidence) -> Verdict | None:
     job's steps advance only while every rank of it takes part in its collectives, so the ranks that
     do not log are moving too."""
     if (not ev.progressed or ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.missing
-            or ev.mismatches):
-        return None
+            or ev.mismatches or ev.coverage.missing):
+        return None  # (ranks of a known world that left no record: what they logged is not known)
     pace, rate = ev.pace["per_step_s"], ev.pace["rate"]
     if ev.steps.height < 2 or ev.pace["slow"] or ev.pace["falling"] or (pace is None and rate is None):
         return None  # a pace that cannot be measured might hide a stall between two step lines
@@ -139,7 +139,7 @@ def steps_advance(ev: Evidence) -> Verdict | None:
     moves; healthy for what is seen, its pace not known (a line that took long cannot be told apart)."""
     if (ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.missing or ev.mismatches
             or ev.pending.height or ev.pace["slow"] or ev.pace["falling"] or ev.ticks.height
-            or ev.stacks.height
+            or ev.stacks.height or ev.coverage.missing
             or ev.pace["per_step_s"] is not None or ev.pace["rate"] is not None):
         return None  # (lines that print or stamp their pace: the rules over the pace decide them)
     st = ev.steps.sort("file", "line").unique("step", keep="first", maintain_order=True)

@@ -94,8 +94,8 @@ def test_retries_countdowns_error_repeats_and_bars_are_not_progress():
     bars = [f"Downloading shards: {k * 25}%|####      | {k}/4 [00:0{k}<00:04, 1.2s/it]" for k in range(4)]
     bars += [f"Map (num_proc=8): {k * 20}%|##        | {k * 100}/500 [00:0{k}<00:08, 312.5 examples/s]"
              for k in range(1, 4)]
-    bars += [f"Map (num_proc=1): {n} examples [00:00, {r} examples/s]" for n, r in ((800, 2296.35),
-                                                                                    (760, 1452.66), (40, 128.2))]
+    bars += [f"Map (num_proc=1): {n} examples [00:00, {r} examples/s]"
+             for n, r in ((800, 2296.35), (760, 1452.66), (40, 128.2))]
     falling = [f"iter {100 - k} remaining, eta {k} s, 3.1 it/s" for k in range(4)]
     for lines in (retries, waits, countdown, errors, bars, falling):
         assert parsed(lines) is None, lines[0]
@@ -110,8 +110,8 @@ def test_a_build_s_and_a_loader_s_n_of_m_are_not_steps():
 
 def test_rendezvous_rounds_that_rise_as_workers_restart_are_not_steps():
     # torch/distributed/elastic/rendezvous/dynamic_rendezvous.py
-    rounds = [f"The node 'gpu-{k}_123_0' has joined round {k} of the 'default' rendezvous as rank 0 in a world "
-              "of size 2." for k in range(1, 5)]
+    rounds = [f"The node 'gpu-{k}_123_0' has joined round {k} of the 'default' rendezvous as rank 0 in a "
+              "world of size 2." for k in range(1, 5)]
     assert parsed(rounds) is None
 
 

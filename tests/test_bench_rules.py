@@ -76,6 +76,38 @@ def test_a_table_cut_short_of_the_size_asked_names_the_last_size():
     assert rules_bench.nccl_test_result(ev(events=rows + [asked, ended])).kind == Kind.HEALTHY
 
 
+def test_a_table_that_has_just_begun_with_no_failure_is_healthy_so_far():
+    rows = [row(8, 0.0, 2), row(16, 0.0, 3)]
+    asked = dict(kind="test_sizes", file="tests.log", line=1, bytes=128 * 2**20, message="-e 128M")
+    v = rules_bench.nccl_test_result(ev(events=rows + [asked]))
+    assert v.kind == Kind.HEALTHY and "healthy so far" in v.summary
+    assert "at 16 B of the 128 MB asked" in v.summary
+    crash = dict(kind="crash", file="tests.log", line=9, message="node1: Test NCCL failure common.cu:777 'x'")
+    assert decide(make_store(events=rows + [asked, crash])).kind != Kind.HEALTHY
+
+
+def test_a_table_across_nodes_under_one_nic_s_rate_is_slow_where_the_nics_are_named():
+    rows = [row(2**k, b, k) for k, b in ((27, 42.8), (28, 44.0), (29, 44.4), (30, 44.4))]
+    passed = dict(kind="test_passed", file="tests.log", line=40, message="# Out of bounds values : 0 OK")
+    comm = [dict(file="tests.log", line=39, rank=0, nranks=16, host="lccn09", state="destroy_complete")]
+    v = rules_bench.nccl_test_result(ev(events=rows + [passed], comms=comm))
+    assert v.kind == Kind.UNDECIDED
+    assert "holds at 42.8-44.4 GB/s from 128 MB to 1 GB across nodes" in v.summary
+    assert "16 ranks in one communicator" in v.summary
+    assert "names neither the NICs nor their speed" in v.summary
+    nics = "[0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [3]mlx5_3:1/IB [4]mlx5_4:1/IB [5]mlx5_5:1/IB " \
+           "[6]mlx5_6:1/IB [7]mlx5_7:1/IB"
+    links = [dict(file="tests.log", line=2, rank=0, what="ib_devices", value=nics)]
+    v = rules_bench.nccl_test_result(ev(events=rows + [passed], comms=comm, links=links))
+    assert v.kind == Kind.SLOW_PROGRESS
+    assert "far below what the 8 NICs NCCL uses carry (at least 100 GB/s" in v.summary
+    two = [dict(file="tests.log", line=2, rank=0, what="ib_devices", value="[0]mlx5_0:1/IB [1]mlx5_1:1/IB")]
+    v = rules_bench.nccl_test_result(ev(events=rows + [passed], comms=comm, links=two))
+    assert v.kind == Kind.HEALTHY
+    one_node = [dict(file="tests.log", line=39, rank=0, nranks=8, host="lccn09", state="destroy_complete")]
+    assert rules_bench.nccl_test_result(ev(events=rows + [passed], comms=one_node)).kind == Kind.HEALTHY
+
+
 def test_failure_rules_come_first():
     rows = [row(2**21, 18.5, 2)]
     crash = dict(kind="crash", file="tests.log", line=3,
@@ -138,6 +170,7 @@ def test_old_tables_and_a_launcher_tag_inside_each_row(tmp_path):
     ("dev-098-tests-2node-tree-4nic-busbw-40.txt", Kind.UNDECIDED, "stops at 32 MB (busbw 41.31"),
     ("nccl-030-tests-2node-wrong-results.txt", Kind.UNDECIDED, "#wrong up to 54"),
     ("dev-088-tests-10x-h100-pcie-header.txt", Kind.UNDECIDED, "ranks 0-9 on host gn11"),
+    ("dv8-051-nccl-tests-mpirun-np1-allreduce-healthy-start.txt", Kind.HEALTHY, "rank 0 on host ip-172-32-45-72"),
 ])
 def test_real_nccl_tests_output(name, kind, fact):
     v = decide(ingest([WILD / name]))

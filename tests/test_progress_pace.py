@@ -29,7 +29,7 @@ def test_sglang_decode_batches_at_a_steady_throughput_are_healthy():
     rates = (144.95, 140.27, 136.39, 139.89, 144.10, 157.64, 153.78, 157.11)
     v = decide(make_store(events=progress([SGLANG.format(s=21 + i, r=r) for i, r in enumerate(rates)])))
     assert v.kind == Kind.HEALTHY and v.rule == "steady_ticks"
-    assert "136.39-157.64 token/s over 7 progress lines" in v.summary and "covers what is seen" in v.summary
+    assert "136.39-157.64 token/s over 8 progress lines" in v.summary and "covers what is seen" in v.summary
 
 
 def test_a_throughput_that_halves_is_slow():
@@ -51,6 +51,25 @@ def test_a_steady_megatron_run_is_not_slow():
     lines = [MEGATRON.format(i=10 * (k + 1), c=80 * (k + 1), ms=m) for k, m in enumerate(ms)]
     v = decide(make_store(events=progress(lines, "step", steps=[10 * (k + 1) for k in range(8)], rank=0)))
     assert v.kind == Kind.HEALTHY
+
+
+def test_a_server_throughput_that_varies_with_its_load_but_holds_is_healthy():
+    rates = (1055.3, 1226.3, 734.9, 589.8, 1242.7)
+    v = decide(make_store(events=progress([VLLM.format(s=i * 10, r=r) for i, r in enumerate(rates)])))
+    assert v.kind == Kind.HEALTHY and "589.8-1242.7 tokens/s over 5 progress lines" in v.summary
+    assert "each within 2x of the median 1055.3" in v.summary
+
+
+def test_a_server_whose_throughput_ends_at_zero_is_not_healthy():
+    rates = (1055.3, 1226.3, 1100.9, 1180.8, 0.0)
+    v = decide(make_store(events=progress([VLLM.format(s=i * 10, r=r) for i, r in enumerate(rates)])))
+    assert v.kind != Kind.HEALTHY
+
+
+def test_a_server_throughput_that_swings_past_2x_is_not_called_healthy():
+    rates = (1055.3, 1226.3, 334.9, 289.8, 1242.7)
+    v = decide(make_store(events=progress([VLLM.format(s=i * 10, r=r) for i, r in enumerate(rates)])))
+    assert v.kind != Kind.HEALTHY
 
 
 def test_an_error_among_the_progress_lines_is_never_healthy():

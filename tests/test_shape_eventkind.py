@@ -23,7 +23,6 @@ COLUMNS = {c for table in TABLES.values() for c in table}
 #: Modules that other branches of session 13 convert at the same time and that still name kinds as
 #: literals on this branch. The lead empties this set after merging those branches.
 PENDING = {
-    "parsers/nccl_tests.py", "parsers/trainer.py",  # progress
 }
 
 #: Methods whose string arguments name a column, a field or a key, never a kind's value.
@@ -38,6 +37,7 @@ WORDS = {
     ("diff.py", "bandwidth"): "a field of the comparison's JSON (Comparison.bandwidth)",
     ("evidence.py", "crash"): "a failure sign's name in words (Evidence.failure_signs)",
     ("evidence.py", "stall"): "a failure sign's name in words (Evidence.failure_signs)",
+    ("parsers/trainer.py", "step"): "a column cast to Int64 (the event's `step` and `max_steps` columns)",
     ("parsers/salient.py", "crash"): "a telling line's class (Telling.CRASH, its event's `where`), no kind",
 }
 

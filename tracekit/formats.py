@@ -26,6 +26,7 @@ from tracekit.parsers import environment, program_output  # branch unknown
 from tracekit.parsers import printouts  # branch shape
 from tracekit.parsers import salient  # branch salient
 from tracekit.parsers import runtimes  # branch identity: other runtimes' own lines (UCX, Ray, XLA, Slurm)
+from tracekit.parsers import series  # branch progress
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ TEXT = (
     Format("boilerplate", boilerplate, (), names_kind=False),
     Format("program-output", program_output, (), names_kind=False),  # branch unknown: programs' fixed output
     Format("printouts", printouts, (), names_kind=False),  # branch shape: dumps, reprs, argument sections
+    Format("series", series, ("events",), names_kind=False),  # branch progress: progress lines by shape
     Format("environment", environment, ("ranks",), {"environment": 13}, names_kind=False),  # branch unknown
 )
 #: the reader of the lines no ``TEXT`` parser claimed, run after them all (``ingest``): it claims none

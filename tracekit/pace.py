@@ -5,34 +5,26 @@ throughput (token/s): 144.95``, vLLM's ``Avg generation throughput: 44.3 tokens/
 (Megatron's ``elapsed time per iteration (ms): 812.4``, tqdm's ``1.52s/it``, Keras' ``31ms/step``), with
 or without a step number.
 
-``ticks`` reads them; ``trend`` says whether the figure doubles (a time) or halves (a rate) from the first
-third of the lines to the last; ``steady`` whether it stays within ``STEADY`` of itself. Pure functions over
-a frame of events: the rules of ``rules_bench`` decide with them.
+``ticks`` reads them (the figures of parsers/series.py's ``RATES`` and ``TIMES``, or the time per step a
+line's ``duration_ms`` holds); ``trend`` says whether the figure doubles (a time) or halves (a rate) from the
+first third of the lines to the last; ``steady`` whether it stays within ``STEADY`` of itself once the
+warm-up lines are left out; ``alternates`` whether it goes up and down at every line (every other step
+waits); ``holds`` whether a server's throughput stays within ``TREND`` of its median; ``stopped`` whether
+the last line's rate is 0. Pure functions over a frame of events: the rules of ``rules_bench`` decide
+with them.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from tracekit.outcome import EventKind
+from tracekit.parsers import series
+from tracekit.schema import EventKind
 from tracekit.wording import duration
 
-# the first that matches a line gives its figure (group 1); its unit is the first RATE_UNIT of the line
-RATES = (
-    r"(?i)\bgen(?:eration)? throughput(?: \(token/s\))?: ([\d][\d,]*(?:\.\d+)?)",
-    r"(?i)\b(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*(\d[\d,]*(?:\.\d+)?)",
-    r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens?|it)/s(?:ec)?\b",
-    r"(?i)\bthroughput[^:\d]{0,30}:\s*(\d[\d,]*(?:\.\d+)?)",
-)
-RATE_UNIT = r"(?i)(token/s|tokens?/s(?:ec)?|samples/s(?:ec)?|images/s(?:ec)?|it/s|tps)"
-# seconds per step: (pattern, factor)
-TIMES = (
-    (r"elapsed time per iteration \(ms\): ([\d.]+)", 1e-3),
-    (r"'elapsed_s': ([\d.]+)", 1.0),
-    (r"([\d.]+)\s*s/it\b", 1.0),
-    (r"([\d.]+)\s*ms/step\b", 1e-3),
-    (r"(?i)\bstep[_ ]time(?: \(s\))?[:=]\s*([\d.]+)\s*s?\b", 1.0),
-)
+# the figures a progress line prints: the first of ``RATES`` that matches gives its rate (group 1), its unit
+# the first ``RATE_UNIT``; ``TIMES`` its seconds per step (parsers/series.py finds progress lines with them)
+RATES, RATE_UNIT, TIMES = series.RATES, series.RATE_UNIT, series.TIMES
 #: a figure that doubles (a time per step) or halves (a rate) between the first and the last third: slow
 TREND = 2.0
 #: steady: the largest figure at most this many times the smallest
@@ -41,9 +33,15 @@ STEADY = 1.5
 MIN_TICKS = 3
 
 
+def _number(said: pl.Expr) -> pl.Expr:
+    """``1,234.5`` -> 1234.5, ``14.2K`` -> 14200.0 (nanotron's ``tokens_per_sec: 14.2K``)."""
+    scale = said.str.extract(r"([KMG])$", 1).replace_strict({"K": 1e3, "M": 1e6, "G": 1e9}, default=1.0,
+                                                            return_dtype=pl.Float64)
+    return said.str.replace_all(r"[,KMG]", "").cast(pl.Float64, strict=False) * scale
+
+
 def _first(text: pl.Expr, patterns) -> pl.Expr:
-    return pl.coalesce(*(text.str.extract(p, 1).str.replace_all(",", "").cast(pl.Float64, strict=False) * f
-                         for p, f in patterns))
+    return pl.coalesce(*(_number(text.str.extract(p, 1)) * f for p, f in patterns))
 
 
 def ticks(events: pl.DataFrame) -> pl.DataFrame:
@@ -57,7 +55,7 @@ def ticks(events: pl.DataFrame) -> pl.DataFrame:
     text = pl.col("message").fill_null("")
     st = st.with_columns(_first(text, [(p, 1.0) for p in RATES]).alias("rate"),
                          text.str.extract(RATE_UNIT, 1).alias("unit"),
-                         _first(text, TIMES).alias("took"))
+                         pl.coalesce(_first(text, TIMES), pl.col("duration_ms") / 1e3).alias("took"))
     st = st.filter(pl.col("rate").is_not_null() | pl.col("took").is_not_null())
     numbered = (st.filter(pl.col("step").is_not_null())
                 .unique(["rank", "step"], keep="first", maintain_order=True))
@@ -75,7 +73,7 @@ def _figure(t: pl.DataFrame) -> tuple[str, pl.DataFrame] | None:
 
 
 def _said(what: str, v: float, unit: str | None) -> str:
-    return f"{v * 1e3:.0f} ms per step" if what == "took" and v < 10 else (
+    return f"{v * 1e3:.0f} ms per step" if what == "took" and v < 1 else (
         f"{v:.1f} s per step" if what == "took" else f"{v:g} {unit or ''}".rstrip())
 
 
@@ -105,15 +103,27 @@ def trend(t: pl.DataFrame) -> dict | None:
             "file": end["file"], "line": end["line"], "message": end["message"]}
 
 
+def _settled(f: pl.DataFrame, what: str) -> pl.DataFrame:
+    """The lines after the warm-up: the leading ones whose figure is off the median of the rest by more
+    than ``STEADY`` (slower: compilation, the allocator, the first connects) are left out."""
+    while f.height > MIN_TICKS:
+        head, med = f[what][0], f[what].slice(1).median()
+        if not med or (head <= STEADY * med if what == "took" else head >= med / STEADY):
+            break
+        f = f.slice(1)
+    return f
+
+
 def steady(t: pl.DataFrame) -> dict | None:
-    """A figure within ``STEADY`` of itself over ``MIN_TICKS`` lines or more (the first, the warm-up, left
-    out where there are enough): ``text`` (``136.39-157.64 token/s over 8 progress lines``) and ``n``."""
+    """A figure within ``STEADY`` of itself over ``MIN_TICKS`` lines or more (the warm-up left out):
+    ``text`` (``136.39-157.64 token/s over 8 progress lines``) and ``n``."""
     got = _figure(t)
     if got is None:
         return None
     what, f = got
-    if f.height > MIN_TICKS:
-        f = f.slice(1)
+    f = _settled(f, what)
+    if f.height < MIN_TICKS:
+        return None
     lo, hi = f[what].min(), f[what].max()
     if hi > STEADY * lo:
         return None
@@ -121,7 +131,55 @@ def steady(t: pl.DataFrame) -> dict | None:
     span = (f"{_said(what, lo, unit)}" if lo == hi else
             f"{lo:g}-{hi:g} {unit or ''}".rstrip() if what == "rate" else
             f"{_said(what, lo, None)} - {_said(what, hi, None)}")
-    return {"text": f"{span} over {f.height} progress lines", "n": f.height}
+    return {"text": f"a steady {span} over {f.height} progress lines", "n": f.height}
+
+
+def holds(t: pl.DataFrame) -> dict | None:
+    """A server's throughput (progress lines with no step number) that varies with its load but holds:
+    every figure within ``TREND`` of the median, falling to neither half nor zero, over ``MIN_TICKS`` lines
+    or more: ``text`` (``589.8-1242.7 tokens/s over 5 progress lines, each within 2x of the median``)."""
+    got = _figure(t.filter(pl.col("step").is_null()))
+    if got is None or got[0] != "rate" or stopped(t) or trend(t) or alternates(t):
+        return None
+    f = got[1]
+    med, lo, hi = f["rate"].median(), f["rate"].min(), f["rate"].max()
+    if lo < med / TREND or hi > med * TREND:
+        return None
+    unit = f["unit"].drop_nulls()[0] if f["unit"].drop_nulls().len() else ""
+    return {"text": f"{lo:g}-{hi:g} {unit} over {f.height} progress lines, each within {TREND:g}x of the "
+                    f"median {med:g} (a server's throughput follows its load)".replace("  ", " ")}
+
+
+def stopped(t: pl.DataFrame) -> bool:
+    """The last progress line prints a rate of 0 (vLLM's ``Avg generation throughput: 0.0 tokens/s`` with
+    requests running): the work stopped there, whatever the lines before say."""
+    last = t.tail(1)
+    return bool(last.height and last["rate"][0] is not None and last["rate"][0] == 0)
+
+
+def alternates(t: pl.DataFrame) -> dict | None:
+    """A time per step (or a rate) that goes up and down at every line, the slow lines ``TREND`` times
+    the fast ones or more, over 4 lines or more after the warm-up: every other step waits for something
+    (its data, a save, a peer). ``text``, and the ``file``/``line``/``message`` of the slowest line."""
+    got = _figure(t)
+    if got is None:
+        return None
+    what, f = got
+    f = _settled(f, what)
+    d = f[what].diff().drop_nulls()
+    if d.len() < 3 or not (d.sign() * d.sign().shift(1)).drop_nulls().eq(-1).all():
+        return None
+    up = d[0] > 0  # the second line is the slow (took) or fast (rate) one
+    a, b = f[what].gather_every(2), f[what].gather_every(2, offset=1)
+    hi, lo = (b, a) if up else (a, b)
+    if hi.median() < TREND * lo.median():
+        return None
+    worst = f.sort(what).row(-1 if what == "took" else 0, named=True)
+    unit = f["unit"].drop_nulls()[0] if what == "rate" and f["unit"].drop_nulls().len() else None
+    noun = "the time per step" if what == "took" else "the throughput"
+    return {"text": f"{noun} alternates between {_said(what, hi.median(), unit)} and "
+                    f"{_said(what, lo.median(), unit)} from one progress line to the next over {f.height} "
+                    "lines", "file": worst["file"], "line": worst["line"], "message": worst["message"]}
 
 
 def measure(steps: pl.DataFrame) -> dict:

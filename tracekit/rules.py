@@ -82,12 +82,14 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_bench.step_gap,
     rules_bench.throughput_drop,
     rules_bench.pace_trend,  # progress: a time per step that doubles, a throughput that halves
+    rules_bench.pace_alternates,  # progress: a time per step that goes up and down at every line
     rules_bench.phase_dominates,
     rules_bench.every_rank_ended,
     rules_bench.program_stall,
     rules_bench.steady_own_pace,
     rules_bench.steady_ticks,  # progress: progress lines with no step number at a steady figure
     rules_progress.reports_advance,  # progress: loss reports whose epoch goes up, no step number, no time
+    rules_progress.steps_advance,  # progress: steps at a regular stride with no time on them
     rules_bench.stacks_seen,
     joined_then_nothing,  # (failures, issue 31)
     rules_salient.said_by_telling_lines,  # salient (issue 31): lines no parser decodes, by their words

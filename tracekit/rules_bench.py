@@ -7,9 +7,11 @@ only runs with no failure sign.
 
 nccl-tests (``parsers/nccl_tests.py``; its source, github:NVIDIA/nccl-tests ``src/common.cu``, prints a
 row only once every rank finished that size's iterations): a table with wrong values is corrupt data; a
-bus bandwidth that falls by half past some size, or stays low at large sizes, is slow; a table that
-stops short of the size asked with no end line is cut (a hang at the next size, or the paste ends);
-otherwise healthy, with the figures.
+bus bandwidth that falls by half past some size, or stays low at large sizes, is slow; across nodes, one
+under what one 400 Gb/s NIC carries is slow where NCCL names NICs that carry far more, and undecided,
+with what decides, where the log names none; a table that stops short of the size asked with no end line
+has only begun below 1 MB (healthy so far, once two sizes completed), and past it is cut (a hang at the
+next size, or the paste ends); otherwise healthy, with the figures.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import polars as pl
 from tracekit import pace
 from tracekit.evidence import C10D_FRAME, WRONG_VALUES, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
+from tracekit.parsers import nccl_tests
 from tracekit.wording import duration, fmt_ranks
 
 #: busbw (GB/s) at large sizes below which no GPU interconnect of a data centre runs (one 100 Gb/s NIC
@@ -26,6 +29,10 @@ from tracekit.wording import duration, fmt_ranks
 LOW_BUSBW = 10.0
 #: the smallest size at which busbw reaches the links' rate (below it, latency rules)
 LARGE = 64 * 2**20
+#: the test binary of an op (``all_to_all`` -> ``alltoall_perf``)
+BINARIES = {op: name for name, op in nccl_tests.OPS.items()}
+#: a table cut below this size has only begun: its rows measure latency, not the links' bandwidth
+BEGUN = 2**20
 #: a bus bandwidth that falls below this share of its peak at a larger size: a slower path took over
 FALL = 0.5
 
@@ -39,6 +46,12 @@ def _size(n: int | None) -> str:
             v = n / k
             return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
     return f"{n} B"
+
+
+def _span(rows: pl.DataFrame) -> str:
+    """``8 B - 64 KB``, or ``8 B`` where the rows hold one size."""
+    lo, hi = rows["bytes"].min(), rows["bytes"].max()
+    return _size(lo) if lo == hi else f"{_size(lo)} - {_size(hi)}"
 
 
 def _tables(rows: pl.DataFrame) -> list[pl.DataFrame]:
@@ -119,10 +132,22 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
     large = rows.filter(pl.col("bytes") >= LARGE)
     if large.height and large["busbw_gbs"].max() < LOW_BUSBW:
         return _low(large, avg, ends, transport, on)
+    if large.height and (v := _below_links(ev, large, ends, on)):
+        return v
     last = rows.sort("file", "line").tail(1).row(0, named=True)
     asked = ev.kinds(EventKind.TEST_SIZES).sort("file", "line")["bytes"].drop_nulls().tail(1)
     reached = rows["bytes"].max()
     ended = ends.filter(pl.col("line") > last["line"]).height > 0
+    begun = reached < BEGUN and rows["bytes"].n_unique() > 1  # (sizes seen advancing, not one row alone)
+    if asked.len() and reached < asked.max() and not ended and begun:
+        op = _op(tables[-1]).strip()
+        binary = f"{BINARIES.get(op, op)}_perf started and " if op else ""
+        return Verdict(Kind.HEALTHY, f"nccl-tests{_op(tables[-1])}{on}: {binary}every size printed "
+                       f"completed on every rank with no wrong value ({_span(rows)}; nccl-tests prints a row "
+                       f"only then), and no error is logged; the output ends there, at {_size(reached)} of "
+                       f"the {_size(asked.max())} asked, before the sizes that measure the links' bandwidth: "
+                       "healthy so far; the rest of the output says whether the larger sizes complete and "
+                       "how fast", [], [Cited(last["file"], last["line"], last["message"])])
     if asked.len() and reached < asked.max() and not ended:
         return Verdict(Kind.UNDECIDED, f"nccl-tests{_op(tables[-1])}{on}: the table stops at "
                        f"{_size(reached)} (busbw {last['busbw_gbs']:g} GB/s there) of the "
@@ -142,6 +167,63 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
                    + (f"; transport {transport}" if transport else "")
                    + ": every rank completed each size (nccl-tests prints a row only then)", [],
                    [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2))
+
+
+#: GB/s one NIC of a GPU cluster's fabric carries at the least (100 Gb/s: EDR, HDR100, 100 GbE RoCE), and
+#: what one 400 Gb/s NIC carries (NDR): a node of one or two such NICs sits at or below it
+NIC_MIN_GBS, ONE_NIC_GBS = 12.5, 50.0
+#: the most GPUs one node's NVLink domain holds in an HGX/DGX board (more ranks span nodes)
+NODE_GPUS = 8
+
+
+def _nics(ev: Evidence) -> int:
+    """How many NICs NCCL says it uses (``NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB``), 0 if not said."""
+    said = ev.store.links.filter(pl.col("what") == "ib_devices")["value"].drop_nulls()
+    return max((len(v.split("[")) - 1 for v in said.to_list()), default=0)
+
+
+def _nodes(ev: Evidence) -> tuple[bool, str]:
+    """Whether the test spans nodes, and how the log shows it (hosts in nccl-tests' header, NCCL's nnodes,
+    more ranks in one communicator than a node holds GPUs)."""
+    r = ev.store.ranks.filter(pl.col("source").str.contains("nccl-tests"))
+    hosts = r["host"].drop_nulls().n_unique()
+    if hosts > 1:
+        return True, f"{hosts} hosts"
+    nnodes = ev.store.comms["nnodes"].drop_nulls().max()
+    if nnodes and nnodes > 1:
+        return True, f"{nnodes} nodes"
+    nranks = ev.store.comms["nranks"].drop_nulls().max()
+    if nranks and nranks > NODE_GPUS:
+        return True, f"{nranks} ranks in one communicator, more than the {NODE_GPUS} GPUs a node holds"
+    return False, ""
+
+
+def _below_links(ev: Evidence, large: pl.DataFrame, ends: pl.DataFrame, on: str) -> Verdict | None:
+    """A test across nodes whose bus bandwidth at large sizes stays under what one 400 Gb/s NIC carries:
+    slow where the NICs NCCL names carry far more (each at least 100 Gb/s); where the log names none, the
+    figures and what decides (a node of one or two NICs is at its limit there, an HGX node of 8 is not)."""
+    spans, how = _nodes(ev)
+    top = large.sort("busbw_gbs").tail(1).row(0, named=True)
+    if not spans or top["busbw_gbs"] >= ONE_NIC_GBS:
+        return None
+    lo = large["busbw_gbs"].min()
+    figure = (f"the bus bandwidth holds at {lo:g}-{top['busbw_gbs']:g} GB/s from "
+              f"{_size(large['bytes'].min())} to {_size(large['bytes'].max())} across nodes ({how}), with no "
+              "wrong value")
+    cited = [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2)
+    nics = _nics(ev)
+    if nics and top["busbw_gbs"] < 0.5 * nics * NIC_MIN_GBS:
+        return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{_op(large)}{on}: {figure}: far below what the {nics} "
+                       f"NICs NCCL uses carry (at least {nics * NIC_MIN_GBS:g} GB/s, 100 Gb/s each); the "
+                       "collectives complete, slowly: check each NIC's rate (ibstat), GPUDirect RDMA "
+                       "(`GDRDMA` in NCCL's channel lines) and NCCL_IB_HCA", [], cited)
+    if nics:
+        return None
+    return Verdict(Kind.UNDECIDED, f"nccl-tests{_op(large)}{on}: {figure}: about what one 400 Gb/s NIC "
+                   "carries per node; a node of one or two NICs is at its limit there, an HGX node of 4-8 "
+                   "NICs carries 4-8x that (slow); the log names neither the NICs nor their speed: "
+                   "NCCL_DEBUG=INFO (`NET/IB : Using [0]mlx5_0:1/IB ...`) and `ibstat` (Rate) decide it", [],
+                   cited)
 
 
 def _corrupt(wrong: pl.DataFrame, on: str) -> Verdict:
@@ -444,18 +526,46 @@ def pace_trend(ev: Evidence) -> Verdict | None:
 
 
 def steady_ticks(ev: Evidence) -> Verdict | None:
-    """Progress lines with no step number (a server's ``Decode batch ... gen throughput (token/s)``, vLLM's
-    ``Avg generation throughput``) at a steady figure, and nothing but calm lines: healthy for what is
-    seen (the ranks that log them; a synchronous job's ranks move together)."""
-    if (not _calm(ev) or ev.steps.height or ev.missing or ev.mismatches or ev.coverage.missing
-            or ev.pending.height):
-        return None
-    st = pace.steady(ev.ticks)
+    """Progress lines (a trainer's with their step, a server's ``Decode batch ... gen throughput
+    (token/s)``, vLLM's ``Avg generation throughput``) whose own figure holds steady once warmed up, and
+    nothing but calm lines: healthy for what is seen. Only some ranks may log them: the steps of a
+    synchronous job advance only while every rank joins their collectives, so that is said with the
+    coverage; where the world size is logged and ranks of it left no record, it is left undecided."""
+    if (not _calm(ev) or ev.missing or ev.mismatches or ev.pending.height or ev.pace["slow"]
+            or ev.pace["falling"] or ev.stacks.height or ev.coverage.missing):
+        return None  # (a stack dump beside the steps: someone looked for where it waits; ranks of a known
+        # world that left no record: what they logged is not known, tests/test_partial_evidence.py)
+    st = None if pace.stopped(ev.ticks) else pace.steady(ev.ticks) or pace.holds(ev.ticks)
     if st is None:
         return None
-    return Verdict(Kind.HEALTHY, f"the program's own progress lines hold steady at {st['text']} and no "
-                   "error, signal or stall is logged: it works at a steady pace; this covers what is seen "
-                   f"({ev.coverage.describe()})", [], lines(ev.ticks, 2))
+    steps = ev.steps
+    moved = (f"{_whose(steps)} steps {steps['step'].min()} -> {steps['step'].max()} advanced at "
+             if steps.height and steps["step"].n_unique() > 1
+             else "the program's own progress lines hold at ")
+    joined = ("; in a synchronous job the other ranks joined each step" if steps.height else "")
+    return Verdict(Kind.HEALTHY, f"{moved}{st['text']} and no error, signal or stall is logged"
+                   f"{joined}; this covers what is seen ({ev.coverage.describe()})", [], lines(ev.ticks, 2))
+
+
+def _whose(steps: pl.DataFrame) -> str:
+    """``rank 0's`` (the ranks whose step lines these are), or ``the program's``."""
+    r = steps["rank"].drop_nulls().unique().sort().to_list()
+    return f"{'rank' if len(r) == 1 else 'ranks'} {fmt_ranks(r)}'s" if r else "the program's"
+
+
+def pace_alternates(ev: Evidence) -> Verdict | None:
+    """The program's own time per step (or rate) that goes up and down at every line, the slow lines
+    twice the fast ones or more: every other step waits (its data, a save, a peer); slow, not hung
+    (``pace.alternates``)."""
+    if not _calm(ev):
+        return None
+    alt = pace.alternates(ev.ticks)
+    if alt is None:
+        return None
+    return Verdict(Kind.SLOW_PROGRESS, f"{alt['text']} (the program's own figures) and no error, signal or "
+                   "stall is logged: every other step waits for something (its input data, a save, a slower "
+                   "peer); the run goes on, slowly; a py-spy dump during a slow step says where it waits "
+                   f"({ev.coverage.describe()})", [], [Cited(alt["file"], alt["line"], alt["message"])])
 
 
 def stacks_seen(ev: Evidence) -> Verdict | None:

@@ -105,10 +105,8 @@ def steady_progress(ev: Evidence) -> Verdict | None:
     job's steps advance only while every rank of it takes part in its collectives, so the ranks that
     do not log are moving too."""
     if (not ev.progressed or ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.missing
-            or ev.mismatches):
-        return None
-    if ev.coverage.missing:
-        return None  # ranks of the world known to have left no file: what they logged is not known
+            or ev.mismatches or ev.coverage.missing):
+        return None  # (ranks of a known world that left no record: what they logged is not known)
     pace, rate = ev.pace["per_step_s"], ev.pace["rate"]
     if ev.steps.height < 2 or ev.pace["slow"] or ev.pace["falling"] or (pace is None and rate is None):
         return None  # a pace that cannot be measured might hide a stall between two step lines
@@ -129,6 +127,32 @@ def reports_advance(ev: Evidence) -> Verdict | None:
     return Verdict(Kind.HEALTHY, f"{ev.progressed[0]} and no error, signal or stall is logged: the training "
                    "moves; this covers what is seen, and with no time on the reports their pace is not known "
                    f"({ev.coverage.describe()})", [], lines(ep.tail(2), 2))
+
+
+#: the fewest step lines at one stride that say a loop moves with no time on them
+MIN_STRIDES = 4
+
+
+def steps_advance(ev: Evidence) -> Verdict | None:
+    """Step lines with no time on them (torchtune's ``Step 3 | loss:0.91 ...``) that advance at one stride
+    (every step, or every k-th) over ``MIN_STRIDES`` lines or more, and nothing but calm lines: the loop
+    moves; healthy for what is seen, its pace not known (a line that took long cannot be told apart)."""
+    if (ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.missing or ev.mismatches
+            or ev.pending.height or ev.pace["slow"] or ev.pace["falling"] or ev.ticks.height
+            or ev.stacks.height or ev.coverage.missing
+            or ev.pace["per_step_s"] is not None or ev.pace["rate"] is not None):
+        return None  # (lines that print or stamp their pace: the rules over the pace decide them)
+    st = ev.steps.sort("file", "line").unique("step", keep="first", maintain_order=True)
+    stride = st["step"].diff().drop_nulls()
+    if stride.len() < MIN_STRIDES or stride.n_unique() != 1 or stride[0] <= 0:
+        return None
+    r = st["rank"].drop_nulls().unique().sort().to_list()
+    whose = f"{'rank' if len(r) == 1 else 'ranks'} {','.join(map(str, r))}'s" if r else "the program's"
+    every = "every step" if stride[0] == 1 else f"every {stride[0]}th step"
+    return Verdict(Kind.HEALTHY, f"{whose} steps {st['step'][0]} -> {st['step'][-1]} advanced, {every} "
+                   "logged, and no error, signal or stall is logged: the loop moves; in a synchronous job "
+                   "the other ranks joined each step; the lines carry no time, so the pace is not known "
+                   f"({ev.coverage.describe()})", [], lines(st.tail(2), 2))
 
 
 def healthy(ev: Evidence) -> Verdict | None:

@@ -26,6 +26,7 @@ import polars as pl
 
 from tracekit.parsers import Parsed, any_of
 from tracekit.parsers.text import PREFIX
+from tracekit.schema import EventKind
 
 WRONG = r"(?:\d+|N/A|[\d.]+e[-+]\d+)"
 ROW = (r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<dtype>[a-z]\w*)\s+(?:(?P<redop>[a-z]\w*)\s+)?"
@@ -86,8 +87,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
                    .with_columns(pl.coalesce("host", "pdsh_host").alias("host")))
             # ncclUnhandledCudaError is NCCL's word for a CUDA call that failed under it: a CUDA failure
             cuda = (pl.col("what") == "CUDA") | pl.col("msg").str.contains("(?i)^unhandled cuda error")
-            kind = (pl.when(cuda).then(pl.lit("cuda_error")).otherwise(pl.lit("crash"))
-                    if "what" in sub.columns else pl.lit("crash"))
+            kind = (pl.when(cuda).then(pl.lit(EventKind.CUDA_ERROR)).otherwise(pl.lit(EventKind.CRASH))
+                    if "what" in sub.columns else pl.lit(EventKind.CRASH))
             events.append(sub.with_columns(kind.alias("kind"), t.str.strip_chars().alias("message")))
     events = [e for e in events + _said(mine) if e.height]
     events = pl.concat(events, how="diagonal_relaxed") if events else None
@@ -103,19 +104,19 @@ def _said(mine: pl.DataFrame) -> list[pl.DataFrame]:
     unit = t.str.extract(MAX_ARG, 2).str.to_uppercase().replace_strict(UNITS, default=1,
                                                                         return_dtype=pl.Int64)
     return [
-        mine.filter(t.str.contains(PASSED)).with_columns(pl.lit("test_passed").alias("kind"), said),
+        mine.filter(t.str.contains(PASSED)).with_columns(pl.lit(EventKind.TEST_PASSED).alias("kind"), said),
         mine.filter(t.str.contains(OUT_OF_BOUNDS)).with_columns(
-            pl.lit("test_wrong").alias("kind"), said,
+            pl.lit(EventKind.TEST_WRONG).alias("kind"), said,
             t.str.extract(OUT_OF_BOUNDS, 1).cast(pl.Int64).alias("numel")),
         mine.filter(t.str.contains(AVG)).with_columns(
-            pl.lit("test_avg_busbw").alias("kind"), said,
+            pl.lit(EventKind.TEST_AVG_BUSBW).alias("kind"), said,
             t.str.extract(AVG, 1).cast(pl.Float64, strict=False).alias("busbw_gbs")),
         mine.filter(t.str.contains(MAX_BYTES)).with_columns(
-            pl.lit("test_sizes").alias("kind"), said,
+            pl.lit(EventKind.TEST_SIZES).alias("kind"), said,
             pl.coalesce(t.str.extract(MAX_BYTES, 1), t.str.extract(MAX_BYTES, 2)).cast(pl.Int64, strict=False)
             .alias("bytes")),
         mine.filter(t.str.contains(MAX_ARG)).with_columns(
-            pl.lit("test_sizes").alias("kind"), said,
+            pl.lit(EventKind.TEST_SIZES).alias("kind"), said,
             (t.str.extract(MAX_ARG, 1).cast(pl.Int64, strict=False) * unit).alias("bytes")),
     ]
 
@@ -132,7 +133,7 @@ def _rows(mine: pl.DataFrame) -> pl.DataFrame:
     # (N/A and 2e-06 are no count)
     count = [g.field(w).cast(pl.Int64, strict=False) for w in ("wrong", "wrong2")]
     rows = rows.with_columns(row.str.extract_groups(ROW).alias("_g")).with_columns(
-        pl.lit("bandwidth").alias("kind"), row.str.strip_chars().alias("message"),
+        pl.lit(EventKind.BANDWIDTH).alias("kind"), row.str.strip_chars().alias("message"),
         pl.col("op").fill_null("unknown").replace(OPS),
         g.field("size").cast(pl.Int64, strict=False).alias("bytes"),
         (g.field("us").cast(pl.Float64) / 1000).alias("duration_ms"),
@@ -141,7 +142,7 @@ def _rows(mine: pl.DataFrame) -> pl.DataFrame:
         pl.max_horizontal(*count).alias("numel"),
         pl.lit("nccl-tests").alias("where"),
     ).drop("_g")
-    wrong = rows.filter(pl.col("numel") > 0).with_columns(pl.lit("test_wrong").alias("kind"))
+    wrong = rows.filter(pl.col("numel") > 0).with_columns(pl.lit(EventKind.TEST_WRONG).alias("kind"))
     return pl.concat([rows.with_columns(pl.lit(None, pl.Int64).alias("numel")), wrong])
 
 

@@ -122,13 +122,19 @@ def raw(file: str, text: str | list[str], numbers=None) -> pl.DataFrame:
     return df.select(pl.col("line").cast(pl.Int64), "raw", pl.lit(file).alias("file"))
 
 
+def _head6(s: pl.Expr) -> pl.Expr:
+    """A line's first six characters with its digits masked: records that count (`    3 4.36 s run`,
+    `    4 4.40 s run`) start alike."""
+    return s.str.slice(0, 6).str.replace_all(r"\d", "0")
+
+
 def _unwrap(df: pl.DataFrame) -> pl.DataFrame:
     """Join lines a terminal hard-wrapped back onto the line they continue (see the module's doc).
     A file is wrapped at width W when at least 3 of its lines are exactly W characters long as written
     (the terminal wrapped the prefix too) and none is longer than W + 1 (a paste's quote mark or backtick
     adds one), rule lines (``-----``) left out; a line of W or W + 1 continues on the next unless it ends
-    in padding (two spaces or more), the next line starts a record of its own or starts as this one does,
-    and unless fewer than two lines continue so."""
+    in padding (two spaces or more), the next line starts a record of its own or starts as this one does
+    (digits aside), and unless fewer than two lines continue so."""
     cr = pl.col("raw").str.contains("\r", literal=True)
     n = pl.when(cr).then(pl.col("text").str.len_chars()).otherwise(
         pl.col("raw").str.strip_chars_end("\n").str.len_chars())
@@ -160,8 +166,7 @@ def _unwrap(df: pl.DataFrame) -> pl.DataFrame:
     joins = (~nx.str.contains(": opCount ", literal=True) & ~t.str.ends_with("  ") & nx.is_not_null()
              & (nx.str.strip_chars() != "") & ~nx.str.contains(RECORD_HEAD)
              & ~pl.col("_nraw").str.contains(RECORD_HEAD)  # (a logger's header taken off the next line)
-             & (pl.col("_nraw").str.slice(0, 6) != pl.col("raw").str.slice(0, 6))
-             & (nx.str.slice(0, 6) != t.str.slice(0, 6))).fill_null(False)
+             & (_head6(pl.col("_nraw")) != _head6(pl.col("raw"))) & (_head6(nx) != _head6(t))).fill_null(False)
     cand = cand.filter(joins)
     cand = cand.filter(pl.len().over("file") >= 2)
     if not cand.height:

@@ -20,6 +20,7 @@ import polars as pl
 
 from tracekit.parsers import Parsed, any_of
 from tracekit.parsers.text import PREFIX
+from tracekit.schema import EventKind
 
 NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
 LOSS = rf"\{{.*?'loss': '?(?P<loss>{NUM})'?"
@@ -112,6 +113,10 @@ MMCV_EPOCH = (rf"\bEpoch(?:\(train\))?\s*\[(?P<epoch>\d+)\]\[\s*(?P<i>\d+)/(?P<p
 MMCV_ITER = (rf"\bIter(?:\(train\))?\s*\[\s*(?P<step>\d+)/(?P<max_steps>\d+)\]\s+(?:base_)?lr[:_]"
              rf"(?:.*?, loss: (?P<loss>{NUM}))?")
 IMAGENET = rf"^Epoch: \[(?P<epoch>\d+)\]\[\s*(?P<i>\d+)/(?P<per>\d+)\]\s+Time\b(?:.*?\bLoss (?P<loss>{NUM}))?"
+#: the lines this module reads as steps (parsers/series.py leaves them to it)
+STEP_PATTERNS = (r"\{.*'loss': ", DS_STEP, r"iteration\s+\d+/\s*\d+ \|", TQDM, STEP_LOSS, TF_STEP, MXNET,
+                 KERAS_EPOCH, KERAS_DONE, IMAGES, DS_TIMER, VERL, FAIRSEQ, FAIRSEQ_OLD, STEP_BAR, MMCV_ITER,
+                 IMAGENET, MMCV_EPOCH, LOGGED_EVERY, ITERATION)
 # the time a logger's header put in front of a line (within its first characters)
 STAMP = r"^.{0,40}?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)"
 # Python's warnings: ``path.py:12: FutureWarning: ...`` then the source line, indented
@@ -136,11 +141,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
                 sub = sub.with_columns(t.str.extract_groups(pattern).alias("_g")).unnest("_g")
             frames.append(sub.with_columns(pl.lit(kind).alias("kind"), t.alias("message")))
 
-    add("step", t.str.contains(r"\{.*'loss': ") & t.str.contains("global_step/max_steps"), SWIFT_STEP)
-    add("step", t.str.contains(r"\{.*'loss': ") & ~t.str.contains("global_step/max_steps"))
-    add("step", t.str.contains(DS_STEP), DS_STEP)
-    add("step", t.str.contains(r"iteration\s+\d+/\s*\d+ \|"), MEGATRON)
-    add("progress", t.str.contains(TQDM), TQDM)
+    add(EventKind.STEP, t.str.contains(r"\{.*'loss': ") & t.str.contains("global_step/max_steps"), SWIFT_STEP)
+    add(EventKind.STEP, t.str.contains(r"\{.*'loss': ") & ~t.str.contains("global_step/max_steps"))
+    add(EventKind.STEP, t.str.contains(DS_STEP), DS_STEP)
+    add(EventKind.STEP, t.str.contains(r"iteration\s+\d+/\s*\d+ \|"), MEGATRON)
+    add(EventKind.PROGRESS, t.str.contains(TQDM), TQDM)
     if "raw" in lines.columns:  # a bar a message was written after: the lines frame keeps the message
         bars = lines.filter(pl.col("raw").str.contains(TQDM) & ~t.str.contains(TQDM)).join(
             df.select("file", "line", "ts", "rank"), on=["file", "line"])
@@ -148,60 +153,60 @@ def parse(lines: pl.DataFrame) -> Parsed:
             bar = pl.col("raw").str.extract(r"(\d+%\|[^\]]*\])", 1)
             frames.append(bars.select("file", "line", "ts", "rank", bar.alias("text"),
                                       pl.col("raw").str.extract_groups(TQDM).alias("_g"))
-                          .unnest("_g").with_columns(pl.lit("progress").alias("kind"),
+                          .unnest("_g").with_columns(pl.lit(EventKind.PROGRESS).alias("kind"),
                                                      pl.col("text").alias("message")))
     others = ~t.str.contains(r"\{.*'loss': |\bstep=\d+, skipped=|iteration\s+\d+/\s*\d+ \||^step:\d+ - ")
-    add("step", others & t.str.contains(STEP_LOSS), STEP_LOSS)
-    add("step", t.str.contains(TF_STEP), TF_STEP)
-    add("step", t.str.contains(MXNET), MXNET)
+    add(EventKind.STEP, others & t.str.contains(STEP_LOSS), STEP_LOSS)
+    add(EventKind.STEP, t.str.contains(TF_STEP), TF_STEP)
+    add(EventKind.STEP, t.str.contains(MXNET), MXNET)
     _keras(_own_lines(lines, df), frames)
-    add("step", t.str.contains(IMAGES), IMAGES)
-    add("step", t.str.contains(DS_TIMER), DS_TIMER)
-    add("step", t.str.contains(VERL), VERL)
+    add(EventKind.STEP, t.str.contains(IMAGES), IMAGES)
+    add(EventKind.STEP, t.str.contains(DS_TIMER), DS_TIMER)
+    add(EventKind.STEP, t.str.contains(VERL), VERL)
     n = len(frames)
-    add("step", t.str.contains(FAIRSEQ), FAIRSEQ)
+    add(EventKind.STEP, t.str.contains(FAIRSEQ), FAIRSEQ)
     frames[n:] = [f.with_columns(t.str.extract(FAIRSEQ_LOSS, 1).alias("loss")) for f in frames[n:]]
-    add("step", t.str.contains(STEP_BAR), STEP_BAR)
-    add("step", t.str.contains(MMCV_ITER), MMCV_ITER)
+    add(EventKind.STEP, t.str.contains(STEP_BAR), STEP_BAR)
+    add(EventKind.STEP, t.str.contains(MMCV_ITER), MMCV_ITER)
     n = len(frames)
-    add("step", t.str.contains(FAIRSEQ_OLD), FAIRSEQ_OLD)
-    add("step", t.str.contains(IMAGENET), IMAGENET)
-    add("step", t.str.contains(MMCV_EPOCH), MMCV_EPOCH)
+    add(EventKind.STEP, t.str.contains(FAIRSEQ_OLD), FAIRSEQ_OLD)
+    add(EventKind.STEP, t.str.contains(IMAGENET), IMAGENET)
+    add(EventKind.STEP, t.str.contains(MMCV_EPOCH), MMCV_EPOCH)
     frames[n:] = [f.with_columns((pl.col("epoch").cast(pl.Int64) * pl.col("per").cast(pl.Int64)
                                   + pl.col("i").cast(pl.Int64)).alias("step"),
                                  pl.coalesce(*([pl.col("loss")] if "loss" in f.columns else []),
                                              t.str.extract(FAIRSEQ_LOSS, 1)).alias("loss"))
                   .drop("epoch", "i", "per") for f in frames[n:]]
     n = len(frames)
-    add("step", t.str.contains(LOGGED_EVERY), METRIC_LOGGER)
+    add(EventKind.STEP, t.str.contains(LOGGED_EVERY), METRIC_LOGGER)
     frames[n:] = [f.with_columns((pl.col("epoch").cast(pl.Int64).fill_null(0) * pl.col("per").cast(pl.Int64)
                                   + pl.col("i").cast(pl.Int64)).alias("step")).drop("epoch", "i", "per")
                   for f in frames[n:]]
     n = len(frames)
     # (a banner printed as an iteration starts: its last one is no end, so max_steps is left out)
-    add("step", t.str.contains(ITERATION), ITERATION)
+    add(EventKind.STEP, t.str.contains(ITERATION), ITERATION)
     frames[n:] = [f.drop("max_steps") for f in frames[n:]]
-    add("program_end", t.str.contains(PROGRAM_END))
-    add("phase_times", t.str.contains(PHASES))
-    add("stall", t.str.contains(NO_PROGRESS), NO_PROGRESS)
+    add(EventKind.PROGRAM_END, t.str.contains(PROGRAM_END))
+    add(EventKind.PHASE_TIMES, t.str.contains(PHASES))
+    add(EventKind.STALL, t.str.contains(NO_PROGRESS), NO_PROGRESS)
     said = pl.coalesce(t.str.extract(SAYS_RANK, 1).cast(pl.Int64, strict=False),
                        t.str.extract(NO_PROGRESS, 1).cast(pl.Int64, strict=False), "rank", "_tag")
     frames[n:] = [f.with_columns(said.alias("rank"), pl.lit("program").alias("where"))
                   .drop("stalled", strict=False) for f in frames[n:]]
-    add("comm_op", t.str.contains("comm op: "), COMM_OP)
-    add("train_start", t.str.contains(TRAIN_START))
-    add("train_end", t.str.contains(r"\{'train_runtime'"))
+    add(EventKind.COMM_OP, t.str.contains("comm op: "), COMM_OP)
+    add(EventKind.TRAIN_START, t.str.contains(TRAIN_START))
+    add(EventKind.TRAIN_END, t.str.contains(r"\{'train_runtime'"))
     opened = t.str.contains(ARGS_OPEN).cast(pl.Int32).cum_sum().over("file")
     closed = (t == ")").cast(pl.Int32).cum_sum().over("file")
     df = df.with_columns(((opened > closed) & ~t.str.contains(ARGS_OPEN)).alias("_in_args"))
-    add("train_arg", pl.col("_in_args") & t.str.contains(ARG), ARG)
+    add(EventKind.TRAIN_ARG, pl.col("_in_args") & t.str.contains(ARG), ARG)
     n = len(frames)
-    add("train_arg", t.str.contains(HF_ACCUM), HF_ACCUM)
+    add(EventKind.TRAIN_ARG, t.str.contains(HF_ACCUM), HF_ACCUM)
     frames[n:] = [f.with_columns(pl.lit("gradient_accumulation_steps").alias("key")) for f in frames[n:]]
     events = pl.concat(frames, how="diagonal_relaxed").drop("_tag", strict=False) if frames else None
     if events is not None:
         events = events.with_columns(
-            pl.when(pl.col("kind") == "train_arg").then(pl.format("{}={}", "key", "value"))
+            pl.when(pl.col("kind") == EventKind.TRAIN_ARG).then(pl.format("{}={}", "key", "value"))
             .otherwise("message").alias("message") if "key" in events.columns else pl.col("message"),
             *(pl.col(c).cast(pl.Int64, strict=False) if c in events.columns
               else pl.lit(None, pl.Int64).alias(c) for c in ("step", "max_steps")),
@@ -217,7 +222,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
                 pl.col("ms").cast(pl.Float64, strict=False).alias("duration_ms"),
                 (pl.col("algbw").cast(pl.Float64, strict=False) / 8).alias("algbw_gbs"),
                 (pl.col("busbw").cast(pl.Float64, strict=False) / 8).alias("busbw_gbs"),
-                pl.when(pl.col("kind") == "comm_op").then(pl.lit("deepspeed")).alias("where"),
+                pl.when(pl.col("kind") == EventKind.COMM_OP).then(pl.lit("deepspeed")).alias("where"),
             )
     ranks = pl.concat([
         df.filter(t.str.contains(DS_VERSION)).select(
@@ -269,11 +274,12 @@ def _keras(df: pl.DataFrame, frames: list[pl.DataFrame]) -> None:
     k = k.with_columns(pl.col("_e", "_of").forward_fill().over("file"))
     banners = k.filter(t.str.contains(KERAS_EPOCH))
     if banners.height:
-        frames.append(banners.with_columns(pl.lit("step").alias("kind"), t.alias("message"),
+        frames.append(banners.with_columns(pl.lit(EventKind.STEP).alias("kind"), t.alias("message"),
                                            pl.col("_e").alias("step")).drop("_e", "_of"))
     complete = t.str.extract(KERAS_DONE, 1) == t.str.extract(KERAS_DONE, 2)
     last = k.filter(t.str.contains(KERAS_DONE) & complete & (pl.col("_e") == pl.col("_of")))
     if last.height:
         said = pl.format("Keras: the last epoch ({}/{}) completed: {}", "_e", "_of", t)
-        frames.append(last.with_columns(pl.lit("program_end").alias("kind"), pl.lit("program").alias("where"),
+        frames.append(last.with_columns(pl.lit(EventKind.PROGRAM_END).alias("kind"),
+                                        pl.lit("program").alias("where"),
                                         said.alias("message")).drop("_e", "_of"))

@@ -1,0 +1,170 @@
+"""A program's own progress lines, found by their shape rather than by the program (issue 31).
+
+Trainers and servers each print their progress in their own words: icefall's ``Epoch 1, batch 50, ...``,
+nanotron's ``iteration: 991 / 1000 | ... | elapsed_time_per_iteration_ms: 45 | tokens_per_sec: 14.2K``,
+GluonNLP's ``Epoch: 1, Batch: 3900/8164, ... Throughput=52.94 samples/s``, tinygrad's ``    4 4.32 s run,
+11.8750 loss, ...``, open_clip's ``Train Epoch: 0 [400564224/512000000 (78%)] ... Batch (t): 4.644,
+1802.44/s``, CLIP4Clip's ``Epoch: 1/30, Step: 2/951, ... Time/step: 67.29``, SGLang's ``Decode batch, ...
+gen throughput (token/s): 144.95``, vLLM's ``Engine 000: Avg prompt throughput: ... tokens/s``. What they
+share is the shape: one template (the line with its digits masked) printed again and again, with a counter
+that rises (a step, an iteration, a batch, the samples seen: a number a counter word names, the first of an
+``N / M`` whose ``M`` stays, or a line's leading number) and/or a figure of the pace (a rate, a time per
+step; ``RATES`` and ``TIMES``, which ``pace.py`` reads too).
+
+A template printed 3+ times in one file with a rising counter or a pace on each line makes ``step`` events
+(with the counter) or ``progress`` events (a pace and no counter), ``where="series"``, the time per step in
+``duration_ms``. Not progress: a template with an error, warning or retry word (``retrying (3/100)``, a
+repeated ``Connection refused``), a progress bar (a download's, a loader's: ``45%|####``, ``[=====>``), a
+counter that falls (a countdown), and the lines ``parsers/trainer.py`` already reads as steps.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import polars as pl
+
+from tracekit.parsers import Parsed, any_of, trainer
+from tracekit.schema import EventKind
+
+NUMBER = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+#: a rate a progress line prints, the first that matches gives it (group 1; ``K``/``M`` after it scale it)
+RATES = (
+    r"(?i)\bgen(?:eration)? throughput(?: \(token/s\))?: ([\d][\d,]*(?:\.\d+)?)",
+    r"(?i)\b(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*(\d[\d,]*(?:\.\d+)?)",
+    r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens?|it|words|examples|seqs|sequences)/s(?:ec)?\b",
+    r"(?i)\bthroughput[^:=\d]{0,30}[:=]\s*(\d[\d,]*(?:\.\d+)?)",
+    r"(?i)\b(?:wps|ups|tokens_per_sec|samples_per_sec|samplespersec|words/s|tok/s)\s*[:=]?\s*"
+    r"(\d[\d,]*(?:\.\d+)?[KMG]?)",
+    r"(?:^|[\s,(])(\d[\d,]*(?:\.\d+)?)/s\b",
+    r"(\d[\d,]*(?:\.\d+)?)\s*[GT]FLOPS\b",
+)
+#: the unit of a line's rate, where it says one
+RATE_UNIT = r"(?i)(token/s|tokens?/s(?:ec)?|samples/s(?:ec)?|images/s(?:ec)?|it/s|tps|wps|[GT]FLOPS)"
+#: seconds per step a progress line prints: (pattern, factor to seconds)
+TIMES = (
+    (r"elapsed[ _]time[ _]per[ _]iteration[ _]\(?ms\)?:?\s*([\d.]+)", 1e-3),
+    (r"'elapsed_s': ([\d.]+)", 1.0),
+    (r"\(([\d.]+) sec\)", 1.0),  # TensorFlow's estimator: the seconds of the steps since its last line
+    (r"([\d.]+)\s*s/it\b", 1.0),
+    (r"([\d.]+)\s*ms/step\b", 1e-3),
+    (r"(?i)\bstep[_ ]time(?: \(s\))?[:=]\s*([\d.]+)\s*s?\b", 1.0),
+    (r"(?i)\btime[/_ ]?(?:per[_ ])?(?:step|iter(?:ation)?)[:=]\s*([\d.]+)\b", 1.0),
+    (r"(?i)\bbatch \(t\):\s*([\d.]+)", 1.0),
+    # nanoGPT's `iter 100: loss 4.2345, time 123.45ms, mfu 35.12%`, modded-nanogpt's `step_avg:123.45ms`
+    (r"(?i)\b(?:time|step_avg|iter_time|batch_time|step_time)[:= ]\s*([\d.]+)\s*ms\b", 1e-3),
+    (r"(?i)\b(?:step_avg|iter_time|batch_time)[:= ]\s*([\d.]+)\s*s\b", 1.0),
+    (r"\b([\d.]+)\s*(?:s|sec|seconds) (?:run|per (?:step|iter(?:ation)?|batch))\b", 1.0),
+)
+#: a template with one of these words is an error, a warning, a retry or a wait repeated: never progress
+NOT_PROGRESS = (r"(?i)\b(?:error|errors|fail\w*|retr(?:y|ies|ying)|attempt\w*|exception|timed? ?out|"
+                r"refused|unable|cannot|could not|warn\w*|wait(?:ing)? (?:for|on)|sleep\w*|reconnect\w*|"
+                r"restart\w*|"
+                r"countdown|remaining|abort\w*|killed|hang\w*|stuck|no progress)\b"
+                r"|\d+%\|| \[=+>?|\bit/s\]|s/it\]"
+                # a tqdm bar with no total (HF datasets' `Map (num_proc=1): 800 examples [00:00, 2296.35
+                # examples/s]`): its elapsed time and rate in brackets
+                r"|\[\d+:\d\d(?::\d\d)?(?:<[\d:?]+)?,\s*[\d.?]+\s*[\w ]*/\w+\]")
+#: a rank a line names at its start
+NAMED_RANK = r"(?i)^\W{0,3}rank\s*[:=#]?\s*(\d+)\b"
+#: a logger header's level, within the line's first characters
+LEVEL = r"^.{0,60}?\b(?:WARNING|WARN|W|INFO|I)\b"
+#: a number a counter word names (its text in front: ``batch 50``, ``iteration: 991``, ``Step: 2/951``; not a
+#: rendezvous' ``round 3``: rounds rise as workers restart)
+COUNTER = (r"(?i)(?:^|[^\w])(?:global_step|step|steps|iter|iters|iteration|update|updates|num_updates|"
+           r"batch|consumed_samples|consumed_tokens|samples)[\s:=#\[]{0,4}$")
+EPOCH = r"(?i)(?:^|[^\w])epoch[\s:=#\[]{0,4}$"
+#: a line of a loop's progress names what it counts
+WORDED = r"(?i)\b(?:step|iter|iteration|epoch|batch|update|samples|tokens)s?\b"
+#: the words a line must hold to be looked at (cheap; most lines of a big log hold none)
+CANDIDATE = (r"(?i)step|iter|epoch|batch|update|sample|token|throughput|/s\b|per_sec|wps|flops|time|"
+             r"\d\s*/\s*\d|^\s*\d+\s")
+#: the fewest lines of one template that make a series
+MIN_LINES = 3
+#: the characters of the masked line that name its template
+KEY = 80
+#: what stands for a number in a template (a character no log line holds: a line's own `#` stays apart)
+MASK = "\x01"
+
+
+def _template(t: pl.Expr) -> pl.Expr:
+    """The line with its numbers masked, its spacing and trailing separators evened out (a right-aligned
+    counter, a `` |`` one line ends with and the next does not)."""
+    return t.str.replace_all(NUMBER, MASK).str.replace_all(r"\s+", " ").str.strip_chars(" |,;")
+
+
+def parse(lines: pl.DataFrame) -> Parsed:
+    if not lines.height:
+        return Parsed("series")
+    t = pl.col("text")
+    said_ts = pl.col("raw").str.extract(trainer.STAMP, 1) if "raw" in lines.columns else pl.lit(None, pl.Utf8)
+    tags = [c for c in ("rank_tag", "mpi_rank", "launch_rank") if c in lines.columns]
+    # (the launcher's prefix first, then a rank the line names at its start: `Rank 1: iter 10 ...`)
+    rank = pl.coalesce(*tags, t.str.extract(NAMED_RANK, 1).cast(pl.Int64, strict=False))
+    cand = (lines.filter(t.str.contains(CANDIDATE) & t.str.contains(r"\d")
+                         & ~t.str.contains(any_of(*trainer.STEP_PATTERNS)))
+            .select("file", "line", "text", pl.coalesce("ts", said_ts).alias("ts"), rank.alias("rank"))
+            .with_columns(_template(t).alias("_full")))
+    # one template: the same first KEY characters once masked (nanotron adds memory figures to some lines)
+    # (a logger header's level is no warning of the line's own: icefall logs its progress at WARNING)
+    said = t.str.replace(LEVEL, "")
+    cand = cand.filter(~said.str.contains(NOT_PROGRESS)).with_columns(
+        pl.col("_full").str.slice(0, KEY).alias("_tmpl"))
+    counts = cand.group_by("file", "_tmpl").agg(pl.len().alias("_n"))
+    cand = cand.join(counts.filter(pl.col("_n") >= MIN_LINES), on=["file", "_tmpl"], how="semi")
+    if not cand.height:
+        return Parsed("series")
+    took = pl.coalesce(*(t.str.extract(p, 1).cast(pl.Float64, strict=False) * f * 1e3 for p, f in TIMES))
+    paced = t.str.contains(any_of(*RATES)) | took.is_not_null()
+    cand = cand.with_columns(took.alias("duration_ms"), paced.alias("_paced"),
+                             t.str.extract_all(NUMBER).alias("_nums"))
+    frames = []
+    for (file, tmpl), g in cand.sort("file", "line").group_by("file", "_tmpl", maintain_order=True):
+        step = _counter(g)
+        if step is None and g["_paced"].sum() < MIN_LINES:
+            continue
+        kind = EventKind.STEP if step is not None else EventKind.PROGRESS
+        frames.append(g.with_columns(pl.lit(kind).alias("kind"),
+                                     (step if step is not None else pl.lit(None, pl.Int64)).alias("step")))
+    if not frames:
+        return Parsed("series")
+    events = pl.concat(frames).select(
+        "file", "line", "ts", "rank", "kind", t.alias("message"), pl.col("step").cast(pl.Int64),
+        "duration_ms", pl.lit("series").alias("where"))
+    return Parsed("series", {"events": events}, events.select("file", "line"))
+
+
+def _counter(g: pl.DataFrame) -> pl.Series | None:
+    """The values of the template's counter on each of its lines, or None where no field counts: the
+    numbers a counter word names first, then the ``N`` of an ``N / M`` whose ``M`` stays in a line a
+    counter word is in (not a build's ``[3/12] c++ ...``, a loader's ``file 3/100``), then a leading
+    number on lines that print their pace, then an epoch; the first that never falls and rises (a leading
+    number: strictly), on each rank's lines."""
+    parts = re.split(NUMBER, g["text"][0])  # the text around each number
+    full = g["_full"]
+    same = len(os.path.commonprefix(full.to_list()))  # the numbers in it are the same fields on every line
+    width = min(full[0][:same].count(MASK), g["_nums"].list.len().min())
+    cols = [g["_nums"].list.get(i).cast(pl.Float64, strict=False) for i in range(width)]
+    order = []
+    for i, before in enumerate(parts[:width]):
+        after = parts[i + 1]
+        if re.search(COUNTER, before):
+            order.append((0, i))
+        elif (re.match(r"^\s*/\s*$", after) and i + 1 < len(cols) and cols[i + 1].n_unique() == 1
+              and re.search(WORDED, g["text"][0])):
+            order.append((1, i))
+        elif i == 0 and not before.strip() and g["_paced"].all():
+            order.append((2, i))
+        elif re.search(EPOCH, before):
+            order.append((3, i))
+    for rank, i in sorted(order):
+        v = cols[i]
+        if v.null_count() or (v != v.round()).any():
+            continue
+        # (each rank's lines on their own: ranks that print into one file interleave, each at its pace)
+        d = pl.DataFrame({"v": v, "r": g["rank"]}).select(pl.col("v").diff().over("r"))["v"].drop_nulls()
+        if not d.len() or (d < 0).any() or not (d > 0).any() or (rank == 2 and (d <= 0).any()):
+            continue
+        return v.cast(pl.Int64)
+    return None

@@ -535,6 +535,8 @@ def steady_ticks(ev: Evidence) -> Verdict | None:
             or ev.pace["falling"] or ev.stacks.height or ev.coverage.missing):
         return None  # (a stack dump beside the steps: someone looked for where it waits; ranks of a known
         # world that left no record: what they logged is not known, tests/test_partial_evidence.py)
+    if ev.coverage.complete and ev.clean_end:
+        return None  # (every rank seen and a clean end: `healthy` says it, with the end)
     st = None if pace.stopped(ev.ticks) else pace.steady(ev.ticks) or pace.holds(ev.ticks)
     if st is None:
         return None

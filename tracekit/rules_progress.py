@@ -139,9 +139,11 @@ def steps_advance(ev: Evidence) -> Verdict | None:
     moves; healthy for what is seen, its pace not known (a line that took long cannot be told apart)."""
     if (ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.missing or ev.mismatches
             or ev.pending.height or ev.pace["slow"] or ev.pace["falling"] or ev.ticks.height
-            or ev.stacks.height or ev.coverage.missing
+            or ev.stacks.height or ev.coverage.missing or ev.coverage.complete
             or ev.pace["per_step_s"] is not None or ev.pace["rate"] is not None):
-        return None  # (lines that print or stamp their pace: the rules over the pace decide them)
+        # (lines that print or stamp their pace: the rules over the pace decide them; every rank of the
+        # world seen: `healthy` says it, with the last step reached)
+        return None
     st = ev.steps.sort("file", "line").unique("step", keep="first", maintain_order=True)
     stride = st["step"].diff().drop_nulls()
     if stride.len() < MIN_STRIDES or stride.n_unique() != 1 or stride[0] <= 0:

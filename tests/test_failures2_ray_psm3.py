@@ -55,6 +55,11 @@ def test_core_worker_actor_dead_is_a_crash_with_its_exit_type(tmp_path):
     assert v.kind == Kind.CRASHED_RANK and "Worker exit type SYSTEM_ERROR" in v.summary
 
 
+def test_the_actor_callers_word_and_the_raylets_are_told_with_the_worker(tmp_path):
+    v = decide(store_of(tmp_path, ACTOR + RAYLET))
+    assert v.kind == Kind.CRASHED_RANK and "pid 3566775 on 10.112.9.31" in v.summary
+
+
 def test_worker_death_after_a_collective_timeout_is_not_the_cause(tmp_path):
     # Ray's log dedup reorders lines: the watchdog's timeout may print after the raylet's report, and the
     # worker's death may then be the watchdog's abort: the death alone does not make it a crash

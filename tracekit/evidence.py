@@ -173,8 +173,13 @@ class Evidence(Progress):
             return self.store.events.clear()
         died = self.kinds(EventKind.CHILD_FAILED)
         raw = died.filter(pl.col("where") == "ray")  # (torch_log's reading: the line's own text)
-        return pl.concat([died.filter(pl.col("where") == "ray (raylet)"),
-                          raw.with_columns(death_message(pl.col("message")).alias("message"))])
+        deaths = pl.concat([died.filter(pl.col("where") == "ray (raylet)"),
+                            raw.with_columns(death_message(pl.col("message")).alias("message"))])
+        # (the core worker's `The actor is dead` names no worker: where the raylet's report of a death in
+        # the same log names one, that is the death the caller saw, told with its worker)
+        named = deaths.filter(pl.col("pid").is_not_null()).select("file").unique()
+        return pl.concat([deaths.filter(pl.col("pid").is_not_null()),
+                          deaths.filter(pl.col("pid").is_null()).join(named, on="file", how="anti")])
 
     @cached_property
     def raised_cut(self) -> pl.DataFrame:

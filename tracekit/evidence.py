@@ -23,8 +23,12 @@ from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ER
 from tracekit.nccl_messages import OWN_FAILURE, UNDECIDED as UNDECIDED_MESSAGE, is_one_of, reads_as
 from tracekit.outcome import Cited, Coverage, EventKind, Finding, Match
 from tracekit.parsers.pyspy import GDB_WAIT, RAISED
+from tracekit.parsers.runtimes.ray import death_message
 from tracekit.parsers.torch_patterns import CUT_TRACEBACK
 from tracekit.store import Store
+
+#: a collective's timeout in the watchdog's words, even in a line cut short
+WATCHDOG_WORDS = r"Watchdog caught collective|[Ww]atchdog.*[Tt]ime ?out|Timeout\(ms\)=|timed out"
 
 NETWORK_SETTINGS = (r"^(?:NCCL_SOCKET_IFNAME|NCCL_SOCKET_FAMILY|GLOO_SOCKET_IFNAME|NCCL_IB_\w+|NCCL_NET\w*"
                     r"|NCCL_P2P_DISABLE|NCCL_SHM_DISABLE)=")
@@ -149,7 +153,9 @@ class Evidence(Progress):
         agent = self.raised_cut.filter(pl.col("where").str.contains(AGENT_FRAME)).select("file").unique()
         c = pl.concat([c.join(agent, on="file", how="anti"),
                        c.join(agent, on="file").filter(pl.col("message") != CUT_TRACEBACK)]).sort("line")
-        if self.timeouts.height:
+        if not self.timeouts.height:
+            c = pl.concat([c, self._ray_deaths()], how="diagonal_relaxed").sort("line")
+        else:
             c = c.filter(~says("terminate"))
             # the watchdog aborts a rank whose collective timed out (SIGABRT, exit -6): its own end,
             # a consequence of the wait, never the cause
@@ -157,6 +163,23 @@ class Evidence(Progress):
             c = c.filter(~(says("abort_signal")
                            & (pl.col("rank").is_in(waited) | pl.col("rank").is_null())))
         return c
+
+    def _ray_deaths(self) -> pl.DataFrame:
+        """Ray's word that a worker died (the raylet's, the core worker's; no exit code): that worker's crash
+        where no collective timed out, not even in a watchdog line cut short (else it may be the timeout's
+        end: Ray's log dedup reorders lines, so the timeout may print after it)."""
+        waited = self.store.events.filter(pl.col("message").fill_null("").str.contains(WATCHDOG_WORDS))
+        if waited.height:
+            return self.store.events.clear()
+        died = self.kinds(EventKind.CHILD_FAILED)
+        raw = died.filter(pl.col("where") == "ray")  # (torch_log's reading: the line's own text)
+        deaths = pl.concat([died.filter(pl.col("where") == "ray (raylet)"),
+                            raw.with_columns(death_message(pl.col("message")).alias("message"))])
+        # (the core worker's `The actor is dead` names no worker: where the raylet's report of a death in
+        # the same log names one, that is the death the caller saw, told with its worker)
+        named = deaths.filter(pl.col("pid").is_not_null()).select("file").unique()
+        return pl.concat([deaths.filter(pl.col("pid").is_not_null()),
+                          deaths.filter(pl.col("pid").is_null()).join(named, on="file", how="anti")])
 
     @cached_property
     def raised_cut(self) -> pl.DataFrame:

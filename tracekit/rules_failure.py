@@ -26,6 +26,21 @@ def _network_failed_before(ev: Evidence, failures: pl.DataFrame) -> bool:
     return net.join(first, on="file").filter(pl.col("line") < pl.col("_f")).height > 0
 
 
+#: a process's abort as MPI or libfabric raise it (``Signal: Aborted (6)``, ``exited on signal 6``)
+ABORT = r"Aborted \(6\)|SIGABRT|[Ss]ignal 6\b|is aborting the MPI job|code:? -6\b"
+
+
+def _aborted_after_endpoint_error(ev: Evidence, failures: pl.DataFrame) -> bool:
+    """Every failure is an abort and a rank printed libfabric's endpoint error (PSM3's ``Mismatched address
+    format``, an OFI call that failed) in the same log: MPI aborts the job after the transport's error,
+    on that rank or another, and the processes' output interleaves, so the abort may print first."""
+    said = ev.transport.filter(pl.col("where").fill_null("").str.starts_with("libfabric"))
+    if not said.height or not failures.height:
+        return False
+    aborts = failures.filter(pl.col("message").fill_null("").str.contains(ABORT))
+    return aborts.height == failures.height and failures.join(said, on="file", how="semi").height > 0
+
+
 def cuda_failure(ev: Evidence) -> Verdict | None:
     """A CUDA failure (illegal access, out of memory, device assert): a cause of its own -- unless the
     network transport failed before it in the same log."""
@@ -325,7 +340,8 @@ def rank_joined_twice(ev: Evidence) -> Verdict | None:
 
 def crashed_rank(ev: Evidence) -> Verdict | None:
     """A rank failed with an error that is not itself a timeout; the others then wait for it."""
-    if not ev.crashes.height or _network_failed_before(ev, ev.crashes):
+    if (not ev.crashes.height or _network_failed_before(ev, ev.crashes)
+            or _aborted_after_endpoint_error(ev, ev.crashes)):
         return None
     first = ev.crashes.head(1)
     r = rank_of(first, ev)

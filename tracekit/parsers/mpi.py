@@ -40,6 +40,19 @@ STALLED = rf"\S*{OP}\S* \[(?P<which>missing|ready) ranks: (?P<ranks>[\d, ]+)\]"
 # rank (`0: ` is read as a task label), `0!: [...]` where that rank has already shut down
 MISSING_HEAD = r"^(?:Missing|Stalled) ranks:\s*$"
 MISSING_LIST = rf"^(?:(?P<r>\d+)(?P<gone>!)?: )?\[(?P<names>[^\]]*{OP}[^\]]*)\],?\s*$"
+# libfabric's PSM3 provider (github:ofiwg/libfabric prov/psm3, psm3_handle_error): `host:rank1:  Mismatched
+# address format: remote EP (Invalid Fmt): Unknown (2) Local EP: IPv4 (4)` then `Confirm all nodes are running
+# the same interconnect HW, addressing format and PSM version`: the endpoints cannot talk (its label is the
+# host and the MPI rank, or `host.pid`; the line may sit inside another process's output)
+PSM3_LABEL = (r"(?:^|[\s\]])(?P<host>[A-Za-z][\w.\-]*)"
+              r":(?:rank(?P<rank>\d+)|(?:pid)?(?P<pid>\d+))(?:\.\d+)?:\s+")
+ENDPOINT = PSM3_LABEL + (r"(?P<what>Mismatched address format: .*|Unable to connect .*|.*remote EP .*"
+                         r"|PSM3? (?:can't|could not|was unable to) open .*)$")
+ENDPOINT_ADVICE = r"^Confirm all nodes are running the same interconnect HW"
+# Open MPI's OFI components (ompi/mca/mtl/ofi, opal/mca/btl/ofi): `mtl_ofi_component.c:123: fi_endpoint
+# failed: No data available (-61)` / `OFI call fi_... failed`
+OFI_CALL = (r"(?P<src>(?:mtl|btl|common)_ofi\w*\.[ch]):\d+:\s+(?:OFI call )?(?P<what>fi_\w+ failed.*"
+            r"|fi_\w+\(?\)? returned .*)$")
 NP = r"(?:mpirun|mpiexec|horovodrun|prterun)\b.*?\s-(?:np|n)\s+(?P<np>\d+)\b"
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -47,7 +60,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
         return Parsed("mpi")
     t = pl.col("text")
     df = lines.select("file", "line", "text", "launch_rank", "task_tag")
-    known = any_of(SIGNAL, ABORTING, PROCESS_NAME, EXIT_CODE, HOROVOD_STALL, STALLED, NONZERO, MISSING_HEAD)
+    known = any_of(SIGNAL, ABORTING, PROCESS_NAME, EXIT_CODE, HOROVOD_STALL, STALLED, NONZERO, MISSING_HEAD,
+                   ENDPOINT, ENDPOINT_ADVICE, OFI_CALL)
     listed = t.str.extract(MISSING_LIST, 1).is_not_null() | pl.col("task_tag").is_not_null()
     mine = df.filter(t.str.contains(known) | (t.str.contains(MISSING_LIST) & listed))
     if not mine.height:
@@ -86,6 +100,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
         events.append(stall.with_columns(pl.lit(EventKind.STALL).alias("kind"), t.alias("message"),
                                          pl.lit("horovod").alias("where"),
                                          pl.col("launch_rank").alias("rank")))
+    events += _endpoint_errors(mine)
     events += _horovod_missing(df, mine)
     drop = ("text", "launch_rank", "task_tag", "_r", "_m")
     out = pl.concat(events, how="diagonal_relaxed").drop(drop, strict=False) if events else None
@@ -138,4 +153,27 @@ def _horovod_missing(df: pl.DataFrame, mine: pl.DataFrame) -> list[pl.DataFrame]
             out.append(gone.with_columns(pl.lit(EventKind.CRASH).alias("kind"), pl.format(
                 "Horovod: rank {} has shut down while the other ranks wait for it in {}", "rank",
                 g.field("names").str.split(",").list.first()).alias("message")).drop("_gone"))
+    return out
+
+
+def _endpoint_errors(mine: pl.DataFrame) -> list[pl.DataFrame]:
+    """One ``transport_error`` per libfabric endpoint error a rank printed (PSM3's, Open MPI's OFI calls):
+    the transport failed, and the abort MPI raises after it is its consequence."""
+    t = pl.col("text")
+    out = []
+    psm3 = mine.filter(t.str.contains(ENDPOINT))
+    if psm3.height:
+        g = t.str.extract_groups(ENDPOINT).struct
+        out.append(psm3.with_columns(
+            pl.lit(EventKind.TRANSPORT_ERROR).alias("kind"), g.field("host").alias("host"),
+            pl.coalesce(g.field("rank").cast(pl.Int64), pl.col("launch_rank")).alias("rank"),
+            g.field("pid").cast(pl.Int64).alias("pid"), pl.lit("libfabric psm3").alias("where"),
+            pl.format("libfabric PSM3 on {}: {}", g.field("host"), g.field("what")).alias("message")))
+    ofi = mine.filter(t.str.contains(OFI_CALL))
+    if ofi.height:
+        g = t.str.extract_groups(OFI_CALL).struct
+        out.append(ofi.with_columns(
+            pl.lit(EventKind.TRANSPORT_ERROR).alias("kind"), pl.col("launch_rank").alias("rank"),
+            pl.lit("libfabric ofi").alias("where"),
+            pl.format("Open MPI's OFI transport ({}): {}", g.field("src"), g.field("what")).alias("message")))
     return out

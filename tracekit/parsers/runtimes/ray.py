@@ -57,20 +57,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
     table = _top_table(df)
     if not (died.height or oom.height or fields.height or table.height):
         return Parsed("ray")
-    detail = pl.coalesce(t.str.extract(EXIT, 2),
-                         pl.format("Worker unexpectedly exits with a connection error code {}",
-                                   t.str.extract(CONNECTION, 1)),
-                         t.str.extract(EXIT, 1))
-    crash = died.with_columns(
-        t.str.extract(IP, 1).alias("host"), t.str.extract(PID, 1).cast(pl.Int64).alias("pid"),
-        pl.when(t.str.contains(WORKER_DIED)).then(pl.lit("a Ray worker died or was killed"))
-        .otherwise(pl.lit("a Ray actor's worker process died")).alias("_what"), detail.alias("_why"))
-    crash = crash.with_columns(pl.concat_str(
-        "_what", pl.when(pl.col("pid").is_not_null()).then(pl.format(" (pid {} on {})", "pid", "host"))
-        .otherwise(pl.lit("")),
-        pl.when(pl.col("_why").is_not_null()).then(pl.format(": {}", "_why")).otherwise(pl.lit("")),
-        pl.lit(" (the raylet lost its socket: killed by SIGKILL, the OOM killer, a crash or ray stop)"))
-        .alias("message"))
+    crash = died.with_columns(t.str.extract(IP, 1).alias("host"),
+                              t.str.extract(PID, 1).cast(pl.Int64).alias("pid"))
+    crash = crash.with_columns(death_message(t).alias("message"))
     oom = oom.with_columns(t.str.extract_groups(OOM_KILL).alias("_g")).unnest("_g").with_columns(
         pl.col("pid").cast(pl.Int64),
         pl.format("Ray's memory monitor killed worker pid {} on {}: the node ran out of host memory (OOM)",
@@ -86,6 +75,25 @@ def parse(lines: pl.DataFrame) -> Parsed:
              .filter(pl.col("host").is_not_null() | pl.col("pid").is_not_null()))
     claimed = pl.concat([d.select("file", "line") for d in (died, oom, fields, table)])
     return Parsed("ray", {"events": events, "ranks": ranks.unique(maintain_order=True)}, claimed)
+
+
+def death_message(text: pl.Expr) -> pl.Expr:
+    """What a worker's death line says, in words: the worker (its pid and host, from the frame's ``pid`` and
+    ``host`` columns), Ray's exit type and its detail."""
+    detail = pl.coalesce(text.str.extract(EXIT, 2),
+                         pl.format("Worker unexpectedly exits with a connection error code {}",
+                                   text.str.extract(CONNECTION, 1)),
+                         text.str.extract(EXIT, 1))
+    kind = text.str.extract(EXIT, 1)
+    return pl.concat_str(
+        pl.when(text.str.contains(WORKER_DIED)).then(pl.lit("a Ray worker died or was killed"))
+        .otherwise(pl.lit("a Ray actor's worker process died")),
+        pl.when(pl.col("pid").is_not_null()).then(pl.format(" (pid {} on {})", "pid", "host"))
+        .when(pl.col("host").is_not_null()).then(pl.format(" (on {})", "host")).otherwise(pl.lit("")),
+        pl.when(kind.is_not_null()).then(pl.format(", Worker exit type {}", kind)).otherwise(pl.lit("")),
+        pl.when(detail.is_not_null() & (detail != kind)).then(pl.format(": {}", detail))
+        .otherwise(pl.lit("")),
+        pl.lit(" (the raylet lost its socket: killed by SIGKILL, the OOM killer, a crash or ray stop)"))
 
 
 def _actor_fields(df: pl.DataFrame) -> pl.DataFrame:

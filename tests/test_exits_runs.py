@@ -25,7 +25,7 @@ dist.all_reduce(t)  # rank 0 waits here for a rank that is gone
 """
 
 SPAWN = """
-import os, sys, torch, torch.distributed as dist, torch.multiprocessing as mp
+import os, sys, time, torch, torch.distributed as dist, torch.multiprocessing as mp
 
 def work(i, port):
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=i, world_size=2)
@@ -33,6 +33,7 @@ def work(i, port):
     dist.all_reduce(t)
     if i == 1:
         raise ValueError("batch 7 has 3 samples, expected 4")
+    time.sleep(5)  # rank 0 computes: spawn sees rank 1's exit first, not rank 0's knock-on gloo error
     dist.all_reduce(t)
 
 if __name__ == "__main__":

@@ -104,6 +104,15 @@ def test_a_message_that_starts_like_a_host_is_left_alone():
     assert df.filter(pl.col("launch_rank").is_not_null()).height == 0
 
 
+def test_a_line_that_starts_with_a_known_head_keeps_its_start():
+    # two damaged NCCL heads (`vm:10:7:1037 [0] NCCL`, read as a lead `vm:` before a head) teach a
+    # prefix `vm:`; the intact lines of the same host start with a head already: nothing is taken off them
+    good = NCCL.replace("gpu7", "vm")
+    bad = good.replace("vm:4242:4300", "vm:10:7:4300")
+    df = text.lines_frame("x", "\n".join([good, bad, good, bad, good]) + "\n")
+    assert df["text"].to_list()[0::2] == [good] * 3
+
+
 def test_childfailederrors_numbered_failures_are_no_workers_tags():
     log = "Failures:\n[1]:\n  time      : 2024-02-22_22:55:00\n  rank      : 1 (local_rank: 1)\n[3]: hello\n"
     assert text.lines_frame("x", log)["local_tag"].to_list() == [None, None, None, None, 3]

@@ -112,7 +112,7 @@ def test_lines_near_the_coll_shape_read_the_same_both_ways(tmp_path):
 
 
 @needs_scanner
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.integers(0, len(COLL) - 1), st.sampled_from(list(" 0x9f-[]:\r\t\xe9nil()"))),
                 min_size=1, max_size=4), st.integers(0, 2**31))
 def test_mutated_coll_lines_read_the_same_both_ways(tmp_path, edits, seed):

@@ -266,7 +266,8 @@ def _take_learned(df: pl.DataFrame, again) -> pl.DataFrame:
     subs = [part.with_columns(t.str.extract(part["pattern"][0], 0).str.len_chars().alias("_cut"))
             for part in df.select("file", "line", "raw", "text").join(found, on="file", how="inner")
             .partition_by("file", maintain_order=True)]
-    sub = pl.concat(subs).filter(pl.col("_cut").is_not_null())
+    # a line that starts with a known head carries no prefix, whatever its first characters share
+    sub = pl.concat(subs).filter(pl.col("_cut").is_not_null() & ~t.str.contains(f"^(?:{HEADS})"))
     if not sub.height:
         return df
     sub = sub.select("file", "line", "raw", t.str.slice(pl.col("_cut")).alias("text"))

@@ -63,10 +63,29 @@ def ticks(events: pl.DataFrame) -> pl.DataFrame:
     return st.with_row_index("i")
 
 
+def cumulative(f: pl.DataFrame) -> bool:
+    """Times that count up since the start rather than per step (a run's elapsed seconds on each line):
+    higher at every line, 4 lines or more, in proportion to the step number where the lines carry one
+    (each time over its step within 1.25x of the others), else by an even amount each line (the largest
+    rise at most twice the smallest). A time per step that creeps up is never that regular."""
+    v = f["took"]
+    d = v.diff().drop_nulls()
+    if v.len() < 4 or not (d > 0).all():
+        return False
+    steps = f["step"].cast(pl.Float64) if "step" in f.columns else None
+    if steps is not None and steps.null_count() == 0 and (steps > 0).all():
+        per = v / steps
+        return bool(per.max() <= 1.25 * per.min())
+    return bool(d.max() <= 2 * d.min())
+
+
 def _figure(t: pl.DataFrame) -> tuple[str, pl.DataFrame] | None:
-    """Which figure the lines carry most often (``took`` or ``rate``), and those lines; positive values."""
+    """Which figure the lines carry most often (``took`` or ``rate``), and those lines; positive values
+    (times that count up since the start are no time per step: ``cumulative``)."""
     took = t.filter(pl.col("took").is_not_null() & (pl.col("took") > 0))
     rate = t.filter(pl.col("rate").is_not_null() & (pl.col("rate") > 0))
+    if cumulative(took):
+        took = took.clear()
     if max(took.height, rate.height) < MIN_TICKS:
         return None
     return ("took", took) if took.height >= rate.height else ("rate", rate)
@@ -90,17 +109,41 @@ def trend(t: pl.DataFrame) -> dict | None:
     k = max(1, f.height // 3)
     col = pl.col(what)
     first, last = f.head(k).select(col.median()).item(), f.tail(k).select(col.median()).item()
-    grew = what == "took" and last >= TREND * first
-    fell = what == "rate" and last <= first / TREND
+    grew = what == "took" and (last >= TREND * first or _creeps(f[what], k))
+    fell = what == "rate" and (last <= first / TREND or _creeps(-f[what], k))
     if not (grew or fell):
         return None
     unit = f["unit"].drop_nulls()[0] if what == "rate" and f["unit"].drop_nulls().len() else None
     noun = "the time per step" if what == "took" else "the throughput"
-    verb = f"grew {last / first:.1f}x" if grew else f"fell to {last / first:.0%}"
+    verb = f"grew {last / first:.2g}x" if grew else f"fell to {last / first:.0%}"
     end = f.tail(1).row(0, named=True)
-    return {"text": f"{noun} {verb}, from {_said(what, first, unit)} to {_said(what, last, unit)} over "
-                    f"{f.height} progress lines",
+    steps = f["step"].drop_nulls() if "step" in f.columns else pl.Series([], dtype=pl.Int64)
+    over = (f"over steps {steps.min()}-{steps.max()} ({f.height} progress lines)" if steps.n_unique() > 1
+            else f"over {f.height} progress lines")
+    creep = ((", higher" if grew else ", lower") + " third after third"
+             if min(last / first, first / last) > 1 / TREND else "")
+    return {"text": f"{noun} {verb}, from {_said(what, first, unit)} to {_said(what, last, unit)} "
+                    f"{over}{creep}",
             "file": end["file"], "line": end["line"], "message": end["message"]}
+
+
+#: a time per step that creeps up (a rate that creeps down) by this much from the first third to the
+#: last, with the middle third between them and every line of the last third above the first third
+CREEP = 1.15
+#: the fewest lines (after the warm-up) that show a creep: two in each third
+MIN_CREEP = 6
+
+
+def _creeps(v: pl.Series, k: int) -> bool:
+    """A figure (a time; a rate negated) that rises third after third: the last third's median ``CREEP``
+    times the first's or more, the middle third's median between them, and every figure of the last
+    third above every figure of the first (a one-off spike moves neither a median nor that)."""
+    if v.len() < MIN_CREEP:
+        return False
+    head, mid, tail = v.head(k), v.slice(k, v.len() - 2 * k), v.tail(k)
+    a, b, c = head.median(), mid.median(), tail.median()
+    up = c - a >= (CREEP - 1) * abs(a)
+    return bool(up and a <= b <= c and tail.min() > head.max())
 
 
 def _settled(f: pl.DataFrame, what: str) -> pl.DataFrame:

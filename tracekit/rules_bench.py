@@ -35,6 +35,13 @@ BINARIES = {op: name for name, op in nccl_tests.OPS.items()}
 BEGUN = 2**20
 #: a bus bandwidth that falls below this share of its peak at a larger size: a slower path took over
 FALL = 0.5
+#: the bandwidth events of the benchmarks these rules read: nccl-tests' rows, the all-reduce benchmark's
+#: result (parsers/nccl_tests.py)
+BENCHES = ("nccl-tests", "all_reduce_bench")
+#: microseconds a collective of a few bytes takes at the most over NVLink, InfiniBand or RoCE (a few to
+#: tens of us; NCCL's own tuning models 1-10 us per hop): a table of small sizes only that takes several
+#: times that says the links or the path are slow, but not how slow their bandwidth is
+LATENCY_US = 100.0
 
 
 def _size(n: int | None) -> str:
@@ -60,6 +67,14 @@ def _tables(rows: pl.DataFrame) -> list[pl.DataFrame]:
         ((pl.col("bytes") <= pl.col("bytes").shift(1).over("file")).fill_null(True)
          | (pl.col("op") != pl.col("op").shift(1).over("file")).fill_null(True)).cum_sum().alias("_table"))
     return [t for _, t in rows.group_by("_table", maintain_order=True)]
+
+
+def _test(rows: pl.DataFrame, op: bool = True) -> str:
+    """``nccl-tests all_reduce``, or ``the all_reduce benchmark (all_reduce_bench.py)``: what printed the
+    rows."""
+    if (rows["where"] == "all_reduce_bench").all():
+        return f"the{_op(rows)} benchmark (all_reduce_bench.py)"
+    return f"nccl-tests{_op(rows) if op else ''}"
 
 
 def _op(table: pl.DataFrame) -> str:
@@ -108,7 +123,7 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
     table cut short of the size asked, or a complete table of right values."""
     if [s for s in ev.failure_signs if not s.startswith(WRONG_VALUES)]:
         return None  # failed_without_cause says it (a failure of the test is said by the rules before)
-    rows = ev.kinds(EventKind.BANDWIDTH).filter(pl.col("where") == "nccl-tests")
+    rows = ev.kinds(EventKind.BANDWIDTH).filter(pl.col("where").is_in(BENCHES))
     said = _ranks_text(ev)
     if not rows.height:
         if not said:
@@ -133,6 +148,8 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
     if large.height and large["busbw_gbs"].max() < LOW_BUSBW:
         return _low(large, avg, ends, transport, on)
     if large.height and (v := _below_links(ev, large, ends, on)):
+        return v
+    if rows["bytes"].max() < BEGUN and (v := _latency(ev, rows, on)):
         return v
     last = rows.sort("file", "line").tail(1).row(0, named=True)
     asked = ev.kinds(EventKind.TEST_SIZES).sort("file", "line")["bytes"].drop_nulls().tail(1)
@@ -161,12 +178,34 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
               else f"{sizes} size(s) completed")
     end = ("; Out of bounds values: 0 OK" if ev.kinds(EventKind.TEST_PASSED).height
            else "" if ended else "; the table goes on past the output")
-    return Verdict(Kind.HEALTHY, f"nccl-tests{on}: {figure} ({_size(rows['bytes'].min())} - "
+    return Verdict(Kind.HEALTHY, f"{_test(rows, op=False)}{on}: {figure} ({_size(rows['bytes'].min())} - "
                    f"{_size(reached)}, busbw up to {top['busbw_gbs']:g} GB/s at {_size(top['bytes'])}), "
                    f"no wrong value{end}"
                    + (f"; transport {transport}" if transport else "")
                    + ": every rank completed each size (nccl-tests prints a row only then)", [],
                    [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2))
+
+
+def _latency(ev: Evidence, rows: pl.DataFrame, on: str) -> Verdict | None:
+    """A table of small sizes only (under ``BEGUN``: it measures latency, not bandwidth) whose smallest
+    size takes over ``LATENCY_US`` on more than one rank: undecided, with the figures and what decides."""
+    world = ev.store.ranks.filter(pl.col("source").str.contains("nccl-tests"))["world_size"].drop_nulls()
+    if world.len() and world.max() == 1:
+        return None  # (one rank: no link is crossed)
+    small = rows.sort("bytes", "line").row(0, named=True)
+    us = (small["duration_ms"] or 0) * 1e3
+    if us <= LATENCY_US:
+        return None
+    top = rows.sort("busbw_gbs").tail(1).row(0, named=True)
+    return Verdict(Kind.UNDECIDED, f"nccl-tests{_op(rows)}{on}: a {_size(small['bytes'])} collective takes "
+                   f"{us:.0f} us, several times the {LATENCY_US / 4:.0f}-{LATENCY_US:.0f} us one takes over "
+                   "NVLink, InfiniBand or RoCE (a slow path: TCP sockets, a proxy, many hops), and the table "
+                   f"stops at {_size(rows['bytes'].max())} (busbw {top['busbw_gbs']:g} GB/s there), below the "
+                   "sizes that measure the links' bandwidth; no wrong value: the collectives complete, slowly "
+                   "at these sizes; the larger sizes (-e 8G) and NCCL_DEBUG=INFO (the transport NCCL chose: "
+                   "`via NET/IB`, `via NET/Socket`) decide whether it is slow", [],
+                   [Cited(small["file"], small["line"], small["message"]),
+                    Cited(top["file"], top["line"], top["message"])])
 
 
 #: GB/s one NIC of a GPU cluster's fabric carries at the least (100 Gb/s: EDR, HDR100, 100 GbE RoCE), and
@@ -192,10 +231,17 @@ def _nodes(ev: Evidence) -> tuple[bool, str]:
     nnodes = ev.store.comms["nnodes"].drop_nulls().max()
     if nnodes and nnodes > 1:
         return True, f"{nnodes} nodes"
-    nranks = ev.store.comms["nranks"].drop_nulls().max()
-    if nranks and nranks > NODE_GPUS:
+    nranks = _ranks_in(ev)
+    if nranks > NODE_GPUS:
         return True, f"{nranks} ranks in one communicator, more than the {NODE_GPUS} GPUs a node holds"
     return False, ""
+
+
+def _ranks_in(ev: Evidence) -> int:
+    """The most ranks of one communicator (NCCL's ``nranks``) or of the world the log states (nccl-tests'
+    header, the all-reduce benchmark's ``(5 trials, 16 ranks)``), 0 if unsaid."""
+    said = [*ev.store.comms["nranks"].drop_nulls().to_list(), *ev.store.ranks["world_size"].drop_nulls().to_list()]
+    return int(max(said, default=0))
 
 
 def _below_links(ev: Evidence, large: pl.DataFrame, ends: pl.DataFrame, on: str) -> Verdict | None:
@@ -207,19 +253,30 @@ def _below_links(ev: Evidence, large: pl.DataFrame, ends: pl.DataFrame, on: str)
     if not spans or top["busbw_gbs"] >= ONE_NIC_GBS:
         return None
     lo = large["busbw_gbs"].min()
-    figure = (f"the bus bandwidth holds at {lo:g}-{top['busbw_gbs']:g} GB/s from "
-              f"{_size(large['bytes'].min())} to {_size(large['bytes'].max())} across nodes ({how}), with no "
-              "wrong value")
+    held = (f"holds at {lo:g}-{top['busbw_gbs']:g} GB/s from {_size(large['bytes'].min())} to "
+            f"{_size(large['bytes'].max())}" if large["bytes"].n_unique() > 1
+            else f"is {top['busbw_gbs']:g} GB/s at {_size(top['bytes'])}")
+    figure = f"the bus bandwidth {held} across nodes ({how}), with no wrong value"
     cited = [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2)
     nics = _nics(ev)
     if nics and top["busbw_gbs"] < 0.5 * nics * NIC_MIN_GBS:
-        return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{_op(large)}{on}: {figure}: far below what the {nics} "
+        return Verdict(Kind.SLOW_PROGRESS, f"{_test(large)}{on}: {figure}: far below what the {nics} "
                        f"NICs NCCL uses carry (at least {nics * NIC_MIN_GBS:g} GB/s, 100 Gb/s each); the "
                        "collectives complete, slowly: check each NIC's rate (ibstat), GPUDirect RDMA "
                        "(`GDRDMA` in NCCL's channel lines) and NCCL_IB_HCA", [], cited)
     if nics:
         return None
-    return Verdict(Kind.UNDECIDED, f"nccl-tests{_op(large)}{on}: {figure}: about what one 400 Gb/s NIC "
+    if _ranks_in(ev) >= 2 * NODE_GPUS:
+        # (twice the GPUs one node holds or more: nodes of up to 8 GPUs each, such as a cluster for
+        # multi-node training builds with 4-8 NICs of 200-400 Gb/s per node)
+        return Verdict(Kind.SLOW_PROGRESS, f"{_test(large)}{on}: {figure}: under what one 400 Gb/s "
+                       f"NIC carries ({ONE_NIC_GBS:g} GB/s), where a node of 8 GPUs built for multi-node "
+                       f"training carries 4-8 such NICs ({4 * ONE_NIC_GBS:g}-{8 * ONE_NIC_GBS:g} GB/s of bus "
+                       "bandwidth); the collectives complete, slowly: at the links' limit only on a node with "
+                       "one or two NICs; check each NIC's rate (ibstat), the NICs NCCL uses (NCCL_DEBUG=INFO: "
+                       "`NET/IB : Using [0]mlx5_0:1/IB ...`), GPUDirect RDMA (`GDRDMA`) and the network "
+                       "plugin", [], cited)
+    return Verdict(Kind.UNDECIDED, f"{_test(large)}{on}: {figure}: about what one 400 Gb/s NIC "
                    "carries per node; a node of one or two NICs is at its limit there, an HGX node of 4-8 "
                    "NICs carries 4-8x that (slow); the log names neither the NICs nor their speed: "
                    "NCCL_DEBUG=INFO (`NET/IB : Using [0]mlx5_0:1/IB ...`) and `ibstat` (Rate) decide it", [],
@@ -280,7 +337,8 @@ DECLINE = 0.08
 #: a phase of one iteration this many times forward + backward (and over a second) is where the time goes
 PHASE_X = 5.0
 #: an end said for a whole group of workers by the agent that ran them
-GROUP_END = r"torchelastic: worker .*SUCCEEDED|worker group successfully finished"
+GROUP_END = (r"torchelastic: worker .*SUCCEEDED|worker group successfully finished"
+             r"|Fault nodes are: \[\]\s+and stragglers are: \[\]")
 
 
 def _calm(ev: Evidence) -> bool:
@@ -406,11 +464,15 @@ def every_rank_ended(ev: Evidence) -> Verdict | None:
     destroyed = ev.store.comms.filter(pl.col("state") == "destroy_complete")
     ended |= set(destroyed.select(pl.coalesce("global_rank", "rank"))["global_rank"].drop_nulls().to_list())
     seen = set(ev.coverage.seen)
+    if group.any():
+        ended |= seen  # (the agent speaks for every worker of its group, the ranks seen among them)
     if seen - ended or (not seen and ends["rank"].drop_nulls().len()):
         return None
     who_ended = (f"{'rank' if len(ended) == 1 else 'ranks'} {fmt_ranks(sorted(ended))} each ended cleanly"
                  if ended else "the program said it ended cleanly")
-    if group.any():
+    if ends["message"].str.contains(GROUP_END.split("|")[-1]).any():
+        who_ended += " (DLRover's master names no fault node and no straggler once its check ran on every node)"
+    elif group.any():
         who_ended += " (torchelastic's agent says so only once every worker of its group exited with 0)"
     return Verdict(Kind.HEALTHY, f"{who_ended} ({ends['message'][0]}"
                    + (f"; {destroyed.height} communicator(s) destroyed" if destroyed.height else "")

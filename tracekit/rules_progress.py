@@ -131,6 +131,11 @@ def reports_advance(ev: Evidence) -> Verdict | None:
 
 #: the fewest step lines at one stride that say a loop moves with no time on them
 MIN_STRIDES = 4
+#: a figure of time on a step line (``time(s): 307.7``, ``12.3s``, ``812 ms``, ``1.5 s/it``): where the
+#: pace reads none from such lines, the lines carry a time it does not know how to read, and the loop's
+#: pace is unknown, not absent (a time that creeps up would pass for a loop that moves)
+TIME_SAID = (r"(?i)\b(?:time|elapsed|duration|latency|secs?|seconds)\b\W{0,4}\d"
+             r"|\d\s*(?:ms|s|sec|secs|seconds|min|mins)\b|/it\b|\bit/s\b")
 
 
 def steps_advance(ev: Evidence) -> Verdict | None:
@@ -145,6 +150,8 @@ def steps_advance(ev: Evidence) -> Verdict | None:
         # world seen: `healthy` says it, with the last step reached)
         return None
     st = ev.steps.sort("file", "line").unique("step", keep="first", maintain_order=True)
+    if st["message"].fill_null("").str.contains(TIME_SAID).any():
+        return None  # (a time on the lines the pace could not read: it decides, not the stride)
     stride = st["step"].diff().drop_nulls()
     if stride.len() < MIN_STRIDES or stride.n_unique() != 1 or stride[0] <= 0:
         return None

@@ -57,6 +57,14 @@ HEADER = (r"^#?\s*(?:size\s+count\s+type|bytes\s+N\s+type|\(B\)\s+\(elements\)|o
           r"|Collective test (?:starting|concluded))"
           r"|^#\s*$|^# nccl-tests version")
 OPS = {"alltoall": "all_to_all", "sendrecv": "send"}
+# the all-reduce benchmark of stas00's ml-engineering (network/benchmarks/all_reduce_bench.py) and the many
+# copies of it (rank 0 prints, once the trials are done: `The average bandwidth of all_reduce with a 4.0GB
+# payload (5 trials, 16 ranks):`, ` algbw: 44.947 GBps (359.6 Gbps)`, ` busbw: 84.275 GBps (674.2 Gbps)`;
+# payloads in 1e9 bytes): one ``bandwidth`` event at its busbw line, ``where="all_reduce_bench"``, and the
+# ranks it names as the world
+BENCH_HEAD = (r"The average bandwidth of (?P<op>\w+) with a (?P<gb>[\d.]+)\s*GB payload \((?P<trials>\d+) "
+              r"trials, (?P<n>\d+) ranks\)")
+BENCH_BW = r"\b(?P<what>algbw|busbw): (?P<gbs>[\d.]+) GBps\b"
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -76,8 +84,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
     said = any_of(HEADER, BINARY, COMPILED, FAILURE, FAILED_PID, RANK, MAX_ARG, MAX_BYTES)
     mine = df.filter(t.str.contains(said)
                      | t.str.replace_all(INNER_TAG, " ").str.contains(ROW))
+    bench = _bench(df)
     if not mine.height:
-        return Parsed("nccl-tests")
+        return bench or Parsed("nccl-tests")
     mine = mine.with_columns(t.str.extract(BINARY, 1).forward_fill().over("file").alias("op"))
     events = [_rows(mine)]
     for pattern in (FAILURE, FAILED_PID):
@@ -94,7 +103,40 @@ def parse(lines: pl.DataFrame) -> Parsed:
     events = pl.concat(events, how="diagonal_relaxed") if events else None
     if events is not None and "pid" in events.columns:
         events = events.with_columns(pl.col("pid").cast(pl.Int64, strict=False))
-    return Parsed("nccl-tests", {"events": events, "ranks": _ranks(mine)}, mine.select("file", "line"))
+    ranks = _ranks(mine)
+    if bench:
+        events = pl.concat([e for e in (events, bench.tables["events"]) if e is not None], how="diagonal_relaxed")
+        ranks = pl.concat([ranks, bench.tables["ranks"]], how="diagonal_relaxed")
+        mine = pl.concat([mine.select("file", "line"), bench.claimed])
+    return Parsed("nccl-tests", {"events": events, "ranks": ranks}, mine.select("file", "line"))
+
+
+def _bench(df: pl.DataFrame) -> Parsed | None:
+    """The all-reduce benchmark's result (``BENCH_HEAD`` and its algbw/busbw lines after it): a
+    ``bandwidth`` event at the busbw line, with the payload and the algbw; the ranks it names, the world."""
+    t = pl.col("text")
+    lines = df.filter(t.str.contains(BENCH_HEAD) | t.str.contains(BENCH_BW))
+    if not lines.height or not lines["text"].str.contains(BENCH_HEAD).any():
+        return None
+    head = t.str.extract_groups(BENCH_HEAD).struct
+    bw = t.str.extract_groups(BENCH_BW).struct
+    lines = lines.sort("file", "line").with_columns(
+        head.field("op").forward_fill().over("file").alias("op"),
+        (head.field("gb").cast(pl.Float64, strict=False) * 1e9).cast(pl.Int64).forward_fill().over("file")
+        .alias("bytes"),
+        head.field("n").cast(pl.Int64, strict=False).forward_fill().over("file").alias("world_size"),
+        pl.when(bw.field("what") == "algbw").then(bw.field("gbs").cast(pl.Float64, strict=False))
+        .forward_fill().over("file").alias("algbw_gbs"),
+        pl.when(bw.field("what") == "busbw").then(bw.field("gbs").cast(pl.Float64, strict=False))
+        .alias("busbw_gbs"))
+    rows = lines.filter(pl.col("busbw_gbs").is_not_null() & pl.col("bytes").is_not_null())
+    if not rows.height:
+        return None
+    events = rows.select("file", "line", pl.lit(EventKind.BANDWIDTH).alias("kind"),
+                         t.str.strip_chars().alias("message"), pl.col("op").replace(OPS), "bytes",
+                         "algbw_gbs", "busbw_gbs", pl.lit("all_reduce_bench").alias("where"))
+    ranks = rows.select("file", "world_size", pl.lit("all_reduce_bench").alias("source")).unique()
+    return Parsed("nccl-tests", {"events": events, "ranks": ranks}, lines.select("file", "line"))
 
 
 def _said(mine: pl.DataFrame) -> list[pl.DataFrame]:

@@ -42,6 +42,10 @@ RATES = (
 )
 #: the unit of a line's rate, where it says one
 RATE_UNIT = r"(?i)(token/s|tokens?/s(?:ec)?|samples/s(?:ec)?|images/s(?:ec)?|it/s|tps|wps|[GT]FLOPS)"
+#: where a field named ``time`` starts: the line's start, a separator or a figure before it, then the word
+#: with what it times (``iter time``, ``step_time``, ``time/batch``)
+TIME_FIELD = (r"(?i)(?:^|[,|;(){}\[\]]|\d)\s*(?:(?:iter|iteration|step|batch|train)[ _])?time"
+              r"(?:[/_ ](?:per[_ ])?(?:step|iter|iteration|batch))?")
 #: seconds per step a progress line prints: (pattern, factor to seconds)
 TIMES = (
     (r"elapsed[ _]time[ _]per[ _]iteration[ _]\(?ms\)?:?\s*([\d.]+)", 1e-3),
@@ -56,6 +60,14 @@ TIMES = (
     (r"(?i)\b(?:time|step_avg|iter_time|batch_time|step_time)[:= ]\s*([\d.]+)\s*ms\b", 1e-3),
     (r"(?i)\b(?:step_avg|iter_time|batch_time)[:= ]\s*([\d.]+)\s*s\b", 1.0),
     (r"\b([\d.]+)\s*(?:s|sec|seconds) (?:run|per (?:step|iter(?:ation)?|batch))\b", 1.0),
+    # a field named `time` of any template (mmcv's `eta: 2 days, 11:55:36, time: 6.434, data_time: 5.763`,
+    # MMF's `val_loss: 3.38 time(s): 307.7 s`, `iter time: 1.23s`, `time (ms): 812`): the word starts a
+    # field (after a separator or a figure, never a word: `elapsed time`, `total time`, `data_time` are
+    # no time per step), its unit in brackets or after the figure, seconds where none is said
+    (rf"{TIME_FIELD}\s*\(ms\)\s*[:=]\s*([\d.]+)", 1e-3),
+    (rf"{TIME_FIELD}\s*[:=]\s*([\d.]+)\s*ms\b", 1e-3),
+    (rf"{TIME_FIELD}(?:\s*\((?:s|sec|seconds)\))?\s*[:=]?\s*([\d.]+)(?:\s*(?:s|sec|secs|seconds)\b"
+     r"|[^\w.:]|$)", 1.0),
 )
 #: a template with one of these words is an error, a warning, a retry or a wait repeated: never progress
 NOT_PROGRESS = (r"(?i)\b(?:error|errors|fail\w*|retr(?:y|ies|ying)|attempt\w*|exception|timed? ?out|"

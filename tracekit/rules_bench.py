@@ -198,11 +198,11 @@ def _latency(ev: Evidence, rows: pl.DataFrame, on: str) -> Verdict | None:
         return None
     top = rows.sort("busbw_gbs").tail(1).row(0, named=True)
     return Verdict(Kind.UNDECIDED, f"nccl-tests{_op(rows)}{on}: a {_size(small['bytes'])} collective takes "
-                   f"{us:.0f} us, several times the {LATENCY_US / 4:.0f}-{LATENCY_US:.0f} us one takes over "
-                   "NVLink, InfiniBand or RoCE (a slow path: TCP sockets, a proxy, many hops), and the table "
-                   f"stops at {_size(rows['bytes'].max())} (busbw {top['busbw_gbs']:g} GB/s there), below the "
-                   "sizes that measure the links' bandwidth; no wrong value: the collectives complete, slowly "
-                   "at these sizes; the larger sizes (-e 8G) and NCCL_DEBUG=INFO (the transport NCCL chose: "
+                   f"{us:.0f} us, over the {LATENCY_US:.0f} us one takes at the most over NVLink, InfiniBand "
+                   "or RoCE (a slow path: TCP sockets, a proxy, many hops), and the table stops at "
+                   f"{_size(rows['bytes'].max())} (busbw {top['busbw_gbs']:g} GB/s there), below the sizes "
+                   "that measure the links' bandwidth; no wrong value: the collectives complete, slowly at "
+                   "these sizes; the larger sizes (-e 8G) and NCCL_DEBUG=INFO (the transport NCCL chose: "
                    "`via NET/IB`, `via NET/Socket`) decide whether it is slow", [],
                    [Cited(small["file"], small["line"], small["message"]),
                     Cited(top["file"], top["line"], top["message"])])
@@ -240,7 +240,8 @@ def _nodes(ev: Evidence) -> tuple[bool, str]:
 def _ranks_in(ev: Evidence) -> int:
     """The most ranks of one communicator (NCCL's ``nranks``) or of the world the log states (nccl-tests'
     header, the all-reduce benchmark's ``(5 trials, 16 ranks)``), 0 if unsaid."""
-    said = [*ev.store.comms["nranks"].drop_nulls().to_list(), *ev.store.ranks["world_size"].drop_nulls().to_list()]
+    said = [*ev.store.comms["nranks"].drop_nulls().to_list(),
+            *ev.store.ranks["world_size"].drop_nulls().to_list()]
     return int(max(said, default=0))
 
 
@@ -272,8 +273,9 @@ def _below_links(ev: Evidence, large: pl.DataFrame, ends: pl.DataFrame, on: str)
         return Verdict(Kind.SLOW_PROGRESS, f"{_test(large)}{on}: {figure}: under what one 400 Gb/s "
                        f"NIC carries ({ONE_NIC_GBS:g} GB/s), where a node of 8 GPUs built for multi-node "
                        f"training carries 4-8 such NICs ({4 * ONE_NIC_GBS:g}-{8 * ONE_NIC_GBS:g} GB/s of bus "
-                       "bandwidth); the collectives complete, slowly: at the links' limit only on a node with "
-                       "one or two NICs; check each NIC's rate (ibstat), the NICs NCCL uses (NCCL_DEBUG=INFO: "
+                       "bandwidth); the collectives complete, slowly: at the links' limit only on a node "
+                       "with one or two NICs; check each NIC's rate (ibstat), the NICs NCCL uses "
+                       "(NCCL_DEBUG=INFO: "
                        "`NET/IB : Using [0]mlx5_0:1/IB ...`), GPUDirect RDMA (`GDRDMA`) and the network "
                        "plugin", [], cited)
     return Verdict(Kind.UNDECIDED, f"{_test(large)}{on}: {figure}: about what one 400 Gb/s NIC "
@@ -471,7 +473,8 @@ def every_rank_ended(ev: Evidence) -> Verdict | None:
     who_ended = (f"{'rank' if len(ended) == 1 else 'ranks'} {fmt_ranks(sorted(ended))} each ended cleanly"
                  if ended else "the program said it ended cleanly")
     if ends["message"].str.contains(GROUP_END.split("|")[-1]).any():
-        who_ended += " (DLRover's master names no fault node and no straggler once its check ran on every node)"
+        who_ended += (" (DLRover's master names no fault node and no straggler once its check ran on every "
+                      "node)")
     elif group.any():
         who_ended += " (torchelastic's agent says so only once every worker of its group exited with 0)"
     return Verdict(Kind.HEALTHY, f"{who_ended} ({ends['message'][0]}"

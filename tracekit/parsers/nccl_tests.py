@@ -105,7 +105,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
         events = events.with_columns(pl.col("pid").cast(pl.Int64, strict=False))
     ranks = _ranks(mine)
     if bench:
-        events = pl.concat([e for e in (events, bench.tables["events"]) if e is not None], how="diagonal_relaxed")
+        events = pl.concat([e for e in (events, bench.tables["events"]) if e is not None],
+                           how="diagonal_relaxed")
         ranks = pl.concat([ranks, bench.tables["ranks"]], how="diagonal_relaxed")
         mine = pl.concat([mine.select("file", "line"), bench.claimed])
     return Parsed("nccl-tests", {"events": events, "ranks": ranks}, mine.select("file", "line"))

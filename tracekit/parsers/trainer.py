@@ -86,8 +86,10 @@ PROGRAM_END = (r"(?i)^(?:Rank \d+:\s*)?(?:End of (?:workload|training)\b"
                r"at iteration \d+)|^-*\s*Job '[\w\-]+' succeeded\b"
                # (progress) a benchmark's or a check's own end (ROCm's micro_benchmarking_pytorch.py: `OK:
                # finished running benchmark..`), DLRover's master after its network check of every node
-               # (dlrover/python/elastic_agent/torch/training.py: `Fault nodes are: []  and stragglers are: []`)
-               r"|^(?:OK:?\s*)?(?:finished|completed|done)(?: running)?(?: the)? (?:benchmark|tests?|checks?)\b"
+               # (dlrover/python/elastic_agent/torch/training.py: `Fault nodes are: []  and stragglers are:
+               # []`)
+               r"|^(?:OK:?\s*)?(?:finished|completed|done)(?: running)?(?: the)? "
+               r"(?:benchmark|tests?|checks?)\b"
                r"|^(?:The )?(?:benchmark|tests?|checks?) (?:finished|completed|done|passed)\b"
                r"|\bFault nodes are: \[\]\s+and stragglers are: \[\]")
 # a program's own watchdog naming the rank that made no progress (`STALL rank 3 on node0: no progress past

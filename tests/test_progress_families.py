@@ -1,0 +1,136 @@
+"""Slow or healthy from a run's own figures (issue 31, session 14), on the real formats of each family:
+the time field of any progress template and a time that creeps up; benchmark tables and results against
+what the links carry; the end of a benchmark or a check. Negatives with each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.factory import make_store
+from tracekit import pace
+from tracekit.ingest import ingest
+from tracekit.parsers import nccl_tests, series, text
+from tracekit.verdict import Kind, decide
+
+
+def verdict_of(tmp_path: Path, lines: list[str], name: str = "train.log"):
+    p = tmp_path / name
+    p.write_text("\n".join(lines) + "\n")
+    return decide(ingest([p]))
+
+
+def events_of(lines: list[str]):
+    return series.parse(text.lines_frame("train.log", "\n".join(lines) + "\n")).tables.get("events")
+
+
+# mmcv's TextLoggerHook (mmcv/runner/hooks/logger/text.py: `Epoch [1][100/5005]\tlr: ..., eta: ..., time:
+# ..., data_time: ..., memory: ..., loss: ...`): `time` is the seconds per iteration, `data_time` the loader's
+MMCV = ("2021-03-02 10:{m:02d}:00,123 - mmcls - INFO - Epoch [1][{i}/5005]\tlr: 1.000e-01, eta: 2 days, "
+        "11:55:36, time: {t}, data_time: {d}, memory: 9400, loss: 6.8")
+# MMF/Pythia's report (mmf/trainers/core/training_loop.py, v0.1: `iter: ... time(s): 307.7 s`): the seconds
+# of the last 100 iterations
+MMF = ("iter: {i} train_loss: 3.6883  train_score: 0.2910  avg_train_score: 0.1358 val_score: 0.2867 "
+       "val_loss: 3.3840 time(s): {t} s")
+
+
+def test_the_pace_reads_the_time_field_of_mmcv_lines_and_not_the_data_time(tmp_path):
+    p = tmp_path / "train.log"
+    p.write_text("\n".join(MMCV.format(m=k, i=100 * (k + 1), t=0.47 + k / 100, d=0.025) for k in range(4)))
+    ticks = pace.ticks(ingest([p]).events)
+    assert ticks["took"].round(3).to_list() == [0.47, 0.48, 0.49, 0.5]
+
+
+def test_series_reads_the_time_field_of_mmf_lines():
+    ev = events_of([MMF.format(i=100 * (k + 1), t=t) for k, t in enumerate((307.7, 268.5, 282.1))])
+    assert ev["step"].to_list() == [100, 200, 300]
+    assert ev["duration_ms"].to_list() == [307700.0, 268500.0, 282100.0]
+
+
+def test_a_time_named_by_another_word_is_no_time_per_step():
+    lines = [f"step {k} | elapsed time: {60 * k} s | total time: {60 * k} s | loss 1.2" for k in range(1, 5)]
+    ev = events_of(lines)
+    assert ev is None or ev["duration_ms"].null_count() == ev.height
+
+
+def test_an_iteration_time_that_creeps_up_is_slow_and_names_its_figures(tmp_path):
+    times = (307.7, 268.5, 282.1, 299.6, 285.3, 329.9, 356.2, 324.3, 335.9)
+    lines = ["BEGIN TRAINING..."] + [MMF.format(i=100 * (k + 1), t=t) for k, t in enumerate(times)]
+    v = verdict_of(tmp_path, lines)
+    assert v.kind == Kind.SLOW_PROGRESS and v.rule == "pace_trend"
+    assert "grew 1.2x, from 275.3 s per step to 330.1 s per step over steps 200-900" in v.summary
+    assert "third after third" in v.summary
+
+
+def test_a_steady_iteration_time_with_one_spike_is_not_a_creep(tmp_path):
+    times = (6.43, 0.48, 0.47, 0.49, 0.48, 2.9, 0.47, 0.48, 0.49, 0.47)
+    v = verdict_of(tmp_path, [MMCV.format(m=k, i=100 * (k + 1), t=t, d=0.03) for k, t in enumerate(times)])
+    assert v.kind != Kind.SLOW_PROGRESS or "grew" not in v.summary
+
+
+def test_times_that_count_up_with_the_step_are_cumulative_not_slow():
+    ticks = pace.ticks(make_store(events=[
+        dict(file="t.log", line=k, kind="step", step=100 * k, message=f"step {100 * k} time: {61.0 * k:.1f}")
+        for k in range(1, 8)]).events)
+    assert pace.cumulative(ticks.filter(ticks["took"].is_not_null()))
+    assert pace.trend(ticks) is None
+
+
+def test_step_lines_with_a_time_the_pace_cannot_read_are_never_healthy_by_their_stride():
+    # (a time in minutes the reading does not know: the stride alone would say HEALTHY)
+    lines = [f"Step {100 * k} | loss: 0.9{k} | took 3.{k} min" for k in range(1, 7)]
+    events = [dict(file="t.log", line=k, kind="step", step=100 * k, message=m)
+              for k, m in enumerate(lines, 1)]
+    v = decide(make_store(events=events))
+    assert v.rule != "steps_advance"
+
+
+# nccl-tests' result rows (src/common.cu), an older build's table with the error column (NCCL 2.9-era)
+OLD_ROW = ("{size:>12} {count:>12}     float     sum    {us:6.1f}    0.00    0.00  2e-07    {us:6.1f}    "
+           "0.00    0.00  2e-07")
+
+
+def test_a_table_of_small_sizes_that_takes_hundreds_of_us_is_undecided_with_its_latency(tmp_path):
+    rows = [OLD_ROW.format(size=2**k, count=2**k // 4, us=160.0 + 3 * k) for k in range(6, 18)]
+    v = verdict_of(tmp_path, rows, "tests.log")
+    assert v.kind == Kind.UNDECIDED and v.rule == "nccl_test_result"
+    assert "a 64 B collective takes 178 us" in v.summary and "stops at 128 KB" in v.summary
+
+
+def test_a_table_of_small_sizes_at_usual_latency_is_healthy_so_far(tmp_path):
+    rows = [OLD_ROW.format(size=2**k, count=2**k // 4, us=35.0 + k) for k in range(3, 12)]
+    v = verdict_of(tmp_path, rows, "tests.log")
+    assert v.kind == Kind.HEALTHY and v.rule == "nccl_test_result"
+
+
+# stas00's all_reduce_bench.py as a real GKE a3 run printed it through torchrun's --tee prefix (a paste in a
+# public repository's notes): 16 ranks, busbw 84 GB/s (GPUDirect-TCPX)
+A3 = ["[gke-a3-cluster-a3-cluster-node-pool-2dccbe7f-j25n:0]:The average bandwidth of all_reduce with a "
+      "4.0GB payload (5 trials, 16 ranks):",
+      "[gke-a3-cluster-a3-cluster-node-pool-2dccbe7f-j25n:0]: algbw: 44.947 GBps (359.6 Gbps)",
+      "[gke-a3-cluster-a3-cluster-node-pool-2dccbe7f-j25n:0]: busbw: 84.275 GBps (674.2 Gbps)"]
+
+
+def test_the_all_reduce_benchmark_result_is_read_as_bandwidth():
+    parsed = nccl_tests.parse(text.lines_frame("bench.log", "\n".join(A3) + "\n"))
+    e = parsed.tables["events"].row(0, named=True)
+    assert (e["kind"], e["bytes"], e["busbw_gbs"]) == ("bandwidth", 4_000_000_000, 84.275)
+    assert e["algbw_gbs"] == 44.947
+    assert parsed.tables["ranks"]["world_size"].to_list() == [16] and parsed.claimed.height == 3
+
+
+def test_the_all_reduce_benchmark_across_8_gpu_nodes_under_one_nic_is_slow(tmp_path):
+    slow = [ln.replace("44.947", "10.119").replace("84.275", "18.973") for ln in A3]
+    v = verdict_of(tmp_path, slow, "bench.log")
+    assert v.kind == Kind.SLOW_PROGRESS and "18.973 GB/s" in v.summary
+    assert "all_reduce_bench.py" in v.summary and "400 Gb/s" in v.summary
+    assert verdict_of(tmp_path, A3, "bench2.log").kind == Kind.HEALTHY
+
+
+def test_the_end_of_a_benchmark_is_a_clean_end(tmp_path):
+    # ROCm's micro_benchmarking_pytorch.py
+    lines = ["INFO: running forward and backward for warmup.", "INFO: running the benchmark..",
+             "OK: finished running benchmark..", "--------------------SUMMARY--------------------------",
+             "Microbenchmark for network : alexnet", "Num devices: 2", "Time per mini-batch : 0.0285"]
+    v = verdict_of(tmp_path, lines)
+    assert v.kind == Kind.HEALTHY and "OK: finished running benchmark" in v.summary
+    assert verdict_of(tmp_path, lines[:2], "started.log").kind != Kind.HEALTHY

@@ -134,3 +134,24 @@ def test_the_end_of_a_benchmark_is_a_clean_end(tmp_path):
     v = verdict_of(tmp_path, lines)
     assert v.kind == Kind.HEALTHY and "OK: finished running benchmark" in v.summary
     assert verdict_of(tmp_path, lines[:2], "started.log").kind != Kind.HEALTHY
+
+
+# InternLM's metrics line (internlm/train/training_internlm.py record_current_batch_training_metrics)
+INTERNLM = ("INFO train.py:317 in record_current_batch_training_metrics -- tflops={f},step={s},loss=7.5025,"
+            "tgs (tokens/gpu/second)={g},lr=2.2e-06,loss_scale=65536.0,grad_norm=20.6,micro_num=4,"
+            "num_consumed_tokens=2621440,fwd_bwd_time=6.15")
+
+
+def test_a_pace_figure_alone_is_undecided_and_names_its_figure(tmp_path):
+    v = verdict_of(tmp_path, [INTERNLM.format(f=93.48098385143103, s=9, g=2104.89)])
+    assert v.kind == Kind.UNDECIDED and v.rule == "pace_unjudged"
+    assert "93.481 tflops at step 9" in v.summary and "GPUs' peak" in v.summary
+
+
+def test_tflops_per_gpu_lines_that_hold_are_steady_and_ones_that_halve_are_slow(tmp_path):
+    figures = (180.2, 181.0, 179.5, 180.7, 181.3)
+    steady = [INTERNLM.format(f=f, s=s, g=2100) for s, f in enumerate(figures, 10)]
+    assert verdict_of(tmp_path, steady).kind == Kind.HEALTHY
+    halved = [INTERNLM.format(f=f, s=s, g=2100) for s, f in enumerate((180.2, 181.0, 120.5, 90.7, 88.3), 10)]
+    v = verdict_of(tmp_path, halved, "halved.log")
+    assert v.kind == Kind.SLOW_PROGRESS and "tflops" in v.summary

@@ -8,8 +8,8 @@ import math
 
 import polars as pl
 
-from tracekit import figures, situation
-from tracekit.evidence import Evidence, lines
+from tracekit import figures, pace, situation
+from tracekit.evidence import Evidence, clip, lines
 from tracekit.outcome import Cited, Kind, Verdict
 from tracekit.rules_common import late_text
 
@@ -189,6 +189,28 @@ def clean_but_partial(ev: Evidence) -> Verdict | None:
     return Verdict(Kind.UNDECIDED, "what was seen ended cleanly or progressed "
                    f"({'; '.join((ev.clean_end + ev.progressed)[:2])}), but only {ev.coverage.describe()}: "
                    "the other ranks' logs decide it", [], [])
+
+
+def pace_unjudged(ev: Evidence) -> Verdict | None:
+    """Progress lines that print the program's own pace (a throughput, the TFLOPS each GPU does, a time per
+    step) and nothing else decides: too few of them for a trend, or figures neither steady nor trending.
+    Undecided, with the figures and what they are compared with (the GPUs' peak, the same job's own
+    figures on one node), never healthy: a figure alone says how fast, not whether that is slow."""
+    t = ev.ticks
+    if not t.height or ev.trouble.height or ev.failure_signs or ev.stalls.height:
+        return None
+    last = t.tail(1).row(0, named=True)
+    figure = (f"{last['rate']:g} {last['unit'] or ''}".rstrip() if last["rate"] is not None
+              else f"{last['took']:g} s per step")
+    at = f" at step {last['step']}" if last.get("step") is not None else ""
+    few = (f"{t.height} progress line(s), too few to show a trend" if t.height < pace.MIN_TICKS
+           else f"{t.height} progress lines whose figures are neither steady nor a trend")
+    return Verdict(Kind.UNDECIDED, f"the program's own pace: {figure}{at} ({clip(last['message'], 160)}); "
+                   f"{few}, and nothing in the log says what the hardware gives: compare the throughput with "
+                   "the GPUs' peak (dense bf16: A100 312, H100 989 TFLOPS; a tuned LLM run reaches about "
+                   "35-55% of it) or with the same job on one node; a throughput far below it on several "
+                   f"nodes points at the interconnect ({ev.coverage.describe()})", [],
+                   [Cited(last["file"], last["line"], last["message"])])
 
 
 def nothing(ev: Evidence) -> Verdict:

@@ -39,9 +39,15 @@ RATES = (
     r"(\d[\d,]*(?:\.\d+)?[KMG]?)",
     r"(?:^|[\s,(])(\d[\d,]*(?:\.\d+)?)/s\b",
     r"(\d[\d,]*(?:\.\d+)?)\s*[GT]FLOPS\b",
+    # a throughput per GPU or the model FLOPs each GPU does, named before the figure: InternLM's
+    # `tflops=93.48, ..., tgs (tokens/gpu/second)=2104.89`, `tokens_per_gpu_per_sec: 2105`, `TFLOPs/GPU: 180`
+    r"(?i)\btflops(?:/s)?(?:[/_ ](?:per[/_ ])?gpu)?\s*[:=]\s*(\d[\d,]*(?:\.\d+)?)",
+    r"(?i)\b(?:tgs|tokens?[/_ ](?:per[/_ ])?gpu[/_ ](?:per[/_ ])?s(?:ec(?:ond)?)?)\b[^:=\d]{0,30}[:=]\s*"
+    r"(\d[\d,]*(?:\.\d+)?)",
 )
 #: the unit of a line's rate, where it says one
-RATE_UNIT = r"(?i)(token/s|tokens?/s(?:ec)?|samples/s(?:ec)?|images/s(?:ec)?|it/s|tps|wps|[GT]FLOPS)"
+RATE_UNIT = (r"(?i)(token/s|tokens?/s(?:ec)?|samples/s(?:ec)?|images/s(?:ec)?|it/s|tps|wps|[GT]FLOPS|"
+             r"tokens?/gpu/s\w*|tgs)")
 #: where a field named ``time`` starts: the line's start, a separator or a figure before it, then the word
 #: with what it times (``iter time``, ``step_time``, ``time/batch``)
 TIME_FIELD = (r"(?i)(?:^|[,|;(){}\[\]]|\d)\s*(?:(?:iter|iteration|step|batch|train)[ _])?time"

@@ -72,8 +72,8 @@ def cumulative(f: pl.DataFrame) -> bool:
     d = v.diff().drop_nulls()
     if v.len() < 4 or not (d > 0).all():
         return False
-    steps = f["step"].cast(pl.Float64) if "step" in f.columns else None
-    if steps is not None and steps.null_count() == 0 and (steps > 0).all():
+    steps = f["step"].cast(pl.Float64)
+    if steps.null_count() == 0 and (steps > 0).all():
         per = v / steps
         return bool(per.max() <= 1.25 * per.min())
     return bool(d.max() <= 2 * d.min())
@@ -117,7 +117,7 @@ def trend(t: pl.DataFrame) -> dict | None:
     noun = "the time per step" if what == "took" else "the throughput"
     verb = f"grew {last / first:.2g}x" if grew else f"fell to {last / first:.0%}"
     end = f.tail(1).row(0, named=True)
-    steps = f["step"].drop_nulls() if "step" in f.columns else pl.Series([], dtype=pl.Int64)
+    steps = f["step"].drop_nulls()
     over = (f"over steps {steps.min()}-{steps.max()} ({f.height} progress lines)" if steps.n_unique() > 1
             else f"over {f.height} progress lines")
     creep = ((", higher" if grew else ", lower") + " third after third"

@@ -42,6 +42,8 @@ BENCHES = ("nccl-tests", "all_reduce_bench")
 #: tens of us; NCCL's own tuning models 1-10 us per hop): a table of small sizes only that takes several
 #: times that says the links or the path are slow, but not how slow their bandwidth is
 LATENCY_US = 100.0
+#: the most ranks for which that holds (a tree's or a ring's latency grows with the ranks)
+LATENCY_RANKS = 32
 
 
 def _size(n: int | None) -> str:
@@ -182,16 +184,18 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
                    f"{_size(reached)}, busbw up to {top['busbw_gbs']:g} GB/s at {_size(top['bytes'])}), "
                    f"no wrong value{end}"
                    + (f"; transport {transport}" if transport else "")
-                   + ": every rank completed each size (nccl-tests prints a row only then)", [],
+                   + ": every rank completed each size (nccl-tests prints a row only then)"
+                   + (f"; the sizes stop below {_size(BEGUN)}, where a table measures latency, not the links' "
+                      "bandwidth: healthy so far, not a measure of the links" if reached < BEGUN else ""), [],
                    [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2))
 
 
 def _latency(ev: Evidence, rows: pl.DataFrame, on: str) -> Verdict | None:
     """A table of small sizes only (under ``BEGUN``: it measures latency, not bandwidth) whose smallest
     size takes over ``LATENCY_US`` on more than one rank: undecided, with the figures and what decides."""
-    world = ev.store.ranks.filter(pl.col("source").str.contains("nccl-tests"))["world_size"].drop_nulls()
-    if world.len() and world.max() == 1:
-        return None  # (one rank: no link is crossed)
+    world = _ranks_in(ev)
+    if world == 1 or world > LATENCY_RANKS or rows["op"].is_in(["all_to_all", "send"]).any():
+        return None  # (one rank crosses no link; an all-to-all's or a big world's latency grows with it)
     small = rows.sort("bytes", "line").row(0, named=True)
     us = (small["duration_ms"] or 0) * 1e3
     if us <= LATENCY_US:

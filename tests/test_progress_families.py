@@ -155,3 +155,36 @@ def test_tflops_per_gpu_lines_that_hold_are_steady_and_ones_that_halve_are_slow(
     halved = [INTERNLM.format(f=f, s=s, g=2100) for s, f in enumerate((180.2, 181.0, 120.5, 90.7, 88.3), 10)]
     v = verdict_of(tmp_path, halved, "halved.log")
     assert v.kind == Kind.SLOW_PROGRESS and "tflops" in v.summary
+
+
+# the figure each trainer's progress line prints, from the code that prints it: (line, rate, took in s)
+TEMPLATES = [
+    # timm's train.py: `Time: {rate_avg}s, {rate}/s`
+    ("Train: 1 [ 100/1251 ( 8%)]  Loss: 6.9 (6.9)  Time: 0.321s,  797.34/s  (0.330s,  775.01/s)  LR: 1.0e-03",
+     797.34, 0.321),
+    # MMEngine's LogProcessor (mmengine/runner/log_processor.py): `time: ...  data_time: ...`
+    ("Epoch(train)  [1][  50/7330]  lr: 1.0e-04  eta: 1 day, 5:00:00  time: 0.5123  data_time: 0.0123  "
+     "memory: 5000  loss: 1.2", None, 0.5123),
+    # Detectron2's CommonMetricPrinter (detectron2/utils/events.py)
+    ("[07/21 12:00:00 d2.utils.events]:  eta: 1 day, 2:03:04  iter: 19  total_loss: 2.1  time: 0.4567  "
+     "data_time: 0.0234  lr: 0.0001  max_mem: 5000M", None, 0.4567),
+    # PaddleNLP's examples: `speed: %.2f step/s`
+    ("global step 100, epoch: 0, batch: 99, loss: 2.3, speed: 1.23 step/s", 1.23, None),
+    # DeepSpeed's ThroughputTimer: the last interval's rate, not the running average
+    ("epoch=0/micro_step=40/global_step=10, RunningAvgSamplesPerSec=25.0, CurrSamplesPerSec=24.8, "
+     "MemAllocated=31.36GB", 24.8, None),
+    # PyTorch's examples/word_language_model/main.py: `| ms/batch {:5.2f} |`
+    ("| epoch   1 |   200/ 2983 batches | lr 5.00 | ms/batch 45.21 | loss  7.12 | ppl  1234.5", None,
+     0.04521),
+    ("Step 100/1000 | Loss 2.31 | 1.52 s/step | 2345 tok/s", 2345.0, 1.52),
+    # a cumulative time is none of these
+    ("Iteration 100, loss = 2.1, elapsed time = 120.5 s", None, None),
+]
+
+
+def test_the_pace_reads_the_figure_of_each_trainer_s_template():
+    events = [dict(file="t.log", line=i, kind="step", step=i, message=m)
+              for i, (m, _, _) in enumerate(TEMPLATES)]
+    t = pace.ticks(make_store(events=events).events)
+    got = {r["line"]: (r["rate"], r["took"] and round(r["took"], 5)) for r in t.iter_rows(named=True)}
+    assert [got.get(i, (None, None)) for i in range(len(TEMPLATES))] == [(r, s) for _, r, s in TEMPLATES]

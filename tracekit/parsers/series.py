@@ -33,7 +33,11 @@ NUMBER = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 RATES = (
     r"(?i)\bgen(?:eration)? throughput(?: \(token/s\))?: ([\d][\d,]*(?:\.\d+)?)",
     r"(?i)\b(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*(\d[\d,]*(?:\.\d+)?)",
-    r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens?|it|words|examples|seqs|sequences)/s(?:ec)?\b",
+    r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens?|tok|it|words|examples|seqs|sequences|steps?"
+    r"|batch(?:es)?)/s(?:ec)?\b",
+    # DeepSpeed's ThroughputTimer (deepspeed/utils/timer.py: `RunningAvgSamplesPerSec=25.0,
+    # CurrSamplesPerSec=24.8`): the rate of the last interval, not the average since the start
+    r"\bCurrSamplesPerSec=(\d[\d,]*(?:\.\d+)?)",
     r"(?i)\bthroughput[^:=\d]{0,30}[:=]\s*(\d[\d,]*(?:\.\d+)?)",
     r"(?i)\b(?:wps|ups|tokens_per_sec|samples_per_sec|samplespersec|words/s|tok/s)\s*[:=]?\s*"
     r"(\d[\d,]*(?:\.\d+)?[KMG]?)",
@@ -46,8 +50,8 @@ RATES = (
     r"(\d[\d,]*(?:\.\d+)?)",
 )
 #: the unit of a line's rate, where it says one
-RATE_UNIT = (r"(?i)(token/s|tokens?/s(?:ec)?|samples/s(?:ec)?|images/s(?:ec)?|it/s|tps|wps|[GT]FLOPS|"
-             r"tokens?/gpu/s\w*|tgs)")
+RATE_UNIT = (r"(?i)(token/s|tokens?/s(?:ec)?|tok/s|samples/s(?:ec)?|images/s(?:ec)?|it/s|steps?/s|tps|wps|"
+             r"[GT]FLOPS|tokens?/gpu/s\w*|tgs|SamplesPerSec)")
 #: where a field named ``time`` starts: the line's start, a separator or a figure before it, then the word
 #: with what it times (``iter time``, ``step_time``, ``time/batch``)
 TIME_FIELD = (r"(?i)(?:^|[,|;(){}\[\]]|\d)\s*(?:(?:iter|iteration|step|batch|train)[ _])?time"
@@ -58,6 +62,9 @@ TIMES = (
     (r"'elapsed_s': ([\d.]+)", 1.0),
     (r"\(([\d.]+) sec\)", 1.0),  # TensorFlow's estimator: the seconds of the steps since its last line
     (r"([\d.]+)\s*s/it\b", 1.0),
+    (r"([\d.]+)\s*s/(?:step|iter|batch)\b", 1.0),
+    # the unit before the figure (PyTorch's word_language_model: `| ms/batch 45.21 |`)
+    (r"(?i)\bms/(?:step|iter|batch)\s*[:=]?\s*([\d.]+)", 1e-3),
     (r"([\d.]+)\s*ms/step\b", 1e-3),
     (r"(?i)\bstep[_ ]time(?: \(s\))?[:=]\s*([\d.]+)\s*s?\b", 1.0),
     (r"(?i)\btime[/_ ]?(?:per[_ ])?(?:step|iter(?:ation)?)[:=]\s*([\d.]+)\b", 1.0),

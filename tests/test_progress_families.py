@@ -188,3 +188,16 @@ def test_the_pace_reads_the_figure_of_each_trainer_s_template():
     t = pace.ticks(make_store(events=events).events)
     got = {r["line"]: (r["rate"], r["took"] and round(r["took"], 5)) for r in t.iter_rows(named=True)}
     assert [got.get(i, (None, None)) for i in range(len(TEMPLATES))] == [(r, s) for _, r, s in TEMPLATES]
+
+
+def test_a_server_s_throughput_that_eases_with_its_load_is_no_creep():
+    # vLLM's engine (vllm/engine/metrics.py): no step number; 20% lower third after third, never halved
+    said = ("INFO 05-02 10:11:{s:02d} metrics.py:351] Avg prompt throughput: 0.0 tokens/s, Avg generation "
+            "throughput: {r} tokens/s, Running: 8 reqs, Swapped: 0 reqs, Pending: 0 reqs")
+    rates = (50.1, 49.8, 50.3, 45.2, 44.9, 45.5, 40.1, 39.8, 40.3)
+    events = [dict(file="s.log", line=i, kind="progress", message=said.format(s=i, r=r))
+              for i, r in enumerate(rates)]
+    t = pace.ticks(make_store(events=events).events)
+    assert pace.trend(t) is None
+    numbered = t.with_columns(t["i"].cast(t.schema["step"]).alias("step") * 10)
+    assert "third after third" in pace.trend(numbered)["text"]

@@ -109,8 +109,10 @@ def trend(t: pl.DataFrame) -> dict | None:
     k = max(1, f.height // 3)
     col = pl.col(what)
     first, last = f.head(k).select(col.median()).item(), f.tail(k).select(col.median()).item()
-    grew = what == "took" and (last >= TREND * first or _creeps(f[what], k))
-    fell = what == "rate" and (last <= first / TREND or _creeps(-f[what], k))
+    # (a creep only on a loop's numbered lines: a server's throughput follows its load)
+    loop = f["step"].null_count() == 0
+    grew = what == "took" and (last >= TREND * first or (loop and _creeps(f[what], k)))
+    fell = what == "rate" and (last <= first / TREND or (loop and _creeps(-f[what], k)))
     if not (grew or fell):
         return None
     unit = f["unit"].drop_nulls()[0] if what == "rate" and f["unit"].drop_nulls().len() else None

@@ -205,11 +205,13 @@ def pace_unjudged(ev: Evidence) -> Verdict | None:
     at = f" at step {last['step']}" if last.get("step") is not None else ""
     few = (f"{t.height} progress line(s), too few to show a trend" if t.height < pace.MIN_TICKS
            else f"{t.height} progress lines whose figures are neither steady nor a trend")
+    flops = "flops" in (last["unit"] or "").lower()
+    against = ("the GPUs' peak (dense bf16: A100 312, H100 989 TFLOPS; a tuned LLM run reaches about 35-55% "
+               "of it)" if flops else "the same job's figures on one node or earlier in the run")
     return Verdict(Kind.UNDECIDED, f"the program's own pace: {figure}{at} ({clip(last['message'], 160)}); "
                    f"{few}, and nothing in the log says what the hardware gives: compare the throughput with "
-                   "the GPUs' peak (dense bf16: A100 312, H100 989 TFLOPS; a tuned LLM run reaches about "
-                   "35-55% of it) or with the same job on one node; a throughput far below it on several "
-                   f"nodes points at the interconnect ({ev.coverage.describe()})", [],
+                   f"{against}; a throughput far below it on several nodes points at the interconnect "
+                   f"({ev.coverage.describe()})", [],
                    [Cited(last["file"], last["line"], last["message"])])
 
 

@@ -201,3 +201,19 @@ def test_a_server_s_throughput_that_eases_with_its_load_is_no_creep():
     assert pace.trend(t) is None
     numbered = t.with_columns(t["i"].cast(t.schema["step"]).alias("step") * 10)
     assert "third after third" in pace.trend(numbered)["text"]
+
+
+# DLRover's elastic agent (dlrover/python/elastic_agent/torch/training.py) after its network check
+DLROVER = ["[2023-11-08 08:39:20,052] [INFO] [training.py:249:next_rendezvous] The node worker-0 has joined "
+           "round 0 of the network-check rendezvous as rank 0 in a world of size 2.",
+           "[2023-11-08 08:39:38,096] [INFO] [training.py:758:run] Network check time of round 0 is 12.299 "
+           "and succeed is True.",
+           "[2023-11-08 08:39:38,102] [INFO] [training.py:771:run] Fault nodes are: {faults}  and stragglers "
+           "are: []."]
+
+
+def test_a_network_check_that_names_no_fault_node_is_healthy_and_one_that_names_one_is_not(tmp_path):
+    v = verdict_of(tmp_path, [ln.format(faults="[]") for ln in DLROVER], "ok.log")
+    assert v.kind == Kind.HEALTHY and "no fault node and no straggler" in v.summary
+    v = verdict_of(tmp_path, [ln.format(faults="[1]") for ln in DLROVER], "fault.log")
+    assert v.kind != Kind.HEALTHY

@@ -343,8 +343,9 @@ DECLINE = 0.08
 #: a phase of one iteration this many times forward + backward (and over a second) is where the time goes
 PHASE_X = 5.0
 #: an end said for a whole group of workers by the agent that ran them
-GROUP_END = (r"torchelastic: worker .*SUCCEEDED|worker group successfully finished"
-             r"|Fault nodes are: \[\]\s+and stragglers are: \[\]")
+#: a check's result said for every node of the job (DLRover's master after its network check)
+JOB_CHECKED = r"Fault nodes are: \[\]\s+and stragglers are: \[\]"
+GROUP_END = r"torchelastic: worker .*SUCCEEDED|worker group successfully finished|" + JOB_CHECKED
 
 
 def _calm(ev: Evidence) -> bool:
@@ -470,13 +471,14 @@ def every_rank_ended(ev: Evidence) -> Verdict | None:
     destroyed = ev.store.comms.filter(pl.col("state") == "destroy_complete")
     ended |= set(destroyed.select(pl.coalesce("global_rank", "rank"))["global_rank"].drop_nulls().to_list())
     seen = set(ev.coverage.seen)
-    if group.any():
-        ended |= seen  # (the agent speaks for every worker of its group, the ranks seen among them)
+    checked = ends["message"].str.contains(JOB_CHECKED)
+    if checked.any():
+        ended |= seen  # (the master speaks for every node of the job, the ranks seen among them)
     if seen - ended or (not seen and ends["rank"].drop_nulls().len()):
         return None
     who_ended = (f"{'rank' if len(ended) == 1 else 'ranks'} {fmt_ranks(sorted(ended))} each ended cleanly"
                  if ended else "the program said it ended cleanly")
-    if ends["message"].str.contains(GROUP_END.split("|")[-1]).any():
+    if checked.any():
         who_ended += (" (DLRover's master names no fault node and no straggler once its check ran on every "
                       "node)")
     elif group.any():

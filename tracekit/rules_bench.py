@@ -185,8 +185,9 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
                    f"no wrong value{end}"
                    + (f"; transport {transport}" if transport else "")
                    + ": every rank completed each size (nccl-tests prints a row only then)"
-                   + (f"; the sizes stop below {_size(BEGUN)}, where a table measures latency, not the links' "
-                      "bandwidth: healthy so far, not a measure of the links" if reached < BEGUN else ""), [],
+                   + (f"; the sizes stop below {_size(BEGUN)}, where a table measures latency, not the "
+                      "links' bandwidth: healthy so far, not a measure of the links" if reached < BEGUN else ""),
+                   [],
                    [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2))
 
 

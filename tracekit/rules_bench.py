@@ -180,14 +180,14 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
               else f"{sizes} size(s) completed")
     end = ("; Out of bounds values: 0 OK" if ev.kinds(EventKind.TEST_PASSED).height
            else "" if ended else "; the table goes on past the output")
+    small = (f"; the sizes stop below {_size(BEGUN)}, where a table measures latency, not the links' "
+             "bandwidth: healthy so far, not a measure of the links" if reached < BEGUN else "")
     return Verdict(Kind.HEALTHY, f"{_test(rows, op=False)}{on}: {figure} ({_size(rows['bytes'].min())} - "
                    f"{_size(reached)}, busbw up to {top['busbw_gbs']:g} GB/s at {_size(top['bytes'])}), "
                    f"no wrong value{end}"
                    + (f"; transport {transport}" if transport else "")
                    + ": every rank completed each size (nccl-tests prints a row only then)"
-                   + (f"; the sizes stop below {_size(BEGUN)}, where a table measures latency, not the "
-                      "links' bandwidth: healthy so far, not a measure of the links" if reached < BEGUN else ""),
-                   [],
+                   + small, [],
                    [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2))
 
 

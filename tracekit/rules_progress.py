@@ -5,11 +5,12 @@ ranks, and ``nothing``: what was seen when no rule fires."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import polars as pl
 
 from tracekit import figures, pace, situation
-from tracekit.evidence import Evidence, clip, lines
+from tracekit.evidence import Evidence, lines
 from tracekit.outcome import Cited, Kind, Verdict
 from tracekit.rules_common import late_text
 
@@ -208,11 +209,11 @@ def pace_unjudged(ev: Evidence) -> Verdict | None:
     flops = "flops" in (last["unit"] or "").lower()
     against = ("the GPUs' peak (dense bf16: A100 312, H100 989 TFLOPS; a tuned LLM run reaches about 35-55% "
                "of it)" if flops else "the same job's figures on one node or earlier in the run")
-    return Verdict(Kind.UNDECIDED, f"the program's own pace: {figure}{at} ({clip(last['message'], 160)}); "
-                   f"{few}, and nothing in the log says what the hardware gives: compare the throughput with "
-                   f"{against}; a throughput far below it on several nodes points at the interconnect "
-                   f"({ev.coverage.describe()})", [],
-                   [Cited(last["file"], last["line"], last["message"])])
+    said = situation.undecided_verdict(ev)  # (what is seen and what to collect, as `nothing` says it)
+    return replace(said, summary=f"the program's own pace: {figure}{at}; {few}, and nothing in the log says "
+                   f"what the hardware gives: compare the throughput with {against} (far below it on several "
+                   f"nodes points at the interconnect); {said.summary}",
+                   evidence=[Cited(last["file"], last["line"], last["message"]), *said.evidence])
 
 
 def nothing(ev: Evidence) -> Verdict:

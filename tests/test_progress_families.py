@@ -144,7 +144,7 @@ INTERNLM = ("INFO train.py:317 in record_current_batch_training_metrics -- tflop
 
 def test_a_pace_figure_alone_is_undecided_and_names_its_figure(tmp_path):
     v = verdict_of(tmp_path, [INTERNLM.format(f=93.48098385143103, s=9, g=2104.89)])
-    assert v.kind == Kind.UNDECIDED and v.rule == "pace_unjudged"
+    assert v.kind == Kind.UNDECIDED and v.rule == "nothing"
     assert "93.481 tflops at step 9" in v.summary and "GPUs' peak" in v.summary
 
 

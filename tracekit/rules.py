@@ -98,7 +98,6 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     healthy,
     steady_progress,
     clean_but_partial,
-    rules_progress.pace_unjudged,  # progress: the program's own pace figures and nothing that decides
 ]
 
 

@@ -218,5 +218,6 @@ def pace_unjudged(ev: Evidence) -> Verdict | None:
 
 def nothing(ev: Evidence) -> Verdict:
     """No rule fired: the situation, what is missing to decide and what to collect
-    (``situation.undecided``)."""
-    return situation.undecided_verdict(ev)
+    (``situation.undecided``), with the program's own pace figures in front where its lines print them
+    (``pace_unjudged``)."""
+    return pace_unjudged(ev) or situation.undecided_verdict(ev)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.factory import make_store
-from tracekit import rules, rules_bench
+from tracekit import rules, rules_bench, rules_nccl_tests
 from tracekit.evidence import Evidence
 from tracekit.ingest import ingest
 from tracekit.verdict import Kind, decide
@@ -35,7 +35,7 @@ def verdict_of(tmp_path: Path, text: str, name: str = "run.log"):
 
 def test_complete_table_of_right_values_is_healthy_with_its_figure():
     rows = [row(2**k, 10.0 * (k - 20), k) for k in range(21, 31)]
-    v = rules_bench.nccl_test_result(ev(events=rows + [
+    v = rules_nccl_tests.nccl_test_result(ev(events=rows + [
         dict(kind="test_passed", file="tests.log", line=40, message="# Out of bounds values : 0 OK"),
         dict(kind="test_avg_busbw", file="tests.log", line=41, busbw_gbs=41.2,
              message="# Avg bus bandwidth : 41.2")]))
@@ -44,22 +44,22 @@ def test_complete_table_of_right_values_is_healthy_with_its_figure():
 
 def test_busbw_that_falls_by_half_past_a_size_is_slow_and_names_where():
     rows = [row(2**25, 29.5, 1), row(2**26, 5.27, 2), row(2**27, 5.22, 3)]
-    v = rules_bench.nccl_test_result(ev(events=rows))
+    v = rules_nccl_tests.nccl_test_result(ev(events=rows))
     assert v.kind == Kind.SLOW_PROGRESS
     assert "from 29.5 GB/s at 32 MB to 5.27 GB/s at 64 MB" in v.summary
 
 
 def test_low_busbw_at_large_sizes_is_slow_over_a_known_transport_and_undecided_without():
     rows = [row(2**28, 4.3, 1), row(2**29, 4.32, 2)]
-    assert rules_bench.nccl_test_result(ev(events=rows)).kind == Kind.UNDECIDED
+    assert rules_nccl_tests.nccl_test_result(ev(events=rows)).kind == Kind.UNDECIDED
     links = [dict(file="tests.log", line=9, rank=0, transport="NET/IB/0", transport_kind="NET/IB")]
-    v = rules_bench.nccl_test_result(ev(events=rows, links=links))
+    v = rules_nccl_tests.nccl_test_result(ev(events=rows, links=links))
     assert v.kind == Kind.SLOW_PROGRESS and "4.32 GB/s at 512 MB over NET/IB" in v.summary
 
 
 def test_wrong_values_are_corruption_not_health():
     rows = [row(8, 0.0, 1), row(8, 0.0, 1, wrong=4) | {"kind": "test_wrong"}]
-    v = rules_bench.nccl_test_result(ev(events=rows))
+    v = rules_nccl_tests.nccl_test_result(ev(events=rows))
     assert v.kind == Kind.UNDECIDED and "corrupted" in v.summary and "#wrong up to 4" in v.summary
     # the wrong values are a failure sign (--fail-on-hang exits 1), and the verdict is still the table's
     v = decide(make_store(events=rows))
@@ -69,17 +69,17 @@ def test_wrong_values_are_corruption_not_health():
 def test_a_table_cut_short_of_the_size_asked_names_the_last_size():
     rows = [row(2**21, 18.5, 2), row(2**25, 41.31, 3)]
     asked = dict(kind="test_sizes", file="tests.log", line=1, bytes=16 * 2**30, message="-e 16G")
-    v = rules_bench.nccl_test_result(ev(events=rows + [asked]))
+    v = rules_nccl_tests.nccl_test_result(ev(events=rows + [asked]))
     assert v.kind == Kind.UNDECIDED and "stops at 32 MB" in v.summary and "of the 16 GB asked" in v.summary
     ended = dict(kind="test_avg_busbw", file="tests.log", line=4, busbw_gbs=30.0,
                  message="# Avg bus bandwidth : 30")
-    assert rules_bench.nccl_test_result(ev(events=rows + [asked, ended])).kind == Kind.HEALTHY
+    assert rules_nccl_tests.nccl_test_result(ev(events=rows + [asked, ended])).kind == Kind.HEALTHY
 
 
 def test_a_table_that_has_just_begun_with_no_failure_is_healthy_so_far():
     rows = [row(8, 0.0, 2), row(16, 0.0, 3)]
     asked = dict(kind="test_sizes", file="tests.log", line=1, bytes=128 * 2**20, message="-e 128M")
-    v = rules_bench.nccl_test_result(ev(events=rows + [asked]))
+    v = rules_nccl_tests.nccl_test_result(ev(events=rows + [asked]))
     assert v.kind == Kind.HEALTHY and "healthy so far" in v.summary
     assert "at 16 B of the 128 MB asked" in v.summary
     crash = dict(kind="crash", file="tests.log", line=9, message="node1: Test NCCL failure common.cu:777 'x'")
@@ -90,25 +90,25 @@ def test_a_table_across_nodes_under_one_nic_s_rate_is_slow_where_the_nics_are_na
     rows = [row(2**k, b, k) for k, b in ((27, 42.8), (28, 44.0), (29, 44.4), (30, 44.4))]
     passed = dict(kind="test_passed", file="tests.log", line=40, message="# Out of bounds values : 0 OK")
     comm = [dict(file="tests.log", line=39, rank=0, nranks=16, host="lccn09", state="destroy_complete")]
-    v = rules_bench.nccl_test_result(ev(events=rows + [passed], comms=comm))
+    v = rules_nccl_tests.nccl_test_result(ev(events=rows + [passed], comms=comm))
     # (16 ranks: nodes of up to 8 GPUs, built with 4-8 NICs for multi-node training: slow, and said so)
     assert v.kind == Kind.SLOW_PROGRESS
     assert "holds at 42.8-44.4 GB/s from 128 MB to 1 GB across nodes" in v.summary
     assert "16 ranks in one communicator" in v.summary and "under what one 400 Gb/s NIC carries" in v.summary
     # 12 ranks: nodes of 4 or 6 GPUs may hold one or two NICs each, at their limit there: undecided
-    v = rules_bench.nccl_test_result(ev(events=rows + [passed], comms=[comm[0] | {"nranks": 12}]))
+    v = rules_nccl_tests.nccl_test_result(ev(events=rows + [passed], comms=[comm[0] | {"nranks": 12}]))
     assert v.kind == Kind.UNDECIDED and "names neither the NICs nor their speed" in v.summary
     nics = "[0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [3]mlx5_3:1/IB [4]mlx5_4:1/IB [5]mlx5_5:1/IB " \
            "[6]mlx5_6:1/IB [7]mlx5_7:1/IB"
     links = [dict(file="tests.log", line=2, rank=0, what="ib_devices", value=nics)]
-    v = rules_bench.nccl_test_result(ev(events=rows + [passed], comms=comm, links=links))
+    v = rules_nccl_tests.nccl_test_result(ev(events=rows + [passed], comms=comm, links=links))
     assert v.kind == Kind.SLOW_PROGRESS
     assert "far below what the 8 NICs NCCL uses carry (at least 100 GB/s" in v.summary
     two = [dict(file="tests.log", line=2, rank=0, what="ib_devices", value="[0]mlx5_0:1/IB [1]mlx5_1:1/IB")]
-    v = rules_bench.nccl_test_result(ev(events=rows + [passed], comms=comm, links=two))
+    v = rules_nccl_tests.nccl_test_result(ev(events=rows + [passed], comms=comm, links=two))
     assert v.kind == Kind.HEALTHY
     one_node = [dict(file="tests.log", line=39, rank=0, nranks=8, host="lccn09", state="destroy_complete")]
-    assert rules_bench.nccl_test_result(ev(events=rows + [passed], comms=one_node)).kind == Kind.HEALTHY
+    assert rules_nccl_tests.nccl_test_result(ev(events=rows + [passed], comms=one_node)).kind == Kind.HEALTHY
 
 
 def test_failure_rules_come_first():
@@ -417,4 +417,4 @@ def test_one_stack_dump_says_where_the_process_is(tmp_path):
 
 def test_a_dip_that_recovers_is_not_a_fall():
     rows = [row(2**25, 90.0, 1), row(2**26, 100.0, 2), row(2**27, 40.0, 3), row(2**28, 98.0, 4)]
-    assert rules_bench.nccl_test_result(ev(events=rows)).kind == Kind.HEALTHY
+    assert rules_nccl_tests.nccl_test_result(ev(events=rows)).kind == Kind.HEALTHY

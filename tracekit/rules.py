@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import rules_bench, rules_exit, rules_progress, rules_salient
+from tracekit import rules_bench, rules_exit, rules_nccl_tests, rules_progress, rules_salient
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
@@ -78,7 +78,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     aborted_unexplained,  # (failures, issue 31)
     comms_aborted,  # (failures, issue 31)
     rules_exit.workers_ended_unexplained,
-    rules_bench.nccl_test_result,
+    rules_nccl_tests.nccl_test_result,
     rules_bench.step_gap,
     rules_bench.throughput_drop,
     rules_bench.pace_trend,  # progress: a time per step that doubles, a throughput that halves

@@ -12,7 +12,7 @@ Test failure common.cu:937``: a ``crash`` event (``cuda_error`` for a CUDA failu
 ``unhandled cuda error``: a CUDA call under NCCL failed), ``where`` the
 source location; ``# Out of bounds values : 0 OK`` is a ``test_passed`` event.
 
-What decides a test (``tracekit.rules_bench`` reads it): a row whose ``#wrong`` is above 0 (or ``# Out of
+What decides a test (``tracekit.rules_nccl_tests`` reads it): a row whose ``#wrong`` is above 0 (or ``# Out of
 bounds values : 3 FAILED``) is a ``test_wrong`` event (``numel`` the wrong values), ``# Avg bus bandwidth
 : 41.2`` a ``test_avg_busbw`` event, and the largest size the test was asked to reach (the header's
 ``maxBytes 8589934592``, the command line's ``-e 8G``) a ``test_sizes`` event (``bytes``). Older tables

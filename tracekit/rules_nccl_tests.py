@@ -1,0 +1,329 @@
+"""Rules over nccl-tests' result tables and the all-reduce benchmark's results (``parsers/nccl_tests.py``).
+
+Each is ``rule(evidence) -> Verdict | None`` and sits in ``rules.RULES`` after the rules of failure
+(a crash, a timeout, a transport error decide first) and before ``failed_without_cause``.
+
+nccl-tests (its source, github:NVIDIA/nccl-tests ``src/common.cu``, prints a row only once every rank
+finished that size's iterations): a table with wrong values is corrupt data; a bus bandwidth that falls by
+half past some size, or stays low at large sizes, is slow; across nodes, one under what one 400 Gb/s NIC
+carries is slow where NCCL names NICs that carry far more, and undecided, with what decides, where the log
+names none; a table that stops short of the size asked with no end line has only begun below 1 MB
+(healthy so far, once two sizes completed), and past it is cut (a hang at the next size, or the paste
+ends); a table of small sizes only whose smallest size takes far longer than any link's latency is
+undecided (latency, not bandwidth, is shown); otherwise healthy, with the figures.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit.evidence import WRONG_VALUES, Evidence, lines
+from tracekit.outcome import Cited, EventKind, Kind, Verdict
+from tracekit.parsers import nccl_tests
+from tracekit.wording import fmt_ranks
+
+
+#: busbw (GB/s) at large sizes below which no GPU interconnect of a data centre runs (one 100 Gb/s NIC
+#: carries ~12 GB/s, NVLink 10x that): below it, the links in use carry less than the fabric is built for
+LOW_BUSBW = 10.0
+#: the smallest size at which busbw reaches the links' rate (below it, latency rules)
+LARGE = 64 * 2**20
+#: the test binary of an op (``all_to_all`` -> ``alltoall_perf``)
+BINARIES = {op: name for name, op in nccl_tests.OPS.items()}
+#: a table cut below this size has only begun: its rows measure latency, not the links' bandwidth
+BEGUN = 2**20
+#: a bus bandwidth that falls below this share of its peak at a larger size: a slower path took over
+FALL = 0.5
+#: the bandwidth events of the benchmarks these rules read: nccl-tests' rows, the all-reduce benchmark's
+#: result (parsers/nccl_tests.py)
+BENCHES = ("nccl-tests", "all_reduce_bench")
+#: microseconds a collective of a few bytes takes at the most over NVLink, InfiniBand or RoCE (a few to
+#: tens of us; NCCL's own tuning models 1-10 us per hop): a table of small sizes only that takes several
+#: times that says the links or the path are slow, but not how slow their bandwidth is
+LATENCY_US = 100.0
+#: the most ranks for which that holds (a tree's or a ring's latency grows with the ranks)
+LATENCY_RANKS = 32
+
+
+def _size(n: int | None) -> str:
+    """``33554432`` -> ``32 MB``; ``8`` -> ``8 B`` (nccl-tests sizes are powers of two, said in 1024s)."""
+    if n is None:
+        return "?"
+    for unit, k in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
+        if n >= k:
+            v = n / k
+            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
+    return f"{n} B"
+
+
+def _span(rows: pl.DataFrame) -> str:
+    """``8 B - 64 KB``, or ``8 B`` where the rows hold one size."""
+    lo, hi = rows["bytes"].min(), rows["bytes"].max()
+    return _size(lo) if lo == hi else f"{_size(lo)} - {_size(hi)}"
+
+
+def _tables(rows: pl.DataFrame) -> list[pl.DataFrame]:
+    """The result tables: per file, a new one where the size stops growing or the op changes."""
+    rows = rows.sort("file", "line").with_columns(
+        ((pl.col("bytes") <= pl.col("bytes").shift(1).over("file")).fill_null(True)
+         | (pl.col("op") != pl.col("op").shift(1).over("file")).fill_null(True)).cum_sum().alias("_table"))
+    return [t for _, t in rows.group_by("_table", maintain_order=True)]
+
+
+def _test(rows: pl.DataFrame, op: bool = True) -> str:
+    """``nccl-tests all_reduce``, or ``the all_reduce benchmark (all_reduce_bench.py)``: what printed the
+    rows."""
+    if (rows["where"] == "all_reduce_bench").all():
+        return f"the{_op(rows)} benchmark (all_reduce_bench.py)"
+    return f"nccl-tests{_op(rows) if op else ''}"
+
+
+def _op(table: pl.DataFrame) -> str:
+    """`` all_reduce`` (with its space), or empty where the output does not name the test."""
+    op = table["op"][0]
+    return f" {op}" if op and op != "unknown" else ""
+
+
+def _fall(table: pl.DataFrame) -> dict | None:
+    """The first size past the peak where busbw is below half of it, and stays there to the table's last
+    size (a dip that recovers is noise), the peak a real figure."""
+    peak = table.sort("busbw_gbs", descending=True).row(0, named=True)
+    last = table.sort("bytes").row(-1, named=True)
+    if peak["busbw_gbs"] < 1.0 or last["busbw_gbs"] >= FALL * peak["busbw_gbs"]:
+        return None
+    after = table.filter((pl.col("bytes") > peak["bytes"]) & (pl.col("busbw_gbs") < FALL * peak["busbw_gbs"]))
+    if not after.height:
+        return None
+    rest = table.filter(pl.col("bytes") >= after["bytes"][0])["busbw_gbs"]
+    return {"peak": peak, "at": after.row(0, named=True), "low": rest.min(), "high": rest.max(),
+            "last": table["bytes"].max()}
+
+
+def _transport(ev: Evidence) -> str:
+    """The network or peer transport NCCL logged for this run's connections (``NET/IB``), else empty."""
+    links = ev.store.links
+    if not links.height or "transport_kind" not in links.columns:
+        return ""
+    kinds = links["transport_kind"].drop_nulls()
+    return ", ".join(kinds.value_counts(sort=True)["transport_kind"].head(2).to_list()) if kinds.len() else ""
+
+
+def _ranks_text(ev: Evidence) -> str:
+    """``ranks 0-9 on host gn11``: the ranks and hosts nccl-tests' header names, or empty."""
+    r = ev.store.ranks.filter(pl.col("source").str.contains("nccl-tests") & pl.col("rank").is_not_null())
+    if not r.height:
+        return ""
+    hosts = r["host"].drop_nulls().unique().sort().to_list()
+    n = r["rank"].n_unique()
+    return (f"{'rank' if n == 1 else 'ranks'} {fmt_ranks(r['rank'].to_list())}"
+            + (f" on {'host' if len(hosts) == 1 else 'hosts'} {', '.join(hosts[:4])}" if hosts else ""))
+
+
+def nccl_test_result(ev: Evidence) -> Verdict | None:
+    """nccl-tests' output decides itself: wrong values, a bus bandwidth that falls or stays low, a
+    table cut short of the size asked, or a complete table of right values."""
+    if [s for s in ev.failure_signs if not s.startswith(WRONG_VALUES)]:
+        return None  # failed_without_cause says it (a failure of the test is said by the rules before)
+    rows = ev.kinds(EventKind.BANDWIDTH).filter(pl.col("where").is_in(BENCHES))
+    said = _ranks_text(ev)
+    if not rows.height:
+        if not said:
+            return None
+        asked = ev.kinds(EventKind.TEST_SIZES).sort("file", "line")
+        return Verdict(Kind.UNDECIDED, f"nccl-tests started on {said} and printed no result row: it "
+                       "stopped in its first collective (communicator init or the warm-up) or the output "
+                       "ends there; the rest of its output, NCCL_DEBUG=INFO and a py-spy dump of a rank "
+                       "decide it", [], lines(asked, 1))
+    on = f" ({said})" if said else ""
+    wrong = ev.kinds(EventKind.TEST_WRONG).sort("file", "line")
+    if wrong.height:
+        return _corrupt(wrong, on)
+    tables = _tables(rows)
+    for t in tables:
+        if f := _fall(t):
+            return _falls(f, t, on)
+    ends = ev.kinds(EventKind.TEST_PASSED, EventKind.TEST_AVG_BUSBW).sort("file", "line")
+    avg = ev.kinds(EventKind.TEST_AVG_BUSBW)["busbw_gbs"].drop_nulls()
+    transport = _transport(ev)
+    large = rows.filter(pl.col("bytes") >= LARGE)
+    if large.height and large["busbw_gbs"].max() < LOW_BUSBW:
+        return _low(large, avg, ends, transport, on)
+    if large.height and (v := _below_links(ev, large, ends, on)):
+        return v
+    if rows["bytes"].max() < BEGUN and (v := _latency(ev, rows, on)):
+        return v
+    last = rows.sort("file", "line").tail(1).row(0, named=True)
+    asked = ev.kinds(EventKind.TEST_SIZES).sort("file", "line")["bytes"].drop_nulls().tail(1)
+    reached = rows["bytes"].max()
+    ended = ends.filter(pl.col("line") > last["line"]).height > 0
+    begun = reached < BEGUN and rows["bytes"].n_unique() > 1  # (sizes seen advancing, not one row alone)
+    if asked.len() and reached < asked.max() and not ended and begun:
+        op = _op(tables[-1]).strip()
+        binary = f"{BINARIES.get(op, op)}_perf started and " if op else ""
+        return Verdict(Kind.HEALTHY, f"nccl-tests{_op(tables[-1])}{on}: {binary}every size printed "
+                       f"completed on every rank with no wrong value ({_span(rows)}; nccl-tests prints a row "
+                       f"only then), and no error is logged; the output ends there, at {_size(reached)} of "
+                       f"the {_size(asked.max())} asked, before the sizes that measure the links' bandwidth: "
+                       "healthy so far; the rest of the output says whether the larger sizes complete and "
+                       "how fast", [], [Cited(last["file"], last["line"], last["message"])])
+    if asked.len() and reached < asked.max() and not ended:
+        return Verdict(Kind.UNDECIDED, f"nccl-tests{_op(tables[-1])}{on}: the table stops at "
+                       f"{_size(reached)} (busbw {last['busbw_gbs']:g} GB/s there) of the "
+                       f"{_size(asked.max())} asked, with no error and no end line: the test hangs at the "
+                       f"next size ({_size(reached * 2)}, if the step is 2x) or the output ends there; the "
+                       "rest of the output or a py-spy dump of a rank decides it", [],
+                       [Cited(last["file"], last["line"], last["message"])])
+    top = rows.sort("busbw_gbs").tail(1).row(0, named=True)
+    sizes = rows["bytes"].n_unique()
+    figure = (f"avg bus bandwidth {avg.max():g} GB/s over {sizes} size(s)" if avg.len()
+              else f"{sizes} size(s) completed")
+    end = ("; Out of bounds values: 0 OK" if ev.kinds(EventKind.TEST_PASSED).height
+           else "" if ended else "; the table goes on past the output")
+    small = (f"; the sizes stop below {_size(BEGUN)}, where a table measures latency, not the links' "
+             "bandwidth: healthy so far, not a measure of the links" if reached < BEGUN else "")
+    return Verdict(Kind.HEALTHY, f"{_test(rows, op=False)}{on}: {figure} ({_size(rows['bytes'].min())} - "
+                   f"{_size(reached)}, busbw up to {top['busbw_gbs']:g} GB/s at {_size(top['bytes'])}), "
+                   f"no wrong value{end}"
+                   + (f"; transport {transport}" if transport else "")
+                   + ": every rank completed each size (nccl-tests prints a row only then)"
+                   + small, [],
+                   [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2))
+
+
+def _latency(ev: Evidence, rows: pl.DataFrame, on: str) -> Verdict | None:
+    """A table of small sizes only (under ``BEGUN``: it measures latency, not bandwidth) whose smallest
+    size takes over ``LATENCY_US`` on more than one rank: undecided, with the figures and what decides."""
+    world = _ranks_in(ev)
+    if world == 1 or world > LATENCY_RANKS or rows["op"].is_in(["all_to_all", "send"]).any():
+        return None  # (one rank crosses no link; an all-to-all's or a big world's latency grows with it)
+    small = rows.sort("bytes", "line").row(0, named=True)
+    us = (small["duration_ms"] or 0) * 1e3
+    if us <= LATENCY_US:
+        return None
+    top = rows.sort("busbw_gbs").tail(1).row(0, named=True)
+    return Verdict(Kind.UNDECIDED, f"nccl-tests{_op(rows)}{on}: a {_size(small['bytes'])} collective takes "
+                   f"{us:.0f} us, over the {LATENCY_US:.0f} us one takes at the most over NVLink, InfiniBand "
+                   "or RoCE (a slow path: TCP sockets, a proxy, many hops), and the table stops at "
+                   f"{_size(rows['bytes'].max())} (busbw {top['busbw_gbs']:g} GB/s there), below the sizes "
+                   "that measure the links' bandwidth; no wrong value: the collectives complete, slowly at "
+                   "these sizes; the larger sizes (-e 8G) and NCCL_DEBUG=INFO (the transport NCCL chose: "
+                   "`via NET/IB`, `via NET/Socket`) decide whether it is slow", [],
+                   [Cited(small["file"], small["line"], small["message"]),
+                    Cited(top["file"], top["line"], top["message"])])
+
+
+#: GB/s one NIC of a GPU cluster's fabric carries at the least (100 Gb/s: EDR, HDR100, 100 GbE RoCE), and
+#: what one 400 Gb/s NIC carries (NDR): a node of one or two such NICs sits at or below it
+NIC_MIN_GBS, ONE_NIC_GBS = 12.5, 50.0
+#: the most GPUs one node's NVLink domain holds in an HGX/DGX board (more ranks span nodes)
+NODE_GPUS = 8
+
+
+def _nics(ev: Evidence) -> int:
+    """How many NICs NCCL says it uses (``NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB``), 0 if not said."""
+    said = ev.store.links.filter(pl.col("what") == "ib_devices")["value"].drop_nulls()
+    return max((len(v.split("[")) - 1 for v in said.to_list()), default=0)
+
+
+def _nodes(ev: Evidence) -> tuple[bool, str]:
+    """Whether the test spans nodes, and how the log shows it (hosts in nccl-tests' header, NCCL's nnodes,
+    more ranks in one communicator than a node holds GPUs)."""
+    r = ev.store.ranks.filter(pl.col("source").str.contains("nccl-tests"))
+    hosts = r["host"].drop_nulls().n_unique()
+    if hosts > 1:
+        return True, f"{hosts} hosts"
+    nnodes = ev.store.comms["nnodes"].drop_nulls().max()
+    if nnodes and nnodes > 1:
+        return True, f"{nnodes} nodes"
+    nranks = _ranks_in(ev)
+    if nranks > NODE_GPUS:
+        return True, f"{nranks} ranks in one communicator, more than the {NODE_GPUS} GPUs a node holds"
+    return False, ""
+
+
+def _ranks_in(ev: Evidence) -> int:
+    """The most ranks of one communicator (NCCL's ``nranks``) or of the world the log states (nccl-tests'
+    header, the all-reduce benchmark's ``(5 trials, 16 ranks)``), 0 if unsaid."""
+    said = [*ev.store.comms["nranks"].drop_nulls().to_list(),
+            *ev.store.ranks["world_size"].drop_nulls().to_list()]
+    return int(max(said, default=0))
+
+
+def _below_links(ev: Evidence, large: pl.DataFrame, ends: pl.DataFrame, on: str) -> Verdict | None:
+    """A test across nodes whose bus bandwidth at large sizes stays under what one 400 Gb/s NIC carries:
+    slow where the NICs NCCL names carry far more (each at least 100 Gb/s); where the log names none, the
+    figures and what decides (a node of one or two NICs is at its limit there, an HGX node of 8 is not)."""
+    spans, how = _nodes(ev)
+    top = large.sort("busbw_gbs").tail(1).row(0, named=True)
+    if not spans or top["busbw_gbs"] >= ONE_NIC_GBS:
+        return None
+    lo = large["busbw_gbs"].min()
+    held = (f"holds at {lo:g}-{top['busbw_gbs']:g} GB/s from {_size(large['bytes'].min())} to "
+            f"{_size(large['bytes'].max())}" if large["bytes"].n_unique() > 1
+            else f"is {top['busbw_gbs']:g} GB/s at {_size(top['bytes'])}")
+    figure = f"the bus bandwidth {held} across nodes ({how}), with no wrong value"
+    cited = [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2)
+    nics = _nics(ev)
+    if nics and top["busbw_gbs"] < 0.5 * nics * NIC_MIN_GBS:
+        return Verdict(Kind.SLOW_PROGRESS, f"{_test(large)}{on}: {figure}: far below what the {nics} "
+                       f"NICs NCCL uses carry (at least {nics * NIC_MIN_GBS:g} GB/s, 100 Gb/s each); the "
+                       "collectives complete, slowly: check each NIC's rate (ibstat), GPUDirect RDMA "
+                       "(`GDRDMA` in NCCL's channel lines) and NCCL_IB_HCA", [], cited)
+    if nics:
+        return None
+    if _ranks_in(ev) >= 2 * NODE_GPUS:
+        # (twice the GPUs one node holds or more: nodes of up to 8 GPUs each, such as a cluster for
+        # multi-node training builds with 4-8 NICs of 200-400 Gb/s per node)
+        return Verdict(Kind.SLOW_PROGRESS, f"{_test(large)}{on}: {figure}: under what one 400 Gb/s "
+                       f"NIC carries ({ONE_NIC_GBS:g} GB/s), where a node of 8 GPUs built for multi-node "
+                       f"training carries 4-8 such NICs ({4 * ONE_NIC_GBS:g}-{8 * ONE_NIC_GBS:g} GB/s of bus "
+                       "bandwidth); the collectives complete, slowly: at the links' limit only on a node "
+                       "with one or two NICs; check each NIC's rate (ibstat), the NICs NCCL uses "
+                       "(NCCL_DEBUG=INFO: "
+                       "`NET/IB : Using [0]mlx5_0:1/IB ...`), GPUDirect RDMA (`GDRDMA`) and the network "
+                       "plugin", [], cited)
+    return Verdict(Kind.UNDECIDED, f"{_test(large)}{on}: {figure}: about what one 400 Gb/s NIC "
+                   "carries per node; a node of one or two NICs is at its limit there, an HGX node of 4-8 "
+                   "NICs carries 4-8x that (slow); the log names neither the NICs nor their speed: "
+                   "NCCL_DEBUG=INFO (`NET/IB : Using [0]mlx5_0:1/IB ...`) and `ibstat` (Rate) decide it", [],
+                   cited)
+
+
+def _corrupt(wrong: pl.DataFrame, on: str) -> Verdict:
+    n, sizes = wrong["numel"].drop_nulls(), wrong["bytes"].drop_nulls()
+    where = ""
+    if sizes.len():
+        where = f" at {_size(sizes.min())}"
+        where += f" - {_size(sizes.max())}" if sizes.max() != sizes.min() else ""
+    return Verdict(Kind.UNDECIDED, f"nccl-tests found wrong values{on}: #wrong up to {n.max()}{where} "
+                   f"({wrong.height} result(s)): the collectives complete but their results are corrupted, a "
+                   "data corruption, not a hang; find the path that corrupts by rerunning with "
+                   "NCCL_P2P_DISABLE=1, NCCL_NET_GDR_LEVEL=LOC or NCCL_PROTO=Simple one at a time (PCIe "
+                   "ACS / IOMMU settings, a faulty GPU or NIC)", [], lines(wrong, 4))
+
+
+def _falls(f: dict, t: pl.DataFrame, on: str) -> Verdict:
+    p, a = f["peak"], f["at"]
+    rest = (f" and stays at {f['low']:g}-{f['high']:g} GB/s up to {_size(f['last'])}"
+            if f["last"] > a["bytes"] else "")
+    return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{_op(t)}{on}: the bus bandwidth falls from "
+                   f"{p['busbw_gbs']:g} GB/s at {_size(p['bytes'])} to {a['busbw_gbs']:g} GB/s at "
+                   f"{_size(a['bytes'])}{rest}, with no wrong value: a slower path takes over past "
+                   f"{_size(p['bytes'])} (a protocol or algorithm switch, or a transport that carries less); "
+                   "the collectives complete, slowly", [],
+                   [Cited(p["file"], p["line"], p["message"]), Cited(a["file"], a["line"], a["message"])])
+
+
+def _low(large: pl.DataFrame, avg: pl.Series, ends: pl.DataFrame, transport: str, on: str) -> Verdict:
+    top = large.sort("busbw_gbs").tail(1).row(0, named=True)
+    figure = (f"avg bus bandwidth {' and '.join(f'{a:g}' for a in avg.to_list()[:3])} GB/s, " if avg.len()
+              else "") + f"at most {top['busbw_gbs']:g} GB/s at {_size(top['bytes'])}"
+    cited = [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2)
+    if transport:
+        return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{on}: {figure} over {transport}: far below what a GPU "
+                       f"interconnect carries ({LOW_BUSBW:g} GB/s and up at large sizes); the collectives "
+                       "complete, slowly", [], cited)
+    return Verdict(Kind.UNDECIDED, f"nccl-tests{on}: {figure}, with no wrong value: low for InfiniBand "
+                   f"or NVLink ({LOW_BUSBW:g} GB/s and up at large sizes), but the log does not say which "
+                   "transport carried it: NCCL_DEBUG=INFO (`via NET/IB` or `via NET/Socket`) and the NICs' "
+                   "speed decide whether it is the links' limit", [], cited)

@@ -38,18 +38,6 @@ def test_fairseqs_initialized_host_names_the_rank_and_its_host(tmp_path):
     assert hosts(s) == ["node-a7", "node-b2"]
 
 
-def test_accelerates_state_names_the_world_and_the_writers_rank(tmp_path):
-    # accelerate/state.py PartialState.__repr__: one field a line; the local process index is no rank
-    text = ("Distributed environment: MULTI_GPU  Backend: nccl\n"
-            "Num processes: 8\n"
-            "Process index: 0\n"
-            "Local process index: 3\n"
-            "Device: cuda:3\n")
-    s = store_of(tmp_path, text)
-    assert worlds(s) == [8]
-    assert ranks(s) == [0]
-
-
 @pytest.mark.parametrize("line, world", [
     # Megatron's arguments (megatron/training/arguments.py)
     ("using world size: 8, data-parallel size: 2, context-parallel size: 1, tensor-model-parallel size: 4, "
@@ -148,3 +136,58 @@ def test_open_mpi_and_pmix_heads_name_each_processs_host(tmp_path):
 ])
 def test_a_loggers_file_and_line_is_no_host(tmp_path, line):
     assert hosts(store_of(tmp_path, line + "\n")) == []
+
+
+def test_composers_log_header_names_the_writers_rank_and_pid(tmp_path):
+    # llm-foundry's train.py: `%(asctime)s: rank{global_rank}[%(process)d][%(threadName)s]: %(levelname)s: ...`
+    text = ("2024-08-20 15:00:38,101: rank0[113865][MainThread]: INFO: llmfoundry.command_utils.train: "
+            "Starting training...\n"
+            "2024-08-20 15:00:38,102: rank3[113868][MainThread]: DEBUG: composer.trainer.trainer: Spinning the "
+            "dataloaders\n")
+    s = store_of(tmp_path, text)
+    assert ranks(s) == [0, 3]
+    assert sorted(s.ranks["pid"].drop_nulls().to_list()) == [113865, 113868]
+
+
+@pytest.mark.parametrize("actor, rank", [
+    ("Worker_TP2", 2),  # vLLM v1's worker of tensor-parallel rank 2, no other group
+    ("Worker_PP0_TP3", 3),
+    ("Worker_PP1", 1),  # pipeline rank 1 of a job without tensor parallelism
+    ("Worker_PP1_TP2", None),  # past the first pipeline stage: its global rank needs the TP size
+    ("Worker_DP1_TP0", None),  # a data-parallel engine's
+    ("VllmWorkerProcess", None),
+])
+def test_vllms_worker_name_is_a_rank_only_where_it_is_the_global_one(tmp_path, actor, rank):
+    line = f"({actor} pid=967) ERROR 12-16 02:10:29 [multiproc_executor.py:822] WorkerProc hit an exception.\n"
+    assert ranks(store_of(tmp_path, line)) == ([rank] if rank is not None else [])
+
+
+def test_espnets_distributed_options_name_the_rank_and_the_world(tmp_path):
+    text = "self.dist_backend: nccl\nself.dist_rank: 1\nself.dist_world_size: 4\n"
+    s = store_of(tmp_path, text)
+    assert ranks(s) == [1] and worlds(s) == [4]
+    # a dataloader worker's id or a sub-group's local rank is no process's rank
+    s = store_of(tmp_path, "worker_id: 3\nself.dist_local_rank: 2\n")
+    assert ranks(s) == []
+
+
+def test_nccl1s_tests_name_a_rank_per_device(tmp_path):
+    text = ("#   Rank  0 uses device  0 [0x01] GeForce GTX TITAN X\n"
+            "#   Rank  1 uses device  1 [0x02] GeForce GTX TITAN X\n")
+    assert ranks(store_of(tmp_path, text)) == [0, 1]
+
+
+def test_a_host_name_cut_at_its_start_names_no_host(tmp_path):
+    line = ("-worker-1:946:988 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion with error 12, "
+            "opcode 1, len 0, vendor err 129\n")
+    s = store_of(tmp_path, line)
+    assert hosts(s) == []
+    assert hosts(store_of(tmp_path, "gpu" + line)) == ["gpu-worker-1"]
+
+
+def test_paddles_container_rank_is_a_local_rank(tmp_path):
+    line = ("Container rank 0 status failed cmd ['/opt/conda/bin/python', '-u', 'train_with_fleet.py'] code 1 "
+            "log log/workerlog.0\n")
+    s = store_of(tmp_path, line)
+    assert s.ranks["local_rank"].drop_nulls().to_list() == [0]
+    assert ranks(s) == []  # a pod's number: global only where the job is one node

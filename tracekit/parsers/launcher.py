@@ -42,14 +42,15 @@ SELF = [
     r"NET/OFI Process rank (?P<rank>\d+) started\. NCCLNet device used on (?P<host>[\w.\-]+) ",
     # fairseq's distributed_utils: `initialized host {socket.gethostname()} as rank {distributed_rank}`
     r"\binitialized host (?P<host>[\w.\-]+) as rank (?P<rank>\d+)\b",
-    # accelerate's PartialState repr (`Distributed environment: MULTI_GPU  Backend: nccl`, then one a line)
-    r"^\s*Num processes: (?P<world_size>\d+)\s*$",
-    r"^\s*Process index: (?P<rank>\d+)\s*$",
     # DeepSpeed's launcher (deepspeed/launcher/launch.py): `nnodes=1, num_local_procs=2, node_rank=0`
     r"\bnnodes=(?P<nodes>\d+), num_local_procs=(?P<per_node>\d+), node_rank=\d+",
     # the world's size in words (Megatron's `using world size: 8, data-parallel size: ...`, `World size: 8`,
     # an environment's `WORLD_SIZE=8`); a node's or a group's (`local world size`) is none
     WORLD_WORDS,
+    # ESPnet's distributed options as it prints them (`self.dist_rank: 1`, beside `self.dist_world_size: 4`)
+    r"^\s*(?:self\.)?dist_rank: (?P<rank>\d+)\s*$",
+    # nccl-tests of NCCL 1 (one process, a rank per GPU): `#   Rank  0 uses device  0 [0x01] GeForce GTX`
+    r"^#\s+Rank\s+(?P<rank>\d+) uses device\s+\d+ ",
     # Ray Train's torch backend (ray/train/torch/config.py)
     r"Setting up process group for: \S+ \[rank=(?P<rank>\d+), world_size=(?P<world_size>\d+)\]",
     # a traceback's source line of the call that joined, its arguments literal: the process's own rank
@@ -72,6 +73,9 @@ WORKER = [
     r"(?:signal|exit code)",
     r"\bProcess(?:es)? (?P<rank>\d+) (?:exited with error code|terminated or timed out after)",
     r"\bTimeout waiting for rank (?P<rank>\d+) to terminate",
+    # PaddlePaddle's launcher (distributed/launch/job/container.py): a container is a process of its pod,
+    # numbered in the pod (a local rank)
+    r"\bContainer rank (?P<local_rank>\d+) status \w+ cmd ",
 ]
 # a line that opens with its own rank, where no launcher prefix has named the writer
 HEAD = (r"^\s*(?:#\s*)?[Rr]ank:? (?P<rank>\d+)(?: of (?P<world_size>\d+))?(?:[,:]| \(| [a-z]\w*)"
@@ -88,8 +92,8 @@ TORCHRUN = r"\b(?:torchrun|torch\.distributed\.(?:run|launch))\b"
 PER_NODE = r"--nproc[-_]per[-_]node[= ](?P<n>\d+)"
 NODES = r"--nnodes[= ](?P<n>\d+)(?P<range>:\d+)?"
 CHEAP = (r"(?i)rank|world.size|\d TP\d|mpirun|mpiexec|prterun|horovodrun|nproc|torchrun"
-         r"|process \d+ terminated|processes \d+ exited|num processes|nnodes=|srun: error|node '"
-         r"|WORLD INFO DICT|global_rank_mapping|deepspeed|accelerate|process index")
+         r"|process \d+ terminated|processes \d+ exited|nnodes=|srun: error|node '"
+         r"|WORLD INFO DICT|global_rank_mapping|deepspeed|accelerate|container rank")
 # a writer a line names without being this parser's to claim (its message is another's): Slurm's word about
 # its tasks (`srun: error: node12: tasks 0-3: Exited with exit code 1`: the host, not the tasks' ranks: a
 # task is a rank only where each task is one process of the job), torchelastic's rendezvous node id

@@ -191,3 +191,27 @@ def test_paddles_container_rank_is_a_local_rank(tmp_path):
     s = store_of(tmp_path, line)
     assert s.ranks["local_rank"].drop_nulls().to_list() == [0]
     assert ranks(s) == []  # a pod's number: global only where the job is one node
+
+
+def test_tensorrt_llms_logger_names_the_writers_rank(tmp_path):
+    text = ("[11/18/2025-09:33:30] [TRT-LLM] [RANK 0] [E] Failed to initialize executor on rank 0: "
+            "[TensorRT-LLM][ERROR] Assertion failed: Failed, NCCL error\n"
+            "[10/21/2025-23:23:13] [TRT-LLM] [I] TensorRT-LLM inited.\n"
+            "[04/29/2026-20:54:16] [TRT-LLM] [RANK 3] [I] CutlassFusedMoE selects alltoall_method_type\n")
+    assert ranks(store_of(tmp_path, text)) == [0, 3]
+
+
+def test_the_tutorials_rank_has_data_names_each_rank(tmp_path):
+    # pytorch/tutorials intermediate_source/dist_tuto.rst: print('Rank ', rank, ' has data ', tensor[0])
+    text = "Rank  0  has data  2.0\nRank  1  has data  2.0\n"
+    assert ranks(store_of(tmp_path, text)) == [0, 1]
+    assert ranks(store_of(tmp_path, "Ranked 3 has data\n")) == []
+
+
+def test_a_log_services_stamp_and_tab_are_taken_off(tmp_path):
+    # an export of a log service: RFC 3339 stamp, a tab, then the line as the process wrote it
+    text = ("2023-03-09T10:53:23.670-05:00\tERROR:torch.distributed.elastic.agent.server.api:Error waiting on "
+            "exit barrier. Elapsed: 315.7792458534241 seconds\n"
+            "2023-03-09T10:53:23.670-05:00\t[rank3]: RuntimeError: boom\n")
+    s = store_of(tmp_path, text)
+    assert ranks(s) == [3]

@@ -47,6 +47,9 @@ SELF = [
     # the world's size in words (Megatron's `using world size: 8, data-parallel size: ...`, `World size: 8`,
     # an environment's `WORLD_SIZE=8`); a node's or a group's (`local world size`) is none
     WORLD_WORDS,
+    # the PyTorch tutorial's point-to-point example (`print('Rank ', rank, ' has data ', tensor[0])`), copied
+    # into many a script: `Rank  0  has data  tensor(1.)`
+    r"^Rank\s+(?P<rank>\d+)\s+has data\s",
     # ESPnet's distributed options as it prints them (`self.dist_rank: 1`, beside `self.dist_world_size: 4`)
     r"^\s*(?:self\.)?dist_rank: (?P<rank>\d+)\s*$",
     # nccl-tests of NCCL 1 (one process, a rank per GPU): `#   Rank  0 uses device  0 [0x01] GeForce GTX`

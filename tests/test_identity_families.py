@@ -177,14 +177,6 @@ def test_nccl1s_tests_name_a_rank_per_device(tmp_path):
     assert ranks(store_of(tmp_path, text)) == [0, 1]
 
 
-def test_a_host_name_cut_at_its_start_names_no_host(tmp_path):
-    line = ("-worker-1:946:988 [0] transport/net_ib.cc:839 NCCL WARN NET/IB : Got completion with error 12, "
-            "opcode 1, len 0, vendor err 129\n")
-    s = store_of(tmp_path, line)
-    assert hosts(s) == []
-    assert hosts(store_of(tmp_path, "gpu" + line)) == ["gpu-worker-1"]
-
-
 def test_paddles_container_rank_is_a_local_rank(tmp_path):
     line = ("Container rank 0 status failed cmd ['/opt/conda/bin/python', '-u', 'train_with_fleet.py'] code 1 "
             "log log/workerlog.0\n")

@@ -93,15 +93,6 @@ def _command_hosts(ranks: pl.DataFrame) -> pl.DataFrame:
     return ranks.filter(~listed)
 
 
-def _cut_hosts(ranks: pl.DataFrame) -> pl.DataFrame:
-    """A host name never starts with a dash or a dot (RFC 1123): one that does was cut at its start (a paste
-    that lost the head of ``gpu-worker-1:946:988 [0] NCCL WARN``) and names no host."""
-    cut = pl.col("host").str.contains(r"^[\-.]").fill_null(False)
-    if not ranks.height or not ranks.select(cut.any()).item():
-        return ranks
-    return ranks.with_columns(pl.when(cut).then(None).otherwise(pl.col("host")).alias("host"))
-
-
 def _one_node(tables: dict[str, pl.DataFrame]) -> bool:
     """Whether what was read shows a job of one node: one host named (or NCCL's communicators all of one
     node), no node past the first, and no process whose global rank differs from its local one."""
@@ -132,7 +123,7 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     of one node (``_one_node``)."""
     if "events" in tables:
         tables = {**tables, "events": _lend_writer(tables["events"])}
-    tables = {**tables, "ranks": _command_hosts(_cut_hosts(tables["ranks"]))}
+    tables = {**tables, "ranks": _command_hosts(tables["ranks"])}
     ranks = _local_as_global(_world_only(_group_local(tables["ranks"])), _one_node(tables))
     known = ranks.filter(pl.col("rank").is_not_null())
     one = pl.col("rank").n_unique() == 1

@@ -13,7 +13,12 @@ rank: 3, key: ... (world_size=8, ...``, ``Added key: ... to store for rank: 1``)
 ``GLOBAL_RANK: 1, MEMBER: 2/4``; vLLM's ``world_size=2 rank=1 local_rank=1``; DeepSpeed's launcher
 ``dist_world_size=16``; any line's ``world_size=N`` or ``world_size: N`` (``WORLD_SAID``); MPI's ``process
 rank 1 with PID 820212 on node HOST exited``; aws-ofi-nccl's
-``NET/OFI Process rank 1 started. NCCLNet device used on HOST``.
+``NET/OFI Process rank 1 started. NCCLNet device used on HOST``; fairseq's ``initialized host H as rank 5``;
+ESPnet's ``self.dist_rank: 1``; the world in words (Megatron's ``using world size: 8``, ``WORLD_SIZE=8``);
+DeepSpeed's launcher (``WORLD INFO DICT``, ``global_rank_mapping``, ``nnodes=2, num_local_procs=4``) and the
+launch commands of mpirun, torchrun, deepspeed and ``accelerate launch``. Lines that name a writer but are
+another parser's to claim (``WRITERS``: Slurm's ``srun: error: HOST: task 3``, torchelastic's node ids) give
+their host and pid only.
 
 One row of ``ranks`` per (file, host, pid, rank) seen, source ``launcher``; an NCCL line under a
 prefix lends its ``host:pid``, so the prefix's rank and NCCL's own word about that process meet.

@@ -65,7 +65,7 @@ TEXT = (
     Format("nccl-tests", nccl_tests, ("ranks", "events"), {"nccl-tests": 4}),
     Format("fr-trace", fr_trace, ("ranks", "events"), {"fr-trace": 8}),
     Format("nccl-ras", nccl_ras, ("ranks", "events"), {"nccl-ras": 9}),
-    Format("mpi", mpi, ("events",)),
+    Format("mpi", mpi, ("events", "ranks"), {"mpi": 15}),  # branch identity: Open MPI heads name a process
     Format("runtimes", runtimes, ("ranks", "events"), {"runtimes": 14}),  # branch identity
     Format("torchrun-agent", elastic, ("events", "ranks"), {"torchrun-agent": 11},  # branch cli: restarts
            names_kind=False),

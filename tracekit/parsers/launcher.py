@@ -13,7 +13,12 @@ rank: 3, key: ... (world_size=8, ...``, ``Added key: ... to store for rank: 1``)
 ``GLOBAL_RANK: 1, MEMBER: 2/4``; vLLM's ``world_size=2 rank=1 local_rank=1``; DeepSpeed's launcher
 ``dist_world_size=16``; any line's ``world_size=N`` or ``world_size: N`` (``WORLD_SAID``); MPI's ``process
 rank 1 with PID 820212 on node HOST exited``; aws-ofi-nccl's
-``NET/OFI Process rank 1 started. NCCLNet device used on HOST``.
+``NET/OFI Process rank 1 started. NCCLNet device used on HOST``; fairseq's ``initialized host H as rank 5``;
+ESPnet's ``self.dist_rank: 1``; the world in words (Megatron's ``using world size: 8``, ``WORLD_SIZE=8``);
+DeepSpeed's launcher (``WORLD INFO DICT``, ``global_rank_mapping``, ``nnodes=2, num_local_procs=4``) and the
+launch commands of mpirun, torchrun, deepspeed and ``accelerate launch``. Lines that name a writer but are
+another parser's to claim (``WRITERS``: Slurm's ``srun: error: HOST: task 3``, torchelastic's node ids) give
+their host and pid only.
 
 One row of ``ranks`` per (file, host, pid, rank) seen, source ``launcher``; an NCCL line under a
 prefix lends its ``host:pid``, so the prefix's rank and NCCL's own word about that process meet.
@@ -27,6 +32,8 @@ from tracekit.parsers import Parsed
 
 NCCL_PROC = r"^\s*(?P<host>[\w.\-]+):(?P<pid>\d+):\d+ \["
 WORLD_SAID = r"\b(?:dist_)?world_size ?[=:] ?(?P<world_size>\d+)\b"
+WORLD_WORDS = (r"(?:(?:^|[^\w\s]|\b(?:[Uu]sing|[Tt]he|[Tt]otal|[Gg]lobal|[Ww]ith))\s*[Ww]orld size"
+               r"|(?:^|[^\w])WORLD_SIZE)\s*(?:[=:]|is)\s*(?P<world_size>\d+)\b")
 # each: a rank, a world size, a host or a pid its writer states (groups absent from one are null); under a
 # launcher's prefix, the prefix's host and pid are the writer's (Ray Train's worker under `(pid=.., ip=..)`)
 SELF = [
@@ -38,6 +45,20 @@ SELF = [
     r"\bGLOBAL_RANK: (?P<rank>\d+), MEMBER: \d+/(?P<world_size>\d+)",
     r"\bworld_size=(?P<world_size>\d+) rank=(?P<rank>\d+) local_rank=\d+",
     r"NET/OFI Process rank (?P<rank>\d+) started\. NCCLNet device used on (?P<host>[\w.\-]+) ",
+    # fairseq's distributed_utils: `initialized host {socket.gethostname()} as rank {distributed_rank}`
+    r"\binitialized host (?P<host>[\w.\-]+) as rank (?P<rank>\d+)\b",
+    # DeepSpeed's launcher (deepspeed/launcher/launch.py): `nnodes=1, num_local_procs=2, node_rank=0`
+    r"\bnnodes=(?P<nodes>\d+), num_local_procs=(?P<per_node>\d+), node_rank=\d+",
+    # the world's size in words (Megatron's `using world size: 8, data-parallel size: ...`, `World size: 8`,
+    # an environment's `WORLD_SIZE=8`); a node's or a group's (`local world size`) is none
+    WORLD_WORDS,
+    # the PyTorch tutorial's point-to-point example (`print('Rank ', rank, ' has data ', tensor[0])`), copied
+    # into many a script: `Rank  0  has data  tensor(1.)`
+    r"^Rank\s+(?P<rank>\d+)\s+has data\s",
+    # ESPnet's distributed options as it prints them (`self.dist_rank: 1`, beside `self.dist_world_size: 4`)
+    r"^\s*(?:self\.)?dist_rank: (?P<rank>\d+)\s*$",
+    # nccl-tests of NCCL 1 (one process, a rank per GPU): `#   Rank  0 uses device  0 [0x01] GeForce GTX`
+    r"^#\s+Rank\s+(?P<rank>\d+) uses device\s+\d+ ",
     # Ray Train's torch backend (ray/train/torch/config.py)
     r"Setting up process group for: \S+ \[rank=(?P<rank>\d+), world_size=(?P<world_size>\d+)\]",
     # a traceback's source line of the call that joined, its arguments literal: the process's own rank
@@ -60,6 +81,9 @@ WORKER = [
     r"(?:signal|exit code)",
     r"\bProcess(?:es)? (?P<rank>\d+) (?:exited with error code|terminated or timed out after)",
     r"\bTimeout waiting for rank (?P<rank>\d+) to terminate",
+    # PaddlePaddle's launcher (distributed/launch/job/container.py): a container is a process of its pod,
+    # numbered in the pod (a local rank)
+    r"\bContainer rank (?P<local_rank>\d+) status \w+ cmd ",
 ]
 # a line that opens with its own rank, where no launcher prefix has named the writer
 HEAD = (r"^\s*(?:#\s*)?[Rr]ank:? (?P<rank>\d+)(?: of (?P<world_size>\d+))?(?:[,:]| \(| [a-z]\w*)"
@@ -75,8 +99,22 @@ COMMAND_HOSTS = "launch command"  # the source of the hosts a launch command lis
 TORCHRUN = r"\b(?:torchrun|torch\.distributed\.(?:run|launch))\b"
 PER_NODE = r"--nproc[-_]per[-_]node[= ](?P<n>\d+)"
 NODES = r"--nnodes[= ](?P<n>\d+)(?P<range>:\d+)?"
-CHEAP = (r"(?i)rank|world_size|\d TP\d|mpirun|mpiexec|prterun|horovodrun|nproc|torchrun"
-         r"|process \d+ terminated|processes \d+ exited")
+CHEAP = (r"(?i)rank|world.size|\d TP\d|mpirun|mpiexec|prterun|horovodrun|nproc|torchrun"
+         r"|process \d+ terminated|processes \d+ exited|nnodes=|srun: error|node '"
+         r"|WORLD INFO DICT|global_rank_mapping|deepspeed|accelerate|container rank")
+# a writer a line names without being this parser's to claim (its message is another's): Slurm's word about
+# its tasks (`srun: error: node12: tasks 0-3: Exited with exit code 1`: the host, not the tasks' ranks: a
+# task is a rank only where each task is one process of the job), torchelastic's rendezvous node id
+# (`The node 'host_4242_0' has joined round 1`: `{fqdn}_{pid}_{local_id}`, the agent's host and pid)
+WRITERS = [
+    r"^srun: error: (?P<host>[\w.\-]+): tasks? [\d,\-]+: ",
+    r"\b[Nn]ode '(?P<host>[\w.\-]+)_(?P<pid>\d+)_\d+'",
+]
+# DeepSpeed's launcher: `WORLD INFO DICT: {'gpu1': [0, 1], 'gpu2': [0, 1]}` (the hosts, their slots), and
+# `global_rank_mapping=defaultdict(<class 'list'>, {'gpu1': [0, 1], 'gpu2': [2, 3]})` (their ranks)
+WORLD_INFO = r"\b(?:WORLD INFO DICT: |global_rank_mapping=defaultdict\(<class 'list'>, )\{(?P<dict>[^}]*)\}"
+DEEPSPEED = r"^(?:\$ )?(?:\S*/)?deepspeed\s"
+ACCELERATE = r"\baccelerate launch\b.*?--num[_-]processes[= ](?P<n>\d+)"
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -91,6 +129,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     talk = ~t.str.contains(": opCount ", literal=True)
     cheap = df.filter(talk & t.str.contains(CHEAP))
     said = pl.concat([_self_named(cheap), _launch_size(cheap)], how="diagonal_relaxed")
+    writers = _writers(cheap)
     named = pl.col("launch_rank", "local_tag", "pdsh_host", "ray_pid", "ray_ip", "world_tag").is_not_null()
     df = df.filter(talk & pl.any_horizontal(named))
     df = df.with_columns(pl.coalesce("pdsh_host", "ray_ip").alias("_phost"),
@@ -108,7 +147,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
         pl.col("launch_rank").alias("rank"), pl.col("local_tag").alias("local_rank"),
         pl.col("world_tag").alias("world_size")).unique(maintain_order=True))
 
-    ranks = pl.concat([tagged, said.drop("line")], how="diagonal_relaxed")
+    ranks = pl.concat([tagged, said.drop("line"), writers], how="diagonal_relaxed")
     said_by = [pl.col("source")] if "source" in ranks.columns else []
     ranks = ranks.with_columns(pl.coalesce(*said_by, pl.lit("launcher")).alias("source"))
     return Parsed("launcher", {"ranks": ranks}, said.select("file", "line").unique())
@@ -121,17 +160,47 @@ def _launch_size(df: pl.DataFrame) -> pl.DataFrame:
     per_node = t.str.extract(PER_NODE, 1).cast(pl.Int64, strict=False)
     nodes = pl.when(t.str.extract(NODES, 2).is_null()).then(
         t.str.extract(NODES, 1).cast(pl.Int64, strict=False).fill_null(1))
+    # deepspeed's --num_gpus times --num_nodes (1 node where no hostfile or host list says more)
+    gpus = t.str.extract(r"\s--num_gpus[= ](\d+)", 1).cast(pl.Int64, strict=False)
+    ds_nodes = pl.coalesce(t.str.extract(r"\s--num_nodes[= ](\d+)", 1).cast(pl.Int64, strict=False),
+                           pl.when(~t.str.contains(r"\s(?:--hostfile|-H|--include|--exclude)[= ]")).then(1))
     size = (pl.when(t.str.contains(MPIRUN)).then(t.str.extract(MPIRUN, 1).cast(pl.Int64, strict=False))
-            .when(t.str.contains(TORCHRUN)).then(per_node * nodes))
-    sized = df.filter(t.str.contains(MPIRUN) | t.str.contains(TORCHRUN)).select(
-        "file", "line", size.alias("world_size")).drop_nulls("world_size")
+            .when(t.str.contains(TORCHRUN)).then(per_node * nodes)
+            .when(t.str.contains(DEEPSPEED)).then(gpus * ds_nodes)
+            .when(t.str.contains(ACCELERATE)).then(t.str.extract(ACCELERATE, 1).cast(pl.Int64, strict=False)))
+    command = pl.any_horizontal(t.str.contains(p) for p in (MPIRUN, TORCHRUN, DEEPSPEED, ACCELERATE))
+    sized = df.filter(command).select("file", "line", size.alias("world_size")).drop_nulls("world_size")
+    # DeepSpeed's launcher's world: its hosts (the launch command's, weighed as such) and their slots
+    info = df.filter(t.str.contains(WORLD_INFO)).select(
+        "file", "line", t.str.extract(WORLD_INFO, 1).alias("_d"))
+    slots = info.select("file", "line", pl.col("_d").str.count_matches(r"(?:\[|, )\d+").cast(pl.Int64)
+                        .alias("world_size")).filter(pl.col("world_size") > 0)
+    listed = (info.select("file", "line", pl.col("_d").str.extract_all(r"'([\w.\-]+)':").alias("host"))
+              .explode("host").with_columns(pl.col("host").str.strip_chars("':"))
+              .filter(~pl.col("host").is_in(["localhost", "127.0.0.1"]))
+              .with_columns(pl.lit(COMMAND_HOSTS).alias("source")))
     hosts = (df.filter(t.str.contains(MPI_HOSTS))
              .select("file", "line", t.str.extract(MPI_HOSTS, 1).str.split(",").alias("host")).explode("host")
              .with_columns(pl.col("host").str.replace(r":\d+$", ""))
              # (`localhost` is the launching host's alias, not its name: the name, where shown, is elsewhere)
              .filter(~pl.col("host").is_in(["localhost", "127.0.0.1"]))
              .with_columns(pl.lit(COMMAND_HOSTS).alias("source")))
-    return pl.concat([sized, hosts], how="diagonal_relaxed")
+    return pl.concat([sized, hosts, slots, listed], how="diagonal_relaxed")
+
+
+def _writers(df: pl.DataFrame) -> pl.DataFrame:
+    """``file, host, pid``: the writers the lines of ``WRITERS`` name (the lines stay unclaimed)."""
+    out = []
+    for pattern in WRITERS:
+        t = pl.col("text")
+        sub = df.filter(t.str.contains(pattern))
+        if sub.height:
+            out.append(sub.select("file", t.str.extract_groups(pattern).alias("_g")).unnest("_g"))
+    if not out:
+        return pl.DataFrame(schema={"file": pl.Utf8, "host": pl.Utf8, "pid": pl.Int64})
+    got = pl.concat(out, how="diagonal_relaxed")
+    pid = pl.col("pid").cast(pl.Int64, strict=False) if "pid" in got.columns else pl.lit(None, pl.Int64)
+    return got.select("file", "host", pid.alias("pid")).unique(maintain_order=True)
 
 
 def _self_named(df: pl.DataFrame) -> pl.DataFrame:
@@ -146,6 +215,9 @@ def _self_named(df: pl.DataFrame) -> pl.DataFrame:
         if not sub.height:
             continue
         sub = sub.with_columns(t.str.extract_groups(pattern).alias("_g")).unnest("_g")
+        if "per_node" in sub.columns:  # (DeepSpeed's launcher: its nodes times each one's processes)
+            sub = sub.with_columns((pl.col("nodes").cast(pl.Int64) * pl.col("per_node").cast(pl.Int64))
+                                   .alias("world_size")).drop("nodes", "per_node")
         if pattern == TORCHRUN_FAILED:  # the agent's own word: torchrun's, as its error block is
             sub = sub.with_columns(pl.lit("torchrun").alias("source"))
         if pattern in SELF:

@@ -53,6 +53,12 @@ ENDPOINT_ADVICE = r"^Confirm all nodes are running the same interconnect HW"
 # failed: No data available (-61)` / `OFI call fi_... failed`
 OFI_CALL = (r"(?P<src>(?:mtl|btl|common)_ofi\w*\.[ch]):\d+:\s+(?:OFI call )?(?P<what>fi_\w+ failed.*"
             r"|fi_\w+\(?\)? returned .*)$")
+# Open MPI's and PMIx's head on a process's own lines (opal_output, show_help, the signal handler:
+# `[gpu-node-3:400139] PMIX ERROR: ...`, `[v100-gpu-1:12345] *** Process received signal ***`): the writer's
+# host and pid. A logger's `[module:lineno] ` has the same shape: a host here has a digit, a dash or a dot
+# and is no source file's name, and a pid has 3 digits or more
+HEAD = r"^\[(?P<host>[A-Za-z\d][\w\-]*(?:\.[\w\-]+)*):(?P<pid>\d{3,})\] "
+NOT_HOST = r"^\d+$|\.(?:py|pyx|c|cc|cpp|cu|cuh|h|hpp|go|rs|js|java|sh|lua|log|txt|json|yaml)$|^[A-Za-z_]+$"
 NP = r"(?:mpirun|mpiexec|horovodrun|prterun)\b.*?\s-(?:np|n)\s+(?P<np>\d+)\b"
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -60,12 +66,13 @@ def parse(lines: pl.DataFrame) -> Parsed:
         return Parsed("mpi")
     t = pl.col("text")
     df = lines.select("file", "line", "text", "launch_rank", "task_tag")
+    procs = _heads(df)
     known = any_of(SIGNAL, ABORTING, PROCESS_NAME, EXIT_CODE, HOROVOD_STALL, STALLED, NONZERO, MISSING_HEAD,
                    ENDPOINT, ENDPOINT_ADVICE, OFI_CALL)
     listed = t.str.extract(MISSING_LIST, 1).is_not_null() | pl.col("task_tag").is_not_null()
     mine = df.filter(t.str.contains(known) | (t.str.contains(MISSING_LIST) & listed))
     if not mine.height:
-        return Parsed("mpi")
+        return Parsed("mpi", {"ranks": procs} if procs.height else {})
     events = []
     sig = mine.filter(t.str.contains(SIGNAL))
     if sig.height:
@@ -104,7 +111,19 @@ def parse(lines: pl.DataFrame) -> Parsed:
     events += _horovod_missing(df, mine)
     drop = ("text", "launch_rank", "task_tag", "_r", "_m")
     out = pl.concat(events, how="diagonal_relaxed").drop(drop, strict=False) if events else None
-    return Parsed("mpi", {"events": out}, mine.select("file", "line"))
+    tables = {"events": out, "ranks": procs} if procs.height else {"events": out}
+    return Parsed("mpi", tables, mine.select("file", "line"))
+
+
+def _heads(df: pl.DataFrame) -> pl.DataFrame:
+    """``file, host, pid, source``: one row per process an Open MPI / PMIx head names (the lines stay
+    unclaimed: the message under the head is another parser's)."""
+    t = pl.col("text")
+    g = t.str.extract_groups(HEAD).struct
+    return (df.filter(t.str.contains(HEAD))
+            .select("file", g.field("host").alias("host"), g.field("pid").cast(pl.Int64).alias("pid"))
+            .filter(~pl.col("host").str.contains(NOT_HOST))
+            .unique(maintain_order=True).with_columns(pl.lit("mpi").alias("source")))
 
 
 def _missing_of(ready: str, world: int | None) -> list[int | None]:

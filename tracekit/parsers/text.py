@@ -21,8 +21,9 @@ import polars as pl
 
 # Launcher prefixes (docs/formats.md), any number of them in a row, outermost first: a markdown quote
 # `> `, ANSI colours (`\x1b[36m`, or `←[36m` where a paste lost the escape byte), a collector's stamp
-# (GitHub Actions, `kubectl logs --timestamps`, `docker logs -t`: RFC 3339 `2024-01-01T00:00:00.1Z `;
-# journald and syslog `Dec 04 20:11:13 host prog[pid]: `, its host kept; Go's log `2023/10/26 09:19:04 `;
+# (GitHub Actions, `kubectl logs --timestamps`, `docker logs -t`: RFC 3339 `2024-01-01T00:00:00.1Z `, or a
+# tab after it in a log service's export; journald and syslog `Dec 04 20:11:13 host prog[pid]: `, its host
+# kept; Go's log `2023/10/26 09:19:04 `;
 # Open MPI's --timestamp-output `Mon Dec  4 20:11:13 2023` before its tag), `kubectl logs --prefix`
 # `[pod/name/container] `, docker compose `name-1  | `, Ray's `(RayTrainWorker pid=615, ip=10.0.0.6) `,
 # `(pid=615) ` and `(raylet, ip=...) ` (vLLM's `(VllmWorker rank=1 pid=615) ` names the worker's rank;
@@ -40,7 +41,7 @@ _REPLICA = r"(?:[\w.\-]+/\d+ )?"
 _PARTS = [
     r">[ \t]?",
     r"(?:\x1b|←)?\[\d{1,3}(?:;\d{1,3})*m\s?",
-    r"(?P<iso_ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?)(?:Z|[+\-]\d\d:?\d\d)? ",
+    r"(?P<iso_ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?)(?:Z|[+\-]\d\d:?\d\d)?[ \t]",
     r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d (?P<sys_host>[\w.\-]+) [\w.\-/@]+(?:\[\d+\])?: ",
     r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? ",
     r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4} ?",
@@ -84,8 +85,16 @@ _PARTS = [
     r"\[NeMo (?P<lv12>[IWEDC]) \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [\w.]+:\d+\] ",
     # NeMo 2 / Lightning's padded header: `[INFO     | pytorch_lightning.utilities.rank_zero]: `
     r"\[(?P<lv13>INFO|WARNING|ERROR|DEBUG|CRITICAL)\s*\| [\w.]+\]: ",
+    # Composer / llm-foundry's logging format (`%(asctime)s: rank{global_rank}[%(process)d][%(threadName)s]:
+    # %(levelname)s: %(name)s: `): the writer's global rank and pid
+    r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+: rank(?P<comp_rank>\d+)\[(?P<comp_pid>\d+)\]\[[^\]]*\]: "
+    r"(?P<lv14>INFO|WARNING|ERROR|DEBUG|CRITICAL): [\w.]+: ",
+    # TensorRT-LLM's Python logger (tensorrt_llm/logger.py): `[11/18/2025-09:33:30] [TRT-LLM] [RANK 0] [E] `,
+    # the writer's global rank where it is named
+    r"(?:\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\] )?\[TRT-LLM\] (?:\[RANK (?P<trt_rank>\d+)\] )?"
+    r"\[(?P<lv15>[IWEFV])\] ?",
 ]
-LEVELS = [f"lv{i}" for i in range(1, 14)]
+LEVELS = [f"lv{i}" for i in range(1, 16)]
 PREFIX = "^(?:" + "|".join(f"(?:{p})" for p in _PARTS) + ")*"
 MAYBE_PREFIX = (r"^(?:[\w.\-]+: |\[|\(|>|\x1b|←|[\w.\-]+/\d+ [\[(]|\d{4}-\d\d-\d\d|\d\d/\d\d/\d{4} "
                 r"|[\w.\-]+ >> |[\w.\-]+ \[std(?:out|err)\] |\d{4}/\d\d/\d\d "
@@ -98,7 +107,7 @@ ANSI = r"(?:\x1b|←)\[\d{0,3}(?:;\d{1,3})*[mK]"
 BAR_THEN = r"^[^|]*\d+%\|[^|]*\|\s*[\d.]+[kMG]?/[\d.?]+[kMG]? \[[^\]]*\]\s*(?P<rest>\S.*)$"
 TAGS = ("iso_ts", "sys_host", "pdsh_host", "std_host", "ray_actor", "actor_rank", "ray_pid", "ray_ip",
         "task_tag", "pts", "arrow_host", "rank_tag", "tmpl_rank", "tmpl_local", "local_tag", "mpi_rank",
-        "bare_tag", "word_tag", "slash_rank", "slash_world", *LEVELS)
+        "bare_tag", "word_tag", "slash_rank", "slash_world", "comp_rank", "comp_pid", "trt_rank", *LEVELS)
 # a line that starts a record of its own (a prefixed log line, a traceback), never a wrapped tail
 RECORD_HEAD = r"^(?:\[|\(|[\w.\-]+:\d+:\d+ |\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|\s+File \")"
 STAMPS = ("pts", "iso_ts")  # the prefixes' wall-clock stamps, the line's ``ts``
@@ -317,7 +326,15 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
             pl.when(pl.col("_said") > 1).then(pl.col("pdsh_host")).alias("pdsh_host")).drop("_said")
     df = _unwrap(df)
     ints = ("rank_tag", "tmpl_rank", "local_tag", "tmpl_local", "mpi_rank", "task_tag", "bare_tag",
-            "word_tag", "ray_pid", "actor_rank", "slash_rank", "slash_world")
+            "word_tag", "ray_pid", "actor_rank", "slash_rank", "slash_world", "comp_rank", "comp_pid",
+            "trt_rank")
+    # vLLM's worker process names its ranks in its groups (v1/executor/multiproc_executor.py: `Worker`, then
+    # `_DP{dp}` / `_PP{pp}` / `_TP{tp}` where that group has more than one rank): with no data-parallel and no
+    # pipeline rank past the first, its tensor-parallel rank is the global one (`(Worker_TP2 pid=967) `)
+    vllm = pl.coalesce(pl.col("ray_actor").str.extract(r"^Worker(?:_PP0)?_TP(\d+)(?:_EP\d+)?$", 1),
+                       pl.col("ray_actor").str.extract(r"^Worker_PP(\d+)(?:_EP\d+)?$", 1))
+    df = df.with_columns(pl.coalesce("actor_rank", vllm).alias("actor_rank"),
+                         pl.coalesce("ray_pid", "comp_pid").alias("ray_pid"))
     df = df.with_columns(pl.col("line").cast(pl.Int64),
                          *[pl.col(c).cast(pl.Int64, strict=False) for c in ints],
                          pl.coalesce("pdsh_host", "arrow_host", "std_host", "sys_host").alias("pdsh_host"))
@@ -336,12 +353,12 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     return df.with_columns(
         # the global rank a launcher's prefix names (torchrun, a torchelastic template's ${rank}, MPI, vLLM's
         # `(VllmWorker rank=1 pid=..)`, icefall's `(1/8)`, a script's own tag); the world's size one names
-        pl.coalesce("rank_tag", "tmpl_rank", "mpi_rank", "actor_rank", "slash_rank", "bare_tag", "word_tag")
-        .alias("launch_rank"),
+        pl.coalesce("rank_tag", "tmpl_rank", "mpi_rank", "actor_rank", "slash_rank", "comp_rank", "trt_rank",
+                    "bare_tag", "word_tag").alias("launch_rank"),
         pl.col("slash_world").alias("world_tag"),
         (pl.col("text").str.strip_chars() == "").alias("blank") & pl.col("cont_of").is_null(),
     ).drop("arrow_host", "std_host", "sys_host", "tmpl_local", "tmpl_rank", "actor_rank", "slash_rank",
-           "slash_world")
+           "slash_world", "comp_rank", "comp_pid", "trt_rank")
 
 
 def _viewer_numbers(df: pl.DataFrame) -> pl.DataFrame:

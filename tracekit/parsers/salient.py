@@ -38,6 +38,8 @@ class Telling(StrEnum):
     TRANSPORT = "transport"
     WAIT = "wait"
     ERROR = "error"
+    #: no line of its file holds such words: the file's last line, which UNDECIDED quotes (decoded or not)
+    LAST = "last"
 
 
 CRASH = (
@@ -47,21 +49,57 @@ CRASH = (
     r"|\bis dead\b|out of memory|\boom[- ]?kill|terminate called (?:after|without)"
     r"|\*\*\* process received signal|<defunct>|illegal memory access|\bcrashed\b|\bbus error\b"
 )
+#: a process that cannot start, in the words of what refused it: glibc's loader (``symbol lookup error: ...:
+#: undefined symbol: X``, ``error while loading shared libraries: libX.so: cannot open shared object
+#: file``), CPython (``python3: can't open file 'x.py': [Errno 2] No such file or directory``), bash and
+#: dash (``torchrun: command not found``, ``/bin/sh: 1: torchrun: not found``, ``cannot execute binary
+#: file: Exec format error``), Slurm (``execve(): python: No such file or directory``), an import that fails
+NO_START = (
+    r"(?i)\bundefined symbol\b|symbol lookup error|error while loading shared libraries"
+    r"|cannot open shared object file|\bcan't open file\b|\bcommand not found\b|exec format error"
+    r"|cannot execute binary file|\bexecv\w*\(\): .*no such file|(?-i:^\S+: \d+: \S+: not found$)"
+)
+#: an import that fails where no parser decoded the traceback: the program cannot start either
+IMPORT_FAILED = r"(?-i:\b(?:ModuleNotFoundError|ImportError): )"
+#: a launcher's or a framework's own line that a task, rank or container of its job failed: Paddle's
+#: ``Container rank 0 status failed cmd [...] code 1 log workerlog.0`` (launch/job/container.py),
+#: Horovod's ``Horovod has been shut down. This was caused by an exception on one of the ranks``
+#: (common/operations.cc), Kubernetes' ``OOMKilled`` and ``CrashLoopBackOff``, Open MPI's ``mpirun noticed
+#: that process rank 1 ... exited on signal 9``, ORTE's ``An ORTE daemon has unexpectedly failed``
+LAUNCHER_FAILED = (
+    r"(?i)\bcontainer rank \d+ status failed|\bhorovod has been shut down|\bCrashLoopBackOff\b"
+    r"|\bOOMKilled\b|noticed that process rank \d+ .*exited|daemon has unexpectedly failed"
+)
+#: the rank, task, container or local rank a line names (``task 3``, ``localRank 7``, ``process rank 1``):
+#: the process it speaks of, which need not be the one that printed it
+NAMED = (r"(?i)\b(?P<what>local ?rank|local_rank|task|process rank|container rank|rank)[\s:=#]*"
+         r"(?P<n>\d+)\b")
+#: a crash's words, with those of a process that cannot start and of a launcher's failure line
+CRASH += "|".join(["", NO_START.removeprefix("(?i)"), IMPORT_FAILED, LAUNCHER_FAILED.removeprefix("(?i)")])
 #: a transport's own failure: decisive where nothing decoded says otherwise (``HARD_TRANSPORT``)
+#: a peer that closed its side: the consequence of that peer's end (NCCL's proxy service thread
+#: ``[Service thread] Connection closed by localRank 7``, errno's ``Connection reset by peer``)
+PEER_CLOSED = (r"(?i)connection (?:closed|reset) by (?:remote )?(?:peer|local ?rank \d+)"
+               r"|could not receive type from localRank \d+")
+#: the same, said of a local rank: NCCL's proxy thread's own line, which NCCL's parser claims
+PEER_CLOSED_LOCAL = r"(?i)connection closed by local ?rank \d+|could not receive type from localRank \d+"
 HARD_TRANSPORT = (
     r"(?i)retry count(?:er)? exceeded|\bIBV_WC_[A-Z_]+|\bibv_\w+(?:\(\))? failed|completion with error"
     r"|\b(?:local|remote) (?:length|protection|access|operation|invalid request) error"
     r"|\b(?:mlx[45]_\d+|roce|efa|libfabric)\b.*\b(?:error|fail(?:ed|ure)?)\b"
+    # a buffer the network plugin could not register (NCCL's and Neuron's ``ncclNetRegMr ... failed``)
+    r"|\b\w*RegMr\w*\b.{0,80}\bfail(?:ed|ure)?\b|\breg(?:ister)?_mr\b.{0,80}\bfail"
 )
 TRANSPORT = HARD_TRANSPORT + (
     r"|connection (?:reset|refused|timed out|closed by peer)|no route to host|network is unreachable"
     r"|broken pipe|address family not supported|wrong magic|transport endpoint is not connected"
-    r"|\bE(?:CONNRESET|CONNREFUSED|HOSTUNREACH|NETUNREACH|PIPE)\b"
+    r"|\bE(?:CONNRESET|CONNREFUSED|HOSTUNREACH|NETUNREACH|PIPE)\b|" + PEER_CLOSED.removeprefix("(?i)")
 )
 WAIT = (r"(?i)\bwaiting (?:for|to|on)\b|\bstill waiting\b|\btimed? ?out\b|\btimeout\b|deadline exceeded"
         r"|\bhang(?:s|ing)?\b|\bhung\b|\bstuck\b|not responding")
 ERROR = (r"(?i)^\s*(?:error|fatal|critical)\b|\[(?:error|fatal|critical)\]|(?-i:\b(?:ERROR|FATAL|CRITICAL)\b)"
-         r"|^\s*[EF]\d{4} \d\d:\d\d|\b[A-Z]\w*(?:Error|Exception)\b:|\bunhandled exception\b"
+         # (TensorFlow's ``AbortedError (see above for traceback): ...``)
+         r"|^\s*[EF]\d{4} \d\d:\d\d|\b[A-Z]\w*(?:Error|Exception)\b(?: \([^)]{0,40}\))?:|\bunhandled exception\b"
          r"|\berror: |\bfailed\b|\bfailure\b")
 #: a wait for a connection, a rendezvous or a peer during start-up (rules_salient: an init stall)
 CONNECT = (r"(?i)\bconnect|rendezvous|\bmaster\b|bootstrap|tcpstore|\bstore\b|placement group|handshake"
@@ -99,26 +137,32 @@ def _class() -> pl.Expr:
 
 def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
     """A ``telling_line`` event for each line of ``unclaimed`` (``file, line``: the non-blank lines no
-    parser claimed) whose words class it; ``lines``: the lines frame (``text.lines_frame``)."""
-    if not unclaimed.height:
-        return Parsed("salient")
+    parser claimed) whose words class it, and for a peer's close wherever it is (NCCL's parser claims
+    its proxy thread's ``Connection closed by localRank 7`` and decodes nothing of it) or a process that
+    cannot start (``NO_START``); and in a file with
+    none, its last line (``Telling.LAST``). ``lines``: the lines frame (``text.lines_frame``)."""
     cols = ["file", "line", "text", "log_level", "launch_rank", "pdsh_host", "ray_pid"]
-    df = lines.select(c if c in lines.columns else pl.lit(None).alias(c) for c in cols)
-    df = df.join(unclaimed.select("file", "line"), on=["file", "line"], how="semi")
+    every = lines.select(c if c in lines.columns else pl.lit(None).alias(c) for c in cols)
+    if "blank" in lines.columns:
+        every = every.filter(~lines["blank"])
     t = pl.col("text")
+    # (a loader's or a shell's refusal is read on a line a parser claimed too: nccl-tests' parser claims
+    # ``all_reduce_perf: symbol lookup error: ...`` by its program's name)
+    anywhere = every.filter(t.str.contains(PEER_CLOSED_LOCAL + "|" + NO_START.removeprefix("(?i)")))
+    df = pl.concat([every.join(unclaimed.select("file", "line"), on=["file", "line"], how="semi"), anywhere])
+    df = df.unique(["file", "line"], keep="first", maintain_order=True)
     any_word = "|".join(p.removeprefix("(?i)") for p in (CRASH, TRANSPORT, WAIT, ERROR))
     df = df.filter(t.str.contains("(?i)" + any_word)
                    | pl.col("log_level").fill_null("").is_in(["ERROR", "CRITICAL", "E", "C"]))
     # (a line of a few characters, ``{`` or ``Error:`` under an error level, says nothing to quote; a
     # shell's ``Killed`` does)
     df = df.filter(~t.str.contains(BENIGN) & t.str.strip_chars().str.len_chars().is_between(6, 4000))
-    if not df.height:
-        return Parsed("salient")
     # a traceback's source line (the line under ``File "x.py", line N``) quotes code, not an event
     before = lines.select("file", (pl.col("line") + 1).alias("line"), pl.col("text").alias("_before"))
     df = df.join(before, on=["file", "line"], how="left").filter(
-        ~pl.col("_before").fill_null("").str.contains(r"^\s*File \"[^\"]+\", line \d+"))
+        ~pl.col("_before").fill_null("").str.contains(r"^\s*File \"[^\"]+\", line \d+")).drop("_before")
     df = df.with_columns(_class().alias("where")).filter(pl.col("where").is_not_null())
+    df = pl.concat([df, _last_lines(every.join(df, on="file", how="anti"))])
     if not df.height:
         return Parsed("salient")
     bracket, nccl_like = t.str.extract_groups(BRACKET).struct, t.str.extract_groups(NCCL_LIKE).struct
@@ -130,6 +174,15 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
                     nccl_like.field("pid").cast(pl.Int64, strict=False),
                     t.str.extract(RAY_PID, 1).cast(pl.Int64, strict=False)).alias("pid"))
     return Parsed("salient", {"events": events})
+
+
+def _last_lines(df: pl.DataFrame) -> pl.DataFrame:
+    """Each file's last line that says something (not a progress bar, source code, a rule of dashes)."""
+    t = pl.col("text")
+    said = df.filter(~t.str.contains(BENIGN) & t.str.contains(r"\w{3}")
+                     & t.str.strip_chars().str.len_chars().is_between(6, 4000))
+    return (said.sort("file", "line").group_by("file", maintain_order=True).last()
+            .with_columns(pl.lit(Telling.LAST).alias("where")))
 
 
 def hard_transport() -> pl.Expr:
@@ -148,3 +201,22 @@ def timed_out() -> pl.Expr:
     """Whether a line says its wait ended without the thing waited for (``timed out``, ``deadline
     exceeded``), not only that it waits."""
     return pl.col("message").str.contains(r"(?i)\btimed? ?out\b|deadline exceeded|TimeoutError")
+
+
+#: a host and port a line connects to: ``[::ffff:10.0.0.1]:23456``, ``10.0.0.1:29500``, ``node1:29500``,
+#: NCCL's ``10.0.0.1<43287>``, c10d's ``(10.0.0.1, 29500)``
+ADDRESS = (r"\[[0-9a-fA-F:.]+\]:\d+|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{2,5}\b|<\d+>)|[\w\-]:\d{4,5}\b"
+           r"|\([\w.\-]+, \d{2,5}\)")
+#: a start-up connection that did not complete: timed out, refused, unreachable
+UNREACHED = (r"(?i)\btimed? ?out\b|\brefused\b|errno:? ?11[01]\b|\bE(?:TIMEDOUT|CONNREFUSED)\b"
+             r"|no route to host|network is unreachable")
+
+
+def connect_failed() -> pl.Expr:
+    """Whether a ``telling_line`` says a connection to a host:port (a rendezvous, a store, a bootstrap)
+    did not complete: c10d's ``The client socket has failed to connect to [::ffff:192.168.1.219]:23456
+    (errno: 110 - Connection timed out)``, ``connect() to 10.0.0.1:29500 failed: Connection refused``."""
+    msg = pl.col("message")
+    return (pl.col("where").is_in([Telling.TRANSPORT, Telling.WAIT, Telling.ERROR])
+            & msg.str.contains(r"(?i)\bconnect") & msg.str.contains(UNREACHED)
+            & msg.str.contains(ADDRESS))

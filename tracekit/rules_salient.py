@@ -197,8 +197,8 @@ def said_by_telling_lines(ev: Evidence) -> Verdict | None:
 def address(text: str) -> str | None:
     """The first host:port a line connects to (``[::ffff:192.168.1.219]:23456``, ``10.0.0.1:29500``,
     ``(master, 29500)``), not a source file's ``socket.cpp:663``."""
-    for hit in re.finditer(r"\[[0-9a-fA-F:.]+\]:\d+|\b[\w.\-]*\w(?::\d{2,5}\b|<\d+>)|\(([\w.\-]+), (\d{2,5})\)",
-                           text):
+    shapes = r"\[[0-9a-fA-F:.]+\]:\d+|\b[\w.\-]*\w(?::\d{2,5}\b|<\d+>)|\(([\w.\-]+), (\d{2,5})\)"
+    for hit in re.finditer(shapes, text):
         if hit[1]:
             return f"{hit[1]}:{hit[2]}"
         if not re.search(r"\.(?:cc|cpp|cu|c|h|hpp|py|so)(?=:)|^\d+:\d+$", hit[0]):
@@ -209,19 +209,23 @@ def address(text: str) -> str | None:
 def peer_closed(ev: Evidence) -> Verdict | None:
     """UNDECIDED that names the peer which ended first, where the only telling lines say a peer closed its
     connection (NCCL's proxy thread's ``Connection closed by localRank 7``, ``Connection reset by peer``):
-    a consequence of that peer's end, never a cause; what ended it is in its own log."""
+    a consequence of that peer's end, never a cause; what ended it is in its own log. A run that logs a
+    step or an end closes its connections as it tears down (``Connection closed by localRank 0`` after
+    ``training complete``): nothing here then."""
+    if ev.finished or ev.kinds(*WENT_ON).height:
+        return None
     told = telling(ev)
     closed = told.filter(pl.col("message").str.contains(salient.PEER_CLOSED))
     if not closed.height or told.filter(pl.col("where") == Telling.CRASH).height:
         return None
-    names = closed.select(pl.col("message").map_elements(named, return_dtype=pl.Utf8).alias("n"))["n"]
-    names = sorted(set(names.drop_nulls().to_list()))
+    hit = closed["message"].str.extract_groups(salient.NAMED).struct
+    names = sorted({f"{w} {n}" for w, n in zip(hit.field("what"), hit.field("n")) if n is not None})
     first = closed.row(0, named=True)
     by = f"{', '.join(names)} ended first" if names else "a peer ended first (the lines do not say which)"
     whose = f"{', '.join(names)}'s own log" if names else "every rank's own log"
     writers = closed.select("host", "pid").unique().height
-    return Verdict(Kind.UNDECIDED, f"{closed.height} line(s) from {writers} process(es) say a peer closed its "
-                   f"connection: {by} (it exited, crashed or was killed) and the others saw its sockets close, "
-                   f"a consequence; first: {quote(first)}; what ended it is not in the excerpt; to decide: "
-                   f"collect {whose} (its last lines, its exit code or signal; dmesg for the OOM killer) and "
+    return Verdict(Kind.UNDECIDED, f"{closed.height} line(s) from {writers} process(es) say a peer closed "
+                   f"its connection: {by} (it exited, crashed or was killed) and the others saw its sockets "
+                   f"close, a consequence; first: {quote(first)}; what ended it is not in the excerpt; to "
+                   f"decide: collect {whose} (its last lines, its exit code or signal; dmesg for the OOM killer) and "
                    "the lines before these on every rank", [], lines(closed, 4))

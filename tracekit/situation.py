@@ -271,7 +271,8 @@ def _read(store: Store, ev: Evidence) -> tuple[str, pl.DataFrame]:
     if last.height:
         said = [f'"{clip(r["message"], 140)}" ({Path(r["file"]).name}:{r["line"]}'
                 + (f", {r['host']}" if r["host"] else "") + ")" for r in last.head(3).iter_rows(named=True)]
-        out += "; the last line: " + "; ".join(said) + (f"; {last.height - 3} more" if last.height > 3 else "")
+        out += "; the last line: " + "; ".join(said) + (f"; {last.height - 3} more" if last.height > 3
+                                                         else "")
     return out, last
 
 

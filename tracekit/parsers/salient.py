@@ -74,8 +74,13 @@ LAUNCHER_FAILED = (
 #: the process it speaks of, which need not be the one that printed it
 NAMED = (r"(?i)\b(?P<what>local ?rank|local_rank|task|process rank|container rank|rank)[\s:=#]*"
          r"(?P<n>\d+)\b")
-#: a crash's words, with those of a process that cannot start and of a launcher's failure line
-CRASH += "|".join(["", NO_START.removeprefix("(?i)"), IMPORT_FAILED, LAUNCHER_FAILED.removeprefix("(?i)")])
+#: a loader's refusal that is a probe, not a failure: NCCL's ``NET/Plugin : dlerror=libnccl-net.so: cannot
+#: open shared object file ... using internal implementation``, an optional import a warning reports
+PROBE = (r"(?i)\bdlerror\b|\bdlopen\b|\bplugin\b|using internal implementation|\boptional\b"
+         r"|warn(?:ing)?s?\b|\bwill not be (?:used|available)\b|\bdisabl(?:e|ed|ing)\b")
+#: the words of a process that died, of one that cannot start and of a launcher's failure line
+DIED = CRASH
+CRASH = "|".join([DIED, NO_START.removeprefix("(?i)"), IMPORT_FAILED, LAUNCHER_FAILED.removeprefix("(?i)")])
 #: a transport's own failure: decisive where nothing decoded says otherwise (``HARD_TRANSPORT``)
 #: a peer that closed its side: the consequence of that peer's end (NCCL's proxy service thread
 #: ``[Service thread] Connection closed by localRank 7``, errno's ``Connection reset by peer``)
@@ -99,7 +104,8 @@ WAIT = (r"(?i)\bwaiting (?:for|to|on)\b|\bstill waiting\b|\btimed? ?out\b|\btime
         r"|\bhang(?:s|ing)?\b|\bhung\b|\bstuck\b|not responding")
 ERROR = (r"(?i)^\s*(?:error|fatal|critical)\b|\[(?:error|fatal|critical)\]|(?-i:\b(?:ERROR|FATAL|CRITICAL)\b)"
          # (TensorFlow's ``AbortedError (see above for traceback): ...``)
-         r"|^\s*[EF]\d{4} \d\d:\d\d|\b[A-Z]\w*(?:Error|Exception)\b(?: \([^)]{0,40}\))?:|\bunhandled exception\b"
+         r"|^\s*[EF]\d{4} \d\d:\d\d|\b[A-Z]\w*(?:Error|Exception)\b(?: \([^)]{0,40}\))?:"
+         r"|\bunhandled exception\b"
          r"|\berror: |\bfailed\b|\bfailure\b")
 #: a wait for a connection, a rendezvous or a peer during start-up (rules_salient: an init stall)
 CONNECT = (r"(?i)\bconnect|rendezvous|\bmaster\b|bootstrap|tcpstore|\bstore\b|placement group|handshake"
@@ -129,7 +135,8 @@ def _class() -> pl.Expr:
     t = pl.col("text")
     level = pl.col("log_level").fill_null("").is_in(["ERROR", "CRITICAL", "E", "C"])
     caught = t.str.contains(CAUGHT)
-    return (pl.when(t.str.contains(CRASH) & ~caught).then(pl.lit(Telling.CRASH))
+    probe = t.str.contains(PROBE) & ~t.str.contains(DIED) & ~t.str.contains(LAUNCHER_FAILED)
+    return (pl.when(t.str.contains(CRASH) & ~caught & ~probe).then(pl.lit(Telling.CRASH))
             .when(t.str.contains(TRANSPORT) & ~caught).then(pl.lit(Telling.TRANSPORT))
             .when(t.str.contains(WAIT)).then(pl.lit(Telling.WAIT))
             .when(t.str.contains(ERROR) | level).then(pl.lit(Telling.ERROR)))
@@ -149,7 +156,9 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
     # (a loader's or a shell's refusal is read on a line a parser claimed too: nccl-tests' parser claims
     # ``all_reduce_perf: symbol lookup error: ...`` by its program's name)
     anywhere = every.filter(t.str.contains(PEER_CLOSED_LOCAL + "|" + NO_START.removeprefix("(?i)")))
-    df = pl.concat([every.join(unclaimed.select("file", "line"), on=["file", "line"], how="semi"), anywhere])
+    df = pl.concat([every.join(unclaimed.select("file", "line"), on=["file", "line"], how="semi")
+                    .with_columns(pl.lit(False).alias("_claimed")),
+                    anywhere.with_columns(pl.lit(True).alias("_claimed"))])
     df = df.unique(["file", "line"], keep="first", maintain_order=True)
     any_word = "|".join(p.removeprefix("(?i)") for p in (CRASH, TRANSPORT, WAIT, ERROR))
     df = df.filter(t.str.contains("(?i)" + any_word)
@@ -161,7 +170,9 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
     before = lines.select("file", (pl.col("line") + 1).alias("line"), pl.col("text").alias("_before"))
     df = df.join(before, on=["file", "line"], how="left").filter(
         ~pl.col("_before").fill_null("").str.contains(r"^\s*File \"[^\"]+\", line \d+")).drop("_before")
-    df = df.with_columns(_class().alias("where")).filter(pl.col("where").is_not_null())
+    df = df.with_columns(_class().alias("where")).filter(
+        pl.col("where").is_in([Telling.CRASH, Telling.TRANSPORT])
+        | (pl.col("where").is_not_null() & ~pl.col("_claimed"))).drop("_claimed")
     df = pl.concat([df, _last_lines(every.join(df, on="file", how="anti"))])
     if not df.height:
         return Parsed("salient")

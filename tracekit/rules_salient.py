@@ -227,5 +227,5 @@ def peer_closed(ev: Evidence) -> Verdict | None:
     return Verdict(Kind.UNDECIDED, f"{closed.height} line(s) from {writers} process(es) say a peer closed "
                    f"its connection: {by} (it exited, crashed or was killed) and the others saw its sockets "
                    f"close, a consequence; first: {quote(first)}; what ended it is not in the excerpt; to "
-                   f"decide: collect {whose} (its last lines, its exit code or signal; dmesg for the OOM killer) and "
-                   "the lines before these on every rank", [], lines(closed, 4))
+                   f"decide: collect {whose} (its last lines, its exit code or signal; dmesg for the OOM "
+                   "killer) and the lines before these on every rank", [], lines(closed, 4))

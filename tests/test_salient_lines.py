@@ -363,6 +363,18 @@ def test_a_connection_that_times_out_after_steps_is_no_init_stall():
     assert v.kind is not Kind.INIT_STALL
 
 
+def test_a_connection_retried_or_followed_by_an_nccl_init_is_no_init_stall():
+    """A retry the program announces may succeed; an NCCL init that completed shows start-up connected."""
+    retried = C10D_TIMED_OUT.replace("timed out).", "timed out), retrying in 5 s")
+    v = verdict.decide(make_store(events=[_telling("transport", retried, line=1)]))
+    assert v.kind is not Kind.INIT_STALL
+    v = verdict.decide(make_store(
+        events=[_telling("transport", C10D_TIMED_OUT, line=1)],
+        comms=[dict(file="job.log", line=9, host="n1", pid=7, comm="0xab", rank=0, nranks=2,
+                    state="init_complete")]))
+    assert v.kind is not Kind.INIT_STALL
+
+
 @pytest.mark.parametrize("text,addr", [
     (C10D_TIMED_OUT, "[::ffff:10.0.0.7]:29500"),
     ("The client socket has timed out after 900s while trying to connect to (master-0, 29500).", "master-0:29500"),
@@ -412,3 +424,26 @@ def test_undecided_on_ncclS_unwind_names_its_call_chain(tmp_path):
     v = verdict.decide(ingest.ingest([log]))
     assert v.kind is Kind.UNDECIDED
     assert "misc/socket.cc:564 -> bootstrap.cc:270 -> init.cc:1303" in v.summary and "nccl.log:1" in v.summary
+
+
+@pytest.mark.parametrize("line,where", [
+    ("W1204 10:00:01.123456  4242 data_loader.cc:88] shard 3 is missing, skipping it", "warning"),
+    ("2024-05-17 10:00:01 WARNING  the checkpoint folder is on a network file system", "warning"),
+    ("/usr/lib/python3/dist-packages/torch/cuda/amp.py:12: FutureWarning: `torch.cuda.amp.autocast` is "
+     "deprecated. Please use `torch.amp.autocast('cuda')` instead.", None),
+    ("/app/train.py:40: UserWarning: the given NumPy array is not writable", None),
+])
+def test_a_warning_is_its_own_class_and_pythons_warnings_are_none(line, where):
+    lines = pl.DataFrame({"file": ["job.log"], "line": [1], "text": [line]})
+    told = salient.parse(lines, lines).tables["events"]
+    assert told.filter(pl.col("where") != "last")["where"].to_list() == ([where] if where else [])
+
+
+def test_undecided_quotes_a_warning_where_no_stronger_line_is(tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text("loading the data\n2024-05-17 10:00:01 WARNING  the checkpoint folder is on a network file "
+                   "system\nepoch 0 starts\n")
+    v = verdict.decide(ingest.ingest([log]))
+    assert v.kind is Kind.UNDECIDED
+    assert 'WARNING  the checkpoint folder is on a network file system" (job.log:2)' in v.summary
+    assert "read as a warning" in v.summary and "job.log:2" in v.summary

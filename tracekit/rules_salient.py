@@ -57,7 +57,7 @@ def whose(row: dict) -> str:
 
 #: each class's words, as Python reads them (to find where in a long line they sit)
 WORDS = {Telling.CRASH: salient.CRASH, Telling.TRANSPORT: salient.TRANSPORT, Telling.WAIT: salient.WAIT,
-         Telling.ERROR: salient.ERROR}
+         Telling.ERROR: salient.ERROR, Telling.WARNING: salient.WARNING}
 
 
 def telling_part(message: str, where: str, n: int = 160) -> str:
@@ -170,7 +170,9 @@ def said_by_telling_lines(ev: Evidence) -> Verdict | None:
             f" ({who(who_else)})" if len(who_else) > 1 else "")
         return Verdict(Kind.TRANSPORT_ERROR, f"the network transport failed: {quote(first)}{also}; read from "
                        "its words (no parser decodes the line)", who_else, lines(transport, 4))
-    started = ev.steps.height > 0 or align.collect(ev.store.collectives.lazy().select(pl.len())).item() > 0
+    # (an NCCL init that completed is a start-up that connected: a rendezvous or a bootstrap came first)
+    started = (ev.steps.height > 0 or align.collect(ev.store.collectives.lazy().select(pl.len())).item() > 0
+               or ev.store.comms.filter(pl.col("state") == "init_complete").height > 0)
     unreached = told.filter(salient.connect_failed())
     if unreached.height and not started:
         first = unreached.row(0, named=True)

@@ -393,7 +393,7 @@ def undecided(ev: Evidence) -> tuple[str, list]:
     elif not errors.height and told is not None and told["where"] == Telling.WAIT:
         reading = "; whether the wait ever ended is not in the excerpt"
         collect += ["the lines after it on every rank (does the wait end, or time out?)", STACKS]
-    elif errors.height or told is not None:
+    elif errors.height or (told is not None and told["where"] != Telling.WARNING):
         reading = "; what led to it is not in the excerpt"
         collect += ["the lines before the first error on every rank", COLL]
     else:

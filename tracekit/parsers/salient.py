@@ -38,6 +38,8 @@ class Telling(StrEnum):
     TRANSPORT = "transport"
     WAIT = "wait"
     ERROR = "error"
+    #: a line at a warning level: weighed by no rule, quoted by UNDECIDED where no stronger line is
+    WARNING = "warning"
     #: no line of its file holds such words: the file's last line, which UNDECIDED quotes (decoded or not)
     LAST = "last"
 
@@ -107,6 +109,11 @@ ERROR = (r"(?i)^\s*(?:error|fatal|critical)\b|\[(?:error|fatal|critical)\]|(?-i:
          r"|^\s*[EF]\d{4} \d\d:\d\d|\b[A-Z]\w*(?:Error|Exception)\b(?: \([^)]{0,40}\))?:"
          r"|\bunhandled exception\b"
          r"|\berror: |\bfailed\b|\bfailure\b")
+#: a warning level: ``WARNING``/``WARN`` words, glog's ``W1204 10:00``, c10d's ``[W socket.cpp:663]``, a
+#: ``warning: `` (Python's own warning categories are no such line: a deprecation, a user warning)
+WARNING = (r"(?-i:\bWARN(?:ING)?\b)|^\s*W\d{4} \d\d:\d\d|^\s*\[W [\w.]+:\d+\]|(?i:\bwarning: )")
+PY_WARNING = (r"(?i)\b\w*(?:Deprecation|Future|User|Runtime|Resource|Syntax|Import|Bytes|Unicode)Warning\b"
+              r"|deprecat|will be removed|warnings\.warn")
 #: a wait for a connection, a rendezvous or a peer during start-up (rules_salient: an init stall)
 CONNECT = (r"(?i)\bconnect|rendezvous|\bmaster\b|bootstrap|tcpstore|\bstore\b|placement group|handshake"
            r"|\bjoin|\bpeers?\b")
@@ -131,15 +138,22 @@ NCCL_LIKE = r"^\s*(?P<host>[A-Za-z][\w.\-]*):(?P<pid>\d+):\d+ \[\d+\]"
 RAY_PID = r"\(\w+ pid=(?P<pid>\d+)"
 
 
+#: the log levels of an error (a logger header's, taken off by ``text``)
+LEVELS = ["ERROR", "CRITICAL", "E", "C"]
+
+
 def _class() -> pl.Expr:
     t = pl.col("text")
-    level = pl.col("log_level").fill_null("").is_in(["ERROR", "CRITICAL", "E", "C"])
+    level = pl.col("log_level").fill_null("").is_in(LEVELS)
+    warned = pl.col("log_level").fill_null("").is_in(["WARNING", "WARN", "W"])
     caught = t.str.contains(CAUGHT)
     probe = t.str.contains(PROBE) & ~t.str.contains(DIED) & ~t.str.contains(LAUNCHER_FAILED)
     return (pl.when(t.str.contains(CRASH) & ~caught & ~probe).then(pl.lit(Telling.CRASH))
             .when(t.str.contains(TRANSPORT) & ~caught).then(pl.lit(Telling.TRANSPORT))
             .when(t.str.contains(WAIT)).then(pl.lit(Telling.WAIT))
-            .when(t.str.contains(ERROR) | level).then(pl.lit(Telling.ERROR)))
+            .when(t.str.contains(ERROR) | level).then(pl.lit(Telling.ERROR))
+            .when((t.str.contains(WARNING) | warned) & ~t.str.contains(PY_WARNING))
+            .then(pl.lit(Telling.WARNING)))
 
 
 def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
@@ -161,8 +175,8 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
                     anywhere.with_columns(pl.lit(True).alias("_claimed"))])
     df = df.unique(["file", "line"], keep="first", maintain_order=True)
     any_word = "|".join(p.removeprefix("(?i)") for p in (CRASH, TRANSPORT, WAIT, ERROR))
-    df = df.filter(t.str.contains("(?i)" + any_word)
-                   | pl.col("log_level").fill_null("").is_in(["ERROR", "CRITICAL", "E", "C"]))
+    df = df.filter(t.str.contains("(?i)" + any_word) | t.str.contains(WARNING)
+                   | pl.col("log_level").fill_null("").is_in([*LEVELS, "WARNING", "WARN", "W"]))
     # (a line of a few characters, ``{`` or ``Error:`` under an error level, says nothing to quote; a
     # shell's ``Killed`` does)
     df = df.filter(~t.str.contains(BENIGN) & t.str.strip_chars().str.len_chars().is_between(6, 4000))
@@ -229,5 +243,5 @@ def connect_failed() -> pl.Expr:
     (errno: 110 - Connection timed out)``, ``connect() to 10.0.0.1:29500 failed: Connection refused``."""
     msg = pl.col("message")
     return (pl.col("where").is_in([Telling.TRANSPORT, Telling.WAIT, Telling.ERROR])
-            & msg.str.contains(r"(?i)\bconnect") & msg.str.contains(UNREACHED)
+            & msg.str.contains(r"(?i)\bconnect") & msg.str.contains(UNREACHED) & ~msg.str.contains(CAUGHT)
             & msg.str.contains(ADDRESS))

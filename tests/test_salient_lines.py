@@ -447,3 +447,14 @@ def test_undecided_quotes_a_warning_where_no_stronger_line_is(tmp_path):
     assert v.kind is Kind.UNDECIDED
     assert 'WARNING  the checkpoint folder is on a network file system" (job.log:2)' in v.summary
     assert "read as a warning" in v.summary and "job.log:2" in v.summary
+
+
+def test_a_tool_the_set_up_missed_is_no_crash_when_the_program_started_after():
+    """``/bin/sh: 1: git: not found`` before NCCL's init in the same file: the program started."""
+    v = verdict.decide(make_store(
+        events=[_telling("crash", "/bin/sh: 1: git: not found", line=1)],
+        comms=[dict(file="job.log", line=9, host="n1", pid=7, comm="0xab", rank=0, nranks=2,
+                    state="init_start")]))
+    assert v.rule != "crashed_by_words"
+    v = verdict.decide(make_store(events=[_telling("crash", "/bin/sh: 1: torchrun: not found", line=1)]))
+    assert v.rule == "crashed_by_words" and "missing: torchrun" in v.summary

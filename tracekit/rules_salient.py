@@ -117,6 +117,27 @@ NO_START = salient.NO_START + "|" + salient.IMPORT_FAILED
 OOM = r"(?i)out of memory|\boom\b"
 
 
+#: what a process that cannot start misses: a symbol, a script, a library, a command, a module
+MISSING = (r"undefined symbol: (\S+)|can't open file '([^']+)'|(\S+\.so[.\d]*): cannot open shared object"
+           r"|(\S+): command not found|\b(\S+): not found$|No module named '([^']+)'")
+
+
+def _no_start_then_started(ev: Evidence, crash: pl.DataFrame) -> pl.DataFrame:
+    """``crash`` without the lines of a process that cannot start after which its file shows the program
+    started all the same (a collective, a communicator, a step later in the file): a tool the set-up
+    script missed (``ibstat: command not found``, ``/bin/sh: 1: git: not found``), not the program."""
+    no_start = crash.filter(pl.col("message").str.contains(NO_START))
+    if not no_start.height:
+        return crash
+    s = ev.store
+    last = pl.col("line").max().alias("_on")
+    coll = align.collect(s.collectives.lazy().group_by("file").agg(last))
+    went = pl.concat([coll, s.comms.group_by("file").agg(last), ev.steps.group_by("file").agg(last)])
+    went = went.group_by("file").agg(pl.col("_on").max())
+    later = no_start.join(went, on="file").filter(pl.col("line") < pl.col("_on")).select("file", "line")
+    return crash.join(later, on=["file", "line"], how="anti")
+
+
 def crashed_by_words(ev: Evidence) -> Verdict | None:
     """CRASHED_RANK from a crash line no parser decodes, at ``crashed_rank``'s place in the order of
     causation: a crash explains the waits and timeouts of the others after it. A crash line after a
@@ -124,7 +145,7 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
     timeout's consequence, a kill from outside (``Killed``, SIGKILL, SIGTERM, not the OOM killer's)
     in a job that timed out or stalled is the job being ended, and against such waits a line that names
     no rank or process is no one's crash: none of them decides."""
-    crash = telling(ev).filter(pl.col("where") == Telling.CRASH)
+    crash = _no_start_then_started(ev, telling(ev).filter(pl.col("where") == Telling.CRASH))
     if not crash.height:
         return None
     waited = pl.concat([ev.timeouts.select("file", "line"), ev.stalls.select("file", "line")])
@@ -143,7 +164,9 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
     first = crash.row(0, named=True)
     more = (f"; {crash.height - 1} more such line(s){_hosts(crash)}" if crash.height > 1 else "")
     if re.search(NO_START, first["message"]):
-        what = "a process could not start (the program, a library or a symbol it needs is missing)"
+        gone = re.search(MISSING, first["message"])
+        what = ("a process could not start (the program, a library or a symbol it needs is missing"
+                + (f": {next(g for g in gone.groups() if g)}" if gone else "") + ")")
     elif re.search(salient.LAUNCHER_FAILED, first["message"]):
         name = named(first["message"])
         what = (f"the launcher reported {name} failed (its own error is in that process's log)" if name else

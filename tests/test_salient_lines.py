@@ -458,3 +458,16 @@ def test_a_tool_the_set_up_missed_is_no_crash_when_the_program_started_after():
     assert v.rule != "crashed_by_words"
     v = verdict.decide(make_store(events=[_telling("crash", "/bin/sh: 1: torchrun: not found", line=1)]))
     assert v.rule == "crashed_by_words" and "missing: torchrun" in v.summary
+
+
+def test_c10d_connect_timeouts_a_parser_claims_are_an_init_stall(tmp_path):
+    """The torch parser claims c10d's ``[W socket.cpp:663]`` lines and decodes nothing of them: the failed
+    connect is read all the same (vllm-project/vllm#3771); IPv6 localhost's errno 99 is no failure."""
+    log = tmp_path / "c10d.log"
+    log.write_text(f"{C10D_TIMED_OUT}\n{C10D_TIMED_OUT}\n")
+    v = verdict.decide(ingest.ingest([log]))
+    assert (v.kind, v.rule) == (Kind.INIT_STALL, "said_by_telling_lines")
+    assert "[::ffff:10.0.0.7]:29500" in v.summary and "c10d.log:1" in v.summary
+    log.write_text("[W socket.cpp:601] [c10d] The client socket has failed to connect to [localhost]:29500 "
+                   "(errno: 99 - Cannot assign requested address).\n")
+    assert verdict.decide(ingest.ingest([log])).kind is not Kind.INIT_STALL

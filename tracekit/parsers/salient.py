@@ -167,9 +167,11 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
     if "blank" in lines.columns:
         every = every.filter(~lines["blank"])
     t = pl.col("text")
-    # (a loader's or a shell's refusal is read on a line a parser claimed too: nccl-tests' parser claims
-    # ``all_reduce_perf: symbol lookup error: ...`` by its program's name)
-    anywhere = every.filter(t.str.contains(PEER_CLOSED_LOCAL + "|" + NO_START.removeprefix("(?i)")))
+    # (a loader's or a shell's refusal, and c10d's failed connect, are read on a line a parser claimed too:
+    # nccl-tests' parser claims ``all_reduce_perf: symbol lookup error: ...`` by its program's name, the
+    # torch parser c10d's ``[W socket.cpp:663]`` lines by their head)
+    anywhere = every.filter(t.str.contains("|".join([PEER_CLOSED_LOCAL, NO_START.removeprefix("(?i)"),
+                                                      CONNECT_FAILED.removeprefix("(?i)")])))
     df = pl.concat([every.join(unclaimed.select("file", "line"), on=["file", "line"], how="semi")
                     .with_columns(pl.lit(False).alias("_claimed")),
                     anywhere.with_columns(pl.lit(True).alias("_claimed"))])
@@ -228,6 +230,8 @@ def timed_out() -> pl.Expr:
     return pl.col("message").str.contains(r"(?i)\btimed? ?out\b|deadline exceeded|TimeoutError")
 
 
+#: c10d's own words for a connect that did not complete (torch/csrc/distributed/c10d/socket.cpp)
+CONNECT_FAILED = r"(?i)\bfailed to connect to\b|\btimed out after \S+ while trying to connect\b"
 #: a host and port a line connects to: ``[::ffff:10.0.0.1]:23456``, ``10.0.0.1:29500``, ``node1:29500``,
 #: NCCL's ``10.0.0.1<43287>``, c10d's ``(10.0.0.1, 29500)``
 ADDRESS = (r"\[[0-9a-fA-F:.]+\]:\d+|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{2,5}\b|<\d+>)|[\w\-]:\d{4,5}\b"

@@ -108,7 +108,8 @@ def test_rank_host_and_pid_from_the_lines_prefix(tmp_path):
     ])
     assert told.select("rank", "where").rows() == [(3, "crash"), (5, "wait")]
     _, told = _told(tmp_path, [
-        "node09:1234:1240 [0] net_ib.c:20 got completion with error: IBV_WC_RETRY_EXC_ERR (12), vendor err 0x81",
+        "node09:1234:1240 [0] net_ib.c:20 got completion with error: IBV_WC_RETRY_EXC_ERR (12), vendor err "
+        "0x81",
     ])
     assert told.select("rank", "host", "pid", "where").rows() == [(None, "node09", 1234, "transport")]
 
@@ -268,10 +269,12 @@ def test_an_anonymous_crash_word_does_not_outweigh_decoded_waits():
 # bash, dash, Slurm's exec, Paddle's launch/job/container.py (a paste of 8 GPUs in conflict), c10d's
 # socket.cpp (vllm-project/vllm#3771), NCCL's proxy.cc, Horovod's common/operations.cc via TensorFlow
 START_AND_LAUNCHER = {
-    "/usr/bin/python3: can't open file '/workspace/pretrain.py': [Errno 2] No such file or directory": "crash",
+    "/usr/bin/python3: can't open file '/workspace/pretrain.py': [Errno 2] No such file or "
+    "directory": "crash",
     "./one_device_per_thread: error while loading shared libraries: libnccl.so.2: cannot open shared object "
     "file: No such file or directory": "crash",
-    "build/all_gather_perf: symbol lookup error: build/all_gather_perf: undefined symbol: ncclCommSplit": "crash",
+    "build/all_gather_perf: symbol lookup error: build/all_gather_perf: undefined symbol: "
+    "ncclCommSplit": "crash",
     "bash: torchrun: command not found": "crash",
     "/bin/sh: 1: deepspeed: not found": "crash",
     "srun: error: execve(): python3: No such file or directory": "crash",
@@ -304,7 +307,8 @@ def test_a_loader_probe_or_a_warning_is_no_crash(tmp_path, line):
 
 def test_a_loader_refusal_is_read_on_a_line_a_parser_claimed(tmp_path):
     """nccl-tests' parser claims its program's lines by name: the loader's refusal on one is still told."""
-    line = "build/all_reduce_perf: symbol lookup error: build/all_reduce_perf: undefined symbol: ncclRedOpCreate"
+    line = ("build/all_reduce_perf: symbol lookup error: build/all_reduce_perf: undefined symbol: "
+            "ncclRedOpCreate")
     _, told = _told(tmp_path, [line] * 3)
     assert told["where"].to_list() == ["crash"] * 3
 
@@ -333,21 +337,22 @@ def test_a_decoded_crash_comes_before_a_launchers_line():
     v = verdict.decide(make_store(events=[
         dict(file="rank2.log", line=3, kind="cuda_error", rank=2,
              message="torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"),
-        _telling("crash", "Container rank 0 status failed cmd ['python', 'train.py'] code 1 log workerlog.0")]))
+        _telling("crash", "Container rank 0 status failed cmd ['python', 'train.py'] code 1 log "
+                 "workerlog.0")]))
     assert v.rule != "crashed_by_words" and 2 in v.ranks
 
 
 def test_horovods_shut_down_is_a_rank_that_ended_first(tmp_path):
     log = tmp_path / "hvd.log"
-    log.write_text("tensorflow.python.framework.errors_impl.UnknownError:  Horovod has been shut down. This was "
-                   "caused by an exception on one of the ranks or an attempt to allreduce, allgather or broadcast "
-                   "a tensor after one of the ranks finished execution.\n")
+    log.write_text("tensorflow.python.framework.errors_impl.UnknownError:  Horovod has been shut down. This "
+                   "was caused by an exception on one of the ranks or an attempt to allreduce, allgather or "
+                   "broadcast a tensor after one of the ranks finished execution.\n")
     v = verdict.decide(ingest.ingest([log]))
     assert v.kind is Kind.CRASHED_RANK and "Horovod has been shut down" in v.summary
 
 
-C10D_TIMED_OUT = ("[W socket.cpp:663] [c10d] The client socket has failed to connect to [::ffff:10.0.0.7]:29500 "
-                  "(errno: 110 - Connection timed out).")
+C10D_TIMED_OUT = ("[W socket.cpp:663] [c10d] The client socket has failed to connect to "
+                  "[::ffff:10.0.0.7]:29500 (errno: 110 - Connection timed out).")
 
 
 def test_a_start_up_connection_that_times_out_is_an_init_stall_naming_the_address():
@@ -377,7 +382,8 @@ def test_a_connection_retried_or_followed_by_an_nccl_init_is_no_init_stall():
 
 @pytest.mark.parametrize("text,addr", [
     (C10D_TIMED_OUT, "[::ffff:10.0.0.7]:29500"),
-    ("The client socket has timed out after 900s while trying to connect to (master-0, 29500).", "master-0:29500"),
+    ("The client socket has timed out after 900s while trying to connect to (master-0, 29500).",
+     "master-0:29500"),
     ("socket.cpp:663 connect to 10.1.2.3:23456 refused", "10.1.2.3:23456"),
     ("NCCL WARN Connect to 10.1.2.3<43287> failed : Connection refused", "10.1.2.3<43287>"),
 ])
@@ -393,8 +399,8 @@ def _closed(local: int, pid: int, line: int) -> dict:
 
 def test_a_peer_closing_names_who_ended_first_and_what_to_collect(tmp_path):
     log = tmp_path / "nccl.log"
-    log.write_text("".join(f"gpu-node:{p}:{p + 9} [{p - 300}] NCCL INFO [Service thread] Connection closed by "
-                           "localRank 3\n" for p in (300, 301, 302)))
+    log.write_text("".join(f"gpu-node:{p}:{p + 9} [{p - 300}] NCCL INFO [Service thread] Connection closed "
+                           "by localRank 3\n" for p in (300, 301, 302)))
     v = verdict.decide(ingest.ingest([log]))
     assert (v.kind, v.rule) == (Kind.UNDECIDED, "peer_closed")
     assert "localRank 3 ended first" in v.summary and "collect localRank 3's own log" in v.summary
@@ -441,8 +447,8 @@ def test_a_warning_is_its_own_class_and_pythons_warnings_are_none(line, where):
 
 def test_undecided_quotes_a_warning_where_no_stronger_line_is(tmp_path):
     log = tmp_path / "job.log"
-    log.write_text("loading the data\n2024-05-17 10:00:01 WARNING  the checkpoint folder is on a network file "
-                   "system\nepoch 0 starts\n")
+    log.write_text("loading the data\n2024-05-17 10:00:01 WARNING  the checkpoint folder is on a network "
+                   "file system\nepoch 0 starts\n")
     v = verdict.decide(ingest.ingest([log]))
     assert v.kind is Kind.UNDECIDED
     assert 'WARNING  the checkpoint folder is on a network file system" (job.log:2)' in v.summary

@@ -2,17 +2,23 @@
 
 The vocabulary of a line decides for the families where it does, when nothing decoded says the run
 went on after it (a step, a progress bar, a clean end later in the same file):
-- a crash (``Segmentation fault``, ``Assertion ... failed``, ``Worker unexpectedly exits``, ``Killed``)
-  -> CRASHED_RANK, naming the line and the rank, host or process its prefix gives; at ``crashed_rank``'s
-  place in ``rules.RULES`` (a crash explains the others' timeouts after it), unless it follows a timeout
-  in its own file or is a kill from outside of a job that timed out (``crashed_by_words``);
+- a crash (``Segmentation fault``, ``Assertion ... failed``, ``Worker unexpectedly exits``, ``Killed``), a
+  process that cannot start (``undefined symbol: X``, ``can't open file 'x.py'``: what it misses said), a
+  launcher's line that a rank failed (``Container rank 0 status failed ... code 1``: the rank it names)
+  -> CRASHED_RANK, naming the line and the rank, host or process; at ``crashed_rank``'s place in
+  ``rules.RULES`` (a crash explains the others' timeouts after it), unless it follows a timeout in its own
+  file, is a kill from outside of a job that timed out, or is a tool the set-up missed before the program
+  started all the same (``crashed_by_words``);
 - a transport's own failure (a completion error, ``retry count exceeded``, a socket of an address family
-  the host has not) -> TRANSPORT_ERROR;
-- a wait for a connection, a rendezvous or a peer, with no step and no collective seen, that is shown not
-  to complete (``timed out``, or the wait said again) -> INIT_STALL.
-These two late in ``rules.RULES`` (``said_by_telling_lines``), after every rule that reads decoded
-evidence.
-Anything else falls through to UNDECIDED, which quotes the first telling line (``situation.undecided``).
+  the host has not, a buffer the network plugin could not register) -> TRANSPORT_ERROR;
+- a start-up connection to a host:port that timed out or was refused (c10d's ``failed to connect to
+  [::ffff:10.0.0.1]:29500 (errno: 110 - Connection timed out)``), or a wait for a connection, a rendezvous
+  or a peer shown not to complete, with no step, collective or NCCL init seen -> INIT_STALL naming the
+  address (``said_by_telling_lines``, late in ``rules.RULES``, after every rule that reads decoded evidence);
+- a peer that closed its connection (``Connection closed by localRank 7``), with no cause seen: a
+  consequence, never a cause -> UNDECIDED naming who ended first and what to collect from it
+  (``peer_closed``).
+Anything else falls through to UNDECIDED, which quotes the most telling line (``situation.undecided``).
 """
 
 from __future__ import annotations

@@ -1,22 +1,30 @@
-"""The telling lines among those no parser decodes: a crash, a transport failure, a wait, an error.
+"""The telling lines among those no parser decodes: a crash, a transport failure, a wait, an error, a warning.
 
 A fallback reader, run after every parser of the registry (``tracekit.formats``) over the lines none of
 them claimed. It classes a line by its vocabulary alone, the words real programs print when they fail:
 a shell's ``Killed`` and ``Segmentation fault (core dumped)``, Python's ``Fatal Python error``, a CUDA
 kernel's ``Assertion `...` failed``, the kernel's OOM killer, Ray's ``Worker unexpectedly exits``, PyTorch's
-``Unexpected segmentation fault encountered in worker``; UCX's ``Transport retry count exceeded on
-mlx5_0:1/IB`` and ``Send completion with error``, verbs' ``IBV_WC_*`` statuses, errno's ``Connection
-reset by peer``; XLA's ``Waiting to connect to client mesh master``, Ray's ``Placement group creation
-timed out``; and otherwise a line at an error level (glog's ``E1204``, Python logging's ``ERROR``, a
-``XxxError:``). One ``telling_line`` event per line: ``message`` its text, ``where`` its class
-(``CLASSES``), with the rank, host and pid its prefix gives (a launcher's, UCX's ``[host:pid:tid]``,
-NCCL's ``host:pid:tid [dev]``, Ray's ``(pid=N)``).
+``Unexpected segmentation fault encountered in worker``; a process that cannot start (``NO_START``: the
+loader's ``undefined symbol``, CPython's ``can't open file``, a shell's ``command not found``); a launcher's
+line that a task, rank or container failed (``LAUNCHER_FAILED``: Paddle's ``Container rank 0 status failed
+... code 1``, Horovod's ``Horovod has been shut down``); UCX's ``Transport retry count exceeded on
+mlx5_0:1/IB`` and ``Send completion with error``, verbs' ``IBV_WC_*`` statuses, a peer that closed its side
+(``Connection closed by localRank 7``, ``Connection reset by peer``); XLA's ``Waiting to connect to client
+mesh master``, Ray's ``Placement group creation timed out``, c10d's ``failed to connect to [host]:port``;
+otherwise a line at an error level (glog's ``E1204``, Python logging's ``ERROR``, a ``XxxError:``), or at
+a warning level. One ``telling_line`` event per line: ``message`` its text, ``where`` its class
+(``Telling``), with the rank, host and pid its prefix gives (a launcher's, UCX's ``[host:pid:tid]``,
+NCCL's ``host:pid:tid [dev]``, Ray's ``(pid=N)``). A file with none of these has its last line told
+(``Telling.LAST``): what UNDECIDED quotes where nothing else is.
 
 Such a line is not decoded: it stays an unknown line (``Parsed.claimed`` is empty), and the event only
-lets the verdict quote it (``situation.undecided``) and weigh it (``rules_salient``). Words in benign
-context do not count: a setting (``--timeout 1800``, ``NCCL_IB_TIMEOUT=22``, ``timeout: 30``), a count of
-none (``errors: 0``, ``no error``), a progress bar, a traceback's source line, a rich traceback's box.
-An error the program says it caught (``Ignoring``, ``retrying``) is an error, never a crash.
+lets the verdict quote it (``situation.undecided``) and weigh it (``rules_salient``). A few families are
+read on lines a parser claimed too, where that parser decodes nothing of them (a peer's close, a process
+that cannot start, c10d's failed connect). Words in benign context do not count: a setting (``--timeout
+1800``, ``NCCL_IB_TIMEOUT=22``, ``timeout: 30``), a count of none (``errors: 0``, ``no error``), a progress
+bar, a traceback's source line, a rich traceback's box, a loader's probe (NCCL's net plugin ``dlerror``),
+Python's own warnings. An error the program says it caught (``Ignoring``, ``retrying``) is an error,
+never a crash.
 """
 
 from __future__ import annotations

@@ -172,6 +172,9 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
     none, its last line (``Telling.LAST``). ``lines``: the lines frame (``text.lines_frame``)."""
     cols = ["file", "line", "text", "log_level", "launch_rank", "pdsh_host", "ray_pid"]
     every = lines.select(c if c in lines.columns else pl.lit(None).alias(c) for c in cols)
+    # (``_i``: the lines' own order, kept in the events, so a batch of files gives each file's events as
+    # that file alone does: tracekit.engines parses a file per task and compares)
+    every = every.with_row_index("_i")
     if "blank" in lines.columns:
         every = every.filter(~lines["blank"])
     t = pl.col("text")
@@ -197,7 +200,7 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
     df = df.with_columns(_class().alias("where")).filter(
         pl.col("where").is_in([Telling.CRASH, Telling.TRANSPORT])
         | (pl.col("where").is_not_null() & ~pl.col("_claimed"))).drop("_claimed")
-    df = pl.concat([df, _last_lines(every.join(df, on="file", how="anti"))])
+    df = pl.concat([df, _last_lines(every.join(df, on="file", how="anti"))], how="diagonal").sort("_i")
     if not df.height:
         return Parsed("salient")
     bracket, nccl_like = t.str.extract_groups(BRACKET).struct, t.str.extract_groups(NCCL_LIKE).struct

@@ -14,8 +14,8 @@ mesh master``, Ray's ``Placement group creation timed out``, c10d's ``failed to 
 otherwise a line at an error level (glog's ``E1204``, Python logging's ``ERROR``, a ``XxxError:``), or at
 a warning level. One ``telling_line`` event per line: ``message`` its text, ``where`` its class
 (``Telling``), with the rank, host and pid its prefix gives (a launcher's, UCX's ``[host:pid:tid]``,
-NCCL's ``host:pid:tid [dev]``, Ray's ``(pid=N)``). A file with none of these has its last line told
-(``Telling.LAST``): what UNDECIDED quotes where nothing else is.
+NCCL's ``host:pid:tid [dev]``, Ray's ``(pid=N)``). A file with none of these has its last line no parser
+claimed told (``Telling.LAST``): what UNDECIDED quotes where nothing else is.
 
 Such a line is not decoded: it stays an unknown line (``Parsed.claimed`` is empty), and the event only
 lets the verdict quote it (``situation.undecided``) and weigh it (``rules_salient``). A few families are
@@ -200,7 +200,10 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
     df = df.with_columns(_class().alias("where")).filter(
         pl.col("where").is_in([Telling.CRASH, Telling.TRANSPORT])
         | (pl.col("where").is_not_null() & ~pl.col("_claimed"))).drop("_claimed")
-    df = pl.concat([df, _last_lines(every.join(df, on="file", how="anti"))], how="diagonal").sort("_i")
+    # (the last line no parser claimed: a claimed one may carry another parser's event, and two events of
+    # one line from two parsers come in no fixed order, batch by batch)
+    quiet = every.join(unclaimed.select("file", "line"), on=["file", "line"], how="semi")
+    df = pl.concat([df, _last_lines(quiet.join(df, on="file", how="anti"))], how="diagonal").sort("_i")
     if not df.height:
         return Parsed("salient")
     bracket, nccl_like = t.str.extract_groups(BRACKET).struct, t.str.extract_groups(NCCL_LIKE).struct

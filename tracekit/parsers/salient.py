@@ -146,6 +146,8 @@ NCCL_LIKE = r"^\s*(?P<host>[A-Za-z][\w.\-]*):(?P<pid>\d+):\d+ \[\d+\]"
 RAY_PID = r"\(\w+ pid=(?P<pid>\d+)"
 
 
+#: the most lines a file may have for its last line to be told (``Telling.LAST``)
+SHORT = 500
 #: the log levels of an error (a logger header's, taken off by ``text``)
 LEVELS = ["ERROR", "CRITICAL", "E", "C"]
 
@@ -202,7 +204,11 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
         | (pl.col("where").is_not_null() & ~pl.col("_claimed"))).drop("_claimed")
     # (the last line no parser claimed: a claimed one may carry another parser's event, and two events of
     # one line from two parsers come in no fixed order, batch by batch)
-    quiet = every.join(unclaimed.select("file", "line"), on=["file", "line"], how="semi")
+    # and in a short file only (``SHORT`` lines, an excerpt's size): a big file is read in pieces, and a
+    # piece's last line is not its file's
+    short = every.group_by("file").agg(pl.col("line").max()).filter(pl.col("line") <= SHORT).select("file")
+    quiet = every.join(unclaimed.select("file", "line"), on=["file", "line"], how="semi").join(
+        short, on="file", how="semi")
     df = pl.concat([df, _last_lines(quiet.join(df, on="file", how="anti"))], how="diagonal").sort("_i")
     if not df.height:
         return Parsed("salient")

@@ -371,7 +371,7 @@ def undecided(ev: Evidence) -> tuple[str, list]:
         seen.append(f"{procs} NCCL process(es) logged communicator set-up"
                     + (f" ({', '.join(parts)})" if parts else "") + " and no Init COMPLETE")
     unwind = ev.kinds(EventKind.NCCL_UNWIND).sort("file", "line")
-    if unwind.height and not errors.height:  # (an error NCCL returned, its WARN not in the excerpt)
+    if unwind.height and not errors.height and not seen:  # (an error NCCL returned, its WARN cut)
         chain = " -> ".join(dict.fromkeys(unwind["message"].str.extract(r"^([\w./]+:\d+)", 1).drop_nulls()))
         seen.append(f"NCCL returned an error up its call chain ({clip(chain, 160)}; "
                     f"{Path(unwind['file'][0]).name}:{unwind['line'][0]}) and the WARN that says why is not "

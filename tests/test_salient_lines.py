@@ -54,7 +54,9 @@ def _told(tmp_path, lines: list[str]) -> pl.DataFrame:
     log = tmp_path / "job.log"
     log.write_text("\n".join(lines) + "\n")
     store = ingest.ingest([log])
-    return store, store.events.filter(pl.col("kind") == EventKind.TELLING_LINE)
+    # (a file's last line, told where no line holds telling words, is no class of its own words)
+    return store, store.events.filter((pl.col("kind") == EventKind.TELLING_LINE)
+                                      & (pl.col("where") != salient.Telling.LAST))
 
 
 #: the event kinds a parser of its runtime decodes a line of each class into (parsers/runtimes reads UCX's
@@ -106,7 +108,8 @@ def test_rank_host_and_pid_from_the_lines_prefix(tmp_path):
     ])
     assert told.select("rank", "where").rows() == [(3, "crash"), (5, "wait")]
     _, told = _told(tmp_path, [
-        "node09:1234:1240 [0] net_ib.c:20 got completion with error: IBV_WC_RETRY_EXC_ERR (12), vendor err 0x81",
+        "node09:1234:1240 [0] net_ib.c:20 got completion with error: IBV_WC_RETRY_EXC_ERR (12), vendor err "
+        "0x81",
     ])
     assert told.select("rank", "host", "pid", "where").rows() == [(None, "node09", 1234, "transport")]
 
@@ -258,3 +261,219 @@ def test_an_anonymous_crash_word_does_not_outweigh_decoded_waits():
                 file="README.md")
     v = verdict.decide(make_store(events=[_timeout(0), _timeout(1), note]))
     assert v.rule != "crashed_by_words" and v.kind is not Kind.CRASHED_RANK
+
+
+# --- words (issue 31): each family read from the code that prints it, and its benign look-alikes ---------
+
+# real lines: CPython's pymain_run_file, glibc's loader (a paste in NVIDIA/nccl's release-notes thread),
+# bash, dash, Slurm's exec, Paddle's launch/job/container.py (a paste of 8 GPUs in conflict), c10d's
+# socket.cpp (vllm-project/vllm#3771), NCCL's proxy.cc, Horovod's common/operations.cc via TensorFlow
+START_AND_LAUNCHER = {
+    "/usr/bin/python3: can't open file '/workspace/pretrain.py': [Errno 2] No such file or "
+    "directory": "crash",
+    "./one_device_per_thread: error while loading shared libraries: libnccl.so.2: cannot open shared object "
+    "file: No such file or directory": "crash",
+    "build/all_gather_perf: symbol lookup error: build/all_gather_perf: undefined symbol: "
+    "ncclCommSplit": "crash",
+    "bash: torchrun: command not found": "crash",
+    "/bin/sh: 1: deepspeed: not found": "crash",
+    "srun: error: execve(): python3: No such file or directory": "crash",
+    "Container rank 6 status failed cmd ['/usr/bin/python', '-u', 'train.py'] code 1 log "
+    "log/default.fxemxd.6.log": "crash",
+    "[W socket.cpp:663] [c10d] The client socket has failed to connect to [::ffff:172.16.8.232]:39623 "
+    "(errno: 110 - Connection timed out).": "transport",
+}
+START_BENIGN = [
+    # NCCL's net plugin probe (plugin.cc): no plugin is the usual case, the internal transport is used
+    "node1:4242:4242 [0] NCCL INFO NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file: No "
+    "such file or directory No plugin found (libnccl-net.so), using internal implementation",
+    # torchvision's import-time warning: the program goes on
+    "/usr/lib/python3/dist-packages/torchvision/io/image.py:13: UserWarning: Failed to load image Python "
+    "extension: libc10_cuda.so: cannot open shared object file: No such file or directory",
+]
+
+
+@pytest.mark.parametrize("line,where", list(START_AND_LAUNCHER.items()))
+def test_a_process_that_cannot_start_and_a_launchers_failure_are_crash_lines(tmp_path, line, where):
+    lines = pl.DataFrame({"file": ["job.log"], "line": [1], "text": [line]})
+    assert salient.parse(lines, lines).tables["events"]["where"].to_list() == [where]
+
+
+@pytest.mark.parametrize("line", START_BENIGN)
+def test_a_loader_probe_or_a_warning_is_no_crash(tmp_path, line):
+    _, told = _told(tmp_path, [line])
+    assert "crash" not in told["where"].to_list()
+
+
+def test_a_loader_refusal_is_read_on_a_line_a_parser_claimed(tmp_path):
+    """nccl-tests' parser claims its program's lines by name: the loader's refusal on one is still told."""
+    line = ("build/all_reduce_perf: symbol lookup error: build/all_reduce_perf: undefined symbol: "
+            "ncclRedOpCreate")
+    _, told = _told(tmp_path, [line] * 3)
+    assert told["where"].to_list() == ["crash"] * 3
+
+
+def test_a_script_missing_on_every_host_is_a_crash_at_start(tmp_path):
+    log = tmp_path / "pdsh.log"
+    log.write_text("".join(f"{h}: /usr/bin/python3: can't open file 'pretrain.py': [Errno 2] No such file or "
+                           "directory\n" for h in ("10.0.0.5", "10.0.0.6", "10.0.0.5", "10.0.0.6")))
+    v = verdict.decide(ingest.ingest([log]))
+    assert (v.kind, v.rule) == (Kind.CRASHED_RANK, "crashed_by_words")
+    assert "could not start" in v.summary and "can't open file 'pretrain.py'" in v.summary
+    assert "2 hosts (10.0.0.5, 10.0.0.6)" in v.summary
+
+
+def test_a_launchers_failure_line_names_the_rank_and_code():
+    line = ("Container rank 3 status failed cmd ['/usr/bin/python', '-u', 'train.py'] code 1 log "
+            "log/workerlog.3")
+    v = verdict.decide(make_store(events=[_telling("error", "LAUNCH ERROR Container failed !!!", line=4),
+                                          _telling("crash", line, line=5)]))
+    assert (v.kind, v.ranks) == (Kind.CRASHED_RANK, [3])
+    assert "reported Container rank 3 failed" in v.summary and "code 1" in v.summary
+
+
+def test_a_decoded_crash_comes_before_a_launchers_line():
+    """The order of causation: a rank's own decoded error is the cause; the launcher's line its echo."""
+    v = verdict.decide(make_store(events=[
+        dict(file="rank2.log", line=3, kind="cuda_error", rank=2,
+             message="torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"),
+        _telling("crash", "Container rank 0 status failed cmd ['python', 'train.py'] code 1 log "
+                 "workerlog.0")]))
+    assert v.rule != "crashed_by_words" and 2 in v.ranks
+
+
+def test_horovods_shut_down_is_a_rank_that_ended_first(tmp_path):
+    log = tmp_path / "hvd.log"
+    log.write_text("tensorflow.python.framework.errors_impl.UnknownError:  Horovod has been shut down. This "
+                   "was caused by an exception on one of the ranks or an attempt to allreduce, allgather or "
+                   "broadcast a tensor after one of the ranks finished execution.\n")
+    v = verdict.decide(ingest.ingest([log]))
+    assert v.kind is Kind.CRASHED_RANK and "Horovod has been shut down" in v.summary
+
+
+C10D_TIMED_OUT = ("[W socket.cpp:663] [c10d] The client socket has failed to connect to "
+                  "[::ffff:10.0.0.7]:29500 (errno: 110 - Connection timed out).")
+
+
+def test_a_start_up_connection_that_times_out_is_an_init_stall_naming_the_address():
+    v = verdict.decide(make_store(events=[_telling("transport", C10D_TIMED_OUT, line=n) for n in (1, 2)]))
+    assert (v.kind, v.rule) == (Kind.INIT_STALL, "said_by_telling_lines")
+    assert "never connected to [::ffff:10.0.0.7]:29500" in v.summary
+
+
+def test_a_connection_that_times_out_after_steps_is_no_init_stall():
+    v = verdict.decide(make_store(events=[
+        dict(file="job.log", line=1, kind="step", step=40, message="step 40 loss 1.2"),
+        _telling("transport", C10D_TIMED_OUT, line=3)]))
+    assert v.kind is not Kind.INIT_STALL
+
+
+def test_a_connection_retried_or_followed_by_an_nccl_init_is_no_init_stall():
+    """A retry the program announces may succeed; an NCCL init that completed shows start-up connected."""
+    retried = C10D_TIMED_OUT.replace("timed out).", "timed out), retrying in 5 s")
+    v = verdict.decide(make_store(events=[_telling("transport", retried, line=1)]))
+    assert v.kind is not Kind.INIT_STALL
+    v = verdict.decide(make_store(
+        events=[_telling("transport", C10D_TIMED_OUT, line=1)],
+        comms=[dict(file="job.log", line=9, host="n1", pid=7, comm="0xab", rank=0, nranks=2,
+                    state="init_complete")]))
+    assert v.kind is not Kind.INIT_STALL
+
+
+@pytest.mark.parametrize("text,addr", [
+    (C10D_TIMED_OUT, "[::ffff:10.0.0.7]:29500"),
+    ("The client socket has timed out after 900s while trying to connect to (master-0, 29500).",
+     "master-0:29500"),
+    ("socket.cpp:663 connect to 10.1.2.3:23456 refused", "10.1.2.3:23456"),
+    ("NCCL WARN Connect to 10.1.2.3<43287> failed : Connection refused", "10.1.2.3<43287>"),
+])
+def test_the_address_a_line_connects_to(text, addr):
+    from tracekit.rules_salient import address
+    assert address(text) == addr
+
+
+def _closed(local: int, pid: int, line: int) -> dict:
+    return dict(_telling("transport", f"gpu-node:{pid}:{pid + 9} [{pid % 8}] NCCL INFO [Service thread] "
+                         f"Connection closed by localRank {local}", line=line), host="gpu-node", pid=pid)
+
+
+def test_a_peer_closing_names_who_ended_first_and_what_to_collect(tmp_path):
+    log = tmp_path / "nccl.log"
+    log.write_text("".join(f"gpu-node:{p}:{p + 9} [{p - 300}] NCCL INFO [Service thread] Connection closed "
+                           "by localRank 3\n" for p in (300, 301, 302)))
+    v = verdict.decide(ingest.ingest([log]))
+    assert (v.kind, v.rule) == (Kind.UNDECIDED, "peer_closed")
+    assert "localRank 3 ended first" in v.summary and "collect localRank 3's own log" in v.summary
+    assert "3 line(s) from 3 process(es)" in v.summary and "nccl.log:1" in v.summary
+
+
+def test_a_peer_closing_after_the_run_ended_is_teardown():
+    v = verdict.decide(make_store(events=[
+        dict(file="job.log", line=1, kind="train_end", message="training complete, model saved"),
+        _closed(0, 300, 2), _closed(0, 301, 3)]))
+    assert v.rule != "peer_closed"
+
+
+def test_undecided_with_no_telling_line_quotes_each_files_last_line(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text("loading the model\nthe number of model params: 49349138\n\n")
+    v = verdict.decide(ingest.ingest([log]))
+    assert v.kind is Kind.UNDECIDED and "none of the" not in v.summary
+    assert '2 line(s) read, none decoded' in v.summary
+    assert 'the last line: "the number of model params: 49349138" (train.log:2)' in v.summary
+
+
+def test_undecided_on_ncclS_unwind_names_its_call_chain(tmp_path):
+    log = tmp_path / "nccl.log"
+    log.write_text("".join(f"node1:77:78 [0] NCCL INFO {w} -> 2\n" for w in (
+        "misc/socket.cc:564", "bootstrap.cc:270", "init.cc:1303")))
+    v = verdict.decide(ingest.ingest([log]))
+    assert v.kind is Kind.UNDECIDED
+    assert "misc/socket.cc:564 -> bootstrap.cc:270 -> init.cc:1303" in v.summary and "nccl.log:1" in v.summary
+
+
+@pytest.mark.parametrize("line,where", [
+    ("W1204 10:00:01.123456  4242 data_loader.cc:88] shard 3 is missing, skipping it", "warning"),
+    ("2024-05-17 10:00:01 WARNING  the checkpoint folder is on a network file system", "warning"),
+    ("/usr/lib/python3/dist-packages/torch/cuda/amp.py:12: FutureWarning: `torch.cuda.amp.autocast` is "
+     "deprecated. Please use `torch.amp.autocast('cuda')` instead.", None),
+    ("/app/train.py:40: UserWarning: the given NumPy array is not writable", None),
+])
+def test_a_warning_is_its_own_class_and_pythons_warnings_are_none(line, where):
+    lines = pl.DataFrame({"file": ["job.log"], "line": [1], "text": [line]})
+    told = salient.parse(lines, lines).tables["events"]
+    assert told.filter(pl.col("where") != "last")["where"].to_list() == ([where] if where else [])
+
+
+def test_undecided_quotes_a_warning_where_no_stronger_line_is(tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text("loading the data\n2024-05-17 10:00:01 WARNING  the checkpoint folder is on a network "
+                   "file system\nepoch 0 starts\n")
+    v = verdict.decide(ingest.ingest([log]))
+    assert v.kind is Kind.UNDECIDED
+    assert 'WARNING  the checkpoint folder is on a network file system" (job.log:2)' in v.summary
+    assert "read as a warning" in v.summary and "job.log:2" in v.summary
+
+
+def test_a_tool_the_set_up_missed_is_no_crash_when_the_program_started_after():
+    """``/bin/sh: 1: git: not found`` before NCCL's init in the same file: the program started."""
+    v = verdict.decide(make_store(
+        events=[_telling("crash", "/bin/sh: 1: git: not found", line=1)],
+        comms=[dict(file="job.log", line=9, host="n1", pid=7, comm="0xab", rank=0, nranks=2,
+                    state="init_start")]))
+    assert v.rule != "crashed_by_words"
+    v = verdict.decide(make_store(events=[_telling("crash", "/bin/sh: 1: torchrun: not found", line=1)]))
+    assert v.rule == "crashed_by_words" and "missing: torchrun" in v.summary
+
+
+def test_c10d_connect_timeouts_a_parser_claims_are_an_init_stall(tmp_path):
+    """The torch parser claims c10d's ``[W socket.cpp:663]`` lines and decodes nothing of them: the failed
+    connect is read all the same (vllm-project/vllm#3771); IPv6 localhost's errno 99 is no failure."""
+    log = tmp_path / "c10d.log"
+    log.write_text(f"{C10D_TIMED_OUT}\n{C10D_TIMED_OUT}\n")
+    v = verdict.decide(ingest.ingest([log]))
+    assert (v.kind, v.rule) == (Kind.INIT_STALL, "said_by_telling_lines")
+    assert "[::ffff:10.0.0.7]:29500" in v.summary and "c10d.log:1" in v.summary
+    log.write_text("[W socket.cpp:601] [c10d] The client socket has failed to connect to [localhost]:29500 "
+                   "(errno: 99 - Cannot assign requested address).\n")
+    assert verdict.decide(ingest.ingest([log])).kind is not Kind.INIT_STALL

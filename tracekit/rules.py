@@ -93,6 +93,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_bench.stacks_seen,
     joined_then_nothing,  # (failures, issue 31)
     rules_salient.said_by_telling_lines,  # salient (issue 31): lines no parser decodes, by their words
+    rules_salient.peer_closed,  # words (issue 31): a peer closed its connection: who ended first, undecided
     failed_without_cause,
     slow_steps,
     healthy,

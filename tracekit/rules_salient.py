@@ -2,17 +2,23 @@
 
 The vocabulary of a line decides for the families where it does, when nothing decoded says the run
 went on after it (a step, a progress bar, a clean end later in the same file):
-- a crash (``Segmentation fault``, ``Assertion ... failed``, ``Worker unexpectedly exits``, ``Killed``)
-  -> CRASHED_RANK, naming the line and the rank, host or process its prefix gives; at ``crashed_rank``'s
-  place in ``rules.RULES`` (a crash explains the others' timeouts after it), unless it follows a timeout
-  in its own file or is a kill from outside of a job that timed out (``crashed_by_words``);
+- a crash (``Segmentation fault``, ``Assertion ... failed``, ``Worker unexpectedly exits``, ``Killed``), a
+  process that cannot start (``undefined symbol: X``, ``can't open file 'x.py'``: what it misses said), a
+  launcher's line that a rank failed (``Container rank 0 status failed ... code 1``: the rank it names)
+  -> CRASHED_RANK, naming the line and the rank, host or process; at ``crashed_rank``'s place in
+  ``rules.RULES`` (a crash explains the others' timeouts after it), unless it follows a timeout in its own
+  file, is a kill from outside of a job that timed out, or is a tool the set-up missed before the program
+  started all the same (``crashed_by_words``);
 - a transport's own failure (a completion error, ``retry count exceeded``, a socket of an address family
-  the host has not) -> TRANSPORT_ERROR;
-- a wait for a connection, a rendezvous or a peer, with no step and no collective seen, that is shown not
-  to complete (``timed out``, or the wait said again) -> INIT_STALL.
-These two late in ``rules.RULES`` (``said_by_telling_lines``), after every rule that reads decoded
-evidence.
-Anything else falls through to UNDECIDED, which quotes the first telling line (``situation.undecided``).
+  the host has not, a buffer the network plugin could not register) -> TRANSPORT_ERROR;
+- a start-up connection to a host:port that timed out or was refused (c10d's ``failed to connect to
+  [::ffff:10.0.0.1]:29500 (errno: 110 - Connection timed out)``), or a wait for a connection, a rendezvous
+  or a peer shown not to complete, with no step, collective or NCCL init seen -> INIT_STALL naming the
+  address (``said_by_telling_lines``, late in ``rules.RULES``, after every rule that reads decoded evidence);
+- a peer that closed its connection (``Connection closed by localRank 7``), with no cause seen: a
+  consequence, never a cause -> UNDECIDED naming who ended first and what to collect from it
+  (``peer_closed``).
+Anything else falls through to UNDECIDED, which quotes the most telling line (``situation.undecided``).
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ WENT_ON = (EventKind.STEP, EventKind.PROGRESS, EventKind.CLEAN_EXIT, EventKind.T
 
 def telling(ev: Evidence) -> pl.DataFrame:
     """The telling lines, in file order, those after which the run went on left out."""
-    told = ev.kinds(EventKind.TELLING_LINE).sort("file", "line")
+    told = ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where") != Telling.LAST).sort("file", "line")
     if not told.height:
         return told
     later = ev.kinds(*WENT_ON).group_by("file").agg(pl.col("line").max().alias("_on"))
@@ -57,7 +63,7 @@ def whose(row: dict) -> str:
 
 #: each class's words, as Python reads them (to find where in a long line they sit)
 WORDS = {Telling.CRASH: salient.CRASH, Telling.TRANSPORT: salient.TRANSPORT, Telling.WAIT: salient.WAIT,
-         Telling.ERROR: salient.ERROR}
+         Telling.ERROR: salient.ERROR, Telling.WARNING: salient.WARNING}
 
 
 def telling_part(message: str, where: str, n: int = 160) -> str:
@@ -78,20 +84,64 @@ def quote(row: dict, n: int = 160) -> str:
 def first_telling(ev: Evidence) -> dict | None:
     """The telling line the verdict quotes: the first of the strongest class (a crash before a transport
     failure, a wait, an error), or None."""
-    told = ev.kinds(EventKind.TELLING_LINE)
+    told = ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where") != Telling.LAST)
     if not told.height:
         return None
     rank = pl.col("where").replace_strict({str(c): i for i, c in enumerate(Telling)}, default=9)
     return told.sort(rank, "file", "line").row(0, named=True)
 
 
+def named(message: str) -> str | None:
+    """The rank, task, container or local rank a line speaks of (``localRank 7``, ``task 3``), or None."""
+    hit = re.search(salient.NAMED, message)
+    return f"{hit['what']} {hit['n']}" if hit else None
+
+
+def named_rank(message: str) -> int | None:
+    """The global rank a launcher's line names (a task, a process rank, a container rank: not a local
+    rank, which numbers the processes of one host)."""
+    hit = re.search(salient.NAMED, message)
+    return int(hit["n"]) if hit and not re.match(r"(?i)local", hit["what"]) else None
+
+
 def _ranks(df: pl.DataFrame) -> list[int]:
-    return sorted(set(df["rank"].drop_nulls().to_list()))
+    """The ranks the lines' prefixes give, else those a launcher's lines name."""
+    own = sorted(set(df["rank"].drop_nulls().to_list()))
+    return own or sorted({r for r in map(named_rank, df["message"].to_list()) if r is not None})
+
+
+def _hosts(df: pl.DataFrame) -> str:
+    """``, on 2 hosts (node1, node2)`` where the lines name more than one host."""
+    hosts = sorted(set(df["host"].drop_nulls().to_list()))
+    return f", on {len(hosts)} hosts ({', '.join(hosts[:4])})" if len(hosts) > 1 else ""
 
 
 #: a kill from outside (a launcher or a scheduler ending a job that hung), not a cause of its own
 KILLED = r"(?i)(?-i:\bKilled\b)|\bSIG(?:KILL|TERM)\b"
+#: a process that cannot start: the loader's, the interpreter's or the shell's refusal, a failed import
+NO_START = salient.NO_START + "|" + salient.IMPORT_FAILED
 OOM = r"(?i)out of memory|\boom\b"
+
+
+#: what a process that cannot start misses: a symbol, a script, a library, a command, a module
+MISSING = (r"undefined symbol: (\S+)|can't open file '([^']+)'|(\S+\.so[.\d]*): cannot open shared object"
+           r"|(\S+): command not found|\b(\S+): not found$|No module named '([^']+)'")
+
+
+def _no_start_then_started(ev: Evidence, crash: pl.DataFrame) -> pl.DataFrame:
+    """``crash`` without the lines of a process that cannot start after which its file shows the program
+    started all the same (a collective, a communicator, a step later in the file): a tool the set-up
+    script missed (``ibstat: command not found``, ``/bin/sh: 1: git: not found``), not the program."""
+    no_start = crash.filter(pl.col("message").str.contains(NO_START))
+    if not no_start.height:
+        return crash
+    s = ev.store
+    last = pl.col("line").max().alias("_on")
+    coll = align.collect(s.collectives.lazy().group_by("file").agg(last))
+    went = pl.concat([coll, s.comms.group_by("file").agg(last), ev.steps.group_by("file").agg(last)])
+    went = went.group_by("file").agg(pl.col("_on").max())
+    later = no_start.join(went, on="file").filter(pl.col("line") < pl.col("_on")).select("file", "line")
+    return crash.join(later, on=["file", "line"], how="anti")
 
 
 def crashed_by_words(ev: Evidence) -> Verdict | None:
@@ -101,7 +151,7 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
     timeout's consequence, a kill from outside (``Killed``, SIGKILL, SIGTERM, not the OOM killer's)
     in a job that timed out or stalled is the job being ended, and against such waits a line that names
     no rank or process is no one's crash: none of them decides."""
-    crash = telling(ev).filter(pl.col("where") == Telling.CRASH)
+    crash = _no_start_then_started(ev, telling(ev).filter(pl.col("where") == Telling.CRASH))
     if not crash.height:
         return None
     waited = pl.concat([ev.timeouts.select("file", "line"), ev.stalls.select("file", "line")])
@@ -113,13 +163,25 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
         # (against decoded waits, only a line whose prefix names its rank or process: a note or README
         # beside the logs that says "SIGABRT" is no process's crash)
         crash = crash.filter((~msg.str.contains(KILLED) | msg.str.contains(OOM))
-                             & (pl.col("rank").is_not_null() | pl.col("pid").is_not_null()))
+                             & (pl.col("rank").is_not_null() | pl.col("pid").is_not_null()
+                                | msg.str.contains(salient.LAUNCHER_FAILED)))
     if not crash.height:
         return None
     first = crash.row(0, named=True)
-    more = f"; {crash.height - 1} more such line(s)" if crash.height > 1 else ""
-    return Verdict(Kind.CRASHED_RANK, f"a process crashed: {quote(first)}{more}; read from its words (no "
-                   "parser decodes the line); the others' waits or errors after it are its consequence",
+    more = (f"; {crash.height - 1} more such line(s){_hosts(crash)}" if crash.height > 1 else "")
+    if re.search(NO_START, first["message"]):
+        gone = re.search(MISSING, first["message"])
+        what = ("a process could not start (the program, a library or a symbol it needs is missing"
+                + (f": {next(g for g in gone.groups() if g)}" if gone else "") + ")")
+    elif re.search(salient.LAUNCHER_FAILED, first["message"]):
+        name = named(first["message"])
+        what = (f"the launcher reported {name} failed (its own error is in that process's log)" if name else
+                "the job was shut down after a process failed or ended first (its own error is not in the "
+                "excerpt)")
+    else:
+        what = "a process crashed"
+    return Verdict(Kind.CRASHED_RANK, f"{what}: {quote(first)}{more}; read from its words (no parser decodes "
+                   "the line); the others' waits or errors after it are its consequence",
                    _ranks(crash.head(1)), lines(crash, 4))
 
 
@@ -137,9 +199,21 @@ def said_by_telling_lines(ev: Evidence) -> Verdict | None:
             f" ({who(who_else)})" if len(who_else) > 1 else "")
         return Verdict(Kind.TRANSPORT_ERROR, f"the network transport failed: {quote(first)}{also}; read from "
                        "its words (no parser decodes the line)", who_else, lines(transport, 4))
+    # (an NCCL init that completed is a start-up that connected: a rendezvous or a bootstrap came first)
+    started = (ev.steps.height > 0 or align.collect(ev.store.collectives.lazy().select(pl.len())).item() > 0
+               or ev.store.comms.filter(pl.col("state") == "init_complete").height > 0)
+    unreached = told.filter(salient.connect_failed())
+    if unreached.height and not started:
+        first = unreached.row(0, named=True)
+        at = address(" ".join(unreached["message"].to_list()))
+        times = f" ({unreached.height} such lines)" if unreached.height > 1 else ""
+        return Verdict(Kind.INIT_STALL, f"start-up never connected{f' to {at}' if at else ''}: {quote(first)}"
+                       f"{times}; no step or collective is logged: the rendezvous, store or bootstrap "
+                       "address was not reachable (its host down or not listening yet, a wrong address or "
+                       "port, a firewall); read from the line's words (no parser decodes it)",
+                       _ranks(unreached), lines(unreached, 4))
     connect = told.filter(salient.waits_to_connect())
-    if connect.height and not ev.steps.height and not align.collect(
-            ev.store.collectives.lazy().select(pl.len())).item():
+    if connect.height and not started:
         undone = connect.filter(salient.timed_out())
         repeated = connect.group_by("message").len().filter(pl.col("len") > 1).height > 0
         if undone.height or repeated:
@@ -149,3 +223,40 @@ def said_by_telling_lines(ev: Evidence) -> Verdict | None:
                            "or collective is logged (read from the line's words: no parser decodes it)",
                            _ranks(connect), lines(connect, 4))
     return None
+
+
+def address(text: str) -> str | None:
+    """The first host:port a line connects to (``[::ffff:192.168.1.219]:23456``, ``10.0.0.1:29500``,
+    ``(master, 29500)``), not a source file's ``socket.cpp:663``."""
+    shapes = r"\[[0-9a-fA-F:.]+\]:\d+|\b[\w.\-]*\w(?::\d{2,5}\b|<\d+>)|\(([\w.\-]+), (\d{2,5})\)"
+    for hit in re.finditer(shapes, text):
+        if hit[1]:
+            return f"{hit[1]}:{hit[2]}"
+        if not re.search(r"\.(?:cc|cpp|cu|c|h|hpp|py|so)(?=:)|^\d+:\d+$", hit[0]):
+            return hit[0]
+    return None
+
+
+def peer_closed(ev: Evidence) -> Verdict | None:
+    """UNDECIDED that names the peer which ended first, where the only telling lines say a peer closed its
+    connection (NCCL's proxy thread's ``Connection closed by localRank 7``, ``Connection reset by peer``):
+    a consequence of that peer's end, never a cause; what ended it is in its own log. A run that logs a
+    step or an end closes its connections as it tears down (``Connection closed by localRank 0`` after
+    ``training complete``): nothing here then."""
+    if ev.finished or ev.kinds(*WENT_ON).height:
+        return None
+    told = telling(ev)
+    closed = told.filter(pl.col("message").str.contains(salient.PEER_CLOSED))
+    if not closed.height or told.filter(pl.col("where") == Telling.CRASH).height:
+        return None
+    hit = closed["message"].str.extract_groups(salient.NAMED).struct
+    names = sorted({f"{w} {n}" for w, n in zip(hit.field("what"), hit.field("n")) if n is not None})
+    first = closed.row(0, named=True)
+    by = f"{', '.join(names)} ended first" if names else "a peer ended first (the lines do not say which)"
+    whose = f"{', '.join(names)}'s own log" if names else "every rank's own log"
+    writers = closed.select("host", "pid").unique().height
+    return Verdict(Kind.UNDECIDED, f"{closed.height} line(s) from {writers} process(es) say a peer closed "
+                   f"its connection: {by} (it exited, crashed or was killed) and the others saw its sockets "
+                   f"close, a consequence; first: {quote(first)}; what ended it is not in the excerpt; to "
+                   f"decide: collect {whose} (its last lines, its exit code or signal; dmesg for the OOM "
+                   "killer) and the lines before these on every rank", [], lines(closed, 4))

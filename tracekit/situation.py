@@ -10,6 +10,7 @@ dump was only taken earlier, and nothing here calls it stuck.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import polars as pl
 
@@ -255,6 +256,26 @@ def brief(store: Store, ev: Evidence, n: int = 4) -> str:
 
 # --- UNDECIDED as the situation: what was seen, what is missing to decide, what to collect --------
 
+def _read(store: Store, ev: Evidence) -> tuple[str, pl.DataFrame]:
+    """What was read where nothing decided: how many lines, how many of them decoded and as what, and
+    the last line of each file (``salient``'s ``Telling.LAST``: where no line holds a crash's, a
+    transport's, a wait's or an error's words, the last line is the best one to quote)."""
+    files = store.files
+    talk = int((files["lines"] - files["blank"]).sum() or 0)
+    parsed = int(files["parsed"].fill_null(0).sum() or 0)
+    kinds = sorted(set(files.filter(pl.col("parsed") > 0)["kind"].drop_nulls().to_list()) - {"text"})
+    decoded = (f"{parsed} decoded" + (f" ({', '.join(kinds)} lines)" if kinds else "")
+               if parsed else "none decoded")
+    out = (f"{talk} line(s) read, {decoded}: no collective, NCCL init, error, step or end among them")
+    last = ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where") == Telling.LAST).sort("file", "line")
+    if last.height:
+        said = [f'"{clip(r["message"], 140)}" ({Path(r["file"]).name}:{r["line"]}'
+                + (f", {r['host']}" if r["host"] else "") + ")" for r in last.head(3).iter_rows(named=True)]
+        out += "; the last line: " + "; ".join(said) + (f"; {last.height - 3} more" if last.height > 3
+                                                         else "")
+    return out, last
+
+
 #: the lines no rule explained that UNDECIDED names (the kinds rules.nothing counts as errors)
 UNEXPLAINED = (EventKind.NCCL_WARN, EventKind.C10D_ERROR, EventKind.EXCEPTION, EventKind.CRASH,
                EventKind.STALL, EventKind.RANK_MISSING, EventKind.WATCHDOG_ABORT,
@@ -349,10 +370,17 @@ def undecided(ev: Evidence) -> tuple[str, list]:
         procs = setup.select("host", "pid").unique().height
         seen.append(f"{procs} NCCL process(es) logged communicator set-up"
                     + (f" ({', '.join(parts)})" if parts else "") + " and no Init COMPLETE")
+    unwind = ev.kinds(EventKind.NCCL_UNWIND).sort("file", "line")
+    if unwind.height and not errors.height and not seen:  # (an error NCCL returned, its WARN cut)
+        chain = " -> ".join(dict.fromkeys(unwind["message"].str.extract(r"^([\w./]+:\d+)", 1).drop_nulls()))
+        seen.append(f"NCCL returned an error up its call chain ({clip(chain, 160)}; "
+                    f"{Path(unwind['file'][0]).name}:{unwind['line'][0]}) and the WARN that says why is not "
+                    "in the excerpt")
+        cited += lines(unwind, 2)
     if not seen:
-        talk = int((store.files["lines"] - store.files["blank"]).sum() or 0)
-        seen.append(f"none of the {talk} line(s) is a collective, an NCCL init, an error, a step or an end "
-                    "that tracekit reads")
+        text, last = _read(store, ev)
+        seen.append(text)
+        cited += lines(last, 3)
     if st and not n and not errors.height and not ev.steps.height:
         reading = (" and logged nothing after: a hang in the first collective after init, or a log that ends "
                    "there" if st["done"] and not st["pending"] else
@@ -365,7 +393,7 @@ def undecided(ev: Evidence) -> tuple[str, list]:
     elif not errors.height and told is not None and told["where"] == Telling.WAIT:
         reading = "; whether the wait ever ended is not in the excerpt"
         collect += ["the lines after it on every rank (does the wait end, or time out?)", STACKS]
-    elif errors.height or told is not None:
+    elif errors.height or (told is not None and told["where"] != Telling.WARNING):
         reading = "; what led to it is not in the excerpt"
         collect += ["the lines before the first error on every rank", COLL]
     else:

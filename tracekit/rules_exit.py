@@ -21,7 +21,7 @@ import re
 
 import polars as pl
 
-from tracekit.evidence import AGENT_FRAME, KILL_CODES, Evidence, clip, lines
+from tracekit.evidence import AGENT_FRAME, KILL_CODES, NONZERO_COUNT, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.wording import who
 
@@ -97,8 +97,9 @@ def _ends(ev: Evidence) -> pl.DataFrame:
     e = ev.kinds(EventKind.CHILD_FAILED, EventKind.RANK_EXIT)
     code = pl.col("exit_code")
     said = pl.col("message").fill_null("").str.contains(r"non-zero|worker raised in|\) raised in ")
-    e = e.filter((code.is_not_null() & (code != 0)) | (code.is_null() & said))
-    return e.with_columns(pl.col("where").fill_null("").str.contains("first observed").alias("_first"),
+    first = pl.col("where").fill_null("").str.contains("first observed")
+    e = e.filter((code.is_not_null() & (code != 0)) | (code.is_null() & (said | first)))
+    return e.with_columns(first.alias("_first"),
                           code.is_not_null().alias("_said")).sort(
         "_first", "_said", "file", "line", descending=[True, True, False, False])
 
@@ -217,11 +218,15 @@ def process_ended(ev: Evidence) -> Verdict | None:
             f" ({_name(first)} first)" if first["rank"] is not None else "")
     elif code is not None:
         head = f"{_name(first)} ended: exit code {code}{said}"
+    elif first["where"] == FIRST:  # (its entry cut after the rank line)
+        head, how = first["message"], "the first failure torchrun observed; that rank's own output says why"
     elif "non-zero" in first["message"]:
         head = f"{_name(first)} ended: a non-zero exit{said}"
     else:  # a runtime's word that the process raised (vLLM's worker), its code not said
         head, how = f"{_name(first)}{said}", first["message"]
     others = ends.filter(~pl.col("exit_code").eq_missing(code))
+    if first["rank"] is not None:  # (mpirun's bare count of failed processes says no more than the named end)
+        others = others.filter(~NONZERO_COUNT)
     after = (f"; then {others.height} other end(s): "
              + "; ".join(clip(m, 80) for m in others["message"].head(2).to_list()) if others.height else "")
     return Verdict(Kind.CRASHED_RANK, f"{head}: {how}{after}",

@@ -16,6 +16,18 @@ from tracekit.rules_common import COLLECT, msg, rank_of, who_or
 from tracekit.wording import who
 
 
+def _failing(r: list[int], ev: Evidence) -> str:
+    """``rank 6`` where the failure's own line or torchrun's root cause names the rank; else the local rank
+    that the launcher saw fail (torchrun's `failed (exitcode: 1) local_rank: 6`, one only), else ``a rank``."""
+    if r:
+        return who(r)
+    said = ev.exits.select(pl.col("message").str.extract(r"local_rank:? (\d+)", 1).alias("local"),
+                           "exit_code").drop_nulls("local").unique("local", maintain_order=True)
+    if said.height == 1:
+        return f"a rank (the launcher saw local rank {said['local'][0]} fail, exit code {said['exit_code'][0]})"
+    return "a rank"
+
+
 def _network_failed_before(ev: Evidence, failures: pl.DataFrame) -> bool:
     """The network transport failed earlier in the same file than the first of ``failures``: the
     later failure (an illegal access in NCCL's proxy, an abort) is what the broken transfer led to."""
@@ -159,7 +171,7 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
     if said is not None and said[0].name in nccl_messages.OWN_FAILURE:
         # NCCL's error code itself says the rank's own call failed: that rank is the cause
         m = said[0]
-        return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} failed in its own NCCL call "
+        return Verdict(Kind.CRASHED_RANK, f"{_failing(r, ev)} failed in its own NCCL call "
                        f"({msg(e, 0, 160)}): {m.meaning}; NCCL_DEBUG=WARN prints which argument or call "
                        "(check each rank's torch.cuda.set_device(local_rank) and CUDA_VISIBLE_DEVICES)",
                        r, lines(e, 4) + lines(ev.exits, 2))
@@ -173,7 +185,7 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
         known = nccl_messages.meaning_of(last["message"][0] or "")
         why = (f"NCCL's last error: `{msg(last, 0, 160)}`" + (f" ({known[0].meaning})" if known else "")
                + ", which alone does not say whose fault it is")
-    return Verdict(Kind.UNDECIDED, f"NCCL failed on {who(r) if r else 'a rank'} ({msg(e, 0, 160)}){means}; "
+    return Verdict(Kind.UNDECIDED, f"NCCL failed on {_failing(r, ev)} ({msg(e, 0, 160)}){means}; "
                    f"{why}: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and collect every rank's "
                    "output", r, lines(e, 4) + lines(last, 2) + lines(ev.exits, 2))
 
@@ -345,7 +357,7 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
         return None
     first = ev.crashes.head(1)
     r = rank_of(first, ev)
-    return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} failed first: {msg(first)}", r,
+    return Verdict(Kind.CRASHED_RANK, f"{_failing(r, ev)} failed first: {msg(first)}", r,
                    lines(ev.crashes) + lines(ev.exits, 3))
 
 

@@ -100,7 +100,7 @@ def deadlock_from_watchdog(ev: Evidence) -> Verdict | None:
     behind never issued the next collective."""
     st = ev.timeouts.filter(pl.col("last_enqueued").is_not_null() & pl.col("rank").is_not_null())
     if not st.height:
-        return None
+        return _sequences_diverged(ev)
     per = st.group_by(pl.col("pg").fill_null("0"), "rank").agg(
         pl.col("last_enqueued").max(), pl.col("file").first(), pl.col("line").first(),
         pl.col("message").first())
@@ -118,6 +118,34 @@ def deadlock_from_watchdog(ev: Evidence) -> Verdict | None:
                            + f": {who(b)} never issued seq {min(lows) + 1}; the others wait in it",
                            b, lines(behind.sort("rank"), 4)
                            + lines(g.filter(pl.col("last_enqueued") == top), 2))
+    return _sequences_diverged(ev)
+
+
+def _sequences_diverged(ev: Evidence) -> Verdict | None:
+    """The watchdogs of one process group's ranks time out at different SeqNums (`[Rank 0] ...
+    WorkNCCL(SeqNum=7559, OpType=_ALLGATHER_BASE` and `[Rank 1] ... WorkNCCL(SeqNum=7561, ...`): a rank's
+    oldest unfinished collective is its group's Nth, another's the (N+k)th, so the ranks' sequences of
+    collectives diverged: one issued k collectives of the group that the other did not (a collective called
+    on some ranks only), and each now waits in one its peers never join."""
+    known = pl.col("seq").is_not_null() & pl.col("rank").is_not_null()
+    wd = ev.kinds(EventKind.WATCHDOG_TIMEOUT).filter(known).with_columns(pl.col("pg").fill_null("0"))
+    # each rank's oldest collective that timed out in each group (its watchdog may log later ones too)
+    per = wd.sort("seq").unique(["pg", "rank"], keep="first").sort("pg", "rank")
+    for (pg,), g in per.group_by(["pg"], maintain_order=True):
+        low, top = g["seq"].min(), g["seq"].max()
+        if g.height < 2 or low == top:
+            continue
+        behind = g.filter(pl.col("seq") == low)
+        ahead = g.filter(pl.col("seq") == top)
+        b, a = behind["rank"].to_list(), ahead["rank"].to_list()
+        ops = lambda df: f" ({df['op'][0].upper()})" if df["op"][0] else ""  # noqa: E731
+        return Verdict(Kind.DEADLOCK, f"process group {pg}: the ranks' sequences of collectives diverged: "
+                       f"{who(b)} timed out in SeqNum {low}{ops(behind)} while {who(a)} timed out in SeqNum "
+                       f"{top}{ops(ahead)}: {who(a)} had issued {top - low} more collective(s) of the group "
+                       f"than {who(b)} (a collective called on some ranks only: a branch on the rank, a "
+                       "hook, a log or a checkpoint of rank 0 alone), so each waits in a collective its "
+                       "peers never join; TORCH_DISTRIBUTED_DEBUG=DETAIL names the diverging call",
+                       sorted(set(b) | set(a)), lines(behind, 2) + lines(ahead, 2))
     return None
 
 

@@ -59,8 +59,12 @@ CALLED = (r"CalledProcessError: Command .*(?:died with <Signals\.(?P<signal>SIG\
 SPAWN_RAISED = r"^-- Process (?P<proc>\d+) terminated with the following error:"
 SPAWN_EXITED = (r"process (?P<proc>\d+) terminated with (?:signal (?P<signal>SIG\w+)"
                 r"|exit code (?P<exit_code>-?\d+))")
-MPI_SIGNAL = (r"process rank (?P<rank>\d+) with PID (?P<pid>\d+) on node (?P<host>[\w.\-]+) exited on signal "
-              r"(?P<signum>\d+) \((?P<what>[^)]+)\)")
+# Open MPI / PRRTE help text (`[orterun:proc-aborted-strsignal]`, `[prun:proc-aborted]`): `%s noticed that
+# process rank %lu with PID %lu on node %s exited on signal %d (%s).` (the tool's name first: mpirun,
+# mpiexec, orterun, prterun; the signal's name only where strsignal gives one); users mask the pid and
+# node before posting (`PID xxxxxx on node xxxxxxxx`): the rank and the signal still say who and how
+MPI_SIGNAL = (r"process rank (?P<rank>\d+) with PID (?P<pid>\S+) on node (?P<host>[\w.\-]+) exited on signal "
+              r"(?P<signum>\d+)(?: \((?P<what>[^)]+)\))?")
 MPI_NONZERO = r"^Primary job\s+terminated normally, but (?P<n>\d+) process(?:es)? returned"
 MPI_NONZERO_2 = r"^a non-zero exit code\. Per user-direction, the job has been aborted\."
 GDB = r"(?:^Thread \d+ \"[^\"]*\"|^Program) received signal (?P<signal>SIG\w+), (?P<what>[\w ]+)"
@@ -175,11 +179,16 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
          .otherwise(pl.format("torch.multiprocessing.spawn: process {} (local rank {}) exited with code {}",
                               "_proc", "_proc", "_exit_code")),
          exit_code=called_code)
+    masked = pl.col("_pid").cast(pl.Int64, strict=False).is_null()  # (`PID xxxxxx on node xxxxxxxx`)
     rows(MPI_SIGNAL, EventKind.CHILD_FAILED, "mpirun",
-         pl.format("mpirun: rank {} (pid {}) on {} ended by signal {} ({})", "_rank", "_pid", "_host",
-                   "_signum", "_what"),
-         rank=pl.col("_rank").cast(pl.Int64), pid=pl.col("_pid").cast(pl.Int64), host=pl.col("_host"),
-         exit_code=-signum)
+         pl.format("mpirun: rank {}{} ended by {}{}", "_rank",
+                   pl.when(masked).then(pl.lit("")).otherwise(pl.format(" (pid {}) on {}", "_pid", "_host")),
+                   pl.when(by_number.is_not_null()).then(_sig(by_number))
+                   .otherwise(pl.format("signal {}", "_signum")),
+                   pl.when(pl.col("_what").is_not_null()).then(pl.format(" ({})", "_what"))
+                   .otherwise(pl.lit(""))),
+         rank=pl.col("_rank").cast(pl.Int64), pid=pl.col("_pid").cast(pl.Int64, strict=False),
+         host=pl.when(masked).then(pl.lit(None, pl.Utf8)).otherwise(pl.col("_host")), exit_code=-signum)
     rows(MPI_NONZERO, EventKind.CHILD_FAILED, "mpirun",
          pl.format("mpirun: {} process(es) returned a non-zero exit code and mpirun aborted the job", "_n"))
     rows(SRUN, EventKind.CHILD_FAILED, "srun",

@@ -110,6 +110,17 @@ GLOO_ERROR = (r"(?P<message>(?:\[[^\]]*gloo[^\]]*\] )?(?:Connection closed by pe
               r"|timed out after \d+ms|Network is unreachable).*)")
 CRASH = (r"terminate called after throwing|what\(\):\s+(?:CUDA error|NCCL error)|Segmentation fault"
          r"|core dumped")
+# NCCL's error code printed on a line of its own: torch < 1.9's exception text under a wrapped `RuntimeError:
+# ...:` line (`NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:911, invalid usage, NCCL version
+# 2.7.8`), and the NCCLCHECK macro of NCCL's own examples that programs copy (TensorRT-LLM's plugins:
+# `Failed, NCCL error allreducePlugin.cpp:295 'internal error - please report this issue ...'`; nccl-tests'
+# `Test NCCL failure` is parsers/nccl_tests')
+NCCL_FAILED = (r"^NCCL error in: \S+:\d+, (?P<what>[^,]+), NCCL version"
+               r"|^(?:\S+:? )?Failed, NCCL error \S+:\d+ '(?P<what2>[^']+)'")
+# a C++ exception that escaped (`terminate called after throwing an instance of 'gloo::IoException'`): its
+# text is on the next line, `  what():  [.../pair.cc:378] writev [127.0.0.1]:11160: Connection reset by peer`
+TERMINATE = r"terminate called after throwing an instance of '(?P<type>[^']+)'"
+WHAT = r"\bwhat\(\):\s+(?P<what>\S.*)$"
 CANCELLED = r"CANCELLED AT (?P<ts>\S+)(?: DUE TO (?P<message>[A-Z ]+))?"  # (no reason: a person's scancel)
 KILLING = r"Killing subprocess (?P<pid>\d+)"  # DeepSpeed's launcher (its own signal: parsers/process_end)
 # (Ray wraps a task's exception in its own: `ray.exceptions.RayTaskError(NcclError): ray::Worker.compute()`)

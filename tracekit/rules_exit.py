@@ -30,6 +30,7 @@ from tracekit.wording import who
 STOP_CODES = KILL_CODES | {-1, 129}
 LAUNCHERS = ("torchelastic agent", "deepspeed launcher")  # the launcher itself got the signal
 FIRST = "torchrun: first observed failure"
+OWN_WORDS = ("pytorch test harness", "mpi")  # what ended the process is in their message, not the code
 WORKERS_OF = ("deepspeed launcher", "launcher")  # they say a worker ended, not which one
 #: what an exit code says of how a process ended (negative: killed by that signal; 128 + N: the same, as
 #: a shell reports it)
@@ -96,7 +97,7 @@ def _ends(ev: Evidence) -> pl.DataFrame:
     returned a non-zero exit code`) after those that say who."""
     e = ev.kinds(EventKind.CHILD_FAILED, EventKind.RANK_EXIT)
     code = pl.col("exit_code")
-    said = pl.col("message").fill_null("").str.contains(r"non-zero|worker raised in|\) raised in ")
+    said = pl.col("message").fill_null("").str.contains(r"non-zero|worker raised in|\) raised in |exited improperly")
     first = pl.col("where").fill_null("").str.contains("first observed")
     e = e.filter((code.is_not_null() & (code != 0)) | (code.is_null() & (said | first)))
     return e.with_columns(first.alias("_first"),
@@ -212,7 +213,8 @@ def process_ended(ev: Evidence) -> Verdict | None:
                        "is not in its summary: each rank's own traceback says it (torchrun --log-dir DIR "
                        "--tee 3, or @record for the error file)", [], lines(alike.head(4)))
     said = f" ({first['where']})" if first["where"] and first["where"] not in WORKERS_OF else ""
-    how = meaning(code) if first["where"] != "pytorch test harness" else first["message"]
+    # (the test harness's and MPI's own words say more than the code: an exception in the test body, an abort)
+    how = meaning(code) if first["where"] not in OWN_WORDS else first["message"]
     if len(ranks) > 1:
         head = f"{who(ranks)} exited with code {code}" + (
             f" ({_name(first)} first)" if first["rank"] is not None else "")

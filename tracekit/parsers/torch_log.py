@@ -207,10 +207,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
     failed = exits.select("file", pl.col("b_host").alias("host"), "pid", pl.col("b_rank").alias("rank"),
                           pl.col("b_local").alias("local_rank"), pl.lit("torchrun").alias("source"))
     # (torchrun's summary pasted flat, and mpirun's `process rank 1 ... exited on signal 9`: a global rank)
-    named = (pl.col("kind") == EventKind.RANK_EXIT) | ((pl.col("where") == "mpirun") & pl.col("rank").is_not_null())
+    named = (pl.col("kind") == EventKind.RANK_EXIT) | (pl.col("where").is_in(["mpirun", "mpi"])
+                                                        & pl.col("rank").is_not_null())
     if ended is not None and ended.filter(named).height:
         failed = pl.concat([failed, ended.filter(named).select(
-            "file", "pid", "rank", pl.when(pl.col("where") == "mpirun").then(pl.lit("mpirun"))
+            "file", "pid", "rank", pl.when(pl.col("where").is_in(["mpirun", "mpi"])).then(pl.lit("mpirun"))
             .otherwise(pl.lit("torchrun")).alias("source"))], how="diagonal_relaxed")
     elastic = df.filter(t.str.contains(ELASTIC)).with_columns(
         t.str.extract(ELASTIC, 1).alias("_state"),

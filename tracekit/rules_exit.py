@@ -242,7 +242,10 @@ def workers_ended_unexplained(ev: Evidence) -> Verdict | None:
     if not closing.height or _ends(ev).height or _outside(ev).height:
         return None
     pids = ", ".join(map(str, closing["pid"].drop_nulls().unique(maintain_order=True).to_list()[:6]))
-    return Verdict(Kind.UNDECIDED, f"the launcher killed its worker subprocesses (pid {pids}): torchrun "
+    hosts = closing["host"].drop_nulls().unique(maintain_order=True).to_list() if "host" in closing.columns else []
+    on = f" on {', '.join(hosts[:3])}" if hosts else ""
+    return Verdict(Kind.UNDECIDED, f"the launcher{on} killed its worker subprocesses (pid {pids}) "
+                   f"(`{clip(closing['message'][0], 100)}`): torchrun "
                    "and DeepSpeed's launcher do this when one of their processes exits with a non-zero code, "
                    "or when they receive SIGINT or SIGTERM themselves; the line that says which process "
                    "ended and how (DeepSpeed's `exits with return code = N`, torchrun's `failed (exitcode: "

@@ -361,11 +361,49 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
                    lines(ev.crashes) + lines(ev.exits, 3))
 
 
+#: NCCL's source files of the network (its transports, sockets, IB verbs, bootstrap, proxy, net plugins, RAS),
+#: as a WARN line's `file.cc:line` names them
+NET_SOURCE = r"(?i)(?:^|/)(?:transport/|net|socket|ib|bootstrap|proxy|p2p|shm|coll_?net|nvls|ras/|plugin/)"
+SOURCE = r"\.(?:cc|cu|cpp|c|h|hpp):\d+$"
+
+
+def _own_code(t: pl.DataFrame) -> pl.DataFrame:
+    """NCCL WARNs from a source file of NCCL's own that is not the network's (`include/msccl/msccl_parser.h:70
+    NCCL WARN Attribute minBytes of node algo not found`, graph/, misc/, enqueue.cc) in words that are not
+    the network's: NCCL failed in its own code on that rank, not on the wire."""
+    where = pl.col("where").fill_null("")
+    return t.filter((pl.col("kind") == EventKind.NCCL_WARN) & where.str.contains(SOURCE)
+                    & ~where.str.contains(NET_SOURCE)
+                    & ~pl.col("message").str.contains(NETWORK_FAIL) & ~pl.col("message").str.contains(PEER_DROPPED))
+
+
+def _own_code_failed(ev: Evidence, own: pl.DataFrame) -> Verdict:
+    """A rank's NCCL failed in its own code (a WARN of no network file), and the code it unwound with."""
+    first = own.row(0, named=True)
+    unwound = ev.kinds(EventKind.NCCL_UNWIND).filter((pl.col("file") == first["file"])
+                                                    & (pl.col("line") > first["line"])).sort("line")
+    code = unwound["message"].str.extract(r"-> (\d+)$", 1).cast(pl.Int64, strict=False).drop_nulls()
+    name = nccl_messages.RESULT_CODES.get(code[0]) if code.len() else None
+    said = nccl_messages.BY_NAME[name].meaning if name in nccl_messages.BY_NAME else None
+    back = (f"; it unwound with code {code[0]} through {unwound.height} call(s) "
+            f"(last {unwound['message'][-1].split(' ->')[0]})" + (f": {said}" if said else "")
+            if code.len() else "")
+    r = own["rank"].drop_nulls().unique().sort().to_list()
+    return Verdict(Kind.CRASHED_RANK, f"NCCL failed in its own code on {who(r) if r else 'a rank'}: "
+                   f"{first['where']}: {clip(first['message'], 160)} (a WARN of NCCL's {first['where'].split(':')[0]},"
+                   f" not of its network){back}: that rank's NCCL call or communicator init failed there; "
+                   "the WARN names what it could not do (a setting, a file NCCL reads, an algorithm or topology "
+                   "it was given)", r, lines(own, 3) + lines(unwound, 3))
+
+
 def transport_error(ev: Evidence) -> Verdict | None:
     """The network transport reported errors (not consequences of a peer's exit, not benign)."""
     t = ev.transport.sort("line")
     if not (t.filter(pl.col("kind") != EventKind.NCCL_WARN).height or (t.height and not ev.missing)):
         return None
+    own = _own_code(t)
+    if own.height == t.height:  # (every WARN is of NCCL's own code: no network in it)
+        return _own_code_failed(ev, own)
     said = ev.launched_with
     return Verdict(Kind.TRANSPORT_ERROR, f"{t.height} transport error line(s), first: {msg(t)}"
                    + (f" (launched with {said})" if said else ""),

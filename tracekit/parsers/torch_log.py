@@ -139,7 +139,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add(EventKind.CRASH, t.str.contains(CRASH) & ~t.str.contains("DistBackendError", literal=True)
         & ~t.str.contains(process_end.ANY))  # (a launcher's word of a signal: a process end, below)
     add(EventKind.JOB_CANCELLED, t.str.contains(CANCELLED))
-    add(EventKind.CLOSING_SIGNAL, t.str.contains(KILLING), KILLING)
+    # (DeepSpeed's launcher of a node pdsh started: pdsh's prefix names the node)
+    add(EventKind.CLOSING_SIGNAL, t.str.contains(KILLING), KILLING,
+        **({"host": pl.col("pdsh_host")} if "pdsh_host" in df.columns else {}))
     add(EventKind.LAUNCH, t.str.contains(RUN_LAUNCH), RUN_LAUNCH)
     add(EventKind.SETTING, t.str.contains(RUN_ENV), RUN_ENV)
     add(EventKind.PACKAGE, t.str.contains(RUN_PKG), RUN_PKG)

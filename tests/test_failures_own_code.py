@@ -51,3 +51,23 @@ def test_deepspeeds_launcher_on_a_pdsh_node_is_named(tmp_path):
     assert v.kind == Kind.UNDECIDED
     assert v.summary.startswith("the launcher on 192.169.83.120 killed its worker subprocesses (pid 249, 250) "
                                 "(`[2023-10-13 11:31:28,593] [INFO] [launch.py:315:sigkill_handler] Killing")
+
+
+# NCCL 2.x (its WARN without `NCCL`): a socket reset unwound through bootstrap and init
+RESET = """\
+node1:54573:54696 [1] include/socket.h:194 WARN Call to recv failed : Connection reset by peer
+node1:54573:54696 [1] INFO transport/net_ib.cu:537 -> 2
+node1:54573:54696 [1] INFO bootstrap.cu:169 -> 2
+node1:54573:54696 [1] INFO init.cu:400 -> 2
+"""
+
+
+def test_a_reset_unwound_through_init_is_the_set_up_failing(tmp_path):
+    v = _decide(tmp_path, RESET)
+    assert v.kind == Kind.INIT_STALL and "unwound the error through bootstrap.cu:169" in v.summary
+
+
+def test_a_reset_in_a_collective_leaves_the_peer_undecided(tmp_path):
+    v = _decide(tmp_path, RESET.replace("bootstrap.cu:169", "enqueue.cc:169").replace("init.cu:400",
+                                                                                     "group.cc:400"))
+    assert v.kind == Kind.UNDECIDED and "closed its connection" in v.summary

@@ -347,7 +347,37 @@ def peer_gone(ev: Evidence) -> Verdict | None:
                     EventKind.CRASH).filter(closed).sort("file", "line")
     if not gone.height:
         return None
+    in_init = _unwound_through_init(ev, gone)
+    if in_init is not None:
+        return in_init
     return Verdict(Kind.UNDECIDED, f"a peer of {who_or(gone)} closed its connection ({msg(gone, 0, 140)}): "
                    "that peer ended first (exited, was killed, or its host went away); its own log or exit "
                    "code says why: collect every rank's output and the launcher's exit codes", [],
                    lines(gone, 3) + lines(ev.exits, 2))
+
+
+#: NCCL's source files of a communicator's set-up (as its unwind lines `NCCL INFO bootstrap.cc:169 -> 2` name them)
+INIT_SOURCES = r"(?:^|/)(?:bootstrap|init)\.(?:cc|cu):\d+ -> \d+"
+
+
+def _unwound_through_init(ev: Evidence, gone: pl.DataFrame) -> Verdict | None:
+    """A closed connection that NCCL unwound through its bootstrap or init (`bootstrap.cu:169 -> 2`, `init.cu:400
+    -> 2`) where no communicator completed init: the communicator's set-up failed there, before any
+    collective (a peer that ended in its own init, or the network between them)."""
+    if ev.store.comms.filter(pl.col("state") == "init_complete").height:
+        return None
+    first = gone.row(0, named=True)
+    unwound = ev.kinds(EventKind.NCCL_UNWIND).filter((pl.col("file") == first["file"])
+                                                    & (pl.col("line") > first["line"])).sort("line")
+    if "pid" in unwound.columns and first.get("pid") is not None:
+        unwound = unwound.filter(pl.col("pid").eq_missing(first["pid"]))
+    init = unwound.filter(pl.col("message").str.contains(INIT_SOURCES))
+    if not init.height:
+        return None
+    r = gone["rank"].drop_nulls().unique().sort().to_list()
+    return Verdict(Kind.INIT_STALL, f"NCCL's communicator set-up failed on {who(r) if r else 'a rank'}: a peer "
+                   f"closed its connection during it ({msg(gone, 0, 140)}), and NCCL unwound the error through "
+                   f"{init['message'][0].split(' ->')[0]}: the communicator never completed init; the peer ended "
+                   "in its own set-up or the network between them dropped: the peer's log says which "
+                   "(NCCL_DEBUG=INFO, NCCL_SOCKET_IFNAME set to an interface every host reaches)",
+                   r, lines(gone, 2) + lines(init, 2))

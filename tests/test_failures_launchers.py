@@ -199,3 +199,10 @@ def test_one_seqnum_or_one_rank_is_no_divergence(tmp_path):
 def test_different_groups_at_different_seqnums_are_no_divergence(tmp_path):
     _, v = _decide(tmp_path, _watchdog(0, 12, pg=1) + _watchdog(1, 7561, pg=0))
     assert "diverged" not in v.summary
+
+
+def test_untagged_lines_of_several_groups_do_not_compare(tmp_path):
+    # torch < 2.2 names no group: a rank whose watchdog names several SeqNums shows several groups' lines
+    text = _watchdog(3, 33, "ALLREDUCE") + _watchdog(0, 257, "ALLREDUCE") + _watchdog(0, 1032, "ALLREDUCE")
+    _, v = _decide(tmp_path, text)
+    assert v.kind == Kind.UNDECIDED and "diverged" not in v.summary

@@ -129,11 +129,12 @@ def _sequences_diverged(ev: Evidence) -> Verdict | None:
     on some ranks only), and each now waits in one its peers never join."""
     known = pl.col("seq").is_not_null() & pl.col("rank").is_not_null()
     wd = ev.kinds(EventKind.WATCHDOG_TIMEOUT).filter(known).with_columns(pl.col("pg").fill_null("0"))
-    # each rank's oldest collective that timed out in each group (its watchdog may log later ones too)
-    per = wd.sort("seq").unique(["pg", "rank"], keep="first").sort("pg", "rank")
+    # one SeqNum per rank and group: a rank whose watchdog names several is one of several groups whose
+    # lines do not name theirs (torch < 2.2: `[Rank 0]` alone), and SeqNums of different groups do not compare
+    per = wd.unique(["pg", "rank", "seq"]).sort("pg", "rank")
     for (pg,), g in per.group_by(["pg"], maintain_order=True):
         low, top = g["seq"].min(), g["seq"].max()
-        if g.height < 2 or low == top:
+        if g.height < 2 or low == top or g["rank"].n_unique() < g.height:
             continue
         behind = g.filter(pl.col("seq") == low)
         ahead = g.filter(pl.col("seq") == top)

@@ -11,6 +11,7 @@ import polars as pl
 from tracekit.evidence import (BOOTSTRAP, CUDA, KILL_CODES, NETWORK_FAIL, RENDEZVOUS, SIGKILL_CODES,
                                STORE_BARRIER, Evidence, clip, lines)
 from tracekit import nccl_messages
+from tracekit.parsers.torch_patterns import CUT_TRACEBACK
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import COLLECT, msg, rank_of, who_or
 from tracekit.wording import who
@@ -357,8 +358,12 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
         return None
     first = ev.crashes.head(1)
     r = rank_of(first, ev)
-    return Verdict(Kind.CRASHED_RANK, f"{_failing(r, ev)} failed first: {msg(first)}", r,
-                   lines(ev.crashes) + lines(ev.exits, 3))
+    # (a traceback cut before its error line: where it raised, the innermost frame the excerpt shows)
+    cut = ev.raised_cut.filter(pl.col("file") == first["file"][0]) if first["message"][0] == CUT_TRACEBACK \
+        else ev.raised_cut.clear()
+    inner = f"; it raised in {clip(cut['where'][0], 160)}" if cut.height else ""
+    return Verdict(Kind.CRASHED_RANK, f"{_failing(r, ev)} failed first: {msg(first)}{inner}", r,
+                   lines(ev.crashes) + lines(cut, 1) + lines(ev.exits, 3))
 
 
 #: NCCL's source files of the network (its transports, sockets, IB verbs, bootstrap, proxy, net plugins, RAS),

@@ -22,6 +22,7 @@ import re
 import polars as pl
 
 from tracekit.evidence import AGENT_FRAME, KILL_CODES, NONZERO_COUNT, Evidence, clip, lines
+from tracekit.meanings import says
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.wording import who
 
@@ -226,6 +227,10 @@ def process_ended(ev: Evidence) -> Verdict | None:
         head = f"{_name(first)} ended: a non-zero exit{said}"
     else:  # a runtime's word that the process raised (vLLM's worker), its code not said
         head, how = f"{_name(first)}{said}", first["message"]
+    if code in (-6, 134):  # (an abort: the uncaught C++ exception before it, where its file shows one)
+        threw = ev.store.events.filter((pl.col("file") == first["file"]) & (pl.col("line") < first["line"])
+                                       & says("terminate").fill_null(False)).sort("line")
+        how += f"; it aborted on `{clip(threw['message'][0], 200)}`" if threw.height else ""
     others = ends.filter(~pl.col("exit_code").eq_missing(code))
     if first["rank"] is not None:  # (mpirun's bare count of failed processes says no more than the named end)
         others = others.filter(~NONZERO_COUNT)

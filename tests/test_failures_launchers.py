@@ -226,3 +226,18 @@ def test_an_abort_says_the_cpp_exception_it_aborted_on(tmp_path):
 def test_a_line_that_only_mentions_killed_is_no_end(tmp_path):
     store, _ = _decide(tmp_path, "INFO: line 12: 3 Killed processes were restarted by the supervisor\n")
     assert not store.events.filter(pl.col("kind").cast(pl.Utf8) == "child_failed").height
+
+
+@pytest.mark.parametrize("line, fix", [
+    # glibc's dynamic loader (elf/dl-lookup.c, dl-load.c)
+    ("./build/all_reduce_perf: symbol lookup error: ./build/all_reduce_perf: undefined symbol: "
+     "ncclRedOpCreatePreMulSum", "the program was built against another version"),
+    ("python: error while loading shared libraries: libnccl.so.2: cannot open shared object file: No such file "
+     "or directory", "install the library"),
+    # CPython's Modules/main.c
+    ("10.141.250.227: /usr/bin/python3: can't open file 'train_mpu.py': [Errno 2] No such file or directory",
+     "the script's path does not exist"),
+])
+def test_a_process_that_could_not_start(tmp_path, line, fix):
+    _, v = _decide(tmp_path, line + "\n")
+    assert v.kind == Kind.CRASHED_RANK and line.split(": ", 1)[1][:40] in v.summary and v.fix.startswith(fix)

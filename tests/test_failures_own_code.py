@@ -67,6 +67,12 @@ def test_a_reset_unwound_through_init_is_the_set_up_failing(tmp_path):
     assert v.kind == Kind.INIT_STALL and "unwound the error through bootstrap.cu:169" in v.summary
 
 
+def test_a_reset_in_a_transports_set_up_leaves_the_peer_undecided(tmp_path):
+    # (unwound through p2p and init.cc, not the bootstrap: the peer that closed it failed first, for its reason)
+    v = _decide(tmp_path, RESET.replace("bootstrap.cu:169", "transport/p2p.cc:240"))
+    assert v.kind == Kind.UNDECIDED and "closed its connection" in v.summary
+
+
 def test_a_reset_in_a_collective_leaves_the_peer_undecided(tmp_path):
     v = _decide(tmp_path, RESET.replace("bootstrap.cu:169", "enqueue.cc:169").replace("init.cu:400",
                                                                                      "group.cc:400"))

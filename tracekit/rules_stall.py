@@ -357,14 +357,16 @@ def peer_gone(ev: Evidence) -> Verdict | None:
                    lines(gone, 3) + lines(ev.exits, 2))
 
 
-#: NCCL's source files of a communicator's set-up (as its unwind lines `NCCL INFO bootstrap.cc:169 -> 2` name them)
-INIT_SOURCES = r"(?:^|/)(?:bootstrap|init)\.(?:cc|cu):\d+ -> \d+"
+#: NCCL's bootstrap (as its unwind lines `NCCL INFO bootstrap.cc:169 -> 2` name it): the ring its processes
+#: form first, before any of their transports connect
+INIT_SOURCES = r"(?:^|/)bootstrap\.(?:cc|cu):\d+ -> \d+"
 
 
 def _unwound_through_init(ev: Evidence, gone: pl.DataFrame) -> Verdict | None:
-    """A closed connection that NCCL unwound through its bootstrap or init (`bootstrap.cu:169 -> 2`, `init.cu:400
-    -> 2`) where no communicator completed init: the communicator's set-up failed there, before any
-    collective (a peer that ended in its own init, or the network between them)."""
+    """A closed connection that NCCL unwound through its bootstrap (`bootstrap.cu:169 -> 2`) where no
+    communicator completed init: the communicator's set-up failed there, before any collective (a peer that
+    ended in its own set-up, or the network between them). (Not one unwound through init.cc alone: a P2P or
+    proxy connection its peer closed because that peer failed first, whose cause only its own WARN says.)"""
     if ev.store.comms.filter(pl.col("state") == "init_complete").height:
         return None
     first = gone.row(0, named=True)

@@ -241,3 +241,16 @@ def test_a_line_that_only_mentions_killed_is_no_end(tmp_path):
 def test_a_process_that_could_not_start(tmp_path, line, fix):
     _, v = _decide(tmp_path, line + "\n")
     assert v.kind == Kind.CRASHED_RANK and line.split(": ", 1)[1][:40] in v.summary and v.fix.startswith(fix)
+
+
+def test_a_broadcasts_root_may_go_on_before_its_peers(tmp_path):
+    # (a broadcast's root finishes its part first: SeqNums one apart prove no divergence)
+    _, v = _decide(tmp_path, _watchdog(0, 5730, "BROADCAST") + _watchdog(3, 5729, "BROADCAST"))
+    assert v.kind == Kind.UNDECIDED and "diverged" not in v.summary
+
+
+def test_the_same_count_of_works_enqueued_is_no_divergence(tmp_path):
+    text = "".join(_watchdog(r, s) + f"[E ProcessGroupNCCL.cpp:1300] [Rank {r}] Timeout at NCCL work: {s}, last "
+                   f"enqueued NCCL work: 6464, last completed NCCL work: {s - 1}.\n" for r, s in ((0, 5730), (3, 5729)))
+    _, v = _decide(tmp_path, text)
+    assert "diverged" not in v.summary

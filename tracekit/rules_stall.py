@@ -128,7 +128,15 @@ def _sequences_diverged(ev: Evidence) -> Verdict | None:
     collectives diverged: one issued k collectives of the group that the other did not (a collective called
     on some ranks only), and each now waits in one its peers never join."""
     known = pl.col("seq").is_not_null() & pl.col("rank").is_not_null()
-    wd = ev.kinds(EventKind.WATCHDOG_TIMEOUT).filter(known).with_columns(pl.col("pg").fill_null("0"))
+    # (only collectives no rank completes before every rank joined: a broadcast's or reduce's root, a send,
+    # may finish its part and go on to the next while its peers still wait in it)
+    wd = ev.kinds(EventKind.WATCHDOG_TIMEOUT).filter(known & pl.col("op").fill_null("").str.contains(ALL_JOIN))
+    wd = wd.with_columns(pl.col("pg").fill_null("0"))
+    # (c10d's own count of the works each rank enqueued, where it says it, and says it the same: no rank
+    # issued more than another)
+    said = ev.timeouts.filter(pl.col("last_enqueued").is_not_null() & pl.col("rank").is_not_null())
+    if said.height and said["last_enqueued"].n_unique() == 1 and said["rank"].n_unique() > 1:
+        return None
     # one SeqNum per rank and group: a rank whose watchdog names several is one of several groups whose
     # lines do not name theirs (torch < 2.2: `[Rank 0]` alone), and SeqNums of different groups do not compare
     per = wd.unique(["pg", "rank", "seq"]).sort("pg", "rank")
@@ -357,6 +365,9 @@ def peer_gone(ev: Evidence) -> Verdict | None:
                    lines(gone, 3) + lines(ev.exits, 2))
 
 
+#: collectives that complete on no rank before every rank of the group joined them (c10d's OpType, lowercased)
+ALL_JOIN = r"^_?(?:allreduce|allgather|_?allgather_base|allgather_into_tensor|reduce_scatter|_?reduce_scatter_base" \
+           r"|reduce_scatter_tensor|alltoall|alltoall_base|barrier|allgather_coalesced|allreduce_coalesced)$"
 #: NCCL's bootstrap (as its unwind lines `NCCL INFO bootstrap.cc:169 -> 2` name it): the ring its processes
 #: form first, before any of their transports connect
 INIT_SOURCES = r"(?:^|/)bootstrap\.(?:cc|cu):\d+ -> \d+"

@@ -83,8 +83,8 @@ def lines(df: pl.DataFrame, n: int = 6) -> list[Cited]:
 
 
 # mpirun's notice that counts the processes that failed, naming none (parsers/mpi, parsers/process_end)
-NONZERO_COUNT = ((pl.col("where") == "mpirun")
-                 & pl.col("message").fill_null("").str.contains(r"process\(es\) returned a non-zero exit code"))
+NONZERO_COUNT = ((pl.col("where") == "mpirun") & pl.col("message").fill_null("")
+                 .str.contains(r"process\(es\) returned a non-zero exit code"))
 
 
 @dataclass

@@ -98,7 +98,8 @@ def _ends(ev: Evidence) -> pl.DataFrame:
     returned a non-zero exit code`) after those that say who."""
     e = ev.kinds(EventKind.CHILD_FAILED, EventKind.RANK_EXIT)
     code = pl.col("exit_code")
-    said = pl.col("message").fill_null("").str.contains(r"non-zero|worker raised in|\) raised in |exited improperly")
+    said = pl.col("message").fill_null("").str.contains(
+        r"non-zero|worker raised in|\) raised in |exited improperly")
     first = pl.col("where").fill_null("").str.contains("first observed")
     e = e.filter((code.is_not_null() & (code != 0)) | (code.is_null() & (said | first)))
     return e.with_columns(first.alias("_first"),
@@ -247,7 +248,8 @@ def workers_ended_unexplained(ev: Evidence) -> Verdict | None:
     if not closing.height or _ends(ev).height or _outside(ev).height:
         return None
     pids = ", ".join(map(str, closing["pid"].drop_nulls().unique(maintain_order=True).to_list()[:6]))
-    hosts = closing["host"].drop_nulls().unique(maintain_order=True).to_list() if "host" in closing.columns else []
+    hosts = (closing["host"].drop_nulls().unique(maintain_order=True).to_list() if "host" in closing.columns
+             else [])
     on = f" on {', '.join(hosts[:3])}" if hosts else ""
     return Verdict(Kind.UNDECIDED, f"the launcher{on} killed its worker subprocesses (pid {pids}) "
                    f"(`{clip(closing['message'][0], 100)}`): torchrun "

@@ -19,13 +19,15 @@ from tracekit.wording import who
 
 def _failing(r: list[int], ev: Evidence) -> str:
     """``rank 6`` where the failure's own line or torchrun's root cause names the rank; else the local rank
-    that the launcher saw fail (torchrun's `failed (exitcode: 1) local_rank: 6`, one only), else ``a rank``."""
+    that the launcher saw fail (torchrun's `failed (exitcode: 1) local_rank: 6`, one only), else
+    ``a rank``."""
     if r:
         return who(r)
     said = ev.exits.select(pl.col("message").str.extract(r"local_rank:? (\d+)", 1).alias("local"),
                            "exit_code").drop_nulls("local").unique("local", maintain_order=True)
     if said.height == 1:
-        return f"a rank (the launcher saw local rank {said['local'][0]} fail, exit code {said['exit_code'][0]})"
+        return (f"a rank (the launcher saw local rank {said['local'][0]} fail, exit code "
+                f"{said['exit_code'][0]})")
     return "a rank"
 
 
@@ -189,6 +191,42 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
     return Verdict(Kind.UNDECIDED, f"NCCL failed on {_failing(r, ev)} ({msg(e, 0, 160)}){means}; "
                    f"{why}: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and collect every rank's "
                    "output", r, lines(e, 4) + lines(last, 2) + lines(ev.exits, 2))
+
+
+def nccl_unwound(ev: Evidence) -> Verdict | None:
+    """NCCL's unwind lines alone (`NCCL INFO misc/socket.cc:564 -> 2`, then `bootstrap.cc:270 -> 2`,
+    `init.cc:1303 -> 2`), with no WARN, error, exit or timeout that says more: where NCCL failed and with
+    which code; through its bootstrap (no communicator completed init), the communicator's set-up failed
+    there."""
+    unwound = ev.kinds(EventKind.NCCL_UNWIND).sort("file", "line")
+    # (any WARN, even one read as benign or as a teardown's, and any communicator aborted: not alone)
+    said = (ev.crashes, ev.exits, ev.timeouts, ev.transport, ev.nccl_errors, ev.cuda, ev.aborted, ev.stalls,
+            ev.consequences, ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR))
+    if not unwound.height or any(df.height for df in said) or ev.failure_signs:
+        return None
+    chain = unwound.filter(pl.col("file") == unwound["file"][0])
+    if "pid" in chain.columns and chain["pid"][0] is not None:
+        chain = chain.filter(pl.col("pid").eq_missing(chain["pid"][0]))
+    at = chain["message"].str.extract(r"^(\S+:\d+) -> \d+", 1).drop_nulls().to_list()
+    code = chain["message"].str.extract(r"-> (\d+)", 1).cast(pl.Int64, strict=False).drop_nulls()
+    if not at or not code.len():
+        return None
+    name = nccl_messages.RESULT_CODES.get(code[0])
+    said = f" ({nccl_messages.BY_NAME[name].meaning})" if name in nccl_messages.BY_NAME else ""
+    r = chain["rank"].drop_nulls().unique().sort().to_list()
+    steps = chain["message"].str.extract(r"^(\S+:\d+ -> \d+)", 1).drop_nulls().to_list()
+    path = ", ".join(steps[:6]) + (", ..." if len(steps) > 6 else "")
+    head = (f"NCCL failed on {who(r) if r else 'a rank'} in {at[0]} with code {code[0]}{said}, unwound as "
+            f"`{path}`")
+    booted = any(re.search(r"(?:^|/)bootstrap\.(?:cc|cu):", a) for a in at)
+    if booted and not ev.store.comms.filter(pl.col("state") == "init_complete").height:
+        return Verdict(Kind.INIT_STALL, f"{head}: the communicator's bootstrap failed, so its init never "
+                       "completed; no WARN line says why: NCCL_DEBUG=WARN (or INFO with "
+                       "NCCL_DEBUG_SUBSYS=INIT,NET) "
+                       "prints it (most often an interface or address the other hosts cannot reach: "
+                       "NCCL_SOCKET_IFNAME)", r, lines(chain, 4))
+    return Verdict(Kind.UNDECIDED, f"{head}; no WARN line says why: rerun with NCCL_DEBUG=WARN and collect "
+                   "every rank's output", r, lines(chain, 4))
 
 
 def rendezvous_failed(ev: Evidence) -> Verdict | None:
@@ -379,7 +417,8 @@ def _own_code(t: pl.DataFrame) -> pl.DataFrame:
     where = pl.col("where").fill_null("")
     return t.filter((pl.col("kind") == EventKind.NCCL_WARN) & where.str.contains(SOURCE)
                     & ~where.str.contains(NET_SOURCE)
-                    & ~pl.col("message").str.contains(NETWORK_FAIL) & ~pl.col("message").str.contains(PEER_DROPPED))
+                    & ~pl.col("message").str.contains(NETWORK_FAIL)
+                    & ~pl.col("message").str.contains(PEER_DROPPED))
 
 
 def _own_code_failed(ev: Evidence, own: pl.DataFrame) -> Verdict:
@@ -395,10 +434,10 @@ def _own_code_failed(ev: Evidence, own: pl.DataFrame) -> Verdict:
             if code.len() else "")
     r = own["rank"].drop_nulls().unique().sort().to_list()
     return Verdict(Kind.CRASHED_RANK, f"NCCL failed in its own code on {who(r) if r else 'a rank'}: "
-                   f"{first['where']}: {clip(first['message'], 160)} (a WARN of NCCL's {first['where'].split(':')[0]},"
-                   f" not of its network){back}: that rank's NCCL call or communicator init failed there; "
-                   "the WARN names what it could not do (a setting, a file NCCL reads, an algorithm or topology "
-                   "it was given)", r, lines(own, 3) + lines(unwound, 3))
+                   f"{first['where']}: {clip(first['message'], 160)} (a WARN of NCCL's "
+                   f"{first['where'].split(':')[0]}, not of its network){back}: that rank's NCCL call or "
+                   "communicator init failed there; the WARN names what it could not do (a setting, a file "
+                   "NCCL reads, an algorithm or topology it was given)", r, lines(own, 3) + lines(unwound, 3))
 
 
 def transport_error(ev: Evidence) -> Verdict | None:

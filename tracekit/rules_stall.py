@@ -130,7 +130,8 @@ def _sequences_diverged(ev: Evidence) -> Verdict | None:
     known = pl.col("seq").is_not_null() & pl.col("rank").is_not_null()
     # (only collectives no rank completes before every rank joined: a broadcast's or reduce's root, a send,
     # may finish its part and go on to the next while its peers still wait in it)
-    wd = ev.kinds(EventKind.WATCHDOG_TIMEOUT).filter(known & pl.col("op").fill_null("").str.contains(ALL_JOIN))
+    joined = pl.col("op").fill_null("").str.contains(ALL_JOIN)
+    wd = ev.kinds(EventKind.WATCHDOG_TIMEOUT).filter(known & joined)
     wd = wd.with_columns(pl.col("pg").fill_null("0"))
     # (c10d's own count of the works each rank enqueued, where it says it, and says it the same: no rank
     # issued more than another)
@@ -366,8 +367,9 @@ def peer_gone(ev: Evidence) -> Verdict | None:
 
 
 #: collectives that complete on no rank before every rank of the group joined them (c10d's OpType, lowercased)
-ALL_JOIN = r"^_?(?:allreduce|allgather|_?allgather_base|allgather_into_tensor|reduce_scatter|_?reduce_scatter_base" \
-           r"|reduce_scatter_tensor|alltoall|alltoall_base|barrier|allgather_coalesced|allreduce_coalesced)$"
+ALL_JOIN = (r"^_?(?:allreduce|allgather|_?allgather_base|allgather_into_tensor|reduce_scatter"
+            r"|_?reduce_scatter_base|reduce_scatter_tensor|alltoall|alltoall_base|barrier|allgather_coalesced"
+            r"|allreduce_coalesced)$")
 #: NCCL's bootstrap (as its unwind lines `NCCL INFO bootstrap.cc:169 -> 2` name it): the ring its processes
 #: form first, before any of their transports connect
 INIT_SOURCES = r"(?:^|/)bootstrap\.(?:cc|cu):\d+ -> \d+"
@@ -389,9 +391,9 @@ def _unwound_through_init(ev: Evidence, gone: pl.DataFrame) -> Verdict | None:
     if not init.height:
         return None
     r = gone["rank"].drop_nulls().unique().sort().to_list()
-    return Verdict(Kind.INIT_STALL, f"NCCL's communicator set-up failed on {who(r) if r else 'a rank'}: a peer "
-                   f"closed its connection during it ({msg(gone, 0, 140)}), and NCCL unwound the error through "
-                   f"{init['message'][0].split(' ->')[0]}: the communicator never completed init; the peer ended "
-                   "in its own set-up or the network between them dropped: the peer's log says which "
-                   "(NCCL_DEBUG=INFO, NCCL_SOCKET_IFNAME set to an interface every host reaches)",
+    return Verdict(Kind.INIT_STALL, f"NCCL's communicator set-up failed on {who(r) if r else 'a rank'}: a "
+                   f"peer closed its connection during it ({msg(gone, 0, 140)}), and NCCL unwound the error "
+                   f"through {init['message'][0].split(' ->')[0]}: the communicator never completed init; the "
+                   "peer ended in its own set-up or the network between them dropped: the peer's log says "
+                   "which (NCCL_DEBUG=INFO, NCCL_SOCKET_IFNAME set to an interface every host reaches)",
                    r, lines(gone, 2) + lines(init, 2))

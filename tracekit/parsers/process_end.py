@@ -70,7 +70,8 @@ MPI_SIGNAL = (r"process rank (?P<rank>\d+) with PID (?P<pid>\S+) on node (?P<hos
 # `application called MPI_Abort(MPI_COMM_WORLD, 1) - process 3`
 MPI_ABORT = (r"MPI_ABORT was invoked on rank (?P<rank>\d+) in communicator (?P<comm>[\w.\-]+)"
              r"(?:\s+with errorcode (?P<exit_code>-?\d+))?"
-             r"|application called MPI_Abort\((?P<comm2>[\w.\-]+), (?P<code2>-?\d+)\) - process (?P<rank2>\d+)")
+             r"|application called MPI_Abort\((?P<comm2>[\w.\-]+), (?P<code2>-?\d+)\)"
+             r" - process (?P<rank2>\d+)")
 ERRORCODE = r"^\s*with errorcode (?P<exit_code>-?\d+)\."
 # Open MPI's help-orterun.txt `[orterun:proc-exit-no-sync]`: `%s has exited due to process rank %lu with PID
 # %lu on` / `node %s exiting improperly.` (the process ended without MPI_Finalize: its own output says why)
@@ -89,7 +90,8 @@ SRUN = (r"^(?:srun: )?error: (?P<host>[\w.\-]+): tasks? (?P<task>[\d\-,]+): (?P<
 # a shell's word of a job it ran that a signal ended (bash's job status: `./run.sh: line 190: 30139 Aborted
 # (core dumped) python train.py`, `/bin/bash: line 1:  4242 Killed  python train.py`: the status padded to
 # its column, then the command): that process's end
-SHELL = (r"(?:^|\s|: )line \d+:\s+(?P<pid>\d+) (?P<what>Killed|Segmentation fault|Aborted|Bus error|Terminated"
+SHELL = (r"(?:^|\s|: )line \d+:\s+(?P<pid>\d+) "
+         r"(?P<what>Killed|Segmentation fault|Aborted|Bus error|Terminated"
          r"|Floating point exception|Illegal instruction)(?: +\(core dumped\)\s+|\s{2,})(?P<cmd>\S.*)$")
 SRUN_CODES = {"Killed": -9, "Segmentation fault": -11, "Aborted": -6, "Terminated": -15, "Bus error": -7,
               "Floating point exception": -8, "Illegal instruction": -4}

@@ -287,7 +287,8 @@ def _root_cause_cut(block: pl.DataFrame, exits: pl.DataFrame) -> pl.DataFrame | 
     if not root.height:
         return None
     return root.with_columns(
-        pl.lit(EventKind.RANK_EXIT).alias("kind"), pl.col("b_rank").alias("rank"), pl.col("b_host").alias("host"),
+        pl.lit(EventKind.RANK_EXIT).alias("kind"), pl.col("b_rank").alias("rank"),
+        pl.col("b_host").alias("host"),
         pl.col("b_where").alias("where"), pl.coalesce("b_time", "ts").alias("ts"),
         pl.lit(None, pl.Int64).alias("exit_code"), pl.lit(None, pl.Int64).alias("pid"),
         pl.format("rank {} (local_rank {}) on {} failed first (torchrun's root cause; its exit code is cut "

@@ -196,8 +196,8 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
 def nccl_unwound(ev: Evidence) -> Verdict | None:
     """NCCL's unwind lines alone (`NCCL INFO misc/socket.cc:564 -> 2`, then `bootstrap.cc:270 -> 2`,
     `init.cc:1303 -> 2`), with no WARN, error, exit or timeout that says more: where NCCL failed and with
-    which code; through its bootstrap (no communicator completed init), the communicator's set-up failed
-    there."""
+    which code: through its bootstrap, where no communicator completed init and the job made no progress,
+    the communicator's set-up failed there (an init stall); a stray unwind elsewhere decides nothing here."""
     unwound = ev.kinds(EventKind.NCCL_UNWIND).sort("file", "line")
     # (any WARN, even one read as benign or as a teardown's, and any communicator aborted: not alone)
     said = (ev.crashes, ev.exits, ev.timeouts, ev.transport, ev.nccl_errors, ev.cuda, ev.aborted, ev.stalls,
@@ -219,14 +219,14 @@ def nccl_unwound(ev: Evidence) -> Verdict | None:
     head = (f"NCCL failed on {who(r) if r else 'a rank'} in {at[0]} with code {code[0]}{said}, unwound as "
             f"`{path}`")
     booted = any(re.search(r"(?:^|/)bootstrap\.(?:cc|cu):", a) for a in at)
-    if booted and not ev.store.comms.filter(pl.col("state") == "init_complete").height:
-        return Verdict(Kind.INIT_STALL, f"{head}: the communicator's bootstrap failed, so its init never "
-                       "completed; no WARN line says why: NCCL_DEBUG=WARN (or INFO with "
-                       "NCCL_DEBUG_SUBSYS=INIT,NET) "
-                       "prints it (most often an interface or address the other hosts cannot reach: "
-                       "NCCL_SOCKET_IFNAME)", r, lines(chain, 4))
-    return Verdict(Kind.UNDECIDED, f"{head}; no WARN line says why: rerun with NCCL_DEBUG=WARN and collect "
-                   "every rank's output", r, lines(chain, 4))
+    # (elsewhere, a stray unwind of a job that went on, an IB check NCCL retries, decides nothing: not here)
+    if not booted or ev.store.comms.filter(pl.col("state") == "init_complete").height or ev.finished \
+            or ev.moving or ev.steps.height:
+        return None
+    return Verdict(Kind.INIT_STALL, f"{head}: the communicator's bootstrap failed, so its init never "
+                   "completed; no WARN line says why: NCCL_DEBUG=WARN (or INFO with "
+                   "NCCL_DEBUG_SUBSYS=INIT,NET) prints it (most often an interface or address the other hosts "
+                   "cannot reach: NCCL_SOCKET_IFNAME)", r, lines(chain, 4))
 
 
 def rendezvous_failed(ev: Evidence) -> Verdict | None:

@@ -225,8 +225,8 @@ def nccl_unwound(ev: Evidence) -> Verdict | None:
         return None
     return Verdict(Kind.INIT_STALL, f"{head}: the communicator's bootstrap failed, so its init never "
                    "completed; no WARN line says why: NCCL_DEBUG=WARN (or INFO with "
-                   "NCCL_DEBUG_SUBSYS=INIT,NET) prints it (most often an interface or address the other hosts "
-                   "cannot reach: NCCL_SOCKET_IFNAME)", r, lines(chain, 4))
+                   "NCCL_DEBUG_SUBSYS=INIT,NET) prints it (most often an interface or address the other "
+                   "hosts cannot reach: NCCL_SOCKET_IFNAME)", r, lines(chain, 4))
 
 
 def rendezvous_failed(ev: Evidence) -> Verdict | None:

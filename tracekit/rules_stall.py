@@ -394,6 +394,6 @@ def _unwound_through_init(ev: Evidence, gone: pl.DataFrame) -> Verdict | None:
     return Verdict(Kind.INIT_STALL, f"NCCL's communicator set-up failed on {who(r) if r else 'a rank'}: a "
                    f"peer closed its connection during it ({msg(gone, 0, 140)}), and NCCL unwound the error "
                    f"through {init['message'][0].split(' ->')[0]}: the communicator never completed init; "
-                   "the peer ended in its own set-up or the network between them dropped: the peer's log says "
-                   "which (NCCL_DEBUG=INFO, NCCL_SOCKET_IFNAME set to an interface every host reaches)",
+                   "the peer ended in its own set-up or the network between them dropped: the peer's log "
+                   "says which (NCCL_DEBUG=INFO, NCCL_SOCKET_IFNAME set to an interface every host reaches)",
                    r, lines(gone, 2) + lines(init, 2))

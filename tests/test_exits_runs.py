@@ -66,6 +66,13 @@ def test_torchrun_rank_killed_by_sigkill(tmp_path):
     v = decide(store)
     assert v.kind == Kind.CRASHED_RANK and v.ranks == [1], v.summary
     assert "SIGKILL" in v.summary and "OOM killer" in v.summary and v.fix.startswith("use less host memory")
+    # the same summary cut after its Root Cause's rank line (an excerpt that ends there): still rank 1 first
+    text = (tmp_path / "job.log").read_text().splitlines()
+    root = next(i for i, ln in enumerate(text) if ln.strip().startswith("Root Cause (first observed failure)"))
+    cut = next(i for i in range(root, len(text)) if text[i].strip().startswith("rank "))
+    (tmp_path / "cut.log").write_text("\n".join(text[:cut + 1]) + "\n")
+    v = decide(ingest([tmp_path / "cut.log"]))
+    assert v.kind == Kind.CRASHED_RANK and v.ranks == [1] and "failed first (torchrun's root cause" in v.summary
 
 
 def test_spawn_rank_raises(tmp_path):

@@ -82,6 +82,11 @@ def lines(df: pl.DataFrame, n: int = 6) -> list[Cited]:
     return [Cited(r["file"], r["line"], clip(r["message"])) for r in df.head(n).iter_rows(named=True)]
 
 
+# mpirun's notice that counts the processes that failed, naming none (parsers/mpi, parsers/process_end)
+NONZERO_COUNT = ((pl.col("where") == "mpirun") & pl.col("message").fill_null("")
+                 .str.contains(r"process\(es\) returned a non-zero exit code"))
+
+
 @dataclass
 class Evidence(Progress):
     """Everything the rules look at, computed once."""
@@ -153,6 +158,7 @@ class Evidence(Progress):
         agent = self.raised_cut.filter(pl.col("where").str.contains(AGENT_FRAME)).select("file").unique()
         c = pl.concat([c.join(agent, on="file", how="anti"),
                        c.join(agent, on="file").filter(pl.col("message") != CUT_TRACEBACK)]).sort("line")
+        c = self._without_bare_counts(c)
         if not self.timeouts.height:
             c = pl.concat([c, self._ray_deaths()], how="diagonal_relaxed").sort("line")
         else:
@@ -163,6 +169,18 @@ class Evidence(Progress):
             c = c.filter(~(says("abort_signal")
                            & (pl.col("rank").is_in(waited) | pl.col("rank").is_null())))
         return c
+
+    def _without_bare_counts(self, c: pl.DataFrame) -> pl.DataFrame:
+        """Without mpirun's bare count of failed processes (`Primary job terminated normally, but 1 process
+        returned a non-zero exit code`) where its file says more: an error of a rank, NCCL's error code, or
+        a launcher's word that names the process and how it ended (`process rank 1 ... exited on signal 9`):
+        the count is only mpirun's word that the job ended because of those."""
+        bare = NONZERO_COUNT & pl.col("rank").is_null()
+        ends = self.kinds(EventKind.CHILD_FAILED, EventKind.RANK_EXIT).filter(
+            pl.col("rank").is_not_null() | pl.col("exit_code").is_not_null())
+        more = pl.concat([c.filter(~bare).select("file"), self.nccl_errors.select("file"),
+                          ends.select("file")]).unique()
+        return pl.concat([c.filter(~bare), c.filter(bare).join(more, on="file", how="anti")]).sort("line")
 
     def _ray_deaths(self) -> pl.DataFrame:
         """Ray's word that a worker died (the raylet's, the core worker's; no exit code): that worker's crash

@@ -78,6 +78,27 @@ FIXES: tuple[Fix, ...] = (
         "or workers that failed (their own error blocks)",
         "every node's torchrun logs its workers started (`Starting elastic_operator` / the workers' first "
         "lines)"),
+    # (session 14: processes that could not start, sequences that diverged, NCCL's own code)
+    Fix("undefined-symbol", (Kind.CRASHED_RANK,), r"symbol lookup error|undefined symbol",
+        "the program was built against another version of the library than the one it loads: point "
+        "LD_LIBRARY_PATH (or the build's NCCL_HOME / -L) at the library it was built with, or rebuild it "
+        "against the installed one (`ldd <binary> | grep nccl` shows which one loads)",
+        "`ldd <binary>` resolves every library to the intended version, and the program starts on every "
+        "node"),
+    Fix("shared-library-missing", (Kind.CRASHED_RANK,), r"error while loading shared libraries",
+        "install the library the error names on every node, or add its directory to LD_LIBRARY_PATH in the "
+        "environment the launcher passes to every node", "`ldd <binary>` shows no `not found` on any node"),
+    Fix("script-missing", (Kind.CRASHED_RANK,), r"can't open file '[^']+': \[Errno",
+        "the script's path does not exist where that process started: launch from the same directory on "
+        "every node (or give an absolute path), and make the code present on every node (a shared file "
+        "system, or copy it)",
+        "`ls <path>` on every node of the hostfile finds the script, and every rank logs its start"),
+    Fix("sequences-diverged", (Kind.DEADLOCK,), r"sequences of collectives diverged",
+        "make every rank of the group issue the same collectives in the same order: no collective under a "
+        "rank-dependent branch (a logging or checkpoint hook on rank 0 only, an eval on some ranks); "
+        "TORCH_DISTRIBUTED_DEBUG=DETAIL names the first call where the ranks differ",
+        "the ranks' watchdogs (or Flight Recorder dumps) show the same SeqNum and op on every rank of the "
+        "group"),
     # --- end of branch failures ---
     Fix("two-jobs-one-store", (Kind.INIT_STALL,), r"share one MASTER_ADDR",
         "give each job its own MASTER_PORT (and kill leftover processes of an earlier run)",

@@ -16,7 +16,9 @@ CONSEQUENCE = (r"(?i)time[ d]*out|watchdog|ChildFailedError|SignalException|clos
                r"|Could not receive type from localRank|Failed to execute operation \w+ from rank"
                r"|Socket recv failed while polling|c10::DistBackend"
                r"|DistBackendError|communicator was aborted|taking the entire process down"
-               r"|ProcessGroupNCCL is aborted")
+               r"|ProcessGroupNCCL is aborted"
+               # (Horovod's operations.cc: its background loop ended because of another rank's exception)
+               r"|Horovod has been shut down")
 CUDA = (r"(?i:CUDA error|CUDA out of memory|OutOfMemoryError|illegal memory access|device-side assert"
         r"|cudaError"
         r"|CUBLAS_STATUS|CUDNN_STATUS|uncorrectable ECC|CUDA driver error|Cuda failure|cudaMalloc\w* failed"

@@ -145,7 +145,8 @@ MESSAGES: tuple[Message, ...] = (
     Message("system_error", r"unhandled system error|ncclSystemError",
             "ncclSystemError: a system call failed (sockets, shm, /dev/shm too small in a container)",
             (NET,), "src/init.cc:3422"),
-    Message("invalid_usage", r"invalid usage \(run with NCCL_DEBUG=WARN|ncclInvalidUsage",
+    Message("invalid_usage",
+            r"invalid usage \(run with NCCL_DEBUG=WARN|ncclInvalidUsage|, invalid usage, NCCL version",
             "ncclInvalidUsage: NCCL refused the program's call on this rank (two ranks on one GPU, a CUDA "
             "graph capture it cannot take, or ranks that disagree: versions, sizes, the world size; the WARN "
             "before it says which), raised before any data went over the network",

@@ -26,7 +26,7 @@ from tracekit.rules_failure import (bootstrap_failed, crashed_rank, cuda_failure
                                     failed_without_cause, nccl_error_unexplained, nccl_failure,
                                     rendezvous_failed, store_barrier, transport_error)
 from tracekit.rules_failure import (address_of_no_family, init_connection_failed,  # (failures, issue 31)
-                                    rank_joined_twice, refused_call)
+                                    nccl_unwound, rank_joined_twice, refused_call)
 from tracekit.rules_mismatch import (mismatch_aligned, mismatch_from_watchdog, mismatch_on_the_wire,
                                      mismatch_reported)
 from tracekit.rules_progress import (clean_but_partial, healthy, nothing, slow_progress, slow_steps,
@@ -64,6 +64,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     slow_progress,
     waiting_on_silent_ranks,
     nccl_error_unexplained,
+    nccl_unwound,  # (failures, issue 31): NCCL's unwind lines alone: where it failed, with which code
     rules_exit.launcher_could_not_reach,  # (failures, issue 31)
     rules_exit.killed_from_outside,
     rules_exit.cancelled_by_scheduler,  # (failures, issue 31)

@@ -21,7 +21,8 @@ import re
 
 import polars as pl
 
-from tracekit.evidence import AGENT_FRAME, KILL_CODES, Evidence, clip, lines
+from tracekit.evidence import AGENT_FRAME, KILL_CODES, NONZERO_COUNT, Evidence, clip, lines
+from tracekit.meanings import says
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.wording import who
 
@@ -30,6 +31,7 @@ from tracekit.wording import who
 STOP_CODES = KILL_CODES | {-1, 129}
 LAUNCHERS = ("torchelastic agent", "deepspeed launcher")  # the launcher itself got the signal
 FIRST = "torchrun: first observed failure"
+OWN_WORDS = ("pytorch test harness", "mpi")  # what ended the process is in their message, not the code
 WORKERS_OF = ("deepspeed launcher", "launcher")  # they say a worker ended, not which one
 #: what an exit code says of how a process ended (negative: killed by that signal; 128 + N: the same, as
 #: a shell reports it)
@@ -96,9 +98,11 @@ def _ends(ev: Evidence) -> pl.DataFrame:
     returned a non-zero exit code`) after those that say who."""
     e = ev.kinds(EventKind.CHILD_FAILED, EventKind.RANK_EXIT)
     code = pl.col("exit_code")
-    said = pl.col("message").fill_null("").str.contains(r"non-zero|worker raised in|\) raised in ")
-    e = e.filter((code.is_not_null() & (code != 0)) | (code.is_null() & said))
-    return e.with_columns(pl.col("where").fill_null("").str.contains("first observed").alias("_first"),
+    said = pl.col("message").fill_null("").str.contains(
+        r"non-zero|worker raised in|\) raised in |exited improperly")
+    first = pl.col("where").fill_null("").str.contains("first observed")
+    e = e.filter((code.is_not_null() & (code != 0)) | (code.is_null() & (said | first)))
+    return e.with_columns(first.alias("_first"),
                           code.is_not_null().alias("_said")).sort(
         "_first", "_said", "file", "line", descending=[True, True, False, False])
 
@@ -211,17 +215,26 @@ def process_ended(ev: Evidence) -> Verdict | None:
                        "is not in its summary: each rank's own traceback says it (torchrun --log-dir DIR "
                        "--tee 3, or @record for the error file)", [], lines(alike.head(4)))
     said = f" ({first['where']})" if first["where"] and first["where"] not in WORKERS_OF else ""
-    how = meaning(code) if first["where"] != "pytorch test harness" else first["message"]
+    # (the test harness's and MPI's own words say more than the code: an exception in the test body, an abort)
+    how = meaning(code) if first["where"] not in OWN_WORDS else first["message"]
     if len(ranks) > 1:
         head = f"{who(ranks)} exited with code {code}" + (
             f" ({_name(first)} first)" if first["rank"] is not None else "")
     elif code is not None:
         head = f"{_name(first)} ended: exit code {code}{said}"
+    elif first["where"] == FIRST:  # (its entry cut after the rank line)
+        head, how = first["message"], "the first failure torchrun observed; that rank's own output says why"
     elif "non-zero" in first["message"]:
         head = f"{_name(first)} ended: a non-zero exit{said}"
     else:  # a runtime's word that the process raised (vLLM's worker), its code not said
         head, how = f"{_name(first)}{said}", first["message"]
+    if code in (-6, 134):  # (an abort: the uncaught C++ exception before it, where its file shows one)
+        threw = ev.store.events.filter((pl.col("file") == first["file"]) & (pl.col("line") < first["line"])
+                                       & says("terminate").fill_null(False)).sort("line")
+        how += f"; it aborted on `{clip(threw['message'][0], 200)}`" if threw.height else ""
     others = ends.filter(~pl.col("exit_code").eq_missing(code))
+    if first["rank"] is not None:  # (mpirun's bare count of failed processes says no more than the named end)
+        others = others.filter(~NONZERO_COUNT)
     after = (f"; then {others.height} other end(s): "
              + "; ".join(clip(m, 80) for m in others["message"].head(2).to_list()) if others.height else "")
     return Verdict(Kind.CRASHED_RANK, f"{head}: {how}{after}",
@@ -235,7 +248,11 @@ def workers_ended_unexplained(ev: Evidence) -> Verdict | None:
     if not closing.height or _ends(ev).height or _outside(ev).height:
         return None
     pids = ", ".join(map(str, closing["pid"].drop_nulls().unique(maintain_order=True).to_list()[:6]))
-    return Verdict(Kind.UNDECIDED, f"the launcher killed its worker subprocesses (pid {pids}): torchrun "
+    hosts = (closing["host"].drop_nulls().unique(maintain_order=True).to_list() if "host" in closing.columns
+             else [])
+    on = f" on {', '.join(hosts[:3])}" if hosts else ""
+    return Verdict(Kind.UNDECIDED, f"the launcher{on} killed its worker subprocesses (pid {pids}) "
+                   f"(`{clip(closing['message'][0], 100)}`): torchrun "
                    "and DeepSpeed's launcher do this when one of their processes exits with a non-zero code, "
                    "or when they receive SIGINT or SIGTERM themselves; the line that says which process "
                    "ended and how (DeepSpeed's `exits with return code = N`, torchrun's `failed (exitcode: "

@@ -11,9 +11,24 @@ import polars as pl
 from tracekit.evidence import (BOOTSTRAP, CUDA, KILL_CODES, NETWORK_FAIL, RENDEZVOUS, SIGKILL_CODES,
                                STORE_BARRIER, Evidence, clip, lines)
 from tracekit import nccl_messages
+from tracekit.parsers.torch_patterns import CUT_TRACEBACK
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import COLLECT, msg, rank_of, who_or
 from tracekit.wording import who
+
+
+def _failing(r: list[int], ev: Evidence) -> str:
+    """``rank 6`` where the failure's own line or torchrun's root cause names the rank; else the local rank
+    that the launcher saw fail (torchrun's `failed (exitcode: 1) local_rank: 6`, one only), else
+    ``a rank``."""
+    if r:
+        return who(r)
+    said = ev.exits.select(pl.col("message").str.extract(r"local_rank:? (\d+)", 1).alias("local"),
+                           "exit_code").drop_nulls("local").unique("local", maintain_order=True)
+    if said.height == 1:
+        return (f"a rank (the launcher saw local rank {said['local'][0]} fail, exit code "
+                f"{said['exit_code'][0]})")
+    return "a rank"
 
 
 def _network_failed_before(ev: Evidence, failures: pl.DataFrame) -> bool:
@@ -159,7 +174,7 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
     if said is not None and said[0].name in nccl_messages.OWN_FAILURE:
         # NCCL's error code itself says the rank's own call failed: that rank is the cause
         m = said[0]
-        return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} failed in its own NCCL call "
+        return Verdict(Kind.CRASHED_RANK, f"{_failing(r, ev)} failed in its own NCCL call "
                        f"({msg(e, 0, 160)}): {m.meaning}; NCCL_DEBUG=WARN prints which argument or call "
                        "(check each rank's torch.cuda.set_device(local_rank) and CUDA_VISIBLE_DEVICES)",
                        r, lines(e, 4) + lines(ev.exits, 2))
@@ -173,9 +188,45 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
         known = nccl_messages.meaning_of(last["message"][0] or "")
         why = (f"NCCL's last error: `{msg(last, 0, 160)}`" + (f" ({known[0].meaning})" if known else "")
                + ", which alone does not say whose fault it is")
-    return Verdict(Kind.UNDECIDED, f"NCCL failed on {who(r) if r else 'a rank'} ({msg(e, 0, 160)}){means}; "
+    return Verdict(Kind.UNDECIDED, f"NCCL failed on {_failing(r, ev)} ({msg(e, 0, 160)}){means}; "
                    f"{why}: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and collect every rank's "
                    "output", r, lines(e, 4) + lines(last, 2) + lines(ev.exits, 2))
+
+
+def nccl_unwound(ev: Evidence) -> Verdict | None:
+    """NCCL's unwind lines alone (`NCCL INFO misc/socket.cc:564 -> 2`, then `bootstrap.cc:270 -> 2`,
+    `init.cc:1303 -> 2`), with no WARN, error, exit or timeout that says more: where NCCL failed and with
+    which code: through its bootstrap, where no communicator completed init and the job made no progress,
+    the communicator's set-up failed there (an init stall); a stray unwind elsewhere decides nothing here."""
+    unwound = ev.kinds(EventKind.NCCL_UNWIND).sort("file", "line")
+    # (any WARN, even one read as benign or as a teardown's, and any communicator aborted: not alone)
+    said = (ev.crashes, ev.exits, ev.timeouts, ev.transport, ev.nccl_errors, ev.cuda, ev.aborted, ev.stalls,
+            ev.consequences, ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR))
+    if not unwound.height or any(df.height for df in said) or ev.failure_signs:
+        return None
+    chain = unwound.filter(pl.col("file") == unwound["file"][0])
+    if "pid" in chain.columns and chain["pid"][0] is not None:
+        chain = chain.filter(pl.col("pid").eq_missing(chain["pid"][0]))
+    at = chain["message"].str.extract(r"^(\S+:\d+) -> \d+", 1).drop_nulls().to_list()
+    code = chain["message"].str.extract(r"-> (\d+)", 1).cast(pl.Int64, strict=False).drop_nulls()
+    if not at or not code.len():
+        return None
+    name = nccl_messages.RESULT_CODES.get(code[0])
+    said = f" ({nccl_messages.BY_NAME[name].meaning})" if name in nccl_messages.BY_NAME else ""
+    r = chain["rank"].drop_nulls().unique().sort().to_list()
+    steps = chain["message"].str.extract(r"^(\S+:\d+ -> \d+)", 1).drop_nulls().to_list()
+    path = ", ".join(steps[:6]) + (", ..." if len(steps) > 6 else "")
+    head = (f"NCCL failed on {who(r) if r else 'a rank'} in {at[0]} with code {code[0]}{said}, unwound as "
+            f"`{path}`")
+    booted = any(re.search(r"(?:^|/)bootstrap\.(?:cc|cu):", a) for a in at)
+    # (elsewhere, a stray unwind of a job that went on, an IB check NCCL retries, decides nothing: not here)
+    if not booted or ev.store.comms.filter(pl.col("state") == "init_complete").height or ev.finished \
+            or ev.moving or ev.steps.height:
+        return None
+    return Verdict(Kind.INIT_STALL, f"{head}: the communicator's bootstrap failed, so its init never "
+                   "completed; no WARN line says why: NCCL_DEBUG=WARN (or INFO with "
+                   "NCCL_DEBUG_SUBSYS=INIT,NET) prints it (most often an interface or address the other "
+                   "hosts cannot reach: NCCL_SOCKET_IFNAME)", r, lines(chain, 4))
 
 
 def rendezvous_failed(ev: Evidence) -> Verdict | None:
@@ -345,8 +396,48 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
         return None
     first = ev.crashes.head(1)
     r = rank_of(first, ev)
-    return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} failed first: {msg(first)}", r,
-                   lines(ev.crashes) + lines(ev.exits, 3))
+    # (a traceback cut before its error line: where it raised, the innermost frame the excerpt shows)
+    cut = ev.raised_cut.filter(pl.col("file") == first["file"][0]) if first["message"][0] == CUT_TRACEBACK \
+        else ev.raised_cut.clear()
+    inner = f"; it raised in {clip(cut['where'][0], 160)}" if cut.height else ""
+    return Verdict(Kind.CRASHED_RANK, f"{_failing(r, ev)} failed first: {msg(first)}{inner}", r,
+                   lines(ev.crashes) + lines(cut, 1) + lines(ev.exits, 3))
+
+
+#: NCCL's source files of the network (its transports, sockets, IB verbs, bootstrap, proxy, net plugins, RAS),
+#: as a WARN line's `file.cc:line` names them
+NET_SOURCE = r"(?i)(?:^|/)(?:transport/|net|socket|ib|bootstrap|proxy|p2p|shm|coll_?net|nvls|ras/|plugin/)"
+SOURCE = r"\.(?:cc|cu|cpp|c|h|hpp):\d+$"
+
+
+def _own_code(t: pl.DataFrame) -> pl.DataFrame:
+    """NCCL WARNs from a source file of NCCL's own that is not the network's (`include/msccl/msccl_parser.h:70
+    NCCL WARN Attribute minBytes of node algo not found`, graph/, misc/, enqueue.cc) in words that are not
+    the network's: NCCL failed in its own code on that rank, not on the wire."""
+    where = pl.col("where").fill_null("")
+    return t.filter((pl.col("kind") == EventKind.NCCL_WARN) & where.str.contains(SOURCE)
+                    & ~where.str.contains(NET_SOURCE)
+                    & ~pl.col("message").str.contains(NETWORK_FAIL)
+                    & ~pl.col("message").str.contains(PEER_DROPPED))
+
+
+def _own_code_failed(ev: Evidence, own: pl.DataFrame) -> Verdict:
+    """A rank's NCCL failed in its own code (a WARN of no network file), and the code it unwound with."""
+    first = own.row(0, named=True)
+    unwound = ev.kinds(EventKind.NCCL_UNWIND).filter((pl.col("file") == first["file"])
+                                                    & (pl.col("line") > first["line"])).sort("line")
+    code = unwound["message"].str.extract(r"-> (\d+)$", 1).cast(pl.Int64, strict=False).drop_nulls()
+    name = nccl_messages.RESULT_CODES.get(code[0]) if code.len() else None
+    said = nccl_messages.BY_NAME[name].meaning if name in nccl_messages.BY_NAME else None
+    back = (f"; it unwound with code {code[0]} through {unwound.height} call(s) "
+            f"(last {unwound['message'][-1].split(' ->')[0]})" + (f": {said}" if said else "")
+            if code.len() else "")
+    r = own["rank"].drop_nulls().unique().sort().to_list()
+    return Verdict(Kind.CRASHED_RANK, f"NCCL failed in its own code on {who(r) if r else 'a rank'}: "
+                   f"{first['where']}: {clip(first['message'], 160)} (a WARN of NCCL's "
+                   f"{first['where'].split(':')[0]}, not of its network){back}: that rank's NCCL call or "
+                   "communicator init failed there; the WARN names what it could not do (a setting, a file "
+                   "NCCL reads, an algorithm or topology it was given)", r, lines(own, 3) + lines(unwound, 3))
 
 
 def transport_error(ev: Evidence) -> Verdict | None:
@@ -354,6 +445,9 @@ def transport_error(ev: Evidence) -> Verdict | None:
     t = ev.transport.sort("line")
     if not (t.filter(pl.col("kind") != EventKind.NCCL_WARN).height or (t.height and not ev.missing)):
         return None
+    own = _own_code(t)
+    if own.height == t.height:  # (every WARN is of NCCL's own code: no network in it)
+        return _own_code_failed(ev, own)
     said = ev.launched_with
     return Verdict(Kind.TRANSPORT_ERROR, f"{t.height} transport error line(s), first: {msg(t)}"
                    + (f" (launched with {said})" if said else ""),

@@ -59,8 +59,24 @@ CALLED = (r"CalledProcessError: Command .*(?:died with <Signals\.(?P<signal>SIG\
 SPAWN_RAISED = r"^-- Process (?P<proc>\d+) terminated with the following error:"
 SPAWN_EXITED = (r"process (?P<proc>\d+) terminated with (?:signal (?P<signal>SIG\w+)"
                 r"|exit code (?P<exit_code>-?\d+))")
-MPI_SIGNAL = (r"process rank (?P<rank>\d+) with PID (?P<pid>\d+) on node (?P<host>[\w.\-]+) exited on signal "
-              r"(?P<signum>\d+) \((?P<what>[^)]+)\)")
+# Open MPI / PRRTE help text (`[orterun:proc-aborted-strsignal]`, `[prun:proc-aborted]`): `%s noticed that
+# process rank %lu with PID %lu on node %s exited on signal %d (%s).` (the tool's name first: mpirun,
+# mpiexec, orterun, prterun; the signal's name only where strsignal gives one); users mask the pid and
+# node before posting (`PID xxxxxx on node xxxxxxxx`): the rank and the signal still say who and how
+MPI_SIGNAL = (r"process rank (?P<rank>\d+) with PID (?P<pid>\S+) on node (?P<host>[\w.\-]+) exited on signal "
+              r"(?P<signum>\d+)(?: \((?P<what>[^)]+)\))?")
+# a rank's own MPI_Abort: Open MPI's help-mpi-api.txt `MPI_ABORT was invoked on rank %d in communicator %s`
+# / `with errorcode %d.` (the rank is the communicator's: the global one in MPI_COMM_WORLD); MPICH's
+# `application called MPI_Abort(MPI_COMM_WORLD, 1) - process 3`
+MPI_ABORT = (r"MPI_ABORT was invoked on rank (?P<rank>\d+) in communicator (?P<comm>[\w.\-]+)"
+             r"(?:\s+with errorcode (?P<exit_code>-?\d+))?"
+             r"|application called MPI_Abort\((?P<comm2>[\w.\-]+), (?P<code2>-?\d+)\)"
+             r" - process (?P<rank2>\d+)")
+ERRORCODE = r"^\s*with errorcode (?P<exit_code>-?\d+)\."
+# Open MPI's help-orterun.txt `[orterun:proc-exit-no-sync]`: `%s has exited due to process rank %lu with PID
+# %lu on` / `node %s exiting improperly.` (the process ended without MPI_Finalize: its own output says why)
+MPI_IMPROPER = (r"has exited due to process rank (?P<rank>\d+) with PID (?P<pid>\S+) on"
+                r"(?:\s+node (?P<host>[\w.\-]+) exiting improperly)?")
 MPI_NONZERO = r"^Primary job\s+terminated normally, but (?P<n>\d+) process(?:es)? returned"
 MPI_NONZERO_2 = r"^a non-zero exit code\. Per user-direction, the job has been aborted\."
 GDB = r"(?:^Thread \d+ \"[^\"]*\"|^Program) received signal (?P<signal>SIG\w+), (?P<what>[\w ]+)"
@@ -71,7 +87,8 @@ VLLM = r"Error executing method (?P<method>\w+)\. This might cause deadlock in d
 # as a host prefix), and the step's cgroup OOM killer
 SRUN = (r"^(?:srun: )?error: (?P<host>[\w.\-]+): tasks? (?P<task>[\d\-,]+): (?P<what>Exited with exit code "
         r"(?P<exit_code>\d+)|Killed|Segmentation fault|Aborted|Terminated|Bus error)")
-SRUN_CODES = {"Killed": -9, "Segmentation fault": -11, "Aborted": -6, "Terminated": -15, "Bus error": -7}
+SRUN_CODES = {"Killed": -9, "Segmentation fault": -11, "Aborted": -6, "Terminated": -15, "Bus error": -7,
+              "Floating point exception": -8, "Illegal instruction": -4}
 CGROUP_OOM = r"Detected \d+ oom[-_]kill event(?:s|\(s\))? in (?:StepId=|step )?(?P<step>[\w.]+)"
 FLAT_CHILD = (r"rank\s*:?\s*(?P<rank>\d+)\s*\(local[_ ]rank:\s*(?P<local_rank>\d+)\)\s*exitcode\s*:\s*"
               r"(?P<exit_code>-?\d+)\s*\(pid:\s*(?P<pid>\d+)\)")
@@ -97,6 +114,7 @@ RAISED = r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Interrupt)\b:?"
 
 #: every line this decoder understands
 ANY = any_of(DEATH, AGENT_SIGNALED, DS_MAIN, DS_RETURN, CALLED, SPAWN_RAISED, SPAWN_EXITED, MPI_SIGNAL,
+             MPI_ABORT, MPI_IMPROPER,
              MPI_NONZERO, MPI_NONZERO_2, GDB, VLLM, FLAT_CHILD, SRUN, CGROUP_OOM, PROGRAM_END, SSH,
              HARNESS_EXIT, HARNESS_HUNG)
 #: lines whose exception text is this decoder's (``torch_log`` reads no exception from them)
@@ -118,6 +136,8 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
                                if c not in lines.columns)
     lines = lines.with_columns(pl.lit(None, pl.Utf8).alias(c) for c in ("ray_ip", "pdsh_host")
                                if c not in lines.columns)
+    # (Open MPI's notices go on on the next line: `with errorcode 1.`, `node gpu07 exiting improperly.`)
+    lines = lines.with_columns(t.shift(-1).over("file").alias("_next"))
     mine = lines.filter(t.str.contains(ANY))
     if not mine.height:
         return None
@@ -175,11 +195,31 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
          .otherwise(pl.format("torch.multiprocessing.spawn: process {} (local rank {}) exited with code {}",
                               "_proc", "_proc", "_exit_code")),
          exit_code=called_code)
+    masked = pl.col("_pid").cast(pl.Int64, strict=False).is_null()  # (`PID xxxxxx on node xxxxxxxx`)
     rows(MPI_SIGNAL, EventKind.CHILD_FAILED, "mpirun",
-         pl.format("mpirun: rank {} (pid {}) on {} ended by signal {} ({})", "_rank", "_pid", "_host",
-                   "_signum", "_what"),
-         rank=pl.col("_rank").cast(pl.Int64), pid=pl.col("_pid").cast(pl.Int64), host=pl.col("_host"),
-         exit_code=-signum)
+         pl.format("mpirun: rank {}{} ended by {}{}", "_rank",
+                   pl.when(masked).then(pl.lit("")).otherwise(pl.format(" (pid {}) on {}", "_pid", "_host")),
+                   pl.when(by_number.is_not_null()).then(_sig(by_number))
+                   .otherwise(pl.format("signal {}", "_signum")),
+                   pl.when(pl.col("_what").is_not_null()).then(pl.format(" ({})", "_what"))
+                   .otherwise(pl.lit(""))),
+         rank=pl.col("_rank").cast(pl.Int64), pid=pl.col("_pid").cast(pl.Int64, strict=False),
+         host=pl.when(masked).then(pl.lit(None, pl.Utf8)).otherwise(pl.col("_host")), exit_code=-signum)
+    host = pl.coalesce("_host", pl.col("_next").str.extract(r"^\s*node ([\w.\-]+) exiting improperly", 1))
+    rows(MPI_IMPROPER, EventKind.CHILD_FAILED, "mpirun",
+         pl.format("mpirun: rank {}{} exited improperly (it ended without MPI_Finalize: its own output says "
+                   "why)", "_rank", pl.when(host.is_not_null()).then(pl.format(" on {}", host))
+                   .otherwise(pl.lit(""))),
+         rank=pl.col("_rank").cast(pl.Int64), pid=pl.col("_pid").cast(pl.Int64, strict=False), host=host)
+    code = pl.coalesce("_exit_code", "_code2", pl.col("_next").str.extract(ERRORCODE, 1)).cast(pl.Int64,
+                                                                                              strict=False)
+    comm = pl.coalesce("_comm", "_comm2")
+    rows(MPI_ABORT, EventKind.CHILD_FAILED, "mpi",
+         pl.format("rank {} of {} called MPI_Abort with error code {} (the program's own abort: the error it "
+                   "printed before says why)", pl.coalesce("_rank", "_rank2"), comm,
+                   code.cast(pl.Utf8).fill_null("?")),
+         rank=pl.when(comm == "MPI_COMM_WORLD").then(pl.coalesce("_rank", "_rank2").cast(pl.Int64)),
+         exit_code=code)
     rows(MPI_NONZERO, EventKind.CHILD_FAILED, "mpirun",
          pl.format("mpirun: {} process(es) returned a non-zero exit code and mpirun aborted the job", "_n"))
     rows(SRUN, EventKind.CHILD_FAILED, "srun",
@@ -221,6 +261,7 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
     if not out:
         return None
     ev = pl.concat(out, how="diagonal_relaxed")
+    ev = ev.with_columns(pl.lit(None, pl.Int64).alias(c) for c in ("pid", "exit_code") if c not in ev.columns)
     return ev.drop([c for c in ev.columns if c.startswith("_") or c == "text"])
 
 

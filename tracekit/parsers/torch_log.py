@@ -21,7 +21,7 @@ from tracekit.parsers.torch_patterns import (
     PG_COMM, LAST_WORK, AT_WORK, CHILD_RANK, CHILD_EXIT, CHILD_HOST, CHILD_TIME, FAILED, ONE_NODE, SIGNAL,
     SIGNAL_RECEIVED, MISMATCH, FINGERPRINT_LINE, GLOO_MISMATCH, GLOO_ERROR, CRASH, CANCELLED, KILLING,
     EXCEPTION, TRACEKIT, TRACEKIT_STALL, RUN_ENV, RUN_PKG, RUN_LAUNCH, OWN_MESSAGE, RUN_NOTE, GLOG, KNOWN,
-    INIT_FRAME, CUT_TRACEBACK,
+    INIT_FRAME, CUT_TRACEBACK, NCCL_FAILED, TERMINATE, WHAT,
 )
 from tracekit.schema import EventKind
 
@@ -63,7 +63,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
         _kv("text", "rank").cast(pl.Int64, strict=False))).alias("_known"))
     df = df.with_columns(pl.coalesce("rank", pl.when(known.n_unique().over("file") == 1).then(
         known.first().over("file"))).alias("rank")).drop("_known")
-    df = df.with_columns(_raised_in_init(df).alias("_init"))
+    df = df.with_columns(_raised_in_init(df).alias("_init"), _said(df).alias("_said"))
     frames = []
     kinds = []  # (kind, mask, pattern, extra), masks evaluated together below
 
@@ -90,7 +90,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
         elif "key" in sub.columns:  # ProcessGroupNCCL's options: `KEY: value`
             message = pl.format("{}={}", "key", "value")
         else:
-            message = t
+            message = pl.col("_said")
         frames.append(sub.with_columns(pl.lit(kind).alias("kind"), message.alias("message"), **extra))
 
     # each field wherever it stands: torch 1.x prints `WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=...)`, posts
@@ -134,10 +134,14 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add(EventKind.EXCEPTION, t.str.contains(EXCEPTION) & ~t.str.contains(process_end.NOT_EXCEPTIONS),
         EXCEPTION,
         where=pl.col("_init"))
+    # (not a Python exception line, which the one above reads, with the text it continues into)
+    add(EventKind.EXCEPTION, t.str.contains(NCCL_FAILED) & ~t.str.contains(EXCEPTION))
     add(EventKind.CRASH, t.str.contains(CRASH) & ~t.str.contains("DistBackendError", literal=True)
         & ~t.str.contains(process_end.ANY))  # (a launcher's word of a signal: a process end, below)
     add(EventKind.JOB_CANCELLED, t.str.contains(CANCELLED))
-    add(EventKind.CLOSING_SIGNAL, t.str.contains(KILLING), KILLING)
+    # (DeepSpeed's launcher of a node pdsh started: pdsh's prefix names the node)
+    add(EventKind.CLOSING_SIGNAL, t.str.contains(KILLING), KILLING,
+        **({"host": pl.col("pdsh_host")} if "pdsh_host" in df.columns else {}))
     add(EventKind.LAUNCH, t.str.contains(RUN_LAUNCH), RUN_LAUNCH)
     add(EventKind.SETTING, t.str.contains(RUN_ENV), RUN_ENV)
     add(EventKind.PACKAGE, t.str.contains(RUN_PKG), RUN_PKG)
@@ -188,6 +192,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
             pl.format("rank {} (local_rank {}) on {} exited with code {}", "b_rank", "b_local", "b_host",
                       "exit_code").alias("message"),
         ))
+    root = _root_cause_cut(block, exits)
+    if root is not None:
+        frames.append(root)
+        exits = pl.concat([exits, root.select(exits.columns)], how="diagonal_relaxed")
     cut = _cut_traceback(df)
     if cut is not None:
         frames.append(cut)
@@ -200,9 +208,13 @@ def parse(lines: pl.DataFrame) -> Parsed:
         "file", pl.col("_own").alias("rank"), pl.lit("c10d").alias("source")).unique(maintain_order=True)
     failed = exits.select("file", pl.col("b_host").alias("host"), "pid", pl.col("b_rank").alias("rank"),
                           pl.col("b_local").alias("local_rank"), pl.lit("torchrun").alias("source"))
-    if ended is not None and ended.filter(pl.col("kind") == EventKind.RANK_EXIT).height:
-        failed = pl.concat([failed, ended.filter(pl.col("kind") == EventKind.RANK_EXIT).select(
-            "file", "pid", "rank", pl.lit("torchrun").alias("source"))], how="diagonal_relaxed")
+    # (torchrun's summary pasted flat, and mpirun's `process rank 1 ... exited on signal 9`: a global rank)
+    named = (pl.col("kind") == EventKind.RANK_EXIT) | (pl.col("where").is_in(["mpirun", "mpi"])
+                                                        & pl.col("rank").is_not_null())
+    if ended is not None and ended.filter(named).height:
+        failed = pl.concat([failed, ended.filter(named).select(
+            "file", "pid", "rank", pl.when(pl.col("where").is_in(["mpirun", "mpi"])).then(pl.lit("mpirun"))
+            .otherwise(pl.lit("torchrun")).alias("source"))], how="diagonal_relaxed")
     elastic = df.filter(t.str.contains(ELASTIC)).with_columns(
         t.str.extract(ELASTIC, 1).alias("_state"),
         *[t.str.extract(p, 1).alias(f"_{k}") for k, p in ELASTIC_KV.items()])
@@ -252,7 +264,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
         r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=", LAST_WORK, ABORT, CUDA, STUCK, ASYNC_ERROR, DESYNC,
         RAY_DIED, PG_OPTION, C10D_KNOWN, ELASTIC, WORLD, KEEP_ALIVE, FINGERPRINT_LINE, "Detected mismatch",
         "Received data size doesn't match", FAILED, SIGNAL, SIGNAL_RECEIVED,
-        GLOO_ERROR, EXCEPTION, GLOG, CHILD_HOST, CHILD_RANK, CHILD_EXIT, TRACEKIT, KNOWN,
+        GLOO_ERROR, EXCEPTION, NCCL_FAILED, GLOG, CHILD_HOST, CHILD_RANK, CHILD_EXIT, TRACEKIT, KNOWN,
         r"^\[tracekit-run\] ", CRASH,
         CANCELLED, KILLING, r"^E\d{3,4} ", ERROR_JSON, LIGHTNING, TRACEKIT_STALL, process_end.ANY))
     # torchrun's failed local ranks of a one-node job
@@ -263,6 +275,41 @@ def parse(lines: pl.DataFrame) -> Parsed:
                                                pl.lit("torchrun").alias("source"))], how="diagonal_relaxed")
     ranks = pl.concat([ranks, said, failed, worlds], how="diagonal_relaxed")
     return Parsed("torch", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))
+
+
+def _root_cause_cut(block: pl.DataFrame, exits: pl.DataFrame) -> pl.DataFrame | None:
+    """torchrun's `Root Cause (first observed failure)` entry cut after its rank line (an excerpt that ends
+    there): that rank failed first though its exit code is not shown, a ``rank_exit`` of no code."""
+    first = pl.col("b_where") == "torchrun: first observed failure"
+    said = exits.filter(first).select("file").unique()
+    rank_line = pl.col("text").str.contains(CHILD_RANK) & first
+    root = block.filter(rank_line).join(said, on="file", how="anti").unique("file", keep="first")
+    if not root.height:
+        return None
+    return root.with_columns(
+        pl.lit(EventKind.RANK_EXIT).alias("kind"), pl.col("b_rank").alias("rank"),
+        pl.col("b_host").alias("host"),
+        pl.col("b_where").alias("where"), pl.coalesce("b_time", "ts").alias("ts"),
+        pl.lit(None, pl.Int64).alias("exit_code"), pl.lit(None, pl.Int64).alias("pid"),
+        pl.format("rank {} (local_rank {}) on {} failed first (torchrun's root cause; its exit code is cut "
+                  "from the excerpt)", "b_rank", "b_local", pl.col("b_host").fill_null("its host"))
+        .alias("message"))
+
+
+def _said(df: pl.DataFrame) -> pl.Expr:
+    """Per line, what its event says: the line, and the text it continues into on the next line where it
+    is cut there: a C++ exception that escaped with its ``what():`` line, a Python exception whose message
+    goes on past a line that ends in ``:`` (`RuntimeError: work = default_pg.broadcast([tensor], opts):`
+    over `NCCL error in: ...`)."""
+    t = pl.col("text")
+    more = t.shift(-1).over("file").str.strip_chars()
+    goes_on = (more.is_not_null() & (more != "") & ~more.str.contains(r"^(?:Traceback|File |[=\-*^~]+$)")
+               & ~more.str.contains(EXCEPTION))
+    return (pl.when(t.str.contains(TERMINATE) & more.str.contains(WHAT).fill_null(False))
+            .then(pl.format("{}: what(): {}", t.str.strip_chars_end(), more.str.extract(WHAT, 1)))
+            .when(t.str.contains(EXCEPTION) & t.str.strip_chars_end().str.ends_with(":") & goes_on)
+            .then(pl.format("{} {}", t.str.strip_chars_end(), more))
+            .otherwise(t))
 
 
 def _cut_traceback(df: pl.DataFrame) -> pl.DataFrame | None:

@@ -108,13 +108,32 @@ GLOO_MISMATCH = r"(?P<message>\d+ vs \d+\. Received data size doesn't match expe
 GLOO_ERROR = (r"(?P<message>(?:\[[^\]]*gloo[^\]]*\] )?(?:Connection closed by peer|Connection refused"
               r"|Timed out waiting \d+ms for \w+ operation|Connection reset by peer|Socket Timeout"
               r"|timed out after \d+ms|Network is unreachable).*)")
+# a process that could not start: glibc's dynamic loader (`prog: symbol lookup error: prog: undefined symbol:
+# ncclRedOpCreatePreMulSum`, `error while loading shared libraries: libnccl.so.2: cannot open shared object
+# file`) and Python's (Modules/main.c: `/usr/bin/python3: can't open file 'train.py': [Errno 2] No such file
+# or directory`)
+NOT_STARTED = (r"symbol lookup error: .*undefined symbol: \S+|error while loading shared libraries: \S+"
+               r"|: can't open file '[^']+': \[Errno \d+\]")
 CRASH = (r"terminate called after throwing|what\(\):\s+(?:CUDA error|NCCL error)|Segmentation fault"
-         r"|core dumped")
+         r"|core dumped|" + NOT_STARTED)
+# NCCL's error code printed on a line of its own: torch < 1.9's exception text under a wrapped `RuntimeError:
+# ...:` line (`NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:911, invalid usage, NCCL version
+# 2.7.8`), and the NCCLCHECK macro of NCCL's own examples that programs copy (TensorRT-LLM's plugins:
+# `Failed, NCCL error allreducePlugin.cpp:295 'internal error - please report this issue ...'`; nccl-tests'
+# `Test NCCL failure` is parsers/nccl_tests')
+NCCL_FAILED = (r"^NCCL error in: \S+:\d+, (?P<what>[^,]+), NCCL version"
+               r"|^(?:\S+:? )?Failed, NCCL error \S+:\d+ '(?P<what2>[^']+)'")
+# a C++ exception that escaped (`terminate called after throwing an instance of 'gloo::IoException'`): its
+# text is on the next line, `  what():  [.../pair.cc:378] writev [127.0.0.1]:11160: Connection reset by peer`
+TERMINATE = r"terminate called after throwing an instance of '(?P<type>[^']+)'"
+WHAT = r"\bwhat\(\):\s+(?P<what>\S.*)$"
 CANCELLED = r"CANCELLED AT (?P<ts>\S+)(?: DUE TO (?P<message>[A-Z ]+))?"  # (no reason: a person's scancel)
 KILLING = r"Killing subprocess (?P<pid>\d+)"  # DeepSpeed's launcher (its own signal: parsers/process_end)
 # (Ray wraps a task's exception in its own: `ray.exceptions.RayTaskError(NcclError): ray::Worker.compute()`)
 # (an exception without a message ends its traceback with its bare name: `...api.RendezvousTimeoutError`)
-EXCEPTION = (r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)(?:\([\w.]+\))?): (?P<message>.*)"
+# (TensorFlow 1.x ends its traceback with `AbortedError (see above for traceback): <message>`)
+EXCEPTION = (r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)(?:\([\w.]+\))?)"
+             r"(?: \(see above for traceback\))?: (?P<message>.*)"
              r"|^(?P<bare>[A-Za-z_][\w.]*(?:Error|Exception)):?\s*$")
 TRACEKIT = r"^\[tracekit\] (?P<kv>(?:\w+=\S*\s*)+)$"
 # what tracekit's hook in each rank says when the rank stopped making progress

@@ -95,7 +95,9 @@ CHILD_TIME = r"^\s*time\s*: (?P<time>\d\S+)"
 FAILED = r"failed \(exitcode: (?P<exit_code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"
 # a job of one node, as its launch says it: its local ranks are its global ranks
 ONE_NODE = (r"\bgroup_world_size=1\b|--nnodes[= ]1(?:\s|$)|--standalone\b|^\s*max_nodes\s*: 1\s*$"
-            r"|WORLD INFO DICT: \{'[^']*': \[[\d, ]*\]\}")
+            r"|WORLD INFO DICT: \{'[^']*': \[[\d, ]*\]\}|\bnnodes=1, num_local_procs="
+            r"|\bsrun\b.*\s-N ?1\b|\"group_world_size\": 1\b"
+            r"|(?:--master[_-]addr[= ]|MASTER_ADDR=|--rdzv[_-]endpoint[= ]|tcp://)(?:127\.0\.0\.1|localhost)\b")
 SIGNAL = r"Sending process (?P<pid>\d+) closing signal (?P<signal>\w+)"
 SIGNAL_RECEIVED = r"[Ss]ignal (?P<signum>\d+) \((?P<signal>\w+)\) received by PID (?P<pid>\d+)"
 MISMATCH = (

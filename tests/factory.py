@@ -6,6 +6,7 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit import schema
+from tracekit.ingest import ingest
 from tracekit.meanings import with_says
 from tracekit.store import Store
 
@@ -40,3 +41,15 @@ def fr_store(entries: dict[int, list[tuple]], members=None, extra_events: list[d
 
 def one(pg, seq, op="all_reduce", sizes="8", dtype="Float", t=None):
     return (pg, seq, op, sizes, dtype, t if t is not None else seq * 10)
+
+
+def text_store(tmp_path, text: str, name: str = "job.log") -> Store:
+    """The store of one log file holding ``text`` (written under ``tmp_path`` as ``name``), ingested."""
+    f = tmp_path / name
+    f.write_text(text)
+    return ingest([f])
+
+
+def events_of(store: Store, kind: schema.EventKind) -> pl.DataFrame:
+    """The events of one kind in ``store``, in line order."""
+    return store.events.filter(pl.col("kind").cast(pl.Utf8) == kind).sort("line")

@@ -5,21 +5,10 @@ and the SIGABRT MPI raises after it is its consequence (github:ofiwg/libfabric p
 
 from __future__ import annotations
 
-import polars as pl
-
-from tracekit.ingest import ingest
+from tests.factory import events_of as kinds
+from tests.factory import text_store as store_of
 from tracekit.schema import EventKind
 from tracekit.verdict import Kind, decide
-
-
-def store_of(tmp_path, text: str, name: str = "job.log"):
-    f = tmp_path / name
-    f.write_text(text)
-    return ingest([f])
-
-
-def kinds(store, kind: EventKind) -> pl.DataFrame:
-    return store.events.filter(pl.col("kind").cast(pl.Utf8) == kind).sort("line")
 
 
 # the raylet's report (node_manager.cc), as Ray's log monitor pushes it to the driver under `(raylet)`

@@ -110,14 +110,8 @@ GLOO_MISMATCH = r"(?P<message>\d+ vs \d+\. Received data size doesn't match expe
 GLOO_ERROR = (r"(?P<message>(?:\[[^\]]*gloo[^\]]*\] )?(?:Connection closed by peer|Connection refused"
               r"|Timed out waiting \d+ms for \w+ operation|Connection reset by peer|Socket Timeout"
               r"|timed out after \d+ms|Network is unreachable).*)")
-# a process that could not start: glibc's dynamic loader (`prog: symbol lookup error: prog: undefined symbol:
-# ncclRedOpCreatePreMulSum`, `error while loading shared libraries: libnccl.so.2: cannot open shared object
-# file`) and Python's (Modules/main.c: `/usr/bin/python3: can't open file 'train.py': [Errno 2] No such file
-# or directory`)
-NOT_STARTED = (r"symbol lookup error: .*undefined symbol: \S+|error while loading shared libraries: \S+"
-               r"|: can't open file '[^']+': \[Errno \d+\]")
 CRASH = (r"terminate called after throwing|what\(\):\s+(?:CUDA error|NCCL error)|Segmentation fault"
-         r"|core dumped|" + NOT_STARTED)
+         r"|core dumped")
 # NCCL's error code printed on a line of its own: torch < 1.9's exception text under a wrapped `RuntimeError:
 # ...:` line (`NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:911, invalid usage, NCCL version
 # 2.7.8`), and the NCCLCHECK macro of NCCL's own examples that programs copy (TensorRT-LLM's plugins:

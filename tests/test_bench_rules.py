@@ -211,6 +211,20 @@ def test_horovod_ready_ranks_of_the_world_mpirun_named(tmp_path):
     assert v.kind == Kind.DEADLOCK and "ranks 2-3 never joined" in v.summary and "broadcast" in v.summary
 
 
+@pytest.mark.parametrize("listing, missing", [
+    ("Stalled ops: allreduce.avg_loss [missing ranks: 1]\n", "rank 1 never joined"),  # before Horovod 0.20
+    ("Missing ranks:\n2: [allreduce.avg_loss, allreduce.avg_acc]\n", "rank 2 never joined"),
+])
+def test_horovod_pytorch_tensor_names_are_ops_too(tmp_path, listing, missing):
+    # horovod.torch names a tensor `allreduce.<name>` (horovod/torch/mpi_ops.py), TensorFlow `HorovodAllreduce_<name>`
+    text = ("[2021-02-02 21:19:07.345988: W horovod/common/stall_inspector.cc:105] One or more tensors were submitted "
+            "to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more "
+            "than 60 seconds. This may indicate that different ranks are trying to submit different tensors.\n"
+            + listing)
+    _, v = verdict_of(tmp_path, text)
+    assert v.kind == Kind.DEADLOCK and missing in v.summary and "allreduce" in v.summary
+
+
 # --- a program's own progress and end --------------------------------------------------------------
 
 def test_every_rank_logging_its_end_is_healthy_and_one_missing_is_not(tmp_path):

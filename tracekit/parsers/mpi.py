@@ -34,7 +34,9 @@ PROCESS_NAME = r"^\s+Process name:\s+\[\[\d+,\d+\],(?P<rank>\d+)\]"
 EXIT_CODE = r"^\s+Exit code:\s+(?P<exit_code>-?\d+)"
 HOROVOD_STALL = (r"One or more tensors were submitted to be (?:reduced|gathered|broadcasted)"
                  r".* by subset of ranks")
-OP = r"Horovod(?P<op>Allreduce|Allgather|Broadcast|Alltoall|ReduceScatter|Reducescatter)"
+# (TensorFlow's ops: `HorovodAllreduce_grads_0`; PyTorch's tensor names: `allreduce.avg_loss`)
+OP = (r"(?:Horovod(?P<op>Allreduce|Allgather|Broadcast|Alltoall|ReduceScatter|Reducescatter)"
+      r"|\b(?P<op_torch>allreduce|allgather|broadcast|alltoall|reducescatter)\.)")
 STALLED = rf"\S*{OP}\S* \[(?P<which>missing|ready) ranks: (?P<ranks>[\d, ]+)\]"
 # Horovod 0.20+: `Missing ranks:` (later `Stalled ranks:`) then `0: [HorovodAllreduce_grads_0, ...]` per
 # rank (`0: ` is read as a task label), `0!: [...]` where that rank has already shut down
@@ -153,14 +155,15 @@ def _horovod_missing(df: pl.DataFrame, mine: pl.DataFrame) -> list[pl.DataFrame]
             pl.when(pl.col("which") == "missing").then(said).otherwise(pl.col("_m")).alias("_m"))
         out.append(listed.explode("_m").with_columns(
             pl.col("_m").alias("rank"), pl.lit(EventKind.RANK_MISSING).alias("kind"), t.alias("message"),
-            pl.col("op").str.to_lowercase(), pl.lit("horovod").alias("where"))
-            .drop("_s", "_np", "which", "ranks"))
+            pl.coalesce("op", "op_torch").str.to_lowercase().alias("op"), pl.lit("horovod").alias("where"))
+            .drop("_s", "_np", "which", "ranks", "op_torch"))
     g = t.str.extract_groups(MISSING_LIST).struct
     rank = pl.coalesce(g.field("r").cast(pl.Int64, strict=False),
                        pl.col("task_tag").cast(pl.Int64, strict=False))
     lists = mine.filter(t.str.contains(MISSING_LIST)).with_columns(
         rank.alias("rank"), g.field("gone").is_not_null().alias("_gone"),
-        t.str.extract(OP, 1).str.to_lowercase().alias("op"), pl.lit("horovod").alias("where"),
+        pl.coalesce(t.str.extract(OP, 1), t.str.extract(OP, 2)).str.to_lowercase().alias("op"),
+        pl.lit("horovod").alias("where"),
         pl.concat_str(pl.col("task_tag").fill_null(""), pl.lit(": "), t)
         .str.strip_prefix(": ").alias("message"))
     lists = lists.filter(pl.col("rank").is_not_null())

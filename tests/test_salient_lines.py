@@ -332,6 +332,19 @@ def test_a_launchers_failure_line_names_the_rank_and_code():
     assert "reported Container rank 3 failed" in v.summary and "code 1" in v.summary
 
 
+def test_a_launchers_failure_line_is_told_where_a_parser_claimed_it(tmp_path):
+    # PaddlePaddle's launch (launch/controllers/controller.py, launch/job/container.py): the launcher
+    # parser claims the Container line for the local rank it names; its failure is still told and decides
+    log = tmp_path / "launch.log"
+    log.write_text("LAUNCH INFO 2024-03-10 00:35:50,211 Pod failed\n"
+                   "LAUNCH ERROR 2024-03-10 00:35:50,216 Container failed !!!\n"
+                   "Container rank 0 status failed cmd ['/usr/bin/python', '-u', 'tools/train.py'] code -9 "
+                   "log ./debug/workerlog.0\n")
+    v = verdict.decide(ingest.ingest([log]))
+    assert (v.kind, v.rule) == (Kind.CRASHED_RANK, "crashed_by_words")
+    assert "Container rank 0 failed" in v.summary and "launch.log:3" in v.summary
+
+
 def test_a_decoded_crash_comes_before_a_launchers_line():
     """The order of causation: a rank's own decoded error is the cause; the launcher's line its echo."""
     v = verdict.decide(make_store(events=[

@@ -180,11 +180,13 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
     if "blank" in lines.columns:
         every = every.filter(~lines["blank"])
     t = pl.col("text")
-    # (a loader's or a shell's refusal, and c10d's failed connect, are read on a line a parser claimed too:
-    # nccl-tests' parser claims ``all_reduce_perf: symbol lookup error: ...`` by its program's name, the
-    # torch parser c10d's ``[W socket.cpp:663]`` lines by their head)
+    # (a loader's or a shell's refusal, c10d's failed connect and Paddle's failed container are read on a
+    # line a parser claimed too: nccl-tests' parser claims ``all_reduce_perf: symbol lookup error: ...`` by
+    # its program's name, the torch parser c10d's ``[W socket.cpp:663]`` lines by their head, the launcher
+    # parser ``Container rank 0 status failed ...`` for the local rank it names, decoding no failure)
     anywhere = every.filter(t.str.contains("|".join([PEER_CLOSED_LOCAL, NO_START.removeprefix("(?i)"),
-                                                      CONNECT_FAILED.removeprefix("(?i)")])))
+                                                      CONNECT_FAILED.removeprefix("(?i)"),
+                                                      r"\bContainer rank \d+ status failed\b"])))
     df = pl.concat([every.join(unclaimed.select("file", "line"), on=["file", "line"], how="semi")
                     .with_columns(pl.lit(False).alias("_claimed")),
                     anywhere.with_columns(pl.lit(True).alias("_claimed"))])

@@ -115,9 +115,10 @@ def test_real_nccl_init_stall_names_the_rank_that_never_came():
     assert any("nccl.vm.470.log:13" in e and "Init START without Init COMPLETE" in e for e in v.evidence)
 
 
-def _two_ranks(last_of_40: int, lag_ms: float):
+def _two_ranks(last_of_40: int, lag_ms: float, hiccups: int = 0, hiccup_ms: float = 0.0):
     """A store of 2 ranks x 40 all_reduces (FR enqueue times), rank 1 entering ``last_of_40`` of
-    them last by ``lag_ms`` and rank 0 the others; both ranks finished training."""
+    them last by ``lag_ms`` (the first ``hiccups`` of those by ``hiccup_ms``) and rank 0 the others;
+    both ranks finished training."""
     from tests.factory import make_store
 
     rows = []
@@ -126,7 +127,8 @@ def _two_ranks(last_of_40: int, lag_ms: float):
         for rank in (0, 1):
             rows.append({"file": f"fr_rank{rank}.pkl", "source": "fr", "host": "a", "rank": rank, "pg": "0",
                          "seq": seq, "op": "all_reduce", "op_raw": "nccl:all_reduce", "state": "completed",
-                         "start_ns": seq * 10**9 + (int(lag_ms * 1e6) if rank == late else 0)})
+                         "start_ns": seq * 10**9 + (int((hiccup_ms if seq <= hiccups else lag_ms) * 1e6)
+                                                    if rank == late else 0)})
     ends = [{"file": f"rank{r}.log", "line": 9, "rank": r, "kind": "train_end", "message": "{'train_runtime': 1.0}"}
             for r in (0, 1)]
     return make_store(collectives=rows, events=ends, ranks=[{"file": f"rank{r}.log", "rank": r, "world_size": 2}
@@ -141,6 +143,16 @@ def test_a_straggler_must_be_last_more_often_than_chance_makes_some_rank():
     v = decide(_two_ranks(36, 12.0))
     assert v.kind == Kind.STRAGGLER and v.ranks == [1]
     assert decide(_two_ranks(40, 2.0)).kind == Kind.HEALTHY  # last every time, by too little to matter
+
+
+def test_a_few_hiccups_of_a_busy_cpu_do_not_make_a_straggler():
+    """CI's healthy HF Trainer run (2 gloo ranks, 2 profiled steps): rank 1 was last in most
+    collectives by a fraction of a millisecond and in 4 of them by 6.6 ms over the median rank, which
+    read STRAGGLER (here 14 ms behind the other rank: 7 ms over the median of two); a rank
+    late by more than the noise in a quarter of the collectives still is one."""
+    assert decide(_two_ranks(36, 0.1, hiccups=4, hiccup_ms=14.0)).kind == Kind.HEALTHY
+    v = decide(_two_ranks(36, 0.1, hiccups=10, hiccup_ms=14.0))
+    assert v.kind == Kind.STRAGGLER and v.ranks == [1] and "10 of them more than 5 ms" in v.summary
 
 
 def test_mid_run_dumps_of_a_finished_run_are_not_a_hang():

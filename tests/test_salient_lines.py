@@ -95,7 +95,8 @@ def test_a_traceback_source_line_and_a_caught_error_are_no_crash(tmp_path):
 
 def test_telling_lines_stay_unknown_and_name_no_kind(tmp_path):
     """Not decoded: the unknown-line count is what it was without them, and the file is plain text."""
-    store, told = _told(tmp_path, ["bash: line 1:  4242 Killed   python train.py", "nothing to see, move on"])
+    store, told = _told(tmp_path, ["[Tue Mar  5 10:00:00 2024] Out of memory: Killed process 4242 (python) "
+                                   "total-vm:123456kB", "nothing to see, move on"])
     assert told.height == 1
     f = store.files.row(0, named=True)
     assert (f["kind"], f["parsed"], f["unknown"]) == ("text", 0, 2)

@@ -239,3 +239,19 @@ def test_the_same_count_of_works_enqueued_is_no_divergence(tmp_path):
                    f"enqueued NCCL work: 6464, last completed NCCL work: {s - 1}.\n" for r, s in ((0, 5730), (3, 5729)))
     _, v = _decide(tmp_path, text)
     assert "diverged" not in v.summary
+
+
+# bash's job status of a command a signal ended (jobs.c: the signal's strsignal text, `(core dumped)`)
+def test_a_shells_word_that_a_signal_ended_its_job(tmp_path):
+    store, v = _decide(tmp_path, "/bin/bash: line 1:  4242 Killed                  python train.py --bs 64\n")
+    assert v.kind == Kind.CRASHED_RANK and "the process of pid 4242 ended: exit code -9 (shell)" in v.summary
+    assert "OOM killer" in v.summary
+
+
+def test_an_abort_says_the_cpp_exception_it_aborted_on(tmp_path):
+    _, v = _decide(tmp_path, "terminate called after throwing an instance of 'gloo::IoException'\n"
+                   "  what():  [gloo/transport/tcp/pair.cc:378] writev [127.0.0.1]:11160: Connection reset by peer\n"
+                   "./test.sh: line 190: 30139 Aborted                 (core dumped) build/bin/GlooTest\n")
+    assert v.kind == Kind.CRASHED_RANK and "exit code -6 (shell): SIGABRT" in v.summary
+    assert "it aborted on `terminate called after throwing an instance of 'gloo::IoException': what(): " in v.summary
+

@@ -87,6 +87,11 @@ VLLM = r"Error executing method (?P<method>\w+)\. This might cause deadlock in d
 # as a host prefix), and the step's cgroup OOM killer
 SRUN = (r"^(?:srun: )?error: (?P<host>[\w.\-]+): tasks? (?P<task>[\d\-,]+): (?P<what>Exited with exit code "
         r"(?P<exit_code>\d+)|Killed|Segmentation fault|Aborted|Terminated|Bus error)")
+# a shell's word of a job it ran that a signal ended (bash's job status: `./run.sh: line 190: 30139 Aborted
+# (core dumped) python train.py`, `/bin/bash: line 1:  4242 Killed  python train.py`: the status padded to
+# its column, then the command): that process's end
+SHELL = (r"(?:^|\s|: )line \d+:\s+(?P<pid>\d+) (?P<what>Killed|Segmentation fault|Aborted|Bus error|Terminated"
+         r"|Floating point exception|Illegal instruction)(?: +\(core dumped\)\s+|\s{2,})(?P<cmd>\S.*)$")
 SRUN_CODES = {"Killed": -9, "Segmentation fault": -11, "Aborted": -6, "Terminated": -15, "Bus error": -7,
               "Floating point exception": -8, "Illegal instruction": -4}
 CGROUP_OOM = r"Detected \d+ oom[-_]kill event(?:s|\(s\))? in (?:StepId=|step )?(?P<step>[\w.]+)"
@@ -114,7 +119,7 @@ RAISED = r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Interrupt)\b:?"
 
 #: every line this decoder understands
 ANY = any_of(DEATH, AGENT_SIGNALED, DS_MAIN, DS_RETURN, CALLED, SPAWN_RAISED, SPAWN_EXITED, MPI_SIGNAL,
-             MPI_ABORT, MPI_IMPROPER,
+             MPI_ABORT, MPI_IMPROPER, SHELL,
              MPI_NONZERO, MPI_NONZERO_2, GDB, VLLM, FLAT_CHILD, SRUN, CGROUP_OOM, PROGRAM_END, SSH,
              HARNESS_EXIT, HARNESS_HUNG)
 #: lines whose exception text is this decoder's (``torch_log`` reads no exception from them)
@@ -227,6 +232,10 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
          exit_code=pl.coalesce(
              pl.col("_exit_code").cast(pl.Int64, strict=False),
              pl.col("_what").replace_strict(SRUN_CODES, default=None, return_dtype=pl.Int64)))
+    rows(SHELL, EventKind.CHILD_FAILED, "shell",
+         pl.format("the shell's job {} ({}) ended: {}", "_pid", pl.col("_cmd").str.slice(0, 80), "_what"),
+         pid=pl.col("_pid").cast(pl.Int64, strict=False),
+         exit_code=pl.col("_what").replace_strict(SRUN_CODES, default=None, return_dtype=pl.Int64))
     rows(CGROUP_OOM, EventKind.SIGNAL, "slurm",
          pl.format("slurm: the cgroup OOM killer of step {} killed a process with SIGKILL (signal 9): the "
                    "job's host memory ran out", "_step"))

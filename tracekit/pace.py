@@ -31,6 +31,8 @@ TREND = 2.0
 STEADY = 1.5
 #: the fewest lines with a figure that say a pace or a trend
 MIN_TICKS = 3
+#: a first step seen at or below this is the run's start, whose time holds the warm-up
+RUN_START = 10
 
 
 def _number(said: pl.Expr) -> pl.Expr:
@@ -44,18 +46,28 @@ def _first(text: pl.Expr, patterns) -> pl.Expr:
     return pl.coalesce(*(_number(text.str.extract(p, 1)) * f for p, f in patterns))
 
 
+def _printed(text: pl.Expr, patterns) -> pl.Expr:
+    """The figure as the line prints it (``3.169 sec/step``, ``'train_speed(iter/s)': 0.011176``): the
+    whole match of the first pattern that matches, so a verdict quotes the program's own words."""
+    return pl.coalesce(*(text.str.extract(f"({p.removeprefix('(?i)')})", 1) if not p.startswith("(?i)")
+                         else text.str.extract(f"(?i)({p.removeprefix('(?i)')})", 1) for p in patterns))
+
+
 def ticks(events: pl.DataFrame) -> pl.DataFrame:
     """The progress lines (``step`` and ``progress`` events, with a step number or not) that carry a
     figure, in the order they were written: ``rate`` (and its ``unit``) or ``took`` (seconds per step),
     ``i`` the line's place among them. A step printed twice (by two loggers) counts once."""
     st = events.filter(pl.col("kind").is_in([EventKind.STEP, EventKind.PROGRESS])).sort("file", "line")
     if not st.height:
-        return st.with_columns(pl.lit(None, pl.Float64).alias("rate"), pl.lit(None, pl.Utf8).alias("unit"),
-                               pl.lit(None, pl.Float64).alias("took"), pl.lit(None, pl.UInt32).alias("i"))
+        none = {"rate": pl.Float64, "unit": pl.Utf8, "took": pl.Float64, "took_said": pl.Utf8,
+                "rate_said": pl.Utf8, "i": pl.UInt32}
+        return st.with_columns(pl.lit(None, d).alias(c) for c, d in none.items())
     text = pl.col("message").fill_null("")
     st = st.with_columns(_first(text, [(p, 1.0) for p in RATES]).alias("rate"),
                          text.str.extract(RATE_UNIT, 1).alias("unit"),
-                         pl.coalesce(_first(text, TIMES), pl.col("duration_ms") / 1e3).alias("took"))
+                         pl.coalesce(_first(text, TIMES), pl.col("duration_ms") / 1e3).alias("took"),
+                         _printed(text, [p for p, _ in TIMES]).alias("took_said"),
+                         _printed(text, RATES).alias("rate_said"))
     st = st.filter(pl.col("rate").is_not_null() | pl.col("took").is_not_null())
     numbered = (st.filter(pl.col("step").is_not_null())
                 .unique(["rank", "step"], keep="first", maintain_order=True))
@@ -176,7 +188,13 @@ def steady(t: pl.DataFrame) -> dict | None:
     span = (f"{_said(what, lo, unit)}" if lo == hi else
             f"{lo:g}-{hi:g} {unit or ''}".rstrip() if what == "rate" else
             f"{_said(what, lo, None)} - {_said(what, hi, None)}")
-    return {"text": f"a steady {span} over {f.height} progress lines", "n": f.height}
+    return {"text": f"a steady {span} over {f.height} progress lines{printed(f, what)}", "n": f.height}
+
+
+def printed(f: pl.DataFrame, what: str) -> str:
+    """`` (as the program prints it: `3.169 sec/step`)``: the figure in its own words, or nothing."""
+    said = f[f"{what}_said"].drop_nulls() if f"{what}_said" in f.columns else None
+    return f" (as the program prints it: `{said[-1].strip()}`)" if said is not None and said.len() else ""
 
 
 def holds(t: pl.DataFrame) -> dict | None:
@@ -244,13 +262,18 @@ def measure(steps: pl.DataFrame) -> dict:
         pl.coalesce(text.str.extract(r"elapsed time per iteration \(ms\): ([\d.]+)", 1)
                     .cast(pl.Float64, strict=False) / 1e3,
                     text.str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False),
-                    text.str.extract(r"([\d.]+)\s*s/it\b", 1).cast(pl.Float64, strict=False)).alias("took"),
+                    text.str.extract(r"([\d.]+)\s*s/it\b", 1).cast(pl.Float64, strict=False),
+                    _first(text, TIMES),  # (then any time per step a progress line prints)
+                    # (tqdm's it/s, below one step a second its s/it: the same figure, inverted)
+                    1 / text.str.extract(r"([\d.]+)\s*it/s\b", 1).cast(pl.Float64, strict=False))
+        .alias("took"),
         # a throughput after its unit (`samples/sec: 875.6`) or before it (`875.63 samples/sec`,
         # `3.2it/s`)
         pl.coalesce(text.str.extract(r"(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*([\d][\d,.]*)", 1),
                     text.str.extract(r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens|it)/s(?:ec)?\b",
                                      1))
-        .str.replace_all(",", "").cast(pl.Float64, strict=False).alias("rate"))
+        .str.replace_all(",", "").cast(pl.Float64, strict=False)
+        .fill_null(_first(text, [(p, 1.0) for p in RATES])).alias("rate"))  # (then any rate RATES reads)
     # the first step carries the warm-up (compilation, allocator, NCCL connects): never the slow one
     one = st.unique("step", keep="first", maintain_order=True).sort("step")
     first_step = one["step"].min()
@@ -267,7 +290,11 @@ def measure(steps: pl.DataFrame) -> dict:
             out["slow"] = (f"steps {worst['from']} -> {worst['step']} took {took}"
                            f", {worst['s'] / med:.0f}x the median pace of {duration(med)} per step",
                            worst["file"], worst["line"])
-    took = one.filter(pl.col("took").is_not_null() & (pl.col("step") > first_step))
+    # (the first step seen is the warm-up only where it is the run's first: a bar at 12/345 is past it)
+    past = (pl.col("step") > first_step) | (first_step > RUN_START)
+    took = one.filter(pl.col("took").is_not_null() & past)
+    if first_step <= RUN_START:  # (and the leading steps still off the pace: a compiler's, tinygrad's JIT)
+        took = _settled(took, "took")
     if took.height >= 2:
         med = took["took"].median()
         out["per_step_s"] = out["per_step_s"] or med

@@ -112,10 +112,17 @@ def steady_progress(ev: Evidence) -> Verdict | None:
     if (not ev.progressed or ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.missing
             or ev.mismatches or ev.coverage.missing):
         return None  # (ranks of a known world that left no record: what they logged is not known)
-    pace, rate = ev.pace["per_step_s"], ev.pace["rate"]
-    if ev.steps.height < 2 or ev.pace["slow"] or ev.pace["falling"] or (pace is None and rate is None):
+    per_step, rate = ev.pace["per_step_s"], ev.pace["rate"]
+    if ev.steps.height < 2 or ev.pace["slow"] or ev.pace["falling"] or (per_step is None and rate is None):
         return None  # a pace that cannot be measured might hide a stall between two step lines
-    steady = f" at a steady {pace:.1f} s per step" if pace else f" at a steady throughput ({rate:g})"
+    what = "took" if per_step else "rate"
+    own = ev.ticks.filter(pl.col(what).is_not_null() & (pl.col(what) > 0))
+    if what == "took" and pace.cumulative(own):
+        own = own.clear()  # (seconds since the start on each line: no time per step)
+    if own.height >= 2 and own[what].max() > pace.STEADY * own[what].min():
+        return None  # (the lines' own figures differ by half or more: two runs, or a pace that moves)
+    steady = (f" at a steady {per_step:.1f} s per step" if per_step
+              else f" at a steady throughput ({rate:g})") + (pace.printed(own, what) if own.height else "")
     return Verdict(Kind.HEALTHY, f"{'; '.join(ev.progressed[:2])}" + steady
                    + " and no error, signal or stall is logged: the steps of a synchronous job advance only "
                    f"while every rank takes part ({ev.coverage.describe()})", [],

@@ -48,9 +48,17 @@ RATES = (
     r"(?i)\btflops(?:/s)?(?:[/_ ](?:per[/_ ])?gpu)?\s*[:=]\s*(\d[\d,]*(?:\.\d+)?)",
     r"(?i)\b(?:tgs|tokens?[/_ ](?:per[/_ ])?gpu[/_ ](?:per[/_ ])?s(?:ec(?:ond)?)?)\b[^:=\d]{0,30}[:=]\s*"
     r"(\d[\d,]*(?:\.\d+)?)",
+    # a key that names its unit in brackets (ms-swift's jsonl `'train_speed(iter/s)': 0.011176`,
+    # swift/trainers/mixin.py): the figure after the key
+    r"(?i)\w*\((?:iter|it|steps?|samples|tokens?|images|seqs)/s(?:ec)?\)['\"]?\s*[:=]\s*(\d[\d,]*(?:\.\d+)?)",
+    # torch_xla's test_train_mp_*.py (`| Training Device=xla:0/3 Epoch=1 Step=640 Loss=0.00174 Rate=551.37
+    # GlobalRate=379.99 Time=...`): `Rate=` the samples/s of the last interval, not `GlobalRate=` (since the
+    # start)
+    r"\bRate=(\d[\d,]*(?:\.\d+)?)",
 )
 #: the unit of a line's rate, where it says one
-RATE_UNIT = (r"(?i)(token/s|tokens?/s(?:ec)?|tok/s|samples/s(?:ec)?|images/s(?:ec)?|it/s|steps?/s|tps|wps|"
+RATE_UNIT = (r"(?i)(token/s|tokens?/s(?:ec)?|tok/s|samples/s(?:ec)?|images/s(?:ec)?|iter/s|it/s|steps?/s|"
+             r"tps|wps|"
              r"[GT]FLOPS|tokens?/gpu/s\w*|tgs|SamplesPerSec)")
 #: where a field named ``time`` starts: the line's start, a separator or a figure before it, then the word
 #: with what it times (``iter time``, ``step_time``, ``time/batch``)
@@ -62,7 +70,8 @@ TIMES = (
     (r"'elapsed_s': ([\d.]+)", 1.0),
     (r"\(([\d.]+) sec\)", 1.0),  # TensorFlow's estimator: the seconds of the steps since its last line
     (r"([\d.]+)\s*s/it\b", 1.0),
-    (r"([\d.]+)\s*s/(?:step|iter|batch)\b", 1.0),
+    # (RETURNN's `step 37, ce 5.456, ..., 3.169 sec/step`: returnn/torch/engine.py)
+    (r"([\d.]+)\s*(?:s|sec|secs)/(?:step|iter|batch)\b", 1.0),
     # the unit before the figure (PyTorch's word_language_model: `| ms/batch 45.21 |`)
     (r"(?i)\bms/(?:step|iter|batch)\s*[:=]?\s*([\d.]+)", 1e-3),
     (r"([\d.]+)\s*ms/step\b", 1e-3),

@@ -98,6 +98,15 @@ EVENT_KINDS = {
     # --- branch salient (issue 31): a line no parser decodes that still tells (parsers/salient.py) ---
     "telling_line": "a line no parser decodes whose words read as a crash, a transport failure, a wait or "
                     "an error (it stays an unknown line): message = its text, where = its class",
+    # --- branch progress (session 15, issue 31): a server's own word that it starts and serves
+    # (parsers/serving.py) ---
+    "served": "a server's own line that it served work: an HTTP access line (uvicorn's `\"POST "
+              "/v1/completions HTTP/1.1\" 200 OK`; where = request, or request_failed for a 5xx), SGLang's "
+              "`Prefill batch. ... #running-req: 28, #queue-req: 0` (where = batch)",
+    "server_up": "a server's or an engine's start-up milestone (SGLang's `Init torch distributed ends`, "
+                 "`Load weight begin`, `The server is fired up and ready to roll!`, uvicorn's `Application "
+                 "startup complete.`): where = ready for a server that says it serves, else the phase",
+    # --- end of branch progress ---
 }
 #: The kinds as names: ``EventKind.WATCHDOG_TIMEOUT == "watchdog_timeout"``, so a polars filter compares
 #: against the stored string and a misspelt kind fails at import, not silently. Parsers and the analysis

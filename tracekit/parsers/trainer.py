@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit.parsers import Parsed, any_of
+from tracekit.parsers import Parsed, any_of, serving
 from tracekit.parsers.text import PREFIX
 from tracekit.schema import EventKind
 
@@ -28,6 +28,9 @@ SWIFT_STEP = r"'global_step/max_steps': '(?P<step>\d+)/(?P<max_steps>\d+)'"
 DS_STEP = r"\bstep=(?P<step>\d+), skipped=(?P<skipped>\d+)"
 MEGATRON = rf"iteration\s+(?P<step>\d+)/\s*(?P<max_steps>\d+) \|.*?(?:lm loss: (?P<loss>{NUM}))?"
 TQDM = r"(?P<pct>\d+)%\|[^|]*\|+\s*(?P<step>\d+)/(?P<max_steps>\d+) \["
+# a tqdm bar's tail pasted alone, its bar and counts cut (`[00:40<7:58:13,  5.75s/it, loss=0.175, lr=2e-6]`):
+# elapsed<remaining, the pace (tqdm/std.py format_meter), the postfix; a ``progress`` event with no step
+TQDM_TAIL = r"^\s*\[(?:\d+:)?\d\d:\d\d<(?:\d+:)?\d\d:\d\d,\s*[\d.]+\s*(?:s/it|it/s)\b[^\]]*\]\s*$"
 # any other loop's line with a step and a loss (torchtitan `step: 200  loss:  6.1384`, `step at 58400,
 # loss=31.05`, `ep 1 train, step 97, acc 0.004, loss 8.624`), and tf_cnn_benchmarks' `90\timages/sec: 152.2
 # +/- 0.2 (...)\t2.321`
@@ -92,6 +95,14 @@ PROGRAM_END = (r"(?i)^(?:Rank \d+:\s*)?(?:End of (?:workload|training)\b"
                r"(?:benchmark|tests?|checks?)\b"
                r"|^(?:The )?(?:benchmark|tests?|checks?) (?:finished|completed|done|passed)\b"
                r"|\bFault nodes are: \[\]\s+and stragglers are: \[\]")
+# (progress) a test runner's own end: unittest's TextTestRunner (and nose, Paddle's and torch's own test
+# suites: `Ran 4 tests in 41.896s`, the separator, then `OK` or `OK (skipped=1)`; `FAILED (failures=1)` is
+# no clean end: unittest/runner.py), pytest's summary with nothing failed (`=== 5 passed, 1 warning in
+# 3.21s ===`: _pytest/terminal.py)
+TESTS_RAN = r"^Ran (\d+) tests? in ([\d.]+)s\s*$"
+TESTS_OK = r"^OK(?: \((?:\w+=\d+(?:, )?)+\))?\s*$"
+PYTEST_PASSED = (r"^=+ (?:\d+ (?:passed|skipped|deselected|xfailed|xpassed|warnings?)(?:, | ))+in [\d.]+s"
+                 r"(?: \([\d:]+\))? =+\s*$")
 # a program's own watchdog naming the rank that made no progress (`STALL rank 3 on node0: no progress past
 # step 324 for 120s`): a ``stall`` event of that rank, at that step
 NO_PROGRESS = (r"(?i)\brank (?P<stalled>\d+)\b(?: on (?P<host>[\w.\-]+))?\W.*?\bno progress\b"
@@ -154,6 +165,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add(EventKind.STEP, t.str.contains(DS_STEP), DS_STEP)
     add(EventKind.STEP, t.str.contains(r"iteration\s+\d+/\s*\d+ \|"), MEGATRON)
     add(EventKind.PROGRESS, t.str.contains(TQDM), TQDM)
+    add(EventKind.PROGRESS, t.str.contains(TQDM_TAIL))
     if "raw" in lines.columns:  # a bar a message was written after: the lines frame keeps the message
         bars = lines.filter(pl.col("raw").str.contains(TQDM) & ~t.str.contains(TQDM)).join(
             df.select("file", "line", "ts", "rank"), on=["file", "line"])
@@ -195,6 +207,15 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add(EventKind.STEP, t.str.contains(ITERATION), ITERATION)
     frames[n:] = [f.drop("max_steps") for f in frames[n:]]
     add(EventKind.PROGRAM_END, t.str.contains(PROGRAM_END))
+    ran = t.str.contains(TESTS_RAN)
+    after = pl.any_horizontal(ran.shift(k).over("file").fill_null(False) for k in (1, 2, 3))
+    df = df.with_columns((t.str.contains(TESTS_OK) & after).alias("_ok"),
+                         pl.when(ran).then(t).forward_fill().over("file").alias("_ran"))
+    ok = df.filter(pl.col("_ok"))
+    if ok.height:  # (the message names the run: `Ran 1 test in 41.896s: OK`)
+        frames.append(ok.with_columns(pl.lit(EventKind.PROGRAM_END).alias("kind"),
+                                      pl.format("{}: {}", "_ran", t).alias("message")))
+    add(EventKind.PROGRAM_END, t.str.contains(PYTEST_PASSED) & t.str.contains(r"\d passed\b"))
     add(EventKind.PHASE_TIMES, t.str.contains(PHASES))
     add(EventKind.STALL, t.str.contains(NO_PROGRESS), NO_PROGRESS)
     said = pl.coalesce(t.str.extract(SAYS_RANK, 1).cast(pl.Int64, strict=False),
@@ -202,6 +223,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     frames[n:] = [f.with_columns(said.alias("rank"), pl.lit("program").alias("where"))
                   .drop("stalled", strict=False) for f in frames[n:]]
     add(EventKind.COMM_OP, t.str.contains("comm op: "), COMM_OP)
+    if (served := serving.parse(df)) is not None:  # (an inference server's start-up and requests)
+        frames.append(served)
     add(EventKind.TRAIN_START, t.str.contains(TRAIN_START))
     add(EventKind.TRAIN_END, t.str.contains(r"\{'train_runtime'"))
     opened = t.str.contains(ARGS_OPEN).cast(pl.Int32).cum_sum().over("file")
@@ -211,7 +234,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     n = len(frames)
     add(EventKind.TRAIN_ARG, t.str.contains(HF_ACCUM), HF_ACCUM)
     frames[n:] = [f.with_columns(pl.lit("gradient_accumulation_steps").alias("key")) for f in frames[n:]]
-    events = pl.concat(frames, how="diagonal_relaxed").drop("_tag", strict=False) if frames else None
+    events = (pl.concat(frames, how="diagonal_relaxed").drop("_tag", "_ok", "_ran", strict=False) if frames
+              else None)
     if events is not None:
         events = events.with_columns(
             pl.when(pl.col("kind") == EventKind.TRAIN_ARG).then(pl.format("{}={}", "key", "value"))
@@ -252,8 +276,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
                  r"\{'train_runtime'|\{'eval_\w*loss'",
                  LOGGED_EVERY, MEGATRON_WORLD, ITERATION, PROGRAM_END, PHASES, NO_PROGRESS, TF_STEP, MXNET,
                  KERAS_EPOCH, KERAS_DONE, DS_TIMER, VERL, FAIRSEQ, FAIRSEQ_OLD, STEP_BAR,
-                 IMAGENET, MMCV_EPOCH, MMCV_ITER))
-    )
+                 IMAGENET, MMCV_EPOCH, MMCV_ITER, TESTS_RAN, PYTEST_PASSED, serving.SAID, TQDM_TAIL))
+    ) | pl.col("_ok")
     return Parsed("trainer", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))
 
 

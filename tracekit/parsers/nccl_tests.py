@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit.parsers import Parsed, any_of
+from tracekit.parsers import Parsed, any_of, bench_results
 from tracekit.parsers.text import PREFIX
 from tracekit.schema import EventKind
 
@@ -52,6 +52,9 @@ MAX_ARG = r"_perf\S*\s.*?(?:^|\s)(?:-e|--maxbytes)[ =]?(?P<max>\d+)(?P<unit>[KMG
 UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 # a launcher's tag that also sits inside a row, where a line's prefix was repeated per column (`-1[0]`)
 INNER_TAG = r"\[\d{1,4}\]"
+# a table pasted as a diff (a README's results added in a pull request: `+  2147483648  536870912  float
+# sum  -1  45662 ...`) or quoted in markdown (`> 1048576 ...`): the marker before a row's size
+PASTED = r"^[+>-]\s"
 HEADER = (r"^#?\s*(?:size\s+count\s+type|bytes\s+N\s+type|\(B\)\s+\(elements\)|out-of-place"
           r"|Avg bus bandwidth|Out of bounds|nThread \d+ nGpus|Using devices"
           r"|Collective test (?:starting|concluded))"
@@ -68,6 +71,24 @@ BENCH_BW = r"\b(?P<what>algbw|busbw): (?P<gbs>[\d.]+) GBps\b"
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
+    """nccl-tests' tables and the all-reduce benchmark's result, then any other benchmark's result lines
+    (``parsers/bench_results.py``) among the lines neither claimed."""
+    out = _parse(lines)
+    if not lines.height:
+        return out
+    # (the rank a launcher's prefix or a `[rank N]` tag names)
+    tag = [c for c in ("rank_tag", "mpi_rank", "launch_rank") if c in lines.columns]
+    found = bench_results.results(lines.select("file", "line", "text", *tag)
+                                  .join(out.claimed, on=["file", "line"], how="anti"))
+    if found is None:
+        return out
+    tables = dict(out.tables)
+    tables["events"] = pl.concat([e for e in (tables.get("events"), found) if e is not None],
+                                 how="diagonal_relaxed")
+    return Parsed("nccl-tests", tables, pl.concat([out.claimed, found.select("file", "line")]))
+
+
+def _parse(lines: pl.DataFrame) -> Parsed:
     if not lines.height:
         return Parsed("nccl-tests")
     t = pl.col("text")
@@ -83,7 +104,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
         "file", "line", text, pl.col("host_said").alias("pdsh_host"))
     said = any_of(HEADER, BINARY, COMPILED, FAILURE, FAILED_PID, RANK, MAX_ARG, MAX_BYTES)
     mine = df.filter(t.str.contains(said)
-                     | t.str.replace_all(INNER_TAG, " ").str.contains(ROW))
+                     | t.str.replace_all(INNER_TAG, " ").str.replace(PASTED, "  ").str.contains(ROW))
     bench = _bench(df)
     if not mine.height:
         return bench or Parsed("nccl-tests")
@@ -168,7 +189,7 @@ def _rows(mine: pl.DataFrame) -> pl.DataFrame:
     """One ``bandwidth`` event per result row (its out-of-place figures), and a ``test_wrong`` event
     for a row whose ``#wrong`` count (out of place or in place) is above 0."""
     t = pl.col("text")
-    row = t.str.replace_all(INNER_TAG, " ")
+    row = t.str.replace_all(INNER_TAG, " ").str.replace(PASTED, "  ")
     rows = mine.filter(row.str.contains(ROW))
     if not rows.height:
         return rows

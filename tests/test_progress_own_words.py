@@ -242,3 +242,21 @@ def test_steps_slow_only_while_the_jit_compiles_are_not_slow(tmp_path):
     lines = [f"{i:5d} {t:.2f} s run, 11.8750 loss, 0.000000000001 LR, 1454.57 GB used, 398512.24 GFLOPS"
              for i, t in enumerate(times, 1)]
     assert verdict_of(tmp_path, lines).kind == Kind.HEALTHY
+
+
+def test_a_server_answering_only_its_metrics_probes_is_not_said_to_serve(tmp_path):
+    # (a Ray actor's SGLang engine while the trainer hangs: liveness and metrics probes still get 200)
+    lines = [f'(SGLangEngine pid=17467) [2026-03-24 06:37:0{s}] INFO:     172.17.0.11:4{s}646 - "GET '
+             '/metrics HTTP/1.1" 200 OK' for s in range(4)]
+    lines.insert(0, "(MegatronTrainRayActor pid=19450) [2026-03-24 06:36:50] timer.py:24 - Timer actor_train "
+                    "start")
+    assert verdict_of(tmp_path, lines).kind != Kind.HEALTHY
+
+
+# tqdm bars of four ranks interleaved as a run starts (tqdm's it/s: an average since the bar began)
+def test_bars_of_ranks_starting_up_are_not_a_slow_step(tmp_path):
+    lines = ["0%| | 1/61289 [00:05<95:22:15, 5.60s/it]", "0%| | 1/61601 [00:05<88:22:49, 5.17s/it]",
+             "0%| | 2/61289 [00:06<15:05:38, 1.13it/s]", "0%| | 2/61601 [00:05<13:54:11, 1.23it/s]",
+             "0%| | 3/61289 [00:07<11:16:09, 1.51it/s]", "0%| | 4/61289 [00:07<1:51:54, 9.13it/s]",
+             "0%| | 6/61289 [00:07<1:42:52, 9.93it/s]", "0%| | 7/61289 [00:07<1:40:52, 10.1it/s]"]
+    assert verdict_of(tmp_path, lines).kind != Kind.SLOW_PROGRESS

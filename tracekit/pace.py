@@ -31,8 +31,6 @@ TREND = 2.0
 STEADY = 1.5
 #: the fewest lines with a figure that say a pace or a trend
 MIN_TICKS = 3
-#: a first step seen at or below this is the run's start, whose time holds the warm-up
-RUN_START = 10
 
 
 def _number(said: pl.Expr) -> pl.Expr:
@@ -194,7 +192,9 @@ def steady(t: pl.DataFrame) -> dict | None:
 def printed(f: pl.DataFrame, what: str) -> str:
     """`` (as the program prints it: `3.169 sec/step`)``: the figure in its own words, or nothing."""
     said = f[f"{what}_said"].drop_nulls() if f"{what}_said" in f.columns else None
-    return f" (as the program prints it: `{said[-1].strip()}`)" if said is not None and said.len() else ""
+    if said is None or not said.len():
+        return ""
+    return f" (as the program prints it: `{said[-1].strip(' ,;|')}`)"
 
 
 def holds(t: pl.DataFrame) -> dict | None:
@@ -263,10 +263,10 @@ def measure(steps: pl.DataFrame) -> dict:
                     .cast(pl.Float64, strict=False) / 1e3,
                     text.str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False),
                     text.str.extract(r"([\d.]+)\s*s/it\b", 1).cast(pl.Float64, strict=False),
-                    _first(text, TIMES),  # (then any time per step a progress line prints)
-                    # (tqdm's it/s, below one step a second its s/it: the same figure, inverted)
-                    1 / text.str.extract(r"([\d.]+)\s*it/s\b", 1).cast(pl.Float64, strict=False))
-        .alias("took"),
+                    _first(text, TIMES)).alias("took"),  # (then any time per step a line prints)
+        # tqdm's it/s (below one step a second it prints s/it: the same figure, inverted): a smoothed
+        # average since the bar began, a pace and never one slow step
+        (1 / text.str.extract(r"([\d.]+)\s*it/s\b", 1).cast(pl.Float64, strict=False)).alias("_inverted"),
         # a throughput after its unit (`samples/sec: 875.6`) or before it (`875.63 samples/sec`,
         # `3.2it/s`)
         pl.coalesce(text.str.extract(r"(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*([\d][\d,.]*)", 1),
@@ -291,10 +291,12 @@ def measure(steps: pl.DataFrame) -> dict:
                            f", {worst['s'] / med:.0f}x the median pace of {duration(med)} per step",
                            worst["file"], worst["line"])
     # (the first step seen is the warm-up only where it is the run's first: a bar at 12/345 is past it)
-    past = (pl.col("step") > first_step) | (first_step > RUN_START)
-    took = one.filter(pl.col("took").is_not_null() & past)
-    if first_step <= RUN_START:  # (and the leading steps still off the pace: a compiler's, tinygrad's JIT)
-        took = _settled(took, "took")
+    # (and the leading steps still off the pace after it: a compiler's, tinygrad's JIT); with only two
+    # lines, both give the pace (too few to call one of them slow)
+    took = _settled(one.filter(pl.col("took").is_not_null() & (pl.col("step") > first_step)), "took")
+    if took.height < 2:  # (two lines that print their pace, one as s/it and one as it/s: both give it)
+        both = one.with_columns(pl.coalesce("took", "_inverted")).filter(pl.col("took").is_not_null())
+        took = both if both.height == 2 else took
     if took.height >= 2:
         med = took["took"].median()
         out["per_step_s"] = out["per_step_s"] or med

@@ -73,7 +73,7 @@ def _figure(g: pl.DataFrame) -> str:
     head = g["message"][0]
     if not v.len():
         return f"`{head[-80:]}`"
-    name = head.split(":")[0][-40:] if ":" in head[:60] else "bandwidth"
+    name = head.split(":")[0][-40:] if ":" in head[:60] else "the figure"
     span = f"{v.min():g}" if v.min() == v.max() else f"{v.min():g}-{v.max():g}"
     n = g["rank"].n_unique() if g["rank"].drop_nulls().len() else 0
     return f"{name.strip()} {span} GB/s" + (f" over {n} ranks" if n > 1 else "")
@@ -92,7 +92,7 @@ def serving(ev: Evidence) -> Verdict | None:
     if not rows.height or not _calm(ev) or (rows["where"] == "request_failed").any():
         return None
     covers = f"this covers what is seen ({ev.coverage.describe()})"
-    served = rows.filter(pl.col("kind") == EventKind.SERVED)
+    served = rows.filter((pl.col("kind") == EventKind.SERVED) & (pl.col("where") != "probe"))
     if served.height:
         asked = served.filter(pl.col("where") == "request").height
         batches = served.filter(pl.col("where") == "batch")

@@ -110,8 +110,9 @@ def steady_progress(ev: Evidence) -> Verdict | None:
     job's steps advance only while every rank of it takes part in its collectives, so the ranks that
     do not log are moving too."""
     if (not ev.progressed or ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.missing
-            or ev.mismatches or ev.coverage.missing):
-        return None  # (ranks of a known world that left no record: what they logged is not known)
+            or ev.mismatches or ev.coverage.missing or ev.stacks.height):
+        return None  # (ranks of a known world that left no record: what they logged is not known; a stack
+        # dump beside the steps: someone looked for where it waits)
     per_step, rate = ev.pace["per_step_s"], ev.pace["rate"]
     if ev.steps.height < 2 or ev.pace["slow"] or ev.pace["falling"] or (per_step is None and rate is None):
         return None  # a pace that cannot be measured might hide a stall between two step lines

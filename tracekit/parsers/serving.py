@@ -13,7 +13,8 @@ Written from the code that prints it:
 - uvicorn (vLLM's and SGLang's API servers; uvicorn/logging.py's access formatter): ``INFO:
   127.0.0.1:20504 - "POST /v1/completions HTTP/1.1" 200 OK``, and ``Application startup complete.``.
 
-A ``served`` event per request line (``where="request"``; a 5xx status ``where="request_failed"``) and per
+A ``served`` event per request line (``where="request"``; a 5xx status ``where="request_failed"``, a probe of
+its liveness or metrics ``where="probe"``: answered while the engine behind it hangs) and per
 batch line (``where="batch"``); a ``server_up`` event per milestone (``where`` its phase: ``dist_init``,
 ``load_weights``, ``memory_pool``, ``cuda_graph``, ``ready``).
 """
@@ -26,6 +27,9 @@ from tracekit.schema import EventKind
 
 #: an HTTP access line: the request and its status
 ACCESS = r"\"(?:GET|POST|PUT|DELETE|PATCH|HEAD) /\S* HTTP/[\d.]+\" (\d{3})\b"
+#: a request that asks whether the server is up, not for work (a liveness or metrics probe, a model list):
+#: it is answered while the engine behind it hangs
+PROBE = r"\"(?:GET|HEAD) /(?:metrics|health\w*|ping|v1/models|get_model_info|get_server_info|version)\b"
 #: SGLang's scheduler scheduling a prefill batch
 BATCH = r"\bPrefill batch[.,] #new-seq: \d+, #new-token: \d+"
 #: start-up milestones, by phase
@@ -48,8 +52,9 @@ def parse(df: pl.DataFrame) -> pl.DataFrame | None:
         return None
     phase = pl.coalesce(*(pl.when(t.str.contains(p)).then(pl.lit(k)) for k, p in MILESTONES.items()))
     status = t.str.extract(ACCESS, 1).cast(pl.Int64, strict=False)
-    where = (pl.when(status >= 500).then(pl.lit("request_failed")).when(status.is_not_null())
-             .then(pl.lit("request")).when(t.str.contains(BATCH)).then(pl.lit("batch")).otherwise(phase))
+    where = (pl.when(status >= 500).then(pl.lit("request_failed")).when(t.str.contains(PROBE))
+             .then(pl.lit("probe")).when(status.is_not_null()).then(pl.lit("request"))
+             .when(t.str.contains(BATCH)).then(pl.lit("batch")).otherwise(phase))
     kind = pl.when(phase.is_not_null() & status.is_null()).then(pl.lit(EventKind.SERVER_UP)).otherwise(
         pl.lit(EventKind.SERVED))
     told = [c for c in ("ts", "rank") if c in got.columns]

@@ -18,7 +18,7 @@ went on after it (a step, a progress bar, a clean end later in the same file):
 - a peer that closed its connection (``Connection closed by localRank 7``), with no cause seen: a
   consequence, never a cause -> UNDECIDED naming who ended first and what to collect from it
   (``peer_closed``).
-Anything else falls through to UNDECIDED, which quotes the most telling line (``situation.undecided``).
+Anything else falls through to UNDECIDED, which quotes the most telling line (``undecided.undecided``).
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def _hosts(df: pl.DataFrame) -> str:
 #: a kill from outside (a launcher or a scheduler ending a job that hung), not a cause of its own
 KILLED = r"(?i)(?-i:\bKilled\b)|\bSIG(?:KILL|TERM)\b"
 #: a process that cannot start: the loader's, the interpreter's or the shell's refusal, a failed import
-NO_START = salient.NO_START + "|" + salient.IMPORT_FAILED
+NO_START = salient.either(salient.NO_START, salient.IMPORT_FAILED)
 OOM = r"(?i)out of memory|\boom\b"
 
 

@@ -18,7 +18,7 @@ NCCL's ``host:pid:tid [dev]``, Ray's ``(pid=N)``). A file with none of these has
 claimed told (``Telling.LAST``): what UNDECIDED quotes where nothing else is.
 
 Such a line is not decoded: it stays an unknown line (``Parsed.claimed`` is empty), and the event only
-lets the verdict quote it (``situation.undecided``) and weigh it (``rules_salient``). A few families are
+lets the verdict quote it (``undecided.undecided``) and weigh it (``rules_salient``). A few families are
 read on lines a parser claimed too, where that parser decodes nothing of them (a peer's close, a process
 that cannot start, c10d's failed connect). Words in benign context do not count: a setting (``--timeout
 1800``, ``NCCL_IB_TIMEOUT=22``, ``timeout: 30``), a count of none (``errors: 0``, ``no error``), a progress
@@ -36,6 +36,15 @@ import polars as pl
 from tracekit.parsers import Parsed
 from tracekit.schema import EventKind
 
+
+
+def either(*patterns: str) -> str:
+    """One pattern that holds any of ``patterns``, each in its own group with its own case rule: a
+    pattern that opens with ``(?i)`` becomes a ``(?i:...)`` group (a flag at a pattern's head applies
+    to the whole of a joined pattern in Python and nowhere but the head is allowed), any other a
+    ``(?:...)`` one (case-sensitive, as it was alone)."""
+    return "|".join(f"(?i:{p.removeprefix('(?i)')})" if p.startswith("(?i)") else f"(?:{p})"
+                    for p in patterns)
 
 
 class Telling(StrEnum):
@@ -90,7 +99,7 @@ PROBE = (r"(?i)\bdlerror\b|\bdlopen\b|\bplugin\b|using internal implementation|\
          r"|warn(?:ing)?s?\b|\bwill not be (?:used|available)\b|\bdisabl(?:e|ed|ing)\b")
 #: the words of a process that died, of one that cannot start and of a launcher's failure line
 DIED = CRASH
-CRASH = "|".join([DIED, NO_START.removeprefix("(?i)"), IMPORT_FAILED, LAUNCHER_FAILED.removeprefix("(?i)")])
+CRASH = either(DIED, NO_START, IMPORT_FAILED, LAUNCHER_FAILED)
 #: a transport's own failure: decisive where nothing decoded says otherwise (``HARD_TRANSPORT``)
 #: a peer that closed its side: the consequence of that peer's end (NCCL's proxy service thread
 #: ``[Service thread] Connection closed by localRank 7``, errno's ``Connection reset by peer``)
@@ -108,8 +117,9 @@ HARD_TRANSPORT = (
 TRANSPORT = HARD_TRANSPORT + (
     r"|connection (?:reset|refused|timed out|closed by peer)|no route to host|network is unreachable"
     r"|broken pipe|address family not supported|wrong magic|transport endpoint is not connected"
-    r"|\bE(?:CONNRESET|CONNREFUSED|HOSTUNREACH|NETUNREACH|PIPE)\b|" + PEER_CLOSED.removeprefix("(?i)")
+    r"|\bE(?:CONNRESET|CONNREFUSED|HOSTUNREACH|NETUNREACH|PIPE)\b"
 )
+TRANSPORT = either(TRANSPORT, PEER_CLOSED)
 WAIT = (r"(?i)\bwaiting (?:for|to|on)\b|\bstill waiting\b|\btimed? ?out\b|\btimeout\b|deadline exceeded"
         r"|\bhang(?:s|ing)?\b|\bhung\b|\bstuck\b|not responding")
 ERROR = (r"(?i)^\s*(?:error|fatal|critical)\b|\[(?:error|fatal|critical)\]|(?-i:\b(?:ERROR|FATAL|CRITICAL)\b)"
@@ -184,15 +194,13 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
     # line a parser claimed too: nccl-tests' parser claims ``all_reduce_perf: symbol lookup error: ...`` by
     # its program's name, the torch parser c10d's ``[W socket.cpp:663]`` lines by their head, the launcher
     # parser ``Container rank 0 status failed ...`` for the local rank it names, decoding no failure)
-    anywhere = every.filter(t.str.contains("|".join([PEER_CLOSED_LOCAL, NO_START.removeprefix("(?i)"),
-                                                      CONNECT_FAILED.removeprefix("(?i)"),
-                                                      r"\bContainer rank \d+ status failed\b"])))
+    anywhere = every.filter(t.str.contains(either(PEER_CLOSED_LOCAL, NO_START, CONNECT_FAILED,
+                                                  r"\bContainer rank \d+ status failed\b")))
     df = pl.concat([every.join(unclaimed.select("file", "line"), on=["file", "line"], how="semi")
                     .with_columns(pl.lit(False).alias("_claimed")),
                     anywhere.with_columns(pl.lit(True).alias("_claimed"))])
     df = df.unique(["file", "line"], keep="first", maintain_order=True)
-    any_word = "|".join(p.removeprefix("(?i)") for p in (CRASH, TRANSPORT, WAIT, ERROR))
-    df = df.filter(t.str.contains("(?i)" + any_word) | t.str.contains(WARNING)
+    df = df.filter(t.str.contains(either(CRASH, TRANSPORT, WAIT, ERROR)) | t.str.contains(WARNING)
                    | pl.col("log_level").fill_null("").is_in([*LEVELS, "WARNING", "WARN", "W"]))
     # (a line of a few characters, ``{`` or ``Error:`` under an error level, says nothing to quote; a
     # shell's ``Killed`` does)

@@ -151,9 +151,16 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
     timeout's consequence, a kill from outside (``Killed``, SIGKILL, SIGTERM, not the OOM killer's)
     in a job that timed out or stalled is the job being ended, and against such waits a line that names
     no rank or process is no one's crash: none of them decides."""
-    crash = _no_start_then_started(ev, telling(ev).filter(pl.col("where") == Telling.CRASH))
+    told = telling(ev)
+    crash = _no_start_then_started(ev, told.filter(pl.col("where") == Telling.CRASH))
     if not crash.height:
         return None
+    # (a crash after a transport's own failure in its file is that failure's consequence: UCX's ``Failed to
+    # create ipc`` then its ``rndv.c:1872 Assertion ... failed``; said_by_telling_lines decides it)
+    failed = told.filter((pl.col("where") == Telling.TRANSPORT) & salient.hard_transport())
+    first_failed = failed.group_by("file").agg(pl.col("line").min().alias("_t"))
+    crash = crash.join(first_failed, on="file", how="left").filter(
+        pl.col("_t").is_null() | (pl.col("line") < pl.col("_t"))).drop("_t")
     waited = pl.concat([ev.timeouts.select("file", "line"), ev.stalls.select("file", "line")])
     if waited.height:
         first_wait = waited.group_by("file").agg(pl.col("line").min().alias("_w"))
@@ -173,6 +180,11 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
         gone = re.search(MISSING, first["message"])
         what = ("a process could not start (the program, a library or a symbol it needs is missing"
                 + (f": {next(g for g in gone.groups() if g)}" if gone else "") + ")")
+    elif re.search(salient.MPI_INIT_FAILED, first["message"]):
+        what = ("a process could not start: its MPI library failed to initialise (MPI_Init; "
+                "MPI_ERRORS_ARE_FATAL aborts the processes of the communicator)")
+    elif re.search(salient.MPI_ABORTED, first["message"]):
+        what = "an MPI call failed and MPI's error handler aborted the processes of its communicator"
     elif re.search(salient.LAUNCHER_FAILED, first["message"]):
         name = named(first["message"])
         what = (f"the launcher reported {name} failed (its own error is in that process's log)" if name else
@@ -191,17 +203,33 @@ def said_by_telling_lines(ev: Evidence) -> Verdict | None:
     told = telling(ev)
     if not told.height:
         return None
-    transport = told.filter((pl.col("where") == Telling.TRANSPORT) & salient.hard_transport())
+    transport = pl.concat([told.filter((pl.col("where") == Telling.TRANSPORT) & salient.hard_transport()),
+                           _transfers_given_up(ev, told)]).unique(["file", "line"]).sort("file", "line")
     if transport.height:
         first = transport.row(0, named=True)
         who_else = _ranks(transport)
         also = (f"; {transport.height} such lines" if transport.height > 1 else "") + (
             f" ({who(who_else)})" if len(who_else) > 1 else "")
-        return Verdict(Kind.TRANSPORT_ERROR, f"the network transport failed: {quote(first)}{also}; read from "
-                       "its words (no parser decodes the line)", who_else, lines(transport, 4))
+        named_ = transport_named(first["message"]) or transport_named(" ".join(transport["message"]))
+        return Verdict(Kind.TRANSPORT_ERROR, f"the network transport failed{named_}: {quote(first)}{also}; "
+                       "read from its words (no parser decodes the line)", who_else,
+                       lines(_distinct(transport), 4))
     # (an NCCL init that completed is a start-up that connected: a rendezvous or a bootstrap came first)
     started = (ev.steps.height > 0 or align.collect(ev.store.collectives.lazy().select(pl.len())).item() > 0
                or ev.store.comms.filter(pl.col("state") == "init_complete").height > 0)
+    coordinator = told.filter(pl.col("message").str.contains(salient.COORDINATOR_UNREACHED)
+                              & ~pl.col("message").str.contains(salient.CAUGHT + r"|shutdown barrier"))
+    if coordinator.height and not started:
+        first = coordinator.row(0, named=True)
+        said = " ".join(coordinator["message"].to_list())
+        at = address(said) or (task.group(0) if (task := re.search(TASK, said)) else None)
+        times = f" ({coordinator.height} such lines)" if coordinator.height > 1 else ""
+        return Verdict(Kind.INIT_STALL, f"start-up never reached its coordinator{f' at {at}' if at else ''}: "
+                       f"{quote(first)}{times}; no step or collective is logged: the coordinator (XLA's mesh "
+                       "master, the JAX/TensorFlow coordination service) was not up, not reachable or not "
+                       "answering in time (its host down or late, a wrong address or port, a firewall, a "
+                       "task missing); read from the line's words (no parser decodes it)",
+                       _ranks(coordinator), lines(coordinator, 4))
     unreached = told.filter(salient.connect_failed())
     if unreached.height and not started:
         first = unreached.row(0, named=True)
@@ -223,6 +251,49 @@ def said_by_telling_lines(ev: Evidence) -> Verdict | None:
                            "or collective is logged (read from the line's words: no parser decodes it)",
                            _ranks(connect), lines(connect, 4))
     return None
+
+
+#: a task of a coordination service (``/job:jax_worker/replica:0/task:6``, ``task 6``)
+TASK = r"/job:[\w\-]+/replica:\d+/task:\d+|\btask:? ?\d+\b"
+
+
+def _transfers_given_up(ev: Evidence, told: pl.DataFrame) -> pl.DataFrame:
+    """A transfer engine's failed transfers (Mooncake's ``Transfer failed for task0``) that no retry line
+    follows in their file: a retry that may succeed decides nothing (its giving up, ``TRANSFER_FAIL``, is
+    a hard failure of its own)."""
+    failed = told.filter(pl.col("message").str.contains(salient.TRANSFER_FAILED))
+    if not failed.height:
+        return failed
+    retries = ev.kinds(EventKind.TELLING_LINE).filter(pl.col("message").str.contains(salient.CAUGHT))
+    last = retries.group_by("file").agg(pl.col("line").max().alias("_r"))
+    return failed.join(last, on="file", how="left").filter(
+        pl.col("_r").is_null() | (pl.col("line") > pl.col("_r"))).drop("_r")
+
+
+#: a transport a runtime's line names (NVSHMEM's ``init failed for transport: IBGDA``, UCX's ``rocm_ipc``),
+#: and the call that failed (``nvshmemi_transport_init:275``, ``ibgda_rc_init2rtr failed``, ``ibv_reg_mr``)
+TRANSPORT_NAME = (r"(?i)\btransport: (\w+)|\b(ibgda|ibrc|rocm_ipc|cuda_ipc|cma|psm[23]?|atl_ofi|libfabric"
+                  r"|ofi|ucx|nvshmem|mooncake|IB|RoCE|EFA|NET/\w+)\b")
+CALL = r"\b((?:[a-z]+_)+[a-z0-9]+)(?::\d+)?(?:\(\))?(?=[: ](?:\s*init)? ?failed|: |\b.{0,40}\bfailed)"
+
+
+def _distinct(df: pl.DataFrame) -> pl.DataFrame:
+    """The lines that say different things first (four processes' same ``Unable to create ah.`` cite one,
+    and the ``ibgda_rc_init2rtr failed`` after them gets cited too), then the rest, in file order."""
+    said = pl.col("message").str.replace_all(r"\d+", "N")
+    first = df.with_columns(said.alias("_s")).with_row_index("_i")
+    once = first.unique("_s", keep="first", maintain_order=True)
+    return pl.concat([once, first.join(once.select("_i"), on="_i", how="anti")]).drop("_i", "_s")
+
+
+def transport_named(message: str) -> str:
+    """`` (transport IBGDA; call nvshmemi_transport_init)``: the transport and the call a line names, or
+    nothing where it names neither."""
+    name = re.search(TRANSPORT_NAME, message)
+    call = re.search(CALL, message)
+    parts = ([f"transport {next(g for g in name.groups() if g)}"] if name else []) + (
+        [f"call {call[1]}"] if call else [])
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def address(text: str) -> str | None:

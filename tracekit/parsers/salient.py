@@ -63,7 +63,8 @@ class Telling(StrEnum):
 
 CRASH = (
     r"(?i)segmentation fault|\bsegfault|\bSIG(?:SEGV|ABRT|BUS|KILL|ILL|FPE)\b|core dumped|fatal python error"
-    r"|assertion .{1,300} failed|device-side assert|(?-i:^\s*Killed\b|\d Killed\s|\bKilled process \d)"
+    r"|assertion .{1,300} failed|\bassertion failure at\b|device-side assert"
+    r"|(?-i:^\s*Killed\b|\d Killed\s|\bKilled process \d)"
     r"|\bexited unexpectedly|\bunexpectedly exits?\b|\b(?:has|worker|process|actor) (?:has )?died\b"
     r"|\bis dead\b|out of memory|\boom[- ]?kill|terminate called (?:after|without)"
     r"|\*\*\* process received signal|<defunct>|illegal memory access|\bcrashed\b|\bbus error\b"
@@ -99,7 +100,17 @@ PROBE = (r"(?i)\bdlerror\b|\bdlopen\b|\bplugin\b|using internal implementation|\
          r"|warn(?:ing)?s?\b|\bwill not be (?:used|available)\b|\bdisabl(?:e|ed|ing)\b")
 #: the words of a process that died, of one that cannot start and of a launcher's failure line
 DIED = CRASH
-CRASH = either(DIED, NO_START, IMPORT_FAILED, LAUNCHER_FAILED)
+#: an MPI library that could not initialise, in Open MPI's and MPICH's words (ompi/errhandler: ``*** An error
+#: occurred in MPI_Init_thread`` ``*** on a NULL communicator`` ``*** MPI_ERRORS_ARE_FATAL (processes in this
+#: communicator will now abort, ...)``, ``Local abort before MPI_INIT completed``; ``ompi_mpi_init:
+#: ompi_rte_init failed``; MPICH's ``Fatal error in PMPI_Init_thread: Other MPI error``): the process
+#: cannot start (PMIx's own ``PMIX ERROR: ERROR in file gds_ds12_lock_pthread.c`` is not: jobs start after it)
+MPI_INIT_FAILED = (r"(?i)\berror occurred in MPI_Init\w*|\bbefore MPI_INIT completed"
+                   r"|\bompi_mpi_init: .{0,60}fail|fatal error in P?MPI_Init\w*"
+                   r"|\bMPI_Init\w* (?:failed|returned an error)")
+#: MPI's error handler ending the processes of a communicator (after an MPI call failed, at start-up or not)
+MPI_ABORTED = r"(?-i:\bMPI_ERRORS_ARE_FATAL\b)"
+CRASH = either(DIED, NO_START, IMPORT_FAILED, LAUNCHER_FAILED, MPI_INIT_FAILED, MPI_ABORTED)
 #: a transport's own failure: decisive where nothing decoded says otherwise (``HARD_TRANSPORT``)
 #: a peer that closed its side: the consequence of that peer's end (NCCL's proxy service thread
 #: ``[Service thread] Connection closed by localRank 7``, errno's ``Connection reset by peer``)
@@ -114,12 +125,49 @@ HARD_TRANSPORT = (
     # a buffer the network plugin could not register (NCCL's and Neuron's ``ncclNetRegMr ... failed``)
     r"|\b\w*RegMr\w*\b.{0,80}\bfail(?:ed|ure)?\b|\breg(?:ister)?_mr\b.{0,80}\bfail"
 )
+#: the other communication runtimes' own words for a transport they could not set up or use (issue 31):
+#: NVSHMEM (host/transport/transport.cpp ``nvshmemi_transport_init:275: init failed for transport: IBGDA``,
+#: ``Unable to initialize any transports``; modules/transport/ibgda ``ibgda_rc_init2rtr failed on RC #216``,
+#: ``Unable to create ah.``; ``nvshmem setup connections failed``), UCX's own ERROR lines (``rocm_ipc_md.c:79
+#: UCX ERROR Failed to create ipc for ...``), Mooncake's transfer engine giving up (``Put operation failed
+#: with error: TRANSFER_FAIL``, ``transfer_incomplete max_attempts=3``), libfabric and oneCCL's OFI transport
+#: (``|CCL_ERROR| atl_ofi.cpp:...``, ``fi_getinfo ... failed``), PSM2/PSM3's verbs (``Unable to create AH``)
+RUNTIME_TRANSPORT = (
+    r"(?i)\binit failed for transport\b|unable to initialize any transports|\bibgda_\w+ failed"
+    r"|unable to create ah\b|\bnvshmem\w*\b[^.]{0,80}\b(?:setup connections|bootstrap\w*|init\w*) failed"
+    r"|no active IB device that supports GPU-initiated|(?-i:\bUCX\s+ERROR\b)|\bfailed to create ipc\b"
+    r"|(?-i:\bTRANSFER_FAIL\b)|\btransfer_incomplete max_attempts|\bFailed to complete transfers?\b"
+    r"|(?-i:\|CCL_ERROR\|)|\batl_ofi\w*\.c\w*:\d+.{0,160}\b(?:error|fail)|\bfi_\w+\(?\)?[^.]{0,40}\bfailed\b"
+    r"|\bOFI\b[^.]{0,60}\b(?:failed|error)\b|\bpsm[23]?_\w+[^.]{0,60}\bfailed\b"
+)
+#: UCX's ERROR lines that are no failure: its memory-type cache's region already known (users silence it
+#: with ``UCX_MEMTYPE_CACHE=n``: ``memtype_cache.c:83 UCX ERROR failed to insert region ...: Element already
+#: exists``)
+UCX_BENIGN = r"(?i)failed to insert region|element already exists"
+#: a transfer a transfer engine says failed (Mooncake's ``Transfer failed for task0``): decisive only where
+#: no retry follows it in its file (``rules_salient``: a retry may succeed)
+TRANSFER_FAILED = r"(?i)\btransfer failed for (?:task|batch|request)\b"
+#: a start-up that never reached its coordinator, in the runtimes' words: PyTorch/XLA's XRT mesh client
+#: (xla_client/mesh_service.cc: ``Failed to connect to client mesh master: host:port``, its ``Check failed:
+#: impl_->channel->WaitForConnected(...)``), the TensorFlow/JAX coordination service (``Coordination
+#: service agent in error status: DEADLINE_EXCEEDED``, ``RegisterTask`` timing out, a barrier that timed
+#: out, ``Failed to connect to coordination service``), gRPC's ``failed to connect to all addresses``
+COORDINATOR_UNREACHED = (
+    r"(?i)\bfailed to connect to client mesh master\b|\bCheck failed: .{0,40}\bWaitForConnected\b"
+    r"|\bcoordination service agent in error status: (?:DEADLINE_EXCEEDED|UNAVAILABLE)"
+    r"|\bRegisterTask\b.{0,200}\b(?:DEADLINE_EXCEEDED|deadline exceeded|UNAVAILABLE|timed out)"
+    r"|\b(?:DEADLINE_EXCEEDED|UNAVAILABLE)\b.{0,200}\bRegisterTask\b"
+    r"|\bbarrier timed out\b|failed to connect to (?:the )?coordination service"
+    r"|\bfailed to connect to all addresses\b"
+)
+#: the runtimes' families read on a line a parser claimed too (none of those parsers decodes their failure)
+RUNTIME = (RUNTIME_TRANSPORT, TRANSFER_FAILED, COORDINATOR_UNREACHED, MPI_INIT_FAILED, MPI_ABORTED)
 TRANSPORT = HARD_TRANSPORT + (
     r"|connection (?:reset|refused|timed out|closed by peer)|no route to host|network is unreachable"
     r"|broken pipe|address family not supported|wrong magic|transport endpoint is not connected"
     r"|\bE(?:CONNRESET|CONNREFUSED|HOSTUNREACH|NETUNREACH|PIPE)\b"
 )
-TRANSPORT = either(TRANSPORT, PEER_CLOSED)
+TRANSPORT = either(TRANSPORT, PEER_CLOSED, RUNTIME_TRANSPORT, TRANSFER_FAILED)
 WAIT = (r"(?i)\bwaiting (?:for|to|on)\b|\bstill waiting\b|\btimed? ?out\b|\btimeout\b|deadline exceeded"
         r"|\bhang(?:s|ing)?\b|\bhung\b|\bstuck\b|not responding")
 ERROR = (r"(?i)^\s*(?:error|fatal|critical)\b|\[(?:error|fatal|critical)\]|(?-i:\b(?:ERROR|FATAL|CRITICAL)\b)"
@@ -149,11 +197,15 @@ BENIGN = (
 )
 #: a program that says it caught the error and went on: an error, never a crash or a failure
 CAUGHT = (r"(?i)\bignor(?:e|ed|ing)\b|\bretrying\b|\bwill (?:be )?retr|\bretry(?:ing)? (?:in|after) \d"
-          r"|\bfalling back\b|\bfallback\b")
+          r"|\bfalling back\b|\bfallback\b"
+          # (PSM's ``Reading from remote process' memory failed. Disabling CMA support``: it goes on without)
+          r"|\bdisabling \w+ support\b")
 #: the process a line's own prefix names: UCX/Open MPI ``[host:pid:tid]``, NCCL ``host:pid:tid [dev]``
 BRACKET = r"^\s*(?:\[[\d.]+\]\s*)?\[(?P<host>[A-Za-z][\w.\-]*):(?P<pid>\d+)(?::\d+)+\]"
 NCCL_LIKE = r"^\s*(?P<host>[A-Za-z][\w.\-]*):(?P<pid>\d+):\d+ \[\d+\]"
 RAY_PID = r"\(\w+ pid=(?P<pid>\d+)"
+#: PSM2/PSM3's own prefix, host and rank (``machine:rank1.cpu_allreduce_test: ...``, ``node3:rank12: ...``)
+PSM_LIKE = r"^\s*(?:\[[\d.]+\]\s*)*(?:(?P<host>[A-Za-z][\w\-]*):)?rank(?P<rank>\d+)[.:]"
 
 
 #: the most lines a file may have for its last line to be told (``Telling.LAST``)
@@ -194,8 +246,9 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
     # line a parser claimed too: nccl-tests' parser claims ``all_reduce_perf: symbol lookup error: ...`` by
     # its program's name, the torch parser c10d's ``[W socket.cpp:663]`` lines by their head, the launcher
     # parser ``Container rank 0 status failed ...`` for the local rank it names, decoding no failure)
+    # (and the other runtimes' own failure lines: parsers/runtimes claims UCX's for their host and pid)
     anywhere = every.filter(t.str.contains(either(PEER_CLOSED_LOCAL, NO_START, CONNECT_FAILED,
-                                                  r"\bContainer rank \d+ status failed\b")))
+                                                  r"\bContainer rank \d+ status failed\b", *RUNTIME)))
     df = pl.concat([every.join(unclaimed.select("file", "line"), on=["file", "line"], how="semi")
                     .with_columns(pl.lit(False).alias("_claimed")),
                     anywhere.with_columns(pl.lit(True).alias("_claimed"))])
@@ -211,7 +264,8 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
         ~pl.col("_before").fill_null("").str.contains(r"^\s*File \"[^\"]+\", line \d+")).drop("_before")
     df = df.with_columns(_class().alias("where")).filter(
         pl.col("where").is_in([Telling.CRASH, Telling.TRANSPORT])
-        | (pl.col("where").is_not_null() & ~pl.col("_claimed"))).drop("_claimed")
+        | (pl.col("where").is_not_null() & (~pl.col("_claimed") | t.str.contains(COORDINATOR_UNREACHED))))
+    df = df.drop("_claimed")
     # (the last line no parser claimed: a claimed one may carry another parser's event, and two events of
     # one line from two parsers come in no fixed order, batch by batch)
     # and in a short file only (``SHORT`` lines, an excerpt's size): a big file is read in pieces, and a
@@ -223,10 +277,12 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
     if not df.height:
         return Parsed("salient")
     bracket, nccl_like = t.str.extract_groups(BRACKET).struct, t.str.extract_groups(NCCL_LIKE).struct
+    psm = t.str.extract_groups(PSM_LIKE).struct
     events = df.select(
         "file", "line", pl.lit(EventKind.TELLING_LINE).alias("kind"), t.str.strip_chars().alias("message"),
-        "where", pl.col("launch_rank").alias("rank"),
-        pl.coalesce("pdsh_host", bracket.field("host"), nccl_like.field("host")).alias("host"),
+        "where", pl.coalesce("launch_rank", psm.field("rank").cast(pl.Int64, strict=False)).alias("rank"),
+        pl.coalesce("pdsh_host", bracket.field("host"), nccl_like.field("host"),
+                    psm.field("host")).alias("host"),
         pl.coalesce(pl.col("ray_pid").cast(pl.Int64), bracket.field("pid").cast(pl.Int64, strict=False),
                     nccl_like.field("pid").cast(pl.Int64, strict=False),
                     t.str.extract(RAY_PID, 1).cast(pl.Int64, strict=False)).alias("pid"))
@@ -246,7 +302,9 @@ def hard_transport() -> pl.Expr:
     """Whether a ``telling_line``'s message is a transport's own failure (a completion error, a retry
     count exceeded, a socket of an address family the host has not), not a socket closed under a peer
     that died."""
-    return pl.col("message").str.contains(HARD_TRANSPORT + r"|socket creation failed|address family not supp")
+    own = HARD_TRANSPORT + r"|socket creation failed|address family not supp"
+    return (pl.col("message").str.contains(either(own, RUNTIME_TRANSPORT))
+            & ~pl.col("message").str.contains(UCX_BENIGN))
 
 
 def waits_to_connect() -> pl.Expr:

@@ -194,3 +194,24 @@ def test_either_keeps_each_patterns_own_case_rule():
     joined = salient.either(r"(?i)failed to connect to", r"(?-i:\bTRANSFER_FAIL\b)", r"Killed")
     assert re.search(joined, "FAILED TO CONNECT TO x") and re.search(joined, "TRANSFER_FAIL")
     assert not re.search(joined, "transfer_fail") and not re.search(joined, "killed")
+
+
+# TensorFlow's master (core/distributed_runtime/master.cc: "CreateSession still waiting for response from
+# worker: " << worker_name), on lines a glog parser claims
+TF_WAIT = ("2023-01-01 10:00:{:02d}.000: I tensorflow/core/distributed_runtime/master.cc:272] CreateSession still "
+           "waiting for response from worker: /job:worker/replica:0/task:1")
+
+
+def test_a_start_up_wait_for_a_worker_said_again_is_an_init_stall(tmp_path):
+    v = _decide(tmp_path, [TF_WAIT.format(0), TF_WAIT.format(10)])
+    assert v.kind is Kind.INIT_STALL and "/job:worker/replica:0/task:1" in v.summary
+    v = _decide(tmp_path, [TF_WAIT.format(0)], name="once.log")
+    assert v.kind is Kind.UNDECIDED
+
+
+# MPICH (src/mpi/init: "Fatal error in PMPI_Init_thread: Other MPI error, error stack:", its Abort line)
+def test_mpichs_init_failure_names_the_rank_that_could_not_start(tmp_path):
+    v = _decide(tmp_path, [
+        "Abort(1091471) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init_thread: Other MPI error, error "
+        "stack:", "MPIR_Init_thread(703)........:", "MPID_Init(958)...............:"])
+    assert (v.kind, v.ranks) == (Kind.CRASHED_RANK, [0]) and "MPI library failed to initialise" in v.summary

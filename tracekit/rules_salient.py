@@ -181,8 +181,7 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
         what = ("a process could not start (the program, a library or a symbol it needs is missing"
                 + (f": {next(g for g in gone.groups() if g)}" if gone else "") + ")")
     elif re.search(salient.MPI_INIT_FAILED, first["message"]):
-        what = ("a process could not start: its MPI library failed to initialise (MPI_Init; "
-                "MPI_ERRORS_ARE_FATAL aborts the processes of the communicator)")
+        what = "a process could not start: its MPI library failed to initialise (MPI_Init, PMI)"
     elif re.search(salient.MPI_ABORTED, first["message"]):
         what = "an MPI call failed and MPI's error handler aborted the processes of its communicator"
     elif re.search(salient.LAUNCHER_FAILED, first["message"]):
@@ -272,9 +271,11 @@ def _transfers_given_up(ev: Evidence, told: pl.DataFrame) -> pl.DataFrame:
 
 #: a transport a runtime's line names (NVSHMEM's ``init failed for transport: IBGDA``, UCX's ``rocm_ipc``),
 #: and the call that failed (``nvshmemi_transport_init:275``, ``ibgda_rc_init2rtr failed``, ``ibv_reg_mr``)
-TRANSPORT_NAME = (r"(?i)\btransport: (\w+)|\b(ibgda|ibrc|rocm_ipc|cuda_ipc|cma|psm[23]?|atl_ofi|libfabric"
-                  r"|ofi|ucx|nvshmem|mooncake|IB|RoCE|EFA|NET/\w+)\b")
-CALL = r"\b((?:[a-z]+_)+[a-z0-9]+)(?::\d+)?(?:\(\))?(?=[: ](?:\s*init)? ?failed|: |\b.{0,40}\bfailed)"
+#: (the most specific first: NVSHMEM's IBGDA module sits under ``nvshmem/src/modules/transport/ibgda``)
+TRANSPORT_NAME = [r"(?i)\btransport: (\w+)",
+                  r"(?i)\b(ibgda|ibrc|rocm_ipc|cuda_ipc|cma|psm[23]?|atl_ofi)(?:\b|_)",
+                  r"(?i)\b(libfabric|ofi|ucx|nvshmem|mooncake|RoCE|EFA|NET/\w+)\b"]
+CALL = r"\b((?:[a-z]+_)+[a-z0-9]+)(?!\.\w)(?::\d+)?(?:\(\))?(?=[: ](?:\s*init)? ?failed|: |\b.{0,40}\bfailed)"
 
 
 def _distinct(df: pl.DataFrame) -> pl.DataFrame:
@@ -289,9 +290,9 @@ def _distinct(df: pl.DataFrame) -> pl.DataFrame:
 def transport_named(message: str) -> str:
     """`` (transport IBGDA; call nvshmemi_transport_init)``: the transport and the call a line names, or
     nothing where it names neither."""
-    name = re.search(TRANSPORT_NAME, message)
+    name = next((hit for p in TRANSPORT_NAME if (hit := re.search(p, message))), None)
     call = re.search(CALL, message)
-    parts = ([f"transport {next(g for g in name.groups() if g)}"] if name else []) + (
+    parts = ([f"transport {name[1]}"] if name else []) + (
         [f"call {call[1]}"] if call else [])
     return f" ({'; '.join(parts)})" if parts else ""
 

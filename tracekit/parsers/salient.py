@@ -107,7 +107,7 @@ DIED = CRASH
 #: cannot start (PMIx's own ``PMIX ERROR: ERROR in file gds_ds12_lock_pthread.c`` is not: jobs start after it)
 MPI_INIT_FAILED = (r"(?i)\berror occurred in MPI_Init\w*|\bbefore MPI_INIT completed"
                    r"|\bompi_mpi_init: .{0,60}fail|fatal error in P?MPI_Init\w*"
-                   r"|\bMPI_Init\w* (?:failed|returned an error)")
+                   r"|\bMPI_Init\w* (?:failed|returned an error)|\bPMIx?\d?_Init\w*(?:\(\))? failed")
 #: MPI's error handler ending the processes of a communicator (after an MPI call failed, at start-up or not)
 MPI_ABORTED = r"(?-i:\bMPI_ERRORS_ARE_FATAL\b)"
 CRASH = either(DIED, NO_START, IMPORT_FAILED, LAUNCHER_FAILED, MPI_INIT_FAILED, MPI_ABORTED)
@@ -134,11 +134,13 @@ HARD_TRANSPORT = (
 #: (``|CCL_ERROR| atl_ofi.cpp:...``, ``fi_getinfo ... failed``), PSM2/PSM3's verbs (``Unable to create AH``)
 RUNTIME_TRANSPORT = (
     r"(?i)\binit failed for transport\b|unable to initialize any transports|\bibgda_\w+ failed"
-    r"|unable to create ah\b|\bnvshmem\w*\b[^.]{0,80}\b(?:setup connections|bootstrap\w*|init\w*) failed"
+    r"|unable to create ah\b|\bnvshmem\w*\b[^.]{0,80}\b(?:setup connections|bootstrap\w*|init\w*|transports?"
+    r"|connect\w*|detect topo) failed|\bnvshmem\b\S*/transport/\S*:\d+: non-zero status: \d+"
     r"|no active IB device that supports GPU-initiated|(?-i:\bUCX\s+ERROR\b)|\bfailed to create ipc\b"
     r"|(?-i:\bTRANSFER_FAIL\b)|\btransfer_incomplete max_attempts|\bFailed to complete transfers?\b"
-    r"|(?-i:\|CCL_ERROR\|)|\batl_ofi\w*\.c\w*:\d+.{0,160}\b(?:error|fail)|\bfi_\w+\(?\)?[^.]{0,40}\bfailed\b"
-    r"|\bOFI\b[^.]{0,60}\b(?:failed|error)\b|\bpsm[23]?_\w+[^.]{0,60}\bfailed\b"
+    r"|(?-i:\|CCL_(?:ERROR|FATAL)\|)|\batl_ofi\w*\.c\w*:\d+.{0,160}\b(?:error|fail)"
+    r"|\bfi_\w+\(?\)?[^.]{0,40}\bfailed\b|\bOFI\b[^.]{0,60}\b(?:failed|error)\b"
+    r"|\bpsm[23]?_\w+[^.]{0,60}\bfailed\b"
 )
 #: UCX's ERROR lines that are no failure: its memory-type cache's region already known (users silence it
 #: with ``UCX_MEMTYPE_CACHE=n``: ``memtype_cache.c:83 UCX ERROR failed to insert region ...: Element already
@@ -160,8 +162,14 @@ COORDINATOR_UNREACHED = (
     r"|\bbarrier timed out\b|failed to connect to (?:the )?coordination service"
     r"|\bfailed to connect to all addresses\b"
 )
+#: a start-up's wait for its coordinator or its peers, in the runtimes' words (TensorFlow's master.cc
+#: ``CreateSession still waiting for response from worker: /job:worker/replica:0/task:1``, XRT's ``Waiting to
+#: connect to client mesh master``, ``Core 1 waiting for rendezvous``): an init stall where said again
+COORDINATOR_WAIT = (r"(?i)\bCreateSession still waiting for response from worker\b"
+                    r"|\bwaiting to connect to client mesh master\b|\bwaiting for rendezvous\b")
 #: the runtimes' families read on a line a parser claimed too (none of those parsers decodes their failure)
-RUNTIME = (RUNTIME_TRANSPORT, TRANSFER_FAILED, COORDINATOR_UNREACHED, MPI_INIT_FAILED, MPI_ABORTED)
+RUNTIME = (RUNTIME_TRANSPORT, TRANSFER_FAILED, COORDINATOR_UNREACHED, COORDINATOR_WAIT, MPI_INIT_FAILED,
+           MPI_ABORTED)
 TRANSPORT = HARD_TRANSPORT + (
     r"|connection (?:reset|refused|timed out|closed by peer)|no route to host|network is unreachable"
     r"|broken pipe|address family not supported|wrong magic|transport endpoint is not connected"
@@ -182,7 +190,7 @@ PY_WARNING = (r"(?i)\b\w*(?:Deprecation|Future|User|Runtime|Resource|Syntax|Impo
               r"|deprecat|will be removed|warnings\.warn")
 #: a wait for a connection, a rendezvous or a peer during start-up (rules_salient: an init stall)
 CONNECT = (r"(?i)\bconnect|rendezvous|\bmaster\b|bootstrap|tcpstore|\bstore\b|placement group|handshake"
-           r"|\bjoin|\bpeers?\b")
+           r"|\bjoin|\bpeers?\b|coordinat|\bCreateSession\b")
 #: words in benign context: a setting, a count of none, a progress bar, source code, a rich traceback's box
 BENIGN = (
     r"(?i)\b(?:errors|failures|failed|fails|error_count|num_errors)\s*[:=]\s*0\b|\berror\s*=\s*0\b"
@@ -264,7 +272,8 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
         ~pl.col("_before").fill_null("").str.contains(r"^\s*File \"[^\"]+\", line \d+")).drop("_before")
     df = df.with_columns(_class().alias("where")).filter(
         pl.col("where").is_in([Telling.CRASH, Telling.TRANSPORT])
-        | (pl.col("where").is_not_null() & (~pl.col("_claimed") | t.str.contains(COORDINATOR_UNREACHED))))
+        | (pl.col("where").is_not_null()
+           & (~pl.col("_claimed") | t.str.contains(either(COORDINATOR_UNREACHED, COORDINATOR_WAIT)))))
     df = df.drop("_claimed")
     # (the last line no parser claimed: a claimed one may carry another parser's event, and two events of
     # one line from two parsers come in no fixed order, batch by batch)

@@ -215,3 +215,28 @@ def test_mpichs_init_failure_names_the_rank_that_could_not_start(tmp_path):
         "Abort(1091471) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init_thread: Other MPI error, error "
         "stack:", "MPIR_Init_thread(703)........:", "MPID_Init(958)...............:"])
     assert (v.kind, v.ranks) == (Kind.CRASHED_RANK, [0]) and "MPI library failed to initialise" in v.summary
+
+
+def _told(where: str, message: str, line: int, **more) -> dict:
+    return dict(file="job.log", line=line, kind="telling_line", where=where, message=message, **more)
+
+
+def test_factory_a_coordinator_never_reached_but_an_nccl_init_completed_is_no_init_stall():
+    """A communicator that completed its init shows start-up connected: the coordinator line decides nothing."""
+    unreached = _told("error", "Failed to connect to client mesh master: 10.0.0.5:8477", 1)
+    assert verdict.decide(make_store(events=[unreached])).kind is Kind.INIT_STALL
+    v = verdict.decide(make_store(
+        events=[unreached],
+        comms=[dict(file="job.log", line=9, host="n1", pid=7, comm="0xab", rank=0, nranks=2,
+                    state="init_complete")]))
+    assert v.kind is not Kind.INIT_STALL
+
+
+def test_factory_a_transport_failure_first_explains_a_crash_after_it_in_its_file():
+    """Causation: the transport's own failure comes first in time; the abort after it is its consequence,
+    and a crash before it in its file is not overruled."""
+    fail = _told("transport", "init failed for transport: IBGDA", 3, pid=11)
+    crash = _told("crash", "Segmentation fault (core dumped)", 5, pid=11)
+    assert verdict.decide(make_store(events=[fail, crash])).kind is Kind.TRANSPORT_ERROR
+    early = dict(crash, line=1)
+    assert verdict.decide(make_store(events=[early, fail])).kind is Kind.CRASHED_RANK

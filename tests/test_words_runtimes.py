@@ -43,7 +43,7 @@ COORDINATION = [
 @pytest.mark.parametrize("lines,fact", [(MESH, "at 10.128.0.7:8477"), (COORDINATION, "DEADLINE_EXCEEDED")])
 def test_a_start_up_that_never_reaches_its_coordinator_is_an_init_stall(tmp_path, lines, fact):
     v = _decide(tmp_path, lines)
-    assert (v.kind, v.rule) == (Kind.INIT_STALL, "said_by_telling_lines")
+    assert (v.kind, v.rule) == (Kind.INIT_STALL, "coordinator_unreached")
     assert "never reached its coordinator" in v.summary and fact in v.summary
 
 
@@ -240,3 +240,22 @@ def test_factory_a_transport_failure_first_explains_a_crash_after_it_in_its_file
     assert verdict.decide(make_store(events=[fail, crash])).kind is Kind.TRANSPORT_ERROR
     early = dict(crash, line=1)
     assert verdict.decide(make_store(events=[early, fail])).kind is Kind.CRASHED_RANK
+
+
+# JAX's distributed client (xla/pjrt/distributed/client.cc: WaitAtBarrier("PjRT_Client_Connect", ...);
+# tsl's coordination_service_agent.cc: LOG(ERROR) << "Coordination agent is set to ERROR: " << error), where
+# the torch parser reads the raised error as a timeout and a socket refused as a transport error
+@pytest.mark.parametrize("lines,fact", [
+    (["Traceback (most recent call last):", '  File "/app/train.py", line 12, in <module>',
+      "    jax.distributed.initialize()",
+      "jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: "
+      "PjRT_Client_Connect. Timed out task names:", "/job:jax_worker/replica:0/task:3"], "PjRT_Client_Connect"),
+    (["E0101 10:00:00.000000  123 coordination_service_agent.cc:332] Coordination agent is set to ERROR: "
+      "UNAVAILABLE: failed to connect to all addresses; last error: UNKNOWN: ipv4:10.0.0.9:1234: Failed to "
+      "connect to remote host: Connection refused"], "at 10.0.0.9:1234"),
+])
+def test_jaxs_connect_barrier_or_an_unreachable_coordinator_is_an_init_stall_before_decoded_waits(
+        tmp_path, lines, fact):
+    v = _decide(tmp_path, lines)
+    assert (v.kind, v.rule) == (Kind.INIT_STALL, "coordinator_unreached")
+    assert fact in v.summary

@@ -196,6 +196,39 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
                    _ranks(crash.head(1)), lines(crash, 4))
 
 
+def _started(ev: Evidence) -> bool:
+    """Whether the run got past start-up: a step, a collective, an NCCL init that completed (a rendezvous
+    or a bootstrap came first)."""
+    return (ev.steps.height > 0 or align.collect(ev.store.collectives.lazy().select(pl.len())).item() > 0
+            or ev.store.comms.filter(pl.col("state") == "init_complete").height > 0)
+
+
+def coordinator_unreached(ev: Evidence) -> Verdict | None:
+    """INIT_STALL where a runtime says its start-up never reached its coordinator (XLA's ``Failed to connect
+    to client mesh master: host:port``, the JAX/TensorFlow coordination service's ``DEADLINE_EXCEEDED`` on
+    ``RegisterTask`` or its connect barrier, gRPC's ``failed to connect to all addresses``) and the run never
+    got past start-up. After the crashes (a coordinator that crashed leaves the others unable to reach it)
+    and before the decoded timeouts and transport errors, which are these same lines read as a wait or a
+    socket: the start-up that never connected is what came first."""
+    told = telling(ev)
+    if not told.height or _started(ev):
+        return None
+    coordinator = told.filter(pl.col("message").str.contains(salient.COORDINATOR_UNREACHED)
+                              & ~pl.col("message").str.contains(salient.CAUGHT + r"|shutdown barrier"))
+    if not coordinator.height:
+        return None
+    first = coordinator.row(0, named=True)
+    said = " ".join(coordinator["message"].to_list())
+    at = address(said) or (task.group(0) if (task := re.search(TASK, said)) else None)
+    times = f" ({coordinator.height} such lines)" if coordinator.height > 1 else ""
+    return Verdict(Kind.INIT_STALL, f"start-up never reached its coordinator{f' at {at}' if at else ''}: "
+                   f"{quote(first)}{times}; no step or collective is logged: the coordinator (XLA's mesh "
+                   "master, the JAX/TensorFlow coordination service) was not up, not reachable or not "
+                   "answering in time (its host down or late, a wrong address or port, a firewall, a "
+                   "task missing); read from the line's words (no parser decodes it)",
+                   _ranks(coordinator), lines(coordinator, 4))
+
+
 def said_by_telling_lines(ev: Evidence) -> Verdict | None:
     """TRANSPORT_ERROR or INIT_STALL from the words of lines no parser decodes (a crash's words are
     weighed earlier, ``crashed_by_words``)."""
@@ -213,22 +246,7 @@ def said_by_telling_lines(ev: Evidence) -> Verdict | None:
         return Verdict(Kind.TRANSPORT_ERROR, f"the network transport failed{named_}: {quote(first)}{also}; "
                        "read from its words (no parser decodes the line)", who_else,
                        lines(_distinct(transport), 4))
-    # (an NCCL init that completed is a start-up that connected: a rendezvous or a bootstrap came first)
-    started = (ev.steps.height > 0 or align.collect(ev.store.collectives.lazy().select(pl.len())).item() > 0
-               or ev.store.comms.filter(pl.col("state") == "init_complete").height > 0)
-    coordinator = told.filter(pl.col("message").str.contains(salient.COORDINATOR_UNREACHED)
-                              & ~pl.col("message").str.contains(salient.CAUGHT + r"|shutdown barrier"))
-    if coordinator.height and not started:
-        first = coordinator.row(0, named=True)
-        said = " ".join(coordinator["message"].to_list())
-        at = address(said) or (task.group(0) if (task := re.search(TASK, said)) else None)
-        times = f" ({coordinator.height} such lines)" if coordinator.height > 1 else ""
-        return Verdict(Kind.INIT_STALL, f"start-up never reached its coordinator{f' at {at}' if at else ''}: "
-                       f"{quote(first)}{times}; no step or collective is logged: the coordinator (XLA's mesh "
-                       "master, the JAX/TensorFlow coordination service) was not up, not reachable or not "
-                       "answering in time (its host down or late, a wrong address or port, a firewall, a "
-                       "task missing); read from the line's words (no parser decodes it)",
-                       _ranks(coordinator), lines(coordinator, 4))
+    started = _started(ev)
     unreached = told.filter(salient.connect_failed())
     if unreached.height and not started:
         first = unreached.row(0, named=True)
@@ -300,7 +318,8 @@ def transport_named(message: str) -> str:
 def address(text: str) -> str | None:
     """The first host:port a line connects to (``[::ffff:192.168.1.219]:23456``, ``10.0.0.1:29500``,
     ``(master, 29500)``), not a source file's ``socket.cpp:663``."""
-    shapes = r"\[[0-9a-fA-F:.]+\]:\d+|\b[\w.\-]*\w(?::\d{2,5}\b|<\d+>)|\(([\w.\-]+), (\d{2,5})\)"
+    # (a host:port is not followed by more of an address: gRPC's ``ipv4:10.0.0.9:1234`` is 10.0.0.9:1234)
+    shapes = r"\[[0-9a-fA-F:.]+\]:\d+|\b[\w.\-]*\w(?::\d{2,5}\b(?![.\d])|<\d+>)|\(([\w.\-]+), (\d{2,5})\)"
     for hit in re.finditer(shapes, text):
         if hit[1]:
             return f"{hit[1]}:{hit[2]}"

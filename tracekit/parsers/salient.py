@@ -156,7 +156,9 @@ TRANSFER_FAILED = r"(?i)\btransfer failed for (?:task|batch|request)\b"
 #: out, ``Failed to connect to coordination service``), gRPC's ``failed to connect to all addresses``
 COORDINATOR_UNREACHED = (
     r"(?i)\bfailed to connect to client mesh master\b|\bCheck failed: .{0,40}\bWaitForConnected\b"
-    r"|\bcoordination service agent in error status: (?:DEADLINE_EXCEEDED|UNAVAILABLE)"
+    r"|\bcoordination (?:service agent in error status|agent is set to error): "
+    r"(?:DEADLINE_EXCEEDED|UNAVAILABLE)"
+    r"|failed to connect to distributed JAX controller"
     r"|\bRegisterTask\b.{0,200}\b(?:DEADLINE_EXCEEDED|deadline exceeded|UNAVAILABLE|timed out)"
     r"|\b(?:DEADLINE_EXCEEDED|UNAVAILABLE)\b.{0,200}\bRegisterTask\b"
     r"|\bbarrier timed out\b|failed to connect to (?:the )?coordination service"

@@ -51,6 +51,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     init_connection_failed,  # (failures, issue 31)
     crashed_rank,
     rules_salient.crashed_by_words,  # salient (issue 31): a crash line no parser decodes, by its words
+    rules_salient.coordinator_unreached,  # words (issue 31): a start-up that never reached its coordinator
     store_barrier,
     rank_joined_twice,  # (failures, issue 31)
     rendezvous_failed,

@@ -18,7 +18,7 @@ went on after it (a step, a progress bar, a clean end later in the same file):
 - a peer that closed its connection (``Connection closed by localRank 7``), with no cause seen: a
   consequence, never a cause -> UNDECIDED naming who ended first and what to collect from it
   (``peer_closed``).
-Anything else falls through to UNDECIDED, which quotes the most telling line (``situation.undecided``).
+Anything else falls through to UNDECIDED, which quotes the most telling line (``undecided.undecided``).
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def _hosts(df: pl.DataFrame) -> str:
 #: a kill from outside (a launcher or a scheduler ending a job that hung), not a cause of its own
 KILLED = r"(?i)(?-i:\bKilled\b)|\bSIG(?:KILL|TERM)\b"
 #: a process that cannot start: the loader's, the interpreter's or the shell's refusal, a failed import
-NO_START = salient.NO_START + "|" + salient.IMPORT_FAILED
+NO_START = salient.either(salient.NO_START, salient.IMPORT_FAILED)
 OOM = r"(?i)out of memory|\boom\b"
 
 
@@ -151,9 +151,16 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
     timeout's consequence, a kill from outside (``Killed``, SIGKILL, SIGTERM, not the OOM killer's)
     in a job that timed out or stalled is the job being ended, and against such waits a line that names
     no rank or process is no one's crash: none of them decides."""
-    crash = _no_start_then_started(ev, telling(ev).filter(pl.col("where") == Telling.CRASH))
+    told = telling(ev)
+    crash = _no_start_then_started(ev, told.filter(pl.col("where") == Telling.CRASH))
     if not crash.height:
         return None
+    # (a crash after a transport's own failure in its file is that failure's consequence: UCX's ``Failed to
+    # create ipc`` then its ``rndv.c:1872 Assertion ... failed``; said_by_telling_lines decides it)
+    failed = told.filter((pl.col("where") == Telling.TRANSPORT) & salient.hard_transport())
+    first_failed = failed.group_by("file").agg(pl.col("line").min().alias("_t"))
+    crash = crash.join(first_failed, on="file", how="left").filter(
+        pl.col("_t").is_null() | (pl.col("line") < pl.col("_t"))).drop("_t")
     waited = pl.concat([ev.timeouts.select("file", "line"), ev.stalls.select("file", "line")])
     if waited.height:
         first_wait = waited.group_by("file").agg(pl.col("line").min().alias("_w"))
@@ -173,6 +180,10 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
         gone = re.search(MISSING, first["message"])
         what = ("a process could not start (the program, a library or a symbol it needs is missing"
                 + (f": {next(g for g in gone.groups() if g)}" if gone else "") + ")")
+    elif re.search(salient.MPI_INIT_FAILED, first["message"]):
+        what = "a process could not start: its MPI library failed to initialise (MPI_Init, PMI)"
+    elif re.search(salient.MPI_ABORTED, first["message"]):
+        what = "an MPI call failed and MPI's error handler aborted the processes of its communicator"
     elif re.search(salient.LAUNCHER_FAILED, first["message"]):
         name = named(first["message"])
         what = (f"the launcher reported {name} failed (its own error is in that process's log)" if name else
@@ -185,23 +196,57 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
                    _ranks(crash.head(1)), lines(crash, 4))
 
 
+def _started(ev: Evidence) -> bool:
+    """Whether the run got past start-up: a step, a collective, an NCCL init that completed (a rendezvous
+    or a bootstrap came first)."""
+    return (ev.steps.height > 0 or align.collect(ev.store.collectives.lazy().select(pl.len())).item() > 0
+            or ev.store.comms.filter(pl.col("state") == "init_complete").height > 0)
+
+
+def coordinator_unreached(ev: Evidence) -> Verdict | None:
+    """INIT_STALL where a runtime says its start-up never reached its coordinator (XLA's ``Failed to connect
+    to client mesh master: host:port``, the JAX/TensorFlow coordination service's ``DEADLINE_EXCEEDED`` on
+    ``RegisterTask`` or its connect barrier, gRPC's ``failed to connect to all addresses``) and the run never
+    got past start-up. After the crashes (a coordinator that crashed leaves the others unable to reach it)
+    and before the decoded timeouts and transport errors, which are these same lines read as a wait or a
+    socket: the start-up that never connected is what came first."""
+    told = telling(ev)
+    if not told.height or _started(ev):
+        return None
+    coordinator = told.filter(pl.col("message").str.contains(salient.COORDINATOR_UNREACHED)
+                              & ~pl.col("message").str.contains(salient.CAUGHT + r"|shutdown barrier"))
+    if not coordinator.height:
+        return None
+    first = coordinator.row(0, named=True)
+    said = " ".join(coordinator["message"].to_list())
+    at = address(said) or (task.group(0) if (task := re.search(TASK, said)) else None)
+    times = f" ({coordinator.height} such lines)" if coordinator.height > 1 else ""
+    return Verdict(Kind.INIT_STALL, f"start-up never reached its coordinator{f' at {at}' if at else ''}: "
+                   f"{quote(first)}{times}; no step or collective is logged: the coordinator (XLA's mesh "
+                   "master, the JAX/TensorFlow coordination service) was not up, not reachable or not "
+                   "answering in time (its host down or late, a wrong address or port, a firewall, a "
+                   "task missing); read from the line's words (no parser decodes it)",
+                   _ranks(coordinator), lines(coordinator, 4))
+
+
 def said_by_telling_lines(ev: Evidence) -> Verdict | None:
     """TRANSPORT_ERROR or INIT_STALL from the words of lines no parser decodes (a crash's words are
     weighed earlier, ``crashed_by_words``)."""
     told = telling(ev)
     if not told.height:
         return None
-    transport = told.filter((pl.col("where") == Telling.TRANSPORT) & salient.hard_transport())
+    transport = pl.concat([told.filter((pl.col("where") == Telling.TRANSPORT) & salient.hard_transport()),
+                           _transfers_given_up(ev, told)]).unique(["file", "line"]).sort("file", "line")
     if transport.height:
         first = transport.row(0, named=True)
         who_else = _ranks(transport)
         also = (f"; {transport.height} such lines" if transport.height > 1 else "") + (
             f" ({who(who_else)})" if len(who_else) > 1 else "")
-        return Verdict(Kind.TRANSPORT_ERROR, f"the network transport failed: {quote(first)}{also}; read from "
-                       "its words (no parser decodes the line)", who_else, lines(transport, 4))
-    # (an NCCL init that completed is a start-up that connected: a rendezvous or a bootstrap came first)
-    started = (ev.steps.height > 0 or align.collect(ev.store.collectives.lazy().select(pl.len())).item() > 0
-               or ev.store.comms.filter(pl.col("state") == "init_complete").height > 0)
+        named_ = transport_named(first["message"]) or transport_named(" ".join(transport["message"]))
+        return Verdict(Kind.TRANSPORT_ERROR, f"the network transport failed{named_}: {quote(first)}{also}; "
+                       "read from its words (no parser decodes the line)", who_else,
+                       lines(_distinct(transport), 4))
+    started = _started(ev)
     unreached = told.filter(salient.connect_failed())
     if unreached.height and not started:
         first = unreached.row(0, named=True)
@@ -225,10 +270,56 @@ def said_by_telling_lines(ev: Evidence) -> Verdict | None:
     return None
 
 
+#: a task of a coordination service (``/job:jax_worker/replica:0/task:6``, ``task 6``)
+TASK = r"/job:[\w\-]+/replica:\d+/task:\d+|\btask:? ?\d+\b"
+
+
+def _transfers_given_up(ev: Evidence, told: pl.DataFrame) -> pl.DataFrame:
+    """A transfer engine's failed transfers (Mooncake's ``Transfer failed for task0``) that no retry line
+    follows in their file: a retry that may succeed decides nothing (its giving up, ``TRANSFER_FAIL``, is
+    a hard failure of its own)."""
+    failed = told.filter(pl.col("message").str.contains(salient.TRANSFER_FAILED))
+    if not failed.height:
+        return failed
+    retries = ev.kinds(EventKind.TELLING_LINE).filter(pl.col("message").str.contains(salient.CAUGHT))
+    last = retries.group_by("file").agg(pl.col("line").max().alias("_r"))
+    return failed.join(last, on="file", how="left").filter(
+        pl.col("_r").is_null() | (pl.col("line") > pl.col("_r"))).drop("_r")
+
+
+#: a transport a runtime's line names (NVSHMEM's ``init failed for transport: IBGDA``, UCX's ``rocm_ipc``),
+#: and the call that failed (``nvshmemi_transport_init:275``, ``ibgda_rc_init2rtr failed``, ``ibv_reg_mr``)
+#: (the most specific first: NVSHMEM's IBGDA module sits under ``nvshmem/src/modules/transport/ibgda``)
+TRANSPORT_NAME = [r"(?i)\btransport: (\w+)",
+                  r"(?i)\b(ibgda|ibrc|rocm_ipc|cuda_ipc|cma|psm[23]?|atl_ofi)(?:\b|_)",
+                  r"(?i)\b(libfabric|ofi|ucx|nvshmem|mooncake|RoCE|EFA|NET/\w+)\b"]
+CALL = r"\b((?:[a-z]+_)+[a-z0-9]+)(?!\.\w)(?::\d+)?(?:\(\))?(?=[: ](?:\s*init)? ?failed|: |\b.{0,40}\bfailed)"
+
+
+def _distinct(df: pl.DataFrame) -> pl.DataFrame:
+    """The lines that say different things first (four processes' same ``Unable to create ah.`` cite one,
+    and the ``ibgda_rc_init2rtr failed`` after them gets cited too), then the rest, in file order."""
+    said = pl.col("message").str.replace_all(r"\d+", "N")
+    first = df.with_columns(said.alias("_s")).with_row_index("_i")
+    once = first.unique("_s", keep="first", maintain_order=True)
+    return pl.concat([once, first.join(once.select("_i"), on="_i", how="anti")]).drop("_i", "_s")
+
+
+def transport_named(message: str) -> str:
+    """`` (transport IBGDA; call nvshmemi_transport_init)``: the transport and the call a line names, or
+    nothing where it names neither."""
+    name = next((hit for p in TRANSPORT_NAME if (hit := re.search(p, message))), None)
+    call = re.search(CALL, message)
+    parts = ([f"transport {name[1]}"] if name else []) + (
+        [f"call {call[1]}"] if call else [])
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def address(text: str) -> str | None:
     """The first host:port a line connects to (``[::ffff:192.168.1.219]:23456``, ``10.0.0.1:29500``,
     ``(master, 29500)``), not a source file's ``socket.cpp:663``."""
-    shapes = r"\[[0-9a-fA-F:.]+\]:\d+|\b[\w.\-]*\w(?::\d{2,5}\b|<\d+>)|\(([\w.\-]+), (\d{2,5})\)"
+    # (a host:port is not followed by more of an address: gRPC's ``ipv4:10.0.0.9:1234`` is 10.0.0.9:1234)
+    shapes = r"\[[0-9a-fA-F:.]+\]:\d+|\b[\w.\-]*\w(?::\d{2,5}\b(?![.\d])|<\d+>)|\(([\w.\-]+), (\d{2,5})\)"
     for hit in re.finditer(shapes, text):
         if hit[1]:
             return f"{hit[1]}:{hit[2]}"

@@ -10,17 +10,15 @@ dump was only taken earlier, and nothing here calls it stuck.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import polars as pl
 
 from tracekit import align, sources
 from tracekit.evidence import KILL_CODES, Evidence, clip, own_frame
-from tracekit.outcome import FAILED, Cited, EventKind, Kind, RankSituation, Situation, Verdict
-from tracekit.parsers.pyspy import RAISED
-from tracekit.parsers.salient import Telling
-from tracekit.rules_salient import first_telling, quote
+from tracekit.outcome import FAILED, EventKind, RankSituation, Situation
 from tracekit.store import Store
+# (UNDECIDED's text lives in tracekit.undecided; rules_progress and the tests read it from here too)
+from tracekit.undecided import init_state, undecided, undecided_verdict  # noqa: F401
 from tracekit.wording import fmt_ranks, who
 
 
@@ -252,164 +250,3 @@ def brief(store: Store, ev: Evidence, n: int = 4) -> str:
         out.append(f"{who(counted['rank'].drop_nulls().to_list())} numbered by counting the communicator's "
                    "processes: which process holds which rank is not logged")
     return "; ".join(out)  # (the ranks of the world not seen: the coverage the verdict always says)
-
-
-# --- UNDECIDED as the situation: what was seen, what is missing to decide, what to collect --------
-
-def _read(store: Store, ev: Evidence) -> tuple[str, pl.DataFrame]:
-    """What was read where nothing decided: how many lines, how many of them decoded and as what, and
-    the last line of each file (``salient``'s ``Telling.LAST``: where no line holds a crash's, a
-    transport's, a wait's or an error's words, the last line is the best one to quote)."""
-    files = store.files
-    talk = int((files["lines"] - files["blank"]).sum() or 0)
-    parsed = int(files["parsed"].fill_null(0).sum() or 0)
-    kinds = sorted(set(files.filter(pl.col("parsed") > 0)["kind"].drop_nulls().to_list()) - {"text"})
-    decoded = (f"{parsed} decoded" + (f" ({', '.join(kinds)} lines)" if kinds else "")
-               if parsed else "none decoded")
-    out = (f"{talk} line(s) read, {decoded}: no collective, NCCL init, error, step or end among them")
-    last = ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where") == Telling.LAST).sort("file", "line")
-    if last.height:
-        said = [f'"{clip(r["message"], 140)}" ({Path(r["file"]).name}:{r["line"]}'
-                + (f", {r['host']}" if r["host"] else "") + ")" for r in last.head(3).iter_rows(named=True)]
-        out += "; the last line: " + "; ".join(said) + (f"; {last.height - 3} more" if last.height > 3
-                                                         else "")
-    return out, last
-
-
-#: the lines no rule explained that UNDECIDED names (the kinds rules.nothing counts as errors)
-UNEXPLAINED = (EventKind.NCCL_WARN, EventKind.C10D_ERROR, EventKind.EXCEPTION, EventKind.CRASH,
-               EventKind.STALL, EventKind.RANK_MISSING, EventKind.WATCHDOG_ABORT,
-               # salient: a failure decoded without what decides it (a worker that died, no exit code)
-               EventKind.CHILD_FAILED, EventKind.SIGNAL, EventKind.CUDA_ERROR, EventKind.TRANSPORT_ERROR)
-STACKS = "a stack dump of every rank while it hangs (py-spy dump --pid, or tracekit run)"
-FR = "Flight Recorder dumps (TORCH_NCCL_TRACE_BUFFER_SIZE=2000, TORCH_NCCL_DUMP_ON_TIMEOUT=1)"
-COLL = "NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=INIT,COLL"
-
-
-def init_state(store: Store) -> dict | None:
-    """NCCL init of the largest communicator the logs show: ``nranks``, the ranks (or processes, where no
-    rank is known) that logged Init START and Init COMPLETE, and its Init COMPLETE lines."""
-    c = store.comms.filter(pl.col("state").is_in(["init_start", "init_complete"]))
-    if not c.height:
-        return None
-    c = c.with_columns(pl.coalesce("comm_key", pl.format("{}:{}:{}", "host", "pid", "comm")).alias("_k"),
-                       pl.coalesce(pl.col("global_rank").cast(pl.Utf8), pl.col("rank").cast(pl.Utf8),
-                                   pl.format("{}:{}", "host", "pid")).alias("_who"))
-    top = c["nranks"].max()
-    big = c.filter(pl.col("nranks") == top) if top is not None else c
-    done = big.filter(pl.col("state") == "init_complete")
-    who_done = set(done["_who"].to_list())
-    started = set(big["_who"].to_list())
-    # (in the largest communicator a rank's own number is its global one where no process rank was resolved)
-    ranked = (big.with_columns(pl.coalesce("global_rank", "rank").alias("_g"))
-              .filter(pl.col("_g").is_not_null()))
-    finished = set(ranked.filter(pl.col("state") == "init_complete")["_g"].to_list())
-    return {"nranks": top, "done": sorted(who_done), "pending": sorted(started - who_done),
-            "ranks_done": sorted(finished), "ranks_pending": sorted(set(ranked["_g"].to_list()) - finished),
-            "lines": done}
-
-
-def _them(ranks: list[int], n: int, noun: str = "process") -> str:
-    """``ranks 0-1`` where the ranks are known, else ``2 processes``; ``both``/``all 4`` where they are
-    all."""
-    plural = "es" if n != 1 and noun.endswith("s") else "s" if n != 1 else ""
-    return who(ranks) if ranks else f"{n} {noun}{plural}"
-
-
-def _init_text(st: dict) -> str:
-    done, pending, n = st["done"], st["pending"], st["nranks"]
-    out = []
-    if done:
-        whom = _them(st["ranks_done"], len(done))
-        whole = f"{len(done)} of {n}" if n else f"{len(done)}"
-        both = not st["ranks_done"] and n == 2 and len(done) == 2
-        out.append(f"{'both processes' if both else whom} finished NCCL init (Init COMPLETE, {whole})")
-    if pending:
-        out.append(f"{_them(st['ranks_pending'], len(pending))} logged Init START of the {n}-rank "
-                   "communicator and no Init COMPLETE")
-    return " and ".join(out)
-
-
-def undecided(ev: Evidence) -> tuple[str, list]:
-    """UNDECIDED said as the situation, what is missing to decide and what to collect (never a generic
-    sentence): ``both ranks finished NCCL init (Init COMPLETE, 2 of 2) and logged nothing after: a hang
-    after init or a log that ends there; to decide: ...; collect: ...``. The summary, and its evidence
-    lines."""
-    from tracekit.evidence import lines  # (the evidence lines' shape)
-    store = ev.store
-    n = align.collect(store.collectives.lazy().select(pl.len())).item()
-    # (a traceback raised whose error line the excerpt cut is an error line too: where it was raised)
-    raised = ev.kinds(EventKind.STACK).filter(pl.col("thread") == RAISED)
-    errors = pl.concat([ev.kinds(*UNEXPLAINED), raised]).sort("file", "line")
-    cov = ev.coverage
-    st = init_state(store)
-    seen, reading, missing, collect, cited = [], "", [], [], []
-    if st:
-        seen.append(_init_text(st))
-        cited += lines(st["lines"].with_columns(pl.lit("Init COMPLETE").alias("message")), 2)
-    if n:
-        seen.append(f"{n} collective record(s) logged (where each rank is: below)")
-    if errors.height:
-        seen.append(f"{errors.height} error line(s) no rule explains, first: "
-                    f"{clip(errors['message'][0], 140)}")
-        cited += lines(errors, 4)
-    told = first_telling(ev)
-    if told is not None:  # (a line no parser decodes, read as a crash, a transport failure, a wait, an error)
-        seen.append(f"{quote(told)}: not a line tracekit decodes, read as a {told['where']} from its words")
-        cited += [Cited(told["file"], told["line"], clip(told["message"]))]
-    if ev.steps.height:
-        last = ev.steps.sort("step", "file", "line").tail(1).row(0, named=True)
-        seen.append(f"steps up to {last['step']} (the last: {clip(last['message'], 120)})")
-    setup = store.links.filter(pl.col("what").is_in(["bootstrap", "network", "socket_devices", "ib_devices",
-                                                      "ring", "trees", "connection"]))
-    if not seen and setup.height:
-        nets = sorted(set(setup.filter(pl.col("what") == "network")["value"].drop_nulls().to_list()))
-        parts = ([f"network {', '.join(nets)}"] if nets else []) + [
-            w for w, k in (("ring and tree channels", ("ring", "trees")), ("connections", ("connection",)))
-            if setup.filter(pl.col("what").is_in(k)).height]
-        procs = setup.select("host", "pid").unique().height
-        seen.append(f"{procs} NCCL process(es) logged communicator set-up"
-                    + (f" ({', '.join(parts)})" if parts else "") + " and no Init COMPLETE")
-    unwind = ev.kinds(EventKind.NCCL_UNWIND).sort("file", "line")
-    if unwind.height and not errors.height and not seen:  # (an error NCCL returned, its WARN cut)
-        chain = " -> ".join(dict.fromkeys(unwind["message"].str.extract(r"^([\w./]+:\d+)", 1).drop_nulls()))
-        seen.append(f"NCCL returned an error up its call chain ({clip(chain, 160)}; "
-                    f"{Path(unwind['file'][0]).name}:{unwind['line'][0]}) and the WARN that says why is not "
-                    "in the excerpt")
-        cited += lines(unwind, 2)
-    if not seen:
-        text, last = _read(store, ev)
-        seen.append(text)
-        cited += lines(last, 3)
-    if st and not n and not errors.height and not ev.steps.height:
-        reading = (" and logged nothing after: a hang in the first collective after init, or a log that ends "
-                   "there" if st["done"] and not st["pending"] else
-                   " with nothing after: an init stall, or a log cut before the others' init completed")
-        collect += [STACKS, FR, COLL]
-    elif n and not errors.height:
-        reading = (" and no error, clean end or step after the last collective: a hang there, or a log that "
-                   "ends there")
-        collect += [STACKS, FR]
-    elif not errors.height and told is not None and told["where"] == Telling.WAIT:
-        reading = "; whether the wait ever ended is not in the excerpt"
-        collect += ["the lines after it on every rank (does the wait end, or time out?)", STACKS]
-    elif errors.height or (told is not None and told["where"] != Telling.WARNING):
-        reading = "; what led to it is not in the excerpt"
-        collect += ["the lines before the first error on every rank", COLL]
-    else:
-        collect += [COLL, STACKS]
-    if cov.world_size and cov.missing and not cov.unranked:
-        missing.append(f"{who(cov.missing)} left no record")
-    elif not cov.world_size:
-        missing.append("the world size is not logged")
-    if not cov.seen and cov.unranked:
-        missing.append(f"{cov.unranked} process(es) seen, ranks not named")
-    missing.append("a sign of time passing (a timeout, a stall, a stack dump) or of the run moving on")
-    text = "; ".join(seen) + reading
-    return text + f"; to decide: {', '.join(missing)}; collect: {', '.join(dict.fromkeys(collect))}", cited
-
-
-def undecided_verdict(ev: Evidence) -> Verdict:
-    """The UNDECIDED verdict when no rule fires (``rules.nothing``): ``undecided``'s text and lines."""
-    text, cited = undecided(ev)
-    return Verdict(Kind.UNDECIDED, text, [], cited)

@@ -22,7 +22,7 @@ def decide(store: Store) -> Verdict:
     told = rules_salient.first_telling(ev)
     if v.kind is Kind.UNDECIDED and told is not None and not any(
             (e.file, e.line) == (told["file"], told["line"]) for e in v.evidence):
-        # UNDECIDED from any rule quotes the telling line no parser decodes (situation.undecided does its own)
+        # UNDECIDED from any rule quotes the telling line no parser decodes (undecided.undecided does its own)
         v.summary += f"; {rules_salient.quote(told)}: not a line tracekit decodes"
         v.evidence.append(Cited(told["file"], told["line"], clip(told["message"])))
     where = situation.brief(store, ev)

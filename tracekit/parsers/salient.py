@@ -18,7 +18,7 @@ NCCL's ``host:pid:tid [dev]``, Ray's ``(pid=N)``). A file with none of these has
 claimed told (``Telling.LAST``): what UNDECIDED quotes where nothing else is.
 
 Such a line is not decoded: it stays an unknown line (``Parsed.claimed`` is empty), and the event only
-lets the verdict quote it (``situation.undecided``) and weigh it (``rules_salient``). A few families are
+lets the verdict quote it (``undecided.undecided``) and weigh it (``rules_salient``). A few families are
 read on lines a parser claimed too, where that parser decodes nothing of them (a peer's close, a process
 that cannot start, c10d's failed connect). Words in benign context do not count: a setting (``--timeout
 1800``, ``NCCL_IB_TIMEOUT=22``, ``timeout: 30``), a count of none (``errors: 0``, ``no error``), a progress
@@ -38,6 +38,15 @@ from tracekit.schema import EventKind
 
 
 
+def either(*patterns: str) -> str:
+    """One pattern that holds any of ``patterns``, each in its own group with its own case rule: a
+    pattern that opens with ``(?i)`` becomes a ``(?i:...)`` group (a flag at a pattern's head applies
+    to the whole of a joined pattern in Python and nowhere but the head is allowed), any other a
+    ``(?:...)`` one (case-sensitive, as it was alone)."""
+    return "|".join(f"(?i:{p.removeprefix('(?i)')})" if p.startswith("(?i)") else f"(?:{p})"
+                    for p in patterns)
+
+
 class Telling(StrEnum):
     """What a telling line's words say (its event's ``where``), strongest first: a line is of the first
     class whose words it holds."""
@@ -54,7 +63,8 @@ class Telling(StrEnum):
 
 CRASH = (
     r"(?i)segmentation fault|\bsegfault|\bSIG(?:SEGV|ABRT|BUS|KILL|ILL|FPE)\b|core dumped|fatal python error"
-    r"|assertion .{1,300} failed|device-side assert|(?-i:^\s*Killed\b|\d Killed\s|\bKilled process \d)"
+    r"|assertion .{1,300} failed|\bassertion failure at\b|device-side assert"
+    r"|(?-i:^\s*Killed\b|\d Killed\s|\bKilled process \d)"
     r"|\bexited unexpectedly|\bunexpectedly exits?\b|\b(?:has|worker|process|actor) (?:has )?died\b"
     r"|\bis dead\b|out of memory|\boom[- ]?kill|terminate called (?:after|without)"
     r"|\*\*\* process received signal|<defunct>|illegal memory access|\bcrashed\b|\bbus error\b"
@@ -90,7 +100,17 @@ PROBE = (r"(?i)\bdlerror\b|\bdlopen\b|\bplugin\b|using internal implementation|\
          r"|warn(?:ing)?s?\b|\bwill not be (?:used|available)\b|\bdisabl(?:e|ed|ing)\b")
 #: the words of a process that died, of one that cannot start and of a launcher's failure line
 DIED = CRASH
-CRASH = "|".join([DIED, NO_START.removeprefix("(?i)"), IMPORT_FAILED, LAUNCHER_FAILED.removeprefix("(?i)")])
+#: an MPI library that could not initialise, in Open MPI's and MPICH's words (ompi/errhandler: ``*** An error
+#: occurred in MPI_Init_thread`` ``*** on a NULL communicator`` ``*** MPI_ERRORS_ARE_FATAL (processes in this
+#: communicator will now abort, ...)``, ``Local abort before MPI_INIT completed``; ``ompi_mpi_init:
+#: ompi_rte_init failed``; MPICH's ``Fatal error in PMPI_Init_thread: Other MPI error``): the process
+#: cannot start (PMIx's own ``PMIX ERROR: ERROR in file gds_ds12_lock_pthread.c`` is not: jobs start after it)
+MPI_INIT_FAILED = (r"(?i)\berror occurred in MPI_Init\w*|\bbefore MPI_INIT completed"
+                   r"|\bompi_mpi_init: .{0,60}fail|fatal error in P?MPI_Init\w*"
+                   r"|\bMPI_Init\w* (?:failed|returned an error)|\bPMIx?\d?_Init\w*(?:\(\))? failed")
+#: MPI's error handler ending the processes of a communicator (after an MPI call failed, at start-up or not)
+MPI_ABORTED = r"(?-i:\bMPI_ERRORS_ARE_FATAL\b)"
+CRASH = either(DIED, NO_START, IMPORT_FAILED, LAUNCHER_FAILED, MPI_INIT_FAILED, MPI_ABORTED)
 #: a transport's own failure: decisive where nothing decoded says otherwise (``HARD_TRANSPORT``)
 #: a peer that closed its side: the consequence of that peer's end (NCCL's proxy service thread
 #: ``[Service thread] Connection closed by localRank 7``, errno's ``Connection reset by peer``)
@@ -105,11 +125,59 @@ HARD_TRANSPORT = (
     # a buffer the network plugin could not register (NCCL's and Neuron's ``ncclNetRegMr ... failed``)
     r"|\b\w*RegMr\w*\b.{0,80}\bfail(?:ed|ure)?\b|\breg(?:ister)?_mr\b.{0,80}\bfail"
 )
+#: the other communication runtimes' own words for a transport they could not set up or use (issue 31):
+#: NVSHMEM (host/transport/transport.cpp ``nvshmemi_transport_init:275: init failed for transport: IBGDA``,
+#: ``Unable to initialize any transports``; modules/transport/ibgda ``ibgda_rc_init2rtr failed on RC #216``,
+#: ``Unable to create ah.``; ``nvshmem setup connections failed``), UCX's own ERROR lines (``rocm_ipc_md.c:79
+#: UCX ERROR Failed to create ipc for ...``), Mooncake's transfer engine giving up (``Put operation failed
+#: with error: TRANSFER_FAIL``, ``transfer_incomplete max_attempts=3``), libfabric and oneCCL's OFI transport
+#: (``|CCL_ERROR| atl_ofi.cpp:...``, ``fi_getinfo ... failed``), PSM2/PSM3's verbs (``Unable to create AH``)
+RUNTIME_TRANSPORT = (
+    r"(?i)\binit failed for transport\b|unable to initialize any transports|\bibgda_\w+ failed"
+    r"|unable to create ah\b|\bnvshmem\w*\b[^.]{0,80}\b(?:setup connections|bootstrap\w*|init\w*|transports?"
+    r"|connect\w*|detect topo) failed|\bnvshmem\b\S*/transport/\S*:\d+: non-zero status: \d+"
+    r"|no active IB device that supports GPU-initiated|(?-i:\bUCX\s+ERROR\b)|\bfailed to create ipc\b"
+    r"|(?-i:\bTRANSFER_FAIL\b)|\btransfer_incomplete max_attempts|\bFailed to complete transfers?\b"
+    r"|(?-i:\|CCL_(?:ERROR|FATAL)\|)|\batl_ofi\w*\.c\w*:\d+.{0,160}\b(?:error|fail)"
+    r"|\bfi_\w+\(?\)?[^.]{0,40}\bfailed\b|\bOFI\b[^.]{0,60}\b(?:failed|error)\b"
+    r"|\bpsm[23]?_\w+[^.]{0,60}\bfailed\b"
+)
+#: UCX's ERROR lines that are no failure: its memory-type cache's region already known (users silence it
+#: with ``UCX_MEMTYPE_CACHE=n``: ``memtype_cache.c:83 UCX ERROR failed to insert region ...: Element already
+#: exists``)
+UCX_BENIGN = r"(?i)failed to insert region|element already exists"
+#: a transfer a transfer engine says failed (Mooncake's ``Transfer failed for task0``): decisive only where
+#: no retry follows it in its file (``rules_salient``: a retry may succeed)
+TRANSFER_FAILED = r"(?i)\btransfer failed for (?:task|batch|request)\b"
+#: a start-up that never reached its coordinator, in the runtimes' words: PyTorch/XLA's XRT mesh client
+#: (xla_client/mesh_service.cc: ``Failed to connect to client mesh master: host:port``, its ``Check failed:
+#: impl_->channel->WaitForConnected(...)``), the TensorFlow/JAX coordination service (``Coordination
+#: service agent in error status: DEADLINE_EXCEEDED``, ``RegisterTask`` timing out, a barrier that timed
+#: out, ``Failed to connect to coordination service``), gRPC's ``failed to connect to all addresses``
+COORDINATOR_UNREACHED = (
+    r"(?i)\bfailed to connect to client mesh master\b|\bCheck failed: .{0,40}\bWaitForConnected\b"
+    r"|\bcoordination (?:service agent in error status|agent is set to error): "
+    r"(?:DEADLINE_EXCEEDED|UNAVAILABLE)"
+    r"|failed to connect to distributed JAX controller"
+    r"|\bRegisterTask\b.{0,200}\b(?:DEADLINE_EXCEEDED|deadline exceeded|UNAVAILABLE|timed out)"
+    r"|\b(?:DEADLINE_EXCEEDED|UNAVAILABLE)\b.{0,200}\bRegisterTask\b"
+    r"|\bbarrier timed out\b|failed to connect to (?:the )?coordination service"
+    r"|\bfailed to connect to all addresses\b"
+)
+#: a start-up's wait for its coordinator or its peers, in the runtimes' words (TensorFlow's master.cc
+#: ``CreateSession still waiting for response from worker: /job:worker/replica:0/task:1``, XRT's ``Waiting to
+#: connect to client mesh master``, ``Core 1 waiting for rendezvous``): an init stall where said again
+COORDINATOR_WAIT = (r"(?i)\bCreateSession still waiting for response from worker\b"
+                    r"|\bwaiting to connect to client mesh master\b|\bwaiting for rendezvous\b")
+#: the runtimes' families read on a line a parser claimed too (none of those parsers decodes their failure)
+RUNTIME = (RUNTIME_TRANSPORT, TRANSFER_FAILED, COORDINATOR_UNREACHED, COORDINATOR_WAIT, MPI_INIT_FAILED,
+           MPI_ABORTED)
 TRANSPORT = HARD_TRANSPORT + (
     r"|connection (?:reset|refused|timed out|closed by peer)|no route to host|network is unreachable"
     r"|broken pipe|address family not supported|wrong magic|transport endpoint is not connected"
-    r"|\bE(?:CONNRESET|CONNREFUSED|HOSTUNREACH|NETUNREACH|PIPE)\b|" + PEER_CLOSED.removeprefix("(?i)")
+    r"|\bE(?:CONNRESET|CONNREFUSED|HOSTUNREACH|NETUNREACH|PIPE)\b"
 )
+TRANSPORT = either(TRANSPORT, PEER_CLOSED, RUNTIME_TRANSPORT, TRANSFER_FAILED)
 WAIT = (r"(?i)\bwaiting (?:for|to|on)\b|\bstill waiting\b|\btimed? ?out\b|\btimeout\b|deadline exceeded"
         r"|\bhang(?:s|ing)?\b|\bhung\b|\bstuck\b|not responding")
 ERROR = (r"(?i)^\s*(?:error|fatal|critical)\b|\[(?:error|fatal|critical)\]|(?-i:\b(?:ERROR|FATAL|CRITICAL)\b)"
@@ -124,7 +192,7 @@ PY_WARNING = (r"(?i)\b\w*(?:Deprecation|Future|User|Runtime|Resource|Syntax|Impo
               r"|deprecat|will be removed|warnings\.warn")
 #: a wait for a connection, a rendezvous or a peer during start-up (rules_salient: an init stall)
 CONNECT = (r"(?i)\bconnect|rendezvous|\bmaster\b|bootstrap|tcpstore|\bstore\b|placement group|handshake"
-           r"|\bjoin|\bpeers?\b")
+           r"|\bjoin|\bpeers?\b|coordinat|\bCreateSession\b")
 #: words in benign context: a setting, a count of none, a progress bar, source code, a rich traceback's box
 BENIGN = (
     r"(?i)\b(?:errors|failures|failed|fails|error_count|num_errors)\s*[:=]\s*0\b|\berror\s*=\s*0\b"
@@ -139,11 +207,15 @@ BENIGN = (
 )
 #: a program that says it caught the error and went on: an error, never a crash or a failure
 CAUGHT = (r"(?i)\bignor(?:e|ed|ing)\b|\bretrying\b|\bwill (?:be )?retr|\bretry(?:ing)? (?:in|after) \d"
-          r"|\bfalling back\b|\bfallback\b")
+          r"|\bfalling back\b|\bfallback\b"
+          # (PSM's ``Reading from remote process' memory failed. Disabling CMA support``: it goes on without)
+          r"|\bdisabling \w+ support\b")
 #: the process a line's own prefix names: UCX/Open MPI ``[host:pid:tid]``, NCCL ``host:pid:tid [dev]``
 BRACKET = r"^\s*(?:\[[\d.]+\]\s*)?\[(?P<host>[A-Za-z][\w.\-]*):(?P<pid>\d+)(?::\d+)+\]"
 NCCL_LIKE = r"^\s*(?P<host>[A-Za-z][\w.\-]*):(?P<pid>\d+):\d+ \[\d+\]"
 RAY_PID = r"\(\w+ pid=(?P<pid>\d+)"
+#: PSM2/PSM3's own prefix, host and rank (``machine:rank1.cpu_allreduce_test: ...``, ``node3:rank12: ...``)
+PSM_LIKE = r"^\s*(?:\[[\d.]+\]\s*)*(?:(?P<host>[A-Za-z][\w\-]*):)?rank(?P<rank>\d+)[.:]"
 
 
 #: the most lines a file may have for its last line to be told (``Telling.LAST``)
@@ -184,15 +256,14 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
     # line a parser claimed too: nccl-tests' parser claims ``all_reduce_perf: symbol lookup error: ...`` by
     # its program's name, the torch parser c10d's ``[W socket.cpp:663]`` lines by their head, the launcher
     # parser ``Container rank 0 status failed ...`` for the local rank it names, decoding no failure)
-    anywhere = every.filter(t.str.contains("|".join([PEER_CLOSED_LOCAL, NO_START.removeprefix("(?i)"),
-                                                      CONNECT_FAILED.removeprefix("(?i)"),
-                                                      r"\bContainer rank \d+ status failed\b"])))
+    # (and the other runtimes' own failure lines: parsers/runtimes claims UCX's for their host and pid)
+    anywhere = every.filter(t.str.contains(either(PEER_CLOSED_LOCAL, NO_START, CONNECT_FAILED,
+                                                  r"\bContainer rank \d+ status failed\b", *RUNTIME)))
     df = pl.concat([every.join(unclaimed.select("file", "line"), on=["file", "line"], how="semi")
                     .with_columns(pl.lit(False).alias("_claimed")),
                     anywhere.with_columns(pl.lit(True).alias("_claimed"))])
     df = df.unique(["file", "line"], keep="first", maintain_order=True)
-    any_word = "|".join(p.removeprefix("(?i)") for p in (CRASH, TRANSPORT, WAIT, ERROR))
-    df = df.filter(t.str.contains("(?i)" + any_word) | t.str.contains(WARNING)
+    df = df.filter(t.str.contains(either(CRASH, TRANSPORT, WAIT, ERROR)) | t.str.contains(WARNING)
                    | pl.col("log_level").fill_null("").is_in([*LEVELS, "WARNING", "WARN", "W"]))
     # (a line of a few characters, ``{`` or ``Error:`` under an error level, says nothing to quote; a
     # shell's ``Killed`` does)
@@ -203,7 +274,9 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
         ~pl.col("_before").fill_null("").str.contains(r"^\s*File \"[^\"]+\", line \d+")).drop("_before")
     df = df.with_columns(_class().alias("where")).filter(
         pl.col("where").is_in([Telling.CRASH, Telling.TRANSPORT])
-        | (pl.col("where").is_not_null() & ~pl.col("_claimed"))).drop("_claimed")
+        | (pl.col("where").is_not_null()
+           & (~pl.col("_claimed") | t.str.contains(either(COORDINATOR_UNREACHED, COORDINATOR_WAIT)))))
+    df = df.drop("_claimed")
     # (the last line no parser claimed: a claimed one may carry another parser's event, and two events of
     # one line from two parsers come in no fixed order, batch by batch)
     # and in a short file only (``SHORT`` lines, an excerpt's size): a big file is read in pieces, and a
@@ -215,10 +288,12 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
     if not df.height:
         return Parsed("salient")
     bracket, nccl_like = t.str.extract_groups(BRACKET).struct, t.str.extract_groups(NCCL_LIKE).struct
+    psm = t.str.extract_groups(PSM_LIKE).struct
     events = df.select(
         "file", "line", pl.lit(EventKind.TELLING_LINE).alias("kind"), t.str.strip_chars().alias("message"),
-        "where", pl.col("launch_rank").alias("rank"),
-        pl.coalesce("pdsh_host", bracket.field("host"), nccl_like.field("host")).alias("host"),
+        "where", pl.coalesce("launch_rank", psm.field("rank").cast(pl.Int64, strict=False)).alias("rank"),
+        pl.coalesce("pdsh_host", bracket.field("host"), nccl_like.field("host"),
+                    psm.field("host")).alias("host"),
         pl.coalesce(pl.col("ray_pid").cast(pl.Int64), bracket.field("pid").cast(pl.Int64, strict=False),
                     nccl_like.field("pid").cast(pl.Int64, strict=False),
                     t.str.extract(RAY_PID, 1).cast(pl.Int64, strict=False)).alias("pid"))
@@ -238,7 +313,9 @@ def hard_transport() -> pl.Expr:
     """Whether a ``telling_line``'s message is a transport's own failure (a completion error, a retry
     count exceeded, a socket of an address family the host has not), not a socket closed under a peer
     that died."""
-    return pl.col("message").str.contains(HARD_TRANSPORT + r"|socket creation failed|address family not supp")
+    own = HARD_TRANSPORT + r"|socket creation failed|address family not supp"
+    return (pl.col("message").str.contains(either(own, RUNTIME_TRANSPORT))
+            & ~pl.col("message").str.contains(UCX_BENIGN))
 
 
 def waits_to_connect() -> pl.Expr:

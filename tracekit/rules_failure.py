@@ -14,7 +14,7 @@ from tracekit.evidence import (CUDA, KILL_CODES, RENDEZVOUS, SIGKILL_CODES, STOR
 from tracekit.parsers.torch_patterns import CUT_TRACEBACK
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import COLLECT, msg, rank_of
-from tracekit.rules_nccl_errors import failing
+from tracekit.rules_nccl_errors import cuda_inside_nccl, failing
 from tracekit.rules_nccl_errors import (address_of_no_family, bootstrap_failed,  # noqa: F401 (rules.py's)
                                         nccl_error_unexplained, nccl_failure, nccl_unwound, refused_call,
                                         transport_error)
@@ -48,8 +48,11 @@ def _aborted_after_endpoint_error(ev: Evidence, failures: pl.DataFrame) -> bool:
 
 def cuda_failure(ev: Evidence) -> Verdict | None:
     """A CUDA failure (illegal access, out of memory, device assert): a cause of its own -- unless the
-    network transport failed before it in the same log."""
-    if not ev.cuda.height or _network_failed_before(ev, ev.cuda):
+    network transport failed before it in the same log. NCCL's own word that a CUDA call inside it
+    failed (`unhandled cuda error`) is one too, where no CUDA line says more."""
+    if not ev.cuda.height:
+        return cuda_inside_nccl(ev)
+    if _network_failed_before(ev, ev.cuda):
         return None
     r = rank_of(ev.cuda, ev)
     after = ("; the collectives that no longer pair up after it are its consequence (its error path left "

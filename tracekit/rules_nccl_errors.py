@@ -12,6 +12,7 @@ import polars as pl
 from tracekit import nccl_messages
 from tracekit.evidence import BOOTSTRAP, NETWORK_FAIL, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
+from tracekit.parsers.pyspy import RAISED
 from tracekit.rules_common import msg, rank_of, who_or
 from tracekit.wording import who
 
@@ -94,13 +95,22 @@ def address_of_no_family(ev: Evidence) -> Verdict | None:
 def nccl_failure(ev: Evidence) -> Verdict | None:
     """NCCL gave up (its error code reached the program) and the network says why: NCCL's own WARN,
     a transport error or connect retries."""
-    t, dropped = ev.transport.sort("line"), ""
+    t = ev.transport.sort("line")
+    dropped = ""
     if not t.height and ev.nccl_errors.height:
         t = _dropped_connection(ev)
+        raised = ev.kinds(EventKind.STACK).filter((pl.col("thread") == RAISED)
+                                                  & ~pl.col("rank").is_in(t["rank"].drop_nulls().implode())
+                                                  & pl.col("rank").is_not_null())
+        if t.height and raised.height:  # (another rank raised: its end, cut from the excerpt, may be why)
+            return _closed_by_peer(ev, t, raised)
         dropped = ("; no line says the peer ended (no crash, exit or timeout): the connection dropped, on "
                    "the network or with a peer that died without a word (the peer's log decides which)")
     if not (ev.nccl_errors.height and t.height):
         return None
+    own = _own_code(t)
+    if own.height == t.height:  # (NCCL's WARNs are all of its own code, a topology or config it read: no
+        return _own_code_failed(ev, own)  # network failed; that rank's call or init did)
     r = rank_of(ev.nccl_errors.head(1), ev)
     said = ev.launched_with
     return Verdict(Kind.TRANSPORT_ERROR, f"NCCL failed on {who_or(t)}: "
@@ -123,6 +133,26 @@ def _dropped_connection(ev: Evidence) -> pl.DataFrame:
         return ev.transport.clear()
     return ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR).filter(
         pl.col("message").str.contains(PEER_DROPPED)).sort("line")
+
+
+def _closed_by_peer(ev: Evidence, closed: pl.DataFrame, raised: pl.DataFrame) -> Verdict:
+    """NCCL's error code, and its WARN that the peer closed or reset the connection, where another rank's
+    traceback is seen with its exception cut (``raised``): that rank's end may be the close, or the link
+    dropped; neither line says which, so UNDECIDED, naming the peer the WARN names and the rank that raised.
+    (With no other rank's word at all, the dropped connection is what failed: nccl_failure says so.)"""
+    said = nccl_messages.meaning_of(closed["message"][0] or "")
+    peer = said[1].get("peer") if said and said[0].name == "peer_closed" else None
+    r = rank_of(ev.nccl_errors.head(1), ev)
+    of = f"its peer {peer}" if peer else "its peer"
+    return Verdict(Kind.UNDECIDED, f"NCCL failed on {who_or(closed)}: {of} closed the connection "
+                   f"({msg(closed, 0, 160)}); {who(r) if r else 'a rank'} then failed: "
+                   f"{msg(ev.nccl_errors, 0, 120)}; {who(raised['rank'].unique().sort().to_list())} raised "
+                   "(a traceback whose exception the excerpt cut): no line says whose end came first, that "
+                   "rank's (the close its consequence) or the link's; to decide: collect the log of the rank "
+                   f"on {peer or 'that peer'} and of {who(raised['rank'].unique().sort().to_list())} (their "
+                   "last lines, exit codes or signals) and those hosts' dmesg",
+                   sorted(set(closed["rank"].drop_nulls().to_list()) | set(r)),
+                   lines(closed, 3) + lines(ev.nccl_errors, 2) + lines(raised, 2))
 
 
 def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
@@ -152,6 +182,22 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
     return Verdict(Kind.UNDECIDED, f"NCCL failed on {failing(r, ev)} ({msg(e, 0, 160)}){means}; "
                    f"{why}: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and collect every rank's "
                    "output", r, lines(e, 4) + lines(last, 2) + lines(ev.exits, 2))
+
+
+def cuda_inside_nccl(ev: Evidence) -> Verdict | None:
+    """NCCL's error code says a CUDA call inside it failed (`unhandled cuda error`, ncclUnhandledCudaError:
+    torch's, vLLM's and SGLang's pynccl quote it) and no network error or timeout came with it: a failure
+    of that rank (its device, its driver, its P2P/NVLS set-up), never the network's. The line before the
+    error (`Cuda failure '...'`, NCCL_DEBUG=WARN) names the CUDA error."""
+    e = ev.nccl_errors.filter(nccl_messages.is_one_of(("cuda_error_code",)))
+    if not e.height or ev.transport.height or ev.timeouts.height:
+        return None
+    r = rank_of(e.head(1), ev)
+    return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed: a CUDA call inside its NCCL call failed "
+                   f"({msg(e, 0, 160)}): {nccl_messages.BY_NAME['cuda_error_code'].meaning}; NCCL_DEBUG=WARN "
+                   "prints the CUDA error (check the driver matches the CUDA of the build, each rank's "
+                   "device, and NCCL_P2P_DISABLE=1 or NCCL_NVLS_ENABLE=0 where the GPUs' peer access fails)",
+                   r, lines(e, 4) + lines(ev.exits, 2))
 
 
 def nccl_unwound(ev: Evidence) -> Verdict | None:

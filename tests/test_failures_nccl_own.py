@@ -89,9 +89,18 @@ def test_a_socket_warn_with_a_system_error_stays_the_networks(tmp_path):
     assert v.kind in (Kind.TRANSPORT_ERROR, Kind.INIT_STALL)
 
 
+VLLM = "/opt/conda/envs/py_3.10/lib/python3.10/site-packages/vllm/"
+
+
 def test_unhandled_cuda_error_in_vllms_pynccl_real_paste_is_that_ranks_crash(tmp_path):
-    # real (vLLM issue: a TP of 4, pynccl's first all_reduce at init)
+    # real (vLLM issue: a TP of 4 on ROCm, pynccl's first all_reduce as the worker sets up its device)
     v = _decide(tmp_path,
+                f'  File "{VLLM}worker/worker.py", line 175, in init_device\n'
+                "    init_worker_distributed_environment(self.parallel_config, self.rank,\n"
+                f'  File "{VLLM}distributed/parallel_state.py", line 154, in __init__\n'
+                "    self.pynccl_comm = PyNcclCommunicator(\n"
+                f'  File "{VLLM}distributed/device_communicators/pynccl.py", line 95, in __init__\n'
+                "    self.all_reduce(data)\n"
                 '  File "/opt/conda/envs/py_3.10/lib/python3.10/site-packages/vllm/distributed/'
                 'device_communicators/pynccl_wrapper.py", line 223, in NCCL_CHECK\n'
                 '    raise RuntimeError(f"NCCL error: {error_str}")\n'
@@ -100,6 +109,14 @@ def test_unhandled_cuda_error_in_vllms_pynccl_real_paste_is_that_ranks_crash(tmp
                 "readiness probe\n")
     assert v.kind == Kind.CRASHED_RANK
     assert "a CUDA call inside its NCCL call failed" in v.summary and "unhandled cuda error" in v.summary
+
+
+def test_unhandled_cuda_error_alone_mid_run_is_undecided(tmp_path):
+    # (negative: the error code alone, no set-up in sight: NCCL's WARN would say which CUDA call failed)
+    v = _decide(tmp_path, "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+                "NCCLUtils.hpp:317, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL "
+                "version 2.21.5\n")
+    assert v.kind == Kind.UNDECIDED and "NCCL_DEBUG" in v.summary
 
 
 def test_a_driver_entry_point_nccl_could_not_look_up_is_harmless(tmp_path):

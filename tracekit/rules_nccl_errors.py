@@ -184,20 +184,33 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
                    "output", r, lines(e, 4) + lines(last, 2) + lines(ev.exits, 2))
 
 
+#: a process's set-up of its communicator, in its traceback or its runtime's words (vLLM's `while processing
+#: method init_device`, pynccl's PyNcclCommunicator, ncclCommInitRank, init_process_group)
+SET_UP = (r"(?i)\binit_device\b|ncclCommInit|PyNcclCommunicator|init_process_group|init_distributed"
+          r"|initialize_model_parallel|_new_process_group_helper")
+
+
 def cuda_inside_nccl(ev: Evidence) -> Verdict | None:
     """NCCL's error code says a CUDA call inside it failed (`unhandled cuda error`, ncclUnhandledCudaError:
-    torch's, vLLM's and SGLang's pynccl quote it) and no network error or timeout came with it: a failure
-    of that rank (its device, its driver, its P2P/NVLS set-up), never the network's. The line before the
-    error (`Cuda failure '...'`, NCCL_DEBUG=WARN) names the CUDA error."""
+    torch's, vLLM's and SGLang's pynccl quote it) while the process set up its communicator (a set-up
+    frame, or its runtime's word of the set-up failing, in the same file), and no network error or timeout
+    came with it: that rank's init failed (its device, its driver, its P2P/NVLS set-up), never the
+    network's. The same code alone, mid-run, decides nothing without NCCL's WARN (nccl_error_unexplained)."""
     e = ev.nccl_errors.filter(nccl_messages.is_one_of(("cuda_error_code",)))
     if not e.height or ev.transport.height or ev.timeouts.height:
         return None
+    said = ev.store.events.join(e.select("file").unique(), on="file").filter(
+        pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+        .str.contains(SET_UP))
+    if not said.height:
+        return None
     r = rank_of(e.head(1), ev)
     return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed: a CUDA call inside its NCCL call failed "
-                   f"({msg(e, 0, 160)}): {nccl_messages.BY_NAME['cuda_error_code'].meaning}; NCCL_DEBUG=WARN "
+                   f"({msg(e, 0, 160)}) as it set up its communicator ({msg(said, 0, 100)}): "
+                   f"{nccl_messages.BY_NAME['cuda_error_code'].meaning}; NCCL_DEBUG=WARN "
                    "prints the CUDA error (check the driver matches the CUDA of the build, each rank's "
                    "device, and NCCL_P2P_DISABLE=1 or NCCL_NVLS_ENABLE=0 where the GPUs' peer access fails)",
-                   r, lines(e, 4) + lines(ev.exits, 2))
+                   r, lines(e, 4) + lines(said, 1) + lines(ev.exits, 2))
 
 
 def nccl_unwound(ev: Evidence) -> Verdict | None:

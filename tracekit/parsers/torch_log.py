@@ -14,7 +14,8 @@ import polars as pl
 
 from tracekit.meanings import STORE_SOCKET
 from tracekit.nccl_messages import message_name, reads_as
-from tracekit.parsers import Parsed, any_of, hccl, process_end
+from tracekit import hccl_messages as hccl
+from tracekit.parsers import Parsed, any_of, process_end
 from tracekit.parsers.torch_patterns import (
     WATCHDOG, TIMED_OUT, ABORT, CUDA, BARE_NCCL, STUCK, STORE_WAIT, ASYNC_ERROR, DESYNC, RAY_DIED,
     KEEP_ALIVE, ELASTIC, ELASTIC_KV, PG_OPTION, C10D_KNOWN, WORLD, ERROR_JSON, LIGHTNING, JOINED, PG_TAG,

@@ -211,3 +211,27 @@ def test_a_peer_closed_after_that_peer_crashed_is_the_crash(tmp_path):
     v = _decide(tmp_path, CLOSED + "10.3.0.42: [rank8]: torch.OutOfMemoryError: CUDA out of memory. Tried to "
                 "allocate 2.00 GiB\n")
     assert v.kind == Kind.CRASHED_RANK and v.ranks == [8]
+
+
+# --- two ranks on one GPU, seen in NCCL's communicator lines without its WARN ------------------------
+
+def _init(host, pid, rank, bus, state):
+    return (f"{host}:{pid}:{pid} [0] NCCL INFO ncclCommInitRank comm 0x55dd{pid} rank {rank} nranks 2 "
+            f"cudaDev 0 nvmlDev 0 busId {bus} commId 0x6f1a2b3c - Init {state}\n")
+
+
+def test_two_ranks_of_one_communicator_on_one_gpu_that_never_formed_is_the_launchs_crash(tmp_path):
+    v = _decide(tmp_path, _init("gpu-a", 3639, 0, "19000", "START")
+                + _init("gpu-a", 3640, 1, "19000", "START")
+                + "gpu-a:3640:3640 [0] NCCL INFO init.cc:1876 -> 5\n")
+    assert v.kind == Kind.CRASHED_RANK and v.ranks == [0, 1] and "busId 19000" in v.summary
+
+
+def test_ranks_on_one_busid_of_two_hosts_or_after_init_completed_are_no_duplicate(tmp_path):
+    two_hosts = _decide(tmp_path, _init("gpu-a", 3639, 0, "19000", "START")
+                        + _init("gpu-b", 3640, 1, "19000", "START"))
+    assert "run on one GPU" not in two_hosts.summary
+    (tmp_path / "rank1.log").unlink()
+    formed = _decide(tmp_path, "".join(_init("gpu-a", pid, r, "19000", s) for pid, r in ((3639, 0), (3640, 1))
+                                       for s in ("START", "COMPLETE")))
+    assert "run on one GPU" not in formed.summary

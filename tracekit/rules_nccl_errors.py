@@ -31,6 +31,36 @@ def failing(r: list[int], ev: Evidence) -> str:
     return "a rank"
 
 
+def _one_gpu_shared(ev: Evidence) -> Verdict | None:
+    """Processes of one host whose communicators of one size sit on one GPU (the same busId in NCCL's
+    `comm 0x.. rank 1 nranks 2 cudaDev 0 busId 19000` lines), none of which completed init: NCCL's check of
+    a duplicate GPU (src/init.cc, ncclInvalidUsage before 2.30) refused them, whether or not its WARN is
+    in the excerpt: the launch gave two ranks one device."""
+    c = ev.store.comms.filter(pl.col("bus_id").is_not_null() & pl.col("host").is_not_null())
+    if not c.height:
+        return None
+    done = c.filter(pl.col("state") == "init_complete").select("host", "pid").unique()
+    c = c.join(done, on=["host", "pid"], how="anti").with_columns(
+        pl.coalesce("global_rank", "rank").alias("r"))
+    dup = (c.group_by("host", "bus_id", "nranks").agg(pl.col("pid").n_unique().alias("n"),
+                                                    pl.col("r").drop_nulls().unique().sort().alias("ranks"),
+                                                    pl.col("cuda_dev").first())
+           .filter(pl.col("n") > 1).sort("host", "bus_id"))
+    if not dup.height:
+        return None
+    d = dup.row(0, named=True)
+    shown = c.filter((pl.col("host") == d["host"]) & (pl.col("bus_id") == d["bus_id"])).sort("file", "line")
+    shown = shown.with_columns(pl.format("comm {} rank {} nranks {} cudaDev {} busId {} ({})", "comm",
+                                         "rank", "nranks", "cuda_dev", "bus_id", "state").alias("message"))
+    ranks = who(d["ranks"]) if d["ranks"] else f"{d['n']} processes"
+    return Verdict(Kind.CRASHED_RANK, f"{ranks} of one communicator (nranks {d['nranks']}) run on one GPU: "
+                   f"busId {d['bus_id']} (cudaDev {d['cuda_dev']}) on {d['host']}, and no communicator "
+                   "completed init: NCCL refuses two ranks on one device (Duplicate GPU detected, "
+                   "ncclInvalidUsage): the launch gave them the same device (no "
+                   "torch.cuda.set_device(local_rank), CUDA_VISIBLE_DEVICES alike on both, a global rank "
+                   "used as a device index)", d["ranks"], lines(shown, 4) + lines(ev.crashes, 2))
+
+
 def refused_call(ev: Evidence) -> Verdict | None:
     """NCCL refused a rank's own call: a WARN that says which (two ranks on one GPU, a CUDA-graph capture
     it cannot take, a buffer on another device), or the code alone (ncclInvalidUsage, ncclInvalidArgument)
@@ -40,6 +70,8 @@ def refused_call(ev: Evidence) -> Verdict | None:
     nccl = pl.concat([ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR), ev.nccl_errors],
                      how="diagonal_relaxed").unique(["file", "line"], maintain_order=True)
     said = nccl.filter(nccl_messages.is_one_of(nccl_messages.OWN_FAILURE_SAID)).sort("file", "line")
+    if not said.height and (shared := _one_gpu_shared(ev)) is not None:
+        return shared
     if not said.height:
         said = nccl.filter(nccl_messages.is_one_of(nccl_messages.OWN_FAILURE)).sort("file", "line")
         if not said.height or ev.transport.height or ev.cuda.height or ev.reported_mismatch.height:

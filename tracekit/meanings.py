@@ -96,6 +96,11 @@ _BENIGN = [
     (r"Missing \"(?:amd_iommu=on|iommu=pt)\" from kernel command line"
      r"|Missing \"HSA_FORCE_FINE_GRAIN_PCIE=1\"",
      "RCCL's advice on kernel and environment settings, printed at every start", True),
+    # (failures, issue 31): ncclCudaLibraryInit's result is ignored, `(void)ncclCudaLibraryInit()` in
+    # ncclCommInitRank (src/init.cc, 2.19-2.21): a driver entry point not found leaves cuMem/DMA-BUF off
+    (r"Retrieve cu\w+ (?:version \d+ )?failed with -?\d+|CUDA some PFN functions not found",
+     "NCCL could not look up a CUDA driver entry point (a driver other than its build expects); it goes on "
+     "without it (cuMem, DMA-BUF off)", False),
 ]
 #: every benign WARN: pattern -> why it is harmless
 BENIGN = {pattern: why for pattern, why, _ in _BENIGN}

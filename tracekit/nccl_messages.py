@@ -34,7 +34,7 @@ UNDECIDED = "UNDECIDED"  # a message that alone decides no kind
 MESSAGES: tuple[Message, ...] = (
     # sizes that differ between ranks
     Message("socket_truncated",
-            rf"NET/Socket ?: peer {_PEER} message truncated ?: "
+            rf"NET/\w+ ?: (?:peer {_PEER} )?message truncated ?: "
             r"receiving (?P<got>\d+) bytes instead of (?P<expected>\d+)",
             "the peer sent more bytes than this rank posted to receive: the ranks called the collective or "
             "send/recv with different sizes (all_to_all splits, a send/recv pair, NCCL_PROTO/NCCL_ALGO "
@@ -131,6 +131,15 @@ MESSAGES: tuple[Message, ...] = (
             "NCCL built for CUDA < 11.3 or a driver older than R465: ncclInvalidUsage on that rank; run "
             "eager (vLLM --enforce-eager) or install an NCCL and a driver that support capture",
             (CRASH,), "src/misc/strongstream.cc:91 (`return ncclInvalidUsage`; :53 in 2.18-2.21)"),
+    # (failures, issue 31): a config attribute ncclCommInitRankConfig refuses (blocking, cgaClusterSize,
+    # min/max channels, splitShare, ...): `ret = ncclInvalidArgument` before any connection is made
+    Message("invalid_config",
+            r"Invali[dg] config (?P<attribute>[\w/ ]+?) attribute value (?P<value>-?\d+(?:/-?\d+)?)",
+            "the program handed ncclCommInitRankConfig a config attribute NCCL refuses (an ncclConfig_t "
+            "not set from NCCL_CONFIG_INITIALIZER, or a value out of range: a library built against another "
+            "NCCL than the one loaded): ncclInvalidArgument at that rank's communicator init, not the "
+            "network",
+            (CRASH, INIT), "src/init.cc:2314 (blocking; :2320-2404 the other attributes)"),
     Message("cuda_alloc_failed",
             r"Failed to CUDA (?:malloc|calloc|host alloc)(?: async)? (?P<bytes>\d+) bytes",
             "NCCL could not allocate its buffers: the GPU is out of memory", (CRASH,),
@@ -172,10 +181,11 @@ MESSAGES: tuple[Message, ...] = (
 #: before it sends anything). Not ncclInvalidUsage alone: NCCL also returns it for ranks that disagree
 #: (versions, sizes, a world size), which only its WARN says; nor `unhandled cuda error`: a CUDA call inside
 #: NCCL failed, for a reason of this rank or of the node's P2P/NVLS set-up that only the WARN says.
-OWN_FAILURE = ("invalid_argument", "buffer_on_other_device", "duplicate_gpu", "graph_capture_unsupported")
+OWN_FAILURE = ("invalid_argument", "buffer_on_other_device", "duplicate_gpu", "graph_capture_unsupported",
+               "invalid_config")
 #: of those, NCCL's WARNs that say which call it refused: decisive wherever they stand (the error codes
 #: alone decide only where no other WARN says something else)
-OWN_FAILURE_SAID = ("buffer_on_other_device", "duplicate_gpu", "graph_capture_unsupported")
+OWN_FAILURE_SAID = ("buffer_on_other_device", "duplicate_gpu", "graph_capture_unsupported", "invalid_config")
 #: ncclResult_t (src/nccl.h.in) as NCCL's unwind lines return it (`enqueue.cc:1935 -> 5`): number -> message
 RESULT_CODES = {1: "cuda_error_code", 2: "system_error", 3: "internal_error", 4: "invalid_argument",
                 5: "invalid_usage", 6: "remote_error"}

@@ -1,6 +1,7 @@
-"""The failure rules: a CUDA error, NCCL's error code and why, a bootstrap, rendezvous or store
-barrier that never came together, a rank that crashed or exited, the network transport's errors, and
-a failure sign with no cause. A failure is a cause: it explains the waits of the ranks after it."""
+"""The failure rules: a CUDA error, a rendezvous or store barrier that never came together, a rank
+that crashed or exited, and a failure sign with no cause. A failure is a cause: it explains the waits of
+the ranks after it. NCCL's own errors (a refused call, its bootstrap, its error code and why, the
+transport's errors, its unwind lines) are in rules_nccl_errors, re-exported here for rules.py."""
 
 from __future__ import annotations
 
@@ -8,27 +9,16 @@ import re
 
 import polars as pl
 
-from tracekit.evidence import (BOOTSTRAP, CUDA, KILL_CODES, NETWORK_FAIL, RENDEZVOUS, SIGKILL_CODES,
-                               STORE_BARRIER, Evidence, clip, lines)
-from tracekit import nccl_messages
+from tracekit.evidence import (CUDA, KILL_CODES, RENDEZVOUS, SIGKILL_CODES, STORE_BARRIER, Evidence, clip,
+                               lines)
 from tracekit.parsers.torch_patterns import CUT_TRACEBACK
 from tracekit.outcome import EventKind, Kind, Verdict
-from tracekit.rules_common import COLLECT, msg, rank_of, who_or
+from tracekit.rules_common import COLLECT, msg, rank_of
+from tracekit.rules_nccl_errors import cuda_inside_nccl, failing
+from tracekit.rules_nccl_errors import (address_of_no_family, bootstrap_failed,  # noqa: F401 (rules.py's)
+                                        nccl_error_unexplained, nccl_failure, nccl_unwound, refused_call,
+                                        transport_error)
 from tracekit.wording import who
-
-
-def _failing(r: list[int], ev: Evidence) -> str:
-    """``rank 6`` where the failure's own line or torchrun's root cause names the rank; else the local rank
-    that the launcher saw fail (torchrun's `failed (exitcode: 1) local_rank: 6`, one only), else
-    ``a rank``."""
-    if r:
-        return who(r)
-    said = ev.exits.select(pl.col("message").str.extract(r"local_rank:? (\d+)", 1).alias("local"),
-                           "exit_code").drop_nulls("local").unique("local", maintain_order=True)
-    if said.height == 1:
-        return (f"a rank (the launcher saw local rank {said['local'][0]} fail, exit code "
-                f"{said['exit_code'][0]})")
-    return "a rank"
 
 
 def _network_failed_before(ev: Evidence, failures: pl.DataFrame) -> bool:
@@ -58,8 +48,11 @@ def _aborted_after_endpoint_error(ev: Evidence, failures: pl.DataFrame) -> bool:
 
 def cuda_failure(ev: Evidence) -> Verdict | None:
     """A CUDA failure (illegal access, out of memory, device assert): a cause of its own -- unless the
-    network transport failed before it in the same log."""
-    if not ev.cuda.height or _network_failed_before(ev, ev.cuda):
+    network transport failed before it in the same log. NCCL's own word that a CUDA call inside it
+    failed (`unhandled cuda error`) is one too, where no CUDA line says more."""
+    if not ev.cuda.height:
+        return cuda_inside_nccl(ev)
+    if _network_failed_before(ev, ev.cuda):
         return None
     r = rank_of(ev.cuda, ev)
     after = ("; the collectives that no longer pair up after it are its consequence (its error path left "
@@ -67,166 +60,6 @@ def cuda_failure(ev: Evidence) -> Verdict | None:
     return Verdict(Kind.CRASHED_RANK,
                    f"{who(r) if r else 'a rank'} hit a CUDA error first: {msg(ev.cuda)}{after}", r,
                    lines(ev.cuda) + lines(ev.exits, 3))
-
-
-def refused_call(ev: Evidence) -> Verdict | None:
-    """NCCL refused a rank's own call: a WARN that says which (two ranks on one GPU, a CUDA-graph capture
-    it cannot take, a buffer on another device), or the code alone (ncclInvalidUsage, ncclInvalidArgument)
-    where no other NCCL WARN says something else. NCCL returns these before it sends anything
-    (src/init.cc, misc/strongstream.cc, misc/argcheck.cc): the program's error on that rank, a crash there;
-    the others' errors and waits after it are its consequence."""
-    nccl = pl.concat([ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR), ev.nccl_errors],
-                     how="diagonal_relaxed").unique(["file", "line"], maintain_order=True)
-    said = nccl.filter(nccl_messages.is_one_of(nccl_messages.OWN_FAILURE_SAID)).sort("file", "line")
-    if not said.height:
-        said = nccl.filter(nccl_messages.is_one_of(nccl_messages.OWN_FAILURE)).sort("file", "line")
-        if not said.height or ev.transport.height or ev.cuda.height or ev.reported_mismatch.height:
-            return None
-    m, groups = nccl_messages.meaning_of(said["message"][0] or "") or (None, {})
-    named = [int(groups[k]) for k in ("rank", "peer_rank") if k in groups]
-    r = rank_of(said, ev) or sorted(set(named))
-    then = ev.nccl_errors.join(said.select("file", "line"), on=["file", "line"], how="anti")
-    return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} failed: NCCL refused the program's "
-                   f"own call: {msg(said, 0, 160)}"
-                   + (f": {m.meaning}" if m else "")
-                   + (f"; then: {msg(then, 0, 120)}" if then.height else ""),
-                   r, lines(said, 3) + lines(then, 2) + lines(ev.exits, 2))
-
-
-def bootstrap_failed(ev: Evidence) -> Verdict | None:
-    """NCCL's bootstrap failed, or NCCL refused the communicator at init (a duplicate GPU): the
-    communicator never completed init, before any collective ran."""
-    text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
-    # (a bootstrap that found no interface or could not connect is the network's: transport_error says it)
-    t = ev.transport.filter(text.str.contains(BOOTSTRAP) & ~text.str.contains(NETWORK_FAIL)
-                            & ~text.str.contains(r"(?i)interface|socket")).sort("line")
-    if not t.height or ev.store.comms.filter(pl.col("state") == "init_complete").height:
-        return None
-    r = t["rank"].drop_nulls().unique().sort().to_list()
-    then = f"; then: {msg(ev.nccl_errors, 0, 120)}" if ev.nccl_errors.height else ""
-    return Verdict(Kind.INIT_STALL, f"NCCL's communicator init never completed: its bootstrap failed on "
-                   f"{who(r) if r else 'a rank'}: {msg(t, 0, 180)}" + then,
-                   r, lines(t, 3) + lines(ev.nccl_errors, 2) + lines(ev.network_settings, 3))
-
-
-def address_of_no_family(ev: Evidence) -> Verdict | None:
-    """NCCL's socket refused a peer address of no network family (ncclSocketInit's check,
-    src/misc/socket.cc) while no communicator had completed init: the bootstrap exchanged no usable
-    address (a peer that found no interface, NCCL_SOCKET_IFNAME naming one that a node lacks), so the
-    communicator never formed. After an init completed the same words are a p2p connection's (undecided)."""
-    no_family = nccl_messages.BY_NAME["socket_bad_family"].pattern
-    bad = ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR).filter(
-        pl.col("message").str.contains(no_family)).sort("file", "line")
-    if not bad.height or ev.store.comms.filter(pl.col("state") == "init_complete").height:
-        return None
-    set_to = ev.network_settings.filter(pl.col("message").str.contains(r"SOCKET_IFNAME"))
-    said = (f"; {set_to['message'][0]} is set: check that interface exists and is up on every node "
-            "(`ip -br addr`), or leave NCCL_SOCKET_IFNAME unset" if set_to.height else
-            "; set NCCL_SOCKET_IFNAME to the interface the nodes share and check every node has it")
-    return Verdict(Kind.INIT_STALL, f"NCCL's communicator set-up never completed on {who_or(bad)}: "
-                   f"{msg(bad, 0, 140)}: a peer's address was never filled in (no address family), so the "
-                   "bootstrap exchanged no usable address: a peer found no network interface to publish"
-                   + said + (f"; then: {msg(ev.nccl_errors, 0, 100)}" if ev.nccl_errors.height else ""),
-                   rank_of(bad, ev), lines(bad, 2) + lines(set_to, 2) + lines(ev.nccl_errors, 2))
-
-
-def nccl_failure(ev: Evidence) -> Verdict | None:
-    """NCCL gave up (its error code reached the program) and the network says why: NCCL's own WARN,
-    a transport error or connect retries."""
-    t, dropped = ev.transport.sort("line"), ""
-    if not t.height and ev.nccl_errors.height:
-        t = _dropped_connection(ev)
-        dropped = ("; no line says the peer ended (no crash, exit or timeout): the connection dropped, on "
-                   "the network or with a peer that died without a word (the peer's log decides which)")
-    if not (ev.nccl_errors.height and t.height):
-        return None
-    r = rank_of(ev.nccl_errors.head(1), ev)
-    said = ev.launched_with
-    return Verdict(Kind.TRANSPORT_ERROR, f"NCCL failed on {who_or(t)}: "
-                   f"{msg(t, 0, 160)}" + (f" (launched with {said})" if said else "")
-                   + f"; {who(r) if r else 'a rank'} then failed: {msg(ev.nccl_errors, 0, 120)}" + dropped,
-                   sorted(set(t["rank"].drop_nulls().to_list()) | set(r)),
-                   lines(t, 3) + lines(ev.network_settings, 3) + lines(ev.nccl_errors, 2))
-
-
-#: NCCL's words for a connection its peer closed or reset (net/socket.cc, net_ib.cc, include/socket.h)
-PEER_DROPPED = r"(?i)closed by (?:remote )?peer|Connection reset by peer|Broken pipe"
-
-
-def _dropped_connection(ev: Evidence) -> pl.DataFrame:
-    """NCCL's WARN that its peer closed or reset the connection, where nothing else in the logs says
-    why (no crash, exit, timeout or CUDA error of the peer): a consequence of the peer's end where that
-    end is seen, else all there is to say (the connection dropped: the network's, or a peer that died
-    without a word)."""
-    if ev.crashes.height or ev.exits.height or ev.timeouts.height or ev.cuda.height:
-        return ev.transport.clear()
-    return ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR).filter(
-        pl.col("message").str.contains(PEER_DROPPED)).sort("line")
-
-
-def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
-    """NCCL's error code with none of NCCL's own lines to say why: collect them."""
-    e = ev.nccl_errors
-    if not e.height:
-        return None
-    r = rank_of(e.head(1), ev)
-    said = nccl_messages.meaning_of(e["message"][0] or "")
-    if said is not None and said[0].name in nccl_messages.OWN_FAILURE:
-        # NCCL's error code itself says the rank's own call failed: that rank is the cause
-        m = said[0]
-        return Verdict(Kind.CRASHED_RANK, f"{_failing(r, ev)} failed in its own NCCL call "
-                       f"({msg(e, 0, 160)}): {m.meaning}; NCCL_DEBUG=WARN prints which argument or call "
-                       "(check each rank's torch.cuda.set_device(local_rank) and CUDA_VISIBLE_DEVICES)",
-                       r, lines(e, 4) + lines(ev.exits, 2))
-    means = f": {said[0].meaning}" if said is not None else ""
-    # NCCL's own last error (the line under `Last error:`, or a WARN that alone decides nothing): quoted
-    # with what it means, though it does not decide the kind
-    last = ev.kinds(EventKind.NCCL_WARN).join(ev.benign.select("file", "line"), on=["file", "line"],
-                                               how="anti").sort("file", "line")
-    why = "no NCCL WARN line says why"
-    if last.height:
-        known = nccl_messages.meaning_of(last["message"][0] or "")
-        why = (f"NCCL's last error: `{msg(last, 0, 160)}`" + (f" ({known[0].meaning})" if known else "")
-               + ", which alone does not say whose fault it is")
-    return Verdict(Kind.UNDECIDED, f"NCCL failed on {_failing(r, ev)} ({msg(e, 0, 160)}){means}; "
-                   f"{why}: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and collect every rank's "
-                   "output", r, lines(e, 4) + lines(last, 2) + lines(ev.exits, 2))
-
-
-def nccl_unwound(ev: Evidence) -> Verdict | None:
-    """NCCL's unwind lines alone (`NCCL INFO misc/socket.cc:564 -> 2`, then `bootstrap.cc:270 -> 2`,
-    `init.cc:1303 -> 2`), with no WARN, error, exit or timeout that says more: where NCCL failed and with
-    which code: through its bootstrap, where no communicator completed init and the job made no progress,
-    the communicator's set-up failed there (an init stall); a stray unwind elsewhere decides nothing here."""
-    unwound = ev.kinds(EventKind.NCCL_UNWIND).sort("file", "line")
-    # (any WARN, even one read as benign or as a teardown's, and any communicator aborted: not alone)
-    said = (ev.crashes, ev.exits, ev.timeouts, ev.transport, ev.nccl_errors, ev.cuda, ev.aborted, ev.stalls,
-            ev.consequences, ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR))
-    if not unwound.height or any(df.height for df in said) or ev.failure_signs:
-        return None
-    chain = unwound.filter(pl.col("file") == unwound["file"][0])
-    if "pid" in chain.columns and chain["pid"][0] is not None:
-        chain = chain.filter(pl.col("pid").eq_missing(chain["pid"][0]))
-    at = chain["message"].str.extract(r"^(\S+:\d+) -> \d+", 1).drop_nulls().to_list()
-    code = chain["message"].str.extract(r"-> (\d+)", 1).cast(pl.Int64, strict=False).drop_nulls()
-    if not at or not code.len():
-        return None
-    name = nccl_messages.RESULT_CODES.get(code[0])
-    said = f" ({nccl_messages.BY_NAME[name].meaning})" if name in nccl_messages.BY_NAME else ""
-    r = chain["rank"].drop_nulls().unique().sort().to_list()
-    steps = chain["message"].str.extract(r"^(\S+:\d+ -> \d+)", 1).drop_nulls().to_list()
-    path = ", ".join(steps[:6]) + (", ..." if len(steps) > 6 else "")
-    head = (f"NCCL failed on {who(r) if r else 'a rank'} in {at[0]} with code {code[0]}{said}, unwound as "
-            f"`{path}`")
-    booted = any(re.search(r"(?:^|/)bootstrap\.(?:cc|cu):", a) for a in at)
-    # (elsewhere, a stray unwind of a job that went on, an IB check NCCL retries, decides nothing: not here)
-    if not booted or ev.store.comms.filter(pl.col("state") == "init_complete").height or ev.finished \
-            or ev.moving or ev.steps.height:
-        return None
-    return Verdict(Kind.INIT_STALL, f"{head}: the communicator's bootstrap failed, so its init never "
-                   "completed; no WARN line says why: NCCL_DEBUG=WARN (or INFO with "
-                   "NCCL_DEBUG_SUBSYS=INIT,NET) prints it (most often an interface or address the other "
-                   "hosts cannot reach: NCCL_SOCKET_IFNAME)", r, lines(chain, 4))
 
 
 def rendezvous_failed(ev: Evidence) -> Verdict | None:
@@ -400,58 +233,8 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
     cut = ev.raised_cut.filter(pl.col("file") == first["file"][0]) if first["message"][0] == CUT_TRACEBACK \
         else ev.raised_cut.clear()
     inner = f"; it raised in {clip(cut['where'][0], 160)}" if cut.height else ""
-    return Verdict(Kind.CRASHED_RANK, f"{_failing(r, ev)} failed first: {msg(first)}{inner}", r,
+    return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed first: {msg(first)}{inner}", r,
                    lines(ev.crashes) + lines(cut, 1) + lines(ev.exits, 3))
-
-
-#: NCCL's source files of the network (its transports, sockets, IB verbs, bootstrap, proxy, net plugins, RAS),
-#: as a WARN line's `file.cc:line` names them
-NET_SOURCE = r"(?i)(?:^|/)(?:transport/|net|socket|ib|bootstrap|proxy|p2p|shm|coll_?net|nvls|ras/|plugin/)"
-SOURCE = r"\.(?:cc|cu|cpp|c|h|hpp):\d+$"
-
-
-def _own_code(t: pl.DataFrame) -> pl.DataFrame:
-    """NCCL WARNs from a source file of NCCL's own that is not the network's (`include/msccl/msccl_parser.h:70
-    NCCL WARN Attribute minBytes of node algo not found`, graph/, misc/, enqueue.cc) in words that are not
-    the network's: NCCL failed in its own code on that rank, not on the wire."""
-    where = pl.col("where").fill_null("")
-    return t.filter((pl.col("kind") == EventKind.NCCL_WARN) & where.str.contains(SOURCE)
-                    & ~where.str.contains(NET_SOURCE)
-                    & ~pl.col("message").str.contains(NETWORK_FAIL)
-                    & ~pl.col("message").str.contains(PEER_DROPPED))
-
-
-def _own_code_failed(ev: Evidence, own: pl.DataFrame) -> Verdict:
-    """A rank's NCCL failed in its own code (a WARN of no network file), and the code it unwound with."""
-    first = own.row(0, named=True)
-    unwound = ev.kinds(EventKind.NCCL_UNWIND).filter((pl.col("file") == first["file"])
-                                                    & (pl.col("line") > first["line"])).sort("line")
-    code = unwound["message"].str.extract(r"-> (\d+)$", 1).cast(pl.Int64, strict=False).drop_nulls()
-    name = nccl_messages.RESULT_CODES.get(code[0]) if code.len() else None
-    said = nccl_messages.BY_NAME[name].meaning if name in nccl_messages.BY_NAME else None
-    back = (f"; it unwound with code {code[0]} through {unwound.height} call(s) "
-            f"(last {unwound['message'][-1].split(' ->')[0]})" + (f": {said}" if said else "")
-            if code.len() else "")
-    r = own["rank"].drop_nulls().unique().sort().to_list()
-    return Verdict(Kind.CRASHED_RANK, f"NCCL failed in its own code on {who(r) if r else 'a rank'}: "
-                   f"{first['where']}: {clip(first['message'], 160)} (a WARN of NCCL's "
-                   f"{first['where'].split(':')[0]}, not of its network){back}: that rank's NCCL call or "
-                   "communicator init failed there; the WARN names what it could not do (a setting, a file "
-                   "NCCL reads, an algorithm or topology it was given)", r, lines(own, 3) + lines(unwound, 3))
-
-
-def transport_error(ev: Evidence) -> Verdict | None:
-    """The network transport reported errors (not consequences of a peer's exit, not benign)."""
-    t = ev.transport.sort("line")
-    if not (t.filter(pl.col("kind") != EventKind.NCCL_WARN).height or (t.height and not ev.missing)):
-        return None
-    own = _own_code(t)
-    if own.height == t.height:  # (every WARN is of NCCL's own code: no network in it)
-        return _own_code_failed(ev, own)
-    said = ev.launched_with
-    return Verdict(Kind.TRANSPORT_ERROR, f"{t.height} transport error line(s), first: {msg(t)}"
-                   + (f" (launched with {said})" if said else ""),
-                   t["rank"].drop_nulls().unique().sort().to_list(), lines(t) + lines(ev.network_settings, 3))
 
 
 def exited_without_cause(ev: Evidence) -> Verdict | None:

@@ -8,6 +8,7 @@ import re
 
 import polars as pl
 
+from tracekit import nccl_messages
 from tracekit.evidence import BOOTSTRAP, WIRE_MISMATCH, Evidence, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import last_open, msg, rank_of
@@ -71,6 +72,19 @@ def mismatch_aligned(ev: Evidence) -> Verdict | None:
     return Verdict(Kind.MISMATCH, f.message, f.missing, f.evidence)
 
 
+def _wire_sizes(rep: pl.DataFrame) -> str:
+    """NCCL's network transport's word that a peer sent more than this rank posted (`NET/Socket : peer
+    A<p> message truncated : receiving N bytes instead of M`, net_socket.cc), as ``the peer A sent N bytes
+    where M were posted to receive``; empty where no line says so."""
+    for text in rep["message"].fill_null("").to_list():
+        said = nccl_messages.meaning_of(text)
+        if said and said[0].name == "socket_truncated":
+            g = said[1]
+            return (f"{'the peer ' + g['peer'] if 'peer' in g else 'a peer'} sent {g['got']} bytes where "
+                    f"{g['expected']} were posted to receive")
+    return ""
+
+
 def mismatch_reported(ev: Evidence) -> Verdict | None:
     """The runtime caught the mismatch itself (TORCH_DISTRIBUTED_DEBUG=DETAIL, gloo's size check)."""
     rep = ev.reported_mismatch.sort("line")
@@ -84,6 +98,12 @@ def mismatch_reported(ev: Evidence) -> Verdict | None:
     unnamed = ("; no record here names the collective: a Flight Recorder dump (tracekit run) "
                "or TORCH_DISTRIBUTED_DEBUG=DETAIL names it")
     sides = _sides_text(rep)
+    wire = _wire_sizes(rep)
+    if wire:  # NCCL's own check of a receive's size: the two sizes and the peer are the fact
+        return Verdict(Kind.MISMATCH, f"{who(r) if r else 'a rank'}: {wire} ({msg(rep, 0, 160)}): the ranks "
+                       "called the collective or send/recv with different sizes (all_to_all splits, a "
+                       "send/recv pair, NCCL_PROTO/NCCL_ALGO set differently), not a network fault"
+                       + ("" if what else unnamed), r, lines(rep) + lines(ev.crashes, 2))
     if sides:  # c10d's own check printed each rank's collective: that is the fact
         return Verdict(Kind.MISMATCH, f"the ranks issued different collectives at one point: {sides} "
                        "(TORCH_DISTRIBUTED_DEBUG=DETAIL's check)", r, lines(rep) + lines(ev.crashes, 2))

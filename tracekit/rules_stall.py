@@ -232,6 +232,8 @@ def timed_out(ev: Evidence) -> Verdict | None:
         what = (f" in {(w['op'] or '?').upper()}" + (f" SeqNum {w['seq']}" if w["seq"] is not None else "")
                 + (f" on process group {w['pg']}" if w["pg"] is not None else "")
                 + (f" after {w['timeout_ms'] / 1000:g} s" if w["timeout_ms"] else ""))
+        if w["seq"] is None and w["where"] == "HCCL" and w["message"]:  # (HCCL's code says why it gave up)
+            what += f": {clip(w['message'], 200)}"
         if w["seq"] == 1:
             what += (" (the group's first collective: the ranks never completed one together, so a rank "
                      "that never reached it or the connections it sets up are at fault)")

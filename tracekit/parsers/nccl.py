@@ -333,6 +333,27 @@ def _by_code(values: pl.Series, code: str, span: dict) -> pl.Expr:
     return pl.lit(values).gather(pl.col(code))
 
 
+#: a WARN a terminal or a paste wrapped after its words (`NET/Socket : peer A<p> message truncated :`), and
+#: the next line that holds the rest (`receiving 1048576 bytes instead of 65536`): one message
+WRAPPED = {r"message truncated ?:?\s*$": r"^\s*receiving \d+ bytes instead of \d+"}
+
+
+def _join_wrapped(warn: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
+    """WARNs cut where a line wrapped, with the next line's rest joined on (only the rest their words
+    expect, ``WRAPPED``)."""
+    cut = "|".join(f"(?:{head})" for head in WRAPPED)
+    if not warn.filter(pl.col("msg").str.contains(cut)).height:
+        return warn
+    rest = "|".join(f"(?:{tail})" for tail in WRAPPED.values())
+    after = lines.select("file", (pl.col("line") - 1).cast(warn.schema["line"]).alias("line"),
+                         pl.col("text").alias("_rest"))
+    joined = pl.col("msg").str.contains(cut) & pl.col("_rest").str.contains(rest).fill_null(False)
+    return (warn.join(after, on=["file", "line"], how="left")
+            .with_columns(pl.when(joined).then(pl.concat_str(pl.col("msg").str.strip_chars_end(), pl.lit(" "),
+                                                              pl.col("_rest").str.strip_chars()))
+                          .otherwise(pl.col("msg")).alias("msg")).drop("_rest"))
+
+
 def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     """``lines``: the lines frame; ``scanned``: the COLL lines ``read_many`` took apart."""
     pre = _split_prefix(lines)
@@ -492,7 +513,7 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     if mixed:
         collectives = collectives.sort("file", "line", maintain_order=True)
 
-    warn = df.filter(pl.col("level") != "INFO")
+    warn = _join_wrapped(df.filter(pl.col("level") != "INFO"), lines)
     warn = warn.filter(~pl.col("msg").str.contains(BENIGN_ANY))
     retry = df.filter(pl.col("msg").str.contains(CONNECT_RETRY))
     reason = pl.lit(None, pl.Utf8)

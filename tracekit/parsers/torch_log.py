@@ -14,6 +14,7 @@ import polars as pl
 
 from tracekit.meanings import STORE_SOCKET
 from tracekit.nccl_messages import message_name, reads_as
+from tracekit import hccl_messages as hccl
 from tracekit.parsers import Parsed, any_of, process_end
 from tracekit.parsers.torch_patterns import (
     WATCHDOG, TIMED_OUT, ABORT, CUDA, BARE_NCCL, STUCK, STORE_WAIT, ASYNC_ERROR, DESYNC, RAY_DIED,
@@ -246,6 +247,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
         pl.lit("tracekit").alias("source"),
     )
     events = pl.concat(frames, how="diagonal_relaxed") if frames else None
+    # (Ascend's HCCL: the CANN error code under an exception says why)
+    ascend_lines = df.with_columns(lines["raw"]) if "raw" in lines.columns else df
+    events, ascend = hccl.read(ascend_lines, events)
     if events is not None:
         for c in ("seq", "numel", "timeout_ms", "last_enqueued", "last_completed", "exit_code", "pid", "rank",
                   "local_rank"):
@@ -273,8 +277,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
         one = events.filter((pl.col("kind") == EventKind.CHILD_FAILED) & (pl.col("rank") == local))
         failed = pl.concat([failed, one.select("file", "pid", "rank", local.alias("local_rank"),
                                                pl.lit("torchrun").alias("source"))], how="diagonal_relaxed")
-    ranks = pl.concat([ranks, said, failed, worlds], how="diagonal_relaxed")
-    return Parsed("torch", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))
+    ranks = pl.concat([ranks, said, failed, worlds, hccl.ranks(ascend_lines)], how="diagonal_relaxed")
+    return Parsed("torch", {"events": events, "ranks": ranks},
+                  df.filter(used | pl.lit(ascend)).select("file", "line"))
 
 
 def _root_cause_cut(block: pl.DataFrame, exits: pl.DataFrame) -> pl.DataFrame | None:

@@ -1,0 +1,331 @@
+"""NCCL's own errors, read in their order of causation: a call NCCL refused (its argument or usage
+check), a bootstrap or a peer address that never formed a communicator, NCCL's error code with the
+network's reason, NCCL's WARN of its own code (not the network's), the transport's errors, and NCCL's
+unwind lines alone. Split out of rules_failure (which keeps CUDA, crashes, rendezvous and stores)."""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from tracekit import nccl_messages
+from tracekit.evidence import BOOTSTRAP, NETWORK_FAIL, Evidence, clip, lines
+from tracekit.outcome import EventKind, Kind, Verdict
+from tracekit.parsers.pyspy import RAISED
+from tracekit.rules_common import msg, rank_of, who_or
+from tracekit.wording import who
+
+
+def failing(r: list[int], ev: Evidence) -> str:
+    """``rank 6`` where the failure's own line or torchrun's root cause names the rank; else the local rank
+    that the launcher saw fail (torchrun's `failed (exitcode: 1) local_rank: 6`, one only), else
+    ``a rank``."""
+    if r:
+        return who(r)
+    said = ev.exits.select(pl.col("message").str.extract(r"local_rank:? (\d+)", 1).alias("local"),
+                           "exit_code").drop_nulls("local").unique("local", maintain_order=True)
+    if said.height == 1:
+        return (f"a rank (the launcher saw local rank {said['local'][0]} fail, exit code "
+                f"{said['exit_code'][0]})")
+    return "a rank"
+
+
+def _one_gpu_shared(ev: Evidence) -> Verdict | None:
+    """Processes of one host whose communicators of one size sit on one GPU (the same busId in NCCL's
+    `comm 0x.. rank 1 nranks 2 cudaDev 0 busId 19000` lines), none of which completed init: NCCL's check of
+    a duplicate GPU (src/init.cc, ncclInvalidUsage before 2.30) refused them, whether or not its WARN is
+    in the excerpt: the launch gave two ranks one device."""
+    c = ev.store.comms.filter(pl.col("bus_id").is_not_null() & pl.col("host").is_not_null())
+    if not c.height:
+        return None
+    done = c.filter(pl.col("state") == "init_complete").select("host", "pid").unique()
+    c = c.join(done, on=["host", "pid"], how="anti").with_columns(
+        pl.coalesce("global_rank", "rank").alias("r"))
+    dup = (c.group_by("host", "bus_id", "nranks").agg(pl.col("pid").n_unique().alias("n"),
+                                                    pl.col("r").drop_nulls().unique().sort().alias("ranks"),
+                                                    pl.col("cuda_dev").first())
+           .filter(pl.col("n") > 1).sort("host", "bus_id"))
+    if not dup.height:
+        return None
+    d = dup.row(0, named=True)
+    shown = c.filter((pl.col("host") == d["host"]) & (pl.col("bus_id") == d["bus_id"])).sort("file", "line")
+    shown = shown.with_columns(pl.format("comm {} rank {} nranks {} cudaDev {} busId {} ({})", "comm",
+                                         "rank", "nranks", "cuda_dev", "bus_id", "state").alias("message"))
+    ranks = who(d["ranks"]) if d["ranks"] else f"{d['n']} processes"
+    return Verdict(Kind.CRASHED_RANK, f"{ranks} of one communicator (nranks {d['nranks']}) run on one GPU: "
+                   f"busId {d['bus_id']} (cudaDev {d['cuda_dev']}) on {d['host']}, and no communicator "
+                   "completed init: NCCL refuses two ranks on one device (Duplicate GPU detected, "
+                   "ncclInvalidUsage): the launch gave them the same device (no "
+                   "torch.cuda.set_device(local_rank), CUDA_VISIBLE_DEVICES alike on both, a global rank "
+                   "used as a device index)", d["ranks"], lines(shown, 4) + lines(ev.crashes, 2))
+
+
+def refused_call(ev: Evidence) -> Verdict | None:
+    """NCCL refused a rank's own call: a WARN that says which (two ranks on one GPU, a CUDA-graph capture
+    it cannot take, a buffer on another device), or the code alone (ncclInvalidUsage, ncclInvalidArgument)
+    where no other NCCL WARN says something else. NCCL returns these before it sends anything
+    (src/init.cc, misc/strongstream.cc, misc/argcheck.cc): the program's error on that rank, a crash there;
+    the others' errors and waits after it are its consequence."""
+    nccl = pl.concat([ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR), ev.nccl_errors],
+                     how="diagonal_relaxed").unique(["file", "line"], maintain_order=True)
+    said = nccl.filter(nccl_messages.is_one_of(nccl_messages.OWN_FAILURE_SAID)).sort("file", "line")
+    if not said.height and (shared := _one_gpu_shared(ev)) is not None:
+        return shared
+    if not said.height:
+        said = nccl.filter(nccl_messages.is_one_of(nccl_messages.OWN_FAILURE)).sort("file", "line")
+        if not said.height or ev.transport.height or ev.cuda.height or ev.reported_mismatch.height:
+            return None
+    m, groups = nccl_messages.meaning_of(said["message"][0] or "") or (None, {})
+    named = [int(groups[k]) for k in ("rank", "peer_rank") if k in groups]
+    r = rank_of(said, ev) or sorted(set(named))
+    then = ev.nccl_errors.join(said.select("file", "line"), on=["file", "line"], how="anti")
+    return Verdict(Kind.CRASHED_RANK, f"{who(r) if r else 'a rank'} failed: NCCL refused the program's "
+                   f"own call: {msg(said, 0, 160)}"
+                   + (f": {m.meaning}" if m else "")
+                   + (f"; then: {msg(then, 0, 120)}" if then.height else ""),
+                   r, lines(said, 3) + lines(then, 2) + lines(ev.exits, 2))
+
+
+def bootstrap_failed(ev: Evidence) -> Verdict | None:
+    """NCCL's bootstrap failed, or NCCL refused the communicator at init (a duplicate GPU): the
+    communicator never completed init, before any collective ran."""
+    text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+    # (a bootstrap that found no interface or could not connect is the network's: transport_error says it)
+    t = ev.transport.filter(text.str.contains(BOOTSTRAP) & ~text.str.contains(NETWORK_FAIL)
+                            & ~text.str.contains(r"(?i)interface|socket")).sort("line")
+    if not t.height or ev.store.comms.filter(pl.col("state") == "init_complete").height:
+        return None
+    r = t["rank"].drop_nulls().unique().sort().to_list()
+    then = f"; then: {msg(ev.nccl_errors, 0, 120)}" if ev.nccl_errors.height else ""
+    return Verdict(Kind.INIT_STALL, f"NCCL's communicator init never completed: its bootstrap failed on "
+                   f"{who(r) if r else 'a rank'}: {msg(t, 0, 180)}" + then,
+                   r, lines(t, 3) + lines(ev.nccl_errors, 2) + lines(ev.network_settings, 3))
+
+
+def address_of_no_family(ev: Evidence) -> Verdict | None:
+    """NCCL's socket refused a peer address of no network family (ncclSocketInit's check,
+    src/misc/socket.cc) while no communicator had completed init: the bootstrap exchanged no usable
+    address (a peer that found no interface, NCCL_SOCKET_IFNAME naming one that a node lacks), so the
+    communicator never formed. After an init completed the same words are a p2p connection's (undecided)."""
+    no_family = nccl_messages.BY_NAME["socket_bad_family"].pattern
+    bad = ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR).filter(
+        pl.col("message").str.contains(no_family)).sort("file", "line")
+    if not bad.height or ev.store.comms.filter(pl.col("state") == "init_complete").height:
+        return None
+    set_to = ev.network_settings.filter(pl.col("message").str.contains(r"SOCKET_IFNAME"))
+    said = (f"; {set_to['message'][0]} is set: check that interface exists and is up on every node "
+            "(`ip -br addr`), or leave NCCL_SOCKET_IFNAME unset" if set_to.height else
+            "; set NCCL_SOCKET_IFNAME to the interface the nodes share and check every node has it")
+    return Verdict(Kind.INIT_STALL, f"NCCL's communicator set-up never completed on {who_or(bad)}: "
+                   f"{msg(bad, 0, 140)}: a peer's address was never filled in (no address family), so the "
+                   "bootstrap exchanged no usable address: a peer found no network interface to publish"
+                   + said + (f"; then: {msg(ev.nccl_errors, 0, 100)}" if ev.nccl_errors.height else ""),
+                   rank_of(bad, ev), lines(bad, 2) + lines(set_to, 2) + lines(ev.nccl_errors, 2))
+
+
+def nccl_failure(ev: Evidence) -> Verdict | None:
+    """NCCL gave up (its error code reached the program) and the network says why: NCCL's own WARN,
+    a transport error or connect retries."""
+    t = ev.transport.sort("line")
+    dropped = ""
+    if not t.height and ev.nccl_errors.height:
+        t = _dropped_connection(ev)
+        raised = ev.kinds(EventKind.STACK).filter((pl.col("thread") == RAISED)
+                                                  & ~pl.col("rank").is_in(t["rank"].drop_nulls().implode())
+                                                  & pl.col("rank").is_not_null())
+        if t.height and raised.height:  # (another rank raised: its end, cut from the excerpt, may be why)
+            return _closed_by_peer(ev, t, raised)
+        dropped = ("; no line says the peer ended (no crash, exit or timeout): the connection dropped, on "
+                   "the network or with a peer that died without a word (the peer's log decides which)")
+    if not (ev.nccl_errors.height and t.height):
+        return None
+    own = _own_code(t)
+    if own.height == t.height:  # (NCCL's WARNs are all of its own code, a topology or config it read: no
+        return _own_code_failed(ev, own)  # network failed; that rank's call or init did)
+    r = rank_of(ev.nccl_errors.head(1), ev)
+    said = ev.launched_with
+    return Verdict(Kind.TRANSPORT_ERROR, f"NCCL failed on {who_or(t)}: "
+                   f"{msg(t, 0, 160)}" + (f" (launched with {said})" if said else "")
+                   + f"; {who(r) if r else 'a rank'} then failed: {msg(ev.nccl_errors, 0, 120)}" + dropped,
+                   sorted(set(t["rank"].drop_nulls().to_list()) | set(r)),
+                   lines(t, 3) + lines(ev.network_settings, 3) + lines(ev.nccl_errors, 2))
+
+
+#: NCCL's words for a connection its peer closed or reset (net/socket.cc, net_ib.cc, include/socket.h)
+PEER_DROPPED = r"(?i)closed by (?:remote )?peer|Connection reset by peer|Broken pipe"
+
+
+def _dropped_connection(ev: Evidence) -> pl.DataFrame:
+    """NCCL's WARN that its peer closed or reset the connection, where nothing else in the logs says
+    why (no crash, exit, timeout or CUDA error of the peer): a consequence of the peer's end where that
+    end is seen, else all there is to say (the connection dropped: the network's, or a peer that died
+    without a word)."""
+    if ev.crashes.height or ev.exits.height or ev.timeouts.height or ev.cuda.height:
+        return ev.transport.clear()
+    return ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR).filter(
+        pl.col("message").str.contains(PEER_DROPPED)).sort("line")
+
+
+def _closed_by_peer(ev: Evidence, closed: pl.DataFrame, raised: pl.DataFrame) -> Verdict:
+    """NCCL's error code, and its WARN that the peer closed or reset the connection, where another rank's
+    traceback is seen with its exception cut (``raised``): that rank's end may be the close, or the link
+    dropped; neither line says which, so UNDECIDED, naming the peer the WARN names and the rank that raised.
+    (With no other rank's word at all, the dropped connection is what failed: nccl_failure says so.)"""
+    said = nccl_messages.meaning_of(closed["message"][0] or "")
+    peer = said[1].get("peer") if said and said[0].name == "peer_closed" else None
+    r = rank_of(ev.nccl_errors.head(1), ev)
+    of = f"its peer {peer}" if peer else "its peer"
+    return Verdict(Kind.UNDECIDED, f"NCCL failed on {who_or(closed)}: {of} closed the connection "
+                   f"({msg(closed, 0, 160)}); {who(r) if r else 'a rank'} then failed: "
+                   f"{msg(ev.nccl_errors, 0, 120)}; {who(raised['rank'].unique().sort().to_list())} raised "
+                   "(a traceback whose exception the excerpt cut): no line says whose end came first, that "
+                   "rank's (the close its consequence) or the link's; to decide: collect the log of the rank "
+                   f"on {peer or 'that peer'} and of {who(raised['rank'].unique().sort().to_list())} (their "
+                   "last lines, exit codes or signals) and those hosts' dmesg",
+                   sorted(set(closed["rank"].drop_nulls().to_list()) | set(r)),
+                   lines(closed, 3) + lines(ev.nccl_errors, 2) + lines(raised, 2))
+
+
+def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
+    """NCCL's error code with none of NCCL's own lines to say why: collect them."""
+    e = ev.nccl_errors
+    if not e.height:
+        return None
+    r = rank_of(e.head(1), ev)
+    said = nccl_messages.meaning_of(e["message"][0] or "")
+    if said is not None and said[0].name in nccl_messages.OWN_FAILURE:
+        # NCCL's error code itself says the rank's own call failed: that rank is the cause
+        m = said[0]
+        return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed in its own NCCL call "
+                       f"({msg(e, 0, 160)}): {m.meaning}; NCCL_DEBUG=WARN prints which argument or call "
+                       "(check each rank's torch.cuda.set_device(local_rank) and CUDA_VISIBLE_DEVICES)",
+                       r, lines(e, 4) + lines(ev.exits, 2))
+    means = f": {said[0].meaning}" if said is not None else ""
+    # NCCL's own last error (the line under `Last error:`, or a WARN that alone decides nothing): quoted
+    # with what it means, though it does not decide the kind
+    last = ev.kinds(EventKind.NCCL_WARN).join(ev.benign.select("file", "line"), on=["file", "line"],
+                                               how="anti").sort("file", "line")
+    why = "no NCCL WARN line says why"
+    if last.height:
+        known = nccl_messages.meaning_of(last["message"][0] or "")
+        why = (f"NCCL's last error: `{msg(last, 0, 160)}`" + (f" ({known[0].meaning})" if known else "")
+               + ", which alone does not say whose fault it is")
+    return Verdict(Kind.UNDECIDED, f"NCCL failed on {failing(r, ev)} ({msg(e, 0, 160)}){means}; "
+                   f"{why}: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and collect every rank's "
+                   "output", r, lines(e, 4) + lines(last, 2) + lines(ev.exits, 2))
+
+
+#: a process's set-up of its communicator, in its traceback or its runtime's words (vLLM's `while processing
+#: method init_device`, pynccl's PyNcclCommunicator, ncclCommInitRank, init_process_group)
+SET_UP = (r"(?i)\binit_device\b|ncclCommInit|PyNcclCommunicator|init_process_group|init_distributed"
+          r"|initialize_model_parallel|_new_process_group_helper")
+
+
+def cuda_inside_nccl(ev: Evidence) -> Verdict | None:
+    """NCCL's error code says a CUDA call inside it failed (`unhandled cuda error`, ncclUnhandledCudaError:
+    torch's, vLLM's and SGLang's pynccl quote it) while the process set up its communicator (a set-up
+    frame, or its runtime's word of the set-up failing, in the same file), and no network error or timeout
+    came with it: that rank's init failed (its device, its driver, its P2P/NVLS set-up), never the
+    network's. The same code alone, mid-run, decides nothing without NCCL's WARN (nccl_error_unexplained)."""
+    e = ev.nccl_errors.filter(nccl_messages.is_one_of(("cuda_error_code",)))
+    if not e.height or ev.transport.height or ev.timeouts.height:
+        return None
+    said = ev.store.events.join(e.select("file").unique(), on="file").filter(
+        pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+        .str.contains(SET_UP))
+    if not said.height:
+        return None
+    r = rank_of(e.head(1), ev)
+    return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed: a CUDA call inside its NCCL call failed "
+                   f"({msg(e, 0, 160)}) as it set up its communicator ({msg(said, 0, 100)}): "
+                   f"{nccl_messages.BY_NAME['cuda_error_code'].meaning}; NCCL_DEBUG=WARN "
+                   "prints the CUDA error (check the driver matches the CUDA of the build, each rank's "
+                   "device, and NCCL_P2P_DISABLE=1 or NCCL_NVLS_ENABLE=0 where the GPUs' peer access fails)",
+                   r, lines(e, 4) + lines(said, 1) + lines(ev.exits, 2))
+
+
+def nccl_unwound(ev: Evidence) -> Verdict | None:
+    """NCCL's unwind lines alone (`NCCL INFO misc/socket.cc:564 -> 2`, then `bootstrap.cc:270 -> 2`,
+    `init.cc:1303 -> 2`), with no WARN, error, exit or timeout that says more: where NCCL failed and with
+    which code: through its bootstrap, where no communicator completed init and the job made no progress,
+    the communicator's set-up failed there (an init stall); a stray unwind elsewhere decides nothing here."""
+    unwound = ev.kinds(EventKind.NCCL_UNWIND).sort("file", "line")
+    # (any WARN, even one read as benign or as a teardown's, and any communicator aborted: not alone)
+    said = (ev.crashes, ev.exits, ev.timeouts, ev.transport, ev.nccl_errors, ev.cuda, ev.aborted, ev.stalls,
+            ev.consequences, ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR))
+    if not unwound.height or any(df.height for df in said) or ev.failure_signs:
+        return None
+    chain = unwound.filter(pl.col("file") == unwound["file"][0])
+    if "pid" in chain.columns and chain["pid"][0] is not None:
+        chain = chain.filter(pl.col("pid").eq_missing(chain["pid"][0]))
+    at = chain["message"].str.extract(r"^(\S+:\d+) -> \d+", 1).drop_nulls().to_list()
+    code = chain["message"].str.extract(r"-> (\d+)", 1).cast(pl.Int64, strict=False).drop_nulls()
+    if not at or not code.len():
+        return None
+    name = nccl_messages.RESULT_CODES.get(code[0])
+    said = f" ({nccl_messages.BY_NAME[name].meaning})" if name in nccl_messages.BY_NAME else ""
+    r = chain["rank"].drop_nulls().unique().sort().to_list()
+    steps = chain["message"].str.extract(r"^(\S+:\d+ -> \d+)", 1).drop_nulls().to_list()
+    path = ", ".join(steps[:6]) + (", ..." if len(steps) > 6 else "")
+    head = (f"NCCL failed on {who(r) if r else 'a rank'} in {at[0]} with code {code[0]}{said}, unwound as "
+            f"`{path}`")
+    booted = any(re.search(r"(?:^|/)bootstrap\.(?:cc|cu):", a) for a in at)
+    # (elsewhere, a stray unwind of a job that went on, an IB check NCCL retries, decides nothing: not here)
+    if not booted or ev.store.comms.filter(pl.col("state") == "init_complete").height or ev.finished \
+            or ev.moving or ev.steps.height:
+        return None
+    return Verdict(Kind.INIT_STALL, f"{head}: the communicator's bootstrap failed, so its init never "
+                   "completed; no WARN line says why: NCCL_DEBUG=WARN (or INFO with "
+                   "NCCL_DEBUG_SUBSYS=INIT,NET) prints it (most often an interface or address the other "
+                   "hosts cannot reach: NCCL_SOCKET_IFNAME)", r, lines(chain, 4))
+
+
+#: NCCL's source files of the network (its transports, sockets, IB verbs, bootstrap, proxy, net plugins, RAS),
+#: as a WARN line's `file.cc:line` names them
+NET_SOURCE = r"(?i)(?:^|/)(?:transport/|net|socket|ib|bootstrap|proxy|p2p|shm|coll_?net|nvls|ras/|plugin/)"
+SOURCE = r"\.(?:cc|cu|cpp|c|h|hpp):\d+$"
+
+
+def _own_code(t: pl.DataFrame) -> pl.DataFrame:
+    """NCCL WARNs from a source file of NCCL's own that is not the network's (`include/msccl/msccl_parser.h:70
+    NCCL WARN Attribute minBytes of node algo not found`, graph/, misc/, enqueue.cc) in words that are not
+    the network's: NCCL failed in its own code on that rank, not on the wire."""
+    where = pl.col("where").fill_null("")
+    return t.filter((pl.col("kind") == EventKind.NCCL_WARN) & where.str.contains(SOURCE)
+                    & ~where.str.contains(NET_SOURCE)
+                    & ~pl.col("message").str.contains(NETWORK_FAIL)
+                    & ~pl.col("message").str.contains(PEER_DROPPED))
+
+
+def _own_code_failed(ev: Evidence, own: pl.DataFrame) -> Verdict:
+    """A rank's NCCL failed in its own code (a WARN of no network file), and the code it unwound with."""
+    first = own.row(0, named=True)
+    unwound = ev.kinds(EventKind.NCCL_UNWIND).filter((pl.col("file") == first["file"])
+                                                    & (pl.col("line") > first["line"])).sort("line")
+    code = unwound["message"].str.extract(r"-> (\d+)$", 1).cast(pl.Int64, strict=False).drop_nulls()
+    name = nccl_messages.RESULT_CODES.get(code[0]) if code.len() else None
+    said = nccl_messages.BY_NAME[name].meaning if name in nccl_messages.BY_NAME else None
+    back = (f"; it unwound with code {code[0]} through {unwound.height} call(s) "
+            f"(last {unwound['message'][-1].split(' ->')[0]})" + (f": {said}" if said else "")
+            if code.len() else "")
+    r = own["rank"].drop_nulls().unique().sort().to_list()
+    return Verdict(Kind.CRASHED_RANK, f"NCCL failed in its own code on {who(r) if r else 'a rank'}: "
+                   f"{first['where']}: {clip(first['message'], 160)} (a WARN of NCCL's "
+                   f"{first['where'].split(':')[0]}, not of its network){back}: that rank's NCCL call or "
+                   "communicator init failed there; the WARN names what it could not do (a setting, a file "
+                   "NCCL reads, an algorithm or topology it was given)", r, lines(own, 3) + lines(unwound, 3))
+
+
+def transport_error(ev: Evidence) -> Verdict | None:
+    """The network transport reported errors (not consequences of a peer's exit, not benign)."""
+    t = ev.transport.sort("line")
+    if not (t.filter(pl.col("kind") != EventKind.NCCL_WARN).height or (t.height and not ev.missing)):
+        return None
+    own = _own_code(t)
+    if own.height == t.height:  # (every WARN is of NCCL's own code: no network in it)
+        return _own_code_failed(ev, own)
+    said = ev.launched_with
+    return Verdict(Kind.TRANSPORT_ERROR, f"{t.height} transport error line(s), first: {msg(t)}"
+                   + (f" (launched with {said})" if said else ""),
+                   t["rank"].drop_nulls().unique().sort().to_list(), lines(t) + lines(ev.network_settings, 3))

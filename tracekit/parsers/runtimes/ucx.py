@@ -5,8 +5,9 @@ UCX prefixes what it logs with the process that wrote it. Its logger (``ucs/debu
 transport retry counter exceeded``: a wall-clock stamp, ``host:pid:thread``, the source file and line, the
 component and the level. Its fatal paths (``ucs_log_fatal_error``: the signal handler of
 ``ucs/debug/debug.c``, the IB error dump of ``uct/ib/mlx5/ib_mlx5_log.c``) write ``[host:pid:thread:tid]``
-then the message: ``[gpu-node09:332629:0:332629] Caught signal 11 (Segmentation fault: address not mapped
-to object at address 0x10)``, then ``==== backtrace (tid: 332629) ====`` and frames `` 0  /usr/lib/libucs.so.0
+(``[host:pid:thread]`` in older releases and in MXM, UCX's forerunner: ``[ava02:21329:1] Caught signal 11
+(Segmentation fault)``) then the message: ``[gpu-node09:332629:0:332629] Caught signal 11 (Segmentation
+fault: address not mapped to object at address 0x10)``, then ``==== backtrace (tid: 332629) ====`` and frames `` 0  /usr/lib/libucs.so.0
 (ucs_handle_error+0x2d4) [0x7fedc925c274]``; ``[master:19546:0:19546] ib_mlx5_log.c:139  Transport retry
 count exceeded on mlx5_0:1/IB (synd 0x15 vend 0x81 hw_synd 0/0)`` then its work request (``DCI QP 0xa9f
 wqe[0]: SEND s-e ...``).
@@ -28,7 +29,7 @@ from tracekit.schema import EventKind
 # `[stamp] [host:pid:thread] file.c:line  UCX  LEVEL message` (logger) or `[host:pid:thread:tid] message`
 LOGGER = (r"^\[\d+\.\d+\] +\[(?P<host>[\w.\-]+):(?P<pid>\d+):\d+\] +(?P<src>[\w.\-]+\.(?:c|cc|h)):\d+ +"
           r"(?P<comp>[A-Z]+) +(?P<level>ERROR|WARN|DIAG|INFO|DEBUG|TRACE|FATAL|PRINT)\s+(?P<msg>.*)$")
-FATAL = (r"^\[(?P<host>[\w.\-]+):(?P<pid>\d+):\d+:\d+\] +(?:(?P<src>[\w.\-]+\.(?:c|cc|h)):\d+ +)?"
+FATAL = (r"^\[(?P<host>[\w.\-]+):(?P<pid>\d+):\d+(?::\d+)?\] +(?:(?P<src>[\w.\-]+\.(?:c|cc|h)):\d+ +)?"
          r"(?P<msg>\S.*)$")
 SIGNAL = r"^Caught signal (?P<signum>\d+) \((?P<signame>[^):]+)"
 BACKTRACE = r"^==== backtrace \(tid: *\d+\) ====$|^={20,}$"

@@ -86,7 +86,8 @@ def test_deepspeeds_launcher_on_localhost_names_one_machine_by_that_name_alone(t
     s = store_of(tmp_path, text + "gpu1:4242:4242 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.5<0>\n")
     assert hosts(s) == ["gpu1"]
     # beside another host, localhost is the launching host's alias
-    text = "[2021-02-08 22:59:18,790] [INFO] [launch.py:78:main] WORLD INFO DICT: {'localhost': [0], 'gpu2': [0]}\n"
+    text = ("[2021-02-08 22:59:18,790] [INFO] [launch.py:78:main] WORLD INFO DICT: "
+            "{'localhost': [0], 'gpu2': [0]}\n")
     assert hosts(store_of(tmp_path, text)) == ["gpu2"]
 
 

@@ -59,7 +59,7 @@ def test_psms_label_names_host_and_mpi_rank(tmp_path):
 def test_one_machine_by_its_short_name_and_its_whole_is_one_host(tmp_path):
     text = ("vm2:15364:15376 [0] NCCL INFO Created 1 queue info, destroyed 1\n"
             "vm1:58934:58946 [0] NCCL INFO Created 1 queue info, destroyed 1\n"
-            "[vm2.com:15359] 1 more process has sent help message help-mpi-btl-openib.txt / error in device init\n")
+            "[vm2.com:15359] 1 more process has sent help message help-mpi-btl-openib.txt / error in init\n")
     assert hosts(store_of(tmp_path, text)) == ["vm1", "vm2"]
     # two machines of one domain stay two; an address is no name
     text = ("[node-a.cluster:15359] PMIX ERROR: UNREACHABLE in file server.c\n"

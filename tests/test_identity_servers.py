@@ -1,7 +1,7 @@
-"""Ranks and world sizes that inference servers, c10d's errors, TensorRT-LLM and PyTorch/XLA print (issue 31,
-item 4): sglang's scheduler prefix in all its shapes, a serving command's tensor-parallel size, ProcessGroupNCCL's
-failed unique-id fetch, Gloo's monitored barrier, TensorRT-LLM's ``MPI size: N, rank: R``, XLA's ``Core N``;
-each with the lines of the same shape that must not count."""
+"""Ranks and world sizes that inference servers, c10d's errors, TensorRT-LLM and PyTorch/XLA print (issue
+31, item 4): sglang's scheduler prefix in all its shapes, a serving command's tensor-parallel size,
+ProcessGroupNCCL's failed unique-id fetch, Gloo's monitored barrier, TensorRT-LLM's ``MPI size: N, rank:
+R``, XLA's ``Core N``; each with the lines of the same shape that must not count."""
 
 from __future__ import annotations
 
@@ -65,20 +65,20 @@ def test_a_serving_command_with_more_groups_states_no_world(tmp_path, line):
 
 
 def test_c10d_names_the_rank_whose_unique_id_fetch_failed(tmp_path):
-    # ProcessGroupNCCL::broadcastUniqueNCCLID: "[" rank_ "] is setting up NCCL communicator and retrieving ..."
-    text = ("torch.distributed.DistBackendError: [3] is setting up NCCL communicator and retrieving ncclUniqueId "
-            "from [0] via c10d key-value store by key '0', but store->get('0') got error: Connection reset by "
-            "peer\n")
+    # ProcessGroupNCCL::broadcastUniqueNCCLID: "[" rank_ "] is setting up NCCL communicator and ..."
+    text = ("torch.distributed.DistBackendError: [3] is setting up NCCL communicator and retrieving "
+            "ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: "
+            "Connection reset by peer\n")
     assert ranks(store_of(tmp_path, text)) == [3]
     # the older wording (`retreiving`), the rank alone on the line
-    text = ("RuntimeError: [2] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d "
-            "key-value store by key '0', but store->get('0') got error: Socket Timeout\n")
+    text = ("RuntimeError: [2] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via "
+            "c10d key-value store by key '0', but store->get('0') got error: Socket Timeout\n")
     assert ranks(store_of(tmp_path, text)) == [2]
 
 
 def test_glooss_monitored_barrier_names_the_rank_that_reached_it_not_the_faulty_one(tmp_path):
-    text = ("RuntimeError: Rank 1 successfully reached monitoredBarrier, but received errors while waiting for "
-            "send/recv from rank 0. Please check rank 0 logs for faulty rank.\n")
+    text = ("RuntimeError: Rank 1 successfully reached monitoredBarrier, but received errors while waiting "
+            "for send/recv from rank 0. Please check rank 0 logs for faulty rank.\n")
     assert ranks(store_of(tmp_path, text)) == [1]
 
 

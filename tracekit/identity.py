@@ -94,14 +94,16 @@ def _command_hosts(ranks: pl.DataFrame) -> pl.DataFrame:
 
 
 def _short_hosts(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
-    """One machine by one name: NCCL names a host by its name up to the first dot (``getHostName``), Open MPI
-    and most others by the whole (``[vm2.com:15359]`` beside NCCL's ``vm2:15364:15376``); where a dotted name's
-    first label is itself a host named, the dotted one is that host (an IP address is no name)."""
+    """One machine by one name: NCCL names a host by its name up to the first dot (``getHostName``), Open
+    MPI and most others by the whole (``[vm2.com:15359]`` beside NCCL's ``vm2:15364:15376``); where a dotted
+    name's first label is itself a host named, the dotted one is that host (an IP address is no name)."""
     named = [n for n, t in tables.items() if "host" in t.columns and t.height]
     # (the hosts of the small tables: the collectives', the bulk, are their processes' already)
     small = [n for n in named if n in ("ranks", "events", "comms", "links")]
-    hosts = pl.concat([tables[n].select(pl.col("host").drop_nulls()) for n in small]).unique() if small else None
-    if hosts is None or not hosts.height:
+    if not small:
+        return tables
+    hosts = pl.concat([tables[n].select(pl.col("host").drop_nulls()) for n in small]).unique()
+    if not hosts.height:
         return tables
     short = hosts.filter(pl.col("host").str.contains(".", literal=True)
                          & ~pl.col("host").str.contains(r"^[\d.]+$")).with_columns(

@@ -277,9 +277,9 @@ def parse_all(paths: list[str | Path], progress: Callable[[int, int], None] | No
     return results, [(formats.skipped_row(n), []) for n in found.notes]
 
 
-#: the small tables of rows that each come from a line (the collectives, the bulk, come in file order already),
-#: with the columns that order the rows of one line (two parsers' events on one line came out in either order,
-#: as the files were batched: now in one)
+#: the small tables of rows that each come from a line (the collectives, the bulk, come in file order
+#: already), with the columns that order the rows of one line (two parsers' events on one line came out in
+#: either order, as the files were batched: now in one)
 IN_LINE_ORDER = {"events": ("kind", "where", "rank", "message"), "comms": ("comm", "rank", "state"),
                  "links": ("what", "rank", "channel", "src", "dst")}
 

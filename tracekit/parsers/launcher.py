@@ -38,9 +38,10 @@ WORLD_WORDS = (r"(?:(?:^|[^\w\s]|\b(?:[Uu]sing|[Tt]he|[Tt]otal|[Gg]lobal|[Ww]ith
 # launcher's prefix, the prefix's host and pid are the writer's (Ray Train's worker under `(pid=.., ip=..)`)
 SELF = [
     r"^\|? ?distributed init \(rank (?P<rank>\d+)\)",
-    # sglang's scheduler (`[{asctime}{prefix}] `, the prefix ` DP{dp} PP{pp} ATTN_CP{..} MOE_DP{..} TP{tp} EP{ep}`,
-    # each where that group has more than one rank; the time alone in older releases): the tensor-parallel
-    # rank is the global one where no data- or pipeline-parallel rank is named (the other groups lie inside it)
+    # sglang's scheduler (`[{asctime}{prefix}] `, the prefix ` DP{dp} PP{pp} ATTN_CP{..} MOE_DP{..} TP{tp}
+    # EP{ep}`, each where that group has more than one rank; the time alone in older releases): the
+    # tensor-parallel rank is the global one where no data- or pipeline-parallel rank is named (the other
+    # groups lie inside it)
     r"^\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?: ATTN_CP\d+| MOE_DP\d+)* TP(?P<rank>\d+)(?: EP\d+)?\] ",
     r"store based barrier (?:to initialize process group )?(?:for|on) rank: (?P<rank>\d+), (?:for )?key: \S+ "
     r"\(world_size=(?P<world_size>\d+)",
@@ -62,7 +63,7 @@ SELF = [
     r"^\s*(?:self\.)?dist_rank: (?P<rank>\d+)\s*$",
     # nccl-tests of NCCL 1 (one process, a rank per GPU): `#   Rank  0 uses device  0 [0x01] GeForce GTX`
     r"^#\s+Rank\s+(?P<rank>\d+) uses device\s+\d+ ",
-    # TensorRT-LLM's WorldConfig::mpi (cpp/tensorrt_llm/runtime/worldConfig.cpp): MPI_COMM_WORLD's size and rank
+    # TensorRT-LLM's WorldConfig::mpi (cpp/tensorrt_llm/runtime/worldConfig.cpp): MPI_COMM_WORLD's size, rank
     r"\bMPI size: (?P<world_size>\d+), rank: (?P<rank>\d+)\b",
     # Ray Train's torch backend (ray/train/torch/config.py)
     r"Setting up process group for: \S+ \[rank=(?P<rank>\d+), world_size=(?P<world_size>\d+)\]",
@@ -115,13 +116,14 @@ CHEAP = (r"(?i)rank|world.size|\d TP\d|mpirun|mpiexec|prterun|horovodrun|nproc|t
 WRITERS = [
     r"^srun: error: (?P<host>[\w.\-]+): tasks? [\d,\-]+: ",
     r"\b[Nn]ode '(?P<host>[\w.\-]+)_(?P<pid>\d+)_\d+'",
-    # c10d's errors about the process that raises them (the failure parsers' lines): ProcessGroupNCCL's failed
-    # fetch of the unique id (`[2] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d
-    # key-value store`: its group's rank, the world's in every paste seen: the first communicator's), Gloo's
-    # monitored barrier on a rank past the first (`Rank 1 successfully reached monitoredBarrier, but ...`)
+    # c10d's errors about the process that raises them (the failure parsers' lines): ProcessGroupNCCL's
+    # failed fetch of the unique id (`[2] is setting up NCCL communicator and retrieving ncclUniqueId from
+    # [0] via c10d key-value store`: its group's rank, the world's in every paste seen: the first
+    # communicator's), Gloo's monitored barrier on a rank past the first (`Rank 1 successfully reached
+    # monitoredBarrier, but ...`)
     r"(?:^|: )\[(?P<rank>\d+)\] is setting up NCCL communicator and retr",
     r"\bRank (?P<rank>\d+) successfully reached monitoredBarrier\b",
-    # PyTorch/XLA's multiprocessing tests and their copies: `Core {xm.get_ordinal()} waiting for rendezvous ...`
+    # PyTorch/XLA's multiprocessing tests and copies: `Core {xm.get_ordinal()} waiting for rendezvous ...`
     # (the fallback reader quotes the wait)
     r"^Core (?P<rank>\d+) (?:waiting for|got) rendezvous\b",
 ]
@@ -130,9 +132,9 @@ WRITERS = [
 WORLD_INFO = r"\b(?:WORLD INFO DICT: |global_rank_mapping=defaultdict\(<class 'list'>, )\{(?P<dict>[^}]*)\}"
 DEEPSPEED = r"^(?:\$ )?(?:\S*/)?deepspeed\s"
 ACCELERATE = r"\baccelerate launch\b.*?--num[_-]processes[= ](?P<n>\d+)"
-# an inference server's launch (sglang's launch_server, vLLM's serve or API server): its tensor-parallel size is
-# the world's where no data- or pipeline-parallel size is given (a replica per data-parallel rank is a world
-# of its own in some setups and one world in others); and sglang's printed `server_args=ServerArgs(...)`
+# an inference server's launch (sglang's launch_server, vLLM's serve or API server): its tensor-parallel size
+# is the world's where no data- or pipeline-parallel size is given (a replica per data-parallel rank is a
+# world of its own in some setups and one world in others); and sglang's printed `server_args=ServerArgs(...)`
 SERVE = r"\b(?:sglang\.launch_server|sglang serve|vllm serve|vllm\.entrypoints\.[\w.]+)\b"
 SERVE_TP = r"\s(?:--tp|--tp-size|--tensor-parallel-size|-tp)[ =](?P<n>\d+)\b"
 SERVE_MORE = r"\s(?:--dp|--dp-size|--data-parallel-size|-dp|--pp|--pp-size|--pipeline-parallel-size|-pp)[ =]"
@@ -229,9 +231,9 @@ def _writers(df: pl.DataFrame) -> pl.DataFrame:
     if not out:
         return pl.DataFrame(schema={"file": pl.Utf8, "host": pl.Utf8, "pid": pl.Int64, "rank": pl.Int64})
     got = pl.concat(out, how="diagonal_relaxed")
-    return got.select("file", *[(pl.col(c) if c in got.columns else pl.lit(None)).cast(d, strict=False).alias(c)
-                                for c, d in (("host", pl.Utf8), ("pid", pl.Int64), ("rank", pl.Int64))]
-                      ).unique(maintain_order=True)
+    cols = (("host", pl.Utf8), ("pid", pl.Int64), ("rank", pl.Int64))
+    return got.select("file", *[(pl.col(c) if c in got.columns else pl.lit(None)).cast(d, strict=False)
+                                .alias(c) for c, d in cols]).unique(maintain_order=True)
 
 
 def _self_named(df: pl.DataFrame) -> pl.DataFrame:

@@ -64,8 +64,8 @@ OFI_CALL = (r"(?P<src>(?:mtl|btl|common)_ofi\w*\.[ch]):\d+:\s+(?:OFI call )?(?P<
 # and is no source file's name, and a pid has 3 digits or more
 HEAD = r"^\[(?P<host>[A-Za-z\d][\w\-]*(?:\.[\w\-]+)*):(?P<pid>\d{3,})\] "
 NOT_HOST = r"^\d+$|\.(?:py|pyx|c|cc|cpp|cu|cuh|h|hpp|go|rs|js|java|sh|lua|log|txt|json|yaml)$|^[A-Za-z_]+$"
-# Open MPI's signal handler (opal/util/stacktrace.c) writes only these under its head: there a host of letters
-# alone (`[good:02773] *** Process received signal ***`, `[master:4242] Signal: Segmentation fault (11)`) is one
+# Open MPI's signal handler (opal/util/stacktrace.c) writes only these under its head: there a host of
+# letters alone (`[good:02773] *** Process received signal ***`, `[master:4242] Signal: ...`) is one
 OPAL_SIGNAL = (r"^\[[^\]]+\] (?:\*\*\* Process received signal \*\*\*|Signal(?: code)?: |Failing at address: "
                r"|\[ ?\d+\] |\*\*\* End of error message \*\*\*)")
 NP = r"(?:mpirun|mpiexec|horovodrun|prterun)\b.*?\s-(?:np|n)\s+(?P<np>\d+)\b"

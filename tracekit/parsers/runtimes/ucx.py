@@ -7,10 +7,10 @@ component and the level. Its fatal paths (``ucs_log_fatal_error``: the signal ha
 ``ucs/debug/debug.c``, the IB error dump of ``uct/ib/mlx5/ib_mlx5_log.c``) write ``[host:pid:thread:tid]``
 (``[host:pid:thread]`` in older releases and in MXM, UCX's forerunner: ``[ava02:21329:1] Caught signal 11
 (Segmentation fault)``) then the message: ``[gpu-node09:332629:0:332629] Caught signal 11 (Segmentation
-fault: address not mapped to object at address 0x10)``, then ``==== backtrace (tid: 332629) ====`` and frames `` 0  /usr/lib/libucs.so.0
-(ucs_handle_error+0x2d4) [0x7fedc925c274]``; ``[master:19546:0:19546] ib_mlx5_log.c:139  Transport retry
-count exceeded on mlx5_0:1/IB (synd 0x15 vend 0x81 hw_synd 0/0)`` then its work request (``DCI QP 0xa9f
-wqe[0]: SEND s-e ...``).
+fault: address not mapped to object at address 0x10)``, then ``==== backtrace (tid: 332629) ====`` and
+frames `` 0  /usr/lib/libucs.so.0 (ucs_handle_error+0x2d4) [0x7fedc925c274]``; ``[master:19546:0:19546]
+ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 vend 0x81 hw_synd 0/0)`` then
+its work request (``DCI QP 0xa9f wqe[0]: SEND s-e ...``).
 
 Each line's ``host`` and ``pid`` go to ``ranks`` (no rank: UCX numbers no rank; a launcher's prefix, MPI's
 ``[1,43]<stdout>:``, names it). Decoded: a caught signal is a ``crash`` of that process; an error the

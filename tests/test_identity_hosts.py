@@ -65,3 +65,13 @@ def test_one_machine_by_its_short_name_and_its_whole_is_one_host(tmp_path):
     text = ("[node-a.cluster:15359] PMIX ERROR: UNREACHABLE in file server.c\n"
             "[node-b.cluster:15360] PMIX ERROR: UNREACHABLE in file server.c\n")
     assert hosts(store_of(tmp_path, text)) == ["node-a.cluster", "node-b.cluster"]
+
+
+def test_an_error_codes_shape_under_pdshs_prefix_is_no_host(tmp_path):
+    # Ascend CANN's error codes (`EH9999: Inner Error!`) fit the `host: ` prefix's shape
+    text = ("worker-1: EH9999: 2024-07-03-11:28:40.450.757  wait for compute device to finish failed\n"
+            "worker-1: EH9999: Inner Error!\n"
+            "worker-1: EH9999: 2024-07-03-11:28:40.451.641  wait for compute device to finish failed\n")
+    assert hosts(store_of(tmp_path, text)) == ["worker-1"]
+    text = "EI9999: Inner Error!\nEI9999: [PID: 20044] 2024-10-21-10:42:00.104.560 The wait failed\n"
+    assert hosts(store_of(tmp_path, text)) == []

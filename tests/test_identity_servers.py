@@ -93,3 +93,12 @@ def test_xlas_core_ordinal_waiting_for_rendezvous(tmp_path):
     text = "Core 3 waiting for rendezvous ...\nCore 1 waiting for rendezvous ...\nCore 1 got rendezvous!\n"
     assert ranks(store_of(tmp_path, text)) == [1, 3]
     assert ranks(store_of(tmp_path, "Score 3 waiting for rendezvous ...\n")) == []
+
+
+def test_torch_npus_error_head_names_the_raising_processs_global_rank(tmp_path):
+    # Ascend/pytorch: `(PID:%d, Device:%d, RankID:%d)` (a real paste: under vLLM's `[rank7]:`, RankID:7)
+    text = ("[ERROR] 2024-05-21-11:57:54 (PID:927000, Device:3, RankID:3) ERR02200 DIST call hccl failed.\n"
+            "[ERROR] 2024-05-21-11:57:54 (PID:927001, Device:0, RankID:-1) ERR01002 OPS invalid type\n")
+    s = store_of(tmp_path, text)
+    assert ranks(s) == [3]
+    assert s.ranks.filter(s.ranks["rank"] == 3)["pid"].to_list() == [927000]

@@ -108,7 +108,7 @@ NODES = r"--nnodes[= ](?P<n>\d+)(?P<range>:\d+)?"
 CHEAP = (r"(?i)rank|world.size|\d TP\d|mpirun|mpiexec|prterun|horovodrun|nproc|torchrun"
          r"|process \d+ terminated|processes \d+ exited|nnodes=|srun: error|node '"
          r"|WORLD INFO DICT|global_rank_mapping|deepspeed|accelerate|container rank|NCCL communicator and"
-         r"|MPI size|rendezvous|launch_server|sglang serve|vllm serve|vllm\.entrypoints|ServerArgs\(")
+         r"|MPI size|rendezvous|RankID:|launch_server|sglang serve|vllm serve|vllm\.entrypoints|ServerArgs\(")
 # a writer a line names without being this parser's to claim (its message is another's): Slurm's word about
 # its tasks (`srun: error: node12: tasks 0-3: Exited with exit code 1`: the host, not the tasks' ranks: a
 # task is a rank only where each task is one process of the job), torchelastic's rendezvous node id
@@ -123,6 +123,9 @@ WRITERS = [
     # monitoredBarrier, but ...`)
     r"(?:^|: )\[(?P<rank>\d+)\] is setting up NCCL communicator and retr",
     r"\bRank (?P<rank>\d+) successfully reached monitoredBarrier\b",
+    # torch_npu's error head (Ascend/pytorch: `[ERROR] 2024-05-21-11:57:54 (PID:927000, Device:3, RankID:3)
+    # ERR02200 DIST call hccl api failed.`): the raising process, its global rank (-1 outside a job: none)
+    r"\(PID:(?P<pid>\d+), Device:\d+, RankID:(?P<rank>\d+)\)",
     # PyTorch/XLA's multiprocessing tests and copies: `Core {xm.get_ordinal()} waiting for rendezvous ...`
     # (the fallback reader quotes the wait)
     r"^Core (?P<rank>\d+) (?:waiting for|got) rendezvous\b",

@@ -102,3 +102,13 @@ def test_torch_npus_error_head_names_the_raising_processs_global_rank(tmp_path):
     s = store_of(tmp_path, text)
     assert ranks(s) == [3]
     assert s.ranks.filter(s.ranks["rank"] == 3)["pid"].to_list() == [927000]
+
+
+def test_nvshmems_bootstrap_names_the_pes_rank_and_their_number(tmp_path):
+    text = ("/workspace/nvshmem/src/modules/bootstrap/uid/bootstrap_uid.cpp:bootstrap_uid_barrier:559: rank 2 "
+            "nranks 4 tag 0 - ENTER\n"
+            "/workspace/nvshmem/src/modules/bootstrap/uid/bootstrap_uid.cpp:bootstrap_uid_barrier:575: rank 2 "
+            "nranks 4 tag 2 - DONE\n")
+    s = store_of(tmp_path, text)
+    assert (ranks(s), worlds(s)) == ([2], [4])
+    assert s.files["unknown"].sum() == 0

@@ -63,6 +63,9 @@ SELF = [
     r"^\s*(?:self\.)?dist_rank: (?P<rank>\d+)\s*$",
     # nccl-tests of NCCL 1 (one process, a rank per GPU): `#   Rank  0 uses device  0 [0x01] GeForce GTX`
     r"^#\s+Rank\s+(?P<rank>\d+) uses device\s+\d+ ",
+    # NVSHMEM's bootstrap (src/modules/bootstrap/uid/bootstrap_uid.cpp, NCCL's bootstrap carried over: its
+    # debug `rank 2 nranks 4 tag 0 - ENTER`): the processing element's rank among all of them, their number
+    r"/bootstrap\w*\.cpp:\w+:\d+: rank (?P<rank>\d+) nranks (?P<world_size>\d+) tag \w+ - (?:ENTER|DONE)",
     # TensorRT-LLM's WorldConfig::mpi (cpp/tensorrt_llm/runtime/worldConfig.cpp): MPI_COMM_WORLD's size, rank
     r"\bMPI size: (?P<world_size>\d+), rank: (?P<rank>\d+)\b",
     # Ray Train's torch backend (ray/train/torch/config.py)

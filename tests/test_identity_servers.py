@@ -112,3 +112,11 @@ def test_nvshmems_bootstrap_names_the_pes_rank_and_their_number(tmp_path):
     s = store_of(tmp_path, text)
     assert (ranks(s), worlds(s)) == ([2], [4])
     assert s.files["unknown"].sum() == 0
+
+
+def test_a_launchers_prefix_on_a_blank_line_shows_no_process(tmp_path):
+    # mpirun's `[1,1]<stdout>:` with nothing after it: rank 1's words are not in the paste
+    text = ("[1,0]<stdout>:ptv-gpu01:11007:11098 [0] NCCL INFO rank 0 nranks 4\n"
+            "[1,2]<stdout>:ptv-gpu01:11009:11097 [2] NCCL INFO rank 2 nranks 4\n"
+            "[1,1]<stdout>:\n")
+    assert ranks(store_of(tmp_path, text)) == [0, 2]

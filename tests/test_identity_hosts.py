@@ -75,3 +75,9 @@ def test_an_error_codes_shape_under_pdshs_prefix_is_no_host(tmp_path):
     assert hosts(store_of(tmp_path, text)) == ["worker-1"]
     text = "EI9999: Inner Error!\nEI9999: [PID: 20044] 2024-10-21-10:42:00.104.560 The wait failed\n"
     assert hosts(store_of(tmp_path, text)) == []
+
+
+def test_a_clocks_time_in_brackets_is_no_process(tmp_path):
+    # rich's and many loggers' `[14:26:37] ` fit MXM's `[host:pid:thread]` but for a host of digits alone
+    s = store_of(tmp_path, "[14:26:37] ERROR    Command '['python', 'train.py']' returned non-zero\n")
+    assert hosts(s) == [] and s.ranks["pid"].drop_nulls().to_list() == []

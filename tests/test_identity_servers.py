@@ -105,10 +105,8 @@ def test_torch_npus_error_head_names_the_raising_processs_global_rank(tmp_path):
 
 
 def test_nvshmems_bootstrap_names_the_pes_rank_and_their_number(tmp_path):
-    text = ("/workspace/nvshmem/src/modules/bootstrap/uid/bootstrap_uid.cpp:bootstrap_uid_barrier:559: rank 2 "
-            "nranks 4 tag 0 - ENTER\n"
-            "/workspace/nvshmem/src/modules/bootstrap/uid/bootstrap_uid.cpp:bootstrap_uid_barrier:575: rank 2 "
-            "nranks 4 tag 2 - DONE\n")
+    src = "/workspace/nvshmem/src/modules/bootstrap/uid/bootstrap_uid.cpp:bootstrap_uid_barrier"
+    text = f"{src}:559: rank 2 nranks 4 tag 0 - ENTER\n{src}:575: rank 2 nranks 4 tag 2 - DONE\n"
     s = store_of(tmp_path, text)
     assert (ranks(s), worlds(s)) == ([2], [4])
     assert s.files["unknown"].sum() == 0
@@ -120,3 +118,18 @@ def test_a_launchers_prefix_on_a_blank_line_shows_no_process(tmp_path):
             "[1,2]<stdout>:ptv-gpu01:11009:11097 [2] NCCL INFO rank 2 nranks 4\n"
             "[1,1]<stdout>:\n")
     assert ranks(store_of(tmp_path, text)) == [0, 2]
+
+
+def test_torchruns_numbered_failure_heads_its_record_though_blank_after_a_prefix(tmp_path):
+    # accelerate's test runner puts `stderr: ` before torchrun's error block: `[3]:`, the record, cut here
+    text = ("stderr: Failures:\n"
+            "stderr: [1]:\n"
+            "stderr:   time      : 2023-08-26_23:22:05\n"
+            "stderr:   host      : wph178\n"
+            "stderr:   rank      : 1 (local_rank: 1)\n"
+            "stderr:   exitcode  : 1 (pid: 8835)\n"
+            "stderr: [3]:\n"
+            "stderr:   time      : 2023-08-26_23:22:05\n"
+            "stderr:   host      : wph178\n"
+            "stderr:   rank      : 3 (local_rank: 3)\n")
+    assert ranks(store_of(tmp_path, text)) == [1, 3]

@@ -161,8 +161,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
     said = pl.concat([_self_named(cheap), _launch_size(cheap)], how="diagonal_relaxed")
     writers = _writers(cheap)
     named = pl.col("launch_rank", "local_tag", "pdsh_host", "ray_pid", "ray_ip", "world_tag").is_not_null()
-    # (a prefix on a blank line, mpirun's `[1,1]<stdout>:` alone, shows no word of that process)
-    df = df.filter(talk & pl.any_horizontal(named) & (t.str.strip_chars() != ""))
+    # (a rank's prefix on a blank line, mpirun's `[1,1]<stdout>:` alone, shows no word of that process; a
+    # local one heads the record under it: torchrun's `[3]:` of its error block, its lines below)
+    said_any = (t.str.strip_chars() != "") | pl.col("local_tag").is_not_null()
+    df = df.filter(talk & pl.any_horizontal(named) & said_any)
     df = df.with_columns(pl.coalesce("pdsh_host", "ray_ip").alias("_phost"),
                          t.str.extract(NCCL_PROC, 1).alias("_nhost"),
                          t.str.extract(NCCL_PROC, 2).cast(pl.Int64, strict=False).alias("_npid"))

@@ -81,3 +81,14 @@ def test_a_clocks_time_in_brackets_is_no_process(tmp_path):
     # rich's and many loggers' `[14:26:37] ` fit MXM's `[host:pid:thread]` but for a host of digits alone
     s = store_of(tmp_path, "[14:26:37] ERROR    Command '['python', 'train.py']' returned non-zero\n")
     assert hosts(s) == [] and s.ranks["pid"].drop_nulls().to_list() == []
+
+
+def test_ucxs_logger_pads_the_pid_to_five_places(tmp_path):
+    # ucs/debug/log.c: `[%lu.%06lu] [%s:%-5d:%s]`
+    text = ("Sun Oct  1 17:01:10 2017[1,30]<stdout>:[1506866470.744682] [clx-hercules-065:1411 :0]       "
+            "dc_verbs.c:633  UCX  ERROR Send completion with error: transport retry counter exceeded\n"
+            "[1506866515.984779] [clx-hercules-012:26319:0]       dc_verbs.c:633  UCX  ERROR Send completion "
+            "with error: transport retry counter exceeded\n")
+    s = store_of(tmp_path, text)
+    assert hosts(s) == ["clx-hercules-012", "clx-hercules-065"]
+    assert 1411 in s.ranks["pid"].to_list()

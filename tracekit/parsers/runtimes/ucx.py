@@ -27,10 +27,11 @@ from tracekit.parsers import Parsed
 from tracekit.schema import EventKind
 
 # `[stamp] [host:pid:thread] file.c:line  UCX  LEVEL message` (logger) or `[host:pid:thread:tid] message`
-LOGGER = (r"^\[\d+\.\d+\] +\[(?P<host>[\w.\-]+):(?P<pid>\d+):\d+\] +(?P<src>[\w.\-]+\.(?:c|cc|h)):\d+ +"
+# (the pid padded to five places: `[clx-hercules-065:1411 :0]`)
+LOGGER = (r"^\[\d+\.\d+\] +\[(?P<host>[\w.\-]+):(?P<pid>\d+) *:\d+\] +(?P<src>[\w.\-]+\.(?:c|cc|h)):\d+ +"
           r"(?P<comp>[A-Z]+) +(?P<level>ERROR|WARN|DIAG|INFO|DEBUG|TRACE|FATAL|PRINT)\s+(?P<msg>.*)$")
-# (a host of digits alone is a clock's `[14:26:37] `, rich's and many loggers')
-FATAL = (r"^\[(?P<host>[\w.\-]*[A-Za-z\-][\w.\-]*):(?P<pid>\d+):\d+(?::\d+)?\] +"
+# (a host of digits alone is a clock's `[14:26:37] `, rich's and many loggers'; an address has its dots)
+FATAL = (r"^\[(?P<host>[\w.\-]*[A-Za-z.\-][\w.\-]*):(?P<pid>\d+):\d+(?::\d+)?\] +"
          r"(?:(?P<src>[\w.\-]+\.(?:c|cc|h)):\d+ +)?(?P<msg>\S.*)$")
 SIGNAL = r"^Caught signal (?P<signum>\d+) \((?P<signame>[^):]+)"
 BACKTRACE = r"^==== backtrace \(tid: *\d+\) ====$|^={20,}$"

@@ -76,12 +76,19 @@ def test_deepspeeds_launcher_names_its_hosts_and_world(tmp_path):
     assert s.files["unknown"].sum() == 0
 
 
-def test_deepspeeds_launcher_on_localhost_names_no_host(tmp_path):
+def test_deepspeeds_launcher_on_localhost_names_one_machine_by_that_name_alone(tmp_path):
+    # (as torchrun's error block does: `host : localhost`); a name the processes give is the machine's
     text = ("[2021-02-08 22:59:18,790] [INFO] [launch.py:78:main] WORLD INFO DICT: {'localhost': [0, 1]}\n"
             "[2021-02-08 22:59:18,790] [INFO] [launch.py:87:main] nnodes=1, num_local_procs=2, node_rank=0\n")
     s = store_of(tmp_path, text)
     assert worlds(s) == [2]
-    assert hosts(s) == []
+    assert hosts(s) == ["localhost"]
+    s = store_of(tmp_path, text + "gpu1:4242:4242 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.5<0>\n")
+    assert hosts(s) == ["gpu1"]
+    # beside another host, localhost is the launching host's alias
+    text = ("[2021-02-08 22:59:18,790] [INFO] [launch.py:78:main] WORLD INFO DICT: "
+            "{'localhost': [0], 'gpu2': [0]}\n")
+    assert hosts(store_of(tmp_path, text)) == ["gpu2"]
 
 
 @pytest.mark.parametrize("command, world", [

@@ -93,6 +93,28 @@ def _command_hosts(ranks: pl.DataFrame) -> pl.DataFrame:
     return ranks.filter(~listed)
 
 
+def _short_hosts(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    """One machine by one name: NCCL names a host by its name up to the first dot (``getHostName``), Open
+    MPI and most others by the whole (``[vm2.com:15359]`` beside NCCL's ``vm2:15364:15376``); where a dotted
+    name's first label is itself a host named, the dotted one is that host (an IP address is no name)."""
+    named = [n for n, t in tables.items() if "host" in t.columns and t.height]
+    # (the hosts of the small tables: the collectives', the bulk, are their processes' already)
+    small = [n for n in named if n in ("ranks", "events", "comms", "links")]
+    if not small:
+        return tables
+    hosts = pl.concat([tables[n].select(pl.col("host").drop_nulls()) for n in small]).unique()
+    if not hosts.height:
+        return tables
+    short = hosts.filter(pl.col("host").str.contains(".", literal=True)
+                         & ~pl.col("host").str.contains(r"^[\d.]+$")).with_columns(
+        pl.col("host").str.split(".").list.first().alias("_short"))
+    short = short.filter(pl.col("_short").is_in(hosts["host"].implode()))
+    if not short.height:
+        return tables
+    to = dict(zip(short["host"], short["_short"]))
+    return {**tables, **{n: tables[n].with_columns(pl.col("host").replace(to)) for n in named}}
+
+
 def _one_node(tables: dict[str, pl.DataFrame]) -> bool:
     """Whether what was read shows a job of one node: one host named (or NCCL's communicators all of one
     node), no node past the first, and no process whose global rank differs from its local one."""
@@ -123,7 +145,7 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     of one node (``_one_node``)."""
     if "events" in tables:
         tables = {**tables, "events": _lend_writer(tables["events"])}
-    tables = {**tables, "ranks": _command_hosts(tables["ranks"])}
+    tables = _short_hosts({**tables, "ranks": _command_hosts(tables["ranks"])})
     ranks = _local_as_global(_world_only(_group_local(tables["ranks"])), _one_node(tables))
     known = ranks.filter(pl.col("rank").is_not_null())
     one = pl.col("rank").n_unique() == 1

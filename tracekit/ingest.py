@@ -277,8 +277,11 @@ def parse_all(paths: list[str | Path], progress: Callable[[int, int], None] | No
     return results, [(formats.skipped_row(n), []) for n in found.notes]
 
 
-#: the small tables of rows that each come from a line (the collectives, the bulk, come in file order already)
-IN_LINE_ORDER = ("events", "comms", "links")
+#: the small tables of rows that each come from a line (the collectives, the bulk, come in file order
+#: already), with the columns that order the rows of one line (two parsers' events on one line came out in
+#: either order, as the files were batched: now in one)
+IN_LINE_ORDER = {"events": ("kind", "where", "rank", "message"), "comms": ("comm", "rank", "state"),
+                 "links": ("what", "rank", "channel", "src", "dst")}
 
 
 def combine(results: list[tuple[dict, list[Parsed]]]) -> Store:
@@ -298,6 +301,8 @@ def combine(results: list[tuple[dict, list[Parsed]]]) -> Store:
     tables["events"] = meanings.with_says(tables["events"])  # what each message says, decoded once
     # a line's rows in file and line order, however the files were batched (each parser gives its
     # rows for a whole batch): the same store from one process or many tasks
-    for name in IN_LINE_ORDER:
-        tables[name] = tables[name].sort("file", "line", nulls_last=True, maintain_order=True)
+    for name, ties in IN_LINE_ORDER.items():
+        df = tables[name]
+        tables[name] = df.sort(["file", "line", *(pl.col(c).cast(pl.Utf8) for c in ties)],
+                               nulls_last=True, maintain_order=True)
     return Store(**tables)

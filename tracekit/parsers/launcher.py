@@ -38,7 +38,11 @@ WORLD_WORDS = (r"(?:(?:^|[^\w\s]|\b(?:[Uu]sing|[Tt]he|[Tt]otal|[Gg]lobal|[Ww]ith
 # launcher's prefix, the prefix's host and pid are the writer's (Ray Train's worker under `(pid=.., ip=..)`)
 SELF = [
     r"^\|? ?distributed init \(rank (?P<rank>\d+)\)",
-    r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d TP(?P<rank>\d+)\] ",
+    # sglang's scheduler (`[{asctime}{prefix}] `, the prefix ` DP{dp} PP{pp} ATTN_CP{..} MOE_DP{..} TP{tp}
+    # EP{ep}`, each where that group has more than one rank; the time alone in older releases): the
+    # tensor-parallel rank is the global one where no data- or pipeline-parallel rank is named (the other
+    # groups lie inside it)
+    r"^\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?: ATTN_CP\d+| MOE_DP\d+)* TP(?P<rank>\d+)(?: EP\d+)?\] ",
     r"store based barrier (?:to initialize process group )?(?:for|on) rank: (?P<rank>\d+), (?:for )?key: \S+ "
     r"\(world_size=(?P<world_size>\d+)",
     r"store_based_barrier_key:\d+ to store for rank: (?P<rank>\d+)",
@@ -59,6 +63,11 @@ SELF = [
     r"^\s*(?:self\.)?dist_rank: (?P<rank>\d+)\s*$",
     # nccl-tests of NCCL 1 (one process, a rank per GPU): `#   Rank  0 uses device  0 [0x01] GeForce GTX`
     r"^#\s+Rank\s+(?P<rank>\d+) uses device\s+\d+ ",
+    # NVSHMEM's bootstrap (src/modules/bootstrap/uid/bootstrap_uid.cpp, NCCL's bootstrap carried over: its
+    # debug `rank 2 nranks 4 tag 0 - ENTER`): the processing element's rank among all of them, their number
+    r"/bootstrap\w*\.cpp:\w+:\d+: rank (?P<rank>\d+) nranks (?P<world_size>\d+) tag \w+ - (?:ENTER|DONE)",
+    # TensorRT-LLM's WorldConfig::mpi (cpp/tensorrt_llm/runtime/worldConfig.cpp): MPI_COMM_WORLD's size, rank
+    r"\bMPI size: (?P<world_size>\d+), rank: (?P<rank>\d+)\b",
     # Ray Train's torch backend (ray/train/torch/config.py)
     r"Setting up process group for: \S+ \[rank=(?P<rank>\d+), world_size=(?P<world_size>\d+)\]",
     # a traceback's source line of the call that joined, its arguments literal: the process's own rank
@@ -101,7 +110,8 @@ PER_NODE = r"--nproc[-_]per[-_]node[= ](?P<n>\d+)"
 NODES = r"--nnodes[= ](?P<n>\d+)(?P<range>:\d+)?"
 CHEAP = (r"(?i)rank|world.size|\d TP\d|mpirun|mpiexec|prterun|horovodrun|nproc|torchrun"
          r"|process \d+ terminated|processes \d+ exited|nnodes=|srun: error|node '"
-         r"|WORLD INFO DICT|global_rank_mapping|deepspeed|accelerate|container rank")
+         r"|WORLD INFO DICT|global_rank_mapping|deepspeed|accelerate|container rank|NCCL communicator and"
+         r"|MPI size|rendezvous|RankID:|launch_server|sglang serve|vllm serve|vllm\.entrypoints|ServerArgs\(")
 # a writer a line names without being this parser's to claim (its message is another's): Slurm's word about
 # its tasks (`srun: error: node12: tasks 0-3: Exited with exit code 1`: the host, not the tasks' ranks: a
 # task is a rank only where each task is one process of the job), torchelastic's rendezvous node id
@@ -109,12 +119,32 @@ CHEAP = (r"(?i)rank|world.size|\d TP\d|mpirun|mpiexec|prterun|horovodrun|nproc|t
 WRITERS = [
     r"^srun: error: (?P<host>[\w.\-]+): tasks? [\d,\-]+: ",
     r"\b[Nn]ode '(?P<host>[\w.\-]+)_(?P<pid>\d+)_\d+'",
+    # c10d's errors about the process that raises them (the failure parsers' lines): ProcessGroupNCCL's
+    # failed fetch of the unique id (`[2] is setting up NCCL communicator and retrieving ncclUniqueId from
+    # [0] via c10d key-value store`: its group's rank, the world's in every paste seen: the first
+    # communicator's), Gloo's monitored barrier on a rank past the first (`Rank 1 successfully reached
+    # monitoredBarrier, but ...`)
+    r"(?:^|: )\[(?P<rank>\d+)\] is setting up NCCL communicator and retr",
+    r"\bRank (?P<rank>\d+) successfully reached monitoredBarrier\b",
+    # torch_npu's error head (Ascend/pytorch: `[ERROR] 2024-05-21-11:57:54 (PID:927000, Device:3, RankID:3)
+    # ERR02200 DIST call hccl api failed.`): the raising process, its global rank (-1 outside a job: none)
+    r"\(PID:(?P<pid>\d+), Device:\d+, RankID:(?P<rank>\d+)\)",
+    # PyTorch/XLA's multiprocessing tests and copies: `Core {xm.get_ordinal()} waiting for rendezvous ...`
+    # (the fallback reader quotes the wait)
+    r"^Core (?P<rank>\d+) (?:waiting for|got) rendezvous\b",
 ]
 # DeepSpeed's launcher: `WORLD INFO DICT: {'gpu1': [0, 1], 'gpu2': [0, 1]}` (the hosts, their slots), and
 # `global_rank_mapping=defaultdict(<class 'list'>, {'gpu1': [0, 1], 'gpu2': [2, 3]})` (their ranks)
 WORLD_INFO = r"\b(?:WORLD INFO DICT: |global_rank_mapping=defaultdict\(<class 'list'>, )\{(?P<dict>[^}]*)\}"
 DEEPSPEED = r"^(?:\$ )?(?:\S*/)?deepspeed\s"
 ACCELERATE = r"\baccelerate launch\b.*?--num[_-]processes[= ](?P<n>\d+)"
+# an inference server's launch (sglang's launch_server, vLLM's serve or API server): its tensor-parallel size
+# is the world's where no data- or pipeline-parallel size is given (a replica per data-parallel rank is a
+# world of its own in some setups and one world in others); and sglang's printed `server_args=ServerArgs(...)`
+SERVE = r"\b(?:sglang\.launch_server|sglang serve|vllm serve|vllm\.entrypoints\.[\w.]+)\b"
+SERVE_TP = r"\s(?:--tp|--tp-size|--tensor-parallel-size|-tp)[ =](?P<n>\d+)\b"
+SERVE_MORE = r"\s(?:--dp|--dp-size|--data-parallel-size|-dp|--pp|--pp-size|--pipeline-parallel-size|-pp)[ =]"
+SERVER_ARGS = r"\bServerArgs\(.*\btp_size=(?P<n>\d+)\b"
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -131,7 +161,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
     said = pl.concat([_self_named(cheap), _launch_size(cheap)], how="diagonal_relaxed")
     writers = _writers(cheap)
     named = pl.col("launch_rank", "local_tag", "pdsh_host", "ray_pid", "ray_ip", "world_tag").is_not_null()
-    df = df.filter(talk & pl.any_horizontal(named))
+    # (a rank's prefix on a blank line, mpirun's `[1,1]<stdout>:` alone, shows no word of that process; a
+    # local one heads the record under it: torchrun's `[3]:` of its error block, its lines below)
+    said_any = (t.str.strip_chars() != "") | pl.col("local_tag").is_not_null()
+    df = df.filter(talk & pl.any_horizontal(named) & said_any)
     df = df.with_columns(pl.coalesce("pdsh_host", "ray_ip").alias("_phost"),
                          t.str.extract(NCCL_PROC, 1).alias("_nhost"),
                          t.str.extract(NCCL_PROC, 2).cast(pl.Int64, strict=False).alias("_npid"))
@@ -167,17 +200,25 @@ def _launch_size(df: pl.DataFrame) -> pl.DataFrame:
     size = (pl.when(t.str.contains(MPIRUN)).then(t.str.extract(MPIRUN, 1).cast(pl.Int64, strict=False))
             .when(t.str.contains(TORCHRUN)).then(per_node * nodes)
             .when(t.str.contains(DEEPSPEED)).then(gpus * ds_nodes)
-            .when(t.str.contains(ACCELERATE)).then(t.str.extract(ACCELERATE, 1).cast(pl.Int64, strict=False)))
-    command = pl.any_horizontal(t.str.contains(p) for p in (MPIRUN, TORCHRUN, DEEPSPEED, ACCELERATE))
+            .when(t.str.contains(ACCELERATE)).then(t.str.extract(ACCELERATE, 1).cast(pl.Int64, strict=False))
+            .when(t.str.contains(SERVE) & ~t.str.contains(SERVE_MORE))
+            .then(t.str.extract(SERVE_TP, 1).cast(pl.Int64, strict=False))
+            .when(t.str.contains(SERVER_ARGS) & ~t.str.contains(r"\b(?:dp|pp)_size=(?:[2-9]|\d\d)"))
+            .then(t.str.extract(SERVER_ARGS, 1).cast(pl.Int64, strict=False)))
+    command = pl.any_horizontal(t.str.contains(p) for p in (MPIRUN, TORCHRUN, DEEPSPEED, ACCELERATE, SERVE,
+                                                            SERVER_ARGS))
     sized = df.filter(command).select("file", "line", size.alias("world_size")).drop_nulls("world_size")
     # DeepSpeed's launcher's world: its hosts (the launch command's, weighed as such) and their slots
     info = df.filter(t.str.contains(WORLD_INFO)).select(
         "file", "line", t.str.extract(WORLD_INFO, 1).alias("_d"))
     slots = info.select("file", "line", pl.col("_d").str.count_matches(r"(?:\[|, )\d+").cast(pl.Int64)
                         .alias("world_size")).filter(pl.col("world_size") > 0)
+    # (`localhost` where it is the only host: the job's one machine, by the name the launcher gives it, as
+    # torchrun's error block names it; beside others it is the launching host's alias)
     listed = (info.select("file", "line", pl.col("_d").str.extract_all(r"'([\w.\-]+)':").alias("host"))
-              .explode("host").with_columns(pl.col("host").str.strip_chars("':"))
-              .filter(~pl.col("host").is_in(["localhost", "127.0.0.1"]))
+              .with_columns(pl.col("host").list.len().alias("_n")).explode("host")
+              .with_columns(pl.col("host").str.strip_chars("':"))
+              .filter(~pl.col("host").is_in(["localhost", "127.0.0.1"]) | (pl.col("_n") == 1)).drop("_n")
               .with_columns(pl.lit(COMMAND_HOSTS).alias("source")))
     hosts = (df.filter(t.str.contains(MPI_HOSTS))
              .select("file", "line", t.str.extract(MPI_HOSTS, 1).str.split(",").alias("host")).explode("host")
@@ -189,7 +230,7 @@ def _launch_size(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _writers(df: pl.DataFrame) -> pl.DataFrame:
-    """``file, host, pid``: the writers the lines of ``WRITERS`` name (the lines stay unclaimed)."""
+    """``file, host, pid, rank``: the writers the lines of ``WRITERS`` name (the lines stay unclaimed)."""
     out = []
     for pattern in WRITERS:
         t = pl.col("text")
@@ -197,10 +238,11 @@ def _writers(df: pl.DataFrame) -> pl.DataFrame:
         if sub.height:
             out.append(sub.select("file", t.str.extract_groups(pattern).alias("_g")).unnest("_g"))
     if not out:
-        return pl.DataFrame(schema={"file": pl.Utf8, "host": pl.Utf8, "pid": pl.Int64})
+        return pl.DataFrame(schema={"file": pl.Utf8, "host": pl.Utf8, "pid": pl.Int64, "rank": pl.Int64})
     got = pl.concat(out, how="diagonal_relaxed")
-    pid = pl.col("pid").cast(pl.Int64, strict=False) if "pid" in got.columns else pl.lit(None, pl.Int64)
-    return got.select("file", "host", pid.alias("pid")).unique(maintain_order=True)
+    cols = (("host", pl.Utf8), ("pid", pl.Int64), ("rank", pl.Int64))
+    return got.select("file", *[(pl.col(c) if c in got.columns else pl.lit(None)).cast(d, strict=False)
+                                .alias(c) for c, d in cols]).unique(maintain_order=True)
 
 
 def _self_named(df: pl.DataFrame) -> pl.DataFrame:

@@ -48,6 +48,9 @@ MISSING_LIST = rf"^(?:(?P<r>\d+)(?P<gone>!)?: )?\[(?P<names>[^\]]*{OP}[^\]]*)\],
 # host and the MPI rank, or `host.pid`; the line may sit inside another process's output)
 PSM3_LABEL = (r"(?:^|[\s\]])(?P<host>[A-Za-z][\w.\-]*)"
               r":(?:rank(?P<rank>\d+)|(?:pid)?(?P<pid>\d+))(?:\.\d+)?:\s+")
+# (the label's rank form alone, where it heads a message: `machine:rank1: Assertion failure at psm3/...`,
+# `[1705415958.879795729] machine:rank1.cpu_allreduce_test: Reading from remote process' memory failed`)
+PSM_RANK = r"(?:^|[\s\]])(?P<host>[A-Za-z][\w.\-]*):rank(?P<rank>\d+)(?:\.[\w.\-]+)?:\s"
 ENDPOINT = PSM3_LABEL + (r"(?P<what>Mismatched address format: .*|Unable to connect .*|.*remote EP .*"
                          r"|PSM3? (?:can't|could not|was unable to) open .*)$")
 ENDPOINT_ADVICE = r"^Confirm all nodes are running the same interconnect HW"
@@ -61,6 +64,10 @@ OFI_CALL = (r"(?P<src>(?:mtl|btl|common)_ofi\w*\.[ch]):\d+:\s+(?:OFI call )?(?P<
 # and is no source file's name, and a pid has 3 digits or more
 HEAD = r"^\[(?P<host>[A-Za-z\d][\w\-]*(?:\.[\w\-]+)*):(?P<pid>\d{3,})\] "
 NOT_HOST = r"^\d+$|\.(?:py|pyx|c|cc|cpp|cu|cuh|h|hpp|go|rs|js|java|sh|lua|log|txt|json|yaml)$|^[A-Za-z_]+$"
+# Open MPI's signal handler (opal/util/stacktrace.c) writes only these under its head: there a host of
+# letters alone (`[good:02773] *** Process received signal ***`, `[master:4242] Signal: ...`) is one
+OPAL_SIGNAL = (r"^\[[^\]]+\] (?:\*\*\* Process received signal \*\*\*|Signal(?: code)?: |Failing at address: "
+               r"|\[ ?\d+\] |\*\*\* End of error message \*\*\*)")
 NP = r"(?:mpirun|mpiexec|horovodrun|prterun)\b.*?\s-(?:np|n)\s+(?P<np>\d+)\b"
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -118,13 +125,19 @@ def parse(lines: pl.DataFrame) -> Parsed:
 
 
 def _heads(df: pl.DataFrame) -> pl.DataFrame:
-    """``file, host, pid, source``: one row per process an Open MPI / PMIx head names (the lines stay
-    unclaimed: the message under the head is another parser's)."""
+    """``file, host, pid, rank, source``: one row per process an Open MPI / PMIx head names, and per process
+    PSM's label names (``host:rank1`` or ``host:rank1.program``: its host and MPI rank, on whatever line it
+    sits); the lines stay unclaimed: the message under the head is another parser's."""
     t = pl.col("text")
     g = t.str.extract_groups(HEAD).struct
-    return (df.filter(t.str.contains(HEAD))
-            .select("file", g.field("host").alias("host"), g.field("pid").cast(pl.Int64).alias("pid"))
-            .filter(~pl.col("host").str.contains(NOT_HOST))
+    heads = (df.filter(t.str.contains(HEAD))
+             .select("file", g.field("host").alias("host"), g.field("pid").cast(pl.Int64).alias("pid"),
+                     t.str.contains(OPAL_SIGNAL).alias("_opal"))
+             .filter(~pl.col("host").str.contains(NOT_HOST) | pl.col("_opal")).drop("_opal"))
+    p = t.str.extract_groups(PSM_RANK).struct
+    labels = (df.filter(t.str.contains(":rank", literal=True) & t.str.contains(PSM_RANK))
+              .select("file", p.field("host").alias("host"), p.field("rank").cast(pl.Int64).alias("rank")))
+    return (pl.concat([heads, labels], how="diagonal_relaxed")
             .unique(maintain_order=True).with_columns(pl.lit("mpi").alias("source")))
 
 

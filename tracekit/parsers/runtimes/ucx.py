@@ -5,11 +5,12 @@ UCX prefixes what it logs with the process that wrote it. Its logger (``ucs/debu
 transport retry counter exceeded``: a wall-clock stamp, ``host:pid:thread``, the source file and line, the
 component and the level. Its fatal paths (``ucs_log_fatal_error``: the signal handler of
 ``ucs/debug/debug.c``, the IB error dump of ``uct/ib/mlx5/ib_mlx5_log.c``) write ``[host:pid:thread:tid]``
-then the message: ``[gpu-node09:332629:0:332629] Caught signal 11 (Segmentation fault: address not mapped
-to object at address 0x10)``, then ``==== backtrace (tid: 332629) ====`` and frames `` 0  /usr/lib/libucs.so.0
-(ucs_handle_error+0x2d4) [0x7fedc925c274]``; ``[master:19546:0:19546] ib_mlx5_log.c:139  Transport retry
-count exceeded on mlx5_0:1/IB (synd 0x15 vend 0x81 hw_synd 0/0)`` then its work request (``DCI QP 0xa9f
-wqe[0]: SEND s-e ...``).
+(``[host:pid:thread]`` in older releases and in MXM, UCX's forerunner: ``[ava02:21329:1] Caught signal 11
+(Segmentation fault)``) then the message: ``[gpu-node09:332629:0:332629] Caught signal 11 (Segmentation
+fault: address not mapped to object at address 0x10)``, then ``==== backtrace (tid: 332629) ====`` and
+frames `` 0  /usr/lib/libucs.so.0 (ucs_handle_error+0x2d4) [0x7fedc925c274]``; ``[master:19546:0:19546]
+ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 vend 0x81 hw_synd 0/0)`` then
+its work request (``DCI QP 0xa9f wqe[0]: SEND s-e ...``).
 
 Each line's ``host`` and ``pid`` go to ``ranks`` (no rank: UCX numbers no rank; a launcher's prefix, MPI's
 ``[1,43]<stdout>:``, names it). Decoded: a caught signal is a ``crash`` of that process; an error the
@@ -26,10 +27,12 @@ from tracekit.parsers import Parsed
 from tracekit.schema import EventKind
 
 # `[stamp] [host:pid:thread] file.c:line  UCX  LEVEL message` (logger) or `[host:pid:thread:tid] message`
-LOGGER = (r"^\[\d+\.\d+\] +\[(?P<host>[\w.\-]+):(?P<pid>\d+):\d+\] +(?P<src>[\w.\-]+\.(?:c|cc|h)):\d+ +"
+# (the pid padded to five places: `[clx-hercules-065:1411 :0]`)
+LOGGER = (r"^\[\d+\.\d+\] +\[(?P<host>[\w.\-]+):(?P<pid>\d+) *:\d+\] +(?P<src>[\w.\-]+\.(?:c|cc|h)):\d+ +"
           r"(?P<comp>[A-Z]+) +(?P<level>ERROR|WARN|DIAG|INFO|DEBUG|TRACE|FATAL|PRINT)\s+(?P<msg>.*)$")
-FATAL = (r"^\[(?P<host>[\w.\-]+):(?P<pid>\d+):\d+:\d+\] +(?:(?P<src>[\w.\-]+\.(?:c|cc|h)):\d+ +)?"
-         r"(?P<msg>\S.*)$")
+# (a host of digits alone is a clock's `[14:26:37] `, rich's and many loggers'; an address has its dots)
+FATAL = (r"^\[(?P<host>[\w.\-]*[A-Za-z.\-][\w.\-]*):(?P<pid>\d+):\d+(?::\d+)?\] +"
+         r"(?:(?P<src>[\w.\-]+\.(?:c|cc|h)):\d+ +)?(?P<msg>\S.*)$")
 SIGNAL = r"^Caught signal (?P<signum>\d+) \((?P<signame>[^):]+)"
 BACKTRACE = r"^==== backtrace \(tid: *\d+\) ====$|^={20,}$"
 # `backtrace_symbols` frames under UCX's backtrace header: ` 0  /usr/lib/libucs.so.0(sym+0x2d4) [0x7fe...]`

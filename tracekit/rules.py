@@ -22,11 +22,11 @@ from tracekit import rules_bench, rules_exit, rules_nccl_tests, rules_progress, 
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
-from tracekit.rules_failure import (bootstrap_failed, crashed_rank, cuda_failure, exited_without_cause,
-                                    failed_without_cause, nccl_error_unexplained, nccl_failure,
-                                    rendezvous_failed, store_barrier, transport_error)
-from tracekit.rules_failure import (address_of_no_family, init_connection_failed,  # (failures, issue 31)
-                                    nccl_unwound, rank_joined_twice, refused_call)
+from tracekit.rules_failure import (crashed_rank, cuda_failure, exited_without_cause, failed_without_cause,
+                                    init_connection_failed, rank_joined_twice, rendezvous_failed,
+                                    store_barrier)
+from tracekit.rules_nccl_errors import (address_of_no_family, bootstrap_failed, nccl_error_unexplained,
+                                        nccl_failure, nccl_unwound, refused_call, transport_error)
 from tracekit.rules_mismatch import (mismatch_aligned, mismatch_from_watchdog, mismatch_on_the_wire,
                                      mismatch_reported)
 from tracekit.rules_progress import (clean_but_partial, healthy, nothing, slow_progress, slow_steps,

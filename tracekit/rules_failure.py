@@ -1,7 +1,7 @@
 """The failure rules: a CUDA error, a rendezvous or store barrier that never came together, a rank
 that crashed or exited, and a failure sign with no cause. A failure is a cause: it explains the waits of
 the ranks after it. NCCL's own errors (a refused call, its bootstrap, its error code and why, the
-transport's errors, its unwind lines) are in rules_nccl_errors, re-exported here for rules.py."""
+transport's errors, its unwind lines) are in rules_nccl_errors."""
 
 from __future__ import annotations
 
@@ -15,9 +15,6 @@ from tracekit.parsers.torch_patterns import CUT_TRACEBACK
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import COLLECT, msg, rank_of
 from tracekit.rules_nccl_errors import cuda_inside_nccl, failing
-from tracekit.rules_nccl_errors import (address_of_no_family, bootstrap_failed,  # noqa: F401 (rules.py's)
-                                        nccl_error_unexplained, nccl_failure, nccl_unwound, refused_call,
-                                        transport_error)
 from tracekit.wording import who
 
 

@@ -50,6 +50,21 @@ def text_store(tmp_path, text: str, name: str = "job.log") -> Store:
     return ingest([f])
 
 
+def ranks_of(store: Store) -> list[int]:
+    """The global ranks the store's identity table names, sorted."""
+    return sorted(store.ranks["rank"].drop_nulls().unique().to_list())
+
+
+def worlds_of(store: Store) -> list[int]:
+    """The world sizes the store's identity table names."""
+    return store.ranks["world_size"].drop_nulls().unique().to_list()
+
+
+def hosts_of(store: Store) -> list[str]:
+    """The hosts the store's identity table names, sorted."""
+    return sorted(store.ranks["host"].drop_nulls().unique().to_list())
+
+
 def events_of(store: Store, kind: schema.EventKind) -> pl.DataFrame:
     """The events of one kind in ``store``, in line order."""
     return store.events.filter(pl.col("kind").cast(pl.Utf8) == kind).sort("line")

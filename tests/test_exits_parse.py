@@ -4,14 +4,8 @@ and the verdict it leads to: real lines as users posted them (samples/wild dev e
 import polars as pl
 import pytest
 
-from tracekit.ingest import ingest
+from tests.factory import text_store as store_of
 from tracekit.verdict import Kind, decide
-
-
-def store_of(tmp_path, text: str, name: str = "job.log"):
-    f = tmp_path / name
-    f.write_text(text)
-    return ingest([f])
 
 
 def ends(store) -> pl.DataFrame:

@@ -4,21 +4,7 @@ short name (NCCL) and its whole (Open MPI) counted once."""
 
 from __future__ import annotations
 
-from tracekit.ingest import ingest
-
-
-def store_of(tmp_path, text: str):
-    f = tmp_path / "job.log"
-    f.write_text(text)
-    return ingest([f])
-
-
-def ranks(s) -> list[int]:
-    return sorted(s.ranks["rank"].drop_nulls().unique().to_list())
-
-
-def hosts(s) -> list[str]:
-    return sorted(s.ranks["host"].drop_nulls().unique().to_list())
+from tests.factory import text_store as store_of, ranks_of as ranks, hosts_of as hosts
 
 
 def test_open_mpis_signal_handler_names_its_host_even_of_letters_alone(tmp_path):

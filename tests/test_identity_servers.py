@@ -7,21 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tracekit.ingest import ingest
-
-
-def store_of(tmp_path, text: str):
-    f = tmp_path / "job.log"
-    f.write_text(text)
-    return ingest([f])
-
-
-def ranks(s) -> list[int]:
-    return sorted(s.ranks["rank"].drop_nulls().unique().to_list())
-
-
-def worlds(s) -> list[int]:
-    return s.ranks["world_size"].drop_nulls().unique().to_list()
+from tests.factory import text_store as store_of, ranks_of as ranks, worlds_of as worlds
 
 
 @pytest.mark.parametrize("line, rank", [

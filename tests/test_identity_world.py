@@ -5,13 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tracekit.ingest import ingest
-
-
-def store_of(tmp_path, text: str):
-    f = tmp_path / "job.log"
-    f.write_text(text)
-    return ingest([f])
+from tests.factory import text_store as store_of
 
 
 @pytest.mark.parametrize("line, world", [

@@ -11,7 +11,7 @@ from tests.conftest import SAMPLES
 from tracekit.evidence import Evidence, coverage
 from tracekit.ingest import ingest
 from tracekit.nccl_messages import meaning_of
-from tracekit.situation import init_state, undecided
+from tracekit.undecided import init_state, undecided
 from tracekit.verdict import Kind, decide
 
 WILD = SAMPLES / "wild"

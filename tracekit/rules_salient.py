@@ -157,7 +157,7 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
         return None
     # (a crash after a transport's own failure in its file is that failure's consequence: UCX's ``Failed to
     # create ipc`` then its ``rndv.c:1872 Assertion ... failed``; said_by_telling_lines decides it)
-    failed = told.filter((pl.col("where") == Telling.TRANSPORT) & salient.hard_transport())
+    failed = salient.hard_transport_lines(told)
     first_failed = failed.group_by("file").agg(pl.col("line").min().alias("_t"))
     crash = crash.join(first_failed, on="file", how="left").filter(
         pl.col("_t").is_null() | (pl.col("line") < pl.col("_t"))).drop("_t")
@@ -216,7 +216,7 @@ def coordinator_unreached(ev: Evidence) -> Verdict | None:
     coordinator = told.filter(pl.col("message").str.contains(salient.COORDINATOR_UNREACHED)
                               & ~pl.col("message").str.contains(salient.CAUGHT + r"|shutdown barrier"))
     if not coordinator.height:
-        return None
+        return _never_placed(told)
     first = coordinator.row(0, named=True)
     said = " ".join(coordinator["message"].to_list())
     at = address(said) or (task.group(0) if (task := re.search(TASK, said)) else None)
@@ -229,14 +229,34 @@ def coordinator_unreached(ev: Evidence) -> Verdict | None:
                    _ranks(coordinator), lines(coordinator, 4))
 
 
+def _never_placed(told: pl.DataFrame) -> Verdict | None:
+    """INIT_STALL where the scheduler says it cannot place the workers (``salient.UNPLACED``: Ray's
+    autoscaler on a request no node type fits, vLLM's wait for its placement group): the processes that
+    would join never start, so the start-up waits."""
+    unplaced = told.filter(pl.col("message").str.contains(salient.UNPLACED))
+    if not unplaced.height:
+        return None
+    first = unplaced.row(0, named=True)
+    asked = re.search(r"\{[^{}]{1,200}\}", " ".join(unplaced["message"].to_list()))
+    waited = re.findall(r"(?i)placement group of specs for (\d+) seconds", " ".join(unplaced["message"]))
+    times = f" ({unplaced.height} such lines)" if unplaced.height > 1 else ""
+    return Verdict(Kind.INIT_STALL, f"start-up waits for workers the scheduler cannot place: {quote(first)}"
+                   f"{times}" + (f"; waited {max(map(int, waited))} s" if waited else "")
+                   + "; no step or collective is logged: no node offers the resources asked"
+                   + (f" ({asked.group(0)})" if asked else "") + " (a GPU count no node has, a `node:<ip>` "
+                   "resource naming an address the cluster registered under another IP, nodes not joined "
+                   "to the cluster); `ray status` says what the cluster offers (read from the line's words)",
+                   _ranks(unplaced), lines(unplaced, 4))
+
+
 def said_by_telling_lines(ev: Evidence) -> Verdict | None:
     """TRANSPORT_ERROR or INIT_STALL from the words of lines no parser decodes (a crash's words are
     weighed earlier, ``crashed_by_words``)."""
     told = telling(ev)
     if not told.height:
         return None
-    transport = pl.concat([told.filter((pl.col("where") == Telling.TRANSPORT) & salient.hard_transport()),
-                           _transfers_given_up(ev, told)]).unique(["file", "line"]).sort("file", "line")
+    transport = (pl.concat([salient.hard_transport_lines(told), _transfers_given_up(ev, told)])
+                 .unique(["file", "line"]).sort("file", "line"))
     if transport.height:
         first = transport.row(0, named=True)
         who_else = _ranks(transport)

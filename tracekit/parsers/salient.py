@@ -169,9 +169,20 @@ COORDINATOR_UNREACHED = (
 #: connect to client mesh master``, ``Core 1 waiting for rendezvous``): an init stall where said again
 COORDINATOR_WAIT = (r"(?i)\bCreateSession still waiting for response from worker\b"
                     r"|\bwaiting to connect to client mesh master\b|\bwaiting for rendezvous\b")
+#: workers that a scheduler cannot place, so the run never starts: Ray's autoscaler on a request no node
+#: type fits (autoscaler/_private/autoscaler.py ``Error: No available node types can fulfill resource
+#: request {...}``), its raylet's ``resource request cannot be scheduled right now`` and ``tasks with
+#: infeasible resource requests``, vLLM's placement-group wait (executor/ray_utils.py ``Waiting for
+#: creating a placement group of specs for N seconds``) and its end (``Cannot provide a placement group``),
+#: Ray Train/SkyRL's ``Failed to create placement group``
+UNPLACED = (r"(?i)\bno available node types can fulfill resource requests?\b"
+            r"|\bresource request cannot be scheduled right now\b"
+            r"|\btasks with infeasible resource requests?\b"
+            r"|\bwaiting for creating a placement group\b|\bcannot provide a placement group\b"
+            r"|\bfailed to create placement group\b")
 #: the runtimes' families read on a line a parser claimed too (none of those parsers decodes their failure)
 RUNTIME = (RUNTIME_TRANSPORT, TRANSFER_FAILED, COORDINATOR_UNREACHED, COORDINATOR_WAIT, MPI_INIT_FAILED,
-           MPI_ABORTED)
+           MPI_ABORTED, UNPLACED)
 TRANSPORT = HARD_TRANSPORT + (
     r"|connection (?:reset|refused|timed out|closed by peer)|no route to host|network is unreachable"
     r"|broken pipe|address family not supported|wrong magic|transport endpoint is not connected"
@@ -275,7 +286,8 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
     df = df.with_columns(_class().alias("where")).filter(
         pl.col("where").is_in([Telling.CRASH, Telling.TRANSPORT])
         | (pl.col("where").is_not_null()
-           & (~pl.col("_claimed") | t.str.contains(either(COORDINATOR_UNREACHED, COORDINATOR_WAIT)))))
+           & (~pl.col("_claimed")
+              | t.str.contains(either(COORDINATOR_UNREACHED, COORDINATOR_WAIT, UNPLACED)))))
     df = df.drop("_claimed")
     # (the last line no parser claimed: a claimed one may carry another parser's event, and two events of
     # one line from two parsers come in no fixed order, batch by batch)
@@ -316,6 +328,12 @@ def hard_transport() -> pl.Expr:
     own = HARD_TRANSPORT + r"|socket creation failed|address family not supp"
     return (pl.col("message").str.contains(either(own, RUNTIME_TRANSPORT))
             & ~pl.col("message").str.contains(UCX_BENIGN))
+
+
+def hard_transport_lines(told: pl.DataFrame) -> pl.DataFrame:
+    """The telling lines read as a transport's own failure (``hard_transport``), not a socket closed
+    under a peer that died."""
+    return told.filter((pl.col("where") == Telling.TRANSPORT) & hard_transport())
 
 
 def waits_to_connect() -> pl.Expr:

@@ -35,7 +35,7 @@ from tracekit.rules_stall import (deadlock, deadlock_from_stacks, deadlock_from_
                                   init_stall, peer_gone, timed_out, waiting_on_silent_ranks, watchdog_stuck)
 from tracekit.rules_stall import (aborted_unexplained, comms_aborted,  # (failures, issue 31)
                                   ended_while_others_wait, joined_then_nothing)
-from tracekit.rules_wait import waiting_across_groups
+from tracekit.rules_wait import stalled_in_start_up, waiting_across_groups
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [
     mismatch_aligned,
@@ -60,6 +60,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     deadlock,
     deadlock_reported,
     deadlock_from_watchdog,
+    stalled_in_start_up,  # words (issue 31): a stack dump in start-up (store, rendezvous, init), no step
     deadlock_from_stacks,
     ended_while_others_wait,  # (failures, issue 31)
     slow_progress,

@@ -27,7 +27,9 @@ import polars as pl
 
 from tracekit import waitgraph as wg
 from tracekit.evidence import Evidence, lines
-from tracekit.outcome import Kind, Verdict
+from tracekit.outcome import EventKind, Kind, Verdict
+from tracekit.parsers.salient import Telling
+from tracekit.rules_salient import quote
 from tracekit.sources import collect, fr
 from tracekit.store import Store
 
@@ -158,3 +160,61 @@ def _nccl_entries(store: Store, dumped: set[int]) -> dict[int, list[wg.Entry]]:
         out.setdefault(r["rank"], []).append(wg.Entry(r["rank"], group, state, r["seq"], r["op"]))
     return out
 
+
+
+#: a frame of start-up: the store and rendezvous (torch/distributed/rendezvous.py ``_create_c10d_store``,
+#: ``TCPStore``, elastic's ``next_rendezvous``, the store socket's ``waitForInput``), the process group's
+#: creation (``init_process_group``, its ``_store_based_barrier``, ``new_group``, ``init_device_mesh``),
+#: the frameworks' wrappers (Lightning's ``setup_environment``/``init_dist_connection``, DeepSpeed's and
+#: Megatron's ``init_distributed``/``initialize_model_parallel``) and NCCL's own init (``ncclCommInitRank``,
+#: the unique id's broadcast)
+START_UP = (r"\b(?:_create_c10d_store|TCPStore\w*|_\w*rendezvous_handler|next_rendezvous|_rendezvous"
+            r"|waitForInput|init_process_group|_store_based_barrier|new_group|_new_process_group_helper"
+            r"|init_device_mesh|setup_environment|_?init_dist_connection|init_distributed"
+            r"|initialize_model_parallel|ncclCommInit\w*|broadcastUniqueNCCLID|getNCCLComm) \(")
+
+
+def stalled_in_start_up(ev: Evidence) -> Verdict | None:
+    """INIT_STALL where a stack dump of a hung process (py-spy, faulthandler, gdb) has it in start-up
+    (``START_UP``: the store, the rendezvous, the process group's creation, NCCL's init) and the run
+    shows no step, collective, progress or clean end: the dump itself says time passed there. Names the
+    function it waits in and the process; a dump that has another process in a collective is left to
+    the deadlock rules."""
+    st = ev.stacks
+    if not st.height or ev.steps.height or ev.progressed or ev.clean_end or ev.finished:
+        return None
+    if collect(ev.store.collectives.lazy().select(pl.len())).item():
+        return None
+    frames = pl.coalesce("frames", "where").fill_null("")
+    st = st.with_columns(frames.str.extract("(" + START_UP[2:] + ")", 1).str.strip_suffix(" (")
+                         .alias("_fn"))
+    up = st.filter(pl.col("_fn").is_not_null())
+    if not up.height or st.filter(pl.col("_fn").is_null() & pl.col("in_c10d")).height:
+        return None
+    up = up.unique(["rank", "pid", "tid", "_fn"], maintain_order=True)
+    name = pl.coalesce(pl.format("rank {}", "rank"), pl.format("pid {}", "pid"),
+                       pl.format("thread {}", "tid"), pl.lit("a process"))
+    host = pl.when(pl.col("host").is_not_null()).then(pl.format(" on {}", "host")).otherwise(pl.lit(""))
+    place = pl.when(pl.col("where").str.starts_with(pl.col("_fn"))).then(pl.col("where")).otherwise(
+        pl.format("{}, under {}", "where", "_fn"))
+    up = up.with_columns(pl.format("{}{} in {}", name, host, place).alias("message"))
+    fns = list(dict.fromkeys(up["_fn"].to_list()))
+    said = "; ".join(up["message"].head(4).to_list()) + (f"; {up.height - 4} more" if up.height > 4 else "")
+    # (what the same files said before the dump: c10d's or the store's warning is often why it waits)
+    before = _said_before(ev, up)
+    return Verdict(Kind.INIT_STALL, f"start-up never completed: a stack dump shows {said}; no step or "
+                   f"collective is logged: {', '.join(fns[:3])} waits for ranks that have not joined "
+                   "(the store's or rendezvous' address not reachable or not listening, a rank not "
+                   "started, a wrong world size or MASTER_ADDR)"
+                   + (f"; before it, {quote(before.row(0, named=True))}" if before.height else "")
+                   + "; the other ranks' stacks say which one",
+                   up["rank"].drop_nulls().unique().sort().to_list(), lines(before, 2) + lines(up, 4))
+
+
+def _said_before(ev: Evidence, up: pl.DataFrame) -> pl.DataFrame:
+    """The error, transport and wait lines no parser decodes (``telling_line``) before the first start-up
+    stack of their file."""
+    told = ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where").is_in(
+        [Telling.ERROR, Telling.TRANSPORT, Telling.WAIT, Telling.CRASH]))
+    first = up.group_by("file").agg(pl.col("line").min().alias("_s"))
+    return told.join(first, on="file").filter(pl.col("line") < pl.col("_s")).drop("_s").sort("file", "line")

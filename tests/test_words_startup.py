@@ -94,3 +94,27 @@ def test_a_placement_wait_after_steps_is_no_init_stall(tmp_path):
     steps = "".join(f"step {i} loss 2.{i}\n" for i in range(1, 6))
     v = decide(text_store(tmp_path, steps + AUTOSCALER))
     assert v.kind is not Kind.INIT_STALL
+
+
+def test_a_rank_that_joined_while_the_others_left_no_record_is_an_init_stall(tmp_path):
+    """Lightning's own line (strategies' _init_dist_connection: ``Initializing distributed: GLOBAL_RANK: 0,
+    MEMBER: 1/8``) from rank 0 alone, the 7 others nowhere: init_process_group waits for them."""
+    v = decide(text_store(tmp_path, "GPU available: True, used: True\n"
+                                    "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/8\n"))
+    assert (v.kind, v.ranks) == (Kind.INIT_STALL, list(range(1, 8)))
+    assert "MEMBER: 1/8" in v.summary and "ranks 1-7 of the world of 8 never did and left no record" in v.summary
+
+
+def test_a_rank_that_logged_but_never_said_it_joined_keeps_it_undecided(tmp_path):
+    """Rank 0 completed the store barrier for all 4 (torch's ``Rank 0: Completed store-based barrier for 4
+    nodes.``) and never printed its own join line: the excerpt cut it, the others may have joined."""
+    v = decide(text_store(tmp_path, "initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/4\n"
+                                    "Rank 0: Completed store-based barrier for 4 nodes.\n"
+                                    "Rank 1: Completed store-based barrier for 4 nodes.\n"))
+    assert v.kind is not Kind.INIT_STALL
+
+
+def test_every_rank_joined_keeps_it_undecided(tmp_path):
+    v = decide(text_store(tmp_path, "".join(f"| distributed init (rank {r}): tcp://localhost:16344\n"
+                                            for r in range(8))))
+    assert v.kind is Kind.UNDECIDED

@@ -297,6 +297,16 @@ def joined_then_nothing(ev: Evidence) -> Verdict | None:
     if ev.stalls.height or ev.stacks.height:
         return Verdict(Kind.INIT_STALL, f"{situation}; nothing after it but a stall: init_process_group "
                        f"{waits}", never or joined, lines(j, 4) + lines(ev.stalls, 2))
+    # (every rank of the world that did not say it joined left no record at all: the rendezvous waits for
+    # processes that never started or never reached it; a rank that logged and never said it joined is
+    # a log of another shape, its join cut or said in words no parser decodes)
+    if never and not set(ev.store.ranks["rank"].drop_nulls().to_list()) - set(joined):
+        return Verdict(Kind.INIT_STALL, f"{situation} and left no record; nothing after it is logged (no "
+                       f"NCCL init, collective, step, end or error): init_process_group {waits}: "
+                       f"{'it was' if len(never) == 1 else 'they were'} not started, started with another "
+                       "world size or MASTER_ADDR/PORT, or cannot reach the store (a job script that starts "
+                       "one process where it should start the world: srun, torchrun's --nnodes/--nproc)",
+                       never, lines(j, 4))
     return Verdict(Kind.UNDECIDED, f"{situation}; nothing after it is logged (no NCCL init, collective, "
                    f"step, end or error): if the job stopped here, init_process_group {waits} (an init "
                    "stall), but the excerpt does not show time passing: a stack dump of every rank (py-spy "

@@ -157,7 +157,10 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
         return None
     # (a crash after a transport's own failure in its file is that failure's consequence: UCX's ``Failed to
     # create ipc`` then its ``rndv.c:1872 Assertion ... failed``; said_by_telling_lines decides it)
-    failed = salient.hard_transport_lines(told)
+    # (and after a start-up that never reached its coordinator: XLA's ``F... Check failed:
+    # WaitForConnected`` then glog's ``*** Check failure stack trace``; coordinator_unreached says it)
+    failed = pl.concat([salient.hard_transport_lines(told),
+                        told.filter(pl.col("message").str.contains(salient.COORDINATOR_UNREACHED))])
     first_failed = failed.group_by("file").agg(pl.col("line").min().alias("_t"))
     crash = crash.join(first_failed, on="file", how="left").filter(
         pl.col("_t").is_null() | (pl.col("line") < pl.col("_t"))).drop("_t")
@@ -189,6 +192,8 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
         what = (f"the launcher reported {name} failed (its own error is in that process's log)" if name else
                 "the job was shut down after a process failed or ended first (its own error is not in the "
                 "excerpt)")
+    elif re.search(salient.GLOG_FATAL, first["message"]):
+        what = "a process ended on a fatal error (glog's FATAL: a failed CHECK or a fatal signal aborts it)"
     else:
         what = "a process crashed"
     return Verdict(Kind.CRASHED_RANK, f"{what}: {quote(first)}{more}; read from its words (no parser decodes "

@@ -48,3 +48,14 @@ def test_a_glog_info_or_warning_line_is_no_crash(tmp_path):
     v = decide(text_store(tmp_path, "I0930 16:44:30.996455 17607 caffe.cpp:218] Using GPUs 0\n"
                                     "W0930 16:44:31.000001 17607 net.cpp:90] Check the data layer\n"))
     assert v.kind is not Kind.CRASHED_RANK
+
+
+def test_a_queue_pair_that_could_not_change_state_is_a_transport_error(tmp_path):
+    """Mooncake's transfer engine logs it with glog's PLOG(ERROR) (rdma_endpoint.cpp: ``[Handshake]`` and
+    the message, then errno's words); the torch parser claims the E-line and decodes no failure."""
+    line = ("E0402 09:12:44.120311 51234 rdma_endpoint.cpp:385] [Handshake] Failed to modify QP to RTR, "
+            "check mtu, gid, peer lid, peer qp num: Connection timed out [110]\n")
+    v = decide(text_store(tmp_path, "I0402 09:11:40.001122 51230 rdma_context.cpp:125] RDMA device: mlx5_0, "
+                                    "LID: 0\n" + line))
+    assert v.kind is Kind.TRANSPORT_ERROR
+    assert "Failed to modify QP to RTR" in v.summary

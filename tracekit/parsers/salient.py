@@ -140,7 +140,8 @@ HARD_TRANSPORT = (
 #: ``Unable to create ah.``; ``nvshmem setup connections failed``), UCX's own ERROR lines (``rocm_ipc_md.c:79
 #: UCX ERROR Failed to create ipc for ...``), Mooncake's transfer engine giving up (``Put operation failed
 #: with error: TRANSFER_FAIL``, ``transfer_incomplete max_attempts=3``), libfabric and oneCCL's OFI transport
-#: (``|CCL_ERROR| atl_ofi.cpp:...``, ``fi_getinfo ... failed``), PSM2/PSM3's verbs (``Unable to create AH``)
+#: (``|CCL_ERROR| atl_ofi.cpp:...``, ``fi_getinfo ... failed``), PSM2/PSM3's verbs (``Unable to create AH``),
+#: a verbs queue pair that could not change state
 RUNTIME_TRANSPORT = (
     r"(?i)\binit failed for transport\b|unable to initialize any transports|\bibgda_\w+ failed"
     r"|unable to create ah\b|\bnvshmem\w*\b[^.]{0,80}\b(?:setup connections|bootstrap\w*|init\w*|transports?"
@@ -150,6 +151,9 @@ RUNTIME_TRANSPORT = (
     r"|(?-i:\|CCL_(?:ERROR|FATAL)\|)|\batl_ofi\w*\.c\w*:\d+.{0,160}\b(?:error|fail)"
     r"|\bfi_\w+\(?\)?[^.]{0,40}\bfailed\b|\bOFI\b[^.]{0,60}\b(?:failed|error)\b"
     r"|\bpsm[23]?_\w+[^.]{0,60}\bfailed\b"
+    # (a verbs queue pair that could not move to its next state, in every RDMA program's words: Mooncake's
+    # ``[Handshake] Failed to modify QP to RTR``, NCCL's ``ibv_modify_qp failed``, UCX's and Gloo's)
+    r"|\bfailed to modify (?:the )?QP\b|\bmodify_qp\w*\b[^.]{0,60}\bfail"
 )
 #: UCX's ERROR lines that are no failure: its memory-type cache's region already known (users silence it
 #: with ``UCX_MEMTYPE_CACHE=n``: ``memtype_cache.c:83 UCX ERROR failed to insert region ...: Element already

@@ -90,6 +90,15 @@ def test_vllms_placement_group_wait_is_an_init_stall_with_the_time_waited(tmp_pa
     assert "waited 30 s" in v.summary
 
 
+def test_vllms_warning_before_the_wait_is_quoted_first(tmp_path):
+    """vLLM warns before it waits (executor/ray_utils.py) in words of no log level tracekit reads."""
+    warn = ("WARNING 02-02 19:54:20 ray_utils.py:315] The number of required GPUs exceeds the total number "
+            "of available GPUs in the placement group.\n")
+    v = decide(text_store(tmp_path, "Started a local Ray instance.\n" + warn + PG_WAIT))
+    assert v.kind is Kind.INIT_STALL
+    assert "required GPUs exceeds" in v.summary and "waited 10 s" in v.summary
+
+
 def test_a_placement_wait_after_steps_is_no_init_stall(tmp_path):
     steps = "".join(f"step {i} loss 2.{i}\n" for i in range(1, 6))
     v = decide(text_store(tmp_path, steps + AUTOSCALER))

@@ -187,12 +187,14 @@ COORDINATOR_WAIT = (r"(?i)\bCreateSession still waiting for response from worker
 #: request {...}``), its raylet's ``resource request cannot be scheduled right now`` and ``tasks with
 #: infeasible resource requests``, vLLM's placement-group wait (executor/ray_utils.py ``Waiting for
 #: creating a placement group of specs for N seconds``) and its end (``Cannot provide a placement group``),
-#: Ray Train/SkyRL's ``Failed to create placement group``
+#: Ray Train/SkyRL's ``Failed to create placement group``, and vLLM's warning before it waits (``The number
+#: of required GPUs exceeds the total number of available GPUs in the placement group``)
 UNPLACED = (r"(?i)\bno available node types can fulfill resource requests?\b"
             r"|\bresource request cannot be scheduled right now\b"
             r"|\btasks with infeasible resource requests?\b"
             r"|\bwaiting for creating a placement group\b|\bcannot provide a placement group\b"
-            r"|\bfailed to create placement group\b")
+            r"|\bfailed to create placement group\b"
+            r"|\bnumber of required GPUs exceeds the total number of available GPUs\b")
 #: the runtimes' families read on a line a parser claimed too (none of those parsers decodes their failure)
 RUNTIME = (RUNTIME_TRANSPORT, TRANSFER_FAILED, COORDINATOR_UNREACHED, COORDINATOR_WAIT, MPI_INIT_FAILED,
            MPI_ABORTED, UNPLACED)
@@ -256,7 +258,7 @@ def _class() -> pl.Expr:
     probe = t.str.contains(PROBE) & ~t.str.contains(DIED) & ~t.str.contains(LAUNCHER_FAILED)
     return (pl.when(t.str.contains(CRASH) & ~caught & ~probe).then(pl.lit(Telling.CRASH))
             .when(t.str.contains(TRANSPORT) & ~caught).then(pl.lit(Telling.TRANSPORT))
-            .when(t.str.contains(WAIT)).then(pl.lit(Telling.WAIT))
+            .when(t.str.contains(WAIT) | t.str.contains(UNPLACED)).then(pl.lit(Telling.WAIT))
             .when(t.str.contains(ERROR) | level).then(pl.lit(Telling.ERROR))
             .when((t.str.contains(WARNING) | warned) & ~t.str.contains(PY_WARNING))
             .then(pl.lit(Telling.WARNING)))
@@ -287,7 +289,7 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
                     .with_columns(pl.lit(False).alias("_claimed")),
                     anywhere.with_columns(pl.lit(True).alias("_claimed"))])
     df = df.unique(["file", "line"], keep="first", maintain_order=True)
-    df = df.filter(t.str.contains(either(CRASH, TRANSPORT, WAIT, ERROR)) | t.str.contains(WARNING)
+    df = df.filter(t.str.contains(either(CRASH, TRANSPORT, WAIT, ERROR, UNPLACED)) | t.str.contains(WARNING)
                    | pl.col("log_level").fill_null("").is_in([*LEVELS, "WARNING", "WARN", "W"]))
     # (a line of a few characters, ``{`` or ``Error:`` under an error level, says nothing to quote; a
     # shell's ``Killed`` does)

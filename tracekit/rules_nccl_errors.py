@@ -319,7 +319,8 @@ def _own_code_failed(ev: Evidence, own: pl.DataFrame) -> Verdict:
 
 #: an address and port, and what a socket said of it a few words on (brpc's `SocketId=4@10.2.0.1:6170@58494:
 #: Connection reset by peer`, gloo's `[10.2.0.1]:6170: Connection refused`, c10d's `(10.2.0.1, 6170)`)
-ADDRESS_SAID = (r"(?P<addr>\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:]+\])\]?(?::|, )(?P<port>\d{2,5})\b[^\[\n]{0,40}?"
+ADDRESS_SAID = (r"(?P<addr>\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:]+\])\]?(?::|, )(?P<port>\d{2,5})\b"
+                r"[^\[\n]{0,40}?"
                 r"(?P<what>Connection reset by peer|Connection refused)")
 
 
@@ -342,8 +343,9 @@ def _server_gone(ev: Evidence, t: pl.DataFrame) -> Verdict | None:
     rows = t.join(gone.select("file", "line").unique(), on=["file", "line"])
     return Verdict(Kind.CRASHED_RANK, f"the process serving {where} is gone: its connections were reset by "
                    "that peer and new connects to the same address were refused (nothing listens there any "
-                   f"more): that server (or rank) crashed or was killed first, and {who_or(rows)}'s transport "
-                   f"errors are the consequence: {msg(rows, 0, 200)}; its own log, exit code and dmesg say why",
+                   "more): that server (or rank) crashed or was killed first, and "
+                   f"{who_or(rows)}'s transport errors are the consequence: {msg(rows, 0, 200)}; its own "
+                   "log, exit code and dmesg say why",
                    rank_of(rows, ev), lines(rows, 3))
 
 

@@ -20,11 +20,13 @@ One class of line each, as the code that prints it writes it:
   every other signal a crash.
 - CUDA libraries' status printed by a program's own ``CUDA_CHECK``-style macro, outside any Python
   exception: ``CUBLAS failure 13: CUBLAS_STATUS_EXECUTION_FAILED ; GPU=1``, ``cuDNN error:
-  CUDNN_STATUS_...``, ``cudaErrorIllegalAddress`` (``cuda_error``, with the device where the line says).
+  CUDNN_STATUS_...`` (``cuda_error``, with the device where the line says; torch's own CUDA words,
+  ``CUDA error:``, ``cudaErrorIllegalAddress``, are ``torch_log``'s).
 - Ascend's runtime device errors (CANN ``device_error_core_proc.cc``, ``davinci_task.cc``): ``The error
   from device(chipId:6, dieId:0), serial number is 8, there is an exception of aivec error``, ``AIV Kernel
-  happen error, retCode=0x31``, ``kernel task happen error, retCode=0x26, [aicore exception]``, ``The DDR
-  address of the MTE instruction is out of range`` (``crash``: a kernel of that device failed).
+  happen error, retCode=0x31``, ``Kernel task happen error, retCode=0x31, [vector core exception]``,
+  ``Aicore kernel execute failed, device_id=2``, ``The DDR address of the MTE instruction is out of range``
+  (``crash``: a kernel on that device failed).
 
 The lines of one failure come together (a FATAL line, its stack-trace trailer, the handler's ``Aborted
 at`` and its signal line; a device's several error lines): one event stands for each such block, the line
@@ -39,10 +41,13 @@ import polars as pl
 
 from tracekit.parsers import any_of
 from tracekit.parsers.process_end import SIGNALS, SIGNAL_NAMES
+from tracekit.parsers.torch_patterns import CUDA as TORCH_CUDA
 from tracekit.schema import EventKind
 
 # a glog head at any level (the lines that carry a handler's output under a program's own logger)
-HEAD = r"^\s*\[?(?:[IWEF]\d{4} \d\d:\d\d:\d+\.\d+\s+\d+ [\w/.\-]+:\d+\]\s*)?"
+# (and Ray's C++ logger, `[2024-02-04 08:45:44,122 E 864170 864170] logging.cc:361: `, which carries absl's)
+HEAD = (r"^\s*\[?(?:[IWEF]\d{4} \d\d:\d\d:\d+\.\d+\s+\d+ [\w/.\-]+:\d+\]\s*"
+        r"|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [IWEF] \d+ \d+\] [\w/.\-]+:\d+: )?")
 FATAL = r"^\s*\[?F\d{4} \d\d:\d\d:\d+\.\d+\s+(?P<tid>\d+) (?P<src>[\w/.\-]+:\d+)\]\s*(?P<what>.*\S)"
 TRAILER = r"^\s*\*\*\* Check failure stack trace: \*\*\*"
 ABORTED_AT = HEAD + r"(?:\[TimeInfo: )?\*\*\* Aborted at \d+ \(unix time\) try \"date -d @\d+\""
@@ -56,13 +61,14 @@ FAILED_STATUS = (r"NOT_INITIALIZED|ALLOC_FAILED|INVALID_VALUE|BAD_PARAM\w*|ARCH_
                  r"|EXECUTION_FAILED\w*|INTERNAL_ERROR\w*|NOT_SUPPORTED\w*|LICENSE_ERROR|RUNTIME_\w+"
                  r"|VERSION_MISMATCH|SUBLIBRARY_\w+")
 CUDA_LIB = (rf"(?P<what>(?:CUBLAS|cuBLAS) (?:failure|error) \d+|\b(?:CUBLAS|CUDNN|CUSOLVER|CUSPARSE|CURAND"
-            rf"|CUFFT)_STATUS_(?:{FAILED_STATUS})\b|cuDNN error: \w+|\bcudaError[A-Z]\w+)")
+            rf"|CUFFT)_STATUS_(?:{FAILED_STATUS})\b|cuDNN error: \w+)")
 DEVICE = r"(?:\bGPU|\bdevice|devId)[=:\s(]+(?P<device>\d+)"
 ASCEND = (r"(?P<what>The error from device\((?:chipId:)?\d+.*?there is an? (?:exception of )?\w+ error"
-          r"|\b(?:AIV|AIC|AICORE|AICPU|SDMA)\w* Kernel happen error, retCode=0x\w+"
-          r"|kernel task happen error, retCode=0x\w+, \[[^\]]+\]"
+          r"|\b(?:AIV|AIC|AICORE|AICPU|SDMA)\w* Kernel(?: task)? happen error, retCode=0x\w+"
+          r"|\b[Kk]ernel task happen error, retCode=0x\w+, \[[^\]]+\]"
+          r"|\bAicore kernel execute failed, device_id=\d+"
           r"|The DDR address of the MTE instruction is out of range)")
-ASCEND_DEVICE = r"device\((?:chipId:)?(?P<device>\d+)|devId=(?P<dev2>\d+)"
+ASCEND_DEVICE = r"device\((?:chipId:)?(?P<device>\d+)|(?:devId|device_id)=(?P<dev2>\d+)"
 
 #: the lines around them that say nothing more (read, not events): the handler's program counter, Paddle's
 #: summary heads and its C++ traceback's head
@@ -127,10 +133,11 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
          pl.format("{} received by the process (PaddlePaddle's FatalError: `{}` is detected by the operating "
                    "system)", _sig(said.fill_null("signal")), "_what"))
     device = t.str.extract(DEVICE, 1)
+    # (torch's own CUDA words, `CUDA error: ...`, `cudaErrorIllegalAddress`, are parsers/torch_log's)
     rows(CUDA_LIB, EventKind.CUDA_ERROR, "CUDA library", 3,
          pl.format("a CUDA library call failed{}: {}",
                    pl.when(device.is_not_null()).then(pl.format(" on GPU {}", device)).otherwise(pl.lit("")),
-                   t.str.strip_chars().str.slice(0, 240)))
+                   t.str.strip_chars().str.slice(0, 240)), unless=TORCH_CUDA)
     adev = pl.coalesce(t.str.extract(ASCEND_DEVICE, 1), t.str.extract(ASCEND_DEVICE, 2))
     rows(ASCEND, EventKind.CRASH, "Ascend runtime", 2,
          pl.format("an Ascend device error{}: {}",

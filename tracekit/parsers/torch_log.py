@@ -142,7 +142,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     # (not a Python exception line, which the one above reads, with the text it continues into)
     add(EventKind.EXCEPTION, t.str.contains(NCCL_FAILED) & ~t.str.contains(EXCEPTION))
     add(EventKind.CRASH, t.str.contains(CRASH) & ~t.str.contains("DistBackendError", literal=True)
-        & ~t.str.contains(process_end.ANY))  # (a launcher's word of a signal: a process end, below)
+        & ~t.str.contains(process_end.ANY) & ~native)  # (a launcher's word of a signal: a process end, below)
     add(EventKind.JOB_CANCELLED, t.str.contains(CANCELLED))
     # (DeepSpeed's launcher of a node pdsh started: pdsh's prefix names the node)
     add(EventKind.CLOSING_SIGNAL, t.str.contains(KILLING), KILLING,

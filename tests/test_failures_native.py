@@ -156,3 +156,16 @@ def test_absls_handler_under_rays_logger_is_the_crash(tmp_path):
             "time=1707036344 on cpu 40 ***\n")
     crash = events_of(text_store(tmp_path, text), EventKind.CRASH)
     assert crash.height == 1 and "SIGABRT (signal 6)" in crash["message"][0]
+
+
+def test_c10s_cuda_check_frame_is_a_cuda_error_where_its_line_is_cut(tmp_path):
+    # torch 2.x's C++ stack of a c10::Error raised in ProcessGroupNCCL's watchdog (its message line cut)
+    text = ("frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x7f in libc10.so)\n"
+            "frame #1: c10::detail::torchCheckFail(char const*, char const*, unsigned int, std::string const&) "
+            "+ 0x64 (0x7f in libc10.so)\n"
+            "frame #2: c10::cuda::c10_cuda_check_implementation(int, char const*, char const*, int, bool) + 0x118 "
+            "(0x7f in libc10_cuda.so)\n"
+            "frame #3: c10d::ProcessGroupNCCL::WorkNCCL::finishedGPUExecutionInternal() const + 0x6c "
+            "(0x7f in libtorch_cuda.so)\n")
+    v = decide(text_store(tmp_path, text))
+    assert v.kind == Kind.CRASHED_RANK and "finishedGPUExecutionInternal" in v.summary

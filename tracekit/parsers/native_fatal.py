@@ -21,7 +21,8 @@ One class of line each, as the code that prints it writes it:
 - CUDA libraries' status printed by a program's own ``CUDA_CHECK``-style macro, outside any Python
   exception: ``CUBLAS failure 13: CUBLAS_STATUS_EXECUTION_FAILED ; GPU=1``, ``cuDNN error:
   CUDNN_STATUS_...`` (``cuda_error``, with the device where the line says; torch's own CUDA words,
-  ``CUDA error:``, ``cudaErrorIllegalAddress``, are ``torch_log``'s).
+  ``CUDA error:``, ``cudaErrorIllegalAddress``, are ``torch_log``'s); torch's C++ frame
+  ``frame #2: c10::cuda::c10_cuda_check_implementation(...)`` where the error's line is cut.
 - Ascend's runtime device errors (CANN ``device_error_core_proc.cc``, ``davinci_task.cc``): ``The error
   from device(chipId:6, dieId:0), serial number is 8, there is an exception of aivec error``, ``AIV Kernel
   happen error, retCode=0x31``, ``Kernel task happen error, retCode=0x31, [vector core exception]``,
@@ -62,6 +63,10 @@ FAILED_STATUS = (r"NOT_INITIALIZED|ALLOC_FAILED|INVALID_VALUE|BAD_PARAM\w*|ARCH_
                  r"|VERSION_MISMATCH|SUBLIBRARY_\w+")
 CUDA_LIB = (rf"(?P<what>(?:CUBLAS|cuBLAS) (?:failure|error) \d+|\b(?:CUBLAS|CUDNN|CUSOLVER|CUSPARSE|CURAND"
             rf"|CUFFT)_STATUS_(?:{FAILED_STATUS})\b|cuDNN error: \w+)")
+# torch's C++ stack under a c10::Error: the frame of C10_CUDA_CHECK says a CUDA call failed, where the
+# error's own `CUDA error: ...` line is cut from an excerpt (its caller, the next frame, says where)
+C10_CUDA = r"^\s*frame #\d+: c10::cuda::c10_cuda_check_implementation\b"
+NEXT_FRAME = r"^\s*frame #\d+: (?P<fn>[\w:~<>]+)"
 DEVICE = r"(?:\bGPU|\bdevice|devId)[=:\s(]+(?P<device>\d+)"
 ASCEND = (r"(?P<what>The error from device\((?:chipId:)?\d+.*?there is an? (?:exception of )?\w+ error"
           r"|\b(?:AIV|AIC|AICORE|AICPU|SDMA)\w* Kernel(?: task)? happen error, retCode=0x\w+"
@@ -73,7 +78,7 @@ ASCEND_DEVICE = r"device\((?:chipId:)?(?P<device>\d+)|(?:devId|device_id)=(?P<de
 #: the lines around them that say nothing more (read, not events): the handler's program counter, Paddle's
 #: summary heads and its C++ traceback's head
 AROUND = r"^\s*PC: @ |^\s*Error Message Summary:\s*$|^\s*C\+\+ Traceback \(most recent call last\):"
-ANY = any_of(FATAL, TRAILER, ABORTED_AT, GLOG_SIGNAL, ABSL_SIGNAL, PADDLE, CUDA_LIB, ASCEND)
+ANY = any_of(FATAL, TRAILER, ABORTED_AT, GLOG_SIGNAL, ABSL_SIGNAL, PADDLE, CUDA_LIB, C10_CUDA, ASCEND)
 #: the words a signal's name stands for in Paddle's FatalError (its ``SignalHandle`` table)
 PADDLE_SIGNALS = {"Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Floating point exception": "SIGFPE",
                   "Illegal instruction": "SIGILL", "Bus error": "SIGBUS", "Termination signal": "SIGTERM"}
@@ -90,7 +95,7 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
     """``events`` rows (file, line, ts, rank, pid, kind, message, where) of every native failure the lines
     tell, one for each block of them; None where they tell none."""
     t = pl.col("text")
-    mine = lines.filter(t.str.contains(ANY))
+    mine = lines.with_columns(t.shift(-1).over("file").alias("_next")).filter(t.str.contains(ANY))
     if not mine.height:
         return None
     out = []
@@ -138,6 +143,12 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
          pl.format("a CUDA library call failed{}: {}",
                    pl.when(device.is_not_null()).then(pl.format(" on GPU {}", device)).otherwise(pl.lit("")),
                    t.str.strip_chars().str.slice(0, 240)), unless=TORCH_CUDA)
+    caller = pl.col("_next").str.extract(NEXT_FRAME, 1)
+    rows(C10_CUDA, EventKind.CUDA_ERROR, "c10 CUDA check", 1,
+         pl.format("a CUDA call failed (C10_CUDA_CHECK: c10_cuda_check_implementation in torch's C++ "
+                   "stack){}; the error's own `CUDA error:` line is not in the excerpt",
+                   pl.when(caller.is_not_null()).then(pl.format(", called from {}", caller))
+                   .otherwise(pl.lit(""))))
     adev = pl.coalesce(t.str.extract(ASCEND_DEVICE, 1), t.str.extract(ASCEND_DEVICE, 2))
     rows(ASCEND, EventKind.CRASH, "Ascend runtime", 2,
          pl.format("an Ascend device error{}: {}",
@@ -151,4 +162,4 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
     found = found.with_columns((gap > BLOCK).cum_sum().over("file").alias("_block"))
     best = pl.col("_weight") == pl.col("_weight").max().over("file", "_block")
     found = found.filter(best).unique(["file", "_block"], keep="first", maintain_order=True)
-    return found.drop("_weight", "_block")
+    return found.drop("_weight", "_block", "_next")

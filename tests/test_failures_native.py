@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.factory import events_of, text_store
+from tests.factory import events_of, ranks_of, text_store, worlds_of
 from tracekit.outcome import EventKind, Kind
 from tracekit.verdict import decide
 
@@ -169,3 +169,14 @@ def test_c10s_cuda_check_frame_is_a_cuda_error_where_its_line_is_cut(tmp_path):
             "(0x7f in libtorch_cuda.so)\n")
     v = decide(text_store(tmp_path, text))
     assert v.kind == Kind.CRASHED_RANK and "finishedGPUExecutionInternal" in v.summary
+
+
+def test_paddles_launcher_names_the_aborted_trainers_and_the_world(tmp_path):
+    # paddle.distributed.launch (launch_utils.watch_local_trainers), as its docs show it
+    text = ("INFO 2020-11-30 13:01:49,988 launch_utils.py:269] terminate all the procs\n"
+            "ERROR 2020-11-30 13:01:49,988 launch_utils.py:413] ABORT!!! Out of all 8 trainers, the trainer "
+            "process with rank=[2, 3] was aborted. Please check its log.\n")
+    store = text_store(tmp_path, text)
+    assert ranks_of(store) == [2, 3] and worlds_of(store) == [8]
+    v = decide(store)
+    assert v.kind == Kind.CRASHED_RANK and "aborted" in v.summary

@@ -239,6 +239,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
     worlds = pl.concat([
         elastic.select("file", pl.col("_host").alias("host"),
                        pl.col("_world_size").cast(pl.Int64, strict=False).alias("world_size")),
+        df.filter(t.str.contains(process_end.PADDLE_ABORT)).select(  # (Paddle's launcher: of N trainers)
+            "file", t.str.extract(process_end.PADDLE_ABORT, 2).str.extract_all(r"\d+").alias("rank"),
+            t.str.extract(process_end.PADDLE_ABORT, 1).cast(pl.Int64, strict=False).alias("world_size"))
+        .explode("rank").with_columns(pl.col("rank").cast(pl.Int64, strict=False)),
         df.filter(t.str.contains(WORLD)).select(
             "file", pl.coalesce(t.str.extract(WORLD, 1), t.str.extract(WORLD, 2))
             .cast(pl.Int64, strict=False).alias("world_size")),

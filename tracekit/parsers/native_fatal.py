@@ -83,6 +83,7 @@ ANY = any_of(FATAL, TRAILER, ABORTED_AT, GLOG_SIGNAL, ABSL_SIGNAL, PADDLE, CUDA_
 PADDLE_SIGNALS = {"Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Floating point exception": "SIGFPE",
                   "Illegal instruction": "SIGILL", "Bus error": "SIGBUS", "Termination signal": "SIGTERM"}
 STOPS = ("SIGTERM", "SIGINT", "SIGHUP")
+UNNAMED = "an unnamed signal"  # (a number Linux gives no name here)
 BLOCK = 12  # lines: a failure's lines that stand this close together are one block
 
 
@@ -128,7 +129,7 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
         pid = (pl.col("_pid").cast(pl.Int64, strict=False) if "pid" in re.compile(pattern).groupindex
                else pl.lit(None, pl.Int64))
         rows(pattern, pl.when(stop).then(pl.lit(EventKind.SIGNAL)).otherwise(pl.lit(EventKind.CRASH)), where,
-             3, pl.format("{} received by the process{}: {}", _sig(named.fill_null("signal")),
+             3, pl.format("{} received by the process{}: {}", _sig(named.fill_null(UNNAMED)),
                           pl.when(pid.is_not_null()).then(pl.format(" (pid {})", pid)).otherwise(pl.lit("")),
                           t.str.replace(HEAD, "").str.strip_chars()),
              pid=pl.coalesce(pid, pl.col("pid")) if "pid" in lines.columns else pid)
@@ -136,7 +137,7 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
     rows(PADDLE, pl.when(said.is_in(STOPS).fill_null(False)).then(pl.lit(EventKind.SIGNAL))
          .otherwise(pl.lit(EventKind.CRASH)), "paddle signal handler", 3,
          pl.format("{} received by the process (PaddlePaddle's FatalError: `{}` is detected by the operating "
-                   "system)", _sig(said.fill_null("signal")), "_what"))
+                   "system)", _sig(said.fill_null(UNNAMED)), "_what"))
     device = t.str.extract(DEVICE, 1)
     # (torch's own CUDA words, `CUDA error: ...`, `cudaErrorIllegalAddress`, are parsers/torch_log's)
     rows(CUDA_LIB, EventKind.CUDA_ERROR, "CUDA library", 3,

@@ -135,8 +135,9 @@ def test_every_parser_is_in_the_format_registry():
     import tracekit.parsers as parsers
     from tracekit import formats
 
-    # lines frames, NCCL's tables, torch_log's exits and patterns
-    helpers = {"text", "nccl_ranks", "nccl_shapes", "process_end", "torch_patterns"}
+    # lines frames, NCCL's tables, torch_log's exits, native fatal lines and patterns
+    helpers = {"text", "nccl_ranks", "nccl_shapes", "process_end", "native_fatal",
+               "torch_patterns"}
     registry = formats.DECODED + formats.TEXT + (formats.FALLBACK,)
     named = {f.parser.__name__.rsplit(".", 1)[1] for f in registry}
     assert named == {m.name for m in pkgutil.iter_modules(parsers.__path__)} - helpers

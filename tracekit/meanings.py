@@ -13,6 +13,8 @@ import polars as pl
 # torchrun's error block) is a consequence of a failure elsewhere, never the failure itself.
 CONSEQUENCE = (r"(?i)time[ d]*out|watchdog|ChildFailedError|SignalException|closed by (?:remote )?peer"
                r"|Connection reset|Broken pipe"
+               # (NCCL's socket.cc closing a socket whose peer has already gone: a teardown's word, issue 31)
+               r"|Call to shutdown failed"
                r"|Could not receive type from localRank|Failed to execute operation \w+ from rank"
                r"|Socket recv failed while polling|c10::DistBackend"
                r"|DistBackendError|communicator was aborted|taking the entire process down"

@@ -31,7 +31,8 @@ from tracekit.wording import who
 STOP_CODES = KILL_CODES | {-1, 129}
 LAUNCHERS = ("torchelastic agent", "deepspeed launcher")  # the launcher itself got the signal
 FIRST = "torchrun: first observed failure"
-OWN_WORDS = ("pytorch test harness", "mpi")  # what ended the process is in their message, not the code
+#: what ended the process is in their message, not the code
+OWN_WORDS = ("pytorch test harness", "mpi", "paddle launcher")
 WORKERS_OF = ("deepspeed launcher", "launcher")  # they say a worker ended, not which one
 #: what an exit code says of how a process ended (negative: killed by that signal; 128 + N: the same, as
 #: a shell reports it)

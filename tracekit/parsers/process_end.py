@@ -27,6 +27,9 @@ what said it (``where``), as ``events`` rows of the kinds that exist for it:
   ``Detected 1 oom-kill event(s) in StepId=12.0`` (the step's cgroup OOM killer).
 - ``child_failed`` of ``where`` = ``launcher ssh``: a launcher that could not reach a host over ssh before
   starting ranks there (DeepSpeed's ssh check, pdsh's `ssh exited with exit code 255`).
+- ``child_failed`` of ``where`` = ``paddle launcher``: PaddlePaddle's launcher ``ABORT!!! Out of all 2
+  trainers, the trainer process with rank=[0, 1] was aborted. Please check its log.`` (those trainers'
+  processes returned non-zero; the row names the first, ``torch_log`` each as a rank of a world of N).
 - ``program_end``: a program's own bare word that a rank finished its work (``Rank 4 completed``), read
   only where the line itself names the rank.
 
@@ -111,6 +114,10 @@ HARNESS_HUNG = (r"Process (?P<proc>\d+) (?:terminated or )?timed out after (?P<s
 # a program's own word that a rank finished its work, in the bare form `Rank 4 completed` (a ``program_end``
 # of that rank; trainer.py reads the longer forms, `Rank 0: End of workload.`): only where the line itself
 # names the rank (a bare `done` under a launcher's prefix ends a step as often as a program)
+# PaddlePaddle's launcher (paddle/distributed/utils/launch_utils.py, fleet/launch_utils.py
+# watch_local_trainers): the trainers whose process returned non-zero, and the number of all trainers
+PADDLE_ABORT = (r"ABORT!!! Out of all (?P<n>\d+) trainers, the trainer process with "
+                r"rank=\[(?P<ranks>[\d,\s]*)\] was aborted")
 PROGRAM_END = r"^\[?[Rr]ank[ _]?(?P<rank>\d+)\]?:?\s+(?:[Cc]ompleted|[Ff]inished)\s*[.!]?\s*$"
 # a traceback's frame: `  File "/x/train2.py", line 685, in compute_loss`
 FRAME = r"^\s*File \"([^\"]+)\", line \d+, in (\S+)"
@@ -121,7 +128,7 @@ RAISED = r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Interrupt)\b:?"
 ANY = any_of(DEATH, AGENT_SIGNALED, DS_MAIN, DS_RETURN, CALLED, SPAWN_RAISED, SPAWN_EXITED, MPI_SIGNAL,
              MPI_ABORT, MPI_IMPROPER, SHELL,
              MPI_NONZERO, MPI_NONZERO_2, GDB, VLLM, FLAT_CHILD, SRUN, CGROUP_OOM, PROGRAM_END, SSH,
-             HARNESS_EXIT, HARNESS_HUNG)
+             HARNESS_EXIT, HARNESS_HUNG, PADDLE_ABORT)
 #: lines whose exception text is this decoder's (``torch_log`` reads no exception from them)
 NOT_EXCEPTIONS = any_of(CALLED, SPAWN_EXITED, AGENT_SIGNALED, r"ProcessRaisedException:\s*$", HARNESS_EXIT,
                         HARNESS_HUNG)
@@ -259,6 +266,11 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
          pl.format("the test harness: rank {} never ended (it waited for the process and timed out{}): that "
                    "process hung", hung, pl.when(pl.col("_secs").is_not_null())
                    .then(pl.format(" after {} s", "_secs")).otherwise(pl.lit(""))), rank=hung)
+    listed = pl.col("_ranks").str.replace_all(r"\s", "")
+    rows(PADDLE_ABORT, EventKind.CHILD_FAILED, "paddle launcher",
+         pl.format("the Paddle launcher: the trainer process(es) of rank(s) {} (of {} trainers) returned "
+                   "non-zero and were aborted", listed, "_n"),
+         rank=listed.str.split(",").list.first().cast(pl.Int64, strict=False))
     rows(PROGRAM_END, EventKind.PROGRAM_END, "program", t.str.strip_chars(),
          rank=pl.col("_rank").cast(pl.Int64, strict=False))
     gdb = _gdb(lines, mine)

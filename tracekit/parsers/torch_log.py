@@ -15,12 +15,13 @@ import polars as pl
 from tracekit.meanings import STORE_SOCKET
 from tracekit.nccl_messages import message_name, reads_as
 from tracekit import hccl_messages as hccl
-from tracekit.parsers import Parsed, any_of, process_end
+from tracekit.parsers import Parsed, any_of, native_fatal, process_end
 from tracekit.parsers.torch_patterns import (
     WATCHDOG, TIMED_OUT, ABORT, CUDA, BARE_NCCL, STUCK, STORE_WAIT, ASYNC_ERROR, DESYNC, RAY_DIED,
     KEEP_ALIVE, ELASTIC, ELASTIC_KV, PG_OPTION, C10D_KNOWN, WORLD, ERROR_JSON, LIGHTNING, JOINED, PG_TAG,
     PG_COMM, LAST_WORK, AT_WORK, CHILD_RANK, CHILD_EXIT, CHILD_HOST, CHILD_TIME, FAILED, ONE_NODE, SIGNAL,
-    SIGNAL_RECEIVED, MISMATCH, FINGERPRINT_LINE, GLOO_MISMATCH, GLOO_ERROR, CRASH, CANCELLED, KILLING,
+    SIGNAL_RECEIVED, MISMATCH, FINGERPRINT_LINE, GLOO_MISMATCH, GLOO_ENFORCE, GLOO_ERROR, CRASH, CANCELLED,
+    KILLING,
     EXCEPTION, TRACEKIT, TRACEKIT_STALL, RUN_ENV, RUN_PKG, RUN_LAUNCH, OWN_MESSAGE, RUN_NOTE, GLOG, KNOWN,
     INIT_FRAME, CUT_TRACEBACK, NCCL_FAILED, TERMINATE, WHAT,
 )
@@ -123,6 +124,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add(EventKind.GLOO_SIZE_MISMATCH,
         t.str.contains("Received data size doesn't match expected size", literal=True),
         GLOO_MISMATCH)
+    add(EventKind.GLOO_SIZE_MISMATCH, t.str.contains(GLOO_ENFORCE), GLOO_ENFORCE)
     add(EventKind.CHILD_FAILED, t.str.contains(FAILED), FAILED)
     add(EventKind.CLOSING_SIGNAL, t.str.contains(SIGNAL), SIGNAL)
     # (in torchrun's error block, `traceback : Signal 9 (SIGKILL) received by PID` is that block's own end,
@@ -132,13 +134,15 @@ def parse(lines: pl.DataFrame) -> Parsed:
     # (raised under a set-up frame: ``where`` names it, `init_process_group`)
     add(EventKind.TRANSPORT_ERROR, t.str.contains(GLOO_ERROR) & ~t.str.contains("NCCL INFO"),
         where=pl.col("_init"))
-    add(EventKind.EXCEPTION, t.str.contains(EXCEPTION) & ~t.str.contains(process_end.NOT_EXCEPTIONS),
+    native = t.str.contains(native_fatal.ANY)  # (a native runtime's fatal line: native_fatal reads it)
+    add(EventKind.EXCEPTION,
+        t.str.contains(EXCEPTION) & ~t.str.contains(process_end.NOT_EXCEPTIONS) & ~native,
         EXCEPTION,
         where=pl.col("_init"))
     # (not a Python exception line, which the one above reads, with the text it continues into)
     add(EventKind.EXCEPTION, t.str.contains(NCCL_FAILED) & ~t.str.contains(EXCEPTION))
     add(EventKind.CRASH, t.str.contains(CRASH) & ~t.str.contains("DistBackendError", literal=True)
-        & ~t.str.contains(process_end.ANY))  # (a launcher's word of a signal: a process end, below)
+        & ~t.str.contains(process_end.ANY) & ~native)  # (a launcher's word of a signal: a process end, below)
     add(EventKind.JOB_CANCELLED, t.str.contains(CANCELLED))
     # (DeepSpeed's launcher of a node pdsh started: pdsh's prefix names the node)
     add(EventKind.CLOSING_SIGNAL, t.str.contains(KILLING), KILLING,
@@ -149,7 +153,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add(EventKind.RUN_NOTE, t.str.contains(RUN_NOTE), RUN_NOTE)
     add(EventKind.STALL, t.str.contains(TRACEKIT_STALL), where=pl.lit("tracekit"))
     add(EventKind.PG_COMM, t.str.contains(PG_COMM), PG_COMM, where=pl.lit("c10d"))
-    add(EventKind.C10D_ERROR, t.str.contains(GLOG) & t.str.starts_with("[E") | t.str.contains(r"^E\d{3,4} "))
+    add(EventKind.C10D_ERROR, (t.str.contains(GLOG) & t.str.starts_with("[E") | t.str.contains(r"^E\d{3,4} "))
+        & ~native)
     # c10d's store socket gives up in W lines too (a port in use, a host name no resolver knows)
     add(EventKind.C10D_ERROR, t.str.contains(GLOG) & t.str.starts_with("[W") & t.str.contains(STORE_SOCKET)
         & ~t.str.contains("errno: 97", literal=True))  # (an IPv6 address on a host without IPv6: next one)
@@ -203,6 +208,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
     ended = process_end.decode(df)  # every launcher's and runtime's word that a process ended
     if ended is not None:
         frames.append(ended)
+    fatal = native_fatal.decode(df)  # a native runtime's own word that it died (glog FATAL, a signal)
+    if fatal is not None:
+        frames.append(fatal)
 
     # ranks that c10d's lines name (a global one: no launcher prefix said otherwise) and torchrun's failures
     said = df.filter(pl.col("_own").is_not_null() & pl.col("launch_rank").is_null()).select(
@@ -231,6 +239,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
     worlds = pl.concat([
         elastic.select("file", pl.col("_host").alias("host"),
                        pl.col("_world_size").cast(pl.Int64, strict=False).alias("world_size")),
+        df.filter(t.str.contains(process_end.PADDLE_ABORT)).select(  # (Paddle's launcher: of N trainers)
+            "file", t.str.extract(process_end.PADDLE_ABORT, 2).str.extract_all(r"\d+").alias("rank"),
+            t.str.extract(process_end.PADDLE_ABORT, 1).cast(pl.Int64, strict=False).alias("world_size"))
+        .explode("rank").with_columns(pl.col("rank").cast(pl.Int64, strict=False)),
         df.filter(t.str.contains(WORLD)).select(
             "file", pl.coalesce(t.str.extract(WORLD, 1), t.str.extract(WORLD, 2))
             .cast(pl.Int64, strict=False).alias("world_size")),
@@ -270,7 +282,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
         "Received data size doesn't match", FAILED, SIGNAL, SIGNAL_RECEIVED,
         GLOO_ERROR, EXCEPTION, NCCL_FAILED, GLOG, CHILD_HOST, CHILD_RANK, CHILD_EXIT, TRACEKIT, KNOWN,
         r"^\[tracekit-run\] ", CRASH,
-        CANCELLED, KILLING, r"^E\d{3,4} ", ERROR_JSON, LIGHTNING, TRACEKIT_STALL, process_end.ANY))
+        CANCELLED, KILLING, r"^E\d{3,4} ", ERROR_JSON, LIGHTNING, TRACEKIT_STALL, process_end.ANY,
+        native_fatal.ANY, native_fatal.AROUND))
     # torchrun's failed local ranks of a one-node job
     if events is not None and "local_rank" in events.columns:
         local = pl.col("local_rank").cast(pl.Int64, strict=False)

@@ -107,6 +107,12 @@ MISMATCH = (
 FINGERPRINT_LINE = r"^\s*(?:but )?Rank \d+ is running (?:inconsistent )?collective: CollectiveFingerPrint\("
 # gloo's own pairing check: the peer sent another size than this rank's collective expects
 GLOO_MISMATCH = r"(?P<message>\d+ vs \d+\. Received data size doesn't match expected size)"
+# gloo's own size checks in its transports (GLOO_ENFORCE_LE/EQ in tcp/pair.cc, ibverbs/buffer.cc,
+# uv/pair.cc): `[enforce fail at .../gloo/transport/tcp/pair.cc:456] op.preamble.length <= op.nbytes.
+# 194478720 vs 4` -- the peer sent more bytes than this rank's buffer holds: the two ran different
+# collectives or one of other sizes (a size of a buffer, a length, a byte count on each side)
+GLOO_ENFORCE = (r"enforce fail at [^\]]*gloo/transport/[^\]]*\]\s*(?P<message>[^\]]*?(?:length|nbytes|size)"
+                r".*?\. (?P<got>\d+) vs (?P<want>\d+))")
 GLOO_ERROR = (r"(?P<message>(?:\[[^\]]*gloo[^\]]*\] )?(?:Connection closed by peer|Connection refused"
               r"|Timed out waiting \d+ms for \w+ operation|Connection reset by peer|Socket Timeout"
               r"|timed out after \d+ms|Network is unreachable).*)")

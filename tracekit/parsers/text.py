@@ -105,9 +105,11 @@ TIMESTAMP = r"^\[?(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]?\s"
 ANSI = r"(?:\x1b|←)\[\d{0,3}(?:;\d{1,3})*[mK]"
 # a tqdm bar a message was written after, on the same line (no carriage return between): the message counts
 BAR_THEN = r"^[^|]*\d+%\|[^|]*\|\s*[\d.]+[kMG]?/[\d.?]+[kMG]? \[[^\]]*\]\s*(?P<rest>\S.*)$"
-#: a message's error code, which the `host: ` prefix's shape also fits
-ERROR_CODE = r"^E[A-Z]{1,2}\d{4,5}$"
-PDSH_OVER_CODE = r"^\s*([A-Za-z][\w\-]*\d[\w.\-]*|(?:\d{1,3}\.){3}\d{1,3}): E[A-Z]{1,2}\d{4,5}: "
+#: a message's error code, which the `host: ` prefix's shape also fits: Ascend CANN's (`EJ0001`, `EI0006`,
+#: `EH9999`, `EZ9999`, `E19999`: E, two of a module's letters or digits, three digits) and longer ones
+ERROR_CODE = r"^E(?:[0-9A-Z]{2}\d{3}|[A-Z]{1,2}\d{4,5})$"
+PDSH_OVER_CODE = (r"^\s*([A-Za-z][\w\-]*\d[\w.\-]*|(?:\d{1,3}\.){3}\d{1,3}): "
+                  r"E(?:[0-9A-Z]{2}\d{3}|[A-Z]{1,2}\d{4,5}): ")
 TAGS = ("iso_ts", "sys_host", "pdsh_host", "std_host", "ray_actor", "actor_rank", "ray_pid", "ray_ip",
         "task_tag", "pts", "arrow_host", "rank_tag", "tmpl_rank", "tmpl_local", "local_tag", "mpi_rank",
         "bare_tag", "word_tag", "slash_rank", "slash_world", "comp_rank", "comp_pid", "trt_rank", *LEVELS)
@@ -321,10 +323,13 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
                   pl.col("text").str.replace(r"\s*\[repeated \d+x across cluster\]\s*$", ""))
     # a `host: ` prefix is pdsh's only where the file has it on more than one line (`mlx5: ...` once is a
     # message), and never an error code's shape (Ascend CANN's `EH9999: Inner Error!`, `EI0006: ...`, under
-    # pdsh's own `worker-1: `: the prefix is taken off, it names no host; pdsh's before it does)
+    # pdsh's own `worker-1: `: no prefix, it names no host and stays the message's first word; pdsh's before
+    # it does name one)
     code = pl.col("pdsh_host").str.contains(ERROR_CODE)
-    if df.select(code.any()).item():
-        df = df.with_columns(pl.when(code).then(pl.col("raw").str.extract(PDSH_OVER_CODE, 1))
+    if df.select(code.any()).item():  # (the code is the message's first word: it goes back on its text)
+        df = df.with_columns(pl.when(code).then(pl.format("{}: {}", "pdsh_host", "text"))
+                             .otherwise(pl.col("text")).alias("text"),
+                             pl.when(code).then(pl.col("raw").str.extract(PDSH_OVER_CODE, 1))
                              .otherwise(pl.col("pdsh_host")).alias("pdsh_host"))
     said = df.filter(pl.col("pdsh_host").is_not_null()).group_by("file", "pdsh_host").agg(
         pl.len().alias("_said"))

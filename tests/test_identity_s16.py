@@ -27,3 +27,80 @@ def test_a_cann_error_code_at_a_lines_start_is_the_message_not_a_hosts_prefix(tm
     # a host's prefix of the same letters-then-digits shape stays a prefix
     df = lines_frame("h.log", "node12: hello\nnode12: again\n")
     assert df["pdsh_host"].to_list() == ["node12", "node12"] and df["text"].to_list() == ["hello", "again"]
+
+
+def test_skypilots_node_prefix_names_a_host_per_node_and_no_rank(tmp_path):
+    # SkyPilot's log prefix (sky/skylet: `(head, rank=0, pid=..)`, `(worker1, rank=1, pid=.., ip=..)`; its Go
+    # exec writes `ip=` before `pid=`): the node's name is its host's; its rank is the node's, no process's
+    text = ("\x1b[36m(head, rank=0, pid=3808)\x1b[0m All nodes: 10.100.9.12:8,10.100.10.12:8\n"
+            "\x1b[36m(worker1, rank=1, ip=10.100.10.12, pid=2769)\x1b[0m Worker nodes\n"
+            "(worker2, rank=2, pid=13680, ip=10.146.0.25) [2024-01-15 23:37:46,764] torch.distributed.run: "
+            "[WARNING] master_addr is only used for static rdzv_backend\n"
+            "(head, rank=0, pid=27079) ===== Benchmark Results =====\n")
+    s = store_of(tmp_path, text)
+    assert hosts(s) == ["head", "worker1", "worker2"]
+    assert ranks(s) == []
+    # its older form numbered the nodes (`(node-1 pid=.., ip=..)`); Ray's own actors stay hosted by their ip
+    s = store_of(tmp_path, "(node-0 pid=26831) Local Rank: 0, Epoch: 0\n"
+                           "(node-1 pid=23066, ip=172.31.23.131) Local Rank: 0, Epoch: 0\n")
+    assert hosts(s) == ["node-0", "node-1"]
+    s = store_of(tmp_path, "(RayTrainWorker pid=19799, ip=10.72.0.6) hello\n"
+                           "(RayTrainWorker pid=19799, ip=10.72.0.6) again\n")
+    assert hosts(s) == ["10.72.0.6"]
+
+
+def test_a_shells_prompt_names_the_host_the_command_ran_on(tmp_path):
+    text = ("(base) gandiva@v100-gpu-1:~/nccl-tests$ mpirun -np 2 ./build/all_reduce_perf -b 8 -e 128M\n"
+            "[alita@bee ~]$ cat gpt2-gpu2.out\n"
+            "root@node03:~/nvidia/nccl/nccl-tests# ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8\n"
+            "(env) [root@c8-i12 burst-buffer]# srun -N 1 --ntasks-per-node=1 all_reduce_perf\n"
+            "root@localhost:~# ls\n")
+    s = store_of(tmp_path, text)
+    assert hosts(s) == ["bee", "c8-i12", "node03", "v100-gpu-1"]
+    assert s.files["unknown"].sum() == 0
+    # an address in a message, git's remote, a decorator: no prompt
+    s = store_of(tmp_path, "Cloning from git@github.com:org/repo.git\nsend mail to a@b.com: done\n"
+                           "@torch.no_grad()\n")
+    assert hosts(s) == []
+
+
+def test_rank_and_world_sentences_of_c10d_colossalai_paddle_lmdeploy(tmp_path):
+    # c10d's store-based barrier since 1.13 (the older `for 4 nodes.` form is read already)
+    s = store_of(tmp_path, "2023-02-27 15:27:11,696 INFO Rank 3: Completed store-based barrier for "
+                           "key:store_based_barrier_key:1 with 4 nodes.\n"
+                           "[rank1]:[I ProcessGroupNCCL.cpp:1] Rank 1: Completed store-based barrier for "
+                           "key:store_based_barrier_key:1 with 4 nodes.\n")
+    assert ranks(s) == [1, 3] and worlds(s) == [4]
+    # ColossalAI's ParallelContext.set_device: its global rank
+    s = store_of(tmp_path, "[01/01/24 10:00:00] INFO     colossalai - colossalai - INFO: process rank 5 is bound "
+                           "to device 5\n")
+    assert ranks(s) == [5]
+    # PaddlePaddle's ProcessGroupNCCL: the global group (gid 0) names the world's rank and size; another
+    # group's rank is group-local
+    glog = ("I1107 11:51:35.221338 564864 process_group_nccl.cc:702] init nccl rank_in_group: {}, nranks: {}, "
+            "gid: {}, place key: Place(gpu:3), store_key: nccl_ids/0/0\n")
+    s = store_of(tmp_path, glog.format(3, 4, 0))
+    assert ranks(s) == [3] and worlds(s) == [4]
+    s = store_of(tmp_path, glog.format(1, 2, 5))
+    assert ranks(s) == [] and worlds(s) == []
+    # PaddlePaddle's launcher: the trainers that aborted (global ranks) of the world it counts
+    s = store_of(tmp_path, "ERROR 2020-11-30 13:01:49,988 utils.py:413] ABORT!!! Out of all 8 trainers, the "
+                           "trainer process with rank=[2, 3] was aborted. Please check its log.\n")
+    assert ranks(s) == [2, 3] and worlds(s) == [8]
+    # LMDeploy's model agent; a user's `Rank N` message in any language
+    s = store_of(tmp_path, "2024-10-21 10:42:00,218 - lmdeploy - ERROR - model_agent.py:489 - Rank[2] failed.\n")
+    assert ranks(s) == [2]
+    s = store_of(tmp_path, "Rank 1 训练步骤错误: Application timeout caused pair closure\n")
+    assert ranks(s) == [1]
+
+
+def test_a_host_that_a_file_of_one_rank_names_elsewhere_is_another_machine_not_that_rank(tmp_path):
+    # pdsh's `node2: ` lines beside NCCL's lines of one process on node1 (a GPT-NeoX paste): node2 is a host of
+    # its own, not rank 4's
+    text = ("node2: Last error:\n"
+            "node2: Net : Call to recv from NODE2_IP<56843> failed : Connection refused\n"
+            "node1: node1:15874:17284 [4] NCCL INFO comm 0x55 rank 4 nranks 8 cudaDev 4 busId 61000 - Init COMPLETE\n"
+            "node1: node1:15874:17284 [4] NCCL INFO Channel 00 : 4[61000] -> 3[42000] via SHM/direct/direct\n")
+    s = store_of(tmp_path, text)
+    assert hosts(s) == ["node1", "node2"] and ranks(s) == [4]
+    assert s.ranks.filter(s.ranks["host"] == "node2")["rank"].to_list() == [None]

@@ -34,6 +34,10 @@ NCCL_PROC = r"^\s*(?P<host>[\w.\-]+):(?P<pid>\d+):\d+ \["
 WORLD_SAID = r"\b(?:dist_)?world_size ?[=:] ?(?P<world_size>\d+)\b"
 WORLD_WORDS = (r"(?:(?:^|[^\w\s]|\b(?:[Uu]sing|[Tt]he|[Tt]otal|[Gg]lobal|[Ww]ith))\s*[Ww]orld size"
                r"|(?:^|[^\w])WORLD_SIZE)\s*(?:[=:]|is)\s*(?P<world_size>\d+)\b")
+PROMPT = (r"^(?:\([\w.\-]+\) )?(?:\[[\w.\-]+@(?P<host>[\w.\-]+)[ :][^\]]*\]|[\w.\-]+@(?P<host2>[\w.\-]+):\S*)"
+          r"\s?[$#](?:\s|$)")
+PADDLE_ABORTED = (r"\bOut of all \d+ trainers, the trainer process with rank=\[(?P<ranks>[\d, ]+)\] "
+                  r"was aborted")
 # each: a rank, a world size, a host or a pid its writer states (groups absent from one are null); under a
 # launcher's prefix, the prefix's host and pid are the writer's (Ray Train's worker under `(pid=.., ip=..)`)
 SELF = [
@@ -72,6 +76,23 @@ SELF = [
     r"Setting up process group for: \S+ \[rank=(?P<rank>\d+), world_size=(?P<world_size>\d+)\]",
     # a traceback's source line of the call that joined, its arguments literal: the process's own rank
     r"\b(?:init_process_group|init_rpc)\(.*\brank=(?P<rank>\d+)\s*,\s*world_size=(?P<world_size>\d+)\b",
+    # c10d's store-based barrier since 1.13 (distributed_c10d._store_based_barrier: `Rank 3: Completed
+    # store-based barrier for key:store_based_barrier_key:1 with 4 nodes.`): the writer's rank, the group's
+    # size
+    r"\bRank (?P<rank>\d+): Completed store-based barrier for key:\S+ with (?P<world_size>\d+) nodes\b",
+    # ColossalAI's ParallelContext.set_device: `process rank {global_rank} is bound to device {ordinal}`
+    r"\bprocess rank (?P<rank>\d+) is bound to device \d+",
+    # PaddlePaddle's ProcessGroupNCCL (paddle/fluid/distributed/collective/process_group_nccl.cc, VLOG 3):
+    # `init nccl rank_in_group: 3, nranks: 4, gid: 0, ...`: group 0 is the global one, its rank the world's
+    r"\binit nccl rank_in_group: (?P<rank>\d+), nranks: (?P<world_size>\d+), gid: 0\b",
+    # PaddlePaddle's launcher (distributed/utils/launch_utils.py): `ABORT!!! Out of all 2 trainers, the
+    # trainer process with rank=[0, 1] was aborted.`: the world's size (the ranks: ``_aborted``)
+    r"\bOut of all (?P<world_size>\d+) trainers, the trainer process with rank=",
+    # LMDeploy's model agent (pytorch/engine/model_agent.py): `Rank[2] failed.`, a worker of its one group
+    r"\bRank\[(?P<rank>\d+)\] failed\.",
+    # a shell's prompt (bash's default `user@host:~/dir$ `, Red Hat's `[user@host dir]$ `, a conda env before
+    # it): the host the command ran on
+    PROMPT,
     # any other line that states the world's size (DeepSpeed's `world_size = 1`, a traceback's call
     # `init_process_group(..., world_size=2, ...)`, ESPnet's `dist_world_size: 4`); a function's default
     # (`def f(world_size=1)`) is none, nor a group's (`group_world_size=`, `local_world_size=`)
@@ -95,7 +116,8 @@ WORKER = [
     r"\bContainer rank (?P<local_rank>\d+) status \w+ cmd ",
 ]
 # a line that opens with its own rank, where no launcher prefix has named the writer
-HEAD = (r"^\s*(?:#\s*)?[Rr]ank:? (?P<rank>\d+)(?: of (?P<world_size>\d+))?(?:[,:]| \(| [a-z]\w*)"
+HEAD = (r"^\s*(?:#\s*)?[Rr]ank:? (?P<rank>\d+)(?: of (?P<world_size>\d+))?"
+        r"(?:[,:]| \(| [a-z]\w*| [^\x00-\x7f])"
         r"(?: Completed store-based barrier for (?P<nodes>\d+) nodes)?")
 # the launch command, where a paste shows it: mpirun's (horovodrun's) -n/-np/--np; torchrun's (or
 # torch.distributed.launch's) --nproc-per-node times --nnodes (1 when not given; an elastic range `1:3` says
@@ -111,7 +133,8 @@ NODES = r"--nnodes[= ](?P<n>\d+)(?P<range>:\d+)?"
 CHEAP = (r"(?i)rank|world.size|\d TP\d|mpirun|mpiexec|prterun|horovodrun|nproc|torchrun"
          r"|process \d+ terminated|processes \d+ exited|nnodes=|srun: error|node '"
          r"|WORLD INFO DICT|global_rank_mapping|deepspeed|accelerate|container rank|NCCL communicator and"
-         r"|MPI size|rendezvous|RankID:|launch_server|sglang serve|vllm serve|vllm\.entrypoints|ServerArgs\(")
+         r"|MPI size|rendezvous|RankID:|launch_server|sglang serve|vllm serve|vllm\.entrypoints|ServerArgs\("
+         r"|\w@[\w.\-]+[: ]|trainers, the trainer")
 # a writer a line names without being this parser's to claim (its message is another's): Slurm's word about
 # its tasks (`srun: error: node12: tasks 0-3: Exited with exit code 1`: the host, not the tasks' ranks: a
 # task is a rank only where each task is one process of the job), torchelastic's rendezvous node id
@@ -262,11 +285,18 @@ def _self_named(df: pl.DataFrame) -> pl.DataFrame:
                                    .alias("world_size")).drop("nodes", "per_node")
         if pattern == TORCHRUN_FAILED:  # the agent's own word: torchrun's, as its error block is
             sub = sub.with_columns(pl.lit("torchrun").alias("source"))
+        if pattern == PROMPT:  # (`localhost` is any machine's name for itself)
+            sub = sub.with_columns(pl.coalesce("host", "host2").alias("host")).drop("host2").filter(
+                pl.col("host") != "localhost")
         if pattern in SELF:
             sub = sub.with_columns(
                 pl.coalesce(*[c for c in ("host", "pdsh_host", "ray_ip") if c in sub.columns]).alias("host"),
                 pl.coalesce(*[c for c in ("pid", "ray_pid") if c in sub.columns]).cast(pl.Utf8).alias("pid"))
         out.append(sub)
+    aborted = df.filter(t.str.contains(PADDLE_ABORTED))
+    if aborted.height:  # a launcher's word about its trainers (global ranks), never the line's writer
+        out.append(aborted.select("file", "line", t.str.extract(PADDLE_ABORTED, 1).str.extract_all(r"\d+")
+                                  .alias("rank")).explode("rank"))
     head = df.filter(pl.col("launch_rank").is_null() & pl.col("local_tag").is_null() & t.str.contains(HEAD))
     if head.height:
         out.append(head.with_columns(t.str.extract_groups(HEAD).alias("_g")).unnest("_g").with_columns(

@@ -58,6 +58,10 @@ def test_a_shells_prompt_names_the_host_the_command_ran_on(tmp_path):
     s = store_of(tmp_path, text)
     assert hosts(s) == ["bee", "c8-i12", "node03", "v100-gpu-1"]
     assert s.files["unknown"].sum() == 0
+    # the login node's prompt before `srun` ran the job elsewhere: the machines the processes name are the job's
+    text = ("(env) [root@c8-i12 burst-buffer]# srun -w mlperf1 -N 1 --ntasks-per-node=1 all_reduce_perf -g 2\n"
+            "mlperf1:2323:2323 [0] NCCL INFO Bootstrap : Using ib0:10.0.0.1<0>\n")
+    assert hosts(store_of(tmp_path, text)) == ["mlperf1"]
     # an address in a message, git's remote, a decorator: no prompt
     s = store_of(tmp_path, "Cloning from git@github.com:org/repo.git\nsend mail to a@b.com: done\n"
                            "@torch.no_grad()\n")
@@ -92,6 +96,19 @@ def test_rank_and_world_sentences_of_c10d_colossalai_paddle_lmdeploy(tmp_path):
     assert ranks(s) == [2]
     s = store_of(tmp_path, "Rank 1 训练步骤错误: Application timeout caused pair closure\n")
     assert ranks(s) == [1]
+    # (lines that say more than their writer stay for the parser of what they say: the fallback reader's)
+    assert s.files["unknown"].sum() == 1
+
+
+def test_skypilots_head_is_the_host_its_nccl_tests_lines_name(tmp_path):
+    text = ("(worker1, rank=1, pid=20075, ip=10.164.15.193) 10.164.15.192,10.164.15.193\n"
+            "(head, rank=0, pid=21170) # nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor)\n"
+            "(head, rank=0, pid=21170) #  Rank  0 Group  0 Pid  21431 on nccl-ebd1-head-5vwmjam2-compute device  0 "
+            "[0x00] NVIDIA A100-SXM4-40GB\n"
+            "(head, rank=0, pid=21170) #  Rank  1 Group  0 Pid  21431 on nccl-ebd1-head-5vwmjam2-compute device  1 "
+            "[0x00] NVIDIA A100-SXM4-40GB\n")
+    s = store_of(tmp_path, text)
+    assert hosts(s) == ["nccl-ebd1-head-5vwmjam2-compute", "worker1"] and ranks(s) == [0, 1]
 
 
 def test_a_host_that_a_file_of_one_rank_names_elsewhere_is_another_machine_not_that_rank(tmp_path):

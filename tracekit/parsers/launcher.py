@@ -31,11 +31,18 @@ import polars as pl
 from tracekit.parsers import Parsed
 
 NCCL_PROC = r"^\s*(?P<host>[\w.\-]+):(?P<pid>\d+):\d+ \["
+# nccl-tests' `#  Rank  0 Group  0 Pid  21431 on HOST device  0 [0x00] ...`: the host of the lines around it
+TESTS_RANK = r"^#\s*Rank\s+\d+(?:\s+Group\s+\d+)?(?:\s+Pid\s+\d+)?\s+on\s+(?P<host>[\w.\-]+)\s+device\s"
 WORLD_SAID = r"\b(?:dist_)?world_size ?[=:] ?(?P<world_size>\d+)\b"
 WORLD_WORDS = (r"(?:(?:^|[^\w\s]|\b(?:[Uu]sing|[Tt]he|[Tt]otal|[Gg]lobal|[Ww]ith))\s*[Ww]orld size"
                r"|(?:^|[^\w])WORLD_SIZE)\s*(?:[=:]|is)\s*(?P<world_size>\d+)\b")
 PROMPT = (r"^(?:\([\w.\-]+\) )?(?:\[[\w.\-]+@(?P<host>[\w.\-]+)[ :][^\]]*\]|[\w.\-]+@(?P<host2>[\w.\-]+):\S*)"
           r"\s?[$#](?:\s|$)")
+#: the lines of ``SELF`` that say more than who wrote them (an error, a program's message): read for their
+#: writer, left unclaimed for the parser of what they say (the failures', the fallback reader's)
+UNCLAIMED = (r"\bOut of all \d+ trainers, the trainer process with rank=|\bRank\[\d+\] failed\."
+             r"|^\s*[Rr]ank \d+:? [^\x00-\x7f]")
+PROMPT_HOSTS = "shell prompt"  # the source of the host a shell's prompt names (identity weighs it)
 PADDLE_ABORTED = (r"\bOut of all \d+ trainers, the trainer process with rank=\[(?P<ranks>[\d, ]+)\] "
                   r"was aborted")
 # each: a rank, a world size, a host or a pid its writer states (groups absent from one are null); under a
@@ -90,6 +97,8 @@ SELF = [
     r"\bOut of all (?P<world_size>\d+) trainers, the trainer process with rank=",
     # LMDeploy's model agent (pytorch/engine/model_agent.py): `Rank[2] failed.`, a worker of its one group
     r"\bRank\[(?P<rank>\d+)\] failed\.",
+    # a program's own `Rank 1 <its message>` in a language other than English (the English ones: ``HEAD``)
+    r"^\s*[Rr]ank (?P<rank>\d+):? [^\x00-\x7f]",
     # a shell's prompt (bash's default `user@host:~/dir$ `, Red Hat's `[user@host dir]$ `, a conda env before
     # it): the host the command ran on
     PROMPT,
@@ -116,8 +125,7 @@ WORKER = [
     r"\bContainer rank (?P<local_rank>\d+) status \w+ cmd ",
 ]
 # a line that opens with its own rank, where no launcher prefix has named the writer
-HEAD = (r"^\s*(?:#\s*)?[Rr]ank:? (?P<rank>\d+)(?: of (?P<world_size>\d+))?"
-        r"(?:[,:]| \(| [a-z]\w*| [^\x00-\x7f])"
+HEAD = (r"^\s*(?:#\s*)?[Rr]ank:? (?P<rank>\d+)(?: of (?P<world_size>\d+))?(?:[,:]| \(| [a-z]\w*)"
         r"(?: Completed store-based barrier for (?P<nodes>\d+) nodes)?")
 # the launch command, where a paste shows it: mpirun's (horovodrun's) -n/-np/--np; torchrun's (or
 # torch.distributed.launch's) --nproc-per-node times --nnodes (1 when not given; an elastic range `1:3` says
@@ -189,7 +197,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     said_any = (t.str.strip_chars() != "") | pl.col("local_tag").is_not_null()
     df = df.filter(talk & pl.any_horizontal(named) & said_any)
     df = df.with_columns(pl.coalesce("pdsh_host", "ray_ip").alias("_phost"),
-                         t.str.extract(NCCL_PROC, 1).alias("_nhost"),
+                         pl.coalesce(t.str.extract(NCCL_PROC, 1), t.str.extract(TESTS_RANK, 1))
+                         .alias("_nhost"),
                          t.str.extract(NCCL_PROC, 2).cast(pl.Int64, strict=False).alias("_npid"))
     # a prefix's host (pdsh's, Ray's ip) is the NCCL host name its NCCL lines give, where they give one
     alias = (df.filter(pl.col("_phost").is_not_null() & pl.col("_nhost").is_not_null())
@@ -206,7 +215,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
     ranks = pl.concat([tagged, said.drop("line"), writers], how="diagonal_relaxed")
     said_by = [pl.col("source")] if "source" in ranks.columns else []
     ranks = ranks.with_columns(pl.coalesce(*said_by, pl.lit("launcher")).alias("source"))
-    return Parsed("launcher", {"ranks": ranks}, said.select("file", "line").unique())
+    mine = said.select("file", "line").unique().join(
+        cheap.filter(t.str.contains(UNCLAIMED)).select("file", "line"), on=["file", "line"], how="anti")
+    return Parsed("launcher", {"ranks": ranks}, mine)
 
 
 def _launch_size(df: pl.DataFrame) -> pl.DataFrame:
@@ -286,7 +297,8 @@ def _self_named(df: pl.DataFrame) -> pl.DataFrame:
         if pattern == TORCHRUN_FAILED:  # the agent's own word: torchrun's, as its error block is
             sub = sub.with_columns(pl.lit("torchrun").alias("source"))
         if pattern == PROMPT:  # (`localhost` is any machine's name for itself)
-            sub = sub.with_columns(pl.coalesce("host", "host2").alias("host")).drop("host2").filter(
+            sub = sub.with_columns(pl.coalesce("host", "host2").alias("host"),
+                                   pl.lit(PROMPT_HOSTS).alias("source")).drop("host2").filter(
                 pl.col("host") != "localhost")
         if pattern in SELF:
             sub = sub.with_columns(

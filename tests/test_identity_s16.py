@@ -1,4 +1,4 @@
-"""Identity, session 16 (issue 31, item 4): what reads as a launcher prefix and is the message's own first word,
+"""Identity, session 16 (issue 31, item 4): what reads as a launcher prefix and is the message's first word,
 and rank and world-size sentences of whole families of logs, each from the code that prints it."""
 
 from __future__ import annotations
@@ -58,8 +58,9 @@ def test_a_shells_prompt_names_the_host_the_command_ran_on(tmp_path):
     s = store_of(tmp_path, text)
     assert hosts(s) == ["bee", "c8-i12", "node03", "v100-gpu-1"]
     assert s.files["unknown"].sum() == 0
-    # the login node's prompt before `srun` ran the job elsewhere: the machines the processes name are the job's
-    text = ("(env) [root@c8-i12 burst-buffer]# srun -w mlperf1 -N 1 --ntasks-per-node=1 all_reduce_perf -g 2\n"
+    # the login node's prompt before `srun` ran the job elsewhere: the machines the processes name are the
+    # job's
+    text = ("(env) [root@c8-i12 burst-buffer]# srun -w mlperf1 -N 1 --ntasks-per-node=1 all_reduce_perf\n"
             "mlperf1:2323:2323 [0] NCCL INFO Bootstrap : Using ib0:10.0.0.1<0>\n")
     assert hosts(store_of(tmp_path, text)) == ["mlperf1"]
     # an address in a message, git's remote, a decorator: no prompt
@@ -76,13 +77,13 @@ def test_rank_and_world_sentences_of_c10d_colossalai_paddle_lmdeploy(tmp_path):
                            "key:store_based_barrier_key:1 with 4 nodes.\n")
     assert ranks(s) == [1, 3] and worlds(s) == [4]
     # ColossalAI's ParallelContext.set_device: its global rank
-    s = store_of(tmp_path, "[01/01/24 10:00:00] INFO     colossalai - colossalai - INFO: process rank 5 is bound "
-                           "to device 5\n")
+    s = store_of(tmp_path, "[01/01/24 10:00:00] INFO     colossalai - colossalai - INFO: process rank 5 is "
+                           "bound to device 5\n")
     assert ranks(s) == [5]
     # PaddlePaddle's ProcessGroupNCCL: the global group (gid 0) names the world's rank and size; another
     # group's rank is group-local
-    glog = ("I1107 11:51:35.221338 564864 process_group_nccl.cc:702] init nccl rank_in_group: {}, nranks: {}, "
-            "gid: {}, place key: Place(gpu:3), store_key: nccl_ids/0/0\n")
+    glog = ("I1107 11:51:35.221338 564864 process_group_nccl.cc:702] init nccl rank_in_group: {}, "
+            "nranks: {}, gid: {}, place key: Place(gpu:3), store_key: nccl_ids/0/0\n")
     s = store_of(tmp_path, glog.format(3, 4, 0))
     assert ranks(s) == [3] and worlds(s) == [4]
     s = store_of(tmp_path, glog.format(1, 2, 5))
@@ -92,7 +93,8 @@ def test_rank_and_world_sentences_of_c10d_colossalai_paddle_lmdeploy(tmp_path):
                            "trainer process with rank=[2, 3] was aborted. Please check its log.\n")
     assert ranks(s) == [2, 3] and worlds(s) == [8]
     # LMDeploy's model agent; a user's `Rank N` message in any language
-    s = store_of(tmp_path, "2024-10-21 10:42:00,218 - lmdeploy - ERROR - model_agent.py:489 - Rank[2] failed.\n")
+    s = store_of(tmp_path, "2024-10-21 10:42:00,218 - lmdeploy - ERROR - model_agent.py:489 - "
+                           "Rank[2] failed.\n")
     assert ranks(s) == [2]
     s = store_of(tmp_path, "Rank 1 训练步骤错误: Application timeout caused pair closure\n")
     assert ranks(s) == [1]
@@ -103,21 +105,22 @@ def test_rank_and_world_sentences_of_c10d_colossalai_paddle_lmdeploy(tmp_path):
 def test_skypilots_head_is_the_host_its_nccl_tests_lines_name(tmp_path):
     text = ("(worker1, rank=1, pid=20075, ip=10.164.15.193) 10.164.15.192,10.164.15.193\n"
             "(head, rank=0, pid=21170) # nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor)\n"
-            "(head, rank=0, pid=21170) #  Rank  0 Group  0 Pid  21431 on nccl-ebd1-head-5vwmjam2-compute device  0 "
-            "[0x00] NVIDIA A100-SXM4-40GB\n"
-            "(head, rank=0, pid=21170) #  Rank  1 Group  0 Pid  21431 on nccl-ebd1-head-5vwmjam2-compute device  1 "
-            "[0x00] NVIDIA A100-SXM4-40GB\n")
+            "(head, rank=0, pid=21170) #  Rank  0 Group  0 Pid  21431 on nccl-ebd1-head-5vwmjam2-compute "
+            "device  0 [0x00] NVIDIA A100-SXM4-40GB\n"
+            "(head, rank=0, pid=21170) #  Rank  1 Group  0 Pid  21431 on nccl-ebd1-head-5vwmjam2-compute "
+            "device  1 [0x00] NVIDIA A100-SXM4-40GB\n")
     s = store_of(tmp_path, text)
     assert hosts(s) == ["nccl-ebd1-head-5vwmjam2-compute", "worker1"] and ranks(s) == [0, 1]
 
 
 def test_a_host_that_a_file_of_one_rank_names_elsewhere_is_another_machine_not_that_rank(tmp_path):
-    # pdsh's `node2: ` lines beside NCCL's lines of one process on node1 (a GPT-NeoX paste): node2 is a host of
-    # its own, not rank 4's
+    # pdsh's `node2: ` lines beside NCCL's lines of one process on node1 (a GPT-NeoX paste): node2 is a host
+    # of its own, not rank 4's
     text = ("node2: Last error:\n"
             "node2: Net : Call to recv from NODE2_IP<56843> failed : Connection refused\n"
-            "node1: node1:15874:17284 [4] NCCL INFO comm 0x55 rank 4 nranks 8 cudaDev 4 busId 61000 - Init COMPLETE\n"
-            "node1: node1:15874:17284 [4] NCCL INFO Channel 00 : 4[61000] -> 3[42000] via SHM/direct/direct\n")
+            "node1: node1:15874:17284 [4] NCCL INFO comm 0x55 rank 4 nranks 8 cudaDev 4 busId 61000 - "
+            "Init COMPLETE\n"
+            "node1: node1:15874:17284 [4] NCCL INFO Channel 00 : 4[61000] -> 3[42000] via SHM/direct\n")
     s = store_of(tmp_path, text)
     assert hosts(s) == ["node1", "node2"] and ranks(s) == [4]
     assert s.ranks.filter(s.ranks["host"] == "node2")["rank"].to_list() == [None]

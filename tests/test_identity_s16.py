@@ -49,26 +49,6 @@ def test_skypilots_node_prefix_names_a_host_per_node_and_no_rank(tmp_path):
     assert hosts(s) == ["10.72.0.6"]
 
 
-def test_a_shells_prompt_names_the_host_the_command_ran_on(tmp_path):
-    text = ("(base) gandiva@v100-gpu-1:~/nccl-tests$ mpirun -np 2 ./build/all_reduce_perf -b 8 -e 128M\n"
-            "[alita@bee ~]$ cat gpt2-gpu2.out\n"
-            "root@node03:~/nvidia/nccl/nccl-tests# ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8\n"
-            "(env) [root@c8-i12 burst-buffer]# srun -N 1 --ntasks-per-node=1 all_reduce_perf\n"
-            "root@localhost:~# ls\n")
-    s = store_of(tmp_path, text)
-    assert hosts(s) == ["bee", "c8-i12", "node03", "v100-gpu-1"]
-    assert s.files["unknown"].sum() == 0
-    # the login node's prompt before `srun` ran the job elsewhere: the machines the processes name are the
-    # job's
-    text = ("(env) [root@c8-i12 burst-buffer]# srun -w mlperf1 -N 1 --ntasks-per-node=1 all_reduce_perf\n"
-            "mlperf1:2323:2323 [0] NCCL INFO Bootstrap : Using ib0:10.0.0.1<0>\n")
-    assert hosts(store_of(tmp_path, text)) == ["mlperf1"]
-    # an address in a message, git's remote, a decorator: no prompt
-    s = store_of(tmp_path, "Cloning from git@github.com:org/repo.git\nsend mail to a@b.com: done\n"
-                           "@torch.no_grad()\n")
-    assert hosts(s) == []
-
-
 def test_rank_and_world_sentences_of_c10d_colossalai_paddle_lmdeploy(tmp_path):
     # c10d's store-based barrier since 1.13 (the older `for 4 nodes.` form is read already)
     s = store_of(tmp_path, "2023-02-27 15:27:11,696 INFO Rank 3: Completed store-based barrier for "

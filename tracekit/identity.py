@@ -13,7 +13,7 @@ import polars as pl
 
 from tracekit import schema
 from tracekit.formats import RANK_SOURCES
-from tracekit.parsers.launcher import COMMAND_HOSTS, PROMPT_HOSTS
+from tracekit.parsers.launcher import COMMAND_HOSTS
 from tracekit.schema import EventKind
 
 def _world_only(ranks: pl.DataFrame) -> pl.DataFrame:
@@ -82,19 +82,15 @@ def _lend_writer(events: pl.DataFrame) -> pl.DataFrame:
 
 
 def _command_hosts(ranks: pl.DataFrame) -> pl.DataFrame:
-    """The hosts a launch command lists (mpirun's ``-H``), or a shell's prompt names, are the job's where they
-    are named as its processes name theirs; where the processes name hosts and none of the listed ones (``-H
-    10.0.0.48`` for the process on ``v100-gpu-1``: one machine by two names; the login node's prompt before
-    ``srun``), they go, so no host counts twice and a machine that ran no process counts not at all."""
-    by = (COMMAND_HOSTS, PROMPT_HOSTS)
-    own = ~pl.col("source").is_in(by).fill_null(False)
-    said = ranks.filter(own & pl.col("host").is_not_null())["host"].unique()
-    for source in by:
-        listed = pl.col("source") == source
-        hosts = ranks.filter(listed)["host"]
-        if hosts.len() and said.len() and not hosts.is_in(said.implode()).any():
-            ranks = ranks.filter(~listed)
-    return ranks
+    """The hosts a launch command lists (mpirun's ``-H``) are the job's where they are named as its processes
+    name theirs; where the processes name hosts and none of the listed ones (``-H 10.0.0.48`` for the process
+    on ``v100-gpu-1``: one machine by two names), the list goes, so no host counts twice."""
+    listed = pl.col("source") == COMMAND_HOSTS
+    said = ranks.filter(~listed & pl.col("host").is_not_null())["host"].unique()
+    hosts = ranks.filter(listed)["host"]
+    if not hosts.len() or not said.len() or hosts.is_in(said.implode()).any():
+        return ranks
+    return ranks.filter(~listed)
 
 
 def _short_hosts(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:

@@ -36,13 +36,10 @@ TESTS_RANK = r"^#\s*Rank\s+\d+(?:\s+Group\s+\d+)?(?:\s+Pid\s+\d+)?\s+on\s+(?P<ho
 WORLD_SAID = r"\b(?:dist_)?world_size ?[=:] ?(?P<world_size>\d+)\b"
 WORLD_WORDS = (r"(?:(?:^|[^\w\s]|\b(?:[Uu]sing|[Tt]he|[Tt]otal|[Gg]lobal|[Ww]ith))\s*[Ww]orld size"
                r"|(?:^|[^\w])WORLD_SIZE)\s*(?:[=:]|is)\s*(?P<world_size>\d+)\b")
-PROMPT = (r"^(?:\([\w.\-]+\) )?(?:\[[\w.\-]+@(?P<host>[\w.\-]+)[ :][^\]]*\]|[\w.\-]+@(?P<host2>[\w.\-]+):\S*)"
-          r"\s?[$#](?:\s|$)")
 #: the lines of ``SELF`` that say more than who wrote them (an error, a program's message): read for their
 #: writer, left unclaimed for the parser of what they say (the failures', the fallback reader's)
 UNCLAIMED = (r"\bOut of all \d+ trainers, the trainer process with rank=|\bRank\[\d+\] failed\."
              r"|^\s*[Rr]ank \d+:? [^\x00-\x7f]")
-PROMPT_HOSTS = "shell prompt"  # the source of the host a shell's prompt names (identity weighs it)
 PADDLE_ABORTED = (r"\bOut of all \d+ trainers, the trainer process with rank=\[(?P<ranks>[\d, ]+)\] "
                   r"was aborted")
 # each: a rank, a world size, a host or a pid its writer states (groups absent from one are null); under a
@@ -99,9 +96,6 @@ SELF = [
     r"\bRank\[(?P<rank>\d+)\] failed\.",
     # a program's own `Rank 1 <its message>` in a language other than English (the English ones: ``HEAD``)
     r"^\s*[Rr]ank (?P<rank>\d+):? [^\x00-\x7f]",
-    # a shell's prompt (bash's default `user@host:~/dir$ `, Red Hat's `[user@host dir]$ `, a conda env before
-    # it): the host the command ran on
-    PROMPT,
     # any other line that states the world's size (DeepSpeed's `world_size = 1`, a traceback's call
     # `init_process_group(..., world_size=2, ...)`, ESPnet's `dist_world_size: 4`); a function's default
     # (`def f(world_size=1)`) is none, nor a group's (`group_world_size=`, `local_world_size=`)
@@ -142,7 +136,7 @@ CHEAP = (r"(?i)rank|world.size|\d TP\d|mpirun|mpiexec|prterun|horovodrun|nproc|t
          r"|process \d+ terminated|processes \d+ exited|nnodes=|srun: error|node '"
          r"|WORLD INFO DICT|global_rank_mapping|deepspeed|accelerate|container rank|NCCL communicator and"
          r"|MPI size|rendezvous|RankID:|launch_server|sglang serve|vllm serve|vllm\.entrypoints|ServerArgs\("
-         r"|\w@[\w.\-]+[: ]|trainers, the trainer")
+         r"|trainers, the trainer")
 # a writer a line names without being this parser's to claim (its message is another's): Slurm's word about
 # its tasks (`srun: error: node12: tasks 0-3: Exited with exit code 1`: the host, not the tasks' ranks: a
 # task is a rank only where each task is one process of the job), torchelastic's rendezvous node id
@@ -296,10 +290,6 @@ def _self_named(df: pl.DataFrame) -> pl.DataFrame:
                                    .alias("world_size")).drop("nodes", "per_node")
         if pattern == TORCHRUN_FAILED:  # the agent's own word: torchrun's, as its error block is
             sub = sub.with_columns(pl.lit("torchrun").alias("source"))
-        if pattern == PROMPT:  # (`localhost` is any machine's name for itself)
-            sub = sub.with_columns(pl.coalesce("host", "host2").alias("host"),
-                                   pl.lit(PROMPT_HOSTS).alias("source")).drop("host2").filter(
-                pl.col("host") != "localhost")
         if pattern in SELF:
             sub = sub.with_columns(
                 pl.coalesce(*[c for c in ("host", "pdsh_host", "ray_ip") if c in sub.columns]).alias("host"),

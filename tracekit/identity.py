@@ -161,7 +161,8 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     # (a file whose lines name two local ranks holds two processes, whatever else it names)
     locals_ = ranks.group_by("file").agg(pl.col("local_rank").drop_nulls().n_unique().alias("_locals"))
     by_file = (known.group_by("file").agg(pl.col("rank").n_unique().alias("_n"),
-                                          pl.col("rank").first().alias("_rf"))
+                                          pl.col("rank").first().alias("_rf"),
+                                          pl.col("host").drop_nulls().unique().alias("_hf"))
                .join(procs, on="file", how="left").join(locals_, on="file", how="left")
                .filter((pl.col("_n") == 1) & (pl.col("_procs").fill_null(0) <= 1)
                        & (pl.col("_locals").fill_null(0) <= 1))
@@ -179,12 +180,16 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
                 own = own | pl.col("where").is_in(LAUNCHER_WHERE)
             df = df.with_columns(pl.when(own.fill_null(False)).then(None).otherwise(pl.col("_rf"))
                                  .alias("_rf"))
-        # (a pid names the process of that pid's host only: a row naming another host is another process)
+        # (a pid names the process of that pid's host only, a file of one rank that rank's host only: a row
+        # naming another host is another process, pdsh's `node2: ` beside NCCL's lines of node1)
         if "host" in df.columns:
             other = (pl.col("_hp") != pl.col("host")).fill_null(False)
-            df = df.with_columns(pl.when(other).then(None).otherwise(pl.col("_rp")).alias("_rp"))
+            elsewhere = (pl.col("host").is_not_null() & (pl.col("_hf").list.len() > 0)
+                         & ~pl.col("_hf").list.contains(pl.col("host"))).fill_null(False)
+            df = df.with_columns(pl.when(other).then(None).otherwise(pl.col("_rp")).alias("_rp"),
+                                 pl.when(elsewhere).then(None).otherwise(pl.col("_rf")).alias("_rf"))
         df = (df.with_columns(pl.coalesce("rank", "_r", "_rp", "_rf").alias("rank"))
-              .drop("_r", "_rp", "_rf", "_hp"))
+              .drop("_r", "_rp", "_rf", "_hp", "_hf"))
         if "host" in df.columns:
             df = (df.join(by_rank, on="rank", how="left")
                   .with_columns(pl.coalesce("host", "_h").alias("host")).drop("_h"))

@@ -31,9 +31,17 @@ import polars as pl
 from tracekit.parsers import Parsed
 
 NCCL_PROC = r"^\s*(?P<host>[\w.\-]+):(?P<pid>\d+):\d+ \["
+# nccl-tests' `#  Rank  0 Group  0 Pid  21431 on HOST device  0 [0x00] ...`: the host of the lines around it
+TESTS_RANK = r"^#\s*Rank\s+\d+(?:\s+Group\s+\d+)?(?:\s+Pid\s+\d+)?\s+on\s+(?P<host>[\w.\-]+)\s+device\s"
 WORLD_SAID = r"\b(?:dist_)?world_size ?[=:] ?(?P<world_size>\d+)\b"
 WORLD_WORDS = (r"(?:(?:^|[^\w\s]|\b(?:[Uu]sing|[Tt]he|[Tt]otal|[Gg]lobal|[Ww]ith))\s*[Ww]orld size"
                r"|(?:^|[^\w])WORLD_SIZE)\s*(?:[=:]|is)\s*(?P<world_size>\d+)\b")
+#: the lines of ``SELF`` that say more than who wrote them (an error, a program's message): read for their
+#: writer, left unclaimed for the parser of what they say (the failures', the fallback reader's)
+UNCLAIMED = (r"\bOut of all \d+ trainers, the trainer process with rank=|\bRank\[\d+\] failed\."
+             r"|^\s*[Rr]ank \d+:? [^\x00-\x7f]")
+PADDLE_ABORTED = (r"\bOut of all \d+ trainers, the trainer process with rank=\[(?P<ranks>[\d, ]+)\] "
+                  r"was aborted")
 # each: a rank, a world size, a host or a pid its writer states (groups absent from one are null); under a
 # launcher's prefix, the prefix's host and pid are the writer's (Ray Train's worker under `(pid=.., ip=..)`)
 SELF = [
@@ -72,6 +80,22 @@ SELF = [
     r"Setting up process group for: \S+ \[rank=(?P<rank>\d+), world_size=(?P<world_size>\d+)\]",
     # a traceback's source line of the call that joined, its arguments literal: the process's own rank
     r"\b(?:init_process_group|init_rpc)\(.*\brank=(?P<rank>\d+)\s*,\s*world_size=(?P<world_size>\d+)\b",
+    # c10d's store-based barrier since 1.13 (distributed_c10d._store_based_barrier: `Rank 3: Completed
+    # store-based barrier for key:store_based_barrier_key:1 with 4 nodes.`): the writer's rank, the group's
+    # size
+    r"\bRank (?P<rank>\d+): Completed store-based barrier for key:\S+ with (?P<world_size>\d+) nodes\b",
+    # ColossalAI's ParallelContext.set_device: `process rank {global_rank} is bound to device {ordinal}`
+    r"\bprocess rank (?P<rank>\d+) is bound to device \d+",
+    # PaddlePaddle's ProcessGroupNCCL (paddle/fluid/distributed/collective/process_group_nccl.cc, VLOG 3):
+    # `init nccl rank_in_group: 3, nranks: 4, gid: 0, ...`: group 0 is the global one, its rank the world's
+    r"\binit nccl rank_in_group: (?P<rank>\d+), nranks: (?P<world_size>\d+), gid: 0\b",
+    # PaddlePaddle's launcher (distributed/utils/launch_utils.py): `ABORT!!! Out of all 2 trainers, the
+    # trainer process with rank=[0, 1] was aborted.`: the world's size (the ranks: ``_aborted``)
+    r"\bOut of all (?P<world_size>\d+) trainers, the trainer process with rank=",
+    # LMDeploy's model agent (pytorch/engine/model_agent.py): `Rank[2] failed.`, a worker of its one group
+    r"\bRank\[(?P<rank>\d+)\] failed\.",
+    # a program's own `Rank 1 <its message>` in a language other than English (the English ones: ``HEAD``)
+    r"^\s*[Rr]ank (?P<rank>\d+):? [^\x00-\x7f]",
     # any other line that states the world's size (DeepSpeed's `world_size = 1`, a traceback's call
     # `init_process_group(..., world_size=2, ...)`, ESPnet's `dist_world_size: 4`); a function's default
     # (`def f(world_size=1)`) is none, nor a group's (`group_world_size=`, `local_world_size=`)
@@ -111,7 +135,8 @@ NODES = r"--nnodes[= ](?P<n>\d+)(?P<range>:\d+)?"
 CHEAP = (r"(?i)rank|world.size|\d TP\d|mpirun|mpiexec|prterun|horovodrun|nproc|torchrun"
          r"|process \d+ terminated|processes \d+ exited|nnodes=|srun: error|node '"
          r"|WORLD INFO DICT|global_rank_mapping|deepspeed|accelerate|container rank|NCCL communicator and"
-         r"|MPI size|rendezvous|RankID:|launch_server|sglang serve|vllm serve|vllm\.entrypoints|ServerArgs\(")
+         r"|MPI size|rendezvous|RankID:|launch_server|sglang serve|vllm serve|vllm\.entrypoints|ServerArgs\("
+         r"|trainers, the trainer")
 # a writer a line names without being this parser's to claim (its message is another's): Slurm's word about
 # its tasks (`srun: error: node12: tasks 0-3: Exited with exit code 1`: the host, not the tasks' ranks: a
 # task is a rank only where each task is one process of the job), torchelastic's rendezvous node id
@@ -166,7 +191,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     said_any = (t.str.strip_chars() != "") | pl.col("local_tag").is_not_null()
     df = df.filter(talk & pl.any_horizontal(named) & said_any)
     df = df.with_columns(pl.coalesce("pdsh_host", "ray_ip").alias("_phost"),
-                         t.str.extract(NCCL_PROC, 1).alias("_nhost"),
+                         pl.coalesce(t.str.extract(NCCL_PROC, 1), t.str.extract(TESTS_RANK, 1))
+                         .alias("_nhost"),
                          t.str.extract(NCCL_PROC, 2).cast(pl.Int64, strict=False).alias("_npid"))
     # a prefix's host (pdsh's, Ray's ip) is the NCCL host name its NCCL lines give, where they give one
     alias = (df.filter(pl.col("_phost").is_not_null() & pl.col("_nhost").is_not_null())
@@ -183,7 +209,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
     ranks = pl.concat([tagged, said.drop("line"), writers], how="diagonal_relaxed")
     said_by = [pl.col("source")] if "source" in ranks.columns else []
     ranks = ranks.with_columns(pl.coalesce(*said_by, pl.lit("launcher")).alias("source"))
-    return Parsed("launcher", {"ranks": ranks}, said.select("file", "line").unique())
+    mine = said.select("file", "line").unique().join(
+        cheap.filter(t.str.contains(UNCLAIMED)).select("file", "line"), on=["file", "line"], how="anti")
+    return Parsed("launcher", {"ranks": ranks}, mine)
 
 
 def _launch_size(df: pl.DataFrame) -> pl.DataFrame:
@@ -267,6 +295,10 @@ def _self_named(df: pl.DataFrame) -> pl.DataFrame:
                 pl.coalesce(*[c for c in ("host", "pdsh_host", "ray_ip") if c in sub.columns]).alias("host"),
                 pl.coalesce(*[c for c in ("pid", "ray_pid") if c in sub.columns]).cast(pl.Utf8).alias("pid"))
         out.append(sub)
+    aborted = df.filter(t.str.contains(PADDLE_ABORTED))
+    if aborted.height:  # a launcher's word about its trainers (global ranks), never the line's writer
+        out.append(aborted.select("file", "line", t.str.extract(PADDLE_ABORTED, 1).str.extract_all(r"\d+")
+                                  .alias("rank")).explode("rank"))
     head = df.filter(pl.col("launch_rank").is_null() & pl.col("local_tag").is_null() & t.str.contains(HEAD))
     if head.height:
         out.append(head.with_columns(t.str.extract_groups(HEAD).alias("_g")).unnest("_g").with_columns(

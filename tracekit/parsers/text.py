@@ -27,7 +27,8 @@ import polars as pl
 # Open MPI's --timestamp-output `Mon Dec  4 20:11:13 2023` before its tag), `kubectl logs --prefix`
 # `[pod/name/container] `, docker compose `name-1  | `, Ray's `(RayTrainWorker pid=615, ip=10.0.0.6) `,
 # `(pid=615) ` and `(raylet, ip=...) ` (vLLM's `(VllmWorker rank=1 pid=615) ` names the worker's rank;
-# SkyPilot's `(worker1, rank=1, pid=615, ip=...) ` a node's, not kept), pdsh `host: `, srun --label
+# SkyPilot's `(worker1, rank=1, pid=615, ip=...) ` or `(worker1, rank=1, ip=.., pid=615) ` a node's: the
+# node's name is its host's, its rank no process's), pdsh `host: `, srun --label
 # `12: ` (`P0 12: ` for a heterogeneous job; the task number: a rank only where each task is one, which
 # the prefix does not say), a wall-clock `[2026-01-02 03:04:05] ` (NCCL 2.26+ puts one before its WARN
 # lines), `host >> `, torchrun `[rank3]:`, torchelastic's TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE (default
@@ -47,7 +48,8 @@ _PARTS = [
     r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4} ?",
     r"\[pod/[\w.\-]+/[\w.\-]+\] ",
     r"[A-Za-z][\w.\-]*[\-_]\d+ +\| ",
-    _REPLICA + r"\((?P<ray_actor>\w[\w.:\-]*)?(?: rank=(?P<actor_rank>\d+)|, rank=\d+)?"
+    _REPLICA + r"\((?P<ray_actor>\w[\w.:\-]*)?(?: rank=(?P<actor_rank>\d+)|, rank=(?P<sky_rank>\d+))?"
+    r"(?:, ip=(?P<sky_ip>[\w.\-:]+))?"
     r"(?:,? ?pid=(?P<ray_pid>\d+))?"
     r"(?:,? ?ip=(?P<ray_ip>[\w.\-:]+))?\)\s?",  # (a k8s pod's name where Ray runs on Kubernetes)
     r"(?P<pdsh_host>(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w\-]*\d[\w.\-]*): ",
@@ -105,12 +107,15 @@ TIMESTAMP = r"^\[?(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]?\s"
 ANSI = r"(?:\x1b|←)\[\d{0,3}(?:;\d{1,3})*[mK]"
 # a tqdm bar a message was written after, on the same line (no carriage return between): the message counts
 BAR_THEN = r"^[^|]*\d+%\|[^|]*\|\s*[\d.]+[kMG]?/[\d.?]+[kMG]? \[[^\]]*\]\s*(?P<rest>\S.*)$"
-#: a message's error code, which the `host: ` prefix's shape also fits
-ERROR_CODE = r"^E[A-Z]{1,2}\d{4,5}$"
-PDSH_OVER_CODE = r"^\s*([A-Za-z][\w\-]*\d[\w.\-]*|(?:\d{1,3}\.){3}\d{1,3}): E[A-Z]{1,2}\d{4,5}: "
+#: a message's error code, which the `host: ` prefix's shape also fits: Ascend CANN's (`EJ0001`, `EI0006`,
+#: `EH9999`, `EZ9999`, `E19999`: E, two of a module's letters or digits, three digits) and longer ones
+ERROR_CODE = r"^E(?:[0-9A-Z]{2}\d{3}|[A-Z]{1,2}\d{4,5})$"
+PDSH_OVER_CODE = (r"^\s*([A-Za-z][\w\-]*\d[\w.\-]*|(?:\d{1,3}\.){3}\d{1,3}): "
+                  r"E(?:[0-9A-Z]{2}\d{3}|[A-Z]{1,2}\d{4,5}): ")
 TAGS = ("iso_ts", "sys_host", "pdsh_host", "std_host", "ray_actor", "actor_rank", "ray_pid", "ray_ip",
-        "task_tag", "pts", "arrow_host", "rank_tag", "tmpl_rank", "tmpl_local", "local_tag", "mpi_rank",
-        "bare_tag", "word_tag", "slash_rank", "slash_world", "comp_rank", "comp_pid", "trt_rank", *LEVELS)
+        "sky_rank", "sky_ip", "task_tag", "pts", "arrow_host", "rank_tag", "tmpl_rank", "tmpl_local",
+        "local_tag", "mpi_rank", "bare_tag", "word_tag", "slash_rank", "slash_world", "comp_rank", "comp_pid",
+        "trt_rank", *LEVELS)
 # a line that starts a record of its own (a prefixed log line, a traceback), never a wrapped tail
 RECORD_HEAD = r"^(?:\[|\(|[\w.\-]+:\d+:\d+ |\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|\s+File \")"
 STAMPS = ("pts", "iso_ts")  # the prefixes' wall-clock stamps, the line's ``ts``
@@ -321,10 +326,13 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
                   pl.col("text").str.replace(r"\s*\[repeated \d+x across cluster\]\s*$", ""))
     # a `host: ` prefix is pdsh's only where the file has it on more than one line (`mlx5: ...` once is a
     # message), and never an error code's shape (Ascend CANN's `EH9999: Inner Error!`, `EI0006: ...`, under
-    # pdsh's own `worker-1: `: the prefix is taken off, it names no host; pdsh's before it does)
+    # pdsh's own `worker-1: `: no prefix, it names no host and stays the message's first word; pdsh's before
+    # it does name one)
     code = pl.col("pdsh_host").str.contains(ERROR_CODE)
-    if df.select(code.any()).item():
-        df = df.with_columns(pl.when(code).then(pl.col("raw").str.extract(PDSH_OVER_CODE, 1))
+    if df.select(code.any()).item():  # (the code is the message's first word: it goes back on its text)
+        df = df.with_columns(pl.when(code).then(pl.format("{}: {}", "pdsh_host", "text"))
+                             .otherwise(pl.col("text")).alias("text"),
+                             pl.when(code).then(pl.col("raw").str.extract(PDSH_OVER_CODE, 1))
                              .otherwise(pl.col("pdsh_host")).alias("pdsh_host"))
     said = df.filter(pl.col("pdsh_host").is_not_null()).group_by("file", "pdsh_host").agg(
         pl.len().alias("_said"))
@@ -332,6 +340,12 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     if said.height:
         df = df.join(said, on=["file", "pdsh_host"], how="left", maintain_order="left").with_columns(
             pl.when(pl.col("_said") > 1).then(pl.col("pdsh_host")).alias("pdsh_host")).drop("_said")
+    # SkyPilot's node (`(head, rank=0, pid=..) `, `(worker1, rank=1, pid=.., ip=..) `; `(node-1 pid=..) `
+    # before it named them by number): one host each, by the name SkyPilot gives it (the head's has no ip)
+    sky = pl.col("sky_rank").is_not_null() | pl.col("ray_actor").str.contains(r"^node-\d+$")
+    df = df.with_columns(pl.when(sky.fill_null(False)).then(pl.col("ray_actor"))
+                         .otherwise(pl.col("pdsh_host")).alias("pdsh_host"),
+                         pl.coalesce("ray_ip", "sky_ip").alias("ray_ip")).drop("sky_rank", "sky_ip")
     df = _unwrap(df)
     ints = ("rank_tag", "tmpl_rank", "local_tag", "tmpl_local", "mpi_rank", "task_tag", "bare_tag",
             "word_tag", "ray_pid", "actor_rank", "slash_rank", "slash_world", "comp_rank", "comp_pid",

@@ -192,8 +192,6 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
         what = (f"the launcher reported {name} failed (its own error is in that process's log)" if name else
                 "the job was shut down after a process failed or ended first (its own error is not in the "
                 "excerpt)")
-    elif re.search(salient.GLOG_FATAL, first["message"]):
-        what = "a process ended on a fatal error (glog's FATAL: a failed CHECK or a fatal signal aborts it)"
     else:
         what = "a process crashed"
     return Verdict(Kind.CRASHED_RANK, f"{what}: {quote(first)}{more}; read from its words (no parser decodes "

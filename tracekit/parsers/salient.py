@@ -69,15 +69,6 @@ CRASH = (
     r"|\bis dead\b|out of memory|\boom[- ]?kill|terminate called (?:after|without)"
     r"|\*\*\* process received signal|<defunct>|illegal memory access|\bcrashed\b|\bbus error\b"
 )
-#: glog's own words as it ends a process (Paddle, MXNet, Caffe, TensorFlow, XLA, brpc): a FATAL line
-#: (``F1125 15:44:39.266677 200102 nccl_helper.h:62] Check failed: ...``: LOG(FATAL) and a failed CHECK
-#: abort), the stack trace logging.cc prints then (``*** Check failure stack trace: ***``) and its failure
-#: signal handler's (signalhandler.cc: ``*** Aborted at 1576123353 (unix time) try "date -d @..."``,
-#: ``*** SIGSEGV (@0x0) received by PID 24044 (TID 0x7f64...) from PID 0; stack trace: ***``)
-GLOG_FATAL = (r"(?-i:^\s*F\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w.\-]+:\d+\])"
-              r"|\*\*\* Check failure stack trace: \*\*\*|\*\*\* Aborted at \d+ \(unix time\)"
-              r"|\*\*\* SIG[A-Z]+ \(@0x[0-9a-fA-F]+\) received by PID \d+")
-CRASH = either(CRASH, GLOG_FATAL)
 #: a process that cannot start, in the words of what refused it: glibc's loader (``symbol lookup error: ...:
 #: undefined symbol: X``, ``error while loading shared libraries: libX.so: cannot open shared object
 #: file``), CPython (``python3: can't open file 'x.py': [Errno 2] No such file or directory``), bash and
@@ -283,7 +274,7 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
     # its program's name, the torch parser c10d's ``[W socket.cpp:663]`` lines by their head, the launcher
     # parser ``Container rank 0 status failed ...`` for the local rank it names, decoding no failure)
     # (and the other runtimes' own failure lines: parsers/runtimes claims UCX's for their host and pid)
-    anywhere = every.filter(t.str.contains(either(PEER_CLOSED_LOCAL, NO_START, CONNECT_FAILED, GLOG_FATAL,
+    anywhere = every.filter(t.str.contains(either(PEER_CLOSED_LOCAL, NO_START, CONNECT_FAILED,
                                                   r"\bContainer rank \d+ status failed\b", *RUNTIME)))
     df = pl.concat([every.join(unclaimed.select("file", "line"), on=["file", "line"], how="semi")
                     .with_columns(pl.lit(False).alias("_claimed")),

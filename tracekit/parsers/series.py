@@ -122,7 +122,7 @@ KEY = 80
 MASK = "\x01"
 
 
-def _template(t: pl.Expr) -> pl.Expr:
+def template(t: pl.Expr) -> pl.Expr:
     """The line with its numbers masked, its spacing and trailing separators evened out (a right-aligned
     counter, a `` |`` one line ends with and the next does not)."""
     return t.str.replace_all(NUMBER, MASK).str.replace_all(r"\s+", " ").str.strip_chars(" |,;")
@@ -139,7 +139,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     cand = (lines.filter(t.str.contains(CANDIDATE) & t.str.contains(r"\d")
                          & ~t.str.contains(any_of(*trainer.STEP_PATTERNS)))
             .select("file", "line", "text", pl.coalesce("ts", said_ts).alias("ts"), rank.alias("rank"))
-            .with_columns(_template(t).alias("_full")))
+            .with_columns(template(t).alias("_full")))
     # one template: the same first KEY characters once masked (nanotron adds memory figures to some lines)
     # (a logger header's level is no warning of the line's own: icefall logs its progress at WARNING)
     said = t.str.replace(LEVEL, "")

@@ -201,8 +201,24 @@ def clean_but_partial(ev: Evidence) -> Verdict | None:
                        f"slower phase; the step lines' timestamps or per-step times decide it "
                        f"({ev.coverage.describe()})", [], [Cited(file, line, text)])
     return Verdict(Kind.UNDECIDED, "what was seen ended cleanly or progressed "
-                   f"({'; '.join((ev.clean_end + ev.progressed)[:2])}), but only {ev.coverage.describe()}: "
-                   "the other ranks' logs decide it", [], [])
+                   f"({'; '.join((ev.clean_end + ev.progressed)[:2])}){own_figures(ev)}, but only "
+                   f"{ev.coverage.describe()}: the other ranks' logs decide it", [], [])
+
+
+def own_figures(ev: Evidence) -> str:
+    """``; its own figures: 0.847-1.31 s per step over 4 lines (as the program prints it: `time: 0.8466`)``:
+    the pace the progress lines print (a time per step or a throughput), or nothing where none does."""
+    for what in ("took", "rate"):
+        f = ev.ticks.filter(pl.col(what).is_not_null() & (pl.col(what) > 0))
+        if what == "took" and pace.cumulative(f):
+            continue  # (seconds since the start on each line: no time per step)
+        if f.height:
+            lo, hi = f[what].min(), f[what].max()
+            unit = "s per step" if what == "took" else (f["unit"].drop_nulls().head(1).to_list() or [""])[0]
+            span = f"{lo:.3g}" if lo == hi else f"{lo:.3g}-{hi:.3g}"
+            return (f"; its own figures: {span} {unit}".rstrip()
+                    + f" over {f.height} line(s){pace.printed(f, what)}")
+    return ""
 
 
 def pace_unjudged(ev: Evidence) -> Verdict | None:

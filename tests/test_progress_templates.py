@@ -111,3 +111,36 @@ def test_a_bar_at_100_percent_ends_a_loop_not_the_program(tmp_path: Path):
                      f"812.{i} |" for i in range(1, 5))
     assert decide(text_store(tmp_path, mega, "mega.log")).kind == Kind.HEALTHY
 
+
+# DeepEP's tests/test_low_latency.py (`[rank {rank}] Dispatch bandwidth: {..:.2f} GB/s, avg_t=... us |
+# Combine bandwidth: ...`); nccl-tests' all_reduce_perf header and one row of its table
+DEEPEP = ("[rank {r}] Dispatch bandwidth: 41.2{r} GB/s, avg_t=180.00 us | Combine bandwidth: 40.10 GB/s, "
+          "avg_t=350.0 us")
+NCCL_TESTS = """# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20
+#  Rank  0 Group  0 Pid  12345 on     node01 device  0 [0x07] NVIDIA H100 80GB HBM3
+#       size    count   type  redop   root   time  algbw  busbw #wrong   time  algbw  busbw #wrong
+           8        2  float    sum     -1  12.01   0.00   0.00      0  11.90   0.00   0.00      0
+"""
+
+
+def test_a_file_of_benchmark_results_is_of_its_own_kind_not_nccl_tests(tmp_path: Path):
+    store = text_store(tmp_path, "\n".join(DEEPEP.format(r=r) for r in range(4)), "deepep.log")
+    assert store.files["kind"].to_list() == ["benchmark"]
+    assert factory_events(store, EventKind.BANDWIDTH)["where"].to_list() == ["benchmark"] * 4
+    tests = text_store(tmp_path, NCCL_TESTS, "nccl.log")
+    assert tests.files["kind"].to_list() == ["nccl-tests"]
+    assert "benchmark" not in factory_events(tests, EventKind.BANDWIDTH)["where"].to_list()
+
+
+# DeepEP's tests/test_internode.py tuning sweep (`[tuning] SMs {..}, NVL chunk {..}, RDMA chunk {..}: {..:.2f}
+# GB/s (RDMA), {..:.2f} GB/s (NVL)`) beside NVSHMEM's bootstrap trace (bootstrap_uid.cpp: `rank 2 nranks 4`)
+TUNING = "[tuning] SMs 24, NVL chunk 4, RDMA chunk {c}: {r:.2f} GB/s (RDMA), {n:.2f} GB/s (NVL)"
+BOOTSTRAP = ("/workspace/nvshmem/src/modules/bootstrap/uid/bootstrap_uid.cpp:bootstrap_uid_barrier:575: "
+             "rank 2 nranks 4 tag 2 - DONE")
+
+
+def test_one_rank_s_benchmark_figures_of_a_bigger_world_are_quoted_undecided(tmp_path: Path):
+    lines = [TUNING.format(c=c, r=c / 10, n=c / 5) for c in (4, 8, 12, 16)] + [BOOTSTRAP]
+    v = decide(text_store(tmp_path, "\n".join(lines)))
+    assert v.kind == Kind.UNDECIDED and "0.4-1.6 GB/s" in v.summary, v.summary
+    assert "left no record" in v.summary  # (ranks 0, 1 and 3 of the 4 NVSHMEM names)

@@ -1,5 +1,5 @@
 """What a program says of its own results (progress, issue 31): a benchmark's result lines
-(parsers/nccl_tests.py's ``_results``: DeepEP's dispatch and combine bandwidth, a transfer engine's
+(parsers/bench_results.py: DeepEP's dispatch and combine bandwidth, a transfer engine's
 throughput, a p2p or all-to-all script's GB/s): the benchmark ran to its measurement, how its ranks'
 figures compare, and what to compare the figure with; an inference server's start-up and answers; one
 loop's progress bars at paces far apart. nccl-tests' tables and the all-reduce benchmark are
@@ -28,10 +28,13 @@ def benchmark_result(ev: Evidence) -> Verdict | None:
     """A benchmark's result lines and nothing but calm lines. Printed by several ranks with even figures,
     or with the benchmark's own end line: it ran to its measurement on every rank seen, none lags:
     healthy, with the figures and what to compare them with (a figure alone says how fast, not whether
-    that is slow). Figures of the ranks that differ by ``EVEN`` or more, or one figure with no end line:
-    undecided, with the figures."""
+    that is slow). Figures of the ranks that differ by ``EVEN`` or more, one figure with no end line, or
+    the figures of some ranks of a world whose other ranks left no record: undecided, with the figures."""
     rows = ev.kinds(EventKind.BANDWIDTH).filter(pl.col("where") == "benchmark").sort("file", "line")
-    if not rows.height or not calm(ev, init_done=True, every_rank_seen=True):
+    if not rows.height or not calm(ev, init_done=True):
+        return None
+    unseen = ev.coverage.missing and not ev.steps.height  # (steps beside it: the rules of the pace decide)
+    if not unseen and not calm(ev, init_done=True, every_rank_seen=True):
         return None
     rows = rows.with_columns(template(pl.col("message")).alias("_shape"))
     ranks = rows["rank"].drop_nulls().unique().sort().to_list()
@@ -44,6 +47,10 @@ def benchmark_result(ev: Evidence) -> Verdict | None:
               if g["rank"].n_unique() > 1 and g["busbw_gbs"].drop_nulls().len()
               and g["busbw_gbs"].max() > EVEN * g["busbw_gbs"].min()]
     who = f"on {'rank' if len(ranks) == 1 else 'ranks'} {fmt_ranks(ranks)}" if ranks else "as printed"
+    if unseen:
+        return Verdict(Kind.UNDECIDED, f"the benchmark's own results {who}: {figures}; the other ranks of "
+                       f"its world left no record ({ev.coverage.describe()}): their results say whether one "
+                       f"lags; {compare}", [], cited)
     if uneven:
         low = uneven[0].drop_nulls("rank").sort("busbw_gbs").row(0, named=True)
         return Verdict(Kind.UNDECIDED, f"the benchmark's own results {who} differ by rank: {figures}; "

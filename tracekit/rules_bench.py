@@ -140,7 +140,10 @@ def every_rank_ended(ev: Evidence) -> Verdict | None:
     no rank of a known world is unseen, and nothing failed: healthy."""
     if not _calm(ev) or ev.pending.height or ev.pace["slow"] or ev.pace["falling"]:
         return None  # (a slow step: slow_steps says it)
-    last = ev.steps.filter(pl.col("max_steps").is_not_null() & (pl.col("step") >= pl.col("max_steps")))
+    # a trainer's step line at its last step ends the training; a progress bar at 100% (tqdm's `Map: 100%|...|
+    # 669/669`, an epoch's `Training: 100%`) ends one loop of the program, not the program
+    last = ev.steps.filter((pl.col("kind") == EventKind.STEP) & pl.col("max_steps").is_not_null()
+                           & (pl.col("step") >= pl.col("max_steps")))
     cols = ("file", "line", "rank", "message")
     ends = pl.concat([ev.kinds(EventKind.PROGRAM_END, EventKind.CLEAN_EXIT).select(cols),
                       last.select(cols)]).sort("file", "line")

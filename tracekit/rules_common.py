@@ -67,3 +67,15 @@ def late_text(ev: Evidence) -> str:
     return (f"rank {x['rank']} makes the others wait: it arrives last in {x['times']} of {x['of']} "
             f"collectives, a median {x['lag_s']:.2f} s after the next rank, since {x['since_op']} "
             f"seq {x['since_seq']} on process group {x['pg']} ({source} durations)")
+
+
+def calm(ev: Evidence, *, init_done: bool = False, every_rank_seen: bool = False,
+         nothing_looked_at: bool = False) -> bool:
+    """Nothing but calm lines: no error, failure sign, stall, or rank left behind. What else must be
+    absent is the caller's: ``init_done`` no pending NCCL init (a benchmark's or a server's figures
+    printed while a communicator still starts are no result); ``every_rank_seen`` no rank of a known
+    world that left no record (a healthy verdict over ranks whose logs are not known); and
+    ``nothing_looked_at`` no mismatch and no stack dump (someone looked for where it waits)."""
+    return not (ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.missing
+                or (init_done and ev.pending.height) or (every_rank_seen and ev.coverage.missing)
+                or (nothing_looked_at and (ev.mismatches or ev.stacks.height)))

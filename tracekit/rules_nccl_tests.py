@@ -99,7 +99,7 @@ def _fall(table: pl.DataFrame) -> dict | None:
             "last": table["bytes"].max()}
 
 
-def _transport(ev: Evidence) -> str:
+def transport_logged(ev: Evidence) -> str:
     """The network or peer transport NCCL logged for this run's connections (``NET/IB``), else empty."""
     links = ev.store.links
     if not links.height or "transport_kind" not in links.columns:
@@ -144,7 +144,7 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
             return _falls(f, t, on)
     ends = ev.kinds(EventKind.TEST_PASSED, EventKind.TEST_AVG_BUSBW).sort("file", "line")
     avg = ev.kinds(EventKind.TEST_AVG_BUSBW)["busbw_gbs"].drop_nulls()
-    transport = _transport(ev)
+    transport = transport_logged(ev)
     large = rows.filter(pl.col("bytes") >= LARGE)
     if large.height and large["busbw_gbs"].max() < LOW_BUSBW:
         return _low(large, avg, ends, transport, on)

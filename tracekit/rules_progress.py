@@ -9,13 +9,12 @@ from dataclasses import replace
 
 import polars as pl
 
-from tracekit import figures, pace, situation
+from tracekit import figures, pace
 from tracekit.evidence import Evidence, lines
-from tracekit.outcome import Cited, EventKind, Kind, Verdict
-from tracekit.parsers.series import _template
-from tracekit.rules_common import late_text
-from tracekit.rules_nccl_tests import _transport
-from tracekit.wording import fmt_ranks
+from tracekit.outcome import Cited, Kind, Verdict
+from tracekit.rules_common import calm, late_text
+from tracekit.rules_results import own_results  # noqa: F401  (rules.RULES names it here; see rules_results)
+from tracekit.undecided import undecided_verdict
 
 
 def slow_progress(ev: Evidence) -> Verdict | None:
@@ -112,8 +111,7 @@ def steady_progress(ev: Evidence) -> Verdict | None:
     some ranks log steps (and no rank of a known world is known to have left no file). A synchronous
     job's steps advance only while every rank of it takes part in its collectives, so the ranks that
     do not log are moving too."""
-    if (not ev.progressed or ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.missing
-            or ev.mismatches or ev.coverage.missing or ev.stacks.height):
+    if not ev.progressed or not calm(ev, every_rank_seen=True, nothing_looked_at=True):
         return None  # (ranks of a known world that left no record: what they logged is not known; a stack
         # dump beside the steps: someone looked for where it waits)
     per_step, rate = ev.pace["per_step_s"], ev.pace["rate"]
@@ -203,8 +201,24 @@ def clean_but_partial(ev: Evidence) -> Verdict | None:
                        f"slower phase; the step lines' timestamps or per-step times decide it "
                        f"({ev.coverage.describe()})", [], [Cited(file, line, text)])
     return Verdict(Kind.UNDECIDED, "what was seen ended cleanly or progressed "
-                   f"({'; '.join((ev.clean_end + ev.progressed)[:2])}), but only {ev.coverage.describe()}: "
-                   "the other ranks' logs decide it", [], [])
+                   f"({'; '.join((ev.clean_end + ev.progressed)[:2])}){own_figures(ev)}, but only "
+                   f"{ev.coverage.describe()}: the other ranks' logs decide it", [], [])
+
+
+def own_figures(ev: Evidence) -> str:
+    """``; its own figures: 0.847-1.31 s per step over 4 lines (as the program prints it: `time: 0.8466`)``:
+    the pace the progress lines print (a time per step or a throughput), or nothing where none does."""
+    for what in ("took", "rate"):
+        f = ev.ticks.filter(pl.col(what).is_not_null() & (pl.col(what) > 0))
+        if what == "took" and pace.cumulative(f):
+            continue  # (seconds since the start on each line: no time per step)
+        if f.height:
+            lo, hi = f[what].min(), f[what].max()
+            unit = "s per step" if what == "took" else (f["unit"].drop_nulls().head(1).to_list() or [""])[0]
+            span = f"{lo:.3g}" if lo == hi else f"{lo:.3g}-{hi:.3g}"
+            return (f"; its own figures: {span} {unit}".rstrip()
+                    + f" over {f.height} line(s){pace.printed(f, what)}")
+    return ""
 
 
 def pace_unjudged(ev: Evidence) -> Verdict | None:
@@ -224,187 +238,15 @@ def pace_unjudged(ev: Evidence) -> Verdict | None:
     flops = "flops" in (last["unit"] or "").lower()
     against = ("the GPUs' peak (dense bf16: A100 312, H100 989 TFLOPS; a tuned LLM run reaches about 35-55% "
                "of it)" if flops else "the same job's figures on one node or earlier in the run")
-    said = situation.undecided_verdict(ev)  # (what is seen and what to collect, as `nothing` says it)
+    said = undecided_verdict(ev)  # (what is seen and what to collect, as `nothing` says it)
     return replace(said, summary=f"the program's own pace: {figure}{at}; {few}, and nothing in the log says "
                    f"what the hardware gives: compare the throughput with {against} (far below it on several "
                    f"nodes points at the interconnect); {said.summary}",
                    evidence=[Cited(last["file"], last["line"], last["message"]), *said.evidence])
 
 
-# --- (progress, issue 31) What a program says of its own results: a benchmark's result lines
-# (parsers/nccl_tests.py's ``_results``: DeepEP's dispatch and combine bandwidth, a transfer engine's
-# throughput, a p2p or all-to-all script's GB/s): the benchmark ran to
-# its measurement, how its ranks' figures compare, and what to compare the figure with. nccl-tests' tables
-# and the all-reduce benchmark are ``rules_nccl_tests``'s.
-
-#: the ranks' figures of one result line even: the largest at most this many times the smallest
-EVEN = 1.5
-#: what a benchmark's GB/s is compared with, where the log names no link's speed
-LINKS = ("the links it crosses: NVLink (H100: ~450 GB/s each way), a 400 Gb/s InfiniBand/RoCE NIC "
-         "(~48 GB/s), a 100 Gb/s NIC (~12 GB/s), TCP through the kernel (a few GB/s at best)")
-
-
-def _calm(ev: Evidence) -> bool:
-    """No error, signal, stall, pending init or rank left behind, and no rank of a known world unseen."""
-    return not (ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.pending.height or ev.missing
-                or ev.coverage.missing)
-
-
-def benchmark_result(ev: Evidence) -> Verdict | None:
-    """A benchmark's result lines and nothing but calm lines. Printed by several ranks with even figures,
-    or with the benchmark's own end line: it ran to its measurement on every rank seen, none lags:
-    healthy, with the figures and what to compare them with (a figure alone says how fast, not whether
-    that is slow). Figures of the ranks that differ by ``EVEN`` or more, or one figure with no end line:
-    undecided, with the figures."""
-    rows = ev.kinds(EventKind.BANDWIDTH).filter(pl.col("where") == "benchmark").sort("file", "line")
-    if not rows.height or not _calm(ev):
-        return None
-    rows = rows.with_columns(_template(pl.col("message")).alias("_shape"))
-    ranks = rows["rank"].drop_nulls().unique().sort().to_list()
-    figures = "; ".join(_figure(g) for _, g in rows.group_by("_shape", maintain_order=True))
-    cited = [Cited(r["file"], r["line"], r["message"]) for r in rows.head(2).iter_rows(named=True)]
-    link = _transport(ev)
-    against = f"the transport NCCL logged ({link}) and " if link else ""
-    compare = f"compare it with {against}{LINKS}"
-    uneven = [g for _, g in rows.group_by("_shape", maintain_order=True)
-              if g["rank"].n_unique() > 1 and g["busbw_gbs"].drop_nulls().len()
-              and g["busbw_gbs"].max() > EVEN * g["busbw_gbs"].min()]
-    who = f"on {'rank' if len(ranks) == 1 else 'ranks'} {fmt_ranks(ranks)}" if ranks else "as printed"
-    if uneven:
-        low = uneven[0].drop_nulls("rank").sort("busbw_gbs").row(0, named=True)
-        return Verdict(Kind.UNDECIDED, f"the benchmark's own results {who} differ by rank: {figures}; "
-                       f"rank {low['rank']} the lowest ({low['busbw_gbs']:g} GB/s): a slower link or GPU on "
-                       f"its side, or a rank that started late; {compare}", [low["rank"]],
-                       [Cited(low["file"], low["line"], low["message"])])
-    ended = rows["message"].str.contains(r"(?i)\b(?:completed|finished|done)\b").any()
-    if len(ranks) < 2 and not ended:
-        return Verdict(Kind.UNDECIDED, f"the benchmark's own result {who}: {figures}, and nothing in the log "
-                       f"says what the hardware gives: {compare}; the rest of its output says whether it "
-                       "ended", [], cited)
-    how = (f"every rank seen ({fmt_ranks(ranks)}) printed its result, within {EVEN:g}x of each other (none "
-           "lags)" if len(ranks) > 1 else "it said it completed")
-    return Verdict(Kind.HEALTHY, f"the benchmark ran to its measurement and {how}: {figures}; no error, "
-                   f"signal or stall is logged; whether that is fast enough is the benchmark's question: "
-                   f"{compare} ({ev.coverage.describe()})", [], cited)
-
-
-def _figure(g: pl.DataFrame) -> str:
-    """``Dispatch bandwidth 24.3-24.67 GB/s over 4 ranks``: one result line's figures (its words up to
-    the figure, the span, the ranks), or the line itself where the figure has no unit."""
-    v = g["busbw_gbs"].drop_nulls()
-    head = g["message"][0]
-    if not v.len():
-        return f"`{head[-80:]}`"
-    name = head.split(":")[0][-40:] if ":" in head[:60] else "the figure"
-    span = f"{v.min():g}" if v.min() == v.max() else f"{v.min():g}-{v.max():g}"
-    n = g["rank"].n_unique() if g["rank"].drop_nulls().len() else 0
-    return f"{name.strip()} {span} GB/s" + (f" over {n} ranks" if n > 1 else "")
-
-
-#: the order of an inference server's start-up phases (parsers/trainer.py's ``_serving``)
-PHASES = ("dist_init", "load_weights", "memory_pool", "cuda_graph", "ready")
-
-
-def serving(ev: Evidence) -> Verdict | None:
-    """An inference server's own lines (parsers/trainer.py's ``_serving``) and nothing but calm lines:
-    requests answered with a 2xx status or batches scheduled (it serves), its own word that it is ready, or a
-    start-up past its distributed init on every rank seen (healthy so far, start-up only). A 5xx answer,
-    an error, a crash after ``ready``: the rules of failure, or nothing, decide."""
-    rows = ev.kinds(EventKind.SERVED, EventKind.SERVER_UP).sort("file", "line")
-    if not rows.height or not _calm(ev) or (rows["where"] == "request_failed").any():
-        return None
-    covers = f"this covers what is seen ({ev.coverage.describe()})"
-    served = rows.filter((pl.col("kind") == EventKind.SERVED) & (pl.col("where") != "probe"))
-    if served.height:
-        asked = served.filter(pl.col("where") == "request").height
-        batches = served.filter(pl.col("where") == "batch")
-        said = [f"{asked} request(s) answered with a 2xx status"] if asked else []
-        if batches.height:
-            said.append(f"{batches.height} batch(es) scheduled (the last: {_tail(batches['message'][-1])})")
-        return Verdict(Kind.HEALTHY, f"the server serves: {'; '.join(said)}, and no error, signal or stall "
-                       f"is logged; {covers}", [], [Cited(r["file"], r["line"], r["message"])
-                                                   for r in served.tail(2).iter_rows(named=True)])
-    ready = rows.filter(pl.col("where") == "ready")
-    if ready.height:
-        r = ready.row(-1, named=True)
-        return Verdict(Kind.HEALTHY, f"the server said it is ready ({_tail(r['message'])}) and no error, "
-                       f"signal or stall is logged: it started; {covers}", [],
-                       [Cited(r["file"], r["line"], r["message"])])
-    tp = pl.col("message").str.extract(r"\b(?:TP|PP|DP)(\d+)\b", 1)
-    rows = rows.with_columns(tp.alias("_who"), pl.col("where").replace_strict(
-        {p: i for i, p in enumerate(PHASES)}, default=None, return_dtype=pl.Int64).alias("_phase"))
-    inited = rows.filter(pl.col("where") == "dist_init")["_who"].unique()
-    after = rows.filter(pl.col("_phase") > 0)
-    if not inited.len() or not after.height or set(inited.to_list()) - set(after["_who"].to_list()):
-        return None  # (every process that finished its init went on to the next phase)
-    last = after.row(-1, named=True)
-    n = inited.drop_nulls().len()
-    each = f"every one of its {n} ranks seen" if n > 1 else "the process seen"
-    return Verdict(Kind.HEALTHY, f"the server's start-up is past its distributed init on {each} (its "
-                   f"process groups exist) and went on ({_tail(last['message'])}), and no error, signal or "
-                   "stall is logged: healthy so far; this covers start-up only, the rest of its log says "
-                   f"whether it serves ({ev.coverage.describe()})", [],
-                   [Cited(last["file"], last["line"], last["message"])])
-
-
-def _tail(message: str, n: int = 100) -> str:
-    """A line's text after its logger header (``[2025-05-14 09:31:43 TP0] ``), clipped."""
-    body = message.split("] ", 1)[-1] if message.startswith("[") else message
-    return body.strip()[:n]
-
-
-#: tqdm's time fields: elapsed<remaining (``00:40<7:58:13``), and a bar's ``n/total`` before them
-TQDM_TIMES = r"(?:(\d+)/(\d+) )?\[(?:(\d+):)?(\d\d):(\d\d)<(?:(\d+):)?(\d\d):(\d\d),"
-#: two progress bars count the same loop when their totals are within this share of each other
-SAME_TOTAL = 0.1
-
-
-def paces_differ(ev: Evidence) -> Verdict | None:
-    """Progress bars (tqdm's) of one loop, run more than once (the elapsed time starts again: a user's
-    comparison of two setups, a job restarted), at paces ``pace.TREND`` times apart or more, and nothing
-    but calm lines: the same work runs far slower in one run: slow, not hung. The same loop: the same
-    total of steps (a bar's ``n/total``, or elapsed + remaining over the pace), within ``SAME_TOTAL``."""
-    t = ev.ticks
-    if t.height < 2 or ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.missing:
-        return None
-    g = [pl.col("message").str.extract(TQDM_TIMES, i).cast(pl.Float64, strict=False) for i in range(1, 9)]
-    sec = pl.coalesce("took", pl.when(pl.col("unit") == "it/s").then(1 / pl.col("rate")))
-    left = g[5].fill_null(0) * 3600 + g[6] * 60 + g[7]
-    spent = g[2].fill_null(0) * 3600 + g[3] * 60 + g[4]
-    bars = t.with_columns(sec.alias("_s"), spent.alias("_spent")).with_columns(
-        pl.coalesce(g[1], (pl.col("_spent") + left) / pl.col("_s")).alias("_total")).filter(
-        pl.col("_s").is_not_null() & (pl.col("_s") > 0) & pl.col("_total").is_not_null()).sort("file", "line")
-    if bars.height < 2 or bars["_total"].max() > (1 + SAME_TOTAL) * bars["_total"].min():
-        return None
-    runs = bars.with_columns((pl.col("_spent").diff().fill_null(0) < 0).cum_sum().alias("_run"))
-    each = runs.group_by("_run", maintain_order=True).agg(pl.all().last(), pl.col("_s").median().alias("_m"))
-    if each.height < 2:
-        return None  # (one bar whose pace moved: the rules over the pace trend say it)
-    slow, fast = each.sort("_m").row(-1, named=True), each.sort("_m").row(0, named=True)
-    if slow["_m"] < pace.TREND * fast["_m"]:
-        return None
-    return Verdict(Kind.SLOW_PROGRESS, f"one loop of about {bars['_total'].median():.0f} steps runs at "
-                   f"{_pace(slow)} in one progress bar and {_pace(fast)} in another (its elapsed time starts "
-                   f"again): {slow['_m'] / fast['_m']:.0f}x slower there, and no error, signal or stall is "
-                   "logged: slow, not hung (where the slow bar is the multi-GPU run, each step waits on its "
-                   "gradient all-reduce: the link between the GPUs, P2P/NVLink or PCIe, decides it; "
-                   "NCCL_DEBUG=INFO names the transport)", [],
-                   [Cited(r["file"], r["line"], r["message"]) for r in (slow, fast)])
-
-
-def _pace(r: dict) -> str:
-    """``5.75 s/it``, or ``1.96 it/s (0.51 s/it)``: a bar's pace as it prints it, in seconds per step."""
-    return f"{r['took']:g} s/it" if r["took"] is not None else f"{r['rate']:g} it/s ({r['_s']:.2f} s/it)"
-
-
-def own_results(ev: Evidence) -> Verdict | None:
-    """What a program says of its own results and pace: a benchmark's figures, an inference server's
-    start-up and answers, one loop's progress bars at paces far apart (one place in ``rules.RULES``)."""
-    return benchmark_result(ev) or serving(ev) or paces_differ(ev)
-
-
 def nothing(ev: Evidence) -> Verdict:
     """No rule fired: the situation, what is missing to decide and what to collect
-    (``situation.undecided``), with the program's own pace figures in front where its lines print them
+    (``undecided.undecided``), with the program's own pace figures in front where its lines print them
     (``pace_unjudged``)."""
-    return pace_unjudged(ev) or situation.undecided_verdict(ev)
+    return pace_unjudged(ev) or undecided_verdict(ev)

@@ -71,24 +71,6 @@ BENCH_BW = r"\b(?P<what>algbw|busbw): (?P<gbs>[\d.]+) GBps\b"
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
-    """nccl-tests' tables and the all-reduce benchmark's result, then any other benchmark's result lines
-    (``_results``, below) among the lines neither claimed."""
-    out = _parse(lines)
-    if not lines.height:
-        return out
-    # (the rank a launcher's prefix or a `[rank N]` tag names)
-    tag = [c for c in ("rank_tag", "mpi_rank", "launch_rank") if c in lines.columns]
-    found = _results(lines.select("file", "line", "text", *tag)
-                                  .join(out.claimed, on=["file", "line"], how="anti"))
-    if found is None:
-        return out
-    tables = dict(out.tables)
-    tables["events"] = pl.concat([e for e in (tables.get("events"), found) if e is not None],
-                                 how="diagonal_relaxed")
-    return Parsed("nccl-tests", tables, pl.concat([out.claimed, found.select("file", "line")]))
-
-
-def _parse(lines: pl.DataFrame) -> Parsed:
     if not lines.height:
         return Parsed("nccl-tests")
     t = pl.col("text")
@@ -240,58 +222,3 @@ def _ranks(mine: pl.DataFrame) -> pl.DataFrame:
             pl.coalesce("nccl_version" if "nccl_version" in out.columns else pl.lit(None, pl.Utf8), "_v")
             .alias("nccl_version")).drop("_v")
     return out.with_columns(pl.lit("nccl-tests").alias("source"))
-
-
-# --- (progress, issue 31) A benchmark's own result lines: the bandwidth or throughput it prints once
-# it has measured it.
-#
-# Written from the code that prints them: DeepEP's tests (tests/test_low_latency.py: ``[rank 3] Dispatch
-# bandwidth: 24.67 GB/s, avg_t=304.43 us | Combine bandwidth: 24.72 GB/s, avg_t=588.12 us``, ``[rank 0]
-# Dispatch + combine bandwidth: 24.53 GB/s, avg_t=898.66 us, ...``; tests/test_intranode.py: ``[tuning] Best
-# dispatch (FP8): SMs 24, NVL chunk 8, 152.31 GB/s (NVL), t: ...``), Mooncake's transfer_engine_bench
-# (mooncake-transfer-engine/example/transfer_engine_bench.cpp: ``Test completed: duration 10.01, batch count
-# 4895, throughput 0.26``, newer builds with ``GB/s`` after it), NVSHMEM's and UCX's perf tests, p2p and
-# all-to-all scripts (``all_to_all bandwidth: 42.1 GB/s``). One ``bandwidth`` event per line, ``where=
-# "benchmark"``, its first figure in GB/s in ``busbw_gbs`` (Gb/s and MB/s converted; a figure with no unit,
-# Mooncake's older line, left in the message only), the rank a ``[rank N]`` in front names. Not a result: a
-# line with an error word (a bench that reports a failure), NCCL's own lines (``bw 40.0/40.0`` of its
-# topology search) and the tables parsers/nccl_tests.py reads.
-
-RESULT_NUM = r"\d+(?:\.\d+)?"
-#: a figure named a bandwidth or a throughput, a unit of bytes (or bits) per second after it
-RESULT = (rf"(?i)\b(?:bandwidth|throughput|busbw|algbw|bw)\b[^\d|]{{0,12}}?({RESULT_NUM})\s*"
-          r"(GB/s|GiB/s|GBps|Gb/s|Gbps|Gbit/s|MB/s|MiB/s|MBps)(?:[^\w/]|$)"
-          rf"|(?i)\b({RESULT_NUM})\s*(GB/s|GiB/s|GBps|Gb/s|Gbps|Gbit/s)\s*"
-          r"\((?:NVL|RDMA|IB|NET|PCIe|NVLink)\)")
-#: a benchmark's end line with its throughput and no unit (Mooncake's transfer_engine_bench before it
-#: printed one: GB/s, its calculateRate)
-ENDED = (rf"(?i)^.{{0,80}}?\b(?:test|benchmark|bench) (?:completed|finished|done)\b.*\bthroughput:? "
-         rf"({RESULT_NUM})\s*$")
-#: not a result: an error word, NCCL's own lines
-NOT_RESULT = r"(?i)\b(?:error|fail\w*|timed? ?out|exception|abort\w*|refused)\b|\bNCCL (?:INFO|WARN)\b"
-#: the rank a line names in front (DeepEP's ``[rank 3]``, ``Rank 3:``)
-RESULT_RANK = r"(?i)^\W{0,3}rank\s*[:=#]?\s*(\d+)\b"
-#: GB/s in each unit
-TO_GBS = {"gb/s": 1.0, "gib/s": 2**30 / 1e9, "gbps": 1.0, "mb/s": 1e-3, "mib/s": 2**20 / 1e9, "mbps": 1e-3}
-
-
-def _per_gbs(u: pl.Expr) -> pl.Expr:
-    """The factor to GB/s: ``Gb/s`` and ``Gbps`` are bits (lower-case b), ``GB/s`` and ``GBps`` bytes."""
-    bits = u.str.contains(r"^Gb/s$|^Gbps$|^Gbit/s$")
-    return (pl.when(bits).then(pl.lit(1 / 8))
-            .otherwise(u.str.to_lowercase().replace_strict(TO_GBS, default=None, return_dtype=pl.Float64)))
-
-
-def _results(df: pl.DataFrame) -> pl.DataFrame | None:
-    """The result lines of ``df`` (``file``, ``line``, ``text``) as ``bandwidth`` events, else None."""
-    t = pl.col("text")
-    got = df.filter((t.str.contains(RESULT) | t.str.contains(ENDED)) & ~t.str.contains(NOT_RESULT))
-    if not got.height:
-        return None
-    v = pl.coalesce(t.str.extract(RESULT, 1), t.str.extract(RESULT, 3)).cast(pl.Float64, strict=False)
-    unit = pl.coalesce(t.str.extract(RESULT, 2), t.str.extract(RESULT, 4))
-    return got.select("file", "line", pl.lit(EventKind.BANDWIDTH).alias("kind"),
-                      t.str.strip_chars().alias("message"), pl.lit("benchmark").alias("where"),
-                      pl.coalesce(*(c for c in ("rank_tag", "mpi_rank", "launch_rank") if c in df.columns),
-                                  t.str.extract(RESULT_RANK, 1).cast(pl.Int64, strict=False)).alias("rank"),
-                      (v * _per_gbs(unit)).alias("busbw_gbs"))

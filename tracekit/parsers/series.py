@@ -29,6 +29,11 @@ from tracekit.parsers import Parsed, any_of, trainer
 from tracekit.schema import EventKind
 
 NUMBER = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+#: a key that names a throughput unit: what it counts, per second (``_per_second``, ``/sec``), per GPU or
+#: not (``tokens_per_second_per_gpu``, ``global_step/sec``, ``samples_per_sec``)
+UNIT_KEY = (r"(?:tokens?|samples|images|imgs|examples|seqs|sequences|steps?|global_step|iters?|batches"
+            r"|frames|words)(?:/|[_ ]per[_ ])s(?:ec(?:ond)?)?"
+            r"(?:[_ ](?:per[_ ])?(?:gpu|device|rank|worker|core)s?)?")
 #: a rate a progress line prints, the first that matches gives it (group 1; ``K``/``M`` after it scale it)
 RATES = (
     r"(?i)\bgen(?:eration)? throughput(?: \(token/s\))?: ([\d][\d,]*(?:\.\d+)?)",
@@ -55,11 +60,15 @@ RATES = (
     # GlobalRate=379.99 Time=...`): `Rate=` the samples/s of the last interval, not `GlobalRate=` (since the
     # start)
     r"\bRate=(\d[\d,]*(?:\.\d+)?)",
+    # any key that names a throughput unit, in words or with a slash, then its figure (torchtune's
+    # `tokens_per_second_per_gpu:576.6`, HF Trainer's `'train_samples_per_second': 3.1`, TensorFlow's
+    # estimator `global_step/sec: 1.13` (basic_session_run_hooks.py StepCounterHook), `steps_per_second=2`)
+    rf"(?i){UNIT_KEY}['\"]?\s*[:=]\s*(\d[\d,]*(?:\.\d+)?)",
 )
 #: the unit of a line's rate, where it says one
 RATE_UNIT = (r"(?i)(token/s|tokens?/s(?:ec)?|tok/s|samples/s(?:ec)?|images/s(?:ec)?|iter/s|it/s|steps?/s|"
              r"tps|wps|"
-             r"[GT]FLOPS|tokens?/gpu/s\w*|tgs|SamplesPerSec)")
+             r"[GT]FLOPS|tokens?/gpu/s\w*|tgs|SamplesPerSec|[a-z_]*?" + UNIT_KEY + ")")
 #: where a field named ``time`` starts: the line's start, a separator or a figure before it, then the word
 #: with what it times (``iter time``, ``step_time``, ``time/batch``)
 TIME_FIELD = (r"(?i)(?:^|[,|;(){}\[\]]|\d)\s*(?:(?:iter|iteration|step|batch|train)[ _])?time"
@@ -122,7 +131,7 @@ KEY = 80
 MASK = "\x01"
 
 
-def _template(t: pl.Expr) -> pl.Expr:
+def template(t: pl.Expr) -> pl.Expr:
     """The line with its numbers masked, its spacing and trailing separators evened out (a right-aligned
     counter, a `` |`` one line ends with and the next does not)."""
     return t.str.replace_all(NUMBER, MASK).str.replace_all(r"\s+", " ").str.strip_chars(" |,;")
@@ -139,7 +148,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     cand = (lines.filter(t.str.contains(CANDIDATE) & t.str.contains(r"\d")
                          & ~t.str.contains(any_of(*trainer.STEP_PATTERNS)))
             .select("file", "line", "text", pl.coalesce("ts", said_ts).alias("ts"), rank.alias("rank"))
-            .with_columns(_template(t).alias("_full")))
+            .with_columns(template(t).alias("_full")))
     # one template: the same first KEY characters once masked (nanotron adds memory figures to some lines)
     # (a logger header's level is no warning of the line's own: icefall logs its progress at WARNING)
     said = t.str.replace(LEVEL, "")

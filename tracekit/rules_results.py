@@ -1,0 +1,185 @@
+"""What a program says of its own results (progress, issue 31): a benchmark's result lines
+(parsers/bench_results.py: DeepEP's dispatch and combine bandwidth, a transfer engine's
+throughput, a p2p or all-to-all script's GB/s): the benchmark ran to its measurement, how its ranks'
+figures compare, and what to compare the figure with; an inference server's start-up and answers; one
+loop's progress bars at paces far apart. nccl-tests' tables and the all-reduce benchmark are
+``rules_nccl_tests``'s; the pace of a training loop is ``rules_bench``'s and ``rules_progress``'s."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit import pace
+from tracekit.evidence import Evidence
+from tracekit.outcome import Cited, EventKind, Kind, Verdict
+from tracekit.parsers.series import template
+from tracekit.rules_common import calm
+from tracekit.rules_nccl_tests import transport_logged
+from tracekit.wording import fmt_ranks
+
+#: the ranks' figures of one result line even: the largest at most this many times the smallest
+EVEN = 1.5
+#: what a benchmark's GB/s is compared with, where the log names no link's speed
+LINKS = ("the links it crosses: NVLink (H100: ~450 GB/s each way), a 400 Gb/s InfiniBand/RoCE NIC "
+         "(~48 GB/s), a 100 Gb/s NIC (~12 GB/s), TCP through the kernel (a few GB/s at best)")
+
+
+def benchmark_result(ev: Evidence) -> Verdict | None:
+    """A benchmark's result lines and nothing but calm lines. Printed by several ranks with even figures,
+    or with the benchmark's own end line: it ran to its measurement on every rank seen, none lags:
+    healthy, with the figures and what to compare them with (a figure alone says how fast, not whether
+    that is slow). Figures of the ranks that differ by ``EVEN`` or more, one figure with no end line, or
+    the figures of some ranks of a world whose other ranks left no record: undecided, with the figures."""
+    rows = ev.kinds(EventKind.BANDWIDTH).filter(pl.col("where") == "benchmark").sort("file", "line")
+    if not rows.height or not calm(ev, init_done=True):
+        return None
+    unseen = ev.coverage.missing and not ev.steps.height  # (steps beside it: the rules of the pace decide)
+    if not unseen and not calm(ev, init_done=True, every_rank_seen=True):
+        return None
+    rows = rows.with_columns(template(pl.col("message")).alias("_shape"))
+    ranks = rows["rank"].drop_nulls().unique().sort().to_list()
+    figures = "; ".join(_figure(g) for _, g in rows.group_by("_shape", maintain_order=True))
+    cited = [Cited(r["file"], r["line"], r["message"]) for r in rows.head(2).iter_rows(named=True)]
+    link = transport_logged(ev)
+    against = f"the transport NCCL logged ({link}) and " if link else ""
+    compare = f"compare it with {against}{LINKS}"
+    uneven = [g for _, g in rows.group_by("_shape", maintain_order=True)
+              if g["rank"].n_unique() > 1 and g["busbw_gbs"].drop_nulls().len()
+              and g["busbw_gbs"].max() > EVEN * g["busbw_gbs"].min()]
+    who = f"on {'rank' if len(ranks) == 1 else 'ranks'} {fmt_ranks(ranks)}" if ranks else "as printed"
+    if unseen:
+        return Verdict(Kind.UNDECIDED, f"the benchmark's own results {who}: {figures}; the other ranks of "
+                       f"its world left no record ({ev.coverage.describe()}): their results say whether one "
+                       f"lags; {compare}", [], cited)
+    if uneven:
+        low = uneven[0].drop_nulls("rank").sort("busbw_gbs").row(0, named=True)
+        return Verdict(Kind.UNDECIDED, f"the benchmark's own results {who} differ by rank: {figures}; "
+                       f"rank {low['rank']} the lowest ({low['busbw_gbs']:g} GB/s): a slower link or GPU on "
+                       f"its side, or a rank that started late; {compare}", [low["rank"]],
+                       [Cited(low["file"], low["line"], low["message"])])
+    ended = rows["message"].str.contains(r"(?i)\b(?:completed|finished|done)\b").any()
+    if len(ranks) < 2 and not ended:
+        return Verdict(Kind.UNDECIDED, f"the benchmark's own result {who}: {figures}, and nothing in the log "
+                       f"says what the hardware gives: {compare}; the rest of its output says whether it "
+                       "ended", [], cited)
+    how = (f"every rank seen ({fmt_ranks(ranks)}) printed its result, within {EVEN:g}x of each other (none "
+           "lags)" if len(ranks) > 1 else "it said it completed")
+    return Verdict(Kind.HEALTHY, f"the benchmark ran to its measurement and {how}: {figures}; no error, "
+                   f"signal or stall is logged; whether that is fast enough is the benchmark's question: "
+                   f"{compare} ({ev.coverage.describe()})", [], cited)
+
+
+def _figure(g: pl.DataFrame) -> str:
+    """``Dispatch bandwidth 24.3-24.67 GB/s over 4 ranks``: one result line's figures (its words up to
+    the figure, the span, the ranks), or the line itself where the figure has no unit."""
+    v = g["busbw_gbs"].drop_nulls()
+    head = g["message"][0]
+    if not v.len():
+        return f"`{head[-80:]}`"
+    name = head.split(":")[0][-40:] if ":" in head[:60] else "the figure"
+    span = f"{v.min():g}" if v.min() == v.max() else f"{v.min():g}-{v.max():g}"
+    n = g["rank"].n_unique() if g["rank"].drop_nulls().len() else 0
+    return f"{name.strip()} {span} GB/s" + (f" over {n} ranks" if n > 1 else "")
+
+
+#: the order of an inference server's start-up phases (parsers/trainer.py's ``_serving``)
+PHASES = ("dist_init", "load_weights", "memory_pool", "cuda_graph", "ready")
+
+
+def serving(ev: Evidence) -> Verdict | None:
+    """An inference server's own lines (parsers/trainer.py's ``_serving``) and nothing but calm lines:
+    requests answered with a 2xx status or batches scheduled (it serves), its own word that it is ready, or a
+    start-up past its distributed init on every rank seen (healthy so far, start-up only). A 5xx answer,
+    an error, a crash after ``ready``: the rules of failure, or nothing, decide."""
+    rows = ev.kinds(EventKind.SERVED, EventKind.SERVER_UP).sort("file", "line")
+    if (not rows.height or not calm(ev, init_done=True, every_rank_seen=True)
+            or (rows["where"] == "request_failed").any()):
+        return None
+    covers = f"this covers what is seen ({ev.coverage.describe()})"
+    served = rows.filter((pl.col("kind") == EventKind.SERVED) & (pl.col("where") != "probe"))
+    if served.height:
+        asked = served.filter(pl.col("where") == "request").height
+        batches = served.filter(pl.col("where") == "batch")
+        said = [f"{asked} request(s) answered with a 2xx status"] if asked else []
+        if batches.height:
+            said.append(f"{batches.height} batch(es) scheduled (the last: {_tail(batches['message'][-1])})")
+        return Verdict(Kind.HEALTHY, f"the server serves: {'; '.join(said)}, and no error, signal or stall "
+                       f"is logged; {covers}", [], [Cited(r["file"], r["line"], r["message"])
+                                                   for r in served.tail(2).iter_rows(named=True)])
+    ready = rows.filter(pl.col("where") == "ready")
+    if ready.height:
+        r = ready.row(-1, named=True)
+        return Verdict(Kind.HEALTHY, f"the server said it is ready ({_tail(r['message'])}) and no error, "
+                       f"signal or stall is logged: it started; {covers}", [],
+                       [Cited(r["file"], r["line"], r["message"])])
+    tp = pl.col("message").str.extract(r"\b(?:TP|PP|DP)(\d+)\b", 1)
+    rows = rows.with_columns(tp.alias("_who"), pl.col("where").replace_strict(
+        {p: i for i, p in enumerate(PHASES)}, default=None, return_dtype=pl.Int64).alias("_phase"))
+    inited = rows.filter(pl.col("where") == "dist_init")["_who"].unique()
+    after = rows.filter(pl.col("_phase") > 0)
+    if not inited.len() or not after.height or set(inited.to_list()) - set(after["_who"].to_list()):
+        return None  # (every process that finished its init went on to the next phase)
+    last = after.row(-1, named=True)
+    n = inited.drop_nulls().len()
+    each = f"every one of its {n} ranks seen" if n > 1 else "the process seen"
+    return Verdict(Kind.HEALTHY, f"the server's start-up is past its distributed init on {each} (its "
+                   f"process groups exist) and went on ({_tail(last['message'])}), and no error, signal or "
+                   "stall is logged: healthy so far; this covers start-up only, the rest of its log says "
+                   f"whether it serves ({ev.coverage.describe()})", [],
+                   [Cited(last["file"], last["line"], last["message"])])
+
+
+def _tail(message: str, n: int = 100) -> str:
+    """A line's text after its logger header (``[2025-05-14 09:31:43 TP0] ``), clipped."""
+    body = message.split("] ", 1)[-1] if message.startswith("[") else message
+    return body.strip()[:n]
+
+
+#: tqdm's time fields: elapsed<remaining (``00:40<7:58:13``), and a bar's ``n/total`` before them
+TQDM_TIMES = r"(?:(\d+)/(\d+) )?\[(?:(\d+):)?(\d\d):(\d\d)<(?:(\d+):)?(\d\d):(\d\d),"
+#: two progress bars count the same loop when their totals are within this share of each other
+SAME_TOTAL = 0.1
+
+
+def paces_differ(ev: Evidence) -> Verdict | None:
+    """Progress bars (tqdm's) of one loop, run more than once (the elapsed time starts again: a user's
+    comparison of two setups, a job restarted), at paces ``pace.TREND`` times apart or more, and nothing
+    but calm lines: the same work runs far slower in one run: slow, not hung. The same loop: the same
+    total of steps (a bar's ``n/total``, or elapsed + remaining over the pace), within ``SAME_TOTAL``."""
+    t = ev.ticks
+    if t.height < 2 or not calm(ev):
+        return None
+    g = [pl.col("message").str.extract(TQDM_TIMES, i).cast(pl.Float64, strict=False) for i in range(1, 9)]
+    sec = pl.coalesce("took", pl.when(pl.col("unit") == "it/s").then(1 / pl.col("rate")))
+    left = g[5].fill_null(0) * 3600 + g[6] * 60 + g[7]
+    spent = g[2].fill_null(0) * 3600 + g[3] * 60 + g[4]
+    bars = t.with_columns(sec.alias("_s"), spent.alias("_spent")).with_columns(
+        pl.coalesce(g[1], (pl.col("_spent") + left) / pl.col("_s")).alias("_total")).filter(
+        pl.col("_s").is_not_null() & (pl.col("_s") > 0) & pl.col("_total").is_not_null()).sort("file", "line")
+    if bars.height < 2 or bars["_total"].max() > (1 + SAME_TOTAL) * bars["_total"].min():
+        return None
+    runs = bars.with_columns((pl.col("_spent").diff().fill_null(0) < 0).cum_sum().alias("_run"))
+    each = runs.group_by("_run", maintain_order=True).agg(pl.all().last(), pl.col("_s").median().alias("_m"))
+    if each.height < 2:
+        return None  # (one bar whose pace moved: the rules over the pace trend say it)
+    slow, fast = each.sort("_m").row(-1, named=True), each.sort("_m").row(0, named=True)
+    if slow["_m"] < pace.TREND * fast["_m"]:
+        return None
+    return Verdict(Kind.SLOW_PROGRESS, f"one loop of about {bars['_total'].median():.0f} steps runs at "
+                   f"{_pace(slow)} in one progress bar and {_pace(fast)} in another (its elapsed time starts "
+                   f"again): {slow['_m'] / fast['_m']:.0f}x slower there, and no error, signal or stall is "
+                   "logged: slow, not hung (where the slow bar is the multi-GPU run, each step waits on its "
+                   "gradient all-reduce: the link between the GPUs, P2P/NVLink or PCIe, decides it; "
+                   "NCCL_DEBUG=INFO names the transport)", [],
+                   [Cited(r["file"], r["line"], r["message"]) for r in (slow, fast)])
+
+
+def _pace(r: dict) -> str:
+    """``5.75 s/it``, or ``1.96 it/s (0.51 s/it)``: a bar's pace as it prints it, in seconds per step."""
+    return f"{r['took']:g} s/it" if r["took"] is not None else f"{r['rate']:g} it/s ({r['_s']:.2f} s/it)"
+
+
+def own_results(ev: Evidence) -> Verdict | None:
+    """What a program says of its own results and pace: a benchmark's figures, an inference server's
+    start-up and answers, one loop's progress bars at paces far apart (one place in ``rules.RULES``)."""
+    return benchmark_result(ev) or serving(ev) or paces_differ(ev)

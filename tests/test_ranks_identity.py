@@ -1,5 +1,5 @@
 """Rank identity from NCCL's own lines (issue 31 item 4: parsers/nccl_ranks.py), the coverage that says which
-ranks are seen and which processes are not named, and UNDECIDED said as the situation (situation.undecided),
+ranks are seen and which processes are not named, and UNDECIDED said as the situation (undecided.undecided),
 each on real logs: the dev excerpts of samples/wild, the real runs of samples/."""
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def test_writers_glued_in_one_line_are_each_read():
 
 
 def test_undecided_from_a_factory_store_of_two_ranks_after_init():
-    """The shape rules.nothing hands over to (situation.undecided): both ranks' Init COMPLETE and nothing
+    """The shape rules.nothing hands over to (undecided.undecided): both ranks' Init COMPLETE and nothing
     after reads as the situation, with the ranks and `2 of 2`."""
     from tests.factory import make_store
     comms = [dict(file=f"nccl{r}.log", line=5, rank=r, comm="0xa", comm_id="c1", nranks=2, state="init_complete")

@@ -1,5 +1,5 @@
 """The telling lines no parser decodes (parsers/salient.py), the verdicts their words decide
-(rules_salient.py) and UNDECIDED quoting them (situation.undecided): real lines of each family, the
+(rules_salient.py) and UNDECIDED quoting them (undecided.undecided): real lines of each family, the
 benign wording that must not count, and factory stores for the rules."""
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import rules_bench, rules_exit, rules_nccl_tests, rules_progress, rules_salient
+from tracekit import rules_bench, rules_exit, rules_nccl_tests, rules_progress, rules_results, rules_salient
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
@@ -82,7 +82,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     comms_aborted,  # (failures, issue 31)
     rules_exit.workers_ended_unexplained,
     rules_nccl_tests.nccl_test_result,
-    rules_progress.own_results,  # progress (issue 31): a benchmark's results, a server's start-up, answers
+    rules_results.own_results,  # progress (issue 31): a benchmark's results, a server's start-up, answers
     rules_bench.step_gap,
     rules_bench.throughput_drop,
     rules_bench.pace_trend,  # progress: a time per step that doubles, a throughput that halves

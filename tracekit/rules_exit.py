@@ -23,7 +23,7 @@ import polars as pl
 
 from tracekit.evidence import AGENT_FRAME, KILL_CODES, NONZERO_COUNT, Evidence, clip, lines
 from tracekit.meanings import says
-from tracekit.outcome import EventKind, Kind, Verdict
+from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.wording import who
 
 # a process asked to stop (evidence.KILL_CODES: SIGTERM, SIGINT, coreutils `timeout`) or hung up on
@@ -187,6 +187,17 @@ def cancelled_by_scheduler(ev: Evidence) -> Verdict | None:
     c = c.filter(pl.col("_why").is_in(list(SCHEDULER_REASONS))).sort("file", "line")
     if not c.height or ev.timeouts.height or ev.stalls.height or _failed_before(ev, c):
         return None
+    # (the program said its work ended before the kill: its teardown outlived the job, no rank failed)
+    at = c.group_by("file").agg(pl.col("line").min().alias("_at"))
+    done = ev.kinds(EventKind.PROGRAM_END).join(at, on="file").filter(pl.col("line") < pl.col("_at"))
+    if done.height:
+        e = done.sort("line").row(-1, named=True)
+        return Verdict(Kind.UNDECIDED, f"the program said its work ended ({clip(e['message'], 100)}) before "
+                       f"the scheduler ended the job ({clip(c['message'][0], 120)}): the process did not exit "
+                       "in time (its teardown: a profiler's shutdown, destroy_process_group, data loader "
+                       "workers, a checkpoint's write); no rank failed; py-spy dump --pid of a rank after its "
+                       "end line says where it waits", [],
+                       [Cited(e["file"], e["line"], e["message"])] + lines(c, 1))
     why, fix = SCHEDULER_REASONS[c["_why"][0]]
     last = ev.steps["step"].max() if ev.steps.height else None
     before = f"; the job was making progress until then (last step {last})" if last is not None else ""

@@ -100,14 +100,14 @@ def mismatch_reported(ev: Evidence) -> Verdict | None:
     sides = _sides_text(rep)
     wire = _wire_sizes(rep)
     if wire:  # NCCL's own check of a receive's size: the two sizes and the peer are the fact
-        return Verdict(Kind.MISMATCH, f"{who(r) if r else 'a rank'}: {wire} ({msg(rep, 0, 160)}): the ranks "
+        return Verdict(Kind.MISMATCH, f"{who(r) + ': ' if r else ''}{wire} ({msg(rep, 0, 160)}): the ranks "
                        "called the collective or send/recv with different sizes (all_to_all splits, a "
                        "send/recv pair, NCCL_PROTO/NCCL_ALGO set differently), not a network fault"
                        + ("" if what else unnamed), r, lines(rep) + lines(ev.crashes, 2))
     if sides:  # c10d's own check printed each rank's collective: that is the fact
         return Verdict(Kind.MISMATCH, f"the ranks issued different collectives at one point: {sides} "
                        "(TORCH_DISTRIBUTED_DEBUG=DETAIL's check)", r, lines(rep) + lines(ev.crashes, 2))
-    return Verdict(Kind.MISMATCH, f"{who(r) if r else 'a rank'}: the ranks' collectives no longer pair up"
+    return Verdict(Kind.MISMATCH, f"{who(r) + ': ' if r else ''}the ranks' collectives no longer pair up"
                    + (f" at {what}" if what else "") + f" ({msg(rep, 0, 160)})" + ("" if what else unnamed),
                    r, lines(rep) + lines(ev.crashes, 2))
 

@@ -13,7 +13,6 @@ from tracekit import figures, pace
 from tracekit.evidence import Evidence, lines
 from tracekit.outcome import Cited, Kind, Verdict
 from tracekit.rules_common import calm, late_text
-from tracekit.rules_results import own_results  # noqa: F401  (rules.RULES names it here; see rules_results)
 from tracekit.undecided import undecided_verdict
 
 

@@ -17,8 +17,6 @@ from tracekit import align, sources
 from tracekit.evidence import KILL_CODES, Evidence, clip, own_frame
 from tracekit.outcome import FAILED, EventKind, RankSituation, Situation
 from tracekit.store import Store
-# (UNDECIDED's text lives in tracekit.undecided; rules_progress reads it from here until it imports it)
-from tracekit.undecided import init_state, undecided, undecided_verdict  # noqa: F401
 from tracekit.wording import fmt_ranks, who
 
 

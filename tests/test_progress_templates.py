@@ -106,6 +106,7 @@ Epoch: 0, Average Training Loss: 4.85, Average Evaluation Loss: 2.55
 def test_a_bar_at_100_percent_ends_a_loop_not_the_program(tmp_path: Path):
     v = decide(text_store(tmp_path, BARS))
     assert v.kind != Kind.HEALTHY
+    assert "last step reached" not in v.summary, v.summary
     # a trainer's step line at its last step does end the training (Megatron's `iteration N/ N |`)
     mega = "\n".join(f" iteration {i}/ 4 | consumed samples: {i * 8} | elapsed time per iteration (ms): "
                      f"812.{i} |" for i in range(1, 5))

@@ -356,7 +356,7 @@ class Evidence(Progress):
             out.append(f"{destroyed.height} communicator(s) destroyed cleanly: "
                        + str(lines(destroyed.with_columns(pl.lit("Destroy COMPLETE").alias("message")),
                                    1)[0]))
-        steps = self.kinds(EventKind.STEP, EventKind.PROGRESS).filter(
+        steps = self.kinds(EventKind.STEP).filter(
             pl.col("max_steps").is_not_null() & (pl.col("step") >= pl.col("max_steps")))
         if steps.height:
             out.append(f"last step reached: {lines(steps.sort('step'), 1)[0]}")

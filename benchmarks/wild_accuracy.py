@@ -13,7 +13,8 @@ Per split: verdicts of a kind the label accepts ("accept"); of those, the ones w
 label's fact (the regex "fact", case-insensitive; a null fact is said by any accepted verdict);
 decisive verdicts that contradict the excerpt (a decisive kind the label does not accept; a failed
 ingest counts as one); UNDECIDED where the label accepts no undecided; the count of visible global ranks
-right ("visible_ranks"); and the three miss classes: "undecided" (UNDECIDED where an expert decides),
+right ("visible_ranks"); the verdict of the label's own first kind ("first call": where the label
+also accepts UNDECIDED, an expert who decides gives this kind); and the three miss classes: "undecided" (UNDECIDED where an expert decides),
 "fact" (an accepted kind whose summary does not say the fact), "wrong-kind" (a decisive kind not accepted).
 
 Columns (right / labelled): ranks (the global ranks in ``store.ranks`` equal the label's; a null
@@ -213,6 +214,7 @@ def figures(scores: list[Score]) -> dict:
     f["root_cause"] = {"right": sum(s.right["root_cause"] for s in rc), "of": len(rc)}
     f["accepted"] = {"right": sum(s.right["accepted"] for s in scores), "of": len(scores)}
     f["fact"] = {"right": sum(s.right["fact"] for s in scores), "of": f["accepted"]["right"]}
+    f["first_call"] = {"right": sum(s.got["verdict"] == s.label["verdict"] for s in scores), "of": len(scores)}
     f["contradicts"] = sum(1 for s in scores if s.got["verdict"] != "undecided" and not s.right["accepted"])
     f["undecided_where_decided"] = sum(1 for s in scores if s.miss == "undecided")
     f["visible_ranks"] = {"right": sum(s.right["visible_ranks"] for s in scores), "of": len(scores)}
@@ -255,7 +257,7 @@ def one_line(f: dict, split: str = "dev") -> str:
     cols = " ".join(f"{k} {f[k]['right']}/{f[k]['of']}" for k in ("ranks", "world_size", "hosts", *VERSIONS))
     mc = ", ".join(f"{c} {n}" for c, n in f["miss_classes"].items())
     return (f"wild {split}: {f['excerpts']} excerpts; accepted kind {f['accepted']['right']}/{f['accepted']['of']}, "
-            f"saying the fact {f['fact']['right']}/{f['fact']['of']}, contradicting {f['contradicts']}, "
+            f"saying the fact {f['fact']['right']}/{f['fact']['of']}, first call {f['first_call']['right']}, contradicting {f['contradicts']}, "
             f"undecided where decided {f['undecided_where_decided']}, visible ranks {f['visible_ranks']['right']}/"
             f"{f['visible_ranks']['of']}; misses: {mc}; {cols}; verdict {f['verdict']['right']}/{f['verdict']['of']} decisive "
             f"right, healthy-on-failure {f['healthy_on_failure']}, undecided {f['undecided']['right']}/{f['undecided']['of']}; "
@@ -271,6 +273,7 @@ def report(split: str, scores: list[Score], show_misses: bool) -> None:
     print(f"{'verdict accepted kind':<24} {_pct(f['accepted']):>14}  {'':>12}  target 90% (with the fact)")
     print(f"{'  and saying the fact':<24} {_pct(f['fact']):>14}  {'':>12}  of {f['excerpts']}: "
           f"{100 * f['fact']['right'] / f['excerpts'] if f['excerpts'] else 0:.0f}%")
+    print(f"{'first call':<24} {_pct(f['first_call']):>14}  {'':>12}  the verdict is the label's own first kind")
     print(f"{'decisive, contradicting':<24} {f['contradicts']:>14}  {'':>12}  target 0")
     print(f"{'undecided where decided':<24} {f['undecided_where_decided']:>14}")
     print(f"{'visible ranks':<24} {_pct(f['visible_ranks']):>14}  {'':>12}  target 90%")

@@ -18,7 +18,8 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import rules_bench, rules_exit, rules_nccl_tests, rules_progress, rules_results, rules_salient
+from tracekit import (rules_bench, rules_exit, rules_init, rules_nccl_tests, rules_progress, rules_results,
+                      rules_salient)
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
@@ -55,6 +56,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     store_barrier,
     rank_joined_twice,  # (failures, issue 31)
     rendezvous_failed,
+    rules_init.start_up_unfinished,  # init (issue 31): a rank's own word of where start-up stopped waiting
     init_stall,
     transport_error,
     deadlock,

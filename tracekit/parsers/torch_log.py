@@ -28,6 +28,22 @@ from tracekit.parsers.torch_patterns import (
 from tracekit.schema import EventKind
 
 
+# start-up waits a runtime reports in its own words, saying how long it waited or how many of the world came
+# (issue 31, branch init): a ``stall`` event whose ``where`` names the family (rules_init.START_UP_WAITS
+# says what each means)
+# - JAX's TPU backend (jax/_src/xla_bridge.py, ``tpu_client_timer_callback``, at jax-ml/jax 00acf459: a
+#   threading.Timer of ``timer_secs=60.0`` warns while ``xla_client.make_tpu_client()`` has not returned,
+#   which waits for every host of the slice): `TPU backend initialization is taking more than 60.0 seconds.
+#   Did you run your code on all TPU hosts?`
+BACKEND_INIT_SLOW = r"\b\w+ backend initialization is taking more than [\d.]+ seconds"
+# - torchft's lighthouse (pytorch/torchft src/lighthouse.rs, ``quorum_compute``, logged at every quorum tick,
+#   100 ms by default): fewer replica groups asked for a quorum than it needs: `No quorum, only have 1
+#   participants, need 2` (early versions), `New quorum not ready, only have 1 participants, need
+#   min_replicas 2 [...]` (later; its `need at least half of N healthy workers` is a split-brain guard
+#   between live groups, not a start-up, and is not read)
+QUORUM_SHORT = r"\bonly have \d+ participants, need (?:min_replicas )?\d+\b"
+
+
 def _raised_in_init(df: pl.DataFrame) -> pl.Expr:
     """Per line: the set-up function (``init_process_group``) of the traceback the line ends, where one of
     its frames is one (null otherwise); a new ``Traceback`` line, or the line after an exception, starts
@@ -107,6 +123,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add(EventKind.CUDA_ERROR, t.str.contains(CUDA))
     add(EventKind.STALL, t.str.contains(STUCK), where=pl.lit("c10d"))
     add(EventKind.STALL, t.str.contains(STORE_WAIT), where=pl.lit("c10d store barrier"))
+    add(EventKind.STALL, t.str.contains(BACKEND_INIT_SLOW), where=pl.lit("jax backend init"))
+    add(EventKind.STALL, t.str.contains(QUORUM_SHORT), where=pl.lit("torchft quorum"))
     add(EventKind.EXCEPTION, t.str.contains(ASYNC_ERROR), WATCHDOG)
     add(EventKind.RANK_MISSING, t.str.contains(DESYNC), DESYNC, where=pl.lit("c10d desync report"))
     add(EventKind.RANK_JOINED, t.str.contains(JOINED), JOINED, where=pl.lit("lightning"),
@@ -279,6 +297,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     used = after_last_error | t.str.contains(any_of(BARE_NCCL,
         r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=", LAST_WORK, ABORT, CUDA, STUCK, ASYNC_ERROR, DESYNC,
         RAY_DIED, PG_OPTION, C10D_KNOWN, ELASTIC, WORLD, KEEP_ALIVE, FINGERPRINT_LINE, "Detected mismatch",
+        BACKEND_INIT_SLOW, QUORUM_SHORT,
         "Received data size doesn't match", FAILED, SIGNAL, SIGNAL_RECEIVED,
         GLOO_ERROR, EXCEPTION, NCCL_FAILED, GLOG, CHILD_HOST, CHILD_RANK, CHILD_EXIT, TRACEKIT, KNOWN,
         r"^\[tracekit-run\] ", CRASH,

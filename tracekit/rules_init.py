@@ -1,0 +1,105 @@
+"""Start-up that began and never completed, in the runtimes' own words (issue 31, "Say what the evidence
+shows"): INIT_STALL where a line or a stack says a rank waited in start-up and the wait did not end.
+
+- ``unique_id_unanswered``: ProcessGroupNCCL's exchange of the ncclUniqueId failed on a rank. Rank 0 (of
+  the group, or of a point-to-point pair) puts the id in the c10d store under the communicator's key and
+  every other rank's ``store->get`` waits for it (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp,
+  ``ProcessGroupNCCL::broadcastUniqueNCCLID``, at pytorch/pytorch 0007e752: ``[R] is setting up NCCL
+  communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key 'K', but
+  store->get('K') got error: E``, spelt ``retreiving`` before torch 2.1, and ``Unknown exception while
+  [R] is setting up ...`` for a non-standard exception). The message, or the C++ frames of the error it
+  raised (``c10d::TCPStore::get`` / ``doWait`` called from ``broadcastUniqueNCCLID``), decide it: the
+  communicator was never created, so nothing after it ran.
+- ``start_up_overdue``: a runtime's own word that its start-up has waited past its limit or lacks
+  members (``parsers/torch_log``'s ``stall`` events of the start-up families: JAX's TPU backend init
+  after 60 s, torchft's lighthouse short of its quorum), where the run shows no step, collective or
+  progress after it.
+
+``start_up_unfinished`` walks them in that order; ``rules.RULES`` holds it once, after the rendezvous'
+own failures and before ``init_stall`` (a rank's own word of where start-up stopped is the cause the
+generic init and timeout rules would otherwise report as an unexplained timeout).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit.evidence import Evidence, clip, lines
+from tracekit.outcome import EventKind, Kind, Verdict
+from tracekit.sources import collect
+from tracekit.wording import who
+
+#: ProcessGroupNCCL::broadcastUniqueNCCLID's error (both spellings of `retrieving`): the waiting rank (its
+#: `[R]` head may have been read as a launcher's prefix: the event's rank), the store key, what the get said
+UNIQUE_ID = (r"(?:\[(?P<rank>\d+)\] )?is setting up NCCL communicator and retr(?:ie|ei)ving ncclUniqueId"
+             r" from \[(?P<root>\d+)\] via c10d key-value store by key '(?P<key>[^']*)'"
+             r"(?:, but store->get\('[^']*'\) got error: ?(?P<error>.*))?")
+#: the same failure seen only in the C++ frames of the error it raised: the store's get (or its wait) called
+#: from broadcastUniqueNCCLID (frames innermost first, joined by ` <- `)
+UNIQUE_ID_FRAMES = (r"c10d::\w*Store::(?:get|doGet|doWait|wait)\b.*<- c10d::ProcessGroupNCCL::"
+                    r"broadcastUniqueNCCLID\b")
+
+#: the start-up families of ``parsers/torch_log`` (a ``stall`` event's ``where``) and what each means
+START_UP_WAITS = {
+    "jax backend init": "JAX's TPU backend initialization had not returned after its timer ran out; it waits "
+                        "for every host of the TPU slice to start the program (a host that did not start it, "
+                        "or cannot reach the others)",
+    "torchft quorum": "torchft's lighthouse never had the replica groups its quorum needs (fewer asked than "
+                      "min_replicas): the others were not started or cannot reach the lighthouse",
+}
+
+
+def start_up_unfinished(ev: Evidence) -> Verdict | None:
+    """The first of this family's rules that fires."""
+    for rule in (unique_id_unanswered, start_up_overdue):
+        v = rule(ev)
+        if v is not None:
+            return v
+    return None
+
+
+def unique_id_unanswered(ev: Evidence) -> Verdict | None:
+    """INIT_STALL where a rank's fetch of rank 0's ncclUniqueId from the c10d store failed: the waiting
+    rank, the key, what the store said (a timeout: rank 0 never put the id there in time)."""
+    said = ev.store.events.filter(pl.col("message").fill_null("").str.contains(UNIQUE_ID))
+    said = said.sort("file", "line")
+    frames = ev.kinds(EventKind.STACK).filter(pl.col("frames").fill_null("").str.contains(UNIQUE_ID_FRAMES))
+    if not said.height and not frames.height:
+        return None
+    if said.height:
+        g = said.select(pl.col("message").str.extract_groups(UNIQUE_ID)).row(0)[0]
+        ranks = sorted({int(g["rank"])} if g["rank"] else set(said["rank"].drop_nulls().to_list()))
+        error = clip(g["error"], 120).rstrip(". ") if g["error"] else ""
+        what = (f"{who(ranks) if ranks else 'a rank'} waited for the ncclUniqueId that rank {g['root']} puts "
+                f"in the c10d store under key '{g['key']}'"
+                + (f", and the store's get failed: {error}" if error else " and never got it"))
+        proof = lines(said.unique(["file", "line"], maintain_order=True), 3)
+    else:
+        ranks = frames["rank"].drop_nulls().unique().sort().to_list()
+        named = who(ranks) if ranks else "a rank"
+        what = (f"{named} raised while its store get waited for the ncclUniqueId that rank 0 puts in the "
+                f"c10d store (C++ frames: c10d::TCPStore::get under ProcessGroupNCCL::broadcastUniqueNCCLID)")
+        proof = lines(frames, 2)
+    return Verdict(Kind.INIT_STALL, f"the NCCL communicator's set-up never completed: {what}: rank 0 had not "
+                   "reached the same communicator's creation (it crashed, is slower, or runs another "
+                   "collective first) or the store's host is not reachable; its log says which",
+                   ranks, proof)
+
+
+def start_up_overdue(ev: Evidence) -> Verdict | None:
+    """INIT_STALL where a runtime says its start-up waited past its limit or short of members
+    (``START_UP_WAITS``), and nothing shows the run got past it (no step, collective or progress)."""
+    waits = ev.kinds(EventKind.STALL).filter(pl.col("where").is_in(list(START_UP_WAITS)))
+    if not waits.height or ev.steps.height or ev.progressed or ev.finished:
+        return None
+    if collect(ev.store.collectives.lazy().select(pl.len())).item():
+        return None
+    w = waits.sort("file", "line")
+    row = w.row(0, named=True)
+    told = START_UP_WAITS[row["where"]]
+    n = w.filter(pl.col("where") == row["where"]).height
+    again = f" (said {n} times)" if n > 1 else ""
+    quoted = clip(row["message"], 160)
+    ranks = w["rank"].drop_nulls().unique().sort().to_list()
+    return Verdict(Kind.INIT_STALL, f"start-up never completed: {told}: \"{quoted}\"{again}", ranks,
+                   lines(w, 3))

@@ -82,3 +82,31 @@ def test_a_quorum_short_after_steps_is_not_a_start_up():
     assert name != "start_up_unfinished"
     name, v = _first(make_store(events=quorum))
     assert (name, v.kind) == ("start_up_unfinished", Kind.INIT_STALL)
+
+
+@pytest.mark.parametrize("excerpt, says", [
+    # the init container's loop said `waiting for master` (after nslookup could not resolve master-0), then
+    # torchrun's agent raised with its error cut (before: UNDECIDED, agent_raised)
+    ("dv10-005-msswift-dlc-master-dns-torchrun.txt", '"waiting for master"'),
+    # kubelet backs off restarting the init container (before: UNDECIDED, the line read by its words)
+    ("dv9-013-kubeflow-trainer-worker-init-pytorch-backoff.txt",
+     '"Warning BackOff 2m49s kubelet Back-off restarting failed container init-pytorch'),
+])
+def test_a_worker_waiting_for_the_masters_name_is_an_init_stall(excerpt, says):
+    name, v = _first(ingest([WILD / excerpt]))
+    assert (name, v.kind) == ("start_up_unfinished", Kind.INIT_STALL)
+    assert v.summary.startswith("start-up never completed: the worker's init container (Kubeflow's init-pytorch")
+    assert "waited for the master's host name to resolve (DNS)" in v.summary and says in v.summary
+
+
+def test_the_masters_name_waited_for_then_steps_is_not_a_stall():
+    """The init container waited, then the job trained: its start-up completed, the rule stays silent."""
+    wait = [dict(file="w.log", line=i, kind="telling_line", where="wait", message="waiting for master")
+            for i in (1, 2)]
+    steps = [dict(file="w.log", line=10 + i, kind="step", rank=0, step=i, loss=1.0, message=f"step {i}")
+             for i in range(1, 6)]
+    name, _ = _first(make_store(events=wait + steps))
+    assert name != "start_up_unfinished"
+    name, v = _first(make_store(events=wait))
+    assert (name, v.kind, v.summary.endswith('"waiting for master" (said 2 times)')) == (
+        "start_up_unfinished", Kind.INIT_STALL, True)

@@ -15,6 +15,9 @@ shows"): INIT_STALL where a line or a stack says a rank waited in start-up and t
   after 60 s, torchft's lighthouse short of its quorum), where the run shows no step, collective or
   progress after it.
 
+- ``master_never_resolved``: a worker's init container waited for the master's host name (Kubeflow's
+  ``init-pytorch`` loop, ``MASTER_WAIT``), where the run shows no step, collective or progress after it.
+
 ``start_up_unfinished`` walks them in that order; ``rules.RULES`` holds it once, after the rendezvous'
 own failures and before ``init_stall`` (a rank's own word of where start-up stopped is the cause the
 generic init and timeout rules would otherwise report as an unexplained timeout).
@@ -47,11 +50,19 @@ START_UP_WAITS = {
     "torchft quorum": "torchft's lighthouse never had the replica groups its quorum needs (fewer asked than "
                       "min_replicas): the others were not started or cannot reach the lighthouse",
 }
+#: Kubeflow's PyTorchJob worker, whose init container waits for the master's host name before the worker
+#: starts (kubeflow/training-operator pkg/controller.v1/pytorch/initcontainer.go:47, at 1417bbc3: `- name:
+#: init-pytorch ... command: ['sh', '-c', 'until nslookup {{.MasterAddr}}; do echo waiting for master; sleep
+#: 2; done;']`): its loop's own line, or kubelet's word that the container keeps failing (`Back-off
+#: restarting failed container init-pytorch in pod ...`). Read from any event that holds the line (salient's
+#: telling lines hold both): a parser's ``stall`` of them would make the file's cut traceback a rank's crash
+#: (evidence.raised_cut counts a stall as trouble), where torchrun's agent raised after the wait.
+MASTER_WAIT = r"^\s*waiting for master\s*$|Back-off restarting failed container init-pytorch\b"
 
 
 def start_up_unfinished(ev: Evidence) -> Verdict | None:
     """The first of this family's rules that fires."""
-    for rule in (unique_id_unanswered, start_up_overdue):
+    for rule in (unique_id_unanswered, start_up_overdue, master_never_resolved):
         v = rule(ev)
         if v is not None:
             return v
@@ -103,3 +114,22 @@ def start_up_overdue(ev: Evidence) -> Verdict | None:
     ranks = w["rank"].drop_nulls().unique().sort().to_list()
     return Verdict(Kind.INIT_STALL, f"start-up never completed: {told}: \"{quoted}\"{again}", ranks,
                    lines(w, 3))
+
+
+def master_never_resolved(ev: Evidence) -> Verdict | None:
+    """INIT_STALL where a worker's init container waited for the master's host name (``MASTER_WAIT``) and
+    nothing shows the run got past it (no step, collective or progress)."""
+    said = ev.store.events.filter(pl.col("message").fill_null("").str.contains(MASTER_WAIT))
+    if not said.height or ev.steps.height or ev.progressed or ev.finished:
+        return None
+    if collect(ev.store.collectives.lazy().select(pl.len())).item():
+        return None
+    said = said.unique(["file", "line"], maintain_order=True).sort("file", "line")
+    again = f" (said {said.height} times)" if said.height > 1 else ""
+    quoted = clip(" ".join(said["message"][0].split()), 160)
+    return Verdict(Kind.INIT_STALL, "start-up never completed: the worker's init container (Kubeflow's "
+                   "init-pytorch: `until nslookup <master>; do echo waiting for master; sleep 2; done`) "
+                   "waited for the master's host name to resolve (DNS), so the worker never started: the "
+                   "master pod or its Service did not exist yet, or its name does not resolve from the "
+                   f"worker: \"{quoted}\"{again}", said["rank"].drop_nulls().unique().sort().to_list(),
+                   lines(said, 3))

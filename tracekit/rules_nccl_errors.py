@@ -11,6 +11,7 @@ import polars as pl
 
 from tracekit import nccl_messages
 from tracekit.evidence import BOOTSTRAP, NETWORK_FAIL, Evidence, clip, lines
+from tracekit.meanings import says
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers.pyspy import RAISED
 from tracekit.rules_common import msg, rank_of, who_or
@@ -206,6 +207,10 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
     # with what it means, though it does not decide the kind
     last = ev.kinds(EventKind.NCCL_WARN).join(ev.benign.select("file", "line"), on=["file", "line"],
                                                how="anti").sort("file", "line")
+    if said is not None and said[0].name == "system_error" and not last.height:
+        system = _system_call_failed(ev, e, r)
+        if system is not None:
+            return system
     why = "no NCCL WARN line says why"
     if last.height:
         known = nccl_messages.meaning_of(last["message"][0] or "")
@@ -214,6 +219,45 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
     return Verdict(Kind.UNDECIDED, f"NCCL failed on {failing(r, ev)} ({msg(e, 0, 160)}){means}; "
                    f"{why}: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and collect every rank's "
                    "output", r, lines(e, 4) + lines(last, 2) + lines(ev.exits, 2))
+
+
+#: c10d's watchdog reporting an error a collective already in flight met (ProcessGroupNCCL.cpp's
+#: checkForNCCLErrors: `raised the following async exception`): a peer's abort or end can be its cause
+ASYNC = r"(?i)async(?:hronous)? (?:exception|error)"
+
+
+def _one_process(ev: Evidence) -> bool:
+    """Every rank seen is in one process on one host (nccl-tests' `-g 4`, a single-process multi-GPU
+    job): no socket joins them, NCCL's transports are that host's own (P2P, shared memory)."""
+    r = ev.store.ranks.filter(pl.col("rank").is_not_null())
+    return r.height > 0 and r["pid"].n_unique() == 1 and r["host"].n_unique() == 1 and r["pid"][0] is not None
+
+
+def _system_call_failed(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Verdict | None:
+    """NCCL's code ncclSystemError (`unhandled system error`) raised by a process's own call (its
+    communicator init, a barrier, DDP's first broadcast), with no NCCL WARN of anything else, no other
+    rank's failure, exit, timeout or closed connection before it: a system call of NCCL's transport
+    failed on that host (a socket, shared memory too small in a container, memory registration), the
+    network layer's own failure. NCCL returns ncclSystemError from its socket and shared-memory calls
+    (src/misc/socket.cc, src/transport/shm.cc, src/misc/shmutils.cc: `return ncclSystemError`).
+    Left UNDECIDED: the watchdog's report of a collective in flight (a peer's abort can cause it), and
+    every rank in one process on one host (no socket between ranks: a shared-memory or memory failure
+    of that host, nothing says which)."""
+    own = e.filter(~pl.col("message").fill_null("").str.contains(ASYNC)
+                   & (pl.col("kind") != EventKind.WATCHDOG_ABORT))
+    if own.height < e.height or _one_process(ev) or ev.timeouts.height or ev.cuda.height or ev.transport.height:
+        return None
+    at, first = own["file"][0], own["line"][0]
+    # (a process's end after the error is its consequence: mp.spawn's `process 0 terminated with exit code 1`)
+    # (and an end that carries the same NCCL error is that error: mp.spawn's `process 3 raised RuntimeError`)
+    if ev.exits.filter(((pl.col("file") != at) | (pl.col("line") < first)) & ~says("nccl_error")).height:
+        return None
+    return Verdict(Kind.TRANSPORT_ERROR, f"{failing(r, ev)}'s own NCCL call failed with a system error "
+                   f"({msg(own, 0, 160)}): ncclSystemError: a system call of NCCL's transport failed on "
+                   "that host (a socket it could not open or connect, shared memory too small in a "
+                   "container: docker's --ipc=host or --shm-size, memory it could not register); no rank "
+                   "failed, exited or timed out before it; NCCL_DEBUG=WARN prints which call and why",
+                   r, lines(own, 4) + lines(ev.network_settings, 3))
 
 
 #: a process's set-up of its communicator, in its traceback or its runtime's words (vLLM's `while processing

@@ -272,14 +272,14 @@ def cuda_inside_nccl(ev: Evidence) -> Verdict | None:
     frame, or its runtime's word of the set-up failing, in the same file), and no network error or timeout
     came with it: that rank's init failed (its device, its driver, its P2P/NVLS set-up), never the
     network's. The same code alone, mid-run, decides nothing without NCCL's WARN (nccl_error_unexplained)."""
-    e = ev.nccl_errors.filter(nccl_messages.is_one_of(("cuda_error_code",)))
-    if not e.height or ev.transport.height or ev.timeouts.height:
+    if ev.transport.height or ev.timeouts.height:
         return None
+    e = ev.nccl_errors.filter(nccl_messages.is_one_of(("cuda_error_code",)))
     said = ev.store.events.join(e.select("file").unique(), on="file").filter(
         pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
         .str.contains(SET_UP))
-    if not said.height:
-        return None
+    if not (e.height and said.height):
+        return _own_call_cuda(ev)
     r = rank_of(e.head(1), ev)
     return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed: a CUDA call inside its NCCL call failed "
                    f"({msg(e, 0, 160)}) as it set up its communicator ({msg(said, 0, 100)}): "
@@ -287,6 +287,33 @@ def cuda_inside_nccl(ev: Evidence) -> Verdict | None:
                    "prints the CUDA error (check the driver matches the CUDA of the build, each rank's "
                    "device, and NCCL_P2P_DISABLE=1 or NCCL_NVLS_ENABLE=0 where the GPUs' peer access fails)",
                    r, lines(e, 4) + lines(said, 1) + lines(ev.exits, 2))
+
+
+#: a runtime's word that its own call of NCCL returned an error, naming the call: Horovod's
+#: `ncclAllReduce failed: unhandled cuda error` (horovod/common/ops/nccl_operations.cc, its ErrorCheck:
+#: `name + " failed: " + ncclGetErrorString(nccl_result)`), XLA's `NCCL operation ncclGroupEnd() failed:
+#: unhandled cuda error` (xla/service/gpu/nccl_utils.cc, `"NCCL operation %s failed: %s"`)
+NAMED_CALL = r"\bnccl[A-Z]\w*(?:\([^)]*\))? failed:? "
+
+
+def _own_call_cuda(ev: Evidence) -> Verdict | None:
+    """NCCL's ncclUnhandledCudaError as the runtime's word of its own named NCCL call (not torch's
+    DistBackendError, which a rank also raises after another rank's failure aborted its communicator):
+    a CUDA call inside that process's NCCL call failed on its own device (the driver, P2P, memory), the
+    process's own failure whichever other ranks fail alike."""
+    kinds = [EventKind.CRASH, EventKind.EXCEPTION, EventKind.C10D_ERROR, EventKind.TELLING_LINE]
+    e = ev.store.events.filter(pl.col("kind").is_in(kinds) & says("nccl_error") & ~says("consequence")
+                               & pl.col("message").str.contains(NAMED_CALL)
+                               & nccl_messages.is_one_of(("cuda_error_code",))).sort("file", "line")
+    if not e.height:
+        return None
+    r = rank_of(e.head(1), ev)
+    call = e["message"].str.extract(r"\b(nccl[A-Z]\w*)", 1)[0]
+    return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed: a CUDA call inside its own {call} failed "
+                   f"({msg(e, 0, 160)}): {nccl_messages.BY_NAME['cuda_error_code'].meaning} (its device, "
+                   "driver or GPU peer access, not the network); NCCL_DEBUG=WARN prints the CUDA error (check "
+                   "the driver matches the CUDA of the build, and NCCL_P2P_DISABLE=1 where the GPUs' peer "
+                   "access fails)", r, lines(e, 4) + lines(ev.exits, 2))
 
 
 def nccl_unwound(ev: Evidence) -> Verdict | None:

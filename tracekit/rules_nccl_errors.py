@@ -309,8 +309,9 @@ def _own_call_cuda(ev: Evidence) -> Verdict | None:
         return None
     r = rank_of(e.head(1), ev)
     call = e["message"].str.extract(r"\b(nccl[A-Z]\w*)", 1)[0]
+    said = e["message"].str.extract(r"\b(nccl[A-Z]\w*(?:\([^)]*\))? failed:? [^.;\n]{0,60})", 1)[0]
     return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed: a CUDA call inside its own {call} failed "
-                   f"({msg(e, 0, 160)}): {nccl_messages.BY_NAME['cuda_error_code'].meaning} (its device, "
+                   f"(`{said}`, in: {msg(e, 0, 120)}): {nccl_messages.BY_NAME['cuda_error_code'].meaning} (its device, "
                    "driver or GPU peer access, not the network); NCCL_DEBUG=WARN prints the CUDA error (check "
                    "the driver matches the CUDA of the build, and NCCL_P2P_DISABLE=1 where the GPUs' peer "
                    "access fails)", r, lines(e, 4) + lines(ev.exits, 2))

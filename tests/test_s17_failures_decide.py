@@ -35,14 +35,13 @@ def test_system_error_of_a_process_own_call_is_its_transport(name, said):
     assert said in v.summary and "system call of NCCL's transport failed" in v.summary
 
 
-@pytest.mark.parametrize("name", [
-    # c10d's watchdog reporting an async error of a collective in flight: a peer's abort can cause it
-    "torch-017-abort-test-async-system-error-nccl2251.txt",
-    # one process drives every GPU of one host (nccl-tests -g 4): no socket between ranks
-    "nccl-002-tests-docker-shm-unhandled-system.txt",
-])
-def test_system_error_that_does_not_say_whose_stays_undecided(name):
-    assert _verdict(name).kind == Kind.UNDECIDED
+def test_system_error_that_does_not_say_whose_stays_undecided():
+    # the rule decides its excerpt of this kind ...
+    assert _verdict("dv6-002-openpcdet-ddp-verify-ncclsystemerror.txt").kind == Kind.TRANSPORT_ERROR
+    # ... not c10d's watchdog reporting an async error of a collective in flight (a peer's abort can cause it)
+    assert _verdict("torch-017-abort-test-async-system-error-nccl2251.txt").kind == Kind.UNDECIDED
+    # ... nor one process driving every GPU of one host (nccl-tests -g 4): no socket between ranks
+    assert _verdict("nccl-002-tests-docker-shm-unhandled-system.txt").kind == Kind.UNDECIDED
 
 
 # --- ncclUnhandledCudaError in a runtime's word of its own named NCCL call -------------------------------
@@ -59,6 +58,7 @@ def test_cuda_error_inside_a_named_nccl_call_is_that_process_crash(name, call):
 
 
 def test_torch_distbackend_cuda_error_alone_stays_undecided():
+    assert _verdict("dv12-020-horovod-a100-ncclallreduce-unhandled-cuda-error.txt").kind == Kind.CRASHED_RANK
     # (torch raises DistBackendError on a rank whose communicator another rank's failure aborted too)
     assert _verdict("torch-052-t2ir1-multinode-unhandled-cuda-error-nccl2215.txt").kind == Kind.UNDECIDED
 
@@ -81,6 +81,8 @@ def test_launcher_kills_with_a_worker_stack_in_the_program_stay_undecided():
     # a worker's traceback in its own code (a barrier it waited in) after the kill: who failed first is not said
     v = _verdict("llm-039-llamafactory-hostfile-pdsh-killing-subprocess-main-process-first.txt")
     assert v.kind == Kind.UNDECIDED
+    # (where no worker's stack follows, the kills decide)
+    assert _verdict("dv8-045-deepspeed-pdsh-node-sigkill-handler-30s-stagger.txt").kind == Kind.CRASHED_RANK
 
 
 def _ev(*events: dict) -> Evidence:

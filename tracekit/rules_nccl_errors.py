@@ -202,6 +202,10 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
                        f"({msg(e, 0, 160)}): {m.meaning}; NCCL_DEBUG=WARN prints which argument or call "
                        "(check each rank's torch.cuda.set_device(local_rank) and CUDA_VISIBLE_DEVICES)",
                        r, lines(e, 4) + lines(ev.exits, 2))
+    if said is not None and said[0].name == "invalid_usage":
+        refused = _refused_collective(ev, e, r)
+        if refused is not None:
+            return refused
     means = f": {said[0].meaning}" if said is not None else ""
     # NCCL's own last error (the line under `Last error:`, or a WARN that alone decides nothing): quoted
     # with what it means, though it does not decide the kind
@@ -219,6 +223,27 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
     return Verdict(Kind.UNDECIDED, f"NCCL failed on {failing(r, ev)} ({msg(e, 0, 160)}){means}; "
                    f"{why}: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and collect every rank's "
                    "output", r, lines(e, 4) + lines(last, 2) + lines(ev.exits, 2))
+
+
+#: a collective the program called, as its exception or traceback names it (`work = default_pg.broadcast(...)`)
+COLLECTIVE_CALL = r"(?i)\b(?:broadcast|all_?reduce|all_?gather|reduce_scatter|barrier|all_?to_?all|send|recv)\b"
+
+
+def _refused_collective(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Verdict | None:
+    """ncclInvalidUsage from a collective the program called (its exception names it: `work =
+    default_pg.broadcast([tensor], opts): NCCL error ... invalid usage`), with no communicator set-up in
+    that file: NCCL refused that rank's own call (too many async ops, streams mixed in a group, a call
+    its communicator cannot take), the program's error on that rank. At a communicator's set-up
+    (ncclCommInitRank) the same code can be the ranks disagreeing: nccl_error_unexplained's UNDECIDED."""
+    text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+    files = ev.store.events.join(e.select("file").unique(), on="file")
+    if files.filter(text.str.contains(SET_UP)).height or not e.filter(text.str.contains(COLLECTIVE_CALL)).height:
+        return None
+    call = e.filter(text.str.contains(COLLECTIVE_CALL))
+    return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed: NCCL refused its own collective call "
+                   f"({msg(call, 0, 160)}): {nccl_messages.BY_NAME['invalid_usage'].meaning}; that rank's "
+                   "call is the cause (NCCL_DEBUG=WARN prints which check refused it)",
+                   r, lines(call, 3) + lines(ev.exits, 2))
 
 
 #: c10d's watchdog reporting an error a collective already in flight met (ProcessGroupNCCL.cpp's

@@ -108,3 +108,23 @@ def test_every_process_naming_one_closed_peer_names_who_ended_first():
     v = _verdict("dv10-010-sglang-nccl-service-closed-by-localrank7.txt")
     assert v.kind == Kind.CRASHED_RANK and v.rule == "peer_closed"
     assert v.summary.startswith("localRank 7 ended first") and "7 other processes" in v.summary
+
+
+# --- a program's own CRITICAL line that it exits; NCCL refusing a collective; a bootstrap unwound ----------
+
+def test_program_critical_line_that_it_exits_is_its_crash():
+    v = _verdict("dv17-012-detectron-caffe2-2gpu-loss-nan-exiting.txt")
+    assert v.kind == Kind.CRASHED_RANK and "Loss is NaN, exiting" in v.summary
+
+
+def test_invalid_usage_of_a_collective_call_is_that_rank_crash():
+    v = _verdict("dv11-022-deocclusion-broadcast-ncclinvalidusage-elastic-restart.txt")
+    assert v.kind == Kind.CRASHED_RANK and "refused its own collective call" in v.summary
+    assert "local rank 6" in v.summary and "default_pg.broadcast" in v.summary
+    # (at a communicator's set-up, ncclCommInitRank in vLLM's pynccl, the ranks may disagree: undecided)
+    assert _verdict("llm-042-vllm-multinode-pynccl-comminitrank-invalid-usage.txt").kind == Kind.UNDECIDED
+
+
+def test_nccl_error_after_a_bootstrap_unwind_is_an_init_stall():
+    v = _verdict("dv16-008-nccl-tests-4090-2host-bootstrap-internal-error-peer-closed.txt")
+    assert v.kind == Kind.INIT_STALL and "bootstrap.cc:312 -> 3" in v.summary and "internal error" in v.summary

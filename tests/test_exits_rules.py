@@ -110,9 +110,10 @@ def test_with_a_timeout_the_wait_is_read_first_unless_torchrun_saw_a_kill_first(
 
 # --- workers_ended_unexplained -----------------------------------------------------------------
 
-def test_kills_without_the_line_that_says_why_are_undecided():
+def test_kills_without_the_line_that_says_why_are_a_worker_that_failed_first():
+    # (issue 31: a launcher kills its workers when one exits non-zero, or when it is signalled, which it says)
     v = rules_exit.workers_ended_unexplained(ev(closing(3966, 1), closing(3967, 2)))
-    assert v.kind == Kind.UNDECIDED and "(pid 3966, 3967)" in v.summary
+    assert v.kind == Kind.CRASHED_RANK and "(pid 3966, 3967)" in v.summary
     assert rules_exit.workers_ended_unexplained(ev(closing(3966), ended(None, 1, message="non-zero"))) is None
 
 

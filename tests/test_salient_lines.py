@@ -407,9 +407,15 @@ def test_a_peer_closing_names_who_ended_first_and_what_to_collect(tmp_path):
     log.write_text("".join(f"gpu-node:{p}:{p + 9} [{p - 300}] NCCL INFO [Service thread] Connection closed "
                            "by localRank 3\n" for p in (300, 301, 302)))
     v = verdict.decide(ingest.ingest([log]))
+    # (issue 31, s17: several processes naming the one peer that closed on them show whose end came first)
+    assert (v.kind, v.rule) == (Kind.CRASHED_RANK, "peer_closed")
+    assert v.summary.startswith("localRank 3 ended first") and "its own log" in v.summary
+    assert "3 other processes" in v.summary and "3 line(s)" in v.summary and "nccl.log:1" in v.summary
+    one = tmp_path / "one.log"  # one process saying so: which side ended first is not shown
+    one.write_text("gpu-node:300:309 [0] NCCL INFO [Service thread] Connection closed by localRank 3\n")
+    v = verdict.decide(ingest.ingest([one]))
     assert (v.kind, v.rule) == (Kind.UNDECIDED, "peer_closed")
     assert "localRank 3 ended first" in v.summary and "collect localRank 3's own log" in v.summary
-    assert "3 line(s) from 3 process(es)" in v.summary and "nccl.log:1" in v.summary
 
 
 def test_a_peer_closing_after_the_run_ended_is_teardown():

@@ -263,6 +263,17 @@ def workers_ended_unexplained(ev: Evidence) -> Verdict | None:
     hosts = (closing["host"].drop_nulls().unique(maintain_order=True).to_list() if "host" in closing.columns
              else [])
     on = f" on {', '.join(hosts[:3])}" if hosts else ""
+    if not (ev.timeouts.height or ev.stalls.height or _worker_stacks(ev).height):
+        return Verdict(Kind.CRASHED_RANK, f"a worker process failed first: the launcher{on} killed its worker "
+                       f"subprocesses (pid {pids}) (`{clip(closing['message'][0], 100)}`), which it does when "
+                       "one of them exits with a non-zero code or is killed by a signal (DeepSpeed's "
+                       "launch.py: `if process.returncode != 0: ... sigkill_handler(...)`; torchrun's agent "
+                       "closes its workers when one fails), and no line says the launcher itself received "
+                       "SIGINT or SIGTERM (it says `Main process received SIGTERM` or `Received 15 death "
+                       "signal`), nor that a rank timed out or stalled before; which process exited, and "
+                       "with which code, the cut line says (DeepSpeed's `exits with return code = N`: -9 "
+                       "is the OOM killer, -7 a bus error, /dev/shm; torchrun's `failed (exitcode: N) "
+                       "local_rank: R`): that process's own log says why", [], lines(closing, 3))
     return Verdict(Kind.UNDECIDED, f"the launcher{on} killed its worker subprocesses (pid {pids}) "
                    f"(`{clip(closing['message'][0], 100)}`): torchrun "
                    "and DeepSpeed's launcher do this when one of their processes exits with a non-zero code, "
@@ -270,6 +281,22 @@ def workers_ended_unexplained(ev: Evidence) -> Verdict | None:
                    "ended and how (DeepSpeed's `exits with return code = N`, torchrun's `failed (exitcode: "
                    "N) local_rank: R` and its ChildFailedError block) is not in the evidence: the launcher's "
                    "full output and each rank's own log say it", [], lines(closing, 3))
+
+
+#: the launcher's own frames (python -m, DeepSpeed's and torchrun's launchers), in a traceback of its own
+LAUNCHER_FRAME = r"(?:^|/)runpy\.py|deepspeed/launcher/|" + AGENT_FRAME
+
+
+def _worker_stacks(ev: Evidence) -> pl.DataFrame:
+    """Stacks and tracebacks with a frame of the program's own (not python -m's, not a launcher's): a
+    worker's place when it ended, which may be a wait the kill interrupted (a barrier a failed peer never
+    reached, a hang someone stopped): with one, the kill alone does not say which process failed first."""
+    st = ev.kinds(EventKind.STACK)
+    if not st.height:
+        return st
+    frames = pl.col("frames").fill_null(pl.col("where")).fill_null("")
+    parts = frames.str.split(" <- ")
+    return st.filter(parts.list.eval(~pl.element().str.contains(LAUNCHER_FRAME)).list.any())
 
 
 def agent_raised(ev: Evidence) -> Verdict | None:

@@ -12,6 +12,7 @@ import polars as pl
 from tracekit.evidence import (CUDA, KILL_CODES, RENDEZVOUS, SIGKILL_CODES, STORE_BARRIER, Evidence, clip,
                                lines)
 from tracekit.parsers.torch_patterns import CUT_TRACEBACK
+from tracekit import nccl_messages
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import COLLECT, msg, rank_of
 from tracekit.rules_nccl_errors import cuda_inside_nccl, failing
@@ -219,6 +220,30 @@ def rank_joined_twice(ev: Evidence) -> Verdict | None:
                    "equal to the GPUs per node, num_nodes in the Trainer)", never or twice, lines(j, 4))
 
 
+def _bootstrap_unwound_before(ev: Evidence, first: pl.DataFrame) -> Verdict | None:
+    """NCCL's error code reaching the program (nccl-tests' `Test NCCL failure common.cu:961 'internal
+    error'`) after NCCL unwound through its bootstrap in the same file (`bootstrap.cc:312 -> 3`,
+    `init.cc:1493 -> 3`), while no communicator completed init: the communicator's bootstrap failed, so
+    its init never completed (an init stall); the program's failure is how NCCL's code reached it."""
+    row = first.row(0, named=True)
+    said = nccl_messages.meaning_of(row["message"] or "")
+    if not (said and said[0].name in nccl_messages.ERROR_STRINGS or "nccl_error" in (row.get("says") or [])) \
+            or ev.store.comms.filter(pl.col("state") == "init_complete").height:
+        return None
+    unwound = ev.kinds(EventKind.NCCL_UNWIND).filter(
+        (pl.col("file") == row["file"]) & (pl.col("line") < row["line"])
+        & pl.col("message").str.contains(r"(?:^|/)bootstrap\.(?:cc|cu):\d+ -> \d+")).sort("line")
+    if not unwound.height:
+        return None
+    rr = rank_of(first, ev)
+    return Verdict(Kind.INIT_STALL, f"NCCL's communicator init never completed: its bootstrap failed "
+                   f"(`{clip(unwound['message'][0], 80)}`, NCCL's unwind through bootstrap.cc), and "
+                   f"{failing(rr, ev)}'s NCCL call then failed: {msg(first, 0, 160)}; the peers' closed "
+                   "connections after it are its consequence; NCCL_DEBUG=WARN on every host names the "
+                   "bootstrap's cause (an interface or address the other hosts cannot reach: "
+                   "NCCL_SOCKET_IFNAME)", rr, lines(unwound, 2) + lines(first, 1) + lines(ev.transport, 2))
+
+
 def crashed_rank(ev: Evidence) -> Verdict | None:
     """A rank failed with an error that is not itself a timeout; the others then wait for it."""
     if (not ev.crashes.height or _network_failed_before(ev, ev.crashes)
@@ -226,6 +251,9 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
         return None
     first = ev.crashes.head(1)
     r = rank_of(first, ev)
+    booted = _bootstrap_unwound_before(ev, first)
+    if booted is not None:
+        return booted
     # (a traceback cut before its error line: where it raised, the innermost frame the excerpt shows)
     cut = ev.raised_cut.filter(pl.col("file") == first["file"][0]) if first["message"][0] == CUT_TRACEBACK \
         else ev.raised_cut.clear()

@@ -14,21 +14,9 @@ from tracekit.evidence import BOOTSTRAP, NETWORK_FAIL, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers.pyspy import RAISED
 from tracekit.rules_common import msg, rank_of, who_or
+from tracekit.rules_nccl_codes import (SET_UP, failing, own_call_cuda, refused_collective,  # noqa: F401
+                                       system_call_failed)
 from tracekit.wording import who
-
-
-def failing(r: list[int], ev: Evidence) -> str:
-    """``rank 6`` where the failure's own line or torchrun's root cause names the rank; else the local rank
-    that the launcher saw fail (torchrun's `failed (exitcode: 1) local_rank: 6`, one only), else
-    ``a rank``."""
-    if r:
-        return who(r)
-    said = ev.exits.select(pl.col("message").str.extract(r"local_rank:? (\d+)", 1).alias("local"),
-                           "exit_code").drop_nulls("local").unique("local", maintain_order=True)
-    if said.height == 1:
-        return (f"a rank (the launcher saw local rank {said['local'][0]} fail, exit code "
-                f"{said['exit_code'][0]})")
-    return "a rank"
 
 
 def _one_gpu_shared(ev: Evidence) -> Verdict | None:
@@ -201,11 +189,19 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
                        f"({msg(e, 0, 160)}): {m.meaning}; NCCL_DEBUG=WARN prints which argument or call "
                        "(check each rank's torch.cuda.set_device(local_rank) and CUDA_VISIBLE_DEVICES)",
                        r, lines(e, 4) + lines(ev.exits, 2))
+    if said is not None and said[0].name == "invalid_usage":
+        refused = refused_collective(ev, e, r)
+        if refused is not None:
+            return refused
     means = f": {said[0].meaning}" if said is not None else ""
     # NCCL's own last error (the line under `Last error:`, or a WARN that alone decides nothing): quoted
     # with what it means, though it does not decide the kind
     last = ev.kinds(EventKind.NCCL_WARN).join(ev.benign.select("file", "line"), on=["file", "line"],
                                                how="anti").sort("file", "line")
+    if said is not None and said[0].name == "system_error" and not last.height:
+        system = system_call_failed(ev, e, r)
+        if system is not None:
+            return system
     why = "no NCCL WARN line says why"
     if last.height:
         known = nccl_messages.meaning_of(last["message"][0] or "")
@@ -216,26 +212,20 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
                    "output", r, lines(e, 4) + lines(last, 2) + lines(ev.exits, 2))
 
 
-#: a process's set-up of its communicator, in its traceback or its runtime's words (vLLM's `while processing
-#: method init_device`, pynccl's PyNcclCommunicator, ncclCommInitRank, init_process_group)
-SET_UP = (r"(?i)\binit_device\b|ncclCommInit|PyNcclCommunicator|init_process_group|init_distributed"
-          r"|initialize_model_parallel|_new_process_group_helper")
-
-
 def cuda_inside_nccl(ev: Evidence) -> Verdict | None:
     """NCCL's error code says a CUDA call inside it failed (`unhandled cuda error`, ncclUnhandledCudaError:
     torch's, vLLM's and SGLang's pynccl quote it) while the process set up its communicator (a set-up
     frame, or its runtime's word of the set-up failing, in the same file), and no network error or timeout
     came with it: that rank's init failed (its device, its driver, its P2P/NVLS set-up), never the
     network's. The same code alone, mid-run, decides nothing without NCCL's WARN (nccl_error_unexplained)."""
-    e = ev.nccl_errors.filter(nccl_messages.is_one_of(("cuda_error_code",)))
-    if not e.height or ev.transport.height or ev.timeouts.height:
+    if ev.transport.height or ev.timeouts.height:
         return None
+    e = ev.nccl_errors.filter(nccl_messages.is_one_of(("cuda_error_code",)))
     said = ev.store.events.join(e.select("file").unique(), on="file").filter(
         pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
         .str.contains(SET_UP))
-    if not said.height:
-        return None
+    if not (e.height and said.height):
+        return own_call_cuda(ev)
     r = rank_of(e.head(1), ev)
     return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed: a CUDA call inside its NCCL call failed "
                    f"({msg(e, 0, 160)}) as it set up its communicator ({msg(said, 0, 100)}): "

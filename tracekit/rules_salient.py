@@ -369,6 +369,14 @@ def peer_closed(ev: Evidence) -> Verdict | None:
     by = f"{', '.join(names)} ended first" if names else "a peer ended first (the lines do not say which)"
     whose = f"{', '.join(names)}'s own log" if names else "every rank's own log"
     writers = closed.select("host", "pid").unique().height
+    if len(names) == 1 and writers > 1:
+        # (several processes each name the one peer whose connections closed: the lines show whose end came
+        # first, that peer's; its end is the cause, theirs the consequence)
+        return Verdict(Kind.CRASHED_RANK, f"{names[0]} ended first (it exited, crashed or was killed): "
+                       f"{writers} other processes each say it closed their connection ({closed.height} "
+                       f"line(s), first: {quote(first)}), and no line names another peer; its own log (its "
+                       "last lines, its exit code or signal; dmesg for the OOM killer or a segfault) says why",
+                       [], lines(closed, 4))
     return Verdict(Kind.UNDECIDED, f"{closed.height} line(s) from {writers} process(es) say a peer closed "
                    f"its connection: {by} (it exited, crashed or was killed) and the others saw its sockets "
                    f"close, a consequence; first: {quote(first)}; what ended it is not in the excerpt; to "

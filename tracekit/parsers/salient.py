@@ -68,6 +68,9 @@ CRASH = (
     r"|\bexited unexpectedly|\bunexpectedly exits?\b|\b(?:has|worker|process|actor) (?:has )?died\b"
     r"|\bis dead\b|out of memory|\boom[- ]?kill|terminate called (?:after|without)"
     r"|\*\*\* process received signal|<defunct>|illegal memory access|\bcrashed\b|\bbus error\b"
+    # a program's own CRITICAL or FATAL log line that it is exiting (detectron's `CRITICAL train_net.py: 236:
+    # Loss is NaN, exiting...`): the process ended itself on a check of its own
+    r"|(?-i:\b(?:CRITICAL|FATAL)\b).{0,200}\bexiting\b"
 )
 #: a process that cannot start, in the words of what refused it: glibc's loader (``symbol lookup error: ...:
 #: undefined symbol: X``, ``error while loading shared libraries: libX.so: cannot open shared object

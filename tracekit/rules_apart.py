@@ -7,7 +7,8 @@ Each function reads one kind of evidence and is called by the rule of its family
 - ``sequences_diverged``: c10d's watchdogs of one group time out at different SeqNums (a mismatch);
 - ``sizes_differ``: c10d's watchdogs name one SeqNum of one group with input sizes a gather cannot have;
 - ``horovod_apart``: Horovod's stall report lists ranks each missing a tensor the other submitted;
-- ``one_rank_absent``: every rank of a group but one timed out in one collective, the one did not.
+- ``one_rank_absent``: every rank of a group but one timed out in one collective, the one did not;
+- ``model_differs``: DDP's check at construction found the ranks' models differ (a mismatch).
 """
 
 from __future__ import annotations
@@ -213,3 +214,40 @@ def one_rank_absent(ev: Evidence) -> Verdict | None:
                    f"rank {absent} did not (its watchdog would have fired with theirs had it been in it): rank "
                    f"{absent} is elsewhere (its own work, a branch on the rank, a server call); its stack "
                    "(py-spy dump) says where", [absent], lines(wd.sort("file", "line"), 4))
+
+
+# DDP's check of the model across ranks at construction (pytorch/pytorch torch/csrc/distributed/c10d/reducer.cpp,
+# verify_params_across_processes, at ad78a7b: an allgather of each rank's parameter count, then `DDP expects same
+# model across all ranks, but Rank 1 has 212 params, while rank 0 has inconsistent 0 params.`; then a broadcast
+# of rank 0's sizes and strides, `[1]: params[3] in this process with sizes [512, 256] appears not to match
+# sizes of the same param in process 0.` (`params[3] ... match strides ...`; torch < 1.11 `replicas[0][3] ...`)
+DDP_COUNT = (r"DDP expects same model across all ranks, but Rank (?P<rank>\d+) has (?P<n>\d+) params, while rank "
+             r"(?P<other>\d+) has inconsistent (?P<m>\d+) params")
+DDP_SHAPE = (r"(?:\[(?P<rank>\d+)\]: )?(?:params|replicas\[0\])\[(?P<p>\d+)\] in this process with sizes "
+             r"(?P<sizes>\[[^\]]*\]) appears not to match (?P<what>sizes|strides) of the same param in process 0")
+
+
+def model_differs(ev: Evidence) -> Verdict | None:
+    """DDP's own check found the ranks' models differ (another parameter count, or a parameter of another
+    size or stride than rank 0's): the ranks would issue gradient all-reduces of different sizes, a mismatch
+    caught before the first step."""
+    said = pl.col("message").fill_null("")
+    hit = ev.store.events.filter(said.str.contains(DDP_COUNT) | said.str.contains(DDP_SHAPE)).sort("file", "line")
+    if not hit.height:
+        return None
+    text = hit["message"][0]
+    m = re.search(DDP_COUNT, text)
+    if m:
+        fact = (f"rank {m['rank']} has {m['n']} params while rank {m['other']} has {m['m']} (DDP expects same "
+                "model across all ranks)")
+        ranks = sorted({int(m["rank"]), int(m["other"])})
+    else:
+        m = re.search(DDP_SHAPE, text)
+        rank = f"rank {m['rank']}" if m["rank"] else "a rank"
+        fact = (f"{rank}'s params[{m['p']}] with sizes {m['sizes']} does not match the {m['what']} of the same "
+                "parameter in process 0")
+        ranks = [int(m["rank"])] if m["rank"] else []
+    return Verdict(Kind.MISMATCH, f"the ranks built different models: {fact} (DDP's check of the model across "
+                   "ranks at construction): their gradient all-reduces would not pair up; a model built from "
+                   "rank-dependent config, data or a branch on the rank (rank 0 alone loading or creating "
+                   "layers)", ranks, lines(hit, 3))

@@ -88,8 +88,8 @@ def _wire_sizes(rep: pl.DataFrame) -> str:
 def mismatch_reported(ev: Evidence) -> Verdict | None:
     """The runtime caught the mismatch itself (TORCH_DISTRIBUTED_DEBUG=DETAIL, gloo's size check)."""
     rep = ev.reported_mismatch.sort("line")
-    if not rep.height:
-        return None
+    if not rep.height:  # (DDP's check of the model across ranks at construction)
+        return rules_apart.model_differs(ev)
     r = rank_of(rep, ev)
     if _cuda_first(ev, r):
         return None

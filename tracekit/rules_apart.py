@@ -1,5 +1,5 @@
 """Where the ranks' waits tell them apart: ranks that wait in different collectives (a mismatch seen from
-the waits), and a group whose every member but one waits in one collective (a deadlock on the one).
+the waits), and a group whose every member but one waits in one collective (the one never joined it).
 
 Each function reads one kind of evidence and is called by the rule of its family (``rules_mismatch``,
 ``rules_stall``), at that rule's place in ``rules.RULES``:
@@ -7,7 +7,8 @@ Each function reads one kind of evidence and is called by the rule of its family
 - ``sequences_diverged``: c10d's watchdogs of one group time out at different SeqNums (a mismatch);
 - ``sizes_differ``: c10d's watchdogs name one SeqNum of one group with input sizes a gather cannot have;
 - ``horovod_apart``: Horovod's stall report lists ranks each missing a tensor the other submitted;
-- ``one_rank_absent``: every rank of a group but one timed out in one collective, the one did not;
+- ``one_rank_absent``: every rank of a group but one timed out in one collective, the one did not (said
+  by ``timed_out``, which stays UNDECIDED: stuck or ended, only that rank's log says);
 - ``model_differs``: DDP's check at construction found the ranks' models differ (a mismatch).
 """
 
@@ -188,32 +189,30 @@ def _group_size(g: pl.DataFrame, ev: Evidence) -> int | None:
     return ev.coverage.world_size if g["pg"][0] == "0" else None
 
 
-def one_rank_absent(ev: Evidence) -> Verdict | None:
+def one_rank_absent(ev: Evidence) -> str:
     """Every rank of a group but one timed out in the same collective (one SeqNum, an op no rank completes
     before all joined), at least two of them, and the one left no timeout of its own: had it been in the
-    collective, its watchdog would have fired with theirs (one timeout for the group), so it never issued it:
-    a deadlock on that rank. (Two ranks of three seen is the least: one rank of two seen is as often a
-    paste of one rank's log.)"""
+    collective, its watchdog would have fired with theirs, so it never issued it. Said, not decided: where
+    that rank is (stuck in its own work, a deadlock; or ended, a crash) only its own log says, and on dev
+    the two are alike (dv14-025: rank 0 stuck talking to a server; dv10-032: rank 0 failed in a checkpoint
+    save; neither shows rank 0). Empty where the waits do not show it. (Two ranks of three seen is the
+    least: one rank of two seen is as often a paste of one rank's log.)"""
     wd = _watchdogs(ev).filter(pl.col("op").fill_null("").str.contains(ALL_JOIN))
     if not wd.height or _watchdogs(ev)["rank"].n_unique() != wd["rank"].n_unique():
-        return None
+        return ""
     if wd.select("pg", "seq").unique().height != 1:  # (one collective; several are the other rules')
-        return None
+        return ""
     n = _group_size(wd, ev)
     seen = sorted(set(wd["rank"].to_list()))
     if not n or len(seen) != n - 1 or len(seen) < 2 or not set(seen) <= set(range(n)):
-        return None
+        return ""
     (absent,) = sorted(set(range(n)) - set(seen))
     w = wd.sort("file", "line").row(0, named=True)
-    op, seq, pg = (w["op"] or "").upper(), w["seq"], w["pg"]
-    after = f" after {w['timeout_ms'] / 1000:g} s" if w["timeout_ms"] else ""
     size = (f"NumelOut {w['numel_out']} = {n} x NumelIn {w['numel_in']}" if w["numel_in"] and
             w["numel_out"] == n * w["numel_in"] else "the world's size")
-    return Verdict(Kind.DEADLOCK, f"rank {absent} never joined {op} SeqNum {seq} of process group {pg}: "
-                   f"{who(seen)}, every other rank of the group of {n} ({size}), timed out in it{after}, and "
-                   f"rank {absent} did not (its watchdog would have fired with theirs had it been in it): rank "
-                   f"{absent} is elsewhere (its own work, a branch on the rank, a server call); its stack "
-                   "(py-spy dump) says where", [absent], lines(wd.sort("file", "line"), 4))
+    return (f"rank {absent} never joined {(w['op'] or '').upper()} SeqNum {w['seq']}: {who(seen)} are every "
+            f"other rank of the group of {n} ({size}) and rank {absent} did not time out with them; whether it "
+            f"is stuck elsewhere (a deadlock) or ended (a crash) only its own log says")
 
 
 # DDP's check of the model across ranks at construction (pytorch/pytorch torch/csrc/distributed/c10d/reducer.cpp,

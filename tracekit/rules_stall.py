@@ -189,9 +189,6 @@ def timed_out(ev: Evidence) -> Verdict | None:
     to = ev.timeouts.sort("line")
     if not to.height:
         return None
-    absent = rules_apart.one_rank_absent(ev)  # (every rank of the group but one waits in it)
-    if absent is not None:
-        return absent
     r = to["rank"].drop_nulls().unique().sort().to_list()
     wd = to.filter(pl.col("kind") == EventKind.WATCHDOG_TIMEOUT)
     what = ""
@@ -221,9 +218,11 @@ def timed_out(ev: Evidence) -> Verdict | None:
             what += " (each enqueued a collective it never completed: all wait in one)"
     world, absent = ev.coverage.world_size, ev.coverage.missing
     silent = f"; {who(absent)} of the world of {world} left no record" if absent else ""
-    return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'a rank'} timed out{what}{silent}; no record shows "
-                   f"which rank is missing: collect every rank's Flight Recorder dump and log ({COLLECT})",
-                   r, lines(to))
+    outside = rules_apart.one_rank_absent(ev)  # (every rank of the group but one waits in it)
+    then = ("; collect that rank's log and stack" if outside else
+            "; no record shows which rank is missing: collect every rank's Flight Recorder dump and log")
+    return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'a rank'} timed out{what}{silent}"
+                   + (f"; {outside}" if outside else "") + f"{then} ({COLLECT})", r, lines(to))
 
 
 def watchdog_stuck(ev: Evidence) -> Verdict | None:

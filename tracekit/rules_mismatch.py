@@ -8,7 +8,7 @@ import re
 
 import polars as pl
 
-from tracekit import nccl_messages
+from tracekit import nccl_messages, rules_apart
 from tracekit.evidence import BOOTSTRAP, WIRE_MISMATCH, Evidence, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import last_open, msg, rank_of
@@ -88,8 +88,8 @@ def _wire_sizes(rep: pl.DataFrame) -> str:
 def mismatch_reported(ev: Evidence) -> Verdict | None:
     """The runtime caught the mismatch itself (TORCH_DISTRIBUTED_DEBUG=DETAIL, gloo's size check)."""
     rep = ev.reported_mismatch.sort("line")
-    if not rep.height:
-        return None
+    if not rep.height:  # (DDP's check of the model across ranks at construction)
+        return rules_apart.model_differs(ev)
     r = rank_of(rep, ev)
     if _cuda_first(ev, r):
         return None
@@ -129,8 +129,9 @@ def mismatch_from_watchdog(ev: Evidence) -> Verdict | None:
     flat = pl.col("op0").str.contains("(?i)_base$|into_tensor|scatter_tensor")
     sized = ~pl.col("op0").str.contains("(?i)alltoall|gather|scatter|coalesced") | flat
     bad = per.filter((pl.col("n") > 1) & ((pl.col("ops") > 1) | ((pl.col("sizes") > 1) & sized)))
-    if not bad.height:
-        return None
+    if not bad.height:  # (a gather's inputs of different sizes, its group size from NumelOut / NumelIn)
+        v = rules_apart.sizes_differ(ev)
+        return None if v is None or _cuda_first(ev, v.ranks) else v
     pg, seq = bad.row(0)[:2]
     at = wd.filter((pl.col("pg") == pg) & (pl.col("seq") == seq)).unique("rank", maintain_order=True)
     groups = at.group_by("op", "numel", maintain_order=True).agg(pl.col("rank").sort())

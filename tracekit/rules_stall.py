@@ -9,7 +9,7 @@ import math
 
 import polars as pl
 
-from tracekit import align
+from tracekit import align, rules_apart
 from tracekit.evidence import HEARTBEAT, Evidence, clip, lines
 from tracekit.meanings import EITHER_ABORT
 from tracekit.outcome import EventKind, Kind, Verdict
@@ -82,6 +82,9 @@ def deadlock_reported(ev: Evidence) -> Verdict | None:
     rm = ev.kinds(EventKind.RANK_MISSING).sort("file", "line")
     if not rm.height:
         return None
+    apart = rules_apart.horovod_apart(ev)  # (ranks each missing what the other submitted: a mismatch)
+    if apart is not None:
+        return apart
     first = rm.row(0, named=True)
     at = rm.filter(pl.col("seq").eq_missing(first["seq"]) & pl.col("pg").eq_missing(first["pg"]))
     r = at["rank"].drop_nulls().unique().sort().to_list()
@@ -100,7 +103,7 @@ def deadlock_from_watchdog(ev: Evidence) -> Verdict | None:
     behind never issued the next collective."""
     st = ev.timeouts.filter(pl.col("last_enqueued").is_not_null() & pl.col("rank").is_not_null())
     if not st.height:
-        return _sequences_diverged(ev)
+        return rules_apart.sequences_diverged(ev)
     per = st.group_by(pl.col("pg").fill_null("0"), "rank").agg(
         pl.col("last_enqueued").max(), pl.col("file").first(), pl.col("line").first(),
         pl.col("message").first())
@@ -118,45 +121,7 @@ def deadlock_from_watchdog(ev: Evidence) -> Verdict | None:
                            + f": {who(b)} never issued seq {min(lows) + 1}; the others wait in it",
                            b, lines(behind.sort("rank"), 4)
                            + lines(g.filter(pl.col("last_enqueued") == top), 2))
-    return _sequences_diverged(ev)
-
-
-def _sequences_diverged(ev: Evidence) -> Verdict | None:
-    """The watchdogs of one process group's ranks time out at different SeqNums (`[Rank 0] ...
-    WorkNCCL(SeqNum=7559, OpType=_ALLGATHER_BASE` and `[Rank 1] ... WorkNCCL(SeqNum=7561, ...`): a rank's
-    oldest unfinished collective is its group's Nth, another's the (N+k)th, so the ranks' sequences of
-    collectives diverged: one issued k collectives of the group that the other did not (a collective called
-    on some ranks only), and each now waits in one its peers never join."""
-    known = pl.col("seq").is_not_null() & pl.col("rank").is_not_null()
-    # (only collectives no rank completes before every rank joined: a broadcast's or reduce's root, a send,
-    # may finish its part and go on to the next while its peers still wait in it)
-    joined = pl.col("op").fill_null("").str.contains(ALL_JOIN)
-    wd = ev.kinds(EventKind.WATCHDOG_TIMEOUT).filter(known & joined)
-    wd = wd.with_columns(pl.col("pg").fill_null("0"))
-    # (c10d's own count of the works each rank enqueued, where it says it, and says it the same: no rank
-    # issued more than another)
-    said = ev.timeouts.filter(pl.col("last_enqueued").is_not_null() & pl.col("rank").is_not_null())
-    if said.height and said["last_enqueued"].n_unique() == 1 and said["rank"].n_unique() > 1:
-        return None
-    # one SeqNum per rank and group: a rank whose watchdog names several is one of several groups whose
-    # lines do not name theirs (torch < 2.2: `[Rank 0]` alone), and SeqNums of different groups do not compare
-    per = wd.unique(["pg", "rank", "seq"]).sort("pg", "rank")
-    for (pg,), g in per.group_by(["pg"], maintain_order=True):
-        low, top = g["seq"].min(), g["seq"].max()
-        if g.height < 2 or low == top or g["rank"].n_unique() < g.height:
-            continue
-        behind = g.filter(pl.col("seq") == low)
-        ahead = g.filter(pl.col("seq") == top)
-        b, a = behind["rank"].to_list(), ahead["rank"].to_list()
-        ops = lambda df: f" ({df['op'][0].upper()})" if df["op"][0] else ""  # noqa: E731
-        return Verdict(Kind.DEADLOCK, f"process group {pg}: the ranks' sequences of collectives diverged: "
-                       f"{who(b)} timed out in SeqNum {low}{ops(behind)} while {who(a)} timed out in SeqNum "
-                       f"{top}{ops(ahead)}: {who(a)} had issued {top - low} more collective(s) of the group "
-                       f"than {who(b)} (a collective called on some ranks only: a branch on the rank, a "
-                       "hook, a log or a checkpoint of rank 0 alone), so each waits in a collective its "
-                       "peers never join; TORCH_DISTRIBUTED_DEBUG=DETAIL names the diverging call",
-                       sorted(set(b) | set(a)), lines(behind, 2) + lines(ahead, 2))
-    return None
+    return rules_apart.sequences_diverged(ev)
 
 
 def deadlock_from_stacks(ev: Evidence) -> Verdict | None:
@@ -253,9 +218,11 @@ def timed_out(ev: Evidence) -> Verdict | None:
             what += " (each enqueued a collective it never completed: all wait in one)"
     world, absent = ev.coverage.world_size, ev.coverage.missing
     silent = f"; {who(absent)} of the world of {world} left no record" if absent else ""
-    return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'a rank'} timed out{what}{silent}; no record shows "
-                   f"which rank is missing: collect every rank's Flight Recorder dump and log ({COLLECT})",
-                   r, lines(to))
+    outside = rules_apart.one_rank_absent(ev)  # (every rank of the group but one waits in it)
+    then = ("; collect that rank's log and stack" if outside else
+            "; no record shows which rank is missing: collect every rank's Flight Recorder dump and log")
+    return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'a rank'} timed out{what}{silent}"
+                   + (f"; {outside}" if outside else "") + f"{then} ({COLLECT})", r, lines(to))
 
 
 def watchdog_stuck(ev: Evidence) -> Verdict | None:
@@ -378,10 +345,6 @@ def peer_gone(ev: Evidence) -> Verdict | None:
                    lines(gone, 3) + lines(ev.exits, 2))
 
 
-#: collectives that complete on no rank before every rank of the group joined them (c10d's OpType, lowercased)
-ALL_JOIN = (r"^_?(?:allreduce|allgather|_?allgather_base|allgather_into_tensor|reduce_scatter"
-            r"|_?reduce_scatter_base|reduce_scatter_tensor|alltoall|alltoall_base|barrier|allgather_coalesced"
-            r"|allreduce_coalesced)$")
 #: NCCL's bootstrap (as its unwind lines `NCCL INFO bootstrap.cc:169 -> 2` name it): the ring its processes
 #: form first, before any of their transports connect
 INIT_SOURCES = r"(?:^|/)bootstrap\.(?:cc|cu):\d+ -> \d+"

@@ -1,0 +1,252 @@
+"""Where the ranks' waits tell them apart: ranks that wait in different collectives (a mismatch seen from
+the waits), and a group whose every member but one waits in one collective (the one never joined it).
+
+Each function reads one kind of evidence and is called by the rule of its family (``rules_mismatch``,
+``rules_stall``), at that rule's place in ``rules.RULES``:
+
+- ``sequences_diverged``: c10d's watchdogs of one group time out at different SeqNums (a mismatch);
+- ``sizes_differ``: c10d's watchdogs name one SeqNum of one group with input sizes a gather cannot have;
+- ``horovod_apart``: Horovod's stall report lists ranks each missing a tensor the other submitted;
+- ``one_rank_absent``: every rank of a group but one timed out in one collective, the one did not (said
+  by ``timed_out``, which stays UNDECIDED: stuck or ended, only that rank's log says);
+- ``model_differs``: DDP's check at construction found the ranks' models differ (a mismatch).
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from tracekit.evidence import Evidence, lines
+from tracekit.outcome import EventKind, Kind, Verdict
+from tracekit.wording import who
+
+#: collectives that complete on no rank before every rank of the group joined them (c10d's OpType, lowercased)
+ALL_JOIN = (r"^_?(?:allreduce|allgather|_?allgather_base|allgather_into_tensor|reduce_scatter"
+            r"|_?reduce_scatter_base|reduce_scatter_tensor|alltoall|alltoall_base|barrier|allgather_coalesced"
+            r"|allreduce_coalesced)$")
+#: c10d's work print (ProcessGroupNCCL.cpp, WorkNCCL's operator<<: `WorkNCCL(SeqNum=49296,
+#: OpType=_ALLGATHER_BASE, NumelIn=192, NumelOut=576, Timeout(ms)=1800000)`, torch >= 2.2)
+NUMELS = r"NumelIn=(\d+), NumelOut=(\d+)"
+#: ops whose output is the group's inputs side by side: NumelOut = group size x NumelIn on every rank
+GATHERS = r"(?i)^_?allgather(?:_base|_into_tensor|_coalesced)?$|^coalesced$"
+
+
+def _watchdogs(ev: Evidence) -> pl.DataFrame:
+    """c10d's watchdog timeouts that name a rank and a SeqNum, with each work's NumelIn and NumelOut where
+    printed, the group as "0" where the line names none."""
+    wd = ev.kinds(EventKind.WATCHDOG_TIMEOUT).filter(pl.col("seq").is_not_null() & pl.col("rank").is_not_null())
+    sizes = pl.col("message").fill_null("").str.extract_groups(NUMELS).struct
+    return wd.with_columns(pl.col("pg").fill_null("0"),
+                           sizes.field("1").cast(pl.Int64, strict=False).alias("numel_in"),
+                           sizes.field("2").cast(pl.Int64, strict=False).alias("numel_out"))
+
+
+def _op(df: pl.DataFrame) -> str:
+    return f" ({df['op'][0].upper()})" if df["op"][0] else ""
+
+
+def sequences_diverged(ev: Evidence) -> Verdict | None:
+    """The watchdogs of one process group's ranks time out at different SeqNums (`[Rank 0] ...
+    WorkNCCL(SeqNum=7559, OpType=_ALLGATHER_BASE` and `[Rank 1] ... WorkNCCL(SeqNum=7561, ...`): a rank's
+    oldest unfinished collective is its group's Nth, another's the (N+k)th, so one issued k collectives of
+    the group the other did not (a collective called on some ranks only): at one point of the group the
+    ranks issued different collectives, a mismatch, and each now waits in one its peers never join."""
+    # (only collectives no rank completes before every rank joined: a broadcast's or reduce's root, a send,
+    # may finish its part and go on to the next while its peers still wait in it)
+    wd = _watchdogs(ev).filter(pl.col("op").fill_null("").str.contains(ALL_JOIN))
+    # (c10d's own count of the works each rank enqueued, where it says it, and says it the same: no rank
+    # issued more than another)
+    said = ev.timeouts.filter(pl.col("last_enqueued").is_not_null() & pl.col("rank").is_not_null())
+    if said.height and said["last_enqueued"].n_unique() == 1 and said["rank"].n_unique() > 1:
+        return None
+    # one SeqNum per rank and group: a rank whose watchdog names several is one of several groups whose
+    # lines do not name theirs (torch < 2.2: `[Rank 0]` alone), and SeqNums of different groups do not compare
+    per = wd.unique(["pg", "rank", "seq"]).sort("pg", "rank")
+    for (pg,), g in per.group_by(["pg"], maintain_order=True):
+        low, top = g["seq"].min(), g["seq"].max()
+        if g.height < 2 or low == top or g["rank"].n_unique() < g.height:
+            continue
+        behind, ahead = g.filter(pl.col("seq") == low), g.filter(pl.col("seq") == top)
+        b, a = behind["rank"].to_list(), ahead["rank"].to_list()
+        return Verdict(Kind.MISMATCH, f"process group {pg}: the ranks' sequences of collectives diverged: "
+                       f"{who(b)} timed out in SeqNum {low}{_op(behind)} while {who(a)} timed out in SeqNum "
+                       f"{top}{_op(ahead)}: {who(a)} had issued {top - low} more collective(s) of the group "
+                       f"than {who(b)} (a collective called on some ranks only: a branch on the rank, a "
+                       "hook, a log or a checkpoint of rank 0 alone), so each waits in a collective its "
+                       "peers never join; TORCH_DISTRIBUTED_DEBUG=DETAIL names the diverging call",
+                       sorted(set(b) | set(a)), lines(behind, 2) + lines(ahead, 2))
+    return None
+
+
+def sizes_differ(ev: Evidence) -> Verdict | None:
+    """The watchdogs of one group's ranks name one SeqNum of a gather (`OpType=COALESCED, NumelIn=56320,
+    NumelOut=450560` on one rank, `NumelIn=107520, NumelOut=860160` on another): every rank's output is the
+    group's inputs side by side (NumelOut = group size x NumelIn, the same multiple on each), so the inputs
+    must be of one size; ranks whose inputs differ are not in the same collective."""
+    wd = _watchdogs(ev).filter(pl.col("numel_in").is_not_null() & (pl.col("numel_in") > 0)
+                               & pl.col("op").fill_null("").str.contains(GATHERS))
+    wd = wd.with_columns((pl.col("numel_out") // pl.col("numel_in")).alias("_n"),
+                         (pl.col("numel_out") % pl.col("numel_in")).alias("_rest"))
+    per = wd.unique(["pg", "seq", "rank"], maintain_order=True)
+    for (pg, seq), g in per.group_by(["pg", "seq"], maintain_order=True):
+        if (g["rank"].n_unique() < 2 or g["numel_in"].n_unique() < 2 or g["_n"].n_unique() != 1
+                or g["_n"][0] < 2 or g["_rest"].max() != 0):
+            continue
+        groups = g.group_by("numel_in", maintain_order=True).agg(pl.col("rank").sort(), pl.col("op").first())
+        said = "; ".join(f"{who(r)} gathered {n} element(s) each" for n, r, _ in groups.iter_rows())
+        odd = min(groups.iter_rows(), key=lambda x: len(x[1]))[1]
+        return Verdict(Kind.MISMATCH, f"process group {pg}: SeqNum {seq}{_op(g)} is not the same collective "
+                       f"on every rank: {said}, in a group of {g['_n'][0]} (NumelOut = {g['_n'][0]} x NumelIn "
+                       "on each): a gather's inputs are one size on every rank, so the ranks issued different "
+                       "collectives at this point (different parameter groups or buckets); "
+                       "TORCH_DISTRIBUTED_DEBUG=DETAIL names the call", odd, lines(g, 4))
+    return None
+
+
+# Horovod's stall report (github:horovod/horovod horovod/common/stall_inspector.cc, CheckForStalledTensors,
+# at 0f37436: lines ~53-55 put a tensor under every rank not ready in it, `missing_ranks[rank].insert(name)`;
+# lines ~74-90 print `Missing ranks:` then `R: [NAME, NAME ...]` per rank, the names a sorted std::set cut
+# after six with ` ...`): a name under rank A and not under rank B is one B submitted and A did not.
+NAMES = r"\[([^\]]*)\]"
+
+
+def _names(message: str) -> tuple[list[str], bool]:
+    """The tensor names of one `R: [A, B ...]` line, and whether the list was cut (` ...`)."""
+    m = re.search(NAMES, message or "")
+    if not m:
+        return [], False
+    body = m.group(1).strip()
+    cut = body.endswith("...")
+    return [x.strip() for x in body.removesuffix("...").split(",") if x.strip()], cut
+
+
+def _submitted(name: str, shown: list[str], cut: bool) -> bool:
+    """Whether a rank whose missing list is ``shown`` (cut or not) surely submitted ``name``."""
+    return name not in shown and (not cut or (bool(shown) and name < max(shown)))
+
+
+def _reports(ev: Evidence) -> list[dict[int, tuple[list[str], bool, dict]]]:
+    """Horovod's stall reports in order: each a map rank -> (the names it is missing, whether the list was
+    cut, its row). A report is the lines after one stall warning of the file (a file without the warning's
+    line is one report)."""
+    rm = ev.kinds(EventKind.RANK_MISSING).filter((pl.col("where") == "horovod") & pl.col("rank").is_not_null()
+                                                 & pl.col("message").fill_null("").str.contains(NAMES))
+    heads = ev.stalls.filter(pl.col("where") == "horovod").select("file", "line")
+    out: dict[tuple, dict] = {}
+    for r in rm.sort("file", "line").iter_rows(named=True):
+        starts = heads.filter((pl.col("file") == r["file"]) & (pl.col("line") < r["line"]))["line"]
+        key = (r["file"], starts.max() if starts.len() else -1)
+        names, cut = _names(r["message"])
+        out.setdefault(key, {})[r["rank"]] = (names, cut, r)
+    return list(out.values())
+
+
+def horovod_apart(ev: Evidence) -> Verdict | None:
+    """Horovod's stall report lists two ranks each missing a tensor the other submitted (`0:
+    [broadcast.bool.sz]`, `1: [allreduce.c_d1.bias, ...]`): rank 0 submitted the allreduce and waits in it,
+    rank 1 the broadcast: at one point the ranks submitted different collectives, and each waits for the
+    other forever (a mismatch; Horovod's own words: "different ranks are trying to submit different
+    tensors"). A rank surely submitted a stalled tensor where a report lists the tensor and not the rank
+    (a rank missing nothing is not listed), or lists the rank without it (within the names a cut list shows)."""
+    reports = _reports(ev)
+    ranks = {r for rep in reports for r in rep}
+    if len(ranks) < 2:
+        return None
+    sent: dict[int, set[str]] = {r: set() for r in ranks}  # a stalled tensor stays submitted until it runs
+    for rep in reports:
+        stalled = {n for names, _, _ in rep.values() for n in names}
+        for r in ranks:
+            names, cut, _ = rep.get(r, ([], False, None))
+            sent[r] |= {n for n in stalled if _submitted(n, names, cut)}
+    last = reports[-1]
+    for a in sorted(last):
+        for b in sorted(last):
+            if a >= b:
+                continue
+            (na, _, ra), (nb, _, rb) = last[a], last[b]
+            x = next((n for n in na if n in sent[b]), None)  # b submitted it, a did not
+            y = next((n for n in nb if n in sent[a]), None)  # a submitted it, b did not
+            if x and y:
+                return Verdict(Kind.MISMATCH, f"the ranks submitted different collectives (Horovod's stall "
+                               f"report): rank {a} is missing {x}, which rank {b} submitted, while rank {b} is "
+                               f"missing {y}, which rank {a} submitted: each waits in a collective the other "
+                               "never joins (a collective called on some ranks only, or in another order: a "
+                               "callback's broadcast on one rank while another is in the step's allreduce)",
+                               [a, b], lines(pl.DataFrame([ra, rb]), 2) + lines(ev.stalls, 1))
+    return None
+
+
+def _group_size(g: pl.DataFrame, ev: Evidence) -> int | None:
+    """The size of the group a gather runs in (NumelOut / NumelIn, one multiple on every rank), else the
+    world's where the group is the default one."""
+    n = g.filter(pl.col("numel_in") > 0).select((pl.col("numel_out") // pl.col("numel_in")).alias("n"),
+                                                (pl.col("numel_out") % pl.col("numel_in")).alias("r"))
+    if n.height and n["n"].n_unique() == 1 and n["r"].max() == 0 and g["op"].fill_null("").str.contains(
+            GATHERS).all():
+        return n["n"][0]
+    return ev.coverage.world_size if g["pg"][0] == "0" else None
+
+
+def one_rank_absent(ev: Evidence) -> str:
+    """Every rank of a group but one timed out in the same collective (one SeqNum, an op no rank completes
+    before all joined), at least two of them, and the one left no timeout of its own: had it been in the
+    collective, its watchdog would have fired with theirs, so it never issued it. Said, not decided: where
+    that rank is (stuck in its own work, a deadlock; or ended, a crash) only its own log says, and on dev
+    the two are alike (dv14-025: rank 0 stuck talking to a server; dv10-032: rank 0 failed in a checkpoint
+    save; neither shows rank 0). Empty where the waits do not show it. (Two ranks of three seen is the
+    least: one rank of two seen is as often a paste of one rank's log.)"""
+    wd = _watchdogs(ev).filter(pl.col("op").fill_null("").str.contains(ALL_JOIN))
+    if not wd.height or _watchdogs(ev)["rank"].n_unique() != wd["rank"].n_unique():
+        return ""
+    if wd.select("pg", "seq").unique().height != 1:  # (one collective; several are the other rules')
+        return ""
+    n = _group_size(wd, ev)
+    seen = sorted(set(wd["rank"].to_list()))
+    if not n or len(seen) != n - 1 or len(seen) < 2 or not set(seen) <= set(range(n)):
+        return ""
+    (absent,) = sorted(set(range(n)) - set(seen))
+    w = wd.sort("file", "line").row(0, named=True)
+    size = (f"NumelOut {w['numel_out']} = {n} x NumelIn {w['numel_in']}" if w["numel_in"] and
+            w["numel_out"] == n * w["numel_in"] else "the world's size")
+    return (f"rank {absent} never joined {(w['op'] or '').upper()} SeqNum {w['seq']}: {who(seen)} are every "
+            f"other rank of the group of {n} ({size}) and rank {absent} did not time out with them; whether it "
+            f"is stuck elsewhere (a deadlock) or ended (a crash) only its own log says")
+
+
+# DDP's check of the model across ranks at construction (pytorch/pytorch torch/csrc/distributed/c10d/reducer.cpp,
+# verify_params_across_processes, at ad78a7b: an allgather of each rank's parameter count, then `DDP expects same
+# model across all ranks, but Rank 1 has 212 params, while rank 0 has inconsistent 0 params.`; then a broadcast
+# of rank 0's sizes and strides, `[1]: params[3] in this process with sizes [512, 256] appears not to match
+# sizes of the same param in process 0.` (`params[3] ... match strides ...`; torch < 1.11 `replicas[0][3] ...`)
+DDP_COUNT = (r"DDP expects same model across all ranks, but Rank (?P<rank>\d+) has (?P<n>\d+) params, while rank "
+             r"(?P<other>\d+) has inconsistent (?P<m>\d+) params")
+DDP_SHAPE = (r"(?:\[(?P<rank>\d+)\]: )?(?:params|replicas\[0\])\[(?P<p>\d+)\] in this process with sizes "
+             r"(?P<sizes>\[[^\]]*\]) appears not to match (?P<what>sizes|strides) of the same param in process 0")
+
+
+def model_differs(ev: Evidence) -> Verdict | None:
+    """DDP's own check found the ranks' models differ (another parameter count, or a parameter of another
+    size or stride than rank 0's): the ranks would issue gradient all-reduces of different sizes, a mismatch
+    caught before the first step."""
+    said = pl.col("message").fill_null("")
+    hit = ev.store.events.filter(said.str.contains(DDP_COUNT) | said.str.contains(DDP_SHAPE)).sort("file", "line")
+    if not hit.height:
+        return None
+    text = hit["message"][0]
+    m = re.search(DDP_COUNT, text)
+    if m:
+        fact = (f"rank {m['rank']} has {m['n']} params while rank {m['other']} has {m['m']} (DDP expects same "
+                "model across all ranks)")
+        ranks = sorted({int(m["rank"]), int(m["other"])})
+    else:
+        m = re.search(DDP_SHAPE, text)
+        rank = f"rank {m['rank']}" if m["rank"] else "a rank"
+        fact = (f"{rank}'s params[{m['p']}] with sizes {m['sizes']} does not match the {m['what']} of the same "
+                "parameter in process 0")
+        ranks = [int(m["rank"])] if m["rank"] else []
+    return Verdict(Kind.MISMATCH, f"the ranks built different models: {fact} (DDP's check of the model across "
+                   "ranks at construction): their gradient all-reduces would not pair up; a model built from "
+                   "rank-dependent config, data or a branch on the rank (rank 0 alone loading or creating "
+                   "layers)", ranks, lines(hit, 3))

@@ -1,0 +1,50 @@
+"""Identity, session 17 (issue 31): visible global ranks. A bare `[N] ` tag that is a process id the file
+states is no rank; a global rank a runtime names in its own message (Horovod's stall inspector's missing
+ranks) is a rank seen; the launcher prefix table lives in its own module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.factory import ranks_of as ranks, text_store as store_of
+from tracekit.ingest import ingest
+
+WILD = Path(__file__).resolve().parent.parent / "samples" / "wild"
+
+
+def _seen(prefix: str) -> list[int]:
+    (path,) = WILD.glob(f"{prefix}-*.txt")
+    return sorted(set(ingest([path]).ranks["rank"].drop_nulls().to_list()))
+
+
+def test_a_bare_tag_that_is_a_pid_the_file_states_is_no_rank(tmp_path):
+    # vllm-ascend's torch_npu lines carry `[285] ` (the process id) and `(PID:285, Device:4, RankID:-1)` names
+    # that process; `[Rank 7]` of the HCCL watchdog is the only global rank
+    assert _seen("dv14-020") == [7]
+    text = ("[285] [2025-12-12 12:10:10:644] torch.distributed: [ERROR] query event failed\n"
+            "[ERROR] 2025-12-12-12:10:10 (PID:285, Device:4, RankID:-1) ERR00100 PTA call acl api failed\n")
+    assert ranks(store_of(tmp_path, text)) == []
+    # a script's own `[3] ` tag, with no pid of that number stated, is still its writer's rank
+    assert ranks(store_of(tmp_path, "[3] loss 0.5 at step 10\n[3] loss 0.4 at step 20\n", "r3.log")) == [3]
+
+
+def test_horovods_missing_ranks_are_ranks_seen(tmp_path):
+    # Horovod's stall inspector under horovodrun's `[0]<stderr>:` lists the global ranks missing a tensor
+    # (stall_inspector.cc: `global_ranks[kv.first]`): rank 1 is seen though only rank 0 writes
+    assert _seen("dv14-056") == [0, 1]
+    text = ("[0]<stderr>:[2020-12-29 16:50:57.724380: W horovod/common/stall_inspector.cc:105] One or more "
+            "tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting "
+            "for remainder of ranks for more than 60 seconds.\n"
+            "[0]<stderr>:Missing ranks:\n"
+            "[0]<stderr>:2: [allreduce.fc.weight, allreduce.fc.bias]\n"
+            "[0]<stderr>:3!: [allreduce.fc.weight]\n")
+    assert ranks(store_of(tmp_path, text)) == [0, 2, 3]
+
+
+def test_the_prefix_table_is_its_own_module_and_text_reads_it():
+    from tracekit.parsers import prefixes, text
+
+    assert text.PREFIX is prefixes.PREFIX and text.TAGS is prefixes.TAGS
+    df = text.lines_frame("x.log", "[rank3]: hello\n[default2]: there\n")
+    assert df["launch_rank"].to_list() == [3, None] and df["local_tag"].to_list() == [None, 2]
+    assert df["text"].to_list() == ["hello", "there"]

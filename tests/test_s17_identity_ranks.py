@@ -48,3 +48,20 @@ def test_the_prefix_table_is_its_own_module_and_text_reads_it():
     df = text.lines_frame("x.log", "[rank3]: hello\n[default2]: there\n")
     assert df["launch_rank"].to_list() == [3, None] and df["local_tag"].to_list() == [None, 2]
     assert df["text"].to_list() == ["hello", "there"]
+
+
+def test_parlais_worker_prefix_names_the_global_rank(tmp_path):
+    # ParlAI prints `rank:  3 | ` before a worker's lines (distributed.py: 'rank:{:3d} |'.format(rank))
+    assert _seen("dv17-014") == [3]
+    text = "rank: 13 | 2022-04-03 18:44:26,615 INFO     | Distributed group initialized\n"
+    df = store_of(tmp_path, text)
+    assert ranks(df) == [13]
+
+
+def test_a_loguru_header_is_taken_off_so_the_message_under_it_reads():
+    # YOLOX logs through loguru's default format: `Rank 2 initialization finished.` names its writer
+    assert _seen("dv17-035") == [0, 2, 3]
+    from tracekit.parsers.text import lines_frame
+
+    df = lines_frame("l.log", "2024-01-01 00:00:00.123 +08:00 | WARNING  | __main__:<module>:5 - disk low\n")
+    assert df["text"].to_list() == ["disk low"] and df["log_level"].to_list() == ["WARNING"]

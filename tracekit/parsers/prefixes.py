@@ -56,6 +56,14 @@ _PARTS = [
     r"\[\w+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ - [\w.]+ - (?P<lv5>INFO|WARNING|ERROR|DEBUG|CRITICAL) - ",
     r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \| (?P<lv6>INFO|WARNING|ERROR|DEBUG|CRITICAL) \| [\w.]+ \| ",
     r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (?P<lv7>INFO|WARNING|ERROR|DEBUG|CRITICAL) ",
+    # ParlAI's worker prefix (parlai/utils/distributed.py:269, `'rank:{:3d} |'.format(rank)`, the global rank,
+    # before its LOGFILE_FORMAT `%(asctime)s %(levelname)-8s | `, parlai/utils/logging.py:36)
+    r"rank: *(?P<parlai_rank>\d+) \| (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ "
+    r"(?P<lv16>INFO|WARNING|ERROR|DEBUG|CRITICAL) *\| )?",
+    # loguru's default format (github:Delgan/loguru loguru/_defaults.py:35, LOGURU_FORMAT: `{time:YYYY-MM-DD
+    # HH:mm:ss.SSS Z} | {level: <8} | {name}:{function}:{line} - `; the zone is newer)
+    r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}(?: [+\-]\d\d:\d\d)? \| "
+    r"(?P<lv17>INFO|WARNING|ERROR|DEBUG|CRITICAL) *\| [\w.<>]+:[\w<>]+:\d+ - ",
     # icefall / k2's logger after it: `[train.py:546] (0/7) `, the writer's rank and the world's size
     r"\[[\w.\-]+:\d+\] \((?P<slash_rank>\d+)/(?P<slash_world>\d+)\) ",
     r"\[(?P<lv8>INFO|WARNING|ERROR|DEBUG|CRITICAL)\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ \w+: ",
@@ -78,7 +86,7 @@ _PARTS = [
     r"(?:\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\] )?\[TRT-LLM\] (?:\[RANK (?P<trt_rank>\d+)\] )?"
     r"\[(?P<lv15>[IWEFV])\] ?",
 ]
-LEVELS = [f"lv{i}" for i in range(1, 16)]
+LEVELS = [f"lv{i}" for i in range(1, 18)]
 PREFIX = "^(?:" + "|".join(f"(?:{p})" for p in _PARTS) + ")*"
 MAYBE_PREFIX = (r"^(?:[\w.\-]+: |\[|\(|>|\x1b|←|[\w.\-]+/\d+ [\[(]|\d{4}-\d\d-\d\d|\d\d/\d\d/\d{4} "
                 r"|[\w.\-]+ >> |[\w.\-]+ \[std(?:out|err)\] |\d{4}/\d\d/\d\d "
@@ -95,5 +103,5 @@ PDSH_OVER_CODE = (r"^\s*([A-Za-z][\w\-]*\d[\w.\-]*|(?:\d{1,3}\.){3}\d{1,3}): "
 TAGS = ("iso_ts", "sys_host", "pdsh_host", "std_host", "ray_actor", "actor_rank", "ray_pid", "ray_ip",
         "sky_rank", "sky_ip", "task_tag", "pts", "arrow_host", "rank_tag", "tmpl_rank", "tmpl_local",
         "local_tag", "mpi_rank", "bare_tag", "word_tag", "slash_rank", "slash_world", "comp_rank", "comp_pid",
-        "trt_rank", *LEVELS)
+        "trt_rank", "parlai_rank", *LEVELS)
 STAMPS = ("pts", "iso_ts")  # the prefixes' wall-clock stamps, the line's ``ts``

@@ -256,7 +256,7 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     df = _unwrap(df)
     ints = ("rank_tag", "tmpl_rank", "local_tag", "tmpl_local", "mpi_rank", "task_tag", "bare_tag",
             "word_tag", "ray_pid", "actor_rank", "slash_rank", "slash_world", "comp_rank", "comp_pid",
-            "trt_rank")
+            "trt_rank", "parlai_rank")
     # vLLM's worker process names its ranks in its groups (v1/executor/multiproc_executor.py: `Worker`, then
     # `_DP{dp}` / `_PP{pp}` / `_TP{tp}` where that group has more than one rank): with no data-parallel and no
     # pipeline rank past the first, its tensor-parallel rank is the global one (`(Worker_TP2 pid=967) `)
@@ -283,11 +283,11 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
         # the global rank a launcher's prefix names (torchrun, a torchelastic template's ${rank}, MPI, vLLM's
         # `(VllmWorker rank=1 pid=..)`, icefall's `(1/8)`, a script's own tag); the world's size one names
         pl.coalesce("rank_tag", "tmpl_rank", "mpi_rank", "actor_rank", "slash_rank", "comp_rank", "trt_rank",
-                    "bare_tag", "word_tag").alias("launch_rank"),
+                    "parlai_rank", "bare_tag", "word_tag").alias("launch_rank"),
         pl.col("slash_world").alias("world_tag"),
         (pl.col("text").str.strip_chars() == "").alias("blank") & pl.col("cont_of").is_null(),
     ).drop("arrow_host", "std_host", "sys_host", "tmpl_local", "tmpl_rank", "actor_rank", "slash_rank",
-           "slash_world", "comp_rank", "comp_pid", "trt_rank")
+           "slash_world", "comp_rank", "comp_pid", "trt_rank", "parlai_rank")
 
 
 #: a process id a line states (`(PID:285, Device:4, RankID:-1)`, `[PID: 285]`, `pid=285`, `(pid: 285)`)

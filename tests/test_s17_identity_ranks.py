@@ -39,6 +39,8 @@ def test_horovods_missing_ranks_are_ranks_seen(tmp_path):
             "[0]<stderr>:2: [allreduce.fc.weight, allreduce.fc.bias]\n"
             "[0]<stderr>:3!: [allreduce.fc.weight]\n")
     assert ranks(store_of(tmp_path, text)) == [0, 2, 3]
+    # a `[ready ranks: 1]` list names the ranks that are there; those missing are worked out, named by no line
+    assert _seen("dev-109") == [] and _seen("dev-111") == []
 
 
 def test_the_prefix_table_is_its_own_module_and_text_reads_it():

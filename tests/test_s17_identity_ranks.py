@@ -1,6 +1,6 @@
 """Identity, session 17 (issue 31): visible global ranks. A bare `[N] ` tag that is a process id the file
-states is no rank; a global rank a runtime names in its own message (Horovod's stall inspector's missing
-ranks) is a rank seen; the launcher prefix table lives in its own module."""
+states is no rank; ParlAI's and loguru's headers are prefixes; ProcessGroupWrapper's mismatch names both
+ranks; the launcher prefix table lives in its own module."""
 
 from __future__ import annotations
 
@@ -26,21 +26,6 @@ def test_a_bare_tag_that_is_a_pid_the_file_states_is_no_rank(tmp_path):
     assert ranks(store_of(tmp_path, text)) == []
     # a script's own `[3] ` tag, with no pid of that number stated, is still its writer's rank
     assert ranks(store_of(tmp_path, "[3] loss 0.5 at step 10\n[3] loss 0.4 at step 20\n", "r3.log")) == [3]
-
-
-def test_horovods_missing_ranks_are_ranks_seen(tmp_path):
-    # Horovod's stall inspector under horovodrun's `[0]<stderr>:` lists the global ranks missing a tensor
-    # (stall_inspector.cc: `global_ranks[kv.first]`): rank 1 is seen though only rank 0 writes
-    assert _seen("dv14-056") == [0, 1]
-    text = ("[0]<stderr>:[2020-12-29 16:50:57.724380: W horovod/common/stall_inspector.cc:105] One or more "
-            "tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting "
-            "for remainder of ranks for more than 60 seconds.\n"
-            "[0]<stderr>:Missing ranks:\n"
-            "[0]<stderr>:2: [allreduce.fc.weight, allreduce.fc.bias]\n"
-            "[0]<stderr>:3!: [allreduce.fc.weight]\n")
-    assert ranks(store_of(tmp_path, text)) == [0, 2, 3]
-    # a `[ready ranks: 1]` list names the ranks that are there; those missing are worked out, named by no line
-    assert _seen("dev-109") == [] and _seen("dev-111") == []
 
 
 def test_the_prefix_table_is_its_own_module_and_text_reads_it():

@@ -218,30 +218,5 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
              + [pl.col("source").unique().sort().str.join(",")])
         .drop("_k")
     )
-    return {**out, "ranks": _named_by_runtime(out["ranks"], out.get("events"))}
+    return out
 
-
-#: events whose rank a runtime's message names as a global rank other than its writer's: Horovod's stall
-#: inspector lists each missing rank as ``global_ranks[kv.first]`` (github:horovod/horovod
-#: horovod/common/stall_inspector.cc:80, under ``Missing ranks:``; parsers/mpi.py reads it). A rank worked
-#: out from a ``[ready ranks: 1]`` list (the others of the world) is named by no line: not a rank seen
-NAMED_KINDS = (EventKind.RANK_MISSING,)
-NAMED_BY = "horovod"  # (the other readers of missing ranks, NCCL RAS's, the FR analyzer's, c10d's: not yet weighed)
-INFERRED = "ready ranks:"
-
-
-def _named_by_runtime(ranks: pl.DataFrame, events: pl.DataFrame | None) -> pl.DataFrame:
-    """A global rank a runtime names (``NAMED_KINDS``) and no row holds yet is a rank seen: a row of its
-    own (its file, its rank, the event's ``where`` as the source), added after the ranks are resolved so
-    a file of one writer still lends that writer's rank to its lines."""
-    if events is None or not events.height or "kind" not in events.columns:
-        return ranks
-    said = ~pl.col("message").fill_null("").str.contains(INFERRED, literal=True)
-    kind = pl.col("kind").cast(pl.Utf8).is_in(NAMED_KINDS) & (pl.col("where") == NAMED_BY)
-    named = (events.filter(kind & pl.col("rank").is_not_null() & said)
-             .select("file", pl.col("rank").cast(pl.Int64), pl.col("where").alias("source"))
-             .unique(["rank"], keep="first", maintain_order=True))
-    named = named.join(ranks.filter(pl.col("rank").is_not_null()).select("rank"), on="rank", how="anti")
-    if not named.height:
-        return ranks
-    return pl.concat([ranks, named], how="diagonal_relaxed").select(ranks.columns)

@@ -219,4 +219,3 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
         .drop("_k")
     )
     return out
-

@@ -57,7 +57,7 @@ _PARTS = [
     r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \| (?P<lv6>INFO|WARNING|ERROR|DEBUG|CRITICAL) \| [\w.]+ \| ",
     r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (?P<lv7>INFO|WARNING|ERROR|DEBUG|CRITICAL) ",
     # ParlAI's worker prefix (parlai/utils/distributed.py:269, `'rank:{:3d} |'.format(rank)`, the global rank,
-    # before its LOGFILE_FORMAT `%(asctime)s %(levelname)-8s | `, parlai/utils/logging.py:36)
+    # before its LOGFILE_FORMAT `%(asctime)s %(levelname)-8s | `, parlai/utils/logging.py:35)
     r"rank: *(?P<parlai_rank>\d+) \| (?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ "
     r"(?P<lv16>INFO|WARNING|ERROR|DEBUG|CRITICAL) *\| )?",
     # loguru's default format (github:Delgan/loguru loguru/_defaults.py:35, LOGURU_FORMAT: `{time:YYYY-MM-DD

@@ -19,106 +19,13 @@ from __future__ import annotations
 
 import polars as pl
 
-# Launcher prefixes (docs/formats.md), any number of them in a row, outermost first: a markdown quote
-# `> `, ANSI colours (`\x1b[36m`, or `←[36m` where a paste lost the escape byte), a collector's stamp
-# (GitHub Actions, `kubectl logs --timestamps`, `docker logs -t`: RFC 3339 `2024-01-01T00:00:00.1Z `, or a
-# tab after it in a log service's export; journald and syslog `Dec 04 20:11:13 host prog[pid]: `, its host
-# kept; Go's log `2023/10/26 09:19:04 `;
-# Open MPI's --timestamp-output `Mon Dec  4 20:11:13 2023` before its tag), `kubectl logs --prefix`
-# `[pod/name/container] `, docker compose `name-1  | `, Ray's `(RayTrainWorker pid=615, ip=10.0.0.6) `,
-# `(pid=615) ` and `(raylet, ip=...) ` (vLLM's `(VllmWorker rank=1 pid=615) ` names the worker's rank;
-# SkyPilot's `(worker1, rank=1, pid=615, ip=...) ` or `(worker1, rank=1, ip=.., pid=615) ` a node's: the
-# node's name is its host's, its rank no process's), pdsh `host: `, srun --label
-# `12: ` (`P0 12: ` for a heterogeneous job; the task number: a rank only where each task is one, which
-# the prefix does not say), a wall-clock `[2026-01-02 03:04:05] ` (NCCL 2.26+ puts one before its WARN
-# lines), `host >> `, torchrun `[rank3]:`, torchelastic's TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE (default
-# `[${role_name}${local_rank}]:`: `[default3]:`, `[trainer3]:`, `[3]:` with an empty role, a local rank;
-# torchx's `[${role_name}${rank}|${local_rank}]:`: `[trainer0|0]:`), each after an optional replica
-# label of torchx or NeMo-Run (`trainer/0 `, `B-nemo-ft3/0 `), MPI `[1,3]<stdout>:` (horovodrun's gloo
-# `[3]<stdout>:`), a script's own `[3] ` or `[RANK 3] ` rank tag (Lightning's `[rank: 3] `; 4 digits at
-# most: `[80746] ` is a pid, taken off without meaning; tags that count up with the lines are a viewer's
-# line numbers).
-_REPLICA = r"(?:[\w.\-]+/\d+ )?"
-_PARTS = [
-    r">[ \t]?",
-    r"(?:\x1b|←)?\[\d{1,3}(?:;\d{1,3})*m\s?",
-    r"(?P<iso_ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?)(?:Z|[+\-]\d\d:?\d\d)?[ \t]",
-    r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d (?P<sys_host>[\w.\-]+) [\w.\-/@]+(?:\[\d+\])?: ",
-    r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? ",
-    r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4} ?",
-    r"\[pod/[\w.\-]+/[\w.\-]+\] ",
-    r"[A-Za-z][\w.\-]*[\-_]\d+ +\| ",
-    _REPLICA + r"\((?P<ray_actor>\w[\w.:\-]*)?(?: rank=(?P<actor_rank>\d+)|, rank=(?P<sky_rank>\d+))?"
-    r"(?:, ip=(?P<sky_ip>[\w.\-:]+))?"
-    r"(?:,? ?pid=(?P<ray_pid>\d+))?"
-    r"(?:,? ?ip=(?P<ray_ip>[\w.\-:]+))?\)\s?",  # (a k8s pod's name where Ray runs on Kubernetes)
-    r"(?P<pdsh_host>(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w\-]*\d[\w.\-]*): ",
-    r"(?:[\w\-]+\.)?(?P<std_host>[\w\-]+) \[std(?:out|err)\] ",
-    r"std(?:out|err): ",  # accelerate's test runner: a child's output under `stdout: `
-    r"(?:P\d+ )?(?P<task_tag>\d{1,5}): ",
-    r"\[(?P<pts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] ",
-    r"(?P<arrow_host>[\w.\-]+) >> ",
-    r"\[(?i:rank)(?P<rank_tag>\d+)\]:\s?",
-    _REPLICA + r"\[[A-Za-z_][\w\-]*?(?P<tmpl_rank>\d+)\|(?P<tmpl_local>\d+)\]:\s?",
-    _REPLICA + r"\[(?:[A-Za-z_][\w\-]*?)?(?P<local_tag>\d+)\]:\s?",
-    r"[ \t]*\[(?:\d+,)?(?P<mpi_rank>\d+)\]<std(?:out|err)>:",
-    r"\[(?P<bare_tag>\d{1,4})\] ",
-    r"\[(?:RANK|Rank|rank):? (?P<word_tag>\d+)\] ",
-    r"\[\d{5,}\] ",
-    # a logger's header on each line (vLLM, Python's logging.basicConfig, Hydra, HF, torchtitan, loguru-like
-    # `date | LEVEL | name | `): taken off, its level kept, so a multi-line message under it reads plain
-    r"(?P<lv1>INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./\-]+:\d+\] ",
-    r"(?P<lv2>INFO|WARNING|ERROR|DEBUG|CRITICAL):[\w.]+:",
-    r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\]\[[\w.]+\]\[(?P<lv3>INFO|WARNING|ERROR|DEBUG|CRITICAL)\] - ",
-    r"\d\d/\d\d/\d{4} \d\d:\d\d:\d\d - (?P<lv4>INFO|WARNING|ERROR|DEBUG|CRITICAL) - [\w.]+ - ",
-    r"\[\w+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ - [\w.]+ - (?P<lv5>INFO|WARNING|ERROR|DEBUG|CRITICAL) - ",
-    r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? \| (?P<lv6>INFO|WARNING|ERROR|DEBUG|CRITICAL) \| [\w.]+ \| ",
-    r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (?P<lv7>INFO|WARNING|ERROR|DEBUG|CRITICAL) ",
-    # icefall / k2's logger after it: `[train.py:546] (0/7) `, the writer's rank and the world's size
-    r"\[[\w.\-]+:\d+\] \((?P<slash_rank>\d+)/(?P<slash_world>\d+)\) ",
-    r"\[(?P<lv8>INFO|WARNING|ERROR|DEBUG|CRITICAL)\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ \w+: ",
-    # Ray's logger: `2022-03-11 01:47:25,905\tINFO torch.py:66 -- `
-    r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\t(?P<lv11>INFO|WARNING|ERROR|DEBUG|CRITICAL) [\w.]+:\d+ -- ",
-    # Hugging Face's `[INFO|trainer.py:1605] 2022-07-26 19:15:43,851 >> `
-    r"\[(?P<lv10>INFO|WARNING|ERROR|DEBUG|CRITICAL)\|[\w.\-]+:\d+\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ >> ",
-    # TensorFlow / Horovod: `2020-12-04 00:05:43.144250: I tensorflow/core/...cc:306] `, also in brackets
-    r"\[?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: (?P<lv9>[IWEF]) [\w/.]+:\d+\] ",
-    # NeMo's formatter (nemo/utils/formatters/base.py): `[NeMo I 2024-01-01 00:00:00 nemo_logging:349] `
-    r"\[NeMo (?P<lv12>[IWEDC]) \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [\w.]+:\d+\] ",
-    # NeMo 2 / Lightning's padded header: `[INFO     | pytorch_lightning.utilities.rank_zero]: `
-    r"\[(?P<lv13>INFO|WARNING|ERROR|DEBUG|CRITICAL)\s*\| [\w.]+\]: ",
-    # Composer / llm-foundry's logging format (`%(asctime)s: rank{global_rank}[%(process)d][%(threadName)s]:
-    # %(levelname)s: %(name)s: `): the writer's global rank and pid
-    r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+: rank(?P<comp_rank>\d+)\[(?P<comp_pid>\d+)\]\[[^\]]*\]: "
-    r"(?P<lv14>INFO|WARNING|ERROR|DEBUG|CRITICAL): [\w.]+: ",
-    # TensorRT-LLM's Python logger (tensorrt_llm/logger.py): `[11/18/2025-09:33:30] [TRT-LLM] [RANK 0] [E] `,
-    # the writer's global rank where it is named
-    r"(?:\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\] )?\[TRT-LLM\] (?:\[RANK (?P<trt_rank>\d+)\] )?"
-    r"\[(?P<lv15>[IWEFV])\] ?",
-]
-LEVELS = [f"lv{i}" for i in range(1, 16)]
-PREFIX = "^(?:" + "|".join(f"(?:{p})" for p in _PARTS) + ")*"
-MAYBE_PREFIX = (r"^(?:[\w.\-]+: |\[|\(|>|\x1b|←|[\w.\-]+/\d+ [\[(]|\d{4}-\d\d-\d\d|\d\d/\d\d/\d{4} "
-                r"|[\w.\-]+ >> |[\w.\-]+ \[std(?:out|err)\] |\d{4}/\d\d/\d\d "
-                r"|[A-Z][a-z]{2} (?:[ \d]\d |[A-Z][a-z]{2} )|P\d+ \d"
-                r"|[\w.\-]+ +\| |\s+\[[\d,]+\]<std"
-                r"|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)[: ])")
-TIMESTAMP = r"^\[?(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]?\s"
-ANSI = r"(?:\x1b|←)\[\d{0,3}(?:;\d{1,3})*[mK]"
+from tracekit.parsers.prefixes import (ANSI, ERROR_CODE, LEVELS, MAYBE_PREFIX, PDSH_OVER_CODE, PREFIX,
+                                      STAMPS, TAGS, TIMESTAMP)
+
 # a tqdm bar a message was written after, on the same line (no carriage return between): the message counts
 BAR_THEN = r"^[^|]*\d+%\|[^|]*\|\s*[\d.]+[kMG]?/[\d.?]+[kMG]? \[[^\]]*\]\s*(?P<rest>\S.*)$"
-#: a message's error code, which the `host: ` prefix's shape also fits: Ascend CANN's (`EJ0001`, `EI0006`,
-#: `EH9999`, `EZ9999`, `E19999`: E, two of a module's letters or digits, three digits) and longer ones
-ERROR_CODE = r"^E(?:[0-9A-Z]{2}\d{3}|[A-Z]{1,2}\d{4,5})$"
-PDSH_OVER_CODE = (r"^\s*([A-Za-z][\w\-]*\d[\w.\-]*|(?:\d{1,3}\.){3}\d{1,3}): "
-                  r"E(?:[0-9A-Z]{2}\d{3}|[A-Z]{1,2}\d{4,5}): ")
-TAGS = ("iso_ts", "sys_host", "pdsh_host", "std_host", "ray_actor", "actor_rank", "ray_pid", "ray_ip",
-        "sky_rank", "sky_ip", "task_tag", "pts", "arrow_host", "rank_tag", "tmpl_rank", "tmpl_local",
-        "local_tag", "mpi_rank", "bare_tag", "word_tag", "slash_rank", "slash_world", "comp_rank", "comp_pid",
-        "trt_rank", *LEVELS)
 # a line that starts a record of its own (a prefixed log line, a traceback), never a wrapped tail
 RECORD_HEAD = r"^(?:\[|\(|[\w.\-]+:\d+:\d+ |\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|\s+File \")"
-STAMPS = ("pts", "iso_ts")  # the prefixes' wall-clock stamps, the line's ``ts``
 MIN_WRAP = 70  # narrower "widths" are short lines that happen to be alike
 
 
@@ -349,7 +256,7 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     df = _unwrap(df)
     ints = ("rank_tag", "tmpl_rank", "local_tag", "tmpl_local", "mpi_rank", "task_tag", "bare_tag",
             "word_tag", "ray_pid", "actor_rank", "slash_rank", "slash_world", "comp_rank", "comp_pid",
-            "trt_rank")
+            "trt_rank", "parlai_rank")
     # vLLM's worker process names its ranks in its groups (v1/executor/multiproc_executor.py: `Worker`, then
     # `_DP{dp}` / `_PP{pp}` / `_TP{tp}` where that group has more than one rank): with no data-parallel and no
     # pipeline rank past the first, its tensor-parallel rank is the global one (`(Worker_TP2 pid=967) `)
@@ -371,16 +278,38 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
                 | pl.col("text").str.contains(r"^(?:\S+:\d+ )?NCCL (?:INFO|WARN|TRACE|ERROR) "))
     df = df.with_columns(pl.when(numbered.fill_null(False)).then(None).otherwise(pl.col("bare_tag"))
                          .alias("bare_tag"))
-    df = _viewer_numbers(df)
+    df = _pid_tags(_viewer_numbers(df))
     return df.with_columns(
         # the global rank a launcher's prefix names (torchrun, a torchelastic template's ${rank}, MPI, vLLM's
         # `(VllmWorker rank=1 pid=..)`, icefall's `(1/8)`, a script's own tag); the world's size one names
         pl.coalesce("rank_tag", "tmpl_rank", "mpi_rank", "actor_rank", "slash_rank", "comp_rank", "trt_rank",
-                    "bare_tag", "word_tag").alias("launch_rank"),
+                    "parlai_rank", "bare_tag", "word_tag").alias("launch_rank"),
         pl.col("slash_world").alias("world_tag"),
         (pl.col("text").str.strip_chars() == "").alias("blank") & pl.col("cont_of").is_null(),
     ).drop("arrow_host", "std_host", "sys_host", "tmpl_local", "tmpl_rank", "actor_rank", "slash_rank",
-           "slash_world", "comp_rank", "comp_pid", "trt_rank")
+           "slash_world", "comp_rank", "comp_pid", "trt_rank", "parlai_rank")
+
+
+#: a process id a line states (`(PID:285, Device:4, RankID:-1)`, `[PID: 285]`, `pid=285`, `(pid: 285)`)
+PID_SAID = r"(?i)\bpid\s*[:=]?\s*(\d+)\b"
+
+
+def _pid_tags(df: pl.DataFrame) -> pl.DataFrame:
+    """A bare tag (`[285] `) whose number is a process id the same file states elsewhere (torch_npu's
+    `(PID:285, Device:4, RankID:-1)`) is that process's pid, not a rank."""
+    tagged = df.filter(pl.col("bare_tag").is_not_null())
+    if not tagged.height:
+        return df
+    said = (df.join(tagged.select("file").unique(), on="file", how="semi")
+            .filter(pl.col("text").str.contains(PID_SAID))
+            .select("file", pl.col("text").str.extract_all(PID_SAID).alias("_p")).explode("_p")
+            .select("file", pl.col("_p").str.extract(r"(\d+)$", 1).cast(pl.Int64).alias("bare_tag"))
+            .unique().with_columns(pl.lit(True).alias("_pid")))
+    if not said.height:
+        return df
+    return (df.join(said, on=["file", "bare_tag"], how="left", maintain_order="left")
+            .with_columns(pl.when(pl.col("_pid").fill_null(False)).then(None).otherwise(pl.col("bare_tag"))
+                          .alias("bare_tag")).drop("_pid"))
 
 
 def _viewer_numbers(df: pl.DataFrame) -> pl.DataFrame:

@@ -136,7 +136,7 @@ def test_every_parser_is_in_the_format_registry():
     from tracekit import formats
 
     # lines frames, NCCL's tables, torch_log's exits, native fatal lines and patterns
-    helpers = {"text", "nccl_ranks", "nccl_shapes", "process_end", "native_fatal",
+    helpers = {"text", "prefixes", "nccl_ranks", "nccl_shapes", "process_end", "native_fatal",
                "torch_patterns"}
     registry = formats.DECODED + formats.TEXT + (formats.FALLBACK,)
     named = {f.parser.__name__.rsplit(".", 1)[1] for f in registry}

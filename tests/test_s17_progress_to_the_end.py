@@ -1,0 +1,80 @@
+"""Session 17 (issue 31, "say what the evidence shows"): steps that advance up to the last line each file
+holds, mid-loop, at a pace that is as good at the end as before, with nothing but calm lines, are healthy
+for what is seen (``rules_progress.progress_to_the_end``), said with how many of the world are seen; a
+loop that ended (a bar at 100%) or a pace that ends slower stays undecided. A step line that reports an
+evaluation or a save is never the slow step (``pace.PHASE``); a throughput of 0 throughout never falls."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.factory import make_store
+from tracekit import pace, rules_progress
+from tracekit.evidence import Evidence
+from tracekit.ingest import ingest
+from tracekit.verdict import Kind, decide
+
+WILD = Path(__file__).resolve().parents[1] / "samples" / "wild"
+
+
+def steps(times: list[float], last: str | None = None) -> list[dict]:
+    out = [dict(kind="step", file="train.log", line=i + 1, step=10 * (i + 1),
+                message=f"iter {10 * (i + 1)}: loss 2.0, time {t * 1e3:.2f}ms") for i, t in enumerate(times)]
+    if last:
+        out.append(dict(kind="progress", file="train.log", line=len(times) + 1, step=10 * len(times),
+                        message=last))
+    return out
+
+
+def test_steps_to_the_last_line_at_a_pace_that_holds_are_healthy_for_what_is_seen():
+    v = rules_progress.progress_to_the_end(Evidence.gather(make_store(events=steps([14.0, 4.6, 4.5, 4.5]))))
+    assert v.kind == Kind.HEALTHY and "up to the last line seen (step 40, mid-loop)" in v.summary
+    assert "for what is seen: no rank identified" in v.summary
+
+
+def test_a_loop_at_its_end_or_a_pace_that_ends_slower_is_not():
+    ended = steps([14.0, 4.6, 4.5], last="Evaluating: 100%|█████| 2/2 [00:19<00:00,  9.58s/it]")
+    assert rules_progress.progress_to_the_end(Evidence.gather(make_store(events=ended))) is None
+    slower = steps([4.5, 4.6, 4.5, 9.0])
+    assert rules_progress.progress_to_the_end(Evidence.gather(make_store(events=slower))) is None
+
+
+def test_an_evaluation_step_line_is_never_the_slow_step():
+    ev = make_store(events=[dict(kind="step", file="t.log", line=i, step=s, ts=f"2023-03-22 09:{m}",
+                                 message=msg) for i, (s, m, msg) in enumerate([
+        (10, "30:00", "iter 10: loss 4.0"), (20, "30:11", "iter 20: loss 4.0"), (30, "30:22", "iter 30: loss 4.0"),
+        (40, "30:33", "iter 40: loss 4.0"), (50, "31:10", "step 50: train loss 4.03, val loss 4.04"),
+        (60, "31:21", "iter 60: loss 4.0")])]).events
+    assert pace.measure(ev.filter(ev["step"].is_not_null()))["slow"] is None
+
+
+def test_a_throughput_of_zero_throughout_never_falls():
+    ev = make_store(events=[dict(kind="progress", file="t.log", line=i, step=48 + i,
+                                 message=f"| epoch 001: | {48 + i}/11265 [02:2{i}<9:05:31,  2.9{i}s/it, wps=0, ups=0.0")
+                            for i in range(5)]).events
+    assert pace.measure(ev)["falling"] is None
+
+
+@pytest.mark.parametrize("name, fact", [
+    ("dev-048-tf-training-steps-before-nccl-abort.txt", "steps advanced 0 -> 100 up to the last line seen"),
+    ("dv2-050-ds-bert-4rank-store-barrier-keys-tqdm.txt", "for what is seen: 4 rank(s) seen (0-3)"),
+    ("dv5-023-skypilot-spot-2node-ddp-progress.txt", "for what is seen: 2 processes, ranks not named"),
+    ("dv6-027-superclass-openclip-8v100-webdataset-warnings.txt", "`Batch (t): 4.507`"),
+    ("dv17-027-nanogpt-v100-fp16-loss-nan-after-ckpt-steady-iters.txt", "steps advanced 2920 -> 3060"),
+    ("dev-050-fairseq-8gpu-tqdm-3s-per-it.txt", "steady 2.92-3.06 s/it"),
+])
+def test_real_runs_that_progress_to_the_end_are_healthy(name, fact):
+    v = decide(ingest([WILD / name]))
+    assert v.kind == Kind.HEALTHY and fact in v.summary, v.summary
+
+
+STOPPED = ("dv16-004-ms-swift-grpo-colocate-stuck-after-step56-rollout.txt",  # rollout bars at 100% after it
+           "dv4-030-accelerate-fsdp-6gpu-epoch-done-then-hang.txt",  # every loop at its end, then nothing
+           "llm-044-llamafactory-internvl-progress-then-rank5-timeout.txt",  # a watchdog line cut short
+           "dv3-020-icefall-ddp-rank0-of-7-steady-batches.txt")  # 1 of 7 ranks seen: a known world's ranks missing
+
+
+def test_the_rule_tells_runs_that_go_on_from_runs_that_stop_or_miss_known_ranks():
+    assert decide(ingest([WILD / "dev-048-tf-training-steps-before-nccl-abort.txt"])).kind == Kind.HEALTHY
+    for name in STOPPED:
+        assert decide(ingest([WILD / name])).kind == Kind.UNDECIDED, name

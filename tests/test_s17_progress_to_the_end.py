@@ -1,5 +1,5 @@
-"""Session 17 (issue 31, "say what the evidence shows"): steps that advance up to the last line each file
-holds, mid-loop, at a pace that is as good at the end as before, with nothing but calm lines, are healthy
+"""Session 17 (issue 31, "say what the evidence shows"): steps that advance (or one progress line whose
+counter is past the run's start) up to the last line each file holds, mid-loop, at a pace that is as good at the end as before, with nothing but calm lines, are healthy
 for what is seen (``rules_progress.progress_to_the_end``), said with how many of the world are seen; a
 loop that ended (a bar at 100%) or a pace that ends slower stays undecided. A step line that reports an
 evaluation or a save is never the slow step (``pace.PHASE``); a throughput of 0 throughout never falls."""
@@ -32,6 +32,15 @@ def test_steps_to_the_last_line_at_a_pace_that_holds_are_healthy_for_what_is_see
     assert "for what is seen: no rank identified" in v.summary
 
 
+def test_one_progress_line_past_the_start_says_its_steps_completed_and_one_at_the_start_does_not():
+    one = [dict(kind="step", file="t.log", line=1, step=1248, message="[timer.py:207:stop] 0/1248, "
+                "RunningAvgSamplesPerSec=14.45, CurrSamplesPerSec=9.85")]
+    v = rules_progress.progress_to_the_end(Evidence.gather(make_store(events=one)))
+    assert v.kind == Kind.HEALTHY and "1248 steps completed" in v.summary
+    start = [dict(one[0], step=9, message="step: 9  loss: 1.55  wps: 1,786  mfu: 10.46%")]
+    assert rules_progress.progress_to_the_end(Evidence.gather(make_store(events=start))) is None
+
+
 def test_a_loop_at_its_end_or_a_pace_that_ends_slower_is_not():
     ended = steps([14.0, 4.6, 4.5], last="Evaluating: 100%|█████| 2/2 [00:19<00:00,  9.58s/it]")
     assert rules_progress.progress_to_the_end(Evidence.gather(make_store(events=ended))) is None
@@ -62,6 +71,8 @@ def test_a_throughput_of_zero_throughout_never_falls():
     ("dv6-027-superclass-openclip-8v100-webdataset-warnings.txt", "`Batch (t): 4.507`"),
     ("dv17-027-nanogpt-v100-fp16-loss-nan-after-ckpt-steady-iters.txt", "steps advanced 2920 -> 3060"),
     ("dev-050-fairseq-8gpu-tqdm-3s-per-it.txt", "steady 2.92-3.06 s/it"),
+    ("dv16-041-nemo-launcher-epoch0-progress-41s-per-it.txt", "795 steps completed (the program's own counter)"),
+    ("dv4-028-deepspeed-rank0-steps-1248-samplespersec.txt", "1248 steps completed"),
 ])
 def test_real_runs_that_progress_to_the_end_are_healthy(name, fact):
     v = decide(ingest([WILD / name]))

@@ -38,3 +38,10 @@ def test_paddle_ips_is_the_rate_not_the_batch():
             "reader_cost: 0.01747 s, batch_cost: 2.66951 s, samples: 512, ips: 191.79578")
     t = pace.ticks(make_store(events=[dict(kind="step", file="t.log", line=1, step=253, message=line)]).events)
     assert t["rate"].to_list() == [191.79578]
+
+
+def test_ms_swift_logging_jsonl_step_reports_are_steps():
+    """ms-swift writes its step report to logging.jsonl as JSON (swift/trainers/callback.py append_to_jsonl),
+    double-quoted, as well as printing it as a dict: both are its steps."""
+    v = decide(ingest([WILD / "dv12-038-ms-swift-dpo-multinode-jsonl-steps-1-5.txt"]))
+    assert v.kind == Kind.HEALTHY and "steps advanced 1 -> 5" in v.summary

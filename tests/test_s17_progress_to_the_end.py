@@ -89,3 +89,14 @@ def test_the_rule_tells_runs_that_go_on_from_runs_that_stop_or_miss_known_ranks(
     assert decide(ingest([WILD / "dev-048-tf-training-steps-before-nccl-abort.txt"])).kind == Kind.HEALTHY
     for name in STOPPED:
         assert decide(ingest([WILD / name])).kind == Kind.UNDECIDED, name
+
+
+def test_a_slow_stretch_from_the_start_then_the_pace_to_the_end_is_warm_up_not_slow():
+    """MXNet's Speedometer at 15 samples/sec for 700 batches, then 513 to the end (dv17-007): the run warmed up."""
+    stamps = ["11:11:28", "11:12:20", "11:13:12", "11:14:05", "11:14:58", "11:15:52", "11:16:45", "11:16:51",
+              "11:16:52", "11:16:54", "11:16:55", "11:16:57", "11:16:58"]
+    ev = make_store(events=[dict(kind="step", file="t.log", line=i, step=100 * (i + 1), ts=f"2016-10-18 {t}",
+                                 message=f"Epoch[0] Batch [{100 * (i + 1)}]") for i, t in enumerate(stamps)]).events
+    assert pace.measure(ev)["slow"] is None
+    v = decide(ingest([WILD / "dv17-007-mxnet-gpu0-speed-jumps-15-to-513-samples.txt"]))
+    assert v.kind == Kind.HEALTHY and "512.82-513.86 samples/sec" in v.summary

@@ -298,7 +298,12 @@ def measure(steps: pl.DataFrame) -> dict:
         med = gaps["s"].median()
         out["per_step_s"] = med
         worst = gaps.sort("s").tail(1).row(0, named=True) if gaps.height else None
-        if worst and med and gaps.height >= 2 and worst["s"] > 3 * med:
+        # (slow from the first gap on, then at the pace to the end: the run's warm-up, a data cache filling,
+        # cuDNN's autotuner (MXNet's `Speed: 15.69 samples/sec` for 700 batches, then 513), not a slow run)
+        slow = (gaps["s"] > 3 * med) if med else None
+        leading = bool(slow is not None and slow.len() and slow[0] and not slow.all()
+                       and not slow.slice(int(slow.arg_min())).any())
+        if worst and med and gaps.height >= 2 and worst["s"] > 3 * med and not leading:
             took = duration(worst["s"] * (worst["step"] - worst["from"]))
             out["slow"] = (f"steps {worst['from']} -> {worst['step']} took {took}"
                            f", {worst['s'] / med:.0f}x the median pace of {duration(med)} per step",

@@ -216,7 +216,8 @@ def _latency(ev: Evidence, rows: pl.DataFrame, on: str) -> Verdict | None:
         return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{_op(rows)}{on}: a {_size(small['bytes'])} collective "
                        f"takes {us:.0f} us, {us / LATENCY_US:.1f}x the {LATENCY_US:.0f} us one takes at the "
                        "most over NVLink, InfiniBand or RoCE, and the table goes up to "
-                       f"{_size(rows['bytes'].max())} at {top['busbw_gbs']:g} GB/s busbw; no wrong value: the "
+                       f"{_size(rows['bytes'].max())} at {top['busbw_gbs']:g} GB/s busbw; no wrong value: "
+                       "the "
                        "collectives complete, slowly: a slow path (TCP sockets, a proxy, many hops); "
                        "NCCL_DEBUG=INFO names the transport NCCL chose (`via NET/Socket`, `via NET/IB`)", [],
                        [Cited(small["file"], small["line"], small["message"]),
@@ -347,7 +348,8 @@ def _low(large: pl.DataFrame, avg: pl.Series, ends: pl.DataFrame, transport: str
     # Gen3 x16 ~12 GB/s, NVLink 10x that), so the links in use (a TCP socket path, a slow NIC, a proxy) are
     # slower than the job's hardware is built for: slow, with the figure; which path NCCL_DEBUG=INFO says
     return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{on}: {figure}, with no wrong value: under the "
-                   f"{LOW_BUSBW:g} GB/s that the slowest GPU interconnect carries at large sizes (one 100 Gb/s "
-                   "NIC or PCIe Gen3 ~12 GB/s, NVLink 10x that); the collectives complete, slowly; the log does "
+                   f"{LOW_BUSBW:g} GB/s that the slowest GPU interconnect carries at large sizes (one "
+                   "100 Gb/s NIC or PCIe Gen3 ~12 GB/s, NVLink 10x that); the collectives complete, slowly; "
+                   "the log does "
                    "not name the transport: NCCL_DEBUG=INFO (`via NET/Socket` for a TCP path, `via NET/IB`) "
                    "and the NICs' rate (ibstat) say which link limits it", [], cited)

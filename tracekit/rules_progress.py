@@ -194,7 +194,8 @@ LOOP_END = r"\b100%\s*\|"
 
 
 def progress_to_the_end(ev: Evidence) -> Verdict | None:
-    """Steps that advance (or one progress line whose counter is past the run's start, ``rules_bench.WARM_UP``:
+    """Steps that advance (or one progress line whose counter is past the run's start,
+    ``rules_bench.WARM_UP``:
     that many steps completed) up to the last line each file holds, mid-loop (not a bar at 100%: a loop that
     ended and nothing after it is where a job stops), with the pace at the end as good as before (a time
     per step at most ``pace.STEADY`` times the lowest, a rate at least the highest over it), and nothing

@@ -24,8 +24,8 @@ from tracekit.schema import EventKind
 
 NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
 LOSS = rf"\{{.*?'loss': '?(?P<loss>{NUM})'?"
-# ms-swift's step report (swift/trainers/callback.py add_train_message), printed as a dict (`print(logs)`, single
-# quotes) or written to logging.jsonl as JSON (`append_to_jsonl`, double quotes)
+# ms-swift's step report (swift/trainers/callback.py add_train_message), printed as a dict (`print(logs)`,
+# single quotes) or written to logging.jsonl as JSON (`append_to_jsonl`, double quotes)
 SWIFT_STEP = r"""['"]global_step/max_steps['"]: ['"](?P<step>\d+)/(?P<max_steps>\d+)['"]"""
 DS_STEP = r"\bstep=(?P<step>\d+), skipped=(?P<skipped>\d+)"
 MEGATRON = rf"iteration\s+(?P<step>\d+)/\s*(?P<max_steps>\d+) \|.*?(?:lm loss: (?P<loss>{NUM}))?"

@@ -49,9 +49,10 @@ def test_busbw_that_falls_by_half_past_a_size_is_slow_and_names_where():
     assert "from 29.5 GB/s at 32 MB to 5.27 GB/s at 64 MB" in v.summary
 
 
-def test_low_busbw_at_large_sizes_is_slow_over_a_known_transport_and_undecided_without():
+def test_low_busbw_at_large_sizes_is_slow_over_a_known_transport_and_without():
     rows = [row(2**28, 4.3, 1), row(2**29, 4.32, 2)]
-    assert rules_nccl_tests.nccl_test_result(ev(events=rows)).kind == Kind.UNDECIDED
+    v = rules_nccl_tests.nccl_test_result(ev(events=rows))  # (issue 31: under any GPU fabric's rate: slow)
+    assert v.kind == Kind.SLOW_PROGRESS and "does not name the transport" in v.summary
     links = [dict(file="tests.log", line=9, rank=0, transport="NET/IB/0", transport_kind="NET/IB")]
     v = rules_nccl_tests.nccl_test_result(ev(events=rows, links=links))
     assert v.kind == Kind.SLOW_PROGRESS and "4.32 GB/s at 512 MB over NET/IB" in v.summary
@@ -158,7 +159,7 @@ def test_old_tables_and_a_launcher_tag_inside_each_row(tmp_path):
            "   536870912     134217728     float     sum   244833    2.19    4.32  2e-06   244844    2.19    4.32  2e-06\n"
            "# Out of bounds values : 0 OK\n")
     _, v = verdict_of(tmp_path, old)
-    assert v.kind == Kind.UNDECIDED and "at most 4.33 GB/s at 256 MB" in v.summary
+    assert v.kind == Kind.SLOW_PROGRESS and "at most 4.33 GB/s at 256 MB" in v.summary
     tagged = "".join(f"[0] {2**k:>11d} {2**k // 4:>13d}     float     sum      -1[0] {k * 10.0:8.1f}    "
                      f"1.00    {b:5.2f}      0[0] {k * 10.0:8.1f}    1.00 {b:5.2f}      0\n"
                      for k, b in ((25, 29.5), (26, 5.27)))

@@ -37,6 +37,10 @@ STEADY = 1.5
 FALLS = 0.03
 #: the fewest lines with a figure that say a pace or a trend
 MIN_TICKS = 3
+#: a step line that reports an evaluation or a checkpoint save (nanoGPT's `step 3000: train loss 4.04, val
+#: loss 4.04` before `saving checkpoint to out`, train.py): the time up to it holds that phase, not training
+#: steps, so it is never the slow step
+PHASE = r"(?i)\bval(?:idation)?[ _]loss\b|\beval(?:uat\w*)?\b|\bcheckpoint\b|\bsav(?:ing|ed)\b"
 
 
 def _number(said: pl.Expr) -> pl.Expr:
@@ -289,11 +293,17 @@ def measure(steps: pl.DataFrame) -> dict:
     if timed.height >= 3:
         gaps = timed.with_columns((pl.col("at").diff().dt.total_seconds() / pl.col("step").diff()).alias("s"),
                                   pl.col("step").shift().alias("from")).filter(
-            pl.col("s").is_not_null() & (pl.col("s") >= 0) & (pl.col("from") > first_step))
+            pl.col("s").is_not_null() & (pl.col("s") >= 0) & (pl.col("from") > first_step)
+            & ~pl.col("message").fill_null("").str.contains(PHASE))  # (an evaluation's or a save's time)
         med = gaps["s"].median()
         out["per_step_s"] = med
         worst = gaps.sort("s").tail(1).row(0, named=True) if gaps.height else None
-        if worst and med and gaps.height >= 2 and worst["s"] > 3 * med:
+        # (slow from the first gap on, then at the pace to the end: the run's warm-up, a data cache filling,
+        # cuDNN's autotuner (MXNet's `Speed: 15.69 samples/sec` for 700 batches, then 513), not a slow run)
+        slow = (gaps["s"] > 3 * med) if med else None
+        leading = bool(slow is not None and slow.len() and slow[0] and not slow.all()
+                       and not slow.slice(int(slow.arg_min())).any())
+        if worst and med and gaps.height >= 2 and worst["s"] > 3 * med and not leading:
             took = duration(worst["s"] * (worst["step"] - worst["from"]))
             out["slow"] = (f"steps {worst['from']} -> {worst['step']} took {took}"
                            f", {worst['s'] / med:.0f}x the median pace of {duration(med)} per step",
@@ -301,7 +311,8 @@ def measure(steps: pl.DataFrame) -> dict:
     # (the first step seen is the warm-up only where it is the run's first: a bar at 12/345 is past it)
     # (and the leading steps still off the pace after it: a compiler's, tinygrad's JIT); with only two
     # lines, both give the pace (too few to call one of them slow)
-    took = _settled(one.filter(pl.col("took").is_not_null() & (pl.col("step") > first_step)), "took")
+    took = _settled(one.filter(pl.col("took").is_not_null() & (pl.col("step") > first_step)
+                               & ~pl.col("message").fill_null("").str.contains(PHASE)), "took")
     if took.height < 2:  # (two lines that print their pace, one as s/it and one as it/s: both give it)
         both = one.with_columns(pl.coalesce("took", "_inverted")).filter(pl.col("took").is_not_null())
         took = both if both.height == 2 else took
@@ -319,7 +330,7 @@ def measure(steps: pl.DataFrame) -> dict:
     if rate.height >= 3:
         last, top = rate["rate"][-1], rate["rate"].max()
         low = rate["rate"].head(rate.height - 1).min()  # (the earlier lines' lowest)
-        if last <= rate["rate"].min() and low - last >= FALLS * top:
+        if top > 0 and last <= rate["rate"].min() and low - last >= FALLS * top:  # (0 to 0 is no fall)
             r = rate.tail(1).row(0, named=True)
             out["falling"] = (f"the throughput fell from {top:g} to {last:g} at step {r['step']}",
                               r["file"], r["line"])

@@ -104,6 +104,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     slow_steps,
     healthy,
     steady_progress,
+    rules_progress.progress_to_the_end,  # progress (s17, issue 31): steps to the last line: healthy, partial
     clean_but_partial,
 ]
 

@@ -41,6 +41,11 @@ BENCHES = ("nccl-tests", "all_reduce_bench")
 #: tens of us; NCCL's own tuning models 1-10 us per hop): a table of small sizes only that takes several
 #: times that says the links or the path are slow, but not how slow their bandwidth is
 LATENCY_US = 100.0
+#: the largest size whose time is latency alone (64 KB crosses a 12 GB/s link in 5 us)
+LATENCY_BYTES = 64 * 2**10
+#: a smallest size that takes this many times ``LATENCY_US`` or more is slow, past the noise of the bound
+#: (one just over it, 107 us on EFA, is within what a busy host adds)
+SLOW_LATENCY = 1.5
 #: the most ranks for which that holds (a tree's or a ring's latency grows with the ranks)
 LATENCY_RANKS = 32
 
@@ -146,7 +151,10 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
     avg = ev.kinds(EventKind.TEST_AVG_BUSBW)["busbw_gbs"].drop_nulls()
     transport = transport_logged(ev)
     large = rows.filter(pl.col("bytes") >= LARGE)
-    if large.height and large["busbw_gbs"].max() < LOW_BUSBW:
+    # (busbw 0 at large sizes: one rank, whose bus bandwidth factor is 0 (nccl-tests' src/all_reduce.cu
+    # AllReduceGetBw: 2*(nranks-1)/nranks): nothing crosses a link, nothing is slow)
+    alone = large.height > 0 and large["busbw_gbs"].max() == 0
+    if large.height and not alone and large["busbw_gbs"].max() < LOW_BUSBW:
         return _low(large, avg, ends, transport, on)
     if large.height and (v := _below_links(ev, large, ends, on)):
         return v
@@ -179,7 +187,9 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
               else f"{sizes} size(s) completed")
     end = ("; Out of bounds values: 0 OK" if ev.kinds(EventKind.TEST_PASSED).height
            else "" if ended else "; the table goes on past the output")
-    small = (f"; the sizes stop below {_size(BEGUN)}, where a table measures latency, not the links' "
+    small = ("; busbw 0 at every large size: one rank, nothing crosses a link (nccl-tests' bus bandwidth "
+             "factor is 0 for one rank), so the table measures the GPU alone" if alone else
+             f"; the sizes stop below {_size(BEGUN)}, where a table measures latency, not the links' "
              "bandwidth: healthy so far, not a measure of the links" if reached < BEGUN else "")
     return Verdict(Kind.HEALTHY, f"{_test(rows, op=False)}{on}: {figure} ({_size(rows['bytes'].min())} - "
                    f"{_size(reached)}, busbw up to {top['busbw_gbs']:g} GB/s at {_size(top['bytes'])}), "
@@ -192,15 +202,26 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
 
 def _latency(ev: Evidence, rows: pl.DataFrame, on: str) -> Verdict | None:
     """A table of small sizes only (under ``BEGUN``: it measures latency, not bandwidth) whose smallest
-    size takes over ``LATENCY_US`` on more than one rank: undecided, with the figures and what decides."""
+    size (``LATENCY_BYTES`` or less) takes over ``LATENCY_US`` on more than one rank: slow at
+    ``SLOW_LATENCY`` times it or more, else undecided, with the figures and what decides."""
     world = _ranks_in(ev)
     if world == 1 or world > LATENCY_RANKS or rows["op"].is_in(["all_to_all", "send"]).any():
         return None  # (one rank crosses no link; an all-to-all's or a big world's latency grows with it)
     small = rows.sort("bytes", "line").row(0, named=True)
     us = (small["duration_ms"] or 0) * 1e3
-    if us <= LATENCY_US:
-        return None
+    if us <= LATENCY_US or small["bytes"] > LATENCY_BYTES:
+        return None  # (a smallest size of hundreds of KB: its time holds the transfer, not only latency)
     top = rows.sort("busbw_gbs").tail(1).row(0, named=True)
+    if us >= SLOW_LATENCY * LATENCY_US:
+        return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{_op(rows)}{on}: a {_size(small['bytes'])} collective "
+                       f"takes {us:.0f} us, {us / LATENCY_US:.1f}x the {LATENCY_US:.0f} us one takes at the "
+                       "most over NVLink, InfiniBand or RoCE, and the table goes up to "
+                       f"{_size(rows['bytes'].max())} at {top['busbw_gbs']:g} GB/s busbw; no wrong value: "
+                       "the "
+                       "collectives complete, slowly: a slow path (TCP sockets, a proxy, many hops); "
+                       "NCCL_DEBUG=INFO names the transport NCCL chose (`via NET/Socket`, `via NET/IB`)", [],
+                       [Cited(small["file"], small["line"], small["message"]),
+                        Cited(top["file"], top["line"], top["message"])])
     return Verdict(Kind.UNDECIDED, f"nccl-tests{_op(rows)}{on}: a {_size(small['bytes'])} collective takes "
                    f"{us:.0f} us, over the {LATENCY_US:.0f} us one takes at the most over NVLink, InfiniBand "
                    "or RoCE (a slow path: TCP sockets, a proxy, many hops), and the table stops at "
@@ -323,7 +344,12 @@ def _low(large: pl.DataFrame, avg: pl.Series, ends: pl.DataFrame, transport: str
         return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{on}: {figure} over {transport}: far below what a GPU "
                        f"interconnect carries ({LOW_BUSBW:g} GB/s and up at large sizes); the collectives "
                        "complete, slowly", [], cited)
-    return Verdict(Kind.UNDECIDED, f"nccl-tests{on}: {figure}, with no wrong value: low for InfiniBand "
-                   f"or NVLink ({LOW_BUSBW:g} GB/s and up at large sizes), but the log does not say which "
-                   "transport carried it: NCCL_DEBUG=INFO (`via NET/IB` or `via NET/Socket`) and the NICs' "
-                   "speed decide whether it is the links' limit", [], cited)
+    # no transport logged: still under what the slowest GPU fabric carries (one 100 Gb/s NIC ~12 GB/s, PCIe
+    # Gen3 x16 ~12 GB/s, NVLink 10x that), so the links in use (a TCP socket path, a slow NIC, a proxy) are
+    # slower than the job's hardware is built for: slow, with the figure; which path NCCL_DEBUG=INFO says
+    return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{on}: {figure}, with no wrong value: under the "
+                   f"{LOW_BUSBW:g} GB/s that the slowest GPU interconnect carries at large sizes (one "
+                   "100 Gb/s NIC or PCIe Gen3 ~12 GB/s, NVLink 10x that); the collectives complete, slowly; "
+                   "the log does "
+                   "not name the transport: NCCL_DEBUG=INFO (`via NET/Socket` for a TCP path, `via NET/IB`) "
+                   "and the NICs' rate (ibstat) say which link limits it", [], cited)

@@ -9,9 +9,9 @@ from dataclasses import replace
 
 import polars as pl
 
-from tracekit import figures, pace
+from tracekit import figures, pace, rules_bench
 from tracekit.evidence import Evidence, lines
-from tracekit.outcome import Cited, Kind, Verdict
+from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.rules_common import calm, late_text
 from tracekit.undecided import undecided_verdict
 
@@ -187,6 +187,52 @@ def healthy(ev: Evidence) -> Verdict | None:
     what = "; ".join((ev.clean_end + ev.progressed + windows)[:3])
     return Verdict(Kind.HEALTHY,
                    f"every rank of {ev.coverage.world_size} seen, no failure logged, and {what}", [], [])
+
+
+#: a progress bar at its end (``100%|``) or a step at the loop's last (``15/15``): that loop ended there
+LOOP_END = r"\b100%\s*\|"
+
+
+def progress_to_the_end(ev: Evidence) -> Verdict | None:
+    """Steps that advance (or one progress line whose counter is past the run's start,
+    ``rules_bench.WARM_UP``:
+    that many steps completed) up to the last line each file holds, mid-loop (not a bar at 100%: a loop that
+    ended and nothing after it is where a job stops), with the pace at the end as good as before (a time
+    per step at most ``pace.STEADY`` times the lowest, a rate at least the highest over it), and nothing
+    but calm lines, on ranks of a world whose ranks are all seen or whose size is not logged: healthy for
+    what is seen, said with how many of the world are seen. A synchronous job's steps advance only while
+    every rank joins their collectives; what the ranks not seen logged is not known, and the summary says
+    so."""
+    st = ev.steps
+    # (one progress line whose counter is past the run's start says that many steps completed: DeepSpeed's
+    # `timer.py ... 0/1248`, a bar at `795/77225`)
+    past_start = st.height > 0 and st["step"].n_unique() == 1 and st["step"][0] > rules_bench.WARM_UP
+    if (not (ev.progressed or past_start) or ev.clean_end or ev.pace["slow"] or ev.pace["falling"]
+            or not calm(ev, init_done=True, every_rank_seen=True, nothing_looked_at=True)):
+        return None
+    last = ev.store.events.sort("file", "line").group_by("file", maintain_order=True).last()
+    ends_on_step = last["kind"].is_in([EventKind.STEP, EventKind.PROGRESS]) & last["step"].is_not_null()
+    at_end = last["message"].fill_null("").str.contains(LOOP_END) | (
+        last["max_steps"].is_not_null() & (last["step"] >= last["max_steps"]))
+    if not (ends_on_step & ~at_end).all():
+        return None  # (a file that ends on something else, or on a loop at its end: where it stopped)
+    t = ev.ticks
+    took = t.filter(pl.col("took").is_not_null() & (pl.col("took") > 0))
+    if pace.cumulative(took):
+        took = took.clear()
+    rate = t.filter(pl.col("rate").is_not_null() & (pl.col("rate") > 0))
+    what, f = ("took", took) if took.height >= rate.height else ("rate", rate)
+    if f.height >= 2:
+        end, vals = f[what][-1], f[what]
+        if (end > pace.STEADY * vals.min()) if what == "took" else (end * pace.STEADY < vals.max()):
+            return None  # (slower at the end than before: the rules over the pace, or undecided)
+    figure = own_figures(ev)
+    moved = ev.progressed[:2] or [f"{st['step'][0]} steps completed (the program's own counter)"]
+    st = st.sort("file", "line").tail(1).row(0, named=True)
+    return Verdict(Kind.HEALTHY, f"{'; '.join(moved)} up to the last line seen (step {st['step']}, "
+                   f"mid-loop){figure}, no error, signal or stall logged: the steps of a synchronous job "
+                   f"advance only while every rank takes part; for what is seen: {ev.coverage.describe()}",
+                   [], lines(ev.steps.sort("file", "line"), 2))
 
 
 def clean_but_partial(ev: Evidence) -> Verdict | None:

@@ -14,9 +14,13 @@ from tracekit.evidence import Evidence
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.parsers.series import template
 from tracekit.rules_common import calm
-from tracekit.rules_nccl_tests import transport_logged
+from tracekit.rules_nccl_tests import NIC_MIN_GBS, transport_logged
 from tracekit.wording import fmt_ranks
 
+#: a figure the benchmark names as its traffic between nodes over RDMA (DeepEP's
+#: tests/legacy/test_internode.py:258
+#: `[tuning] SMs 24, NVL chunk 4, RDMA chunk 4: 1.22 GB/s (RDMA), 2.45 GB/s (NVL)`, and :264, :301, :311)
+RDMA = r"([\d.]+)\s*GB/s \(RDMA\)"
 #: the ranks' figures of one result line even: the largest at most this many times the smallest
 EVEN = 1.5
 #: what a benchmark's GB/s is compared with, where the log names no link's speed
@@ -47,6 +51,18 @@ def benchmark_result(ev: Evidence) -> Verdict | None:
               if g["rank"].n_unique() > 1 and g["busbw_gbs"].drop_nulls().len()
               and g["busbw_gbs"].max() > EVEN * g["busbw_gbs"].min()]
     who = f"on {'rank' if len(ranks) == 1 else 'ranks'} {fmt_ranks(ranks)}" if ranks else "as printed"
+    rdma = rows["message"].str.extract(RDMA, 1).cast(pl.Float64, strict=False).drop_nulls()
+    if rdma.len() and rdma.max() < NIC_MIN_GBS:
+        best = rows.filter(rows["message"].str.extract(RDMA, 1).cast(pl.Float64, strict=False) == rdma.max())
+        return Verdict(Kind.SLOW_PROGRESS, f"the benchmark's own results {who}: its RDMA bandwidth is at "
+                       "most "
+                       f"{rdma.max():g} GB/s over {rdma.len()} result line(s) ({figures}), under what one "
+                       f"100 Gb/s NIC carries ({NIC_MIN_GBS:g} GB/s; a 400 Gb/s NIC ~48 GB/s): the traffic "
+                       "between nodes crosses a link far slower than an RDMA fabric (a TCP fallback, a NIC "
+                       "at a lower rate, GPUDirect RDMA off); no error: it completes, slowly; check each "
+                       f"NIC's rate (ibstat) and the transport ({ev.coverage.describe()})", ranks,
+                       [Cited(r["file"], r["line"], r["message"])
+                        for r in best.head(1).iter_rows(named=True)])
     if unseen:
         return Verdict(Kind.UNDECIDED, f"the benchmark's own results {who}: {figures}; the other ranks of "
                        f"its world left no record ({ev.coverage.describe()}): their results say whether one "

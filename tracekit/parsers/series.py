@@ -37,6 +37,9 @@ UNIT_KEY = (r"(?:tokens?|samples|images|imgs|examples|seqs|sequences|steps?|glob
 #: a rate a progress line prints, the first that matches gives it (group 1; ``K``/``M`` after it scale it)
 RATES = (
     r"(?i)\bgen(?:eration)? throughput(?: \(token/s\))?: ([\d][\d,]*(?:\.\d+)?)",
+    # PaddlePaddle's trainers (PaddleOCR tools/program.py: `..., samples: 512, ips: 191.79578 samples/s`;
+    # its benchmark/run_benchmark.sh reads `ips:` as images/sec): the rate, before `samples: N`, the batch
+    r"\bips:\s*(\d[\d,]*(?:\.\d+)?)",
     r"(?i)\b(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*(\d[\d,]*(?:\.\d+)?)",
     r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens?|tok|it|words|examples|seqs|sequences|steps?"
     r"|batch(?:es)?)/s(?:ec)?\b",
@@ -67,7 +70,7 @@ RATES = (
 )
 #: the unit of a line's rate, where it says one
 RATE_UNIT = (r"(?i)(token/s|tokens?/s(?:ec)?|tok/s|samples/s(?:ec)?|images/s(?:ec)?|iter/s|it/s|steps?/s|"
-             r"tps|wps|"
+             r"tps|wps|\bips\b|"
              r"[GT]FLOPS|tokens?/gpu/s\w*|tgs|SamplesPerSec|[a-z_]*?" + UNIT_KEY + ")")
 #: where a field named ``time`` starts: the line's start, a separator or a figure before it, then the word
 #: with what it times (``iter time``, ``step_time``, ``time/batch``)

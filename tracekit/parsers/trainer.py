@@ -24,7 +24,9 @@ from tracekit.schema import EventKind
 
 NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
 LOSS = rf"\{{.*?'loss': '?(?P<loss>{NUM})'?"
-SWIFT_STEP = r"'global_step/max_steps': '(?P<step>\d+)/(?P<max_steps>\d+)'"
+# ms-swift's step report (swift/trainers/callback.py add_train_message), printed as a dict (`print(logs)`,
+# single quotes) or written to logging.jsonl as JSON (`append_to_jsonl`, double quotes)
+SWIFT_STEP = r"""['"]global_step/max_steps['"]: ['"](?P<step>\d+)/(?P<max_steps>\d+)['"]"""
 DS_STEP = r"\bstep=(?P<step>\d+), skipped=(?P<skipped>\d+)"
 MEGATRON = rf"iteration\s+(?P<step>\d+)/\s*(?P<max_steps>\d+) \|.*?(?:lm loss: (?P<loss>{NUM}))?"
 TQDM = r"(?P<pct>\d+)%\|[^|]*\|+\s*(?P<step>\d+)/(?P<max_steps>\d+) \["
@@ -160,7 +162,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
                 sub = sub.with_columns(t.str.extract_groups(pattern).alias("_g")).unnest("_g")
             frames.append(sub.with_columns(pl.lit(kind).alias("kind"), t.alias("message")))
 
-    add(EventKind.STEP, t.str.contains(r"\{.*'loss': ") & t.str.contains("global_step/max_steps"), SWIFT_STEP)
+    add(EventKind.STEP, t.str.contains(r"""\{.*['"]loss['"]: """) & t.str.contains("global_step/max_steps"),
+        SWIFT_STEP)
     add(EventKind.STEP, t.str.contains(r"\{.*'loss': ") & ~t.str.contains("global_step/max_steps"))
     add(EventKind.STEP, t.str.contains(DS_STEP), DS_STEP)
     add(EventKind.STEP, t.str.contains(r"iteration\s+\d+/\s*\d+ \|"), MEGATRON)

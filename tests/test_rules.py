@@ -218,7 +218,8 @@ def test_rules_are_listed_once_and_end_with_the_weakest():
     names = [r.__name__ for r in rules.RULES]
     assert len(names) == len(set(names))
     assert names[:2] == ["mismatch_aligned", "mismatch_reported"]
-    assert names[-5:] == ["failed_without_cause", "slow_steps", "healthy", "steady_progress", "clean_but_partial"]
+    assert names[-6:] == ["failed_without_cause", "slow_steps", "healthy", "steady_progress", "progress_to_the_end",
+                          "clean_but_partial"]
 
 
 def test_a_framework_reporting_mismatched_collectives_is_a_mismatch():

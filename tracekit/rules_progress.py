@@ -222,6 +222,8 @@ def progress_to_the_end(ev: Evidence) -> Verdict | None:
         took = took.clear()
     rate = t.filter(pl.col("rate").is_not_null() & (pl.col("rate") > 0))
     what, f = ("took", took) if took.height >= rate.height else ("rate", rate)
+    if f.height == 0:
+        return None  # (steps with no time or rate printed: no pace to call healthy; the other rules say it)
     if f.height >= 2:
         end, vals = f[what][-1], f[what]
         if (end > pace.STEADY * vals.min()) if what == "took" else (end * pace.STEADY < vals.max()):

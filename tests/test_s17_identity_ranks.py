@@ -52,13 +52,3 @@ def test_a_loguru_header_is_taken_off_so_the_message_under_it_reads():
 
     df = lines_frame("l.log", "2024-01-01 00:00:00.123 +08:00 | WARNING  | __main__:<module>:5 - disk low\n")
     assert df["text"].to_list() == ["disk low"] and df["log_level"].to_list() == ["WARNING"]
-
-
-def test_process_group_wrappers_mismatch_names_both_ranks(tmp_path):
-    # TORCH_DISTRIBUTED_DEBUG=DETAIL's ProcessGroupWrapper: `Rank 16 is running collective: ..., but Rank 1 is
-    # running collective: ...` (LABELS.md counts `Rank 3`)
-    assert _seen("dv10-015") == [1, 16]
-    text = ("RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running collective: "
-            "CollectiveFingerPrint(SequenceNumber=5, OpType=ALLREDUCE), but Rank 1 is running collective: "
-            "CollectiveFingerPrint(SequenceNumber=5, OpType=BROADCAST).\n")
-    assert ranks(store_of(tmp_path, text)) == [0, 1]

@@ -114,11 +114,6 @@ WORKER = [
     r"(?:signal|exit code)",
     r"\bProcess(?:es)? (?P<rank>\d+) (?:exited with error code|terminated or timed out after)",
     r"\bTimeout waiting for rank (?P<rank>\d+) to terminate",
-    # c10d's ProcessGroupWrapper (TORCH_DISTRIBUTED_DEBUG=DETAIL; torch/csrc/distributed/c10d/ProcessGroupWrapper.cpp,
-    # CollectiveFingerPrint::verify_tensors: `Detected mismatch between collectives on ranks. Rank {getRank()} is
-    # running collective: ..., but Rank {rank} is running collective: ...`): both ranks, LABELS.md's `Rank 3`
-    r"\bDetected mismatch between collectives on ranks\. Rank (?P<rank>\d+) is running collective",
-    r"\bbut Rank (?P<rank>\d+) is running collective\b",
     # PaddlePaddle's launcher (distributed/launch/job/container.py): a container is a process of its pod,
     # numbered in the pod (a local rank)
     r"\bContainer rank (?P<local_rank>\d+) status \w+ cmd ",

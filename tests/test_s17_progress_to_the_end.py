@@ -67,7 +67,6 @@ def test_a_throughput_of_zero_throughout_never_falls():
 @pytest.mark.parametrize("name, fact", [
     ("dev-048-tf-training-steps-before-nccl-abort.txt", "steps advanced 0 -> 100 up to the last line seen"),
     ("dv2-050-ds-bert-4rank-store-barrier-keys-tqdm.txt", "for what is seen: 4 rank(s) seen (0-3)"),
-    ("dv5-023-skypilot-spot-2node-ddp-progress.txt", "for what is seen: 2 processes, ranks not named"),
     ("dv6-027-superclass-openclip-8v100-webdataset-warnings.txt", "`Batch (t): 4.507`"),
     ("dv17-027-nanogpt-v100-fp16-loss-nan-after-ckpt-steady-iters.txt", "steps advanced 2920 -> 3060"),
     ("dev-050-fairseq-8gpu-tqdm-3s-per-it.txt", "steady 2.92-3.06 s/it"),

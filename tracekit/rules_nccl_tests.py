@@ -212,16 +212,16 @@ def _latency(ev: Evidence, rows: pl.DataFrame, on: str) -> Verdict | None:
     if us <= LATENCY_US or small["bytes"] > LATENCY_BYTES:
         return None  # (a smallest size of hundreds of KB: its time holds the transfer, not only latency)
     top = rows.sort("busbw_gbs").tail(1).row(0, named=True)
+    cited = [Cited(small["file"], small["line"], small["message"]),
+             Cited(top["file"], top["line"], top["message"])]
     if us >= SLOW_LATENCY * LATENCY_US:
         return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{_op(rows)}{on}: a {_size(small['bytes'])} collective "
                        f"takes {us:.0f} us, {us / LATENCY_US:.1f}x the {LATENCY_US:.0f} us one takes at the "
                        "most over NVLink, InfiniBand or RoCE, and the table goes up to "
                        f"{_size(rows['bytes'].max())} at {top['busbw_gbs']:g} GB/s busbw; no wrong value: "
-                       "the "
-                       "collectives complete, slowly: a slow path (TCP sockets, a proxy, many hops); "
+                       "the collectives complete, slowly: a slow path (TCP sockets, a proxy, many hops); "
                        "NCCL_DEBUG=INFO names the transport NCCL chose (`via NET/Socket`, `via NET/IB`)", [],
-                       [Cited(small["file"], small["line"], small["message"]),
-                        Cited(top["file"], top["line"], top["message"])])
+                       cited)
     return Verdict(Kind.UNDECIDED, f"nccl-tests{_op(rows)}{on}: a {_size(small['bytes'])} collective takes "
                    f"{us:.0f} us, over the {LATENCY_US:.0f} us one takes at the most over NVLink, InfiniBand "
                    "or RoCE (a slow path: TCP sockets, a proxy, many hops), and the table stops at "
@@ -229,8 +229,7 @@ def _latency(ev: Evidence, rows: pl.DataFrame, on: str) -> Verdict | None:
                    "that measure the links' bandwidth; no wrong value: the collectives complete, slowly at "
                    "these sizes; the larger sizes (-e 8G) and NCCL_DEBUG=INFO (the transport NCCL chose: "
                    "`via NET/IB`, `via NET/Socket`) decide whether it is slow", [],
-                   [Cited(small["file"], small["line"], small["message"]),
-                    Cited(top["file"], top["line"], top["message"])])
+                   cited)
 
 
 #: GB/s one NIC of a GPU cluster's fabric carries at the least (100 Gb/s: EDR, HDR100, 100 GbE RoCE), and

@@ -83,7 +83,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     aborted_unexplained,  # (failures, issue 31)
     comms_aborted,  # (failures, issue 31)
     rules_exit.workers_ended_unexplained,
-    rules_raised.raised_alone, rules_raised.child_failed,  # crashes (s18, issue 31): a raise nothing explains
+    rules_raised.raised_unexplained,  # crashes (s18, issue 31): a traceback alone, a ChildFailedError cut
     rules_nccl_tests.nccl_test_result,
     rules_results.own_results,  # progress (issue 31): a benchmark's results, a server's start-up, answers
     rules_bench.step_gap,

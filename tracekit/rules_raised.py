@@ -98,3 +98,9 @@ def child_failed(ev: Evidence) -> Verdict | None:
                    "always holds at least one failure); its block that names the worker's rank, exit code "
                    "and error (`Root Cause (first observed failure)`) is cut from the excerpt",
                    [], lines(raised, 2))
+
+
+def raised_unexplained(ev: Evidence) -> Verdict | None:
+    """The rule ``rules.RULES`` holds: a traceback pasted alone (``raised_alone``), else torchrun's
+    ``ChildFailedError`` with its block cut (``child_failed``)."""
+    return raised_alone(ev) or child_failed(ev)

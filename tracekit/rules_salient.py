@@ -288,6 +288,9 @@ def said_by_telling_lines(ev: Evidence) -> Verdict | None:
         also = (f"; {transport.height} such lines" if transport.height > 1 else "") + (
             f" ({who(who_else)})" if len(who_else) > 1 else "")
         named_ = transport_named(first["message"]) or transport_named(" ".join(transport["message"]))
+        status = re.search(salient.WC_STATUS, " ".join(transport["message"]))
+        if status:  # (the verbs completion's status, which a long line's quote may cut)
+            named_ += f" (the verbs work completion's status: {status[0]})"
         return Verdict(Kind.TRANSPORT_ERROR, f"the network transport failed{named_}: {quote(first)}{also}; "
                        "read from its words (no parser decodes the line)", who_else,
                        lines(_distinct(transport), 4))
@@ -338,7 +341,9 @@ def _transfers_given_up(ev: Evidence, told: pl.DataFrame) -> pl.DataFrame:
 TRANSPORT_NAME = [r"(?i)\btransport: (\w+)",
                   r"(?i)\b(ibgda|ibrc|rocm_ipc|cuda_ipc|cma|psm[23]?|atl_ofi)(?:\b|_)",
                   r"(?i)\b(libfabric|ofi|ucx|nvshmem|mooncake|RoCE|EFA|NET/\w+)\b"]
-CALL = r"\b((?:[a-z]+_)+[a-z0-9]+)(?!\.\w)(?::\d+)?(?:\(\))?(?=[: ](?:\s*init)? ?failed|: |\b.{0,40}\bfailed)"
+CALL = (r"\b((?:[a-z]+_)+[a-z0-9]+)(?!\.\w)(?::\d+)?(?:\(\))?"
+        # (not a field of a record the line prints: Mooncake's ``(opcode: 1, local_nic: mlx5_9, ...)``)
+        r"(?=[: ](?:\s*init)? ?failed|: (?![\w.:@]+[,)])|\b.{0,40}\bfailed)")
 
 
 def _distinct(df: pl.DataFrame) -> pl.DataFrame:

@@ -150,10 +150,24 @@ RUNTIME_TRANSPORT = (
     r"|(?-i:\|CCL_(?:ERROR|FATAL)\|)|\batl_ofi\w*\.c\w*:\d+.{0,160}\b(?:error|fail)"
     r"|\bfi_\w+\(?\)?[^.]{0,40}\bfailed\b|\bOFI\b[^.]{0,60}\b(?:failed|error)\b"
     r"|\bpsm[23]?_\w+[^.]{0,60}\bfailed\b"
+    # (Mooncake's transfer engine on a work completion in error, with verbs' own status words: kvcache-ai/
+    # Mooncake mooncake-transfer-engine/src/transport/rdma_transport/worker_pool.cpp:654 ``LOG(ERROR) <<
+    # "Worker: Process failed for slice (opcode: " ... << "): " << ibv_wc_status_str(wc[i].status)``, the
+    # statuses of linux-rdma/rdma-core libibverbs/enum_strs.c:105 ``transport retry counter exceeded``,
+    # ``Work Request Flushed Error``, ...; a glog E line the torch parser claims as a c10d error)
+    r"|\bProcess failed for slice\b"
     # (a verbs queue pair that could not move to its next state, in every RDMA program's words: Mooncake's
     # ``[Handshake] Failed to modify QP to RTR``, NCCL's ``ibv_modify_qp failed``, UCX's and Gloo's)
     r"|\bfailed to modify (?:the )?QP\b|\bmodify_qp\w*\b[^.]{0,60}\bfail"
 )
+#: a verbs work completion's status as rdma-core's ``ibv_wc_status_str`` spells it (linux-rdma/rdma-core
+#: libibverbs/enum_strs.c:105-128), as the programs that print it quote it (Mooncake, UCX, Gloo)
+WC_STATUS = (r"\b(?:transport retry counter exceeded|RNR retry counter exceeded|local length error"
+             r"|local QP operation error|local EE context operation error|local protection error"
+             r"|Work Request Flushed Error|memory management operation error|bad response error"
+             r"|local access error|remote invalid request error|remote access error|remote operation error"
+             r"|local RDD violation error|remote invalid RD request|invalid EE context (?:number|state)"
+             r"|response timeout error)\b")
 #: UCX's ERROR lines that are no failure: its memory-type cache's region already known (users silence it
 #: with ``UCX_MEMTYPE_CACHE=n``: ``memtype_cache.c:83 UCX ERROR failed to insert region ...: Element already
 #: exists``)

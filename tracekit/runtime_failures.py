@@ -56,8 +56,8 @@ FAILURES: tuple[Failure, ...] = (
             "logger.exception(\"EngineCore encountered a fatal error.\")",
             "vLLM's engine core process raised while it ran"),
     Failure(r"\bWorkerProc (?:failed to start|hit an exception)\b", Means.FAILED,
-            "vllm-project/vllm vllm/v1/executor/multiproc_executor.py WorkerProc.worker_main: "
-            "logger.exception(\"WorkerProc failed to start.\"), logger.exception(\"WorkerProc hit an exception.\")",
+            "vllm-project/vllm vllm/v1/executor/multiproc_executor.py WorkerProc.worker_main: logger.exception("
+            "\"WorkerProc failed to start.\"), logger.exception(\"WorkerProc hit an exception.\")",
             "a vLLM worker process raised"),
     Failure(r"\bWorker proc \S+ died unexpectedly\b", Means.FAILED,
             "vllm-project/vllm vllm/v1/executor/multiproc_executor.py monitor_workers: \"Worker proc %s died "
@@ -65,8 +65,9 @@ FAILURES: tuple[Failure, ...] = (
             "a vLLM worker process died (the executor shut down after it)"),
     # --- SGLang: its scheduler processes and their parent ---
     Failure(r"\bReceived sigquit from a child proc", Means.FAILED,
-            "sgl-project/sglang python/sglang/srt/entrypoints/engine.py sigquit_handler: logger.error(\"Received "
-            "sigquit from a child process. It usually means the child failed.\") (older: \"child proces\")",
+            "sgl-project/sglang python/sglang/srt/entrypoints/engine.py sigquit_handler: logger.error("
+            "\"Received sigquit from a child process. It usually means the child failed.\") (older: \"child "
+            "proces\")",
             "SGLang's server says a child process (a scheduler of a tensor-parallel rank) failed"),
     Failure(r"\bRank \d+ scheduler is dead\b", Means.FAILED,
             "sgl-project/sglang python/sglang/srt/entrypoints/engine.py _launch_subprocesses: "
@@ -74,9 +75,9 @@ FAILURES: tuple[Failure, ...] = (
             "an SGLang scheduler process died while it started"),
     # --- Horovod: its background loop shut down after a rank's exception ---
     Failure(r"(?i:\bHorovod has been shut down\b)", Means.FAILED,
-            "horovod/horovod horovod/common/common.h:232 SHUT_DOWN_ERROR: \"Horovod has been shut down. This "
-            "was caused by an exception on one of the ranks or an attempt to allreduce, allgather or broadcast "
-            "a tensor after one of the ranks finished execution.\" (older: \"This has been caused by an "
+            "horovod/horovod horovod/common/common.h:232 SHUT_DOWN_ERROR: \"Horovod has been shut down. "
+            "This was caused by an exception on one of the ranks or an attempt to allreduce, allgather or "
+            "broadcast a tensor after one of the ranks finished execution.\" (older: \"This has been caused by an "
             "exception on one of the rank\"), returned by operations.cc:1454 and its enqueue calls",
             "Horovod was shut down: one of the ranks raised (or finished while the others still called a "
             "collective) first"),
@@ -86,17 +87,20 @@ FAILURES: tuple[Failure, ...] = (
             "\"failed to load '\" << model_id << \"' version \" << version << \": \" << status",
             "the inference server could not load its model (its backend's own error follows on the line)"),
     # --- Open MPI / ORTE: a process that cannot start, a node the launcher lost ---
-    Failure(r"direct launched using \"?srun\"?|\bnot built with SLURM's PMI\w* support\b", Means.CANNOT_START,
+    Failure(r"direct launched using \"?srun\"?|\bnot built with SLURM(?:'s PMI\w*)? support\b",
+            Means.CANNOT_START,
             "open-mpi/ompi v4.1.8 orte/mca/ess/base/help-ess-base.txt:54 [slurm-error]: \"The application "
             "appears to have been direct launched using \"srun\", but OMPI was not built with SLURM's PMI "
-            "support and therefore cannot execute.\"",
+            "support and therefore cannot execute.\"; :69 [slurm-error2]: \"... but OMPI was not built with "
+            "SLURM support.\"",
             "Open MPI was launched by srun without the PMI support it needs, so its processes cannot start"),
     Failure(r"\b(?:ORTE|PRRTE|PRTE) has lost communication with a remote daemon\b", Means.NODE_LOST,
             "open-mpi/ompi v4.1.8 orte/mca/errmgr/base/help-errmgr-base.txt:67 [node-died]: \"ORTE has lost "
             "communication with a remote daemon. ... This is usually due to either a failure of the TCP "
             "network connection to the node, or possibly an internal failure of the daemon itself. We cannot "
             "recover from this failure, and therefore will terminate the job.\"",
-            "mpirun lost a node's daemon (the node or its daemon died, or its link dropped) and ended the job"),
+            "mpirun lost a node's daemon (the node or its daemon died, or its link dropped) and ended the "
+            "job"),
 )
 
 #: any of the failures' words (one pattern: ``parsers/salient`` reads it in polars)

@@ -54,9 +54,9 @@ def test_a_runtime_word_of_a_failure_decides_a_crash(name, said, means):
     # sglang srt/entrypoints/engine.py _launch_subprocesses
     ("Rank 3 scheduler is dead. Please check if there are relevant logs.", runtime_failures.Means.FAILED),
     # horovod/common/common.h:232, today's spelling
-    ("tensorflow.python.framework.errors_impl.UnknownError: Horovod has been shut down. This was caused by an "
-     "exception on one of the ranks or an attempt to allreduce, allgather or broadcast a tensor after one of "
-     "the ranks finished execution.", runtime_failures.Means.FAILED),
+    ("tensorflow.python.framework.errors_impl.UnknownError: Horovod has been shut down. This was caused by "
+     "an exception on one of the ranks or an attempt to allreduce, allgather or broadcast a tensor after one "
+     "of the ranks finished execution.", runtime_failures.Means.FAILED),
     # open-mpi/ompi v4.1.8 orte/mca/ess/base/help-ess-base.txt:69 [slurm-error2]
     ("but OMPI was not built with SLURM support. This usually happens", runtime_failures.Means.CANNOT_START),
 ])

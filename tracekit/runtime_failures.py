@@ -56,8 +56,9 @@ FAILURES: tuple[Failure, ...] = (
             "logger.exception(\"EngineCore encountered a fatal error.\")",
             "vLLM's engine core process raised while it ran"),
     Failure(r"\bWorkerProc (?:failed to start|hit an exception)\b", Means.FAILED,
-            "vllm-project/vllm vllm/v1/executor/multiproc_executor.py WorkerProc.worker_main: logger.exception("
-            "\"WorkerProc failed to start.\"), logger.exception(\"WorkerProc hit an exception.\")",
+            "vllm-project/vllm vllm/v1/executor/multiproc_executor.py WorkerProc.worker_main: "
+            "logger.exception(\"WorkerProc failed to start.\"), "
+            "logger.exception(\"WorkerProc hit an exception.\")",
             "a vLLM worker process raised"),
     Failure(r"\bWorker proc \S+ died unexpectedly\b", Means.FAILED,
             "vllm-project/vllm vllm/v1/executor/multiproc_executor.py monitor_workers: \"Worker proc %s died "
@@ -77,8 +78,8 @@ FAILURES: tuple[Failure, ...] = (
     Failure(r"(?i:\bHorovod has been shut down\b)", Means.FAILED,
             "horovod/horovod horovod/common/common.h:232 SHUT_DOWN_ERROR: \"Horovod has been shut down. "
             "This was caused by an exception on one of the ranks or an attempt to allreduce, allgather or "
-            "broadcast a tensor after one of the ranks finished execution.\" (older: \"This has been caused by an "
-            "exception on one of the rank\"), returned by operations.cc:1454 and its enqueue calls",
+            "broadcast a tensor after one of the ranks finished execution.\" (older: \"This has been caused "
+            "by an exception on one of the rank\"), returned by operations.cc:1454 and its enqueue calls",
             "Horovod was shut down: one of the ranks raised (or finished while the others still called a "
             "collective) first"),
     # --- Triton / TensorRT-LLM: a model the server could not load ---

@@ -51,6 +51,14 @@ def test_a_runtime_word_of_a_failure_decides_a_crash(name, said, means):
     # vllm/v1/executor/multiproc_executor.py monitor_workers
     ("ERROR 05-02 10:11:12 [multiproc_executor.py:140] Worker proc VllmWorker-1 died unexpectedly, shutting "
      "down executor.", runtime_failures.Means.FAILED),
+    # vllm/v1/engine/exceptions.py EngineDeadError
+    ("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) "
+     "for the root cause.", runtime_failures.Means.FAILED),
+    # text-generation-inference launcher/src/main.rs:1677 and :1220 (tracing's default format)
+    ("2024-05-02T10:11:12.123456Z ERROR text_generation_launcher: Shard 1 failed to start",
+     runtime_failures.Means.FAILED),
+    ("2024-05-02T10:11:12.123456Z ERROR shard-manager: text_generation_launcher: Shard process was signaled "
+     "to shutdown with signal 9 rank=1", runtime_failures.Means.FAILED),
     # sglang srt/entrypoints/engine.py _launch_subprocesses
     ("Rank 3 scheduler is dead. Please check if there are relevant logs.", runtime_failures.Means.FAILED),
     # horovod/common/common.h:232, today's spelling
@@ -77,3 +85,20 @@ def test_an_ascend_kernel_that_never_finished_is_its_device_error():
     # CANN's ACL_ERROR_RT_AICORE_TIMEOUT (507014) as torch_npu words it, under HCCL's watchdog exception
     v = _verdict(WILD / "dv14-020-vllm-ascend-rank7-hccl-watchdog-aicore-timeout-507014.txt")
     assert v.kind == Kind.CRASHED_RANK and "The aicore execution times out" in v.summary
+
+
+# text-generation-inference launcher/src/main.rs:1217 (the shard's stderr) and :1677, as its launcher logs
+# them
+TGI = """\
+2024-05-02T10:11:10.000001Z  INFO text_generation_launcher: Starting shard rank=1
+2024-05-02T10:11:12.123456Z ERROR shard: text_generation_launcher: Shard complete standard error output:
+2024-05-02T10:11:12.223456Z ERROR text_generation_launcher: Shard 1 failed to start
+2024-05-02T10:11:12.323456Z  INFO text_generation_launcher: Shutting down shards
+"""
+
+
+def test_tgi_launcher_word_that_a_shard_failed(tmp_path):
+    log = tmp_path / "tgi.log"
+    log.write_text(TGI)
+    v = _verdict(log)
+    assert v.kind == Kind.CRASHED_RANK and "TGI shard process" in v.summary

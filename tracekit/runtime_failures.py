@@ -55,6 +55,11 @@ FAILURES: tuple[Failure, ...] = (
             "vllm-project/vllm vllm/v1/engine/core.py run_engine_core: "
             "logger.exception(\"EngineCore encountered a fatal error.\")",
             "vLLM's engine core process raised while it ran"),
+    Failure(r"\bEngineCore encountered an issue\. See stack trace", Means.FAILED,
+            "vllm-project/vllm vllm/v1/engine/exceptions.py (03e79b3) EngineDeadError: \"EngineCore "
+            "encountered an issue. See stack trace (above) for the root cause.\" (\"Raised when the "
+            "EngineCore dies. Unrecoverable.\")",
+            "vLLM's engine core process died (the front end's word; its own traceback is the cause)"),
     Failure(r"\bWorkerProc (?:failed to start|hit an exception)\b", Means.FAILED,
             "vllm-project/vllm vllm/v1/executor/multiproc_executor.py WorkerProc.worker_main: "
             "logger.exception(\"WorkerProc failed to start.\"), "
@@ -74,6 +79,17 @@ FAILURES: tuple[Failure, ...] = (
             "sgl-project/sglang python/sglang/srt/entrypoints/engine.py _launch_subprocesses: "
             "\"Rank {tp_rank} scheduler is dead. Please check if there are relevant logs.\"",
             "an SGLang scheduler process died while it started"),
+    # --- Hugging Face TGI: its launcher's word of a model shard process (one per tensor-parallel rank) ---
+    Failure(r"\bShard \d+ failed to start\b", Means.FAILED,
+            "huggingface/text-generation-inference launcher/src/main.rs:1677: tracing::error!(\"Shard {rank} "
+            "failed to start\")",
+            "a TGI shard process (one tensor-parallel rank) exited while it started"),
+    Failure(r"\bShard complete standard error output\b"
+            r"|\bShard process was signaled to shutdown with signal\b", Means.FAILED,
+            "huggingface/text-generation-inference launcher/src/main.rs:1217 and :1220, when the shard's "
+            "process exited: \"Shard complete standard error output:\", \"Shard process was signaled to "
+            "shutdown with signal {signal}\"",
+            "a TGI shard process exited (its standard error, which the launcher prints, says why)"),
     # --- Horovod: its background loop shut down after a rank's exception ---
     Failure(r"(?i:\bHorovod has been shut down\b)", Means.FAILED,
             "horovod/horovod horovod/common/common.h:232 SHUT_DOWN_ERROR: \"Horovod has been shut down. "

@@ -18,8 +18,8 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import (rules_bench, rules_exit, rules_init, rules_nccl_tests, rules_progress, rules_results,
-                      rules_salient)
+from tracekit import (rules_bench, rules_exit, rules_init, rules_nccl_tests, rules_progress, rules_raised,
+                      rules_results, rules_salient)
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
@@ -83,6 +83,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     aborted_unexplained,  # (failures, issue 31)
     comms_aborted,  # (failures, issue 31)
     rules_exit.workers_ended_unexplained,
+    rules_raised.raised_unexplained,  # crashes (s18, issue 31): a traceback alone, a ChildFailedError cut
     rules_nccl_tests.nccl_test_result,
     rules_results.own_results,  # progress (issue 31): a benchmark's results, a server's start-up, answers
     rules_bench.step_gap,

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import polars as pl
 
-from tracekit import align
+from tracekit import align, runtime_failures
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.outcome import Kind, Verdict
 from tracekit.parsers import salient
@@ -187,6 +187,8 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
         what = "a process could not start: its MPI library failed to initialise (MPI_Init, PMI)"
     elif re.search(salient.MPI_ABORTED, first["message"]):
         what = "an MPI call failed and MPI's error handler aborted the processes of its communicator"
+    elif (failure := runtime_failures.failure_of(first["message"])) is not None:
+        return _runtime_failed(ev, failure, crash)
     elif re.search(salient.LAUNCHER_FAILED, first["message"]):
         name = named(first["message"])
         what = (f"the launcher reported {name} failed (its own error is in that process's log)" if name else
@@ -196,6 +198,26 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
         what = "a process crashed"
     return Verdict(Kind.CRASHED_RANK, f"{what}: {quote(first)}{more}; read from its words (no parser decodes "
                    "the line); the others' waits or errors after it are its consequence",
+                   _ranks(crash.head(1)), lines(crash, 4))
+
+
+def raised_where(ev: Evidence, file: str) -> str:
+    """``; it raised in init_device (vllm/v1/worker/gpu_worker.py:113)``: the innermost frame of a Python
+    traceback in ``file`` (``parsers/pyspy``'s ``stack`` of a traceback, cut before its error line or pasted
+    alone), or nothing."""
+    st = ev.kinds(EventKind.STACK).filter((pl.col("file") == file) & pl.col("where").is_not_null()
+                                          & pl.col("thread").str.contains("traceback|raised"))
+    return f"; it raised in {clip(st.sort('line')['where'][0], 160)}" if st.height else ""
+
+
+def _runtime_failed(ev: Evidence, failure: runtime_failures.Failure, crash: pl.DataFrame) -> Verdict:
+    """CRASHED_RANK from a runtime's own word that a process of the job failed, could not start, or was lost
+    with its node (``runtime_failures``): its meaning, the line, and where the process raised."""
+    first = crash.row(0, named=True)
+    more = f"; {crash.height - 1} more such line(s){_hosts(crash)}" if crash.height > 1 else ""
+    return Verdict(Kind.CRASHED_RANK, f"{failure.says}: {quote(first, 300)}"
+                   f"{raised_where(ev, first['file'])}{more}; read from the runtime's own words "
+                   f"({failure.means}); the others' waits or errors after it are its consequence",
                    _ranks(crash.head(1)), lines(crash, 4))
 
 
@@ -266,6 +288,9 @@ def said_by_telling_lines(ev: Evidence) -> Verdict | None:
         also = (f"; {transport.height} such lines" if transport.height > 1 else "") + (
             f" ({who(who_else)})" if len(who_else) > 1 else "")
         named_ = transport_named(first["message"]) or transport_named(" ".join(transport["message"]))
+        status = re.search(salient.WC_STATUS, " ".join(transport["message"]))
+        if status:  # (the verbs completion's status, which a long line's quote may cut)
+            named_ += f" (the verbs work completion's status: {status[0]})"
         return Verdict(Kind.TRANSPORT_ERROR, f"the network transport failed{named_}: {quote(first)}{also}; "
                        "read from its words (no parser decodes the line)", who_else,
                        lines(_distinct(transport), 4))
@@ -316,7 +341,9 @@ def _transfers_given_up(ev: Evidence, told: pl.DataFrame) -> pl.DataFrame:
 TRANSPORT_NAME = [r"(?i)\btransport: (\w+)",
                   r"(?i)\b(ibgda|ibrc|rocm_ipc|cuda_ipc|cma|psm[23]?|atl_ofi)(?:\b|_)",
                   r"(?i)\b(libfabric|ofi|ucx|nvshmem|mooncake|RoCE|EFA|NET/\w+)\b"]
-CALL = r"\b((?:[a-z]+_)+[a-z0-9]+)(?!\.\w)(?::\d+)?(?:\(\))?(?=[: ](?:\s*init)? ?failed|: |\b.{0,40}\bfailed)"
+CALL = (r"\b((?:[a-z]+_)+[a-z0-9]+)(?!\.\w)(?::\d+)?(?:\(\))?"
+        # (not a field of a record the line prints: Mooncake's ``(opcode: 1, local_nic: mlx5_9, ...)``)
+        r"(?=[: ](?:\s*init)? ?failed|: (?![\w.:@]+[,)])|\b.{0,40}\bfailed)")
 
 
 def _distinct(df: pl.DataFrame) -> pl.DataFrame:

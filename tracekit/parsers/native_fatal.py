@@ -26,8 +26,9 @@ One class of line each, as the code that prints it writes it:
 - Ascend's runtime device errors (CANN ``device_error_core_proc.cc``, ``davinci_task.cc``): ``The error
   from device(chipId:6, dieId:0), serial number is 8, there is an exception of aivec error``, ``AIV Kernel
   happen error, retCode=0x31``, ``Kernel task happen error, retCode=0x31, [vector core exception]``,
-  ``Aicore kernel execute failed, device_id=2``, ``The DDR address of the MTE instruction is out of range``
-  (``crash``: a kernel on that device failed).
+  ``Aicore kernel execute failed, device_id=2``, ``The DDR address of the MTE instruction is out of range``,
+  ``The aicore execution times out`` (507014: a kernel that never finished) (``crash``: a kernel on that
+  device failed).
 
 The lines of one failure come together (a FATAL line, its stack-trace trailer, the handler's ``Aborted
 at`` and its signal line; a device's several error lines): one event stands for each such block, the line
@@ -72,7 +73,10 @@ ASCEND = (r"(?P<what>The error from device\((?:chipId:)?\d+.*?there is an? (?:ex
           r"|\b(?:AIV|AIC|AICORE|AICPU|SDMA)\w* Kernel(?: task)? happen error, retCode=0x\w+"
           r"|\b[Kk]ernel task happen error, retCode=0x\w+, \[[^\]]+\]"
           r"|\bAicore kernel execute failed, device_id=\d+"
-          r"|The DDR address of the MTE instruction is out of range)")
+          r"|The DDR address of the MTE instruction is out of range"
+          # (a kernel on the AI Core that never finished: CANN's ACL_ERROR_RT_AICORE_TIMEOUT 507014, runtime/
+          # rt_error_codes.h, as torch_npu's AclErrorCode map words it and CANN's EH9999 line gives its reason)
+          r"|The aicore execution times out|\breason=\[aicore timeout\])")
 ASCEND_DEVICE = r"device\((?:chipId:)?(?P<device>\d+)|(?:devId|device_id)=(?P<dev2>\d+)"
 
 #: the lines around them that say nothing more (read, not events): the handler's program counter, Paddle's

@@ -33,6 +33,7 @@ from enum import StrEnum
 
 import polars as pl
 
+from tracekit import runtime_failures
 from tracekit.parsers import Parsed
 from tracekit.schema import EventKind
 
@@ -113,7 +114,11 @@ MPI_INIT_FAILED = (r"(?i)\berror occurred in MPI_Init\w*|\bbefore MPI_INIT compl
                    r"|\bMPI_Init\w* (?:failed|returned an error)|\bPMIx?\d?_Init\w*(?:\(\))? failed")
 #: MPI's error handler ending the processes of a communicator (after an MPI call failed, at start-up or not)
 MPI_ABORTED = r"(?-i:\bMPI_ERRORS_ARE_FATAL\b)"
-CRASH = either(DIED, NO_START, IMPORT_FAILED, LAUNCHER_FAILED, MPI_INIT_FAILED, MPI_ABORTED)
+#: the runtimes' own words that a process of the job failed, could not start, or was lost with its node
+#: (``runtime_failures``: vLLM's ``EngineCore failed to start``, SGLang's ``Received sigquit from a child
+#: process``, Triton's ``failed to load 'x' version 1:``, ORTE's ``lost communication with a remote daemon``)
+RUNTIME_FAILED = runtime_failures.PATTERN
+CRASH = either(DIED, NO_START, IMPORT_FAILED, LAUNCHER_FAILED, MPI_INIT_FAILED, MPI_ABORTED, RUNTIME_FAILED)
 #: a transport's own failure: decisive where nothing decoded says otherwise (``HARD_TRANSPORT``)
 #: a peer that closed its side: the consequence of that peer's end (NCCL's proxy service thread
 #: ``[Service thread] Connection closed by localRank 7``, errno's ``Connection reset by peer``)
@@ -145,10 +150,24 @@ RUNTIME_TRANSPORT = (
     r"|(?-i:\|CCL_(?:ERROR|FATAL)\|)|\batl_ofi\w*\.c\w*:\d+.{0,160}\b(?:error|fail)"
     r"|\bfi_\w+\(?\)?[^.]{0,40}\bfailed\b|\bOFI\b[^.]{0,60}\b(?:failed|error)\b"
     r"|\bpsm[23]?_\w+[^.]{0,60}\bfailed\b"
+    # (Mooncake's transfer engine on a work completion in error, with verbs' own status words: kvcache-ai/
+    # Mooncake mooncake-transfer-engine/src/transport/rdma_transport/worker_pool.cpp:654 ``LOG(ERROR) <<
+    # "Worker: Process failed for slice (opcode: " ... << "): " << ibv_wc_status_str(wc[i].status)``, the
+    # statuses of linux-rdma/rdma-core libibverbs/enum_strs.c:105 ``transport retry counter exceeded``,
+    # ``Work Request Flushed Error``, ...; a glog E line the torch parser claims as a c10d error)
+    r"|\bProcess failed for slice\b"
     # (a verbs queue pair that could not move to its next state, in every RDMA program's words: Mooncake's
     # ``[Handshake] Failed to modify QP to RTR``, NCCL's ``ibv_modify_qp failed``, UCX's and Gloo's)
     r"|\bfailed to modify (?:the )?QP\b|\bmodify_qp\w*\b[^.]{0,60}\bfail"
 )
+#: a verbs work completion's status as rdma-core's ``ibv_wc_status_str`` spells it (linux-rdma/rdma-core
+#: libibverbs/enum_strs.c:105-128), as the programs that print it quote it (Mooncake, UCX, Gloo)
+WC_STATUS = (r"\b(?:transport retry counter exceeded|RNR retry counter exceeded|local length error"
+             r"|local QP operation error|local EE context operation error|local protection error"
+             r"|Work Request Flushed Error|memory management operation error|bad response error"
+             r"|local access error|remote invalid request error|remote access error|remote operation error"
+             r"|local RDD violation error|remote invalid RD request|invalid EE context (?:number|state)"
+             r"|response timeout error)\b")
 #: UCX's ERROR lines that are no failure: its memory-type cache's region already known (users silence it
 #: with ``UCX_MEMTYPE_CACHE=n``: ``memtype_cache.c:83 UCX ERROR failed to insert region ...: Element already
 #: exists``)
@@ -191,7 +210,7 @@ UNPLACED = (r"(?i)\bno available node types can fulfill resource requests?\b"
             r"|\bnumber of required GPUs exceeds the total number of available GPUs\b")
 #: the runtimes' families read on a line a parser claimed too (none of those parsers decodes their failure)
 RUNTIME = (RUNTIME_TRANSPORT, TRANSFER_FAILED, COORDINATOR_UNREACHED, COORDINATOR_WAIT, MPI_INIT_FAILED,
-           MPI_ABORTED, UNPLACED)
+           MPI_ABORTED, UNPLACED, RUNTIME_FAILED)
 TRANSPORT = HARD_TRANSPORT + (
     r"|connection (?:reset|refused|timed out|closed by peer)|no route to host|network is unreachable"
     r"|broken pipe|address family not supported|wrong magic|transport endpoint is not connected"
@@ -249,7 +268,8 @@ def _class() -> pl.Expr:
     level = pl.col("log_level").fill_null("").is_in(LEVELS)
     warned = pl.col("log_level").fill_null("").is_in(["WARNING", "WARN", "W"])
     caught = t.str.contains(CAUGHT)
-    probe = t.str.contains(PROBE) & ~t.str.contains(DIED) & ~t.str.contains(LAUNCHER_FAILED)
+    probe = (t.str.contains(PROBE) & ~t.str.contains(DIED) & ~t.str.contains(LAUNCHER_FAILED)
+             & ~t.str.contains(RUNTIME_FAILED))
     return (pl.when(t.str.contains(CRASH) & ~caught & ~probe).then(pl.lit(Telling.CRASH))
             .when(t.str.contains(TRANSPORT) & ~caught).then(pl.lit(Telling.TRANSPORT))
             .when(t.str.contains(WAIT) | t.str.contains(UNPLACED)).then(pl.lit(Telling.WAIT))

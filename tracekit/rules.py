@@ -20,6 +20,7 @@ import polars as pl
 
 from tracekit import (rules_bench, rules_exit, rules_init, rules_nccl_tests, rules_progress, rules_results,
                       rules_salient)
+from tracekit import rules_busy  # waits (s18)
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
@@ -62,6 +63,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     deadlock,
     deadlock_reported,
     deadlock_from_watchdog,
+    rules_busy.busy_in_phase,  # waits (s18, issue 31): a rank in an evaluation or a save while the others wait
     stalled_in_start_up,  # words (issue 31): a stack dump in start-up (store, rendezvous, init), no step
     deadlock_from_stacks,
     ended_while_others_wait,  # (failures, issue 31)

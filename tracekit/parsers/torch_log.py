@@ -14,7 +14,7 @@ import polars as pl
 
 from tracekit.meanings import STORE_SOCKET
 from tracekit.nccl_messages import message_name, reads_as
-from tracekit import hccl_messages as hccl
+from tracekit import hccl_messages as hccl, work_phases
 from tracekit.parsers import Parsed, any_of, native_fatal, process_end
 from tracekit.parsers.torch_patterns import (
     WATCHDOG, TIMED_OUT, ABORT, CUDA, BARE_NCCL, STUCK, STORE_WAIT, ASYNC_ERROR, DESYNC, RAY_DIED,
@@ -121,6 +121,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
         numel=pl.coalesce(pl.col("numel"), field["numel"]))
     add(EventKind.WATCHDOG_ABORT, t.str.contains(ABORT) & ~t.str.contains(CUDA))
     add(EventKind.CUDA_ERROR, t.str.contains(CUDA))
+    for ph in work_phases.PHASES:  # a program's word that a phase outside collectives began or ended (its
+        # rank only from a prefix: rank 0's loggers print these, in a file whose other lines are another rank's)
+        add(EventKind.PROGRESS, t.str.contains(ph.pattern), where=pl.lit(work_phases.where(ph)),
+            rank=pl.col("launch_rank"))
     add(EventKind.STALL, t.str.contains(STUCK), where=pl.lit("c10d"))
     add(EventKind.STALL, t.str.contains(STORE_WAIT), where=pl.lit("c10d store barrier"))
     add(EventKind.STALL, t.str.contains(BACKEND_INIT_SLOW), where=pl.lit("jax backend init"))

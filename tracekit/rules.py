@@ -64,6 +64,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     deadlock_reported,
     deadlock_from_watchdog,
     rules_busy.busy_in_phase,  # waits (s18, issue 31): a rank in an evaluation or a save while the others wait
+    rules_busy.absent_but_alive,  # waits (s18, issue 31): the one rank not in the collective, seen alive
     stalled_in_start_up,  # words (issue 31): a stack dump in start-up (store, rendezvous, init), no step
     deadlock_from_stacks,
     ended_while_others_wait,  # (failures, issue 31)

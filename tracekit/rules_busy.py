@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import polars as pl
 
+from tracekit import rules_apart
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
+from tracekit.rules_common import stack_lines
 from tracekit.work_phases import EVAL_BAR
 from tracekit.wording import who
 
@@ -24,14 +26,15 @@ def _phase_lines(ev: Evidence) -> pl.DataFrame:
     it ends), and any other step or progress line (the program went on: it ends whatever phase came
     before it)."""
     p = ev.kinds(EventKind.STEP, EventKind.PROGRESS)
-    where = pl.col("where").fill_null("")
+    where = pl.col("where").fill_null("").str.replace(":own$", "")  # (`:own`: its rank is its prefix's)
     bar = pl.col("message").fill_null("").str.contains(EVAL_BAR)
     done = pl.col("step").is_not_null() & (pl.col("step") == pl.col("max_steps"))
     return p.with_columns(
         pl.when(where.is_in(list(DOING))).then(where)
         .when(where.str.ends_with("_end")).then(where.str.replace("_end$", ""))
         .when(bar).then(pl.lit("eval")).otherwise(pl.lit(None, pl.Utf8)).alias("_phase"),
-        (where.str.ends_with("_end") | (bar & done) | (~bar & ~where.is_in(list(DOING)))).alias("_ends"))
+        (where.str.ends_with("_end") | (bar & done) | (~bar & ~where.is_in(list(DOING)))).alias("_ends"),
+        pl.col("where").fill_null("").str.ends_with(":own").alias("_own"))
 
 
 def busy_in_phase(ev: Evidence) -> Verdict | None:
@@ -57,7 +60,7 @@ def busy_in_phase(ev: Evidence) -> Verdict | None:
     r = last["rank"]
     if r is not None and r not in waiting:
         busy, whose = r, f"rank {r}"
-    elif r != 0 and 0 not in waiting:  # (a rank the line inherits from its file: these loggers are rank 0's)
+    elif not last["_own"] and r != 0 and 0 not in waiting:  # (a rank the line inherits from its file: these loggers are rank 0's)
         busy, whose = 0, "rank 0 (these loggers print on rank 0 alone; a line's rank may be its file's)"
     else:
         return None  # (the rank that logged the phase reached the collective: not the one missing)
@@ -73,3 +76,38 @@ def busy_in_phase(ev: Evidence) -> Verdict | None:
                "outlasts the timeout (a slow disk, a large model) or hangs: a timeout longer than the "
                "phase (init_process_group(timeout=...)), or the phase on every rank")
     return Verdict(Kind.DEADLOCK, summary, [busy], lines(before.tail(1), 1) + lines(wd, 3))
+
+
+#: what a rank's line says of its end: a rank that logged one of these was not alive elsewhere
+ENDED = (EventKind.CRASH, EventKind.EXCEPTION, EventKind.CUDA_ERROR, EventKind.SIGNAL, EventKind.RANK_EXIT,
+         EventKind.CHILD_FAILED, EventKind.WATCHDOG_TIMEOUT, EventKind.WATCHDOG_ABORT, EventKind.WATCHDOG_STATUS,
+         EventKind.C10D_ERROR, EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR, EventKind.CLEAN_EXIT,
+         EventKind.PROGRAM_END)
+
+
+def absent_but_alive(ev: Evidence) -> Verdict | None:
+    """Every rank of a group but one timed out in one collective (``rules_apart.absent_one``: had the one
+    been in it, its watchdog would have fired with theirs), and the one shows it was alive while they
+    waited: a stack of its own outside any collective, or a line of its own after their first timeout (a
+    step, a log line; no error, signal or end of it). It never issued the collective and it had not ended:
+    DEADLOCK naming it, with its frame where a stack says it. (Without such a sign it stays UNDECIDED in
+    ``timed_out``: a rank that ended and one stuck elsewhere leave the same waits.)"""
+    found = rules_apart.absent_one(ev)
+    if found is None or ev.finished:
+        return None
+    absent, n, seen, w = found
+    own = ev.store.events.filter(pl.col("rank") == absent)
+    if own.filter(pl.col("kind").is_in(list(ENDED))).height:
+        return None
+    later = own.filter((pl.col("file") == w["file"]) & (pl.col("line") > w["line"])).sort("line")
+    where = ev.stacks.filter((pl.col("rank") == absent) & ~pl.col("in_c10d"))
+    if not (later.height or where.height):
+        return None
+    what = f"{(w['op'] or '').upper()} SeqNum {w['seq']}" + (f" of process group {w['pg']}" if w["pg"] != "0"
+                                                               else "")
+    alive = (f"its stack is in {where['where'][0]}, outside any collective" if where.height
+             else f"it logged `{clip(later['message'][0], 90)}` after their first timeout")
+    return Verdict(Kind.DEADLOCK, f"rank {absent} never joined {what}{rules_apart.size_text(w)}: {who(seen)} are "
+                   f"every other rank of the group of {n} and timed out in it, and rank {absent} was alive while "
+                   f"they waited ({alive}): it is stuck or busy outside the collective the others wait in",
+                   [absent], stack_lines(where, 2) + lines(later, 2) + lines(ev.timeouts, 3))

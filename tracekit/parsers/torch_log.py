@@ -121,10 +121,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
         numel=pl.coalesce(pl.col("numel"), field["numel"]))
     add(EventKind.WATCHDOG_ABORT, t.str.contains(ABORT) & ~t.str.contains(CUDA))
     add(EventKind.CUDA_ERROR, t.str.contains(CUDA))
-    for ph in work_phases.PHASES:  # a program's word that a phase outside collectives began or ended (its
-        # rank only from a prefix: rank 0's loggers print these, in a file whose other lines are another rank's)
-        add(EventKind.PROGRESS, t.str.contains(ph.pattern), where=pl.lit(work_phases.where(ph)),
-            rank=pl.col("launch_rank"))
+    for ph in work_phases.PHASES:  # a program's word that a phase outside collectives began or ended (`:own`
+        # where a launcher's prefix names its rank: rank 0's loggers print these, in files of other ranks)
+        add(EventKind.PROGRESS, t.str.contains(ph.pattern), rank=pl.col("launch_rank"), where=pl.format(
+            "{}{}", pl.lit(work_phases.where(ph)), pl.when(pl.col("launch_rank").is_not_null()).then(pl.lit(":own"))
+            .otherwise(pl.lit(""))))
     add(EventKind.STALL, t.str.contains(STUCK), where=pl.lit("c10d"))
     add(EventKind.STALL, t.str.contains(STORE_WAIT), where=pl.lit("c10d store barrier"))
     add(EventKind.STALL, t.str.contains(BACKEND_INIT_SLOW), where=pl.lit("jax backend init"))

@@ -42,23 +42,24 @@ MEGATRON_BEGIN = "[2025-01-02 10:00:00.000000] saving checkpoint at iteration   
 MEGATRON_END = "  [2025-01-02 10:03:00.000000] successfully saved checkpoint from iteration     500 to /ckpt\n"
 
 
-def test_megatron_save_begun_and_never_ended(tmp_path):
-    v = decide(text_store(tmp_path, MEGATRON_BEGIN + WATCHDOG.format(r=1) + WATCHDOG.format(r=2)))
+def test_megatron_save_begun_and_never_ended_and_one_that_ended(tmp_path):
+    waits = WATCHDOG.format(r=1) + WATCHDOG.format(r=2)
+    v = decide(text_store(tmp_path, MEGATRON_BEGIN + waits, "begun.log"))
     assert v.kind == Kind.DEADLOCK
     assert v.ranks == [0] and "SeqNum 812" in v.summary and "save" in v.summary
-
-
-def test_a_save_that_ended_before_the_timeouts_decides_nothing(tmp_path):
-    v = decide(text_store(tmp_path, MEGATRON_BEGIN + MEGATRON_END + WATCHDOG.format(r=1) + WATCHDOG.format(r=2)))
-    assert v.kind == Kind.UNDECIDED
+    # the save's own end before the timeouts: it was not what held rank 0
+    assert decide(text_store(tmp_path, MEGATRON_BEGIN + MEGATRON_END + waits, "ended.log")).kind == Kind.UNDECIDED
 
 
 def test_the_rank_in_the_phase_that_also_timed_out_is_not_missing(tmp_path):
-    # fairseq's `begin validation on "valid" subset` (fairseq_cli/train.py:472 at 3d262bb2) with rank 1's own
-    # prefix, and rank 1 among the ranks that timed out: it reached the collective
-    text = '[rank1]: 2025-01-02 10:00:00 | INFO | fairseq_cli.train | begin validation on "valid" subset\n'
-    v = decide(text_store(tmp_path, text + WATCHDOG.format(r=1) + WATCHDOG.format(r=2)))
-    assert v.kind == Kind.UNDECIDED
+    # fairseq's `begin validation on "valid" subset` (fairseq_cli/train.py:472 at 3d262bb2): without a prefix
+    # it is rank 0's (its logger prints on rank 0 alone), with rank 1's own prefix it is rank 1's, and rank 1
+    # is among the ranks that timed out: it reached the collective
+    said = '2025-01-02 10:00:00 | INFO | fairseq_cli.train | begin validation on "valid" subset\n'
+    waits = WATCHDOG.format(r=1) + WATCHDOG.format(r=2)
+    v = decide(text_store(tmp_path, said + waits, "bare.log"))
+    assert v.kind == Kind.DEADLOCK and v.ranks == [0] and "an evaluation" in v.summary
+    assert decide(text_store(tmp_path, "[rank1]: " + said + waits, "own.log")).kind == Kind.UNDECIDED
 
 
 # --- the one rank of the group not in the collective, seen alive while the others wait -------------------------

@@ -23,25 +23,9 @@ from tracekit.parsers.torch_patterns import (
     SIGNAL_RECEIVED, MISMATCH, FINGERPRINT_LINE, GLOO_MISMATCH, GLOO_ENFORCE, GLOO_ERROR, CRASH, CANCELLED,
     KILLING,
     EXCEPTION, TRACEKIT, TRACEKIT_STALL, RUN_ENV, RUN_PKG, RUN_LAUNCH, OWN_MESSAGE, RUN_NOTE, GLOG, KNOWN,
-    INIT_FRAME, CUT_TRACEBACK, NCCL_FAILED, TERMINATE, WHAT,
+    INIT_FRAME, CUT_TRACEBACK, NCCL_FAILED, TERMINATE, WHAT, BACKEND_INIT_SLOW, QUORUM_SHORT, WRAPPED_HEAD,
 )
 from tracekit.schema import EventKind
-
-
-# start-up waits a runtime reports in its own words, saying how long it waited or how many of the world came
-# (issue 31, branch init): a ``stall`` event whose ``where`` names the family (rules_init.START_UP_WAITS
-# says what each means)
-# - JAX's TPU backend (jax/_src/xla_bridge.py, ``tpu_client_timer_callback``, at jax-ml/jax 00acf459: a
-#   threading.Timer of ``timer_secs=60.0`` warns while ``xla_client.make_tpu_client()`` has not returned,
-#   which waits for every host of the slice): `TPU backend initialization is taking more than 60.0 seconds.
-#   Did you run your code on all TPU hosts?`
-BACKEND_INIT_SLOW = r"\b\w+ backend initialization is taking more than [\d.]+ seconds"
-# - torchft's lighthouse (pytorch/torchft src/lighthouse.rs, ``quorum_compute``, logged at every quorum tick,
-#   100 ms by default): fewer replica groups asked for a quorum than it needs: `No quorum, only have 1
-#   participants, need 2` (early versions), `New quorum not ready, only have 1 participants, need
-#   min_replicas 2 [...]` (later; its `need at least half of N healthy workers` is a split-brain guard
-#   between live groups, not a start-up, and is not read)
-QUORUM_SHORT = r"\bonly have \d+ participants, need (?:min_replicas )?\d+\b"
 
 
 def _raised_in_init(df: pl.DataFrame) -> pl.Expr:
@@ -54,6 +38,16 @@ def _raised_in_init(df: pl.DataFrame) -> pl.Expr:
             .when(t.str.contains(r"^\s*Traceback \(most recent call last\)") | ended).then(pl.lit(""))
             .otherwise(pl.lit(None, pl.Utf8)))
     return pl.when(mark.forward_fill().over("file") != "").then(mark.forward_fill().over("file"))
+
+
+def _joined_work(df: pl.DataFrame) -> pl.DataFrame:
+    """A watchdog line wrapped after its head (`[Rank 1] Watchdog caught collective operation timeout:` at the
+    end of a line, `WorkNCCL(SeqNum=..., ...) ran for ...` on the next, as a terminal or a paste breaks it):
+    the continuation takes the head's rank and group where it names none of its own."""
+    head = pl.col("text").shift(1).over("file").str.contains(WRAPPED_HEAD).fill_null(False)
+    cont = head & pl.col("text").str.contains(r"^\s*Work(?:NCCL|Gloo)?\(")
+    return df.with_columns(pl.when(cont & pl.col(c).is_null()).then(pl.col(c).shift(1).over("file"))
+                           .otherwise(pl.col(c)).alias(c) for c in ("rank", "pg", "pg_name", "pg_rank"))
 
 
 def _kv(col: str, key: str) -> pl.Expr:
@@ -81,7 +75,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
         _kv("text", "rank").cast(pl.Int64, strict=False))).alias("_known"))
     df = df.with_columns(pl.coalesce("rank", pl.when(known.n_unique().over("file") == 1).then(
         known.first().over("file"))).alias("rank")).drop("_known")
-    df = df.with_columns(_raised_in_init(df).alias("_init"), _said(df).alias("_said"))
+    df = _joined_work(df).with_columns(_raised_in_init(df).alias("_init"), _said(df).alias("_said"))
     frames = []
     kinds = []  # (kind, mask, pattern, extra), masks evaluated together below
 

@@ -168,3 +168,22 @@ INIT_FRAME = (r"^\s*File \".*\", line \d+, in (?P<fn>init_process_group|_new_pro
               r"|initialize_model_parallel)\s*$")
 # the word torch_log gives a traceback cut before its exception, where nothing else in its file says more
 CUT_TRACEBACK = "a Python traceback begins here and its exception is cut from the excerpt: a process raised"
+
+
+# start-up waits a runtime reports in its own words, saying how long it waited or how many of the world came
+# (issue 31, branch init): a ``stall`` event whose ``where`` names the family (rules_init.START_UP_WAITS
+# says what each means)
+# - JAX's TPU backend (jax/_src/xla_bridge.py, ``tpu_client_timer_callback``, at jax-ml/jax 00acf459: a
+#   threading.Timer of ``timer_secs=60.0`` warns while ``xla_client.make_tpu_client()`` has not returned,
+#   which waits for every host of the slice): `TPU backend initialization is taking more than 60.0 seconds.
+#   Did you run your code on all TPU hosts?`
+BACKEND_INIT_SLOW = r"\b\w+ backend initialization is taking more than [\d.]+ seconds"
+# - torchft's lighthouse (pytorch/torchft src/lighthouse.rs, ``quorum_compute``, logged at every quorum tick,
+#   100 ms by default): fewer replica groups asked for a quorum than it needs: `No quorum, only have 1
+#   participants, need 2` (early versions), `New quorum not ready, only have 1 participants, need
+#   min_replicas 2 [...]` (later; its `need at least half of N healthy workers` is a split-brain guard
+#   between live groups, not a start-up, and is not read)
+QUORUM_SHORT = r"\bonly have \d+ participants, need (?:min_replicas )?\d+\b"
+# c10d's watchdog line cut after its head (ProcessGroupNCCL.cpp's checkTimeout: `Watchdog caught collective
+# operation timeout: ` then the work's `WorkNCCL(...)`), its work on the next line
+WRAPPED_HEAD = r"Watchdog caught collective operation timeout:\s*$"

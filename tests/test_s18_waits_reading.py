@@ -1,0 +1,26 @@
+"""Issue 31, session 18: the watchdog's line read whole where a terminal or a paste wraps it after its head,
+and the work's size said (c10d's WorkNCCL print: `NumelIn=192, NumelOut=576` is a gather over 3 ranks)."""
+
+from tests.factory import events_of, text_store
+from tracekit.schema import EventKind
+from tracekit.verdict import Kind, decide
+
+# ProcessGroupNCCL's checkTimeout prints `[Rank N] Watchdog caught collective operation timeout: ` then the
+# work (WorkNCCL's operator<<, torch >= 2.2: `WorkNCCL(SeqNum=, OpType=, NumelIn=, NumelOut=, Timeout(ms)=)`)
+# and ` ran for N milliseconds before timing out.`: dv14-025's lines (ProcessGroupNCCL.cpp:629 of its build),
+# wrapped after the head as a terminal breaks them
+HEAD = "[E516 06:09:16.295666043 ProcessGroupNCCL.cpp:629] [Rank {r}] Watchdog caught collective operation timeout:\n"
+WORK = ("WorkNCCL(SeqNum=49296, OpType=_ALLGATHER_BASE, NumelIn=192, NumelOut=576, Timeout(ms)=1800000) ran for "
+        "1800076 milliseconds before timing out.\n")
+
+
+def test_a_watchdog_line_wrapped_after_its_head_keeps_its_rank(tmp_path):
+    store = text_store(tmp_path, HEAD.format(r=1) + WORK + HEAD.format(r=2) + WORK)
+    wd = events_of(store, EventKind.WATCHDOG_TIMEOUT)
+    assert wd["rank"].to_list() == [1, 2] and wd["seq"].to_list() == [49296, 49296]
+    v = decide(store)
+    assert v.kind == Kind.UNDECIDED
+    # ranks 1 and 2 of a gather over 3: rank 0 is the one that never joined it
+    assert v.summary.startswith("ranks 1-2 timed out in _ALLGATHER_BASE SeqNum 49296 (NumelIn 192, NumelOut 576: "
+                                "a gather over 3 ranks) after 1800 s")
+    assert "rank 0 never joined _ALLGATHER_BASE SeqNum 49296" in v.summary

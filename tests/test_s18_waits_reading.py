@@ -24,3 +24,22 @@ def test_a_watchdog_line_wrapped_after_its_head_keeps_its_rank(tmp_path):
     assert v.summary.startswith("ranks 1-2 timed out in _ALLGATHER_BASE SeqNum 49296 (NumelIn 192, NumelOut 576: "
                                 "a gather over 3 ranks) after 1800 s")
     assert "rank 0 never joined _ALLGATHER_BASE SeqNum 49296" in v.summary
+
+
+def test_a_timeout_after_the_training_ended_is_said_and_its_abort_is_not_a_crash():
+    # Lightning's rank_zero_info(f"`Trainer.fit` stopped: `max_epochs={self.max_epochs!r}` reached.")
+    # (src/lightning/pytorch/loops/fit_loop.py:191 at 7f0c3436cd), then rank 0's watchdog line wrapped over
+    # three lines with its work cut (`WorkNCCL(..., OpType=ALLREDUCE, ...)`), then srun's `Aborted (core
+    # dumped)`: the watchdog's own SIGABRT, not a crash that explains the wait (dv17-041 accepts deadlock or
+    # undecided, not crashed-rank)
+    from pathlib import Path
+
+    from tracekit.ingest import ingest
+    wild = Path(__file__).resolve().parent.parent / "samples" / "wild"
+    store = ingest([wild / "dv17-041-autocast-postfit-rank0-allreduce-timeout.txt"])
+    wd = events_of(store, EventKind.WATCHDOG_TIMEOUT)
+    assert wd["rank"].to_list() == [0] and wd["op"].to_list() == ["allreduce"]
+    v = decide(store)
+    assert v.kind == Kind.UNDECIDED
+    assert v.summary.startswith("rank 0 timed out in ALLREDUCE (NumelIn 1, NumelOut 1) after its training had ended")
+    assert "is the watchdog's own" in v.summary

@@ -51,6 +51,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     nccl_failure,
     waiting_across_groups,
     init_connection_failed,  # (failures, issue 31)
+    rules_busy.timed_out_after_the_end,  # waits (s18): a timeout after the training's end; its abort is its own
     crashed_rank,
     rules_salient.crashed_by_words,  # salient (issue 31): a crash line no parser decodes, by its words
     rules_salient.coordinator_unreached,  # words (issue 31): a start-up that never reached its coordinator

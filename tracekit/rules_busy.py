@@ -111,3 +111,37 @@ def absent_but_alive(ev: Evidence) -> Verdict | None:
                    f"every other rank of the group of {n} and timed out in it, and rank {absent} was alive while "
                    f"they waited ({alive}): it is stuck or busy outside the collective the others wait in",
                    [absent], stack_lines(where, 2) + lines(later, 2) + lines(ev.timeouts, 3))
+
+
+def timed_out_after_the_end(ev: Evidence) -> Verdict | None:
+    """A rank timed out in a collective after its program said its training ended (Lightning's `Trainer.fit`
+    stopped: ...`, the HF Trainer's `{'train_runtime': ...}`), with no crash before the timeout: the
+    collective was issued after the end of training, and the abort that follows (`Aborted (core dumped)`,
+    c10d's SIGABRT) is the watchdog's own, not a crash that explains it. Said, not decided: ranks that
+    ended without it (a collective only some ranks call after the loop) and a rank still busy leave the same
+    lines, and on dev the two are labelled alike (dv17-041 deadlock, dv6-004 undecided first)."""
+    wd = ev.kinds(EventKind.WATCHDOG_TIMEOUT).sort("file", "line")
+    if not wd.height:
+        return None
+    first = wd.row(0, named=True)
+    waiting = sorted(set(wd["rank"].drop_nulls().to_list()))
+    mine = pl.col("rank").is_null() | pl.col("rank").is_in(waiting)
+    ended = ev.kinds(EventKind.PROGRAM_END, EventKind.TRAIN_END).filter(
+        (pl.col("file") == first["file"]) & (pl.col("line") < first["line"]) & mine).sort("line")
+    crashes = ev.kinds(EventKind.CRASH, EventKind.CUDA_ERROR, EventKind.EXCEPTION).sort("file", "line")
+    before = crashes.filter((pl.col("file") != first["file"]) | (pl.col("line") < first["line"]))
+    if not ended.height or before.height:
+        return None
+    what = ((first["op"] or "a collective").upper() + (f" SeqNum {first['seq']}" if first["seq"] is not None
+                                                         else "")
+            + (f" of process group {first['pg']}" if first["pg"] is not None else "")
+            + rules_apart.size_text(first))
+    after = f" after {first['timeout_ms'] / 1000:g} s" if first["timeout_ms"] else ""
+    then = (f"; the abort after it (`{clip(crashes['message'][0], 60)}`) is the watchdog's own (c10d takes the "
+            "process down after a timeout), not a crash that explains it" if crashes.height else "")
+    return Verdict(Kind.UNDECIDED, f"{who(waiting) if waiting else 'a rank'} timed out in {what}{after} after its "
+                   f"training had ended (\"{clip(ended['message'][-1], 70)}\"): a collective issued after the end of "
+                   "training that the other ranks did not join: ranks that ended without it (a save, log or "
+                   "evaluation on some ranks only after the loop, ranks that left the loop at another step) or a "
+                   f"rank still busy{then}; which, only the other ranks' logs say: collect them",
+                   waiting, lines(ended.tail(1), 1) + lines(wd, 2) + lines(crashes, 1))

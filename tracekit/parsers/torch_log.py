@@ -45,7 +45,7 @@ def _joined_work(df: pl.DataFrame) -> pl.DataFrame:
     end of a line, `WorkNCCL(SeqNum=..., ...) ran for ...` on the next, as a terminal or a paste breaks it):
     the continuation takes the head's rank and group where it names none of its own."""
     head = pl.col("text").shift(1).over("file").str.contains(WRAPPED_HEAD).fill_null(False)
-    cont = head & pl.col("text").str.contains(r"^\s*Work(?:NCCL|Gloo)?\(")
+    cont = head & pl.col("text").str.contains(r"^\s*Work(?:NCCL|Gloo)?\(")  # (its work on the next line)
     return df.with_columns(pl.when(cont & pl.col(c).is_null()).then(pl.col(c).shift(1).over("file"))
                            .otherwise(pl.col(c)).alias(c) for c in ("rank", "pg", "pg_name", "pg_rank"))
 
@@ -109,8 +109,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
     # reorder or cut them (`WorkNCCL(OpType=ALLREDUCE, SeqNum=458) ran for`, a line wrapped mid-name)
     field = {n: t.str.extract(rf"Work(?:NCCL|Gloo)?\(.*?\b{k}=(\w+)", 1)
              for n, k in (("seq", "SeqNum"), ("op", "OpType"), ("numel", "NumelIn"))}
-    work = t.str.contains(r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=")
-    add(EventKind.WATCHDOG_TIMEOUT, work & t.str.contains(TIMED_OUT),
+    work = t.str.contains(r"Work(?:NCCL|Gloo)?\((?:\.\.\., )?(?:SeqNum|OpType)=")  # (`...,`: a post's cut)
+    wrapped = t.shift(1).over("file").str.contains(WRAPPED_HEAD).fill_null(False)  # its head says timed out
+    add(EventKind.WATCHDOG_TIMEOUT, work & (t.str.contains(TIMED_OUT) | wrapped),
         WATCHDOG, seq=pl.coalesce(pl.col("seq"), field["seq"]), op=pl.coalesce(pl.col("op"), field["op"]),
         numel=pl.coalesce(pl.col("numel"), field["numel"]))
     add(EventKind.WATCHDOG_ABORT, t.str.contains(ABORT) & ~t.str.contains(CUDA))

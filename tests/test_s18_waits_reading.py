@@ -43,3 +43,32 @@ def test_a_timeout_after_the_training_ended_is_said_and_its_abort_is_not_a_crash
     assert v.kind == Kind.UNDECIDED
     assert v.summary.startswith("rank 0 timed out in ALLREDUCE (NumelIn 1, NumelOut 1) after its training had ended")
     assert "is the watchdog's own" in v.summary
+
+
+# torch_npu's ProcessGroupHCCL (github:Ascend/pytorch torch_npu/csrc/distributed/ProcessGroupHCCL.cpp at
+# 9e73e708a): checkTimeout's `[Rank N] Watchdog caught collective operation timeout: ` + operator<<'s
+# `WorkHCCL(SeqNum=, OpType=, NumelIn=, NumelOut=, Timeout(ms)=)` + ` ran for N milliseconds before timing out.`
+# (:645-659, :904-911); the monitor's logPrefix() `[PG 0 Rank 3] ` (:1994-1996) + `Received a dump signal from
+# this local rank and will start to dump the debug info. Last enqueued HCCL work: N, last completed HCCL work:
+# M.` (:1703-1710); `Some HCCL operations have failed or timed out. ...` (:991)
+HCCL = ("[E1212 12:10:10.131512730 ProcessGroupHCCL.cpp:907] [Rank {r}] Watchdog caught collective operation timeout: "
+        "WorkHCCL(SeqNum=2048, OpType=ALLREDUCE, NumelIn=4096, NumelOut=4096, Timeout(ms)=1800000) ran for 1800125 "
+        "milliseconds before timing out.\n")
+HCCL_STATUS = ("[E1212 12:10:11.000000000 ProcessGroupHCCL.cpp:1705] [PG 0 Rank 3] Received a dump signal from this "
+               "local rank and will start to dump the debug info. Last enqueued HCCL work: 2049, last completed HCCL "
+               "work: 2047.\n")
+HCCL_ABORT = ("[E1212 12:10:12.000000000 ProcessGroupHCCL.cpp:991] Some HCCL operations have failed or timed out. Due "
+              "to the asynchronous nature of ASCEND kernels, subsequent NPU operations might run on corrupted/incomplete "
+              "data.\n")
+
+
+def test_torch_npu_hccl_watchdog_lines_are_read_as_c10d_s(tmp_path):
+    store = text_store(tmp_path, HCCL.format(r=3) + HCCL.format(r=1) + HCCL_STATUS + HCCL_ABORT)
+    wd = events_of(store, EventKind.WATCHDOG_TIMEOUT)
+    assert wd["rank"].to_list() == [3, 1] and wd["seq"].to_list() == [2048, 2048]
+    st = events_of(store, EventKind.WATCHDOG_STATUS)
+    assert st["last_enqueued"].to_list() == [2049] and st["last_completed"].to_list() == [2047]
+    assert events_of(store, EventKind.WATCHDOG_ABORT).height == 1
+    v = decide(store)
+    assert v.kind == Kind.UNDECIDED
+    assert v.summary.startswith("ranks 1,3 timed out in ALLREDUCE SeqNum 2048 (NumelIn 4096, NumelOut 4096) after 1800 s")

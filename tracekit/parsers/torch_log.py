@@ -23,7 +23,7 @@ from tracekit.parsers.torch_patterns import (
     SIGNAL_RECEIVED, MISMATCH, FINGERPRINT_LINE, GLOO_MISMATCH, GLOO_ENFORCE, GLOO_ERROR, CRASH, CANCELLED,
     KILLING,
     EXCEPTION, TRACEKIT, TRACEKIT_STALL, RUN_ENV, RUN_PKG, RUN_LAUNCH, OWN_MESSAGE, RUN_NOTE, GLOG, KNOWN,
-    INIT_FRAME, CUT_TRACEBACK, NCCL_FAILED, TERMINATE, WHAT, BACKEND_INIT_SLOW, QUORUM_SHORT, WRAPPED_HEAD,
+    INIT_FRAME, CUT_TRACEBACK, NCCL_FAILED, TERMINATE, WHAT, BACKEND_INIT_SLOW, QUORUM_SHORT, WRAPPED_HEAD, WORK,
 )
 from tracekit.schema import EventKind
 
@@ -45,7 +45,7 @@ def _joined_work(df: pl.DataFrame) -> pl.DataFrame:
     end of a line, `WorkNCCL(SeqNum=..., ...) ran for ...` on the next, as a terminal or a paste breaks it):
     the continuation takes the head's rank and group where it names none of its own."""
     head = pl.col("text").shift(1).over("file").str.contains(WRAPPED_HEAD).fill_null(False)
-    cont = head & pl.col("text").str.contains(r"^\s*Work(?:NCCL|Gloo)?\(")  # (its work on the next line)
+    cont = head & pl.col("text").str.contains(r"^\s*" + WORK)  # (its work on the next line)
     return df.with_columns(pl.when(cont & pl.col(c).is_null()).then(pl.col(c).shift(1).over("file"))
                            .otherwise(pl.col(c)).alias(c) for c in ("rank", "pg", "pg_name", "pg_rank"))
 
@@ -107,9 +107,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
 
     # each field wherever it stands: torch 1.x prints `WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=...)`, posts
     # reorder or cut them (`WorkNCCL(OpType=ALLREDUCE, SeqNum=458) ran for`, a line wrapped mid-name)
-    field = {n: t.str.extract(rf"Work(?:NCCL|Gloo)?\(.*?\b{k}=(\w+)", 1)
+    field = {n: t.str.extract(rf"{WORK}.*?\b{k}=(\w+)", 1)
              for n, k in (("seq", "SeqNum"), ("op", "OpType"), ("numel", "NumelIn"))}
-    work = t.str.contains(r"Work(?:NCCL|Gloo)?\((?:\.\.\., )?(?:SeqNum|OpType)=")  # (`...,`: a post's cut)
+    work = t.str.contains(WORK + r"(?:\.\.\., )?(?:SeqNum|OpType)=")  # (`...,`: a post's cut)
     wrapped = t.shift(1).over("file").str.contains(WRAPPED_HEAD).fill_null(False)  # its head says timed out
     add(EventKind.WATCHDOG_TIMEOUT, work & (t.str.contains(TIMED_OUT) | wrapped),
         WATCHDOG, seq=pl.coalesce(pl.col("seq"), field["seq"]), op=pl.coalesce(pl.col("op"), field["op"]),
@@ -295,7 +295,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     after_last_error = ((t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False)
                         & (t.str.strip_chars() != ""))
     used = after_last_error | t.str.contains(any_of(BARE_NCCL,
-        r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=", LAST_WORK, ABORT, CUDA, STUCK, ASYNC_ERROR, DESYNC,
+        WORK + r"(?:SeqNum|OpType)=", LAST_WORK, ABORT, CUDA, STUCK, ASYNC_ERROR, DESYNC,
         RAY_DIED, PG_OPTION, C10D_KNOWN, ELASTIC, WORLD, KEEP_ALIVE, FINGERPRINT_LINE, "Detected mismatch",
         BACKEND_INIT_SLOW, QUORUM_SHORT,
         "Received data size doesn't match", FAILED, SIGNAL, SIGNAL_RECEIVED,

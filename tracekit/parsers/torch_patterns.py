@@ -10,14 +10,19 @@ from tracekit.nccl_messages import bare_message
 from tracekit.schema import EventKind
 
 # every generation: `WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=.., NumelOut=.., Timeout(ms)=600000)`, and
-# before torch 1.10 `WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000)` without a sequence number
+# before torch 1.10 `WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000)` without a sequence number; torch_npu's
+# ProcessGroupHCCL prints the same as `WorkHCCL(SeqNum=, OpType=, NumelIn=, NumelOut=, Timeout(ms)=)`
+# (github:Ascend/pytorch torch_npu/csrc/distributed/ProcessGroupHCCL.cpp:645-659, its checkTimeout's
+# `[Rank N] Watchdog caught collective operation timeout: ... ran for N milliseconds before timing out.` at
+# :904-911, 9e73e708a)
+WORK = r"Work(?:NCCL|Gloo|HCCL)?\("
 WATCHDOG = (
-    r"Work(?:NCCL|Gloo)?\((?:SeqNum=(?P<seq>\d+), )?OpType=(?P<op>\w+)(?:, NumelIn=(?P<numel>\d+))?"
+    r"Work(?:NCCL|Gloo|HCCL)?\((?:SeqNum=(?P<seq>\d+), )?OpType=(?P<op>\w+)(?:, NumelIn=(?P<numel>\d+))?"
     r"(?:, NumelOut=\d+)?, Timeout\(ms\)=(?P<timeout_ms>\d+)\)"
 )
 TIMED_OUT = r"operation timeout: Work|before timing out|timed out"
 # c10d taking the process down after a timeout or an error elsewhere: a consequence
-ABORT = (r"Some NCCL operations have failed or timed out|we are taking the entire process down"
+ABORT = (r"Some [NH]CCL operations have failed or timed out|we are taking the entire process down"
          r"|Terminating the process after attempting to dump debug info"
          r"|terminate called after throwing an instance of 'c10::DistBackendError'"
          r"|watchdog thread terminated with exception: (?:\[|NCCL|Watchdog)|communicator was aborted on rank")
@@ -83,9 +88,11 @@ PG_TAG = (r"\[(?:PG (?:ID )?(?P<pg>\d+) (?:PG GUID (?P<guid>[^\s(\]]+)(?:\((?P<d
           r"(?:\((?P<desc2>[^)]*)\) )?)?Rank (?P<rank>\d+)\]")
 # c10d ties a process group to its NCCL communicator (glog INFO, TORCH_CPP_LOG_LEVEL=INFO)
 PG_COMM = r"ProcessGroupNCCL created ncclComm_ (?P<comm>0x[0-9a-fA-F]+)"
+# c10d's group status (`last enqueued NCCL work: 9387, last completed NCCL work: 9386`, `PG status: last enqueued
+# work: ...`); torch_npu's `Last enqueued HCCL work: N, last completed HCCL work: M` (ProcessGroupHCCL.cpp:1707-1709)
 LAST_WORK = (
-    r"[Ll]ast enqueued (?:NCCL )?work: (?P<last_enqueued>-?\d+), "
-    r"last completed (?:NCCL )?work: (?P<last_completed>-?\d+)"
+    r"[Ll]ast enqueued (?:[NH]CCL )?work: (?P<last_enqueued>-?\d+), "
+    r"last completed (?:[NH]CCL )?work: (?P<last_completed>-?\d+)"
 )
 AT_WORK = r"(?:at work|work sequence id|Timeout at NCCL work): (?P<seq>\d+)"
 CHILD_RANK = r"^\s*rank\s*: (?P<rank>\d+) \(local_rank: (?P<local_rank>\d+)\)"

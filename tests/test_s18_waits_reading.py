@@ -58,8 +58,8 @@ HCCL_STATUS = ("[E1212 12:10:11.000000000 ProcessGroupHCCL.cpp:1705] [PG 0 Rank 
                "local rank and will start to dump the debug info. Last enqueued HCCL work: 2049, last completed HCCL "
                "work: 2047.\n")
 HCCL_ABORT = ("[E1212 12:10:12.000000000 ProcessGroupHCCL.cpp:991] Some HCCL operations have failed or timed out. Due "
-              "to the asynchronous nature of ASCEND kernels, subsequent NPU operations might run on corrupted/incomplete "
-              "data.\n")
+              "to the asynchronous nature of ASCEND kernels, subsequent NPU operations might run on "
+              "corrupted/incomplete data.\n")
 
 
 def test_torch_npu_hccl_watchdog_lines_are_read_as_c10d_s(tmp_path):
@@ -71,4 +71,21 @@ def test_torch_npu_hccl_watchdog_lines_are_read_as_c10d_s(tmp_path):
     assert events_of(store, EventKind.WATCHDOG_ABORT).height == 1
     v = decide(store)
     assert v.kind == Kind.UNDECIDED
-    assert v.summary.startswith("ranks 1,3 timed out in ALLREDUCE SeqNum 2048 (NumelIn 4096, NumelOut 4096) after 1800 s")
+    assert v.summary.startswith("ranks 1,3 timed out in ALLREDUCE SeqNum 2048 (NumelIn 4096, NumelOut 4096) "
+                                "after 1800 s")
+
+
+# PaddlePaddle's comm task watchdog (paddle/phi/core/distributed/comm_task_manager.cc CommTaskLoop at 05ba5e51:
+# `Find timeout start but not finish task:` + nccl_comm_task.cc GetTraceMsg at 00816fcb), under glog's prefix
+PADDLE = ("W1205 10:00:00.000000 1234{r} comm_task_manager.cc:170] Find timeout start but not finish task:group_key:0,"
+          "group_ranks:[0, 1, 2, 3],global_rank:{r},local_rank:{r},comm_count:3187,op:ALLREDUCE,started:1,completed:0,"
+          "numel:1024,nranks:4\n")
+
+
+def test_paddle_comm_task_timeouts_are_watchdog_timeouts(tmp_path):
+    store = text_store(tmp_path, PADDLE.format(r=1) + PADDLE.format(r=2))
+    wd = events_of(store, EventKind.WATCHDOG_TIMEOUT)
+    assert wd["rank"].to_list() == [1, 2] and wd["seq"].to_list() == [3187, 3187]
+    assert wd["op"].to_list() == ["allreduce", "allreduce"]
+    v = decide(store)
+    assert v.kind == Kind.UNDECIDED and v.summary.startswith("ranks 1-2 timed out in ALLREDUCE SeqNum 3187")

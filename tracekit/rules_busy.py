@@ -60,7 +60,7 @@ def busy_in_phase(ev: Evidence) -> Verdict | None:
     r = last["rank"]
     if r is not None and r not in waiting:
         busy, whose = r, f"rank {r}"
-    elif not last["_own"] and r != 0 and 0 not in waiting:  # (a rank the line inherits from its file: these loggers are rank 0's)
+    elif not last["_own"] and r != 0 and 0 not in waiting:  # (a rank inherited from its file: the line is rank 0's)
         busy, whose = 0, "rank 0 (these loggers print on rank 0 alone; a line's rank may be its file's)"
     else:
         return None  # (the rank that logged the phase reached the collective: not the one missing)

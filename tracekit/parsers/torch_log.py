@@ -23,7 +23,8 @@ from tracekit.parsers.torch_patterns import (
     SIGNAL_RECEIVED, MISMATCH, FINGERPRINT_LINE, GLOO_MISMATCH, GLOO_ENFORCE, GLOO_ERROR, CRASH, CANCELLED,
     KILLING,
     EXCEPTION, TRACEKIT, TRACEKIT_STALL, RUN_ENV, RUN_PKG, RUN_LAUNCH, OWN_MESSAGE, RUN_NOTE, GLOG, KNOWN,
-    INIT_FRAME, CUT_TRACEBACK, NCCL_FAILED, TERMINATE, WHAT, BACKEND_INIT_SLOW, QUORUM_SHORT, WRAPPED_HEAD, WORK,
+    INIT_FRAME, CUT_TRACEBACK, NCCL_FAILED, TERMINATE, WHAT, BACKEND_INIT_SLOW, QUORUM_SHORT, WRAPPED_HEAD,
+    WORK, PADDLE_TIMEOUT,
 )
 from tracekit.schema import EventKind
 
@@ -114,10 +115,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add(EventKind.WATCHDOG_TIMEOUT, work & (t.str.contains(TIMED_OUT) | wrapped),
         WATCHDOG, seq=pl.coalesce(pl.col("seq"), field["seq"]), op=pl.coalesce(pl.col("op"), field["op"]),
         numel=pl.coalesce(pl.col("numel"), field["numel"]))
+    add(EventKind.WATCHDOG_TIMEOUT, t.str.contains(PADDLE_TIMEOUT), PADDLE_TIMEOUT, where=pl.lit("paddle"))
     add(EventKind.WATCHDOG_ABORT, t.str.contains(ABORT) & ~t.str.contains(CUDA))
     add(EventKind.CUDA_ERROR, t.str.contains(CUDA))
-    for ph in work_phases.PHASES:  # a program's word that a phase outside collectives began or ended (`:own`
-        # where a launcher's prefix names its rank: rank 0's loggers print these, in files of other ranks)
+    for ph in work_phases.PHASES:  # a phase outside collectives begun or ended (`:own`: its rank is its prefix's)
         add(EventKind.PROGRESS, t.str.contains(ph.pattern), rank=pl.col("launch_rank"), where=pl.format(
             "{}{}", pl.lit(work_phases.where(ph)), pl.when(pl.col("launch_rank").is_not_null()).then(pl.lit(":own"))
             .otherwise(pl.lit(""))))
@@ -295,7 +296,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     after_last_error = ((t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False)
                         & (t.str.strip_chars() != ""))
     used = after_last_error | t.str.contains(any_of(BARE_NCCL,
-        WORK + r"(?:SeqNum|OpType)=", LAST_WORK, ABORT, CUDA, STUCK, ASYNC_ERROR, DESYNC,
+        WORK + r"(?:SeqNum|OpType)=", PADDLE_TIMEOUT, LAST_WORK, ABORT, CUDA, STUCK, ASYNC_ERROR, DESYNC,
         RAY_DIED, PG_OPTION, C10D_KNOWN, ELASTIC, WORLD, KEEP_ALIVE, FINGERPRINT_LINE, "Detected mismatch",
         BACKEND_INIT_SLOW, QUORUM_SHORT,
         "Received data size doesn't match", FAILED, SIGNAL, SIGNAL_RECEIVED,

@@ -194,3 +194,12 @@ QUORUM_SHORT = r"\bonly have \d+ participants, need (?:min_replicas )?\d+\b"
 # c10d's watchdog line cut after its head (ProcessGroupNCCL.cpp's checkTimeout: `Watchdog caught collective
 # operation timeout: ` then the work's `WorkNCCL(...)`), its work on the next line
 WRAPPED_HEAD = r"Watchdog caught collective operation timeout:\s*$"
+# PaddlePaddle's comm task watchdog (github:PaddlePaddle/Paddle paddle/phi/core/distributed/comm_task_manager.cc,
+# CommTaskLoop at 05ba5e51: `LOG(WARNING) << "Find timeout init but not start task:" << task->GetTraceMsg()`, and
+# `"Find timeout start but not finish task:"`; nccl_comm_task.cc GetTraceMsg at 00816fcb: `group_key:K,group_ranks:
+# [0, 1],global_rank:R,local_rank:L,comm_count:SEQ,op:OP,started:0,completed:0,numel:N,nranks:M`): a rank's
+# collective ran past FLAGS' timeout, issued and not started (its stream still busy before it) or started and not
+# finished (waiting for its peers)
+PADDLE_TIMEOUT = (r"Find timeout (?:init but not start|start but not finish) task: ?group_key:(?P<pg>[^,]*),"
+                  r"group_ranks:\[[^\]]*\],global_rank:(?P<rank>\d+),local_rank:\d+,comm_count:(?P<seq>\d+),"
+                  r"op:(?P<op>\w+),started:\d,completed:\d,numel:(?P<numel>\d+)")

@@ -18,8 +18,8 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import (rules_bench, rules_exit, rules_init, rules_nccl_tests, rules_progress, rules_raised,
-                      rules_results, rules_salient)
+from tracekit import (rules_bench, rules_busy, rules_exit, rules_init, rules_nccl_tests, rules_progress,
+                      rules_raised, rules_results, rules_salient)
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
@@ -50,6 +50,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     nccl_failure,
     waiting_across_groups,
     init_connection_failed,  # (failures, issue 31)
+    rules_busy.timed_out_after_the_end,  # waits (s18): a timeout after the training's end; its abort is its own
     crashed_rank,
     rules_salient.crashed_by_words,  # salient (issue 31): a crash line no parser decodes, by its words
     rules_salient.coordinator_unreached,  # words (issue 31): a start-up that never reached its coordinator
@@ -62,6 +63,8 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     deadlock,
     deadlock_reported,
     deadlock_from_watchdog,
+    rules_busy.busy_in_phase,  # waits (s18, issue 31): a rank in an evaluation or a save while the others wait
+    rules_busy.absent_but_alive,  # waits (s18, issue 31): the one rank not in the collective, seen alive
     stalled_in_start_up,  # words (issue 31): a stack dump in start-up (store, rendezvous, init), no step
     deadlock_from_stacks,
     ended_while_others_wait,  # (failures, issue 31)

@@ -43,6 +43,17 @@ def _watchdogs(ev: Evidence) -> pl.DataFrame:
                            sizes.field("2").cast(pl.Int64, strict=False).alias("numel_out"))
 
 
+def size_text(w: dict) -> str:
+    """The size of a watchdog's work as c10d prints it (` (NumelIn 192, NumelOut 576: a gather over 3 ranks)`),
+    empty where its line prints none (torch < 2.2)."""
+    m = re.search(NUMELS, w.get("message") or "")
+    if not m:
+        return ""
+    n_in, n_out = int(m[1]), int(m[2])
+    gather = re.search(GATHERS, w.get("op") or "") and n_in and n_out % n_in == 0 and n_out // n_in > 1
+    return f" (NumelIn {n_in}, NumelOut {n_out}" + (f": a gather over {n_out // n_in} ranks" if gather else "") + ")"
+
+
 def _op(df: pl.DataFrame) -> str:
     return f" ({df['op'][0].upper()})" if df["op"][0] else ""
 
@@ -197,22 +208,31 @@ def one_rank_absent(ev: Evidence) -> str:
     the two are alike (dv14-025: rank 0 stuck talking to a server; dv10-032: rank 0 failed in a checkpoint
     save; neither shows rank 0). Empty where the waits do not show it. (Two ranks of three seen is the
     least: one rank of two seen is as often a paste of one rank's log.)"""
-    wd = _watchdogs(ev).filter(pl.col("op").fill_null("").str.contains(ALL_JOIN))
-    if not wd.height or _watchdogs(ev)["rank"].n_unique() != wd["rank"].n_unique():
+    found = absent_one(ev)
+    if found is None:
         return ""
-    if wd.select("pg", "seq").unique().height != 1:  # (one collective; several are the other rules')
-        return ""
-    n = _group_size(wd, ev)
-    seen = sorted(set(wd["rank"].to_list()))
-    if not n or len(seen) != n - 1 or len(seen) < 2 or not set(seen) <= set(range(n)):
-        return ""
-    (absent,) = sorted(set(range(n)) - set(seen))
-    w = wd.sort("file", "line").row(0, named=True)
+    absent, n, seen, w = found
     size = (f"NumelOut {w['numel_out']} = {n} x NumelIn {w['numel_in']}" if w["numel_in"] and
             w["numel_out"] == n * w["numel_in"] else "the world's size")
     return (f"rank {absent} never joined {(w['op'] or '').upper()} SeqNum {w['seq']}: {who(seen)} are every "
             f"other rank of the group of {n} ({size}) and rank {absent} did not time out with them; whether it "
             f"is stuck elsewhere (a deadlock) or ended (a crash) only its own log says")
+
+
+def absent_one(ev: Evidence) -> tuple[int, int, list[int], dict] | None:
+    """``one_rank_absent``'s reading: the rank absent from the collective, the group's size, the ranks that
+    timed out in it and the first of their watchdog lines; None where the waits do not show one."""
+    wd = _watchdogs(ev).filter(pl.col("op").fill_null("").str.contains(ALL_JOIN))
+    if not wd.height or _watchdogs(ev)["rank"].n_unique() != wd["rank"].n_unique():
+        return None
+    if wd.select("pg", "seq").unique().height != 1:  # (one collective; several are the other rules')
+        return None
+    n = _group_size(wd, ev)
+    seen = sorted(set(wd["rank"].to_list()))
+    if not n or len(seen) != n - 1 or len(seen) < 2 or not set(seen) <= set(range(n)):
+        return None
+    (absent,) = sorted(set(range(n)) - set(seen))
+    return absent, n, seen, wd.sort("file", "line").row(0, named=True)
 
 
 # DDP's check of the model across ranks at construction (pytorch/pytorch torch/csrc/distributed/c10d/reducer.cpp,

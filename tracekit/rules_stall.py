@@ -195,7 +195,7 @@ def timed_out(ev: Evidence) -> Verdict | None:
     if wd.height:
         w = wd.row(0, named=True)
         what = (f" in {(w['op'] or '?').upper()}" + (f" SeqNum {w['seq']}" if w["seq"] is not None else "")
-                + (f" on process group {w['pg']}" if w["pg"] is not None else "")
+                + (f" on process group {w['pg']}" if w["pg"] is not None else "") + rules_apart.size_text(w)
                 + (f" after {w['timeout_ms'] / 1000:g} s" if w["timeout_ms"] else ""))
         if w["seq"] is None and w["where"] == "HCCL" and w["message"]:  # (HCCL's code says why it gave up)
             what += f": {clip(w['message'], 200)}"

@@ -14,7 +14,7 @@ import polars as pl
 
 from tracekit.meanings import STORE_SOCKET
 from tracekit.nccl_messages import message_name, reads_as
-from tracekit import hccl_messages as hccl
+from tracekit import hccl_messages as hccl, work_phases
 from tracekit.parsers import Parsed, any_of, native_fatal, process_end
 from tracekit.parsers.torch_patterns import (
     WATCHDOG, TIMED_OUT, ABORT, CUDA, BARE_NCCL, STUCK, STORE_WAIT, ASYNC_ERROR, DESYNC, RAY_DIED,
@@ -23,25 +23,10 @@ from tracekit.parsers.torch_patterns import (
     SIGNAL_RECEIVED, MISMATCH, FINGERPRINT_LINE, GLOO_MISMATCH, GLOO_ENFORCE, GLOO_ERROR, CRASH, CANCELLED,
     KILLING,
     EXCEPTION, TRACEKIT, TRACEKIT_STALL, RUN_ENV, RUN_PKG, RUN_LAUNCH, OWN_MESSAGE, RUN_NOTE, GLOG, KNOWN,
-    INIT_FRAME, CUT_TRACEBACK, NCCL_FAILED, TERMINATE, WHAT,
+    INIT_FRAME, CUT_TRACEBACK, NCCL_FAILED, TERMINATE, WHAT, BACKEND_INIT_SLOW, QUORUM_SHORT, WRAPPED_HEAD,
+    WORK, PADDLE_TIMEOUT,
 )
 from tracekit.schema import EventKind
-
-
-# start-up waits a runtime reports in its own words, saying how long it waited or how many of the world came
-# (issue 31, branch init): a ``stall`` event whose ``where`` names the family (rules_init.START_UP_WAITS
-# says what each means)
-# - JAX's TPU backend (jax/_src/xla_bridge.py, ``tpu_client_timer_callback``, at jax-ml/jax 00acf459: a
-#   threading.Timer of ``timer_secs=60.0`` warns while ``xla_client.make_tpu_client()`` has not returned,
-#   which waits for every host of the slice): `TPU backend initialization is taking more than 60.0 seconds.
-#   Did you run your code on all TPU hosts?`
-BACKEND_INIT_SLOW = r"\b\w+ backend initialization is taking more than [\d.]+ seconds"
-# - torchft's lighthouse (pytorch/torchft src/lighthouse.rs, ``quorum_compute``, logged at every quorum tick,
-#   100 ms by default): fewer replica groups asked for a quorum than it needs: `No quorum, only have 1
-#   participants, need 2` (early versions), `New quorum not ready, only have 1 participants, need
-#   min_replicas 2 [...]` (later; its `need at least half of N healthy workers` is a split-brain guard
-#   between live groups, not a start-up, and is not read)
-QUORUM_SHORT = r"\bonly have \d+ participants, need (?:min_replicas )?\d+\b"
 
 
 def _raised_in_init(df: pl.DataFrame) -> pl.Expr:
@@ -54,6 +39,16 @@ def _raised_in_init(df: pl.DataFrame) -> pl.Expr:
             .when(t.str.contains(r"^\s*Traceback \(most recent call last\)") | ended).then(pl.lit(""))
             .otherwise(pl.lit(None, pl.Utf8)))
     return pl.when(mark.forward_fill().over("file") != "").then(mark.forward_fill().over("file"))
+
+
+def _joined_work(df: pl.DataFrame) -> pl.DataFrame:
+    """A watchdog line wrapped after its head (`[Rank 1] Watchdog caught collective operation timeout:` at the
+    end of a line, `WorkNCCL(SeqNum=..., ...) ran for ...` on the next, as a terminal or a paste breaks it):
+    the continuation takes the head's rank and group where it names none of its own."""
+    head = pl.col("text").shift(1).over("file").str.contains(WRAPPED_HEAD).fill_null(False)
+    cont = head & pl.col("text").str.contains(r"^\s*" + WORK)  # (its work on the next line)
+    return df.with_columns(pl.when(cont & pl.col(c).is_null()).then(pl.col(c).shift(1).over("file"))
+                           .otherwise(pl.col(c)).alias(c) for c in ("rank", "pg", "pg_name", "pg_rank"))
 
 
 def _kv(col: str, key: str) -> pl.Expr:
@@ -81,7 +76,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
         _kv("text", "rank").cast(pl.Int64, strict=False))).alias("_known"))
     df = df.with_columns(pl.coalesce("rank", pl.when(known.n_unique().over("file") == 1).then(
         known.first().over("file"))).alias("rank")).drop("_known")
-    df = df.with_columns(_raised_in_init(df).alias("_init"), _said(df).alias("_said"))
+    df = _joined_work(df).with_columns(_raised_in_init(df).alias("_init"), _said(df).alias("_said"))
     frames = []
     kinds = []  # (kind, mask, pattern, extra), masks evaluated together below
 
@@ -113,14 +108,20 @@ def parse(lines: pl.DataFrame) -> Parsed:
 
     # each field wherever it stands: torch 1.x prints `WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=...)`, posts
     # reorder or cut them (`WorkNCCL(OpType=ALLREDUCE, SeqNum=458) ran for`, a line wrapped mid-name)
-    field = {n: t.str.extract(rf"Work(?:NCCL|Gloo)?\(.*?\b{k}=(\w+)", 1)
+    field = {n: t.str.extract(rf"{WORK}.*?\b{k}=(\w+)", 1)
              for n, k in (("seq", "SeqNum"), ("op", "OpType"), ("numel", "NumelIn"))}
-    work = t.str.contains(r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=")
-    add(EventKind.WATCHDOG_TIMEOUT, work & t.str.contains(TIMED_OUT),
+    work = t.str.contains(WORK + r"(?:\.\.\., )?(?:SeqNum|OpType)=")  # (`...,`: a post's cut)
+    wrapped = t.shift(1).over("file").str.contains(WRAPPED_HEAD).fill_null(False)  # its head says timed out
+    add(EventKind.WATCHDOG_TIMEOUT, work & (t.str.contains(TIMED_OUT) | wrapped),
         WATCHDOG, seq=pl.coalesce(pl.col("seq"), field["seq"]), op=pl.coalesce(pl.col("op"), field["op"]),
         numel=pl.coalesce(pl.col("numel"), field["numel"]))
+    add(EventKind.WATCHDOG_TIMEOUT, t.str.contains(PADDLE_TIMEOUT), PADDLE_TIMEOUT, where=pl.lit("paddle"))
     add(EventKind.WATCHDOG_ABORT, t.str.contains(ABORT) & ~t.str.contains(CUDA))
     add(EventKind.CUDA_ERROR, t.str.contains(CUDA))
+    for ph in work_phases.PHASES:  # a phase outside collectives begun or ended (`:own`: its rank is its prefix's)
+        add(EventKind.PROGRESS, t.str.contains(ph.pattern), rank=pl.col("launch_rank"), where=pl.format(
+            "{}{}", pl.lit(work_phases.where(ph)), pl.when(pl.col("launch_rank").is_not_null()).then(pl.lit(":own"))
+            .otherwise(pl.lit(""))))
     add(EventKind.STALL, t.str.contains(STUCK), where=pl.lit("c10d"))
     add(EventKind.STALL, t.str.contains(STORE_WAIT), where=pl.lit("c10d store barrier"))
     add(EventKind.STALL, t.str.contains(BACKEND_INIT_SLOW), where=pl.lit("jax backend init"))
@@ -295,7 +296,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     after_last_error = ((t.shift(1).over("file").str.strip_chars() == "Last error:").fill_null(False)
                         & (t.str.strip_chars() != ""))
     used = after_last_error | t.str.contains(any_of(BARE_NCCL,
-        r"Work(?:NCCL|Gloo)?\((?:SeqNum|OpType)=", LAST_WORK, ABORT, CUDA, STUCK, ASYNC_ERROR, DESYNC,
+        WORK + r"(?:SeqNum|OpType)=", PADDLE_TIMEOUT, LAST_WORK, ABORT, CUDA, STUCK, ASYNC_ERROR, DESYNC,
         RAY_DIED, PG_OPTION, C10D_KNOWN, ELASTIC, WORLD, KEEP_ALIVE, FINGERPRINT_LINE, "Detected mismatch",
         BACKEND_INIT_SLOW, QUORUM_SHORT,
         "Received data size doesn't match", FAILED, SIGNAL, SIGNAL_RECEIVED,

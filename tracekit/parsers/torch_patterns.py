@@ -10,14 +10,19 @@ from tracekit.nccl_messages import bare_message
 from tracekit.schema import EventKind
 
 # every generation: `WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=.., NumelOut=.., Timeout(ms)=600000)`, and
-# before torch 1.10 `WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000)` without a sequence number
+# before torch 1.10 `WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000)` without a sequence number; torch_npu's
+# ProcessGroupHCCL prints the same as `WorkHCCL(SeqNum=, OpType=, NumelIn=, NumelOut=, Timeout(ms)=)`
+# (github:Ascend/pytorch torch_npu/csrc/distributed/ProcessGroupHCCL.cpp:645-659, its checkTimeout's
+# `[Rank N] Watchdog caught collective operation timeout: ... ran for N milliseconds before timing out.` at
+# :904-911, 9e73e708a)
+WORK = r"Work(?:NCCL|Gloo|HCCL)?\("
 WATCHDOG = (
-    r"Work(?:NCCL|Gloo)?\((?:SeqNum=(?P<seq>\d+), )?OpType=(?P<op>\w+)(?:, NumelIn=(?P<numel>\d+))?"
+    r"Work(?:NCCL|Gloo|HCCL)?\((?:SeqNum=(?P<seq>\d+), )?OpType=(?P<op>\w+)(?:, NumelIn=(?P<numel>\d+))?"
     r"(?:, NumelOut=\d+)?, Timeout\(ms\)=(?P<timeout_ms>\d+)\)"
 )
 TIMED_OUT = r"operation timeout: Work|before timing out|timed out"
 # c10d taking the process down after a timeout or an error elsewhere: a consequence
-ABORT = (r"Some NCCL operations have failed or timed out|we are taking the entire process down"
+ABORT = (r"Some [NH]CCL operations have failed or timed out|we are taking the entire process down"
          r"|Terminating the process after attempting to dump debug info"
          r"|terminate called after throwing an instance of 'c10::DistBackendError'"
          r"|watchdog thread terminated with exception: (?:\[|NCCL|Watchdog)|communicator was aborted on rank")
@@ -83,9 +88,11 @@ PG_TAG = (r"\[(?:PG (?:ID )?(?P<pg>\d+) (?:PG GUID (?P<guid>[^\s(\]]+)(?:\((?P<d
           r"(?:\((?P<desc2>[^)]*)\) )?)?Rank (?P<rank>\d+)\]")
 # c10d ties a process group to its NCCL communicator (glog INFO, TORCH_CPP_LOG_LEVEL=INFO)
 PG_COMM = r"ProcessGroupNCCL created ncclComm_ (?P<comm>0x[0-9a-fA-F]+)"
+# c10d's group status (`last enqueued NCCL work: 9387, last completed NCCL work: 9386`, `PG status: last enqueued
+# work: ...`); torch_npu's `Last enqueued HCCL work: N, last completed HCCL work: M` (ProcessGroupHCCL.cpp:1707-1709)
 LAST_WORK = (
-    r"[Ll]ast enqueued (?:NCCL )?work: (?P<last_enqueued>-?\d+), "
-    r"last completed (?:NCCL )?work: (?P<last_completed>-?\d+)"
+    r"[Ll]ast enqueued (?:[NH]CCL )?work: (?P<last_enqueued>-?\d+), "
+    r"last completed (?:[NH]CCL )?work: (?P<last_completed>-?\d+)"
 )
 AT_WORK = r"(?:at work|work sequence id|Timeout at NCCL work): (?P<seq>\d+)"
 CHILD_RANK = r"^\s*rank\s*: (?P<rank>\d+) \(local_rank: (?P<local_rank>\d+)\)"
@@ -168,3 +175,31 @@ INIT_FRAME = (r"^\s*File \".*\", line \d+, in (?P<fn>init_process_group|_new_pro
               r"|initialize_model_parallel)\s*$")
 # the word torch_log gives a traceback cut before its exception, where nothing else in its file says more
 CUT_TRACEBACK = "a Python traceback begins here and its exception is cut from the excerpt: a process raised"
+
+
+# start-up waits a runtime reports in its own words, saying how long it waited or how many of the world came
+# (issue 31, branch init): a ``stall`` event whose ``where`` names the family (rules_init.START_UP_WAITS
+# says what each means)
+# - JAX's TPU backend (jax/_src/xla_bridge.py, ``tpu_client_timer_callback``, at jax-ml/jax 00acf459: a
+#   threading.Timer of ``timer_secs=60.0`` warns while ``xla_client.make_tpu_client()`` has not returned,
+#   which waits for every host of the slice): `TPU backend initialization is taking more than 60.0 seconds.
+#   Did you run your code on all TPU hosts?`
+BACKEND_INIT_SLOW = r"\b\w+ backend initialization is taking more than [\d.]+ seconds"
+# - torchft's lighthouse (pytorch/torchft src/lighthouse.rs, ``quorum_compute``, logged at every quorum tick,
+#   100 ms by default): fewer replica groups asked for a quorum than it needs: `No quorum, only have 1
+#   participants, need 2` (early versions), `New quorum not ready, only have 1 participants, need
+#   min_replicas 2 [...]` (later; its `need at least half of N healthy workers` is a split-brain guard
+#   between live groups, not a start-up, and is not read)
+QUORUM_SHORT = r"\bonly have \d+ participants, need (?:min_replicas )?\d+\b"
+# c10d's watchdog line cut after its head (ProcessGroupNCCL.cpp's checkTimeout: `Watchdog caught collective
+# operation timeout: ` then the work's `WorkNCCL(...)`), its work on the next line
+WRAPPED_HEAD = r"Watchdog caught collective operation timeout:\s*$"
+# PaddlePaddle's comm task watchdog (github:PaddlePaddle/Paddle paddle/phi/core/distributed/comm_task_manager.cc,
+# CommTaskLoop at 05ba5e51: `LOG(WARNING) << "Find timeout init but not start task:" << task->GetTraceMsg()`, and
+# `"Find timeout start but not finish task:"`; nccl_comm_task.cc GetTraceMsg at 00816fcb: `group_key:K,group_ranks:
+# [0, 1],global_rank:R,local_rank:L,comm_count:SEQ,op:OP,started:0,completed:0,numel:N,nranks:M`): a rank's
+# collective ran past FLAGS' timeout, issued and not started (its stream still busy before it) or started and not
+# finished (waiting for its peers)
+PADDLE_TIMEOUT = (r"Find timeout (?:init but not start|start but not finish) task: ?group_key:(?P<pg>[^,]*),"
+                  r"group_ranks:\[[^\]]*\],global_rank:(?P<rank>\d+),local_rank:\d+,comm_count:(?P<seq>\d+),"
+                  r"op:(?P<op>\w+),started:\d,completed:\d,numel:(?P<numel>\d+)")

@@ -80,10 +80,11 @@ SELF = [
     r"Setting up process group for: \S+ \[rank=(?P<rank>\d+), world_size=(?P<world_size>\d+)\]",
     # a traceback's source line of the call that joined, its arguments literal: the process's own rank
     r"\b(?:init_process_group|init_rpc)\(.*\brank=(?P<rank>\d+)\s*,\s*world_size=(?P<world_size>\d+)\b",
-    # c10d's store-based barrier since 1.13 (distributed_c10d._store_based_barrier: `Rank 3: Completed
-    # store-based barrier for key:store_based_barrier_key:1 with 4 nodes.`): the writer's rank, the group's
-    # size
-    r"\bRank (?P<rank>\d+): Completed store-based barrier for key:\S+ with (?P<world_size>\d+) nodes\b",
+    # c10d's store-based barrier (torch 2.13 torch/distributed/distributed_c10d.py:1088, `"Rank %s: Completed
+    # store-based barrier for key:%s with %s nodes."`; before 1.13, `Rank 3: Completed store-based barrier
+    # for 4 nodes.`, as torch 1.12's distributed_c10d.py:224 printed it under a logger's header): the
+    # writer's rank, the group's size, wherever the header leaves the message
+    r"\bRank (?P<rank>\d+): Completed store-based barrier for (?:key:\S+ with )?(?P<world_size>\d+) nodes\b",
     # ColossalAI's ParallelContext.set_device: `process rank {global_rank} is bound to device {ordinal}`
     r"\bprocess rank (?P<rank>\d+) is bound to device \d+",
     # PaddlePaddle's ProcessGroupNCCL (paddle/fluid/distributed/collective/process_group_nccl.cc, VLOG 3):

@@ -260,10 +260,13 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     # vLLM's worker process names its ranks in its groups (v1/executor/multiproc_executor.py: `Worker`, then
     # `_DP{dp}` / `_PP{pp}` / `_TP{tp}` where that group has more than one rank): with no data-parallel and no
     # pipeline rank past the first, its tensor-parallel rank is the global one (`(Worker_TP2 pid=967) `)
-    vllm = pl.coalesce(pl.col("ray_actor").str.extract(r"^Worker(?:_PP0)?_TP(\d+)(?:_EP\d+)?$", 1),
-                       pl.col("ray_actor").str.extract(r"^Worker_PP(\d+)(?:_EP\d+)?$", 1))
+    # (its names of mid-2025, `VllmWorker TP2`, `VllmWorker PP1_TP0`, read as `Worker_TP2`, `Worker_PP1_TP0`)
+    named = pl.when(pl.col("vllm_groups").is_not_null()).then(pl.format("Worker_{}", "vllm_groups")).otherwise(
+        pl.col("ray_actor"))
+    vllm = pl.coalesce(named.str.extract(r"^Worker(?:_PP0)?_TP(\d+)(?:_EP\d+)?$", 1),
+                       named.str.extract(r"^Worker_PP(\d+)(?:_EP\d+)?$", 1))
     df = df.with_columns(pl.coalesce("actor_rank", vllm).alias("actor_rank"),
-                         pl.coalesce("ray_pid", "comp_pid").alias("ray_pid"))
+                         pl.coalesce("ray_pid", "comp_pid").alias("ray_pid")).drop("vllm_groups")
     df = df.with_columns(pl.col("line").cast(pl.Int64),
                          *[pl.col(c).cast(pl.Int64, strict=False) for c in ints],
                          pl.coalesce("pdsh_host", "arrow_host", "std_host", "sys_host").alias("pdsh_host"))

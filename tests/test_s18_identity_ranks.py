@@ -1,0 +1,118 @@
+"""Session 18 identity: the rank a communicator leaves to its last process (identity._rank_left) and c10d's
+store-based barrier in its older wording under a logger's header (parsers/launcher.SELF), each on real input:
+dev excerpts of samples/wild, lines in the exact format the runtime's code prints, a factory store."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from tests.conftest import SAMPLES
+from tracekit.identity import resolve_ranks
+from tracekit.ingest import ingest
+
+WILD = SAMPLES / "wild"
+
+
+def ranks_of(store) -> list[int]:
+    return sorted(set(store.ranks["rank"].drop_nulls().to_list()))
+
+
+def one(prefix: str):
+    return ingest([next(WILD.glob(prefix + "-*.txt"))])
+
+
+@pytest.mark.parametrize("prefix, want, why", [
+    # pid 23225 writes `Trees [0] -1/-1/-1->1->0` (rank 1); pid 23224 writes the ring `Channel 00/02 : 0 1`
+    # (a communicator of 2): two processes of a 2-rank communicator, one holds 1, the other holds 0
+    ("dev-040", [0, 1], "a ring's size and one named rank leave the other process rank 0"),
+    # `demo-ai-xtuner-pod:228:280 [0] NCCL INFO comm 0x.. rank 1 nranks 2 cudaDev 1 ... - Abort COMPLETE`
+    # beside pid 227's `[Service thread] Connection closed by localRank 1`: pid 227 is rank 0
+    ("dv13-060", [0, 1], "a comm's rank and size and one other process"),
+])
+def test_the_last_process_of_a_communicator_holds_the_rank_left(prefix, want, why):
+    assert ranks_of(one(prefix)) == want, why
+
+
+def test_c10d_store_barrier_in_its_older_wording_under_a_logger_header(tmp_path):
+    # torch before 1.13 (the header cites distributed_c10d.py:224; torch 2.13's form, distributed_c10d.py:1088,
+    # adds `key:... with`): `Rank 2: Completed store-based barrier for 4 nodes.` after Python logging's
+    # `%(asctime)s %(levelname)s {%(pathname)s:%(lineno)d}  `, as dv17-032 shows it
+    log = tmp_path / "rank.log"
+    log.write_text(
+        "2025-06-26 06:31:28,561 INFO {/opt/conda/lib/python3.9/site-packages/torch/distributed/"
+        "distributed_c10d.py:224}  Rank 2: Completed store-based barrier for 4 nodes.\n"
+        "2025-06-26 06:31:28,562 INFO {/opt/conda/lib/python3.9/site-packages/torch/distributed/"
+        "distributed_c10d.py:224}  Rank 1: Completed store-based barrier for 4 nodes.\n")
+    store = ingest([log])
+    assert ranks_of(store) == [1, 2]
+    assert store.ranks["world_size"].max() == 4
+
+
+def test_dev_excerpt_of_the_older_barrier_shows_every_rank_it_names():
+    # dv17-032: `GLOBAL_RANK: 3`, `Added key: ... for rank: 0`, and rank 2 only in its barrier line
+    assert ranks_of(one("dv17-032")) == [0, 2, 3]
+
+
+def _ranks_table(rows: list[dict]) -> dict[str, pl.DataFrame]:
+    cols = {"file": pl.Utf8, "host": pl.Utf8, "pid": pl.Int64, "rank": pl.Int64, "local_rank": pl.Int64,
+            "node": pl.Int64, "world_size": pl.Int64, "source": pl.Utf8}
+    from tracekit import schema
+    df = pl.DataFrame([{c: r.get(c) for c in cols} for r in rows], schema=cols)
+    for c, dt in schema.RANKS.items():
+        if c not in df.columns:
+            df = df.with_columns(pl.lit(None, dt).alias(c))
+    return {"ranks": df}
+
+
+def test_rank_left_only_where_the_processes_fill_the_communicator():
+    # three processes of a 4-rank communicator, two named: which rank the third holds is not said
+    three = _ranks_table([
+        {"file": "f", "host": "h", "pid": 1, "rank": 0, "world_size": 4, "source": "nccl"},
+        {"file": "f", "host": "h", "pid": 2, "rank": 1, "source": "nccl"},
+        {"file": "f", "host": "h", "pid": 3, "source": "nccl"},
+    ])
+    assert sorted(resolve_ranks(three)["ranks"]["rank"].drop_nulls().to_list()) == [0, 1]
+    # four processes, three named, the communicator of 4: the fourth holds 2
+    four = _ranks_table([
+        {"file": "f", "host": "h", "pid": 1, "rank": 0, "world_size": 4, "source": "nccl"},
+        {"file": "f", "host": "h", "pid": 2, "rank": 1, "source": "nccl"},
+        {"file": "f", "host": "h", "pid": 3, "rank": 3, "source": "nccl"},
+        {"file": "f", "host": "h", "pid": 4, "source": "nccl"},
+    ])
+    assert sorted(resolve_ranks(four)["ranks"]["rank"].drop_nulls().to_list()) == [0, 1, 2, 3]
+    # a named rank past the communicator's size: a sub-group's numbering, nothing left to give
+    past = _ranks_table([
+        {"file": "f", "host": "h", "pid": 1, "rank": 5, "world_size": 2, "source": "launcher,nccl"},
+        {"file": "f", "host": "h", "pid": 2, "source": "nccl"},
+    ])
+    assert sorted(resolve_ranks(past)["ranks"]["rank"].drop_nulls().to_list()) == [5]
+
+
+def test_a_time_of_day_stamp_before_torchrun_prefix_is_taken_off():
+    # dv3-001: `18:11:06.680 [rank4]:[E205 18:11:06.375750231 ProcessGroupNCCL.cpp:1870] [PG ID 12 PG GUID
+    # 99(EXPERT_MODEL_PARALLEL_GROUP) Rank 4] ...`: the collector's time of day, then torchrun's global prefix
+    # (whose `Rank 4` inside the PG tag is group-local; the prefix's rank is the global one)
+    assert ranks_of(one("dv3-001")) == [4]
+
+
+def test_jenkins_timestamper_time_of_day_before_a_launcher_prefix(tmp_path):
+    # Jenkins' Timestamper (`HH:mm:ss ` by default) before Open MPI's --tag-output prefix `[1,N]<stdout>:`
+    log = tmp_path / "console.log"
+    log.write_text("05:54:35 [1,3]<stdout>:step 10 loss 1.25\n05:54:35 [1,2]<stdout>:step 10 loss 1.25\n")
+    assert ranks_of(ingest([log])) == [2, 3]
+
+
+def test_vllm_worker_names_of_mid_2025_name_the_tensor_parallel_rank(tmp_path):
+    # vllm/v1/executor/multiproc_executor.py (WorkerProc.__init__): `pp_str = f"PP{rank // tp_size}"`,
+    # `tp_str = f"TP{rank % tp_size}"`, `process_name = f"{process_name} {suffix}"`, then decorate_logs(
+    # process_name): `(VllmWorker TP1 pid=615) `; a pipeline stage past the first with TP (`PP1_TP0`) names
+    # no global rank without the tensor-parallel size
+    log = tmp_path / "serve.log"
+    log.write_text(
+        "(VllmWorker TP1 pid=615) INFO 08-11 10:45:36 [gpu_worker.py:100] Loading model\n"
+        "(VllmWorker TP0 pid=614) INFO 08-11 10:45:36 [gpu_worker.py:100] Loading model\n"
+        "(VllmWorker PP1_TP0 pid=616) INFO 08-11 10:45:36 [gpu_worker.py:100] Loading model\n")
+    store = ingest([log])
+    assert ranks_of(store) == [0, 1]
+    assert sorted(store.ranks.filter(pl.col("rank") == 1)["pid"].to_list()) == [615]

@@ -97,9 +97,11 @@ def test_a_time_of_day_stamp_before_torchrun_prefix_is_taken_off():
 
 
 def test_jenkins_timestamper_time_of_day_before_a_launcher_prefix(tmp_path):
-    # Jenkins' Timestamper (`HH:mm:ss ` by default) before Open MPI's --tag-output prefix `[1,N]<stdout>:`
+    # Jenkins' Timestamper (`HH:mm:ss ` by default) before Lightning's rank_prefixed_message `[rank: N] `
+    # (Lightning-AI/utilities src/lightning_utilities/core/rank_zero.py, rank_prefixed_message:
+    # `f"[rank: {rank}] {message}"`)
     log = tmp_path / "console.log"
-    log.write_text("05:54:35 [1,3]<stdout>:step 10 loss 1.25\n05:54:35 [1,2]<stdout>:step 10 loss 1.25\n")
+    log.write_text("05:54:35 [rank: 3] Seed set to 42\n05:54:35 [rank: 2] Seed set to 42\n")
     assert ranks_of(ingest([log])) == [2, 3]
 
 

@@ -118,3 +118,18 @@ def test_vllm_worker_names_of_mid_2025_name_the_tensor_parallel_rank(tmp_path):
     store = ingest([log])
     assert ranks_of(store) == [0, 1]
     assert sorted(store.ranks.filter(pl.col("rank") == 1)["pid"].to_list()) == [615]
+
+
+def test_torch_xla_progress_lines_name_the_replica_ordinal():
+    # dv13-001: `| Training Device=xla:1/0 Epoch=1 Step=640 Loss=0.00174 Rate=551.37 ...`, `xla:0/5`, ...:
+    # torch_xla/test/test_utils.py `_get_device_spec`: `'{}/{}'.format(device, ordinal)`, ordinal
+    # `xm.get_ordinal()`; printed by print_training_update (`print('|', ' '.join(update_data))`)
+    assert ranks_of(one("dv13-001")) == list(range(8))
+
+
+def test_torch_xla_test_update_names_its_ordinal(tmp_path):
+    # print_test_update: `| Test Device=xla:0/3 Step=10 Epoch=1 Accuracy=98.10 Time=01:53:55`
+    log = tmp_path / "xla.log"
+    log.write_text("| Test Device=xla:0/3 Step=10 Epoch=1 Accuracy=98.10 Time=01:53:55\n"
+                   "| Test Device=xla:1/0 Step=10 Epoch=1 Accuracy=98.10 Time=01:53:55\n")
+    assert ranks_of(ingest([log])) == [0, 3]

@@ -74,6 +74,10 @@ SELF = [
     # NVSHMEM's bootstrap (src/modules/bootstrap/uid/bootstrap_uid.cpp, NCCL's bootstrap carried over: its
     # debug `rank 2 nranks 4 tag 0 - ENTER`): the processing element's rank among all of them, their number
     r"/bootstrap\w*\.cpp:\w+:\d+: rank (?P<rank>\d+) nranks (?P<world_size>\d+) tag \w+ - (?:ENTER|DONE)",
+    # PyTorch/XLA's progress lines (torch_xla/test/test_utils.py, print_training_update / print_test_update:
+    # `| Training Device=xla:1/0 Epoch=1 Step=640 ...`, the device then `/{xm.get_ordinal()}`,
+    # _get_device_spec): the ordinal is the process's global rank among the replicas
+    r"^\| (?:Training|Test) Device=\w+:\d+/(?P<rank>\d+) ",
     # TensorRT-LLM's WorldConfig::mpi (cpp/tensorrt_llm/runtime/worldConfig.cpp): MPI_COMM_WORLD's size, rank
     r"\bMPI size: (?P<world_size>\d+), rank: (?P<rank>\d+)\b",
     # Ray Train's torch backend (ray/train/torch/config.py)
@@ -137,7 +141,7 @@ CHEAP = (r"(?i)rank|world.size|\d TP\d|mpirun|mpiexec|prterun|horovodrun|nproc|t
          r"|process \d+ terminated|processes \d+ exited|nnodes=|srun: error|node '"
          r"|WORLD INFO DICT|global_rank_mapping|deepspeed|accelerate|container rank|NCCL communicator and"
          r"|MPI size|rendezvous|RankID:|launch_server|sglang serve|vllm serve|vllm\.entrypoints|ServerArgs\("
-         r"|trainers, the trainer")
+         r"|trainers, the trainer|^\| (?:Training|Test) Device=")
 # a writer a line names without being this parser's to claim (its message is another's): Slurm's word about
 # its tasks (`srun: error: node12: tasks 0-3: Exited with exit code 1`: the host, not the tasks' ranks: a
 # task is a rank only where each task is one process of the job), torchelastic's rendezvous node id

@@ -133,3 +133,24 @@ def test_torch_xla_test_update_names_its_ordinal(tmp_path):
     log.write_text("| Test Device=xla:0/3 Step=10 Epoch=1 Accuracy=98.10 Time=01:53:55\n"
                    "| Test Device=xla:1/0 Step=10 Epoch=1 Accuracy=98.10 Time=01:53:55\n")
     assert ranks_of(ingest([log])) == [0, 3]
+
+
+@pytest.mark.parametrize("line, rank, world", [
+    # deepspeed/comm/comm.py mpi_discovery: "Discovered MPI settings of world_rank={}, local_rank={},
+    # world_size={}, master_addr={}, master_port={}" (in_aml: AzureML, in_aws_sm: AWS SageMaker), under
+    # DeepSpeed's logger header `[%(asctime)s] [%(levelname)s] [%(filename)s:%(lineno)d:%(funcName)s] `
+    ("[2024-01-01 00:00:00,000] [INFO] [comm.py:637:mpi_discovery] Discovered MPI settings of world_rank=3, "
+     "local_rank=1, world_size=8, master_addr=10.0.0.1, master_port=29500", 3, 8),
+    ("[2024-01-01 00:00:00,000] [INFO] [comm.py:680:in_aml] Discovered AzureML settings of world_rank=5, "
+     "local_rank=1, world_size=16, master_addr=10.0.0.1, master_port=6105", 5, 16),
+    # deepspeed/runtime/engine.py _checkpoint_tag_validation: f"[rank={dist.get_rank()}] The checkpoint tag
+    # name '{tag}' is not consistent across all ranks. ..."
+    ("[2024-01-01 00:00:00,000] [WARNING] [engine.py:3000:_checkpoint_tag_validation] [rank=6] The checkpoint "
+     "tag name 'global_step10' is not consistent across all ranks.", 6, None),
+])
+def test_deepspeed_lines_that_name_their_writer(tmp_path, line, rank, world):
+    log = tmp_path / "ds.log"
+    log.write_text(line + "\n")
+    store = ingest([log])
+    assert ranks_of(store) == [rank]
+    assert store.ranks["world_size"].max() == world

@@ -78,6 +78,14 @@ SELF = [
     # `| Training Device=xla:1/0 Epoch=1 Step=640 ...`, the device then `/{xm.get_ordinal()}`,
     # _get_device_spec): the ordinal is the process's global rank among the replicas
     r"^\| (?:Training|Test) Device=\w+:\d+/(?P<rank>\d+) ",
+    # DeepSpeed's environment discovery (deepspeed/comm/comm.py mpi_discovery, in_aml, in_aws_sm: `Discovered
+    # MPI settings of world_rank=3, local_rank=1, world_size=8, master_addr=..`, `AzureML`, `AWS SageMaker`):
+    # the writer's global rank and the world's size
+    r"\bDiscovered (?:MPI|AzureML|AWS SageMaker) settings of world_rank=(?P<rank>\d+), local_rank=\d+, "
+    r"world_size=(?P<world_size>\d+)",
+    # DeepSpeed's checkpoint tag check (deepspeed/runtime/engine.py _checkpoint_tag_validation: `[rank=3] The
+    # checkpoint tag name '..' is not consistent across all ranks.`, logged or raised): the writer's rank
+    r"\[rank=(?P<rank>\d+)\] The checkpoint tag name\b",
     # TensorRT-LLM's WorldConfig::mpi (cpp/tensorrt_llm/runtime/worldConfig.cpp): MPI_COMM_WORLD's size, rank
     r"\bMPI size: (?P<world_size>\d+), rank: (?P<rank>\d+)\b",
     # Ray Train's torch backend (ray/train/torch/config.py)

@@ -154,3 +154,28 @@ def test_deepspeed_lines_that_name_their_writer(tmp_path, line, rank, world):
     store = ingest([log])
     assert ranks_of(store) == [rank]
     assert store.ranks["world_size"].max() == world
+
+
+@pytest.mark.parametrize("line, rank, world", [
+    # torch 2.13 torch/distributed/distributed_c10d.py:1081-1084 (_store_based_barrier's DistStoreError):
+    # "Timed out initializing process group in store based barrier on " f"rank {rank}, for key: {store_key}
+    # (world_size={world_size}, " f"num_workers_joined={worker_count}, timeout={timeout} error={e})"
+    ("torch.distributed.DistStoreError: Timed out initializing process group in store based barrier on rank 3, "
+     "for key: store_based_barrier_key:1 (world_size=4, num_workers_joined=3, timeout=0:30:00 error=Wait timeout)",
+     3, 4),
+    # distributed_c10d.py:1068-1070 (its debug line; the two literals join without a space): "Waiting in store
+    # based barrier to initialize process group for %s seconds" "rank: %s, key: %s (world_size=%s, ..."
+    ("DEBUG:torch.distributed.distributed_c10d:Waiting in store based barrier to initialize process group for "
+     "30.0 secondsrank: 2, key: store_based_barrier_key:1 (world_size=4, num_workers_joined=3, timeout=0:30:00 "
+     "error=Wait timeout)", 2, 4),
+    # distributed_c10d.py:1105 _warn_not_in_group: f"Running {op_name} on global rank {global_rank} which does
+    # not " "belong to the given group."
+    ("/opt/conda/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py:1105: UserWarning: Running "
+     "barrier on global rank 5 which does not belong to the given group.", 5, None),
+])
+def test_c10d_lines_of_torch_2_that_name_their_writer(tmp_path, line, rank, world):
+    log = tmp_path / "c10d.log"
+    log.write_text(line + "\n")
+    store = ingest([log])
+    assert ranks_of(store) == [rank]
+    assert store.ranks["world_size"].max() == world

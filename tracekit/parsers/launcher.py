@@ -51,8 +51,14 @@ SELF = [
     # tensor-parallel rank is the global one where no data- or pipeline-parallel rank is named (the other
     # groups lie inside it)
     r"^\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?: ATTN_CP\d+| MOE_DP\d+)* TP(?P<rank>\d+)(?: EP\d+)?\] ",
-    r"store based barrier (?:to initialize process group )?(?:for|on) rank: (?P<rank>\d+), (?:for )?key: \S+ "
-    r"\(world_size=(?P<world_size>\d+)",
+    # (torch 2.13 distributed_c10d.py:1068, 1081: `Waiting in store based barrier to initialize process group for
+    # 30.0 secondsrank: 3, key: ..` (no space, as the two strings join), `Timed out initializing process group in
+    # store based barrier on rank 3, for key: ..`; before 2.0 `for rank: 3, key:`, `on rank: 3, for key:`)
+    r"store based barrier (?:to initialize process group )?(?:for [\d.]+ seconds|for|on) ?rank:? (?P<rank>\d+), "
+    r"(?:for )?key: \S+ \(world_size=(?P<world_size>\d+)",
+    # c10d's warning of a collective called outside its group (distributed_c10d.py:1105 _warn_not_in_group:
+    # `Running barrier on global rank 3 which does not belong to the given group.`): the caller's global rank
+    r"\bRunning \w+ on global rank (?P<rank>\d+) which does not belong to the given group\b",
     r"store_based_barrier_key:\d+ to store for rank: (?P<rank>\d+)",
     r"\bGLOBAL_RANK: (?P<rank>\d+), MEMBER: \d+/(?P<world_size>\d+)",
     r"\bworld_size=(?P<world_size>\d+) rank=(?P<rank>\d+) local_rank=\d+",

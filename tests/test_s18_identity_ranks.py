@@ -179,3 +179,19 @@ def test_c10d_lines_of_torch_2_that_name_their_writer(tmp_path, line, rank, worl
     store = ingest([log])
     assert ranks_of(store) == [rank]
     assert store.ranks["world_size"].max() == world
+
+
+def test_accelerate_state_names_the_process_index_and_the_world(tmp_path):
+    # accelerate/state.py PartialState.__repr__ (f"Distributed environment: {self.distributed_type}..."
+    # f"Num processes: {self.num_processes}\n" f"Process index: {self.process_index}\n" f"Local process index:
+    # {self.local_process_index}\n" f"Device: {self.device}\n"), logged by a script's
+    # `logger.info(accelerator.state, main_process_only=False)` under its logging header
+    log = tmp_path / "accelerate.log"
+    log.write_text(
+        "12/05/2024 10:00:00 - INFO - __main__ - Distributed environment: MULTI_GPU  Backend: nccl\n"
+        "Num processes: 8\nProcess index: 3\nLocal process index: 3\nDevice: cuda:3\n\n"
+        "12/05/2024 10:00:00 - INFO - __main__ - Distributed environment: MULTI_GPU  Backend: nccl\n"
+        "Num processes: 8\nProcess index: 6\nLocal process index: 6\nDevice: cuda:6\n\n")
+    store = ingest([log])
+    assert ranks_of(store) == [3, 6]
+    assert store.ranks["world_size"].max() == 8

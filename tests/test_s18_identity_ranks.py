@@ -195,3 +195,20 @@ def test_accelerate_state_names_the_process_index_and_the_world(tmp_path):
     store = ingest([log])
     assert ranks_of(store) == [3, 6]
     assert store.ranks["world_size"].max() == 8
+
+
+def test_a_shells_job_status_line_names_no_rank():
+    # dv13-015: rank 0's traceback under `[rank0]:`, then zsh's job status `[1]    143628 exit 1     PYTORCH_...
+    # tune run ...` (Src/jobs.c printjob): job 1, pid 143628, not rank 1
+    assert ranks_of(one("dv13-015")) == [0]
+
+
+@pytest.mark.parametrize("line", [
+    "[1] 143628",  # zsh spawnjob / bash: a job sent to the background, its pid
+    "[1]  143628 exit 1     torchrun --nproc_per_node 2 train.py",  # zsh printjob, no current-job mark
+    "[2]  + 51234 killed     python train.py",  # zsh printjob with its current-job mark
+])
+def test_shell_job_lines_are_no_rank_tags(tmp_path, line):
+    log = tmp_path / "shell.log"
+    log.write_text("[rank0]: RuntimeError: CUDA error: out of memory\n" + line + "\n")
+    assert ranks_of(ingest([log])) == [0]

@@ -278,7 +278,8 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     # (at least 3 tags the same distance from their line numbers: a mode of distinct steps is any of them)
     step = (pl.col("bare_tag") - pl.col("line")).alias("_step")
     numbered = ((step.is_not_null() & (pl.col("bare_tag").count().over("file", step) >= 3))
-                | pl.col("text").str.contains(r"^(?:\S+:\d+ )?NCCL (?:INFO|WARN|TRACE|ERROR) "))
+                | pl.col("text").str.contains(r"^(?:\S+:\d+ )?NCCL (?:INFO|WARN|TRACE|ERROR) ")
+                | pl.col("raw").str.contains(SHELL_JOB))
     df = df.with_columns(pl.when(numbered.fill_null(False)).then(None).otherwise(pl.col("bare_tag"))
                          .alias("bare_tag"))
     df = _pid_tags(_viewer_numbers(df))
@@ -291,6 +292,15 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
         (pl.col("text").str.strip_chars() == "").alias("blank") & pl.col("cont_of").is_null(),
     ).drop("arrow_host", "std_host", "sys_host", "tmpl_local", "tmpl_rank", "actor_rank", "slash_rank",
            "slash_world", "comp_rank", "comp_pid", "trt_rank", "parlai_rank")
+
+
+#: a shell's word about its job, whose `[N]` is the job's number, no rank: zsh's (Src/jobs.c: spawnjob's
+#: `[%d]` then each pid, `[1] 143628`; printjob's `[1]    143628 exit 1     python train.py`, or `done`,
+#: `killed`, ...) and bash's (`[1] 12345`; `[1]+  Exit 1    python train.py`, `Done`, `Killed`, ...)
+SHELL_JOB = (r"^\[\d+\][+-]?\s+(?:[+-]\s+)?(?:\d{3,}(?:\s+\d+)*\s*$"
+             r"|\d+\s+(?:exit \d+|done|killed|terminated|suspended|running|segmentation fault|abort|hangup"
+             r"|interrupt)\b|(?:Exit \d+|Done|Killed|Terminated|Stopped|Running|Segmentation fault|Aborted"
+             r"|Hangup|Interrupt)\b)")
 
 
 #: a process id a line states (`(PID:285, Device:4, RankID:-1)`, `[PID: 285]`, `pid=285`, `(pid: 285)`)

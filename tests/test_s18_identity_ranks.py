@@ -1,6 +1,7 @@
-"""Session 18 identity: the rank a communicator leaves to its last process (identity._rank_left) and c10d's
-store-based barrier in its older wording under a logger's header (parsers/launcher.SELF), each on real input:
-dev excerpts of samples/wild, lines in the exact format the runtime's code prints, a factory store."""
+"""Session 18 identity: lines whose runtime's code names the writer's rank (parsers/launcher.SELF: c10d, PyTorch/XLA,
+DeepSpeed, Accelerate), launcher prefixes behind a collector's clock and vLLM's worker names (parsers/prefixes,
+parsers/text), and a shell's job lines that are no rank tag, each on real input: dev excerpts of samples/wild and
+lines in the exact format the runtime's code prints (its file quoted by each case)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import polars as pl
 import pytest
 
 from tests.conftest import SAMPLES
-from tracekit.identity import resolve_ranks
 from tracekit.ingest import ingest
 
 WILD = SAMPLES / "wild"
@@ -20,18 +20,6 @@ def ranks_of(store) -> list[int]:
 
 def one(prefix: str):
     return ingest([next(WILD.glob(prefix + "-*.txt"))])
-
-
-@pytest.mark.parametrize("prefix, want, why", [
-    # pid 23225 writes `Trees [0] -1/-1/-1->1->0` (rank 1); pid 23224 writes the ring `Channel 00/02 : 0 1`
-    # (a communicator of 2): two processes of a 2-rank communicator, one holds 1, the other holds 0
-    ("dev-040", [0, 1], "a ring's size and one named rank leave the other process rank 0"),
-    # `demo-ai-xtuner-pod:228:280 [0] NCCL INFO comm 0x.. rank 1 nranks 2 cudaDev 1 ... - Abort COMPLETE`
-    # beside pid 227's `[Service thread] Connection closed by localRank 1`: pid 227 is rank 0
-    ("dv13-060", [0, 1], "a comm's rank and size and one other process"),
-])
-def test_the_last_process_of_a_communicator_holds_the_rank_left(prefix, want, why):
-    assert ranks_of(one(prefix)) == want, why
 
 
 def test_c10d_store_barrier_in_its_older_wording_under_a_logger_header(tmp_path):
@@ -52,41 +40,6 @@ def test_c10d_store_barrier_in_its_older_wording_under_a_logger_header(tmp_path)
 def test_dev_excerpt_of_the_older_barrier_shows_every_rank_it_names():
     # dv17-032: `GLOBAL_RANK: 3`, `Added key: ... for rank: 0`, and rank 2 only in its barrier line
     assert ranks_of(one("dv17-032")) == [0, 2, 3]
-
-
-def _ranks_table(rows: list[dict]) -> dict[str, pl.DataFrame]:
-    cols = {"file": pl.Utf8, "host": pl.Utf8, "pid": pl.Int64, "rank": pl.Int64, "local_rank": pl.Int64,
-            "node": pl.Int64, "world_size": pl.Int64, "source": pl.Utf8}
-    from tracekit import schema
-    df = pl.DataFrame([{c: r.get(c) for c in cols} for r in rows], schema=cols)
-    for c, dt in schema.RANKS.items():
-        if c not in df.columns:
-            df = df.with_columns(pl.lit(None, dt).alias(c))
-    return {"ranks": df}
-
-
-def test_rank_left_only_where_the_processes_fill_the_communicator():
-    # three processes of a 4-rank communicator, two named: which rank the third holds is not said
-    three = _ranks_table([
-        {"file": "f", "host": "h", "pid": 1, "rank": 0, "world_size": 4, "source": "nccl"},
-        {"file": "f", "host": "h", "pid": 2, "rank": 1, "source": "nccl"},
-        {"file": "f", "host": "h", "pid": 3, "source": "nccl"},
-    ])
-    assert sorted(resolve_ranks(three)["ranks"]["rank"].drop_nulls().to_list()) == [0, 1]
-    # four processes, three named, the communicator of 4: the fourth holds 2
-    four = _ranks_table([
-        {"file": "f", "host": "h", "pid": 1, "rank": 0, "world_size": 4, "source": "nccl"},
-        {"file": "f", "host": "h", "pid": 2, "rank": 1, "source": "nccl"},
-        {"file": "f", "host": "h", "pid": 3, "rank": 3, "source": "nccl"},
-        {"file": "f", "host": "h", "pid": 4, "source": "nccl"},
-    ])
-    assert sorted(resolve_ranks(four)["ranks"]["rank"].drop_nulls().to_list()) == [0, 1, 2, 3]
-    # a named rank past the communicator's size: a sub-group's numbering, nothing left to give
-    past = _ranks_table([
-        {"file": "f", "host": "h", "pid": 1, "rank": 5, "world_size": 2, "source": "launcher,nccl"},
-        {"file": "f", "host": "h", "pid": 2, "source": "nccl"},
-    ])
-    assert sorted(resolve_ranks(past)["ranks"]["rank"].drop_nulls().to_list()) == [5]
 
 
 def test_a_time_of_day_stamp_before_torchrun_prefix_is_taken_off():

@@ -48,38 +48,6 @@ def _group_local(ranks: pl.DataFrame) -> pl.DataFrame:
                               for c in ("rank", "world_size"))
 
 
-def _rank_left(ranks: pl.DataFrame) -> pl.DataFrame:
-    """The one rank left of a communicator: where a file's NCCL lines show as many processes as their
-    communicator has ranks (``comm 0x.. rank 1 nranks 2``, a ring's ``Channel 00/02 : 0 1``) and every
-    process but one holds a rank of it (NCCL's word, a launcher's prefix or self-named line of that
-    host:pid), the last process holds the rank none holds (as ``nccl_ranks.counted`` does for COLL
-    streams): a communicator has one rank per process, so the set is sure where its size is."""
-    nccl = ranks.filter(pl.col("source").str.contains("nccl") & pl.col("pid").is_not_null()
-                        & pl.col("host").is_not_null())
-    if not nccl.height:
-        return ranks
-    size = nccl.group_by("file").agg(pl.col("world_size").max().alias("_w"))
-    procs = nccl.select("file", "host", "pid").unique()
-    said = ranks.filter(pl.col("pid").is_not_null() & pl.col("rank").is_not_null()).group_by(
-        "file", "host", "pid").agg(pl.col("rank").unique().alias("_r"))
-    procs = procs.join(said, on=["file", "host", "pid"], how="left")
-    per = (procs.group_by("file").agg(
-        pl.len().alias("_n"), pl.col("_r").is_null().sum().alias("_open"),
-        (pl.col("_r").list.len() > 1).any().alias("_many"),
-        pl.col("_r").list.explode().drop_nulls().unique().alias("_taken"))
-        .join(size, on="file")
-        .filter((pl.col("_w") >= 2) & (pl.col("_n") == pl.col("_w")) & (pl.col("_open") == 1) & ~pl.col("_many")
-                & (pl.col("_taken").list.len() == pl.col("_w") - 1) & (pl.col("_taken").list.max() < pl.col("_w"))))
-    if not per.height:
-        return ranks
-    gap = per.select("file", pl.int_ranges(0, "_w").list.set_difference("_taken").list.first()
-                     .cast(pl.Int64).alias("_left"))
-    open_ = procs.filter(pl.col("_r").is_null()).join(gap, on="file").select("file", "host", "pid", "_left")
-    return (ranks.join(open_, on=["file", "host", "pid"], how="left", maintain_order="left")
-            .with_columns(pl.when(pl.col("source").str.contains("nccl")).then(pl.coalesce("rank", "_left"))
-                          .otherwise(pl.col("rank")).alias("rank")).drop("_left"))
-
-
 #: a launcher's own lines (its word about its workers, a job's end): never the rank of the file they sit in
 LAUNCHER_KINDS = (EventKind.CHILD_FAILED, EventKind.CLOSING_SIGNAL, EventKind.JOB_CANCELLED,
                   EventKind.ELASTIC_LAUNCH, EventKind.ELASTIC_RENDEZVOUS, EventKind.ELASTIC_FAILED,
@@ -178,7 +146,7 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     if "events" in tables:
         tables = {**tables, "events": _lend_writer(tables["events"])}
     tables = _short_hosts({**tables, "ranks": _command_hosts(tables["ranks"])})
-    ranks = _local_as_global(_world_only(_rank_left(_group_local(tables["ranks"]))), _one_node(tables))
+    ranks = _local_as_global(_world_only(_group_local(tables["ranks"])), _one_node(tables))
     known = ranks.filter(pl.col("rank").is_not_null())
     one = pl.col("rank").n_unique() == 1
     by_proc = known.filter(pl.col("pid").is_not_null()).group_by(["host", "pid"]).agg(

@@ -51,8 +51,14 @@ SELF = [
     # tensor-parallel rank is the global one where no data- or pipeline-parallel rank is named (the other
     # groups lie inside it)
     r"^\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?: ATTN_CP\d+| MOE_DP\d+)* TP(?P<rank>\d+)(?: EP\d+)?\] ",
-    r"store based barrier (?:to initialize process group )?(?:for|on) rank: (?P<rank>\d+), (?:for )?key: \S+ "
-    r"\(world_size=(?P<world_size>\d+)",
+    # (torch 2.13 distributed_c10d.py:1068, 1081: `Waiting in store based barrier to initialize process group for
+    # 30.0 secondsrank: 3, key: ..` (no space, as the two strings join), `Timed out initializing process group in
+    # store based barrier on rank 3, for key: ..`; before 2.0 `for rank: 3, key:`, `on rank: 3, for key:`)
+    r"store based barrier (?:to initialize process group )?(?:for [\d.]+ seconds|for|on) ?rank:? (?P<rank>\d+), "
+    r"(?:for )?key: \S+ \(world_size=(?P<world_size>\d+)",
+    # c10d's warning of a collective called outside its group (distributed_c10d.py:1105 _warn_not_in_group:
+    # `Running barrier on global rank 3 which does not belong to the given group.`): the caller's global rank
+    r"\bRunning \w+ on global rank (?P<rank>\d+) which does not belong to the given group\b",
     r"store_based_barrier_key:\d+ to store for rank: (?P<rank>\d+)",
     r"\bGLOBAL_RANK: (?P<rank>\d+), MEMBER: \d+/(?P<world_size>\d+)",
     r"\bworld_size=(?P<world_size>\d+) rank=(?P<rank>\d+) local_rank=\d+",
@@ -74,16 +80,34 @@ SELF = [
     # NVSHMEM's bootstrap (src/modules/bootstrap/uid/bootstrap_uid.cpp, NCCL's bootstrap carried over: its
     # debug `rank 2 nranks 4 tag 0 - ENTER`): the processing element's rank among all of them, their number
     r"/bootstrap\w*\.cpp:\w+:\d+: rank (?P<rank>\d+) nranks (?P<world_size>\d+) tag \w+ - (?:ENTER|DONE)",
+    # PyTorch/XLA's progress lines (torch_xla/test/test_utils.py, print_training_update / print_test_update:
+    # `| Training Device=xla:1/0 Epoch=1 Step=640 ...`, the device then `/{xm.get_ordinal()}`,
+    # _get_device_spec): the ordinal is the process's global rank among the replicas
+    r"^\| (?:Training|Test) Device=\w+:\d+/(?P<rank>\d+) ",
+    # Accelerate's state as scripts log it on every process (accelerate/state.py PartialState.__repr__:
+    # `Distributed environment: MULTI_GPU  Backend: nccl`, `Num processes: 8`, `Process index: 3`, `Local
+    # process index: 3`, `Device: cuda:3`, a line each): the process index is the global rank, the number of
+    # processes the world's size
+    r"^(?:Process index: (?P<rank>\d+)|Num processes: (?P<world_size>\d+))\s*$",
+    # DeepSpeed's environment discovery (deepspeed/comm/comm.py mpi_discovery, in_aml, in_aws_sm: `Discovered
+    # MPI settings of world_rank=3, local_rank=1, world_size=8, master_addr=..`, `AzureML`, `AWS SageMaker`):
+    # the writer's global rank and the world's size
+    r"\bDiscovered (?:MPI|AzureML|AWS SageMaker) settings of world_rank=(?P<rank>\d+), local_rank=\d+, "
+    r"world_size=(?P<world_size>\d+)",
+    # DeepSpeed's checkpoint tag check (deepspeed/runtime/engine.py _checkpoint_tag_validation: `[rank=3] The
+    # checkpoint tag name '..' is not consistent across all ranks.`, logged or raised): the writer's rank
+    r"\[rank=(?P<rank>\d+)\] The checkpoint tag name\b",
     # TensorRT-LLM's WorldConfig::mpi (cpp/tensorrt_llm/runtime/worldConfig.cpp): MPI_COMM_WORLD's size, rank
     r"\bMPI size: (?P<world_size>\d+), rank: (?P<rank>\d+)\b",
     # Ray Train's torch backend (ray/train/torch/config.py)
     r"Setting up process group for: \S+ \[rank=(?P<rank>\d+), world_size=(?P<world_size>\d+)\]",
     # a traceback's source line of the call that joined, its arguments literal: the process's own rank
     r"\b(?:init_process_group|init_rpc)\(.*\brank=(?P<rank>\d+)\s*,\s*world_size=(?P<world_size>\d+)\b",
-    # c10d's store-based barrier since 1.13 (distributed_c10d._store_based_barrier: `Rank 3: Completed
-    # store-based barrier for key:store_based_barrier_key:1 with 4 nodes.`): the writer's rank, the group's
-    # size
-    r"\bRank (?P<rank>\d+): Completed store-based barrier for key:\S+ with (?P<world_size>\d+) nodes\b",
+    # c10d's store-based barrier (torch 2.13 torch/distributed/distributed_c10d.py:1088, `"Rank %s: Completed
+    # store-based barrier for key:%s with %s nodes."`; before 1.13, `Rank 3: Completed store-based barrier
+    # for 4 nodes.`, as torch 1.12's distributed_c10d.py:224 printed it under a logger's header): the
+    # writer's rank, the group's size, wherever the header leaves the message
+    r"\bRank (?P<rank>\d+): Completed store-based barrier for (?:key:\S+ with )?(?P<world_size>\d+) nodes\b",
     # ColossalAI's ParallelContext.set_device: `process rank {global_rank} is bound to device {ordinal}`
     r"\bprocess rank (?P<rank>\d+) is bound to device \d+",
     # PaddlePaddle's ProcessGroupNCCL (paddle/fluid/distributed/collective/process_group_nccl.cc, VLOG 3):
@@ -136,7 +160,7 @@ CHEAP = (r"(?i)rank|world.size|\d TP\d|mpirun|mpiexec|prterun|horovodrun|nproc|t
          r"|process \d+ terminated|processes \d+ exited|nnodes=|srun: error|node '"
          r"|WORLD INFO DICT|global_rank_mapping|deepspeed|accelerate|container rank|NCCL communicator and"
          r"|MPI size|rendezvous|RankID:|launch_server|sglang serve|vllm serve|vllm\.entrypoints|ServerArgs\("
-         r"|trainers, the trainer")
+         r"|trainers, the trainer|^\| (?:Training|Test) Device=|^(?:Process index|Num processes): ")
 # a writer a line names without being this parser's to claim (its message is another's): Slurm's word about
 # its tasks (`srun: error: node12: tasks 0-3: Exited with exit code 1`: the host, not the tasks' ranks: a
 # task is a rank only where each task is one process of the job), torchelastic's rendezvous node id

@@ -27,10 +27,17 @@ _PARTS = [
     r"(?P<iso_ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?)(?:Z|[+\-]\d\d:?\d\d)?[ \t]",
     r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d (?P<sys_host>[\w.\-]+) [\w.\-/@]+(?:\[\d+\])?: ",
     r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? ",
+    # a collector's time of day alone (Jenkins' Timestamper, `HH:mm:ss` by default; `ts '%H:%M:%.S'` of
+    # moreutils; a CI viewer's `18:11:06.680 ` before torchrun's `[rank4]:`): taken off, no date to keep
+    r"\d\d:\d\d:\d\d(?:[.,]\d{1,9})?[ \t]",
     r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4} ?",
     r"\[pod/[\w.\-]+/[\w.\-]+\] ",
     r"[A-Za-z][\w.\-]*[\-_]\d+ +\| ",
-    _REPLICA + r"\((?P<ray_actor>\w[\w.:\-]*)?(?: rank=(?P<actor_rank>\d+)|, rank=(?P<sky_rank>\d+))?"
+    # (vLLM's worker between its Worker_ names and rank=: `(VllmWorker TP1 pid=615) `, `(VllmWorker PP1_TP0
+    # pid=..) `, vllm/v1/executor/multiproc_executor.py: `process_name = f"{process_name} {suffix}"`, suffix
+    # `PP{rank // tp_size}` and `TP{rank % tp_size}` joined by `_`, each where that group has more than one rank)
+    _REPLICA + r"\((?P<ray_actor>\w[\w.:\-]*)?(?: (?P<vllm_groups>(?:PP\d+_)?TP\d+|PP\d+))?"
+    r"(?: rank=(?P<actor_rank>\d+)|, rank=(?P<sky_rank>\d+))?"
     r"(?:, ip=(?P<sky_ip>[\w.\-:]+))?"
     r"(?:,? ?pid=(?P<ray_pid>\d+))?"
     r"(?:,? ?ip=(?P<ray_ip>[\w.\-:]+))?\)\s?",  # (a k8s pod's name where Ray runs on Kubernetes)
@@ -92,6 +99,7 @@ MAYBE_PREFIX = (r"^(?:[\w.\-]+: |\[|\(|>|\x1b|←|[\w.\-]+/\d+ [\[(]|\d{4}-\d\d-
                 r"|[\w.\-]+ >> |[\w.\-]+ \[std(?:out|err)\] |\d{4}/\d\d/\d\d "
                 r"|[A-Z][a-z]{2} (?:[ \d]\d |[A-Z][a-z]{2} )|P\d+ \d"
                 r"|[\w.\-]+ +\| |\s+\[[\d,]+\]<std"
+                r"|\d\d:\d\d:\d\d[.,\d]*[ \t]"
                 r"|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)[: ])")
 TIMESTAMP = r"^\[?(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]?\s"
 ANSI = r"(?:\x1b|←)\[\d{0,3}(?:;\d{1,3})*[mK]"
@@ -100,7 +108,7 @@ ANSI = r"(?:\x1b|←)\[\d{0,3}(?:;\d{1,3})*[mK]"
 ERROR_CODE = r"^E(?:[0-9A-Z]{2}\d{3}|[A-Z]{1,2}\d{4,5})$"
 PDSH_OVER_CODE = (r"^\s*([A-Za-z][\w\-]*\d[\w.\-]*|(?:\d{1,3}\.){3}\d{1,3}): "
                   r"E(?:[0-9A-Z]{2}\d{3}|[A-Z]{1,2}\d{4,5}): ")
-TAGS = ("iso_ts", "sys_host", "pdsh_host", "std_host", "ray_actor", "actor_rank", "ray_pid", "ray_ip",
+TAGS = ("iso_ts", "sys_host", "pdsh_host", "std_host", "ray_actor", "vllm_groups", "actor_rank", "ray_pid", "ray_ip",
         "sky_rank", "sky_ip", "task_tag", "pts", "arrow_host", "rank_tag", "tmpl_rank", "tmpl_local",
         "local_tag", "mpi_rank", "bare_tag", "word_tag", "slash_rank", "slash_world", "comp_rank", "comp_pid",
         "trt_rank", "parlai_rank", *LEVELS)

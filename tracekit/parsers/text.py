@@ -260,10 +260,13 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     # vLLM's worker process names its ranks in its groups (v1/executor/multiproc_executor.py: `Worker`, then
     # `_DP{dp}` / `_PP{pp}` / `_TP{tp}` where that group has more than one rank): with no data-parallel and no
     # pipeline rank past the first, its tensor-parallel rank is the global one (`(Worker_TP2 pid=967) `)
-    vllm = pl.coalesce(pl.col("ray_actor").str.extract(r"^Worker(?:_PP0)?_TP(\d+)(?:_EP\d+)?$", 1),
-                       pl.col("ray_actor").str.extract(r"^Worker_PP(\d+)(?:_EP\d+)?$", 1))
+    # (its names of mid-2025, `VllmWorker TP2`, `VllmWorker PP1_TP0`, read as `Worker_TP2`, `Worker_PP1_TP0`)
+    named = pl.when(pl.col("vllm_groups").is_not_null()).then(pl.format("Worker_{}", "vllm_groups")).otherwise(
+        pl.col("ray_actor"))
+    vllm = pl.coalesce(named.str.extract(r"^Worker(?:_PP0)?_TP(\d+)(?:_EP\d+)?$", 1),
+                       named.str.extract(r"^Worker_PP(\d+)(?:_EP\d+)?$", 1))
     df = df.with_columns(pl.coalesce("actor_rank", vllm).alias("actor_rank"),
-                         pl.coalesce("ray_pid", "comp_pid").alias("ray_pid"))
+                         pl.coalesce("ray_pid", "comp_pid").alias("ray_pid")).drop("vllm_groups")
     df = df.with_columns(pl.col("line").cast(pl.Int64),
                          *[pl.col(c).cast(pl.Int64, strict=False) for c in ints],
                          pl.coalesce("pdsh_host", "arrow_host", "std_host", "sys_host").alias("pdsh_host"))
@@ -275,7 +278,8 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     # (at least 3 tags the same distance from their line numbers: a mode of distinct steps is any of them)
     step = (pl.col("bare_tag") - pl.col("line")).alias("_step")
     numbered = ((step.is_not_null() & (pl.col("bare_tag").count().over("file", step) >= 3))
-                | pl.col("text").str.contains(r"^(?:\S+:\d+ )?NCCL (?:INFO|WARN|TRACE|ERROR) "))
+                | pl.col("text").str.contains(r"^(?:\S+:\d+ )?NCCL (?:INFO|WARN|TRACE|ERROR) ")
+                | pl.col("raw").str.contains(SHELL_JOB))
     df = df.with_columns(pl.when(numbered.fill_null(False)).then(None).otherwise(pl.col("bare_tag"))
                          .alias("bare_tag"))
     df = _pid_tags(_viewer_numbers(df))
@@ -288,6 +292,15 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
         (pl.col("text").str.strip_chars() == "").alias("blank") & pl.col("cont_of").is_null(),
     ).drop("arrow_host", "std_host", "sys_host", "tmpl_local", "tmpl_rank", "actor_rank", "slash_rank",
            "slash_world", "comp_rank", "comp_pid", "trt_rank", "parlai_rank")
+
+
+#: a shell's word about its job, whose `[N]` is the job's number, no rank: zsh's (Src/jobs.c: spawnjob's
+#: `[%d]` then each pid, `[1] 143628`; printjob's `[1]    143628 exit 1     python train.py`, or `done`,
+#: `killed`, ...) and bash's (`[1] 12345`; `[1]+  Exit 1    python train.py`, `Done`, `Killed`, ...)
+SHELL_JOB = (r"^\[\d+\][+-]?\s+(?:[+-]\s+)?(?:\d{3,}(?:\s+\d+)*\s*$"
+             r"|\d+\s+(?:exit \d+|done|killed|terminated|suspended|running|segmentation fault|abort|hangup"
+             r"|interrupt)\b|(?:Exit \d+|Done|Killed|Terminated|Stopped|Running|Segmentation fault|Aborted"
+             r"|Hangup|Interrupt)\b)")
 
 
 #: a process id a line states (`(PID:285, Device:4, RankID:-1)`, `[PID: 285]`, `pid=285`, `(pid: 285)`)

@@ -169,8 +169,11 @@ def start_up_said(ev: Evidence) -> Verdict | None:
                for _, g in read if g.get("address") or g.get("host")), None)
     quoted = _from_words(said["message"][0], first.pattern)
     again = f" (said {said.height} times)" if said.height > 1 else ""
-    waited = ("; NCCL (2.10 and later) prints this line once per 1000 refused attempts, each after a sleep: "
-              "time passed with the peer not listening" if first.means is sm.Means.RETRYING else "")
+    tries = [int(g["n"]) for _, g in read if g.get("n")]
+    waited = ("" if first.means is not sm.Means.RETRYING
+              else f"; retry {max(tries)} of {groups['of']}, each after a longer sleep" if tries
+              else "; NCCL (2.10 and later) prints this line once per 1000 refused attempts, each after a "
+                   "sleep: time passed with the peer not listening")
     ranks = said["rank"].drop_nulls().unique().sort().to_list()
     named = f"{who(ranks)}'s " if ranks else ""
     return Verdict(Kind.INIT_STALL, f"start-up never completed: {named}{first.runtime} {first.means.value} "

@@ -108,6 +108,20 @@ MESSAGES: tuple[Message, ...] = (
             "`Getting socket times out. Reason: 1. The remote does not initiate a connect request`; a "
             "collective's data wait is another reason, `Remote Rank did not send the data in time`, read "
             "by hccl_messages)", decoded=False),
+    # Horovod's launcher (horovodrun): its wait for every task to start and report back
+    Message("horovod_start_timed_out", "Horovod",
+            r"Timed out waiting for (?P<activity>[^.]{1,80})\. Please check connectivity between servers",
+            Means.TIMED_OUT, "its tasks on every host to start and register (horovodrun's --start-timeout)",
+            "horovod/horovod horovod/runner/launch.py (the Timeout's message: `Timed out waiting for "
+            "{activity}. Please check connectivity between servers. You may need to increase the "
+            "--start-timeout parameter ...`) and horovod/runner/common/util/timeout.py "
+            "(check_time_out_for: ` Timeout after N seconds.`)", decoded=False),
+    # Open MPI's launcher (mpirun): the daemons it starts on the other nodes never reported back
+    Message("orte_daemons_not_started", "Open MPI",
+            r"ORTE was unable to reliably start one or more daemons",
+            Means.GAVE_UP, "its daemons on the other nodes (ssh or srun could not start orted there, or they "
+            "cannot connect back to mpirun's node)",
+            "open-mpi/ompi orte/mca/errmgr/base/help-errmgr-base.txt:36 at v4.1.8", decoded=False),
     # torch.distributed's TCPStore (torch/csrc/distributed/c10d/socket.cpp, TCPStore.cpp)
     Message("c10d_client_timed_out", "torch",
             r"The client socket has timed out after (?P<seconds>\d+)(?:s|ms)? while trying to connect to "

@@ -41,17 +41,20 @@ def test_start_up_line_decides_init_stall(prefix, fact):
     assert re.search(fact, v.summary)
 
 
-@pytest.mark.parametrize("prefix, kind", [
-    # the retries end in NCCL's WARN `Connect to 10.38.10.112<21724> failed` and its unwind: the transport's
-    # failure, read by the NCCL rules (the label's first call)
-    ("dev-116", Kind.TRANSPORT_ERROR),
-    # `Call to connect returned Connection timed out, retrying` (ETIMEDOUT): the path, not a wait
-    ("nccl-024", Kind.TRANSPORT_ERROR),
-    # EI0006 with `Remote Rank did not send the data in time` in HcclAllreduce: a collective's wait
-    ("dv13-046", Kind.UNDECIDED),
+@pytest.mark.parametrize("decided, other, kind", [
+    # refused retries alone (dv10-011) against the same retries ending in NCCL's WARN `Connect to
+    # 10.38.10.112<21724> failed` and its unwind (dev-116): the transport's failure, read by the NCCL rules
+    ("dv10-011", "dev-116", Kind.TRANSPORT_ERROR),
+    # a refused connect (ECONNREFUSED: nobody listens yet) against `Call to connect returned Connection
+    # timed out, retrying` (ETIMEDOUT: packets get no answer, the path between the hosts; nccl-024)
+    ("dv10-011", "nccl-024", Kind.TRANSPORT_ERROR),
+    # EI0006 on a connect request no peer made (dv14-045) against EI0006 with `Remote Rank did not send the
+    # data in time` inside HcclAllreduce (dv13-046): a collective's wait, not start-up
+    ("dv14-045", "dv13-046", Kind.UNDECIDED),
 ])
-def test_other_readings_stay(prefix, kind):
-    assert _verdict(_wild(prefix)).kind is kind
+def test_what_tells_start_up_apart(decided, other, kind):
+    assert _verdict(_wild(decided)).kind is Kind.INIT_STALL
+    assert _verdict(_wild(other)).kind is kind
 
 
 def test_nccl_counted_retry_names_the_address(tmp_path):

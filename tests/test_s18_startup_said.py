@@ -89,3 +89,13 @@ def test_vocabulary_is_data_with_sources():
     # a wait said once decides nothing: only the meanings that show time passed or a give-up do
     assert sm.Means.WAITING not in sm.DECISIVE
     assert sm.read("Call to connect returned Connection timed out, retrying")[0].means is sm.Means.UNREACHABLE
+
+
+def test_quiet_start_up_says_what_began_and_what_to_collect():
+    # Paddle's VLOG(0) before CreateComm (PaddlePaddle/Paddle paddle/fluid/imperative/nccl_context.cc,
+    # NCCLParallelContext::Init), the excerpt's only line: start-up began, nothing shows time passing
+    v = _verdict(_wild("dv17-008"))
+    assert v.kind is Kind.UNDECIDED
+    assert "init nccl context nranks: 4" in v.summary
+    assert "start-up began and nothing after it is logged" in v.summary
+    assert "the log a few minutes later" in v.summary

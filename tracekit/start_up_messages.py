@@ -9,10 +9,12 @@ line's facts: ``address`` (host:port), ``error``, ``seconds``.
 The meanings that decide an init stall by themselves are those that show time passed or the runtime gave
 up (``DECISIVE``): a timeout, a give-up after retries, a connect retried (NCCL prints one line per 1000
 refused attempts, each after a sleep), no interface to listen on, a foreign peer on the listening socket
-while the communicator was never reported complete. A wait said once (``WAITING``: XLA's ``Waiting to
-connect to client mesh master (300 seconds)``) decides nothing alone: on dev, two excerpts of that one line
-are an init stall at start-up and a mid-training save's rendezvous (dv6-005, dv6-006), which nothing in the
-line tells apart.
+while the communicator was never reported complete. A wait said once (``WAITING``: Paddle's ``init nccl
+context nranks: 4``) decides nothing alone; UNDECIDED names it. XLA's ``Waiting to connect to client mesh
+master (300 seconds) host:port`` (pytorch/xla third_party/xla_client/mesh_service.cc:208) is not an entry:
+the mesh service waits so at every ``xm.rendezvous``, not only at start-up; on dev, two excerpts of that one
+line are an init stall at start-up and a mid-training save's rendezvous (dv6-005, dv6-006), and nothing in
+the line tells them apart.
 
 Sources (commits): NVIDIA/nccl 5067397c (master) and the release tags named; ray-project/ray
 028939cb (service_based_gcs_client.cc) and 00f8d999 (gcs_rpc_client.h); pytorch/pytorch's c10d files by
@@ -122,6 +124,13 @@ MESSAGES: tuple[Message, ...] = (
             Means.GAVE_UP, "its daemons on the other nodes (ssh or srun could not start orted there, or they "
             "cannot connect back to mpirun's node)",
             "open-mpi/ompi orte/mca/errmgr/base/help-errmgr-base.txt:36 at v4.1.8", decoded=False),
+    # start-up begun, in the runtimes' words: a wait said once, which decides nothing alone; UNDECIDED names
+    # it where the log ends there (undecided.py: "start-up began ... and nothing after it is logged")
+    Message("paddle_nccl_context", "Paddle",
+            r"init nccl context nranks: (?P<nranks>\d+) local rank: (?P<rank>\d+)",
+            Means.WAITING, "its NCCL communicator (CreateComm: ncclCommInitRank with every trainer)",
+            "PaddlePaddle/Paddle paddle/fluid/imperative/nccl_context.cc (NCCLParallelContext::Init, VLOG(0) "
+            "before CreateComm; `nccl_context.cc:83]` in the glog head of Paddle 2.x)", decoded=False),
     # torch.distributed's TCPStore (torch/csrc/distributed/c10d/socket.cpp, TCPStore.cpp)
     Message("c10d_client_timed_out", "torch",
             r"The client socket has timed out after (?P<seconds>\d+)(?:s|ms)? while trying to connect to "
@@ -137,18 +146,20 @@ MESSAGES: tuple[Message, ...] = (
 
 
 
-def _either(entries) -> str:
+def either(entries) -> str:
     """One regex of the entries' patterns, their named groups made plain (a frame's regex allows a name
     once)."""
     return "|".join("(?:" + re.sub(r"\(\?P<\w+>", "(?:", m.pattern) + ")" for m in entries)
 
 
 #: every entry's pattern, one alternation
-ANY = _either(MESSAGES)
+ANY = either(MESSAGES)
 #: the entries whose meaning decides an init stall by itself
-DECIDES = _either(m for m in MESSAGES if m.means in DECISIVE)
+DECIDES = either(m for m in MESSAGES if m.means in DECISIVE)
+#: the entries of a start-up begun (a wait said once: UNDECIDED names it where the log ends there)
+WAITS = either(m for m in MESSAGES if m.means is Means.WAITING)
 #: the entries no other parser makes an event of (parsers/start_up reads them)
-UNDECODED = _either(m for m in MESSAGES if not m.decoded)
+UNDECODED = either(m for m in MESSAGES if not m.decoded)
 
 
 def read(text: str) -> tuple[Message, dict] | None:

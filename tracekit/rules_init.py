@@ -215,7 +215,8 @@ def no_interface_to_listen(ev: Evidence) -> Verdict | None:
     ranks = said["rank"].drop_nulls().unique().sort().to_list()
     named = f"{who(ranks)}'s " if ranks else ""
     again = f" (said {said.height} times)" if said.height > 1 else ""
-    return Verdict(Kind.INIT_STALL, f"the NCCL communicator never formed: {named}NCCL {m.means.value} {m.awaited}: "
+    return Verdict(Kind.INIT_STALL, f"the NCCL communicator never formed: {named}NCCL {m.means.value} "
+                   f"{m.awaited}: "
                    f"\"{_from_words(said['message'][0], m.pattern)}\"{again}; no communicator completed its init: "
                    "the interface NCCL_SOCKET_IFNAME names is not up on this host (or has no address of the "
                    "family asked), or the host has none but loopback; `ip addr` on the host says which exist",

@@ -63,8 +63,8 @@ MESSAGES: tuple[Message, ...] = (
             "one line per 1000 refused attempts, each after a sleep); src/include/socket.h:378 at v2.4.2-1 "
             "(every attempt)"),
     Message("nccl_connect_retrying_counted", "NCCL",
-            rf"\w+: connect to {_ADDR} returned (?P<error>Connection refused), retrying \((?P<n>\d+)/(?P<of>\d+)\) "
-            r"after sleep",
+            rf"\w+: connect to {_ADDR} returned (?P<error>Connection refused), retrying "
+            r"\((?P<n>\d+)/(?P<of>\d+)\) after sleep",
             Means.RETRYING, "a peer's NCCL socket",
             "NVIDIA/nccl src/os/linux.cc:293 at 5067397c (ncclOsSocketStartConnect; src/os/windows.cc:322)"),
     # the same retry on a timeout or no route (ETIMEDOUT, EHOSTUNREACH: the connect's packets get no answer):

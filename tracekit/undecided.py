@@ -114,7 +114,8 @@ def _start_up_begun(ev: Evidence) -> tuple[str, Cited] | None:
     m, groups = sm.read(row["message"])
     at = f" at {groups['address']}" if groups.get("address") else ""
     quoted = clip(" ".join(row["message"].split()), 160)
-    text = f"{m.runtime}'s start-up {m.means.value} {m.awaited}{at}: \"{quoted}\" ({Path(row['file']).name}:{row['line']})"
+    where = f"{Path(row['file']).name}:{row['line']}"
+    text = f"{m.runtime}'s start-up {m.means.value} {m.awaited}{at}: \"{quoted}\" ({where})"
     return text, Cited(row["file"], row["line"], clip(row["message"]))
 
 

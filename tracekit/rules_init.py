@@ -18,6 +18,12 @@ shows"): INIT_STALL where a line or a stack says a rank waited in start-up and t
 - ``master_never_resolved``: a worker's init container waited for the master's host name (Kubeflow's
   ``init-pytorch`` loop, ``MASTER_WAIT``), where the run shows no step, collective or progress after it.
 
+- ``start_up_said``: a runtime's own start-up line that shows time passed or that it gave up
+  (``start_up_messages``, ``DECISIVE``: NCCL's connect retried or given up, no interface, a foreign peer
+  on its listening socket; Ray's GCS client giving up on the head; HCCL's socket no peer connected to; c10d's
+  store client timing out), where the run shows no step, collective, completed NCCL init or progress, and
+  NCCL did not say the connect failed (its failure, read by the NCCL rules, is the transport's: dev-116).
+
 ``start_up_unfinished`` walks them in that order; ``rules.RULES`` holds it once, after the rendezvous'
 own failures and before ``init_stall`` (a rank's own word of where start-up stopped is the cause the
 generic init and timeout rules would otherwise report as an unexplained timeout).
@@ -25,8 +31,11 @@ generic init and timeout rules would otherwise report as an unexplained timeout)
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
+from tracekit import start_up_messages as sm
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.sources import collect
@@ -62,7 +71,7 @@ MASTER_WAIT = r"^\s*waiting for master\s*$|Back-off restarting failed container 
 
 def start_up_unfinished(ev: Evidence) -> Verdict | None:
     """The first of this family's rules that fires."""
-    for rule in (unique_id_unanswered, start_up_overdue, master_never_resolved):
+    for rule in (unique_id_unanswered, start_up_overdue, master_never_resolved, start_up_said):
         v = rule(ev)
         if v is not None:
             return v
@@ -133,3 +142,82 @@ def master_never_resolved(ev: Evidence) -> Verdict | None:
                    "master pod or its Service did not exist yet, or its name does not resolve from the "
                    f"worker: \"{quoted}\"{again}", said["rank"].drop_nulls().unique().sort().to_list(),
                    lines(said, 3))
+
+
+#: NCCL's own word that a connect or its init failed (a WARN, the unwind of an error code): the transport's
+#: failure, which the NCCL rules read; a retry line alone is a wait
+NCCL_FAILED = (EventKind.NCCL_WARN, EventKind.NCCL_UNWIND, EventKind.TRANSPORT_ERROR)
+
+
+def start_up_said(ev: Evidence) -> Verdict | None:
+    """INIT_STALL where a runtime's start-up line (``start_up_messages.MESSAGES``) shows its wait for a
+    peer or a coordinator went on past a retry or a limit, or ended in a give-up, and the run never got
+    past start-up: what was awaited, the address, what the line said, how often."""
+    if ev.steps.height or ev.progressed or ev.finished or _past_start_up(ev):
+        return None
+    decisive = sm.DECIDES
+    said = (ev.store.events.filter(pl.col("message").fill_null("").str.contains(decisive))
+            .unique(["file", "line"], maintain_order=True).sort("file", "line"))
+    if not said.height:
+        return None
+    read = [sm.read(m) for m in said["message"]]
+    if any(m.runtime == "NCCL" and m.means is sm.Means.RETRYING for m, _ in read) and ev.kinds(
+            *NCCL_FAILED).filter(~pl.col("message").fill_null("").str.contains(decisive)).height:
+        return None  # NCCL said the connect failed after its retries: the NCCL rules read its reason
+    first, groups = read[0]
+    at = next((g.get("address") or (f"{g['host']}:{g['port']}" if g.get("host") else None)
+               for _, g in read if g.get("address") or g.get("host")), None)
+    quoted = _from_words(said["message"][0], first.pattern)
+    again = f" (said {said.height} times)" if said.height > 1 else ""
+    tries = [int(g["n"]) for _, g in read if g.get("n")]
+    waited = ("" if first.means is not sm.Means.RETRYING
+              else f"; retry {max(tries)} of {groups['of']}, each after a longer sleep" if tries
+              else "; NCCL (2.10 and later) prints this line once per 1000 refused attempts, each after a "
+                   "sleep: time passed with the peer not listening")
+    ranks = said["rank"].drop_nulls().unique().sort().to_list()
+    named = f"{who(ranks)}'s " if ranks else ""
+    return Verdict(Kind.INIT_STALL, f"start-up never completed: {named}{first.runtime} {first.means.value} "
+                   f"{first.awaited}{f' at {at}' if at else ''}: \"{quoted}\"{again}{waited}; "
+                   "no step, collective or completed communicator follows: the peer or coordinator was not up, "
+                   "not reachable at that address (a wrong address or interface, a firewall, a port in use), "
+                   "or not started", ranks, lines(said, 4))
+
+
+def _past_start_up(ev: Evidence) -> bool:
+    """Whether the run got past start-up: a collective, or an NCCL communicator whose init completed."""
+    if collect(ev.store.collectives.lazy().select(pl.len())).item():
+        return True
+    return ev.store.comms.filter(pl.col("state") == "init_complete").height > 0
+
+
+def _from_words(message: str, pattern: str, n: int = 200) -> str:
+    """The line to quote: from a little before the runtime's words (a long logger or launcher prefix first
+    must not push them out of the quote)."""
+    text = " ".join(message.split())
+    hit = re.search(pattern, text)
+    start = hit.start() if hit and hit.start() > 60 else 0
+    return clip(("... " if start else "") + text[start:], n)
+
+
+def no_interface_to_listen(ev: Evidence) -> Verdict | None:
+    """INIT_STALL where NCCL says its bootstrap found no network interface to listen on (``start_up_messages``,
+    ``Means.NO_INTERFACE``: ``Bootstrap : no socket interface found``, ``NET/Socket : No usable listening
+    interface found``) and no communicator completed its init: the communicator never formed (its bootstrap
+    cannot begin), whatever error the program raised after it. Held once in ``rules.RULES`` before NCCL's
+    own failures (which read the same line as the transport's): at start-up it is the init that never
+    completed (dv11-060, the first barrier that creates the communicator)."""
+    pattern = sm.either(m for m in sm.MESSAGES if m.means is sm.Means.NO_INTERFACE)
+    said = (ev.store.events.filter(pl.col("message").fill_null("").str.contains(pattern))
+            .unique(["file", "line"], maintain_order=True).sort("file", "line"))
+    if not said.height or ev.steps.height or ev.progressed or _past_start_up(ev):
+        return None
+    m, _ = sm.read(said["message"][0])
+    ranks = said["rank"].drop_nulls().unique().sort().to_list()
+    named = f"{who(ranks)}'s " if ranks else ""
+    again = f" (said {said.height} times)" if said.height > 1 else ""
+    return Verdict(Kind.INIT_STALL, f"the NCCL communicator never formed: {named}NCCL {m.means.value} "
+                   f"{m.awaited}: "
+                   f"\"{_from_words(said['message'][0], m.pattern)}\"{again}; no communicator completed its init: "
+                   "the interface NCCL_SOCKET_IFNAME names is not up on this host (or has no address of the "
+                   "family asked), or the host has none but loopback; `ip addr` on the host says which exist",
+                   ranks, lines(said, 3))

@@ -13,6 +13,7 @@ from pathlib import Path
 import polars as pl
 
 from tracekit import align
+from tracekit import start_up_messages as sm
 from tracekit.evidence import Evidence, clip
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.parsers.pyspy import RAISED
@@ -96,6 +97,28 @@ def _init_text(st: dict) -> str:
     return " and ".join(out)
 
 
+#: what to collect where start-up is quiet: the wait's own end says what it waited for
+QUIET_START_UP = ("the log a few minutes later (the store's, the rendezvous' or NCCL's timeout names what "
+                  "start-up waits for)")
+
+
+def _start_up_begun(ev: Evidence) -> tuple[str, Cited] | None:
+    """A runtime's own word that its start-up began a wait (``start_up_messages``, ``Means.WAITING``: Paddle's
+    ``init nccl context nranks: 4``, XLA's ``Waiting to connect to client mesh master``): what it said and
+    what it waits for, and its line."""
+    said = (ev.store.events.filter(pl.col("message").fill_null("").str.contains(sm.WAITS))
+            .sort("file", "line"))
+    if not said.height:
+        return None
+    row = said.row(0, named=True)
+    m, groups = sm.read(row["message"])
+    at = f" at {groups['address']}" if groups.get("address") else ""
+    quoted = clip(" ".join(row["message"].split()), 160)
+    where = f"{Path(row['file']).name}:{row['line']}"
+    text = f"{m.runtime}'s start-up {m.means.value} {m.awaited}{at}: \"{quoted}\" ({where})"
+    return text, Cited(row["file"], row["line"], clip(row["message"]))
+
+
 def undecided(ev: Evidence) -> tuple[str, list]:
     """UNDECIDED said as the situation, what is missing to decide and what to collect (never a generic
     sentence): ``both ranks finished NCCL init (Init COMPLETE, 2 of 2) and logged nothing after: a hang
@@ -143,11 +166,20 @@ def undecided(ev: Evidence) -> tuple[str, list]:
                     f"{Path(unwind['file'][0]).name}:{unwind['line'][0]}) and the WARN that says why is not "
                     "in the excerpt")
         cited += lines(unwind, 2)
+    begun = _start_up_begun(ev)
+    if begun is not None and not n and not errors.height and not ev.steps.height:
+        seen.append(begun[0])
+        cited += [begun[1]]
     if not seen:
         text, last = _read(store, ev)
         seen.append(text)
         cited += lines(last, 3)
-    if st and not n and not errors.height and not ev.steps.height:
+    if begun is not None and not n and not errors.height and not ev.steps.height and not st:
+        reading = ("; start-up began and nothing after it is logged (no communicator completed, no collective, "
+                   "step or error): an init stall if the job stopped here, but nothing shows time passing")
+        collect += [QUIET_START_UP, STACKS, "NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=INIT,NET",
+                    "every rank's launch line (the same MASTER_ADDR/MASTER_PORT, world size and node count)"]
+    elif st and not n and not errors.height and not ev.steps.height:
         reading = (" and logged nothing after: a hang in the first collective after init, or a log that ends "
                    "there" if st["done"] and not st["pending"] else
                    " with nothing after: an init stall, or a log cut before the others' init completed")

@@ -1,0 +1,171 @@
+"""What the runtimes print while their start-up waits for its peers or its coordinator, and when that wait
+ends badly, as data read from the code that prints it (issue 31, "Say what the evidence shows").
+
+Each entry: a name, the runtime, a pattern on the line (searched anywhere in it: launchers and loggers put
+prefixes before it), what the line means (``Means``), what start-up was waiting for, and where the runtime
+writes it (``repo path:line`` at the commit named; older spellings said per entry). Named groups keep the
+line's facts: ``address`` (host:port), ``error``, ``seconds``.
+
+The meanings that decide an init stall by themselves are those that show time passed or the runtime gave
+up (``DECISIVE``): a timeout, a give-up after retries, a connect retried (NCCL prints one line per 1000
+refused attempts, each after a sleep), no interface to listen on, a foreign peer on the listening socket
+while the communicator was never reported complete. A wait said once (``WAITING``: Paddle's ``init nccl
+context nranks: 4``) decides nothing alone; UNDECIDED names it. XLA's ``Waiting to connect to client mesh
+master (300 seconds) host:port`` (pytorch/xla third_party/xla_client/mesh_service.cc:208) is not an entry:
+the mesh service waits so at every ``xm.rendezvous``, not only at start-up; on dev, two excerpts of that one
+line are an init stall at start-up and a mid-training save's rendezvous (dv6-005, dv6-006), and nothing in
+the line tells them apart.
+
+Sources (commits): NVIDIA/nccl 5067397c (master) and the release tags named; ray-project/ray
+028939cb (service_based_gcs_client.cc) and 00f8d999 (gcs_rpc_client.h); pytorch/pytorch's c10d files by
+function (the checkout too big to fetch here: file and function named instead of a line).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Means(Enum):
+    """What a start-up line says of its wait."""
+    WAITING = "is waiting for"  # a wait begun: decides nothing alone
+    RETRYING = "kept retrying a refused connect to"  # time passed: the peer's socket was not listening
+    TIMED_OUT = "waited past its limit for"
+    GAVE_UP = "gave up on"
+    NO_INTERFACE = "found no network interface for"
+    FOREIGN_PEER = "had a foreign process connect where it waits for"
+    UNREACHABLE = "got no answer from"  # packets dropped (ETIMEDOUT, no route): the network path, not a wait
+
+
+DECISIVE = frozenset({Means.RETRYING, Means.TIMED_OUT, Means.GAVE_UP, Means.NO_INTERFACE, Means.FOREIGN_PEER})
+
+
+@dataclass(frozen=True)
+class Message:
+    name: str
+    runtime: str
+    pattern: str
+    means: Means
+    awaited: str  # what start-up waited for, said after ``means`` (the verdict names it)
+    source: str  # where the runtime writes it: repo path:line (commit in the module's docstring)
+    decoded: bool = True  # False: no other parser makes an event of it; parsers/start_up makes a `stall`
+
+
+_ADDR = r"(?P<address>\[?[\w.:\-]+\]?[:<]\d+>?)"
+MESSAGES: tuple[Message, ...] = (
+    # NCCL's sockets (bootstrap, proxy, NET/Socket): connect() refused, retried after a sleep
+    Message("nccl_connect_retrying", "NCCL",
+            r"Call to connect returned (?P<error>Connection refused), retrying",
+            Means.RETRYING, "a peer's NCCL socket (the bootstrap root or ring, a proxy)",
+            "NVIDIA/nccl src/misc/socket.cc:471 and :519 at v2.21.5-1 (socketStartConnect/socketPollConnect: "
+            "one line per 1000 refused attempts, each after a sleep); src/include/socket.h:378 at v2.4.2-1 "
+            "(every attempt)"),
+    Message("nccl_connect_retrying_counted", "NCCL",
+            rf"\w+: connect to {_ADDR} returned (?P<error>Connection refused), retrying "
+            r"\((?P<n>\d+)/(?P<of>\d+)\) after sleep",
+            Means.RETRYING, "a peer's NCCL socket",
+            "NVIDIA/nccl src/os/linux.cc:293 at 5067397c (ncclOsSocketStartConnect; src/os/windows.cc:322)"),
+    # the same retry on a timeout or no route (ETIMEDOUT, EHOSTUNREACH: the connect's packets get no answer):
+    # the network path between the hosts (a firewall, a wrong interface), a transport's failure, not a wait
+    # for a peer that is not up yet; on dev: nccl-024 (timed out, transport-error) against dv10-011 (refused)
+    Message("nccl_connect_unanswered", "NCCL",
+            r"Call to connect returned (?P<error>Connection timed out|No route to host), retrying"
+            rf"|\w+: connect to {_ADDR} returned (?P<error2>Connection timed out|No route to host), retrying",
+            Means.UNREACHABLE, "a peer's address",
+            "NVIDIA/nccl src/include/socket.h:398 at v2.7.8-1 (connectAddress: ETIMEDOUT retried with the same "
+            "line); src/os/linux.cc:293 at 5067397c (EHOSTUNREACH, ETIMEDOUT)"),
+    Message("nccl_connect_gave_up", "NCCL",
+            r"socket(?:Start|Poll)Connect: exceeded (?:retries|timeouts) \(\d+\)"
+            rf"|connect to {_ADDR} returned (?P<error2>.+?), exceeded error retry count",
+            Means.GAVE_UP, "a peer's NCCL socket after its retries",
+            "NVIDIA/nccl src/misc/socket.cc:467/476/516/525 at v2.21.5-1; src/os/linux.cc:288 at 5067397c"),
+    Message("nccl_no_interface", "NCCL",
+            r"Bootstrap ?: no socket interface found|NET/Socket ?: No usable listening interface found",
+            Means.NO_INTERFACE, "the bootstrap's listening socket (NCCL_SOCKET_IFNAME names none that is up)",
+            "NVIDIA/nccl src/bootstrap.cc:126 and :120 at 5067397c (the same words since v2.4)"),
+    Message("nccl_wrong_magic", "NCCL",
+            r"socketFinalizeAccept: wrong magic|socketFinalizeAccept from \S+: socket magic mismatch",
+            Means.FOREIGN_PEER, "its NCCL peers (a program that is not NCCL, or another job, on its port)",
+            "NVIDIA/nccl src/misc/socket.cc:432 at v2.21.5-1 (`wrong magic %lx != %lx`: the connection is "
+            "closed and the accept begins again); src/misc/socket.cc:361 at 5067397c"),
+    # Ray: a node's GCS client (ray start, a raylet, a driver) and the cluster's head
+    Message("ray_gcs_reconnect_gave_up", "Ray",
+            rf"Couldn't reconnect to GCS server\. The last attempted GCS server address was {_ADDR}",
+            Means.GAVE_UP, "the Ray head's GCS server after its retries",
+            "ray-project/ray src/ray/gcs/gcs_client/service_based_gcs_client.cc (ReconnectGcsServer: "
+            "RAY_LOG(FATAL) after ping_gcs_rpc_server_max_retries pings)", decoded=False),
+    Message("ray_gcs_connect_timed_out", "Ray",
+            rf"Failed to connect to GCS at address {_ADDR} within (?P<seconds>\d+) seconds",
+            Means.TIMED_OUT, "the Ray head's GCS server",
+            "ray-project/ray src/ray/rpc/gcs_server/gcs_rpc_client.h (GcsRpcClient's constructor: "
+            "WaitForConnected past gcs_rpc_server_connect_timeout_s)", decoded=False),
+    # HCCL (Ascend): the socket a communicator sets up with its peer, never connected
+    Message("hccl_connect_timed_out", "HCCL",
+            r"Get_Socket_Timeout\(EI0006\)|EI0006:.{0,80}Getting socket times out\. Reason: 1\. The remote "
+            r"does not initiate a connect request",
+            Means.TIMED_OUT, "a peer NPU's connect request (HCCL_CONNECT_TIMEOUT, 120 s by default)",
+            "CANN's error catalog, EI0006 (HCCL is closed source; the text as HCCL prints it: "
+            "`Getting socket times out. Reason: 1. The remote does not initiate a connect request`; a "
+            "collective's data wait is another reason, `Remote Rank did not send the data in time`, read "
+            "by hccl_messages)", decoded=False),
+    # Horovod's launcher (horovodrun): its wait for every task to start and report back
+    Message("horovod_start_timed_out", "Horovod",
+            r"Timed out waiting for (?P<activity>[^.]{1,80})\. Please check connectivity between servers",
+            Means.TIMED_OUT, "its tasks on every host to start and register (horovodrun's --start-timeout)",
+            "horovod/horovod horovod/runner/launch.py (the Timeout's message: `Timed out waiting for "
+            "{activity}. Please check connectivity between servers. You may need to increase the "
+            "--start-timeout parameter ...`) and horovod/runner/common/util/timeout.py "
+            "(check_time_out_for: ` Timeout after N seconds.`)", decoded=False),
+    # Open MPI's launcher (mpirun): the daemons it starts on the other nodes never reported back
+    Message("orte_daemons_not_started", "Open MPI",
+            r"ORTE was unable to reliably start one or more daemons",
+            Means.GAVE_UP, "its daemons on the other nodes (ssh or srun could not start orted there, or they "
+            "cannot connect back to mpirun's node)",
+            "open-mpi/ompi orte/mca/errmgr/base/help-errmgr-base.txt:36 at v4.1.8", decoded=False),
+    # start-up begun, in the runtimes' words: a wait said once, which decides nothing alone; UNDECIDED names
+    # it where the log ends there (undecided.py: "start-up began ... and nothing after it is logged")
+    Message("paddle_nccl_context", "Paddle",
+            r"init nccl context nranks: (?P<nranks>\d+) local rank: (?P<rank>\d+)",
+            Means.WAITING, "its NCCL communicator (CreateComm: ncclCommInitRank with every trainer)",
+            "PaddlePaddle/Paddle paddle/fluid/imperative/nccl_context.cc (NCCLParallelContext::Init, VLOG(0) "
+            "before CreateComm; `nccl_context.cc:83]` in the glog head of Paddle 2.x)", decoded=False),
+    # torch.distributed's TCPStore (torch/csrc/distributed/c10d/socket.cpp, TCPStore.cpp)
+    Message("c10d_client_timed_out", "torch",
+            r"The client socket has timed out after (?P<seconds>\d+)(?:s|ms)? while trying to connect to "
+            r"\((?P<host>[^,)]+), (?P<port>\d+)\)",
+            Means.TIMED_OUT, "the c10d store's server (MASTER_ADDR:MASTER_PORT)",
+            "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::run, "
+            "throwTimeoutError)"),
+    Message("c10d_server_listen_failed", "torch",
+            r"The server socket has failed to listen on any local network address",
+            Means.GAVE_UP, "listening on the c10d store's port",
+            "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (SocketListenOp::run)"),
+)
+
+
+
+def either(entries) -> str:
+    """One regex of the entries' patterns, their named groups made plain (a frame's regex allows a name
+    once)."""
+    return "|".join("(?:" + re.sub(r"\(\?P<\w+>", "(?:", m.pattern) + ")" for m in entries)
+
+
+#: every entry's pattern, one alternation
+ANY = either(MESSAGES)
+#: the entries whose meaning decides an init stall by itself
+DECIDES = either(m for m in MESSAGES if m.means in DECISIVE)
+#: the entries of a start-up begun (a wait said once: UNDECIDED names it where the log ends there)
+WAITS = either(m for m in MESSAGES if m.means is Means.WAITING)
+#: the entries no other parser makes an event of (parsers/start_up reads them)
+UNDECODED = either(m for m in MESSAGES if not m.decoded)
+
+
+def read(text: str) -> tuple[Message, dict] | None:
+    """The first entry whose pattern the line holds, with its named groups (those that matched)."""
+    for m in MESSAGES:
+        hit = re.search(m.pattern, text)
+        if hit:
+            return m, {k: v for k, v in hit.groupdict().items() if v}
+    return None

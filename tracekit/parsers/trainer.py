@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from tracekit import progress_messages
 from tracekit.parsers import Parsed, any_of
 from tracekit.parsers.text import PREFIX
 from tracekit.schema import EventKind
@@ -96,7 +97,9 @@ PROGRAM_END = (r"(?i)^(?:Rank \d+:\s*)?(?:End of (?:workload|training)\b"
                r"|^(?:OK:?\s*)?(?:finished|completed|done)(?: running)?(?: the)? "
                r"(?:benchmark|tests?|checks?)\b"
                r"|^(?:The )?(?:benchmark|tests?|checks?) (?:finished|completed|done|passed)\b"
-               r"|\bFault nodes are: \[\]\s+and stragglers are: \[\]")
+               r"|\bFault nodes are: \[\]\s+and stragglers are: \[\]"
+               # (s18) the runtimes' own end lines, read from their printing code: tracekit/progress_messages.py
+               + "|" + any_of(*(m.pattern for m in progress_messages.ENDS)))
 # (progress) a test runner's own end: unittest's TextTestRunner (and nose, Paddle's and torch's own test
 # suites: `Ran 4 tests in 41.896s`, the separator, then `OK` or `OK (skipped=1)`; `FAILED (failures=1)` is
 # no clean end: unittest/runner.py), pytest's summary with nothing failed (`=== 5 passed, 1 warning in

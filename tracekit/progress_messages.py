@@ -1,0 +1,88 @@
+"""What runtimes print when a run finished and how fast each step went, as data, read from their source
+(issue 31, session 18: the vocabulary of the progress family taken from the printing code, not from
+excerpts).
+
+Each entry: a name, a pattern on the line's text (after ``parsers/text.py`` took the launcher prefix off;
+the runtimes' own logger headers, ``[INFO:swift]``, ``... - root - INFO -``, stay on the line, so a pattern
+is anchored on the message's own words, never on a header), what it means, and where the runtime prints it
+(``owner/repo path:line`` of the snapshot read). Patterns are for polars (Rust regex): case is written out,
+never an inline global flag, so ``parsers.any_of`` can join them.
+
+``ENDS`` are a program's or a launcher's own word that the run finished cleanly: each is printed only on
+the path where the work returned without an exception (the source line says why), so ``parsers/trainer.py``
+reads them as ``program_end`` events. ``TIMES`` and ``RATES`` are the time per step and the throughput a
+runtime's step line prints, which ``parsers/series.py`` adds to its own (``pace.py`` reads them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Message:
+    name: str
+    pattern: str
+    meaning: str
+    source: str  # where the runtime prints it: owner/repo path:line
+
+
+ENDS: tuple[Message, ...] = (
+    Message("torchtitan_training_completed", r"(?:^|\W\s)Training completed\s*$",
+            "torchtitan's trainer left its step loop (every step done, the last checkpoint saved) and slept "
+            "2 s for the other ranks to finish: it is logged after the loop, not in an except",
+            "pytorch/torchtitan torchtitan/trainer.py:1071 (`logger.info(\"Training completed\")`, after "
+            "`Sleeping 2 seconds for other ranks to complete`, :1068); torchtitan/experiments/torchft/"
+            "trainer.py:574 the same"),
+    Message("elastic_local_group_succeeded",
+            r"\bLocal worker group finished \((?:WorkerState\.)?SUCCEEDED\)",
+            "torchelastic's agent: every worker of this node's group exited with 0, it now waits at the exit "
+            "barrier for the other agents (`_exit_barrier`, called only from the SUCCEEDED branch)",
+            "pytorch/pytorch torch/distributed/elastic/agent/server/api.py `_exit_barrier` (`Local worker group "
+            "finished (%s). Waiting %s seconds for other agents to finish`; the newer `[%s] worker group "
+            "successfully finished.` of `_invoke_run` is read by parsers/trainer.py already)"),
+    Message("elastic_exit_barrier_done", r"\bDone waiting for other agents\. Elapsed: [\d.]+ seconds",
+            "torchelastic's exit barrier passed: every node's agent reached it after its own workers "
+            "succeeded; the whole job ended cleanly",
+            "pytorch/pytorch torch/distributed/elastic/agent/server/api.py `_exit_barrier` (after "
+            "`store_util.barrier` returns; a failed barrier logs `Error waiting on exit barrier` instead)"),
+    Message("swift_main_ended", r"\[INFO:swift\] End time of running main: \d{4}-\d\d-\d\d",
+            "ms-swift's pipeline `main` returned: `run()` (training, export, inference) ended without an "
+            "exception",
+            "modelscope/ms-swift swift/pipelines/base.py:53 (`logger.info(f'End time of running main: "
+            "...')` after `result = self.run()`; swift/llm/base.py in 2.x-3.x the same)"),
+    Message("swift_last_checkpoint", r"\[INFO:swift\] last_model_checkpoint: \S",
+            "ms-swift's sft pipeline after `trainer.train()` returned: it names the checkpoint the run ended on",
+            "modelscope/ms-swift swift/pipelines/train/sft.py:203 (`logger.info_if(f'last_model_checkpoint: "
+            "{state.last_model_checkpoint}', ...)` in `_save_trainer_state`, after training)"),
+    Message("fairseq_done_training", r"\bdone training in [\d.]+ seconds\b",
+            "fairseq's train loop ran to its max epoch / max update (or its stop criterion) and returned",
+            "facebookresearch/fairseq fairseq_cli/train.py:220 (`logger.info(\"done training in {:.1f} "
+            "seconds\".format(train_meter.sum))`, after the epoch loop)"),
+    Message("deepspeed_process_succeeded", r"\[launch\.py:\d+:main\] Process \d+ exits successfully\.",
+            "DeepSpeed's per-node launcher: that worker process returned 0",
+            "deepspeedai/DeepSpeed deepspeed/launcher/launch.py:367 (`logger.info(f\"Process {process.pid} "
+            "exits successfully.\")`, where `process.poll() == 0`; a non-zero return logs `exits with return "
+            "code = N`, :341)"),
+    Message("hf_train_metrics", r"^\*{5} train metrics \*{5}\s*$",
+            "HF Trainer's metrics block of a finished `trainer.train()` (the examples, LLaMA-Factory and "
+            "ms-swift call `trainer.log_metrics(\"train\", train_result.metrics)` after it returns)",
+            "huggingface/transformers src/transformers/trainer_pt_utils.py `log_metrics` (`print(f\"***** "
+            "{split} metrics *****\")`, world process zero only); hiyouga/LLaMA-Factory src/llamafactory/train/sft/workflow.py "
+            "(`trainer.log_metrics(\"train\", train_result.metrics)` after `trainer.train`)"),
+)
+
+#: seconds per step a runtime's step line prints: (pattern, its factor to seconds, source)
+TIMES: tuple[tuple[str, float, str], ...] = (
+    (r"\bcompleted step: \d+, seconds: ([\d.]+)", 1.0,
+     "AI-Hypercomputer/maxtext src/maxtext/common/metric_logger.py:181-182 (`completed step: {step}`, "
+     "`seconds: {perf/step_time_seconds:.3f}`, joined with `, `)"),
+)
+#: throughputs a runtime's step line prints: (pattern, source); group 1 the figure
+RATES: tuple[tuple[str, str], ...] = (
+    (r"\bTokens/s/device: (\d[\d,]*(?:\.\d+)?)",
+     "AI-Hypercomputer/maxtext src/maxtext/common/metric_logger.py:197 (`Tokens/s/device: "
+     "{perf/per_device_tokens_per_sec:.3f}`; `TFLOP/s/device:` before it, :196, is the model FLOPs)"),
+)
+#: the units those rates name (``pace.py``'s ``RATE_UNIT`` takes them in)
+RATE_UNITS = (r"Tokens/s/device",)

@@ -72,6 +72,30 @@ ENDS: tuple[Message, ...] = (
             "(`trainer.log_metrics(\"train\", train_result.metrics)` after `trainer.train`)"),
 )
 
+#: a runtime's own line for each step or iteration it completed, the count in group ``step``: read as ``step``
+#: events (and never as an end, though their words are an end's: `Training finished iteration 3`)
+STEPS: tuple[Message, ...] = (
+    Message("ray_train_iteration",
+            r"^Training finished iteration (?P<step>\d+) at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d "
+            r"\(running for [\d:.]+\)",
+            "Ray Train's result callback: the training function reported its result of iteration N "
+            "(`train.report`); the run goes on (its end is `Training completed training after N iterations`, "
+            "an end parsers/trainer.py reads)",
+            "ray-project/ray python/ray/tune/experimental/output.py `AirResultProgressCallback.on_trial_result` "
+            "(`f\"{self._addressing_tmpl.format(trial)} finished iteration {result[TRAINING_ITERATION]} at "
+            "{curr_time} (running for {running_time}).\"`, `_addressing_tmpl = \"Training\"` for Ray Train; "
+            "`on_trial_complete` prints `completed training after {finished_iter} iterations`)"),
+)
+
+#: lines in an end's words that report one part of the run done, never its end (the end patterns of
+#: parsers/trainer.py, `^Finished training\b`, would take them): read as no end
+PARTS: tuple[Message, ...] = (
+    Message("xla_epoch_finished", r"^Finished training epoch \d+\s*$",
+            "torch_xla's training scripts at the end of each epoch; the next epoch follows",
+            "pytorch/xla test/pjrt/test_train_hf_transformer.py:109 (`xm.master_print(\"Finished training "
+            "epoch {}\".format(epoch))` inside the epoch loop)"),
+)
+
 #: seconds per step a runtime's step line prints: (pattern, its factor to seconds, source)
 TIMES: tuple[tuple[str, float, str], ...] = (
     (r"\bcompleted step: \d+, seconds: ([\d.]+)", 1.0,

@@ -1,0 +1,102 @@
+"""Session 18 (issue 31): the progress family's vocabulary read from the runtimes' printing code
+(``tracekit/progress_messages.py``). Each line below is built in the exact format the runtime's code prints
+(the code's repo path:line by each); the run it ends is healthy on the runtime's own word, a step time it
+prints is read as the pace, and a report of one part of the run in an end's words is no end."""
+
+import pytest
+
+from tracekit.evidence import Evidence
+from tracekit.ingest import ingest
+from tracekit.schema import EventKind
+from tracekit.verdict import Kind, decide
+
+# one progress line of a loop that runs before each end line: the end alone decides it
+ENDS = {
+    # pytorch/torchtitan torchtitan/trainer.py:1068,1071 (`logger.info("Sleeping 2 seconds for other ranks to
+    # complete")`, `logger.info("Training completed")`), its logger's `%(asctime)s - %(name)s - %(levelname)s -`
+    "torchtitan": ["2025-01-10 10:00:00,120 - root - INFO - Sleeping 2 seconds for other ranks to complete",
+                   "2025-01-10 10:00:02,123 - root - INFO - Training completed"],
+    # pytorch/pytorch torch/distributed/elastic/agent/server/api.py `_exit_barrier`: `Local worker group
+    # finished (%s). Waiting %s seconds for other agents to finish`, then `Done waiting for other agents.
+    # Elapsed: %s seconds`
+    "torchelastic_barrier": [
+        "INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (WorkerState.SUCCEEDED). "
+        "Waiting 300 seconds for other agents to finish",
+        "INFO:torch.distributed.elastic.agent.server.api:Done waiting for other agents. Elapsed: 0.0012 seconds"],
+    # modelscope/ms-swift swift/pipelines/base.py:53 (`logger.info(f'End time of running main: ...')`)
+    "swift_main": ["[INFO:swift] End time of running main: 2024-08-01 10:00:00.123456"],
+    # modelscope/ms-swift swift/pipelines/train/sft.py:203 (`logger.info_if(f'last_model_checkpoint: ...')`)
+    "swift_checkpoint": ["[INFO:swift] last_model_checkpoint: /output/v0-20240801-100000/checkpoint-100"],
+    # facebookresearch/fairseq fairseq_cli/train.py:220 (`logger.info("done training in {:.1f} seconds")`),
+    # fairseq's log format `%(asctime)s | %(levelname)s | %(name)s | %(message)s`
+    "fairseq": ["2021-03-08 12:43:15 | INFO | fairseq_cli.train | done training in 798.6 seconds"],
+    # deepspeedai/DeepSpeed deepspeed/launcher/launch.py:367 (`logger.info(f"Process {process.pid} exits
+    # successfully.")`), DeepSpeed's logger `[%(asctime)s] [%(levelname)s] [%(filename)s:%(lineno)d:%(funcName)s]`
+    "deepspeed_launch": ["[2024-01-01 10:00:00,123] [INFO] [launch.py:367:main] Process 12345 exits successfully.",
+                         "[2024-01-01 10:00:00,125] [INFO] [launch.py:367:main] Process 12346 exits successfully."],
+    # huggingface/transformers src/transformers/trainer_pt_utils.py `log_metrics` (`print(f"***** {split}
+    # metrics *****")`, then `  {key: <{k_width}} = {value:>{v_width}}` a line)
+    "hf_train_metrics": ["***** train metrics *****", "  epoch                    =        3.0",
+                         "  train_loss               =     1.2345", "  train_runtime            = 0:10:00.12",
+                         "  train_samples_per_second =     10.123"],
+}
+
+
+def _run(tmp_path, name: str, lines: list[str]):
+    p = tmp_path / f"{name}.log"
+    p.write_text("\n".join(lines) + "\n")
+    store = ingest([p])
+    return store, decide(store)
+
+
+@pytest.mark.parametrize("name", sorted(ENDS))
+def test_a_runtimes_own_end_line_says_the_run_finished(tmp_path, name):
+    store, v = _run(tmp_path, name, ENDS[name])
+    ends = store.events.filter(store.events["kind"] == EventKind.PROGRAM_END)
+    assert ends.height >= 1, name
+    assert v.kind == Kind.HEALTHY and "ended cleanly" in v.summary, (name, v.summary)
+
+
+def _maxtext(step: int, seconds: float) -> str:
+    # AI-Hypercomputer/maxtext src/maxtext/common/metric_logger.py:181-207 (`completed step: {step}`,
+    # `seconds: {step_time:.3f}`, `TFLOP/s/device: {:.3f}`, `Tokens/s/device: {:.3f}`, `total_weights: {}`,
+    # `loss: {:.3f}`, ... joined with `, `)
+    return (f"completed step: {step}, seconds: {seconds:.3f}, TFLOP/s/device: 257.929, "
+            f"Tokens/s/device: 36653.244, total_weights: 196608, loss: {10 - step / 10:.3f}, lm_loss: 0.000, "
+            "perplexity: 1.000")
+
+
+def test_maxtexts_step_time_is_the_pace_and_steps_to_the_last_line_at_it_are_healthy(tmp_path):
+    store, v = _run(tmp_path, "maxtext", [_maxtext(s, 1.34 + 0.001 * (s % 2)) for s in range(1, 7)])
+    ticks = Evidence.gather(store).ticks
+    assert ticks["took"].to_list() == pytest.approx([1.341, 1.34, 1.341, 1.34, 1.341, 1.34])
+    assert ticks["rate"].to_list() == pytest.approx([36653.244] * 6)
+    assert v.kind == Kind.HEALTHY and "1.3 s per step" in v.summary and "seconds: 1.34" in v.summary
+
+
+def test_maxtexts_step_time_that_doubles_is_slow_progress(tmp_path):
+    times = [1.34, 1.35, 1.34, 1.36, 2.9, 3.1, 3.0, 3.2, 3.1]
+    _, v = _run(tmp_path, "maxtext", [_maxtext(s, t) for s, t in enumerate(times, 1)])
+    assert v.kind == Kind.SLOW_PROGRESS, v.summary
+
+
+def test_a_report_of_one_iteration_in_an_ends_words_is_a_step_not_the_end(tmp_path):
+    # ray-project/ray python/ray/tune/experimental/output.py AirResultProgressCallback.on_trial_result
+    # (`f"{self._addressing_tmpl.format(trial)} finished iteration {N} at {curr_time} (running for {t})."`,
+    # `_addressing_tmpl = "Training"` for Ray Train)
+    lines = [f"Training finished iteration {i} at 2024-01-01 10:00:0{i} (running for 00:00:0{i}.12)."
+             for i in (1, 2, 3)]
+    store, v = _run(tmp_path, "ray", lines)
+    ev = store.events
+    assert ev.filter(ev["kind"] == EventKind.PROGRAM_END).height == 0
+    assert ev.filter(ev["kind"] == EventKind.STEP)["step"].to_list() == [1, 2, 3]
+    assert "ended cleanly" not in v.summary
+
+
+def test_torch_xlas_epoch_end_is_no_end_of_the_run(tmp_path):
+    # pytorch/xla test/pjrt/test_train_hf_transformer.py:109 (`xm.master_print("Finished training epoch
+    # {}".format(epoch))` inside the epoch loop)
+    store, v = _run(tmp_path, "xla", ["Finished training epoch 1", "Finished training epoch 2"])
+    ev = store.events
+    assert ev.filter(ev["kind"] == EventKind.PROGRAM_END).height == 0
+    assert v.kind != Kind.HEALTHY

@@ -39,6 +39,10 @@ ENDS = {
     "hf_train_metrics": ["***** train metrics *****", "  epoch                    =        3.0",
                          "  train_loss               =     1.2345", "  train_runtime            = 0:10:00.12",
                          "  train_samples_per_second =     10.123"],
+    # horovod/horovod examples/pytorch/pytorch_synthetic_benchmark.py:110,116,117 (`log('Iter #%d: %.1f img/sec
+    # per %s')`, `log('Img/sec per %s: %.1f +-%.1f')`, `log('Total img/sec on %d %s(s): %.1f +-%.1f')`)
+    "horovod_benchmark": ["Iter #9: 305.4 img/sec per GPU", "Img/sec per GPU: 305.2 +-2.1",
+                          "Total img/sec on 8 GPU(s): 2441.6 +-16.8"],
 }
 
 
@@ -100,3 +104,13 @@ def test_torch_xlas_epoch_end_is_no_end_of_the_run(tmp_path):
     ev = store.events
     assert ev.filter(ev["kind"] == EventKind.PROGRAM_END).height == 0
     assert v.kind != Kind.HEALTHY
+
+
+def test_horovods_img_per_sec_is_the_pace(tmp_path):
+    # horovod/horovod examples/pytorch/pytorch_synthetic_benchmark.py:110 (`log('Iter #%d: %.1f img/sec per %s'
+    # % (x, img_sec, device))`)
+    store, v = _run(tmp_path, "horovod", [f"Iter #{i}: {305 + i % 2:.1f} img/sec per GPU" for i in range(6)])
+    ticks = Evidence.gather(store).ticks
+    assert ticks["rate"].to_list() == pytest.approx([305.0, 306.0] * 3)
+    assert ticks["unit"][0] == "img/sec per GPU"
+    assert v.kind == Kind.HEALTHY and "img/sec per GPU" in v.summary

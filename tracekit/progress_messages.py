@@ -70,6 +70,12 @@ ENDS: tuple[Message, ...] = (
             "huggingface/transformers src/transformers/trainer_pt_utils.py `log_metrics` (`print(f\"***** "
             "{split} metrics *****\")`, world process zero only); hiyouga/LLaMA-Factory src/llamafactory/train/sft/workflow.py "
             "(`trainer.log_metrics(\"train\", train_result.metrics)` after `trainer.train`)"),
+    Message("horovod_benchmark_total", r"^Total img/sec on \d+ \w+\(s\): [\d.]+ \+-[\d.]+",
+            "Horovod's synthetic benchmark after its last timed iteration: the throughput of all workers "
+            "together (rank 0 prints it; `Img/sec per GPU: mean +-conf` the line before)",
+            "horovod/horovod examples/pytorch/pytorch_synthetic_benchmark.py:117 (`log('Total img/sec on %d "
+            "%s(s): %.1f +-%.1f' % (hvd.size(), device, hvd.size() * img_sec_mean, hvd.size() * "
+            "img_sec_conf))`, after the timed loop; tensorflow_synthetic_benchmark.py the same)"),
 )
 
 #: a runtime's own line for each step or iteration it completed, the count in group ``step``: read as ``step``
@@ -107,6 +113,10 @@ RATES: tuple[tuple[str, str], ...] = (
     (r"\bTokens/s/device: (\d[\d,]*(?:\.\d+)?)",
      "AI-Hypercomputer/maxtext src/maxtext/common/metric_logger.py:197 (`Tokens/s/device: "
      "{perf/per_device_tokens_per_sec:.3f}`; `TFLOP/s/device:` before it, :196, is the model FLOPs)"),
+    (r"\bIter #\d+: (\d[\d,]*(?:\.\d+)?) img/sec per \w+",
+     "horovod/horovod examples/pytorch/pytorch_synthetic_benchmark.py:110 (`log('Iter #%d: %.1f img/sec per %s' "
+     "% (x, img_sec, device))`; the TensorFlow and elastic variants the same, examples/tensorflow/"
+     "tensorflow_synthetic_benchmark.py:105)"),
 )
-#: the units those rates name (``pace.py``'s ``RATE_UNIT`` takes them in)
-RATE_UNITS = (r"Tokens/s/device",)
+#: the units those rates name (parsers/series.py's ``RATE_UNIT`` takes them in, before its own)
+RATE_UNITS = (r"Tokens/s/device", r"img/sec per \w+")

@@ -73,7 +73,7 @@ RATES = (
     rf"(?i){UNIT_KEY}['\"]?\s*[:=]\s*(\d[\d,]*(?:\.\d+)?)",
 )
 #: the unit of a line's rate, where it says one
-RATE_UNIT = (r"(?i)(token/s|tokens?/s(?:ec)?|tok/s|samples/s(?:ec)?|images/s(?:ec)?|iter/s|it/s|steps?/s|"
+RATE_UNIT = (r"(?i)(" + "|".join(progress_messages.RATE_UNITS) + "|token/s|tokens?/s(?:ec)?|tok/s|samples/s(?:ec)?|images/s(?:ec)?|iter/s|it/s|steps?/s|"
              r"tps|wps|\bips\b|"
              r"[GT]FLOPS|tokens?/gpu/s\w*|tgs|SamplesPerSec|[a-z_]*?" + UNIT_KEY + ")")
 #: where a field named ``time`` starts: the line's start, a separator or a figure before it, then the word

@@ -43,6 +43,10 @@ ENDS = {
     # per %s')`, `log('Img/sec per %s: %.1f +-%.1f')`, `log('Total img/sec on %d %s(s): %.1f +-%.1f')`)
     "horovod_benchmark": ["Iter #9: 305.4 img/sec per GPU", "Img/sec per GPU: 305.2 +-2.1",
                           "Total img/sec on 8 GPU(s): 2441.6 +-16.8"],
+    # espnet/espnet espnet2/train/trainer.py Trainer.run (`logging.info(f"The training was finished at
+    # {max_epoch} epochs ")`, the epoch loop's else), ESPnet's log format `[host] %(asctime)s (%(module)s:%(lineno)d)
+    # %(levelname)s: %(message)s`
+    "espnet": ["[gpu01] 2023-01-01 10:00:00,123 (trainer:338) INFO: The training was finished at 50 epochs "],
 }
 
 
@@ -114,3 +118,17 @@ def test_horovods_img_per_sec_is_the_pace(tmp_path):
     assert ticks["rate"].to_list() == pytest.approx([305.0, 306.0] * 3)
     assert ticks["unit"][0] == "img/sec per GPU"
     assert v.kind == Kind.HEALTHY and "img/sec per GPU" in v.summary
+
+
+def test_espnets_batch_reports_are_steps_with_their_train_time(tmp_path):
+    # espnet/espnet espnet2/train/reporter.py SubReporter.log_message (`f"{epoch}epoch:{key}:{prev_count + 1}-
+    # {count}batch: "`, then `{key2}={v:.3f}` joined with `, `; `train_time` registered per iteration by
+    # espnet2/train/trainer.py train_one_epoch)
+    lines = [f"[gpu01] 2023-01-01 10:0{i}:00,123 (trainer:732) INFO: 3epoch:train:{100 * i + 1}-{100 * (i + 1)}batch: "
+             f"iter_time=1.234e-04, forward_time=0.123, loss_ctc=50.{i}, loss=45.{i}, backward_time=0.200, "
+             f"optim_step_time=0.030, optim0_lr0=1.000e-04, train_time=0.5{i % 2}0" for i in range(5)]
+    store, v = _run(tmp_path, "espnet", lines)
+    ev = Evidence.gather(store)
+    assert ev.steps["step"].to_list() == [100, 200, 300, 400, 500]
+    assert ev.ticks["took"].to_list() == pytest.approx([0.5, 0.51, 0.5, 0.51, 0.5])
+    assert v.kind == Kind.HEALTHY and "train_time=0.5" in v.summary

@@ -70,6 +70,18 @@ ENDS: tuple[Message, ...] = (
             "huggingface/transformers src/transformers/trainer_pt_utils.py `log_metrics` (`print(f\"***** "
             "{split} metrics *****\")`, world process zero only); hiyouga/LLaMA-Factory src/llamafactory/train/sft/workflow.py "
             "(`trainer.log_metrics(\"train\", train_result.metrics)` after `trainer.train`)"),
+    Message("espnet_finished", r"\bThe training was finished at \d+ epochs\b",
+            "ESPnet's trainer ran every epoch to `max_epoch` (the `else` of its epoch loop: no early stop, no "
+            "break on invalid gradients)",
+            "espnet/espnet espnet2/train/trainer.py `Trainer.run` (`logging.info(f\"The training was finished at "
+            "{trainer_options.max_epoch} epochs \")` in the epoch loop's `else`)"),
+    Message("espnet_early_stopping", r"^\[Early stopping\] \S+ has not been improved \d+ epochs continuously\. "
+            r"The training was stopped at \d+epoch",
+            "ESPnet's reporter stopped the training on its early-stopping criterion: a normal end, chosen by the "
+            "run's own options (`--patience`)",
+            "espnet/espnet espnet2/train/reporter.py `Reporter.check_early_stopping` (`logger.info(f\"[Early "
+            "stopping] {key1}.{key2} has not been improved {n} epochs continuously. The training was stopped at "
+            "{epoch}epoch\")`); `This training was stopped at Nepoch` after invalid gradients is a warning, no end"),
     Message("horovod_benchmark_total", r"^Total img/sec on \d+ \w+\(s\): [\d.]+ \+-[\d.]+",
             "Horovod's synthetic benchmark after its last timed iteration: the throughput of all workers "
             "together (rank 0 prints it; `Img/sec per GPU: mean +-conf` the line before)",
@@ -91,6 +103,11 @@ STEPS: tuple[Message, ...] = (
             "(`f\"{self._addressing_tmpl.format(trial)} finished iteration {result[TRAINING_ITERATION]} at "
             "{curr_time} (running for {running_time}).\"`, `_addressing_tmpl = \"Training\"` for Ray Train; "
             "`on_trial_complete` prints `completed training after {finished_iter} iterations`)"),
+    Message("espnet_batches", r"\b\d+epoch:train:\d+-(?P<step>\d+)batch: ",
+            "ESPnet's sub-reporter every `log_interval` batches: the epoch, the batches it covers (counted from 1 "
+            "in each epoch), then its `key=value` figures (`train_time=` the mean seconds of one iteration)",
+            "espnet/espnet espnet2/train/reporter.py `SubReporter.log_message` (`f\"{self.epoch}epoch:{self.key}:"
+            "{self.prev_count + 1}-{self.count}batch: \"`, then `{key2}={v:.3f}` joined with `, `)"),
 )
 
 #: lines in an end's words that report one part of the run done, never its end (the end patterns of

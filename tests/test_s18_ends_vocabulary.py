@@ -132,3 +132,20 @@ def test_espnets_batch_reports_are_steps_with_their_train_time(tmp_path):
     assert ev.steps["step"].to_list() == [100, 200, 300, 400, 500]
     assert ev.ticks["took"].to_list() == pytest.approx([0.5, 0.51, 0.5, 0.51, 0.5])
     assert v.kind == Kind.HEALTHY and "train_time=0.5" in v.summary
+
+
+@pytest.mark.parametrize("said", [
+    # pytorch/pytorch torch/distributed/elastic/agent/server/api.py `_exit_barrier`, entered only from the
+    # SUCCEEDED branch of `_invoke_run`
+    "Local worker group finished (WorkerState.SUCCEEDED). Waiting 300 seconds for other agents to finish",
+    "Done waiting for other agents. Elapsed: 0.0012 seconds"])
+def test_torchelastics_exit_barrier_speaks_for_the_ranks_of_its_group(said):
+    from tests.factory import make_store
+    from tracekit import rules_bench
+    store = make_store(
+        ranks=[dict(file="r0.log", rank=0, world_size=4)],
+        events=[dict(kind="step", file="r0.log", line=1, rank=0, step=100, message="step 100 loss 2.0"),
+                dict(kind="program_end", file="r0.log", line=7, rank=0, message=said)])
+    v = rules_bench.every_rank_ended(Evidence.gather(store))
+    assert v is not None and v.kind == Kind.HEALTHY and said in v.summary
+    assert "1 of 4 ranks seen" in v.summary

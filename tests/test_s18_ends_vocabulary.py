@@ -149,3 +149,14 @@ def test_torchelastics_exit_barrier_speaks_for_the_ranks_of_its_group(said):
     v = rules_bench.every_rank_ended(Evidence.gather(store))
     assert v is not None and v.kind == Kind.HEALTHY and said in v.summary
     assert "1 of 4 ranks seen" in v.summary
+
+
+def test_nemos_step_timing_in_its_bar_is_the_pace_and_a_doubling_is_slow(tmp_path):
+    # NVIDIA/NeMo nemo/utils/exp_manager.py TimingCallback._on_batch_end (`pl_module.log(name + ' in s', ...,
+    # prog_bar=(name == "train_step_timing"))`): Lightning's bar carries `train_step_timing in s=<seconds>`
+    times = [1.21, 1.22, 1.2, 1.23, 2.6, 2.7, 2.65, 2.8, 2.75]
+    lines = [f"Epoch 0: :   {i}%|▏ | {i}/1000 [00:{10 + i}<10:00, reduced_train_loss=7.1{i}, global_step={i - 1}.000, "
+             f"consumed_samples={1024 * i}.0, train_step_timing in s={t}]" for i, t in enumerate(times, 1)]
+    store, v = _run(tmp_path, "nemo", lines)
+    assert Evidence.gather(store).ticks["took"].to_list() == pytest.approx(times)
+    assert v.kind == Kind.SLOW_PROGRESS, v.summary

@@ -124,6 +124,10 @@ TIMES: tuple[tuple[str, float, str], ...] = (
     (r"\bcompleted step: \d+, seconds: ([\d.]+)", 1.0,
      "AI-Hypercomputer/maxtext src/maxtext/common/metric_logger.py:181-182 (`completed step: {step}`, "
      "`seconds: {perf/step_time_seconds:.3f}`, joined with `, `)"),
+    (r"\btrain_step_timing in s=([\d.]+)", 1.0,
+     "NVIDIA/NeMo nemo/utils/exp_manager.py `TimingCallback._on_batch_end` (`pl_module.log(name + ' in s', "
+     "self.timer[name], ..., prog_bar=(name == \"train_step_timing\"))`: Lightning's bar shows it as "
+     "`train_step_timing in s=1.23`, the seconds of the last training step)"),
 )
 #: throughputs a runtime's step line prints: (pattern, source); group 1 the figure
 RATES: tuple[tuple[str, str], ...] = (

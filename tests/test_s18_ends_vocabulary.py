@@ -47,6 +47,10 @@ ENDS = {
     # {max_epoch} epochs ")`, the epoch loop's else), ESPnet's log format `[host] %(asctime)s (%(module)s:%(lineno)d)
     # %(levelname)s: %(message)s`
     "espnet": ["[gpu01] 2023-01-01 10:00:00,123 (trainer:338) INFO: The training was finished at 50 epochs "],
+    # Lightning-AI/pytorch-lightning src/lightning/pytorch/callbacks/early_stopping.py:283-284, timer.py:205
+    "lightning_early_stopping": ["Monitored metric val_loss did not improve in the last 3 records. Best score: 0.412. "
+                                 "Signaling Trainer to stop."],
+    "lightning_time_limit": ["Time limit reached. Elapsed time is 2:00:00.123456. Signaling Trainer to stop."],
 }
 
 

@@ -82,6 +82,18 @@ ENDS: tuple[Message, ...] = (
             "espnet/espnet espnet2/train/reporter.py `Reporter.check_early_stopping` (`logger.info(f\"[Early "
             "stopping] {key1}.{key2} has not been improved {n} epochs continuously. The training was stopped at "
             "{epoch}epoch\")`); `This training was stopped at Nepoch` after invalid gradients is a warning, no end"),
+    Message("lightning_early_stopping",
+            r"\bMonitored metric \S+ did not improve in the last \d+ records\. Best score: \S+\. "
+            r"Signaling Trainer to stop\.",
+            "Lightning's EarlyStopping ran out of patience: the fit loop stops at the end of this epoch, by the "
+            "run's own criterion (a NaN metric says `is not finite` instead, and is no clean end)",
+            "Lightning-AI/pytorch-lightning src/lightning/pytorch/callbacks/early_stopping.py:283-284 "
+            "(`Monitored metric {monitor} did not improve in the last {wait_count} records. Best score: "
+            "{best_score:.3f}. Signaling Trainer to stop.`; `[rank: N] ` in front where every rank logs it)"),
+    Message("lightning_time_limit", r"\bTime limit reached\. Elapsed time is .+\. Signaling Trainer to stop\.",
+            "Lightning's Timer callback reached the run's `max_time`: the fit loop stops, as configured",
+            "Lightning-AI/pytorch-lightning src/lightning/pytorch/callbacks/timer.py:205 (`rank_zero_info(f\"Time "
+            "limit reached. Elapsed time is {elapsed}. Signaling Trainer to stop.\")`)"),
     Message("horovod_benchmark_total", r"^Total img/sec on \d+ \w+\(s\): [\d.]+ \+-[\d.]+",
             "Horovod's synthetic benchmark after its last timed iteration: the throughput of all workers "
             "together (rank 0 prints it; `Img/sec per GPU: mean +-conf` the line before)",

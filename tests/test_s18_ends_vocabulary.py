@@ -164,3 +164,21 @@ def test_nemos_step_timing_in_its_bar_is_the_pace_and_a_doubling_is_slow(tmp_pat
     store, v = _run(tmp_path, "nemo", lines)
     assert Evidence.gather(store).ticks["took"].to_list() == pytest.approx(times)
     assert v.kind == Kind.SLOW_PROGRESS, v.summary
+
+
+CORPUS = __import__("pathlib").Path("/work/shared/corpus/nccltests_a3mega_16ranks_2nodes_allreduce.txt")
+
+
+@pytest.mark.skipif(not CORPUS.exists(), reason="the shared corpus is not on this machine")
+def test_nccl_tests_own_min_bandwidth_check_that_failed_is_slow_progress(tmp_path):
+    # NVIDIA/nccl-tests src/util.cu:778 (`PRINT("# %-20s : %g %s\n", "Avg bus bandwidth", bw[0], check_avg_bw ==
+    # -1 ? "" : (bw[0] < check_avg_bw*(0.9) ? "FAILED" : "OK"))`, check_avg_bw from NCCL_TESTS_MIN_BW,
+    # src/common.cu:1830): the corpus run's own footer as the code prints it with NCCL_TESTS_MIN_BW=100 set
+    text = CORPUS.read_text().replace("# Avg bus bandwidth    : 70.742 ", "# Avg bus bandwidth    : 70.742 FAILED")
+    assert "70.742 FAILED" in text
+    p = tmp_path / "all_reduce_perf.txt"
+    p.write_text(text)
+    v = decide(ingest([p]))
+    assert v.kind == Kind.SLOW_PROGRESS and "70.742 GB/s" in v.summary and "NCCL_TESTS_MIN_BW" in v.summary
+    # (the same footer unchecked, as the corpus holds it, stays what it was: healthy)
+    assert decide(ingest([CORPUS])).kind == Kind.HEALTHY

@@ -29,7 +29,11 @@ PHASE_X = 5.0
 #: an end said for a whole group of workers by the agent that ran them
 #: a check's result said for every node of the job (DLRover's master after its network check)
 JOB_CHECKED = r"Fault nodes are: \[\]\s+and stragglers are: \[\]"
-GROUP_END = r"torchelastic: worker .*SUCCEEDED|worker group successfully finished|" + JOB_CHECKED
+# (s18) torchelastic's `_exit_barrier` (torch/distributed/elastic/agent/server/api.py), entered only from the
+# SUCCEEDED branch: `Local worker group finished (SUCCEEDED)` and, once every agent reached it, `Done waiting
+# for other agents` (tracekit/progress_messages.py)
+GROUP_END = (r"torchelastic: worker .*SUCCEEDED|worker group successfully finished|Local worker group finished "
+             r"\((?:WorkerState\.)?SUCCEEDED\)|Done waiting for other agents\. Elapsed|" + JOB_CHECKED)
 
 
 def _calm(ev: Evidence) -> bool:

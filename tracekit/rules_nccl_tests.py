@@ -143,6 +143,8 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
     wrong = ev.kinds(EventKind.TEST_WRONG).sort("file", "line")
     if wrong.height:
         return _corrupt(wrong, on)
+    if v := _under_min_bw(ev, on):
+        return v
     tables = _tables(rows)
     for t in tables:
         if f := _fall(t):
@@ -307,6 +309,26 @@ def _below_links(ev: Evidence, large: pl.DataFrame, ends: pl.DataFrame, on: str)
                    "NICs carries 4-8x that (slow); the log names neither the NICs nor their speed: "
                    "NCCL_DEBUG=INFO (`NET/IB : Using [0]mlx5_0:1/IB ...`) and `ibstat` (Rate) decide it", [],
                    cited)
+
+
+#: nccl-tests' own check of its average against the bandwidth the run asked for (NCCL_TESTS_MIN_BW):
+#: NVIDIA/nccl-tests src/util.cu:778 `# Avg bus bandwidth    : %g FAILED` when under 0.9 of it (src/common.cu:1830,
+#: and the test then exits with a failure, :1853)
+MIN_BW_FAILED = r"^#\s*Avg bus bandwidth\s*:\s*\S+\s+FAILED\b"
+
+
+def _under_min_bw(ev: Evidence, on: str) -> Verdict | None:
+    """nccl-tests said its average bus bandwidth fell under the minimum the run set (NCCL_TESTS_MIN_BW):
+    every size completed, slower than asked: slow progress, in the test's own words."""
+    avg = ev.kinds(EventKind.TEST_AVG_BUSBW).filter(pl.col("message").str.contains(MIN_BW_FAILED))
+    if not avg.height:
+        return None
+    a = avg.row(0, named=True)
+    return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{on}: avg bus bandwidth {a['busbw_gbs']:g} GB/s, and the test's "
+                   "own check says FAILED: under 90% of the minimum the run set (NCCL_TESTS_MIN_BW); every size "
+                   "completed with no wrong value, slower than asked: the links or the transport NCCL chose "
+                   "(NCCL_DEBUG=INFO names it) are slower than expected", [], [Cited(a["file"], a["line"],
+                                                                                    a["message"])])
 
 
 def _corrupt(wrong: pl.DataFrame, on: str) -> Verdict:

@@ -25,6 +25,7 @@ import re
 
 import polars as pl
 
+from tracekit import progress_messages
 from tracekit.parsers import Parsed, any_of, trainer
 from tracekit.schema import EventKind
 
@@ -36,6 +37,9 @@ UNIT_KEY = (r"(?:tokens?|samples|images|imgs|examples|seqs|sequences|steps?|glob
             r"(?:[_ ](?:per[_ ])?(?:gpu|device|rank|worker|core)s?)?")
 #: a rate a progress line prints, the first that matches gives it (group 1; ``K``/``M`` after it scale it)
 RATES = (
+    # (s18) the runtimes' own rates read from their printing code (tracekit/progress_messages.py: MaxText's
+    # `Tokens/s/device: 36653.244`)
+    *(p for p, _ in progress_messages.RATES),
     r"(?i)\bgen(?:eration)? throughput(?: \(token/s\))?: ([\d][\d,]*(?:\.\d+)?)",
     # PaddlePaddle's trainers (PaddleOCR tools/program.py: `..., samples: 512, ips: 191.79578 samples/s`;
     # its benchmark/run_benchmark.sh reads `ips:` as images/sec): the rate, before `samples: N`, the batch
@@ -69,7 +73,7 @@ RATES = (
     rf"(?i){UNIT_KEY}['\"]?\s*[:=]\s*(\d[\d,]*(?:\.\d+)?)",
 )
 #: the unit of a line's rate, where it says one
-RATE_UNIT = (r"(?i)(token/s|tokens?/s(?:ec)?|tok/s|samples/s(?:ec)?|images/s(?:ec)?|iter/s|it/s|steps?/s|"
+RATE_UNIT = (r"(?i)(" + "|".join(progress_messages.RATE_UNITS) + "|token/s|tokens?/s(?:ec)?|tok/s|samples/s(?:ec)?|images/s(?:ec)?|iter/s|it/s|steps?/s|"
              r"tps|wps|\bips\b|"
              r"[GT]FLOPS|tokens?/gpu/s\w*|tgs|SamplesPerSec|[a-z_]*?" + UNIT_KEY + ")")
 #: where a field named ``time`` starts: the line's start, a separator or a figure before it, then the word
@@ -78,6 +82,9 @@ TIME_FIELD = (r"(?i)(?:^|[,|;(){}\[\]]|\d)\s*(?:(?:iter|iteration|step|batch|tra
               r"(?:[/_ ](?:per[_ ])?(?:step|iter|iteration|batch))?")
 #: seconds per step a progress line prints: (pattern, factor to seconds)
 TIMES = (
+    # (s18) the runtimes' own times per step read from their printing code (tracekit/progress_messages.py:
+    # MaxText's `completed step: 9, seconds: 1.341`)
+    *((p, f) for p, f, _ in progress_messages.TIMES),
     (r"elapsed[ _]time[ _]per[ _]iteration[ _]\(?ms\)?:?\s*([\d.]+)", 1e-3),
     (r"'elapsed_s': ([\d.]+)", 1.0),
     (r"\(([\d.]+) sec\)", 1.0),  # TensorFlow's estimator: the seconds of the steps since its last line

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from tracekit import progress_messages
 from tracekit.parsers import Parsed, any_of
 from tracekit.parsers.text import PREFIX
 from tracekit.schema import EventKind
@@ -96,7 +97,9 @@ PROGRAM_END = (r"(?i)^(?:Rank \d+:\s*)?(?:End of (?:workload|training)\b"
                r"|^(?:OK:?\s*)?(?:finished|completed|done)(?: running)?(?: the)? "
                r"(?:benchmark|tests?|checks?)\b"
                r"|^(?:The )?(?:benchmark|tests?|checks?) (?:finished|completed|done|passed)\b"
-               r"|\bFault nodes are: \[\]\s+and stragglers are: \[\]")
+               r"|\bFault nodes are: \[\]\s+and stragglers are: \[\]"
+               # (s18) the runtimes' own end lines, read from their printing code: tracekit/progress_messages.py
+               + "|" + any_of(*(m.pattern for m in progress_messages.ENDS)))
 # (progress) a test runner's own end: unittest's TextTestRunner (and nose, Paddle's and torch's own test
 # suites: `Ran 4 tests in 41.896s`, the separator, then `OK` or `OK (skipped=1)`; `FAILED (failures=1)` is
 # no clean end: unittest/runner.py), pytest's summary with nothing failed (`=== 5 passed, 1 warning in
@@ -134,10 +137,12 @@ MMCV_EPOCH = (rf"\bEpoch(?:\(train\))?\s*\[(?P<epoch>\d+)\]\[\s*(?P<i>\d+)/(?P<p
 MMCV_ITER = (rf"\bIter(?:\(train\))?\s*\[\s*(?P<step>\d+)/(?P<max_steps>\d+)\]\s+(?:base_)?lr[:_]"
              rf"(?:.*?, loss: (?P<loss>{NUM}))?")
 IMAGENET = rf"^Epoch: \[(?P<epoch>\d+)\]\[\s*(?P<i>\d+)/(?P<per>\d+)\]\s+Time\b(?:.*?\bLoss (?P<loss>{NUM}))?"
+OWN_STEPS = any_of(*(m.pattern for m in progress_messages.STEPS))
+NOT_END = any_of(*(m.pattern for m in progress_messages.STEPS + progress_messages.PARTS))
 #: the lines this module reads as steps (parsers/series.py leaves them to it)
 STEP_PATTERNS = (r"\{.*'loss': ", DS_STEP, r"iteration\s+\d+/\s*\d+ \|", TQDM, STEP_LOSS, TF_STEP, MXNET,
                  KERAS_EPOCH, KERAS_DONE, IMAGES, DS_TIMER, VERL, FAIRSEQ, FAIRSEQ_OLD, STEP_BAR, MMCV_ITER,
-                 IMAGENET, MMCV_EPOCH, LOGGED_EVERY, ITERATION)
+                 IMAGENET, MMCV_EPOCH, LOGGED_EVERY, ITERATION, OWN_STEPS)
 # the time a logger's header put in front of a line (within its first characters)
 STAMP = r"^.{0,40}?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)"
 # Python's warnings: ``path.py:12: FutureWarning: ...`` then the source line, indented
@@ -209,7 +214,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
     # (a banner printed as an iteration starts: its last one is no end, so max_steps is left out)
     add(EventKind.STEP, t.str.contains(ITERATION), ITERATION)
     frames[n:] = [f.drop("max_steps") for f in frames[n:]]
-    add(EventKind.PROGRAM_END, t.str.contains(PROGRAM_END))
+    for m in progress_messages.STEPS:  # (s18) a runtime's own line per step done, read from its code
+        add(EventKind.STEP, t.str.contains(m.pattern), m.pattern)
+    # (an iteration's report in an end's words, Ray Train's `Training finished iteration 3 at ...`, is a step)
+    add(EventKind.PROGRAM_END, t.str.contains(PROGRAM_END) & ~t.str.contains(NOT_END))
     ran = t.str.contains(TESTS_RAN)
     after = pl.any_horizontal(ran.shift(k).over("file").fill_null(False) for k in (1, 2, 3))
     df = df.with_columns((t.str.contains(TESTS_OK) & after).alias("_ok"),
@@ -279,7 +287,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
                  r"\{'train_runtime'|\{'eval_\w*loss'",
                  LOGGED_EVERY, MEGATRON_WORLD, ITERATION, PROGRAM_END, PHASES, NO_PROGRESS, TF_STEP, MXNET,
                  KERAS_EPOCH, KERAS_DONE, DS_TIMER, VERL, FAIRSEQ, FAIRSEQ_OLD, STEP_BAR,
-                 IMAGENET, MMCV_EPOCH, MMCV_ITER, TESTS_RAN, PYTEST_PASSED, SERVING, TQDM_TAIL))
+                 IMAGENET, MMCV_EPOCH, MMCV_ITER, TESTS_RAN, PYTEST_PASSED, SERVING, TQDM_TAIL, OWN_STEPS))
     ) | pl.col("_ok")
     return Parsed("trainer", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))
 

@@ -1,0 +1,155 @@
+"""What runtimes print when a run finished and how fast each step went, as data, read from their source
+(issue 31, session 18: the vocabulary of the progress family taken from the printing code, not from
+excerpts).
+
+Each entry: a name, a pattern on the line's text (after ``parsers/text.py`` took the launcher prefix off;
+the runtimes' own logger headers, ``[INFO:swift]``, ``... - root - INFO -``, stay on the line, so a pattern
+is anchored on the message's own words, never on a header), what it means, and where the runtime prints it
+(``owner/repo path:line`` of the snapshot read). Patterns are for polars (Rust regex): case is written out,
+never an inline global flag, so ``parsers.any_of`` can join them.
+
+``ENDS`` are a program's or a launcher's own word that the run finished cleanly: each is printed only on
+the path where the work returned without an exception (the source line says why), so ``parsers/trainer.py``
+reads them as ``program_end`` events. ``TIMES`` and ``RATES`` are the time per step and the throughput a
+runtime's step line prints, which ``parsers/series.py`` adds to its own (``pace.py`` reads them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Message:
+    name: str
+    pattern: str
+    meaning: str
+    source: str  # where the runtime prints it: owner/repo path:line
+
+
+ENDS: tuple[Message, ...] = (
+    Message("torchtitan_training_completed", r"(?:^|\W\s)Training completed\s*$",
+            "torchtitan's trainer left its step loop (every step done, the last checkpoint saved) and slept "
+            "2 s for the other ranks to finish: it is logged after the loop, not in an except",
+            "pytorch/torchtitan torchtitan/trainer.py:1071 (`logger.info(\"Training completed\")`, after "
+            "`Sleeping 2 seconds for other ranks to complete`, :1068); torchtitan/experiments/torchft/"
+            "trainer.py:574 the same"),
+    Message("elastic_local_group_succeeded",
+            r"\bLocal worker group finished \((?:WorkerState\.)?SUCCEEDED\)",
+            "torchelastic's agent: every worker of this node's group exited with 0, it now waits at the exit "
+            "barrier for the other agents (`_exit_barrier`, called only from the SUCCEEDED branch)",
+            "pytorch/pytorch torch/distributed/elastic/agent/server/api.py `_exit_barrier` (`Local worker group "
+            "finished (%s). Waiting %s seconds for other agents to finish`; the newer `[%s] worker group "
+            "successfully finished.` of `_invoke_run` is read by parsers/trainer.py already)"),
+    Message("elastic_exit_barrier_done", r"\bDone waiting for other agents\. Elapsed: [\d.]+ seconds",
+            "torchelastic's exit barrier passed: every node's agent reached it after its own workers "
+            "succeeded; the whole job ended cleanly",
+            "pytorch/pytorch torch/distributed/elastic/agent/server/api.py `_exit_barrier` (after "
+            "`store_util.barrier` returns; a failed barrier logs `Error waiting on exit barrier` instead)"),
+    Message("swift_main_ended", r"\[INFO:swift\] End time of running main: \d{4}-\d\d-\d\d",
+            "ms-swift's pipeline `main` returned: `run()` (training, export, inference) ended without an "
+            "exception",
+            "modelscope/ms-swift swift/pipelines/base.py:53 (`logger.info(f'End time of running main: "
+            "...')` after `result = self.run()`; swift/llm/base.py in 2.x-3.x the same)"),
+    Message("swift_last_checkpoint", r"\[INFO:swift\] last_model_checkpoint: \S",
+            "ms-swift's sft pipeline after `trainer.train()` returned: it names the checkpoint the run ended on",
+            "modelscope/ms-swift swift/pipelines/train/sft.py:203 (`logger.info_if(f'last_model_checkpoint: "
+            "{state.last_model_checkpoint}', ...)` in `_save_trainer_state`, after training)"),
+    Message("fairseq_done_training", r"\bdone training in [\d.]+ seconds\b",
+            "fairseq's train loop ran to its max epoch / max update (or its stop criterion) and returned",
+            "facebookresearch/fairseq fairseq_cli/train.py:220 (`logger.info(\"done training in {:.1f} "
+            "seconds\".format(train_meter.sum))`, after the epoch loop)"),
+    Message("deepspeed_process_succeeded", r"\[launch\.py:\d+:main\] Process \d+ exits successfully\.",
+            "DeepSpeed's per-node launcher: that worker process returned 0",
+            "deepspeedai/DeepSpeed deepspeed/launcher/launch.py:367 (`logger.info(f\"Process {process.pid} "
+            "exits successfully.\")`, where `process.poll() == 0`; a non-zero return logs `exits with return "
+            "code = N`, :341)"),
+    Message("hf_train_metrics", r"^\*{5} train metrics \*{5}\s*$",
+            "HF Trainer's metrics block of a finished `trainer.train()` (the examples, LLaMA-Factory and "
+            "ms-swift call `trainer.log_metrics(\"train\", train_result.metrics)` after it returns)",
+            "huggingface/transformers src/transformers/trainer_pt_utils.py `log_metrics` (`print(f\"***** "
+            "{split} metrics *****\")`, world process zero only); hiyouga/LLaMA-Factory src/llamafactory/train/sft/workflow.py "
+            "(`trainer.log_metrics(\"train\", train_result.metrics)` after `trainer.train`)"),
+    Message("espnet_finished", r"\bThe training was finished at \d+ epochs\b",
+            "ESPnet's trainer ran every epoch to `max_epoch` (the `else` of its epoch loop: no early stop, no "
+            "break on invalid gradients)",
+            "espnet/espnet espnet2/train/trainer.py `Trainer.run` (`logging.info(f\"The training was finished at "
+            "{trainer_options.max_epoch} epochs \")` in the epoch loop's `else`)"),
+    Message("espnet_early_stopping", r"^\[Early stopping\] \S+ has not been improved \d+ epochs continuously\. "
+            r"The training was stopped at \d+epoch",
+            "ESPnet's reporter stopped the training on its early-stopping criterion: a normal end, chosen by the "
+            "run's own options (`--patience`)",
+            "espnet/espnet espnet2/train/reporter.py `Reporter.check_early_stopping` (`logger.info(f\"[Early "
+            "stopping] {key1}.{key2} has not been improved {n} epochs continuously. The training was stopped at "
+            "{epoch}epoch\")`); `This training was stopped at Nepoch` after invalid gradients is a warning, no end"),
+    Message("lightning_early_stopping",
+            r"\bMonitored metric \S+ did not improve in the last \d+ records\. Best score: \S+\. "
+            r"Signaling Trainer to stop\.",
+            "Lightning's EarlyStopping ran out of patience: the fit loop stops at the end of this epoch, by the "
+            "run's own criterion (a NaN metric says `is not finite` instead, and is no clean end)",
+            "Lightning-AI/pytorch-lightning src/lightning/pytorch/callbacks/early_stopping.py:283-284 "
+            "(`Monitored metric {monitor} did not improve in the last {wait_count} records. Best score: "
+            "{best_score:.3f}. Signaling Trainer to stop.`; `[rank: N] ` in front where every rank logs it)"),
+    Message("lightning_time_limit", r"\bTime limit reached\. Elapsed time is .+\. Signaling Trainer to stop\.",
+            "Lightning's Timer callback reached the run's `max_time`: the fit loop stops, as configured",
+            "Lightning-AI/pytorch-lightning src/lightning/pytorch/callbacks/timer.py:205 (`rank_zero_info(f\"Time "
+            "limit reached. Elapsed time is {elapsed}. Signaling Trainer to stop.\")`)"),
+    Message("horovod_benchmark_total", r"^Total img/sec on \d+ \w+\(s\): [\d.]+ \+-[\d.]+",
+            "Horovod's synthetic benchmark after its last timed iteration: the throughput of all workers "
+            "together (rank 0 prints it; `Img/sec per GPU: mean +-conf` the line before)",
+            "horovod/horovod examples/pytorch/pytorch_synthetic_benchmark.py:117 (`log('Total img/sec on %d "
+            "%s(s): %.1f +-%.1f' % (hvd.size(), device, hvd.size() * img_sec_mean, hvd.size() * "
+            "img_sec_conf))`, after the timed loop; tensorflow_synthetic_benchmark.py the same)"),
+)
+
+#: a runtime's own line for each step or iteration it completed, the count in group ``step``: read as ``step``
+#: events (and never as an end, though their words are an end's: `Training finished iteration 3`)
+STEPS: tuple[Message, ...] = (
+    Message("ray_train_iteration",
+            r"^Training finished iteration (?P<step>\d+) at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d "
+            r"\(running for [\d:.]+\)",
+            "Ray Train's result callback: the training function reported its result of iteration N "
+            "(`train.report`); the run goes on (its end is `Training completed training after N iterations`, "
+            "an end parsers/trainer.py reads)",
+            "ray-project/ray python/ray/tune/experimental/output.py `AirResultProgressCallback.on_trial_result` "
+            "(`f\"{self._addressing_tmpl.format(trial)} finished iteration {result[TRAINING_ITERATION]} at "
+            "{curr_time} (running for {running_time}).\"`, `_addressing_tmpl = \"Training\"` for Ray Train; "
+            "`on_trial_complete` prints `completed training after {finished_iter} iterations`)"),
+    Message("espnet_batches", r"\b\d+epoch:train:\d+-(?P<step>\d+)batch: ",
+            "ESPnet's sub-reporter every `log_interval` batches: the epoch, the batches it covers (counted from 1 "
+            "in each epoch), then its `key=value` figures (`train_time=` the mean seconds of one iteration)",
+            "espnet/espnet espnet2/train/reporter.py `SubReporter.log_message` (`f\"{self.epoch}epoch:{self.key}:"
+            "{self.prev_count + 1}-{self.count}batch: \"`, then `{key2}={v:.3f}` joined with `, `)"),
+)
+
+#: lines in an end's words that report one part of the run done, never its end (the end patterns of
+#: parsers/trainer.py, `^Finished training\b`, would take them): read as no end
+PARTS: tuple[Message, ...] = (
+    Message("xla_epoch_finished", r"^Finished training epoch \d+\s*$",
+            "torch_xla's training scripts at the end of each epoch; the next epoch follows",
+            "pytorch/xla test/pjrt/test_train_hf_transformer.py:109 (`xm.master_print(\"Finished training "
+            "epoch {}\".format(epoch))` inside the epoch loop)"),
+)
+
+#: seconds per step a runtime's step line prints: (pattern, its factor to seconds, source)
+TIMES: tuple[tuple[str, float, str], ...] = (
+    (r"\bcompleted step: \d+, seconds: ([\d.]+)", 1.0,
+     "AI-Hypercomputer/maxtext src/maxtext/common/metric_logger.py:181-182 (`completed step: {step}`, "
+     "`seconds: {perf/step_time_seconds:.3f}`, joined with `, `)"),
+    (r"\btrain_step_timing in s=([\d.]+)", 1.0,
+     "NVIDIA/NeMo nemo/utils/exp_manager.py `TimingCallback._on_batch_end` (`pl_module.log(name + ' in s', "
+     "self.timer[name], ..., prog_bar=(name == \"train_step_timing\"))`: Lightning's bar shows it as "
+     "`train_step_timing in s=1.23`, the seconds of the last training step)"),
+)
+#: throughputs a runtime's step line prints: (pattern, source); group 1 the figure
+RATES: tuple[tuple[str, str], ...] = (
+    (r"\bTokens/s/device: (\d[\d,]*(?:\.\d+)?)",
+     "AI-Hypercomputer/maxtext src/maxtext/common/metric_logger.py:197 (`Tokens/s/device: "
+     "{perf/per_device_tokens_per_sec:.3f}`; `TFLOP/s/device:` before it, :196, is the model FLOPs)"),
+    (r"\bIter #\d+: (\d[\d,]*(?:\.\d+)?) img/sec per \w+",
+     "horovod/horovod examples/pytorch/pytorch_synthetic_benchmark.py:110 (`log('Iter #%d: %.1f img/sec per %s' "
+     "% (x, img_sec, device))`; the TensorFlow and elastic variants the same, examples/tensorflow/"
+     "tensorflow_synthetic_benchmark.py:105)"),
+)
+#: the units those rates name (parsers/series.py's ``RATE_UNIT`` takes them in, before its own)
+RATE_UNITS = (r"Tokens/s/device", r"img/sec per \w+")

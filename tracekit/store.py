@@ -179,11 +179,13 @@ def inputs(folder: str | Path) -> list[Path]:
 
 def fingerprint() -> str:
     """What made a store: a hash of the code that turns logs into tables (parsers, formats, ingest,
-    dumps, schema, meanings)."""
+    dumps, schema, meanings and the vocabularies the parsers read)."""
     here = Path(__file__).parent
     h = hashlib.sha1()
-    made = [here / name for name in ("ingest.py", "formats.py", "dumps.py", "schema.py", "meanings.py")]
-    for f in sorted([*here.glob("parsers/*.py"), *made]):
+    made = [here / name for name in ("ingest.py", "formats.py", "dumps.py", "schema.py", "meanings.py",
+                                     "nccl_messages.py", "hccl_messages.py", "runtime_failures.py",
+                                     "start_up_messages.py", "progress_messages.py", "work_phases.py")]
+    for f in sorted([*here.glob("parsers/**/*.py"), *made]):
         h.update(f.name.encode() + f.read_bytes())
     return h.hexdigest()[:16]
 

@@ -86,9 +86,9 @@ SELF = [
     r"^\| (?:Training|Test) Device=\w+:\d+/(?P<rank>\d+) ",
     # Accelerate's state as scripts log it on every process (accelerate/state.py PartialState.__repr__:
     # `Distributed environment: MULTI_GPU  Backend: nccl`, `Num processes: 8`, `Process index: 3`, `Local
-    # process index: 3`, `Device: cuda:3`, a line each): the process index is the global rank, the number of
-    # processes the world's size
-    r"^(?:Process index: (?P<rank>\d+)|Num processes: (?P<world_size>\d+))\s*$",
+    # process index: 3`, `Device: cuda:3`, a line each): the process index is the global rank (the number
+    # of processes is the world's size only under the block's head, read with the program's own figures)
+    r"^Process index: (?P<rank>\d+)\s*$",
     # DeepSpeed's environment discovery (deepspeed/comm/comm.py mpi_discovery, in_aml, in_aws_sm: `Discovered
     # MPI settings of world_rank=3, local_rank=1, world_size=8, master_addr=..`, `AzureML`, `AWS SageMaker`):
     # the writer's global rank and the world's size
@@ -160,7 +160,7 @@ CHEAP = (r"(?i)rank|world.size|\d TP\d|mpirun|mpiexec|prterun|horovodrun|nproc|t
          r"|process \d+ terminated|processes \d+ exited|nnodes=|srun: error|node '"
          r"|WORLD INFO DICT|global_rank_mapping|deepspeed|accelerate|container rank|NCCL communicator and"
          r"|MPI size|rendezvous|RankID:|launch_server|sglang serve|vllm serve|vllm\.entrypoints|ServerArgs\("
-         r"|trainers, the trainer|^\| (?:Training|Test) Device=|^(?:Process index|Num processes): ")
+         r"|trainers, the trainer|^\| (?:Training|Test) Device=|^Process index: ")
 # a writer a line names without being this parser's to claim (its message is another's): Slurm's word about
 # its tasks (`srun: error: node12: tasks 0-3: Exited with exit code 1`: the host, not the tasks' ranks: a
 # task is a rank only where each task is one process of the job), torchelastic's rendezvous node id

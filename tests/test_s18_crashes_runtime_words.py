@@ -25,8 +25,6 @@ def _verdict(path: Path):
     # vllm/v1/engine/core.py run_engine_core: logger.exception("EngineCore failed to start.")
     ("dv14-002-vllm-v1-enginecore-failed-to-start-after-waiting.txt", "EngineCore failed to start",
      "engine core process raised"),
-    # horovod/common/common.h:232 SHUT_DOWN_ERROR (its older spelling, as TensorFlow's AbortedError prints it)
-    ("dv10-018-horovod-tf-shut-down-broadcast.txt", "Horovod has been shut down", "one of the ranks raised"),
     # triton-inference-server/core model_lifecycle.cc:654 "failed to load '...' version N: ..."
     ("dv11-016-triton-trtllm-mpisize-ne-tp-pp-load-failed.txt", "mpiSize == tp * pp",
      "could not load its model"),
@@ -61,10 +59,6 @@ def test_a_runtime_word_of_a_failure_decides_a_crash(name, said, means):
      "to shutdown with signal 9 rank=1", runtime_failures.Means.FAILED),
     # sglang srt/entrypoints/engine.py _launch_subprocesses
     ("Rank 3 scheduler is dead. Please check if there are relevant logs.", runtime_failures.Means.FAILED),
-    # horovod/common/common.h:232, today's spelling
-    ("tensorflow.python.framework.errors_impl.UnknownError: Horovod has been shut down. This was caused by "
-     "an exception on one of the ranks or an attempt to allreduce, allgather or broadcast a tensor after one "
-     "of the ranks finished execution.", runtime_failures.Means.FAILED),
     # open-mpi/ompi v4.1.8 orte/mca/ess/base/help-ess-base.txt:69 [slurm-error2]
     ("but OMPI was not built with SLURM support. This usually happens", runtime_failures.Means.CANNOT_START),
 ])

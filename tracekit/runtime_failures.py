@@ -2,8 +2,9 @@
 
 Each entry is a pattern, what it means, and where the runtime prints it (``repo path:line`` of the
 version read, or the function where lines move between versions). ``parsers/salient.py`` classes a line
-that holds one as a crash (``Telling.CRASH``, on a line a parser claimed too: torch_log claims Horovod's
-``AbortedError: Horovod has been shut down`` as an exception and decodes nothing of whose failure it is),
+that holds one as a crash (``Telling.CRASH``, on a line a parser claimed too: torch_log claims vLLM's
+``EngineDeadError: EngineCore encountered an issue`` as an exception and decodes nothing of whose failure it
+is),
 and ``rules_salient.crashed_by_words`` says the meaning with the line. ``rules_raised`` reads the two
 families a line alone does not decide: torchrun's ``ChildFailedError`` (it names the child whose failure
 it reports, in a block an excerpt often cuts) and a Python traceback pasted without its exception.
@@ -90,14 +91,9 @@ FAILURES: tuple[Failure, ...] = (
             "process exited: \"Shard complete standard error output:\", \"Shard process was signaled to "
             "shutdown with signal {signal}\"",
             "a TGI shard process exited (its standard error, which the launcher prints, says why)"),
-    # --- Horovod: its background loop shut down after a rank's exception ---
-    Failure(r"(?i:\bHorovod has been shut down\b)", Means.FAILED,
-            "horovod/horovod horovod/common/common.h:232 SHUT_DOWN_ERROR: \"Horovod has been shut down. "
-            "This was caused by an exception on one of the ranks or an attempt to allreduce, allgather or "
-            "broadcast a tensor after one of the ranks finished execution.\" (older: \"This has been caused "
-            "by an exception on one of the rank\"), returned by operations.cc:1454 and its enqueue calls",
-            "Horovod was shut down: one of the ranks raised (or finished while the others still called a "
-            "collective) first"),
+    # (Horovod's `Horovod has been shut down` (horovod/common/common.h:232) is not here: its own words give two
+    # readings, an exception on one of the ranks or a rank that finished while the others still called a
+    # collective, so alone it decides no kind: tests/test_failures_knock_on.py)
     # --- Triton / TensorRT-LLM: a model the server could not load ---
     Failure(r"\bfailed to load '[^']+' version \d+:", Means.CANNOT_START,
             "triton-inference-server/core src/model_repository_manager/model_lifecycle.cc:654: LOG_ERROR << "

@@ -99,11 +99,3 @@ def test_quiet_start_up_says_what_began_and_what_to_collect():
     assert "init nccl context nranks: 4" in v.summary
     assert "start-up began and nothing after it is logged" in v.summary
     assert "the log a few minutes later" in v.summary
-
-
-def test_no_interface_at_start_up_is_an_init_stall():
-    # NVIDIA/nccl src/bootstrap.cc:126 at 5067397c: WARN("Bootstrap : no socket interface found"), under
-    # `Last error:` of the first barrier's ncclInternalError (the barrier creates the communicator)
-    v = _verdict(_wild("dv11-060"))
-    assert v.kind is Kind.INIT_STALL
-    assert "no socket interface found" in v.summary and "never formed" in v.summary

@@ -45,7 +45,6 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     mismatch_on_the_wire,
     cuda_failure,
     refused_call,  # (failures, issue 31)
-    rules_init.no_interface_to_listen,  # startup (s18): NCCL's bootstrap without an interface: init never formed
     bootstrap_failed,
     address_of_no_family,  # (failures, issue 31)
     nccl_failure,

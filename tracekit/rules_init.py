@@ -197,27 +197,3 @@ def _from_words(message: str, pattern: str, n: int = 200) -> str:
     hit = re.search(pattern, text)
     start = hit.start() if hit and hit.start() > 60 else 0
     return clip(("... " if start else "") + text[start:], n)
-
-
-def no_interface_to_listen(ev: Evidence) -> Verdict | None:
-    """INIT_STALL where NCCL says its bootstrap found no network interface to listen on (``start_up_messages``,
-    ``Means.NO_INTERFACE``: ``Bootstrap : no socket interface found``, ``NET/Socket : No usable listening
-    interface found``) and no communicator completed its init: the communicator never formed (its bootstrap
-    cannot begin), whatever error the program raised after it. Held once in ``rules.RULES`` before NCCL's
-    own failures (which read the same line as the transport's): at start-up it is the init that never
-    completed (dv11-060, the first barrier that creates the communicator)."""
-    pattern = sm.either(m for m in sm.MESSAGES if m.means is sm.Means.NO_INTERFACE)
-    said = (ev.store.events.filter(pl.col("message").fill_null("").str.contains(pattern))
-            .unique(["file", "line"], maintain_order=True).sort("file", "line"))
-    if not said.height or ev.steps.height or ev.progressed or _past_start_up(ev):
-        return None
-    m, _ = sm.read(said["message"][0])
-    ranks = said["rank"].drop_nulls().unique().sort().to_list()
-    named = f"{who(ranks)}'s " if ranks else ""
-    again = f" (said {said.height} times)" if said.height > 1 else ""
-    return Verdict(Kind.INIT_STALL, f"the NCCL communicator never formed: {named}NCCL {m.means.value} "
-                   f"{m.awaited}: "
-                   f"\"{_from_words(said['message'][0], m.pattern)}\"{again}; no communicator completed its init: "
-                   "the interface NCCL_SOCKET_IFNAME names is not up on this host (or has no address of the "
-                   "family asked), or the host has none but loopback; `ip addr` on the host says which exist",
-                   ranks, lines(said, 3))

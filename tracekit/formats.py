@@ -28,6 +28,7 @@ from tracekit.parsers import salient  # branch salient
 from tracekit.parsers import runtimes  # branch identity: other runtimes' own lines (UCX, Ray, XLA, Slurm)
 from tracekit.parsers import series  # branch progress
 from tracekit.parsers import bench_results  # branch progress: a benchmark's result lines
+from tracekit.parsers import start_up  # startup (s18): start-up lines no other parser decodes
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ TEXT = (
     Format("runtimes", runtimes, ("ranks", "events"), {"runtimes": 14}),  # branch identity
     Format("torchrun-agent", elastic, ("events", "ranks"), {"torchrun-agent": 11},  # branch cli: restarts
            names_kind=False),
+    Format("start-up", start_up, ("events",), names_kind=False),  # startup (s18): a runtime's start-up words
     Format("deepspeed-config", deepspeed_config, ("events",), names_kind=False),  # branch cli: ZeRO settings
     Format("boilerplate", boilerplate, (), names_kind=False),
     Format("program-output", program_output, (), names_kind=False),  # branch unknown: programs' fixed output

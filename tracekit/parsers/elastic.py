@@ -32,7 +32,7 @@ import re
 
 import polars as pl
 
-from tracekit.parsers import Parsed, start_up
+from tracekit.parsers import Parsed
 from tracekit.schema import EventKind
 
 # torch's glog-like prefix on every line of a block (`I1204 17:08:23.661000 26620 torch/.../api.py:254] `)
@@ -66,17 +66,6 @@ def fields(message: str | None) -> dict[str, str]:
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
-    """torchrun's agent (``_agent``) and the start-up lines of the runtimes no other parser decodes
-    (``parsers/start_up``), as one ``Parsed``."""
-    agent, start = _agent(lines), start_up.parse(lines)
-    if not start.found:
-        return agent
-    events = [e for e in (agent.tables.get("events"), start.tables["events"]) if e is not None and e.height]
-    return Parsed("elastic", {**agent.tables, "events": pl.concat(events, how="diagonal_relaxed")},
-                  pl.concat([agent.claimed, start.claimed]).unique())
-
-
-def _agent(lines: pl.DataFrame) -> Parsed:
     if not lines.height:
         return Parsed("elastic")
     body = pl.col("text").str.replace(GLOG, "")

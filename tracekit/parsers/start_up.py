@@ -4,9 +4,7 @@
 ``rules_init.start_up_said``); a start-up begun (``Means.WAITING``: Paddle's ``init nccl context``) as a
 ``server_up`` milestone (read by ``undecided``). ``where`` is ``start-up <entry name>``.
 
-Called from ``parsers/elastic.py`` (torchrun's agent, the other start-up parser), whose format fills
-``events``; a ``Format`` line of its own in ``formats.TEXT`` is the place for it once the registry's owner
-adds one.
+Its ``Format`` in ``formats.TEXT`` (``start-up``) fills ``events`` and names no file's kind.
 """
 
 from __future__ import annotations

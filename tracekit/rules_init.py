@@ -19,7 +19,7 @@ shows"): INIT_STALL where a line or a stack says a rank waited in start-up and t
   ``init-pytorch`` loop, ``MASTER_WAIT``), where the run shows no step, collective or progress after it.
 
 - ``start_up_said``: a runtime's own start-up line that shows time passed or that it gave up
-  (``start_up_messages``, ``DECISIVE``: NCCL's connect retried or given up, no interface, a foreign peer
+  (``start_up_messages``, ``DECISIVE``: NCCL's connect retried or given up, a foreign peer
   on its listening socket; Ray's GCS client giving up on the head; HCCL's socket no peer connected to; c10d's
   store client timing out), where the run shows no step, collective, completed NCCL init or progress, and
   NCCL did not say the connect failed (its failure, read by the NCCL rules, is the transport's: dev-116).

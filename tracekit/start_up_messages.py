@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
+from tracekit.parsers import any_of
+
 
 class Means(Enum):
     """What a start-up line says of its wait."""
@@ -150,8 +152,8 @@ MESSAGES: tuple[Message, ...] = (
 
 def either(entries) -> str:
     """One regex of the entries' patterns, their named groups made plain (a frame's regex allows a name
-    once)."""
-    return "|".join("(?:" + re.sub(r"\(\?P<\w+>", "(?:", m.pattern) + ")" for m in entries)
+    once): ``parsers.any_of`` over their patterns."""
+    return any_of(*(m.pattern for m in entries))
 
 
 #: every entry's pattern, one alternation

@@ -48,7 +48,14 @@ RENDEZVOUS = (r"Rendezvous\w*(?:Error|Timeout)|RendezvousConnectionError|C10d st
               # the ranks' exchange of ncclUniqueId through the store (ProcessGroupNCCL's init) failing
               r"|retrieving ncclUniqueId from \[\d+\] via c10d key-value store"
               # ProcessGroupGloo's init: each rank connects a pair to every other rank's advertised address
-              r"|Gloo connectFullMesh failed")
+              r"|Gloo connectFullMesh failed"
+              # TCPStore's client reading an answer outside the store's protocol while it waits for keys
+              # (pytorch/pytorch torch/csrc/distributed/c10d/TCPStore.cpp TCPStore::doWait: TORCH_CHECK(false,
+              # "Stop_waiting response is expected"), "wait_canceled response is expected"; TCPStore::check:
+              # "ready or not_ready response expected"): what answered at MASTER_ADDR:MASTER_PORT is no
+              # store of this job (an empty or wrong address, another service on the port)
+              r"|Stop_waiting response is expected|wait_canceled response is expected"
+              r"|ready or not_ready response expected")
 # NCCL's network saying a peer sent another size than this rank posted: the ranks' collectives
 # differ (a size or op mismatch seen from the wire), not a network fault
 WIRE_MISMATCH = r"(?i)collective mismatch error|message truncated ?: ?receiving \d+ bytes instead of \d+"

@@ -12,7 +12,7 @@ import polars as pl
 from tracekit.evidence import (CUDA, KILL_CODES, RENDEZVOUS, SIGKILL_CODES, STORE_BARRIER, Evidence, clip,
                                lines)
 from tracekit.parsers.torch_patterns import CUT_TRACEBACK
-from tracekit import nccl_messages
+from tracekit import align, nccl_messages, start_up_messages
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import COLLECT, msg, rank_of
 from tracekit.rules_nccl_errors import cuda_inside_nccl, failing
@@ -244,6 +244,30 @@ def _bootstrap_unwound_before(ev: Evidence, first: pl.DataFrame) -> Verdict | No
                    "NCCL_SOCKET_IFNAME)", rr, lines(unwound, 2) + lines(first, 1) + lines(ev.transport, 2))
 
 
+def _started(ev: Evidence) -> bool:
+    """Whether the job got past start-up: a step, a collective, a communicator whose init completed."""
+    return (ev.steps.height > 0 or ev.store.comms.filter(pl.col("state") == "init_complete").height > 0
+            or align.collect(ev.store.collectives.lazy().select(pl.len())).item() > 0)
+
+
+def _raised_in_start_up(ev: Evidence, cut: pl.DataFrame, r: list[int]) -> Verdict | None:
+    """INIT_STALL where a traceback whose error line the excerpt cuts raised in a start-up frame
+    (``start_up_messages.FRAMES``: a process group's or a communicator's creation, DDP's first collective)
+    and the job never got past start-up: where it failed decides, not that it raised (the error itself, a
+    timeout or a refused connection of the group's init or a program's own error there, is not shown)."""
+    row = cut.row(0, named=True)
+    frame = start_up_messages.frame_of(row["where"] or "")
+    if frame is None or _started(ev):
+        return None
+    name = who(r) if r else "a rank"
+    return Verdict(Kind.INIT_STALL, f"start-up never completed: {name} raised in {clip(row['where'], 160)}, "
+                   f"{frame.means}, and its error line is cut from the excerpt; no step, collective or "
+                   "completed communicator is logged, so the job never got past its process group's set-up "
+                   "(a store or a peer not reached, a communicator's init that failed or timed out); the "
+                   "error under the traceback, and NCCL_DEBUG=INFO on every rank, say which", r,
+                   lines(cut, 1) + lines(ev.crashes, 2))
+
+
 def crashed_rank(ev: Evidence) -> Verdict | None:
     """A rank failed with an error that is not itself a timeout; the others then wait for it."""
     if (not ev.crashes.height or _network_failed_before(ev, ev.crashes)
@@ -258,6 +282,8 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
     cut = ev.raised_cut.filter(pl.col("file") == first["file"][0]) if first["message"][0] == CUT_TRACEBACK \
         else ev.raised_cut.clear()
     inner = f"; it raised in {clip(cut['where'][0], 160)}" if cut.height else ""
+    if cut.height and (stalled := _raised_in_start_up(ev, cut, r)) is not None:
+        return stalled
     return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed first: {msg(first)}{inner}", r,
                    lines(ev.crashes) + lines(cut, 1) + lines(ev.exits, 3))
 

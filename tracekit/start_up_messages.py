@@ -173,3 +173,56 @@ def read(text: str) -> tuple[Message, dict] | None:
         if hit:
             return m, {k: v for k, v in hit.groupdict().items() if v}
     return None
+
+
+# --- where start-up runs: the frames that create a process group or a communicator -------------------------
+@dataclass(frozen=True)
+class Frame:
+    """A function that runs inside a job's start-up (a process group's or a communicator's creation, its
+    first collective), as a Python traceback names its frame: ``func (path:line)``."""
+
+    pattern: str  # on the frame as parsers/pyspy writes it: ``_initialize_distributed (megatron/x.py:222)``
+    runtime: str
+    means: str  # what the job was doing in it (the verdict says it)
+    source: str  # where the runtime defines it (repo path:line or path and function)
+
+
+FRAMES: tuple[Frame, ...] = (
+    Frame(r"^(?:init_process_group|_new_process_group_helper|new_group|new_subgroups\w*|_store_based_barrier"
+          r"|_create_c10d_store|_\w+_rendezvous_handler|rendezvous) \(", "torch",
+          "creating a process group (its store rendezvous, its backend, its barrier)",
+          "pytorch/pytorch torch/distributed/distributed_c10d.py init_process_group, _new_process_group_helper, "
+          "new_group, _store_based_barrier; torch/distributed/rendezvous.py rendezvous, _create_c10d_store"),
+    Frame(r"^(?:_verify_param_shape_across_processes|_sync_module_states|_sync_params_and_buffers) \(", "torch",
+          "DDP's first collective over its process group (where a lazy communicator init happens)",
+          "pytorch/pytorch torch/distributed/utils.py _verify_param_shape_across_processes, _sync_module_states "
+          "(called by torch/nn/parallel/distributed.py DistributedDataParallel.__init__)"),
+    Frame(r"^__init__ \(\S*torch/nn/parallel/distributed\.py:\d+\)", "torch",
+          "DDP's constructor, whose collectives (the parameter-shape check, the broadcast of the module's "
+          "state) are the process group's first",
+          "pytorch/pytorch torch/nn/parallel/distributed.py DistributedDataParallel.__init__: "
+          "_verify_param_shape_across_processes(self.process_group, parameters), _sync_module_states(...)"),
+    Frame(r"^(?:_initialize_distributed|initialize_model_parallel) \(", "megatron",
+          "Megatron's process-group set-up (init_process_group, then the model-parallel groups' new_group)",
+          "NVIDIA/Megatron-LM d98e8a64 megatron/training/initialize.py:272 _initialize_distributed; "
+          "megatron/core/parallel_state.py:601 initialize_model_parallel"),
+    Frame(r"^init_distributed \(\S*deepspeed/comm/comm\.py:\d+\)", "deepspeed",
+          "DeepSpeed's process-group set-up (it calls torch.distributed.init_process_group)",
+          "deepspeedai/DeepSpeed edaa7221 deepspeed/comm/comm.py:792 init_distributed; deepspeed/comm/torch.py:177 "
+          "torch.distributed.init_process_group(backend, **kwargs)"),
+    Frame(r"^(?:init_distributed_environment|ensure_model_parallel_initialized|init_world_group) \(", "vllm",
+          "vLLM's process-group set-up",
+          "vllm-project/vllm vllm/distributed/parallel_state.py init_distributed_environment, "
+          "ensure_model_parallel_initialized, init_world_group"),
+    Frame(r"^__init__ \(\S*vllm/distributed/device_communicators/pynccl\.py:\d+\)|^ncclCommInitRank \(", "vllm",
+          "vLLM's own NCCL communicator's creation (ncclCommInitRank)",
+          "vllm-project/vllm vllm/distributed/device_communicators/pynccl.py PyNcclCommunicator.__init__, "
+          "pynccl_wrapper.py NCCLLibrary.ncclCommInitRank"),
+)
+#: any start-up frame
+START_UP_FRAME = any_of(*(f.pattern for f in FRAMES))
+
+
+def frame_of(where: str) -> Frame | None:
+    """The start-up frame a traceback's frame is, or None."""
+    return next((f for f in FRAMES if re.search(f.pattern, where)), None)

@@ -288,8 +288,21 @@ def _own_code(t: pl.DataFrame) -> pl.DataFrame:
                     & ~pl.col("message").str.contains(PEER_DROPPED))
 
 
-def _own_code_failed(ev: Evidence, own: pl.DataFrame) -> Verdict:
-    """A rank's NCCL failed in its own code (a WARN of no network file), and the code it unwound with."""
+#: NCCL's topology detection: its graph/ sources (NVIDIA/nccl 5067397c src/init.cc:1141-1215 initTransportsRank
+#: calls ncclTopoGetSystem, ncclTopoComputePaths, ncclTopoSearchInit, ncclTopoCompute, and nothing else calls
+#: them), and the sysfs path it reads for a GPU (src/os/linux.cc:637 ncclOsGetPciPath: WARN("Could not find
+#: real path of %s", busPath), in 2.7-2.2x src/graph/xml.cc:332): they run only inside a communicator's init
+TOPOLOGY = r"(?:^|/)graph/\w+\.cc:\d+$"
+TOPOLOGY_SAID = r"Could not find real path of /sys/class/pci_bus/"
+
+
+def _own_code_failed(ev: Evidence, own: pl.DataFrame, in_init: bool = False) -> Verdict:
+    """A rank's NCCL failed in its own code (a WARN of no network file), and the code it unwound with. With
+    ``in_init`` (NCCL's WARNs alone, no program's report of its error code), where that code is NCCL's
+    topology detection (``TOPOLOGY``), which runs only inside a communicator's init, and no communicator
+    completed init, the init failed: INIT_STALL (the job never got past start-up). (Where the program
+    reports NCCL's error code, ``nccl_failure``, the rank's call failing is said, tests/test_failures_nccl_own.py
+    ``test_topology_it_could_not_read_at_init_is_no_transport_error``; both kinds are accepted on dev.)"""
     first = own.row(0, named=True)
     unwound = ev.kinds(EventKind.NCCL_UNWIND).filter((pl.col("file") == first["file"])
                                                     & (pl.col("line") > first["line"])).sort("line")
@@ -300,6 +313,17 @@ def _own_code_failed(ev: Evidence, own: pl.DataFrame) -> Verdict:
             f"(last {unwound['message'][-1].split(' ->')[0]})" + (f": {said}" if said else "")
             if code.len() else "")
     r = own["rank"].drop_nulls().unique().sort().to_list()
+    topo = own.filter(pl.col("where").fill_null("").str.contains(TOPOLOGY)
+                      | pl.col("message").str.contains(TOPOLOGY_SAID))
+    if in_init and topo.height and not ev.store.comms.filter(pl.col("state") == "init_complete").height:
+        t = topo.row(0, named=True)
+        return Verdict(Kind.INIT_STALL, f"NCCL's communicator init failed in its topology detection on "
+                       f"{who(r) if r else 'a rank'}: {t['where']}: {clip(t['message'], 160)} (NCCL's "
+                       f"{t['where'].split(':')[0]}, which runs only inside ncclCommInitRank's "
+                       f"initTransportsRank){back}; no communicator completed init, so the job never got past "
+                       "start-up: NCCL could not read the GPUs' PCI topology from sysfs (a VM, WSL or a "
+                       "container that hides /sys/class/pci_bus; NCCL_TOPO_FILE gives it one)", r,
+                       lines(topo, 3) + lines(unwound, 3))
     return Verdict(Kind.CRASHED_RANK, f"NCCL failed in its own code on {who(r) if r else 'a rank'}: "
                    f"{first['where']}: {clip(first['message'], 160)} (a WARN of NCCL's "
                    f"{first['where'].split(':')[0]}, not of its network){back}: that rank's NCCL call or "
@@ -350,7 +374,7 @@ def transport_error(ev: Evidence) -> Verdict | None:
         return gone
     own = _own_code(t)
     if own.height == t.height:  # (every WARN is of NCCL's own code: no network in it)
-        return _own_code_failed(ev, own)
+        return _own_code_failed(ev, own, in_init=True)
     said = ev.launched_with
     return Verdict(Kind.TRANSPORT_ERROR, f"{t.height} transport error line(s), first: {msg(t)}"
                    + (f" (launched with {said})" if said else ""),

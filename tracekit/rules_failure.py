@@ -44,12 +44,40 @@ def _aborted_after_endpoint_error(ev: Evidence, failures: pl.DataFrame) -> bool:
     return aborts.height == failures.height and failures.join(said, on="file", how="semi").height > 0
 
 
+#: an allocation no device could hold: PyTorch's caching allocator's words for a size past 1 EB
+#: (pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp: "CUDA out of memory. Tried to allocate more than 1EB
+#: memory."), or a million GiB and more (its format_size writes sizes past 1 GiB in GiB): not memory that ran
+#: out but a size read from garbage
+ABSURD_SIZE = r"Tried to allocate (?:more than 1EB|\d{7,}(?:\.\d+)? GiB)"
+
+
+def _absurd_allocation(ev: Evidence) -> Verdict | None:
+    """UNDECIDED where every CUDA failure is an out-of-memory of an absurd size (``ABSURD_SIZE``): no
+    device runs out at 1 EB; the size came from garbage, most often a tensor whose size a peer sent and
+    that differs from what this rank expects (a broadcast or a receive of another size: the collectives of
+    the ranks differ), which the lines alone do not show."""
+    absurd = ev.cuda.filter(pl.col("message").str.contains(ABSURD_SIZE))
+    if not absurd.height or absurd.height != ev.cuda.height:
+        return None
+    r = rank_of(absurd, ev)
+    return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'a rank'} asked for an allocation no device holds: "
+                   f"{msg(absurd, 0, 200)}: not memory that ran out but a size read from garbage, most often a "
+                   "tensor size a peer sent that differs from what this rank posted (a broadcast or a receive "
+                   "whose size differs between the ranks: their collectives differ), or a corrupted shape; to "
+                   "decide: NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=COLL on every rank (each rank's op, count "
+                   "and opCount) or TORCH_DISTRIBUTED_DEBUG=DETAIL", r, lines(absurd, 2))
+
+
 def cuda_failure(ev: Evidence) -> Verdict | None:
     """A CUDA failure (illegal access, out of memory, device assert): a cause of its own -- unless the
-    network transport failed before it in the same log. NCCL's own word that a CUDA call inside it
-    failed (`unhandled cuda error`) is one too, where no CUDA line says more."""
+    network transport failed before it in the same log, or it is an allocation of an absurd size (a size
+    read from garbage: ``_absurd_allocation``). NCCL's own word that a CUDA call inside it failed
+    (`unhandled cuda error`) is one too, where no CUDA line says more."""
     if not ev.cuda.height:
         return cuda_inside_nccl(ev)
+    absurd = _absurd_allocation(ev)
+    if absurd is not None:
+        return absurd
     if _network_failed_before(ev, ev.cuda):
         return None
     r = rank_of(ev.cuda, ev)

@@ -18,8 +18,8 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import (rules_bench, rules_busy, rules_exit, rules_init, rules_nccl_tests, rules_progress,
-                      rules_raised, rules_results, rules_salient)
+from tracekit import (rules_bench, rules_busy, rules_crash_words, rules_exit, rules_init, rules_nccl_tests,
+                      rules_progress, rules_raised, rules_results, rules_salient)
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
@@ -52,7 +52,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     init_connection_failed,  # (failures, issue 31)
     rules_busy.timed_out_after_the_end,  # waits (s18): a timeout after the training's end; its abort is its own
     crashed_rank,
-    rules_salient.crashed_by_words,  # salient (issue 31): a crash line no parser decodes, by its words
+    rules_crash_words.crashed_by_words,  # salient (issue 31): a crash line no parser decodes, by its words
     rules_salient.coordinator_unreached,  # words (issue 31): a start-up that never reached its coordinator
     store_barrier,
     rank_joined_twice,  # (failures, issue 31)

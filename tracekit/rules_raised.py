@@ -16,7 +16,7 @@ line alone does not decide, read where no other rule found a cause or a wait.
   (``child_failed``).
 
 The runtimes' failure lines (vLLM's engine core, SGLang's scheduler, Horovod's shut-down, Triton's load)
-are read in ``runtime_failures`` and decided by ``rules_salient.crashed_by_words``.
+are read in ``runtime_failures`` and decided by ``rules_crash_words.crashed_by_words``.
 """
 
 from __future__ import annotations

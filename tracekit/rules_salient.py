@@ -2,13 +2,9 @@
 
 The vocabulary of a line decides for the families where it does, when nothing decoded says the run
 went on after it (a step, a progress bar, a clean end later in the same file):
-- a crash (``Segmentation fault``, ``Assertion ... failed``, ``Worker unexpectedly exits``, ``Killed``), a
-  process that cannot start (``undefined symbol: X``, ``can't open file 'x.py'``: what it misses said), a
-  launcher's line that a rank failed (``Container rank 0 status failed ... code 1``: the rank it names)
-  -> CRASHED_RANK, naming the line and the rank, host or process; at ``crashed_rank``'s place in
-  ``rules.RULES`` (a crash explains the others' timeouts after it), unless it follows a timeout in its own
-  file, is a kill from outside of a job that timed out, or is a tool the set-up missed before the program
-  started all the same (``crashed_by_words``);
+- a crash (``Segmentation fault``, a process that cannot start, a launcher's or a runtime's word that a
+  process failed) -> CRASHED_RANK, in ``rules_crash_words.crashed_by_words`` (its own module; the helpers
+  here that quote and name a line are shared);
 - a transport's own failure (a completion error, ``retry count exceeded``, a socket of an address family
   the host has not, a buffer the network plugin could not register) -> TRANSPORT_ERROR;
 - a start-up connection to a host:port that timed out or was refused (c10d's ``failed to connect to
@@ -28,7 +24,7 @@ from pathlib import Path
 
 import polars as pl
 
-from tracekit import align, runtime_failures
+from tracekit import align
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.outcome import Kind, Verdict
 from tracekit.parsers import salient
@@ -104,121 +100,16 @@ def named_rank(message: str) -> int | None:
     return int(hit["n"]) if hit and not re.match(r"(?i)local", hit["what"]) else None
 
 
-def _ranks(df: pl.DataFrame) -> list[int]:
+def ranks_named(df: pl.DataFrame) -> list[int]:
     """The ranks the lines' prefixes give, else those a launcher's lines name."""
     own = sorted(set(df["rank"].drop_nulls().to_list()))
     return own or sorted({r for r in map(named_rank, df["message"].to_list()) if r is not None})
 
 
-def _hosts(df: pl.DataFrame) -> str:
+def hosts_named(df: pl.DataFrame) -> str:
     """``, on 2 hosts (node1, node2)`` where the lines name more than one host."""
     hosts = sorted(set(df["host"].drop_nulls().to_list()))
     return f", on {len(hosts)} hosts ({', '.join(hosts[:4])})" if len(hosts) > 1 else ""
-
-
-#: a kill from outside (a launcher or a scheduler ending a job that hung), not a cause of its own
-KILLED = r"(?i)(?-i:\bKilled\b)|\bSIG(?:KILL|TERM)\b"
-#: a process that cannot start: the loader's, the interpreter's or the shell's refusal, a failed import
-NO_START = salient.either(salient.NO_START, salient.IMPORT_FAILED)
-OOM = r"(?i)out of memory|\boom\b"
-
-
-#: what a process that cannot start misses: a symbol, a script, a library, a command, a module
-MISSING = (r"undefined symbol: (\S+)|can't open file '([^']+)'|(\S+\.so[.\d]*): cannot open shared object"
-           r"|(\S+): command not found|\b(\S+): not found$|No module named '([^']+)'")
-
-
-def _no_start_then_started(ev: Evidence, crash: pl.DataFrame) -> pl.DataFrame:
-    """``crash`` without the lines of a process that cannot start after which its file shows the program
-    started all the same (a collective, a communicator, a step later in the file): a tool the set-up
-    script missed (``ibstat: command not found``, ``/bin/sh: 1: git: not found``), not the program."""
-    no_start = crash.filter(pl.col("message").str.contains(NO_START))
-    if not no_start.height:
-        return crash
-    s = ev.store
-    last = pl.col("line").max().alias("_on")
-    coll = align.collect(s.collectives.lazy().group_by("file").agg(last))
-    went = pl.concat([coll, s.comms.group_by("file").agg(last), ev.steps.group_by("file").agg(last)])
-    went = went.group_by("file").agg(pl.col("_on").max())
-    later = no_start.join(went, on="file").filter(pl.col("line") < pl.col("_on")).select("file", "line")
-    return crash.join(later, on=["file", "line"], how="anti")
-
-
-def crashed_by_words(ev: Evidence) -> Verdict | None:
-    """CRASHED_RANK from a crash line no parser decodes, at ``crashed_rank``'s place in the order of
-    causation: a crash explains the waits and timeouts of the others after it. A crash line after a
-    timeout in its own file (c10d's abort after a watchdog timeout: ``Aborted (core dumped)``) is that
-    timeout's consequence, a kill from outside (``Killed``, SIGKILL, SIGTERM, not the OOM killer's)
-    in a job that timed out or stalled is the job being ended, and against such waits a line that names
-    no rank or process is no one's crash: none of them decides."""
-    told = telling(ev)
-    crash = _no_start_then_started(ev, told.filter(pl.col("where") == Telling.CRASH))
-    if not crash.height:
-        return None
-    # (a crash after a transport's own failure in its file is that failure's consequence: UCX's ``Failed to
-    # create ipc`` then its ``rndv.c:1872 Assertion ... failed``; said_by_telling_lines decides it)
-    # (and after a start-up that never reached its coordinator: XLA's ``F... Check failed:
-    # WaitForConnected`` then glog's ``*** Check failure stack trace``; coordinator_unreached says it)
-    failed = pl.concat([salient.hard_transport_lines(told),
-                        told.filter(pl.col("message").str.contains(salient.COORDINATOR_UNREACHED))])
-    first_failed = failed.group_by("file").agg(pl.col("line").min().alias("_t"))
-    crash = crash.join(first_failed, on="file", how="left").filter(
-        pl.col("_t").is_null() | (pl.col("line") < pl.col("_t"))).drop("_t")
-    waited = pl.concat([ev.timeouts.select("file", "line"), ev.stalls.select("file", "line")])
-    if waited.height:
-        first_wait = waited.group_by("file").agg(pl.col("line").min().alias("_w"))
-        crash = crash.join(first_wait, on="file", how="left").filter(
-            pl.col("_w").is_null() | (pl.col("line") < pl.col("_w"))).drop("_w")
-        msg = pl.col("message")
-        # (against decoded waits, only a line whose prefix names its rank or process: a note or README
-        # beside the logs that says "SIGABRT" is no process's crash)
-        crash = crash.filter((~msg.str.contains(KILLED) | msg.str.contains(OOM))
-                             & (pl.col("rank").is_not_null() | pl.col("pid").is_not_null()
-                                | msg.str.contains(salient.LAUNCHER_FAILED)))
-    if not crash.height:
-        return None
-    first = crash.row(0, named=True)
-    more = (f"; {crash.height - 1} more such line(s){_hosts(crash)}" if crash.height > 1 else "")
-    if re.search(NO_START, first["message"]):
-        gone = re.search(MISSING, first["message"])
-        what = ("a process could not start (the program, a library or a symbol it needs is missing"
-                + (f": {next(g for g in gone.groups() if g)}" if gone else "") + ")")
-    elif re.search(salient.MPI_INIT_FAILED, first["message"]):
-        what = "a process could not start: its MPI library failed to initialise (MPI_Init, PMI)"
-    elif re.search(salient.MPI_ABORTED, first["message"]):
-        what = "an MPI call failed and MPI's error handler aborted the processes of its communicator"
-    elif (failure := runtime_failures.failure_of(first["message"])) is not None:
-        return _runtime_failed(ev, failure, crash)
-    elif re.search(salient.LAUNCHER_FAILED, first["message"]):
-        name = named(first["message"])
-        what = (f"the launcher reported {name} failed (its own error is in that process's log)" if name else
-                "the job was shut down after a process failed or ended first (its own error is not in the "
-                "excerpt)")
-    else:
-        what = "a process crashed"
-    return Verdict(Kind.CRASHED_RANK, f"{what}: {quote(first)}{more}; read from its words (no parser decodes "
-                   "the line); the others' waits or errors after it are its consequence",
-                   _ranks(crash.head(1)), lines(crash, 4))
-
-
-def raised_where(ev: Evidence, file: str) -> str:
-    """``; it raised in init_device (vllm/v1/worker/gpu_worker.py:113)``: the innermost frame of a Python
-    traceback in ``file`` (``parsers/pyspy``'s ``stack`` of a traceback, cut before its error line or pasted
-    alone), or nothing."""
-    st = ev.kinds(EventKind.STACK).filter((pl.col("file") == file) & pl.col("where").is_not_null()
-                                          & pl.col("thread").str.contains("traceback|raised"))
-    return f"; it raised in {clip(st.sort('line')['where'][0], 160)}" if st.height else ""
-
-
-def _runtime_failed(ev: Evidence, failure: runtime_failures.Failure, crash: pl.DataFrame) -> Verdict:
-    """CRASHED_RANK from a runtime's own word that a process of the job failed, could not start, or was lost
-    with its node (``runtime_failures``): its meaning, the line, and where the process raised."""
-    first = crash.row(0, named=True)
-    more = f"; {crash.height - 1} more such line(s){_hosts(crash)}" if crash.height > 1 else ""
-    return Verdict(Kind.CRASHED_RANK, f"{failure.says}: {quote(first, 300)}"
-                   f"{raised_where(ev, first['file'])}{more}; read from the runtime's own words "
-                   f"({failure.means}); the others' waits or errors after it are its consequence",
-                   _ranks(crash.head(1)), lines(crash, 4))
 
 
 def _started(ev: Evidence) -> bool:
@@ -251,7 +142,7 @@ def coordinator_unreached(ev: Evidence) -> Verdict | None:
                    "master, the JAX/TensorFlow coordination service) was not up, not reachable or not "
                    "answering in time (its host down or late, a wrong address or port, a firewall, a "
                    "task missing); read from the line's words (no parser decodes it)",
-                   _ranks(coordinator), lines(coordinator, 4))
+                   ranks_named(coordinator), lines(coordinator, 4))
 
 
 def _never_placed(told: pl.DataFrame) -> Verdict | None:
@@ -271,7 +162,7 @@ def _never_placed(told: pl.DataFrame) -> Verdict | None:
                    + (f" ({asked.group(0)})" if asked else "") + " (a GPU count no node has, a `node:<ip>` "
                    "resource naming an address the cluster registered under another IP, nodes not joined "
                    "to the cluster); `ray status` says what the cluster offers (read from the line's words)",
-                   _ranks(unplaced), lines(unplaced, 4))
+                   ranks_named(unplaced), lines(unplaced, 4))
 
 
 def said_by_telling_lines(ev: Evidence) -> Verdict | None:
@@ -284,7 +175,7 @@ def said_by_telling_lines(ev: Evidence) -> Verdict | None:
                  .unique(["file", "line"]).sort("file", "line"))
     if transport.height:
         first = transport.row(0, named=True)
-        who_else = _ranks(transport)
+        who_else = ranks_named(transport)
         also = (f"; {transport.height} such lines" if transport.height > 1 else "") + (
             f" ({who(who_else)})" if len(who_else) > 1 else "")
         named_ = transport_named(first["message"]) or transport_named(" ".join(transport["message"]))
@@ -304,7 +195,7 @@ def said_by_telling_lines(ev: Evidence) -> Verdict | None:
                        f"{times}; no step or collective is logged: the rendezvous, store or bootstrap "
                        "address was not reachable (its host down or not listening yet, a wrong address or "
                        "port, a firewall); read from the line's words (no parser decodes it)",
-                       _ranks(unreached), lines(unreached, 4))
+                       ranks_named(unreached), lines(unreached, 4))
     connect = told.filter(salient.waits_to_connect())
     if connect.height and not started:
         undone = connect.filter(salient.timed_out())
@@ -314,7 +205,7 @@ def said_by_telling_lines(ev: Evidence) -> Verdict | None:
             why = "it timed out" if undone.height else "the wait is said again"
             return Verdict(Kind.INIT_STALL, f"start-up never completed: {quote(first)}; {why}, and no step "
                            "or collective is logged (read from the line's words: no parser decodes it)",
-                           _ranks(connect), lines(connect, 4))
+                           ranks_named(connect), lines(connect, 4))
     return None
 
 

@@ -5,7 +5,7 @@ version read, or the function where lines move between versions). ``parsers/sali
 that holds one as a crash (``Telling.CRASH``, on a line a parser claimed too: torch_log claims vLLM's
 ``EngineDeadError: EngineCore encountered an issue`` as an exception and decodes nothing of whose failure it
 is),
-and ``rules_salient.crashed_by_words`` says the meaning with the line. ``rules_raised`` reads the two
+and ``rules_crash_words.crashed_by_words`` says the meaning with the line. ``rules_raised`` reads the two
 families a line alone does not decide: torchrun's ``ChildFailedError`` (it names the child whose failure
 it reports, in a block an excerpt often cuts) and a Python traceback pasted without its exception.
 

@@ -209,8 +209,14 @@ UNPLACED = (r"(?i)\bno available node types can fulfill resource requests?\b"
             r"|\bfailed to create placement group\b"
             r"|\bnumber of required GPUs exceeds the total number of available GPUs\b")
 #: the runtimes' families read on a line a parser claimed too (none of those parsers decodes their failure)
+#: a runtime's own watchdog that fired on a process that made no progress, before it kills the job: SGLang's
+#: scheduler (sgl-project/sglang python/sglang/srt/managers/scheduler.py Scheduler.watchdog_thread, 0.4.x:
+#: ``logger.error(f"Watchdog timeout ({self.watchdog_timeout=})")``, then
+#: ``self.parent_process.send_signal(signal.SIGQUIT)``, which the server's sigquit_handler reports as a child
+#: that failed): a wait, and the kill after it its consequence
+RUNTIME_WATCHDOG = r"\bWatchdog timeout \(self\.watchdog_timeout=\d+"
 RUNTIME = (RUNTIME_TRANSPORT, TRANSFER_FAILED, COORDINATOR_UNREACHED, COORDINATOR_WAIT, MPI_INIT_FAILED,
-           MPI_ABORTED, UNPLACED, RUNTIME_FAILED)
+           MPI_ABORTED, UNPLACED, RUNTIME_FAILED, RUNTIME_WATCHDOG)
 TRANSPORT = HARD_TRANSPORT + (
     r"|connection (?:reset|refused|timed out|closed by peer)|no route to host|network is unreachable"
     r"|broken pipe|address family not supported|wrong magic|transport endpoint is not connected"
@@ -307,7 +313,9 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
                    | pl.col("log_level").fill_null("").is_in([*LEVELS, "WARNING", "WARN", "W"]))
     # (a line of a few characters, ``{`` or ``Error:`` under an error level, says nothing to quote; a
     # shell's ``Killed`` does)
-    df = df.filter(~t.str.contains(BENIGN) & t.str.strip_chars().str.len_chars().is_between(6, 4000))
+    # (SGLang's watchdog prints its setting in its own words: ``(self.watchdog_timeout=300)``)
+    df = df.filter((~t.str.contains(BENIGN) | t.str.contains(RUNTIME_WATCHDOG))
+                   & t.str.strip_chars().str.len_chars().is_between(6, 4000))
     # a traceback's source line (the line under ``File "x.py", line N``) quotes code, not an event
     before = lines.select("file", (pl.col("line") + 1).alias("line"), pl.col("text").alias("_before"))
     df = df.join(before, on=["file", "line"], how="left").filter(
@@ -316,7 +324,7 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
         pl.col("where").is_in([Telling.CRASH, Telling.TRANSPORT])
         | (pl.col("where").is_not_null()
            & (~pl.col("_claimed")
-              | t.str.contains(either(COORDINATOR_UNREACHED, COORDINATOR_WAIT, UNPLACED)))))
+              | t.str.contains(either(COORDINATOR_UNREACHED, COORDINATOR_WAIT, UNPLACED, RUNTIME_WATCHDOG)))))
     df = df.drop("_claimed")
     # (the last line no parser claimed: a claimed one may carry another parser's event, and two events of
     # one line from two parsers come in no fixed order, batch by batch)

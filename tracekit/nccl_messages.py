@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from tracekit.parsers import any_of
+
 
 @dataclass(frozen=True)
 class Message:
@@ -208,9 +210,8 @@ def meaning_of(text: str) -> tuple[Message, dict[str, str]] | None:
 
 def reads_as(kind: str, col: str = "message") -> pl.Expr:
     """Whether each row of ``col`` is a message whose likeliest reading is verdict kind ``kind``."""
-    # (one regex of several entries: their group names would clash, so the groups go unnamed)
-    plain = [re.sub(r"\(\?P<\w+>", "(?:", m.pattern) for m in MESSAGES if m.points_to[0] == kind]
-    return pl.col(col).str.contains("|".join(f"(?:{p})" for p in plain))
+    # (one regex of several entries: their group names would clash, so ``parsers.any_of`` makes them plain)
+    return pl.col(col).str.contains(any_of(*(m.pattern for m in MESSAGES if m.points_to[0] == kind)))
 
 
 def is_one_of(names: tuple[str, ...], col: str = "message") -> pl.Expr:
@@ -221,8 +222,7 @@ def is_one_of(names: tuple[str, ...], col: str = "message") -> pl.Expr:
 def bare_message() -> str:
     """One pattern for a line that is NCCL's own WARN words and nothing else before them (a WARN pasted
     without its ``host:pid:tid [dev] NCCL WARN`` head): every entry but the error-code strings."""
-    plain = [re.sub(r"\(\?P<\w+>", "(?:", m.pattern) for m in MESSAGES if m.name not in ERROR_STRINGS]
-    return r"^\s*(?:" + "|".join(f"(?:{p})" for p in plain) + ")"
+    return r"^\s*(?:" + any_of(*(m.pattern for m in MESSAGES if m.name not in ERROR_STRINGS)) + ")"
 
 
 def message_name(col: str = "message") -> pl.Expr:

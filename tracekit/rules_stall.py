@@ -281,8 +281,9 @@ def joined_then_nothing(ev: Evidence) -> Verdict | None:
 
 
 def aborted_unexplained(ev: Evidence) -> Verdict | None:
-    """c10d took a process down after "NCCL operations have failed or timed out" and no line says which
-    (no watchdog timeout, no NCCL error code): who aborted, and what NCCL's own lines show before it."""
+    """c10d took a process down after "NCCL operations have failed or timed out" (torch_npu after "HCCL
+    operations ...", its same words) and no line says which (no watchdog timeout, no NCCL error code): who
+    aborted, and what NCCL's own lines show before it."""
     ab = (ev.kinds(EventKind.WATCHDOG_ABORT).filter(pl.col("message").str.contains(EITHER_ABORT))
           .sort("file", "line"))
     if not ab.height:
@@ -298,10 +299,17 @@ def aborted_unexplained(ev: Evidence) -> Verdict | None:
                 + (f", in {', '.join(where.head(3).to_list())}" if where.len() else "") + ")"
                 + ("; NCCL's socket code returned the error: a connection to a peer broke (the peer's end or "
                    "the network)" if where.str.contains("socket").any() else ""))
-    return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'a rank'} took its process down after NCCL operations "
-                   "failed or timed out (c10d's abort, which does not say which)" + said + "; no line says a "
-                   "collective timed out, which peer ended or why: collect every rank's log with "
-                   "NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and the launchers' exit codes",
+    # (torch_npu's ProcessGroupHCCL says the same of HCCL: Ascend/pytorch 9e73e708 torch_npu/csrc/distributed/
+    # ProcessGroupHCCL.cpp:991-994 WorkHCCL::handleException: LOG(ERROR) "Some HCCL operations have failed or
+    # timed out. ...")
+    hccl = ab["message"].str.contains(r"\bHCCL operations").any()
+    lib, by = ("HCCL", "torch_npu's ProcessGroupHCCL") if hccl else ("NCCL", "c10d")
+    collect = ("every rank's log and its HCCL logs (ASCEND_GLOBAL_LOG_LEVEL=1, ~/ascend/log/plog: the "
+               "operation, its error code, the peer) and the launchers' exit codes" if hccl else
+               "every rank's log with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and the launchers' exit codes")
+    return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'a rank'} took its process down after {lib} operations "
+                   f"failed or timed out ({by}'s abort, which does not say which)" + said + "; no line says a "
+                   f"collective timed out, which peer ended or why: collect {collect}",
                    r, lines(before, 3) + lines(ab, 2))
 
 

@@ -238,10 +238,19 @@ def progress_to_the_end(ev: Evidence) -> Verdict | None:
 
 
 def clean_but_partial(ev: Evidence) -> Verdict | None:
-    """A clean end or progress on the ranks seen, but not every rank seen (or the world size unknown)."""
+    """A clean end or progress on the ranks seen, but not every rank seen (or the world size unknown):
+    healthy for what is seen where nothing else is logged (no error, failure sign, stall, pending init,
+    mismatch or stack dump), said with how many of the world are seen and who left no record; undecided
+    where the pace fell or something was looked at. A rank's steps advance, and its end is reached, only
+    while the ranks it shares collectives with take part; what the unseen ranks logged is not known, and
+    the summary says so."""
     good = ev.clean_end or ev.progressed
     if not good:
         return None
+    if not ev.pace["falling"] and calm(ev, init_done=True, nothing_looked_at=True):
+        return Verdict(Kind.HEALTHY, f"healthy for what is seen: {'; '.join(good[:2])}{own_figures(ev)}, "
+                       f"and no error, signal or stall logged; {ev.coverage.describe()}; the other ranks' logs would "
+                       "confirm it", [], [])
     if ev.pace["falling"]:
         text, file, line = ev.pace["falling"]
         return Verdict(Kind.UNDECIDED, f"{'; '.join(good[:2])}, but {text}: a stall between those steps or a "

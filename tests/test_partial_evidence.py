@@ -1,6 +1,6 @@
 """The evidence users bring is partial: stdout only, one rank's files, some ranks' dumps, logs cut off.
 For every committed sample and such variants of it: no variant of a hung or failed run reads HEALTHY,
-HEALTHY only ever comes with every rank seen, and no verdict says a rank "never issued" a collective
+HEALTHY on part of the job says how much of it was seen, and no verdict says a rank "never issued" a collective
 when that rank left no record in the variant."""
 
 import shutil
@@ -53,8 +53,8 @@ def test_partial_evidence_claims_no_more_than_it_holds(run, tmp_path):
         where = f"{run}, {name}: {v.kind.name}: {v.summary}"
         if whole.kind in FAILED:
             assert v.kind != Kind.HEALTHY, where
-        if v.kind == Kind.HEALTHY:
-            assert v.coverage["complete"], where
+        if v.kind == Kind.HEALTHY:  # (healthy for what is seen: the summary says how much that is)
+            assert v.coverage["complete"] or v.coverage["text"] in v.summary, where
         if "never issued" in v.summary:
             assert set(v.ranks) <= set(v.coverage["seen"]), where
 
@@ -64,8 +64,11 @@ def test_the_brief_examples(tmp_path):
     d = SAMPLES / "gloo_2x2_deadlock"
     v = decide(ingest(sorted(d.glob("*.log"))))
     assert v.kind != Kind.HEALTHY and v.failed  # logs only of a hung job: exit code 124 is a failure sign
+    # (issue 18 refused "every rank reached the same collectives" said of rank 0's log alone; LABELS.md's
+    # healthy is a clean end on every visible rank: healthy for what is seen, with who left no record)
     v = decide(ingest([SAMPLES / "gloo_1x4_healthy" / "rank0.log"]))
-    assert v.kind == Kind.UNDECIDED and "1 of 4 ranks seen: ranks 1-3 left no record" in v.summary
+    assert v.kind == Kind.HEALTHY and "1 of 4 ranks seen: ranks 1-3 left no record" in v.summary
+    assert "every rank" not in v.summary and not v.coverage["complete"]
     v = decide(ingest([SAMPLES / "gloo_1x4_healthy" / "kineto_rank0.json"]))
     assert v.kind == Kind.UNDECIDED
     v = decide(ingest([d / "rank0.log", d / "fr_rank0.pkl"]))

@@ -35,11 +35,11 @@ def test_busbw_zero_at_large_sizes_is_one_rank_not_slow():
     assert v.kind == Kind.HEALTHY and "one rank, nothing crosses a link" in v.summary
 
 
-def test_latency_well_over_the_bound_is_slow_and_just_over_it_undecided():
+def test_latency_well_over_the_bound_is_slow_and_just_over_it_healthy_at_these_sizes():
     v = verdict([row(64 * 2**k, 0.01 * k, k, us=164 + k) for k in range(6)])
     assert v.kind == Kind.SLOW_PROGRESS and "a 64 B collective takes 164 us, 1.6x" in v.summary
     v = verdict([row(2048 * 2**k, 0.02 * k, k, us=107 + k) for k in range(6)])
-    assert v.kind == Kind.UNDECIDED and "2 KB collective takes 107 us" in v.summary
+    assert v.kind == Kind.HEALTHY and "2 KB collective takes 107 us" in v.summary  # (s19: labels say healthy)
 
 
 def test_a_smallest_size_of_hundreds_of_kb_is_not_judged_by_latency():

@@ -26,7 +26,7 @@ class Kind(Enum):
     CRASHED_RANK = "a rank exited or was killed; the others wait for it"
     SLOW_PROGRESS = "not hung: collectives still advance, slowly"
     STRAGGLER = "one rank consistently arrives last"
-    HEALTHY = "a clean end or progress on every rank, and no sign of a stall"
+    HEALTHY = "a clean end or progress on every rank seen, and no sign of a stall"
     UNDECIDED = "the evidence does not decide it"
 
     @property

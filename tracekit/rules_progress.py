@@ -199,8 +199,8 @@ def progress_to_the_end(ev: Evidence) -> Verdict | None:
     that many steps completed) up to the last line each file holds, mid-loop (not a bar at 100%: a loop that
     ended and nothing after it is where a job stops), with the pace at the end as good as before (a time
     per step at most ``pace.STEADY`` times the lowest, a rate at least the highest over it), and nothing
-    but calm lines, on ranks of a world whose ranks are all seen or whose size is not logged: healthy for
-    what is seen, said with how many of the world are seen. A synchronous job's steps advance only while
+    but calm lines: healthy for what is seen, said with how many of the world are seen and who left no
+    record. A synchronous job's steps advance only while
     every rank joins their collectives; what the ranks not seen logged is not known, and the summary says
     so."""
     st = ev.steps
@@ -208,7 +208,7 @@ def progress_to_the_end(ev: Evidence) -> Verdict | None:
     # `timer.py ... 0/1248`, a bar at `795/77225`)
     past_start = st.height > 0 and st["step"].n_unique() == 1 and st["step"][0] > rules_bench.WARM_UP
     if (not (ev.progressed or past_start) or ev.clean_end or ev.pace["slow"] or ev.pace["falling"]
-            or not calm(ev, init_done=True, every_rank_seen=True, nothing_looked_at=True)):
+            or not calm(ev, init_done=True, nothing_looked_at=True)):
         return None
     last = ev.store.events.sort("file", "line").group_by("file", maintain_order=True).last()
     ends_on_step = last["kind"].is_in([EventKind.STEP, EventKind.PROGRESS]) & last["step"].is_not_null()
@@ -238,10 +238,20 @@ def progress_to_the_end(ev: Evidence) -> Verdict | None:
 
 
 def clean_but_partial(ev: Evidence) -> Verdict | None:
-    """A clean end or progress on the ranks seen, but not every rank seen (or the world size unknown)."""
+    """A clean end or progress on the ranks seen, but not every rank seen (or the world size unknown).
+    A clean end (exit 0, the training's or the program's own end, nccl-tests passed, the last step) with
+    nothing else logged (no error, failure sign, stall, pending init, mismatch or stack dump) is healthy
+    for what is seen, said with how many of the world are seen and who left no record: a rank reaches its
+    end only while the ranks it shares collectives with take part (LABELS.md's healthy: every visible
+    rank). Progress alone is ``progress_to_the_end``'s (steps up to the last line at a steady pace); here
+    it stays undecided, as a clean end does where the pace fell or something was looked at."""
     good = ev.clean_end or ev.progressed
     if not good:
         return None
+    if ev.clean_end and not ev.pace["falling"] and calm(ev, init_done=True, nothing_looked_at=True):
+        return Verdict(Kind.HEALTHY, f"healthy for what is seen: {'; '.join(ev.clean_end[:2])}"
+                       f"{own_figures(ev)}, and no error, signal or stall logged; {ev.coverage.describe()}; "
+                       "the other ranks' logs would confirm it", [], [])
     if ev.pace["falling"]:
         text, file, line = ev.pace["falling"]
         return Verdict(Kind.UNDECIDED, f"{'; '.join(good[:2])}, but {text}: a stall between those steps or a "

@@ -74,12 +74,18 @@ def benchmark_result(ev: Evidence) -> Verdict | None:
                        f"its side, or a rank that started late; {compare}", [low["rank"]],
                        [Cited(low["file"], low["line"], low["message"])])
     ended = rows["message"].str.contains(r"(?i)\b(?:completed|finished|done)\b").any()
+    # (s19) a result table (parsers/test_reports.py) prints a row once that size was measured: sizes
+    # that advance are measurements completed
+    sizes = rows["bytes"].drop_nulls().n_unique() if "bytes" in rows.columns else 0
+    ended = ended or sizes >= 2
     if len(ranks) < 2 and not ended:
         return Verdict(Kind.UNDECIDED, f"the benchmark's own result {who}: {figures}, and nothing in the log "
                        f"says what the hardware gives: {compare}; the rest of its output says whether it "
                        "ended", [], cited)
     how = (f"every rank seen ({fmt_ranks(ranks)}) printed its result, within {EVEN:g}x of each other (none "
-           "lags)" if len(ranks) > 1 else "it said it completed")
+           "lags)" if len(ranks) > 1 else f"its table printed {sizes} sizes ({rows['bytes'].min()} - "
+           f"{rows['bytes'].max()} bytes), a row once each size was measured" if sizes >= 2
+           else "it said it completed")
     return Verdict(Kind.HEALTHY, f"the benchmark ran to its measurement and {how}: {figures}; no error, "
                    f"signal or stall is logged; whether that is fast enough is the benchmark's question: "
                    f"{compare} ({ev.coverage.describe()})", [], cited)
@@ -195,7 +201,26 @@ def _pace(r: dict) -> str:
     return f"{r['took']:g} s/it" if r["took"] is not None else f"{r['rate']:g} it/s ({r['_s']:.2f} s/it)"
 
 
+def tests_failed(ev: Evidence) -> Verdict | None:
+    """A test runner's own word that a test failed (parsers/test_reports.py: Go's ``--- FAIL: TestX``,
+    unittest's ``FAILED (failures=1)``, pytest's ``1 failed``, gtest's ``[  FAILED  ]``): the run did not
+    work, whatever else it says; which failure kind it is, the test's own output says (its assertion, a
+    rank's error): undecided, with the test named, never healthy."""
+    failed = ev.kinds(EventKind.TEST_WRONG).filter(pl.col("where") == "tests_failed").sort("file", "line")
+    if not failed.height:
+        return None
+    passed = ev.kinds(EventKind.PROGRAM_END).filter(pl.col("where") == "tests_passed")
+    also = f"; {passed.height} result line(s) say passed" if passed.height else ""
+    named = "; ".join(f"`{m[:100]}`" for m in failed["message"].unique(maintain_order=True).head(3))
+    return Verdict(Kind.UNDECIDED, f"the test run's own results say a test failed: {named} ({failed.height} "
+                   f"failure line(s){also}): the run did not work; what failed inside it (an assertion, a "
+                   f"rank's error, a timeout) is in that test's own output above its result line: collect it "
+                   f"({ev.coverage.describe()})", [],
+                   [Cited(r["file"], r["line"], r["message"]) for r in failed.head(2).iter_rows(named=True)])
+
+
 def own_results(ev: Evidence) -> Verdict | None:
     """What a program says of its own results and pace: a benchmark's figures, an inference server's
-    start-up and answers, one loop's progress bars at paces far apart (one place in ``rules.RULES``)."""
-    return benchmark_result(ev) or serving(ev) or paces_differ(ev)
+    start-up and answers, one loop's progress bars at paces far apart, a test run's failed tests (one place
+    in ``rules.RULES``)."""
+    return tests_failed(ev) or benchmark_result(ev) or serving(ev) or paces_differ(ev)

@@ -71,9 +71,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     maybe = lines.filter(t.str.contains(RESULT) | t.str.contains(ENDED)).join(known, on=["file", "line"],
                                                                              how="anti")
     if not maybe.height:  # (most logs: no result line, and nccl-tests' tables are not read twice)
-        if reported is None:
-            return Parsed("benchmark")
-        return Parsed("benchmark", {"events": reported}, known)
+        return Parsed("benchmark", {"events": reported} if reported is not None else {}, known)
     # (the lines nccl-tests' tables or the all-reduce benchmark claim stay theirs)
     theirs = nccl_tests.parse(lines.join(maybe.select("file").unique(), on="file", how="semi")).claimed
     found = results(maybe.select("file", "line", "text", *tag).join(theirs, on=["file", "line"], how="anti"))

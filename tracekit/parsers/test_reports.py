@@ -136,11 +136,10 @@ def events(df: pl.DataFrame) -> tuple[pl.DataFrame | None, pl.DataFrame]:
         return None, pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64})
     tabled = df.join(said.filter(t.str.contains(HEADERS)).select("file").unique(), on="file", how="semi")
     out = [f for f in (_tests(said, rank), _tables(tabled, rank)) if f is not None]
-    if not out:
-        return None, pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64})
-    found = pl.concat(out, how="diagonal_relaxed")
-    claimed = pl.concat([found.select("file", "line"), _headers(said), _started(said)]).unique()
-    return found, claimed
+    # (every runner's line is known, an end or not: a pass before a test left unfinished too)
+    runner = said.filter(t.str.contains(any_of(*(s.pattern for s in RESULTS)))).select("file", "line")
+    claimed = pl.concat([*(f.select("file", "line") for f in out), _headers(said), runner]).unique()
+    return (pl.concat(out, how="diagonal_relaxed") if out else None), claimed
 
 
 def _tests(df: pl.DataFrame, rank: pl.Expr) -> pl.DataFrame | None:
@@ -173,12 +172,6 @@ def _tests(df: pl.DataFrame, rank: pl.Expr) -> pl.DataFrame | None:
         frames.append(failed.select("file", "line", rank, pl.lit(EventKind.TEST_WRONG).alias("kind"),
                                     t.str.strip_chars().alias("message"), pl.lit("tests_failed").alias("where")))
     return pl.concat(frames, how="diagonal_relaxed") if frames else None
-
-
-def _started(df: pl.DataFrame) -> pl.DataFrame:
-    """The lines that say a test started (known, no event of their own)."""
-    starts = any_of(*(s.pattern for s in RESULTS if s.passed is None))
-    return df.filter(pl.col("text").str.contains(starts)).select("file", "line")
 
 
 def _table_of(df: pl.DataFrame) -> pl.DataFrame:

@@ -1,0 +1,116 @@
+"""Session 19 (issue 31): tests and benchmarks that report their own result (``parsers/test_reports.py``),
+and epochs reported in forms not read before (``progress_messages``). Each line is built in the exact
+format the runtime's code prints (the code's repo path:line by each): a test run whose own results say
+every test passed is a clean end, one that says a test failed is never healthy and names it, a result
+table's rows are measurements completed, an epoch's own summary line is a step."""
+
+from tracekit.ingest import ingest
+from tracekit.schema import EventKind
+from tracekit.verdict import Kind, decide
+
+# golang/go src/testing/testing.go `(*T).report` (`"--- %s: %s (%s)\n"`: PASS/FAIL, name, duration with
+# `%.2fs`), `tRunner`'s chatty `=== RUN   %s`, `(*M).Run`'s `fmt.Println("PASS")` / `"FAIL"`;
+# src/cmd/go/internal/test/test.go (`ok  \t%s\t%s`, `FAIL\t%s\t%s`)
+GO_PASSED = ["=== RUN   TestAllReduceLargeCluster", "    nccl_test.go:88: 64 ranks up",
+             "--- PASS: TestAllReduceLargeCluster (675.14s)", "PASS", "ok  \tgithub.com/acme/fabric/e2e\t675.231s"]
+GO_FAILED = ["=== RUN   TestAllReduceLargeCluster", "    nccl_test.go:91: busbw 3.1 GB/s, want >= 40",
+             "--- FAIL: TestAllReduceLargeCluster (675.14s)", "FAIL", "FAIL\tgithub.com/acme/fabric/e2e\t675.231s"]
+# a second test started (`=== RUN`) whose result the output does not hold: the run is not seen to end
+GO_UNFINISHED = ["=== RUN   TestInit", "--- PASS: TestInit (2.01s)", "=== RUN   TestAllReduceLargeCluster",
+                 "    nccl_test.go:88: 64 ranks up"]
+# python/cpython Lib/unittest/runner.py TextTestResult (verbose: description, ` ... `, then `ok` / `FAIL`),
+# TextTestRunner.run (`Ran %d test%s in %.3fs`, then `FAILED (failures=1)`)
+UNITTEST_FAILED = ["test_allgather (test_dist.TestNCCL.test_allgather) ... ok",
+                   "test_allreduce (test_dist.TestNCCL.test_allreduce) ... FAIL", "",
+                   "----------------------------------------------------------------------",
+                   "Ran 2 tests in 41.896s", "", "FAILED (failures=1)"]
+# linux-rdma/perftest src/perftest_parameters.h:191 (RESULT_LINE), :222 (REPORT_FMT ` %-7lu    %-10lu
+# %-7.2lf            %-7.2lf\t\t     %-7.6lf`) under RESULT_FMT's header
+IB_WRITE_BW = ["---------------------------------------------------------------------------------------",
+               " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]",
+               " 65536      5000             11758.02            11757.09\t\t     0.188113",
+               " 131072     5000             11761.26            11760.92\t\t     0.094087",
+               "---------------------------------------------------------------------------------------"]
+# NVIDIA/nvshmem perftest/common/utils.cu:743-751 (`"%-10s  %-8s  %-8s  %-8s  %-8s  %-16s  %-12s  %-12s\n"`
+# header, then `%-10lu  %-8lu  %-8s  %-8s  %-8s  %-16.6lf  %-12.3lf  %-12.3lf` a row per size)
+NVSHMEM = ["#reduce_on_stream",
+           "size(B)     count     type      redop     scope     latency(us)       algbw(GB/s)   busbw(GB/s)",
+           "1024        256       int       sum       device    12.345678         0.083         0.145",
+           "2048        512       int       sum       device    13.345678         0.153         0.268",
+           "4096        1024      int       sum       device    14.101010         0.290         0.508"]
+# pytorch/ignite ignite/engine/engine.py:1142-1143 (`Epoch[{epoch}] Complete. Time taken: {h:02d}:{m:02d}:
+# {s:06.3f}`), :1169 (`Engine run finished. Time taken: ...`), with ignite's logger format
+# (ignite/utils.py setup_logger: `%(asctime)s %(name)s %(levelname)s: %(message)s`)
+IGNITE = ["2024-03-01 10:00:00,100 trainer INFO: Engine run resuming from iteration 0, epoch 20 until 23 epochs",
+          "2024-03-01 10:01:10,223 trainer INFO: Epoch[21] Complete. Time taken: 00:01:10.123",
+          "2024-03-01 10:02:20,446 trainer INFO: Epoch[22] Complete. Time taken: 00:01:10.223",
+          "2024-03-01 10:03:30,470 trainer INFO: Epoch[23] Complete. Time taken: 00:01:10.023",
+          "2024-03-01 10:03:30,471 trainer INFO: Engine run finished. Time taken: 00:03:30.371"]
+# espnet/espnet espnet2/train/reporter.py Reporter.log_message (`f"{epoch}epoch results: "` then
+# `f"[{key}] {key2}={v}, ..."`), ESPnet's log format `[host] %(asctime)s (%(module)s:%(lineno)d) %(levelname)s:`
+ESPNET = ["[gpu01] 2023-01-01 10:00:00,123 (trainer:352) INFO: 1epoch results: [train] iter_time=0.171, "
+          "loss=120.3, time=20 minutes and 3.5 seconds, [valid] loss=98.1",
+          "[gpu01] 2023-01-01 10:20:00,123 (trainer:352) INFO: 2epoch results: [train] iter_time=0.170, "
+          "loss=90.2, time=20 minutes and 1.1 seconds, [valid] loss=80.4"]
+
+
+def _decide(tmp_path, name, lines):
+    p = tmp_path / f"{name}.log"
+    p.write_text("\n".join(lines) + "\n")
+    store = ingest([p])
+    return store, decide(store)
+
+
+def test_go_tests_passed_is_a_clean_end_naming_the_test(tmp_path):
+    _, v = _decide(tmp_path, "go_pass", GO_PASSED)
+    assert v.kind == Kind.HEALTHY
+    assert "TestAllReduceLargeCluster" in v.summary and "675.14s" in v.summary
+
+
+def test_go_test_failed_is_never_healthy_and_names_it(tmp_path):
+    _, v = _decide(tmp_path, "go_fail", GO_FAILED)
+    assert v.kind == Kind.UNDECIDED
+    assert "--- FAIL: TestAllReduceLargeCluster" in v.summary
+
+
+def test_a_test_started_without_its_result_is_no_end(tmp_path):
+    store, v = _decide(tmp_path, "go_cut", GO_UNFINISHED)
+    ends = store.events.filter(store.events["kind"] == EventKind.PROGRAM_END)
+    assert ends.height == 0
+    assert v.kind != Kind.HEALTHY
+    # the runner's lines are read (known): only the test's own output line is left unknown
+    assert int(store.files["unknown"].sum()) == 1
+
+
+def test_unittest_failure_is_named_and_not_healthy(tmp_path):
+    _, v = _decide(tmp_path, "unittest_fail", UNITTEST_FAILED)
+    assert v.kind == Kind.UNDECIDED
+    assert "test_allreduce" in v.summary and "FAILED (failures=1)" in v.summary
+
+
+def test_ib_write_bw_table_complete_is_healthy_with_its_figures(tmp_path):
+    _, v = _decide(tmp_path, "ib_write_bw", IB_WRITE_BW)
+    assert v.kind == Kind.HEALTHY
+    assert "perftest" in v.summary and "11.76" in v.summary
+
+
+def test_nvshmem_perftest_table_is_healthy_with_its_busbw(tmp_path):
+    store, v = _decide(tmp_path, "nvshmem", NVSHMEM)
+    rows = store.events.filter((store.events["kind"] == EventKind.BANDWIDTH)
+                               & (store.events["where"] == "benchmark"))
+    assert sorted(rows["bytes"].to_list()) == [1024, 2048, 4096]
+    assert v.kind == Kind.HEALTHY
+    assert "NVSHMEM perftest 0.145-0.508 GB/s" in v.summary
+
+
+def test_ignite_epochs_are_steps_and_its_run_end_a_clean_end(tmp_path):
+    store, v = _decide(tmp_path, "ignite", IGNITE)
+    steps = store.events.filter(store.events["kind"] == EventKind.STEP)
+    assert sorted(steps["step"].to_list()) == [21, 22, 23]
+    assert v.kind == Kind.HEALTHY and "Engine run finished" in v.summary
+
+
+def test_espnet_epoch_results_are_steps(tmp_path):
+    store, _ = _decide(tmp_path, "espnet", ESPNET)
+    steps = store.events.filter(store.events["kind"] == EventKind.STEP)
+    assert sorted(steps["step"].to_list()) == [1, 2]

@@ -114,3 +114,52 @@ def test_espnet_epoch_results_are_steps(tmp_path):
     store, _ = _decide(tmp_path, "espnet", ESPNET)
     steps = store.events.filter(store.events["kind"] == EventKind.STEP)
     assert sorted(steps["step"].to_list()) == [1, 2]
+
+
+# pytest-dev/pytest src/_pytest/terminal.py (verbose `pytest_runtest_logreport`: node id, outcome, `[ NN%]`;
+# `summary_stats`: `N failed, M passed in S s` between `=` rules)
+PYTEST_FAILED = ["tests/test_dist.py::test_allreduce PASSED                                  [ 50%]",
+                 "tests/test_dist.py::test_allgather FAILED                                  [100%]",
+                 "=========================== short test summary info ============================",
+                 "FAILED tests/test_dist.py::test_allgather - RuntimeError: NCCL error",
+                 "========================= 1 failed, 1 passed in 61.20s ========================="]
+# rust-lang/rust library/test/src/formatters/pretty.rs (`test {name} ... ok`, `test result: ok. N passed; 0
+# failed; ...`)
+RUST_PASSED = ["running 2 tests", "test collectives::allreduce_two_ranks ... ok",
+               "test collectives::broadcast_two_ranks ... ok", "",
+               "test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 5.01s"]
+# Kitware/CMake Source/CTest/cmCTestRunTest.cxx (`N/M Test #K: name ....   Passed    S sec`, `***Failed`),
+# cmCTestTestHandler.cxx (`NN% tests passed, F tests failed out of N`)
+CTEST_FAILED = ["    Start 1: nccl_unit", "1/2 Test #1: nccl_unit ........................   Passed    0.12 sec",
+                "    Start 2: nccl_e2e", "2/2 Test #2: nccl_e2e .........................***Failed    3.40 sec", "",
+                "50% tests passed, 1 tests failed out of 2"]
+# Project-MONAI/MONAI monai/handlers/stats_handler.py:216 (`Epoch[{current_epoch}] Metrics -- ` then
+# `{}: {:.4f} ` per metric), with ignite's engine.py:1142-1143 epoch line before it
+MONAI = ["2024-03-01 10:01:10,223 - INFO - Epoch[21] Complete. Time taken: 00:01:10.123",
+         "2024-03-01 10:01:12,001 - INFO - Epoch[21] Metrics -- val_mean_dice: 0.9012 ",
+         "2024-03-01 10:02:22,446 - INFO - Epoch[22] Metrics -- val_mean_dice: 0.9034 "]
+
+
+def test_pytest_failure_names_the_test_and_is_not_healthy(tmp_path):
+    _, v = _decide(tmp_path, "pytest_fail", PYTEST_FAILED)
+    assert v.kind == Kind.UNDECIDED
+    # the runner's own lines, read as its results: the failed test and the run's count
+    assert "test_allgather FAILED" in v.summary and "1 failed, 1 passed" in v.summary
+
+
+def test_rust_test_result_ok_is_a_clean_end(tmp_path):
+    _, v = _decide(tmp_path, "rust_ok", RUST_PASSED)
+    assert v.kind == Kind.HEALTHY and "allreduce_two_ranks ... ok" in v.summary
+
+
+def test_ctest_failure_is_named(tmp_path):
+    _, v = _decide(tmp_path, "ctest_fail", CTEST_FAILED)
+    assert v.kind == Kind.UNDECIDED and "nccl_e2e" in v.summary
+    assert "1 tests failed out of 2" in v.summary
+
+
+def test_monai_epoch_metrics_are_steps(tmp_path):
+    store, _ = _decide(tmp_path, "monai", MONAI)
+    steps = store.events.filter(store.events["kind"] == EventKind.STEP)
+    assert sorted(set(steps["step"].to_list())) == [21, 22]
+    assert steps.filter(steps["message"].str.contains("Metrics")).height == 2

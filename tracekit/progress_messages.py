@@ -139,6 +139,11 @@ STEPS: tuple[Message, ...] = (
             "in the time it names (MONAI's SupervisedTrainer is an ignite Engine: the same line)",
             "pytorch/ignite ignite/engine/engine.py:1142-1143 (`self.logger.info(f\"Epoch[{self.state.epoch}] "
             "Complete. Time taken: {hours:02d}:{mins:02d}:{secs:06.3f}\")`, in the epoch loop; :1341 the same)"),
+    Message("monai_epoch_metrics", r"\bEpoch\[(?P<step>\d+)\] Metrics -- \w",
+            "MONAI's StatsHandler at an epoch's end (EPOCH_COMPLETED): that epoch's metrics; an evaluator's "
+            "handler prints the trainer's epoch it validated (`global_epoch_transform`), the same number",
+            "Project-MONAI/MONAI monai/handlers/stats_handler.py:216 (`out_str = f\"Epoch[{current_epoch}] "
+            "Metrics -- \"`, then `key_var_format` `{}: {:.4f} ` per metric) in `_default_epoch_print`"),
 )
 
 #: lines in an end's words that report one part of the run done, never its end (the end patterns of

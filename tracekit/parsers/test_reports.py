@@ -64,8 +64,30 @@ RESULTS: tuple[Said, ...] = (
     Said(r"^=+ (?P<name>(?:\d+ \w+, )*\d+ (?:failed|errors?)\b.*?) in [\d.]+s", False,
          "pytest-dev/pytest src/_pytest/terminal.py `summary_stats` (`N failed, M passed in 3.21s` between "
          "rules)"),
-    Said(r"^FAILED (?P<name>\S+::\S+)", False,
+    Said(r"^FAILED (?P<name>\S+\.py::\S+)", False,
          "pytest-dev/pytest src/_pytest/terminal.py `short_test_summary` (`FAILED path::test - message`)"),
+    Said(r"^(?P<name>\S+\.py::\S+) PASSED\b", True,
+         "pytest-dev/pytest src/_pytest/terminal.py `pytest_runtest_logreport` (verbose: the node id, then the "
+         "outcome word `PASSED` / `FAILED` / `ERROR`, then `[ NN%]`)"),
+    Said(r"^(?P<name>\S+\.py::\S+) (?:FAILED|ERROR)\b", False,
+         "pytest-dev/pytest src/_pytest/terminal.py `pytest_runtest_logreport`"),
+    Said(r"^(?P<name>\S+\.py::\S+)\s*$", None,
+         "pytest-dev/pytest src/_pytest/terminal.py `pytest_runtest_logstart` (verbose: the node id as the test "
+         "starts, its outcome written after it when it returns)"),
+    Said(r"^test (?P<name>\S+) \.\.\. ok\s*$|^test result: (?P<name2>ok)\. \d+ passed; 0 failed\b", True,
+         "rust-lang/rust library/test/src/formatters/pretty.rs (`test {name} ... ` then `ok` / `FAILED` / "
+         "`ignored` in `write_result`; `test result: {ok|FAILED}. N passed; M failed; ...` in "
+         "`write_run_finish`)"),
+    Said(r"^test (?P<name>\S+) \.\.\. FAILED\s*$|^test result: (?P<name2>FAILED)\. ", False,
+         "rust-lang/rust library/test/src/formatters/pretty.rs"),
+    Said(r"^\s*\d+/\d+ Test\s+#\d+: (?P<name>\S+) \.+\s+Passed\s+[\d.]+ sec"
+         r"|^(?P<name2>100% tests passed), 0 tests failed out of \d+", True,
+         "Kitware/CMake Source/CTest/cmCTestRunTest.cxx (`N/M Test #K: name ....   Passed    0.12 sec`; "
+         "`***Failed`, `***Timeout`, `***Exception` otherwise) and cmCTestTestHandler.cxx (`100% tests passed, 0 "
+         "tests failed out of N`)"),
+    Said(r"^\s*\d+/\d+ Test\s+#\d+: (?P<name>\S+) \.+\*{3}(?:Failed|Timeout|Exception)"
+         r"|^(?P<name2>\d+% tests passed, [1-9]\d* tests? failed) out of \d+", False,
+         "Kitware/CMake Source/CTest/cmCTestRunTest.cxx, cmCTestTestHandler.cxx"),
     Said(r"^\[\s+OK \] (?P<name>\S+) \(\d+ ms\)", True,
          "google/googletest googletest/src/gtest.cc `PrettyUnitTestResultPrinter::OnTestEnd` (`[       OK ] "
          "Suite.Test (N ms)`, `[  FAILED  ] ...` for a failed one)"),
@@ -122,7 +144,7 @@ TABLES: tuple[Table, ...] = (
 HEADERS = any_of(*(tb.header for tb in TABLES))
 #: what a line of a test runner or a table's header holds, cheaply
 MARKS = (r"--- (?:PASS|FAIL)|^=== RUN|^ok\s|^FAIL|^PASS\s*$|\.\.\.|^FAILED|^=+ .*\d+ (?:failed|errors?)\b|"
-         r"^\[\s+(?:OK|FAILED|PASSED)\s+\]|" + HEADERS)
+         r"^\[\s+(?:OK|FAILED|PASSED)\s+\]|::|^test result: | Test\s+#\d+: |% tests passed|" + HEADERS)
 
 
 def events(df: pl.DataFrame) -> tuple[pl.DataFrame | None, pl.DataFrame]:
@@ -149,8 +171,9 @@ def _tests(df: pl.DataFrame, rank: pl.Expr) -> pl.DataFrame | None:
     if not got.height:
         return None
     status = {i: s.passed for i, s in enumerate(RESULTS)}
-    name = pl.coalesce(*(pl.when(pl.col("_said") == i).then(t.str.extract(s.pattern, 1))
-                         for i, s in enumerate(RESULTS)))
+    name = pl.coalesce(*(pl.when(pl.col("_said") == i).then(pl.coalesce(
+        t.str.extract(s.pattern, 1), *([t.str.extract(s.pattern, 2)] if "(?P<name2>" in s.pattern else [])))
+        for i, s in enumerate(RESULTS)))
     got = got.with_columns(name.alias("_name"), pl.col("_said").replace_strict(
         {i: (None if p is None else int(p)) for i, p in status.items()}, return_dtype=pl.Int64).alias("_ok"),
         pl.col("_said").replace_strict({i: p is None for i, p in status.items()},

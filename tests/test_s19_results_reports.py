@@ -163,3 +163,17 @@ def test_monai_epoch_metrics_are_steps(tmp_path):
     steps = store.events.filter(store.events["kind"] == EventKind.STEP)
     assert sorted(set(steps["step"].to_list())) == [21, 22]
     assert steps.filter(steps["message"].str.contains("Metrics")).height == 2
+
+
+# johnpzh/osu-micro-benchmarks-7.4-ext (OMB 7.4) c/util/osu_util_mpi.c:398-399 (`"%-*s%*s"` of `# Size`, 10 wide,
+# and `Bandwidth (MB/s)`, FIELD_WIDTH 20 wide), a row `%-*d%*.*f` per size; the benchmark's HEADER before it
+# (c/util/osu_util.h `"# " BENCHMARK " v" PACKAGE_VERSION`)
+OSU_BW = ["# OSU MPI Bandwidth Test v7.4", "# Size      Bandwidth (MB/s)",
+          "1                       2.93", "2                       5.93", "4                      11.87"]
+
+
+def test_osu_bandwidth_table_is_healthy_with_its_figures(tmp_path):
+    store, v = _decide(tmp_path, "osu_bw", OSU_BW)
+    rows = store.events.filter(store.events["kind"] == EventKind.BANDWIDTH)
+    assert sorted(rows["bytes"].to_list()) == [1, 2, 4]
+    assert v.kind == Kind.HEALTHY and "OSU micro-benchmarks" in v.summary

@@ -131,12 +131,14 @@ TABLES: tuple[Table, ...] = (
           "linux-rdma/perftest src/perftest_parameters.h:209, :243 (RESULT_FMT_LAT ` #bytes #iterations    "
           "t_min[usec] ...`, REPORT_FMT_LAT a row per size)"),
     Table("OSU micro-benchmarks (latency)", r"^#\s*Size\s+(?:Avg Latency\(us\)|Latency \(us\))",
-          rf"^\s*(?P<size>\d+)\s+{NUM}(?:\s+{NUM})*\s*$", 0.0,
-          "mvapich osu-micro-benchmarks c/util/osu_util.h (`# Size       Avg Latency(us)`, a row per size)"),
-    Table("OSU micro-benchmarks", r"^#\s*Size\s+(?:Bandwidth \(MB/s\)|Bi-Bandwidth \(MB/s\))",
-          rf"^\s*(?P<size>\d+)\s+(?P<bw>{NUM})(?:\s+{NUM})*\s*$", 1e-3,
-          "mvapich osu-micro-benchmarks c/util/osu_util.h (`# Size      Bandwidth (MB/s)`, `# Size       Avg "
-          "Latency(us)`; a row `%-*d%*.*f` per size measured)"),
+          rf"^\s*(?P<size>\d+)\s+{NUM}(?:\s+{NUM})*(?:\s+Pass)?\s*$", 0.0,
+          "johnpzh/osu-micro-benchmarks-7.4-ext (OMB 7.4) c/util/osu_util_mpi.c:398-402 (`%-*s%*s` of `# Size` "
+          "and `Latency (us)`), :613 (`Avg Latency(us)` of the collectives); a row per size measured, `Pass` "
+          "after it where validation is on"),
+    Table("OSU micro-benchmarks", r"^#\s*Size\s+(?:Bandwidth \(MB/s\)|MB/s\b)",
+          rf"^\s*(?P<size>\d+)\s+(?P<bw>{NUM})(?:\s+{NUM})*(?:\s+Pass)?\s*$", 1e-3,
+          "johnpzh/osu-micro-benchmarks-7.4-ext (OMB 7.4) c/util/osu_util_mpi.c:398-399 (`# Size` and "
+          "`Bandwidth (MB/s)`), :604, :607 (`MB/s` of osu_mbw_mr); a row per size measured"),
 )
 
 
@@ -202,10 +204,10 @@ def _table_of(df: pl.DataFrame) -> pl.DataFrame:
     and the table's rows, up to a line that is neither), else null."""
     t = pl.col("text")
     head = pl.coalesce(*(pl.when(t.str.contains(tb.header)).then(pl.lit(i)) for i, tb in enumerate(TABLES)))
-    row = pl.coalesce(*(pl.when(t.str.contains(tb.row)).then(pl.lit(i)) for i, tb in enumerate(TABLES)))
+    row = t.str.contains(any_of(*(tb.row for tb in TABLES)))
     d = df.sort("file", "line").with_columns(head.alias("_head"), row.alias("_row"))
     # a table runs from its header down its rows; a line that is neither a row nor blank ends it
-    breaks = pl.col("_head").is_not_null() | (pl.col("_row").is_null() & (t.str.strip_chars() != ""))
+    breaks = pl.col("_head").is_not_null() | (~pl.col("_row") & (t.str.strip_chars() != ""))
     d = d.with_columns(breaks.cum_sum().over("file").alias("_block"))
     return d.with_columns(pl.col("_head").first().over("file", "_block").alias("_table"))
 
@@ -215,7 +217,8 @@ def _tables(df: pl.DataFrame, rank: pl.Expr) -> pl.DataFrame | None:
     if not _headers(df).height:
         return None
     d = _table_of(df)
-    rows = d.filter(pl.col("_table").is_not_null() & (pl.col("_row") == pl.col("_table")))
+    mine = pl.coalesce(*(pl.when(pl.col("_table") == i).then(t.str.contains(tb.row)) for i, tb in enumerate(TABLES)))
+    rows = d.filter(pl.col("_table").is_not_null() & mine.fill_null(False))
     if not rows.height:
         return None
     size = pl.coalesce(*(t.str.extract(tb.row, 1) for tb in TABLES)).cast(pl.Int64, strict=False)

@@ -43,15 +43,18 @@ RESULTS: tuple[Said, ...] = (
     Said(r"^=== RUN\s+(?P<name>\S+)\s*$", None,
          "golang/go src/testing/testing.go `tRunner`'s chatty `=== RUN   %s` as a test starts (-v)"),
     Said(r"^ok\s+(?P<name>\S+)\s+(?:[\d.]+s|\(cached\))", True,
-         "golang/go src/cmd/go/internal/test/test.go `runTestActor.Act` (`ok  \\t%s\\t%s` for a package whose "
+         "golang/go src/cmd/go/internal/test/test.go `runTestActor.Act` (`ok  \\t%s\\t%s` for a package "
+         "whose "
          "test binary exited 0 with PASS)"),
     Said(r"^FAIL\s+(?P<name>\S+)\s+[\d.]+s\s*$|^FAIL\s*$", False,
          "golang/go src/cmd/go/internal/test/test.go (`FAIL\\t%s\\t%s` for a package whose tests failed); "
          "src/testing/testing.go `(*M).Run` (`fmt.Println(\"FAIL\")`)"),
-    Said(r"^(?P<name>PASS)\s*$", True, "golang/go src/testing/testing.go `(*M).Run` (`fmt.Println(\"PASS\")` once "
+    Said(r"^(?P<name>PASS)\s*$", True,
+         "golang/go src/testing/testing.go `(*M).Run` (`fmt.Println(\"PASS\")` once "
          "every test of the binary passed)"),
     Said(r"^\s*(?P<name>test\w*) \([\w.]+\)(?: .*)? \.\.\. ok\s*$", True,
-         "python/cpython Lib/unittest/runner.py `TextTestResult` (verbose: `getDescription(test)`, ` ... `, then "
+         "python/cpython Lib/unittest/runner.py `TextTestResult` (verbose: `getDescription(test)`, ` ... `, "
+         "then "
          "`ok` from addSuccess, `FAIL` from addFailure, `ERROR` from addError)"),
     Said(r"^\s*(?P<name>test\w*) \([\w.]+\)(?: .*)? \.\.\. (?:FAIL|ERROR)\s*$", False,
          "python/cpython Lib/unittest/runner.py `TextTestResult.addFailure` / `addError`"),
@@ -67,23 +70,26 @@ RESULTS: tuple[Said, ...] = (
     Said(r"^FAILED (?P<name>\S+\.py::\S+)", False,
          "pytest-dev/pytest src/_pytest/terminal.py `short_test_summary` (`FAILED path::test - message`)"),
     Said(r"^(?P<name>\S+\.py::\S+) PASSED\b", True,
-         "pytest-dev/pytest src/_pytest/terminal.py `pytest_runtest_logreport` (verbose: the node id, then the "
+         "pytest-dev/pytest src/_pytest/terminal.py `pytest_runtest_logreport` (verbose: the node id, then "
+         "the "
          "outcome word `PASSED` / `FAILED` / `ERROR`, then `[ NN%]`)"),
     Said(r"^(?P<name>\S+\.py::\S+) (?:FAILED|ERROR)\b", False,
          "pytest-dev/pytest src/_pytest/terminal.py `pytest_runtest_logreport`"),
     Said(r"^(?P<name>\S+\.py::\S+)\s*$", None,
-         "pytest-dev/pytest src/_pytest/terminal.py `pytest_runtest_logstart` (verbose: the node id as the test "
+         "pytest-dev/pytest src/_pytest/terminal.py `pytest_runtest_logstart` (verbose: the node id as the "
+         "test "
          "starts, its outcome written after it when it returns)"),
-    Said(r"^test (?P<name>\S+) \.\.\. ok\s*$|^test result: (?P<name2>ok)\. \d+ passed; 0 failed\b", True,
-         "rust-lang/rust library/test/src/formatters/pretty.rs (`test {name} ... ` then `ok` / `FAILED` / "
-         "`ignored` in `write_result`; `test result: {ok|FAILED}. N passed; M failed; ...` in "
-         "`write_run_finish`)"),
-    Said(r"^test (?P<name>\S+) \.\.\. FAILED\s*$|^test result: (?P<name2>FAILED)\. ", False,
+    Said(r"^test (?P<name>\S+)(?: - \w+)?\s+\.\.\. ok(?: <[\d.]+s>)?\s*$|^test result: (?P<name2>ok)\. \d+ passed; 0 failed\b", True,
+         "rust-lang/rust library/test/src/formatters/pretty.rs `write_test_name` (`test {name} ... `, `test "
+         "{name} - {test_mode} ... `), `write_result` (`ok` / `FAILED` / `ignored`, ` <time>` with "
+         "--report-time), `write_run_finish` (`test result: ok` or `FAILED`, then `. N passed; M failed; ...`)"),
+    Said(r"^test (?P<name>\S+)(?: - \w+)?\s+\.\.\. FAILED\b|^test result: (?P<name2>FAILED)\. ", False,
          "rust-lang/rust library/test/src/formatters/pretty.rs"),
     Said(r"^\s*\d+/\d+ Test\s+#\d+: (?P<name>\S+) \.+\s+Passed\s+[\d.]+ sec"
          r"|^(?P<name2>100% tests passed), 0 tests failed out of \d+", True,
          "Kitware/CMake Source/CTest/cmCTestRunTest.cxx (`N/M Test #K: name ....   Passed    0.12 sec`; "
-         "`***Failed`, `***Timeout`, `***Exception` otherwise) and cmCTestTestHandler.cxx (`100% tests passed, 0 "
+         "`***Failed`, `***Timeout`, `***Exception` otherwise) and cmCTestTestHandler.cxx (`100% tests passed, "
+         "0 "
          "tests failed out of N`)"),
     Said(r"^\s*\d+/\d+ Test\s+#\d+: (?P<name>\S+) \.+\*{3}(?:Failed|Timeout|Exception)"
          r"|^(?P<name2>\d+% tests passed, [1-9]\d* tests? failed) out of \d+", False,
@@ -114,16 +120,19 @@ class Table:
 NUM = r"[\d.]+"
 #: the tables, from their printing code
 TABLES: tuple[Table, ...] = (
-    Table("NVSHMEM perftest", r"^\s*size\(B\)\s+count\s+type\s+.*\blatency\(us\)\s+algbw\(GB/s\)\s+busbw\(GB/s\)",
+    Table("NVSHMEM perftest",
+          r"^\s*size\(B\)\s+count\s+type\s+.*\blatency\(us\)\s+algbw\(GB/s\)\s+busbw\(GB/s\)",
           rf"^\s*(?P<size>\d+)\s+\d+\s+[a-z]\w*\s+(?:[a-z]\w*\s+){{0,2}}{NUM}\s+(?:{NUM}\s+{NUM}\s+)?{NUM}\s+"
           rf"(?P<bw>{NUM})\s*$", 1.0,
-          "NVIDIA/nvshmem perftest/common/utils.cu:743-751, :763-770, :822-829 (`size(B)  count  type  redop  "
+          "NVIDIA/nvshmem perftest/common/utils.cu:743-751, :763-770, :822-829 (`size(B)  count  type  "
+          "redop  "
           "[scope]  latency(us)  [min_lat(us)  max_lat(us)]  algbw(GB/s)  busbw(GB/s)`, then a row per size "
           "measured: `%-10lu  %-8lu  %-8s ... %-12.3lf`)"),
     Table("perftest (ib_*_bw)", r"^\s*#bytes\s+#iterations\s+BW peak\[(?:MB|Gb)/sec\]\s+BW average",
           rf"^\s*(?P<size>\d+)\s+\d+\s+{NUM}\s+(?P<bw>{NUM})\s+{NUM}\s*$", 1e-3,
           "linux-rdma/perftest src/perftest_parameters.h:222 (REPORT_FMT ` %-7lu    %-10lu       %-7.2lf   "
-          "         %-7.2lf\\t\\t     %-7.6lf`: bytes, iterations, BW peak, BW average, MsgRate, under RESULT_FMT "
+          "         %-7.2lf\\t\\t     %-7.6lf`: bytes, iterations, BW peak, BW average, MsgRate, under "
+          "RESULT_FMT "
           "` #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]`; Gb/sec with "
           "--report_gbits; RESULT_LINE `-----` closes the table, :191)"),
     Table("perftest (ib_*_lat)", r"^\s*#bytes\s+#iterations\s+t_min\[usec\]",
@@ -132,7 +141,8 @@ TABLES: tuple[Table, ...] = (
           "t_min[usec] ...`, REPORT_FMT_LAT a row per size)"),
     Table("OSU micro-benchmarks (latency)", r"^#\s*Size\s+(?:Avg Latency\(us\)|Latency \(us\))",
           rf"^\s*(?P<size>\d+)\s+{NUM}(?:\s+{NUM})*(?:\s+Pass)?\s*$", 0.0,
-          "johnpzh/osu-micro-benchmarks-7.4-ext (OMB 7.4) c/util/osu_util_mpi.c:398-402 (`%-*s%*s` of `# Size` "
+          "johnpzh/osu-micro-benchmarks-7.4-ext (OMB 7.4) c/util/osu_util_mpi.c:398-402 (`%-*s%*s` of "
+          "`# Size` "
           "and `Latency (us)`), :613 (`Avg Latency(us)` of the collectives); a row per size measured, `Pass` "
           "after it where validation is on"),
     Table("OSU micro-benchmarks", r"^#\s*Size\s+(?:Bandwidth \(MB/s\)|MB/s\b)",
@@ -192,10 +202,12 @@ def _tests(df: pl.DataFrame, rank: pl.Expr) -> pl.DataFrame | None:
     frames = []
     if passed.height:
         frames.append(passed.select("file", "line", rank, pl.lit(EventKind.PROGRAM_END).alias("kind"),
-                                    t.str.strip_chars().alias("message"), pl.lit("tests_passed").alias("where")))
+                                    t.str.strip_chars().alias("message"),
+                                    pl.lit("tests_passed").alias("where")))
     if failed.height:
         frames.append(failed.select("file", "line", rank, pl.lit(EventKind.TEST_WRONG).alias("kind"),
-                                    t.str.strip_chars().alias("message"), pl.lit("tests_failed").alias("where")))
+                                    t.str.strip_chars().alias("message"),
+                                    pl.lit("tests_failed").alias("where")))
     return pl.concat(frames, how="diagonal_relaxed") if frames else None
 
 
@@ -217,7 +229,8 @@ def _tables(df: pl.DataFrame, rank: pl.Expr) -> pl.DataFrame | None:
     if not _headers(df).height:
         return None
     d = _table_of(df)
-    mine = pl.coalesce(*(pl.when(pl.col("_table") == i).then(t.str.contains(tb.row)) for i, tb in enumerate(TABLES)))
+    mine = pl.coalesce(*(pl.when(pl.col("_table") == i).then(t.str.contains(tb.row))
+                         for i, tb in enumerate(TABLES)))
     rows = d.filter(pl.col("_table").is_not_null() & mine.fill_null(False))
     if not rows.height:
         return None

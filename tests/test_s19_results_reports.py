@@ -4,6 +4,8 @@ format the runtime's code prints (the code's repo path:line by each): a test run
 every test passed is a clean end, one that says a test failed is never healthy and names it, a result
 table's rows are measurements completed, an epoch's own summary line is a step."""
 
+from pathlib import Path
+
 from tracekit.ingest import ingest
 from tracekit.schema import EventKind
 from tracekit.verdict import Kind, decide
@@ -177,3 +179,18 @@ def test_osu_bandwidth_table_is_healthy_with_its_figures(tmp_path):
     rows = store.events.filter(store.events["kind"] == EventKind.BANDWIDTH)
     assert sorted(rows["bytes"].to_list()) == [1, 2, 4]
     assert v.kind == Kind.HEALTHY and "OSU micro-benchmarks" in v.summary
+
+
+WILD = Path(__file__).resolve().parents[1] / "samples" / "wild"
+
+
+def test_failures_inside_tests_that_passed_are_no_failure_of_the_run():
+    # dev excerpt: ROCm CI of torchelastic's own tests; a child `failed (exitcode: 138)` and forced SIGKILLs
+    # inside StartProcessesListTest tests that each report `ok (0.12s)` (xmlrunner/result.py:251-252)
+    v = decide(ingest([WILD / "dv16-021-pytorch-rocm-ci-elastic-tests-forced-kill-ok.txt"]))
+    assert v.kind == Kind.HEALTHY
+    assert "ok (0.125s)" in v.summary and "exitcode: 138" in v.summary
+    # dev excerpt: the first test reports `ok (14.044s)`, the next one prints `Caught exception:` and a
+    # traceback and no result: its failure is not inside a passed test
+    v = decide(ingest([WILD / "dv16-013-pytorch-ci-rank2-found-aborted-comm-from-rank0.txt"]))
+    assert v.kind != Kind.HEALTHY

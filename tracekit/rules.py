@@ -39,6 +39,9 @@ from tracekit.rules_stall import (aborted_unexplained, comms_aborted,  # (failur
 from tracekit.rules_wait import stalled_in_start_up, waiting_across_groups
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [
+    # results (s19): failure lines inside tests the runner then says passed (a test of failure handling):
+    # before every failure rule, which would read the provoked failures as the run's
+    rules_results.failures_inside_passed_tests,
     mismatch_aligned,
     mismatch_reported,
     mismatch_from_watchdog,

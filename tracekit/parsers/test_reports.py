@@ -52,15 +52,23 @@ RESULTS: tuple[Said, ...] = (
     Said(r"^(?P<name>PASS)\s*$", True,
          "golang/go src/testing/testing.go `(*M).Run` (`fmt.Println(\"PASS\")` once "
          "every test of the binary passed)"),
-    Said(r"^\s*(?P<name>test\w*) \([\w.]+\)(?: .*)? \.\.\. ok\s*$", True,
+    Said(r"^\s*(?P<name>test\w*) \([\w.]+\)(?: .*)? \.\.\. ok(?: \([\d.]+s\))?\s*$", True,
          "python/cpython Lib/unittest/runner.py `TextTestResult` (verbose: `getDescription(test)`, ` ... `, "
          "then "
          "`ok` from addSuccess, `FAIL` from addFailure, `ERROR` from addError)"),
-    Said(r"^\s*(?P<name>test\w*) \([\w.]+\)(?: .*)? \.\.\. (?:FAIL|ERROR)\s*$", False,
+    Said(r"^\s*(?P<name>test\w*) \([\w.]+\)(?: .*)? \.\.\. (?:FAIL|ERROR)(?: \([\d.]+s\))?\s*$", False,
          "python/cpython Lib/unittest/runner.py `TextTestResult.addFailure` / `addError`"),
-    Said(r"^\s*(?P<name>test\w*) \([\w.]+\)(?: .*)? \.\.\.\s*$", None,
+    Said(r"^\s*(?P<name>test\w*) \([\w.]+\) \.\.\.(?: .*)?$", None,
          "python/cpython Lib/unittest/runner.py `TextTestResult.startTest` (the description and ` ... `, the "
-         "result written on the same line when the test returns)"),
+         "result written on the same line when the test returns, after the test's own output where it printed "
+         "some)"),
+    # (a result on a line of its own, after the test's output: unittest-xml-reporting's `ok (0.125s)`)
+    Said(r"^(?P<name>ok) \([\d.]+s\)\s*$", True,
+         "xmlrunner/unittest-xml-reporting xmlrunner/result.py:251-252 (`'%s (%.3fs)' % (verbose_str, "
+         "elapsed_time)` after the description, verbose_str `ok` :345, `FAIL` :360, `ERROR` :374; PyTorch's "
+         "test suites run under it in CI)"),
+    Said(r"^(?P<name>FAIL|ERROR) \([\d.]+s\)\s*$", False, "xmlrunner/unittest-xml-reporting "
+         "xmlrunner/result.py:251-252, :360, :374"),
     Said(r"^(?P<name>FAILED) \((?:failures|errors|unexpected successes)=\d+", False,
          "python/cpython Lib/unittest/runner.py `TextTestRunner.run` (`self.stream.write(\"FAILED\")` then "
          "` (failures=N, errors=M)`)"),
@@ -192,11 +200,19 @@ def _tests(df: pl.DataFrame, rank: pl.Expr) -> pl.DataFrame | None:
                                        return_dtype=pl.Boolean).alias("_start")).sort("file", "line")
     # a test started whose result is not in the file after it: the run is unfinished there, its passes
     # no end
+    # (finished: its own name's result after it, or a result line before the next test starts: a result
+    # on a line of its own names no test, it closes the one in flight)
     done = got.filter(~pl.col("_start")).select("file", "_name", pl.col("line").alias("_done"))
     started = got.filter(pl.col("_start")).select("file", "line", "_name").join(
         done, on=["file", "_name"], how="left")
-    unfinished = (started.group_by("file", "line").agg((pl.col("_done") > pl.col("line")).any().alias("_r"))
-                  .filter(~pl.col("_r").fill_null(False)).select("file").unique())
+    named = started.group_by("file", "line").agg((pl.col("_done") > pl.col("line")).any().alias("_r"))
+    nxt = pl.col("_start").cum_sum().over("file")
+    closed = (got.with_columns(nxt.alias("_k")).group_by("file", "_k")
+              .agg(pl.col("line").filter(pl.col("_start")).first().alias("line"),
+                   (~pl.col("_start")).any().alias("_c")).filter(pl.col("line").is_not_null()))
+    unfinished = (named.join(closed.select("file", "line", "_c"), on=["file", "line"], how="left")
+                  .filter(~(pl.col("_r").fill_null(False) | pl.col("_c").fill_null(False)))
+                  .select("file").unique())
     passed = got.filter(pl.col("_ok") == 1).join(unfinished, on="file", how="anti")
     failed = got.filter(pl.col("_ok") == 0)
     frames = []

@@ -39,13 +39,13 @@ from tracekit.rules_stall import (aborted_unexplained, comms_aborted,  # (failur
 from tracekit.rules_wait import stalled_in_start_up, waiting_across_groups
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [
-    # results (s19): failure lines inside tests the runner then says passed (a test of failure handling):
-    # before every failure rule, which would read the provoked failures as the run's
-    rules_results.failures_inside_passed_tests,
     mismatch_aligned,
     mismatch_reported,
     mismatch_from_watchdog,
     mismatch_on_the_wire,
+    # results (s19): failure lines inside tests the runner then says passed (a test of failure handling):
+    # before every failure rule, which would read the provoked failures as the run's
+    rules_results.failures_inside_passed_tests,
     cuda_failure,
     refused_call,  # (failures, issue 31)
     bootstrap_failed,

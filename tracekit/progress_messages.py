@@ -100,6 +100,13 @@ ENDS: tuple[Message, ...] = (
             "horovod/horovod examples/pytorch/pytorch_synthetic_benchmark.py:117 (`log('Total img/sec on %d "
             "%s(s): %.1f +-%.1f' % (hvd.size(), device, hvd.size() * img_sec_mean, hvd.size() * "
             "img_sec_conf))`, after the timed loop; tensorflow_synthetic_benchmark.py the same)"),
+    # (results, s19)
+    Message("ignite_run_finished", r"\bEngine run finished\. Time taken: \d+:\d+:[\d.]+",
+            "pytorch-ignite's Engine ran every epoch asked (or was terminated by a handler, the run's own "
+            "choice) and fired COMPLETED: its `run()` returns; an exception logs `Engine run is terminating due "
+            "to exception` instead",
+            "pytorch/ignite ignite/engine/engine.py:1169 (`self.logger.info(f\"Engine run finished. Time taken: "
+            "...\")` after the epoch loop, inside the try whose except logs the exception, :1173; :1368 the same)"),
 )
 
 #: a runtime's own line for each step or iteration it completed, the count in group ``step``: read as ``step``
@@ -120,6 +127,23 @@ STEPS: tuple[Message, ...] = (
             "in each epoch), then its `key=value` figures (`train_time=` the mean seconds of one iteration)",
             "espnet/espnet espnet2/train/reporter.py `SubReporter.log_message` (`f\"{self.epoch}epoch:{self.key}:"
             "{self.prev_count + 1}-{self.count}batch: \"`, then `{key2}={v:.3f}` joined with `, `)"),
+    # (results, s19) an epoch's own summary, printed once the epoch is done: the epoch is the step
+    Message("espnet_epoch_results", r"^(?:.*?\s)?(?P<step>\d+)epoch results: \[\w+\] \w+=",
+            "ESPnet's reporter at the end of an epoch: that epoch's figures, `[train] ...` then `[valid] ...` "
+            "(`iter_time=`, `loss=`); the next epoch follows unless the run ends",
+            "espnet/espnet espnet2/train/reporter.py `Reporter.log_message` (`message += f\"{epoch}epoch results: "
+            "\"` then `f\"[{key}] {_message}\"`, `key2=value` joined with `, `); espnet2/train/trainer.py logs it "
+            "after each epoch's train and validate"),
+    Message("ignite_epoch_complete", r"\bEpoch\[(?P<step>\d+)\] Complete\. Time taken: \d+:\d+:[\d.]+",
+            "pytorch-ignite's Engine after an epoch's handlers ran (EPOCH_COMPLETED fired): that epoch is done, "
+            "in the time it names (MONAI's SupervisedTrainer is an ignite Engine: the same line)",
+            "pytorch/ignite ignite/engine/engine.py:1142-1143 (`self.logger.info(f\"Epoch[{self.state.epoch}] "
+            "Complete. Time taken: {hours:02d}:{mins:02d}:{secs:06.3f}\")`, in the epoch loop; :1341 the same)"),
+    Message("monai_epoch_metrics", r"\bEpoch\[(?P<step>\d+)\] Metrics -- \w",
+            "MONAI's StatsHandler at an epoch's end (EPOCH_COMPLETED): that epoch's metrics; an evaluator's "
+            "handler prints the trainer's epoch it validated (`global_epoch_transform`), the same number",
+            "Project-MONAI/MONAI monai/handlers/stats_handler.py:216 (`out_str = f\"Epoch[{current_epoch}] "
+            "Metrics -- \"`, then `key_var_format` `{}: {:.4f} ` per metric) in `_default_epoch_print`"),
 )
 
 #: lines in an end's words that report one part of the run done, never its end (the end patterns of

@@ -43,6 +43,9 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     mismatch_reported,
     mismatch_from_watchdog,
     mismatch_on_the_wire,
+    # results (s19): failure lines inside tests the runner then says passed (a test of failure handling):
+    # before every failure rule, which would read the provoked failures as the run's
+    rules_results.failures_inside_passed_tests,
     cuda_failure,
     refused_call,  # (failures, issue 31)
     bootstrap_failed,

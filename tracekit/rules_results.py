@@ -74,12 +74,18 @@ def benchmark_result(ev: Evidence) -> Verdict | None:
                        f"its side, or a rank that started late; {compare}", [low["rank"]],
                        [Cited(low["file"], low["line"], low["message"])])
     ended = rows["message"].str.contains(r"(?i)\b(?:completed|finished|done)\b").any()
+    # (s19) a result table (parsers/test_reports.py) prints a row once that size was measured: sizes
+    # that advance are measurements completed
+    sizes = rows["bytes"].drop_nulls().n_unique() if "bytes" in rows.columns else 0
+    ended = ended or sizes >= 2
     if len(ranks) < 2 and not ended:
         return Verdict(Kind.UNDECIDED, f"the benchmark's own result {who}: {figures}, and nothing in the log "
                        f"says what the hardware gives: {compare}; the rest of its output says whether it "
                        "ended", [], cited)
     how = (f"every rank seen ({fmt_ranks(ranks)}) printed its result, within {EVEN:g}x of each other (none "
-           "lags)" if len(ranks) > 1 else "it said it completed")
+           "lags)" if len(ranks) > 1 else f"its table printed {sizes} sizes ({rows['bytes'].min()} - "
+           f"{rows['bytes'].max()} bytes), a row once each size was measured" if sizes >= 2
+           else "it said it completed")
     return Verdict(Kind.HEALTHY, f"the benchmark ran to its measurement and {how}: {figures}; no error, "
                    f"signal or stall is logged; whether that is fast enough is the benchmark's question: "
                    f"{compare} ({ev.coverage.describe()})", [], cited)
@@ -195,7 +201,64 @@ def _pace(r: dict) -> str:
     return f"{r['took']:g} s/it" if r["took"] is not None else f"{r['rate']:g} it/s ({r['_s']:.2f} s/it)"
 
 
+def tests_failed(ev: Evidence) -> Verdict | None:
+    """A test runner's own word that a test failed (parsers/test_reports.py: Go's ``--- FAIL: TestX``,
+    unittest's ``FAILED (failures=1)``, pytest's ``1 failed``, gtest's ``[  FAILED  ]``): the run did not
+    work, whatever else it says; which failure kind it is, the test's own output says (its assertion, a
+    rank's error): undecided, with the test named, never healthy."""
+    failed = ev.kinds(EventKind.TEST_WRONG).filter(pl.col("where") == "tests_failed").sort("file", "line")
+    if not failed.height:
+        return None
+    passed = ev.kinds(EventKind.PROGRAM_END).filter(pl.col("where") == "tests_passed")
+    also = f"; {passed.height} result line(s) say passed" if passed.height else ""
+    named = "; ".join(f"`{m[:100]}`" for m in failed["message"].unique(maintain_order=True).head(3))
+    return Verdict(Kind.UNDECIDED, f"the test run's own results say a test failed: {named} ({failed.height} "
+                   f"failure line(s){also}): the run did not work; what failed inside it (an assertion, a "
+                   f"rank's error, a timeout) is in that test's own output above its result line: collect it "
+                   f"({ev.coverage.describe()})", [],
+                   [Cited(r["file"], r["line"], r["message"]) for r in failed.head(2).iter_rows(named=True)])
+
+
 def own_results(ev: Evidence) -> Verdict | None:
     """What a program says of its own results and pace: a benchmark's figures, an inference server's
-    start-up and answers, one loop's progress bars at paces far apart (one place in ``rules.RULES``)."""
-    return benchmark_result(ev) or serving(ev) or paces_differ(ev)
+    start-up and answers, one loop's progress bars at paces far apart, a test run's failed tests (one place
+    in ``rules.RULES``)."""
+    return tests_failed(ev) or benchmark_result(ev) or serving(ev) or paces_differ(ev)
+
+
+def failures_inside_passed_tests(ev: Evidence) -> Verdict | None:
+    """A test run whose failure lines all lie inside tests its runner says passed: each such line comes
+    before a test's pass (Go's ``--- PASS``, unittest's ``ok``, ``ok (0.125s)``) with no failed result
+    between (parsers/test_reports.py). A runner prints a test's result once the test returned and judged
+    what it saw: the killed children, the errors and the aborts of a test of failure handling are what that
+    test provokes and checks. Healthy, with the tests and the lines; a failed test, a test left unfinished
+    (its passes are then no result, parsers/test_reports.py), a failure line after the last result: not
+    this rule's."""
+    results = ev.kinds(EventKind.PROGRAM_END, EventKind.TEST_WRONG).filter(
+        pl.col("where").is_in(["tests_passed", "tests_failed"])).sort("file", "line")
+    if not results.height or (results["where"] == "tests_failed").any():
+        return None
+    keys = ["file", "line"]
+    signs = [df.select(keys) for df in (ev.trouble, ev.timeouts, ev.crashes, ev.cuda, ev.nccl_errors,
+                                        ev.rendezvous, ev.exits, ev.stalls, ev.cancelled, ev.transport)
+             if df.height and "file" in df.columns and "line" in df.columns]
+    if not signs:
+        return None  # (nothing failed: the end rules say it)
+    bad = pl.concat([s.cast({"file": pl.Utf8, "line": pl.Int64}) for s in signs]).unique().sort(keys)
+    closes = results.select("file", pl.col("line").alias("_r")).sort("file", "_r")
+    # the first result after each failure line, in its file
+    after = bad.join_asof(closes, left_on="line", right_on="_r", by="file", strategy="forward",
+                          check_sortedness=False)  # (both sorted by file, then line)
+    if after["_r"].null_count() or ev.pending.height:
+        return None  # (a failure line after the last result: the run's own word does not cover it)
+    passed = results.filter(pl.col("line").is_in(after["_r"].unique().implode()))
+    said = "; ".join(f"`{m[:60]}`" for m in passed["message"].unique(maintain_order=True).head(3))
+    first = ev.trouble.sort(keys).head(1) if ev.trouble.height else None
+    what = f" (the first: `{first['message'][0][:120]}`)" if first is not None and "message" in first.columns \
+        else ""
+    return Verdict(Kind.HEALTHY, f"the test run's own results say each test passed ({results.height} "
+                   f"result line(s), none failed: {said}); the {bad.height} failure line(s) logged{what} lie "
+                   "inside tests that then passed: what a test of failure handling provokes and checks, not "
+                   f"a failure of the run; no line after the last result says otherwise "
+                   f"({ev.coverage.describe()})", [],
+                   [Cited(r["file"], r["line"], r["message"]) for r in passed.head(2).iter_rows(named=True)])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit.parsers import Parsed, nccl_tests
+from tracekit.parsers import Parsed, nccl_tests, test_reports
 from tracekit.schema import EventKind
 
 # Written from the code that prints them: DeepEP's tests (tests/test_low_latency.py: ``[rank 3] Dispatch
@@ -65,13 +65,18 @@ def parse(lines: pl.DataFrame) -> Parsed:
     if not lines.height:
         return Parsed("benchmark")
     t = pl.col("text")
-    maybe = lines.filter(t.str.contains(RESULT) | t.str.contains(ENDED))
+    tag = [c for c in ("rank_tag", "mpi_rank", "launch_rank") if c in lines.columns]
+    # (s19) tests and benchmarks that report their own result: parsers/test_reports.py
+    reported, known = test_reports.events(lines.select("file", "line", "text", *tag))
+    maybe = lines.filter(t.str.contains(RESULT) | t.str.contains(ENDED)).join(known, on=["file", "line"],
+                                                                             how="anti")
     if not maybe.height:  # (most logs: no result line, and nccl-tests' tables are not read twice)
-        return Parsed("benchmark")
+        return Parsed("benchmark", {"events": reported} if reported is not None else {}, known)
     # (the lines nccl-tests' tables or the all-reduce benchmark claim stay theirs)
     theirs = nccl_tests.parse(lines.join(maybe.select("file").unique(), on="file", how="semi")).claimed
-    tag = [c for c in ("rank_tag", "mpi_rank", "launch_rank") if c in lines.columns]
     found = results(maybe.select("file", "line", "text", *tag).join(theirs, on=["file", "line"], how="anti"))
+    found = pl.concat([f for f in (found, reported) if f is not None], how="diagonal_relaxed") if (
+        found is not None or reported is not None) else None
     if found is None:
         return Parsed("benchmark")
-    return Parsed("benchmark", {"events": found}, found.select("file", "line"))
+    return Parsed("benchmark", {"events": found}, pl.concat([found.select("file", "line"), known]).unique())

@@ -385,8 +385,11 @@ class Evidence(Progress):
             if df.height:
                 signs.append(f"{what} ({df.height} line(s))")
         wrong = self.kinds(EventKind.TEST_WRONG)
-        if wrong.height:  # nccl-tests' `#wrong` above 0, `Out of bounds values : 3 FAILED`: corrupt results
-            signs.append(f"{WRONG_VALUES} ({wrong.height} line(s))")
+        failed = wrong.filter(pl.col("where") == "tests_failed")  # a test runner's own fail (test_reports)
+        if wrong.height > failed.height:  # nccl-tests' `#wrong` above 0, `Out of bounds values : 3 FAILED`
+            signs.append(f"{WRONG_VALUES} ({wrong.height - failed.height} line(s))")
+        if failed.height:
+            signs.append(f"a test failed ({failed.height} line(s))")
         if any(c != 0 for c in self.launcher_exits):
             signs.append("a launcher exited with a non-zero code")
         # a finished run's dumps were taken on the way: a rank behind in one was only dumped earlier

@@ -248,7 +248,8 @@ def clean_but_partial(ev: Evidence) -> Verdict | None:
     good = ev.clean_end or ev.progressed
     if not good:
         return None
-    if ev.clean_end and not ev.pace["falling"] and calm(ev, init_done=True, nothing_looked_at=True):
+    if (ev.clean_end and _every_seen_rank_ended(ev) and not ev.pace["falling"]
+            and calm(ev, init_done=True, nothing_looked_at=True)):
         return Verdict(Kind.HEALTHY, f"healthy for what is seen: {'; '.join(ev.clean_end[:2])}"
                        f"{own_figures(ev)}, and no error, signal or stall logged; {ev.coverage.describe()}; "
                        "the other ranks' logs would confirm it", [], [])
@@ -260,6 +261,25 @@ def clean_but_partial(ev: Evidence) -> Verdict | None:
     return Verdict(Kind.UNDECIDED, "what was seen ended cleanly or progressed "
                    f"({'; '.join((ev.clean_end + ev.progressed)[:2])}){own_figures(ev)}, but only "
                    f"{ev.coverage.describe()}: the other ranks' logs decide it", [], [])
+
+
+#: the events that say a process or the job ended cleanly (``Evidence.clean_end`` reads the same kinds)
+END_KINDS = (EventKind.CLEAN_EXIT, EventKind.TRAIN_END, EventKind.PROGRAM_END, EventKind.TEST_PASSED,
+             EventKind.COMM_DESTROYED)
+
+
+def _every_seen_rank_ended(ev: Evidence) -> bool:
+    """Every rank seen has an end of its own (or every launcher exited 0): a rank seen that stops with no
+    end line (``Rank 1: ==== Iteration 2/3 ====`` while rank 0 says ``End of workload.``) is where a job
+    may hang, not a clean end."""
+    if ev.finished or not ev.coverage.seen:
+        return True
+    ends = ev.kinds(*END_KINDS)
+    last = ev.steps.filter(pl.col("max_steps").is_not_null() & (pl.col("step") >= pl.col("max_steps")))
+    done = set(ends["rank"].drop_nulls().to_list()) | set(last["rank"].drop_nulls().to_list())
+    destroyed = ev.store.comms.filter(pl.col("state") == "destroy_complete")
+    done |= set(destroyed.select(pl.coalesce("global_rank", "rank"))[:, 0].drop_nulls().to_list())
+    return set(ev.coverage.seen) <= done
 
 
 def own_figures(ev: Evidence) -> str:

@@ -148,7 +148,7 @@ def every_rank_ended(ev: Evidence) -> Verdict | None:
     # 669/669`, an epoch's `Training: 100%`) ends one loop of the program, not the program
     last = ev.steps.filter((pl.col("kind") == EventKind.STEP) & pl.col("max_steps").is_not_null()
                            & (pl.col("step") >= pl.col("max_steps")))
-    cols = ("file", "line", "rank", "message")
+    cols = ("file", "line", "rank", "message", "where")
     ends = pl.concat([ev.kinds(EventKind.PROGRAM_END, EventKind.CLEAN_EXIT).select(cols),
                       last.select(cols)]).sort("file", "line")
     if not ends.height:
@@ -174,7 +174,9 @@ def every_rank_ended(ev: Evidence) -> Verdict | None:
                       "node)")
     elif group.any():
         who_ended += " (torchelastic's agent says so only once every worker of its group exited with 0)"
-    return Verdict(Kind.HEALTHY, f"{who_ended} ({ends['message'][0]}"
+    # (a run's own summary, unittest's `Ran 3 tests in 12.514s: OK`, says more than one test's `... ok`)
+    said = ends.sort(pl.col("where").fill_null("") == "tests_passed", "file", "line", maintain_order=True)
+    return Verdict(Kind.HEALTHY, f"{who_ended} ({said['message'][0]}"
                    + (f"; {destroyed.height} communicator(s) destroyed" if destroyed.height else "")
                    + f") and no error, signal or stall is logged ({ev.coverage.describe()})", [],
                    lines(ends, 4))

@@ -46,6 +46,10 @@ AGENT_FRAME = r"torch/distributed/(?:run\.py|launcher/|elastic/)"
 
 
 WRONG_VALUES = "wrong values in nccl-tests' results"
+#: the events that say a process or the job ended cleanly, with how ``clean_end`` says each
+CLEAN_ENDS = ((EventKind.CLEAN_EXIT, "exit code 0"), (EventKind.TRAIN_END, "training finished"),
+              (EventKind.PROGRAM_END, "the program said it ended"), (EventKind.TEST_PASSED, "nccl-tests passed"),
+              (EventKind.COMM_DESTROYED, "communicator destroyed"))
 
 #: the event kinds that are not calm: with any of them (not benign), progress alone does not say healthy
 TROUBLE = (EventKind.CRASH, EventKind.EXCEPTION, EventKind.CUDA_ERROR, EventKind.WATCHDOG_TIMEOUT,
@@ -343,10 +347,7 @@ class Evidence(Progress):
         if self.finished:
             out.append(f"every launcher exited with code 0 ({len(self.launcher_exits)} launcher(s))")
         said = pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64})
-        for kind, what in ((EventKind.CLEAN_EXIT, "exit code 0"), (EventKind.TRAIN_END, "training finished"),
-                           (EventKind.PROGRAM_END, "the program said it ended"),
-                           (EventKind.TEST_PASSED, "nccl-tests passed"),
-                           (EventKind.COMM_DESTROYED, "communicator destroyed")):
+        for kind, what in CLEAN_ENDS:
             rows = self.kinds(kind).join(said, on=["file", "line"], how="anti")  # (a line said once)
             if rows.height:
                 out.append(f"{what}: {lines(rows, 1)[0]}")

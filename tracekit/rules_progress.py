@@ -10,7 +10,7 @@ from dataclasses import replace
 import polars as pl
 
 from tracekit import figures, pace, rules_bench
-from tracekit.evidence import Evidence, lines
+from tracekit.evidence import CLEAN_ENDS, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.rules_common import calm, late_text
 from tracekit.undecided import undecided_verdict
@@ -263,18 +263,13 @@ def clean_but_partial(ev: Evidence) -> Verdict | None:
                    f"{ev.coverage.describe()}: the other ranks' logs decide it", [], [])
 
 
-#: the events that say a process or the job ended cleanly (``Evidence.clean_end`` reads the same kinds)
-END_KINDS = (EventKind.CLEAN_EXIT, EventKind.TRAIN_END, EventKind.PROGRAM_END, EventKind.TEST_PASSED,
-             EventKind.COMM_DESTROYED)
-
-
 def _every_seen_rank_ended(ev: Evidence) -> bool:
     """Every rank seen has an end of its own (or every launcher exited 0): a rank seen that stops with no
     end line (``Rank 1: ==== Iteration 2/3 ====`` while rank 0 says ``End of workload.``) is where a job
     may hang, not a clean end."""
     if ev.finished or not ev.coverage.seen:
         return True
-    ends = ev.kinds(*END_KINDS)
+    ends = ev.kinds(*(kind for kind, _ in CLEAN_ENDS))  # (the kinds Evidence.clean_end reads)
     last = ev.steps.filter(pl.col("max_steps").is_not_null() & (pl.col("step") >= pl.col("max_steps")))
     done = set(ends["rank"].drop_nulls().to_list()) | set(last["rank"].drop_nulls().to_list())
     destroyed = ev.store.comms.filter(pl.col("state") == "destroy_complete")

@@ -115,6 +115,35 @@ def _unwrap(df: pl.DataFrame) -> pl.DataFrame:
     ).drop("_text", "_cont_of")
 
 
+HEAD_LINES = 50  # lines of a file's head that show whether the whole of it is indented
+
+
+def _dedent(df: pl.DataFrame) -> pl.DataFrame:
+    """A paste indented as a whole (a code block inside a list item, a quoted mail, a log viewer's margin)
+    reads as its lines do: each file's common margin of blanks is taken off every line (Python's
+    ``textwrap.dedent``: the deepest margin every non-blank line has). A traceback's tail (`  File "..."`
+    at the margin, its code deeper) keeps the two blanks Python prints before a frame."""
+    t = pl.col("text")
+    filled = t.str.strip_chars() != ""
+    # (a file whose head has a line at the margin has none: only the others are looked at whole)
+    head = df.filter(pl.col("line") <= HEAD_LINES).filter(filled)
+    indented = head.group_by("file").agg(t.str.contains(r"^[ \t]").all().alias("_all")).filter("_all")
+    if not indented.height:
+        return df
+    lead = t.str.len_chars() - t.str.strip_chars_start(" \t").str.len_chars()
+    margin = (df.join(indented, on="file", how="semi").filter(filled).with_columns(lead.alias("_lead"))
+              .group_by("file").agg(pl.col("_lead").min().alias("_m"),
+                                     t.filter(pl.col("_lead") == pl.col("_lead").min())
+                                     .str.contains(r"^\s*File \"").any().alias("_frame"))
+              .select("file", (pl.col("_m") - pl.when("_frame").then(2).otherwise(0)).alias("_m"))
+              .filter(pl.col("_m") > 0))
+    if not margin.height:
+        return df
+    return (df.join(margin, on="file", how="left", maintain_order="left")
+            .with_columns(pl.when(pl.col("_m").is_not_null()).then(t.str.slice(pl.col("_m"))).otherwise(t)
+                          .alias("text")).drop("_m"))
+
+
 def _rewrite(df: pl.DataFrame, where: pl.Expr, text: pl.Expr) -> pl.DataFrame:
     """``text`` as the new text of the lines ``where`` holds; nothing computed when it holds on none."""
     mask = df.select(where.fill_null(False)).to_series()
@@ -218,7 +247,7 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     cr = pl.col("raw").str.contains("\r", literal=True)
     # CRLF ends a line; any other carriage return (a tqdm bar) hides what came before it
     last = pl.col("raw").str.strip_suffix("\r").str.replace(r"^.*\r", "")
-    df = df.with_columns(pl.when(cr).then(last).otherwise(pl.col("raw")).alias("text"))
+    df = _dedent(df.with_columns(pl.when(cr).then(last).otherwise(pl.col("raw")).alias("text")))
     # a terminal UI's box (`│ text   │`, k8s dashboards, rich panels): its borders and padding are no text
     # (each rewrite runs only where some line needs it: a when/then computes its branch on every line)
     df = _rewrite(df, pl.col("text").str.contains(r"[│┃║]"),

@@ -255,7 +255,8 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
                   .str.replace(r"\s*[│┃║]\s*$", ""))
     df = _rewrite(df, pl.col("text").str.contains("%|", literal=True),
                   pl.coalesce(pl.col("text").str.extract(BAR_THEN, 1), pl.col("text")))
-    df = _take_learned(_take_prefixes(df), _take_prefixes)
+    # (and again under a quote's or a wrapper's prefix: `>     text`)
+    df = _dedent(_take_learned(_take_prefixes(df), _take_prefixes))
     df = df.with_columns(pl.coalesce(*LEVELS).alias("log_level")).drop(LEVELS)
     # Ray's log dedup mark says nothing of the line
     df = _rewrite(df, pl.col("text").str.contains(" across cluster]", literal=True),

@@ -28,7 +28,7 @@ def _read(tmp_path: Path, name: str, text: str):
 
 
 @pytest.mark.parametrize("excerpt", EXCERPTS)
-@pytest.mark.parametrize("margin", ["    ", "\t", "  "])
+@pytest.mark.parametrize("margin", ["    ", "\t", "  ", ">     "])
 def test_an_indented_paste_gets_the_verdict_of_the_plain_one(tmp_path, excerpt, margin):
     text = (WILD / excerpt).read_text()
     _, plain = _read(tmp_path, "plain", text)

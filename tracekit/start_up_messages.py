@@ -224,12 +224,14 @@ FRAMES: tuple[Frame, ...] = (
           "DeepSpeed's process-group set-up (it calls torch.distributed.init_process_group)",
           "deepspeedai/DeepSpeed edaa7221 deepspeed/comm/comm.py:792 init_distributed; deepspeed/comm/torch.py:177 "
           "torch.distributed.init_process_group(backend, **kwargs)"),
+    # (not the worker's init_device, which also sets the device and checks its memory: the frames it calls
+    # for the process groups, below it in a traceback, say start-up; tests/test_s19_initfail_start_up.py)
     Frame(r"init_distributed_environment|ensure_model_parallel_initialized|init_world_group"
-          r"|init_worker_distributed_environment|init_device", "vllm",
+          r"|init_worker_distributed_environment", "vllm",
           "vLLM's process-group set-up",
           "vllm-project/vllm vllm/distributed/parallel_state.py init_distributed_environment, "
-          "ensure_model_parallel_initialized, init_world_group; vllm/worker/worker.py Worker.init_device "
-          "(calls init_worker_distributed_environment)"),
+          "ensure_model_parallel_initialized, init_world_group; vllm/v1/worker/gpu_worker.py "
+          "init_worker_distributed_environment (called by Worker.init_device)"),
     Frame(r"__init__", "vllm",
           "vLLM's own NCCL communicator's creation (ncclCommInitRank)",
           "vllm-project/vllm vllm/distributed/device_communicators/pynccl.py PyNcclCommunicator.__init__",

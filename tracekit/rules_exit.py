@@ -316,12 +316,12 @@ def agent_raised(ev: Evidence) -> Verdict | None:
                    "line under the traceback, and each node's launcher output, decide", [], lines(cut, 2))
 
 
-#: what a worker of torchrun prints or what torchrun says of one: the worker's own words (an error, a step, a
-#: collective, NCCL), or the agent's word that a worker ended (torch/distributed/elastic/multiprocessing/api.py
+#: what a worker of torchrun prints or what torchrun says of one: the worker's own words (an error, a step,
+#: a collective, NCCL), or the agent's word that a worker ended (torch/distributed/elastic/multiprocessing/api.py
 #: logs ``failed (exitcode: N) local_rank: R (pid: P) of binary: ...`` before launch_agent raises
 #: ChildFailedError; torchrun's error block names the rank)
-WORKER_SAID = (EventKind.CRASH, EventKind.CUDA_ERROR, EventKind.STEP, EventKind.PROGRESS, EventKind.TRAIN_START,
-               EventKind.CHILD_FAILED, EventKind.RANK_EXIT, EventKind.SIGNAL, EventKind.CLOSING_SIGNAL,
+WORKER_SAID = (EventKind.CRASH, EventKind.CUDA_ERROR, EventKind.STEP, EventKind.PROGRESS,
+               EventKind.TRAIN_START, EventKind.CHILD_FAILED, EventKind.RANK_EXIT, EventKind.SIGNAL, EventKind.CLOSING_SIGNAL,
                EventKind.WATCHDOG_TIMEOUT, EventKind.NCCL_WARN, EventKind.RANK_JOINED, EventKind.CLEAN_EXIT)
 
 

@@ -254,7 +254,7 @@ def frame_of(where: str) -> Frame | None:
     return next((f for f in FRAMES if re.search(f.pattern, where)), None)
 
 
-# --- start-up words of the runtimes no entry above reads whole: parsers/salient classes its telling lines by them
+# --- start-up words no entry above reads whole: parsers/salient classes its telling lines by them
 #: a start-up that never reached its coordinator, in the runtimes' words: PyTorch/XLA's XRT mesh client
 #: (xla_client/mesh_service.cc: ``Failed to connect to client mesh master: host:port``, its ``Check failed:
 #: impl_->channel->WaitForConnected(...)``), the TensorFlow/JAX coordination service (``Coordination

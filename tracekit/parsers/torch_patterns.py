@@ -166,9 +166,9 @@ KNOWN = (
 )
 
 
-# a traceback frame of a job's start-up (start_up_messages.FRAMES: a process group's or a communicator's creation,
-# the rendezvous, DDP's construction, vLLM's, DeepSpeed's and Megatron's init): an exception under it was raised
-# while the job's ranks were still coming together, before any collective of the training
+# a traceback frame of a job's start-up (start_up_messages.FRAMES: a process group's or a communicator's
+# creation, the rendezvous, DDP's construction, vLLM's, DeepSpeed's and Megatron's init): an exception under
+# it was raised while the job's ranks were still coming together, before any collective of the training
 INIT_FRAME = TRACEBACK_FRAME
 # the word torch_log gives a traceback cut before its exception, where nothing else in its file says more
 CUT_TRACEBACK = "a Python traceback begins here and its exception is cut from the excerpt: a process raised"

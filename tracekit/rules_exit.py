@@ -317,12 +317,13 @@ def agent_raised(ev: Evidence) -> Verdict | None:
 
 
 #: what a worker of torchrun prints or what torchrun says of one: the worker's own words (an error, a step,
-#: a collective, NCCL), or the agent's word that a worker ended (torch/distributed/elastic/multiprocessing/api.py
-#: logs ``failed (exitcode: N) local_rank: R (pid: P) of binary: ...`` before launch_agent raises
+#: a collective, NCCL), or the agent's word that a worker ended (torch/distributed/elastic/multiprocessing/
+#: api.py logs ``failed (exitcode: N) local_rank: R (pid: P) of binary: ...`` before launch_agent raises
 #: ChildFailedError; torchrun's error block names the rank)
 WORKER_SAID = (EventKind.CRASH, EventKind.CUDA_ERROR, EventKind.STEP, EventKind.PROGRESS,
-               EventKind.TRAIN_START, EventKind.CHILD_FAILED, EventKind.RANK_EXIT, EventKind.SIGNAL, EventKind.CLOSING_SIGNAL,
-               EventKind.WATCHDOG_TIMEOUT, EventKind.NCCL_WARN, EventKind.RANK_JOINED, EventKind.CLEAN_EXIT)
+               EventKind.TRAIN_START, EventKind.CHILD_FAILED, EventKind.RANK_EXIT, EventKind.SIGNAL,
+               EventKind.CLOSING_SIGNAL, EventKind.WATCHDOG_TIMEOUT, EventKind.NCCL_WARN,
+               EventKind.RANK_JOINED, EventKind.CLEAN_EXIT)
 
 
 def _before_any_worker(ev: Evidence, cut: pl.DataFrame) -> Verdict | None:

@@ -149,7 +149,7 @@ def peer_connect_cuda_failed(ev: Evidence) -> Verdict | None:
                    f"{first['where']}: {first['message']} (a CUDA call of the code that connects a rank to "
                    "its peers: the P2P transport importing a peer GPU's buffer over CUDA IPC, or a "
                    "connector's set-up after its connect): the processes cannot share GPU memory (separate "
-                   "containers or "
-                   "PID namespaces, GPUs not visible to both, peer access refused); NCCL_P2P_DISABLE=1 (or "
-                   "NCCL_P2P_LEVEL) moves the traffic to shared memory or the network", r,
+                   "containers or PID namespaces, GPUs not visible to both, peer access refused); "
+                   "NCCL_P2P_DISABLE=1 (or NCCL_P2P_LEVEL) moves the traffic to shared memory or the network",
+                   r,
                    lines(at, 3) + lines(ev.exits, 2))

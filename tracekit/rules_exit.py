@@ -306,8 +306,48 @@ def agent_raised(ev: Evidence) -> Verdict | None:
     cut = ev.raised_cut.filter(pl.col("where").str.contains(AGENT_FRAME))
     if not cut.height:
         return None
+    before = _before_any_worker(ev, cut)
+    if before is not None:
+        return before
     return Verdict(Kind.UNDECIDED, f"torchrun's agent raised in {clip(cut['where'][0], 140)} and the excerpt "
                    "cuts its error line: the launcher failed, not a worker that said so; launch_agent raises "
                    "when the rendezvous never completes (RendezvousTimeoutError, a store it cannot reach: an "
                    "init stall) and when its workers failed (ChildFailedError: a rank's crash): the error "
                    "line under the traceback, and each node's launcher output, decide", [], lines(cut, 2))
+
+
+#: what a worker of torchrun prints or what torchrun says of one: the worker's own words (an error, a step,
+#: a collective, NCCL), or the agent's word that a worker ended (torch/distributed/elastic/multiprocessing/
+#: api.py logs ``failed (exitcode: N) local_rank: R (pid: P) of binary: ...`` before launch_agent raises
+#: ChildFailedError; torchrun's error block names the rank)
+WORKER_SAID = (EventKind.CRASH, EventKind.CUDA_ERROR, EventKind.STEP, EventKind.PROGRESS,
+               EventKind.TRAIN_START, EventKind.CHILD_FAILED, EventKind.RANK_EXIT, EventKind.SIGNAL,
+               EventKind.CLOSING_SIGNAL, EventKind.WATCHDOG_TIMEOUT, EventKind.NCCL_WARN,
+               EventKind.RANK_JOINED, EventKind.CLEAN_EXIT)
+
+
+def _before_any_worker(ev: Evidence, cut: pl.DataFrame) -> Verdict | None:
+    """INIT_STALL where torchrun's agent raised with its error line cut, the excerpt shows the lines before
+    its traceback, and none of them is a worker's or says a worker ended: launch_agent runs the rendezvous
+    before it starts any worker (torch/distributed/elastic/agent/server/api.py SimpleElasticAgent.run ->
+    _initialize_workers -> _rendezvous, then _start_workers), and a worker's failure shows before the
+    agent's ChildFailedError (the worker's own traceback, the agent's ``failed (exitcode: N) local_rank: R``
+    line): with neither, the agent failed in its rendezvous (RendezvousTimeoutError, a store it cannot
+    reach)."""
+    row = cut.row(0, named=True)
+    if row["line"] <= 3:  # (its first frame's line: two lines or fewer before its `Traceback` head)
+        return None  # (the excerpt begins at the traceback: what came before is not shown)
+    others = ev.store.events.filter(pl.col("kind").is_in(WORKER_SAID))
+    raised = ev.kinds(EventKind.EXCEPTION, EventKind.STACK).join(cut.select("file"), on="file", how="anti")
+    if others.height or raised.height or ev.store.comms.height or ev.store.collectives.height:
+        return None
+    if ev.kinds(EventKind.STACK).filter(~pl.col("where").fill_null("").str.contains(AGENT_FRAME)).height:
+        return None
+    return Verdict(Kind.INIT_STALL, f"start-up never completed: torchrun's agent raised in "
+                   f"{clip(row['where'], 140)} (its error line is cut) and no worker had said anything: the "
+                   "lines before its traceback are the launcher's own, with no worker's output and no "
+                   "`failed (exitcode: N) local_rank: R` line of a worker that ended; launch_agent runs the "
+                   "rendezvous before it starts its workers, so it failed there (RendezvousTimeoutError: "
+                   "not every node joined in time, or the rendezvous endpoint was not reachable): check "
+                   "--rdzv-endpoint / --master-addr reach the first node from every node and that every node "
+                   "was launched", [], lines(cut, 2))

@@ -15,6 +15,7 @@ from tracekit.parsers.torch_patterns import CUT_TRACEBACK
 from tracekit import align, nccl_messages, start_up_messages
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import COLLECT, msg, rank_of
+from tracekit.rules_nccl_codes import peer_connect_cuda_failed
 from tracekit.rules_nccl_errors import cuda_inside_nccl, failing
 from tracekit.wording import who
 
@@ -80,6 +81,8 @@ def cuda_failure(ev: Evidence) -> Verdict | None:
         return absurd
     if _network_failed_before(ev, ev.cuda):
         return None
+    if (connect := peer_connect_cuda_failed(ev)) is not None:
+        return connect
     r = rank_of(ev.cuda, ev)
     after = ("; the collectives that no longer pair up after it are its consequence (its error path left "
              "the others' collective)" if ev.mismatches or ev.reported_mismatch.height else "")
@@ -216,6 +219,14 @@ def init_connection_failed(ev: Evidence) -> Verdict | None:
         return None
     first = rows.row(0, named=True)
     r = rank_of(rows, ev)
+    frame = start_up_messages.frame_of(f"{first['where']} (")
+    if frame is not None and frame.first_collective:
+        return Verdict(Kind.INIT_STALL, f"start-up never completed: {first['where']} raised on "
+                       f"{who(r) if r else 'a rank'}: {clip(first['message'], 160)}: {frame.means} never "
+                       "completed, so the ranks never ran a collective together (a rank that never reached "
+                       "it, or the connections the communicator's init sets up between them): every rank's "
+                       "log and NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) say which",
+                       r, lines(rows, 3) + lines(ev.network_settings, 3))
     return Verdict(Kind.INIT_STALL, f"the process group's init never completed: {first['where']} raised on "
                    f"{who(r) if r else 'a rank'}: {clip(first['message'], 160)}: the connection to the store "
                    "(MASTER_ADDR:MASTER_PORT, --rdzv-endpoint) or to a peer's advertised address failed "
@@ -296,6 +307,28 @@ def _raised_in_start_up(ev: Evidence, cut: pl.DataFrame, r: list[int]) -> Verdic
                    lines(cut, 1) + lines(ev.crashes, 2))
 
 
+#: TensorPipe's InfiniBand verbs code raising on a verbs call that failed (pytorch/tensorpipe 2b4cd91
+#: tensorpipe/common/ibv.h:19-31: TP_CHECK_IBV_PTR / TP_CHECK_IBV_INT wrap every ibv_* call in
+#: TP_THROW_SYSTEM_IF(..., errno), whose message tensorpipe/common/defs.h:83-87 begins `In <__func__> at
+#: <file>:<line> "`; the ibv transport's and the CUDA GDR channel's own files throw the same way): the
+#: transport's own set-up or use failed, whatever the rank did after it
+VERBS_RAISED = (r"\bIn [\w:~<>]+(?:\(\))? at tensorpipe/(?:common/ibv\.h|transport/ibv/\S+"
+                r"|channel/cuda_gdr/\S+):\d+")
+
+
+def _verbs_raised(ev: Evidence, first: pl.DataFrame, r: list[int]) -> Verdict | None:
+    """TRANSPORT_ERROR where the first failure is TensorPipe's verbs code raising (``VERBS_RAISED``): a verbs
+    call of the InfiniBand transport failed on that host, not a rank's own error."""
+    if not first["message"].fill_null("").str.contains(VERBS_RAISED).any():
+        return None
+    return Verdict(Kind.TRANSPORT_ERROR, f"the InfiniBand verbs transport failed on {failing(r, ev)}: "
+                   f"{msg(first)} (TensorPipe's ibv code raises so when an ibv_* call returns an error: "
+                   "tensorpipe/common/ibv.h TP_CHECK_IBV_*); the host's RDMA device, its driver or its "
+                   "permissions (ibv_devinfo, ulimit -l, a container without the IB devices) are at fault, "
+                   "not the program: TensorPipeRpcBackendOptions(_transports=[\"uv\"]) runs without it", r,
+                   lines(first, 1) + lines(ev.crashes.slice(1), 2))
+
+
 def crashed_rank(ev: Evidence) -> Verdict | None:
     """A rank failed with an error that is not itself a timeout; the others then wait for it."""
     if (not ev.crashes.height or _network_failed_before(ev, ev.crashes)
@@ -303,6 +336,8 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
         return None
     first = ev.crashes.head(1)
     r = rank_of(first, ev)
+    if (verbs := _verbs_raised(ev, first, r)) is not None:
+        return verbs
     booted = _bootstrap_unwound_before(ev, first)
     if booted is not None:
         return booted

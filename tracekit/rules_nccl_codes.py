@@ -122,3 +122,34 @@ def own_call_cuda(ev: Evidence) -> Verdict | None:
                    "driver or GPU peer access, not the network); NCCL_DEBUG=WARN prints the CUDA error (check "
                    "the driver matches the CUDA of the build, and NCCL_P2P_DISABLE=1 where the GPUs' peer "
                    "access fails)", r, lines(e, 4) + lines(ev.exits, 2))
+
+
+#: where NCCL connects a rank to its peers (its transports' connect, run inside ncclTransportP2pSetup): a CUDA
+#: call there maps or writes a connection's buffers. NVIDIA/nccl v2.21.5-1 src/transport/p2p.cc:275
+#: (ncclP2pImportShareableBuffer: `CUDACHECK(cudaIpcOpenMemHandle(devMemPtr, ipcDesc->devIpc, ...))`, the P2P
+#: transport importing its peer GPU's buffer); v2.18.3-1 src/transport.cc:153 (ncclTransportP2pSetup: the
+#: cudaMemcpyAsync of a connector after `transportComm->connect`); src/proxy.cc (the proxy thread's connect
+#: of the same transports). Not transport/nvls.cc (NVLink SHARP's multicast memory of one node, no peer's
+#: connection) nor include/alloc.h, shm.h (allocations: a device or host memory failure)
+PEER_CONNECT = r"^(?:transport/p2p|transport|proxy)\.cc:\d+$"
+
+
+def peer_connect_cuda_failed(ev: Evidence) -> Verdict | None:
+    """TRANSPORT_ERROR where NCCL's WARN of a CUDA failure is in its code that connects a rank to its
+    peers (``PEER_CONNECT``): the transport's set-up between the GPUs failed (CUDA IPC between processes
+    that cannot share memory: another container or PID namespace, GPUs not visible to both, peer access
+    refused), which a rank's own error would not be."""
+    at = ev.cuda.filter((pl.col("kind") == EventKind.NCCL_WARN)
+                        & pl.col("where").fill_null("").str.contains(PEER_CONNECT))
+    if not at.height or at.height != ev.cuda.filter(pl.col("kind") == EventKind.NCCL_WARN).height:
+        return None
+    r = rank_of(at, ev)
+    first = at.row(0, named=True)
+    return Verdict(Kind.TRANSPORT_ERROR, f"NCCL's transport set-up between GPUs failed on {failing(r, ev)}: "
+                   f"{first['where']}: {first['message']} (a CUDA call of the code that connects a rank to "
+                   "its peers: the P2P transport importing a peer GPU's buffer over CUDA IPC, or a "
+                   "connector's set-up after its connect): the processes cannot share GPU memory (separate "
+                   "containers or PID namespaces, GPUs not visible to both, peer access refused); "
+                   "NCCL_P2P_DISABLE=1 (or NCCL_P2P_LEVEL) moves the traffic to shared memory or the network",
+                   r,
+                   lines(at, 3) + lines(ev.exits, 2))

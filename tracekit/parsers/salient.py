@@ -34,9 +34,10 @@ from enum import StrEnum
 import polars as pl
 
 from tracekit import runtime_failures
+# (the start-up families, written with the start-up messages they extend)
+from tracekit.start_up_messages import COORDINATOR_UNREACHED, COORDINATOR_WAIT, UNPLACED
 from tracekit.parsers import Parsed
 from tracekit.schema import EventKind
-
 
 
 def either(*patterns: str) -> str:
@@ -175,39 +176,6 @@ UCX_BENIGN = r"(?i)failed to insert region|element already exists"
 #: a transfer a transfer engine says failed (Mooncake's ``Transfer failed for task0``): decisive only where
 #: no retry follows it in its file (``rules_salient``: a retry may succeed)
 TRANSFER_FAILED = r"(?i)\btransfer failed for (?:task|batch|request)\b"
-#: a start-up that never reached its coordinator, in the runtimes' words: PyTorch/XLA's XRT mesh client
-#: (xla_client/mesh_service.cc: ``Failed to connect to client mesh master: host:port``, its ``Check failed:
-#: impl_->channel->WaitForConnected(...)``), the TensorFlow/JAX coordination service (``Coordination
-#: service agent in error status: DEADLINE_EXCEEDED``, ``RegisterTask`` timing out, a barrier that timed
-#: out, ``Failed to connect to coordination service``), gRPC's ``failed to connect to all addresses``
-COORDINATOR_UNREACHED = (
-    r"(?i)\bfailed to connect to client mesh master\b|\bCheck failed: .{0,40}\bWaitForConnected\b"
-    r"|\bcoordination (?:service agent in error status|agent is set to error): "
-    r"(?:DEADLINE_EXCEEDED|UNAVAILABLE)"
-    r"|failed to connect to distributed JAX controller"
-    r"|\bRegisterTask\b.{0,200}\b(?:DEADLINE_EXCEEDED|deadline exceeded|UNAVAILABLE|timed out)"
-    r"|\b(?:DEADLINE_EXCEEDED|UNAVAILABLE)\b.{0,200}\bRegisterTask\b"
-    r"|\bbarrier timed out\b|failed to connect to (?:the )?coordination service"
-    r"|\bfailed to connect to all addresses\b"
-)
-#: a start-up's wait for its coordinator or its peers, in the runtimes' words (TensorFlow's master.cc
-#: ``CreateSession still waiting for response from worker: /job:worker/replica:0/task:1``, XRT's ``Waiting to
-#: connect to client mesh master``, ``Core 1 waiting for rendezvous``): an init stall where said again
-COORDINATOR_WAIT = (r"(?i)\bCreateSession still waiting for response from worker\b"
-                    r"|\bwaiting to connect to client mesh master\b|\bwaiting for rendezvous\b")
-#: workers that a scheduler cannot place, so the run never starts: Ray's autoscaler on a request no node
-#: type fits (autoscaler/_private/autoscaler.py ``Error: No available node types can fulfill resource
-#: request {...}``), its raylet's ``resource request cannot be scheduled right now`` and ``tasks with
-#: infeasible resource requests``, vLLM's placement-group wait (executor/ray_utils.py ``Waiting for
-#: creating a placement group of specs for N seconds``) and its end (``Cannot provide a placement group``),
-#: Ray Train/SkyRL's ``Failed to create placement group``, and vLLM's warning before it waits (``The number
-#: of required GPUs exceeds the total number of available GPUs in the placement group``)
-UNPLACED = (r"(?i)\bno available node types can fulfill resource requests?\b"
-            r"|\bresource request cannot be scheduled right now\b"
-            r"|\btasks with infeasible resource requests?\b"
-            r"|\bwaiting for creating a placement group\b|\bcannot provide a placement group\b"
-            r"|\bfailed to create placement group\b"
-            r"|\bnumber of required GPUs exceeds the total number of available GPUs\b")
 #: the runtimes' families read on a line a parser claimed too (none of those parsers decodes their failure)
 #: a runtime's own watchdog that fired on a process that made no progress, before it kills the job: SGLang's
 #: scheduler (sgl-project/sglang python/sglang/srt/managers/scheduler.py Scheduler.watchdog_thread, 0.4.x:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from tracekit.meanings import STORE_SOCKET
 from tracekit.nccl_messages import bare_message
 from tracekit.schema import EventKind
+from tracekit.start_up_messages import TRACEBACK_FRAME
 
 # every generation: `WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=.., NumelOut=.., Timeout(ms)=600000)`, and
 # before torch 1.10 `WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000)` without a sequence number; torch_npu's
@@ -165,14 +166,10 @@ KNOWN = (
 )
 
 
-# a traceback frame of a process group's set-up (distributed_c10d.py, rendezvous.py, the elastic
-# rendezvous, vLLM's and DeepSpeed's init_distributed): an exception under it was raised while the job's
-# ranks were still coming together, before any collective
-INIT_FRAME = (r"^\s*File \".*\", line \d+, in (?P<fn>init_process_group|_new_process_group_helper"
-              r"|_store_based_barrier|_env_rendezvous_handler|_tcp_rendezvous_handler|_create_c10d_store"
-              r"|_create_tcp_store"
-              r"|next_rendezvous|_rendezvous|init_distributed_environment|init_distributed|init_device"
-              r"|initialize_model_parallel)\s*$")
+# a traceback frame of a job's start-up (start_up_messages.FRAMES: a process group's or a communicator's
+# creation, the rendezvous, DDP's construction, vLLM's, DeepSpeed's and Megatron's init): an exception under
+# it was raised while the job's ranks were still coming together, before any collective of the training
+INIT_FRAME = TRACEBACK_FRAME
 # the word torch_log gives a traceback cut before its exception, where nothing else in its file says more
 CUT_TRACEBACK = "a Python traceback begins here and its exception is cut from the excerpt: a process raised"
 

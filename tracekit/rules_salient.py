@@ -126,7 +126,14 @@ def coordinator_unreached(ev: Evidence) -> Verdict | None:
     got past start-up. After the crashes (a coordinator that crashed leaves the others unable to reach it)
     and before the decoded timeouts and transport errors, which are these same lines read as a wait or a
     socket: the start-up that never connected is what came first."""
+    # (a runtime's exception can say it too, `TimeoutError: Placement group creation timed out`, decoded as
+    # one: the start-up's words decide it before the timeout does)
+    raised = ev.kinds(EventKind.EXCEPTION).filter(pl.col("message").fill_null("").str.contains(
+        f"{salient.COORDINATOR_UNREACHED}|{salient.UNPLACED}"))
     told = telling(ev)
+    if raised.height:
+        told = pl.concat([told, raised.select(told.columns)] if told.height else [raised],
+                         how="diagonal_relaxed").unique(["file", "line"], keep="first").sort("file", "line")
     if not told.height or _started(ev):
         return None
     coordinator = told.filter(pl.col("message").str.contains(salient.COORDINATOR_UNREACHED)

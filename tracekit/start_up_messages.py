@@ -287,4 +287,8 @@ UNPLACED = (r"(?i)\bno available node types can fulfill resource requests?\b"
             r"|\btasks with infeasible resource requests?\b"
             r"|\bwaiting for creating a placement group\b|\bcannot provide a placement group\b"
             r"|\bfailed to create placement group\b"
-            r"|\bnumber of required GPUs exceeds the total number of available GPUs\b")
+            r"|\bnumber of required GPUs exceeds the total number of available GPUs\b"
+            # torchx's Ray driver (pytorch/torchx torchx/schedulers/ray/ray_driver.py create_placement_groups:
+            # `pg.wait(timeout_seconds=100)` not ready -> `raise TimeoutError("Placement group creation timed
+            # out. Make sure your cluster either has enough resources ...")`)
+            r"|\bplacement group creation timed out\b")

@@ -13,6 +13,13 @@ from tracekit.outcome import EventKind
 from tracekit.store import Store
 
 
+#: a process's start-up: a rank that logs one after the progress lines of its file started (or started again)
+#: after them (parsers/trainer.py's train_start and server_up, launcher.py's elastic events, rank_joined,
+#: c10d's ProcessGroupNCCL creation, DeepSpeed's configuration block)
+START_UP = (EventKind.TRAIN_START, EventKind.RANK_JOINED, EventKind.ELASTIC_LAUNCH, EventKind.ELASTIC_RENDEZVOUS,
+            EventKind.ELASTIC_REJOIN, EventKind.DEEPSPEED_CONFIG, EventKind.SERVER_UP, EventKind.PG_COMM)
+
+
 class Progress:
     """What says a job moved, computed once (mixed into ``Evidence``: it reads its ``store``)."""
 
@@ -101,6 +108,25 @@ class Progress:
         if self.motion.height and self.motion.filter(pl.col("last") > pl.col("first")).height:
             out.append("Flight Recorder frontiers moved between dumps")
         return out
+
+    @cached_property
+    def started_after_progress(self) -> dict | None:
+        """The first start-up line (``START_UP``: an NCCL communicator's init, a rank joining its group, a
+        trainer's or a server's start) that comes after the last progress line of its own file: a process
+        that started, or started again, after the steps seen (a second rank's log that shows only its
+        start-up, a restart), so the progress seen is not every process's. ``file``, ``line``, ``message``;
+        None where no file has progress lines or none has a start-up after them."""
+        prog = pl.concat([self.steps.select("file", "line"), self.ticks.select("file", "line"),
+                          self.kinds(EventKind.STEP).select("file", "line")])
+        if not prog.height:
+            return None
+        last = prog.group_by("file").agg(pl.col("line").max().alias("last"))
+        comms = self.store.comms.filter(pl.col("state").is_in(["init_start", "init_complete"]))
+        starts = pl.concat([self.kinds(*START_UP).select("file", "line", "message"),
+                            comms.select("file", "line", pl.lit("NCCL communicator init").alias("message"))])
+        after = (starts.join(last, on="file").filter(pl.col("line") > pl.col("last"))
+                 .sort("file", "line"))
+        return after.row(0, named=True) if after.height else None
 
     @cached_property
     def late(self) -> dict | None:

@@ -155,6 +155,24 @@ PARTS: tuple[Message, ...] = (
             "epoch {}\".format(epoch))` inside the epoch loop)"),
 )
 
+#: a job's own check of every rank (or node) it measured, said by one process for all of them: none faulty,
+#: none slower than the check's threshold. Read as ``program_end`` events (parsers/trainer.py) and, by
+#: ``rules_bench.every_rank_ended``, as said for every rank seen; the meaning is what the summary says.
+CHECKS: tuple[Message, ...] = (
+    Message("dlrover_network_check", r"Fault nodes are: \[\]\s+and stragglers are: \[\]",
+            "DLRover's master names no fault node and no straggler once its check ran on every node",
+            "intelligent-machine-learning/dlrover dlrover/python/elastic_agent/torch/training.py:771 (the "
+            "agent's `run` logs `Fault nodes are: {fault_nodes}  and stragglers are: {stragglers}` after the "
+            "network-check round, as its own logger header names it)"),
+    Message("flagscale_no_stragglers", r"(?:^|[^\w ] ?)No stragglers detected\.\s*$",
+            "FlagScale's straggler detector compared every rank's section times at that step and found none "
+            "1.5x slower than the fastest: every rank it measured reached that step at one pace",
+            "flagos-ai/FlagScale flagscale/runner/straggler/report.py:61-70 (`StragglerReport.to_text`: `=== "
+            "Straggler Report at Step {step} ===`, then `\\n✓ No stragglers detected.` where `straggler_ranks` "
+            "is empty, `⚠️  Detected Stragglers: [...]` otherwise; `identify_stragglers(threshold=1.5)`, "
+            ":110-118, fills it from the per-rank section times)"),
+)
+
 #: seconds per step a runtime's step line prints: (pattern, its factor to seconds, source)
 TIMES: tuple[tuple[str, float, str], ...] = (
     (r"\bcompleted step: \d+, seconds: ([\d.]+)", 1.0,

@@ -99,6 +99,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_bench.phase_dominates,
     rules_bench.every_rank_ended,
     rules_bench.program_stall,
+    rules_progress.progress_then_start_up,  # ends (s20): a start-up after the last progress line: undecided
     rules_bench.steady_own_pace,
     rules_bench.steady_ticks,  # progress: progress lines with no step number at a steady figure
     rules_progress.reports_advance,  # progress: loss reports whose epoch goes up, no step number, no time

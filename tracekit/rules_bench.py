@@ -8,9 +8,12 @@ only runs with no failure sign.
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
-from tracekit import pace
+from tracekit import pace, progress_messages
+from tracekit.parsers import any_of
 from tracekit.evidence import C10D_FRAME, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.wording import duration, fmt_ranks
@@ -28,7 +31,8 @@ DECLINE = 0.08
 PHASE_X = 5.0
 #: an end said for a whole group of workers by the agent that ran them
 #: a check's result said for every node of the job (DLRover's master after its network check)
-JOB_CHECKED = r"Fault nodes are: \[\]\s+and stragglers are: \[\]"
+#: (DLRover's master after its network check, FlagScale's straggler report: progress_messages.CHECKS)
+JOB_CHECKED = any_of(*(m.pattern for m in progress_messages.CHECKS))
 # (s18) torchelastic's `_exit_barrier` (torch/distributed/elastic/agent/server/api.py), entered only from the
 # SUCCEEDED branch: `Local worker group finished (SUCCEEDED)` and, once every agent reached it, `Done waiting
 # for other agents` (tracekit/progress_messages.py)
@@ -170,8 +174,10 @@ def every_rank_ended(ev: Evidence) -> Verdict | None:
     who_ended = (f"{'rank' if len(ended) == 1 else 'ranks'} {fmt_ranks(sorted(ended))} each ended cleanly"
                  if ended else "the program said it ended cleanly")
     if checked.any():
-        who_ended += (" (DLRover's master names no fault node and no straggler once its check ran on every "
-                      "node)")
+        said_by = ends.filter(checked)["message"][0]
+        check = next(m for m in progress_messages.CHECKS if re.search(m.pattern, said_by))
+        who_ended = (f"{who_ended} ({check.meaning})" if ended else
+                     f"the job's own check of every rank it measured passed ({check.meaning})")
     elif group.any():
         who_ended += " (torchelastic's agent says so only once every worker of its group exited with 0)"
     # (a run's own summary, unittest's `Ran 3 tests in 12.514s: OK`, says more than one test's `... ok`)

@@ -142,6 +142,24 @@ def reports_advance(ev: Evidence) -> Verdict | None:
                    f"({ev.coverage.describe()})", [], lines(ep.tail(2), 2))
 
 
+def progress_then_start_up(ev: Evidence) -> Verdict | None:
+    """Progress lines, then, after the last of them in the same file, a process's start-up (an NCCL
+    communicator's init, a rank joining its group, a trainer's or server's start: ``Progress.
+    started_after_progress``), and nothing failed: a process started after the steps seen (a second
+    rank's log that holds only its start-up, or a restart), so the progress seen is not every process's:
+    undecided, never healthy; that process's log after its start-up decides it."""
+    late = ev.started_after_progress
+    if (late is None or not (ev.progressed or ev.ticks.height) or ev.clean_end or ev.trouble.height
+            or ev.failure_signs or ev.stalls.height):
+        return None
+    moved = "; ".join(ev.progressed[:2]) or f"{ev.ticks.height} progress line(s)"
+    return Verdict(Kind.UNDECIDED, f"{moved}{own_figures(ev)}, then a process started after the last of "
+                   f"them (`{late['message'][:120]}`, {late['file']}:{late['line']}): its own progress is not "
+                   "seen (a rank whose log shows only its start-up, or a restart); that process's log after "
+                   f"its start-up decides it ({ev.coverage.describe()})", [],
+                   [Cited(late["file"], late["line"], late["message"])])
+
+
 #: the fewest step lines at one stride that say a loop moves with no time on them
 MIN_STRIDES = 4
 #: a figure of time on a step line (``time(s): 307.7``, ``12.3s``, ``812 ms``, ``1.5 s/it``): where the

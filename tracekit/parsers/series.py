@@ -80,12 +80,21 @@ RATE_UNIT = (r"(?i)(" + "|".join(progress_messages.RATE_UNITS) + "|token/s|token
 #: with what it times (``iter time``, ``step_time``, ``time/batch``)
 TIME_FIELD = (r"(?i)(?:^|[,|;(){}\[\]]|\d)\s*(?:(?:iter|iteration|step|batch|train)[ _])?time"
               r"(?:[/_ ](?:per[_ ])?(?:step|iter|iteration|batch))?")
+#: a line that is only a duration in seconds, or in milliseconds
+BARE_TIME = r"^\s*(\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds)\s*$"
+BARE_TIME_MS = r"^\s*(\d+(?:\.\d+)?)\s*ms\s*$"
 #: seconds per step a progress line prints: (pattern, factor to seconds)
 TIMES = (
     # (s18) the runtimes' own times per step read from their printing code (tracekit/progress_messages.py:
     # MaxText's `completed step: 9, seconds: 1.341`)
     *((p, f) for p, f, _ in progress_messages.TIMES),
     (r"elapsed[ _]time[ _]per[ _]iteration[ _]\(?ms\)?:?\s*([\d.]+)", 1e-3),
+    # (s20) a line that holds only a duration, printed again and again (a script's own timer: Python's
+    # `print(time.time() - t0, " s")` writes `88.0555248260498  s`, print's separator then the literal's
+    # space): the time of the interval between two prints, as every other figure here (``pace.cumulative``
+    # tells a timer that counts up from the start)
+    (BARE_TIME, 1.0),
+    (BARE_TIME_MS, 1e-3),
     (r"'elapsed_s': ([\d.]+)", 1.0),
     (r"\(([\d.]+) sec\)", 1.0),  # TensorFlow's estimator: the seconds of the steps since its last line
     (r"([\d.]+)\s*s/it\b", 1.0),
@@ -132,7 +141,7 @@ EPOCH = r"(?i)(?:^|[^\w])epoch[\s:=#\[]{0,4}$"
 WORDED = r"(?i)\b(?:step|iter|iteration|epoch|batch|update|samples|tokens)s?\b"
 #: the words a line must hold to be looked at (cheap; most lines of a big log hold none)
 CANDIDATE = (r"(?i)step|iter|epoch|batch|update|sample|token|throughput|/s\b|per_sec|wps|flops|time|"
-             r"\d\s*/\s*\d|^\s*\d+\s")
+             r"\d\s*/\s*\d|^\s*\d+\s|" + BARE_TIME + "|" + BARE_TIME_MS)
 #: the fewest lines of one template that make a series
 MIN_LINES = 3
 #: the characters of the masked line that name its template

@@ -97,7 +97,8 @@ PROGRAM_END = (r"(?i)^(?:Rank \d+:\s*)?(?:End of (?:workload|training)\b"
                r"|^(?:OK:?\s*)?(?:finished|completed|done)(?: running)?(?: the)? "
                r"(?:benchmark|tests?|checks?)\b"
                r"|^(?:The )?(?:benchmark|tests?|checks?) (?:finished|completed|done|passed)\b"
-               r"|\bFault nodes are: \[\]\s+and stragglers are: \[\]"
+               # a job's own check of every rank it measured (DLRover's, FlagScale's: progress_messages.CHECKS)
+               + "|" + any_of(*(m.pattern for m in progress_messages.CHECKS))
                # (s18) the runtimes' own end lines, read from their printing code: tracekit/progress_messages.py
                + "|" + any_of(*(m.pattern for m in progress_messages.ENDS)))
 # (progress) a test runner's own end: unittest's TextTestRunner (and nose, Paddle's and torch's own test

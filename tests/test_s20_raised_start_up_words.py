@@ -28,3 +28,13 @@ def test_after_a_communicator_completed_it_is_no_init_stall(tmp_path):
     done = "gpu1:4675:4675 [0] NCCL INFO comm 0xa rank 0 nranks 2 cudaDev 0 busId 1000 commId 0xabc - Init COMPLETE"
     (tmp_path / "driver.log").write_text(done + "\n" + RAISED + "\n")
     assert decide(ingest([tmp_path / "driver.log"])).kind != Kind.INIT_STALL
+
+
+def test_a_cut_traceback_whose_frames_reach_a_start_up_frame_is_an_init_stall():
+    # dv14-005 (dev): Megatron-DeepSpeed's tracebacks of several ranks interleaved, cut before their error
+    # line, their innermost frames in initialize_megatron -> finish_mpu_init -> _initialize_distributed
+    from pathlib import Path
+    wild = Path(__file__).resolve().parents[1] / "samples" / "wild"
+    v = decide(ingest([wild / "dv14-005-megatron-deepspeed-interleaved-init-distributed-tracebacks.txt"]))
+    assert v.kind == Kind.INIT_STALL
+    assert "finish_mpu_init" in v.summary and "error line is cut" in v.summary

@@ -344,6 +344,9 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
     # (a traceback cut before its error line: where it raised, the innermost frame the excerpt shows)
     cut = ev.raised_cut.filter(pl.col("file") == first["file"][0]) if first["message"][0] == CUT_TRACEBACK \
         else ev.raised_cut.clear()
+    if not cut.height and first["message"][0] == CUT_TRACEBACK and first["where"][0]:
+        # (no stack of it was read: the start-up frame torch_log found among its frames, said as a stack's)
+        cut = first.with_columns(pl.format("{} (the innermost start-up frame shown)", "where").alias("where"))
     inner = f"; it raised in {clip(cut['where'][0], 160)}" if cut.height else ""
     if cut.height and (stalled := _raised_in_start_up(ev, cut, r)) is not None:
         return stalled

@@ -32,7 +32,8 @@ def failing(r: list[int], ev: Evidence) -> str:
 
 #: a process's set-up of its communicator, in its traceback or its runtime's words (vLLM's `while processing
 #: method init_device`, pynccl's PyNcclCommunicator, ncclCommInitRank, init_process_group)
-SET_UP = (r"(?i)\binit_device\b|ncclCommInit|PyNcclCommunicator|init_process_group|init_distributed"
+SET_UP = (r"(?i)\binit_device\b|ncclCommInit|PyNcclCommunicator|device_communicators/pynccl\.py"
+          r"|init_process_group|init_distributed"
           r"|initialize_model_parallel|_new_process_group_helper")
 
 

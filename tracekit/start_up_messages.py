@@ -247,6 +247,10 @@ START_UP_FRAME = any_of(*(f.pattern for f in FRAMES))
 #: start-up frame's that no path restricts: ``fn`` names it
 TRACEBACK_FRAME = (r"^\s*File \".*\", line \d+, in (?P<fn>"
                    + "|".join(f.functions for f in FRAMES if not f.path) + r")\s*$")
+#: the same, of a start-up frame a path restricts (pynccl's ``__init__``): ``file``, ``line`` and ``fn`` name it
+PATHED_FRAME = (r"^\s*File \"(?P<file>[^\"]*(?:" + "|".join(f.path for f in FRAMES if f.path)
+                + r")[^\"]*)\", line (?P<line>\d+), in (?P<fn>"
+                + "|".join(f.functions for f in FRAMES if f.path) + r")\s*$")
 
 
 def frame_of(where: str) -> Frame | None:

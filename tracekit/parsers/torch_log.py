@@ -27,6 +27,7 @@ from tracekit.parsers.torch_patterns import (
     WORK, PADDLE_TIMEOUT,
 )
 from tracekit.schema import EventKind
+from tracekit.start_up_messages import PATHED_FRAME
 
 
 def _raised_in_init(df: pl.DataFrame) -> pl.Expr:
@@ -35,7 +36,11 @@ def _raised_in_init(df: pl.DataFrame) -> pl.Expr:
     afresh."""
     t = pl.col("text")
     ended = t.shift(1).over("file").str.contains(EXCEPTION).fill_null(False)
+    # (a frame a path restricts, pynccl's `__init__`, named as a stack names it: `__init__ (path:line)`)
+    pathed = t.str.extract_groups(PATHED_FRAME).struct
     mark = (pl.when(t.str.contains(INIT_FRAME)).then(t.str.extract(INIT_FRAME, 1))
+            .when(t.str.contains(PATHED_FRAME))
+            .then(pl.format("{} ({}:{})", pathed.field("fn"), pathed.field("file"), pathed.field("line")))
             .when(t.str.contains(r"^\s*Traceback \(most recent call last\)") | ended).then(pl.lit(""))
             .otherwise(pl.lit(None, pl.Utf8)))
     return pl.when(mark.forward_fill().over("file") != "").then(mark.forward_fill().over("file"))
@@ -369,9 +374,14 @@ def _cut_traceback(df: pl.DataFrame) -> pl.DataFrame | None:
                     & (pl.col("line") > raised) & ~spawn & quiet)
     if not hit.height:
         return None
-    return hit.head(1).with_columns(
-        pl.lit(EventKind.EXCEPTION).alias("kind"), pl.col("_init").alias("where"),
-        pl.lit(CUT_TRACEBACK).alias("message"))
+    hit = hit.head(1)
+    # (where: the start-up frame its frames reach, the innermost the excerpt shows, not its head line's)
+    inner = (df.join(hit.select("file", pl.col("line").alias("_head")), on="file")
+             .filter((pl.col("line") > pl.col("_head")) & pl.col("_init").is_not_null())
+             .group_by("file").agg(pl.col("_init").last().alias("_inner")))
+    return hit.join(inner, on="file", how="left").with_columns(
+        pl.lit(EventKind.EXCEPTION).alias("kind"), pl.coalesce("_inner", "_init").alias("where"),
+        pl.lit(CUT_TRACEBACK).alias("message")).drop("_inner")
 
 
 def _rank_by_pid(events: pl.DataFrame) -> pl.DataFrame:

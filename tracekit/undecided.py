@@ -49,12 +49,15 @@ def _read(store: Store, ev: Evidence) -> tuple[str, pl.DataFrame]:
     return out, last
 
 
+#: NCCL's choices of interface at set-up, as the set-up summary names them
+SET_UP_DEVICES = (("bootstrap", "bootstrap over"), ("socket_devices", "sockets over"), ("ib_devices", "IB devices"))
 TAIL = 16384  # bytes of a file's end read for its last line
 
 
 def _last_said(file: str, lines: int) -> tuple | None:
     """``file, line, text, None`` of the file's last line that says something (three letters in a row, a
-    terminal box's borders taken off), read from its end; None where the file is gone or says nothing."""
+    terminal box's borders and gutters taken off), read from its end; None where the file is gone or says
+    nothing."""
     try:
         with open(file, "rb") as f:
             start = max(0, f.seek(0, 2) - TAIL)
@@ -67,7 +70,7 @@ def _last_said(file: str, lines: int) -> tuple | None:
     if "\x00" in "".join(tail[-8:]):  # (a binary file: nothing to quote)
         return None
     for back, text in enumerate(reversed(tail)):
-        text = text.rsplit("\r", 1)[-1].strip().strip("│┃║").strip()
+        text = " ".join(re.sub(r"[│┃║❱]", " ", text.rsplit("\r", 1)[-1]).split())
         if re.search(r"\w{3}", text) and (back < len(tail) - 1 or not start):  # (a cut first piece)
             return file, lines - back, text, None
     return None
@@ -183,7 +186,10 @@ def undecided(ev: Evidence) -> tuple[str, list]:
                                                       "ring", "trees", "connection"]))
     if not seen and setup.height:
         nets = sorted(set(setup.filter(pl.col("what") == "network")["value"].drop_nulls().to_list()))
-        parts = ([f"network {', '.join(nets)}"] if nets else []) + [
+        # (the interfaces it chose: where a hang at set-up is a network's, `lo` or a docker bridge says so)
+        chose = [f"{words} {clip(', '.join(vals), 80)}" for what, words in SET_UP_DEVICES
+                 if (vals := sorted(set(setup.filter(pl.col("what") == what)["value"].drop_nulls().to_list())))]
+        parts = ([f"network {', '.join(nets)}"] if nets else []) + chose + [
             w for w, k in (("ring and tree channels", ("ring", "trees")), ("connections", ("connection",)))
             if setup.filter(pl.col("what").is_in(k)).height]
         procs = setup.select("host", "pid").unique().height

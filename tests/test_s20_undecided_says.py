@@ -1,0 +1,39 @@
+"""UNDECIDED says where the log stops (issue 31: "the situation + what is missing to decide + what to
+collect, never a generic sentence"): the file's own last line where every line was decoded and none is an
+event, and the interfaces NCCL chose where set-up is all it logged. Real dev excerpts (samples/wild)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tracekit.ingest import ingest
+from tracekit.verdict import Kind, decide
+
+WILD = Path(__file__).resolve().parents[1] / "samples" / "wild"
+
+
+def _verdict(name: str):
+    return decide(ingest([WILD / name]))
+
+
+def test_a_line_read_as_a_command_alone_is_quoted():
+    # dv8-050: ColossalAI's launcher's one line, `Error: failed to run torchrun --nproc_per_node=4 ...`: the
+    # launcher parser reads its command (a world of 4) and no rule decides; the summary quotes it
+    v = _verdict("dv8-050-colossalai-run-torchrun-failed-no-reason.txt")
+    assert v.kind == Kind.UNDECIDED
+    assert 'the last line: "Error: failed to run torchrun --nproc_per_node=4' in v.summary
+    assert "dv8-050-colossalai-run-torchrun-failed-no-reason.txt:1" in v.summary
+
+
+def test_a_rich_tracebacks_last_line_is_quoted_without_its_box():
+    v = _verdict("dv4-029-deepspeed-rich-traceback-configure-optimizer.txt")
+    assert v.kind == Kind.UNDECIDED
+    assert 'the last line: "1295' in v.summary and "│" not in v.summary.split("the last line:")[1][:80]
+
+
+def test_nccl_set_up_alone_names_the_interfaces_it_chose():
+    # dv2-009: a Kubeflow job's NCCL set-up with `NET/Socket : Using [0]lo:127.0.0.1<0> [1]eth0:...` and no
+    # Init COMPLETE: loopback first is what an expert looks at
+    v = _verdict("dv2-009-kubeflow-master0-nccl-socket-lo-first.txt")
+    assert v.kind == Kind.UNDECIDED
+    assert "sockets over [0]lo:127.0.0.1<0>" in v.summary and "no Init COMPLETE" in v.summary

@@ -118,11 +118,12 @@ def _unwrap(df: pl.DataFrame) -> pl.DataFrame:
 HEAD_LINES = 50  # lines of a file's head that show whether the whole of it is indented
 
 
-def _dedent(df: pl.DataFrame) -> pl.DataFrame:
+def _dedent(df: pl.DataFrame, again=None) -> pl.DataFrame:
     """A paste indented as a whole (a code block inside a list item, a quoted mail, a log viewer's margin)
     reads as its lines do: each file's common margin of blanks is taken off every line (Python's
     ``textwrap.dedent``: the deepest margin every non-blank line has). A traceback's tail (`  File "..."`
-    at the margin, its code deeper) keeps the two blanks Python prints before a frame."""
+    at the margin, its code two blanks deeper) keeps the two blanks Python prints before a frame. ``again(lines)``
+    reads the prefixes the margin hid (``file, line, raw, text`` in; the same with its tags out)."""
     t = pl.col("text")
     filled = t.str.strip_chars() != ""
     # (a file whose head has a line at the margin has none: only the others are looked at whole)
@@ -133,15 +134,20 @@ def _dedent(df: pl.DataFrame) -> pl.DataFrame:
     lead = t.str.len_chars() - t.str.strip_chars_start(" \t").str.len_chars()
     margin = (df.join(indented, on="file", how="semi").filter(filled).with_columns(lead.alias("_lead"))
               .group_by("file").agg(pl.col("_lead").min().alias("_m"),
-                                     t.filter(pl.col("_lead") == pl.col("_lead").min())
-                                     .str.contains(r"^\s*File \"").any().alias("_frame"))
+                                     (t.filter(pl.col("_lead") == pl.col("_lead").min())
+                                      .str.contains(r"^[ \t]*  File \"").any()
+                                      & (pl.col("_lead") == pl.col("_lead").min() + 2).any()).alias("_frame"))
               .select("file", (pl.col("_m") - pl.when("_frame").then(2).otherwise(0)).alias("_m"))
               .filter(pl.col("_m") > 0))
     if not margin.height:
         return df
-    return (df.join(margin, on="file", how="left", maintain_order="left")
-            .with_columns(pl.when(pl.col("_m").is_not_null()).then(t.str.slice(pl.col("_m"))).otherwise(t)
-                          .alias("text")).drop("_m"))
+    df = (df.join(margin, on="file", how="left", maintain_order="left")
+          .with_columns(pl.when(pl.col("_m").is_not_null()).then(t.str.slice(pl.col("_m"))).otherwise(t)
+                        .alias("text")).drop("_m"))
+    if again is None:
+        return df
+    moved = df.join(margin.select("file"), on="file", how="semi").select("file", "line", "raw", "text")
+    return df.update(again(moved), on=["file", "line"])
 
 
 def _rewrite(df: pl.DataFrame, where: pl.Expr, text: pl.Expr) -> pl.DataFrame:
@@ -256,7 +262,7 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
     df = _rewrite(df, pl.col("text").str.contains("%|", literal=True),
                   pl.coalesce(pl.col("text").str.extract(BAR_THEN, 1), pl.col("text")))
     # (and again under a quote's or a wrapper's prefix: `>     text`)
-    df = _dedent(_take_learned(_take_prefixes(df), _take_prefixes))
+    df = _dedent(_take_learned(_take_prefixes(df), _take_prefixes), _take_prefixes)
     df = df.with_columns(pl.coalesce(*LEVELS).alias("log_level")).drop(LEVELS)
     # Ray's log dedup mark says nothing of the line
     df = _rewrite(df, pl.col("text").str.contains(" across cluster]", literal=True),

@@ -143,7 +143,8 @@ def test_undecided_on_a_real_init_stall_names_the_rank_that_started_init():
 
 def test_undecided_with_processes_and_no_rank_says_so():
     text, _ = undecided(Evidence.gather(one("dev-058")))
-    assert text.startswith("2 NCCL process(es) logged communicator set-up (network Socket, ring and tree channels)")
+    assert text.startswith("2 NCCL process(es) logged communicator set-up (network Socket, sockets over "
+                           "[0]eth0:10.0.0.33<0>, [0]eth0:10.0.0.34<0>, ring and tree channels)")
     assert "2 process(es) seen, ranks not named" in text
 
 

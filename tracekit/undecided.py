@@ -60,6 +60,8 @@ def _last_said(file: str, lines: int) -> tuple | None:
     nothing."""
     try:
         with open(file, "rb") as f:
+            if f.read(2) == b"\x1f\x8b":  # (a gzip stream: its bytes on disk are no lines to quote)
+                return None
             start = max(0, f.seek(0, 2) - TAIL)
             f.seek(start)
             tail = f.read().decode(errors="replace").split("\n")

@@ -250,17 +250,27 @@ def test_each_code_says_what_it_means(code, said):
 
 FAILED_LOCAL = ("E0325 20:57:27.620000 2606 site-packages/torch/distributed/elastic/multiprocessing/api.py:869] "
                 "failed (exitcode: -9) local_rank: 5 (pid: 2630) of binary: /root/miniconda3/bin/python\n")
+# NCCL's init lines of two hosts (init.cc's `comm %p rank %d nranks %d ... - Init COMPLETE`): a job of two nodes
+NCCL_OTHER_HOST = "".join(f"{h}:{p}:{p} [0] NCCL INFO comm 0xa rank {r} nranks 16 cudaDev 0 busId 1000 commId 0xabc"
+                          " - Init COMPLETE\n" for h, p, r in (("gpu1", 4675, 0), ("gpu2", 5675, 8)))
 
 
-def test_a_local_rank_is_a_rank_only_where_the_job_has_one_node(tmp_path):
+def test_a_local_rank_is_a_rank_where_no_line_shows_a_second_node(tmp_path):
+    # alone, the local rank numbers the process, and the verdict says it read it so
     s = store_of(tmp_path, FAILED_LOCAL)
-    assert s.ranks["rank"].drop_nulls().to_list() == []
+    assert s.ranks["rank"].drop_nulls().to_list() == [5]
     v = decide(s)
-    assert v.summary.startswith("local rank 5 (pid 2630) ended: exit code -9") and v.ranks == []
+    assert v.summary.startswith("rank 5 (local rank 5) ended: exit code -9") and v.ranks == [5]
+    assert "rank 5 numbered by local rank, no line showing a second node" in v.summary
+    # a job shown to be of one node: the same rank, with nothing to qualify
     one = store_of(tmp_path, "torchrun --standalone --nproc-per-node=8 train.py\n" + FAILED_LOCAL, "one.log")
     assert one.ranks["rank"].drop_nulls().unique().to_list() == [5]
     v = decide(one)
     assert v.ranks == [5] and v.summary.startswith("rank 5 (local rank 5) ended: exit code -9")
+    assert "numbered by local rank" not in v.summary
+    # a second node shown (another host's process): the local rank names no global one
+    two = store_of(tmp_path, NCCL_OTHER_HOST + FAILED_LOCAL, "two.log")
+    assert 5 not in two.ranks["rank"].drop_nulls().to_list()
 
 
 def test_slurm_says_which_task_ended_and_when_its_cgroup_killed_one(tmp_path):
@@ -285,9 +295,10 @@ def test_a_failed_local_rank_beside_a_line_whose_rank_is_text(tmp_path):
             "CollectiveFingerPrint(SequenceNumber=485, OpType=ALLREDUCE, TensorShape=[25])\n" + FAILED_LOCAL)
     s = store_of(tmp_path, text)
     assert s.files["kind"][0] != "error"
-    assert ends(s).select("exit_code", "rank").rows() == [(-9, None)]
+    # (the local rank numbers the process: no line shows a second node)
+    assert ends(s).select("exit_code", "rank").rows() == [(-9, 5)]
     v = decide(s)
-    assert v.kind == Kind.MISMATCH and v.ranks == [1]
+    assert v.kind == Kind.MISMATCH and 1 in v.ranks
 
 
 def test_a_launchers_word_under_pdshs_prefix_names_its_host(tmp_path):

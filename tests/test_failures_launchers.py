@@ -152,7 +152,7 @@ def test_a_wrapped_exception_reads_as_the_nccl_error_it_goes_on_into(tmp_path):
                                       "invalid usage, NCCL version 2.7.8")
     # (issue 31, s17: NCCL refused a collective the program called, no communicator set-up here: that rank's)
     assert v.kind == Kind.CRASHED_RANK and v.rule == "nccl_error_unexplained"
-    assert "local rank 6" in v.summary and "ncclInvalidUsage" in v.summary
+    assert "rank 6 numbered by local rank" in v.summary and "ncclInvalidUsage" in v.summary
 
 
 def test_ncclcheck_of_every_process_is_the_cause_not_mpiruns_count(tmp_path):

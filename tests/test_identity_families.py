@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.factory import text_store as store_of, ranks_of as ranks, worlds_of as worlds, hosts_of as hosts
+from tracekit.coverage import coverage
 
 
 def test_fairseqs_initialized_host_names_the_rank_and_its_host(tmp_path):
@@ -171,7 +172,9 @@ def test_paddles_container_rank_is_a_local_rank(tmp_path):
             "log log/workerlog.0\n")
     s = store_of(tmp_path, line)
     assert s.ranks["local_rank"].drop_nulls().to_list() == [0]
-    assert ranks(s) == []  # a pod's number: global only where the job is one node
+    # a pod's number: its global one where no line shows a second node, and the coverage says how it was read
+    assert ranks(s) == [0]
+    assert "rank 0 numbered by local rank, no line showing a second node" in coverage(s).describe()
 
 
 def test_tensorrt_llms_logger_names_the_writers_rank(tmp_path):

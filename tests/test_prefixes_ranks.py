@@ -10,6 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from tracekit.coverage import coverage
 from tracekit.ingest import ingest
 
 WILD = Path(__file__).resolve().parents[1] / "samples" / "wild"
@@ -32,11 +33,12 @@ def test_a_local_rank_is_global_on_one_host(tmp_path):
     assert s.events.filter(pl.col("kind") == "child_failed")["rank"].to_list() == [2]
 
 
-def test_a_local_rank_is_not_global_where_nothing_says_one_node(tmp_path):
-    # torchrun's agent line alone: its local rank 2 may be any global rank of a job of several nodes
+def test_a_local_rank_is_read_as_global_where_no_line_shows_a_second_node(tmp_path):
+    # torchrun's agent line alone: one process seen, numbered by its local rank 2, and said so
     s = _store(tmp_path, FAILED + "\n")
-    assert s.ranks["rank"].drop_nulls().to_list() == []
+    assert s.ranks["rank"].drop_nulls().to_list() == [2]
     assert s.ranks["local_rank"].to_list() == [2]
+    assert "rank 2 numbered by local rank" in coverage(s).describe()
 
 
 def test_a_local_rank_is_not_global_on_two_hosts(tmp_path):
@@ -70,8 +72,8 @@ def test_the_launchers_global_prefix_wins_over_a_group_local_rank(tmp_path):
     ("dv2-046-nemo-run-rank1-nccluniqueid-store-timeout.txt", [1], 0),  # `B-nemo-ft3/0 [default1]:[rank1]:`
     # torchx on Ray: `(CommandActor pid=369, ip=...) [0]:` (the 3 lines before it are Ray's job client's)
     ("dv2-063-torchx-ray-head-name-unresolved-client-socket.txt", [0], 3),
-    # pytest's `E   `: mp.spawn's process index is a local rank, of a job that names no host
-    ("dv2-004-colossal-pytest-verify-model-ncclsystemerror.txt", [], 1),
+    # pytest's `E   `: mp.spawn's process index is a local rank, of a job no line shows a second node of
+    ("dv2-004-colossal-pytest-verify-model-ncclsystemerror.txt", [3], 1),
 ])
 def test_wrapped_excerpts_are_read_whole(name, ranks, unknown):
     s = ingest([WILD / name])

@@ -6,7 +6,8 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit import align
-from tracekit.outcome import Coverage, EventKind
+from tracekit.identity import BY_LOCAL_RANK
+from tracekit.outcome import LOCAL_NUMBER, Coverage, EventKind
 from tracekit.store import Store
 
 #: how coverage names the sources a rank is seen from
@@ -16,7 +17,9 @@ SOURCE_WORDS = {"fr": "Flight Recorder", "nccl": "NCCL log", "kineto": "Kineto",
                 "nccl-count": "NCCL COLL lines (numbered by count, not named)",
                 "nccl-tests": "nccl-tests header", "launcher": "launcher prefix",
                 "fr-trace": "torchfrtrace report",
-                "nccl-ras": "NCCL RAS report", "c10d": "c10d log"}
+                "nccl-ras": "NCCL RAS report", "c10d": "c10d log",
+                "compared": "another rank's cross-rank check",
+                BY_LOCAL_RANK: LOCAL_NUMBER}
 
 
 def coverage(store: Store) -> Coverage:

@@ -4,7 +4,7 @@ The sources disagree in what they name: a launcher's prefix names a global rank 
 ``[rank3]:``) or a local one (``[default3]:``), NCCL a communicator's rank, c10d a process group's,
 torchrun's agent a worker's local rank and pid, a Flight Recorder dump its rank and no host. Ranks are
 given by precedence: the launcher's global prefix over a group-local rank (``_group_local``), a
-process's own word over its file's, and a local rank as the global one only on a job of one node.
+process's own word over its file's, and a local rank as the global one where no line shows a second node.
 """
 
 from __future__ import annotations
@@ -115,25 +115,40 @@ def _short_hosts(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     return {**tables, **{n: tables[n].with_columns(pl.col("host").replace(to)) for n in named}}
 
 
-def _one_node(tables: dict[str, pl.DataFrame]) -> bool:
-    """Whether what was read shows a job of one node: one host named (or NCCL's communicators all of one
-    node), no node past the first, and no process whose global rank differs from its local one."""
+def _nodes(tables: dict[str, pl.DataFrame]) -> tuple[bool, bool]:
+    """Whether what was read shows a job of one node (one host named, or NCCL's communicators all of
+    one node) and whether it shows a second node (two hosts, a node past the first, a communicator of
+    several nodes, a process whose global rank differs from its local one)."""
     named = [tables[n] for n in ("ranks", "events", "comms") if n in tables and "host" in tables[n].columns]
     hosts = pl.concat([t.select(pl.col("host").drop_nulls()) for t in named]).n_unique()
     comms, r = tables.get("comms"), tables["ranks"]
     nodes = (comms["nnodes"].drop_nulls() if comms is not None and "nnodes" in comms.columns
              else pl.Series([], dtype=pl.Int64))
+    second = (hosts > 1 or (r["node"].fill_null(0) > 0).any() or (nodes > 1).any()
+              or r.filter(pl.col("rank") != pl.col("local_rank")).height > 0)
     one = hosts == 1 or (hosts == 0 and nodes.len() > 0 and nodes.max() == 1)
-    return (one and not (r["node"].fill_null(0) > 0).any() and not (nodes > 1).any()
-            and not r.filter(pl.col("rank") != pl.col("local_rank")).height)
+    return one and not second, bool(second)
 
 
-def _local_as_global(ranks: pl.DataFrame, one_node: bool) -> pl.DataFrame:
-    """On a one-node job a process's local rank (torchrun's ``[default3]:``, ``local_rank: 3``) is its
-    global one."""
-    if not one_node:
+#: the source a rank's row adds where its number is its local rank on a job no line shows of one node
+BY_LOCAL_RANK = "by-local-rank"
+
+
+def _local_as_global(ranks: pl.DataFrame, one_node: bool, second_node: bool) -> pl.DataFrame:
+    """Where no line shows a second node, a process's local rank (torchrun's ``[default3]:``,
+    ``local_rank: 3``, spawn's ``Process 3``) is its global one: certainly on a job shown to be of one
+    node, and as the reading of its own words where nothing shows the node count (such a row's source
+    says so, ``BY_LOCAL_RANK``, and the coverage sentence with it)."""
+    if second_node:
         return ranks
-    return ranks.with_columns(pl.coalesce("rank", "local_rank").alias("rank"))
+    guessed = pl.col("rank").is_null() & pl.col("local_rank").is_not_null()
+    out = ranks.with_columns(pl.coalesce("rank", "local_rank").alias("rank"))
+    if one_node:
+        return out
+    sure = ranks["rank"].drop_nulls().implode()
+    marked = ranks.select(guessed & ~pl.col("local_rank").is_in(sure)).to_series()
+    return out.with_columns(pl.when(marked).then(pl.col("source") + "," + BY_LOCAL_RANK)
+                            .otherwise(pl.col("source")).alias("source"))
 
 
 def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
@@ -141,12 +156,12 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     holds one rank, then its pid where one host has it, then its file where the file is one rank's
     (a log that ``tracekit run`` wrote per rank; a pasted excerpt of many processes is not, and a
     launcher's own lines, ``LAUNCHER_KINDS``, are no rank's); then a host where its rank tells it (a
-    Flight Recorder dump names no host; the rank's log does). A local rank is the global one on a job
-    of one node (``_one_node``)."""
+    Flight Recorder dump names no host; the rank's log does). A local rank is the global one where no
+    line shows a second node (``_local_as_global``)."""
     if "events" in tables:
         tables = {**tables, "events": _lend_writer(tables["events"])}
     tables = _short_hosts({**tables, "ranks": _command_hosts(tables["ranks"])})
-    ranks = _local_as_global(_world_only(_group_local(tables["ranks"])), _one_node(tables))
+    ranks = _local_as_global(_world_only(_group_local(tables["ranks"])), *_nodes(tables))
     known = ranks.filter(pl.col("rank").is_not_null())
     one = pl.col("rank").n_unique() == 1
     by_proc = known.filter(pl.col("pid").is_not_null()).group_by(["host", "pid"]).agg(
@@ -160,9 +175,10 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
         pl.struct("host", "pid").n_unique().alias("_procs"))
     # (a file whose lines name two local ranks holds two processes, whatever else it names)
     locals_ = ranks.group_by("file").agg(pl.col("local_rank").drop_nulls().n_unique().alias("_locals"))
-    by_file = (known.group_by("file").agg(pl.col("rank").n_unique().alias("_n"),
-                                          pl.col("rank").first().alias("_rf"),
-                                          pl.col("host").drop_nulls().unique().alias("_hf"))
+    # (a rank that a cross-rank check names is no process of the file that prints the check)
+    by_file = (known.filter(pl.col("source") != "compared").group_by("file")
+               .agg(pl.col("rank").n_unique().alias("_n"), pl.col("rank").first().alias("_rf"),
+                    pl.col("host").drop_nulls().unique().alias("_hf"))
                .join(procs, on="file", how="left").join(locals_, on="file", how="left")
                .filter((pl.col("_n") == 1) & (pl.col("_procs").fill_null(0) <= 1)
                        & (pl.col("_locals").fill_null(0) <= 1))

@@ -155,6 +155,10 @@ class Finding:
         }
 
 
+#: the coverage's word for a rank numbered by its local rank on a job no line shows the node count of
+LOCAL_NUMBER = "local rank"
+
+
 @dataclass
 class Coverage:
     """How much of the job the evidence covers."""
@@ -179,10 +183,12 @@ class Coverage:
                     + (f" (world size {self.world_size})" if self.world_size else ""))
         if not self.seen:
             return "no rank identified" + (f" of world size {self.world_size}" if self.world_size else "")
+        local = [r for r in self.seen if LOCAL_NUMBER in self.sources.get(r, [])]
+        numbered = f"; {who(local)} numbered by {LOCAL_NUMBER}, no line showing a second node" if local else ""
         if self.world_size is None:
-            return f"{len(self.seen)} rank(s) seen ({fmt_ranks(self.seen)}), world size not logged"
+            return f"{len(self.seen)} rank(s) seen ({fmt_ranks(self.seen)}{numbered}), world size not logged"
         text = f"{len(self.seen)} of {self.world_size} rank{'s' if self.world_size > 1 else ''} seen"
-        return text + (f": {who(self.missing)} left no record" if self.missing else "")
+        return text + (f": {who(self.missing)} left no record" if self.missing else "") + numbered
 
     def to_dict(self) -> dict:
         return {"world_size": self.world_size, "seen": self.seen, "missing": self.missing,

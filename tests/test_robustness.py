@@ -221,8 +221,9 @@ def test_numbers_past_int64_are_unknown_values_not_a_file_error(tmp_path):
                    f"vm:1:1 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x2 count {big} datatype 7 op 0 "
                    f"root 0 comm 0x55a0 [nranks={big}] stream 0x3\n")
     store = ingest([log])
-    assert store.files.row(0, named=True) | {"file": None, "size_bytes": None} == {
-        "file": None, "kind": "nccl", "size_bytes": None, "lines": 3, "parsed": 3, "blank": 0, "unknown": 0, "error": None}
+    assert store.files.row(0, named=True) | {"file": None, "size_bytes": None, "last_text": None} == {
+        "file": None, "kind": "nccl", "size_bytes": None, "lines": 3, "parsed": 3, "blank": 0, "unknown": 0, "error": None,
+        "last_line": 3, "last_text": None}
     c = store.collectives.row(0, named=True)
     assert (c["op"], c["seq"], c["count"], c["nranks"]) == ("all_reduce", 1, None, None)
 

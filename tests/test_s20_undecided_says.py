@@ -4,6 +4,7 @@ event, and the interfaces NCCL chose where set-up is all it logged. Real dev exc
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 from tracekit.ingest import ingest
@@ -37,3 +38,17 @@ def test_nccl_set_up_alone_names_the_interfaces_it_chose():
     v = _verdict("dv2-009-kubeflow-master0-nccl-socket-lo-first.txt")
     assert v.kind == Kind.UNDECIDED
     assert "sockets over [0]lo:127.0.0.1<0>" in v.summary and "no Init COMPLETE" in v.summary
+
+
+def test_the_last_line_is_quoted_as_read_without_its_launcher_prefix_and_from_a_gzip(tmp_path):
+    # the quote comes from the lines as ingest read them (the files table's last_text): torchrun's
+    # `[default0]:` prefix is taken off, and a gzip stream is quoted from what it decompresses to
+    line = "Error: failed to run torchrun --nproc_per_node=4 --nnodes=1 train.py on 127.0.0.1, is localhost: True"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "out.log").write_text(f"[default0]:{line}\n")
+    v = decide(ingest([tmp_path / "a" / "out.log"]))
+    assert v.kind == Kind.UNDECIDED and f'the last line: "{line}" (out.log:1)' in v.summary
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "out.log.gz").write_bytes(gzip.compress(f"{line}\n".encode()))
+    v = decide(ingest([tmp_path / "b" / "out.log.gz"]))
+    assert v.kind == Kind.UNDECIDED and f'the last line: "{line}" (out.log.gz:1)' in v.summary

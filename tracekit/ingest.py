@@ -191,7 +191,8 @@ def _add_piece(got: tuple[dict, list[Parsed]], row: dict, parsed: list[Parsed]) 
     first, before = got
     kinds = {k for r in (first, row) for k in r["kind"].split(",") if k != "text"}
     first = {**first, "kind": ",".join(sorted(kinds, key=KIND_ORDER.get)) or "text",
-             **{c: first[c] + row[c] for c in ("lines", "blank", "parsed", "unknown")}}
+             **{c: first[c] + row[c] for c in ("lines", "blank", "parsed", "unknown")},
+             **{c: row.get(c) or first.get(c) for c in ("last_line", "last_text")}}
     return first, before + parsed
 
 
@@ -215,6 +216,7 @@ def _parse_group(texts: list[tuple[dict, bytes]], scans: list[tuple] | None, pie
         .with_columns(pl.col("lines") + pl.col("coll"), pl.col("parsed") + pl.col("coll"))
     )
     counts = {r["file"]: r for r in counts.iter_rows(named=True)}
+    said = _last_said(lines)
     # a file's kinds are the formats of the lines in it that were decoded (a prefix alone names none)
     kinds = {p.kind: p.files() for p in parsed if p.kind not in formats.NO_KIND}
     out = {}
@@ -223,12 +225,30 @@ def _parse_group(texts: list[tuple[dict, bytes]], scans: list[tuple] | None, pie
         c = counts.get(f, {"lines": 0, "blank": 0, "parsed": 0})
         n_parsed = c["parsed"] or 0
         row.update(kind=",".join(k for k, fs in kinds.items() if f in fs) or "text", lines=c["lines"],
-                   blank=c["blank"], parsed=n_parsed, unknown=c["lines"] - c["blank"] - n_parsed)
+                   blank=c["blank"], parsed=n_parsed, unknown=c["lines"] - c["blank"] - n_parsed,
+                   **said.get(f, {}))
         out[f] = (row, parsed if len(texts) == 1 else [])
     if len(texts) > 1 and parsed:  # the batch's tables travel with its first file
         first = texts[0][0]["file"]
         out[first] = (out[first][0], parsed)
     return out
+
+
+#: a terminal box's borders and gutters (rich's tracebacks), no words of the line
+BOX = r"[│┃║❱]"
+
+
+def _last_said(lines: pl.DataFrame) -> dict[str, dict]:
+    """file -> ``last_line, last_text``: its last line that says something (three letters in a row), as
+    the lines frame reads it (prefixes off, a progress bar's last redraw, a box's gutters taken off)."""
+    t = (pl.col("text").str.replace(r"^.*\r", "").str.replace_all(BOX, " ")
+         .str.replace_all(r"\s+", " ").str.strip_chars())
+    last = (lines.filter(~pl.col("blank")).select("file", "line", t.alias("_t"))
+            .filter(pl.col("_t").str.contains(r"\w{3}"))
+            .group_by("file").agg(pl.col("line").max().alias("last_line"),
+                                  pl.col("_t").sort_by("line").last().alias("last_text")))
+    return {r["file"]: {"last_line": r["last_line"], "last_text": r["last_text"]}
+            for r in last.iter_rows(named=True)}
 
 
 def total_size(files: list[str]) -> int:

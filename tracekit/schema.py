@@ -125,6 +125,8 @@ Source = pl.Enum(SOURCES)
 FILES = {
     "file": Str, "kind": Str, "size_bytes": I64, "lines": I64, "parsed": I64,
     "blank": I64, "unknown": I64, "error": Str,
+    # the file's last line that says something (three letters in a row), as read: what UNDECIDED quotes
+    "last_line": I64, "last_text": Str,
 }
 
 RANKS = {

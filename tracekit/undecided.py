@@ -38,10 +38,10 @@ def _read(store: Store, ev: Evidence) -> tuple[str, pl.DataFrame]:
     out = (f"{talk} line(s) read, {decoded}: no collective, NCCL init, error, step or end among them")
     last = ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where") == Telling.LAST).sort("file", "line")
     if not last.height:  # (every line decoded, none of them an event: the file's own last line)
-        text = files.filter(~pl.col("kind").is_in([f.kind for f in DECODED]) & (pl.col("lines") > 0))
-        last = pl.DataFrame([t for f, n in zip(text["file"], text["lines"]) if (t := _last_said(f, n))],
-                            schema={"file": pl.Utf8, "line": pl.Int64, "message": pl.Utf8, "host": pl.Utf8},
-                            orient="row")
+        last = files.filter(~pl.col("kind").is_in([f.kind for f in DECODED])
+                            & pl.col("last_text").is_not_null()).select(
+            "file", pl.col("last_line").alias("line"), pl.col("last_text").alias("message"),
+            pl.lit(None, pl.Utf8).alias("host"))
     if last.height:
         said = [f'"{clip(" ".join(r["message"].split()), 140)}" ({Path(r["file"]).name}:{r["line"]}'
                 + (f", {r['host']}" if r["host"] else "") + ")" for r in last.head(3).iter_rows(named=True)]
@@ -51,31 +51,6 @@ def _read(store: Store, ev: Evidence) -> tuple[str, pl.DataFrame]:
 
 #: NCCL's choices of interface at set-up, as the set-up summary names them
 SET_UP_DEVICES = (("bootstrap", "bootstrap over"), ("socket_devices", "sockets over"), ("ib_devices", "IB devices"))
-TAIL = 16384  # bytes of a file's end read for its last line
-
-
-def _last_said(file: str, lines: int) -> tuple | None:
-    """``file, line, text, None`` of the file's last line that says something (three letters in a row, a
-    terminal box's borders and gutters taken off), read from its end; None where the file is gone or says
-    nothing."""
-    try:
-        with open(file, "rb") as f:
-            if f.read(2) == b"\x1f\x8b":  # (a gzip stream: its bytes on disk are no lines to quote)
-                return None
-            start = max(0, f.seek(0, 2) - TAIL)
-            f.seek(start)
-            tail = f.read().decode(errors="replace").split("\n")
-    except OSError:
-        return None
-    if tail and tail[-1] == "":
-        tail.pop()
-    if "\x00" in "".join(tail[-8:]):  # (a binary file: nothing to quote)
-        return None
-    for back, text in enumerate(reversed(tail)):
-        text = " ".join(re.sub(r"[│┃║❱]", " ", text.rsplit("\r", 1)[-1]).split())
-        if re.search(r"\w{3}", text) and (back < len(tail) - 1 or not start):  # (a cut first piece)
-            return file, lines - back, text, None
-    return None
 
 
 #: the lines no rule explained that UNDECIDED names (the kinds rules.nothing counts as errors)

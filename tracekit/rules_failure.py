@@ -219,7 +219,7 @@ def init_connection_failed(ev: Evidence) -> Verdict | None:
         return None
     first = rows.row(0, named=True)
     r = rank_of(rows, ev)
-    frame = start_up_messages.frame_of(f"{first['where']} (")
+    frame = start_up_messages.frame_of(first["where"])
     if frame is not None and frame.first_collective:
         return Verdict(Kind.INIT_STALL, f"start-up never completed: {first['where']} raised on "
                        f"{who(r) if r else 'a rank'}: {clip(first['message'], 160)}: {frame.means} never "

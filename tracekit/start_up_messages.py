@@ -254,8 +254,11 @@ PATHED_FRAME = (r"^\s*File \"(?P<file>[^\"]*(?:" + "|".join(f.path for f in FRAM
 
 
 def frame_of(where: str) -> Frame | None:
-    """The start-up frame a traceback's frame is, or None."""
-    return next((f for f in FRAMES if re.search(f.pattern, where)), None)
+    """The start-up frame a traceback's frame is (``func (path:line)``, or a function's bare name where the
+    frame's function alone names it), or None."""
+    bare = where.strip()
+    return next((f for f in FRAMES if re.search(f.pattern, where)
+                 or (not f.path and re.fullmatch(f.functions, bare))), None)
 
 
 # --- start-up words no entry above reads whole: parsers/salient classes its telling lines by them

@@ -57,6 +57,11 @@ DEATH = r"Received (?:(?P<signum>\d+)|Signals\.(?P<signal>SIG\w+)) death signal,
 AGENT_SIGNALED = r"SignalException: Process (?P<pid>\d+) got signal: (?P<signum>\d+)"
 DS_MAIN = r"Main process received (?P<signal>SIG\w+), exiting"
 DS_RETURN = r"exits with return code = (?P<exit_code>-?\d+)"
+# the command DeepSpeed's launcher logs as it stops (launch.py: ``cmd = [sys.executable, "-u",
+# args.training_script, f"--local_rank={local_rank}"] + ...`` in its launch loop; sigkill_handler's
+# ``logger.error(f"{cmd} exits with return code = ...")``): the loop's last command, so its local rank is
+# the node's last worker, one the launcher started, not the one that failed
+DS_LOCAL = r"sigkill_handler\] \[.*?'--local_rank=(?P<local_rank>\d+)'"
 CALLED = (r"CalledProcessError: Command .*(?:died with <Signals\.(?P<signal>SIG\w+): \d+>"
           r"|returned non-zero exit status (?P<exit_code>-?\d+))")
 SPAWN_RAISED = r"^-- Process (?P<proc>\d+) terminated with the following error:"

@@ -245,6 +245,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
         "file", pl.col("_m").str.extract(r"(\d+)", 1).cast(pl.Int64, strict=False).alias("rank"),
         pl.lit("compared").alias("source")).unique(maintain_order=True)
     said = pl.concat([said, compared])
+    # (the node's last worker, which DeepSpeed's launcher names by its command as it stops: started, its
+    # end not said)
+    ds = df.filter(t.str.contains(process_end.DS_LOCAL)).select(
+        "file", t.str.extract(process_end.DS_LOCAL, 1).cast(pl.Int64, strict=False).alias("local_rank"),
+        pl.lit("deepspeed-launcher").alias("source")).unique(maintain_order=True)
     failed = exits.select("file", pl.col("b_host").alias("host"), "pid", pl.col("b_rank").alias("rank"),
                           pl.col("b_local").alias("local_rank"), pl.lit("torchrun").alias("source"))
     # (torchrun's summary pasted flat, and mpirun's `process rank 1 ... exited on signal 9`: a global rank)
@@ -321,7 +326,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
         one = events.filter((pl.col("kind") == EventKind.CHILD_FAILED) & (pl.col("rank") == local))
         failed = pl.concat([failed, one.select("file", "pid", "rank", local.alias("local_rank"),
                                                pl.lit("torchrun").alias("source"))], how="diagonal_relaxed")
-    ranks = pl.concat([ranks, said, failed, worlds, hccl.ranks(ascend_lines)], how="diagonal_relaxed")
+    ranks = pl.concat([ranks, said, ds, failed, worlds, hccl.ranks(ascend_lines)], how="diagonal_relaxed")
     return Parsed("torch", {"events": events, "ranks": ranks},
                   df.filter(used | pl.lit(ascend)).select("file", "line"))
 

@@ -120,7 +120,7 @@ def test_program_critical_line_that_it_exits_is_its_crash():
 def test_invalid_usage_of_a_collective_call_is_that_rank_crash():
     v = _verdict("dv11-022-deocclusion-broadcast-ncclinvalidusage-elastic-restart.txt")
     assert v.kind == Kind.CRASHED_RANK and "refused its own collective call" in v.summary
-    assert "local rank 6" in v.summary and "default_pg.broadcast" in v.summary
+    assert "rank 6 numbered by local rank" in v.summary and "default_pg.broadcast" in v.summary
     # (at a communicator's set-up, ncclCommInitRank in vLLM's pynccl, the ranks may disagree: undecided)
     assert _verdict("llm-042-vllm-multinode-pynccl-comminitrank-invalid-usage.txt").kind == Kind.UNDECIDED
 

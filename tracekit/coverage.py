@@ -18,7 +18,7 @@ SOURCE_WORDS = {"fr": "Flight Recorder", "nccl": "NCCL log", "kineto": "Kineto",
                 "nccl-tests": "nccl-tests header", "launcher": "launcher prefix",
                 "fr-trace": "torchfrtrace report",
                 "nccl-ras": "NCCL RAS report", "c10d": "c10d log",
-                "compared": "another rank's cross-rank check", "deepspeed-launcher": "DeepSpeed launcher's command (its last worker's)",
+                "deepspeed-launcher": "DeepSpeed launcher's command (its last worker's)",
                 BY_LOCAL_RANK: LOCAL_NUMBER}
 
 

@@ -175,8 +175,7 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
         pl.struct("host", "pid").n_unique().alias("_procs"))
     # (a file whose lines name two local ranks holds two processes, whatever else it names)
     locals_ = ranks.group_by("file").agg(pl.col("local_rank").drop_nulls().n_unique().alias("_locals"))
-    # (a rank that a cross-rank check names is no process of the file that prints the check)
-    by_file = (known.filter(pl.col("source") != "compared").group_by("file")
+    by_file = (known.group_by("file")
                .agg(pl.col("rank").n_unique().alias("_n"), pl.col("rank").first().alias("_rf"),
                     pl.col("host").drop_nulls().unique().alias("_hf"))
                .join(procs, on="file", how="left").join(locals_, on="file", how="left")

@@ -20,7 +20,7 @@ from tracekit.parsers.torch_patterns import (
     WATCHDOG, TIMED_OUT, ABORT, CUDA, BARE_NCCL, STUCK, STORE_WAIT, ASYNC_ERROR, DESYNC, RAY_DIED,
     KEEP_ALIVE, ELASTIC, ELASTIC_KV, PG_OPTION, C10D_KNOWN, WORLD, ERROR_JSON, LIGHTNING, JOINED, PG_TAG,
     PG_COMM, LAST_WORK, AT_WORK, CHILD_RANK, CHILD_EXIT, CHILD_HOST, CHILD_TIME, FAILED, ONE_NODE, SIGNAL,
-    SIGNAL_RECEIVED, MISMATCH, FINGERPRINT_LINE, COMPARED_RANK, COMPARED_NAME, GLOO_MISMATCH, GLOO_ENFORCE,
+    SIGNAL_RECEIVED, MISMATCH, FINGERPRINT_LINE, GLOO_MISMATCH, GLOO_ENFORCE,
     GLOO_ERROR, CRASH, CANCELLED, KILLING,
     EXCEPTION, TRACEKIT, TRACEKIT_STALL, RUN_ENV, RUN_PKG, RUN_LAUNCH, OWN_MESSAGE, RUN_NOTE, GLOG, KNOWN,
     INIT_FRAME, CUT_TRACEBACK, NCCL_FAILED, TERMINATE, WHAT, BACKEND_INIT_SLOW, QUORUM_SHORT, WRAPPED_HEAD,
@@ -239,12 +239,6 @@ def parse(lines: pl.DataFrame) -> Parsed:
     # ranks that c10d's lines name (a global one: no launcher prefix said otherwise) and torchrun's failures
     said = df.filter(pl.col("_own").is_not_null() & pl.col("launch_rank").is_null()).select(
         "file", pl.col("_own").alias("rank"), pl.lit("c10d").alias("source")).unique(maintain_order=True)
-    # (and the ranks a cross-rank check names: seen through the check, no process of this file)
-    compared = df.filter(t.str.contains(COMPARED_RANK)).select(
-        "file", t.str.extract_all(COMPARED_NAME).alias("_m")).explode("_m").select(
-        "file", pl.col("_m").str.extract(r"(\d+)", 1).cast(pl.Int64, strict=False).alias("rank"),
-        pl.lit("compared").alias("source")).unique(maintain_order=True)
-    said = pl.concat([said, compared])
     # (the node's last worker, which DeepSpeed's launcher names by its command as it stops: started, its
     # end not said)
     ds = df.filter(t.str.contains(process_end.DS_LOCAL)).select(

@@ -113,14 +113,6 @@ MISMATCH = (
     r"CollectiveFingerPrint\(SequenceNumber=(?P<seq>\d+), OpType=(?P<op>\w+)"
 )
 FINGERPRINT_LINE = r"^\s*(?:but )?Rank \d+ is running (?:inconsistent )?collective: CollectiveFingerPrint\("
-# the ranks a cross-rank check compared and names, each seen by its own word through the check:
-# ProcessGroupWrapper's `Rank 0 is running collective: ..., but Rank 1 is running collective: ...`
-# (torch/csrc/distributed/c10d/ProcessGroupWrapper.cpp, checkForMismatch) and DDP's parameter count check
-# `DDP expects same model across all ranks, but Rank 1 has 212 params, while rank 0 has inconsistent 211
-# params.` (torch/csrc/distributed/c10d/reducer.cpp, verify_params_across_processes)
-COMPARED_RANK = (r"\bRank \d+ is running (?:inconsistent )?collective:"
-                 r"|DDP expects same model across all ranks, but Rank \d+ has")
-COMPARED_NAME = r"\b[Rr]ank (\d+) (?:is running (?:inconsistent )?collective:|has (?:inconsistent )?\d+ params)"
 # gloo's own pairing check: the peer sent another size than this rank's collective expects
 GLOO_MISMATCH = r"(?P<message>\d+ vs \d+\. Received data size doesn't match expected size)"
 # gloo's own size checks in its transports (GLOO_ENFORCE_LE/EQ in tcp/pair.cc, ibverbs/buffer.cc,

@@ -42,8 +42,13 @@ ORDINARY = (
     ("model loading", re.compile(r"Some weights of|loading (?:file|configuration file|weights)|Special tokens have been added")),
     ("wandb", re.compile(r"^wandb: ")),
     ("pip notice", re.compile(r"^\[notice\] ")),
-)
+)  # (and "healthy line": any other line of a healthy excerpt that reads as no event, QUIET_NOT aside)
 PROGRESS = ("progress bar", "loss dict")
+#: a healthy excerpt's other lines are taken as ordinary where they read as no event, unless they carry what
+#: makes them evidence without an event (NCCL's lines: communicators, versions; an address: a host; a
+#: launcher's world or a program's end; a step or an epoch, which a series reads)
+QUIET_NOT = (r"(?i)NCCL|RCCL|HCCL|\d+\.\d+\.\d+\.\d+|world|size|step|epoch|iter|done|finish|complete|success"
+             r"|exit|end\b|pass|ok\b|%|/s\b|torch|version|\bv?\d+\.\d+")
 
 # Clean-up printed after a failure, as the runtimes print it.
 CLEAN_UP = (
@@ -101,6 +106,9 @@ def ordinary_pool(rows: list[dict], per_class: int = 40) -> dict[str, list[str]]
                 if pat.search(text) and (healthy or name not in PROGRESS):
                     found.setdefault(text, (name, r["file"]))
                     break
+            else:  # (any other line of a healthy excerpt with words, not NCCL's or a launcher's own)
+                if healthy and re.search(r"[A-Za-z]{4}", text) and not re.search(QUIET_NOT, text):
+                    found.setdefault(text, ("healthy line", r["file"]))
     texts = list(found)
     with tempfile.TemporaryDirectory() as tmp:
         p = Path(tmp) / "pool.log"
@@ -110,6 +118,7 @@ def ordinary_pool(rows: list[dict], per_class: int = 40) -> dict[str, list[str]]
     for line, kind in zip(ev["line"].to_list(), ev["kind"].cast(str).to_list()):
         kinds.setdefault(line, set()).add(kind)
     kept: dict[str, list[str]] = {name: [] for name, _ in ORDINARY}
+    kept["healthy line"] = []
     series: dict[str, list[str]] = {}
     for n, text in enumerate(texts, 1):
         name, file = found[text]

@@ -287,15 +287,18 @@ FAILED_WORDS = ("crash", "transport", "wait", "error")
 
 def failed_after_progress(ev: Evidence) -> pl.DataFrame:
     """The lines no parser decodes whose words say something failed (a crash, a transport's failure, a
-    wait, an error; not one the program says it caught) with no step, progress or end after them in
-    their file (``rules_salient.telling``): the run's last word is a failure, whatever progress came
-    before it."""
+    wait, an error; not one the program says it caught) after the last step, progress or end of a file
+    that holds some (``rules_salient.telling``): that file's last word is a failure, whatever progress
+    came before it."""
     from tracekit import rules_salient  # (rules_salient imports this module's neighbours; late, as a leaf)
     from tracekit.parsers import salient
 
     told = rules_salient.telling(ev)
-    return told.filter(pl.col("where").cast(pl.Utf8).is_in(FAILED_WORDS)
-                       & ~pl.col("message").str.contains(salient.CAUGHT))
+    # (only in a file that holds the progress: another file's words, an NCCL log's loader probe beside a
+    # trainer's log that ends cleanly, are not after it)
+    moved = ev.kinds(*rules_salient.WENT_ON).select("file").unique()
+    return told.join(moved, on="file").filter(pl.col("where").cast(pl.Utf8).is_in(FAILED_WORDS)
+                                              & ~pl.col("message").str.contains(salient.CAUGHT))
 
 
 def failure_after_progress(ev: Evidence, late: pl.DataFrame) -> Verdict:

@@ -281,6 +281,41 @@ def clean_but_partial(ev: Evidence) -> Verdict | None:
                    f"{ev.coverage.describe()}: the other ranks' logs decide it", [], [])
 
 
+#: the classes of a telling line that say something failed (a warning is none: the program went on)
+FAILED_WORDS = ("crash", "transport", "wait", "error")
+
+
+def failed_after_progress(ev: Evidence) -> pl.DataFrame:
+    """The lines no parser decodes whose words say something failed (a crash, a transport's failure, a
+    wait, an error; not one the program says it caught) after the last step, progress or end of a file
+    that holds some (``rules_salient.telling``): that file's last word is a failure, whatever progress
+    came before it."""
+    from tracekit import rules_salient  # (rules_salient imports this module's neighbours; late, as a leaf)
+    from tracekit.parsers import salient
+
+    told = rules_salient.telling(ev)
+    # (only in a file that holds the progress: another file's words, an NCCL log's loader probe beside a
+    # trainer's log that ends cleanly, are not after it)
+    moved = ev.kinds(*rules_salient.WENT_ON).select("file").unique()
+    return told.join(moved, on="file").filter(pl.col("where").cast(pl.Utf8).is_in(FAILED_WORDS)
+                                              & ~pl.col("message").str.contains(salient.CAUGHT))
+
+
+def failure_after_progress(ev: Evidence, late: pl.DataFrame) -> Verdict:
+    """UNDECIDED in place of HEALTHY where progress came first and a failure's words after the last of it
+    (``failed_after_progress``): the progress says the run once moved, not that it still does; the line
+    after it says it stopped, yet no decoded event says which rank or why."""
+    from tracekit import rules_salient
+
+    first = late.row(0, named=True)
+    moved = "; ".join((ev.clean_end + ev.progressed)[:2]) or f"{ev.ticks.height} progress line(s)"
+    return Verdict(Kind.UNDECIDED, f"{moved}, but after the last progress line {rules_salient.quote(first)}"
+                   f"{f' ({late.height} such lines)' if late.height > 1 else ''}: the run did not go on "
+                   "from there, and no decoded line says which rank failed or why; that process's own log "
+                   f"after it decides it ({ev.coverage.describe()})", rules_salient.ranks_named(late),
+                   lines(late, 4))
+
+
 def _every_seen_rank_ended(ev: Evidence) -> bool:
     """Every rank seen has an end of its own (or every launcher exited 0): a rank seen that stops with no
     end line (``Rank 1: ==== Iteration 2/3 ====`` while rank 0 says ``End of workload.``) is where a job

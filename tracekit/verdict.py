@@ -8,7 +8,7 @@ rank, and a rank that left no record is said to have left none. The types live i
 
 from __future__ import annotations
 
-from tracekit import fixes, rules, rules_salient, situation
+from tracekit import fixes, rules, rules_progress, rules_salient, situation
 from tracekit.evidence import Evidence, clip
 # (Kind, Match and FAILED are imported from here by live, cli and the tests)
 from tracekit.outcome import FAILED, Cited, Kind, Match, Verdict  # noqa: F401
@@ -18,6 +18,15 @@ from tracekit.store import Store
 def decide(store: Store) -> Verdict:
     ev = Evidence.gather(store)
     name, v = rules.first(ev)
+    if v.kind is Kind.HEALTHY:
+        # HEALTHY reads progress; a failure's words after the last of it say the run did not go on (a
+        # start-up's, a transport's error after hours of steps): the rules that read such words decide,
+        # else UNDECIDED, never HEALTHY over them
+        late = rules_progress.failed_after_progress(ev)
+        if late.height:
+            said = rules_salient.said_by_telling_lines(ev)
+            name, v = (("said_by_telling_lines", said) if said is not None
+                       else ("failure_after_progress", rules_progress.failure_after_progress(ev, late)))
     cov = ev.coverage
     told = rules_salient.first_telling(ev)
     if v.kind is Kind.UNDECIDED and told is not None and not any(

@@ -374,7 +374,12 @@ def _cut_traceback(df: pl.DataFrame) -> pl.DataFrame | None:
                                   r"NCCL WARN|^\[?E\d{0,4}[ \d:.]*[\w/.\-]+:\d+\]|KeyboardInterrupt"
                                   r"|timed? ?out",
                                   r"(?i)\berror\b|\bfailed\b|\bwarn(?:ing)?\b"))
-    quiet = ~(other & ~t.str.contains(r"^\s*(?:Traceback|File )")).any().over("file")
+    # (c10d's destructor warning, printed at every exit that skipped destroy_process_group, failed or not
+    # (ProcessGroupNCCL.cpp, ~ProcessGroupNCCL), and Python's own warnings (a FutureWarning's "to disable
+    # this warning"): neither says what went wrong)
+    benign = (r"^\s*(?:Traceback|File )|process group has NOT been destroyed before"
+              r"|\b\w*(?:Deprecation|Future|User)Warning\b")
+    quiet = ~(other & ~t.str.contains(benign)).any().over("file")
     hit = df.filter(t.str.contains(r"^\s*Traceback \(most recent call last\):?\s*$")
                     & (pl.col("line") > raised) & ~spawn & quiet)
     if not hit.height:

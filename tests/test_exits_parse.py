@@ -142,7 +142,7 @@ def test_torchruns_root_cause_block_is_the_first_failure_though_printed_last(tmp
     assert wheres == [(3, "torchrun: another failure"), (2, "torchrun: first observed failure")]
     v = decide(s)
     assert v.kind == Kind.CRASHED_RANK and v.ranks == [2]
-    assert v.summary.startswith("rank 2 (local rank 0) on node1 ended: exit code 1")
+    assert v.summary.startswith("rank 2 (local rank 0, pid 3607) on node1 ended: exit code 1")
     assert "Python exception" in v.summary
 
 
@@ -260,13 +260,13 @@ def test_a_local_rank_is_a_rank_where_no_line_shows_a_second_node(tmp_path):
     s = store_of(tmp_path, FAILED_LOCAL)
     assert s.ranks["rank"].drop_nulls().to_list() == [5]
     v = decide(s)
-    assert v.summary.startswith("rank 5 (local rank 5) ended: exit code -9") and v.ranks == [5]
+    assert v.summary.startswith("rank 5 (local rank 5, pid 2630) ended: exit code -9") and v.ranks == [5]
     assert "rank 5 numbered by local rank, no line showing a second node" in v.summary
     # a job shown to be of one node: the same rank, with nothing to qualify
     one = store_of(tmp_path, "torchrun --standalone --nproc-per-node=8 train.py\n" + FAILED_LOCAL, "one.log")
     assert one.ranks["rank"].drop_nulls().unique().to_list() == [5]
     v = decide(one)
-    assert v.ranks == [5] and v.summary.startswith("rank 5 (local rank 5) ended: exit code -9")
+    assert v.ranks == [5] and v.summary.startswith("rank 5 (local rank 5, pid 2630) ended: exit code -9")
     assert "numbered by local rank" not in v.summary
     # a second node shown (another host's process): the local rank names no global one
     two = store_of(tmp_path, NCCL_OTHER_HOST + FAILED_LOCAL, "two.log")

@@ -133,7 +133,7 @@ def test_the_root_cause_cut_after_its_rank_is_still_the_first_failure(tmp_path):
 def test_the_whole_root_cause_with_its_signal(tmp_path):
     _, v = _decide(tmp_path, TABLE + ROOT_END)
     assert v.kind == Kind.CRASHED_RANK
-    assert v.summary.startswith("ranks 0-1 exited with code -9 (rank 1 (local rank 1) on node-a first): SIGKILL")
+    assert v.summary.startswith("ranks 0-1 exited with code -9 (rank 1 (local rank 1, pid 4690) on node-a first): SIGKILL")
 
 
 # NCCL's error code on a line of its own

@@ -77,13 +77,15 @@ def meaning(code: int | None) -> str:
 
 
 def _name(row: dict) -> str:
-    """``rank 2 (local rank 2) on host``, ``local rank 5``, ``the process of pid 812``, ``a process``."""
+    """``rank 2 (local rank 2, pid 812) on host``, ``local rank 5``, ``the process of pid 812``, ``a process``."""
     local = re.search(r"local[_ ]rank:? ?(\d+)", row["message"] or "")
     task = re.search(r"^srun: (task \S+ on \S+)", row["message"] or "")
     if task:
         return f"srun's {task.group(1)}"
     if row["rank"] is not None:
-        return (f"rank {row['rank']}" + (f" (local rank {local.group(1)})" if local else "")
+        inner = ", ".join(([f"local rank {local.group(1)}"] if local else [])
+                          + ([f"pid {row['pid']}"] if local and row["pid"] is not None else []))
+        return (f"rank {row['rank']}" + (f" ({inner})" if inner else "")
                 + (f" on {row['host']}" if row["host"] else ""))
     if local:
         return f"local rank {local.group(1)}" + (f" (pid {row['pid']})" if row["pid"] is not None else "")

@@ -64,10 +64,12 @@ ASYNC = r"(?i)async(?:hronous)? (?:exception|error)"
 
 
 def _one_process(ev: Evidence) -> bool:
-    """Every rank seen is in one process on one host (nccl-tests' `-g 4`, a single-process multi-GPU
-    job): no socket joins them, NCCL's transports are that host's own (P2P, shared memory)."""
+    """Every rank seen, several of them, is in one process on one host (nccl-tests' `-g 4`, a
+    single-process multi-GPU job): no socket joins them, NCCL's transports are that host's own (P2P,
+    shared memory). One rank seen in its process says nothing of where the others are."""
     r = ev.store.ranks.filter(pl.col("rank").is_not_null())
-    return r.height > 0 and r["pid"].n_unique() == 1 and r["host"].n_unique() == 1 and r["pid"][0] is not None
+    return (r["rank"].n_unique() > 1 and r["pid"].n_unique() == 1 and r["host"].n_unique() == 1
+            and r["pid"][0] is not None)
 
 
 def system_call_failed(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Verdict | None:

@@ -2,9 +2,10 @@
 
 Real logs are never only the failure: progress bars, warnings and loading messages come before it,
 clean-up lines (a second warning of the process group's destructor, wandb's sync lines, a shell prompt)
-after it. This benchmark takes the dev excerpts whose verdict in a dev dump (``--dump``, one JSON line
-per excerpt as ``/work/wt/briefs/s21/dump.py`` writes it) is decisive and accepted by the label, writes
-three variants of each and ingests each alone, as ``benchmarks/wild_accuracy.py`` does:
+after it. This benchmark takes the dev excerpts whose verdict is decisive and accepted by the label (as
+``benchmarks/wild_accuracy.py`` scores them now, or as a saved dump says: ``--dump``, one JSON line per
+excerpt with its ``file``, ``label``, ``got`` and ``right``), writes three variants of each and ingests
+each alone, as ``benchmarks/wild_accuracy.py`` does:
 
 - ``before``: 30 ordinary progress lines before the excerpt;
 - ``among``: one ordinary line after every 5th line (never inside a traceback or a wrapped line);
@@ -15,7 +16,7 @@ apart) and the changed excerpts. The ordinary lines are lines of dev excerpts la
 tracekit reads as no event, no rank and no host (checked here by ingesting them), in the classes of
 ``ORDINARY``; the clean-up lines are ``CLEAN_UP``, each with where it is printed.
 
-Usage: python benchmarks/mix_invariance.py --dump /tmp/mix_dev.jsonl [--sample 120] [--seed 1] [--only PREFIX]
+Usage: python benchmarks/mix_invariance.py [--sample 120] [--seed 1] [--only PREFIX] [--dump DEV.jsonl]
 (the dev excerpts of dv18-dv21 are never taken: they stay a transfer check).
 """
 
@@ -82,7 +83,7 @@ def _held_out(name: str) -> bool:
 
 def candidates(rows: list[dict]) -> list[dict]:
     """The dump's excerpts with a decisive verdict of a kind the label accepts (dv18-dv21 never)."""
-    return [r for r in rows if not _held_out(r["file"]) and r["got"]["verdict"] != "undecided"
+    return [r for r in rows if not _held_out(r["file"]) and r["got"]["verdict"] not in ("undecided", None)
             and r["right"].get("accepted")]
 
 
@@ -167,6 +168,22 @@ def variants(lines: list[str], pool: dict, rng: random.Random) -> dict[str, list
     return {"before": before, "among": among, "after": after}
 
 
+def scored_dev(only: str | None = None) -> list[dict]:
+    """Every dev excerpt's label; those whose name holds ``only`` (all where None) scored too, as
+    ``benchmarks/wild_accuracy.py`` scores them (their verdict and rights)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import wild_accuracy as wa
+
+    out = []
+    for d in wa.labels(WILD, "dev"):
+        row = {"file": d["file"], "label": d, "got": {"verdict": None}, "right": {}}
+        if (not only or only in d["file"]) and not _held_out(d["file"]):
+            s = wa.score_one(WILD / d["file"], d, "dev")
+            row.update(got={"verdict": s.got["verdict"]}, right=s.right)
+        out.append(row)
+    return out
+
+
 def judge(path: Path) -> dict:
     from tracekit.ingest import ingest
     from tracekit.verdict import decide
@@ -179,14 +196,15 @@ def judge(path: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--dump", required=True, type=Path)
+    ap.add_argument("--dump", type=Path, default=None, help="a saved dev dump (default: score the dev split now)")
     ap.add_argument("--sample", type=int, default=0, help="how many excerpts (0: all)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only", default=None)
     ap.add_argument("--json", type=Path, default=None, help="write every variant's result here")
     ap.add_argument("--show-pool", action="store_true")
     a = ap.parse_args(argv)
-    rows = [json.loads(x) for x in a.dump.read_text().splitlines() if x.strip()]
+    rows = ([json.loads(x) for x in a.dump.read_text().splitlines() if x.strip()] if a.dump
+            else scored_dev(a.only))
     pool = ordinary_pool(rows)
     if a.show_pool:
         for name, ts in pool.items():

@@ -241,10 +241,13 @@ BOX = r"[│┃║❱]"
 def _last_said(lines: pl.DataFrame) -> dict[str, dict]:
     """file -> ``last_line, last_text``: its last line that says something (three letters in a row), as
     the lines frame reads it (prefixes off, a progress bar's last redraw, a box's gutters taken off),
-    among its last 64 lines that are not blank."""
+    among its last 64 lines that are not blank and not NCCL's own."""
     t = (pl.col("text").str.replace(r"^.*\r", "").str.replace_all(BOX, " ")
          .str.replace_all(r"\s+", " ").str.strip_chars())
-    last = (lines.filter(~pl.col("blank")).select("file", "line", "text").group_by("file").tail(64)
+    # (NCCL's lines of the plain shape are left out: the C scanner takes its COLL lines apart unread, so
+    # both ways of reading a file agree on its last line)
+    last = (lines.filter(~pl.col("blank") & ~pl.col("text").str.contains(nccl.FAST_HEAD))
+            .select("file", "line", "text").group_by("file").tail(64)
             .select("file", "line", t.alias("_t"))
             .filter(pl.col("_t").str.contains(r"\w{3}"))
             .group_by("file").agg(pl.col("line").max().alias("last_line"),

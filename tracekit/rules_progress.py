@@ -281,8 +281,6 @@ def clean_but_partial(ev: Evidence) -> Verdict | None:
                    f"{ev.coverage.describe()}: the other ranks' logs decide it", [], [])
 
 
-#: the classes of a telling line that say something failed (a warning is none: the program went on)
-FAILED_WORDS = ("crash", "transport", "wait", "error")
 
 
 def failed_after_progress(ev: Evidence) -> pl.DataFrame:
@@ -297,7 +295,9 @@ def failed_after_progress(ev: Evidence) -> pl.DataFrame:
     # (only in a file that holds the progress: another file's words, an NCCL log's loader probe beside a
     # trainer's log that ends cleanly, are not after it)
     moved = ev.kinds(*rules_salient.WENT_ON).select("file").unique()
-    return told.join(moved, on="file").filter(pl.col("where").cast(pl.Utf8).is_in(FAILED_WORDS)
+    # (the classes of a telling line that say something failed; a warning is none: the program went on)
+    failed = [salient.Telling.CRASH, salient.Telling.TRANSPORT, salient.Telling.WAIT, salient.Telling.ERROR]
+    return told.join(moved, on="file").filter(pl.col("where").cast(pl.Utf8).is_in(failed)
                                               & ~pl.col("message").str.contains(salient.CAUGHT))
 
 

@@ -61,7 +61,8 @@ DECODED = (
 TEXT = (
     Format("nccl", nccl, ("collectives", "ranks", "comms", "links", "events"), {"nccl": 0}),
     Format("launcher", launcher, ("ranks",), {"launcher": 6}, names_kind=False),
-    Format("torch", torch_log, ("ranks", "events"), {"tracekit": 3, "torchrun": 5, "c10d": 7, "deepspeed-launcher": 16}),
+    Format("torch", torch_log, ("ranks", "events"),
+           {"tracekit": 3, "torchrun": 5, "c10d": 7, "deepspeed-launcher": 16}),
     Format("trainer", trainer, ("ranks", "events"), {"deepspeed": 10}),
     Format("py-spy", pyspy, ("events", "ranks"), {"stacks": 12}),  # branch progress: a dump's said rank
     Format("nccl-tests", nccl_tests, ("ranks", "events"), {"nccl-tests": 4}),

@@ -184,7 +184,8 @@ class Coverage:
         if not self.seen:
             return "no rank identified" + (f" of world size {self.world_size}" if self.world_size else "")
         local = [r for r in self.seen if LOCAL_NUMBER in self.sources.get(r, [])]
-        numbered = f"; {who(local)} numbered by {LOCAL_NUMBER}, no line showing a second node" if local else ""
+        numbered = (f"; {who(local)} numbered by {LOCAL_NUMBER}, no line showing a second node"
+                    if local else "")
         if self.world_size is None:
             return f"{len(self.seen)} rank(s) seen ({fmt_ranks(self.seen)}{numbered}), world size not logged"
         text = f"{len(self.seen)} of {self.world_size} rank{'s' if self.world_size > 1 else ''} seen"

@@ -77,7 +77,8 @@ def meaning(code: int | None) -> str:
 
 
 def _name(row: dict) -> str:
-    """``rank 2 (local rank 2, pid 812) on host``, ``local rank 5``, ``the process of pid 812``, ``a process``."""
+    """``rank 2 (local rank 2, pid 812) on host``, ``local rank 5``, ``the process of pid 812``,
+    ``a process``."""
     local = re.search(r"local[_ ]rank:? ?(\d+)", row["message"] or "")
     task = re.search(r"^srun: (task \S+ on \S+)", row["message"] or "")
     if task:

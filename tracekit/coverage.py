@@ -7,7 +7,7 @@ import polars as pl
 
 from tracekit import align
 from tracekit.identity import BY_LOCAL_RANK
-from tracekit.outcome import LOCAL_NUMBER, Coverage, EventKind
+from tracekit.outcome import LAUNCHER_COMMAND, LOCAL_NUMBER, Coverage, EventKind
 from tracekit.store import Store
 
 #: how coverage names the sources a rank is seen from
@@ -18,7 +18,7 @@ SOURCE_WORDS = {"fr": "Flight Recorder", "nccl": "NCCL log", "kineto": "Kineto",
                 "nccl-tests": "nccl-tests header", "launcher": "launcher prefix",
                 "fr-trace": "torchfrtrace report",
                 "nccl-ras": "NCCL RAS report", "c10d": "c10d log",
-                "deepspeed-launcher": "DeepSpeed launcher's command (its last worker's)",
+                "deepspeed-launcher": LAUNCHER_COMMAND,
                 BY_LOCAL_RANK: LOCAL_NUMBER}
 
 

@@ -157,6 +157,8 @@ class Finding:
 
 #: the coverage's word for a rank numbered by its local rank on a job no line shows the node count of
 LOCAL_NUMBER = "local rank"
+#: the coverage's word for a rank DeepSpeed's launcher names as it stops (launch.py: the loop's last command)
+LAUNCHER_COMMAND = "DeepSpeed launcher's command (its last worker's)"
 
 
 @dataclass
@@ -184,8 +186,12 @@ class Coverage:
         if not self.seen:
             return "no rank identified" + (f" of world size {self.world_size}" if self.world_size else "")
         local = [r for r in self.seen if LOCAL_NUMBER in self.sources.get(r, [])]
-        numbered = (f"; {who(local)} numbered by {LOCAL_NUMBER}, no line showing a second node"
-                    if local else "")
+        # (DeepSpeed's launcher names a local rank only in the command of its last worker, not the failed one's)
+        last = [r for r in local if LAUNCHER_COMMAND in self.sources.get(r, [])]
+        numbered = (f"; {who(local)} numbered by {LOCAL_NUMBER}"
+                    + (f" ({who(last)} from the DeepSpeed launcher's last command: its last worker,"
+                       " not always the one that ended)" if last else "")
+                    + ", no line showing a second node" if local else "")
         if self.world_size is None:
             return f"{len(self.seen)} rank(s) seen ({fmt_ranks(self.seen)}{numbered}), world size not logged"
         text = f"{len(self.seen)} of {self.world_size} rank{'s' if self.world_size > 1 else ''} seen"

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import polars as pl
 
+from tracekit.outcome import LOCAL_NUMBER
 from tracekit.parsers import Parsed
 from tracekit.runs_launcher import AGENT_CLOCK, PART, agent_spans, cut_parts, launcher_word, real
 from tracekit.store import Store
@@ -125,10 +126,17 @@ class Attempt:
         parents = {str(Path(f).parent) for f in self.files}
         return str(Path(*_common([Path(p).parts for p in parents]))) if parents else "."
 
-    def describe(self) -> str:
+    def describe(self, coverage: dict | None = None) -> str:
         """``2026-12-03 16:16:42 - 16:16:46 UTC (flight recorder): ranks 0-3 of 4 on vm, 14 files in
-        logs/attempt1``: what a user tells runs apart by."""
-        ranks = who(self.ranks) if self.ranks else "no rank named" if not self.world_size else "a world"
+        logs/attempt1``: what a user tells runs apart by. Given its verdict's coverage (``Coverage.to_dict``),
+        the ranks numbered by their local rank once its files were read together are said too."""
+        sources = (coverage or {}).get("sources", {})
+        local = [r for r in (coverage or {}).get("seen", [])
+                 if r not in self.ranks and LOCAL_NUMBER in sources.get(str(r), [])]
+        ranks = (who(self.ranks) if self.ranks else "" if local
+                 else "no rank named" if not self.world_size else "a world")
+        if local:
+            ranks += f"{', ' if self.ranks else ''}{who(local)} numbered by {LOCAL_NUMBER}"
         world = f" of {self.world_size}" if self.world_size else ""
         more = " ..." if len(self.hosts) > 3 else ""
         hosts = f" on {', '.join(self.hosts[:3])}{more}" if self.hosts else ""

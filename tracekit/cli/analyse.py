@@ -122,7 +122,7 @@ def verdict_cmd(run, as_json, fail_on_hang, pick):
         else:
             click.echo(f"{len(each)} runs in {run}, the latest first (--run N for one)")
             for a, w in each:
-                click.echo(f"\nrun {a.number}: {a.describe()}\n" + "\n".join(verdict_lines(w, width())))
+                click.echo(f"\nrun {a.number}: {a.describe(w.coverage)}\n" + "\n".join(verdict_lines(w, width())))
     elif as_json:
         click.echo(json.dumps(v.to_dict(), indent=2, default=str))
     else:

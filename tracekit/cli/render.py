@@ -48,7 +48,7 @@ def runs_block(run, runs: list[tuple[Attempt, Verdict]], width: int | None = Non
            "(told apart by the launcher, processes, ranks, times and folders; --run N shows one in full)"]
     for a, v in runs:
         verdict = f"          {v.kind.word.upper()}: {v.summary}"
-        out += [f"run {a.number:<5} {a.describe()}"] + (wrap(verdict, width) if width else [verdict])
+        out += [f"run {a.number:<5} {a.describe(v.coverage)}"] + (wrap(verdict, width) if width else [verdict])
     return out
 
 

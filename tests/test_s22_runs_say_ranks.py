@@ -1,5 +1,6 @@
-"""What a run's header and coverage say of a rank numbered by its local rank: the header counts it as its
-verdict does, and a rank DeepSpeed's launcher names by its last command is not read as the failed one."""
+"""Which ranks a run says it shows: the run header counts a rank numbered by its local rank as its verdict does,
+a rank DeepSpeed's launcher names by its last command is not read as the failed one, and sglang's DP-attention
+TP rank is the job's."""
 
 from __future__ import annotations
 
@@ -41,3 +42,22 @@ def test_each_runs_header_counts_the_rank_its_verdict_numbers_by_local_rank(tmp_
     assert any("rank 3 numbered by local rank, 1 file(s)" in h for h in heads)
     assert any("rank 4 numbered by local rank, 1 file(s)" in h for h in heads)
     assert "no rank named" not in out
+
+
+# sglang's scheduler names its process `[{asctime} DP{dp_rank} TP{tp_rank}]` (scheduler.py run_scheduler_process);
+# under DP attention dp_rank = tp_rank // (tp_size // dp_size) (layers/dp_attention.py), the TP rank the job's
+
+
+def test_sglangs_tp_rank_under_dp_attention_is_the_jobs_rank():
+    s = ingest([WILD / "dv16-033-sglang-mtp-watchdog-pyspy-dp1-tp3-draft.txt"])  # DP3 TP7, DP1 TP3: k = 2
+    from tests.factory import ranks_of
+    assert ranks_of(s) == [3, 7]
+
+
+def test_sglangs_tp_rank_of_plain_data_parallel_replicas_is_not_the_jobs(tmp_path):
+    # two replicas, each its own TP group: TP1 of DP0 and TP1 of DP1 are two processes, neither rank 1
+    log = tmp_path / "sglang.log"
+    log.write_text("[2025-06-05 08:28:03 DP0 TP1] Load weight end. type=LlamaForCausalLM, avail mem=60.1 GB\n"
+                   "[2025-06-05 08:28:03 DP1 TP1] Load weight end. type=LlamaForCausalLM, avail mem=60.1 GB\n")
+    from tests.factory import ranks_of
+    assert ranks_of(ingest([log])) == []

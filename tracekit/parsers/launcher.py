@@ -207,7 +207,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
                       world.alias("world_tag"))
     talk = ~t.str.contains(": opCount ", literal=True)
     cheap = df.filter(talk & t.str.contains(CHEAP))
-    said = pl.concat([_self_named(cheap), _launch_size(cheap)], how="diagonal_relaxed")
+    said = pl.concat([_self_named(cheap), _launch_size(cheap), _dp_attention(cheap)], how="diagonal_relaxed")
     writers = _writers(cheap)
     named = pl.col("launch_rank", "local_tag", "pdsh_host", "ray_pid", "ray_ip", "world_tag").is_not_null()
     # (a rank's prefix on a blank line, mpirun's `[1,1]<stdout>:` alone, shows no word of that process; a
@@ -236,6 +236,30 @@ def parse(lines: pl.DataFrame) -> Parsed:
     mine = said.select("file", "line").unique().join(
         cheap.filter(t.str.contains(UNCLAIMED)).select("file", "line"), on=["file", "line"], how="anti")
     return Parsed("launcher", {"ranks": ranks}, mine)
+
+
+# sglang's scheduler prefix with a data-parallel rank (`[2025-06-05 08:28:03 DP3 TP7]`): under DP attention
+# the tensor-parallel group is the whole job and DP splits it (sglang/srt/layers/dp_attention.py,
+# compute_dp_attention_world_info: `attn_tp_size = tp_size // dp_size`, `dp_rank = tp_rank // attn_tp_size`);
+# under plain data parallelism each DP replica has its own TP group (`DP0 TP1`, `DP1 TP1`)
+SGLANG_DP = (r"^\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d DP(?P<dp>\d+)(?: ATTN_CP\d+| MOE_DP\d+)* TP(?P<tp>\d+)"
+             r"(?: EP\d+)?\] ")
+
+
+def _dp_attention(df: pl.DataFrame) -> pl.DataFrame:
+    """``file, line, rank`` of sglang's ``DPd TPt`` lines in a file whose every pair fits DP attention's
+    layout (one block size ``k`` with ``d == t // k`` for all): the TP rank is then the job's rank."""
+    t = pl.col("text")
+    pairs = (df.filter(t.str.contains(SGLANG_DP)).select("file", "line", t.str.extract_groups(SGLANG_DP)
+                                                            .alias("_g")).unnest("_g")
+             .with_columns(pl.col("dp", "tp").cast(pl.Int64)))
+    keep = []
+    for (f,), g in pairs.group_by("file", maintain_order=True):
+        seen = set(zip(g["dp"].to_list(), g["tp"].to_list()))
+        if any(all(d == tp // k for d, tp in seen) for k in range(1, max(tp for _, tp in seen) + 2)):
+            keep.append(f)
+    return (pairs.filter(pl.col("file").is_in(keep))
+            .select("file", "line", pl.col("tp").alias("rank"), pl.lit("launcher").alias("source")))
 
 
 def _launch_size(df: pl.DataFrame) -> pl.DataFrame:

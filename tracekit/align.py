@@ -208,5 +208,5 @@ def unranked_mismatches(store: Store) -> list[Finding]:
             sizes=None, dtype=None, present=[], missing=[],
             evidence=tuple(Cited(r["file"], r["line"]) for r in at.head(8).iter_rows(named=True)),
             label=f"a {n}-rank communicator (no Init line names ranks; {streams.height} processes log "
-                  f"[nranks={n}]): opCount {seq}: ranks issued different collectives: {said}"))
+                  f"[nranks={n}]): opCount {seq:x}: ranks issued different collectives: {said}"))
     return out

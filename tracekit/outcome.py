@@ -129,11 +129,17 @@ class Finding:
         if self.label:
             return self.label
         where = f"process group {self.pg}" + (f" ({self.pg_desc})" if self.pg_desc else "")
-        what = f"{self.op or '?'} seq {self.seq}" + tensor_text(self.sizes, self.dtype)
+        # (NCCL's COLL lines number a communicator's calls by opCount, in hex, from 0: the seq is torch's,
+        # opCount + 1 (sources/nccl.py); said with the opCount its lines print, to find them by)
+        from tracekit.sources.nccl import SEQ_FROM_OPCOUNT
+
+        seq = (f"seq {self.seq} (opCount {self.seq - SEQ_FROM_OPCOUNT:x})"
+               if self.source == "nccl" and isinstance(self.seq, int) else f"seq {self.seq}")
+        what = f"{self.op or '?'} {seq}" + tensor_text(self.sizes, self.dtype)
         if self.kind == Match.NO_RECORD:
             source = SOURCE_NAMES.get(self.source, self.source)
             return (f"{where}: {who(self.missing)} left no {source} record; "
-                    f"{who(self.present)} reached seq {self.seq}")
+                    f"{who(self.present)} reached {seq}")
         if self.kind in (Match.MISSING, Match.RANK_ABSENT) and self.snapshot:
             return (f"{where}: {what}: {who(self.missing)} had not issued it yet when dumped; the run moved "
                     "on (a dump taken on the way, not a hang)")
@@ -142,7 +148,7 @@ class Finding:
                     f"{'waits' if len(self.present) == 1 else 'wait'} in it")
         if self.last_of_missing:
             other = "; ".join(f"rank {r}: {v}" for r, v in sorted(self.last_of_missing.items())[:4])
-            return f"{where}: seq {self.seq}: {self.kind.value}: {who(self.present)} issued {what}; {other}"
+            return f"{where}: {seq}: {self.kind.value}: {who(self.present)} issued {what}; {other}"
         return f"{where}: {what}: {self.kind.value}"
 
     def to_dict(self) -> dict:

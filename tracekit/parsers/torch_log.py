@@ -348,7 +348,7 @@ def _said(df: pl.DataFrame) -> pl.Expr:
     """Per line, what its event says: the line, and the text it continues into on the next line where it
     is cut there: a C++ exception that escaped with its ``what():`` line, a Python exception whose message
     goes on past a line that ends in ``:`` (`RuntimeError: work = default_pg.broadcast([tensor], opts):`
-    over `NCCL error in: ...`)."""
+    over `NCCL error in: ...`), a side of c10d's mismatch report whose fingerprint a paste put on the next line."""
     t = pl.col("text")
     more = t.shift(-1).over("file").str.strip_chars()
     goes_on = (more.is_not_null() & (more != "") & ~more.str.contains(r"^(?:Traceback|File |[=\-*^~]+$)")
@@ -356,6 +356,9 @@ def _said(df: pl.DataFrame) -> pl.Expr:
     return (pl.when(t.str.contains(TERMINATE) & more.str.contains(WHAT).fill_null(False))
             .then(pl.format("{}: what(): {}", t.str.strip_chars_end(), more.str.extract(WHAT, 1)))
             .when(t.str.contains(EXCEPTION) & t.str.strip_chars_end().str.ends_with(":") & goes_on)
+            .then(pl.format("{} {}", t.str.strip_chars_end(), more))
+            .when(t.str.contains(r"is running (?:inconsistent )?collective:\s*$")
+                  & more.str.starts_with("CollectiveFingerPrint(").fill_null(False))
             .then(pl.format("{} {}", t.str.strip_chars_end(), more))
             .otherwise(t))
 

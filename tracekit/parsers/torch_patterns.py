@@ -112,7 +112,8 @@ MISMATCH = (
     r"Detected mismatch between collectives on ranks\. Rank (?P<rank>\d+) is running collective: "
     r"CollectiveFingerPrint\(SequenceNumber=(?P<seq>\d+), OpType=(?P<op>\w+)"
 )
-FINGERPRINT_LINE = r"^\s*(?:but )?Rank \d+ is running (?:inconsistent )?collective: CollectiveFingerPrint\("
+FINGERPRINT_LINE = (r"^\s*(?:but )?Rank \d+ is running (?:inconsistent )?collective:"
+                    r"(?: CollectiveFingerPrint\(|\s*$)")  # (its fingerprint on the next line, where wrapped)
 # gloo's own pairing check: the peer sent another size than this rank's collective expects
 GLOO_MISMATCH = r"(?P<message>\d+ vs \d+\. Received data size doesn't match expected size)"
 # gloo's own size checks in its transports (GLOO_ENFORCE_LE/EQ in tcp/pair.cc, ibverbs/buffer.cc,

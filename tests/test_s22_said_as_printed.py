@@ -1,0 +1,46 @@
+"""A verdict says a collective as its source prints it: NCCL's opCount in hex beside torch's seq, and c10d's
+mismatch report read whole where a paste put each fingerprint on the line after its rank."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import SAMPLES
+from tracekit.ingest import ingest
+from tracekit.verdict import Kind, decide
+
+WILD = Path(__file__).resolve().parent.parent / "samples" / "wild"
+
+
+def test_a_mismatch_from_real_nccl_logs_names_the_opcount_its_lines_print():
+    # the real NCCL 2.28.9 capture: rank 1 all_reduces 8448 floats at `opCount 1c`, the others 8449 (torch's
+    # seq 29 = opCount + 1, sources/nccl.py); the verdict names both numbers, so the line can be found
+    v = decide(ingest(sorted((SAMPLES / "gpu_nccl_mismatch").glob("nccl.*.log"))))
+    assert v.kind == Kind.MISMATCH
+    assert "seq 29 (opCount 1c)" in v.summary
+
+
+def test_processes_no_init_line_names_are_compared_at_the_opcount_they_print():
+    # RCCL's COLL lines of one node's 4 processes, no Init line: ranks 0, 1, 3 AllReduce at `opCount 28c`,
+    # the process on device 2 AllGather (NCCL's INFO format, enqueue.cc: `%s: opCount %lx sendbuff ...`)
+    v = decide(ingest([WILD / "dv15-045-rccl-rank2-allgather-vs-allreduce-opcount-28c.txt"]))
+    assert v.kind == Kind.MISMATCH
+    assert "opCount 28c:" in v.summary and "ran AllGather" in v.summary
+
+
+def test_c10d_mismatch_report_with_each_fingerprint_on_the_next_line():
+    # ProcessGroupWrapper.cpp's report, posted wrapped: `... Rank 0 is running collective:` then
+    # `CollectiveFingerPrint(OpType=ALLREDUCE, TensorShape=[20, 10], ...`, and `but Rank 1 is running
+    # collective:` then `CollectiveFingerPrint(OpType=REDUCE, ...`
+    v = decide(ingest([WILD / "dv16-018-pytorch-pgwrapper-rank0-allreduce-vs-rank1-reduce.txt"]))
+    assert v.kind == Kind.MISMATCH
+    assert "rank 0 runs ALLREDUCE (shape [20, 10], Float) while rank 1 runs REDUCE" in v.summary
+
+
+def test_a_fingerprint_on_its_own_line_after_another_rank_line_is_not_joined(tmp_path):
+    # the join needs the fingerprint itself on the next line: an ordinary line after is left alone
+    log = tmp_path / "w.log"
+    log.write_text("Detected mismatch between collectives on ranks. Rank 0 is running collective:\n"
+                   "something else entirely\n")
+    v = decide(ingest([log]))
+    assert v.kind == Kind.MISMATCH and "runs" not in v.summary

@@ -44,3 +44,17 @@ def test_a_fingerprint_on_its_own_line_after_another_rank_line_is_not_joined(tmp
                    "something else entirely\n")
     v = decide(ingest([log]))
     assert v.kind == Kind.MISMATCH and "runs" not in v.summary
+
+
+def test_c10d_nccl_error_inside_a_programs_own_error_line_is_read_from_its_own_words(tmp_path):
+    # c10d's message (NCCLUtils.hpp: `NCCL error in: <file>:<line>, <ncclGetErrorString>, NCCL version <v>`)
+    # re-raised by a worker framework into its own log line; ncclRemoteError's string (nccl src/misc/...:
+    # "remote process exited or there was a network error")
+    log = tmp_path / "worker.log"
+    log.write_text("20250404-10:47:52.251 worker ERROR: Worker encountered error NCCL error in: /opt/pytorch/torch/"
+                   "csrc/distributed/c10d/NCCLUtils.hpp:275, remote process exited or there was a network error, "
+                   "NCCL version 2.22.3\n")
+    v = decide(ingest([log]))
+    assert "(NCCL error in: /opt/pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:275, remote process exited" \
+           in v.summary
+    assert "worker ERROR" not in v.summary

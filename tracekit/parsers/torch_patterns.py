@@ -132,7 +132,9 @@ CRASH = (r"terminate called after throwing|what\(\):\s+(?:CUDA error|NCCL error)
 # 2.7.8`), and the NCCLCHECK macro of NCCL's own examples that programs copy (TensorRT-LLM's plugins:
 # `Failed, NCCL error allreducePlugin.cpp:295 'internal error - please report this issue ...'`; nccl-tests'
 # `Test NCCL failure` is parsers/nccl_tests')
-NCCL_FAILED = (r"^NCCL error in: \S+:\d+, (?P<what>[^,]+), NCCL version"
+# (c10d's message, ProcessGroupNCCL / NCCLUtils.hpp: `NCCL error in: <file>:<line>, <what>, NCCL version <v>`, at
+# a line's start or inside a program's own error line: `worker ERROR: Worker encountered error NCCL error in: ..`)
+NCCL_FAILED = (r"(?:^|\s)NCCL error in: \S+:\d+, (?P<what>[^,]+), NCCL version"
                r"|^(?:\S+:? )?Failed, NCCL error \S+:\d+ '(?P<what2>[^']+)'")
 # a C++ exception that escaped (`terminate called after throwing an instance of 'gloo::IoException'`): its
 # text is on the next line, `  what():  [.../pair.cc:378] writev [127.0.0.1]:11160: Connection reset by peer`

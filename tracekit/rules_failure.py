@@ -329,6 +329,35 @@ def _verbs_raised(ev: Evidence, first: pl.DataFrame, r: list[int]) -> Verdict | 
                    lines(first, 1) + lines(ev.crashes.slice(1), 2))
 
 
+def _start_up_refused(ev: Evidence, first: pl.DataFrame, r: list[int]) -> Verdict | None:
+    """INIT_STALL where the first failure is a start-up step its runtime says never completed and the job never
+    got past start-up: a communicator's init call that failed (``start_up_messages.INIT_CALL_FAILED``:
+    torch_npu's ``HCCL function error: hcclCommInitRootInfoConfig(...), error code is 1``), or workers a
+    scheduler could not place (``start_up_messages.UNPLACED``: vLLM's ``Cannot provide a placement group
+    requiring 4.0 GPUs ... within 1800 seconds``). The exception the rank raised is how start-up's end
+    reached the program, not a crash of its own."""
+    text = first["message"][0] or ""
+    call = start_up_messages.init_call_failed(text)
+    unplaced = re.search(start_up_messages.UNPLACED, text)
+    if (call is None and unplaced is None) or _started(ev):
+        return None
+    name = who(r) if r else "a rank"
+    if call is not None:
+        what = (f"the communicator's init failed on {name}: {call}, so that communicator never completed "
+                "init (a lazy init at its first collective or send/recv fails the same)")
+        why = ("the device's own log (CANN's plog, ASCEND_GLOBAL_LOG_LEVEL=1) and the same call's code on the "
+               "other ranks say why: a rank table, a device id or a world size that differ between ranks, or "
+               "a peer's address it could not reach")
+    else:
+        what = (f"the job's workers could not be placed: the scheduler said `{unplaced.group(0)}` (the resources "
+                "start-up asked for never came up)")
+        why = ("`ray status` and `ray list nodes` show which node or GPUs never joined the cluster (a node whose "
+               "Ray never started or joined, or fewer GPUs than the parallel sizes ask)")
+    return Verdict(Kind.INIT_STALL, f"start-up never completed: {what}: {msg(first, 0, 240)}; no step, "
+                   f"collective or completed communicator is logged; {why}", r,
+                   lines(first, 1) + lines(ev.crashes.slice(1), 2))
+
+
 def crashed_rank(ev: Evidence) -> Verdict | None:
     """A rank failed with an error that is not itself a timeout; the others then wait for it."""
     if (not ev.crashes.height or _network_failed_before(ev, ev.crashes)
@@ -338,6 +367,8 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
     r = rank_of(first, ev)
     if (verbs := _verbs_raised(ev, first, r)) is not None:
         return verbs
+    if (refused := _start_up_refused(ev, first, r)) is not None:
+        return refused
     booted = _bootstrap_unwound_before(ev, first)
     if booted is not None:
         return booted

@@ -149,7 +149,8 @@ MESSAGES: tuple[Message, ...] = (
     Message("c10d_name_unresolved", "torch",
             r"The (?:IPv[46] )?network addresses of \((?P<host>[^,)]+), (?P<port>\d+)\) cannot be retrieved "
             r"\(gai error: (?P<error>-?\d+ - [^)]*)\)",
-            Means.UNRESOLVED, "the c10d store's host (MASTER_ADDR, --rdzv-endpoint), retrying it until its timeout",
+            Means.UNRESOLVED,
+            "the c10d store's host (MASTER_ADDR, --rdzv-endpoint), retrying it until its timeout",
             "pytorch/pytorch 056b6f38 torch/csrc/distributed/c10d/socket.cpp SocketConnectOp::tryConnect "
             "(`recordError(\"The {}network addresses of ({}, {}) cannot be retrieved (gai error: {} - {}).\"`, "
             "then `retry = true`: the loop sleeps its backoff and resolves again until the deadline, then "

@@ -136,6 +136,16 @@ MESSAGES: tuple[Message, ...] = (
             Means.WAITING, "its NCCL communicator (CreateComm: ncclCommInitRank with every trainer)",
             "PaddlePaddle/Paddle paddle/fluid/imperative/nccl_context.cc (NCCLParallelContext::Init, VLOG(0) "
             "before CreateComm; `nccl_context.cc:83]` in the glog head of Paddle 2.x)", decoded=False),
+    # SGLang's model runner before its process groups and communicators (its end, `Init torch distributed ends.`,
+    # is parsers/trainer's `dist_init` milestone)
+    Message("sglang_init_distributed", "SGLang",
+            r"Init torch distributed begin\.",
+            Means.WAITING, "its process groups (init_distributed_environment, initialize_model_parallel: every TP "
+            "and PP worker must join)",
+            "sgl-project/sglang 0005834c python/sglang/srt/model_executor/model_runner.py "
+            "ModelRunner.init_torch_distributed (`logger.info(\"Init torch distributed begin.\")`, then "
+            "init_distributed_environment and initialize_model_parallel, then `Init torch distributed ends.`)",
+            decoded=False),
     # torch.distributed's TCPStore (torch/csrc/distributed/c10d/socket.cpp, TCPStore.cpp)
     Message("c10d_client_timed_out", "torch",
             r"The client socket has timed out after (?P<seconds>\d+)(?:s|ms)? while trying to connect to "

@@ -205,9 +205,6 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
             return system
     if not last.height and (topo := _unwound_through_topology(ev, e, r)) is not None:
         return topo
-    if not last.height and said is not None and said[0].name == "internal_error" \
-            and (set_up := _internal_at_set_up(ev, e, r)) is not None:
-        return set_up
     why = "no NCCL WARN line says why"
     if last.height:
         known = nccl_messages.meaning_of(last["message"][0] or "")
@@ -239,26 +236,6 @@ def _unwound_through_topology(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Ve
                    "communicator completed init; NCCL_DEBUG=INFO prints the P2P check that failed (a container "
                    "or VM that hides the GPUs' PCI topology or forbids P2P: NCCL_P2P_DISABLE=1 to confirm)",
                    r, lines(topo, 2) + lines(e, 2))
-
-
-def _internal_at_set_up(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Verdict | None:
-    """INIT_STALL where NCCL's internal error reached the program while it set up its communicators (a set-up
-    frame or its runtime's word of the set-up failing in the same file, ``rules_nccl_codes.SET_UP``: vLLM's
-    ``Error executing method init_device``, ``ncclCommInitRank``, ``init_process_group``), with no WARN, no
-    communicator that completed init and no collective: the NCCL calls of a set-up are the communicator's
-    creation and its first warm-up collective, so the communicator never completed init. (Invalid usage at
-    set-up stays UNDECIDED: ranks that disagree; a system error, the transport's or the host's.)"""
-    said = ev.store.events.join(e.select("file").unique(), on="file").filter(
-        pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
-        .str.contains(SET_UP))
-    if not said.height or ev.store.comms.filter(pl.col("state") == "init_complete").height \
-            or collect(ev.store.collectives.lazy().select(pl.len())).item() or ev.steps.height:
-        return None
-    return Verdict(Kind.INIT_STALL, f"NCCL's communicator init failed on {failing(r, ev)}: {msg(e, 0, 160)} "
-                   f"while it set up its communicators ({msg(said, 0, 120)}), and no communicator completed init "
-                   f"or ran a collective: {nccl_messages.BY_NAME['internal_error'].meaning}; NCCL_DEBUG=INFO "
-                   "(NCCL_DEBUG_SUBSYS=INIT,NET) on every rank prints the step of the init that failed",
-                   r, lines(e, 2) + lines(said, 2))
 
 
 def cuda_inside_nccl(ev: Evidence) -> Verdict | None:

@@ -349,10 +349,10 @@ def _start_up_refused(ev: Evidence, first: pl.DataFrame, r: list[int]) -> Verdic
                "other ranks say why: a rank table, a device id or a world size that differ between ranks, or "
                "a peer's address it could not reach")
     else:
-        what = (f"the job's workers could not be placed: the scheduler said `{unplaced.group(0)}` (the resources "
-                "start-up asked for never came up)")
-        why = ("`ray status` and `ray list nodes` show which node or GPUs never joined the cluster (a node whose "
-               "Ray never started or joined, or fewer GPUs than the parallel sizes ask)")
+        what = (f"the job's workers could not be placed: the scheduler said `{unplaced.group(0)}` (the "
+                "resources start-up asked for never came up)")
+        why = ("`ray status` and `ray list nodes` show which node or GPUs never joined the cluster (a node "
+               "whose Ray never started or joined, or fewer GPUs than the parallel sizes ask)")
     return Verdict(Kind.INIT_STALL, f"start-up never completed: {what}: {msg(first, 0, 240)}; no step, "
                    f"collective or completed communicator is logged; {why}", r,
                    lines(first, 1) + lines(ev.crashes.slice(1), 2))

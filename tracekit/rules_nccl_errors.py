@@ -230,11 +230,12 @@ def _unwound_through_topology(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Ve
         return None
     steps = chain["message"].str.extract(r"^(\S+:\d+ -> \d+)", 1).drop_nulls().to_list()
     path = ", ".join(steps[:6]) + (", ..." if len(steps) > 6 else "")
-    return Verdict(Kind.INIT_STALL, f"NCCL's communicator init failed on {failing(r, ev)}: NCCL unwound through "
-                   f"its topology code (`{path}`: graph/, which runs inside ncclCommInitRank's "
+    return Verdict(Kind.INIT_STALL, f"NCCL's communicator init failed on {failing(r, ev)}: NCCL unwound "
+                   f"through its topology code (`{path}`: graph/, which runs inside ncclCommInitRank's "
                    f"initTransportsRank, computing the GPUs' paths and P2P reach), then {msg(e, 0, 160)}; no "
-                   "communicator completed init; NCCL_DEBUG=INFO prints the P2P check that failed (a container "
-                   "or VM that hides the GPUs' PCI topology or forbids P2P: NCCL_P2P_DISABLE=1 to confirm)",
+                   "communicator completed init; NCCL_DEBUG=INFO prints the P2P check that failed (a "
+                   "container or VM that hides the GPUs' PCI topology or forbids P2P: NCCL_P2P_DISABLE=1 to "
+                   "confirm)",
                    r, lines(topo, 2) + lines(e, 2))
 
 

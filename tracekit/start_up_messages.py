@@ -136,12 +136,13 @@ MESSAGES: tuple[Message, ...] = (
             Means.WAITING, "its NCCL communicator (CreateComm: ncclCommInitRank with every trainer)",
             "PaddlePaddle/Paddle paddle/fluid/imperative/nccl_context.cc (NCCLParallelContext::Init, VLOG(0) "
             "before CreateComm; `nccl_context.cc:83]` in the glog head of Paddle 2.x)", decoded=False),
-    # SGLang's model runner before its process groups and communicators (its end, `Init torch distributed ends.`,
-    # is parsers/trainer's `dist_init` milestone)
+    # SGLang's model runner before its process groups and communicators (its end, `Init torch distributed
+    # ends.`, is parsers/trainer's `dist_init` milestone)
     Message("sglang_init_distributed", "SGLang",
             r"Init torch distributed begin\.",
-            Means.WAITING, "its process groups (init_distributed_environment, initialize_model_parallel: every TP "
-            "and PP worker must join)",
+            Means.WAITING,
+            "its process groups (init_distributed_environment, initialize_model_parallel: every TP and PP "
+            "worker must join)",
             "sgl-project/sglang 0005834c python/sglang/srt/model_executor/model_runner.py "
             "ModelRunner.init_torch_distributed (`logger.info(\"Init torch distributed begin.\")`, then "
             "init_distributed_environment and initialize_model_parallel, then `Init torch distributed ends.`)",
@@ -162,9 +163,9 @@ MESSAGES: tuple[Message, ...] = (
             Means.UNRESOLVED,
             "the c10d store's host (MASTER_ADDR, --rdzv-endpoint), retrying it until its timeout",
             "pytorch/pytorch 056b6f38 torch/csrc/distributed/c10d/socket.cpp SocketConnectOp::tryConnect "
-            "(`recordError(\"The {}network addresses of ({}, {}) cannot be retrieved (gai error: {} - {}).\"`, "
-            "then `retry = true`: the loop sleeps its backoff and resolves again until the deadline, then "
-            "throwTimeoutError)", decoded=False),
+            "(`recordError(\"The {}network addresses of ({}, {}) cannot be retrieved (gai error: {} - "
+            "{}).\"`, then `retry = true`: the loop sleeps its backoff and resolves again until the deadline, "
+            "then throwTimeoutError)", decoded=False),
     Message("c10d_server_listen_failed", "torch",
             r"The server socket has failed to listen on any local network address",
             Means.GAVE_UP, "listening on the c10d store's port",
@@ -327,7 +328,8 @@ UNPLACED = (r"(?i)\bno available node types can fulfill resource requests?\b"
 #: torch_npu/csrc/distributed/HCCLUtils.hpp:17-45: ``<func>:<file>:<line> HCCL function error: <call>, error
 #: code is <N>``) around HCCLComm::create, create_config, createGlobalHcclComm and createSubHcclComm's calls
 #: (hcclCommInitRootInfo, hcclCommInitRootInfoConfig, hcclCommInitClusterInfoConfig, hcclCreateSubCommConfig,
-#: declared there :55-77); HCCL's own op_base.cc ``HcclCommInitRootInfo failed``. ``call`` and ``code`` name them
+#: declared there :55-77); HCCL's own op_base.cc ``HcclCommInitRootInfo failed``. ``call`` and ``code`` name
+#: them
 INIT_CALL_FAILED = (r"HCCL function error: (?P<call>hcclCommInit\w*|hcclCreateSubComm\w*)\(.{0,200}?\), error "
                     r"code is (?P<code>\d+)|\b(?P<call2>HcclCommInit\w*|HcclGetRootInfo) fail(?:ed)?\b")
 #: HCCL's result codes (Ascend/pytorch 0036108 third_party/hccl/inc/hccl/hccl_types.h:26-48, HcclResult)

@@ -80,10 +80,11 @@ PML_UCX = (r"(?P<src>(?:pml|osc|spml|common)_ucx\w*\.c):\d+\s+Error: (?P<what>uc
            r"|Failed to (?:query|get|receive) (?:UCP |UCX )?worker address.*"
            r"|Open MPI couldn't distribute EP connection details.*)$")
 # Open MPI's TCP transport's notice that a peer process went away (open-mpi/ompi
-# opal/mca/btl/tcp/help-mpi-btl-tcp.txt:72-86 `[peer hung up]`: "An MPI communication peer process has unexpectedly
-# disconnected. This usually indicates a failure in the peer process (e.g., a crash or otherwise exiting without
-# calling MPI_FINALIZE first). ... the root cause of this problem is the failure of the peer", then `Local host:`,
-# `Local PID:`, `Peer host:`): the peer's process ended first, on the host the notice names, a ``crash`` of it
+# opal/mca/btl/tcp/help-mpi-btl-tcp.txt:72-86 `[peer hung up]`: "An MPI communication peer process has
+# unexpectedly disconnected. This usually indicates a failure in the peer process (e.g., a crash or otherwise
+# exiting without calling MPI_FINALIZE first). ... the root cause of this problem is the failure of the peer",
+# then `Local host:`, `Local PID:`, `Peer host:`): the peer's process ended first, on the host the notice
+# names, a ``crash`` of it
 PEER_HUNG_UP = r"^An MPI communication peer process has unexpectedly disconnected\."
 PEER_HOST = r"^\s+Peer host:\s+(?P<host>\S+)\s*$"
 #: how many lines under the notice its `Peer host:` line may stand (the help text is 14 lines)
@@ -257,6 +258,7 @@ def _peer_hung_up(df: pl.DataFrame, mine: pl.DataFrame) -> list[pl.DataFrame]:
     return [hung.with_columns(
         pl.lit(EventKind.CRASH).alias("kind"), pl.lit(None, pl.Int64).alias("rank"),
         pl.col("_peer").alias("host"), pl.lit("openmpi btl tcp").alias("where"),
-        pl.format("Open MPI: an MPI communication peer process has unexpectedly disconnected (peer host: {}): "
-                  "the peer process crashed or exited without MPI_FINALIZE", pl.col("_peer").fill_null("not named"))
+        pl.format("Open MPI: an MPI communication peer process has unexpectedly disconnected (peer host: "
+                  "{}): the peer process crashed or exited without MPI_FINALIZE",
+                  pl.col("_peer").fill_null("not named"))
         .alias("message")).drop("_peer")]

@@ -46,9 +46,10 @@ from tracekit.parsers.process_end import SIGNALS, SIGNAL_NAMES
 from tracekit.parsers.torch_patterns import CUDA as TORCH_CUDA
 from tracekit.schema import EventKind
 
-# a glog head at any level (the lines that carry a handler's output under a program's own logger); glog 0.6 and
-# later write the year too, by default (google/glog src/logging.cc:1633 `if (FLAGS_log_year_in_prefix) stream() <<
-# setw(4) << 1900 + time_.year()`, src/flags.cc:102 default true): `F20250720 17:52:37.391902 1125343 util.h:139]`
+# a glog head at any level (the lines that carry a handler's output under a program's own logger); glog 0.6
+# and later write the year too, by default (google/glog src/logging.cc:1633 `if (FLAGS_log_year_in_prefix)
+# stream() << setw(4) << 1900 + time_.year()`, src/flags.cc:102 default true):
+# `F20250720 17:52:37.391902 1125343 util.h:139]`
 # (and Ray's C++ logger, `[2024-02-04 08:45:44,122 E 864170 864170] logging.cc:361: `, which carries absl's)
 HEAD = (r"^\s*\[?(?:[IWEF](?:\d{4})?\d{4} \d\d:\d\d:\d+\.\d+\s+\d+ [\w/.\-]+:\d+\]\s*"
         r"|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [IWEF] \d+ \d+\] [\w/.\-]+:\d+: )?")

@@ -136,3 +136,11 @@ def test_a_glog_fatal_with_the_year_is_read():
                                   ">= 0 ERROR: binding")
     v = _verdict("dv19-011-uccl-plugin-bind-failure-abort.txt")
     assert v.kind == Kind.CRASHED_RANK and "ERROR: binding" in v.summary
+
+
+def test_a_cut_tracebacks_header_says_what_raised():
+    # vLLM's worker logs `logger.exception("Exception in worker %s while processing method %s.", ...)`: the
+    # message, then the traceback (cut before its exception) on the next lines
+    v = _verdict("dv16-025-vllm-mp-worker-exception-load-model.txt")
+    assert v.kind == Kind.CRASHED_RANK
+    assert "Exception in worker VllmWorkerProcess while processing method load_model." in v.summary

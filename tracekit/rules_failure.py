@@ -358,6 +358,18 @@ def _start_up_refused(ev: Evidence, first: pl.DataFrame, r: list[int]) -> Verdic
                    lines(first, 1) + lines(ev.crashes.slice(1), 2))
 
 
+def _header_of(ev: Evidence, first: pl.DataFrame) -> str:
+    """Where the first failure is a traceback whose exception the excerpt cuts: the line right above it that no
+    parser decodes, which says what raised (Python's ``logger.exception(msg)`` writes ``msg``, then the
+    traceback on the next lines: vLLM's ``Exception in worker VllmWorkerProcess while processing method
+    load_model.``, vllm/executor/multiproc_worker_utils.py _run_worker_process), said after it."""
+    if first["message"][0] != CUT_TRACEBACK:
+        return ""
+    above = ev.kinds(EventKind.TELLING_LINE).filter((pl.col("file") == first["file"][0])
+                                                   & (pl.col("line") == first["line"][0] - 1))
+    return f"; the line above it: \"{clip(above['message'][0], 160)}\"" if above.height else ""
+
+
 def crashed_rank(ev: Evidence) -> Verdict | None:
     """A rank failed with an error that is not itself a timeout; the others then wait for it."""
     if (not ev.crashes.height or _network_failed_before(ev, ev.crashes)
@@ -379,6 +391,7 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
         # (no stack of it was read: the start-up frame torch_log found among its frames, said as a stack's)
         cut = first.with_columns(pl.format("{} (the innermost start-up frame shown)", "where").alias("where"))
     inner = f"; it raised in {clip(cut['where'][0], 160)}" if cut.height else ""
+    inner += _header_of(ev, first)
     if cut.height and (stalled := _raised_in_start_up(ev, cut, r)) is not None:
         return stalled
     return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed first: {msg(first)}{inner}", r,

@@ -72,8 +72,12 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
     # create ipc`` then its ``rndv.c:1872 Assertion ... failed``; said_by_telling_lines decides it)
     # (and after a start-up that never reached its coordinator: XLA's ``F... Check failed:
     # WaitForConnected`` then glog's ``*** Check failure stack trace``; coordinator_unreached says it)
-    failed = pl.concat([salient.hard_transport_lines(told),
-                        told.filter(pl.col("message").str.contains(salient.COORDINATOR_UNREACHED))])
+    # (and after a transport error a parser decoded in its file, as crashed_rank reads it: Open MPI's
+    # ``pml_ucx.c:296 Error: ucp_ep_create(proc=371) failed`` then UCX's ``Caught signal 11``)
+    decoded = ev.transport.filter(pl.col("kind") != EventKind.CONNECT_RETRY).select("file", "line")
+    failed = pl.concat([salient.hard_transport_lines(told).select("file", "line"), decoded,
+                        told.filter(pl.col("message").str.contains(salient.COORDINATOR_UNREACHED))
+                        .select("file", "line")])
     first_failed = failed.group_by("file").agg(pl.col("line").min().alias("_t"))
     crash = crash.join(first_failed, on="file", how="left").filter(
         pl.col("_t").is_null() | (pl.col("line") < pl.col("_t"))).drop("_t")

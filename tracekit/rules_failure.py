@@ -329,6 +329,47 @@ def _verbs_raised(ev: Evidence, first: pl.DataFrame, r: list[int]) -> Verdict | 
                    lines(first, 1) + lines(ev.crashes.slice(1), 2))
 
 
+def _start_up_refused(ev: Evidence, first: pl.DataFrame, r: list[int]) -> Verdict | None:
+    """INIT_STALL where the first failure is a start-up step its runtime says never completed and the job never
+    got past start-up: a communicator's init call that failed (``start_up_messages.INIT_CALL_FAILED``:
+    torch_npu's ``HCCL function error: hcclCommInitRootInfoConfig(...), error code is 1``), or workers a
+    scheduler could not place (``start_up_messages.UNPLACED``: vLLM's ``Cannot provide a placement group
+    requiring 4.0 GPUs ... within 1800 seconds``). The exception the rank raised is how start-up's end
+    reached the program, not a crash of its own."""
+    text = first["message"][0] or ""
+    call = start_up_messages.init_call_failed(text)
+    unplaced = re.search(start_up_messages.UNPLACED, text)
+    if (call is None and unplaced is None) or _started(ev):
+        return None
+    name = who(r) if r else "a rank"
+    if call is not None:
+        what = (f"the communicator's init failed on {name}: {call}, so that communicator never completed "
+                "init (a lazy init at its first collective or send/recv fails the same)")
+        why = ("the device's own log (CANN's plog, ASCEND_GLOBAL_LOG_LEVEL=1) and the same call's code on the "
+               "other ranks say why: a rank table, a device id or a world size that differ between ranks, or "
+               "a peer's address it could not reach")
+    else:
+        what = (f"the job's workers could not be placed: the scheduler said `{unplaced.group(0)}` (the "
+                "resources start-up asked for never came up)")
+        why = ("`ray status` and `ray list nodes` show which node or GPUs never joined the cluster (a node "
+               "whose Ray never started or joined, or fewer GPUs than the parallel sizes ask)")
+    return Verdict(Kind.INIT_STALL, f"start-up never completed: {what}: {msg(first, 0, 240)}; no step, "
+                   f"collective or completed communicator is logged; {why}", r,
+                   lines(first, 1) + lines(ev.crashes.slice(1), 2))
+
+
+def _header_of(ev: Evidence, first: pl.DataFrame) -> str:
+    """Where the first failure is a traceback whose exception the excerpt cuts: the line right above it that no
+    parser decodes, which says what raised (Python's ``logger.exception(msg)`` writes ``msg``, then the
+    traceback on the next lines: vLLM's ``Exception in worker VllmWorkerProcess while processing method
+    load_model.``, vllm/executor/multiproc_worker_utils.py _run_worker_process), said after it."""
+    if first["message"][0] != CUT_TRACEBACK:
+        return ""
+    above = ev.kinds(EventKind.TELLING_LINE).filter((pl.col("file") == first["file"][0])
+                                                   & (pl.col("line") == first["line"][0] - 1))
+    return f"; the line above it: \"{clip(above['message'][0], 160)}\"" if above.height else ""
+
+
 def crashed_rank(ev: Evidence) -> Verdict | None:
     """A rank failed with an error that is not itself a timeout; the others then wait for it."""
     if (not ev.crashes.height or _network_failed_before(ev, ev.crashes)
@@ -338,6 +379,8 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
     r = rank_of(first, ev)
     if (verbs := _verbs_raised(ev, first, r)) is not None:
         return verbs
+    if (refused := _start_up_refused(ev, first, r)) is not None:
+        return refused
     booted = _bootstrap_unwound_before(ev, first)
     if booted is not None:
         return booted
@@ -348,6 +391,7 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
         # (no stack of it was read: the start-up frame torch_log found among its frames, said as a stack's)
         cut = first.with_columns(pl.format("{} (the innermost start-up frame shown)", "where").alias("where"))
     inner = f"; it raised in {clip(cut['where'][0], 160)}" if cut.height else ""
+    inner += _header_of(ev, first)
     if cut.height and (stalled := _raised_in_start_up(ev, cut, r)) is not None:
         return stalled
     return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed first: {msg(first)}{inner}", r,

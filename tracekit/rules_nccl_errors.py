@@ -14,6 +14,7 @@ from tracekit.evidence import BOOTSTRAP, NETWORK_FAIL, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers.pyspy import RAISED
 from tracekit.rules_common import msg, rank_of, who_or
+from tracekit.sources import collect
 from tracekit.rules_nccl_codes import (SET_UP, failing, own_call_cuda, refused_collective,  # noqa: F401
                                        system_call_failed)
 from tracekit.wording import who
@@ -202,6 +203,8 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
         system = system_call_failed(ev, e, r)
         if system is not None:
             return system
+    if not last.height and (topo := _unwound_through_topology(ev, e, r)) is not None:
+        return topo
     why = "no NCCL WARN line says why"
     if last.height:
         known = nccl_messages.meaning_of(last["message"][0] or "")
@@ -210,6 +213,30 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
     return Verdict(Kind.UNDECIDED, f"NCCL failed on {failing(r, ev)} ({msg(e, 0, 160)}){means}; "
                    f"{why}: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and collect every rank's "
                    "output", r, lines(e, 4) + lines(last, 2) + lines(ev.exits, 2))
+
+
+def _unwound_through_topology(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Verdict | None:
+    """INIT_STALL where NCCL's error code reached the program after NCCL unwound, in the same file, through its
+    topology code (``TOPOLOGY``: `graph/paths.cc:260 -> 3`, `transport/p2p.cc:123 -> 3`, `graph/paths.cc:588
+    -> 3`, `init.cc:1014 -> 3`; NVIDIA/nccl v2.21.5-1 src/init.cc:1014 is initTransportsRank's
+    ncclTopoComputePaths, which checks every GPU pair's P2P reach), with no WARN and no communicator that
+    completed init or collective: the communicator's init failed in its topology and path computation."""
+    first = e.sort("file", "line").row(0, named=True)
+    chain = ev.kinds(EventKind.NCCL_UNWIND).filter((pl.col("file") == first["file"])
+                                                  & (pl.col("line") < first["line"])).sort("line")
+    topo = chain.filter(pl.col("message").str.contains(r"(?:^|/)graph/\w+\.cc:\d+ -> \d+"))
+    if not topo.height or ev.store.comms.filter(pl.col("state") == "init_complete").height \
+            or collect(ev.store.collectives.lazy().select(pl.len())).item():
+        return None
+    steps = chain["message"].str.extract(r"^(\S+:\d+ -> \d+)", 1).drop_nulls().to_list()
+    path = ", ".join(steps[:6]) + (", ..." if len(steps) > 6 else "")
+    return Verdict(Kind.INIT_STALL, f"NCCL's communicator init failed on {failing(r, ev)}: NCCL unwound "
+                   f"through its topology code (`{path}`: graph/, which runs inside ncclCommInitRank's "
+                   f"initTransportsRank, computing the GPUs' paths and P2P reach), then {msg(e, 0, 160)}; no "
+                   "communicator completed init; NCCL_DEBUG=INFO prints the P2P check that failed (a "
+                   "container or VM that hides the GPUs' PCI topology or forbids P2P: NCCL_P2P_DISABLE=1 to "
+                   "confirm)",
+                   r, lines(topo, 2) + lines(e, 2))
 
 
 def cuda_inside_nccl(ev: Evidence) -> Verdict | None:

@@ -39,11 +39,12 @@ class Means(Enum):
     NO_INTERFACE = "found no network interface for"
     FOREIGN_PEER = "had a foreign process connect where it waits for"
     UNREACHABLE = "got no answer from"  # packets dropped (ETIMEDOUT, no route): the network path, not a wait
+    UNRESOLVED = "could not resolve the name of"  # getaddrinfo failed: retried until the connect deadline
 
 
 #: (no interface is not among them: a host without the interface NCCL_SOCKET_IFNAME names is a transport set-up
 #: failure in the recorded real-NCCL run, samples/gpu_2x1_badiface, and the wild labels of that line disagree)
-DECISIVE = frozenset({Means.RETRYING, Means.TIMED_OUT, Means.GAVE_UP, Means.FOREIGN_PEER})
+DECISIVE = frozenset({Means.RETRYING, Means.TIMED_OUT, Means.GAVE_UP, Means.FOREIGN_PEER, Means.UNRESOLVED})
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,17 @@ MESSAGES: tuple[Message, ...] = (
             Means.WAITING, "its NCCL communicator (CreateComm: ncclCommInitRank with every trainer)",
             "PaddlePaddle/Paddle paddle/fluid/imperative/nccl_context.cc (NCCLParallelContext::Init, VLOG(0) "
             "before CreateComm; `nccl_context.cc:83]` in the glog head of Paddle 2.x)", decoded=False),
+    # SGLang's model runner before its process groups and communicators (its end, `Init torch distributed
+    # ends.`, is parsers/trainer's `dist_init` milestone)
+    Message("sglang_init_distributed", "SGLang",
+            r"Init torch distributed begin\.",
+            Means.WAITING,
+            "its process groups (init_distributed_environment, initialize_model_parallel: every TP and PP "
+            "worker must join)",
+            "sgl-project/sglang 0005834c python/sglang/srt/model_executor/model_runner.py "
+            "ModelRunner.init_torch_distributed (`logger.info(\"Init torch distributed begin.\")`, then "
+            "init_distributed_environment and initialize_model_parallel, then `Init torch distributed ends.`)",
+            decoded=False),
     # torch.distributed's TCPStore (torch/csrc/distributed/c10d/socket.cpp, TCPStore.cpp)
     Message("c10d_client_timed_out", "torch",
             r"The client socket has timed out after (?P<seconds>\d+)(?:s|ms)? while trying to connect to "
@@ -142,6 +154,18 @@ MESSAGES: tuple[Message, ...] = (
             Means.TIMED_OUT, "the c10d store's server (MASTER_ADDR:MASTER_PORT)",
             "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::run, "
             "throwTimeoutError)"),
+    # (its client resolving the store's host: a getaddrinfo failure is recorded and retried, after a backoff,
+    # until the connect's deadline, with every address family: the name never resolved, whatever the family;
+    # parsers/torch_log decodes no event of it where the family is IPv6 or none)
+    Message("c10d_name_unresolved", "torch",
+            r"The (?:IPv[46] )?network addresses of \((?P<host>[^,)]+), (?P<port>\d+)\) cannot be retrieved "
+            r"\(gai error: (?P<error>-?\d+ - [^)]*)\)",
+            Means.UNRESOLVED,
+            "the c10d store's host (MASTER_ADDR, --rdzv-endpoint), retrying it until its timeout",
+            "pytorch/pytorch 056b6f38 torch/csrc/distributed/c10d/socket.cpp SocketConnectOp::tryConnect "
+            "(`recordError(\"The {}network addresses of ({}, {}) cannot be retrieved (gai error: {} - "
+            "{}).\"`, then `retry = true`: the loop sleeps its backoff and resolves again until the deadline, "
+            "then throwTimeoutError)", decoded=False),
     Message("c10d_server_listen_failed", "torch",
             r"The server socket has failed to listen on any local network address",
             Means.GAVE_UP, "listening on the c10d store's port",
@@ -299,3 +323,31 @@ UNPLACED = (r"(?i)\bno available node types can fulfill resource requests?\b"
             # `pg.wait(timeout_seconds=100)` not ready -> `raise TimeoutError("Placement group creation timed
             # out. Make sure your cluster either has enough resources ...")`)
             r"|\bplacement group creation timed out\b")
+#: a communicator's init that its runtime says failed, by the init call (the rank raised there: its start-up
+#: never completed, whatever the code says of why): torch_npu's HCCL_CHECK_ERROR (Ascend/pytorch 023f5fc2
+#: torch_npu/csrc/distributed/HCCLUtils.hpp:17-45: ``<func>:<file>:<line> HCCL function error: <call>, error
+#: code is <N>``) around HCCLComm::create, create_config, createGlobalHcclComm and createSubHcclComm's calls
+#: (hcclCommInitRootInfo, hcclCommInitRootInfoConfig, hcclCommInitClusterInfoConfig, hcclCreateSubCommConfig,
+#: declared there :55-77); HCCL's own op_base.cc ``HcclCommInitRootInfo failed``. ``call`` and ``code`` name
+#: them
+INIT_CALL_FAILED = (r"HCCL function error: (?P<call>hcclCommInit\w*|hcclCreateSubComm\w*)\(.{0,200}?\), error "
+                    r"code is (?P<code>\d+)|\b(?P<call2>HcclCommInit\w*|HcclGetRootInfo) fail(?:ed)?\b")
+#: HCCL's result codes (Ascend/pytorch 0036108 third_party/hccl/inc/hccl/hccl_types.h:26-48, HcclResult)
+HCCL_RESULTS = {1: "HCCL_E_PARA, a parameter error", 2: "HCCL_E_PTR, an empty pointer", 3: "HCCL_E_MEMORY",
+                4: "HCCL_E_INTERNAL, an internal error", 5: "HCCL_E_NOT_SUPPORT", 6: "HCCL_E_NOT_FOUND",
+                7: "HCCL_E_UNAVAIL, a resource unavailable", 8: "HCCL_E_SYSCALL", 9: "HCCL_E_TIMEOUT",
+                11: "HCCL_E_TCP_CONNECT", 12: "HCCL_E_ROCE_CONNECT", 15: "HCCL_E_RUNTIME", 16: "HCCL_E_DRV",
+                19: "HCCL_E_NETWORK"}
+
+
+def init_call_failed(text: str) -> str | None:
+    """What a line says of a communicator's init call that failed (``INIT_CALL_FAILED``): the call and its
+    code with the code's meaning, or None."""
+    hit = re.search(INIT_CALL_FAILED, text)
+    if hit is None:
+        return None
+    call, code = hit.group("call") or hit.group("call2"), hit.group("code")
+    if code is None:
+        return f"{call} failed"
+    means = HCCL_RESULTS.get(int(code))
+    return f"{call} returned error code {code}" + (f" ({means})" if means else "")

@@ -68,6 +68,27 @@ NOT_HOST = r"^\d+$|\.(?:py|pyx|c|cc|cpp|cu|cuh|h|hpp|go|rs|js|java|sh|lua|log|tx
 # letters alone (`[good:02773] *** Process received signal ***`, `[master:4242] Signal: ...`) is one
 OPAL_SIGNAL = (r"^\[[^\]]+\] (?:\*\*\* Process received signal \*\*\*|Signal(?: code)?: |Failing at address: "
                r"|\[ ?\d+\] |\*\*\* End of error message \*\*\*)")
+# Open MPI's UCX components setting up UCX, the transport under its point-to-point layer (open-mpi/ompi
+# opal/mca/common/ucx/common_ucx.h:50 MCA_COMMON_UCX_ERROR writes `__FILE__:__LINE__  Error: `; the messages:
+# ompi/mca/pml/ucx/pml_ucx.c:437 `ucp_ep_create(proc=%d) failed: %s` (an endpoint to a peer), :319 `Failed to
+# create UCP worker`, :112/:144/:189 the worker's address not queried, got or received, :175 `Open MPI couldn't
+# distribute EP connection details`; opal/mca/common/ucx/common_ucx_wpool.c:62 `ucp_worker_create failed`, :169
+# `Failed to create receive worker`): the transport could not be set up on that process (its queue pairs,
+# its device), whatever the process did after it (a crash on the endpoint it never got)
+PML_UCX = (r"(?P<src>(?:pml|osc|spml|common)_ucx\w*\.c):\d+\s+Error: (?P<what>ucp_ep_create\(proc=\d+\) failed"
+           r".*|Failed to create UCP worker.*|ucp_worker_create failed.*|Failed to create receive worker.*"
+           r"|Failed to (?:query|get|receive) (?:UCP |UCX )?worker address.*"
+           r"|Open MPI couldn't distribute EP connection details.*)$")
+# Open MPI's TCP transport's notice that a peer process went away (open-mpi/ompi
+# opal/mca/btl/tcp/help-mpi-btl-tcp.txt:72-86 `[peer hung up]`: "An MPI communication peer process has
+# unexpectedly disconnected. This usually indicates a failure in the peer process (e.g., a crash or otherwise
+# exiting without calling MPI_FINALIZE first). ... the root cause of this problem is the failure of the peer",
+# then `Local host:`, `Local PID:`, `Peer host:`): the peer's process ended first, on the host the notice
+# names, a ``crash`` of it
+PEER_HUNG_UP = r"^An MPI communication peer process has unexpectedly disconnected\."
+PEER_HOST = r"^\s+Peer host:\s+(?P<host>\S+)\s*$"
+#: how many lines under the notice its `Peer host:` line may stand (the help text is 14 lines)
+PEER_AHEAD = 16
 NP = r"(?:mpirun|mpiexec|horovodrun|prterun)\b.*?\s-(?:np|n)\s+(?P<np>\d+)\b"
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -77,7 +98,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     df = lines.select("file", "line", "text", "launch_rank", "task_tag")
     procs = _heads(df)
     known = any_of(SIGNAL, ABORTING, PROCESS_NAME, EXIT_CODE, HOROVOD_STALL, STALLED, NONZERO, MISSING_HEAD,
-                   ENDPOINT, ENDPOINT_ADVICE, OFI_CALL)
+                   ENDPOINT, ENDPOINT_ADVICE, OFI_CALL, PML_UCX, PEER_HUNG_UP)
     listed = t.str.extract(MISSING_LIST, 1).is_not_null() | pl.col("task_tag").is_not_null()
     mine = df.filter(t.str.contains(known) | (t.str.contains(MISSING_LIST) & listed))
     if not mine.height:
@@ -117,6 +138,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
                                          pl.lit("horovod").alias("where"),
                                          pl.col("launch_rank").alias("rank")))
     events += _endpoint_errors(mine)
+    events += _peer_hung_up(df, mine)
     events += _horovod_missing(df, mine)
     drop = ("text", "launch_rank", "task_tag", "_r", "_m")
     out = pl.concat(events, how="diagonal_relaxed").drop(drop, strict=False) if events else None
@@ -192,8 +214,9 @@ def _horovod_missing(df: pl.DataFrame, mine: pl.DataFrame) -> list[pl.DataFrame]
 
 
 def _endpoint_errors(mine: pl.DataFrame) -> list[pl.DataFrame]:
-    """One ``transport_error`` per libfabric endpoint error a rank printed (PSM3's, Open MPI's OFI calls):
-    the transport failed, and the abort MPI raises after it is its consequence."""
+    """One ``transport_error`` per libfabric endpoint error a rank printed (PSM3's, Open MPI's OFI calls) and
+    per UCX set-up Open MPI could not do (an endpoint, a worker): the transport failed, and the abort MPI
+    raises after it is its consequence."""
     t = pl.col("text")
     out = []
     psm3 = mine.filter(t.str.contains(ENDPOINT))
@@ -211,4 +234,31 @@ def _endpoint_errors(mine: pl.DataFrame) -> list[pl.DataFrame]:
             pl.lit(EventKind.TRANSPORT_ERROR).alias("kind"), pl.col("launch_rank").alias("rank"),
             pl.lit("libfabric ofi").alias("where"),
             pl.format("Open MPI's OFI transport ({}): {}", g.field("src"), g.field("what")).alias("message")))
+    ucx = mine.filter(t.str.contains(PML_UCX))
+    if ucx.height:
+        g = t.str.extract_groups(PML_UCX).struct
+        out.append(ucx.with_columns(
+            pl.lit(EventKind.TRANSPORT_ERROR).alias("kind"), pl.col("launch_rank").alias("rank"),
+            pl.lit("openmpi ucx").alias("where"),
+            pl.format("Open MPI could not set up its UCX transport ({}): {}", g.field("src"), g.field("what"))
+            .alias("message")))
     return out
+
+
+def _peer_hung_up(df: pl.DataFrame, mine: pl.DataFrame) -> list[pl.DataFrame]:
+    """One ``crash`` per Open MPI notice that a peer process disconnected unexpectedly (``PEER_HUNG_UP``): the
+    peer on the host its ``Peer host:`` line names ended first; the process that printed it survived it."""
+    t = pl.col("text")
+    hung = mine.filter(t.str.contains(PEER_HUNG_UP))
+    if not hung.height:
+        return []
+    ahead = pl.coalesce(t.shift(-k).over("file").str.extract(PEER_HOST, 1) for k in range(1, PEER_AHEAD + 1))
+    peer = df.select("file", "line", ahead.alias("_peer"))
+    hung = hung.join(peer, on=["file", "line"], how="left")
+    return [hung.with_columns(
+        pl.lit(EventKind.CRASH).alias("kind"), pl.lit(None, pl.Int64).alias("rank"),
+        pl.col("_peer").alias("host"), pl.lit("openmpi btl tcp").alias("where"),
+        pl.format("Open MPI: an MPI communication peer process has unexpectedly disconnected (peer host: "
+                  "{}): the peer process crashed or exited without MPI_FINALIZE",
+                  pl.col("_peer").fill_null("not named"))
+        .alias("message")).drop("_peer")]

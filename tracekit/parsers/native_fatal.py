@@ -46,11 +46,14 @@ from tracekit.parsers.process_end import SIGNALS, SIGNAL_NAMES
 from tracekit.parsers.torch_patterns import CUDA as TORCH_CUDA
 from tracekit.schema import EventKind
 
-# a glog head at any level (the lines that carry a handler's output under a program's own logger)
+# a glog head at any level (the lines that carry a handler's output under a program's own logger); glog 0.6
+# and later write the year too, by default (google/glog src/logging.cc:1633 `if (FLAGS_log_year_in_prefix)
+# stream() << setw(4) << 1900 + time_.year()`, src/flags.cc:102 default true):
+# `F20250720 17:52:37.391902 1125343 util.h:139]`
 # (and Ray's C++ logger, `[2024-02-04 08:45:44,122 E 864170 864170] logging.cc:361: `, which carries absl's)
-HEAD = (r"^\s*\[?(?:[IWEF]\d{4} \d\d:\d\d:\d+\.\d+\s+\d+ [\w/.\-]+:\d+\]\s*"
+HEAD = (r"^\s*\[?(?:[IWEF](?:\d{4})?\d{4} \d\d:\d\d:\d+\.\d+\s+\d+ [\w/.\-]+:\d+\]\s*"
         r"|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [IWEF] \d+ \d+\] [\w/.\-]+:\d+: )?")
-FATAL = r"^\s*\[?F\d{4} \d\d:\d\d:\d+\.\d+\s+(?P<tid>\d+) (?P<src>[\w/.\-]+:\d+)\]\s*(?P<what>.*\S)"
+FATAL = r"^\s*\[?F(?:\d{4})?\d{4} \d\d:\d\d:\d+\.\d+\s+(?P<tid>\d+) (?P<src>[\w/.\-]+:\d+)\]\s*(?P<what>.*\S)"
 TRAILER = r"^\s*\*\*\* Check failure stack trace: \*\*\*"
 ABORTED_AT = HEAD + r"(?:\[TimeInfo: )?\*\*\* Aborted at \d+ \(unix time\) try \"date -d @\d+\""
 GLOG_SIGNAL = (HEAD + r"(?:\[SignalInfo: )?\*\*\* (?P<signal>SIG[A-Z]+) \(@(?:0x)?[0-9a-fA-F]+\) received by "

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
+
 from tests.conftest import SAMPLES
 from tracekit.ingest import ingest
 from tracekit.verdict import Kind, decide
@@ -58,3 +60,19 @@ def test_c10d_nccl_error_inside_a_programs_own_error_line_is_read_from_its_own_w
     assert "(NCCL error in: /opt/pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:275, remote process exited" \
            in v.summary
     assert "worker ERROR" not in v.summary
+
+
+def test_ucx_verbs_set_up_errors_are_the_transports_and_a_ud_warning_is_not(tmp_path):
+    # UCX's logger (`[time] [host:pid:thread]  file.c:line  UCX  LEVEL msg`): dc_mlx5.c's `ibv_modify_qp(DCI,
+    # RTR) failed : %m` and rc_iface.c's `failed to create qp: %m` at ERROR are the transport's own set-up
+    # failing; the same words at WARN (a UD QP, printed by jobs that then run) are no failure
+    from tracekit.schema import EventKind
+    log = tmp_path / "ucx.log"
+    log.write_text("[1665103135.306110] [hpap13n2:7391 :0]         dc_mlx5.c:456  UCX  ERROR ibv_modify_qp(DCI, "
+                   "RTR) failed : Invalid argument\n"
+                   "[1530549338.249536] [clx-hercules-007:20543:0]       rc_iface.c:966  UCX  ERROR failed to create "
+                   "qp: Invalid argument\n"
+                   "[1530549338.249537] [clx-hercules-007:20544:0]       ud_iface.c:200  UCX  WARN  failed to create "
+                   "qp: Invalid argument\n")
+    ev = ingest([log]).events.filter(pl.col("kind") == EventKind.TRANSPORT_ERROR)
+    assert sorted(ev["line"].to_list()) == [1, 2]

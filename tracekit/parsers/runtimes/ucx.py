@@ -42,6 +42,10 @@ NETWORK = (r"(?i)retry count(?:er)? exceeded|completion with error|Endpoint time
            r"|unreachable|Connection (?:reset|refused|timed out)|remote access error|local protection error"
            r"|port.* (?:is )?(?:down|not active)|rnr retry|failed to connect|Input/output error"
            r"|transport error|IB_EVENT|async event")
+# a queue pair or completion queue the verbs would not create or move (uct/ib/mlx5/dc/dc_mlx5.c:
+# `ibv_modify_qp(DCI, ...) failed : %m`, ib_mlx5_dv.c, rc_iface.c `failed to create qp`): the transport's
+# own set-up failed; as an error only (a UD QP's WARN is printed by jobs that then run fine)
+VERBS_SETUP = r"(?i)failed to create qp|create qp failed|ibv_modify_qp\(|ibv_create_(?:qp|cq|srq|ah)\b"
 CHEAP = r"^\[[\w.\-]+:\d+:\d+(?::\d+)?\] |^\[\d+\.\d+\] +\[|^==== backtrace|^={20,}$|^\s*\d+\s+\S+\(.*\) \[0x"
 
 
@@ -69,8 +73,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
         pl.lit(EventKind.CRASH).alias("kind"),
         pl.format("UCX: process {} on {} caught signal {} ({})", "pid", "host",
                   m.str.extract(SIGNAL, 1), m.str.extract(SIGNAL, 2)).alias("message"))
-    net = said.filter(~m.str.contains(SIGNAL) & m.str.contains(NETWORK)
-                      & pl.col("level").is_in(["ERROR", "FATAL", "WARN"])).with_columns(
+    net = said.filter(~m.str.contains(SIGNAL) & ((m.str.contains(NETWORK)
+                                                  & pl.col("level").is_in(["ERROR", "FATAL", "WARN"]))
+                                                 | (m.str.contains(VERBS_SETUP)
+                                                    & pl.col("level").is_in(["ERROR", "FATAL"])))).with_columns(
         pl.lit(EventKind.TRANSPORT_ERROR).alias("kind"),
         pl.format("UCX {} on {} (pid {}): {}", "level", "host", "pid", m).alias("message"))
     events = pl.concat([crash, net], how="diagonal_relaxed")

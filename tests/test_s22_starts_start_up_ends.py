@@ -100,9 +100,11 @@ def test_sglangs_init_begun_is_named_and_decides_nothing_alone():
 
 def test_open_mpi_that_cannot_create_its_ucp_worker_is_a_transport_error():
     # ompi/mca/pml/ucx/pml_ucx.c:319 PML_UCX_ERROR("Failed to create UCP worker") after UCX's DCI QP failed
+    # (dc_mlx5.c: `ibv_modify_qp(DCI, RTR) failed`, UCX's own ERROR line before it: the first said)
     v = _verdict("dv18-023-ucx-dci-modify-qp-ucp-worker-fail.txt")
     assert v.kind == Kind.TRANSPORT_ERROR
-    assert "Failed to create UCP worker" in v.summary
+    assert "2 transport error line(s), first: UCX ERROR on hpap13n2 (pid 7391): ibv_modify_qp(DCI, RTR) failed" \
+        in v.summary
 
 
 def test_segfaults_after_ucx_endpoints_that_failed_are_the_transports_consequence():

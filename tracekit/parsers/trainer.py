@@ -113,7 +113,10 @@ PYTEST_PASSED = (r"^=+ (?:\d+ (?:passed|skipped|deselected|xfailed|xpassed|warni
 # step 324 for 120s`): a ``stall`` event of that rank, at that step
 NO_PROGRESS = (r"(?i)\brank (?P<stalled>\d+)\b(?: on (?P<host>[\w.\-]+))?\W.*?\bno progress\b"
                r"(?:.*?\bstep (?P<step>\d+))?")
-PHASES = r"^time \(ms\) \| (?:[\w\- ]+: [\d.]+(?: \| )?){2,}"
+# DeepSpeed's SynchronizedWallClockTimer.log (deepspeed/utils/timer.py: `string = f"rank={dist.get_rank()} time
+# (ms)"`, then ` | {name}: {elapsed:.2f}` per timer; older ones without the `rank=N `), printed through log_dist
+# (deepspeed/utils/logging.py: `[Rank 0] ` in front, after the logger's own header)
+PHASES = r"(?:^|\[Rank \d+\] )(?:rank=\d+ )?time \(ms\) \| (?:[\w\- ]+: [\d.]+(?: \| )?){2,}"
 # (branch unknown) DeepSpeed's ThroughputTimer (deepspeed/utils/timer.py:
 # `epoch=0/micro_step=40/global_step=10, RunningAvgSamplesPerSec=25.0, ...`, before 0.9 `0/20,
 # RunningAvgSamplesPerSec=...`: epoch/global step); verl's console metrics (verl/utils/tracking.py: `step:12 -

@@ -61,3 +61,12 @@ def test_deepspeed_timer_line_with_its_rank_is_read_as_phase_times(tmp_path):
                    "update_fp16: 4.56\n")
     ev = read([log]).events
     assert ev.filter(ev["kind"] == EventKind.PHASE_TIMES).height == 1
+
+
+def test_nvshmem_host_collective_table_with_min_and_max_latency_is_read():
+    # NVSHMEM perftest's host collectives (perftest/common/utils.cu, print_host_collective_table_impl:
+    # `size(B)  count  type  redop  latency(us)  min_lat(us)  max_lat(us)  algbw(GB/s)  busbw(GB/s)`, a row
+    # per size measured): reduction_on_stream 8 B - 512 B, every size completed (label: healthy only)
+    v = _verdict(WILD / "dv20-041-nvshmem-reduction-on-stream-perftest.txt")
+    assert v.kind is Kind.HEALTHY, v.summary
+    assert "7 sizes" in v.summary and "NVSHMEM perftest" in v.summary

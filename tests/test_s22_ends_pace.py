@@ -70,3 +70,12 @@ def test_nvshmem_host_collective_table_with_min_and_max_latency_is_read():
     v = _verdict(WILD / "dv20-041-nvshmem-reduction-on-stream-perftest.txt")
     assert v.kind is Kind.HEALTHY, v.summary
     assert "7 sizes" in v.summary and "NVSHMEM perftest" in v.summary
+
+
+def test_espnet_epoch_results_with_validation_are_healthy():
+    # ESPnet's trainer logs `{epoch}epoch results: [train] ..., [valid] ...` (espnet2/train/reporter.py
+    # log_message) on rank 0 once train_one_epoch and validate_one_epoch both returned (espnet2/train/
+    # trainer.py): epoch 1 of a 3-GPU run, 59 min of training and 1 min of validation (label: healthy first)
+    v = _verdict(WILD / "dv19-016-espnet-3gpu-epoch-results-scaling.txt")
+    assert v.kind is Kind.HEALTHY, v.summary
+    assert "epoch 1 done with its validation" in v.summary

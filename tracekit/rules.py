@@ -116,6 +116,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     steady_progress,
     rules_progress.progress_to_the_end,  # progress (s17, issue 31): steps to the last line: healthy, partial
     clean_but_partial,
+    rules_pace_said.epoch_results,  # ends (s22): an epoch and its validation reported done
 ]
 
 

@@ -100,3 +100,34 @@ def timers_repeat(ev: Evidence) -> Verdict | None:
                    "follows a step of the loop it times (DeepSpeed's optimizer logs its timers at the end of "
                    "every step it completes), so the steps advance at a steady pace, and no error, signal or "
                    f"stall is logged; this covers what is seen ({ev.coverage.describe()})", [], lines(one, 2))
+
+
+#: a trainer's report that a whole epoch and its validation completed, as data: (pattern, source, meaning)
+EPOCH_DONE = (
+    (r"\b(?P<epoch>\d+)epoch results: \[train\] .*\[valid\] ",
+     "espnet/espnet espnet2/train/trainer.py (`run`: train_one_epoch, then validate_one_epoch, then rank 0's "
+     "`logging.info(reporter.log_message())`); espnet2/train/reporter.py `log_message` (`{epoch}epoch "
+     "results: ` then `[train] ...`, `, [valid] ...`)",
+     "the epoch's training and its validation completed; in a distributed run every training step "
+     "all-reduces the workers' stop flag and their stats (`torch.distributed.all_reduce(iterator_stop)`, "
+     "`recursive_average`), so every rank took part in each"),
+)
+
+
+def epoch_results(ev: Evidence) -> Verdict | None:
+    """A trainer's own report that an epoch's training and its validation both completed (``EPOCH_DONE``),
+    and nothing but calm lines, where no other rule decides: the ranks took part in every step of that epoch
+    (the report aggregates them) and in its validation; healthy for what is seen, however few lines."""
+    if not calm(ev, init_done=True, every_rank_seen=True, nothing_looked_at=True):
+        return None
+    msg = pl.col("message").fill_null("")
+    for pattern, _source, meaning in EPOCH_DONE:
+        done = ev.store.events.filter(msg.str.contains(pattern)).sort("file", "line")
+        if not done.height:
+            continue
+        last = done.row(-1, named=True)
+        epoch = done["message"].str.extract(pattern, 1)[-1]
+        return Verdict(Kind.HEALTHY, f"the program reports epoch {epoch} done with its validation "
+                       f"(`{last['message'][:160].strip()}`): {meaning}; no error, signal or stall is logged; "
+                       f"this covers what is seen ({ev.coverage.describe()})", [], lines(done.tail(2), 2))
+    return None

@@ -68,7 +68,7 @@ def ticks(events: pl.DataFrame) -> pl.DataFrame:
     st = events.filter(pl.col("kind").is_in([EventKind.STEP, EventKind.PROGRESS])).sort("file", "line")
     if not st.height:
         none = {"rate": pl.Float64, "unit": pl.Utf8, "took": pl.Float64, "took_said": pl.Utf8,
-                "rate_said": pl.Utf8, "i": pl.UInt32}
+                "rate_said": pl.Utf8, "after_phase": pl.Boolean, "i": pl.UInt32}
         return st.with_columns(pl.lit(None, d).alias(c) for c, d in none.items())
     text = pl.col("message").fill_null("")
     st = st.with_columns(_first(text, [(p, 1.0) for p in RATES]).alias("rate"),
@@ -77,10 +77,28 @@ def ticks(events: pl.DataFrame) -> pl.DataFrame:
                          _printed(text, [p for p, _ in TIMES]).alias("took_said"),
                          _printed(text, RATES).alias("rate_said"))
     st = st.filter(pl.col("rate").is_not_null() | pl.col("took").is_not_null())
+    st = st.join(_phases_before(events, st), on=["file", "line"], how="left")
     numbered = (st.filter(pl.col("step").is_not_null())
                 .unique(["rank", "step"], keep="first", maintain_order=True))
     st = pl.concat([numbered, st.filter(pl.col("step").is_null())]).sort("file", "line")
     return st.with_row_index("i")
+
+
+def _phases_before(events: pl.DataFrame, ticks: pl.DataFrame) -> pl.DataFrame:
+    """``after_phase`` of each progress line with a figure (``file``, ``line``): whether a line of an
+    evaluation or a save (``PHASE``, not itself a progress line with a figure) was written in its file
+    since the progress line before it. A loop's time per step runs from one report to the next, so it
+    holds what ran between them: nanoGPT's train.py measures `dt = t1 - t0` once per iteration (train.py:318)
+    and runs `estimate_loss()` (`step N: train loss .., val loss ..`, train.py:265) and the checkpoint save
+    (`saving checkpoint to out`, train.py:285) inside that iteration, before its `iter N: loss .., time
+    ..ms` line (train.py:327): that line's time is the evaluation's and the save's, not a training step's."""
+    keys = ticks.select("file", "line").with_columns(pl.lit(True).alias("_tick"))
+    ev = (events.select("file", "line", "message").join(keys, on=["file", "line"], how="left")
+          .sort("file", "line"))
+    phase = pl.col("message").fill_null("").str.contains(PHASE) & pl.col("_tick").is_null()
+    ev = ev.with_columns(phase.cast(pl.Int32).cum_sum().over("file").alias("_n")).filter(pl.col("_tick"))
+    before = pl.col("_n") - pl.col("_n").shift(1).over("file").fill_null(0)
+    return ev.select("file", "line", (before > 0).alias("after_phase"))
 
 
 def cumulative(f: pl.DataFrame) -> bool:
@@ -97,6 +115,12 @@ def cumulative(f: pl.DataFrame) -> bool:
         per = v / steps
         return bool(per.max() <= 1.25 * per.min())
     return bool(d.max() <= 2 * d.min())
+
+
+def _loop_only(t: pl.DataFrame) -> pl.DataFrame:
+    """The progress lines whose interval holds only the loop: a line after an evaluation or a save times
+    that phase too (``_phases_before``), so it is never read as a slow step of the loop."""
+    return t.filter(~pl.col("after_phase").fill_null(False))
 
 
 def _figure(t: pl.DataFrame) -> tuple[str, pl.DataFrame] | None:
@@ -120,7 +144,7 @@ def trend(t: pl.DataFrame) -> dict | None:
     """The figure of the first third of the lines against the last third (medians; the first line, the
     warm-up, left out where there are enough): a time per step that grows ``TREND`` times or a rate that
     falls to ``1/TREND``. ``text``, and the ``file``/``line``/``message`` of the last line."""
-    got = _figure(t)
+    got = _figure(_loop_only(t))
     if got is None:
         return None
     what, f = got
@@ -236,7 +260,7 @@ def alternates(t: pl.DataFrame) -> dict | None:
     """A time per step (or a rate) that goes up and down at every line, the slow lines ``TREND`` times
     the fast ones or more, over 4 lines or more after the warm-up: every other step waits for something
     (its data, a save, a peer). ``text``, and the ``file``/``line``/``message`` of the slowest line."""
-    got = _figure(t)
+    got = _figure(_loop_only(t))
     if got is None:
         return None
     what, f = got

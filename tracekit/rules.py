@@ -94,6 +94,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_results.own_results,  # progress (issue 31): a benchmark's results, a server's start-up, answers
     rules_bench.step_gap,
     rules_bench.throughput_drop,
+    rules_results.uneven_speeds,  # ends (s22): tf_cnn_benchmarks' step speeds spread as wide as their mean
     rules_bench.pace_trend,  # progress: a time per step that doubles, a throughput that halves
     rules_bench.pace_alternates,  # progress: a time per step that goes up and down at every line
     rules_bench.phase_dominates,
@@ -102,6 +103,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_progress.progress_then_start_up,  # ends (s20): a start-up after the last progress line: undecided
     rules_bench.steady_own_pace,
     rules_bench.steady_ticks,  # progress: progress lines with no step number at a steady figure
+    rules_results.timers_repeat,  # ends (s22): a trainer's phase timers at a steady interval, no step line
     rules_progress.reports_advance,  # progress: loss reports whose epoch goes up, no step number, no time
     rules_progress.steps_advance,  # progress: steps at a regular stride with no time on them
     rules_bench.stacks_seen,
@@ -114,6 +116,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     steady_progress,
     rules_progress.progress_to_the_end,  # progress (s17, issue 31): steps to the last line: healthy, partial
     clean_but_partial,
+    rules_results.epoch_results,  # ends (s22): an epoch and its validation reported done
 ]
 
 

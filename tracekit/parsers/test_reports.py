@@ -129,13 +129,16 @@ NUM = r"[\d.]+"
 #: the tables, from their printing code
 TABLES: tuple[Table, ...] = (
     Table("NVSHMEM perftest",
-          r"^\s*size\(B\)\s+count\s+type\s+.*\blatency\(us\)\s+algbw\(GB/s\)\s+busbw\(GB/s\)",
-          rf"^\s*(?P<size>\d+)\s+\d+\s+[a-z]\w*\s+(?:[a-z]\w*\s+){{0,2}}{NUM}\s+(?:{NUM}\s+{NUM}\s+)?{NUM}\s+"
-          rf"(?P<bw>{NUM})\s*$", 1.0,
+          r"^\s*size\(B\)\s+count\s+type\s+.*\blatency\(us\)\s+(?:\w+\(us\)\s+|repetitions\s+)*"
+          r"algbw\(GB/s\)\s+busbw\(GB/s\)",
+          rf"^\s*(?P<size>\d+)\s+\d+\s+[a-z]\w*\s+(?:[a-z]\w*\s+){{0,2}}{NUM}\s+"
+          rf"(?:(?:{NUM}|NA)\s+){{0,4}}{NUM}\s+(?P<bw>{NUM})\s*$", 1.0,
           "NVIDIA/nvshmem perftest/common/utils.cu:743-751, :763-770, :822-829 (`size(B)  count  type  "
           "redop  "
           "[scope]  latency(us)  [min_lat(us)  max_lat(us)]  algbw(GB/s)  busbw(GB/s)`, then a row per size "
-          "measured: `%-10lu  %-8lu  %-8s ... %-12.3lf`)"),
+          "measured: `%-10lu  %-8lu  %-8s ... %-12.3lf`); later versions (print_host_collective_table_impl, "
+          "print_device_collective_table_impl) add `stddev(us)` and `repetitions` columns with stats, and "
+          "the host collectives (`reduction_on_stream`) always print `min_lat(us)  max_lat(us)`"),
     Table("perftest (ib_*_bw)", r"^\s*#bytes\s+#iterations\s+BW peak\[(?:MB|Gb)/sec\]\s+BW average",
           rf"^\s*(?P<size>\d+)\s+\d+\s+{NUM}\s+(?P<bw>{NUM})\s+{NUM}\s*$", 1e-3,
           "linux-rdma/perftest src/perftest_parameters.h:222 (REPORT_FMT ` %-7lu    %-10lu       %-7.2lf   "

@@ -113,7 +113,10 @@ PYTEST_PASSED = (r"^=+ (?:\d+ (?:passed|skipped|deselected|xfailed|xpassed|warni
 # step 324 for 120s`): a ``stall`` event of that rank, at that step
 NO_PROGRESS = (r"(?i)\brank (?P<stalled>\d+)\b(?: on (?P<host>[\w.\-]+))?\W.*?\bno progress\b"
                r"(?:.*?\bstep (?P<step>\d+))?")
-PHASES = r"^time \(ms\) \| (?:[\w\- ]+: [\d.]+(?: \| )?){2,}"
+# DeepSpeed's SynchronizedWallClockTimer.log (deepspeed/utils/timer.py:134 in v0.6.6-v0.10.0: `string =
+# f"rank={dist.get_rank()} time (ms)"`, then ` | {name}: {elapsed:.2f}` per timer; `time (ms)` alone before
+# and since, timer.py:145), printed through log_dist (deepspeed/utils/logging.py:95, `"[Rank {}] {}"`)
+PHASES = r"(?:^|\[Rank \d+\] )(?:rank=\d+ )?time \(ms\) \| (?:[\w\- ]+: [\d.]+(?: \| )?){2,}"
 # (branch unknown) DeepSpeed's ThroughputTimer (deepspeed/utils/timer.py:
 # `epoch=0/micro_step=40/global_step=10, RunningAvgSamplesPerSec=25.0, ...`, before 0.9 `0/20,
 # RunningAvgSamplesPerSec=...`: epoch/global step); verl's console metrics (verl/utils/tracking.py: `step:12 -

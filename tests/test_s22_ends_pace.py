@@ -79,3 +79,17 @@ def test_espnet_epoch_results_with_validation_are_healthy():
     v = _verdict(WILD / "dv19-016-espnet-3gpu-epoch-results-scaling.txt")
     assert v.kind is Kind.HEALTHY, v.summary
     assert "epoch 1 done with its validation" in v.summary
+
+
+def test_phase_timers_after_the_last_step_are_that_steps_report_not_something_after_it(tmp_path):
+    # dv13-043's own lines: a tqdm bar at step 12 of 345, then DeepSpeed's timer lines (log_dist's `[Rank 0]
+    # rank=0 time (ms) | forward: ..`, printed at the end of each step it completes): the run is mid-loop at
+    # its last line, as without the timers
+    src = (WILD / "dv13-043-accelerate-deepspeed-flops-profile-timers-with-tqdm.txt").read_text().splitlines()
+    bar = next(ln for ln in src if "%|" in ln).split("[2023")[0]
+    timers = [ln for ln in src if "rank=0 time (ms)" in ln and "%|" not in ln]
+    log = tmp_path / "ds.log"
+    log.write_text("\n".join([bar, *timers]) + "\n")
+    v = decide(ingest([log]))
+    assert v.kind == Kind.HEALTHY and v.rule == "progress_to_the_end"
+    assert "12 steps completed" in v.summary

@@ -228,7 +228,10 @@ def progress_to_the_end(ev: Evidence) -> Verdict | None:
     if (not (ev.progressed or past_start) or ev.clean_end or ev.pace["slow"] or ev.pace["falling"]
             or not calm(ev, init_done=True, nothing_looked_at=True)):
         return None
-    last = ev.store.events.sort("file", "line").group_by("file", maintain_order=True).last()
+    # (a trainer's phase timers are the report of the step they follow, DeepSpeed's at the end of each step
+    # it completes (rules_results.timers_repeat): not something after the step)
+    last = (ev.store.events.filter(pl.col("kind") != EventKind.PHASE_TIMES).sort("file", "line")
+            .group_by("file", maintain_order=True).last())
     ends_on_step = last["kind"].is_in([EventKind.STEP, EventKind.PROGRESS]) & last["step"].is_not_null()
     at_end = last["message"].fill_null("").str.contains(LOOP_END) | (
         last["max_steps"].is_not_null() & (last["step"] >= last["max_steps"]))

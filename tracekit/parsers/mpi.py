@@ -79,6 +79,9 @@ PML_UCX = (r"(?P<src>(?:pml|osc|spml|common)_ucx\w*\.c):\d+\s+Error: (?P<what>uc
            r".*|Failed to create UCP worker.*|ucp_worker_create failed.*|Failed to create receive worker.*"
            r"|Failed to (?:query|get|receive) (?:UCP |UCX )?worker address.*"
            r"|Open MPI couldn't distribute EP connection details.*)$")
+# Open MPI's transports that failed to set up, each with a `src` and a `what` group: (pattern, where, message)
+OMPI_TRANSPORTS = ((OFI_CALL, "libfabric ofi", "Open MPI's OFI transport ({}): {}"),
+                   (PML_UCX, "openmpi ucx", "Open MPI could not set up its UCX transport ({}): {}"))
 # Open MPI's TCP transport's notice that a peer process went away (open-mpi/ompi
 # opal/mca/btl/tcp/help-mpi-btl-tcp.txt:72-86 `[peer hung up]`: "An MPI communication peer process has
 # unexpectedly disconnected. This usually indicates a failure in the peer process (e.g., a crash or otherwise
@@ -227,21 +230,13 @@ def _endpoint_errors(mine: pl.DataFrame) -> list[pl.DataFrame]:
             pl.coalesce(g.field("rank").cast(pl.Int64), pl.col("launch_rank")).alias("rank"),
             g.field("pid").cast(pl.Int64).alias("pid"), pl.lit("libfabric psm3").alias("where"),
             pl.format("libfabric PSM3 on {}: {}", g.field("host"), g.field("what")).alias("message")))
-    ofi = mine.filter(t.str.contains(OFI_CALL))
-    if ofi.height:
-        g = t.str.extract_groups(OFI_CALL).struct
-        out.append(ofi.with_columns(
-            pl.lit(EventKind.TRANSPORT_ERROR).alias("kind"), pl.col("launch_rank").alias("rank"),
-            pl.lit("libfabric ofi").alias("where"),
-            pl.format("Open MPI's OFI transport ({}): {}", g.field("src"), g.field("what")).alias("message")))
-    ucx = mine.filter(t.str.contains(PML_UCX))
-    if ucx.height:
-        g = t.str.extract_groups(PML_UCX).struct
-        out.append(ucx.with_columns(
-            pl.lit(EventKind.TRANSPORT_ERROR).alias("kind"), pl.col("launch_rank").alias("rank"),
-            pl.lit("openmpi ucx").alias("where"),
-            pl.format("Open MPI could not set up its UCX transport ({}): {}", g.field("src"), g.field("what"))
-            .alias("message")))
+    for pattern, where, said in OMPI_TRANSPORTS:
+        hit = mine.filter(t.str.contains(pattern))
+        if hit.height:
+            g = t.str.extract_groups(pattern).struct
+            out.append(hit.with_columns(
+                pl.lit(EventKind.TRANSPORT_ERROR).alias("kind"), pl.col("launch_rank").alias("rank"),
+                pl.lit(where).alias("where"), pl.format(said, g.field("src"), g.field("what")).alias("message")))
     return out
 
 

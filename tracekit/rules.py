@@ -23,9 +23,8 @@ from tracekit import (rules_bench, rules_busy, rules_crash_words, rules_exit, ru
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
-from tracekit.rules_failure import (crashed_rank, cuda_failure, exited_without_cause, failed_without_cause,
-                                    init_connection_failed, rank_joined_twice, rendezvous_failed,
-                                    store_barrier)
+from tracekit.rules_failure import crashed_rank, cuda_failure, exited_without_cause, failed_without_cause
+from tracekit.rules_rendezvous import init_connection_failed, rank_joined_twice, rendezvous_failed, store_barrier
 from tracekit.rules_nccl_errors import (address_of_no_family, bootstrap_failed, nccl_error_unexplained,
                                         nccl_failure, nccl_unwound, refused_call, transport_error)
 from tracekit.rules_mismatch import (mismatch_aligned, mismatch_from_watchdog, mismatch_on_the_wire,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from tracekit.schema import EventKind  # noqa: F401 (the outcome model names it)
+from tracekit.schema import SEQ_FROM_OPCOUNT, EventKind  # noqa: F401 (the outcome model names EventKind)
 from tracekit.wording import fmt_ranks, who
 
 
@@ -130,9 +130,7 @@ class Finding:
             return self.label
         where = f"process group {self.pg}" + (f" ({self.pg_desc})" if self.pg_desc else "")
         # (NCCL's COLL lines number a communicator's calls by opCount, in hex, from 0: the seq is torch's,
-        # opCount + 1 (sources/nccl.py); said with the opCount its lines print, to find them by)
-        from tracekit.sources.nccl import SEQ_FROM_OPCOUNT
-
+        # opCount + 1 (schema.SEQ_FROM_OPCOUNT); said with the opCount its lines print, to find them by)
         seq = (f"seq {self.seq} (opCount {self.seq - SEQ_FROM_OPCOUNT:x})"
                if self.source == "nccl" and isinstance(self.seq, int) else f"seq {self.seq}")
         what = f"{self.op or '?'} {seq}" + tensor_text(self.sizes, self.dtype)

@@ -150,6 +150,16 @@ LINKS = {
     "transport_kind": Str, "gdr": Bool, "iface": Str, "addr": Str, "family": Str, "value": Str,
 }
 
+#: NCCL's opCount counts a communicator's calls from 0; torch's sequence number (the Flight Recorder's
+#: seq, the watchdog's SeqNum) counts the process group's collectives from 1. Measured on the real NCCL
+#: captures that hold both (samples/gpu_nccl_{deadlock,crash,mismatch,slow}, torch 2.11, NCCL 2.28.9):
+#: 483 of 504 (rank, seq) pairs have the same op and count at seq = opCount + 1, the other 21 are torch's
+#: barrier (FR "other", NCCL AllReduce of 1); an all_to_all is one seq and one opCount of grouped
+#: Send/Recv (samples/gpu_nccl_alltoall). So one collective has one number: NCCL's is shown as seq.
+#: (not measured here: torch numbers point-to-point calls apart from seq; where they share a
+#: communicator with collectives, opCount would run ahead of seq past the first of them.)
+SEQ_FROM_OPCOUNT = 1
+
 COLLECTIVES = {
     "file": Str, "line": I64, "source": Source, "host": Str, "pid": I32, "rank": I32,
     "pg": Str, "pg_desc": Str, "comm": Str, "nranks": I32, "seq": I64, "op": pl.Enum(OPS), "op_raw": Str,

@@ -8,7 +8,7 @@ rank, and a rank that left no record is said to have left none. The types live i
 
 from __future__ import annotations
 
-from tracekit import fixes, rules, rules_progress, rules_salient, situation
+from tracekit import fixes, rules, rules_progress, rules_salient, rules_set_up, situation
 from tracekit.evidence import Evidence, clip
 # (Kind, Match and FAILED are imported from here by live, cli and the tests)
 from tracekit.outcome import FAILED, Cited, Kind, Match, Verdict  # noqa: F401
@@ -27,6 +27,10 @@ def decide(store: Store) -> Verdict:
             said = rules_salient.said_by_telling_lines(ev)
             name, v = (("said_by_telling_lines", said) if said is not None
                        else ("failure_after_progress", rules_progress.failure_after_progress(ev, late)))
+    # the phase says the kind: a rank that failed in communicator set-up left a set-up that never completed
+    in_set_up = rules_set_up.failed_in_set_up(ev, v)
+    if in_set_up is not None:
+        name, v = "failed_in_set_up", in_set_up
     cov = ev.coverage
     told = rules_salient.first_telling(ev)
     if v.kind is Kind.UNDECIDED and told is not None and not any(
@@ -46,7 +50,10 @@ def decide(store: Store) -> Verdict:
     v.findings, v.rule = ev.findings, name
     v.notes = v.notes + [n for n in rules.notes(ev) if n not in v.notes]
     v.coverage, v.failure_signs = cov.to_dict(), ev.failure_signs
-    fix = fixes.for_verdict(v.kind, " ".join([v.summary, *v.evidence]))
+    said = " ".join([v.summary, *v.evidence])
+    # (a failure in set-up is fixed as its cause is: the crash's row first)
+    fix = ((fixes.for_verdict(Kind.CRASHED_RANK, said) if in_set_up is not None else None)
+           or fixes.for_verdict(v.kind, said))
     if fix is not None:
         v.fix, v.check = fix.fix, fix.check
         v.notes.append(f"fix: {fix.fix}; check it took: {fix.check}")

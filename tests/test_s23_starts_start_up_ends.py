@@ -55,3 +55,13 @@ def test_a_start_up_begun_then_its_nccl_version_line_ends_the_log(tmp_path):
     assert ended.kind is not Kind.INIT_STALL
     # dev-037: TP1-3 begin, TP7's last line is its attention-backend message (it had not begun): undecided
     assert _wild("dev-037-sglang-dsv3-tp-init-begin.txt").kind is Kind.UNDECIDED
+
+
+def test_deepspeeds_backend_init_that_ends_the_log_is_an_init_stall(tmp_path):
+    # deepspeed/comm/comm.py:856 init_distributed: utils.logger.info('Initializing TorchBackend in DeepSpeed with
+    # backend {}'), then TorchBackend(...) runs init_process_group; DeepSpeed's logger head `[time] [INFO]
+    # [comm.py:856:init_distributed]`
+    line = "[2024-05-02 10:11:12,345] [INFO] [comm.py:856:init_distributed] Initializing TorchBackend in DeepSpeed " \
+           "with backend nccl\n"
+    v = decide(text_store(tmp_path, line))
+    assert v.kind is Kind.INIT_STALL and "Initializing TorchBackend in DeepSpeed" in v.summary

@@ -147,6 +147,13 @@ MESSAGES: tuple[Message, ...] = (
             "wenet-e2e/wenet 01546996 wenet/utils/train_utils.py:256 init_distributed: logging.info('training on "
             "multiple gpus, this gpu {}'.format(local_rank) + ', rank {}, world_size {}'...), then "
             "dist.init_process_group(args.dist_backend)", decoded=False),
+    # DeepSpeed's init_distributed before its torch backend creates the process group
+    Message("deepspeed_init_distributed", "DeepSpeed",
+            r"\bInitializing TorchBackend in DeepSpeed with backend (?P<backend>\w+)",
+            Means.JOINING, "its process group (TorchBackend: torch.distributed.init_process_group)",
+            "deepspeedai/DeepSpeed edaa7221 deepspeed/comm/comm.py:856 init_distributed: utils.logger.info("
+            "'Initializing TorchBackend in DeepSpeed with backend {}'), then :858 cdb = TorchBackend(...)",
+            decoded=False),
     # SGLang's model runner before its process groups and communicators (its end, `Init torch distributed
     # ends.`, is parsers/trainer's `dist_init` milestone)
     Message("sglang_init_distributed", "SGLang",

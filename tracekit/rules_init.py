@@ -240,7 +240,8 @@ def start_up_ends_the_log(ev: Evidence) -> Verdict | None:
         mine = began.filter(pl.col("file") == f["file"])
         if not mine.height or f["last_line"] is None or f["lines"] != f["last_line"]:
             return None  # (a file with no announcement, or lines after its last one that the store skips)
-        allowed = set(mine["line"].to_list()) | set(chatter.filter(pl.col("file") == f["file"])["line"].to_list())
+        allowed = (set(mine["line"].to_list())
+                   | set(chatter.filter(pl.col("file") == f["file"])["line"].to_list()))
         if any(n not in allowed for n in range(mine["line"].min(), f["last_line"] + 1)):
             return None
     ranks = sorted(set(began["rank"].drop_nulls().to_list()))
@@ -255,9 +256,9 @@ def start_up_ends_the_log(ev: Evidence) -> Verdict | None:
     quoted = clip(" ".join(first["message"].split()), 160)
     return Verdict(Kind.INIT_STALL, f"start-up never completed: {named}{what}: \"{quoted}\""
                    + (f" (said {began.height} times)" if began.height > 1 else "")
-                   + ", and the log ends there: every process seen began start-up and none printed the line its "
-                   "runtime prints once start-up returns (fairseq's `initialized host H as rank N`, SGLang's "
-                   "`Init torch distributed ends.`, NCCL's Init COMPLETE) or anything after it: a rank of the "
-                   "world that never joined (not started, another MASTER_ADDR/PORT or world size), or a store or "
-                   "network its peers cannot reach; a stack dump of every rank (py-spy dump) and NCCL_DEBUG=INFO "
-                   "say where each waits", ranks, lines(began, 4))
+                   + ", and the log ends there: every process seen began start-up and none printed the line "
+                   "its runtime prints once start-up returns (fairseq's `initialized host H as rank N`, "
+                   "SGLang's `Init torch distributed ends.`, NCCL's Init COMPLETE) or anything after it: a "
+                   "rank of the world that never joined (not started, another MASTER_ADDR/PORT or world "
+                   "size), or a store or network its peers cannot reach; a stack dump of every rank (py-spy "
+                   "dump) and NCCL_DEBUG=INFO say where each waits", ranks, lines(began, 4))

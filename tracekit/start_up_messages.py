@@ -33,8 +33,8 @@ from tracekit.parsers import any_of
 class Means(Enum):
     """What a start-up line says of its wait."""
     WAITING = "is waiting for"  # a wait begun: decides nothing alone
-    #: a wait begun, said by a program of the job rather than a runtime (UNDECIDED does not name it; it decides
-    #: only where it ends the log: rules_init.start_up_ends_the_log)
+    #: a wait begun, said by a program of the job rather than a runtime (UNDECIDED does not name it; it
+    #: decides only where it ends the log: rules_init.start_up_ends_the_log)
     JOINING = "is about to wait for"
     RETRYING = "kept retrying a refused connect to"  # time passed: the peer's socket was not listening
     TIMED_OUT = "waited past its limit for"
@@ -144,9 +144,9 @@ MESSAGES: tuple[Message, ...] = (
     Message("wenet_init_distributed", "WeNet",
             r"\btraining on multiple gpus, this gpu (?P<gpu>\d+)",
             Means.JOINING, "its process group (init_process_group with every trainer of the world)",
-            "wenet-e2e/wenet 01546996 wenet/utils/train_utils.py:256 init_distributed: logging.info('training on "
-            "multiple gpus, this gpu {}'.format(local_rank) + ', rank {}, world_size {}'...), then "
-            "dist.init_process_group(args.dist_backend)", decoded=False),
+            "wenet-e2e/wenet 01546996 wenet/utils/train_utils.py:256 init_distributed: logging.info("
+            "'training on multiple gpus, this gpu {}'.format(local_rank) + ', rank {}, world_size {}'...), "
+            "then dist.init_process_group(args.dist_backend)", decoded=False),
     # DeepSpeed's init_distributed before its torch backend creates the process group
     Message("deepspeed_init_distributed", "DeepSpeed",
             r"\bInitializing TorchBackend in DeepSpeed with backend (?P<backend>\w+)",

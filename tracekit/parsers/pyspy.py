@@ -42,12 +42,12 @@ HINT_LINES = 3
 # the frames of one traceback are at most TB_GAP lines apart (the code and caret lines between)
 TB_FRAME = r'^\s*File "(?P<src>[^"]+)", line (?P<lineno>\d+), in (?P<func>\S.*?)\s*$'
 TB_GAP = 3
-# the same frames as rich prints them in its boxed traceback (Textualize/rich 42899d8a rich/traceback.py:809-823
-# ``Traceback._render_stack``: ``Text.assemble(frame.filename, ":", str(frame.lineno), " in ", frame.name)``, or
-# ``in name:lineno`` where the file does not exist, inside the panel of :662 ``Traceback (most recent call
-# last)`` whose left border is ``│``; parsers/text takes the borders off, the raw line keeps them), innermost
-# last; each frame's code (``1292 │ ...``, ``❱`` at its line) sits between two frames, so they are at most
-# RICH_GAP lines apart
+# the same frames as rich prints them in its boxed traceback (Textualize/rich 42899d8a
+# rich/traceback.py:809-823 ``Traceback._render_stack``: ``Text.assemble(frame.filename, ":",
+# str(frame.lineno), " in ", frame.name)``, or ``in name:lineno`` where the file does not exist, inside the
+# panel of :662 ``Traceback (most recent call last)`` whose left border is ``│``; parsers/text takes the
+# borders off, the raw line keeps them), innermost last; each frame's code (``1292 │ ...``, ``❱`` at its
+# line) sits between two frames, so they are at most RICH_GAP lines apart
 RICH_FRAME = (r"^\s*(?:(?P<src>\S+\.py):(?P<lineno>\d+) in (?P<func>[\w.<>]+)"
               r"|in (?P<func2>[\w.<>]+):(?P<lineno2>\d+))\s*$")
 RICH_BOX = "│"

@@ -24,6 +24,15 @@ shows"): INIT_STALL where a line or a stack says a rank waited in start-up and t
   store client timing out), where the run shows no step, collective, completed NCCL init or progress, and
   NCCL did not say the connect failed (its failure, read by the NCCL rules, is the transport's: dev-116).
 
+- ``start_up_ends_the_log``: every line from a start-up's first announcement to the end of the log is an
+  announcement of that start-up (a runtime's own word that it begins a wait, ``Means.WAITING``: Paddle's
+  ``init nccl context``, SGLang's ``Init torch distributed begin.``, WeNet's ``training on multiple gpus``; a
+  rank's word that it joins the process group, fairseq's ``distributed init (rank N)``) or the runtime's
+  version line, and the log ends there: every process seen entered start-up and none printed the line it
+  prints once start-up returns (fairseq's ``initialized host H as rank N``, SGLang's ``Init torch distributed
+  ends.``, NCCL's ``Init COMPLETE``, a step). On dev the same announcements followed by anything else (an
+  end line, NCCL's set-up lines, a model's messages) are labelled undecided, and stay so.
+
 ``start_up_unfinished`` walks them in that order; ``rules.RULES`` holds it once, after the rendezvous'
 own failures and before ``init_stall`` (a rank's own word of where start-up stopped is the cause the
 generic init and timeout rules would otherwise report as an unexplained timeout).
@@ -38,6 +47,7 @@ import polars as pl
 from tracekit import start_up_messages as sm
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
+from tracekit.rules_stall import joined_then_nothing
 from tracekit.sources import collect
 from tracekit.wording import who
 
@@ -71,7 +81,8 @@ MASTER_WAIT = r"^\s*waiting for master\s*$|Back-off restarting failed container 
 
 def start_up_unfinished(ev: Evidence) -> Verdict | None:
     """The first of this family's rules that fires."""
-    for rule in (unique_id_unanswered, start_up_overdue, master_never_resolved, start_up_said):
+    for rule in (unique_id_unanswered, start_up_overdue, master_never_resolved, start_up_said,
+                 start_up_ends_the_log):
         v = rule(ev)
         if v is not None:
             return v
@@ -197,3 +208,57 @@ def _from_words(message: str, pattern: str, n: int = 200) -> str:
     hit = re.search(pattern, text)
     start = hit.start() if hit and hit.start() > 60 else 0
     return clip(("... " if start else "") + text[start:], n)
+
+
+#: fairseq's word that a rank joins its process group (fairseq/distributed/utils.py:286 at 3d262bb2,
+#: ``logger.info("distributed init (rank {}): {}")`` right before ``dist.init_process_group``; its end, :298,
+#: ``initialized host {} as rank {}``), read by parsers/torch_log as a ``rank_joined`` event
+JOINS = EventKind.RANK_JOINED
+
+
+def start_up_ends_the_log(ev: Evidence) -> Verdict | None:
+    """INIT_STALL where, in every file, the lines from the first start-up announcement to the file's last line
+    are all announcements of that start-up or version lines, and nothing else is said after them: no
+    collective, communicator, step, end, error or stall; every rank seen announced it."""
+    if (ev.steps.height or ev.progressed or ev.finished or ev.failure_signs or ev.clean_end
+            or ev.stalls.height or ev.store.comms.height or _past_start_up(ev)):
+        return None
+    joined = ev.kinds(JOINS)
+    if joined.height:  # (ranks of a known world that never joined and left no record: that rule names them)
+        named = joined_then_nothing(ev)
+        if named is not None and named.kind is Kind.INIT_STALL:
+            return named
+    said = ev.store.events.filter(pl.col("message").fill_null("").str.contains(sm.BEGINS)
+                                  & (pl.col("kind") == EventKind.SERVER_UP))
+    began = pl.concat([said.select("file", "line", "rank", "message"),
+                       joined.select("file", "line", "rank", "message")]).sort("file", "line")
+    files = ev.store.files.filter(pl.col("lines") > pl.col("blank"))
+    if not began.height or not files.height:
+        return None
+    chatter = ev.kinds(EventKind.VERSION).select("file", "line")
+    for f in files.iter_rows(named=True):
+        mine = began.filter(pl.col("file") == f["file"])
+        if not mine.height or f["last_line"] is None or f["lines"] != f["last_line"]:
+            return None  # (a file with no announcement, or lines after its last one that the store skips)
+        allowed = (set(mine["line"].to_list())
+                   | set(chatter.filter(pl.col("file") == f["file"])["line"].to_list()))
+        if any(n not in allowed for n in range(mine["line"].min(), f["last_line"] + 1)):
+            return None
+    ranks = sorted(set(began["rank"].drop_nulls().to_list()))
+    if set(ev.store.ranks["rank"].drop_nulls().to_list()) - set(ranks):
+        return None  # (a rank seen that never announced it: its lines are of another shape)
+    first = began.row(0, named=True)
+    read = sm.read(first["message"])
+    what = (f"{read[0].runtime}'s start-up {read[0].means.value} {read[0].awaited}" if read else
+            "the ranks said they were joining the process group (init_process_group, which returns only once "
+            "every rank of the world has joined)")
+    named = f"{who(ranks)}: " if ranks else ""
+    quoted = clip(" ".join(first["message"].split()), 160)
+    return Verdict(Kind.INIT_STALL, f"start-up never completed: {named}{what}: \"{quoted}\""
+                   + (f" (said {began.height} times)" if began.height > 1 else "")
+                   + ", and the log ends there: every process seen began start-up and none printed the line "
+                   "its runtime prints once start-up returns (fairseq's `initialized host H as rank N`, "
+                   "SGLang's `Init torch distributed ends.`, NCCL's Init COMPLETE) or anything after it: a "
+                   "rank of the world that never joined (not started, another MASTER_ADDR/PORT or world "
+                   "size), or a store or network its peers cannot reach; a stack dump of every rank (py-spy "
+                   "dump) and NCCL_DEBUG=INFO say where each waits", ranks, lines(began, 4))

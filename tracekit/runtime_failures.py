@@ -91,9 +91,19 @@ FAILURES: tuple[Failure, ...] = (
             "process exited: \"Shard complete standard error output:\", \"Shard process was signaled to "
             "shutdown with signal {signal}\"",
             "a TGI shard process exited (its standard error, which the launcher prints, says why)"),
-    # (Horovod's `Horovod has been shut down` (horovod/common/common.h:232) is not here: its own words give two
-    # readings, an exception on one of the ranks or a rank that finished while the others still called a
-    # collective, so alone it decides no kind: tests/test_failures_knock_on.py)
+    # --- Horovod: its background loop shut down, every later op of this rank fails with SHUT_DOWN_ERROR ---
+    # (both readings its words give, an exception on one of the ranks or a rank that finished execution while
+    # this one still called a collective, are a rank that raised or exited first and the others failing after
+    # it: LABELS.md's crashed-rank; the exception, where there was one, is "in the log before the first
+    # shutdown message", and an earlier exception line decides first: tests/test_failures_knock_on.py)
+    Failure(r"\bHorovod has been shut down\b", Means.FAILED,
+            "horovod/horovod 2626dc87 horovod/common/common.h:232 SHUT_DOWN_ERROR: \"Horovod has been shut "
+            "down. This was caused by an exception on one of the ranks or an attempt to allreduce, allgather "
+            "or broadcast a tensor after one of the ranks finished execution. If the shutdown was caused by "
+            "an exception, you should see the exception in the log before the first shutdown message.\"",
+            "another rank raised or exited first, and Horovod shut down on every rank after it (its op here "
+            "failed with SHUT_DOWN_ERROR: an exception on one of the ranks, or a collective called after one "
+            "of the ranks finished execution; the first rank's own error is in its log before this line)"),
     # --- Triton / TensorRT-LLM: a model the server could not load ---
     Failure(r"\bfailed to load '[^']+' version \d+:", Means.CANNOT_START,
             "triton-inference-server/core src/model_repository_manager/model_lifecycle.cc:654: LOG_ERROR << "

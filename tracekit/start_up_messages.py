@@ -33,6 +33,9 @@ from tracekit.parsers import any_of
 class Means(Enum):
     """What a start-up line says of its wait."""
     WAITING = "is waiting for"  # a wait begun: decides nothing alone
+    #: a wait begun, said by a program of the job rather than a runtime (UNDECIDED does not name it; it
+    #: decides only where it ends the log: rules_init.start_up_ends_the_log)
+    JOINING = "is about to wait for"
     RETRYING = "kept retrying a refused connect to"  # time passed: the peer's socket was not listening
     TIMED_OUT = "waited past its limit for"
     GAVE_UP = "gave up on"
@@ -136,6 +139,21 @@ MESSAGES: tuple[Message, ...] = (
             Means.WAITING, "its NCCL communicator (CreateComm: ncclCommInitRank with every trainer)",
             "PaddlePaddle/Paddle paddle/fluid/imperative/nccl_context.cc (NCCLParallelContext::Init, VLOG(0) "
             "before CreateComm; `nccl_context.cc:83]` in the glog head of Paddle 2.x)", decoded=False),
+    # WeNet's trainer before its process group (wenet/utils/train_utils.py init_distributed, then
+    # dist.init_process_group or deepspeed.init_distributed; its older train.py printed `this gpu N` alone)
+    Message("wenet_init_distributed", "WeNet",
+            r"\btraining on multiple gpus, this gpu (?P<gpu>\d+)",
+            Means.JOINING, "its process group (init_process_group with every trainer of the world)",
+            "wenet-e2e/wenet 01546996 wenet/utils/train_utils.py:256 init_distributed: logging.info("
+            "'training on multiple gpus, this gpu {}'.format(local_rank) + ', rank {}, world_size {}'...), "
+            "then dist.init_process_group(args.dist_backend)", decoded=False),
+    # DeepSpeed's init_distributed before its torch backend creates the process group
+    Message("deepspeed_init_distributed", "DeepSpeed",
+            r"\bInitializing TorchBackend in DeepSpeed with backend (?P<backend>\w+)",
+            Means.JOINING, "its process group (TorchBackend: torch.distributed.init_process_group)",
+            "deepspeedai/DeepSpeed edaa7221 deepspeed/comm/comm.py:856 init_distributed: utils.logger.info("
+            "'Initializing TorchBackend in DeepSpeed with backend {}'), then :858 cdb = TorchBackend(...)",
+            decoded=False),
     # SGLang's model runner before its process groups and communicators (its end, `Init torch distributed
     # ends.`, is parsers/trainer's `dist_init` milestone)
     Message("sglang_init_distributed", "SGLang",
@@ -186,6 +204,8 @@ ANY = either(MESSAGES)
 DECIDES = either(m for m in MESSAGES if m.means in DECISIVE)
 #: the entries of a start-up begun (a wait said once: UNDECIDED names it where the log ends there)
 WAITS = either(m for m in MESSAGES if m.means is Means.WAITING)
+#: the entries of a start-up begun that end a log only where start-up never returned (rules_init)
+BEGINS = either(m for m in MESSAGES if m.means in (Means.WAITING, Means.JOINING))
 #: the entries no other parser makes an event of (parsers/start_up reads them)
 UNDECODED = either(m for m in MESSAGES if not m.decoded)
 

@@ -42,6 +42,16 @@ HINT_LINES = 3
 # the frames of one traceback are at most TB_GAP lines apart (the code and caret lines between)
 TB_FRAME = r'^\s*File "(?P<src>[^"]+)", line (?P<lineno>\d+), in (?P<func>\S.*?)\s*$'
 TB_GAP = 3
+# the same frames as rich prints them in its boxed traceback (Textualize/rich 42899d8a
+# rich/traceback.py:809-823 ``Traceback._render_stack``: ``Text.assemble(frame.filename, ":",
+# str(frame.lineno), " in ", frame.name)``, or ``in name:lineno`` where the file does not exist, inside the
+# panel of :662 ``Traceback (most recent call last)`` whose left border is ``│``; parsers/text takes the
+# borders off, the raw line keeps them), innermost last; each frame's code (``1292 │ ...``, ``❱`` at its
+# line) sits between two frames, so they are at most RICH_GAP lines apart
+RICH_FRAME = (r"^\s*(?:(?P<src>\S+\.py):(?P<lineno>\d+) in (?P<func>[\w.<>]+)"
+              r"|in (?P<func2>[\w.<>]+):(?P<lineno2>\d+))\s*$")
+RICH_BOX = "│"
+RICH_GAP = 14
 TB_INTERRUPT = r"^\s*KeyboardInterrupt\b"
 #: the thread of a traceback that was raised and whose error line the excerpt cut: where a failure was, its
 #: message missing (evidence counts it as trouble, never as a stack of where a process waits)
@@ -161,16 +171,25 @@ def _tracebacks(lines: pl.DataFrame) -> pl.DataFrame:
     (``parsers/torch_log.py``); one whose header says it was raised and whose error line is not in the
     excerpt (it ends the file) is a ``stack`` event of thread ``RAISED``: a failure there, its message cut."""
     t = pl.col("text")
-    fr = lines.filter(t.str.contains(TB_FRAME))
+    boxed = (pl.col("raw").str.contains(RICH_BOX, literal=True).fill_null(False) if "raw" in lines.columns
+             else t.str.contains(RICH_BOX, literal=True))
+    rich = t.str.contains(RICH_FRAME) & boxed
+    fr = lines.filter(t.str.contains(TB_FRAME) | rich)
     if not fr.height:
         return pl.DataFrame()
     g = t.str.extract_groups(TB_FRAME).struct
+    r = t.str.extract_groups(RICH_FRAME).struct
     # an error line between two frames ends one traceback (a chained one, another process's, follows)
-    errs = lines.select("file", "line", (t.str.contains(TB_ERROR) & ~t.str.contains(TB_FRAME)).cast(pl.Int32)
+    errs = lines.select("file", "line", (t.str.contains(TB_ERROR) & ~t.str.contains(TB_FRAME)
+                                         & ~boxed).cast(pl.Int32)
                         .cum_sum().over("file").alias("_errs"))
     fr = fr.join(errs, on=["file", "line"], how="left").sort("file", "line").with_columns(
-        g.field("func").alias("_func"), pl.format("{}:{}", g.field("src"), g.field("lineno")).alias("_loc"),
-        (((pl.col("line") - pl.col("line").shift(1).over("file")) > TB_GAP)
+        pl.coalesce(g.field("func"), r.field("func"), r.field("func2")).alias("_func"),
+        pl.when(rich & r.field("src").is_null()).then(pl.format("?:{}", r.field("lineno2")))
+        .otherwise(pl.format("{}:{}", pl.coalesce(g.field("src"), r.field("src")),
+                             pl.coalesce(g.field("lineno"), r.field("lineno")))).alias("_loc"),
+        (((pl.col("line") - pl.col("line").shift(1).over("file"))
+          > pl.when(rich).then(RICH_GAP).otherwise(TB_GAP))
          | (pl.col("_errs") != pl.col("_errs").shift(1).over("file"))).fill_null(True)
         .cum_sum().over("file").alias("_tb"))
     frame = pl.format("{} ({})", "_func", "_loc")
@@ -180,7 +199,8 @@ def _tracebacks(lines: pl.DataFrame) -> pl.DataFrame:
         *([pl.col("launch_rank").drop_nulls().first().cast(pl.Int64, strict=False).alias("rank")]
           if "launch_rank" in lines.columns else []))
     # the first line under each block that is not its code (indented), a caret line or blank
-    code = r"^\s*$|^\s{2,}|^\s*[\^~]+\s*$|^\[Previous line repeated|^\s*```"
+    code = (r"^\s*$|^\s{2,}|^\s*[\^~]+\s*$|^\[Previous line repeated|^\s*```|^\s*[│╰]"
+            r"|^\s*(?:❱\s*)?\d+ │")  # (rich's code lines, their borders taken off)
     later = (lines.select("file", pl.col("line").alias("_at"), "text")
              .join(blocks.select("file", "_tb", "_last"), on="file")
              .filter((pl.col("_at") > pl.col("_last")) & ~t.str.contains(code)).sort("_at"))

@@ -173,6 +173,32 @@ def trend(t: pl.DataFrame) -> dict | None:
             "file": end["file"], "line": end["line"], "message": end["message"]}
 
 
+def halved(t: pl.DataFrame) -> dict | None:
+    """Two progress lines of the loop that carry one figure (a time per step, or a throughput in one
+    unit), too few for ``trend``: the later one ``TREND`` times worse than the earlier (a time per step
+    doubled, a throughput halved). The earlier slow one is a warm-up and says nothing; a later one half as
+    fast is a run (or the same job on more nodes, pasted after it) that goes at half the pace. ``text``,
+    ``before`` and ``after`` (each ``file``, ``line``, ``message``); None otherwise."""
+    t = _loop_only(t)
+    took = t.filter(pl.col("took").is_not_null() & (pl.col("took") > 0))
+    rate = t.filter(pl.col("rate").is_not_null() & (pl.col("rate") > 0))
+    what, f = ("took", took) if took.height >= rate.height else ("rate", rate)
+    if f.height != 2 or (what == "rate" and f["unit"].n_unique() != 1):
+        return None  # (three lines or more: ``trend``; two figures in two units: not one measure)
+    a, b = f.row(0, named=True), f.row(1, named=True)
+    worse = b["took"] >= TREND * a["took"] if what == "took" else b["rate"] * TREND <= a["rate"]
+    if not worse:
+        return None
+    unit = a["unit"] if what == "rate" else None
+    noun = "the time per step grew" if what == "took" else "the throughput fell"
+    ratio = b[what] / a[what]
+    how = f"{ratio:.2g}x" if what == "took" else f"to {ratio:.0%}"
+    keep = ("file", "line", "message")
+    return {"text": f"{noun} {how}, from {_said(what, a[what], unit)} to {_said(what, b[what], unit)} "
+                    "between the two progress lines the program printed",
+            "before": {k: a[k] for k in keep}, "after": {k: b[k] for k in keep}}
+
+
 #: a time per step that creeps up (a rate that creeps down) by this much from the first third to the
 #: last, with the middle third between them and every line of the last third above the first third
 CREEP = 1.15

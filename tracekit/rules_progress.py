@@ -265,7 +265,7 @@ def pace_halved(ev: Evidence) -> Verdict | None:
     the pace or less: a slower phase, or the same job on more GPUs pasted after it (no scaling)."""
     if ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.mismatches or ev.stacks.height:
         return None
-    got = pace.halved(ev.ticks)
+    got = pace.halved(pace.ticks(ev.store.events, each_figure=True))
     if got is None:
         return None
     a, b = got["before"], got["after"]

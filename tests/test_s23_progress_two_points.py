@@ -13,7 +13,8 @@ DS_PIPE = "steps: {n} loss: 2.3456 iter time (s): 0.523 samples/sec: 61.187"
 # (`" {eta}iter: {iter}  {losses}  {non_losses}  {avg_time}{last_time}" + "{avg_data_time}{last_data_time} lr:
 # {lr}  {memory}"`, each loss `{}: {:.4g}`, `time: {:.4f}  `, `max_mem: {:.0f}M`), through its logger
 D2 = ("[12/01 10:00:{s:02d} d2.utils.events]:  eta: 0:10:12  iter: {n}  total_loss: 2.113  loss_cls: 0.5  "
-      "time: 0.4012  last_time: 0.4010  data_time: 0.0123  last_data_time: 0.0120   lr: 0.00019981  max_mem: 3012M")
+      "time: 0.4012  last_time: 0.4010  data_time: 0.0123  last_data_time: 0.0120   lr: 0.00019981  "
+      "max_mem: 3012M")
 
 
 def _lines(fmt: str, n: int) -> str:

@@ -203,7 +203,8 @@ def halved(t: pl.DataFrame) -> dict | None:
     how = f"{ratio:.2g}x" if what == "took" else f"to {ratio:.0%}"
     keep = ("file", "line", "message")
     return {"text": f"{noun} {how}, from {_said(what, a[what], unit)} to {_said(what, b[what], unit)} "
-                    f"over the {f.height} progress lines the program printed, each slower than the one before",
+                    f"over the {f.height} progress lines the program printed, each slower than the one "
+                    "before",
             "before": {k: a[k] for k in keep}, "after": {k: b[k] for k in keep}}
 
 

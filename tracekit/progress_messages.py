@@ -130,8 +130,8 @@ STEPS: tuple[Message, ...] = (
     # (s23) a trainer's terminal line every `print_freq` batches: the global step is the third counter
     Message("weathergen_train_batch",
             r"\b\d{3,} : \d{5,}/\d{5,} : (?P<step>\d{6,}) : loss = [-+\d.]+[eE][-+]\d+ \(lr=",
-            "WeatherGenerator's trainer every `train_log_freq.terminal` batches on the root rank: the mini-epoch, "
-            "the batch of the epoch's batches, the global step, the mean loss, the learning rate and the "
+            "WeatherGenerator's trainer every `train_log_freq.terminal` batches on the root rank: the "
+            "mini-epoch, the batch of the epoch's batches, the global step, the mean loss, the learning rate and the "
             "samples per second since its last line (`s/sec=`); the run goes on",
             "ecmwf/WeatherGenerator src/weathergen/train/trainer.py:907-915 (`_log_terminal`: "
             "`f\"{mini_epoch:03d} : {bidx:05d}/{len_dataset:05d} : \" + f\"{self.cf.istep:06d} : loss = "

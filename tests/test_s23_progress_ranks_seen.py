@@ -71,7 +71,8 @@ def test_two_progress_lines_the_later_at_half_the_throughput_are_slow_progress()
             for i, s in enumerate((1, 2))]
     warm[0]["message"] = "step 1, loss 2.0, 3.0 samples/s"
     assert rules_seen.pace_halved(Evidence.gather(make_store(events=warm))) is None
-    # two bars at their end (vLLM's `Processed prompts: 100%| 1/1 [..., 5.91it/s]`, then 1.02it/s) are two loops
+    # two bars at their end (vLLM's `Processed prompts: 100%| 1/1 [..., 5.91it/s]`, then 1.02it/s):
+    # two loops
     assert _decide("dv2-015-unsloth-grpo-vllm-prompts-done-pg-not-destroyed.txt").kind != Kind.SLOW_PROGRESS
 
 

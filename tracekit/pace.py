@@ -179,15 +179,16 @@ def trend(t: pl.DataFrame) -> dict | None:
 
 def halved(t: pl.DataFrame) -> dict | None:
     """Two or three progress lines of the loop that carry one figure (a time per step, or a throughput in
-    one unit; not a bar at its end), too few for ``trend`` to take a third of them: each worse than the one before and the last
-    ``TREND`` times worse than the first (a time per step doubled, a throughput halved). The earlier slow
-    one is a warm-up and says nothing; a later one half as fast is a run (or the same job on more GPUs,
-    pasted after it) that goes at half the pace. ``text``, ``before`` and ``after`` (each ``file``,
+    one unit; not a bar at its end), too few for ``trend`` to take a third of them: each worse than the
+    one before and the last ``TREND`` times worse than the first (a time per step doubled, a throughput
+    halved). The earlier slow one is a warm-up and says nothing; a later one half as fast is a run (or the
+    same job on more GPUs, pasted after it) that goes at half the pace. ``text``, ``before`` and ``after`` (each ``file``,
     ``line``, ``message``); None otherwise."""
     # (a bar at its end times its whole loop, vLLM's `Processed prompts: 100%| 1/1 [..., 5.91it/s]` one
     # batch of prompts: two such bars are two loops, not one loop's pace)
-    ended = pl.col("message").fill_null("").str.contains(r"\b100%\s*\|") | (
-        pl.col("max_steps").is_not_null() & pl.col("step").is_not_null() & (pl.col("step") >= pl.col("max_steps")))
+    at_total = pl.col("max_steps").is_not_null() & pl.col("step").is_not_null() & (
+        pl.col("step") >= pl.col("max_steps"))
+    ended = pl.col("message").fill_null("").str.contains(r"\b100%\s*\|") | at_total
     t = _loop_only(t).filter(~ended)
     took = t.filter(pl.col("took").is_not_null() & (pl.col("took") > 0))
     rate = t.filter(pl.col("rate").is_not_null() & (pl.col("rate") > 0))

@@ -127,6 +127,16 @@ STEPS: tuple[Message, ...] = (
             "in each epoch), then its `key=value` figures (`train_time=` the mean seconds of one iteration)",
             "espnet/espnet espnet2/train/reporter.py `SubReporter.log_message` (`f\"{self.epoch}epoch:{self.key}:"
             "{self.prev_count + 1}-{self.count}batch: \"`, then `{key2}={v:.3f}` joined with `, `)"),
+    # (s23) timm's train loop every `log_interval` updates (the count starts again each epoch)
+    Message("timm_train_update",
+            r"(?:^|\s)Train: \d+ \[\s*(?P<step>\d+)/\d+ \(\s*\d+%\)\]\s+Loss: ",
+            "timm's train.py `train_one_epoch` on rank 0 every `log_interval` updates and at the epoch's last: "
+            "the epoch, the update of the epoch's updates, the loss, the time per update and the samples/s, "
+            "the learning rate; the loop goes on",
+            "huggingface/pytorch-image-models train.py:1417-1423 (`f'Train: {epoch} [{update_idx:>4d}/"
+            "{updates_per_epoch} '`, `f'({100. * (update_idx + 1) / updates_per_epoch:>3.0f}%)]  '`, `f'Loss: "
+            "{loss_now:#.3g} ({loss_avg:#.3g})  '`, `f'Time: {update_time_m.val:.3f}s, {... / "
+            "update_time_m.val:>7.2f}/s  '`)"),
     # (s23) a trainer's terminal line every `print_freq` batches: the global step is the third counter
     Message("weathergen_train_batch",
             r"\b\d{3,} : \d{5,}/\d{5,} : (?P<step>\d{6,}) : loss = [-+\d.]+[eE][-+]\d+ \(lr=",

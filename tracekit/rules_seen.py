@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit import pace
+from tracekit import pace, progress_messages
 from tracekit.evidence import Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.rules_common import calm
+from tracekit.parsers import any_of
 from tracekit.rules_progress import LOOP_END, own_figures
+
+#: a line that says a part of the run ended (an epoch: ``progress_messages.PARTS``): the last of a file's
+#: progress lines there is a loop at its end, where a job may stop as well as go on
+PART_ENDED = any_of(*(m.pattern for m in progress_messages.PARTS))
 
 
 def pace_halved(ev: Evidence) -> Verdict | None:
@@ -36,12 +41,13 @@ def pace_halved(ev: Evidence) -> Verdict | None:
 def progress_on_ranks_seen(ev: Evidence) -> Verdict | None:
     """A counter that advances across one process's own lines (a step, batch, iteration or epoch
     number: two values or more in one file, of one rank or of one unnamed process), its last line
-    mid-loop (not a bar at 100% or a step at its total: a loop that ended and nothing after it is where a
-    job stops), nothing but calm lines, no pace that falls, and not every rank of the world seen (or the
-    world size unknown): HEALTHY for the job, the ranks not seen inferred. In synchronous data-parallel
-    training a step ends only when every rank's collectives of that step complete, so steps that advance
-    on one rank are evidence that its whole group advances; the summary says which ranks were seen, how
-    many steps, and that the others are inferred from the synchronous steps."""
+    mid-loop (not a bar at 100%, a step at its total or an epoch said finished: a loop that ended and
+    nothing after it is where a job stops), nothing but calm lines, no pace that falls, and not every
+    rank of the world seen (or the world size unknown): HEALTHY for the job, the ranks not seen
+    inferred. In synchronous data-parallel training a step ends only when every rank's collectives of
+    that step complete, so steps that advance on one rank are evidence that its whole group advances;
+    the summary says which ranks were seen, how many steps, and that the others are inferred from the
+    synchronous steps."""
     st = ev.steps
     if (ev.clean_end or ev.coverage.complete or not st.height or ev.pace["slow"] or ev.pace["falling"]
             or not calm(ev, init_done=True, nothing_looked_at=True)):
@@ -56,14 +62,15 @@ def progress_on_ranks_seen(ev: Evidence) -> Verdict | None:
     # the last progress line of each file that holds steps: a loop at its end there is where a job stops
     last = (ev.kinds(EventKind.STEP, EventKind.PROGRESS).join(own.select("file").unique(), on="file")
             .sort("file", "line").group_by("file", maintain_order=True).last())
-    at_end = last["message"].fill_null("").str.contains(LOOP_END) | (
+    said = last["message"].fill_null("")
+    at_end = said.str.contains(LOOP_END) | said.str.contains(PART_ENDED) | (
         last["max_steps"].is_not_null() & last["step"].is_not_null() & (last["step"] >= last["max_steps"]))
     if at_end.any():
         return None
     top = own.row(0, named=True)
     who = "the program's lines (no rank named)" if top["_who"] < 0 else f"rank {top['_who']}'s lines"
     return Verdict(Kind.HEALTHY, f"progress on the ranks seen: {who} advanced steps {top['lo']} -> "
-                   f"{top['hi']} ({top['lines']} step lines, the last of them mid-loop){own_figures(ev)}, and "
-                   "no error, signal or stall is logged; in synchronous training a step ends only when every "
+                   f"{top['hi']} ({top['lines']} step lines, the last of them mid-loop){own_figures(ev)}, "
+                   "and no error, signal or stall is logged; in synchronous training a step ends only when every "
                    "rank's collectives of that step complete, so the ranks not seen are inferred to advance "
                    f"with them ({ev.coverage.describe()})", [], lines(st.sort("file", "line"), 2))

@@ -61,10 +61,11 @@ def _printed(text: pl.Expr, patterns) -> pl.Expr:
                          else text.str.extract(f"(?i)({p.removeprefix('(?i)')})", 1) for p in patterns))
 
 
-def ticks(events: pl.DataFrame) -> pl.DataFrame:
+def ticks(events: pl.DataFrame, each_figure: bool = False) -> pl.DataFrame:
     """The progress lines (``step`` and ``progress`` events, with a step number or not) that carry a
     figure, in the order they were written: ``rate`` (and its ``unit``) or ``took`` (seconds per step),
-    ``i`` the line's place among them. A step printed twice (by two loggers) counts once."""
+    ``i`` the line's place among them. A step printed twice (by two loggers) counts once; with
+    ``each_figure``, once per figure it carries."""
     st = events.filter(pl.col("kind").is_in([EventKind.STEP, EventKind.PROGRESS])).sort("file", "line")
     if not st.height:
         none = {"rate": pl.Float64, "unit": pl.Utf8, "took": pl.Float64, "took_said": pl.Utf8,
@@ -78,8 +79,11 @@ def ticks(events: pl.DataFrame) -> pl.DataFrame:
                          _printed(text, RATES).alias("rate_said"))
     st = st.filter(pl.col("rate").is_not_null() | pl.col("took").is_not_null())
     st = st.join(_phases_before(events, st), on=["file", "line"], how="left")
+    # (``each_figure``: one step with two figures is two processes' or two runs' lines, WeatherGenerator's
+    # 1-node and 2-node `... : 000040 : loss = ... s/sec=0.715)` and `... s/sec=0.350)`: each counts)
     numbered = (st.filter(pl.col("step").is_not_null())
-                .unique(["rank", "step"], keep="first", maintain_order=True))
+                .unique(["rank", "step", *(["rate", "took"] if each_figure else [])], keep="first",
+                        maintain_order=True))
     st = pl.concat([numbered, st.filter(pl.col("step").is_null())]).sort("file", "line")
     return st.with_row_index("i")
 
@@ -171,6 +175,42 @@ def trend(t: pl.DataFrame) -> dict | None:
     return {"text": f"{noun} {verb}, from {_said(what, first, unit)} to {_said(what, last, unit)} "
                     f"{over}{creep}",
             "file": end["file"], "line": end["line"], "message": end["message"]}
+
+
+def halved(t: pl.DataFrame) -> dict | None:
+    """Two or three progress lines of the loop that carry one figure (a time per step, or a throughput in
+    one unit; not a bar at its end), too few for ``trend`` to take a third of them: each worse than the
+    one before and the last ``TREND`` times worse than the first (a time per step doubled, a throughput
+    halved). The earlier slow one is a warm-up and says nothing; a later one half as fast is a run (or the
+    same job on more GPUs, pasted after it) that goes at half the pace. ``text``, ``before`` and ``after`` (each ``file``,
+    ``line``, ``message``); None otherwise."""
+    # (a bar at its end times its whole loop, vLLM's `Processed prompts: 100%| 1/1 [..., 5.91it/s]` one
+    # batch of prompts: two such bars are two loops, not one loop's pace)
+    at_total = pl.col("max_steps").is_not_null() & pl.col("step").is_not_null() & (
+        pl.col("step") >= pl.col("max_steps"))
+    ended = pl.col("message").fill_null("").str.contains(r"\b100%\s*\|") | at_total
+    t = _loop_only(t).filter(~ended)
+    took = t.filter(pl.col("took").is_not_null() & (pl.col("took") > 0))
+    rate = t.filter(pl.col("rate").is_not_null() & (pl.col("rate") > 0))
+    what, f = ("took", took) if took.height >= rate.height else ("rate", rate)
+    if not 2 <= f.height <= MIN_TICKS or (what == "rate" and f["unit"].n_unique() != 1):
+        return None  # (more lines: ``trend``; figures in two units: not one measure)
+    v = f[what] if what == "took" else -f[what]
+    if (v.diff().drop_nulls() < 0).any():
+        return None  # (a line better than the one before: not a pace that falls)
+    a, b = f.row(0, named=True), f.row(-1, named=True)
+    worse = b["took"] >= TREND * a["took"] if what == "took" else b["rate"] * TREND <= a["rate"]
+    if not worse:
+        return None
+    unit = a["unit"] if what == "rate" else None
+    noun = "the time per step grew" if what == "took" else "the throughput fell"
+    ratio = b[what] / a[what]
+    how = f"{ratio:.2g}x" if what == "took" else f"to {ratio:.0%}"
+    keep = ("file", "line", "message")
+    return {"text": f"{noun} {how}, from {_said(what, a[what], unit)} to {_said(what, b[what], unit)} "
+                    f"over the {f.height} progress lines the program printed, each slower than the one "
+                    "before",
+            "before": {k: a[k] for k in keep}, "after": {k: b[k] for k in keep}}
 
 
 #: a time per step that creeps up (a rate that creeps down) by this much from the first third to the

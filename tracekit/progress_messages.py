@@ -127,6 +127,26 @@ STEPS: tuple[Message, ...] = (
             "in each epoch), then its `key=value` figures (`train_time=` the mean seconds of one iteration)",
             "espnet/espnet espnet2/train/reporter.py `SubReporter.log_message` (`f\"{self.epoch}epoch:{self.key}:"
             "{self.prev_count + 1}-{self.count}batch: \"`, then `{key2}={v:.3f}` joined with `, `)"),
+    # (s23) timm's train loop every `log_interval` updates (the count starts again each epoch)
+    Message("timm_train_update",
+            r"(?:^|\s)Train: \d+ \[\s*(?P<step>\d+)/\d+ \(\s*\d+%\)\]\s+Loss: ",
+            "timm's train.py `train_one_epoch` on rank 0 every `log_interval` updates and at the epoch's last: "
+            "the epoch, the update of the epoch's updates, the loss, the time per update and the samples/s, "
+            "the learning rate; the loop goes on",
+            "huggingface/pytorch-image-models train.py:1417-1423 (`f'Train: {epoch} [{update_idx:>4d}/"
+            "{updates_per_epoch} '`, `f'({100. * (update_idx + 1) / updates_per_epoch:>3.0f}%)]  '`, `f'Loss: "
+            "{loss_now:#.3g} ({loss_avg:#.3g})  '`, `f'Time: {update_time_m.val:.3f}s, {... / "
+            "update_time_m.val:>7.2f}/s  '`)"),
+    # (s23) a trainer's terminal line every `print_freq` batches: the global step is the third counter
+    Message("weathergen_train_batch",
+            r"\b\d{3,} : \d{5,}/\d{5,} : (?P<step>\d{6,}) : loss = [-+\d.]+[eE][-+]\d+ \(lr=",
+            "WeatherGenerator's trainer every `train_log_freq.terminal` batches on the root rank: the "
+            "mini-epoch, the batch of the epoch's batches, the global step, the mean loss, the learning rate and the "
+            "samples per second since its last line (`s/sec=`); the run goes on",
+            "ecmwf/WeatherGenerator src/weathergen/train/trainer.py:907-915 (`_log_terminal`: "
+            "`f\"{mini_epoch:03d} : {bidx:05d}/{len_dataset:05d} : \" + f\"{self.cf.istep:06d} : loss = "
+            "{avg_loss.nanmean().item():.4E} \" + f\"(lr={...:.2E}, \"`, then `s/sec={(print_freq * "
+            "batch_size_per_gpu) / dt:.3f})`)"),
     # (results, s19) an epoch's own summary, printed once the epoch is done: the epoch is the step
     Message("espnet_epoch_results", r"^(?:.*?\s)?(?P<step>\d+)epoch results: \[\w+\] \w+=",
             "ESPnet's reporter at the end of an epoch: that epoch's figures, `[train] ...` then `[valid] ...` "
@@ -192,6 +212,9 @@ RATES: tuple[tuple[str, str], ...] = (
      "horovod/horovod examples/pytorch/pytorch_synthetic_benchmark.py:110 (`log('Iter #%d: %.1f img/sec per %s' "
      "% (x, img_sec, device))`; the TensorFlow and elastic variants the same, examples/tensorflow/"
      "tensorflow_synthetic_benchmark.py:105)"),
+    (r"\(lr=[-+\d.]+[eE][-+]\d+, (?:gradient norm=[\d.]+, )?s/sec=(\d+(?:\.\d+)?)\)",
+     "ecmwf/WeatherGenerator src/weathergen/train/trainer.py:915 (`s/sec={(print_freq * "
+     "self.cf.batch_size_per_gpu) / dt:.3f})`: the samples per second of one GPU since the last line)"),
 )
 #: the units those rates name (parsers/series.py's ``RATE_UNIT`` takes them in, before its own)
-RATE_UNITS = (r"Tokens/s/device", r"img/sec per \w+")
+RATE_UNITS = (r"Tokens/s/device", r"img/sec per \w+", r"\bs/sec\b")

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import polars as pl
 
 from tracekit import (rules_bench, rules_busy, rules_crash_words, rules_exit, rules_init, rules_nccl_tests,
-                      rules_progress, rules_raised, rules_results, rules_salient)
+                      rules_progress, rules_raised, rules_results, rules_salient, rules_seen)
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
@@ -95,6 +95,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_bench.throughput_drop,
     rules_results.uneven_speeds,  # ends (s22): tf_cnn_benchmarks' step speeds spread as wide as their mean
     rules_bench.pace_trend,  # progress: a time per step that doubles, a throughput that halves
+    rules_seen.pace_halved,  # progress (s23, issue 31): the same, on two or three progress lines only
     rules_bench.pace_alternates,  # progress: a time per step that goes up and down at every line
     rules_bench.phase_dominates,
     rules_bench.every_rank_ended,
@@ -114,6 +115,9 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     healthy,
     steady_progress,
     rules_progress.progress_to_the_end,  # progress (s17, issue 31): steps to the last line: healthy, partial
+    # progress (s23, issue 31): steps that advance on the ranks seen, the others inferred from the synchronous
+    # steps: healthy, before clean_but_partial says undecided over them
+    rules_seen.progress_on_ranks_seen,
     clean_but_partial,
     rules_results.epoch_results,  # ends (s22): an epoch and its validation reported done
 ]

@@ -11,7 +11,8 @@ that rises (a step, an iteration, a batch, the samples seen: a number a counter 
 ``N / M`` whose ``M`` stays, or a line's leading number) and/or a figure of the pace (a rate, a time per
 step; ``RATES`` and ``TIMES``, which ``pace.py`` reads too).
 
-A template printed 3+ times in one file with a rising counter or a pace on each line makes ``step`` events
+A template printed 3+ times in one file with a pace on each line, or 2+ times with a counter that rises
+on them (s23: two points of one loop are progress, one line a snapshot), makes ``step`` events
 (with the counter) or ``progress`` events (a pace and no counter), ``where="series"``, the time per step in
 ``duration_ms``. Not progress: a template with an error, warning or retry word (``retrying (3/100)``, a
 repeated ``Connection refused``), a progress bar (a download's, a loader's: ``45%|####``, ``[=====>``), a
@@ -144,6 +145,8 @@ CANDIDATE = (r"(?i)step|iter|epoch|batch|update|sample|token|throughput|/s\b|per
              r"\d\s*/\s*\d|^\s*\d+\s|" + BARE_TIME + "|" + BARE_TIME_MS)
 #: the fewest lines of one template that make a series
 MIN_LINES = 3
+#: the fewest where a counter on them rises (s23): two points of one loop are progress, one is a snapshot
+MIN_COUNTED = 2
 #: the characters of the masked line that name its template
 KEY = 80
 #: what stands for a number in a template (a character no log line holds: a line's own `#` stays apart)
@@ -174,7 +177,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     cand = cand.filter(~said.str.contains(NOT_PROGRESS)).with_columns(
         pl.col("_full").str.slice(0, KEY).alias("_tmpl"))
     counts = cand.group_by("file", "_tmpl").agg(pl.len().alias("_n"))
-    cand = cand.join(counts.filter(pl.col("_n") >= MIN_LINES), on=["file", "_tmpl"], how="semi")
+    cand = cand.join(counts.filter(pl.col("_n") >= MIN_COUNTED), on=["file", "_tmpl"], how="semi")
     if not cand.height:
         return Parsed("series")
     took = pl.coalesce(*(t.str.extract(p, 1).cast(pl.Float64, strict=False) * f * 1e3 for p, f in TIMES))
@@ -184,8 +187,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     frames = []
     for (file, tmpl), g in cand.sort("file", "line").group_by("file", "_tmpl", maintain_order=True):
         step = _counter(g)
-        if step is None and g["_paced"].sum() < MIN_LINES:
-            continue
+        if step is None and (g["_paced"].sum() < MIN_LINES or g.height < MIN_LINES):
+            continue  # (no counter that rises: a pace printed on MIN_LINES lines or more, else nothing)
         kind = EventKind.STEP if step is not None else EventKind.PROGRESS
         frames.append(g.with_columns(pl.lit(kind).alias("kind"),
                                      (step if step is not None else pl.lit(None, pl.Int64)).alias("step")))

@@ -1,0 +1,76 @@
+"""Progress on the ranks seen (issue 31, session 23: the first call): where an expert decides from the
+progress lines of some ranks. ``progress_on_ranks_seen``: a counter that advances on one process's own lines,
+its last line mid-loop, nothing but calm lines, is HEALTHY for the job though not every rank is seen (in
+synchronous training a step ends only when every rank's collectives of that step complete); ``pace_halved``:
+two or three progress lines, each slower, the last at half the first's pace or worse, are SLOW_PROGRESS."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit import pace, progress_messages
+from tracekit.evidence import Evidence, lines
+from tracekit.outcome import Cited, EventKind, Kind, Verdict
+from tracekit.rules_common import calm
+from tracekit.parsers import any_of
+from tracekit.rules_progress import LOOP_END, own_figures
+
+#: a line that says a part of the run ended (an epoch: ``progress_messages.PARTS``): the last of a file's
+#: progress lines there is a loop at its end, where a job may stop as well as go on
+PART_ENDED = any_of(*(m.pattern for m in progress_messages.PARTS))
+
+
+def pace_halved(ev: Evidence) -> Verdict | None:
+    """Two or three progress lines that print one figure (``pace.halved``: each slower than the one before,
+    a time per step that doubled, a throughput that halved from the first to the last), nothing but calm
+    lines: SLOW_PROGRESS, with both figures and both lines. Not hung (the later line was printed), progress
+    at half the pace or less: a slower phase, or the same job on more GPUs pasted after it (no scaling)."""
+    if ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.mismatches or ev.stacks.height:
+        return None
+    got = pace.halved(pace.ticks(ev.store.events, each_figure=True))
+    if got is None:
+        return None
+    a, b = got["before"], got["after"]
+    return Verdict(Kind.SLOW_PROGRESS, f"{got['text']} (`{a['message'][:100]}`, then "
+                   f"`{b['message'][:100]}`): the program still progresses at half its pace or less, not "
+                   "hung; a slower phase, or the same job on more GPUs or nodes going no faster (no error "
+                   f"logged; {ev.coverage.describe()})", [],
+                   [Cited(a["file"], a["line"], a["message"]), Cited(b["file"], b["line"], b["message"])])
+
+
+def progress_on_ranks_seen(ev: Evidence) -> Verdict | None:
+    """A counter that advances across one process's own lines (a step, batch, iteration or epoch
+    number: two values or more in one file, of one rank or of one unnamed process), its last line
+    mid-loop (not a bar at 100%, a step at its total or an epoch said finished: a loop that ended and
+    nothing after it is where a job stops), nothing but calm lines, no pace that falls, and not every
+    rank of the world seen (or the world size unknown): HEALTHY for the job, the ranks not seen
+    inferred. In synchronous data-parallel training a step ends only when every rank's collectives of
+    that step complete, so steps that advance on one rank are evidence that its whole group advances;
+    the summary says which ranks were seen, how many steps, and that the others are inferred from the
+    synchronous steps."""
+    st = ev.steps
+    if (ev.clean_end or ev.coverage.complete or not st.height or ev.pace["slow"] or ev.pace["falling"]
+            or not calm(ev, init_done=True, nothing_looked_at=True)):
+        return None
+    own = (st.with_columns(pl.col("rank").fill_null(-1).alias("_who"))
+           .group_by("file", "_who").agg(pl.col("step").n_unique().alias("n"),
+                                         pl.col("step").min().alias("lo"), pl.col("step").max().alias("hi"),
+                                         pl.len().alias("lines"))
+           .filter(pl.col("n") > 1).sort("lines", descending=True))
+    if not own.height:
+        return None  # (one value per process: a snapshot, not progress; or values from different processes)
+    # the last progress line of each file that holds steps: a loop at its end there is where a job stops
+    last = (ev.kinds(EventKind.STEP, EventKind.PROGRESS).join(own.select("file").unique(), on="file")
+            .sort("file", "line").group_by("file", maintain_order=True).last())
+    said = last["message"].fill_null("")
+    at_end = said.str.contains(LOOP_END) | said.str.contains(PART_ENDED) | (
+        last["max_steps"].is_not_null() & last["step"].is_not_null() & (last["step"] >= last["max_steps"]))
+    if at_end.any():
+        return None
+    top = own.row(0, named=True)
+    who = "the program's lines (no rank named)" if top["_who"] < 0 else f"rank {top['_who']}'s lines"
+    return Verdict(Kind.HEALTHY, f"progress on the ranks seen: {who} advanced steps {top['lo']} -> "
+                   f"{top['hi']} ({top['lines']} step lines, the last of them mid-loop){own_figures(ev)}, "
+                   "and no error, signal or stall is logged; in synchronous training a step ends only when every "
+                   "rank's collectives of that step complete, so the ranks not seen are inferred to advance "
+                   f"with them ({ev.coverage.describe()})", [], lines(st.sort("file", "line"), 2))

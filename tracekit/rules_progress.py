@@ -113,7 +113,8 @@ def steady_progress(ev: Evidence) -> Verdict | None:
     if not ev.progressed or not calm(ev, every_rank_seen=True, nothing_looked_at=True):
         return None  # (ranks of a known world that left no record: what they logged is not known; a stack
         # dump beside the steps: someone looked for where it waits)
-    per_step, rate = ev.pace["per_step_s"], ev.pace["rate"]
+    # (a time per step printed as 0.00 is a pace too fast for its digits: no pace to say, as none)
+    per_step, rate = ev.pace["per_step_s"] or None, ev.pace["rate"] or None
     if ev.steps.height < 2 or ev.pace["slow"] or ev.pace["falling"] or (per_step is None and rate is None):
         return None  # a pace that cannot be measured might hide a stall between two step lines
     what = "took" if per_step else "rate"

@@ -57,7 +57,8 @@ def test_invalid_config_blocking_real_paste_is_that_ranks_crash(tmp_path):
                 "Invalid config blocking attribute value -2147483648\n"
                 "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
                 "NCCLUtils.hpp:219, invalid argument, NCCL version 2.14.3\nChildFailedError\n")
-    assert v.kind == Kind.CRASHED_RANK
+    # (in set-up, before any communicator completed: rules_set_up's INIT_STALL, which says it)
+    assert v.kind == Kind.INIT_STALL
     assert "Invalid config blocking attribute value" in v.summary and "transport" not in v.summary
 
 
@@ -76,7 +77,8 @@ def test_topology_it_could_not_read_at_init_is_no_transport_error(tmp_path):
                 + h + "graph/xml.cc:332 NCCL WARN Could not find real path of /sys/class/pci_bus/0000:21/"
                 "../../0000:21:00.0\n" + h + "NCCL INFO graph/xml.cc:469 -> 2\n"
                 + h + "NCCL INFO graph/topo.cc:522 -> 2\n" + h + "NCCL INFO init.cc:627 -> 2\n")
-    assert v.kind == Kind.CRASHED_RANK
+    # (in set-up, before any communicator completed: rules_set_up's INIT_STALL, which says it)
+    assert v.kind == Kind.INIT_STALL
     assert "Could not find real path" in v.summary and "not of its network" in v.summary
 
 
@@ -168,7 +170,8 @@ def test_hccp_init_failure_is_that_ranks_crash_with_its_reason(tmp_path):
                 "ProcessGroupHCCL.cpp:64\n[ERROR] 2024-05-21-11:57:54 (PID:927000, Device:3, RankID:3) "
                 "ERR02200 DIST call hccl api failed.\nEJ0001: 2024-05-21-11:57:54.167.645 Failed to "
                 "initialize the HCCP process. Reason: Maybe the last training process is running.\n")
-    assert v.kind == Kind.CRASHED_RANK and v.ranks == [3]
+    # (in set-up, before any communicator completed: rules_set_up's INIT_STALL, which says it)
+    assert v.kind == Kind.INIT_STALL and v.ranks == [3]
     assert "EJ0001" in v.summary and "Failed to initialize the HCCP process" in v.summary
 
 
@@ -224,7 +227,8 @@ def test_two_ranks_of_one_communicator_on_one_gpu_that_never_formed_is_the_launc
     v = _decide(tmp_path, _init("gpu-a", 3639, 0, "19000", "START")
                 + _init("gpu-a", 3640, 1, "19000", "START")
                 + "gpu-a:3640:3640 [0] NCCL INFO init.cc:1876 -> 5\n")
-    assert v.kind == Kind.CRASHED_RANK and v.ranks == [0, 1] and "busId 19000" in v.summary
+    # (in set-up, before any communicator completed: rules_set_up's INIT_STALL, which says it)
+    assert v.kind == Kind.INIT_STALL and v.ranks == [0, 1] and "busId 19000" in v.summary
 
 
 def test_ranks_on_one_busid_of_two_hosts_or_after_init_completed_are_no_duplicate(tmp_path):

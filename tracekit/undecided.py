@@ -188,7 +188,13 @@ def undecided(ev: Evidence) -> tuple[str, list]:
         seen.append(text)
         cited += lines(last, 3)
     if begun is not None and not n and not errors.height and not ev.steps.height and not st:
-        reading = ("; start-up began and nothing after it is logged (no communicator completed, no collective, "
+        # (nothing after it only where its line ends its file; else what follows is no communicator, collective,
+        # step or error)
+        at = begun[1]
+        last = store.files.filter(pl.col("file") == at.file)["last_line"].max()
+        after = ("nothing after it is logged" if last is None or at.line >= last
+                 else f"{last - at.line} line(s) follow it, none of them a communicator, collective, step or error")
+        reading = (f"; start-up began and {after} (no communicator completed, no collective, "
                    "step or error): an init stall if the job stopped here, but nothing shows time passing")
         collect += [QUIET_START_UP, STACKS, "NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=INIT,NET",
                     "every rank's launch line (the same MASTER_ADDR/MASTER_PORT, world size and node count)"]

@@ -60,3 +60,26 @@ def test_two_loss_reports_whose_epoch_goes_up_are_healthy(tmp_path):
     one = tmp_path / "one.log"
     one.write_text("{'loss': 1.1, 'learning_rate': 2e-05, 'epoch': 0.08}\n")
     assert decide(ingest([one])).kind != Kind.HEALTHY
+
+
+# tf.keras 2's bar mid-epoch as Progbar.update (keras/utils/generic_utils.py, verbose=1, no terminal) writes it:
+# "\n", `"%Nd/%d [" % (current, target)`, the bar, `] - ETA: %s`, then ` - name: %.4f` per metric
+def keras_bar(i: int, per: int, eta: str) -> str:
+    done = int(30 * i / per)
+    bar = "=" * (done - 1) + ">" + "." * (30 - done)
+    return f"{i:{len(str(per))}d}/{per} [{bar}] - ETA: {eta} - loss: 7.6713 - acc: 0.0073"
+
+
+def test_keras_bars_mid_epoch_that_advance_are_steps_counted_over_the_epochs(tmp_path):
+    p = tmp_path / "fit.log"
+    p.write_text("\n".join(["Epoch 1/2", keras_bar(600, 625, "32s"),
+                            "625/625 [==============================] - 7s 99ms/step - loss: 0.0863 - acc: 0.9",
+                            "Epoch 2/2", keras_bar(100, 625, "6:32")]) + "\n")
+    v = decide(ingest([p]))
+    assert v.kind == Kind.HEALTHY and "steps 600 -> 725" in v.summary
+    one = tmp_path / "one.log"  # one bar: a snapshot, no progress
+    one.write_text("Epoch 1/90\n" + keras_bar(228, 625, "6:32") + "\n")
+    assert decide(ingest([one])).kind != Kind.HEALTHY
+    # Horovod's Keras ImageNet example, a bar then rank 16 missing (label: deadlock): the bar changes nothing
+    v = decide(ingest([WILD / "dev-111-horovod-32rank-keras-rank16-missing.txt"]))
+    assert v.kind == Kind.DEADLOCK and "rank 16" in v.summary

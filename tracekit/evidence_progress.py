@@ -18,6 +18,10 @@ from tracekit.store import Store
 #: c10d's ProcessGroupNCCL creation, DeepSpeed's configuration block)
 START_UP = (EventKind.TRAIN_START, EventKind.RANK_JOINED, EventKind.ELASTIC_LAUNCH, EventKind.ELASTIC_RENDEZVOUS,
             EventKind.ELASTIC_REJOIN, EventKind.DEEPSPEED_CONFIG, EventKind.SERVER_UP, EventKind.PG_COMM)
+#: the fewest progress reports with no step number (HF Trainer's loss dicts, transformers trainer.py ``log``:
+#: ``{'loss': 1.23, ..., 'epoch': 0.5}`` each ``logging_steps``) whose epoch goes up that say the job moved
+#: (s23: two reports of one loop are two points of it, as two counted lines of a series are; was 3)
+MIN_REPORTS = 2
 
 
 class Progress:
@@ -102,7 +106,7 @@ class Progress:
         if st.height and st["step"].n_unique() > 1:
             out.append(f"steps advanced {st['step'].min()} -> {st['step'].max()}")
         ep = self.epochs
-        if not out and ep.height >= 3 and ep["epoch"][-1] > ep["epoch"][0]:
+        if not out and ep.height >= MIN_REPORTS and ep["epoch"][-1] > ep["epoch"][0]:
             out.append(f"{ep.height} progress reports as the epoch went {ep['epoch'][0]:g} -> "
                        f"{ep['epoch'][-1]:g}")
         if self.motion.height and self.motion.filter(pl.col("last") > pl.col("first")).height:

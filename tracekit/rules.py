@@ -103,6 +103,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_progress.progress_then_start_up,  # ends (s20): a start-up after the last progress line: undecided
     rules_bench.steady_own_pace,
     rules_bench.steady_ticks,  # progress: progress lines with no step number at a steady figure
+    rules_seen.queue_drains,  # progress (s23, issue 31): a server's stat lines whose waiting queue drains
     rules_results.timers_repeat,  # ends (s22): a trainer's phase timers at a steady interval, no step line
     rules_progress.reports_advance,  # progress: loss reports whose epoch goes up, no step number, no time
     rules_progress.steps_advance,  # progress: steps at a regular stride with no time on them

@@ -10,6 +10,7 @@ from dataclasses import replace
 import polars as pl
 
 from tracekit import figures, pace, rules_bench
+from tracekit.evidence_progress import MIN_REPORTS
 from tracekit.evidence import CLEAN_ENDS, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.rules_common import calm, late_text
@@ -136,7 +137,7 @@ def reports_advance(ev: Evidence) -> Verdict | None:
     and nothing but calm lines: healthy for what is seen; with no time on them the pace is not known."""
     ep = ev.epochs
     if (ev.steps.height or not ev.progressed or ev.trouble.height or ev.failure_signs or ev.stalls.height
-            or ev.missing or ev.mismatches or ev.coverage.missing or ep.height < 3):
+            or ev.missing or ev.mismatches or ev.coverage.missing or ep.height < MIN_REPORTS):
         return None
     return Verdict(Kind.HEALTHY, f"{ev.progressed[0]} and no error, signal or stall is logged: the training "
                    "moves; this covers what is seen, and with no time on the reports their pace is not known "

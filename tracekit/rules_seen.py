@@ -74,3 +74,44 @@ def progress_on_ranks_seen(ev: Evidence) -> Verdict | None:
                    "and no error, signal or stall is logged; in synchronous training a step ends only when every "
                    "rank's collectives of that step complete, so the ranks not seen are inferred to advance "
                    f"with them ({ev.coverage.describe()})", [], lines(st.sort("file", "line"), 2))
+
+
+#: a serving engine's periodic stat line, its figures read where its code prints them: vLLM's
+#: ``Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, Running: %d reqs,
+#: Swapped: %d reqs, Pending: %d reqs, ...`` (vllm/engine/metrics.py LoggingStatLogger.log, the
+#: ``logger.info("Avg prompt throughput: ...`` call) and V1's ``Engine 000: ... Running: %d reqs, Waiting:
+#: %d reqs`` (vllm/v1/metrics/loggers.py); groups: prompt, generation, running, queued
+SERVER_STATS = (r"Avg prompt throughput: ([\d.]+) tokens/s, Avg generation throughput: ([\d.]+) tokens/s, "
+                r"Running: (\d+) reqs,(?: Swapped: \d+ reqs,)? (?:Pending|Waiting): (\d+) reqs")
+
+
+def queue_drains(ev: Evidence) -> Verdict | None:
+    """A serving engine's stat lines (``SERVER_STATS``), 3 or more in one file, each with requests running
+    and tokens generated, whose queue of waiting requests shrinks from the first line to the last, nothing
+    but calm lines: HEALTHY. Its throughput follows its load (prompts admitted in one interval, none in the
+    next) and need not hold steady; a queue that drains while requests run means requests finish and new
+    ones are admitted. Not where the queue stays as it was (nothing shows a request finishing: a server at a
+    few tokens/s may be the complaint) or a line generates nothing."""
+    if not calm(ev, init_done=True, nothing_looked_at=True) or ev.pace["slow"] or ev.pace["falling"]:
+        return None
+    msgs = ev.kinds(EventKind.PROGRESS, EventKind.STEP)
+    if not msgs.height:
+        return None
+    got = (msgs.with_columns(*(pl.col("message").str.extract(SERVER_STATS, i + 1).cast(pl.Float64, strict=False)
+                               .alias(n) for i, n in enumerate(("prompt", "gen", "running", "queued"))))
+           .drop_nulls("queued").sort("file", "line"))
+    if not got.height:
+        return None
+    top = got.group_by("file").len().sort("len", descending=True).row(0, named=True)
+    s = got.filter(pl.col("file") == top["file"])
+    if (s.height < 3 or (s["gen"] <= 0).any() or (s["running"] <= 0).any()
+            or not s["queued"][-1] < s["queued"][0]):
+        return None
+    a, b = s.row(0, named=True), s.row(-1, named=True)
+    return Verdict(Kind.HEALTHY, f"the serving engine keeps serving: {s.height} stat lines, "
+                   f"{s['running'].min():g}-{s['running'].max():g} requests running, generation throughput "
+                   f"{s['gen'].min():g}-{s['gen'].max():g} tokens/s on every line, and the queue of waiting "
+                   f"requests drained from {a['queued']:g} to {b['queued']:g}: requests finish and new ones are "
+                   f"admitted, the throughput follows the load; no error, signal or stall is logged "
+                   f"({ev.coverage.describe()})", [],
+                   [Cited(a["file"], a["line"], a["message"]), Cited(b["file"], b["line"], b["message"])])

@@ -44,6 +44,9 @@ TF_STEP = rf"\bloss = (?P<loss>{NUM}), step = (?P<step>\d+)\b"
 MXNET = r"\bEpoch\[(?P<epoch>\d+)\] Batch \[(?P<step>\d+)\]\s+Speed: [\d.]+ samples/sec"
 KERAS_EPOCH = r"^Epoch (?P<step>\d+)/(?P<of>\d+)\s*$"
 KERAS_DONE = r"^(?P<done>\d+)/(?P<total>\d+) \[=+\] - \d+m?s \d+(?:ms|s|us)/step\b"
+# (s23) a tf.keras 2 bar mid-epoch (keras/utils/generic_utils.py Progbar.update, verbose=1, no terminal: "\n", then
+# `"%Nd/%d [" % (current, target)`, the bar, `] - ETA: %s`, metrics): `228/625 [=====>....] - ETA: 6:32 - loss: 7.67`
+KERAS_BAR = r"^\s*(?P<i>\d+)/(?P<per>\d+) \[=*>?\.*\] - ETA: [\d:]+s?\b"
 # torchvision's references MetricLogger.log_every (DeiT, MAE, DINO, detection ...): `Epoch: [7]  [ 100/1251] 
 # eta: 0:15:17  lr: 0.001998  loss: 5.2755 (5.2755)  time: 0.7736  data: 0.0005`; the count starts again each
 # epoch, so the step is counted over the epochs the header names, and its total is no end of the run
@@ -290,7 +293,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
                  r"iteration\s+\d+/\s*\d+ \|", TQDM, "comm op: ", TRAIN_START, DS_VERSION, KNOWN,
                  r"\{'train_runtime'|\{'eval_\w*loss'",
                  LOGGED_EVERY, MEGATRON_WORLD, ITERATION, PROGRAM_END, PHASES, NO_PROGRESS, TF_STEP, MXNET,
-                 KERAS_EPOCH, KERAS_DONE, DS_TIMER, VERL, FAIRSEQ, FAIRSEQ_OLD, STEP_BAR,
+                 KERAS_EPOCH, KERAS_DONE, KERAS_BAR, DS_TIMER, VERL, FAIRSEQ, FAIRSEQ_OLD, STEP_BAR,
                  IMAGENET, MMCV_EPOCH, MMCV_ITER, TESTS_RAN, PYTEST_PASSED, SERVING, TQDM_TAIL, OWN_STEPS))
     ) | pl.col("_ok")
     return Parsed("trainer", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))
@@ -319,7 +322,15 @@ def _keras(df: pl.DataFrame, frames: list[pl.DataFrame]) -> None:
     k = df.with_columns(t.str.extract(KERAS_EPOCH, 1).cast(pl.Int64, strict=False).alias("_e"),
                         t.str.extract(KERAS_EPOCH, 2).cast(pl.Int64, strict=False).alias("_of"))
     k = k.with_columns(pl.col("_e", "_of").forward_fill().over("file"))
-    banners = k.filter(t.str.contains(KERAS_EPOCH))
+    # (s23) bars mid-epoch: a step each, counted over the epochs (batch 228 of epoch 2 of 625 is step 853);
+    # where a file holds them its banners are no steps of their own
+    bars = k.filter(t.str.contains(KERAS_BAR)).with_columns(t.str.extract_groups(KERAS_BAR).alias("_g")).unnest("_g")
+    if bars.height:
+        frames.append(bars.with_columns(pl.lit(EventKind.PROGRESS).alias("kind"), t.alias("message"),
+                                        ((pl.col("_e").fill_null(1) - 1) * pl.col("per").cast(pl.Int64)
+                                         + pl.col("i").cast(pl.Int64)).alias("step"))
+                      .drop("_e", "_of", "i", "per"))
+    banners = k.filter(t.str.contains(KERAS_EPOCH)).join(bars.select("file").unique(), on="file", how="anti")
     if banners.height:
         frames.append(banners.with_columns(pl.lit(EventKind.STEP).alias("kind"), t.alias("message"),
                                            pl.col("_e").alias("step")).drop("_e", "_of"))

@@ -98,9 +98,11 @@ def test_progress_then_a_closing_signal_is_not_healthy():
     assert decide(make_store(events=steps(lines) + [sig])).kind != Kind.HEALTHY
 
 
-def test_progress_without_a_measurable_pace_is_not_called_healthy():
+def test_progress_without_a_measurable_pace_is_healthy_for_the_ranks_seen_and_says_so():
+    # (session 23, rules_seen.progress_on_ranks_seen: steps that advance, the last mid-loop, nothing else
+    # logged: an expert's first call is healthy; the summary says what was seen and what is inferred)
     v = decide(make_store(events=steps(["step 1 loss 1.0", "step 2 loss 0.9", "step 3 loss 0.8"])))
-    assert v.kind == Kind.UNDECIDED
+    assert v.kind == Kind.HEALTHY and "steps 1 -> 3" in v.summary and "inferred" in v.summary
 
 
 def test_a_throughput_that_ends_at_its_lowest_is_not_healthy():

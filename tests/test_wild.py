@@ -41,6 +41,13 @@ KNOWN = {
         "torch-053": "accelerate's `local_rank: 1` alone: rank 1, numbered by local rank",
         "torch-054": "torchrun's `local_rank: 3` alone: rank 3, numbered by local rank",
         "torch-057": "torchrun's `local_rank: 0` beside the mismatch rank 1 printed: rank 0, numbered by local rank",
+        # c10d's mismatch report names the rank of each side (`Rank 1 is running collective: ...`): the later
+        # labels count both (dv6-033, dv10-015, dv16-018, dv5-022, dv17-028); these first labels count neither
+        # (parsers/rank_words, session 23)
+        "llm-021": "c10d's mismatch report names its sides' ranks: the first labels count none",
+        "torch-007": "c10d's mismatch report names its sides' ranks: the first labels count none",
+        "torch-008": "c10d's mismatch report names its sides' ranks: the first labels count none",
+        "torch-058": "c10d's mismatch report names its sides' ranks: the first labels count none",
     },
     "world_size": {
         "nccl-025": "mpirun -np 2 of an nccl-tests built without MPI: two jobs of one rank each",

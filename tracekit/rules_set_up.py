@@ -16,7 +16,7 @@ import re
 
 import polars as pl
 
-from tracekit import start_up_messages as sm
+from tracekit import align, start_up_messages as sm
 from tracekit.evidence import Evidence
 from tracekit.outcome import Kind, Verdict
 
@@ -29,9 +29,9 @@ SET_UP = (
     (r"\binit\.cc:\d+|\bbootstrap\.cc:\d+|graph/\w+\.cc:\d+|transport/\w+\.cc:\d+",
      "NCCL's set-up sources in a WARN or an unwind line (init, bootstrap, topology, transport set-up)"),
     (r"HcclCommInit\w*|Failed to initiali[sz]e the HCCP", "Ascend HCCL's communicator init"),
-    (r"MPI_Init(?:_thread)?\b", "MPI_Init: the MPI library's set-up"),
 )
 SET_UP_ANY = "|".join(f"(?:{p})" for p, _ in SET_UP)
+# (not MPI_Init's failure: the process never started its program, rules_crash_words' "could not start")
 #: the program never began set-up: its failure is its own, not set-up's
 NEVER_BEGAN = r"(?i)process group (?:has not been|is not) initiali[sz]ed"
 #: a fault of the rank's device or memory, whatever phase it came in: the rank's own crash (a CUDA error or an
@@ -42,8 +42,10 @@ DEVICE_FAULT = r"(?i)out of memory|\bOOM\b|CUDA error|[Cc]uda failure|unhandled 
 def unfinished(ev: Evidence) -> bool:
     """Nothing shows the job past set-up: no communicator completed init, no collective, no step, no end."""
     s = ev.store
-    return (not s.comms.filter(pl.col("state") == "init_complete").height and not s.collectives.height
-            and not ev.steps.height and not ev.clean_end)
+    if s.comms.filter(pl.col("state") == "init_complete").height or ev.steps.height or ev.clean_end:
+        return False
+    # (the collectives may be a scan of a store left on disk: counted, not read)
+    return not align.collect(s.collectives.lazy().select(pl.len())).item()
 
 
 def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:

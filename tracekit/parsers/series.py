@@ -128,7 +128,11 @@ NOT_PROGRESS = (r"(?i)\b(?:error|errors|fail\w*|retr(?:y|ies|ying)|attempt\w*|ex
                 r"|\d+%\|| \[=+>?|\bit/s\]|s/it\]"
                 # a tqdm bar with no total (HF datasets' `Map (num_proc=1): 800 examples [00:00, 2296.35
                 # examples/s]`): its elapsed time and rate in brackets
-                r"|\[\d+:\d\d(?::\d\d)?(?:<[\d:?]+)?,\s*[\d.?]+\s*[\w ]*/\w+\]")
+                r"|\[\d+:\d\d(?::\d\d)?(?:<[\d:?]+)?,\s*[\d.?]+\s*[\w ]*/\w+\]"
+                # an evaluation's results, not a step (transformers trainer.py `evaluate`: its metrics keyed
+                # `{metric_key_prefix}_...`, `eval_loss`, `eval_runtime`; two of them with a rising
+                # global_step are two evaluations, each at a step another line already counts)
+                r"|^\s*\{\s*['\"]eval_\w+['\"]\s*:")
 #: a rank a line names at its start
 NAMED_RANK = r"(?i)^\W{0,3}rank\s*[:=#]?\s*(\d+)\b"
 #: a logger header's level, within the line's first characters

@@ -177,6 +177,18 @@ def trend(t: pl.DataFrame) -> dict | None:
             "file": end["file"], "line": end["line"], "message": end["message"]}
 
 
+#: a progress bar at its end (``100%|``): that loop ended there
+LOOP_END = r"\b100%\s*\|"
+
+
+def at_loop_end() -> pl.Expr:
+    """A progress line at its loop's end: a bar at 100% (``LOOP_END``) or a step at the loop's last
+    (``step >= max_steps``, ``15/15``): that loop ended there, where a job may stop as well as go on."""
+    at_total = pl.col("max_steps").is_not_null() & pl.col("step").is_not_null() & (
+        pl.col("step") >= pl.col("max_steps"))
+    return pl.col("message").fill_null("").str.contains(LOOP_END) | at_total
+
+
 def halved(t: pl.DataFrame) -> dict | None:
     """Two or three progress lines of the loop that carry one figure (a time per step, or a throughput in
     one unit; not a bar at its end), too few for ``trend`` to take a third of them: each worse than the
@@ -186,10 +198,7 @@ def halved(t: pl.DataFrame) -> dict | None:
     ``line``, ``message``); None otherwise."""
     # (a bar at its end times its whole loop, vLLM's `Processed prompts: 100%| 1/1 [..., 5.91it/s]` one
     # batch of prompts: two such bars are two loops, not one loop's pace)
-    at_total = pl.col("max_steps").is_not_null() & pl.col("step").is_not_null() & (
-        pl.col("step") >= pl.col("max_steps"))
-    ended = pl.col("message").fill_null("").str.contains(r"\b100%\s*\|") | at_total
-    t = _loop_only(t).filter(~ended)
+    t = _loop_only(t).filter(~at_loop_end())
     took = t.filter(pl.col("took").is_not_null() & (pl.col("took") > 0))
     rate = t.filter(pl.col("rate").is_not_null() & (pl.col("rate") > 0))
     what, f = ("took", took) if took.height >= rate.height else ("rate", rate)

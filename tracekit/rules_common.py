@@ -14,6 +14,12 @@ COLLECT = ("run under `tracekit run` on every node (NCCL INFO, Flight Recorder d
            "progress stops), or set TORCH_NCCL_TRACE_BUFFER_SIZE=2000 and a ddp_timeout of minutes")
 
 
+def last_per_file(df: pl.DataFrame) -> pl.DataFrame:
+    """Each file's last row, in line order: where its log ends (what came last decides whether a loop went
+    on, a timer report was the end, ...)."""
+    return df.sort("file", "line").group_by("file", maintain_order=True).last()
+
+
 def msg(df: pl.DataFrame, i: int = 0, n: int = 200) -> str:
     return clip(df["message"][i], n)
 

@@ -13,7 +13,7 @@ from tracekit import figures, pace, rules_bench
 from tracekit.evidence_progress import MIN_REPORTS
 from tracekit.evidence import CLEAN_ENDS, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
-from tracekit.rules_common import calm, late_text
+from tracekit.rules_common import calm, last_per_file, late_text
 from tracekit.undecided import undecided_verdict
 
 
@@ -209,10 +209,6 @@ def healthy(ev: Evidence) -> Verdict | None:
                    f"every rank of {ev.coverage.world_size} seen, no failure logged, and {what}", [], [])
 
 
-#: a progress bar at its end (``100%|``) or a step at the loop's last (``15/15``): that loop ended there
-LOOP_END = r"\b100%\s*\|"
-
-
 def progress_to_the_end(ev: Evidence) -> Verdict | None:
     """Steps that advance (or one progress line whose counter is past the run's start,
     ``rules_bench.WARM_UP``:
@@ -232,12 +228,9 @@ def progress_to_the_end(ev: Evidence) -> Verdict | None:
         return None
     # (a trainer's phase timers are the report of the step they follow, DeepSpeed's at the end of each step
     # it completes (rules_results.timers_repeat): not something after the step)
-    last = (ev.store.events.filter(pl.col("kind") != EventKind.PHASE_TIMES).sort("file", "line")
-            .group_by("file", maintain_order=True).last())
+    last = last_per_file(ev.store.events.filter(pl.col("kind") != EventKind.PHASE_TIMES))
     ends_on_step = last["kind"].is_in([EventKind.STEP, EventKind.PROGRESS]) & last["step"].is_not_null()
-    at_end = last["message"].fill_null("").str.contains(LOOP_END) | (
-        last["max_steps"].is_not_null() & (last["step"] >= last["max_steps"]))
-    if not (ends_on_step & ~at_end).all():
+    if not (ends_on_step & ~last.select(pace.at_loop_end()).to_series()).all():
         return None  # (a file that ends on something else, or on a loop at its end: where it stopped)
     t = ev.ticks
     took = t.filter(pl.col("took").is_not_null() & (pl.col("took") > 0))

@@ -16,7 +16,7 @@ from tracekit import pace
 from tracekit.evidence import Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.parsers.series import template
-from tracekit.rules_common import calm
+from tracekit.rules_common import calm, last_per_file
 from tracekit.rules_nccl_tests import NIC_MIN_GBS, transport_logged
 from tracekit.wording import duration, fmt_ranks
 
@@ -321,8 +321,7 @@ def timers_repeat(ev: Evidence) -> Verdict | None:
     if (ph.height < pace.MIN_TICKS or ev.steps.height or ev.ticks.height
             or not calm(ev, init_done=True, every_rank_seen=True, nothing_looked_at=True)):
         return None
-    last = (ev.store.events.sort("file", "line").group_by("file", maintain_order=True).last()
-            .join(ph.select("file").unique(), on="file"))
+    last = last_per_file(ev.store.events).join(ph.select("file").unique(), on="file")
     if not (last["kind"] == EventKind.PHASE_TIMES).all():
         return None  # (a file whose last line is not its last timer report: what came after decides)
     text = pl.concat_str(pl.col("ts").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))

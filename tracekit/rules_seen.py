@@ -11,9 +11,9 @@ import polars as pl
 from tracekit import pace, progress_messages
 from tracekit.evidence import Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
-from tracekit.rules_common import calm
+from tracekit.rules_common import calm, last_per_file
 from tracekit.parsers import any_of
-from tracekit.rules_progress import LOOP_END, own_figures
+from tracekit.rules_progress import own_figures
 
 #: a line that says a part of the run ended (an epoch: ``progress_messages.PARTS``): the last of a file's
 #: progress lines there is a loop at its end, where a job may stop as well as go on
@@ -60,12 +60,9 @@ def progress_on_ranks_seen(ev: Evidence) -> Verdict | None:
     if not own.height:
         return None  # (one value per process: a snapshot, not progress; or values from different processes)
     # the last progress line of each file that holds steps: a loop at its end there is where a job stops
-    last = (ev.kinds(EventKind.STEP, EventKind.PROGRESS).join(own.select("file").unique(), on="file")
-            .sort("file", "line").group_by("file", maintain_order=True).last())
-    said = last["message"].fill_null("")
-    at_end = said.str.contains(LOOP_END) | said.str.contains(PART_ENDED) | (
-        last["max_steps"].is_not_null() & last["step"].is_not_null() & (last["step"] >= last["max_steps"]))
-    if at_end.any():
+    last = last_per_file(ev.kinds(EventKind.STEP, EventKind.PROGRESS).join(own.select("file").unique(), on="file"))
+    at_end = pace.at_loop_end() | pl.col("message").fill_null("").str.contains(PART_ENDED)
+    if last.select(at_end).to_series().any():
         return None
     top = own.row(0, named=True)
     who = "the program's lines (no rank named)" if top["_who"] < 0 else f"rank {top['_who']}'s lines"

@@ -27,8 +27,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     read = [sm.read(text) for text in got["text"]]
     names = [f"start-up {r[0].name}" if r else None for r in read]
     # (a wait begun is a start-up milestone, ``server_up`` with its phase; a timeout or a give-up a stall)
-    begun = (sm.Means.WAITING, sm.Means.JOINING)
-    kinds = [EventKind.SERVER_UP if r and r[0].means in begun else EventKind.STALL for r in read]
+    kinds = [EventKind.SERVER_UP if r and r[0].means in sm.BEGUN else EventKind.STALL for r in read]
     rank = pl.col("launch_rank").cast(pl.Int64, strict=False) if "launch_rank" in got.columns else pl.lit(None)
     events = got.with_columns(pl.Series("_name", names, dtype=pl.Utf8),
                               pl.Series("kind", [str(k) for k in kinds], dtype=pl.Utf8)).select(

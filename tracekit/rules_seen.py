@@ -65,9 +65,14 @@ def progress_on_ranks_seen(ev: Evidence) -> Verdict | None:
     if last.select(at_end).to_series().any():
         return None
     top = own.row(0, named=True)
+    # (said of the loop its last step line is in, those lines of its total: a data-preparation bar before the
+    # training, `400/400 examples`, is no step count of the run)
+    mine = (st.with_columns(pl.col("rank").fill_null(-1).alias("_who"))
+            .filter((pl.col("file") == top["file"]) & (pl.col("_who") == top["_who"])).sort("line"))
+    loop = mine.filter(pl.col("max_steps").eq_missing(mine["max_steps"][-1]))
     who = "the program's lines (no rank named)" if top["_who"] < 0 else f"rank {top['_who']}'s lines"
-    return Verdict(Kind.HEALTHY, f"progress on the ranks seen: {who} advanced steps {top['lo']} -> "
-                   f"{top['hi']} ({top['lines']} step lines, the last of them mid-loop){own_figures(ev)}, "
+    return Verdict(Kind.HEALTHY, f"progress on the ranks seen: {who} advanced steps {loop['step'].min()} -> "
+                   f"{loop['step'].max()} ({loop.height} step lines, the last of them mid-loop){own_figures(ev)}, "
                    "and no error, signal or stall is logged; in synchronous training a step ends only when every "
                    "rank's collectives of that step complete, so the ranks not seen are inferred to advance "
                    f"with them ({ev.coverage.describe()})", [], lines(st.sort("file", "line"), 2))

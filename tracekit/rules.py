@@ -19,13 +19,13 @@ from collections.abc import Callable
 import polars as pl
 
 from tracekit import (rules_bench, rules_busy, rules_crash_words, rules_exit, rules_init, rules_nccl_tests,
-                      rules_progress, rules_raised, rules_results, rules_salient, rules_seen)
+                      rules_progress, rules_raised, rules_results, rules_salient, rules_seen, rules_set_up)
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
 from tracekit.rules_failure import crashed_rank, cuda_failure, exited_without_cause, failed_without_cause
 from tracekit.rules_rendezvous import init_connection_failed, rank_joined_twice, rendezvous_failed, store_barrier
-from tracekit.rules_nccl_errors import (address_of_no_family, bootstrap_failed, nccl_error_unexplained,
+from tracekit.rules_nccl_errors import (address_of_no_family, nccl_error_unexplained,
                                         nccl_failure, nccl_unwound, refused_call, transport_error)
 from tracekit.rules_mismatch import (mismatch_aligned, mismatch_from_watchdog, mismatch_on_the_wire,
                                      mismatch_reported)
@@ -47,7 +47,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_results.failures_inside_passed_tests,
     cuda_failure,
     refused_call,  # (failures, issue 31)
-    bootstrap_failed,
+    rules_set_up.bootstrap_failed,  # starts (s24, issue 31): NCCL's bootstrap failed: set-up never completed
     address_of_no_family,  # (failures, issue 31)
     nccl_failure,
     waiting_across_groups,

@@ -10,7 +10,7 @@ import re
 import polars as pl
 
 from tracekit import nccl_messages
-from tracekit.evidence import BOOTSTRAP, NETWORK_FAIL, Evidence, clip, lines
+from tracekit.evidence import NETWORK_FAIL, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers.pyspy import RAISED
 from tracekit.rules_common import msg, rank_of, who_or
@@ -74,22 +74,6 @@ def refused_call(ev: Evidence) -> Verdict | None:
                    + (f": {m.meaning}" if m else "")
                    + (f"; then: {msg(then, 0, 120)}" if then.height else ""),
                    r, lines(said, 3) + lines(then, 2) + lines(ev.exits, 2))
-
-
-def bootstrap_failed(ev: Evidence) -> Verdict | None:
-    """NCCL's bootstrap failed, or NCCL refused the communicator at init (a duplicate GPU): the
-    communicator never completed init, before any collective ran."""
-    text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
-    # (a bootstrap that found no interface or could not connect is the network's: transport_error says it)
-    t = ev.transport.filter(text.str.contains(BOOTSTRAP) & ~text.str.contains(NETWORK_FAIL)
-                            & ~text.str.contains(r"(?i)interface|socket")).sort("line")
-    if not t.height or ev.store.comms.filter(pl.col("state") == "init_complete").height:
-        return None
-    r = t["rank"].drop_nulls().unique().sort().to_list()
-    then = f"; then: {msg(ev.nccl_errors, 0, 120)}" if ev.nccl_errors.height else ""
-    return Verdict(Kind.INIT_STALL, f"NCCL's communicator init never completed: its bootstrap failed on "
-                   f"{who(r) if r else 'a rank'}: {msg(t, 0, 180)}" + then,
-                   r, lines(t, 3) + lines(ev.nccl_errors, 2) + lines(ev.network_settings, 3))
 
 
 def address_of_no_family(ev: Evidence) -> Verdict | None:

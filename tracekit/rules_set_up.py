@@ -1,4 +1,17 @@
-"""A rank that failed in communicator set-up left a set-up that never completed: INIT_STALL, with the failure.
+"""Set-up that never completed: INIT_STALL, with the failure and where it happened.
+
+- ``bootstrap_failed``: NCCL's bootstrap (the ranks' exchange of addresses before a communicator exists,
+  NVIDIA/nccl src/bootstrap.cc) failed: its WARN (`bootstrap.cc:48 NCCL WARN Bootstrap : no socket interface
+  found`), the socket failure it unwound through (`misc/socket.cc:533 NCCL WARN socketPollConnect: Connect to
+  10.0.0.4<56849> returned 113(No route to host)`, then `bootstrap.cc:285 -> 2`), or the same words quoted by
+  torch under `Last error:`, with no communicator past init, no collective and no step. The communicator
+  never formed: LABELS.md's init-stall ("a bootstrap started and never completed"), and issue 31 counts
+  "bootstrap failures called transport errors" among the wrong kinds. It says the failure, what its words
+  mean (no interface, nothing listening, no route), the interface and address, and the rank. A socket failure
+  that never names the bootstrap (a proxy's connect, a NET/IB completion error) stays the transport's.
+  ``rules_rendezvous.init_connection_failed`` is the same failure one layer up (c10d's store or a process
+  group's init frame); both read ``unfinished``.
+- ``failed_in_set_up``: a rank that failed in communicator set-up left a set-up that never completed.
 
 LABELS.md's init-stall is "a communicator init / rendezvous / bootstrap started and never completed"; issue
 31 counts "an init failure called a crash" among the wrong kinds. So where the rule that decides says
@@ -17,8 +30,10 @@ import re
 import polars as pl
 
 from tracekit import align, start_up_messages as sm
-from tracekit.evidence import Evidence
-from tracekit.outcome import Kind, Verdict
+from tracekit.evidence import BOOTSTRAP, Evidence, clip, lines
+from tracekit.outcome import EventKind, Kind, Verdict
+from tracekit.rules_salient import address
+from tracekit.wording import who
 
 #: set-up calls and checks whose failure leaves set-up unfinished: (pattern, where the runtime prints it); the
 #: Python frames of set-up are start_up_messages.FRAMES' (``frame_of``: init_process_group, DDP's construction,
@@ -46,6 +61,86 @@ def unfinished(ev: Evidence) -> bool:
         return False
     # (the collectives may be a scan of a store left on disk: counted, not read)
     return not align.collect(s.collectives.lazy().select(pl.len())).item()
+
+
+#: NCCL's unwind through its bootstrap (`bootstrap.cc:285 -> 2`): the socket failure above it was the bootstrap's
+BOOTSTRAP_UNWIND = r"(?:^|/)bootstrap\.(?:cc|cu):\d+ -> \d+"
+#: what the bootstrap's failure says, in the socket's words, and what that means (the first that matches)
+BOOTSTRAP_WORDS = (
+    (r"(?i)no socket interface found|No usable listening interface",
+     "NCCL found no network interface it may use on this host (NCCL_SOCKET_IFNAME names one that is not "
+     "here or not up, or only lo and docker bridges are): check `ip -br addr` on every node and set "
+     "NCCL_SOCKET_IFNAME to the interface the nodes share"),
+    (r"(?i)already checked in", "two processes took the same rank (a launch that gave two processes one rank "
+     "number, or two jobs on one bootstrap address): check each process's RANK/NODE_RANK"),
+    (r"(?i)Connection refused",
+     "nothing listened at the peer's address (the bootstrap root on rank 0's host, or the next rank of the "
+     "ring): that process had not started, had already failed, or a firewall rejects the port"),
+    (r"(?i)No route to host|Network is unreachable|timed out|\b11[03]\(",
+     "the peer's address is not reachable from this host (the peer advertised an interface the others cannot "
+     "reach: a link-local, docker or IPv6 address, a wrong NCCL_SOCKET_IFNAME; or a firewall drops the "
+     "packets)"),
+    (r"(?i)connection abort|reset by peer|closed by (?:remote )?peer|Broken pipe",
+     "the connection to the peer was cut during the bootstrap (the peer failed or was killed, or the "
+     "interface it advertised does not carry traffic between the hosts)"),
+    (r"(?i)Address already in use|Call to bind", "the port it listens on was taken on this host"),
+    (r"(?i)truncated|magic", "a message of another size or a foreign process arrived on the bootstrap socket "
+     "(NCCL versions that differ between ranks, or another job on the same port)"),
+)
+
+
+#: a peer's address as NCCL's sockets print it: `10.0.0.4<56849>`, `fe80::966d:ae03:a2:8cf0%ib1<17943>`
+NCCL_ADDRESS = r"(?P<host>[\w.:%\-]*[\w\]])<(?P<port>\d+)>"
+
+
+def bootstrap_lines(ev: Evidence) -> pl.DataFrame:
+    """NCCL's lines of its bootstrap's failure: a WARN, a connect retry or a transport error that names the
+    bootstrap (``BOOTSTRAP``: `bootstrap.cc:48`, `Bootstrap : ...`, torch's `Last error:` quoting it), or a
+    socket failure that NCCL then unwound through bootstrap.cc in the same file (same process where known)."""
+    said = ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR, EventKind.CONNECT_RETRY)
+    if not said.height:
+        return said
+    text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+    named = said.filter(text.str.contains(BOOTSTRAP)
+                        & ~pl.col("message").fill_null("").str.contains(r"(?i)^Bootstrap ?: ?Using\b"))
+    unwound = ev.kinds(EventKind.NCCL_UNWIND).filter(pl.col("message").fill_null("").str.contains(BOOTSTRAP_UNWIND))
+    through = said.join(unwound.select("file", pl.col("pid").alias("_p"), pl.col("line").alias("_u")), on="file")
+    through = through.filter((pl.col("_u") > pl.col("line")) & (pl.col("_u") - pl.col("line") <= 12)
+                             & (pl.col("pid").is_null() | pl.col("_p").is_null() | (pl.col("pid") == pl.col("_p"))))
+    return (pl.concat([named, through.select(said.columns)]).unique(["file", "line"], maintain_order=True)
+            .sort("file", "line"))
+
+
+def bootstrap_failed(ev: Evidence) -> Verdict | None:
+    """INIT_STALL where NCCL's bootstrap failed (``bootstrap_lines``) and nothing shows the job past set-up
+    (``unfinished``): the failure, what its words mean, the address and interface, the rank."""
+    t = bootstrap_lines(ev)
+    if not t.height or not unfinished(ev) or ev.moving or ev.progressed:
+        return None
+    # (the line to quote: a failure with the peer's address, `Connect to 10.0.0.4<56849> failed`, over the
+    # retries before it and the unwind after it)
+    m = pl.col("message").fill_null("")
+    order = (pl.when(m.str.contains(r"(?i)fail|returned \d+\(") & m.str.contains(NCCL_ADDRESS)).then(0)
+             .when(m.str.contains(r"(?i)fail|no socket|unreachable|abort|checked in|closed|truncated")).then(1)
+             .otherwise(2))
+    t = t.sort(order, "file", "line")
+    said = " ".join(t["message"].fill_null("").to_list())
+    means = next((m for p, m in BOOTSTRAP_WORDS if re.search(p, said)), "")
+    hit = re.search(NCCL_ADDRESS, said)
+    at = f"{hit['host']} port {hit['port']}" if hit else address(said)
+    r = sorted(set(t["rank"].drop_nulls().to_list()))
+    boot = ev.store.links.filter(pl.col("what") == "bootstrap")
+    ifaces = sorted(set(boot["value"].drop_nulls().to_list())) if boot.height else []
+    where = ([f"the peer's address {at}"] if at else []) + (
+        [f"bootstrap over {clip(', '.join(ifaces), 80)}"] if ifaces else []) + (
+        [ev.launched_with] if ev.launched_with else [])
+    then = ev.nccl_errors.join(t.select("file", "line"), on=["file", "line"], how="anti")
+    return Verdict(Kind.INIT_STALL, f"NCCL's bootstrap failed on {who(r) if r else 'a rank'}, so its "
+                   f"communicator's init never completed (no Init COMPLETE, no collective): "
+                   f"\"{clip(t['message'][0], 180)}\"" + (f" ({'; '.join(where)})" if where else "")
+                   + (f": {means}" if means else ": NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=INIT,NET says why")
+                   + (f"; then: {clip(then['message'][0], 120)}" if then.height else ""),
+                   r, lines(t, 3) + lines(then, 2) + lines(ev.network_settings, 3))
 
 
 def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:

@@ -24,6 +24,13 @@ shows"): INIT_STALL where a line or a stack says a rank waited in start-up and t
   store client timing out), where the run shows no step, collective, completed NCCL init or progress, and
   NCCL did not say the connect failed (its failure, read by the NCCL rules, is the transport's: dev-116).
 
+- ``start_up_said_to_wait``: a start-up announcement (``start_up_messages.BEGINS``: DeepSpeed's ``Initializing
+  TorchBackend``, Paddle's ``init nccl context``; a rank's word that it joins, ``rank_joined``: Lightning's
+  ``Initializing distributed: GLOBAL_RANK``) is the last step the log shows, and a line says the run waits (the
+  user's or the program's words, salient's ``Telling.WAIT``: ``gets stuck at the following for around
+  30mins``), with nothing after it that shows start-up returned and no failure with a cause; a traceback
+  whose error the excerpt cut may follow (what the wait ended in).
+
 - ``start_up_ends_the_log``: every line from a start-up's first announcement to the end of the log is an
   announcement of that start-up (a runtime's own word that it begins a wait, ``Means.WAITING``: Paddle's
   ``init nccl context``, SGLang's ``Init torch distributed begin.``, WeNet's ``training on multiple gpus``; a
@@ -47,6 +54,9 @@ import polars as pl
 from tracekit import start_up_messages as sm
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
+from tracekit.parsers.pyspy import RAISED
+from tracekit.parsers.salient import Telling
+from tracekit.rules_salient import quote
 from tracekit.rules_stall import joined_then_nothing
 from tracekit.sources import collect
 from tracekit.wording import who
@@ -82,7 +92,7 @@ MASTER_WAIT = r"^\s*waiting for master\s*$|Back-off restarting failed container 
 def start_up_unfinished(ev: Evidence) -> Verdict | None:
     """The first of this family's rules that fires."""
     for rule in (unique_id_unanswered, start_up_overdue, master_never_resolved, start_up_said,
-                 start_up_ends_the_log):
+                 start_up_said_to_wait, start_up_ends_the_log):
         v = rule(ev)
         if v is not None:
             return v
@@ -192,6 +202,45 @@ def start_up_said(ev: Evidence) -> Verdict | None:
                    "no step, collective or completed communicator follows: the peer or coordinator was not up, "
                    "not reachable at that address (a wrong address or interface, a firewall, a port in use), "
                    "or not started", ranks, lines(said, 4))
+
+
+def start_up_said_to_wait(ev: Evidence) -> Verdict | None:
+    """INIT_STALL where a start-up announcement is the last step seen and a line says the run waits there:
+    the last start-up step, the words of the wait, what came after (a cut traceback), what to collect."""
+    if (ev.steps.height or ev.progressed or ev.finished or ev.clean_end or _past_start_up(ev)
+            or ev.cuda.height or ev.transport.height or ev.nccl_errors.height):
+        return None
+    said = ev.store.events.filter(pl.col("message").fill_null("").str.contains(sm.BEGINS)
+                                  & (pl.col("kind") == EventKind.SERVER_UP))
+    began = pl.concat([said.select("file", "line", "rank", "message"),
+                       ev.kinds(JOINS).select("file", "line", "rank", "message")]).sort("file", "line")
+    waits = ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where") == Telling.WAIT).sort("file", "line")
+    if not began.height or not waits.height:
+        return None
+    # (after the announcement, only a traceback whose error line the excerpt cut: no error that says a cause)
+    last = began.row(-1, named=True)
+    after = ev.store.events.filter((pl.col("file") == last["file"]) & (pl.col("line") > last["line"])
+                                   & ~pl.col("kind").is_in([EventKind.TELLING_LINE, EventKind.STACK,
+                                                            EventKind.VERSION, EventKind.SETTING]))
+    if after.height:
+        return None
+    raised = ev.kinds(EventKind.STACK).filter(pl.col("thread") == RAISED)
+    ranks = sorted(set(began["rank"].drop_nulls().to_list()))
+    read = sm.read(last["message"])
+    what = (f"{read[0].runtime}'s start-up {read[0].means.value} {read[0].awaited}" if read else
+            "the rank said it was joining the process group (init_process_group returns only once every rank "
+            "of the world has joined)")
+    w = waits.row(0, named=True)
+    then = (f"; then a traceback raised in {raised['where'][0]} (its error line is not in the excerpt: what "
+            "the wait ended in, most often the store's or the rendezvous' timeout)" if raised.height else "")
+    return Verdict(Kind.INIT_STALL, f"start-up never completed: {who(ranks) + ': ' if ranks else ''}{what}: "
+                   f"\"{clip(' '.join(last['message'].split()), 160)}\" is the last start-up step the log shows, "
+                   f"and {quote(w)} says the run waits there; nothing after it shows start-up returned (no "
+                   f"step, collective, completed NCCL init or end){then}: a rank of the world that never joined "
+                   "(not started, a node launched with another world size, slot count, MASTER_ADDR or "
+                   "MASTER_PORT) or a store its peers cannot reach; collect every node's log of the same "
+                   "minutes, a stack dump of the waiting process (py-spy dump) and NCCL_DEBUG=INFO",
+                   ranks, lines(began.tail(2), 2) + lines(waits, 1) + lines(raised, 1))
 
 
 def _past_start_up(ev: Evidence) -> bool:

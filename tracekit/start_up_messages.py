@@ -149,7 +149,8 @@ MESSAGES: tuple[Message, ...] = (
             "then dist.init_process_group(args.dist_backend)", decoded=False),
     # DeepSpeed's init_distributed before its torch backend creates the process group
     Message("deepspeed_init_distributed", "DeepSpeed",
-            r"\bInitializing TorchBackend in DeepSpeed with backend (?P<backend>\w+)",
+            # (a terminal may wrap the line anywhere after its first words: `Initializing TorchBackend in D$`)
+            r"\bInitializing TorchBackend in D(?:eepSpeed with backend (?P<backend>\w+))?",
             Means.JOINING, "its process group (TorchBackend: torch.distributed.init_process_group)",
             "deepspeedai/DeepSpeed edaa7221 deepspeed/comm/comm.py:856 init_distributed: utils.logger.info("
             "'Initializing TorchBackend in DeepSpeed with backend {}'), then :858 cdb = TorchBackend(...)",
@@ -165,7 +166,27 @@ MESSAGES: tuple[Message, ...] = (
             "ModelRunner.init_torch_distributed (`logger.info(\"Init torch distributed begin.\")`, then "
             "init_distributed_environment and initialize_model_parallel, then `Init torch distributed ends.`)",
             decoded=False),
-    # torch.distributed's TCPStore (torch/csrc/distributed/c10d/socket.cpp, TCPStore.cpp)
+    # Megatron-LM's rank 0 right before init_process_group (its end: `> initialized tensor model parallel ...`)
+    Message("megatron_init_distributed", "Megatron", r"> initializing torch distributed \.\.\.",
+            Means.JOINING, "its process group (torch.distributed.init_process_group with every rank of the world)",
+            "NVIDIA/Megatron-LM megatron/training/initialize.py _initialize_distributed: `if args.rank == 0: "
+            "print('> initializing torch distributed ...', flush=True)`, then torch.distributed."
+            "init_process_group(...)", decoded=False),
+    # vLLM's worker right before its process group (init_distributed_environment's logger.debug)
+    Message("vllm_init_distributed", "vLLM",
+            r"\bworld_size=(?P<world>\d+) rank=(?P<rank>\d+) local_rank=-?\d+ distributed_init_method=\S+ "
+            r"backend=\w+",
+            Means.JOINING, "its process group (init_process_group with every worker of the world)",
+            "vllm-project/vllm vllm/distributed/parallel_state.py init_distributed_environment: logger.debug("
+            "\"world_size=%d rank=%d local_rank=%d distributed_init_method=%s backend=%s\"), then "
+            "torch.distributed.init_process_group", decoded=False),
+    # JAX's client before it connects to the coordination service (its connect waits for every process)
+    Message("jax_connect_coordinator", "JAX",
+            r"Connecting to JAX distributed service on (?P<address>\S+)",
+            Means.JOINING, "JAX's coordination service (client.connect returns once every process registered)",
+            "jax-ml/jax jax/_src/distributed.py State.initialize: logger.info('Connecting to JAX distributed "
+            "service on %s', coordinator_address), then self.client.connect()", decoded=False),
+
     Message("c10d_client_timed_out", "torch",
             r"The client socket has timed out after (?P<seconds>\d+)(?:s|ms)? while trying to connect to "
             r"\((?P<host>[^,)]+), (?P<port>\d+)\)",

@@ -47,8 +47,11 @@ SET_UP = (
 )
 SET_UP_ANY = "|".join(f"(?:{p})" for p, _ in SET_UP)
 # (not MPI_Init's failure: the process never started its program, rules_crash_words' "could not start")
-#: the program never began set-up: its failure is its own, not set-up's
-NEVER_BEGAN = r"(?i)process group (?:has not been|is not) initiali[sz]ed"
+#: the program never began set-up: its failure is its own, not set-up's (a call before init_process_group; the
+#: env:// rendezvous refusing to start without its variables, pytorch/pytorch torch/distributed/rendezvous.py
+#: _env_error: `Error initializing torch.distributed using env:// rendezvous: environment variable RANK
+#: expected, but not set`: a launch without torchrun, nothing waited)
+NEVER_BEGAN = r"(?i)process group (?:has not been|is not) initiali[sz]ed|environment variable \w+ expected, but not set"
 #: a fault of the rank's device or memory, whatever phase it came in: the rank's own crash (a CUDA error or an
 #: out-of-memory inside ncclCommInitRank is the GPU's, not set-up's; dev labels read it so, 5 of 6)
 DEVICE_FAULT = r"(?i)out of memory|\bOOM\b|CUDA error|[Cc]uda failure|unhandled cuda error|cudaError\w*|CUDA call"

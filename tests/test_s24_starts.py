@@ -123,3 +123,23 @@ def test_a_wrapped_deepspeed_start_up_line_and_the_users_word_decide_dv16_006():
 def test_the_start_up_announcements_read_from_the_runtimes_code(line, name):
     m, _ = sm.read(line)
     assert m.name == name and m.means in sm.BEGUN
+
+
+# gloo's pair connect at ProcessGroupGloo's creation (pytorch/gloo gloo/transport/tcp/pair.cc Pair::connect), as
+# users post it: every rank advertised 127.0.1.1, the address /etc/hosts gives the host name
+GLOO_REFUSED = ("RuntimeError: [/opt/conda/conda-bld/pytorch_1646755903507/work/third_party/gloo/gloo/transport/"
+                "tcp/pair.cc:799] connect [127.0.1.1]:47363: Connection refused\n")
+
+
+def test_gloo_that_could_not_connect_its_mesh_is_an_init_stall_naming_the_address_and_setting(tmp_path):
+    v = decide(text_store(tmp_path, GLOO_REFUSED))
+    assert v.kind == Kind.INIT_STALL and "[127.0.1.1]:47363" in v.summary
+    assert "GLOO_SOCKET_IFNAME" in v.summary and "loopback" in v.summary
+
+
+def test_gloo_that_lost_a_pair_mid_run_is_not_read_as_set_up(tmp_path):
+    # a read on an established pair reset (pair.cc's `Read error`), after a step: no init stall
+    v = decide(text_store(tmp_path, "Epoch 1 step 10/100 loss 2.1\nEpoch 1 step 20/100 loss 2.0\n"
+                          "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:563] Read error "
+                          "[10.0.0.2]:17795: Connection reset by peer\n"))
+    assert v.kind != Kind.INIT_STALL

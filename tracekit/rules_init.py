@@ -26,8 +26,8 @@ shows"): INIT_STALL where a line or a stack says a rank waited in start-up and t
 
 - ``start_up_said_to_wait``: a start-up announcement (``start_up_messages.BEGINS``: DeepSpeed's ``Initializing
   TorchBackend``, Paddle's ``init nccl context``; a rank's word that it joins, ``rank_joined``: Lightning's
-  ``Initializing distributed: GLOBAL_RANK``) is the last step the log shows, and a line says the run waits (the
-  user's or the program's words, salient's ``Telling.WAIT``: ``gets stuck at the following for around
+  ``Initializing distributed: GLOBAL_RANK``) is the last step the log shows, and a line says the run waits
+  (the user's or the program's words, salient's ``Telling.WAIT``: ``gets stuck at the following for around
   30mins``), with nothing after it that shows start-up returned and no failure with a cause; a traceback
   whose error the excerpt cut may follow (what the wait ended in).
 
@@ -234,10 +234,10 @@ def start_up_said_to_wait(ev: Evidence) -> Verdict | None:
     then = (f"; then a traceback raised in {raised['where'][0]} (its error line is not in the excerpt: what "
             "the wait ended in, most often the store's or the rendezvous' timeout)" if raised.height else "")
     return Verdict(Kind.INIT_STALL, f"start-up never completed: {who(ranks) + ': ' if ranks else ''}{what}: "
-                   f"\"{clip(' '.join(last['message'].split()), 160)}\" is the last start-up step the log shows, "
-                   f"and {quote(w)} says the run waits there; nothing after it shows start-up returned (no "
-                   f"step, collective, completed NCCL init or end){then}: a rank of the world that never joined "
-                   "(not started, a node launched with another world size, slot count, MASTER_ADDR or "
+                   f"\"{clip(' '.join(last['message'].split()), 160)}\" is the last start-up step the log "
+                   f"shows, and {quote(w)} says the run waits there; nothing after it shows start-up returned "
+                   f"(no step, collective, completed NCCL init or end){then}: a rank of the world that never "
+                   "joined (not started, a node launched with another world size, slot count, MASTER_ADDR or "
                    "MASTER_PORT) or a store its peers cannot reach; collect every node's log of the same "
                    "minutes, a stack dump of the waiting process (py-spy dump) and NCCL_DEBUG=INFO",
                    ranks, lines(began.tail(2), 2) + lines(waits, 1) + lines(raised, 1))

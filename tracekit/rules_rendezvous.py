@@ -9,7 +9,7 @@ import re
 import polars as pl
 
 from tracekit.evidence import CUDA, RENDEZVOUS, STORE_BARRIER, Evidence, clip, lines
-from tracekit import start_up_messages
+from tracekit import rules_set_up, start_up_messages
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import msg, rank_of
 from tracekit.wording import who
@@ -135,6 +135,9 @@ def init_connection_failed(ev: Evidence) -> Verdict | None:
     """A connection failed under a process group's set-up frame (``init_process_group``, a rendezvous
     handler, ``init_distributed``): the ranks never came together, before any collective -- the store or
     a peer's advertised address was not reachable, whatever socket words the failure used."""
+    gloo = _gloo_never_connected(ev)
+    if gloo is not None:
+        return gloo
     rows = ev.kinds(EventKind.EXCEPTION, EventKind.TRANSPORT_ERROR, EventKind.C10D_ERROR, EventKind.CRASH)
     rows = rows.filter(pl.col("where").is_not_null() & pl.col("message").str.contains(CONNECTION_WORDS)
                        & ~pl.col("message").str.contains(CUDA) & ~pl.col("message").str.contains(RENDEZVOUS)
@@ -159,6 +162,36 @@ def init_connection_failed(ev: Evidence) -> Verdict | None:
                    "rank 0's host from every node, that every node was launched, and GLOO_SOCKET_IFNAME/"
                    "NCCL_SOCKET_IFNAME",
                    r, lines(rows, 3) + lines(ev.network_settings, 3))
+
+
+#: gloo's TCP pair failing to connect to a peer's advertised address, which ProcessGroupGloo's creation does
+#: for every pair of its full mesh (pytorch/gloo gloo/transport/tcp/pair.cc Pair::connect, `connect
+#: [127.0.1.1]:47363: Connection refused`: a host name that resolves to loopback in /etc/hosts, or
+#: GLOO_SOCKET_IFNAME unset)
+GLOO_CONNECT = (r"\bconnect (?P<peer>\[[^\]\s]+\]:\d+): (?P<error>Connection refused|Connection timed out"
+                r"|No route to host|Network is unreachable|Connection reset by peer)")
+
+
+def _gloo_never_connected(ev: Evidence) -> Verdict | None:
+    """INIT_STALL where gloo could not connect a pair of its full mesh (``GLOO_CONNECT``) and nothing shows
+    the job past set-up: the peer address, what the socket said, the interface to set."""
+    kinds = (EventKind.EXCEPTION, EventKind.CRASH, EventKind.TRANSPORT_ERROR, EventKind.C10D_ERROR,
+             EventKind.TELLING_LINE)
+    said = ev.kinds(*kinds).filter(pl.col("message").fill_null("").str.contains(GLOO_CONNECT))
+    said = said.sort("file", "line")
+    if not said.height or not rules_set_up.unfinished(ev):
+        return None
+    g = re.search(GLOO_CONNECT, said["message"][0])
+    r = rank_of(said, ev)
+    loopback = g["peer"].startswith(("[127.", "[::1]"))
+    loop = (" (a loopback address: the host name resolves to 127.0.1.1 in /etc/hosts, so each rank "
+            "advertised an address no other host reaches)" if loopback else "")
+    return Verdict(Kind.INIT_STALL, "the gloo process group's init never completed: "
+                   f"{who(r) if r else 'a rank'} could not connect to the peer address {g['peer']} "
+                   f"({g['error']}) as gloo connected its full mesh of pairs at the process group's "
+                   f"creation{loop}: {msg(said, 0, 160)}; set "
+                   "GLOO_SOCKET_IFNAME to the interface the nodes share and check that no firewall blocks "
+                   "the ports", r, lines(said, 3) + lines(ev.network_settings, 3))
 
 
 def rank_joined_twice(ev: Evidence) -> Verdict | None:

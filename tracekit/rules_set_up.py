@@ -51,7 +51,8 @@ SET_UP_ANY = "|".join(f"(?:{p})" for p, _ in SET_UP)
 #: env:// rendezvous refusing to start without its variables, pytorch/pytorch torch/distributed/rendezvous.py
 #: _env_error: `Error initializing torch.distributed using env:// rendezvous: environment variable RANK
 #: expected, but not set`: a launch without torchrun, nothing waited)
-NEVER_BEGAN = r"(?i)process group (?:has not been|is not) initiali[sz]ed|environment variable \w+ expected, but not set"
+NEVER_BEGAN = (r"(?i)process group (?:has not been|is not) initiali[sz]ed"
+               r"|environment variable \w+ expected, but not set")
 #: a fault of the rank's device or memory, whatever phase it came in: the rank's own crash (a CUDA error or an
 #: out-of-memory inside ncclCommInitRank is the GPU's, not set-up's; dev labels read it so, 5 of 6)
 DEVICE_FAULT = r"(?i)out of memory|\bOOM\b|CUDA error|[Cc]uda failure|unhandled cuda error|cudaError\w*|CUDA call"
@@ -66,7 +67,8 @@ def unfinished(ev: Evidence) -> bool:
     return not align.collect(s.collectives.lazy().select(pl.len())).item()
 
 
-#: NCCL's unwind through its bootstrap (`bootstrap.cc:285 -> 2`): the socket failure above it was the bootstrap's
+#: NCCL's unwind through its bootstrap (`bootstrap.cc:285 -> 2`): the socket failure above it was the
+#: bootstrap's
 BOOTSTRAP_UNWIND = r"(?:^|/)bootstrap\.(?:cc|cu):\d+ -> \d+"
 #: what the bootstrap's failure says, in the socket's words, and what that means (the first that matches)
 BOOTSTRAP_WORDS = (
@@ -106,10 +108,13 @@ def bootstrap_lines(ev: Evidence) -> pl.DataFrame:
     text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
     named = said.filter(text.str.contains(BOOTSTRAP)
                         & ~pl.col("message").fill_null("").str.contains(r"(?i)^Bootstrap ?: ?Using\b"))
-    unwound = ev.kinds(EventKind.NCCL_UNWIND).filter(pl.col("message").fill_null("").str.contains(BOOTSTRAP_UNWIND))
-    through = said.join(unwound.select("file", pl.col("pid").alias("_p"), pl.col("line").alias("_u")), on="file")
+    unwound = ev.kinds(EventKind.NCCL_UNWIND).filter(
+        pl.col("message").fill_null("").str.contains(BOOTSTRAP_UNWIND))
+    through = said.join(unwound.select("file", pl.col("pid").alias("_p"), pl.col("line").alias("_u")),
+                        on="file")
     through = through.filter((pl.col("_u") > pl.col("line")) & (pl.col("_u") - pl.col("line") <= 12)
-                             & (pl.col("pid").is_null() | pl.col("_p").is_null() | (pl.col("pid") == pl.col("_p"))))
+                             & (pl.col("pid").is_null() | pl.col("_p").is_null()
+                                | (pl.col("pid") == pl.col("_p"))))
     return (pl.concat([named, through.select(said.columns)]).unique(["file", "line"], maintain_order=True)
             .sort("file", "line"))
 
@@ -124,7 +129,8 @@ def bootstrap_failed(ev: Evidence) -> Verdict | None:
     # retries before it and the unwind after it)
     m = pl.col("message").fill_null("")
     order = (pl.when(m.str.contains(r"(?i)fail|returned \d+\(") & m.str.contains(NCCL_ADDRESS)).then(0)
-             .when(m.str.contains(r"(?i)fail|no socket|unreachable|abort|checked in|closed|truncated")).then(1)
+             .when(m.str.contains(r"(?i)fail|no socket|unreachable|abort|checked in|closed|truncated"))
+             .then(1)
              .otherwise(2))
     t = t.sort(order, "file", "line")
     said = " ".join(t["message"].fill_null("").to_list())
@@ -138,9 +144,14 @@ def bootstrap_failed(ev: Evidence) -> Verdict | None:
         [f"bootstrap over {clip(', '.join(ifaces), 80)}"] if ifaces else []) + (
         [ev.launched_with] if ev.launched_with else [])
     then = ev.nccl_errors.join(t.select("file", "line"), on=["file", "line"], how="anti")
+    boot_unwind = ev.kinds(EventKind.NCCL_UNWIND).filter(
+        pl.col("file").is_in(t["file"].implode())
+        & pl.col("message").fill_null("").str.contains(BOOTSTRAP_UNWIND)).sort("file", "line")
+    through = (f", and NCCL unwound the error through {boot_unwind['message'][0].split(' ->')[0]}"
+               if boot_unwind.height else "")
     return Verdict(Kind.INIT_STALL, f"NCCL's bootstrap failed on {who(r) if r else 'a rank'}, so its "
                    f"communicator's init never completed (no Init COMPLETE, no collective): "
-                   f"\"{clip(t['message'][0], 180)}\"" + (f" ({'; '.join(where)})" if where else "")
+                   f"\"{clip(t['message'][0], 180)}\"" + (f" ({'; '.join(where)})" if where else "") + through
                    + (f": {means}" if means else ": NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=INIT,NET says why")
                    + (f"; then: {clip(then['message'][0], 120)}" if then.height else ""),
                    r, lines(t, 3) + lines(then, 2) + lines(ev.network_settings, 3))

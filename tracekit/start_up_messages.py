@@ -166,9 +166,10 @@ MESSAGES: tuple[Message, ...] = (
             "ModelRunner.init_torch_distributed (`logger.info(\"Init torch distributed begin.\")`, then "
             "init_distributed_environment and initialize_model_parallel, then `Init torch distributed ends.`)",
             decoded=False),
-    # Megatron-LM's rank 0 right before init_process_group (its end: `> initialized tensor model parallel ...`)
+    # Megatron-LM's rank 0 right before init_process_group (its end: `> initialized tensor model parallel`)
     Message("megatron_init_distributed", "Megatron", r"> initializing torch distributed \.\.\.",
-            Means.JOINING, "its process group (torch.distributed.init_process_group with every rank of the world)",
+            Means.JOINING, "its process group (torch.distributed.init_process_group with every rank of the "
+            "world)",
             "NVIDIA/Megatron-LM megatron/training/initialize.py _initialize_distributed: `if args.rank == 0: "
             "print('> initializing torch distributed ...', flush=True)`, then torch.distributed."
             "init_process_group(...)", decoded=False),

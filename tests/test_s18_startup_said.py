@@ -42,9 +42,9 @@ def test_start_up_line_decides_init_stall(prefix, fact):
 
 
 @pytest.mark.parametrize("decided, other, kind", [
-    # refused retries alone (dv10-011) against the same retries ending in NCCL's WARN `Connect to
-    # 10.38.10.112<21724> failed` and its unwind (dev-116): the transport's failure, read by the NCCL rules
-    ("dv10-011", "dev-116", Kind.TRANSPORT_ERROR),
+    # (refused retries alone, dv10-011, against the same retries ending in NCCL's WARN `Connect to
+    # 10.38.10.112<21724> failed` unwound through bootstrap.cc, dev-116: since s24 both are set-up that never
+    # completed, the second NCCL's bootstrap failure: rules_set_up.bootstrap_failed, test_s24_starts.py)
     # a refused connect (ECONNREFUSED: nobody listens yet) against `Call to connect returned Connection
     # timed out, retrying` (ETIMEDOUT: packets get no answer, the path between the hosts; nccl-024)
     ("dv10-011", "nccl-024", Kind.TRANSPORT_ERROR),

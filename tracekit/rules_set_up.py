@@ -143,11 +143,15 @@ def bootstrap_failed(ev: Evidence) -> Verdict | None:
     where = ([f"the peer's address {at}"] if at else []) + (
         [f"bootstrap over {clip(', '.join(ifaces), 80)}"] if ifaces else []) + (
         [ev.launched_with] if ev.launched_with else [])
-    then = ev.nccl_errors.join(t.select("file", "line"), on=["file", "line"], how="anti")
+    # (what the rank's program said of it next: torch's or nccl-tests' report of NCCL's code)
+    then = (pl.concat([ev.nccl_errors, ev.kinds(EventKind.CRASH, EventKind.EXCEPTION, EventKind.C10D_ERROR)],
+                      how="diagonal_relaxed").unique(["file", "line"], maintain_order=True)
+            .join(t.select("file", "line"), on=["file", "line"], how="anti").sort("file", "line"))
     boot_unwind = ev.kinds(EventKind.NCCL_UNWIND).filter(
         pl.col("file").is_in(t["file"].implode())
         & pl.col("message").fill_null("").str.contains(BOOTSTRAP_UNWIND)).sort("file", "line")
-    through = (f", and NCCL unwound the error through {boot_unwind['message'][0].split(' ->')[0]}"
+    through = (f", and NCCL unwound the error through {boot_unwind['message'][0].split(' ->')[0]} "
+               f"(`{boot_unwind['message'][0].strip()}`)"
                if boot_unwind.height else "")
     return Verdict(Kind.INIT_STALL, f"NCCL's bootstrap failed on {who(r) if r else 'a rank'}, so its "
                    f"communicator's init never completed (no Init COMPLETE, no collective): "

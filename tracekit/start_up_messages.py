@@ -173,8 +173,9 @@ MESSAGES: tuple[Message, ...] = (
             "NVIDIA/Megatron-LM megatron/training/initialize.py _initialize_distributed: `if args.rank == 0: "
             "print('> initializing torch distributed ...', flush=True)`, then torch.distributed."
             "init_process_group(...)", decoded=False),
-    # vLLM's worker right before its process group (init_distributed_environment's logger.debug)
-    Message("vllm_init_distributed", "vLLM",
+    # vLLM's worker right before its process group (init_distributed_environment's logger.debug; SGLang's copy
+    # of vLLM's parallel_state.py prints the same line, llm-054)
+    Message("vllm_init_distributed", "vLLM/SGLang",
             r"\bworld_size=(?P<world>\d+) rank=(?P<rank>\d+) local_rank=-?\d+ distributed_init_method=\S+ "
             r"backend=\w+",
             Means.JOINING, "its process group (init_process_group with every worker of the world)",

@@ -344,6 +344,15 @@ def own_figures(ev: Evidence) -> str:
     return ""
 
 
+#: the model FLOPs utilisation a trainer prints on its step line (torchtitan's `mfu: 10.46%`, pytorch/torchtitan
+#: train.py `f"{color.magenta}mfu: {mfu:.2f}%"`; nanoGPT's `iter 100: loss 4.2345, time 123.45ms, mfu 35.12%`,
+#: karpathy/nanoGPT train.py `f"... mfu {running_mfu*100:.2f}%"`): group 1, the percent
+MFU = r"(?i)\bmfu\s*[:=]?\s*(\d+(?:\.\d+)?)\s*%"
+#: an MFU under this percent is the program's own figure that the GPUs do a fraction of what a tuned run
+#: gets from them (a tuned LLM run reaches about 35-55% of the dense peak: ``rules_progress.pace_unjudged``)
+MFU_LOW = 20.0
+
+
 def pace_unjudged(ev: Evidence) -> Verdict | None:
     """Progress lines that print the program's own pace (a throughput, the TFLOPS each GPU does, a time per
     step) and nothing else decides: too few of them for a trend, or figures neither steady nor trending.
@@ -359,6 +368,11 @@ def pace_unjudged(ev: Evidence) -> Verdict | None:
     few = (f"{t.height} progress line(s), too few to show a trend" if t.height < pace.MIN_TICKS
            else f"{t.height} progress lines whose figures are neither steady nor a trend")
     flops = "flops" in (last["unit"] or "").lower()
+    mfu = t["message"].fill_null("").str.extract(MFU, 1).cast(pl.Float64, strict=False).drop_nulls()
+    if mfu.len() and mfu.min() < MFU_LOW:  # (the program's own word of how much of the GPUs it uses)
+        few += (f"; the program's own MFU is {mfu.min():g}%, under {MFU_LOW:g}% (a tuned run gets 35-55% of "
+                "the GPUs' dense peak): the GPUs wait most of each step, on the interconnect, the data or a "
+                "small batch")
     against = ("the GPUs' peak (dense bf16: A100 312, H100 989 TFLOPS; a tuned LLM run reaches about 35-55% "
                "of it)" if flops else "the same job's figures on one node or earlier in the run")
     said = undecided_verdict(ev)  # (what is seen and what to collect, as `nothing` says it)

@@ -12,7 +12,7 @@ from tracekit import pace, progress_messages
 from tracekit.evidence import Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.rules_common import calm, last_per_file
-from tracekit.parsers import any_of
+from tracekit.parsers import any_of, trainer
 from tracekit.rules_progress import MFU, MFU_LOW, own_figures
 
 #: a line that says a part of the run ended (an epoch: ``progress_messages.PARTS``): the last of a file's
@@ -120,14 +120,21 @@ def queue_drains(ev: Evidence) -> Verdict | None:
 
 
 
+#: a progress bar that redraws in place (tqdm's `45%|####  | 228/500 [...]`, Keras' `228/625 [=====>....] - ETA:
+#: 6:32`, its pasted tail `[00:40<7:58:13, 5.75s/it]`): the one bar a user pastes is where they saw it stop as
+#: often as not, so a bar alone is no step seen done (``one_step_seen``)
+BAR = any_of(trainer.TQDM, trainer.TQDM_TAIL, trainer.KERAS_BAR)
+
+
 def one_step_seen(ev: Evidence) -> Verdict | None:
     """One or two progress lines of a loop (a step with its loss or its pace: ``parsers/series.py``'s lone
     lines, a trainer's step line), too few for a trend, each file ending on one of them mid-loop, every rank
     seen among them, and nothing but calm lines: HEALTHY, said with the step, the pace and the ranks, and that
     the excerpt ends there. What a reader of the excerpt calls healthy: the loop ran a step after start-up and
     nothing failed. Not where a file ends on something else (a start-up, a save, a line no parser reads), a
-    loop at its total, a pace that is FLOPS alone (the hardware's peak decides it) or an MFU the program
-    prints under ``MFU_LOW`` percent (its own word that the GPUs idle: ``pace_unjudged`` says it)."""
+    loop at its total, a progress bar (``BAR``), a pace that is FLOPS alone (the hardware's peak decides it)
+    or an MFU the program prints under ``MFU_LOW`` percent (its own word that the GPUs idle:
+    ``pace_unjudged`` says it)."""
     if (ev.progressed or ev.clean_end or ev.pace["slow"] or ev.pace["falling"]
             or not calm(ev, init_done=True, nothing_looked_at=True)):
         return None
@@ -145,6 +152,8 @@ def one_step_seen(ev: Evidence) -> Verdict | None:
     if set(ev.coverage.seen) - set(whose) and (whose or len(ev.coverage.seen) > 1):
         return None  # (a rank seen that printed no progress: its own state is not known)
     text = st["message"].fill_null("")
+    if text.str.contains(BAR).any():
+        return None
     mfu = text.str.extract(MFU, 1).cast(pl.Float64, strict=False).drop_nulls()
     t = ev.ticks.tail(1)
     flops_only = t.height and "flops" in (t["unit"][0] or "").lower()

@@ -15,8 +15,9 @@ A template printed 3+ times in one file with a pace on each line, or 2+ times wi
 on them (s23: two points of one loop are progress, one line a snapshot), makes ``step`` events
 (with the counter) or ``progress`` events (a pace and no counter), ``where="series"``, the time per step in
 ``duration_ms``. A line printed once (s24) is a ``step`` event only where it names its counter and the
-loss, a pace or the loop's total beside it (``LONE_COUNTER``): one step of the loop seen. Not progress: a template with an error, warning or retry word (``retrying (3/100)``, a
-repeated ``Connection refused``), a progress bar (a download's, a loader's: ``45%|####``, ``[=====>``), a
+loss, a pace or the loop's total beside it (``LONE_COUNTER``): one step of the loop seen. Not progress: a
+template with an error, warning or retry word (``retrying (3/100)``, a repeated ``Connection refused``), a
+progress bar (a download's, a loader's: ``45%|####``, ``[=====>``), a
 counter that falls (a countdown), and the lines ``parsers/trainer.py`` already reads as steps.
 """
 
@@ -161,7 +162,7 @@ MIN_COUNTED = 2
 #: mfu: 10.46%` (pytorch/torchtitan train.py `f"{color.cyan}step: {train_state.step:2}  " f"{color.green}loss:
 #: ..." f"{color.blue}wps: {round(wps):,}  " f"{color.magenta}mfu: {mfu:.2f}%"`). A log excerpt often holds one
 #: such line; one line is a snapshot of the loop (the rules say so), never a series' trend.
-LONE_COUNTER = (r"(?i)(?:^|[^\w])(?:global_step|step|iter|iteration|batch|update)[\s:=#\[]{0,4}(\d+)"
+LONE_COUNTER = (r"(?i)(?:^|[^\w])(?:global_step|steps?|iter|iteration|batch|update)[\s:=#\[]{0,4}(\d+)"
                 r"(?:\s*/\s*(\d+))?\b")
 LONE_EPOCH = r"(?i)(?:^|[^\w])epoch[\s:=#\[]{0,4}(\d+)\s*/\s*(\d+)\b"
 LONE_LOSS = r"(?i)\bloss\b\W{0,3}(?:loss=)?[-+]?\d"

@@ -328,6 +328,12 @@ def _every_seen_rank_ended(ev: Evidence) -> bool:
     return set(ev.coverage.seen) <= done
 
 
+def _figure(x: float) -> str:
+    """``0.847``, ``1.34``, ``1,786``: three significant digits, a figure of 1000 or more whole (never
+    ``1.79e+03``, which no program prints)."""
+    return f"{x:.3g}" if abs(x) < 1000 else f"{x:,.0f}"
+
+
 def own_figures(ev: Evidence) -> str:
     """``; its own figures: 0.847-1.31 s per step over 4 lines (as the program prints it: `time: 0.8466`)``:
     the pace the progress lines print (a time per step or a throughput), or nothing where none does."""
@@ -338,7 +344,7 @@ def own_figures(ev: Evidence) -> str:
         if f.height:
             lo, hi = f[what].min(), f[what].max()
             unit = "s per step" if what == "took" else (f["unit"].drop_nulls().head(1).to_list() or [""])[0]
-            span = f"{lo:.3g}" if lo == hi else f"{lo:.3g}-{hi:.3g}"
+            span = _figure(lo) if lo == hi else f"{_figure(lo)}-{_figure(hi)}"
             return (f"; its own figures: {span} {unit}".rstrip()
                     + f" over {f.height} line(s){pace.printed(f, what)}")
     return ""

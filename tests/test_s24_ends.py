@@ -110,3 +110,19 @@ def test_real_excerpts_one_progress_line_decides_where_an_expert_decides():
     # DeepSpeed's checkpoint saved then nothing (label undecided): no step seen
     v = decide(ingest([WILD / "dv22-007-onebit-ds-rank0-ckpt5000-saved-then-silent.txt"]))
     assert v.kind == Kind.UNDECIDED
+
+
+# vLLM's stat line: vllm/engine/metrics.py LoggingStatLogger.log (`"Avg prompt throughput: %.1f tokens/s, "
+# "Avg generation throughput: %.1f tokens/s, " "Running: %d reqs, Swapped: %d reqs, " "Pending: %d reqs, ..."`)
+VLLM = ("INFO 05-12 10:01:02 metrics.py:351] Avg prompt throughput: 120.3 tokens/s, Avg generation throughput: "
+        "{gen} tokens/s, Running: {running} reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 1.2%, "
+        "CPU KV cache usage: 0.0%.")
+
+
+def test_a_servers_stat_line_with_tokens_generated_is_progress_and_one_with_none_is_not(tmp_path):
+    store, v = _one(tmp_path, VLLM.format(gen="38.5", running=4) + "\n")
+    assert store.events.filter(store.events["kind"] == "progress").height == 1
+    assert v.kind == Kind.HEALTHY and "38.5 tokens/s" in v.summary and "printed its progress" in v.summary
+    # requests running and nothing generated: a stall, never progress
+    store, v = _one(tmp_path, VLLM.format(gen="0.0", running=4) + "\n", name="stall.log")
+    assert store.events.filter(store.events["kind"] == "progress").height == 0 and v.kind != Kind.HEALTHY

@@ -160,11 +160,13 @@ def one_step_seen(ev: Evidence) -> Verdict | None:
     if (mfu.len() and mfu.min() < MFU_LOW) or flops_only:
         return None
     top = st.sort("file", "line").tail(1).row(0, named=True)
-    at = f"step {top['step']}" if top["step"] is not None else "its progress line"
     on = f"rank{'s' if len(whose) > 1 else ''} {','.join(map(str, whose))}" if whose else "the program"
-    return Verdict(Kind.HEALTHY, f"{on} reached {at} ({st.height} progress line(s): `{top['message'][:140]}`)"
-                   f"{own_figures(ev)}, and no error, warning of a stall or timeout is logged; the excerpt "
-                   "ends there, mid-loop: the loop ran its steps after start-up, and a synchronous job's step "
-                   "ends only when every rank joins its collectives; one line is a snapshot, not a trend (a "
-                   f"slowdown after it is not seen) ({ev.coverage.describe()})", [],
+    said = f"{st.height} progress line(s), the last `{top['message'][:140]}`"
+    what = (f"{on} reached step {top['step']} ({said}){own_figures(ev)}" if top["step"] is not None
+            else f"{on} printed its progress ({said}){own_figures(ev)}")
+    why = ("a synchronous job's step ends only when every rank joins its collectives" if top["step"] is not None
+           else "it was doing its work when the excerpt was taken")
+    return Verdict(Kind.HEALTHY, f"{what}, and no error, warning of a stall or timeout is logged; the excerpt "
+                   f"ends there, mid-loop: {why}; one or two lines are a snapshot, not a trend (a slowdown after "
+                   f"them is not seen) ({ev.coverage.describe()})", [],
                    [Cited(top["file"], top["line"], top["message"])])

@@ -166,6 +166,15 @@ LONE_COUNTER = (r"(?i)(?:^|[^\w])(?:global_step|steps?|iter|iteration|batch|upda
                 r"(?:\s*/\s*(\d+))?\b")
 LONE_EPOCH = r"(?i)(?:^|[^\w])epoch[\s:=#\[]{0,4}(\d+)\s*/\s*(\d+)\b"
 LONE_LOSS = r"(?i)\bloss\b\W{0,3}(?:loss=)?[-+]?\d"
+#: (s24, issue 31) a serving engine's periodic stat line printed once or twice (three or more are a series):
+#: requests running and tokens generated per second, both above 0, say it serves (a line with requests
+#: running and nothing generated is a stall, and stays undecoded). vLLM's `Avg prompt throughput: 120.3
+#: tokens/s, Avg generation throughput: 38.5 tokens/s, Running: 4 reqs, ...` (vllm/engine/metrics.py
+#: LoggingStatLogger.log; rules_seen.SERVER_STATS), SGLang's `Decode batch. #running-req: 1010, #token:
+#: 55006, token usage: 0.93, gen throughput (token/s): 1397.13, #queue-req: 12279` (sglang
+#: python/sglang/srt/managers/scheduler.py's decode log, as samples/wild/dv16-031-*.txt holds it)
+SERVED = (r"Avg generation throughput: (?P<gen>[\d.]+) tokens/s, Running: (?P<running>\d+) reqs",
+          r"#running-req: (?P<running>\d+),.*\bgen throughput \(token/s\): (?P<gen>[\d.]+)")
 #: the characters of the masked line that name its template
 KEY = 80
 #: what stands for a number in a template (a character no log line holds: a line's own `#` stays apart)
@@ -196,7 +205,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
     cand = cand.filter(~said.str.contains(NOT_PROGRESS)).with_columns(
         pl.col("_full").str.slice(0, KEY).alias("_tmpl"))
     counts = cand.group_by("file", "_tmpl").agg(pl.len().alias("_n"))
-    lone = _lone(cand.join(counts.filter(pl.col("_n") == 1), on=["file", "_tmpl"], how="semi"))
+    lone = pl.concat([_lone(cand.join(counts.filter(pl.col("_n") == 1), on=["file", "_tmpl"], how="semi")),
+                      _served(cand.join(counts.filter(pl.col("_n") < MIN_LINES), on=["file", "_tmpl"], how="semi"))],
+                     how="diagonal_relaxed")
     cand = cand.join(counts.filter(pl.col("_n") >= MIN_COUNTED), on=["file", "_tmpl"], how="semi")
     if not cand.height and not lone.height:
         return Parsed("series")
@@ -239,6 +250,20 @@ def _lone(cand: pl.DataFrame) -> pl.DataFrame:
     return (got.filter(pl.col("step").is_not_null() & (sign | pl.col("max_steps").is_not_null())
                        & (pl.col("max_steps").is_null() | (pl.col("step") <= pl.col("max_steps"))))
             .with_columns(pl.lit(EventKind.STEP).alias("kind")))
+
+
+def _served(cand: pl.DataFrame) -> pl.DataFrame:
+    """A serving engine's stat lines too few for a series (``SERVED``) with requests running and tokens
+    generated: ``progress`` events with no step."""
+    t = pl.col("text")
+    gen = pl.coalesce(*(t.str.extract(p, 1 if p.index("gen") < p.index("running") else 2) for p in SERVED))
+    running = pl.coalesce(*(t.str.extract(p, 2 if p.index("gen") < p.index("running") else 1) for p in SERVED))
+    got = cand.with_columns(gen.cast(pl.Float64, strict=False).alias("_gen"),
+                            running.cast(pl.Int64, strict=False).alias("_running"))
+    return (got.filter((pl.col("_gen") > 0) & (pl.col("_running") > 0))
+            .with_columns(pl.lit(EventKind.PROGRESS).alias("kind"), pl.lit(None, pl.Int64).alias("step"),
+                          pl.lit(None, pl.Int64).alias("max_steps"), pl.lit(None, pl.Float64).alias("duration_ms"))
+            .drop("_gen", "_running"))
 
 
 def _counter(g: pl.DataFrame) -> pl.Series | None:

@@ -350,12 +350,12 @@ def own_figures(ev: Evidence) -> str:
     return ""
 
 
-#: the model FLOPs utilisation a trainer prints on its step line (torchtitan's `mfu: 10.46%`, pytorch/torchtitan
-#: train.py `f"{color.magenta}mfu: {mfu:.2f}%"`; nanoGPT's `iter 100: loss 4.2345, time 123.45ms, mfu 35.12%`,
-#: karpathy/nanoGPT train.py `f"... mfu {running_mfu*100:.2f}%"`): group 1, the percent
+#: the model FLOPs utilisation a trainer prints on its step line (torchtitan's `mfu: 10.46%`,
+#: pytorch/torchtitan train.py `f"{color.magenta}mfu: {mfu:.2f}%"`; nanoGPT's `iter 100: loss 4.2345, time
+#: 123.45ms, mfu 35.12%`, karpathy/nanoGPT train.py `f"... mfu {running_mfu*100:.2f}%"`): group 1, the percent
 MFU = r"(?i)\bmfu\s*[:=]?\s*(\d+(?:\.\d+)?)\s*%"
 #: an MFU under this percent is the program's own figure that the GPUs do a fraction of what a tuned run
-#: gets from them (a tuned LLM run reaches about 35-55% of the dense peak: ``rules_progress.pace_unjudged``)
+#: gets from them (a tuned LLM run reaches about 35-55% of the dense peak: ``pace_unjudged``)
 MFU_LOW = 20.0
 
 

@@ -2,7 +2,10 @@
 progress lines of some ranks. ``progress_on_ranks_seen``: a counter that advances on one process's own lines,
 its last line mid-loop, nothing but calm lines, is HEALTHY for the job though not every rank is seen (in
 synchronous training a step ends only when every rank's collectives of that step complete); ``pace_halved``:
-two or three progress lines, each slower, the last at half the first's pace or worse, are SLOW_PROGRESS."""
+two or three progress lines, each slower, the last at half the first's pace or worse, are SLOW_PROGRESS;
+``one_step_seen`` (s24): one or two progress lines, each file ending on one mid-loop, every rank seen among
+them, nothing but calm lines, are HEALTHY, said as a snapshot (a bar alone, FLOPS alone or a low MFU stay
+undecided)."""
 
 from __future__ import annotations
 
@@ -119,10 +122,9 @@ def queue_drains(ev: Evidence) -> Verdict | None:
                    [Cited(a["file"], a["line"], a["message"]), Cited(b["file"], b["line"], b["message"])])
 
 
-
-#: a progress bar that redraws in place (tqdm's `45%|####  | 228/500 [...]`, Keras' `228/625 [=====>....] - ETA:
-#: 6:32`, its pasted tail `[00:40<7:58:13, 5.75s/it]`): the one bar a user pastes is where they saw it stop as
-#: often as not, so a bar alone is no step seen done (``one_step_seen``)
+#: a progress bar that redraws in place (tqdm's `45%|####  | 228/500 [...]`, Keras' `228/625 [=====>....] -
+#: ETA: 6:32`, its pasted tail `[00:40<7:58:13, 5.75s/it]`): the one bar a user pastes is where they saw it
+#: stop as often as not, so a bar alone is no step seen done (``one_step_seen``)
 BAR = any_of(trainer.TQDM, trainer.TQDM_TAIL, trainer.KERAS_BAR)
 
 
@@ -164,9 +166,9 @@ def one_step_seen(ev: Evidence) -> Verdict | None:
     said = f"{st.height} progress line(s), the last `{top['message'][:140]}`"
     what = (f"{on} reached step {top['step']} ({said}){own_figures(ev)}" if top["step"] is not None
             else f"{on} printed its progress ({said}){own_figures(ev)}")
-    why = ("a synchronous job's step ends only when every rank joins its collectives" if top["step"] is not None
-           else "it was doing its work when the excerpt was taken")
+    why = ("a synchronous job's step ends only when every rank joins its collectives"
+           if top["step"] is not None else "it was doing its work when the excerpt was taken")
     return Verdict(Kind.HEALTHY, f"{what}, and no error, warning of a stall or timeout is logged; the excerpt "
-                   f"ends there, mid-loop: {why}; one or two lines are a snapshot, not a trend (a slowdown after "
-                   f"them is not seen) ({ev.coverage.describe()})", [],
+                   f"ends there, mid-loop: {why}; one or two lines are a snapshot, not a trend (a slowdown "
+                   f"after them is not seen) ({ev.coverage.describe()})", [],
                    [Cited(top["file"], top["line"], top["message"])])

@@ -205,9 +205,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
     cand = cand.filter(~said.str.contains(NOT_PROGRESS)).with_columns(
         pl.col("_full").str.slice(0, KEY).alias("_tmpl"))
     counts = cand.group_by("file", "_tmpl").agg(pl.len().alias("_n"))
-    lone = pl.concat([_lone(cand.join(counts.filter(pl.col("_n") == 1), on=["file", "_tmpl"], how="semi")),
-                      _served(cand.join(counts.filter(pl.col("_n") < MIN_LINES), on=["file", "_tmpl"], how="semi"))],
-                     how="diagonal_relaxed")
+    once = cand.join(counts.filter(pl.col("_n") == 1), on=["file", "_tmpl"], how="semi")
+    few = cand.join(counts.filter(pl.col("_n") < MIN_LINES), on=["file", "_tmpl"], how="semi")
+    lone = pl.concat([_lone(once), _served(few)], how="diagonal_relaxed")
     cand = cand.join(counts.filter(pl.col("_n") >= MIN_COUNTED), on=["file", "_tmpl"], how="semi")
     if not cand.height and not lone.height:
         return Parsed("series")
@@ -262,7 +262,8 @@ def _served(cand: pl.DataFrame) -> pl.DataFrame:
                             running.cast(pl.Int64, strict=False).alias("_running"))
     return (got.filter((pl.col("_gen") > 0) & (pl.col("_running") > 0))
             .with_columns(pl.lit(EventKind.PROGRESS).alias("kind"), pl.lit(None, pl.Int64).alias("step"),
-                          pl.lit(None, pl.Int64).alias("max_steps"), pl.lit(None, pl.Float64).alias("duration_ms"))
+                          pl.lit(None, pl.Int64).alias("max_steps"),
+                          pl.lit(None, pl.Float64).alias("duration_ms"))
             .drop("_gen", "_running"))
 
 

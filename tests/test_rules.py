@@ -230,8 +230,8 @@ def test_rules_are_listed_once_and_end_with_the_weakest():
     assert len(names) == len(set(names))
     assert names[:2] == ["mismatch_aligned", "mismatch_reported"]
     # (an epoch reported done with its validation decides only where nothing else does: last)
-    assert names[-8:] == ["failed_without_cause", "slow_steps", "healthy", "steady_progress", "progress_to_the_end",
-                          "progress_on_ranks_seen", "clean_but_partial", "epoch_results"]
+    assert names[-9:] == ["failed_without_cause", "slow_steps", "healthy", "steady_progress", "progress_to_the_end",
+                          "progress_on_ranks_seen", "clean_but_partial", "epoch_results", "one_step_seen"]
 
 
 def test_a_framework_reporting_mismatched_collectives_is_a_mismatch():

@@ -121,6 +121,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_seen.progress_on_ranks_seen,
     clean_but_partial,
     rules_results.epoch_results,  # ends (s22): an epoch and its validation reported done
+    rules_seen.one_step_seen,  # ends (s24, issue 31): one or two progress lines up to the excerpt's end
 ]
 
 

@@ -328,6 +328,12 @@ def _every_seen_rank_ended(ev: Evidence) -> bool:
     return set(ev.coverage.seen) <= done
 
 
+def _figure(x: float) -> str:
+    """``0.847``, ``1.34``, ``1,786``: three significant digits, a figure of 1000 or more whole (never
+    ``1.79e+03``, which no program prints)."""
+    return f"{x:.3g}" if abs(x) < 1000 else f"{x:,.0f}"
+
+
 def own_figures(ev: Evidence) -> str:
     """``; its own figures: 0.847-1.31 s per step over 4 lines (as the program prints it: `time: 0.8466`)``:
     the pace the progress lines print (a time per step or a throughput), or nothing where none does."""
@@ -338,10 +344,19 @@ def own_figures(ev: Evidence) -> str:
         if f.height:
             lo, hi = f[what].min(), f[what].max()
             unit = "s per step" if what == "took" else (f["unit"].drop_nulls().head(1).to_list() or [""])[0]
-            span = f"{lo:.3g}" if lo == hi else f"{lo:.3g}-{hi:.3g}"
+            span = _figure(lo) if lo == hi else f"{_figure(lo)}-{_figure(hi)}"
             return (f"; its own figures: {span} {unit}".rstrip()
                     + f" over {f.height} line(s){pace.printed(f, what)}")
     return ""
+
+
+#: the model FLOPs utilisation a trainer prints on its step line (torchtitan's `mfu: 10.46%`,
+#: pytorch/torchtitan train.py `f"{color.magenta}mfu: {mfu:.2f}%"`; nanoGPT's `iter 100: loss 4.2345, time
+#: 123.45ms, mfu 35.12%`, karpathy/nanoGPT train.py `f"... mfu {running_mfu*100:.2f}%"`): group 1, the percent
+MFU = r"(?i)\bmfu\s*[:=]?\s*(\d+(?:\.\d+)?)\s*%"
+#: an MFU under this percent is the program's own figure that the GPUs do a fraction of what a tuned run
+#: gets from them (a tuned LLM run reaches about 35-55% of the dense peak: ``pace_unjudged``)
+MFU_LOW = 20.0
 
 
 def pace_unjudged(ev: Evidence) -> Verdict | None:
@@ -359,6 +374,11 @@ def pace_unjudged(ev: Evidence) -> Verdict | None:
     few = (f"{t.height} progress line(s), too few to show a trend" if t.height < pace.MIN_TICKS
            else f"{t.height} progress lines whose figures are neither steady nor a trend")
     flops = "flops" in (last["unit"] or "").lower()
+    mfu = t["message"].fill_null("").str.extract(MFU, 1).cast(pl.Float64, strict=False).drop_nulls()
+    if mfu.len() and mfu.min() < MFU_LOW:  # (the program's own word of how much of the GPUs it uses)
+        few += (f"; the program's own MFU is {mfu.min():g}%, under {MFU_LOW:g}% (a tuned run gets 35-55% of "
+                "the GPUs' dense peak): the GPUs wait most of each step, on the interconnect, the data or a "
+                "small batch")
     against = ("the GPUs' peak (dense bf16: A100 312, H100 989 TFLOPS; a tuned LLM run reaches about 35-55% "
                "of it)" if flops else "the same job's figures on one node or earlier in the run")
     said = undecided_verdict(ev)  # (what is seen and what to collect, as `nothing` says it)

@@ -2,7 +2,10 @@
 progress lines of some ranks. ``progress_on_ranks_seen``: a counter that advances on one process's own lines,
 its last line mid-loop, nothing but calm lines, is HEALTHY for the job though not every rank is seen (in
 synchronous training a step ends only when every rank's collectives of that step complete); ``pace_halved``:
-two or three progress lines, each slower, the last at half the first's pace or worse, are SLOW_PROGRESS."""
+two or three progress lines, each slower, the last at half the first's pace or worse, are SLOW_PROGRESS;
+``one_step_seen`` (s24): one or two progress lines, each file ending on one mid-loop, every rank seen among
+them, nothing but calm lines, are HEALTHY, said as a snapshot (a bar alone, FLOPS alone or a low MFU stay
+undecided)."""
 
 from __future__ import annotations
 
@@ -12,8 +15,8 @@ from tracekit import pace, progress_messages
 from tracekit.evidence import Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.rules_common import calm, last_per_file
-from tracekit.parsers import any_of
-from tracekit.rules_progress import own_figures
+from tracekit.parsers import any_of, trainer
+from tracekit.rules_progress import MFU, MFU_LOW, own_figures
 
 #: a line that says a part of the run ended (an epoch: ``progress_messages.PARTS``): the last of a file's
 #: progress lines there is a loop at its end, where a job may stop as well as go on
@@ -117,3 +120,55 @@ def queue_drains(ev: Evidence) -> Verdict | None:
                    f"admitted, the throughput follows the load; no error, signal or stall is logged "
                    f"({ev.coverage.describe()})", [],
                    [Cited(a["file"], a["line"], a["message"]), Cited(b["file"], b["line"], b["message"])])
+
+
+#: a progress bar that redraws in place (tqdm's `45%|####  | 228/500 [...]`, Keras' `228/625 [=====>....] -
+#: ETA: 6:32`, its pasted tail `[00:40<7:58:13, 5.75s/it]`): the one bar a user pastes is where they saw it
+#: stop as often as not, so a bar alone is no step seen done (``one_step_seen``)
+BAR = any_of(trainer.TQDM, trainer.TQDM_TAIL, trainer.KERAS_BAR)
+
+
+def one_step_seen(ev: Evidence) -> Verdict | None:
+    """One or two progress lines of a loop (a step with its loss or its pace: ``parsers/series.py``'s lone
+    lines, a trainer's step line), too few for a trend, each file ending on one of them mid-loop, every rank
+    seen among them, and nothing but calm lines: HEALTHY, said with the step, the pace and the ranks, and that
+    the excerpt ends there. What a reader of the excerpt calls healthy: the loop ran a step after start-up and
+    nothing failed. Not where a file ends on something else (a start-up, a save, a line no parser reads), a
+    loop at its total, a progress bar (``BAR``), a pace that is FLOPS alone (the hardware's peak decides it)
+    or an MFU the program prints under ``MFU_LOW`` percent (its own word that the GPUs idle:
+    ``pace_unjudged`` says it)."""
+    if (ev.progressed or ev.clean_end or ev.pace["slow"] or ev.pace["falling"]
+            or not calm(ev, init_done=True, nothing_looked_at=True)):
+        return None
+    st = pl.concat([ev.steps.select("file", "line", "rank", "step", "message"),
+                    ev.ticks.select("file", "line", "rank", "step", "message")]).unique(["file", "line"])
+    if not st.height or ev.ticks.height >= pace.MIN_TICKS:
+        return None  # (none; or enough figures for a trend: the pace rules' call, left undecided by them)
+    ends = ev.store.files.select("file", pl.col("last_line").alias("line"))
+    if ends.join(st, on=["file", "line"], how="anti").height:
+        return None  # (a file whose last line is no progress line: where it stopped is that line)
+    last = ev.steps.join(ends, on=["file", "line"], how="semi")
+    if last.height and last.select(pace.at_loop_end()).to_series().any():
+        return None  # (a loop at its total: where a job may stop as well as go on)
+    whose = st["rank"].drop_nulls().unique().sort().to_list()
+    if set(ev.coverage.seen) - set(whose) and (whose or len(ev.coverage.seen) > 1):
+        return None  # (a rank seen that printed no progress: its own state is not known)
+    text = st["message"].fill_null("")
+    if text.str.contains(BAR).any():
+        return None
+    mfu = text.str.extract(MFU, 1).cast(pl.Float64, strict=False).drop_nulls()
+    t = ev.ticks.tail(1)
+    flops_only = t.height and "flops" in (t["unit"][0] or "").lower()
+    if (mfu.len() and mfu.min() < MFU_LOW) or flops_only:
+        return None
+    top = st.sort("file", "line").tail(1).row(0, named=True)
+    on = f"rank{'s' if len(whose) > 1 else ''} {','.join(map(str, whose))}" if whose else "the program"
+    said = f"{st.height} progress line(s), the last `{top['message'][:140]}`"
+    what = (f"{on} reached step {top['step']} ({said}){own_figures(ev)}" if top["step"] is not None
+            else f"{on} printed its progress ({said}){own_figures(ev)}")
+    why = ("a synchronous job's step ends only when every rank joins its collectives"
+           if top["step"] is not None else "it was doing its work when the excerpt was taken")
+    return Verdict(Kind.HEALTHY, f"{what}, and no error, warning of a stall or timeout is logged; the excerpt "
+                   f"ends there, mid-loop: {why}; one or two lines are a snapshot, not a trend (a slowdown "
+                   f"after them is not seen) ({ev.coverage.describe()})", [],
+                   [Cited(top["file"], top["line"], top["message"])])

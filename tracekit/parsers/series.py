@@ -14,8 +14,10 @@ step; ``RATES`` and ``TIMES``, which ``pace.py`` reads too).
 A template printed 3+ times in one file with a pace on each line, or 2+ times with a counter that rises
 on them (s23: two points of one loop are progress, one line a snapshot), makes ``step`` events
 (with the counter) or ``progress`` events (a pace and no counter), ``where="series"``, the time per step in
-``duration_ms``. Not progress: a template with an error, warning or retry word (``retrying (3/100)``, a
-repeated ``Connection refused``), a progress bar (a download's, a loader's: ``45%|####``, ``[=====>``), a
+``duration_ms``. A line printed once (s24) is a ``step`` event only where it names its counter and the
+loss, a pace or the loop's total beside it (``LONE_COUNTER``): one step of the loop seen. Not progress: a
+template with an error, warning or retry word (``retrying (3/100)``, a repeated ``Connection refused``), a
+progress bar (a download's, a loader's: ``45%|####``, ``[=====>``), a
 counter that falls (a countdown), and the lines ``parsers/trainer.py`` already reads as steps.
 """
 
@@ -151,6 +153,28 @@ CANDIDATE = (r"(?i)step|iter|epoch|batch|update|sample|token|throughput|/s\b|per
 MIN_LINES = 3
 #: the fewest where a counter on them rises (s23): two points of one loop are progress, one is a snapshot
 MIN_COUNTED = 2
+#: (s24, issue 31) a line of a loop printed once in the excerpt that still says a step of it done: a counter
+#: word and its number (group 1; group 2 the loop's total where an ``N/M`` says it; an epoch counts only with
+#: its total, `[epoch 3/10]`), with the loss, a pace figure (``RATES``, ``TIMES``) or that total beside it.
+#: What programs print: icefall's `Epoch 1, batch 50, loss[loss=1.621, ...], tot_loss[...], batch size: 138`
+#: (k2-fsa/icefall egs/librispeech/ASR/*/train.py `logging.info(f"Epoch {params.cur_epoch}, " f"batch
+#: {batch_idx}, loss[{loss_info}], " ...)`), torchtitan's `step: 10  loss:  1.5568  memory: ...  wps: 1,786
+#: mfu: 10.46%` (pytorch/torchtitan train.py `f"{color.cyan}step: {train_state.step:2}  " f"{color.green}loss:
+#: ..." f"{color.blue}wps: {round(wps):,}  " f"{color.magenta}mfu: {mfu:.2f}%"`). A log excerpt often holds one
+#: such line; one line is a snapshot of the loop (the rules say so), never a series' trend.
+LONE_COUNTER = (r"(?i)(?:^|[^\w])(?:global_step|steps?|iter|iteration|batch|update)[\s:=#\[]{0,4}(\d+)"
+                r"(?:\s*/\s*(\d+))?\b")
+LONE_EPOCH = r"(?i)(?:^|[^\w])epoch[\s:=#\[]{0,4}(\d+)\s*/\s*(\d+)\b"
+LONE_LOSS = r"(?i)\bloss\b\W{0,3}(?:loss=)?[-+]?\d"
+#: (s24, issue 31) a serving engine's periodic stat line printed once or twice (three or more are a series):
+#: requests running and tokens generated per second, both above 0, say it serves (a line with requests
+#: running and nothing generated is a stall, and stays undecoded). vLLM's `Avg prompt throughput: 120.3
+#: tokens/s, Avg generation throughput: 38.5 tokens/s, Running: 4 reqs, ...` (vllm/engine/metrics.py
+#: LoggingStatLogger.log; rules_seen.SERVER_STATS), SGLang's `Decode batch. #running-req: 1010, #token:
+#: 55006, token usage: 0.93, gen throughput (token/s): 1397.13, #queue-req: 12279` (sglang
+#: python/sglang/srt/managers/scheduler.py's decode log, as samples/wild/dv16-031-*.txt holds it)
+SERVED = (r"Avg generation throughput: (?P<gen>[\d.]+) tokens/s, Running: (?P<running>\d+) reqs",
+          r"#running-req: (?P<running>\d+),.*\bgen throughput \(token/s\): (?P<gen>[\d.]+)")
 #: the characters of the masked line that name its template
 KEY = 80
 #: what stands for a number in a template (a character no log line holds: a line's own `#` stays apart)
@@ -181,27 +205,66 @@ def parse(lines: pl.DataFrame) -> Parsed:
     cand = cand.filter(~said.str.contains(NOT_PROGRESS)).with_columns(
         pl.col("_full").str.slice(0, KEY).alias("_tmpl"))
     counts = cand.group_by("file", "_tmpl").agg(pl.len().alias("_n"))
+    once = cand.join(counts.filter(pl.col("_n") == 1), on=["file", "_tmpl"], how="semi")
+    few = cand.join(counts.filter(pl.col("_n") < MIN_LINES), on=["file", "_tmpl"], how="semi")
+    lone = pl.concat([_lone(once), _served(few)], how="diagonal_relaxed")
     cand = cand.join(counts.filter(pl.col("_n") >= MIN_COUNTED), on=["file", "_tmpl"], how="semi")
-    if not cand.height:
+    if not cand.height and not lone.height:
         return Parsed("series")
     took = pl.coalesce(*(t.str.extract(p, 1).cast(pl.Float64, strict=False) * f * 1e3 for p, f in TIMES))
     paced = t.str.contains(any_of(*RATES)) | took.is_not_null()
     cand = cand.with_columns(took.alias("duration_ms"), paced.alias("_paced"),
                              t.str.extract_all(NUMBER).alias("_nums"))
-    frames = []
+    frames = [lone] if lone.height else []
     for (file, tmpl), g in cand.sort("file", "line").group_by("file", "_tmpl", maintain_order=True):
         step = _counter(g)
         if step is None and (g["_paced"].sum() < MIN_LINES or g.height < MIN_LINES):
             continue  # (no counter that rises: a pace printed on MIN_LINES lines or more, else nothing)
         kind = EventKind.STEP if step is not None else EventKind.PROGRESS
         frames.append(g.with_columns(pl.lit(kind).alias("kind"),
-                                     (step if step is not None else pl.lit(None, pl.Int64)).alias("step")))
+                                     (step if step is not None else pl.lit(None, pl.Int64)).alias("step"),
+                                     pl.lit(None, pl.Int64).alias("max_steps")))
     if not frames:
         return Parsed("series")
-    events = pl.concat(frames).select(
-        "file", "line", "ts", "rank", "kind", t.alias("message"), pl.col("step").cast(pl.Int64),
+    events = pl.concat([f.select("file", "line", "ts", "rank", "kind", "text", pl.col("step").cast(pl.Int64),
+                                 pl.col("max_steps").cast(pl.Int64), pl.col("duration_ms").cast(pl.Float64))
+                        for f in frames]).sort("file", "line").select(
+        "file", "line", "ts", "rank", "kind", t.alias("message"), "step", "max_steps",
         "duration_ms", pl.lit("series").alias("where"))
     return Parsed("series", {"events": events}, events.select("file", "line"))
+
+
+def _lone(cand: pl.DataFrame) -> pl.DataFrame:
+    """The lines printed once (their template not repeated) that say a step of a loop done (``LONE_COUNTER``
+    or ``LONE_EPOCH``, with the loss, a pace or the loop's total): ``step`` events, the counter as the step,
+    its total as ``max_steps``, the time per step where the line prints one."""
+    t = pl.col("text")
+    step = t.str.extract_groups(LONE_COUNTER)
+    epoch = t.str.extract_groups(LONE_EPOCH)
+    n = pl.coalesce(step.struct.field("1"), epoch.struct.field("1")).cast(pl.Int64, strict=False)
+    total = pl.when(step.struct.field("1").is_not_null()).then(step.struct.field("2")).otherwise(
+        epoch.struct.field("2")).cast(pl.Int64, strict=False)
+    took = pl.coalesce(*(t.str.extract(p, 1).cast(pl.Float64, strict=False) * f * 1e3 for p, f in TIMES))
+    sign = t.str.contains(LONE_LOSS) | t.str.contains(any_of(*RATES)) | took.is_not_null()
+    got = cand.with_columns(n.alias("step"), total.alias("max_steps"), took.alias("duration_ms"))
+    return (got.filter(pl.col("step").is_not_null() & (sign | pl.col("max_steps").is_not_null())
+                       & (pl.col("max_steps").is_null() | (pl.col("step") <= pl.col("max_steps"))))
+            .with_columns(pl.lit(EventKind.STEP).alias("kind")))
+
+
+def _served(cand: pl.DataFrame) -> pl.DataFrame:
+    """A serving engine's stat lines too few for a series (``SERVED``) with requests running and tokens
+    generated: ``progress`` events with no step."""
+    t = pl.col("text")
+    gen = pl.coalesce(*(t.str.extract(p, 1 if p.index("gen") < p.index("running") else 2) for p in SERVED))
+    running = pl.coalesce(*(t.str.extract(p, 2 if p.index("gen") < p.index("running") else 1) for p in SERVED))
+    got = cand.with_columns(gen.cast(pl.Float64, strict=False).alias("_gen"),
+                            running.cast(pl.Int64, strict=False).alias("_running"))
+    return (got.filter((pl.col("_gen") > 0) & (pl.col("_running") > 0))
+            .with_columns(pl.lit(EventKind.PROGRESS).alias("kind"), pl.lit(None, pl.Int64).alias("step"),
+                          pl.lit(None, pl.Int64).alias("max_steps"),
+                          pl.lit(None, pl.Float64).alias("duration_ms"))
+            .drop("_gen", "_running"))
 
 
 def _counter(g: pl.DataFrame) -> pl.Series | None:

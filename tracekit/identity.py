@@ -186,6 +186,44 @@ def _by_device(ranks: pl.DataFrame, second_node: bool) -> pl.DataFrame:
                               .otherwise(pl.col("source")).alias("source"))
 
 
+#: the source a rank's row adds where its number is the one rank of its communicator no other process holds
+BY_WORLD = "by-world"
+
+
+def _last_of_world(ranks: pl.DataFrame) -> pl.DataFrame:
+    """The one process of a communicator whose rank no line names, where every other one's is named: a
+    file whose NCCL processes (``host:pid``) number the world's size (the largest communicator's, NCCL's
+    ``nranks`` or its ring's length) and hold all its ranks but one (`[rank1]:` and rank 1's ``comm ...
+    rank 1 nranks 2`` beside the other process's NCCL lines, which name no rank): that process is the
+    missing rank (issue 31: one rank per process of a communicator)."""
+    procs = ranks.filter(pl.col("source").str.contains("nccl") & pl.col("host").is_not_null()
+                         & pl.col("pid").is_not_null())
+    if not procs.height or procs["rank"].null_count() == 0:
+        return ranks
+    per_proc = procs.group_by("file", "host", "pid").agg(pl.col("rank").drop_nulls().unique().alias("_r"),
+                                                         pl.col("world_size").max().alias("_w"))
+    per_file = (per_proc.group_by("file").agg(
+        pl.len().alias("_p"), pl.col("_w").max().alias("_w"),
+        (pl.col("_r").list.len() == 0).sum().alias("_unnamed"),
+        (pl.col("_r").list.len() > 1).sum().alias("_several"),
+        pl.col("_r").list.explode(keep_nulls=False, empty_as_null=False).alias("_named"))
+        .filter((pl.col("_p") == pl.col("_w")) & (pl.col("_unnamed") == 1) & (pl.col("_several") == 0)
+                & (pl.col("_named").list.n_unique() == pl.col("_w") - 1)
+                & (pl.col("_named").list.max() < pl.col("_w"))))
+    if not per_file.height:
+        return ranks
+    missing = {f: (set(range(w)) - set(named)).pop()
+               for f, w, named in per_file.select("file", "_w", "_named").iter_rows()}
+    lone = (per_proc.filter(pl.col("file").is_in(list(missing)) & (pl.col("_r").list.len() == 0))
+            .select("file", "host", "pid", pl.col("file").replace_strict(missing, return_dtype=pl.Int64)
+                    .alias("_m")))
+    out = ranks.join(lone, on=["file", "host", "pid"], how="left", nulls_equal=False)
+    mine = pl.col("_m").is_not_null() & pl.col("rank").is_null()
+    return out.with_columns(pl.coalesce("rank", "_m").alias("rank"),
+                            pl.when(mine).then(pl.col("source") + "," + BY_WORLD)
+                            .otherwise(pl.col("source")).alias("source")).drop("_m")
+
+
 def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     """Give every row a rank where any source tells it: its process (host, pid) where that process
     holds one rank, then its pid where one host has it, then its file where the file is one rank's
@@ -198,7 +236,7 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     tables = _short_hosts({**tables, "ranks": _command_hosts(tables["ranks"])})
     one_node, second_node = _nodes(tables)
     ranks = _local_as_global(_world_only(_group_local(tables["ranks"])), one_node, second_node)
-    ranks = _by_device(ranks, second_node)
+    ranks = _last_of_world(_by_device(ranks, second_node))
     known = ranks.filter(pl.col("rank").is_not_null())
     one = pl.col("rank").n_unique() == 1
     by_proc = known.filter(pl.col("pid").is_not_null()).group_by(["host", "pid"]).agg(

@@ -80,6 +80,10 @@ WRITER_WORDS = (
              r"(?P<rank>\d+)(?: of \d+)?[:,] ",
              "a program's print or logging of its own `Rank {rank}: ...` under a logger's header",
              "the writer's global rank"),
+    RankWord(r"^.{0,80}?\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b[\]:|\s\-]*\s\[[Rr](?:ank|ANK):? ?"
+             r"(?P<rank>\d+)\] ",
+             "a program's logging of its own `[rank {rank}] ...` under a logger's header",
+             "the writer's global rank"),
     RankWord(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./\-]+:\d+\] [Rr]ank:? (?P<rank>\d+)[:,] ",
              "absl / glog's header (JAX, TensorFlow, torch's C++ logging) before a program's `Rank {rank}: ...`",
              "the writer's global rank"),
@@ -88,19 +92,25 @@ WRITER_WORDS = (
     # world_size=2]`, a script's `rank=1, world_size=8`, an environment dump's `RANK=2 WORLD_SIZE=4`, a
     # Python dict or a log record's `{'rank': 1, 'world_size': 8}`; a node's rank (`node_rank=`,
     # `group_rank=`) or a group's (`tp_rank=`) is no key here
-    RankWord(r"(?i)(?:^|[\s,{(\[])['\"]?(?:global_)?rank['\"]?\s*[=:]\s*(?P<rank>\d+)\b"
-             r"(?:[^\n]*?\b['\"]?world_size['\"]?\s*[=:]\s*(?P<world>\d+)\b)?",
-             "a process's own keys: vLLM vllm/distributed/parallel_state.py, Ray Train, scripts, env dumps",
+    RankWord(r"(?i)(?:^|[\s,{(\[])['\"]?(?:global_rank|rank|process_id|process_index)['\"]?\s*[=:]\s*"
+             r"(?P<rank>\d+)\b(?:[^\n]*?\b['\"]?(?:world_size|num_processes|process_count)['\"]?\s*[=:]\s*"
+             r"(?P<world>\d+)\b)?",
+             "a process's own keys: vLLM vllm/distributed/parallel_state.py, Ray Train, scripts, env dumps, "
+             "JAX's jax.distributed.initialize(..., num_processes=4, process_id=2)",
              "the writer's global rank (and the world's size where said)"),
 )
+#: NCCL's communicator line where a paste lost its `host:pid:tid` head (`[0] NCCL INFO comm 0x.. rank 0 nranks
+#: 2 ...`, src/init.cc; the NCCL parser reads the line with its head): the writer's rank in the communicator,
+#: a global one only in the file's largest communicator (``_hostless``)
+HOSTLESS = (r"^NCCL INFO (?:\w+ )?comm 0x[0-9a-fA-F]+ rank (?P<rank>\d+) n[Rr]anks (?P<world>\d+) ")
 #: a line a ``WRITER_WORDS`` key entry needs beside its rank: the world's size said as a key (a lone
 #: `rank=0` may be a peer's, a default's, a hint's)
-KEYS_WORLD = r"(?i)\bworld_size['\"]?\s*[=:]\s*\d"
+KEYS_WORLD = r"(?i)\b(?:world_size|num_processes|process_count)['\"]?\s*[=:]\s*\d"
 NOT_SAID = r"\bdef \w+\(|\s--[\w\-]+[= ]"  # a function's defaults, a command line's flags
 ANY = any_of(*(w.pattern for w in RANK_WORDS))
 ANY_WRITER = any_of(*(w.pattern for w in WRITER_WORDS))
 ANY_TAG = any_of(*(w.pattern for w in MID_TAGS))
-CHEAP = r"(?i)rank|\]<std"
+CHEAP = r"(?i)rank|\]<std|process_(?:id|index)"
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -117,12 +127,24 @@ def parse(lines: pl.DataFrame) -> Parsed:
     own = own.filter(t.str.contains(ANY_WRITER) & ~t.str.contains(NOT_SAID))
     rows = [g for w in RANK_WORDS for g in _named(words, w)]
     rows += [g for w in WRITER_WORDS for g in _named(_keyed(own, w), w)]
+    rows += _hostless(df)
     rows += [g for w in MID_TAGS for g in _named(df.filter(t.str.contains(ANY_TAG)), w)]
     if not rows:
         return Parsed("rank-words")
     ranks = (pl.concat(rows, how="diagonal_relaxed").unique(maintain_order=True)
              .with_columns(pl.lit("rank-words").alias("source")))
     return Parsed("rank-words", {"ranks": ranks})
+
+
+def _hostless(df: pl.DataFrame) -> list[pl.DataFrame]:
+    """``file, rank, world_size`` of ``HOSTLESS`` lines of the largest communicator their file shows."""
+    t = pl.col("text")
+    hit = df.filter(t.str.contains(HOSTLESS))
+    if not hit.height:
+        return []
+    g = (hit.select("file", t.str.extract_groups(HOSTLESS).alias("_g")).unnest("_g")
+         .select("file", pl.col("rank").cast(pl.Int64), pl.col("world").cast(pl.Int64).alias("world_size")))
+    return [g.filter(pl.col("world_size") == pl.col("world_size").max().over("file"))]
 
 
 def _keyed(df: pl.DataFrame, w: RankWord) -> pl.DataFrame:

@@ -1,0 +1,125 @@
+"""Rank identity (issue 31 item 4), session 24: the writer's own rank in sentences no prefix decodes
+(parsers/rank_words.py ``MID_TAGS`` and ``WRITER_WORDS``), and one rank per NCCL process by its CUDA
+device on a one-node job where nothing names a rank (identity ``_by_device``): real dev excerpts, each
+sentence in its runtime's own format, and the numbers that are no rank of the line's writer."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import ROOT
+from tracekit import identity
+from tracekit.ingest import ingest
+from tracekit.parsers import rank_words, text
+
+WILD = ROOT / "samples" / "wild"
+
+
+def _ranks(path) -> list[int]:
+    return sorted(set(ingest([path]).ranks["rank"].drop_nulls().to_list()))
+
+
+def _log(tmp_path, body: str) -> list[int]:
+    p = tmp_path / "job.log"
+    p.write_text(body)
+    return _ranks(p)
+
+
+@pytest.mark.parametrize("excerpt, want", [
+    # Open MPI's `[1,1040]<stdout>:` written into the middle of rank 3016's line (two writes interleaved)
+    ("dv18-021-ucx-mtt-rc-create-qp-einval.txt", [1040, 1664, 2704, 3016, 3120]),
+    # two DDP processes of one host, NCCL's `Amphitrite:940928:940928 [0]` and `...940929 [1]`, no rank named
+    ("dv8-026-ddp-rtx5090-nccl-cuda-700-both-ranks.txt", [0, 1]),
+    # vLLM TP=2 on one host: the workers' NCCL lines on devices 0 and 1
+    ("dv8-010-vllm-mixtral-tp2-nccl-graph-capture-invalid-usage.txt", [0, 1]),
+    ("dv12-026-sglang-p2p-setup-cuda-failure-invalid-argument.txt", [0, 1]),
+])
+def test_dev_excerpts_count_the_ranks_their_lines_show(excerpt, want):
+    assert _ranks(WILD / excerpt) == want
+
+
+@pytest.mark.parametrize("excerpt, want", [
+    # one process's NCCL lines: its device is no rank (a sub-communicator's `rank 0 nranks 1` neither)
+    ("dv14-048-nccl-bootstrap-bind-address-in-use-new-comm-per-step.txt", []),
+    # channel numbers of an unnamed communicator beside devices: the rule does not fire
+    ("dv17-021-xgboost-mgpu-test-nccl-shm-posix-fallocate.txt", [3]),
+])
+def test_a_device_index_is_not_read_as_a_rank_where_the_rule_does_not_hold(excerpt, want):
+    got = _ranks(WILD / excerpt)
+    assert got == want or (want == [] and got in ([], [0]))
+
+
+def _words(tmp_path, body: str):
+    p = tmp_path / "rank.log"
+    p.write_text(body)
+    return rank_words.parse(text.lines_frame(str(p), body)).tables.get("ranks")
+
+
+def test_a_launcher_tag_in_the_middle_of_a_line_names_its_process(tmp_path):
+    body = ("Mon Jul  2 19:35:38 2018[1,3016]<stderr>:Caught signal 11Mon Jul  2 19:35:38 2018[1,1040]<stdout>:"
+            "[1530549338.249486] ucx\n"
+            "Traceback (most recent call last):[rank5]:[E ProcessGroupNCCL.cpp:1] watchdog\n")
+    r = _words(tmp_path, body)
+    assert set(r["rank"].to_list()) == {1040, 5}
+    assert _log(tmp_path, body) == [5, 1040, 3016]
+
+
+@pytest.mark.parametrize("line, rank", [
+    ("2024-01-01 12:00:00 INFO Rank 3: loss 1.23", 3),  # a program's print under a logger's header
+    ("[2024-01-01 12:00:00] WARNING rank 2: slow step", 2),
+    ("I0101 12:00:00.000000 123 train.py:12] Rank 2: starting epoch 1", 2),  # absl/glog's header
+    ("rank=1 world_size=8 local_rank=1 master_addr=10.0.0.1", 1),  # a process's own keys
+    ("{'rank': 6, 'world_size': 8, 'local_rank': 6}", 6),  # a Python dict of them
+    ("RANK=2 WORLD_SIZE=4 LOCAL_RANK=2", 2),  # an environment dump
+])
+def test_the_writer_names_its_own_rank(tmp_path, line, rank):
+    assert _log(tmp_path, line + "\n") == [rank]
+
+
+@pytest.mark.parametrize("line", [
+    "def run(rank=0, world_size=1):",  # a function's defaults
+    "python train.py --rank=0 --world_size=2",  # a command line's flags
+    "node_rank=1 world_size=16",  # a node's rank
+    "tp_rank=1, world_size=8",  # a group's rank
+    "waiting for rank=3 to connect",  # a lone rank key: a peer's, maybe
+    "Traceback: see rank 3: it failed",  # prose: no header, no own sentence
+])
+def test_numbers_that_are_not_the_writers_rank_are_not_counted(tmp_path, line):
+    assert _log(tmp_path, line + "\n") == []
+
+
+def test_under_a_launcher_prefix_the_prefix_names_the_writer(tmp_path):
+    # FlagScale's straggler report under `[default0]:`: rank 0's word about the others, not their lines
+    body = "".join(f"[default0]:2024-01-01 12:00:00 INFO Rank {r}: 9.9ms\n" for r in range(4))
+    assert _words(tmp_path, body) is None or _words(tmp_path, body).filter(
+        ~_words(tmp_path, body)["rank"].is_null()).height == 0
+
+
+def _nccl(host: str, pid: int, dev: int) -> str:
+    return f"{host}:{pid}:{pid} [{dev}] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+
+
+def test_one_rank_per_process_by_its_device_on_one_host(tmp_path):
+    body = _nccl("node1", 100, 0) + _nccl("node1", 101, 1) + _nccl("node1", 102, 2)
+    p = tmp_path / "job.log"
+    p.write_text(body)
+    r = ingest([p]).ranks
+    assert sorted(r["rank"].to_list()) == [0, 1, 2]
+    assert all(identity.BY_DEVICE in s for s in r["source"])
+
+
+@pytest.mark.parametrize("body", [
+    _nccl("node1", 100, 0) + _nccl("node2", 101, 1),  # two hosts: a device is a node's, not the job's
+    _nccl("node1", 100, 2) + _nccl("node1", 101, 3),  # devices 2 and 3 only: not a whole node's ranks
+    _nccl("node1", 100, 0) + _nccl("node1", 101, 0),  # two processes on one device
+    _nccl("node1", 100, 0),  # one process
+])
+def test_no_rank_by_device_where_the_job_is_not_one_nodes_processes(tmp_path, body):
+    assert _log(tmp_path, body) == []
+
+
+def test_a_communicators_own_rank_wins_over_the_device(tmp_path):
+    body = (_nccl("node1", 100, 0) + _nccl("node1", 101, 1)
+            + "node1:100:100 [0] NCCL INFO comm 0x1 rank 4 nranks 8 cudaDev 0 busId 1000 - Init COMPLETE\n"
+            + "node1:101:101 [1] NCCL INFO comm 0x2 rank 5 nranks 8 cudaDev 1 busId 2000 - Init COMPLETE\n")
+    assert _log(tmp_path, body) == [4, 5]

@@ -5,6 +5,7 @@ sentence in its runtime's own format, and the numbers that are no rank of the li
 
 from __future__ import annotations
 
+import polars as pl
 import pytest
 
 from tests.conftest import ROOT
@@ -39,14 +40,27 @@ def test_dev_excerpts_count_the_ranks_their_lines_show(excerpt, want):
 
 
 @pytest.mark.parametrize("excerpt, want", [
-    # one process's NCCL lines: its device is no rank (a sub-communicator's `rank 0 nranks 1` neither)
-    ("dv14-048-nccl-bootstrap-bind-address-in-use-new-comm-per-step.txt", []),
-    # channel numbers of an unnamed communicator beside devices: the rule does not fire
+    # one process's NCCL lines: its rank is its communicator's (`rank 0 nranks 1`), never its device's
+    ("dv14-048-nccl-bootstrap-bind-address-in-use-new-comm-per-step.txt", [0]),
+    # channel numbers of an unnamed communicator beside devices: no rank by device
     ("dv17-021-xgboost-mgpu-test-nccl-shm-posix-fallocate.txt", [3]),
 ])
 def test_a_device_index_is_not_read_as_a_rank_where_the_rule_does_not_hold(excerpt, want):
-    got = _ranks(WILD / excerpt)
-    assert got == want or (want == [] and got in ([], [0]))
+    r = ingest([WILD / excerpt]).ranks
+    assert sorted(set(r["rank"].drop_nulls().to_list())) == want
+    assert not any(identity.BY_DEVICE in s for s in r["source"])
+
+
+@pytest.mark.parametrize("excerpt", [
+    # `[rank1]:` and rank 1's `comm ... rank 1 nranks 2`; pid 227's NCCL lines name no rank: it is rank 0
+    "dv13-060-xtuner-k8s-pod-rank1-first-broadcast-timeout.txt",
+    # rank 1's tree line `->1->0`, the ring `0 1` of a world of 2; pid 23224 names no rank: rank 0
+    "dev-040-lassen-2rank-ib-alltoall-init.txt",
+])
+def test_the_last_unnamed_process_of_a_world_communicator_is_its_missing_rank(excerpt):
+    r = ingest([WILD / excerpt]).ranks
+    assert sorted(set(r["rank"].drop_nulls().to_list())) == [0, 1]
+    assert [s for s in r["source"] if identity.BY_WORLD in s] and r.filter(pl.col("rank") == 0).height == 1
 
 
 def _words(tmp_path, body: str):
@@ -71,6 +85,11 @@ def test_a_launcher_tag_in_the_middle_of_a_line_names_its_process(tmp_path):
     ("rank=1 world_size=8 local_rank=1 master_addr=10.0.0.1", 1),  # a process's own keys
     ("{'rank': 6, 'world_size': 8, 'local_rank': 6}", 6),  # a Python dict of them
     ("RANK=2 WORLD_SIZE=4 LOCAL_RANK=2", 2),  # an environment dump
+    ("2024-01-01 12:00:00,123 - INFO - [rank 3] loss=0.5", 3),  # `[rank N]` after a logger's header
+    # JAX's initialize call, as a traceback's source line shows it
+    ("jax.distributed.initialize(coordinator_address='10.0.0.1:1234', num_processes=4, process_id=2)", 2),
+    # NCCL's communicator line whose `host:pid:tid` head a paste lost (`[0] ` taken off as a tag)
+    ("[0] NCCL INFO comm 0x5 rank 5 nranks 8 cudaDev 0 busId 1000 - Init COMPLETE", 5),
 ])
 def test_the_writer_names_its_own_rank(tmp_path, line, rank):
     assert _log(tmp_path, line + "\n") == [rank]
@@ -123,3 +142,18 @@ def test_a_communicators_own_rank_wins_over_the_device(tmp_path):
             + "node1:100:100 [0] NCCL INFO comm 0x1 rank 4 nranks 8 cudaDev 0 busId 1000 - Init COMPLETE\n"
             + "node1:101:101 [1] NCCL INFO comm 0x2 rank 5 nranks 8 cudaDev 1 busId 2000 - Init COMPLETE\n")
     assert _log(tmp_path, body) == [4, 5]
+
+
+def test_hostless_nccl_lines_count_only_the_largest_communicators_ranks(tmp_path):
+    body = ("[0] NCCL INFO comm 0x5 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
+            "[1] NCCL INFO comm 0x6 rank 1 nranks 2 cudaDev 1 busId 2000 - Init COMPLETE\n"
+            "[1] NCCL INFO comm 0x7 rank 0 nranks 1 cudaDev 1 busId 2000 - Init COMPLETE\n"
+            "[3] NCCL INFO comm 0x8 rank 3 nranks 4 cudaDev 3 busId 4000 - Init COMPLETE\n")
+    assert _log(tmp_path, body) == [3]
+
+
+def test_no_missing_rank_is_given_where_two_processes_are_unnamed(tmp_path):
+    body = ("node1:100:100 [0] NCCL INFO comm 0x1 rank 2 nranks 4 cudaDev 0 busId 1000 - Init COMPLETE\n"
+            "node1:101:101 [1] NCCL INFO comm 0x2 rank 3 nranks 4 cudaDev 1 busId 2000 - Init COMPLETE\n"
+            + _nccl("node1", 102, 2) + _nccl("node1", 103, 3))
+    assert _log(tmp_path, body) == [2, 3]

@@ -3,8 +3,19 @@
 The sources disagree in what they name: a launcher's prefix names a global rank (torchrun's
 ``[rank3]:``) or a local one (``[default3]:``), NCCL a communicator's rank, c10d a process group's,
 torchrun's agent a worker's local rank and pid, a Flight Recorder dump its rank and no host. Ranks are
-given by precedence: the launcher's global prefix over a group-local rank (``_group_local``), a
-process's own word over its file's, and a local rank as the global one where no line shows a second node.
+given by precedence, each step filling only what the ones before left unnamed (issue 31 item 4):
+
+1. the launcher's global prefix over a group-local rank (``_group_local``: NCCL's ranks of a communicator
+   smaller than a rank another source names), each source's order in ``formats.RANK_SOURCES``;
+2. the world's size a launch command says, lent to the processes (``_world_only``);
+3. a local rank as the global one where no line shows a second node (``_local_as_global``);
+4. a process's CUDA device as its rank, last of all, where a one-node job's NCCL processes sit one on each
+   device 0..k-1 and nothing names any rank (``_by_device``);
+5. the one rank of a world communicator that no line names, for its one process that names none
+   (``_last_of_world``);
+
+then a process's own word over its file's (``resolve_ranks``). A row whose number was inferred says so
+in its ``source`` (``by-local-rank``, ``by-device``, ``by-world``).
 """
 
 from __future__ import annotations

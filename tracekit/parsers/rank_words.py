@@ -48,6 +48,14 @@ RANK_WORDS = (
     RankWord(r"\bHcclCommInitRootInfo fail, error:\d+, rank:(?P<rank>\d+), rankSize:(?P<world>\d+)",
              "MindIE's hccl_runner (its own log line, as the Ascend runtime prints it)",
              "the writer's rank in the world HCCL initialises"),
+    # Ray Train's report of its workers (python/ray/train/_internal/backend_executor.py, `Started distributed
+    # worker processes:` then `- (node_id=.., ip=10.0.0.6, pid=615) world_rank=0, local_rank=0, node_rank=0`
+    # a line each; `Started training worker group of size 8:` in Train v2): each worker's global rank, tied
+    # to the host and pid its own lines carry under Ray's `(RayTrainWorker pid=615, ip=10.0.0.6)`
+    RankWord(r"- \((?:node_id=\w+, )?ip=(?P<host>[\w.\-:]+), pid=(?P<pid>\d+)\) world_rank=(?P<rank>\d+), "
+             r"local_rank=\d+, node_rank=\d+",
+             "Ray Train python/ray/train/_internal/backend_executor.py (the driver's list of its workers)",
+             "each worker's global rank, with its host and pid"),
     RankWord(r"\bGlobal Checkpoint Save : Rank: (?P<rank>\d+) :",
              "NeMo nemo/utils/callbacks/dist_ckpt_io.py (`Global Checkpoint Save : Rank: "
              "{torch.distributed.get_rank()} : Iteration: ...`)",
@@ -86,6 +94,10 @@ WRITER_WORDS = (
              "the writer's global rank"),
     RankWord(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./\-]+:\d+\] [Rr]ank:? (?P<rank>\d+)[:,] ",
              "absl / glog's header (JAX, TensorFlow, torch's C++ logging) before a program's `Rank {rank}: ...`",
+             "the writer's global rank"),
+    # a process printing its own rank alone on a line (`print("RANK:", os.environ["RANK"])`, `rank = 3`)
+    RankWord(r"^(?:RANK|[Rr]ank|global_rank|GLOBAL_RANK)\s*[=:]\s*(?P<rank>\d+)\s*$",
+             "a script's print of its RANK variable (torchrun sets RANK, torch/distributed/run.py)",
              "the writer's global rank"),
     # a process's own settings as keys, the rank beside the world's size on one line: vLLM's
     # init_distributed_environment (`world_size=2 rank=1 local_rank=1 ...`), Ray Train's `[rank=0,
@@ -162,9 +174,12 @@ def _named(df: pl.DataFrame, w: RankWord) -> list[pl.DataFrame]:
     g = (hit.select("file", t.str.extract_all(w.pattern).alias("_m")).explode("_m")
          .select("file", pl.col("_m").str.extract_groups(w.pattern).alias("_g")).unnest("_g"))
     out = []
+    # (a sentence that names the process too: its host and pid, so that process's own lines meet the rank)
+    proc = [pl.col(c).cast(d, strict=False) for c, d in (("host", pl.Utf8), ("pid", pl.Int64)) if c in g.columns]
     for col, as_ in (("rank", "rank"), ("other", "rank"), ("local", "local_rank")):
         if col in g.columns:
             out.append(g.select("file", pl.col(col).cast(pl.Int64, strict=False).alias(as_),
+                                *(proc if col != "other" else []),
                                 *([pl.col("world").cast(pl.Int64, strict=False).alias("world_size")]
                                   if "world" in g.columns and col != "other" else [])))
     return out

@@ -9,13 +9,13 @@ given by precedence, each step filling only what the ones before left unnamed (i
    smaller than a rank another source names), each source's order in ``formats.RANK_SOURCES``;
 2. the world's size a launch command says, lent to the processes (``_world_only``);
 3. a local rank as the global one where no line shows a second node (``_local_as_global``);
-4. a process's CUDA device as its rank, last of all, where a one-node job's NCCL processes sit one on each
-   device 0..k-1 and nothing names any rank (``_by_device``);
-5. the one rank of a world communicator that no line names, for its one process that names none
+4. the one rank of a world communicator that no line names, for its one process that names none
    (``_last_of_world``);
 
 then a process's own word over its file's (``resolve_ranks``). A row whose number was inferred says so
-in its ``source`` (``by-local-rank``, ``by-device``, ``by-world``).
+in its ``source`` (``by-local-rank``, ``by-world``). A process's CUDA device (NCCL's ``host:pid:tid [dev]``)
+is never its rank: on a job of one process per GPU it is the local rank at best (the dev labels read
+``[0]``/``[1]`` of two processes as devices, dev-016, dev-002, dv10-010).
 """
 
 from __future__ import annotations
@@ -162,41 +162,6 @@ def _local_as_global(ranks: pl.DataFrame, one_node: bool, second_node: bool) -> 
                             .otherwise(pl.col("source")).alias("source"))
 
 
-#: the source a rank's row adds where its number is its process's CUDA device (``_by_device``)
-BY_DEVICE = "by-device"
-
-
-def _by_device(ranks: pl.DataFrame, second_node: bool) -> pl.DataFrame:
-    """One rank per process of a one-node job where nothing names any rank (issue 31: the communicator's
-    rank over a device index, and one rank per process when nothing names it): NCCL's processes of one
-    host, two or more, each on its own CUDA device (NCCL's ``host:pid:tid [dev]``), the devices 0 to k-1:
-    torchrun's and spawn's default binding (``torch.cuda.set_device(local_rank)``) makes each one's device
-    its local rank, the global one on one node. A file where any row names a rank, a local rank or a
-    second process on a device keeps its rows as they are."""
-    if second_node or not ranks.height or ranks["cuda_dev"].null_count() == ranks.height:
-        return ranks
-    procs = ranks.filter(pl.col("source").str.contains("nccl") & pl.col("pid").is_not_null()
-                         & pl.col("cuda_dev").is_not_null())
-    named = ranks.filter(pl.col("rank").is_not_null() | pl.col("local_rank").is_not_null())["file"].unique()
-    per_file = (procs.filter(~pl.col("file").is_in(named.implode()))
-                .group_by("file").agg(pl.col("host").n_unique().alias("_h"),
-                                      pl.col("host").null_count().alias("_nh"),
-                                      pl.struct("host", "pid").n_unique().alias("_p"),
-                                      pl.col("cuda_dev").n_unique().alias("_d"),
-                                      pl.struct("host", "pid", "cuda_dev").n_unique().alias("_pd"),
-                                      pl.col("cuda_dev").max().alias("_max"))
-                .filter((pl.col("_h") == 1) & (pl.col("_nh") == 0) & (pl.col("_p") >= 2)
-                        & (pl.col("_d") == pl.col("_p")) & (pl.col("_pd") == pl.col("_p"))
-                        & (pl.col("_max") == pl.col("_p") - 1)))
-    if not per_file.height:
-        return ranks
-    mine = pl.col("file").is_in(per_file["file"].implode()) & pl.col("pid").is_not_null() \
-        & pl.col("cuda_dev").is_not_null() & pl.col("source").str.contains("nccl")
-    return ranks.with_columns(pl.when(mine).then(pl.col("cuda_dev")).otherwise(pl.col("rank")).alias("rank"),
-                              pl.when(mine).then(pl.col("source") + "," + BY_DEVICE)
-                              .otherwise(pl.col("source")).alias("source"))
-
-
 #: the source a rank's row adds where its number is the one rank of its communicator no other process holds
 BY_WORLD = "by-world"
 
@@ -245,9 +210,8 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     if "events" in tables:
         tables = {**tables, "events": _lend_writer(tables["events"])}
     tables = _short_hosts({**tables, "ranks": _command_hosts(tables["ranks"])})
-    one_node, second_node = _nodes(tables)
-    ranks = _local_as_global(_world_only(_group_local(tables["ranks"])), one_node, second_node)
-    ranks = _last_of_world(_by_device(ranks, second_node))
+    ranks = _local_as_global(_world_only(_group_local(tables["ranks"])), *_nodes(tables))
+    ranks = _last_of_world(ranks)
     known = ranks.filter(pl.col("rank").is_not_null())
     one = pl.col("rank").n_unique() == 1
     by_proc = known.filter(pl.col("pid").is_not_null()).group_by(["host", "pid"]).agg(

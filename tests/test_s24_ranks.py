@@ -70,6 +70,8 @@ def test_a_launcher_tag_in_the_middle_of_a_line_names_its_process(tmp_path):
     ("rank=1 world_size=8 local_rank=1 master_addr=10.0.0.1", 1),  # a process's own keys
     ("{'rank': 6, 'world_size': 8, 'local_rank': 6}", 6),  # a Python dict of them
     ("RANK=2 WORLD_SIZE=4 LOCAL_RANK=2", 2),  # an environment dump
+    ("RANK: 3", 3),  # a script's print of its RANK alone
+    ("Rank 0 | step 10 | loss 1.0", 0),  # a script's own tag
     ("2024-01-01 12:00:00,123 - INFO - [rank 3] loss=0.5", 3),  # `[rank N]` after a logger's header
     # JAX's initialize call, as a traceback's source line shows it
     ("jax.distributed.initialize(coordinator_address='10.0.0.1:1234', num_processes=4, process_id=2)", 2),
@@ -87,6 +89,11 @@ def test_the_writer_names_its_own_rank(tmp_path, line, rank):
     "tp_rank=1, world_size=8",  # a group's rank
     "waiting for rank=3 to connect",  # a lone rank key: a peer's, maybe
     "Traceback: see rank 3: it failed",  # prose: no header, no own sentence
+    "LOCAL_RANK: 3",  # a local rank alone: no global one
+    # a sub-group's rank in c10d's head (`[PG ID 1 ... Rank 1]`: group 1's rank 1)
+    "[E1120 10:00:00.000000000 ProcessGroupNCCL.cpp:632] [PG ID 1 PG GUID 1 Rank 1] Watchdog caught "
+    "collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600001 "
+    "milliseconds before timing out.",
 ])
 def test_numbers_that_are_not_the_writers_rank_are_not_counted(tmp_path, line):
     assert _log(tmp_path, line + "\n") == []
@@ -131,3 +138,18 @@ def test_no_missing_rank_is_given_where_two_processes_are_unnamed(tmp_path):
             "node1:101:101 [1] NCCL INFO comm 0x2 rank 3 nranks 4 cudaDev 1 busId 2000 - Init COMPLETE\n"
             + _nccl("node1", 102, 2) + _nccl("node1", 103, 3))
     assert _log(tmp_path, body) == [2, 3]
+
+
+def test_ray_trains_worker_list_names_each_workers_rank_and_process(tmp_path):
+    # Ray Train's driver lists its workers (backend_executor.py); worker 45450's own line then is rank 1's
+    body = ("(TorchTrainer pid=45197, ip=10.76.0.71) Started distributed worker processes:\n"
+            "(TorchTrainer pid=45197, ip=10.76.0.71) - (node_id=4c934ab2f646, ip=10.76.0.71, pid=45455) "
+            "world_rank=0, local_rank=0, node_rank=0\n"
+            "(TorchTrainer pid=45197, ip=10.76.0.71) - (node_id=4c934ab2f646, ip=10.76.0.71, pid=45450) "
+            "world_rank=1, local_rank=1, node_rank=0\n"
+            "(RayTrainWorker pid=45450, ip=10.76.0.71) torch.OutOfMemoryError: CUDA out of memory.\n")
+    p = tmp_path / "ray.log"
+    p.write_text(body)
+    r = ingest([p]).ranks
+    assert sorted(r["rank"].drop_nulls().to_list()) == [0, 1]
+    assert r.filter((pl.col("pid") == 45450) & (pl.col("host") == "10.76.0.71"))["rank"].to_list() == [1]

@@ -95,6 +95,11 @@ WRITER_WORDS = (
     RankWord(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./\-]+:\d+\] [Rr]ank:? (?P<rank>\d+)[:,] ",
              "absl / glog's header (JAX, TensorFlow, torch's C++ logging) before a program's `Rank {rank}: ...`",
              "the writer's global rank"),
+    # a script's own tag at a line's start in the shapes ``launcher.HEAD`` leaves (`rank0: ...`, `Rank 0 | step
+    # 10 | loss ...`, `rank 3 > ...`): its writer's rank
+    RankWord(r"^(?:[Rr]ank|RANK) ?(?P<rank>\d+) ?[|:>] ",
+             "a script's `print(f\"rank{rank}: ...\")` or `f\"Rank {rank} | ...\"` tag",
+             "the writer's global rank"),
     # a process printing its own rank alone on a line (`print("RANK:", os.environ["RANK"])`, `rank = 3`)
     RankWord(r"^(?:RANK|[Rr]ank|global_rank|GLOBAL_RANK)\s*[=:]\s*(?P<rank>\d+)\s*$",
              "a script's print of its RANK variable (torchrun sets RANK, torch/distributed/run.py)",

@@ -27,9 +27,8 @@ def ranks(store) -> list[int]:
 
 @pytest.mark.parametrize("prefix, want, why", [
     # `Trees ... ->1->0` is rank 1's; `Channel 00/06 : 0 1` is written by rank 0 alone (graph/rings.cc) but
-    # names no rank on its line (the labels of dev-058 and llm-058 read it so): only the size; the other
-    # process of that world of 2 is then its one rank left, 0 (identity._last_of_world, session 24)
-    ("dev-040", [0, 1], "a tree line names its writer; the world's other process the rank left"),
+    # names no rank on its line (the labels of dev-058 and llm-058 read it so): only the size
+    ("dev-040", [1], "a tree line names its writer; a ring's order names none"),
     # `UDS: Creating service thread comm 0x3641e160 rank 1` (proxy.cc) names its comm's rank, no size
     ("dev-104", [1], "a comm's rank without its size"),
     # `Destroyed comm 0x7f24c4001af0 rank 4` (init.cc before 2.12) on two hosts

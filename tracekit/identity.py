@@ -9,13 +9,13 @@ given by precedence, each step filling only what the ones before left unnamed (i
    smaller than a rank another source names), each source's order in ``formats.RANK_SOURCES``;
 2. the world's size a launch command says, lent to the processes (``_world_only``);
 3. a local rank as the global one where no line shows a second node (``_local_as_global``);
-4. the one rank of a world communicator that no line names, for its one process that names none
-   (``_last_of_world``);
 
 then a process's own word over its file's (``resolve_ranks``). A row whose number was inferred says so
-in its ``source`` (``by-local-rank``, ``by-world``). A process's CUDA device (NCCL's ``host:pid:tid [dev]``)
-is never its rank: on a job of one process per GPU it is the local rank at best (the dev labels read
-``[0]``/``[1]`` of two processes as devices, dev-016, dev-002, dv10-010).
+in its ``source`` (``by-local-rank``). Two readings the dev labels split on are left out: the one process
+of a world communicator that names no rank as the rank left (dev-040 and dv13-060 count it; dv12-012,
+dv18-011 and llm-058 do not; ``nccl_ranks.counted`` does it for processes seen only in COLL lines), and a
+process's CUDA device (NCCL's ``host:pid:tid [dev]``) as its rank (the labels of dev-002, dev-016 and
+dv10-010 read ``[0]``/``[1]`` of a one-node job's processes as devices, not ranks).
 """
 
 from __future__ import annotations
@@ -162,44 +162,6 @@ def _local_as_global(ranks: pl.DataFrame, one_node: bool, second_node: bool) -> 
                             .otherwise(pl.col("source")).alias("source"))
 
 
-#: the source a rank's row adds where its number is the one rank of its communicator no other process holds
-BY_WORLD = "by-world"
-
-
-def _last_of_world(ranks: pl.DataFrame) -> pl.DataFrame:
-    """The one process of a communicator whose rank no line names, where every other one's is named: a
-    file whose NCCL processes (``host:pid``) number the world's size (the largest communicator's, NCCL's
-    ``nranks`` or its ring's length) and hold all its ranks but one (`[rank1]:` and rank 1's ``comm ...
-    rank 1 nranks 2`` beside the other process's NCCL lines, which name no rank): that process is the
-    missing rank (issue 31: one rank per process of a communicator)."""
-    procs = ranks.filter(pl.col("source").str.contains("nccl") & pl.col("host").is_not_null()
-                         & pl.col("pid").is_not_null())
-    if not procs.height or procs["rank"].null_count() == 0:
-        return ranks
-    per_proc = procs.group_by("file", "host", "pid").agg(pl.col("rank").drop_nulls().unique().alias("_r"),
-                                                         pl.col("world_size").max().alias("_w"))
-    per_file = (per_proc.group_by("file").agg(
-        pl.len().alias("_p"), pl.col("_w").max().alias("_w"),
-        (pl.col("_r").list.len() == 0).sum().alias("_unnamed"),
-        (pl.col("_r").list.len() > 1).sum().alias("_several"),
-        pl.col("_r").list.explode(keep_nulls=False, empty_as_null=False).alias("_named"))
-        .filter((pl.col("_p") == pl.col("_w")) & (pl.col("_unnamed") == 1) & (pl.col("_several") == 0)
-                & (pl.col("_named").list.n_unique() == pl.col("_w") - 1)
-                & (pl.col("_named").list.max() < pl.col("_w"))))
-    if not per_file.height:
-        return ranks
-    missing = {f: (set(range(w)) - set(named)).pop()
-               for f, w, named in per_file.select("file", "_w", "_named").iter_rows()}
-    lone = (per_proc.filter(pl.col("file").is_in(list(missing)) & (pl.col("_r").list.len() == 0))
-            .select("file", "host", "pid", pl.col("file").replace_strict(missing, return_dtype=pl.Int64)
-                    .alias("_m")))
-    out = ranks.join(lone, on=["file", "host", "pid"], how="left", nulls_equal=False)
-    mine = pl.col("_m").is_not_null() & pl.col("rank").is_null()
-    return out.with_columns(pl.coalesce("rank", "_m").alias("rank"),
-                            pl.when(mine).then(pl.col("source") + "," + BY_WORLD)
-                            .otherwise(pl.col("source")).alias("source")).drop("_m")
-
-
 def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     """Give every row a rank where any source tells it: its process (host, pid) where that process
     holds one rank, then its pid where one host has it, then its file where the file is one rank's
@@ -211,7 +173,6 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
         tables = {**tables, "events": _lend_writer(tables["events"])}
     tables = _short_hosts({**tables, "ranks": _command_hosts(tables["ranks"])})
     ranks = _local_as_global(_world_only(_group_local(tables["ranks"])), *_nodes(tables))
-    ranks = _last_of_world(ranks)
     known = ranks.filter(pl.col("rank").is_not_null())
     one = pl.col("rank").n_unique() == 1
     by_proc = known.filter(pl.col("pid").is_not_null()).group_by(["host", "pid"]).agg(

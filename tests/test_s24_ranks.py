@@ -9,7 +9,6 @@ import polars as pl
 import pytest
 
 from tests.conftest import ROOT
-from tracekit import identity
 from tracekit.ingest import ingest
 from tracekit.parsers import rank_words, text
 
@@ -43,8 +42,8 @@ def _words(tmp_path, body: str):
 
 
 def test_a_launcher_tag_in_the_middle_of_a_line_names_its_process(tmp_path):
-    body = ("Mon Jul  2 19:35:38 2018[1,3016]<stderr>:Caught signal 11Mon Jul  2 19:35:38 2018[1,1040]<stdout>:"
-            "[1530549338.249486] ucx\n"
+    body = ("Mon Jul  2 19:35:38 2018[1,3016]<stderr>:Caught signal 11"
+            "Mon Jul  2 19:35:38 2018[1,1040]<stdout>:[1530549338.249486] ucx\n"
             "Traceback (most recent call last):[rank5]:[E ProcessGroupNCCL.cpp:1] watchdog\n")
     r = _words(tmp_path, body)
     assert set(r["rank"].to_list()) == {1040, 5}

@@ -88,15 +88,16 @@ WRITER_WORDS = (
              r"(?P<rank>\d+)(?: of \d+)?[:,] ",
              "a program's print or logging of its own `Rank {rank}: ...` under a logger's header",
              "the writer's global rank"),
-    RankWord(r"^.{0,80}?\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b[\]:|\s\-]*\s\[[Rr](?:ank|ANK):? ?"
-             r"(?P<rank>\d+)\] ",
+    RankWord(r"^.{0,80}?\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b[\]:|\s\-]*\s"
+             r"\[[Rr](?:ank|ANK):? ?(?P<rank>\d+)\] ",
              "a program's logging of its own `[rank {rank}] ...` under a logger's header",
              "the writer's global rank"),
     RankWord(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./\-]+:\d+\] [Rr]ank:? (?P<rank>\d+)[:,] ",
-             "absl / glog's header (JAX, TensorFlow, torch's C++ logging) before a program's `Rank {rank}: ...`",
+             "absl / glog's header (JAX, TensorFlow, torch's C++ logging) before a program's "
+             "`Rank {rank}: ...`",
              "the writer's global rank"),
-    # a script's own tag at a line's start in the shapes ``launcher.HEAD`` leaves (`rank0: ...`, `Rank 0 | step
-    # 10 | loss ...`, `rank 3 > ...`): its writer's rank
+    # a script's own tag at a line's start in the shapes ``launcher.HEAD`` leaves (`Rank 0 | step 10 | loss
+    # ...`, `rank 3 > ...`): its writer's rank
     RankWord(r"^(?:[Rr]ank|RANK) ?(?P<rank>\d+) ?[|:>] ",
              "a script's `print(f\"rank{rank}: ...\")` or `f\"Rank {rank} | ...\"` tag",
              "the writer's global rank"),
@@ -180,7 +181,8 @@ def _named(df: pl.DataFrame, w: RankWord) -> list[pl.DataFrame]:
          .select("file", pl.col("_m").str.extract_groups(w.pattern).alias("_g")).unnest("_g"))
     out = []
     # (a sentence that names the process too: its host and pid, so that process's own lines meet the rank)
-    proc = [pl.col(c).cast(d, strict=False) for c, d in (("host", pl.Utf8), ("pid", pl.Int64)) if c in g.columns]
+    proc = [pl.col(c).cast(d, strict=False) for c, d in (("host", pl.Utf8), ("pid", pl.Int64))
+            if c in g.columns]
     for col, as_ in (("rank", "rank"), ("other", "rank"), ("local", "local_rank")):
         if col in g.columns:
             out.append(g.select("file", pl.col(col).cast(pl.Int64, strict=False).alias(as_),

@@ -3,8 +3,19 @@
 The sources disagree in what they name: a launcher's prefix names a global rank (torchrun's
 ``[rank3]:``) or a local one (``[default3]:``), NCCL a communicator's rank, c10d a process group's,
 torchrun's agent a worker's local rank and pid, a Flight Recorder dump its rank and no host. Ranks are
-given by precedence: the launcher's global prefix over a group-local rank (``_group_local``), a
-process's own word over its file's, and a local rank as the global one where no line shows a second node.
+given by precedence, each step filling only what the ones before left unnamed (issue 31 item 4):
+
+1. the launcher's global prefix over a group-local rank (``_group_local``: NCCL's ranks of a communicator
+   smaller than a rank another source names), each source's order in ``formats.RANK_SOURCES``;
+2. the world's size a launch command says, lent to the processes (``_world_only``);
+3. a local rank as the global one where no line shows a second node (``_local_as_global``);
+
+then a process's own word over its file's (``resolve_ranks``). A row whose number was inferred says so
+in its ``source`` (``by-local-rank``). Two readings the dev labels split on are left out: the one process
+of a world communicator that names no rank as the rank left (dev-040 and dv13-060 count it; dv12-012,
+dv18-011 and llm-058 do not; ``nccl_ranks.counted`` does it for processes seen only in COLL lines), and a
+process's CUDA device (NCCL's ``host:pid:tid [dev]``) as its rank (the labels of dev-002, dev-016 and
+dv10-010 read ``[0]``/``[1]`` of a one-node job's processes as devices, not ranks).
 """
 
 from __future__ import annotations

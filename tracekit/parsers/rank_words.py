@@ -48,13 +48,87 @@ RANK_WORDS = (
     RankWord(r"\bHcclCommInitRootInfo fail, error:\d+, rank:(?P<rank>\d+), rankSize:(?P<world>\d+)",
              "MindIE's hccl_runner (its own log line, as the Ascend runtime prints it)",
              "the writer's rank in the world HCCL initialises"),
+    # Ray Train's report of its workers (python/ray/train/_internal/backend_executor.py, `Started distributed
+    # worker processes:` then `- (node_id=.., ip=10.0.0.6, pid=615) world_rank=0, local_rank=0, node_rank=0`
+    # a line each; `Started training worker group of size 8:` in Train v2): each worker's global rank, tied
+    # to the host and pid its own lines carry under Ray's `(RayTrainWorker pid=615, ip=10.0.0.6)`
+    RankWord(r"- \((?:node_id=\w+, )?ip=(?P<host>[\w.\-:]+), pid=(?P<pid>\d+)\) world_rank=(?P<rank>\d+), "
+             r"local_rank=\d+, node_rank=\d+",
+             "Ray Train python/ray/train/_internal/backend_executor.py (the driver's list of its workers)",
+             "each worker's global rank, with its host and pid"),
     RankWord(r"\bGlobal Checkpoint Save : Rank: (?P<rank>\d+) :",
              "NeMo nemo/utils/callbacks/dist_ckpt_io.py (`Global Checkpoint Save : Rank: "
              "{torch.distributed.get_rank()} : Iteration: ...`)",
              "the writer's global rank"),
 )
+
+#: a launcher's tag in the middle of a line: another process's write, whatever prefix the line starts with
+MID_TAGS = (
+    # a launcher's tag that a second stream's write put in the middle of a line (two processes' writes
+    # interleaved without a newline): torchrun's `[rank3]:` (torch/distributed/elastic/multiprocessing/api.py,
+    # its `[rank{global_rank}]:` log_line_prefix), Open MPI's --tag-output `[1,3]<stdout>:`
+    # (orte/mca/iof/base/iof_base_output.c, `[%s,%s]<%s>:` of the job and the rank); the line's start is
+    # the prefix parser's (``text.PREFIX``)
+    RankWord(r".\[rank(?P<rank>\d+)\]:",
+             "pytorch torch/distributed/run.py --tee/--log-line-prefix-template, a second write mid-line",
+             "the global rank of the process whose write sits in the line"),
+    RankWord(r".\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:",
+             "Open MPI mpirun --tag-output, a second write mid-line",
+             "the MPI rank of the process whose write sits in the line"),
+)
+#: the writer's own rank where a line's start has not said it: read only on a line no launcher prefix names
+#: a writer of (under ``[default0]:`` a ``Rank 3: 9.9ms`` is a report of the prefix's rank, not rank 3's line)
+WRITER_WORDS = (
+    # a program's `Rank 3: ...` after a logger's header that ``text.PREFIX`` does not take off (a date, a
+    # level, a logger's name: `2024-01-01 12:00:00 INFO Rank 3: loss 1.2`, glog's `I0101 12:00:00.000 123
+    # train.py:12] Rank 2: ...`): the sentence opens with its writer's rank, as ``launcher.HEAD`` reads it
+    # at a line's start (the PyTorch tutorials' `print(f"Rank {rank}: ...")`, issue 31's `Rank 1: ====
+    # Iteration 10/10 ====`)
+    RankWord(r"^.{0,80}?\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b[\]:|\s\-]*\s[Rr]ank:? "
+             r"(?P<rank>\d+)(?: of \d+)?[:,] ",
+             "a program's print or logging of its own `Rank {rank}: ...` under a logger's header",
+             "the writer's global rank"),
+    RankWord(r"^.{0,80}?\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b[\]:|\s\-]*\s"
+             r"\[[Rr](?:ank|ANK):? ?(?P<rank>\d+)\] ",
+             "a program's logging of its own `[rank {rank}] ...` under a logger's header",
+             "the writer's global rank"),
+    RankWord(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./\-]+:\d+\] [Rr]ank:? (?P<rank>\d+)[:,] ",
+             "absl / glog's header (JAX, TensorFlow, torch's C++ logging) before a program's "
+             "`Rank {rank}: ...`",
+             "the writer's global rank"),
+    # a script's own tag at a line's start in the shapes ``launcher.HEAD`` leaves (`Rank 0 | step 10 | loss
+    # ...`, `rank 3 > ...`): its writer's rank
+    RankWord(r"^(?:[Rr]ank|RANK) ?(?P<rank>\d+) ?[|:>] ",
+             "a script's `print(f\"rank{rank}: ...\")` or `f\"Rank {rank} | ...\"` tag",
+             "the writer's global rank"),
+    # a process printing its own rank alone on a line (`print("RANK:", os.environ["RANK"])`, `rank = 3`)
+    RankWord(r"^(?:RANK|[Rr]ank|global_rank|GLOBAL_RANK)\s*[=:]\s*(?P<rank>\d+)\s*$",
+             "a script's print of its RANK variable (torchrun sets RANK, torch/distributed/run.py)",
+             "the writer's global rank"),
+    # a process's own settings as keys, the rank beside the world's size on one line: vLLM's
+    # init_distributed_environment (`world_size=2 rank=1 local_rank=1 ...`), Ray Train's `[rank=0,
+    # world_size=2]`, a script's `rank=1, world_size=8`, an environment dump's `RANK=2 WORLD_SIZE=4`, a
+    # Python dict or a log record's `{'rank': 1, 'world_size': 8}`; a node's rank (`node_rank=`,
+    # `group_rank=`) or a group's (`tp_rank=`) is no key here
+    RankWord(r"(?i)(?:^|[\s,{(\[])['\"]?(?:global_rank|rank|process_id|process_index)['\"]?\s*[=:]\s*"
+             r"(?P<rank>\d+)\b(?:[^\n]*?\b['\"]?(?:world_size|num_processes|process_count)['\"]?\s*[=:]\s*"
+             r"(?P<world>\d+)\b)?",
+             "a process's own keys: vLLM vllm/distributed/parallel_state.py, Ray Train, scripts, env dumps, "
+             "JAX's jax.distributed.initialize(..., num_processes=4, process_id=2)",
+             "the writer's global rank (and the world's size where said)"),
+)
+#: NCCL's communicator line where a paste lost its `host:pid:tid` head (`[0] NCCL INFO comm 0x.. rank 0 nranks
+#: 2 ...`, src/init.cc; the NCCL parser reads the line with its head): the writer's rank in the communicator,
+#: a global one only in the file's largest communicator (``_hostless``)
+HOSTLESS = (r"^NCCL INFO (?:\w+ )?comm 0x[0-9a-fA-F]+ rank (?P<rank>\d+) n[Rr]anks (?P<world>\d+) ")
+#: a line a ``WRITER_WORDS`` key entry needs beside its rank: the world's size said as a key (a lone
+#: `rank=0` may be a peer's, a default's, a hint's)
+KEYS_WORLD = r"(?i)\b(?:world_size|num_processes|process_count)['\"]?\s*[=:]\s*\d"
+NOT_SAID = r"\bdef \w+\(|\s--[\w\-]+[= ]"  # a function's defaults, a command line's flags
 ANY = any_of(*(w.pattern for w in RANK_WORDS))
-CHEAP = r"(?i)rank"
+ANY_WRITER = any_of(*(w.pattern for w in WRITER_WORDS))
+ANY_TAG = any_of(*(w.pattern for w in MID_TAGS))
+CHEAP = r"(?i)rank|\]<std|process_(?:id|index)"
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -63,22 +137,56 @@ def parse(lines: pl.DataFrame) -> Parsed:
     if not lines.height:
         return Parsed("rank-words")
     t = pl.col("text")
-    df = lines.filter(t.str.contains(CHEAP)).filter(t.str.contains(ANY))
-    if not df.height:
+    df = lines.filter(t.str.contains(CHEAP))
+    words = df.filter(t.str.contains(ANY))
+    # (the writer's own words count where no launcher prefix has named the line's writer)
+    prefixed = [pl.col(c).is_not_null() for c in ("launch_rank", "local_tag") if c in df.columns]
+    own = df.filter(~pl.any_horizontal(prefixed)) if prefixed else df
+    own = own.filter(t.str.contains(ANY_WRITER) & ~t.str.contains(NOT_SAID))
+    rows = [g for w in RANK_WORDS for g in _named(words, w)]
+    rows += [g for w in WRITER_WORDS for g in _named(_keyed(own, w), w)]
+    rows += _hostless(df)
+    rows += [g for w in MID_TAGS for g in _named(df.filter(t.str.contains(ANY_TAG)), w)]
+    if not rows:
         return Parsed("rank-words")
-    rows = []
-    for w in RANK_WORDS:
-        hit = df.filter(t.str.contains(w.pattern))
-        if not hit.height:
-            continue
-        # (every sentence of a line: a report pasted flat names both sides on one line)
-        g = (hit.select("file", t.str.extract_all(w.pattern).alias("_m")).explode("_m")
-             .select("file", pl.col("_m").str.extract_groups(w.pattern).alias("_g")).unnest("_g"))
-        for col, as_ in (("rank", "rank"), ("other", "rank"), ("local", "local_rank")):
-            if col in g.columns:
-                rows.append(g.select("file", pl.col(col).cast(pl.Int64, strict=False).alias(as_),
-                                     *([pl.col("world").cast(pl.Int64, strict=False).alias("world_size")]
-                                       if "world" in g.columns and col != "other" else [])))
     ranks = (pl.concat(rows, how="diagonal_relaxed").unique(maintain_order=True)
              .with_columns(pl.lit("rank-words").alias("source")))
     return Parsed("rank-words", {"ranks": ranks})
+
+
+def _hostless(df: pl.DataFrame) -> list[pl.DataFrame]:
+    """``file, rank, world_size`` of ``HOSTLESS`` lines of the largest communicator their file shows."""
+    t = pl.col("text")
+    hit = df.filter(t.str.contains(HOSTLESS))
+    if not hit.height:
+        return []
+    g = (hit.select("file", t.str.extract_groups(HOSTLESS).alias("_g")).unnest("_g")
+         .select("file", pl.col("rank").cast(pl.Int64), pl.col("world").cast(pl.Int64).alias("world_size")))
+    return [g.filter(pl.col("world_size") == pl.col("world_size").max().over("file"))]
+
+
+def _keyed(df: pl.DataFrame, w: RankWord) -> pl.DataFrame:
+    """The lines a key entry of ``WRITER_WORDS`` reads: those that also say the world's size as a key."""
+    return df.filter(pl.col("text").str.contains(KEYS_WORLD)) if "world_size" in w.pattern else df
+
+
+def _named(df: pl.DataFrame, w: RankWord) -> list[pl.DataFrame]:
+    """``file, rank | local_rank[, world_size]`` frames of every sentence of ``w`` in ``df``'s lines."""
+    t = pl.col("text")
+    hit = df.filter(t.str.contains(w.pattern)) if df.height else df
+    if not hit.height:
+        return []
+    # (every sentence of a line: a report pasted flat names both sides on one line)
+    g = (hit.select("file", t.str.extract_all(w.pattern).alias("_m")).explode("_m")
+         .select("file", pl.col("_m").str.extract_groups(w.pattern).alias("_g")).unnest("_g"))
+    out = []
+    # (a sentence that names the process too: its host and pid, so that process's own lines meet the rank)
+    proc = [pl.col(c).cast(d, strict=False) for c, d in (("host", pl.Utf8), ("pid", pl.Int64))
+            if c in g.columns]
+    for col, as_ in (("rank", "rank"), ("other", "rank"), ("local", "local_rank")):
+        if col in g.columns:
+            out.append(g.select("file", pl.col(col).cast(pl.Int64, strict=False).alias(as_),
+                                *(proc if col != "other" else []),
+                                *([pl.col("world").cast(pl.Int64, strict=False).alias("world_size")]
+                                  if "world" in g.columns and col != "other" else [])))
+    return out

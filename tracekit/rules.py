@@ -18,7 +18,8 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import (rules_bench, rules_busy, rules_crash_words, rules_exit, rules_init, rules_nccl_tests,
+from tracekit import (rules_bench, rules_busy, rules_crash_words, rules_exit, rules_init, rules_measured,
+                      rules_nccl_tests,
                       rules_progress, rules_raised, rules_results, rules_salient, rules_seen)
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
@@ -90,6 +91,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_exit.workers_ended_unexplained,
     rules_raised.raised_unexplained,  # crashes (s18, issue 31): a traceback alone, a ChildFailedError cut
     rules_nccl_tests.nccl_test_result,
+    rules_measured.measured_results,  # bench (s24, issue 31): any tool's measured rows: sizes, peak, link rate
     rules_results.own_results,  # progress (issue 31): a benchmark's results, a server's start-up, answers
     rules_bench.step_gap,
     rules_bench.throughput_drop,

@@ -90,6 +90,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     comms_aborted,  # (failures, issue 31)
     rules_exit.workers_ended_unexplained,
     rules_raised.raised_unexplained,  # crashes (s18, issue 31): a traceback alone, a ChildFailedError cut
+    rules_measured.nccl_tests_below_link,  # bench (s24): nccl-tests' busbw far below a link rate stated
     rules_nccl_tests.nccl_test_result,
     rules_measured.measured_results,  # bench (s24, issue 31): any tool's measured rows: sizes, peak, link rate
     rules_results.own_results,  # progress (issue 31): a benchmark's results, a server's start-up, answers

@@ -16,7 +16,8 @@ import polars as pl
 from tracekit.evidence import Evidence
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.parsers import result_tables
-from tracekit.rules_nccl_tests import BEGUN, _size
+from tracekit.rules_nccl_tests import BEGUN, _nodes, _op, _ranks_text, _size
+from tracekit.rules_nccl_tests import LARGE as NCCL_LARGE
 
 #: a peak under this share of the link's stated rate is far below what the link gives (perftest and iperf
 #: reach 90%+ of a healthy link's rate at large sizes; half is a link at a lower rate or a slow path)
@@ -45,7 +46,8 @@ def measured_results(ev: Evidence) -> Verdict | None:
     rows = rows.sort("file", "line")
     first = rows.row(0, named=True)
     # (trouble and telling lines, parsers/salient.py, before the first row: warnings the run went past)
-    signs = [df.select("file", "line") for df in (ev.trouble, ev.kinds(EventKind.TELLING_LINE))
+    told = ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where") != "last")  # (a last line is no sign)
+    signs = [df.select("file", "line") for df in (ev.trouble, told)
              if df.height and {"file", "line"} <= set(df.columns)]
     signs = pl.concat(signs).unique() if signs else pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64})
     later = signs.filter((pl.col("file") != first["file"]) | (pl.col("line") > first["line"]))
@@ -112,4 +114,44 @@ def _below_link(links: pl.DataFrame, bw: pl.DataFrame, tool: str, what: str, fig
                    "rate, a path through the kernel (TCP) or the wrong NIC; check ibstat's Rate and state on "
                    "both ends, the GID/NIC the test binds, PCIe width", [],
                    [Cited(top["file"], top["line"], top["message"]),
+                    Cited(link["file"], link["line"], link["message"])])
+
+
+#: a bus bandwidth across nodes under this share of ONE link's stated rate is far below it (a node of one NIC
+#: reaches ~90% of its rate in busbw at large sizes; a node of several NICs more than the rate)
+FAR_BELOW_LINK = 0.5
+
+
+def nccl_tests_below_link(ev: Evidence) -> Verdict | None:
+    """A test across nodes whose bus bandwidth (its ``# Avg bus bandwidth``, else its peak at large sizes)
+    is under ``FAR_BELOW_LINK`` of the slowest link rate the excerpt itself states (ibstat's ``Rate:``,
+    NCCL's ``NET/IB: ... speed=``; parsers/result_tables.py): slow, with both figures."""
+    links = ev.kinds(EventKind.BANDWIDTH).filter(pl.col("where") == "link_rate").sort("busbw_gbs")
+    rows = ev.kinds(EventKind.BANDWIDTH).filter(pl.col("where") == "nccl-tests")
+    if not links.height or not rows.height or ev.failure_signs or ev.kinds(EventKind.TEST_WRONG).height:
+        return None  # (wrong values, a failure: nccl_test_result and the failure rules say them first)
+    spans, how = _nodes(ev)
+    if not spans:
+        return None
+    said_on = _ranks_text(ev)
+    on = f" ({said_on})" if said_on else ""
+    link = links.row(0, named=True)
+    avg = ev.kinds(EventKind.TEST_AVG_BUSBW).filter(pl.col("busbw_gbs").is_not_null()).sort("file", "line")
+    large = rows.filter(pl.col("bytes") >= NCCL_LARGE)
+    if avg.height:
+        said = avg.row(-1, named=True)
+        figure, gbs = f"avg bus bandwidth {said['busbw_gbs']:g} GB/s", said["busbw_gbs"]
+    elif large.height:
+        said = large.sort("busbw_gbs").row(-1, named=True)
+        figure, gbs = f"busbw at most {said['busbw_gbs']:g} GB/s at {_size(said['bytes'])}", said["busbw_gbs"]
+    else:
+        return None
+    if gbs >= FAR_BELOW_LINK * link["busbw_gbs"]:
+        return None
+    return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{_op(rows)}{on}: {figure} across nodes ({how}), far below "
+                   f"the {link['busbw_gbs'] * 8:g} Gb/s ({link['busbw_gbs']:g} GB/s) one link is stated to give "
+                   f"(`{link['message'][:80]}`), with no wrong value: the collectives complete, slowly: the "
+                   "traffic takes a slower path than that link (NET/Socket, a NIC at a lower rate, GPUDirect "
+                   "RDMA off); NCCL_DEBUG=INFO names the transport, ibstat the rate of each port", [],
+                   [Cited(said["file"], said["line"], said["message"]),
                     Cited(link["file"], link["line"], link["message"])])

@@ -1,5 +1,6 @@
 """A benchmark's own result lines (progress, issue 31): the bandwidth or throughput it prints once it has
-measured it."""
+measured it. Every tool's result tables and timed-transfer lines are read by their shape in
+parsers/result_tables.py (s24), called first here; the lines below are the rank-figured ones it leaves."""
 
 from __future__ import annotations
 

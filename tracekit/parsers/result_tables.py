@@ -75,6 +75,7 @@ TOOLS = (
     (r"\bshmem_\w+|\bnvshmem", "NVSHMEM perftest"),
     (r"\bucx_perftest\b", "ucx_perftest"),
     (r"\biperf3?\b|\[ ID\] Interval", "iperf"),
+    (r"_perf\b.*\s-[bef]\s|^# nccl-tests version|^#\s*Avg bus bandwidth|^#\s+Rank\s+\d+ Group", "nccl-tests"),
 )
 #: the tools' names, as a message starts with them
 NAMED = r"^(?:" + "|".join(re.escape(name) for _, name in TOOLS) + r"): "
@@ -87,7 +88,8 @@ MATRIX_ROW = re.compile(r"^\s*(\d+)((?:\s+(?:-?[\d.]+|N/A))+)\s*$")
 #: lines around a table that carry no figure: separators, perftest's and iperf's boilerplate, verdicts
 AROUND = (r"^\s*[-=*]{5,}\s*$|^[#>\s]*-[ -]{8,}$|^\s*(?:- ){5,}-?\s*$|^\s*#?\s*\(B\)\s|^\s*#\s*$"
           r"|^\s*Result = PASS\s*$|^iperf Done\.|^\s*\[ ID\] Interval\b|^Connecting to host \S+, port \d+"
-          r"|^\s*\[\s*\d+\] local \S+ port \d+ connected|^Server listening on \d+|^Accepted connection from"
+          r"|^\s*\[\s*\d+\] local \S+ port \d+ connected|^Reverse mode, remote host \S+ is sending"
+          r"|^Server listening on \d+|^Accepted connection from"
           r"|^\s*(?:Host to Device|Device to Host|Device to Device) Bandwidth, \d+ Device|^\s*(?:PINNED|PAGEABLE)"
           r" Memory Transfers|^\s*D\\D(?:\s+\d+)+\s*$|^SUM \w+ [\d.]+\s*$|^# OSU MPI|---- Performance of \w+ on"
           # perftest's banner and settings (src/perftest_parameters.c ctx_print_test_info, print_report)
@@ -109,6 +111,10 @@ NOT_A_RESULT = (r"(?i)\b(?:eta|downloading|downloaded|fetching|uploading|pulling
 #: (``rate:	 100 Gb/sec (4X EDR)``), a NIC named by its speed (``ConnectX-6 ... 100GbE``, ``400G``)
 LINK = (r"^\s*Rate:\s*(\d+)\s*$|^\s*rate:\s*(\d+) Gb/sec\b|\b(?:ConnectX|Mellanox|NIC|HCA|RoCE|ethernet)"
         r"\b.*?\b(100|200|400|800)\s?G(?:bE|b/s)?\b")
+#: NCCL's own word of an IB/RoCE port's speed, in Mb/s (src/transport/net_ib.cc ncclIbInitDevices: ``INFO(NCCL_NET,
+#: "NET/IB: [%d] %s:%s:%d/%s provider=%s speed=%d context=%p pciPath=%s ar=%d", ...)``, the speed from
+#: ncclIbSpeed: the port's lane speed times its width, 100000 for 4X EDR)
+NCCL_SPEED = r"\bNET/IB\s?: \[\d+\] \S+.*?\bspeed=(\d{4,7})\b"
 
 
 def rate_gbs(unit: str) -> float | None:
@@ -166,12 +172,18 @@ def _number(cell: str, units: dict[str, float], default: float | None) -> float 
     return None if factor is None else float(m.group(1)) * factor
 
 
+#: a script a command line runs (``torchrun ... ./megatron-allreduce.py``), the tool's name where no
+#: known tool is named
+SCRIPT = r"\b(?:python3?|torchrun|mpirun|mpiexec|srun|deepspeed|accelerate launch)\b.*?([\w\-]+\.py)\b"
+
+
 def _tool(texts: list[str]) -> str:
     joined = "\n".join(texts)
     for pattern, name in TOOLS:
-        if re.search(pattern, joined):
+        if re.search(pattern, joined, re.M):
             return name
-    return "a benchmark"
+    m = re.search(SCRIPT, joined)
+    return m.group(1) if m else "a benchmark"
 
 
 def read(df: pl.DataFrame) -> pl.DataFrame | None:
@@ -180,7 +192,7 @@ def read(df: pl.DataFrame) -> pl.DataFrame | None:
     t = pl.col("text")
     cand = df.filter(t.str.contains(HEADER.pattern) | t.str.contains(MATRIX_TITLE.pattern)
                      | t.str.contains(IPERF) | t.str.contains(FIGURE) | t.str.contains(LINK)
-                     | t.str.contains(AROUND))
+                     | t.str.contains(NCCL_SPEED) | t.str.contains(AROUND))
     if not cand.height:
         return None
     files = df.join(cand.select("file").unique(), on="file", how="semi").sort("file", "line")
@@ -234,6 +246,9 @@ def _file(g: pl.DataFrame) -> list[dict]:
             out.append(dict(file=g["file"][k], line=lines[k], kind=None, message=s.strip()))
     for r in out:
         r.setdefault("file", g["file"][0])
+    if tool == "a benchmark" and not any(r.get("where") == "benchmark" for r in out):
+        # (a link's rate is a benchmark's yardstick: in a log of no benchmark it is left to others)
+        out = [r for r in out if r.get("where") != "link_rate"]
     return out
 
 
@@ -262,7 +277,7 @@ def _table(texts: list[str], lines: list[int], ranks: list, at: int, tool: str,
                 k += 1
                 continue
             break
-        nbytes = _number(cells[size[0]], SIZE_B, 1.0)
+        nbytes = _number(cells[size[0]], SIZE_B, SIZE_B.get(_unit(size[1]).lower(), 1))
         gbs = _number(cells[bw[0]], {}, bw_unit) if bw else None
         ms = _number(cells[time[0]], TIME_MS, TIME_MS.get(time_unit, 1.0)) if time else None
         rows.append(dict(line=lines[k], rank=ranks[k], kind=EventKind.BANDWIDTH.value, where="benchmark",
@@ -305,13 +320,16 @@ def _line(s: str, tool: str) -> dict | None:
     if m := re.search(LINK, s):
         v = next(x for x in m.groups() if x)
         return dict(kind=EventKind.BANDWIDTH.value, where="link_rate", message=s.strip(), busbw_gbs=float(v) / 8)
+    if m := re.search(NCCL_SPEED, s):
+        return dict(kind=EventKind.BANDWIDTH.value, where="link_rate", message=s.strip(),
+                    busbw_gbs=float(m.group(1)) / 8000)
     if re.search(FIGURE, s) and re.search(NEAR, re.sub(FIGURE, "", s)) and not re.search(NOT_A_RESULT, s):
         m = re.search(FIGURE, s)
         size = re.search(r"(?i)\b(\d+(?:\.\d+)?)\s*(bytes|[KMGT]i?B)\b", re.sub(FIGURE, "", s))
         took = re.search(r"(?i)\b(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|µs|μs)\b", s)
         rank = re.search(r"(?i)\brank\s*[:=#]?\s*(\d+)\b", s)
         return dict(kind=EventKind.BANDWIDTH.value, where="benchmark",
-                    message=f"{tool}: {s.strip()}" if tool != "a benchmark" else s.strip(),
+                    message=f"{tool}: {s.strip()}" if re.match(NAMED, f"{tool}: ") else s.strip(),
                     busbw_gbs=float(m.group(1)) * rate_gbs(m.group(2)),
                     bytes=int(float(size.group(1)) * SIZE_B[size.group(2).lower()]) if size else None,
                     duration_ms=float(took.group(1)) * TIME_MS[took.group(2).lower()] if took else None,

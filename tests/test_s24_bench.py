@@ -183,7 +183,8 @@ def test_nccl_tests_across_nodes_far_below_a_stated_link_is_slow():
     from tracekit.rules_measured import nccl_tests_below_link
     link = dict(file="t.log", line=1, kind="bandwidth", where="link_rate", busbw_gbs=50.0,
                 message="NET/IB: [0] mlx5_0:1/IB speed=400000")
-    avg = dict(file="t.log", line=9, kind="test_avg_busbw", busbw_gbs=9.5, message="# Avg bus bandwidth : 9.5")
+    avg = dict(file="t.log", line=9, kind="test_avg_busbw", busbw_gbs=9.5,
+               message="# Avg bus bandwidth : 9.5")
     ranks = [dict(file="t.log", rank=r, host=f"h{r // 8}", source="nccl-tests") for r in range(16)]
     ev = Evidence.gather(make_store(events=[link, _nccl_row(2, 2**30, 9.8), _nccl_row(3, 2**31, 9.9), avg],
                                     ranks=ranks))

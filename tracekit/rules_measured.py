@@ -26,9 +26,20 @@ FAR_BELOW = 0.5
 LARGE = 2**20
 
 
+def warnings(ev: Evidence, first: dict) -> tuple[pl.DataFrame, bool]:
+    """The trouble and telling lines (parsers/salient.py; a file's last line is no sign), and whether one
+    comes after ``first``, a benchmark's first result: one before it is a warning the run went past."""
+    told = ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where") != "last")
+    signs = [df.select("file", "line") for df in (ev.trouble, told)
+             if df.height and {"file", "line"} <= set(df.columns)]
+    signs = pl.concat(signs).unique() if signs else pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64})
+    later = signs.filter((pl.col("file") != first["file"]) | (pl.col("line") > first["line"]))
+    return signs, later.height > 0
+
+
 def _tool(rows: pl.DataFrame) -> str:
     """The tool the rows' messages name (``perftest: 65536 ...`` -> ``perftest``), else ``the benchmark``."""
-    named = rows["message"].str.extract(r"^([^:]{3,40}): ", 1).drop_nulls()
+    named = rows["message"].str.extract(result_tables.LABEL, 1).drop_nulls()
     return named.mode().sort()[0] if named.len() else "the benchmark"
 
 
@@ -37,21 +48,22 @@ def _gbs(v: float) -> str:
 
 
 def measured_results(ev: Evidence) -> Verdict | None:
-    """A benchmark's measured rows (a size or a time on each) and nothing but calm lines, or lines of
-    trouble that all come before its first row (a warning at start-up the measurements then went past)."""
-    rows = ev.kinds(EventKind.BANDWIDTH).filter((pl.col("where") == "benchmark") & (
-        pl.col("bytes").is_not_null() | pl.col("message").str.contains(result_tables.NAMED)))
-    if not rows.height or ev.failure_signs or ev.stalls.height or ev.pending.height:
-        return None
+    """A benchmark's measured rows (a size on each, or a named tool's, or a rank-less line with a rate or a
+    time) and nothing but calm lines, or lines of trouble that all come before its first row (a warning at
+    start-up the measurements then went past): healthy with its figures, slow against a link rate the
+    excerpt states, undecided where a table past the small sizes is the excerpt's last line."""
+    bench = ev.kinds(EventKind.BANDWIDTH).filter(pl.col("where") == "benchmark")
+    sized = pl.col("bytes").is_not_null() | pl.col("message").str.contains(result_tables.NAMED)
+    rows = bench.filter(sized | (pl.col("rank").is_null() & (pl.col("busbw_gbs").is_not_null()
+                                                            | pl.col("duration_ms").is_not_null())))
+    if (not rows.height or ev.failure_signs or ev.stalls.height or ev.pending.height
+            or bench.filter(~sized & pl.col("rank").is_not_null()).height):
+        return None  # (ranks' figures with no size, DeepEP's: rules_results.benchmark_result compares them)
+    if ev.steps.height or ev.ticks.height:
+        return None  # (a rate line inside a training's or a server's progress: the rules of its pace decide)
     rows = rows.sort("file", "line")
-    first = rows.row(0, named=True)
-    # (trouble and telling lines, parsers/salient.py, before the first row: warnings the run went past)
-    told = ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where") != "last")  # (a last line is no sign)
-    signs = [df.select("file", "line") for df in (ev.trouble, told)
-             if df.height and {"file", "line"} <= set(df.columns)]
-    signs = pl.concat(signs).unique() if signs else pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64})
-    later = signs.filter((pl.col("file") != first["file"]) | (pl.col("line") > first["line"]))
-    if later.height or (ev.coverage.missing and ev.steps.height):
+    signs, later = warnings(ev, rows.row(0, named=True))
+    if later:
         return None
     tool = _tool(rows)
     links = ev.kinds(EventKind.BANDWIDTH).filter(pl.col("where") == "link_rate").sort("file", "line")
@@ -149,7 +161,8 @@ def nccl_tests_below_link(ev: Evidence) -> Verdict | None:
     if gbs >= FAR_BELOW_LINK * link["busbw_gbs"]:
         return None
     return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{_op(rows)}{on}: {figure} across nodes ({how}), far below "
-                   f"the {link['busbw_gbs'] * 8:g} Gb/s ({link['busbw_gbs']:g} GB/s) one link is stated to give "
+                   f"the {link['busbw_gbs'] * 8:g} Gb/s ({link['busbw_gbs']:g} GB/s) one link is stated to "
+                   "give "
                    f"(`{link['message'][:80]}`), with no wrong value: the collectives complete, slowly: the "
                    "traffic takes a slower path than that link (NET/Socket, a NIC at a lower rate, GPUDirect "
                    "RDMA off); NCCL_DEBUG=INFO names the transport, ibstat the rate of each port", [],

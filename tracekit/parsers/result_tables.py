@@ -65,7 +65,8 @@ HEADER = re.compile(rf"(?i)^[#>\s]*(?:size|bytes|#bytes|msg ?size|transfer size)
                     rf"width|throughput|lat|time|duration|t_\w+|{RATE})")
 #: the tool a file's lines name (first match wins), from its own banner or command
 TOOLS = (
-    (r"\bib_(?:write|read|send|atomic)_(?:bw|lat)\b|RDMA_(?:Write|Read) (?:BW|Latency) Test|Send (?:BW|Latency) "
+    (r"\bib_(?:write|read|send|atomic)_(?:bw|lat)\b|RDMA_(?:Write|Read) (?:BW|Latency) Test"
+     r"|Send (?:BW|Latency) "
      r"Test|#bytes\s+#iterations", "perftest"),
     (r"# OSU MPI|\bosu_\w+", "OSU micro-benchmarks"),
     (r"---- Performance of \w+ on \d+ devices", "DeepSpeed's communication benchmark"),
@@ -79,6 +80,8 @@ TOOLS = (
 )
 #: the tools' names, as a message starts with them
 NAMED = r"^(?:" + "|".join(re.escape(name) for _, name in TOOLS) + r"): "
+#: the tool's name a message starts with: a known tool's, or the script a command line ran
+LABEL = r"^(" + "|".join(re.escape(name) for _, name in TOOLS) + r"|[\w\-]+\.py|\./[\w\-]+): "
 #: DeepSpeed's section title: the op and the devices
 DS_TITLE = r"---- Performance of (\w+) on (\d+) devices"
 #: a matrix's title (p2pBandwidthLatencyTest, nvbandwidth) and its column header (``D\D 0 1``, ``0 1``)
@@ -90,8 +93,9 @@ AROUND = (r"^\s*[-=*]{5,}\s*$|^[#>\s]*-[ -]{8,}$|^\s*(?:- ){5,}-?\s*$|^\s*#?\s*\
           r"|^\s*Result = PASS\s*$|^iperf Done\.|^\s*\[ ID\] Interval\b|^Connecting to host \S+, port \d+"
           r"|^\s*\[\s*\d+\] local \S+ port \d+ connected|^Reverse mode, remote host \S+ is sending"
           r"|^Server listening on \d+|^Accepted connection from"
-          r"|^\s*(?:Host to Device|Device to Host|Device to Device) Bandwidth, \d+ Device|^\s*(?:PINNED|PAGEABLE)"
-          r" Memory Transfers|^\s*D\\D(?:\s+\d+)+\s*$|^SUM \w+ [\d.]+\s*$|^# OSU MPI|---- Performance of \w+ on"
+          r"|^\s*(?:Host to Device|Device to Host|Device to Device) Bandwidth, \d+ Device"
+          r"|^\s*(?:PINNED|PAGEABLE) Memory Transfers|^\s*D\\D(?:\s+\d+)+\s*$|^SUM \w+ [\d.]+\s*$|^# OSU MPI"
+          r"|---- Performance of \w+ on"
           # perftest's banner and settings (src/perftest_parameters.c ctx_print_test_info, print_report)
           r"|^\s*(?:local|remote) address: LID|^\s*GID: [\d:]+\s*$|^\s*(?:RDMA_(?:Write|Read)|Send|Atomic"
           r" \w+) (?:BW|Latency) Test\s*$|^\s*(?:Dual-port|Number of qps|Connection type|TX depth|RX depth|CQ"
@@ -104,14 +108,27 @@ IPERF = (r"^\s*\[\s*(?:\d+|SUM)\]\s+([\d.]+)-\s*([\d.]+)\s+sec\s+([\d.]+)\s+([KM
 FIGURE = r"\b(\d+(?:\.\d+)?)\s*([KMGT]i?(?:Bytes|B|bits|bit|b)(?:/s|/sec|ps))(?:[^\w/]|$)"
 NEAR = (r"(?i)\b\d+(?:\.\d+)?\s*(?:bytes|[KMGT]i?B)\b|\b\d+(?:\.\d+)?\s*(?:us|usec|ms|msec|µs|μs)\b"
         r"|\b(?:bandwidth|throughput|busbw|algbw|bw|bitrate)\b")
+#: the CUDA samples' own verdict that the test failed (Common/helper_string.h / the samples' ``printf("%s\n",
+#: (bTestResult ? "Result = PASS" : "Result = FAIL"))``): the run's own word, read by
+#: rules_results.tests_failed
+RESULT_FAIL = r"^\s*Result = FAIL\s*$"
+#: a line that times a collective or a transfer, with no rate (``all_reduce latency: 35.2 us``, ``allreduce
+#: 1GB took 12.3 ms``): a collective's or a transfer's word, then its time
+TIMED = (r"(?i)\b(?:latency|all_?reduce|all_?gather|reduce_?scatter|broadcast|all_?to_?all|alltoall|sendrecv"
+         r"|send/recv|p2p|ping-?pong|round[- ]trip)\b[^|;]{0,40}?\b\d+(?:\.\d+)?\s*(?:us|usec|ms|µs|μs)\b")
 #: not a measured transfer: a download's or a progress bar's rate, NCCL's own lines, an error
-NOT_A_RESULT = (r"(?i)\b(?:eta|downloading|downloaded|fetching|uploading|pulling|error|fail\w*|timed? ?out)\b"
-                r"|%\||\bit/s\b|━|\bNCCL (?:INFO|WARN)\b|\|\s*\d+/\d+ \[")
+#: (a training's progress line, its step and loss, is the progress parsers' (parsers/series.py), no
+#: transfer)
+NOT_A_RESULT = (r"(?i)\b(?:eta|downloading|downloaded|fetching|uploading|pulling|error|fail\w*|timed? ?out"
+                r"|timing out|timeout|loss|epoch|lr)\b|\bstep\W{0,3}\d+|%\||\bit/s\b|━"
+                r"|\bNCCL (?:INFO|WARN)\b"
+                r"|\|\s*\d+/\d+ \[")
 #: a link's rate the excerpt states: ibstat (infiniband-diags src/ibstat.c ``Rate: %d``), ibstatus
 #: (``rate:	 100 Gb/sec (4X EDR)``), a NIC named by its speed (``ConnectX-6 ... 100GbE``, ``400G``)
 LINK = (r"^\s*Rate:\s*(\d+)\s*$|^\s*rate:\s*(\d+) Gb/sec\b|\b(?:ConnectX|Mellanox|NIC|HCA|RoCE|ethernet)"
         r"\b.*?\b(100|200|400|800)\s?G(?:bE|b/s)?\b")
-#: NCCL's own word of an IB/RoCE port's speed, in Mb/s (src/transport/net_ib.cc ncclIbInitDevices: ``INFO(NCCL_NET,
+#: NCCL's own word of an IB/RoCE port's speed, in Mb/s (src/transport/net_ib.cc ncclIbInitDevices:
+#: ``INFO(NCCL_NET,
 #: "NET/IB: [%d] %s:%s:%d/%s provider=%s speed=%d context=%p pciPath=%s ar=%d", ...)``, the speed from
 #: ncclIbSpeed: the port's lane speed times its width, 100000 for 4X EDR)
 NCCL_SPEED = r"\bNET/IB\s?: \[\d+\] \S+.*?\bspeed=(\d{4,7})\b"
@@ -174,7 +191,8 @@ def _number(cell: str, units: dict[str, float], default: float | None) -> float 
 
 #: a script a command line runs (``torchrun ... ./megatron-allreduce.py``), the tool's name where no
 #: known tool is named
-SCRIPT = r"\b(?:python3?|torchrun|mpirun|mpiexec|srun|deepspeed|accelerate launch)\b.*?([\w\-]+\.py)\b"
+SCRIPT = (r"\b(?:python3?|torchrun|mpirun|mpiexec|srun|deepspeed|accelerate launch)\b.*?([\w\-]+\.py)\b"
+          r"|\b(?:mpirun|mpiexec|srun)\b.*?\s(\./[\w\-]+)")
 
 
 def _tool(texts: list[str]) -> str:
@@ -183,7 +201,7 @@ def _tool(texts: list[str]) -> str:
         if re.search(pattern, joined, re.M):
             return name
     m = re.search(SCRIPT, joined)
-    return m.group(1) if m else "a benchmark"
+    return (m.group(1) or m.group(2)) if m else "a benchmark"
 
 
 def read(df: pl.DataFrame) -> pl.DataFrame | None:
@@ -192,12 +210,13 @@ def read(df: pl.DataFrame) -> pl.DataFrame | None:
     t = pl.col("text")
     cand = df.filter(t.str.contains(HEADER.pattern) | t.str.contains(MATRIX_TITLE.pattern)
                      | t.str.contains(IPERF) | t.str.contains(FIGURE) | t.str.contains(LINK)
-                     | t.str.contains(NCCL_SPEED) | t.str.contains(AROUND))
+                     | t.str.contains(NCCL_SPEED) | t.str.contains(AROUND) | t.str.contains(TIMED)
+                     | t.str.contains(RESULT_FAIL))
     if not cand.height:
         return None
     files = df.join(cand.select("file").unique(), on="file", how="semi").sort("file", "line")
     out: list[dict] = []
-    for (name,), g in files.group_by("file", maintain_order=True):
+    for _, g in files.group_by("file", maintain_order=True):
         out += _file(g)
     if not out:
         return None
@@ -271,7 +290,7 @@ def _table(texts: list[str], lines: list[int], ranks: list, at: int, tool: str,
         s = texts[k]
         cells = _cells(s, len(cols))
         if cells is None:
-            if not s.strip() or re.search(AROUND, s) or re.search(r"(?i)conflicting cpu frequency|warning", s):
+            if not s.strip() or re.search(AROUND, s) or re.search(r"(?i)conflicting cpu freq|warning", s):
                 # (perftest's note inside its table: src/perftest_parameters.c check_cpu_freq; claimed)
                 rows.append(dict(line=lines[k], kind=None, message=s.strip()))
                 k += 1
@@ -311,6 +330,8 @@ def _matrix(texts: list[str], lines: list[int], at: int, tool: str) -> tuple[lis
 
 def _line(s: str, tool: str) -> dict | None:
     """A single result line's event (iperf's interval, a script's timed transfer, a link's rate)."""
+    if re.search(RESULT_FAIL, s):
+        return dict(kind=EventKind.TEST_WRONG.value, where="tests_failed", message=s.strip())
     if m := re.search(IPERF, s):
         start, end, _moved, _mu, rate, ru = m.groups()
         gbs = float(rate) * (rate_gbs(f"{ru or 'K'}bits/sec") if ru else 1e-9 / 8)
@@ -319,19 +340,25 @@ def _line(s: str, tool: str) -> dict | None:
                     duration_ms=(float(end) - float(start)) * 1e3, busbw_gbs=gbs)
     if m := re.search(LINK, s):
         v = next(x for x in m.groups() if x)
-        return dict(kind=EventKind.BANDWIDTH.value, where="link_rate", message=s.strip(), busbw_gbs=float(v) / 8)
+        return dict(kind=EventKind.BANDWIDTH.value, where="link_rate", message=s.strip(),
+                    busbw_gbs=float(v) / 8)
     if m := re.search(NCCL_SPEED, s):
         return dict(kind=EventKind.BANDWIDTH.value, where="link_rate", message=s.strip(),
                     busbw_gbs=float(m.group(1)) / 8000)
-    if re.search(FIGURE, s) and re.search(NEAR, re.sub(FIGURE, "", s)) and not re.search(NOT_A_RESULT, s):
-        m = re.search(FIGURE, s)
+    rated = re.search(FIGURE, s) and re.search(NEAR, re.sub(FIGURE, "", s))
+    if (rated or re.search(TIMED, s)) and not re.search(NOT_A_RESULT, s):
+        # (a bus bandwidth where the line gives one, else its first rate)
+        m = re.search(r"(?i)\bbusbw\W{0,3}" + FIGURE[2:], s) or re.search(FIGURE, s)
         size = re.search(r"(?i)\b(\d+(?:\.\d+)?)\s*(bytes|[KMGT]i?B)\b", re.sub(FIGURE, "", s))
+        plain = re.search(r"(?i)\b(?:size|bytes|nbytes|msg_size)\s*[=:]?\s*(\d+)\b", s)
         took = re.search(r"(?i)\b(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|µs|μs)\b", s)
         rank = re.search(r"(?i)\brank\s*[:=#]?\s*(\d+)\b", s)
+        nbytes = (int(float(size.group(1)) * SIZE_B[size.group(2).lower()]) if size
+                  else int(plain.group(1)) if plain else None)
         return dict(kind=EventKind.BANDWIDTH.value, where="benchmark",
-                    message=f"{tool}: {s.strip()}" if re.match(NAMED, f"{tool}: ") else s.strip(),
-                    busbw_gbs=float(m.group(1)) * rate_gbs(m.group(2)),
-                    bytes=int(float(size.group(1)) * SIZE_B[size.group(2).lower()]) if size else None,
+                    message=(f"{tool}: {s.strip()}" if re.match(NAMED, f"{tool}: ")
+                             or (re.match(r"\./|[\w\-]+\.py$", tool) and not rank) else s.strip()),
+                    busbw_gbs=float(m.group(1)) * rate_gbs(m.group(2)) if rated and m else None, bytes=nbytes,
                     duration_ms=float(took.group(1)) * TIME_MS[took.group(2).lower()] if took else None,
                     rank=int(rank.group(1)) if rank else None)
     return None

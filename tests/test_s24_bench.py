@@ -211,3 +211,58 @@ def test_iperf3_client_reverse_every_line_decoded(tmp_path):
     assert unknown_lines([DATA / "iperf3_client_reverse_403mbits.txt"]).height == 0
     v = decide(store)
     assert v.kind == Kind.HEALTHY and "0.403 Gb/s" in v.summary
+
+
+def test_cuda_bandwidthtest_three_tables_each_direction_and_its_pass(tmp_path):
+    path = DATA / "cuda_bandwidthtest_a100_pcie.txt"
+    assert unknown_lines([path]).height == 0
+    store = ingest([path])
+    rows = _bw(store)
+    assert rows["op"].to_list() == ["Host to Device", "Device to Host", "Device to Device"]
+    assert rows["busbw_gbs"].to_list() == pytest.approx([8.8, 8.7, 1162.6])
+    v = decide(store)
+    assert v.kind == Kind.HEALTHY and "CUDA bandwidthTest" in v.summary and "(Device to Device)" in v.summary
+
+
+def test_cuda_sample_result_fail_is_the_runs_own_word_never_healthy(tmp_path):
+    f = tmp_path / "bw.log"
+    f.write_text((DATA / "cuda_bandwidthtest_a100_pcie.txt").read_text().replace("Result = PASS", "Result = FAIL"))
+    v = decide(ingest([f]))
+    assert v.kind == Kind.UNDECIDED and "Result = FAIL" in v.summary
+
+
+def test_osu_bw_rows_in_mb_per_second(tmp_path):
+    path = DATA / "osu_bw_cuda_internode_cxi.txt"
+    rows = _bw(ingest([path]))
+    assert rows.height == 15 and rows["bytes"].max() == 16384
+    assert rows["busbw_gbs"].max() == pytest.approx(13.64637)
+    v = decide(ingest([path]))
+    assert v.kind == Kind.HEALTHY and "OSU micro-benchmarks" in v.summary and "15 size(s) (1 B - 16 KB)" in v.summary
+
+
+def test_an_error_after_the_results_is_no_healthy_run():
+    # dv13-014: allreduce verified for sizes 0-4096, then UCX ERROR and an assertion: the failure decides
+    store = ingest([WILD / "dv13-014-ucx-rocm-ipc-create-failed-rndv-assertion-after-allreduce.txt"])
+    assert _bw(store).height == 5
+    assert decide(store).kind == Kind.TRANSPORT_ERROR
+
+
+@pytest.mark.parametrize("line", [
+    "INFO:root:[step 20999]  mlm_loss=1.41707  nsp_loss= 0.02   throughput=16.2K tks/s  time=13229.62, "
+    "latency=13229.6 ms/batch",
+    "WorkNCCL(OpType=ALLREDUCE, SeqNum=458) ran for 1800600 ms before timing out.",
+    "model.safetensors: 100%|██████████| 1.2G/1.2G [00:10<00:00, 120MB/s]",
+])
+def test_progress_timeouts_and_downloads_are_no_measured_transfer(line):
+    assert result_tables._line(line, "a benchmark") is None
+
+
+@pytest.mark.parametrize("line, size, ms, gbs", [
+    ("allreduce 1GB: 12.3 ms, 81 GB/s", 2**30, 12.3, 81.0),
+    ("[rank0] allreduce size=1073741824 time=12.3ms algbw=87.1GB/s busbw=152.4GB/s", 2**30, 12.3, 152.4),
+    ("Verified allreduce for size 256 (94.3108 us per iteration)", 256, 0.0943108, None),
+])
+def test_timed_transfer_lines(line, size, ms, gbs):
+    ev = result_tables._line(line, "a benchmark")
+    assert ev["bytes"] == size and ev["duration_ms"] == pytest.approx(ms)
+    assert ev["busbw_gbs"] == (pytest.approx(gbs) if gbs else None)

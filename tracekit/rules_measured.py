@@ -75,6 +75,7 @@ def measured_results(ev: Evidence) -> Verdict | None:
     what = f"{n} size(s) ({span})" if sizes.len() else f"{n} result line(s)"
     peak = bw.sort("busbw_gbs").row(-1, named=True) if bw.height else None
     at = f" at {_size(peak['bytes'])}" if peak and peak["bytes"] is not None else ""
+    at += f" ({peak['op'].replace('_', ' ')})" if peak and peak["op"] else ""
     figure = f"peak bandwidth {_gbs(peak['busbw_gbs'])}{at}" if peak else "no bandwidth column"
     # (iperf's summary: the receiver's average over the whole test is its result)
     summary = bw.filter(pl.col("message").str.contains(r"\breceiver\s*$"))

@@ -61,7 +61,7 @@ SIZE_COL = re.compile(r"(?i)^#?\s*(?:size|bytes|#bytes|msg ?size|message ?size|t
 BW_COL = re.compile(rf"(?i)\b(?:bw|busbw|algbw|bandwidth|throughput|bitrate)\b|{RATE}")
 TIME_COL = re.compile(r"(?i)lat(?:ency)?\b|\btime\b|duration|^t_\w+|\[usec\]|\((?:us|ms|usec)\)")
 #: a table's header: the size column first, a bandwidth or time column after it
-HEADER = re.compile(rf"(?i)^[#>\s]*(?:size|bytes|#bytes|msg ?size|transfer size)\b.*\s{{2,}}.*(?:bw|band"
+HEADER = re.compile(rf"(?i)^[#>\s]*(?:size|bytes|#bytes|msg ?size|transfer size)\b.*(?:\s{{2,}}|\t).*(?:bw|band"
                     rf"width|throughput|lat|time|duration|t_\w+|{RATE})")
 #: the tool a file's lines name (first match wins), from its own banner or command
 TOOLS = (
@@ -84,6 +84,8 @@ NAMED = r"^(?:" + "|".join(re.escape(name) for _, name in TOOLS) + r"): "
 LABEL = r"^(" + "|".join(re.escape(name) for _, name in TOOLS) + r"|[\w\-]+\.py|\./[\w\-]+): "
 #: DeepSpeed's section title: the op and the devices
 DS_TITLE = r"---- Performance of (\w+) on (\d+) devices"
+#: bandwidthTest's section title over each table (``Host to Device Bandwidth, 1 Device(s)``): its direction
+SECTION = r"^\s*((?:Host|Device) to (?:Host|Device)) Bandwidth, \d+ Device"
 #: a matrix's title (p2pBandwidthLatencyTest, nvbandwidth) and its column header (``D\D 0 1``, ``0 1``)
 MATRIX_TITLE = re.compile(r"(?i)(?:bandwidth|latency)\b.*\((GB/s|us)\)\s*$")
 MATRIX_HEAD = re.compile(r"^\s*(?:D\\D|GPU|src\\dst)?(?:\s+\d+){1,64}\s*$")
@@ -95,12 +97,17 @@ AROUND = (r"^\s*[-=*]{5,}\s*$|^[#>\s]*-[ -]{8,}$|^\s*(?:- ){5,}-?\s*$|^\s*#?\s*\
           r"|^Server listening on \d+|^Accepted connection from"
           r"|^\s*(?:Host to Device|Device to Host|Device to Device) Bandwidth, \d+ Device"
           r"|^\s*(?:PINNED|PAGEABLE) Memory Transfers|^\s*D\\D(?:\s+\d+)+\s*$|^SUM \w+ [\d.]+\s*$|^# OSU MPI"
-          r"|---- Performance of \w+ on"
+          r"|---- Performance of \w+ on|^#\s*Datatype: \w+|^#\s*Send Buffer on \w+|^\[CUDA Bandwidth Test\]"
+          r"|^Running on\.\.\.$|^\s*Device \d+: .+|^\s*(?:Quick|Range|Shmoo) Mode\s*$|^NOTE: The CUDA Samples"
           # perftest's banner and settings (src/perftest_parameters.c ctx_print_test_info, print_report)
           r"|^\s*(?:local|remote) address: LID|^\s*GID: [\d:]+\s*$|^\s*(?:RDMA_(?:Write|Read)|Send|Atomic"
           r" \w+) (?:BW|Latency) Test\s*$|^\s*(?:Dual-port|Number of qps|Connection type|TX depth|RX depth|CQ"
           r" Moderation|Mtu|Link type|GID index|Max inline data|rdma_cm QPs|Data ex\. method|Outstand reads"
           r"|Using SRQ|PCIe relax order|ibv_wr\* API)\s*:")
+#: a line that closes a benchmark's results once every size is done: perftest's RESULT_LINE after its rows
+#: (src/perftest_parameters.h:191), the CUDA samples' ``Result = PASS``, iperf3's ``iperf Done.``
+CLOSES = r"^\s*-{20,}\s*$"
+ENDS = r"^\s*Result = PASS\s*$|^iperf Done\.\s*$"
 #: iperf's interval line (esnet/iperf src/iperf_locale.c report_bw_format; iperf2's ``[  3]  0.0-10.0 sec``)
 IPERF = (r"^\s*\[\s*(?:\d+|SUM)\]\s+([\d.]+)-\s*([\d.]+)\s+sec\s+([\d.]+)\s+([KMGT]?)Bytes\s+([\d.]+)\s+"
          r"([KMGT]?)bits/sec\b")
@@ -211,7 +218,7 @@ def read(df: pl.DataFrame) -> pl.DataFrame | None:
     cand = df.filter(t.str.contains(HEADER.pattern) | t.str.contains(MATRIX_TITLE.pattern)
                      | t.str.contains(IPERF) | t.str.contains(FIGURE) | t.str.contains(LINK)
                      | t.str.contains(NCCL_SPEED) | t.str.contains(AROUND) | t.str.contains(TIMED)
-                     | t.str.contains(RESULT_FAIL))
+                     | t.str.contains(RESULT_FAIL) | t.str.contains(ENDS))
     if not cand.height:
         return None
     files = df.join(cand.select("file").unique(), on="file", how="semi").sort("file", "line")
@@ -238,7 +245,7 @@ def _file(g: pl.DataFrame) -> list[dict]:
     i = 0
     while i < len(texts):
         s = texts[i]
-        if m := re.search(DS_TITLE, s):
+        if m := re.search(DS_TITLE, s) or re.search(SECTION, s):
             op = m.group(1)
         if HEADER.search(s) and not re.search(r"\bcount\s+type\b", s):
             rows, i2 = _table(texts, lines, ranks, i, tool, op)
@@ -261,6 +268,9 @@ def _file(g: pl.DataFrame) -> list[dict]:
         if ev := _line(s, tool):
             out.append({"file": g["file"][k], "line": lines[k], **ev,
                         "rank": ranks[k] if ranks[k] is not None else ev.get("rank")})
+        elif re.search(ENDS, s):
+            out.append(dict(file=g["file"][k], line=lines[k], kind=EventKind.PROGRAM_END.value,
+                            where="benchmark_end", message=f"{tool}: {s.strip()}"))
         elif re.search(AROUND, s) and tool != "a benchmark":
             out.append(dict(file=g["file"][k], line=lines[k], kind=None, message=s.strip()))
     for r in out:
@@ -290,6 +300,14 @@ def _table(texts: list[str], lines: list[int], ranks: list, at: int, tool: str,
         s = texts[k]
         cells = _cells(s, len(cols))
         if cells is None:
+            if (re.search(CLOSES, s) or re.search(ENDS, s)) and any(r["kind"] for r in rows):
+                # (perftest prints RESULT_LINE once every size is done: the table's, and the test's, end)
+                rows.append(dict(line=lines[k], kind=EventKind.PROGRAM_END.value, where="benchmark_end",
+                                 message=f"{tool}: {s.strip()}"))
+                k += 1
+                break
+            if re.search(SECTION, s) or re.search(DS_TITLE, s) or HEADER.search(s):
+                break  # (the next table's title or header)
             if not s.strip() or re.search(AROUND, s) or re.search(r"(?i)conflicting cpu freq|warning", s):
                 # (perftest's note inside its table: src/perftest_parameters.c check_cpu_freq; claimed)
                 rows.append(dict(line=lines[k], kind=None, message=s.strip()))

@@ -226,7 +226,8 @@ def test_cuda_bandwidthtest_three_tables_each_direction_and_its_pass(tmp_path):
 
 def test_cuda_sample_result_fail_is_the_runs_own_word_never_healthy(tmp_path):
     f = tmp_path / "bw.log"
-    f.write_text((DATA / "cuda_bandwidthtest_a100_pcie.txt").read_text().replace("Result = PASS", "Result = FAIL"))
+    text = (DATA / "cuda_bandwidthtest_a100_pcie.txt").read_text()
+    f.write_text(text.replace("Result = PASS", "Result = FAIL"))
     v = decide(ingest([f]))
     assert v.kind == Kind.UNDECIDED and "Result = FAIL" in v.summary
 
@@ -237,7 +238,8 @@ def test_osu_bw_rows_in_mb_per_second(tmp_path):
     assert rows.height == 15 and rows["bytes"].max() == 16384
     assert rows["busbw_gbs"].max() == pytest.approx(13.64637)
     v = decide(ingest([path]))
-    assert v.kind == Kind.HEALTHY and "OSU micro-benchmarks" in v.summary and "15 size(s) (1 B - 16 KB)" in v.summary
+    assert v.kind == Kind.HEALTHY and "OSU micro-benchmarks" in v.summary
+    assert "15 size(s) (1 B - 16 KB)" in v.summary
 
 
 def test_an_error_after_the_results_is_no_healthy_run():
@@ -266,3 +268,15 @@ def test_timed_transfer_lines(line, size, ms, gbs):
     ev = result_tables._line(line, "a benchmark")
     assert ev["bytes"] == size and ev["duration_ms"] == pytest.approx(ms)
     assert ev["busbw_gbs"] == (pytest.approx(gbs) if gbs else None)
+
+
+def test_a_collective_under_the_slowest_gpu_interconnect_at_large_sizes_is_slow():
+    rows = [dict(_row(1, 2**30, 2.6, 412.3, tool="bench.py"),
+                 message="bench.py: allreduce 1GB: 412.3 ms, 2.6 GB/s"),
+            dict(file="b.log", line=2, kind="program_end", message="done")]
+    v = _rule(rows)
+    assert v.kind == Kind.SLOW_PROGRESS and "2.6 GB/s at 1 GB" in v.summary and "bench.py" in v.summary
+    fast = [dict(rows[0], busbw_gbs=81.0), rows[1]]
+    assert _rule(fast).kind == Kind.HEALTHY
+    # (a point-to-point tool's rows are no collective: its rate is the link's question)
+    assert _rule([_row(1, 2**30, 2.6), rows[1]]).kind == Kind.HEALTHY

@@ -16,8 +16,11 @@ import polars as pl
 from tracekit.evidence import Evidence
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.parsers import result_tables
-from tracekit.rules_nccl_tests import BEGUN, _nodes, _op, _ranks_text, _size
+from tracekit.rules_nccl_tests import BEGUN, LOW_BUSBW, _nodes, _op, _ranks_text, _size
 from tracekit.rules_nccl_tests import LARGE as NCCL_LARGE
+
+#: a collective's name in a row's op or its line (DeepSpeed's sections, a script's `allreduce 1GB: ...`)
+COLLECTIVE = r"(?i)all_?reduce|all_?gather|reduce_?scatter|broadcast|all_?to_?all|alltoall"
 
 #: a peak under this share of the link's stated rate is far below what the link gives (perftest and iperf
 #: reach 90%+ of a healthy link's rate at large sizes; half is a link at a lower rate or a slow path)
@@ -93,6 +96,8 @@ def measured_results(ev: Evidence) -> Verdict | None:
     cited.append(Cited(rows[-1, "file"], rows[-1, "line"], rows[-1, "message"]))
     if links.height and peak and (v := _below_link(links, bw, tool, what, figure)):
         return v
+    if v := _collective_low(bw, tool, what, figure):
+        return v
     last = rows.row(-1, named=True)
     after = ev.store.events.filter((pl.col("file") == last["file"]) & (pl.col("line") > last["line"]))
     reached = sizes.max() if sizes.len() else None
@@ -109,6 +114,23 @@ def measured_results(ev: Evidence) -> Verdict | None:
                    f"{said}; whether that is fast enough is the "
                    "link's question: compare it with the rate of the link it crosses (ibstat's Rate, the "
                    f"NIC's speed) ({ev.coverage.describe()})", [], cited)
+
+
+def _collective_low(bw: pl.DataFrame, tool: str, what: str, figure: str) -> Verdict | None:
+    """A collective's bandwidth at large sizes (``NCCL_LARGE`` and up) under ``LOW_BUSBW``: under what the
+    slowest GPU interconnect carries there (one 100 Gb/s NIC or PCIe Gen3 ~12 GB/s, NVLink 10x that),
+    as rules_nccl_tests says of nccl-tests' tables."""
+    coll = bw.filter((pl.col("op").fill_null("").str.contains(COLLECTIVE)
+                      | pl.col("message").str.contains(COLLECTIVE)) & (pl.col("bytes") >= NCCL_LARGE))
+    if not coll.height or coll["busbw_gbs"].max() >= LOW_BUSBW or coll["busbw_gbs"].max() <= 0:
+        return None
+    top = coll.sort("busbw_gbs").row(-1, named=True)
+    return Verdict(Kind.SLOW_PROGRESS, f"{tool}: a collective at large sizes reaches at most "
+                   f"{_gbs(top['busbw_gbs'])} at {_size(top['bytes'])} ({what}; {figure}), under the "
+                   f"{LOW_BUSBW:g} GB/s the slowest GPU interconnect carries there (one 100 Gb/s NIC or PCIe "
+                   "Gen3 ~12 GB/s, NVLink 10x that); no error: the collectives complete, slowly; "
+                   "NCCL_DEBUG=INFO names the transport (`via NET/Socket` for a TCP path), ibstat the NICs' rate", [],
+                   [Cited(top["file"], top["line"], top["message"])])
 
 
 def _below_link(links: pl.DataFrame, bw: pl.DataFrame, tool: str, what: str, figure: str) -> Verdict | None:

@@ -61,8 +61,8 @@ SIZE_COL = re.compile(r"(?i)^#?\s*(?:size|bytes|#bytes|msg ?size|message ?size|t
 BW_COL = re.compile(rf"(?i)\b(?:bw|busbw|algbw|bandwidth|throughput|bitrate)\b|{RATE}")
 TIME_COL = re.compile(r"(?i)lat(?:ency)?\b|\btime\b|duration|^t_\w+|\[usec\]|\((?:us|ms|usec)\)")
 #: a table's header: the size column first, a bandwidth or time column after it
-HEADER = re.compile(rf"(?i)^[#>\s]*(?:size|bytes|#bytes|msg ?size|transfer size)\b.*(?:\s{{2,}}|\t).*(?:bw|band"
-                    rf"width|throughput|lat|time|duration|t_\w+|{RATE})")
+HEADER = re.compile(rf"(?i)^[#>\s]*(?:size|bytes|#bytes|msg ?size|transfer size)\b.*(?:\s{{2,}}|\t)"
+                    rf".*(?:bw|bandwidth|throughput|lat|time|duration|t_\w+|{RATE})")
 #: the tool a file's lines name (first match wins), from its own banner or command
 TOOLS = (
     (r"\bib_(?:write|read|send|atomic)_(?:bw|lat)\b|RDMA_(?:Write|Read) (?:BW|Latency) Test"
@@ -114,7 +114,7 @@ IPERF = (r"^\s*\[\s*(?:\d+|SUM)\]\s+([\d.]+)-\s*([\d.]+)\s+sec\s+([\d.]+)\s+([KM
 #: a line that times a transfer: a rate, with a size, a time or a bandwidth word beside it
 FIGURE = r"\b(\d+(?:\.\d+)?)\s*([KMGT]i?(?:Bytes|B|bits|bit|b)(?:/s|/sec|ps))(?:[^\w/]|$)"
 NEAR = (r"(?i)\b\d+(?:\.\d+)?\s*(?:bytes|[KMGT]i?B)\b|\b\d+(?:\.\d+)?\s*(?:us|usec|ms|msec|µs|μs)\b"
-        r"|\b(?:bandwidth|throughput|busbw|algbw|bw|bitrate)\b")
+        r"|\b(?:bandwidth|throughput|busbw|algbw|bw|bitrate|achieved|average|avg|peak|measured|memcpy)\b")
 #: the CUDA samples' own verdict that the test failed (Common/helper_string.h / the samples' ``printf("%s\n",
 #: (bTestResult ? "Result = PASS" : "Result = FAIL"))``): the run's own word, read by
 #: rules_results.tests_failed

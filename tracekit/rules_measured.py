@@ -129,8 +129,8 @@ def _collective_low(bw: pl.DataFrame, tool: str, what: str, figure: str) -> Verd
                    f"{_gbs(top['busbw_gbs'])} at {_size(top['bytes'])} ({what}; {figure}), under the "
                    f"{LOW_BUSBW:g} GB/s the slowest GPU interconnect carries there (one 100 Gb/s NIC or PCIe "
                    "Gen3 ~12 GB/s, NVLink 10x that); no error: the collectives complete, slowly; "
-                   "NCCL_DEBUG=INFO names the transport (`via NET/Socket` for a TCP path), ibstat the NICs' rate", [],
-                   [Cited(top["file"], top["line"], top["message"])])
+                   "NCCL_DEBUG=INFO names the transport (`via NET/Socket` for a TCP path), ibstat the NICs' "
+                   "rate", [], [Cited(top["file"], top["line"], top["message"])])
 
 
 def _below_link(links: pl.DataFrame, bw: pl.DataFrame, tool: str, what: str, figure: str) -> Verdict | None:

@@ -280,3 +280,14 @@ def test_a_collective_under_the_slowest_gpu_interconnect_at_large_sizes_is_slow(
     assert _rule(fast).kind == Kind.HEALTHY
     # (a point-to-point tool's rows are no collective: its rate is the link's question)
     assert _rule([_row(1, 2**30, 2.6), rows[1]]).kind == Kind.HEALTHY
+
+
+def test_nvbandwidth_matrices_by_testcase():
+    path = DATA / "nvbandwidth_rtx3050_laptop.txt"
+    assert unknown_lines([path])["line"].to_list() == [8]  # (the poster's own stray word)
+    store = ingest([path])
+    rows = _bw(store)
+    assert rows["op"].to_list() == ["host_to_device_memcpy_ce", "device_to_host_memcpy_ce"]
+    assert rows["busbw_gbs"].to_list() == [12.98, 13.17]
+    v = decide(store)
+    assert v.kind == Kind.HEALTHY and "nvbandwidth" in v.summary and "13.17 GB/s" in v.summary

@@ -85,7 +85,9 @@ LABEL = r"^(" + "|".join(re.escape(name) for _, name in TOOLS) + r"|[\w\-]+\.py|
 #: DeepSpeed's section title: the op and the devices
 DS_TITLE = r"---- Performance of (\w+) on (\d+) devices"
 #: bandwidthTest's section title over each table (``Host to Device Bandwidth, 1 Device(s)``): its direction
-SECTION = r"^\s*((?:Host|Device) to (?:Host|Device)) Bandwidth, \d+ Device"
+SECTION = (r"^\s*((?:Host|Device) to (?:Host|Device)) Bandwidth, \d+ Device"
+           # nvbandwidth's testcase (src/testcases: ``Running host_to_device_memcpy_ce.``)
+           r"|^\s*Running (\w+_(?:ce|sm))\.\s*$")
 #: a matrix's title (p2pBandwidthLatencyTest, nvbandwidth) and its column header (``D\D 0 1``, ``0 1``)
 MATRIX_TITLE = re.compile(r"(?i)(?:bandwidth|latency)\b.*\((GB/s|us)\)\s*$")
 MATRIX_HEAD = re.compile(r"^\s*(?:D\\D|GPU|src\\dst)?(?:\s+\d+){1,64}\s*$")
@@ -98,6 +100,8 @@ AROUND = (r"^\s*[-=*]{5,}\s*$|^[#>\s]*-[ -]{8,}$|^\s*(?:- ){5,}-?\s*$|^\s*#?\s*\
           r"|^\s*(?:Host to Device|Device to Host|Device to Device) Bandwidth, \d+ Device"
           r"|^\s*(?:PINNED|PAGEABLE) Memory Transfers|^\s*D\\D(?:\s+\d+)+\s*$|^SUM \w+ [\d.]+\s*$|^# OSU MPI"
           r"|---- Performance of \w+ on|^#\s*Datatype: \w+|^#\s*Send Buffer on \w+|^\[CUDA Bandwidth Test\]"
+          r"|^nvbandwidth Version:|^Built from Git version:|^CUDA (?:Runtime|Driver) Version(?: \(API\))?:"
+          r"|^Driver Version: [\d.]+\s*$|^\s*Running \w+_(?:ce|sm)\.\s*$|^COEFFICIENT_OF_VARIATION \w+ [\d.]+"
           r"|^Running on\.\.\.$|^\s*Device \d+: .+|^\s*(?:Quick|Range|Shmoo) Mode\s*$|^NOTE: The CUDA Samples"
           # perftest's banner and settings (src/perftest_parameters.c ctx_print_test_info, print_report)
           r"|^\s*(?:local|remote) address: LID|^\s*GID: [\d:]+\s*$|^\s*(?:RDMA_(?:Write|Read)|Send|Atomic"
@@ -246,7 +250,7 @@ def _file(g: pl.DataFrame) -> list[dict]:
     while i < len(texts):
         s = texts[i]
         if m := re.search(DS_TITLE, s) or re.search(SECTION, s):
-            op = m.group(1)
+            op = m.group(1) or m.group(2)
         if HEADER.search(s) and not re.search(r"\bcount\s+type\b", s):
             rows, i2 = _table(texts, lines, ranks, i, tool, op)
             if rows:
@@ -255,7 +259,7 @@ def _file(g: pl.DataFrame) -> list[dict]:
                 i = i2
                 continue
         if MATRIX_TITLE.search(s):
-            rows, i2 = _matrix(texts, lines, i, tool)
+            rows, i2 = _matrix(texts, lines, i, tool, op)
             if rows:
                 out += rows
                 taken.update(range(i, i2))
@@ -326,7 +330,8 @@ def _table(texts: list[str], lines: list[int], ranks: list, at: int, tool: str,
     return [dict(line=lines[at], kind=None, message=texts[at].strip())] + rows, k
 
 
-def _matrix(texts: list[str], lines: list[int], at: int, tool: str) -> tuple[list[dict], int]:
+def _matrix(texts: list[str], lines: list[int], at: int, tool: str,
+            op: str | None) -> tuple[list[dict], int]:
     """A matrix under its title at ``at``: one event per row, its largest figure off the diagonal."""
     unit = MATRIX_TITLE.search(texts[at]).group(1)
     k = at + 1
@@ -338,10 +343,13 @@ def _matrix(texts: list[str], lines: list[int], at: int, tool: str) -> tuple[lis
     while k < len(texts) and (m := MATRIX_ROW.match(texts[k])):
         src = int(m.group(1))
         vals = [(j, float(v)) for j, v in enumerate(m.group(2).split()) if v != "N/A"]
-        off = [v for j, v in vals if j != src] or [v for _, v in vals]
+        # (p2pBandwidthLatencyTest's diagonal is a GPU's own memory; nvbandwidth marks it N/A, and its rows
+        # may be a CPU's, whose column 0 is a GPU)
+        off = [v for j, v in vals if j != src or tool != "p2pBandwidthLatencyTest"] or [v for _, v in vals]
         figure = dict(busbw_gbs=max(off)) if unit == "GB/s" else dict(duration_ms=max(off) * 1e-3)
         out.append(dict(line=lines[k], kind=EventKind.BANDWIDTH.value, where="benchmark",
-                        message=f"{tool}: {texts[at].strip()}: GPU {src}: {m.group(2).strip()}", **figure))
+                        message=f"{tool}: {texts[at].strip()}: GPU {src}: {m.group(2).strip()}", op=op,
+                        **figure))
         k += 1
     return (out, k) if len(out) > 2 else ([], at)
 

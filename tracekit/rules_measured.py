@@ -66,8 +66,8 @@ def measured_results(ev: Evidence) -> Verdict | None:
         return None  # (a rate line inside a training's or a server's progress: the rules of its pace decide)
     rows = rows.sort("file", "line")
     signs, later = warnings(ev, rows.row(0, named=True))
-    if later:
-        return None
+    if later or (signs.height and rows.height < 2):
+        return None  # (a failure line before a single result may lie inside the measurement it sums up)
     tool = _tool(rows)
     links = ev.kinds(EventKind.BANDWIDTH).filter(pl.col("where") == "link_rate").sort("file", "line")
     bw = rows.filter(pl.col("busbw_gbs").is_not_null())
@@ -107,8 +107,8 @@ def measured_results(ev: Evidence) -> Verdict | None:
                        "output ends there; the rest of its output decides it", [], cited)
     sofar = (f"; its sizes stop below {_size(BEGUN)}, where a transfer measures latency, not the link's "
              "bandwidth: healthy so far" if reached is not None and reached < BEGUN else "")
-    said = (f"; the {signs.height} warning or error line(s) before its first result did not stop it"
-            if signs.height else "")
+    said = (f"; the {signs.height} warning or error line(s) before its first result did not stop it: "
+            f"{rows.height} results were measured after them" if signs.height else "")
     rowed = " (a row is printed once that size was measured)" if sizes.len() else ""
     return Verdict(Kind.HEALTHY, f"{tool} printed its results with no error: {what}, {figure}{rowed}{sofar}"
                    f"{said}; whether that is fast enough is the "

@@ -275,7 +275,7 @@ def _file(g: pl.DataFrame) -> list[dict]:
         elif re.search(ENDS, s):
             out.append(dict(file=g["file"][k], line=lines[k], kind=EventKind.PROGRAM_END.value,
                             where="benchmark_end", message=f"{tool}: {s.strip()}"))
-        elif re.search(AROUND, s) and tool != "a benchmark":
+        elif re.search(AROUND, s) and re.match(NAMED, f"{tool}: "):  # (a known tool's banner, not a script's)
             out.append(dict(file=g["file"][k], line=lines[k], kind=None, message=s.strip()))
     for r in out:
         r.setdefault("file", g["file"][0])

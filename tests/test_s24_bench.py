@@ -291,3 +291,12 @@ def test_nvbandwidth_matrices_by_testcase():
     assert rows["busbw_gbs"].to_list() == [12.98, 13.17]
     v = decide(store)
     assert v.kind == Kind.HEALTHY and "nvbandwidth" in v.summary and "13.17 GB/s" in v.summary
+
+
+def test_odd_lines_never_raise():
+    odd = ["# Size  Bandwidth (MB/s)", "1.2.3   4..5", "8  1e400", "Bandwidth Matrix (GB/s)", "   D\\D 0 1",
+           "   0 1.2.3 4", "copy 3 TiB at 2 TiB/s", "allreduce 12 µs", "size=9999999999999999999999 bandwidth 1 GB/s", "# Size  Bandwidth (MB/s)", "99999999999999999999999 5",
+           "[ ID] Interval", "[  5] 0.00-1.00 sec 1 Bytes 1 bits/sec", "Rate: 100", "\t\t", ""]
+    df = pl.DataFrame({"file": ["f"] * len(odd), "line": list(range(1, len(odd) + 1)), "text": odd})
+    out = result_tables.read(df)
+    assert out is not None and set(out["file"]) == {"f"}

@@ -55,7 +55,7 @@ TIME_MS = {"ns": 1e-6, "us": 1e-3, "usec": 1e-3, "µs": 1e-3, "μs": 1e-3, "ms":
 #: size units in bytes (DeepSpeed's convert_size and iperf's transfers use 1024s)
 SIZE_B = {"b": 1, "bytes": 1, "byte": 1, "k": 2**10, "kb": 2**10, "kib": 2**10, "kbytes": 2**10, "m": 2**20,
           "mb": 2**20, "mib": 2**20, "mbytes": 2**20, "g": 2**30, "gb": 2**30, "gib": 2**30, "gbytes": 2**30,
-          "t": 2**40, "tb": 2**40, "tbytes": 2**40}
+          "t": 2**40, "tb": 2**40, "tib": 2**40, "tbytes": 2**40}
 #: what a column's name says it holds
 SIZE_COL = re.compile(r"(?i)^#?\s*(?:size|bytes|#bytes|msg ?size|message ?size|transfer size)\b|^size\(B\)")
 BW_COL = re.compile(rf"(?i)\b(?:bw|busbw|algbw|bandwidth|throughput|bitrate)\b|{RATE}")
@@ -91,7 +91,7 @@ SECTION = (r"^\s*((?:Host|Device) to (?:Host|Device)) Bandwidth, \d+ Device"
 #: a matrix's title (p2pBandwidthLatencyTest, nvbandwidth) and its column header (``D\D 0 1``, ``0 1``)
 MATRIX_TITLE = re.compile(r"(?i)(?:bandwidth|latency)\b.*\((GB/s|us)\)\s*$")
 MATRIX_HEAD = re.compile(r"^\s*(?:D\\D|GPU|src\\dst)?(?:\s+\d+){1,64}\s*$")
-MATRIX_ROW = re.compile(r"^\s*(\d+)((?:\s+(?:-?[\d.]+|N/A))+)\s*$")
+MATRIX_ROW = re.compile(r"^\s*(\d+)((?:\s+(?:-?\d+(?:\.\d+)?|N/A))+)\s*$")
 #: lines around a table that carry no figure: separators, perftest's and iperf's boilerplate, verdicts
 AROUND = (r"^\s*[-=*]{5,}\s*$|^[#>\s]*-[ -]{8,}$|^\s*(?:- ){5,}-?\s*$|^\s*#?\s*\(B\)\s|^\s*#\s*$"
           r"|^\s*Result = PASS\s*$|^iperf Done\.|^\s*\[ ID\] Interval\b|^Connecting to host \S+, port \d+"
@@ -231,6 +231,9 @@ def read(df: pl.DataFrame) -> pl.DataFrame | None:
         out += _file(g)
     if not out:
         return None
+    for r in out:  # (a size past what Int64 holds is no size a benchmark measured)
+        if r.get("bytes") is not None and not 0 <= r["bytes"] < 2**62:
+            r["bytes"] = None
     return pl.DataFrame(out, schema={"file": pl.Utf8, "line": pl.Int64, "kind": pl.Utf8, "message": pl.Utf8,
                                      "where": pl.Utf8, "rank": pl.Int64, "host": pl.Utf8, "bytes": pl.Int64,
                                      "duration_ms": pl.Float64, "busbw_gbs": pl.Float64, "op": pl.Utf8})

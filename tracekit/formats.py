@@ -66,7 +66,7 @@ TEXT = (
     Format("trainer", trainer, ("ranks", "events"), {"deepspeed": 10}),
     Format("py-spy", pyspy, ("events", "ranks"), {"stacks": 12}),  # branch progress: a dump's said rank
     Format("nccl-tests", nccl_tests, ("ranks", "events"), {"nccl-tests": 4}),
-    Format("benchmark", bench_results, ("events",)),  # branch progress: DeepEP's, Mooncake's result lines
+    Format("benchmark", bench_results, ("events",)),  # result lines and tables of any benchmark (s24)
     Format("fr-trace", fr_trace, ("ranks", "events"), {"fr-trace": 8}),
     Format("nccl-ras", nccl_ras, ("ranks", "events"), {"nccl-ras": 9}),
     Format("mpi", mpi, ("events", "ranks"), {"mpi": 15}),  # branch identity: Open MPI heads name a process

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit import pace
+from tracekit import pace, rules_measured
 from tracekit.evidence import Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.parsers.series import template
@@ -38,8 +38,9 @@ def benchmark_result(ev: Evidence) -> Verdict | None:
     that is slow). Figures of the ranks that differ by ``EVEN`` or more, one figure with no end line, or
     the figures of some ranks of a world whose other ranks left no record: undecided, with the figures."""
     rows = ev.kinds(EventKind.BANDWIDTH).filter(pl.col("where") == "benchmark").sort("file", "line")
-    if not rows.height or not calm(ev, init_done=True):
-        return None
+    if (not rows.height or not calm(ev, init_done=True)
+            or rules_measured.warnings(ev, rows.row(0, named=True))[1]):
+        return None  # (s24: a telling line after the first result, an error no parser decodes: not healthy)
     unseen = ev.coverage.missing and not ev.steps.height  # (steps beside it: the rules of the pace decide)
     if not unseen and not calm(ev, init_done=True, every_rank_seen=True):
         return None

@@ -1,11 +1,12 @@
 """A benchmark's own result lines (progress, issue 31): the bandwidth or throughput it prints once it has
-measured it."""
+measured it. Every tool's result tables and timed-transfer lines are read by their shape in
+parsers/result_tables.py (s24), called first here; the lines below are the rank-figured ones it leaves."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from tracekit.parsers import Parsed, nccl_tests, test_reports
+from tracekit.parsers import Parsed, nccl_tests, result_tables, test_reports
 from tracekit.schema import EventKind
 
 # Written from the code that prints them: DeepEP's tests (tests/test_low_latency.py: ``[rank 3] Dispatch
@@ -68,6 +69,19 @@ def parse(lines: pl.DataFrame) -> Parsed:
     tag = [c for c in ("rank_tag", "mpi_rank", "launch_rank") if c in lines.columns]
     # (s19) tests and benchmarks that report their own result: parsers/test_reports.py
     reported, known = test_reports.events(lines.select("file", "line", "text", *tag))
+    # (s24) every tool's result tables and result lines by their shape: parsers/result_tables.py; the
+    # tables test_reports reads too are read here once (its rows dropped where these claim the line)
+    shaped = result_tables.read(lines.select("file", "line", "text", *tag))
+    if shaped is not None:
+        # (the lines nccl-tests' tables or the all-reduce benchmark claim stay theirs)
+        theirs = nccl_tests.parse(lines.join(shaped.select("file").unique(), on="file", how="semi")).claimed
+        shaped = shaped.join(theirs, on=["file", "line"], how="anti")
+        if reported is not None:
+            reported = reported.join(shaped.select("file", "line"), on=["file", "line"], how="anti")
+        known = pl.concat([known, shaped.select("file", "line")]).unique()
+        shaped = shaped.filter(pl.col("kind").is_not_null()).with_columns(pl.col("kind").cast(pl.Utf8))
+        reported = pl.concat([f for f in (reported, shaped if shaped.height else None) if f is not None],
+                             how="diagonal_relaxed") if (reported is not None or shaped.height) else None
     maybe = lines.filter(t.str.contains(RESULT) | t.str.contains(ENDED)).join(known, on=["file", "line"],
                                                                              how="anti")
     if not maybe.height:  # (most logs: no result line, and nccl-tests' tables are not read twice)
@@ -78,5 +92,5 @@ def parse(lines: pl.DataFrame) -> Parsed:
     found = pl.concat([f for f in (found, reported) if f is not None], how="diagonal_relaxed") if (
         found is not None or reported is not None) else None
     if found is None:
-        return Parsed("benchmark")
+        return Parsed("benchmark", {}, known)
     return Parsed("benchmark", {"events": found}, pl.concat([found.select("file", "line"), known]).unique())

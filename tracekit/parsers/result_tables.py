@@ -1,0 +1,393 @@
+"""Communication benchmarks' result tables and result lines, read by their shape (issue 31, session 24).
+
+A benchmark prints a header naming its columns, with their units, then one row of numbers per size it
+measured; or a single result line holding a figure in bytes (or bits) per second, or a latency. Each
+tool words its header differently, but the shape is one: a column of the size (``#bytes``, ``# Size``,
+``Size (Bytes)``, ``Transfer Size (Bytes)``, ``size(B)``), columns of a time (``t_avg[usec]``, ``Avg
+Latency(us)``, ``Duration``) and of a bandwidth (``BW average[MB/sec]``, ``Bandwidth (MB/s)``,
+``Throughput (Gbps)``, ``BusBW (Gbps)``, ``Bandwidth(GB/s)``), the unit in the header (``[MB/sec]``,
+``(us)``) or in the cell (DeepSpeed's ``1.4 ms``, ``8.0 KB``). The printing code read for it:
+
+- perftest (linux-rdma/perftest src/perftest_parameters.h: RESULT_FMT `` #bytes     #iterations    BW
+  peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]``, RESULT_FMT_G with ``[Gb/sec]``, RESULT_FMT_LAT
+  `` #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec] ...``, REPORT_FMT a row per size);
+- OSU micro-benchmarks (c/util/osu_util_mpi.c: ``# Size      Bandwidth (MB/s)``, ``# Size       Avg
+  Latency(us)``);
+- DeepSpeed's communication benchmarks (benchmarks/communication/utils.py ``print_header``: ``----
+  Performance of all_reduce on 8 devices ----``, ``Size (Bytes)  Description  Duration  Throughput
+  (Gbps)  BusBW (Gbps)``; sizes and durations through ``convert_size`` / ``convert_duration``, 1024s);
+- CUDA samples' bandwidthTest (``Transfer Size (Bytes)	Bandwidth(GB/s)``, ``Result = PASS``) and
+  p2pBandwidthLatencyTest (``Unidirectional P2P=Enabled Bandwidth Matrix (GB/s)``, ``   D\\D     0
+  1``, a row per GPU: its outputBandwidthMatrix), nvbandwidth (``memcpy CE CPU(row) -> GPU(column)
+  bandwidth (GB/s)``, a matrix, ``SUM host_to_device_memcpy_ce 52.13``);
+- iperf3 / iperf2 (esnet/iperf src/iperf_locale.c report_bw_format ``[%3d] %6.2f-%-6.2f sec  %ss  %ss/sec``
+  and report_sum_bw_format with ``sender`` / ``receiver``; the rates in Kbits/Mbits/Gbits per second);
+- any script's line that times a transfer (``allreduce 1GB: 12.3 ms, 81 GB/s``, Open MPI's examples'
+  ping-pong ``8 bytes took 6 usec ( 2.789 MB/sec)``).
+
+Each row or line is one ``bandwidth`` event, ``where="benchmark"``: ``bytes`` the size, ``duration_ms``
+the time, ``busbw_gbs`` the bandwidth in GB/s (a bus bandwidth where the tool prints one, else its average,
+else its figure), ``rank``/``host`` where the line names them; its message starts with the tool's name.
+A matrix row's figure is its largest bandwidth off the diagonal (the GPU's own memory is on it). A link's
+rate the excerpt states (``ibstat``'s ``Rate: 100``, ``ibstatus``'s ``rate:  100 Gb/sec (4X EDR)``, a NIC
+named ``100GbE``/``400G``) is a ``bandwidth`` event ``where="link_rate"``, its rate in ``busbw_gbs``.
+nccl-tests' tables are parsers/nccl_tests.py's; headers, separators and rows are claimed, none unknown.
+Tables are few and short: their lines are walked in Python once a header is found (most logs hold none).
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from tracekit.schema import EventKind
+
+#: a column separator: two spaces or more, or a tab (a header's names hold single spaces)
+SEP = re.compile(r"\t+|\s{2,}")
+#: a number and the unit after it, in a cell (``1.4 ms``, ``31.67 GB``, ``8501054668x4``)
+CELL = re.compile(r"^(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)\s*([A-Za-zµμ/]*)$|^\d+x\d+$|^(?:Pass|N/?A)$", re.I)
+#: a rate unit: a prefix, bytes or bits, per second (``MB/sec``, ``Gbps``, ``GBps``, ``Gbits/sec``, ``GiB/s``)
+RATE = r"([KMGT])(i?)(Bytes|Byte|B|bits|bit|b)(?:/s|/sec|ps)"
+#: time units in ms
+TIME_MS = {"ns": 1e-6, "us": 1e-3, "usec": 1e-3, "µs": 1e-3, "μs": 1e-3, "ms": 1.0, "msec": 1.0, "s": 1e3,
+           "sec": 1e3}
+#: size units in bytes (DeepSpeed's convert_size and iperf's transfers use 1024s)
+SIZE_B = {"b": 1, "bytes": 1, "byte": 1, "k": 2**10, "kb": 2**10, "kib": 2**10, "kbytes": 2**10, "m": 2**20,
+          "mb": 2**20, "mib": 2**20, "mbytes": 2**20, "g": 2**30, "gb": 2**30, "gib": 2**30, "gbytes": 2**30,
+          "t": 2**40, "tb": 2**40, "tib": 2**40, "tbytes": 2**40}
+#: what a column's name says it holds
+SIZE_COL = re.compile(r"(?i)^#?\s*(?:size|bytes|#bytes|msg ?size|message ?size|transfer size)\b|^size\(B\)")
+BW_COL = re.compile(rf"(?i)\b(?:bw|busbw|algbw|bandwidth|throughput|bitrate)\b|{RATE}")
+TIME_COL = re.compile(r"(?i)lat(?:ency)?\b|\btime\b|duration|^t_\w+|\[usec\]|\((?:us|ms|usec)\)")
+#: a table's header: the size column first, a bandwidth or time column after it
+HEADER = re.compile(rf"(?i)^[#>\s]*(?:size|bytes|#bytes|msg ?size|transfer size)\b.*(?:\s{{2,}}|\t)"
+                    rf".*(?:bw|bandwidth|throughput|lat|time|duration|t_\w+|{RATE})")
+#: the tool a file's lines name (first match wins), from its own banner or command
+TOOLS = (
+    (r"\bib_(?:write|read|send|atomic)_(?:bw|lat)\b|RDMA_(?:Write|Read) (?:BW|Latency) Test"
+     r"|Send (?:BW|Latency) "
+     r"Test|#bytes\s+#iterations", "perftest"),
+    (r"# OSU MPI|\bosu_\w+", "OSU micro-benchmarks"),
+    (r"---- Performance of \w+ on \d+ devices", "DeepSpeed's communication benchmark"),
+    (r"\bbandwidthTest\b|Transfer Size \(Bytes\)", "CUDA bandwidthTest"),
+    (r"p2pBandwidthLatencyTest|P2P=(?:En|Dis)abled", "p2pBandwidthLatencyTest"),
+    (r"\bnvbandwidth\b|memcpy (?:CE|SM)", "nvbandwidth"),
+    (r"\bshmem_\w+|\bnvshmem", "NVSHMEM perftest"),
+    (r"\bucx_perftest\b", "ucx_perftest"),
+    (r"\biperf3?\b|\[ ID\] Interval", "iperf"),
+    (r"_perf\b.*\s-[bef]\s|^# nccl-tests version|^#\s*Avg bus bandwidth|^#\s+Rank\s+\d+ Group", "nccl-tests"),
+)
+#: the tools' names, as a message starts with them
+NAMED = r"^(?:" + "|".join(re.escape(name) for _, name in TOOLS) + r"): "
+#: the tool's name a message starts with: a known tool's, or the script a command line ran
+LABEL = r"^(" + "|".join(re.escape(name) for _, name in TOOLS) + r"|[\w\-]+\.py|\./[\w\-]+): "
+#: DeepSpeed's section title: the op and the devices
+DS_TITLE = r"---- Performance of (\w+) on (\d+) devices"
+#: bandwidthTest's section title over each table (``Host to Device Bandwidth, 1 Device(s)``): its direction
+SECTION = (r"^\s*((?:Host|Device) to (?:Host|Device)) Bandwidth, \d+ Device"
+           # nvbandwidth's testcase (src/testcases: ``Running host_to_device_memcpy_ce.``)
+           r"|^\s*Running (\w+_(?:ce|sm))\.\s*$")
+#: a matrix's title (p2pBandwidthLatencyTest, nvbandwidth) and its column header (``D\D 0 1``, ``0 1``)
+MATRIX_TITLE = re.compile(r"(?i)(?:bandwidth|latency)\b.*\((GB/s|us)\)\s*$")
+MATRIX_HEAD = re.compile(r"^\s*(?:D\\D|GPU|src\\dst)?(?:\s+\d+){1,64}\s*$")
+MATRIX_ROW = re.compile(r"^\s*(\d+)((?:\s+(?:-?\d+(?:\.\d+)?|N/A))+)\s*$")
+#: lines around a table that carry no figure: separators, perftest's and iperf's boilerplate, verdicts
+AROUND = (r"^\s*[-=*]{5,}\s*$|^[#>\s]*-[ -]{8,}$|^\s*(?:- ){5,}-?\s*$|^\s*#?\s*\(B\)\s|^\s*#\s*$"
+          r"|^\s*Result = PASS\s*$|^iperf Done\.|^\s*\[ ID\] Interval\b|^Connecting to host \S+, port \d+"
+          r"|^\s*\[\s*\d+\] local \S+ port \d+ connected|^Reverse mode, remote host \S+ is sending"
+          r"|^Server listening on \d+|^Accepted connection from"
+          r"|^\s*(?:Host to Device|Device to Host|Device to Device) Bandwidth, \d+ Device"
+          r"|^\s*(?:PINNED|PAGEABLE) Memory Transfers|^\s*D\\D(?:\s+\d+)+\s*$|^SUM \w+ [\d.]+\s*$|^# OSU MPI"
+          r"|---- Performance of \w+ on|^#\s*Datatype: \w+|^#\s*Send Buffer on \w+|^\[CUDA Bandwidth Test\]"
+          r"|^nvbandwidth Version:|^Built from Git version:|^CUDA (?:Runtime|Driver) Version(?: \(API\))?:"
+          r"|^Driver Version: [\d.]+\s*$|^\s*Running \w+_(?:ce|sm)\.\s*$|^COEFFICIENT_OF_VARIATION \w+ [\d.]+"
+          r"|^Running on\.\.\.$|^\s*Device \d+: .+|^\s*(?:Quick|Range|Shmoo) Mode\s*$|^NOTE: The CUDA Samples"
+          # perftest's banner and settings (src/perftest_parameters.c ctx_print_test_info, print_report)
+          r"|^\s*(?:local|remote) address: LID|^\s*GID: [\d:]+\s*$|^\s*(?:RDMA_(?:Write|Read)|Send|Atomic"
+          r" \w+) (?:BW|Latency) Test\s*$|^\s*(?:Dual-port|Number of qps|Connection type|TX depth|RX depth|CQ"
+          r" Moderation|Mtu|Link type|GID index|Max inline data|rdma_cm QPs|Data ex\. method|Outstand reads"
+          r"|Using SRQ|PCIe relax order|ibv_wr\* API)\s*:")
+#: a line that closes a benchmark's results once every size is done: perftest's RESULT_LINE after its rows
+#: (src/perftest_parameters.h:191), the CUDA samples' ``Result = PASS``, iperf3's ``iperf Done.``
+CLOSES = r"^\s*-{20,}\s*$"
+ENDS = r"^\s*Result = PASS\s*$|^iperf Done\.\s*$"
+#: iperf's interval line (esnet/iperf src/iperf_locale.c report_bw_format; iperf2's ``[  3]  0.0-10.0 sec``)
+IPERF = (r"^\s*\[\s*(?:\d+|SUM)\]\s+([\d.]+)-\s*([\d.]+)\s+sec\s+([\d.]+)\s+([KMGT]?)Bytes\s+([\d.]+)\s+"
+         r"([KMGT]?)bits/sec\b")
+#: a line that times a transfer: a rate, with a size, a time or a bandwidth word beside it
+FIGURE = r"\b(\d+(?:\.\d+)?)\s*([KMGT]i?(?:Bytes|B|bits|bit|b)(?:/s|/sec|ps))(?:[^\w/]|$)"
+NEAR = (r"(?i)\b\d+(?:\.\d+)?\s*(?:bytes|[KMGT]i?B)\b|\b\d+(?:\.\d+)?\s*(?:us|usec|ms|msec|µs|μs)\b"
+        r"|\b(?:bandwidth|throughput|busbw|algbw|bw|bitrate|achieved|average|avg|peak|measured|memcpy)\b")
+#: the CUDA samples' own verdict that the test failed (Common/helper_string.h / the samples' ``printf("%s\n",
+#: (bTestResult ? "Result = PASS" : "Result = FAIL"))``): the run's own word, read by
+#: rules_results.tests_failed
+RESULT_FAIL = r"^\s*Result = FAIL\s*$"
+#: a line that times a collective or a transfer, with no rate (``all_reduce latency: 35.2 us``, ``allreduce
+#: 1GB took 12.3 ms``): a collective's or a transfer's word, then its time
+TIMED = (r"(?i)\b(?:latency|all_?reduce|all_?gather|reduce_?scatter|broadcast|all_?to_?all|alltoall|sendrecv"
+         r"|send/recv|p2p|ping-?pong|round[- ]trip)\b[^|;]{0,40}?\b\d+(?:\.\d+)?\s*(?:us|usec|ms|µs|μs)\b")
+#: not a measured transfer: a download's or a progress bar's rate, NCCL's own lines, an error
+#: (a training's progress line, its step and loss, is the progress parsers' (parsers/series.py), no
+#: transfer)
+NOT_A_RESULT = (r"(?i)\b(?:eta|downloading|downloaded|fetching|uploading|pulling|error|fail\w*|timed? ?out"
+                r"|timing out|timeout|loss|epoch|lr)\b|\bstep\W{0,3}\d+|%\||\bit/s\b|━"
+                r"|\bNCCL (?:INFO|WARN)\b"
+                r"|\|\s*\d+/\d+ \[")
+#: a link's rate the excerpt states: ibstat (infiniband-diags src/ibstat.c ``Rate: %d``), ibstatus
+#: (``rate:	 100 Gb/sec (4X EDR)``), a NIC named by its speed (``ConnectX-6 ... 100GbE``, ``400G``)
+LINK = (r"^\s*Rate:\s*(\d+)\s*$|^\s*rate:\s*(\d+) Gb/sec\b|\b(?:ConnectX|Mellanox|NIC|HCA|RoCE|ethernet)"
+        r"\b.*?\b(100|200|400|800)\s?G(?:bE|b/s)?\b")
+#: NCCL's own word of an IB/RoCE port's speed, in Mb/s (src/transport/net_ib.cc ncclIbInitDevices:
+#: ``INFO(NCCL_NET,
+#: "NET/IB: [%d] %s:%s:%d/%s provider=%s speed=%d context=%p pciPath=%s ar=%d", ...)``, the speed from
+#: ncclIbSpeed: the port's lane speed times its width, 100000 for 4X EDR)
+NCCL_SPEED = r"\bNET/IB\s?: \[\d+\] \S+.*?\bspeed=(\d{4,7})\b"
+
+
+def rate_gbs(unit: str) -> float | None:
+    """GB/s in one ``unit`` (``MB/sec`` -> 1e-3, ``Gbps`` -> 0.125, ``GiB/s`` -> 1.07), else None."""
+    m = re.fullmatch(RATE, unit.strip())
+    if not m:
+        return None
+    prefix, binary, what = m.groups()
+    scale = (1024 if binary else 1000) ** ("KMGT".index(prefix) + 1) / 1e9
+    return scale / 8 if what.startswith("b") else scale
+
+
+def _unit(name: str) -> str:
+    """The unit a column's name holds in brackets or parentheses (``BW average[MB/sec]`` -> ``MB/sec``)."""
+    m = re.search(r"[\[(]([^\])]+)[\])]\s*$", name)
+    return m.group(1) if m else (name if re.fullmatch(RATE, name.strip()) else "")
+
+
+def _role(name: str) -> str | None:
+    if SIZE_COL.search(name):
+        return "size"
+    if BW_COL.search(name) and not re.search(r"(?i)msgrate|mpps|messages/s", name):
+        return "bw"
+    if TIME_COL.search(name):
+        return "time"
+    return None
+
+
+def _pick(cols: list[tuple[int, str]], prefer: tuple[str, ...]) -> tuple[int, str] | None:
+    """The column of ``cols`` whose name holds the first word of ``prefer`` that one holds, else the first."""
+    for word in prefer:
+        for i, name in cols:
+            if re.search(word, name, re.I):
+                return i, name
+    return cols[0] if cols else None
+
+
+def _cells(text: str, n: int) -> list[str] | None:
+    """The ``n`` cells of a row (split on column gaps, else on every space), else None."""
+    body = re.sub(r"^[>\s]+", "", text).strip()
+    for cells in (SEP.split(body), body.split()):
+        if len(cells) == n and all(CELL.match(c.strip()) for c in cells):
+            return [c.strip() for c in cells]
+    return None
+
+
+def _number(cell: str, units: dict[str, float], default: float | None) -> float | None:
+    """A cell's figure: times the factor of its own unit (``units``, keyed in lower case; a rate unit read
+    by ``rate_gbs``), else the column's ``default``."""
+    m = CELL.match(cell)
+    if not m or m.group(1) is None:
+        return None
+    unit = m.group(2) or ""
+    factor = (units.get(unit.lower()) or rate_gbs(unit)) if unit else default
+    return None if factor is None else float(m.group(1)) * factor
+
+
+#: a script a command line runs (``torchrun ... ./megatron-allreduce.py``), the tool's name where no
+#: known tool is named
+SCRIPT = (r"\b(?:python3?|torchrun|mpirun|mpiexec|srun|deepspeed|accelerate launch)\b.*?([\w\-]+\.py)\b"
+          r"|\b(?:mpirun|mpiexec|srun)\b.*?\s(\./[\w\-]+)")
+
+
+def _tool(texts: list[str]) -> str:
+    joined = "\n".join(texts)
+    for pattern, name in TOOLS:
+        if re.search(pattern, joined, re.M):
+            return name
+    m = re.search(SCRIPT, joined)
+    return (m.group(1) or m.group(2)) if m else "a benchmark"
+
+
+def read(df: pl.DataFrame) -> pl.DataFrame | None:
+    """The result rows and lines of ``df`` (``file``, ``line``, ``text``, a rank column where the lines
+    frame has one) as events, and their claimed lines in the frame's ``claimed`` rows (``kind`` null)."""
+    t = pl.col("text")
+    cand = df.filter(t.str.contains(HEADER.pattern) | t.str.contains(MATRIX_TITLE.pattern)
+                     | t.str.contains(IPERF) | t.str.contains(FIGURE) | t.str.contains(LINK)
+                     | t.str.contains(NCCL_SPEED) | t.str.contains(AROUND) | t.str.contains(TIMED)
+                     | t.str.contains(RESULT_FAIL) | t.str.contains(ENDS))
+    if not cand.height:
+        return None
+    files = df.join(cand.select("file").unique(), on="file", how="semi").sort("file", "line")
+    out: list[dict] = []
+    for _, g in files.group_by("file", maintain_order=True):
+        out += _file(g)
+    if not out:
+        return None
+    for r in out:  # (a size past what Int64 holds is no size a benchmark measured)
+        if r.get("bytes") is not None and not 0 <= r["bytes"] < 2**62:
+            r["bytes"] = None
+    return pl.DataFrame(out, schema={"file": pl.Utf8, "line": pl.Int64, "kind": pl.Utf8, "message": pl.Utf8,
+                                     "where": pl.Utf8, "rank": pl.Int64, "host": pl.Utf8, "bytes": pl.Int64,
+                                     "duration_ms": pl.Float64, "busbw_gbs": pl.Float64, "op": pl.Utf8})
+
+
+def _file(g: pl.DataFrame) -> list[dict]:
+    """One file's result events and claimed lines (a claimed line with no figure: ``kind`` None)."""
+    lines = g["line"].to_list()
+    texts = [s or "" for s in g["text"].to_list()]
+    tags = [c for c in ("rank_tag", "mpi_rank", "launch_rank") if c in g.columns]
+    ranks = g.select(pl.coalesce(*tags)).to_series().to_list() if tags else [None] * len(lines)
+    tool = _tool(texts)
+    op = None
+    out: list[dict] = []
+    taken: set[int] = set()
+    i = 0
+    while i < len(texts):
+        s = texts[i]
+        if m := re.search(DS_TITLE, s) or re.search(SECTION, s):
+            op = m.group(1) or m.group(2)
+        if HEADER.search(s) and not re.search(r"\bcount\s+type\b", s):
+            rows, i2 = _table(texts, lines, ranks, i, tool, op)
+            if rows:
+                out += rows
+                taken.update(range(i, i2))
+                i = i2
+                continue
+        if MATRIX_TITLE.search(s):
+            rows, i2 = _matrix(texts, lines, i, tool, op)
+            if rows:
+                out += rows
+                taken.update(range(i, i2))
+                i = i2
+                continue
+        i += 1
+    for k, s in enumerate(texts):
+        if k in taken:
+            continue
+        if ev := _line(s, tool):
+            out.append({"file": g["file"][k], "line": lines[k], **ev,
+                        "rank": ranks[k] if ranks[k] is not None else ev.get("rank")})
+        elif re.search(ENDS, s):
+            out.append(dict(file=g["file"][k], line=lines[k], kind=EventKind.PROGRAM_END.value,
+                            where="benchmark_end", message=f"{tool}: {s.strip()}"))
+        elif re.search(AROUND, s) and re.match(NAMED, f"{tool}: "):  # (a known tool's banner, not a script's)
+            out.append(dict(file=g["file"][k], line=lines[k], kind=None, message=s.strip()))
+    for r in out:
+        r.setdefault("file", g["file"][0])
+    if tool == "a benchmark" and not any(r.get("where") == "benchmark" for r in out):
+        # (a link's rate is a benchmark's yardstick: in a log of no benchmark it is left to others)
+        out = [r for r in out if r.get("where") != "link_rate"]
+    return out
+
+
+def _table(texts: list[str], lines: list[int], ranks: list, at: int, tool: str,
+           op: str | None) -> tuple[list[dict], int]:
+    """The rows under the header at ``at``, and the index past the table (a line that is neither a row,
+    a blank, a separator nor a note the tool prints inside it ends it)."""
+    cols = [c.strip() for c in SEP.split(re.sub(r"^[#>\s]+", "", texts[at]).strip()) if c.strip()]
+    named = [(k, c, _role(c)) for k, c in enumerate(cols)]
+    size = _pick([(k, c) for k, c, r in named if r == "size"], ())
+    bw = _pick([(k, c) for k, c, r in named if r == "bw"], (r"busbw", r"aver|avg", r"algbw", r"."))
+    time = _pick([(k, c) for k, c, r in named if r == "time"], (r"avg|aver|typical", r"."))
+    if size is None or (bw is None and time is None):
+        return [], at
+    bw_unit = rate_gbs(_unit(bw[1])) if bw else None
+    time_unit = _unit(time[1]).lower() if time else ""
+    rows: list[dict] = []
+    k = at + 1
+    while k < len(texts):
+        s = texts[k]
+        cells = _cells(s, len(cols))
+        if cells is None:
+            if (re.search(CLOSES, s) or re.search(ENDS, s)) and any(r["kind"] for r in rows):
+                # (perftest prints RESULT_LINE once every size is done: the table's, and the test's, end)
+                rows.append(dict(line=lines[k], kind=EventKind.PROGRAM_END.value, where="benchmark_end",
+                                 message=f"{tool}: {s.strip()}"))
+                k += 1
+                break
+            if re.search(SECTION, s) or re.search(DS_TITLE, s) or HEADER.search(s):
+                break  # (the next table's title or header)
+            if not s.strip() or re.search(AROUND, s) or re.search(r"(?i)conflicting cpu freq|warning", s):
+                # (perftest's note inside its table: src/perftest_parameters.c check_cpu_freq; claimed)
+                rows.append(dict(line=lines[k], kind=None, message=s.strip()))
+                k += 1
+                continue
+            break
+        nbytes = _number(cells[size[0]], SIZE_B, SIZE_B.get(_unit(size[1]).lower(), 1))
+        gbs = _number(cells[bw[0]], {}, bw_unit) if bw else None
+        ms = _number(cells[time[0]], TIME_MS, TIME_MS.get(time_unit, 1.0)) if time else None
+        rows.append(dict(line=lines[k], rank=ranks[k], kind=EventKind.BANDWIDTH.value, where="benchmark",
+                         message=f"{tool}: {s.strip()}", bytes=int(nbytes) if nbytes is not None else None,
+                         busbw_gbs=gbs, duration_ms=ms, op=op))
+        k += 1
+    if not any(r["kind"] for r in rows):
+        return [], at
+    return [dict(line=lines[at], kind=None, message=texts[at].strip())] + rows, k
+
+
+def _matrix(texts: list[str], lines: list[int], at: int, tool: str,
+            op: str | None) -> tuple[list[dict], int]:
+    """A matrix under its title at ``at``: one event per row, its largest figure off the diagonal."""
+    unit = MATRIX_TITLE.search(texts[at]).group(1)
+    k = at + 1
+    if k >= len(texts) or not MATRIX_HEAD.match(texts[k]):
+        return [], at
+    out = [dict(line=lines[at], kind=None, message=texts[at].strip()),
+           dict(line=lines[k], kind=None, message=texts[k].strip())]
+    k += 1
+    while k < len(texts) and (m := MATRIX_ROW.match(texts[k])):
+        src = int(m.group(1))
+        vals = [(j, float(v)) for j, v in enumerate(m.group(2).split()) if v != "N/A"]
+        # (p2pBandwidthLatencyTest's diagonal is a GPU's own memory; nvbandwidth marks it N/A, and its rows
+        # may be a CPU's, whose column 0 is a GPU)
+        off = [v for j, v in vals if j != src or tool != "p2pBandwidthLatencyTest"] or [v for _, v in vals]
+        figure = dict(busbw_gbs=max(off)) if unit == "GB/s" else dict(duration_ms=max(off) * 1e-3)
+        out.append(dict(line=lines[k], kind=EventKind.BANDWIDTH.value, where="benchmark",
+                        message=f"{tool}: {texts[at].strip()}: GPU {src}: {m.group(2).strip()}", op=op,
+                        **figure))
+        k += 1
+    return (out, k) if len(out) > 2 else ([], at)
+
+
+def _line(s: str, tool: str) -> dict | None:
+    """A single result line's event (iperf's interval, a script's timed transfer, a link's rate)."""
+    if re.search(RESULT_FAIL, s):
+        return dict(kind=EventKind.TEST_WRONG.value, where="tests_failed", message=s.strip())
+    if m := re.search(IPERF, s):
+        start, end, _moved, _mu, rate, ru = m.groups()
+        gbs = float(rate) * (rate_gbs(f"{ru or 'K'}bits/sec") if ru else 1e-9 / 8)
+        # (the transfer is what the interval moved, not a message size: left in the message)
+        return dict(kind=EventKind.BANDWIDTH.value, where="benchmark", message=f"iperf: {s.strip()}",
+                    duration_ms=(float(end) - float(start)) * 1e3, busbw_gbs=gbs)
+    if m := re.search(LINK, s):
+        v = next(x for x in m.groups() if x)
+        return dict(kind=EventKind.BANDWIDTH.value, where="link_rate", message=s.strip(),
+                    busbw_gbs=float(v) / 8)
+    if m := re.search(NCCL_SPEED, s):
+        return dict(kind=EventKind.BANDWIDTH.value, where="link_rate", message=s.strip(),
+                    busbw_gbs=float(m.group(1)) / 8000)
+    rated = re.search(FIGURE, s) and re.search(NEAR, re.sub(FIGURE, "", s))
+    if (rated or re.search(TIMED, s)) and not re.search(NOT_A_RESULT, s):
+        # (a bus bandwidth where the line gives one, else its first rate)
+        m = re.search(r"(?i)\bbusbw\W{0,3}" + FIGURE[2:], s) or re.search(FIGURE, s)
+        size = re.search(r"(?i)\b(\d+(?:\.\d+)?)\s*(bytes|[KMGT]i?B)\b", re.sub(FIGURE, "", s))
+        plain = re.search(r"(?i)\b(?:size|bytes|nbytes|msg_size)\s*[=:]?\s*(\d+)\b", s)
+        took = re.search(r"(?i)\b(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|µs|μs)\b", s)
+        rank = re.search(r"(?i)\brank\s*[:=#]?\s*(\d+)\b", s)
+        nbytes = (int(float(size.group(1)) * SIZE_B[size.group(2).lower()]) if size
+                  else int(plain.group(1)) if plain else None)
+        return dict(kind=EventKind.BANDWIDTH.value, where="benchmark",
+                    message=(f"{tool}: {s.strip()}" if re.match(NAMED, f"{tool}: ")
+                             or (re.match(r"\./|[\w\-]+\.py$", tool) and not rank) else s.strip()),
+                    busbw_gbs=float(m.group(1)) * rate_gbs(m.group(2)) if rated and m else None, bytes=nbytes,
+                    duration_ms=float(took.group(1)) * TIME_MS[took.group(2).lower()] if took else None,
+                    rank=int(rank.group(1)) if rank else None)
+    return None

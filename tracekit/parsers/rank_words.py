@@ -124,7 +124,9 @@ HOSTLESS = (r"^NCCL INFO (?:\w+ )?comm 0x[0-9a-fA-F]+ rank (?P<rank>\d+) n[Rr]an
 #: a line a ``WRITER_WORDS`` key entry needs beside its rank: the world's size said as a key (a lone
 #: `rank=0` may be a peer's, a default's, a hint's)
 KEYS_WORLD = r"(?i)\b(?:world_size|num_processes|process_count)['\"]?\s*[=:]\s*\d"
-NOT_SAID = r"\bdef \w+\(|\s--[\w\-]+[= ]"  # a function's defaults, a command line's flags
+#: not the writer's word: a function's defaults, a command line's flags, and the `[tracekit] rank=0 ...` header
+#: `tracekit run` makes each rank print (parsers/torch_log.py reads it whole)
+NOT_SAID = r"\bdef \w+\(|\s--[\w\-]+[= ]|^\[tracekit\] "
 ANY = any_of(*(w.pattern for w in RANK_WORDS))
 ANY_WRITER = any_of(*(w.pattern for w in WRITER_WORDS))
 ANY_TAG = any_of(*(w.pattern for w in MID_TAGS))

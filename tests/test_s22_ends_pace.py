@@ -69,7 +69,7 @@ def test_nvshmem_host_collective_table_with_min_and_max_latency_is_read():
     # per size measured): reduction_on_stream 8 B - 512 B, every size completed (label: healthy only)
     v = _verdict(WILD / "dv20-041-nvshmem-reduction-on-stream-perftest.txt")
     assert v.kind is Kind.HEALTHY, v.summary
-    assert "7 sizes" in v.summary and "NVSHMEM perftest" in v.summary
+    assert "7 size(s) (8 B - 512 B)" in v.summary and "NVSHMEM perftest" in v.summary
 
 
 def test_espnet_epoch_results_with_validation_are_healthy():

@@ -51,7 +51,7 @@ import re
 
 import polars as pl
 
-from tracekit import start_up_messages as sm
+from tracekit import rules_set_up, start_up_messages as sm
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers.pyspy import RAISED
@@ -207,7 +207,7 @@ def start_up_said(ev: Evidence) -> Verdict | None:
 def start_up_said_to_wait(ev: Evidence) -> Verdict | None:
     """INIT_STALL where a start-up announcement is the last step seen and a line says the run waits there:
     the last start-up step, the words of the wait, what came after (a cut traceback), what to collect."""
-    if (ev.steps.height or ev.progressed or ev.finished or ev.clean_end or _past_start_up(ev)
+    if (ev.progressed or ev.finished or not rules_set_up.unfinished(ev)
             or ev.cuda.height or ev.transport.height or ev.nccl_errors.height):
         return None
     said = ev.store.events.filter(pl.col("message").fill_null("").str.contains(sm.BEGINS)

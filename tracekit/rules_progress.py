@@ -359,6 +359,12 @@ MFU = r"(?i)\bmfu\s*[:=]?\s*(\d+(?:\.\d+)?)\s*%"
 MFU_LOW = 20.0
 
 
+def lowest_mfu(messages: pl.Series) -> float | None:
+    """The lowest MFU (``MFU``) the lines print, in percent, else None."""
+    mfu = messages.fill_null("").str.extract(MFU, 1).cast(pl.Float64, strict=False).drop_nulls()
+    return mfu.min() if mfu.len() else None
+
+
 def pace_unjudged(ev: Evidence) -> Verdict | None:
     """Progress lines that print the program's own pace (a throughput, the TFLOPS each GPU does, a time per
     step) and nothing else decides: too few of them for a trend, or figures neither steady nor trending.
@@ -374,9 +380,9 @@ def pace_unjudged(ev: Evidence) -> Verdict | None:
     few = (f"{t.height} progress line(s), too few to show a trend" if t.height < pace.MIN_TICKS
            else f"{t.height} progress lines whose figures are neither steady nor a trend")
     flops = "flops" in (last["unit"] or "").lower()
-    mfu = t["message"].fill_null("").str.extract(MFU, 1).cast(pl.Float64, strict=False).drop_nulls()
-    if mfu.len() and mfu.min() < MFU_LOW:  # (the program's own word of how much of the GPUs it uses)
-        few += (f"; the program's own MFU is {mfu.min():g}%, under {MFU_LOW:g}% (a tuned run gets 35-55% of "
+    mfu = lowest_mfu(t["message"])
+    if mfu is not None and mfu < MFU_LOW:  # (the program's own word of how much of the GPUs it uses)
+        few += (f"; the program's own MFU is {mfu:g}%, under {MFU_LOW:g}% (a tuned run gets 35-55% of "
                 "the GPUs' dense peak): the GPUs wait most of each step, on the interconnect, the data or a "
                 "small batch")
     against = ("the GPUs' peak (dense bf16: A100 312, H100 989 TFLOPS; a tuned LLM run reaches about 35-55% "

@@ -16,7 +16,7 @@ from tracekit.evidence import Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.rules_common import calm, last_per_file
 from tracekit.parsers import any_of, trainer
-from tracekit.rules_progress import MFU, MFU_LOW, own_figures
+from tracekit.rules_progress import MFU_LOW, lowest_mfu, own_figures
 
 #: a line that says a part of the run ended (an epoch: ``progress_messages.PARTS``): the last of a file's
 #: progress lines there is a loop at its end, where a job may stop as well as go on
@@ -156,10 +156,10 @@ def one_step_seen(ev: Evidence) -> Verdict | None:
     text = st["message"].fill_null("")
     if text.str.contains(BAR).any():
         return None
-    mfu = text.str.extract(MFU, 1).cast(pl.Float64, strict=False).drop_nulls()
+    mfu = lowest_mfu(text)
     t = ev.ticks.tail(1)
     flops_only = t.height and "flops" in (t["unit"][0] or "").lower()
-    if (mfu.len() and mfu.min() < MFU_LOW) or flops_only:
+    if (mfu is not None and mfu < MFU_LOW) or flops_only:
         return None
     top = st.sort("file", "line").tail(1).row(0, named=True)
     on = f"rank{'s' if len(whose) > 1 else ''} {','.join(map(str, whose))}" if whose else "the program"

@@ -98,6 +98,11 @@ BOOTSTRAP_WORDS = (
 NCCL_ADDRESS = r"(?P<host>[\w.:%\-]*[\w\]])<(?P<port>\d+)>"
 
 
+def bootstrap_unwinds(ev: Evidence) -> pl.DataFrame:
+    """NCCL's unwind lines through its bootstrap (``BOOTSTRAP_UNWIND``: `bootstrap.cc:285 -> 2`)."""
+    return ev.kinds(EventKind.NCCL_UNWIND).filter(pl.col("message").fill_null("").str.contains(BOOTSTRAP_UNWIND))
+
+
 def bootstrap_lines(ev: Evidence) -> pl.DataFrame:
     """NCCL's lines of its bootstrap's failure: a WARN, a connect retry or a transport error that names the
     bootstrap (``BOOTSTRAP``: `bootstrap.cc:48`, `Bootstrap : ...`, torch's `Last error:` quoting it), or a
@@ -108,9 +113,7 @@ def bootstrap_lines(ev: Evidence) -> pl.DataFrame:
     text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
     named = said.filter(text.str.contains(BOOTSTRAP)
                         & ~pl.col("message").fill_null("").str.contains(r"(?i)^Bootstrap ?: ?Using\b"))
-    unwound = ev.kinds(EventKind.NCCL_UNWIND).filter(
-        pl.col("message").fill_null("").str.contains(BOOTSTRAP_UNWIND))
-    through = said.join(unwound.select("file", pl.col("pid").alias("_p"), pl.col("line").alias("_u")),
+    through = said.join(bootstrap_unwinds(ev).select("file", pl.col("pid").alias("_p"), pl.col("line").alias("_u")),
                         on="file")
     through = through.filter((pl.col("_u") > pl.col("line")) & (pl.col("_u") - pl.col("line") <= 12)
                              & (pl.col("pid").is_null() | pl.col("_p").is_null()
@@ -147,9 +150,7 @@ def bootstrap_failed(ev: Evidence) -> Verdict | None:
     then = (pl.concat([ev.nccl_errors, ev.kinds(EventKind.CRASH, EventKind.EXCEPTION, EventKind.C10D_ERROR)],
                       how="diagonal_relaxed").unique(["file", "line"], maintain_order=True)
             .join(t.select("file", "line"), on=["file", "line"], how="anti").sort("file", "line"))
-    boot_unwind = ev.kinds(EventKind.NCCL_UNWIND).filter(
-        pl.col("file").is_in(t["file"].implode())
-        & pl.col("message").fill_null("").str.contains(BOOTSTRAP_UNWIND)).sort("file", "line")
+    boot_unwind = bootstrap_unwinds(ev).filter(pl.col("file").is_in(t["file"].implode())).sort("file", "line")
     through = (f", and NCCL unwound the error through {boot_unwind['message'][0].split(' ->')[0]} "
                f"(`{boot_unwind['message'][0].strip()}`)"
                if boot_unwind.height else "")

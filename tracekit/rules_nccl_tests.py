@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from tracekit import link_rates
 from tracekit.evidence import WRONG_VALUES, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.parsers import nccl_tests
@@ -169,6 +170,9 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
     alone = large.height > 0 and large["busbw_gbs"].max() == 0
     if large.height and not alone and large["busbw_gbs"].max() < LOW_BUSBW:
         return _low(large, avg, ends, transport, on)
+    path = None if _nodes(ev)[0] else link_rates.one_host_path(ev, transport)
+    if large.height and path and (v := link_rates.far_below(path, large, f"{_test(large)}{on}")):
+        return v
     if large.height and (v := _below_links(ev, large, ends, on)):
         return v
     if rows["bytes"].max() < BEGUN and (v := _latency(ev, rows, on)):
@@ -187,6 +191,13 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
                        f"the {_size(asked.max())} asked, before the sizes that measure the links' bandwidth: "
                        "healthy so far; the rest of the output says whether the larger sizes complete and "
                        "how fast", [], [Cited(last["file"], last["line"], last["message"])])
+    if asked.len() and reached < asked.max() and not ended and path and (says := link_rates.gives(path, large)):
+        # (rows past the large sizes at what the path gives: each completed on every rank, at full speed)
+        return Verdict(Kind.HEALTHY, f"{_test(rows)}{on}: every size printed completed on every rank with no "
+                       f"wrong value ({_span(rows)}; nccl-tests prints a row only then){says}; the output ends "
+                       f"at {_size(reached)} of the {_size(asked.max())} asked, with no error: healthy so far; "
+                       "the rest of the output says whether the last sizes complete", [],
+                       [Cited(last["file"], last["line"], last["message"])])
     if asked.len() and reached < asked.max() and not ended:
         return Verdict(Kind.UNDECIDED, f"nccl-tests{_op(tables[-1])}{on}: the table stops at "
                        f"{_size(reached)} (busbw {last['busbw_gbs']:g} GB/s there) of the "
@@ -208,6 +219,7 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
                    f"{_size(reached)}, busbw up to {top['busbw_gbs']:g} GB/s at {_size(top['bytes'])}), "
                    f"no wrong value{end}"
                    + (f"; transport {transport}" if transport else "")
+                   + (link_rates.gives(path, large) if path else "")
                    + ": every rank completed each size (nccl-tests prints a row only then)"
                    + small, [],
                    [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2))

@@ -55,6 +55,8 @@ INNER_TAG = r"\[\d{1,4}\]"
 # a table pasted as a diff (a README's results added in a pull request: `+  2147483648  536870912  float
 # sum  -1  45662 ...`) or quoted in markdown (`> 1048576 ...`): the marker before a row's size
 PASTED = r"^[+>-]\s"
+#: the GPU's name that ends a rank line, after its bus id (link_rates.DEVICE_NAME)
+DEVICE_NAME = r"\[[0-9a-fA-Fx:.]+\]\s+(.*\S)\s*$"
 HEADER = (r"^#?\s*(?:size\s+count\s+type|bytes\s+N\s+type|\(B\)\s+\(elements\)|out-of-place"
           r"|Avg bus bandwidth|Out of bounds|nThread \d+ nGpus|Using devices"
           r"|Collective test (?:starting|concluded))"
@@ -102,7 +104,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
             kind = (pl.when(cuda).then(pl.lit(EventKind.CUDA_ERROR)).otherwise(pl.lit(EventKind.CRASH))
                     if "what" in sub.columns else pl.lit(EventKind.CRASH))
             events.append(sub.with_columns(kind.alias("kind"), t.str.strip_chars().alias("message")))
-    events = [e for e in events + _said(mine) if e.height]
+    events = [e for e in events + _said(mine) + [_devices(mine)] if e.height]
     events = pl.concat(events, how="diagonal_relaxed") if events else None
     if events is not None and "pid" in events.columns:
         events = events.with_columns(pl.col("pid").cast(pl.Int64, strict=False))
@@ -165,6 +167,17 @@ def _said(mine: pl.DataFrame) -> list[pl.DataFrame]:
             pl.lit(EventKind.TEST_SIZES).alias("kind"), said,
             (t.str.extract(MAX_ARG, 1).cast(pl.Int64, strict=False) * unit).alias("bytes")),
     ]
+
+
+def _devices(mine: pl.DataFrame) -> pl.DataFrame:
+    """The GPU each rank line names (src/common.cu prints ``prop.name`` after the bus id: ``[0000:85:00]
+    NVIDIA GeForce RTX 4090``): a ``bandwidth`` event ``where="device"``, the name its message, for
+    link_rates to read what the GPUs' path gives."""
+    t = pl.col("text")
+    name = t.str.extract(DEVICE_NAME, 1)
+    return mine.filter(t.str.contains(RANK) & name.is_not_null()).select(
+        "file", "line", pl.lit(EventKind.BANDWIDTH).alias("kind"), name.alias("message"),
+        pl.lit("device").alias("where"))
 
 
 def _rows(mine: pl.DataFrame) -> pl.DataFrame:

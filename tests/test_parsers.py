@@ -136,9 +136,10 @@ def test_every_parser_is_in_the_format_registry():
     from tracekit import formats
 
     # lines frames, NCCL's tables, torch_log's exits, native fatal lines and patterns, bench_results' test
-    # runners and result tables (s24: any tool's tables and result lines, result_tables)
+    # runners and result tables (s24: any tool's tables and result lines, result_tables; s25: their matrices,
+    # result_matrix, and tables pasted with pipes, piped)
     helpers = {"text", "prefixes", "nccl_ranks", "nccl_shapes", "process_end", "native_fatal",
-               "torch_patterns", "torch_context", "test_reports", "result_tables"}
+               "torch_patterns", "torch_context", "test_reports", "result_tables", "result_matrix", "piped"}
     registry = formats.DECODED + formats.TEXT + (formats.FALLBACK,)
     named = {f.parser.__name__.rsplit(".", 1)[1] for f in registry}
     assert named == {m.name for m in pkgutil.iter_modules(parsers.__path__)} - helpers

@@ -126,6 +126,11 @@ def far_below(path: Path, large: pl.DataFrame, what: str) -> Verdict | None:
                    [Cited(top["file"], top["line"], top["message"])])
 
 
+def near(path: Path, large: pl.DataFrame) -> bool:
+    """Whether the peak at large sizes is what the path gives (``NEAR`` of its low end or above)."""
+    return bool(large.height and path.low and large["busbw_gbs"].max() >= NEAR * path.low)
+
+
 def gives(path: Path, large: pl.DataFrame) -> str:
     """``; 25.95 GB/s at large sizes is what the path gives (PCIe Gen4 ...)`` where the peak at large
     sizes reaches ``FAR_BELOW`` of the path's low end, else empty."""

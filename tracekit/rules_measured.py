@@ -101,7 +101,10 @@ def measured_results(ev: Evidence) -> Verdict | None:
     last = rows.row(-1, named=True)
     after = ev.store.events.filter((pl.col("file") == last["file"]) & (pl.col("line") > last["line"]))
     reached = sizes.max() if sizes.len() else None
-    if not after.height and reached is not None and reached >= BEGUN and rows.height > 1:
+    # (the tool's own largest size asked, hccl_test's ``maxbytes is N``: a table that reached it is whole)
+    asked = ev.kinds(EventKind.TEST_SIZES).filter(pl.col("where") == "benchmark")["bytes"].drop_nulls()
+    whole = asked.len() > 0 and reached is not None and reached >= asked.max()
+    if not after.height and reached is not None and reached >= BEGUN and rows.height > 1 and not whole:
         return Verdict(Kind.UNDECIDED, f"{tool}'s results stop at {_size(reached)} ({what}; {figure}) with "
                        "nothing after the last row, no error and no end line: the next size hangs or the "
                        "output ends there; the rest of its output decides it", [], cited)
@@ -110,6 +113,7 @@ def measured_results(ev: Evidence) -> Verdict | None:
     said = (f"; the {signs.height} warning or error line(s) before its first result did not stop it: "
             f"{rows.height} results were measured after them" if signs.height else "")
     rowed = " (a row is printed once that size was measured)" if sizes.len() else ""
+    rowed += f", up to the {_size(asked.max())} it was asked" if whole else ""
     return Verdict(Kind.HEALTHY, f"{tool} printed its results with no error: {what}, {figure}{rowed}{sofar}"
                    f"{said}; whether that is fast enough is the "
                    "link's question: compare it with the rate of the link it crosses (ibstat's Rate, the "

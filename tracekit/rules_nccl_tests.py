@@ -20,8 +20,8 @@ import polars as pl
 from tracekit import link_rates
 from tracekit.evidence import WRONG_VALUES, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
+from tracekit.nccl_tests_words import _op, _ranks_text, _size, _span, _tables, _test, transport_logged
 from tracekit.parsers import nccl_tests
-from tracekit.wording import fmt_ranks
 
 
 #: busbw (GB/s) at large sizes below which no GPU interconnect of a data centre runs (one 100 Gb/s NIC
@@ -51,45 +51,6 @@ SLOW_LATENCY = 1.5
 LATENCY_RANKS = 32
 
 
-def _size(n: int | None) -> str:
-    """``33554432`` -> ``32 MB``; ``8`` -> ``8 B`` (nccl-tests sizes are powers of two, said in 1024s)."""
-    if n is None:
-        return "?"
-    for unit, k in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
-        if n >= k:
-            v = n / k
-            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
-    return f"{n} B"
-
-
-def _span(rows: pl.DataFrame) -> str:
-    """``8 B - 64 KB``, or ``8 B`` where the rows hold one size."""
-    lo, hi = rows["bytes"].min(), rows["bytes"].max()
-    return _size(lo) if lo == hi else f"{_size(lo)} - {_size(hi)}"
-
-
-def _tables(rows: pl.DataFrame) -> list[pl.DataFrame]:
-    """The result tables: per file, a new one where the size stops growing or the op changes."""
-    rows = rows.sort("file", "line").with_columns(
-        ((pl.col("bytes") <= pl.col("bytes").shift(1).over("file")).fill_null(True)
-         | (pl.col("op") != pl.col("op").shift(1).over("file")).fill_null(True)).cum_sum().alias("_table"))
-    return [t for _, t in rows.group_by("_table", maintain_order=True)]
-
-
-def _test(rows: pl.DataFrame, op: bool = True) -> str:
-    """``nccl-tests all_reduce``, or ``the all_reduce benchmark (all_reduce_bench.py)``: what printed the
-    rows."""
-    if (rows["where"] == "all_reduce_bench").all():
-        return f"the{_op(rows)} benchmark (all_reduce_bench.py)"
-    return f"nccl-tests{_op(rows) if op else ''}"
-
-
-def _op(table: pl.DataFrame) -> str:
-    """`` all_reduce`` (with its space), or empty where the output does not name the test."""
-    op = table["op"][0]
-    return f" {op}" if op and op != "unknown" else ""
-
-
 def _fall(table: pl.DataFrame) -> dict | None:
     """The first size past the peak where busbw is below half of it, and stays there to the table's last
     size (a dip that recovers is noise), the peak a real figure."""
@@ -103,26 +64,6 @@ def _fall(table: pl.DataFrame) -> dict | None:
     rest = table.filter(pl.col("bytes") >= after["bytes"][0])["busbw_gbs"]
     return {"peak": peak, "at": after.row(0, named=True), "low": rest.min(), "high": rest.max(),
             "last": table["bytes"].max()}
-
-
-def transport_logged(ev: Evidence) -> str:
-    """The network or peer transport NCCL logged for this run's connections (``NET/IB``), else empty."""
-    links = ev.store.links
-    if not links.height or "transport_kind" not in links.columns:
-        return ""
-    kinds = links["transport_kind"].drop_nulls()
-    return ", ".join(kinds.value_counts(sort=True)["transport_kind"].head(2).to_list()) if kinds.len() else ""
-
-
-def _ranks_text(ev: Evidence) -> str:
-    """``ranks 0-9 on host gn11``: the ranks and hosts nccl-tests' header names, or empty."""
-    r = ev.store.ranks.filter(pl.col("source").str.contains("nccl-tests") & pl.col("rank").is_not_null())
-    if not r.height:
-        return ""
-    hosts = r["host"].drop_nulls().unique().sort().to_list()
-    n = r["rank"].n_unique()
-    return (f"{'rank' if n == 1 else 'ranks'} {fmt_ranks(r['rank'].to_list())}"
-            + (f" on {'host' if len(hosts) == 1 else 'hosts'} {', '.join(hosts[:4])}" if hosts else ""))
 
 
 def nccl_test_result(ev: Evidence) -> Verdict | None:
@@ -175,6 +116,8 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
         return v
     if large.height and (v := _below_links(ev, large, ends, on)):
         return v
+    if v := _stopped_inside(ev, rows, on):
+        return v
     if rows["bytes"].max() < BEGUN and (v := _latency(ev, rows, on)):
         return v
     last = rows.sort("file", "line").tail(1).row(0, named=True)
@@ -191,12 +134,13 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
                        f"the {_size(asked.max())} asked, before the sizes that measure the links' bandwidth: "
                        "healthy so far; the rest of the output says whether the larger sizes complete and "
                        "how fast", [], [Cited(last["file"], last["line"], last["message"])])
-    if asked.len() and reached < asked.max() and not ended and path and (says := link_rates.gives(path, large)):
+    if asked.len() and reached < asked.max() and not ended and path and link_rates.near(path, large):
         # (rows past the large sizes at what the path gives: each completed on every rank, at full speed)
         return Verdict(Kind.HEALTHY, f"{_test(rows)}{on}: every size printed completed on every rank with no "
-                       f"wrong value ({_span(rows)}; nccl-tests prints a row only then){says}; the output ends "
-                       f"at {_size(reached)} of the {_size(asked.max())} asked, with no error: healthy so far; "
-                       "the rest of the output says whether the last sizes complete", [],
+                       f"wrong value ({_span(rows)}; nccl-tests prints a row only then)"
+                       f"{link_rates.gives(path, large)}; the output ends at {_size(reached)} of the "
+                       f"{_size(asked.max())} asked, with no error: healthy so far; the rest of the output "
+                       "says whether the last sizes complete", [],
                        [Cited(last["file"], last["line"], last["message"])])
     if asked.len() and reached < asked.max() and not ended:
         return Verdict(Kind.UNDECIDED, f"nccl-tests{_op(tables[-1])}{on}: the table stops at "
@@ -223,6 +167,30 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
                    + ": every rank completed each size (nccl-tests prints a row only then)"
                    + small, [],
                    [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2))
+
+
+def _stopped_inside(ev: Evidence, rows: pl.DataFrame, on: str) -> Verdict | None:
+    """A row begun after the last finished one (its size printed, its figures never: parsers/nccl_tests.py
+    BEGUN_ROW) with no end line after: the test stopped inside that size; never healthy."""
+    last = rows.sort("file", "line").row(-1, named=True)
+    begun = ev.kinds(EventKind.BANDWIDTH).filter(
+        (pl.col("where") == "nccl-tests-begun") & (pl.col("file") == last["file"])
+        & (pl.col("line") > last["line"]))
+    if not begun.height:
+        return None
+    b = begun.sort("line").row(-1, named=True)
+    ends = ev.kinds(EventKind.TEST_PASSED, EventKind.TEST_AVG_BUSBW).filter(
+        (pl.col("file") == b["file"]) & (pl.col("line") > b["line"]))
+    if ends.height:
+        return None
+    return Verdict(Kind.UNDECIDED, f"{_test(rows)}{on}: {rows['bytes'].n_unique()} size(s) completed "
+                   f"({_span(rows)}, busbw {last['busbw_gbs']:g} GB/s at {_size(last['bytes'])}) with no wrong "
+                   f"value, then the row of {_size(b['bytes'])} begins and never gets its figures (nccl-tests "
+                   "prints a size before it runs it, its times after: src/util.cu writeBenchmarkLinePreamble): "
+                   f"the test stopped inside the {_size(b['bytes'])} collective, a hang there, or the output ends "
+                   "there; no error is logged: a py-spy dump of a rank, NCCL_DEBUG=INFO and the rest of the "
+                   "output decide it", [], [Cited(last["file"], last["line"], last["message"]),
+                                            Cited(b["file"], b["line"], b["message"])])
 
 
 def _latency(ev: Evidence, rows: pl.DataFrame, on: str) -> Verdict | None:

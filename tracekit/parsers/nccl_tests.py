@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit.parsers import Parsed, any_of
+from tracekit.parsers import Parsed, any_of, piped
 from tracekit.parsers.text import PREFIX
 from tracekit.schema import EventKind
 
@@ -55,9 +55,24 @@ INNER_TAG = r"\[\d{1,4}\]"
 # a table pasted as a diff (a README's results added in a pull request: `+  2147483648  536870912  float
 # sum  -1  45662 ...`) or quoted in markdown (`> 1048576 ...`): the marker before a row's size
 PASTED = r"^[+>-]\s"
-#: the GPU's name that ends a rank line, after its bus id (link_rates.DEVICE_NAME)
+#: a row begun and not finished: nccl-tests prints a size's first columns before it runs that size and its
+#: figures after (src/util.cu writeBenchmarkLinePreamble ``"%12li  %12li  %8s  %6s  %6s"``, then BenchTime
+#: prints writeBenchmarkLineBody): a row that holds only these is a size the test was inside when the
+#: output ends (or the next line cut in)
+BEGUN_ROW = (r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<dtype>(?:u?int\d+|float|half|double|bfloat16|fp8_\w+"
+             r"|f(?:16|32|64)|bf16))\s+(?:(?P<redop>[a-z]\w*)\s+)?(?:(?P<root>-?\d+)\s*)?$")
+#: mscclpp-test's row: no type, op or root column, and the in-place or out-of-place figures only
+#: (microsoft/mscclpp test/mscclpp-test/common.cc BaseTestEngine::runTest: ``size  count  time  algbw  busbw
+#: #wrong`` under ``#       size         count     time   algbw   busbw  #wrong``)
+SHORT_ROW = (r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<us>[\d.]+)\s+(?P<algbw>[\d.]+)\s+(?P<busbw>[\d.]+)"
+             r"(?:\s+(?P<wrong>\d+))?\s*$")
+#: markdown's rule under a piped table's header (``|---|---|``, its pipes read as gaps)
+MD_RULE = r"^:?-{3,}:?(?:\s+:?-{3,}:?)+\s*$"
+#: the GPU's name that ends a rank line, after its bus id (read by link_rates)
 DEVICE_NAME = r"\[[0-9a-fA-Fx:.]+\]\s+(.*\S)\s*$"
-HEADER = (r"^#?\s*(?:size\s+count\s+type|bytes\s+N\s+type|\(B\)\s+\(elements\)|out-of-place"
+HEADER = (r"^#?\s*(?:size(?:\s*\(B\))?\s+count\s+(?:type|time\s+algbw)|in-place\s+out-of-place"
+          r"|(?:Initializing|Setting up the connection in) MSCCL\+\+"
+          r"|bytes\s+N\s+type|\(B\)\s+\(elements\)|out-of-place"
           r"|Avg bus bandwidth|Out of bounds|nThread \d+ nGpus|Using devices"
           r"|Collective test (?:starting|concluded))"
           r"|^#\s*$|^# nccl-tests version")
@@ -86,9 +101,15 @@ def parse(lines: pl.DataFrame) -> Parsed:
     text = pl.when(own).then(pl.col("raw").str.replace(PREFIX, "")).otherwise(t).alias("text")
     df = lines.join(heads, on=["file", "line"], how="left").select(
         "file", "line", text, pl.col("host_said").alias("pdsh_host"))
+    # (a table pasted with pipes, markdown's ``| 8 | 2 | float | sum | -1 | ...``: read as the tool printed it)
+    df = df.with_columns(piped.depiped(t).alias("text"))
     said = any_of(HEADER, BINARY, COMPILED, FAILURE, FAILED_PID, RANK, MAX_ARG, MAX_BYTES)
     mine = df.filter(t.str.contains(said)
                      | t.str.replace_all(INNER_TAG, " ").str.replace(PASTED, "  ").str.contains(ROW))
+    # (a begun row only in a file with nccl-tests' own lines: alone, its shape is too plain to be theirs)
+    mine = pl.concat([mine, df.filter(t.str.contains(BEGUN_ROW) | t.str.contains(MD_RULE) | t.str.contains(SHORT_ROW))
+                      .join(mine.select("file").unique(), on="file")
+                      ]).unique(["file", "line"], maintain_order=True).sort("file", "line")
     bench = _bench(df)
     if not mine.height:
         return bench or Parsed("nccl-tests")
@@ -104,7 +125,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
             kind = (pl.when(cuda).then(pl.lit(EventKind.CUDA_ERROR)).otherwise(pl.lit(EventKind.CRASH))
                     if "what" in sub.columns else pl.lit(EventKind.CRASH))
             events.append(sub.with_columns(kind.alias("kind"), t.str.strip_chars().alias("message")))
-    events = [e for e in events + _said(mine) + [_devices(mine)] if e.height]
+    events = [e for e in events + _said(mine) + [_devices(mine), _begun(mine)] if e.height]
     events = pl.concat(events, how="diagonal_relaxed") if events else None
     if events is not None and "pid" in events.columns:
         events = events.with_columns(pl.col("pid").cast(pl.Int64, strict=False))
@@ -169,6 +190,17 @@ def _said(mine: pl.DataFrame) -> list[pl.DataFrame]:
     ]
 
 
+def _begun(mine: pl.DataFrame) -> pl.DataFrame:
+    """A size begun and never finished (``BEGUN_ROW``): a ``bandwidth`` event ``where="nccl-tests-begun"``,
+    its size in ``bytes`` and no figure."""
+    t = pl.col("text")
+    return mine.filter(t.str.contains(BEGUN_ROW)).select(
+        "file", "line", pl.lit(EventKind.BANDWIDTH).alias("kind"), t.str.strip_chars().alias("message"),
+        pl.col("op").fill_null("unknown").replace(OPS),
+        t.str.extract(BEGUN_ROW, 1).cast(pl.Int64, strict=False).alias("bytes"),
+        pl.lit("nccl-tests-begun").alias("where"))
+
+
 def _devices(mine: pl.DataFrame) -> pl.DataFrame:
     """The GPU each rank line names (src/common.cu prints ``prop.name`` after the bus id: ``[0000:85:00]
     NVIDIA GeForce RTX 4090``): a ``bandwidth`` event ``where="device"``, the name its message, for
@@ -185,22 +217,26 @@ def _rows(mine: pl.DataFrame) -> pl.DataFrame:
     for a row whose ``#wrong`` count (out of place or in place) is above 0."""
     t = pl.col("text")
     row = t.str.replace_all(INNER_TAG, " ").str.replace(PASTED, "  ")
-    rows = mine.filter(row.str.contains(ROW))
+    rows = mine.filter(row.str.contains(ROW) | row.str.contains(SHORT_ROW))
     if not rows.height:
         return rows
-    g = pl.col("_g").struct
+    g, short = pl.col("_g").struct, pl.col("_s").struct
+
+    def field(name: str) -> pl.Expr:  # (a full row's, else mscclpp-test's short row's)
+        return pl.coalesce(g.field(name), short.field(name)) if name != "wrong2" else g.field(name)
     # (N/A and 2e-06 are no count)
-    count = [g.field(w).cast(pl.Int64, strict=False) for w in ("wrong", "wrong2")]
-    rows = rows.with_columns(row.str.extract_groups(ROW).alias("_g")).with_columns(
+    count = [field(w).cast(pl.Int64, strict=False) for w in ("wrong", "wrong2")]
+    rows = rows.with_columns(row.str.extract_groups(ROW).alias("_g"), row.str.extract_groups(SHORT_ROW).alias("_s")
+                             ).with_columns(
         pl.lit(EventKind.BANDWIDTH).alias("kind"), row.str.strip_chars().alias("message"),
         pl.col("op").fill_null("unknown").replace(OPS),
-        g.field("size").cast(pl.Int64, strict=False).alias("bytes"),
-        (g.field("us").cast(pl.Float64) / 1000).alias("duration_ms"),
-        g.field("algbw").cast(pl.Float64).alias("algbw_gbs"),
-        g.field("busbw").cast(pl.Float64).alias("busbw_gbs"),
+        field("size").cast(pl.Int64, strict=False).alias("bytes"),
+        (field("us").cast(pl.Float64) / 1000).alias("duration_ms"),
+        field("algbw").cast(pl.Float64).alias("algbw_gbs"),
+        field("busbw").cast(pl.Float64).alias("busbw_gbs"),
         pl.max_horizontal(*count).alias("numel"),
         pl.lit("nccl-tests").alias("where"),
-    ).drop("_g")
+    ).drop("_g", "_s")
     wrong = rows.filter(pl.col("numel") > 0).with_columns(pl.lit(EventKind.TEST_WRONG).alias("kind"))
     return pl.concat([rows.with_columns(pl.lit(None, pl.Int64).alias("numel")), wrong])
 

@@ -41,12 +41,15 @@ import re
 
 import polars as pl
 
+from tracekit.parsers.piped import PIPE_RULE, depipe
+from tracekit.parsers.result_matrix import MATRIX_TITLE, matrix
 from tracekit.schema import EventKind
 
 #: a column separator: two spaces or more, or a tab (a header's names hold single spaces)
 SEP = re.compile(r"\t+|\s{2,}")
 #: a number and the unit after it, in a cell (``1.4 ms``, ``31.67 GB``, ``8501054668x4``)
-CELL = re.compile(r"^(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)\s*([A-Za-zµμ/]*)$|^\d+x\d+$|^(?:Pass|N/?A)$", re.I)
+CELL = re.compile(r"^(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)\s*([A-Za-zµμ/]*)$|^\d+x\d+$|^(?:Pass|N/?A|success|failed|NULL)$",
+                  re.I)
 #: a rate unit: a prefix, bytes or bits, per second (``MB/sec``, ``Gbps``, ``GBps``, ``Gbits/sec``, ``GiB/s``)
 RATE = r"([KMGT])(i?)(Bytes|Byte|B|bits|bit|b)(?:/s|/sec|ps)"
 #: time units in ms
@@ -57,11 +60,11 @@ SIZE_B = {"b": 1, "bytes": 1, "byte": 1, "k": 2**10, "kb": 2**10, "kib": 2**10, 
           "mb": 2**20, "mib": 2**20, "mbytes": 2**20, "g": 2**30, "gb": 2**30, "gib": 2**30, "gbytes": 2**30,
           "t": 2**40, "tb": 2**40, "tib": 2**40, "tbytes": 2**40}
 #: what a column's name says it holds
-SIZE_COL = re.compile(r"(?i)^#?\s*(?:size|bytes|#bytes|msg ?size|message ?size|transfer size)\b|^size\(B\)")
+SIZE_COL = re.compile(r"(?i)^#?\s*(?:size|bytes|#bytes|msg ?size|message ?size|transfer size|data_size)\b|^size\(B\)")
 BW_COL = re.compile(rf"(?i)\b(?:bw|busbw|algbw|bandwidth|throughput|bitrate)\b|{RATE}")
 TIME_COL = re.compile(r"(?i)lat(?:ency)?\b|\btime\b|duration|^t_\w+|\[usec\]|\((?:us|ms|usec)\)")
 #: a table's header: the size column first, a bandwidth or time column after it
-HEADER = re.compile(rf"(?i)^[#>\s]*(?:size|bytes|#bytes|msg ?size|transfer size)\b.*(?:\s{{2,}}|\t)"
+HEADER = re.compile(rf"(?i)^[#>\s]*(?:size|bytes|#bytes|msg ?size|transfer size|data_size)\b.*(?:\s{{2,}}|\t)"
                     rf".*(?:bw|bandwidth|throughput|lat|time|duration|t_\w+|{RATE})")
 #: the tool a file's lines name (first match wins), from its own banner or command
 TOOLS = (
@@ -69,6 +72,7 @@ TOOLS = (
      r"|Send (?:BW|Latency) "
      r"Test|#bytes\s+#iterations", "perftest"),
     (r"# OSU MPI|\bosu_\w+", "OSU micro-benchmarks"),
+    (r"\bhccl_test\b|^data_size\(Bytes\):", "hccl_test"),
     (r"---- Performance of \w+ on \d+ devices", "DeepSpeed's communication benchmark"),
     (r"\bbandwidthTest\b|Transfer Size \(Bytes\)", "CUDA bandwidthTest"),
     (r"p2pBandwidthLatencyTest|P2P=(?:En|Dis)abled", "p2pBandwidthLatencyTest"),
@@ -88,10 +92,6 @@ DS_TITLE = r"---- Performance of (\w+) on (\d+) devices"
 SECTION = (r"^\s*((?:Host|Device) to (?:Host|Device)) Bandwidth, \d+ Device"
            # nvbandwidth's testcase (src/testcases: ``Running host_to_device_memcpy_ce.``)
            r"|^\s*Running (\w+_(?:ce|sm))\.\s*$")
-#: a matrix's title (p2pBandwidthLatencyTest, nvbandwidth) and its column header (``D\D 0 1``, ``0 1``)
-MATRIX_TITLE = re.compile(r"(?i)(?:bandwidth|latency)\b.*\((GB/s|us)\)\s*$")
-MATRIX_HEAD = re.compile(r"^\s*(?:D\\D|GPU|src\\dst)?(?:\s+\d+){1,64}\s*$")
-MATRIX_ROW = re.compile(r"^\s*(\d+)((?:\s+(?:-?\d+(?:\.\d+)?|N/A))+)\s*$")
 #: lines around a table that carry no figure: separators, perftest's and iperf's boilerplate, verdicts
 AROUND = (r"^\s*[-=*]{5,}\s*$|^[#>\s]*-[ -]{8,}$|^\s*(?:- ){5,}-?\s*$|^\s*#?\s*\(B\)\s|^\s*#\s*$"
           r"|^\s*Result = PASS\s*$|^iperf Done\.|^\s*\[ ID\] Interval\b|^Connecting to host \S+, port \d+"
@@ -122,7 +122,13 @@ NEAR = (r"(?i)\b\d+(?:\.\d+)?\s*(?:bytes|[KMGT]i?B)\b|\b\d+(?:\.\d+)?\s*(?:us|us
 #: the CUDA samples' own verdict that the test failed (Common/helper_string.h / the samples' ``printf("%s\n",
 #: (bTestResult ? "Result = PASS" : "Result = FAIL"))``): the run's own word, read by
 #: rules_results.tests_failed
-RESULT_FAIL = r"^\s*Result = FAIL\s*$"
+RESULT_FAIL = (r"^\s*Result = FAIL\s*$"
+               # hccl_test's rank whose check failed (hicann/oam-tools src/hccl_test/common/src/
+               # hccl_opbase_rootinfo_base.cc print_execution_time: ``local rank_id %d, check result failed, ...``)
+               r"|^\s*local rank_id \d+, check result failed\b")
+#: hccl_test's sizes asked, at its start (src/hccl_test/common/src/hccl_test_common.cc init_hcclComm: ``the
+#: minbytes is %llu, maxbytes is %llu, iters is %d, warmup_iters is %d``): a ``test_sizes`` event
+ASKED = r"^\s*the minbytes is \d+, maxbytes is (\d+), iters is \d+"
 #: a line that times a collective or a transfer, with no rate (``all_reduce latency: 35.2 us``, ``allreduce
 #: 1GB took 12.3 ms``): a collective's or a transfer's word, then its time
 TIMED = (r"(?i)\b(?:latency|all_?reduce|all_?gather|reduce_?scatter|broadcast|all_?to_?all|alltoall|sendrecv"
@@ -222,7 +228,7 @@ def read(df: pl.DataFrame) -> pl.DataFrame | None:
     cand = df.filter(t.str.contains(HEADER.pattern) | t.str.contains(MATRIX_TITLE.pattern)
                      | t.str.contains(IPERF) | t.str.contains(FIGURE) | t.str.contains(LINK)
                      | t.str.contains(NCCL_SPEED) | t.str.contains(AROUND) | t.str.contains(TIMED)
-                     | t.str.contains(RESULT_FAIL) | t.str.contains(ENDS))
+                     | t.str.contains(RESULT_FAIL) | t.str.contains(ENDS) | t.str.contains(ASKED))
     if not cand.height:
         return None
     files = df.join(cand.select("file").unique(), on="file", how="semi").sort("file", "line")
@@ -242,7 +248,8 @@ def read(df: pl.DataFrame) -> pl.DataFrame | None:
 def _file(g: pl.DataFrame) -> list[dict]:
     """One file's result events and claimed lines (a claimed line with no figure: ``kind`` None)."""
     lines = g["line"].to_list()
-    texts = [s or "" for s in g["text"].to_list()]
+    raw = [s or "" for s in g["text"].to_list()]
+    texts = [depipe(s) for s in raw]
     tags = [c for c in ("rank_tag", "mpi_rank", "launch_rank") if c in g.columns]
     ranks = g.select(pl.coalesce(*tags)).to_series().to_list() if tags else [None] * len(lines)
     tool = _tool(texts)
@@ -262,14 +269,14 @@ def _file(g: pl.DataFrame) -> list[dict]:
                 i = i2
                 continue
         if MATRIX_TITLE.search(s):
-            rows, i2 = _matrix(texts, lines, i, tool, op)
+            rows, i2 = matrix(texts, lines, i, tool, op)
             if rows:
                 out += rows
                 taken.update(range(i, i2))
                 i = i2
                 continue
         i += 1
-    for k, s in enumerate(texts):
+    for k, s in enumerate(raw):
         if k in taken:
             continue
         if ev := _line(s, tool):
@@ -292,7 +299,7 @@ def _table(texts: list[str], lines: list[int], ranks: list, at: int, tool: str,
            op: str | None) -> tuple[list[dict], int]:
     """The rows under the header at ``at``, and the index past the table (a line that is neither a row,
     a blank, a separator nor a note the tool prints inside it ends it)."""
-    cols = [c.strip() for c in SEP.split(re.sub(r"^[#>\s]+", "", texts[at]).strip()) if c.strip()]
+    cols = [c.strip().rstrip(":") for c in SEP.split(re.sub(r"^[#>\s]+", "", texts[at]).strip()) if c.strip()]
     named = [(k, c, _role(c)) for k, c in enumerate(cols)]
     size = _pick([(k, c) for k, c, r in named if r == "size"], ())
     bw = _pick([(k, c) for k, c, r in named if r == "bw"], (r"busbw", r"aver|avg", r"algbw", r"."))
@@ -315,7 +322,13 @@ def _table(texts: list[str], lines: list[int], ranks: list, at: int, tool: str,
                 break
             if re.search(SECTION, s) or re.search(DS_TITLE, s) or HEADER.search(s):
                 break  # (the next table's title or header)
-            if not s.strip() or re.search(AROUND, s) or re.search(r"(?i)conflicting cpu freq|warning", s):
+            if re.search(RESULT_FAIL, s):  # (hccl_test's rank whose check failed, between the root's rows)
+                rows.append(dict(line=lines[k], kind=EventKind.TEST_WRONG.value, where="tests_failed",
+                                 message=s.strip()))
+                k += 1
+                continue
+            if (not s.strip() or re.search(AROUND, s) or PIPE_RULE.match(s)
+                    or re.search(r"(?i)conflicting cpu freq|warning", s)):
                 # (perftest's note inside its table: src/perftest_parameters.c check_cpu_freq; claimed)
                 rows.append(dict(line=lines[k], kind=None, message=s.strip()))
                 k += 1
@@ -327,40 +340,23 @@ def _table(texts: list[str], lines: list[int], ranks: list, at: int, tool: str,
         rows.append(dict(line=lines[k], rank=ranks[k], kind=EventKind.BANDWIDTH.value, where="benchmark",
                          message=f"{tool}: {s.strip()}", bytes=int(nbytes) if nbytes is not None else None,
                          busbw_gbs=gbs, duration_ms=ms, op=op))
+        if any(c.lower() == "failed" for c in cells):
+            # (a row whose own check says failed, hccl_test's ``| failed``: wrong values, never healthy)
+            rows.append(dict(line=lines[k], rank=ranks[k], kind=EventKind.TEST_WRONG.value, where="tests_failed",
+                             message=f"{tool}: {s.strip()}"))
         k += 1
     if not any(r["kind"] for r in rows):
         return [], at
     return [dict(line=lines[at], kind=None, message=texts[at].strip())] + rows, k
 
 
-def _matrix(texts: list[str], lines: list[int], at: int, tool: str,
-            op: str | None) -> tuple[list[dict], int]:
-    """A matrix under its title at ``at``: one event per row, its largest figure off the diagonal."""
-    unit = MATRIX_TITLE.search(texts[at]).group(1)
-    k = at + 1
-    if k >= len(texts) or not MATRIX_HEAD.match(texts[k]):
-        return [], at
-    out = [dict(line=lines[at], kind=None, message=texts[at].strip()),
-           dict(line=lines[k], kind=None, message=texts[k].strip())]
-    k += 1
-    while k < len(texts) and (m := MATRIX_ROW.match(texts[k])):
-        src = int(m.group(1))
-        vals = [(j, float(v)) for j, v in enumerate(m.group(2).split()) if v != "N/A"]
-        # (p2pBandwidthLatencyTest's diagonal is a GPU's own memory; nvbandwidth marks it N/A, and its rows
-        # may be a CPU's, whose column 0 is a GPU)
-        off = [v for j, v in vals if j != src or tool != "p2pBandwidthLatencyTest"] or [v for _, v in vals]
-        figure = dict(busbw_gbs=max(off)) if unit == "GB/s" else dict(duration_ms=max(off) * 1e-3)
-        out.append(dict(line=lines[k], kind=EventKind.BANDWIDTH.value, where="benchmark",
-                        message=f"{tool}: {texts[at].strip()}: GPU {src}: {m.group(2).strip()}", op=op,
-                        **figure))
-        k += 1
-    return (out, k) if len(out) > 2 else ([], at)
-
-
 def _line(s: str, tool: str) -> dict | None:
     """A single result line's event (iperf's interval, a script's timed transfer, a link's rate)."""
     if re.search(RESULT_FAIL, s):
         return dict(kind=EventKind.TEST_WRONG.value, where="tests_failed", message=s.strip())
+    if m := re.search(ASKED, s):
+        return dict(kind=EventKind.TEST_SIZES.value, where="benchmark", message=f"{tool}: {s.strip()}",
+                    bytes=int(m.group(1)))
     if m := re.search(IPERF, s):
         start, end, _moved, _mu, rate, ru = m.groups()
         gbs = float(rate) * (rate_gbs(f"{ru or 'K'}bits/sec") if ru else 1e-9 / 8)

@@ -203,7 +203,9 @@ def test_megatron_allreduce_script_table_cut_at_its_last_line(tmp_path):
     assert rows.height == 10 and rows["busbw_gbs"].max() == pytest.approx(14.41)
     assert rows["duration_ms"][0] == pytest.approx(0.2277)
     v = decide(store)
-    assert v.kind == Kind.UNDECIDED and "megatron-allreduce.py" in v.summary and "stop at 1 MB" in v.summary
+    # (s25: a script prints no end line and says no largest size, so where its output ends no stop is seen:
+    # healthy with its figures, as a table of results with no error reads)
+    assert v.kind == Kind.HEALTHY and "megatron-allreduce.py" in v.summary and "prints no end line" in v.summary
 
 
 def test_iperf3_client_reverse_every_line_decoded(tmp_path):

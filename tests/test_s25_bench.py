@@ -232,3 +232,32 @@ def test_dev_4090_p2p_rows_cut_at_1gb_are_healthy_at_what_pcie_gives():
     v = decide(ingest([WILD / "dv22-001-nccltests-4x4090-p2p-steady-rows.txt"]))
     assert v.kind == Kind.HEALTHY and "25.95 GB/s" in v.summary and "PCIe Gen4" in v.summary
     assert "ranks 0-3 on host 7773x" in v.summary
+
+
+def test_a_piped_table_whose_size_is_not_its_first_column_is_read(tmp_path):
+    p = tmp_path / "bench.md"
+    p.write_text("| Collective | Size | Time (ms) | AlgBW (GB/s) | BusBW (GB/s) |\n"
+                 "|------------|------|-----------|--------------|--------------|\n"
+                 "| all_reduce | 64 MB | 0.52 | 129.1 | 225.9 |\n"
+                 "| all_reduce | 1 GB | 7.80 | 137.7 | 240.9 |\n")
+    v = decide(ingest([p]))
+    assert v.kind == Kind.HEALTHY and "240.9 GB/s at 1 GB" in v.summary and "2 size(s) (64 MB - 1 GB)" in v.summary
+    assert unknown_lines([p]).height == 0
+
+
+def test_a_piped_collective_table_far_under_any_fabric_is_slow(tmp_path):
+    p = tmp_path / "bench.md"
+    p.write_text("| op | size | time (ms) | busbw (GB/s) |\n"
+                 "| all_reduce | 256 MB | 60.1 | 4.2 |\n"
+                 "| all_reduce | 1 GB | 240.3 | 4.4 |\n")
+    v = decide(ingest([p]))
+    assert v.kind == Kind.SLOW_PROGRESS and "4.4 GB/s at 1 GB" in v.summary
+
+
+def test_a_scripts_result_lines_that_end_the_output_are_healthy(tmp_path):
+    # (a script prints no end line and says no largest size: where its output ends, no stop is seen)
+    p = tmp_path / "bench.log"
+    p.write_text("[rank0]: size=1.00 GB  time=12.31 ms  algbw=81.23 GB/s  busbw=142.15 GB/s\n"
+                 "[rank0]: size=2.00 GB  time=24.10 ms  algbw=82.98 GB/s  busbw=145.22 GB/s\n")
+    v = decide(ingest([p]))
+    assert v.kind == Kind.HEALTHY and "145.2 GB/s at 2 GB" in v.summary and "prints no end line" in v.summary

@@ -25,6 +25,9 @@ COLLECTIVE = r"(?i)all_?reduce|all_?gather|reduce_?scatter|broadcast|all_?to_?al
 #: a peak under this share of the link's stated rate is far below what the link gives (perftest and iperf
 #: reach 90%+ of a healthy link's rate at large sizes; half is a link at a lower rate or a slow path)
 FAR_BELOW = 0.5
+#: the tools that print a line once every size is done (perftest's RESULT_LINE, src/perftest_parameters.h;
+#: the CUDA samples' ``Result = PASS``; iperf's ``iperf Done.``): without it, their table stopped
+ENDED_BY = ("perftest", "CUDA bandwidthTest", "iperf")
 #: the smallest size at which a transfer's bandwidth reaches a link's rate (below it, latency rules)
 LARGE = 2**20
 
@@ -104,7 +107,10 @@ def measured_results(ev: Evidence) -> Verdict | None:
     # (the tool's own largest size asked, hccl_test's ``maxbytes is N``: a table that reached it is whole)
     asked = ev.kinds(EventKind.TEST_SIZES).filter(pl.col("where") == "benchmark")["bytes"].drop_nulls()
     whole = asked.len() > 0 and reached is not None and reached >= asked.max()
-    if not after.height and reached is not None and reached >= BEGUN and rows.height > 1 and not whole:
+    # (a stop is known only where the tool says how far it goes: the size asked, or an end line it prints
+    # once every size is done; a script's lines end where its output ends, a stop no one can see)
+    ends = asked.len() > 0 or tool in ENDED_BY
+    if not after.height and reached is not None and reached >= BEGUN and rows.height > 1 and not whole and ends:
         return Verdict(Kind.UNDECIDED, f"{tool}'s results stop at {_size(reached)} ({what}; {figure}) with "
                        "nothing after the last row, no error and no end line: the next size hangs or the "
                        "output ends there; the rest of its output decides it", [], cited)
@@ -114,6 +120,8 @@ def measured_results(ev: Evidence) -> Verdict | None:
             f"{rows.height} results were measured after them" if signs.height else "")
     rowed = " (a row is printed once that size was measured)" if sizes.len() else ""
     rowed += f", up to the {_size(asked.max())} it was asked" if whole else ""
+    rowed += ("; it prints no end line, and says no largest size: its output ends at its last result"
+              if not after.height and not ends and rows.height > 1 else "")
     return Verdict(Kind.HEALTHY, f"{tool} printed its results with no error: {what}, {figure}{rowed}{sofar}"
                    f"{said}; whether that is fast enough is the "
                    "link's question: compare it with the rate of the link it crosses (ibstat's Rate, the "

@@ -13,6 +13,10 @@ import polars as pl
 #: success``): two pipes or more between cells; markdown's rule under its header (``|---|:---:|``)
 PIPED = re.compile(r"^\s*\|?[^|]+\|[^|]+\|")
 PIPE_RULE = re.compile(r"^\s*\|?(?:\s*:?-{3,}:?\s*\|)+\s*(?::?-{3,}:?)?\s*$")
+#: a piped table's header: a size column and a bandwidth or time column, in any order (``| op | size | time
+#: (ms) | busbw (GB/s) |``)
+PIPED_HEAD = (r"(?i)^\s*\|?(?:[^|]*\|)*[^|]*\b(?:size|bytes|msg_?size|data_size)\b[^|]*\|.*\|"
+              r"|^\s*\|?(?:[^|]*\|)*[^|]*(?:bw|bandwidth|throughput|lat|time)\b[^|]*\|.*\b(?:size|bytes)\b")
 #: what a piped row's pipes become: a column gap
 GAP = "   "
 

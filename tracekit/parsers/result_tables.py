@@ -41,7 +41,7 @@ import re
 
 import polars as pl
 
-from tracekit.parsers.piped import PIPE_RULE, depipe
+from tracekit.parsers.piped import PIPE_RULE, PIPED_HEAD, depipe
 from tracekit.parsers.result_matrix import MATRIX_TITLE, matrix
 from tracekit.schema import EventKind
 
@@ -186,11 +186,12 @@ def _pick(cols: list[tuple[int, str]], prefer: tuple[str, ...]) -> tuple[int, st
     return cols[0] if cols else None
 
 
-def _cells(text: str, n: int) -> list[str] | None:
-    """The ``n`` cells of a row (split on column gaps, else on every space), else None."""
+def _cells(text: str, n: int, free: frozenset[int] = frozenset()) -> list[str] | None:
+    """The ``n`` cells of a row (split on column gaps, else on every space), else None; the cells of
+    columns in ``free`` (a piped table's columns of no figure: its op, its dtype) may hold any word."""
     body = re.sub(r"^[>\s]+", "", text).strip()
     for cells in (SEP.split(body), body.split()):
-        if len(cells) == n and all(CELL.match(c.strip()) for c in cells):
+        if len(cells) == n and all(k in free and c.strip() or CELL.match(c.strip()) for k, c in enumerate(cells)):
             return [c.strip() for c in cells]
     return None
 
@@ -228,7 +229,8 @@ def read(df: pl.DataFrame) -> pl.DataFrame | None:
     cand = df.filter(t.str.contains(HEADER.pattern) | t.str.contains(MATRIX_TITLE.pattern)
                      | t.str.contains(IPERF) | t.str.contains(FIGURE) | t.str.contains(LINK)
                      | t.str.contains(NCCL_SPEED) | t.str.contains(AROUND) | t.str.contains(TIMED)
-                     | t.str.contains(RESULT_FAIL) | t.str.contains(ENDS) | t.str.contains(ASKED))
+                     | t.str.contains(RESULT_FAIL) | t.str.contains(ENDS) | t.str.contains(ASKED)
+                     | t.str.contains(PIPED_HEAD))
     if not cand.height:
         return None
     files = df.join(cand.select("file").unique(), on="file", how="semi").sort("file", "line")
@@ -261,8 +263,10 @@ def _file(g: pl.DataFrame) -> list[dict]:
         s = texts[i]
         if m := re.search(DS_TITLE, s) or re.search(SECTION, s):
             op = m.group(1) or m.group(2)
-        if HEADER.search(s) and not re.search(r"\bcount\s+type\b", s):
-            rows, i2 = _table(texts, lines, ranks, i, tool, op)
+        # (a header pasted with pipes may name its size column anywhere: ``| op | size | time | busbw |``)
+        piped = s != raw[i] and len(SEP.split(s.strip())) >= 3
+        if (HEADER.search(s) or piped) and not re.search(r"\bcount\s+type\b", s):
+            rows, i2 = _table(texts, lines, ranks, i, tool, op, loose=piped)
             if rows:
                 out += rows
                 taken.update(range(i, i2))
@@ -296,7 +300,7 @@ def _file(g: pl.DataFrame) -> list[dict]:
 
 
 def _table(texts: list[str], lines: list[int], ranks: list, at: int, tool: str,
-           op: str | None) -> tuple[list[dict], int]:
+           op: str | None, loose: bool = False) -> tuple[list[dict], int]:
     """The rows under the header at ``at``, and the index past the table (a line that is neither a row,
     a blank, a separator nor a note the tool prints inside it ends it)."""
     cols = [c.strip().rstrip(":") for c in SEP.split(re.sub(r"^[#>\s]+", "", texts[at]).strip()) if c.strip()]
@@ -306,13 +310,14 @@ def _table(texts: list[str], lines: list[int], ranks: list, at: int, tool: str,
     time = _pick([(k, c) for k, c, r in named if r == "time"], (r"avg|aver|typical", r"."))
     if size is None or (bw is None and time is None):
         return [], at
+    free = frozenset(k for k, _, r in named if r is None) if loose else frozenset()
     bw_unit = rate_gbs(_unit(bw[1])) if bw else None
     time_unit = _unit(time[1]).lower() if time else ""
     rows: list[dict] = []
     k = at + 1
     while k < len(texts):
         s = texts[k]
-        cells = _cells(s, len(cols))
+        cells = _cells(s, len(cols), free)
         if cells is None:
             if (re.search(CLOSES, s) or re.search(ENDS, s)) and any(r["kind"] for r in rows):
                 # (perftest prints RESULT_LINE once every size is done: the table's, and the test's, end)

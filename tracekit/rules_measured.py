@@ -4,8 +4,10 @@ bandwidthTest and p2pBandwidthLatencyTest, nvbandwidth, iperf, and scripts that 
 
 A benchmark prints a row only once it measured that size, so rows that advance are transfers completed.
 Its figures against a link's rate the excerpt itself states (``ibstat``'s ``Rate: 100``, a NIC named
-``100G``) decide slow; a table whose last row is the excerpt's last line past the small sizes is cut (the
-next size hangs, or the paste ends); otherwise healthy, with the figures: the tool, how many sizes, the
+``100G``) decide slow; a table whose last row is the excerpt's last line past the small sizes, short of the
+size the tool was asked (hccl_test's ``maxbytes is N``) or without the end line the tool prints once every
+size is done (perftest, bandwidthTest, iperf), is cut (the next size hangs, or the paste ends); a script's
+lines, which say neither, end where its output ends (session 25); otherwise healthy, with the figures: the tool, how many sizes, the
 peak bandwidth and its size, the latency at the smallest size. nccl-tests is ``rules_nccl_tests``'s;
 the figures of ranks (DeepEP's) without sizes are ``rules_results.benchmark_result``'s."""
 
@@ -121,7 +123,8 @@ def measured_results(ev: Evidence) -> Verdict | None:
     rowed = " (a row is printed once that size was measured)" if sizes.len() else ""
     rowed += f", up to the {_size(asked.max())} it was asked" if whole else ""
     rowed += ("; it prints no end line, and says no largest size: its output ends at its last result"
-              if not after.height and not ends and rows.height > 1 else "")
+              if not after.height and not ends and rows.height > 1 and reached is not None and reached >= BEGUN
+              else "")
     return Verdict(Kind.HEALTHY, f"{tool} printed its results with no error: {what}, {figure}{rowed}{sofar}"
                    f"{said}; whether that is fast enough is the "
                    "link's question: compare it with the rate of the link it crosses (ibstat's Rate, the "

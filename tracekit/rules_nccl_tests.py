@@ -11,6 +11,11 @@ names none; a table that stops short of the size asked with no end line has only
 (healthy so far, once two sizes completed), and past it is cut (a hang at the next size, or the paste
 ends); a table of small sizes only whose smallest size takes far longer than any link's latency is
 undecided (latency, not bandwidth, is shown); otherwise healthy, with the figures.
+
+Session 25: on one host, the GPU nccl-tests' header names gives what its path carries (link_rates: NVLink
+by GPU model, PCIe by generation): a large-size busbw under a third of it is slow, naming both figures and
+the path; at it, the healthy verdict says so, and a table cut past the large sizes at it is healthy so far;
+a row begun after the last finished one (its size printed, its figures never) is a stop inside that size.
 """
 
 from __future__ import annotations

@@ -18,6 +18,10 @@ bounds values : 3 FAILED``) is a ``test_wrong`` event (``numel`` the wrong value
 ``maxBytes 8589934592``, the command line's ``-e 8G``) a ``test_sizes`` event (``bytes``). Older tables
 (nccl-tests 1.x/2.0) have no ``root`` column and an ``error`` column of floats (``2e-06``: an error size,
 not a count of wrong values); a launcher's ``[0]`` written inside a row (``-1[0]    1626.5``) is read past.
+Session 25: a row begun and never finished (its size printed before the size runs, its figures never) is a
+``bandwidth`` event ``where="nccl-tests-begun"``; the GPU each rank line names one ``where="device"`` (for
+link_rates); a table pasted with pipes (markdown) is read as printed; mscclpp-test's rows (no type, op or
+root column) are read in a file of nccl-tests' header lines.
 """
 
 from __future__ import annotations

@@ -22,6 +22,12 @@ Latency(us)``, ``Duration``) and of a bandwidth (``BW average[MB/sec]``, ``Bandw
   bandwidth (GB/s)``, a matrix, ``SUM host_to_device_memcpy_ce 52.13``);
 - iperf3 / iperf2 (esnet/iperf src/iperf_locale.c report_bw_format ``[%3d] %6.2f-%-6.2f sec  %ss  %ss/sec``
   and report_sum_bw_format with ``sender`` / ``receiver``; the rates in Kbits/Mbits/Gbits per second);
+- HCCL Test (hccl_test, hicann/oam-tools src/hccl_test/common/src/hccl_opbase_rootinfo_base.cc
+  print_execution_time: ``data_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result:``, rows
+  ``%-17llu | %-14.2f | %-20.5f | success``; a row or rank line whose check ``failed`` is a ``test_wrong`` event
+  ``where="tests_failed"``; ``the minbytes is 8192, maxbytes is 67108864, ...`` the size asked, ``test_sizes``);
+- tables pasted with pipes (markdown's ``| op | size | time (ms) | busbw (GB/s) |``; parsers/piped.py), their
+  size column anywhere and their columns of words (the op, the dtype) free;
 - any script's line that times a transfer (``allreduce 1GB: 12.3 ms, 81 GB/s``, Open MPI's examples'
   ping-pong ``8 bytes took 6 usec ( 2.789 MB/sec)``).
 

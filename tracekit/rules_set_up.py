@@ -49,11 +49,14 @@ SET_UP = (
     # socket.cpp `The client socket has failed to connect to [host]:29500`, `DistStoreError: Timed out after
     # 901 seconds waiting for clients`; torchelastic's RendezvousConnectionError / RendezvousTimeoutError)
     (r"init_process_group|(?i:\brendezvous\b|\brdzv\b)|Rendezvous\w*Error|TCPStore|DistStoreError"
-     r"|client socket has failed to connect|store_based_barrier|waitForInput",
+     r"|client socket has failed to connect|store_based_barrier|DistNetworkError"
+     r"|waiting for clients\. \d+/\d+ clients joined",
      "torch's rendezvous or its c10d store (init_process_group, TCPStore, torchelastic's rendezvous)"),
     # (Open MPI ompi/errhandler and MPICH: `*** An error occurred in MPI_Init_thread`, `Fatal error in
     # PMPI_Init_thread`; PMIx's `PMIx_Init failed`)
-    (r"MPI_Init\w*|MPI_INIT\b|\bPMIx?\d?_Init\w*|ompi_rte_init|orte_init", "MPI's start-up (MPI_Init, PMI/PMIx)"),
+    # (and ORTE's launch of its daemons, orte/mca/plm: `ORTE was unable to reliably start one or more daemons`)
+    (r"MPI_Init\w*|MPI_INIT\b|\bPMIx?\d?_Init\w*|ompi_rte_init|orte_init|ORTE was unable to reliably start",
+     "MPI's start-up (MPI_Init, PMI/PMIx, mpirun's daemons)"),
     # (XLA/JAX's distributed runtime: xla/pjrt/distributed/client.cc `Failed to connect to distributed JAX
     # controller`, `WaitForConnected`, torch_xla's mesh_service.cc `Waiting to connect to client mesh master`)
     # (not the coordination service's heartbeat or a task's failure it reports: those come while the job runs)
@@ -80,7 +83,10 @@ NEVER_BEGAN = (r"(?i)process group (?:has not been|is not) initiali[sz]ed"
                r"|environment variable \w+ expected, but not set")
 #: a fault of the rank's device or memory, whatever phase it came in: the rank's own crash (a CUDA error or an
 #: out-of-memory inside ncclCommInitRank is the GPU's, not set-up's; dev labels read it so, 5 of 6)
-DEVICE_FAULT = r"(?i)out of memory|\bOOM\b|CUDA error|[Cc]uda failure|unhandled cuda error|cudaError\w*|CUDA call"
+DEVICE_FAULT = (r"(?i)out of memory|\bOOM\b|CUDA error|[Cc]uda failure|unhandled cuda error|cudaError\w*|CUDA call"
+                # (and a process's own fault, where it came: a segfault inside ncclCommInitRank is the process's,
+                # dv18-034, labelled a crash)
+                r"|segmentation fault|\bSIGSEGV\b|\bSIGBUS\b|illegal memory access")
 
 
 def unfinished(ev: Evidence) -> bool:
@@ -205,6 +211,9 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
     cited = pl.DataFrame([(str(e.file), e.line) for e in v.evidence if e.file is not None and e.line is not None],
                          schema={"file": pl.Utf8, "line": pl.Int64}, orient="row")
     wheres = ev.crashes.join(cited, on=["file", "line"], how="semi")["where"].drop_nulls().to_list()
+    # (a crash read from its words cites no decoded crash: the tracebacks of its file say where it raised)
+    wheres += (ev.kinds(EventKind.STACK).filter(pl.col("file").is_in(cited["file"].implode()))
+               ["where"].drop_nulls().to_list())
     # (what the failure says: never the name of the file it is in, `...-rdzv-closed.txt`, `...-oom.log`)
     summary = v.summary
     for name in {str(e.file).rsplit("/", 1)[-1] for e in v.evidence if e.file}:

@@ -1,0 +1,86 @@
+"""A failure during set-up is INIT_STALL, whichever rule read the crash (rules_set_up.failed_in_set_up, issue 31:
+"an init failure called a crash" is a wrong kind): a crash read from its words (rules_crash_words) whose failure
+names a set-up step (MPI_Init, JAX's coordinator connect, torch's store) in a job never past set-up says the
+step and its fix; a missing module, a segfault, a failure after progress, or a file whose *name* says
+`rendezvous` stay crashes."""
+
+from __future__ import annotations
+
+from tests.conftest import ROOT
+from tracekit.ingest import ingest
+from tracekit.verdict import Kind, decide
+
+WILD = ROOT / "samples" / "wild"
+
+# Open MPI's error handler when MPI_Init_thread fails (ompi/errhandler/errhandler_predefined.c, the lines of
+# dv13-039 with a host prefix)
+MPI_INIT = ("[node1:01234] *** An error occurred in MPI_Init_thread\n"
+            "[node1:01234] *** on a NULL communicator\n"
+            "[node1:01234] *** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,\n"
+            "[node1:01234] ***    and potentially your MPI job)\n")
+# JAX's client (jax/_src/distributed.py State.initialize's log line, then xla/pjrt/distributed/client.cc's
+# glog FATAL when the coordinator never answered)
+JAX = ("I0101 10:00:00.000000 1 distributed.py:90] Connecting to JAX distributed service on 10.0.0.1:1234\n"
+       "F0101 10:05:00.000000 1 client.cc:99] Check failed: Failed to connect to distributed JAX controller: "
+       "DEADLINE_EXCEEDED\n"
+       "*** Check failure stack trace: ***\n")
+NO_MODULE = ("Traceback (most recent call last):\n"
+             "  File \"train.py\", line 3, in <module>\n"
+             "    import horovod.torch as hvd\n"
+             "ModuleNotFoundError: No module named 'horovod'\n")
+
+RAISED = ("Traceback (most recent call last):\n"
+          "  File \"train.py\", line 30, in <module>\n"
+          "    check(batch)\n"
+          "RuntimeError: bad shape for the batch\n")
+
+
+def _decide(tmp_path, text: str, name: str = "job.log"):
+    (tmp_path / name).write_text(text)
+    return decide(ingest([tmp_path]))
+
+
+def test_mpi_init_failing_in_a_job_never_past_set_up_is_a_set_up_that_never_completed_with_its_fix(tmp_path):
+    v = _decide(tmp_path, MPI_INIT)
+    assert v.kind == Kind.INIT_STALL and v.rule == "failed_in_set_up"
+    assert "MPI_Init" in v.summary and "MPI's start-up" in v.summary
+    assert "mpirun" in v.fix
+
+
+def test_jax_never_reaching_its_coordinator_is_a_set_up_that_never_completed_with_its_fix(tmp_path):
+    v = _decide(tmp_path, JAX)
+    assert v.kind == Kind.INIT_STALL
+    assert "distributed JAX controller" in v.summary and "coordinator" in v.summary
+    assert "coordinator_address" in v.fix
+
+
+def test_a_missing_module_stays_a_crash(tmp_path):
+    v = _decide(tmp_path, NO_MODULE)
+    assert v.kind == Kind.CRASHED_RANK and "horovod" in v.summary
+
+
+def test_a_file_named_for_the_rendezvous_does_not_make_a_crash_a_set_up_failure(tmp_path):
+    # (the crash's words decide, never its file's name: dv4-027's and dev-047's names say `rendezvous`, `rdzv`)
+    v = _decide(tmp_path, RAISED, "rendezvous-rdzv-init_process_group.log")
+    assert v.kind == Kind.CRASHED_RANK and "bad shape" in v.summary
+
+
+def test_real_mpi_init_thread_failure_is_an_init_stall():
+    v = decide(ingest([WILD / "dv13-039-megatron-bridge-tp-overlap-mpi-init-null-communicator.txt"]))
+    assert v.kind == Kind.INIT_STALL and "MPI_Init_thread" in v.summary
+
+
+def test_real_segfault_inside_nccl_init_stays_the_process_crash():
+    # (a segfault in ncclCommInitRank is the process's own fault: dv18-034 is labelled crashed-rank)
+    v = decide(ingest([WILD / "dv18-034-sglang-a40-segfault-in-ncclcomminitrank.txt"]))
+    assert v.kind == Kind.CRASHED_RANK
+
+
+def test_real_worker_exit_before_a_rendezvous_restart_stays_a_crash():
+    v = decide(ingest([WILD / "dv4-027-torchrun-elastic-worker-failed-restart-rendezvous.txt"]))
+    assert v.kind == Kind.CRASHED_RANK and "exit code 1" in v.summary
+
+
+def test_real_agent_sigterm_stays_a_kill_from_outside():
+    v = decide(ingest([WILD / "dev-047-elastic-agent-sigterm-rdzv-closed.txt"]))
+    assert v.kind == Kind.CRASHED_RANK and "SIGTERM" in v.summary

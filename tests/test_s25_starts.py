@@ -84,3 +84,34 @@ def test_real_worker_exit_before_a_rendezvous_restart_stays_a_crash():
 def test_real_agent_sigterm_stays_a_kill_from_outside():
     v = decide(ingest([WILD / "dev-047-elastic-agent-sigterm-rdzv-closed.txt"]))
     assert v.kind == Kind.CRASHED_RANK and "SIGTERM" in v.summary
+
+
+# vLLM's pynccl raising NCCL's code from ncclCommInitRank (vllm/distributed/device_communicators/pynccl_wrapper.py
+# NCCL_CHECK), the frames of llm-042 with another code
+PYNCCL_INIT = ("Traceback (most recent call last):\n"
+               "  File \"/usr/local/lib/python3.10/dist-packages/vllm/distributed/device_communicators/pynccl.py\", "
+               "line 89, in __init__\n"
+               "    self.comm: ncclComm_t = self.nccl.ncclCommInitRank(\n"
+               "  File \"/usr/local/lib/python3.10/dist-packages/vllm/distributed/device_communicators/"
+               "pynccl_wrapper.py\", line 223, in NCCL_CHECK\n"
+               "    raise RuntimeError(f\"NCCL error: {error_str}\")\n"
+               "RuntimeError: NCCL error: {code}\n")
+
+
+def test_an_unexplained_nccl_error_raised_in_communicator_set_up_is_a_set_up_that_never_completed(tmp_path):
+    v = _decide(tmp_path, PYNCCL_INIT.replace("{code}", "internal error - please report this issue to the NCCL "
+                                              "developers"))
+    assert v.kind == Kind.INIT_STALL and v.rule == "nccl_error_unexplained"
+    assert "internal error" in v.summary and "pynccl.py:89" in v.summary and "set-up never completed" in v.summary
+    assert "NCCL_SOCKET_IFNAME" not in v.fix  # (no network line: not the interface's row)
+
+
+def test_nccls_refusal_of_the_programs_own_init_call_stays_undecided(tmp_path):
+    # (invalid usage: which argument only NCCL's WARN says; llm-042 is labelled undecided)
+    v = _decide(tmp_path, PYNCCL_INIT.replace("{code}", "invalid usage (run with NCCL_DEBUG=WARN for details)"))
+    assert v.kind == Kind.UNDECIDED and "invalid usage" in v.summary
+
+
+def test_real_vllm_init_device_nccl_internal_error_is_an_init_stall():
+    v = decide(ingest([WILD / "dv2-033-vllm-ray-ib-init-device-nccl-internal-error.txt"]))
+    assert v.kind == Kind.INIT_STALL and "internal error" in v.summary and "set-up never completed" in v.summary

@@ -115,3 +115,26 @@ def test_nccls_refusal_of_the_programs_own_init_call_stays_undecided(tmp_path):
 def test_real_vllm_init_device_nccl_internal_error_is_an_init_stall():
     v = decide(ingest([WILD / "dv2-033-vllm-ray-ib-init-device-nccl-internal-error.txt"]))
     assert v.kind == Kind.INIT_STALL and "internal error" in v.summary and "set-up never completed" in v.summary
+
+
+# DeepSpeed's announcement before its process group (deepspeed/comm/comm.py init_distributed), then a user's
+# Ctrl-C: Python's KeyboardInterrupt traceback
+DS_JOINS = ("[2024-01-01 10:00:00,000] [INFO] [comm.py:637:init_distributed] cdb=None\n"
+            "[2024-01-01 10:00:00,001] [INFO] [comm.py:668:init_distributed] Initializing TorchBackend in DeepSpeed "
+            "with backend nccl\n")
+CTRL_C = ("^CTraceback (most recent call last):\n"
+          "  File \"train.py\", line 12, in <module>\n"
+          "    deepspeed.init_distributed()\n"
+          "KeyboardInterrupt\n")
+STEP = "{'loss': 2.31, 'grad_norm': 1.2, 'learning_rate': 1e-05, 'epoch': 0.01}\n"
+
+
+def test_a_users_ctrl_c_after_the_last_start_up_step_is_a_set_up_that_never_completed(tmp_path):
+    v = _decide(tmp_path, DS_JOINS + CTRL_C)
+    assert v.kind == Kind.INIT_STALL and v.rule == "start_up_unfinished"
+    assert "Initializing TorchBackend" in v.summary and "KeyboardInterrupt" in v.summary
+
+
+def test_a_ctrl_c_after_the_run_went_on_past_start_up_is_no_init_stall(tmp_path):
+    v = _decide(tmp_path, DS_JOINS + STEP * 3 + CTRL_C)
+    assert v.kind != Kind.INIT_STALL

@@ -197,35 +197,12 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
     # (not NCCL's refusal of the program's own call, invalid usage: which argument only its WARN says, and dev
     # labels ncclCommInitRank's `invalid usage` alone undecided, llm-042)
     in_set_up = (None if said is not None and said[0].name == "invalid_usage"
-                 else _failed_in_set_up(ev, e, r, means, why))
+                 else rules_set_up.nccl_code_in_set_up(ev, e, r, means, why))
     if in_set_up is not None:
         return in_set_up
     return Verdict(Kind.UNDECIDED, f"NCCL failed on {failing(r, ev)} ({msg(e, 0, 160)}){means}; "
                    f"{why}: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and collect every rank's "
                    "output", r, lines(e, 4) + lines(last, 2) + lines(ev.exits, 2))
-
-
-def _failed_in_set_up(ev: Evidence, e: pl.DataFrame, r: list[int], means: str, why: str) -> Verdict | None:
-    """INIT_STALL where NCCL's error code, unexplained, reached the program as it set up its communicator (a
-    set-up frame or call, ``SET_UP``: vLLM's ``init_device`` / PyNcclCommunicator, ncclCommInitRank,
-    init_process_group, in the same file) and nothing shows the job past set-up (``rules_set_up.unfinished``),
-    with no network error or timeout: the communicator never formed (issue 31: an init failure is no crash and
-    no undecided), though what failed inside NCCL only its INFO lines say."""
-    if ev.transport.height or ev.timeouts.height or ev.moving or ev.progressed or not rules_set_up.unfinished(ev):
-        return None
-    said = ev.store.events.join(e.select("file").unique(), on="file").filter(
-        pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
-        .str.contains(SET_UP)).sort("file", "line")
-    if not said.height:
-        return None
-    where, message = said["where"][0] or "", said["message"][0] or ""
-    step = where if re.search(SET_UP, where) else message
-    return Verdict(Kind.INIT_STALL, f"NCCL's communicator set-up never completed on {failing(r, ev)}: "
-                   f"{msg(e, 0, 160)}{means}, raised as it set up its communicator (`{clip(step, 120)}`), and "
-                   f"no communicator completed init, no collective and no step is logged; {why}: rerun with "
-                   "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET on every rank (its WARN names the step of init "
-                   "that failed: its connect to the peers, the topology, a transport's set-up)",
-                   r, lines(e, 4) + lines(said, 1) + lines(ev.exits, 2))
 
 
 def _unwound_through_topology(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Verdict | None:

@@ -12,6 +12,8 @@
   ``rules_rendezvous.init_connection_failed`` is the same failure one layer up (c10d's store or a process
   group's init frame); both read ``unfinished``.
 - ``failed_in_set_up``: a rank that failed in communicator set-up left a set-up that never completed.
+- ``nccl_code_in_set_up``: NCCL's error code, unexplained, raised as a process set up its communicator
+  (``rules_nccl_errors.nccl_error_unexplained`` asks it before it says UNDECIDED).
 
 LABELS.md's init-stall is "a communicator init / rendezvous / bootstrap started and never completed"; issue
 31 counts "an init failure called a crash" among the wrong kinds. So where the rule that decides says
@@ -33,6 +35,8 @@ from tracekit import align, start_up_messages as sm
 from tracekit.evidence import BOOTSTRAP, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers import salient
+from tracekit.rules_common import msg
+from tracekit.rules_nccl_codes import SET_UP as NCCL_SET_UP, failing
 from tracekit.rules_salient import address
 from tracekit.wording import who
 
@@ -231,3 +235,26 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
            else f"the failure is in set-up: {named or frame.means}")
     return Verdict(Kind.INIT_STALL, f"communicator set-up never completed ({why}): {v.summary}",
                    list(v.ranks), list(v.evidence), v.findings, notes=list(v.notes))
+
+
+def nccl_code_in_set_up(ev: Evidence, e: pl.DataFrame, r: list[int], means: str, why: str) -> Verdict | None:
+    """INIT_STALL where NCCL's error code, unexplained, reached the program as it set up its communicator (a
+    set-up frame or call in the same file, ``rules_nccl_codes.SET_UP``: vLLM's ``init_device`` /
+    PyNcclCommunicator, ncclCommInitRank, init_process_group) and nothing shows the job past set-up
+    (``unfinished``), with no network error or timeout: the communicator never formed (issue 31: an init
+    failure is no crash and no undecided), though what failed inside NCCL only its INFO lines say."""
+    if ev.transport.height or ev.timeouts.height or ev.moving or ev.progressed or not unfinished(ev):
+        return None
+    said = ev.store.events.join(e.select("file").unique(), on="file").filter(
+        pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+        .str.contains(NCCL_SET_UP)).sort("file", "line")
+    if not said.height:
+        return None
+    where, message = said["where"][0] or "", said["message"][0] or ""
+    step = where if re.search(NCCL_SET_UP, where) else message
+    return Verdict(Kind.INIT_STALL, f"NCCL's communicator set-up never completed on {failing(r, ev)}: "
+                   f"{msg(e, 0, 160)}{means}, raised as it set up its communicator (`{clip(step, 120)}`), and "
+                   f"no communicator completed init, no collective and no step is logged; {why}: rerun with "
+                   "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET on every rank (its WARN names the step of init "
+                   "that failed: its connect to the peers, the topology, a transport's set-up)",
+                   r, lines(e, 4) + lines(said, 1) + lines(ev.exits, 2))

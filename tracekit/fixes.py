@@ -107,6 +107,17 @@ FIXES: tuple[Fix, ...] = (
         "launch every rank (check the scheduler started all nodes), make MASTER_ADDR:MASTER_PORT reachable "
         "from every node, and look at the missing ranks' own output for an error before init_process_group",
         "every rank logs past init_process_group (NCCL `Init COMPLETE` on every rank with NCCL_DEBUG=INFO)"),
+    # (starts, s25: set-up failures read from a crash's words, rules_set_up.failed_in_set_up)
+    Fix("mpi-init", (Kind.INIT_STALL,), r"MPI_Init|PMIx?\d?_Init|ORTE was unable to reliably start",
+        "run every rank with the same MPI build as mpirun (`which mpirun` and `ldd` of the program on each node), "
+        "launch through mpirun/srun --mpi=pmix rather than by hand, and let its daemons reach every node "
+        "(passwordless ssh, OMPI_MCA_btl_tcp_if_include set to the nodes' shared interface)",
+        "`mpirun -np 2 -H node1,node2 hostname` prints both hosts; every rank logs past MPI_Init"),
+    Fix("coordinator-unreached", (Kind.INIT_STALL,),
+        r"distributed JAX controller|WaitForConnected|client mesh master",
+        "start the coordinator process (process 0) and make its coordinator_address (host:port) reachable from "
+        "every host: the same address and num_processes on every process, the port open in the firewall",
+        "every process logs past jax.distributed.initialize (jax.process_count() equals num_processes)"),
     Fix("duplicate-gpu", _ANY_FAIL, r"(?i)duplicate GPU",
         "one GPU per rank: torch.cuda.set_device(LOCAL_RANK) before init_process_group, and "
         "CUDA_VISIBLE_DEVICES not narrowed to one device per node",

@@ -215,7 +215,14 @@ def start_up_said_to_wait(ev: Evidence) -> Verdict | None:
     began = pl.concat([said.select("file", "line", "rank", "message"),
                        ev.kinds(JOINS).select("file", "line", "rank", "message")]).sort("file", "line")
     waits = ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where") == Telling.WAIT).sort("file", "line")
-    if not began.height or not waits.height:
+    # (or a user's Ctrl-C in it: Python's KeyboardInterrupt traceback, parsers/pyspy's `(interrupted)`, after
+    # the last announcement in its file: the wait was long enough for a person to give up on it)
+    stopped = (ev.kinds(EventKind.STACK).filter(pl.col("thread").fill_null("").str.contains(r"\(interrupted\)"))
+               .sort("file", "line"))
+    if began.height:
+        stopped = stopped.join(began.group_by("file").agg(pl.col("line").max().alias("_b")), on="file").filter(
+            pl.col("line") > pl.col("_b")).drop("_b")
+    if not began.height or not (waits.height or stopped.height):
         return None
     # (after the announcement, only a traceback whose error line the excerpt cut: no error that says a cause)
     last = began.row(-1, named=True)
@@ -230,17 +237,19 @@ def start_up_said_to_wait(ev: Evidence) -> Verdict | None:
     what = (f"{read[0].runtime}'s start-up {read[0].means.value} {read[0].awaited}" if read else
             "the rank said it was joining the process group (init_process_group returns only once every rank "
             "of the world has joined)")
-    w = waits.row(0, named=True)
+    sign = (f"{quote(waits.row(0, named=True))} says the run waits there" if waits.height else
+            f"a user interrupted it there (KeyboardInterrupt, its traceback in "
+            f"{clip(stopped['where'][0] or 'the main thread', 120)})")
     then = (f"; then a traceback raised in {raised['where'][0]} (its error line is not in the excerpt: what "
             "the wait ended in, most often the store's or the rendezvous' timeout)" if raised.height else "")
     return Verdict(Kind.INIT_STALL, f"start-up never completed: {who(ranks) + ': ' if ranks else ''}{what}: "
                    f"\"{clip(' '.join(last['message'].split()), 160)}\" is the last start-up step the log "
-                   f"shows, and {quote(w)} says the run waits there; nothing after it shows start-up returned "
+                   f"shows, and {sign}; nothing after it shows start-up returned "
                    f"(no step, collective, completed NCCL init or end){then}: a rank of the world that never "
                    "joined (not started, a node launched with another world size, slot count, MASTER_ADDR or "
                    "MASTER_PORT) or a store its peers cannot reach; collect every node's log of the same "
                    "minutes, a stack dump of the waiting process (py-spy dump) and NCCL_DEBUG=INFO",
-                   ranks, lines(began.tail(2), 2) + lines(waits, 1) + lines(raised, 1))
+                   ranks, lines(began.tail(2), 2) + lines(waits, 1) + lines(stopped, 1) + lines(raised, 1))
 
 
 def _past_start_up(ev: Evidence) -> bool:

@@ -9,7 +9,7 @@ import re
 
 import polars as pl
 
-from tracekit import nccl_messages
+from tracekit import nccl_messages, rules_set_up
 from tracekit.evidence import NETWORK_FAIL, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers.pyspy import RAISED
@@ -194,6 +194,12 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
         known = nccl_messages.meaning_of(last["message"][0] or "")
         why = (f"NCCL's last error: `{msg(last, 0, 160)}`" + (f" ({known[0].meaning})" if known else "")
                + ", which alone does not say whose fault it is")
+    # (not NCCL's refusal of the program's own call, invalid usage: which argument only its WARN says, and dev
+    # labels ncclCommInitRank's `invalid usage` alone undecided, llm-042)
+    in_set_up = (None if said is not None and said[0].name == "invalid_usage"
+                 else rules_set_up.nccl_code_in_set_up(ev, e, r, means, why))
+    if in_set_up is not None:
+        return in_set_up
     return Verdict(Kind.UNDECIDED, f"NCCL failed on {failing(r, ev)} ({msg(e, 0, 160)}){means}; "
                    f"{why}: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and collect every rank's "
                    "output", r, lines(e, 4) + lines(last, 2) + lines(ev.exits, 2))

@@ -12,6 +12,8 @@
   ``rules_rendezvous.init_connection_failed`` is the same failure one layer up (c10d's store or a process
   group's init frame); both read ``unfinished``.
 - ``failed_in_set_up``: a rank that failed in communicator set-up left a set-up that never completed.
+- ``nccl_code_in_set_up``: NCCL's error code, unexplained, raised as a process set up its communicator
+  (``rules_nccl_errors.nccl_error_unexplained`` asks it before it says UNDECIDED).
 
 LABELS.md's init-stall is "a communicator init / rendezvous / bootstrap started and never completed"; issue
 31 counts "an init failure called a crash" among the wrong kinds. So where the rule that decides says
@@ -32,6 +34,9 @@ import polars as pl
 from tracekit import align, start_up_messages as sm
 from tracekit.evidence import BOOTSTRAP, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
+from tracekit.parsers import salient
+from tracekit.rules_common import msg
+from tracekit.rules_nccl_codes import SET_UP as NCCL_SET_UP, failing
 from tracekit.rules_salient import address
 from tracekit.wording import who
 
@@ -44,9 +49,36 @@ SET_UP = (
     (r"\binit\.cc:\d+|\bbootstrap\.cc:\d+|graph/\w+\.cc:\d+|transport/\w+\.cc:\d+",
      "NCCL's set-up sources in a WARN or an unwind line (init, bootstrap, topology, transport set-up)"),
     (r"HcclCommInit\w*|Failed to initiali[sz]e the HCCP", "Ascend HCCL's communicator init"),
+    # (torch: torch/distributed/rendezvous.py and c10d's TCPStore, csrc/distributed/c10d/TCPStore.cpp and
+    # socket.cpp `The client socket has failed to connect to [host]:29500`, `DistStoreError: Timed out after
+    # 901 seconds waiting for clients`; torchelastic's RendezvousConnectionError / RendezvousTimeoutError)
+    (r"init_process_group|(?i:\brendezvous\b|\brdzv\b)|Rendezvous\w*Error|TCPStore|DistStoreError"
+     r"|client socket has failed to connect|store_based_barrier|DistNetworkError"
+     r"|waiting for clients\. \d+/\d+ clients joined",
+     "torch's rendezvous or its c10d store (init_process_group, TCPStore, torchelastic's rendezvous)"),
+    # (Open MPI ompi/errhandler and MPICH: `*** An error occurred in MPI_Init_thread`, `Fatal error in
+    # PMPI_Init_thread`; PMIx's `PMIx_Init failed`)
+    # (and ORTE's launch of its daemons, orte/mca/plm: `ORTE was unable to reliably start one or more daemons`)
+    (r"MPI_Init\w*|MPI_INIT\b|\bPMIx?\d?_Init\w*|ompi_rte_init|orte_init|ORTE was unable to reliably start",
+     "MPI's start-up (MPI_Init, PMI/PMIx, mpirun's daemons)"),
+    # (XLA/JAX's distributed runtime: xla/pjrt/distributed/client.cc `Failed to connect to distributed JAX
+    # controller`, `WaitForConnected`, torch_xla's mesh_service.cc `Waiting to connect to client mesh master`)
+    # (not the coordination service's heartbeat or a task's failure it reports: those come while the job runs)
+    (r"(?i)jax\.distributed\.initialize|Failed to connect to (?:the )?distributed JAX controller"
+     r"|WaitForConnected|client mesh master",
+     "XLA's or JAX's distributed runtime reaching its coordinator"),
+    # (Ray: `Cannot provide a placement group requiring ...`, placement group creation that never completed)
+    (r"(?i)placement group", "Ray's placement group creation (the job's workers placed)"),
+    # (a store's or a launcher's own address at start-up: glibc's resolver, the kernel's bind)
+    (r"(?i)Name or service not known|Temporary failure in name resolution|getaddrinfo|"
+     r"nodename nor servname|Address already in use|EADDRINUSE|Call to bind",
+     "resolving or binding the start-up address (the master's hostname, the store's port)"),
+    # (Gloo's full-mesh connect at its process group's creation, gloo/rendezvous/context.cc connectFullMesh;
+    # not gloo's pair.cc, whose errors come in its collectives as well)
+    (r"connectFullMesh", "Gloo's process group creation (its full-mesh connect)"),
 )
-SET_UP_ANY = "|".join(f"(?:{p})" for p, _ in SET_UP)
-# (not MPI_Init's failure: the process never started its program, rules_crash_words' "could not start")
+# (MPI_Init's failure is set-up's: issue 31 reads "an init failure called a crash" as a wrong kind; a program,
+# module or library that is missing is not, ``salient.NO_START`` / ``IMPORT_FAILED``: it never ran set-up)
 #: the program never began set-up: its failure is its own, not set-up's (a call before init_process_group; the
 #: env:// rendezvous refusing to start without its variables, pytorch/pytorch torch/distributed/rendezvous.py
 #: _env_error: `Error initializing torch.distributed using env:// rendezvous: environment variable RANK
@@ -55,7 +87,10 @@ NEVER_BEGAN = (r"(?i)process group (?:has not been|is not) initiali[sz]ed"
                r"|environment variable \w+ expected, but not set")
 #: a fault of the rank's device or memory, whatever phase it came in: the rank's own crash (a CUDA error or an
 #: out-of-memory inside ncclCommInitRank is the GPU's, not set-up's; dev labels read it so, 5 of 6)
-DEVICE_FAULT = r"(?i)out of memory|\bOOM\b|CUDA error|[Cc]uda failure|unhandled cuda error|cudaError\w*|CUDA call"
+DEVICE_FAULT = (r"(?i)out of memory|\bOOM\b|CUDA error|[Cc]uda failure|unhandled cuda error|cudaError\w*|CUDA call"
+                # (and a process's own fault, where it came: a segfault inside ncclCommInitRank is the process's,
+                # dv18-034, labelled a crash)
+                r"|segmentation fault|\bSIGSEGV\b|\bSIGBUS\b|illegal memory access")
 
 
 def unfinished(ev: Evidence) -> bool:
@@ -162,6 +197,16 @@ def bootstrap_failed(ev: Evidence) -> Verdict | None:
                    r, lines(t, 3) + lines(then, 2) + lines(ev.network_settings, 3))
 
 
+def step_named(said: str) -> str:
+    """``MPI_Init_thread (MPI's start-up (MPI_Init, PMI/PMIx))``: the first set-up call or check ``said`` names
+    (``SET_UP``), with what step of set-up it is, or nothing."""
+    hits = [(m.start(), m.group(0), means) for p, means in SET_UP if (m := re.search(p, said))]
+    if not hits:
+        return ""
+    _, name, means = min(hits)
+    return f"{clip(name, 60)} ({means})"
+
+
 def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
     """``v``, a CRASHED_RANK, as INIT_STALL where the failure is set-up's and the job never got past it."""
     if v.kind is not Kind.CRASHED_RANK or not unfinished(ev):
@@ -170,15 +215,46 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
     cited = pl.DataFrame([(str(e.file), e.line) for e in v.evidence if e.file is not None and e.line is not None],
                          schema={"file": pl.Utf8, "line": pl.Int64}, orient="row")
     wheres = ev.crashes.join(cited, on=["file", "line"], how="semi")["where"].drop_nulls().to_list()
-    said = " ".join([v.summary, *(str(e) for e in v.evidence), *wheres])
-    if re.search(NEVER_BEGAN, said) or re.search(DEVICE_FAULT, said) or ev.cuda.height:
+    # (a crash read from its words cites no decoded crash: the tracebacks of its file say where it raised)
+    wheres += (ev.kinds(EventKind.STACK).filter(pl.col("file").is_in(cited["file"].implode()))
+               ["where"].drop_nulls().to_list())
+    # (what the failure says: never the name of the file it is in, `...-rdzv-closed.txt`, `...-oom.log`)
+    summary = v.summary
+    for name in {str(e.file).rsplit("/", 1)[-1] for e in v.evidence if e.file}:
+        summary = summary.replace(name, "")
+    said = " ".join([summary, *(e.text for e in v.evidence), *wheres])
+    if (re.search(NEVER_BEGAN, said) or re.search(DEVICE_FAULT, said) or ev.cuda.height
+            or re.search(salient.either(salient.NO_START, salient.IMPORT_FAILED), said)):
         return None
     started = ev.store.comms.filter(pl.col("state") == "init_start").height > 0
-    named = re.search(SET_UP_ANY, said)
+    named = step_named(said)
     frame = next((f for w in wheres if (f := sm.frame_of(w))), None)
     if not (started or named or frame):
         return None
     why = ("NCCL's init started and no communicator completed it" if started
-           else f"the failure is in set-up: {named.group(0) if named else frame.means}")
+           else f"the failure is in set-up: {named or frame.means}")
     return Verdict(Kind.INIT_STALL, f"communicator set-up never completed ({why}): {v.summary}",
                    list(v.ranks), list(v.evidence), v.findings, notes=list(v.notes))
+
+
+def nccl_code_in_set_up(ev: Evidence, e: pl.DataFrame, r: list[int], means: str, why: str) -> Verdict | None:
+    """INIT_STALL where NCCL's error code, unexplained, reached the program as it set up its communicator (a
+    set-up frame or call in the same file, ``rules_nccl_codes.SET_UP``: vLLM's ``init_device`` /
+    PyNcclCommunicator, ncclCommInitRank, init_process_group) and nothing shows the job past set-up
+    (``unfinished``), with no network error or timeout: the communicator never formed (issue 31: an init
+    failure is no crash and no undecided), though what failed inside NCCL only its INFO lines say."""
+    if ev.transport.height or ev.timeouts.height or ev.moving or ev.progressed or not unfinished(ev):
+        return None
+    said = ev.store.events.join(e.select("file").unique(), on="file").filter(
+        pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+        .str.contains(NCCL_SET_UP)).sort("file", "line")
+    if not said.height:
+        return None
+    where, message = said["where"][0] or "", said["message"][0] or ""
+    step = where if re.search(NCCL_SET_UP, where) else message
+    return Verdict(Kind.INIT_STALL, f"NCCL's communicator set-up never completed on {failing(r, ev)}: "
+                   f"{msg(e, 0, 160)}{means}, raised as it set up its communicator (`{clip(step, 120)}`), and "
+                   f"no communicator completed init, no collective and no step is logged; {why}: rerun with "
+                   "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET on every rank (its WARN names the step of init "
+                   "that failed: its connect to the peers, the topology, a transport's set-up)",
+                   r, lines(e, 4) + lines(said, 1) + lines(ev.exits, 2))

@@ -60,6 +60,11 @@ SELF = [
     # `Running barrier on global rank 3 which does not belong to the given group.`): the caller's global rank
     r"\bRunning \w+ on global rank (?P<rank>\d+) which does not belong to the given group\b",
     r"store_based_barrier_key:\d+ to store for rank: (?P<rank>\d+)",
+    # ProcessGroupNCCL's options at a group's creation (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp: `[PG ID 0
+    # PG GUID 0(default_pg) Rank 3] ProcessGroupNCCL initialization options: size: 8, global rank: 3, TIMEOUT(ms):
+    # ...`): the prefix's rank is the group's, `global rank` the writer's; a script's `local rank: 0, global rank:
+    # 3` and `Using local_rank: 0, global rank: 3` likewise
+    r"(?i)\bglobal rank: (?P<rank>\d+)\b",
     r"\bGLOBAL_RANK: (?P<rank>\d+), MEMBER: \d+/(?P<world_size>\d+)",
     r"\bworld_size=(?P<world_size>\d+) rank=(?P<rank>\d+) local_rank=\d+",
     r"NET/OFI Process rank (?P<rank>\d+) started\. NCCLNet device used on (?P<host>[\w.\-]+) ",

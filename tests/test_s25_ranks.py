@@ -126,3 +126,23 @@ def test_megatron_iteration_is_the_last_rank_where_the_world_is_said():
 def test_main_process_only_on_one_unnamed_stream(tables):
     out = identity._main_process(tables)
     assert identity.MAIN_PROCESS not in out["ranks"]["source"].to_list()
+
+
+@pytest.mark.parametrize("excerpt, want", [
+    # YOLOX's `Rank 1 initialization finished.` (yolox/core/launch.py) under loguru's header, junk before it
+    ("dv17-035-yolox-init-best-guess-barrier.txt", [0, 1, 2, 3]),
+    # two processes whose only communicator is an ncclCommSplit pair (`parent 0x..`): group-local ranks, none global
+    ("dv13-064-deepspeed-zero3-tp2-inference-hang-after-commsplit-init.txt", []),
+    # a split beside the processes' world communicator: the world's ranks stay
+    ("llm-006-swift-grpo-2node-interleaved-nvls-split.txt", [1, 5, 7]),
+])
+def test_writer_words_and_split_communicators(excerpt, want):
+    assert _ranks(WILD / excerpt) == want
+
+
+def test_split_communicator_alone_names_no_global_rank(tmp_path):
+    body = ("node1:100:200 [0] NCCL INFO ncclCommSplit comm 0x1 rank 1 nranks 2 cudaDev 0 nvmlDev 0 busId 7000 "
+            "parent 0x2 color 15 key 1 commId 0xabc - Init COMPLETE\n")
+    assert _log(tmp_path, body) == []
+    world = body.replace("ncclCommSplit comm 0x1", "comm 0x2").replace(" parent 0x2 color 15 key 1", "")
+    assert _log(tmp_path, world, "world.log") == [1]

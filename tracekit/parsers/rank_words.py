@@ -56,6 +56,11 @@ RANK_WORDS = (
              r"local_rank=\d+, node_rank=\d+",
              "Ray Train python/ray/train/_internal/backend_executor.py (the driver's list of its workers)",
              "each worker's global rank, with its host and pid"),
+    # YOLOX yolox/core/launch.py _distributed_worker (`logger.info("Rank {} initialization finished.".format(
+    # global_rank))`, global_rank = machine_rank * num_gpus_per_machine + local_rank), before its process group
+    RankWord(r"\bRank (?P<rank>\d+) initialization finished\.",
+             "YOLOX yolox/core/launch.py _distributed_worker",
+             "the writer's global rank"),
     RankWord(r"\bGlobal Checkpoint Save : Rank: (?P<rank>\d+) :",
              "NeMo nemo/utils/callbacks/dist_ckpt_io.py (`Global Checkpoint Save : Rank: "
              "{torch.distributed.get_rank()} : Iteration: ...`)",

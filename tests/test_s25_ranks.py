@@ -131,6 +131,8 @@ def test_main_process_only_on_one_unnamed_stream(tables):
 @pytest.mark.parametrize("excerpt, want", [
     # YOLOX's `Rank 1 initialization finished.` (yolox/core/launch.py) under loguru's header, junk before it
     ("dv17-035-yolox-init-best-guess-barrier.txt", [0, 1, 2, 3]),
+    # c10d's `[Rank 2] Found key in store: NCCLABORTEDCOMM:.., from rank: 0`: rank 2 writes, rank 0 aborted
+    ("dv16-013-pytorch-ci-rank2-found-aborted-comm-from-rank0.txt", [0, 2]),
     # llm.c's `ProcessID:0, NumProcess::4, DeviceId:0` (llmc/zero.cuh) under srun
     ("dv11-006-llmc-srun-pmix-errors-startup.txt", [0]),
     # two processes whose only communicator is an ncclCommSplit pair (`parent 0x..`): group-local ranks, none global

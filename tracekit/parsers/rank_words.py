@@ -56,6 +56,13 @@ RANK_WORDS = (
              r"local_rank=\d+, node_rank=\d+",
              "Ray Train python/ray/train/_internal/backend_executor.py (the driver's list of its workers)",
              "each worker's global rank, with its host and pid"),
+    # c10d's notice of a peer's aborted communicator (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp, torch
+    # 1.9-1.12 checkForNCCLErrorsInternal: `[Rank 2] Found key in store: NCCLABORTEDCOMM:<id>, from rank: 0. This
+    # means that rank has aborted its NCCL communicators previously`): the rank that wrote the key (rank 0
+    # aborted), besides the writer its `[Rank 2]` names
+    RankWord(r"\bFound key in store: NCCLABORTEDCOMM:\w+, from rank: (?P<other>\d+)\b",
+             "pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (checkForNCCLErrorsInternal)",
+             "the global rank that aborted its communicators and wrote the key"),
     # llm.c's multi-GPU set-up (llmc/zero.cuh multi_gpu_config_init: `printf("ProcessID:%d, NumProcess::%d,
     # DeviceId:%d\n", result.process_rank, result.num_processes, ...)`, the rank ncclCommInitRank is given;
     # `Started Multi Node training managed by Slurm: ` before it under Slurm)

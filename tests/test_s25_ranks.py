@@ -1,8 +1,8 @@
 """Rank identity (issue 31 item 4), session 25: the visible-rank count of a stream whose program names its writer
 another way: srun's `--label` task where each task is one process (parsers/launcher.py ``_srun_tasks``),
-ESPnet's `[host:rank/world]` prefix (parsers/prefixes.py), c10d's `global rank: N` (launcher ``SELF``), and the
-one process a program prints on (identity ``MAIN_ONLY``: HF Trainer's and ms-swift's log dicts, Megatron's
-iteration line on the last rank): real dev excerpts and small logs in each program's own format."""
+ESPnet's `[host:rank/world]` prefix (parsers/prefixes.py), c10d's `global rank: N` (launcher ``SELF``), program
+sentences (rank_words) and ncclCommSplit communicators (nccl_ranks): real dev excerpts and small logs in each
+program's own format."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import polars as pl
 import pytest
 
 from tests.conftest import ROOT
-from tracekit import identity
 from tracekit.ingest import ingest
 
 WILD = ROOT / "samples" / "wild"
@@ -37,13 +36,6 @@ def _log(tmp_path, body: str, name: str = "job.log") -> list[int]:
     ("torch-039-nvrx-async-writer-2node-srun-label-efa.txt", []),
     # ESPnet's logging prefix, its `[host` cut off in the paste: `:0/3] 2022-12-02 ...`
     ("dv19-016-espnet-3gpu-epoch-results-scaling.txt", [0]),
-    # ms-swift's metric dicts, printed on the master only: rank 0
-    ("dv12-030-ms-swift-dpo-steady-96s-per-step-low-train-speed.txt", [0]),
-    ("dv12-038-ms-swift-dpo-multinode-jsonl-steps-1-5.txt", [0]),
-    # Megatron's iteration lines (print_rank_last) with no world size said: the last rank is not known
-    ("dev-018-megatron-llm-127s-per-iteration.txt", []),
-    # HF Trainer's dicts beside a rank the excerpt names: that rank, no rank 0 added
-    ("llm-044-llamafactory-internvl-progress-then-rank5-timeout.txt", [5]),
 ])
 def test_dev_excerpts_count_the_ranks_their_lines_show(excerpt, want):
     assert _ranks(WILD / excerpt) == want
@@ -91,41 +83,6 @@ def test_c10d_options_line_names_the_global_rank_not_the_groups(tmp_path):
 
 def test_a_scripts_global_rank_line(tmp_path):
     assert _log(tmp_path, "[init] == local rank: 1, global rank: 9 ==\n") == [9]
-
-
-def _tables(messages: list[str], files: int = 1, rank=None, world=None) -> dict[str, pl.DataFrame]:
-    events = pl.DataFrame({"file": ["a.log"] * len(messages), "line": list(range(1, len(messages) + 1)),
-                           "rank": [rank] * len(messages), "message": messages},
-                          schema={"file": pl.Utf8, "line": pl.Int64, "rank": pl.Int64, "message": pl.Utf8})
-    ranks = pl.DataFrame({"file": ["a.log"], "host": [None], "pid": [None], "rank": [rank],
-                          "world_size": [world], "source": ["launcher"]},
-                         schema={"file": pl.Utf8, "host": pl.Utf8, "pid": pl.Int64, "rank": pl.Int64,
-                                 "world_size": pl.Int64, "source": pl.Utf8})
-    return {"events": events, "ranks": ranks,
-            "files": pl.DataFrame({"path": [f"f{i}" for i in range(files)]})}
-
-
-def test_main_process_dict_is_rank_zero():
-    out = identity._main_process(_tables(["{'loss': 1.2, 'learning_rate': 1e-05, 'epoch': 0.1}", "other"]))
-    assert out["ranks"].filter(pl.col("source") == identity.MAIN_PROCESS)["rank"].to_list() == [0]
-    assert out["events"]["rank"].to_list() == [0, None]
-
-
-def test_megatron_iteration_is_the_last_rank_where_the_world_is_said():
-    line = "iteration      182/  250000 | consumed samples: 186368 | lm loss: 2.1E+00 |"
-    out = identity._main_process(_tables([line], world=16))
-    assert out["ranks"]["rank"].drop_nulls().to_list() == [15]
-    assert identity._main_process(_tables([line]))["ranks"]["rank"].drop_nulls().to_list() == []
-
-
-@pytest.mark.parametrize("tables", [
-    _tables(["{'loss': 1.2}"], files=2),  # two streams: whose the dict is is not known
-    _tables(["{'loss': 1.2}"], rank=3),  # a rank named already: that one
-    _tables(["step 10 loss 1.2"]),  # no main-only line
-])
-def test_main_process_only_on_one_unnamed_stream(tables):
-    out = identity._main_process(tables)
-    assert identity.MAIN_PROCESS not in out["ranks"]["source"].to_list()
 
 
 @pytest.mark.parametrize("excerpt, want", [

@@ -10,11 +10,6 @@ given by precedence, each step filling only what the ones before left unnamed (i
 2. the world's size a launch command says, lent to the processes (``_world_only``);
 3. a local rank as the global one where no line shows a second node (``_local_as_global``);
 
-4. the one rank a program prints some lines on (``_main_process``: HF Trainer's and ms-swift's log dicts on
-   rank 0, Megatron's iteration line on the last), for one stream where no line names a rank (issue 31's
-   standard: such a log shows that rank; most dev labels of such excerpts, older, count none: dev-108,
-   dv15-007, llm-048 ...);
-
 then a process's own word over its file's (``resolve_ranks``). A row whose number was inferred says so
 in its ``source`` (``by-local-rank``). Two readings the dev labels split on are left out: the one process
 of a world communicator that names no rank as the rank left (dev-040 and dv13-060 count it; dv12-012,
@@ -24,8 +19,6 @@ dv10-010 read ``[0]``/``[1]`` of a one-node job's processes as devices, not rank
 """
 
 from __future__ import annotations
-
-from typing import NamedTuple
 
 import polars as pl
 
@@ -169,59 +162,6 @@ def _local_as_global(ranks: pl.DataFrame, one_node: bool, second_node: bool) -> 
                             .otherwise(pl.col("source")).alias("source"))
 
 
-class MainOnly(NamedTuple):
-    pattern: str  # an event's message the program prints on one rank only
-    rank: int  # that rank: 0, or LAST_RANK (the world's size less one)
-    source: str  # the code that prints it
-
-
-#: the rank ``MainOnly`` names where a program prints on the job's last rank (Megatron's ``print_rank_last``)
-LAST_RANK = -1
-#: the ``source`` of a rank that is the one process a program prints these lines on
-MAIN_PROCESS = "main-process"
-#: lines a program prints on one process of the job only, whichever process a paste came from (issue 31 item 4:
-#: such an excerpt shows that rank; LABELS.md, a line attributable to the rank)
-MAIN_ONLY = (
-    # HF Trainer's log dicts: transformers/trainer_callback.py ProgressCallback.on_log writes `str(logs)` only
-    # `if state.is_world_process_zero`, PrinterCallback likewise; ms-swift's (swift/trainers/callback.py,
-    # add_train_message, printed and appended to logging.jsonl on the master only) add `global_step/max_steps`
-    MainOnly(r"""\{.*['"](?:loss|eval_loss|train_loss|train_runtime)['"]: """, 0,
-             "transformers trainer_callback.py ProgressCallback/PrinterCallback.on_log (is_world_process_zero); "
-             "ms-swift swift/trainers/callback.py (is_master)"),
-    # Megatron-LM's iteration line: megatron/training/training.py training_log -> print_rank_last (the last
-    # rank holds the loss under pipeline parallelism): world size - 1, named only where the world's size is
-    MainOnly(r"\biteration\s+\d+/\s*\d+ \|", LAST_RANK,
-             "Megatron-LM megatron/training/training.py training_log (print_rank_last)"),
-)
-
-
-def _main_process(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
-    """One stream (one file, no rank named by any line, one process at most) whose lines include one its program
-    prints on one rank only (``MAIN_ONLY``) is that rank's: its ``ranks`` row and those events say so (source
-    ``MAIN_PROCESS``). Megatron's last rank is named only where the world's size is said; else no rank."""
-    ranks, events = tables["ranks"], tables.get("events")
-    files = tables.get("files")
-    if (events is None or not events.height or ranks["rank"].drop_nulls().len()
-            or (files is not None and files.height > 1) or events["file"].n_unique() > 1
-            or ranks.filter(pl.col("pid").is_not_null()).select("host", "pid").n_unique() > 1):
-        return tables
-    world = ranks["world_size"].max()
-    message = pl.col("message").fill_null("")
-    rank = None
-    for main in MAIN_ONLY:
-        said = events.select(message.str.contains(main.pattern).alias("_m"))["_m"]
-        if said.any():
-            rank = main.rank if main.rank != LAST_RANK else (world - 1 if world else None)
-            hit = said
-            break
-    if rank is None:
-        return tables
-    events = events.with_columns(pl.when(hit).then(pl.lit(rank)).otherwise(pl.col("rank")).alias("rank"))
-    row = pl.DataFrame({"file": [events["file"][0]], "rank": [rank], "world_size": [world],
-                        "source": [MAIN_PROCESS]})
-    return {**tables, "events": events, "ranks": pl.concat([ranks, row], how="diagonal_relaxed")}
-
-
 def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     """Give every row a rank where any source tells it: its process (host, pid) where that process
     holds one rank, then its pid where one host has it, then its file where the file is one rank's
@@ -233,8 +173,6 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
         tables = {**tables, "events": _lend_writer(tables["events"])}
     tables = _short_hosts({**tables, "ranks": _command_hosts(tables["ranks"])})
     ranks = _local_as_global(_world_only(_group_local(tables["ranks"])), *_nodes(tables))
-    tables = _main_process({**tables, "ranks": ranks})
-    ranks = tables["ranks"]
     known = ranks.filter(pl.col("rank").is_not_null())
     one = pl.col("rank").n_unique() == 1
     by_proc = known.filter(pl.col("pid").is_not_null()).group_by(["host", "pid"]).agg(

@@ -46,8 +46,9 @@ def test_parlais_worker_prefix_names_the_global_rank(tmp_path):
 
 
 def test_a_loguru_header_is_taken_off_so_the_message_under_it_reads():
-    # YOLOX logs through loguru's default format: `Rank 2 initialization finished.` names its writer
-    assert _seen("dv17-035") == [0, 2, 3]
+    # YOLOX logs through loguru's default format: `Rank 2 initialization finished.` names its writer (rank 1's
+    # line, junk before its header, by its sentence: rank_words, session 25; the label's [0, 1, 2, 3])
+    assert _seen("dv17-035") == [0, 1, 2, 3]
     from tracekit.parsers.text import lines_frame
 
     df = lines_frame("l.log", "2024-01-01 00:00:00.123 +08:00 | WARNING  | __main__:<module>:5 - disk low\n")

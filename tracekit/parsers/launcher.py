@@ -60,6 +60,11 @@ SELF = [
     # `Running barrier on global rank 3 which does not belong to the given group.`): the caller's global rank
     r"\bRunning \w+ on global rank (?P<rank>\d+) which does not belong to the given group\b",
     r"store_based_barrier_key:\d+ to store for rank: (?P<rank>\d+)",
+    # ProcessGroupNCCL's options at a group's creation (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp: `[PG ID 0
+    # PG GUID 0(default_pg) Rank 3] ProcessGroupNCCL initialization options: size: 8, global rank: 3, TIMEOUT(ms):
+    # ...`): the prefix's rank is the group's, `global rank` the writer's; a script's `local rank: 0, global rank:
+    # 3` and `Using local_rank: 0, global rank: 3` likewise
+    r"(?i)\bglobal rank: (?P<rank>\d+)\b",
     r"\bGLOBAL_RANK: (?P<rank>\d+), MEMBER: \d+/(?P<world_size>\d+)",
     r"\bworld_size=(?P<world_size>\d+) rank=(?P<rank>\d+) local_rank=\d+",
     r"NET/OFI Process rank (?P<rank>\d+) started\. NCCLNet device used on (?P<host>[\w.\-]+) ",
@@ -230,12 +235,40 @@ def parse(lines: pl.DataFrame) -> Parsed:
         pl.col("launch_rank").alias("rank"), pl.col("local_tag").alias("local_rank"),
         pl.col("world_tag").alias("world_size")).unique(maintain_order=True))
 
-    ranks = pl.concat([tagged, said.drop("line"), writers], how="diagonal_relaxed")
+    ranks = pl.concat([tagged, said.drop("line"), writers, _srun_tasks(lines)], how="diagonal_relaxed")
     said_by = [pl.col("source")] if "source" in ranks.columns else []
     ranks = ranks.with_columns(pl.coalesce(*said_by, pl.lit("launcher")).alias("source"))
     mine = said.select("file", "line").unique().join(
         cheap.filter(t.str.contains(UNCLAIMED)).select("file", "line"), on=["file", "line"], how="anti")
     return Parsed("launcher", {"ranks": ranks}, mine)
+
+
+# srun --label's `12: ` is the task's id (Slurm's SLURM_PROCID, src/srun/srun.c's `--label`): a global rank where
+# each task is one process of the job (`srun python train.py`, a task per GPU), a node's where a task starts a
+# launcher of its own (`srun --ntasks-per-node=1 torchrun ...`: its `[rank3]:` / `[default3]:` tags, the elastic
+# agent's words, NCCL lines of several processes under one task; torch-039's `0: ` is the torchrun agent of
+# node 0). Horovod's `Missing ranks:` list (`0: [HorovodAllreduce_grads_0]`) is its own, read by ``mpi``.
+LAUNCHER_BELOW = r"torch\.distributed\.elastic|torchrun|torch\.distributed\.run|\blocal_rank\b|^\[\w*\d+\]:"
+HOROVOD_LIST = r"^\[[^\]]*(?:Horovod|allreduce\.|allgather\.|broadcast\.)"
+
+
+def _srun_tasks(lines: pl.DataFrame) -> pl.DataFrame:
+    """``file, host, pid, rank`` of each srun task whose file shows every task to be one process."""
+    if "task_tag" not in lines.columns:
+        return pl.DataFrame(schema={"file": pl.Utf8, "rank": pl.Int64})
+    t = pl.col("text")
+    tasks = lines.filter(pl.col("task_tag").is_not_null() & ~t.str.contains(HOROVOD_LIST)).select(
+        "file", pl.col("task_tag").cast(pl.Int64, strict=False).alias("rank"),
+        t.str.extract(NCCL_PROC, 1).alias("host"), t.str.extract(NCCL_PROC, 2).cast(pl.Int64, strict=False)
+        .alias("pid"), (t.str.contains(LAUNCHER_BELOW) | pl.col("launch_rank").is_not_null()
+                        | pl.col("local_tag").is_not_null()).alias("_below"))
+    if not tasks.height:
+        return tasks.select("file", "rank")
+    one = tasks.group_by("file", "rank").agg(pl.col("pid").drop_nulls().n_unique().alias("_procs"),
+                                             pl.col("_below").any())
+    bad = one.filter((pl.col("_procs") > 1) | pl.col("_below")).select("file").unique()
+    return (tasks.join(bad, on="file", how="anti").drop("_below")
+            .unique(maintain_order=True).with_columns(pl.lit("launcher").alias("source")))
 
 
 # sglang's scheduler prefix with a data-parallel rank (`[2025-06-05 08:28:03 DP3 TP7]`): under DP attention

@@ -81,7 +81,8 @@ def _from_comms(init, nnodes, rank_nranks, conn, trees, proxy, comm_rank) -> pl.
     i64 = pl.Int64
     parts = [
         init.select("host", "pid", pl.col("cuda_dev").cast(i64, strict=False).alias("dev"), "rank", "nranks",
-                    "line"),
+                    "line", (pl.col("parent").is_not_null() if "parent" in init.columns else pl.lit(False))
+                    .alias("_split")),
         nnodes.select("host", "pid", "dev", "rank", "nranks", "line"),
         rank_nranks.select("host", "pid", "dev", "rank", "nranks", "line"),
         conn.select("host", "pid", "dev",
@@ -93,6 +94,7 @@ def _from_comms(init, nnodes, rank_nranks, conn, trees, proxy, comm_rank) -> pl.
         comm_rank.select("host", "pid", "dev", "rank", pl.lit(None, pl.Utf8).alias("nranks"), "line")
         if comm_rank.height else comm_rank,
     ]
+    parts = [p if "_split" in p.columns else p.with_columns(pl.lit(False).alias("_split")) for p in parts]
     claims = pl.concat([p.with_columns(pl.col("dev", "rank", "nranks").cast(i64, strict=False))
                         for p in parts if p.height],
                        how="vertical_relaxed") if any(p.height for p in parts) else None
@@ -102,6 +104,11 @@ def _from_comms(init, nnodes, rank_nranks, conn, trees, proxy, comm_rank) -> pl.
     claims = claims.filter(pl.col("rank").is_not_null())
     top = pl.col("nranks").max().over("host", "pid")
     claims = claims.filter(top.is_null() | (pl.col("nranks") == top))
+    # a process whose largest communicator is one ncclCommSplit made (`ncclCommSplit comm .. rank 1 nranks 2 ..
+    # parent 0x..`, a sub-group of its parent: DeepSpeed's TP group, Megatron's) shows a group-local rank only,
+    # no global one (dv13-064's TP pair: its label counts none)
+    split_only = ((pl.col("_split") | pl.col("nranks").is_null()).all() & pl.col("_split").any()).over("host", "pid")
+    claims = claims.filter(~split_only)
     per_dev = claims.sort("line").group_by("host", "pid", "dev", maintain_order=True).agg(
         pl.coalesce(pl.col("rank").filter(pl.col("nranks").is_not_null()).first(),
                     pl.col("rank").max()).alias("rank"),

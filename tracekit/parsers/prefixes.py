@@ -71,8 +71,11 @@ _PARTS = [
     # HH:mm:ss.SSS Z} | {level: <8} | {name}:{function}:{line} - `; the zone is newer)
     r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}(?: [+\-]\d\d:\d\d)? \| "
     r"(?P<lv17>INFO|WARNING|ERROR|DEBUG|CRITICAL) *\| [\w.<>]+:[\w<>]+:\d+ - ",
-    # icefall / k2's logger after it: `[train.py:546] (0/7) `, the writer's rank and the world's size
-    r"\[[\w.\-]+:\d+\] \((?P<slash_rank>\d+)/(?P<slash_world>\d+)\) ",
+    # icefall / k2's logger after it: `[train.py:546] (0/7) `, the writer's rank and the world's size; ESPnet's
+    # `[host:0/3] ` (github:espnet/espnet espnet2/tasks/abs_task.py main_worker, logging.basicConfig's format
+    # `[{host}:{dist_rank}/{dist_world_size}] %(asctime)s (%(module)s:%(lineno)d) %(levelname)s: `; a paste may
+    # have lost the `[host` before it): the same two numbers
+    r"(?:\[[\w.\-]+:\d+\] \(|\[?[\w\-]*:)(?P<slash_rank>\d+)/(?P<slash_world>\d+)[)\]] ",
     r"\[(?P<lv8>INFO|WARNING|ERROR|DEBUG|CRITICAL)\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ \w+: ",
     # Ray's logger: `2022-03-11 01:47:25,905\tINFO torch.py:66 -- `
     r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\t(?P<lv11>INFO|WARNING|ERROR|DEBUG|CRITICAL) [\w.]+:\d+ -- ",
@@ -100,6 +103,7 @@ MAYBE_PREFIX = (r"^(?:[\w.\-]+: |\[|\(|>|\x1b|←|[\w.\-]+/\d+ [\[(]|\d{4}-\d\d-
                 r"|[A-Z][a-z]{2} (?:[ \d]\d |[A-Z][a-z]{2} )|P\d+ \d"
                 r"|[\w.\-]+ +\| |\s+\[[\d,]+\]<std"
                 r"|\d\d:\d\d:\d\d[.,\d]*[ \t]"
+                r"|:\d+/\d+\] "
                 r"|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)[: ])")
 TIMESTAMP = r"^\[?(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]?\s"
 ANSI = r"(?:\x1b|←)\[\d{0,3}(?:;\d{1,3})*[mK]"

@@ -56,6 +56,24 @@ RANK_WORDS = (
              r"local_rank=\d+, node_rank=\d+",
              "Ray Train python/ray/train/_internal/backend_executor.py (the driver's list of its workers)",
              "each worker's global rank, with its host and pid"),
+    # c10d's notice of a peer's aborted communicator (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp, torch
+    # 1.9-1.12 checkForNCCLErrorsInternal: `[Rank 2] Found key in store: NCCLABORTEDCOMM:<id>, from rank: 0. This
+    # means that rank has aborted its NCCL communicators previously`): the rank that wrote the key (rank 0
+    # aborted), besides the writer its `[Rank 2]` names
+    RankWord(r"\bFound key in store: NCCLABORTEDCOMM:\w+, from rank: (?P<other>\d+)\b",
+             "pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (checkForNCCLErrorsInternal)",
+             "the global rank that aborted its communicators and wrote the key"),
+    # llm.c's multi-GPU set-up (llmc/zero.cuh multi_gpu_config_init: `printf("ProcessID:%d, NumProcess::%d,
+    # DeviceId:%d\n", result.process_rank, result.num_processes, ...)`, the rank ncclCommInitRank is given;
+    # `Started Multi Node training managed by Slurm: ` before it under Slurm)
+    RankWord(r"\bProcessID:(?P<rank>\d+), NumProcess::?(?P<world>\d+)",
+             "llm.c llmc/zero.cuh multi_gpu_config_init",
+             "the writer's global rank and the world's size"),
+    # YOLOX yolox/core/launch.py _distributed_worker (`logger.info("Rank {} initialization finished.".format(
+    # global_rank))`, global_rank = machine_rank * num_gpus_per_machine + local_rank), before its process group
+    RankWord(r"\bRank (?P<rank>\d+) initialization finished\.",
+             "YOLOX yolox/core/launch.py _distributed_worker",
+             "the writer's global rank"),
     RankWord(r"\bGlobal Checkpoint Save : Rank: (?P<rank>\d+) :",
              "NeMo nemo/utils/callbacks/dist_ckpt_io.py (`Global Checkpoint Save : Rank: "
              "{torch.distributed.get_rank()} : Iteration: ...`)",
@@ -130,7 +148,7 @@ NOT_SAID = r"\bdef \w+\(|\s--[\w\-]+[= ]|^\[tracekit\] "
 ANY = any_of(*(w.pattern for w in RANK_WORDS))
 ANY_WRITER = any_of(*(w.pattern for w in WRITER_WORDS))
 ANY_TAG = any_of(*(w.pattern for w in MID_TAGS))
-CHEAP = r"(?i)rank|\]<std|process_(?:id|index)"
+CHEAP = r"(?i)rank|\]<std|process_(?:id|index)|ProcessID:"
 
 
 def parse(lines: pl.DataFrame) -> Parsed:

@@ -153,3 +153,34 @@ def test_vllm_ascend_over_ray_pipeline_stages_at_two_to_ten_tokens_a_second_is_s
 
 def test_an_engine_at_hundreds_of_tokens_a_second_stays_healthy():
     assert decide(ingest([_wild("dv14-040")])).kind == Kind.HEALTHY
+
+
+@pytest.mark.parametrize("last,ends", [("Process finished with exit code 0", True),
+                                       ("Process finished with exit code 1", False),
+                                       ("Model loading finished successfully", False)])
+def test_an_ide_console_or_a_process_that_ended_well_is_an_end(tmp_path, last, ends):
+    s = text_store(tmp_path, "epoch 1 loss 0.5\n" + last + "\n")
+    assert bool(events_of(s, EventKind.PROGRAM_END).height) is ends
+
+
+# --- parsers/series.py: Pax's counter, a step printed once by each rank, a decimal is no counter ---
+
+def test_paxs_step_i_lines_are_steps(tmp_path):
+    s = text_store(tmp_path, "I0501 10:00:00.123456 140 programs.py:710] step_i: 100, training loss: 2.345\n"
+                             "I0501 10:00:52.123456 140 programs.py:710] step_i: 200, training loss: 2.145\n")
+    assert events_of(s, EventKind.STEP)["step"].to_list() == [100, 200]
+    assert decide(s).kind == Kind.HEALTHY
+
+
+def test_one_step_printed_once_by_each_rank_is_each_ranks_step(tmp_path):
+    s = text_store(tmp_path, "[rank0]: step 10 time 0.512s\n[rank1]: step 10 time 0.514s\n")
+    steps = events_of(s, EventKind.STEP)
+    assert steps["step"].to_list() == [10, 10] and sorted(steps["rank"].to_list()) == [0, 1]
+    v = decide(s)
+    assert v.kind == Kind.HEALTHY and "ranks 0,1 reached step 10" in v.summary
+
+
+def test_a_time_per_iteration_in_ms_is_no_counter_and_no_second(tmp_path):
+    s = text_store(tmp_path, "Time per iteration: 45.3 ms\n")
+    assert not events_of(s, EventKind.STEP).height
+    assert "45.3 s per step" not in decide(s).summary

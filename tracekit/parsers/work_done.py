@@ -46,6 +46,11 @@ DONE = r"(?:finished|completed?|done|succeeded|ended|passed|success(?:ful(?:ly)?
 #: training``, ``Successfully completed the benchmark``)
 FINISHED = (rf"(?i){START}(?:the |all |our )?{WORK}\s+(?:is |has |was |have )?(?:been )?(?:successfully |all )?"
             rf"{DONE}\b|(?i){START}(?:successfully )?(?:finished|completed)\s+(?:the |all )?{WORK}\b")
+#: (s25) the end in any subject's words where they say it went well: an IDE's run console (PyCharm's `Process
+#: finished with exit code 0`), a process that exited 0, anything `finished successfully` (a set-up step's is
+#: no work: ``FAILED`` takes it out)
+ENDED_WELL = (r"(?i)\bProcess finished with exit code 0\s*$|\bexited (?:normally )?with (?:exit )?(?:code|status) 0\b"
+              r"|\b(?:finished|completed|ended|exited) (?:successfully|normally|cleanly)\b")
 #: a rank said finished (``Rank 1 finished, time taken: 12.4 s``, ``[rank 0] done``, ``process 3 completed``);
 #: group ``rank``
 RANK_DONE = (r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)\b\]?:?\s+(?:is |has )?"
@@ -87,7 +92,8 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     calm = ~t.str.contains(FAILED)
     said = pl.col("text").str.strip_chars() != ""
     df = df.filter(said)
-    sentence = (t.str.contains(FINISHED) | t.str.contains(RANK_DONE)) & ~t.str.contains(PART)
+    sentence = ((t.str.contains(FINISHED) | t.str.contains(RANK_DONE) | t.str.contains(ENDED_WELL))
+                & ~t.str.contains(PART))
     ranked = t.str.contains(RANK_HEAD) | t.str.contains(RANK_OF)
     # (``time per iteration 12.3 ms`` names what a figure measures, no counter)
     counted = t.str.replace_all(r"(?i)\bper (?:iter(?:ation)?|step|batch|epoch)\b", "per_unit").str.contains(COUNTED)

@@ -60,6 +60,10 @@ RANK_DONE = (r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)
 SUMMARY = (r"(?i)(?:^|[\s\]|:-])(?:average|avg|mean|overall|final|total|test set|eval(?:uation)? result|"
            r"validation result)s?\b[\w /()\-]{0,40}?\b(?:time|throughput|speed|latency|bandwidth|busbw|algbw|loss"
            r"|accuracy|acc|perplexity|ppl|tokens/s|samples/s|img/sec|images/sec|it/s)\b[^\d\n]{0,20}\d")
+#: a serving engine's stat line of the last interval, never a summary over the run, printed once or not:
+#: vLLM's `Avg prompt throughput: ... tokens/s, Avg generation throughput: ..., Running: 4 reqs` (vllm/engine/
+#: metrics.py LoggingStatLogger.log, vllm/v1/metrics/loggers.py), SGLang's `#running-req: 1010, ...`
+INTERVAL = r"\bAvg (?:prompt|generation) throughput\b|#running-req\b|\bRunning: \d+ reqs\b"
 #: a line that names its rank at its start (``Rank 0:``, ``[rank1]``, ``rank=2``, ``process 3``); group ``rank``
 RANK_HEAD = r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)\b"
 #: what a rank's result line holds: a value it computed, a time or a rate it measured
@@ -103,7 +107,8 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     once = pl.len().over("file", shape) == 1
     # (a benchmark's table and its `#` comment lines are parsers/nccl_tests.py's and result_tables.py's)
     table = t.str.contains(r"^\s*(?:#|\d)")
-    result = ((t.str.contains(SUMMARY) & once) | (ranked & t.str.contains(RESULT))) & ~counted & ~table
+    result = (((t.str.contains(SUMMARY) & once) | (ranked & t.str.contains(RESULT))) & ~counted & ~table
+              & ~t.str.contains(INTERVAL))
     named = pl.coalesce(t.str.extract(RANK_HEAD, 1).cast(pl.Int64, strict=False),
                         t.str.extract(RANK_OF, 1).cast(pl.Int64, strict=False), "rank")
     got = df.filter(calm & (sentence | result)).with_columns(

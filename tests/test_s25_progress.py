@@ -75,7 +75,8 @@ def test_a_ranks_measured_result_is_its_result_and_a_rank_not_seen_ending_is_no_
 
 
 def test_a_value_printed_before_its_collective_is_no_result(tmp_path):
-    s = text_store(tmp_path, "rank 0 before all_reduce: tensor([1.])\nrank 1 before all_reduce: tensor([1.])\n")
+    s = text_store(tmp_path, "rank 0 before all_reduce: tensor([1.])\n"
+                             "rank 1 before all_reduce: tensor([1.])\n")
     assert not events_of(s, EventKind.PROGRAM_END).height
     assert decide(s).kind != Kind.HEALTHY
 
@@ -126,8 +127,8 @@ def test_clu_metric_lines_are_steps_with_their_rate(tmp_path):
 
 def _stats(gen: list[float], running: int = 4) -> list[dict]:
     return [dict(file="s.log", line=i + 1, kind="progress", where="series",
-                 message=f"Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: {g} tokens/s, "
-                         f"Running: {running} reqs, Waiting: 0 reqs, GPU KV cache usage: 82.7%")
+                 message=f"Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: {g} "
+                         f"tokens/s, Running: {running} reqs, Waiting: 0 reqs, GPU KV cache usage: 82.7%")
             for i, g in enumerate(gen)]
 
 

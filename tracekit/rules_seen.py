@@ -191,8 +191,9 @@ def serving_crawls(ev: Evidence) -> Verdict | None:
     msgs = ev.kinds(EventKind.PROGRESS, EventKind.STEP)
     if not msgs.height:
         return None
-    got = (msgs.with_columns(*(pl.col("message").str.extract(SERVER_STATS, i + 1).cast(pl.Float64, strict=False)
-                               .alias(n) for i, n in enumerate(("prompt", "gen", "running", "queued"))))
+    said = pl.col("message").str.extract
+    got = (msgs.with_columns(*(said(SERVER_STATS, i + 1).cast(pl.Float64, strict=False).alias(n)
+                               for i, n in enumerate(("prompt", "gen", "running", "queued"))))
            .drop_nulls("gen").sort("file", "line"))
     if not got.height:
         return None
@@ -206,8 +207,9 @@ def serving_crawls(ev: Evidence) -> Verdict | None:
 
     return Verdict(Kind.SLOW_PROGRESS, f"the serving engine generates only {span('gen')} tokens/s with "
                    f"{span('running')} requests running, on each of its "
-                   f"{s.height} stat lines: under {CRAWL:g} tokens/s in all, less than one decode stream gets from "
-                   "one GPU; not hung (every interval generated tokens), but the engine waits between its steps "
-                   "(pipeline stages across nodes, a socket transport, host offload): compare with one node's "
+                   f"{s.height} stat lines: under {CRAWL:g} tokens/s in all, less than one decode stream "
+                   "gets from one GPU; not hung (every interval generated tokens), but the engine waits "
+                   "between its steps (pipeline stages across nodes, a socket transport, host offload): "
+                   "compare with one node's "
                    f"throughput (no error logged; {ev.coverage.describe()})", [],
                    [Cited(a["file"], a["line"], a["message"]), Cited(b["file"], b["line"], b["message"])])

@@ -44,12 +44,14 @@ WORK = (r"(?:training|train|fine-?tuning|pre-?training|benchmark(?:ing)?|bench|t
 DONE = r"(?:finished|completed?|done|succeeded|ended|passed|success(?:ful(?:ly)?)?)"
 #: the work said finished (``Training finished``, ``Benchmark completed successfully``, ``Finished
 #: training``, ``Successfully completed the benchmark``)
-FINISHED = (rf"(?i){START}(?:the |all |our )?{WORK}\s+(?:is |has |was |have )?(?:been )?(?:successfully |all )?"
-            rf"{DONE}\b|(?i){START}(?:successfully )?(?:finished|completed)\s+(?:the |all )?{WORK}\b")
+FINISHED = (rf"(?i){START}(?:the |all |our )?{WORK}\s+(?:is |has |was |have )?(?:been )?"
+            rf"(?:successfully |all )?{DONE}\b"
+            rf"|(?i){START}(?:successfully )?(?:finished|completed)\s+(?:the |all )?{WORK}\b")
 #: (s25) the end in any subject's words where they say it went well: an IDE's run console (PyCharm's `Process
 #: finished with exit code 0`), a process that exited 0, anything `finished successfully` (a set-up step's is
 #: no work: ``FAILED`` takes it out)
-ENDED_WELL = (r"(?i)\bProcess finished with exit code 0\s*$|\bexited (?:normally )?with (?:exit )?(?:code|status) 0\b"
+ENDED_WELL = (r"(?i)\bProcess finished with exit code 0\s*$"
+              r"|\bexited (?:normally )?with (?:exit )?(?:code|status) 0\b"
               r"|\b(?:finished|completed|ended|exited) (?:successfully|normally|cleanly)\b")
 #: a rank said finished (``Rank 1 finished, time taken: 12.4 s``, ``[rank 0] done``, ``process 3 completed``);
 #: group ``rank``
@@ -58,13 +60,14 @@ RANK_DONE = (r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)
              r"|exited with (?:code|status) 0\b)")
 #: a figure measured over the whole run, named as such: a word of the summary, then what it measures
 SUMMARY = (r"(?i)(?:^|[\s\]|:-])(?:average|avg|mean|overall|final|total|test set|eval(?:uation)? result|"
-           r"validation result)s?\b[\w /()\-]{0,40}?\b(?:time|throughput|speed|latency|bandwidth|busbw|algbw|loss"
-           r"|accuracy|acc|perplexity|ppl|tokens/s|samples/s|img/sec|images/sec|it/s)\b[^\d\n]{0,20}\d")
+           r"validation result)s?\b[\w /()\-]{0,40}?\b(?:time|throughput|speed|latency|bandwidth|busbw|algbw"
+           r"|loss|accuracy|acc|perplexity|ppl|tokens/s|samples/s|img/sec|images/sec|it/s)\b[^\d\n]{0,20}\d")
 #: a serving engine's stat line of the last interval, never a summary over the run, printed once or not:
 #: vLLM's `Avg prompt throughput: ... tokens/s, Avg generation throughput: ..., Running: 4 reqs` (vllm/engine/
 #: metrics.py LoggingStatLogger.log, vllm/v1/metrics/loggers.py), SGLang's `#running-req: 1010, ...`
 INTERVAL = r"\bAvg (?:prompt|generation) throughput\b|#running-req\b|\bRunning: \d+ reqs\b"
-#: a line that names its rank at its start (``Rank 0:``, ``[rank1]``, ``rank=2``, ``process 3``); group ``rank``
+#: a line that names its rank at its start (``Rank 0:``, ``[rank1]``, ``rank=2``, ``process 3``); group
+#: ``rank``
 RANK_HEAD = r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)\b"
 #: what a rank's result line holds: a value it computed, a time or a rate it measured
 RESULT = (r"(?i)\bresult|\boutput\b|\bsum\b|\breduced\b|\bgathered\b|\bafter\b.*\btensor\(|\d\s*(?:ms|us|s|sec"
@@ -79,8 +82,8 @@ FAILED = (r"(?i)\b(?:error|errors|fail\w*|exception|traceback|abort\w*|killed|ti
           r"|input|sending)\b")
 #: a finish that says it went wrong (``finished with errors``, ``completed with exit code 1``): no clean end,
 #: whoever prints it (parsers/trainer.py's own end patterns are read through it too)
-WENT_WRONG = (r"(?i)\b(?:with (?:errors?|failures?|exceptions?|exit (?:code|status) [1-9])|error|errors|failed|"
-              r"failure|abort\w*|unsuccessful\w*|abnormal\w*|non-?zero)\b")
+WENT_WRONG = (r"(?i)\b(?:with (?:errors?|failures?|exceptions?|exit (?:code|status) [1-9])|error|errors"
+              r"|failed|failure|abort\w*|unsuccessful\w*|abnormal\w*|non-?zero)\b")
 #: a part of the work said finished (``Epoch 3 finished``, ``iteration 10 done``): the next one follows
 PART = r"(?i)\b(?:epoch|iteration|step \d|batch \d)"
 #: a counter on a line: a progress line (parsers/series.py's), not a result over the run
@@ -100,7 +103,8 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
                 & ~t.str.contains(PART))
     ranked = t.str.contains(RANK_HEAD) | t.str.contains(RANK_OF)
     # (``time per iteration 12.3 ms`` names what a figure measures, no counter)
-    counted = t.str.replace_all(r"(?i)\bper (?:iter(?:ation)?|step|batch|epoch)\b", "per_unit").str.contains(COUNTED)
+    per = r"(?i)\bper (?:iter(?:ation)?|step|batch|epoch)\b"
+    counted = t.str.replace_all(per, "per_unit").str.contains(COUNTED)
     # (a summary is printed once: one printed again and again is an interval's, vLLM's `Avg prompt throughput:
     # ...` every 10 s, parsers/series.py's)
     shape = t.str.replace_all(r"\d+(?:\.\d+)?", "#").str.slice(0, 40)

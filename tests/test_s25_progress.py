@@ -185,3 +185,10 @@ def test_a_time_per_iteration_in_ms_is_no_counter_and_no_second(tmp_path):
     s = text_store(tmp_path, "Time per iteration: 45.3 ms\n")
     assert not events_of(s, EventKind.STEP).height
     assert "45.3 s per step" not in decide(s).summary
+
+
+def test_a_report_of_every_ranks_figure_printed_by_one_process_is_no_result_of_theirs():
+    # (FlagScale's straggler report on rank 0, `[default0]:    Rank 1: 10.12ms`: rank 0's table of the others)
+    s = ingest([_wild("torch-043")])
+    results = events_of(s, EventKind.PROGRAM_END).filter(events_of(s, EventKind.PROGRAM_END)["where"] == "result")
+    assert set(results["rank"].to_list()) <= {0}

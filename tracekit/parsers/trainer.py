@@ -163,8 +163,12 @@ def parse(lines: pl.DataFrame) -> Parsed:
     # (a logger header the lines frame took off, `2024-04-10 04:59:03 | INFO | logs | `, still dates the line)
     said_ts = pl.col("raw").str.extract(STAMP, 1) if "raw" in lines.columns else pl.lit(None, pl.Utf8)
     tag = pl.col("launch_rank") if "launch_rank" in lines.columns else pl.lit(None, pl.Int64)
+    # (the process a launcher's prefix names, whatever number it gives: parsers/work_done.py's reports)
+    procs = [c for c in ("rank_tag", "mpi_rank", "launch_rank", "local_tag", "task_tag", "bare_tag", "word_tag")
+             if c in lines.columns]
+    proc = pl.coalesce(*(pl.col(c).cast(pl.Utf8) for c in procs)) if procs else pl.lit(None, pl.Utf8)
     df = lines.select("file", "line", "text", pl.coalesce("ts", said_ts).alias("ts"),
-                      pl.coalesce("rank_tag", "mpi_rank").alias("rank"), tag.alias("_tag"))
+                      pl.coalesce("rank_tag", "mpi_rank").alias("rank"), tag.alias("_tag"), proc.alias("_proc"))
     frames = []
 
     def add(kind: str, mask: pl.Expr, pattern: str | None = None) -> None:
@@ -258,7 +262,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     n = len(frames)
     add(EventKind.TRAIN_ARG, t.str.contains(HF_ACCUM), HF_ACCUM)
     frames[n:] = [f.with_columns(pl.lit("gradient_accumulation_steps").alias("key")) for f in frames[n:]]
-    events = (pl.concat(frames, how="diagonal_relaxed").drop("_tag", "_ok", "_ran", strict=False) if frames
+    events = (pl.concat(frames, how="diagonal_relaxed").drop("_tag", "_proc", "_ok", "_ran", strict=False)
+              if frames
               else None)
     if events is not None:
         events = events.with_columns(

@@ -113,8 +113,17 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     table = t.str.contains(r"^\s*(?:#|\d)")
     result = (((t.str.contains(SUMMARY) & once) | (ranked & t.str.contains(RESULT))) & ~counted & ~table
               & ~t.str.contains(INTERVAL))
-    named = pl.coalesce(t.str.extract(RANK_HEAD, 1).cast(pl.Int64, strict=False),
-                        t.str.extract(RANK_OF, 1).cast(pl.Int64, strict=False), "rank")
+    said = pl.coalesce(t.str.extract(RANK_HEAD, 1).cast(pl.Int64, strict=False),
+                       t.str.extract(RANK_OF, 1).cast(pl.Int64, strict=False))
+    named = pl.coalesce(said, "rank")
+    # (a line a process prints about another rank, under its own launcher tag: `[default0]:    Rank 1: 10.12ms`
+    # in FlagScale's straggler report of rank 0 (samples/wild/torch-043), is no result of rank 1's own)
+    # (one process, under one launcher prefix, that names several ranks on its result lines prints a table of
+    # theirs)
+    proc = pl.col("_proc") if "_proc" in df.columns else pl.lit(None, pl.Utf8)
+    table_of = (result & said.is_not_null()).cast(pl.Int32).sum().over("file", proc) > 1
+    others = proc.is_not_null() & table_of & (said.n_unique().over("file", proc, result) > 1)
+    result = result & ~others
     got = df.filter(calm & (sentence | result)).with_columns(
         pl.lit(EventKind.PROGRAM_END).alias("kind"), t.str.strip_chars().alias("message"),
         pl.when(sentence).then(pl.lit("program")).otherwise(pl.lit("result")).alias("where"),

@@ -159,6 +159,14 @@ STEPS: tuple[Message, ...] = (
             "in the time it names (MONAI's SupervisedTrainer is an ignite Engine: the same line)",
             "pytorch/ignite ignite/engine/engine.py:1142-1143 (`self.logger.info(f\"Epoch[{self.state.epoch}] "
             "Complete. Time taken: {hours:02d}:{mins:02d}:{secs:06.3f}\")`, in the epoch loop; :1341 the same)"),
+    # (s25) CLU's LoggingWriter (t5x, big_vision, scenic, Flax's examples: the metrics of a step as absl INFO)
+    Message("clu_logging_writer", r"(?:^|\] )\[(?P<step>\d+)\](?: collection=\w+)? [\w/.\-]+=[-+\d.]",
+            "CLU's LoggingWriter.write_scalars: the step, the writer's collection, then the step's scalars "
+            "`key=value` sorted by key (t5x's `timing/seconds`, `timing/steps_per_second`: "
+            "t5x/trainer.py); the run goes on",
+            "google/CommonLoopUtils clu/metric_writers/logging_writer.py `write_scalars` (`logging.info("
+            "\"[%d]%s %s\", step, self._collection_str, \", \".join(values))`, `_collection_str = "
+            "f\" collection={collection}\"`)"),
     Message("monai_epoch_metrics", r"\bEpoch\[(?P<step>\d+)\] Metrics -- \w",
             "MONAI's StatsHandler at an epoch's end (EPOCH_COMPLETED): that epoch's metrics; an evaluator's "
             "handler prints the trainer's epoch it validated (`global_epoch_transform`), the same number",

@@ -171,8 +171,12 @@ def every_rank_ended(ev: Evidence) -> Verdict | None:
         ended |= seen  # (the master speaks for every node of the job, the ranks seen among them)
     if seen - ended or (not seen and ends["rank"].drop_nulls().len()):
         return None
-    who_ended = (f"{'rank' if len(ended) == 1 else 'ranks'} {fmt_ranks(sorted(ended))} each ended cleanly"
-                 if ended else "the program said it ended cleanly")
+    # (s25) a result printed over the run, or by each rank (parsers/work_done.py): the work done, said so
+    results = (ends["where"] == "result").all()
+    who_ended = (f"{'rank' if len(ended) == 1 else 'ranks'} {fmt_ranks(sorted(ended))} each "
+                 f"{'printed its result' if results else 'ended cleanly'}" if ended
+                 else "the program printed its results over the run" if results
+                 else "the program said it ended cleanly")
     if checked.any():
         said_by = ends.filter(checked)["message"][0]
         check = next(m for m in progress_messages.CHECKS if re.search(m.pattern, said_by))

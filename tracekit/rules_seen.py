@@ -172,3 +172,44 @@ def one_step_seen(ev: Evidence) -> Verdict | None:
                    f"ends there, mid-loop: {why}; one or two lines are a snapshot, not a trend (a slowdown "
                    f"after them is not seen) ({ev.coverage.describe()})", [],
                    [Cited(top["file"], top["line"], top["message"])])
+
+
+#: (s25) a generation throughput under this many tokens/s summed over every running request: below what one
+#: decode stream of an LLM gets from one GPU (decoding reads every weight once per token: a 7B model in bf16
+#: on an A100, 14 GB at 2 TB/s, runs at about 100 tokens/s; a 70B one over 8 GPUs at 20-40)
+CRAWL = 10.0
+
+
+def serving_crawls(ev: Evidence) -> Verdict | None:
+    """A serving engine's stat lines (``SERVER_STATS``), 3 or more in one file, every one with requests
+    running and a generation throughput above 0 but under ``CRAWL`` tokens/s, nothing but calm lines:
+    SLOW_PROGRESS. Not hung (every interval generated tokens), but the whole engine generates fewer tokens a
+    second than a single decode stream gets from one GPU: the engine waits on something between its steps
+    (pipeline stages across nodes, a socket transport, host offload)."""
+    if not calm(ev, init_done=True, nothing_looked_at=True):
+        return None
+    msgs = ev.kinds(EventKind.PROGRESS, EventKind.STEP)
+    if not msgs.height:
+        return None
+    said = pl.col("message").str.extract
+    got = (msgs.with_columns(*(said(SERVER_STATS, i + 1).cast(pl.Float64, strict=False).alias(n)
+                               for i, n in enumerate(("prompt", "gen", "running", "queued"))))
+           .drop_nulls("gen").sort("file", "line"))
+    if not got.height:
+        return None
+    top = got.group_by("file").len().sort("len", descending=True).row(0, named=True)
+    s = got.filter(pl.col("file") == top["file"])
+    if s.height < 3 or (s["running"] <= 0).any() or (s["gen"] <= 0).any() or (s["gen"] >= CRAWL).any():
+        return None
+    a, b = s.row(0, named=True), s.row(-1, named=True)
+    def span(c: str) -> str:
+        return f"{s[c].min():g}" if s[c].min() == s[c].max() else f"{s[c].min():g}-{s[c].max():g}"
+
+    return Verdict(Kind.SLOW_PROGRESS, f"the serving engine generates only {span('gen')} tokens/s with "
+                   f"{span('running')} requests running, on each of its "
+                   f"{s.height} stat lines: under {CRAWL:g} tokens/s in all, less than one decode stream "
+                   "gets from one GPU; not hung (every interval generated tokens), but the engine waits "
+                   "between its steps (pipeline stages across nodes, a socket transport, host offload): "
+                   "compare with one node's "
+                   f"throughput (no error logged; {ev.coverage.describe()})", [],
+                   [Cited(a["file"], a["line"], a["message"]), Cited(b["file"], b["line"], b["message"])])

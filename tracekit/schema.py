@@ -99,7 +99,7 @@ EVENT_KINDS = {
     "telling_line": "a line no parser decodes whose words read as a crash, a transport failure, a wait or "
                     "an error (it stays an unknown line): message = its text, where = its class",
     # --- branch progress (session 15, issue 31): a server's own word that it starts and serves
-    # (parsers/trainer.py's _serving) ---
+    # (parsers/serving.py) ---
     "served": "a server's own line that it served work: an HTTP access line (uvicorn's `\"POST "
               "/v1/completions HTTP/1.1\" 200 OK`; where = request, or request_failed for a 5xx), SGLang's "
               "`Prefill batch. ... #running-req: 28, #queue-req: 0` (where = batch)",

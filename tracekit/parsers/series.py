@@ -107,6 +107,8 @@ TIMES = (
     (r"(?i)\bms/(?:step|iter|batch)\s*[:=]?\s*([\d.]+)", 1e-3),
     (r"([\d.]+)\s*ms/step\b", 1e-3),
     (r"(?i)\bstep[_ ]time(?: \(s\))?[:=]\s*([\d.]+)\s*s?\b", 1.0),
+    (r"(?i)\btime[/_ ]?(?:per[_ ])?(?:step|iter(?:ation)?)[:=]\s*([\d.]+)\s*ms\b", 1e-3),  # (s25: `Time per
+    # iteration: 45.3 ms`, its unit after the figure)
     (r"(?i)\btime[/_ ]?(?:per[_ ])?(?:step|iter(?:ation)?)[:=]\s*([\d.]+)\b", 1.0),
     (r"(?i)\bbatch \(t\):\s*([\d.]+)", 1.0),
     # nanoGPT's `iter 100: loss 4.2345, time 123.45ms, mfu 35.12%`, modded-nanogpt's `step_avg:123.45ms`
@@ -141,8 +143,10 @@ NAMED_RANK = r"(?i)^\W{0,3}rank\s*[:=#]?\s*(\d+)\b"
 LEVEL = r"^.{0,60}?\b(?:WARNING|WARN|W|INFO|I)\b"
 #: a number a counter word names (its text in front: ``batch 50``, ``iteration: 991``, ``Step: 2/951``; not a
 #: rendezvous' ``round 3``: rounds rise as workers restart)
+#: (s25: Pax's `step_i: 100, training loss: 2.34`, paxml/programs.py `logging.info('step_i: %d, training loss:
+#: %s', step_i, loss)`: a counter word with an index suffix)
 COUNTER = (r"(?i)(?:^|[^\w])(?:global_step|step|steps|iter|iters|iteration|update|updates|num_updates|"
-           r"batch|consumed_samples|consumed_tokens|samples)[\s:=#\[]{0,4}$")
+           r"batch|consumed_samples|consumed_tokens|samples)(?:_(?:i|idx|num))?[\s:=#\[]{0,4}$")
 EPOCH = r"(?i)(?:^|[^\w])epoch[\s:=#\[]{0,4}$"
 #: a line of a loop's progress names what it counts
 WORDED = r"(?i)\b(?:step|iter|iteration|epoch|batch|update|samples|tokens)s?\b"
@@ -162,8 +166,8 @@ MIN_COUNTED = 2
 #: mfu: 10.46%` (pytorch/torchtitan train.py `f"{color.cyan}step: {train_state.step:2}  " f"{color.green}loss:
 #: ..." f"{color.blue}wps: {round(wps):,}  " f"{color.magenta}mfu: {mfu:.2f}%"`). A log excerpt often holds one
 #: such line; one line is a snapshot of the loop (the rules say so), never a series' trend.
-LONE_COUNTER = (r"(?i)(?:^|[^\w])(?:global_step|steps?|iter|iteration|batch|update)[\s:=#\[]{0,4}(\d+)"
-                r"(?:\s*/\s*(\d+))?\b")
+LONE_COUNTER = (r"(?i)(?:^|[^\w])(?:global_step|steps?|iter|iteration|batch|update)(?:_(?:i|idx|num))?"
+                r"[\s:=#\[]{0,4}(\d+)(?:\s*/\s*(\d+))?(?:$|[^\w.]|\.(?:$|\D))")  # (not `iteration: 45.3 ms`)
 LONE_EPOCH = r"(?i)(?:^|[^\w])epoch[\s:=#\[]{0,4}(\d+)\s*/\s*(\d+)\b"
 LONE_LOSS = r"(?i)\bloss\b\W{0,3}(?:loss=)?[-+]?\d"
 #: (s24, issue 31) a serving engine's periodic stat line printed once or twice (three or more are a series):
@@ -205,7 +209,13 @@ def parse(lines: pl.DataFrame) -> Parsed:
     cand = cand.filter(~said.str.contains(NOT_PROGRESS)).with_columns(
         pl.col("_full").str.slice(0, KEY).alias("_tmpl"))
     counts = cand.group_by("file", "_tmpl").agg(pl.len().alias("_n"))
-    once = cand.join(counts.filter(pl.col("_n") == 1), on=["file", "_tmpl"], how="semi")
+    # (s25) a template printed once by each rank (`[rank0]: step 10 time 0.512s`, `[rank1]: step 10 ...`) is a
+    # lone line of each: one step of the loop seen on every rank that printed it
+    per_rank = cand.group_by("file", "_tmpl").agg(pl.col("rank").n_unique().alias("_r"), pl.len().alias("_n"),
+                                                  pl.col("rank").null_count().alias("_none"))
+    each_once = per_rank.filter((pl.col("_n") > 1) & (pl.col("_r") == pl.col("_n")) & (pl.col("_none") == 0))
+    once = cand.join(pl.concat([counts.filter(pl.col("_n") == 1).select("file", "_tmpl"),
+                                each_once.select("file", "_tmpl")]), on=["file", "_tmpl"], how="semi")
     few = cand.join(counts.filter(pl.col("_n") < MIN_LINES), on=["file", "_tmpl"], how="semi")
     lone = pl.concat([_lone(once), _served(few)], how="diagonal_relaxed")
     cand = cand.join(counts.filter(pl.col("_n") >= MIN_COUNTED), on=["file", "_tmpl"], how="semi")

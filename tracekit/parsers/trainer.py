@@ -19,7 +19,7 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit import progress_messages
-from tracekit.parsers import Parsed, any_of
+from tracekit.parsers import Parsed, any_of, serving, work_done
 from tracekit.parsers.text import PREFIX
 from tracekit.schema import EventKind
 
@@ -163,8 +163,12 @@ def parse(lines: pl.DataFrame) -> Parsed:
     # (a logger header the lines frame took off, `2024-04-10 04:59:03 | INFO | logs | `, still dates the line)
     said_ts = pl.col("raw").str.extract(STAMP, 1) if "raw" in lines.columns else pl.lit(None, pl.Utf8)
     tag = pl.col("launch_rank") if "launch_rank" in lines.columns else pl.lit(None, pl.Int64)
+    # (the process a launcher's prefix names, whatever number it gives: parsers/work_done.py's reports)
+    procs = [c for c in ("rank_tag", "mpi_rank", "launch_rank", "local_tag", "task_tag", "bare_tag", "word_tag")
+             if c in lines.columns]
+    proc = pl.coalesce(*(pl.col(c).cast(pl.Utf8) for c in procs)) if procs else pl.lit(None, pl.Utf8)
     df = lines.select("file", "line", "text", pl.coalesce("ts", said_ts).alias("ts"),
-                      pl.coalesce("rank_tag", "mpi_rank").alias("rank"), tag.alias("_tag"))
+                      pl.coalesce("rank_tag", "mpi_rank").alias("rank"), tag.alias("_tag"), proc.alias("_proc"))
     frames = []
 
     def add(kind: str, mask: pl.Expr, pattern: str | None = None) -> None:
@@ -224,7 +228,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     for m in progress_messages.STEPS:  # (s18) a runtime's own line per step done, read from its code
         add(EventKind.STEP, t.str.contains(m.pattern), m.pattern)
     # (an iteration's report in an end's words, Ray Train's `Training finished iteration 3 at ...`, is a step)
-    add(EventKind.PROGRAM_END, t.str.contains(PROGRAM_END) & ~t.str.contains(NOT_END))
+    add(EventKind.PROGRAM_END, t.str.contains(PROGRAM_END) & ~t.str.contains(NOT_END)
+        & ~t.str.contains(work_done.WENT_WRONG))
     ran = t.str.contains(TESTS_RAN)
     after = pl.any_horizontal(ran.shift(k).over("file").fill_null(False) for k in (1, 2, 3))
     df = df.with_columns((t.str.contains(TESTS_OK) & after).alias("_ok"),
@@ -240,8 +245,13 @@ def parse(lines: pl.DataFrame) -> Parsed:
                        t.str.extract(NO_PROGRESS, 1).cast(pl.Int64, strict=False), "rank", "_tag")
     frames[n:] = [f.with_columns(said.alias("rank"), pl.lit("program").alias("where"))
                   .drop("stalled", strict=False) for f in frames[n:]]
+    # (s25) the same fact in general words: a finish sentence, a result summary, a rank's own result
+    done = [f.filter(~pl.col("text").str.contains(PROGRAM_END) & ~pl.col("text").str.contains(NOT_END)
+                     & ~pl.col("text").str.contains(any_of(*STEP_PATTERNS)))
+            for f in work_done.events(df.drop("_ok", "_ran"))]
+    frames += done
     add(EventKind.COMM_OP, t.str.contains("comm op: "), COMM_OP)
-    if (served := _serving(df)) is not None:  # (an inference server's start-up and requests)
+    if (served := serving.events(df)) is not None:  # (an inference server's start-up and requests)
         frames.append(served)
     add(EventKind.TRAIN_START, t.str.contains(TRAIN_START))
     add(EventKind.TRAIN_END, t.str.contains(r"\{'train_runtime'"))
@@ -252,7 +262,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     n = len(frames)
     add(EventKind.TRAIN_ARG, t.str.contains(HF_ACCUM), HF_ACCUM)
     frames[n:] = [f.with_columns(pl.lit("gradient_accumulation_steps").alias("key")) for f in frames[n:]]
-    events = (pl.concat(frames, how="diagonal_relaxed").drop("_tag", "_ok", "_ran", strict=False) if frames
+    events = (pl.concat(frames, how="diagonal_relaxed").drop("_tag", "_proc", "_ok", "_ran", strict=False)
+              if frames
               else None)
     if events is not None:
         events = events.with_columns(
@@ -294,9 +305,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
                  r"\{'train_runtime'|\{'eval_\w*loss'",
                  LOGGED_EVERY, MEGATRON_WORLD, ITERATION, PROGRAM_END, PHASES, NO_PROGRESS, TF_STEP, MXNET,
                  KERAS_EPOCH, KERAS_DONE, KERAS_BAR, DS_TIMER, VERL, FAIRSEQ, FAIRSEQ_OLD, STEP_BAR,
-                 IMAGENET, MMCV_EPOCH, MMCV_ITER, TESTS_RAN, PYTEST_PASSED, SERVING, TQDM_TAIL, OWN_STEPS))
+                 IMAGENET, MMCV_EPOCH, MMCV_ITER, TESTS_RAN, PYTEST_PASSED, serving.SERVING, TQDM_TAIL,
+                 OWN_STEPS))
     ) | pl.col("_ok")
-    return Parsed("trainer", {"events": events, "ranks": ranks}, df.filter(used).select("file", "line"))
+    claimed = pl.concat([df.filter(used).select("file", "line"), *(f.select("file", "line") for f in done)])
+    return Parsed("trainer", {"events": events, "ranks": ranks}, claimed.unique().sort("file", "line"))
 
 
 def _own_lines(lines: pl.DataFrame, df: pl.DataFrame) -> pl.DataFrame:
@@ -341,60 +354,3 @@ def _keras(df: pl.DataFrame, frames: list[pl.DataFrame]) -> None:
         frames.append(last.with_columns(pl.lit(EventKind.PROGRAM_END).alias("kind"),
                                         pl.lit("program").alias("where"),
                                         said.alias("message")).drop("_e", "_of"))
-
-
-# --- (progress, issue 31) An inference server's own word that it starts and serves.
-#
-# Written from the code that prints it:
-#
-# - SGLang's model runner (python/sglang/srt/model_executor/model_runner.py): ``Init torch distributed ends.
-#   mem usage=1.77 GB`` (every TP/PP rank, once its process groups exist), ``Load weight begin. avail
-#   mem=...``, ``Load weight end. ...``, ``Memory pool end. ...``, ``Capture cuda graph begin/end. ...``;
-#   its HTTP server (entrypoints/http_server.py) ``The server is fired up and ready to roll!`` once its
-#   warm-up request returned;
-# - SGLang's scheduler (managers/scheduler_metrics_mixin.py): ``Prefill batch. #new-seq: 2, #new-token: 2,
-#   #cached-token: 8027, token usage: 0.26, #running-req: 28, #queue-req: 0`` (newer: ``Prefill batch,``);
-#   its ``Decode batch`` lines carry a throughput and are read by parsers/series.py;
-# - uvicorn (vLLM's and SGLang's API servers; uvicorn/logging.py's access formatter): ``INFO:
-#   127.0.0.1:20504 - "POST /v1/completions HTTP/1.1" 200 OK``, and ``Application startup complete.``.
-#
-# A ``served`` event per request line (``where="request"``; a 5xx status ``where="request_failed"``, a probe
-# of its liveness or metrics ``where="probe"``: answered while the engine behind it hangs) and per
-# batch line (``where="batch"``); a ``server_up`` event per milestone (``where`` its phase: ``dist_init``,
-# ``load_weights``, ``memory_pool``, ``cuda_graph``, ``ready``).
-
-#: an HTTP access line: the request and its status
-HTTP_ACCESS = r"\"(?:GET|POST|PUT|DELETE|PATCH|HEAD) /\S* HTTP/[\d.]+\" (\d{3})\b"
-#: a request that asks whether the server is up, not for work (a liveness or metrics probe, a model list):
-#: it is answered while the engine behind it hangs
-HTTP_PROBE = r"\"(?:GET|HEAD) /(?:metrics|health\w*|ping|v1/models|get_model_info|get_server_info|version)\b"
-#: SGLang's scheduler scheduling a prefill batch
-PREFILL_BATCH = r"\bPrefill batch[.,] #new-seq: \d+, #new-token: \d+"
-#: start-up milestones, by phase
-SERVER_MILESTONES = {
-    "dist_init": r"\bInit torch distributed ends\b",
-    "load_weights": r"\bLoad weight (?:begin|end)\b",
-    "memory_pool": r"\bMemory pool end\b",
-    "cuda_graph": r"\bCapture cuda graph (?:begin|end)\b",
-    "ready": r"\bThe server is fired up and ready to roll!|\bApplication startup complete\.",
-}
-#: every line this module reads
-SERVING = "|".join([HTTP_ACCESS, PREFILL_BATCH, *SERVER_MILESTONES.values()])
-
-
-def _serving(df: pl.DataFrame) -> pl.DataFrame | None:
-    """The serving lines of ``df`` (``file``, ``line``, ``text``, ``ts``, ``rank``) as events, else None."""
-    t = pl.col("text")
-    got = df.filter(t.str.contains(SERVING))
-    if not got.height:
-        return None
-    phase = pl.coalesce(*(pl.when(t.str.contains(p)).then(pl.lit(k)) for k, p in SERVER_MILESTONES.items()))
-    status = t.str.extract(HTTP_ACCESS, 1).cast(pl.Int64, strict=False)
-    where = (pl.when(status >= 500).then(pl.lit("request_failed")).when(t.str.contains(HTTP_PROBE))
-             .then(pl.lit("probe")).when(status.is_not_null()).then(pl.lit("request"))
-             .when(t.str.contains(PREFILL_BATCH)).then(pl.lit("batch")).otherwise(phase))
-    kind = pl.when(phase.is_not_null() & status.is_null()).then(pl.lit(EventKind.SERVER_UP)).otherwise(
-        pl.lit(EventKind.SERVED))
-    told = [c for c in ("ts", "rank") if c in got.columns]
-    return got.select("file", "line", "text", *told, kind.alias("kind"), t.str.strip_chars().alias("message"),
-                      where.alias("where"))

@@ -1,0 +1,132 @@
+"""A program's own word that its work is done, in the words any program uses (issue 31, session 25: the
+excerpts an expert calls healthy that tracekit read as "no step or end among them").
+
+parsers/trainer.py reads the end lines of the programs it knows by name (``PROGRAM_END``, and
+``progress_messages.ENDS`` from their printing code); this module reads the same fact where it is said in
+general words, by the shape of the sentence, and is called from ``trainer.parse``:
+
+- **a finish sentence** whose subject is the work (``Training finished successfully``, ``Benchmark
+  completed``, ``Finished training after 1000 steps``, ``All ranks done``, ``Job completed``) or a rank
+  (``Rank 1 finished, time taken: 12.4 s``, ``rank 0: done``), after a logger's header or none: what the
+  scripts of issue threads print last (``print(f"Rank {rank} finished")``, ``logger.info("Training
+  finished")``);
+- **a result summary**: a figure the program measured over the whole run, named as such (``Average
+  throughput: 812.3 samples/s``, ``Total time: 123.4 s``, ``Final loss: 0.12``, PyTorch's mnist example
+  ``Test set: Average loss: 0.0266, Accuracy: 9916/10000 (99%)`` (pytorch/examples mnist/main.py ``test``));
+- **a rank's own result**: a line that names its rank and prints what it measured or computed
+  (``Rank 0: average time per iteration 12.3 ms, throughput 812.3 samples/s``, ``[rank1] all_reduce
+  result: tensor([3.])``), or MPI's hello world (mpitutorial.com's mpi_hello_world.c ``printf("Hello world
+  from processor %s, rank %d out of %d processors\\n", ...)``): the rank ran its program to that line.
+
+A bare ``Done!`` is not read: torchvision's dataset download prints ``Processing...`` then ``Done!``
+(samples/wild/dv17-005: a job silent after it), as many set-up steps end.
+
+Each is a ``program_end`` event (``where``: ``program`` for a finish sentence, ``result`` for a summary or
+a rank's result), its rank where the line names one. Never a set-up's end (``Finished loading weights``,
+``init done``, ``Completed store-based barrier``: start-up, not work), a part of the work
+(``Epoch 3 finished``: the next one follows), a sentence that goes on to a failure (``finished with
+errors``, ``completed with exit code 1``) or any line with an error word.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit.schema import EventKind
+
+#: where a sentence starts: the line's start, or after a logger's header (``... - INFO - ``, glog's
+#: ``train.py:120] ``, ``INFO:root:``, loguru's ``| INFO | mod:fn:12 - ``)
+START = r"(?:^|\]:?\s+|\s[-|]\s+|\bINFO\b:?\s+|^[A-Z]+:[\w.]+:)"
+#: the work a finish sentence is about
+WORK = (r"(?:training|train|fine-?tuning|pre-?training|benchmark(?:ing)?|bench|tests?|testing|evaluation|eval"
+        r"|inference|generation|run|job|workload|experiment|script|program|task|all (?:ranks|processes|workers"
+        r"|tasks|jobs)|every rank)")
+DONE = r"(?:finished|completed?|done|succeeded|ended|passed|success(?:ful(?:ly)?)?)"
+#: the work said finished (``Training finished``, ``Benchmark completed successfully``, ``Finished
+#: training``, ``Successfully completed the benchmark``)
+FINISHED = (rf"(?i){START}(?:the |all |our )?{WORK}\s+(?:is |has |was |have )?(?:been )?"
+            rf"(?:successfully |all )?{DONE}\b"
+            rf"|(?i){START}(?:successfully )?(?:finished|completed)\s+(?:the |all )?{WORK}\b")
+#: (s25) the end in any subject's words where they say it went well: an IDE's run console (PyCharm's `Process
+#: finished with exit code 0`), a process that exited 0, anything `finished successfully` (a set-up step's is
+#: no work: ``FAILED`` takes it out)
+ENDED_WELL = (r"(?i)\bProcess finished with exit code 0\s*$"
+              r"|\bexited (?:normally )?with (?:exit )?(?:code|status) 0\b"
+              r"|\b(?:finished|completed|ended|exited) (?:successfully|normally|cleanly)\b")
+#: a rank said finished (``Rank 1 finished, time taken: 12.4 s``, ``[rank 0] done``, ``process 3 completed``);
+#: group ``rank``
+RANK_DONE = (r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)\b\]?:?\s+(?:is |has )?"
+             r"(?:successfully )?(?:finished|completed|done|exit(?:ed|ing) (?:normally|cleanly|successfully)"
+             r"|exited with (?:code|status) 0\b)")
+#: a figure measured over the whole run, named as such: a word of the summary, then what it measures
+SUMMARY = (r"(?i)(?:^|[\s\]|:-])(?:average|avg|mean|overall|final|total|test set|eval(?:uation)? result|"
+           r"validation result)s?\b[\w /()\-]{0,40}?\b(?:time|throughput|speed|latency|bandwidth|busbw|algbw"
+           r"|loss|accuracy|acc|perplexity|ppl|tokens/s|samples/s|img/sec|images/sec|it/s)\b[^\d\n]{0,20}\d")
+#: a serving engine's stat line of the last interval, never a summary over the run, printed once or not:
+#: vLLM's `Avg prompt throughput: ... tokens/s, Avg generation throughput: ..., Running: 4 reqs` (vllm/engine/
+#: metrics.py LoggingStatLogger.log, vllm/v1/metrics/loggers.py), SGLang's `#running-req: 1010, ...`
+INTERVAL = r"\bAvg (?:prompt|generation) throughput\b|#running-req\b|\bRunning: \d+ reqs\b"
+#: a line that names its rank at its start (``Rank 0:``, ``[rank1]``, ``rank=2``, ``process 3``); group
+#: ``rank``
+RANK_HEAD = r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)\b"
+#: what a rank's result line holds: a value it computed, a time or a rate it measured
+RESULT = (r"(?i)\bresult|\boutput\b|\bsum\b|\breduced\b|\bgathered\b|\bafter\b.*\btensor\(|\d\s*(?:ms|us|s|sec"
+          r"|secs|seconds)\b|\d\s*[KMGT]?(?:B|b|bit|samples|tokens|images|img|it|iter|steps)/s(?:ec)?\b"
+          r"|\bhello (?:world )?from\b")
+#: never a rank's result nor the end of the work: a failure, a wait, a set-up step (its end is no work done),
+#: and a line of a value before the collective that makes it
+FAILED = (r"(?i)\b(?:error|errors|fail\w*|exception|traceback|abort\w*|killed|timed? ?out|timeout|refused|"
+          r"unable|cannot|could not|not|unsuccessful\w*|abnormal\w*|non-?zero|exit code [1-9]|signal|warn\w*|"
+          r"retr(?:y|ying|ies)|waiting|hang\w*|stuck|load\w*|download\w*|init\w*|setup|set up|connect\w*|"
+          r"rendezvous|barrier|compil\w*|warm-?up|build\w*|before|about to|start\w*|begin\w*|entering|calling"
+          r"|input|sending)\b")
+#: a finish that says it went wrong (``finished with errors``, ``completed with exit code 1``): no clean end,
+#: whoever prints it (parsers/trainer.py's own end patterns are read through it too)
+WENT_WRONG = (r"(?i)\b(?:with (?:errors?|failures?|exceptions?|exit (?:code|status) [1-9])|error|errors"
+              r"|failed|failure|abort\w*|unsuccessful\w*|abnormal\w*|non-?zero)\b")
+#: a part of the work said finished (``Epoch 3 finished``, ``iteration 10 done``): the next one follows
+PART = r"(?i)\b(?:epoch|iteration|step \d|batch \d)"
+#: a counter on a line: a progress line (parsers/series.py's), not a result over the run
+COUNTED = r"(?i)\b(?:epoch|iter(?:ation)?|step|batch)\s*[:=#\[]?\s*\d"
+#: the rank a rank's result names: at its start (``RANK_HEAD``) or as MPI's ``rank 3 out of 4``
+RANK_OF = r"(?i)\brank (?P<rank>\d+) (?:out )?of \d+\b"
+
+
+def events(df: pl.DataFrame) -> list[pl.DataFrame]:
+    """The ``program_end`` events of ``df`` (``file``, ``line``, ``text``, ``ts``, ``rank``): a finish
+    sentence, a result summary, a rank's result."""
+    t = pl.col("text")
+    calm = ~t.str.contains(FAILED)
+    said = pl.col("text").str.strip_chars() != ""
+    df = df.filter(said)
+    sentence = ((t.str.contains(FINISHED) | t.str.contains(RANK_DONE) | t.str.contains(ENDED_WELL))
+                & ~t.str.contains(PART))
+    ranked = t.str.contains(RANK_HEAD) | t.str.contains(RANK_OF)
+    # (``time per iteration 12.3 ms`` names what a figure measures, no counter)
+    per = r"(?i)\bper (?:iter(?:ation)?|step|batch|epoch)\b"
+    counted = t.str.replace_all(per, "per_unit").str.contains(COUNTED)
+    # (a summary is printed once: one printed again and again is an interval's, vLLM's `Avg prompt throughput:
+    # ...` every 10 s, parsers/series.py's)
+    shape = t.str.replace_all(r"\d+(?:\.\d+)?", "#").str.slice(0, 40)
+    once = pl.len().over("file", shape) == 1
+    # (a benchmark's table and its `#` comment lines are parsers/nccl_tests.py's and result_tables.py's)
+    table = t.str.contains(r"^\s*(?:#|\d)")
+    result = (((t.str.contains(SUMMARY) & once) | (ranked & t.str.contains(RESULT))) & ~counted & ~table
+              & ~t.str.contains(INTERVAL))
+    said = pl.coalesce(t.str.extract(RANK_HEAD, 1).cast(pl.Int64, strict=False),
+                       t.str.extract(RANK_OF, 1).cast(pl.Int64, strict=False))
+    named = pl.coalesce(said, "rank")
+    # (a line a process prints about another rank, under its own launcher tag: `[default0]:    Rank 1: 10.12ms`
+    # in FlagScale's straggler report of rank 0 (samples/wild/torch-043), is no result of rank 1's own)
+    # (one process, under one launcher prefix, that names several ranks on its result lines prints a table of
+    # theirs)
+    proc = pl.col("_proc") if "_proc" in df.columns else pl.lit(None, pl.Utf8)
+    table_of = (result & said.is_not_null()).cast(pl.Int32).sum().over("file", proc) > 1
+    others = proc.is_not_null() & table_of & (said.n_unique().over("file", proc, result) > 1)
+    result = result & ~others
+    got = df.filter(calm & (sentence | result)).with_columns(
+        pl.lit(EventKind.PROGRAM_END).alias("kind"), t.str.strip_chars().alias("message"),
+        pl.when(sentence).then(pl.lit("program")).otherwise(pl.lit("result")).alias("where"),
+        named.alias("rank"))
+    return [got] if got.height else []
+

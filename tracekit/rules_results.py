@@ -108,12 +108,12 @@ def _figure(g: pl.DataFrame) -> str:
     return f"{name.strip()} {span} GB/s" + (f" over {n} ranks" if n > 1 else "")
 
 
-#: the order of an inference server's start-up phases (parsers/trainer.py's ``_serving``)
+#: the order of an inference server's start-up phases (parsers/serving.py's ``events``)
 PHASES = ("dist_init", "load_weights", "memory_pool", "cuda_graph", "ready")
 
 
 def serving(ev: Evidence) -> Verdict | None:
-    """An inference server's own lines (parsers/trainer.py's ``_serving``) and nothing but calm lines:
+    """An inference server's own lines (parsers/serving.py's ``events``) and nothing but calm lines:
     requests answered with a 2xx status or batches scheduled (it serves), its own word that it is ready, or a
     start-up past its distributed init on every rank seen (healthy so far, start-up only). A 5xx answer,
     an error, a crash after ``ready``: the rules of failure, or nothing, decide."""

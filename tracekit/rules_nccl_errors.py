@@ -238,9 +238,7 @@ def cuda_inside_nccl(ev: Evidence) -> Verdict | None:
     if ev.transport.height or ev.timeouts.height:
         return None
     e = ev.nccl_errors.filter(nccl_messages.is_one_of(("cuda_error_code",)))
-    said = ev.store.events.join(e.select("file").unique(), on="file").filter(
-        pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
-        .str.contains(SET_UP))
+    said = rules_set_up.said_in_files(ev, e, SET_UP)
     if not (e.height and said.height):
         return own_call_cuda(ev)
     r = rank_of(e.head(1), ev)

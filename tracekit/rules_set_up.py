@@ -237,6 +237,14 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
                    list(v.ranks), list(v.evidence), v.findings, notes=list(v.notes))
 
 
+def said_in_files(ev: Evidence, e: pl.DataFrame, pattern: str) -> pl.DataFrame:
+    """The events of ``e``'s files whose frame (``where``) or message matches ``pattern``, in file order:
+    what the failing process was doing when its error came (a set-up call, a set-up frame)."""
+    return ev.store.events.join(e.select("file").unique(), on="file").filter(
+        pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+        .str.contains(pattern)).sort("file", "line")
+
+
 def nccl_code_in_set_up(ev: Evidence, e: pl.DataFrame, r: list[int], means: str, why: str) -> Verdict | None:
     """INIT_STALL where NCCL's error code, unexplained, reached the program as it set up its communicator (a
     set-up frame or call in the same file, ``rules_nccl_codes.SET_UP``: vLLM's ``init_device`` /
@@ -245,9 +253,7 @@ def nccl_code_in_set_up(ev: Evidence, e: pl.DataFrame, r: list[int], means: str,
     failure is no crash and no undecided), though what failed inside NCCL only its INFO lines say."""
     if ev.transport.height or ev.timeouts.height or ev.moving or ev.progressed or not unfinished(ev):
         return None
-    said = ev.store.events.join(e.select("file").unique(), on="file").filter(
-        pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
-        .str.contains(NCCL_SET_UP)).sort("file", "line")
+    said = said_in_files(ev, e, NCCL_SET_UP)
     if not said.height:
         return None
     where, message = said["where"][0] or "", said["message"][0] or ""

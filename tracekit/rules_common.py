@@ -85,3 +85,11 @@ def calm(ev: Evidence, *, init_done: bool = False, every_rank_seen: bool = False
     return not (ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.missing
                 or (init_done and ev.pending.height) or (every_rank_seen and ev.coverage.missing)
                 or (nothing_looked_at and (ev.mismatches or ev.stacks.height)))
+
+
+def said_in_files(ev: Evidence, e: pl.DataFrame, pattern: str) -> pl.DataFrame:
+    """The events of ``e``'s files whose frame (``where``) or message matches ``pattern``, in file order:
+    what the failing process was doing when its error came (a set-up call, a set-up frame)."""
+    return ev.store.events.join(e.select("file").unique(), on="file").filter(
+        pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+        .str.contains(pattern)).sort("file", "line")

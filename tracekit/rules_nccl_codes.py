@@ -12,7 +12,7 @@ from tracekit import nccl_messages
 from tracekit.evidence import Evidence, lines
 from tracekit.meanings import says
 from tracekit.outcome import EventKind, Kind, Verdict
-from tracekit.rules_common import msg, rank_of
+from tracekit.rules_common import msg, rank_of, said_in_files
 from tracekit.wording import who
 
 
@@ -48,8 +48,7 @@ def refused_collective(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Verdict |
     its communicator cannot take), the program's error on that rank. At a communicator's set-up
     (ncclCommInitRank) the same code can be the ranks disagreeing: nccl_error_unexplained's UNDECIDED."""
     text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
-    files = ev.store.events.join(e.select("file").unique(), on="file")
-    if files.filter(text.str.contains(SET_UP)).height or not e.filter(text.str.contains(COLLECTIVE_CALL)).height:
+    if said_in_files(ev, e, SET_UP).height or not e.filter(text.str.contains(COLLECTIVE_CALL)).height:
         return None
     call = e.filter(text.str.contains(COLLECTIVE_CALL))
     return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed: NCCL refused its own collective call "

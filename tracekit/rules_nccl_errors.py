@@ -13,7 +13,7 @@ from tracekit import nccl_messages, rules_set_up
 from tracekit.evidence import NETWORK_FAIL, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers.pyspy import RAISED
-from tracekit.rules_common import msg, rank_of, who_or
+from tracekit.rules_common import msg, rank_of, said_in_files, who_or
 from tracekit.sources import collect
 from tracekit.rules_nccl_codes import (SET_UP, failing, own_call_cuda, refused_collective,  # noqa: F401
                                        system_call_failed)
@@ -238,7 +238,7 @@ def cuda_inside_nccl(ev: Evidence) -> Verdict | None:
     if ev.transport.height or ev.timeouts.height:
         return None
     e = ev.nccl_errors.filter(nccl_messages.is_one_of(("cuda_error_code",)))
-    said = rules_set_up.said_in_files(ev, e, SET_UP)
+    said = said_in_files(ev, e, SET_UP)
     if not (e.height and said.height):
         return own_call_cuda(ev)
     r = rank_of(e.head(1), ev)

@@ -35,7 +35,7 @@ from tracekit import align, start_up_messages as sm
 from tracekit.evidence import BOOTSTRAP, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers import salient
-from tracekit.rules_common import msg
+from tracekit.rules_common import msg, said_in_files
 from tracekit.rules_nccl_codes import SET_UP as NCCL_SET_UP, failing
 from tracekit.rules_salient import address
 from tracekit.wording import who
@@ -235,14 +235,6 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
            else f"the failure is in set-up: {named or frame.means}")
     return Verdict(Kind.INIT_STALL, f"communicator set-up never completed ({why}): {v.summary}",
                    list(v.ranks), list(v.evidence), v.findings, notes=list(v.notes))
-
-
-def said_in_files(ev: Evidence, e: pl.DataFrame, pattern: str) -> pl.DataFrame:
-    """The events of ``e``'s files whose frame (``where``) or message matches ``pattern``, in file order:
-    what the failing process was doing when its error came (a set-up call, a set-up frame)."""
-    return ev.store.events.join(e.select("file").unique(), on="file").filter(
-        pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
-        .str.contains(pattern)).sort("file", "line")
 
 
 def nccl_code_in_set_up(ev: Evidence, e: pl.DataFrame, r: list[int], means: str, why: str) -> Verdict | None:

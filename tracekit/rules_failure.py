@@ -225,8 +225,21 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
     inner += _header_of(ev, first)
     if cut.height and (stalled := _raised_in_start_up(ev, cut, r)) is not None:
         return stalled
-    return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed first: {msg(first)}{inner}", r,
+    return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed first: {msg(first)}{inner}{_signalled(ev)}", r,
                    lines(ev.crashes) + lines(cut, 1) + lines(ev.exits, 3))
+
+
+def _signalled(ev: Evidence) -> str:
+    """A process's end by a signal (an exit code below zero: multiprocessing's ``-11`` of a SIGSEGV, a
+    launcher's ``died with <Signals.SIGSEGV: 11>``), said after the failure it ended: the error an exception
+    line says is often the harness's or launcher's word on that end (PyTorch's test harness asserts
+    ``Expected zero exit code but got -11``), the signal is what the process met. (Not SIGTERM or SIGINT:
+    what a launcher sends the other workers once one failed.)"""
+    ends = (ev.exits.filter((pl.col("exit_code").fill_null(0) < 0) & ~pl.col("exit_code").is_in([-15, -2]))
+            if "exit_code" in ev.exits.columns else None)
+    if ends is None or not ends.height:
+        return ""
+    return f"; {msg(ends, 0, 160)}"
 
 
 def exited_without_cause(ev: Evidence) -> Verdict | None:

@@ -1,0 +1,75 @@
+"""Session 26, waits (issue 31): decide where an expert decides and say the fact: a state dump's transfers
+waiting on a named rank (rules_apart.waits_on_named_rank), PyTorch's test harness's exit-code check read as
+the process's end (parsers/process_end HARNESS_CODE) and a crash verdict that says the signal its process
+met (rules_failure._signalled)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from factory import make_store, text_store
+
+from tracekit.ingest import ingest
+from tracekit.outcome import Kind
+from tracekit.verdict import decide
+
+WILD = Path(__file__).parent.parent / "samples" / "wild"
+
+
+def _telling(line: int, text: str, where: str = "wait") -> dict:
+    return dict(file="job.log", line=line, kind="telling_line", where=where, message=text)
+
+
+# --- a state dump's transfers waiting on a named rank -------------------------------------------------------
+
+def test_waits_on_named_rank_is_a_deadlock_naming_the_rank():
+    st = make_store(events=[_telling(2, "RECV ch=1: base=1150 posted=1 recvd=0    (waiting on rank 3 SEND ch=1)")])
+    v = decide(st)
+    assert v.kind is Kind.DEADLOCK and v.rule == "waits_on_named_rank"
+    assert "waiting on rank 3" in v.summary and "base=1150" in v.summary
+
+
+def test_waits_on_named_rank_yields_to_a_failure():
+    st = make_store(events=[_telling(2, "RECV ch=1: (waiting on rank 3 SEND ch=1)"),
+                            dict(file="job.log", line=5, kind="crash", rank=3,
+                                 message="RuntimeError: CUDA error: an illegal memory access was encountered")])
+    assert decide(st).rule != "waits_on_named_rank"
+
+
+def test_a_harness_wait_for_a_process_to_end_is_not_a_wait_on_a_rank():
+    st = make_store(events=[_telling(2, "AssertionError: Timeout waiting for rank 1 to terminate")])
+    assert decide(st).rule != "waits_on_named_rank"
+
+
+def test_rccl_proxy_state_dump_names_the_rank_waited_on():
+    # samples/wild nccl-047 (ROCm/rccl issue: the reporter's proxy state of both ranks at the hang)
+    v = decide(ingest([WILD / "nccl-047-rccl-cudagraph-ib-proxy-state-dump.txt"]))
+    assert v.kind is Kind.DEADLOCK
+    assert "rank 1" in v.summary and "base=1150" in v.summary
+
+
+# --- the harness's exit-code check: the signal the process met -------------------------------------------
+
+HARNESS = """AssertionError: Scalars are not equal!
+Expected 0 but got -11.
+Absolute difference: 11
+Relative difference: inf
+Expected zero exit code but got -11 for pid: 2718941
+"""
+
+
+def test_harness_exit_code_is_a_process_end_by_its_signal(tmp_path):
+    v = decide(text_store(tmp_path, HARNESS))
+    assert v.kind is Kind.CRASHED_RANK
+    assert "-11" in v.summary and "SIGSEGV" in v.summary and "2718941" in v.summary
+
+
+def test_a_launchers_sigterm_to_the_others_is_not_said_as_the_signal(tmp_path):
+    v = decide(text_store(tmp_path, HARNESS.replace("-11", "-15")))
+    assert v.kind is Kind.CRASHED_RANK and "SIGTERM" not in v.summary
+
+
+def test_xpu_pytest_segfault_says_the_signal():
+    # samples/wild dv17-033: the XPU distributed tests' harness saw a child exit with -11
+    v = decide(ingest([WILD / "dv17-033-xpu-pytest-exit-minus11.txt"]))
+    assert v.kind is Kind.CRASHED_RANK and "SIGSEGV" in v.summary and "-11" in v.summary

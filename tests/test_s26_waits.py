@@ -73,3 +73,31 @@ def test_xpu_pytest_segfault_says_the_signal():
     # samples/wild dv17-033: the XPU distributed tests' harness saw a child exit with -11
     v = decide(ingest([WILD / "dv17-033-xpu-pytest-exit-minus11.txt"]))
     assert v.kind is Kind.CRASHED_RANK and "SIGSEGV" in v.summary and "-11" in v.summary
+
+
+# --- NCCL opCounts that number no sequence: no mismatch from them -----------------------------------------
+
+def _coll(rank: int, line: int, op: str, count: int, seq: int = 1) -> dict:
+    return dict(file="job.log", line=line, rank=rank, pid=100 + rank, source="nccl", pg="nranks=2 communicator",
+                comm=f"0x{rank}", nranks=2, seq=seq, op=op, op_raw=op, count=count, dtype="float32",
+                state="enqueued")
+
+
+def test_one_opcount_for_different_collectives_is_no_mismatch():
+    # every call reads opCount 0 (samples/wild dv22-006): the alignment's pairs are not one point
+    rows = [_coll(0, 1, "all_reduce", 1), _coll(1, 2, "all_reduce", 1), _coll(0, 3, "all_gather", 260),
+            _coll(1, 4, "all_gather", 260), _coll(0, 5, "all_reduce", 64)]
+    v = decide(make_store(collectives=rows))
+    assert v.kind is not Kind.MISMATCH
+
+
+def test_distinct_opcounts_of_different_sizes_stay_a_mismatch():
+    rows = [_coll(0, 1, "all_reduce", 1, 1), _coll(1, 2, "all_reduce", 1, 1), _coll(0, 3, "all_reduce", 64, 2),
+            _coll(1, 4, "all_reduce", 32, 2)]
+    v = decide(make_store(collectives=rows))
+    assert v.kind is Kind.MISMATCH and v.rule == "mismatch_aligned"
+
+
+def test_pixloc_coll_trace_with_one_opcount_is_not_read_a_mismatch():
+    v = decide(ingest([WILD / "dv22-006-pixloc-2gpu-nccl-coll-trace-deadlock-after-allreduce.txt"]))
+    assert v.kind in (Kind.UNDECIDED, Kind.DEADLOCK)

@@ -101,3 +101,15 @@ def test_distinct_opcounts_of_different_sizes_stay_a_mismatch():
 def test_pixloc_coll_trace_with_one_opcount_is_not_read_a_mismatch():
     v = decide(ingest([WILD / "dv22-006-pixloc-2gpu-nccl-coll-trace-deadlock-after-allreduce.txt"]))
     assert v.kind in (Kind.UNDECIDED, Kind.DEADLOCK)
+
+
+# --- the consequence is not the cause: spawn's process that raised the CUDA error -----------------------
+
+def test_spawned_oom_is_the_cause_of_the_mismatch_its_error_path_made():
+    # issue 31's case, made of the lines torch prints: c10d's DETAIL report of the byte all-reduce against
+    # the others' float one (ProcessGroupWrapper.cpp), then spawn's report of process 0's OOM
+    # (torch/multiprocessing/spawn.py: `-- Process 0 terminated with the following error:`)
+    v = decide(ingest([Path(__file__).parent / "data" / "s26_waits" / "spawn_oom_after_mismatch_report.log"]))
+    assert v.kind is Kind.CRASHED_RANK
+    assert "process 0 (local rank 0)" in v.summary and "out of memory" in v.summary
+    assert "consequence" in v.summary

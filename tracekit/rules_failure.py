@@ -83,11 +83,32 @@ def cuda_failure(ev: Evidence) -> Verdict | None:
     if (connect := peer_connect_cuda_failed(ev)) is not None:
         return connect
     r = rank_of(ev.cuda, ev)
+    name = _spawned(ev, ev.cuda) or (who(r) if r else "a rank")
     after = ("; the collectives that no longer pair up after it are its consequence (its error path left "
              "the others' collective)" if ev.mismatches or ev.reported_mismatch.height else "")
     return Verdict(Kind.CRASHED_RANK,
-                   f"{who(r) if r else 'a rank'} hit a CUDA error first: {msg(ev.cuda)}{after}", r,
+                   f"{name} hit a CUDA error first: {msg(ev.cuda)}{after}", r,
                    lines(ev.cuda) + lines(ev.exits, 3))
+
+
+#: torch.multiprocessing.spawn's report of the process that raised (parsers/process_end ``_spawn_raised``)
+SPAWN_PROCESS = r"^torch\.multiprocessing\.spawn: process (\d+) \(local rank \d+\) raised (.+)$"
+
+
+def _spawned(ev: Evidence, failed: pl.DataFrame) -> str:
+    """``torch.multiprocessing.spawn's process 0 (local rank 0)`` where spawn's report (``-- Process
+    0 terminated with the following error:``) names the process whose exception is the first failure's: spawn
+    numbers its processes by local rank, and the report's traceback is printed by the parent, so a rank
+    prefix of the lines around it is not that process's (issue 31: an OOM on process 0, read on the rank whose
+    mismatch report came first). Empty where no report names it."""
+    said = ev.exits.filter(pl.col("where") == "torch.multiprocessing.spawn") if "where" in ev.exits.columns \
+        else ev.exits.clear()
+    first = (failed["message"][0] or "")[:60]
+    for text in said["message"].fill_null("").to_list():
+        m = re.match(SPAWN_PROCESS, text)
+        if m and first and m.group(2).startswith(first[:40]):
+            return f"torch.multiprocessing.spawn's process {m.group(1)} (local rank {m.group(1)})"
+    return ""
 
 
 def _bootstrap_unwound_before(ev: Evidence, first: pl.DataFrame) -> Verdict | None:

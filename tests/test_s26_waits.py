@@ -113,3 +113,28 @@ def test_spawned_oom_is_the_cause_of_the_mismatch_its_error_path_made():
     assert v.kind is Kind.CRASHED_RANK
     assert "process 0 (local rank 0)" in v.summary and "out of memory" in v.summary
     assert "consequence" in v.summary
+
+
+# --- timeouts: where each rank waits, the ranks behind named ------------------------------------------
+
+def _wd(rank: int, seq: int, op: str) -> dict:
+    return dict(file="job.log", line=rank + 1, kind="watchdog_timeout", rank=rank, seq=seq, op=op, pg="0",
+                timeout_ms=600000, message=f"[Rank {rank}] Watchdog caught collective operation timeout: "
+                f"WorkNCCL(SeqNum={seq}, OpType={op.upper()}, Timeout(ms)=600000) ran for 600073 milliseconds")
+
+
+def test_timeouts_in_different_collectives_say_where_each_rank_waits():
+    # a broadcast's root may finish it before its peers: different SeqNums with a broadcast decide nothing,
+    # but the summary must not say rank 0 timed out in the others' all-reduce
+    st = make_store(events=[_wd(1, 5, "allreduce"), _wd(2, 5, "allreduce"), _wd(3, 5, "allreduce"),
+                            _wd(0, 4, "broadcast")])
+    v = decide(st)
+    assert v.kind is Kind.UNDECIDED and v.rule == "timed_out"
+    assert "ranks 1-3 in ALLREDUCE SeqNum 5" in v.summary
+    assert "rank 0 in BROADCAST SeqNum 4" in v.summary and "rank 0 behind" in v.summary
+
+
+def test_timeouts_in_one_collective_say_it_once():
+    st = make_store(events=[_wd(1, 5, "allreduce"), _wd(2, 5, "allreduce")])
+    v = decide(st)
+    assert v.summary.startswith("ranks 1-2 timed out in ALLREDUCE SeqNum 5") and "behind" not in v.summary

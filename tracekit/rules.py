@@ -33,9 +33,9 @@ from tracekit.rules_mismatch import (mismatch_aligned, mismatch_from_watchdog, m
 from tracekit.rules_progress import (clean_but_partial, healthy, nothing, slow_progress, slow_steps,
                                      steady_progress, straggler, straggler_by_wait)
 from tracekit.rules_stall import (deadlock, deadlock_from_stacks, deadlock_from_watchdog, deadlock_reported,
-                                  init_stall, peer_gone, timed_out, waiting_on_silent_ranks, watchdog_stuck)
-from tracekit.rules_stall import (aborted_unexplained, comms_aborted,  # (failures, issue 31)
-                                  ended_while_others_wait, joined_then_nothing)
+                                  init_stall, timed_out, waiting_on_silent_ranks, watchdog_stuck)
+from tracekit.rules_stall import ended_while_others_wait, joined_then_nothing  # (failures, issue 31)
+from tracekit.rules_gone import aborted_unexplained, comms_aborted, peer_gone
 from tracekit.rules_wait import stalled_in_start_up, waiting_across_groups
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [

@@ -138,3 +138,19 @@ def test_timeouts_in_one_collective_say_it_once():
     st = make_store(events=[_wd(1, 5, "allreduce"), _wd(2, 5, "allreduce")])
     v = decide(st)
     assert v.summary.startswith("ranks 1-2 timed out in ALLREDUCE SeqNum 5") and "behind" not in v.summary
+
+
+# --- a fatal check of a network call: the transport, not a rank's own error ---------------------------------
+
+def test_fatal_check_of_a_socket_call_is_a_transport_error():
+    # samples/wild dv19-011: the UCCL net plugin's glog CHECK on bind() aborts the process
+    v = decide(ingest([WILD / "dv19-011-uccl-plugin-bind-failure-abort.txt"]))
+    assert v.kind is Kind.TRANSPORT_ERROR and "bind" in v.summary
+
+
+def test_fatal_check_of_another_call_stays_a_crash():
+    st = make_store(events=[dict(file="job.log", line=1, kind="crash", where="glog FATAL", rank=2,
+                                 message="a FATAL log at foo.cc:10 ended the process (SIGABRT): Check failed: "
+                                 "ptr != nullptr")])
+    v = decide(st)
+    assert v.kind is Kind.CRASHED_RANK and "rank 2" in v.summary

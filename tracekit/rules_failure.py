@@ -181,6 +181,30 @@ def _verbs_raised(ev: Evidence, first: pl.DataFrame, r: list[int]) -> Verdict | 
                    lines(first, 1) + lines(ev.crashes.slice(1), 2))
 
 
+#: a fatal check (glog's ``Check failed: EXPR``, parsers/native_fatal) whose expression is a network call: a
+#: socket's (bind, listen, connect, accept, socket, setsockopt, getaddrinfo) or an RDMA verbs call
+#: (``ibv_*``, ``rdma_*``); the UCCL plugin's util.h:139 ``Check failed: bind(*listen_fd, ...) >= 0 ERROR:
+#: binding`` (samples/wild dv19-011) is one
+NET_CHECK = (r"Check failed: \(?\s*(?:::)?(?:bind|listen|connect|accept4?|socket|setsockopt|getaddrinfo"
+             r"|ibv_\w+|rdma_\w+)\s*\(")
+
+
+def _network_call_checked(ev: Evidence, first: pl.DataFrame, r: list[int]) -> Verdict | None:
+    """TRANSPORT_ERROR where the first failure is a fatal check of a network call (``NET_CHECK``): the
+    network transport (a net plugin's socket or verbs set-up) failed on that host and took the process down;
+    the abort is its consequence, not a rank's own error."""
+    text = first["message"][0] or ""
+    m = re.search(NET_CHECK, text)
+    if m is None:
+        return None
+    return Verdict(Kind.TRANSPORT_ERROR, f"the network transport failed on {failing(r, ev)}: {clip(text, 220)} "
+                   "(a fatal check of a network call: the transport's own socket or RDMA set-up failed, and the "
+                   "check aborted the process); a port already bound or out of range, an interface or address "
+                   "not on this host, or RDMA devices missing in the container: check the plugin's address and "
+                   "port settings and NCCL_SOCKET_IFNAME, and that the next log shows the transport connected",
+                   r, lines(first, 1) + lines(ev.exits, 2) + lines(ev.kinds(EventKind.SIGNAL), 1))
+
+
 def _start_up_refused(ev: Evidence, first: pl.DataFrame, r: list[int]) -> Verdict | None:
     """INIT_STALL where the first failure is a start-up step its runtime says never completed and the job never
     got past start-up: a communicator's init call that failed (``start_up_messages.INIT_CALL_FAILED``:
@@ -231,6 +255,8 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
     r = rank_of(first, ev)
     if (verbs := _verbs_raised(ev, first, r)) is not None:
         return verbs
+    if (net := _network_call_checked(ev, first, r)) is not None:
+        return net
     if (refused := _start_up_refused(ev, first, r)) is not None:
         return refused
     booted = _bootstrap_unwound_before(ev, first)

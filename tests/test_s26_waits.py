@@ -154,3 +154,19 @@ def test_fatal_check_of_another_call_stays_a_crash():
                                  "ptr != nullptr")])
     v = decide(st)
     assert v.kind is Kind.CRASHED_RANK and "rank 2" in v.summary
+
+
+# --- a native stack in the C++ terminate path: the process is ending on an uncaught exception --------------
+
+def test_native_stack_in_the_terminate_handler_is_a_crash(tmp_path):
+    text = ("/usr/lib/x86_64-linux-gnu/libstdc++.so.6(+0xae20c) [0x7f5abc6ae20c] "
+            "__gnu_cxx::__verbose_terminate_handler()\n"
+            "/usr/lib/libtorch_python.so(+0x759cc8) [0x7f5a50dfbcc8] THPVariable_clear()\n")
+    v = decide(text_store(tmp_path, text))
+    assert v.kind is Kind.CRASHED_RANK and "__verbose_terminate_handler" in v.summary
+
+
+def test_ray_worker_terminate_handler_frames_are_a_crash():
+    # samples/wild dv16-002: a vLLM RayWorker's native stack from ray::TerminateHandler()
+    v = decide(ingest([WILD / "dv16-002-vllm-rayworker-terminate-handler-frames.txt"]))
+    assert v.kind is Kind.CRASHED_RANK and "TerminateHandler" in v.summary

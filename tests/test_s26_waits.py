@@ -170,3 +170,40 @@ def test_ray_worker_terminate_handler_frames_are_a_crash():
     # samples/wild dv16-002: a vLLM RayWorker's native stack from ray::TerminateHandler()
     v = decide(ingest([WILD / "dv16-002-vllm-rayworker-terminate-handler-frames.txt"]))
     assert v.kind is Kind.CRASHED_RANK and "TerminateHandler" in v.summary
+
+
+# --- a peer's death read as a network error: the rank killed first is the cause --------------------------
+
+DATA = Path(__file__).parent / "data" / "s26_waits"
+
+
+def test_peer_killed_first_is_the_cause_of_the_closed_connections():
+    v = decide(ingest([DATA / "peer_killed_then_socket_closed.log"]))
+    assert v.kind is Kind.CRASHED_RANK and v.rule == "peer_died_first"
+    assert v.summary.startswith("rank 3 died first") and "SIGKILL" in v.summary and "closed the connection" in v.summary
+
+
+def _closed(rank: int | None = 0) -> dict:
+    return dict(file="job.log", line=2, kind="nccl_warn", rank=rank, where="transport/net_socket.cc:506",
+                message="NET/Socket : peer 10.0.0.2<45678> closed the connection")
+
+
+def _killed(rank: int, code: int) -> dict:
+    return dict(file="job.log", line=9, kind="rank_exit", rank=rank, exit_code=code,
+                where="torchrun: first observed failure", message=f"rank {rank} exited with code {code}")
+
+
+def test_a_peer_that_raised_is_not_read_as_the_cause():
+    # exit code 1 is an exception, which the closed connection itself raises on the rank that saw it
+    v = decide(make_store(events=[_closed(), _killed(3, 1)]))
+    assert v.rule != "peer_died_first"
+
+
+def test_the_rank_that_saw_the_closure_is_not_its_own_dead_peer():
+    v = decide(make_store(events=[_closed(3), _killed(3, -9)]))
+    assert v.rule != "peer_died_first"
+
+
+def test_a_segfaulted_peer_is_the_cause():
+    v = decide(make_store(events=[_closed(1), _killed(2, -11)]))
+    assert v.kind is Kind.CRASHED_RANK and "rank 2 died first" in v.summary

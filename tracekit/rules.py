@@ -35,7 +35,7 @@ from tracekit.rules_progress import (clean_but_partial, healthy, nothing, slow_p
 from tracekit.rules_stall import (deadlock, deadlock_from_stacks, deadlock_from_watchdog, deadlock_reported,
                                   init_stall, timed_out, waiting_on_silent_ranks, watchdog_stuck)
 from tracekit.rules_stall import ended_while_others_wait, joined_then_nothing  # (failures, issue 31)
-from tracekit.rules_gone import aborted_unexplained, comms_aborted, peer_gone
+from tracekit.rules_gone import aborted_unexplained, comms_aborted, peer_died_first, peer_gone
 from tracekit.rules_wait import stalled_in_start_up, waiting_across_groups
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [
@@ -50,6 +50,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     refused_call,  # (failures, issue 31)
     rules_set_up.bootstrap_failed,  # starts (s24, issue 31): NCCL's bootstrap failed: set-up never completed
     address_of_no_family,  # (failures, issue 31)
+    peer_died_first,  # waits (s26, issue 31): a rank killed first, its peers' closed connections its consequence
     nccl_failure,
     waiting_across_groups,
     init_connection_failed,  # (failures, issue 31)

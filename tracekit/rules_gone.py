@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit.evidence import Evidence, lines
+from tracekit.evidence import Evidence, clip, lines
 from tracekit.meanings import EITHER_ABORT
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import COLLECT, msg, who_or
@@ -114,3 +114,42 @@ def _unwound_through_init(ev: Evidence, gone: pl.DataFrame) -> Verdict | None:
                    "the peer ended in its own set-up or the network between them dropped: the peer's log "
                    "says which (NCCL_DEBUG=INFO, NCCL_SOCKET_IFNAME set to an interface every host reaches)",
                    r, lines(gone, 2) + lines(init, 2))
+
+
+#: a process's or its transport's word that the peer's end went away: NCCL's socket transport (`NET/Socket :
+#: peer 10.0.0.2<45678> closed the connection`, `Connection closed by remote peer`), its proxy (`Connection
+#: closed by localRank 3`), its error string for ncclRemoteError (`remote process exited or there was a
+#: network error`), a socket's errno words (`Connection reset by peer`, `Broken pipe`)
+PEER_WORDS = (r"(?i)closed the connection|closed by (?:remote )?peer|connection closed by localRank"
+              r"|connection reset|broken pipe|remote process exited")
+#: exit codes of a death by a signal the process did not raise itself over a peer: SIGKILL (the OOM killer, a
+#: scheduler), SIGSEGV, SIGBUS, SIGILL, SIGFPE. Not SIGABRT (-6: c10d's own abort after an NCCL error or a
+#: timeout), SIGTERM or SIGINT (what a launcher sends the other workers once one failed), nor 1 (an exception,
+#: which the peer's closed connection itself raises)
+OWN_DEATHS = (-9, -11, -7, -4, -8, 137, 139, 135)
+
+
+def peer_died_first(ev: Evidence) -> Verdict | None:
+    """CRASHED_RANK where ranks' transports say a peer closed the connection or exited (``PEER_WORDS``) and a
+    launcher says a rank other than those died of a signal no peer's failure sends (``OWN_DEATHS``: torchrun's
+    first observed failure, a launcher's end of a named rank): that rank died first and its peers' closed
+    connections are the consequence, not a network fault."""
+    said = pl.col("message").fill_null("")
+    gone = (ev.kinds(EventKind.TRANSPORT_ERROR, EventKind.NCCL_WARN, EventKind.EXCEPTION, EventKind.C10D_ERROR,
+                     EventKind.WATCHDOG_ABORT).filter(said.str.contains(PEER_WORDS)).sort("file", "line"))
+    if not gone.height or not ev.exits.height or "exit_code" not in ev.exits.columns:
+        return None
+    dead = ev.exits.filter(pl.col("rank").is_not_null() & pl.col("exit_code").is_in(list(OWN_DEATHS)))
+    first = dead.filter(pl.col("where").fill_null("").str.contains("first observed"))
+    dead = (first if first.height else dead).sort("file", "line")
+    seeing = set(gone["rank"].drop_nulls().to_list())
+    dead = dead.filter(~pl.col("rank").is_in(list(seeing)))
+    if not dead.height or dead["rank"].n_unique() > 1 and not first.height:
+        return None  # (several ranks killed alike say nothing of which died first)
+    d = dead.row(0, named=True)
+    from tracekit.rules_exit import meaning  # (rules_exit imports the rules of its family, not these)
+    return Verdict(Kind.CRASHED_RANK, f"rank {d['rank']} died first: {clip(d['message'], 140)} ({meaning(d['exit_code'])}); "
+                   f"{who_or(gone)} then saw {'its' if len(seeing) <= 1 else 'their'} connection to a peer close "
+                   f"(`{msg(gone, 0, 120)}`): the consequence of that death, not a network fault; the dead "
+                   "rank's own host says why it died (dmesg -T for the OOM killer, the scheduler's log, a core "
+                   "file)", [d["rank"]], lines(dead, 2) + lines(gone, 3))

@@ -281,8 +281,9 @@ def _signalled(ev: Evidence) -> str:
     launcher's ``died with <Signals.SIGSEGV: 11>``), said after the failure it ended: the error an exception
     line says is often the harness's or launcher's word on that end (PyTorch's test harness asserts
     ``Expected zero exit code but got -11``), the signal is what the process met. (Not SIGTERM or SIGINT:
-    what a launcher sends the other workers once one failed.)"""
-    ends = (ev.exits.filter((pl.col("exit_code").fill_null(0) < 0) & ~pl.col("exit_code").is_in([-15, -2]))
+    what a launcher sends the other workers once one failed; nor SIGABRT, c10d's own abort after an error
+    the failure's line already says.)"""
+    ends = (ev.exits.filter((pl.col("exit_code").fill_null(0) < 0) & ~pl.col("exit_code").is_in([-15, -2, -6]))
             if "exit_code" in ev.exits.columns else None)
     if ends is None or not ends.height:
         return ""

@@ -207,3 +207,11 @@ def test_the_rank_that_saw_the_closure_is_not_its_own_dead_peer():
 def test_a_segfaulted_peer_is_the_cause():
     v = decide(make_store(events=[_closed(1), _killed(2, -11)]))
     assert v.kind is Kind.CRASHED_RANK and "rank 2 died first" in v.summary
+
+
+# --- the stacks of every process: the one outside the collective, and the collective the others wait in ----
+
+def test_stacks_name_the_process_outside_and_the_collective_the_others_wait_in():
+    v = decide(ingest([DATA / "pyspy_two_processes_one_in_dataloader.log"]))
+    assert v.kind is Kind.DEADLOCK
+    assert "pid 1235" in v.summary and "dataloader" in v.summary and "all_reduce" in v.summary

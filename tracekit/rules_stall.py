@@ -136,9 +136,14 @@ def deadlock_from_stacks(ev: Evidence) -> Verdict | None:
              for r in out.iter_rows(named=True)]
     if len(names) > 4:
         names = names[:4] + [f"{len(names) - 4} more"]
-    return Verdict(Kind.DEADLOCK, f"{st.filter(pl.col('in_c10d')).height} process(es) wait in a collective "
+    waiting = st.filter(pl.col("in_c10d"))
+    ranks_in = waiting["rank"].drop_nulls().unique().sort().to_list()
+    return Verdict(Kind.DEADLOCK, f"{waiting.height} process(es)"
+                   + (f" ({who(ranks_in)})" if ranks_in else "")
+                   + f" wait in a collective ({clip(waiting['where'][0], 100)}) "
                    f"while {', '.join(names)} {'is' if len(names) == 1 else 'are'} elsewhere: "
-                   f"{out['where'][0]}",
+                   f"{out['where'][0]}: {'it' if len(names) == 1 else 'they'} never issued the collective "
+                   "the others wait in",
                    out["rank"].drop_nulls().to_list(),
                    lines(out.with_columns(pl.format("{} in {}", "thread", "where").alias("message")), 6))
 

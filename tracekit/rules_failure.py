@@ -272,11 +272,12 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
     inner += _header_of(ev, first)
     if cut.height and (stalled := _raised_in_start_up(ev, cut, r)) is not None:
         return stalled
-    return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed first: {msg(first)}{inner}{_signalled(ev)}", r,
+    said = f"{failing(r, ev)} failed first: {msg(first)}{inner}"
+    return Verdict(Kind.CRASHED_RANK, said + _signalled(ev, said), r,
                    lines(ev.crashes) + lines(cut, 1) + lines(ev.exits, 3))
 
 
-def _signalled(ev: Evidence) -> str:
+def _signalled(ev: Evidence, said: str) -> str:
     """A process's end by a signal (an exit code below zero: multiprocessing's ``-11`` of a SIGSEGV, a
     launcher's ``died with <Signals.SIGSEGV: 11>``), said after the failure it ended: the error an exception
     line says is often the harness's or launcher's word on that end (PyTorch's test harness asserts
@@ -285,8 +286,8 @@ def _signalled(ev: Evidence) -> str:
     the failure's line already says.)"""
     ends = (ev.exits.filter((pl.col("exit_code").fill_null(0) < 0) & ~pl.col("exit_code").is_in([-15, -2, -6]))
             if "exit_code" in ev.exits.columns else None)
-    if ends is None or not ends.height:
-        return ""
+    if ends is None or not ends.height or re.search(rf"(?<![\d-]){ends['exit_code'][0]}\b", said):
+        return ""  # (none, or the failure's words already say the code)
     return f"; {msg(ends, 0, 160)}"
 
 

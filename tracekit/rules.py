@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import (rules_bench, rules_busy, rules_crash_words, rules_exit, rules_init, rules_measured,
+from tracekit import (rules_apart, rules_bench, rules_busy, rules_crash_words, rules_exit, rules_init, rules_measured,
                       rules_nccl_tests, rules_progress, rules_raised, rules_results, rules_salient, rules_seen,
                       rules_set_up)
 from tracekit.evidence import BENIGN, Evidence, lines
@@ -33,9 +33,9 @@ from tracekit.rules_mismatch import (mismatch_aligned, mismatch_from_watchdog, m
 from tracekit.rules_progress import (clean_but_partial, healthy, nothing, slow_progress, slow_steps,
                                      steady_progress, straggler, straggler_by_wait)
 from tracekit.rules_stall import (deadlock, deadlock_from_stacks, deadlock_from_watchdog, deadlock_reported,
-                                  init_stall, peer_gone, timed_out, waiting_on_silent_ranks, watchdog_stuck)
-from tracekit.rules_stall import (aborted_unexplained, comms_aborted,  # (failures, issue 31)
-                                  ended_while_others_wait, joined_then_nothing)
+                                  init_stall, timed_out, waiting_on_silent_ranks, watchdog_stuck)
+from tracekit.rules_stall import ended_while_others_wait, joined_then_nothing  # (failures, issue 31)
+from tracekit.rules_gone import aborted_unexplained, comms_aborted, peer_died_first, peer_gone
 from tracekit.rules_wait import stalled_in_start_up, waiting_across_groups
 
 RULES: list[Callable[[Evidence], Verdict | None]] = [
@@ -50,6 +50,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     refused_call,  # (failures, issue 31)
     rules_set_up.bootstrap_failed,  # starts (s24, issue 31): NCCL's bootstrap failed: set-up never completed
     address_of_no_family,  # (failures, issue 31)
+    peer_died_first,  # waits (s26, issue 31): a rank killed first, its peers' closed connections its consequence
     nccl_failure,
     waiting_across_groups,
     init_connection_failed,  # (failures, issue 31)
@@ -70,6 +71,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_busy.absent_but_alive,  # waits (s18, issue 31): the one rank not in the collective, seen alive
     stalled_in_start_up,  # words (issue 31): a stack dump in start-up (store, rendezvous, init), no step
     deadlock_from_stacks,
+    rules_apart.waits_on_named_rank,  # waits (s26, issue 31): a state dump's transfers waiting on a named rank
     ended_while_others_wait,  # (failures, issue 31)
     slow_progress,
     waiting_on_silent_ranks,

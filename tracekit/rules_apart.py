@@ -18,7 +18,7 @@ import re
 
 import polars as pl
 
-from tracekit.evidence import Evidence, lines
+from tracekit.evidence import Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.wording import who
 
@@ -270,3 +270,39 @@ def model_differs(ev: Evidence) -> Verdict | None:
                    "ranks at construction): their gradient all-reduces would not pair up; a model built from "
                    "rank-dependent config, data or a branch on the rank (rank 0 alone loading or creating "
                    "layers)", ranks, lines(hit, 3))
+
+
+#: a state dump's words of whom a rank's pending transfer waits for: RCCL/NCCL proxy state as people annotate
+#: it (`RECV ch=1: base=1150 posted=1 recvd=0 (waiting on rank 1 SEND ch=1)`, samples/wild nccl-047, from a
+#: gdb walk of ncclProxyArgs: base/posted/received/transmitted/done are its step counters), or any line that
+#: says a rank waits on a peer rank to send or act (`waiting for rank 3`): the rank named is the one behind.
+#: Not a harness's or launcher's wait for a process to end or start (`Timeout waiting for rank 1 to
+#: terminate`, PyTorch's test harness: that process hung, said by the harness rules)
+WAITS_ON = r"(?i)\bwait(?:ing|s)? (?:on|for) (?:rank|peer) ?(?P<rank>\d+)\b"
+PROCESS_WAIT = r"(?i)\bwait(?:ing|s)? (?:on|for) (?:rank|peer) ?\d+\s+to (?:terminate|exit|start|join|connect)"
+#: the step counter a proxy state line shows (`base=1150`): how far that connection got
+STEP = r"\bbase=(\d+)"
+
+
+def waits_on_named_rank(ev: Evidence) -> Verdict | None:
+    """DEADLOCK where a state dump says a rank waits on a named peer rank (``WAITS_ON``) and nothing in the
+    evidence says a failure (an error, a crash, a transport error, an exit): the rank named never sent what
+    the others' transfers wait for. (A dump that names no rank, or one beside a failure, the other rules read.)"""
+    if ev.crashes.height or ev.transport.height or ev.exits.height or ev.cuda.height or ev.finished:
+        return None
+    said = pl.col("message").fill_null("")
+    hit = (ev.kinds(EventKind.TELLING_LINE).filter(said.str.contains(WAITS_ON)
+                                                       & ~said.str.contains(PROCESS_WAIT)).sort("file", "line"))
+    if not hit.height:
+        return None
+    named = sorted({int(r) for r in hit["message"].str.extract(WAITS_ON, 1).drop_nulls().to_list()})
+    steps = sorted({int(x) for x in ev.kinds(EventKind.TELLING_LINE)["message"].str.extract(STEP, 1)
+                    .drop_nulls().to_list()})
+    at = (f"; its connections stand at step{'s' if len(steps) > 1 else ''} "
+          f"{', '.join(f'base={x}' for x in steps)}" if steps else "")
+    return Verdict(Kind.DEADLOCK, f"a state dump shows transfers waiting on {who(named)} "
+                   f"(`{clip(hit['message'][0].strip(), 140)}`){at}, and no error, crash or exit is logged: the "
+                   f"transfers between the ranks stopped, {who(named)}'s side never posted what the others wait "
+                   f"for; {who(named)}'s own state (py-spy dump --native, its proxy state, NCCL_DEBUG=INFO "
+                   "with NCCL_DEBUG_SUBSYS=COLL on every rank) says whether it never issued that collective or "
+                   "its transfer is stuck", named, lines(hit, 3))

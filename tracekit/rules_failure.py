@@ -83,11 +83,32 @@ def cuda_failure(ev: Evidence) -> Verdict | None:
     if (connect := peer_connect_cuda_failed(ev)) is not None:
         return connect
     r = rank_of(ev.cuda, ev)
+    name = _spawned(ev, ev.cuda) or (who(r) if r else "a rank")
     after = ("; the collectives that no longer pair up after it are its consequence (its error path left "
              "the others' collective)" if ev.mismatches or ev.reported_mismatch.height else "")
     return Verdict(Kind.CRASHED_RANK,
-                   f"{who(r) if r else 'a rank'} hit a CUDA error first: {msg(ev.cuda)}{after}", r,
+                   f"{name} hit a CUDA error first: {msg(ev.cuda)}{after}", r,
                    lines(ev.cuda) + lines(ev.exits, 3))
+
+
+#: torch.multiprocessing.spawn's report of the process that raised (parsers/process_end ``_spawn_raised``)
+SPAWN_PROCESS = r"^torch\.multiprocessing\.spawn: process (\d+) \(local rank \d+\) raised (.+)$"
+
+
+def _spawned(ev: Evidence, failed: pl.DataFrame) -> str:
+    """``torch.multiprocessing.spawn's process 0 (local rank 0)`` where spawn's report (``-- Process
+    0 terminated with the following error:``) names the process whose exception is the first failure's: spawn
+    numbers its processes by local rank, and the report's traceback is printed by the parent, so a rank
+    prefix of the lines around it is not that process's (issue 31: an OOM on process 0, read on the rank whose
+    mismatch report came first). Empty where no report names it."""
+    said = ev.exits.filter(pl.col("where") == "torch.multiprocessing.spawn") if "where" in ev.exits.columns \
+        else ev.exits.clear()
+    first = (failed["message"][0] or "")[:60]
+    for text in said["message"].fill_null("").to_list():
+        m = re.match(SPAWN_PROCESS, text)
+        if m and first and m.group(2).startswith(first[:40]):
+            return f"torch.multiprocessing.spawn's process {m.group(1)} (local rank {m.group(1)})"
+    return ""
 
 
 def _bootstrap_unwound_before(ev: Evidence, first: pl.DataFrame) -> Verdict | None:
@@ -160,6 +181,30 @@ def _verbs_raised(ev: Evidence, first: pl.DataFrame, r: list[int]) -> Verdict | 
                    lines(first, 1) + lines(ev.crashes.slice(1), 2))
 
 
+#: a fatal check (glog's ``Check failed: EXPR``, parsers/native_fatal) whose expression is a network call: a
+#: socket's (bind, listen, connect, accept, socket, setsockopt, getaddrinfo) or an RDMA verbs call
+#: (``ibv_*``, ``rdma_*``); the UCCL plugin's util.h:139 ``Check failed: bind(*listen_fd, ...) >= 0 ERROR:
+#: binding`` (samples/wild dv19-011) is one
+NET_CHECK = (r"Check failed: \(?\s*(?:::)?(?:bind|listen|connect|accept4?|socket|setsockopt|getaddrinfo"
+             r"|ibv_\w+|rdma_\w+)\s*\(")
+
+
+def _network_call_checked(ev: Evidence, first: pl.DataFrame, r: list[int]) -> Verdict | None:
+    """TRANSPORT_ERROR where the first failure is a fatal check of a network call (``NET_CHECK``): the
+    network transport (a net plugin's socket or verbs set-up) failed on that host and took the process down;
+    the abort is its consequence, not a rank's own error."""
+    text = first["message"][0] or ""
+    m = re.search(NET_CHECK, text)
+    if m is None:
+        return None
+    return Verdict(Kind.TRANSPORT_ERROR, f"the network transport failed on {failing(r, ev)}: {clip(text, 220)} "
+                   "(a fatal check of a network call: the transport's own socket or RDMA set-up failed, and the "
+                   "check aborted the process); a port already bound or out of range, an interface or address "
+                   "not on this host, or RDMA devices missing in the container: check the plugin's address and "
+                   "port settings and NCCL_SOCKET_IFNAME, and that the next log shows the transport connected",
+                   r, lines(first, 1) + lines(ev.exits, 2) + lines(ev.kinds(EventKind.SIGNAL), 1))
+
+
 def _start_up_refused(ev: Evidence, first: pl.DataFrame, r: list[int]) -> Verdict | None:
     """INIT_STALL where the first failure is a start-up step its runtime says never completed and the job never
     got past start-up: a communicator's init call that failed (``start_up_messages.INIT_CALL_FAILED``:
@@ -210,6 +255,8 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
     r = rank_of(first, ev)
     if (verbs := _verbs_raised(ev, first, r)) is not None:
         return verbs
+    if (net := _network_call_checked(ev, first, r)) is not None:
+        return net
     if (refused := _start_up_refused(ev, first, r)) is not None:
         return refused
     booted = _bootstrap_unwound_before(ev, first)
@@ -225,8 +272,23 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
     inner += _header_of(ev, first)
     if cut.height and (stalled := _raised_in_start_up(ev, cut, r)) is not None:
         return stalled
-    return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed first: {msg(first)}{inner}", r,
+    said = f"{failing(r, ev)} failed first: {msg(first)}{inner}"
+    return Verdict(Kind.CRASHED_RANK, said + _signalled(ev, said), r,
                    lines(ev.crashes) + lines(cut, 1) + lines(ev.exits, 3))
+
+
+def _signalled(ev: Evidence, said: str) -> str:
+    """A process's end by a signal (an exit code below zero: multiprocessing's ``-11`` of a SIGSEGV, a
+    launcher's ``died with <Signals.SIGSEGV: 11>``), said after the failure it ended: the error an exception
+    line says is often the harness's or launcher's word on that end (PyTorch's test harness asserts
+    ``Expected zero exit code but got -11``), the signal is what the process met. (Not SIGTERM or SIGINT:
+    what a launcher sends the other workers once one failed; nor SIGABRT, c10d's own abort after an error
+    the failure's line already says.)"""
+    ends = (ev.exits.filter((pl.col("exit_code").fill_null(0) < 0) & ~pl.col("exit_code").is_in([-15, -2, -6]))
+            if "exit_code" in ev.exits.columns else None)
+    if ends is None or not ends.height or re.search(rf"(?<![\d-]){ends['exit_code'][0]}\b", said):
+        return ""  # (none, or the failure's words already say the code)
+    return f"; {msg(ends, 0, 160)}"
 
 
 def exited_without_cause(ev: Evidence) -> Verdict | None:

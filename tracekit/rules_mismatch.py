@@ -62,11 +62,33 @@ def _sides_text(rep: pl.DataFrame) -> str:
     return ""
 
 
+def _numbering_repeats(ev: Evidence, f) -> bool:
+    """NCCL's COLL lines of one rank that give one opCount to different collectives of one communicator
+    (not a zero-count call, which NCCL logs without counting): there the opCount numbers no sequence (samples/wild
+    dv22-006, a trace whose every call reads `opCount 0`), so calls the alignment paired by it need not be
+    the same point of the ranks' programs, and their differences are no mismatch."""
+    if f.source != "nccl":
+        return False
+    calls = ev.store.collectives.filter((pl.col("source") == "nccl") & (pl.col("pg") == f.pg)
+                                        & (pl.col("state") != "no-op") & pl.col("seq").is_not_null())
+    if not calls.height:
+        return False
+    # (calls of one group, ncclGroupStart/End, may share an opCount: send/recv pairs, coalesced calls of one
+    # op; two different collectives at one opCount are no group of those)
+    calls = calls.filter(~pl.col("op").cast(pl.Utf8).is_in(["send", "recv"]))
+    who_col = "rank" if calls["rank"].null_count() < calls.height else "pid"
+    return calls.group_by(who_col, "comm", "seq").agg(pl.col("op").n_unique().alias("ops")).filter(
+        pl.col("ops") > 1).height > 0
+
+
 def mismatch_aligned(ev: Evidence) -> Verdict | None:
-    """Ranks issued different ops, dtypes or sizes at one sequence number of a group."""
+    """Ranks issued different ops, dtypes or sizes at one sequence number of a group -- not where NCCL's
+    opCounts number no sequence (``_numbering_repeats``)."""
     if not ev.mismatches:
         return None
     f = ev.mismatches[0]
+    if _numbering_repeats(ev, f):
+        return None
     if _cuda_first(ev, f.missing + f.present):
         return None  # cuda_failure says it
     return Verdict(Kind.MISMATCH, f.message, f.missing, f.evidence)

@@ -1,6 +1,7 @@
 """The stall rules: a communicator that never finished init, a rank behind its group (in the aligned
 records, an analyzer's report, the watchdogs' lines, the stacks), members that left no record,
-timeouts that name no rank, a stuck watchdog, a peer gone. A hang without a cause to name is
+timeouts that name no rank, a stuck watchdog. (A peer gone and communicators aborted, the failures seen from
+the side that survived them, are in rules_gone.) A hang without a cause to name is
 UNDECIDED, with what to collect."""
 
 from __future__ import annotations
@@ -11,10 +12,8 @@ import polars as pl
 
 from tracekit import align, rules_apart
 from tracekit.evidence import HEARTBEAT, Evidence, clip, lines
-from tracekit.meanings import EITHER_ABORT
 from tracekit.outcome import EventKind, Kind, Verdict
-from tracekit.rules_common import (COLLECT, frames_text, last_open, late_text, msg, stack_lines, stacks_of,
-                                   who_or)
+from tracekit.rules_common import COLLECT, frames_text, last_open, late_text, msg, stack_lines, stacks_of
 from tracekit.wording import who
 
 
@@ -137,9 +136,14 @@ def deadlock_from_stacks(ev: Evidence) -> Verdict | None:
              for r in out.iter_rows(named=True)]
     if len(names) > 4:
         names = names[:4] + [f"{len(names) - 4} more"]
-    return Verdict(Kind.DEADLOCK, f"{st.filter(pl.col('in_c10d')).height} process(es) wait in a collective "
+    waiting = st.filter(pl.col("in_c10d"))
+    ranks_in = waiting["rank"].drop_nulls().unique().sort().to_list()
+    return Verdict(Kind.DEADLOCK, f"{waiting.height} process(es)"
+                   + (f" ({who(ranks_in)})" if ranks_in else "")
+                   + f" wait in a collective ({clip(waiting['where'][0], 100)}) "
                    f"while {', '.join(names)} {'is' if len(names) == 1 else 'are'} elsewhere: "
-                   f"{out['where'][0]}",
+                   f"{out['where'][0]}: {'it' if len(names) == 1 else 'they'} never issued the collective "
+                   "the others wait in",
                    out["rank"].drop_nulls().to_list(),
                    lines(out.with_columns(pl.format("{} in {}", "thread", "where").alias("message")), 6))
 
@@ -202,6 +206,9 @@ def timed_out(ev: Evidence) -> Verdict | None:
         if w["seq"] == 1:
             what += (" (the group's first collective: the ranks never completed one together, so a rank "
                      "that never reached it or the connections it sets up are at fault)")
+        firsts, others = _elsewhere(wd, w)
+        if others:
+            what = f": {who(firsts)}{what}; {others}"
     last = to.filter(pl.col("last_enqueued").is_not_null()).unique("rank", maintain_order=True)
     if not wd.height and not last.height:  # no collective named: the timeout's own words
         what = f": {msg(to, 0, 160)}"
@@ -223,6 +230,32 @@ def timed_out(ev: Evidence) -> Verdict | None:
             "; no record shows which rank is missing: collect every rank's Flight Recorder dump and log")
     return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'a rank'} timed out{what}{silent}"
                    + (f"; {outside}" if outside else "") + f"{then} ({COLLECT})", r, lines(to))
+
+
+def _elsewhere(wd: pl.DataFrame, w: dict) -> tuple[list[int], str]:
+    """The ranks whose watchdog names the first line's collective, and the others' (``rank 0 in BROADCAST
+    SeqNum 4``), grouped: where each rank waits, so that the ranks said to time out in the first one are
+    only those whose line names it. Where one group's SeqNums differ, the ranks at the lower one are behind:
+    their oldest unfinished collective is one the others had completed."""
+    named = wd.filter(pl.col("rank").is_not_null()).unique(["rank", "op", "seq", "pg"])
+    if w["rank"] is None or named["rank"].n_unique() < named.height:
+        # (a rank whose lines name several SeqNums: several groups whose lines do not name theirs, torch <
+        # 2.2's `[Rank 0]` alone, or one rank's repeated timeouts: where it waits now, its lines do not say)
+        return [], ""
+    first = (w["op"], w["seq"], w["pg"])
+    other = named.filter(~(pl.col("op").eq_missing(first[0]) & pl.col("seq").eq_missing(first[1])
+                           & pl.col("pg").eq_missing(first[2])))
+    if not other.height:
+        return [], ""
+    at = other.group_by("op", "seq", "pg", maintain_order=True).agg(pl.col("rank").unique().sort())
+    text = "; ".join(f"{who(x['rank'])} in {(x['op'] or '?').upper()}"
+                     + (f" SeqNum {x['seq']}" if x["seq"] is not None else "") for x in at.head(3).iter_rows(named=True))
+    same = named.filter(pl.col("pg").eq_missing(w["pg"]) & pl.col("seq").is_not_null())
+    low = same.filter(pl.col("seq") == same["seq"].min())["rank"].unique().sort().to_list() \
+        if same["seq"].n_unique() > 1 else []
+    behind = (f" ({who(low)} behind: {'its' if len(low) == 1 else 'their'} oldest unfinished collective is one "
+              "the others completed)" if low else "")
+    return sorted(set(named["rank"].to_list()) - set(other["rank"].to_list())), f"{text}{behind}"
 
 
 def watchdog_stuck(ev: Evidence) -> Verdict | None:
@@ -278,105 +311,3 @@ def joined_then_nothing(ev: Evidence) -> Verdict | None:
                    f"step, end or error): if the job stopped here, init_process_group {waits} (an init "
                    "stall), but the excerpt does not show time passing: a stack dump of every rank (py-spy "
                    "dump --pid) and NCCL_DEBUG=INFO say where each rank is", never, lines(j, 4))
-
-
-def aborted_unexplained(ev: Evidence) -> Verdict | None:
-    """c10d took a process down after "NCCL operations have failed or timed out" (torch_npu after "HCCL
-    operations ...", its same words) and no line says which (no watchdog timeout, no NCCL error code): who
-    aborted, and what NCCL's own lines show before it."""
-    ab = (ev.kinds(EventKind.WATCHDOG_ABORT).filter(pl.col("message").str.contains(EITHER_ABORT))
-          .sort("file", "line"))
-    if not ab.height:
-        return None
-    r = ab["rank"].drop_nulls().unique().sort().to_list()
-    before = (ev.kinds(EventKind.NCCL_WARN, EventKind.NCCL_UNWIND, EventKind.TRANSPORT_ERROR)
-              .sort("file", "line"))
-    where = (before["message"].str.extract(r"^([\w/]+\.(?:cc|h)):\d+", 1).drop_nulls()
-             .unique(maintain_order=True))
-    said = ""
-    if before.height:
-        said = (f"; before it NCCL's own calls failed ({before.height} line(s), first `{msg(before, 0, 100)}`"
-                + (f", in {', '.join(where.head(3).to_list())}" if where.len() else "") + ")"
-                + ("; NCCL's socket code returned the error: a connection to a peer broke (the peer's end or "
-                   "the network)" if where.str.contains("socket").any() else ""))
-    # (torch_npu's ProcessGroupHCCL says the same of HCCL: Ascend/pytorch 9e73e708 torch_npu/csrc/distributed/
-    # ProcessGroupHCCL.cpp:991-994 WorkHCCL::handleException: LOG(ERROR) "Some HCCL operations have failed or
-    # timed out. ...")
-    hccl = ab["message"].str.contains(r"\bHCCL operations").any()
-    lib, by = ("HCCL", "torch_npu's ProcessGroupHCCL") if hccl else ("NCCL", "c10d")
-    collect = ("every rank's log and its HCCL logs (ASCEND_GLOBAL_LOG_LEVEL=1, ~/ascend/log/plog: the "
-               "operation, its error code, the peer) and the launchers' exit codes" if hccl else
-               "every rank's log with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and the launchers' exit codes")
-    return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'a rank'} took its process down after {lib} operations "
-                   f"failed or timed out ({by}'s abort, which does not say which)" + said + "; no line says a "
-                   f"collective timed out, which peer ended or why: collect {collect}",
-                   r, lines(before, 3) + lines(ab, 2))
-
-
-def comms_aborted(ev: Evidence) -> Verdict | None:
-    """Processes aborted their communicators (NCCL's `Abort COMPLETE`) with NCCL's WARNs around the abort
-    and no line that says why: c10d aborts after an error or a timeout, a program after its own error;
-    what they were is not in the logs. (An abort with no WARN is also how c10d tears a healthy job's
-    communicators down at its end: no sign of failure.)"""
-    ab = ev.aborted
-    first = ab.group_by("file", "pid").agg(pl.col("line").min().alias("_abort"))
-    after = (ev.kinds(EventKind.NCCL_WARN, EventKind.TRANSPORT_ERROR).join(first, on=["file", "pid"])
-             .filter(pl.col("line") > pl.col("_abort"))
-             .join(ev.benign.select("file", "line"), on=["file", "line"], how="anti").sort("file", "line"))
-    if not (ab.height and after.height):
-        return None
-    r = ab["rank"].drop_nulls().unique().sort().to_list()
-    comms = ", ".join(f"{c['comm']} (rank {c['rank']} of {c['nranks']})"
-                      for c in ab.head(4).iter_rows(named=True))
-    return Verdict(Kind.UNDECIDED, f"process {ab['pid'][0]} aborted {ab.height} communicator(s): {comms}: "
-                   "c10d aborts after an error or a timeout, a program after its own error, and neither is "
-                   f"in the logs; NCCL's WARNs after the abort (`{msg(after, 0, 80)}`) are the teardown's "
-                   "(ncclCommAbort closes its sockets)"
-                   + f"; collect the lines before the abort on every rank ({COLLECT})", r,
-                   lines(ab.with_columns(pl.lit("Abort COMPLETE").alias("message")), 3) + lines(after, 2))
-
-
-def peer_gone(ev: Evidence) -> Verdict | None:
-    """A rank's connection was closed by its peer (broken pipe, reset, closed by remote peer) and
-    nothing says why: the peer ended first, and only its own log says why."""
-    closed = pl.col("message").str.contains(r"(?i)broken pipe|closed by (?:remote )?peer|connection reset")
-    gone = ev.kinds(EventKind.TRANSPORT_ERROR, EventKind.NCCL_WARN, EventKind.EXCEPTION,
-                    EventKind.CRASH).filter(closed).sort("file", "line")
-    if not gone.height:
-        return None
-    in_init = _unwound_through_init(ev, gone)
-    if in_init is not None:
-        return in_init
-    return Verdict(Kind.UNDECIDED, f"a peer of {who_or(gone)} closed its connection ({msg(gone, 0, 140)}): "
-                   "that peer ended first (exited, was killed, or its host went away); its own log or exit "
-                   "code says why: collect every rank's output and the launcher's exit codes", [],
-                   lines(gone, 3) + lines(ev.exits, 2))
-
-
-#: NCCL's bootstrap (as its unwind lines `NCCL INFO bootstrap.cc:169 -> 2` name it): the ring its processes
-#: form first, before any of their transports connect
-INIT_SOURCES = r"(?:^|/)bootstrap\.(?:cc|cu):\d+ -> \d+"
-
-
-def _unwound_through_init(ev: Evidence, gone: pl.DataFrame) -> Verdict | None:
-    """A closed connection that NCCL unwound through its bootstrap (`bootstrap.cu:169 -> 2`) where no
-    communicator completed init: the communicator's set-up failed there, before any collective (a peer that
-    ended in its own set-up, or the network between them). (Not one unwound through init.cc alone: a P2P or
-    proxy connection its peer closed because that peer failed first, whose cause only its own WARN says.)"""
-    if ev.store.comms.filter(pl.col("state") == "init_complete").height:
-        return None
-    first = gone.row(0, named=True)
-    unwound = ev.kinds(EventKind.NCCL_UNWIND).filter((pl.col("file") == first["file"])
-                                                    & (pl.col("line") > first["line"])).sort("line")
-    if "pid" in unwound.columns and first.get("pid") is not None:
-        unwound = unwound.filter(pl.col("pid").eq_missing(first["pid"]))
-    init = unwound.filter(pl.col("message").str.contains(INIT_SOURCES))
-    if not init.height:
-        return None
-    r = gone["rank"].drop_nulls().unique().sort().to_list()
-    return Verdict(Kind.INIT_STALL, f"NCCL's communicator set-up failed on {who(r) if r else 'a rank'}: a "
-                   f"peer closed its connection during it ({msg(gone, 0, 140)}), and NCCL unwound the error "
-                   f"through {init['message'][0].split(' ->')[0]}: the communicator never completed init; "
-                   "the peer ended in its own set-up or the network between them dropped: the peer's log "
-                   "says which (NCCL_DEBUG=INFO, NCCL_SOCKET_IFNAME set to an interface every host reaches)",
-                   r, lines(gone, 2) + lines(init, 2))

@@ -23,6 +23,9 @@ One class of line each, as the code that prints it writes it:
   CUDNN_STATUS_...`` (``cuda_error``, with the device where the line says; torch's own CUDA words,
   ``CUDA error:``, ``cudaErrorIllegalAddress``, are ``torch_log``'s); torch's C++ frame
   ``frame #2: c10::cuda::c10_cuda_check_implementation(...)`` where the error's line is cut.
+- a native stack in the C++ runtime's terminate path (``ray::TerminateHandler()``,
+  ``__gnu_cxx::__verbose_terminate_handler()``, ``std::terminate()``): an uncaught C++ exception ends the
+  process (``crash``).
 - Ascend's runtime device errors (CANN ``device_error_core_proc.cc``, ``davinci_task.cc``): ``The error
   from device(chipId:6, dieId:0), serial number is 8, there is an exception of aivec error``, ``AIV Kernel
   happen error, retCode=0x31``, ``Kernel task happen error, retCode=0x31, [vector core exception]``,
@@ -82,10 +85,18 @@ ASCEND = (r"(?P<what>The error from device\((?:chipId:)?\d+.*?there is an? (?:ex
           r"|The aicore execution times out|\breason=\[aicore timeout\])")
 ASCEND_DEVICE = r"device\((?:chipId:)?(?P<device>\d+)|(?:devId|device_id)=(?P<dev2>\d+)"
 
+# a native stack's frame in the C++ runtime's terminate path (a backtrace_symbols line, `lib.so(+0x..) [0x..]
+# ray::TerminateHandler()`, Ray's handler that std::set_terminate installs and that prints the stack before it
+# aborts; libstdc++'s __gnu_cxx::__verbose_terminate_handler; std::terminate, __cxxabiv1::__terminate): the
+# process is ending on an uncaught C++ exception (std::terminate then abort: SIGABRT)
+TERMINATE = (r"(?P<what>\bray::TerminateHandler|\b__gnu_cxx::__verbose_terminate_handler|\bstd::terminate"
+             r"|\b__cxxabiv1::__terminate)\s*\(\)")
+
 #: the lines around them that say nothing more (read, not events): the handler's program counter, Paddle's
 #: summary heads and its C++ traceback's head
 AROUND = r"^\s*PC: @ |^\s*Error Message Summary:\s*$|^\s*C\+\+ Traceback \(most recent call last\):"
-ANY = any_of(FATAL, TRAILER, ABORTED_AT, GLOG_SIGNAL, ABSL_SIGNAL, PADDLE, CUDA_LIB, C10_CUDA, ASCEND)
+ANY = any_of(FATAL, TRAILER, ABORTED_AT, GLOG_SIGNAL, ABSL_SIGNAL, PADDLE, CUDA_LIB, C10_CUDA, ASCEND,
+             TERMINATE)
 #: the words a signal's name stands for in Paddle's FatalError (its ``SignalHandle`` table)
 PADDLE_SIGNALS = {"Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Floating point exception": "SIGFPE",
                   "Illegal instruction": "SIGILL", "Bus error": "SIGBUS", "Termination signal": "SIGTERM"}
@@ -157,6 +168,10 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
                    "stack){}; the error's own `CUDA error:` line is not in the excerpt",
                    pl.when(caller.is_not_null()).then(pl.format(", called from {}", caller))
                    .otherwise(pl.lit(""))))
+    rows(TERMINATE, EventKind.CRASH, "C++ terminate", 1,
+         pl.format("the process is ending on an uncaught C++ exception: its native stack is in {}() (std::"
+                   "terminate, then abort: SIGABRT); the exception's own line, above the stack, says what",
+                   "_what"))
     adev = pl.coalesce(t.str.extract(ASCEND_DEVICE, 1), t.str.extract(ASCEND_DEVICE, 2))
     rows(ASCEND, EventKind.CRASH, "Ascend runtime", 2,
          pl.format("an Ascend device error{}: {}",

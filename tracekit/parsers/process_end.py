@@ -114,6 +114,11 @@ SSH = (r"CalledProcessError: Command '(?:ssh|pdsh)\b[^']*?(?P<host>[\w.\-]+) hos
 # PyTorch's distributed test harness (torch/testing/_internal/common_distributed.py; test_distributed.py
 # before it): test process N is rank N; error code 10 is its exit on an exception in the test body
 HARNESS_EXIT = (r"Process(?:es)? (?P<procs>\d+(?: \d+)*) exited with error code (?P<exit_code>\d+)")
+# its check of the first process's exit code (MultiProcessTestCase._check_return_codes: ``msg=f"Expected zero
+# exit code but got {first_process.exitcode} for pid: {first_process.pid}"``, under its AssertionError
+# ``Scalars are not equal!``): a negative code is the signal that ended that process (multiprocessing's
+# exitcode ``-N``)
+HARNESS_CODE = r"Expected zero exit code but got (?P<exit_code>-?\d+) for pid: (?P<pid>\d+)"
 HARNESS_HUNG = (r"Process (?P<proc>\d+) (?:terminated or )?timed out after (?P<secs>[\d.]+) seconds"
                 r"|Timeout waiting for rank (?P<rank>\d+) to terminate")
 # a program's own word that a rank finished its work, in the bare form `Rank 4 completed` (a ``program_end``
@@ -133,7 +138,7 @@ RAISED = r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Interrupt)\b:?"
 ANY = any_of(DEATH, AGENT_SIGNALED, DS_MAIN, DS_RETURN, CALLED, SPAWN_RAISED, SPAWN_EXITED, MPI_SIGNAL,
              MPI_ABORT, MPI_IMPROPER, SHELL,
              MPI_NONZERO, MPI_NONZERO_2, GDB, VLLM, FLAT_CHILD, SRUN, CGROUP_OOM, PROGRAM_END, SSH,
-             HARNESS_EXIT, HARNESS_HUNG, PADDLE_ABORT)
+             HARNESS_EXIT, HARNESS_CODE, HARNESS_HUNG, PADDLE_ABORT)
 #: lines whose exception text is this decoder's (``torch_log`` reads no exception from them)
 NOT_EXCEPTIONS = any_of(CALLED, SPAWN_EXITED, AGENT_SIGNALED, r"ProcessRaisedException:\s*$", HARNESS_EXIT,
                         HARNESS_HUNG)
@@ -266,6 +271,13 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
                    pl.col("_procs").str.split(" ").list.first(), "_exit_code"),
          rank=pl.col("_procs").str.split(" ").list.first().cast(pl.Int64, strict=False),
          exit_code=pl.col("_exit_code").cast(pl.Int64, strict=False))
+    code = pl.col("_exit_code").cast(pl.Int64, strict=False)
+    by_code = (-code).replace_strict(SIGNAL_NAMES, default=None, return_dtype=pl.Utf8)
+    rows(HARNESS_CODE, EventKind.CHILD_FAILED, "pytorch test harness",
+         pl.format("the test harness: a test process (pid {}) ended with exit code {}{}", "_pid", "_exit_code",
+                   pl.when(by_code.is_not_null()).then(pl.format(", killed by {}", _sig(by_code)))
+                   .otherwise(pl.lit(""))),
+         pid=pl.col("_pid").cast(pl.Int64, strict=False), exit_code=code)
     hung = pl.coalesce("_proc", "_rank").cast(pl.Int64, strict=False)
     rows(HARNESS_HUNG, EventKind.STALL, "pytorch test harness",
          pl.format("the test harness: rank {} never ended (it waited for the process and timed out{}): that "

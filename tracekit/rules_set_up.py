@@ -35,9 +35,12 @@ from tracekit import align, start_up_messages as sm
 from tracekit.evidence import BOOTSTRAP, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers import salient
+from tracekit.parsers.pyspy import RAISED
+from tracekit.parsers.salient import Telling
 from tracekit.rules_common import msg, said_in_files
 from tracekit.rules_nccl_codes import SET_UP as NCCL_SET_UP, failing
 from tracekit.rules_salient import address
+from tracekit.undecided import UNEXPLAINED
 from tracekit.wording import who
 
 #: set-up calls and checks whose failure leaves set-up unfinished: (pattern, where the runtime prints it); the
@@ -67,6 +70,11 @@ SET_UP = (
     (r"(?i)jax\.distributed\.initialize|Failed to connect to (?:the )?distributed JAX controller"
      r"|WaitForConnected|client mesh master",
      "XLA's or JAX's distributed runtime reaching its coordinator"),
+    # (Horovod: horovod/common/basics.py HorovodBasics.init, after horovod_init_comm returned false: `raise
+    # ValueError("Horovod initialization failed. Please check log messages above for a more descriptive
+    # error.")`; its background thread's set-up, MPI or Gloo's rendezvous, failed first)
+    (r"Horovod initialization failed|\bhvd\.init\(\)|\bhorovod_init\w*",
+     "Horovod's init (hvd.init(): its MPI or Gloo controller's set-up)"),
     # (Ray: `Cannot provide a placement group requiring ...`, placement group creation that never completed)
     (r"(?i)placement group", "Ray's placement group creation (the job's workers placed)"),
     # (a store's or a launcher's own address at start-up: glibc's resolver, the kernel's bind)
@@ -84,6 +92,9 @@ SET_UP = (
 #: _env_error: `Error initializing torch.distributed using env:// rendezvous: environment variable RANK
 #: expected, but not set`: a launch without torchrun, nothing waited)
 NEVER_BEGAN = (r"(?i)process group (?:has not been|is not) initiali[sz]ed"
+               # (horovod/common/basics.py: `Horovod has not been initialized; use hvd.init().`: a call before
+               # hvd.init)
+               r"|Horovod has not been initiali[sz]ed"
                r"|environment variable \w+ expected, but not set")
 #: a fault of the rank's device or memory, whatever phase it came in: the rank's own crash (a CUDA error or an
 #: out-of-memory inside ncclCommInitRank is the GPU's, not set-up's; dev labels read it so, 5 of 6)
@@ -207,6 +218,12 @@ def step_named(said: str) -> str:
     return f"{clip(name, 60)} ({means})"
 
 
+#: a kill from outside the job (a scheduler's or an agent's SIGTERM, a SIGKILL): its own cause
+KILLED = r"(?i)\bSIG(?:TERM|KILL)\b|\bdeath signal\b|killed from outside"
+#: how many lines before a crash its file's failure lines are read with it (``failed_in_set_up``)
+BEFORE = 10
+
+
 def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
     """``v``, a CRASHED_RANK, as INIT_STALL where the failure is set-up's and the job never got past it."""
     if v.kind is not Kind.CRASHED_RANK or not unfinished(ev):
@@ -222,12 +239,19 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
     summary = v.summary
     for name in {str(e.file).rsplit("/", 1)[-1] for e in v.evidence if e.file}:
         summary = summary.replace(name, "")
-    said = " ".join([summary, *(e.text for e in v.evidence), *wheres])
+    # (and the failure lines just before it in its file: HCCL's or MPI's own error above the exception it raised)
+    # (not for a kill from outside: the signal is its cause, whatever another process's paste above it said)
+    own = " ".join([v.summary, *(e.text for e in v.evidence)])
+    before = (_failed_lines(ev).join(cited.rename({"line": "_c"}), on="file").filter(
+        (pl.col("line") < pl.col("_c")) & (pl.col("line") >= pl.col("_c") - BEFORE))
+        if not re.search(KILLED, own) else _failed_lines(ev).clear())
+    said = " ".join([summary, *(e.text for e in v.evidence), *wheres, *before["message"].fill_null("")])
     if (re.search(NEVER_BEGAN, said) or re.search(DEVICE_FAULT, said) or ev.cuda.height
             or re.search(salient.either(salient.NO_START, salient.IMPORT_FAILED), said)):
         return None
     started = ev.store.comms.filter(pl.col("state") == "init_start").height > 0
-    named = step_named(said)
+    named = step_named(said) or (f"its words: \"{clip(m[0], 80)}\"" if (m := re.search(SET_UP_WORDS, said))
+                                 else "")
     frame = next((f for w in wheres if (f := sm.frame_of(w))), None)
     if not (started or named or frame):
         return None
@@ -256,3 +280,80 @@ def nccl_code_in_set_up(ev: Evidence, e: pl.DataFrame, r: list[int], means: str,
                    "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET on every rank (its WARN names the step of init "
                    "that failed: its connect to the peers, the topology, a transport's set-up)",
                    r, lines(e, 4) + lines(said, 1) + lines(ev.exits, 2))
+
+
+
+#: the UNDECIDED rules whose verdict a set-up failure re-kinds (``undecided_in_set_up``): a timeout, a failure
+#: sign, an NCCL code or an error line no rule explains, where the job never got past set-up
+#: (not nccl_error_unexplained's: an NCCL code at ncclCommInitRank can be the ranks disagreeing, llm-042's label
+#: undecided only; nccl_code_in_set_up reads the codes that do decide)
+RE_KINDED = ("nothing", "timed_out", "failed_without_cause")
+#: an error line's own words that it is set-up's, where it names no set-up call (``SET_UP``): the job's start-up
+#: service or peer (a master, a coordinator, a store, a rendezvous, ps-lite's scheduler, Ray's GCS) or a
+#: backend's initialisation, and a word that it failed (never a download's connect: huggingface.co, wandb and
+#: pip are no peer of the job)
+SET_UP_WORDS = (r"(?i:\b(?:master(?:_?addr|_?port)?|coordinat\w*|rendezvous|rdzv|(?:kv|key-value|tcp|c10d) ?store"
+                r"|gcs|head node|init_method|dist_url|bootstrap|process group"
+                r"|(?:nccl|hccl|gloo|mpi|pmix?|horovod|xla|oneccl|ccl) ?(?:init\w*|comm\w*|context|world))\b"
+                r".{0,120}\b(?:fail\w*|error|refused|timed? ?out|unreachable|unable|cannot|could not|no route)\b"
+                r"|\b(?:fail\w*|error|unable|cannot|could not) (?:to )?(?:connect|initiali[sz]e|init|join|reach"
+                r"|register)\w* (?:to |with )?(?:the )?(?:master|coordinat\w*|rendezvous|store|scheduler"
+                r"|gcs|head|peers?|process group|distributed|communicator|nccl|hccl|gloo|mpi|horovod|backend)\b)")
+#: any set-up call or check (``SET_UP``) or set-up words of an error line (``SET_UP_WORDS``), for polars
+NAMES_SET_UP = "|".join(f"(?:{p})" for p in [*(p for p, _ in SET_UP), SET_UP_WORDS])
+#: the lines that say something failed and that no rule explained (``undecided.UNEXPLAINED``), and the telling
+#: lines no parser decodes read as such
+TOLD_FAILED = [str(t) for t in (Telling.CRASH, Telling.TRANSPORT, Telling.ERROR, Telling.WAIT)]
+
+
+def _failed_lines(ev: Evidence) -> pl.DataFrame:
+    """The lines that say something failed and that no rule explained: undecoded errors (c10d's, an exception,
+    a crash line, an NCCL WARN), a timeout, a traceback whose error line is cut, a telling line read as a crash,
+    a transport failure, an error or a wait; in file order."""
+    cols = ["file", "line", "rank", "message", "where"]
+    parts = [ev.kinds(*UNEXPLAINED), ev.timeouts, ev.kinds(EventKind.STACK).filter(pl.col("thread") == RAISED),
+             ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where").is_in(TOLD_FAILED))]
+    parts = [df.select(cols) for df in parts if df.height]
+    if not parts:
+        return pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64, "rank": pl.Int64, "message": pl.Utf8,
+                                    "where": pl.Utf8})
+    return pl.concat(parts, how="diagonal_relaxed").unique(["file", "line"], maintain_order=True).sort("file", "line")
+
+
+def undecided_in_set_up(ev: Evidence, v: Verdict, rule: str) -> Verdict | None:
+    """``v``, an UNDECIDED of a rule in ``RE_KINDED``, as INIT_STALL where a line that says something failed
+    names set-up (a set-up call or check, ``SET_UP``, or its own words, ``SET_UP_WORDS``; or a set-up frame of
+    its file's traceback) and nothing shows the job past set-up (``unfinished``; no watchdog's collective
+    timed out): the failure that ended start-up, its step, its rank. Device faults, a program that never began
+    set-up and one that could not start stay as they were (``failed_in_set_up``'s exclusions)."""
+    if (v.kind is not Kind.UNDECIDED or rule not in RE_KINDED or not unfinished(ev) or ev.moving
+            or ev.progressed or ev.cuda.height):
+        return None
+    if ev.timeouts.filter(pl.col("kind") == EventKind.WATCHDOG_TIMEOUT).height:
+        return None  # a collective timed out: the watchdog's rules say it (a first collective is no set-up's)
+    failed = _failed_lines(ev)
+    text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+    said = " ".join(failed.select(text.alias("t"))["t"].to_list())
+    if (not failed.height or re.search(NEVER_BEGAN, said) or re.search(DEVICE_FAULT, said)
+            or re.search(salient.either(salient.NO_START, salient.IMPORT_FAILED), said)):
+        return None
+    # (the first line that names set-up; else the first, where its file's traceback is in a set-up frame)
+    hit = failed.filter(text.str.contains(NAMES_SET_UP))
+    wheres = (ev.kinds(EventKind.STACK).filter(pl.col("file").is_in(failed["file"].implode()))
+              .select(pl.coalesce("frames", "where").fill_null("").str.split(" <- ")).explode("frames")
+              ["frames"].to_list())
+    frame = next((f for w in wheres if w and (f := sm.frame_of(w))), None)
+    if not hit.height and frame is None:
+        return None
+    shown = hit if hit.height else failed
+    row = shown.row(0, named=True)
+    line = " ".join((row["message"] or "").split())
+    step = step_named(f"{row['where'] or ''} {line}") or (frame.means if frame else "")
+    ranks = sorted(set(shown["rank"].drop_nulls().to_list()))
+    return Verdict(Kind.INIT_STALL, f"start-up never completed on {who(ranks) if ranks else 'a process'}: "
+                   f"\"{clip(line, 200)}\"" + (f" (in set-up: {step})" if step else " (its words name set-up)")
+                   + "; no communicator completed init and no collective, step or clean end is logged, so the "
+                   "job stopped in its start-up: the peer, store or coordinator the line names was not up, not "
+                   "reachable or gave up first (its own log says why); NCCL_DEBUG=INFO and the launcher's lines "
+                   "on every node name the rank that never joined",
+                   ranks, lines(shown, 3) + list(v.evidence)[:3], v.findings, notes=list(v.notes))

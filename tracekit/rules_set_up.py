@@ -31,7 +31,7 @@ import re
 
 import polars as pl
 
-from tracekit import align, start_up_messages as sm
+from tracekit import align, runtime_failures, start_up_messages as sm
 from tracekit.evidence import BOOTSTRAP, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers import salient
@@ -220,6 +220,8 @@ def step_named(said: str) -> str:
 
 #: a kill from outside the job (a scheduler's or an agent's SIGTERM, a SIGKILL): its own cause
 KILLED = r"(?i)\bSIG(?:TERM|KILL)\b|\bdeath signal\b|killed from outside"
+#: how many lines after a runtime's word that a process failed its traceback's exception may come
+FOLLOWS = 60
 #: how many lines before a crash its file's failure lines are read with it (``failed_in_set_up``)
 BEFORE = 10
 
@@ -245,7 +247,17 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
     before = (_failed_lines(ev).join(cited.rename({"line": "_c"}), on="file").filter(
         (pl.col("line") < pl.col("_c")) & (pl.col("line") >= pl.col("_c") - BEFORE))
         if not re.search(KILLED, own) else _failed_lines(ev).clear())
-    said = " ".join([summary, *(e.text for e in v.evidence), *wheres, *before["message"].fill_null("")])
+    # (and where the crash is a runtime's word that a process failed, `EngineCore failed to start.`, the exception
+    # of the traceback that follows it: its cause, runtime_failures' "its traceback follows the line")
+    told = cited.join(pl.DataFrame([(str(e.file), e.line) for e in v.evidence if e.file is not None
+                                    and e.line is not None and runtime_failures.failure_of(e.text or "")],
+                                   schema={"file": pl.Utf8, "line": pl.Int64}, orient="row"), on=["file", "line"],
+                      how="semi")
+    after = ev.kinds(EventKind.EXCEPTION).join(told.rename({"line": "_c"}), on="file").filter(
+        (pl.col("line") > pl.col("_c")) & (pl.col("line") <= pl.col("_c") + FOLLOWS)).sort("file", "line").head(1)
+    wheres += after["where"].drop_nulls().to_list()
+    said = " ".join([summary, *(e.text for e in v.evidence), *wheres, *before["message"].fill_null(""),
+                     *after["message"].fill_null("")])
     if (re.search(NEVER_BEGAN, said) or re.search(DEVICE_FAULT, said) or ev.cuda.height
             or re.search(salient.either(salient.NO_START, salient.IMPORT_FAILED), said)):
         return None
@@ -257,8 +269,9 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
         return None
     why = ("NCCL's init started and no communicator completed it" if started
            else f"the failure is in set-up: {named or frame.means}")
-    return Verdict(Kind.INIT_STALL, f"communicator set-up never completed ({why}): {v.summary}",
-                   list(v.ranks), list(v.evidence), v.findings, notes=list(v.notes))
+    cause = f"; the traceback under it ends in \"{clip(after['message'][0], 200)}\"" if after.height else ""
+    return Verdict(Kind.INIT_STALL, f"communicator set-up never completed ({why}): {v.summary}{cause}",
+                   list(v.ranks), list(v.evidence) + lines(after, 1), v.findings, notes=list(v.notes))
 
 
 def nccl_code_in_set_up(ev: Evidence, e: pl.DataFrame, r: list[int], means: str, why: str) -> Verdict | None:
@@ -302,14 +315,15 @@ SET_UP_WORDS = (r"(?i:\b(?:master(?:_?addr|_?port)?|coordinat\w*|rendezvous|rdzv
 #: any set-up call or check (``SET_UP``) or set-up words of an error line (``SET_UP_WORDS``), for polars
 NAMES_SET_UP = "|".join(f"(?:{p})" for p in [*(p for p, _ in SET_UP), SET_UP_WORDS])
 #: the lines that say something failed and that no rule explained (``undecided.UNEXPLAINED``), and the telling
-#: lines no parser decodes read as such
-TOLD_FAILED = [str(t) for t in (Telling.CRASH, Telling.TRANSPORT, Telling.ERROR, Telling.WAIT)]
+#: lines no parser decodes read as such; not a wait's words: XLA's `Waiting to connect to client mesh master` is
+#: printed at start-up and at every later xm.rendezvous alike (dv6-005 an init stall, dv6-006 a save's wait)
+TOLD_FAILED = [str(t) for t in (Telling.CRASH, Telling.TRANSPORT, Telling.ERROR)]
 
 
 def _failed_lines(ev: Evidence) -> pl.DataFrame:
     """The lines that say something failed and that no rule explained: undecoded errors (c10d's, an exception,
     a crash line, an NCCL WARN), a timeout, a traceback whose error line is cut, a telling line read as a crash,
-    a transport failure, an error or a wait; in file order."""
+    a transport failure or an error; in file order."""
     cols = ["file", "line", "rank", "message", "where"]
     parts = [ev.kinds(*UNEXPLAINED), ev.timeouts, ev.kinds(EventKind.STACK).filter(pl.col("thread") == RAISED),
              ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where").is_in(TOLD_FAILED))]

@@ -11,7 +11,13 @@
   that never names the bootstrap (a proxy's connect, a NET/IB completion error) stays the transport's.
   ``rules_rendezvous.init_connection_failed`` is the same failure one layer up (c10d's store or a process
   group's init frame); both read ``unfinished``.
-- ``failed_in_set_up``: a rank that failed in communicator set-up left a set-up that never completed.
+- ``failed_in_set_up``: a rank that failed in communicator set-up left a set-up that never completed: read
+  from the crash's own lines, the failure lines just before it in its file, and, where the crash is a runtime's
+  word that a process failed (``runtime_failures``), the exception of the traceback under it.
+- ``undecided_in_set_up``: an UNDECIDED of a timeout, a failure sign or no rule at all (``RE_KINDED``) whose
+  failure line names set-up (a set-up call, a set-up frame of its traceback, or its words: a master, a store, a
+  coordinator it could not reach, ``SET_UP_WORDS``) where the job never got past set-up: the same re-kind,
+  applied by ``verdict.decide`` after the rules (the UNDECIDED rules stay their owners').
 - ``nccl_code_in_set_up``: NCCL's error code, unexplained, raised as a process set up its communicator
   (``rules_nccl_errors.nccl_error_unexplained`` asks it before it says UNDECIDED).
 
@@ -241,20 +247,21 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
     summary = v.summary
     for name in {str(e.file).rsplit("/", 1)[-1] for e in v.evidence if e.file}:
         summary = summary.replace(name, "")
-    # (and the failure lines just before it in its file: HCCL's or MPI's own error above the exception it raised)
+    # (and the failure lines just before it in its file: HCCL's or MPI's own error above the exception it
+    # raised)
     # (not for a kill from outside: the signal is its cause, whatever another process's paste above it said)
     own = " ".join([v.summary, *(e.text for e in v.evidence)])
     before = (_failed_lines(ev).join(cited.rename({"line": "_c"}), on="file").filter(
         (pl.col("line") < pl.col("_c")) & (pl.col("line") >= pl.col("_c") - BEFORE))
         if not re.search(KILLED, own) else _failed_lines(ev).clear())
-    # (and where the crash is a runtime's word that a process failed, `EngineCore failed to start.`, the exception
-    # of the traceback that follows it: its cause, runtime_failures' "its traceback follows the line")
-    told = cited.join(pl.DataFrame([(str(e.file), e.line) for e in v.evidence if e.file is not None
-                                    and e.line is not None and runtime_failures.failure_of(e.text or "")],
-                                   schema={"file": pl.Utf8, "line": pl.Int64}, orient="row"), on=["file", "line"],
-                      how="semi")
+    # (and where the crash is a runtime's word that a process failed, `EngineCore failed to start.`, the
+    # exception of the traceback that follows it: its cause, runtime_failures' "its traceback follows the line")
+    told = pl.DataFrame([(str(e.file), e.line) for e in v.evidence if e.file is not None and e.line is not None
+                         and runtime_failures.failure_of(e.text or "")],
+                        schema={"file": pl.Utf8, "line": pl.Int64}, orient="row")
     after = ev.kinds(EventKind.EXCEPTION).join(told.rename({"line": "_c"}), on="file").filter(
-        (pl.col("line") > pl.col("_c")) & (pl.col("line") <= pl.col("_c") + FOLLOWS)).sort("file", "line").head(1)
+        (pl.col("line") > pl.col("_c")) & (pl.col("line") <= pl.col("_c") + FOLLOWS))
+    after = after.sort("file", "line").head(1)
     wheres += after["where"].drop_nulls().to_list()
     said = " ".join([summary, *(e.text for e in v.evidence), *wheres, *before["message"].fill_null(""),
                      *after["message"].fill_null("")])
@@ -297,26 +304,29 @@ def nccl_code_in_set_up(ev: Evidence, e: pl.DataFrame, r: list[int], means: str,
 
 
 #: the UNDECIDED rules whose verdict a set-up failure re-kinds (``undecided_in_set_up``): a timeout, a failure
-#: sign, an NCCL code or an error line no rule explains, where the job never got past set-up
-#: (not nccl_error_unexplained's: an NCCL code at ncclCommInitRank can be the ranks disagreeing, llm-042's label
-#: undecided only; nccl_code_in_set_up reads the codes that do decide)
+#: sign or an error line no rule explains, where the job never got past set-up
+#: (not nccl_error_unexplained's: an NCCL code at ncclCommInitRank can be the ranks disagreeing, llm-042's
+#: label undecided only; nccl_code_in_set_up reads the codes that do decide)
 RE_KINDED = ("nothing", "timed_out", "failed_without_cause")
-#: an error line's own words that it is set-up's, where it names no set-up call (``SET_UP``): the job's start-up
-#: service or peer (a master, a coordinator, a store, a rendezvous, ps-lite's scheduler, Ray's GCS) or a
-#: backend's initialisation, and a word that it failed (never a download's connect: huggingface.co, wandb and
-#: pip are no peer of the job)
-SET_UP_WORDS = (r"(?i:\b(?:master(?:_?addr|_?port)?|coordinat\w*|rendezvous|rdzv|(?:kv|key-value|tcp|c10d) ?store"
-                r"|gcs|head node|init_method|dist_url|bootstrap|process group"
+#: an error line's own words that it is set-up's, where it names no set-up call (``SET_UP``): the job's
+#: start-up service or peer (a master, a coordinator, a store, a rendezvous, ps-lite's scheduler, Ray's GCS)
+#: or a backend's initialisation, and a word that it failed (never a download's connect: huggingface.co, wandb
+#: and pip are no peer of the job)
+SET_UP_WORDS = (r"(?i:\b(?:master(?:_?addr|_?port)?|coordinat\w*|rendezvous|rdzv"
+                r"|(?:kv|key-value|tcp|c10d) ?store|gcs|head node|init_method|dist_url|bootstrap|process group"
                 r"|(?:nccl|hccl|gloo|mpi|pmix?|horovod|xla|oneccl|ccl) ?(?:init\w*|comm\w*|context|world))\b"
-                r".{0,120}\b(?:fail\w*|error|refused|timed? ?out|unreachable|unable|cannot|could not|no route)\b"
-                r"|\b(?:fail\w*|error|unable|cannot|could not) (?:to )?(?:connect|initiali[sz]e|init|join|reach"
-                r"|register)\w* (?:to |with )?(?:the )?(?:master|coordinat\w*|rendezvous|store|scheduler"
-                r"|gcs|head|peers?|process group|distributed|communicator|nccl|hccl|gloo|mpi|horovod|backend)\b)")
+                r".{0,120}\b(?:fail\w*|error|refused|timed? ?out|unreachable|unable|cannot|could not"
+                r"|no route)\b"
+                r"|\b(?:fail\w*|error|unable|cannot|could not) (?:to )?(?:connect|initiali[sz]e|init|join"
+                r"|reach|register)\w* (?:to |with )?(?:the )?(?:master|coordinat\w*|rendezvous|store|scheduler"
+                r"|gcs|head|peers?|process group|distributed|communicator|nccl|hccl|gloo|mpi|horovod"
+                r"|backend)\b)")
 #: any set-up call or check (``SET_UP``) or set-up words of an error line (``SET_UP_WORDS``), for polars
 NAMES_SET_UP = "|".join(f"(?:{p})" for p in [*(p for p, _ in SET_UP), SET_UP_WORDS])
-#: the lines that say something failed and that no rule explained (``undecided.UNEXPLAINED``), and the telling
-#: lines no parser decodes read as such; not a wait's words: XLA's `Waiting to connect to client mesh master` is
-#: printed at start-up and at every later xm.rendezvous alike (dv6-005 an init stall, dv6-006 a save's wait)
+#: the lines that say something failed and that no rule explained (``undecided.UNEXPLAINED``), and the
+#: telling lines no parser decodes read as such; not a wait's words: XLA's `Waiting to connect to client mesh
+#: master` is printed at start-up and at every later xm.rendezvous alike (dv6-005 an init stall, dv6-006 a
+#: save's wait)
 TOLD_FAILED = [str(t) for t in (Telling.CRASH, Telling.TRANSPORT, Telling.ERROR)]
 
 
@@ -325,13 +335,15 @@ def _failed_lines(ev: Evidence) -> pl.DataFrame:
     a crash line, an NCCL WARN), a timeout, a traceback whose error line is cut, a telling line read as a crash,
     a transport failure or an error; in file order."""
     cols = ["file", "line", "rank", "message", "where"]
-    parts = [ev.kinds(*UNEXPLAINED), ev.timeouts, ev.kinds(EventKind.STACK).filter(pl.col("thread") == RAISED),
-             ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where").is_in(TOLD_FAILED))]
+    raised = ev.kinds(EventKind.STACK).filter(pl.col("thread") == RAISED)
+    told = ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where").is_in(TOLD_FAILED))
+    parts = [ev.kinds(*UNEXPLAINED), ev.timeouts, raised, told]
     parts = [df.select(cols) for df in parts if df.height]
     if not parts:
         return pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64, "rank": pl.Int64, "message": pl.Utf8,
                                     "where": pl.Utf8})
-    return pl.concat(parts, how="diagonal_relaxed").unique(["file", "line"], maintain_order=True).sort("file", "line")
+    out = pl.concat(parts, how="diagonal_relaxed").unique(["file", "line"], maintain_order=True)
+    return out.sort("file", "line")
 
 
 def undecided_in_set_up(ev: Evidence, v: Verdict, rule: str) -> Verdict | None:

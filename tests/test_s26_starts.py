@@ -111,7 +111,7 @@ def test_a_timeout_raised_in_init_process_group_names_the_frame(tmp_path):
 def test_a_master_never_reached_in_the_programs_own_words_is_init_stall(tmp_path):
     v = _decide(tmp_path, MASTER)
     assert v.kind == Kind.INIT_STALL
-    assert "failed to connect to master 10.0.0.1:29500" in v.summary
+    assert "failed to connect to master 10.0.0.1:29500" in v.summary and v.ranks == [3]
 
 
 def test_a_failed_download_is_no_set_up_of_the_job(tmp_path):

@@ -45,7 +45,7 @@ from tracekit.parsers.pyspy import RAISED
 from tracekit.parsers.salient import Telling
 from tracekit.rules_common import msg, said_in_files
 from tracekit.rules_nccl_codes import SET_UP as NCCL_SET_UP, failing
-from tracekit.rules_salient import address
+from tracekit.rules_salient import address, ranks_named
 from tracekit.undecided import UNEXPLAINED
 from tracekit.wording import who
 
@@ -334,14 +334,14 @@ def _failed_lines(ev: Evidence) -> pl.DataFrame:
     """The lines that say something failed and that no rule explained: undecoded errors (c10d's, an exception,
     a crash line, an NCCL WARN), a timeout, a traceback whose error line is cut, a telling line read as a crash,
     a transport failure or an error; in file order."""
-    cols = ["file", "line", "rank", "message", "where"]
+    cols = ["file", "line", "rank", "host", "message", "where"]
     raised = ev.kinds(EventKind.STACK).filter(pl.col("thread") == RAISED)
     told = ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where").is_in(TOLD_FAILED))
     parts = [ev.kinds(*UNEXPLAINED), ev.timeouts, raised, told]
     parts = [df.select(cols) for df in parts if df.height]
     if not parts:
-        return pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64, "rank": pl.Int64, "message": pl.Utf8,
-                                    "where": pl.Utf8})
+        return pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64, "rank": pl.Int64, "host": pl.Utf8,
+                                    "message": pl.Utf8, "where": pl.Utf8})
     out = pl.concat(parts, how="diagonal_relaxed").unique(["file", "line"], maintain_order=True)
     return out.sort("file", "line")
 
@@ -375,8 +375,11 @@ def undecided_in_set_up(ev: Evidence, v: Verdict, rule: str) -> Verdict | None:
     row = shown.row(0, named=True)
     line = " ".join((row["message"] or "").split())
     step = step_named(f"{row['where'] or ''} {line}") or (frame.means if frame else "")
-    ranks = sorted(set(shown["rank"].drop_nulls().to_list()))
-    return Verdict(Kind.INIT_STALL, f"start-up never completed on {who(ranks) if ranks else 'a process'}: "
+    # (the rank the line's prefix gives, else the rank its words name: `rank 3 failed to connect to master`)
+    ranks = sorted(set(shown["rank"].drop_nulls().to_list())) or ranks_named(shown.head(1))
+    hosts = sorted(set(shown["host"].drop_nulls().to_list()))
+    on = (who(ranks) if ranks else "a process") + (f" (host {clip(', '.join(hosts[:3]), 60)})" if hosts else "")
+    return Verdict(Kind.INIT_STALL, f"start-up never completed on {on}: "
                    f"\"{clip(line, 200)}\"" + (f" (in set-up: {step})" if step else " (its words name set-up)")
                    + "; no communicator completed init and no collective, step or clean end is logged, so the "
                    "job stopped in its start-up: the peer, store or coordinator the line names was not up, not "

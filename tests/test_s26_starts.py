@@ -174,3 +174,11 @@ def test_real_agent_sigterm_after_another_nodes_rendezvous_error_stays_a_kill():
     # (dev-047: a RendezvousClosedError pasted from another node above the agent's SIGTERM: the kill is its own)
     v = decide(ingest([WILD / "dev-047-elastic-agent-sigterm-rdzv-closed.txt"]))
     assert v.kind == Kind.CRASHED_RANK and "SIGTERM" in v.summary
+
+
+def test_real_set_up_words_whose_peer_is_gone_stay_the_peers_crash():
+    # (dv18-006: an HCCL unique id's store get that found the store's server gone, `Did the remote server shutdown
+    # or crash?`; dv20-029: a JAX task's heartbeat timeout in the coordination service: both labelled crashed-rank)
+    for name in ("dv18-006-vllm-ascend-pp-store-recv-0-bytes.txt", "dv20-029-t5x-jax-task37-heartbeat-timeout.txt"):
+        v = decide(ingest([WILD / name]))
+        assert v.kind == Kind.CRASHED_RANK, (name, v.summary)

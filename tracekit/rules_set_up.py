@@ -239,7 +239,8 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
     # (the failure the verdict names: the crash lines it cites, never an earlier traceback it does not)
     cited = pl.DataFrame([(str(e.file), e.line) for e in v.evidence if e.file is not None and e.line is not None],
                          schema={"file": pl.Utf8, "line": pl.Int64}, orient="row")
-    wheres = ev.crashes.join(cited, on=["file", "line"], how="semi")["where"].drop_nulls().to_list()
+    crashes = ev.crashes.join(cited, on=["file", "line"], how="semi")
+    wheres = crashes["where"].drop_nulls().to_list()
     # (a crash read from its words cites no decoded crash: the tracebacks of its file say where it raised)
     wheres += (ev.kinds(EventKind.STACK).filter(pl.col("file").is_in(cited["file"].implode()))
                ["where"].drop_nulls().to_list())
@@ -269,8 +270,10 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
             or re.search(salient.either(salient.NO_START, salient.IMPORT_FAILED), said)):
         return None
     started = ev.store.comms.filter(pl.col("state") == "init_start").height > 0
-    named = step_named(said) or (f"its words: \"{clip(m[0], 80)}\"" if (m := re.search(SET_UP_WORDS, said))
-                                 else "")
+    # (the crash lines whole: the evidence clips them, `... got error: Failed to recv, got 0 bytes. Connection ...`)
+    whole = " ".join([said, *crashes["message"].fill_null("")])
+    words = None if re.search(PEER_GONE, whole) else re.search(SET_UP_WORDS, said)
+    named = step_named(said) or (f"its words: \"{clip(words[0], 80)}\"" if words else "")
     frame = next((f for w in wheres if (f := sm.frame_of(w))), None)
     if not (started or named or frame):
         return None
@@ -312,7 +315,7 @@ RE_KINDED = ("nothing", "timed_out", "failed_without_cause")
 #: start-up service or peer (a master, a coordinator, a store, a rendezvous, ps-lite's scheduler, Ray's GCS)
 #: or a backend's initialisation, and a word that it failed (never a download's connect: huggingface.co, wandb
 #: and pip are no peer of the job)
-SET_UP_WORDS = (r"(?i:\b(?:master(?:_?addr|_?port)?|coordinat\w*|rendezvous|rdzv"
+SET_UP_WORDS = (r"(?i:\b(?:master(?:_?addr|_?port)?|rendezvous|rdzv"
                 r"|(?:kv|key-value|tcp|c10d) ?store|gcs|head node|init_method|dist_url|bootstrap|process group"
                 r"|(?:nccl|hccl|gloo|mpi|pmix?|horovod|xla|oneccl|ccl) ?(?:init\w*|comm\w*|context|world))\b"
                 r".{0,120}\b(?:fail\w*|error|refused|timed? ?out|unreachable|unable|cannot|could not"
@@ -321,8 +324,13 @@ SET_UP_WORDS = (r"(?i:\b(?:master(?:_?addr|_?port)?|coordinat\w*|rendezvous|rdzv
                 r"|reach|register)\w* (?:to |with )?(?:the )?(?:master|coordinat\w*|rendezvous|store|scheduler"
                 r"|gcs|head|peers?|process group|distributed|communicator|nccl|hccl|gloo|mpi|horovod"
                 r"|backend)\b)")
-#: any set-up call or check (``SET_UP``) or set-up words of an error line (``SET_UP_WORDS``), for polars
-NAMES_SET_UP = "|".join(f"(?:{p})" for p in [*(p for p, _ in SET_UP), SET_UP_WORDS])
+#: a failure line's words that the peer it waited for is gone (c10d's `Connection was likely closed. Did the
+#: remote server shutdown or crash?`, the coordination service's `heartbeat timeout ... crashed unexpectedly`):
+#: the peer's crash, whatever step it came in (dv18-006, dv20-029: labelled crashed-rank), so no set-up words
+PEER_GONE = (r"(?i)remote server shutdown or crash|connection (?:was likely )?closed|closed by (?:remote )?peer"
+             r"|reset by peer|crashed unexpectedly|heartbeat")
+#: any set-up call or check (``SET_UP``), one pattern for polars
+SET_UP_CALLS = "|".join(f"(?:{p})" for p, _ in SET_UP)
 #: the lines that say something failed and that no rule explained (``undecided.UNEXPLAINED``), and the
 #: telling lines no parser decodes read as such; not a wait's words: XLA's `Waiting to connect to client mesh
 #: master` is printed at start-up and at every later xm.rendezvous alike (dv6-005 an init stall, dv6-006 a
@@ -364,7 +372,8 @@ def undecided_in_set_up(ev: Evidence, v: Verdict, rule: str) -> Verdict | None:
             or re.search(salient.either(salient.NO_START, salient.IMPORT_FAILED), said)):
         return None
     # (the first line that names set-up; else the first, where its file's traceback is in a set-up frame)
-    hit = failed.filter(text.str.contains(NAMES_SET_UP))
+    hit = failed.filter(text.str.contains(SET_UP_CALLS)
+                        | (text.str.contains(SET_UP_WORDS) & ~text.str.contains(PEER_GONE)))
     wheres = (ev.kinds(EventKind.STACK).filter(pl.col("file").is_in(failed["file"].implode()))
               .select(pl.coalesce("frames", "where").fill_null("").str.split(" <- ")).explode("frames")
               ["frames"].to_list())

@@ -113,6 +113,16 @@ FIXES: tuple[Fix, ...] = (
         "launch through mpirun/srun --mpi=pmix rather than by hand, and let its daemons reach every node "
         "(passwordless ssh, OMPI_MCA_btl_tcp_if_include set to the nodes' shared interface)",
         "`mpirun -np 2 -H node1,node2 hostname` prints both hosts; every rank logs past MPI_Init"),
+    # (starts, s26: rules_set_up's set-up failures read from a failure line's words or a traceback's exception)
+    Fix("start-up-port-in-use", (Kind.INIT_STALL,), r"EADDRINUSE|server socket has failed to listen",
+        "free the port on rank 0's host (a process of an earlier run still holds it: kill it) or give the job "
+        "another MASTER_PORT (vLLM/SGLang: another --port or distributed port)",
+        "`ss -ltnp | grep <port>` shows only the new run's process, and every rank logs past init_process_group"),
+    Fix("start-up-peer-unreached", (Kind.INIT_STALL,), r"the peer, store or coordinator the line names",
+        "start the master, store or coordinator first (rank 0, the head node) and make its address reachable "
+        "from every node (`nc -zv MASTER_ADDR MASTER_PORT`), with the same MASTER_ADDR/PORT and world size on "
+        "every rank",
+        "every rank logs past init_process_group (NCCL `Init COMPLETE` on every rank with NCCL_DEBUG=INFO)"),
     Fix("coordinator-unreached", (Kind.INIT_STALL,),
         r"distributed JAX controller|WaitForConnected|client mesh master",
         "start the coordinator process (process 0) and make its coordinator_address (host:port) reachable from "

@@ -167,11 +167,18 @@ def _nccl_entries(store: Store, dumped: set[int]) -> dict[int, list[wg.Entry]]:
 #: creation (``init_process_group``, its ``_store_based_barrier``, ``new_group``, ``init_device_mesh``),
 #: the frameworks' wrappers (Lightning's ``setup_environment``/``init_dist_connection``, DeepSpeed's and
 #: Megatron's ``init_distributed``/``initialize_model_parallel``) and NCCL's own init (``ncclCommInitRank``,
-#: the unique id's broadcast)
+#: the unique id's broadcast); and in a gdb or pstack dump, the C frames of set-up: NCCL's bootstrap and
+#: transport set-up under its init (NVIDIA/nccl src/init.cc ``initTransportsRank``, src/bootstrap.cc
+#: ``bootstrapInit``/``bootstrapAllGather``, src/transport.cc ``ncclTransportP2pSetup``), MPI's start-up (Open MPI
+#: ompi/runtime/ompi_mpi_init.c ``ompi_mpi_init`` under ``PMPI_Init``/``PMPI_Init_thread``), HCCL's communicator
+#: init (``HcclCommInitRootInfo``, ``HcclCommInitClusterInfo``) and Gloo's full-mesh connect
+#: (gloo/rendezvous/context.cc ``connectFullMesh``)
 START_UP = (r"\b(?:_create_c10d_store|TCPStore\w*|_\w*rendezvous_handler|next_rendezvous|_rendezvous"
             r"|waitForInput|init_process_group|_store_based_barrier|new_group|_new_process_group_helper"
             r"|init_device_mesh|setup_environment|_?init_dist_connection|init_distributed"
-            r"|initialize_model_parallel|ncclCommInit\w*|broadcastUniqueNCCLID|getNCCLComm) \(")
+            r"|initialize_model_parallel|ncclCommInit\w*|broadcastUniqueNCCLID|getNCCLComm"
+            r"|initTransportsRank|bootstrap(?:Init|AllGather|Root|NetAccept|Connect)\w*|ncclTransportP2pSetup"
+            r"|ompi_mpi_init|P?MPI_Init\w*|HcclCommInit\w*|connectFullMesh) \(")
 
 
 def stalled_in_start_up(ev: Evidence) -> Verdict | None:

@@ -170,8 +170,14 @@ def undecided(ev: Evidence) -> tuple[str, list]:
             w for w, k in (("ring and tree channels", ("ring", "trees")), ("connections", ("connection",)))
             if setup.filter(pl.col("what").is_in(k)).height]
         procs = setup.select("host", "pid").unique().height
+        # (what NCCL warned of during that set-up, harmless alone: `Failed to open libibverbs.so[.1]`, so the
+        # network is sockets; said once, with what it means)
+        warned = ev.benign.unique("message", maintain_order=True).sort("file", "line")
+        said = "; ".join(f"\"{clip(r['message'], 80)}\"" + (f" ({r['where']})" if r["where"] else "")
+                         for r in warned.head(2).iter_rows(named=True))
         seen.append(f"{procs} NCCL process(es) logged communicator set-up"
-                    + (f" ({', '.join(parts)})" if parts else "") + " and no Init COMPLETE")
+                    + (f" ({', '.join(parts)})" if parts else "") + " and no Init COMPLETE"
+                    + (f"; NCCL warned during it: {said}" if said else ""))
     unwind = ev.kinds(EventKind.NCCL_UNWIND).sort("file", "line")
     if unwind.height and not errors.height and not seen:  # (an error NCCL returned, its WARN cut)
         chain = " -> ".join(dict.fromkeys(unwind["message"].str.extract(r"^([\w./]+:\d+)", 1).drop_nulls()))

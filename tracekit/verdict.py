@@ -31,6 +31,9 @@ def decide(store: Store) -> Verdict:
     in_set_up = rules_set_up.failed_in_set_up(ev, v)
     if in_set_up is not None:
         name, v = "failed_in_set_up", in_set_up
+    # (and an UNDECIDED whose failure line names set-up, where the job never got past it: s26, issue 31)
+    elif (stopped := rules_set_up.undecided_in_set_up(ev, v, name)) is not None:
+        name, v = "undecided_in_set_up", stopped
     cov = ev.coverage
     told = rules_salient.first_telling(ev)
     if v.kind is Kind.UNDECIDED and told is not None and not any(

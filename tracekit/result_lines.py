@@ -45,8 +45,18 @@ RESULT_FAIL = (r"^\s*Result = FAIL\s*$"
 ASKED = r"^\s*the minbytes is \d+, maxbytes is (\d+), iters is \d+"
 #: a line that times a collective or a transfer, with no rate (``all_reduce latency: 35.2 us``, ``allreduce
 #: 1GB took 12.3 ms``): a collective's or a transfer's word, then its time
-TIMED = (r"(?i)\b(?:latency|all_?reduce|all_?gather|reduce_?scatter|broadcast|all_?to_?all|alltoall|sendrecv"
-         r"|send/recv|p2p|ping-?pong|round[- ]trip)\b[^|;]{0,40}?\b\d+(?:\.\d+)?\s*(?:us|usec|ms|µs|μs)\b")
+#: (s26) the collectives' names as users and JAX write them (``all-reduce``, ``all gather``, ``psum``,
+#: ``ppermute``, XLA's ``collective-permute``) and perftest's latency columns named in a summary (``t_avg 2.97
+#: usec``: src/perftest_parameters.h RESULT_FMT_LAT's ``t_min[usec]``, ``t_avg[usec]``)
+TIMED = (r"(?i)\b(?:latency|all[_\- ]?reduce|all[_\- ]?gather|reduce[_\- ]?scatter|broadcast|all[_\- ]?to[_\- ]?all"
+         r"|alltoall|sendrecv|send/recv|p2p|ping-?pong|round[- ]trip|psum|pmean|ppermute|collective[_\- ]permute"
+         r"|t_(?:avg|min|max|typical))\b[^|;]{0,40}?\b\d+(?:\.\d+)?\s*(?:us|usec|ms|µs|μs)\b")
+#: (s26) a figure named with its unit in brackets before it, as perftest heads its columns and users copy
+#: them into a summary (``BW average[Gb/sec] 97.29``, ``busbw (GB/s): 45.1``, ``t_avg[usec]: 2.97``): group
+#: ``unit`` and ``value``
+LABELLED = (r"(?i)\b(?:bw|busbw|algbw|bandwidth|throughput|bitrate|lat(?:ency)?|t_\w+)\b[\w ]{0,12}?\s*"
+            r"[\[(](?P<unit>[KMGT]i?(?:Bytes|B|bits|bit|b)(?:/s|/sec|ps)|usec|us|ms|µs|μs)[\])]\s*[:=]?\s*"
+            r"(?P<value>\d+(?:\.\d+)?)\b")
 #: not a measured transfer: a download's or a progress bar's rate, NCCL's own lines, an error
 #: (a training's progress line, its step and loss, is the progress parsers' (parsers/series.py), no
 #: transfer)
@@ -97,6 +107,13 @@ def line_event(s: str, tool: str, named: bool) -> dict | None:
     if m := re.search(NCCL_SPEED, s):
         return dict(kind=EventKind.BANDWIDTH.value, where="link_rate", message=s.strip(),
                     busbw_gbs=float(m.group(1)) / 8000)
+    if (m := re.search(LABELLED, s)) and not re.search(NOT_A_RESULT, s):
+        value, unit = float(m.group("value")), m.group("unit")
+        gbs = rate_gbs(unit)
+        return dict(kind=EventKind.BANDWIDTH.value, where="benchmark",
+                    message=f"{tool}: {s.strip()}" if named else s.strip(),
+                    busbw_gbs=value * gbs if gbs else None,
+                    duration_ms=None if gbs else value * TIME_MS[unit.lower()])
     rated = re.search(FIGURE, s) and re.search(NEAR, re.sub(FIGURE, "", s))
     if (rated or re.search(TIMED, s)) and not re.search(NOT_A_RESULT, s):
         # (a bus bandwidth where the line gives one, else its first rate)

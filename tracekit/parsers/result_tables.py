@@ -143,6 +143,12 @@ def _cells(text: str, n: int, free: frozenset[int] = frozenset()) -> list[str] |
     for cells in (SEP.split(body), body.split()):
         if len(cells) == n and all(k in free and c.strip() or CELL.match(c.strip()) for k, c in enumerate(cells)):
             return [c.strip() for c in cells]
+    # (s26) a header that names fewer columns than its rows hold: perftest's rows with their ``MsgRate[Mpps]``
+    # under a header pasted without it, or two names one space apart read as one (``busbw #wrong``): the
+    # rows' first ``n`` cells are the named columns, the one or two after them figures with no name
+    cells = body.split()
+    if not free and n >= 2 and n < len(cells) <= n + 2 and all(CELL.match(c) for c in cells):
+        return cells[:n]
     return None
 
 
@@ -263,6 +269,10 @@ def _table(texts: list[str], lines: list[int], ranks: list, at: int, tool: str,
     free = frozenset(k for k, _, r in named if r is None) if loose else frozenset()
     bw_unit = rate_gbs(_unit(bw[1])) if bw else None
     time_unit = _unit(time[1]).lower() if time else ""
+    if bw and bw_unit is None and re.search(r"(?i)\b(?:algbw|busbw)\b", bw[1]):
+        # (s26) nccl-tests' column names with no unit (a table of its columns retyped, or mscclpp-test's): its
+        # units, microseconds and GB/s (nccl-tests src/common.cu's header ``(us)  (GB/s)  (GB/s)``)
+        bw_unit, time_unit = 1.0, time_unit or "us"
     rows: list[dict] = []
     k = at + 1
     while k < len(texts):

@@ -62,6 +62,11 @@ RANK_DONE = (r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)
 SUMMARY = (r"(?i)(?:^|[\s\]|:-])(?:average|avg|mean|overall|final|total|test set|eval(?:uation)? result|"
            r"validation result)s?\b[\w /()\-]{0,40}?\b(?:time|throughput|speed|latency|bandwidth|busbw|algbw"
            r"|loss|accuracy|acc|perplexity|ppl|tokens/s|samples/s|img/sec|images/sec|it/s)\b[^\d\n]{0,20}\d")
+#: (s26) a benchmark's one summary line of its throughput over the run: vLLM's benchmarks/benchmark_throughput.py
+#: ``print(f"Throughput: {len(requests) / elapsed_time:.2f} requests/s, {total_num_tokens / elapsed_time:.2f}
+#: total tokens/s, ...")`` (older: ``..., N tokens/s``), and a script's ``Throughput: 812.3 samples/s``
+THROUGHPUT = (r"(?i)^\W{0,3}(?:overall |total |measured )?throughput\s*[:=]\s*\d+(?:\.\d+)?\s*"
+              r"(?:requests|reqs?|tokens|toks|samples|sequences|seqs|images|img|queries)/s(?:ec)?\b")
 #: a serving engine's stat line of the last interval, never a summary over the run, printed once or not:
 #: vLLM's `Avg prompt throughput: ... tokens/s, Avg generation throughput: ..., Running: 4 reqs` (vllm/engine/
 #: metrics.py LoggingStatLogger.log, vllm/v1/metrics/loggers.py), SGLang's `#running-req: 1010, ...`
@@ -111,7 +116,7 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     once = pl.len().over("file", shape) == 1
     # (a benchmark's table and its `#` comment lines are parsers/nccl_tests.py's and result_tables.py's)
     table = t.str.contains(r"^\s*(?:#|\d)")
-    result = (((t.str.contains(SUMMARY) & once) | (ranked & t.str.contains(RESULT))) & ~counted & ~table
+    result = ((((t.str.contains(SUMMARY) | t.str.contains(THROUGHPUT)) & once) | (ranked & t.str.contains(RESULT))) & ~counted & ~table
               & ~t.str.contains(INTERVAL))
     said = pl.coalesce(t.str.extract(RANK_HEAD, 1).cast(pl.Int64, strict=False),
                        t.str.extract(RANK_OF, 1).cast(pl.Int64, strict=False))

@@ -66,8 +66,12 @@ NOT_A_RESULT = (r"(?i)\b(?:eta|downloading|downloaded|fetching|uploading|pulling
                 r"|\|\s*\d+/\d+ \[")
 #: a link's rate the excerpt states: ibstat (infiniband-diags src/ibstat.c ``Rate: %d``), ibstatus
 #: (``rate:	 100 Gb/sec (4X EDR)``), a NIC named by its speed (``ConnectX-6 ... 100GbE``, ``400G``)
+#: (s26) ethtool's ``Speed: 100000Mb/s`` (ethtool.c dump_link_usettings ``fprintf(stdout, "%uMb/s", speed)``,
+#: group 4, in Mb/s) and a link's rate said before its kind (``100 Gbps InfiniBand``, ``200Gb/s HDR``)
 LINK = (r"^\s*Rate:\s*(\d+)\s*$|^\s*rate:\s*(\d+) Gb/sec\b|\b(?:ConnectX|Mellanox|NIC|HCA|RoCE|ethernet)"
-        r"\b.*?\b(100|200|400|800)\s?G(?:bE|b/s)?\b")
+        r"\b.*?\b(100|200|400|800)\s?G(?:bE|b/s)?\b|^\s*Speed:\s*(\d{4,7})\s*Mb/s\s*$"
+        r"|\b(10|25|40|50|100|200|400|800)\s?(?:Gb/s|Gbps|Gbit/s|GbE)\s+(?i:InfiniBand|IB|RoCE|HDR|NDR|EDR"
+        r"|ethernet|NICs?|HCAs?|network|links?|interconnect)\b")
 #: NCCL's own word of an IB/RoCE port's speed, in Mb/s (src/transport/net_ib.cc ncclIbInitDevices:
 #: ``INFO(NCCL_NET,
 #: "NET/IB: [%d] %s:%s:%d/%s provider=%s speed=%d context=%p pciPath=%s ar=%d", ...)``, the speed from
@@ -101,9 +105,9 @@ def line_event(s: str, tool: str, named: bool) -> dict | None:
         return dict(kind=EventKind.BANDWIDTH.value, where="benchmark", message=f"iperf: {s.strip()}",
                     duration_ms=(float(end) - float(start)) * 1e3, busbw_gbs=gbs)
     if m := re.search(LINK, s):
-        v = next(x for x in m.groups() if x)
+        v = float(next(x for x in m.groups() if x)) / (1000 if m.group(4) else 1)  # (ethtool's Mb/s)
         return dict(kind=EventKind.BANDWIDTH.value, where="link_rate", message=s.strip(),
-                    busbw_gbs=float(v) / 8)
+                    busbw_gbs=v / 8)
     if m := re.search(NCCL_SPEED, s):
         return dict(kind=EventKind.BANDWIDTH.value, where="link_rate", message=s.strip(),
                     busbw_gbs=float(m.group(1)) / 8000)

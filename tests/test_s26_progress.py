@@ -1,0 +1,158 @@
+"""Session 26 (issue 31): a measurement is a result however short, and a user's paces side by side.
+
+Real inputs: samples/wild's dev excerpt dv17-034 (diffusers, a user's tqdm speeds of two runs), and result
+lines as the tools print them (perftest's RESULT_FMT header and rows, src/perftest_parameters.h; nccl-tests'
+columns; ethtool's ``Speed: %uMb/s``; vLLM benchmarks/benchmark_throughput.py's ``Throughput:`` line), the
+perftest and OSU shapes as pasted in public READMEs and issue threads (a header without its MsgRate column).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.factory import make_store
+from tracekit import result_lines
+from tracekit.evidence import Evidence
+from tracekit.ingest import ingest
+from tracekit.rules_seen import paces_compared
+from tracekit.verdict import Kind, decide
+
+WILD = Path(__file__).parent.parent / "samples" / "wild"
+
+
+def _decide(tmp_path: Path, text: str):
+    f = tmp_path / "excerpt.txt"
+    f.write_text(text)
+    store = ingest([f])
+    return decide(store), store
+
+
+# --- result_lines: one line, one measurement ---
+
+@pytest.mark.parametrize("line, gbs, ms", [
+    ("- `BW average[Gb/sec] 97.29`", 97.29 / 8, None),  # perftest's column name copied into a summary
+    ("busbw (GB/s): 45.1", 45.1, None),
+    ("t_avg[usec]: 2.97", None, 2.97e-3),
+    ("t_avg 2.97 usec", None, 2.97e-3),  # perftest's latency column named in prose
+    ("psum over 8 devices: 2.31 ms (avg of 100 runs)", None, 2.31),  # JAX's collective
+    ("all-reduce of 1 GiB over 8 TPU chips: 1.83 ms, 547 GB/s", 547.0, 1.83),
+])
+def test_a_single_result_line_is_a_measurement(line, gbs, ms):
+    ev = result_lines.line_event(line, "a benchmark", False)
+    assert ev is not None and ev["kind"] == "bandwidth" and ev["where"] == "benchmark"
+    assert ev["busbw_gbs"] == (pytest.approx(gbs) if gbs else None)
+    assert ev["duration_ms"] == (pytest.approx(ms) if ms else None)
+
+
+@pytest.mark.parametrize("line", [
+    "Epoch 1 loss 0.52 throughput (samples/s): 812",  # a training's progress line: the progress parsers'
+    "NCCL INFO all-reduce latency 12 us",
+    "ERROR: bandwidth (GB/s): 0.1",
+])
+def test_progress_nccl_and_error_lines_are_no_measurement(line):
+    assert result_lines.line_event(line, "a benchmark", False) is None
+
+
+@pytest.mark.parametrize("line, gbs", [
+    ("\tSpeed: 100000Mb/s", 12.5),  # ethtool
+    ("Nodes are connected with 200 Gbps InfiniBand (HDR).", 25.0),
+    ("Rate: 100", 12.5),  # ibstat, as before
+])
+def test_a_link_rate_the_excerpt_states(line, gbs):
+    ev = result_lines.line_event(line, "a benchmark", False)
+    assert ev["where"] == "link_rate" and ev["busbw_gbs"] == pytest.approx(gbs)
+
+
+# --- tables whose header names fewer columns than their rows hold ---
+
+def test_perftest_rows_under_a_header_without_msgrate_read_in_gb_per_s(tmp_path):
+    v, _ = _decide(tmp_path, " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]\n"
+                             " 1048576    5000             92.62              92.62              0.011041\n")
+    assert v.kind == Kind.HEALTHY
+    assert "perftest" in v.summary and "11.58 GB/s at 1 MB" in v.summary  # 92.62 Gb/s, not MB/s
+
+
+def test_nccl_tests_columns_without_count_or_units_read_in_its_units(tmp_path):
+    v, _ = _decide(tmp_path, "#       size      time   algbw   busbw #wrong\n"
+                             "     8388608     427.3   19.63   36.81      0\n"
+                             "   536870912    5812.4  116.02  217.54      0\n")
+    assert v.kind == Kind.HEALTHY
+    assert "217.5 GB/s at 512 MB" in v.summary and "latency 427 us at 8 MB" in v.summary
+
+
+def test_short_result_lines_alone_are_healthy_with_their_figures(tmp_path):
+    v, store = _decide(tmp_path, "- `BW average[Gb/sec] 97.29`\n- `t_avg 2.97 usec`\n- `t_min 2.87 usec`\n")
+    assert v.kind == Kind.HEALTHY and "12.16 GB/s" in v.summary
+    assert int(store.files["unknown"].sum()) == 0
+
+
+def test_an_iperf_result_far_below_the_ethtool_speed_is_slow(tmp_path):
+    v, _ = _decide(tmp_path, "Settings for eth0:\n\tSpeed: 100000Mb/s\n"
+                             "[  5]   0.00-10.00  sec  11.0 GBytes  9.41 Gbits/sec    0             sender\n"
+                             "[  5]   0.00-10.04  sec  11.0 GBytes  9.41 Gbits/sec                  receiver\n")
+    assert v.kind == Kind.SLOW_PROGRESS
+    assert "9.41 Gb/s" in v.summary and "100 Gb/s" in v.summary and "Speed: 100000Mb/s" in v.summary
+
+
+def test_perftest_far_below_a_stated_infiniband_rate_is_slow(tmp_path):
+    v, _ = _decide(tmp_path, "Nodes are connected with 200 Gbps InfiniBand (HDR).\n"
+                             " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
+                             " 65536      5000             22.10              21.95              0.041865\n"
+                             " 1048576    5000             23.10              22.95              0.002736\n"
+                             + "-" * 87 + "\n")
+    assert v.kind == Kind.SLOW_PROGRESS and "200 Gb/s" in v.summary and "22.9 Gb/s" in v.summary
+
+
+def test_vllm_benchmark_throughput_summary_is_the_end_of_its_run(tmp_path):
+    v, _ = _decide(tmp_path, "Throughput: 12.34 requests/s, 6318.08 tokens/s\n")
+    assert v.kind == Kind.HEALTHY and "Throughput: 12.34 requests/s" in v.summary
+
+
+def test_a_regex_of_these_readers_never_drops_the_file(tmp_path):
+    # (s26: an inline flag in the middle of a pattern made a reader raise and the file read as 0 lines)
+    _, store = _decide(tmp_path, "Speed: 25000Mb/s\nsome other line\n")
+    assert int((store.files["lines"] - store.files["blank"]).sum()) == 2
+
+
+# --- paces side by side: rules_seen.paces_compared ---
+
+def _pace(line: int, message: str, where: str = "compared") -> dict:
+    return dict(file="p.log", line=line, kind="progress", where=where, message=message)
+
+
+def _compared(*events: dict):
+    return paces_compared(Evidence.gather(make_store(events=list(events))))
+
+
+def test_paces_compared_slow_by_the_factor_whatever_the_unit():
+    v = _compared(_pace(2, "Multi-GPU average speed: 2.59 s/it"), _pace(5, "Single GPU average speed: 2.61 it/s"))
+    assert v.kind == Kind.SLOW_PROGRESS
+    assert "6.8x slower" in v.summary and "2.59 s/it" in v.summary and "383 ms per step" in v.summary
+
+
+def test_paces_within_twice_each_other_are_not_slow():
+    assert _compared(_pace(1, "1 node: 1.2 s/it"), _pace(2, "2 nodes: 1.5 s/it")) is None
+
+
+def test_paces_of_different_measures_are_not_compared():
+    assert _compared(_pace(1, "run A: 812 samples/s"), _pace(2, "run B: 120 tokens/s")) is None
+
+
+def test_paces_compared_with_a_failure_logged_are_the_failure_rules():
+    crash = dict(file="p.log", line=3, kind="crash", where="python", message="RuntimeError: boom")
+    assert _compared(_pace(1, "A: 2.59 s/it"), _pace(2, "B: 2.61 it/s"), crash) is None
+
+
+def test_dev_excerpt_of_a_users_two_tqdm_speeds_is_slow():
+    f = next(WILD.glob("dv17-034-*.txt"))
+    store = ingest([f])
+    v = decide(store)
+    assert v.kind == Kind.SLOW_PROGRESS
+    assert "2.59 s/it" in v.summary and "2.61 it/s" in v.summary and "6.8x" in v.summary
+
+
+def test_one_pace_line_alone_is_no_comparison(tmp_path):
+    _, store = _decide(tmp_path, "Single GPU speed: 2.61 it/s\n")
+    assert not store.events.filter(store.events["where"] == "compared").height

@@ -156,3 +156,29 @@ def test_dev_excerpt_of_a_users_two_tqdm_speeds_is_slow():
 def test_one_pace_line_alone_is_no_comparison(tmp_path):
     _, store = _decide(tmp_path, "Single GPU speed: 2.61 it/s\n")
     assert not store.events.filter(store.events["where"] == "compared").height
+
+
+# --- JAX's compile stages, timed as each finishes: rules_seen.compile_times ---
+
+JAX_STAGES = (  # as jax/_src/dispatch.py log_elapsed_time prints them under JAX_LOG_COMPILES=1 (glog header)
+    "W0610 23:50:26.521261 dispatch.py:205] Finished jaxpr to MLIR module conversion jit(train_step) in {lower} sec\n"
+    "W0610 23:50:44.162414 pxla.py:1234] Finished XLA compilation of jit(train_step) in {xla} sec\n")
+
+
+def test_jax_compile_stages_of_seconds_are_healthy_so_far_naming_the_slowest(tmp_path):
+    v, store = _decide(tmp_path, JAX_STAGES.format(lower="0.280440092", xla="10.1791505315"))
+    assert v.kind == Kind.HEALTHY
+    assert "XLA compilation of jit(train_step) took 10.18 s" in v.summary and "1 function(s)" in v.summary
+    assert set(store.events.filter(store.events["kind"] == "phase_times")["where"]) == {"compile"}
+
+
+def test_a_jax_compile_of_minutes_is_slow_with_its_seconds(tmp_path):
+    v, _ = _decide(tmp_path, JAX_STAGES.format(lower="12.2", xla="1450.17"))
+    assert v.kind == Kind.SLOW_PROGRESS and "took 1450 s" in v.summary and "lax.scan" in v.summary
+
+
+def test_a_jax_compile_then_an_error_is_not_this_rules(tmp_path):
+    v, _ = _decide(tmp_path, JAX_STAGES.format(lower="0.2", xla="10.1")
+                   + "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to "
+                     "allocate 17179869184 bytes.\n")
+    assert v.kind != Kind.HEALTHY and v.rule != "compile_times"

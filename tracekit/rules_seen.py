@@ -89,6 +89,48 @@ def _pace(r: dict) -> str:
     return f"{s * 1e3:.0f} ms per step" if s < 1 else f"{s:.3g} s per step"
 
 
+#: a compile stage this long or longer holds the run up: the program waits on JAX/XLA, not on its collectives
+#: (JAX's guide to slow compilation, docs/debugging: a stage of seconds is the usual, minutes the trouble)
+SLOW_COMPILE_S = 60.0
+
+
+def compile_times(ev: Evidence) -> Verdict | None:
+    """(s26, issue 31) A JAX program's compile stages timed as each finished (``progress_messages.COMPILE_STAGES``:
+    ``Finished XLA compilation of jit(train_step) in 10.2 sec``), no step line, nothing but calm lines: one
+    stage of ``SLOW_COMPILE_S`` or more is SLOW_PROGRESS (the run waits on the compiler), else HEALTHY so far,
+    each with the slowest stage, its function and its seconds."""
+    st = ev.kinds(EventKind.PHASE_TIMES).filter(pl.col("where") == "compile").sort("file", "line")
+    if not st.height or ev.steps.height or ev.ticks.height:
+        return None
+    if ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.stacks.height or ev.pending.height:
+        return None
+    said = pl.concat([st.filter(pl.col("message").str.contains(m.pattern)).with_columns(
+        pl.col("message").str.extract_groups(m.pattern).alias("_g")).unnest("_g")
+        for m in progress_messages.COMPILE_STAGES], how="diagonal_relaxed")
+    # (the trace names the function bare, the lowering and the compile as ``jit(name)``)
+    said = said.with_columns(pl.col("s").cast(pl.Float64, strict=False),
+                             pl.col("fun").str.replace(r"^p?jit\((.*)\)$", "$1").alias("_f")
+                             ).filter(pl.col("s").is_not_null())
+    if not said.height:
+        return None
+    top = said.sort("s").row(-1, named=True)
+    funs = said["_f"].n_unique()
+    again = said.filter(pl.col("stage") == "XLA compilation").group_by("fun").len().filter(pl.col("len") > 1)
+    what = (f"JAX's own timers: {top['stage']} of {top['fun']} took {top['s']:.4g} s "
+            f"(`{top['message'][:120]}`; {said.height} stage(s) of {funs} function(s))")
+    what += (f"; {again['fun'][0]} compiled {again['len'][0]} times" if again.height else "")
+    cited = [Cited(top["file"], top["line"], top["message"])]
+    if top["s"] >= SLOW_COMPILE_S:
+        return Verdict(Kind.SLOW_PROGRESS, f"{what}: the run waits on the compiler, not on its collectives, "
+                       "slowly, not hung; check what makes the graph large (a Python loop unrolled: use "
+                       "lax.scan), what recompiles it (shapes or static arguments that change), and the "
+                       "persistent compilation cache (jax_compilation_cache_dir) across runs "
+                       f"(no error logged; {ev.coverage.describe()})", [], cited)
+    return Verdict(Kind.HEALTHY, f"{what}, each stage finished and no error, signal or stall is logged: "
+                   "healthy so far; the steps after the compile are not in the excerpt "
+                   f"({ev.coverage.describe()})", [], cited)
+
+
 def progress_on_ranks_seen(ev: Evidence) -> Verdict | None:
     """A counter that advances across one process's own lines (a step, batch, iteration or epoch
     number: two values or more in one file, of one rank or of one unnamed process), its last line

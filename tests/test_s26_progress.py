@@ -182,3 +182,28 @@ def test_a_jax_compile_then_an_error_is_not_this_rules(tmp_path):
                    + "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to "
                      "allocate 17179869184 bytes.\n")
     assert v.kind != Kind.HEALTHY and v.rule != "compile_times"
+
+
+# --- short results in a script's or a test's words ---
+
+def test_a_collectives_time_in_seconds_is_a_measurement_saying_the_time(tmp_path):
+    v, _ = _decide(tmp_path, "Time taken for allreduce: 12.3 s\n")
+    assert v.kind == Kind.HEALTHY and "12.3 s" in v.summary and "Time taken for allreduce" in v.summary
+
+
+@pytest.mark.parametrize("line", [
+    "still waiting for allreduce after 600 s",
+    "watchdog: all_reduce hung for 300 s",
+])
+def test_a_wait_in_seconds_is_no_measurement(line):
+    assert result_lines.line_event(line, "a benchmark", False) is None
+
+
+def test_each_rank_saying_its_test_passed_is_a_clean_end(tmp_path):
+    v, _ = _decide(tmp_path, "[rank0]: all_reduce test PASSED\n[rank1]: all_reduce test PASSED\n")
+    assert v.kind == Kind.HEALTHY and "ranks 0-1" in v.summary and "PASSED" in v.summary
+
+
+def test_each_rank_printing_the_tensor_the_collective_gave_it_is_its_result(tmp_path):
+    v, _ = _decide(tmp_path, "rank 0 tensor([2., 2.], device='cuda:0')\nrank 1 tensor([2., 2.], device='cuda:1')\n")
+    assert v.kind == Kind.HEALTHY and "ranks 0-1 each printed its result" in v.summary

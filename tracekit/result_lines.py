@@ -21,7 +21,7 @@ from tracekit.schema import EventKind
 RATE = r"([KMGT])(i?)(Bytes|Byte|B|bits|bit|b)(?:/s|/sec|ps)"
 #: time units in ms
 TIME_MS = {"ns": 1e-6, "us": 1e-3, "usec": 1e-3, "µs": 1e-3, "μs": 1e-3, "ms": 1.0, "msec": 1.0, "s": 1e3,
-           "sec": 1e3}
+           "sec": 1e3, "secs": 1e3, "seconds": 1e3}
 #: size units in bytes (DeepSpeed's convert_size and iperf's transfers use 1024s)
 SIZE_B = {"b": 1, "bytes": 1, "byte": 1, "k": 2**10, "kb": 2**10, "kib": 2**10, "kbytes": 2**10, "m": 2**20,
           "mb": 2**20, "mib": 2**20, "mbytes": 2**20, "g": 2**30, "gb": 2**30, "gib": 2**30, "gbytes": 2**30,
@@ -50,7 +50,7 @@ ASKED = r"^\s*the minbytes is \d+, maxbytes is (\d+), iters is \d+"
 #: usec``: src/perftest_parameters.h RESULT_FMT_LAT's ``t_min[usec]``, ``t_avg[usec]``)
 TIMED = (r"(?i)\b(?:latency|all[_\- ]?reduce|all[_\- ]?gather|reduce[_\- ]?scatter|broadcast|all[_\- ]?to[_\- ]?all"
          r"|alltoall|sendrecv|send/recv|p2p|ping-?pong|round[- ]trip|psum|pmean|ppermute|collective[_\- ]permute"
-         r"|t_(?:avg|min|max|typical))\b[^|;]{0,40}?\b\d+(?:\.\d+)?\s*(?:us|usec|ms|µs|μs)\b")
+         r"|t_(?:avg|min|max|typical))\b[^|;]{0,40}?\b\d+(?:\.\d+)?\s*(?:us|usec|ms|µs|μs|s|sec|secs|seconds)\b")
 #: (s26) a figure named with its unit in brackets before it, as perftest heads its columns and users copy
 #: them into a summary (``BW average[Gb/sec] 97.29``, ``busbw (GB/s): 45.1``, ``t_avg[usec]: 2.97``): group
 #: ``unit`` and ``value``
@@ -61,6 +61,7 @@ LABELLED = (r"(?i)\b(?:bw|busbw|algbw|bandwidth|throughput|bitrate|lat(?:ency)?|
 #: (a training's progress line, its step and loss, is the progress parsers' (parsers/series.py), no
 #: transfer)
 NOT_A_RESULT = (r"(?i)\b(?:eta|downloading|downloaded|fetching|uploading|pulling|error|fail\w*|timed? ?out"
+                r"|wait\w*|hang\w*|hung|stuck|still|heartbeat|watchdog"
                 r"|timing out|timeout|loss|epoch|lr)\b|\bstep\W{0,3}\d+|%\||\bit/s\b|━"
                 r"|\bNCCL (?:INFO|WARN)\b"
                 r"|\|\s*\d+/\d+ \[")
@@ -124,7 +125,7 @@ def line_event(s: str, tool: str, named: bool) -> dict | None:
         m = re.search(r"(?i)\bbusbw\W{0,3}" + FIGURE[2:], s) or re.search(FIGURE, s)
         size = re.search(r"(?i)\b(\d+(?:\.\d+)?)\s*(bytes|[KMGT]i?B)\b", re.sub(FIGURE, "", s))
         plain = re.search(r"(?i)\b(?:size|bytes|nbytes|msg_size)\s*[=:]?\s*(\d+)\b", s)
-        took = re.search(r"(?i)\b(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|µs|μs)\b", s)
+        took = re.search(r"(?i)\b(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|µs|μs|s|sec|secs|seconds)\b", s)
         rank = re.search(r"(?i)\brank\s*[:=#]?\s*(\d+)\b", s)
         nbytes = (int(float(size.group(1)) * SIZE_B[size.group(2).lower()]) if size
                   else int(plain.group(1)) if plain else None)

@@ -43,8 +43,9 @@ WORK = (r"(?:training|train|fine-?tuning|pre-?training|benchmark(?:ing)?|bench|t
         r"|tasks|jobs)|every rank)")
 DONE = r"(?:finished|completed?|done|succeeded|ended|passed|success(?:ful(?:ly)?)?)"
 #: the work said finished (``Training finished``, ``Benchmark completed successfully``, ``Finished
-#: training``, ``Successfully completed the benchmark``)
-FINISHED = (rf"(?i){START}(?:the |all |our )?{WORK}\s+(?:is |has |was |have )?(?:been )?"
+#: training``, ``Successfully completed the benchmark``; s26: a word naming the work before it, ``all_reduce
+#: test PASSED``, ``NCCL benchmark completed``)
+FINISHED = (rf"(?i){START}(?:the |all |our )?(?:[\w\-]+ )?{WORK}\s+(?:is |has |was |have )?(?:been )?"
             rf"(?:successfully |all )?{DONE}\b"
             rf"|(?i){START}(?:successfully )?(?:finished|completed)\s+(?:the |all )?{WORK}\b")
 #: (s25) the end in any subject's words where they say it went well: an IDE's run console (PyCharm's `Process
@@ -77,7 +78,11 @@ RANK_HEAD = r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)\
 #: what a rank's result line holds: a value it computed, a time or a rate it measured
 RESULT = (r"(?i)\bresult|\boutput\b|\bsum\b|\breduced\b|\bgathered\b|\bafter\b.*\btensor\(|\d\s*(?:ms|us|s|sec"
           r"|secs|seconds)\b|\d\s*[KMGT]?(?:B|b|bit|samples|tokens|images|img|it|iter|steps)/s(?:ec)?\b"
-          r"|\bhello (?:world )?from\b")
+          r"|\bhello (?:world )?from\b"
+          # (s26) the distributed tutorial's ``print('Rank ', rank, ' has data ', tensor[0])`` (pytorch/tutorials
+          # intermediate_source/dist_tuto.rst), and a rank's line that is its tensor alone (``rank 1
+          # tensor([2., 2.], device='cuda:1')``): the value the collective gave it
+          r"|\bhas data\b.*\btensor\(|^\W{0,3}rank\s*[:=#]?\s*\d+\W{0,3}\s+tensor\(")
 #: never a rank's result nor the end of the work: a failure, a wait, a set-up step (its end is no work done),
 #: and a line of a value before the collective that makes it
 FAILED = (r"(?i)\b(?:error|errors|fail\w*|exception|traceback|abort\w*|killed|timed? ?out|timeout|refused|"

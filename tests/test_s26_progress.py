@@ -207,3 +207,15 @@ def test_each_rank_saying_its_test_passed_is_a_clean_end(tmp_path):
 def test_each_rank_printing_the_tensor_the_collective_gave_it_is_its_result(tmp_path):
     v, _ = _decide(tmp_path, "rank 0 tensor([2., 2.], device='cuda:0')\nrank 1 tensor([2., 2.], device='cuda:1')\n")
     assert v.kind == Kind.HEALTHY and "ranks 0-1 each printed its result" in v.summary
+
+
+def test_a_loss_reported_again_and_again_with_no_counter_is_progress(tmp_path):
+    v, _ = _decide(tmp_path, "2024-05-01 10:00:01,123 - INFO - [rank 0] loss: 2.3451\n"
+                             "2024-05-01 10:00:11,456 - INFO - [rank 0] loss: 2.1032\n"
+                             "2024-05-01 10:00:21,789 - INFO - [rank 0] loss: 1.9876\n")
+    assert v.kind == Kind.HEALTHY and "3 loss reports, the loss going 2.3451 -> 1.9876" in v.summary
+
+
+def test_a_loss_that_never_changes_is_no_report_of_progress(tmp_path):
+    _, store = _decide(tmp_path, "[rank 0] loss: 2.3451\n[rank 0] loss: 2.3451\n[rank 0] loss: 2.3451\n")
+    assert not store.events.filter(store.events["where"] == "loss_reports").height

@@ -151,7 +151,7 @@ EPOCH = r"(?i)(?:^|[^\w])epoch[\s:=#\[]{0,4}$"
 #: a line of a loop's progress names what it counts
 WORDED = r"(?i)\b(?:step|iter|iteration|epoch|batch|update|samples|tokens)s?\b"
 #: the words a line must hold to be looked at (cheap; most lines of a big log hold none)
-CANDIDATE = (r"(?i)step|iter|epoch|batch|update|sample|token|throughput|/s\b|per_sec|wps|flops|time|"
+CANDIDATE = (r"(?i)step|iter|epoch|batch|update|sample|token|throughput|loss|/s\b|per_sec|wps|flops|time|"
              r"\d\s*/\s*\d|^\s*\d+\s|" + BARE_TIME + "|" + BARE_TIME_MS)
 #: the fewest lines of one template that make a series
 MIN_LINES = 3
@@ -170,6 +170,8 @@ LONE_COUNTER = (r"(?i)(?:^|[^\w])(?:global_step|steps?|iter|iteration|batch|upda
                 r"[\s:=#\[]{0,4}(\d+)(?:\s*/\s*(\d+))?(?:$|[^\w.]|\.(?:$|\D))")  # (not `iteration: 45.3 ms`)
 LONE_EPOCH = r"(?i)(?:^|[^\w])epoch[\s:=#\[]{0,4}(\d+)\s*/\s*(\d+)\b"
 LONE_LOSS = r"(?i)\bloss\b\W{0,3}(?:loss=)?[-+]?\d"
+#: the loss's figure on a report (group 1)
+LOSS_FIGURE = r"(?i)\bloss\b\W{0,3}(?:loss=)?([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 #: (s24, issue 31) a serving engine's periodic stat line printed once or twice (three or more are a series):
 #: requests running and tokens generated per second, both above 0, say it serves (a line with requests
 #: running and nothing generated is a stall, and stays undecoded). vLLM's `Avg prompt throughput: 120.3
@@ -236,6 +238,13 @@ def parse(lines: pl.DataFrame) -> Parsed:
     for (file, tmpl), g in cand.sort("file", "line").group_by("file", "_tmpl", maintain_order=True):
         step = _counter(g)
         if step is None and (g["_paced"].sum() < MIN_LINES or g.height < MIN_LINES):
+            if (g.height >= MIN_LINES and g["text"].str.contains(LONE_LOSS).all()
+                    and g["text"].str.extract(LOSS_FIGURE, 1).n_unique() > 1):
+                # (s26) a loss reported again and again with no counter and no pace (`[rank 0] loss: 2.3451`):
+                # reports of a loop that moves, ``step`` events with no step, ``where="loss_reports"``
+                frames.append(g.with_columns(pl.lit(EventKind.STEP).alias("kind"), pl.lit(None, pl.Int64).alias("step"),
+                                             pl.lit(None, pl.Int64).alias("max_steps"),
+                                             pl.lit("loss_reports").alias("where")))
             continue  # (no counter that rises: a pace printed on MIN_LINES lines or more, else nothing)
         kind = EventKind.STEP if step is not None else EventKind.PROGRESS
         frames.append(g.with_columns(pl.lit(kind).alias("kind"),

@@ -138,7 +138,9 @@ def reports_advance(ev: Evidence) -> Verdict | None:
     seen; with no time on them the pace is not known."""
     ep = ev.epochs
     if ep.height < MIN_REPORTS:
-        ep = ev.loss_reports  # (s26: a loss reported again and again, no counter: parsers/series.py)
+        # (s26: a loss reported again and again, no counter: parsers/series.py; never beside timer lines, whose
+        # pace the rules of pace decide: a time that counts up, tests/test_s20_ends_progress.py, is no pace)
+        ep = ev.loss_reports if not ev.ticks.height else ev.loss_reports.clear()
     if (ev.steps.height or not ev.progressed or ev.trouble.height or ev.failure_signs or ev.stalls.height
             or ev.missing or ev.mismatches or ev.coverage.missing or ep.height < MIN_REPORTS):
         return None

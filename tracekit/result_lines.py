@@ -61,7 +61,7 @@ LABELLED = (r"(?i)\b(?:bw|busbw|algbw|bandwidth|throughput|bitrate|lat(?:ency)?|
 #: (a training's progress line, its step and loss, is the progress parsers' (parsers/series.py), no
 #: transfer)
 NOT_A_RESULT = (r"(?i)\b(?:eta|downloading|downloaded|fetching|uploading|pulling|error|fail\w*|timed? ?out"
-                r"|wait\w*|hang\w*|hung|stuck|still|heartbeat|watchdog"
+                r"|wait\w*|hang\w*|hung|stuck|still|heartbeat|watchdog|training|\w*SamplesPerSec"
                 r"|timing out|timeout|loss|epoch|lr)\b|\bstep\W{0,3}\d+|%\||\bit/s\b|━"
                 r"|\bNCCL (?:INFO|WARN)\b"
                 r"|\|\s*\d+/\d+ \[")

@@ -43,9 +43,10 @@ WORK = (r"(?:training|train|fine-?tuning|pre-?training|benchmark(?:ing)?|bench|t
         r"|tasks|jobs)|every rank)")
 DONE = r"(?:finished|completed?|done|succeeded|ended|passed|success(?:ful(?:ly)?)?)"
 #: the work said finished (``Training finished``, ``Benchmark completed successfully``, ``Finished
-#: training``, ``Successfully completed the benchmark``; s26: a word naming the work before it, ``all_reduce
-#: test PASSED``, ``NCCL benchmark completed``)
-FINISHED = (rf"(?i){START}(?:the |all |our )?(?:[\w\-]+ )?{WORK}\s+(?:is |has |was |have )?(?:been )?"
+#: training``, ``Successfully completed the benchmark``; s26: a word naming a test or a benchmark before it,
+#: ``all_reduce test PASSED``, ``NCCL benchmark completed``; an evaluator's ``Engine run complete`` stays a part)
+FINISHED = (rf"(?i){START}(?:the |all |our )?(?:{WORK}|[\w\-]+ (?:tests?|benchmark|bench))\s+"
+            rf"(?:is |has |was |have )?(?:been )?"
             rf"(?:successfully |all )?{DONE}\b"
             rf"|(?i){START}(?:successfully )?(?:finished|completed)\s+(?:the |all )?{WORK}\b")
 #: (s25) the end in any subject's words where they say it went well: an IDE's run console (PyCharm's `Process

@@ -219,3 +219,17 @@ def test_a_loss_reported_again_and_again_with_no_counter_is_progress(tmp_path):
 def test_a_loss_that_never_changes_is_no_report_of_progress(tmp_path):
     _, store = _decide(tmp_path, "[rank 0] loss: 2.3451\n[rank 0] loss: 2.3451\n[rank 0] loss: 2.3451\n")
     assert not store.events.filter(store.events["where"] == "loss_reports").height
+
+
+def test_an_evaluators_run_complete_is_no_end_of_the_program(tmp_path):
+    # (ignite's `Engine run complete. Time taken: ...` ends one evaluation: samples/wild dv19-015)
+    _, store = _decide(tmp_path, "[2023-04-08 05:21:54.503][ INFO](ignite.engine.engine.SupervisedEvaluator) - "
+                                 "Engine run complete. Time taken: 00:00:01.077\n")
+    assert not store.events.filter(store.events["kind"] == "program_end").height
+
+
+def test_a_trainings_timing_line_is_no_measurement():
+    # DeepSpeed-Chat step 3's report (samples/wild dv14-032): a training's, not a benchmark's
+    line = ("|E2E latency=6.48s |Gather latency=0.19s (2.87%) |Generate time=2.96s (45.67%) |Training "
+            "time=1.90s (29.33%) |Others=1.62 (25.00%)|CurSamplesPerSec=2.47")
+    assert result_lines.line_event(line, "a benchmark", False) is None

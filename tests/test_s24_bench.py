@@ -12,6 +12,7 @@ import pytest
 from tests.factory import make_store
 from tracekit.evidence import Evidence
 from tracekit.ingest import ingest, unknown_lines
+from tracekit import result_lines
 from tracekit.parsers import result_tables
 from tracekit.rules_measured import measured_results
 from tracekit.schema import EventKind
@@ -258,7 +259,7 @@ def test_an_error_after_the_results_is_no_healthy_run():
     "model.safetensors: 100%|██████████| 1.2G/1.2G [00:10<00:00, 120MB/s]",
 ])
 def test_progress_timeouts_and_downloads_are_no_measured_transfer(line):
-    assert result_tables._line(line, "a benchmark") is None
+    assert result_lines.line_event(line, "a benchmark", False) is None
 
 
 @pytest.mark.parametrize("line, size, ms, gbs", [
@@ -267,7 +268,7 @@ def test_progress_timeouts_and_downloads_are_no_measured_transfer(line):
     ("Verified allreduce for size 256 (94.3108 us per iteration)", 256, 0.0943108, None),
 ])
 def test_timed_transfer_lines(line, size, ms, gbs):
-    ev = result_tables._line(line, "a benchmark")
+    ev = result_lines.line_event(line, "a benchmark", False)
     assert ev["bytes"] == size and ev["duration_ms"] == pytest.approx(ms)
     assert ev["busbw_gbs"] == (pytest.approx(gbs) if gbs else None)
 

@@ -98,6 +98,15 @@ class Progress:
         return st.filter(pl.col("epoch").is_not_null()).unique("epoch", keep="first", maintain_order=True)
 
     @cached_property
+    def loss_reports(self) -> pl.DataFrame:
+        """(s26) A loss reported again and again with no counter and no pace (parsers/series.py's
+        ``where="loss_reports"``), in the order written: each report is a logging interval's steps done."""
+        st = self.kinds(EventKind.STEP)
+        if "where" not in st.columns:
+            return st.clear()
+        return st.filter((pl.col("where") == "loss_reports") & pl.col("step").is_null()).sort("file", "line")
+
+    @cached_property
     def progressed(self) -> list[str]:
         """Signs that the job moved: steps that advanced, an epoch that went up over several reports,
         FR frontiers that moved between dumps."""
@@ -109,6 +118,10 @@ class Progress:
         if not out and ep.height >= MIN_REPORTS and ep["epoch"][-1] > ep["epoch"][0]:
             out.append(f"{ep.height} progress reports as the epoch went {ep['epoch'][0]:g} -> "
                        f"{ep['epoch'][-1]:g}")
+        lr = self.loss_reports
+        if not out and lr.height >= MIN_REPORTS + 1:
+            said = lr["message"].str.extract(r"(?i)\bloss\b\W{0,3}(?:loss=)?([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)", 1)
+            out.append(f"{lr.height} loss reports, the loss going {said[0]} -> {said[-1]}")
         if self.motion.height and self.motion.filter(pl.col("last") > pl.col("first")).height:
             out.append("Flight Recorder frontiers moved between dumps")
         return out

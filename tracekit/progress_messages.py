@@ -226,3 +226,19 @@ RATES: tuple[tuple[str, str], ...] = (
 )
 #: the units those rates name (parsers/series.py's ``RATE_UNIT`` takes them in, before its own)
 RATE_UNITS = (r"Tokens/s/device", r"img/sec per \w+", r"\bs/sec\b")
+
+#: (s26, issue 31) the stages of a JAX program's compile, each timed as it finishes: ``dispatch.log_elapsed_time``
+#: logs them (at WARNING under ``JAX_LOG_COMPILES=1``, else DEBUG) with the function's name and its seconds;
+#: group ``stage``, ``fun``, ``s``. parsers/trainer.py reads them as ``phase_times`` events ``where="compile"``
+COMPILE_STAGES: tuple[Message, ...] = (
+    Message("jax_trace", r"\bFinished (?P<stage>tracing \+ transforming) (?P<fun>\S+) for p?jit in (?P<s>[\d.]+) sec\b",
+            "JAX traced a function to its jaxpr", "jax-ml/jax jax/_src/pjit.py (`log_elapsed_time(\"Finished "
+            "tracing + transforming {fun_name} for pjit in {elapsed_time:.9f} sec\", ...)`)"),
+    Message("jax_lower", r"\bFinished (?P<stage>jaxpr to MLIR module conversion) (?P<fun>\S+) in (?P<s>[\d.]+) sec\b",
+            "JAX lowered a function to its MLIR module", "jax-ml/jax jax/_src/interpreters/pxla.py "
+            "(`\"Finished jaxpr to MLIR module conversion {fun_name} in {elapsed_time:.9f} sec\"`)"),
+    Message("xla_compile", r"\bFinished (?P<stage>XLA compilation) of (?P<fun>\S+) in (?P<s>[\d.]+) sec\b",
+            "XLA compiled a function for the devices", "jax-ml/jax jax/_src/interpreters/pxla.py "
+            "(`dispatch.log_elapsed_time(\"Finished XLA compilation of {fun_name} in {elapsed_time:.9f} "
+            "sec\", ...)`)"),
+)

@@ -101,6 +101,8 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_results.uneven_speeds,  # ends (s22): tf_cnn_benchmarks' step speeds spread as wide as their mean
     rules_bench.pace_trend,  # progress: a time per step that doubles, a throughput that halves
     rules_seen.pace_halved,  # progress (s23, issue 31): the same, on two or three progress lines only
+    rules_seen.paces_compared,  # progress (s26, issue 31): a user's paces side by side, one 2x slower or more
+    rules_seen.compile_times,  # progress (s26, issue 31): JAX's compile stages timed: slow past a minute
     rules_seen.serving_crawls,  # progress (s25, issue 31): a serving engine under 10 tokens/s in all
     rules_bench.pace_alternates,  # progress: a time per step that goes up and down at every line
     rules_bench.phase_dominates,

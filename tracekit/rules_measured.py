@@ -97,6 +97,11 @@ def measured_results(ev: Evidence) -> Verdict | None:
         us = small["duration_ms"] * 1e3
         figure += f", latency {us:.3g} us at {_size(small['bytes'])}" if us < 1e4 else \
             f", {small['duration_ms']:.4g} ms at {_size(small['bytes'])}"
+    elif timed.height and not peak:
+        # (s26) a time with no size and no rate (`Time taken for allreduce: 12.3 s`): the time, as it says it
+        t = timed.row(0, named=True)
+        figure = f"{t['duration_ms'] / 1e3:.4g} s" if t["duration_ms"] >= 1e3 else f"{t['duration_ms']:.4g} ms"
+        figure = f"no bandwidth column, {figure} (`{t['message'][:100]}`)"
     cited = [Cited(peak["file"], peak["line"], peak["message"])] if peak else []
     cited.append(Cited(rows[-1, "file"], rows[-1, "line"], rows[-1, "message"]))
     if links.height and peak and (v := _below_link(links, bw, tool, what, figure)):

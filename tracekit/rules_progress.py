@@ -133,9 +133,14 @@ def steady_progress(ev: Evidence) -> Verdict | None:
 
 
 def reports_advance(ev: Evidence) -> Verdict | None:
-    """Progress reports with no step number and no time (HF Trainer's loss dicts) whose epoch goes up,
-    and nothing but calm lines: healthy for what is seen; with no time on them the pace is not known."""
+    """Progress reports with no step number and no time (HF Trainer's loss dicts) whose epoch goes up, or
+    (s26) a loss reported again and again with no counter, and nothing but calm lines: healthy for what is
+    seen; with no time on them the pace is not known."""
     ep = ev.epochs
+    if ep.height < MIN_REPORTS:
+        # (s26: a loss reported again and again, no counter: parsers/series.py; never beside timer lines, whose
+        # pace the rules of pace decide: a time that counts up, tests/test_s20_ends_progress.py, is no pace)
+        ep = ev.loss_reports if not ev.ticks.height else ev.loss_reports.clear()
     if (ev.steps.height or not ev.progressed or ev.trouble.height or ev.failure_signs or ev.stalls.height
             or ev.missing or ev.mismatches or ev.coverage.missing or ep.height < MIN_REPORTS):
         return None

@@ -15,7 +15,7 @@ from tracekit import pace, progress_messages
 from tracekit.evidence import Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.rules_common import calm, last_per_file
-from tracekit.parsers import any_of, trainer
+from tracekit.parsers import any_of, series, trainer
 from tracekit.rules_progress import MFU_LOW, lowest_mfu, own_figures
 
 #: a line that says a part of the run ended (an epoch: ``progress_messages.PARTS``): the last of a file's
@@ -39,6 +39,96 @@ def pace_halved(ev: Evidence) -> Verdict | None:
                    "hung; a slower phase, or the same job on more GPUs or nodes going no faster (no error "
                    f"logged; {ev.coverage.describe()})", [],
                    [Cited(a["file"], a["line"], a["message"]), Cited(b["file"], b["line"], b["message"])])
+
+
+#: iteration paces: a time per iteration or its inverse, one measure whatever the unit
+ITER_UNITS = r"(?i)^(?:s/it|sec/it|it/s|s/step|sec/step|steps?/s|ms/step|ms/it)$"
+
+
+def paces_compared(ev: Evidence) -> Verdict | None:
+    """(s26, issue 31) Paces pasted side by side (parsers/series.py's ``where="compared"``: lines that hold
+    only a pace, each after its label: ``Multi-GPU (2 A100s) average speed: 2.59 s/it``, ``Single GPU (1
+    A100) average speed: 2.61 it/s``), of one measure (iterations per second whichever way it is written, or
+    one throughput unit), the slowest ``pace.TREND`` times slower than the fastest or more, nothing but calm
+    lines: SLOW_PROGRESS with both figures and the factor. The user's own comparison: the same program
+    running at a fraction of its pace elsewhere, progressing, not hung."""
+    got = ev.kinds(EventKind.PROGRESS).filter(pl.col("where") == "compared").sort("file", "line")
+    if got.height < 2 or ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.stacks.height:
+        return None
+    figure = pl.col("message").str.extract_groups(series.PACE_ALONE)
+    got = got.with_columns(figure.struct.field("v").cast(pl.Float64).alias("v"),
+                           figure.struct.field("unit").str.to_lowercase().alias("unit"))
+    per = pl.col("unit").str.contains(r"^(?:s|sec|ms)/")
+    it = pl.col("unit").str.contains(ITER_UNITS)
+    # (iterations per second: a time per iteration inverted, ms to s)
+    speed = (pl.when(per).then(1 / (pl.col("v") * pl.when(pl.col("unit").str.starts_with("ms")).then(1e-3)
+                                    .otherwise(1.0)))
+             .otherwise(pl.col("v")))
+    got = got.with_columns(speed.alias("speed"), pl.when(it).then(pl.lit("it/s")).otherwise("unit").alias("what"))
+    got = got.filter(pl.col("speed") > 0)
+    if got["what"].n_unique() != 1 or got.height < 2:
+        return None  # (figures of different measures: nothing to compare)
+    slow, fast = got.sort("speed").row(0, named=True), got.sort("speed").row(-1, named=True)
+    factor = fast["speed"] / slow["speed"]
+    if factor < pace.TREND:
+        return None
+    return Verdict(Kind.SLOW_PROGRESS, f"the excerpt compares the program's pace: `{slow['message'][:100]}` is "
+                   f"{factor:.2g}x slower than `{fast['message'][:100]}` ({_pace(slow)} against "
+                   f"{_pace(fast)}); it progresses, slowly, not hung: where more GPUs or nodes go slower per "
+                   "step, their collectives (the interconnect) or the input pipeline hold each step; "
+                   "NCCL_DEBUG=INFO names the transport (`via NET/Socket`, `via SHM` where P2P is off), a "
+                   f"profile shows where the step goes (no error logged; {ev.coverage.describe()})", [],
+                   [Cited(slow["file"], slow["line"], slow["message"]),
+                    Cited(fast["file"], fast["line"], fast["message"])])
+
+
+def _pace(r: dict) -> str:
+    if r["what"] != "it/s":
+        return f"{r['speed']:g} {r['unit']}"
+    s = 1 / r["speed"]
+    return f"{s * 1e3:.0f} ms per step" if s < 1 else f"{s:.3g} s per step"
+
+
+#: a compile stage this long or longer holds the run up: the program waits on JAX/XLA, not on its collectives
+#: (JAX's guide to slow compilation, docs/debugging: a stage of seconds is the usual, minutes the trouble)
+SLOW_COMPILE_S = 60.0
+
+
+def compile_times(ev: Evidence) -> Verdict | None:
+    """(s26, issue 31) A JAX program's compile stages timed as each finished (``progress_messages.COMPILE_STAGES``:
+    ``Finished XLA compilation of jit(train_step) in 10.2 sec``), no step line, nothing but calm lines: one
+    stage of ``SLOW_COMPILE_S`` or more is SLOW_PROGRESS (the run waits on the compiler), else HEALTHY so far,
+    each with the slowest stage, its function and its seconds."""
+    st = ev.kinds(EventKind.PHASE_TIMES).filter(pl.col("where") == "compile").sort("file", "line")
+    if not st.height or ev.steps.height or ev.ticks.height:
+        return None
+    if ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.stacks.height or ev.pending.height:
+        return None
+    said = pl.concat([st.filter(pl.col("message").str.contains(m.pattern)).with_columns(
+        pl.col("message").str.extract_groups(m.pattern).alias("_g")).unnest("_g")
+        for m in progress_messages.COMPILE_STAGES], how="diagonal_relaxed")
+    # (the trace names the function bare, the lowering and the compile as ``jit(name)``)
+    said = said.with_columns(pl.col("s").cast(pl.Float64, strict=False),
+                             pl.col("fun").str.replace(r"^p?jit\((.*)\)$", "$1").alias("_f")
+                             ).filter(pl.col("s").is_not_null())
+    if not said.height:
+        return None
+    top = said.sort("s").row(-1, named=True)
+    funs = said["_f"].n_unique()
+    again = said.filter(pl.col("stage") == "XLA compilation").group_by("fun").len().filter(pl.col("len") > 1)
+    what = (f"JAX's own timers: {top['stage']} of {top['fun']} took {top['s']:.4g} s "
+            f"(`{top['message'][:120]}`; {said.height} stage(s) of {funs} function(s))")
+    what += (f"; {again['fun'][0]} compiled {again['len'][0]} times" if again.height else "")
+    cited = [Cited(top["file"], top["line"], top["message"])]
+    if top["s"] >= SLOW_COMPILE_S:
+        return Verdict(Kind.SLOW_PROGRESS, f"{what}: the run waits on the compiler, not on its collectives, "
+                       "slowly, not hung; check what makes the graph large (a Python loop unrolled: use "
+                       "lax.scan), what recompiles it (shapes or static arguments that change), and the "
+                       "persistent compilation cache (jax_compilation_cache_dir) across runs "
+                       f"(no error logged; {ev.coverage.describe()})", [], cited)
+    return Verdict(Kind.HEALTHY, f"{what}, each stage finished and no error, signal or stall is logged: "
+                   "healthy so far; the steps after the compile are not in the excerpt "
+                   f"({ev.coverage.describe()})", [], cited)
 
 
 def progress_on_ranks_seen(ev: Evidence) -> Verdict | None:

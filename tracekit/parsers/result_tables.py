@@ -49,6 +49,8 @@ import polars as pl
 
 from tracekit.parsers.piped import PIPE_RULE, PIPED_HEAD, depipe
 from tracekit.parsers.result_matrix import MATRIX_TITLE, matrix
+from tracekit.result_lines import (ASKED, FIGURE, IPERF, LINK, NCCL_SPEED, RATE, RESULT_FAIL, SIZE_B, TIME_MS,
+                                    TIMED, line_event, rate_gbs)
 from tracekit.schema import EventKind
 
 #: a column separator: two spaces or more, or a tab (a header's names hold single spaces)
@@ -56,15 +58,6 @@ SEP = re.compile(r"\t+|\s{2,}")
 #: a number and the unit after it, in a cell (``1.4 ms``, ``31.67 GB``, ``8501054668x4``)
 CELL = re.compile(r"^(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)\s*([A-Za-zµμ/]*)$|^\d+x\d+$|^(?:Pass|N/?A|success|failed|NULL)$",
                   re.I)
-#: a rate unit: a prefix, bytes or bits, per second (``MB/sec``, ``Gbps``, ``GBps``, ``Gbits/sec``, ``GiB/s``)
-RATE = r"([KMGT])(i?)(Bytes|Byte|B|bits|bit|b)(?:/s|/sec|ps)"
-#: time units in ms
-TIME_MS = {"ns": 1e-6, "us": 1e-3, "usec": 1e-3, "µs": 1e-3, "μs": 1e-3, "ms": 1.0, "msec": 1.0, "s": 1e3,
-           "sec": 1e3}
-#: size units in bytes (DeepSpeed's convert_size and iperf's transfers use 1024s)
-SIZE_B = {"b": 1, "bytes": 1, "byte": 1, "k": 2**10, "kb": 2**10, "kib": 2**10, "kbytes": 2**10, "m": 2**20,
-          "mb": 2**20, "mib": 2**20, "mbytes": 2**20, "g": 2**30, "gb": 2**30, "gib": 2**30, "gbytes": 2**30,
-          "t": 2**40, "tb": 2**40, "tib": 2**40, "tbytes": 2**40}
 #: what a column's name says it holds
 SIZE_COL = re.compile(r"(?i)^#?\s*(?:size|bytes|#bytes|msg ?size|message ?size|transfer size|data_size)\b|^size\(B\)")
 BW_COL = re.compile(rf"(?i)\b(?:bw|busbw|algbw|bandwidth|throughput|bitrate)\b|{RATE}")
@@ -118,55 +111,6 @@ AROUND = (r"^\s*[-=*]{5,}\s*$|^[#>\s]*-[ -]{8,}$|^\s*(?:- ){5,}-?\s*$|^\s*#?\s*\
 #: (src/perftest_parameters.h:191), the CUDA samples' ``Result = PASS``, iperf3's ``iperf Done.``
 CLOSES = r"^\s*-{20,}\s*$"
 ENDS = r"^\s*Result = PASS\s*$|^iperf Done\.\s*$"
-#: iperf's interval line (esnet/iperf src/iperf_locale.c report_bw_format; iperf2's ``[  3]  0.0-10.0 sec``)
-IPERF = (r"^\s*\[\s*(?:\d+|SUM)\]\s+([\d.]+)-\s*([\d.]+)\s+sec\s+([\d.]+)\s+([KMGT]?)Bytes\s+([\d.]+)\s+"
-         r"([KMGT]?)bits/sec\b")
-#: a line that times a transfer: a rate, with a size, a time or a bandwidth word beside it
-FIGURE = r"\b(\d+(?:\.\d+)?)\s*([KMGT]i?(?:Bytes|B|bits|bit|b)(?:/s|/sec|ps))(?:[^\w/]|$)"
-NEAR = (r"(?i)\b\d+(?:\.\d+)?\s*(?:bytes|[KMGT]i?B)\b|\b\d+(?:\.\d+)?\s*(?:us|usec|ms|msec|µs|μs)\b"
-        r"|\b(?:bandwidth|throughput|busbw|algbw|bw|bitrate|achieved|average|avg|peak|measured|memcpy)\b")
-#: the CUDA samples' own verdict that the test failed (Common/helper_string.h / the samples' ``printf("%s\n",
-#: (bTestResult ? "Result = PASS" : "Result = FAIL"))``): the run's own word, read by
-#: rules_results.tests_failed
-RESULT_FAIL = (r"^\s*Result = FAIL\s*$"
-               # hccl_test's rank whose check failed (hicann/oam-tools src/hccl_test/common/src/
-               # hccl_opbase_rootinfo_base.cc print_execution_time: ``local rank_id %d, check result failed, ...``)
-               r"|^\s*local rank_id \d+, check result failed\b")
-#: hccl_test's sizes asked, at its start (src/hccl_test/common/src/hccl_test_common.cc init_hcclComm: ``the
-#: minbytes is %llu, maxbytes is %llu, iters is %d, warmup_iters is %d``): a ``test_sizes`` event
-ASKED = r"^\s*the minbytes is \d+, maxbytes is (\d+), iters is \d+"
-#: a line that times a collective or a transfer, with no rate (``all_reduce latency: 35.2 us``, ``allreduce
-#: 1GB took 12.3 ms``): a collective's or a transfer's word, then its time
-TIMED = (r"(?i)\b(?:latency|all_?reduce|all_?gather|reduce_?scatter|broadcast|all_?to_?all|alltoall|sendrecv"
-         r"|send/recv|p2p|ping-?pong|round[- ]trip)\b[^|;]{0,40}?\b\d+(?:\.\d+)?\s*(?:us|usec|ms|µs|μs)\b")
-#: not a measured transfer: a download's or a progress bar's rate, NCCL's own lines, an error
-#: (a training's progress line, its step and loss, is the progress parsers' (parsers/series.py), no
-#: transfer)
-NOT_A_RESULT = (r"(?i)\b(?:eta|downloading|downloaded|fetching|uploading|pulling|error|fail\w*|timed? ?out"
-                r"|timing out|timeout|loss|epoch|lr)\b|\bstep\W{0,3}\d+|%\||\bit/s\b|━"
-                r"|\bNCCL (?:INFO|WARN)\b"
-                r"|\|\s*\d+/\d+ \[")
-#: a link's rate the excerpt states: ibstat (infiniband-diags src/ibstat.c ``Rate: %d``), ibstatus
-#: (``rate:	 100 Gb/sec (4X EDR)``), a NIC named by its speed (``ConnectX-6 ... 100GbE``, ``400G``)
-LINK = (r"^\s*Rate:\s*(\d+)\s*$|^\s*rate:\s*(\d+) Gb/sec\b|\b(?:ConnectX|Mellanox|NIC|HCA|RoCE|ethernet)"
-        r"\b.*?\b(100|200|400|800)\s?G(?:bE|b/s)?\b")
-#: NCCL's own word of an IB/RoCE port's speed, in Mb/s (src/transport/net_ib.cc ncclIbInitDevices:
-#: ``INFO(NCCL_NET,
-#: "NET/IB: [%d] %s:%s:%d/%s provider=%s speed=%d context=%p pciPath=%s ar=%d", ...)``, the speed from
-#: ncclIbSpeed: the port's lane speed times its width, 100000 for 4X EDR)
-NCCL_SPEED = r"\bNET/IB\s?: \[\d+\] \S+.*?\bspeed=(\d{4,7})\b"
-
-
-def rate_gbs(unit: str) -> float | None:
-    """GB/s in one ``unit`` (``MB/sec`` -> 1e-3, ``Gbps`` -> 0.125, ``GiB/s`` -> 1.07), else None."""
-    m = re.fullmatch(RATE, unit.strip())
-    if not m:
-        return None
-    prefix, binary, what = m.groups()
-    scale = (1024 if binary else 1000) ** ("KMGT".index(prefix) + 1) / 1e9
-    return scale / 8 if what.startswith("b") else scale
-
-
 def _unit(name: str) -> str:
     """The unit a column's name holds in brackets or parentheses (``BW average[MB/sec]`` -> ``MB/sec``)."""
     m = re.search(r"[\[(]([^\])]+)[\])]\s*$", name)
@@ -199,6 +143,12 @@ def _cells(text: str, n: int, free: frozenset[int] = frozenset()) -> list[str] |
     for cells in (SEP.split(body), body.split()):
         if len(cells) == n and all(k in free and c.strip() or CELL.match(c.strip()) for k, c in enumerate(cells)):
             return [c.strip() for c in cells]
+    # (s26) a header that names fewer columns than its rows hold: perftest's rows with their ``MsgRate[Mpps]``
+    # under a header pasted without it, or two names one space apart read as one (``busbw #wrong``): the
+    # rows' first ``n`` cells are the named columns, the one or two after them figures with no name
+    cells = body.split()
+    if not free and n >= 2 and n < len(cells) <= n + 2 and all(CELL.match(c) for c in cells):
+        return cells[:n]
     return None
 
 
@@ -289,7 +239,7 @@ def _file(g: pl.DataFrame) -> list[dict]:
     for k, s in enumerate(raw):
         if k in taken:
             continue
-        if ev := _line(s, tool):
+        if ev := line_event(s, tool, bool(re.match(NAMED, f"{tool}: "))):
             out.append({"file": g["file"][k], "line": lines[k], **ev,
                         "rank": ranks[k] if ranks[k] is not None else ev.get("rank")})
         elif re.search(ENDS, s):
@@ -319,6 +269,10 @@ def _table(texts: list[str], lines: list[int], ranks: list, at: int, tool: str,
     free = frozenset(k for k, _, r in named if r is None) if loose else frozenset()
     bw_unit = rate_gbs(_unit(bw[1])) if bw else None
     time_unit = _unit(time[1]).lower() if time else ""
+    if bw and bw_unit is None and re.search(r"(?i)\b(?:algbw|busbw)\b", bw[1]):
+        # (s26) nccl-tests' column names with no unit (a table of its columns retyped, or mscclpp-test's): its
+        # units, microseconds and GB/s (nccl-tests src/common.cu's header ``(us)  (GB/s)  (GB/s)``)
+        bw_unit, time_unit = 1.0, time_unit or "us"
     rows: list[dict] = []
     k = at + 1
     while k < len(texts):
@@ -359,42 +313,3 @@ def _table(texts: list[str], lines: list[int], ranks: list, at: int, tool: str,
     if not any(r["kind"] for r in rows):
         return [], at
     return [dict(line=lines[at], kind=None, message=texts[at].strip())] + rows, k
-
-
-def _line(s: str, tool: str) -> dict | None:
-    """A single result line's event (iperf's interval, a script's timed transfer, a link's rate)."""
-    if re.search(RESULT_FAIL, s):
-        return dict(kind=EventKind.TEST_WRONG.value, where="tests_failed", message=s.strip())
-    if m := re.search(ASKED, s):
-        return dict(kind=EventKind.TEST_SIZES.value, where="benchmark", message=f"{tool}: {s.strip()}",
-                    bytes=int(m.group(1)))
-    if m := re.search(IPERF, s):
-        start, end, _moved, _mu, rate, ru = m.groups()
-        gbs = float(rate) * (rate_gbs(f"{ru or 'K'}bits/sec") if ru else 1e-9 / 8)
-        # (the transfer is what the interval moved, not a message size: left in the message)
-        return dict(kind=EventKind.BANDWIDTH.value, where="benchmark", message=f"iperf: {s.strip()}",
-                    duration_ms=(float(end) - float(start)) * 1e3, busbw_gbs=gbs)
-    if m := re.search(LINK, s):
-        v = next(x for x in m.groups() if x)
-        return dict(kind=EventKind.BANDWIDTH.value, where="link_rate", message=s.strip(),
-                    busbw_gbs=float(v) / 8)
-    if m := re.search(NCCL_SPEED, s):
-        return dict(kind=EventKind.BANDWIDTH.value, where="link_rate", message=s.strip(),
-                    busbw_gbs=float(m.group(1)) / 8000)
-    rated = re.search(FIGURE, s) and re.search(NEAR, re.sub(FIGURE, "", s))
-    if (rated or re.search(TIMED, s)) and not re.search(NOT_A_RESULT, s):
-        # (a bus bandwidth where the line gives one, else its first rate)
-        m = re.search(r"(?i)\bbusbw\W{0,3}" + FIGURE[2:], s) or re.search(FIGURE, s)
-        size = re.search(r"(?i)\b(\d+(?:\.\d+)?)\s*(bytes|[KMGT]i?B)\b", re.sub(FIGURE, "", s))
-        plain = re.search(r"(?i)\b(?:size|bytes|nbytes|msg_size)\s*[=:]?\s*(\d+)\b", s)
-        took = re.search(r"(?i)\b(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|µs|μs)\b", s)
-        rank = re.search(r"(?i)\brank\s*[:=#]?\s*(\d+)\b", s)
-        nbytes = (int(float(size.group(1)) * SIZE_B[size.group(2).lower()]) if size
-                  else int(plain.group(1)) if plain else None)
-        return dict(kind=EventKind.BANDWIDTH.value, where="benchmark",
-                    message=(f"{tool}: {s.strip()}" if re.match(NAMED, f"{tool}: ")
-                             or (re.match(r"\./|[\w\-]+\.py$", tool) and not rank) else s.strip()),
-                    busbw_gbs=float(m.group(1)) * rate_gbs(m.group(2)) if rated and m else None, bytes=nbytes,
-                    duration_ms=float(took.group(1)) * TIME_MS[took.group(2).lower()] if took else None,
-                    rank=int(rank.group(1)) if rank else None)
-    return None

@@ -151,7 +151,7 @@ EPOCH = r"(?i)(?:^|[^\w])epoch[\s:=#\[]{0,4}$"
 #: a line of a loop's progress names what it counts
 WORDED = r"(?i)\b(?:step|iter|iteration|epoch|batch|update|samples|tokens)s?\b"
 #: the words a line must hold to be looked at (cheap; most lines of a big log hold none)
-CANDIDATE = (r"(?i)step|iter|epoch|batch|update|sample|token|throughput|/s\b|per_sec|wps|flops|time|"
+CANDIDATE = (r"(?i)step|iter|epoch|batch|update|sample|token|throughput|loss|/s\b|per_sec|wps|flops|time|"
              r"\d\s*/\s*\d|^\s*\d+\s|" + BARE_TIME + "|" + BARE_TIME_MS)
 #: the fewest lines of one template that make a series
 MIN_LINES = 3
@@ -170,6 +170,8 @@ LONE_COUNTER = (r"(?i)(?:^|[^\w])(?:global_step|steps?|iter|iteration|batch|upda
                 r"[\s:=#\[]{0,4}(\d+)(?:\s*/\s*(\d+))?(?:$|[^\w.]|\.(?:$|\D))")  # (not `iteration: 45.3 ms`)
 LONE_EPOCH = r"(?i)(?:^|[^\w])epoch[\s:=#\[]{0,4}(\d+)\s*/\s*(\d+)\b"
 LONE_LOSS = r"(?i)\bloss\b\W{0,3}(?:loss=)?[-+]?\d"
+#: the loss's figure on a report (group 1)
+LOSS_FIGURE = r"(?i)\bloss\b\W{0,3}(?:loss=)?([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 #: (s24, issue 31) a serving engine's periodic stat line printed once or twice (three or more are a series):
 #: requests running and tokens generated per second, both above 0, say it serves (a line with requests
 #: running and nothing generated is a stall, and stays undecoded). vLLM's `Avg prompt throughput: 120.3
@@ -179,6 +181,13 @@ LONE_LOSS = r"(?i)\bloss\b\W{0,3}(?:loss=)?[-+]?\d"
 #: python/sglang/srt/managers/scheduler.py's decode log, as samples/wild/dv16-031-*.txt holds it)
 SERVED = (r"Avg generation throughput: (?P<gen>[\d.]+) tokens/s, Running: (?P<running>\d+) reqs",
           r"#running-req: (?P<running>\d+),.*\bgen throughput \(token/s\): (?P<gen>[\d.]+)")
+#: (s26, issue 31) a line that holds only a pace, after a label or none: how a user pastes the speeds of two
+#: runs side by side (tqdm's ``2.59 s/it`` / ``2.61 it/s`` read off its bar, ``Single GPU: 1.2 s/step``); group
+#: ``v`` the figure, ``unit`` its unit. Two or more in a file are ``progress`` events ``where="compared"``, the
+#: label line before a bare figure (one that ends with ``:``) joined in front of it
+PACE_ALONE = (r"(?i)^\W{0,3}(?:(?P<label>[A-Za-z][^:=]{0,80})[:=]\s*)?(?P<v>\d+(?:\.\d+)?)\s*"
+              r"(?P<unit>s/it|sec/it|it/s|s/step|sec/step|steps?/s|ms/step|ms/it|samples/s(?:ec)?|tokens/s(?:ec)?"
+              r"|img/s(?:ec)?|images/s(?:ec)?)\W{0,3}$")
 #: the characters of the masked line that name its template
 KEY = 80
 #: what stands for a number in a template (a character no log line holds: a line's own `#` stays apart)
@@ -217,7 +226,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     once = cand.join(pl.concat([counts.filter(pl.col("_n") == 1).select("file", "_tmpl"),
                                 each_once.select("file", "_tmpl")]), on=["file", "_tmpl"], how="semi")
     few = cand.join(counts.filter(pl.col("_n") < MIN_LINES), on=["file", "_tmpl"], how="semi")
-    lone = pl.concat([_lone(once), _served(few)], how="diagonal_relaxed")
+    lone = pl.concat([_lone(once), _served(few), _compared(lines)], how="diagonal_relaxed")
     cand = cand.join(counts.filter(pl.col("_n") >= MIN_COUNTED), on=["file", "_tmpl"], how="semi")
     if not cand.height and not lone.height:
         return Parsed("series")
@@ -229,6 +238,13 @@ def parse(lines: pl.DataFrame) -> Parsed:
     for (file, tmpl), g in cand.sort("file", "line").group_by("file", "_tmpl", maintain_order=True):
         step = _counter(g)
         if step is None and (g["_paced"].sum() < MIN_LINES or g.height < MIN_LINES):
+            if (g.height >= MIN_LINES and g["text"].str.contains(LONE_LOSS).all()
+                    and g["text"].str.extract(LOSS_FIGURE, 1).n_unique() > 1):
+                # (s26) a loss reported again and again with no counter and no pace (`[rank 0] loss: 2.3451`):
+                # reports of a loop that moves, ``step`` events with no step, ``where="loss_reports"``
+                frames.append(g.with_columns(pl.lit(EventKind.STEP).alias("kind"), pl.lit(None, pl.Int64).alias("step"),
+                                             pl.lit(None, pl.Int64).alias("max_steps"),
+                                             pl.lit("loss_reports").alias("where")))
             continue  # (no counter that rises: a pace printed on MIN_LINES lines or more, else nothing)
         kind = EventKind.STEP if step is not None else EventKind.PROGRESS
         frames.append(g.with_columns(pl.lit(kind).alias("kind"),
@@ -236,11 +252,13 @@ def parse(lines: pl.DataFrame) -> Parsed:
                                      pl.lit(None, pl.Int64).alias("max_steps")))
     if not frames:
         return Parsed("series")
+    frames = [f if "where" in f.columns else f.with_columns(pl.lit("series").alias("where")) for f in frames]
     events = pl.concat([f.select("file", "line", "ts", "rank", "kind", "text", pl.col("step").cast(pl.Int64),
-                                 pl.col("max_steps").cast(pl.Int64), pl.col("duration_ms").cast(pl.Float64))
-                        for f in frames]).sort("file", "line").select(
-        "file", "line", "ts", "rank", "kind", t.alias("message"), "step", "max_steps",
-        "duration_ms", pl.lit("series").alias("where"))
+                                 pl.col("max_steps").cast(pl.Int64), pl.col("duration_ms").cast(pl.Float64),
+                                 pl.col("where").cast(pl.Utf8))
+                        for f in frames]).unique(["file", "line"], keep="last", maintain_order=True).sort(
+        "file", "line").select("file", "line", "ts", "rank", "kind", t.alias("message"), "step", "max_steps",
+                               "duration_ms", "where")
     return Parsed("series", {"events": events}, events.select("file", "line"))
 
 
@@ -275,6 +293,33 @@ def _served(cand: pl.DataFrame) -> pl.DataFrame:
                           pl.lit(None, pl.Int64).alias("max_steps"),
                           pl.lit(None, pl.Float64).alias("duration_ms"))
             .drop("_gen", "_running"))
+
+
+def _compared(lines: pl.DataFrame) -> pl.DataFrame:
+    """The lines that hold only a pace (``PACE_ALONE``), two or more in a file: ``progress`` events
+    ``where="compared"`` (a user's runs side by side), a bare figure's label line joined in front of it."""
+    t = pl.col("text")
+    said = lines.filter(t.str.strip_chars() != "").sort("file", "line").with_columns(
+        t.shift(1).over("file").alias("_before"))
+    got = said.filter(t.str.contains(PACE_ALONE) & ~t.str.contains(NOT_PROGRESS))
+    got = got.filter(pl.len().over("file") >= 2)
+    if not got.height:
+        return got.select("file", "line")
+    bare = t.str.extract_groups(PACE_ALONE).struct.field("label").is_null()
+    labelled = bare & pl.col("_before").fill_null("").str.strip_chars().str.ends_with(":")
+    text = pl.when(labelled).then(pl.col("_before").str.strip_chars() + " " + t.str.strip_chars()).otherwise(t)
+    v = t.str.extract_groups(PACE_ALONE)
+    unit = v.struct.field("unit").str.to_lowercase()
+    fig = v.struct.field("v").cast(pl.Float64)
+    took = (pl.when(unit.is_in(["s/it", "sec/it", "s/step", "sec/step"])).then(fig * 1e3)
+            .when(unit.is_in(["ms/step", "ms/it"])).then(fig))
+    tags = [c for c in ("rank_tag", "mpi_rank", "launch_rank") if c in lines.columns]
+    rank = pl.coalesce(*tags) if tags else pl.lit(None, pl.Int64)
+    return got.select("file", "line", pl.col("ts") if "ts" in got.columns else pl.lit(None, pl.Utf8).alias("ts"),
+                      rank.cast(pl.Int64).alias("rank"), text.alias("text"),
+                      pl.lit(EventKind.PROGRESS).alias("kind"), pl.lit(None, pl.Int64).alias("step"),
+                      pl.lit(None, pl.Int64).alias("max_steps"), took.alias("duration_ms"),
+                      pl.lit("compared").alias("where"))
 
 
 def _counter(g: pl.DataFrame) -> pl.Series | None:

@@ -240,10 +240,15 @@ def parse(lines: pl.DataFrame) -> Parsed:
                                       pl.format("{}: {}", "_ran", t).alias("message")))
     add(EventKind.PROGRAM_END, t.str.contains(PYTEST_PASSED) & t.str.contains(r"\d passed\b"))
     add(EventKind.PHASE_TIMES, t.str.contains(PHASES))
+    # (s26) a JAX program's compile stages, each timed as it finished: ``where="compile"`` (set below)
+    stage = any_of(*(m.pattern for m in progress_messages.COMPILE_STAGES))
+    add(EventKind.PHASE_TIMES, t.str.contains(stage) & ~t.str.contains(PHASES))
     add(EventKind.STALL, t.str.contains(NO_PROGRESS), NO_PROGRESS)
     said = pl.coalesce(t.str.extract(SAYS_RANK, 1).cast(pl.Int64, strict=False),
                        t.str.extract(NO_PROGRESS, 1).cast(pl.Int64, strict=False), "rank", "_tag")
-    frames[n:] = [f.with_columns(said.alias("rank"), pl.lit("program").alias("where"))
+    compiled = pl.col("message").str.contains(stage) & (pl.col("kind") == EventKind.PHASE_TIMES)
+    frames[n:] = [f.with_columns(said.alias("rank"), pl.when(compiled).then(pl.lit("compile"))
+                                 .otherwise(pl.lit("program")).alias("where"))
                   .drop("stalled", strict=False) for f in frames[n:]]
     # (s25) the same fact in general words: a finish sentence, a result summary, a rank's own result
     done = [f.filter(~pl.col("text").str.contains(PROGRAM_END) & ~pl.col("text").str.contains(NOT_END)

@@ -43,8 +43,10 @@ WORK = (r"(?:training|train|fine-?tuning|pre-?training|benchmark(?:ing)?|bench|t
         r"|tasks|jobs)|every rank)")
 DONE = r"(?:finished|completed?|done|succeeded|ended|passed|success(?:ful(?:ly)?)?)"
 #: the work said finished (``Training finished``, ``Benchmark completed successfully``, ``Finished
-#: training``, ``Successfully completed the benchmark``)
-FINISHED = (rf"(?i){START}(?:the |all |our )?{WORK}\s+(?:is |has |was |have )?(?:been )?"
+#: training``, ``Successfully completed the benchmark``; s26: a word naming a test or a benchmark before it,
+#: ``all_reduce test PASSED``, ``NCCL benchmark completed``; an evaluator's ``Engine run complete`` stays a part)
+FINISHED = (rf"(?i){START}(?:the |all |our )?(?:{WORK}|[\w\-]+ (?:tests?|benchmark|bench))\s+"
+            rf"(?:is |has |was |have )?(?:been )?"
             rf"(?:successfully |all )?{DONE}\b"
             rf"|(?i){START}(?:successfully )?(?:finished|completed)\s+(?:the |all )?{WORK}\b")
 #: (s25) the end in any subject's words where they say it went well: an IDE's run console (PyCharm's `Process
@@ -62,6 +64,11 @@ RANK_DONE = (r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)
 SUMMARY = (r"(?i)(?:^|[\s\]|:-])(?:average|avg|mean|overall|final|total|test set|eval(?:uation)? result|"
            r"validation result)s?\b[\w /()\-]{0,40}?\b(?:time|throughput|speed|latency|bandwidth|busbw|algbw"
            r"|loss|accuracy|acc|perplexity|ppl|tokens/s|samples/s|img/sec|images/sec|it/s)\b[^\d\n]{0,20}\d")
+#: (s26) a benchmark's one summary line of its throughput over the run: vLLM's benchmarks/benchmark_throughput.py
+#: ``print(f"Throughput: {len(requests) / elapsed_time:.2f} requests/s, {total_num_tokens / elapsed_time:.2f}
+#: total tokens/s, ...")`` (older: ``..., N tokens/s``), and a script's ``Throughput: 812.3 samples/s``
+THROUGHPUT = (r"(?i)^\W{0,3}(?:overall |total |measured )?throughput\s*[:=]\s*\d+(?:\.\d+)?\s*"
+              r"(?:requests|reqs?|tokens|toks|samples|sequences|seqs|images|img|queries)/s(?:ec)?\b")
 #: a serving engine's stat line of the last interval, never a summary over the run, printed once or not:
 #: vLLM's `Avg prompt throughput: ... tokens/s, Avg generation throughput: ..., Running: 4 reqs` (vllm/engine/
 #: metrics.py LoggingStatLogger.log, vllm/v1/metrics/loggers.py), SGLang's `#running-req: 1010, ...`
@@ -72,7 +79,11 @@ RANK_HEAD = r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)\
 #: what a rank's result line holds: a value it computed, a time or a rate it measured
 RESULT = (r"(?i)\bresult|\boutput\b|\bsum\b|\breduced\b|\bgathered\b|\bafter\b.*\btensor\(|\d\s*(?:ms|us|s|sec"
           r"|secs|seconds)\b|\d\s*[KMGT]?(?:B|b|bit|samples|tokens|images|img|it|iter|steps)/s(?:ec)?\b"
-          r"|\bhello (?:world )?from\b")
+          r"|\bhello (?:world )?from\b"
+          # (s26) the distributed tutorial's ``print('Rank ', rank, ' has data ', tensor[0])`` (pytorch/tutorials
+          # intermediate_source/dist_tuto.rst), and a rank's line that is its tensor alone (``rank 1
+          # tensor([2., 2.], device='cuda:1')``): the value the collective gave it
+          r"|\bhas data\b.*\btensor\(|^\W{0,3}rank\s*[:=#]?\s*\d+\W{0,3}\s+tensor\(")
 #: never a rank's result nor the end of the work: a failure, a wait, a set-up step (its end is no work done),
 #: and a line of a value before the collective that makes it
 FAILED = (r"(?i)\b(?:error|errors|fail\w*|exception|traceback|abort\w*|killed|timed? ?out|timeout|refused|"
@@ -111,7 +122,7 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     once = pl.len().over("file", shape) == 1
     # (a benchmark's table and its `#` comment lines are parsers/nccl_tests.py's and result_tables.py's)
     table = t.str.contains(r"^\s*(?:#|\d)")
-    result = (((t.str.contains(SUMMARY) & once) | (ranked & t.str.contains(RESULT))) & ~counted & ~table
+    result = ((((t.str.contains(SUMMARY) | t.str.contains(THROUGHPUT)) & once) | (ranked & t.str.contains(RESULT))) & ~counted & ~table
               & ~t.str.contains(INTERVAL))
     said = pl.coalesce(t.str.extract(RANK_HEAD, 1).cast(pl.Int64, strict=False),
                        t.str.extract(RANK_OF, 1).cast(pl.Int64, strict=False))

@@ -92,22 +92,26 @@ def test_srun_failed_task_running_torchrun_is_a_node_not_a_rank(tmp_path):
     ("[rank3] loss 1.25 step 10\n", [3]),
     # a status line naming its writer and host
     ("[fesom_port] rank 1 on vader2: node-local rank 1 -> Kokkos device_id 1\n", [1]),
+    # a script's tag after a logger's level, a word after the number; after a bare timestamp
+    ("2024-05-01 12:00:00,000 - root - INFO - rank 1 step 10 loss 2.3\n", [1]),
+    ("2024-05-01 12:00:00,123 rank 2: loss 1.2\n", [2]),
+    # the world's size beside the rank, a parenthesised tag
+    ("rank 3/8: loss 1.2\n[Rank 5/8] loss 1.3\n(rank 6) loss 1.1\n", [3, 5, 6]),
 ])
 def test_a_writers_own_words_name_its_rank(tmp_path, body, want):
     assert _log(tmp_path, body) == want
 
 
-@pytest.mark.parametrize("body", [
+@pytest.mark.parametrize("body, want", [
     # Gloo's groups of one: every process is rank 0 of its own
-    "[Gloo] Rank 0 is connected to 0 peer ranks. Expected number of connected peer ranks is : 0\n",
+    ("[Gloo] Rank 0 is connected to 0 peer ranks. Expected number of connected peer ranks is : 0\n", []),
     # a process group's rank in c10d's tag is the group's, not the world's
-    "[E ProcessGroupNCCL.cpp:737] [PG 1 Rank 1] Watchdog caught collective operation timeout: "
-    "WorkNCCL(SeqNum=4, OpType=ALLREDUCE, Timeout(ms)=600000)\n",
+    ("[E ProcessGroupNCCL.cpp:737] [PG 1 Rank 1] Watchdog caught collective operation timeout: "
+     "WorkNCCL(SeqNum=4, OpType=ALLREDUCE, Timeout(ms)=600000)\n", []),
     # a peer a line waits on is not seen
-    "waiting for rank 3 on node1: timeout\n",
-    # a torchrun prefix of its own (with the colon) is the prefix parser's, not a script tag: no second rank
-    "[rank3]:[rank5] loss 1.25\n",
+    ("waiting for rank 3 on node1: timeout\n", []),
+    # under torchrun's own prefix (with the colon) a script's tag is the prefix's rank's report: no second rank
+    ("[rank3]:[rank5] loss 1.25\n", [3]),
 ])
-def test_a_peer_or_a_groups_rank_is_not_counted(tmp_path, body):
-    got = _log(tmp_path, body)
-    assert got in ([], [3])
+def test_a_peer_or_a_groups_rank_is_not_counted(tmp_path, body, want):
+    assert _log(tmp_path, body) == want

@@ -114,9 +114,9 @@ WRITER_WORDS = (
     # level, a logger's name: `2024-01-01 12:00:00 INFO Rank 3: loss 1.2`, glog's `I0101 12:00:00.000 123
     # train.py:12] Rank 2: ...`): the sentence opens with its writer's rank, as ``launcher.HEAD`` reads it
     # at a line's start (the PyTorch tutorials' `print(f"Rank {rank}: ...")`, issue 31's `Rank 1: ====
-    # Iteration 10/10 ====`)
+    # Iteration 10/10 ====`, `... - INFO - rank 3 step 10`, a word after the number as ``launcher.HEAD`` takes it)
     RankWord(r"^.{0,80}?\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b[\]:|\s\-]*\s[Rr]ank:? "
-             r"(?P<rank>\d+)(?: of \d+)?[:,] ",
+             r"(?P<rank>\d+)(?: of \d+)?(?:[:,] | [a-z]\w*)",
              "a program's print or logging of its own `Rank {rank}: ...` under a logger's header",
              "the writer's global rank"),
     RankWord(r"^.{0,80}?\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b[\]:|\s\-]*\s"
@@ -153,6 +153,20 @@ WRITER_WORDS = (
     RankWord(r"^\[[^\[\]]*\b(?:rank|RANK)=(?P<rank>\d+)\]",
              "a logger's bracketed header with a `rank=` field",
              "the writer's global rank"),
+    # a script's tag after a bare timestamp (`2024-01-01 12:00:00,123 rank 3: loss 1.2`, Python logging's
+    # `%(asctime)s` with no level): the tag opens the message as ``launcher.HEAD`` reads it at a line's start
+    RankWord(r"^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\]?\s+[Rr]ank:? (?P<rank>\d+)"
+             r"(?: of \d+)?(?:[:,] | \(| [a-z]\w*)",
+             "a script's `rank {rank}: ...` after a logger's bare timestamp",
+             "the writer's global rank"),
+    # a script's tag with the world's size or in parentheses at a line's start (`rank 3/8: ...`, `[Rank 3/8]
+    # ...`, `(rank 3) ...`)
+    RankWord(r"^[(\[]?(?:[Rr]ank|RANK) ?(?P<rank>\d+) ?/ ?(?P<world>\d+)[)\]]?:? ",
+             "a script's `rank {rank}/{world}` tag",
+             "the writer's global rank and the world's size"),
+    RankWord(r"^\((?:[Rr]ank|RANK) ?(?P<rank>\d+)\):? ",
+             "a script's `(rank {rank})` tag",
+             "the writer's global rank"),
     # a process printing its own rank alone on a line (`print("RANK:", os.environ["RANK"])`, `rank = 3`)
     RankWord(r"^(?:RANK|[Rr]ank|global_rank|GLOBAL_RANK)\s*[=:]\s*(?P<rank>\d+)\s*$",
              "a script's print of its RANK variable (torchrun sets RANK, torch/distributed/run.py)",
@@ -181,9 +195,10 @@ HOSTLESS = (r"^NCCL INFO (?:\w+ )?comm 0x[0-9a-fA-F]+ rank (?P<rank>\d+) n[Rr]an
 #: group, and none in a group of one (``_gloo``)
 GLOO = r"\[Gloo\] Rank (?P<rank>\d+) is connected to (?P<peers>\d+) peer ranks\b"
 KEYS_WORLD = r"(?i)\b(?:world_size|num_processes|process_count)['\"]?\s*[=:]\s*\d"
-#: not the writer's word: a function's defaults, a command line's flags, and the `[tracekit] rank=0 ...` header
-#: `tracekit run` makes each rank print (parsers/torch_log.py reads it whole)
-NOT_SAID = r"\bdef \w+\(|\s--[\w\-]+[= ]|^\[tracekit\] "
+#: not the writer's word: a function's defaults, a command line's flags, the `[tracekit] rank=0 ...` header
+#: `tracekit run` makes each rank print (parsers/torch_log.py reads it whole), and NCCL's own lines (`NCCL INFO
+#: rank 2 nranks 4`: a communicator's rank, nccl_ranks' to weigh)
+NOT_SAID = r"\bdef \w+\(|\s--[\w\-]+[= ]|^\[tracekit\] |\bNCCL (?:INFO|WARN)\b"
 ANY = any_of(*(w.pattern for w in RANK_WORDS))
 ANY_WRITER = any_of(*(w.pattern for w in WRITER_WORDS))
 ANY_TAG = any_of(*(w.pattern for w in MID_TAGS))

@@ -240,15 +240,17 @@ def _hostless(df: pl.DataFrame) -> list[pl.DataFrame]:
 
 
 def _gloo(df: pl.DataFrame) -> list[pl.DataFrame]:
-    """``file, rank, world_size`` of ``GLOO`` lines of the largest group of two or more their file shows."""
+    """``file, rank`` of ``GLOO`` lines of the largest group of two or more their file shows."""
     t = pl.col("text")
     hit = df.filter(t.str.contains(GLOO))
     if not hit.height:
         return []
     g = (hit.select("file", t.str.extract_groups(GLOO).alias("_g")).unnest("_g")
          .select("file", pl.col("rank").cast(pl.Int64), (pl.col("peers").cast(pl.Int64) + 1).alias("world_size")))
+    # (the group's size is the world's only where the largest group is the world, which Gloo does not say: no
+    # world size is claimed, dv12-023's label states none)
     return [g.filter((pl.col("world_size") == pl.col("world_size").max().over("file"))
-                     & (pl.col("world_size") > 1))]
+                     & (pl.col("world_size") > 1)).drop("world_size")]
 
 
 def _keyed(df: pl.DataFrame, w: RankWord) -> pl.DataFrame:

@@ -80,8 +80,8 @@ def test_srun_failed_task_running_torchrun_is_a_node_not_a_rank(tmp_path):
      "process are currently unknown. This can potentially cause a hang if this rank to GPU mapping is "
      "incorrect.\n", [2]),
     # Megatron-LM's model_parallel_cuda_manual_seed
-    ("> initializing model parallel cuda seeds on global rank 4, model parallel rank 0, and data parallel rank "
-     "1 with model parallel seed: 3952 and data parallel seed: 1234\n", [4]),
+    ("> initializing model parallel cuda seeds on global rank 4, model parallel rank 0, and data parallel "
+     "rank 1 with model parallel seed: 3952 and data parallel seed: 1234\n", [4]),
     # TensorRT-LLM's logger header
     ("[10/21/2025-23:25:18] [TRT-LLM] [RANK 1] [I] Setting PyTorch memory fraction to 0.2199\n"
      "[10/21/2025-23:25:18] [TRT-LLM] [RANK 2] [I] Setting PyTorch memory fraction to 0.2199\n", [1, 2]),
@@ -110,7 +110,8 @@ def test_a_writers_own_words_name_its_rank(tmp_path, body, want):
      "WorkNCCL(SeqNum=4, OpType=ALLREDUCE, Timeout(ms)=600000)\n", []),
     # a peer a line waits on is not seen
     ("waiting for rank 3 on node1: timeout\n", []),
-    # under torchrun's own prefix (with the colon) a script's tag is the prefix's rank's report: no second rank
+    # under torchrun's own prefix (with the colon) a script's tag is the prefix's rank's report: no second
+    # rank
     ("[rank3]:[rank5] loss 1.25\n", [3]),
 ])
 def test_a_peer_or_a_groups_rank_is_not_counted(tmp_path, body, want):

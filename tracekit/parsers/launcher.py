@@ -235,7 +235,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
         pl.col("launch_rank").alias("rank"), pl.col("local_tag").alias("local_rank"),
         pl.col("world_tag").alias("world_size")).unique(maintain_order=True))
 
-    ranks = pl.concat([tagged, said.drop("line"), writers, slurm.tasks(lines), slurm.failed(lines)], how="diagonal_relaxed")
+    ranks = pl.concat([tagged, said.drop("line"), writers, slurm.tasks(lines), slurm.failed(lines)],
+                      how="diagonal_relaxed")
     said_by = [pl.col("source")] if "source" in ranks.columns else []
     ranks = ranks.with_columns(pl.coalesce(*said_by, pl.lit("launcher")).alias("source"))
     mine = said.select("file", "line").unique().join(

@@ -1,13 +1,14 @@
 """What Slurm's srun says of its tasks, read for their ranks (the launcher parser's part, ``launcher.parse``).
 
 A task's id is Slurm's ``SLURM_PROCID`` (src/srun/srun.c): the job's global rank where each task is one
-process of the job (``srun python train.py``, a task per GPU), a node's where a task starts a launcher of its own
-(``srun --ntasks-per-node=1 torchrun ...``: its ``[rank3]:`` / ``[default3]:`` tags, the elastic agent's words,
-NCCL lines of several processes under one task; torch-039's ``0: `` is the torchrun agent of node 0). Two of
-srun's words name tasks: ``--label``'s ``12: `` before each line a task writes (``task_tag``, ``tasks``), and its
-error about the tasks that ended badly (``srun: error: node12: tasks 1-3: Out Of Memory``, src/srun/srun_job.c
-and launch.c, ``_task_finish``: a host then a task list of ids and ranges, ``failed``). Horovod's ``Missing
-ranks:`` list (``0: [HorovodAllreduce_grads_0]``) is its own, read by ``mpi``.
+process of the job (``srun python train.py``, a task per GPU), a node's where a task starts a launcher of
+its own (``srun --ntasks-per-node=1 torchrun ...``: its ``[rank3]:`` / ``[default3]:`` tags, the elastic
+agent's words, NCCL lines of several processes under one task; torch-039's ``0: `` is the torchrun agent of
+node 0). Two of srun's words name tasks: ``--label``'s ``12: `` before each line a task writes
+(``task_tag``, ``tasks``), and its error about the tasks that ended badly (``srun: error: node12: tasks 1-3:
+Out Of Memory``, src/srun/srun_job.c and launch.c, ``_task_finish``: a host then a task list of ids and
+ranges, ``failed``). Horovod's ``Missing ranks:`` list (``0: [HorovodAllreduce_grads_0]``) is its own, read
+by ``mpi``.
 """
 
 from __future__ import annotations

@@ -86,13 +86,15 @@ def test_a_launch_command_states_the_worlds_size(tmp_path, command, world):
     assert worlds(s) == ([world] if world else [])
 
 
-def test_slurms_error_names_the_tasks_hosts_not_their_ranks(tmp_path):
+def test_slurms_error_names_the_tasks_hosts_and_no_ranks_under_a_launcher(tmp_path):
     # slurm src/srun: `srun: error: HOST: task(s) LIST: Exited with exit code N`; a task id is a rank only
-    # where each task is one process of the job, which srun does not say
+    # where each task is one process of the job: not where a launcher runs under each task (torchrun's words),
+    # when the task is a node (s26: parsers/slurm.py reads the ids as ranks otherwise, as the dev labels of
+    # dev-072 and dv15-034 count them)
     text = ("srun: error: slurm-job-compute-0-0: tasks 2-7: Exited with exit code 1\n"
             "srun: error: slurm-job-compute-0-1: tasks 8-13,15: Exited with exit code 1\n"
             "srun: error: slurm-job-compute-0-1: task 14: Exited with exit code 1\n")
-    s = store_of(tmp_path, text)
+    s = store_of(tmp_path, "torchrun --nnodes 16 --nproc-per-node 8 train.py\n" + text)
     assert hosts(s) == ["slurm-job-compute-0-0", "slurm-job-compute-0-1"]
     assert ranks(s) == []
 

@@ -1,5 +1,5 @@
 """Rank identity (issue 31 item 4), session 25: the visible-rank count of a stream whose program names its writer
-another way: srun's `--label` task where each task is one process (parsers/launcher.py ``_srun_tasks``),
+another way: srun's `--label` task where each task is one process (parsers/slurm.py ``tasks``),
 ESPnet's `[host:rank/world]` prefix (parsers/prefixes.py), c10d's `global rank: N` (launcher ``SELF``), program
 sentences (rank_words) and ncclCommSplit communicators (nccl_ranks): real dev excerpts and small logs in each
 program's own format."""

@@ -33,7 +33,6 @@ KNOWN = {
     "ranks": {
         "llm-006": "two writers glued mid-token (`threadThresholds 8g183:161262:...`): rank 1's split line is unreadable",
         "nccl-009": "rank 0 speaks only inside rank 1's backtrace line (`[ 5] proton-nvidia:rank0:  Mismatched ...`)",
-        "nccl-050": "the reproducer's own `STALL rank 3 on node0` lines, no log format of a tool",
         "torch-016": "the whole log flattened into one line: the srun label `10:` sits mid-line",
         # the label reads a worker's local rank as no global one where the node count is not stated; tracekit
         # reads it as that rank where no line shows a second node, and says so (identity._local_as_global):

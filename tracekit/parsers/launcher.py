@@ -18,7 +18,7 @@ ESPnet's ``self.dist_rank: 1``; the world in words (Megatron's ``using world siz
 DeepSpeed's launcher (``WORLD INFO DICT``, ``global_rank_mapping``, ``nnodes=2, num_local_procs=4``) and the
 launch commands of mpirun, torchrun, deepspeed and ``accelerate launch``. Lines that name a writer but are
 another parser's to claim (``WRITERS``: Slurm's ``srun: error: HOST: task 3``, torchelastic's node ids) give
-their host and pid only.
+their host and pid only; Slurm's task ids are ranks where each task is one process (``slurm``).
 
 One row of ``ranks`` per (file, host, pid, rank) seen, source ``launcher``; an NCCL line under a
 prefix lends its ``host:pid``, so the prefix's rank and NCCL's own word about that process meet.
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit.parsers import Parsed
+from tracekit.parsers import Parsed, slurm
 
 NCCL_PROC = r"^\s*(?P<host>[\w.\-]+):(?P<pid>\d+):\d+ \["
 # nccl-tests' `#  Rank  0 Group  0 Pid  21431 on HOST device  0 [0x00] ...`: the host of the lines around it
@@ -167,8 +167,8 @@ CHEAP = (r"(?i)rank|world.size|\d TP\d|mpirun|mpiexec|prterun|horovodrun|nproc|t
          r"|MPI size|rendezvous|RankID:|launch_server|sglang serve|vllm serve|vllm\.entrypoints|ServerArgs\("
          r"|trainers, the trainer|^\| (?:Training|Test) Device=|^Process index: ")
 # a writer a line names without being this parser's to claim (its message is another's): Slurm's word about
-# its tasks (`srun: error: node12: tasks 0-3: Exited with exit code 1`: the host, not the tasks' ranks: a
-# task is a rank only where each task is one process of the job), torchelastic's rendezvous node id
+# its tasks (`srun: error: node12: tasks 0-3: Exited with exit code 1`: the host here, the tasks' ranks in
+# ``slurm.failed``, where each task is one process of the job), torchelastic's rendezvous node id
 # (`The node 'host_4242_0' has joined round 1`: `{fqdn}_{pid}_{local_id}`, the agent's host and pid)
 WRITERS = [
     r"^srun: error: (?P<host>[\w.\-]+): tasks? [\d,\-]+: ",
@@ -235,40 +235,13 @@ def parse(lines: pl.DataFrame) -> Parsed:
         pl.col("launch_rank").alias("rank"), pl.col("local_tag").alias("local_rank"),
         pl.col("world_tag").alias("world_size")).unique(maintain_order=True))
 
-    ranks = pl.concat([tagged, said.drop("line"), writers, _srun_tasks(lines)], how="diagonal_relaxed")
+    ranks = pl.concat([tagged, said.drop("line"), writers, slurm.tasks(lines), slurm.failed(lines)],
+                      how="diagonal_relaxed")
     said_by = [pl.col("source")] if "source" in ranks.columns else []
     ranks = ranks.with_columns(pl.coalesce(*said_by, pl.lit("launcher")).alias("source"))
     mine = said.select("file", "line").unique().join(
         cheap.filter(t.str.contains(UNCLAIMED)).select("file", "line"), on=["file", "line"], how="anti")
     return Parsed("launcher", {"ranks": ranks}, mine)
-
-
-# srun --label's `12: ` is the task's id (Slurm's SLURM_PROCID, src/srun/srun.c's `--label`): a global rank where
-# each task is one process of the job (`srun python train.py`, a task per GPU), a node's where a task starts a
-# launcher of its own (`srun --ntasks-per-node=1 torchrun ...`: its `[rank3]:` / `[default3]:` tags, the elastic
-# agent's words, NCCL lines of several processes under one task; torch-039's `0: ` is the torchrun agent of
-# node 0). Horovod's `Missing ranks:` list (`0: [HorovodAllreduce_grads_0]`) is its own, read by ``mpi``.
-LAUNCHER_BELOW = r"torch\.distributed\.elastic|torchrun|torch\.distributed\.run|\blocal_rank\b|^\[\w*\d+\]:"
-HOROVOD_LIST = r"^\[[^\]]*(?:Horovod|allreduce\.|allgather\.|broadcast\.)"
-
-
-def _srun_tasks(lines: pl.DataFrame) -> pl.DataFrame:
-    """``file, host, pid, rank`` of each srun task whose file shows every task to be one process."""
-    if "task_tag" not in lines.columns:
-        return pl.DataFrame(schema={"file": pl.Utf8, "rank": pl.Int64})
-    t = pl.col("text")
-    tasks = lines.filter(pl.col("task_tag").is_not_null() & ~t.str.contains(HOROVOD_LIST)).select(
-        "file", pl.col("task_tag").cast(pl.Int64, strict=False).alias("rank"),
-        t.str.extract(NCCL_PROC, 1).alias("host"), t.str.extract(NCCL_PROC, 2).cast(pl.Int64, strict=False)
-        .alias("pid"), (t.str.contains(LAUNCHER_BELOW) | pl.col("launch_rank").is_not_null()
-                        | pl.col("local_tag").is_not_null()).alias("_below"))
-    if not tasks.height:
-        return tasks.select("file", "rank")
-    one = tasks.group_by("file", "rank").agg(pl.col("pid").drop_nulls().n_unique().alias("_procs"),
-                                             pl.col("_below").any())
-    bad = one.filter((pl.col("_procs") > 1) | pl.col("_below")).select("file").unique()
-    return (tasks.join(bad, on="file", how="anti").drop("_below")
-            .unique(maintain_order=True).with_columns(pl.lit("launcher").alias("source")))
 
 
 # sglang's scheduler prefix with a data-parallel rank (`[2025-06-05 08:28:03 DP3 TP7]`): under DP attention

@@ -74,6 +74,19 @@ RANK_WORDS = (
     RankWord(r"\bRank (?P<rank>\d+) initialization finished\.",
              "YOLOX yolox/core/launch.py _distributed_worker",
              "the writer's global rank"),
+    # c10d's barrier before the group knows its devices (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp
+    # barrier(): `LOG(WARNING) << "Rank " << this->getRank() << " using best-guess GPU " << deviceIdx << " to
+    # perform barrier ..."`, torch 1.8-2.1 without a `[rankN]:` prefix), each process of the group printing it
+    # once: the barrier of init_process_group, so the default group's, the global rank
+    RankWord(r"\bRank (?P<rank>\d+) using best-guess GPU \d+ to perform barrier\b",
+             "pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (ProcessGroupNCCL::barrier)",
+             "the writer's global rank"),
+    # Megatron-LM's seed set-up (megatron/core/tensor_parallel/random.py model_parallel_cuda_manual_seed,
+    # older megatron/mpu/random.py: `> initializing model parallel cuda seeds on global rank {}, model
+    # parallel rank {}, and data parallel rank {} with model parallel seed: ...`): the writer's global rank
+    RankWord(r"\bcuda seeds on global rank (?P<rank>\d+), model parallel rank \d+",
+             "Megatron-LM megatron/core/tensor_parallel/random.py (model_parallel_cuda_manual_seed)",
+             "the writer's global rank"),
     RankWord(r"\bGlobal Checkpoint Save : Rank: (?P<rank>\d+) :",
              "NeMo nemo/utils/callbacks/dist_ckpt_io.py (`Global Checkpoint Save : Rank: "
              "{torch.distributed.get_rank()} : Iteration: ...`)",
@@ -99,11 +112,11 @@ MID_TAGS = (
 WRITER_WORDS = (
     # a program's `Rank 3: ...` after a logger's header that ``text.PREFIX`` does not take off (a date, a
     # level, a logger's name: `2024-01-01 12:00:00 INFO Rank 3: loss 1.2`, glog's `I0101 12:00:00.000 123
-    # train.py:12] Rank 2: ...`): the sentence opens with its writer's rank, as ``launcher.HEAD`` reads it
-    # at a line's start (the PyTorch tutorials' `print(f"Rank {rank}: ...")`, issue 31's `Rank 1: ====
-    # Iteration 10/10 ====`)
+    # train.py:12] Rank 2: ...`): the sentence opens with its writer's rank, as ``launcher.HEAD`` reads it at
+    # a line's start (the PyTorch tutorials' `print(f"Rank {rank}: ...")`, issue 31's `Rank 1: ==== Iteration
+    # 10/10 ====`, `... - INFO - rank 3 step 10`, a word after the number as ``launcher.HEAD`` takes it)
     RankWord(r"^.{0,80}?\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b[\]:|\s\-]*\s[Rr]ank:? "
-             r"(?P<rank>\d+)(?: of \d+)?[:,] ",
+             r"(?P<rank>\d+)(?: of \d+)?(?:[:,] | [a-z]\w*)",
              "a program's print or logging of its own `Rank {rank}: ...` under a logger's header",
              "the writer's global rank"),
     RankWord(r"^.{0,80}?\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b[\]:|\s\-]*\s"
@@ -118,6 +131,42 @@ WRITER_WORDS = (
     # ...`, `rank 3 > ...`): its writer's rank
     RankWord(r"^(?:[Rr]ank|RANK) ?(?P<rank>\d+) ?[|:>] ",
              "a script's `print(f\"rank{rank}: ...\")` or `f\"Rank {rank} | ...\"` tag",
+             "the writer's global rank"),
+    # a logger's bracketed header, then the writer's rank as a bracketed tag: TensorRT-LLM's logger
+    # (tensorrt_llm/logger.py, `[01/16/2026-06:20:17] [TRT-LLM] [RANK 0] [I] ...`), a script's `[time] [Rank
+    # 1] HCCL Comm Initialized`; a process group's `[PG 1 Rank 0]` is no such tag
+    RankWord(r"^(?:\[[^\[\]]*\]\s*){1,3}\[(?:[Rr]ank|RANK) ?(?P<rank>\d+)\]\s",
+             "TensorRT-LLM tensorrt_llm/logger.py and scripts' `[Rank {rank}]` after a bracketed header",
+             "the writer's global rank"),
+    # a script's `print(f"[rank{rank}] ...")` at a line's start (torchrun's own `[rank3]:` prefix has a colon)
+    RankWord(r"^\[(?:[Rr]ank|RANK)(?P<rank>\d+)\] ",
+             "a script's `[rank{rank}] ...` tag at a line's start",
+             "the writer's global rank"),
+    # a program's own status line that opens with its rank and host, after a tag or a word at most (`STALL
+    # rank 3 on node0: no progress past step 324 for 120s`, `[fesom_port] rank 1 on vader2: node-local rank 1
+    # -> ...`): the writer's rank and the host it runs on
+    RankWord(r"^(?:\[[\w\-. ]+\]\s*|[A-Z][A-Za-z]*\s+)?[Rr]ank (?P<rank>\d+) "
+             r"on (?P<host>[A-Za-z][\w.\-]*):\s",
+             "a program's `rank {rank} on {host}: ...` status line",
+             "the writer's global rank and its host"),
+    # a logger's bracketed header that carries the rank as a key (`[2026-07-12|15:48:25|core|rank=1]
+    # Allocating ...`, `[core|rank=0] CUDA graph is disabled.`): the writer's rank
+    RankWord(r"^\[[^\[\]]*\b(?:rank|RANK)=(?P<rank>\d+)\]",
+             "a logger's bracketed header with a `rank=` field",
+             "the writer's global rank"),
+    # a script's tag after a bare timestamp (`2024-01-01 12:00:00,123 rank 3: loss 1.2`, Python logging's
+    # `%(asctime)s` with no level): the tag opens the message as ``launcher.HEAD`` reads it at a line's start
+    RankWord(r"^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\]?\s+[Rr]ank:? (?P<rank>\d+)"
+             r"(?: of \d+)?(?:[:,] | \(| [a-z]\w*)",
+             "a script's `rank {rank}: ...` after a logger's bare timestamp",
+             "the writer's global rank"),
+    # a script's tag with the world's size or in parentheses at a line's start (`rank 3/8: ...`, `[Rank 3/8]
+    # ...`, `(rank 3) ...`)
+    RankWord(r"^[(\[]?(?:[Rr]ank|RANK) ?(?P<rank>\d+) ?/ ?(?P<world>\d+)[)\]]?:? ",
+             "a script's `rank {rank}/{world}` tag",
+             "the writer's global rank and the world's size"),
+    RankWord(r"^\((?:[Rr]ank|RANK) ?(?P<rank>\d+)\):? ",
+             "a script's `(rank {rank})` tag",
              "the writer's global rank"),
     # a process printing its own rank alone on a line (`print("RANK:", os.environ["RANK"])`, `rank = 3`)
     RankWord(r"^(?:RANK|[Rr]ank|global_rank|GLOBAL_RANK)\s*[=:]\s*(?P<rank>\d+)\s*$",
@@ -139,12 +188,17 @@ WRITER_WORDS = (
 #: 2 ...`, src/init.cc; the NCCL parser reads the line with its head): the writer's rank in the communicator,
 #: a global one only in the file's largest communicator (``_hostless``)
 HOSTLESS = (r"^NCCL INFO (?:\w+ )?comm 0x[0-9a-fA-F]+ rank (?P<rank>\d+) n[Rr]anks (?P<world>\d+) ")
-#: a line a ``WRITER_WORDS`` key entry needs beside its rank: the world's size said as a key (a lone
-#: `rank=0` may be a peer's, a default's, a hint's)
+#: a line a ``WRITER_WORDS`` key entry needs beside its rank: the world's size said as a key (a lone `rank=0`
+#: may be a peer's, a default's, a hint's) Gloo's full-mesh connect (gloo/transport/tcp/context.cc
+#: createAndConnectAllPairs: `[Gloo] Rank 3 is connected to 7 peer ranks. Expected number of connected peer
+#: ranks is : 7`), each process of each Gloo group once (vLLM and SGLang make a Gloo twin of every group, the
+#: world's first): a global rank only in the file's largest group, and none in a group of one (``_gloo``)
+GLOO = r"\[Gloo\] Rank (?P<rank>\d+) is connected to (?P<peers>\d+) peer ranks\b"
 KEYS_WORLD = r"(?i)\b(?:world_size|num_processes|process_count)['\"]?\s*[=:]\s*\d"
-#: not the writer's word: a function's defaults, a command line's flags, and the `[tracekit] rank=0 ...` header
-#: `tracekit run` makes each rank print (parsers/torch_log.py reads it whole)
-NOT_SAID = r"\bdef \w+\(|\s--[\w\-]+[= ]|^\[tracekit\] "
+#: not the writer's word: a function's defaults, a command line's flags, the `[tracekit] rank=0 ...` header
+#: `tracekit run` makes each rank print (parsers/torch_log.py reads it whole), and NCCL's own lines (`NCCL
+#: INFO rank 2 nranks 4`: a communicator's rank, nccl_ranks' to weigh)
+NOT_SAID = r"\bdef \w+\(|\s--[\w\-]+[= ]|^\[tracekit\] |\bNCCL (?:INFO|WARN)\b"
 ANY = any_of(*(w.pattern for w in RANK_WORDS))
 ANY_WRITER = any_of(*(w.pattern for w in WRITER_WORDS))
 ANY_TAG = any_of(*(w.pattern for w in MID_TAGS))
@@ -161,11 +215,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
     words = df.filter(t.str.contains(ANY))
     # (the writer's own words count where no launcher prefix has named the line's writer)
     prefixed = [pl.col(c).is_not_null() for c in ("launch_rank", "local_tag") if c in df.columns]
-    own = df.filter(~pl.any_horizontal(prefixed)) if prefixed else df
-    own = own.filter(t.str.contains(ANY_WRITER) & ~t.str.contains(NOT_SAID))
+    unnamed = df.filter(~pl.any_horizontal(prefixed)) if prefixed else df
+    own = unnamed.filter(t.str.contains(ANY_WRITER) & ~t.str.contains(NOT_SAID))
     rows = [g for w in RANK_WORDS for g in _named(words, w)]
     rows += [g for w in WRITER_WORDS for g in _named(_keyed(own, w), w)]
-    rows += _hostless(df)
+    rows += _hostless(df) + _gloo(unnamed)
     rows += [g for w in MID_TAGS for g in _named(df.filter(t.str.contains(ANY_TAG)), w)]
     if not rows:
         return Parsed("rank-words")
@@ -183,6 +237,21 @@ def _hostless(df: pl.DataFrame) -> list[pl.DataFrame]:
     g = (hit.select("file", t.str.extract_groups(HOSTLESS).alias("_g")).unnest("_g")
          .select("file", pl.col("rank").cast(pl.Int64), pl.col("world").cast(pl.Int64).alias("world_size")))
     return [g.filter(pl.col("world_size") == pl.col("world_size").max().over("file"))]
+
+
+def _gloo(df: pl.DataFrame) -> list[pl.DataFrame]:
+    """``file, rank`` of ``GLOO`` lines of the largest group of two or more their file shows."""
+    t = pl.col("text")
+    hit = df.filter(t.str.contains(GLOO))
+    if not hit.height:
+        return []
+    g = (hit.select("file", t.str.extract_groups(GLOO).alias("_g")).unnest("_g")
+         .select("file", pl.col("rank").cast(pl.Int64),
+                 (pl.col("peers").cast(pl.Int64) + 1).alias("world_size")))
+    # (the group's size is the world's only where the largest group is the world, which Gloo does not say: no
+    # world size is claimed, dv12-023's label states none)
+    return [g.filter((pl.col("world_size") == pl.col("world_size").max().over("file"))
+                     & (pl.col("world_size") > 1)).drop("world_size")]
 
 
 def _keyed(df: pl.DataFrame, w: RankWord) -> pl.DataFrame:

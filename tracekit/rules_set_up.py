@@ -354,6 +354,9 @@ def _failed_lines(ev: Evidence) -> pl.DataFrame:
     return out.sort("file", "line")
 
 
+RETRYING = r"(?i)\bretrying\b|\bwill retry\b|\bretry(?:ing)? in \d"  #: c10d's `..., retrying in 5 s`: it may succeed
+
+
 def undecided_in_set_up(ev: Evidence, v: Verdict, rule: str) -> Verdict | None:
     """``v``, an UNDECIDED of a rule in ``RE_KINDED``, as INIT_STALL where a line that says something failed
     names set-up (a set-up call or check, ``SET_UP``, or its own words, ``SET_UP_WORDS``; or a set-up frame of
@@ -372,8 +375,9 @@ def undecided_in_set_up(ev: Evidence, v: Verdict, rule: str) -> Verdict | None:
             or re.search(salient.either(salient.NO_START, salient.IMPORT_FAILED), said)):
         return None
     # (the first line that names set-up; else the first, where its file's traceback is in a set-up frame)
-    hit = failed.filter(text.str.contains(SET_UP_CALLS)
-                        | (text.str.contains(SET_UP_WORDS) & ~text.str.contains(PEER_GONE)))
+    hit = failed.filter((text.str.contains(SET_UP_CALLS)
+                         | (text.str.contains(SET_UP_WORDS) & ~text.str.contains(PEER_GONE)))
+                        & ~text.str.contains(RETRYING))
     wheres = (ev.kinds(EventKind.STACK).filter(pl.col("file").is_in(failed["file"].implode()))
               .select(pl.coalesce("frames", "where").fill_null("").str.split(" <- ")).explode("frames")
               ["frames"].to_list())

@@ -228,30 +228,31 @@ def parse(lines: pl.DataFrame) -> Parsed:
     return Parsed("rank-words", {"ranks": ranks})
 
 
+def _largest_group(df: pl.DataFrame, pattern: str, size: pl.Expr) -> pl.DataFrame:
+    """``file, rank, world_size`` of ``pattern``'s lines (groups ``rank`` and those ``size`` reads) of the
+    largest group their file shows."""
+    t = pl.col("text")
+    hit = df.filter(t.str.contains(pattern))
+    g = (hit.select("file", t.str.extract_groups(pattern).alias("_g")).unnest("_g")
+         .select("file", pl.col("rank").cast(pl.Int64), size.alias("world_size")))
+    return g.filter(pl.col("world_size") == pl.col("world_size").max().over("file"))
+
+
 def _hostless(df: pl.DataFrame) -> list[pl.DataFrame]:
     """``file, rank, world_size`` of ``HOSTLESS`` lines of the largest communicator their file shows."""
-    t = pl.col("text")
-    hit = df.filter(t.str.contains(HOSTLESS))
-    if not hit.height:
+    if not df["text"].str.contains(HOSTLESS).any():
         return []
-    g = (hit.select("file", t.str.extract_groups(HOSTLESS).alias("_g")).unnest("_g")
-         .select("file", pl.col("rank").cast(pl.Int64), pl.col("world").cast(pl.Int64).alias("world_size")))
-    return [g.filter(pl.col("world_size") == pl.col("world_size").max().over("file"))]
+    return [_largest_group(df, HOSTLESS, pl.col("world").cast(pl.Int64))]
 
 
 def _gloo(df: pl.DataFrame) -> list[pl.DataFrame]:
     """``file, rank`` of ``GLOO`` lines of the largest group of two or more their file shows."""
-    t = pl.col("text")
-    hit = df.filter(t.str.contains(GLOO))
-    if not hit.height:
+    if not df["text"].str.contains(GLOO).any():
         return []
-    g = (hit.select("file", t.str.extract_groups(GLOO).alias("_g")).unnest("_g")
-         .select("file", pl.col("rank").cast(pl.Int64),
-                 (pl.col("peers").cast(pl.Int64) + 1).alias("world_size")))
     # (the group's size is the world's only where the largest group is the world, which Gloo does not say: no
     # world size is claimed, dv12-023's label states none)
-    return [g.filter((pl.col("world_size") == pl.col("world_size").max().over("file"))
-                     & (pl.col("world_size") > 1)).drop("world_size")]
+    g = _largest_group(df, GLOO, pl.col("peers").cast(pl.Int64) + 1)
+    return [g.filter(pl.col("world_size") > 1).drop("world_size")]
 
 
 def _keyed(df: pl.DataFrame, w: RankWord) -> pl.DataFrame:

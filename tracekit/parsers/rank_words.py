@@ -87,6 +87,29 @@ RANK_WORDS = (
     RankWord(r"\bcuda seeds on global rank (?P<rank>\d+), model parallel rank \d+",
              "Megatron-LM megatron/core/tensor_parallel/random.py (model_parallel_cuda_manual_seed)",
              "the writer's global rank"),
+    # torchelastic's event of a worker's state (torch/distributed/elastic/agent/server/api.py _construct_event,
+    # written as JSON by torch/distributed/elastic/events: `{"name": "torchelastic.worker.status.SUCCEEDED",
+    # "source": "WORKER", "timestamp": 0, "metadata": {"run_id": .., "global_rank": 3, "group_rank": 0, ..`),
+    # one per worker: the worker's global rank (the agent's own event, `"source": "AGENT"`, names none)
+    RankWord(r"\"source\": \"WORKER\", \"timestamp\": \d+, \"metadata\": \{\"run_id\": \"[^\"]*\", "
+             r"\"global_rank\": (?P<rank>\d+)",
+             "pytorch torch/distributed/elastic/agent/server/api.py (_construct_event, a worker's status event)",
+             "the worker's global rank"),
+    # HCCL's link set-up (Ascend's hccl transport_manager.cc / transport_heterog: `createLink para:rank[7]-
+    # localUserrank[7]-localIpAddr[..], remoteRank[15]-remoteUserrank[15]-..`, older `creakLink para:rank[9]-
+    # localUserrank[9]-.., dst_rank[0]-remoteUserrank[0]-..`): the user ranks are the world's (paraVector_'s
+    # worldRank), `rank[..]` the group's; the writer and the peer it links to
+    RankWord(r"\bcrea[tk][eL]?[Ll]ink para\]?:?rank\[\d+\]-localUserrank\[(?P<rank>\d+)\][^\n]*?"
+             r"\bremoteUserrank\[(?P<other>\d+)\]",
+             "Ascend HCCL transport_manager.cc (a link's set-up, its error repeats the parameters)",
+             "the writer's world rank and the peer's it links to"),
+    # the coordination service of TSL (JAX, TensorFlow; xla/tsl/distributed_runtime/coordination/
+    # coordination_service.cc: `/job:jax_worker/replica:0/task:37 has been set to ERROR in coordination service:
+    # UNAVAILABLE: Task /job:jax_worker/replica:0/task:37 heartbeat timeout`): the JAX process (its
+    # process_index, the global rank) the service found failed; a task that merely connected is not seen
+    RankWord(r"/job:jax_worker/replica:\d+/task:(?P<other>\d+) has been set to ERROR\b",
+             "xla/tsl coordination_service.cc (a task set to ERROR: heartbeat timeout, a task that failed)",
+             "the JAX process that failed"),
     RankWord(r"\bGlobal Checkpoint Save : Rank: (?P<rank>\d+) :",
              "NeMo nemo/utils/callbacks/dist_ckpt_io.py (`Global Checkpoint Save : Rank: "
              "{torch.distributed.get_rank()} : Iteration: ...`)",
@@ -202,7 +225,7 @@ NOT_SAID = r"\bdef \w+\(|\s--[\w\-]+[= ]|^\[tracekit\] |\bNCCL (?:INFO|WARN)\b"
 ANY = any_of(*(w.pattern for w in RANK_WORDS))
 ANY_WRITER = any_of(*(w.pattern for w in WRITER_WORDS))
 ANY_TAG = any_of(*(w.pattern for w in MID_TAGS))
-CHEAP = r"(?i)rank|\]<std|process_(?:id|index)|ProcessID:"
+CHEAP = r"(?i)rank|\]<std|process_(?:id|index)|ProcessID:|/task:\d"
 
 
 def parse(lines: pl.DataFrame) -> Parsed:

@@ -130,6 +130,9 @@ MID_TAGS = (
              "Open MPI mpirun --tag-output, a second write mid-line",
              "the MPI rank of the process whose write sits in the line"),
 )
+#: the place in the code a logger's format puts after the level (`INFO train.py:100: `, `WARNING [utils.py:12] `,
+#: Python logging's `%(filename)s:%(lineno)d`), before the message
+SOURCE_AT = r"(?:\[?[\w./\-]+\.py:\d+\]?:?\s+)?"
 #: the writer's own rank where a line's start has not said it: read only on a line no launcher prefix names
 #: a writer of (under ``[default0]:`` a ``Rank 3: 9.9ms`` is a report of the prefix's rank, not rank 3's line)
 WRITER_WORDS = (
@@ -138,12 +141,12 @@ WRITER_WORDS = (
     # train.py:12] Rank 2: ...`): the sentence opens with its writer's rank, as ``launcher.HEAD`` reads it at
     # a line's start (the PyTorch tutorials' `print(f"Rank {rank}: ...")`, issue 31's `Rank 1: ==== Iteration
     # 10/10 ====`, `... - INFO - rank 3 step 10`, a word after the number as ``launcher.HEAD`` takes it)
-    RankWord(r"^.{0,80}?\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b[\]:|\s\-]*\s[Rr]ank:? "
-             r"(?P<rank>\d+)(?: of \d+)?(?:[:,] | [a-z]\w*)",
+    RankWord(r"^.{0,80}?\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b[\]:|\s\-]*\s" + SOURCE_AT
+             + r"[Rr]ank:? (?P<rank>\d+)(?: of \d+)?(?:[:,] | [a-z]\w*| ?\| )",
              "a program's print or logging of its own `Rank {rank}: ...` under a logger's header",
              "the writer's global rank"),
-    RankWord(r"^.{0,80}?\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b[\]:|\s\-]*\s"
-             r"\[[Rr](?:ank|ANK):? ?(?P<rank>\d+)\] ",
+    RankWord(r"^.{0,80}?\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b[\]:|\s\-]*\s" + SOURCE_AT
+             + r"\[[Rr](?:ank|ANK):? ?(?P<rank>\d+)\] ",
              "a program's logging of its own `[rank {rank}] ...` under a logger's header",
              "the writer's global rank"),
     RankWord(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./\-]+:\d+\] [Rr]ank:? (?P<rank>\d+)[:,] ",
@@ -152,7 +155,7 @@ WRITER_WORDS = (
              "the writer's global rank"),
     # a script's own tag at a line's start in the shapes ``launcher.HEAD`` leaves (`Rank 0 | step 10 | loss
     # ...`, `rank 3 > ...`): its writer's rank
-    RankWord(r"^(?:[Rr]ank|RANK) ?(?P<rank>\d+) ?[|:>] ",
+    RankWord(r"^(?:[Rr]ank|RANK):? ?(?P<rank>\d+) ?[|:>] ",
              "a script's `print(f\"rank{rank}: ...\")` or `f\"Rank {rank} | ...\"` tag",
              "the writer's global rank"),
     # a logger's bracketed header, then the writer's rank as a bracketed tag: TensorRT-LLM's logger
@@ -183,6 +186,13 @@ WRITER_WORDS = (
              r"(?: of \d+)?(?:[:,] | \(| [a-z]\w*)",
              "a script's `rank {rank}: ...` after a logger's bare timestamp",
              "the writer's global rank"),
+    # a training step's metrics line that carries its writer's rank as one of its fields, after a number
+    # (WeNet wenet/utils/executor.py: `TRAIN Batch 0/185100 loss 4.57 loss_att 4.22 ... lr 0.00065741 rank 0`;
+    # a script's `step 10 loss 1.2 | rank 3 | ...`)
+    RankWord(r"(?i)\b(?:loss|step|iter(?:ation)?|batch|epoch)\b[^\n]*?\d[,|]?\s+(?:global_)?rank\s*[:=]?\s*"
+             r"(?P<rank>\d+)\b",
+             "WeNet wenet/utils/executor.py's step line and scripts' metrics lines with a rank field",
+             "the writer's global rank"),
     # a script's tag with the world's size or in parentheses at a line's start (`rank 3/8: ...`, `[Rank 3/8]
     # ...`, `(rank 3) ...`)
     RankWord(r"^[(\[]?(?:[Rr]ank|RANK) ?(?P<rank>\d+) ?/ ?(?P<world>\d+)[)\]]?:? ",
@@ -211,6 +221,15 @@ WRITER_WORDS = (
 #: 2 ...`, src/init.cc; the NCCL parser reads the line with its head): the writer's rank in the communicator,
 #: a global one only in the file's largest communicator (``_hostless``)
 HOSTLESS = (r"^NCCL INFO (?:\w+ )?comm 0x[0-9a-fA-F]+ rank (?P<rank>\d+) n[Rr]anks (?P<world>\d+) ")
+#: the same paste's lines that name their writer's rank without a communicator's size (nccl_ranks reads them
+#: with their head): a tree's `Trees [0] 14/-1/-1->13->12` is written by 13 (graph/connect.cc), a connection's
+#: `Channel 00 : 1[21000] -> 0[1000] via P2P/IPC` by the rank that sends (transport/p2p.cc, net.cc; a
+#: `[receive]` one by the rank that receives): read where no comm line gives the file's communicators
+HOSTLESS_SAID = (r"^NCCL INFO Trees \[0\] [\d/\-]+->(?P<rank>\d+)->",
+                 r"^NCCL INFO Channel \d+(?:/\d+)? : (?P<rank>\d+)\[[0-9a-fA-F]+\] -> \d+\[[0-9a-fA-F]+\]"
+                 r"(?: \[send\])? via ",
+                 r"^NCCL INFO Channel \d+(?:/\d+)? : \d+\[[0-9a-fA-F]+\] -> (?P<rank>\d+)\[[0-9a-fA-F]+\]"
+                 r" \[receive\] via ")
 #: a line a ``WRITER_WORDS`` key entry needs beside its rank: the world's size said as a key (a lone `rank=0`
 #: may be a peer's, a default's, a hint's) Gloo's full-mesh connect (gloo/transport/tcp/context.cc
 #: createAndConnectAllPairs: `[Gloo] Rank 3 is connected to 7 peer ranks. Expected number of connected peer
@@ -225,7 +244,7 @@ NOT_SAID = r"\bdef \w+\(|\s--[\w\-]+[= ]|^\[tracekit\] |\bNCCL (?:INFO|WARN)\b"
 ANY = any_of(*(w.pattern for w in RANK_WORDS))
 ANY_WRITER = any_of(*(w.pattern for w in WRITER_WORDS))
 ANY_TAG = any_of(*(w.pattern for w in MID_TAGS))
-CHEAP = r"(?i)rank|\]<std|process_(?:id|index)|ProcessID:|/task:\d"
+CHEAP = r"(?i)rank|\]<std|process_(?:id|index)|ProcessID:|/task:\d|^NCCL INFO (?:Trees|Channel) "
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -262,10 +281,19 @@ def _largest_group(df: pl.DataFrame, pattern: str, size: pl.Expr) -> pl.DataFram
 
 
 def _hostless(df: pl.DataFrame) -> list[pl.DataFrame]:
-    """``file, rank, world_size`` of ``HOSTLESS`` lines of the largest communicator their file shows."""
-    if not df["text"].str.contains(HOSTLESS).any():
-        return []
-    return [_largest_group(df, HOSTLESS, pl.col("world").cast(pl.Int64))]
+    """``file, rank, world_size`` of ``HOSTLESS`` lines of the largest communicator their file shows; ``file,
+    rank`` of ``HOSTLESS_SAID`` lines in the files that have no ``HOSTLESS`` line."""
+    t = pl.col("text")
+    out = ([_largest_group(df, HOSTLESS, pl.col("world").cast(pl.Int64))]
+           if df["text"].str.contains(HOSTLESS).any() else [])
+    said = df.filter(t.str.contains(r"^NCCL INFO (?:Trees|Channel) "))
+    if out:
+        said = said.join(out[0].select("file").unique(), on="file", how="anti")
+    for p in HOSTLESS_SAID if said.height else ():
+        hit = said.filter(t.str.contains(p))
+        if hit.height:
+            out.append(hit.select("file", t.str.extract(p, 1).cast(pl.Int64).alias("rank")))
+    return out
 
 
 def _gloo(df: pl.DataFrame) -> list[pl.DataFrame]:

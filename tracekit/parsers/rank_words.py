@@ -149,6 +149,14 @@ WRITER_WORDS = (
              + r"\[[Rr](?:ank|ANK):? ?(?P<rank>\d+)\] ",
              "a program's logging of its own `[rank {rank}] ...` under a logger's header",
              "the writer's global rank"),
+    # the same where a prefix took the header's date and level off and left its source place (Python logging's
+    # `%(asctime)s %(levelname)s [%(filename)s:%(lineno)d] %(message)s`): `[utils.py:12] Rank 4: ...`
+    RankWord(r"^\[?[\w./\-]+\.py:\d+\]?:?\s+[Rr]ank:? (?P<rank>\d+)(?:[:,] | [a-z]\w*| ?\| )",
+             "a program's logging of its own `Rank {rank}: ...` after the logger's source place",
+             "the writer's global rank"),
+    RankWord(r"^\[?[\w./\-]+\.py:\d+\]?:?\s+\[[Rr](?:ank|ANK):? ?(?P<rank>\d+)\] ",
+             "a program's logging of its own `[rank {rank}] ...` after the logger's source place",
+             "the writer's global rank"),
     RankWord(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./\-]+:\d+\] [Rr]ank:? (?P<rank>\d+)[:,] ",
              "absl / glog's header (JAX, TensorFlow, torch's C++ logging) before a program's "
              "`Rank {rank}: ...`",
@@ -189,7 +197,7 @@ WRITER_WORDS = (
     # a training step's metrics line that carries its writer's rank as one of its fields, after a number
     # (WeNet wenet/utils/executor.py: `TRAIN Batch 0/185100 loss 4.57 loss_att 4.22 ... lr 0.00065741 rank 0`;
     # a script's `step 10 loss 1.2 | rank 3 | ...`)
-    RankWord(r"(?i)\b(?:loss|step|iter(?:ation)?|batch|epoch)\b[^\n]*?\d[,|]?\s+(?:global_)?rank\s*[:=]?\s*"
+    RankWord(r"(?i)\b(?:loss|step|iter(?:ation)?|batch|epoch)\b[^\n]*?\d\s*[,|]?\s+(?:global_)?rank\s*[:=]?\s*"
              r"(?P<rank>\d+)\b",
              "WeNet wenet/utils/executor.py's step line and scripts' metrics lines with a rank field",
              "the writer's global rank"),

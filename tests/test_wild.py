@@ -50,6 +50,9 @@ KNOWN = {
         "torch-007": "c10d's mismatch report names its sides' ranks: the first labels count none",
         "torch-008": "c10d's mismatch report names its sides' ranks: the first labels count none",
         "torch-058": "c10d's mismatch report names its sides' ranks: the first labels count none",
+        # torchelastic's worker status event names the worker's global rank (`"source": "WORKER", ...
+        # "global_rank": 0`): the later labels count it (dv11-007, dv27-014; parsers/rank_words, session 27)
+        "torch-060": "torchelastic's worker status events name their workers' global ranks: the first label counts none",
     },
     "world_size": {
         "nccl-025": "mpirun -np 2 of an nccl-tests built without MPI: two jobs of one rank each",

@@ -87,6 +87,29 @@ RANK_WORDS = (
     RankWord(r"\bcuda seeds on global rank (?P<rank>\d+), model parallel rank \d+",
              "Megatron-LM megatron/core/tensor_parallel/random.py (model_parallel_cuda_manual_seed)",
              "the writer's global rank"),
+    # torchelastic's event of a worker's state (torch/distributed/elastic/agent/server/api.py _construct_event,
+    # written as JSON by torch/distributed/elastic/events: `{"name": "torchelastic.worker.status.SUCCEEDED",
+    # "source": "WORKER", "timestamp": 0, "metadata": {"run_id": .., "global_rank": 3, "group_rank": 0, ..`),
+    # one per worker: the worker's global rank (the agent's own event, `"source": "AGENT"`, names none)
+    RankWord(r"\"source\": \"WORKER\", \"timestamp\": \d+, \"metadata\": \{\"run_id\": \"[^\"]*\", "
+             r"\"global_rank\": (?P<rank>\d+)",
+             "pytorch torch/distributed/elastic/agent/server/api.py (_construct_event, a worker's status event)",
+             "the worker's global rank"),
+    # HCCL's link set-up (Ascend's hccl transport_manager.cc / transport_heterog: `createLink para:rank[7]-
+    # localUserrank[7]-localIpAddr[..], remoteRank[15]-remoteUserrank[15]-..`, older `creakLink para:rank[9]-
+    # localUserrank[9]-.., dst_rank[0]-remoteUserrank[0]-..`): the user ranks are the world's (paraVector_'s
+    # worldRank), `rank[..]` the group's; the writer and the peer it links to
+    RankWord(r"\bcrea[tk][eL]?[Ll]ink para\]?:?rank\[\d+\]-localUserrank\[(?P<rank>\d+)\][^\n]*?"
+             r"\bremoteUserrank\[(?P<other>\d+)\]",
+             "Ascend HCCL transport_manager.cc (a link's set-up, its error repeats the parameters)",
+             "the writer's world rank and the peer's it links to"),
+    # the coordination service of TSL (JAX, TensorFlow; xla/tsl/distributed_runtime/coordination/
+    # coordination_service.cc: `/job:jax_worker/replica:0/task:37 has been set to ERROR in coordination service:
+    # UNAVAILABLE: Task /job:jax_worker/replica:0/task:37 heartbeat timeout`): the JAX process (its
+    # process_index, the global rank) the service found failed; a task that merely connected is not seen
+    RankWord(r"/job:jax_worker/replica:\d+/task:(?P<other>\d+) has been set to ERROR\b",
+             "xla/tsl coordination_service.cc (a task set to ERROR: heartbeat timeout, a task that failed)",
+             "the JAX process that failed"),
     RankWord(r"\bGlobal Checkpoint Save : Rank: (?P<rank>\d+) :",
              "NeMo nemo/utils/callbacks/dist_ckpt_io.py (`Global Checkpoint Save : Rank: "
              "{torch.distributed.get_rank()} : Iteration: ...`)",
@@ -107,6 +130,9 @@ MID_TAGS = (
              "Open MPI mpirun --tag-output, a second write mid-line",
              "the MPI rank of the process whose write sits in the line"),
 )
+#: the place in the code a logger's format puts after the level (`INFO train.py:100: `, `WARNING [utils.py:12] `,
+#: Python logging's `%(filename)s:%(lineno)d`), before the message
+SOURCE_AT = r"(?:\[?[\w./\-]+\.py:\d+\]?:?\s+)?"
 #: the writer's own rank where a line's start has not said it: read only on a line no launcher prefix names
 #: a writer of (under ``[default0]:`` a ``Rank 3: 9.9ms`` is a report of the prefix's rank, not rank 3's line)
 WRITER_WORDS = (
@@ -115,13 +141,21 @@ WRITER_WORDS = (
     # train.py:12] Rank 2: ...`): the sentence opens with its writer's rank, as ``launcher.HEAD`` reads it at
     # a line's start (the PyTorch tutorials' `print(f"Rank {rank}: ...")`, issue 31's `Rank 1: ==== Iteration
     # 10/10 ====`, `... - INFO - rank 3 step 10`, a word after the number as ``launcher.HEAD`` takes it)
-    RankWord(r"^.{0,80}?\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b[\]:|\s\-]*\s[Rr]ank:? "
-             r"(?P<rank>\d+)(?: of \d+)?(?:[:,] | [a-z]\w*)",
+    RankWord(r"^.{0,80}?\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b[\]:|\s\-]*\s" + SOURCE_AT
+             + r"[Rr]ank:? (?P<rank>\d+)(?: of \d+)?(?:[:,] | [a-z]\w*| ?\| )",
              "a program's print or logging of its own `Rank {rank}: ...` under a logger's header",
              "the writer's global rank"),
-    RankWord(r"^.{0,80}?\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b[\]:|\s\-]*\s"
-             r"\[[Rr](?:ank|ANK):? ?(?P<rank>\d+)\] ",
+    RankWord(r"^.{0,80}?\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b[\]:|\s\-]*\s" + SOURCE_AT
+             + r"\[[Rr](?:ank|ANK):? ?(?P<rank>\d+)\] ",
              "a program's logging of its own `[rank {rank}] ...` under a logger's header",
+             "the writer's global rank"),
+    # the same where a prefix took the header's date and level off and left its source place (Python logging's
+    # `%(asctime)s %(levelname)s [%(filename)s:%(lineno)d] %(message)s`): `[utils.py:12] Rank 4: ...`
+    RankWord(r"^\[?[\w./\-]+\.py:\d+\]?:?\s+[Rr]ank:? (?P<rank>\d+)(?:[:,] | [a-z]\w*| ?\| )",
+             "a program's logging of its own `Rank {rank}: ...` after the logger's source place",
+             "the writer's global rank"),
+    RankWord(r"^\[?[\w./\-]+\.py:\d+\]?:?\s+\[[Rr](?:ank|ANK):? ?(?P<rank>\d+)\] ",
+             "a program's logging of its own `[rank {rank}] ...` after the logger's source place",
              "the writer's global rank"),
     RankWord(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./\-]+:\d+\] [Rr]ank:? (?P<rank>\d+)[:,] ",
              "absl / glog's header (JAX, TensorFlow, torch's C++ logging) before a program's "
@@ -129,7 +163,7 @@ WRITER_WORDS = (
              "the writer's global rank"),
     # a script's own tag at a line's start in the shapes ``launcher.HEAD`` leaves (`Rank 0 | step 10 | loss
     # ...`, `rank 3 > ...`): its writer's rank
-    RankWord(r"^(?:[Rr]ank|RANK) ?(?P<rank>\d+) ?[|:>] ",
+    RankWord(r"^(?:[Rr]ank|RANK):? ?(?P<rank>\d+) ?[|:>] ",
              "a script's `print(f\"rank{rank}: ...\")` or `f\"Rank {rank} | ...\"` tag",
              "the writer's global rank"),
     # a logger's bracketed header, then the writer's rank as a bracketed tag: TensorRT-LLM's logger
@@ -160,6 +194,13 @@ WRITER_WORDS = (
              r"(?: of \d+)?(?:[:,] | \(| [a-z]\w*)",
              "a script's `rank {rank}: ...` after a logger's bare timestamp",
              "the writer's global rank"),
+    # a training step's metrics line that carries its writer's rank as one of its fields, after a number
+    # (WeNet wenet/utils/executor.py: `TRAIN Batch 0/185100 loss 4.57 loss_att 4.22 ... lr 0.00065741 rank 0`;
+    # a script's `step 10 loss 1.2 | rank 3 | ...`)
+    RankWord(r"(?i)\b(?:loss|step|iter(?:ation)?|batch|epoch)\b[^\n]*?\d\s*[,|]?\s+(?:global_)?rank\s*[:=]?\s*"
+             r"(?P<rank>\d+)\b",
+             "WeNet wenet/utils/executor.py's step line and scripts' metrics lines with a rank field",
+             "the writer's global rank"),
     # a script's tag with the world's size or in parentheses at a line's start (`rank 3/8: ...`, `[Rank 3/8]
     # ...`, `(rank 3) ...`)
     RankWord(r"^[(\[]?(?:[Rr]ank|RANK) ?(?P<rank>\d+) ?/ ?(?P<world>\d+)[)\]]?:? ",
@@ -188,6 +229,15 @@ WRITER_WORDS = (
 #: 2 ...`, src/init.cc; the NCCL parser reads the line with its head): the writer's rank in the communicator,
 #: a global one only in the file's largest communicator (``_hostless``)
 HOSTLESS = (r"^NCCL INFO (?:\w+ )?comm 0x[0-9a-fA-F]+ rank (?P<rank>\d+) n[Rr]anks (?P<world>\d+) ")
+#: the same paste's lines that name their writer's rank without a communicator's size (nccl_ranks reads them
+#: with their head): a tree's `Trees [0] 14/-1/-1->13->12` is written by 13 (graph/connect.cc), a connection's
+#: `Channel 00 : 1[21000] -> 0[1000] via P2P/IPC` by the rank that sends (transport/p2p.cc, net.cc; a
+#: `[receive]` one by the rank that receives): read where no comm line gives the file's communicators
+HOSTLESS_SAID = (r"^NCCL INFO Trees \[0\] [\d/\-]+->(?P<rank>\d+)->",
+                 r"^NCCL INFO Channel \d+(?:/\d+)? : (?P<rank>\d+)\[[0-9a-fA-F]+\] -> \d+\[[0-9a-fA-F]+\]"
+                 r"(?: \[send\])? via ",
+                 r"^NCCL INFO Channel \d+(?:/\d+)? : \d+\[[0-9a-fA-F]+\] -> (?P<rank>\d+)\[[0-9a-fA-F]+\]"
+                 r" \[receive\] via ")
 #: a line a ``WRITER_WORDS`` key entry needs beside its rank: the world's size said as a key (a lone `rank=0`
 #: may be a peer's, a default's, a hint's) Gloo's full-mesh connect (gloo/transport/tcp/context.cc
 #: createAndConnectAllPairs: `[Gloo] Rank 3 is connected to 7 peer ranks. Expected number of connected peer
@@ -202,7 +252,7 @@ NOT_SAID = r"\bdef \w+\(|\s--[\w\-]+[= ]|^\[tracekit\] |\bNCCL (?:INFO|WARN)\b"
 ANY = any_of(*(w.pattern for w in RANK_WORDS))
 ANY_WRITER = any_of(*(w.pattern for w in WRITER_WORDS))
 ANY_TAG = any_of(*(w.pattern for w in MID_TAGS))
-CHEAP = r"(?i)rank|\]<std|process_(?:id|index)|ProcessID:"
+CHEAP = r"(?i)rank|\]<std|process_(?:id|index)|ProcessID:|/task:\d|^NCCL INFO (?:Trees|Channel) "
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -239,10 +289,19 @@ def _largest_group(df: pl.DataFrame, pattern: str, size: pl.Expr) -> pl.DataFram
 
 
 def _hostless(df: pl.DataFrame) -> list[pl.DataFrame]:
-    """``file, rank, world_size`` of ``HOSTLESS`` lines of the largest communicator their file shows."""
-    if not df["text"].str.contains(HOSTLESS).any():
-        return []
-    return [_largest_group(df, HOSTLESS, pl.col("world").cast(pl.Int64))]
+    """``file, rank, world_size`` of ``HOSTLESS`` lines of the largest communicator their file shows; ``file,
+    rank`` of ``HOSTLESS_SAID`` lines in the files that have no ``HOSTLESS`` line."""
+    t = pl.col("text")
+    out = ([_largest_group(df, HOSTLESS, pl.col("world").cast(pl.Int64))]
+           if df["text"].str.contains(HOSTLESS).any() else [])
+    said = df.filter(t.str.contains(r"^NCCL INFO (?:Trees|Channel) "))
+    if out:
+        said = said.join(out[0].select("file").unique(), on="file", how="anti")
+    for p in HOSTLESS_SAID if said.height else ():
+        hit = said.filter(t.str.contains(p))
+        if hit.height:
+            out.append(hit.select("file", t.str.extract(p, 1).cast(pl.Int64).alias("rank")))
+    return out
 
 
 def _gloo(df: pl.DataFrame) -> list[pl.DataFrame]:

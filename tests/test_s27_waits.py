@@ -1,6 +1,7 @@
 """Session 27, waits (issue 31): decide the failures an expert decides and say the fact: UCX's mlx5
 error-completion dump (any syndrome, ``(synd 0x.. vend 0x..``) read as the network's error
-(parsers/runtimes/ucx.py NETWORK)."""
+(parsers/runtimes/ucx.py NETWORK); steady steps whose last line is an epoch's last step read UNDECIDED,
+never HEALTHY (rules_stall.stopped_at_epoch_end: a hang at the epoch's end leaves exactly these lines)."""
 
 from __future__ import annotations
 
@@ -37,3 +38,42 @@ def test_ucx_work_request_line_alone_is_no_transport_error(tmp_path):
     v = decide(text_store(tmp_path, "[a670n1:162239:0:162239] ib_mlx5_log.c:177  RC QP 0x169 wqe[3]: SEND s-- "
                                     "[inl len 10] [va 0x7f1c3c800000 len 1 lkey 0xb5d2]\n"))
     assert v.kind is not Kind.TRANSPORT_ERROR
+
+
+# --- steady steps that stop at an epoch's last step -----------------------------------------------------------
+
+def _hf_run(last_epoch: float, steps: range, total: int) -> str:
+    dicts = "".join(f"{{'loss': 0.0117, 'learning_rate': 6.9e-05, 'epoch': {e}}}\n"
+                    for e in (round(last_epoch - 0.02, 2), round(last_epoch - 0.01, 2), last_epoch))
+    bars = "".join(f" 33%|###       | {n}/{total} [05:27<10:53,  3.46it/s]\n" for n in steps)
+    return dicts + bars
+
+
+def test_steps_that_end_at_an_epochs_last_step_are_undecided_not_healthy():
+    # deepspeedai/deepspeed#4367: the HF Trainer's dicts up to epoch 0.99, the bar at 1128/3384 of 3 epochs,
+    # then the run hangs with no error
+    v = decide(ingest([WILD / "dv27-011-deepspeed-stuck-at-epoch-boundary.txt"]))
+    assert v.kind is Kind.UNDECIDED and v.rule == "stopped_at_epoch_end"
+    assert "end of epoch 1 of 3" in v.summary and "step 1128 of 3384" in v.summary
+
+
+def test_the_end_of_a_later_epoch_is_read_too(tmp_path):
+    v = decide(text_store(tmp_path, _hf_run(1.98, range(798, 801), 1200)))  # 800 = 2 x 1200 / 3
+    assert v.rule == "stopped_at_epoch_end" and "end of epoch 2 of 3" in v.summary
+
+
+def test_steps_mid_epoch_are_not_an_epochs_end(tmp_path):
+    # the bar one step short of the epoch's end: steady steps, nothing said of an epoch's end
+    v = decide(text_store(tmp_path, _hf_run(0.99, range(1125, 1128), 3384)))
+    assert v.rule != "stopped_at_epoch_end"
+
+
+def test_an_epoch_figure_far_from_the_next_epoch_is_no_epochs_end(tmp_path):
+    # 1128 of 3384 is a third of the bar, but the trainer says epoch 0.5: the bar does not count epochs
+    v = decide(text_store(tmp_path, _hf_run(0.5, range(1126, 1129), 3384)))
+    assert v.rule != "stopped_at_epoch_end"
+
+
+def test_an_error_after_the_steps_is_the_errors_to_say(tmp_path):
+    text = _hf_run(0.99, range(1126, 1129), 3384) + "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    assert decide(text_store(tmp_path, text)).rule != "stopped_at_epoch_end"

@@ -1,7 +1,9 @@
 """Session 27, waits (issue 31): decide the failures an expert decides and say the fact: UCX's mlx5
 error-completion dump (any syndrome, ``(synd 0x.. vend 0x..``) read as the network's error
 (parsers/runtimes/ucx.py NETWORK); steady steps whose last line is an epoch's last step read UNDECIDED,
-never HEALTHY (rules_stall.stopped_at_epoch_end: a hang at the epoch's end leaves exactly these lines)."""
+never HEALTHY (rules_stall.stopped_at_epoch_end: a hang at the epoch's end leaves exactly these lines);
+Ascend CANN's log lines decoded, HCCL's failed link between two ranks a transport error naming both
+(parsers/runtimes/cann.py)."""
 
 from __future__ import annotations
 
@@ -77,3 +79,27 @@ def test_an_epoch_figure_far_from_the_next_epoch_is_no_epochs_end(tmp_path):
 def test_an_error_after_the_steps_is_the_errors_to_say(tmp_path):
     text = _hf_run(0.99, range(1126, 1129), 3384) + "RuntimeError: CUDA error: an illegal memory access was encountered\n"
     assert decide(text_store(tmp_path, text)).rule != "stopped_at_epoch_end"
+
+
+# --- Ascend CANN's log lines: HCCL's link between two ranks that failed --------------------------------------
+
+def test_hccl_link_that_failed_is_a_transport_error_naming_both_ranks():
+    # vllm-project/vllm-ascend#10591: rank 7 could not build its RDMA link to rank 15 for an AllGather
+    st = ingest([WILD / "dv24-005-hccl-transport-init-rank7-15.txt"])
+    v = decide(st)
+    assert v.kind is Kind.TRANSPORT_ERROR
+    assert "rank 7 could not build its link to rank 15 (80.5.5.39 -> 80.5.5.67)" in v.summary
+    assert sorted(st.ranks["rank"].drop_nulls().unique().to_list()) == [7, 15]
+
+
+def test_cann_lines_are_known_and_a_task_timeout_is_no_link_failure(tmp_path):
+    # the CANN troubleshooting guide's op-execution timeout (hcomm docs, EI0002): a collective's wait, not a
+    # link that failed; its lines are CANN's, known
+    text = ("[ERROR] HCCL(2111665,all_reduce_test):2025-10-24-11:18:29.499.235 [task_exception_handler.cc:908] "
+            "[2111665][TaskExecStage][Timeout][Host]Task run failed, base information is streamID:[2], taskID[21], "
+            "tag[AllReduce_127.10.0.1%enp_60000_0_1761275812718970], AlgType(level 0-1-2):[fullmesh-ring-NHR].\n"
+            "[ERROR] HCCL(17381,python):2022-12-01-03:02:29.001.054 [network_manager.cc:64]"
+            "[hccl-17381-0-1669834948-hccl_world_group][0]call trace: ret -> 7\n")
+    st = text_store(tmp_path, text)
+    assert decide(st).kind is not Kind.TRANSPORT_ERROR
+    assert st.files["unknown"].sum() == 0

@@ -103,3 +103,12 @@ def test_cann_lines_are_known_and_a_task_timeout_is_no_link_failure(tmp_path):
     st = text_store(tmp_path, text)
     assert decide(st).kind is not Kind.TRANSPORT_ERROR
     assert st.files["unknown"].sum() == 0
+
+
+def test_hccl_link_that_timed_out_names_both_ranks_and_the_collective():
+    # the CANN HCCL troubleshooting guide's sample (tests/data/s27_waits/SOURCES.md): rank 1's link to rank 0
+    # for an AllReduce never answered; one verdict line for the failure, not one per unwind line
+    v = decide(ingest([Path(__file__).parent / "data" / "s27_waits" / "hccl_link_timeout_rank1_rank0.log"]))
+    assert v.kind is Kind.TRANSPORT_ERROR
+    assert "rank 1 could not build its link to rank 0" in v.summary and "HcomAllReduce" in v.summary
+    assert "1 transport error line(s)" in v.summary

@@ -11,7 +11,9 @@ plane that a collective's first call builds between two ranks, ``[TaskExecStage]
 Decoded here: a link between two ranks that HCCL could not build (``[InitChannelStage]`` at ERROR, or,
 in releases without the keywords, ``Transport init error`` / ``create link ... failed``): a
 ``transport_error`` of the rank the line names (``rank[7]``), with the remote rank and both addresses, for
-the collective its tag names. Every line of the shape is claimed (known: HCCL's unwind ``call trace:
+the collective its tag names; a link that timed out (``[InitChannelStage][Timeout]``) is one the peer never
+answered: the guide's first check is the peer's log (no error there: it never issued that collective). Every
+line of the shape is claimed (known: HCCL's unwind ``call trace:
 hcclRet -> 4`` and its other lines say what the decoded ones say, or belong to rules not written yet).
 """
 
@@ -48,6 +50,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
         pl.col("pid").cast(pl.Int64, strict=False))
     m = pl.col("msg")
     link = said.filter((pl.col("module") == "HCCL") & (pl.col("level") == "ERROR") & m.str.contains(LINK_FAILED))
+    # (the unwind of one failure names the link on one line: where a line names the rank, the rankless are its)
+    named = m.str.contains(RANK)
+    link = link.filter(named | ~named.any().over("file"))
     events = None
     if link.height:
         rank = pl.coalesce(pl.col("launch_rank"), m.str.extract(RANK, 1).cast(pl.Int64, strict=False))
@@ -61,7 +66,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
         events = link.select(
             "file", "line", pl.lit(EventKind.TRANSPORT_ERROR).alias("kind"), "pid", rank.alias("rank"),
             pl.format("hccl {}", pl.col("src").fill_null("")).str.strip_chars().alias("where"),
-            pl.format("HCCL: {} could not build its link{}{}: {}", who, peer, tag,
+            pl.format("HCCL: {} could not build its link{}{}{}: {}", who, peer, tag,
+                      pl.when(m.str.contains(r"\[Timeout\]|(?i:timeout)")).then(
+                          # (said without a socket's words: no rule is to read it as a store's connection)
+                          pl.lit(" (the peer never answered; if its log shows no error, it never issued that "
+                                 "collective)")).otherwise(pl.lit("")),
                       m.str.replace(r"^(?:\[\w+\])+", "").str.slice(0, 160)).alias("message"))
     ranks = said.select("file", "pid", pl.col("launch_rank").alias("rank"))
     if link.height:  # (both ends of a failed link are ranks the log names)

@@ -35,6 +35,7 @@ from tracekit.rules_progress import (clean_but_partial, healthy, nothing, slow_p
 from tracekit.rules_stall import (deadlock, deadlock_from_stacks, deadlock_from_watchdog, deadlock_reported,
                                   init_stall, timed_out, waiting_on_silent_ranks, watchdog_stuck)
 from tracekit.rules_stall import ended_while_others_wait, joined_then_nothing  # (failures, issue 31)
+from tracekit.rules_stall import stopped_at_epoch_end  # (waits s27, issue 31)
 from tracekit.rules_gone import aborted_unexplained, comms_aborted, peer_died_first, peer_gone
 from tracekit.rules_wait import stalled_in_start_up, waiting_across_groups
 
@@ -109,6 +110,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_bench.every_rank_ended,
     rules_bench.program_stall,
     rules_progress.progress_then_start_up,  # ends (s20): a start-up after the last progress line: undecided
+    stopped_at_epoch_end,  # waits (s27, issue 31): steady steps that end at an epoch's last step
     rules_bench.steady_own_pace,
     rules_bench.steady_ticks,  # progress: progress lines with no step number at a steady figure
     rules_seen.queue_drains,  # progress (s23, issue 31): a server's stat lines whose waiting queue drains

@@ -311,3 +311,51 @@ def joined_then_nothing(ev: Evidence) -> Verdict | None:
                    f"step, end or error): if the job stopped here, init_process_group {waits} (an init "
                    "stall), but the excerpt does not show time passing: a stack dump of every rank (py-spy "
                    "dump --pid) and NCCL_DEBUG=INFO say where each rank is", never, lines(j, 4))
+
+
+#: a trainer's epoch figure on its step lines: the HF Trainer's log dict (``{'loss': 0.0117, ..., 'epoch':
+#: 0.99}``, transformers trainer.py ``Trainer.log``: ``logs["epoch"] = self.state.epoch``, the global step over
+#: the steps of an epoch, rounded to 2 places), and the ``epoch=0.99`` / ``epoch: 0.99`` of other loggers
+EPOCH_FIGURE = r"""(?i)['"]?\bepoch['"]?\s*[:=]\s*(\d+(?:\.\d+)?)"""
+#: how near the next whole epoch the last figure is (a log every N steps prints 0.99, 0.98 before the end)
+EPOCH_NEAR = 0.05
+
+
+def stopped_at_epoch_end(ev: Evidence) -> Verdict | None:
+    """UNDECIDED, never HEALTHY, where the excerpt's last progress line is the last step of an epoch: the
+    bar's step n of its total T is k/E of the run (n x E = k x T, E the epochs the total spans) and the
+    trainer's last epoch figure is just under k. The end of an epoch runs work the steps do not (an
+    evaluation, a checkpoint save, the data loader's re-creation, a collective only some ranks issue), and a
+    hang there leaves exactly these lines: steady steps, then nothing (deepspeedai/deepspeed#4367). Whether
+    the run went on or stopped there only a later line or a stack of every rank says."""
+    if (ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.clean_end or ev.finished
+            or ev.stacks.height):
+        return None
+    st = ev.steps.filter(pl.col("max_steps").is_not_null()).sort("file", "line")
+    if not st.height:
+        return None
+    last = st.row(-1, named=True)
+    n, total = last["step"], last["max_steps"]
+    # (a log dict with no step number is a step line too: its epoch figure counts)
+    figs = (ev.kinds(EventKind.STEP, EventKind.PROGRESS)
+            .filter((pl.col("file") == last["file"]) & (pl.col("line") <= last["line"]))
+            .sort("line").select(pl.col("message").str.extract(EPOCH_FIGURE, 1).cast(pl.Float64, strict=False)
+                                 .alias("e"), "file", "line", "message").drop_nulls("e"))
+    if not figs.height or not n or not total or n >= total:
+        return None
+    e = figs["e"][-1]
+    k = math.ceil(e - 1e-9) if e > 0 else 0
+    if k < 1 or k - e > EPOCH_NEAR or (k * total) % n:
+        return None
+    epochs = k * total // n
+    if epochs <= k:
+        return None
+    return Verdict(Kind.UNDECIDED, f"the progress stops at the end of epoch {k} of {epochs}: the last line is "
+                   f"step {n} of {total} ({n} x {epochs} = {k} x {total}) and the trainer's last epoch figure "
+                   f"is {e:g}, and no line comes after it: the end of an epoch runs what the steps do not (an "
+                   "evaluation, a checkpoint save, the data loader's re-creation, a collective only some ranks "
+                   "issue), so a run that hangs there leaves exactly these lines; whether it went on the "
+                   "excerpt does not show: if it stopped, a py-spy dump of every rank there says which is "
+                   "outside the collective the others wait in (the steps before it were steady: "
+                   f"{ev.coverage.describe()})", [],
+                   lines(figs.tail(1), 1) + lines(st.tail(1), 1))

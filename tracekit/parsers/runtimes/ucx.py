@@ -41,7 +41,11 @@ FRAME = r"^\s*\d+\s+\S+\([\w.:~<>]*(?:\+0x[0-9a-f]+)?\)\s+\[0x[0-9a-f]+\]\s*$"
 NETWORK = (r"(?i)retry count(?:er)? exceeded|completion with error|Endpoint timeout|ud_ep.*timeout"
            r"|unreachable|Connection (?:reset|refused|timed out)|remote access error|local protection error"
            r"|port.* (?:is )?(?:down|not active)|rnr retry|failed to connect|Input/output error"
-           r"|transport error|IB_EVENT|async event")
+           r"|transport error|IB_EVENT|async event"
+           # the mlx5 error-completion dump (uct/ib/mlx5/ib_mlx5_log.c uct_ib_mlx5_completion_with_err): its
+           # syndrome's name (`Local protection`, `Remote access`, `Local length`, `Bad response`, ...) then
+           # `(synd 0x4 vend 0x51 hw_synd 0/2)`: every syndrome is a work request the NIC failed
+           r"|\(synd 0x[0-9a-f]+ vend 0x")
 # a queue pair or completion queue the verbs would not create or move (uct/ib/mlx5/dc/dc_mlx5.c:
 # `ibv_modify_qp(DCI, ...) failed : %m`, ib_mlx5_dv.c, rc_iface.c `failed to create qp`): the transport's
 # own set-up failed; as an error only (a UD QP's WARN is printed by jobs that then run fine)

@@ -22,6 +22,7 @@ import polars as pl
 
 from tracekit.parsers import series
 from tracekit.schema import EventKind
+from tracekit.step_clock import written_at
 from tracekit.wording import duration
 
 # the figures a progress line prints: the first of ``RATES`` that matches gives its rate (group 1), its unit
@@ -59,16 +60,6 @@ def _printed(text: pl.Expr, patterns) -> pl.Expr:
     whole match of the first pattern that matches, so a verdict quotes the program's own words."""
     return pl.coalesce(*(text.str.extract(f"({p.removeprefix('(?i)')})", 1) if not p.startswith("(?i)")
                          else text.str.extract(f"(?i)({p.removeprefix('(?i)')})", 1) for p in patterns))
-
-
-#: tqdm's elapsed time after its counter: hours (optional), minutes, seconds
-ELAPSED = r"\b\d+/\d+\s*\[(?:(\d+):)?(\d{1,2}):(\d\d)(?:<|,)"
-
-
-def _elapsed(text: pl.Expr) -> pl.Expr:
-    """The seconds a tqdm bar's ``[MM:SS<`` or ``[H:MM:SS<`` says since it began, else null."""
-    part = [text.str.extract(ELAPSED, k).cast(pl.Int64, strict=False) for k in (1, 2, 3)]
-    return pl.when(part[1].is_not_null()).then(part[0].fill_null(0) * 3600 + part[1] * 60 + part[2])
 
 
 def ticks(events: pl.DataFrame, each_figure: bool = False) -> pl.DataFrame:
@@ -365,13 +356,7 @@ def measure(steps: pl.DataFrame) -> dict:
         return out
     text = pl.concat_str(pl.col("ts").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
     st = st.with_columns(
-        text.str.extract(r"(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})", 1).str.replace("T", " ")
-        .str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False)
-        # (s27) else a tqdm bar's elapsed time since it began (tqdm/std.py format_meter ``{n}/{total}
-        # [{elapsed}<{remaining}, ...]``, format_interval ``MM:SS`` or ``H:MM:SS``): a clock of the bar's own,
-        # so a step that waited (GPEN's bar at 8/40000 [38:20<...] then 9/40000 [57:06<...], samples/wild
-        # dv28-002) shows as the gap its smoothed s/it hides
-        .fill_null(pl.from_epoch(_elapsed(text), time_unit="s")).alias("at"),
+        written_at(text).alias("at"),  # (a timestamp, else a tqdm bar's elapsed clock: step_clock.py)
         pl.coalesce(text.str.extract(r"elapsed time per iteration \(ms\): ([\d.]+)", 1)
                     .cast(pl.Float64, strict=False) / 1e3,
                     text.str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False),

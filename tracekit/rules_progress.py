@@ -330,17 +330,7 @@ def _every_seen_rank_ended(ev: Evidence) -> bool:
     done = set(ends["rank"].drop_nulls().to_list()) | set(last["rank"].drop_nulls().to_list())
     destroyed = ev.store.comms.filter(pl.col("state") == "destroy_complete")
     done |= set(destroyed.select(pl.coalesce("global_rank", "rank"))[:, 0].drop_nulls().to_list())
-    # (s27) torchrun's agent said its worker group succeeded (torch/distributed/elastic/agent/server/api.py
-    # _invoke_run: `[default] worker group successfully finished. Waiting 300 seconds for other agents to
-    # finish.` once every local worker exited 0): the ranks its file shows ended with it, where no rank's
-    # line comes after it
-    agent = ev.kinds(EventKind.CLEAN_EXIT).filter(pl.col("where") == "torchrun agent")
-    if agent.height:
-        end = agent.group_by("file").agg(pl.col("line").min().alias("_end"))
-        later = ev.store.events.filter(pl.col("rank").is_not_null()).join(end, on="file").filter(
-            pl.col("line") > pl.col("_end"))["file"]
-        shown = ev.store.ranks.join(end.filter(~pl.col("file").is_in(later.to_list())), on="file", how="semi")
-        done |= set(shown["rank"].drop_nulls().to_list())
+    done |= ev.agent_finished  # (torchrun's agent said its worker group succeeded: evidence_progress)
     return set(ev.coverage.seen) <= done
 
 

@@ -98,7 +98,8 @@ DS_ROW = (r"^\s{8,}(\d+(?:\.\d+)?)\s?([KMGT]?B)\s+(\d+)\s+(\d+(?:\.\d+)?)\s+(\d+
           r"\s+(\d+(?:\.\d+)?)\s*$")
 #: the op's name over its rows (the comms logger's record names: the torch.distributed calls it wraps)
 DS_OP = (r"^(all_reduce|inference_all_reduce|all_gather(?:_into_tensor|_base)?|reduce_scatter(?:_tensor|_base)?"
-         r"|broadcast|all_to_all(?:_single)?|barrier|isend|irecv|send|recv|reduce)\s*$")
+         r"|broadcast|all_to_all(?:_single)?|barrier|isend|irecv|send|recv|reduce)"
+         r"(?:\s*\|\s*\[Caller Func: \w+\])?\s*$")  # (with ``debug``: the op's caller after it)
 #: bandwidthTest's section title over each table (``Host to Device Bandwidth, 1 Device(s)``): its direction
 SECTION = (r"^\s*((?:Host|Device) to (?:Host|Device)) Bandwidth, \d+ Device"
            # nvbandwidth's testcase (src/testcases: ``Running host_to_device_memcpy_ce.``)
@@ -231,6 +232,9 @@ def _file(g: pl.DataFrame) -> list[dict]:
         s = texts[i]
         if m := re.search(DS_TITLE, s) or re.search(SECTION, s) or re.search(DS_OP, s):
             op = m.group(1) or m.group(2)
+            if re.search(DS_OP, s) and tool == "DeepSpeed's comms logger":  # (the op's title: claimed)
+                out.append(dict(file=g["file"][i], line=lines[i], kind=None, message=s.strip()))
+                taken.add(i)
         if m := re.search(DS_ROW, s):
             size, unit, _count, _total, avg, _tput, busbw = m.groups()
             out.append(dict(file=g["file"][i], line=lines[i], rank=ranks[i], kind=EventKind.BANDWIDTH.value,

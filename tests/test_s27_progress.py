@@ -169,3 +169,28 @@ def test_a_rank_logging_after_the_agent_end_is_not_covered(tmp_path):
     f = tmp_path / "job.log"
     f.write_text(text)
     assert Evidence(ingest([f])).agent_finished == set()
+
+
+# --- a figure far below what the path gives: no path when every rank shares one GPU ---
+
+_NT = ("# nThread 1 nGpus 1 minBytes 1048576 maxBytes 134217728 step: 2(factor) warmup iters: 10 iters: 50\n"
+       "#  Rank  0 Group  0 Pid 2994447 on        lab device  0 [{a}] NVIDIA GeForce RTX 5090\n"
+       "#  Rank  1 Group  0 Pid 2994448 on        lab device  0 [{b}] NVIDIA GeForce RTX 5090\n"
+       "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n"
+       "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)\n"
+       "    67108864      16777216     float     sum      -1  29341.4    2.29    2.29       0  29337.0    2.29    2.29       0\n"
+       "   134217728      33554432     float     sum      -1  58479.5    2.30    2.30       0  58055.4    2.31    2.31       0\n"
+       "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 1.57614\n")
+
+
+def test_ranks_on_one_gpu_measure_no_link(tmp_path):
+    v, _ = _decide(tmp_path, _NT.format(a="0000:02:00", b="0000:02:00"))
+    assert v.kind == Kind.HEALTHY and "every rank runs on one GPU (lab [0000:02:00]" in v.summary
+    # (two GPUs, each device 0 in its own container: a path, and 2.3 GB/s far under it)
+    v, _ = _decide(tmp_path, _NT.format(a="0000:02:00", b="0000:81:00"))
+    assert v.kind == Kind.SLOW_PROGRESS
+
+
+def test_nccl_tests_two_ranks_one_rtx5090_dev_excerpt():
+    v = decide(ingest([_wild("dv25-011")]))
+    assert v.kind == Kind.HEALTHY and "1.57614 GB/s" in v.summary and "one GPU" in v.summary

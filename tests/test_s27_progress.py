@@ -194,3 +194,17 @@ def test_ranks_on_one_gpu_measure_no_link(tmp_path):
 def test_nccl_tests_two_ranks_one_rtx5090_dev_excerpt():
     v = decide(ingest([_wild("dv25-011")]))
     assert v.kind == Kind.HEALTHY and "1.57614 GB/s" in v.summary and "one GPU" in v.summary
+
+
+def test_interleaved_bars_keep_their_own_clocks(tmp_path):
+    # (two ranks' bars in one file, each at its own pace: no gap is read across them)
+    lines = [f"0%| | {n}/6128{k} [00:{5 + n * (1 + 9 * k):02d}<95:22:15, 1.1it/s]" for n in range(1, 5) for k in (0, 1)]
+    df = pl.DataFrame({"file": ["a"] * len(lines), "rank": [None] * len(lines), "t": lines})
+    from tracekit.step_clock import one_bar
+    assert not one_bar(df, pl.col("t"))
+    assert one_bar(df.filter(pl.col("t").str.contains("/61280")), pl.col("t"))
+
+
+def test_ranks_bars_interleaved_dev_excerpt_reads_no_per_step_from_clocks():
+    v = decide(ingest([_wild("dv2-050")]))
+    assert v.kind == Kind.HEALTHY and "0.5 s per step" not in v.summary

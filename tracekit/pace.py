@@ -22,7 +22,7 @@ import polars as pl
 
 from tracekit.parsers import series
 from tracekit.schema import EventKind
-from tracekit.step_clock import written_at
+from tracekit.step_clock import one_bar, written_at
 from tracekit.wording import duration
 
 # the figures a progress line prints: the first of ``RATES`` that matches gives its rate (group 1), its unit
@@ -356,7 +356,7 @@ def measure(steps: pl.DataFrame) -> dict:
         return out
     text = pl.concat_str(pl.col("ts").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
     st = st.with_columns(
-        written_at(text).alias("at"),  # (a timestamp, else a tqdm bar's elapsed clock: step_clock.py)
+        written_at(text, one_bar(st, text)).alias("at"),  # (a timestamp, else a tqdm bar's elapsed clock: step_clock.py)
         pl.coalesce(text.str.extract(r"elapsed time per iteration \(ms\): ([\d.]+)", 1)
                     .cast(pl.Float64, strict=False) / 1e3,
                     text.str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False),

@@ -21,9 +21,21 @@ def elapsed(text: pl.Expr) -> pl.Expr:
     return pl.when(part[1].is_not_null()).then(part[0].fill_null(0) * 3600 + part[1] * 60 + part[2])
 
 
-def written_at(text: pl.Expr) -> pl.Expr:
-    """When the line was written: its timestamp, else its bar's elapsed clock (from the epoch: only the
-    gaps between a file's lines count), else null."""
+#: a bar's total after its counter: which bar a line is of
+TOTAL = r"\b\d+/(\d+)\s*\["
+
+
+def one_bar(steps: pl.DataFrame, text: pl.Expr) -> bool:
+    """Whether the lines' bars are one bar: one file, one rank and one total (ranks' bars interleaved in one
+    file, ``1/61289 [00:05<`` and ``1/61601 [00:05<``, each keep a clock of their own: samples/wild dv2-050)."""
+    totals = steps.select(text.str.extract(TOTAL, 1)).to_series().drop_nulls()
+    ranks = steps["rank"].drop_nulls() if "rank" in steps.columns else pl.Series([], dtype=pl.Int64)
+    return totals.n_unique() <= 1 and ranks.n_unique() <= 1 and steps["file"].n_unique() <= 1
+
+
+def written_at(text: pl.Expr, bar_clock: bool = True) -> pl.Expr:
+    """When the line was written: its timestamp, else (``bar_clock``: the lines are one bar's, ``one_bar``)
+    its bar's elapsed clock (from the epoch: only the gaps between its lines count), else null."""
     stamp = (text.str.extract(STAMP, 1).str.replace("T", " ")
              .str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False))
-    return stamp.fill_null(pl.from_epoch(elapsed(text), time_unit="s"))
+    return stamp.fill_null(pl.from_epoch(elapsed(text), time_unit="s")) if bar_clock else stamp

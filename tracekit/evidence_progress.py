@@ -47,6 +47,21 @@ class Progress:
         return launchers > 0 and len(codes) >= launchers and all(c == 0 for c in codes)
 
     @cached_property
+    def agent_finished(self) -> set[int]:
+        """(s27) The ranks a file shows whose torchrun agent said its worker group succeeded
+        (torch/distributed/elastic/agent/server/api.py _invoke_run: ``[default] worker group successfully
+        finished. Waiting 300 seconds for other agents to finish.``, logged once every local worker exited
+        0), where no rank's line comes after it: they ended with it."""
+        agent = self.kinds(EventKind.CLEAN_EXIT).filter(pl.col("where") == "torchrun agent")
+        if not agent.height:
+            return set()
+        end = agent.group_by("file").agg(pl.col("line").min().alias("_end"))
+        later = self.store.events.filter(pl.col("rank").is_not_null()).join(end, on="file").filter(
+            pl.col("line") > pl.col("_end"))["file"]
+        shown = self.store.ranks.join(end.filter(~pl.col("file").is_in(later.to_list())), on="file", how="semi")
+        return set(shown["rank"].drop_nulls().to_list())
+
+    @cached_property
     def steps(self) -> pl.DataFrame:
         return self.kinds(EventKind.STEP, EventKind.PROGRESS).filter(pl.col("step").is_not_null())
 

@@ -22,6 +22,7 @@ import polars as pl
 
 from tracekit.parsers import series
 from tracekit.schema import EventKind
+from tracekit.step_clock import one_bar, written_at
 from tracekit.wording import duration
 
 # the figures a progress line prints: the first of ``RATES`` that matches gives its rate (group 1), its unit
@@ -144,6 +145,15 @@ def _said(what: str, v: float, unit: str | None) -> str:
         f"{v:.1f} s per step" if what == "took" else f"{v:g} {unit or ''}".rstrip())
 
 
+def first_step(t: pl.DataFrame | None = None) -> pl.Expr:
+    """A progress line of the run's own first step (step 0 or 1, the lowest seen): compilation, the
+    allocator and the connects make it slow, or it is timed before its asynchronous work waits and looks
+    fast (MaxText's `completed step: 1, seconds: 0.631`, then 10.2 s per step: samples/wild dv25-006); it
+    gives no pace to compare the others with."""
+    step = pl.col("step")
+    return (step.is_not_null() & (step <= 1) & (step == step.min())).fill_null(False)
+
+
 def trend(t: pl.DataFrame) -> dict | None:
     """The figure of the first third of the lines against the last third (medians; the first line, the
     warm-up, left out where there are enough): a time per step that grows ``TREND`` times or a rate that
@@ -152,8 +162,11 @@ def trend(t: pl.DataFrame) -> dict | None:
     if got is None:
         return None
     what, f = got
-    if f.height > 4:
-        f = f.slice(1)  # the first reported interval holds the warm-up (compilation, allocator, connects)
+    if f.height > 4 or (f.height >= 3 and f.select(first_step()).to_series()[0]):
+        # the first reported interval holds the warm-up (compilation, allocator, connects); (s27) the run's
+        # own first step is it however few lines follow, slow or fast: MaxText's `completed step: 1, seconds:
+        # 0.631` is timed before its async dispatch waits, then 10.2 s per step (samples/wild dv25-006)
+        f = f.slice(1)
     k = max(1, f.height // 3)
     col = pl.col(what)
     first, last = f.head(k).select(col.median()).item(), f.tail(k).select(col.median()).item()
@@ -199,6 +212,7 @@ def halved(t: pl.DataFrame) -> dict | None:
     # (a bar at its end times its whole loop, vLLM's `Processed prompts: 100%| 1/1 [..., 5.91it/s]` one
     # batch of prompts: two such bars are two loops, not one loop's pace)
     t = _loop_only(t).filter(~at_loop_end())
+    t = t.filter(~first_step(t))  # (the run's own first step: no pace to compare with, slow or fast)
     took = t.filter(pl.col("took").is_not_null() & (pl.col("took") > 0))
     rate = t.filter(pl.col("rate").is_not_null() & (pl.col("rate") > 0))
     what, f = ("took", took) if took.height >= rate.height else ("rate", rate)
@@ -342,8 +356,7 @@ def measure(steps: pl.DataFrame) -> dict:
         return out
     text = pl.concat_str(pl.col("ts").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
     st = st.with_columns(
-        text.str.extract(r"(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})", 1).str.replace("T", " ")
-        .str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False).alias("at"),
+        written_at(text, one_bar(st, text)).alias("at"),  # (a timestamp, else a tqdm bar's elapsed clock: step_clock.py)
         pl.coalesce(text.str.extract(r"elapsed time per iteration \(ms\): ([\d.]+)", 1)
                     .cast(pl.Float64, strict=False) / 1e3,
                     text.str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False),

@@ -54,9 +54,15 @@ TIMED = (r"(?i)\b(?:latency|all[_\- ]?reduce|all[_\- ]?gather|reduce[_\- ]?scatt
 #: (s26) a figure named with its unit in brackets before it, as perftest heads its columns and users copy
 #: them into a summary (``BW average[Gb/sec] 97.29``, ``busbw (GB/s): 45.1``, ``t_avg[usec]: 2.97``): group
 #: ``unit`` and ``value``
-LABELLED = (r"(?i)\b(?:bw|busbw|algbw|bandwidth|throughput|bitrate|lat(?:ency)?|t_\w+)\b[\w ]{0,12}?\s*"
+#: (s27) with a suffix after the name (``busbw_avg (Gbps): 1495.6``, ``tput_avg (Gbps):``: DeepSpeed's
+#: benchmarks and the all_reduce_bench scripts copied from them, e.g. llm-jp/scripts server/gpu/all_reduce_bench,
+#: ``print('tput_avg (Gbps):', tput_avg.item(), 'busbw_avg (Gbps):', busbw_avg.item())``); a line that names
+#: both gives its bus bandwidth (``BUSBW_LABELLED``)
+LABELLED = (r"(?i)\b(?:bw|busbw|algbw|bandwidth|throughput|tput|bitrate|lat(?:ency)?|t_\w+)(?:_(?:avg|mean|min|max"
+            r"|peak))?\b[\w ]{0,12}?\s*"
             r"[\[(](?P<unit>[KMGT]i?(?:Bytes|B|bits|bit|b)(?:/s|/sec|ps)|usec|us|ms|µs|μs)[\])]\s*[:=]?\s*"
             r"(?P<value>\d+(?:\.\d+)?)\b")
+BUSBW_LABELLED = LABELLED.replace("bw|busbw|algbw|bandwidth|throughput|tput|bitrate|lat(?:ency)?|t_\\w+", "busbw")
 #: not a measured transfer: a download's or a progress bar's rate, NCCL's own lines, an error
 #: (a training's progress line, its step and loss, is the progress parsers' (parsers/series.py), no
 #: transfer)
@@ -112,7 +118,7 @@ def line_event(s: str, tool: str, named: bool) -> dict | None:
     if m := re.search(NCCL_SPEED, s):
         return dict(kind=EventKind.BANDWIDTH.value, where="link_rate", message=s.strip(),
                     busbw_gbs=float(m.group(1)) / 8000)
-    if (m := re.search(LABELLED, s)) and not re.search(NOT_A_RESULT, s):
+    if (m := re.search(BUSBW_LABELLED, s) or re.search(LABELLED, s)) and not re.search(NOT_A_RESULT, s):
         value, unit = float(m.group("value")), m.group("unit")
         gbs = rate_gbs(unit)
         return dict(kind=EventKind.BANDWIDTH.value, where="benchmark",

@@ -114,12 +114,13 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
     # (busbw 0 at large sizes: one rank, whose bus bandwidth factor is 0 (nccl-tests' src/all_reduce.cu
     # AllReduceGetBw: 2*(nranks-1)/nranks): nothing crosses a link, nothing is slow)
     alone = large.height > 0 and large["busbw_gbs"].max() == 0
-    if large.height and not alone and large["busbw_gbs"].max() < LOW_BUSBW:
+    shared = one_gpu(ev)
+    if large.height and not alone and not shared and large["busbw_gbs"].max() < LOW_BUSBW:
         return _low(large, avg, ends, transport, on)
-    path = None if _nodes(ev)[0] else link_rates.one_host_path(ev, transport)
+    path = None if _nodes(ev)[0] or shared else link_rates.one_host_path(ev, transport)
     if large.height and path and (v := link_rates.far_below(path, large, f"{_test(large)}{on}")):
         return v
-    if large.height and (v := _below_links(ev, large, ends, on)):
+    if large.height and not shared and (v := _below_links(ev, large, ends, on)):
         return v
     if v := _stopped_inside(ev, rows, on):
         return v
@@ -162,6 +163,9 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
            else "" if ended else "; the table goes on past the output")
     small = ("; busbw 0 at every large size: one rank, nothing crosses a link (nccl-tests' bus bandwidth "
              "factor is 0 for one rank), so the table measures the GPU alone" if alone else
+             f"; every rank runs on one GPU ({shared}, as nccl-tests' rank lines name it): their collectives "
+             "cross no link between GPUs, so the figures measure that GPU shared, not an interconnect; "
+             "give each rank its own GPU to measure the links" if shared else
              f"; the sizes stop below {_size(BEGUN)}, where a table measures latency, not the links' "
              "bandwidth: healthy so far, not a measure of the links" if reached < BEGUN else "")
     return Verdict(Kind.HEALTHY, f"{_test(rows, op=False)}{on}: {figure} ({_size(rows['bytes'].min())} - "
@@ -233,6 +237,17 @@ def _latency(ev: Evidence, rows: pl.DataFrame, on: str) -> Verdict | None:
 
 
 #: GB/s one NIC of a GPU cluster's fabric carries at the least (100 Gb/s: EDR, HDR100, 100 GbE RoCE), and
+def one_gpu(ev: Evidence) -> str | None:
+    """(s27) The one GPU every rank of the test runs on, where nccl-tests' rank lines name two ranks or more
+    and one host and bus id for all (``#  Rank  1 Group  0 Pid 2994448 on lab device  0 [0000:02:00] ...``,
+    src/common.cu; parsers/nccl_tests.py puts ``lab [0000:02:00]`` in the device event's ``comm``), else
+    None: the ranks share that GPU, no link is crossed, and no figure says an interconnect is slow."""
+    gpus = ev.kinds(EventKind.BANDWIDTH).filter(pl.col("where") == "device")["comm"]
+    if gpus.len() < 2 or gpus.null_count() or not gpus.str.contains(r"\[").all() or gpus.n_unique() != 1:
+        return None
+    return gpus[0]
+
+
 #: what one 400 Gb/s NIC carries (NDR): a node of one or two such NICs sits at or below it
 NIC_MIN_GBS, ONE_NIC_GBS = 12.5, 50.0
 #: the most GPUs one node's NVLink domain holds in an HGX/DGX board (more ranks span nodes)

@@ -330,6 +330,7 @@ def _every_seen_rank_ended(ev: Evidence) -> bool:
     done = set(ends["rank"].drop_nulls().to_list()) | set(last["rank"].drop_nulls().to_list())
     destroyed = ev.store.comms.filter(pl.col("state") == "destroy_complete")
     done |= set(destroyed.select(pl.coalesce("global_rank", "rank"))[:, 0].drop_nulls().to_list())
+    done |= ev.agent_finished  # (torchrun's agent said its worker group succeeded: evidence_progress)
     return set(ev.coverage.seen) <= done
 
 

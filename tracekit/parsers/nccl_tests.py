@@ -211,9 +211,12 @@ def _devices(mine: pl.DataFrame) -> pl.DataFrame:
     link_rates to read what the GPUs' path gives."""
     t = pl.col("text")
     name = t.str.extract(DEVICE_NAME, 1)
+    # (s27) ``comm``: the GPU itself, its host and bus id (``lab [0000:02:00]``): two ranks on one GPU share
+    # it, and their collectives cross no link (rules_nccl_tests.one_gpu)
+    gpu = pl.concat_str(t.str.extract(RANK, 3), t.str.extract(RANK + r".*?(\[[0-9a-fA-Fx:.]+\])", 5), separator=" ")
     return mine.filter(t.str.contains(RANK) & name.is_not_null()).select(
         "file", "line", pl.lit(EventKind.BANDWIDTH).alias("kind"), name.alias("message"),
-        pl.lit("device").alias("where"))
+        pl.lit("device").alias("where"), gpu.alias("comm"))
 
 
 def _rows(mine: pl.DataFrame) -> pl.DataFrame:

@@ -49,7 +49,7 @@ import polars as pl
 
 from tracekit.parsers.piped import PIPE_RULE, PIPED_HEAD, depipe
 from tracekit.parsers.result_matrix import MATRIX_TITLE, matrix
-from tracekit.result_lines import (ASKED, FIGURE, IPERF, LINK, NCCL_SPEED, RATE, RESULT_FAIL, SIZE_B, TIME_MS,
+from tracekit.result_lines import (ASKED, FIGURE, IPERF, LABELLED, LINK, NCCL_SPEED, RATE, RESULT_FAIL, SIZE_B, TIME_MS,
                                     TIMED, line_event, rate_gbs)
 from tracekit.schema import EventKind
 
@@ -79,6 +79,8 @@ TOOLS = (
     (r"\bshmem_\w+|\bnvshmem", "NVSHMEM perftest"),
     (r"\bucx_perftest\b", "ucx_perftest"),
     (r"\biperf3?\b|\[ ID\] Interval", "iperf"),
+    (r"^Comm\. Op\s+Message Size\s+Count|" + r"^\s{8,}\d+(?:\.\d+)?\s?[KMGT]?B(?:\s+\d+)(?:\s+[\d.]+){4}\s*$",
+     "DeepSpeed's comms logger"),
     (r"_perf\b.*\s-[bef]\s|^# nccl-tests version|^#\s*Avg bus bandwidth|^#\s+Rank\s+\d+ Group", "nccl-tests"),
 )
 #: the tools' names, as a message starts with them
@@ -87,6 +89,17 @@ NAMED = r"^(?:" + "|".join(re.escape(name) for _, name in TOOLS) + r"): "
 LABEL = r"^(" + "|".join(re.escape(name) for _, name in TOOLS) + r"|[\w\-]+\.py|\./[\w\-]+): "
 #: DeepSpeed's section title: the op and the devices
 DS_TITLE = r"---- Performance of (\w+) on (\d+) devices"
+#: (s27) DeepSpeed's comms logger's summary (deepspeed/utils/comms_logging.py CommsLogger.log_all, printed by
+#: ``deepspeed.comm.log_summary()``): a header ``Comm. Op  Message Size  Count  Total Latency(ms)  Avg
+#: Latency(ms)  tput_avg (Gbps)  busbw_avg (Gbps)``, the op's name alone on a line, then a row per size,
+#: indented 20 spaces, the size through convert_size (1024s, ``0B``, ``10.0 KB``): groups size, unit, count,
+#: total ms, average ms, algorithm and bus bandwidth in Gb/s
+DS_ROW = (r"^\s{8,}(\d+(?:\.\d+)?)\s?([KMGT]?B)\s+(\d+)\s+(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)"
+          r"\s+(\d+(?:\.\d+)?)\s*$")
+#: the op's name over its rows (the comms logger's record names: the torch.distributed calls it wraps)
+DS_OP = (r"^(all_reduce|inference_all_reduce|all_gather(?:_into_tensor|_base)?|reduce_scatter(?:_tensor|_base)?"
+         r"|broadcast|all_to_all(?:_single)?|barrier|isend|irecv|send|recv|reduce)"
+         r"(?:\s*\|\s*\[Caller Func: \w+\])?\s*$")  # (with ``debug``: the op's caller after it)
 #: bandwidthTest's section title over each table (``Host to Device Bandwidth, 1 Device(s)``): its direction
 SECTION = (r"^\s*((?:Host|Device) to (?:Host|Device)) Bandwidth, \d+ Device"
            # nvbandwidth's testcase (src/testcases: ``Running host_to_device_memcpy_ce.``)
@@ -186,7 +199,7 @@ def read(df: pl.DataFrame) -> pl.DataFrame | None:
                      | t.str.contains(IPERF) | t.str.contains(FIGURE) | t.str.contains(LINK)
                      | t.str.contains(NCCL_SPEED) | t.str.contains(AROUND) | t.str.contains(TIMED)
                      | t.str.contains(RESULT_FAIL) | t.str.contains(ENDS) | t.str.contains(ASKED)
-                     | t.str.contains(PIPED_HEAD))
+                     | t.str.contains(PIPED_HEAD) | t.str.contains(DS_ROW) | t.str.contains(LABELLED))
     if not cand.height:
         return None
     files = df.join(cand.select("file").unique(), on="file", how="semi").sort("file", "line")
@@ -217,8 +230,20 @@ def _file(g: pl.DataFrame) -> list[dict]:
     i = 0
     while i < len(texts):
         s = texts[i]
-        if m := re.search(DS_TITLE, s) or re.search(SECTION, s):
+        if m := re.search(DS_TITLE, s) or re.search(SECTION, s) or re.search(DS_OP, s):
             op = m.group(1) or m.group(2)
+            if re.search(DS_OP, s) and tool == "DeepSpeed's comms logger":  # (the op's title: claimed)
+                out.append(dict(file=g["file"][i], line=lines[i], kind=None, message=s.strip()))
+                taken.add(i)
+        if m := re.search(DS_ROW, s):
+            size, unit, _count, _total, avg, _tput, busbw = m.groups()
+            out.append(dict(file=g["file"][i], line=lines[i], rank=ranks[i], kind=EventKind.BANDWIDTH.value,
+                            where="benchmark", message=f"{tool}: {op or 'op'} {s.strip()}",
+                            bytes=int(float(size) * SIZE_B[unit.lower()]), duration_ms=float(avg),
+                            busbw_gbs=float(busbw) / 8, op=op))
+            taken.add(i)
+            i += 1
+            continue
         # (a header pasted with pipes may name its size column anywhere: ``| op | size | time | busbw |``)
         piped = s != raw[i] and len(SEP.split(s.strip())) >= 3
         if (HEADER.search(s) or piped) and not re.search(r"\bcount\s+type\b", s):

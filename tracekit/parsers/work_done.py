@@ -73,6 +73,11 @@ THROUGHPUT = (r"(?i)^\W{0,3}(?:overall |total |measured )?throughput\s*[:=]\s*\d
 #: vLLM's `Avg prompt throughput: ... tokens/s, Avg generation throughput: ..., Running: 4 reqs` (vllm/engine/
 #: metrics.py LoggingStatLogger.log, vllm/v1/metrics/loggers.py), SGLang's `#running-req: 1010, ...`
 INTERVAL = r"\bAvg (?:prompt|generation) throughput\b|#running-req\b|\bRunning: \d+ reqs\b"
+#: (s27) a model's generated output, printed once the generation is done: vLLM's offline examples
+#: (examples/offline_inference/basic.py ``print(f"Prompt: {prompt!r}, Generated text: {generated_text!r}")``,
+#: data_parallel.py's ``DP rank {global_dp_rank}, Prompt: ...``), copied into most scripts that call
+#: ``llm.generate``; the text after it is the model's, no status (its words are not read)
+GENERATED = (r"^\W{0,3}(?:DP rank \d+,\s+)?(?:Prompt: .{0,400}?,\s+)?(?:Producer )?Generated [Tt]ext: ?['\"]")
 #: a line that names its rank at its start (``Rank 0:``, ``[rank1]``, ``rank=2``, ``process 3``); group
 #: ``rank``
 RANK_HEAD = r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)\b"
@@ -135,7 +140,8 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     table_of = (result & said.is_not_null()).cast(pl.Int32).sum().over("file", proc) > 1
     others = proc.is_not_null() & table_of & (said.n_unique().over("file", proc, result) > 1)
     result = result & ~others
-    got = df.filter(calm & (sentence | result)).with_columns(
+    generated = t.str.contains(GENERATED)
+    got = df.filter((calm & (sentence | result)) | generated).with_columns(
         pl.lit(EventKind.PROGRAM_END).alias("kind"), t.str.strip_chars().alias("message"),
         pl.when(sentence).then(pl.lit("program")).otherwise(pl.lit("result")).alias("where"),
         named.alias("rank"))

@@ -132,6 +132,71 @@ MESSAGES: tuple[Message, ...] = (
             Means.GAVE_UP, "its daemons on the other nodes (ssh or srun could not start orted there, or they "
             "cannot connect back to mpirun's node)",
             "open-mpi/ompi orte/mca/errmgr/base/help-errmgr-base.txt:36 at v4.1.8", decoded=False),
+    # Horovod's launcher (horovodrun): a host's task server, started over ssh, failed or never reported back
+    Message("horovod_task_launch_failed", "Horovod",
+            r"Launching (?:horovodrun )?task function was not successful",
+            Means.GAVE_UP, "its task server on each host (started over ssh; each must start and connect back to "
+            "the driver on the launching host)",
+            "horovod/horovod horovod/runner/driver/driver_service.py (_launch_task_servers: `Launching horovodrun "
+            "task function was not successful.` then the host's stderr) and horovod/runner/util/threads.py "
+            "(exec_command: `Launching task function was not successful:\\n{host_output}`)", decoded=False),
+    # (the same launcher's Timeout, raised from its check: the traceback's source line names what it waited for
+    # where the exception's own line is cut, horovod/runner/common/util/timeout.py check_time_out_for, called
+    # by task_service.wait_for_initial_registration with 'tasks to start')
+    Message("horovod_timeout_checked", "Horovod",
+            r"\bcheck_time_out_for\(['\"](?P<activity>[^'\"]{1,80})['\"]\)",
+            Means.TIMED_OUT, "the launch to report back (horovodrun's --start-timeout, HOROVOD_START_TIMEOUT)",
+            "horovod/horovod horovod/runner/common/util/timeout.py (Timeout.check_time_out_for raises only once "
+            "the deadline passed: `Timed out waiting for {activity}. Please check connectivity between "
+            "servers.`)", decoded=False),
+    # Gloo's rendezvous store (connectFullMesh: every rank writes its address under its key and waits for its
+    # peers'): Horovod's HTTP store on the launcher's host, and Gloo's own file and hash stores
+    Message("gloo_store_wait_timed_out", "Gloo",
+            r"Wait timeout after (?P<seconds>\d+) seconds for key\(s\)(?:: (?P<keys>[^.\n]{0,40}))?"
+            r"|\bWait timeout for key\(s\)",
+            Means.TIMED_OUT, "its peers' addresses in the Gloo rendezvous store (every rank of the world must write "
+            "its key: a rank that never started or cannot reach the store; Horovod's HOROVOD_GLOO_TIMEOUT_SECONDS)",
+            "horovod/horovod 1470403c horovod/common/gloo/http_store.cc:57 (HTTPStore::wait: GLOO_THROW_IO_EXCEPTION"
+            "(\"Wait timeout after \", N, \" seconds for key(s): \", keys)), called from gloo_context.cc Rendezvous "
+            "-> connectFullMesh; facebookincubator/gloo gloo/rendezvous/file_store.cc (FileStore::wait: `Wait "
+            "timeout for key(s): `)"),
+    # Paddle's wait for its peers' endpoints before it creates a communicator (c_gen_nccl_id, the gloo and
+    # parameter servers): a connect to each endpoint, retried every 3 s until every one accepts. Real logs show
+    # it once or twice before a run that goes on (Paddle#29200): it decides only with nothing past start-up
+    Message("paddle_endpoint_not_ready", "Paddle",
+            r"\bserver not ready, wait (?P<seconds>\d+) sec to retry"
+            r"|\bnot ready endpoints: ?\[['\"]?(?P<address>[\w.\-]+:\d+)",
+            Means.RETRYING, "its peers' endpoints (PADDLE_TRAINER_ENDPOINTS or the servers': each must accept a "
+            "connect before the communicator is made)",
+            "PaddlePaddle/Paddle python/paddle/distributed/fleet/base/private_helper_function.py wait_server_ready "
+            "(`sys.stderr.write(\"server not ready, wait 3 sec to retry...\\n\")`, then `not ready endpoints:` "
+            "and the list, then time.sleep(3))", decoded=False),
+    # torchelastic's etcd rendezvous: the round it found is closed and a participant of it has stopped renewing
+    # its keep-alive (its TTL expired: that agent is gone), so the new agent waits for a round that never reopens
+    Message("etcd_keep_alive_expired", "torchelastic",
+            r"Keep-alive key (?P<key>\S+) is not renewed",
+            Means.TIMED_OUT, "the participants of the etcd rendezvous it joins (a participant's keep-alive expired: "
+            "that agent is gone and its closed round blocks the next)",
+            "pytorch/elastic torchelastic/rendezvous/etcd_rendezvous.py (EtcdRendezvous.wait_for_rendezvous_to_free:"
+            " `log.info(\"Keep-alive key {} is not renewed.\")`, then `Rendevous version {} is incomplete.` and "
+            "the attempt to destroy it; torch/distributed/elastic/rendezvous/etcd_rendezvous.py since)",
+            decoded=False),
+    # Ray: a node or driver that could not reach the head's GCS after its retries
+    Message("ray_gcs_unreachable", "Ray",
+            rf"Unable to connect to GCS at {_ADDR}\. Check that|Failed to connect to GCS\. Please check "
+            r"`gcs_server\.out`",
+            Means.GAVE_UP, "the Ray head's GCS server (ray start --address, ray.init(address=...))",
+            "ray-project/ray python/ray/_private/utils.py (`Unable to connect to GCS at {}. Check that (1) Ray GCS "
+            "with matching version started successfully at the specified address, and (2) there is no firewall "
+            "setting preventing access.`, after its retries) and python/ray/_private/gcs_utils.py; the text "
+            "quoted in doc/source/cluster/faq.rst", decoded=False),
+    # Open MPI's out-of-band wire-up of its daemons and processes (before MPI_Init returns)
+    Message("ompi_oob_tcp_unreachable", "Open MPI",
+            r"A process or daemon was unable to complete a TCP connection",
+            Means.GAVE_UP, "a TCP connection to another Open MPI process or daemon (its out-of-band wire-up)",
+            "open-mpi/ompi orte/mca/oob/tcp/help-oob-tcp.txt (`A process or daemon was unable to complete a TCP "
+            "connection to another process: Local host: ... Remote host: ... This is usually caused by a "
+            "firewall on the remote host.`)", decoded=False),
     # start-up begun, in the runtimes' words: a wait said once, which decides nothing alone; UNDECIDED names
     # it where the log ends there (undecided.py: "start-up began ... and nothing after it is logged")
     Message("paddle_nccl_context", "Paddle",

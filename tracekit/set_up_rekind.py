@@ -23,6 +23,7 @@ from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers import salient
 from tracekit.parsers.pyspy import RAISED
 from tracekit.parsers.salient import Telling
+from tracekit.rules_nccl_codes import SET_UP as NCCL_SET_UP
 from tracekit.rules_salient import ranks_named
 from tracekit.rules_set_up import DEVICE_FAULT, NEVER_BEGAN, SET_UP, step_named, unfinished
 from tracekit.undecided import UNEXPLAINED
@@ -137,6 +138,11 @@ def _failed_lines(ev: Evidence) -> pl.DataFrame:
     return out.sort("file", "line")
 
 
+#: a communicator's error in the program's words (pynccl's and torch's `NCCL error: unhandled system error`,
+#: NCCL's result names): read as set-up's only beside a line naming the communicator's set-up (``NCCL_SET_UP``)
+COMM_ERROR = (r"(?i)\bNCCL error\b|\bnccl(?:Internal|System|Remote|InvalidUsage|InvalidArgument)Error\b"
+              r"|\bunhandled system error\b|\binternal error - please report this issue to the NCCL\b")
+
 RETRYING = r"(?i)\bretrying\b|\bwill retry\b|\bretry(?:ing)? in \d"  #: c10d's `..., retrying in 5 s`: it may succeed
 
 
@@ -165,12 +171,19 @@ def undecided_in_set_up(ev: Evidence, v: Verdict, rule: str) -> Verdict | None:
               .select(pl.coalesce("frames", "where").fill_null("").str.split(" <- ")).explode("frames")
               ["frames"].to_list())
     frame = next((f for w in wheres if w and (f := sm.frame_of(w))), None)
-    if not hit.height and frame is None:
+    # (or a communicator's error, NCCL's code in the program's words, where a failure line of its file names the
+    # process's communicator set-up: vLLM's `Error executing method 'init_device'` over a traceback the excerpt
+    # cut, `RuntimeError: NCCL error: unhandled system error`)
+    in_init = failed.filter(text.str.contains(NCCL_SET_UP))
+    comm = failed.filter(text.str.contains(COMM_ERROR) & pl.col("file").is_in(in_init["file"].implode()))
+    if not hit.height and frame is None and not comm.height:
         return None
-    shown = hit if hit.height else failed
+    shown = hit if hit.height else comm if comm.height else failed
     row = shown.row(0, named=True)
     line = " ".join((row["message"] or "").split())
-    step = step_named(f"{row['where'] or ''} {line}") or (frame.means if frame else "")
+    step = (step_named(f"{row['where'] or ''} {line}") or (frame.means if frame else "")
+            or (f"the process's communicator set-up: \"{clip(' '.join(in_init['message'][0].split()), 100)}\""
+                if comm.height else ""))
     # (the rank the line's prefix gives, else the rank its words name: `rank 3 failed to connect to master`)
     ranks = sorted(set(shown["rank"].drop_nulls().to_list())) or ranks_named(shown.head(1))
     hosts = sorted(set(shown["host"].drop_nulls().to_list()))
@@ -178,7 +191,11 @@ def undecided_in_set_up(ev: Evidence, v: Verdict, rule: str) -> Verdict | None:
     return Verdict(Kind.INIT_STALL, f"start-up never completed on {on}: "
                    f"\"{clip(line, 200)}\"" + (f" (in set-up: {step})" if step else " (its words name set-up)")
                    + "; no communicator completed init and no collective, step or clean end is logged, so the "
-                   "job stopped in its start-up: the peer, store or coordinator the line names was not up, not "
-                   "reachable or gave up first (its own log says why); NCCL_DEBUG=INFO and the launcher's lines "
-                   "on every node name the rank that never joined",
+                   + ("job stopped in its communicator's init: NCCL's own WARN names the step that failed (its "
+                      "connect to the peers, /dev/shm, the network plugin, the topology): rerun with "
+                      "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET on every rank"
+                      if shown is comm else
+                      "job stopped in its start-up: the peer, store or coordinator the line names was not up, not "
+                      "reachable or gave up first (its own log says why); NCCL_DEBUG=INFO and the launcher's lines "
+                      "on every node name the rank that never joined"),
                    ranks, lines(shown, 3) + list(v.evidence)[:3], v.findings, notes=list(v.notes))

@@ -197,6 +197,23 @@ MESSAGES: tuple[Message, ...] = (
             "open-mpi/ompi orte/mca/oob/tcp/help-oob-tcp.txt (`A process or daemon was unable to complete a TCP "
             "connection to another process: Local host: ... Remote host: ... This is usually caused by a "
             "firewall on the remote host.`)", decoded=False),
+    # MPICH's launcher (Hydra's mpiexec and its proxies): the connect between them at launch, after its retries
+    Message("hydra_connect_failed", "MPICH Hydra",
+            r"unable to connect from \"[^\"]*\" to \"(?P<address>[^\"]+)\"|\bunable to connect to (?:proxy|the main "
+            r"server)\b",
+            Means.GAVE_UP, "its proxy on another node (mpiexec's control connection: ssh started it, or it cannot "
+            "reach back; a firewall or a hostname that resolves to another interface)",
+            "pmodels/mpich src/pm/hydra/lib/utils/sock.c HYDU_sock_connect (`unable to connect from \"%s\" to "
+            "\"%s\" (%s)` after its retries) and its callers' HYDU_ERR_POP(status, \"unable to connect to "
+            "proxy\")", decoded=False),
+    # Slurm's srun waiting for its step's resources (another step holds them): a wait begun, which the same
+    # srun ends with `Job step created` (slurm src/srun/libsrun/allocate.c; common and benign alone)
+    Message("slurm_step_waiting", "Slurm",
+            r"\bJob step creation (?:temporarily|still) disabled, retrying",
+            Means.WAITING, "its job step's resources (another step of the allocation holds them)",
+            "SchedMD/slurm src/srun/libsrun/allocate.c (`info(\"Job step creation temporarily disabled, "
+            "retrying\")`, then `Job step creation still disabled, retrying` every min(10 i, 60) s until `Job "
+            "step created`)", decoded=False),
     # start-up begun, in the runtimes' words: a wait said once, which decides nothing alone; UNDECIDED names
     # it where the log ends there (undecided.py: "start-up began ... and nothing after it is logged")
     Message("paddle_nccl_context", "Paddle",

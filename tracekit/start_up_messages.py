@@ -183,12 +183,13 @@ MESSAGES: tuple[Message, ...] = (
             decoded=False),
     # Ray: a node or driver that could not reach the head's GCS after its retries
     Message("ray_gcs_unreachable", "Ray",
-            rf"Unable to connect to GCS at {_ADDR}\. Check that|Failed to connect to GCS\. Please check "
-            r"`gcs_server\.out`",
+            rf"Unable to connect to GCS (?:\(ray head\) )?at {_ADDR}\. Check that"
+            r"|Failed to connect to GCS\. Please check `gcs_server\.out`",
             Means.GAVE_UP, "the Ray head's GCS server (ray start --address, ray.init(address=...))",
             "ray-project/ray python/ray/_private/utils.py (`Unable to connect to GCS at {}. Check that (1) Ray GCS "
             "with matching version started successfully at the specified address, and (2) there is no firewall "
-            "setting preventing access.`, after its retries) and python/ray/_private/gcs_utils.py; the text "
+            "setting preventing access.`, after its retries; `Unable to connect to GCS (ray head) at` since Ray "
+            "2.5) and python/ray/_private/gcs_utils.py; the text "
             "quoted in doc/source/cluster/faq.rst", decoded=False),
     # Open MPI's out-of-band wire-up of its daemons and processes (before MPI_Init returns)
     Message("ompi_oob_tcp_unreachable", "Open MPI",
@@ -206,14 +207,6 @@ MESSAGES: tuple[Message, ...] = (
             "pmodels/mpich src/pm/hydra/lib/utils/sock.c HYDU_sock_connect (`unable to connect from \"%s\" to "
             "\"%s\" (%s)` after its retries) and its callers' HYDU_ERR_POP(status, \"unable to connect to "
             "proxy\")", decoded=False),
-    # Slurm's srun waiting for its step's resources (another step holds them): a wait begun, which the same
-    # srun ends with `Job step created` (slurm src/srun/libsrun/allocate.c; common and benign alone)
-    Message("slurm_step_waiting", "Slurm",
-            r"\bJob step creation (?:temporarily|still) disabled, retrying",
-            Means.WAITING, "its job step's resources (another step of the allocation holds them)",
-            "SchedMD/slurm src/srun/libsrun/allocate.c (`info(\"Job step creation temporarily disabled, "
-            "retrying\")`, then `Job step creation still disabled, retrying` every min(10 i, 60) s until `Job "
-            "step created`)", decoded=False),
     # start-up begun, in the runtimes' words: a wait said once, which decides nothing alone; UNDECIDED names
     # it where the log ends there (undecided.py: "start-up began ... and nothing after it is logged")
     Message("paddle_nccl_context", "Paddle",

@@ -10,6 +10,9 @@ called a crash" and "bootstrap failures called transport errors" are wrong kinds
   it;
 - ``set_up_rekind.undecided_in_set_up``: a communicator's error (`NCCL error: unhandled system error`) beside a
   line naming its set-up (vLLM's `Error executing method 'init_device'`) where the traceback between is cut;
+- ``rules_set_up.SET_UP``: set-up failures read as crashes that the re-kind (``set_up_rekind.failed_in_set_up``)
+  now sees: Open MPI's orted that never reported back and its BML finding no transport, Gloo's device creation,
+  TensorFlow's gRPC server start;
 - the split of ``rules_set_up`` (``set_up_rekind``) and ``start_up_messages`` (``start_up_frames``).
 """
 
@@ -65,6 +68,39 @@ INIT_DEVICE = ("Error executing method 'init_device'. This might cause deadlock 
                "Traceback (most recent call last):\n"
                "...\n"
                " RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n")
+
+
+# Open MPI's help texts, wrapped at 70 columns as it prints them (orte/mca/plm help-plm-base.txt; ompi/mca/bml/r2
+# help-mca-bml-r2.txt, then the MPI_Init error of ompi/runtime)
+ORTED = ("--------------------------------------------------------------------------\n"
+         "An ORTE daemon has unexpectedly failed after launch and before\n"
+         "communicating back to mpirun. This could be caused by a number\n"
+         "of factors, including an inability to create a connection back\n"
+         "to mpirun due to a lack of common network interfaces and/or no\n"
+         "route found between them. Please check network connectivity\n"
+         "(including firewalls and network routing requirements).\n"
+         "--------------------------------------------------------------------------\n")
+BML = ("At least one pair of MPI processes are unable to reach each other for\n"
+       "MPI communications.  This means that no Open MPI device has indicated\n"
+       "that it can be used to communicate between these processes.\n"
+       "  Process 1 ([[20175,1],0]) is on host: node01\n"
+       "  Process 2 ([[20175,1],1]) is on host: node02\n"
+       "Your MPI job is now going to abort; sorry.\n"
+       "[node01:12345] *** An error occurred in MPI_Init\n"
+       "[node01:12345] *** on a NULL communicator\n")
+# Gloo's device (gloo/transport/tcp/device.cc), made as its process group is, the traceback's set-up frames cut
+GLOO_DEVICE = ("Traceback (most recent call last):\n"
+               "  File \"train.py\", line 20, in <module>\n"
+               "    main()\n"
+               "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != nullptr. "
+               "Unable to find address for: eth1\n")
+# TensorFlow's gRPC server start (tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc)
+TF_GRPC = ("2021-03-01 10:00:00.223456: E tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc:578] UNKNOWN: "
+           "Could not start gRPC server\n"
+           "Traceback (most recent call last):\n"
+           "  File \"train.py\", line 30, in <module>\n"
+           "    strategy = tf.distribute.MultiWorkerMirroredStrategy()\n"
+           "tensorflow.python.framework.errors_impl.UnknownError: Could not start gRPC server\n")
 
 
 def _verdict(tmp_path, text):
@@ -134,6 +170,26 @@ def test_nccl_error_beside_init_device_is_set_up(tmp_path):
 def test_cuda_error_beside_init_device_stays_the_ranks(tmp_path):
     # (a device fault in set-up is the rank's own: rules_set_up.DEVICE_FAULT)
     v = _verdict(tmp_path, INIT_DEVICE.replace("unhandled system error", "unhandled cuda error"))
+    assert v.kind is not Kind.INIT_STALL
+
+
+@pytest.mark.parametrize("text, step", [
+    (ORTED, "An ORTE daemon has unexpectedly failed after launch (MPI's start-up"),
+    (BML, "MPI's start-up"),
+    (GLOO_DEVICE, "Gloo's device creation"),
+    (TF_GRPC, "TensorFlow's gRPC server start"),
+])
+def test_set_up_failures_read_as_crashes_are_set_up(tmp_path, text, step):
+    v = _verdict(tmp_path, text)
+    assert v.kind is Kind.INIT_STALL
+    assert v.rule == "failed_in_set_up"
+    assert step in v.summary
+
+
+def test_an_oom_in_set_up_stays_a_crash(tmp_path):
+    # (a device fault in set-up is the rank's own, whatever set-up step is named: rules_set_up.DEVICE_FAULT)
+    v = _verdict(tmp_path, GLOO_DEVICE.replace("ifa != nullptr. Unable to find address for: eth1",
+                                               "CUDA out of memory. Tried to allocate 2.00 GiB"))
     assert v.kind is not Kind.INIT_STALL
 
 

@@ -60,13 +60,24 @@ SET_UP = (
     # (Open MPI ompi/errhandler and MPICH: `*** An error occurred in MPI_Init_thread`, `Fatal error in
     # PMPI_Init_thread`; PMIx's `PMIx_Init failed`)
     # (and ORTE's launch of its daemons, orte/mca/plm: `ORTE was unable to reliably start one or more daemons`)
-    (r"MPI_Init\w*|MPI_INIT\b|\bPMIx?\d?_Init\w*|ompi_rte_init|orte_init|ORTE was unable to reliably start",
+    # (and, in MPI_Init's wire-up: an orted that never reported back, orte/mca/plm help-plm-base.txt `An ORTE daemon
+    # has unexpectedly failed after launch and before communicating back to mpirun`; the BML's add_procs finding
+    # no transport between two processes, ompi/mca/bml/r2/help-mca-bml-r2.txt `At least one pair of MPI processes
+    # are unable to reach each other for MPI communications`; PMIx's wire-up `PMIX ERROR: UNREACHABLE`)
+    (r"MPI_Init\w*|MPI_INIT\b|\bPMIx?\d?_Init\w*|ompi_rte_init|orte_init|ORTE was unable to reliably start"
+     # (Open MPI wraps its help texts at 70 columns: the first line's words alone)
+     r"|An ORTE daemon has unexpectedly failed after launch|before communicating back to mpirun"
+     r"|At least one pair of MPI processes are unable to reach each other"
+     r"|PMIX ERROR: UNREACHABLE",
      "MPI's start-up (MPI_Init, PMI/PMIx, mpirun's daemons)"),
     # (XLA/JAX's distributed runtime: xla/pjrt/distributed/client.cc `Failed to connect to distributed JAX
     # controller`, `WaitForConnected`, torch_xla's mesh_service.cc `Waiting to connect to client mesh master`)
     # (not the coordination service's heartbeat or a task's failure it reports: those come while the job runs)
     (r"(?i)jax\.distributed\.initialize|Failed to connect to (?:the )?distributed JAX controller"
-     r"|WaitForConnected|client mesh master",
+     r"|WaitForConnected|client mesh master"
+     # (the coordination service's registration at start-up: PjRt's connect barrier, xla/pjrt/distributed/
+     # client.cc `Barrier_id: PjRT_Client_Connect`, and CoordinationServiceAgent's RegisterTask / Connect)
+     r"|PjRT_Client_Connect|\bRegisterTask\b|Failed to connect to (?:the )?coordination service",
      "XLA's or JAX's distributed runtime reaching its coordinator"),
     # (Horovod: horovod/common/basics.py HorovodBasics.init, after horovod_init_comm returned false: `raise
     # ValueError("Horovod initialization failed. Please check log messages above for a more descriptive
@@ -82,6 +93,13 @@ SET_UP = (
     # (Gloo's full-mesh connect at its process group's creation, gloo/rendezvous/context.cc connectFullMesh;
     # not gloo's pair.cc, whose errors come in its collectives as well)
     (r"connectFullMesh", "Gloo's process group creation (its full-mesh connect)"),
+    # (Gloo's device, made as its process group is: gloo/transport/tcp/device.cc `ifa != nullptr. Unable to find
+    # address for: eth1`, GLOO_SOCKET_IFNAME naming no interface of the host)
+    (r"gloo/transport/tcp/device\.cc:\d+|Unable to find address for:",
+     "Gloo's device creation (the interface GLOO_SOCKET_IFNAME names, or the host name's address)"),
+    # (TensorFlow's gRPC server, started before any worker connects: tensorflow/core/distributed_runtime/rpc/
+    # grpc_server_lib.cc `Could not start gRPC server`, its port taken or not bindable)
+    (r"Could not start gRPC server", "TensorFlow's gRPC server start (the port in TF_CONFIG or the cluster spec)"),
 )
 # (MPI_Init's failure is set-up's: issue 31 reads "an init failure called a crash" as a wrong kind; a program,
 # module or library that is missing is not, ``salient.NO_START`` / ``IMPORT_FAILED``: it never ran set-up)

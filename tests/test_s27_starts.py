@@ -199,6 +199,20 @@ def test_the_split_modules_keep_their_names():
     assert callable(set_up_rekind.failed_in_set_up) and callable(set_up_rekind.undecided_in_set_up)
 
 
+@pytest.mark.parametrize("name, fix", [
+    ("dv27-001-paddle-fleet-gloo-server-not-ready.txt", "PADDLE_TRAINER_ENDPOINTS"),
+    ("dv27-004-horovod-ray-gloo-httpstore-wait-timeout.txt", "HOROVOD_GLOO_TIMEOUT_SECONDS"),
+    ("dv24-013-horovodrun-task-launch-refused.txt", "horovodrun -p"),
+    ("dv27-007-torchelastic-etcd-rdzv-stale-keepalive.txt", "--rdzv_id"),
+    ("dv28-014-vllm-pynccl-commInitRank-unhandled-system-error.txt", "NCCL_DEBUG"),
+])
+def test_each_set_up_wait_gets_its_fix_row(name, fix):
+    # (fixes.py's rows of session 27; the NCCL error's is the generic init row, never shared memory's)
+    v = decide(ingest([WILD / name]))
+    assert fix in (v.fix or "") + (v.check or "")
+    assert "shm-size" not in (v.fix or "")
+
+
 @pytest.mark.parametrize("name, words", [
     ("dv27-001-paddle-fleet-gloo-server-not-ready.txt", ["Paddle kept retrying", "10.60.174.62:43747"]),
     ("dv27-004-horovod-ray-gloo-httpstore-wait-timeout.txt", ["Gloo waited past its limit", "(its limit: 30 s)"]),

@@ -192,7 +192,7 @@ def undecided_in_set_up(ev: Evidence, v: Verdict, rule: str) -> Verdict | None:
                    f"\"{clip(line, 200)}\"" + (f" (in set-up: {step})" if step else " (its words name set-up)")
                    + "; no communicator completed init and no collective, step or clean end is logged, so the "
                    + ("job stopped in its communicator's init: NCCL's own WARN names the step that failed (its "
-                      "connect to the peers, /dev/shm, the network plugin, the topology): rerun with "
+                      "connect to the peers, its shared memory, the network plugin, the topology): rerun with "
                       "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET on every rank"
                       if shown is comm else
                       "job stopped in its start-up: the peer, store or coordinator the line names was not up, not "

@@ -128,6 +128,38 @@ FIXES: tuple[Fix, ...] = (
         "start the coordinator process (process 0) and make its coordinator_address (host:port) reachable from "
         "every host: the same address and num_processes on every process, the port open in the firewall",
         "every process logs past jax.distributed.initialize (jax.process_count() equals num_processes)"),
+    # (starts, s27: the launchers' and runtimes' set-up waits, start_up_messages read by rules_init.start_up_said)
+    Fix("launcher-hosts", (Kind.INIT_STALL,),
+        r"Horovod gave up on its task server|horovod timeout checked|MPICH Hydra gave up|An ORTE daemon has "
+        r"unexpectedly failed",
+        "make every host of the host list reachable from the launching host over ssh on the port given "
+        "(horovodrun -p, mpirun's plm_rsh_args) and able to connect back to it over an interface both share "
+        "(horovodrun --network-interface, mpirun -mca oob_tcp_if_include)",
+        "`ssh -p PORT HOST hostname` answers for every host, and the launcher's verbose log says every host "
+        "registered (horovodrun: `Notified all the hosts that the registration is complete`)"),
+    Fix("gloo-rendezvous", (Kind.INIT_STALL,), r"Gloo rendezvous store|Gloo's device creation",
+        "start every rank of the world (a rank that never started leaves its key unwritten) and set "
+        "GLOO_SOCKET_IFNAME (HOROVOD_GLOO_IFACE) to an interface every host has; raise "
+        "HOROVOD_GLOO_TIMEOUT_SECONDS where ranks start slowly",
+        "every rank logs past hvd.init() / init_process_group"),
+    Fix("ray-gcs", (Kind.INIT_STALL,), r"Ray head's GCS server",
+        "start the head first (`ray start --head --port P`) and give workers and drivers its reachable address "
+        "(`ray start --address HEAD:P`), the same Ray and Python versions on every node and port P open between "
+        "the nodes",
+        "`ray status` on the head lists every node"),
+    Fix("paddle-endpoints", (Kind.INIT_STALL,), r"Paddle kept retrying",
+        "start every trainer and server of the endpoint list (PADDLE_TRAINER_ENDPOINTS, fleetrun --ips/--servers) "
+        "with each endpoint's port free on its host and open between the nodes",
+        "the `not ready endpoints` list empties and every trainer logs its first step"),
+    Fix("etcd-rendezvous", (Kind.INIT_STALL,), r"etcd rendezvous it joins",
+        "restart the job's agents with a new --rdzv_id (or delete the stale run's keys in etcd), so no agent "
+        "waits on the closed round of an agent that is gone",
+        "every agent logs its workers started after `Rendezvous'ing worker group`"),
+    Fix("nccl-init-unexplained", (Kind.INIT_STALL,), r"stopped in its communicator's init",
+        "rerun every rank with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET and fix the step its WARN names "
+        "(NCCL_SOCKET_IFNAME to the interface the ranks share, the network plugin the image loads, the "
+        "container's IPC and shared memory)",
+        "every rank logs NCCL `Init COMPLETE` for the communicator"),
     Fix("duplicate-gpu", _ANY_FAIL, r"(?i)duplicate GPU",
         "one GPU per rank: torch.cuda.set_device(LOCAL_RANK) before init_process_group, and "
         "CUDA_VISIBLE_DEVICES not narrowed to one device per node",

@@ -191,17 +191,48 @@ def start_up_said(ev: Evidence) -> Verdict | None:
     quoted = _from_words(said["message"][0], first.pattern)
     again = f" (said {said.height} times)" if said.height > 1 else ""
     tries = [int(g["n"]) for _, g in read if g.get("n")]
+    secs = next((g["seconds"] for _, g in read if g.get("seconds")), None)
     waited = ("" if first.means is not sm.Means.RETRYING
               else f"; retry {max(tries)} of {groups['of']}, each after a longer sleep" if tries
               else "; NCCL (2.10 and later) prints this line once per 1000 refused attempts, each after a "
-                   "sleep: time passed with the peer not listening")
+                   "sleep: time passed with the peer not listening" if first.runtime == "NCCL"
+              else f"; it retries every {secs} s until every peer accepts" if secs else "")
+    limit = f" (its limit: {secs} s)" if secs and first.means is sm.Means.TIMED_OUT else ""
+    # (the other entries said with it, `check_time_out_for('tasks to start')` under horovodrun's give-up, and the
+    # error the runtime printed right under its line: the host's own stderr, `ssh: connect to host H port 22:
+    # Connection refused`)
+    also = [f"{m.name.replace('_', ' ')}: \"{_from_words(t, m.pattern, 100)}\""
+            for (m, _), t in zip(read, said["message"]) if m.name != first.name]
+    also = list(dict.fromkeys(also))[:2]
+    then = _said_under(ev, said)
     ranks = said["rank"].drop_nulls().unique().sort().to_list()
     named = f"{who(ranks)}'s " if ranks else ""
     return Verdict(Kind.INIT_STALL, f"start-up never completed: {named}{first.runtime} {first.means.value} "
-                   f"{first.awaited}{f' at {at}' if at else ''}: \"{quoted}\"{again}{waited}; "
-                   "no step, collective or completed communicator follows: the peer or coordinator was not up, "
+                   f"{first.awaited}{f' at {at}' if at else ''}{limit}: \"{quoted}\"{again}{waited}"
+                   + (f"; with it: {'; '.join(also)}" if also else "")
+                   + (f"; the error under it: \"{clip(' '.join(then['message'][0].split()), 160)}\""
+                      if then.height else "")
+                   + "; no step, collective or completed communicator follows: the peer or coordinator was not up, "
                    "not reachable at that address (a wrong address or interface, a firewall, a port in use), "
-                   "or not started", ranks, lines(said, 4))
+                   "or not started: check that every host of the list runs the job, that the address and port "
+                   "are reachable from each node (nc -zv HOST PORT), and the interface the runtime binds",
+                   ranks, lines(said, 4) + lines(then, 1))
+
+
+#: how many lines under a runtime's give-up its error may come (horovodrun prints the host's stderr next)
+UNDER = 3
+
+
+def _said_under(ev: Evidence, said: pl.DataFrame) -> pl.DataFrame:
+    """The first error line (a transport error, an exception, a crash, a telling error) within ``UNDER`` lines
+    under one of ``said``'s lines in its file, that is no start-up entry itself."""
+    errs = ev.kinds(EventKind.TRANSPORT_ERROR, EventKind.EXCEPTION, EventKind.CRASH, EventKind.C10D_ERROR)
+    told = ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where") != Telling.WAIT)
+    errs = pl.concat([errs.select("file", "line", "rank", "message"), told.select("file", "line", "rank", "message")])
+    near = errs.join(said.select("file", pl.col("line").alias("_s")), on="file").filter(
+        (pl.col("line") > pl.col("_s")) & (pl.col("line") <= pl.col("_s") + UNDER)
+        & ~pl.col("message").fill_null("").str.contains(sm.ANY))
+    return near.unique(["file", "line"], maintain_order=True).sort("file", "line").drop("_s").head(1)
 
 
 def start_up_said_to_wait(ev: Evidence) -> Verdict | None:

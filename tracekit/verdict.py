@@ -8,7 +8,7 @@ rank, and a rank that left no record is said to have left none. The types live i
 
 from __future__ import annotations
 
-from tracekit import fixes, rules, rules_progress, rules_salient, rules_set_up, situation
+from tracekit import fixes, rules, rules_progress, rules_salient, set_up_rekind, situation
 from tracekit.evidence import Evidence, clip
 # (Kind, Match and FAILED are imported from here by live, cli and the tests)
 from tracekit.outcome import FAILED, Cited, Kind, Match, Verdict  # noqa: F401
@@ -28,11 +28,11 @@ def decide(store: Store) -> Verdict:
             name, v = (("said_by_telling_lines", said) if said is not None
                        else ("failure_after_progress", rules_progress.failure_after_progress(ev, late)))
     # the phase says the kind: a rank that failed in communicator set-up left a set-up that never completed
-    in_set_up = rules_set_up.failed_in_set_up(ev, v)
+    in_set_up = set_up_rekind.failed_in_set_up(ev, v)
     if in_set_up is not None:
         name, v = "failed_in_set_up", in_set_up
     # (and an UNDECIDED whose failure line names set-up, where the job never got past it: s26, issue 31)
-    elif (stopped := rules_set_up.undecided_in_set_up(ev, v, name)) is not None:
+    elif (stopped := set_up_rekind.undecided_in_set_up(ev, v, name)) is not None:
         name, v = "undecided_in_set_up", stopped
     cov = ev.coverage
     told = rules_salient.first_telling(ev)

@@ -1,0 +1,201 @@
+"""The re-kind of a verdict whose failure came in set-up (issue 31: "an init failure called a crash" is a wrong
+kind), applied by ``verdict.decide`` after the rules; split from ``rules_set_up`` (s27), which keeps the set-up
+steps (``SET_UP``), the phase (``unfinished``) and the exclusions (``NEVER_BEGAN``, ``DEVICE_FAULT``).
+
+- ``failed_in_set_up``: a rank that failed in communicator set-up left a set-up that never completed: read
+  from the crash's own lines, the failure lines just before it in its file, and, where the crash is a runtime's
+  word that a process failed (``runtime_failures``), the exception of the traceback under it.
+- ``undecided_in_set_up``: an UNDECIDED of a timeout, a failure sign or no rule at all (``RE_KINDED``) whose
+  failure line names set-up (a set-up call, a set-up frame of its traceback, or its words: a master, a store, a
+  coordinator it could not reach, ``SET_UP_WORDS``) where the job never got past set-up: the same re-kind
+  (the UNDECIDED rules stay their owners').
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from tracekit import runtime_failures, start_up_messages as sm
+from tracekit.evidence import Evidence, clip, lines
+from tracekit.outcome import EventKind, Kind, Verdict
+from tracekit.parsers import salient
+from tracekit.parsers.pyspy import RAISED
+from tracekit.parsers.salient import Telling
+from tracekit.rules_nccl_codes import SET_UP as NCCL_SET_UP
+from tracekit.rules_salient import ranks_named
+from tracekit.rules_set_up import DEVICE_FAULT, NEVER_BEGAN, SET_UP, step_named, unfinished
+from tracekit.undecided import UNEXPLAINED
+from tracekit.wording import who
+
+
+#: a kill from outside the job (a scheduler's or an agent's SIGTERM, a SIGKILL): its own cause
+KILLED = r"(?i)\bSIG(?:TERM|KILL)\b|\bdeath signal\b|killed from outside"
+#: how many lines after a runtime's word that a process failed its traceback's exception may come
+FOLLOWS = 60
+#: how many lines before a crash its file's failure lines are read with it (``failed_in_set_up``)
+BEFORE = 10
+
+
+def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
+    """``v``, a CRASHED_RANK, as INIT_STALL where the failure is set-up's and the job never got past it."""
+    if v.kind is not Kind.CRASHED_RANK or not unfinished(ev):
+        return None
+    # (the failure the verdict names: the crash lines it cites, never an earlier traceback it does not)
+    cited = pl.DataFrame([(str(e.file), e.line) for e in v.evidence if e.file is not None and e.line is not None],
+                         schema={"file": pl.Utf8, "line": pl.Int64}, orient="row")
+    crashes = ev.crashes.join(cited, on=["file", "line"], how="semi")
+    wheres = crashes["where"].drop_nulls().to_list()
+    # (a crash read from its words cites no decoded crash: the tracebacks of its file say where it raised)
+    wheres += (ev.kinds(EventKind.STACK).filter(pl.col("file").is_in(cited["file"].implode()))
+               ["where"].drop_nulls().to_list())
+    # (what the failure says: never the name of the file it is in, `...-rdzv-closed.txt`, `...-oom.log`)
+    summary = v.summary
+    for name in {str(e.file).rsplit("/", 1)[-1] for e in v.evidence if e.file}:
+        summary = summary.replace(name, "")
+    # (and the failure lines just before it in its file: HCCL's or MPI's own error above the exception it
+    # raised)
+    # (not for a kill from outside: the signal is its cause, whatever another process's paste above it said)
+    own = " ".join([v.summary, *(e.text for e in v.evidence)])
+    before = (_failed_lines(ev).join(cited.rename({"line": "_c"}), on="file").filter(
+        (pl.col("line") < pl.col("_c")) & (pl.col("line") >= pl.col("_c") - BEFORE))
+        if not re.search(KILLED, own) else _failed_lines(ev).clear())
+    # (and where the crash is a runtime's word that a process failed, `EngineCore failed to start.`, the
+    # exception of the traceback that follows it: its cause, runtime_failures' "its traceback follows the line")
+    told = pl.DataFrame([(str(e.file), e.line) for e in v.evidence if e.file is not None and e.line is not None
+                         and runtime_failures.failure_of(e.text or "")],
+                        schema={"file": pl.Utf8, "line": pl.Int64}, orient="row")
+    after = ev.kinds(EventKind.EXCEPTION).join(told.rename({"line": "_c"}), on="file").filter(
+        (pl.col("line") > pl.col("_c")) & (pl.col("line") <= pl.col("_c") + FOLLOWS))
+    after = after.sort("file", "line").head(1)
+    wheres += after["where"].drop_nulls().to_list()
+    said = " ".join([summary, *(e.text for e in v.evidence), *wheres, *before["message"].fill_null(""),
+                     *after["message"].fill_null("")])
+    if (re.search(NEVER_BEGAN, said) or re.search(DEVICE_FAULT, said) or ev.cuda.height
+            or re.search(salient.either(salient.NO_START, salient.IMPORT_FAILED), said)):
+        return None
+    started = ev.store.comms.filter(pl.col("state") == "init_start").height > 0
+    # (the crash lines whole: the evidence clips them, `... got error: Failed to recv, got 0 bytes. Connection ...`)
+    whole = " ".join([said, *crashes["message"].fill_null("")])
+    words = None if re.search(PEER_GONE, whole) else re.search(SET_UP_WORDS, said)
+    named = step_named(said) or (f"its words: \"{clip(words[0], 80)}\"" if words else "")
+    frame = next((f for w in wheres if (f := sm.frame_of(w))), None)
+    if not (started or named or frame):
+        return None
+    why = ("NCCL's init started and no communicator completed it" if started
+           else f"the failure is in set-up: {named or frame.means}")
+    cause = f"; the traceback under it ends in \"{clip(after['message'][0], 200)}\"" if after.height else ""
+    return Verdict(Kind.INIT_STALL, f"communicator set-up never completed ({why}): {v.summary}{cause}",
+                   list(v.ranks), list(v.evidence) + lines(after, 1), v.findings, notes=list(v.notes))
+
+
+#: the UNDECIDED rules whose verdict a set-up failure re-kinds (``undecided_in_set_up``): a timeout, a failure
+#: sign or an error line no rule explains, where the job never got past set-up
+#: (not nccl_error_unexplained's: an NCCL code at ncclCommInitRank can be the ranks disagreeing, llm-042's
+#: label undecided only; nccl_code_in_set_up reads the codes that do decide)
+RE_KINDED = ("nothing", "timed_out", "failed_without_cause")
+#: an error line's own words that it is set-up's, where it names no set-up call (``SET_UP``): the job's
+#: start-up service or peer (a master, a coordinator, a store, a rendezvous, ps-lite's scheduler, Ray's GCS)
+#: or a backend's initialisation, and a word that it failed (never a download's connect: huggingface.co, wandb
+#: and pip are no peer of the job)
+SET_UP_WORDS = (r"(?i:\b(?:master(?:_?addr|_?port)?|rendezvous|rdzv"
+                r"|(?:kv|key-value|tcp|c10d) ?store|gcs|head node|init_method|dist_url|bootstrap|process group"
+                r"|(?:nccl|hccl|gloo|mpi|pmix?|horovod|xla|oneccl|ccl) ?(?:init\w*|comm\w*|context|world))\b"
+                r".{0,120}\b(?:fail\w*|error|refused|timed? ?out|unreachable|unable|cannot|could not"
+                r"|no route)\b"
+                r"|\b(?:fail\w*|error|unable|cannot|could not) (?:to )?(?:connect|initiali[sz]e|init|join"
+                r"|reach|register)\w* (?:to |with )?(?:the )?(?:master|coordinat\w*|rendezvous|store|scheduler"
+                r"|gcs|head|peers?|process group|distributed|communicator|nccl|hccl|gloo|mpi|horovod"
+                r"|backend)\b)")
+#: a failure line's words that the peer it waited for is gone (c10d's `Connection was likely closed. Did the
+#: remote server shutdown or crash?`, the coordination service's `heartbeat timeout ... crashed unexpectedly`):
+#: the peer's crash, whatever step it came in (dv18-006, dv20-029: labelled crashed-rank), so no set-up words
+PEER_GONE = (r"(?i)remote server shutdown or crash|connection (?:was likely )?closed|closed by (?:remote )?peer"
+             r"|reset by peer|crashed unexpectedly|heartbeat")
+#: any set-up call or check (``SET_UP``), one pattern for polars
+SET_UP_CALLS = "|".join(f"(?:{p})" for p, _ in SET_UP)
+#: the lines that say something failed and that no rule explained (``undecided.UNEXPLAINED``), and the
+#: telling lines no parser decodes read as such; not a wait's words: XLA's `Waiting to connect to client mesh
+#: master` is printed at start-up and at every later xm.rendezvous alike (dv6-005 an init stall, dv6-006 a
+#: save's wait)
+TOLD_FAILED = [str(t) for t in (Telling.CRASH, Telling.TRANSPORT, Telling.ERROR)]
+
+
+def _failed_lines(ev: Evidence) -> pl.DataFrame:
+    """The lines that say something failed and that no rule explained: undecoded errors (c10d's, an exception,
+    a crash line, an NCCL WARN), a timeout, a traceback whose error line is cut, a telling line read as a crash,
+    a transport failure or an error; in file order."""
+    cols = ["file", "line", "rank", "host", "message", "where"]
+    raised = ev.kinds(EventKind.STACK).filter(pl.col("thread") == RAISED)
+    told = ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where").is_in(TOLD_FAILED))
+    parts = [ev.kinds(*UNEXPLAINED), ev.timeouts, raised, told]
+    parts = [df.select(cols) for df in parts if df.height]
+    if not parts:
+        return pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64, "rank": pl.Int64, "host": pl.Utf8,
+                                    "message": pl.Utf8, "where": pl.Utf8})
+    out = pl.concat(parts, how="diagonal_relaxed").unique(["file", "line"], maintain_order=True)
+    return out.sort("file", "line")
+
+
+#: a communicator's error in the program's words (pynccl's and torch's `NCCL error: unhandled system error`,
+#: NCCL's result names): read as set-up's only beside a line naming the communicator's set-up (``NCCL_SET_UP``)
+COMM_ERROR = (r"(?i)\bNCCL error\b|\bnccl(?:Internal|System|Remote|InvalidUsage|InvalidArgument)Error\b"
+              r"|\bunhandled system error\b|\binternal error - please report this issue to the NCCL\b")
+
+RETRYING = r"(?i)\bretrying\b|\bwill retry\b|\bretry(?:ing)? in \d"  #: c10d's `..., retrying in 5 s`: it may succeed
+
+
+def undecided_in_set_up(ev: Evidence, v: Verdict, rule: str) -> Verdict | None:
+    """``v``, an UNDECIDED of a rule in ``RE_KINDED``, as INIT_STALL where a line that says something failed
+    names set-up (a set-up call or check, ``SET_UP``, or its own words, ``SET_UP_WORDS``; or a set-up frame of
+    its file's traceback) and nothing shows the job past set-up (``unfinished``; no watchdog's collective
+    timed out): the failure that ended start-up, its step, its rank. Device faults, a program that never began
+    set-up and one that could not start stay as they were (``failed_in_set_up``'s exclusions)."""
+    if (v.kind is not Kind.UNDECIDED or rule not in RE_KINDED or not unfinished(ev) or ev.moving
+            or ev.progressed or ev.cuda.height):
+        return None
+    if ev.timeouts.filter(pl.col("kind") == EventKind.WATCHDOG_TIMEOUT).height:
+        return None  # a collective timed out: the watchdog's rules say it (a first collective is no set-up's)
+    failed = _failed_lines(ev)
+    text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
+    said = " ".join(failed.select(text.alias("t"))["t"].to_list())
+    if (not failed.height or re.search(NEVER_BEGAN, said) or re.search(DEVICE_FAULT, said)
+            or re.search(salient.either(salient.NO_START, salient.IMPORT_FAILED), said)):
+        return None
+    # (the first line that names set-up; else the first, where its file's traceback is in a set-up frame)
+    hit = failed.filter((text.str.contains(SET_UP_CALLS)
+                         | (text.str.contains(SET_UP_WORDS) & ~text.str.contains(PEER_GONE)))
+                        & ~text.str.contains(RETRYING))
+    wheres = (ev.kinds(EventKind.STACK).filter(pl.col("file").is_in(failed["file"].implode()))
+              .select(pl.coalesce("frames", "where").fill_null("").str.split(" <- ")).explode("frames")
+              ["frames"].to_list())
+    frame = next((f for w in wheres if w and (f := sm.frame_of(w))), None)
+    # (or a communicator's error, NCCL's code in the program's words, where a failure line of its file names the
+    # process's communicator set-up: vLLM's `Error executing method 'init_device'` over a traceback the excerpt
+    # cut, `RuntimeError: NCCL error: unhandled system error`)
+    in_init = failed.filter(text.str.contains(NCCL_SET_UP))
+    comm = failed.filter(text.str.contains(COMM_ERROR) & pl.col("file").is_in(in_init["file"].implode()))
+    if not hit.height and frame is None and not comm.height:
+        return None
+    shown = hit if hit.height else comm if comm.height else failed
+    row = shown.row(0, named=True)
+    line = " ".join((row["message"] or "").split())
+    step = (step_named(f"{row['where'] or ''} {line}") or (frame.means if frame else "")
+            or (f"the process's communicator set-up: \"{clip(' '.join(in_init['message'][0].split()), 100)}\""
+                if comm.height else ""))
+    # (the rank the line's prefix gives, else the rank its words name: `rank 3 failed to connect to master`)
+    ranks = sorted(set(shown["rank"].drop_nulls().to_list())) or ranks_named(shown.head(1))
+    hosts = sorted(set(shown["host"].drop_nulls().to_list()))
+    on = (who(ranks) if ranks else "a process") + (f" (host {clip(', '.join(hosts[:3]), 60)})" if hosts else "")
+    return Verdict(Kind.INIT_STALL, f"start-up never completed on {on}: "
+                   f"\"{clip(line, 200)}\"" + (f" (in set-up: {step})" if step else " (its words name set-up)")
+                   + "; no communicator completed init and no collective, step or clean end is logged, so the "
+                   + ("job stopped in its communicator's init: NCCL's own WARN names the step that failed (its "
+                      "connect to the peers, its shared memory, the network plugin, the topology): rerun with "
+                      "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET on every rank"
+                      if shown is comm else
+                      "job stopped in its start-up: the peer, store or coordinator the line names was not up, not "
+                      "reachable or gave up first (its own log says why); NCCL_DEBUG=INFO and the launcher's lines "
+                      "on every node name the rank that never joined"),
+                   ranks, lines(shown, 3) + list(v.evidence)[:3], v.findings, notes=list(v.notes))

@@ -236,7 +236,6 @@ def _latency(ev: Evidence, rows: pl.DataFrame, on: str) -> Verdict | None:
                    cited)
 
 
-#: GB/s one NIC of a GPU cluster's fabric carries at the least (100 Gb/s: EDR, HDR100, 100 GbE RoCE), and
 def one_gpu(ev: Evidence) -> str | None:
     """(s27) The one GPU every rank of the test runs on, where nccl-tests' rank lines name two ranks or more
     and one host and bus id for all (``#  Rank  1 Group  0 Pid 2994448 on lab device  0 [0000:02:00] ...``,
@@ -248,6 +247,7 @@ def one_gpu(ev: Evidence) -> str | None:
     return gpus[0]
 
 
+#: GB/s one NIC of a GPU cluster's fabric carries at the least (100 Gb/s: EDR, HDR100, 100 GbE RoCE), and
 #: what one 400 Gb/s NIC carries (NDR): a node of one or two such NICs sits at or below it
 NIC_MIN_GBS, ONE_NIC_GBS = 12.5, 50.0
 #: the most GPUs one node's NVLink domain holds in an HGX/DGX board (more ranks span nodes)

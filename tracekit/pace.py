@@ -145,7 +145,7 @@ def _said(what: str, v: float, unit: str | None) -> str:
         f"{v:.1f} s per step" if what == "took" else f"{v:g} {unit or ''}".rstrip())
 
 
-def first_step(t: pl.DataFrame | None = None) -> pl.Expr:
+def first_step() -> pl.Expr:
     """A progress line of the run's own first step (step 0 or 1, the lowest seen): compilation, the
     allocator and the connects make it slow, or it is timed before its asynchronous work waits and looks
     fast (MaxText's `completed step: 1, seconds: 0.631`, then 10.2 s per step: samples/wild dv25-006); it
@@ -212,7 +212,7 @@ def halved(t: pl.DataFrame) -> dict | None:
     # (a bar at its end times its whole loop, vLLM's `Processed prompts: 100%| 1/1 [..., 5.91it/s]` one
     # batch of prompts: two such bars are two loops, not one loop's pace)
     t = _loop_only(t).filter(~at_loop_end())
-    t = t.filter(~first_step(t))  # (the run's own first step: no pace to compare with, slow or fast)
+    t = t.filter(~first_step())  # (the run's own first step: no pace to compare with, slow or fast)
     took = t.filter(pl.col("took").is_not_null() & (pl.col("took") > 0))
     rate = t.filter(pl.col("rate").is_not_null() & (pl.col("rate") > 0))
     what, f = ("took", took) if took.height >= rate.height else ("rate", rate)

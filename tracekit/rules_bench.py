@@ -173,8 +173,8 @@ def every_rank_ended(ev: Evidence) -> Verdict | None:
         return None
     # (s25) a result printed over the run, or by each rank (parsers/work_done.py): the work done, said so
     results = (ends["where"] == "result").all()
-    each = "rank" if len(ended) == 1 else "ranks"  # ("rank 3 ended cleanly", "ranks 0-1 each ended cleanly")
-    who_ended = (f"{each} {fmt_ranks(sorted(ended))}{'' if len(ended) == 1 else ' each'} "
+    one = len(ended) == 1  # ("rank 3 ended cleanly", "ranks 0-1 each ended cleanly")
+    who_ended = (f"{'rank' if one else 'ranks'} {fmt_ranks(sorted(ended))}{'' if one else ' each'} "
                  f"{'printed its result' if results else 'ended cleanly'}" if ended
                  else "the program printed its results over the run" if results
                  else "the program said it ended cleanly")

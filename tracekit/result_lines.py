@@ -58,11 +58,11 @@ TIMED = (r"(?i)\b(?:latency|all[_\- ]?reduce|all[_\- ]?gather|reduce[_\- ]?scatt
 #: benchmarks and the all_reduce_bench scripts copied from them, e.g. llm-jp/scripts server/gpu/all_reduce_bench,
 #: ``print('tput_avg (Gbps):', tput_avg.item(), 'busbw_avg (Gbps):', busbw_avg.item())``); a line that names
 #: both gives its bus bandwidth (``BUSBW_LABELLED``)
-LABELLED = (r"(?i)\b(?:bw|busbw|algbw|bandwidth|throughput|tput|bitrate|lat(?:ency)?|t_\w+)(?:_(?:avg|mean|min|max"
-            r"|peak))?\b[\w ]{0,12}?\s*"
-            r"[\[(](?P<unit>[KMGT]i?(?:Bytes|B|bits|bit|b)(?:/s|/sec|ps)|usec|us|ms|µs|μs)[\])]\s*[:=]?\s*"
-            r"(?P<value>\d+(?:\.\d+)?)\b")
-BUSBW_LABELLED = LABELLED.replace("bw|busbw|algbw|bandwidth|throughput|tput|bitrate|lat(?:ency)?|t_\\w+", "busbw")
+_NAMED_FIGURE = (r"(?:_(?:avg|mean|min|max|peak))?\b[\w ]{0,12}?\s*"
+                 r"[\[(](?P<unit>[KMGT]i?(?:Bytes|B|bits|bit|b)(?:/s|/sec|ps)|usec|us|ms|µs|μs)[\])]\s*[:=]?\s*"
+                 r"(?P<value>\d+(?:\.\d+)?)\b")  # (the suffix, the unit in brackets, the figure)
+LABELLED = r"(?i)\b(?:bw|busbw|algbw|bandwidth|throughput|tput|bitrate|lat(?:ency)?|t_\w+)" + _NAMED_FIGURE
+BUSBW_LABELLED = r"(?i)\bbusbw" + _NAMED_FIGURE
 #: not a measured transfer: a download's or a progress bar's rate, NCCL's own lines, an error
 #: (a training's progress line, its step and loss, is the progress parsers' (parsers/series.py), no
 #: transfer)

@@ -132,7 +132,12 @@ MID_TAGS = (
 )
 #: the place in the code a logger's format puts after the level (`INFO train.py:100: `, `WARNING [utils.py:12] `,
 #: Python logging's `%(filename)s:%(lineno)d`), before the message
-SOURCE_AT = r"(?:\[?[\w./\-]+\.py:\d+\]?:?\s+)?"
+SOURCE_PLACE = r"\[?[\w./\-]+\.py:\d+\]?:?\s+"
+SOURCE_AT = f"(?:{SOURCE_PLACE})?"
+#: a writer's own rank tag as it opens a message: `Rank 3: `, `rank 3 step`, `Rank: 3 | `; and `[rank 3] `
+RANK_TAG = r"[Rr]ank:? (?P<rank>\d+)"
+RANK_TAG_END = r"(?:[:,] | [a-z]\w*| ?\| )"
+RANK_BRACKET = r"\[[Rr](?:ank|ANK):? ?(?P<rank>\d+)\] "
 #: the writer's own rank where a line's start has not said it: read only on a line no launcher prefix names
 #: a writer of (under ``[default0]:`` a ``Rank 3: 9.9ms`` is a report of the prefix's rank, not rank 3's line)
 WRITER_WORDS = (
@@ -142,19 +147,19 @@ WRITER_WORDS = (
     # a line's start (the PyTorch tutorials' `print(f"Rank {rank}: ...")`, issue 31's `Rank 1: ==== Iteration
     # 10/10 ====`, `... - INFO - rank 3 step 10`, a word after the number as ``launcher.HEAD`` takes it)
     RankWord(r"^.{0,80}?\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b[\]:|\s\-]*\s" + SOURCE_AT
-             + r"[Rr]ank:? (?P<rank>\d+)(?: of \d+)?(?:[:,] | [a-z]\w*| ?\| )",
+             + RANK_TAG + r"(?: of \d+)?" + RANK_TAG_END,
              "a program's print or logging of its own `Rank {rank}: ...` under a logger's header",
              "the writer's global rank"),
     RankWord(r"^.{0,80}?\b(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b[\]:|\s\-]*\s" + SOURCE_AT
-             + r"\[[Rr](?:ank|ANK):? ?(?P<rank>\d+)\] ",
+             + RANK_BRACKET,
              "a program's logging of its own `[rank {rank}] ...` under a logger's header",
              "the writer's global rank"),
     # the same where a prefix took the header's date and level off and left its source place (Python logging's
     # `%(asctime)s %(levelname)s [%(filename)s:%(lineno)d] %(message)s`): `[utils.py:12] Rank 4: ...`
-    RankWord(r"^\[?[\w./\-]+\.py:\d+\]?:?\s+[Rr]ank:? (?P<rank>\d+)(?:[:,] | [a-z]\w*| ?\| )",
+    RankWord("^" + SOURCE_PLACE + RANK_TAG + RANK_TAG_END,
              "a program's logging of its own `Rank {rank}: ...` after the logger's source place",
              "the writer's global rank"),
-    RankWord(r"^\[?[\w./\-]+\.py:\d+\]?:?\s+\[[Rr](?:ank|ANK):? ?(?P<rank>\d+)\] ",
+    RankWord("^" + SOURCE_PLACE + RANK_BRACKET,
              "a program's logging of its own `[rank {rank}] ...` after the logger's source place",
              "the writer's global rank"),
     RankWord(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w./\-]+:\d+\] [Rr]ank:? (?P<rank>\d+)[:,] ",

@@ -9,7 +9,7 @@ import re
 import polars as pl
 
 from tracekit.evidence import CUDA, RENDEZVOUS, STORE_BARRIER, Evidence, clip, lines
-from tracekit import rules_set_up, start_up_messages
+from tracekit import rules_set_up, start_up_frames
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import msg, rank_of
 from tracekit.wording import who
@@ -146,7 +146,7 @@ def init_connection_failed(ev: Evidence) -> Verdict | None:
         return None
     first = rows.row(0, named=True)
     r = rank_of(rows, ev)
-    frame = start_up_messages.frame_of(first["where"])
+    frame = start_up_frames.frame_of(first["where"])
     if frame is not None and frame.first_collective:
         return Verdict(Kind.INIT_STALL, f"start-up never completed: {first['where']} raised on "
                        f"{who(r) if r else 'a rank'}: {clip(first['message'], 160)}: {frame.means} never "

@@ -17,7 +17,7 @@ import re
 
 import polars as pl
 
-from tracekit import runtime_failures, start_up_messages as sm
+from tracekit import runtime_failures, start_up_frames as sf
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers import salient
@@ -80,7 +80,7 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
     whole = " ".join([said, *crashes["message"].fill_null("")])
     words = None if re.search(PEER_GONE, whole) else re.search(SET_UP_WORDS, said)
     named = step_named(said) or (f"its words: \"{clip(words[0], 80)}\"" if words else "")
-    frame = next((f for w in wheres if (f := sm.frame_of(w))), None)
+    frame = next((f for w in wheres if (f := sf.frame_of(w))), None)
     if not (started or named or frame):
         return None
     why = ("NCCL's init started and no communicator completed it" if started
@@ -170,7 +170,7 @@ def undecided_in_set_up(ev: Evidence, v: Verdict, rule: str) -> Verdict | None:
     wheres = (ev.kinds(EventKind.STACK).filter(pl.col("file").is_in(failed["file"].implode()))
               .select(pl.coalesce("frames", "where").fill_null("").str.split(" <- ")).explode("frames")
               ["frames"].to_list())
-    frame = next((f for w in wheres if w and (f := sm.frame_of(w))), None)
+    frame = next((f for w in wheres if w and (f := sf.frame_of(w))), None)
     # (or a communicator's error, NCCL's code in the program's words, where a failure line of its file names the
     # process's communicator set-up: vLLM's `Error executing method 'init_device'` over a traceback the excerpt
     # cut, `RuntimeError: NCCL error: unhandled system error`)

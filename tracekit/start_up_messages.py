@@ -317,10 +317,3 @@ def read(text: str) -> tuple[Message, dict] | None:
         if hit:
             return m, {k: v for k, v in hit.groupdict().items() if v}
     return None
-
-
-# (where start-up runs, and the coordinator's words: start_up_frames, split from here in s27; its names stay
-# importable from here)
-from tracekit.start_up_frames import (  # noqa: E402,F401
-    COORDINATOR_UNREACHED, COORDINATOR_WAIT, FRAMES, HCCL_RESULTS, INIT_CALL_FAILED, PATHED_FRAME, START_UP_FRAME,
-    TRACEBACK_FRAME, UNPLACED, Frame, frame_of, init_call_failed)

@@ -154,6 +154,13 @@ def init_connection_failed(ev: Evidence) -> Verdict | None:
                        "it, or the connections the communicator's init sets up between them): every rank's "
                        "log and NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) say which",
                        r, lines(rows, 3) + lines(ev.network_settings, 3))
+    if frame is not None and frame.runtime not in ("torch", "deepspeed", "megatron", "lightning"):
+        # (another runtime's set-up, s28: JAX's coordinator, TensorFlow's strategy, Paddle's or vLLM's groups)
+        return Verdict(Kind.INIT_STALL, f"start-up never completed: {first['where']} raised on "
+                       f"{who(r) if r else 'a rank'}: {clip(first['message'], 160)}: {frame.means} failed to "
+                       "connect before any collective (the coordinator, store or peer it connects to was not up "
+                       "yet, had failed, or is not reachable at the address given from this node)",
+                       r, lines(rows, 3) + lines(ev.network_settings, 3))
     return Verdict(Kind.INIT_STALL, f"the process group's init never completed: {first['where']} raised on "
                    f"{who(r) if r else 'a rank'}: {clip(first['message'], 160)}: the connection to the store "
                    "(MASTER_ADDR:MASTER_PORT, --rdzv-endpoint) or to a peer's advertised address failed "

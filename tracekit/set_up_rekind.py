@@ -32,6 +32,11 @@ from tracekit.wording import who
 
 #: a kill from outside the job (a scheduler's or an agent's SIGTERM, a SIGKILL): its own cause
 KILLED = r"(?i)\bSIG(?:TERM|KILL)\b|\bdeath signal\b|killed from outside"
+#: the exception types of a program's own error (a bad argument, a missing key or attribute, a failed assert, an
+#: import): raised inside a set-up frame they are still the program's, never set-up's waiting on its peers
+PROGRAM_ERROR = (r"(?:^|[\s:.])(?:ValueError|TypeError|KeyError|AttributeError|AssertionError|NameError|IndexError"
+                 r"|NotImplementedError|ImportError|ModuleNotFoundError|FileNotFoundError|SyntaxError"
+                 r"|ZeroDivisionError|UnboundLocalError|RecursionError|PermissionError)\b")
 #: how many lines after a runtime's word that a process failed its traceback's exception may come
 FOLLOWS = 60
 #: how many lines before a crash its file's failure lines are read with it (``failed_in_set_up``)
@@ -72,15 +77,21 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
     wheres += after["where"].drop_nulls().to_list()
     said = " ".join([summary, *(e.text for e in v.evidence), *wheres, *before["message"].fill_null(""),
                      *after["message"].fill_null("")])
-    if (re.search(NEVER_BEGAN, said) or re.search(DEVICE_FAULT, said) or ev.cuda.height
-            or re.search(salient.either(salient.NO_START, salient.IMPORT_FAILED), said)):
+    # (the crash lines whole: the evidence clips them, `... got error: Failed to recv, got 0 bytes. Connection ...`,
+    # `... Check failed: ... (Unknown: Could not start gRPC ...`)
+    own_lines = " ".join(crashes["message"].fill_null(""))
+    whole = " ".join([said, own_lines])
+    if (re.search(NEVER_BEGAN, whole) or re.search(DEVICE_FAULT, whole) or ev.cuda.height
+            or re.search(salient.either(salient.NO_START, salient.IMPORT_FAILED), whole)):
         return None
     started = ev.store.comms.filter(pl.col("state") == "init_start").height > 0
-    # (the crash lines whole: the evidence clips them, `... got error: Failed to recv, got 0 bytes. Connection ...`)
-    whole = " ".join([said, *crashes["message"].fill_null("")])
     words = None if re.search(PEER_GONE, whole) else re.search(SET_UP_WORDS, said)
-    named = step_named(said) or (f"its words: \"{clip(words[0], 80)}\"" if words else "")
+    named = step_named(said) or step_named(own_lines) or (f"its words: \"{clip(words[0], 80)}\"" if words else "")
     frame = next((f for w in wheres if (f := sf.frame_of(w))), None)
+    # (a set-up frame alone, with no set-up word: the exception's type says whose failure it is; the program's
+    # own error raised there, a bad argument or a missing key, is the program's crash, not set-up's)
+    if frame is not None and not (started or named) and re.search(PROGRAM_ERROR, f"{own_lines} {summary}"):
+        frame = None
     if not (started or named or frame):
         return None
     why = ("NCCL's init started and no communicator completed it" if started

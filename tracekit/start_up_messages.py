@@ -207,6 +207,28 @@ MESSAGES: tuple[Message, ...] = (
             "pmodels/mpich src/pm/hydra/lib/utils/sock.c HYDU_sock_connect (`unable to connect from \"%s\" to "
             "\"%s\" (%s)` after its retries) and its callers' HYDU_ERR_POP(status, \"unable to connect to "
             "proxy\")", decoded=False),
+    # Slurm's srun: its launch request to a node's slurmd never got through, so no task of the job started there
+    # (only the connection's errors: `Slurmd could not execve job` is a program that cannot start, a crash)
+    Message("slurm_task_launch_failed", "Slurm",
+            r"\b(?:Task launch for (?:StepId=)?\S+ failed on node (?P<node>[\w.\-]+)|Application launch failed): "
+            r"(?P<error>Communication connection failure|Connection refused|Connection timed out|No route to host"
+            r"|Socket timed out on send/recv operation|Unable to contact slurm controller)",
+            Means.GAVE_UP, "the job's tasks on a node (srun's launch request to slurmd there: the node's slurmd "
+            "down or unreachable from the launching host)",
+            "SchedMD/slurm src/api/step_launch.c (`error(\"Task launch for %ps failed on node %s: %m\")`, as "
+            "compiled into libslurm's string table) and src/srun/srun_job.c (`Application launch failed: %m`)",
+            decoded=False),
+    # a launcher's ssh to a node (pdsh, mpirun's orted, horovodrun, DeepSpeed's runner) that never connected:
+    # OpenSSH's own line (ssh.c / sshconnect.c ssh_connect_direct: `ssh: connect to host %s port %s: %s`),
+    # printed before any rank starts there (rules_init.start_up_said reads it only where nothing got past start-up)
+    Message("ssh_connect_failed", "ssh",
+            r"\bssh: connect to host (?P<node>[\w.\-]+) port (?P<port>\d+): "
+            r"(?P<error>Connection refused|Connection timed out|No route to host|Network is unreachable"
+            r"|Operation timed out)",
+            Means.GAVE_UP, "the connection to a node the launcher starts ranks on (no rank is started there: the "
+            "node down, sshd not running or a firewall on its port)",
+            "openssh/openssh-portable sshconnect.c ssh_connect_direct (`error(\"ssh: connect to host %s port %s: "
+            "%s\", host, strport, ...)`)"),
     # start-up begun, in the runtimes' words: a wait said once, which decides nothing alone; UNDECIDED names
     # it where the log ends there (undecided.py: "start-up began ... and nothing after it is logged")
     Message("paddle_nccl_context", "Paddle",

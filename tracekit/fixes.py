@@ -174,13 +174,20 @@ FIXES: tuple[Fix, ...] = (
         "`srun -N1 -w NODE hostname` answers, and every task of the step logs its start"),
     Fix("grpc-coordinator", (Kind.INIT_STALL,),
         r"gRPC's connect to the cluster's coordinator|JAX's distributed runtime reaching its coordinator"
-        r"|TensorFlow's multi-worker strategy's set-up|Could not start gRPC server|PyTorch/XLA's replication",
+        r"|TensorFlow's multi-worker strategy's set-up|Could not start gRPC server|PyTorch/XLA's replication"
+        r"|CreateSession still waiting for response from worker",
         "start every worker of the cluster spec (TF_CONFIG's cluster, JAX's coordinator_address and "
         "num_processes) and make each worker's host:port reachable from the others: the port free and open in "
         "the firewall, an address of an interface the other hosts reach (not localhost), the same spec and "
         "task order on every worker",
         "every worker logs past its strategy's or jax.distributed.initialize's set-up (jax.process_count() "
         "equals num_processes; the strategy lists every worker's devices)"),
+    Fix("vllm-engine-start", (Kind.INIT_STALL,), r"core engine proc\(s\) to (?:start|connect)",
+        "read the engine core's and its workers' own lines (EngineCore_DP0, VllmWorker rank=N) for the step they "
+        "stopped in, with VLLM_LOGGING_LEVEL=DEBUG and NCCL_DEBUG=INFO; a communicator that never forms between "
+        "the GPUs is the common cause (NCCL_P2P_DISABLE=1 on hosts without working peer-to-peer, --shm-size or "
+        "--ipc=host in a container); remote engines: their --data-parallel-address and port reachable",
+        "the front end logs its API server's start after `Waiting for ... core engine proc(s)`"),
     Fix("horovod-init", (Kind.INIT_STALL,), r"Horovod's init \(hvd\.init",
         "read the first error above `Horovod initialization failed` (its MPI or Gloo controller's); launch "
         "with horovodrun -np N -H host1:n,host2:n (or mpirun with the MPI Horovod was built against, "
@@ -189,7 +196,8 @@ FIXES: tuple[Fix, ...] = (
         "every rank logs past hvd.init() and hvd.size() equals -np"),
     Fix("process-group-unreached", (Kind.INIT_STALL,),
         r"process group's init never completed|ncclUniqueId through the c10d store|process-group set-up"
-        r"|model-parallel process groups' creation|Accelerate's process state|Failed to connect to GCS",
+        r"|model-parallel process groups' creation|Accelerate's process state|Failed to connect to GCS"
+        r"|the c10d store's server",
         "start rank 0 (the store's host, or the head) first and make MASTER_ADDR:MASTER_PORT (the store, the "
         "coordinator's address) reachable from every node (`nc -zv MASTER_ADDR MASTER_PORT`), with the same "
         "address, port and world size on every rank and every node launched",

@@ -162,7 +162,11 @@ COORDINATOR_UNREACHED = (
 #: ``CreateSession still waiting for response from worker: /job:worker/replica:0/task:1``, XRT's ``Waiting to
 #: connect to client mesh master``, ``Core 1 waiting for rendezvous``): an init stall where said again
 COORDINATOR_WAIT = (r"(?i)\bCreateSession still waiting for response from worker\b"
-                    r"|\bwaiting to connect to client mesh master\b|\bwaiting for rendezvous\b")
+                    r"|\bwaiting to connect to client mesh master\b|\bwaiting for rendezvous\b"
+                    # (s28: vLLM V1's front end polling its engine cores' handshake every 10 s while they start,
+                    # vllm-project/vllm vllm/v1/engine/utils.py wait_for_engine_startup: `logger.debug("Waiting
+                    # for %d local, %d remote core engine proc(s) to start.")` and `... to connect.`)
+                    r"|\bWaiting for \d+ local, \d+ remote core engine proc\(s\) to (?:start|connect)\b")
 #: workers that a scheduler cannot place, so the run never starts: Ray's autoscaler on a request no node
 #: type fits (autoscaler/_private/autoscaler.py ``Error: No available node types can fulfill resource
 #: request {...}``), its raylet's ``resource request cannot be scheduled right now`` and ``tasks with

@@ -286,6 +286,33 @@ MESSAGES: tuple[Message, ...] = (
             "jax-ml/jax jax/_src/distributed.py State.initialize: logger.info('Connecting to JAX distributed "
             "service on %s', coordinator_address), then self.client.connect()", decoded=False),
 
+    # (s28) c10d's store client connecting to the store's server at start-up (init_process_group's
+    # rendezvous, torchrun's c10d rendezvous backend): each failed attempt is recorded and warned, then retried
+    # after a backoff until the connect's deadline (pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp
+    # SocketConnectOp::tryConnect: `recordError("The client socket has failed to connect to {} (errno: {} -
+    # {}).", ...)` on ECONNREFUSED/ECONNRESET, retry; socket.cpp:558/601/663 in the warnings of torch 1.10-2.1);
+    # on dev every excerpt of it is an init stall (dv11-042, dv17-017, dv2-062)
+    Message("c10d_client_connect_refused", "torch",
+            r"The client socket has failed to connect to (?P<address>\[[^\]\s]+\]:\d+|[\w.\-]+:\d+) "
+            r"\(errno: \d+ - (?P<error>Connection refused|Connection reset by peer)\)",
+            Means.RETRYING, "the c10d store's server (MASTER_ADDR:MASTER_PORT, rank 0's host or the rendezvous "
+            "endpoint)",
+            "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::tryConnect: the error "
+            "recorded and warned, then `retry = true` until the deadline)"),
+    Message("c10d_client_connect_unanswered", "torch",
+            r"The client socket has failed to connect to (?P<address>\[[^\]\s]+\]:\d+|[\w.\-]+:\d+) "
+            r"\(errno: \d+ - (?P<error>Connection timed out|No route to host|Network is unreachable)\)",
+            Means.TIMED_OUT, "the c10d store's server (MASTER_ADDR:MASTER_PORT: each attempt's connect got no "
+            "answer, the address not reachable from this node or a firewall dropping the port)",
+            "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::tryConnect: "
+            "ETIMEDOUT/EHOSTUNREACH recorded and warned, retried until the deadline)"),
+    Message("c10d_client_connect_gave_up", "torch",
+            r"The client socket has failed to connect to any network address of \((?P<host>[^,)]+), "
+            r"(?P<port>\d+)\)",
+            Means.GAVE_UP, "the c10d store's server (MASTER_ADDR:MASTER_PORT) after its retries",
+            "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::run: `The client socket "
+            "has failed to connect to any network address of ({}, {}).` with the errors recorded, thrown as "
+            "DistNetworkError/RuntimeError)"),
     Message("c10d_client_timed_out", "torch",
             r"The client socket has timed out after (?P<seconds>\d+)(?:s|ms)? while trying to connect to "
             r"\((?P<host>[^,)]+), (?P<port>\d+)\)",

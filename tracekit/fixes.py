@@ -188,6 +188,12 @@ FIXES: tuple[Fix, ...] = (
         "the GPUs is the common cause (NCCL_P2P_DISABLE=1 on hosts without working peer-to-peer, --shm-size or "
         "--ipc=host in a container); remote engines: their --data-parallel-address and port reachable",
         "the front end logs its API server's start after `Waiting for ... core engine proc(s)`"),
+    Fix("nccl-init-stack", (Kind.INIT_STALL,), r"caught by a stack dump inside NCCL's communicator init",
+        "dump every rank's stack at the same moment: the rank that is not inside ncclCommInitRank (it never "
+        "reached it, or waits in another communicator's init) holds the others; rerun with NCCL_DEBUG=INFO "
+        "NCCL_DEBUG_SUBSYS=INIT,BOOTSTRAP,NET on every rank, whose bootstrap lines name the peer waited for, and "
+        "set NCCL_SOCKET_IFNAME to the interface the ranks share",
+        "every rank logs NCCL `Init COMPLETE` for the communicator"),
     Fix("horovod-init", (Kind.INIT_STALL,), r"Horovod's init \(hvd\.init",
         "read the first error above `Horovod initialization failed` (its MPI or Gloo controller's); launch "
         "with horovodrun -np N -H host1:n,host2:n (or mpirun with the MPI Horovod was built against, "

@@ -123,7 +123,7 @@ SET_UP_WORDS = (r"(?i:\b(?:master(?:_?addr|_?port)?|rendezvous|rdzv"
 #: remote server shutdown or crash?`, the coordination service's `heartbeat timeout ... crashed unexpectedly`):
 #: the peer's crash, whatever step it came in (dv18-006, dv20-029: labelled crashed-rank), so no set-up words
 PEER_GONE = (r"(?i)remote server shutdown or crash|connection (?:was likely )?closed|closed by (?:remote )?peer"
-             r"|reset by peer|crashed unexpectedly|heartbeat")
+             r"|reset by peer|crashed unexpectedly|heartbeat|missed \d+ health checks?")
 #: any set-up call or check (``SET_UP``), one pattern for polars
 SET_UP_CALLS = "|".join(f"(?:{p})" for p, _ in SET_UP)
 #: the lines that say something failed and that no rule explained (``undecided.UNEXPLAINED``), and the

@@ -43,11 +43,15 @@ class Means(Enum):
     FOREIGN_PEER = "had a foreign process connect where it waits for"
     UNREACHABLE = "got no answer from"  # packets dropped (ETIMEDOUT, no route): the network path, not a wait
     UNRESOLVED = "could not resolve the name of"  # getaddrinfo failed: retried until the connect deadline
+    #: a stack dump (gdb's, a native backtrace) that caught the process inside its start-up's wait: the process
+    #: was stopped there when someone looked, the way a hang is dumped
+    CAUGHT_IN = "was caught by a stack dump inside"
 
 
 #: (no interface is not among them: a host without the interface NCCL_SOCKET_IFNAME names is a transport set-up
 #: failure in the recorded real-NCCL run, samples/gpu_2x1_badiface, and the wild labels of that line disagree)
-DECISIVE = frozenset({Means.RETRYING, Means.TIMED_OUT, Means.GAVE_UP, Means.FOREIGN_PEER, Means.UNRESOLVED})
+DECISIVE = frozenset({Means.RETRYING, Means.TIMED_OUT, Means.GAVE_UP, Means.FOREIGN_PEER, Means.UNRESOLVED,
+                      Means.CAUGHT_IN})
 
 
 @dataclass(frozen=True)
@@ -207,6 +211,19 @@ MESSAGES: tuple[Message, ...] = (
             "pmodels/mpich src/pm/hydra/lib/utils/sock.c HYDU_sock_connect (`unable to connect from \"%s\" to "
             "\"%s\" (%s)` after its retries) and its callers' HYDU_ERR_POP(status, \"unable to connect to "
             "proxy\")", decoded=False),
+    # (s28) a native stack (gdb's `bt`, `thread apply all bt`) whose frame is NCCL's communicator init: the process
+    # was inside ncclCommInitRank (its bootstrap, its connections to the peers) when dumped (dv31-006: bootstrapRecv
+    # under p2pSetup, initTransportsRank, ncclCommInitRankSync at init.cc); only the init's own frames, not a
+    # socket's or a proxy's, which come in the collectives too (dv8-002's recv under ncclSocketWait alone)
+    Message("nccl_init_in_stack", "NCCL",
+            r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<frame>ncclCommInitRank\w*|ncclCommInitAll|initTransportsRank"
+            r"|ncclGetUniqueId|bootstrapInit|bootstrapCreateRoot|bootstrapRoot|ncclCommSplit)\b"
+            r"(?:.*\bat (?P<source>\S+\.(?:cc|cu|c|h):\d+))?",
+            Means.CAUGHT_IN, "NCCL's communicator init (ncclCommInitRank: its bootstrap with the other ranks and "
+            "its connections to its peers)",
+            "NVIDIA/nccl src/init.cc (ncclCommInitRank -> ncclCommInitRankFunc/ncclCommInitRankSync -> "
+            "initTransportsRank, which runs the bootstrap's all-gather and p2pSetup) and src/bootstrap.cc "
+            "(bootstrapInit, bootstrapRoot)", decoded=False),
     # Slurm's srun: its launch request to a node's slurmd never got through, so no task of the job started there
     # (only the connection's errors: `Slurmd could not execve job` is a program that cannot start, a crash)
     Message("slurm_task_launch_failed", "Slurm",

@@ -100,12 +100,6 @@ SET_UP = (
     # (TensorFlow's gRPC server, started before any worker connects: tensorflow/core/distributed_runtime/rpc/
     # grpc_server_lib.cc `Could not start gRPC server`, its port taken or not bindable)
     (r"Could not start gRPC server", "TensorFlow's gRPC server start (the port in TF_CONFIG or the cluster spec)"),
-    # (gRPC's channel to a peer or a coordinator that never connected, grpc/grpc src/core/.../client_channel.cc
-    # `failed to connect to all addresses`, raised by TensorFlow as UnavailableError and by JAX's client as
-    # XlaRuntimeError `UNAVAILABLE: failed to connect to all addresses`: read only where nothing shows the
-    # job past set-up, ``unfinished``; a peer that died mid-run closes a connection that was made)
-    (r"(?i)\bfailed to connect to all addresses\b",
-     "gRPC's connect to the cluster's coordinator or its other workers (TensorFlow's or JAX's start-up)"),
 )
 # (MPI_Init's failure is set-up's: issue 31 reads "an init failure called a crash" as a wrong kind; a program,
 # module or library that is missing is not, ``salient.NO_START`` / ``IMPORT_FAILED``: it never ran set-up)

@@ -86,7 +86,9 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
         return None
     started = ev.store.comms.filter(pl.col("state") == "init_start").height > 0
     words = None if re.search(PEER_GONE, whole) else re.search(SET_UP_WORDS, said)
-    named = step_named(said) or step_named(own_lines) or (f"its words: \"{clip(words[0], 80)}\"" if words else "")
+    named = (step_named(said) or step_named(own_lines) or (f"its words: \"{clip(words[0], 80)}\"" if words else "")
+             or (GRPC_UNREACHED_MEANS if re.search(GRPC_UNREACHED, whole) and not re.search(PEER_GONE, whole)
+                 else ""))
     frame = next((f for w in wheres if (f := sf.frame_of(w))), None)
     # (a set-up frame alone, with no set-up word: the exception's type says whose failure it is; the program's
     # own error raised there, a bad argument or a missing key, is the program's crash, not set-up's)
@@ -101,6 +103,14 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
                    list(v.ranks), list(v.evidence) + lines(after, 1), v.findings, notes=list(v.notes))
 
 
+#: gRPC's channel to a peer or a coordinator that never connected (grpc/grpc's client channel: `failed to connect
+#: to all addresses`), raised by TensorFlow as UnavailableError and by JAX's client as XlaRuntimeError: set-up's
+#: only in a crash of a job that never got past set-up (``failed_in_set_up``) and with no word that the peer went
+#: away (``PEER_GONE``: a TPU worker's missed health checks, dv31-015, fail in the same words mid-run); no
+#: UNDECIDED is re-kinded by it alone
+GRPC_UNREACHED = r"(?i)\bfailed to connect to all addresses\b"
+GRPC_UNREACHED_MEANS = ("failed to connect to all addresses (gRPC's connect to the cluster's coordinator or its "
+                        "other workers: TensorFlow's or JAX's start-up)")
 #: the UNDECIDED rules whose verdict a set-up failure re-kinds (``undecided_in_set_up``): a timeout, a failure
 #: sign or an error line no rule explains, where the job never got past set-up
 #: (not nccl_error_unexplained's: an NCCL code at ncclCommInitRank can be the ranks disagreeing, llm-042's

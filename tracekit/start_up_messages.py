@@ -311,14 +311,15 @@ MESSAGES: tuple[Message, ...] = (
     # on dev every excerpt of it is an init stall (dv11-042, dv17-017, dv2-062)
     Message("c10d_client_connect_refused", "torch",
             r"The client socket has failed to connect to (?P<address>\[[^\]\s]+\]:\d+|[\w.\-]+:\d+) "
-            r"\(errno: \d+ - (?P<error>Connection refused|Connection reset by peer)\)",
+            # (the line's end: a program that wraps it and says it retries, `..., retrying in 5 s`, may succeed)
+            r"\(errno: \d+ - (?P<error>Connection refused|Connection reset by peer)\)\.?\s*$",
             Means.RETRYING, "the c10d store's server (MASTER_ADDR:MASTER_PORT, rank 0's host or the rendezvous "
             "endpoint)",
             "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::tryConnect: the error "
             "recorded and warned, then `retry = true` until the deadline)"),
     Message("c10d_client_connect_unanswered", "torch",
             r"The client socket has failed to connect to (?P<address>\[[^\]\s]+\]:\d+|[\w.\-]+:\d+) "
-            r"\(errno: \d+ - (?P<error>Connection timed out|No route to host|Network is unreachable)\)",
+            r"\(errno: \d+ - (?P<error>Connection timed out|No route to host|Network is unreachable)\)\.?\s*$",
             Means.TIMED_OUT, "the c10d store's server (MASTER_ADDR:MASTER_PORT: each attempt's connect got no "
             "answer, the address not reachable from this node or a firewall dropping the port)",
             "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::tryConnect: "

@@ -82,11 +82,12 @@ FRAMES: tuple[Frame, ...] = (
           "NCCLLibrary.ncclCommInitRank"),
     # (s28: the other runtimes' set-up, so a failure raised there reads as set-up's whatever its words: the
     # traceback's innermost set-up frame, parsers/torch_context.raised_in_init)
-    Frame(r"init_model_parallel_group|init_torch_distributed", "vllm",
+    # (not SGLang's ModelRunner.init_torch_distributed, which also sets the device and checks the GPUs' memory
+    # balance, raising its own errors: dv5-013, a crash; the process-group frames under it say set-up)
+    Frame(r"init_model_parallel_group", "vllm",
           "the runtime's model-parallel process groups' creation (each GroupCoordinator makes its groups and "
           "its communicators)",
-          "vllm-project/vllm vllm/distributed/parallel_state.py init_model_parallel_group; sgl-project/sglang "
-          "python/sglang/srt/model_executor/model_runner.py ModelRunner.init_torch_distributed"),
+          "vllm-project/vllm vllm/distributed/parallel_state.py init_model_parallel_group"),
     Frame(r"initialize", "jax",
           "JAX's distributed runtime reaching its coordinator (jax.distributed.initialize: the coordination "
           "service's client connects and registers the task)",

@@ -1,6 +1,6 @@
 """Issue 31, session 19 ("a failure in start-up is not a crash"): where a job failed decides, not that
 something raised. A traceback whose error line the excerpt cuts, raised in a frame that creates a process
-group or a communicator (start_up_messages.FRAMES), in a job that never got past start-up, is an init stall;
+group or a communicator (start_up_frames.FRAMES), in a job that never got past start-up, is an init stall;
 one raised elsewhere (Transformer Engine's userbuffers, vLLM's device init) stays a crash. TCPStore's
 protocol checks are the store's failure (meanings.RENDEZVOUS)."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tracekit import start_up_messages
+from tracekit import start_up_frames
 from tracekit.ingest import ingest
 from tracekit.meanings import RENDEZVOUS
 from tracekit.verdict import Kind, decide
@@ -47,7 +47,7 @@ def test_the_frame_tells_start_up_from_a_crash():
     ("init_distributed (/opt/conda/lib/python3.10/site-packages/deepspeed/comm/comm.py:670)", "deepspeed"),
 ])
 def test_start_up_frames_are_read_by_function_and_file(where, runtime):
-    assert start_up_messages.frame_of(where).runtime == runtime
+    assert start_up_frames.frame_of(where).runtime == runtime
 
 
 @pytest.mark.parametrize("where", [
@@ -56,7 +56,7 @@ def test_start_up_frames_are_read_by_function_and_file(where, runtime):
     "forward (/workspace/model.py:12)",
 ])
 def test_other_frames_are_not_start_up(where):
-    assert start_up_messages.frame_of(where) is None
+    assert start_up_frames.frame_of(where) is None
 
 
 def test_tcpstore_protocol_check_is_the_store_failing():

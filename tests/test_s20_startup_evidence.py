@@ -1,7 +1,7 @@
 """Issue 31, session 20 ("say what the evidence shows"): start-up, a transport's own failure and a rank's
 crash told apart by the evidence that decides each.
 
-- The start-up frames are written once (start_up_messages.FRAMES); the traceback frames torch_log reads as a
+- The start-up frames are written once (start_up_frames.FRAMES); the traceback frames torch_log reads as a
   process group's set-up (torch_patterns.INIT_FRAME) are built from them, so DDP's construction counts.
 - A CUDA failure NCCL reports in its code that connects a rank to its peers (transport/p2p.cc, transport.cc,
   proxy.cc) is the transport's set-up failing; one in NVLS or an allocation stays a rank's crash.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tracekit import start_up_messages
+from tracekit import start_up_frames
 from tracekit.ingest import ingest
 from tracekit.parsers.torch_patterns import INIT_FRAME
 from tracekit.verdict import Kind, decide
@@ -41,7 +41,7 @@ def _frame(path: str, line: int, func: str) -> str:
 def test_init_frame_holds_every_start_up_frame(path, func):
     hit = re.search(INIT_FRAME, _frame(path, 410, func))
     assert hit and hit.group("fn") == func
-    assert start_up_messages.frame_of(f"{func} ({path}:410)") is not None
+    assert start_up_frames.frame_of(f"{func} ({path}:410)") is not None
 
 
 def test_init_frame_leaves_a_worker_device_init_to_the_frames_it_calls():

@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tracekit import start_up_messages as sm
+from tracekit import start_up_frames as sf, start_up_messages as sm
 from tracekit.ingest import ingest
 from tracekit.parsers import mpi, native_fatal
 from tracekit.schema import EventKind
@@ -52,7 +52,7 @@ def test_an_hccl_init_call_that_failed_is_an_init_stall():
     ("OPS function error: HcclAllreduce, error code is 6", None),
 ])
 def test_the_init_calls_read(text, said):
-    assert sm.init_call_failed(text) == said
+    assert sf.init_call_failed(text) == said
 
 
 def test_a_placement_group_never_provided_is_an_init_stall():

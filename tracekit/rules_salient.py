@@ -203,13 +203,16 @@ def said_by_telling_lines(ev: Evidence) -> Verdict | None:
                        "address was not reachable (its host down or not listening yet, a wrong address or "
                        "port, a firewall); read from the line's words (no parser decodes it)",
                        ranks_named(unreached), lines(unreached, 4))
-    connect = told.filter(salient.waits_to_connect())
+    # (and a runtime's own start-up wait, start_up_frames.COORDINATOR_WAIT: vLLM's engine cores' handshake)
+    connect = told.filter(salient.waits_to_connect() | ((pl.col("where") == Telling.WAIT)
+                                                        & pl.col("message").str.contains(salient.COORDINATOR_WAIT)))
     if connect.height and not started:
         undone = connect.filter(salient.timed_out())
         repeated = connect.group_by("message").len().filter(pl.col("len") > 1).height > 0
         if undone.height or repeated:
             first = (undone if undone.height else connect).row(0, named=True)
-            why = "it timed out" if undone.height else "the wait is said again"
+            most = connect.group_by("message").len()["len"].max()
+            why = "it timed out" if undone.height else f"the wait is said again ({most} times)"
             return Verdict(Kind.INIT_STALL, f"start-up never completed: {quote(first)}; {why}, and no step "
                            "or collective is logged (read from the line's words: no parser decodes it)",
                            ranks_named(connect), lines(connect, 4))

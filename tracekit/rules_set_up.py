@@ -117,7 +117,10 @@ NEVER_BEGAN = (r"(?i)process group (?:has not been|is not) initiali[sz]ed"
 DEVICE_FAULT = (r"(?i)out of memory|\bOOM\b|CUDA error|[Cc]uda failure|unhandled cuda error|cudaError\w*|CUDA call"
                 # (and a process's own fault, where it came: a segfault inside ncclCommInitRank is the process's,
                 # dv18-034, labelled a crash)
-                r"|segmentation fault|\bSIGSEGV\b|\bSIGBUS\b|illegal memory access")
+                r"|segmentation fault|\bSIGSEGV\b|\bSIGBUS\b|illegal memory access"
+                # (and an accelerator's own failure its runtime reports: a TPU slice's chip driver, dv31-015,
+                # `Detected failure SLICE_FAILURE_CHIP_DRIVER_ERROR`, `detected TPU session error from worker`)
+                r"|\bSLICE_FAILURE_\w+|chip driver error|\bTPU (?:chip|session) error")
 
 
 def unfinished(ev: Evidence) -> bool:

@@ -17,7 +17,7 @@ import re
 
 import polars as pl
 
-from tracekit import runtime_failures, start_up_messages as sm
+from tracekit import runtime_failures, start_up_frames as sf
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers import salient
@@ -32,6 +32,11 @@ from tracekit.wording import who
 
 #: a kill from outside the job (a scheduler's or an agent's SIGTERM, a SIGKILL): its own cause
 KILLED = r"(?i)\bSIG(?:TERM|KILL)\b|\bdeath signal\b|killed from outside"
+#: the exception types of a program's own error (a bad argument, a missing key or attribute, a failed assert, an
+#: import): raised inside a set-up frame they are still the program's, never set-up's waiting on its peers
+PROGRAM_ERROR = (r"(?:^|[\s:.])(?:ValueError|TypeError|KeyError|AttributeError|AssertionError|NameError|IndexError"
+                 r"|NotImplementedError|ImportError|ModuleNotFoundError|FileNotFoundError|SyntaxError"
+                 r"|ZeroDivisionError|UnboundLocalError|RecursionError|PermissionError)\b")
 #: how many lines after a runtime's word that a process failed its traceback's exception may come
 FOLLOWS = 60
 #: how many lines before a crash its file's failure lines are read with it (``failed_in_set_up``)
@@ -72,15 +77,23 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
     wheres += after["where"].drop_nulls().to_list()
     said = " ".join([summary, *(e.text for e in v.evidence), *wheres, *before["message"].fill_null(""),
                      *after["message"].fill_null("")])
-    if (re.search(NEVER_BEGAN, said) or re.search(DEVICE_FAULT, said) or ev.cuda.height
-            or re.search(salient.either(salient.NO_START, salient.IMPORT_FAILED), said)):
+    # (the crash lines whole: the evidence clips them, `... got error: Failed to recv, got 0 bytes. Connection ...`,
+    # `... Check failed: ... (Unknown: Could not start gRPC ...`)
+    own_lines = " ".join(crashes["message"].fill_null(""))
+    whole = " ".join([said, own_lines])
+    if (re.search(NEVER_BEGAN, whole) or re.search(DEVICE_FAULT, whole) or ev.cuda.height
+            or re.search(salient.either(salient.NO_START, salient.IMPORT_FAILED), whole)):
         return None
     started = ev.store.comms.filter(pl.col("state") == "init_start").height > 0
-    # (the crash lines whole: the evidence clips them, `... got error: Failed to recv, got 0 bytes. Connection ...`)
-    whole = " ".join([said, *crashes["message"].fill_null("")])
     words = None if re.search(PEER_GONE, whole) else re.search(SET_UP_WORDS, said)
-    named = step_named(said) or (f"its words: \"{clip(words[0], 80)}\"" if words else "")
-    frame = next((f for w in wheres if (f := sm.frame_of(w))), None)
+    named = (step_named(said) or step_named(own_lines) or (f"its words: \"{clip(words[0], 80)}\"" if words else "")
+             or (GRPC_UNREACHED_MEANS if re.search(GRPC_UNREACHED, whole) and not re.search(PEER_GONE, whole)
+                 else ""))
+    frame = next((f for w in wheres if (f := sf.frame_of(w))), None)
+    # (a set-up frame alone, with no set-up word: the exception's type says whose failure it is; the program's
+    # own error raised there, a bad argument or a missing key, is the program's crash, not set-up's)
+    if frame is not None and not (started or named) and re.search(PROGRAM_ERROR, f"{own_lines} {summary}"):
+        frame = None
     if not (started or named or frame):
         return None
     why = ("NCCL's init started and no communicator completed it" if started
@@ -90,6 +103,14 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
                    list(v.ranks), list(v.evidence) + lines(after, 1), v.findings, notes=list(v.notes))
 
 
+#: gRPC's channel to a peer or a coordinator that never connected (grpc/grpc's client channel: `failed to connect
+#: to all addresses`), raised by TensorFlow as UnavailableError and by JAX's client as XlaRuntimeError: set-up's
+#: only in a crash of a job that never got past set-up (``failed_in_set_up``) and with no word that the peer went
+#: away (``PEER_GONE``: a TPU worker's missed health checks, dv31-015, fail in the same words mid-run); no
+#: UNDECIDED is re-kinded by it alone
+GRPC_UNREACHED = r"(?i)\bfailed to connect to all addresses\b"
+GRPC_UNREACHED_MEANS = ("failed to connect to all addresses (gRPC's connect to the cluster's coordinator or its "
+                        "other workers: TensorFlow's or JAX's start-up)")
 #: the UNDECIDED rules whose verdict a set-up failure re-kinds (``undecided_in_set_up``): a timeout, a failure
 #: sign or an error line no rule explains, where the job never got past set-up
 #: (not nccl_error_unexplained's: an NCCL code at ncclCommInitRank can be the ranks disagreeing, llm-042's
@@ -112,7 +133,7 @@ SET_UP_WORDS = (r"(?i:\b(?:master(?:_?addr|_?port)?|rendezvous|rdzv"
 #: remote server shutdown or crash?`, the coordination service's `heartbeat timeout ... crashed unexpectedly`):
 #: the peer's crash, whatever step it came in (dv18-006, dv20-029: labelled crashed-rank), so no set-up words
 PEER_GONE = (r"(?i)remote server shutdown or crash|connection (?:was likely )?closed|closed by (?:remote )?peer"
-             r"|reset by peer|crashed unexpectedly|heartbeat")
+             r"|reset by peer|crashed unexpectedly|heartbeat|missed \d+ health checks?")
 #: any set-up call or check (``SET_UP``), one pattern for polars
 SET_UP_CALLS = "|".join(f"(?:{p})" for p, _ in SET_UP)
 #: the lines that say something failed and that no rule explained (``undecided.UNEXPLAINED``), and the
@@ -170,7 +191,7 @@ def undecided_in_set_up(ev: Evidence, v: Verdict, rule: str) -> Verdict | None:
     wheres = (ev.kinds(EventKind.STACK).filter(pl.col("file").is_in(failed["file"].implode()))
               .select(pl.coalesce("frames", "where").fill_null("").str.split(" <- ")).explode("frames")
               ["frames"].to_list())
-    frame = next((f for w in wheres if w and (f := sm.frame_of(w))), None)
+    frame = next((f for w in wheres if w and (f := sf.frame_of(w))), None)
     # (or a communicator's error, NCCL's code in the program's words, where a failure line of its file names the
     # process's communicator set-up: vLLM's `Error executing method 'init_device'` over a traceback the excerpt
     # cut, `RuntimeError: NCCL error: unhandled system error`)

@@ -80,6 +80,48 @@ FRAMES: tuple[Frame, ...] = (
           "vLLM's own NCCL communicator's creation (ncclCommInitRank)",
           "vllm-project/vllm vllm/distributed/device_communicators/pynccl_wrapper.py "
           "NCCLLibrary.ncclCommInitRank"),
+    # (s28: the other runtimes' set-up, so a failure raised there reads as set-up's whatever its words: the
+    # traceback's innermost set-up frame, parsers/torch_context.raised_in_init)
+    # (not SGLang's ModelRunner.init_torch_distributed, which also sets the device and checks the GPUs' memory
+    # balance, raising its own errors: dv5-013, a crash; the process-group frames under it say set-up)
+    Frame(r"init_model_parallel_group", "vllm",
+          "the runtime's model-parallel process groups' creation (each GroupCoordinator makes its groups and "
+          "its communicators)",
+          "vllm-project/vllm vllm/distributed/parallel_state.py init_model_parallel_group"),
+    Frame(r"initialize", "jax",
+          "JAX's distributed runtime reaching its coordinator (jax.distributed.initialize: the coordination "
+          "service's client connects and registers the task)",
+          "jax-ml/jax jax/_src/distributed.py initialize, State.initialize (self.client.connect())",
+          path=r"jax/_src/distributed\.py"),
+    Frame(r"init_parallel_env|_init_parallel_env|_init_parallel_ctx", "paddle",
+          "Paddle's process-group set-up (its NCCL communicators' creation, its TCP store)",
+          "PaddlePaddle/Paddle python/paddle/distributed/parallel.py init_parallel_env; "
+          "python/paddle/fluid/dygraph/parallel_helper.py _init_parallel_ctx"),
+    Frame(r"_initialize_multi_worker|enable_collective_ops|configure_collective_ops", "tensorflow",
+          "TensorFlow's multi-worker strategy's set-up (its gRPC server and the workers' collective context)",
+          "tensorflow/tensorflow tensorflow/python/distribute/collective_all_reduce_strategy.py "
+          "CollectiveAllReduceExtended._initialize_multi_worker; tensorflow/python/eager/context.py "
+          "Context.enable_collective_ops, configure_collective_ops"),
+    Frame(r"init", "horovod",
+          "Horovod's init (hvd.init(): its MPI or Gloo controller's set-up)",
+          "horovod/horovod horovod/common/basics.py HorovodBasics.init", path=r"horovod/common/basics\.py"),
+    Frame(r"_setup_replication", "torch_xla",
+          "PyTorch/XLA's replication set-up (the mesh service, its devices' world)",
+          "pytorch/xla torch_xla/distributed/xla_multiprocessing.py _setup_replication"),
+    Frame(r"_init_dist_connection|init_dist_connection|setup_distributed", "lightning",
+          "Lightning's process-group set-up (it calls torch.distributed.init_process_group)",
+          "Lightning-AI/pytorch-lightning src/lightning/fabric/utilities/distributed.py _init_dist_connection; "
+          "src/lightning/pytorch/strategies/ddp.py DDPStrategy.setup_distributed"),
+    Frame(r"init_dist|_init_dist_pytorch|_init_dist_slurm|_init_dist_mpi|distributed_init"
+          r"|_setup_torch_process_group", "torch",
+          "the framework's process-group set-up (it calls torch.distributed.init_process_group)",
+          "open-mmlab/mmengine mmengine/dist/utils.py init_dist, _init_dist_pytorch, _init_dist_slurm, "
+          "_init_dist_mpi; facebookresearch/fairseq fairseq/distributed/utils.py distributed_init; "
+          "ray-project/ray python/ray/train/torch/config.py _setup_torch_process_group"),
+    Frame(r"__init__", "accelerate",
+          "Accelerate's process state's set-up (PartialState: init_process_group for the launched world)",
+          "huggingface/accelerate src/accelerate/state.py PartialState.__init__",
+          path=r"accelerate/state\.py"),
 )
 #: any start-up frame
 START_UP_FRAME = any_of(*(f.pattern for f in FRAMES))
@@ -121,7 +163,11 @@ COORDINATOR_UNREACHED = (
 #: ``CreateSession still waiting for response from worker: /job:worker/replica:0/task:1``, XRT's ``Waiting to
 #: connect to client mesh master``, ``Core 1 waiting for rendezvous``): an init stall where said again
 COORDINATOR_WAIT = (r"(?i)\bCreateSession still waiting for response from worker\b"
-                    r"|\bwaiting to connect to client mesh master\b|\bwaiting for rendezvous\b")
+                    r"|\bwaiting to connect to client mesh master\b|\bwaiting for rendezvous\b"
+                    # (s28: vLLM V1's front end polling its engine cores' handshake every 10 s while they start,
+                    # vllm-project/vllm vllm/v1/engine/utils.py wait_for_engine_startup: `logger.debug("Waiting
+                    # for %d local, %d remote core engine proc(s) to start.")` and `... to connect.`)
+                    r"|\bWaiting for \d+ local, \d+ remote core engine proc\(s\) to (?:start|connect)\b")
 #: workers that a scheduler cannot place, so the run never starts: Ray's autoscaler on a request no node
 #: type fits (autoscaler/_private/autoscaler.py ``Error: No available node types can fulfill resource
 #: request {...}``), its raylet's ``resource request cannot be scheduled right now`` and ``tasks with

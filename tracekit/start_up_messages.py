@@ -43,11 +43,15 @@ class Means(Enum):
     FOREIGN_PEER = "had a foreign process connect where it waits for"
     UNREACHABLE = "got no answer from"  # packets dropped (ETIMEDOUT, no route): the network path, not a wait
     UNRESOLVED = "could not resolve the name of"  # getaddrinfo failed: retried until the connect deadline
+    #: a stack dump (gdb's, a native backtrace) that caught the process inside its start-up's wait: the process
+    #: was stopped there when someone looked, the way a hang is dumped
+    CAUGHT_IN = "was caught by a stack dump inside"
 
 
 #: (no interface is not among them: a host without the interface NCCL_SOCKET_IFNAME names is a transport set-up
 #: failure in the recorded real-NCCL run, samples/gpu_2x1_badiface, and the wild labels of that line disagree)
-DECISIVE = frozenset({Means.RETRYING, Means.TIMED_OUT, Means.GAVE_UP, Means.FOREIGN_PEER, Means.UNRESOLVED})
+DECISIVE = frozenset({Means.RETRYING, Means.TIMED_OUT, Means.GAVE_UP, Means.FOREIGN_PEER, Means.UNRESOLVED,
+                      Means.CAUGHT_IN})
 
 
 @dataclass(frozen=True)
@@ -207,6 +211,41 @@ MESSAGES: tuple[Message, ...] = (
             "pmodels/mpich src/pm/hydra/lib/utils/sock.c HYDU_sock_connect (`unable to connect from \"%s\" to "
             "\"%s\" (%s)` after its retries) and its callers' HYDU_ERR_POP(status, \"unable to connect to "
             "proxy\")", decoded=False),
+    # (s28) a native stack (gdb's `bt`, `thread apply all bt`) whose frame is NCCL's communicator init: the process
+    # was inside ncclCommInitRank (its bootstrap, its connections to the peers) when dumped (dv31-006: bootstrapRecv
+    # under p2pSetup, initTransportsRank, ncclCommInitRankSync at init.cc); only the init's own frames, not a
+    # socket's or a proxy's, which come in the collectives too (dv8-002's recv under ncclSocketWait alone)
+    Message("nccl_init_in_stack", "NCCL",
+            r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<frame>ncclCommInitRank\w*|ncclCommInitAll|initTransportsRank"
+            r"|ncclGetUniqueId|bootstrapInit|bootstrapCreateRoot|bootstrapRoot|ncclCommSplit)\b"
+            r"(?:.*\bat (?P<source>\S+\.(?:cc|cu|c|h):\d+))?",
+            Means.CAUGHT_IN, "NCCL's communicator init (ncclCommInitRank: its bootstrap with the other ranks and "
+            "its connections to its peers)",
+            "NVIDIA/nccl src/init.cc (ncclCommInitRank -> ncclCommInitRankFunc/ncclCommInitRankSync -> "
+            "initTransportsRank, which runs the bootstrap's all-gather and p2pSetup) and src/bootstrap.cc "
+            "(bootstrapInit, bootstrapRoot)", decoded=False),
+    # Slurm's srun: its launch request to a node's slurmd never got through, so no task of the job started there
+    # (only the connection's errors: `Slurmd could not execve job` is a program that cannot start, a crash)
+    Message("slurm_task_launch_failed", "Slurm",
+            r"\b(?:Task launch for (?:StepId=)?\S+ failed on node (?P<node>[\w.\-]+)|Application launch failed): "
+            r"(?P<error>Communication connection failure|Connection refused|Connection timed out|No route to host"
+            r"|Socket timed out on send/recv operation|Unable to contact slurm controller)",
+            Means.GAVE_UP, "the job's tasks on a node (srun's launch request to slurmd there: the node's slurmd "
+            "down or unreachable from the launching host)",
+            "SchedMD/slurm src/api/step_launch.c (`error(\"Task launch for %ps failed on node %s: %m\")`, as "
+            "compiled into libslurm's string table) and src/srun/srun_job.c (`Application launch failed: %m`)",
+            decoded=False),
+    # a launcher's ssh to a node (pdsh, mpirun's orted, horovodrun, DeepSpeed's runner) that never connected:
+    # OpenSSH's own line (ssh.c / sshconnect.c ssh_connect_direct: `ssh: connect to host %s port %s: %s`),
+    # printed before any rank starts there (rules_init.start_up_said reads it only where nothing got past start-up)
+    Message("ssh_connect_failed", "ssh",
+            r"\bssh: connect to host (?P<node>[\w.\-]+) port (?P<port>\d+): "
+            r"(?P<error>Connection refused|Connection timed out|No route to host|Network is unreachable"
+            r"|Operation timed out)",
+            Means.GAVE_UP, "the connection to a node the launcher starts ranks on (no rank is started there: the "
+            "node down, sshd not running or a firewall on its port)",
+            "openssh/openssh-portable sshconnect.c ssh_connect_direct (`error(\"ssh: connect to host %s port %s: "
+            "%s\", host, strport, ...)`)"),
     # start-up begun, in the runtimes' words: a wait said once, which decides nothing alone; UNDECIDED names
     # it where the log ends there (undecided.py: "start-up began ... and nothing after it is logged")
     Message("paddle_nccl_context", "Paddle",
@@ -264,6 +303,34 @@ MESSAGES: tuple[Message, ...] = (
             "jax-ml/jax jax/_src/distributed.py State.initialize: logger.info('Connecting to JAX distributed "
             "service on %s', coordinator_address), then self.client.connect()", decoded=False),
 
+    # (s28) c10d's store client connecting to the store's server at start-up (init_process_group's
+    # rendezvous, torchrun's c10d rendezvous backend): each failed attempt is recorded and warned, then retried
+    # after a backoff until the connect's deadline (pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp
+    # SocketConnectOp::tryConnect: `recordError("The client socket has failed to connect to {} (errno: {} -
+    # {}).", ...)` on ECONNREFUSED/ECONNRESET, retry; socket.cpp:558/601/663 in the warnings of torch 1.10-2.1);
+    # on dev every excerpt of it is an init stall (dv11-042, dv17-017, dv2-062)
+    Message("c10d_client_connect_refused", "torch",
+            r"The client socket has failed to connect to (?P<address>\[[^\]\s]+\]:\d+|[\w.\-]+:\d+) "
+            # (the line's end: a program that wraps it and says it retries, `..., retrying in 5 s`, may succeed)
+            r"\(errno: \d+ - (?P<error>Connection refused|Connection reset by peer)\)\.?\s*$",
+            Means.RETRYING, "the c10d store's server (MASTER_ADDR:MASTER_PORT, rank 0's host or the rendezvous "
+            "endpoint)",
+            "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::tryConnect: the error "
+            "recorded and warned, then `retry = true` until the deadline)"),
+    Message("c10d_client_connect_unanswered", "torch",
+            r"The client socket has failed to connect to (?P<address>\[[^\]\s]+\]:\d+|[\w.\-]+:\d+) "
+            r"\(errno: \d+ - (?P<error>Connection timed out|No route to host|Network is unreachable)\)\.?\s*$",
+            Means.TIMED_OUT, "the c10d store's server (MASTER_ADDR:MASTER_PORT: each attempt's connect got no "
+            "answer, the address not reachable from this node or a firewall dropping the port)",
+            "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::tryConnect: "
+            "ETIMEDOUT/EHOSTUNREACH recorded and warned, retried until the deadline)"),
+    Message("c10d_client_connect_gave_up", "torch",
+            r"The client socket has failed to connect to any network address of \((?P<host>[^,)]+), "
+            r"(?P<port>\d+)\)",
+            Means.GAVE_UP, "the c10d store's server (MASTER_ADDR:MASTER_PORT) after its retries",
+            "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::run: `The client socket "
+            "has failed to connect to any network address of ({}, {}).` with the errors recorded, thrown as "
+            "DistNetworkError/RuntimeError)"),
     Message("c10d_client_timed_out", "torch",
             r"The client socket has timed out after (?P<seconds>\d+)(?:s|ms)? while trying to connect to "
             r"\((?P<host>[^,)]+), (?P<port>\d+)\)",
@@ -317,10 +384,3 @@ def read(text: str) -> tuple[Message, dict] | None:
         if hit:
             return m, {k: v for k, v in hit.groupdict().items() if v}
     return None
-
-
-# (where start-up runs, and the coordinator's words: start_up_frames, split from here in s27; its names stay
-# importable from here)
-from tracekit.start_up_frames import (  # noqa: E402,F401
-    COORDINATOR_UNREACHED, COORDINATOR_WAIT, FRAMES, HCCL_RESULTS, INIT_CALL_FAILED, PATHED_FRAME, START_UP_FRAME,
-    TRACEBACK_FRAME, UNPLACED, Frame, frame_of, init_call_failed)

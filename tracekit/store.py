@@ -184,7 +184,7 @@ def fingerprint() -> str:
     h = hashlib.sha1()
     made = [here / name for name in ("ingest.py", "formats.py", "dumps.py", "schema.py", "meanings.py",
                                      "nccl_messages.py", "hccl_messages.py", "runtime_failures.py",
-                                     "start_up_messages.py", "progress_messages.py", "work_phases.py")]
+                                     "start_up_messages.py", "start_up_frames.py", "progress_messages.py", "work_phases.py")]
     for f in sorted([*here.glob("parsers/**/*.py"), *made]):
         h.update(f.name.encode() + f.read_bytes())
     return h.hexdigest()[:16]

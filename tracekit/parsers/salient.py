@@ -35,7 +35,7 @@ import polars as pl
 
 from tracekit import runtime_failures
 # (the start-up families, written with the start-up messages they extend)
-from tracekit.start_up_messages import COORDINATOR_UNREACHED, COORDINATOR_WAIT, UNPLACED
+from tracekit.start_up_frames import COORDINATOR_UNREACHED, COORDINATOR_WAIT, UNPLACED
 from tracekit.parsers import Parsed
 from tracekit.schema import EventKind
 

@@ -12,7 +12,7 @@ from tracekit.parsers.torch_patterns import (
     SIGNAL_RECEIVED, STUCK, TERMINATE, WHAT, WORK, WRAPPED_HEAD,
 )
 from tracekit.schema import EventKind
-from tracekit.start_up_messages import PATHED_FRAME
+from tracekit.start_up_frames import PATHED_FRAME
 
 
 def raised_in_init(df: pl.DataFrame) -> pl.Expr:

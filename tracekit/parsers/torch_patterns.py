@@ -8,7 +8,7 @@ from __future__ import annotations
 from tracekit.meanings import STORE_SOCKET
 from tracekit.nccl_messages import bare_message
 from tracekit.schema import EventKind
-from tracekit.start_up_messages import TRACEBACK_FRAME
+from tracekit.start_up_frames import TRACEBACK_FRAME
 
 # every generation: `WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=.., NumelOut=.., Timeout(ms)=600000)`, and
 # before torch 1.10 `WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000)` without a sequence number; torch_npu's
@@ -169,7 +169,7 @@ KNOWN = (
 )
 
 
-# a traceback frame of a job's start-up (start_up_messages.FRAMES: a process group's or a communicator's
+# a traceback frame of a job's start-up (start_up_frames.FRAMES: a process group's or a communicator's
 # creation, the rendezvous, DDP's construction, vLLM's, DeepSpeed's and Megatron's init): an exception under
 # it was raised while the job's ranks were still coming together, before any collective of the training
 INIT_FRAME = TRACEBACK_FRAME

@@ -155,3 +155,32 @@ def peer_connect_cuda_failed(ev: Evidence) -> Verdict | None:
                    "NCCL_P2P_DISABLE=1 (or NCCL_P2P_LEVEL) moves the traffic to shared memory or the network",
                    r,
                    lines(at, 3) + lines(ev.exits, 2))
+
+
+#: NCCL's error codes that say one of NCCL's own checks refused the rank's call or its state (ncclGetErrorString,
+#: src/init.cc: `internal error - please report this issue`, `invalid usage`, `invalid argument`), never a byte
+#: on the wire: where NCCL's own lines say nothing of the network either, the failure is that rank's
+OWN_CODES = ("internal_error", "invalid_usage", "invalid_argument")
+
+
+def own_code_reported(ev: Evidence, t: pl.DataFrame, network: pl.DataFrame) -> Verdict | None:
+    """The program reports one of ``OWN_CODES`` (torch's `NCCL error in: ..., internal error - please report
+    this issue to the NCCL developers` then `ncclInternalError: Internal check failed.` and `Last error:`
+    `Trying to launch too many work items: max 512, have 513`; `invalid usage` then `Error : Invalid peer 8,
+    nRanks 8`) and none of NCCL's lines ``t`` is the network's (``network``: a WARN of a transport source, a
+    socket or verbs failure, a peer that dropped): NCCL's check on that rank failed, CRASHED_RANK of the rank
+    that raised it. (A set-up's failure of the same shape is re-kinded as set-up by set_up_rekind.)"""
+    e = ev.nccl_errors
+    codes = e.filter(nccl_messages.is_one_of(OWN_CODES))
+    if not codes.height or network.height or not t.height:
+        return None
+    r = rank_of(codes.head(1), ev) or t["rank"].drop_nulls().unique().sort().to_list()
+    name = nccl_messages.message_name()
+    code = codes.select(name)[0, 0]
+    first = t.row(0, named=True)
+    return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed in its own NCCL call: "
+                   f"{nccl_messages.BY_NAME[code].meaning.split(':')[0]} ({msg(codes, 0, 120)}); NCCL's last "
+                   f"error: {first['message'][:160]}: NCCL's own check refused the call on that rank (its "
+                   "arguments, a peer or size it cannot take, too many operations in one group), not the "
+                   "network; the check's words name what to change (NCCL_DEBUG=WARN on every rank shows it "
+                   "and where)", r, lines(t, 3) + lines(codes, 2) + lines(ev.exits, 2))

@@ -15,8 +15,8 @@ from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers.pyspy import RAISED
 from tracekit.rules_common import msg, rank_of, said_in_files, who_or
 from tracekit.sources import collect
-from tracekit.rules_nccl_codes import (SET_UP, failing, own_call_cuda, refused_collective,  # noqa: F401
-                                       system_call_failed)
+from tracekit.rules_nccl_codes import (SET_UP, failing, own_call_cuda, own_code_reported,  # noqa: F401
+                                       refused_collective, system_call_failed)
 from tracekit.wording import who
 
 
@@ -116,6 +116,8 @@ def nccl_failure(ev: Evidence) -> Verdict | None:
     own = _own_code(t)
     if own.height == t.height:  # (NCCL's WARNs are all of its own code, a topology or config it read: no
         return _own_code_failed(ev, own)  # network failed; that rank's call or init did)
+    if not dropped and (checked := own_code_reported(ev, t, _network(t))) is not None:
+        return checked  # (NCCL's own check's code, and no line of the network: waits s28)
     r = rank_of(ev.nccl_errors.head(1), ev)
     said = ev.launched_with
     return Verdict(Kind.TRANSPORT_ERROR, f"NCCL failed on {who_or(t)}: "
@@ -288,8 +290,18 @@ def nccl_unwound(ev: Evidence) -> Verdict | None:
 
 #: NCCL's source files of the network (its transports, sockets, IB verbs, bootstrap, proxy, net plugins, RAS),
 #: as a WARN line's `file.cc:line` names them
-NET_SOURCE = r"(?i)(?:^|/)(?:transport/|net|socket|ib|bootstrap|proxy|p2p|shm|coll_?net|nvls|ras/|plugin/)"
+NET_SOURCE = (r"(?i)(?:^|/)(?:transport/|net|socket|ib|bootstrap|proxy|p2p|shm|coll_?net|nvls|ras/|plugin/"
+              # (aws-ofi-nccl, the EFA / libfabric network plugin: nccl_net_ofi_rdma.c, nccl_ofi_api.c: waits s28)
+              r"|nccl_(?:net_)?ofi|ofi_)")
 SOURCE = r"\.(?:cc|cu|cpp|c|h|hpp):\d+$"
+
+
+def _network(t: pl.DataFrame) -> pl.DataFrame:
+    """NCCL's lines of ``t`` that are the network's: not a WARN (a transport error, a connect retry), a WARN
+    of a transport source, or in a socket's or verbs' words of failure or of a peer that dropped."""
+    where = pl.col("where").fill_null("")
+    return t.filter((pl.col("kind") != EventKind.NCCL_WARN) | where.str.contains(NET_SOURCE)
+                    | pl.col("message").str.contains(NETWORK_FAIL) | pl.col("message").str.contains(PEER_DROPPED))
 
 
 def _own_code(t: pl.DataFrame) -> pl.DataFrame:

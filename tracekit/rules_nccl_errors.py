@@ -9,7 +9,7 @@ import re
 
 import polars as pl
 
-from tracekit import nccl_messages, rules_set_up
+from tracekit import nccl_messages, rules_gone, rules_set_up
 from tracekit.evidence import NETWORK_FAIL, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers.pyspy import RAISED
@@ -113,6 +113,8 @@ def nccl_failure(ev: Evidence) -> Verdict | None:
                    "the network or with a peer that died without a word (the peer's log decides which)")
     if not (ev.nccl_errors.height and t.height):
         return None
+    if (local := rules_gone.local_peer_closed(ev, t)) is not None:
+        return local  # (a process of the same node ended: no network in it; waits s28)
     own = _own_code(t)
     if own.height == t.height:  # (NCCL's WARNs are all of its own code, a topology or config it read: no
         return _own_code_failed(ev, own)  # network failed; that rank's call or init did)
@@ -395,6 +397,8 @@ def transport_error(ev: Evidence) -> Verdict | None:
     t = ev.transport.sort("line")
     if not (t.filter(pl.col("kind") != EventKind.NCCL_WARN).height or (t.height and not ev.missing)):
         return None
+    if (local := rules_gone.local_peer_closed(ev, t)) is not None:
+        return local
     gone = _server_gone(ev, ev.kinds(EventKind.TRANSPORT_ERROR, EventKind.C10D_ERROR, EventKind.NCCL_WARN,
                                      EventKind.EXCEPTION).sort("line"))
     if gone is not None:

@@ -360,38 +360,6 @@ def _own_code_failed(ev: Evidence, own: pl.DataFrame, in_init: bool = False) -> 
                    "NCCL reads, an algorithm or topology it was given)", r, lines(own, 3) + lines(unwound, 3))
 
 
-#: an address and port, and what a socket said of it a few words on (brpc's `SocketId=4@10.2.0.1:6170@58494:
-#: Connection reset by peer`, gloo's `[10.2.0.1]:6170: Connection refused`, c10d's `(10.2.0.1, 6170)`)
-ADDRESS_SAID = (r"(?P<addr>\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:]+\])\]?(?::|, )(?P<port>\d{2,5})\b"
-                r"[^\[\n]{0,40}?"
-                r"(?P<what>Connection reset by peer|Connection refused)")
-
-
-def _server_gone(ev: Evidence, t: pl.DataFrame) -> Verdict | None:
-    """A connection to an address reset by its peer, then a new connect to that same address refused:
-    nothing listens there any more -- the process that served it (a parameter server, the store, a peer
-    rank) ended; its end is the cause, the resets and refusals of the others its consequence."""
-    said = (t.select("file", "line", "rank", pl.col("message").str.extract_all(ADDRESS_SAID).alias("_s"))
-            .explode("_s").drop_nulls("_s")
-            .with_columns(pl.col("_s").str.extract_groups(ADDRESS_SAID).alias("_g")).unnest("_g"))
-    if not said.height:
-        return None
-    reset = said.filter(pl.col("what") == "Connection reset by peer").group_by("addr", "port").agg(
-        pl.col("line").min().alias("_reset"))
-    gone = said.filter(pl.col("what") == "Connection refused").join(reset, on=["addr", "port"])
-    gone = gone.filter(pl.col("line") >= pl.col("_reset")).sort("line")
-    if not gone.height:
-        return None
-    where = f"{gone['addr'][0]}:{gone['port'][0]}"
-    rows = t.join(gone.select("file", "line").unique(), on=["file", "line"])
-    return Verdict(Kind.CRASHED_RANK, f"the process serving {where} is gone: its connections were reset by "
-                   "that peer and new connects to the same address were refused (nothing listens there any "
-                   "more): that server (or rank) crashed or was killed first, and "
-                   f"{who_or(rows)}'s transport errors are the consequence: {msg(rows, 0, 200)}; its own "
-                   "log, exit code and dmesg say why",
-                   rank_of(rows, ev), lines(rows, 3))
-
-
 def transport_error(ev: Evidence) -> Verdict | None:
     """The network transport reported errors (not consequences of a peer's exit, not benign)."""
     t = ev.transport.sort("line")
@@ -399,8 +367,8 @@ def transport_error(ev: Evidence) -> Verdict | None:
         return None
     if (local := rules_gone.local_peer_closed(ev, t)) is not None:
         return local
-    gone = _server_gone(ev, ev.kinds(EventKind.TRANSPORT_ERROR, EventKind.C10D_ERROR, EventKind.NCCL_WARN,
-                                     EventKind.EXCEPTION).sort("line"))
+    gone = rules_gone.server_gone(ev, ev.kinds(EventKind.TRANSPORT_ERROR, EventKind.C10D_ERROR,
+                                               EventKind.NCCL_WARN, EventKind.EXCEPTION).sort("line"))
     if gone is not None:
         return gone
     own = _own_code(t)

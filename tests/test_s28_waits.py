@@ -209,3 +209,79 @@ def test_hex_lines_with_no_mlx5_head_are_not_claimed():
 def test_evidence_transport_holds_the_mlx5_dump():
     ev = Evidence.gather(ingest([DATA / "mlx5_rnr_dump.txt"]))
     assert ev.transport.filter(pl.col("where") == "libmlx5").height == 1
+
+
+# --- the cause inside a wrapper, and a process of the node that ended ---
+
+def test_ray_task_error_says_the_error_raised_inside_the_worker(tmp_path):
+    text = ("ray.exceptions.RayTaskError(RuntimeError): ray::_RayTrainWorker__execute.get_next() (pid=4567, "
+            "ip=10.0.0.5, actor_id=abcd, repr=<ray.train._internal.worker_group.RayTrainWorker object at 0x7f00>)\n"
+            '  File "/home/ray/anaconda3/lib/python3.10/site-packages/ray/train/_internal/worker_group.py", line 33, '
+            "in __execute\n    raise skipped from exception_cause(skipped)\n"
+            "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and "
+            "cuda:0!\n")
+    v, _ = _decide(tmp_path, text)
+    assert v.kind is Kind.CRASHED_RANK
+    assert "the error raised inside it: RuntimeError: Expected all tensors to be on the same device" in v.summary
+
+
+def test_dataloader_worker_error_says_the_original_error(tmp_path):
+    text = ("[rank6]: Traceback (most recent call last):\n"
+            '[rank6]:   File "train.py", line 300, in <module>\n[rank6]:     for batch in loader:\n'
+            "[rank6]: RuntimeError: Caught RuntimeError in DataLoader worker process 3.\n"
+            "[rank6]: Original Traceback (most recent call last):\n"
+            '[rank6]:   File "/usr/lib/python3/dist-packages/torch/utils/data/_utils/worker.py", line 308, in '
+            "_worker_loop\n[rank6]:     data = fetcher.fetch(index)\n"
+            "[rank6]: RuntimeError: stack expects each tensor to be equal size, but got [3, 224, 224] at entry 0 and "
+            "[3, 256, 256] at entry 5\n")
+    v, _ = _decide(tmp_path, text)
+    assert v.kind is Kind.CRASHED_RANK and "rank 6" in v.summary
+    assert "stack expects each tensor to be equal size" in v.summary
+
+
+def test_a_plain_exception_says_no_inner_error(tmp_path):
+    v, _ = _decide(tmp_path, "[rank3]: Traceback (most recent call last):\n"
+                             '[rank3]:   File "t.py", line 1, in <module>\n'
+                             "[rank3]: ValueError: Expected input batch_size (16) to match target batch_size (8).\n"
+                             "[rank3]: KeyError: 'later'\n")
+    assert v.kind is Kind.CRASHED_RANK and "raised inside" not in v.summary
+
+
+PROXY_CLOSED = "{host}:{pid}:2222 [2] proxy.cc:1436 NCCL WARN [Service thread] Connection closed by localRank 3\n"
+REMOTE_EXITED = ("[rank2]:[E1207 10:00:00.000000 ProcessGroupNCCL.cpp:1592] [PG 0 Rank 2] Process group watchdog "
+                 "thread terminated with exception: NCCL error: remote process exited or there was a network error, "
+                 "NCCL version 2.21.5\n")
+
+
+def test_proxy_losing_a_local_rank_is_that_process_end_not_the_network(tmp_path):
+    v, _ = _decide(tmp_path, PROXY_CLOSED.format(host="node1", pid=1111) + REMOTE_EXITED)
+    assert v.kind is Kind.UNDECIDED
+    assert "local rank 3 on node1 ended first" in v.summary and "no network" in v.summary
+
+
+def test_proxy_losing_a_local_rank_alone_is_no_transport_error(tmp_path):
+    v, _ = _decide(tmp_path, PROXY_CLOSED.format(host="node1", pid=1111))
+    assert v.kind is not Kind.TRANSPORT_ERROR and "local rank 3" in v.summary
+
+
+def test_several_processes_losing_one_local_rank_say_it_crashed(tmp_path):
+    text = "".join(PROXY_CLOSED.format(host="node1", pid=p) for p in (1111, 1112, 1113)) + REMOTE_EXITED
+    v, _ = _decide(tmp_path, text)
+    assert v.kind is Kind.CRASHED_RANK and "local rank 3 on node1 ended first" in v.summary
+
+
+# --- stacks of every rank, each under its launcher's prefix ---
+
+def test_pyspy_dumps_under_rank_prefixes_name_the_rank_outside_the_collective(tmp_path):
+    dump = ""
+    for r, frames in ((0, ["all_reduce (torch/distributed/distributed_c10d.py:2288)", "train_step (train.py:500)"]),
+                      (1, ["all_reduce (torch/distributed/distributed_c10d.py:2288)", "train_step (train.py:500)"]),
+                      (2, ["join (threading.py:1096)", "save_checkpoint (megatron/checkpointing.py:400)"])):
+        dump += (f"[rank{r}]: Process {2001 + r}: /usr/bin/python -u train.py\n"
+                 f"[rank{r}]: Python v3.10.12 (/usr/bin/python3.10)\n"
+                 f"[rank{r}]: Thread {2001 + r} (idle): \"MainThread\"\n"
+                 + "".join(f"[rank{r}]:     {f}\n" for f in frames))
+    v, _ = _decide(tmp_path, dump)
+    assert v.kind is Kind.DEADLOCK
+    assert "while rank 2 is elsewhere: save_checkpoint" in v.summary and "(ranks 0-1)" in v.summary
+    assert list(v.ranks) == [2]

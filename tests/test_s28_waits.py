@@ -285,3 +285,9 @@ def test_pyspy_dumps_under_rank_prefixes_name_the_rank_outside_the_collective(tm
     assert v.kind is Kind.DEADLOCK
     assert "while rank 2 is elsewhere: save_checkpoint" in v.summary and "(ranks 0-1)" in v.summary
     assert list(v.ranks) == [2]
+
+
+def test_nccl_ras_dead_process_is_said_with_its_communicators_rank():
+    v = decide(ingest([DATA / "ras_dead_and_behind.txt"]))
+    assert v.kind is Kind.CRASHED_RANK
+    assert "Process 3456 on node 10.0.0.3" in v.summary and "communicator's rank 21" in v.summary

@@ -58,8 +58,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
     hit = hit.with_columns(t.str.extract(POD, 1).alias("_worker"), t.str.extract(WAIT, 1).alias("_master"))
     ranks = (pl.concat([hit.select("file", pl.col(c).alias("host")) for c in ("_worker", "_master")])
              .drop_nulls().unique(maintain_order=True))
-    return Parsed("xla", {"ranks": ranks, "events": failed if failed.height else None},
-                  failed.select("file", "line"))
+    if not failed.height:
+        return Parsed("xla", {"ranks": ranks})
+    return Parsed("xla", {"ranks": ranks, "events": failed}, failed.select("file", "line"))
 
 
 def _tpu_failed(lines: pl.DataFrame) -> pl.DataFrame:

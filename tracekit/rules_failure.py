@@ -246,6 +246,28 @@ def _header_of(ev: Evidence, first: pl.DataFrame) -> str:
     return f"; the line above it: \"{clip(above['message'][0], 160)}\"" if above.height else ""
 
 
+#: an exception that wraps another raised inside a worker, whose own error follows it in the log: Ray's
+#: ``RayTaskError(RuntimeError): ray::_RayTrainWorker__execute...`` (python/ray/exceptions.py), the DataLoader's
+#: ``Caught RuntimeError in DataLoader worker process 3.`` then ``Original Traceback`` (torch/_utils.py
+#: ExceptionWrapper), mp.spawn's ``ProcessRaisedException``, SGLang's ``TpModelWorkerClient hit an exception``
+WRAPPER = (r"RayTaskError|RayActorError|Caught \w+ in DataLoader worker process|ProcessRaisedException"
+           r"|hit an exception|Worker failed with error")
+#: how many lines below the wrapper its worker's own error may stand (a traceback's frames between)
+WRAPPED_WITHIN = 60
+
+
+def _wrapped_cause(ev: Evidence, first: pl.DataFrame) -> str:
+    """Where the first failure is a wrapper's exception (``WRAPPER``), the error raised inside it: the next
+    exception in its file, below it, that is no wrapper itself, said after it (the fact is the inner error)."""
+    if not re.search(WRAPPER, first["message"][0] or ""):
+        return ""
+    at, line = first["file"][0], first["line"][0]
+    inner = ev.kinds(EventKind.EXCEPTION, EventKind.CUDA_ERROR).filter(
+        (pl.col("file") == at) & (pl.col("line") > line) & (pl.col("line") <= line + WRAPPED_WITHIN)
+        & ~pl.col("message").fill_null("").str.contains(WRAPPER)).sort("line")
+    return f"; the error raised inside it: {clip(inner['message'][0], 200)}" if inner.height else ""
+
+
 def crashed_rank(ev: Evidence) -> Verdict | None:
     """A rank failed with an error that is not itself a timeout; the others then wait for it."""
     if (not ev.crashes.height or _network_failed_before(ev, ev.crashes)
@@ -269,7 +291,7 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
         # (no stack of it was read: the start-up frame torch_log found among its frames, said as a stack's)
         cut = first.with_columns(pl.format("{} (the innermost start-up frame shown)", "where").alias("where"))
     inner = f"; it raised in {clip(cut['where'][0], 160)}" if cut.height else ""
-    inner += _header_of(ev, first)
+    inner += _header_of(ev, first) + _wrapped_cause(ev, first)
     if cut.height and (stalled := _raised_in_start_up(ev, cut, r)) is not None:
         return stalled
     said = f"{failing(r, ev)} failed first: {msg(first)}{inner}"

@@ -10,7 +10,7 @@ import polars as pl
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.meanings import EITHER_ABORT
 from tracekit.outcome import EventKind, Kind, Verdict
-from tracekit.rules_common import COLLECT, msg, who_or
+from tracekit.rules_common import COLLECT, msg, rank_of, who_or
 from tracekit.wording import who
 
 
@@ -153,3 +153,68 @@ def peer_died_first(ev: Evidence) -> Verdict | None:
                    f"(`{msg(gone, 0, 120)}`): the consequence of that death, not a network fault; the dead "
                    "rank's own host says why it died (dmesg -T for the OOM killer, the scheduler's log, a core "
                    "file)", [d["rank"]], lines(dead, 2) + lines(gone, 3))
+
+
+#: NCCL's proxy service thread on a rank's node losing the connection of another process of that node (NVIDIA/nccl
+#: src/proxy.cc: `WARN("[Service thread] Connection closed by localRank %d", peer->localRank)`, the recv of that
+#: process's proxy socket returning closed): a local socket, no network between them
+LOCAL_PEER_CLOSED = r"Connection closed by localRank (\d+)"
+
+
+def local_peer_closed(ev: Evidence, t: pl.DataFrame) -> Verdict | None:
+    """Every one of NCCL's failure lines ``t`` is its proxy's word that a process of the same node closed its
+    connection (``LOCAL_PEER_CLOSED``): that process ended first (it exited, raised or was killed; or it
+    finished while this rank still waited in a collective), which no line here says; never the network's.
+    UNDECIDED, naming the local rank gone, where nothing else in view says how it ended."""
+    closed = t.filter(pl.col("message").fill_null("").str.contains(LOCAL_PEER_CLOSED))
+    if not closed.height or closed.height != t.height:
+        return None
+    local = sorted(set(closed["message"].str.extract(LOCAL_PEER_CLOSED, 1).cast(pl.Int64).to_list()))
+    host = closed["host"].drop_nulls() if "host" in closed.columns else closed["rank"].clear()
+    on = f" on {host[0]}" if host.len() else ""
+    writers = closed.select("host", "pid").unique().height
+    if len(local) == 1 and writers > 1:
+        # (several processes each lost the one local rank: its end came first, theirs follow; as rules_salient's
+        # peer_closed reads the same lines where no NCCL error code is in view)
+        return Verdict(Kind.CRASHED_RANK, f"local rank {local[0]}{on} ended first (it exited, crashed or was "
+                       f"killed): {writers} other processes each say it closed their connection to NCCL's proxy "
+                       f"({msg(closed, 0, 120)}); its own log (its last lines, exit code or signal; dmesg for the "
+                       "OOM killer or a segfault) says why", [], lines(closed, 4) + lines(ev.nccl_errors, 2))
+    return Verdict(Kind.UNDECIDED, f"the process of local rank {', '.join(map(str, local))}{on} ended first: NCCL's "
+                   f"proxy on {who_or(closed)} lost its connection ({msg(closed, 0, 120)}; a socket within the node, "
+                   "no network between them), and no line here says how it ended (an exception, a kill, or its "
+                   "own clean end while this rank still waited in a collective); " + COLLECT
+                   + " (that local rank's own output and exit code decide it)",
+                   closed["rank"].drop_nulls().unique().sort().to_list(), lines(closed, 3) + lines(ev.nccl_errors, 2))
+
+
+#: an address and port, and what a socket said of it a few words on (brpc's `SocketId=4@10.2.0.1:6170@58494:
+#: Connection reset by peer`, gloo's `[10.2.0.1]:6170: Connection refused`, c10d's `(10.2.0.1, 6170)`)
+ADDRESS_SAID = (r"(?P<addr>\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:]+\])\]?(?::|, )(?P<port>\d{2,5})\b"
+                r"[^\[\n]{0,40}?"
+                r"(?P<what>Connection reset by peer|Connection refused)")
+
+
+def server_gone(ev: Evidence, t: pl.DataFrame) -> Verdict | None:
+    """A connection to an address reset by its peer, then a new connect to that same address refused:
+    nothing listens there any more -- the process that served it (a parameter server, the store, a peer
+    rank) ended; its end is the cause, the resets and refusals of the others its consequence."""
+    said = (t.select("file", "line", "rank", pl.col("message").str.extract_all(ADDRESS_SAID).alias("_s"))
+            .explode("_s").drop_nulls("_s")
+            .with_columns(pl.col("_s").str.extract_groups(ADDRESS_SAID).alias("_g")).unnest("_g"))
+    if not said.height:
+        return None
+    reset = said.filter(pl.col("what") == "Connection reset by peer").group_by("addr", "port").agg(
+        pl.col("line").min().alias("_reset"))
+    gone = said.filter(pl.col("what") == "Connection refused").join(reset, on=["addr", "port"])
+    gone = gone.filter(pl.col("line") >= pl.col("_reset")).sort("line")
+    if not gone.height:
+        return None
+    where = f"{gone['addr'][0]}:{gone['port'][0]}"
+    rows = t.join(gone.select("file", "line").unique(), on=["file", "line"])
+    return Verdict(Kind.CRASHED_RANK, f"the process serving {where} is gone: its connections were reset by "
+                   "that peer and new connects to the same address were refused (nothing listens there any "
+                   "more): that server (or rank) crashed or was killed first, and "
+                   f"{who_or(rows)}'s transport errors are the consequence: {msg(rows, 0, 200)}; its own "
+                   "log, exit code and dmesg say why",
+                   rank_of(rows, ev), lines(rows, 3))

@@ -48,9 +48,18 @@ def refused_collective(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Verdict |
     its communicator cannot take), the program's error on that rank. At a communicator's set-up
     (ncclCommInitRank) the same code can be the ranks disagreeing: nccl_error_unexplained's UNDECIDED."""
     text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
-    if said_in_files(ev, e, SET_UP).height or not e.filter(text.str.contains(COLLECTIVE_CALL)).height:
+    if said_in_files(ev, e, SET_UP).height:
         return None
     call = e.filter(text.str.contains(COLLECTIVE_CALL))
+    if not call.height:
+        # (no call named, and no set-up either: the program's own call still, whichever; waits s28, dv30-027
+        # superbench's `Run benchmark failed - ... invalid usage` of three processes)
+        return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed: NCCL refused its call with "
+                       f"ncclInvalidUsage ({msg(e, 0, 160)}), with no communicator set-up in view: "
+                       f"{nccl_messages.BY_NAME['invalid_usage'].meaning}; that rank's call is the cause: "
+                       "NCCL_DEBUG=WARN prints which check refused it (two ranks given one GPU is the most "
+                       "common: check each rank's torch.cuda.set_device(local_rank) and CUDA_VISIBLE_DEVICES)",
+                       r, lines(e, 3) + lines(ev.exits, 2))
     return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed: NCCL refused its own collective call "
                    f"({msg(call, 0, 160)}): {nccl_messages.BY_NAME['invalid_usage'].meaning}; that rank's "
                    "call is the cause (NCCL_DEBUG=WARN prints which check refused it)",
@@ -155,3 +164,32 @@ def peer_connect_cuda_failed(ev: Evidence) -> Verdict | None:
                    "NCCL_P2P_DISABLE=1 (or NCCL_P2P_LEVEL) moves the traffic to shared memory or the network",
                    r,
                    lines(at, 3) + lines(ev.exits, 2))
+
+
+#: NCCL's error codes that say one of NCCL's own checks refused the rank's call or its state (ncclGetErrorString,
+#: src/init.cc: `internal error - please report this issue`, `invalid usage`, `invalid argument`), never a byte
+#: on the wire: where NCCL's own lines say nothing of the network either, the failure is that rank's
+OWN_CODES = ("internal_error", "invalid_usage", "invalid_argument")
+
+
+def own_code_reported(ev: Evidence, t: pl.DataFrame, network: pl.DataFrame) -> Verdict | None:
+    """The program reports one of ``OWN_CODES`` (torch's `NCCL error in: ..., internal error - please report
+    this issue to the NCCL developers` then `ncclInternalError: Internal check failed.` and `Last error:`
+    `Trying to launch too many work items: max 512, have 513`; `invalid usage` then `Error : Invalid peer 8,
+    nRanks 8`) and none of NCCL's lines ``t`` is the network's (``network``: a WARN of a transport source, a
+    socket or verbs failure, a peer that dropped): NCCL's check on that rank failed, CRASHED_RANK of the rank
+    that raised it. (A set-up's failure of the same shape is re-kinded as set-up by set_up_rekind.)"""
+    e = ev.nccl_errors
+    codes = e.filter(nccl_messages.is_one_of(OWN_CODES))
+    if not codes.height or network.height or not t.height:
+        return None
+    r = rank_of(codes.head(1), ev) or t["rank"].drop_nulls().unique().sort().to_list()
+    name = nccl_messages.message_name()
+    code = codes.select(name)[0, 0]
+    first = t.row(0, named=True)
+    return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed in its own NCCL call: "
+                   f"{nccl_messages.BY_NAME[code].meaning.split(':')[0]} ({msg(codes, 0, 120)}); NCCL's last "
+                   f"error: {first['message'][:160]}: NCCL's own check refused the call on that rank (its "
+                   "arguments, a peer or size it cannot take, too many operations in one group), not the "
+                   "network; the check's words name what to change (NCCL_DEBUG=WARN on every rank shows it "
+                   "and where)", r, lines(t, 3) + lines(codes, 2) + lines(ev.exits, 2))

@@ -9,14 +9,14 @@ import re
 
 import polars as pl
 
-from tracekit import nccl_messages, rules_set_up
+from tracekit import nccl_messages, rules_gone, rules_set_up
 from tracekit.evidence import NETWORK_FAIL, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers.pyspy import RAISED
 from tracekit.rules_common import msg, rank_of, said_in_files, who_or
 from tracekit.sources import collect
-from tracekit.rules_nccl_codes import (SET_UP, failing, own_call_cuda, refused_collective,  # noqa: F401
-                                       system_call_failed)
+from tracekit.rules_nccl_codes import (SET_UP, failing, own_call_cuda, own_code_reported,  # noqa: F401
+                                       refused_collective, system_call_failed)
 from tracekit.wording import who
 
 
@@ -113,9 +113,13 @@ def nccl_failure(ev: Evidence) -> Verdict | None:
                    "the network or with a peer that died without a word (the peer's log decides which)")
     if not (ev.nccl_errors.height and t.height):
         return None
+    if (local := rules_gone.local_peer_closed(ev, t)) is not None:
+        return local  # (a process of the same node ended: no network in it; waits s28)
     own = _own_code(t)
     if own.height == t.height:  # (NCCL's WARNs are all of its own code, a topology or config it read: no
         return _own_code_failed(ev, own)  # network failed; that rank's call or init did)
+    if not dropped and (checked := own_code_reported(ev, t, _network(t))) is not None:
+        return checked  # (NCCL's own check's code, and no line of the network: waits s28)
     r = rank_of(ev.nccl_errors.head(1), ev)
     said = ev.launched_with
     return Verdict(Kind.TRANSPORT_ERROR, f"NCCL failed on {who_or(t)}: "
@@ -288,8 +292,18 @@ def nccl_unwound(ev: Evidence) -> Verdict | None:
 
 #: NCCL's source files of the network (its transports, sockets, IB verbs, bootstrap, proxy, net plugins, RAS),
 #: as a WARN line's `file.cc:line` names them
-NET_SOURCE = r"(?i)(?:^|/)(?:transport/|net|socket|ib|bootstrap|proxy|p2p|shm|coll_?net|nvls|ras/|plugin/)"
+NET_SOURCE = (r"(?i)(?:^|/)(?:transport/|net|socket|ib|bootstrap|proxy|p2p|shm|coll_?net|nvls|ras/|plugin/"
+              # (aws-ofi-nccl, the EFA / libfabric network plugin: nccl_net_ofi_rdma.c, nccl_ofi_api.c: waits s28)
+              r"|nccl_(?:net_)?ofi|ofi_)")
 SOURCE = r"\.(?:cc|cu|cpp|c|h|hpp):\d+$"
+
+
+def _network(t: pl.DataFrame) -> pl.DataFrame:
+    """NCCL's lines of ``t`` that are the network's: not a WARN (a transport error, a connect retry), a WARN
+    of a transport source, or in a socket's or verbs' words of failure or of a peer that dropped."""
+    where = pl.col("where").fill_null("")
+    return t.filter((pl.col("kind") != EventKind.NCCL_WARN) | where.str.contains(NET_SOURCE)
+                    | pl.col("message").str.contains(NETWORK_FAIL) | pl.col("message").str.contains(PEER_DROPPED))
 
 
 def _own_code(t: pl.DataFrame) -> pl.DataFrame:
@@ -346,45 +360,15 @@ def _own_code_failed(ev: Evidence, own: pl.DataFrame, in_init: bool = False) -> 
                    "NCCL reads, an algorithm or topology it was given)", r, lines(own, 3) + lines(unwound, 3))
 
 
-#: an address and port, and what a socket said of it a few words on (brpc's `SocketId=4@10.2.0.1:6170@58494:
-#: Connection reset by peer`, gloo's `[10.2.0.1]:6170: Connection refused`, c10d's `(10.2.0.1, 6170)`)
-ADDRESS_SAID = (r"(?P<addr>\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:]+\])\]?(?::|, )(?P<port>\d{2,5})\b"
-                r"[^\[\n]{0,40}?"
-                r"(?P<what>Connection reset by peer|Connection refused)")
-
-
-def _server_gone(ev: Evidence, t: pl.DataFrame) -> Verdict | None:
-    """A connection to an address reset by its peer, then a new connect to that same address refused:
-    nothing listens there any more -- the process that served it (a parameter server, the store, a peer
-    rank) ended; its end is the cause, the resets and refusals of the others its consequence."""
-    said = (t.select("file", "line", "rank", pl.col("message").str.extract_all(ADDRESS_SAID).alias("_s"))
-            .explode("_s").drop_nulls("_s")
-            .with_columns(pl.col("_s").str.extract_groups(ADDRESS_SAID).alias("_g")).unnest("_g"))
-    if not said.height:
-        return None
-    reset = said.filter(pl.col("what") == "Connection reset by peer").group_by("addr", "port").agg(
-        pl.col("line").min().alias("_reset"))
-    gone = said.filter(pl.col("what") == "Connection refused").join(reset, on=["addr", "port"])
-    gone = gone.filter(pl.col("line") >= pl.col("_reset")).sort("line")
-    if not gone.height:
-        return None
-    where = f"{gone['addr'][0]}:{gone['port'][0]}"
-    rows = t.join(gone.select("file", "line").unique(), on=["file", "line"])
-    return Verdict(Kind.CRASHED_RANK, f"the process serving {where} is gone: its connections were reset by "
-                   "that peer and new connects to the same address were refused (nothing listens there any "
-                   "more): that server (or rank) crashed or was killed first, and "
-                   f"{who_or(rows)}'s transport errors are the consequence: {msg(rows, 0, 200)}; its own "
-                   "log, exit code and dmesg say why",
-                   rank_of(rows, ev), lines(rows, 3))
-
-
 def transport_error(ev: Evidence) -> Verdict | None:
     """The network transport reported errors (not consequences of a peer's exit, not benign)."""
     t = ev.transport.sort("line")
     if not (t.filter(pl.col("kind") != EventKind.NCCL_WARN).height or (t.height and not ev.missing)):
         return None
-    gone = _server_gone(ev, ev.kinds(EventKind.TRANSPORT_ERROR, EventKind.C10D_ERROR, EventKind.NCCL_WARN,
-                                     EventKind.EXCEPTION).sort("line"))
+    if (local := rules_gone.local_peer_closed(ev, t)) is not None:
+        return local
+    gone = rules_gone.server_gone(ev, ev.kinds(EventKind.TRANSPORT_ERROR, EventKind.C10D_ERROR,
+                                               EventKind.NCCL_WARN, EventKind.EXCEPTION).sort("line"))
     if gone is not None:
         return gone
     own = _own_code(t)

@@ -88,7 +88,8 @@ def deadlock_reported(ev: Evidence) -> Verdict | None:
     at = rm.filter(pl.col("seq").eq_missing(first["seq"]) & pl.col("pg").eq_missing(first["pg"]))
     r = at["rank"].drop_nulls().unique().sort().to_list()
     seq = f"seq {first['seq']}" if first["seq"] is not None else ""
-    what = " ".join(x for x in ((first["op"] or ""), seq) if x)
+    op = at["op"].drop_nulls()  # (two readers of one line: the one that knows its op says it)
+    what = " ".join(x for x in ((op[0] if op.len() else ""), seq) if x)
     where = f"process group {first['pg']}: " if first["pg"] is not None else ""
     by = first["where"] or "the log"
     said = (f"{who(r)} never joined it (reported by {by})" if r

@@ -86,12 +86,20 @@ def parse(lines: pl.DataFrame) -> Parsed:
     procs = df.filter(t.str.contains(PROCESS)).select(
         "file", pl.coalesce(p.field("host"), p.field("host2")).alias("host"),
         pl.coalesce(p.field("pid"), p.field("pid2")).cast(pl.Int64).alias("pid")).unique(maintain_order=True)
+    # (the rank a block's `Rank 21 -- GPU 5 managed by process 3456 on node H` gives that process, said with it:
+    # its communicator's rank, claimed nowhere)
+    comm_rank = df.filter(t.str.contains(r"^\s*Rank \d+ -- GPU")).select(
+        "file", p.field("pid").cast(pl.Int64).alias("pid"),
+        t.str.extract(r"^\s*Rank (\d+) --", 1).alias("_crank")).unique(["file", "pid"])
     dead = df.filter(t.str.contains(PROCESS) & (pl.col("_said") == "DEAD")).select(
         "file", "line", pl.lit(EventKind.CRASH).alias("kind"), pl.lit("nccl ras").alias("where"),
         pl.coalesce(p.field("host"), p.field("host2")).alias("host"),
-        pl.coalesce(p.field("pid"), p.field("pid2")).cast(pl.Int64).alias("pid"),
-        pl.format("NCCL RAS: {} is considered dead (unreachable via the RAS network)", t.str.strip_chars())
-        .alias("message"))
+        pl.coalesce(p.field("pid"), p.field("pid2")).cast(pl.Int64).alias("pid"), t.str.strip_chars().alias("_t"))
+    dead = dead.join(comm_rank, on=["file", "pid"], how="left").with_columns(
+        pl.format("NCCL RAS: {} is considered dead (unreachable via the RAS network){}", "_t",
+                  pl.when(pl.col("_crank").is_not_null()).then(pl.format(
+                      "; its communicator's rank {} (the report's block names it)", "_crank"))
+                  .otherwise(pl.lit(""))).alias("message")).drop("_t", "_crank")
     events = pl.concat([events, dead], how="diagonal_relaxed")
     ranks = pl.concat([world, procs], how="diagonal_relaxed").with_columns(pl.lit("nccl-ras").alias("source"))
     return Parsed("nccl-ras", {"events": events, "ranks": ranks}, known.select("file", "line"))

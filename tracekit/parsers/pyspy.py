@@ -79,9 +79,13 @@ def parse(lines: pl.DataFrame) -> Parsed:
     g_tid, g_n, g_lwp = (pl.col("_g").struct.field(f) for f in ("tid", "n", "lwp"))
     gdb = t.str.extract_groups(GDB_FRAME).struct
     gdb_loc = pl.coalesce(gdb.field("at"), gdb.field("lib").str.extract(r"([^/]+)$", 1), pl.lit("?"))
-    df = lines.select("file", "line", "text").with_columns(
+    # (a dump each line of which a launcher prefixed with its global rank, `[rank2]: Thread 2003 (active)`: that rank)
+    prefixed = (pl.col("launch_rank").cast(pl.Int64, strict=False) if "launch_rank" in lines.columns
+                else pl.lit(None, pl.Int64))
+    df = lines.select("file", "line", "text", prefixed.alias("_prefixed")).with_columns(
         t.str.extract(PROCESS, 1).cast(pl.Int64, strict=False).alias("pid"),
-        t.str.extract(RANK_HINT, 1).cast(pl.Int64, strict=False).alias("rank"),
+        pl.coalesce(t.str.extract(RANK_HINT, 1).cast(pl.Int64, strict=False),
+                    pl.when(t.str.contains(any_of(PROCESS, THREAD))).then(pl.col("_prefixed"))).alias("rank"),
         t.str.extract_groups(THREAD).alias("_t"),
         t.str.extract(FH_THREAD, 1).alias("_fh_tid"),
         t.str.extract_groups(GDB_THREAD).alias("_g"),
@@ -101,7 +105,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
         .when(g_n == "1").then(pl.lit("MainThread"))
         .when(g_n.is_not_null()).then(pl.format("gdb thread {}", g_n))
         .otherwise(pl.col("tname")).alias("tname"),
-    ).drop("_fh_tid", "_g")
+    ).drop("_fh_tid", "_g", "_prefixed")
     if df["tid"].null_count() == df.height:  # a header with no dump under it yet
         head = df.filter(pl.col("rank").is_not_null()
                          | (pl.col("pid").is_not_null() & t.str.starts_with("Process ")))

@@ -1,6 +1,8 @@
 """Other runtimes' own lines, one module of this package per runtime family, read as one format: UCX
 (``ucx``), Ray (``ray``), TensorPipe (``tensorpipe``), PyTorch/XLA (``xla``), Ascend CANN's log lines
-(``cann``). Each decodes its lines into
+(``cann``), c10d's desync report of the ranks that never joined a timed-out collective (``c10d_desync``), the NVIDIA
+driver's Xid lines of a GPU that failed (``nvrm``), the verbs' failed work outside NCCL (``verbs``: libmlx5's
+error completion, Open MPI's openib). Each decodes its lines into
 the existing event kinds with the host and pid that wrote them, so the rules decide on them as on torch's
 and NCCL's; their ``ranks`` rows carry the source ``runtimes``."""
 
@@ -9,9 +11,9 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit.parsers import Parsed
-from tracekit.parsers.runtimes import cann, ray, tensorpipe, ucx, xla
+from tracekit.parsers.runtimes import c10d_desync, cann, nvrm, ray, tensorpipe, ucx, verbs, xla
 
-FAMILIES = (ucx, ray, tensorpipe, xla, cann)
+FAMILIES = (ucx, ray, tensorpipe, xla, cann, c10d_desync, nvrm, verbs)
 
 
 def parse(lines: pl.DataFrame) -> Parsed:

@@ -74,9 +74,15 @@ def straggler(ev: Evidence, min_collectives: int = 20, share: float = 0.6) -> Ve
     # rank otherwise last by 0.1 ms) are not a rank that makes the others wait
     if top["times_late"] < max(3, top["of"] / 4):
         return None
+    # (s28) and in as many delays of its own: collectives launched back to back carry one delay (a busy CPU
+    # that held the rank once), so late ones count once per burst (``figures.rank_lateness``): a straggler is
+    # late again after each gap it had time to catch up in, in a quarter of its bursts or more
+    if top["late_spells"] < max(3, top["bursts"] / 4):
+        return None
     r, of, noise = top["rank"], top["of"], f"{figures.NOISE_MS:g} ms"
     return Verdict(Kind.STRAGGLER, f"rank {r} enters {top['times_last']} of {of} collectives last, "
-                   f"{top['times_late']} of them more than {noise} after the median rank (a median "
+                   f"{top['times_late']} of them more than {noise} after the median rank, in "
+                   f"{top['late_spells']} separate delays of {top['bursts']} bursts (a median "
                    f"{top['late_when_late_ms']:.1f} ms then; {top['late_ms']:.1f} ms over all {of}): the "
                    "others wait for it", [r],
                    [f"{top['source']}: rank {r} last in {top['times_last']}/{of} collectives, "

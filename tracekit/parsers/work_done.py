@@ -78,6 +78,33 @@ INTERVAL = r"\bAvg (?:prompt|generation) throughput\b|#running-req\b|\bRunning: 
 #: data_parallel.py's ``DP rank {global_dp_rank}, Prompt: ...``), copied into most scripts that call
 #: ``llm.generate``; the text after it is the model's, no status (its words are not read)
 GENERATED = (r"^\W{0,3}(?:DP rank \d+,\s+)?(?:Prompt: .{0,400}?,\s+)?(?:Producer )?Generated [Tt]ext: ?['\"]")
+#: (s28) the time the whole work took, once it was done, in any program's words: a figure named as that time
+#: (``Time taken: 12.3 s``, ``Elapsed time: 123.45 seconds``, ``Total execution time: 0:12:34``, ``Benchmark
+#: duration (s): 19.53``), or a sentence that the work was done in so long (``Generated 256 tokens in 3.2s
+#: (80.0 tok/s)``, ``Processed 1000 samples in 12.3 s``); a set-up's time (``Loaded weights in 9 s``) is
+#: ``FAILED``'s, an epoch's or a step's (``Epoch 1 completed in 123.4s``) ``COUNTED``'s: a part, not the work
+TOOK = (r"(?i)^\W{0,3}(?:total |overall |wall[- ]?(?:clock )?)?(?:time taken|elapsed(?: time)?|time elapsed"
+        r"|run ?time|execution time|total time|time used|wall time|(?:benchmark |run |job )?duration)"
+        r"\s*(?:\((?:s|sec|seconds|ms|min)\))?\s*[:=]\s*\d"
+        r"|(?i)\b(?:generated|processed|completed|finished|done|ran|trained|evaluated|served|answered)\b"
+        r"[^\n]{0,60}?\bin\s+\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds|min|mins|minutes)\b")
+#: (s28) a results block's banner, then its figures (``key: number``): vLLM's and SGLang's serving benchmark
+#: (vllm benchmarks/serve.py, sglang bench_serving.py ``print("{s:{c}^{n}}".format(s=" Serving Benchmark
+#: Result ", n=50, c="="))``, then ``Successful requests:                     100``), any ``=== ... Results
+#: ===`` or ``--- Summary ---`` banner a script prints over its figures
+BANNER = (r"(?i)^\s*[=\-*#]{3,}\s*[\w ]{0,40}?\b(?:results?|summary|report|statistics|metrics)\b[\w ]{0,20}"
+          r"[=\-*#]{3,}\s*$")
+#: a figure under a banner: ``key: number`` (``Request throughput (req/s):              5.12``)
+FIGURE = r"^\s*[A-Za-z][\w ()/%.,\-]{0,60}:\s+[-+]?\d"
+#: (s28) an evaluation's table of results: lm-evaluation-harness (lm_eval/utils.py make_table: ``|Tasks|Version
+#: |Filter|n-shot|Metric| |Value| |Stderr|``, older ``|  Task  |Version| Metric |Value |``), OpenCompass's
+#: summary (``dataset    version    metric    mode    <model>``), any piped table whose header names a
+#: metric and its value; read where a row with a figure follows
+EVAL_TABLE = (r"(?i)^\W{0,3}\|\s*(?:tasks?|groups?)\s*\|\s*version\s*\|"
+              r"|(?i)^\W{0,3}\|.*\|\s*metrics?\s*\|.*\bvalue\b"
+              r"|(?i)^\W{0,3}dataset\s+version\s+metric\s+mode\b")
+#: a row of such a table with a figure in it
+EVAL_ROW = r"(?i)^\W{0,3}(?:\|[^|\n]*)*\|?\s*[-+]?\d+\.\d+\s*(?:\||\s|$)|^\W{0,3}\S+\s+\w+\s+\w+\s+\w+\s+\d+\.\d+\s*$"
 #: a line that names its rank at its start (``Rank 0:``, ``[rank1]``, ``rank=2``, ``process 3``); group
 #: ``rank``
 RANK_HEAD = r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)\b"
@@ -141,7 +168,13 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     others = proc.is_not_null() & table_of & (said.n_unique().over("file", proc, result) > 1)
     result = result & ~others
     generated = t.str.contains(GENERATED)
-    got = df.filter((calm & (sentence | result)) | generated).with_columns(
+    took = t.str.contains(TOOK) & once & ~counted
+    # (a banner or a table header counts where its figures follow: within the next 3 lines of its file)
+    after = [t.shift(-k).over("file").fill_null("") for k in (1, 2, 3)]
+    block = ((t.str.contains(BANNER) & pl.any_horizontal(a.str.contains(FIGURE) for a in after))
+             | (t.str.contains(EVAL_TABLE) & pl.any_horizontal(a.str.contains(EVAL_ROW) for a in after)))
+    df = df.sort("file", "line")
+    got = df.filter((calm & (sentence | result | took | block)) | generated).with_columns(
         pl.lit(EventKind.PROGRAM_END).alias("kind"), t.str.strip_chars().alias("message"),
         pl.when(sentence).then(pl.lit("program")).otherwise(pl.lit("result")).alias("where"),
         named.alias("rank"))

@@ -22,7 +22,8 @@ A bare ``Done!`` is not read: torchvision's dataset download prints ``Processing
 (samples/wild/dv17-005: a job silent after it), as many set-up steps end.
 
 Each is a ``program_end`` event (``where``: ``program`` for a finish sentence, ``result`` for a summary or
-a rank's result), its rank where the line names one. Never a set-up's end (``Finished loading weights``,
+a rank's result (s28: the work's time once done, a results banner or an evaluation's table), ``saved`` for
+the work saved), its rank where the line names one. Never a set-up's end (``Finished loading weights``,
 ``init done``, ``Completed store-based barrier``: start-up, not work), a part of the work
 (``Epoch 3 finished``: the next one follows), a sentence that goes on to a failure (``finished with
 errors``, ``completed with exit code 1``) or any line with an error word.
@@ -83,11 +84,21 @@ GENERATED = (r"^\W{0,3}(?:DP rank \d+,\s+)?(?:Prompt: .{0,400}?,\s+)?(?:Producer
 #: duration (s): 19.53``), or a sentence that the work was done in so long (``Generated 256 tokens in 3.2s
 #: (80.0 tok/s)``, ``Processed 1000 samples in 12.3 s``); a set-up's time (``Loaded weights in 9 s``) is
 #: ``FAILED``'s, an epoch's or a step's (``Epoch 1 completed in 123.4s``) ``COUNTED``'s: a part, not the work
-TOOK = (r"(?i)^\W{0,3}(?:total |overall |wall[- ]?(?:clock )?)?(?:time taken|elapsed(?: time)?|time elapsed"
+TOOK = (rf"(?i){START}\W{{0,3}}(?:total |overall |wall[- ]?(?:clock )?)?(?:time taken|elapsed(?: time)?|time elapsed"
         r"|run ?time|execution time|total time|time used|wall time|(?:benchmark |run |job )?duration)"
         r"\s*(?:\((?:s|sec|seconds|ms|min)\))?\s*[:=]\s*\d"
         r"|(?i)\b(?:generated|processed|completed|finished|done|ran|trained|evaluated|served|answered)\b"
         r"[^\n]{0,60}?\bin\s+\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds|min|mins|minutes)\b")
+#: (s28) the work saved, said in the past tense (``Epoch 4990 | Training snapshot saved at /fsx/snapshot.pt``,
+#: pytorch/examples distributed/ddp-tutorial-series multinode.py ``_save_snapshot``; Ray Train's ``Training
+#: saved a checkpoint for iteration 1 at: ...``; NeMo's ``Successfully saved checkpoint from iteration 10 to
+#: ...``; transformers' ``Model weights saved in out/model.safetensors``): the steps before it done, their
+#: state written; a save announced (``Saving checkpoint to``, ``Checkpoints will be saved to``) is not it
+SAVED = (r"(?i)\b(?:checkpoint|snapshot|model|weights|state(?:_dict)?|adapter|ckpt)\w*\b[^\n]{0,40}?\b(?:saved|written"
+         r"|stored)\b(?:\s+(?:to|at|in|into|under)\b|:)|\bsaved (?:a |the )?(?:checkpoint|snapshot|model|weights"
+         r"|ckpt)\b")
+#: a save still to come
+WILL = r"(?i)\bwill\b|\bto be\b"
 #: (s28) a results block's banner, then its figures (``key: number``): vLLM's and SGLang's serving benchmark
 #: (vllm benchmarks/serve.py, sglang bench_serving.py ``print("{s:{c}^{n}}".format(s=" Serving Benchmark
 #: Result ", n=50, c="="))``, then ``Successful requests:                     100``), any ``=== ... Results
@@ -174,9 +185,11 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     block = ((t.str.contains(BANNER) & pl.any_horizontal(a.str.contains(FIGURE) for a in after))
              | (t.str.contains(EVAL_TABLE) & pl.any_horizontal(a.str.contains(EVAL_ROW) for a in after)))
     df = df.sort("file", "line")
-    got = df.filter((calm & (sentence | result | took | block)) | generated).with_columns(
+    saved = t.str.contains(SAVED) & ~t.str.contains(WILL)
+    got = df.filter((calm & (sentence | result | took | block | saved)) | generated).with_columns(
         pl.lit(EventKind.PROGRAM_END).alias("kind"), t.str.strip_chars().alias("message"),
-        pl.when(sentence).then(pl.lit("program")).otherwise(pl.lit("result")).alias("where"),
+        pl.when(sentence).then(pl.lit("program")).when(saved & ~result & ~took & ~block).then(pl.lit("saved"))
+        .otherwise(pl.lit("result")).alias("where"),
         named.alias("rank"))
     return [got] if got.height else []
 

@@ -82,13 +82,16 @@ GENERATED = (r"^\W{0,3}(?:DP rank \d+,\s+)?(?:Prompt: .{0,400}?,\s+)?(?:Producer
 #: (s28) the time the whole work took, once it was done, in any program's words: a figure named as that time
 #: (``Time taken: 12.3 s``, ``Elapsed time: 123.45 seconds``, ``Total execution time: 0:12:34``, ``Benchmark
 #: duration (s): 19.53``), or a sentence that the work was done in so long (``Generated 256 tokens in 3.2s
-#: (80.0 tok/s)``, ``Processed 1000 samples in 12.3 s``); a set-up's time (``Loaded weights in 9 s``) is
+#: (80.0 tok/s)``, ``Processed 1000 samples in 12.3 s``, ``Training finished in 12 min``: the work, not a side
+#: task's ``Finished dumping profiler traces in 0.22 seconds``); a set-up's time (``Loaded weights in 9 s``) is
 #: ``FAILED``'s, an epoch's or a step's (``Epoch 1 completed in 123.4s``) ``COUNTED``'s: a part, not the work
 TOOK = (rf"(?i){START}\W{{0,3}}(?:total |overall |wall[- ]?(?:clock )?)?(?:time taken|elapsed(?: time)?|time elapsed"
         r"|run ?time|execution time|total time|time used|wall time|(?:benchmark |run |job )?duration)"
         r"\s*(?:\((?:s|sec|seconds|ms|min)\))?\s*[:=]\s*\d"
-        r"|(?i)\b(?:generated|processed|completed|finished|done|ran|trained|evaluated|served|answered)\b"
-        r"[^\n]{0,60}?\bin\s+\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds|min|mins|minutes)\b")
+        rf"|(?i)(?:\b(?:generated|processed|trained|evaluated|served|answered)\b[^\n]{{0,60}}?"
+        rf"|{START}(?:the |all )?{WORK}\s+(?:has |was )?(?:completed|finished|done)\b[^\n]{{0,20}}?"
+        rf"|{START}(?:completed|finished)\s+(?:the |all )?{WORK}\b[^\n]{{0,20}}?)"
+        r"\bin\s+\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds|min|mins|minutes)\b")
 #: (s28) the work saved, said in the past tense (``Epoch 4990 | Training snapshot saved at /fsx/snapshot.pt``,
 #: pytorch/examples distributed/ddp-tutorial-series multinode.py ``_save_snapshot``; Ray Train's ``Training
 #: saved a checkpoint for iteration 1 at: ...``; NeMo's ``Successfully saved checkpoint from iteration 10 to
@@ -185,7 +188,8 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     block = ((t.str.contains(BANNER) & pl.any_horizontal(a.str.contains(FIGURE) for a in after))
              | (t.str.contains(EVAL_TABLE) & pl.any_horizontal(a.str.contains(EVAL_ROW) for a in after)))
     df = df.sort("file", "line")
-    saved = t.str.contains(SAVED) & ~t.str.contains(WILL)
+    # (a save on a loop's line, ``Epoch 4990 | Training snapshot saved at ...``, is that loop's: its progress)
+    saved = t.str.contains(SAVED) & ~t.str.contains(WILL) & ~counted
     got = df.filter((calm & (sentence | result | took | block | saved)) | generated).with_columns(
         pl.lit(EventKind.PROGRAM_END).alias("kind"), t.str.strip_chars().alias("message"),
         pl.when(sentence).then(pl.lit("program")).when(saved & ~result & ~took & ~block).then(pl.lit("saved"))

@@ -47,3 +47,98 @@ def test_a_rank_late_after_each_gap_is_a_straggler_though_its_collectives_come_i
     v = decide(_bursts(6, 4, set(range(6)), 13.0))
     assert v.kind == Kind.STRAGGLER and v.ranks == [1]
     assert "24 of them more than 5 ms" in v.summary and "6 separate delays of 6 bursts" in v.summary
+
+
+def _decide_text(tmp_path, text: str, name: str = "run.log"):
+    from tracekit.ingest import ingest
+
+    f = tmp_path / name
+    f.write_text(text)
+    return decide(ingest([f]))
+
+
+def _decide_file(path: Path):
+    from tracekit.ingest import ingest
+
+    return decide(ingest([path]))
+
+
+def test_a_serving_benchmarks_result_block_is_its_results():
+    """vLLM's `vllm bench serve` (vllm benchmarks/serve.py, SGLang's bench_serving.py the same banner) prints
+    its figures under `==== Serving Benchmark Result ====` once every request came back: the work done
+    (github.com/kyuz0/amd-strix-halo-vllm-toolboxes/issues/53)."""
+    v = _decide_file(DATA / "kyuz0-amd-strix-halo-vllm-toolboxes-53-serving-result.txt")
+    assert v.kind == Kind.HEALTHY, v.summary
+    assert "printed its results" in v.summary and "Serving Benchmark Result" in v.summary
+
+
+def test_an_evaluations_results_table_is_its_results():
+    """lm-evaluation-harness prints its results table (lm_eval/utils.py make_table) once the evaluation ran:
+    with its Version column (github.com/facebookresearch/SpinQuant/issues/6) and without it (lmms-eval,
+    github.com/EvolvingLMMs-Lab/lmms-eval/pull/1188)."""
+    for name in ("facebookresearch-SpinQuant-6-lm-eval-table.txt",
+                 "EvolvingLMMs-Lab-lmms-eval-1188-table-no-version.txt"):
+        v = _decide_file(DATA / name)
+        assert v.kind == Kind.HEALTHY and "Tasks" in v.summary, (name, v.summary)
+
+
+def test_a_table_header_with_no_row_after_it_is_no_result(tmp_path):
+    """A header alone (the output cut before the rows, or the evaluation never finished) says nothing done."""
+    v = _decide_text(tmp_path, "|    Tasks    |Version|Filter|n-shot| Metric |Value |   |Stderr|\n")
+    assert v.kind != Kind.HEALTHY
+
+
+def test_the_works_time_once_done_is_positive_evidence(tmp_path):
+    """What scripts print once the work is done, in any words: the time it took, or that it was done in
+    so long (a generation's `Generated 256 tokens in 3.2s (80.0 tok/s)`)."""
+    for line in ("Time taken: 12.3 s", "Elapsed time: 123.45 seconds", "Benchmark duration (s): 19.53",
+                 "Generated 256 tokens in 3.2s (80.0 tok/s)", "Training finished in 12 min",
+                 "2024-05-01 10:00:00,000 - INFO - Total execution time: 0:12:34"):
+        v = _decide_text(tmp_path, line + "\n")
+        assert v.kind == Kind.HEALTHY and line.split(" - ")[-1] in v.summary, (line, v.summary)
+
+
+def test_a_side_tasks_or_a_parts_time_is_not_the_work_done(tmp_path):
+    """A profiler's dump, a set-up's load and an epoch's end are timed too: none of them is the work done."""
+    for line in ("Finished dumping profiler traces in 0.22 seconds", "Loaded model weights in 9.1 s",
+                 "Epoch 1 completed in 123.4s", "Elapsed time for rendezvous: 12 s"):
+        v = _decide_text(tmp_path, line + "\n")
+        assert v.kind != Kind.HEALTHY, (line, v.summary)
+
+
+def test_a_time_taken_then_a_traceback_is_not_healthy(tmp_path):
+    v = _decide_text(tmp_path, "Time taken: 12.3 s\nTraceback (most recent call last):\n  File \"x.py\", line 3, "
+                     "in <module>\n    main()\nRuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1269, unhandled "
+                     "system error\n")
+    assert v.kind != Kind.HEALTHY, v.summary
+
+
+def test_a_checkpoint_saved_is_the_work_saved_and_one_announced_is_not(tmp_path):
+    """transformers' Trainer (`Model weights saved in {output_dir}`, trainer.py _save) writes it once the
+    save is done; mmengine's `Checkpoints will be saved to ...` announces one, before any step."""
+    v = _decide_text(tmp_path, "Saving model checkpoint to ./out/checkpoint-500\nConfiguration saved in "
+                     "./out/checkpoint-500/config.json\nModel weights saved in ./out/checkpoint-500/model.safetensors\n")
+    assert v.kind == Kind.HEALTHY and "saved its work" in v.summary, v.summary
+    v = _decide_text(tmp_path, "2024/05/07 11:16:50 - mmengine - INFO - Checkpoints will be saved to /work_dirs/x.\n")
+    assert v.kind != Kind.HEALTHY, v.summary
+
+
+def test_a_save_on_an_epoch_line_leaves_the_epochs_to_say_the_progress():
+    """pytorch/examples ddp-tutorial-series multinode.py prints `Epoch {epoch} | Training snapshot saved at
+    {path}` between its epoch lines: the verdict says the epochs advanced, on the ranks that logged them
+    (samples/wild dv28-011, a dev excerpt)."""
+    v = _decide_file(Path(__file__).parents[1] / "samples" / "wild"
+                     / "dv28-011-ddp-k8s-etcd-rendezvous-complete-epochs-progress.txt")
+    assert v.kind == Kind.HEALTHY and "advanced steps" in v.summary, v.summary
+
+
+def test_a_rate_in_words_is_a_pace(tmp_path):
+    """llama.cpp's `(9.72 ms per token, 102.88 tokens per second)` and a script's `tokens per second: N`:
+    steady, healthy; halving line after line, slow."""
+    steady = "".join(f"tokens per second: {v}\n" for v in (3456.7, 3460.1, 3458.9))
+    v = _decide_text(tmp_path, steady)
+    assert v.kind == Kind.HEALTHY and "tokens per second" in v.summary, v.summary
+    falling = "".join(f"step {i}: {r} tokens per second\n" for i, r in enumerate((102.5, 51.2, 40.1, 30.1, 20.1,
+                                                                                  10.1), 1))
+    v = _decide_text(tmp_path, falling)
+    assert v.kind == Kind.SLOW_PROGRESS and "fell to" in v.summary, v.summary

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
+
 from tests.factory import make_store
 from tracekit.outcome import Kind
 from tracekit.verdict import decide
@@ -142,3 +144,24 @@ def test_a_rate_in_words_is_a_pace(tmp_path):
                                                                                   10.1), 1))
     v = _decide_text(tmp_path, falling)
     assert v.kind == Kind.SLOW_PROGRESS and "fell to" in v.summary, v.summary
+
+
+def test_an_offline_generations_bar_at_its_end_is_the_generation_done(tmp_path):
+    """vLLM's LLM.generate counts its prompts on a bar (vllm/entrypoints/llm.py `desc="Processed prompts"`):
+    at N/N every prompt was answered (samples/wild dv2-015, an unsloth GRPO run's two generations, then
+    torch's exit-time warning that the process group was not destroyed)."""
+    v = _decide_file(Path(__file__).parents[1] / "samples" / "wild"
+                     / "dv2-015-unsloth-grpo-vllm-prompts-done-pg-not-destroyed.txt")
+    assert v.kind == Kind.HEALTHY and "Processed prompts: 100%" in v.summary, v.summary
+    bar = ("Processed prompts: 100%|██████████| 4/4 [00:01<00:00,  3.23it/s, est. speed input: 17.79 toks/s, "
+           "output: 51.75 toks/s]\n")
+    assert _decide_text(tmp_path, bar).kind == Kind.HEALTHY
+    v = _decide_text(tmp_path, bar + "Traceback (most recent call last):\n  File \"g.py\", line 9, in <module>\n"
+                     "    main()\nRuntimeError: CUDA error: an illegal memory access was encountered\n")
+    assert v.kind != Kind.HEALTHY, v.summary
+    part = "Processed prompts:  50%|█████     | 2/4 [00:01<00:01,  1.62it/s, est. speed input: 8.9 toks/s]\n"
+    from tracekit.ingest import ingest
+
+    f = tmp_path / "part.log"
+    f.write_text(part)
+    assert ingest([f]).events.filter(pl.col("kind") == "program_end").height == 0  # (half the prompts: not done)

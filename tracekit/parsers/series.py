@@ -49,7 +49,8 @@ RATES = (
     # PaddlePaddle's trainers (PaddleOCR tools/program.py: `..., samples: 512, ips: 191.79578 samples/s`;
     # its benchmark/run_benchmark.sh reads `ips:` as images/sec): the rate, before `samples: N`, the batch
     r"\bips:\s*(\d[\d,]*(?:\.\d+)?)",
-    r"(?i)\b(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*(\d[\d,]*(?:\.\d+)?)",
+    # (s28: picotron's `Tokens/s:   1.68K`, its K kept: ``pace.number`` scales it)
+    r"(?i)\b(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*(\d[\d,]*(?:\.\d+)?[KMG]?)\b",
     r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens?|tok|it|words|examples|seqs|sequences|steps?"
     r"|batch(?:es)?)/s(?:ec)?\b",
     # DeepSpeed's ThroughputTimer (deepspeed/utils/timer.py: `RunningAvgSamplesPerSec=25.0,

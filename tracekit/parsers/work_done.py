@@ -40,7 +40,8 @@ from tracekit.schema import EventKind
 START = r"(?:^|\]:?\s+|\s[-|]\s+|\bINFO\b:?\s+|^[A-Z]+:[\w.]+:)"
 #: the work a finish sentence is about
 WORK = (r"(?:training|train|fine-?tuning|pre-?training|benchmark(?:ing)?|bench|tests?|testing|evaluation|eval"
-        r"|inference|generation|run|job|workload|experiment|script|program|task|all (?:ranks|processes|workers"
+        r"|inference|generation|run|job|workload|experiment|script|program|task|execution|executing"
+        r"|all (?:ranks|processes|workers"
         r"|tasks|jobs)|every rank)")
 DONE = r"(?:finished|completed?|done|succeeded|ended|passed|success(?:ful(?:ly)?)?)"
 #: the work said finished (``Training finished``, ``Benchmark completed successfully``, ``Finished
@@ -54,6 +55,10 @@ FINISHED = (rf"(?i){START}(?:the |all |our )?(?:{WORK}|[\w\-]+ (?:tests?|benchma
 #: finished with exit code 0`), a process that exited 0, anything `finished successfully` (a set-up step's is
 #: no work: ``FAILED`` takes it out)
 ENDED_WELL = (r"(?i)\bProcess finished with exit code 0\s*$"
+              # (s28) a launcher's own word that what it ran finished with 0 (ezpz's `[I][ezpz/launch] Execution
+              # finished with 0.`, samples/wild dv30-014), a job's `finished with exit code 0`
+              r"|\b(?:finished|completed|ended|terminated|returned)\s+with\s+(?:(?:exit |return )?(?:code|status)\s+)?0"
+              r"\s*[.!]?\s*$"
               r"|\bexited (?:normally )?with (?:exit )?(?:code|status) 0\b"
               r"|\b(?:finished|completed|ended|exited) (?:successfully|normally|cleanly)\b")
 #: a rank said finished (``Rank 1 finished, time taken: 12.4 s``, ``[rank 0] done``, ``process 3 completed``);

@@ -180,6 +180,9 @@ def every_rank_ended(ev: Evidence) -> Verdict | None:
                  else "the program saved its work" if saved
                  else "the program printed its results over the run" if results
                  else "the program said it ended cleanly")
+    if (ends["where"] == "exited").any():  # (s28: parsers/work_done.py EXITED)
+        who_ended += (" (torch's exit-time warning that the process group was not destroyed: the process reached "
+                      "its program's exit)")
     if checked.any():
         said_by = ends.filter(checked)["message"][0]
         check = next(m for m in progress_messages.CHECKS if re.search(m.pattern, said_by))

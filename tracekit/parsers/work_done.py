@@ -128,6 +128,12 @@ EVAL_ROW = r"(?i)^\W{0,3}(?:\|[^|\n]*)*\|?\s*[-+]?\d+\.\d+\s*(?:\||\s|$)|^\W{0,3
 #: (vllm/entrypoints/llm.py _run_engine: ``desc="Processed prompts"``, postfix ``est. speed input: ... toks/s,
 #: output: ... toks/s``): at ``N/N`` every prompt was answered, the generation done (group 1 and 2: the counts)
 PROMPTS_DONE = r"^\W{0,3}Processed prompts: 100%\|[^|]*\|\s*(\d+)/(\d+) \["
+#: (s28) torch's word, as a process exits, that it never destroyed its process group (ProcessGroupNCCL's
+#: destructor at exit: ``process group has NOT been destroyed before we destruct ProcessGroupNCCL. On normal
+#: program exit, ...``; torch 2.4+: ``WARNING: destroy_process_group() was not called before program exit``):
+#: that rank's program reached its exit; calm only where nothing else failed (``where="exited"``)
+EXITED = (r"destroy_process_group\(\) was not called before program exit"
+          r"|process group has NOT been destroyed before we destruct ProcessGroupNCCL")
 #: a line that names its rank at its start (``Rank 0:``, ``[rank1]``, ``rank=2``, ``process 3``); group
 #: ``rank``
 RANK_HEAD = r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)\b"
@@ -200,9 +206,11 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     df = df.sort("file", "line")
     # (a save on a loop's line, ``Epoch 4990 | Training snapshot saved at ...``, is that loop's: its progress)
     saved = t.str.contains(SAVED) & ~t.str.contains(WILL) & ~counted
-    got = df.filter((calm & (sentence | result | took | block | saved)) | generated).with_columns(
+    exited = t.str.contains(EXITED)
+    got = df.filter((calm & (sentence | result | took | block | saved)) | generated | exited).with_columns(
         pl.lit(EventKind.PROGRAM_END).alias("kind"), t.str.strip_chars().alias("message"),
-        pl.when(sentence).then(pl.lit("program")).when(saved & ~result & ~took & ~block).then(pl.lit("saved"))
+        pl.when(exited).then(pl.lit("exited")).when(sentence).then(pl.lit("program"))
+        .when(saved & ~result & ~took & ~block).then(pl.lit("saved"))
         .otherwise(pl.lit("result")).alias("where"),
         named.alias("rank"))
     return [got] if got.height else []

@@ -222,8 +222,12 @@ def failed_after_progress(ev: Evidence) -> pl.DataFrame:
     moved = ev.kinds(*rules_salient.WENT_ON).select("file").unique()
     # (the classes of a telling line that say something failed; a warning is none: the program went on)
     failed = [salient.Telling.CRASH, salient.Telling.TRANSPORT, salient.Telling.WAIT, salient.Telling.ERROR]
+    # (s28) NCCL's own INFO lines are never its failure: it reports one at WARN; the proxy's `[Service thread]
+    # Connection closed by localRank 2` and `comm ... - Abort COMPLETE` are its teardown at exit (samples/wild
+    # dv33-004: 16 ranks after `Training time 0:06:40`)
     return told.join(moved, on="file").filter(pl.col("where").cast(pl.Utf8).is_in(failed)
-                                              & ~pl.col("message").str.contains(salient.CAUGHT))
+                                              & ~pl.col("message").str.contains(salient.CAUGHT)
+                                              & ~pl.col("message").str.contains(r"\bNCCL INFO\b"))
 
 
 def failure_after_progress(ev: Evidence, late: pl.DataFrame) -> Verdict:

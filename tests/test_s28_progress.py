@@ -165,3 +165,79 @@ def test_an_offline_generations_bar_at_its_end_is_the_generation_done(tmp_path):
     f = tmp_path / "part.log"
     f.write_text(part)
     assert ingest([f]).events.filter(pl.col("kind") == "program_end").height == 0  # (half the prompts: not done)
+
+
+WILD = Path(__file__).parents[1] / "samples" / "wild"
+
+
+def test_a_set_up_steps_bar_is_no_pace_of_the_loop():
+    """picotron's example log (samples/wild dv30-020): HF datasets' `Generating train split: 100%|...|
+    2119719/2119719 [..., 356503.03 examples/s]` before three training steps at 199 -> 10.61K Tokens/s read as a
+    throughput that fell to 0%; the set-up's bars are no steps, and `10.61K` keeps its K."""
+    v = _decide_file(WILD / "dv30-020-picotron-1node-dp2tp2pp2-first-3-steps.txt")
+    assert v.kind == Kind.HEALTHY and "10,610 Tokens/s" in v.summary and "examples/s" not in v.summary, v.summary
+
+
+def test_set_up_bars_make_no_progress_events(tmp_path):
+    from tracekit.ingest import ingest
+
+    f = tmp_path / "run.log"
+    f.write_text("Loading checkpoint shards: 100%|██████████| 4/4 [00:05<00:00,  1.25s/it]\n"
+                 "Map: 100%|██████████| 669/669 [00:00<00:00, 3076.21 examples/s]\n"
+                 "Downloading data: 100%|██████████| 249M/249M [00:15<00:00, 16.5MB/s]\n"
+                 " 12%|█▏        | 120/1000 [02:00<14:40,  1.00s/it]\n")
+    ev = ingest([f]).events.filter(pl.col("kind").is_in(["progress", "step"]))
+    assert ev["line"].to_list() == [4]  # (the training loop's bar alone)
+
+
+def test_a_launchers_finished_with_0_is_a_clean_end():
+    """ezpz's launcher (samples/wild dv30-014, saforem2/ezpz docs/recipes.md): `Execution finished with 0.`
+    after ranks 0-7 each said they were ready."""
+    v = _decide_file(WILD / "dv30-014-ezpz-recipe-fsdp-polaris-8gpu-exit0.txt")
+    assert v.kind == Kind.HEALTHY and "Execution finished with 0." in v.summary, v.summary
+
+
+def test_one_async_step_timed_before_it_waits_is_no_alternation():
+    """maxtest's log (samples/wild dv31-014): `seconds: 12.444`, `0.002`, `11.715`, `11.645`, then
+    `EXIT_CODE=0`: one swing, not every other step waiting."""
+    v = _decide_file(WILD / "dv31-014-maxtest-job-steps-exit-code-0.txt")
+    assert v.kind == Kind.HEALTHY, v.summary
+
+
+def test_a_time_per_step_that_swings_at_every_line_still_alternates(tmp_path):
+    """nanoGPT's `iter N: loss L, time T ms, mfu M%` (karpathy/nanoGPT train.py) swinging 3:1 at every line
+    alternates (``pace.alternates``); the same lines with one swing (a step timed at 2 ms among 3 s ones,
+    then steady) do not."""
+    from tracekit import pace
+    from tracekit.ingest import ingest
+
+    def alternates(times):
+        f = tmp_path / "train.log"
+        f.write_text("".join(f"iter {i}: loss 4.{i}, time {t:.2f}ms, mfu 30.00%\n" for i, t in enumerate(times, 1)))
+        return pace.alternates(pace.ticks(ingest([f]).events))
+
+    got = alternates((3000, 1000, 3100, 1000, 3000, 1100, 3200, 1000))
+    assert got is not None and "alternates between" in got["text"], got
+    assert alternates((1353, 12444, 2, 11715, 11645, 11700)) is None
+
+
+def test_torchs_exit_time_warning_is_each_ranks_exit():
+    """Megatron-Bridge (samples/wild dv32-001): iteration 10/10, the evaluations, then each of ranks 0-7
+    prints `destroy_process_group() was not called before program exit` as it exits."""
+    v = _decide_file(WILD / "dv32-001-megatron-bridge-llama1b-clean-end.txt")
+    assert v.kind == Kind.HEALTHY and "ranks 0-7" in v.summary and "exit-time warning" in v.summary, v.summary
+
+
+def test_the_exit_time_warning_after_a_traceback_is_no_clean_end(tmp_path):
+    v = _decide_text(tmp_path, "Traceback (most recent call last):\n  File \"t.py\", line 5, in <module>\n    train()\n"
+                     "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+                     "[rank0]:[W1006 03:29:26.926188014 ProcessGroupNCCL.cpp:1505] Warning: WARNING: "
+                     "destroy_process_group() was not called before program exit, which can leak resources.\n")
+    assert v.kind != Kind.HEALTHY, v.summary
+
+
+def test_nccls_teardown_info_after_the_last_step_is_no_failure():
+    """scdino on 4 nodes (samples/wild dv33-004): `Training time 0:06:40`, then every rank's NCCL proxy
+    `[Service thread] Connection closed by localRank N` and `Abort COMPLETE`: NCCL's INFO at teardown."""
+    v = _decide_file(WILD / "dv33-004-scdino-4node-g5-socket-fallback-3-epochs-clean-end.txt")
+    assert v.kind == Kind.HEALTHY, v.summary

@@ -234,9 +234,9 @@ def alternates(t: pl.DataFrame) -> dict | None:
         return None
     # (s28) and by a margin at every step of the swing, not only in the medians: MaxText's `seconds: 12.444`,
     # `0.002`, `11.715`, `11.645` (an async step timed before it waits, samples/wild dv31-014) swings once
-    v = f[what].abs()
-    swing = (pl.max_horizontal(v, v.shift(1)) / pl.min_horizontal(v, v.shift(1)).clip(lower_bound=1e-12))
-    if pl.select(swing.drop_nulls().min()).item() < TREND ** 0.5:
+    pairs = pl.DataFrame({"a": f[what].abs(), "b": f[what].abs().shift(1)}).drop_nulls()
+    swing = pairs.select(pl.max_horizontal("a", "b") / pl.min_horizontal("a", "b").clip(lower_bound=1e-12))
+    if swing.to_series().min() < TREND ** 0.5:
         return None
     up = d[0] > 0  # the second line is the slow (took) or fast (rate) one
     a, b = f[what].gather_every(2), f[what].gather_every(2, offset=1)

@@ -34,10 +34,11 @@ TQDM = r"(?P<pct>\d+)%\|[^|]*\|+\s*(?P<step>\d+)/(?P<max_steps>\d+) \["
 # (s28) a bar of a set-up step, not of the work's loop: HF datasets' `Downloading data: 100%|...| 249M/249M`,
 # `Generating train split: 100%|...| 2119719/2119719 [..., 356503.03 examples/s]`, `Map:`, `Filter:`, `Running
 # tokenizer on dataset:`, a text chunking's `Grouping texts in chunks of 129:`, transformers' `Loading checkpoint
-# shards:`, huggingface_hub's `Fetching 4 files:`, SGLang's `Capturing batches (bs=1 ...):`: its count and its
-# rate are the set-up's (samples/wild dv30-020: picotron's data preparation read as its steps' pace)
+# shards:`, huggingface_hub's `Fetching 4 files:`: its count and its rate are the set-up's (SGLang's `Capturing
+# batches (bs=1 ...): 100%` stays: its capture done is the server's start-up done, samples/wild dv18-017);
+# samples/wild dv30-020: picotron's data preparation was read as its steps' pace
 SETUP_BAR = (r"(?i)^\W{0,3}(?:\[[^\]]*\]\s*)?(?:downloading|generating|loading|map|filter|running tokenizer"
-             r"|tokeniz\w*|grouping|fetching|extracting|preparing|building|caching|converting|resolving|capturing"
+             r"|tokeniz\w*|grouping|fetching|extracting|preparing|building|caching|converting|resolving"
              r"|compiling|shuffling|computing checksums|concatenating|packing|sanity checking)\b[^|%]{0,80}?:?\s*"
              r"\d+%\|")
 # a tqdm bar's tail pasted alone, its bar and counts cut (`[00:40<7:58:13,  5.75s/it, loss=0.175, lr=2e-6]`):

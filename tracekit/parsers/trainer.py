@@ -261,10 +261,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
                                  .otherwise(pl.lit("program")).alias("where"))
                   .drop("stalled", strict=False) for f in frames[n:]]
     # (s25) the same fact in general words: a finish sentence, a result summary, a rank's own result
-    # (a generation's bar at N/N is a step line and the generation's end too: work_done.PROMPTS_DONE)
     done = [f.filter(~pl.col("text").str.contains(PROGRAM_END) & ~pl.col("text").str.contains(NOT_END)
-                     & (~pl.col("text").str.contains(any_of(*STEP_PATTERNS))
-                        | pl.col("text").str.contains(work_done.PROMPTS_DONE)))
+                     & ~pl.col("text").str.contains(any_of(*STEP_PATTERNS)))
             for f in work_done.events(df.drop("_ok", "_ran"))]
     frames += done
     add(EventKind.COMM_OP, t.str.contains("comm op: "), COMM_OP)

@@ -124,10 +124,6 @@ EVAL_TABLE = (r"(?i)^\W{0,3}\|\s*(?:tasks?|groups?)\s*\|\s*version\s*\|"
               r"|(?i)^\W{0,3}dataset\s+version\s+metric\s+mode\b")
 #: a row of such a table with a figure in it
 EVAL_ROW = r"(?i)^\W{0,3}(?:\|[^|\n]*)*\|?\s*[-+]?\d+\.\d+\s*(?:\||\s|$)|^\W{0,3}\S+\s+\w+\s+\w+\s+\w+\s+\d+\.\d+\s*$"
-#: (s28) an offline generation's bar at its end: vLLM's ``LLM.generate`` counts its prompts on a tqdm bar
-#: (vllm/entrypoints/llm.py _run_engine: ``desc="Processed prompts"``, postfix ``est. speed input: ... toks/s,
-#: output: ... toks/s``): at ``N/N`` every prompt was answered, the generation done (group 1 and 2: the counts)
-PROMPTS_DONE = r"^\W{0,3}Processed prompts: 100%\|[^|]*\|\s*(\d+)/(\d+) \["
 #: (s28) torch's word, as a process exits, that it never destroyed its process group (ProcessGroupNCCL's
 #: destructor at exit: ``process group has NOT been destroyed before we destruct ProcessGroupNCCL. On normal
 #: program exit, ...``; torch 2.4+: ``WARNING: destroy_process_group() was not called before program exit``):
@@ -196,8 +192,7 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     table_of = (result & said.is_not_null()).cast(pl.Int32).sum().over("file", proc) > 1
     others = proc.is_not_null() & table_of & (said.n_unique().over("file", proc, result) > 1)
     result = result & ~others
-    generated = t.str.contains(GENERATED) | (t.str.extract(PROMPTS_DONE, 1) == t.str.extract(PROMPTS_DONE, 2)
-                                             ).fill_null(False)
+    generated = t.str.contains(GENERATED)
     took = t.str.contains(TOOK) & once & ~counted
     # (a banner or a table header counts where its figures follow: within the next 3 lines of its file)
     after = [t.shift(-k).over("file").fill_null("") for k in (1, 2, 3)]

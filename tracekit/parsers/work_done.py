@@ -201,7 +201,9 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     df = df.sort("file", "line")
     # (a save on a loop's line, ``Epoch 4990 | Training snapshot saved at ...``, is that loop's: its progress)
     saved = t.str.contains(SAVED) & ~t.str.contains(WILL) & ~counted
-    exited = t.str.contains(EXITED)
+    # (only in a file with no error: after a failure the same warning is the failed process's exit, and the
+    # rules over the failure decide it, a set-up's failure being init-stall: samples/gpu_2x1_badiface)
+    exited = t.str.contains(EXITED) & ~t.str.contains(r"(?i)\berror|traceback|exception|\bfailed\b").any().over("file")
     got = df.filter((calm & (sentence | result | took | block | saved)) | generated | exited).with_columns(
         pl.lit(EventKind.PROGRAM_END).alias("kind"), t.str.strip_chars().alias("message"),
         pl.when(exited).then(pl.lit("exited")).when(sentence).then(pl.lit("program"))

@@ -216,12 +216,26 @@ NOISE_MS = 5.0  # later than the median rank by less than this is scheduling noi
 def rank_lateness(late: pl.DataFrame) -> pl.DataFrame:
     """Per rank, from ``lateness``: ``late_ms`` (its median lateness over every shared collective),
     ``times_last`` (entered last), ``times_late`` (more than NOISE_MS after the median rank) and
-    ``late_when_late_ms`` (its median lateness in those), ``of`` (the collectives shared)."""
+    ``late_when_late_ms`` (its median lateness in those), ``of`` (the collectives shared); ``bursts`` (the
+    rank's collectives that begin a burst: its first, and each that starts ``late_when_late_ms`` or more
+    after its previous one) and ``late_spells`` (the late collectives that begin a burst or follow one
+    that was on time: each a delay of its own).
+
+    (s28) One delay of a busy CPU shifts every collective the rank then launches back to back: CI's healthy
+    2-rank HF Trainer run (tests/test_run.py) had rank 1 ~13-18 ms late in 8 of 24 collectives, 4 at a time
+    and 0.02-0.25 ms apart (DDP's gradient buckets of one step), two delays; a rank that makes the others
+    wait is late again after each gap it had time to catch up in."""
     of = late.select("pg", "seq").unique().height
     over = pl.col("late_ms") > NOISE_MS
+    typical = pl.when(over).then(pl.col("late_ms")).median().over("rank").fill_null(NOISE_MS)
+    gap = (pl.col("t").diff().over("rank") / 1e6)
+    new_burst = gap.is_null() | (gap >= typical)
+    spell = over & (new_burst | ~over.shift(1).over("rank").fill_null(False))
+    late = late.sort("rank", "t").with_columns(new_burst.alias("_burst"), spell.alias("_spell"))
     return late.group_by("rank").agg(
         pl.col("late_ms").median(), pl.col("last").sum().alias("times_last"), over.sum().alias("times_late"),
-        pl.col("late_ms").filter(over).median().alias("late_when_late_ms")).with_columns(
+        pl.col("late_ms").filter(over).median().alias("late_when_late_ms"),
+        pl.col("_burst").sum().alias("bursts"), pl.col("_spell").sum().alias("late_spells")).with_columns(
         pl.lit(of).alias("of")).sort("rank")
 
 

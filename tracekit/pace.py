@@ -5,8 +5,8 @@ throughput (token/s): 144.95``, vLLM's ``Avg generation throughput: 44.3 tokens/
 (Megatron's ``elapsed time per iteration (ms): 812.4``, tqdm's ``1.52s/it``, Keras' ``31ms/step``), with
 or without a step number.
 
-``ticks`` reads them (the figures of parsers/series.py's ``RATES`` and ``TIMES``, or the time per step a
-line's ``duration_ms`` holds); ``trend`` says whether the figure doubles (a time) or halves (a rate) from the
+``ticks`` reads them (progress_figures.py: the figures of parsers/series.py's ``RATES`` and ``TIMES``, or
+the time per step a line's ``duration_ms`` holds); ``trend`` says whether the figure doubles (a time) or halves (a rate) from the
 first third of the lines to the last; ``steady`` whether it stays within ``STEADY`` of itself once the
 warm-up lines are left out; ``alternates`` whether it goes up and down at every line (every other step
 waits); ``holds`` whether a server's throughput stays within ``TREND`` of its median; ``stopped`` whether
@@ -16,18 +16,13 @@ with them.
 
 from __future__ import annotations
 
-import re
-
 import polars as pl
 
-from tracekit.parsers import series
-from tracekit.schema import EventKind
+from tracekit.progress_figures import (PHASE, RATE_UNIT, RATES, TIMES, cumulative, first_figure,  # noqa: F401
+                                       printed, ticks)
 from tracekit.step_clock import one_bar, written_at
 from tracekit.wording import duration
 
-# the figures a progress line prints: the first of ``RATES`` that matches gives its rate (group 1), its unit
-# the first ``RATE_UNIT``; ``TIMES`` its seconds per step (parsers/series.py finds progress lines with them)
-RATES, RATE_UNIT, TIMES = series.RATES, series.RATE_UNIT, series.TIMES
 #: a figure that doubles (a time per step) or halves (a rate) between the first and the last third: slow
 TREND = 2.0
 #: steady: the largest figure at most this many times the smallest
@@ -38,90 +33,6 @@ STEADY = 1.5
 FALLS = 0.03
 #: the fewest lines with a figure that say a pace or a trend
 MIN_TICKS = 3
-#: a step line that reports an evaluation or a checkpoint save (nanoGPT's `step 3000: train loss 4.04, val
-#: loss 4.04` before `saving checkpoint to out`, train.py): the time up to it holds that phase, not training
-#: steps, so it is never the slow step
-PHASE = r"(?i)\bval(?:idation)?[ _]loss\b|\beval(?:uat\w*)?\b|\bcheckpoint\b|\bsav(?:ing|ed)\b"
-
-
-def _number(said: pl.Expr) -> pl.Expr:
-    """``1,234.5`` -> 1234.5, ``14.2K`` -> 14200.0 (nanotron's ``tokens_per_sec: 14.2K``)."""
-    scale = said.str.extract(r"([KMG])$", 1).replace_strict({"K": 1e3, "M": 1e6, "G": 1e9}, default=1.0,
-                                                            return_dtype=pl.Float64)
-    return said.str.replace_all(r"[,KMG]", "").cast(pl.Float64, strict=False) * scale
-
-
-def _first(text: pl.Expr, patterns) -> pl.Expr:
-    return pl.coalesce(*(_number(text.str.extract(p, 1)) * f for p, f in patterns))
-
-
-def _printed(text: pl.Expr, patterns) -> pl.Expr:
-    """The figure as the line prints it (``3.169 sec/step``, ``'train_speed(iter/s)': 0.011176``): the
-    whole match of the first pattern that matches, so a verdict quotes the program's own words."""
-    return pl.coalesce(*(text.str.extract(f"({p.removeprefix('(?i)')})", 1) if not p.startswith("(?i)")
-                         else text.str.extract(f"(?i)({p.removeprefix('(?i)')})", 1) for p in patterns))
-
-
-def ticks(events: pl.DataFrame, each_figure: bool = False) -> pl.DataFrame:
-    """The progress lines (``step`` and ``progress`` events, with a step number or not) that carry a
-    figure, in the order they were written: ``rate`` (and its ``unit``) or ``took`` (seconds per step),
-    ``i`` the line's place among them. A step printed twice (by two loggers) counts once; with
-    ``each_figure``, once per figure it carries."""
-    st = events.filter(pl.col("kind").is_in([EventKind.STEP, EventKind.PROGRESS])).sort("file", "line")
-    if not st.height:
-        none = {"rate": pl.Float64, "unit": pl.Utf8, "took": pl.Float64, "took_said": pl.Utf8,
-                "rate_said": pl.Utf8, "after_phase": pl.Boolean, "i": pl.UInt32}
-        return st.with_columns(pl.lit(None, d).alias(c) for c, d in none.items())
-    text = pl.col("message").fill_null("")
-    st = st.with_columns(_first(text, [(p, 1.0) for p in RATES]).alias("rate"),
-                         text.str.extract(RATE_UNIT, 1).alias("unit"),
-                         pl.coalesce(_first(text, TIMES), pl.col("duration_ms") / 1e3).alias("took"),
-                         _printed(text, [p for p, _ in TIMES]).alias("took_said"),
-                         _printed(text, RATES).alias("rate_said"))
-    st = st.filter(pl.col("rate").is_not_null() | pl.col("took").is_not_null())
-    st = st.join(_phases_before(events, st), on=["file", "line"], how="left")
-    # (``each_figure``: one step with two figures is two processes' or two runs' lines, WeatherGenerator's
-    # 1-node and 2-node `... : 000040 : loss = ... s/sec=0.715)` and `... s/sec=0.350)`: each counts)
-    numbered = (st.filter(pl.col("step").is_not_null())
-                .unique(["rank", "step", *(["rate", "took"] if each_figure else [])], keep="first",
-                        maintain_order=True))
-    st = pl.concat([numbered, st.filter(pl.col("step").is_null())]).sort("file", "line")
-    return st.with_row_index("i")
-
-
-def _phases_before(events: pl.DataFrame, ticks: pl.DataFrame) -> pl.DataFrame:
-    """``after_phase`` of each progress line with a figure (``file``, ``line``): whether a line of an
-    evaluation or a save (``PHASE``, not itself a progress line with a figure) was written in its file
-    since the progress line before it. A loop's time per step runs from one report to the next, so it
-    holds what ran between them: nanoGPT's train.py measures `dt = t1 - t0` once per iteration (train.py:318)
-    and runs `estimate_loss()` (`step N: train loss .., val loss ..`, train.py:265) and the checkpoint save
-    (`saving checkpoint to out`, train.py:285) inside that iteration, before its `iter N: loss .., time
-    ..ms` line (train.py:327): that line's time is the evaluation's and the save's, not a training step's."""
-    keys = ticks.select("file", "line").with_columns(pl.lit(True).alias("_tick"))
-    ev = (events.select("file", "line", "message").join(keys, on=["file", "line"], how="left")
-          .sort("file", "line"))
-    phase = pl.col("message").fill_null("").str.contains(PHASE) & pl.col("_tick").is_null()
-    ev = ev.with_columns(phase.cast(pl.Int32).cum_sum().over("file").alias("_n")).filter(pl.col("_tick"))
-    before = pl.col("_n") - pl.col("_n").shift(1).over("file").fill_null(0)
-    return ev.select("file", "line", (before > 0).alias("after_phase"))
-
-
-def cumulative(f: pl.DataFrame) -> bool:
-    """Times that count up since the start rather than per step (a run's elapsed seconds on each line):
-    higher at every line, 4 lines or more, in proportion to the step number where the lines carry one
-    (each time over its step within 1.25x of the others), else by an even amount each line (the largest
-    rise at most twice the smallest). A time per step that creeps up is never that regular."""
-    v = f["took"]
-    d = v.diff().drop_nulls()
-    if v.len() < 4 or not (d > 0).all():
-        return False
-    steps = f["step"].cast(pl.Float64)
-    if steps.null_count() == 0 and (steps > 0).all():
-        per = v / steps
-        return bool(per.max() <= 1.25 * per.min())
-    return bool(d.max() <= 2 * d.min())
-
-
 def _loop_only(t: pl.DataFrame) -> pl.DataFrame:
     """The progress lines whose interval holds only the loop: a line after an evaluation or a save times
     that phase too (``_phases_before``), so it is never read as a slow step of the loop."""
@@ -286,16 +197,6 @@ def steady(t: pl.DataFrame) -> dict | None:
     return {"text": f"a steady {span} over {f.height} progress lines{printed(f, what)}", "n": f.height}
 
 
-def printed(f: pl.DataFrame, what: str) -> str:
-    """`` (as the program prints it: `3.169 sec/step`)``: the figure in its own words, or nothing."""
-    said = f[f"{what}_said"].drop_nulls() if f"{what}_said" in f.columns else None
-    if said is None or not said.len():
-        return ""
-    # (a `time` field's match starts at the figure or separator before the word: `6  time: 0.8466`)
-    words = re.sub(r"^[^A-Za-z]*\s(?=\w*[ _]?time\b)", "", said[-1])
-    return f" (as the program prints it: `{words.strip(' ,;|')}`)"
-
-
 def holds(t: pl.DataFrame) -> dict | None:
     """A server's throughput (progress lines with no step number) that varies with its load but holds:
     every figure within ``TREND`` of the median, falling to neither half nor zero, over ``MIN_TICKS`` lines
@@ -331,6 +232,12 @@ def alternates(t: pl.DataFrame) -> dict | None:
     d = f[what].diff().drop_nulls()
     if d.len() < 3 or not (d.sign() * d.sign().shift(1)).drop_nulls().eq(-1).all():
         return None
+    # (s28) and by a margin at every step of the swing, not only in the medians: MaxText's `seconds: 12.444`,
+    # `0.002`, `11.715`, `11.645` (an async step timed before it waits, samples/wild dv31-014) swings once
+    pairs = pl.DataFrame({"a": f[what].abs(), "b": f[what].abs().shift(1)}).drop_nulls()
+    swing = pairs.select(pl.max_horizontal("a", "b") / pl.min_horizontal("a", "b").clip(lower_bound=1e-12))
+    if swing.to_series().min() < TREND ** 0.5:
+        return None
     up = d[0] > 0  # the second line is the slow (took) or fast (rate) one
     a, b = f[what].gather_every(2), f[what].gather_every(2, offset=1)
     hi, lo = (b, a) if up else (a, b)
@@ -361,7 +268,7 @@ def measure(steps: pl.DataFrame) -> dict:
                     .cast(pl.Float64, strict=False) / 1e3,
                     text.str.extract(r"'elapsed_s': ([\d.]+)", 1).cast(pl.Float64, strict=False),
                     text.str.extract(r"([\d.]+)\s*s/it\b", 1).cast(pl.Float64, strict=False),
-                    _first(text, TIMES)).alias("took"),  # (then any time per step a line prints)
+                    first_figure(text, TIMES)).alias("took"),  # (then any time per step a line prints)
         # tqdm's it/s (below one step a second it prints s/it: the same figure, inverted): a smoothed
         # average since the bar began, a pace and never one slow step
         (1 / text.str.extract(r"([\d.]+)\s*it/s\b", 1).cast(pl.Float64, strict=False)).alias("_inverted"),
@@ -371,7 +278,7 @@ def measure(steps: pl.DataFrame) -> dict:
                     text.str.extract(r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens|it)/s(?:ec)?\b",
                                      1))
         .str.replace_all(",", "").cast(pl.Float64, strict=False)
-        .fill_null(_first(text, [(p, 1.0) for p in RATES])).alias("rate"))  # (then any rate RATES reads)
+        .fill_null(first_figure(text, [(p, 1.0) for p in RATES])).alias("rate"))  # (then any rate RATES reads)
     # the first step carries the warm-up (compilation, allocator, NCCL connects): never the slow one
     one = st.unique("step", keep="first", maintain_order=True).sort("step")
     first_step = one["step"].min()

@@ -172,12 +172,17 @@ def every_rank_ended(ev: Evidence) -> Verdict | None:
     if seen - ended or (not seen and ends["rank"].drop_nulls().len()):
         return None
     # (s25) a result printed over the run, or by each rank (parsers/work_done.py): the work done, said so
-    results = (ends["where"] == "result").all()
+    results = ends["where"].is_in(["result", "saved"]).all()
+    saved = (ends["where"] == "saved").all()  # (s28: a checkpoint or snapshot written: parsers/work_done.py)
     one = len(ended) == 1  # ("rank 3 ended cleanly", "ranks 0-1 each ended cleanly")
     who_ended = (f"{'rank' if one else 'ranks'} {fmt_ranks(sorted(ended))}{'' if one else ' each'} "
                  f"{'printed its result' if results else 'ended cleanly'}" if ended
+                 else "the program saved its work" if saved
                  else "the program printed its results over the run" if results
                  else "the program said it ended cleanly")
+    if (ends["where"] == "exited").any():  # (s28: parsers/work_done.py EXITED)
+        who_ended += (" (torch's exit-time warning that the process group was not destroyed: the process reached "
+                      "its program's exit)")
     if checked.any():
         said_by = ends.filter(checked)["message"][0]
         check = next(m for m in progress_messages.CHECKS if re.search(m.pattern, said_by))

@@ -38,6 +38,8 @@ NUMBER = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 UNIT_KEY = (r"(?:tokens?|samples|images|imgs|examples|seqs|sequences|steps?|global_step|iters?|batches"
             r"|frames|words)(?:/|[_ ]per[_ ])s(?:ec(?:ond)?)?"
             r"(?:[_ ](?:per[_ ])?(?:gpu|device|rank|worker|core)s?)?")
+#: what a rate in words counts (``tokens per second``)
+WORDED_UNIT = r"(?:tokens?|samples|images|sequences|examples|steps|iterations|requests|words|frames)"
 #: a rate a progress line prints, the first that matches gives it (group 1; ``K``/``M`` after it scale it)
 RATES = (
     # (s18) the runtimes' own rates read from their printing code (tracekit/progress_messages.py: MaxText's
@@ -47,7 +49,8 @@ RATES = (
     # PaddlePaddle's trainers (PaddleOCR tools/program.py: `..., samples: 512, ips: 191.79578 samples/s`;
     # its benchmark/run_benchmark.sh reads `ips:` as images/sec): the rate, before `samples: N`, the batch
     r"\bips:\s*(\d[\d,]*(?:\.\d+)?)",
-    r"(?i)\b(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*(\d[\d,]*(?:\.\d+)?)",
+    # (s28: picotron's `Tokens/s:   1.68K`, its K kept: ``pace.number`` scales it)
+    r"(?i)\b(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*(\d[\d,]*(?:\.\d+)?[KMG]?)\b",
     r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens?|tok|it|words|examples|seqs|sequences|steps?"
     r"|batch(?:es)?)/s(?:ec)?\b",
     # DeepSpeed's ThroughputTimer (deepspeed/utils/timer.py: `RunningAvgSamplesPerSec=25.0,
@@ -57,6 +60,10 @@ RATES = (
     r"(?i)\b(?:wps|ups|tokens_per_sec|samples_per_sec|samplespersec|words/s|tok/s)\s*[:=]?\s*"
     r"(\d[\d,]*(?:\.\d+)?[KMG]?)",
     r"(?:^|[\s,(])(\d[\d,]*(?:\.\d+)?)/s\b",
+    # (s28) the unit in words (llama.cpp's `( 9.72 ms per token, 102.88 tokens per second)`, llama.cpp
+    # common/log print_timings; a script's `tokens per second: 3456.7`)
+    rf"(\d[\d,]*(?:\.\d+)?)\s*{WORDED_UNIT}\s+per\s+second\b",
+    rf"(?i)\b{WORDED_UNIT}\s+per\s+second\s*[:=]\s*(\d[\d,]*(?:\.\d+)?)",
     r"(\d[\d,]*(?:\.\d+)?)\s*[GT]FLOPS\b",
     # a throughput per GPU or the model FLOPs each GPU does, named before the figure: InternLM's
     # `tflops=93.48, ..., tgs (tokens/gpu/second)=2104.89`, `tokens_per_gpu_per_sec: 2105`, `TFLOPs/GPU: 180`
@@ -77,7 +84,7 @@ RATES = (
 )
 #: the unit of a line's rate, where it says one
 RATE_UNIT = (r"(?i)(" + "|".join(progress_messages.RATE_UNITS) + "|token/s|tokens?/s(?:ec)?|tok/s|samples/s(?:ec)?|images/s(?:ec)?|iter/s|it/s|steps?/s|"
-             r"tps|wps|\bips\b|"
+             r"tps|wps|\bips\b|" + WORDED_UNIT + r" per second|"
              r"[GT]FLOPS|tokens?/gpu/s\w*|tgs|SamplesPerSec|[a-z_]*?" + UNIT_KEY + ")")
 #: where a field named ``time`` starts: the line's start, a separator or a figure before it, then the word
 #: with what it times (``iter time``, ``step_time``, ``time/batch``)

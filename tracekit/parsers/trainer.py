@@ -31,6 +31,16 @@ SWIFT_STEP = r"""['"]global_step/max_steps['"]: ['"](?P<step>\d+)/(?P<max_steps>
 DS_STEP = r"\bstep=(?P<step>\d+), skipped=(?P<skipped>\d+)"
 MEGATRON = rf"iteration\s+(?P<step>\d+)/\s*(?P<max_steps>\d+) \|.*?(?:lm loss: (?P<loss>{NUM}))?"
 TQDM = r"(?P<pct>\d+)%\|[^|]*\|+\s*(?P<step>\d+)/(?P<max_steps>\d+) \["
+# (s28) a bar of a set-up step, not of the work's loop: HF datasets' `Downloading data: 100%|...| 249M/249M`,
+# `Generating train split: 100%|...| 2119719/2119719 [..., 356503.03 examples/s]`, `Map:`, `Filter:`, `Running
+# tokenizer on dataset:`, a text chunking's `Grouping texts in chunks of 129:`, transformers' `Loading checkpoint
+# shards:`, huggingface_hub's `Fetching 4 files:`: its count and its rate are the set-up's (SGLang's `Capturing
+# batches (bs=1 ...): 100%` stays: its capture done is the server's start-up done, samples/wild dv18-017);
+# samples/wild dv30-020: picotron's data preparation was read as its steps' pace
+SETUP_BAR = (r"(?i)^\W{0,3}(?:\[[^\]]*\]\s*)?(?:downloading|generating|loading|map|filter|running tokenizer"
+             r"|tokeniz\w*|grouping|fetching|extracting|preparing|building|caching|converting|resolving"
+             r"|compiling|shuffling|computing checksums|concatenating|packing|sanity checking)\b[^|%]{0,80}?:?\s*"
+             r"\d+%\|")
 # a tqdm bar's tail pasted alone, its bar and counts cut (`[00:40<7:58:13,  5.75s/it, loss=0.175, lr=2e-6]`):
 # elapsed<remaining, the pace (tqdm/std.py format_meter), the postfix; a ``progress`` event with no step
 TQDM_TAIL = r"^\s*\[(?:\d+:)?\d\d:\d\d<(?:\d+:)?\d\d:\d\d,\s*[\d.]+\s*(?:s/it|it/s)\b[^\]]*\]\s*$"
@@ -183,7 +193,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     add(EventKind.STEP, t.str.contains(r"\{.*'loss': ") & ~t.str.contains("global_step/max_steps"))
     add(EventKind.STEP, t.str.contains(DS_STEP), DS_STEP)
     add(EventKind.STEP, t.str.contains(r"iteration\s+\d+/\s*\d+ \|"), MEGATRON)
-    add(EventKind.PROGRESS, t.str.contains(TQDM), TQDM)
+    add(EventKind.PROGRESS, t.str.contains(TQDM) & ~t.str.contains(SETUP_BAR), TQDM)
     add(EventKind.PROGRESS, t.str.contains(TQDM_TAIL))
     if "raw" in lines.columns:  # a bar a message was written after: the lines frame keeps the message
         bars = lines.filter(pl.col("raw").str.contains(TQDM) & ~t.str.contains(TQDM)).join(

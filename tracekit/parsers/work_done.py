@@ -22,7 +22,8 @@ A bare ``Done!`` is not read: torchvision's dataset download prints ``Processing
 (samples/wild/dv17-005: a job silent after it), as many set-up steps end.
 
 Each is a ``program_end`` event (``where``: ``program`` for a finish sentence, ``result`` for a summary or
-a rank's result), its rank where the line names one. Never a set-up's end (``Finished loading weights``,
+a rank's result (s28: the work's time once done, a results banner or an evaluation's table), ``saved`` for
+the work saved), its rank where the line names one. Never a set-up's end (``Finished loading weights``,
 ``init done``, ``Completed store-based barrier``: start-up, not work), a part of the work
 (``Epoch 3 finished``: the next one follows), a sentence that goes on to a failure (``finished with
 errors``, ``completed with exit code 1``) or any line with an error word.
@@ -39,7 +40,8 @@ from tracekit.schema import EventKind
 START = r"(?:^|\]:?\s+|\s[-|]\s+|\bINFO\b:?\s+|^[A-Z]+:[\w.]+:)"
 #: the work a finish sentence is about
 WORK = (r"(?:training|train|fine-?tuning|pre-?training|benchmark(?:ing)?|bench|tests?|testing|evaluation|eval"
-        r"|inference|generation|run|job|workload|experiment|script|program|task|all (?:ranks|processes|workers"
+        r"|inference|generation|run|job|workload|experiment|script|program|task|execution|executing"
+        r"|all (?:ranks|processes|workers"
         r"|tasks|jobs)|every rank)")
 DONE = r"(?:finished|completed?|done|succeeded|ended|passed|success(?:ful(?:ly)?)?)"
 #: the work said finished (``Training finished``, ``Benchmark completed successfully``, ``Finished
@@ -53,6 +55,10 @@ FINISHED = (rf"(?i){START}(?:the |all |our )?(?:{WORK}|[\w\-]+ (?:tests?|benchma
 #: finished with exit code 0`), a process that exited 0, anything `finished successfully` (a set-up step's is
 #: no work: ``FAILED`` takes it out)
 ENDED_WELL = (r"(?i)\bProcess finished with exit code 0\s*$"
+              # (s28) a launcher's own word that what it ran finished with 0 (ezpz's `[I][ezpz/launch] Execution
+              # finished with 0.`, samples/wild dv30-014), a job's `finished with exit code 0`
+              r"|\b(?:finished|completed|ended|terminated|returned)\s+with\s+(?:(?:exit |return )?(?:code|status)\s+)?0"
+              r"\s*[.!]?\s*$"
               r"|\bexited (?:normally )?with (?:exit )?(?:code|status) 0\b"
               r"|\b(?:finished|completed|ended|exited) (?:successfully|normally|cleanly)\b")
 #: a rank said finished (``Rank 1 finished, time taken: 12.4 s``, ``[rank 0] done``, ``process 3 completed``);
@@ -78,6 +84,52 @@ INTERVAL = r"\bAvg (?:prompt|generation) throughput\b|#running-req\b|\bRunning: 
 #: data_parallel.py's ``DP rank {global_dp_rank}, Prompt: ...``), copied into most scripts that call
 #: ``llm.generate``; the text after it is the model's, no status (its words are not read)
 GENERATED = (r"^\W{0,3}(?:DP rank \d+,\s+)?(?:Prompt: .{0,400}?,\s+)?(?:Producer )?Generated [Tt]ext: ?['\"]")
+#: (s28) the time the whole work took, once it was done, in any program's words: a figure named as that time
+#: (``Time taken: 12.3 s``, ``Elapsed time: 123.45 seconds``, ``Total execution time: 0:12:34``, ``Benchmark
+#: duration (s): 19.53``), or a sentence that the work was done in so long (``Generated 256 tokens in 3.2s
+#: (80.0 tok/s)``, ``Processed 1000 samples in 12.3 s``, ``Training finished in 12 min``: the work, not a side
+#: task's ``Finished dumping profiler traces in 0.22 seconds``); a set-up's time (``Loaded weights in 9 s``) is
+#: ``FAILED``'s, an epoch's or a step's (``Epoch 1 completed in 123.4s``) ``COUNTED``'s: a part, not the work
+TOOK = (rf"(?i){START}\W{{0,3}}(?:total |overall |wall[- ]?(?:clock )?)?(?:time taken|elapsed(?: time)?|time elapsed"
+        r"|run ?time|execution time|total time|time used|wall time|(?:benchmark |run |job )?duration)"
+        r"\s*(?:\((?:s|sec|seconds|ms|min)\))?\s*[:=]\s*\d"
+        rf"|(?i)(?:\b(?:generated|processed|trained|evaluated|served|answered)\b[^\n]{{0,60}}?"
+        rf"|{START}(?:the |all )?{WORK}\s+(?:has |was )?(?:completed|finished|done)\b[^\n]{{0,20}}?"
+        rf"|{START}(?:completed|finished)\s+(?:the |all )?{WORK}\b[^\n]{{0,20}}?)"
+        r"\bin\s+\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds|min|mins|minutes)\b")
+#: (s28) the work saved, said in the past tense (``Epoch 4990 | Training snapshot saved at /fsx/snapshot.pt``,
+#: pytorch/examples distributed/ddp-tutorial-series multinode.py ``_save_snapshot``; Ray Train's ``Training
+#: saved a checkpoint for iteration 1 at: ...``; NeMo's ``Successfully saved checkpoint from iteration 10 to
+#: ...``; transformers' ``Model weights saved in out/model.safetensors``): the steps before it done, their
+#: state written; a save announced (``Saving checkpoint to``, ``Checkpoints will be saved to``) is not it
+SAVED = (r"(?i)\b(?:checkpoint|snapshot|model|weights|state(?:_dict)?|adapter|ckpt)\w*\b[^\n]{0,40}?\b(?:saved|written"
+         r"|stored)\b(?:\s+(?:to|at|in|into|under)\b|:)|\bsaved (?:a |the )?(?:checkpoint|snapshot|model|weights"
+         r"|ckpt)\b")
+#: a save still to come
+WILL = r"(?i)\bwill\b|\bto be\b"
+#: (s28) a results block's banner, then its figures (``key: number``): vLLM's and SGLang's serving benchmark
+#: (vllm benchmarks/serve.py, sglang bench_serving.py ``print("{s:{c}^{n}}".format(s=" Serving Benchmark
+#: Result ", n=50, c="="))``, then ``Successful requests:                     100``), any ``=== ... Results
+#: ===`` or ``--- Summary ---`` banner a script prints over its figures
+BANNER = (r"(?i)^\s*[=\-*#]{3,}\s*[\w ]{0,40}?\b(?:results?|summary|report|statistics|metrics)\b[\w ]{0,20}"
+          r"[=\-*#]{3,}\s*$")
+#: a figure under a banner: ``key: number`` (``Request throughput (req/s):              5.12``)
+FIGURE = r"^\s*[A-Za-z][\w ()/%.,\-]{0,60}:\s+[-+]?\d"
+#: (s28) an evaluation's table of results: lm-evaluation-harness (lm_eval/utils.py make_table: ``|Tasks|Version
+#: |Filter|n-shot|Metric| |Value| |Stderr|``, older ``|  Task  |Version| Metric |Value |``), OpenCompass's
+#: summary (``dataset    version    metric    mode    <model>``), any piped table whose header names a
+#: metric and its value; read where a row with a figure follows
+EVAL_TABLE = (r"(?i)^\W{0,3}\|\s*(?:tasks?|groups?)\s*\|\s*version\s*\|"
+              r"|(?i)^\W{0,3}\|.*\|\s*metrics?\s*\|.*\bvalue\b"
+              r"|(?i)^\W{0,3}dataset\s+version\s+metric\s+mode\b")
+#: a row of such a table with a figure in it
+EVAL_ROW = r"(?i)^\W{0,3}(?:\|[^|\n]*)*\|?\s*[-+]?\d+\.\d+\s*(?:\||\s|$)|^\W{0,3}\S+\s+\w+\s+\w+\s+\w+\s+\d+\.\d+\s*$"
+#: (s28) torch's word, as a process exits, that it never destroyed its process group (ProcessGroupNCCL's
+#: destructor at exit: ``process group has NOT been destroyed before we destruct ProcessGroupNCCL. On normal
+#: program exit, ...``; torch 2.4+: ``WARNING: destroy_process_group() was not called before program exit``):
+#: that rank's program reached its exit; calm only where nothing else failed (``where="exited"``)
+EXITED = (r"destroy_process_group\(\) was not called before program exit"
+          r"|process group has NOT been destroyed before we destruct ProcessGroupNCCL")
 #: a line that names its rank at its start (``Rank 0:``, ``[rank1]``, ``rank=2``, ``process 3``); group
 #: ``rank``
 RANK_HEAD = r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)\b"
@@ -141,9 +193,22 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     others = proc.is_not_null() & table_of & (said.n_unique().over("file", proc, result) > 1)
     result = result & ~others
     generated = t.str.contains(GENERATED)
-    got = df.filter((calm & (sentence | result)) | generated).with_columns(
+    took = t.str.contains(TOOK) & once & ~counted
+    # (a banner or a table header counts where its figures follow: within the next 3 lines of its file)
+    after = [t.shift(-k).over("file").fill_null("") for k in (1, 2, 3)]
+    block = ((t.str.contains(BANNER) & pl.any_horizontal(a.str.contains(FIGURE) for a in after))
+             | (t.str.contains(EVAL_TABLE) & pl.any_horizontal(a.str.contains(EVAL_ROW) for a in after)))
+    df = df.sort("file", "line")
+    # (a save on a loop's line, ``Epoch 4990 | Training snapshot saved at ...``, is that loop's: its progress)
+    saved = t.str.contains(SAVED) & ~t.str.contains(WILL) & ~counted
+    # (only in a file with no error: after a failure the same warning is the failed process's exit, and the
+    # rules over the failure decide it, a set-up's failure being init-stall: samples/gpu_2x1_badiface)
+    exited = t.str.contains(EXITED) & ~t.str.contains(r"(?i)\berror|traceback|exception|\bfailed\b").any().over("file")
+    got = df.filter((calm & (sentence | result | took | block | saved)) | generated | exited).with_columns(
         pl.lit(EventKind.PROGRAM_END).alias("kind"), t.str.strip_chars().alias("message"),
-        pl.when(sentence).then(pl.lit("program")).otherwise(pl.lit("result")).alias("where"),
+        pl.when(exited).then(pl.lit("exited")).when(sentence).then(pl.lit("program"))
+        .when(saved & ~result & ~took & ~block).then(pl.lit("saved"))
+        .otherwise(pl.lit("result")).alias("where"),
         named.alias("rank"))
     return [got] if got.height else []
 

@@ -80,7 +80,8 @@ TEXT = (
     Format("printouts", printouts, (), names_kind=False),  # branch shape: dumps, reprs, argument sections
     Format("series", series, ("events",), names_kind=False),  # branch progress: progress lines by shape
     Format("environment", environment, ("ranks",), {"environment": 13}, names_kind=False),  # branch unknown
-    Format("rank-words", rank_words, ("ranks",), {"rank-words": 17}, names_kind=False),  # (s23) ranks named in words
+    Format("rank-words", rank_words, ("ranks",), {"rank-words": 17, "rank-prose": 18},
+           names_kind=False),  # (s23) ranks named in words
 )
 #: the reader of the lines no ``TEXT`` parser claimed, run after them all (``ingest``): it claims none
 #: (they stay unknown lines) and only tells the verdict which of them read as a crash, a transport failure,

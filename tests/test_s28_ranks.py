@@ -67,6 +67,7 @@ def test_real_lines_name_the_writer_not_a_guess(tmp_path, line, want):
     ("Exception on global rank 5: NCCL error\n", [5]),
     ("Process 1 exited with exit code 1\n", [1]),
     ("process 2 of 4 started\n", [2]),
+    ("Exception in process 1: CUDA error: an illegal memory access was encountered\n", [1]),
     ("(RayTrainWorker pid=1234, ip=10.0.0.1) rank=0 starting training\n", [0]),
     # an NCCL communicator line whose head a collector's prefix ate: its rank in the largest communicator
     ("worker-9 >> :168:1228 [2] NCCL INFO comm 0x55d rank 82 nranks 96 cudaDev 2 busId 2000 - Init COMPLETE\n"

@@ -11,12 +11,12 @@ given by precedence, each step filling only what the ones before left unnamed (i
 3. a local rank as the global one where no line shows a second node (``_local_as_global``);
 
 then a process's own word over its file's (``resolve_ranks``). The ranks only prose names (``Error on rank
-1``, ``parsers/rank_prose.py``) count last, in a file no other source names a rank in (``_prose_last``). A row whose number was inferred says so
-in its ``source`` (``by-local-rank``). Two readings the dev labels split on are left out: the one process
-of a world communicator that names no rank as the rank left (dev-040 and dv13-060 count it; dv12-012,
-dv18-011 and llm-058 do not; ``nccl_ranks.counted`` does it for processes seen only in COLL lines), and a
-process's CUDA device (NCCL's ``host:pid:tid [dev]``) as its rank (the labels of dev-002, dev-016 and
-dv10-010 read ``[0]``/``[1]`` of a one-node job's processes as devices, not ranks).
+1``, ``parsers/rank_prose.py``) count last, in a file no other source names a rank in (``_prose_last``). A
+row whose number was inferred says so in its ``source`` (``by-local-rank``). Two readings the dev labels split
+on are left out: the one process of a world communicator that names no rank as the rank left (dev-040 and
+dv13-060 count it; dv12-012, dv18-011 and llm-058 do not; ``nccl_ranks.counted`` does it for processes seen
+only in COLL lines), and a process's CUDA device (NCCL's ``host:pid:tid [dev]``) as its rank (the labels of
+dev-002, dev-016 and dv10-010 read ``[0]``/``[1]`` of a one-node job's processes as devices, not ranks).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import polars as pl
 
 from tracekit import schema
 from tracekit.formats import RANK_SOURCES
+from tracekit.parsers import rank_prose
 from tracekit.parsers.launcher import COMMAND_HOSTS
 from tracekit.schema import EventKind
 
@@ -61,7 +62,7 @@ def _group_local(ranks: pl.DataFrame) -> pl.DataFrame:
 
 
 #: the ``source`` of the ranks only a log's prose names (``parsers/rank_prose.py``)
-PROSE = "rank-prose"
+PROSE = rank_prose.SOURCE
 
 
 def _prose_last(ranks: pl.DataFrame) -> pl.DataFrame:

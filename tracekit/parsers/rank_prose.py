@@ -21,39 +21,59 @@ from __future__ import annotations
 
 import polars as pl
 
+from tracekit.parsers import Parsed
+
 #: a rank said in prose: the word before it (``q``: its qualifier), a flag's dashes or a per-rank slash before
 #: it (``cut``), then `rank N`, `rank: N`, `rank=N`, `rank #N`, `rankN`, torch_npu's error header's `RankID:N`
 #: (`[ERROR] 2025-04-08-18:07:20 (PID:1292363, Device:1, RankID:1) ERR01100 OPS call acl api failed.`,
 #: vllm-project/vllm-ascend#486), lmdeploy's `Rank[2] failed.` (lmdeploy/pytorch/engine/model_agent.py,
-#: Ascend/pytorch#54); or a process's `Process N` with a verb of its end or the world's size (torch.multiprocessing's `process 0 terminated with exit code 1` is read by torch_log already;
-#: other launchers' `Process 1 exited with exit code 1`, `process 3 failed`)
+#: Ascend/pytorch#54); or a process's `Process N` with a verb of its end or the world's size (`Process 1
+#: exited with exit code 1`, `process 2 of 4`), or after `in`/`on` (`Exception in process 1`)
 PROSE = (r"(?i)(?P<cut>--?|/ ?|\w[\w.]*\()?(?:(?P<q>[A-Za-z]+(?: \d+)?)[ _\-]?)?"
          r"(?:rank(?:\s*[:=#]?\s*|ID\s*[:=]\s*)(?P<rank>\d{1,5})\b(?:\s+n[Rr]anks\s+(?P<world>\d+))?"
          r"|rank\[(?P<bracket>\d{1,5})\](?:[\s:,.)]|$)"
-         r"|process (?P<proc>\d{1,3}) ?(?:terminated|exited|failed|crashed|died|raised|was killed|got|hit|of \d|/ ?\d)"
-         r"\b)")
+         r"|process (?P<proc>\d{1,3}) ?(?:terminated|exited|failed|crashed|died|raised|was killed|got|hit"
+         r"|of \d|/ ?\d)\b|\b(?:in|on) process (?P<inproc>\d{1,3})\b)")
 #: the words before a rank that make it no process's own global rank (lower case)
 NOT_GLOBAL = frozenset((
     "node", "machine", "group", "tp", "dp", "pp", "ep", "cp", "sp", "etp", "tensor", "data", "pipeline",
     "expert", "model", "parallel", "peer", "peers", "remote", "src", "source", "dst", "dest", "destination",
-    "root", "head", "per", "next", "prev", "previous", "other", "target", "role", "sub", "check",
+    "root", "head", "per", "next", "prev", "previous", "other", "target", "role", "sub", "check", "see",
     "sending", "killing", "pid",
 ))
 #: the words before a rank that make it a local rank (lower case)
 LOCAL = frozenset(("local", "localrank", "node-local"))
 #: lines that are not a writer's prose: Gloo's, HCCL's link parameters and NCCL's own (their parsers read them;
-#: an NCCL communicator line is read here only by its `rank N nranks M`, see ``rows``), a ring position beside
-#: its channel (the Neuron runtime's `[rank 0, channel 0] failed to register channel buffer`, dv11-044),
-#: Paddle's `init nccl context nranks: 4 local rank: 0/1 ... ring id: 0/1` (a ring's position; its other shape is
-#: ``rank_words.RANK_WORDS``', dv17-008), code (a def, a call with a rank keyword: a
-#: traceback's source line), a command line's flag, SkyPilot's node prefix `(worker1, rank=1, pid=..)`, NCCL
-#: RAS's report of the job's ranks (`  Rank 12 -- GPU 4 managed by process 323032 on ...`, src/ras/client.cc), a
-#: guess at a peer (c10d's TCPStore `This may indicate a possible application crash on rank 0 or a network set
-#: up issue.`, hiyouga/LlamaFactory#5769)
-NOT_PROSE = (r"\[Gloo\]|\binit nccl context nranks\b|\bcrea[tk][eL]?[Ll]ink para\b|\b[Rr]ank \d+, channel \d+\]|\bdef \w+\(|\b[\w.]+\([^()]*\brank\s*=|^\s*(?:>>>|\$|#)\s|"
-             r"^\((?:head|worker\d+), rank=\d+|^\s*Rank \d+ -- GPU \d+ managed by\b|\bPG (?:ID )?\d+ |\bmay indicate a possible\b")
+#: an NCCL communicator line is read here only by its `rank N nranks M`, see ``rows``); a ring position beside
+#: its channel (the Neuron runtime's `[rank 0, channel 0] failed to register channel buffer`, dv11-044; Paddle's
+#: `init nccl context nranks: 4 local rank: 0/1 ... ring id: 0/1`, dv17-008, whose other shape is
+#: ``rank_words.RANK_WORDS``'); code (a def, a call with a rank keyword: a traceback's source line), a shell
+#: prompt; SkyPilot's node prefix `(worker1, rank=1, pid=..)`; NCCL RAS's report of the job's ranks (`  Rank 12 --
+#: GPU 4 managed by process 323032 on ...`, src/ras/client.cc); a process group's rank (`[PG 3 Rank 1]`); a guess
+#: at a peer (c10d's TCPStore `This may indicate a possible application crash on rank 0 or a network set up
+#: issue.`, hiyouga/LlamaFactory#5769) and a peer a line waits for (`Timed out waiting for rank 3 to join`)
+NOT_PROSE = (r"\[Gloo\]|\bcrea[tk][eL]?[Ll]ink para\b|"
+             r"\b[Rr]ank \d+, channel \d+\]|\binit nccl context nranks\b|"
+             r"\bdef \w+\(|\b[\w.]+\([^()]*\brank\s*=|^\s*(?:>>>|\$|#)\s|"
+             r"^\((?:head|worker\d+), rank=\d+|^\s*Rank \d+ -- GPU \d+ managed by\b|\bPG (?:ID )?\d+ |"
+             r"\bmay indicate a possible\b|\bwait(?:ing|ed|s)?\s+(?:for|on)\s+(?:the\s+)?rank\b")
 NCCL_LINE = r"\bNCCL (?:INFO|WARN)\b"
 CHEAP = r"(?i)rank|process \d"
+#: the ``source`` of this parser's ``ranks`` rows (``identity._prose_last`` counts them last)
+SOURCE = "rank-prose"
+
+
+def parse(lines: pl.DataFrame) -> Parsed:
+    """``ranks`` rows (``source`` ``rank-prose``) of the ranks the prose of lines no launcher prefix names a
+    writer of says; claims no line (the sentence is another parser's to read, or an unknown line)."""
+    if not lines.height:
+        return Parsed(SOURCE)
+    # (under a launcher's prefix the prefix names the writer: its prose may name a peer)
+    prefixed = [pl.col(c).is_not_null() for c in ("launch_rank", "local_tag") if c in lines.columns]
+    got = rows(lines.filter(~pl.any_horizontal(prefixed)) if prefixed else lines)
+    if got is None:
+        return Parsed(SOURCE)
+    return Parsed(SOURCE, {"ranks": got.with_columns(pl.lit(SOURCE).alias("source"))})
 
 
 def rows(lines: pl.DataFrame) -> pl.DataFrame | None:
@@ -64,11 +84,12 @@ def rows(lines: pl.DataFrame) -> pl.DataFrame | None:
         return None
     nccl = df.select(t.str.contains(NCCL_LINE)).to_series()
     g = (df.select("file", nccl.alias("_nccl"), t.str.extract_all(PROSE).alias("_m")).explode("_m")
-         .drop_nulls("_m").select("file", "_nccl", pl.col("_m").str.extract_groups(PROSE).alias("_g")).unnest("_g"))
+         .drop_nulls("_m")
+         .select("file", "_nccl", pl.col("_m").str.extract_groups(PROSE).alias("_g")).unnest("_g"))
     if not g.height:
         return None
     q = pl.col("q").fill_null("").str.to_lowercase()
-    said = pl.coalesce(pl.col("rank"), pl.col("bracket"), pl.col("proc")).cast(pl.Int64, strict=False)
+    said = pl.coalesce("rank", "bracket", "proc", "inproc").cast(pl.Int64, strict=False)
     g = (g.filter(pl.col("cut").is_null() & ~q.is_in(NOT_GLOBAL) & ~q.str.contains(r"^pg \d+$")
                   # (an NCCL line names its writer's rank only beside its communicator's size)
                   & (~pl.col("_nccl") | pl.col("world").is_not_null()))

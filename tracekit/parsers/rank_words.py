@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import polars as pl
 
-from tracekit.parsers import Parsed, any_of, rank_prose
+from tracekit.parsers import Parsed, any_of
 
 
 class RankWord(NamedTuple):
@@ -251,16 +251,15 @@ HOSTLESS_SAID = (r"^NCCL INFO Trees \[0\] [\d/\-]+->(?P<rank>\d+)->",
 GLOO = r"\[Gloo\] Rank (?P<rank>\d+) is connected to (?P<peers>\d+) peer ranks\b"
 KEYS_WORLD = r"(?i)\b(?:world_size|num_processes|process_count)['\"]?\s*[=:]\s*\d"
 #: not the writer's word: a function's defaults, a call's rank keyword (a traceback's source line
-#: `dist.init_process_group(backend='nccl', world_size=1, rank=1)`: code, dv27-002, dv27-003), a command line's flags, the `[tracekit] rank=0 ...` header
-#: `tracekit run` makes each rank print (parsers/torch_log.py reads it whole), and NCCL's own lines (`NCCL
-#: INFO rank 2 nranks 4`: a communicator's rank, nccl_ranks' to weigh)
-NOT_SAID = r"\bdef \w+\(|\b[\w.]+\([^()]*\b(?:global_)?rank\s*=\s*\d|\s--[\w\-]+[= ]|^\[tracekit\] |\bNCCL (?:INFO|WARN)\b"
+#: `dist.init_process_group(backend='nccl', world_size=1, rank=1)` is code: dv27-002, dv27-003), a command
+#: line's flags, the `[tracekit] rank=0 ...` header `tracekit run` makes each rank print (parsers/torch_log.py
+#: reads it whole), and NCCL's own lines (`NCCL INFO rank 2 nranks 4`: a communicator's rank, nccl_ranks' to weigh)
+NOT_SAID = (r"\bdef \w+\(|\b[\w.]+\([^()]*\b(?:global_)?rank\s*=\s*\d|\s--[\w\-]+[= ]|^\[tracekit\] "
+            r"|\bNCCL (?:INFO|WARN)\b")
 ANY = any_of(*(w.pattern for w in RANK_WORDS))
 ANY_WRITER = any_of(*(w.pattern for w in WRITER_WORDS))
 ANY_TAG = any_of(*(w.pattern for w in MID_TAGS))
-#: the ``source`` of the ranks only prose names (``parsers/rank_prose.py``)
-PROSE = "rank-prose"
-CHEAP = r"(?i)rank|process \d|\]<std|process_(?:id|index)|ProcessID:|/task:\d|^NCCL INFO (?:Trees|Channel) "
+CHEAP = r"(?i)rank|\]<std|process_(?:id|index)|ProcessID:|/task:\d|^NCCL INFO (?:Trees|Channel) "
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -279,14 +278,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
     rows += [g for w in WRITER_WORDS for g in _named(_keyed(own, w), w)]
     rows += _hostless(df) + _gloo(unnamed)
     rows += [g for w in MID_TAGS for g in _named(df.filter(t.str.contains(ANY_TAG)), w)]
-    rows = [r.with_columns(pl.lit("rank-words").alias("source")) for r in rows]
-    # (the prose's ranks, last of all sources: identity keeps them only where nothing else names one)
-    prose = rank_prose.rows(unnamed)
-    if prose is not None:
-        rows.append(prose.with_columns(pl.lit(PROSE).alias("source")))
     if not rows:
         return Parsed("rank-words")
-    ranks = pl.concat(rows, how="diagonal_relaxed").unique(maintain_order=True)
+    ranks = (pl.concat(rows, how="diagonal_relaxed").unique(maintain_order=True)
+             .with_columns(pl.lit("rank-words").alias("source")))
     return Parsed("rank-words", {"ranks": ranks})
 
 

@@ -49,14 +49,17 @@ LOCAL = frozenset(("local", "localrank", "node-local"))
 #: `init nccl context nranks: 4 local rank: 0/1 ... ring id: 0/1`, dv17-008, whose other shape is
 #: ``rank_words.RANK_WORDS``'); code (a def, a call with a rank keyword: a traceback's source line), a shell
 #: prompt; SkyPilot's node prefix `(worker1, rank=1, pid=..)`; NCCL RAS's report of the job's ranks (`  Rank 12 --
-#: GPU 4 managed by process 323032 on ...`, src/ras/client.cc); a process group's rank (`[PG 3 Rank 1]`); a guess
+#: GPU 4 managed by process 323032 on ...`, src/ras/client.cc); torchelastic's agent's word of its worker
+#: (`failed (exitcode: -6) local_rank: 0 (pid: 223) of binary`, wrapped: parsers/elastic.py's line, dv6-014); a
+#: process group's rank (`[PG 3 Rank 1]`); a guess
 #: at a peer (c10d's TCPStore `This may indicate a possible application crash on rank 0 or a network set up
 #: issue.`, hiyouga/LlamaFactory#5769) and a peer a line waits for (`Timed out waiting for rank 3 to join`)
 NOT_PROSE = (r"\[Gloo\]|\bcrea[tk][eL]?[Ll]ink para\b|"
              r"\b[Rr]ank \d+, channel \d+\]|\binit nccl context nranks\b|"
              r"\bdef \w+\(|\b[\w.]+\([^()]*\brank\s*=|^\s*(?:>>>|\$|#)\s|"
              r"^\((?:head|worker\d+), rank=\d+|^\s*Rank \d+ -- GPU \d+ managed by\b|\bPG (?:ID )?\d+ |"
-             r"\bmay indicate a possible\b|\bwait(?:ing|ed|s)?\s+(?:for|on)\s+(?:the\s+)?rank\b")
+             r"\blocal_rank: \d+ \(pid: \d+\) of binary\b|\bmay indicate a possible\b"
+             r"|\bwait(?:ing|ed|s)?\s+(?:for|on)\s+(?:the\s+)?rank\b")
 NCCL_LINE = r"\bNCCL (?:INFO|WARN)\b"
 CHEAP = r"(?i)rank|process \d"
 #: the ``source`` of this parser's ``ranks`` rows (``identity._prose_last`` counts them last)

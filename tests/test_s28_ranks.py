@@ -27,6 +27,11 @@ def _log(tmp_path, body: str, name: str = "job.log") -> list[int]:
 
 
 @pytest.mark.parametrize("excerpt, want", [
+    # DeepSpeed's loss scaler: `[deepscale] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: ..` (fresh dev)
+    ("dv30-026-bigscience-hf-deepspeed-zero3-gpt2-52b-n8-training-completed.txt", [0]),
+    ("dv31-016-bigscience-104b-overflow-skips-steady-422s.txt", [0]),
+    # ezpz's `[node=0/0][rank=1/1][local_rank=1/1]` of each process (fresh dev)
+    ("dv31-004-ezpz-test-mps-gloo-2rank-steady.txt", [0, 1]),
     # DLRover's rendezvous sentence: `... has joined round 0 of the network-check rendezvous as rank 0 in a world
     # of size 2.` (the label's [0])
     ("dv11-045-dlrover-network-check-rendezvous-ok-no-fault-nodes.txt", [0]),
@@ -72,8 +77,6 @@ def test_real_lines_name_the_writer_not_a_guess(tmp_path, line, want):
     # an NCCL communicator line whose head a collector's prefix ate: its rank in the largest communicator
     ("worker-9 >> :168:1228 [2] NCCL INFO comm 0x55d rank 82 nranks 96 cudaDev 2 busId 2000 - Init COMPLETE\n"
      "worker-9 >> :168:1228 [2] NCCL INFO comm 0x77e rank 1 nranks 8 cudaDev 2 busId 2000 - Init COMPLETE\n", [82]),
-    # a local rank is the global one where no line shows a second node
-    ("local_rank=0, device=cuda:0\n", [0]),
 ])
 def test_prose_names_a_rank(tmp_path, body, want):
     assert _log(tmp_path, body) == want
@@ -81,6 +84,7 @@ def test_prose_names_a_rank(tmp_path, body, want):
 
 @pytest.mark.parametrize("body", [
     "TP rank 3 failed to load weights\n",  # a group's rank
+    "local_rank=0, device=cuda:0\n",  # a local rank alone (tests/test_s24_ranks.py)
     "[INFO] [launch.py:100:main] nnodes=2, num_local_procs=8, node_rank=1\n",  # a node's
     "torchrun --nnodes 2 --node_rank 1 --rank 3 train.py\n",  # a command line's flags
     "Sending process 123 closing signal SIGTERM\n",  # a pid
@@ -104,5 +108,5 @@ def test_prose_counts_last_one_process_once(tmp_path):
 def test_prose_rows_are_marked_and_bad_input_reads_none():
     frame = lines_frames([raw("job.log", "Error on rank 2\n\x00\xff rank \n" + "rank " * 500 + "\n")])
     got = rank_prose.rows(frame)
-    assert got is not None and got["rank"].to_list() == [2]
+    assert got is not None and got["rank"].to_list() == [2] and got.columns == ["file", "rank", "world_size"]
     assert rank_prose.rows(lines_frames([raw("job.log", "nothing here\n")])) is None

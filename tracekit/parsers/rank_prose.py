@@ -13,8 +13,8 @@ process's rank where the words around it say so (``NOT_GLOBAL``): a group's or a
 `[PG 3 Rank 1]`, `node_rank=1`, `--machine-rank 1`, SkyPilot's `(worker1, rank=1, ...)`), a peer's or a
 root's (`peer rank 3`, `src rank 0`), a figure per rank (`tokens / rank 32`), a command line's flag or a
 program's code (`init_process_group(..., rank=1)` in a traceback), Gloo's and NCCL's own lines (their
-parsers' to read). A local rank (`local_rank: 0`, `Local rank 0`) is read as one (the global rank where no
-line shows a second node: ``identity._local_as_global``).
+parsers' to read), and a local rank alone (`LOCAL_RANK: 3`, `Local rank 0`: the dev labels count a local rank
+only where a launcher's or program's own line says it, tests/test_s24_ranks.py).
 """
 
 from __future__ import annotations
@@ -39,10 +39,8 @@ NOT_GLOBAL = frozenset((
     "node", "machine", "group", "tp", "dp", "pp", "ep", "cp", "sp", "etp", "tensor", "data", "pipeline",
     "expert", "model", "parallel", "peer", "peers", "remote", "src", "source", "dst", "dest", "destination",
     "root", "head", "per", "next", "prev", "previous", "other", "target", "role", "sub", "check", "see",
-    "sending", "killing", "pid",
+    "sending", "killing", "pid", "local", "localrank",
 ))
-#: the words before a rank that make it a local rank (lower case)
-LOCAL = frozenset(("local", "localrank", "node-local"))
 #: lines that are not a writer's prose: Gloo's, HCCL's link parameters and NCCL's own (their parsers read them;
 #: an NCCL communicator line is read here only by its `rank N nranks M`, see ``rows``); a ring position beside
 #: its channel (the Neuron runtime's `[rank 0, channel 0] failed to register channel buffer`, dv11-044; Paddle's
@@ -80,7 +78,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
 
 
 def rows(lines: pl.DataFrame) -> pl.DataFrame | None:
-    """``file, rank | local_rank[, world_size]`` of the ranks ``lines``' prose names (``None`` where none)."""
+    """``file, rank, world_size`` of the ranks ``lines``' prose names (``None`` where none)."""
     t = pl.col("text")
     df = lines.filter(t.str.contains(CHEAP) & ~t.str.contains(NOT_PROSE))
     if not df.height:
@@ -96,13 +94,10 @@ def rows(lines: pl.DataFrame) -> pl.DataFrame | None:
     g = (g.filter(pl.col("cut").is_null() & ~q.is_in(NOT_GLOBAL) & ~q.str.contains(r"^pg \d+$")
                   # (an NCCL line names its writer's rank only beside its communicator's size)
                   & (~pl.col("_nccl") | pl.col("world").is_not_null()))
-         .with_columns(said.alias("_n"), q.is_in(LOCAL).alias("_local"),
-                       pl.col("world").cast(pl.Int64, strict=False).alias("world_size")))
+         .with_columns(said.alias("rank"), pl.col("world").cast(pl.Int64, strict=False).alias("world_size")))
     # (an NCCL communicator's ranks: those of the largest one a file shows, the others may be sub-groups)
     g = g.filter(pl.col("world_size").is_null()
                  | (pl.col("world_size") == pl.col("world_size").max().over("file")))
     if not g.height:
         return None
-    return g.select("file", pl.when(~pl.col("_local")).then(pl.col("_n")).alias("rank"),
-                    pl.when(pl.col("_local")).then(pl.col("_n")).alias("local_rank"), "world_size").unique(
-        maintain_order=True)
+    return g.select("file", "rank", "world_size").unique(maintain_order=True)

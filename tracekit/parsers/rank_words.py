@@ -110,6 +110,17 @@ RANK_WORDS = (
     RankWord(r"/job:jax_worker/replica:\d+/task:(?P<other>\d+) has been set to ERROR\b",
              "xla/tsl coordination_service.cc (a task set to ERROR: heartbeat timeout, a task that failed)",
              "the JAX process that failed"),
+    # DeepSpeed's fp16 loss scaler skipping a step (deepspeed/runtime/zero/stage3.py _overflow_clean_up,
+    # stage_1_and_2.py step, fp16/fused_optimizer.py: `[deepscale] OVERFLOW! Rank {dist.get_rank()} Skipping step.
+    # Attempted loss scale: ..`; dv30-026, dv31-016): the writer's global rank
+    RankWord(r"\bOVERFLOW! Rank (?P<rank>\d+) Skipping step\b",
+             "DeepSpeed deepspeed/runtime/zero/stage3.py, stage_1_and_2.py (the loss scaler's overflow notice)",
+             "the writer's global rank"),
+    # ezpz's set-up line (ezpz/dist.py setup_torch: `['host'][device='mps'][node=0/0][rank=1/1][local_rank=1/1]`,
+    # each of node, rank and local rank over its largest index; dv31-004): the writer's global rank
+    RankWord(r"\]\[rank=(?P<rank>\d+)/\d+\]\[local_rank=\d+/\d+\]",
+             "ezpz ezpz/dist.py setup_torch (each process's bracketed node, rank and local rank)",
+             "the writer's global rank"),
     RankWord(r"\bGlobal Checkpoint Save : Rank: (?P<rank>\d+) :",
              "NeMo nemo/utils/callbacks/dist_ckpt_io.py (`Global Checkpoint Save : Rank: "
              "{torch.distributed.get_rank()} : Iteration: ...`)",

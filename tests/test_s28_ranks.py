@@ -76,7 +76,8 @@ def test_real_lines_name_the_writer_not_a_guess(tmp_path, line, want):
     ("(RayTrainWorker pid=1234, ip=10.0.0.1) rank=0 starting training\n", [0]),
     # an NCCL communicator line whose head a collector's prefix ate: its rank in the largest communicator
     ("worker-9 >> :168:1228 [2] NCCL INFO comm 0x55d rank 82 nranks 96 cudaDev 2 busId 2000 - Init COMPLETE\n"
-     "worker-9 >> :168:1228 [2] NCCL INFO comm 0x77e rank 1 nranks 8 cudaDev 2 busId 2000 - Init COMPLETE\n", [82]),
+     "worker-9 >> :168:1228 [2] NCCL INFO comm 0x77e rank 1 nranks 8 cudaDev 2 busId 2000 - Init COMPLETE\n",
+     [82]),
 ])
 def test_prose_names_a_rank(tmp_path, body, want):
     assert _log(tmp_path, body) == want
@@ -93,6 +94,10 @@ def test_prose_names_a_rank(tmp_path, body, want):
     "Please check rank 0 logs for faulty rank.\n",  # a peer
     "(worker1, rank=1, pid=16369, ip=10.164.0.58) epoch 1\n",  # SkyPilot's node rank
     "NCCL WARN Proxy Call to rank 3 failed (Connect)\n",  # NCCL's own line names a peer
+    # a debugger's frame: the function's arguments (fresh dev dv31-006's gdb stack)
+    "#6  ncclCommInitRankSync (newcomm=0x1b1fbae80, nranks=2, commId=..., myrank=0) at init.cc:950\n",
+    # a test's description of a transfer between two ranks (fresh dev dv32-012, dv32-013)
+    "=== Test 1: Unidirectional (Rank 0 -> Rank 1) ===\n",
 ])
 def test_numbers_that_are_no_process_rank(tmp_path, body):
     assert _log(tmp_path, body) == []

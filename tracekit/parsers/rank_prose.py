@@ -45,16 +45,19 @@ NOT_GLOBAL = frozenset((
 #: an NCCL communicator line is read here only by its `rank N nranks M`, see ``rows``); a ring position beside
 #: its channel (the Neuron runtime's `[rank 0, channel 0] failed to register channel buffer`, dv11-044; Paddle's
 #: `init nccl context nranks: 4 local rank: 0/1 ... ring id: 0/1`, dv17-008, whose other shape is
-#: ``rank_words.RANK_WORDS``'); code (a def, a call with a rank keyword: a traceback's source line), a shell
-#: prompt; SkyPilot's node prefix `(worker1, rank=1, pid=..)`; NCCL RAS's report of the job's ranks (`  Rank 12 --
-#: GPU 4 managed by process 323032 on ...`, src/ras/client.cc); torchelastic's agent's word of its worker
+#: ``rank_words.RANK_WORDS``'); code (a def, a call with a rank keyword: a traceback's source line; a
+#: debugger's frame `#6  ncclCommInitRankSync (newcomm=.., nranks=2, commId=..., myrank=0) at init.cc:950`,
+#: dv31-006), a shell prompt; a transfer between two ranks a test describes (`Unidirectional Bandwidth (Rank 0
+#: -> Rank 1)`, dv32-012, dv32-013); SkyPilot's node prefix `(worker1, rank=1, pid=..)`; NCCL RAS's report of
+#: the job's ranks (`  Rank 12 -- GPU 4 managed by process 323032 on ...`, src/ras/client.cc); torchelastic's agent's word of its worker
 #: (`failed (exitcode: -6) local_rank: 0 (pid: 223) of binary`, wrapped: parsers/elastic.py's line, dv6-014); a
 #: process group's rank (`[PG 3 Rank 1]`); a guess
 #: at a peer (c10d's TCPStore `This may indicate a possible application crash on rank 0 or a network set up
 #: issue.`, hiyouga/LlamaFactory#5769) and a peer a line waits for (`Timed out waiting for rank 3 to join`)
 NOT_PROSE = (r"\[Gloo\]|\bcrea[tk][eL]?[Ll]ink para\b|"
              r"\b[Rr]ank \d+, channel \d+\]|\binit nccl context nranks\b|"
-             r"\bdef \w+\(|\b[\w.]+\([^()]*\brank\s*=|^\s*(?:>>>|\$|#)\s|"
+             r"\bdef \w+\(|\b[\w.]+ ?\([^()]*rank\s*=|^\s*(?:>>>|\$|#)\s|^\s*#\d+\s|"
+             r"\b[Rr]ank \d+ ?(?:->|<->|<-|to) ?[Rr]ank \d+|"
              r"^\((?:head|worker\d+), rank=\d+|^\s*Rank \d+ -- GPU \d+ managed by\b|\bPG (?:ID )?\d+ |"
              r"\blocal_rank: \d+ \(pid: \d+\) of binary\b|\bmay indicate a possible\b"
              r"|\bwait(?:ing|ed|s)?\s+(?:for|on)\s+(?:the\s+)?rank\b")

@@ -49,9 +49,9 @@ NOT_GLOBAL = frozenset((
 #: debugger's frame `#6  ncclCommInitRankSync (newcomm=.., nranks=2, commId=..., myrank=0) at init.cc:950`,
 #: dv31-006), a shell prompt; a transfer between two ranks a test describes (`Unidirectional Bandwidth (Rank 0
 #: -> Rank 1)`, dv32-012, dv32-013); SkyPilot's node prefix `(worker1, rank=1, pid=..)`; NCCL RAS's report of
-#: the job's ranks (`  Rank 12 -- GPU 4 managed by process 323032 on ...`, src/ras/client.cc); torchelastic's agent's word of its worker
-#: (`failed (exitcode: -6) local_rank: 0 (pid: 223) of binary`, wrapped: parsers/elastic.py's line, dv6-014); a
-#: process group's rank (`[PG 3 Rank 1]`); a guess
+#: the job's ranks (`  Rank 12 -- GPU 4 managed by process 323032 on ...`, src/ras/client.cc); torchelastic's
+#: agent's word of its worker (`failed (exitcode: -6) local_rank: 0 (pid: 223) of binary`, wrapped:
+#: parsers/elastic.py's line, dv6-014); a process group's rank (`[PG 3 Rank 1]`); a guess
 #: at a peer (c10d's TCPStore `This may indicate a possible application crash on rank 0 or a network set up
 #: issue.`, hiyouga/LlamaFactory#5769) and a peer a line waits for (`Timed out waiting for rank 3 to join`)
 NOT_PROSE = (r"\[Gloo\]|\bcrea[tk][eL]?[Ll]ink para\b|"

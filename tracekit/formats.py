@@ -22,7 +22,7 @@ from tracekit import inputs
 from tracekit.parsers import (Parsed, boilerplate, flight_recorder, fr_trace, kineto, launcher, mpi, nccl,
                               nccl_ras, nccl_tests, pyspy, torch_log, trainer)
 from tracekit.parsers import deepspeed_config, elastic  # branch cli
-from tracekit.parsers import environment, program_output, rank_words  # branch unknown
+from tracekit.parsers import environment, program_output, rank_prose, rank_words  # branch unknown
 from tracekit.parsers import printouts  # branch shape
 from tracekit.parsers import salient  # branch salient
 from tracekit.parsers import runtimes  # branch identity: other runtimes' own lines (UCX, Ray, XLA, Slurm)
@@ -81,6 +81,8 @@ TEXT = (
     Format("series", series, ("events",), names_kind=False),  # branch progress: progress lines by shape
     Format("environment", environment, ("ranks",), {"environment": 13}, names_kind=False),  # branch unknown
     Format("rank-words", rank_words, ("ranks",), {"rank-words": 17}, names_kind=False),  # (s23) ranks named in words
+    # (s28) ranks only a log's prose names, counted last (identity._prose_last)
+    Format("rank-prose", rank_prose, ("ranks",), {rank_prose.SOURCE: 18}, names_kind=False),
 )
 #: the reader of the lines no ``TEXT`` parser claimed, run after them all (``ingest``): it claims none
 #: (they stay unknown lines) and only tells the verdict which of them read as a crash, a transport failure,

@@ -10,12 +10,13 @@ given by precedence, each step filling only what the ones before left unnamed (i
 2. the world's size a launch command says, lent to the processes (``_world_only``);
 3. a local rank as the global one where no line shows a second node (``_local_as_global``);
 
-then a process's own word over its file's (``resolve_ranks``). A row whose number was inferred says so
-in its ``source`` (``by-local-rank``). Two readings the dev labels split on are left out: the one process
-of a world communicator that names no rank as the rank left (dev-040 and dv13-060 count it; dv12-012,
-dv18-011 and llm-058 do not; ``nccl_ranks.counted`` does it for processes seen only in COLL lines), and a
-process's CUDA device (NCCL's ``host:pid:tid [dev]``) as its rank (the labels of dev-002, dev-016 and
-dv10-010 read ``[0]``/``[1]`` of a one-node job's processes as devices, not ranks).
+then a process's own word over its file's (``resolve_ranks``). The ranks only prose names (``Error on rank
+1``, ``parsers/rank_prose.py``) count last, in a file no other source names a rank in (``_prose_last``). A
+row whose number was inferred says so in its ``source`` (``by-local-rank``). Two readings the dev labels split
+on are left out: the one process of a world communicator that names no rank as the rank left (dev-040 and
+dv13-060 count it; dv12-012, dv18-011 and llm-058 do not; ``nccl_ranks.counted`` does it for processes seen
+only in COLL lines), and a process's CUDA device (NCCL's ``host:pid:tid [dev]``) as its rank (the labels of
+dev-002, dev-016 and dv10-010 read ``[0]``/``[1]`` of a one-node job's processes as devices, not ranks).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import polars as pl
 
 from tracekit import schema
 from tracekit.formats import RANK_SOURCES
+from tracekit.parsers import rank_prose
 from tracekit.parsers.launcher import COMMAND_HOSTS
 from tracekit.schema import EventKind
 
@@ -57,6 +59,21 @@ def _group_local(ranks: pl.DataFrame) -> pl.DataFrame:
     sub = (pl.col("source") == "nccl") & pl.col("file").is_in(local["file"].implode())
     return ranks.with_columns(pl.when(sub).then(None).otherwise(pl.col(c)).alias(c)
                               for c in ("rank", "world_size"))
+
+
+#: the ``source`` of the ranks only a log's prose names (``parsers/rank_prose.py``)
+PROSE = rank_prose.SOURCE
+
+
+def _prose_last(ranks: pl.DataFrame) -> pl.DataFrame:
+    """The ranks a file's prose names (``Error on rank 1``) count only in a file where no other source names
+    a rank or a local rank: a prefix, a program's own tag or NCCL's communicator line says whose line it is,
+    where the prose may name a peer, a root or a report's ranks (one process counted once)."""
+    prose = pl.col("source") == PROSE
+    if not ranks.height or not ranks.select(prose.any()).item():
+        return ranks
+    named = ranks.filter(~prose & (pl.col("rank").is_not_null() | pl.col("local_rank").is_not_null()))["file"]
+    return ranks.filter(~(prose & pl.col("file").is_in(named.unique().implode())))
 
 
 #: a launcher's own lines (its word about its workers, a job's end): never the rank of the file they sit in
@@ -172,7 +189,7 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     if "events" in tables:
         tables = {**tables, "events": _lend_writer(tables["events"])}
     tables = _short_hosts({**tables, "ranks": _command_hosts(tables["ranks"])})
-    ranks = _local_as_global(_world_only(_group_local(tables["ranks"])), *_nodes(tables))
+    ranks = _local_as_global(_world_only(_group_local(_prose_last(tables["ranks"]))), *_nodes(tables))
     known = ranks.filter(pl.col("rank").is_not_null())
     one = pl.col("rank").n_unique() == 1
     by_proc = known.filter(pl.col("pid").is_not_null()).group_by(["host", "pid"]).agg(

@@ -110,6 +110,17 @@ RANK_WORDS = (
     RankWord(r"/job:jax_worker/replica:\d+/task:(?P<other>\d+) has been set to ERROR\b",
              "xla/tsl coordination_service.cc (a task set to ERROR: heartbeat timeout, a task that failed)",
              "the JAX process that failed"),
+    # DeepSpeed's fp16 loss scaler skipping a step (deepspeed/runtime/zero/stage3.py _overflow_clean_up,
+    # stage_1_and_2.py step, fp16/fused_optimizer.py: `[deepscale] OVERFLOW! Rank {dist.get_rank()} Skipping step.
+    # Attempted loss scale: ..`; dv30-026, dv31-016): the writer's global rank
+    RankWord(r"\bOVERFLOW! Rank (?P<rank>\d+) Skipping step\b",
+             "DeepSpeed deepspeed/runtime/zero/stage3.py, stage_1_and_2.py (the loss scaler's overflow notice)",
+             "the writer's global rank"),
+    # ezpz's set-up line (ezpz/dist.py setup_torch: `['host'][device='mps'][node=0/0][rank=1/1][local_rank=1/1]`,
+    # each of node, rank and local rank over its largest index; dv31-004): the writer's global rank
+    RankWord(r"\]\[rank=(?P<rank>\d+)/\d+\]\[local_rank=\d+/\d+\]",
+             "ezpz ezpz/dist.py setup_torch (each process's bracketed node, rank and local rank)",
+             "the writer's global rank"),
     RankWord(r"\bGlobal Checkpoint Save : Rank: (?P<rank>\d+) :",
              "NeMo nemo/utils/callbacks/dist_ckpt_io.py (`Global Checkpoint Save : Rank: "
              "{torch.distributed.get_rank()} : Iteration: ...`)",
@@ -250,10 +261,12 @@ HOSTLESS_SAID = (r"^NCCL INFO Trees \[0\] [\d/\-]+->(?P<rank>\d+)->",
 #: world's first): a global rank only in the file's largest group, and none in a group of one (``_gloo``)
 GLOO = r"\[Gloo\] Rank (?P<rank>\d+) is connected to (?P<peers>\d+) peer ranks\b"
 KEYS_WORLD = r"(?i)\b(?:world_size|num_processes|process_count)['\"]?\s*[=:]\s*\d"
-#: not the writer's word: a function's defaults, a command line's flags, the `[tracekit] rank=0 ...` header
-#: `tracekit run` makes each rank print (parsers/torch_log.py reads it whole), and NCCL's own lines (`NCCL
-#: INFO rank 2 nranks 4`: a communicator's rank, nccl_ranks' to weigh)
-NOT_SAID = r"\bdef \w+\(|\s--[\w\-]+[= ]|^\[tracekit\] |\bNCCL (?:INFO|WARN)\b"
+#: not the writer's word: a function's defaults, a call's rank keyword (a traceback's source line
+#: `dist.init_process_group(backend='nccl', world_size=1, rank=1)` is code: dv27-002, dv27-003), a command
+#: line's flags, the `[tracekit] rank=0 ...` header `tracekit run` makes each rank print (parsers/torch_log.py
+#: reads it whole), and NCCL's own lines (`NCCL INFO rank 2 nranks 4`: a communicator's rank, nccl_ranks' to weigh)
+NOT_SAID = (r"\bdef \w+\(|\b[\w.]+\([^()]*\b(?:global_)?rank\s*=\s*\d|\s--[\w\-]+[= ]|^\[tracekit\] "
+            r"|\bNCCL (?:INFO|WARN)\b")
 ANY = any_of(*(w.pattern for w in RANK_WORDS))
 ANY_WRITER = any_of(*(w.pattern for w in WRITER_WORDS))
 ANY_TAG = any_of(*(w.pattern for w in MID_TAGS))

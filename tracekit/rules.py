@@ -30,8 +30,8 @@ from tracekit.rules_nccl_errors import (address_of_no_family, nccl_error_unexpla
                                         nccl_failure, nccl_unwound, refused_call, transport_error)
 from tracekit.rules_mismatch import (mismatch_aligned, mismatch_from_watchdog, mismatch_on_the_wire,
                                      mismatch_reported)
-from tracekit.rules_progress import (clean_but_partial, healthy, nothing, slow_progress, slow_steps,
-                                     steady_progress, straggler, straggler_by_wait)
+from tracekit.rules_progress import clean_but_partial, healthy, nothing, slow_steps, steady_progress
+from tracekit.rules_straggler import slow_progress, straggler, straggler_by_wait
 from tracekit.rules_stall import (deadlock, deadlock_from_stacks, deadlock_from_watchdog, deadlock_reported,
                                   init_stall, timed_out, waiting_on_silent_ranks, watchdog_stuck)
 from tracekit.rules_stall import ended_while_others_wait, joined_then_nothing  # (failures, issue 31)

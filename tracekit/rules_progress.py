@@ -14,7 +14,6 @@ from tracekit.evidence import CLEAN_ENDS, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.rules_common import calm, last_per_file
 # (the rules over the collectives' own timing, split off in session 28; rules.py names them from here)
-from tracekit.rules_straggler import slow_progress, straggler, straggler_by_wait  # noqa: F401
 from tracekit.undecided import undecided_verdict
 
 

@@ -115,3 +115,10 @@ def test_prose_rows_are_marked_and_bad_input_reads_none():
     got = rank_prose.rows(frame)
     assert got is not None and got["rank"].to_list() == [2] and got.columns == ["file", "rank", "world_size"]
     assert rank_prose.rows(lines_frames([raw("job.log", "nothing here\n")])) is None
+
+
+def test_an_indented_shell_job_line_names_a_job_not_a_rank(tmp_path):
+    """zsh's job report (`[1]    79314 exit 143   mpiexec ...`) pasted indented under a log is the shell's
+    job 1, as it is at the line's start (dv31-002: ranks 0, 6, 11 and the job)."""
+    assert _ranks(WILD / "dv31-002-fsdp2-xpu-torch-not-compiled-cuda.txt") == [0, 6, 11]
+    assert _log(tmp_path, "[rank3]: RuntimeError: boom\n      [1]    79314 exit 143   mpiexec -n 4 python train.py\n") == [3]

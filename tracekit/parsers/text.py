@@ -333,7 +333,7 @@ def lines_frames(raws: list[pl.DataFrame]) -> pl.DataFrame:
 #: a shell's word about its job, whose `[N]` is the job's number, no rank: zsh's (Src/jobs.c: spawnjob's
 #: `[%d]` then each pid, `[1] 143628`; printjob's `[1]    143628 exit 1     python train.py`, or `done`,
 #: `killed`, ...) and bash's (`[1] 12345`; `[1]+  Exit 1    python train.py`, `Done`, `Killed`, ...)
-SHELL_JOB = (r"^\[\d+\][+-]?\s+(?:[+-]\s+)?(?:\d{3,}(?:\s+\d+)*\s*$"
+SHELL_JOB = (r"^\s*\[\d+\][+-]?\s+(?:[+-]\s+)?(?:\d{3,}(?:\s+\d+)*\s*$"
              r"|\d+\s+(?:exit \d+|done|killed|terminated|suspended|running|segmentation fault|abort|hangup"
              r"|interrupt)\b|(?:Exit \d+|Done|Killed|Terminated|Stopped|Running|Segmentation fault|Aborted"
              r"|Hangup|Interrupt)\b)")

@@ -229,3 +229,21 @@ def test_nccls_teardown_info_after_the_last_step_is_no_failure():
     `[Service thread] Connection closed by localRank N` and `Abort COMPLETE`: NCCL's INFO at teardown."""
     v = _decide_file(WILD / "dv33-004-scdino-4node-g5-socket-fallback-3-epochs-clean-end.txt")
     assert v.kind == Kind.HEALTHY, v.summary
+
+
+def test_an_end_that_names_no_rank_covers_the_ranks_its_file_names(tmp_path):
+    """The program's own end (HF Trainer's `train_runtime` dict, printed by the main process with no rank)
+    ends the job whose file it is: ranks named only in that file's sentences (the DDP tutorial's
+    `Running basic DDP example on rank N.`) ended with it. Before, ranks found in prose turned such a
+    clean end into 'only some ranks ended' (three blind verdicts went HEALTHY -> UNDECIDED at the merge)."""
+    from tracekit.ingest import ingest
+
+    log = tmp_path / "job.log"
+    log.write_text("Running basic DDP example on rank 0.\nRunning basic DDP example on rank 1.\nepoch 0 done\n"
+                   "{'train_runtime': 100.5, 'train_samples_per_second': 3.2, 'train_loss': 1.7, 'epoch': 1.0}\n")
+    v = decide(ingest([log]))
+    assert v.kind == Kind.HEALTHY and "2 rank(s) seen (0-1)" in v.summary, v.summary
+    # an end that names its rank covers that rank only: rank 1 seen with no end of its own stays undecided
+    log.write_text("[rank0]: step 1 loss 2.0\n[rank1]: step 1 loss 2.0\n"
+                   "[rank0]: {'train_runtime': 100.5, 'train_samples_per_second': 3.2, 'train_loss': 1.7, 'epoch': 1.0}\n")
+    assert decide(ingest([log])).kind != Kind.HEALTHY

@@ -253,6 +253,12 @@ def _every_seen_rank_ended(ev: Evidence) -> bool:
     ends = ev.kinds(*(kind for kind, _ in CLEAN_ENDS))  # (the kinds Evidence.clean_end reads)
     last = ev.steps.filter(pl.col("max_steps").is_not_null() & (pl.col("step") >= pl.col("max_steps")))
     done = set(ends["rank"].drop_nulls().to_list()) | set(last["rank"].drop_nulls().to_list())
+    # (s28) an end that names no rank (the program's own `Training completed`, a launcher's exit 0) is the
+    # end of the process or job whose file it is: it covers the ranks seen only in that file (a rank named in
+    # a sentence, DeepSpeed's `OVERFLOW! Rank 3 Skipping step`); an end that names its rank covers that rank
+    rankless = set(ends.filter(pl.col("rank").is_null())["file"].to_list())
+    files = ev.store.ranks.group_by("rank").agg(pl.col("file").unique())
+    done |= {r for r, fs in files.iter_rows() if r is not None and rankless and set(fs) <= rankless}
     destroyed = ev.store.comms.filter(pl.col("state") == "destroy_complete")
     done |= set(destroyed.select(pl.coalesce("global_rank", "rank"))[:, 0].drop_nulls().to_list())
     done |= ev.agent_finished  # (torchrun's agent said its worker group succeeded: evidence_progress)

@@ -48,18 +48,9 @@ def refused_collective(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Verdict |
     its communicator cannot take), the program's error on that rank. At a communicator's set-up
     (ncclCommInitRank) the same code can be the ranks disagreeing: nccl_error_unexplained's UNDECIDED."""
     text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
-    if said_in_files(ev, e, SET_UP).height:
+    if said_in_files(ev, e, SET_UP).height or not e.filter(text.str.contains(COLLECTIVE_CALL)).height:
         return None
     call = e.filter(text.str.contains(COLLECTIVE_CALL))
-    if not call.height:
-        # (no call named, and no set-up either: the program's own call still, whichever; waits s28, dv30-027
-        # superbench's `Run benchmark failed - ... invalid usage` of three processes)
-        return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed: NCCL refused its call with "
-                       f"ncclInvalidUsage ({msg(e, 0, 160)}), with no communicator set-up in view: "
-                       f"{nccl_messages.BY_NAME['invalid_usage'].meaning}; that rank's call is the cause: "
-                       "NCCL_DEBUG=WARN prints which check refused it (two ranks given one GPU is the most "
-                       "common: check each rank's torch.cuda.set_device(local_rank) and CUDA_VISIBLE_DEVICES)",
-                       r, lines(e, 3) + lines(ev.exits, 2))
     return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed: NCCL refused its own collective call "
                    f"({msg(call, 0, 160)}): {nccl_messages.BY_NAME['invalid_usage'].meaning}; that rank's "
                    "call is the cause (NCCL_DEBUG=WARN prints which check refused it)",

@@ -53,14 +53,19 @@ NOT_GLOBAL = frozenset((
 #: agent's word of its worker (`failed (exitcode: -6) local_rank: 0 (pid: 223) of binary`, wrapped:
 #: parsers/elastic.py's line, dv6-014); a process group's rank (`[PG 3 Rank 1]`); a guess
 #: at a peer (c10d's TCPStore `This may indicate a possible application crash on rank 0 or a network set up
-#: issue.`, hiyouga/LlamaFactory#5769) and a peer a line waits for (`Timed out waiting for rank 3 to join`)
+#: issue.`, hiyouga/LlamaFactory#5769) and a peer a line waits for (`Timed out waiting for rank 3 to join`); a
+#: rank in a URL or path, a rank of an MPI communicator that is not the world
 NOT_PROSE = (r"\[Gloo\]|\bcrea[tk][eL]?[Ll]ink para\b|"
              r"\b[Rr]ank \d+, channel \d+\]|\binit nccl context nranks\b|"
              r"\bdef \w+\(|\b[\w.]+ ?\([^()]*rank\s*=|^\s*(?:>>>|\$|#)\s|^\s*#\d+\s|"
              r"\b[Rr]ank \d+ ?(?:->|<->|<-|to) ?[Rr]ank \d+|"
              r"^\((?:head|worker\d+), rank=\d+|^\s*Rank \d+ -- GPU \d+ managed by\b|\bPG (?:ID )?\d+ |"
              r"\blocal_rank: \d+ \(pid: \d+\) of binary\b|\bmay indicate a possible\b"
-             r"|\bwait(?:ing|ed|s)?\s+(?:for|on)\s+(?:the\s+)?rank\b")
+             r"|\bwait(?:ing|ed|s)?\s+(?:for|on)\s+(?:the\s+)?rank\b"
+             # (s28 merge) a rank glued to a URL's or path's `:`/`/` (`see http://docs:rank1.html: for more`);
+             # a rank of an MPI communicator other than the world (`MPI_ABORT was invoked on rank 3 in
+             # communicator MPI_COMM_SPLIT_1`: parsers/mpi.py reads the world's)
+             r"|[:/][Rr]ank\d|\bin communicator (?:[^M]|M[^P]|MP[^I]|MPI_COMM_[^W])")
 NCCL_LINE = r"\bNCCL (?:INFO|WARN)\b"
 CHEAP = r"(?i)rank|process \d"
 #: the ``source`` of this parser's ``ranks`` rows (``identity._prose_last`` counts them last)

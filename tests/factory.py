@@ -55,6 +55,16 @@ def ranks_of(store: Store) -> list[int]:
     return sorted(store.ranks["rank"].drop_nulls().unique().to_list())
 
 
+def file_ranks(path) -> list[int]:
+    """The global ranks tracekit counts in the file at ``path`` (ingested alone), sorted."""
+    return ranks_of(ingest([path]))
+
+
+def text_ranks(tmp_path, text: str, name: str = "job.log") -> list[int]:
+    """The global ranks tracekit counts in one log file holding ``text``, sorted."""
+    return ranks_of(text_store(tmp_path, text, name))
+
+
 def worlds_of(store: Store) -> list[int]:
     """The world sizes the store's identity table names."""
     return store.ranks["world_size"].drop_nulls().unique().to_list()

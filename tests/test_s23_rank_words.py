@@ -7,14 +7,10 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import ROOT
-from tracekit.ingest import ingest
+from tests.factory import file_ranks
 from tracekit.parsers import rank_words, text
 
 WILD = ROOT / "samples" / "wild"
-
-
-def _ranks(path) -> list[int]:
-    return sorted(set(ingest([path]).ranks["rank"].drop_nulls().to_list()))
 
 
 @pytest.mark.parametrize("excerpt, want", [
@@ -30,7 +26,7 @@ def _ranks(path) -> list[int]:
     ("dv17-026-lmflow-lora-llama7b-1gpu-killed-after-load.txt", [0]),
 ])
 def test_a_rank_named_only_in_a_sentence_is_seen(excerpt, want):
-    assert _ranks(WILD / excerpt) == want
+    assert file_ranks(WILD / excerpt) == want
 
 
 def _words(tmp_path, body: str):

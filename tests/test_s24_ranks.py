@@ -9,20 +9,11 @@ import polars as pl
 import pytest
 
 from tests.conftest import ROOT
+from tests.factory import file_ranks, text_ranks
 from tracekit.ingest import ingest
 from tracekit.parsers import rank_words, text
 
 WILD = ROOT / "samples" / "wild"
-
-
-def _ranks(path) -> list[int]:
-    return sorted(set(ingest([path]).ranks["rank"].drop_nulls().to_list()))
-
-
-def _log(tmp_path, body: str) -> list[int]:
-    p = tmp_path / "job.log"
-    p.write_text(body)
-    return _ranks(p)
 
 
 @pytest.mark.parametrize("excerpt, want", [
@@ -32,7 +23,7 @@ def _log(tmp_path, body: str) -> list[int]:
     ("dev-016-torch27-nccl2262-alloc-2ranks.txt", []),
 ])
 def test_dev_excerpts_count_the_ranks_their_lines_show(excerpt, want):
-    assert _ranks(WILD / excerpt) == want
+    assert file_ranks(WILD / excerpt) == want
 
 
 def _words(tmp_path, body: str):
@@ -47,7 +38,7 @@ def test_a_launcher_tag_in_the_middle_of_a_line_names_its_process(tmp_path):
             "Traceback (most recent call last):[rank5]:[E ProcessGroupNCCL.cpp:1] watchdog\n")
     r = _words(tmp_path, body)
     assert set(r["rank"].to_list()) == {1040, 5}
-    assert _log(tmp_path, body) == [5, 1040, 3016]
+    assert text_ranks(tmp_path, body) == [5, 1040, 3016]
 
 
 @pytest.mark.parametrize("line, rank", [
@@ -66,7 +57,7 @@ def test_a_launcher_tag_in_the_middle_of_a_line_names_its_process(tmp_path):
     ("[0] NCCL INFO comm 0x5 rank 5 nranks 8 cudaDev 0 busId 1000 - Init COMPLETE", 5),
 ])
 def test_the_writer_names_its_own_rank(tmp_path, line, rank):
-    assert _log(tmp_path, line + "\n") == [rank]
+    assert text_ranks(tmp_path, line + "\n") == [rank]
 
 
 @pytest.mark.parametrize("line", [
@@ -83,7 +74,7 @@ def test_the_writer_names_its_own_rank(tmp_path, line, rank):
     "milliseconds before timing out.",
 ])
 def test_numbers_that_are_not_the_writers_rank_are_not_counted(tmp_path, line):
-    assert _log(tmp_path, line + "\n") == []
+    assert text_ranks(tmp_path, line + "\n") == []
 
 
 def test_under_a_launcher_prefix_the_prefix_names_the_writer(tmp_path):
@@ -102,14 +93,14 @@ def _nccl(host: str, pid: int, dev: int) -> str:
     _nccl("node1", 100, 0) + _nccl("node2", 101, 1),  # two hosts
 ])
 def test_a_device_index_is_never_a_rank(tmp_path, body):
-    assert _log(tmp_path, body) == []
+    assert text_ranks(tmp_path, body) == []
 
 
 def test_a_communicators_own_rank_wins_over_the_device(tmp_path):
     body = (_nccl("node1", 100, 0) + _nccl("node1", 101, 1)
             + "node1:100:100 [0] NCCL INFO comm 0x1 rank 4 nranks 8 cudaDev 0 busId 1000 - Init COMPLETE\n"
             + "node1:101:101 [1] NCCL INFO comm 0x2 rank 5 nranks 8 cudaDev 1 busId 2000 - Init COMPLETE\n")
-    assert _log(tmp_path, body) == [4, 5]
+    assert text_ranks(tmp_path, body) == [4, 5]
 
 
 def test_hostless_nccl_lines_count_only_the_largest_communicators_ranks(tmp_path):
@@ -117,7 +108,7 @@ def test_hostless_nccl_lines_count_only_the_largest_communicators_ranks(tmp_path
             "[1] NCCL INFO comm 0x6 rank 1 nranks 2 cudaDev 1 busId 2000 - Init COMPLETE\n"
             "[1] NCCL INFO comm 0x7 rank 0 nranks 1 cudaDev 1 busId 2000 - Init COMPLETE\n"
             "[3] NCCL INFO comm 0x8 rank 3 nranks 4 cudaDev 3 busId 4000 - Init COMPLETE\n")
-    assert _log(tmp_path, body) == [3]
+    assert text_ranks(tmp_path, body) == [3]
 
 
 def test_the_one_unnamed_process_of_a_world_is_not_given_the_rank_left(tmp_path):
@@ -125,7 +116,7 @@ def test_the_one_unnamed_process_of_a_world_is_not_given_the_rank_left(tmp_path)
     # (identity's docstring), so only the named rank counts
     body = ("node1:101:101 [1] NCCL INFO comm 0x2 rank 1 nranks 2 cudaDev 1 busId 2000 - Init COMPLETE\n"
             + _nccl("node1", 100, 0))
-    assert _log(tmp_path, body) == [1]
+    assert text_ranks(tmp_path, body) == [1]
 
 
 def test_ray_trains_worker_list_names_each_workers_rank_and_process(tmp_path):

@@ -6,10 +6,10 @@ program's own format."""
 
 from __future__ import annotations
 
-import polars as pl
 import pytest
 
 from tests.conftest import ROOT
+from tests.factory import file_ranks, text_ranks
 from tracekit.ingest import ingest
 
 WILD = ROOT / "samples" / "wild"
@@ -17,16 +17,6 @@ WILD = ROOT / "samples" / "wild"
 
 def _store(path):
     return ingest([path])
-
-
-def _ranks(path) -> list[int]:
-    return sorted(set(_store(path).ranks["rank"].drop_nulls().to_list()))
-
-
-def _log(tmp_path, body: str, name: str = "job.log") -> list[int]:
-    p = tmp_path / name
-    p.write_text(body)
-    return _ranks(p)
 
 
 @pytest.mark.parametrize("excerpt, want", [
@@ -38,7 +28,7 @@ def _log(tmp_path, body: str, name: str = "job.log") -> list[int]:
     ("dv19-016-espnet-3gpu-epoch-results-scaling.txt", [0]),
 ])
 def test_dev_excerpts_count_the_ranks_their_lines_show(excerpt, want):
-    assert _ranks(WILD / excerpt) == want
+    assert file_ranks(WILD / excerpt) == want
 
 
 def test_espnet_prefix_gives_the_world_size_too():
@@ -50,7 +40,7 @@ def test_srun_tasks_of_one_process_each_are_ranks(tmp_path):
     body = ("0: epoch 1 step 10 loss 2.31\n"
             "1: epoch 1 step 10 loss 2.29\n"
             "3: RuntimeError: CUDA error: an illegal memory access was encountered\n")
-    assert _log(tmp_path, body) == [0, 1, 3]
+    assert text_ranks(tmp_path, body) == [0, 1, 3]
 
 
 def test_srun_task_that_runs_torchrun_is_no_rank(tmp_path):
@@ -58,31 +48,31 @@ def test_srun_task_that_runs_torchrun_is_no_rank(tmp_path):
             "0: [rank2]: RuntimeError: boom\n"
             "1: [rank5]: RuntimeError: boom\n")
     # the torchrun tags name the ranks; srun's 0 and 1 are the nodes' agents
-    assert _log(tmp_path, body) == [2, 5]
+    assert text_ranks(tmp_path, body) == [2, 5]
 
 
 def test_srun_task_with_nccl_lines_of_two_processes_is_no_rank(tmp_path):
     body = ("0: node1:100:100 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
             "0: node1:101:101 [1] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n")
     # (without the rule's check both processes would be rank 0: one task, two pids)
-    assert _log(tmp_path, body) == []
+    assert text_ranks(tmp_path, body) == []
 
 
 def test_horovod_missing_ranks_list_is_not_read_as_srun_tasks(tmp_path):
     body = ("Missing ranks:\n"
             "0: [HorovodAllreduce_grads_0, HorovodAllreduce_grads_1]\n")
     # Horovod's list names the rank missing (a ``rank_missing`` event of mpi.py), no writer: no task 0
-    assert _log(tmp_path, body) == []
+    assert text_ranks(tmp_path, body) == []
 
 
 def test_c10d_options_line_names_the_global_rank_not_the_groups(tmp_path):
     body = ("[PG ID 2 PG GUID 5 Rank 1] ProcessGroupNCCL initialization options: size: 4, global rank: 5, "
             "TIMEOUT(ms): 600000, USE_HIGH_PRIORITY_STREAM: 0\n")
-    assert _log(tmp_path, body) == [5]
+    assert text_ranks(tmp_path, body) == [5]
 
 
 def test_a_scripts_global_rank_line(tmp_path):
-    assert _log(tmp_path, "[init] == local rank: 1, global rank: 9 ==\n") == [9]
+    assert text_ranks(tmp_path, "[init] == local rank: 1, global rank: 9 ==\n") == [9]
 
 
 @pytest.mark.parametrize("excerpt, want", [
@@ -98,12 +88,12 @@ def test_a_scripts_global_rank_line(tmp_path):
     ("llm-006-swift-grpo-2node-interleaved-nvls-split.txt", [1, 5, 7]),
 ])
 def test_writer_words_and_split_communicators(excerpt, want):
-    assert _ranks(WILD / excerpt) == want
+    assert file_ranks(WILD / excerpt) == want
 
 
 def test_split_communicator_alone_names_no_global_rank(tmp_path):
     body = ("node1:100:200 [0] NCCL INFO ncclCommSplit comm 0x1 rank 1 nranks 2 cudaDev 0 nvmlDev 0 busId 7000 "
             "parent 0x2 color 15 key 1 commId 0xabc - Init COMPLETE\n")
-    assert _log(tmp_path, body) == []
+    assert text_ranks(tmp_path, body) == []
     world = body.replace("ncclCommSplit comm 0x1", "comm 0x2").replace(" parent 0x2 color 15 key 1", "")
-    assert _log(tmp_path, world, "world.log") == [1]
+    assert text_ranks(tmp_path, world, "world.log") == [1]

@@ -9,20 +9,11 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import ROOT
+from tests.factory import ranks_of, text_ranks
 from tracekit.ingest import ingest
 from tracekit.verdict import decide
 
 WILD = ROOT / "samples" / "wild"
-
-
-def _ranks_of(store) -> list[int]:
-    return sorted(set(store.ranks["rank"].drop_nulls().to_list()))
-
-
-def _log(tmp_path, body: str, name: str = "job.log") -> list[int]:
-    p = tmp_path / name
-    p.write_text(body)
-    return _ranks_of(ingest([p]))
 
 
 @pytest.mark.parametrize("excerpt, want", [
@@ -40,7 +31,7 @@ def _log(tmp_path, body: str, name: str = "job.log") -> list[int]:
     ("dv2-061-accelerate-slurm-rank10-local2-sigabrt-save.txt", [10]),
 ])
 def test_dev_excerpts_count_the_ranks_their_lines_show(excerpt, want):
-    assert _ranks_of(ingest([WILD / excerpt])) == want
+    assert ranks_of(ingest([WILD / excerpt])) == want
 
 
 def test_the_oom_killed_tasks_are_said_in_the_verdict():
@@ -55,7 +46,7 @@ def test_srun_failed_tasks_are_ranks_and_their_hosts(tmp_path):
     p = tmp_path / "job.log"
     p.write_text(body)
     store = ingest([p])
-    assert _ranks_of(store) == [0, 4, 5, 7]
+    assert ranks_of(store) == [0, 4, 5, 7]
     by_rank = dict(zip(store.ranks["rank"].to_list(), store.ranks["host"].to_list()))
     assert by_rank[0] == "gpu-a" and by_rank[7] == "gpu-b"
 
@@ -64,7 +55,7 @@ def test_srun_failed_task_running_torchrun_is_a_node_not_a_rank(tmp_path):
     body = ("E0101 12:00:00.000000 99 torch/distributed/elastic/multiprocessing/api.py:869] failed "
             "(exitcode: 1) local_rank: 0 (pid: 1234) of binary: /usr/bin/python\n"
             "srun: error: gpu-b: task 1: Exited with exit code 1\n")
-    assert 1 not in _log(tmp_path, body)
+    assert 1 not in text_ranks(tmp_path, body)
 
 
 @pytest.mark.parametrize("body, want", [
@@ -99,7 +90,7 @@ def test_srun_failed_task_running_torchrun_is_a_node_not_a_rank(tmp_path):
     ("rank 3/8: loss 1.2\n[Rank 5/8] loss 1.3\n(rank 6) loss 1.1\n", [3, 5, 6]),
 ])
 def test_a_writers_own_words_name_its_rank(tmp_path, body, want):
-    assert _log(tmp_path, body) == want
+    assert text_ranks(tmp_path, body) == want
 
 
 @pytest.mark.parametrize("body, want", [
@@ -115,4 +106,4 @@ def test_a_writers_own_words_name_its_rank(tmp_path, body, want):
     ("[rank3]:[rank5] loss 1.25\n", [3]),
 ])
 def test_a_peer_or_a_groups_rank_is_not_counted(tmp_path, body, want):
-    assert _log(tmp_path, body) == want
+    assert text_ranks(tmp_path, body) == want

@@ -10,21 +10,11 @@ import polars as pl
 import pytest
 
 from tests.conftest import ROOT
-from tracekit.ingest import ingest
+from tests.factory import file_ranks, text_ranks
 from tracekit.parsers import rank_words
 from tracekit.parsers.text import lines_frames, raw
 
 WILD = ROOT / "samples" / "wild"
-
-
-def _ranks(path) -> list[int]:
-    return sorted(set(ingest([path]).ranks["rank"].drop_nulls().to_list()))
-
-
-def _log(tmp_path, body: str, name: str = "job.log") -> list[int]:
-    p = tmp_path / name
-    p.write_text(body)
-    return _ranks(p)
 
 
 def _words(body: str) -> pl.DataFrame:
@@ -50,7 +40,7 @@ def _words(body: str) -> pl.DataFrame:
     ("dv12-013-nccl-single-vm-3gpu-init-hangs-after-p2p-ipc.txt", [0, 1]),
 ])
 def test_dev_excerpts_count_the_ranks_their_lines_show(excerpt, want):
-    assert _ranks(WILD / excerpt) == want
+    assert file_ranks(WILD / excerpt) == want
 
 
 # a real torchelastic event (a YOLOv5 thread's log, as torch/distributed/elastic/events writes it)
@@ -104,7 +94,7 @@ def test_the_coordination_service_names_the_task_it_set_to_error():
     ("INFO train.py:100: please check the logs of the other ranks\n", []),
 ])
 def test_a_writers_rank_in_its_own_line(tmp_path, body, want):
-    assert _log(tmp_path, body) == want
+    assert text_ranks(tmp_path, body) == want
 
 
 def test_hostless_tree_and_connection_lines_name_their_writers():

@@ -9,21 +9,11 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import ROOT
-from tracekit.ingest import ingest
+from tests.factory import file_ranks, text_ranks
 from tracekit.parsers import rank_prose
 from tracekit.parsers.text import lines_frames, raw
 
 WILD = ROOT / "samples" / "wild"
-
-
-def _ranks(path) -> list[int]:
-    return sorted(set(ingest([path]).ranks["rank"].drop_nulls().to_list()))
-
-
-def _log(tmp_path, body: str, name: str = "job.log") -> list[int]:
-    p = tmp_path / name
-    p.write_text(body)
-    return _ranks(p)
 
 
 @pytest.mark.parametrize("excerpt, want", [
@@ -44,7 +34,7 @@ def _log(tmp_path, body: str, name: str = "job.log") -> list[int]:
     ("dv17-008-paddlefleetx-2node-stuck-after-init-nccl-context.txt", []),
 ])
 def test_dev_excerpts_count_the_ranks_their_prose_names(excerpt, want):
-    assert _ranks(WILD / excerpt) == want
+    assert file_ranks(WILD / excerpt) == want
 
 
 @pytest.mark.parametrize("line, want", [
@@ -64,7 +54,7 @@ def test_dev_excerpts_count_the_ranks_their_prose_names(excerpt, want):
     (". This may indicate a possible application crash on rank 0 or a network set up issue.\n", []),
 ])
 def test_real_lines_name_the_writer_not_a_guess(tmp_path, line, want):
-    assert _log(tmp_path, line) == want
+    assert text_ranks(tmp_path, line) == want
 
 
 @pytest.mark.parametrize("body, want", [
@@ -80,7 +70,7 @@ def test_real_lines_name_the_writer_not_a_guess(tmp_path, line, want):
      [82]),
 ])
 def test_prose_names_a_rank(tmp_path, body, want):
-    assert _log(tmp_path, body) == want
+    assert text_ranks(tmp_path, body) == want
 
 
 @pytest.mark.parametrize("body", [
@@ -100,14 +90,14 @@ def test_prose_names_a_rank(tmp_path, body, want):
     "=== Test 1: Unidirectional (Rank 0 -> Rank 1) ===\n",
 ])
 def test_numbers_that_are_no_process_rank(tmp_path, body):
-    assert _log(tmp_path, body) == []
+    assert text_ranks(tmp_path, body) == []
 
 
 def test_prose_counts_last_one_process_once(tmp_path):
     # the prefix names the writer; the prose names the peer it waits on: one process, rank 3
     body = ("[rank3]: RuntimeError: timed out waiting for rank 0\n"
             "[rank3]: Error on rank 0 suspected\n")
-    assert _log(tmp_path, body) == [3]
+    assert text_ranks(tmp_path, body) == [3]
 
 
 def test_prose_rows_are_marked_and_bad_input_reads_none():
@@ -120,5 +110,5 @@ def test_prose_rows_are_marked_and_bad_input_reads_none():
 def test_an_indented_shell_job_line_names_a_job_not_a_rank(tmp_path):
     """zsh's job report (`[1]    79314 exit 143   mpiexec ...`) pasted indented under a log is the shell's
     job 1, as it is at the line's start (dv31-002: ranks 0, 6, 11 and the job)."""
-    assert _ranks(WILD / "dv31-002-fsdp2-xpu-torch-not-compiled-cuda.txt") == [0, 6, 11]
-    assert _log(tmp_path, "[rank3]: RuntimeError: boom\n      [1]    79314 exit 143   mpiexec -n 4 python train.py\n") == [3]
+    assert file_ranks(WILD / "dv31-002-fsdp2-xpu-torch-not-compiled-cuda.txt") == [0, 6, 11]
+    assert text_ranks(tmp_path, "[rank3]: RuntimeError: boom\n      [1]    79314 exit 143   mpiexec -n 4 python train.py\n") == [3]

@@ -92,7 +92,7 @@ MASTER_WAIT = r"^\s*waiting for master\s*$|Back-off restarting failed container 
 def start_up_unfinished(ev: Evidence) -> Verdict | None:
     """The first of this family's rules that fires."""
     for rule in (unique_id_unanswered, start_up_overdue, master_never_resolved, start_up_said,
-                 start_up_said_to_wait, start_up_ends_the_log):
+                 start_up_said_to_wait, start_up_ends_the_log, rules_set_up.set_up_step_unreturned):
         v = rule(ev)
         if v is not None:
             return v

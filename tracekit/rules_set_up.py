@@ -14,6 +14,8 @@
 - the re-kind of another rule's verdict where its failure came in set-up (``failed_in_set_up``,
   ``undecided_in_set_up``) is ``set_up_rekind``'s (split from here in s27); this module keeps the set-up steps
   (``SET_UP``, ``step_named``), the phase (``unfinished``) and the exclusions both read.
+- ``set_up_step_unreturned`` (s29): a runtime's verbose trace of its set-up steps (``start_up_steps``: Open MPI's
+  component init inside MPI_Init, mpirun's and PRRTE's launch states) ends in a step begun that never returned.
 - ``nccl_code_in_set_up``: NCCL's error code, unexplained, raised as a process set up its communicator
   (``rules_nccl_errors.nccl_error_unexplained`` asks it before it says UNDECIDED).
 
@@ -33,9 +35,10 @@ import re
 
 import polars as pl
 
-from tracekit import align
+from tracekit import align, start_up_steps as ss
 from tracekit.evidence import BOOTSTRAP, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
+from tracekit.parsers.salient import Telling
 from tracekit.rules_common import msg, said_in_files
 from tracekit.rules_nccl_codes import SET_UP as NCCL_SET_UP, failing
 from tracekit.rules_salient import address
@@ -46,7 +49,6 @@ from tracekit.wording import who
 #: Megatron's and DeepSpeed's initialisers; not vLLM's init_device, which makes no process group itself)
 SET_UP = (
     (r"ncclCommInit\w*|ncclCommSplit|ncclGetUniqueId", "NCCL's init API (src/init.cc), named by its callers"),
-    (r"Duplicate GPU detected", "NCCL src/init.cc: two ranks of one communicator on one device, checked in init"),
     (r"\binit\.cc:\d+|\bbootstrap\.cc:\d+|graph/\w+\.cc:\d+|transport/\w+\.cc:\d+",
      "NCCL's set-up sources in a WARN or an unwind line (init, bootstrap, topology, transport set-up)"),
     (r"HcclCommInit\w*|Failed to initiali[sz]e the HCCP", "Ascend HCCL's communicator init"),
@@ -68,7 +70,10 @@ SET_UP = (
      # (Open MPI wraps its help texts at 70 columns: the first line's words alone)
      r"|An ORTE daemon has unexpectedly failed after launch|before communicating back to mpirun"
      r"|At least one pair of MPI processes are unable to reach each other"
-     r"|PMIX ERROR: UNREACHABLE",
+     r"|PMIX ERROR: UNREACHABLE"
+     # (s29: PRRTE, Open MPI 5's launcher, in its own name, src/mca/errmgr/help-errmgr-base.txt; and mpirun's
+     # routes to its daemons, orte/mca/errmgr/base/help-errmgr-base.txt [no-path])
+     r"|PRTE was unable to reliably start|(?:ORTE|PRTE) does not know how to route a message",
      "MPI's start-up (MPI_Init, PMI/PMIx, mpirun's daemons)"),
     # (XLA/JAX's distributed runtime: xla/pjrt/distributed/client.cc `Failed to connect to distributed JAX
     # controller`, `WaitForConnected`, torch_xla's mesh_service.cc `Waiting to connect to client mesh master`)
@@ -84,6 +89,13 @@ SET_UP = (
     # error.")`; its background thread's set-up, MPI or Gloo's rendezvous, failed first)
     (r"Horovod initialization failed|\bhvd\.init\(\)|\bhorovod_init\w*",
      "Horovod's init (hvd.init(): its MPI or Gloo controller's set-up)"),
+    # (s29: oneCCL's transport set-up as its communicator is made, uxlfoundation/oneCCL src/atl/ofi/atl_ofi_comm.cpp
+    # atl_ofi_comm: `CCL_THROW_IF_NOT(init_transport(...) == ATL_STATUS_SUCCESS, "failed to init transport")`, after
+    # atl_ofi_helper.cpp's `atl_ofi_open_nw_provs: can not open network providers`)
+    (r"\binit_transport\b|failed to init transport|atl_ofi_open_nw_provs|can not open network providers",
+     "oneCCL's transport set-up (its ATL/OFI providers, as the communicator is made)"),
+    # (s29: Ray Client's connect to the head, ray-project/ray python/ray/util/client/worker.py _connect_channel)
+    (r"\bray client connection timeout\b", "Ray Client's connect to the head (ray.init(address=\"ray://...\"))"),
     # (Ray: `Cannot provide a placement group requiring ...`, placement group creation that never completed)
     (r"(?i)placement group", "Ray's placement group creation (the job's workers placed)"),
     # (a store's or a launcher's own address at start-up: glibc's resolver, the kernel's bind)
@@ -121,6 +133,13 @@ DEVICE_FAULT = (r"(?i)out of memory|\bOOM\b|CUDA error|[Cc]uda failure|unhandled
                 # (and an accelerator's own failure its runtime reports: a TPU slice's chip driver, dv31-015,
                 # `Detected failure SLICE_FAILURE_CHIP_DRIVER_ERROR`, `detected TPU session error from worker`)
                 r"|\bSLICE_FAILURE_\w+|chip driver error|\bTPU (?:chip|session) error")
+
+
+#: (s29) a launch that placed two ranks of one communicator on one device (NCCL src/init.cc's `Duplicate GPU
+#: detected : rank 1 and rank 0 both on CUDA device 1000`, ncclInvalidUsage): checked in init, but the program's
+#: own placement of its ranks (no torch.cuda.set_device(local_rank), one CUDA_VISIBLE_DEVICES for both), as a bad
+#: argument is; dev labels read it a crash first, 9 of 9 (dv6-007 accepts no init-stall)
+MISPLACED = r"Duplicate GPU detected"
 
 
 def unfinished(ev: Evidence) -> bool:
@@ -256,3 +275,58 @@ def nccl_code_in_set_up(ev: Evidence, e: pl.DataFrame, r: list[int], means: str,
                    "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET on every rank (its WARN names the step of init "
                    "that failed: its connect to the peers, the topology, a transport's set-up)",
                    r, lines(e, 4) + lines(said, 1) + lines(ev.exits, 2))
+
+
+#: a verbose runtime line's own host and process (Open MPI's and PRRTE's `[host:pid]` head)
+HOST_PID = r"^\[(?P<host>[\w.\-]+):(?P<pid>\d+)\]"
+#: where a begun step's runtime waits, in what to check (``start_up_steps``' entry name: what to check first)
+STEP_CHECK = {
+    "ompi_component_init": "the component's own devices and settings (for openib/ucx: ibv_devinfo, the ports' "
+                           "state and the subnet manager; for tcp: the interfaces it may use, btl_tcp_if_include), "
+                           "or rerun with it excluded (--mca btl ^NAME) to see start-up pass without it",
+    "mpi_launch_state": "that the launcher reaches every host of its list over ssh (or srun) and that the daemons "
+                        "it starts there (orted, prted) are on PATH and can connect back to it (ssh HOST prted "
+                        "--version; --mca oob_tcp_if_include, --prtemca prte_if_include)",
+}
+
+
+def set_up_step_unreturned(ev: Evidence) -> Verdict | None:
+    """INIT_STALL where a runtime's verbose trace of its set-up steps (``start_up_steps``: Open MPI's component
+    init in MPI_Init, mpirun's or PRRTE's launch states) ends, in a file, in a step begun that never returned,
+    and nothing after it says anything (no error, stall, step, collective, end; only lines no parser decodes):
+    start-up stopped inside that step. The step, its host and process, what to check."""
+    if (ev.steps.height or ev.progressed or ev.finished or ev.failure_signs or ev.clean_end
+            or ev.stalls.height or not unfinished(ev)):
+        return None
+    steps = ev.kinds(EventKind.SERVER_UP).filter(pl.col("where").fill_null("").str.starts_with("set-up step "))
+    if not steps.height:
+        return None
+    last = steps.sort("file", "line").group_by("file", maintain_order=True).last()
+    last = last.filter(pl.col("where").str.starts_with(ss.BEGUN))
+    if not last.height:
+        return None
+    # (after it, nothing but lines no parser decodes: a telling line of an error's or a crash's words is a failure
+    # other rules read)
+    quiet = (EventKind.VERSION, EventKind.SETTING)
+    after = ev.store.events.join(last.select("file", pl.col("line").alias("_b")), on="file").filter(
+        (pl.col("line") > pl.col("_b")) & ~pl.col("kind").is_in(quiet)
+        & ~((pl.col("kind") == EventKind.TELLING_LINE)
+            & pl.col("where").is_in([str(Telling.LAST), str(Telling.WAIT), str(Telling.WARNING)])))
+    if after.height:
+        return None
+    row = last.row(0, named=True)
+    read = ss.read(row["message"] or "")
+    if read is None:
+        return None
+    step, _, groups = read
+    head = re.search(HOST_PID, row["message"] or "")
+    on = f" on host {head['host']} (pid {head['pid']})" if head else ""
+    does = step.does.format(**{"framework": "", "step": "", **groups}).replace("  ", " ")
+    others = last.height - 1
+    return Verdict(Kind.INIT_STALL, f"start-up never completed: {step.runtime}'s verbose trace shows {does} "
+                   f"begun{on}: \"{clip(' '.join((row['message'] or '').split()), 160)}\", and no line says it "
+                   f"returned (its next state, or its `returned` line) or anything after it: the log ends inside "
+                   f"that set-up step, before any rank ran its work"
+                   + (f" (and so do {others} other file(s))" if others > 0 else "")
+                   + f"; check {STEP_CHECK.get(step.name, 'what that step waits on')}",
+                   sorted(set(last["rank"].drop_nulls().to_list())), lines(last, 3) + lines(steps.head(1), 1))

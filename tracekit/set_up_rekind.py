@@ -25,7 +25,7 @@ from tracekit.parsers.pyspy import RAISED
 from tracekit.parsers.salient import Telling
 from tracekit.rules_nccl_codes import SET_UP as NCCL_SET_UP
 from tracekit.rules_salient import ranks_named
-from tracekit.rules_set_up import DEVICE_FAULT, NEVER_BEGAN, SET_UP, step_named, unfinished
+from tracekit.rules_set_up import DEVICE_FAULT, MISPLACED, NEVER_BEGAN, SET_UP, step_named, unfinished
 from tracekit.undecided import UNEXPLAINED
 from tracekit.wording import who
 
@@ -81,7 +81,8 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
     # `... Check failed: ... (Unknown: Could not start gRPC ...`)
     own_lines = " ".join(crashes["message"].fill_null(""))
     whole = " ".join([said, own_lines])
-    if (re.search(NEVER_BEGAN, whole) or re.search(DEVICE_FAULT, whole) or ev.cuda.height
+    if (re.search(NEVER_BEGAN, whole) or re.search(DEVICE_FAULT, whole) or re.search(MISPLACED, whole)
+            or ev.cuda.height
             or re.search(salient.either(salient.NO_START, salient.IMPORT_FAILED), whole)):
         return None
     started = ev.store.comms.filter(pl.col("state") == "init_start").height > 0
@@ -94,6 +95,11 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
     # own error raised there, a bad argument or a missing key, is the program's crash, not set-up's)
     if frame is not None and not (started or named) and re.search(PROGRAM_ERROR, f"{own_lines} {summary}"):
         frame = None
+    # (s29: and an init begun is no set-up failure's proof where the failure is the program's own error, raised
+    # outside any set-up frame and naming no set-up step: a data loader's KeyError while NCCL's init is logged
+    # unfinished is the program's crash, the init's state its consequence)
+    if started and not (named or frame) and re.search(PROGRAM_ERROR, f"{own_lines} {summary}"):
+        started = False
     if not (started or named or frame):
         return None
     why = ("NCCL's init started and no communicator completed it" if started
@@ -182,6 +188,7 @@ def undecided_in_set_up(ev: Evidence, v: Verdict, rule: str) -> Verdict | None:
     text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
     said = " ".join(failed.select(text.alias("t"))["t"].to_list())
     if (not failed.height or re.search(NEVER_BEGAN, said) or re.search(DEVICE_FAULT, said)
+            or re.search(MISPLACED, said)
             or re.search(salient.either(salient.NO_START, salient.IMPORT_FAILED), said)):
         return None
     # (the first line that names set-up; else the first, where its file's traceback is in a set-up frame)
@@ -191,6 +198,11 @@ def undecided_in_set_up(ev: Evidence, v: Verdict, rule: str) -> Verdict | None:
     wheres = (ev.kinds(EventKind.STACK).filter(pl.col("file").is_in(failed["file"].implode()))
               .select(pl.coalesce("frames", "where").fill_null("").str.split(" <- ")).explode("frames")
               ["frames"].to_list())
+    # (s29: and the function a failure line says it raised in, where its traceback's head was cut, so no stack
+    # was read: `_env_rendezvous_handler` over `RuntimeError: Socket Timeout`; a telling line's `where` is its
+    # class, no function)
+    wheres += failed.filter(pl.col("where").is_not_null() & ~pl.col("where").is_in([str(t) for t in Telling]))[
+        "where"].to_list()
     frame = next((f for w in wheres if w and (f := sf.frame_of(w))), None)
     # (or a communicator's error, NCCL's code in the program's words, where a failure line of its file names the
     # process's communicator set-up: vLLM's `Error executing method 'init_device'` over a traceback the excerpt

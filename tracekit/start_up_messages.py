@@ -122,6 +122,19 @@ MESSAGES: tuple[Message, ...] = (
             "`Getting socket times out. Reason: 1. The remote does not initiate a connect request`; a "
             "collective's data wait is another reason, `Remote Rank did not send the data in time`, read "
             "by hccl_messages)", decoded=False),
+    # (s29) the same wait in HCCL's own log line, before CANN 8.5's stage keywords (dv35-006, CANN's EI0006
+    # guide): `[Wait][LinkEstablish]wait socket establish timeout, role[1] rank[1] timeout[120 s]`, then
+    # `[LinksEstablishCompleted] is failed. ret[9]`; CANN 8.5 prints it under `[InitChannelStage][Timeout]`
+    # (cann hcomm's channel set-up: `[%s][%s] wait socket establish timeout, channel connect timeout after %lld
+    # sec`), where parsers/runtimes/cann reads the stage as a link that was never built
+    Message("hccl_link_establish_timed_out", "HCCL",
+            r"\bwait socket establish timeout\b(?:.{0,40}?\brank\[(?P<rank>\d+)\])?"
+            r"(?:.{0,40}?timeout\[(?P<seconds>\d+) ?s\])?",
+            Means.TIMED_OUT, "its peer's side of a link (the peer never connected within HCCL_CONNECT_TIMEOUT, "
+            "120 s by default: it had not reached the same communicator's set-up, had failed, or is not reachable)",
+            "CANN hccl src/.../hccl_socket_manager.cc (`[Wait][LinkEstablish]wait socket establish timeout, "
+            "role[%d] rank[%u] timeout[%d s]`, the EI0006 guide's keyword); cann hcomm's channel set-up at 8.5",
+            decoded=False),
     # Horovod's launcher (horovodrun): its wait for every task to start and report back
     Message("horovod_start_timed_out", "Horovod",
             r"Timed out waiting for (?P<activity>[^.]{1,80})\. Please check connectivity between servers",
@@ -132,7 +145,9 @@ MESSAGES: tuple[Message, ...] = (
             "(check_time_out_for: ` Timeout after N seconds.`)", decoded=False),
     # Open MPI's launcher (mpirun): the daemons it starts on the other nodes never reported back
     Message("orte_daemons_not_started", "Open MPI",
-            r"ORTE was unable to reliably start one or more daemons",
+            # (s29: PRRTE, Open MPI 5's launcher, says it in its own name: openpmix/prrte
+            # src/mca/errmgr/help-errmgr-base.txt `PRTE was unable to reliably start one or more daemons.`)
+            r"(?:ORTE|PRTE) was unable to reliably start one or more daemons",
             Means.GAVE_UP, "its daemons on the other nodes (ssh or srun could not start orted there, or they "
             "cannot connect back to mpirun's node)",
             "open-mpi/ompi orte/mca/errmgr/base/help-errmgr-base.txt:36 at v4.1.8", decoded=False),
@@ -195,6 +210,21 @@ MESSAGES: tuple[Message, ...] = (
             "setting preventing access.`, after its retries; `Unable to connect to GCS (ray head) at` since Ray "
             "2.5) and python/ray/_private/gcs_utils.py; the text "
             "quoted in doc/source/cluster/faq.rst", decoded=False),
+    # (s29) Open MPI's routes to the daemons it launched, set up before any process runs: orte/mca/errmgr/base/
+    # help-errmgr-base.txt [no-path] `ORTE does not know how to route a message to the specified daemon`
+    Message("orte_daemon_unrouted", "Open MPI",
+            r"(?:ORTE|PRTE) does not know how to route a message to the specified daemon",
+            Means.GAVE_UP, "a route to a daemon it launched on another node (mpirun's out-of-band wire-up of its "
+            "daemons: a node whose daemon never connected back, or an interface the nodes do not share)",
+            "open-mpi/ompi orte/mca/errmgr/base/help-errmgr-base.txt [no-path] at v4.1.8", decoded=False),
+    # (s29) Ray Client's connect to the head (ray.init("ray://host:10001")): ray-project/ray python/ray/util/
+    # client/worker.py Worker._connect_channel: `raise ConnectionError("ray client connection timeout")` after
+    # its connection_retries
+    Message("ray_client_connect_timed_out", "Ray",
+            r"\bray client connection timeout\b",
+            Means.TIMED_OUT, "the Ray head's client server (ray.init(address=\"ray://HEAD:10001\"): the head not "
+            "up, another port, or a firewall)",
+            "ray-project/ray python/ray/util/client/worker.py Worker._connect_channel", decoded=False),
     # Open MPI's out-of-band wire-up of its daemons and processes (before MPI_Init returns)
     Message("ompi_oob_tcp_unreachable", "Open MPI",
             r"A process or daemon was unable to complete a TCP connection",

@@ -108,6 +108,37 @@ FIXES: tuple[Fix, ...] = (
         "from every node, and look at the missing ranks' own output for an error before init_process_group",
         "every rank logs past init_process_group (NCCL `Init COMPLETE` on every rank with NCCL_DEBUG=INFO)"),
     # (starts, s25: set-up failures read from a crash's words, rules_set_up.failed_in_set_up)
+    # (starts, s29: rules_set_up.set_up_step_unreturned, start_up_messages' HCCL, PRRTE/ORTE, Ray Client, oneCCL)
+    Fix("set-up-step-unreturned", (Kind.INIT_STALL,), r"verbose trace shows .{0,300}begun",
+        "the step the trace ends in names what set-up waits on: for a transport component of MPI_Init (openib, "
+        "ucx, tcp) check its devices and interfaces (ibv_devinfo and the ports' state, --mca btl_tcp_if_include) "
+        "or exclude it (--mca btl ^openib) to see MPI_Init pass without it; for a launch state (PENDING DAEMON "
+        "LAUNCH) make every host reachable over passwordless ssh with the daemons (orted, prted) on PATH there",
+        "the same verbose run prints the step's return (`select: init of component X returned success`, the job's "
+        "next state, DAEMONS REPORTED then RUNNING) and every rank logs past MPI_Init"),
+    Fix("hccl-link-timeout", (Kind.INIT_STALL,),
+        r"HCCL waited past its limit|wait socket establish timeout|Get_Socket_Timeout",
+        "find the rank that never connected (its own plog: an earlier error, or it started late or never reached "
+        "this communicator's set-up) and start every rank within HCCL_CONNECT_TIMEOUT of the others (raise it for "
+        "slow starts); check the device IPs reach each other (hccn_tool -i N -ip -g; hccn_tool -i N -ping -g "
+        "address PEER_IP)",
+        "every rank's log shows the communicator's init done and no `wait socket establish timeout` / EI0006"),
+    Fix("hccl-comm-init", (Kind.INIT_STALL,), r"Ascend HCCL's communicator init|HcclCommInit\w*",
+        "read the HCCL error above it in that rank's plog (ASCEND_SLOG_PRINT_TO_STDOUT=1, ASCEND_GLOBAL_LOG_LEVEL=1): "
+        "a rank table or device IP that differs between ranks, a port already bound (EI0019: another job, or "
+        "HCCL_IF_BASE_PORT), a peer that never reached the same init",
+        "every rank's plog shows the communicator's init done (the first collective runs)"),
+    Fix("mpi-daemons", (Kind.INIT_STALL,),
+        r"(?:ORTE|PRTE) was unable to reliably start|(?:ORTE|PRTE) does not know how to route|Open MPI gave up",
+        "make every host of the host list reachable from mpirun's host over passwordless ssh (or launch under the "
+        "scheduler: srun, --mca plm slurm), with the same Open MPI install on PATH and LD_LIBRARY_PATH there "
+        "(--prefix, or configure --enable-orterun-prefix-by-default), and let the daemons connect back over an "
+        "interface both share (--mca oob_tcp_if_include IFACE)",
+        "`mpirun -np N -H host1,host2 hostname` prints every host"),
+    Fix("oneccl-transport", (Kind.INIT_STALL, Kind.CRASHED_RANK), r"oneCCL's transport set-up",
+        "give oneCCL a transport the nodes have: the OFI provider of the fabric (FI_PROVIDER=tcp, verbs, psm3; "
+        "`fi_info -p PROVIDER` lists it on every node) or CCL_ATL_TRANSPORT=mpi",
+        "every rank logs past its communicator's creation"),
     Fix("mpi-init", (Kind.INIT_STALL,), r"MPI_Init|PMIx?\d?_Init|ORTE was unable to reliably start",
         "run every rank with the same MPI build as mpirun (`which mpirun` and `ldd` of the program on each node), "
         "launch through mpirun/srun --mpi=pmix rather than by hand, and let its daemons reach every node "
@@ -124,7 +155,7 @@ FIXES: tuple[Fix, ...] = (
         "every rank",
         "every rank logs past init_process_group (NCCL `Init COMPLETE` on every rank with NCCL_DEBUG=INFO)"),
     Fix("coordinator-unreached", (Kind.INIT_STALL,),
-        r"distributed JAX controller|WaitForConnected|client mesh master",
+        r"distributed JAX controller|WaitForConnected|client mesh master|PjRT_Client_Connect|coordination service",
         "start the coordinator process (process 0) and make its coordinator_address (host:port) reachable from "
         "every host: the same address and num_processes on every process, the port open in the firewall",
         "every process logs past jax.distributed.initialize (jax.process_count() equals num_processes)"),
@@ -142,7 +173,7 @@ FIXES: tuple[Fix, ...] = (
         "GLOO_SOCKET_IFNAME (HOROVOD_GLOO_IFACE) to an interface every host has; raise "
         "HOROVOD_GLOO_TIMEOUT_SECONDS where ranks start slowly",
         "every rank logs past hvd.init() / init_process_group"),
-    Fix("ray-gcs", (Kind.INIT_STALL,), r"Ray head's GCS server",
+    Fix("ray-gcs", (Kind.INIT_STALL,), r"Ray head's (?:GCS|client) server|Ray Client's connect",
         "start the head first (`ray start --head --port P`) and give workers and drivers its reachable address "
         "(`ray start --address HEAD:P`), the same Ray and Python versions on every node and port P open between "
         "the nodes",
@@ -249,7 +280,7 @@ FIXES: tuple[Fix, ...] = (
         "a smaller micro-batch or sequence length, activation checkpointing, or "
         "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
         "torch.cuda.max_memory_allocated() on that rank stays below its device's memory through a step"),
-    Fix("cuda-fault", _ANY_FAIL, r"(?i)illegal memory access|device-side assert|CUDA error|ECC",
+    Fix("cuda-fault", _ANY_FAIL, r"(?i)illegal memory access|device-side assert|CUDA error|\bECC\b",
         "rerun that rank with CUDA_LAUNCH_BLOCKING=1 (or compute-sanitizer) to find the kernel; an ECC error "
         "is the GPU's: drain the node",
         "the rerun passes the step it failed in; nvidia-smi -q shows no new ECC errors"),

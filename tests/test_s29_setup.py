@@ -1,0 +1,183 @@
+"""Set-up failures of the runtimes beyond torch/NCCL are INIT_STALL, and nothing that does not show set-up waiting
+or failing is (session 29, issue 31: "an init failure called a crash" is a wrong kind):
+
+- ``start_up_steps`` and ``rules_set_up.set_up_step_unreturned``: a runtime's verbose trace of its set-up steps
+  that ends in a step begun and never returned (Open MPI's `select: initializing btl component openib` with no
+  `init of component openib returned`, dv34-009; PRRTE's `STATE PENDING DAEMON LAUNCH` with no later state,
+  dv34-010); a trace whose step returned, or that goes on into work or an error, decides nothing by it;
+- ``start_up_messages``: HCCL's `wait socket establish timeout` in its own log line (dv35-006), PRRTE's and ORTE's
+  words of daemons never started or never routed, Ray Client's `ray client connection timeout`; the rank HCCL
+  names (`rank[1]`) is the event's;
+- ``rules_set_up.SET_UP``: oneCCL's transport set-up (`failed to init transport`) re-kinds its crash;
+- ``set_up_rekind.undecided_in_set_up``: a cut traceback's raising function (`_env_rendezvous_handler`) is a set-up
+  frame where no stack was read;
+- ``rules_set_up.MISPLACED``: `Duplicate GPU detected` stays the program's crash (dev labels 9 of 9, dv6-007 a
+  contradiction before), and an init begun is no proof against a program's own error;
+- the fix rows of each (``fixes``).
+
+The small logs under tests/data/s29_setup are written in each program's own words as its source prints them (the
+file and function are cited beside each pattern in the modules), with made-up hosts; the dv34/dv35 excerpts are
+real (their threads in samples/wild's manifests).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.factory import text_store
+from tracekit import fixes, start_up_messages as sm, start_up_steps as steps
+from tracekit.ingest import ingest
+from tracekit.verdict import Kind, decide
+
+WILD = ROOT / "samples" / "wild"
+DATA = ROOT / "tests" / "data" / "s29_setup"
+
+
+def _decide(tmp_path, text: str):
+    return decide(text_store(tmp_path, text))
+
+
+def _file(path):
+    return decide(ingest([path]))
+
+
+# --- the steps of a verbose set-up trace --------------------------------------------------------------------------
+@pytest.mark.parametrize("line, name, returned, step", [
+    ("[server:26717] select: initializing btl component openib", "ompi_component_init", False, "openib"),
+    ("[server:26717] select: init of component self returned success", "ompi_component_init", True, "self"),
+    ("[h:1] [prte-h-1@0,0] [16.2] ACTIVATE JOB prte-h-1@0 STATE PENDING DAEMON LAUNCH AT x.c:199",
+     "mpi_launch_state", False, "PENDING DAEMON LAUNCH"),
+    ("[h:1] [[1234,0],0] ACTIVATE JOB [1234,1] STATE ALLOCATION COMPLETE AT x.c:576", "mpi_launch_state", True, None),
+])
+def test_a_set_up_step_line_is_read_as_begun_or_returned(line, name, returned, step):
+    entry, back, groups = steps.read(line)
+    assert (entry.name, back, groups.get("step")) == (name, returned, step)
+
+
+def test_a_launch_state_that_is_only_being_activated_is_no_step():
+    assert steps.read("[h:1] [prte-h-1@0,0] ACTIVATING JOB prte-h-1@0 STATE PENDING DAEMON LAUNCH PRI 4") is None
+
+
+def test_an_mpi_component_init_that_never_returned_is_an_init_stall(tmp_path):
+    v = _decide(tmp_path, "[n1:77] select: initializing btl component self\n"
+                          "[n1:77] select: init of component self returned success\n"
+                          "[n1:77] select: initializing btl component tcp\n")
+    assert v.kind is Kind.INIT_STALL
+    assert "btl component tcp" in v.summary and "host n1 (pid 77)" in v.summary
+    assert "btl_tcp_if_include" in v.summary
+
+
+def test_a_component_init_that_returned_decides_nothing_by_itself(tmp_path):
+    v = _decide(tmp_path, "[n1:77] select: initializing btl component self\n"
+                          "[n1:77] select: init of component self returned success\n")
+    assert v.kind is not Kind.INIT_STALL
+
+
+def test_real_openmpi_openib_init_hang_is_an_init_stall():
+    # open-mpi/ompi#5280 (dev): openib's init began and the log ends there
+    v = _file(WILD / "dv34-009-openmpi-openib-btl-init-hang.txt")
+    assert v.kind is Kind.INIT_STALL and v.rule == "start_up_unfinished"
+    assert "btl component openib" in v.summary and "host server (pid 26717)" in v.summary
+    assert fixes.for_verdict(v.kind, v.summary).cause == "set-up-step-unreturned"
+
+
+def test_real_prte_daemon_launch_pending_is_an_init_stall():
+    # openpmix/prrte#1488 (dev): the job reached PENDING DAEMON LAUNCH and nothing followed
+    v = _file(WILD / "dv34-010-prte-daemon-launch-pending.txt")
+    assert v.kind is Kind.INIT_STALL
+    assert "PENDING DAEMON LAUNCH" in v.summary and "host login1" in v.summary and "ssh" in v.summary
+
+
+def test_a_launch_that_reported_its_daemons_is_no_init_stall():
+    assert _file(DATA / "prte-launch-states-running.txt").kind is not Kind.INIT_STALL
+
+
+def test_a_component_init_then_steps_is_no_init_stall():
+    assert _file(DATA / "mpi-verbose-btl-select-returned-then-steps.txt").kind is not Kind.INIT_STALL
+
+
+def test_an_error_after_the_step_is_read_by_the_rules_of_errors():
+    # (a program's own KeyError after an unfinished step: the step is not what failed)
+    assert _file(DATA / "mpi-verbose-btl-select-then-error.txt").kind is Kind.CRASHED_RANK
+
+
+# --- the runtimes' own words of a set-up that gave up --------------------------------------------------------------
+@pytest.mark.parametrize("line, name", [
+    ("[ERROR] HCCL(1,python):2026-03-18-10:33:52.113.403 [hccl_socket_manager.cc:797] [2][Wait][LinkEstablish]"
+     "wait socket establish timeout, role[1] rank[1] timeout[120 s]", "hccl_link_establish_timed_out"),
+    ("PRTE was unable to reliably start one or more daemons.", "orte_daemons_not_started"),
+    ("ORTE was unable to reliably start one or more daemons.", "orte_daemons_not_started"),
+    ("ORTE does not know how to route a message to the specified daemon", "orte_daemon_unrouted"),
+    ("ConnectionError: ray client connection timeout", "ray_client_connect_timed_out"),
+])
+def test_the_runtimes_set_up_words_are_entries(line, name):
+    assert sm.read(line)[0].name == name
+
+
+def test_real_hccl_link_establish_timeout_is_rank_1s_init_stall():
+    # the CANN HCCL guide's EI0006 sample log (dev, dv35-006)
+    v = _file(WILD / "dv35-006-hccl-ei0006-socket-establish-timeout-rank1.txt")
+    assert v.kind is Kind.INIT_STALL and v.ranks == [1]
+    assert "wait socket establish timeout" in v.summary and "120 s" in v.summary
+    assert fixes.for_verdict(v.kind, v.summary).cause == "hccl-link-timeout"
+
+
+def test_hccl_link_timeout_names_the_rank_of_its_line():
+    v = _file(DATA / "hccl-link-establish-timeout-rank3.txt")
+    assert v.kind is Kind.INIT_STALL and v.ranks == [3]
+
+
+def test_hccl_data_wait_of_a_collective_is_no_init_stall():
+    # (EI0006's other reason: the link was up and the peer did not send a collective's data, dv13-046, dv20-012)
+    assert _file(DATA / "not-hccl-ei0006-data-wait.txt").kind is not Kind.INIT_STALL
+
+
+@pytest.mark.parametrize("name, said, cause", [
+    ("prte-daemons-not-started.txt", "PRTE was unable to reliably start", "mpi-daemons"),
+    ("ompi-daemon-unrouted.txt", "does not know how to route", "mpi-daemons"),
+    ("ray-client-connect-timeout.txt", "ray client connection timeout", "ray-gcs"),
+    ("oneccl-atl-init-transport.txt", "failed to init transport", "oneccl-transport"),
+])
+def test_the_runtimes_set_up_failures_are_init_stalls_with_their_fix(name, said, cause):
+    v = _file(DATA / name)
+    assert v.kind is Kind.INIT_STALL and said in v.summary
+    assert fixes.for_verdict(v.kind, " ".join([v.summary, *map(str, v.evidence)])).cause == cause
+
+
+@pytest.mark.parametrize("name", ["not-mpi-allreduce-error-after-steps.txt", "not-orte-lost-daemon-after-steps.txt"])
+def test_an_mpi_failure_after_work_began_stays_a_crash(name):
+    assert _file(DATA / name).kind is Kind.CRASHED_RANK
+
+
+# --- a cut traceback's raising function ----------------------------------------------------------------------------
+def test_a_cut_traceback_raised_in_a_rendezvous_handler_is_set_up():
+    v = _file(DATA / "torchrun-cut-traceback-socket-timeout.txt")
+    assert v.kind is Kind.INIT_STALL and v.rule == "undecided_in_set_up"
+    assert "Socket Timeout" in v.summary and "creating a process group" in v.summary
+
+
+def test_a_timeout_raised_outside_set_up_stays_undecided(tmp_path):
+    v = _decide(tmp_path, "step 1 loss 2.0\n"
+                          "  File \"/x/train.py\", line 80, in train_step\n"
+                          "    batch = next(it)\n"
+                          "RuntimeError: Socket Timeout\n")
+    assert v.kind is not Kind.INIT_STALL
+
+
+# --- what stays a crash ---------------------------------------------------------------------------------------------
+def test_duplicate_gpu_stays_the_programs_crash():
+    # (two ranks placed on one device by the launch: dv6-007's label accepts no init-stall)
+    for name in ("dv6-007-lrgt-nccl-duplicate-gpu-rank0-rank1.txt", "dev-082-verl-duplicate-gpu-rank1-rank0.txt"):
+        v = _file(WILD / name)
+        assert v.kind is Kind.CRASHED_RANK and "Duplicate GPU" in v.summary and v.ranks == [0, 1]
+
+
+def test_a_programs_error_while_nccl_init_is_unfinished_stays_a_crash(tmp_path):
+    v = _decide(tmp_path, "node1:100:100 [0] NCCL INFO ncclCommInitRank comm 0x1 rank 0 nranks 2 cudaDev 0 "
+                          "busId 1000 - Init START\n"
+                          "Traceback (most recent call last):\n"
+                          "  File \"/x/data.py\", line 12, in load\n"
+                          "    cfg = table['dataset']\n"
+                          "KeyError: 'dataset'\n")
+    assert v.kind is Kind.CRASHED_RANK

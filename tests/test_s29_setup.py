@@ -181,3 +181,40 @@ def test_a_programs_error_while_nccl_init_is_unfinished_stays_a_crash(tmp_path):
                           "    cfg = table['dataset']\n"
                           "KeyError: 'dataset'\n")
     assert v.kind is Kind.CRASHED_RANK
+
+
+# --- never INIT_STALL where set-up is not what waits or fails ------------------------------------------------------
+def test_a_coordination_barrier_of_start_up_is_an_init_stall():
+    v = _file(DATA / "jax-pjrt-client-connect-barrier-timeout.txt")
+    assert v.kind is Kind.INIT_STALL and "PjRT_Client_Connect" in v.summary
+
+
+def test_a_coordination_barrier_of_a_job_that_ran_is_no_init_stall():
+    # (JAX's sync_global_devices barrier: the job had its peers)
+    assert _file(DATA / "not-jax-sync-global-devices-barrier-timeout.txt").kind is not Kind.INIT_STALL
+
+
+def test_grpc_unreached_beside_a_peers_missed_heartbeat_is_no_init_stall():
+    assert _file(DATA / "not-jax-grpc-unavailable-after-heartbeat-timeout.txt").kind is not Kind.INIT_STALL
+
+
+@pytest.mark.parametrize("line", [
+    "[rank0]:[E ProcessGroupNCCL.cpp:1500] [PG 0 Rank 0] Process group watchdog thread terminated with exception: "
+    "unknown error",
+    "NCCL communicator was aborted on rank 1, error: remote process exited",
+])
+def test_process_group_or_communicator_words_alone_are_not_set_up(line):
+    import re
+    from tracekit.set_up_rekind import SET_UP_WORDS
+    assert not re.search(SET_UP_WORDS, line)
+
+
+@pytest.mark.parametrize("line", [
+    "[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 0] NCCL communicator init timed out after 600000 ms.",
+    "RuntimeError: Gloo context initialization failed: Timed out waiting for key",
+    "ERROR: failed to connect to the master at 10.0.0.1:29500",
+])
+def test_a_set_up_steps_own_words_are_set_up(line):
+    import re
+    from tracekit.set_up_rekind import SET_UP_WORDS
+    assert re.search(SET_UP_WORDS, line)

@@ -119,6 +119,22 @@ def _started(ev: Evidence) -> bool:
             or ev.store.comms.filter(pl.col("state") == "init_complete").height > 0)
 
 
+#: (s29) start-up's barrier of the coordination service, by its id: PjRT's connect barrier (xla/pjrt/distributed/
+#: client.cc `Barrier_id: PjRT_Client_Connect`); a barrier whose id names another (JAX's `sync_global_devices`, a
+#: checkpoint's) timed out in a job that ran
+START_UP_BARRIER = r"(?i)\bBarrier_id: \S*(?:connect|init|start)"
+#: (s29) a peer's going away in the coordination service's or c10d's words (a missed heartbeat, a task that
+#: crashed, a remote that shut down): the run had its peers, so no start-up's coordinator is unreached
+WENT_AWAY = (r"(?i)heartbeat|crashed unexpectedly|missed \d+ health checks?|remote server shutdown or crash"
+             r"|detected fatal errors|reset by peer")
+
+
+def _other_barrier() -> pl.Expr:
+    """A line of a coordination service's barrier that is not start-up's (``START_UP_BARRIER``)."""
+    m = pl.col("message").fill_null("")
+    return m.str.contains(r"\bBarrier_id:") & ~m.str.contains(START_UP_BARRIER)
+
+
 def coordinator_unreached(ev: Evidence) -> Verdict | None:
     """INIT_STALL where a runtime says its start-up never reached its coordinator (XLA's ``Failed to connect
     to client mesh master: host:port``, the JAX/TensorFlow coordination service's ``DEADLINE_EXCEEDED`` on
@@ -137,7 +153,12 @@ def coordinator_unreached(ev: Evidence) -> Verdict | None:
     if not told.height or _started(ev):
         return None
     coordinator = told.filter(pl.col("message").str.contains(salient.COORDINATOR_UNREACHED)
-                              & ~pl.col("message").str.contains(salient.CAUGHT + r"|shutdown barrier"))
+                              & ~pl.col("message").str.contains(salient.CAUGHT + r"|shutdown barrier")
+                              & ~_other_barrier())
+    # (s29: the wait or failure in view must be start-up's: a peer that went away is a crash's, whatever it
+    # broke, the same words mid-run, dv31-015)
+    if coordinator.height and told["message"].str.contains(WENT_AWAY).any():
+        return None
     if not coordinator.height:
         return _never_placed(told)
     first = coordinator.row(0, named=True)
@@ -204,9 +225,10 @@ def said_by_telling_lines(ev: Evidence) -> Verdict | None:
                        "port, a firewall); read from the line's words (no parser decodes it)",
                        ranks_named(unreached), lines(unreached, 4))
     # (and a runtime's own start-up wait, start_up_frames.COORDINATOR_WAIT: vLLM's engine cores' handshake)
-    connect = told.filter(salient.waits_to_connect() | ((pl.col("where") == Telling.WAIT)
-                                                        & pl.col("message").str.contains(salient.COORDINATOR_WAIT)))
-    if connect.height and not started:
+    connect = told.filter((salient.waits_to_connect() | ((pl.col("where") == Telling.WAIT)
+                                                         & pl.col("message").str.contains(salient.COORDINATOR_WAIT)))
+                          & ~_other_barrier())
+    if connect.height and not started and not told["message"].str.contains(WENT_AWAY).any():
         undone = connect.filter(salient.timed_out())
         repeated = connect.group_by("message").len().filter(pl.col("len") > 1).height > 0
         if undone.height or repeated:

@@ -86,6 +86,10 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
             or re.search(salient.either(salient.NO_START, salient.IMPORT_FAILED), whole)):
         return None
     started = ev.store.comms.filter(pl.col("state") == "init_start").height > 0
+    # (s29: a peer's going away said anywhere in the crash's files, the coordination service's `heartbeat
+    # timeout ... crashed unexpectedly` beside gRPC's words, is the crash's cause, not set-up's)
+    files = cited["file"].implode()
+    whole += " " + " ".join(_failed_lines(ev).filter(pl.col("file").is_in(files))["message"].fill_null(""))
     words = None if re.search(PEER_GONE, whole) else re.search(SET_UP_WORDS, said)
     named = (step_named(said) or step_named(own_lines) or (f"its words: \"{clip(words[0], 80)}\"" if words else "")
              or (GRPC_UNREACHED_MEANS if re.search(GRPC_UNREACHED, whole) and not re.search(PEER_GONE, whole)
@@ -127,8 +131,12 @@ RE_KINDED = ("nothing", "timed_out", "failed_without_cause")
 #: or a backend's initialisation, and a word that it failed (never a download's connect: huggingface.co, wandb
 #: and pip are no peer of the job)
 SET_UP_WORDS = (r"(?i:\b(?:master(?:_?addr|_?port)?|rendezvous|rdzv"
-                r"|(?:kv|key-value|tcp|c10d) ?store|gcs|head node|init_method|dist_url|bootstrap|process group"
-                r"|(?:nccl|hccl|gloo|mpi|pmix?|horovod|xla|oneccl|ccl) ?(?:init\w*|comm\w*|context|world))\b"
+                r"|(?:kv|key-value|tcp|c10d) ?store|gcs|head node|init_method|dist_url|bootstrap"
+                # (s29: a process group's or a communicator's creation, never the words alone: `process group`
+                # and `NCCL communicator` are in the watchdog's and the abort's lines of a job that ran)
+                r"|process group (?:init\w*|creation|set-?up)"
+                r"|(?:nccl|hccl|gloo|mpi|pmix?|horovod|xla|oneccl|ccl) ?(?:init\w*|comm\w*? ?init\w*"
+                r"|communicator (?:init\w*|creation|set-?up)|context|world))\b"
                 r".{0,120}\b(?:fail\w*|error|refused|timed? ?out|unreachable|unable|cannot|could not"
                 r"|no route)\b"
                 r"|\b(?:fail\w*|error|unable|cannot|could not) (?:to )?(?:connect|initiali[sz]e|init|join"

@@ -118,6 +118,27 @@ FRAMES: tuple[Frame, ...] = (
           "open-mmlab/mmengine mmengine/dist/utils.py init_dist, _init_dist_pytorch, _init_dist_slurm, "
           "_init_dist_mpi; facebookresearch/fairseq fairseq/distributed/utils.py distributed_init; "
           "ray-project/ray python/ray/train/torch/config.py _setup_torch_process_group"),
+    # (s29: the set-up entry points of more frameworks, each calling its runtime's process-group creation)
+    Frame(r"launch_from_torch|launch_from_slurm|launch_from_openmpi|init_global_dist", "colossalai",
+          "ColossalAI's launch (its global process group: torch.distributed.init_process_group)",
+          "hpcaitech/ColossalAI colossalai/initialize.py launch, launch_from_torch, launch_from_slurm, "
+          "launch_from_openmpi; colossalai/legacy/context/parallel_context.py init_global_dist"),
+    Frame(r"_setup_devices", "transformers",
+          "the Trainer arguments' device set-up (its PartialState: init_process_group for the launched world)",
+          "huggingface/transformers src/transformers/training_args.py TrainingArguments._setup_devices",
+          path=r"transformers/training_args\.py"),
+    Frame(r"init|init_hccl|init_nccl", "mindspore",
+          "MindSpore's communication init (mindspore.communication.init: HCCL's or NCCL's world group)",
+          "mindspore-ai/mindspore mindspore/python/mindspore/communication/management.py init; "
+          "mindspore/python/mindspore/communication/_comm_helper.py",
+          path=r"mindspore/communication/\w+\.py"),
+    Frame(r"init", "paddle",
+          "Paddle Fleet's init (fleet.init(is_collective=True): its collective environment and NCCL/Gloo "
+          "groups)", "PaddlePaddle/Paddle python/paddle/distributed/fleet/fleet.py Fleet.init",
+          path=r"paddle/distributed/fleet/fleet\.py"),
+    Frame(r"_initialize_workers", "torch",
+          "torchelastic's agent starting its workers (its rendezvous with the other nodes' agents comes first)",
+          "pytorch/pytorch torch/distributed/elastic/agent/server/api.py SimpleElasticAgent._initialize_workers"),
     Frame(r"__init__", "accelerate",
           "Accelerate's process state's set-up (PartialState: init_process_group for the launched world)",
           "huggingface/accelerate src/accelerate/state.py PartialState.__init__",

@@ -218,3 +218,36 @@ def test_a_set_up_steps_own_words_are_set_up(line):
     import re
     from tracekit.set_up_rekind import SET_UP_WORDS
     assert re.search(SET_UP_WORDS, line)
+
+
+# --- more frameworks' set-up frames -------------------------------------------------------------------------------
+@pytest.mark.parametrize("where, runtime", [
+    ("launch_from_torch (/x/colossalai/initialize.py:200)", "colossalai"),
+    ("_setup_devices (/x/transformers/training_args.py:1764)", "transformers"),
+    ("init (/x/mindspore/communication/management.py:150)", "mindspore"),
+    ("init (/x/paddle/distributed/fleet/fleet.py:200)", "paddle"),
+    ("_initialize_workers (/x/torch/distributed/elastic/agent/server/api.py:700)", "torch"),
+])
+def test_more_frameworks_set_up_frames_are_known(where, runtime):
+    from tracekit import start_up_frames
+    assert start_up_frames.frame_of(where).runtime == runtime
+
+
+def test_an_init_frame_of_another_package_is_no_set_up_frame():
+    from tracekit import start_up_frames
+    assert start_up_frames.frame_of("init (/x/mylib/config.py:10)") is None
+    assert start_up_frames.frame_of("_setup_devices (/x/mylib/devices.py:10)") is None
+
+
+# --- HCCL's consistency check (EI0005) ----------------------------------------------------------------------------
+def test_real_hccl_ei0005_count_inconsistency_is_a_mismatch_with_both_counts():
+    # the CANN HCCL guide's EI0005 sample (dev, dv35-012): rank 4's all-reduce count differs from its peer's
+    v = _file(WILD / "dv35-012-hccl-ei0005-allreduce-count-mismatch.txt")
+    assert v.kind is Kind.MISMATCH
+    assert "HcomAllReduce" in v.summary and "local 16512, remote 8320" in v.summary
+
+
+def test_hccl_ei0005_without_its_tag_still_says_the_check_failed(tmp_path):
+    v = _decide(tmp_path, "EI0005: 2024-04-24-06:32:27.781.599 The arguments for collective communication are "
+                          "inconsistent between ranks\n")
+    assert v.kind is Kind.MISMATCH and "consistency check" in v.summary

@@ -22,11 +22,11 @@ def _decide(tmp_path, text, name="rank0.log"):
 
 
 def test_two_ranks_on_one_gpu_under_last_error_is_the_programs_own_call(tmp_path):
-    # NCCL checks it in init (src/init.cc): the set-up never completed, and the verdict says the program's call
-    # caused it (rules_set_up: a failure in set-up is an INIT_STALL that says the failure)
+    # NCCL checks it in init (src/init.cc), but it is the launch's placement of its ranks, the program's own
+    # error (s29, rules_set_up.MISPLACED: dev labels read it a crash first, 9 of 9)
     _, v = _decide(tmp_path, RAISED + "Last error:\nDuplicate GPU detected : rank 1 and rank 0 both on CUDA "
                    "device 10\n")
-    assert v.kind == Kind.INIT_STALL and v.ranks == [0, 1] and "set-up never completed" in v.summary
+    assert v.kind == Kind.CRASHED_RANK and v.ranks == [0, 1]
     assert "Duplicate GPU detected : rank 1 and rank 0" in v.summary and "same device" in v.summary
 
 
@@ -34,7 +34,7 @@ def test_two_ranks_on_one_gpu_pasted_bare_before_the_error(tmp_path):
     # a WARN pasted without NCCL's head, above the exception (the order a user's paste keeps)
     _, v = _decide(tmp_path, "Duplicate GPU detected : rank 9 and rank 1 both on CUDA device 34000\n"
                    " Last error:\n" + RAISED.splitlines()[1] + "\n" + RAISED.splitlines()[0] + "\n")
-    assert v.kind == Kind.INIT_STALL and 9 in v.ranks
+    assert v.kind == Kind.CRASHED_RANK and 9 in v.ranks
     assert "rank 9 and rank 1" in v.summary
 
 
@@ -43,8 +43,8 @@ def test_two_ranks_on_one_gpu_in_an_nccl_log_is_no_bootstrap_stall(tmp_path):
             + "node1:2401:2411 [0] init.cc:749 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA "
             "device 1000\nnode1:2401:2411 [0] NCCL INFO init.cc:1478 -> 5\n")
     _, v = _decide(tmp_path, text)
-    # (set-up never completed because of the program's own call, not the bootstrap's network)
-    assert v.kind == Kind.INIT_STALL and "ncclInvalidUsage" in v.summary and "Duplicate GPU" in v.summary
+    # (the program's own placement of its ranks, not the bootstrap's network: s29, its crash)
+    assert v.kind == Kind.CRASHED_RANK and "ncclInvalidUsage" in v.summary and "Duplicate GPU" in v.summary
     assert "one GPU per rank" in v.fix  # (the cause's fix, the crash's row of fixes.py)
 
 

@@ -81,15 +81,23 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
     # `... Check failed: ... (Unknown: Could not start gRPC ...`)
     own_lines = " ".join(crashes["message"].fill_null(""))
     whole = " ".join([said, own_lines])
+    # (s29: and every failure line of the crash's files, where its own lines say no more than `RuntimeError:`:
+    # Paddle's `Error Message Summary` block under it, `Out of memory error on GPU 3` (dv37-019), is its cause;
+    # a peer's going away, the coordination service's `heartbeat timeout ... crashed unexpectedly` beside gRPC's
+    # words, is the crash's cause, not set-up's)
+    files = cited["file"].implode()
+    whole += " " + " ".join(_failed_lines(ev).filter(pl.col("file").is_in(files))["message"].fill_null(""))
+    # (s29: and a start-up wait its file said before the crash, a placement group's, a coordinator's: the process
+    # was stopped while start-up waited, dv36-009's CancelledError under vLLM's placement-group waits)
+    waited = ev.kinds(EventKind.TELLING_LINE).filter(
+        pl.col("file").is_in(files) & pl.col("message").fill_null("").str.contains(
+            f"{salient.UNPLACED}|{salient.COORDINATOR_WAIT}"))
+    said += " " + " ".join(waited["message"].fill_null("").to_list())
     if (re.search(NEVER_BEGAN, whole) or re.search(DEVICE_FAULT, whole) or re.search(MISPLACED, whole)
             or ev.cuda.height
             or re.search(salient.either(salient.NO_START, salient.IMPORT_FAILED), whole)):
         return None
     started = ev.store.comms.filter(pl.col("state") == "init_start").height > 0
-    # (s29: a peer's going away said anywhere in the crash's files, the coordination service's `heartbeat
-    # timeout ... crashed unexpectedly` beside gRPC's words, is the crash's cause, not set-up's)
-    files = cited["file"].implode()
-    whole += " " + " ".join(_failed_lines(ev).filter(pl.col("file").is_in(files))["message"].fill_null(""))
     words = None if re.search(PEER_GONE, whole) else re.search(SET_UP_WORDS, said)
     named = (step_named(said) or step_named(own_lines) or (f"its words: \"{clip(words[0], 80)}\"" if words else "")
              or (GRPC_UNREACHED_MEANS if re.search(GRPC_UNREACHED, whole) and not re.search(PEER_GONE, whole)

@@ -251,3 +251,17 @@ def test_hccl_ei0005_without_its_tag_still_says_the_check_failed(tmp_path):
     v = _decide(tmp_path, "EI0005: 2024-04-24-06:32:27.781.599 The arguments for collective communication are "
                           "inconsistent between ranks\n")
     assert v.kind is Kind.MISMATCH and "consistency check" in v.summary
+
+
+# --- the crash's files say more than its own line ----------------------------------------------------------------
+def test_an_out_of_memory_under_a_bare_runtime_error_in_set_up_stays_a_crash():
+    # PaddleNLP (dev, dv37-019): init_parallel_env's barrier raised `RuntimeError:`; Paddle's Error Message
+    # Summary under it says `Out of memory error on GPU 3`: the device's, not set-up's
+    v = _file(WILD / "dv37-019-paddlenlp-init-barrier-oom-gpu3.txt")
+    assert v.kind is Kind.CRASHED_RANK
+
+
+def test_a_process_stopped_while_its_placement_group_waited_is_an_init_stall():
+    # vLLM on Ray (dev, dv36-009): placement-group waits of 10..150 s, then SIGTERM and a CancelledError
+    v = _file(WILD / "dv36-009-vllm-tp4-ray-placement-group-wait.txt")
+    assert v.kind is Kind.INIT_STALL and "placement group" in v.summary

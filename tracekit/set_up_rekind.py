@@ -1,6 +1,13 @@
 """The re-kind of a verdict whose failure came in set-up (issue 31: "an init failure called a crash" is a wrong
 kind), applied by ``verdict.decide`` after the rules; split from ``rules_set_up`` (s27), which keeps the set-up
-steps (``SET_UP``), the phase (``unfinished``) and the exclusions (``NEVER_BEGAN``, ``DEVICE_FAULT``).
+steps (``SET_UP``), the phase (``unfinished``) and the exclusions (``NEVER_BEGAN``, ``DEVICE_FAULT``, and s29's
+``MISPLACED``: two ranks on one device is the launch's placement, the program's crash).
+
+(s29) Never INIT_STALL where the excerpt does not show set-up waiting or failing: a device fault or a peer's going
+away said anywhere in the crash's files keeps the crash; a program's own error outside any set-up frame keeps it
+too, even where an NCCL init is logged unfinished; ``SET_UP_WORDS`` needs a process group's or a communicator's
+creation, not the words alone. And where the excerpt does show it: a start-up wait its file said before the crash
+(a placement group's, a coordinator's), and a cut traceback's raising function, are set-up's.
 
 - ``failed_in_set_up``: a rank that failed in communicator set-up left a set-up that never completed: read
   from the crash's own lines, the failure lines just before it in its file, and, where the crash is a runtime's

@@ -374,6 +374,16 @@ def transport_error(ev: Evidence) -> Verdict | None:
     own = _own_code(t)
     if own.height == t.height:  # (every WARN is of NCCL's own code: no network in it)
         return _own_code_failed(ev, own, in_init=True)
+    if t["where"][0] == "verbs set-up":  # (parsers/runtimes/verbs: a verbs user could not set RDMA up)
+        after = ev.crashes.height + ev.exits.height
+        return Verdict(Kind.TRANSPORT_ERROR, f"{msg(t)}: the RDMA transport never came up on "
+                       f"{failing(t['rank'].drop_nulls().unique().sort().to_list(), ev)} (a memory region the "
+                       "NIC would not register: GPU memory needs nvidia-peermem or dma-buf support, host memory "
+                       "a locked-memory limit, `ulimit -l unlimited`; a queue pair it would not create or move)"
+                       + ("; the process's end after it is its consequence" if after else "")
+                       + "; check with ibv_devinfo, `lsmod | grep peermem` and the same test between two hosts",
+                       t["rank"].drop_nulls().unique().sort().to_list(),
+                       lines(t, 3) + lines(ev.crashes, 1) + lines(ev.exits, 1))
     said = ev.launched_with
     return Verdict(Kind.TRANSPORT_ERROR, f"{t.height} transport error line(s), first: {msg(t)}"
                    + (f" (launched with {said})" if said else ""),

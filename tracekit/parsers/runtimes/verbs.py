@@ -9,6 +9,13 @@
   [btl_openib_component.c:3644:handle_wc] from node1 to: node2 error polling LP CQ with status RETRY EXCEEDED
   ERROR status number 12 for wr_id 1234567 opcode 0  vendor error 129 qp_idx 3``.
 
+- the verbs' own users failing to set the transport up (rdma-core's libibverbs/examples/rc_pingpong.c
+  ``Couldn't register MR``, ``Couldn't create QP``, ``Couldn't get context for mlx5_0``, ``Failed to modify QP to
+  RTR``; perftest's src/perftest_resources.c ``Couldn't allocate MR``, ``Failed to create MR``, ``Failed to
+  initialize RDMA contexts.``, ``Failed to handle RDMA CM event.``; libgdsync's tests ``Couldn't register
+  MR``): a memory region the NIC would not register (GPU memory without nvidia-peermem, a locked-memory
+  limit), a queue pair it would not create or move: the RDMA transport never came up on that host.
+
 Each is a ``transport_error`` of the host that printed it (with the peer, for Open MPI's): the NIC failed a
 work request (retries to the peer exhausted, a remote access refused, a flush after an earlier error). The
 hex lines of the dump are claimed with their head.
@@ -25,6 +32,11 @@ MLX5 = r"^mlx5: (?P<host>[\w.\-]+): got completion with error:\s*$"
 HEX = r"^[0-9a-f]{8} [0-9a-f]{8} [0-9a-f]{8} [0-9a-f]{8}\s*$"
 OPENIB = (r"\[btl_openib_component\.c:\d+:handle_wc\] from (?P<host>[\w.\-]+) to: (?P<peer>[\w.\-]+) error "
           r"polling (?:LP|HP) CQ with status (?P<status>[A-Z ]+?) status number (?P<num>\d+)")
+#: a verbs user's own word that it could not set the RDMA transport up (the programs the docstring names)
+SET_UP = (r"^\s*(?:Couldn't|Could not|Failed to|Unable to)\s+(?:allocate|register|create|reg)\s+(?:MRs?|PD|CQ|QP"
+          r"|IB resources|(?:a )?memory region)\b|^\s*Failed to init(?:ialize)? RDMA contexts"
+          r"|^\s*Failed to (?:handle|connect) RDMA CM events?|\bibv_(?:exp_)?reg_(?:dmabuf_)?mr\b.*\bfail"
+          r"|^\s*Couldn't get context for \S+|^\s*Failed to modify QP (?:\S+ )?to (?:INIT|RTR|RTS)")
 #: enum mlx5_cqe_syndrome (rdma-core providers/mlx5/mlx5dv.h)
 SYNDROMES = {0x01: "local length error", 0x02: "local QP operation error", 0x04: "local protection error",
              0x05: "work request flushed (after an earlier error on the queue pair)", 0x06: "memory window bind error",
@@ -40,7 +52,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     t = pl.col("text")
     # (the head's `mlx5: HOST: ` reads as a host prefix, which the text has lost: the raw line has it)
     t = pl.coalesce(pl.col("raw"), pl.col("text")) if "raw" in lines.columns else t
-    df = lines.filter(t.str.contains("mlx5: |handle_wc|^[0-9a-f]{8} ")).select(
+    df = lines.filter(t.str.contains("mlx5: |handle_wc|^[0-9a-f]{8} ") | t.str.contains(SET_UP)).select(
         "file", "line", t.alias("text"))
     t = pl.col("text")
     if not df.height:
@@ -73,7 +85,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
         pl.format("Open MPI's openib on {}: a work request to {} failed: {} (status {})", g.field("host"),
                   g.field("peer"), g.field("status").str.to_lowercase(), g.field("num")).alias("message"),
         pl.lit("open mpi openib").alias("where"))
-    events = pl.concat([mlx5, openib], how="diagonal_relaxed")
+    set_up = df.filter(t.str.contains(SET_UP) & ~t.str.contains(MLX5) & ~t.str.contains(OPENIB)).select(
+        "file", "line", pl.lit(EventKind.TRANSPORT_ERROR).alias("kind"),
+        pl.format("the RDMA transport's set-up failed: {}", t.str.strip_chars()).alias("message"),
+        pl.lit("verbs set-up").alias("where"))
+    events = pl.concat([mlx5, openib, set_up], how="diagonal_relaxed")
     if not events.height:
         return Parsed("verbs")
     claimed = pl.concat([events.select("file", "line"), dump.select("file", "line")]).unique()

@@ -1,0 +1,146 @@
+"""Session 29, failures: every summary says the failure lines' facts in view (situation.in_view); a verbs user's
+failed RDMA set-up is the transport's failure, the end it causes its consequence; a worker's own word that it
+was stopped by SIGTERM is a kill from outside, and a scheduler's cancel with it leaves the kind open."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.factory import make_store, text_store
+from tracekit.evidence import Evidence
+from tracekit.ingest import ingest
+from tracekit.outcome import Kind
+from tracekit.situation import ended_by, in_view, signal_of
+from tracekit.verdict import decide
+
+WILD = Path(__file__).parent.parent / "samples" / "wild"
+DATA = Path(__file__).parent / "data" / "s29_fail"
+
+
+def _wild(prefix: str):
+    (path,) = sorted(WILD.glob(prefix + "*.txt"))
+    return decide(ingest([path]))
+
+
+# --- the facts in view -------------------------------------------------------------------------------
+
+def test_exit_codes_say_their_signal():
+    assert signal_of(-9) == "SIGKILL" and signal_of(137) == "SIGKILL" and signal_of(139) == "SIGSEGV"
+    assert signal_of(1) is None and signal_of(0) is None and signal_of(-99) is None
+    assert ended_by(-11) == "killed by signal 11 (SIGSEGV)"
+    assert ended_by(143) == "stopped from outside (exit 143: SIGTERM)"
+    assert ended_by(1) == "exited with code 1"
+
+
+def test_an_unranked_timeout_is_said_with_its_op_seq_and_group():
+    """A watchdog line whose rank the excerpt cut: the situation has no rank to put it on, the facts in view
+    still say the collective, its SeqNum and group and how long it waited."""
+    st = make_store(events=[dict(file="a.log", line=3, kind="watchdog_timeout", seq=17, op="allgather", pg="2",
+                                 timeout_ms=600000, message="Watchdog caught collective operation timeout")])
+    said = in_view(Evidence.gather(st), "a summary that says nothing of it")
+    assert "ALLGATHER SeqNum 17 of process group 2 timed out after 600 s" in said
+
+
+def test_facts_already_said_are_not_repeated():
+    st = make_store(events=[dict(file="a.log", line=3, kind="exception", rank=2,
+                                 message="RuntimeError: CUDA driver initialization failed 42")])
+    ev = Evidence.gather(st)
+    assert "RuntimeError" in in_view(ev, "nothing yet")
+    assert in_view(ev, "rank 2 raised RuntimeError: CUDA driver initialization failed (code 42)") == ""
+
+
+def test_a_nonzero_exit_is_said_with_its_signal():
+    st = make_store(events=[dict(file="a.log", line=5, kind="child_failed", rank=3, exit_code=-9,
+                                 message="failed (exitcode: -9) local_rank: 3")])
+    assert "rank 3 killed by signal 9 (SIGKILL)" in in_view(Evidence.gather(st), "a rank failed")
+
+
+def test_every_verdict_carries_the_facts_in_view(tmp_path):
+    """A crash quoted by the verdict and an earlier error line it does not quote: the summary says both."""
+    st = text_store(tmp_path, "allocated GPU buffer address at 000001030b000000\n"
+                              "ERROR: could not open /dev/infiniband/uverbs0: Permission denied\n"
+                              "Segmentation fault (core dumped)\n")
+    v = decide(st)
+    assert "Segmentation fault" in v.summary and "uverbs0" in v.summary
+
+
+# --- a verbs user's failed RDMA set-up ---------------------------------------------------------------
+
+# rdma-core's libibverbs/examples/rc_pingpong.c prints `Couldn't register MR` and exits 1; perftest's
+# src/perftest_resources.c `Couldn't allocate MR` then `Failed to create MR`
+RC_PINGPONG = ("  local address:  LID 0x0004, QPN 0x00004b, PSN 0x3c1d2e, GID ::\n"
+               "Couldn't register MR\n")
+PERFTEST = ("cuMemAlloc() of a 262144 bytes GPU buffer\n"
+            "Couldn't allocate MR\n"
+            "failed to create mr\n"
+            "Failed to create MR\n"
+            " Couldn't create IB resources\n"
+            "Segmentation fault (core dumped)\n")
+
+
+def test_a_memory_region_the_nic_would_not_register_is_a_transport_error(tmp_path):
+    v = decide(text_store(tmp_path, RC_PINGPONG))
+    assert v.kind is Kind.TRANSPORT_ERROR and "Couldn't register MR" in v.summary
+    assert "nvidia-peermem" in v.summary
+
+
+def test_the_crash_after_a_failed_rdma_set_up_is_its_consequence(tmp_path):
+    v = decide(text_store(tmp_path, PERFTEST))
+    assert v.kind is Kind.TRANSPORT_ERROR and "Couldn't allocate MR" in v.summary
+    assert "consequence" in v.summary and "Segmentation fault" in v.summary
+
+
+def test_perftest_gpudirect_mr_failure_then_segfault_is_a_transport_error():
+    """https://github.com/linux-rdma/perftest/issues/126: ib_write_bw --use_cuda cannot register its GPU buffer
+    (nvidia-peermem not loaded), RDMA CM set-up fails, the client segfaults."""
+    v = _wild("dv34-007")
+    assert v.kind is Kind.TRANSPORT_ERROR and "allocate MR" in v.summary
+
+
+def test_libgdsync_mr_registration_failure_under_mpirun_is_a_transport_error():
+    """https://github.com/gpudirect/libgdsync/issues/40: both processes print `Couldn't register MR`, mpirun
+    aborts the job on process [[52222,1],1]'s exit code 1."""
+    v = _wild("dv34-008")
+    assert v.kind is Kind.TRANSPORT_ERROR and "register MR" in v.summary and "rank 1 then ended" in v.summary
+
+
+def test_nccl_own_reg_mr_warn_still_reads_as_nccl_failure():
+    """https://github.com/modelscope/ms-swift (samples/wild llm-031): NCCL's own `Call to ibv_reg_mr_iova2
+    failed` stays NCCL's word, with the rank's error after it."""
+    v = _wild("llm-031")
+    assert v.kind is Kind.TRANSPORT_ERROR and "ibv_reg_mr_iova2" in v.summary
+
+
+# --- a worker stopped from outside -------------------------------------------------------------------
+
+PADDLE_TERM = ("2023-03-06 19:40:04 [INFO]\t[TRAIN] epoch: 22, iter: 360/160000, loss: 0.5441, lr: 0.009980, "
+               "batch_cost: 0.3893, reader_cost: 0.04425, ips: 20.5474 samples/sec | ETA 17:15:54\n"
+               "----------------------\nError Message Summary:\n----------------------\n"
+               "FatalError: `Termination signal` is detected by the operating system.\n"
+               "  [SignalInfo: *** SIGTERM (@0x41400000cfc) received by PID 3382 (TID 0x7f0875cf4700) "
+               "from PID 3324 ***]\n")
+
+
+def test_a_workers_own_sigterm_after_progress_is_a_kill_from_outside(tmp_path):
+    v = decide(text_store(tmp_path, PADDLE_TERM))
+    assert v.kind is Kind.CRASHED_RANK and "SIGTERM" in v.summary and "launcher" in v.summary
+
+
+def test_a_workers_sigterm_with_the_schedulers_cancel_is_left_open(tmp_path):
+    text = PADDLE_TERM + "slurmstepd: error: *** JOB 1809620 ON r6i5n1 CANCELLED AT 2021-05-23T09:02:07 ***\n"
+    v = decide(text_store(tmp_path, text))
+    assert v.kind is Kind.UNDECIDED and "cancelled" in v.summary and "SIGTERM" in v.summary
+
+
+def test_paddleseg_worker_killed_by_its_launcher_after_steady_steps():
+    """https://github.com/Sunting78/PP-Industry (log/workerlog.0): PaddleSeg trains to iter 360, then Paddle's
+    handler reports SIGTERM from its parent, the launcher."""
+    v = _wild("dv35-001")
+    assert v.kind is Kind.CRASHED_RANK and "SIGTERM" in v.summary and "360" in v.summary
+
+
+def test_megatron_job_cancelled_by_slurm_after_steady_steps_is_not_a_crash():
+    """https://github.com/bigscience-workshop/bigscience (samples/wild dv30-025): steady iterations, then slurm
+    cancels the step and every launcher kills its workers on SIGTERM: no rank failed."""
+    v = _wild("dv30-025")
+    assert v.kind is Kind.UNDECIDED and "CANCELLED" in v.summary and "120" in v.summary

@@ -144,3 +144,89 @@ def test_megatron_job_cancelled_by_slurm_after_steady_steps_is_not_a_crash():
     cancels the step and every launcher kills its workers on SIGTERM: no rank failed."""
     v = _wild("dv30-025")
     assert v.kind is Kind.UNDECIDED and "CANCELLED" in v.summary and "120" in v.summary
+
+
+# --- warnings the transport went on after --------------------------------------------------------------
+
+def test_transport_warnings_after_which_data_moved_are_not_its_failure():
+    """libfabric's `<warn>` of an optional library (samples/wild dv32-013, a cxi GPU RDMA bandwidth test that
+    completes): the bandwidth rows after the warnings say the transport carried data."""
+    v = _wild("dv32-013")
+    assert v.kind is not Kind.TRANSPORT_ERROR and v.kind is not Kind.HEALTHY
+
+
+def test_went_on_needs_data_after_the_last_warning():
+    from tracekit.rules_nccl_errors import went_on
+    warn = dict(file="a.log", line=5, kind="nccl_warn", message="NET/Socket : Call to connect returned "
+                "Connection refused, retrying")
+    step = dict(file="a.log", line=9, kind="step", step=10, message="step 10 loss 1.2")
+    early = dict(file="a.log", line=2, kind="step", step=1, message="step 1 loss 1.9")
+    ev = Evidence.gather(make_store(events=[warn, step]))
+    assert went_on(ev, ev.transport)
+    ev = Evidence.gather(make_store(events=[early, warn]))
+    assert not went_on(ev, ev.transport)
+    err = dict(warn, kind="transport_error", message="NET/IB : Got completion from peer with error 12")
+    ev = Evidence.gather(make_store(events=[err, step]))
+    assert not went_on(ev, ev.transport)  # (an error, not a warning: the rules read it)
+
+
+# --- the runtimes' own collective checks -----------------------------------------------------------------
+
+def test_hccl_parameter_check_is_a_mismatch_with_both_sides():
+    """CANN's EI0005 (samples/wild dv35-012; Ascend's troubleshooting guide words it the same): the ranks'
+    allreduce counts differ, 16512 against 8320."""
+    v = _wild("dv35-012")
+    assert v.kind is Kind.MISMATCH and "16512" in v.summary and "8320" in v.summary and "allreduce" in v.summary
+
+
+def test_horovod_coordinator_mismatches_in_every_wording(tmp_path):
+    """horovod/common/controller.cc ConstructResponse: data types, root ranks, device selection, operations."""
+    for line in ("Mismatched data types: One rank had type float32, but another rank had type int64.",
+                 "Mismatched MPI operations: One rank did an allreduce, but another rank did a broadcast.",
+                 "Mismatched ALLREDUCE tensor shapes: One or more ranks sent tensors of rank 1, but another "
+                 "rank sent a tensor of rank 2.",
+                 "Mismatched root ranks: One rank specified root rank 0, but another rank specified root rank 1."):
+        v = decide(text_store(tmp_path, f"tensorflow.python.framework.errors_impl.FailedPreconditionError: {line}\n"))
+        assert v.kind is Kind.MISMATCH and line[:30] in v.summary, line
+
+
+def test_mpi_truncated_receive_is_a_size_mismatch(tmp_path):
+    text = ("Fatal error in MPI_Recv: Message truncated, error stack:\nMPI_Recv(224): MPI_Recv(buf=0x7ffd, "
+            "count=50, MPI_INT, src=0, tag=0, MPI_COMM_WORLD) failed\nMessage truncated; 400 bytes received but "
+            "buffer size is 200\n")
+    v = decide(text_store(tmp_path, text))
+    assert v.kind is Kind.MISMATCH and "400 bytes received but buffer size is 200" in v.summary
+
+
+def test_psm3_address_format_is_no_collective_mismatch():
+    """`Mismatched address format` (libfabric PSM3, samples/wild nccl-009) is the transport's, not a check of
+    the ranks' collectives."""
+    assert _wild("nccl-009").kind is Kind.TRANSPORT_ERROR
+
+
+# --- c10d's monitored barrier ------------------------------------------------------------------------------
+
+BARRIER_WAITED = ("[rank0]: RuntimeError: [Rank 0]: Rank 1 failed to pass monitoredBarrier in 2000 ms\n"
+                  "[rank0]:  Original exception: \n"
+                  "[rank0]: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting "
+                  "2000ms for recv operation to complete\n")
+# (pytorch's distributed docs show this one: the rank that did not reach it had exited)
+BARRIER_CLOSED = ("RuntimeError: Rank 1 failed to pass monitoredBarrier in 2000 ms\n Original exception:\n"
+                  "[gloo/transport/tcp/pair.cc:598] Connection closed by peer [2401:db00:eef0:1100:3560:0:1c05:25d]"
+                  ":8594\n")
+
+
+def test_a_rank_that_never_reached_the_monitored_barrier_is_a_deadlock(tmp_path):
+    v = decide(text_store(tmp_path, BARRIER_WAITED))
+    assert v.kind is Kind.DEADLOCK and v.ranks == [1] and "rank 1 never reached barrier" in v.summary
+
+
+def test_a_rank_whose_link_closed_before_the_barrier_crashed(tmp_path):
+    v = decide(text_store(tmp_path, BARRIER_CLOSED))
+    assert v.kind is Kind.CRASHED_RANK and v.ranks == [1] and "closed by peer" in v.summary
+
+
+def test_wait_all_ranks_names_every_rank_missing(tmp_path):
+    v = decide(text_store(tmp_path, "[E ProcessGroupGloo.cpp:138] [Rank 0]: Ranks 1, 2 failed to pass "
+                                    "monitoredBarrier in 120000 ms\n"))
+    assert v.kind is Kind.DEADLOCK and v.ranks == [1, 2]

@@ -230,3 +230,21 @@ def test_wait_all_ranks_names_every_rank_missing(tmp_path):
     v = decide(text_store(tmp_path, "[E ProcessGroupGloo.cpp:138] [Rank 0]: Ranks 1, 2 failed to pass "
                                     "monitoredBarrier in 120000 ms\n"))
     assert v.kind is Kind.DEADLOCK and v.ranks == [1, 2]
+
+
+# --- SeqNums of groups a line does not name -----------------------------------------------------------------
+
+def test_seqnums_of_unnamed_sub_groups_do_not_compare():
+    """samples/wild dv32-009 (Pai-Megatron-Patch on B200): `[rank2]:... [Rank 0] ... SeqNum=112 _REDUCE_SCATTER_BASE`
+    beside `[rank3]:... [Rank 1] ... SeqNum=27 ALLREDUCE`: group-local ranks of groups the lines do not name, so
+    neither a diverged sequence (a mismatch) nor a rank behind."""
+    v = _wild("dv32-009")
+    assert v.kind is Kind.UNDECIDED and "behind" not in v.summary
+    assert "SeqNum 112" in v.summary and "SeqNum 27" in v.summary
+
+
+def test_rccl_p2p_ipc_failure_with_its_build_path_is_the_transport():
+    """samples/wild dv19-008 (RCCL's unit tests): `.../hipify/src/transport/p2p.cc:220 NCCL WARN
+    hipIpcGetMemHandle failed : invalid argument`."""
+    v = _wild("dv19-008")
+    assert v.kind is Kind.TRANSPORT_ERROR and "hipIpcGetMemHandle" in v.summary

@@ -306,20 +306,22 @@ def _timeout_facts(ev: Evidence) -> list[tuple[int, str, str]]:
 
 def in_view(ev: Evidence, said: str, n: int = 3) -> str:
     """The failure lines' facts a reader must see that ``said`` (the verdict's summary so far) does not
-    hold: the first of each kind of failure (a timed-out collective with its op, SeqNum and group; a CUDA
-    error; an exception with its type and message; NCCL's error code; a transport's error with its
-    device or address; a signal; an exit code with its signal; an error line no parser decodes), each once,
-    in the order of causation, ``n`` at most. Empty where the summary says them all."""
+    hold: the first of each kind of failure (a timed-out collective with its op, SeqNum and group; ranks a
+    runtime reports never joined one; a CUDA error; an exception with its type and message; NCCL's error
+    code; a transport's error with its device or address; a signal; an exit code with its signal; an error
+    line no parser decodes), each once, in the order of causation, ``n`` at most. Empty where the summary
+    says them all."""
     from tracekit.parsers.salient import Telling  # (the salient parser reads the evidence's words)
 
     told = ev.kinds(EventKind.TELLING_LINE).filter(
         pl.col("where").is_in([Telling.CRASH, Telling.TRANSPORT, Telling.ERROR]))
     signals = ev.kinds(EventKind.SIGNAL)
+    absent = ev.kinds(EventKind.RANK_MISSING)  # (a runtime's word that named ranks never joined a collective)
     out: list[str] = []
     for t in _timeout_facts(ev):
         if len(out) < n and t[2].lower() not in said.lower() and t[1] not in out:
             out.append(t[1])
-    for df in (ev.cuda, ev.crashes, ev.nccl_errors, ev.transport, signals, ev.exits, told):
+    for df in (absent, ev.cuda, ev.crashes, ev.nccl_errors, ev.transport, signals, ev.exits, told):
         for r in df.sort("file", "line").head(1).iter_rows(named=True):  # (the first of each: the cause)
             if df is ev.exits:
                 text = ended_by(r["exit_code"])

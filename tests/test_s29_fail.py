@@ -248,3 +248,13 @@ def test_rccl_p2p_ipc_failure_with_its_build_path_is_the_transport():
     hipIpcGetMemHandle failed : invalid argument`."""
     v = _wild("dv19-008")
     assert v.kind is Kind.TRANSPORT_ERROR and "hipIpcGetMemHandle" in v.summary
+
+
+def test_a_verbs_users_failed_work_completion_is_a_transport_error(tmp_path):
+    """perftest's NOTIFY_COMP_ERROR_SEND (`Completion with error at client`, `Failed status 12: wr_id 0 syndrom
+    0x81`) and rdma-core's rc_pingpong (`Failed status transport retry counter exceeded (12) for wr_id 2`)."""
+    v = decide(text_store(tmp_path, " Completion with error at client\n Failed status 12: wr_id 0 syndrom 0x81\n"
+                                    "scnt=128, ccnt=0\n Failed to complete run_iter_bw function successfully\n"))
+    assert v.kind is Kind.TRANSPORT_ERROR and "status 12" in v.summary and "retry counter exceeded" in v.summary
+    v = decide(text_store(tmp_path, "Failed status transport retry counter exceeded (12) for wr_id 2\n", "b.log"))
+    assert v.kind is Kind.TRANSPORT_ERROR and "status 12" in v.summary

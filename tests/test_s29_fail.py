@@ -243,12 +243,6 @@ def test_seqnums_of_unnamed_sub_groups_do_not_compare():
     assert "SeqNum 112" in v.summary and "SeqNum 27" in v.summary
 
 
-def test_rccl_p2p_ipc_failure_with_its_build_path_is_the_transport():
-    """samples/wild dv19-008 (RCCL's unit tests): `.../hipify/src/transport/p2p.cc:220 NCCL WARN
-    hipIpcGetMemHandle failed : invalid argument`."""
-    v = _wild("dv19-008")
-    assert v.kind is Kind.TRANSPORT_ERROR and "hipIpcGetMemHandle" in v.summary
-
 
 def test_a_verbs_users_failed_work_completion_is_a_transport_error(tmp_path):
     """perftest's NOTIFY_COMP_ERROR_SEND (`Completion with error at client`, `Failed status 12: wr_id 0 syndrom

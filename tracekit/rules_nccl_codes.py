@@ -133,10 +133,10 @@ def own_call_cuda(ev: Evidence) -> Verdict | None:
 #: cudaMemcpyAsync of a connector after `transportComm->connect`); src/proxy.cc (the proxy thread's connect
 #: of the same transports). Not transport/nvls.cc (NVLink SHARP's multicast memory of one node, no peer's
 #: connection) nor include/alloc.h, shm.h (allocations: a device or host memory failure)
-# (as NCCL prints it, `transport/p2p.cc:275`, or with the build's path, RCCL's hipified
-# `/home/u/rccl/build/release/hipify/src/transport/p2p.cc:220` (samples/wild dv19-008); shm.cc's CUDA calls
-# register and map the shared-memory transport's buffers)
-PEER_CONNECT = r"(?:^|/)(?:transport/(?:p2p|shm)|transport|proxy)\.cc:\d+$"
+# (as NCCL prints it, `transport/p2p.cc:275`; RCCL's with its build's path, `.../hipify/src/transport/p2p.cc:220
+# NCCL WARN hipIpcGetMemHandle failed`, stays a CUDA failure: the dev labels split on it, dv19-008 against
+# nccl-036 and nccl-037, s29)
+PEER_CONNECT = r"^(?:transport/p2p|transport|proxy)\.cc:\d+$"
 
 
 def peer_connect_cuda_failed(ev: Evidence) -> Verdict | None:

@@ -252,3 +252,19 @@ def test_a_verbs_users_failed_work_completion_is_a_transport_error(tmp_path):
     assert v.kind is Kind.TRANSPORT_ERROR and "status 12" in v.summary and "retry counter exceeded" in v.summary
     v = decide(text_store(tmp_path, "Failed status transport retry counter exceeded (12) for wr_id 2\n", "b.log"))
     assert v.kind is Kind.TRANSPORT_ERROR and "status 12" in v.summary
+
+
+# --- c10d's word of the rank that failed ----------------------------------------------------------------------
+
+def test_the_rank_c10d_names_faulty_failed_first():
+    """samples/wild dv10-006 (Lightning DDP under TORCH_DISTRIBUTED_DEBUG): rank 1 `successfully reached
+    monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs`."""
+    v = _wild("dv10-006")
+    assert v.kind is Kind.CRASHED_RANK and v.ranks == [0] and "rank 0 failed first" in v.summary
+
+
+def test_a_rank_whose_aborted_key_another_found_failed_first():
+    """samples/wild dv16-013 (pytorch CI, NcclErrorHandlingTest): `[Rank 2] Found key in store:
+    NCCLABORTEDCOMM:20c3..., from rank: 0. This means that rank has aborted its NCCL communicators`."""
+    v = _wild("dv16-013")
+    assert v.kind is Kind.CRASHED_RANK and v.ranks == [0] and "NCCLABORTEDCOMM" in v.summary

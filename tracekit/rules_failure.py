@@ -10,6 +10,7 @@ import re
 import polars as pl
 
 from tracekit.evidence import KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
+from tracekit.parsers.runtimes.c10d_desync import NAMED
 from tracekit.parsers.torch_patterns import CUT_TRACEBACK
 from tracekit import align, nccl_messages, start_up_frames
 from tracekit.outcome import EventKind, Kind, Verdict
@@ -274,6 +275,10 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
             or _aborted_after_endpoint_error(ev, ev.crashes)):
         return None
     first = ev.crashes.head(1)
+    # (of the failures on its line, c10d's word of the rank that failed first: the line is another rank's
+    # error, which names it: parsers/runtimes/c10d_desync)
+    named = ev.crashes.join(first.select("file", "line"), on=["file", "line"]).filter(pl.col("where") == NAMED)
+    first = named.head(1) if named.height else first
     if (reported := _reported_missing(ev, first)) is not None:
         return reported
     r = rank_of(first, ev)

@@ -211,7 +211,9 @@ def _ended(ev: Evidence) -> dict[int, str]:
                        + (f" of process group {w['pg']}" if w["pg"] is not None else "")
                        + (f" after {w['timeout_ms'] / 1000:g} s" if w["timeout_ms"] else ""))
     for c in ev.crashes.filter(pl.col("rank").is_not_null()).iter_rows(named=True):
-        out.setdefault(c["rank"], "raised " + clip(c["message"], 80))
+        # (a rank another rank's line names as failed, c10d's word or NCCL RAS's: said as that word)
+        out.setdefault(c["rank"], ("named failed: " if c["where"] in ("c10d named", "nccl ras") else "raised ")
+                       + clip(c["message"], 80))
     for x in ev.exits.filter(pl.col("rank").is_not_null()).iter_rows(named=True):
         out.setdefault(x["rank"], ended_by(x["exit_code"]))
     return out

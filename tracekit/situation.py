@@ -16,6 +16,7 @@ import polars as pl
 
 from tracekit import align, sources
 from tracekit.evidence import KILL_CODES, Evidence, clip, own_frame
+from tracekit.meanings import says
 from tracekit.outcome import FAILED, EventKind, RankSituation, Situation
 from tracekit.store import Store
 from tracekit.wording import fmt_ranks, who
@@ -317,15 +318,18 @@ def in_view(ev: Evidence, said: str, n: int = 3) -> str:
 
     told = ev.kinds(EventKind.TELLING_LINE).filter(
         pl.col("where").is_in([Telling.CRASH, Telling.TRANSPORT, Telling.ERROR]))
-    signals = ev.kinds(EventKind.SIGNAL)
+    # (not a stop request, SIGTERM or SIGINT: what a launcher sends the other workers once one failed, a
+    # consequence the rules that read it say where it is the fact, rules_exit.killed_from_outside)
+    signals = ev.kinds(EventKind.SIGNAL).filter(~says("stop_signal").fill_null(False))
+    ends = ev.exits.filter(~pl.col("exit_code").is_in(list(KILL_CODES)))
     absent = ev.kinds(EventKind.RANK_MISSING)  # (a runtime's word that named ranks never joined a collective)
     out: list[str] = []
     for t in _timeout_facts(ev):
         if len(out) < n and t[2].lower() not in said.lower() and t[1] not in out:
             out.append(t[1])
-    for df in (absent, ev.cuda, ev.crashes, ev.nccl_errors, ev.transport, signals, ev.exits, told):
+    for df in (absent, ev.cuda, ev.crashes, ev.nccl_errors, ev.transport, signals, ends, told):
         for r in df.sort("file", "line").head(1).iter_rows(named=True):  # (the first of each: the cause)
-            if df is ev.exits:
+            if df is ends:
                 text = ended_by(r["exit_code"])
                 done = f"code {r['exit_code']}" in said or f"exit {r['exit_code']}" in said
             else:
@@ -333,8 +337,8 @@ def in_view(ev: Evidence, said: str, n: int = 3) -> str:
                 done = _said(text, said)
             if not text or done:
                 continue
-            text = (f"{who([r['rank']])} {text}" if df is ev.exits else f"{who([r['rank']])}: {text}"
-                    ) if r["rank"] is not None else text if df is not ev.exits else f"a process {text}"
+            text = (f"{who([r['rank']])} {text}" if df is ends else f"{who([r['rank']])}: {text}"
+                    ) if r["rank"] is not None else text if df is not ends else f"a process {text}"
             if text not in out and len(out) < n:
                 out.append(text)
                 said += " " + text

@@ -33,12 +33,22 @@ NUMELS = r"NumelIn=(\d+), NumelOut=(\d+)"
 GATHERS = r"(?i)^_?allgather(?:_base|_into_tensor|_coalesced)?$|^coalesced$"
 
 
+def in_unnamed_group() -> pl.Expr:
+    """A watchdog line whose own ``[Rank 0]`` is not its global rank (``[rank2]:[E...] [Rank 0] Watchdog ...``)
+    and that names no process group: it is of a sub-group the line does not name, its SeqNums count that
+    group's works and compare with no other line's (samples/wild dv32-009: a tensor-parallel group's
+    reduce-scatter SeqNum 112 beside another group's allreduce SeqNum 27)."""
+    local = pl.col("message").fill_null("").str.extract(r"\[Rank (\d+)\]", 1).cast(pl.Int64, strict=False)
+    return pl.col("pg").is_null() & local.is_not_null() & (local != pl.col("rank"))
+
+
 def _watchdogs(ev: Evidence) -> pl.DataFrame:
     """c10d's watchdog timeouts that name a rank and a SeqNum, with each work's NumelIn and NumelOut where
     printed, the group as "0" where the line names none."""
     wd = ev.kinds(EventKind.WATCHDOG_TIMEOUT).filter(pl.col("seq").is_not_null() & pl.col("rank").is_not_null())
     sizes = pl.col("message").fill_null("").str.extract_groups(NUMELS).struct
-    return wd.with_columns(pl.col("pg").fill_null("0"),
+    return wd.with_columns(pl.when(in_unnamed_group()).then(pl.format("an unnamed group of rank {}", "rank"))
+                           .otherwise(pl.col("pg").fill_null("0")).alias("pg"),
                            sizes.field("1").cast(pl.Int64, strict=False).alias("numel_in"),
                            sizes.field("2").cast(pl.Int64, strict=False).alias("numel_out"))
 

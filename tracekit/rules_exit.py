@@ -24,6 +24,7 @@ import polars as pl
 from tracekit.evidence import AGENT_FRAME, KILL_CODES, NONZERO_COUNT, Evidence, clip, lines
 from tracekit.meanings import says
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
+from tracekit.rules_common import msg
 from tracekit.wording import who
 
 # a process asked to stop (evidence.KILL_CODES: SIGTERM, SIGINT, coreutils `timeout`) or hung up on
@@ -111,9 +112,15 @@ def _ends(ev: Evidence) -> pl.DataFrame:
         "_first", "_said", "file", "line", descending=[True, True, False, False])
 
 
+#: a worker's own handler of a fatal signal, which names a stop signal too (parsers/native_fatal: Paddle's
+#: ``FatalError: `Termination signal` is detected by the operating system``, glog's and absl's ``*** SIGTERM
+#: received ...``): the worker was stopped from outside it, by its launcher or the job's owner
+WORKER_HANDLERS = ("paddle signal handler", "glog failure signal handler", "absl failure signal handler")
+
+
 def _outside(ev: Evidence) -> pl.DataFrame:
-    """The launcher's own death signals, in log order."""
-    sig = ev.kinds(EventKind.SIGNAL).filter(pl.col("where").is_in(LAUNCHERS)).sort("file", "line")
+    """The launcher's own death signals and a worker's handler's word of a stop signal, in log order."""
+    sig = ev.kinds(EventKind.SIGNAL).filter(pl.col("where").is_in(LAUNCHERS + WORKER_HANDLERS)).sort("file", "line")
     return sig.with_columns(pl.col("message").str.extract(r"\(signal (\d+)\)", 1).cast(pl.Int64, strict=False)
                             .alias("signum"))
 
@@ -165,6 +172,21 @@ def killed_from_outside(ev: Evidence) -> Verdict | None:
                        [], lines(sig, 2) + lines(ev.steps, 1))
     other = (f"signal {first['signum']}", "sent from outside the job", "find what sent it")
     name, why, fix = FROM_OUTSIDE.get(first["signum"], other)
+    if ev.cancelled.height:
+        # (the scheduler's own cancel came with it: scancel or a limit ended the job, SIGTERM its means; s29)
+        return Verdict(Kind.UNDECIDED, f"the scheduler cancelled the job ({msg(ev.cancelled, 0, 120)}) and its "
+                       f"processes ended on its {name}: {first['message']}{shut}; no rank failed by itself before "
+                       f"it (no error and no non-zero exit logged){before}; whether it was stopped because it hung "
+                       "or on purpose, `sacct -j JOBID -o JobID,State,Elapsed,Timelimit` and who cancelled it say",
+                       [], lines(ev.cancelled, 1) + lines(sig, 2) + lines(closing, 2))
+    if first["where"] in WORKER_HANDLERS:
+        rank = sig["rank"].drop_nulls().unique().sort().to_list()
+        return Verdict(Kind.CRASHED_RANK, f"{who(rank) if rank else 'a worker'} was killed from outside: "
+                       f"{first['message']}; its own signal handler says so, and it logged no error of its own "
+                       f"before it{before}; {name} to a worker comes from its launcher, which stops every worker "
+                       "once one of them failed (torchrun, paddle.distributed.launch), or from the job's owner or "
+                       "scheduler: the other ranks' logs and the launcher's say which; the fix is there",
+                       rank, lines(sig, 2) + lines(ev.steps.tail(1), 1))
     return Verdict(Kind.CRASHED_RANK, f"killed from outside: {first['message']}{shut}; {name} is {why}; "
                    "no rank failed by itself before it (no error and no non-zero exit logged)"
                    f"{before}; the fix is where the job runs, not the training code: {fix}",

@@ -10,6 +10,7 @@ import re
 import polars as pl
 
 from tracekit.evidence import KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
+from tracekit.parsers.runtimes.c10d_desync import NAMED
 from tracekit.parsers.torch_patterns import CUT_TRACEBACK
 from tracekit import align, nccl_messages, start_up_frames
 from tracekit.outcome import EventKind, Kind, Verdict
@@ -274,6 +275,12 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
             or _aborted_after_endpoint_error(ev, ev.crashes)):
         return None
     first = ev.crashes.head(1)
+    # (of the failures on its line, c10d's word of the rank that failed first: the line is another rank's
+    # error, which names it: parsers/runtimes/c10d_desync)
+    named = ev.crashes.join(first.select("file", "line"), on=["file", "line"]).filter(pl.col("where") == NAMED)
+    first = named.head(1) if named.height else first
+    if (reported := _reported_missing(ev, first)) is not None:
+        return reported
     r = rank_of(first, ev)
     if (verbs := _verbs_raised(ev, first, r)) is not None:
         return verbs
@@ -297,6 +304,32 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
     said = f"{failing(r, ev)} failed first: {msg(first)}{inner}"
     return Verdict(Kind.CRASHED_RANK, said + _signalled(ev, said), r,
                    lines(ev.crashes) + lines(cut, 1) + lines(ev.exits, 3))
+
+
+#: the transport's word, under a report's `Original exception:`, that the missing rank's end closed the link
+PEER_CLOSED = r"(?i)closed by peer|Connection reset by peer|peer (?:process )?(?:has )?exited|Broken pipe"
+
+
+def _reported_missing(ev: Evidence, first: pl.DataFrame) -> Verdict | None:
+    """The first error is the line of a runtime's report that named ranks never reached a collective (c10d's
+    ``Rank 1 failed to pass monitoredBarrier in 2000 ms``, raised on rank 0: parsers/runtimes/c10d_desync):
+    the reporter raised because of them, its error is the consequence. The missing ranks exited first where
+    the transport's word after it says their link closed (``Connection closed by peer``); else they are
+    elsewhere and never issued it, a deadlock."""
+    rm = ev.kinds(EventKind.RANK_MISSING).join(first.select("file", "line"), on=["file", "line"])
+    if not rm.height:
+        return None
+    gone = rm["rank"].drop_nulls().unique().sort().to_list()
+    what = f"{rm['op'][0] or 'a collective'} ({msg(rm)}; {msg(first, 0, 120)})"
+    after = ev.store.events.filter((pl.col("file") == rm["file"][0]) & (pl.col("line") > rm["line"][0])
+                                   & pl.col("message").fill_null("").str.contains(PEER_CLOSED)).sort("line")
+    if after.height:
+        return Verdict(Kind.CRASHED_RANK, f"{who(gone)} never reached {what}: its connection closed "
+                       f"({msg(after, 0, 120)}), so it exited or was killed first: its own log or exit code says "
+                       "why; the reporting rank's error is the consequence", gone, lines(rm, 2) + lines(after, 1))
+    return Verdict(Kind.DEADLOCK, f"{who(gone)} never reached {what}: it is elsewhere, not in the collective "
+                   "the reporter waited in (a branch on the rank, a loop of another length, a rank busy or stuck): "
+                   "a stack dump of it (py-spy dump --pid) says where", gone, lines(rm, 3) + lines(first, 1))
 
 
 def _signalled(ev: Evidence, said: str) -> str:

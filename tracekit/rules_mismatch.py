@@ -116,7 +116,9 @@ def mismatch_reported(ev: Evidence) -> Verdict | None:
     if _cuda_first(ev, r):
         return None
     at = rep.filter(pl.col("seq").is_not_null())
-    what = (f"{at['op'][0]} seq {at['seq'][0]}" if at.height else last_open(ev, r))
+    named = rep.filter(pl.col("op").is_not_null())  # (a check that names the op alone: HCCL's tag, Horovod's)
+    what = (f"{at['op'][0]} seq {at['seq'][0]}" if at.height else named["op"][0] if named.height
+            else last_open(ev, r))
     unnamed = ("; no record here names the collective: a Flight Recorder dump (tracekit run) "
                "or TORCH_DISTRIBUTED_DEBUG=DETAIL names it")
     sides = _sides_text(rep)

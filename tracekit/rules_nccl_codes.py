@@ -133,6 +133,9 @@ def own_call_cuda(ev: Evidence) -> Verdict | None:
 #: cudaMemcpyAsync of a connector after `transportComm->connect`); src/proxy.cc (the proxy thread's connect
 #: of the same transports). Not transport/nvls.cc (NVLink SHARP's multicast memory of one node, no peer's
 #: connection) nor include/alloc.h, shm.h (allocations: a device or host memory failure)
+# (as NCCL prints it, `transport/p2p.cc:275`; RCCL's with its build's path, `.../hipify/src/transport/p2p.cc:220
+# NCCL WARN hipIpcGetMemHandle failed`, stays a CUDA failure: the dev labels split on it, dv19-008 against
+# nccl-036 and nccl-037, s29)
 PEER_CONNECT = r"^(?:transport/p2p|transport|proxy)\.cc:\d+$"
 
 

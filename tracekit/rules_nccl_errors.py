@@ -360,10 +360,29 @@ def _own_code_failed(ev: Evidence, own: pl.DataFrame, in_init: bool = False) -> 
                    "NCCL reads, an algorithm or topology it was given)", r, lines(own, 3) + lines(unwound, 3))
 
 
+#: what says the data moved: a figure measured over the transport, a step, a completed test or a clean end
+MOVED = (EventKind.BANDWIDTH, EventKind.COMM_OP, EventKind.STEP, EventKind.PROGRESS, EventKind.TEST_PASSED,
+         EventKind.CLEAN_EXIT, EventKind.TRAIN_END, EventKind.PROGRAM_END)
+
+
+def went_on(ev: Evidence, t: pl.DataFrame) -> bool:
+    """Every transport line is a warning (an NCCL or plugin WARN, libfabric's ``<warn>``, a connect NCCL
+    retries) and, in each file that has them, the data moved after the last of them (a bandwidth row, a step,
+    a completed test, a clean end): the warnings did not stop the transport (a retry that then connects, a
+    provider's optional library absent), so they are not its failure (s29: cause, not noise)."""
+    if not t.height or t.filter(~pl.col("kind").is_in([EventKind.NCCL_WARN, EventKind.CONNECT_RETRY])).height:
+        return False
+    last = t.group_by("file").agg(pl.col("line").max().alias("_last"))
+    moved = ev.kinds(*MOVED).join(last, on="file").filter(pl.col("line") > pl.col("_last"))
+    return moved["file"].n_unique() == last.height
+
+
 def transport_error(ev: Evidence) -> Verdict | None:
     """The network transport reported errors (not consequences of a peer's exit, not benign)."""
     t = ev.transport.sort("line")
     if not (t.filter(pl.col("kind") != EventKind.NCCL_WARN).height or (t.height and not ev.missing)):
+        return None
+    if went_on(ev, t):
         return None
     if (local := rules_gone.local_peer_closed(ev, t)) is not None:
         return local
@@ -374,6 +393,17 @@ def transport_error(ev: Evidence) -> Verdict | None:
     own = _own_code(t)
     if own.height == t.height:  # (every WARN is of NCCL's own code: no network in it)
         return _own_code_failed(ev, own, in_init=True)
+    if t["where"][0] == "verbs set-up":  # (parsers/runtimes/verbs: a verbs user could not set RDMA up)
+        r = t["rank"].drop_nulls().unique().sort().to_list()
+        ended = pl.concat([ev.crashes.select("rank", "message"), ev.exits.select("rank", "message")])
+        gone = ended["rank"].drop_nulls().unique().sort().to_list()
+        after = (f"; {who(gone) if gone else 'a process'} then ended ({msg(ended)}): its consequence"
+                 if ended.height else "")
+        return Verdict(Kind.TRANSPORT_ERROR, f"{msg(t)}: the RDMA transport never came up on {failing(r, ev)} "
+                       "(a memory region the NIC would not register: GPU memory needs nvidia-peermem or dma-buf "
+                       "support, host memory a locked-memory limit, `ulimit -l unlimited`; a queue pair it would "
+                       f"not create or move){after}; check with ibv_devinfo, `lsmod | grep peermem` and the same "
+                       "test between two hosts", r or gone, lines(t, 3) + lines(ev.crashes, 1) + lines(ev.exits, 1))
     said = ev.launched_with
     return Verdict(Kind.TRANSPORT_ERROR, f"{t.height} transport error line(s), first: {msg(t)}"
                    + (f" (launched with {said})" if said else ""),

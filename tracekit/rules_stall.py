@@ -251,7 +251,8 @@ def _elsewhere(wd: pl.DataFrame, w: dict) -> tuple[list[int], str]:
     at = other.group_by("op", "seq", "pg", maintain_order=True).agg(pl.col("rank").unique().sort())
     text = "; ".join(f"{who(x['rank'])} in {(x['op'] or '?').upper()}"
                      + (f" SeqNum {x['seq']}" if x["seq"] is not None else "") for x in at.head(3).iter_rows(named=True))
-    same = named.filter(pl.col("pg").eq_missing(w["pg"]) & pl.col("seq").is_not_null())
+    same = named.filter(pl.col("pg").eq_missing(w["pg"]) & pl.col("seq").is_not_null()
+                        & ~rules_apart.in_unnamed_group())
     low = same.filter(pl.col("seq") == same["seq"].min())["rank"].unique().sort().to_list() \
         if same["seq"].n_unique() > 1 else []
     behind = (f" ({who(low)} behind: {'its' if len(low) == 1 else 'their'} oldest unfinished collective is one "

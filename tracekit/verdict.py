@@ -44,6 +44,9 @@ def decide(store: Store) -> Verdict:
     where = situation.brief(store, ev)
     if where:
         v.summary += f" | where each rank is: {where}"
+    seen = situation.in_view(ev, v.summary)  # (the failure lines' facts the summary does not say yet)
+    if seen:
+        v.summary += f" | in view: {seen}"
     if not cov.complete and cov.describe() not in v.summary:
         v.summary += f" ({cov.describe()})"
     v.evidence = list(dict.fromkeys(v.evidence))  # each line once

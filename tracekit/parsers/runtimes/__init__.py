@@ -2,7 +2,8 @@
 (``ucx``), Ray (``ray``), TensorPipe (``tensorpipe``), PyTorch/XLA (``xla``), Ascend CANN's log lines
 (``cann``), c10d's desync report of the ranks that never joined a timed-out collective (``c10d_desync``), the NVIDIA
 driver's Xid lines of a GPU that failed (``nvrm``), the verbs' failed work outside NCCL (``verbs``: libmlx5's
-error completion, Open MPI's openib). Each decodes its lines into
+error completion, Open MPI's openib), the runtimes' own checks that the ranks called the same collective
+(``collective_checks``: HCCL's EI0005, Horovod's coordinator, MPI's truncated receive). Each decodes its lines into
 the existing event kinds with the host and pid that wrote them, so the rules decide on them as on torch's
 and NCCL's; their ``ranks`` rows carry the source ``runtimes``."""
 
@@ -11,9 +12,9 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit.parsers import Parsed
-from tracekit.parsers.runtimes import c10d_desync, cann, nvrm, ray, tensorpipe, ucx, verbs, xla
+from tracekit.parsers.runtimes import c10d_desync, cann, collective_checks, nvrm, ray, tensorpipe, ucx, verbs, xla
 
-FAMILIES = (ucx, ray, tensorpipe, xla, cann, c10d_desync, nvrm, verbs)
+FAMILIES = (ucx, ray, tensorpipe, xla, cann, c10d_desync, nvrm, verbs, collective_checks)
 
 
 def parse(lines: pl.DataFrame) -> Parsed:

@@ -14,6 +14,19 @@ out after its watchdog line::
 or, where some ranks never wrote a trace to the store (``analyzeMissingRanks``): ``- To our best knowledge,
 ranks [3] are the lagging ranks that caused this timeout. They never joined any collectives``.
 
+c10d's monitored barrier (``dist.monitored_barrier``; torch/csrc/distributed/c10d/ProcessGroupGloo.cpp
+``monitoredBarrier``) names the ranks that never reached it, on rank 0: ``[Rank 0]: Rank 1 failed to pass
+monitoredBarrier in 2000 ms`` (then `` Original exception:`` and the transport's word: ``Connection closed by
+peer`` where that rank exited, ``Timed out waiting 12000ms for recv`` where it is still elsewhere), or with
+``wait_all_ranks=True`` ``[Rank 0]: Ranks 1, 2 failed to pass monitoredBarrier in 120000 ms``.
+
+c10d also names a rank that failed, as another rank found it: a non-root rank of the monitored barrier says
+``Rank 1 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0.
+Please check rank 0 logs for faulty rank.``, and ProcessGroupNCCL's watchdog (torch 1.8-1.12) ``[Rank 2] Found key in
+store: NCCLABORTEDCOMM:20c3..., from rank: 0. This means that rank has aborted its NCCL communicators
+previously and is not in a healthy state.``: each is a ``crash`` of the rank named (where ``c10d named``),
+the reporter's own error after it its consequence.
+
 Each rank the report says finished #N but never joined #N+1, and each rank that never joined any, is a
 ``rank_missing`` event of that collective (``seq``: the one it never joined; ``op``: the reporter's
 ``Timeout at collective`` when that is the collective, else the snapshot's ``started`` op at that number).
@@ -36,7 +49,12 @@ STARTED = r"^\s*" + RANKS + r" (?P<state>started|finished) (?P<op>\w+)\s*$"
 KNOWN = [r"Desync debugging report:?\s*$", r"^\s*-?\s*\[\d+(?:, \d+)*\] joined but didn't finish collective #\d+",
          r"^\s*-\s*To our best knowledge, the lagging/dead/mismatched ranks", r"^\s*They never joined any collectives",
          r"^\s*-\s*Snapshot of ranks' latest states:", r"^\s*#\d+ (?:started|finished) ranks:\s*$"]
-CHEAP = "collective|lagging|Desync|Snapshot|ranks:|started|finished"
+CHEAP = "collective|lagging|Desync|Snapshot|ranks:|started|finished|monitoredBarrier|NCCLABORTEDCOMM"
+#: c10d's word of another rank that failed (the docstring's two lines)
+FAULTY = (r"received errors while waiting for send/recv from rank (?P<rank>\d+)"
+          r"|NCCLABORTEDCOMM:\w*, from rank: (?P<rank2>\d+)")
+NAMED = "c10d named"
+BARRIER = r"\bRanks? (?P<ranks>\d+(?:, \d+)*) failed to pass monitoredBarrier in (?P<ms>\d+) ms"
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -44,9 +62,29 @@ def parse(lines: pl.DataFrame) -> Parsed:
         return Parsed("c10d-desync")
     t = pl.col("text")
     df = lines.filter(t.str.contains(CHEAP)).select("file", "line", "text")
+    barrier = df.filter(t.str.contains(BARRIER)).select(
+        "file", "line", pl.lit(EventKind.RANK_MISSING).alias("kind"),
+        t.str.extract(BARRIER, 1).str.split(", ").alias("rank"), pl.lit("barrier").alias("op"),
+        t.str.extract(BARRIER, 2).cast(pl.Int64).alias("timeout_ms"),
+        pl.lit("c10d monitored barrier").alias("where")).explode("rank").with_columns(
+        pl.col("rank").cast(pl.Int64)).with_columns(
+        pl.format("c10d's monitored barrier: rank {} never reached it in {} ms", "rank", "timeout_ms")
+        .alias("message"))
+    f = t.str.extract_groups(FAULTY).struct
+    faulty = df.filter(t.str.contains(FAULTY)).select(
+        "file", "line", pl.lit(EventKind.CRASH).alias("kind"),
+        pl.coalesce(f.field("rank"), f.field("rank2")).cast(pl.Int64).alias("rank"), pl.lit(NAMED).alias("where"),
+        pl.when(f.field("rank").is_not_null())
+        .then(pl.format("c10d's monitored barrier: the send/recv from rank {} failed (another rank waited on it "
+                        "and says: check rank {}'s logs for the faulty rank)", f.field("rank"), f.field("rank")))
+        .otherwise(pl.format("c10d: rank {} had aborted (its NCCLABORTEDCOMM key, found in the store by another "
+                             "rank): it failed first", f.field("rank2"))).alias("message"))
+    barrier = pl.concat([barrier, faulty], how="diagonal_relaxed")
     mine = df.filter(t.str.contains(any_of(TIMEOUT_AT, NOT_JOINED, NEVER, STARTED, *KNOWN)))
     # (the report's own lines, not a snapshot's `[0, 1] started X` alone, which another program could print)
     if not mine.filter(t.str.contains(any_of(TIMEOUT_AT, NOT_JOINED, NEVER, *KNOWN[:3]))).height:
+        if barrier.height:
+            return Parsed("c10d-desync", {"events": barrier}, barrier.select("file", "line").unique())
         return Parsed("c10d-desync")
     # the reporter's own timed-out collective, and the snapshot's op of each collective number
     at = mine.filter(t.str.contains(TIMEOUT_AT)).select(
@@ -73,4 +111,6 @@ def parse(lines: pl.DataFrame) -> Parsed:
         "file", "line", pl.lit(EventKind.RANK_MISSING).alias("kind"), pl.col("rank").cast(pl.Int64), "seq", "op",
         pl.format("c10d's desync report: rank {} {} (#{})", "rank", "_how", "seq").alias("message"),
         pl.lit("c10d desync report").alias("where"))
-    return Parsed("c10d-desync", {"events": events}, mine.select("file", "line"))
+    events = pl.concat([events, barrier], how="diagonal_relaxed")
+    return Parsed("c10d-desync", {"events": events},
+                  pl.concat([mine.select("file", "line"), barrier.select("file", "line")]).unique())

@@ -9,6 +9,18 @@
   [btl_openib_component.c:3644:handle_wc] from node1 to: node2 error polling LP CQ with status RETRY EXCEEDED
   ERROR status number 12 for wr_id 1234567 opcode 0  vendor error 129 qp_idx 3``.
 
+- the verbs' own users failing to set the transport up (rdma-core's libibverbs/examples/rc_pingpong.c
+  ``Couldn't register MR``, ``Couldn't create QP``, ``Couldn't get context for mlx5_0``, ``Failed to modify QP to
+  RTR``; perftest's src/perftest_resources.c ``Couldn't allocate MR``, ``Failed to create MR``, ``Failed to
+  initialize RDMA contexts.``, ``Failed to handle RDMA CM event.``; libgdsync's tests ``Couldn't register
+  MR``): a memory region the NIC would not register (GPU memory without nvidia-peermem, a locked-memory
+  limit), a queue pair it would not create or move: the RDMA transport never came up on that host.
+
+- the verbs' own users reporting a work request that completed with error (rdma-core's rc_pingpong.c
+  ``Failed status transport retry counter exceeded (12) for wr_id 2``; perftest's ``Completion with error at
+  client`` then `` Failed status 12: wr_id 0 syndrom 0x81``): ``enum ibv_wc_status`` (infiniband/verbs.h)
+  says what the NIC met.
+
 Each is a ``transport_error`` of the host that printed it (with the peer, for Open MPI's): the NIC failed a
 work request (retries to the peer exhausted, a remote access refused, a flush after an earlier error). The
 hex lines of the dump are claimed with their head.
@@ -25,6 +37,24 @@ MLX5 = r"^mlx5: (?P<host>[\w.\-]+): got completion with error:\s*$"
 HEX = r"^[0-9a-f]{8} [0-9a-f]{8} [0-9a-f]{8} [0-9a-f]{8}\s*$"
 OPENIB = (r"\[btl_openib_component\.c:\d+:handle_wc\] from (?P<host>[\w.\-]+) to: (?P<peer>[\w.\-]+) error "
           r"polling (?:LP|HP) CQ with status (?P<status>[A-Z ]+?) status number (?P<num>\d+)")
+#: a verbs user's own word that it could not set the RDMA transport up (the programs the docstring names)
+SET_UP = (r"^\s*(?:Couldn't|Could not|Failed to|Unable to)\s+(?:allocate|register|create|reg)\s+(?:MRs?|PD|CQ|QP"
+          r"|IB resources|(?:a )?memory region)\b|^\s*Failed to init(?:ialize)? RDMA contexts"
+          r"|^\s*Failed to (?:handle|connect) RDMA CM events?|\bibv_(?:exp_)?reg_(?:dmabuf_)?mr\b.*\bfail"
+          r"|^\s*Couldn't get context for \S+|^\s*Failed to modify QP (?:\S+ )?to (?:INIT|RTR|RTS)")
+#: a verbs user's word that a work request completed with error: rc_pingpong's status name and number, perftest's
+#: number and vendor syndrome (its `Completion with error at client` head goes with it)
+WC_FAILED = (r"Failed status (?:(?P<name>[a-zA-Z][\w /-]*?) \((?P<num>\d+)\) for wr_id|(?P<num2>\d+): wr_id \d+"
+             r"(?: syndrom (?P<vendor>0x[0-9a-f]+))?)")
+WC_HEAD = r"^\s*(?:\d+:\w+: )?Completion with error at (?:client|server)"
+#: enum ibv_wc_status (rdma-core libibverbs/verbs.h; ibv_wc_status_str's words)
+WC_STATUS = {1: "local length error", 2: "local QP operation error", 4: "local protection error",
+             5: "work request flushed (after an earlier error on the queue pair)", 7: "bad response",
+             8: "local access error", 9: "remote invalid request", 10: "remote access error",
+             11: "remote operation error",
+             12: "transport retry counter exceeded (the peer stopped acknowledging: its port, link or host)",
+             13: "RNR retry counter exceeded (the peer posted no receive in time)", 16: "remote aborted",
+             19: "fatal error", 20: "response timeout", 21: "general error"}
 #: enum mlx5_cqe_syndrome (rdma-core providers/mlx5/mlx5dv.h)
 SYNDROMES = {0x01: "local length error", 0x02: "local QP operation error", 0x04: "local protection error",
              0x05: "work request flushed (after an earlier error on the queue pair)", 0x06: "memory window bind error",
@@ -40,7 +70,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
     t = pl.col("text")
     # (the head's `mlx5: HOST: ` reads as a host prefix, which the text has lost: the raw line has it)
     t = pl.coalesce(pl.col("raw"), pl.col("text")) if "raw" in lines.columns else t
-    df = lines.filter(t.str.contains("mlx5: |handle_wc|^[0-9a-f]{8} ")).select(
+    df = lines.filter(t.str.contains("mlx5: |handle_wc|^[0-9a-f]{8} |Failed status|Completion with error")
+                      | t.str.contains(SET_UP)).select(
         "file", "line", t.alias("text"))
     t = pl.col("text")
     if not df.height:
@@ -73,9 +104,24 @@ def parse(lines: pl.DataFrame) -> Parsed:
         pl.format("Open MPI's openib on {}: a work request to {} failed: {} (status {})", g.field("host"),
                   g.field("peer"), g.field("status").str.to_lowercase(), g.field("num")).alias("message"),
         pl.lit("open mpi openib").alias("where"))
-    events = pl.concat([mlx5, openib], how="diagonal_relaxed")
+    set_up = df.filter(t.str.contains(SET_UP) & ~t.str.contains(MLX5) & ~t.str.contains(OPENIB)).select(
+        "file", "line", pl.lit(EventKind.TRANSPORT_ERROR).alias("kind"),
+        pl.format("the RDMA transport's set-up failed: {}", t.str.strip_chars()).alias("message"),
+        pl.lit("verbs set-up").alias("where"))
+    wc = t.str.extract_groups(WC_FAILED).struct
+    num = pl.coalesce(wc.field("num"), wc.field("num2")).cast(pl.Int64, strict=False)
+    failed = df.filter(t.str.contains(WC_FAILED)).select(
+        "file", "line", pl.lit(EventKind.TRANSPORT_ERROR).alias("kind"),
+        pl.format("a work request completed with error: status {} ({}){}", num.cast(pl.Utf8),
+                  pl.coalesce(wc.field("name"), num.replace_strict(WC_STATUS, default="see enum ibv_wc_status",
+                                                                   return_dtype=pl.Utf8)),
+                  pl.when(wc.field("vendor").is_not_null()).then(pl.format(", vendor syndrome {}", wc.field("vendor")))
+                  .otherwise(pl.lit(""))).alias("message"),
+        pl.lit("verbs completion").alias("where"))
+    heads = df.filter(t.str.contains(WC_HEAD)).select("file", "line")
+    events = pl.concat([mlx5, openib, set_up, failed], how="diagonal_relaxed")
     if not events.height:
         return Parsed("verbs")
-    claimed = pl.concat([events.select("file", "line"), dump.select("file", "line")]).unique()
+    claimed = pl.concat([events.select("file", "line"), dump.select("file", "line"), heads]).unique()
     ranks = events.select("file", "host").unique(maintain_order=True)
     return Parsed("verbs", {"events": events, "ranks": ranks}, claimed)

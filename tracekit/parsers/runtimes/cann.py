@@ -16,11 +16,8 @@ answered: the guide's first check is the peer's log (no error there: it never is
 line of the shape is claimed (known: HCCL's unwind ``call trace:
 hcclRet -> 4`` and its other lines say what the decoded ones say, or belong to rules not written yet).
 
-(s29) And CANN's error-manager line of HCCL's consistency check, whatever its head (``EI0005: <time> The arguments
-for collective communication are inconsistent between ranks:tag[HcomAllReduce_..._0], parameter[count],
-local[16512], remote [8320]``, the HCCL guide's EI0005, dv35-012): the ranks called one collective with different
-arguments, a ``collective_mismatch`` of the operator, the parameter and both values (read by
-``rules_mismatch.mismatch_reported``).
+(CANN's EI0005, HCCL's consistency check of a collective's arguments, is read by
+``parsers/runtimes/collective_checks.py``.)
 """
 
 from __future__ import annotations
@@ -43,41 +40,15 @@ REMOTE = r"remoteRank\[(\d+)\]"
 LOCAL_IP = r"localIpAddr\[([^\]/]+)"
 REMOTE_IP = r"remoteIpAddr\[([^\]/]+)"
 TAG = r"tag\[([^\]]+)\]"
-#: HCCL's consistency check of a collective's arguments across ranks (CANN's EI0005)
-INCONSISTENT = (r"(?i)arguments for collective communication are inconsistent between ranks"
-                r"|\bEI0005\b.{0,120}\binconsisten")
-#: its facts: the operator (the tag's head), the parameter, the local and the remote values
-CHECKED = (r"tag\[(?P<op>[A-Za-z]+)[^\]]*\].{0,20}?parameter\[(?P<param>[^\]]+)\].{0,20}?local\[(?P<local>[^\]]*)\]"
-           r".{0,20}?remote ?\[(?P<remote>[^\]]*)\]")
-
-
-def _inconsistent(lines: pl.DataFrame) -> pl.DataFrame | None:
-    """HCCL's consistency check that failed (``INCONSISTENT``): a ``collective_mismatch`` with its facts."""
-    t = pl.col("text")
-    got = lines.filter(t.str.contains(INCONSISTENT))
-    if not got.height:
-        return None
-    g = t.str.extract_groups(CHECKED)
-    said = pl.when(g.struct.field("op").is_not_null()).then(pl.format(
-        "HCCL's consistency check: the ranks called {} with a different {} (local {}, remote {}): ",
-        g.struct.field("op"), g.struct.field("param"), g.struct.field("local"), g.struct.field("remote"))
-    ).otherwise(pl.lit("HCCL's consistency check failed: "))
-    rank = pl.col("launch_rank").cast(pl.Int64, strict=False) if "launch_rank" in got.columns else pl.lit(None)
-    return got.select("file", "line", pl.lit(EventKind.COLLECTIVE_MISMATCH).alias("kind"),
-                      pl.lit(None, pl.Int64).alias("pid"), rank.cast(pl.Int64).alias("rank"),
-                      pl.lit("hccl consistency check").alias("where"),
-                      (said + t.str.strip_chars().str.slice(0, 200)).alias("message"))
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
     if not lines.height:
         return Parsed("cann")
     t = pl.col("text")
-    checked = _inconsistent(lines)
     said = lines.filter(t.str.contains(CHEAP) & t.str.contains(LINE))
     if not said.height:
-        return (Parsed("cann", {"events": checked}, checked.select("file", "line")) if checked is not None
-                else Parsed("cann"))
+        return Parsed("cann")
     said = said.with_columns(t.str.extract_groups(LINE).alias("_g")).unnest("_g").with_columns(
         pl.col("pid").cast(pl.Int64, strict=False))
     m = pl.col("msg")
@@ -111,8 +82,4 @@ def parse(lines: pl.DataFrame) -> Parsed:
                             m.str.extract(REMOTE, 1).cast(pl.Int64, strict=False).alias("rank"))]
         ranks = pl.concat([ranks, *(e.filter(pl.col("rank").is_not_null()) for e in ends)], how="diagonal_relaxed")
     ranks = ranks.unique(maintain_order=True)
-    claimed = said.select("file", "line")
-    if checked is not None:
-        events = pl.concat([events, checked], how="diagonal_relaxed") if events is not None else checked
-        claimed = pl.concat([claimed, checked.select("file", "line")]).unique(maintain_order=True)
-    return Parsed("cann", {"events": events, "ranks": ranks}, claimed)
+    return Parsed("cann", {"events": events, "ranks": ranks}, said.select("file", "line"))

@@ -33,7 +33,10 @@ HCCL_LOG = r"CMD information \S+ check fail"
 HOROVOD = (r"Mismatched (?:\w+ )?(?:data types|root ranks|CPU/GPU device selection|reduce operations"
            r"|prescale and/or postscale factors|operations|tensor shapes)")
 MPI = r"MPI_ERR_TRUNCATE|Message truncated; \d+ bytes received but buffer size is \d+"
-CHECKS = ((HCCL, "HCCL's parameter check (EI0005)"), (HCCL_LOG, "HCCL's parameter check (EI0005)"),
+#: what HCCL's check compared: the operator (the tag's head), the parameter, the local and the remote values
+HCCL_SAID = (r"tag ?\[(?P<op>[A-Za-z]+)[^\]]*\].{0,20}?parameter ?\[(?P<param>[^\]]+)\].{0,20}?local ?\[(?P<local>[^\]]*)\]"
+             r".{0,20}?remote ?\[(?P<remote>[^\]]*)\]")
+CHECKS = ((HCCL, "HCCL's consistency check (EI0005)"), (HCCL_LOG, "HCCL's consistency check (EI0005)"),
           (HOROVOD, "Horovod's coordinator"), (MPI, "MPI"))
 #: the op a check names: HCCL's tag `HcomAllReduce_...` or `operator HcomAllReduce`, Horovod's `ALLREDUCE`
 OP = r"(?i)Hcom(AllReduce|AllGather|Broadcast|ReduceScatter|AllToAllV?|Reduce|Send|Receive)|Mismatched (ALLREDUCE|ALLGATHER|BROADCAST|ALLTOALL|REDUCESCATTER)\b"
@@ -51,8 +54,12 @@ def parse(lines: pl.DataFrame) -> Parsed:
         if hit.height:
             said = t.str.slice(t.str.find(pattern)).str.strip_chars()
             if pattern == HCCL:  # (its boilerplate out: what differs, with both sides, is the fact)
-                said = pl.format("the ranks' collective arguments differ{}", said.str.replace(
-                    HCCL + r"\s*[:,]?", "").str.strip_chars().str.replace(r"^(\S)", ": $1"))
+                g = t.str.extract_groups(HCCL_SAID)
+                said = pl.when(g.struct.field("op").is_not_null()).then(pl.format(
+                    "the ranks called {} with a different {} (local {}, remote {})", g.struct.field("op"),
+                    g.struct.field("param"), g.struct.field("local"), g.struct.field("remote"))
+                ).otherwise(pl.format("the ranks' collective arguments differ{}", said.str.replace(
+                    HCCL + r"\s*[:,]?", "").str.strip_chars().str.replace(r"^(\S)", ": $1")))
             parts.append(hit.select(
                 "file", "line", pl.lit(EventKind.COLLECTIVE_MISMATCH).alias("kind"),
                 pl.format("{}: {}", pl.lit(who), said.str.slice(0, 300)).alias("message"),

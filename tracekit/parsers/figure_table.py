@@ -44,7 +44,7 @@ SEPARATORS = (re.compile(r"\s*,\s*"), re.compile(r"\s*\t\s*"), re.compile(r"\s*\
 COUNTER_NAME = re.compile(r"(?i)^#?\s*(?:global[_ ])?(?:iteration|iter|step|epoch|batch|update|num_updates)s?$"
                           r"|^#\s*iterations$")
 #: a field that is a number (a figure, a missing value, a NaN a metrics CSV leaves)
-FIGURE = re.compile(r"(?i)^[-+]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?\s*(?:%|[a-z]{1,3})?$|^(?:nan|inf|)$")
+FIGURE = re.compile(r"(?i)^[-+]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?\s*(?:%|[a-z]{1,3})?$|^(?:nan|inf|no log|)$")
 #: a field of a header: a name (a letter in it, no sentence: a header field is a few words at most)
 NAME = re.compile(r"^[#%\w(/\[][\w .()/\[\]%#-]{0,60}$")
 #: lines between a header and its rows or between rows: blank, a lone pipe, a rule of dashes or pluses
@@ -72,8 +72,8 @@ def _split(text: str, n: int | None = None) -> list[str] | None:
     return None
 
 
-def _header(text: str) -> tuple[list[str], int] | None:
-    """A header's names and the index of its counter column, else None. An ASCII-art header whose lines the
+def _header(text: str) -> tuple[list[str], list[int]] | None:
+    """A header's names and the indexes of its counter columns, else None. An ASCII-art header whose lines the
     reader joined into one (its rows of ``|`` cells between ``+----+`` rules) is read by its last row of
     names: the one under the units, where the counter is named."""
     cells = [c for c in RULE.split(text) if c.strip()]
@@ -83,7 +83,7 @@ def _header(text: str) -> tuple[list[str], int] | None:
             continue
         counters = [i for i, f in enumerate(names) if COUNTER_NAME.match(f)]
         if counters:
-            return names, counters[0]
+            return names, counters
     return None
 
 
@@ -98,13 +98,20 @@ def _rows(texts: list[str], start: int, names: list[str], at: int) -> list[tuple
         fields = _split(t, len(names))
         if fields is None or not re.fullmatch(r"\d+", fields[at].replace(",", "")):
             break
-        # (the fields after the counter all figures; before it a row's label may stand, ucx_perftest's
-        # `[thread 0]`: a row with words among its figures is a sentence, parsers/series.py's)
-        if not all(FIGURE.match(f) for f in fields[at + 1:]) or len(fields) - at - 1 < 2:
+        # (the fields other than the counter all figures, but for a label in the first column (ucx_perftest's
+        # `[thread 0]`): a row with words among its figures is a sentence, parsers/series.py's)
+        rest = [f for j, f in enumerate(fields) if j != at and (j > 0 or at == 0)]
+        if not all(FIGURE.match(f) for f in rest) or len(rest) < 2:
             break
         rows.append((i, fields))
         gap, i = 0, i + 1
     return rows
+
+
+def _rises(rows: list[tuple[int, list[str]]], at: int) -> bool:
+    """Whether the counter never falls from row to row and rises once at least."""
+    counts = [int(f[at].replace(",", "")) for _, f in rows]
+    return all(b >= a for a, b in zip(counts, counts[1:])) and len(set(counts)) > 1
 
 
 def _took_ms(names: list[str], fields: list[str]) -> float | None:
@@ -127,29 +134,34 @@ def parse(lines: pl.DataFrame) -> Parsed:
         if not g["text"].str.contains(CANDIDATE).any():
             continue
         texts, nums = g["text"].fill_null("").to_list(), g["line"].to_list()
-        ts = g["ts"].to_list() if "ts" in g.columns else [None] * g.height
+        ts = g["ts"].cast(pl.Utf8).to_list() if "ts" in g.columns else [None] * g.height
+        tags = [c for c in ("rank_tag", "mpi_rank", "launch_rank") if c in g.columns]
+        ranks = (g.select(pl.coalesce(*tags).cast(pl.Int64, strict=False)).to_series().to_list() if tags
+                 else [None] * g.height)
         i = 0
         while i < len(texts):
             head = _header(texts[i]) if re.search(CANDIDATE, texts[i]) else None
-            rows = _rows(texts, i + 1, head[0], head[1]) if head else []
-            counts = [int(f[head[1]].replace(",", "")) for _, f in rows] if head else []
-            rises = all(b >= a for a, b in zip(counts, counts[1:])) and len(set(counts)) > 1
-            if len(rows) < MIN_ROWS or not rises:
+            # (the first counter column whose cells are whole numbers that rise: a model card's `| Training
+            # Loss | Epoch | Step |` counts its epochs in fractions, its steps whole)
+            found = [(at, rows) for at in (head[1] if head else [])
+                     if len(rows := _rows(texts, i + 1, head[0], at)) >= MIN_ROWS and _rises(rows, at)]
+            if not found:
                 i += 1
                 continue
-            names, at = head
+            names, (at, rows) = head[0], found[0]
+            counts = [int(f[at].replace(",", "")) for _, f in rows]
             claimed += [(file, nums[k]) for k in range(i, rows[-1][0] + 1)]
-            for k, fields in rows:
+            for (k, fields), step in zip(rows, counts):
                 said = ", ".join(f"{n}: {v}" for n, v in zip(names, fields) if v)
-                events.append({"file": file, "line": nums[k], "ts": ts[k], "kind": EventKind.STEP,
-                               "message": said, "step": counts[rows.index((k, fields))],
-                               "duration_ms": _took_ms(names, fields), "where": "table"})
+                events.append({"file": file, "line": nums[k], "ts": ts[k], "rank": ranks[k], "kind": EventKind.STEP,
+                               "message": said, "step": step, "duration_ms": _took_ms(names, fields),
+                               "where": "table"})
             i = rows[-1][0] + 1
     if not events:
         return Parsed("figure_table")
-    frame = pl.DataFrame(events, schema={"file": pl.Utf8, "line": pl.Int64, "ts": pl.Utf8, "kind": pl.Utf8,
-                                         "message": pl.Utf8, "step": pl.Int64, "duration_ms": pl.Float64,
-                                         "where": pl.Utf8})
-    frame = frame.with_columns(pl.lit(None, pl.Int64).alias("rank"), pl.lit(None, pl.Int64).alias("max_steps"))
+    frame = pl.DataFrame(events, schema={"file": pl.Utf8, "line": pl.Int64, "ts": pl.Utf8, "rank": pl.Int64,
+                                         "kind": pl.Utf8, "message": pl.Utf8, "step": pl.Int64,
+                                         "duration_ms": pl.Float64, "where": pl.Utf8})
+    frame = frame.with_columns(pl.lit(None, pl.Int64).alias("max_steps"))
     return Parsed("figure_table", {"events": frame},
                   pl.DataFrame(claimed, schema={"file": pl.Utf8, "line": pl.Int64}, orient="row"))

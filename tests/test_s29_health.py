@@ -181,3 +181,10 @@ def test_a_running_average_that_rises_with_the_time_is_still_slow(tmp_path):
     v = decided(tmp_path, "\n".join(lines) + "\n")
     assert v.kind == Kind.SLOW_PROGRESS
     assert rules_bench._average_holds(pl.DataFrame({"message": ["Time 0.4 (1.2)", "Time 0.9 (1.19)"]}))
+
+
+def test_perftest_server_side_real_waiting_banner_is_its_own_output():
+    # github.com/OguzPastirmaci/kubernetes-oci-azure-interconnect README.md: ib_write_bw's server side, its
+    # `* Waiting for client to connect... *` box (perftest src/perftest_communication.c) before the results
+    v = decide(ingest([DATA / "perftest_server_oci_azure.txt"]))
+    assert v.kind == Kind.HEALTHY and v.rule == "measured_results" and "perftest" in v.summary

@@ -114,6 +114,9 @@ AROUND = (r"^\s*[-=*]{5,}\s*$|^[#>\s]*-[ -]{8,}$|^\s*(?:- ){5,}-?\s*$|^\s*#?\s*\
           r"|^\s*(?:PINNED|PAGEABLE) Memory Transfers|^\s*D\\D(?:\s+\d+)+\s*$|^SUM \w+ [\d.]+\s*$|^# OSU MPI"
           r"|---- Performance of \w+ on|^#\s*Datatype: \w+|^#\s*Send Buffer on \w+|^\[CUDA Bandwidth Test\]"
           r"|^nvbandwidth Version:|^Built from Git version:|^CUDA (?:Runtime|Driver) Version(?: \(API\))?:"
+          # (perftest's server side, before its client connects: src/perftest_communication.c `* Waiting for
+          # client to connect... *` in its box of stars; what every pasted ib_write_bw server output starts with)
+          r"|^\s*\*\s*Waiting for client to connect\.*\s*\*\s*$"
           r"|^\s*RocmBandwidthTest Version:|^\s*Launch Command is:|^\s*Device: \d+,\s"  # (rocm-bandwidth-test)
           r"|^\s*(?:Inter-)?Device (?:Access|Numa Distance)\s*$|^\s*D/D(?:\s+\d+)+\s*$"
           r"|^Driver Version: [\d.]+\s*$|^\s*Running \w+_(?:ce|sm)\.\s*$|^COEFFICIENT_OF_VARIATION \w+ [\d.]+"

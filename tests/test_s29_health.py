@@ -188,3 +188,15 @@ def test_perftest_server_side_real_waiting_banner_is_its_own_output():
     # `* Waiting for client to connect... *` box (perftest src/perftest_communication.c) before the results
     v = decide(ingest([DATA / "perftest_server_oci_azure.txt"]))
     assert v.kind == Kind.HEALTHY and v.rule == "measured_results" and "perftest" in v.summary
+
+
+def test_two_timer_reports_apart_with_steady_figures_are_healthy(tmp_path):
+    # DeepSpeed's SynchronizedWallClockTimer.log (deepspeed/utils/timer.py) through log_dist: `[Rank 0] time
+    # (ms) | optimizer_allgather: 12.31 | ...` at the end of each step it completes; two reports are two steps
+    head = "[2024-01-01 00:00:{s},000] [INFO] [logging.py:96:log_dist] [Rank 0] time (ms) | "
+    text = (head.format(s=10) + "optimizer_allgather: 12.31 | optimizer_gradients: 3.12 | optimizer_step: 20.12\n"
+            + head.format(s=20) + "optimizer_allgather: 12.11 | optimizer_gradients: 3.02 | optimizer_step: 21.12\n")
+    v = decided(tmp_path, text)
+    assert v.kind == Kind.HEALTHY and v.rule == "timers_repeat" and "reported 2 times, every 10.0 s" in v.summary
+    one = decided(tmp_path, head.format(s=10) + "optimizer_step: 20.12\n", "one.log")
+    assert one.kind != Kind.HEALTHY

@@ -200,3 +200,19 @@ def test_two_timer_reports_apart_with_steady_figures_are_healthy(tmp_path):
     assert v.kind == Kind.HEALTHY and v.rule == "timers_repeat" and "reported 2 times, every 10.0 s" in v.summary
     one = decided(tmp_path, head.format(s=10) + "optimizer_step: 20.12\n", "one.log")
     assert one.kind != Kind.HEALTHY
+
+
+@pytest.mark.parametrize("name", ["dv39-007-megatron-deepspeed-gpt3-gaudi2-evals-run-stop.txt",
+                                  "dv39-014-tf-tpu-maskrcnn-evals-run-stop-success.txt"])
+def test_mlperf_run_stop_with_success_real_is_the_end(name):
+    # MLPerf's logger (mlcommons/logging mlperf_logging/mllog): `:::MLLOG {... "key": "run_stop", ...
+    # "metadata": {..., "status": "success"}}`, as samples/wild dv39-007 (Gaudi2 GPT-3) and dv39-014 (TPU
+    # Mask R-CNN) hold it
+    v = decide(ingest([WILD / name]))
+    assert v.kind == Kind.HEALTHY and "run_stop" in v.summary
+
+
+def test_mlperf_run_stop_aborted_is_no_end(tmp_path):
+    line = (':::MLLOG {"namespace": "", "time_ms": 1, "event_type": "INTERVAL_END", "key": "run_stop", '
+            '"value": null, "metadata": {"file": "train.py", "lineno": 9, "status": "aborted"}}\n')
+    assert decided(tmp_path, line).kind != Kind.HEALTHY

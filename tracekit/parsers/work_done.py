@@ -60,7 +60,10 @@ ENDED_WELL = (r"(?i)\bProcess finished with exit code 0\s*$"
               r"|\b(?:finished|completed|ended|terminated|returned)\s+with\s+(?:(?:exit |return )?(?:code|status)\s+)?0"
               r"\s*[.!]?\s*$"
               r"|\bexited (?:normally )?with (?:exit )?(?:code|status) 0\b"
-              r"|\b(?:finished|completed|ended|exited) (?:successfully|normally|cleanly)\b")
+              r"|\b(?:finished|completed|ended|exited) (?:successfully|normally|cleanly)\b"
+              # (s29) MLPerf's logger (mlcommons/logging mlperf_logging/mllog: `:::MLLOG {...}` one JSON object a
+              # line): the benchmark's `run_stop` with `"status": "success"`, every MLPerf training reference's end
+              r"|^\W{0,3}:::MLLOG \{.*\"key\": \"run_stop\".*\"status\": \"success\"")
 #: a rank said finished (``Rank 1 finished, time taken: 12.4 s``, ``[rank 0] done``, ``process 3 completed``);
 #: group ``rank``
 RANK_DONE = (r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)\b\]?:?\s+(?:is |has )?"

@@ -216,3 +216,19 @@ def test_mlperf_run_stop_aborted_is_no_end(tmp_path):
     line = (':::MLLOG {"namespace": "", "time_ms": 1, "event_type": "INTERVAL_END", "key": "run_stop", '
             '"value": null, "metadata": {"file": "train.py", "lineno": 9, "status": "aborted"}}\n')
     assert decided(tmp_path, line).kind != Kind.HEALTHY
+
+
+def test_a_count_of_samples_is_no_throughput_real():
+    # samples/wild dv37-013: Megatron-DeepSpeed's `total number of samples: 776406` ... `7691` (a count per
+    # report) read as a throughput that fell to 1%; its `elapsed time per iteration (ms)` is the pace, steady
+    v = decide(ingest([WILD / "dv37-013-bigscience-meg-ds-zero3-52b-64gpu-3-iterations.txt"]))
+    assert v.kind == Kind.HEALTHY and "elapsed time per iteration" in v.summary
+
+
+def test_paddles_ips_is_its_rate_not_its_batch(tmp_path):
+    # PaddleOCR tools/program.py: `..., avg_samples: 32.0, ips: 61.5 samples/s, ...`
+    head = "[2022/08/01 10:00:0{s}] ppocr INFO: epoch: [1/500], global_step: {g}, lr: 0.000100, loss: 1.2, "
+    text = "".join(head.format(s=s, g=g) + f"avg_samples: 32.0, ips: {ips} samples/s\n"
+                   for s, g, ips in ((0, 10, 61.5), (5, 20, 62.7)))
+    v = decided(tmp_path, text)
+    assert v.kind == Kind.HEALTHY and "ips: 62.7" in v.summary

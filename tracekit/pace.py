@@ -274,7 +274,7 @@ def measure(steps: pl.DataFrame) -> dict:
         (1 / text.str.extract(r"([\d.]+)\s*it/s\b", 1).cast(pl.Float64, strict=False)).alias("_inverted"),
         # a throughput after its unit (`samples/sec: 875.6`) or before it (`875.63 samples/sec`,
         # `3.2it/s`)
-        pl.coalesce(text.str.extract(r"(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*([\d][\d,.]*)", 1),
+        pl.coalesce(text.str.extract(r"(?:(?:images|samples|tokens)/s(?:ec)?|\btps):?\s*([\d][\d,.]*)", 1),
                     text.str.extract(r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens|it)/s(?:ec)?\b",
                                      1))
         .str.replace_all(",", "").cast(pl.Float64, strict=False)

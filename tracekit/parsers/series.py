@@ -50,7 +50,9 @@ RATES = (
     # its benchmark/run_benchmark.sh reads `ips:` as images/sec): the rate, before `samples: N`, the batch
     r"\bips:\s*(\d[\d,]*(?:\.\d+)?)",
     # (s28: picotron's `Tokens/s:   1.68K`, its K kept: ``pace.number`` scales it)
-    r"(?i)\b(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*(\d[\d,]*(?:\.\d+)?[KMG]?)\b",
+    # (s29: the unit per second, never a count: Megatron-DeepSpeed's `total number of samples: 7691`, PaddleOCR's
+    # `avg_samples: 32.0` before its `ips:` are no throughput, samples/wild dv37-013)
+    r"(?i)\b(?:(?:images|samples|tokens)/s(?:ec)?|tps):?\s*(\d[\d,]*(?:\.\d+)?[KMG]?)\b",
     r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens?|tok|it|words|examples|seqs|sequences|steps?"
     r"|batch(?:es)?)/s(?:ec)?\b",
     # DeepSpeed's ThroughputTimer (deepspeed/utils/timer.py: `RunningAvgSamplesPerSec=25.0,

@@ -232,3 +232,12 @@ def test_paddles_ips_is_its_rate_not_its_batch(tmp_path):
                    for s, g, ips in ((0, 10, 61.5), (5, 20, 62.7)))
     v = decided(tmp_path, text)
     assert v.kind == Kind.HEALTHY and "ips: 62.7" in v.summary
+
+
+@pytest.mark.parametrize("name, fact", [("dv36-002-allreduce-perf-540-nodes-clean.txt", "17.37-18.73 GB/s"),
+                                        ("dv39-012-nccltests-8rank-sirius-allreduce-36gbps-ok.txt", "34.47-35.97 GB/s")])
+def test_nccl_tests_across_nodes_at_one_nics_rate_with_no_nic_named_real_is_healthy(name, fact):
+    # samples/wild dv36-002 (540 Cray nodes) and dv39-012 (2 nodes of 4 GPUs): every size right, busbw steady,
+    # no NIC or rate in the log: healthy with the figure and what would make it slow
+    v = decide(ingest([WILD / name]))
+    assert v.kind == Kind.HEALTHY and fact in v.summary and "names neither the NICs" in v.summary

@@ -96,9 +96,10 @@ def test_a_table_across_nodes_under_one_nic_s_rate_is_slow_where_the_nics_are_na
     assert v.kind == Kind.SLOW_PROGRESS
     assert "holds at 42.8-44.4 GB/s from 128 MB to 1 GB across nodes" in v.summary
     assert "16 ranks in one communicator" in v.summary and "under what one 400 Gb/s NIC carries" in v.summary
-    # 12 ranks: nodes of 4 or 6 GPUs may hold one or two NICs each, at their limit there: undecided
+    # 12 ranks: nodes of 4 or 6 GPUs may hold one or two NICs each, at their limit there: healthy as far as
+    # the log shows (s29: fresh dev dv36-002, dv39-012 are labelled so), what would make it slow said
     v = rules_nccl_tests.nccl_test_result(ev(events=rows + [passed], comms=[comm[0] | {"nranks": 12}]))
-    assert v.kind == Kind.UNDECIDED and "names neither the NICs nor their speed" in v.summary
+    assert v.kind == Kind.HEALTHY and "names neither the NICs nor their speed" in v.summary
     nics = "[0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [3]mlx5_3:1/IB [4]mlx5_4:1/IB [5]mlx5_5:1/IB " \
            "[6]mlx5_6:1/IB [7]mlx5_7:1/IB"
     links = [dict(file="tests.log", line=2, rank=0, what="ib_devices", value=nics)]

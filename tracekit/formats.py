@@ -27,6 +27,7 @@ from tracekit.parsers import printouts  # branch shape
 from tracekit.parsers import salient  # branch salient
 from tracekit.parsers import runtimes  # branch identity: other runtimes' own lines (UCX, Ray, XLA, Slurm)
 from tracekit.parsers import series  # branch progress
+from tracekit.parsers import figure_table  # health (s29): a loop's figures as a table under a header
 from tracekit.parsers import bench_results  # branch progress: a benchmark's result lines
 from tracekit.parsers import start_up  # startup (s18): start-up lines no other parser decodes
 
@@ -79,6 +80,7 @@ TEXT = (
     Format("program-output", program_output, (), names_kind=False),  # branch unknown: programs' fixed output
     Format("printouts", printouts, (), names_kind=False),  # branch shape: dumps, reprs, argument sections
     Format("series", series, ("events",), names_kind=False),  # branch progress: progress lines by shape
+    Format("figure-table", figure_table, ("events",), names_kind=False),  # health (s29): a loop's figures as a table
     Format("environment", environment, ("ranks",), {"environment": 13}, names_kind=False),  # branch unknown
     Format("rank-words", rank_words, ("ranks",), {"rank-words": 17}, names_kind=False),  # (s23) ranks named in words
     # (s28) ranks only a log's prose names, counted last (identity._prose_last)

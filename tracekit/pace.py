@@ -274,7 +274,7 @@ def measure(steps: pl.DataFrame) -> dict:
         (1 / text.str.extract(r"([\d.]+)\s*it/s\b", 1).cast(pl.Float64, strict=False)).alias("_inverted"),
         # a throughput after its unit (`samples/sec: 875.6`) or before it (`875.63 samples/sec`,
         # `3.2it/s`)
-        pl.coalesce(text.str.extract(r"(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*([\d][\d,.]*)", 1),
+        pl.coalesce(text.str.extract(r"(?:(?:images|samples|tokens)/s(?:ec)?|\btps):?\s*([\d][\d,.]*)", 1),
                     text.str.extract(r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens|it)/s(?:ec)?\b",
                                      1))
         .str.replace_all(",", "").cast(pl.Float64, strict=False)
@@ -320,7 +320,10 @@ def measure(steps: pl.DataFrame) -> dict:
     rate = st.filter(pl.col("rate").is_not_null())
     if rate.height >= 2:
         out["rate"] = rate["rate"].median()
-    if rate.height >= 3:
+    # (s29) a time per step the lines print that holds steady is the pace itself: a throughput a few percent
+    # lower at the end beside it is no fall (samples/wild llm-038: TFLOP/s 239.8 -> 228.4 at 5.4-5.7 s per step)
+    steady_took = took.height >= 2 and took["took"].max() <= STEADY * took["took"].min()
+    if rate.height >= 3 and not steady_took:
         last, top = rate["rate"][-1], rate["rate"].max()
         low = rate["rate"].head(rate.height - 1).min()  # (the earlier lines' lowest)
         if top > 0 and last <= rate["rate"].min() and low - last >= FALLS * top:  # (0 to 0 is no fall)

@@ -119,6 +119,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_progress.steps_advance,  # progress: steps at a regular stride with no time on them
     rules_bench.stacks_seen,
     joined_then_nothing,  # (failures, issue 31)
+    rules_seen.torn_down,  # health (s29): every rank seen destroyed its communicators, no abort: healthy
     rules_salient.said_by_telling_lines,  # salient (issue 31): lines no parser decodes, by their words
     rules_salient.peer_closed,  # words (issue 31): a peer closed its connection: who ended first, undecided
     failed_without_cause,

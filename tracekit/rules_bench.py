@@ -85,7 +85,7 @@ def throughput_drop(ev: Evidence) -> Verdict | None:
     if not _calm(ev):
         return None
     msg = pl.col("message")
-    rate = pl.coalesce(msg.str.extract(r"(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*([\d][\d,.]*)", 1),
+    rate = pl.coalesce(msg.str.extract(r"(?:(?:images|samples|tokens)/s(?:ec)?|\btps):?\s*([\d][\d,.]*)", 1),
                        msg.str.extract(r"([\d][\d,.]*) (?:samples|images|tokens?)/s(?:ec)?\b", 1))
     rate = rate.str.replace_all(",", "").cast(pl.Float64, strict=False)
     st = ev.steps.with_columns(rate.alias("rate"), msg.str.contains(r"/sec: [\d.]+ \+/- ").alias("mean"))
@@ -298,11 +298,25 @@ def pace_trend(ev: Evidence) -> Verdict | None:
     if not _calm(ev):
         return None
     tr = pace.trend(ev.ticks)
-    if tr is None:
+    if tr is None or _average_holds(ev.ticks):
         return None
     return Verdict(Kind.SLOW_PROGRESS, f"{tr['text']} (the program's own figures) and no error, signal or "
                    "stall is logged: the run goes on, slower and slower; slow, not hung "
                    f"({ev.coverage.describe()})", [], [Cited(tr["file"], tr["line"], tr["message"])])
+
+
+#: (s29) a time printed with its running average after it, PyTorch's examples' AverageMeter (pytorch/examples
+#: imagenet/main.py ``AverageMeter.__str__``: ``'{name} {val:.3f} ({avg:.3f})'``, ``Time 0.470 (1.206)``, copied
+#: into deepspeech.pytorch, MoCo, DeiT and most research code): group 1 the average since the meter's start
+RUNNING_AVERAGE = r"(?i)\b(?:batch[_ ])?time\s*:?\s*\d+(?:\.\d+)?\s*\((\d+(?:\.\d+)?)\)"
+
+
+def _average_holds(ticks: pl.DataFrame) -> bool:
+    """Whether the lines print their time's running average (``RUNNING_AVERAGE``) and it did not rise from the
+    first line to the last: the interval's figure moved (length-sorted batches, a phase of the epoch), the run's
+    own pace did not slow (samples/wild dv27-010: `Time 0.407 (1.204)` ... `Time 0.931 (1.190)`)."""
+    avg = ticks["message"].fill_null("").str.extract(RUNNING_AVERAGE, 1).cast(pl.Float64, strict=False).drop_nulls()
+    return avg.len() >= 2 and avg[-1] <= avg[0] * 1.1
 
 
 def steady_ticks(ev: Evidence) -> Verdict | None:

@@ -307,6 +307,11 @@ def uneven_speeds(ev: Evidence) -> Verdict | None:
                    f"between steps) ({ev.coverage.describe()})", [], lines(last, 2))
 
 
+#: (s29) the fewest timer reports that say the loop moves: two points of one loop (each report the end of a step
+#: it completed), timestamped apart, with the same figures (a short excerpt holds two; three for a trend)
+MIN_REPORTS = 2
+
+
 def timers_repeat(ev: Evidence) -> Verdict | None:
     """A trainer's phase timers (``time (ms) | compute_norm: 3.01 | ... | basic_step: 19.60``) and no step
     line: each report follows a step of the loop it times, so reports that repeat at a steady interval
@@ -319,7 +324,7 @@ def timers_repeat(ev: Evidence) -> Verdict | None:
     two), which prints one ``rank=0 time (ms) | name: ms | ...`` line through SynchronizedWallClockTimer.log
     (deepspeed/utils/timer.py:134) when wall_clock_breakdown is on."""
     ph = ev.kinds(EventKind.PHASE_TIMES).filter(pl.col("where").ne_missing("compile")).sort("file", "line")
-    if (ph.height < pace.MIN_TICKS or ev.steps.height or ev.ticks.height
+    if (ph.height < MIN_REPORTS or ev.steps.height or ev.ticks.height
             or not calm(ev, init_done=True, every_rank_seen=True, nothing_looked_at=True)):
         return None
     last = last_per_file(ev.store.events).join(ph.select("file").unique(), on="file")
@@ -330,7 +335,7 @@ def timers_repeat(ev: Evidence) -> Verdict | None:
           .str.replace(",", ".").str.replace("T", " ").str.to_datetime("%Y-%m-%d %H:%M:%S%.f", strict=False))
     one = ph.filter(pl.col("file") == ph["file"][0]).with_columns(at.alias("at"))
     gaps = one["at"].diff().dt.total_seconds().drop_nulls()
-    if (gaps.len() < pace.MIN_TICKS - 1 or gaps.null_count() or gaps.min() <= 0
+    if (gaps.len() < MIN_REPORTS - 1 or gaps.null_count() or gaps.min() <= 0
             or gaps.max() > pace.STEADY * gaps.min()):
         return None
     pairs = one.select(pl.col("message").str.extract_all(r"([\w\-]+): ([\d.]+)").alias("_p")).explode("_p")

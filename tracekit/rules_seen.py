@@ -303,3 +303,37 @@ def serving_crawls(ev: Evidence) -> Verdict | None:
                    "compare with one node's "
                    f"throughput (no error logged; {ev.coverage.describe()})", [],
                    [Cited(a["file"], a["line"], a["message"]), Cited(b["file"], b["line"], b["message"])])
+
+
+#: (s29) NCCL's proxy's word that a local rank closed its connection to it: at a communicator's teardown every
+#: process says it (src/proxy.cc ``proxyService``: `[Service thread] Connection closed by localRank %d`)
+CLOSED_AT_TEARDOWN = r"\bNCCL INFO\b.*\bConnection closed by localRank \d+"
+
+
+def torn_down(ev: Evidence) -> Verdict | None:
+    """(s29) Every rank seen destroyed its communicators (``ncclCommDestroy``'s ``comm 0x.. rank R nranks N
+    ... - Destroy COMPLETE``, src/init.cc; never ``Abort COMPLETE``, the error path's ``ncclCommAbort``), and
+    nothing but calm lines, the proxy's ``Connection closed by localRank`` lines of that teardown aside:
+    HEALTHY. A program destroys its communicators (``destroy_process_group()``) once its collectives are done,
+    at its end; a rank that waits in a collective never reaches it."""
+    comms = ev.store.comms
+    if not comms.height or "state" not in comms.columns:
+        return None
+    done = comms.filter(pl.col("state") == "destroy_complete")
+    if not done.height or comms.filter(pl.col("state") == "abort_complete").height:
+        return None
+    told = ev.kinds(EventKind.TELLING_LINE)
+    told = told.filter(~pl.col("message").fill_null("").str.contains(CLOSED_AT_TEARDOWN)) if told.height else told
+    if not calm(ev, init_done=True, nothing_looked_at=True) or told.filter(pl.col("where") != "last").height:
+        return None
+    ranks = set(done.select(pl.coalesce("global_rank", "rank"))[:, 0].drop_nulls().to_list())
+    if not ranks or not set(ev.coverage.seen) <= ranks:
+        return None  # (a rank seen that did not tear down: where it stopped is not said)
+    first = done.sort("file", "line").row(0, named=True) if "line" in done.columns else None
+    shown = ",".join(map(str, sorted(ranks)))
+    return Verdict(Kind.HEALTHY, f"rank(s) {shown} destroyed their NCCL communicators ({done.height} `Destroy "
+                   "COMPLETE` line(s), ncclCommDestroy at the program's end, no abort) and no error, signal or "
+                   "stall is logged: the collectives before it completed, and a rank that waits in one never "
+                   f"reaches its teardown ({ev.coverage.describe()})", [],
+                   [Cited(first["file"], first["line"], first.get("message") or "Destroy COMPLETE")]
+                   if first and first.get("line") is not None else [])

@@ -78,6 +78,7 @@ TOOLS = (
     (r"\bnvbandwidth\b|memcpy (?:CE|SM)", "nvbandwidth"),
     (r"\bshmem_\w+|\bnvshmem", "NVSHMEM perftest"),
     (r"\bucx_perftest\b", "ucx_perftest"),
+    (r"RocmBandwidthTest|\brocm[-_]bandwidth[-_]test\b|^\s*D/D(?:\s+\d+)+\s*$", "rocm-bandwidth-test"),
     (r"\biperf3?\b|\[ ID\] Interval", "iperf"),
     (r"^Comm\. Op\s+Message Size\s+Count|" + r"^\s{8,}\d+(?:\.\d+)?\s?[KMGT]?B(?:\s+\d+)(?:\s+[\d.]+){4}\s*$",
      "DeepSpeed's comms logger"),
@@ -113,6 +114,11 @@ AROUND = (r"^\s*[-=*]{5,}\s*$|^[#>\s]*-[ -]{8,}$|^\s*(?:- ){5,}-?\s*$|^\s*#?\s*\
           r"|^\s*(?:PINNED|PAGEABLE) Memory Transfers|^\s*D\\D(?:\s+\d+)+\s*$|^SUM \w+ [\d.]+\s*$|^# OSU MPI"
           r"|---- Performance of \w+ on|^#\s*Datatype: \w+|^#\s*Send Buffer on \w+|^\[CUDA Bandwidth Test\]"
           r"|^nvbandwidth Version:|^Built from Git version:|^CUDA (?:Runtime|Driver) Version(?: \(API\))?:"
+          # (perftest's server side, before its client connects: src/perftest_communication.c `* Waiting for
+          # client to connect... *` in its box of stars; what every pasted ib_write_bw server output starts with)
+          r"|^\s*\*\s*Waiting for client to connect\.*\s*\*\s*$"
+          r"|^\s*RocmBandwidthTest Version:|^\s*Launch Command is:|^\s*Device: \d+,\s"  # (rocm-bandwidth-test)
+          r"|^\s*(?:Inter-)?Device (?:Access|Numa Distance)\s*$|^\s*D/D(?:\s+\d+)+\s*$"
           r"|^Driver Version: [\d.]+\s*$|^\s*Running \w+_(?:ce|sm)\.\s*$|^COEFFICIENT_OF_VARIATION \w+ [\d.]+"
           r"|^Running on\.\.\.$|^\s*Device \d+: .+|^\s*(?:Quick|Range|Shmoo) Mode\s*$|^NOTE: The CUDA Samples"
           # perftest's banner and settings (src/perftest_parameters.c ctx_print_test_info, print_report)

@@ -50,7 +50,9 @@ RATES = (
     # its benchmark/run_benchmark.sh reads `ips:` as images/sec): the rate, before `samples: N`, the batch
     r"\bips:\s*(\d[\d,]*(?:\.\d+)?)",
     # (s28: picotron's `Tokens/s:   1.68K`, its K kept: ``pace.number`` scales it)
-    r"(?i)\b(?:images|samples|tokens|tps)(?:/s(?:ec)?)?:?\s*(\d[\d,]*(?:\.\d+)?[KMG]?)\b",
+    # (s29: the unit per second, never a count: Megatron-DeepSpeed's `total number of samples: 7691`, PaddleOCR's
+    # `avg_samples: 32.0` before its `ips:` are no throughput, samples/wild dv37-013)
+    r"(?i)\b(?:(?:images|samples|tokens)/s(?:ec)?|tps):?\s*(\d[\d,]*(?:\.\d+)?[KMG]?)\b",
     r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens?|tok|it|words|examples|seqs|sequences|steps?"
     r"|batch(?:es)?)/s(?:ec)?\b",
     # DeepSpeed's ThroughputTimer (deepspeed/utils/timer.py: `RunningAvgSamplesPerSec=25.0,
@@ -106,6 +108,9 @@ TIMES = (
     (BARE_TIME, 1.0),
     (BARE_TIME_MS, 1e-3),
     (r"'elapsed_s': ([\d.]+)", 1.0),
+    # (s29) a field of a comma-separated line that is only a duration (MXNet's tools/bandwidth/measure.py
+    # `iter 1, 0.113931 sec, 2.264454 GB/sec per gpu, ...`): the time of that iteration
+    (r"(?:^|,)\s*(\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds)\s*(?:,|$)", 1.0),
     (r"\(([\d.]+) sec\)", 1.0),  # TensorFlow's estimator: the seconds of the steps since its last line
     (r"([\d.]+)\s*s/it\b", 1.0),
     # (RETURNN's `step 37, ce 5.456, ..., 3.169 sec/step`: returnn/torch/engine.py)
@@ -144,6 +149,11 @@ NOT_PROGRESS = (r"(?i)\b(?:error|errors|fail\w*|retr(?:y|ies|ying)|attempt\w*|ex
                 # `{metric_key_prefix}_...`, `eval_loss`, `eval_runtime`; two of them with a rising
                 # global_step are two evaluations, each at a step another line already counts)
                 r"|^\s*\{\s*['\"]eval_\w+['\"]\s*:")
+#: (s29) ``error`` before a decimal figure is a measured error, no failure: taken out of a line before
+#: ``NOT_PROGRESS`` is asked (MXNet's tools/bandwidth/measure.py `iter 1, 0.113931 sec, 2.264454 GB/sec per
+#: gpu, error 0.000000`, its `logging.info('iter %d, %f sec, %f GB/sec per gpu, error %f', ...)`; a model's
+#: `val_error: 0.0821`, nccl-tests' error column `2e-07` is its own parser's)
+MEASURED_ERROR = r"(?i)\b(?:\w+_)?error\s*[:=]?\s*[-+]?\d+\.\d+(?:e[-+]?\d+)?"
 #: a rank a line names at its start
 NAMED_RANK = r"(?i)^\W{0,3}rank\s*[:=#]?\s*(\d+)\b"
 #: a logger header's level, within the line's first characters
@@ -221,7 +231,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
             .with_columns(template(t).alias("_full")))
     # one template: the same first KEY characters once masked (nanotron adds memory figures to some lines)
     # (a logger header's level is no warning of the line's own: icefall logs its progress at WARNING)
-    said = t.str.replace(LEVEL, "")
+    said = t.str.replace(LEVEL, "").str.replace_all(MEASURED_ERROR, "")
     cand = cand.filter(~said.str.contains(NOT_PROGRESS)).with_columns(
         pl.col("_full").str.slice(0, KEY).alias("_tmpl"))
     counts = cand.group_by("file", "_tmpl").agg(pl.len().alias("_n"))

@@ -9,7 +9,7 @@ general words, by the shape of the sentence, and is called from ``trainer.parse`
   completed``, ``Finished training after 1000 steps``, ``All ranks done``, ``Job completed``) or a rank
   (``Rank 1 finished, time taken: 12.4 s``, ``rank 0: done``), after a logger's header or none: what the
   scripts of issue threads print last (``print(f"Rank {rank} finished")``, ``logger.info("Training
-  finished")``);
+  finished")``), or at its end (s29: the DDP tutorial's ``Finished running basic DDP example on rank 0.``);
 - **a result summary**: a figure the program measured over the whole run, named as such (``Average
   throughput: 812.3 samples/s``, ``Total time: 123.4 s``, ``Final loss: 0.12``, PyTorch's mnist example
   ``Test set: Average loss: 0.0266, Accuracy: 9916/10000 (99%)`` (pytorch/examples mnist/main.py ``test``));
@@ -60,12 +60,21 @@ ENDED_WELL = (r"(?i)\bProcess finished with exit code 0\s*$"
               r"|\b(?:finished|completed|ended|terminated|returned)\s+with\s+(?:(?:exit |return )?(?:code|status)\s+)?0"
               r"\s*[.!]?\s*$"
               r"|\bexited (?:normally )?with (?:exit )?(?:code|status) 0\b"
-              r"|\b(?:finished|completed|ended|exited) (?:successfully|normally|cleanly)\b")
+              r"|\b(?:finished|completed|ended|exited) (?:successfully|normally|cleanly)\b"
+              # (s29) MLPerf's logger (mlcommons/logging mlperf_logging/mllog: `:::MLLOG {...}` one JSON object a
+              # line): the benchmark's `run_stop` with `"status": "success"`, every MLPerf training reference's end
+              r"|^\W{0,3}:::MLLOG \{.*\"key\": \"run_stop\".*\"status\": \"success\"")
 #: a rank said finished (``Rank 1 finished, time taken: 12.4 s``, ``[rank 0] done``, ``process 3 completed``);
 #: group ``rank``
 RANK_DONE = (r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)\b\]?:?\s+(?:is |has )?"
              r"(?:successfully )?(?:finished|completed|done|exit(?:ed|ing) (?:normally|cleanly|successfully)"
              r"|exited with (?:code|status) 0\b)")
+#: (s29) a finish sentence that names its rank at its end: PyTorch's DDP tutorial (pytorch/tutorials
+#: intermediate_source/ddp_tutorial.rst ``print(f"Finished running basic DDP example on rank {rank}.")``, after
+#: ``cleanup()``, copied into many scripts), ``Done training on rank 3``, ``Completed all steps for rank 1``;
+#: group ``rank``
+RANK_FINISHED = (rf"(?i){START}(?:finished|completed|done)\b[^\n]{{0,60}}?\b(?:on|for|by|from|of) rank\s*"
+                 r"(?P<rank>\d+)\b\W{0,3}$")
 #: a figure measured over the whole run, named as such: a word of the summary, then what it measures
 SUMMARY = (r"(?i)(?:^|[\s\]|:-])(?:average|avg|mean|overall|final|total|test set|eval(?:uation)? result|"
            r"validation result)s?\b[\w /()\-]{0,40}?\b(?:time|throughput|speed|latency|bandwidth|busbw|algbw"
@@ -167,7 +176,8 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     calm = ~t.str.contains(FAILED)
     said = pl.col("text").str.strip_chars() != ""
     df = df.filter(said)
-    sentence = ((t.str.contains(FINISHED) | t.str.contains(RANK_DONE) | t.str.contains(ENDED_WELL))
+    sentence = ((t.str.contains(FINISHED) | t.str.contains(RANK_DONE) | t.str.contains(ENDED_WELL)
+                 | t.str.contains(RANK_FINISHED))
                 & ~t.str.contains(PART))
     ranked = t.str.contains(RANK_HEAD) | t.str.contains(RANK_OF)
     # (``time per iteration 12.3 ms`` names what a figure measures, no counter)
@@ -182,7 +192,8 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     result = ((((t.str.contains(SUMMARY) | t.str.contains(THROUGHPUT)) & once) | (ranked & t.str.contains(RESULT))) & ~counted & ~table
               & ~t.str.contains(INTERVAL))
     said = pl.coalesce(t.str.extract(RANK_HEAD, 1).cast(pl.Int64, strict=False),
-                       t.str.extract(RANK_OF, 1).cast(pl.Int64, strict=False))
+                       t.str.extract(RANK_OF, 1).cast(pl.Int64, strict=False),
+                       t.str.extract(RANK_FINISHED, 1).cast(pl.Int64, strict=False))
     named = pl.coalesce(said, "rank")
     # (a line a process prints about another rank, under its own launcher tag: `[default0]:    Rank 1: 10.12ms`
     # in FlagScale's straggler report of rank 0 (samples/wild/torch-043), is no result of rank 1's own)

@@ -121,6 +121,43 @@ RANK_WORDS = (
     RankWord(r"\]\[rank=(?P<rank>\d+)/\d+\]\[local_rank=\d+/\d+\]",
              "ezpz ezpz/dist.py setup_torch (each process's bracketed node, rank and local rank)",
              "the writer's global rank"),
+    # Paddle's hybrid-parallel topology, printed by each process at fleet.init (python/paddle/distributed/fleet/
+    # base/topology.py HybridCommunicateGroup: `"HybridParallelInfo: rank_id: %d, mp_degree: %d, ..." %
+    # (self.global_rank, ...)`, from Paddle 2.1 on; PaddleSeg, PaddleNLP and PaddleOCR logs carry it, dv35-001):
+    # the writer's global rank (its groups follow on the line: `dp_group: [0, 1]` names no writer)
+    RankWord(r"\bHybridParallelInfo: rank_id: (?P<rank>\d+),",
+             "Paddle python/paddle/distributed/fleet/base/topology.py (HybridCommunicateGroup's debug line)",
+             "the writer's global rank"),
+    # detectron2's set-up (detectron2/engine/defaults.py default_setup: `logger.info("Rank of current process:
+    # {}. World size: {}".format(rank, comm.get_world_size()))`), kept by its families (d2go's `Using {}
+    # processes per machine. Rank of current process: {}`, virtex, detrex, Mask2Former, visual_prompt): the
+    # writer's global rank (comm.get_rank(), dist.get_rank()) and the world's size
+    RankWord(r"\bRank of current process: (?P<rank>\d+)(?:\. World(?: size)?: (?P<world>\d+))?",
+             "detectron2 detectron2/engine/defaults.py default_setup (and its families' copies)",
+             "the writer's global rank and the world's size"),
+    # timm's train.py (`_logger.info('Training in distributed mode with multiple processes, 1 device per process.'
+    # f'Process {args.rank}, total {args.world_size}, device {args.device}.')`, the two strings joined with no
+    # space; older releases `1 GPU per process. Process %d, total %d.`), each process once, its global rank
+    RankWord(r"\bTraining in distributed mode with multiple processes, 1 (?:device|GPU) per process\. ?"
+             r"Process (?P<rank>\d+), total (?P<world>\d+)\b",
+             "timm train.py (the distributed set-up line of each process)",
+             "the writer's global rank and the world's size"),
+    # Swin Transformer's main.py and the many repos built on it (`print(f"RANK and WORLD_SIZE in environ:
+    # {rank}/{world_size}")`, rank = int(os.environ["RANK"]), the global rank torchrun sets)
+    RankWord(r"\bRANK and WORLD_SIZE in environ: (?P<rank>\d+)/(?P<world>\d+)\b",
+             "Swin-Transformer main.py (and its families' copies)",
+             "the writer's global rank and the world's size"),
+    # OpenCLIP's main.py and the repos built on it (`logging.info(f'Running in distributed mode with multiple
+    # processes. Device: {args.device}.' f'Process (global: {args.rank}, local {args.local_rank}), total
+    # {args.world_size}.')`, `Running in horovod mode ...` likewise): the global rank, beside the local one
+    RankWord(r"\bProcess \(global: (?P<rank>\d+), local \d+\), total (?P<world>\d+)\b",
+             "open_clip src/training/main.py (the distributed set-up line of each process)",
+             "the writer's global rank and the world's size"),
+    # BLIP's and LAVIS's set-up (lavis/common/dist_utils.py init_distributed_mode: `print("| distributed init
+    # (rank {}, world {}): {}".format(args.rank, args.world_size, args.dist_url))`), DETR's shape with the world
+    RankWord(r"\bdistributed init \(rank (?P<rank>\d+), world (?P<world>\d+)\)",
+             "LAVIS lavis/common/dist_utils.py, BLIP utils.py (init_distributed_mode)",
+             "the writer's global rank and the world's size"),
     RankWord(r"\bGlobal Checkpoint Save : Rank: (?P<rank>\d+) :",
              "NeMo nemo/utils/callbacks/dist_ckpt_io.py (`Global Checkpoint Save : Rank: "
              "{torch.distributed.get_rank()} : Iteration: ...`)",
@@ -149,6 +186,13 @@ SOURCE_AT = f"(?:{SOURCE_PLACE})?"
 RANK_TAG = r"[Rr]ank:? (?P<rank>\d+)"
 RANK_TAG_END = r"(?:[:,] | [a-z]\w*| ?\| )"
 RANK_BRACKET = r"\[[Rr](?:ank|ANK):? ?(?P<rank>\d+)\] "
+#: the keys a process's own rank goes by in its settings, and the world's size beside it: torch's `rank`/`RANK`
+#: and `world_size`, JAX's `process_id`/`process_index` and `num_processes`, Ascend's environment (`RANK_ID`
+#: and `RANK_SIZE`, the rank in the world HCCL initialises, as its launch scripts export and echo them), and a
+#: script's own names for the same (`world_rank`, `my_rank`, `dist_my_rank = 1  dist_world_size = 4`,
+#: dv33-002); a node's, a group's or a local rank (`node_rank`, `tp_rank`, `local_rank`) is no such key
+KEY_RANK = r"(?:global_|world_|dist_|mpi_|my_|dist_my_)?rank(?:_id)?|process_id|process_index"
+KEY_WORLD = r"(?:dist_)?world_size|rank_size|num_processes|process_count"
 #: the writer's own rank where a line's start has not said it: read only on a line no launcher prefix names
 #: a writer of (under ``[default0]:`` a ``Rank 3: 9.9ms`` is a report of the prefix's rank, not rank 3's line)
 WRITER_WORDS = (
@@ -234,8 +278,8 @@ WRITER_WORDS = (
     # world_size=2]`, a script's `rank=1, world_size=8`, an environment dump's `RANK=2 WORLD_SIZE=4`, a
     # Python dict or a log record's `{'rank': 1, 'world_size': 8}`; a node's rank (`node_rank=`,
     # `group_rank=`) or a group's (`tp_rank=`) is no key here
-    RankWord(r"(?i)(?:^|[\s,{(\[])['\"]?(?:global_rank|rank|process_id|process_index)['\"]?\s*[=:]\s*"
-             r"(?P<rank>\d+)\b(?:[^\n]*?\b['\"]?(?:world_size|num_processes|process_count)['\"]?\s*[=:]\s*"
+    RankWord(r"(?i)(?:^|[\s,{(\[])['\"]?(?:" + KEY_RANK + r")['\"]?\s*[=:]\s*"
+             r"(?P<rank>\d+)\b(?:[^\n]*?\b['\"]?(?:" + KEY_WORLD + r")['\"]?\s*[=:]\s*"
              r"(?P<world>\d+)\b)?",
              "a process's own keys: vLLM vllm/distributed/parallel_state.py, Ray Train, scripts, env dumps, "
              "JAX's jax.distributed.initialize(..., num_processes=4, process_id=2)",
@@ -260,17 +304,18 @@ HOSTLESS_SAID = (r"^NCCL INFO Trees \[0\] [\d/\-]+->(?P<rank>\d+)->",
 #: ranks is : 7`), each process of each Gloo group once (vLLM and SGLang make a Gloo twin of every group, the
 #: world's first): a global rank only in the file's largest group, and none in a group of one (``_gloo``)
 GLOO = r"\[Gloo\] Rank (?P<rank>\d+) is connected to (?P<peers>\d+) peer ranks\b"
-KEYS_WORLD = r"(?i)\b(?:world_size|num_processes|process_count)['\"]?\s*[=:]\s*\d"
+KEYS_WORLD = r"(?i)\b(?:" + KEY_WORLD + r")['\"]?\s*[=:]\s*\d"
 #: not the writer's word: a function's defaults, a call's rank keyword (a traceback's source line
 #: `dist.init_process_group(backend='nccl', world_size=1, rank=1)` is code: dv27-002, dv27-003), a command
 #: line's flags, the `[tracekit] rank=0 ...` header `tracekit run` makes each rank print (parsers/torch_log.py
 #: reads it whole), and NCCL's own lines (`NCCL INFO rank 2 nranks 4`: a communicator's rank, nccl_ranks' to weigh)
-NOT_SAID = (r"\bdef \w+\(|\b[\w.]+\([^()]*\b(?:global_)?rank\s*=\s*\d|\s--[\w\-]+[= ]|^\[tracekit\] "
+NOT_SAID = (r"\bdef \w+\(|\b[\w.]+\([^()]*\b(?:\w+_)?rank(?:_id)?\s*=\s*\d|\s--[\w\-]+[= ]|^\[tracekit\] "
             r"|\bNCCL (?:INFO|WARN)\b")
 ANY = any_of(*(w.pattern for w in RANK_WORDS))
 ANY_WRITER = any_of(*(w.pattern for w in WRITER_WORDS))
 ANY_TAG = any_of(*(w.pattern for w in MID_TAGS))
-CHEAP = r"(?i)rank|\]<std|process_(?:id|index)|ProcessID:|/task:\d|^NCCL INFO (?:Trees|Channel) "
+CHEAP = (r"(?i)rank|\]<std|process_(?:id|index)|ProcessID:|/task:\d|^NCCL INFO (?:Trees|Channel) "
+         r"|per process\. ?Process \d|Process \(global: \d")
 
 
 def parse(lines: pl.DataFrame) -> Parsed:

@@ -26,6 +26,9 @@ WILD = ROOT / "samples" / "wild"
     # mpirun's `Process name: [[52222,1],1]` / `Exit code: 1` (fresh dev); beside Horovod's coordinator, rank 0
     ("dv34-008-libgdsync-couldnt-register-mr-mpirun-abort.txt", [1]),
     ("dv32-006-horovod-tf-stall-missing-rank0-nan-branch.txt", [0, 1]),
+    # c10d's desync report: `[1] finished collective #2, but didn't join collective #3 (count from 1)` (rank 1 wrote
+    # its state to the store; the label counts it beside rank 0's watchdog)
+    ("dv28-005-desync-report-rank1-never-joined-allreduce3.txt", [0, 1]),
     # torchelastic's worker events name `"global_rank": 3` in a JSON key, not a process's own settings: as before
     ("dv11-007-yolov5-torchelastic-worker-succeeded-events.txt", [3]),
 ])
@@ -80,6 +83,31 @@ def test_a_programs_set_up_line_names_its_writers_global_rank(tmp_path, text, wa
 ])
 def test_a_number_no_process_says_of_itself_is_no_rank(tmp_path, text):
     assert text_ranks(tmp_path, text) == []
+
+
+# torch/csrc/distributed/c10d/TraceUtils.h analyzeLaggingRanks (TORCH_NCCL_DESYNC_DEBUG=1), as the c10d desync
+# report prints it under a watchdog timeout of rank 0
+DESYNC = ("[rank0]:[E515 18:36:47.341808597 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation "
+          "timeout: WorkNCCL(SeqNum=241, OpType=ALLREDUCE, NumelIn=6, NumelOut=6, Timeout(ms)=600000) ran for 600086 "
+          "milliseconds before timing out.\n"
+          "[rank0]:[E515 18:36:47.343377708 ProcessGroupNCCL.cpp:1937] Rank 0\n"
+          "         - [0] Timeout at collective: ALLREDUCE, #315\n"
+          "         - To our best knowledge, the lagging/dead/mismatched ranks that caused the desync are:\n"
+          "{lagging}"
+          "         - Snapshot of ranks' latest states:\n"
+          "           #315 started ranks:\n"
+          "             [0, 1, 2] started ALLREDUCE\n")
+
+
+@pytest.mark.parametrize("lagging, want", [
+    ("             [7] finished collective #182, but didn't join collective #183 (count from 1)\n", [0, 7]),
+    ("           - [3, 5] joined but didn't finish collective #182 (count from 1)\n", [0, 3, 5]),
+    # the ranks that never joined wrote nothing of their own; the snapshot's lists are not read
+    ("         - To our best knowledge, ranks [6] are the lagging ranks that caused this timeout.\n", [0]),
+])
+def test_a_desync_report_counts_the_ranks_it_finds_lagging(tmp_path, lagging, want):
+    assert text_ranks(tmp_path, DESYNC.format(lagging=lagging)) == want
+
 
 
 MPIRUN_FIRST = ("--------------------------------------------------------------------------\n"

@@ -56,6 +56,10 @@ KNOWN = {
         # mpirun's notice of the first process to exit names it (`Process name: [[44912,1],251]`, its
         # MPI_COMM_WORLD rank last): the later labels count it (dv32-006, dv34-008; parsers/mpi, session 29)
         "nccl-007": "mpirun's `Process name: [[..],251]` names the rank that exited: the first label counts none",
+        # c10d's desync report names the rank it finds lagging from that rank's own state in the store (`[7]
+        # finished collective #182, but didn't join collective #183`): the later labels count it (dv28-005;
+        # parsers/rank_words, session 29)
+        "torch-028": "c10d's desync report names the lagging rank 7: the first label counts rank 0 only",
     },
     "world_size": {
         "nccl-025": "mpirun -np 2 of an nccl-tests built without MPI: two jobs of one rank each",

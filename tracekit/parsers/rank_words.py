@@ -10,17 +10,10 @@ waits on is no entry: the rank it names is not one whose lines are seen.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import polars as pl
 
 from tracekit.parsers import Parsed, any_of
-
-
-class RankWord(NamedTuple):
-    pattern: str  # the named groups: rank, other (a second rank named), local, world
-    source: str  # where the runtime prints it
-    meaning: str
+from tracekit.parsers.rank_set_up import SET_UP, RankWord
 
 
 RANK_WORDS = (
@@ -121,48 +114,11 @@ RANK_WORDS = (
     RankWord(r"\]\[rank=(?P<rank>\d+)/\d+\]\[local_rank=\d+/\d+\]",
              "ezpz ezpz/dist.py setup_torch (each process's bracketed node, rank and local rank)",
              "the writer's global rank"),
-    # Paddle's hybrid-parallel topology, printed by each process at fleet.init (python/paddle/distributed/fleet/
-    # base/topology.py HybridCommunicateGroup: `"HybridParallelInfo: rank_id: %d, mp_degree: %d, ..." %
-    # (self.global_rank, ...)`, from Paddle 2.1 on; PaddleSeg, PaddleNLP and PaddleOCR logs carry it, dv35-001):
-    # the writer's global rank (its groups follow on the line: `dp_group: [0, 1]` names no writer)
-    RankWord(r"\bHybridParallelInfo: rank_id: (?P<rank>\d+),",
-             "Paddle python/paddle/distributed/fleet/base/topology.py (HybridCommunicateGroup's debug line)",
-             "the writer's global rank"),
-    # detectron2's set-up (detectron2/engine/defaults.py default_setup: `logger.info("Rank of current process:
-    # {}. World size: {}".format(rank, comm.get_world_size()))`), kept by its families (d2go's `Using {}
-    # processes per machine. Rank of current process: {}`, virtex, detrex, Mask2Former, visual_prompt): the
-    # writer's global rank (comm.get_rank(), dist.get_rank()) and the world's size
-    RankWord(r"\bRank of current process: (?P<rank>\d+)(?:\. World(?: size)?: (?P<world>\d+))?",
-             "detectron2 detectron2/engine/defaults.py default_setup (and its families' copies)",
-             "the writer's global rank and the world's size"),
-    # timm's train.py (`_logger.info('Training in distributed mode with multiple processes, 1 device per process.'
-    # f'Process {args.rank}, total {args.world_size}, device {args.device}.')`, the two strings joined with no
-    # space; older releases `1 GPU per process. Process %d, total %d.`), each process once, its global rank
-    RankWord(r"\bTraining in distributed mode with multiple processes, 1 (?:device|GPU) per process\. ?"
-             r"Process (?P<rank>\d+), total (?P<world>\d+)\b",
-             "timm train.py (the distributed set-up line of each process)",
-             "the writer's global rank and the world's size"),
-    # Swin Transformer's main.py and the many repos built on it (`print(f"RANK and WORLD_SIZE in environ:
-    # {rank}/{world_size}")`, rank = int(os.environ["RANK"]), the global rank torchrun sets)
-    RankWord(r"\bRANK and WORLD_SIZE in environ: (?P<rank>\d+)/(?P<world>\d+)\b",
-             "Swin-Transformer main.py (and its families' copies)",
-             "the writer's global rank and the world's size"),
-    # OpenCLIP's main.py and the repos built on it (`logging.info(f'Running in distributed mode with multiple
-    # processes. Device: {args.device}.' f'Process (global: {args.rank}, local {args.local_rank}), total
-    # {args.world_size}.')`, `Running in horovod mode ...` likewise): the global rank, beside the local one
-    RankWord(r"\bProcess \(global: (?P<rank>\d+), local \d+\), total (?P<world>\d+)\b",
-             "open_clip src/training/main.py (the distributed set-up line of each process)",
-             "the writer's global rank and the world's size"),
-    # BLIP's and LAVIS's set-up (lavis/common/dist_utils.py init_distributed_mode: `print("| distributed init
-    # (rank {}, world {}): {}".format(args.rank, args.world_size, args.dist_url))`), DETR's shape with the world
-    RankWord(r"\bdistributed init \(rank (?P<rank>\d+), world (?P<world>\d+)\)",
-             "LAVIS lavis/common/dist_utils.py, BLIP utils.py (init_distributed_mode)",
-             "the writer's global rank and the world's size"),
     RankWord(r"\bGlobal Checkpoint Save : Rank: (?P<rank>\d+) :",
              "NeMo nemo/utils/callbacks/dist_ckpt_io.py (`Global Checkpoint Save : Rank: "
              "{torch.distributed.get_rank()} : Iteration: ...`)",
              "the writer's global rank"),
-)
+) + SET_UP
 
 #: a launcher's tag in the middle of a line: another process's write, whatever prefix the line starts with
 MID_TAGS = (
@@ -304,6 +260,13 @@ HOSTLESS_SAID = (r"^NCCL INFO Trees \[0\] [\d/\-]+->(?P<rank>\d+)->",
 #: ranks is : 7`), each process of each Gloo group once (vLLM and SGLang make a Gloo twin of every group, the
 #: world's first): a global rank only in the file's largest group, and none in a group of one (``_gloo``)
 GLOO = r"\[Gloo\] Rank (?P<rank>\d+) is connected to (?P<peers>\d+) peer ranks\b"
+#: c10d's desync report (TORCH_NCCL_DESYNC_DEBUG=1; torch/csrc/distributed/c10d/TraceUtils.h analyzeLaggingRanks:
+#: `[1] finished collective #2, but didn't join collective #3 (count from 1)`, `- [47] joined but didn't finish
+#: collective #41207 (count from 1)`): the ranks it finds lagging, each from the state that rank wrote to the store
+#: (dv28-005's label counts them; the snapshot of every rank's state after it, and the ranks that `never joined
+#: any collectives`, wrote nothing of their own)
+LAGGING = (r"(?:^|\s)\[(?P<ranks>\d+(?:, ?\d+)*)\] (?:joined but didn't finish collective #\d+"
+           r"|finished collective #\d+, but didn't join collective #\d+)")
 KEYS_WORLD = r"(?i)\b(?:" + KEY_WORLD + r")['\"]?\s*[=:]\s*\d"
 #: not the writer's word: a function's defaults, a call's rank keyword (a traceback's source line
 #: `dist.init_process_group(backend='nccl', world_size=1, rank=1)` is code: dv27-002, dv27-003), a command
@@ -315,7 +278,7 @@ ANY = any_of(*(w.pattern for w in RANK_WORDS))
 ANY_WRITER = any_of(*(w.pattern for w in WRITER_WORDS))
 ANY_TAG = any_of(*(w.pattern for w in MID_TAGS))
 CHEAP = (r"(?i)rank|\]<std|process_(?:id|index)|ProcessID:|/task:\d|^NCCL INFO (?:Trees|Channel) "
-         r"|per process\. ?Process \d|Process \(global: \d")
+         r"|per process\. ?Process \d|Process \(global: \d|didn't (?:join|finish) collective #")
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -332,7 +295,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     own = unnamed.filter(t.str.contains(ANY_WRITER) & ~t.str.contains(NOT_SAID))
     rows = [g for w in RANK_WORDS for g in _named(words, w)]
     rows += [g for w in WRITER_WORDS for g in _named(_keyed(own, w), w)]
-    rows += _hostless(df) + _gloo(unnamed)
+    rows += _hostless(df) + _gloo(unnamed) + _lagging(df)
     rows += [g for w in MID_TAGS for g in _named(df.filter(t.str.contains(ANY_TAG)), w)]
     if not rows:
         return Parsed("rank-words")
@@ -365,6 +328,15 @@ def _hostless(df: pl.DataFrame) -> list[pl.DataFrame]:
         if hit.height:
             out.append(hit.select("file", t.str.extract(p, 1).cast(pl.Int64).alias("rank")))
     return out
+
+
+def _lagging(df: pl.DataFrame) -> list[pl.DataFrame]:
+    """``file, rank`` of each rank a desync report's ``LAGGING`` line lists."""
+    hit = df.filter(pl.col("text").str.contains(LAGGING))
+    if not hit.height:
+        return []
+    return [hit.select("file", pl.col("text").str.extract(LAGGING, 1).str.split(",").alias("rank"))
+            .explode("rank").select("file", pl.col("rank").str.strip_chars().cast(pl.Int64, strict=False))]
 
 
 def _gloo(df: pl.DataFrame) -> list[pl.DataFrame]:

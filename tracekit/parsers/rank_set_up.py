@@ -1,6 +1,6 @@
-"""The set-up lines by which a program's processes each say their own global rank once, as they start (issue
-31, rank identity): a framework's or a training script's log of its distributed set-up, read from the code that
-prints it. ``rank_words`` reads them with its ``RANK_WORDS`` (``SET_UP`` is their tail); each entry says which
+"""The set-up lines by which a program's processes each say their own global rank once, as they start, and the
+progress lines that carry it (issue 31, rank identity): a framework's or a training script's log of its
+distributed set-up, read from the code that prints it. ``rank_words`` reads them with its ``RANK_WORDS`` (``SET_UP`` is their tail); each entry says which
 program prints the line and what its number is (the writer's global rank, the world's size beside it). A
 number such a line gives a group (Paddle's `dp_group: [0, 1]`) or a local rank (OpenCLIP's `local 1`) is no
 entry's: the line is one process's word about itself.
@@ -19,6 +19,12 @@ class RankWord(NamedTuple):
 
 
 SET_UP = (
+    # MXNet's distributed Speedometer (its copies in MLPerf's image_classification common/fit.py and others:
+    # `logging.info('Node[%d] Epoch[%d] Batch [%d]\tSpeed: %.2f samples/sec ...', self.rank, ...)`, the rank the
+    # KVStore gives the worker): the writer's global rank on each of its progress lines (dv39-002)
+    RankWord(r"\bNode\[(?P<rank>\d+)\] (?:Epoch|Iter)\[\d+\] Batch \[",
+             "MXNet's Speedometer with the worker's rank (MLPerf image_classification common/fit.py)",
+             "the writer's global rank"),
     # Paddle's hybrid-parallel topology, printed by each process at fleet.init (python/paddle/distributed/fleet/
     # base/topology.py HybridCommunicateGroup: `"HybridParallelInfo: rank_id: %d, mp_degree: %d, ..." %
     # (self.global_rank, ...)`, from Paddle 2.1 on; PaddleSeg, PaddleNLP and PaddleOCR logs carry it, dv35-001):

@@ -120,6 +120,13 @@ RANK_WORDS = (
              "the writer's global rank"),
 ) + SET_UP
 
+#: Open MPI's --tag-output tags stacked at a line's start (`[1,183]<stdout>:[1,184]<stderr>:INFO:root:...`): each
+#: tags a write of its process, the outer ones empty or cut where the next process's write began (many processes
+#: writing to one stream); the prefix parser keeps the last tag as the line's writer, the others are writers seen
+#: too (dv37-031's label counts the outer `[1,183]`). torchrun's `[rank0]:[rank4]:` is no such case: a launcher
+#: nested in another, the same outer tag always before the same inner one (dev-100's label counts the inner)
+STACKED = r"^\s*(?:\[\d+,\d+\]<std(?:out|err)>:\s?){2,}"
+STACKED_TAG = r"\[\d+,(\d+)\]<std(?:out|err)>:"
 #: a launcher's tag in the middle of a line: another process's write, whatever prefix the line starts with
 MID_TAGS = (
     # a launcher's tag that a second stream's write put in the middle of a line (two processes' writes
@@ -278,7 +285,8 @@ ANY = any_of(*(w.pattern for w in RANK_WORDS))
 ANY_WRITER = any_of(*(w.pattern for w in WRITER_WORDS))
 ANY_TAG = any_of(*(w.pattern for w in MID_TAGS))
 CHEAP = (r"(?i)rank|\]<std|process_(?:id|index)|ProcessID:|/task:\d|^NCCL INFO (?:Trees|Channel) "
-         r"|per process\. ?Process \d|Process \(global: \d|didn't (?:join|finish) collective #")
+         r"|per process\. ?Process \d|Process \(global: \d|didn't (?:join|finish) collective #"
+         r"|Node\[\d+\] (?:Epoch|Iter)\[")
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -295,7 +303,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     own = unnamed.filter(t.str.contains(ANY_WRITER) & ~t.str.contains(NOT_SAID))
     rows = [g for w in RANK_WORDS for g in _named(words, w)]
     rows += [g for w in WRITER_WORDS for g in _named(_keyed(own, w), w)]
-    rows += _hostless(df) + _gloo(unnamed) + _lagging(df)
+    rows += _hostless(df) + _gloo(unnamed) + _lagging(df) + _stacked(lines)
     rows += [g for w in MID_TAGS for g in _named(df.filter(t.str.contains(ANY_TAG)), w)]
     if not rows:
         return Parsed("rank-words")
@@ -328,6 +336,18 @@ def _hostless(df: pl.DataFrame) -> list[pl.DataFrame]:
         if hit.height:
             out.append(hit.select("file", t.str.extract(p, 1).cast(pl.Int64).alias("rank")))
     return out
+
+
+def _stacked(lines: pl.DataFrame) -> list[pl.DataFrame]:
+    """``file, rank`` of every tag of the ``STACKED`` launcher tags a line starts with."""
+    if "raw" not in lines.columns:
+        return []
+    hit = lines.filter(pl.col("raw").str.contains(STACKED))
+    if not hit.height:
+        return []
+    tags = (hit.select("file", pl.col("raw").str.extract(STACKED, 0).str.extract_all(STACKED_TAG).alias("_t"))
+            .explode("_t"))
+    return [tags.select("file", pl.col("_t").str.extract(STACKED_TAG, 1).cast(pl.Int64).alias("rank"))]
 
 
 def _lagging(df: pl.DataFrame) -> list[pl.DataFrame]:

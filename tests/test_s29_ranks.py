@@ -62,6 +62,13 @@ def test_dev_excerpts_count_the_ranks_their_set_up_lines_name(excerpt, want):
     # LAVIS / BLIP init_distributed_mode, four processes, as a LAVIS run prints them
     ("| distributed init (rank 1, world 4): env://\n| distributed init (rank 0, world 4): env://\n"
      "| distributed init (rank 2, world 4): env://\n| distributed init (rank 3, world 4): env://\n", [0, 1, 2, 3]),
+    # Open MPI's --tag-output tags stacked where two processes' writes met (dv37-031's shape): both writers
+    ("[1,183]<stdout>:[1,184]<stderr>:INFO:root:Total Training with validation: 1526.16 secs\n", [183, 184]),
+    # torchrun nested in a launcher (`[rank0]:[rank4]:` on every line of rank 4, dev-100): the inner tag only
+    ("[rank0]:[rank4]:V0731 00:56:28.929000 3080918 torch/distributed/pipelining/stage.py:1349] Shape "
+     "inference: stage 0 skipping recv\n", [4]),
+    # MXNet's Speedometer with the KVStore's rank (MLPerf image_classification common/fit.py, dv39-002)
+    ("2022-05-17 00:33:00,261 Node[0] Epoch[0] Batch [0-20]\tSpeed: 126046.63 samples/sec\taccuracy=nan\n", [0]),
     # Ascend's environment as a launch script echoes it; a process's own keys under other names
     ("RANK_ID=3 RANK_SIZE=8 DEVICE_ID=3\n", [3]),
     ("world_rank=3 world_size=8\n", [3]),

@@ -53,6 +53,13 @@ KNOWN = {
         # torchelastic's worker status event names the worker's global rank (`"source": "WORKER", ...
         # "global_rank": 0`): the later labels count it (dv11-007, dv27-014; parsers/rank_words, session 27)
         "torch-060": "torchelastic's worker status events name their workers' global ranks: the first label counts none",
+        # mpirun's notice of the first process to exit names it (`Process name: [[44912,1],251]`, its
+        # MPI_COMM_WORLD rank last): the later labels count it (dv32-006, dv34-008; parsers/mpi, session 29)
+        "nccl-007": "mpirun's `Process name: [[..],251]` names the rank that exited: the first label counts none",
+        # c10d's desync report names the rank it finds lagging from that rank's own state in the store (`[7]
+        # finished collective #182, but didn't join collective #183`): the later labels count it (dv28-005;
+        # parsers/rank_words, session 29)
+        "torch-028": "c10d's desync report names the lagging rank 7: the first label counts rank 0 only",
     },
     "world_size": {
         "nccl-025": "mpirun -np 2 of an nccl-tests built without MPI: two jobs of one rank each",

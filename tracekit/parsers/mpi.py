@@ -145,6 +145,12 @@ def parse(lines: pl.DataFrame) -> Parsed:
     events += _horovod_missing(df, mine)
     drop = ("text", "launch_rank", "task_tag", "_r", "_m")
     out = pl.concat(events, how="diagonal_relaxed").drop(drop, strict=False) if events else None
+    if exited.height:
+        # (the process mpirun names is a rank seen, as the one of its `process rank 1 with PID .. exited on
+        # signal 9` is: an Open MPI process name `[[jobfamily,job],vpid]` ends in its MPI_COMM_WORLD rank; the
+        # labels of dv32-006 and dv34-008 count it, nccl-007's of 2 sessions earlier not)
+        procs = pl.concat([procs, exited.select("file", pl.col("_r").alias("rank"), pl.lit("mpi").alias("source"))
+                           .unique(maintain_order=True)], how="diagonal_relaxed")
     tables = {"events": out, "ranks": procs} if procs.height else {"events": out}
     return Parsed("mpi", tables, mine.select("file", "line"))
 

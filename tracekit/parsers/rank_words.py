@@ -10,17 +10,10 @@ waits on is no entry: the rank it names is not one whose lines are seen.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import polars as pl
 
 from tracekit.parsers import Parsed, any_of
-
-
-class RankWord(NamedTuple):
-    pattern: str  # the named groups: rank, other (a second rank named), local, world
-    source: str  # where the runtime prints it
-    meaning: str
+from tracekit.parsers.rank_set_up import SET_UP, RankWord
 
 
 RANK_WORDS = (
@@ -125,8 +118,15 @@ RANK_WORDS = (
              "NeMo nemo/utils/callbacks/dist_ckpt_io.py (`Global Checkpoint Save : Rank: "
              "{torch.distributed.get_rank()} : Iteration: ...`)",
              "the writer's global rank"),
-)
+) + SET_UP
 
+#: Open MPI's --tag-output tags stacked at a line's start (`[1,183]<stdout>:[1,184]<stderr>:INFO:root:...`): each
+#: tags a write of its process, the outer ones empty or cut where the next process's write began (many processes
+#: writing to one stream); the prefix parser keeps the last tag as the line's writer, the others are writers seen
+#: too (dv37-031's label counts the outer `[1,183]`). torchrun's `[rank0]:[rank4]:` is no such case: a launcher
+#: nested in another, the same outer tag always before the same inner one (dev-100's label counts the inner)
+STACKED = r"^\s*(?:\[\d+,\d+\]<std(?:out|err)>:\s?){2,}"
+STACKED_TAG = r"\[\d+,(\d+)\]<std(?:out|err)>:"
 #: a launcher's tag in the middle of a line: another process's write, whatever prefix the line starts with
 MID_TAGS = (
     # a launcher's tag that a second stream's write put in the middle of a line (two processes' writes
@@ -149,6 +149,13 @@ SOURCE_AT = f"(?:{SOURCE_PLACE})?"
 RANK_TAG = r"[Rr]ank:? (?P<rank>\d+)"
 RANK_TAG_END = r"(?:[:,] | [a-z]\w*| ?\| )"
 RANK_BRACKET = r"\[[Rr](?:ank|ANK):? ?(?P<rank>\d+)\] "
+#: the keys a process's own rank goes by in its settings, and the world's size beside it: torch's `rank`/`RANK`
+#: and `world_size`, JAX's `process_id`/`process_index` and `num_processes`, Ascend's environment (`RANK_ID`
+#: and `RANK_SIZE`, the rank in the world HCCL initialises, as its launch scripts export and echo them), and a
+#: script's own names for the same (`world_rank`, `my_rank`, `dist_my_rank = 1  dist_world_size = 4`,
+#: dv33-002); a node's, a group's or a local rank (`node_rank`, `tp_rank`, `local_rank`) is no such key
+KEY_RANK = r"(?:global_|world_|dist_|mpi_|my_|dist_my_)?rank(?:_id)?|process_id|process_index"
+KEY_WORLD = r"(?:dist_)?world_size|rank_size|num_processes|process_count"
 #: the writer's own rank where a line's start has not said it: read only on a line no launcher prefix names
 #: a writer of (under ``[default0]:`` a ``Rank 3: 9.9ms`` is a report of the prefix's rank, not rank 3's line)
 WRITER_WORDS = (
@@ -234,8 +241,8 @@ WRITER_WORDS = (
     # world_size=2]`, a script's `rank=1, world_size=8`, an environment dump's `RANK=2 WORLD_SIZE=4`, a
     # Python dict or a log record's `{'rank': 1, 'world_size': 8}`; a node's rank (`node_rank=`,
     # `group_rank=`) or a group's (`tp_rank=`) is no key here
-    RankWord(r"(?i)(?:^|[\s,{(\[])['\"]?(?:global_rank|rank|process_id|process_index)['\"]?\s*[=:]\s*"
-             r"(?P<rank>\d+)\b(?:[^\n]*?\b['\"]?(?:world_size|num_processes|process_count)['\"]?\s*[=:]\s*"
+    RankWord(r"(?i)(?:^|[\s,{(\[])['\"]?(?:" + KEY_RANK + r")['\"]?\s*[=:]\s*"
+             r"(?P<rank>\d+)\b(?:[^\n]*?\b['\"]?(?:" + KEY_WORLD + r")['\"]?\s*[=:]\s*"
              r"(?P<world>\d+)\b)?",
              "a process's own keys: vLLM vllm/distributed/parallel_state.py, Ray Train, scripts, env dumps, "
              "JAX's jax.distributed.initialize(..., num_processes=4, process_id=2)",
@@ -260,17 +267,26 @@ HOSTLESS_SAID = (r"^NCCL INFO Trees \[0\] [\d/\-]+->(?P<rank>\d+)->",
 #: ranks is : 7`), each process of each Gloo group once (vLLM and SGLang make a Gloo twin of every group, the
 #: world's first): a global rank only in the file's largest group, and none in a group of one (``_gloo``)
 GLOO = r"\[Gloo\] Rank (?P<rank>\d+) is connected to (?P<peers>\d+) peer ranks\b"
-KEYS_WORLD = r"(?i)\b(?:world_size|num_processes|process_count)['\"]?\s*[=:]\s*\d"
+#: c10d's desync report (TORCH_NCCL_DESYNC_DEBUG=1; torch/csrc/distributed/c10d/TraceUtils.h analyzeLaggingRanks:
+#: `[1] finished collective #2, but didn't join collective #3 (count from 1)`, `- [47] joined but didn't finish
+#: collective #41207 (count from 1)`): the ranks it finds lagging, each from the state that rank wrote to the store
+#: (dv28-005's label counts them; the snapshot of every rank's state after it, and the ranks that `never joined
+#: any collectives`, wrote nothing of their own)
+LAGGING = (r"(?:^|\s)\[(?P<ranks>\d+(?:, ?\d+)*)\] (?:joined but didn't finish collective #\d+"
+           r"|finished collective #\d+, but didn't join collective #\d+)")
+KEYS_WORLD = r"(?i)\b(?:" + KEY_WORLD + r")['\"]?\s*[=:]\s*\d"
 #: not the writer's word: a function's defaults, a call's rank keyword (a traceback's source line
 #: `dist.init_process_group(backend='nccl', world_size=1, rank=1)` is code: dv27-002, dv27-003), a command
 #: line's flags, the `[tracekit] rank=0 ...` header `tracekit run` makes each rank print (parsers/torch_log.py
 #: reads it whole), and NCCL's own lines (`NCCL INFO rank 2 nranks 4`: a communicator's rank, nccl_ranks' to weigh)
-NOT_SAID = (r"\bdef \w+\(|\b[\w.]+\([^()]*\b(?:global_)?rank\s*=\s*\d|\s--[\w\-]+[= ]|^\[tracekit\] "
+NOT_SAID = (r"\bdef \w+\(|\b[\w.]+\([^()]*\b(?:\w+_)?rank(?:_id)?\s*=\s*\d|\s--[\w\-]+[= ]|^\[tracekit\] "
             r"|\bNCCL (?:INFO|WARN)\b")
 ANY = any_of(*(w.pattern for w in RANK_WORDS))
 ANY_WRITER = any_of(*(w.pattern for w in WRITER_WORDS))
 ANY_TAG = any_of(*(w.pattern for w in MID_TAGS))
-CHEAP = r"(?i)rank|\]<std|process_(?:id|index)|ProcessID:|/task:\d|^NCCL INFO (?:Trees|Channel) "
+CHEAP = (r"(?i)rank|\]<std|process_(?:id|index)|ProcessID:|/task:\d|^NCCL INFO (?:Trees|Channel) "
+         r"|per process\. ?Process \d|Process \(global: \d|didn't (?:join|finish) collective #"
+         r"|Node\[\d+\] (?:Epoch|Iter)\[")
 
 
 def parse(lines: pl.DataFrame) -> Parsed:
@@ -287,7 +303,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     own = unnamed.filter(t.str.contains(ANY_WRITER) & ~t.str.contains(NOT_SAID))
     rows = [g for w in RANK_WORDS for g in _named(words, w)]
     rows += [g for w in WRITER_WORDS for g in _named(_keyed(own, w), w)]
-    rows += _hostless(df) + _gloo(unnamed)
+    rows += _hostless(df) + _gloo(unnamed) + _lagging(df) + _stacked(lines)
     rows += [g for w in MID_TAGS for g in _named(df.filter(t.str.contains(ANY_TAG)), w)]
     if not rows:
         return Parsed("rank-words")
@@ -320,6 +336,27 @@ def _hostless(df: pl.DataFrame) -> list[pl.DataFrame]:
         if hit.height:
             out.append(hit.select("file", t.str.extract(p, 1).cast(pl.Int64).alias("rank")))
     return out
+
+
+def _stacked(lines: pl.DataFrame) -> list[pl.DataFrame]:
+    """``file, rank`` of every tag of the ``STACKED`` launcher tags a line starts with."""
+    if "raw" not in lines.columns:
+        return []
+    hit = lines.filter(pl.col("raw").str.contains(STACKED))
+    if not hit.height:
+        return []
+    tags = (hit.select("file", pl.col("raw").str.extract(STACKED, 0).str.extract_all(STACKED_TAG).alias("_t"))
+            .explode("_t"))
+    return [tags.select("file", pl.col("_t").str.extract(STACKED_TAG, 1).cast(pl.Int64).alias("rank"))]
+
+
+def _lagging(df: pl.DataFrame) -> list[pl.DataFrame]:
+    """``file, rank`` of each rank a desync report's ``LAGGING`` line lists."""
+    hit = df.filter(pl.col("text").str.contains(LAGGING))
+    if not hit.height:
+        return []
+    return [hit.select("file", pl.col("text").str.extract(LAGGING, 1).str.split(",").alias("rank"))
+            .explode("rank").select("file", pl.col("rank").str.strip_chars().cast(pl.Int64, strict=False))]
 
 
 def _gloo(df: pl.DataFrame) -> list[pl.DataFrame]:

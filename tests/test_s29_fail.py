@@ -121,9 +121,10 @@ PADDLE_TERM = ("2023-03-06 19:40:04 [INFO]\t[TRAIN] epoch: 22, iter: 360/160000,
                "from PID 3324 ***]\n")
 
 
-def test_a_workers_own_sigterm_after_progress_is_a_kill_from_outside(tmp_path):
+def test_a_workers_own_sigterm_after_progress_is_left_open_naming_the_stop(tmp_path):
     v = decide(text_store(tmp_path, PADDLE_TERM))
-    assert v.kind is Kind.CRASHED_RANK and "SIGTERM" in v.summary and "launcher" in v.summary
+    # (the stop is the consequence, its cause not in view: left open, naming the signal and where to look)
+    assert v.kind is Kind.UNDECIDED and "SIGTERM" in v.summary and "launcher" in v.summary
 
 
 def test_a_workers_sigterm_with_the_schedulers_cancel_is_left_open(tmp_path):
@@ -136,7 +137,7 @@ def test_paddleseg_worker_killed_by_its_launcher_after_steady_steps():
     """https://github.com/Sunting78/PP-Industry (log/workerlog.0): PaddleSeg trains to iter 360, then Paddle's
     handler reports SIGTERM from its parent, the launcher."""
     v = _wild("dv35-001")
-    assert v.kind is Kind.CRASHED_RANK and "SIGTERM" in v.summary and "360" in v.summary
+    assert v.kind is Kind.UNDECIDED and "SIGTERM" in v.summary and "360" in v.summary
 
 
 def test_megatron_job_cancelled_by_slurm_after_steady_steps_is_not_a_crash():
@@ -256,11 +257,13 @@ def test_a_verbs_users_failed_work_completion_is_a_transport_error(tmp_path):
 
 # --- c10d's word of the rank that failed ----------------------------------------------------------------------
 
-def test_the_rank_c10d_names_faulty_failed_first():
+def test_the_barriers_word_of_a_faulty_root_is_not_the_roots_crash():
     """samples/wild dv10-006 (Lightning DDP under TORCH_DISTRIBUTED_DEBUG): rank 1 `successfully reached
-    monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs`."""
+    monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs`:
+    rank 0 is the barrier's root, which raised because some rank never reached it; rank 1's own error is what
+    the excerpt shows (s29 merge: the blind split labels such excerpts deadlock or undecided, never rank 0's crash)."""
     v = _wild("dv10-006")
-    assert v.kind is Kind.CRASHED_RANK and v.ranks == [0] and "rank 0 failed first" in v.summary
+    assert v.kind is Kind.CRASHED_RANK and "rank 0 failed first" not in v.summary and "check rank 0 logs" in v.summary
 
 
 def test_a_rank_whose_aborted_key_another_found_failed_first():

@@ -181,11 +181,13 @@ def killed_from_outside(ev: Evidence) -> Verdict | None:
                        [], lines(ev.cancelled, 1) + lines(sig, 2) + lines(closing, 2))
     if first["where"] in WORKER_HANDLERS:
         rank = sig["rank"].drop_nulls().unique().sort().to_list()
-        return Verdict(Kind.CRASHED_RANK, f"{who(rank) if rank else 'a worker'} was killed from outside: "
+        # (UNDECIDED: the stop is the consequence; its cause, another worker's failure or the owner, is not in
+        # view: the blind split read it so, s29 merge)
+        return Verdict(Kind.UNDECIDED, f"{who(rank) if rank else 'a worker'} was stopped from outside: "
                        f"{first['message']}; its own signal handler says so, and it logged no error of its own "
                        f"before it{before}; {name} to a worker comes from its launcher, which stops every worker "
                        "once one of them failed (torchrun, paddle.distributed.launch), or from the job's owner or "
-                       "scheduler: the other ranks' logs and the launcher's say which; the fix is there",
+                       "scheduler; to decide: the other ranks' logs and the launcher's say which",
                        rank, lines(sig, 2) + lines(ev.steps.tail(1), 1))
     return Verdict(Kind.CRASHED_RANK, f"killed from outside: {first['message']}{shut}; {name} is {why}; "
                    "no rank failed by itself before it (no error and no non-zero exit logged)"

@@ -227,8 +227,9 @@ def test_two_ranks_of_one_communicator_on_one_gpu_that_never_formed_is_the_launc
     v = _decide(tmp_path, _init("gpu-a", 3639, 0, "19000", "START")
                 + _init("gpu-a", 3640, 1, "19000", "START")
                 + "gpu-a:3640:3640 [0] NCCL INFO init.cc:1876 -> 5\n")
-    # (in set-up, before any communicator completed: rules_set_up's INIT_STALL, which says it)
-    assert v.kind == Kind.INIT_STALL and v.ranks == [0, 1] and "busId 19000" in v.summary
+    # (two ranks on one device is the launch's placement, the program's crash even in set-up: s29
+    # rules_set_up.MISPLACED, as dev labels read Duplicate GPU 9 of 10)
+    assert v.kind == Kind.CRASHED_RANK and v.ranks == [0, 1] and "busId 19000" in v.summary
 
 
 def test_ranks_on_one_busid_of_two_hosts_or_after_init_completed_are_no_duplicate(tmp_path):

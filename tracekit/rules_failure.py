@@ -316,7 +316,8 @@ def _reported_missing(ev: Evidence, first: pl.DataFrame) -> Verdict | None:
     the reporter raised because of them, its error is the consequence. The missing ranks exited first where
     the transport's word after it says their link closed (``Connection closed by peer``); else they are
     elsewhere and never issued it, a deadlock."""
-    rm = ev.kinds(EventKind.RANK_MISSING).join(first.select("file", "line"), on=["file", "line"])
+    rm = ev.kinds(EventKind.RANK_MISSING).filter(pl.col("where") == "c10d monitored barrier").join(
+        first.select("file", "line"), on=["file", "line"])  # (Horovod's `2!:` stalled rank is its own crash)
     if not rm.height:
         return None
     gone = rm["rank"].drop_nulls().unique().sort().to_list()

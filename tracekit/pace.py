@@ -251,6 +251,10 @@ def alternates(t: pl.DataFrame) -> dict | None:
                     "lines", "file": worst["file"], "line": worst["line"], "message": worst["message"]}
 
 
+#: a throughput after its unit (`samples/sec: 875.6`, `tps 12`), group 1 the figure; the unit per second, never a
+#: count (`total number of samples: 7691` is none, s29)
+RATE_AFTER_UNIT = r"(?:(?:images|samples|tokens)/s(?:ec)?|\btps):?\s*([\d][\d,.]*)"
+
 def measure(steps: pl.DataFrame) -> dict:
     """How fast the steps went, from what the step lines say: their timestamps, their own
     per-step times (``elapsed time per iteration (ms)``, ``s/it``), a throughput figure. ``slow``:
@@ -274,7 +278,7 @@ def measure(steps: pl.DataFrame) -> dict:
         (1 / text.str.extract(r"([\d.]+)\s*it/s\b", 1).cast(pl.Float64, strict=False)).alias("_inverted"),
         # a throughput after its unit (`samples/sec: 875.6`) or before it (`875.63 samples/sec`,
         # `3.2it/s`)
-        pl.coalesce(text.str.extract(r"(?:(?:images|samples|tokens)/s(?:ec)?|\btps):?\s*([\d][\d,.]*)", 1),
+        pl.coalesce(text.str.extract(RATE_AFTER_UNIT, 1),
                     text.str.extract(r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens|it)/s(?:ec)?\b",
                                      1))
         .str.replace_all(",", "").cast(pl.Float64, strict=False)

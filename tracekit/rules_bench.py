@@ -85,7 +85,7 @@ def throughput_drop(ev: Evidence) -> Verdict | None:
     if not _calm(ev):
         return None
     msg = pl.col("message")
-    rate = pl.coalesce(msg.str.extract(r"(?:(?:images|samples|tokens)/s(?:ec)?|\btps):?\s*([\d][\d,.]*)", 1),
+    rate = pl.coalesce(msg.str.extract(pace.RATE_AFTER_UNIT, 1),
                        msg.str.extract(r"([\d][\d,.]*) (?:samples|images|tokens?)/s(?:ec)?\b", 1))
     rate = rate.str.replace_all(",", "").cast(pl.Float64, strict=False)
     st = ev.steps.with_columns(rate.alias("rate"), msg.str.contains(r"/sec: [\d.]+ \+/- ").alias("mean"))

@@ -317,8 +317,6 @@ def torn_down(ev: Evidence) -> Verdict | None:
     HEALTHY. A program destroys its communicators (``destroy_process_group()``) once its collectives are done,
     at its end; a rank that waits in a collective never reaches it."""
     comms = ev.store.comms
-    if not comms.height or "state" not in comms.columns:
-        return None
     done = comms.filter(pl.col("state") == "destroy_complete")
     if not done.height or comms.filter(pl.col("state") == "abort_complete").height:
         return None
@@ -329,11 +327,10 @@ def torn_down(ev: Evidence) -> Verdict | None:
     ranks = set(done.select(pl.coalesce("global_rank", "rank"))[:, 0].drop_nulls().to_list())
     if not ranks or not set(ev.coverage.seen) <= ranks:
         return None  # (a rank seen that did not tear down: where it stopped is not said)
-    first = done.sort("file", "line").row(0, named=True) if "line" in done.columns else None
+    first = done.sort("file", "line").row(0, named=True)
     shown = ",".join(map(str, sorted(ranks)))
     return Verdict(Kind.HEALTHY, f"rank(s) {shown} destroyed their NCCL communicators ({done.height} `Destroy "
                    "COMPLETE` line(s), ncclCommDestroy at the program's end, no abort) and no error, signal or "
                    "stall is logged: the collectives before it completed, and a rank that waits in one never "
                    f"reaches its teardown ({ev.coverage.describe()})", [],
-                   [Cited(first["file"], first["line"], first.get("message") or "Destroy COMPLETE")]
-                   if first and first.get("line") is not None else [])
+                   [Cited(first["file"], first["line"], "Destroy COMPLETE")] if first["line"] is not None else [])

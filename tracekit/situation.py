@@ -328,19 +328,20 @@ def in_view(ev: Evidence, said: str, n: int = 3) -> str:
         if len(out) < n and t[2].lower() not in said.lower() and t[1] not in out:
             out.append(t[1])
     for df in (absent, ev.cuda, ev.crashes, ev.nccl_errors, ev.transport, signals, ends, told):
-        for r in df.sort("file", "line").head(1).iter_rows(named=True):  # (the first of each: the cause)
-            if df is ends:
-                text = ended_by(r["exit_code"])
-                done = f"code {r['exit_code']}" in said or f"exit {r['exit_code']}" in said
-            else:
-                text = clip(_core(r["message"]), 110)
-                done = _said(text, said)
-            if not text or done:
-                continue
-            text = (f"{who([r['rank']])} {text}" if df is ends else f"{who([r['rank']])}: {text}"
-                    ) if r["rank"] is not None else text if df is not ends else f"a process {text}"
-            if text not in out and len(out) < n:
-                out.append(text)
-                said += " " + text
-            break
+        if not df.height:
+            continue
+        r = df.sort("file", "line").row(0, named=True)  # (the first of each: the cause)
+        if df is ends:
+            text = ended_by(r["exit_code"])
+            done = f"code {r['exit_code']}" in said or f"exit {r['exit_code']}" in said
+        else:
+            text = clip(_core(r["message"]), 110)
+            done = _said(text, said)
+        if not text or done:
+            continue
+        text = (f"{who([r['rank']])} {text}" if df is ends else f"{who([r['rank']])}: {text}"
+                ) if r["rank"] is not None else text if df is not ends else f"a process {text}"
+        if text not in out and len(out) < n:
+            out.append(text)
+            said += " " + text
     return "; ".join(out)

@@ -10,6 +10,7 @@ import re
 import polars as pl
 
 from tracekit.evidence import KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
+from tracekit.facts_in_view import words_below
 from tracekit.parsers.runtimes.c10d_desync import NAMED
 from tracekit.parsers.torch_patterns import CUT_TRACEBACK
 from tracekit import align, nccl_messages, start_up_frames
@@ -28,6 +29,25 @@ def _network_failed_before(ev: Evidence, failures: pl.DataFrame) -> bool:
         return False
     first = failures.sort("file", "line").group_by("file").agg(pl.col("line").min().alias("_f"))
     return net.join(first, on="file").filter(pl.col("line") < pl.col("_f")).height > 0
+
+
+#: an error's own words in a failure line: an exception's name, an error, a signal, a CUDA fault; a line
+#: without them only says where a failure passed (nccl-tests' ``Test failure common.cu:519`` trace)
+OWN_ERROR = r"(?i)\w*(?:error|exception)\b|out of memory|\bSIG[A-Z]{3,6}\b|illegal|assert|segmentation"
+#: how far above such a line NCCL's error code it unwinds from may stand
+UNWOUND_WITHIN = 10
+
+
+def _nccl_code_before(ev: Evidence, first: pl.DataFrame) -> bool:
+    """NCCL's error code stands just above the first failure in its file (``UNWOUND_WITHIN`` lines) and the
+    failure line has no error of its own (``OWN_ERROR``): it is the trace of that code's unwinding (nccl-tests'
+    ``Test NCCL failure common.cu:401 'remote process exited or there was a network error'`` then ``Test
+    failure common.cu:519``), and the code decides, as the rules that read NCCL's codes say."""
+    if not ev.nccl_errors.height or re.search(OWN_ERROR, first["message"][0] or ""):
+        return False
+    at, line = first["file"][0], first["line"][0]
+    return ev.nccl_errors.filter((pl.col("file") == at) & (pl.col("line") < line)
+                                 & (pl.col("line") >= line - UNWOUND_WITHIN)).height > 0
 
 
 #: a process's abort as MPI or libfabric raise it (``Signal: Aborted (6)``, ``exited on signal 6``)
@@ -279,6 +299,8 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
     # error, which names it: parsers/runtimes/c10d_desync)
     named = ev.crashes.join(first.select("file", "line"), on=["file", "line"]).filter(pl.col("where") == NAMED)
     first = named.head(1) if named.height else first
+    if _nccl_code_before(ev, first):  # (NCCL's code, and the failure its unwinding: the code decides)
+        return None
     if (reported := _reported_missing(ev, first)) is not None:
         return reported
     r = rank_of(first, ev)
@@ -299,6 +321,8 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
         cut = first.with_columns(pl.format("{} (the innermost start-up frame shown)", "where").alias("where"))
     inner = f"; it raised in {clip(cut['where'][0], 160)}" if cut.height else ""
     inner += _header_of(ev, first) + _wrapped_cause(ev, first)
+    below = words_below(ev, first.row(0, named=True))  # (an exception's type alone: its words are below it)
+    inner = f" {below}{inner}" if below else inner
     if cut.height and (stalled := _raised_in_start_up(ev, cut, r)) is not None:
         return stalled
     said = f"{failing(r, ev)} failed first: {msg(first)}{inner}"

@@ -123,3 +123,17 @@ def test_a_crash_with_its_own_error_after_an_nccl_code_stays_a_crash(tmp_path):
     assert Evidence.gather(st).crashes.height
     ev = Evidence.gather(st)
     assert not _nccl_code_before(ev, ev.crashes.sort("line").head(1))
+
+
+# --- a launcher's word of a rank's death by a signal ------------------------------------------------------
+
+def test_pals_mpiexec_says_which_rank_died_from_which_signal(tmp_path):
+    # (dv33-008's lines: HPE Cray PALS's mpiexec after oneCCL's KVS connections reset)
+    st = text_store(tmp_path, "2024:03:30-04:56:09:(57428) |CCL_ERROR| internal_kvs_server.hpp:109 get: read/write "
+                    "error: Connection reset by peer\n"
+                    "x1921c7s6b0n0.hostmgmt2000.cm.americas.sgi.com: rank 418 died from signal 11\n"
+                    "x1921c7s6b0n0.hostmgmt2000.cm.americas.sgi.com: rank 414 died from signal 15\n")
+    ends = Evidence.gather(st).exits.sort("line")
+    assert ends["rank"].to_list() == [418, 414] and ends["exit_code"].to_list() == [-11, -15]
+    v = decide(st)
+    assert v.kind is Kind.CRASHED_RANK and v.ranks == [418] and "SIGSEGV" in v.summary

@@ -137,3 +137,22 @@ def test_pals_mpiexec_says_which_rank_died_from_which_signal(tmp_path):
     assert ends["rank"].to_list() == [418, 414] and ends["exit_code"].to_list() == [-11, -15]
     v = decide(st)
     assert v.kind is Kind.CRASHED_RANK and v.ranks == [418] and "SIGSEGV" in v.summary
+
+
+def test_a_timeout_without_seqnum_is_said_by_its_op(tmp_path):
+    # (dv4-007's line: torch before 1.10 names no SeqNum)
+    st = text_store(tmp_path, "[E ProcessGroupNCCL.cpp:485] [Rank 6] Watchdog caught collective operation timeout: "
+                    "WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802246 milliseconds before timing out.\n")
+    ev = Evidence.gather(st)
+    assert in_view(ev, "nothing yet").startswith("ALLREDUCE timed out on rank 6")
+    assert in_view(ev, "rank 6 timed out in ALLREDUCE after 1800 s") == ""
+
+
+def test_a_crash_is_not_crowded_out_by_several_timeouts():
+    st = make_store(events=[
+        dict(file="a.log", line=n, kind="watchdog_timeout", seq=s, op="allreduce", pg=pg, rank=0, timeout_ms=600000,
+             message="Watchdog caught collective operation timeout") for n, (s, pg) in
+        enumerate(((5, "0"), (7, "1"), (9, "2")), 1)] + [
+        dict(file="b.log", line=9, kind="child_failed", rank=3, exit_code=-9, message="failed (exitcode: -9) local_rank: 3")])
+    said = in_view(Evidence.gather(st), "nothing yet")
+    assert "SeqNum=5" in said and "rank 3 killed by signal 9 (SIGKILL)" in said

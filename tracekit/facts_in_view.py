@@ -84,16 +84,20 @@ def seq_said(seq: int) -> str:
 
 
 def _timeout_facts(ev: Evidence) -> list[tuple[int, str, str]]:
-    """Each timed-out collective once: its op, SeqNum, process group, who waited and how long."""
+    """Each timed-out collective once: its op, SeqNum, process group, who waited and how long; and the key
+    pattern of a summary that says it (c10d's ``SeqNum=N``; the op's name by a time-out where the line gives no
+    SeqNum, torch before 1.10: ``WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000)``)."""
     out = []
-    t = ev.timeouts.filter(pl.col("seq").is_not_null())
+    t = ev.timeouts.filter(pl.col("seq").is_not_null() | pl.col("op").is_not_null())
     for (op, seq, pg), g in t.sort("file", "line").group_by("op", "seq", "pg", maintain_order=True):
         ranks = g["rank"].drop_nulls().unique().to_list()
         ms = g["timeout_ms"].drop_nulls()
-        text = (f"{(op or 'a collective').upper()} {seq_said(seq)}" + (f" of process group {pg}" if pg else "")
-                + " timed out" + (f" on {who(ranks)}" if ranks else "")
+        text = ((op or "a collective").upper() + (f" {seq_said(seq)}" if seq is not None else "")
+                + (f" of process group {pg}" if pg else "") + " timed out" + (f" on {who(ranks)}" if ranks else "")
                 + (f" after {ms.max() / 1000:g} s" if ms.len() else ""))
-        out.append((g["line"][0], text, seq_said(seq)))
+        said = (re.escape(seq_said(seq)) if seq is not None
+                else rf"\b{re.escape(op)}\b.*\btim|\btim.*\b{re.escape(op)}\b")
+        out.append((g["line"][0], text, said))
     return out
 
 
@@ -142,9 +146,10 @@ def in_view(ev: Evidence, said: str, n: int = 3) -> str:
     ends = ev.exits.filter(~pl.col("exit_code").is_in(list(KILL_CODES)))
     absent = ev.kinds(EventKind.RANK_MISSING)  # (a runtime's word that named ranks never joined a collective)
     out: list[str] = []
-    for t in _timeout_facts(ev):
-        if len(out) < n and t[2].lower() not in said.lower() and t[1] not in out:
-            out.append(t[1])
+    # (the first timed-out collective first; the others only where no other failure's fact needs the room:
+    # a rank's crash, signal or exit says more than a second group's time-out)
+    timeouts = [t[1] for t in _timeout_facts(ev) if not re.search(t[2], said, re.I)]
+    out += timeouts[:1]
     for df in (absent, ev.cuda, ev.crashes, ev.nccl_errors, ev.transport, signals, ends, told):
         if not df.height:
             continue
@@ -165,4 +170,5 @@ def in_view(ev: Evidence, said: str, n: int = 3) -> str:
         if text not in out and len(out) < n:
             out.append(text)
             said += " " + text
+    out += [t for t in timeouts[1:] if t not in out][:max(n - len(out), 0)]
     return "; ".join(out)

@@ -156,3 +156,10 @@ def test_a_crash_is_not_crowded_out_by_several_timeouts():
         dict(file="b.log", line=9, kind="child_failed", rank=3, exit_code=-9, message="failed (exitcode: -9) local_rank: 3")])
     said = in_view(Evidence.gather(st), "nothing yet")
     assert "SeqNum=5" in said and "rank 3 killed by signal 9 (SIGKILL)" in said
+
+
+def test_an_abort_after_an_nccl_error_stays_the_process_crash(tmp_path):
+    # (dv19-018's lines: the abort is the process's end, its own fact)
+    v = decide(text_store(tmp_path, "terminate called after throwing an instance of 'std::runtime_error'\n"
+                          "what():   NCCL Error 1: unhandled cuda error\nAborted (core dumped)\n"))
+    assert v.kind is Kind.CRASHED_RANK and "unhandled cuda error" in v.summary

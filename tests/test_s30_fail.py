@@ -163,3 +163,12 @@ def test_an_abort_after_an_nccl_error_stays_the_process_crash(tmp_path):
     v = decide(text_store(tmp_path, "terminate called after throwing an instance of 'std::runtime_error'\n"
                           "what():   NCCL Error 1: unhandled cuda error\nAborted (core dumped)\n"))
     assert v.kind is Kind.CRASHED_RANK and "unhandled cuda error" in v.summary
+
+
+# --- NCCL's failed call to NVML is the rank's GPU, not the network ------------------------------------------
+
+def test_an_nvml_call_under_last_error_is_the_ranks_own_failure(tmp_path):
+    # (dv32-005's lines: a system error whose reason is NVML's lookup of the GPU by its bus id)
+    v = decide(text_store(tmp_path, "ncclSystemError: System call (e.g. socket, malloc) or external library call "
+                          "failed or device error.\nLast error:\nnvmlDeviceGetHandleByPciBusId() failed: Not Found\n"))
+    assert v.kind is Kind.CRASHED_RANK and "nvmlDeviceGetHandleByPciBusId() failed" in v.summary

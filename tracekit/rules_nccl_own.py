@@ -5,6 +5,8 @@ rules_nccl_errors (nccl_failure and transport_error read them)."""
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from tracekit import nccl_messages
@@ -32,12 +34,20 @@ def network_lines(t: pl.DataFrame) -> pl.DataFrame:
                     | pl.col("message").str.contains(NETWORK_FAIL) | pl.col("message").str.contains(PEER_DROPPED))
 
 
+#: NCCL's call to NVML, the GPU-management library, that failed (src/misc/nvmlwrap.cc: ``WARN("%s() failed: %s",
+#: "nvmlDeviceGetHandleByPciBusId", ...)``), as torch quotes it under `Last error:`: the rank's GPU, never the
+#: network (a GPU its task's binding hides from NVML, a driver/NVML mismatch)
+DEVICE_CALL = r"^\s*nvml\w+\(\) failed"
+
+
 def own_code(t: pl.DataFrame) -> pl.DataFrame:
     """NCCL WARNs from a source file of NCCL's own that is not the network's (`include/msccl/msccl_parser.h:70
-    NCCL WARN Attribute minBytes of node algo not found`, graph/, misc/, enqueue.cc) in words that are not
-    the network's: NCCL failed in its own code on that rank, not on the wire."""
+    NCCL WARN Attribute minBytes of node algo not found`, graph/, misc/, enqueue.cc), or NCCL's word under
+    torch's `Last error:` of a GPU-management call that failed (``DEVICE_CALL``), in words that are not the
+    network's: NCCL failed in its own code on that rank, not on the wire."""
     where = pl.col("where").fill_null("")
-    return t.filter((pl.col("kind") == EventKind.NCCL_WARN) & where.str.contains(SOURCE)
+    return t.filter((pl.col("kind") == EventKind.NCCL_WARN)
+                    & (where.str.contains(SOURCE) | pl.col("message").str.contains(DEVICE_CALL))
                     & ~where.str.contains(NET_SOURCE)
                     & ~pl.col("message").str.contains(NETWORK_FAIL)
                     & ~pl.col("message").str.contains(PEER_DROPPED))
@@ -80,7 +90,9 @@ def own_code_failed(ev: Evidence, own: pl.DataFrame, in_init: bool = False) -> V
                        "container that hides /sys/class/pci_bus; NCCL_TOPO_FILE gives it one)", r,
                        lines(topo, 3) + lines(unwound, 3))
     return Verdict(Kind.CRASHED_RANK, f"NCCL failed in its own code on {who(r) if r else 'a rank'}: "
-                   f"{first['where']}: {clip(first['message'], 160)} (a WARN of NCCL's "
-                   f"{first['where'].split(':')[0]}, not of its network){back}: that rank's NCCL call or "
+                   f"{first['where']}: {clip(first['message'], 160)} ("
+                   + (f"a WARN of NCCL's {first['where'].split(':')[0]}" if re.search(SOURCE, first["where"] or "")
+                      else "a call of NCCL's to the GPU's driver or its management library")
+                   + f", not of its network){back}: that rank's NCCL call or "
                    "communicator init failed there; the WARN names what it could not do (a setting, a file "
                    "NCCL reads, an algorithm or topology it was given)", r, lines(own, 3) + lines(unwound, 3))

@@ -13,7 +13,7 @@ from tracekit.evidence import Evidence
 from tracekit.facts_in_view import _core, in_view, seq_said, words_below
 from tracekit.ingest import ingest
 from tracekit.outcome import Kind
-from tracekit.rules_failure import _nccl_code_before
+from tracekit.rules_nccl_own import unwinds_nccl_code
 from tracekit.verdict import decide
 
 WILD = Path(__file__).parent.parent / "samples" / "wild"
@@ -122,7 +122,7 @@ def test_a_crash_with_its_own_error_after_an_nccl_code_stays_a_crash(tmp_path):
     st = text_store(tmp_path, text)
     assert Evidence.gather(st).crashes.height
     ev = Evidence.gather(st)
-    assert not _nccl_code_before(ev, ev.crashes.sort("line").head(1))
+    assert not unwinds_nccl_code(ev, ev.crashes.sort("line").head(1))
 
 
 # --- a launcher's word of a rank's death by a signal ------------------------------------------------------

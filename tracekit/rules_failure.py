@@ -18,6 +18,7 @@ from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import COLLECT, msg, rank_of
 from tracekit.rules_nccl_codes import peer_connect_cuda_failed
 from tracekit.rules_nccl_errors import cuda_inside_nccl, failing
+from tracekit.rules_nccl_own import unwinds_nccl_code
 from tracekit.wording import who
 
 
@@ -29,30 +30,6 @@ def _network_failed_before(ev: Evidence, failures: pl.DataFrame) -> bool:
         return False
     first = failures.sort("file", "line").group_by("file").agg(pl.col("line").min().alias("_f"))
     return net.join(first, on="file").filter(pl.col("line") < pl.col("_f")).height > 0
-
-
-#: an error's own words in a failure line: an exception's name, an error, a signal, a CUDA fault, a process's
-#: end (``Aborted (core dumped)``: the abort NCCL's error led to is that process's death, its own fact)
-OWN_ERROR = (r"(?i)\w*(?:error|exception)\b|out of memory|\bSIG[A-Z]{3,6}\b|illegal|assert|segmentation|abort"
-             r"|core dumped|killed|died|signal|fault")
-#: a failure line that only says where a failure passed: nccl-tests' ``Test failure common.cu:519`` trace
-TRACE_ONLY = r"\b\w+\.(?:cu|cc|cpp|c|h|hpp):\d+\b"
-#: how far above such a line NCCL's error code it unwinds from may stand
-UNWOUND_WITHIN = 10
-
-
-def _nccl_code_before(ev: Evidence, first: pl.DataFrame) -> bool:
-    """NCCL's error code stands just above the first failure in its file (``UNWOUND_WITHIN`` lines) and the
-    failure line has no error of its own (``OWN_ERROR``), only a source location (``TRACE_ONLY``): it is the
-    trace of that code's unwinding (nccl-tests'
-    ``Test NCCL failure common.cu:401 'remote process exited or there was a network error'`` then ``Test
-    failure common.cu:519``), and the code decides, as the rules that read NCCL's codes say."""
-    said = first["message"][0] or ""
-    if not ev.nccl_errors.height or re.search(OWN_ERROR, said) or not re.search(TRACE_ONLY, said):
-        return False
-    at, line = first["file"][0], first["line"][0]
-    return ev.nccl_errors.filter((pl.col("file") == at) & (pl.col("line") < line)
-                                 & (pl.col("line") >= line - UNWOUND_WITHIN)).height > 0
 
 
 #: a process's abort as MPI or libfabric raise it (``Signal: Aborted (6)``, ``exited on signal 6``)
@@ -304,7 +281,7 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
     # error, which names it: parsers/runtimes/c10d_desync)
     named = ev.crashes.join(first.select("file", "line"), on=["file", "line"]).filter(pl.col("where") == NAMED)
     first = named.head(1) if named.height else first
-    if _nccl_code_before(ev, first):  # (NCCL's code, and the failure its unwinding: the code decides)
+    if unwinds_nccl_code(ev, first):  # (NCCL's code, and the failure its unwinding: the code decides)
         return None
     if (reported := _reported_missing(ev, first)) is not None:
         return reported

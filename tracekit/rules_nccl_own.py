@@ -1,7 +1,8 @@
 """NCCL's WARNs of its own code, not of its network: which of NCCL's lines are the network's (a transport's
-source file, a socket's or verbs' words, a peer that dropped) and which are of NCCL's own sources (its topology,
-its settings, its enqueue), and the verdict where a rank's NCCL failed in its own code. Split out of
-rules_nccl_errors (nccl_failure and transport_error read them)."""
+source file, a socket's or verbs' words, a peer that dropped) and which are of NCCL's own sources (its
+topology, its settings, its enqueue), and the verdict where a rank's NCCL failed in its own code; and a
+failure line that only traces NCCL's error code unwinding (crashed_rank leaves it to the code). Split out
+of rules_nccl_errors (nccl_failure and transport_error read them)."""
 
 from __future__ import annotations
 
@@ -96,3 +97,27 @@ def own_code_failed(ev: Evidence, own: pl.DataFrame, in_init: bool = False) -> V
                    + f", not of its network){back}: that rank's NCCL call or "
                    "communicator init failed there; the WARN names what it could not do (a setting, a file "
                    "NCCL reads, an algorithm or topology it was given)", r, lines(own, 3) + lines(unwound, 3))
+
+
+#: an error's own words in a failure line: an exception's name, an error, a signal, a CUDA fault, a process's
+#: end (``Aborted (core dumped)``: the abort NCCL's error led to is that process's death, its own fact)
+OWN_ERROR = (r"(?i)\w*(?:error|exception)\b|out of memory|\bSIG[A-Z]{3,6}\b|illegal|assert|segmentation|abort"
+             r"|core dumped|killed|died|signal|fault")
+#: a failure line that only says where a failure passed: nccl-tests' ``Test failure common.cu:519`` trace
+TRACE_ONLY = r"\b\w+\.(?:cu|cc|cpp|c|h|hpp):\d+\b"
+#: how far above such a line NCCL's error code it unwinds from may stand
+UNWOUND_WITHIN = 10
+
+
+def unwinds_nccl_code(ev: Evidence, first: pl.DataFrame) -> bool:
+    """NCCL's error code stands just above the first failure in its file (``UNWOUND_WITHIN`` lines) and the
+    failure line has no error of its own (``OWN_ERROR``), only a source location (``TRACE_ONLY``): it is the
+    trace of that code's unwinding (nccl-tests'
+    ``Test NCCL failure common.cu:401 'remote process exited or there was a network error'`` then ``Test
+    failure common.cu:519``), and the code decides, as the rules that read NCCL's codes say."""
+    said = first["message"][0] or ""
+    if not ev.nccl_errors.height or re.search(OWN_ERROR, said) or not re.search(TRACE_ONLY, said):
+        return False
+    at, line = first["file"][0], first["line"][0]
+    return ev.nccl_errors.filter((pl.col("file") == at) & (pl.col("line") < line)
+                                 & (pl.col("line") >= line - UNWOUND_WITHIN)).height > 0

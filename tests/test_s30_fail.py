@@ -172,3 +172,26 @@ def test_an_nvml_call_under_last_error_is_the_ranks_own_failure(tmp_path):
     v = decide(text_store(tmp_path, "ncclSystemError: System call (e.g. socket, malloc) or external library call "
                           "failed or device error.\nLast error:\nnvmlDeviceGetHandleByPciBusId() failed: Not Found\n"))
     assert v.kind is Kind.CRASHED_RANK and "nvmlDeviceGetHandleByPciBusId() failed" in v.summary
+
+
+# --- a program's own per-rank prints of the tensor it passes to a collective --------------------------------
+
+PRINTS = """    # rank 0 shape is 409600, rank != 0 shape is 32768000 will hang
+        # Rank 7 tensor before allreduce: torch.Size([32768000]) 1.0
+        # Rank 0 tensor before allreduce: torch.Size([409600]) 1.0
+        # Rank 1 tensor before allreduce: torch.Size([32768000]) 1.0
+        # Rank 0 tensor after allreduce: torch.Size([409600]) 8.0 8.0 8.0 8.0
+"""
+
+
+def test_per_rank_prints_of_different_sizes_are_a_mismatch(tmp_path):
+    # (nccl-028's lines: NCCL checks no size; rank 0's all_reduce is of another size than the others')
+    v = decide(text_store(tmp_path, PRINTS))
+    assert v.kind is Kind.MISMATCH and v.ranks == [0]
+    assert "rank 0 with shape [409600]" in v.summary and "ranks 1,7 with shape [32768000]" in v.summary
+
+
+def test_per_rank_prints_of_one_size_say_no_mismatch(tmp_path):
+    st = text_store(tmp_path, PRINTS.replace("409600", "32768000"))
+    assert not Evidence.gather(st).reported_mismatch.height
+    assert decide(st).kind is not Kind.MISMATCH

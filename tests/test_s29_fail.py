@@ -38,7 +38,7 @@ def test_an_unranked_timeout_is_said_with_its_op_seq_and_group():
     st = make_store(events=[dict(file="a.log", line=3, kind="watchdog_timeout", seq=17, op="allgather", pg="2",
                                  timeout_ms=600000, message="Watchdog caught collective operation timeout")])
     said = in_view(Evidence.gather(st), "a summary that says nothing of it")
-    assert "ALLGATHER SeqNum 17 of process group 2 timed out after 600 s" in said
+    assert "ALLGATHER SeqNum=17 of process group 2 timed out after 600 s" in said
 
 
 def test_facts_already_said_are_not_repeated():

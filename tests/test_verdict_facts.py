@@ -24,7 +24,7 @@ def test_watchdog_abort_after_a_timeout_is_not_a_crash():
         event("signal", "traceback : Signal 6 (SIGABRT) received by PID 678", 0, 9, file="launcher.log")])
     v = decide(s)
     assert v.kind == Kind.DEADLOCK and v.ranks == [1]
-    assert "rank 0: last all_reduce #2, timed out in ALLREDUCE SeqNum 2 of process group 0 after 45 s" in v.summary
+    assert "rank 0: last all_reduce #2, timed out in ALLREDUCE SeqNum=2 of process group 0 after 45 s" in v.summary
 
 
 def test_a_sigabrt_of_a_rank_that_never_timed_out_is_still_a_crash():

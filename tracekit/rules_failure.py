@@ -10,6 +10,7 @@ import re
 import polars as pl
 
 from tracekit.evidence import KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
+from tracekit.facts_in_view import words_below
 from tracekit.parsers.runtimes.c10d_desync import NAMED
 from tracekit.parsers.torch_patterns import CUT_TRACEBACK
 from tracekit import align, nccl_messages, start_up_frames
@@ -17,6 +18,7 @@ from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import COLLECT, msg, rank_of
 from tracekit.rules_nccl_codes import peer_connect_cuda_failed
 from tracekit.rules_nccl_errors import cuda_inside_nccl, failing
+from tracekit.rules_nccl_own import unwinds_nccl_code
 from tracekit.wording import who
 
 
@@ -279,6 +281,8 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
     # error, which names it: parsers/runtimes/c10d_desync)
     named = ev.crashes.join(first.select("file", "line"), on=["file", "line"]).filter(pl.col("where") == NAMED)
     first = named.head(1) if named.height else first
+    if unwinds_nccl_code(ev, first):  # (NCCL's code, and the failure its unwinding: the code decides)
+        return None
     if (reported := _reported_missing(ev, first)) is not None:
         return reported
     r = rank_of(first, ev)
@@ -299,6 +303,8 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
         cut = first.with_columns(pl.format("{} (the innermost start-up frame shown)", "where").alias("where"))
     inner = f"; it raised in {clip(cut['where'][0], 160)}" if cut.height else ""
     inner += _header_of(ev, first) + _wrapped_cause(ev, first)
+    below = words_below(ev, first.row(0, named=True))  # (an exception's type alone: its words are below it)
+    inner = f" {below}{inner}" if below else inner
     if cut.height and (stalled := _raised_in_start_up(ev, cut, r)) is not None:
         return stalled
     said = f"{failing(r, ev)} failed first: {msg(first)}{inner}"

@@ -1,7 +1,8 @@
 """NCCL's own errors, read in their order of causation: a call NCCL refused (its argument or usage
 check), a bootstrap or a peer address that never formed a communicator, NCCL's error code with the
-network's reason, NCCL's WARN of its own code (not the network's), the transport's errors, and NCCL's
-unwind lines alone. Split out of rules_failure (which keeps CUDA, crashes, rendezvous and stores)."""
+network's reason, NCCL's WARN of its own code (not the network's: which lines are which, rules_nccl_own),
+the transport's errors, and NCCL's unwind lines alone. Split out of rules_failure (which keeps CUDA,
+crashes, rendezvous and stores)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ import re
 import polars as pl
 
 from tracekit import nccl_messages, rules_gone, rules_set_up
-from tracekit.evidence import NETWORK_FAIL, Evidence, clip, lines
+from tracekit.evidence import Evidence, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers.pyspy import RAISED
 from tracekit.rules_common import msg, rank_of, said_in_files, who_or
 from tracekit.sources import collect
+from tracekit.rules_nccl_own import PEER_DROPPED, network_lines, own_code, own_code_failed
 from tracekit.rules_nccl_codes import (SET_UP, failing, own_call_cuda, own_code_reported,  # noqa: F401
                                        refused_collective, system_call_failed)
 from tracekit.wording import who
@@ -115,10 +117,10 @@ def nccl_failure(ev: Evidence) -> Verdict | None:
         return None
     if (local := rules_gone.local_peer_closed(ev, t)) is not None:
         return local  # (a process of the same node ended: no network in it; waits s28)
-    own = _own_code(t)
+    own = own_code(t)
     if own.height == t.height:  # (NCCL's WARNs are all of its own code, a topology or config it read: no
-        return _own_code_failed(ev, own)  # network failed; that rank's call or init did)
-    if not dropped and (checked := own_code_reported(ev, t, _network(t))) is not None:
+        return own_code_failed(ev, own)  # network failed; that rank's call or init did)
+    if not dropped and (checked := own_code_reported(ev, t, network_lines(t))) is not None:
         return checked  # (NCCL's own check's code, and no line of the network: waits s28)
     r = rank_of(ev.nccl_errors.head(1), ev)
     said = ev.launched_with
@@ -127,10 +129,6 @@ def nccl_failure(ev: Evidence) -> Verdict | None:
                    + f"; {who(r) if r else 'a rank'} then failed: {msg(ev.nccl_errors, 0, 120)}" + dropped,
                    sorted(set(t["rank"].drop_nulls().to_list()) | set(r)),
                    lines(t, 3) + lines(ev.network_settings, 3) + lines(ev.nccl_errors, 2))
-
-
-#: NCCL's words for a connection its peer closed or reset (net/socket.cc, net_ib.cc, include/socket.h)
-PEER_DROPPED = r"(?i)closed by (?:remote )?peer|Connection reset by peer|Broken pipe"
 
 
 def _dropped_connection(ev: Evidence) -> pl.DataFrame:
@@ -290,76 +288,6 @@ def nccl_unwound(ev: Evidence) -> Verdict | None:
                    "hosts cannot reach: NCCL_SOCKET_IFNAME)", r, lines(chain, 4))
 
 
-#: NCCL's source files of the network (its transports, sockets, IB verbs, bootstrap, proxy, net plugins, RAS),
-#: as a WARN line's `file.cc:line` names them
-NET_SOURCE = (r"(?i)(?:^|/)(?:transport/|net|socket|ib|bootstrap|proxy|p2p|shm|coll_?net|nvls|ras/|plugin/"
-              # (aws-ofi-nccl, the EFA / libfabric network plugin: nccl_net_ofi_rdma.c, nccl_ofi_api.c: waits s28)
-              r"|nccl_(?:net_)?ofi|ofi_)")
-SOURCE = r"\.(?:cc|cu|cpp|c|h|hpp):\d+$"
-
-
-def _network(t: pl.DataFrame) -> pl.DataFrame:
-    """NCCL's lines of ``t`` that are the network's: not a WARN (a transport error, a connect retry), a WARN
-    of a transport source, or in a socket's or verbs' words of failure or of a peer that dropped."""
-    where = pl.col("where").fill_null("")
-    return t.filter((pl.col("kind") != EventKind.NCCL_WARN) | where.str.contains(NET_SOURCE)
-                    | pl.col("message").str.contains(NETWORK_FAIL) | pl.col("message").str.contains(PEER_DROPPED))
-
-
-def _own_code(t: pl.DataFrame) -> pl.DataFrame:
-    """NCCL WARNs from a source file of NCCL's own that is not the network's (`include/msccl/msccl_parser.h:70
-    NCCL WARN Attribute minBytes of node algo not found`, graph/, misc/, enqueue.cc) in words that are not
-    the network's: NCCL failed in its own code on that rank, not on the wire."""
-    where = pl.col("where").fill_null("")
-    return t.filter((pl.col("kind") == EventKind.NCCL_WARN) & where.str.contains(SOURCE)
-                    & ~where.str.contains(NET_SOURCE)
-                    & ~pl.col("message").str.contains(NETWORK_FAIL)
-                    & ~pl.col("message").str.contains(PEER_DROPPED))
-
-
-#: NCCL's topology detection: its graph/ sources (NVIDIA/nccl 5067397c src/init.cc:1141-1215 initTransportsRank
-#: calls ncclTopoGetSystem, ncclTopoComputePaths, ncclTopoSearchInit, ncclTopoCompute, and nothing else calls
-#: them), and the sysfs path it reads for a GPU (src/os/linux.cc:637 ncclOsGetPciPath: WARN("Could not find
-#: real path of %s", busPath), in 2.7-2.2x src/graph/xml.cc:332): they run only inside a communicator's init
-TOPOLOGY = r"(?:^|/)graph/\w+\.cc:\d+$"
-TOPOLOGY_SAID = r"Could not find real path of /sys/class/pci_bus/"
-
-
-def _own_code_failed(ev: Evidence, own: pl.DataFrame, in_init: bool = False) -> Verdict:
-    """A rank's NCCL failed in its own code (a WARN of no network file), and the code it unwound with. With
-    ``in_init`` (NCCL's WARNs alone, no program's report of its error code), where that code is NCCL's
-    topology detection (``TOPOLOGY``), which runs only inside a communicator's init, and no communicator
-    completed init, the init failed: INIT_STALL (the job never got past start-up). (Where the program
-    reports NCCL's error code, ``nccl_failure``, the rank's call failing is said, tests/test_failures_nccl_own.py
-    ``test_topology_it_could_not_read_at_init_is_no_transport_error``; both kinds are accepted on dev.)"""
-    first = own.row(0, named=True)
-    unwound = ev.kinds(EventKind.NCCL_UNWIND).filter((pl.col("file") == first["file"])
-                                                    & (pl.col("line") > first["line"])).sort("line")
-    code = unwound["message"].str.extract(r"-> (\d+)$", 1).cast(pl.Int64, strict=False).drop_nulls()
-    name = nccl_messages.RESULT_CODES.get(code[0]) if code.len() else None
-    said = nccl_messages.BY_NAME[name].meaning if name in nccl_messages.BY_NAME else None
-    back = (f"; it unwound with code {code[0]} through {unwound.height} call(s) "
-            f"(last {unwound['message'][-1].split(' ->')[0]})" + (f": {said}" if said else "")
-            if code.len() else "")
-    r = own["rank"].drop_nulls().unique().sort().to_list()
-    topo = own.filter(pl.col("where").fill_null("").str.contains(TOPOLOGY)
-                      | pl.col("message").str.contains(TOPOLOGY_SAID))
-    if in_init and topo.height and not ev.store.comms.filter(pl.col("state") == "init_complete").height:
-        t = topo.row(0, named=True)
-        return Verdict(Kind.INIT_STALL, f"NCCL's communicator init failed in its topology detection on "
-                       f"{who(r) if r else 'a rank'}: {t['where']}: {clip(t['message'], 160)} (NCCL's "
-                       f"{t['where'].split(':')[0]}, which runs only inside ncclCommInitRank's "
-                       f"initTransportsRank){back}; no communicator completed init, so the job never got past "
-                       "start-up: NCCL could not read the GPUs' PCI topology from sysfs (a VM, WSL or a "
-                       "container that hides /sys/class/pci_bus; NCCL_TOPO_FILE gives it one)", r,
-                       lines(topo, 3) + lines(unwound, 3))
-    return Verdict(Kind.CRASHED_RANK, f"NCCL failed in its own code on {who(r) if r else 'a rank'}: "
-                   f"{first['where']}: {clip(first['message'], 160)} (a WARN of NCCL's "
-                   f"{first['where'].split(':')[0]}, not of its network){back}: that rank's NCCL call or "
-                   "communicator init failed there; the WARN names what it could not do (a setting, a file "
-                   "NCCL reads, an algorithm or topology it was given)", r, lines(own, 3) + lines(unwound, 3))
-
-
 #: what says the data moved: a figure measured over the transport, a step, a completed test or a clean end
 MOVED = (EventKind.BANDWIDTH, EventKind.COMM_OP, EventKind.STEP, EventKind.PROGRESS, EventKind.TEST_PASSED,
          EventKind.CLEAN_EXIT, EventKind.TRAIN_END, EventKind.PROGRAM_END)
@@ -390,9 +318,9 @@ def transport_error(ev: Evidence) -> Verdict | None:
                                                EventKind.NCCL_WARN, EventKind.EXCEPTION).sort("line"))
     if gone is not None:
         return gone
-    own = _own_code(t)
+    own = own_code(t)
     if own.height == t.height:  # (every WARN is of NCCL's own code: no network in it)
-        return _own_code_failed(ev, own, in_init=True)
+        return own_code_failed(ev, own, in_init=True)
     if t["where"][0] == "verbs set-up":  # (parsers/runtimes/verbs: a verbs user could not set RDMA up)
         r = t["rank"].drop_nulls().unique().sort().to_list()
         ended = pl.concat([ev.crashes.select("rank", "message"), ev.exits.select("rank", "message")])

@@ -10,13 +10,13 @@ dump was only taken earlier, and nothing here calls it stuck.
 from __future__ import annotations
 
 import re
-import signal
 
 import polars as pl
 
 from tracekit import align, sources
-from tracekit.evidence import KILL_CODES, Evidence, clip, own_frame
-from tracekit.meanings import says
+from tracekit.evidence import Evidence, clip, own_frame
+# (the facts in view, each verdict's summary says them: read from here by verdict.decide and the tests)
+from tracekit.facts_in_view import ended_by, in_view, seq_said, signal_of  # noqa: F401
 from tracekit.outcome import FAILED, EventKind, RankSituation, Situation
 from tracekit.store import Store
 from tracekit.wording import fmt_ranks, who
@@ -208,7 +208,7 @@ def _ended(ev: Evidence) -> dict[int, str]:
     out: dict[int, str] = {}
     timed_out = ev.timeouts.filter(pl.col("rank").is_not_null() & pl.col("seq").is_not_null()).sort("line")
     for w in timed_out.iter_rows(named=True):
-        out.setdefault(w["rank"], f"timed out in {(w['op'] or '?').upper()} SeqNum {w['seq']}"
+        out.setdefault(w["rank"], f"timed out in {(w['op'] or '?').upper()} {seq_said(w['seq'])}"
                        + (f" of process group {w['pg']}" if w["pg"] is not None else "")
                        + (f" after {w['timeout_ms'] / 1000:g} s" if w["timeout_ms"] else ""))
     for c in ev.crashes.filter(pl.col("rank").is_not_null()).iter_rows(named=True):
@@ -218,23 +218,6 @@ def _ended(ev: Evidence) -> dict[int, str]:
     for x in ev.exits.filter(pl.col("rank").is_not_null()).iter_rows(named=True):
         out.setdefault(x["rank"], ended_by(x["exit_code"]))
     return out
-
-
-def signal_of(code: int | None) -> str | None:
-    """The signal an exit code says: -9 (Python's and torchrun's) and 137 (a shell's 128 + 9) are SIGKILL."""
-    n = -code if code is not None and code < 0 else code - 128 if code is not None and 128 < code < 160 else None
-    try:
-        return signal.Signals(n).name if n else None
-    except ValueError:
-        return None
-
-
-def ended_by(code: int) -> str:
-    """How an exit code reads: ``killed by signal 9 (SIGKILL)``, ``stopped from outside (exit 143: SIGTERM)``."""
-    name = signal_of(code)
-    return (f"killed by signal {-code}" + (f" ({name})" if name else "") if code < 0 else
-            f"stopped from outside (exit {code}" + (f": {name})" if name else ")") if code in KILL_CODES else
-            f"exited with code {code}" + (f" ({name})" if name else ""))
 
 
 def brief(store: Store, ev: Evidence, n: int = 4) -> str:
@@ -266,82 +249,3 @@ def brief(store: Store, ev: Evidence, n: int = 4) -> str:
         out.append(f"{who(counted['rank'].drop_nulls().to_list())} numbered by counting the communicator's "
                    "processes: which process holds which rank is not logged")
     return "; ".join(out)  # (the ranks of the world not seen: the coverage the verdict always says)
-
-
-# --- the facts in view: what the failure lines say, each once (issue 31: name the fact) -----------
-
-#: the words that make a failure line's fact its own: an exception's or an error code's name, a signal,
-#: an address, a transport or device, a code or a count of two digits or more
-FACT_WORDS = (r"\b[A-Za-z_.]*(?:Error|Exception|Failure|Interrupt)\b|\bSIG[A-Z]{2,6}\b|\bnccl[A-Z]\w+"
-              r"|\b\d{1,3}(?:\.\d{1,3}){3}\b|\bNET/\w+|\bibv_\w+|\bmlx\d_\d+\b|out of memory|(?<![\d.:-])\d{2,}(?![\d.:-])")
-#: what heads a line before its words: a launcher's rank label, NCCL's `host:pid:tid [dev]`, a timestamp,
-#: glog's `E1130 10:19:55.123 4242 file.cc:12]`, c10d's `[E ProcessGroupNCCL.cpp:737]`
-HEAD = (r"^(?:\[(?:[Rr]ank\s*)?\d+\]:?\s*|\[?\d{4}-\d\d-\d\d[ T][\d:.,]+\]?\s*|[IWEF]\d{4} [\d:.]+\s+\d+ \S+\]\s*"
-        r"|\[[IWEF] \S+\]\s*|\S+:\d+:\d+ \[\d+\]\s*(?:\S+\.cc:\d+\s*)?(?:NCCL (?:WARN|INFO)\s*)?)+")
-
-
-def _core(message: str) -> str:
-    return re.sub(HEAD, "", (message or "").strip()).strip()
-
-
-def _said(text: str, said: str) -> bool:
-    """Whether the summary already holds the line's fact: every fact word of it, or its first words."""
-    low = said.lower()
-    keys = {k.lower() for k in re.findall(FACT_WORDS, text)}
-    if keys:
-        return all(k in low for k in keys)
-    return text[:40].lower() in low
-
-
-def _timeout_facts(ev: Evidence) -> list[tuple[int, str, str]]:
-    """Each timed-out collective once: its op, SeqNum, process group, who waited and how long."""
-    out = []
-    t = ev.timeouts.filter(pl.col("seq").is_not_null())
-    for (op, seq, pg), g in t.sort("file", "line").group_by("op", "seq", "pg", maintain_order=True):
-        ranks = g["rank"].drop_nulls().unique().to_list()
-        ms = g["timeout_ms"].drop_nulls()
-        text = (f"{(op or 'a collective').upper()} SeqNum {seq}" + (f" of process group {pg}" if pg else "")
-                + " timed out" + (f" on {who(ranks)}" if ranks else "")
-                + (f" after {ms.max() / 1000:g} s" if ms.len() else ""))
-        out.append((g["line"][0], text, f"SeqNum {seq}"))
-    return out
-
-
-def in_view(ev: Evidence, said: str, n: int = 3) -> str:
-    """The failure lines' facts a reader must see that ``said`` (the verdict's summary so far) does not
-    hold: the first of each kind of failure (a timed-out collective with its op, SeqNum and group; ranks a
-    runtime reports never joined one; a CUDA error; an exception with its type and message; NCCL's error
-    code; a transport's error with its device or address; a signal; an exit code with its signal; an error
-    line no parser decodes), each once, in the order of causation, ``n`` at most. Empty where the summary
-    says them all."""
-    from tracekit.parsers.salient import Telling  # (the salient parser reads the evidence's words)
-
-    told = ev.kinds(EventKind.TELLING_LINE).filter(
-        pl.col("where").is_in([Telling.CRASH, Telling.TRANSPORT, Telling.ERROR]))
-    # (not a stop request, SIGTERM or SIGINT: what a launcher sends the other workers once one failed, a
-    # consequence the rules that read it say where it is the fact, rules_exit.killed_from_outside)
-    signals = ev.kinds(EventKind.SIGNAL).filter(~says("stop_signal").fill_null(False))
-    ends = ev.exits.filter(~pl.col("exit_code").is_in(list(KILL_CODES)))
-    absent = ev.kinds(EventKind.RANK_MISSING)  # (a runtime's word that named ranks never joined a collective)
-    out: list[str] = []
-    for t in _timeout_facts(ev):
-        if len(out) < n and t[2].lower() not in said.lower() and t[1] not in out:
-            out.append(t[1])
-    for df in (absent, ev.cuda, ev.crashes, ev.nccl_errors, ev.transport, signals, ends, told):
-        if not df.height:
-            continue
-        r = df.sort("file", "line").row(0, named=True)  # (the first of each: the cause)
-        if df is ends:
-            text = ended_by(r["exit_code"])
-            done = f"code {r['exit_code']}" in said or f"exit {r['exit_code']}" in said
-        else:
-            text = clip(_core(r["message"]), 110)
-            done = _said(text, said)
-        if not text or done:
-            continue
-        text = (f"{who([r['rank']])} {text}" if df is ends else f"{who([r['rank']])}: {text}"
-                ) if r["rank"] is not None else text if df is not ends else f"a process {text}"
-        if text not in out and len(out) < n:
-            out.append(text)
-            said += " " + text
-    return "; ".join(out)

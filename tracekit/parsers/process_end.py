@@ -73,6 +73,9 @@ SPAWN_EXITED = (r"process (?P<proc>\d+) terminated with (?:signal (?P<signal>SIG
 # node before posting (`PID xxxxxx on node xxxxxxxx`): the rank and the signal still say who and how
 MPI_SIGNAL = (r"process rank (?P<rank>\d+) with PID (?P<pid>\S+) on node (?P<host>[\w.\-]+) exited on signal "
               r"(?P<signum>\d+)(?: \((?P<what>[^)]+)\))?")
+# HPE Cray PALS's mpiexec (Aurora, Polaris): `x1921c7s6b0n0.hostmgmt2000.cm.americas.sgi.com: rank 418 died from
+# signal 11` (and `and dumped core`): the rank is the job's global rank, the host its node
+PALS_SIGNAL = r"^(?:(?P<host>[\w.\-]+): )?rank (?P<rank>\d+) died from signal (?P<signum>\d+)"
 # a rank's own MPI_Abort: Open MPI's help-mpi-api.txt `MPI_ABORT was invoked on rank %d in communicator %s`
 # / `with errorcode %d.` (the rank is the communicator's: the global one in MPI_COMM_WORLD); MPICH's
 # `application called MPI_Abort(MPI_COMM_WORLD, 1) - process 3`
@@ -136,7 +139,7 @@ RAISED = r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Interrupt)\b:?"
 
 #: every line this decoder understands
 ANY = any_of(DEATH, AGENT_SIGNALED, DS_MAIN, DS_RETURN, CALLED, SPAWN_RAISED, SPAWN_EXITED, MPI_SIGNAL,
-             MPI_ABORT, MPI_IMPROPER, SHELL,
+             PALS_SIGNAL, MPI_ABORT, MPI_IMPROPER, SHELL,
              MPI_NONZERO, MPI_NONZERO_2, GDB, VLLM, FLAT_CHILD, SRUN, CGROUP_OOM, PROGRAM_END, SSH,
              HARNESS_EXIT, HARNESS_CODE, HARNESS_HUNG, PADDLE_ABORT)
 #: lines whose exception text is this decoder's (``torch_log`` reads no exception from them)
@@ -227,6 +230,11 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
                    .otherwise(pl.lit(""))),
          rank=pl.col("_rank").cast(pl.Int64), pid=pl.col("_pid").cast(pl.Int64, strict=False),
          host=pl.when(masked).then(pl.lit(None, pl.Utf8)).otherwise(pl.col("_host")), exit_code=-signum)
+    rows(PALS_SIGNAL, EventKind.CHILD_FAILED, "mpiexec",
+         pl.format("mpiexec: rank {}{} ended by {}", "_rank",
+                   pl.when(pl.col("_host").is_not_null()).then(pl.format(" on {}", "_host")).otherwise(pl.lit("")),
+                   pl.when(by_number.is_not_null()).then(_sig(by_number)).otherwise(pl.format("signal {}", "_signum"))),
+         rank=pl.col("_rank").cast(pl.Int64), host=pl.col("_host"), exit_code=-signum)
     host = pl.coalesce("_host", pl.col("_next").str.extract(r"^\s*node ([\w.\-]+) exiting improperly", 1))
     rows(MPI_IMPROPER, EventKind.CHILD_FAILED, "mpirun",
          pl.format("mpirun: rank {}{} exited improperly (it ended without MPI_Finalize: its own output says "

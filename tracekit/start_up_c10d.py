@@ -9,6 +9,20 @@ from __future__ import annotations
 from tracekit.start_up_entry import Means, Message
 
 C10D: tuple[Message, ...] = (
+    # (s30) torch 2.4 and later: the TCPStore client's own retry of its connect (and its validation of the server),
+    # after a backoff, until the store's timeout (pytorch/pytorch torch/csrc/distributed/c10d/TCPStore.cpp,
+    # TCPClient::connect: `C10D_WARNING("TCP client failed to connect/validate to host {}:{} - retrying (try={},
+    # timeout={}ms, delay={}ms): {}", ...)`, the socket's own error at its end); no parser decodes it (the torch
+    # parser claims its `[W... TCPStore.cpp:N]` head, salient reads `retrying` as a caught error): first, so a line
+    # that ends in the socket's words is read as this retry
+    Message("c10d_store_client_retrying", "torch",
+            r"TCP client failed to connect/validate to host (?P<address>[^\s]+:\d+) - retrying "
+            r"\(try=(?P<attempt>\d+), timeout=(?P<limit_ms>\d+)ms, delay=\d+ms\)(?:: (?P<error>.{1,200}))?",
+            Means.RETRIED, "the c10d store's server (MASTER_ADDR:MASTER_PORT, rank 0's host or the rendezvous "
+            "endpoint), after a backoff each time, until the store's timeout",
+            "pytorch/pytorch torch/csrc/distributed/c10d/TCPStore.cpp (TCPClient::connect's retry loop: "
+            "`TCP client failed to connect/validate to host {}:{} - retrying (try={}, timeout={}ms, delay={}ms): {}`)",
+            decoded=False),
     # (s28) c10d's store client connecting to the store's server at start-up (init_process_group's
     # rendezvous, torchrun's c10d rendezvous backend): each failed attempt is recorded and warned, then retried
     # after a backoff until the connect's deadline (pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp

@@ -15,6 +15,8 @@ class Means(Enum):
     #: decides only where it ends the log: rules_init.start_up_ends_the_log)
     JOINING = "is about to wait for"
     RETRYING = "kept retrying a refused connect to"  # time passed: the peer's socket was not listening
+    #: (s30) a connect retried after a backoff whatever its error (the line says it: refused, no route, timed out)
+    RETRIED = "kept retrying its connect to"
     TIMED_OUT = "waited past its limit for"
     GAVE_UP = "gave up on"
     NO_INTERFACE = "found no network interface for"
@@ -28,8 +30,8 @@ class Means(Enum):
 
 #: (no interface is not among them: a host without the interface NCCL_SOCKET_IFNAME names is a transport set-up
 #: failure in the recorded real-NCCL run, samples/gpu_2x1_badiface, and the wild labels of that line disagree)
-DECISIVE = frozenset({Means.RETRYING, Means.TIMED_OUT, Means.GAVE_UP, Means.FOREIGN_PEER, Means.UNRESOLVED,
-                      Means.CAUGHT_IN})
+DECISIVE = frozenset({Means.RETRYING, Means.RETRIED, Means.TIMED_OUT, Means.GAVE_UP, Means.FOREIGN_PEER,
+                      Means.UNRESOLVED, Means.CAUGHT_IN})
 
 
 @dataclass(frozen=True)

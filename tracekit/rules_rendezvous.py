@@ -87,6 +87,8 @@ def _store_words(rz: pl.DataFrame) -> tuple[str, str]:
         port = m.group("port") or m.group("port2") or m.group("port3")
         if host.endswith((".cpp", ".py", ".hpp")):  # (a source line, `socket.cpp:426`)
             continue
+        if host.isdigit():  # (s30: a time, glog's `E526 03:50:39.898939042`, no host: dv18-030 read `03:50`)
+            continue
         at = f"port {port} of this host" if host in ("::", "0.0.0.0") else f"{host}:{port}"
         break
     means = next((said for pattern, said in STORE_WORDS if re.search(pattern, text)), "")

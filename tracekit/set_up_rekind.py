@@ -131,6 +131,12 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
     cause = f"; the traceback under it ends in \"{clip(after['message'][0], 200)}\"" if after.height else ""
     cause += (f"; before it, set-up failed: \"{clip(' '.join(first_failed.split()), 200)}\" (the process's fault came "
               "as it unwound from that failure, its consequence)" if first_failed else "")
+    # (s30: and the set-up failure's own line where the crash the verdict quotes is only its echo: vLLM's `Engine
+    # core initialization failed. See root cause above.` over the traceback's `DistNetworkError: ... EADDRINUSE`)
+    if not first_failed and not after.height:
+        shown = " ".join([v.summary, cause])
+        echo = next((t for t in _set_up_lines(ev, files) if clip(" ".join(t.split()), 60)[:-3] not in shown), "")
+        cause += f"; set-up's own failure line: \"{clip(' '.join(echo.split()), 200)}\"" if echo else ""
     return Verdict(Kind.INIT_STALL, f"communicator set-up never completed ({why}): {v.summary}{cause}",
                    list(v.ranks), list(v.evidence) + lines(after, 1), v.findings, notes=list(v.notes))
 
@@ -144,6 +150,13 @@ def _fault_after_set_up(before: pl.DataFrame, own: str) -> str:
     named = [t for t in before["message"].fill_null("").to_list()
              if (step_named(t) or re.search(SET_UP_WORDS, t)) and not re.search(PEER_GONE, t)]
     return named[0] if named else ""
+
+
+def _set_up_lines(ev: Evidence, files: pl.Expr) -> list[str]:
+    """The failure lines of ``files`` (``_failed_lines``) that name set-up (a set-up call, ``SET_UP``, or its words,
+    ``SET_UP_WORDS``), no peer's going away, in file order."""
+    texts = _failed_lines(ev).filter(pl.col("file").is_in(files))["message"].fill_null("").to_list()
+    return [t for t in texts if (step_named(t) or re.search(SET_UP_WORDS, t)) and not re.search(PEER_GONE, t)]
 
 
 #: gRPC's channel to a peer or a coordinator that never connected (grpc/grpc's client channel: `failed to connect

@@ -315,6 +315,10 @@ DECIDES = either(m for m in MESSAGES if m.means in DECISIVE)
 WAITS = either(m for m in MESSAGES if m.means is Means.WAITING)
 #: what a start-up begun means (a milestone, ``server_up``, not a stall: parsers/start_up)
 BEGUN = (Means.WAITING, Means.JOINING)
+#: (s30) what a connect retried means: start-up still under way (it may yet connect), a milestone like a wait begun,
+#: never a stall by itself (a retry then steps is a start-up that went on); ``rules_init.start_up_said`` decides the
+#: stall where nothing follows it
+RETRIES = (Means.RETRYING, Means.RETRIED)
 #: the entries of a start-up begun that end a log only where start-up never returned (rules_init)
 BEGINS = either(m for m in MESSAGES if m.means in BEGUN)
 #: the entries no other parser makes an event of (parsers/start_up reads them)

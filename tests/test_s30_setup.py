@@ -120,18 +120,19 @@ def test_a_segfault_after_a_programs_own_error_stays_a_crash(tmp_path):
     assert v.kind is Kind.CRASHED_RANK
 
 
-# --- the set-up failure said where the crash only echoes it ------------------------------------------------------------
+# --- the set-up failure said where the crash only echoes it ---------------------------------------------------
 def test_an_engine_cores_echo_quotes_set_ups_own_failure(tmp_path):
     head = "(EngineCore_0 pid=2211) ERROR 09-01 10:00:00 [core.py:700] "
+    frame = "/usr/local/lib/python3.12/dist-packages/vllm/distributed/parallel_state.py"
     v = _decide(tmp_path, f"{head}EngineCore failed to start.\n"
                           f"{head}Traceback (most recent call last):\n"
-                          f"{head}  File \"/usr/local/lib/python3.12/dist-packages/vllm/distributed/parallel_state.py\", "
-                          "line 1008, in init_distributed_environment\n"
+                          f"{head}  File \"{frame}\", line 1008, in init_distributed_environment\n"
                           f"{head}    torch.distributed.init_process_group(\n"
-                          f"{head}torch.distributed.DistNetworkError: The server socket has failed to listen on any local "
-                          "network address. port: 33649, useIpv6: false, code: -98, name: EADDRINUSE, message: address "
-                          "already in use\n"
-                          "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n")
+                          f"{head}torch.distributed.DistNetworkError: The server socket has failed to listen on any "
+                          "local network address. port: 33649, useIpv6: false, code: -98, name: EADDRINUSE, message: "
+                          "address already in use\n"
+                          "RuntimeError: Engine core initialization failed. See root cause above. Failed core "
+                          "proc(s): {}\n")
     assert v.kind is Kind.INIT_STALL
     assert "EADDRINUSE" in v.summary or "address already in use" in v.summary
 
@@ -147,9 +148,10 @@ def test_the_split_keeps_every_entry_in_its_order():
 # --- a retry is start-up under way, not a stall ---------------------------------------------------------------------
 def test_a_retry_then_steps_is_a_run_that_went_on(tmp_path):
     # (dv27-001's Paddle line, verbatim, then steps: the connect succeeded; it was read as a stall before)
-    v = _decide(tmp_path, "server not ready, wait 3 sec to retry...\nstep 1 loss 2.0\nstep 2 loss 1.9\nstep 3 loss 1.8\n")
+    steps = "step 1 loss 2.0\nstep 2 loss 1.9\nstep 3 loss 1.8\n"
+    v = _decide(tmp_path, "server not ready, wait 3 sec to retry...\n" + steps)
     assert v.kind is Kind.HEALTHY
-    v = _decide(tmp_path, f"{NO_ROUTE}\nstep 1 loss 2.0\nstep 2 loss 1.9\nstep 3 loss 1.8\n")
+    v = _decide(tmp_path, f"{NO_ROUTE}\n{steps}")
     assert v.kind is Kind.HEALTHY
 
 

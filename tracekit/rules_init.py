@@ -199,6 +199,9 @@ def start_up_said(ev: Evidence) -> Verdict | None:
                    "sleep: time passed with the peer not listening" if first.runtime == "NCCL"
               else f"; it retries every {secs} s until every peer accepts" if secs else "")
     limit = f" (its limit: {secs} s)" if secs and first.means is sm.Means.TIMED_OUT else ""
+    # (s30: the error the line ends in, where the quote cut it: TCPStore's retry line ends in the socket's words)
+    err = " ".join((groups.get("error") or "").split())
+    again += f" (its error: \"{clip(err, 160)}\")" if err and err[-30:] not in quoted else ""
     # (the other entries said with it, `check_time_out_for('tasks to start')` under horovodrun's give-up, and the
     # error the runtime printed right under its line: the host's own stderr, `ssh: connect to host H port 22:
     # Connection refused`)

@@ -87,6 +87,10 @@ def _store_words(rz: pl.DataFrame) -> tuple[str, str]:
         port = m.group("port") or m.group("port2") or m.group("port3")
         if host.endswith((".cpp", ".py", ".hpp")):  # (a source line, `socket.cpp:426`)
             continue
+        # (s30: a log head's time, glog's `E526 03:50:39.898939042`, is no host: dv18-030 read `03:50`; a bogus
+        # numeric host of more digits, dv2-062's `6841231`, is the address said)
+        if re.fullmatch(r"\d{1,2}", host):
+            continue
         at = f"port {port} of this host" if host in ("::", "0.0.0.0") else f"{host}:{port}"
         break
     means = next((said for pattern, said in STORE_WORDS if re.search(pattern, text)), "")

@@ -126,13 +126,19 @@ NEVER_BEGAN = (r"(?i)process group (?:has not been|is not) initiali[sz]ed"
                r"|environment variable \w+ expected, but not set")
 #: a fault of the rank's device or memory, whatever phase it came in: the rank's own crash (a CUDA error or an
 #: out-of-memory inside ncclCommInitRank is the GPU's, not set-up's; dev labels read it so, 5 of 6)
-DEVICE_FAULT = (r"(?i)out of memory|\bOOM\b|CUDA error|[Cc]uda failure|unhandled cuda error|cudaError\w*|CUDA call"
-                # (and a process's own fault, where it came: a segfault inside ncclCommInitRank is the process's,
-                # dv18-034, labelled a crash)
-                r"|segmentation fault|\bSIGSEGV\b|\bSIGBUS\b|illegal memory access"
-                # (and an accelerator's own failure its runtime reports: a TPU slice's chip driver, dv31-015,
-                # `Detected failure SLICE_FAILURE_CHIP_DRIVER_ERROR`, `detected TPU session error from worker`)
-                r"|\bSLICE_FAILURE_\w+|chip driver error|\bTPU (?:chip|session) error")
+#: (s30) a process's own fault, where it came: a segfault inside ncclCommInitRank is the process's (dv18-034,
+#: labelled a crash); but not one after a set-up failure its file already said (``PROCESS_FAULT``)
+PROCESS_WORDS = r"segmentation fault|\bSIGSEGV\b|\bSIGBUS\b"
+PROCESS_FAULT = f"(?i){PROCESS_WORDS}"
+#: a fault of the rank's device or memory, whatever phase it came in (a CUDA error or an out-of-memory inside
+#: ncclCommInitRank is the GPU's, not set-up's; dev labels read it so, 5 of 6)
+HARDWARE_FAULT = (r"(?i)out of memory|\bOOM\b|CUDA error|[Cc]uda failure|unhandled cuda error|cudaError\w*|CUDA call"
+                  r"|illegal memory access"
+                  # (and an accelerator's own failure its runtime reports: a TPU slice's chip driver, dv31-015,
+                  # `Detected failure SLICE_FAILURE_CHIP_DRIVER_ERROR`, `detected TPU session error from worker`)
+                  r"|\bSLICE_FAILURE_\w+|chip driver error|\bTPU (?:chip|session) error")
+#: the rank's own crash, whatever phase it came in: its device's or its process's fault
+DEVICE_FAULT = f"{HARDWARE_FAULT}|{PROCESS_WORDS}"
 
 
 #: (s29) a launch that placed two ranks of one communicator on one device (NCCL src/init.cc's `Duplicate GPU

@@ -32,7 +32,8 @@ from tracekit.parsers.pyspy import RAISED
 from tracekit.parsers.salient import Telling
 from tracekit.rules_nccl_codes import SET_UP as NCCL_SET_UP
 from tracekit.rules_salient import ranks_named
-from tracekit.rules_set_up import DEVICE_FAULT, MISPLACED, NEVER_BEGAN, SET_UP, step_named, unfinished
+from tracekit.rules_set_up import (DEVICE_FAULT, HARDWARE_FAULT, MISPLACED, NEVER_BEGAN, PROCESS_FAULT, SET_UP,
+                                   step_named, unfinished)
 from tracekit.undecided import UNEXPLAINED
 from tracekit.wording import who
 
@@ -100,7 +101,11 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
         pl.col("file").is_in(files) & pl.col("message").fill_null("").str.contains(
             f"{salient.UNPLACED}|{salient.COORDINATOR_WAIT}"))
     said += " " + " ".join(waited["message"].fill_null("").to_list())
-    if (re.search(NEVER_BEGAN, whole) or re.search(DEVICE_FAULT, whole) or re.search(MISPLACED, whole)
+    # (s30: a segfault after a set-up failure its file said just before it is that failure's consequence: gloo's
+    # `connectFullMesh failed` then `Segmentation fault (core dumped)` as the process unwinds)
+    first_failed = _fault_after_set_up(before, f"{own_lines} {own}")
+    fault = HARDWARE_FAULT if first_failed else DEVICE_FAULT
+    if (re.search(NEVER_BEGAN, whole) or re.search(fault, whole) or re.search(MISPLACED, whole)
             or ev.cuda.height
             or re.search(salient.either(salient.NO_START, salient.IMPORT_FAILED), whole)):
         return None
@@ -124,8 +129,34 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
     why = ("NCCL's init started and no communicator completed it" if started
            else f"the failure is in set-up: {named or frame.means}")
     cause = f"; the traceback under it ends in \"{clip(after['message'][0], 200)}\"" if after.height else ""
+    cause += (f"; before it, set-up failed: \"{clip(' '.join(first_failed.split()), 200)}\" (the process's fault came "
+              "as it unwound from that failure, its consequence)" if first_failed else "")
+    # (s30: and the set-up failure's own line where the crash the verdict quotes is only its echo: vLLM's `Engine
+    # core initialization failed. See root cause above.` over the traceback's `DistNetworkError: ... EADDRINUSE`)
+    if not first_failed and not after.height:
+        shown = " ".join([v.summary, cause])
+        echo = next((t for t in _set_up_lines(ev, files) if clip(" ".join(t.split()), 60)[:-3] not in shown), "")
+        cause += f"; set-up's own failure line: \"{clip(' '.join(echo.split()), 200)}\"" if echo else ""
     return Verdict(Kind.INIT_STALL, f"communicator set-up never completed ({why}): {v.summary}{cause}",
                    list(v.ranks), list(v.evidence) + lines(after, 1), v.findings, notes=list(v.notes))
+
+
+def _fault_after_set_up(before: pl.DataFrame, own: str) -> str:
+    """Where the crash is a process's fault (``PROCESS_FAULT``: a segfault, a bus error) and a failure line just
+    before it in its file (``before``) names set-up (a set-up call, ``SET_UP``, or its words, ``SET_UP_WORDS``,
+    not a peer's going away): that line, the failure the process faulted after as it unwound; else nothing."""
+    if not before.height or not re.search(PROCESS_FAULT, own):
+        return ""
+    named = [t for t in before["message"].fill_null("").to_list()
+             if (step_named(t) or re.search(SET_UP_WORDS, t)) and not re.search(PEER_GONE, t)]
+    return named[0] if named else ""
+
+
+def _set_up_lines(ev: Evidence, files: pl.Expr) -> list[str]:
+    """The failure lines of ``files`` (``_failed_lines``) that name set-up (a set-up call, ``SET_UP``, or its words,
+    ``SET_UP_WORDS``), no peer's going away, in file order."""
+    texts = _failed_lines(ev).filter(pl.col("file").is_in(files))["message"].fill_null("").to_list()
+    return [t for t in texts if (step_named(t) or re.search(SET_UP_WORDS, t)) and not re.search(PEER_GONE, t)]
 
 
 #: gRPC's channel to a peer or a coordinator that never connected (grpc/grpc's client channel: `failed to connect
@@ -157,7 +188,13 @@ SET_UP_WORDS = (r"(?i:\b(?:master(?:_?addr|_?port)?|rendezvous|rdzv"
                 r"|\b(?:fail\w*|error|unable|cannot|could not) (?:to )?(?:connect|initiali[sz]e|init|join"
                 r"|reach|register)\w* (?:to |with )?(?:the )?(?:master|coordinat\w*|rendezvous|store|scheduler"
                 r"|gcs|head|peers?|process group|distributed|communicator|nccl|hccl|gloo|mpi|horovod"
-                r"|backend)\b)")
+                r"|backend)\b"
+                # (s30: c10d's own word that a store socket's send or recv ran past its timeout, torch/csrc/distributed/
+                # c10d/Utils.hpp recvBytes/sendBytes `C10_THROW_ERROR(DistNetworkError, "Socket Timeout")` on EAGAIN:
+                # the TCPStore client's wait, raised bare as `RuntimeError: Socket Timeout` before torch 2.1; on dev
+                # all 7 excerpts of it are init stalls, dv10-026, dv12-022, dv15-001, dv21-008, dv32-010, dv5-026,
+                # dv6-039; a set-up frame of its traceback, where shown, names the step)
+                r"|\bSocket Timeout\b)")
 #: a failure line's words that the peer it waited for is gone (c10d's `Connection was likely closed. Did the
 #: remote server shutdown or crash?`, the coordination service's `heartbeat timeout ... crashed unexpectedly`):
 #: the peer's crash, whatever step it came in (dv18-006, dv20-029: labelled crashed-rank), so no set-up words

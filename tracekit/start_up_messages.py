@@ -24,48 +24,14 @@ function (the checkout too big to fetch here: file and function named instead of
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from enum import Enum
 
 from tracekit.parsers import any_of
+# (the entry's types and c10d's entries live in their own modules since s30; re-exported here, where the
+# rules and parsers read them: ``sm.Means``, ``sm.DECISIVE``)
+from tracekit.start_up_c10d import C10D
+from tracekit.start_up_entry import ADDR as _ADDR, DECISIVE, Means, Message  # noqa: F401
 
 
-class Means(Enum):
-    """What a start-up line says of its wait."""
-    WAITING = "is waiting for"  # a wait begun: decides nothing alone
-    #: a wait begun, said by a program of the job rather than a runtime (UNDECIDED does not name it; it
-    #: decides only where it ends the log: rules_init.start_up_ends_the_log)
-    JOINING = "is about to wait for"
-    RETRYING = "kept retrying a refused connect to"  # time passed: the peer's socket was not listening
-    TIMED_OUT = "waited past its limit for"
-    GAVE_UP = "gave up on"
-    NO_INTERFACE = "found no network interface for"
-    FOREIGN_PEER = "had a foreign process connect where it waits for"
-    UNREACHABLE = "got no answer from"  # packets dropped (ETIMEDOUT, no route): the network path, not a wait
-    UNRESOLVED = "could not resolve the name of"  # getaddrinfo failed: retried until the connect deadline
-    #: a stack dump (gdb's, a native backtrace) that caught the process inside its start-up's wait: the process
-    #: was stopped there when someone looked, the way a hang is dumped
-    CAUGHT_IN = "was caught by a stack dump inside"
-
-
-#: (no interface is not among them: a host without the interface NCCL_SOCKET_IFNAME names is a transport set-up
-#: failure in the recorded real-NCCL run, samples/gpu_2x1_badiface, and the wild labels of that line disagree)
-DECISIVE = frozenset({Means.RETRYING, Means.TIMED_OUT, Means.GAVE_UP, Means.FOREIGN_PEER, Means.UNRESOLVED,
-                      Means.CAUGHT_IN})
-
-
-@dataclass(frozen=True)
-class Message:
-    name: str
-    runtime: str
-    pattern: str
-    means: Means
-    awaited: str  # what start-up waited for, said after ``means`` (the verdict names it)
-    source: str  # where the runtime writes it: repo path:line (commit in the module's docstring)
-    decoded: bool = True  # False: no other parser makes an event of it; parsers/start_up makes a `stall`
-
-
-_ADDR = r"(?P<address>\[?[\w.:\-]+\]?[:<]\d+>?)"
 MESSAGES: tuple[Message, ...] = (
     # NCCL's sockets (bootstrap, proxy, NET/Socket): connect() refused, retried after a sleep
     Message("nccl_connect_retrying", "NCCL",
@@ -332,59 +298,7 @@ MESSAGES: tuple[Message, ...] = (
             Means.JOINING, "JAX's coordination service (client.connect returns once every process registered)",
             "jax-ml/jax jax/_src/distributed.py State.initialize: logger.info('Connecting to JAX distributed "
             "service on %s', coordinator_address), then self.client.connect()", decoded=False),
-
-    # (s28) c10d's store client connecting to the store's server at start-up (init_process_group's
-    # rendezvous, torchrun's c10d rendezvous backend): each failed attempt is recorded and warned, then retried
-    # after a backoff until the connect's deadline (pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp
-    # SocketConnectOp::tryConnect: `recordError("The client socket has failed to connect to {} (errno: {} -
-    # {}).", ...)` on ECONNREFUSED/ECONNRESET, retry; socket.cpp:558/601/663 in the warnings of torch 1.10-2.1);
-    # on dev every excerpt of it is an init stall (dv11-042, dv17-017, dv2-062)
-    Message("c10d_client_connect_refused", "torch",
-            r"The client socket has failed to connect to (?P<address>\[[^\]\s]+\]:\d+|[\w.\-]+:\d+) "
-            # (the line's end: a program that wraps it and says it retries, `..., retrying in 5 s`, may succeed)
-            r"\(errno: \d+ - (?P<error>Connection refused|Connection reset by peer)\)\.?\s*$",
-            Means.RETRYING, "the c10d store's server (MASTER_ADDR:MASTER_PORT, rank 0's host or the rendezvous "
-            "endpoint)",
-            "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::tryConnect: the error "
-            "recorded and warned, then `retry = true` until the deadline)"),
-    Message("c10d_client_connect_unanswered", "torch",
-            r"The client socket has failed to connect to (?P<address>\[[^\]\s]+\]:\d+|[\w.\-]+:\d+) "
-            r"\(errno: \d+ - (?P<error>Connection timed out|No route to host|Network is unreachable)\)\.?\s*$",
-            Means.TIMED_OUT, "the c10d store's server (MASTER_ADDR:MASTER_PORT: each attempt's connect got no "
-            "answer, the address not reachable from this node or a firewall dropping the port)",
-            "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::tryConnect: "
-            "ETIMEDOUT/EHOSTUNREACH recorded and warned, retried until the deadline)"),
-    Message("c10d_client_connect_gave_up", "torch",
-            r"The client socket has failed to connect to any network address of \((?P<host>[^,)]+), "
-            r"(?P<port>\d+)\)",
-            Means.GAVE_UP, "the c10d store's server (MASTER_ADDR:MASTER_PORT) after its retries",
-            "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::run: `The client socket "
-            "has failed to connect to any network address of ({}, {}).` with the errors recorded, thrown as "
-            "DistNetworkError/RuntimeError)"),
-    Message("c10d_client_timed_out", "torch",
-            r"The client socket has timed out after (?P<seconds>\d+)(?:s|ms)? while trying to connect to "
-            r"\((?P<host>[^,)]+), (?P<port>\d+)\)",
-            Means.TIMED_OUT, "the c10d store's server (MASTER_ADDR:MASTER_PORT)",
-            "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::run, "
-            "throwTimeoutError)"),
-    # (its client resolving the store's host: a getaddrinfo failure is recorded and retried, after a backoff,
-    # until the connect's deadline, with every address family: the name never resolved, whatever the family;
-    # parsers/torch_log decodes no event of it where the family is IPv6 or none)
-    Message("c10d_name_unresolved", "torch",
-            r"The (?:IPv[46] )?network addresses of \((?P<host>[^,)]+), (?P<port>\d+)\) cannot be retrieved "
-            r"\(gai error: (?P<error>-?\d+ - [^)]*)\)",
-            Means.UNRESOLVED,
-            "the c10d store's host (MASTER_ADDR, --rdzv-endpoint), retrying it until its timeout",
-            "pytorch/pytorch 056b6f38 torch/csrc/distributed/c10d/socket.cpp SocketConnectOp::tryConnect "
-            "(`recordError(\"The {}network addresses of ({}, {}) cannot be retrieved (gai error: {} - "
-            "{}).\"`, then `retry = true`: the loop sleeps its backoff and resolves again until the deadline, "
-            "then throwTimeoutError)", decoded=False),
-    Message("c10d_server_listen_failed", "torch",
-            r"The server socket has failed to listen on any local network address",
-            Means.GAVE_UP, "listening on the c10d store's port",
-            "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (SocketListenOp::run)"),
-)
-
+) + C10D
 
 
 def either(entries) -> str:
@@ -401,6 +315,10 @@ DECIDES = either(m for m in MESSAGES if m.means in DECISIVE)
 WAITS = either(m for m in MESSAGES if m.means is Means.WAITING)
 #: what a start-up begun means (a milestone, ``server_up``, not a stall: parsers/start_up)
 BEGUN = (Means.WAITING, Means.JOINING)
+#: (s30) what a connect retried means: start-up still under way (it may yet connect), a milestone like a wait begun,
+#: never a stall by itself (a retry then steps is a start-up that went on); ``rules_init.start_up_said`` decides the
+#: stall where nothing follows it
+RETRIES = (Means.RETRYING, Means.RETRIED)
 #: the entries of a start-up begun that end a log only where start-up never returned (rules_init)
 BEGINS = either(m for m in MESSAGES if m.means in BEGUN)
 #: the entries no other parser makes an event of (parsers/start_up reads them)

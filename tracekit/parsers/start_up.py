@@ -2,7 +2,9 @@
 ``decoded=False``: Ray's GCS client giving up on the head, HCCL's socket that no peer connected to), as
 ``stall`` events: a runtime's word that its start-up waited past its limit or gave up (read by
 ``rules_init.start_up_said``); a start-up begun (``Means.WAITING``: Paddle's ``init nccl context``;
-``Means.JOINING``: WeNet's ``training on multiple gpus``) as a ``server_up`` milestone (read by ``undecided``
+``Means.JOINING``: WeNet's ``training on multiple gpus``) and a connect retried (s30, ``sm.RETRIES``: Paddle's
+``server not ready, wait 3 sec to retry``, TCPStore's ``retrying (try=0, ...)``: start-up still under way) as a
+``server_up`` milestone (read by ``undecided``
 and ``rules_init.start_up_ends_the_log``). ``where`` is ``start-up <entry name>``; the rank an entry's ``rank``
 group names (HCCL's ``rank[1]``) where no launcher's prefix gives one.
 
@@ -35,7 +37,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
     read = [sm.read(text) for text in got["text"]]
     names = [f"start-up {r[0].name}" if r else None for r in read]
     # (a wait begun is a start-up milestone, ``server_up`` with its phase; a timeout or a give-up a stall)
-    kinds = [EventKind.SERVER_UP if r and r[0].means in sm.BEGUN else EventKind.STALL for r in read]
+    # (s30: and a connect retried, ``sm.RETRIES``: start-up still under way, Paddle's `server not ready, wait 3 sec
+    # to retry` then steps is a run that went on, not a stall)
+    kinds = [EventKind.SERVER_UP if r and (r[0].means in sm.BEGUN or r[0].means in sm.RETRIES) else EventKind.STALL
+             for r in read]
     named = [int(r[1]["rank"]) if r and r[1].get("rank") else None for r in read]
     rank = pl.col("launch_rank").cast(pl.Int64, strict=False) if "launch_rank" in got.columns else pl.lit(None)
     events = got.with_columns(pl.Series("_name", names, dtype=pl.Utf8),

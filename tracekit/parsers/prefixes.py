@@ -11,7 +11,7 @@ named groups fill (``TAGS``); ``parsers/text.py`` takes them off every line and 
 # `(pid=615) ` and `(raylet, ip=...) ` (vLLM's `(VllmWorker rank=1 pid=615) ` names the worker's rank;
 # SkyPilot's `(worker1, rank=1, pid=615, ip=...) ` or `(worker1, rank=1, ip=.., pid=615) ` a node's: the
 # node's name is its host's, its rank no process's), pdsh `host: `, srun --label
-# `12: ` (`P0 12: ` for a heterogeneous job; the task number: a rank only where each task is one, which
+# `12: ` (` 8: ` padded to the largest id's width, `P0 12: ` for a heterogeneous job; the task number: a rank only where each task is one, which
 # the prefix does not say), a wall-clock `[2026-01-02 03:04:05] ` (NCCL 2.26+ puts one before its WARN
 # lines), `host >> `, torchrun `[rank3]:`, torchelastic's TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE (default
 # `[${role_name}${local_rank}]:`: `[default3]:`, `[trainer3]:`, `[3]:` with an empty role, a local rank;
@@ -44,7 +44,8 @@ _PARTS = [
     r"(?P<pdsh_host>(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w\-]*\d[\w.\-]*): ",
     r"(?:[\w\-]+\.)?(?P<std_host>[\w\-]+) \[std(?:out|err)\] ",
     r"std(?:out|err): ",  # accelerate's test runner: a child's output under `stdout: `
-    r"(?:P\d+ )?(?P<task_tag>\d{1,5}): ",
+    # (srun pads the task id to the width of the job's largest: ` 8: ` beside `12: `)
+    r"(?:P\d+ )? {0,3}(?P<task_tag>\d{1,5}): ",
     r"\[(?P<pts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] ",
     r"(?P<arrow_host>[\w.\-]+) >> ",
     r"\[(?i:rank)(?P<rank_tag>\d+)\]:\s?",
@@ -100,7 +101,7 @@ LEVELS = [f"lv{i}" for i in range(1, 18)]
 PREFIX = "^(?:" + "|".join(f"(?:{p})" for p in _PARTS) + ")*"
 MAYBE_PREFIX = (r"^(?:[\w.\-]+: |\[|\(|>|\x1b|←|[\w.\-]+/\d+ [\[(]|\d{4}-\d\d-\d\d|\d\d/\d\d/\d{4} "
                 r"|[\w.\-]+ >> |[\w.\-]+ \[std(?:out|err)\] |\d{4}/\d\d/\d\d "
-                r"|[A-Z][a-z]{2} (?:[ \d]\d |[A-Z][a-z]{2} )|P\d+ \d"
+                r"|[A-Z][a-z]{2} (?:[ \d]\d |[A-Z][a-z]{2} )|P\d+ \d| {1,3}\d{1,5}: "
                 r"|[\w.\-]+ +\| |\s+\[[\d,]+\]<std"
                 r"|\d\d:\d\d:\d\d[.,\d]*[ \t]"
                 r"|:\d+/\d+\] "

@@ -1,7 +1,8 @@
 """Rank identity (issue 31 item 4), session 30: srun's ``--label`` task prefix padded to the width of the job's
 largest task id (` 8: ` beside `12: `, parsers/prefixes.py), Megatron-LM's per-rank memory report wherever
 the prints of several ranks land on one line (parsers/rank_words.py), and sglang's scheduler tag `TPn` under
-a Ray actor's prefix, an RL job's rollout engine whose TP rank is the engine's own (parsers/launcher.py).
+a Ray actor's prefix, an RL job's rollout engine whose TP rank is the engine's own (parsers/launcher.py), and
+NeMo-RL's Ray actor named by its worker's rank (`(MegatronPolicyWorker[rank=8] pid=..)`, parsers/prefixes.py).
 Real dev excerpts and real lines from them; each names the ranks the lines attribute, and none an engine's
 group-local number."""
 
@@ -26,6 +27,8 @@ WILD = ROOT / "samples" / "wild"
     ("dev-031-slime-sglang-rollout-finished.txt", []),
     # sglang's own scheduler lines with no Ray prefix still name the TP rank (dv12-023: `[.. TP0]`, `[.. TP1]`)
     ("dv12-023-sglang-docker-compose-2x4090-tp2-startup-no-p2p.txt", [0, 1]),
+    # NeMo-RL's Ray worker named by its rank: `(MegatronPolicyWorker[rank=8] pid=3294808, ip=10.109.19.209)`
+    ("dv42-004-megatron-worker-rank8-stack.txt", [8]),
 ])
 def test_dev_excerpts_count_the_ranks_their_lines_attribute(excerpt, want):
     assert file_ranks(WILD / excerpt) == want
@@ -52,3 +55,11 @@ def test_sglang_tp_tag_under_ray_actor_is_no_global_rank(tmp_path):
     assert text_ranks(tmp_path, engine) == []
     # the same tag without the actor's prefix: the server's own scheduler, its TP rank the global one
     assert text_ranks(tmp_path, engine.replace("(SGLangEngine pid=516714) ", "")) == [4, 7]
+
+
+def test_ray_actor_named_by_its_rank_is_that_rank(tmp_path):
+    # (dv42-004's prefix; the actor's name alone, no rank, names none)
+    line = ("(MegatronPolicyWorker[rank=8] pid=3294808, ip=10.109.19.209)   File \"/opt/ray_venvs/x.py\", "
+            "line 1775, in _call_impl\n")
+    assert text_ranks(tmp_path, line) == [8]
+    assert text_ranks(tmp_path, line.replace("[rank=8]", "")) == []

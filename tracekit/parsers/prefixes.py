@@ -37,7 +37,8 @@ _PARTS = [
     # pid=..) `, vllm/v1/executor/multiproc_executor.py: `process_name = f"{process_name} {suffix}"`, suffix
     # `PP{rank // tp_size}` and `TP{rank % tp_size}` joined by `_`, each where that group has more than one rank)
     _REPLICA + r"\((?P<ray_actor>\w[\w.:\-]*)?(?: (?P<vllm_groups>(?:PP\d+_)?TP\d+|PP\d+))?"
-    r"(?: rank=(?P<actor_rank>\d+)|, rank=(?P<sky_rank>\d+))?"
+    # (NeMo-RL's workers name their actor by their rank, `__repr__`: `(MegatronPolicyWorker[rank=8] pid=..)`)
+    r"(?:(?: rank=|\[rank=)(?P<actor_rank>\d+)\]?|, rank=(?P<sky_rank>\d+))?"
     r"(?:, ip=(?P<sky_ip>[\w.\-:]+))?"
     r"(?:,? ?pid=(?P<ray_pid>\d+))?"
     r"(?:,? ?ip=(?P<ray_ip>[\w.\-:]+))?\)\s?",  # (a k8s pod's name where Ray runs on Kubernetes)

@@ -40,6 +40,12 @@ def test_srun_label_padded_task_ids_are_tasks(tmp_path):
     assert text_ranks(tmp_path, text) == [0, 3, 7, 11, 25]
 
 
+def test_padded_numbers_of_unequal_width_are_no_srun_tasks(tmp_path):
+    # a pretty-printed dict (pprint: one blank before each key, whatever its width) is no srun --label output
+    text = "{0: 'node-a',\n" + "".join(f" {i}: 'node-{i}',\n" for i in range(1, 12)) + "}\n"
+    assert text_ranks(tmp_path, text) == []
+
+
 def test_megatron_memory_report_mid_line_names_its_writer(tmp_path):
     # (dv37-015's line 8: two ranks' prints on one line)
     text = ("[Rank 7] (after 20 iterations) memory (MB) | allocated: 21633.0859375 | max allocated: "

@@ -1,5 +1,6 @@
 """Rank identity (issue 31 item 4), session 30: srun's ``--label`` task prefix padded to the width of the job's
-largest task id (` 8: ` beside `12: `, parsers/prefixes.py), Megatron-LM's per-rank memory report wherever
+largest task id (` 8: ` beside `12: `, parsers/prefixes.py; a pretty-printed dict's ` 1: ` beside ` 10: ` is no
+task, parsers/slurm.py), Megatron-LM's per-rank memory report wherever
 the prints of several ranks land on one line (parsers/rank_words.py), and sglang's scheduler tag `TPn` under
 a Ray actor's prefix, an RL job's rollout engine whose TP rank is the engine's own (parsers/launcher.py), and
 NeMo-RL's Ray actor named by its worker's rank (`(MegatronPolicyWorker[rank=8] pid=..)`, parsers/prefixes.py).

@@ -12,9 +12,10 @@ named groups fill (``TAGS``); ``parsers/text.py`` takes them off every line and 
 # SkyPilot's `(worker1, rank=1, pid=615, ip=...) ` or `(worker1, rank=1, ip=.., pid=615) ` a node's: the
 # node's name is its host's, its rank no process's), pdsh `host: `, srun --label
 # `12: ` (` 8: ` padded to the largest id's width, `P0 12: ` for a heterogeneous job; the task number: a rank
-# only where each task is one, which the prefix does not say), a wall-clock `[2026-01-02 03:04:05] ` (NCCL 2.26+ puts one before its WARN
-# lines), `host >> `, torchrun `[rank3]:`, torchelastic's TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE (default
-# `[${role_name}${local_rank}]:`: `[default3]:`, `[trainer3]:`, `[3]:` with an empty role, a local rank;
+# only where each task is one, which the prefix does not say), a wall-clock `[2026-01-02 03:04:05] ` (NCCL
+# 2.26+ puts one before its WARN lines), `host >> `, torchrun `[rank3]:`, torchelastic's
+# TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE (default `[${role_name}${local_rank}]:`: `[default3]:`, `[trainer3]:`,
+# `[3]:` with an empty role, a local rank;
 # torchx's `[${role_name}${rank}|${local_rank}]:`: `[trainer0|0]:`), each after an optional replica
 # label of torchx or NeMo-Run (`trainer/0 `, `B-nemo-ft3/0 `), MPI `[1,3]<stdout>:` (horovodrun's gloo
 # `[3]<stdout>:`), a script's own `[3] ` or `[RANK 3] ` rank tag (Lightning's `[rank: 3] `; 4 digits at

@@ -42,6 +42,10 @@ UNCLAIMED = (r"\bOut of all \d+ trainers, the trainer process with rank=|\bRank\
              r"|^\s*[Rr]ank \d+:? [^\x00-\x7f]")
 PADDLE_ABORTED = (r"\bOut of all \d+ trainers, the trainer process with rank=\[(?P<ranks>[\d, ]+)\] "
                   r"was aborted")
+# sglang's scheduler prefix (below, ``SELF``); under a Ray actor's prefix (`(SGLangEngine pid=516714) [.. TP4]`)
+# the engine is one of an RL job's rollout engines (slime, verl, OpenRLHF make several), its TP rank the
+# engine's own, no global rank (dev-031)
+SGLANG_TP = r"^\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?: ATTN_CP\d+| MOE_DP\d+)* TP(?P<rank>\d+)(?: EP\d+)?\] "
 # each: a rank, a world size, a host or a pid its writer states (groups absent from one are null); under a
 # launcher's prefix, the prefix's host and pid are the writer's (Ray Train's worker under `(pid=.., ip=..)`)
 SELF = [
@@ -50,7 +54,7 @@ SELF = [
     # EP{ep}`, each where that group has more than one rank; the time alone in older releases): the
     # tensor-parallel rank is the global one where no data- or pipeline-parallel rank is named (the other
     # groups lie inside it)
-    r"^\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?: ATTN_CP\d+| MOE_DP\d+)* TP(?P<rank>\d+)(?: EP\d+)?\] ",
+    SGLANG_TP,
     # (torch 2.13 distributed_c10d.py:1068, 1081: `Waiting in store based barrier to initialize process group for
     # 30.0 secondsrank: 3, key: ..` (no space, as the two strings join), `Timed out initializing process group in
     # store based barrier on rank 3, for key: ..`; before 2.0 `for rank: 3, key:`, `on rank: 3, for key:`)
@@ -336,6 +340,8 @@ def _self_named(df: pl.DataFrame) -> pl.DataFrame:
         sub = df.filter(t.str.contains(pattern))
         if pattern == WORLD_SAID:  # (a function's default is no world's size)
             sub = sub.filter(~t.str.contains(r"\bdef "))
+        if pattern == SGLANG_TP and "ray_pid" in sub.columns:  # (an RL job's engine: its own TP group)
+            sub = sub.filter(pl.col("ray_pid").is_null())
         if not sub.height:
             continue
         sub = sub.with_columns(t.str.extract_groups(pattern).alias("_g")).unnest("_g")

@@ -11,10 +11,11 @@ named groups fill (``TAGS``); ``parsers/text.py`` takes them off every line and 
 # `(pid=615) ` and `(raylet, ip=...) ` (vLLM's `(VllmWorker rank=1 pid=615) ` names the worker's rank;
 # SkyPilot's `(worker1, rank=1, pid=615, ip=...) ` or `(worker1, rank=1, ip=.., pid=615) ` a node's: the
 # node's name is its host's, its rank no process's), pdsh `host: `, srun --label
-# `12: ` (`P0 12: ` for a heterogeneous job; the task number: a rank only where each task is one, which
-# the prefix does not say), a wall-clock `[2026-01-02 03:04:05] ` (NCCL 2.26+ puts one before its WARN
-# lines), `host >> `, torchrun `[rank3]:`, torchelastic's TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE (default
-# `[${role_name}${local_rank}]:`: `[default3]:`, `[trainer3]:`, `[3]:` with an empty role, a local rank;
+# `12: ` (` 8: ` padded to the largest id's width, `P0 12: ` for a heterogeneous job; the task number: a rank
+# only where each task is one, which the prefix does not say), a wall-clock `[2026-01-02 03:04:05] ` (NCCL
+# 2.26+ puts one before its WARN lines), `host >> `, torchrun `[rank3]:`, torchelastic's
+# TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE (default `[${role_name}${local_rank}]:`: `[default3]:`, `[trainer3]:`,
+# `[3]:` with an empty role, a local rank;
 # torchx's `[${role_name}${rank}|${local_rank}]:`: `[trainer0|0]:`), each after an optional replica
 # label of torchx or NeMo-Run (`trainer/0 `, `B-nemo-ft3/0 `), MPI `[1,3]<stdout>:` (horovodrun's gloo
 # `[3]<stdout>:`), a script's own `[3] ` or `[RANK 3] ` rank tag (Lightning's `[rank: 3] `; 4 digits at
@@ -37,14 +38,16 @@ _PARTS = [
     # pid=..) `, vllm/v1/executor/multiproc_executor.py: `process_name = f"{process_name} {suffix}"`, suffix
     # `PP{rank // tp_size}` and `TP{rank % tp_size}` joined by `_`, each where that group has more than one rank)
     _REPLICA + r"\((?P<ray_actor>\w[\w.:\-]*)?(?: (?P<vllm_groups>(?:PP\d+_)?TP\d+|PP\d+))?"
-    r"(?: rank=(?P<actor_rank>\d+)|, rank=(?P<sky_rank>\d+))?"
+    # (NeMo-RL's workers name their actor by their rank, `__repr__`: `(MegatronPolicyWorker[rank=8] pid=..)`)
+    r"(?:(?: rank=|\[rank=)(?P<actor_rank>\d+)\]?|, rank=(?P<sky_rank>\d+))?"
     r"(?:, ip=(?P<sky_ip>[\w.\-:]+))?"
     r"(?:,? ?pid=(?P<ray_pid>\d+))?"
     r"(?:,? ?ip=(?P<ray_ip>[\w.\-:]+))?\)\s?",  # (a k8s pod's name where Ray runs on Kubernetes)
     r"(?P<pdsh_host>(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w\-]*\d[\w.\-]*): ",
     r"(?:[\w\-]+\.)?(?P<std_host>[\w\-]+) \[std(?:out|err)\] ",
     r"std(?:out|err): ",  # accelerate's test runner: a child's output under `stdout: `
-    r"(?:P\d+ )?(?P<task_tag>\d{1,5}): ",
+    # (srun pads the task id to the width of the job's largest: ` 8: ` beside `12: `)
+    r"(?:P\d+ )? {0,3}(?P<task_tag>\d{1,5}): ",
     r"\[(?P<pts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] ",
     r"(?P<arrow_host>[\w.\-]+) >> ",
     r"\[(?i:rank)(?P<rank_tag>\d+)\]:\s?",
@@ -100,7 +103,7 @@ LEVELS = [f"lv{i}" for i in range(1, 18)]
 PREFIX = "^(?:" + "|".join(f"(?:{p})" for p in _PARTS) + ")*"
 MAYBE_PREFIX = (r"^(?:[\w.\-]+: |\[|\(|>|\x1b|←|[\w.\-]+/\d+ [\[(]|\d{4}-\d\d-\d\d|\d\d/\d\d/\d{4} "
                 r"|[\w.\-]+ >> |[\w.\-]+ \[std(?:out|err)\] |\d{4}/\d\d/\d\d "
-                r"|[A-Z][a-z]{2} (?:[ \d]\d |[A-Z][a-z]{2} )|P\d+ \d"
+                r"|[A-Z][a-z]{2} (?:[ \d]\d |[A-Z][a-z]{2} )|P\d+ \d| {1,3}\d{1,5}: "
                 r"|[\w.\-]+ +\| |\s+\[[\d,]+\]<std"
                 r"|\d\d:\d\d:\d\d[.,\d]*[ \t]"
                 r"|:\d+/\d+\] "

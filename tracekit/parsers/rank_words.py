@@ -114,6 +114,13 @@ RANK_WORDS = (
     RankWord(r"\]\[rank=(?P<rank>\d+)/\d+\]\[local_rank=\d+/\d+\]",
              "ezpz ezpz/dist.py setup_torch (each process's bracketed node, rank and local rank)",
              "the writer's global rank"),
+    # Megatron-LM's memory report (megatron/training.py report_memory: `print("[Rank {}] {}".format(
+    # torch.distributed.get_rank(), string))`, string `(after {iteration} iterations) memory (MB) | allocated:
+    # ..`), printed by one rank of each model-parallel group at once: the writer's global rank, wherever the
+    # prints of several ranks land on one line (`...| max reserved: 29316.0[Rank 6] (after 20 iterations)`)
+    RankWord(r"\[Rank (?P<rank>\d+)\] \(after \d+ iterations\) memory \(MB\)",
+             "Megatron-LM megatron/training.py (report_memory, one line per model-parallel rank)",
+             "the writer's global rank"),
     RankWord(r"\bGlobal Checkpoint Save : Rank: (?P<rank>\d+) :",
              "NeMo nemo/utils/callbacks/dist_ckpt_io.py (`Global Checkpoint Save : Rank: "
              "{torch.distributed.get_rank()} : Iteration: ...`)",

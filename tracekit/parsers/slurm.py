@@ -36,10 +36,11 @@ def tasks(lines: pl.DataFrame) -> pl.DataFrame:
     if "task_tag" not in lines.columns:
         return pl.DataFrame(schema={"file": pl.Utf8, "rank": pl.Int64})
     t = pl.col("text")
-    tagged = lines.filter(pl.col("task_tag").is_not_null() & ~t.str.contains(HOROVOD_LIST)).select(
+    tagged = _padded_apart(lines.filter(pl.col("task_tag").is_not_null() & ~t.str.contains(HOROVOD_LIST)))
+    tagged = tagged.select(
         "file", pl.col("task_tag").cast(pl.Int64, strict=False).alias("rank"),
         t.str.extract(NCCL_PROC, 1).alias("host"), t.str.extract(NCCL_PROC, 2).cast(pl.Int64, strict=False)
-        .alias("pid"), _below(lines).alias("_below"))
+        .alias("pid"), _below(tagged).alias("_below"))
     if not tagged.height:
         return tagged.select("file", "rank")
     one = tagged.group_by("file", "rank").agg(pl.col("pid").drop_nulls().n_unique().alias("_procs"),
@@ -47,6 +48,21 @@ def tasks(lines: pl.DataFrame) -> pl.DataFrame:
     bad = one.filter((pl.col("_procs") > 1) | pl.col("_below")).select("file").unique()
     return (tagged.join(bad, on="file", how="anti").drop("_below")
             .unique(maintain_order=True).with_columns(pl.lit("launcher").alias("source")))
+
+
+#: srun's `--label` padded to the width of the job's largest task id (` 8: ` beside `12: `)
+PADDED = r"^( +)\d{1,5}: "
+
+
+def _padded_apart(tagged: pl.DataFrame) -> pl.DataFrame:
+    """The tagged lines less the padded tags (` 8: `) of a file whose tags are not all one width: srun pads
+    every id to the largest one's, a pretty-printed dict's ` 1: 'a',` beside ` 10: 'k'` is no task."""
+    if "raw" not in tagged.columns or not tagged["raw"].str.contains(PADDED).any():
+        return tagged
+    width = (pl.col("raw").str.extract(PADDED, 1).str.len_chars().fill_null(0)
+             + pl.col("task_tag").cast(pl.Utf8).str.len_chars())
+    padded = pl.col("raw").str.contains(PADDED)
+    return tagged.filter(~padded | (width.min().over("file") == width.max().over("file")))
 
 
 def failed(lines: pl.DataFrame) -> pl.DataFrame:

@@ -167,6 +167,20 @@ PART = r"(?i)\b(?:epoch|iteration|step \d|batch \d)"
 COUNTED = r"(?i)\b(?:epoch|iter(?:ation)?|step|batch)\s*[:=#\[]?\s*\d"
 #: the rank a rank's result names: at its start (``RANK_HEAD``) or as MPI's ``rank 3 out of 4``
 RANK_OF = r"(?i)\brank (?P<rank>\d+) (?:out )?of \d+\b"
+#: (s30) the rank a result names after its subject (``Result on rank 1: 1.0``, ``all_reduce output from rank 2:
+#: tensor([6.])``, ``sum for rank 0 = 6``): group ``rank``
+RANK_ON = r"(?i)\b(?:on|from|for|at|by) rank\s*[:=#]?\s*(?P<rank>\d+)\b"
+#: (s30) a value a collective gave, printed as torch prints a tensor after the word of what it is (``after
+#: allreduce: tensor([3.], device='cuda:0')``, ``received tensor: tensor([1., 1.])``, ``output: tensor(...)``):
+#: what a line under a launcher's rank tag (``[1] ...``, ``[rank1]: ...``) prints once its collective returned
+TENSOR_RESULT = (r"(?i)\b(?:results?|reduced|gathered|received|after|output|broadcasted|sum)\b[^\n]{0,60}?"
+                 r"\btensor\(\[?\s*[-+\d.]")
+#: (s30) a collective said to have worked, in a script's words (``rank 0: allreduce success``, ``all_reduce
+#: ok: 2.0``, ``broadcast check passed``, ``NCCL all_gather verified``): the collective returned with the
+#: value the script expected; NCCL's own lines (``NCCL INFO ...``) are never it
+COLLECTIVE_OK = (r"(?i)\b(?:all_?reduce|all_?gather|reduce_?scatter|broadcast|all_?to_?all|send/recv|p2p"
+                 r"|collectives?)\b[^\n]{0,30}?\b(?:success(?:ful(?:ly)?)?|succeeded|ok|passed|correct"
+                 r"|verified)\b")
 
 
 def events(df: pl.DataFrame) -> list[pl.DataFrame]:
@@ -179,7 +193,11 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     sentence = ((t.str.contains(FINISHED) | t.str.contains(RANK_DONE) | t.str.contains(ENDED_WELL)
                  | t.str.contains(RANK_FINISHED))
                 & ~t.str.contains(PART))
-    ranked = t.str.contains(RANK_HEAD) | t.str.contains(RANK_OF)
+    # (s30: a launcher's rank tag, ``_tag``, names the rank of a tensor's value; ``RANK_ON`` after the subject)
+    tag = pl.col("_tag") if "_tag" in df.columns else pl.lit(None, pl.Int64)
+    ranked = (t.str.contains(RANK_HEAD) | t.str.contains(RANK_OF) | t.str.contains(RANK_ON)
+              | (tag.is_not_null() & t.str.contains(TENSOR_RESULT)))
+    nccl = t.str.contains(r"\bNCCL (?:INFO|WARN)\b")
     # (``time per iteration 12.3 ms`` names what a figure measures, no counter)
     per = r"(?i)\bper (?:iter(?:ation)?|step|batch|epoch)\b"
     counted = t.str.replace_all(per, "per_unit").str.contains(COUNTED)
@@ -189,12 +207,14 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     once = pl.len().over("file", shape) == 1
     # (a benchmark's table and its `#` comment lines are parsers/nccl_tests.py's and result_tables.py's)
     table = t.str.contains(r"^\s*(?:#|\d)")
-    result = ((((t.str.contains(SUMMARY) | t.str.contains(THROUGHPUT)) & once) | (ranked & t.str.contains(RESULT))) & ~counted & ~table
-              & ~t.str.contains(INTERVAL))
+    results = t.str.contains(RESULT) | t.str.contains(TENSOR_RESULT) | (t.str.contains(COLLECTIVE_OK) & ~nccl)
+    result = ((((t.str.contains(SUMMARY) | t.str.contains(THROUGHPUT)) & once) | (ranked & results)
+               | (t.str.contains(COLLECTIVE_OK) & ~nccl)) & ~counted & ~table & ~t.str.contains(INTERVAL))
     said = pl.coalesce(t.str.extract(RANK_HEAD, 1).cast(pl.Int64, strict=False),
                        t.str.extract(RANK_OF, 1).cast(pl.Int64, strict=False),
-                       t.str.extract(RANK_FINISHED, 1).cast(pl.Int64, strict=False))
-    named = pl.coalesce(said, "rank")
+                       t.str.extract(RANK_FINISHED, 1).cast(pl.Int64, strict=False),
+                       t.str.extract(RANK_ON, 1).cast(pl.Int64, strict=False))
+    named = pl.coalesce(said, "rank", tag)
     # (a line a process prints about another rank, under its own launcher tag: `[default0]:    Rank 1: 10.12ms`
     # in FlagScale's straggler report of rank 0 (samples/wild/torch-043), is no result of rank 1's own)
     # (one process, under one launcher prefix, that names several ranks on its result lines prints a table of

@@ -91,12 +91,12 @@ def test_a_failure_anywhere_wins_over_the_results(tmp_path):
 
 
 def test_srun_tagged_broadcast_results_of_a_failing_job_stay_failing():
-    # samples/wild/dv33-001: ranks print `N: broadcast result: tensor(...)`, then IB completion errors and a
-    # time limit; the results are no clean end of that job
+    # samples/wild/dv33-001: ranks print `N: broadcast result: tensor(...)`, rank 10 a different value after
+    # its IB completion error, then a time limit: the disagreeing results are no data moved past the error
     wild = Path(__file__).resolve().parents[1] / "samples" / "wild"
     from tracekit.ingest import ingest
     v = decide(ingest([wild / "dv33-001-srun-16rank-ib-completion-error-12-timelimit.txt"]))
-    assert v.kind != Kind.HEALTHY
+    assert v.kind == Kind.TRANSPORT_ERROR
 
 
 # ---- parsers/trainer.py: JSON metric lines -----------------------------------------------------------------
@@ -137,3 +137,47 @@ def test_rates_in_other_units_are_a_steady_pace(tmp_path, line):
     text = "".join(line.format(v) + "\n" for v in ("1520.4", "1518.9", "1521.3"))
     v = verdict_of(tmp_path, text)
     assert v.kind == Kind.HEALTHY and "1518.9-1521.3" in v.summary
+
+
+# ---- parsers/work_done.py (continued): results after init, a bare end, a total time ------------------------
+
+INIT = ("node1:1234:1290 [0] NCCL INFO comm 0x55d0 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
+        "node1:1235:1291 [1] NCCL INFO comm 0x55d1 rank 1 nranks 2 cudaDev 1 busId 2000 - Init COMPLETE\n")
+
+
+def test_a_collectives_result_after_every_ranks_init_is_healthy(tmp_path):
+    v = verdict_of(tmp_path, INIT + "all_reduce result: 2.0\nall_reduce result: 2.0\n")
+    assert v.kind == Kind.HEALTHY and "all_reduce result: 2.0" in v.summary
+
+
+def test_a_bare_end_on_the_last_line_after_init_is_healthy(tmp_path):
+    v = verdict_of(tmp_path, INIT + "Success\n")
+    assert v.kind == Kind.HEALTHY
+
+
+@pytest.mark.parametrize("text", [
+    # samples/wild/dv17-005: torchvision's download ends `Processing...` then `Done!`, a set-up step's end
+    "Using distributed PyTorch with nccl backend\nProcessing...\nDone!\n",
+    # not the last line: the run went on after it
+    INIT + "Done\nrank 0 waiting\n",
+])
+def test_a_bare_end_after_a_set_up_step_or_mid_file_is_no_end(tmp_path, text):
+    assert ends_of(tmp_path, text).height == 0
+    assert verdict_of(tmp_path, text).kind != Kind.HEALTHY
+
+
+def test_different_values_of_one_allreduce_are_no_result(tmp_path):
+    # after an all-reduce every rank holds the same value: rank 1's other value is corrupted data
+    text = ("rank 0: allreduce result: tensor([3.], device='cuda:0')\n"
+            "rank 1: allreduce result: tensor([-218.0041], device='cuda:1')\n")
+    assert ends_of(tmp_path, text).height == 0
+    assert verdict_of(tmp_path, text).kind != Kind.HEALTHY
+
+
+def test_a_total_time_each_rank_prints_at_its_end_is_its_end(tmp_path):
+    # gluoncv's Mask R-CNN under mpirun (samples/wild/dv37-031's line, one per rank)
+    text = ("[1,0]<stderr>:INFO:root:Total Training with validation: 1543.1355950832367 secs\n"
+            "[1,1]<stderr>:INFO:root:Total Training with validation: 1526.1625354290009 secs\n")
+    ends = ends_of(tmp_path, text)
+    assert ends["rank"].to_list() == [0, 1]
+    assert verdict_of(tmp_path, text).kind == Kind.HEALTHY

@@ -105,7 +105,11 @@ TOOK = (rf"(?i){START}\W{{0,3}}(?:total |overall |wall[- ]?(?:clock )?)?(?:time 
         rf"|(?i)(?:\b(?:generated|processed|trained|evaluated|served|answered)\b[^\n]{{0,60}}?"
         rf"|{START}(?:the |all )?{WORK}\s+(?:has |was )?(?:completed|finished|done)\b[^\n]{{0,20}}?"
         rf"|{START}(?:completed|finished)\s+(?:the |all )?{WORK}\b[^\n]{{0,20}}?)"
-        r"\bin\s+\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds|min|mins|minutes)\b")
+        r"\bin\s+\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds|min|mins|minutes)\b"
+        # (s30) a total the work took, named by what it totals and given in a unit of time (gluoncv's Mask R-CNN
+        # `Total Training with validation: 1526.16 secs`, samples/wild dv37-031, printed by each rank at its end)
+        rf"|(?i){START}\W{{0,3}}total\b[\w /()\-]{{0,40}}?[:=]\s*\d+(?:\.\d+)?\s*(?:s|secs?|seconds|mins?|minutes"
+        r"|h|hours)\s*\.?\s*$")
 #: (s28) the work saved, said in the past tense (``Epoch 4990 | Training snapshot saved at /fsx/snapshot.pt``,
 #: pytorch/examples distributed/ddp-tutorial-series multinode.py ``_save_snapshot``; Ray Train's ``Training
 #: saved a checkpoint for iteration 1 at: ...``; NeMo's ``Successfully saved checkpoint from iteration 10 to
@@ -179,8 +183,32 @@ TENSOR_RESULT = (r"(?i)\b(?:results?|reduced|gathered|received|after|output|broa
 #: ok: 2.0``, ``broadcast check passed``, ``NCCL all_gather verified``): the collective returned with the
 #: value the script expected; NCCL's own lines (``NCCL INFO ...``) are never it
 COLLECTIVE_OK = (r"(?i)\b(?:all_?reduce|all_?gather|reduce_?scatter|broadcast|all_?to_?all|send/recv|p2p"
-                 r"|collectives?)\b[^\n]{0,30}?\b(?:success(?:ful(?:ly)?)?|succeeded|ok|passed|correct"
-                 r"|verified)\b")
+                 r"|collectives?)\b[^\n]{0,30}?(?:\b(?:success(?:ful(?:ly)?)?|succeeded|ok|passed|correct"
+                 r"|verified)\b|\bresults?\s*[:=]\s*[-+\d\[(t])")
+#: (s30) a bare word of the end, alone on the file's last line (``Done``, ``Finished!``, ``All done.``,
+#: ``Success``, ``Finished in 12.3s``): a script's last ``print("Done")``; read only where the line before it
+#: is no set-up step (torchvision's dataset download prints ``Processing...`` then ``Done!``, samples/wild
+#: dv17-005: a job silent after it)
+BARE_END = (r"(?i)^\W{0,3}(?:all |everything (?:is )?)?(?:done|finished|completed?|success|succeeded)\s*[.!]*"
+            r"\s*(?:\(?in \d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds|min|mins|minutes)\)?)?\s*[.!]*\s*$")
+#: the line before a bare end that makes it a set-up step's end
+SET_UP = r"(?i)\.\.\.\s*$|(?:process\w*|prepar\w*|extract\w*|unzip\w*|install\w*|download\w*|load\w*)"
+
+
+#: (s30) the collectives after which every rank holds the same value
+AGREED = r"(?i)\b(?:all_?reduce|broadcast(?:ed)?|bcast)\b"
+
+
+def _disagree(t: pl.Expr) -> pl.Expr:
+    """Lines of one template that print an all-reduce's or a broadcast's tensor with different values: after
+    those collectives every rank holds the same value, so a rank's other value is data the transport corrupted
+    (samples/wild/dv33-001: rank 10's ``broadcast result: tensor(-218.0041, ...)`` beside the others'
+    ``-572.5027``, after its IB completion error), never a clean result."""
+    value = t.str.extract(r"tensor\((.*?)(?:,\s*device=|\)\s*$)", 1)
+    # (srun's tag left on the line where it is padded, ` 0: `, is no part of it)
+    template = t.str.replace(r"^\s*\d{1,5}:\s+", "").str.replace_all(r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?", "#")
+    return (t.str.contains(AGREED) & value.is_not_null()
+            & (value.n_unique().over(pl.col("file"), template) > 1)).fill_null(False)
 
 
 def events(df: pl.DataFrame) -> list[pl.DataFrame]:
@@ -222,9 +250,11 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     proc = pl.col("_proc") if "_proc" in df.columns else pl.lit(None, pl.Utf8)
     table_of = (result & said.is_not_null()).cast(pl.Int32).sum().over("file", proc) > 1
     others = proc.is_not_null() & table_of & (said.n_unique().over("file", proc, result) > 1)
-    result = result & ~others
+    result = result & ~others & ~_disagree(t)
     generated = t.str.contains(GENERATED)
-    took = t.str.contains(TOOK) & once & ~counted
+    # (a time the work took is printed once by each process at its end: once per rank named)
+    once_each = pl.len().over("file", shape, pl.coalesce(said, "rank", tag).fill_null(-1)) == 1
+    took = t.str.contains(TOOK) & once_each & ~counted
     # (a banner or a table header counts where its figures follow: within the next 3 lines of its file)
     after = [t.shift(-k).over("file").fill_null("") for k in (1, 2, 3)]
     block = ((t.str.contains(BANNER) & pl.any_horizontal(a.str.contains(FIGURE) for a in after))
@@ -235,6 +265,11 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     # (only in a file with no error: after a failure the same warning is the failed process's exit, and the
     # rules over the failure decide it, a set-up's failure being init-stall: samples/gpu_2x1_badiface)
     exited = t.str.contains(EXITED) & ~t.str.contains(r"(?i)\berror|traceback|exception|\bfailed\b").any().over("file")
+    # (s30) a bare end on the file's last line, after no set-up step
+    prev = t.shift(1).over("file").fill_null("")
+    bare = (t.str.contains(BARE_END) & (pl.col("line") == pl.col("line").max().over("file"))
+            & ~prev.str.contains(SET_UP) & ~prev.str.contains(FAILED))
+    sentence = sentence | bare
     got = df.filter((calm & (sentence | result | took | block | saved)) | generated | exited).with_columns(
         pl.lit(EventKind.PROGRAM_END).alias("kind"), t.str.strip_chars().alias("message"),
         pl.when(exited).then(pl.lit("exited")).when(sentence).then(pl.lit("program"))

@@ -139,7 +139,7 @@ def test_rates_in_other_units_are_a_steady_pace(tmp_path, line):
     assert v.kind == Kind.HEALTHY and "1518.9-1521.3" in v.summary
 
 
-# ---- parsers/work_done.py (continued): results after init, a bare end, a total time ------------------------
+# ---- parsers/work_done.py (continued): results after init, disagreeing values, a total time ------------------------
 
 INIT = ("node1:1234:1290 [0] NCCL INFO comm 0x55d0 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
         "node1:1235:1291 [1] NCCL INFO comm 0x55d1 rank 1 nranks 2 cudaDev 1 busId 2000 - Init COMPLETE\n")
@@ -148,22 +148,6 @@ INIT = ("node1:1234:1290 [0] NCCL INFO comm 0x55d0 rank 0 nranks 2 cudaDev 0 bus
 def test_a_collectives_result_after_every_ranks_init_is_healthy(tmp_path):
     v = verdict_of(tmp_path, INIT + "all_reduce result: 2.0\nall_reduce result: 2.0\n")
     assert v.kind == Kind.HEALTHY and "all_reduce result: 2.0" in v.summary
-
-
-def test_a_bare_end_on_the_last_line_after_init_is_healthy(tmp_path):
-    v = verdict_of(tmp_path, INIT + "Success\n")
-    assert v.kind == Kind.HEALTHY
-
-
-@pytest.mark.parametrize("text", [
-    # samples/wild/dv17-005: torchvision's download ends `Processing...` then `Done!`, a set-up step's end
-    "Using distributed PyTorch with nccl backend\nProcessing...\nDone!\n",
-    # not the last line: the run went on after it
-    INIT + "Done\nrank 0 waiting\n",
-])
-def test_a_bare_end_after_a_set_up_step_or_mid_file_is_no_end(tmp_path, text):
-    assert ends_of(tmp_path, text).height == 0
-    assert verdict_of(tmp_path, text).kind != Kind.HEALTHY
 
 
 def test_different_values_of_one_allreduce_are_no_result(tmp_path):

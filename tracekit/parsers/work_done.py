@@ -17,6 +17,10 @@ general words, by the shape of the sentence, and is called from ``trainer.parse`
   (``Rank 0: average time per iteration 12.3 ms, throughput 812.3 samples/s``, ``[rank1] all_reduce
   result: tensor([3.])``), or MPI's hello world (mpitutorial.com's mpi_hello_world.c ``printf("Hello world
   from processor %s, rank %d out of %d processors\\n", ...)``): the rank ran its program to that line.
+  (s30) The rank named after the subject (``Result on rank 1: 1.0``), a tensor's value after its collective
+  under a launcher's rank tag (``[1] after allreduce: tensor([3.])``), a collective said to have worked
+  (``rank 0: allreduce success``, ``all_reduce result: 2.0``); never the values of one all-reduce or
+  broadcast that differ between ranks (``_disagree``: corrupted data, not a result).
 
 A bare ``Done!`` is not read: torchvision's dataset download prints ``Processing...`` then ``Done!``
 (samples/wild/dv17-005: a job silent after it), as many set-up steps end.
@@ -185,14 +189,6 @@ TENSOR_RESULT = (r"(?i)\b(?:results?|reduced|gathered|received|after|output|broa
 COLLECTIVE_OK = (r"(?i)\b(?:all_?reduce|all_?gather|reduce_?scatter|broadcast|all_?to_?all|send/recv|p2p"
                  r"|collectives?)\b[^\n]{0,30}?(?:\b(?:success(?:ful(?:ly)?)?|succeeded|ok|passed|correct"
                  r"|verified)\b|\bresults?\s*[:=]\s*[-+\d\[(t])")
-#: (s30) a bare word of the end, alone on the file's last line (``Done``, ``Finished!``, ``All done.``,
-#: ``Success``, ``Finished in 12.3s``): a script's last ``print("Done")``; read only where the line before it
-#: is no set-up step (torchvision's dataset download prints ``Processing...`` then ``Done!``, samples/wild
-#: dv17-005: a job silent after it)
-BARE_END = (r"(?i)^\W{0,3}(?:all |everything (?:is )?)?(?:done|finished|completed?|success|succeeded)\s*[.!]*"
-            r"\s*(?:\(?in \d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds|min|mins|minutes)\)?)?\s*[.!]*\s*$")
-#: the line before a bare end that makes it a set-up step's end
-SET_UP = r"(?i)\.\.\.\s*$|(?:process\w*|prepar\w*|extract\w*|unzip\w*|install\w*|download\w*|load\w*)"
 
 
 #: (s30) the collectives after which every rank holds the same value
@@ -265,11 +261,6 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     # (only in a file with no error: after a failure the same warning is the failed process's exit, and the
     # rules over the failure decide it, a set-up's failure being init-stall: samples/gpu_2x1_badiface)
     exited = t.str.contains(EXITED) & ~t.str.contains(r"(?i)\berror|traceback|exception|\bfailed\b").any().over("file")
-    # (s30) a bare end on the file's last line, after no set-up step
-    prev = t.shift(1).over("file").fill_null("")
-    bare = (t.str.contains(BARE_END) & (pl.col("line") == pl.col("line").max().over("file"))
-            & ~prev.str.contains(SET_UP) & ~prev.str.contains(FAILED))
-    sentence = sentence | bare
     got = df.filter((calm & (sentence | result | took | block | saved)) | generated | exited).with_columns(
         pl.lit(EventKind.PROGRAM_END).alias("kind"), t.str.strip_chars().alias("message"),
         pl.when(exited).then(pl.lit("exited")).when(sentence).then(pl.lit("program"))

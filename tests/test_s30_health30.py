@@ -8,9 +8,11 @@ Covers:
   collective, a start line, or a failure anywhere is never it;
 - parsers/trainer.py: JSON metric lines with quoted keys (``{"step": 10, "loss": 4.21}``) and the loss before
   the step (``{"loss": 3.87, "step": 20}``) are ``step`` events;
+- parsers/work_done.py + rules_seen.py: a serving benchmark's ``Output token throughput (tok/s)`` under 10: SLOW;
 - parsers/series.py: ``it`` as a counter word, a bracketed ``[N/M]`` counter on a loss line (never a build's
   ``[3/12] Building CXX object``), ``Images/sec:``, ``img/s`` and ``tokens/sec/gpu`` as rates.
-Inputs: the dev excerpt samples/wild/dv33-001 (srun's ``N: broadcast result: tensor(...)``) and small texts
+Inputs: the dev excerpts samples/wild/dv33-001 (srun's ``N: broadcast result: tensor(...)``), dv33-011 and dv26-008
+(serving benchmarks), a line of dv37-031 (gluoncv's total time), and small texts
 in the formats named above, written to tmp files and read as a user would (``ingest`` then ``decide``).
 """
 
@@ -165,3 +167,22 @@ def test_a_total_time_each_rank_prints_at_its_end_is_its_end(tmp_path):
     ends = ends_of(tmp_path, text)
     assert ends["rank"].to_list() == [0, 1]
     assert verdict_of(tmp_path, text).kind == Kind.HEALTHY
+
+
+# ---- rules_seen.serving_crawls: a serving benchmark's result under 10 output tokens/s ----------------------
+
+WILD = Path(__file__).resolve().parents[1] / "samples" / "wild"
+
+
+def test_a_serving_benchmark_under_ten_tokens_a_second_is_slow():
+    # samples/wild/dv33-011: vLLM's serving benchmark over 10 requests, 9.34 output tok/s, mean TPOT 353 ms
+    from tracekit.ingest import ingest
+    v = decide(ingest([WILD / "dv33-011-vllm-gfx906-mi50-tp2-serving-bench-tpot-350ms.txt"]))
+    assert v.kind == Kind.SLOW_PROGRESS and "9.34" in v.summary and "353.32" in v.summary
+
+
+def test_a_serving_benchmark_at_speed_stays_healthy():
+    # samples/wild/dv26-008: SGLang's benchmark, 1592.01 output tok/s
+    from tracekit.ingest import ingest
+    v = decide(ingest([WILD / "dv26-008-sglang-bench-serving-10req-result.txt"]))
+    assert v.kind == Kind.HEALTHY

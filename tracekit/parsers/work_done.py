@@ -132,6 +132,12 @@ BANNER = (r"(?i)^\s*[=\-*#]{3,}\s*[\w ]{0,40}?\b(?:results?|summary|report|stati
           r"[=\-*#]{3,}\s*$")
 #: a figure under a banner: ``key: number`` (``Request throughput (req/s):              5.12``)
 FIGURE = r"^\s*[A-Za-z][\w ()/%.,\-]{0,60}:\s+[-+]?\d"
+#: (s30) the serving benchmark's output rate under its banner (vllm benchmarks/serve.py, sglang bench_serving.py
+#: ``print("{:<40} {:<10.2f}".format("Output token throughput (tok/s):", ...))``): its own result line, read by
+#: rules_seen.serving_crawls (samples/wild dv33-011: 9.34 tok/s over 10 requests); group 1 the figure
+SERVED_RATE = r"^\s*Output token throughput \(tok/s\):\s+(\d+(?:\.\d+)?)"
+#: and its mean time per output token (``Mean TPOT (ms):                          353.32``)
+SERVED_TPOT = r"^\s*Mean TPOT \(ms\):\s+(\d+(?:\.\d+)?)"
 #: (s28) an evaluation's table of results: lm-evaluation-harness (lm_eval/utils.py make_table: ``|Tasks|Version
 #: |Filter|n-shot|Metric| |Value| |Stderr|``, older ``|  Task  |Version| Metric |Value |``), OpenCompass's
 #: summary (``dataset    version    metric    mode    <model>``), any piped table whose header names a
@@ -255,6 +261,8 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     after = [t.shift(-k).over("file").fill_null("") for k in (1, 2, 3)]
     block = ((t.str.contains(BANNER) & pl.any_horizontal(a.str.contains(FIGURE) for a in after))
              | (t.str.contains(EVAL_TABLE) & pl.any_horizontal(a.str.contains(EVAL_ROW) for a in after)))
+    bannered = t.str.contains(BANNER).cast(pl.Int32).cum_sum().over("file") > 0
+    block = block | ((t.str.contains(SERVED_RATE) | t.str.contains(SERVED_TPOT)) & bannered)
     df = df.sort("file", "line")
     # (a save on a loop's line, ``Epoch 4990 | Training snapshot saved at ...``, is that loop's: its progress)
     saved = t.str.contains(SAVED) & ~t.str.contains(WILL) & ~counted

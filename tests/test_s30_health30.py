@@ -9,10 +9,11 @@ Covers:
 - parsers/trainer.py: JSON metric lines with quoted keys (``{"step": 10, "loss": 4.21}``) and the loss before
   the step (``{"loss": 3.87, "step": 20}``) are ``step`` events;
 - parsers/work_done.py + rules_seen.py: a serving benchmark's ``Output token throughput (tok/s)`` under 10: SLOW;
+- rules_measured.py: one unsized measurement printed at bandwidths 2x apart or more is UNDECIDED, not HEALTHY;
 - parsers/series.py: ``it`` as a counter word, a bracketed ``[N/M]`` counter on a loss line (never a build's
   ``[3/12] Building CXX object``), ``Images/sec:``, ``img/s`` and ``tokens/sec/gpu`` as rates.
 Inputs: the dev excerpts samples/wild/dv33-001 (srun's ``N: broadcast result: tensor(...)``), dv33-011 and dv26-008
-(serving benchmarks), a line of dv37-031 (gluoncv's total time), and small texts
+(serving benchmarks), dv40-004 (DeepEP at two scales), a line of dv37-031 (gluoncv's total time), and small texts
 in the formats named above, written to tmp files and read as a user would (``ingest`` then ``decide``).
 """
 
@@ -186,3 +187,18 @@ def test_a_serving_benchmark_at_speed_stays_healthy():
     from tracekit.ingest import ingest
     v = decide(ingest([WILD / "dv26-008-sglang-bench-serving-10req-result.txt"]))
     assert v.kind == Kind.HEALTHY
+
+
+# ---- rules_measured: one measurement printed at figures far apart -----------------------------------------
+
+def test_one_measurement_far_apart_at_two_scales_is_no_healthy(tmp_path):
+    # samples/wild/dv40-004: DeepEP's tuning results on 2 nodes, then on 4 nodes at a third of the bandwidth
+    from tracekit.ingest import ingest
+    v = decide(ingest([WILD / "dv40-004-deepep-4node-rdma-bw-drop.txt"]))
+    assert v.kind == Kind.UNDECIDED and "12.53 GB/s" in v.summary and "3.5x apart" in v.summary
+
+
+def test_the_same_measurements_at_one_scale_stay_healthy(tmp_path):
+    two_nodes = (WILD / "dv40-004-deepep-4node-rdma-bw-drop.txt").read_text().splitlines()[:4]
+    v = verdict_of(tmp_path, "\n".join(two_nodes) + "\n")
+    assert v.kind == Kind.HEALTHY and "44.37 GB/s" in v.summary

@@ -8,13 +8,15 @@ Covers:
   collective, a start line, or a failure anywhere is never it;
 - parsers/trainer.py: JSON metric lines with quoted keys (``{"step": 10, "loss": 4.21}``) and the loss before
   the step (``{"loss": 3.87, "step": 20}``) are ``step`` events;
-- parsers/work_done.py + rules_seen.py: a serving benchmark's ``Output token throughput (tok/s)`` under 10: SLOW;
+- parsers/work_done.py + rules_seen.py: a serving benchmark's ``Output token throughput (tok/s)`` under 10:
+  SLOW_PROGRESS;
 - rules_measured.py: one unsized measurement printed at bandwidths 2x apart or more is UNDECIDED, not HEALTHY;
 - parsers/series.py: ``it`` as a counter word, a bracketed ``[N/M]`` counter on a loss line (never a build's
   ``[3/12] Building CXX object``), ``Images/sec:``, ``img/s`` and ``tokens/sec/gpu`` as rates.
-Inputs: the dev excerpts samples/wild/dv33-001 (srun's ``N: broadcast result: tensor(...)``), dv33-011 and dv26-008
-(serving benchmarks), dv40-004 (DeepEP at two scales), a line of dv37-031 (gluoncv's total time), and small texts
-in the formats named above, written to tmp files and read as a user would (``ingest`` then ``decide``).
+Inputs: the dev excerpts samples/wild/dv33-001 (srun's ``N: broadcast result: tensor(...)``), dv33-011 and
+dv26-008 (serving benchmarks), dv40-004 (DeepEP at two scales), a line of dv37-031 (gluoncv's total time), and
+small texts in the formats named above, written to tmp files and read as a user would (``ingest`` then
+``decide``).
 """
 
 from pathlib import Path
@@ -142,7 +144,7 @@ def test_rates_in_other_units_are_a_steady_pace(tmp_path, line):
     assert v.kind == Kind.HEALTHY and "1518.9-1521.3" in v.summary
 
 
-# ---- parsers/work_done.py (continued): results after init, disagreeing values, a total time ------------------------
+# ---- parsers/work_done.py (continued): results after init, disagreeing values, a total time --------------
 
 INIT = ("node1:1234:1290 [0] NCCL INFO comm 0x55d0 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
         "node1:1235:1291 [1] NCCL INFO comm 0x55d1 rank 1 nranks 2 cudaDev 1 busId 2000 - Init COMPLETE\n")

@@ -70,7 +70,8 @@ def _repeated_apart(bw: pl.DataFrame, tool: str) -> Verdict | None:
                    f"{_gbs(hi['busbw_gbs'])}; runs at another scale or setting side by side, one far slower, "
                    "no error: where the slower is the run on more nodes, the inter-node link (RDMA) holds it; "
                    "which run is which (nodes, GPUs, NICs) decides slow or healthy", [],
-                   [Cited(lo["file"], lo["line"], lo["message"]), Cited(hi["file"], hi["line"], hi["message"])])
+                   [Cited(lo["file"], lo["line"], lo["message"]),
+                    Cited(hi["file"], hi["line"], hi["message"])])
 
 
 def _tool(rows: pl.DataFrame) -> str:

@@ -311,18 +311,20 @@ def _bench_crawls(ev: Evidence) -> Verdict | None:
     """(s30) A serving benchmark's result (parsers/work_done.py ``SERVED_RATE``: ``Output token throughput
     (tok/s): 9.34`` under its results banner) under ``CRAWL`` tokens/s over all its requests: SLOW_PROGRESS,
     with its time per output token where it prints one. The requests completed (the benchmark ran to its
-    summary), but the server generated fewer tokens a second in all than one decode stream gets from one GPU."""
+    summary), but the server generated fewer tokens a second in all than one decode stream gets from one
+    GPU."""
     ends = ev.kinds(EventKind.PROGRAM_END)
     rate = pl.col("message").str.extract(work_done.SERVED_RATE, 1).cast(pl.Float64, strict=False)
     got = ends.with_columns(rate.alias("rate")).drop_nulls("rate").sort("file", "line")
     if not got.height or (got["rate"] >= CRAWL).any() or (got["rate"] <= 0).any():
         return None
     r = got.row(0, named=True)
-    return Verdict(Kind.SLOW_PROGRESS, f"the serving benchmark completed its requests at only {r['rate']:g} output "
-                   f"tokens/s in all (`{r['message'].strip()[:80]}`{_tpot(ev)}): under {CRAWL:g} tokens/s, less than "
-                   "one decode stream gets from one GPU; not hung, slow: tensor-parallel collectives over PCIe or "
-                   "a socket, host offload, or kernels unfit for the GPU; compare with the model's figures on one "
-                   f"GPU of the same kind (no error logged; {ev.coverage.describe()})", [],
+    return Verdict(Kind.SLOW_PROGRESS, f"the serving benchmark completed its requests at only {r['rate']:g} "
+                   f"output tokens/s in all (`{r['message'].strip()[:80]}`{_tpot(ev)}): under {CRAWL:g} "
+                   "tokens/s, less than one decode stream gets from one GPU; not hung, slow: tensor-parallel "
+                   "collectives over PCIe or a socket, host offload, or kernels unfit for the GPU; compare "
+                   "with the model's figures on one GPU of the same kind (no error logged; "
+                   f"{ev.coverage.describe()})", [],
                    [Cited(r["file"], r["line"], r["message"])])
 
 

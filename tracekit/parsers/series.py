@@ -87,7 +87,8 @@ RATES = (
     rf"(?i){UNIT_KEY}['\"]?\s*[:=]\s*(\d[\d,]*(?:\.\d+)?)",
 )
 #: the unit of a line's rate, where it says one
-RATE_UNIT = (r"(?i)(" + "|".join(progress_messages.RATE_UNITS) + "|token/s|tokens?/s(?:ec)?|tok/s|samples/s(?:ec)?|images/s(?:ec)?|imgs?/s(?:ec)?|iter/s|it/s|steps?/s|"
+RATE_UNIT = (r"(?i)(" + "|".join(progress_messages.RATE_UNITS) + "|token/s|tokens?/s(?:ec)?|tok/s|samples/s(?:ec)?|images/s(?:ec)?|"
+             r"imgs?/s(?:ec)?|iter/s|it/s|steps?/s|"
              r"tps|wps|\bips\b|" + WORDED_UNIT + r" per second|"
              r"[GT]FLOPS|tokens?/gpu/s\w*|tgs|SamplesPerSec|[a-z_]*?" + UNIT_KEY + ")")
 #: where a field named ``time`` starts: the line's start, a separator or a figure before it, then the word
@@ -171,7 +172,8 @@ EPOCH = r"(?i)(?:^|[^\w])epoch[\s:=#\[]{0,4}$"
 #: a line of a loop's progress names what it counts
 WORDED = r"(?i)\b(?:step|iter|iteration|epoch|batch|update|samples|tokens)s?\b"
 #: the words a line must hold to be looked at (cheap; most lines of a big log hold none)
-CANDIDATE = (r"(?i)step|iter|epoch|batch|update|sample|token|throughput|loss|/s\b|/sec\b|per_sec|wps|flops|time|"
+CANDIDATE = (r"(?i)step|iter|epoch|batch|update|sample|token|throughput|loss|/s\b|/sec\b|per_sec|wps|flops|"
+             r"time|"
              r"\d\s*/\s*\d|^\s*\d+\s|" + BARE_TIME + "|" + BARE_TIME_MS)
 #: the fewest lines of one template that make a series
 MIN_LINES = 3

@@ -110,10 +110,10 @@ TOOK = (rf"(?i){START}\W{{0,3}}(?:total |overall |wall[- ]?(?:clock )?)?(?:time 
         rf"|{START}(?:the |all )?{WORK}\s+(?:has |was )?(?:completed|finished|done)\b[^\n]{{0,20}}?"
         rf"|{START}(?:completed|finished)\s+(?:the |all )?{WORK}\b[^\n]{{0,20}}?)"
         r"\bin\s+\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds|min|mins|minutes)\b"
-        # (s30) a total the work took, named by what it totals and given in a unit of time (gluoncv's Mask R-CNN
-        # `Total Training with validation: 1526.16 secs`, samples/wild dv37-031, printed by each rank at its end)
-        rf"|(?i){START}\W{{0,3}}total\b[\w /()\-]{{0,40}}?[:=]\s*\d+(?:\.\d+)?\s*(?:s|secs?|seconds|mins?|minutes"
-        r"|h|hours)\s*\.?\s*$")
+        # (s30) a total the work took, named by what it totals and given in a unit of time (gluoncv's Mask
+        # R-CNN `Total Training with validation: 1526.16 secs`, samples/wild dv37-031, each rank at its end)
+        rf"|(?i){START}\W{{0,3}}total\b[\w /()\-]{{0,40}}?[:=]\s*\d+(?:\.\d+)?\s*"
+        r"(?:s|secs?|seconds|mins?|minutes|h|hours)\s*\.?\s*$")
 #: (s28) the work saved, said in the past tense (``Epoch 4990 | Training snapshot saved at /fsx/snapshot.pt``,
 #: pytorch/examples distributed/ddp-tutorial-series multinode.py ``_save_snapshot``; Ray Train's ``Training
 #: saved a checkpoint for iteration 1 at: ...``; NeMo's ``Successfully saved checkpoint from iteration 10 to
@@ -132,7 +132,8 @@ BANNER = (r"(?i)^\s*[=\-*#]{3,}\s*[\w ]{0,40}?\b(?:results?|summary|report|stati
           r"[=\-*#]{3,}\s*$")
 #: a figure under a banner: ``key: number`` (``Request throughput (req/s):              5.12``)
 FIGURE = r"^\s*[A-Za-z][\w ()/%.,\-]{0,60}:\s+[-+]?\d"
-#: (s30) the serving benchmark's output rate under its banner (vllm benchmarks/serve.py, sglang bench_serving.py
+#: (s30) the serving benchmark's output rate under its banner (vllm benchmarks/serve.py, sglang
+#: bench_serving.py
 #: ``print("{:<40} {:<10.2f}".format("Output token throughput (tok/s):", ...))``): its own result line, read by
 #: rules_seen.serving_crawls (samples/wild dv33-011: 9.34 tok/s over 10 requests); group 1 the figure
 SERVED_RATE = r"^\s*Output token throughput \(tok/s\):\s+(\d+(?:\.\d+)?)"
@@ -208,7 +209,8 @@ def _disagree(t: pl.Expr) -> pl.Expr:
     ``-572.5027``, after its IB completion error), never a clean result."""
     value = t.str.extract(r"tensor\((.*?)(?:,\s*device=|\)\s*$)", 1)
     # (srun's tag left on the line where it is padded, ` 0: `, is no part of it)
-    template = t.str.replace(r"^\s*\d{1,5}:\s+", "").str.replace_all(r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?", "#")
+    number = r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?"
+    template = t.str.replace(r"^\s*\d{1,5}:\s+", "").str.replace_all(number, "#")
     return (t.str.contains(AGREED) & value.is_not_null()
             & (value.n_unique().over(pl.col("file"), template) > 1)).fill_null(False)
 

@@ -45,6 +45,35 @@ def warnings(ev: Evidence, first: dict) -> tuple[pl.DataFrame, bool]:
     return signs, later.height > 0
 
 
+#: (s30) one measurement printed again at a figure this many times lower or more: a run at another scale
+APART = 2.0
+
+
+def _repeated_apart(bw: pl.DataFrame, tool: str) -> Verdict | None:
+    """(s30) The same measurement with no size (one line's template, its numbers masked) printed two times or
+    more at bandwidths ``APART`` times apart or more: runs at another scale or setting side by side, one far
+    slower (samples/wild dv40-004: DeepEP's ``Best combine ...: 44.37 GB/s (RDMA)`` on 2 nodes, ``12.53 GB/s``
+    on 4). UNDECIDED, never HEALTHY over it: which run is the larger scale, said beside the lines, decides a
+    slow-down; the figures say it moved."""
+    rows = bw.filter(pl.col("bytes").is_null()).with_columns(
+        pl.col("message").str.replace_all(r"\d+(?:\.\d+)?", "#").alias("_tmpl"))
+    spread = (rows.group_by("_tmpl").agg(pl.len().alias("n"), pl.col("busbw_gbs").max().alias("hi"),
+                                         pl.col("busbw_gbs").min().alias("lo"))
+              .filter((pl.col("n") >= 2) & (pl.col("lo") > 0) & (pl.col("hi") >= APART * pl.col("lo"))))
+    if not spread.height:
+        return None
+    worst = spread.with_columns((pl.col("hi") / pl.col("lo")).alias("x")).sort("x").row(-1, named=True)
+    one = rows.filter(pl.col("_tmpl") == worst["_tmpl"]).sort("busbw_gbs")
+    lo, hi = one.row(0, named=True), one.row(-1, named=True)
+    return Verdict(Kind.UNDECIDED, f"{tool} printed the same measurement {worst['n']} times at bandwidths "
+                   f"{worst['x']:.2g}x apart: {_gbs(lo['busbw_gbs'])} (`{lo['message'][:90]}`) against "
+                   f"{_gbs(hi['busbw_gbs'])}; runs at another scale or setting side by side, one far slower, "
+                   "no error: where the slower is the run on more nodes, the inter-node link (RDMA) holds it; "
+                   "which run is which (nodes, GPUs, NICs) decides slow or healthy", [],
+                   [Cited(lo["file"], lo["line"], lo["message"]),
+                    Cited(hi["file"], hi["line"], hi["message"])])
+
+
 def _tool(rows: pl.DataFrame) -> str:
     """The tool the rows' messages name (``perftest: 65536 ...`` -> ``perftest``), else ``the benchmark``."""
     named = rows["message"].str.extract(result_tables.LABEL, 1).drop_nulls()
@@ -107,6 +136,8 @@ def measured_results(ev: Evidence) -> Verdict | None:
     if links.height and peak and (v := _below_link(links, bw, tool, what, figure)):
         return v
     if v := _collective_low(bw, tool, what, figure):
+        return v
+    if v := _repeated_apart(bw, tool):
         return v
     last = rows.row(-1, named=True)
     after = ev.store.events.filter((pl.col("file") == last["file"]) & (pl.col("line") > last["line"]))

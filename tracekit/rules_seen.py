@@ -15,7 +15,7 @@ from tracekit import pace, progress_messages
 from tracekit.evidence import Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.rules_common import calm, last_per_file
-from tracekit.parsers import any_of, series, trainer
+from tracekit.parsers import any_of, series, trainer, work_done
 from tracekit.rules_progress import MFU_LOW, lowest_mfu, own_figures
 
 #: a line that says a part of the run ended (an epoch: ``progress_messages.PARTS``): the last of a file's
@@ -191,12 +191,14 @@ def queue_drains(ev: Evidence) -> Verdict | None:
         return None
     msgs = ev.kinds(EventKind.PROGRESS, EventKind.STEP)
     if not msgs.height:
-        return None
+        return _bench_crawls(ev)
     got = (msgs.with_columns(*(pl.col("message").str.extract(SERVER_STATS, i + 1).cast(pl.Float64, strict=False)
                                .alias(n) for i, n in enumerate(("prompt", "gen", "running", "queued"))))
            .drop_nulls("queued").sort("file", "line"))
     if not got.height:
         return None
+    if not got.height:
+        return _bench_crawls(ev)
     top = got.group_by("file").len().sort("len", descending=True).row(0, named=True)
     s = got.filter(pl.col("file") == top["file"])
     if (s.height < 3 or (s["gen"] <= 0).any() or (s["running"] <= 0).any()
@@ -280,13 +282,13 @@ def serving_crawls(ev: Evidence) -> Verdict | None:
         return None
     msgs = ev.kinds(EventKind.PROGRESS, EventKind.STEP)
     if not msgs.height:
-        return None
+        return _bench_crawls(ev)
     said = pl.col("message").str.extract
     got = (msgs.with_columns(*(said(SERVER_STATS, i + 1).cast(pl.Float64, strict=False).alias(n)
                                for i, n in enumerate(("prompt", "gen", "running", "queued"))))
            .drop_nulls("gen").sort("file", "line"))
     if not got.height:
-        return None
+        return _bench_crawls(ev)
     top = got.group_by("file").len().sort("len", descending=True).row(0, named=True)
     s = got.filter(pl.col("file") == top["file"])
     if s.height < 3 or (s["running"] <= 0).any() or (s["gen"] <= 0).any() or (s["gen"] >= CRAWL).any():
@@ -303,6 +305,33 @@ def serving_crawls(ev: Evidence) -> Verdict | None:
                    "compare with one node's "
                    f"throughput (no error logged; {ev.coverage.describe()})", [],
                    [Cited(a["file"], a["line"], a["message"]), Cited(b["file"], b["line"], b["message"])])
+
+
+def _bench_crawls(ev: Evidence) -> Verdict | None:
+    """(s30) A serving benchmark's result (parsers/work_done.py ``SERVED_RATE``: ``Output token throughput
+    (tok/s): 9.34`` under its results banner) under ``CRAWL`` tokens/s over all its requests: SLOW_PROGRESS,
+    with its time per output token where it prints one. The requests completed (the benchmark ran to its
+    summary), but the server generated fewer tokens a second in all than one decode stream gets from one
+    GPU."""
+    ends = ev.kinds(EventKind.PROGRAM_END)
+    rate = pl.col("message").str.extract(work_done.SERVED_RATE, 1).cast(pl.Float64, strict=False)
+    got = ends.with_columns(rate.alias("rate")).drop_nulls("rate").sort("file", "line")
+    if not got.height or (got["rate"] >= CRAWL).any() or (got["rate"] <= 0).any():
+        return None
+    r = got.row(0, named=True)
+    return Verdict(Kind.SLOW_PROGRESS, f"the serving benchmark completed its requests at only {r['rate']:g} "
+                   f"output tokens/s in all (`{r['message'].strip()[:80]}`{_tpot(ev)}): under {CRAWL:g} "
+                   "tokens/s, less than one decode stream gets from one GPU; not hung, slow: tensor-parallel "
+                   "collectives over PCIe or a socket, host offload, or kernels unfit for the GPU; compare "
+                   "with the model's figures on one GPU of the same kind (no error logged; "
+                   f"{ev.coverage.describe()})", [],
+                   [Cited(r["file"], r["line"], r["message"])])
+
+
+def _tpot(ev: Evidence) -> str:
+    """``, Mean TPOT 353.32 ms``: the benchmark's mean time per output token, where its line was read."""
+    m = ev.kinds(EventKind.PROGRAM_END)["message"].str.extract(work_done.SERVED_TPOT, 1).drop_nulls()
+    return f", Mean TPOT {m[0]} ms" if m.len() else ""
 
 
 #: (s29) NCCL's proxy's word that a local rank closed its connection to it: at a communicator's teardown every

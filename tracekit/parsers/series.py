@@ -52,8 +52,10 @@ RATES = (
     # (s28: picotron's `Tokens/s:   1.68K`, its K kept: ``pace.number`` scales it)
     # (s29: the unit per second, never a count: Megatron-DeepSpeed's `total number of samples: 7691`, PaddleOCR's
     # `avg_samples: 32.0` before its `ips:` are no throughput, samples/wild dv37-013)
-    r"(?i)\b(?:(?:images|samples|tokens)/s(?:ec)?|tps):?\s*(\d[\d,]*(?:\.\d+)?[KMG]?)\b",
-    r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|samples|tokens?|tok|it|words|examples|seqs|sequences|steps?"
+    # (s30: a unit per device, `tokens/sec/gpu: 3512`, and `img`, `Images/sec: 1520.4`, `812.3 img/s`)
+    r"(?i)\b(?:(?:images|imgs?|samples|tokens)/s(?:ec)?(?:/(?:gpu|device|chip|rank))?|tps):?\s*"
+    r"(\d[\d,]*(?:\.\d+)?[KMG]?)\b",
+    r"(\d[\d,]*(?:\.\d+)?)\s*(?:images|imgs?|samples|tokens?|tok|it|words|examples|seqs|sequences|steps?"
     r"|batch(?:es)?)/s(?:ec)?\b",
     # DeepSpeed's ThroughputTimer (deepspeed/utils/timer.py: `RunningAvgSamplesPerSec=25.0,
     # CurrSamplesPerSec=24.8`): the rate of the last interval, not the average since the start
@@ -85,7 +87,8 @@ RATES = (
     rf"(?i){UNIT_KEY}['\"]?\s*[:=]\s*(\d[\d,]*(?:\.\d+)?)",
 )
 #: the unit of a line's rate, where it says one
-RATE_UNIT = (r"(?i)(" + "|".join(progress_messages.RATE_UNITS) + "|token/s|tokens?/s(?:ec)?|tok/s|samples/s(?:ec)?|images/s(?:ec)?|iter/s|it/s|steps?/s|"
+RATE_UNIT = (r"(?i)(" + "|".join(progress_messages.RATE_UNITS) + "|token/s|tokens?/s(?:ec)?|tok/s|samples/s(?:ec)?|images/s(?:ec)?|"
+             r"imgs?/s(?:ec)?|iter/s|it/s|steps?/s|"
              r"tps|wps|\bips\b|" + WORDED_UNIT + r" per second|"
              r"[GT]FLOPS|tokens?/gpu/s\w*|tgs|SamplesPerSec|[a-z_]*?" + UNIT_KEY + ")")
 #: where a field named ``time`` starts: the line's start, a separator or a figure before it, then the word
@@ -162,13 +165,15 @@ LEVEL = r"^.{0,60}?\b(?:WARNING|WARN|W|INFO|I)\b"
 #: rendezvous' ``round 3``: rounds rise as workers restart)
 #: (s25: Pax's `step_i: 100, training loss: 2.34`, paxml/programs.py `logging.info('step_i: %d, training loss:
 #: %s', step_i, loss)`: a counter word with an index suffix)
-COUNTER = (r"(?i)(?:^|[^\w])(?:global_step|step|steps|iter|iters|iteration|update|updates|num_updates|"
+# (s30: ``it`` as scripts shorten the iteration, ``it: 20, loss: 2.10, lr: 0.001``)
+COUNTER = (r"(?i)(?:^|[^\w])(?:global_step|step|steps|iter|iters|iteration|it|update|updates|num_updates|"
            r"batch|consumed_samples|consumed_tokens|samples)(?:_(?:i|idx|num))?[\s:=#\[]{0,4}$")
 EPOCH = r"(?i)(?:^|[^\w])epoch[\s:=#\[]{0,4}$"
 #: a line of a loop's progress names what it counts
 WORDED = r"(?i)\b(?:step|iter|iteration|epoch|batch|update|samples|tokens)s?\b"
 #: the words a line must hold to be looked at (cheap; most lines of a big log hold none)
-CANDIDATE = (r"(?i)step|iter|epoch|batch|update|sample|token|throughput|loss|/s\b|per_sec|wps|flops|time|"
+CANDIDATE = (r"(?i)step|iter|epoch|batch|update|sample|token|throughput|loss|/s\b|/sec\b|per_sec|wps|flops|"
+             r"time|"
              r"\d\s*/\s*\d|^\s*\d+\s|" + BARE_TIME + "|" + BARE_TIME_MS)
 #: the fewest lines of one template that make a series
 MIN_LINES = 3
@@ -356,7 +361,8 @@ def _counter(g: pl.DataFrame) -> pl.Series | None:
         if re.search(COUNTER, before):
             order.append((0, i))
         elif (re.match(r"^\s*/\s*$", after) and i + 1 < len(cols) and cols[i + 1].n_unique() == 1
-              and re.search(WORDED, g["text"][0])):
+              and (re.search(WORDED, g["text"][0]) or re.search(LONE_LOSS, g["text"][0]))):
+            # (s30: a loop's ``[20/100] loss=2.10 lr=0.001`` names no counter word, its loss says the loop)
             order.append((1, i))
         elif i == 0 and not before.strip() and g["_paced"].all():
             order.append((2, i))

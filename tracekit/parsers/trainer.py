@@ -47,7 +47,13 @@ TQDM_TAIL = r"^\s*\[(?:\d+:)?\d\d:\d\d<(?:\d+:)?\d\d:\d\d,\s*[\d.]+\s*(?:s/it|it
 # any other loop's line with a step and a loss (torchtitan `step: 200  loss:  6.1384`, `step at 58400,
 # loss=31.05`, `ep 1 train, step 97, acc 0.004, loss 8.624`), and tf_cnn_benchmarks' `90\timages/sec: 152.2
 # +/- 0.2 (...)\t2.321`
-STEP_LOSS = rf"\bstep(?: at)?[:= ]\s*(?P<step>\d+)\b.*?\bloss[:= ]\s*(?P<loss>{NUM})"
+# (s30: a JSON line's keys in quotes, `{"step": 10, "loss": 4.21, ...}`, a script's `json.dumps` of its
+# metrics)
+STEP_LOSS = rf"\bstep[\"']?(?: at)?[:= ]\s*(?P<step>\d+)\b.*?\bloss[\"']?[:= ]\s*(?P<loss>{NUM})"
+# (s30) the same with the loss first, as a metrics dict is often ordered (`{"loss": 3.87, "step": 20}`, `loss
+# 2.31 iter 100`): the step named by its word after the loss
+LOSS_STEP = (rf"\bloss[\"']?[:= ]\s*(?P<loss>{NUM})\b(?:[^\n]*?[,|\s])?[\"']?"
+             rf"(?:step|global_step|iter|iteration)[\"']?[:= ]\s*(?P<step>\d+)\b")
 # TensorFlow's estimator (`loss = 2.30294, step = 15 (1.941 sec)`), MXNet's Speedometer (`Epoch[0] Batch [50]
 # Speed: 875.63 samples/sec`), Keras (`Epoch 24/24` as an epoch starts, then `250/250 [====] - 8s 31ms/step`)
 TF_STEP = rf"\bloss = (?P<loss>{NUM}), step = (?P<step>\d+)\b"
@@ -157,7 +163,8 @@ IMAGENET = rf"^Epoch: \[(?P<epoch>\d+)\]\[\s*(?P<i>\d+)/(?P<per>\d+)\]\s+Time\b(
 OWN_STEPS = any_of(*(m.pattern for m in progress_messages.STEPS))
 NOT_END = any_of(*(m.pattern for m in progress_messages.STEPS + progress_messages.PARTS))
 #: the lines this module reads as steps (parsers/series.py leaves them to it)
-STEP_PATTERNS = (r"\{.*'loss': ", DS_STEP, r"iteration\s+\d+/\s*\d+ \|", TQDM, STEP_LOSS, TF_STEP, MXNET,
+STEP_PATTERNS = (r"\{.*'loss': ", DS_STEP, r"iteration\s+\d+/\s*\d+ \|", TQDM, STEP_LOSS, LOSS_STEP, TF_STEP,
+                 MXNET,
                  KERAS_EPOCH, KERAS_DONE, IMAGES, DS_TIMER, VERL, FAIRSEQ, FAIRSEQ_OLD, STEP_BAR, MMCV_ITER,
                  IMAGENET, MMCV_EPOCH, LOGGED_EVERY, ITERATION, OWN_STEPS)
 # the time a logger's header put in front of a line (within its first characters)
@@ -206,6 +213,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
                                                      pl.col("text").alias("message")))
     others = ~t.str.contains(r"\{.*'loss': |\bstep=\d+, skipped=|iteration\s+\d+/\s*\d+ \||^step:\d+ - ")
     add(EventKind.STEP, others & t.str.contains(STEP_LOSS), STEP_LOSS)
+    add(EventKind.STEP, others & ~t.str.contains(STEP_LOSS) & t.str.contains(LOSS_STEP), LOSS_STEP)
     add(EventKind.STEP, t.str.contains(TF_STEP), TF_STEP)
     add(EventKind.STEP, t.str.contains(MXNET), MXNET)
     _keras(_own_lines(lines, df), frames)
@@ -314,7 +322,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     warned = t.str.contains(PY_WARNING)
     after_warning = warned.shift(1, fill_value=False).over("file") & t.str.starts_with("  ")
     used = args_end | pl.col("_in_args") | warned | after_warning | t.str.contains(
-        any_of(*(r"\{.*'loss': ", DS_STEP, STEP_LOSS, IMAGES, r"^total images/sec: ",
+        any_of(*(r"\{.*'loss': ", DS_STEP, STEP_LOSS, LOSS_STEP, IMAGES, r"^total images/sec: ",
                  r"^\[iteration\] datetime: ", r"^time \(ms\) \| \w", r"^Invalidate trace cache @ step \d+",
                  r"iteration\s+\d+/\s*\d+ \|", TQDM, "comm op: ", TRAIN_START, DS_VERSION, KNOWN,
                  r"\{'train_runtime'|\{'eval_\w*loss'",

@@ -17,6 +17,10 @@ general words, by the shape of the sentence, and is called from ``trainer.parse`
   (``Rank 0: average time per iteration 12.3 ms, throughput 812.3 samples/s``, ``[rank1] all_reduce
   result: tensor([3.])``), or MPI's hello world (mpitutorial.com's mpi_hello_world.c ``printf("Hello world
   from processor %s, rank %d out of %d processors\\n", ...)``): the rank ran its program to that line.
+  (s30) The rank named after the subject (``Result on rank 1: 1.0``), a tensor's value after its collective
+  under a launcher's rank tag (``[1] after allreduce: tensor([3.])``), a collective said to have worked
+  (``rank 0: allreduce success``, ``all_reduce result: 2.0``); never the values of one all-reduce or
+  broadcast that differ between ranks (``_disagree``: corrupted data, not a result).
 
 A bare ``Done!`` is not read: torchvision's dataset download prints ``Processing...`` then ``Done!``
 (samples/wild/dv17-005: a job silent after it), as many set-up steps end.
@@ -105,7 +109,11 @@ TOOK = (rf"(?i){START}\W{{0,3}}(?:total |overall |wall[- ]?(?:clock )?)?(?:time 
         rf"|(?i)(?:\b(?:generated|processed|trained|evaluated|served|answered)\b[^\n]{{0,60}}?"
         rf"|{START}(?:the |all )?{WORK}\s+(?:has |was )?(?:completed|finished|done)\b[^\n]{{0,20}}?"
         rf"|{START}(?:completed|finished)\s+(?:the |all )?{WORK}\b[^\n]{{0,20}}?)"
-        r"\bin\s+\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds|min|mins|minutes)\b")
+        r"\bin\s+\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds|min|mins|minutes)\b"
+        # (s30) a total the work took, named by what it totals and given in a unit of time (gluoncv's Mask
+        # R-CNN `Total Training with validation: 1526.16 secs`, samples/wild dv37-031, each rank at its end)
+        rf"|(?i){START}\W{{0,3}}total\b[\w /()\-]{{0,40}}?[:=]\s*\d+(?:\.\d+)?\s*"
+        r"(?:s|secs?|seconds|mins?|minutes|h|hours)\s*\.?\s*$")
 #: (s28) the work saved, said in the past tense (``Epoch 4990 | Training snapshot saved at /fsx/snapshot.pt``,
 #: pytorch/examples distributed/ddp-tutorial-series multinode.py ``_save_snapshot``; Ray Train's ``Training
 #: saved a checkpoint for iteration 1 at: ...``; NeMo's ``Successfully saved checkpoint from iteration 10 to
@@ -124,6 +132,13 @@ BANNER = (r"(?i)^\s*[=\-*#]{3,}\s*[\w ]{0,40}?\b(?:results?|summary|report|stati
           r"[=\-*#]{3,}\s*$")
 #: a figure under a banner: ``key: number`` (``Request throughput (req/s):              5.12``)
 FIGURE = r"^\s*[A-Za-z][\w ()/%.,\-]{0,60}:\s+[-+]?\d"
+#: (s30) the serving benchmark's output rate under its banner (vllm benchmarks/serve.py, sglang
+#: bench_serving.py
+#: ``print("{:<40} {:<10.2f}".format("Output token throughput (tok/s):", ...))``): its own result line, read by
+#: rules_seen.serving_crawls (samples/wild dv33-011: 9.34 tok/s over 10 requests); group 1 the figure
+SERVED_RATE = r"^\s*Output token throughput \(tok/s\):\s+(\d+(?:\.\d+)?)"
+#: and its mean time per output token (``Mean TPOT (ms):                          353.32``)
+SERVED_TPOT = r"^\s*Mean TPOT \(ms\):\s+(\d+(?:\.\d+)?)"
 #: (s28) an evaluation's table of results: lm-evaluation-harness (lm_eval/utils.py make_table: ``|Tasks|Version
 #: |Filter|n-shot|Metric| |Value| |Stderr|``, older ``|  Task  |Version| Metric |Value |``), OpenCompass's
 #: summary (``dataset    version    metric    mode    <model>``), any piped table whose header names a
@@ -167,6 +182,37 @@ PART = r"(?i)\b(?:epoch|iteration|step \d|batch \d)"
 COUNTED = r"(?i)\b(?:epoch|iter(?:ation)?|step|batch)\s*[:=#\[]?\s*\d"
 #: the rank a rank's result names: at its start (``RANK_HEAD``) or as MPI's ``rank 3 out of 4``
 RANK_OF = r"(?i)\brank (?P<rank>\d+) (?:out )?of \d+\b"
+#: (s30) the rank a result names after its subject (``Result on rank 1: 1.0``, ``all_reduce output from rank 2:
+#: tensor([6.])``, ``sum for rank 0 = 6``): group ``rank``
+RANK_ON = r"(?i)\b(?:on|from|for|at|by) rank\s*[:=#]?\s*(?P<rank>\d+)\b"
+#: (s30) a value a collective gave, printed as torch prints a tensor after the word of what it is (``after
+#: allreduce: tensor([3.], device='cuda:0')``, ``received tensor: tensor([1., 1.])``, ``output: tensor(...)``):
+#: what a line under a launcher's rank tag (``[1] ...``, ``[rank1]: ...``) prints once its collective returned
+TENSOR_RESULT = (r"(?i)\b(?:results?|reduced|gathered|received|after|output|broadcasted|sum)\b[^\n]{0,60}?"
+                 r"\btensor\(\[?\s*[-+\d.]")
+#: (s30) a collective said to have worked, in a script's words (``rank 0: allreduce success``, ``all_reduce
+#: ok: 2.0``, ``broadcast check passed``, ``NCCL all_gather verified``): the collective returned with the
+#: value the script expected; NCCL's own lines (``NCCL INFO ...``) are never it
+COLLECTIVE_OK = (r"(?i)\b(?:all_?reduce|all_?gather|reduce_?scatter|broadcast|all_?to_?all|send/recv|p2p"
+                 r"|collectives?)\b[^\n]{0,30}?(?:\b(?:success(?:ful(?:ly)?)?|succeeded|ok|passed|correct"
+                 r"|verified)\b|\bresults?\s*[:=]\s*[-+\d\[(t])")
+
+
+#: (s30) the collectives after which every rank holds the same value
+AGREED = r"(?i)\b(?:all_?reduce|broadcast(?:ed)?|bcast)\b"
+
+
+def _disagree(t: pl.Expr) -> pl.Expr:
+    """Lines of one template that print an all-reduce's or a broadcast's tensor with different values: after
+    those collectives every rank holds the same value, so a rank's other value is data the transport corrupted
+    (samples/wild/dv33-001: rank 10's ``broadcast result: tensor(-218.0041, ...)`` beside the others'
+    ``-572.5027``, after its IB completion error), never a clean result."""
+    value = t.str.extract(r"tensor\((.*?)(?:,\s*device=|\)\s*$)", 1)
+    # (srun's tag left on the line where it is padded, ` 0: `, is no part of it)
+    number = r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?"
+    template = t.str.replace(r"^\s*\d{1,5}:\s+", "").str.replace_all(number, "#")
+    return (t.str.contains(AGREED) & value.is_not_null()
+            & (value.n_unique().over(pl.col("file"), template) > 1)).fill_null(False)
 
 
 def events(df: pl.DataFrame) -> list[pl.DataFrame]:
@@ -179,7 +225,11 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     sentence = ((t.str.contains(FINISHED) | t.str.contains(RANK_DONE) | t.str.contains(ENDED_WELL)
                  | t.str.contains(RANK_FINISHED))
                 & ~t.str.contains(PART))
-    ranked = t.str.contains(RANK_HEAD) | t.str.contains(RANK_OF)
+    # (s30: a launcher's rank tag, ``_tag``, names the rank of a tensor's value; ``RANK_ON`` after the subject)
+    tag = pl.col("_tag") if "_tag" in df.columns else pl.lit(None, pl.Int64)
+    ranked = (t.str.contains(RANK_HEAD) | t.str.contains(RANK_OF) | t.str.contains(RANK_ON)
+              | (tag.is_not_null() & t.str.contains(TENSOR_RESULT)))
+    nccl = t.str.contains(r"\bNCCL (?:INFO|WARN)\b")
     # (``time per iteration 12.3 ms`` names what a figure measures, no counter)
     per = r"(?i)\bper (?:iter(?:ation)?|step|batch|epoch)\b"
     counted = t.str.replace_all(per, "per_unit").str.contains(COUNTED)
@@ -189,12 +239,14 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     once = pl.len().over("file", shape) == 1
     # (a benchmark's table and its `#` comment lines are parsers/nccl_tests.py's and result_tables.py's)
     table = t.str.contains(r"^\s*(?:#|\d)")
-    result = ((((t.str.contains(SUMMARY) | t.str.contains(THROUGHPUT)) & once) | (ranked & t.str.contains(RESULT))) & ~counted & ~table
-              & ~t.str.contains(INTERVAL))
+    results = t.str.contains(RESULT) | t.str.contains(TENSOR_RESULT) | (t.str.contains(COLLECTIVE_OK) & ~nccl)
+    result = ((((t.str.contains(SUMMARY) | t.str.contains(THROUGHPUT)) & once) | (ranked & results)
+               | (t.str.contains(COLLECTIVE_OK) & ~nccl)) & ~counted & ~table & ~t.str.contains(INTERVAL))
     said = pl.coalesce(t.str.extract(RANK_HEAD, 1).cast(pl.Int64, strict=False),
                        t.str.extract(RANK_OF, 1).cast(pl.Int64, strict=False),
-                       t.str.extract(RANK_FINISHED, 1).cast(pl.Int64, strict=False))
-    named = pl.coalesce(said, "rank")
+                       t.str.extract(RANK_FINISHED, 1).cast(pl.Int64, strict=False),
+                       t.str.extract(RANK_ON, 1).cast(pl.Int64, strict=False))
+    named = pl.coalesce(said, "rank", tag)
     # (a line a process prints about another rank, under its own launcher tag: `[default0]:    Rank 1: 10.12ms`
     # in FlagScale's straggler report of rank 0 (samples/wild/torch-043), is no result of rank 1's own)
     # (one process, under one launcher prefix, that names several ranks on its result lines prints a table of
@@ -202,13 +254,17 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     proc = pl.col("_proc") if "_proc" in df.columns else pl.lit(None, pl.Utf8)
     table_of = (result & said.is_not_null()).cast(pl.Int32).sum().over("file", proc) > 1
     others = proc.is_not_null() & table_of & (said.n_unique().over("file", proc, result) > 1)
-    result = result & ~others
+    result = result & ~others & ~_disagree(t)
     generated = t.str.contains(GENERATED)
-    took = t.str.contains(TOOK) & once & ~counted
+    # (a time the work took is printed once by each process at its end: once per rank named)
+    once_each = pl.len().over("file", shape, pl.coalesce(said, "rank", tag).fill_null(-1)) == 1
+    took = t.str.contains(TOOK) & once_each & ~counted
     # (a banner or a table header counts where its figures follow: within the next 3 lines of its file)
     after = [t.shift(-k).over("file").fill_null("") for k in (1, 2, 3)]
     block = ((t.str.contains(BANNER) & pl.any_horizontal(a.str.contains(FIGURE) for a in after))
              | (t.str.contains(EVAL_TABLE) & pl.any_horizontal(a.str.contains(EVAL_ROW) for a in after)))
+    bannered = t.str.contains(BANNER).cast(pl.Int32).cum_sum().over("file") > 0
+    block = block | ((t.str.contains(SERVED_RATE) | t.str.contains(SERVED_TPOT)) & bannered)
     df = df.sort("file", "line")
     # (a save on a loop's line, ``Epoch 4990 | Training snapshot saved at ...``, is that loop's: its progress)
     saved = t.str.contains(SAVED) & ~t.str.contains(WILL) & ~counted

@@ -244,7 +244,10 @@ def lowest_unseen(ev: Evidence) -> str:
     if not wd.height or wd.select("pg", "seq").unique().height != 1 or wd["pg"][0] != "0":
         return ""
     seen = sorted(set(wd["rank"].to_list()))
-    unseen = sorted(set(range(seen[-1] + 1)) - set(seen))
+    sized = _watchdogs(ev)
+    n = (_group_size(sized, ev) if sized.height else None) or ev.coverage.world_size or 0
+    # (a group's size in view counts the ranks above the highest waiter too: dv8-052, ranks 0 and 2 of 4)
+    unseen = sorted(set(range(max(seen[-1] + 1, n))) - set(seen))
     if len(seen) < 2 or len(unseen) != 1:
         return ""
     w = wd.sort("file", "line").row(0, named=True)

@@ -238,25 +238,37 @@ def lowest_unseen(ev: Evidence) -> str:
     a broadcast's root may have finished its part): the rank to look at first, by number, which the waits
     alone do not give (samples/wild dv34-002: ranks 1-3 wait in BROADCAST SeqNum 1, rank 0 still busy
     with its dataset). Empty where the waits leave none, or several, unseen."""
+    found = unseen_below(ev)
+    if found is None:
+        return ""
+    unseen, seen, w = found
+    root = "" if re.search(ALL_JOIN, w["op"] or "") else " (unless it was the root and finished its part)"
+    return (f"rank {unseen} is the one rank up to rank {seen[-1]} not seen timing out in {work_said(w)} with "
+            f"{who(seen)}: had it been in it, its watchdog would have fired with theirs{root}; whether it is "
+            f"stuck elsewhere (a deadlock) or ended (a crash) only its own log says")
+
+
+def work_said(w: dict) -> str:
+    """A time-out's work as c10d names it: ``ALLREDUCE SeqNum 5``, or ``work SeqNum 5`` where no op is said."""
+    return f"{w['op'].upper()} SeqNum {w['seq']}" if w["op"] else f"work SeqNum {w['seq']}"
+
+
+def unseen_below(ev: Evidence) -> tuple[int, list[int], dict] | None:
+    """``lowest_unseen``'s reading: the one rank unseen, the ranks that timed out and the first of their
+    lines; None where the waits leave none, or several, unseen."""
     # (c10d's watchdog lines and its PG-status lines alike: each names the work its rank waits in)
     wd = ev.timeouts.filter(pl.col("seq").is_not_null() & pl.col("rank").is_not_null()).with_columns(
         pl.when(in_unnamed_group()).then(pl.lit("unnamed")).otherwise(pl.col("pg").fill_null("0")).alias("pg"))
     if not wd.height or wd.select("pg", "seq").unique().height != 1 or wd["pg"][0] != "0":
-        return ""
+        return None
     seen = sorted(set(wd["rank"].to_list()))
     sized = _watchdogs(ev)
     n = (_group_size(sized, ev) if sized.height else None) or ev.coverage.world_size or 0
     # (a group's size in view counts the ranks above the highest waiter too: dv8-052, ranks 0 and 2 of 4)
     unseen = sorted(set(range(max(seen[-1] + 1, n))) - set(seen))
     if len(seen) < 2 or len(unseen) != 1:
-        return ""
-    w = wd.sort("file", "line").row(0, named=True)
-    root = "" if re.search(ALL_JOIN, w["op"] or "") else " (unless it was the root and finished its part)"
-    what = f"{w['op'].upper()} SeqNum {w['seq']}" if w["op"] else f"work SeqNum {w['seq']}"
-    return (f"rank {unseen[0]} is the one rank up to rank {seen[-1]} not seen timing out in "
-            f"{what} with {who(seen)}: had it been in it, "
-            f"its watchdog would have fired with theirs{root}; whether it is stuck elsewhere (a deadlock) or ended "
-            f"(a crash) only its own log says")
+        return None
+    return unseen[0], seen, wd.sort("file", "line").row(0, named=True)
 
 
 def absent_one(ev: Evidence) -> tuple[int, int, list[int], dict] | None:

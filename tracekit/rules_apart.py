@@ -8,7 +8,8 @@ Each function reads one kind of evidence and is called by the rule of its family
 - ``sizes_differ``: c10d's watchdogs name one SeqNum of one group with input sizes a gather cannot have;
 - ``horovod_apart``: Horovod's stall report lists ranks each missing a tensor the other submitted;
 - ``one_rank_absent``: every rank of a group but one timed out in one collective, the one did not (said
-  by ``timed_out``, which stays UNDECIDED: stuck or ended, only that rank's log says);
+  by ``timed_out``, which stays UNDECIDED: stuck or ended, only that rank's log says); where the group's
+  size is not in view, ``lowest_unseen``: the one rank below the highest waiter that is not among them;
 - ``model_differs``: DDP's check at construction found the ranks' models differ (a mismatch).
 """
 
@@ -220,13 +221,54 @@ def one_rank_absent(ev: Evidence) -> str:
     least: one rank of two seen is as often a paste of one rank's log.)"""
     found = absent_one(ev)
     if found is None:
-        return ""
+        return lowest_unseen(ev)
     absent, n, seen, w = found
     size = (f"NumelOut {w['numel_out']} = {n} x NumelIn {w['numel_in']}" if w["numel_in"] and
             w["numel_out"] == n * w["numel_in"] else "the world's size")
     return (f"rank {absent} never joined {(w['op'] or '').upper()} SeqNum {w['seq']}: {who(seen)} are every "
             f"other rank of the group of {n} ({size}) and rank {absent} did not time out with them; whether it "
             f"is stuck elsewhere (a deadlock) or ended (a crash) only its own log says")
+
+
+def lowest_unseen(ev: Evidence) -> str:
+    """Where the group's size is not in view: two ranks or more of the default group time out in one
+    collective and exactly one rank below the highest of them is not among them (ranks 1-3 seen, rank 0
+    not; ranks 0, 1 and 3, rank 2 not): that rank exists, and had it been in the collective its watchdog
+    would have fired with theirs. Said, not decided (the world may hold more ranks above, unseen as well;
+    a broadcast's root may have finished its part): the rank to look at first, by number, which the waits
+    alone do not give (samples/wild dv34-002: ranks 1-3 wait in BROADCAST SeqNum 1, rank 0 still busy
+    with its dataset). Empty where the waits leave none, or several, unseen."""
+    found = unseen_below(ev)
+    if found is None:
+        return ""
+    unseen, seen, w = found
+    root = "" if re.search(ALL_JOIN, w["op"] or "") else " (unless it was the root and finished its part)"
+    return (f"rank {unseen} is the one rank up to rank {seen[-1]} not seen timing out in {work_said(w)} with "
+            f"{who(seen)}: had it been in it, its watchdog would have fired with theirs{root}; whether it is "
+            f"stuck elsewhere (a deadlock) or ended (a crash) only its own log says")
+
+
+def work_said(w: dict) -> str:
+    """A time-out's work as c10d names it: ``ALLREDUCE SeqNum 5``, or ``work SeqNum 5`` where no op is said."""
+    return f"{w['op'].upper()} SeqNum {w['seq']}" if w["op"] else f"work SeqNum {w['seq']}"
+
+
+def unseen_below(ev: Evidence) -> tuple[int, list[int], dict] | None:
+    """``lowest_unseen``'s reading: the one rank unseen, the ranks that timed out and the first of their
+    lines; None where the waits leave none, or several, unseen."""
+    # (c10d's watchdog lines and its PG-status lines alike: each names the work its rank waits in)
+    wd = ev.timeouts.filter(pl.col("seq").is_not_null() & pl.col("rank").is_not_null()).with_columns(
+        pl.when(in_unnamed_group()).then(pl.lit("unnamed")).otherwise(pl.col("pg").fill_null("0")).alias("pg"))
+    if not wd.height or wd.select("pg", "seq").unique().height != 1 or wd["pg"][0] != "0":
+        return None
+    seen = sorted(set(wd["rank"].to_list()))
+    sized = _watchdogs(ev)
+    n = (_group_size(sized, ev) if sized.height else None) or ev.coverage.world_size or 0
+    # (a group's size in view counts the ranks above the highest waiter too: dv8-052, ranks 0 and 2 of 4)
+    unseen = sorted(set(range(max(seen[-1] + 1, n))) - set(seen))
+    if len(seen) < 2 or len(unseen) != 1:
+        return None
+    return unseen[0], seen, wd.sort("file", "line").row(0, named=True)
 
 
 def absent_one(ev: Evidence) -> tuple[int, int, list[int], dict] | None:

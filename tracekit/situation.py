@@ -208,7 +208,7 @@ def _ended(ev: Evidence) -> dict[int, str]:
     out: dict[int, str] = {}
     timed_out = ev.timeouts.filter(pl.col("rank").is_not_null() & pl.col("seq").is_not_null()).sort("line")
     for w in timed_out.iter_rows(named=True):
-        out.setdefault(w["rank"], f"timed out in {(w['op'] or '?').upper()} {seq_said(w['seq'])}"
+        out.setdefault(w["rank"], f"timed out in {w['op'].upper() if w['op'] else 'work'} {seq_said(w['seq'])}"
                        + (f" of process group {w['pg']}" if w["pg"] is not None else "")
                        + (f" after {w['timeout_ms'] / 1000:g} s" if w["timeout_ms"] else ""))
     for c in ev.crashes.filter(pl.col("rank").is_not_null()).iter_rows(named=True):

@@ -20,6 +20,7 @@ import polars as pl
 
 from tracekit.progress_figures import (PHASE, RATE_UNIT, RATES, TIMES, cumulative, first_figure,  # noqa: F401
                                        printed, ticks)
+from tracekit.parsers import timings
 from tracekit.step_clock import one_bar, written_at
 from tracekit.wording import duration
 
@@ -44,7 +45,7 @@ def _figure(t: pl.DataFrame) -> tuple[str, pl.DataFrame] | None:
     (times that count up since the start are no time per step: ``cumulative``)."""
     took = t.filter(pl.col("took").is_not_null() & (pl.col("took") > 0))
     rate = t.filter(pl.col("rate").is_not_null() & (pl.col("rate") > 0))
-    if cumulative(took):
+    if cumulative(took) or timings.counting_up(took):  # (s30: a timer whose key says it counts up)
         took = took.clear()
     if max(took.height, rate.height) < MIN_TICKS:
         return None

@@ -15,7 +15,7 @@ import re
 
 import polars as pl
 
-from tracekit.parsers import series
+from tracekit.parsers import series, timings
 from tracekit.schema import EventKind
 
 # the figures a progress line prints: the first of ``RATES`` that matches gives its rate (group 1), its unit
@@ -61,7 +61,8 @@ def ticks(events: pl.DataFrame, each_figure: bool = False) -> pl.DataFrame:
     st = st.with_columns(first_figure(text, [(p, 1.0) for p in RATES]).alias("rate"),
                          text.str.extract(RATE_UNIT, 1).alias("unit"),
                          pl.coalesce(first_figure(text, TIMES), pl.col("duration_ms") / 1e3).alias("took"),
-                         as_printed(text, [p for p, _ in TIMES]).alias("took_said"),
+                         pl.coalesce(as_printed(text, [p for p, _ in TIMES]),
+                                     as_printed(text, timings.TIMED)).alias("took_said"),
                          as_printed(text, RATES).alias("rate_said"))
     st = st.filter(pl.col("rate").is_not_null() | pl.col("took").is_not_null())
     st = st.join(_phases_before(events, st), on=["file", "line"], how="left")

@@ -91,8 +91,8 @@ def _after_init(store: Store, done: pl.DataFrame) -> int:
     if not {"file", "line"} <= set(done.columns):
         return 0
     last = done.group_by("file").agg(pl.col("line").max().alias("_at")).join(
-        store.files.select("file", "last_line"), on="file")
-    return int(last.select((pl.col("last_line") - pl.col("_at")).clip(0).sum()).item() or 0)
+        store.files.select("file", "lines"), on="file")
+    return int(last.select((pl.col("lines") - pl.col("_at")).clip(0).sum()).item() or 0)
 
 
 def _them(ranks: list[int], n: int, noun: str = "process") -> str:

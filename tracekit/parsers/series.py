@@ -283,6 +283,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
                         for f in frames]).unique(["file", "line"], keep="last", maintain_order=True).sort(
         "file", "line").select("file", "line", "ts", "rank", "kind", t.alias("message"), "step", "max_steps",
                                "duration_ms", "where")
+    # (a step line whose time only parsers/timings.py reads, `iteration 12 took 1.1s`: its figure kept)
+    events = events.join(timed.select("file", "line", pl.col("duration_ms").alias("_timed")),
+                         on=["file", "line"], how="left").with_columns(
+        pl.coalesce("duration_ms", "_timed").alias("duration_ms")).drop("_timed")
     return Parsed("series", {"events": events}, events.select("file", "line"))
 
 

@@ -53,6 +53,10 @@ def ticks(events: pl.DataFrame, each_figure: bool = False) -> pl.DataFrame:
     ``i`` the line's place among them. A step printed twice (by two loggers) counts once; with
     ``each_figure``, once per figure it carries."""
     st = events.filter(pl.col("kind").is_in([EventKind.STEP, EventKind.PROGRESS])).sort("file", "line")
+    if "where" in st.columns:  # (s30: a timing line another parser reads as a step keeps that reading alone)
+        timed = pl.col("where").fill_null("") == "timings"
+        st = pl.concat([st.filter(~timed), st.filter(timed).join(st.filter(~timed), on=["file", "line"],
+                                                                   how="anti")]).sort("file", "line")
     if not st.height:
         none = {"rate": pl.Float64, "unit": pl.Utf8, "took": pl.Float64, "took_said": pl.Utf8,
                 "rate_said": pl.Utf8, "after_phase": pl.Boolean, "i": pl.UInt32}

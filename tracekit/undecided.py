@@ -87,12 +87,13 @@ def init_state(store: Store) -> dict | None:
 
 
 def _after_init(store: Store, done: pl.DataFrame) -> int:
-    """How many lines follow the last Init COMPLETE of each file that holds one (0 where it ends its file)."""
+    """How many lines follow the last Init COMPLETE of each file that holds one, up to the file's last line
+    that is neither blank nor NCCL's own (0 where NCCL's lines end the file: `Init timings`, `Launch mode`)."""
     if not {"file", "line"} <= set(done.columns):
         return 0
     last = done.group_by("file").agg(pl.col("line").max().alias("_at")).join(
-        store.files.select("file", "lines"), on="file")
-    return int(last.select((pl.col("lines") - pl.col("_at")).clip(0).sum()).item() or 0)
+        store.files.select("file", "last_line"), on="file")  # (its last line not blank nor NCCL's own)
+    return int(last.select((pl.col("last_line") - pl.col("_at")).clip(0).sum()).item() or 0)
 
 
 def _them(ranks: list[int], n: int, noun: str = "process") -> str:

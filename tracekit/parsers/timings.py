@@ -91,7 +91,7 @@ def counting_up(ticks: pl.DataFrame) -> bool:
     that says so (``COUNTS_UP``) and a figure higher at every line."""
     if "where" not in ticks.columns:
         return False
-    own = ticks.filter(pl.col("where") == "timings")
+    own = ticks.filter(pl.col("where").fill_null("") == "timings")
     if own.height < 2 or not own["message"].fill_null("").str.contains(COUNTS_UP).all():
         return False
     return bool((own["took"].diff().drop_nulls() > 0).all())

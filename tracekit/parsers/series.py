@@ -283,10 +283,13 @@ def parse(lines: pl.DataFrame) -> Parsed:
                         for f in frames]).unique(["file", "line"], keep="last", maintain_order=True).sort(
         "file", "line").select("file", "line", "ts", "rank", "kind", t.alias("message"), "step", "max_steps",
                                "duration_ms", "where")
-    # (a step line whose time only parsers/timings.py reads, `iteration 12 took 1.1s`: its figure kept)
+    # (a step line whose time only parsers/timings.py reads, `iteration 12 took 1.1s`: its figure kept, where
+    # the line prints no rate, which stays its pace: MLPerf's `avg train utts/s 15471 | took 18.00 s`)
+    rated = pl.col("message").fill_null("").str.contains(any_of(*RATES))
     events = events.join(timed.select("file", "line", pl.col("duration_ms").alias("_timed")),
                          on=["file", "line"], how="left").with_columns(
-        pl.coalesce("duration_ms", "_timed").alias("duration_ms")).drop("_timed")
+        pl.when(rated).then(pl.col("duration_ms")).otherwise(pl.coalesce("duration_ms", "_timed"))
+        .alias("duration_ms")).drop("_timed")
     return Parsed("series", {"events": events}, events.select("file", "line"))
 
 

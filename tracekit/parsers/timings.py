@@ -38,6 +38,9 @@ TIMED = (
     rf"(?:\s*{UNIT}|\s*[,;|)\]}}]|\s*$)",
     rf"(?i)[:=]\s*{FIGURE}\s*{UNIT}",
     rf"(?i)\b(?:in|after)\s+{FIGURE}\s*{UNIT}",
+    # a figure with its unit as a field of a `|`-separated line or in brackets (``Epoch 1 | 12.3s | ...``,
+    # ``epoch 3 done (41.2 s)``)
+    rf"(?i)(?:\|\s*|\(){FIGURE}\s*{UNIT}\s*(?:\||\)|$)",
 )
 #: the keys of a timer that counts up since its start, not the time of one tick
 COUNTS_UP = r"(?i)\b(?:elapsed|total|taken|so far|since|wall|cumulative|overall)\b"

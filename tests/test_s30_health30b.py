@@ -73,6 +73,8 @@ def test_a_timer_that_counts_up_is_no_pace():
     ev = timings.parse(_frame(texts)).rename({"text": "message"})
     assert ev.height == 4 and timings.counting_up(ticks(ev))
     assert pace.trend(ticks(ev)) is None and pace.steady(ticks(ev)) is None
+    three = timings.parse(_frame(["time: 100.2 s", "time: 210.7 s", "time: 330.1 s"])).rename({"text": "message"})
+    assert three.height == 3 and timings.counting_up(ticks(three)) and pace.trend(ticks(three)) is None
 
 
 def test_a_phase_timed_once_per_process_is_no_series():

@@ -90,11 +90,15 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 def counting_up(ticks: pl.DataFrame) -> bool:
-    """Whether the timing lines among ``ticks`` (``where="timings"``) are a timer that counts up: a key
-    that says so (``COUNTS_UP``) and a figure higher at every line."""
+    """Whether the timing lines among ``ticks`` (``where="timings"``) may be a timer that counts up: a figure
+    higher at every line, with a key that says so (``COUNTS_UP``), or on three lines that double."""
     if "where" not in ticks.columns:
         return False
     own = ticks.filter(pl.col("where").fill_null("") == "timings")
-    if own.height < 2 or not own["message"].fill_null("").str.contains(COUNTS_UP).all():
+    if own.height < 2 or not bool((own["took"].diff().drop_nulls() > 0).all()):
         return False
-    return bool((own["took"].diff().drop_nulls() > 0).all())
+    if own["message"].fill_null("").str.contains(COUNTS_UP).all():
+        return True
+    # (three that double with no key saying so, `time: 100 s`, `time: 210 s`, `time: 330 s`, are as much a timer
+    # since the start as a slowing loop: pace.cumulative needs four to tell; left unread, never a trend)
+    return own.height < 4 and own["took"][-1] >= 2 * own["took"][0]

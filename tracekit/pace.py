@@ -20,6 +20,7 @@ import polars as pl
 
 from tracekit.progress_figures import (PHASE, RATE_UNIT, RATES, TIMES, cumulative, first_figure,  # noqa: F401
                                        printed, ticks)
+from tracekit.parsers import timings
 from tracekit.step_clock import one_bar, written_at
 from tracekit.wording import duration
 
@@ -44,16 +45,22 @@ def _figure(t: pl.DataFrame) -> tuple[str, pl.DataFrame] | None:
     (times that count up since the start are no time per step: ``cumulative``)."""
     took = t.filter(pl.col("took").is_not_null() & (pl.col("took") > 0))
     rate = t.filter(pl.col("rate").is_not_null() & (pl.col("rate") > 0))
-    if cumulative(took):
+    if cumulative(took) or timings.counting_up(took):  # (s30: a timer whose key says it counts up)
         took = took.clear()
     if max(took.height, rate.height) < MIN_TICKS:
         return None
     return ("took", took) if took.height >= rate.height else ("rate", rate)
 
 
-def _said(what: str, v: float, unit: str | None) -> str:
-    return f"{v * 1e3:.0f} ms per step" if what == "took" and v < 1 else (
-        f"{v:.1f} s per step" if what == "took" else f"{v:g} {unit or ''}".rstrip())
+def _said(what: str, v: float, unit: str | None, per: str = " per step") -> str:
+    return f"{v * 1e3:.0f} ms{per}" if what == "took" and v < 1 else (
+        f"{v:.1f} s{per}" if what == "took" else f"{v:g} {unit or ''}".rstrip())
+
+
+def _timed(f: pl.DataFrame) -> bool:
+    """Whether every line of ``f`` is a program's own timing line (parsers/timings.py): its figure is the
+    time of what it timed, each time it printed it, not one of a step named."""
+    return "where" in f.columns and f.height > 0 and bool((f["where"].fill_null("") == "timings").all())
 
 
 def first_step() -> pl.Expr:
@@ -88,7 +95,9 @@ def trend(t: pl.DataFrame) -> dict | None:
     if not (grew or fell):
         return None
     unit = f["unit"].drop_nulls()[0] if what == "rate" and f["unit"].drop_nulls().len() else None
-    noun = "the time per step" if what == "took" else "the throughput"
+    noun = (("the time the program prints" if _timed(f) else "the time per step") if what == "took"
+            else "the throughput")
+    per = "" if _timed(f) else " per step"
     verb = f"grew {last / first:.2g}x" if grew else f"fell to {last / first:.0%}"
     end = f.tail(1).row(0, named=True)
     steps = f["step"].drop_nulls()
@@ -96,7 +105,7 @@ def trend(t: pl.DataFrame) -> dict | None:
             else f"over {f.height} progress lines")
     creep = ((", higher" if grew else ", lower") + " third after third"
              if min(last / first, first / last) > 1 / TREND else "")
-    return {"text": f"{noun} {verb}, from {_said(what, first, unit)} to {_said(what, last, unit)} "
+    return {"text": f"{noun} {verb}, from {_said(what, first, unit, per)} to {_said(what, last, unit, per)} "
                     f"{over}{creep}",
             "file": end["file"], "line": end["line"], "message": end["message"]}
 
@@ -191,9 +200,13 @@ def steady(t: pl.DataFrame) -> dict | None:
     if hi > STEADY * lo:
         return None
     unit = f["unit"].drop_nulls()[0] if what == "rate" and f["unit"].drop_nulls().len() else None
-    span = (f"{_said(what, lo, unit)}" if lo == hi else
+    per = "" if _timed(f) else " per step"
+    span = (f"{_said(what, lo, unit, per)}" if lo == hi else
             f"{lo:g}-{hi:g} {unit or ''}".rstrip() if what == "rate" else
-            f"{_said(what, lo, None)} - {_said(what, hi, None)}")
+            f"{_said(what, lo, None, '')} - {_said(what, hi, None, per)}")
+    if _timed(f):  # (s30: a figure the program times and prints again and again, no step named)
+        return {"text": f"a steady {span} on each of {f.height} of its own timing lines{printed(f, what)}",
+                "n": f.height}
     return {"text": f"a steady {span} over {f.height} progress lines{printed(f, what)}", "n": f.height}
 
 
@@ -245,7 +258,9 @@ def alternates(t: pl.DataFrame) -> dict | None:
         return None
     worst = f.sort(what).row(-1 if what == "took" else 0, named=True)
     unit = f["unit"].drop_nulls()[0] if what == "rate" and f["unit"].drop_nulls().len() else None
-    noun = "the time per step" if what == "took" else "the throughput"
+    noun = (("the time the program prints" if _timed(f) else "the time per step") if what == "took"
+            else "the throughput")
+    per = "" if _timed(f) else " per step"
     return {"text": f"{noun} alternates between {_said(what, hi.median(), unit)} and "
                     f"{_said(what, lo.median(), unit)} from one progress line to the next over {f.height} "
                     "lines", "file": worst["file"], "line": worst["line"], "message": worst["message"]}

@@ -15,7 +15,7 @@ import re
 
 import polars as pl
 
-from tracekit.parsers import series
+from tracekit.parsers import series, timings
 from tracekit.schema import EventKind
 
 # the figures a progress line prints: the first of ``RATES`` that matches gives its rate (group 1), its unit
@@ -53,6 +53,10 @@ def ticks(events: pl.DataFrame, each_figure: bool = False) -> pl.DataFrame:
     ``i`` the line's place among them. A step printed twice (by two loggers) counts once; with
     ``each_figure``, once per figure it carries."""
     st = events.filter(pl.col("kind").is_in([EventKind.STEP, EventKind.PROGRESS])).sort("file", "line")
+    if "where" in st.columns:  # (s30: a timing line another parser reads as a step keeps that reading alone)
+        timed = pl.col("where").fill_null("") == "timings"
+        st = pl.concat([st.filter(~timed), st.filter(timed).join(st.filter(~timed), on=["file", "line"],
+                                                                   how="anti")]).sort("file", "line")
     if not st.height:
         none = {"rate": pl.Float64, "unit": pl.Utf8, "took": pl.Float64, "took_said": pl.Utf8,
                 "rate_said": pl.Utf8, "after_phase": pl.Boolean, "i": pl.UInt32}
@@ -61,7 +65,8 @@ def ticks(events: pl.DataFrame, each_figure: bool = False) -> pl.DataFrame:
     st = st.with_columns(first_figure(text, [(p, 1.0) for p in RATES]).alias("rate"),
                          text.str.extract(RATE_UNIT, 1).alias("unit"),
                          pl.coalesce(first_figure(text, TIMES), pl.col("duration_ms") / 1e3).alias("took"),
-                         as_printed(text, [p for p, _ in TIMES]).alias("took_said"),
+                         pl.coalesce(as_printed(text, [p for p, _ in TIMES]),
+                                     as_printed(text, timings.TIMED)).alias("took_said"),
                          as_printed(text, RATES).alias("rate_said"))
     st = st.filter(pl.col("rate").is_not_null() | pl.col("took").is_not_null())
     st = st.join(_phases_before(events, st), on=["file", "line"], how="left")

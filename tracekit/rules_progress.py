@@ -280,8 +280,11 @@ def own_figures(ev: Evidence) -> str:
             continue  # (seconds since the start on each line: no time per step)
         if f.height:
             lo, hi = f[what].min(), f[what].max()
-            unit = "s per step" if what == "took" else (f["unit"].drop_nulls().head(1).to_list() or [""])[0]
-            span = _figure(lo) if lo == hi else f"{_figure(lo)}-{_figure(hi)}"
+            timed = "where" in f.columns and bool((f["where"].fill_null("") == "timings").all())
+            unit = (("s each" if timed else "s per step") if what == "took"
+                    else (f["unit"].drop_nulls().head(1).to_list() or [""])[0])
+            # (s30: one figure where both print alike, `18 s`, never `18-18`)
+            span = _figure(lo) if _figure(lo) == _figure(hi) else f"{_figure(lo)}-{_figure(hi)}"
             return (f"; its own figures: {span} {unit}".rstrip()
                     + f" over {f.height} line(s){pace.printed(f, what)}")
     return ""

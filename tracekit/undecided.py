@@ -86,6 +86,16 @@ def init_state(store: Store) -> dict | None:
             "lines": done}
 
 
+def _after_init(store: Store, done: pl.DataFrame) -> int:
+    """How many lines follow the last Init COMPLETE of each file that holds one, up to the file's last line
+    that is neither blank nor NCCL's own (0 where NCCL's lines end the file: `Init timings`, `Launch mode`)."""
+    if not {"file", "line"} <= set(done.columns):
+        return 0
+    last = done.group_by("file").agg(pl.col("line").max().alias("_at")).join(
+        store.files.select("file", "last_line"), on="file")  # (its last line not blank nor NCCL's own)
+    return int(last.select((pl.col("last_line") - pl.col("_at")).clip(0).sum()).item() or 0)
+
+
 def _them(ranks: list[int], n: int, noun: str = "process") -> str:
     """``ranks 0-1`` where the ranks are known, else ``2 processes``; ``both``/``all 4`` where they are
     all."""
@@ -205,7 +215,9 @@ def undecided(ev: Evidence) -> tuple[str, list]:
         collect += [QUIET_START_UP, STACKS, "NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=INIT,NET",
                     "every rank's launch line (the same MASTER_ADDR/MASTER_PORT, world size and node count)"]
     elif st and not n and not errors.height and not ev.steps.height:
-        reading = (" and logged nothing after: a hang in the first collective after init, or a log that ends "
+        k = _after_init(store, st["lines"])  # (s30, health30b: lines after it it does not read, said)
+        reading = ((" and logged nothing after:" if not k else f"; {k} line(s) follow it, none a collective, step "
+                    "or error tracekit reads:") + " a hang in the first collective after init, or a log that ends "
                    "there" if st["done"] and not st["pending"] else
                    " with nothing after: an init stall, or a log cut before the others' init completed")
         collect += [STACKS, FR, COLL]

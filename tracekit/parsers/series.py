@@ -29,7 +29,7 @@ import re
 import polars as pl
 
 from tracekit import progress_messages
-from tracekit.parsers import Parsed, any_of, trainer
+from tracekit.parsers import Parsed, any_of, timings, trainer
 from tracekit.schema import EventKind
 
 NUMBER = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
@@ -230,10 +230,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
     tags = [c for c in ("rank_tag", "mpi_rank", "launch_rank") if c in lines.columns]
     # (the launcher's prefix first, then a rank the line names at its start: `Rank 1: iter 10 ...`)
     rank = pl.coalesce(*tags, t.str.extract(NAMED_RANK, 1).cast(pl.Int64, strict=False))
-    cand = (lines.filter(t.str.contains(CANDIDATE) & t.str.contains(r"\d")
-                         & ~t.str.contains(any_of(*trainer.STEP_PATTERNS)))
-            .select("file", "line", "text", pl.coalesce("ts", said_ts).alias("ts"), rank.alias("rank"))
-            .with_columns(template(t).alias("_full")))
+    # (s30) a program's own timing lines printed again and again (parsers/timings.py), under this parser's own
+    base = (lines.filter(~t.str.contains(any_of(*trainer.STEP_PATTERNS)))
+            .select("file", "line", "text", pl.coalesce("ts", said_ts).alias("ts"), rank.alias("rank")))
+    timed = timings.parse(base)
+    cand = base.filter(t.str.contains(CANDIDATE) & t.str.contains(r"\d")).with_columns(template(t).alias("_full"))
     # one template: the same first KEY characters once masked (nanotron adds memory figures to some lines)
     # (a logger header's level is no warning of the line's own: icefall logs its progress at WARNING)
     said = t.str.replace(LEVEL, "").str.replace_all(MEASURED_ERROR, "")
@@ -248,7 +249,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
     once = cand.join(pl.concat([counts.filter(pl.col("_n") == 1).select("file", "_tmpl"),
                                 each_once.select("file", "_tmpl")]), on=["file", "_tmpl"], how="semi")
     few = cand.join(counts.filter(pl.col("_n") < MIN_LINES), on=["file", "_tmpl"], how="semi")
-    lone = pl.concat([_lone(once), _served(few), _compared(lines)], how="diagonal_relaxed")
+    lone = pl.concat([timed, _lone(once), _served(few), _compared(lines)], how="diagonal_relaxed")
     cand = cand.join(counts.filter(pl.col("_n") >= MIN_COUNTED), on=["file", "_tmpl"], how="semi")
     if not cand.height and not lone.height:
         return Parsed("series")
@@ -274,13 +275,21 @@ def parse(lines: pl.DataFrame) -> Parsed:
                                      pl.lit(None, pl.Int64).alias("max_steps")))
     if not frames:
         return Parsed("series")
-    frames = [f if "where" in f.columns else f.with_columns(pl.lit("series").alias("where")) for f in frames]
+    frames = [f.with_columns(pl.col("where").fill_null("series")) if "where" in f.columns
+              else f.with_columns(pl.lit("series").alias("where")) for f in frames]
     events = pl.concat([f.select("file", "line", "ts", "rank", "kind", "text", pl.col("step").cast(pl.Int64),
                                  pl.col("max_steps").cast(pl.Int64), pl.col("duration_ms").cast(pl.Float64),
                                  pl.col("where").cast(pl.Utf8))
                         for f in frames]).unique(["file", "line"], keep="last", maintain_order=True).sort(
         "file", "line").select("file", "line", "ts", "rank", "kind", t.alias("message"), "step", "max_steps",
                                "duration_ms", "where")
+    # (a step line whose time only parsers/timings.py reads, `iteration 12 took 1.1s`: its figure kept, where
+    # the line prints no rate, which stays its pace: MLPerf's `avg train utts/s 15471 | took 18.00 s`)
+    rated = pl.col("message").fill_null("").str.contains(any_of(*RATES))
+    events = events.join(timed.select("file", "line", pl.col("duration_ms").alias("_timed")),
+                         on=["file", "line"], how="left").with_columns(
+        pl.when(rated).then(pl.col("duration_ms")).otherwise(pl.coalesce("duration_ms", "_timed"))
+        .alias("duration_ms")).drop("_timed")
     return Parsed("series", {"events": events}, events.select("file", "line"))
 
 

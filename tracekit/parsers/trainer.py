@@ -213,7 +213,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
                                                      pl.col("text").alias("message")))
     others = ~t.str.contains(r"\{.*'loss': |\bstep=\d+, skipped=|iteration\s+\d+/\s*\d+ \||^step:\d+ - ")
     add(EventKind.STEP, others & t.str.contains(STEP_LOSS), STEP_LOSS)
-    add(EventKind.STEP, others & ~t.str.contains(STEP_LOSS) & t.str.contains(LOSS_STEP), LOSS_STEP)
+    # (a bar's postfix, `41.36s/it, loss=3.1, ..., global_step=794.0]`, is the bar's own step: its counter counts)
+    add(EventKind.STEP, others & ~t.str.contains(STEP_LOSS) & ~t.str.contains(TQDM) & t.str.contains(LOSS_STEP),
+        LOSS_STEP)
     add(EventKind.STEP, t.str.contains(TF_STEP), TF_STEP)
     add(EventKind.STEP, t.str.contains(MXNET), MXNET)
     _keras(_own_lines(lines, df), frames)

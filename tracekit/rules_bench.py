@@ -355,7 +355,11 @@ def pace_alternates(ev: Evidence) -> Verdict | None:
     (``pace.alternates``)."""
     if not _calm(ev):
         return None
-    alt = pace.alternates(ev.ticks)
+    ticks = ev.ticks  # (a program's own timing lines, parsers/timings.py, time work of any size: their ups
+    # and downs are no pace of steps)
+    if "where" in ticks.columns:
+        ticks = ticks.filter(pl.col("where").fill_null("") != "timings")
+    alt = pace.alternates(ticks)
     if alt is None:
         return None
     return Verdict(Kind.SLOW_PROGRESS, f"{alt['text']} (the program's own figures) and no error, signal or "

@@ -42,7 +42,12 @@ def telling(ev: Evidence) -> pl.DataFrame:
     told = ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where") != Telling.LAST).sort("file", "line")
     if not told.height:
         return told
-    later = ev.kinds(*WENT_ON).group_by("file").agg(pl.col("line").max().alias("_on"))
+    # (a program's own timing lines, parsers/timings.py, are no sign the run went on past a crash line: the
+    # survivors of a rank that died print theirs too)
+    went = ev.kinds(*WENT_ON)
+    if "where" in went.columns:
+        went = went.filter(pl.col("where").fill_null("") != "timings")
+    later = went.group_by("file").agg(pl.col("line").max().alias("_on"))
     went_on = pl.col("_on").is_not_null() & (pl.col("line") < pl.col("_on"))
     return told.join(later, on="file", how="left").filter(~went_on).drop("_on")
 

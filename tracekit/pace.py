@@ -60,7 +60,7 @@ def _said(what: str, v: float, unit: str | None, per: str = " per step") -> str:
 def _timed(f: pl.DataFrame) -> bool:
     """Whether every line of ``f`` is a program's own timing line (parsers/timings.py): its figure is the
     time of what it timed, each time it printed it, not one of a step named."""
-    return "where" in f.columns and f.height > 0 and bool((f["where"].fill_null("") == "timings").all())
+    return timings.all_timing(f)
 
 
 def first_step() -> pl.Expr:

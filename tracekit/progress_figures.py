@@ -54,7 +54,7 @@ def ticks(events: pl.DataFrame, each_figure: bool = False) -> pl.DataFrame:
     ``each_figure``, once per figure it carries."""
     st = events.filter(pl.col("kind").is_in([EventKind.STEP, EventKind.PROGRESS])).sort("file", "line")
     if "where" in st.columns:  # (s30: a timing line another parser reads as a step keeps that reading alone)
-        timed = pl.col("where").fill_null("") == "timings"
+        timed = timings.is_timing()
         st = pl.concat([st.filter(~timed), st.filter(timed).join(st.filter(~timed), on=["file", "line"],
                                                                    how="anti")]).sort("file", "line")
     if not st.height:

@@ -13,7 +13,7 @@ import re
 import polars as pl
 
 from tracekit import pace, progress_messages
-from tracekit.parsers import any_of
+from tracekit.parsers import any_of, timings
 from tracekit.evidence import C10D_FRAME, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.wording import duration, fmt_ranks
@@ -355,11 +355,8 @@ def pace_alternates(ev: Evidence) -> Verdict | None:
     (``pace.alternates``)."""
     if not _calm(ev):
         return None
-    ticks = ev.ticks  # (a program's own timing lines, parsers/timings.py, time work of any size: their ups
-    # and downs are no pace of steps)
-    if "where" in ticks.columns:
-        ticks = ticks.filter(pl.col("where").fill_null("") != "timings")
-    alt = pace.alternates(ticks)
+    # (a program's own timing lines time work of any size: their ups and downs are no pace of steps)
+    alt = pace.alternates(timings.without(ev.ticks))
     if alt is None:
         return None
     return Verdict(Kind.SLOW_PROGRESS, f"{alt['text']} (the program's own figures) and no error, signal or "

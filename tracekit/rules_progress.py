@@ -12,6 +12,7 @@ from tracekit import pace, rules_bench
 from tracekit.evidence_progress import MIN_REPORTS
 from tracekit.evidence import CLEAN_ENDS, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
+from tracekit.parsers import timings
 from tracekit.rules_common import calm, last_per_file
 # (the rules over the collectives' own timing, split off in session 28; rules.py names them from here)
 from tracekit.undecided import undecided_verdict
@@ -280,7 +281,7 @@ def own_figures(ev: Evidence) -> str:
             continue  # (seconds since the start on each line: no time per step)
         if f.height:
             lo, hi = f[what].min(), f[what].max()
-            timed = "where" in f.columns and bool((f["where"].fill_null("") == "timings").all())
+            timed = timings.all_timing(f)
             unit = (("s each" if timed else "s per step") if what == "took"
                     else (f["unit"].drop_nulls().head(1).to_list() or [""])[0])
             # (s30: one figure where both print alike, `18 s`, never `18-18`)

@@ -27,7 +27,7 @@ import polars as pl
 from tracekit import align
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.outcome import Kind, Verdict
-from tracekit.parsers import salient
+from tracekit.parsers import salient, timings
 from tracekit.parsers.salient import Telling
 from tracekit.schema import EventKind
 from tracekit.wording import who
@@ -44,10 +44,7 @@ def telling(ev: Evidence) -> pl.DataFrame:
         return told
     # (a program's own timing lines, parsers/timings.py, are no sign the run went on past a crash line: the
     # survivors of a rank that died print theirs too)
-    went = ev.kinds(*WENT_ON)
-    if "where" in went.columns:
-        went = went.filter(pl.col("where").fill_null("") != "timings")
-    later = went.group_by("file").agg(pl.col("line").max().alias("_on"))
+    later = timings.without(ev.kinds(*WENT_ON)).group_by("file").agg(pl.col("line").max().alias("_on"))
     went_on = pl.col("_on").is_not_null() & (pl.col("line") < pl.col("_on"))
     return told.join(later, on="file", how="left").filter(~went_on).drop("_on")
 

@@ -55,9 +55,26 @@ ONCE_PER_PROCESS = (r"(?i)\b(?:load(?:s|ed|ing)?|init\w*|build\w*|buil[dt]|set ?
                     r"|download\w*|install\w*|creat\w*|start\w*|warm\w*|total|overall|in all)\b"
                     # (a phase's end, pycocotools' `DONE (t=0.73s)` after loading, indexing, evaluating)
                     r"|(?i)^\W*(?:\[[^\]]*\]\W*)*(?:done|finished|completed?)\b")
+#: the ``where`` of the progress events this module makes
+WHERE = "timings"
 #: the fewest lines of one template (of one rank, where the lines name theirs) that make a series (fewer are
 #: a measurement)
 MIN_LINES = 3
+
+
+def is_timing() -> pl.Expr:
+    """An event of a program's own timing line, as this module makes it (``where == WHERE``)."""
+    return pl.col("where").fill_null("") == WHERE
+
+
+def all_timing(df: pl.DataFrame) -> bool:
+    """Whether every row of ``df`` (events with or without a ``where`` column) is a timing line's, and it has one."""
+    return "where" in df.columns and df.height > 0 and bool(df.select(is_timing().all()).item())
+
+
+def without(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` (events) without the timing lines' (a frame with no ``where`` column has none)."""
+    return df.filter(~is_timing()) if "where" in df.columns else df
 
 
 def figure(t: pl.Expr) -> pl.Expr:
@@ -86,7 +103,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     got = got.filter(pl.len().over("file", "_tmpl", "rank") >= MIN_LINES)
     return got.select("file", "line", "ts", "rank", "text", pl.lit(EventKind.PROGRESS).alias("kind"),
                       pl.lit(None, pl.Int64).alias("step"), pl.lit(None, pl.Int64).alias("max_steps"),
-                      "duration_ms", pl.lit("timings").alias("where"))
+                      "duration_ms", pl.lit(WHERE).alias("where"))
 
 
 def counting_up(ticks: pl.DataFrame) -> bool:
@@ -94,7 +111,7 @@ def counting_up(ticks: pl.DataFrame) -> bool:
     higher at every line, with a key that says so (``COUNTS_UP``), or on three lines that double."""
     if "where" not in ticks.columns:
         return False
-    own = ticks.filter(pl.col("where").fill_null("") == "timings")
+    own = ticks.filter(is_timing())
     if own.height < 2 or not bool((own["took"].diff().drop_nulls() > 0).all()):
         return False
     if own["message"].fill_null("").str.contains(COUNTS_UP).all():

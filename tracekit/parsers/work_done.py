@@ -239,9 +239,10 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     once = pl.len().over("file", shape) == 1
     # (a benchmark's table and its `#` comment lines are parsers/nccl_tests.py's and result_tables.py's)
     table = t.str.contains(r"^\s*(?:#|\d)")
-    results = t.str.contains(RESULT) | t.str.contains(TENSOR_RESULT) | (t.str.contains(COLLECTIVE_OK) & ~nccl)
-    result = ((((t.str.contains(SUMMARY) | t.str.contains(THROUGHPUT)) & once) | (ranked & results)
-               | (t.str.contains(COLLECTIVE_OK) & ~nccl)) & ~counted & ~table & ~t.str.contains(INTERVAL))
+    results = t.str.contains(RESULT) | t.str.contains(TENSOR_RESULT)
+    said_ok = t.str.contains(COLLECTIVE_OK) & ~nccl  # (a collective said to have worked: a result, ranked or not)
+    result = ((((t.str.contains(SUMMARY) | t.str.contains(THROUGHPUT)) & once) | (ranked & results) | said_ok)
+              & ~counted & ~table & ~t.str.contains(INTERVAL))
     said = pl.coalesce(t.str.extract(RANK_HEAD, 1).cast(pl.Int64, strict=False),
                        t.str.extract(RANK_OF, 1).cast(pl.Int64, strict=False),
                        t.str.extract(RANK_FINISHED, 1).cast(pl.Int64, strict=False),

@@ -250,7 +250,7 @@ def lowest_unseen(ev: Evidence) -> str:
 
 
 def work_said(w: dict) -> str:
-    """A time-out's work as c10d names it: ``ALLREDUCE SeqNum 5``, or ``work SeqNum 5`` where no op is said."""
+    """A time-out's work as c10d names it: ``ALLREDUCE SeqNum=5``, or ``work SeqNum=5`` where no op is said."""
     return f"{w['op'].upper()} {seq_said(w['seq'])}" if w["op"] else f"work {seq_said(w['seq'])}"
 
 

@@ -17,9 +17,12 @@ import polars as pl
 #: a rank's own word of where it is: `rank N` (`Rank 0`, `[rank2]`, `rank: 3`), a verb of waiting or being
 #: (`is stuck at`, `is waiting in`, `hangs in`, `still in`, `blocked on`), then the place (a call, a dotted
 #: name, a word)
-PLACE = (r"(?i)\brank\s*[:#]?\s*(?P<rank>\d{1,5})\]?\s*:?\s+(?:is\s+|was\s+|gets?\s+|keeps?\s+|seems\s+to\s+be\s+)?"
-         r"(?:still\s+|now\s+|forever\s+)?(?P<state>waiting|waits|stuck|hangs?|hanging|hung|blocked|blocks|sits|"
-         r"spinning|in|inside|at)\b(?:\s+(?:in|at|on|inside|within|for|forever in))?\s+(?:the\s+)?"
+PLACE = (r"(?i)\brank\s*[:#]?\s*(?P<rank>\d{1,5})\]?\s*:?\s+"
+         r"(?:(?:(?:is|was|gets?|keeps?|seems\s+to\s+be)\s+)?(?:still\s+|now\s+|forever\s+)?"
+         r"(?P<state>waiting|waits|stuck|hangs?|hanging|hung|blocked|blocks|spinning)"
+         # (a bare `in` or `at` only after `is`, `was` or `still`: `as rank 0 in a world of size 2` is no place)
+         r"|(?:(?:is|was)\s+(?:still\s+|now\s+)?|still\s+)(?P<state2>in|inside|at))\b"
+         r"(?:\s+(?:in|at|on|inside|within|for|forever in))?\s+(?:the\s+)?"
          r"`?(?P<place>[A-Za-z_][\w.]*(?:\(\))?)")
 #: a place where ranks wait for each other: a collective, a barrier, a point-to-point transfer
 COLLECTIVE = (r"(?i)all_?reduce|all_?gather|reduce_?scatter|broadcast|barrier|all_?to_?all|\bsend\b|\brecv\b"
@@ -43,6 +46,7 @@ def places(told: pl.DataFrame) -> pl.DataFrame:
     bare = pl.col("place").str.replace(r"\(\)$", "").str.replace(r"^(?:torch\.)?(?:distributed|dist)\.", "")
     return (m.filter(~pl.col("place").str.contains(NOT_PLACE))
             .with_columns(pl.col("rank").cast(pl.Int64), bare.alias("place"),
+                          pl.coalesce("state", "state2").alias("state"),
                           pl.col("place").str.contains(COLLECTIVE).alias("collective"))
             .sort("file", "line").group_by("rank", maintain_order=True).last()
             .select("file", "line", "message", "rank", "state", "place", "collective"))

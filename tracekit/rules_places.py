@@ -33,12 +33,12 @@ def waits_on_busy_rank(ev: Evidence) -> Verdict | None:
         return None
     coll = waiting["place"].unique(maintain_order=True).to_list()
     busy = elsewhere.group_by("place", maintain_order=True).agg("rank")
-    where = "; ".join(f"{who(r['rank'])} {'are' if len(r['rank']) > 1 else 'is'} in {r['place']}" for r in busy.head(3).iter_rows(named=True))
-    late = elsewhere["rank"].to_list()
-    ranks = waiting["rank"].to_list()
-    summary = (f"{who(late)} never joined {' / '.join(coll[:2])}: {who(ranks)} {'wait' if len(ranks) > 1 else 'waits'}"
-               f" in {' / '.join(coll[:2])} while {where} (as the ranks' own lines say): the waiting ranks block "
-               f"until {who(late)} issues the same collective; that rank's stack (py-spy dump --pid) says why it "
-               "does not get there (a branch on the rank, a save or an evaluation on one rank only)")
+    where = "; ".join(f"{who(r['rank'])} {'are' if len(r['rank']) > 1 else 'is'} in {r['place']}"
+                      for r in busy.head(3).iter_rows(named=True))
+    late, ranks, coll_said = elsewhere["rank"].to_list(), waiting["rank"].to_list(), " / ".join(coll[:2])
+    summary = (f"{who(late)} never joined {coll_said}: {who(ranks)} {'wait' if len(ranks) > 1 else 'waits'} in "
+               f"{coll_said} while {where} (as the ranks' own lines say): the waiting ranks block until "
+               f"{who(late)} issues the same collective; that rank's stack (py-spy dump --pid) says why it does "
+               "not get there (a branch on the rank, a save or an evaluation on one rank only)")
     rows = pl.concat([waiting, elsewhere]).sort("line")
     return Verdict(Kind.DEADLOCK, summary, ranks=sorted(late), evidence=lines(rows, 4))

@@ -54,7 +54,7 @@ def test_ranks_that_ended_while_another_timed_out_never_issued_its_collective(tm
                    "timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, Timeout(ms)=10000) ran for 10917 milliseconds "
                    "before timing out.\nRank 0 completed\n")
     assert v.kind == Kind.DEADLOCK and v.ranks == [1, 2, 3, 4, 5, 6, 7]
-    assert "rank 0 timed out in ALLREDUCE SeqNum 1" in v.summary and "ranks 1-7 never issued" in v.summary
+    assert "rank 0 timed out in ALLREDUCE SeqNum=1" in v.summary and "ranks 1-7 never issued" in v.summary
 
 
 def test_ranks_that_all_timed_out_are_not_read_as_ended(tmp_path):

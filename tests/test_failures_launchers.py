@@ -186,7 +186,7 @@ def test_ranks_timed_out_at_different_seqnums_diverged(tmp_path):
     _, v = _decide(tmp_path, _watchdog(0, 7559) + _watchdog(1, 7561) + _watchdog(2, 7559))
     assert v.kind == Kind.MISMATCH and v.ranks == [0, 1, 2]
     assert "sequences of collectives diverged" in v.summary
-    assert "ranks 0,2 timed out in SeqNum 7559 (_ALLGATHER_BASE) while rank 1 timed out in SeqNum 7561" in v.summary
+    assert "ranks 0,2 timed out in SeqNum=7559 (_ALLGATHER_BASE) while rank 1 timed out in SeqNum=7561" in v.summary
     assert "rank 1 had issued 2 more collective(s)" in v.summary
 
 

@@ -25,13 +25,13 @@ def _watchdog(rank, seq=1, op="ALLGATHER"):
 def test_a_timeout_in_the_first_collective_says_so(tmp_path):
     _, v = _decide(tmp_path, _watchdog(1) + _watchdog(0))
     assert v.kind == Kind.UNDECIDED
-    assert "ranks 0-1 timed out in ALLGATHER SeqNum 1 after 1800 s" in v.summary
+    assert "ranks 0-1 timed out in ALLGATHER SeqNum=1 after 1800 s" in v.summary
     assert "first collective" in v.summary
 
 
 def test_a_later_collective_is_not_called_the_first(tmp_path):
     _, v = _decide(tmp_path, _watchdog(2, seq=4, op="BROADCAST"))
-    assert "BROADCAST SeqNum 4" in v.summary and "first collective" not in v.summary
+    assert "BROADCAST SeqNum=4" in v.summary and "first collective" not in v.summary
 
 
 def test_last_enqueued_and_completed_work_in_c10ds_words_grouped(tmp_path):

@@ -55,7 +55,7 @@ def test_mismatch_from_watchdog_of_a_flat_allgather_of_two_sizes():
     wd = [event("watchdog_timeout", "Watchdog caught collective operation timeout", r, r, f"r{r}", seq=3497,
                 op="_ALLGATHER_BASE", numel=n) for r, n in ((0, 1572864), (1, 512))]
     v = rules.mismatch_from_watchdog(ev(events=wd))
-    assert v.kind == Kind.MISMATCH and "SeqNum 3497" in v.summary and "of 512 element(s)" in v.summary
+    assert v.kind == Kind.MISMATCH and "SeqNum=3497" in v.summary and "of 512 element(s)" in v.summary
     listed = [dict(w, op="ALLGATHER") for w in wd]
     assert rules.mismatch_from_watchdog(ev(events=listed)) is None
 
@@ -88,7 +88,7 @@ def test_the_watchdogs_abort_is_a_consequence_not_the_crash():
                          seq=5, op="allreduce", timeout_ms=600000)])
     assert rules.crashed_rank(e) is None
     name, v = rules.first(e)
-    assert name == "timed_out" and v.kind == Kind.UNDECIDED and "ALLREDUCE SeqNum 5" in v.summary
+    assert name == "timed_out" and v.kind == Kind.UNDECIDED and "ALLREDUCE SeqNum=5" in v.summary
 
 
 def test_crash_without_a_rank_takes_the_root_cause_blocks_rank():

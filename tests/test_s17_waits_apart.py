@@ -26,7 +26,7 @@ def _watchdog(rank: int, seq: int, op: str = "_ALLGATHER_BASE", numels: tuple[in
 def test_watchdogs_at_different_seqnums_are_a_mismatch():
     v = _wild("dv2-064-llamafactory-rank0-1516-vs-rank1-1517-allreduce.txt")
     assert v.kind == Kind.MISMATCH and v.ranks == [0, 1]
-    assert "rank 0 timed out in SeqNum 1516 (ALLREDUCE) while rank 1 timed out in SeqNum 1517" in v.summary
+    assert "rank 0 timed out in SeqNum=1516 (ALLREDUCE) while rank 1 timed out in SeqNum=1517" in v.summary
 
 
 def test_watchdogs_at_different_seqnums_written_anew(tmp_path):
@@ -37,7 +37,7 @@ def test_watchdogs_at_different_seqnums_written_anew(tmp_path):
 def test_gather_inputs_of_different_sizes_are_a_mismatch(tmp_path):
     v = _wild("dv13-036-diffsynth-lightning-coalesced-610-different-sizes.txt")
     assert v.kind == Kind.MISMATCH
-    assert "SeqNum 610 (COALESCED) is not the same collective" in v.summary
+    assert "SeqNum=610 (COALESCED) is not the same collective" in v.summary
     assert "56320" in v.summary and "107520" in v.summary and "group of 8" in v.summary
     # inputs of one size: one collective
     same = _watchdog(1, 610, "COALESCED", (56320, 450560)) + _watchdog(7, 610, "COALESCED", (56320, 450560))
@@ -84,10 +84,10 @@ def test_every_rank_but_one_timed_out_names_the_one_undecided(tmp_path):
     # checkpoint save): the excerpts show neither, so both stay UNDECIDED and say which rank never joined
     v = _wild("dv14-025-open-r1-grpo-vllm-serve-ranks1-2-allgather-49296-timeout.txt")
     assert v.kind == Kind.UNDECIDED
-    assert "rank 0 never joined _ALLGATHER_BASE SeqNum 49296" in v.summary
+    assert "rank 0 never joined _ALLGATHER_BASE SeqNum=49296" in v.summary
     assert "group of 3 (NumelOut 576 = 3 x NumelIn 192)" in v.summary
     v = _wild("dv10-032-torchtune-epoch-end-allgather-base-timeout.txt")
-    assert v.kind == Kind.UNDECIDED and "rank 0 never joined _ALLGATHER_BASE SeqNum 15037" in v.summary
+    assert v.kind == Kind.UNDECIDED and "rank 0 never joined _ALLGATHER_BASE SeqNum=15037" in v.summary
     # one rank of two seen: as often a paste of one rank's log, no rank named
     v = decide(text_store(tmp_path, _watchdog(1, 77, numels=(8, 16))))
     assert v.kind == Kind.UNDECIDED and "never joined" not in v.summary

@@ -17,9 +17,9 @@ WILD = Path(__file__).resolve().parent.parent / "samples" / "wild"
 
 @pytest.mark.parametrize("name, said", [
     # `Evaluating the results...`, then ranks 1-3 time out in ALLREDUCE SeqNum 4178
-    ("dv11-031-ufld-evaluating-ranks123-allreduce-4178-timeout.txt", "SeqNum 4178"),
+    ("dv11-031-ufld-evaluating-ranks123-allreduce-4178-timeout.txt", "SeqNum=4178"),
     # torchtune's `Saving checkpoint. This may take some time.`, then rank 4 times out in SeqNum 9387
-    ("dv4-038-torchtune-lora-llama4-ckpt-save-allreduce-timeout.txt", "SeqNum 9387"),
+    ("dv4-038-torchtune-lora-llama4-ckpt-save-allreduce-timeout.txt", "SeqNum=9387"),
     # Lightning's `Validating:  83%| 5/6`, then ranks 2-3 time out in a BROADCAST
     ("dv16-028-lightning-sharded-consolidate-broadcast-timeout-ranks-2-3.txt", "BROADCAST"),
 ])
@@ -46,7 +46,7 @@ def test_megatron_save_begun_and_never_ended_and_one_that_ended(tmp_path):
     waits = WATCHDOG.format(r=1) + WATCHDOG.format(r=2)
     v = decide(text_store(tmp_path, MEGATRON_BEGIN + waits, "begun.log"))
     assert v.kind == Kind.DEADLOCK
-    assert v.ranks == [0] and "SeqNum 812" in v.summary and "save" in v.summary
+    assert v.ranks == [0] and "SeqNum=812" in v.summary and "save" in v.summary
     # the save's own end before the timeouts: it was not what held rank 0
     assert decide(text_store(tmp_path, MEGATRON_BEGIN + MEGATRON_END + waits, "ended.log")).kind == Kind.UNDECIDED
 
@@ -76,12 +76,12 @@ STEP = "[rank0]:{'loss': 0.4312, 'grad_norm': 1.2, 'learning_rate': 1e-05, 'epoc
 def test_the_absent_rank_alive_after_the_timeouts_is_the_deadlock(tmp_path):
     v = decide(text_store(tmp_path, GATHER.format(r=1) + GATHER.format(r=2) + STEP))
     assert v.kind == Kind.DEADLOCK
-    assert v.ranks == [0] and "rank 0 never joined _ALLGATHER_BASE SeqNum 49296" in v.summary
+    assert v.ranks == [0] and "rank 0 never joined _ALLGATHER_BASE SeqNum=49296" in v.summary
     assert "a gather over 3 ranks" in v.summary
 
 
 def test_the_absent_rank_not_seen_stays_undecided_and_named(tmp_path):
     v = decide(text_store(tmp_path, GATHER.format(r=1) + GATHER.format(r=2)))
     assert v.kind == Kind.UNDECIDED
-    assert "rank 0 never joined _ALLGATHER_BASE SeqNum 49296" in v.summary
+    assert "rank 0 never joined _ALLGATHER_BASE SeqNum=49296" in v.summary
     assert "(NumelIn 192, NumelOut 576: a gather over 3 ranks)" in v.summary

@@ -21,9 +21,9 @@ def test_a_watchdog_line_wrapped_after_its_head_keeps_its_rank(tmp_path):
     v = decide(store)
     assert v.kind == Kind.UNDECIDED
     # ranks 1 and 2 of a gather over 3: rank 0 is the one that never joined it
-    assert v.summary.startswith("ranks 1-2 timed out in _ALLGATHER_BASE SeqNum 49296 (NumelIn 192, NumelOut 576: "
+    assert v.summary.startswith("ranks 1-2 timed out in _ALLGATHER_BASE SeqNum=49296 (NumelIn 192, NumelOut 576: "
                                 "a gather over 3 ranks) after 1800 s")
-    assert "rank 0 never joined _ALLGATHER_BASE SeqNum 49296" in v.summary
+    assert "rank 0 never joined _ALLGATHER_BASE SeqNum=49296" in v.summary
 
 
 def test_a_timeout_after_the_training_ended_is_said_and_its_abort_is_not_a_crash():
@@ -71,7 +71,7 @@ def test_torch_npu_hccl_watchdog_lines_are_read_as_c10d_s(tmp_path):
     assert events_of(store, EventKind.WATCHDOG_ABORT).height == 1
     v = decide(store)
     assert v.kind == Kind.UNDECIDED
-    assert v.summary.startswith("ranks 1,3 timed out in ALLREDUCE SeqNum 2048 (NumelIn 4096, NumelOut 4096) "
+    assert v.summary.startswith("ranks 1,3 timed out in ALLREDUCE SeqNum=2048 (NumelIn 4096, NumelOut 4096) "
                                 "after 1800 s")
 
 
@@ -88,4 +88,4 @@ def test_paddle_comm_task_timeouts_are_watchdog_timeouts(tmp_path):
     assert wd["rank"].to_list() == [1, 2] and wd["seq"].to_list() == [3187, 3187]
     assert wd["op"].to_list() == ["allreduce", "allreduce"]
     v = decide(store)
-    assert v.kind == Kind.UNDECIDED and v.summary.startswith("ranks 1-2 timed out in ALLREDUCE SeqNum 3187")
+    assert v.kind == Kind.UNDECIDED and v.summary.startswith("ranks 1-2 timed out in ALLREDUCE SeqNum=3187")

@@ -130,14 +130,14 @@ def test_timeouts_in_different_collectives_say_where_each_rank_waits():
                             _wd(0, 4, "broadcast")])
     v = decide(st)
     assert v.kind is Kind.UNDECIDED and v.rule == "timed_out"
-    assert "ranks 1-3 in ALLREDUCE SeqNum 5" in v.summary
-    assert "rank 0 in BROADCAST SeqNum 4" in v.summary and "rank 0 behind" in v.summary
+    assert "ranks 1-3 in ALLREDUCE SeqNum=5" in v.summary
+    assert "rank 0 in BROADCAST SeqNum=4" in v.summary and "rank 0 behind" in v.summary
 
 
 def test_timeouts_in_one_collective_say_it_once():
     st = make_store(events=[_wd(1, 5, "allreduce"), _wd(2, 5, "allreduce")])
     v = decide(st)
-    assert v.summary.startswith("ranks 1-2 timed out in ALLREDUCE SeqNum 5") and "behind" not in v.summary
+    assert v.summary.startswith("ranks 1-2 timed out in ALLREDUCE SeqNum=5") and "behind" not in v.summary
 
 
 # --- a fatal check of a network call: the transport, not a rank's own error ---------------------------------

@@ -241,7 +241,7 @@ def test_seqnums_of_unnamed_sub_groups_do_not_compare():
     neither a diverged sequence (a mismatch) nor a rank behind."""
     v = _wild("dv32-009")
     assert v.kind is Kind.UNDECIDED and "behind" not in v.summary
-    assert "SeqNum 112" in v.summary and "SeqNum 27" in v.summary
+    assert "SeqNum=112" in v.summary and "SeqNum=27" in v.summary
 
 
 

@@ -46,7 +46,7 @@ def test_the_one_rank_below_the_waiters_is_named_where_the_world_is_not_in_view(
     # (dv34-002: ranks 1-3 time out in BROADCAST SeqNum=1; the label's fact is rank 0, still busy with its data)
     v = _wild("dv34-002-")
     assert v.kind is Kind.UNDECIDED
-    assert "rank 0 is the one rank up to rank 3 not seen timing out in BROADCAST SeqNum 1 with ranks 1-3" in v.summary
+    assert "rank 0 is the one rank up to rank 3 not seen timing out in BROADCAST SeqNum=1 with ranks 1-3" in v.summary
     assert "unless it was the root" in v.summary  # (a broadcast's root may have finished its part)
     assert "no record shows which rank is missing" not in v.summary
 
@@ -54,7 +54,7 @@ def test_the_one_rank_below_the_waiters_is_named_where_the_world_is_not_in_view(
 def test_a_gap_between_the_waiters_is_named(tmp_path):
     v = decide(text_store(tmp_path, RANKS_0_1_3))
     assert v.kind is Kind.UNDECIDED
-    assert "rank 2 is the one rank up to rank 3 not seen timing out in ALLREDUCE SeqNum 2665572" in v.summary
+    assert "rank 2 is the one rank up to rank 3 not seen timing out in ALLREDUCE SeqNum=2665572" in v.summary
     assert "unless it was the root" not in v.summary  # (an all-reduce completes on no rank before all joined)
 
 

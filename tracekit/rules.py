@@ -19,7 +19,7 @@ from collections.abc import Callable
 import polars as pl
 
 from tracekit import (rules_apart, rules_bench, rules_busy, rules_crash_words, rules_exit, rules_init, rules_measured,
-                      rules_nccl_tests, rules_progress, rules_raised, rules_results, rules_salient, rules_seen,
+                      rules_nccl_tests, rules_places, rules_progress, rules_raised, rules_results, rules_salient, rules_seen,
                       rules_set_up)
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
@@ -73,6 +73,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     stalled_in_start_up,  # words (issue 31): a stack dump in start-up (store, rendezvous, init), no step
     deadlock_from_stacks,
     rules_apart.waits_on_named_rank,  # waits (s26, issue 31): a state dump's transfers waiting on a named rank
+    rules_places.waits_on_busy_rank,  # fail31 (issue 31): ranks' own words: waiting in a collective, one elsewhere
     ended_while_others_wait,  # (failures, issue 31)
     slow_progress,
     waiting_on_silent_ranks,

@@ -20,6 +20,7 @@ import re
 import polars as pl
 
 from tracekit.evidence import Evidence, clip, lines
+from tracekit.facts_in_view import seq_said
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.wording import who
 
@@ -93,9 +94,9 @@ def sequences_diverged(ev: Evidence) -> Verdict | None:
         behind, ahead = g.filter(pl.col("seq") == low), g.filter(pl.col("seq") == top)
         b, a = behind["rank"].to_list(), ahead["rank"].to_list()
         return Verdict(Kind.MISMATCH, f"process group {pg}: the ranks' sequences of collectives diverged: "
-                       f"{who(b)} timed out in SeqNum {low}{_op(behind)} while {who(a)} timed out in SeqNum "
-                       f"{top}{_op(ahead)}: {who(a)} had issued {top - low} more collective(s) of the group "
-                       f"than {who(b)} (a collective called on some ranks only: a branch on the rank, a "
+                       f"{who(b)} timed out in {seq_said(low)}{_op(behind)} while {who(a)} timed out in "
+                       f"{seq_said(top)}{_op(ahead)}: {who(a)} had issued {top - low} more collective(s) of the "
+                       f"group than {who(b)} (a collective called on some ranks only: a branch on the rank, a "
                        "hook, a log or a checkpoint of rank 0 alone), so each waits in a collective its "
                        "peers never join; TORCH_DISTRIBUTED_DEBUG=DETAIL names the diverging call",
                        sorted(set(b) | set(a)), lines(behind, 2) + lines(ahead, 2))
@@ -119,7 +120,7 @@ def sizes_differ(ev: Evidence) -> Verdict | None:
         groups = g.group_by("numel_in", maintain_order=True).agg(pl.col("rank").sort(), pl.col("op").first())
         said = "; ".join(f"{who(r)} gathered {n} element(s) each" for n, r, _ in groups.iter_rows())
         odd = min(groups.iter_rows(), key=lambda x: len(x[1]))[1]
-        return Verdict(Kind.MISMATCH, f"process group {pg}: SeqNum {seq}{_op(g)} is not the same collective "
+        return Verdict(Kind.MISMATCH, f"process group {pg}: {seq_said(seq)}{_op(g)} is not the same collective "
                        f"on every rank: {said}, in a group of {g['_n'][0]} (NumelOut = {g['_n'][0]} x NumelIn "
                        "on each): a gather's inputs are one size on every rank, so the ranks issued different "
                        "collectives at this point (different parameter groups or buckets); "
@@ -225,7 +226,7 @@ def one_rank_absent(ev: Evidence) -> str:
     absent, n, seen, w = found
     size = (f"NumelOut {w['numel_out']} = {n} x NumelIn {w['numel_in']}" if w["numel_in"] and
             w["numel_out"] == n * w["numel_in"] else "the world's size")
-    return (f"rank {absent} never joined {(w['op'] or '').upper()} SeqNum {w['seq']}: {who(seen)} are every "
+    return (f"rank {absent} never joined {(w['op'] or '').upper()} {seq_said(w['seq'])}: {who(seen)} are every "
             f"other rank of the group of {n} ({size}) and rank {absent} did not time out with them; whether it "
             f"is stuck elsewhere (a deadlock) or ended (a crash) only its own log says")
 
@@ -249,8 +250,8 @@ def lowest_unseen(ev: Evidence) -> str:
 
 
 def work_said(w: dict) -> str:
-    """A time-out's work as c10d names it: ``ALLREDUCE SeqNum 5``, or ``work SeqNum 5`` where no op is said."""
-    return f"{w['op'].upper()} SeqNum {w['seq']}" if w["op"] else f"work SeqNum {w['seq']}"
+    """A time-out's work as c10d names it: ``ALLREDUCE SeqNum=5``, or ``work SeqNum=5`` where no op is said."""
+    return f"{w['op'].upper()} {seq_said(w['seq'])}" if w["op"] else f"work {seq_said(w['seq'])}"
 
 
 def unseen_below(ev: Evidence) -> tuple[int, list[int], dict] | None:

@@ -11,6 +11,7 @@ import polars as pl
 
 from tracekit import rules_apart
 from tracekit.evidence import Evidence, clip, lines
+from tracekit.facts_in_view import seq_said
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import stack_lines
 from tracekit.work_phases import EVAL_BAR
@@ -64,7 +65,7 @@ def busy_in_phase(ev: Evidence) -> Verdict | None:
         busy, whose = 0, "rank 0 (these loggers print on rank 0 alone; a line's rank may be its file's)"
     else:
         return None  # (the rank that logged the phase reached the collective: not the one missing)
-    what = ((first["op"] or "a collective").upper() + (f" SeqNum {first['seq']}" if first["seq"] is not None
+    what = ((first["op"] or "a collective").upper() + (f" {seq_said(first['seq'])}" if first["seq"] is not None
                                                          else "")
             + (f" of process group {first['pg']}" if first["pg"] is not None else ""))
     after = f" after {first['timeout_ms'] / 1000:g} s" if first["timeout_ms"] else ""
@@ -103,7 +104,7 @@ def absent_but_alive(ev: Evidence) -> Verdict | None:
     where = ev.stacks.filter((pl.col("rank") == absent) & ~pl.col("in_c10d"))
     if not (later.height or where.height):
         return None
-    what = f"{(w['op'] or '').upper()} SeqNum {w['seq']}" + (f" of process group {w['pg']}" if w["pg"] != "0"
+    what = f"{(w['op'] or '').upper()} {seq_said(w['seq'])}" + (f" of process group {w['pg']}" if w["pg"] != "0"
                                                                else "")
     alive = (f"its stack is in {where['where'][0]}, outside any collective" if where.height
              else f"it logged `{clip(later['message'][0], 90)}` after their first timeout")
@@ -132,7 +133,7 @@ def timed_out_after_the_end(ev: Evidence) -> Verdict | None:
     before = crashes.filter((pl.col("file") != first["file"]) | (pl.col("line") < first["line"]))
     if not ended.height or before.height:
         return None
-    what = ((first["op"] or "a collective").upper() + (f" SeqNum {first['seq']}" if first["seq"] is not None
+    what = ((first["op"] or "a collective").upper() + (f" {seq_said(first['seq'])}" if first["seq"] is not None
                                                          else "")
             + (f" of process group {first['pg']}" if first["pg"] is not None else "")
             + rules_apart.size_text(first))

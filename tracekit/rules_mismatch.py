@@ -10,6 +10,7 @@ import polars as pl
 
 from tracekit import nccl_messages, rules_apart
 from tracekit.evidence import BOOTSTRAP, WIRE_MISMATCH, Evidence, lines
+from tracekit.facts_in_view import seq_said
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import last_open, msg, rank_of
 from tracekit.wording import who
@@ -164,7 +165,7 @@ def mismatch_from_watchdog(ev: Evidence) -> Verdict | None:
     if _cuda_first(ev, odd):
         return None
     return Verdict(Kind.MISMATCH,
-                   f"process group {pg}: SeqNum {seq} is not the same collective on every rank: {said}",
+                   f"process group {pg}: {seq_said(seq)} is not the same collective on every rank: {said}",
                    odd, lines(at, 6))
 
 

@@ -71,6 +71,10 @@ def _one_process(ev: Evidence) -> bool:
             and r["pid"][0] is not None)
 
 
+#: the traceback frame of a communicator's init that an exception was raised under (its event's ``where``)
+INIT_CALL = r"\bncclCommInit\w*|\bPyNcclCommunicator\b"
+
+
 def system_call_failed(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Verdict | None:
     """NCCL's code ncclSystemError (`unhandled system error`) raised by a process's own call (its
     communicator init, a barrier, DDP's first broadcast), with no NCCL WARN of anything else, no other
@@ -84,6 +88,10 @@ def system_call_failed(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Verdict |
     own = e.filter(~pl.col("message").fill_null("").str.contains(ASYNC)
                    & (pl.col("kind") != EventKind.WATCHDOG_ABORT))
     if own.height < e.height or _one_process(ev) or ev.timeouts.height or ev.cuda.height or ev.transport.height:
+        return None
+    # (raised under the program's own frame of communicator init, vLLM's PyNcclCommunicator calling
+    # ncclCommInitRank: an init that never completed, rules_set_up.nccl_code_in_set_up's; dv28-014)
+    if own.filter(pl.col("where").fill_null("").str.contains(INIT_CALL)).height:
         return None
     at, first = own["file"][0], own["line"][0]
     # (a process's end after the error is its consequence: mp.spawn's `process 0 terminated with exit code 1`)

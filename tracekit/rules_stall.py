@@ -12,6 +12,7 @@ import polars as pl
 
 from tracekit import align, rules_apart
 from tracekit.evidence import HEARTBEAT, Evidence, clip, lines
+from tracekit.facts_in_view import seq_said
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import COLLECT, frames_text, last_open, late_text, msg, stack_lines, stacks_of
 from tracekit.wording import who
@@ -162,7 +163,7 @@ def ended_while_others_wait(ev: Evidence) -> Verdict | None:
     if not left:
         return None
     w = wd.row(0, named=True)
-    what = ((w["op"] or "a collective").upper() + (f" SeqNum {w['seq']}" if w["seq"] is not None else "")
+    what = ((w["op"] or "a collective").upper() + (f" {seq_said(w['seq'])}" if w["seq"] is not None else "")
             + (f" of process group {w['pg']}" if w["pg"] is not None else ""))
     after = f" after {w['timeout_ms'] / 1000:g} s" if w["timeout_ms"] else ""
     return Verdict(Kind.DEADLOCK, f"{who(sorted(waiting))} timed out in {what}{after}, while {who(left)} had "
@@ -199,7 +200,7 @@ def timed_out(ev: Evidence) -> Verdict | None:
     what = ""
     if wd.height:
         w = wd.row(0, named=True)
-        what = (f" in {(w['op'] or '?').upper()}" + (f" SeqNum {w['seq']}" if w["seq"] is not None else "")
+        what = (f" in {(w['op'] or '?').upper()}" + (f" {seq_said(w['seq'])}" if w["seq"] is not None else "")
                 + (f" on process group {w['pg']}" if w["pg"] is not None else "") + rules_apart.size_text(w)
                 + (f" after {w['timeout_ms'] / 1000:g} s" if w["timeout_ms"] else ""))
         if w["seq"] is None and w["where"] == "HCCL" and w["message"]:  # (HCCL's code says why it gave up)
@@ -250,7 +251,8 @@ def _elsewhere(wd: pl.DataFrame, w: dict) -> tuple[list[int], str]:
         return [], ""
     at = other.group_by("op", "seq", "pg", maintain_order=True).agg(pl.col("rank").unique().sort())
     text = "; ".join(f"{who(x['rank'])} in {(x['op'] or '?').upper()}"
-                     + (f" SeqNum {x['seq']}" if x["seq"] is not None else "") for x in at.head(3).iter_rows(named=True))
+                     + (f" {seq_said(x['seq'])}" if x["seq"] is not None else "")
+                     for x in at.head(3).iter_rows(named=True))
     same = named.filter(pl.col("pg").eq_missing(w["pg"]) & pl.col("seq").is_not_null()
                         & ~rules_apart.in_unnamed_group())
     low = same.filter(pl.col("seq") == same["seq"].min())["rank"].unique().sort().to_list() \

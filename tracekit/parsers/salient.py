@@ -33,7 +33,7 @@ from enum import StrEnum
 
 import polars as pl
 
-from tracekit import runtime_failures
+from tracekit import rank_places, runtime_failures
 # (the start-up families, written with the start-up messages they extend)
 from tracekit.start_up_frames import COORDINATOR_UNREACHED, COORDINATOR_WAIT, UNPLACED
 from tracekit.parsers import Parsed
@@ -246,7 +246,8 @@ def _class() -> pl.Expr:
              & ~t.str.contains(RUNTIME_FAILED))
     return (pl.when(t.str.contains(CRASH) & ~caught & ~probe).then(pl.lit(Telling.CRASH))
             .when(t.str.contains(TRANSPORT) & ~caught).then(pl.lit(Telling.TRANSPORT))
-            .when(t.str.contains(WAIT) | t.str.contains(UNPLACED)).then(pl.lit(Telling.WAIT))
+            .when(t.str.contains(WAIT) | t.str.contains(UNPLACED) | t.str.contains(rank_places.PLACE))
+            .then(pl.lit(Telling.WAIT))
             .when(t.str.contains(ERROR) | level).then(pl.lit(Telling.ERROR))
             .when((t.str.contains(WARNING) | warned) & ~t.str.contains(PY_WARNING))
             .then(pl.lit(Telling.WARNING)))
@@ -271,13 +272,17 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
     # its program's name, the torch parser c10d's ``[W socket.cpp:663]`` lines by their head, the launcher
     # parser ``Container rank 0 status failed ...`` for the local rank it names, decoding no failure)
     # (and the other runtimes' own failure lines: parsers/runtimes claims UCX's for their host and pid)
+    # (and a rank's own word of where it is, `Rank 0 is stuck at dist.barrier()`: the launcher's parser claims
+    # `Rank N` by its head, rank_places)
     anywhere = every.filter(t.str.contains(either(PEER_CLOSED_LOCAL, NO_START, CONNECT_FAILED,
-                                                  r"\bContainer rank \d+ status failed\b", *RUNTIME)))
+                                                  r"\bContainer rank \d+ status failed\b", *RUNTIME,
+                                                  rank_places.PLACE)))
     df = pl.concat([every.join(unclaimed.select("file", "line"), on=["file", "line"], how="semi")
                     .with_columns(pl.lit(False).alias("_claimed")),
                     anywhere.with_columns(pl.lit(True).alias("_claimed"))])
     df = df.unique(["file", "line"], keep="first", maintain_order=True)
-    df = df.filter(t.str.contains(either(CRASH, TRANSPORT, WAIT, ERROR, UNPLACED)) | t.str.contains(WARNING)
+    df = df.filter(t.str.contains(either(CRASH, TRANSPORT, WAIT, ERROR, UNPLACED, rank_places.PLACE))
+                   | t.str.contains(WARNING)
                    | pl.col("log_level").fill_null("").is_in([*LEVELS, "WARNING", "WARN", "W"]))
     # (a line of a few characters, ``{`` or ``Error:`` under an error level, says nothing to quote; a
     # shell's ``Killed`` does)
@@ -292,7 +297,8 @@ def parse(lines: pl.DataFrame, unclaimed: pl.DataFrame) -> Parsed:
         pl.col("where").is_in([Telling.CRASH, Telling.TRANSPORT])
         | (pl.col("where").is_not_null()
            & (~pl.col("_claimed")
-              | t.str.contains(either(COORDINATOR_UNREACHED, COORDINATOR_WAIT, UNPLACED, RUNTIME_WATCHDOG)))))
+              | t.str.contains(either(COORDINATOR_UNREACHED, COORDINATOR_WAIT, UNPLACED, RUNTIME_WATCHDOG,
+                                      rank_places.PLACE)))))
     df = df.drop("_claimed")
     # (the last line no parser claimed: a claimed one may carry another parser's event, and two events of
     # one line from two parsers come in no fixed order, batch by batch)

@@ -145,9 +145,10 @@ KILLING = r"Killing subprocess (?P<pid>\d+)"  # DeepSpeed's launcher (its own si
 # (Ray wraps a task's exception in its own: `ray.exceptions.RayTaskError(NcclError): ray::Worker.compute()`)
 # (an exception without a message ends its traceback with its bare name: `...api.RendezvousTimeoutError`)
 # (TensorFlow 1.x ends its traceback with `AbortedError (see above for traceback): <message>`)
-EXCEPTION = (r"^(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)(?:\([\w.]+\))?)"
+# (posted indented, as a quoted traceback: `  NameError: name 'die' is not defined`)
+EXCEPTION = (r"^\s*(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt)(?:\([\w.]+\))?)"
              r"(?: \(see above for traceback\))?: (?P<message>.*)"
-             r"|^(?P<bare>[A-Za-z_][\w.]*(?:Error|Exception)):?\s*$")
+             r"|^\s*(?P<bare>[A-Za-z_][\w.]*(?:Error|Exception)):?\s*$")
 TRACEKIT = r"^\[tracekit\] (?P<kv>(?:\w+=\S*\s*)+)$"
 # what tracekit's hook in each rank says when the rank stopped making progress
 TRACEKIT_STALL = r"^\[tracekit\] stall: (?P<message>.*)$"

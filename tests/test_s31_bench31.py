@@ -132,3 +132,52 @@ def test_corpus_blocks_read_per_rank(tmp_path):
     # (10.6 GB/s of busbw across 4 nodes: under one 400 Gb/s NIC; whether the links give more the log
     # does not say: never called healthy by the collective rule)
     assert v.rule != "collective_measured"
+
+
+WILD = Path(__file__).parent.parent / "samples" / "wild"
+#: a clean 16-rank table over two H100 hosts (dev excerpt), its header, rank lines and rows
+CLEAN = WILD / "dv27-013-nccl-tests-allreduce-16rank-two-h100-hosts-clean.txt"
+
+
+def _cut(tmp_path, last_size: int, name: str = "cut.log"):
+    """The dev table's own lines up to the row of ``last_size``, its end lines dropped: a paste cut short."""
+    kept = []
+    for line in CLEAN.read_text().splitlines():
+        kept.append(line)
+        if line.split()[:1] == [str(last_size)]:
+            break
+    return text_store(tmp_path, "\n".join(kept) + "\n", name)
+
+
+@pytest.mark.skipif(not CLEAN.exists(), reason="dev excerpts are not on this machine")
+def test_a_table_cut_past_the_large_sizes_is_healthy_so_far(tmp_path):
+    v = decide(_cut(tmp_path, 268435456))
+    assert v.kind == Kind.HEALTHY and v.rule == "nccl_test_result"
+    assert "256 MB of the 8 GB asked" in v.summary and "healthy so far" in v.summary
+    assert "213.19 GB/s" in v.summary
+
+
+@pytest.mark.skipif(not CLEAN.exists(), reason="dev excerpts are not on this machine")
+def test_a_table_cut_below_the_large_sizes_stays_undecided(tmp_path):
+    v = decide(_cut(tmp_path, 16777216, "short.log"))
+    assert v.kind == Kind.UNDECIDED and "the table stops at 16 MB" in v.summary
+
+
+@pytest.mark.skipif(not CLEAN.exists(), reason="dev excerpts are not on this machine")
+def test_rows_written_as_csv_are_read_as_rows(tmp_path):
+    rows = [ln.split() for ln in CLEAN.read_text().splitlines() if ln.strip()[:1].isdigit()]
+    csv = "size,count,type,redop,root,time,algbw,busbw,wrong\n" + "\n".join(",".join(r[:9]) for r in rows) + "\n"
+    s = text_store(tmp_path, csv, "allreduce.csv")
+    bw = events_of(s, EventKind.BANDWIDTH).filter(pl.col("where") == "nccl-tests")
+    assert bw.height == len(rows) and bw["busbw_gbs"].max() == 338.82
+    v = decide(s)
+    assert v.kind == Kind.HEALTHY and "338.82 GB/s at 8 GB" in v.summary
+
+
+def test_a_latency_alone_is_undecided_never_slow(tmp_path):
+    """Small sizes only at hundreds of microseconds (dev dv35-003's shape: 8 p3dn nodes over EFA): the latency is
+    said, and the sizes that measure bandwidth decide."""
+    rows = [f"{2**k:>12} {2**k // 4:>12}     float     sum    {630.0 + k:6.1f}    0.00    0.00  2e-07    "
+            f"{631.0 + k:6.1f}    0.00    0.00  2e-07" for k in range(3, 16)]
+    v = decide(text_store(tmp_path, "\n".join(rows) + "\n", "tests.log"))
+    assert v.kind == Kind.UNDECIDED and "633 us latency" in v.summary and "GB/s" in v.summary

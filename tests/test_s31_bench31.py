@@ -79,9 +79,9 @@ def test_rank_0_alone_prints_a_collective_figure(tmp_path):
     assert "264.9 GB/s" in v.summary  # (its busbw, 2119.04 Gb/s, not its algbw)
 
 
-def test_low_figure_is_not_called_healthy(tmp_path):
-    """A collective's bus bandwidth under what any GPU interconnect carries: not this rule's healthy."""
-    low = re.sub(r"busbw \(Gbps\): \d+\.\d+", "busbw (Gbps): 31.20", DS_LOG)
+def test_figure_under_what_tcp_gives_is_not_called_healthy(tmp_path):
+    """A collective's bus bandwidth under 1 GB/s (5.2 Gb/s: TCP through the kernel at best): not this rule's."""
+    low = re.sub(r"busbw \(Gbps\): \d+\.\d+", "busbw (Gbps): 5.20", DS_LOG)
     store = text_store(tmp_path, low)
     assert _rule(store) is None
     assert decide(store).kind != Kind.HEALTHY
@@ -129,9 +129,10 @@ def test_corpus_blocks_read_per_rank(tmp_path):
     unknown = unknown_lines([CORPUS / "all_reduce_bench-32gb-n4.txt"])
     assert not unknown.filter(pl.col("raw").str.contains(r"^\s*\d+:\s*$|ignore me")).height
     v = decide(s)
-    # (10.6 GB/s of busbw across 4 nodes: under one 400 Gb/s NIC; whether the links give more the log
-    # does not say: never called healthy by the collective rule)
-    assert v.rule != "collective_measured"
+    # (each rank's figures agree past the first trial, which warms up on all of them: 46 -> 84.7 Gb/s; dev
+    # dv46-007, the same benchmark on 32 Jean Zay ranks at ~5 GB/s, is labelled healthy)
+    assert v.kind == Kind.HEALTHY and v.rule == "collective_measured"
+    assert "ranks 0-15" in v.summary and "busbw: 84." in v.summary
 
 
 WILD = Path(__file__).parent.parent / "samples" / "wild"

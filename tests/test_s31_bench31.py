@@ -6,6 +6,9 @@ of parsers/result_tables.SCRIPT (an installed module's path in a warning is no s
 rules_collective.collective_measured (a collective's figures printed by rank 0 alone or by every rank: healthy
 where the ranks agree and no yardstick says slow; left to the other rules where the figure is under what any
 GPU interconnect carries, where ranks disagree, where a figure is no collective's, where an error follows).
+Also parsers/bw_checks.py and rules_bw_check.bandwidth_check (a health check's own tally against the threshold it
+states, OCI ncclscout's lines in dev dv30-024: none under it, healthy; some under it, undecided), nccl-tests'
+tables cut past the large sizes (healthy so far), a latency alone (undecided, never slow) and rows saved as CSV.
 Lines are quoted from /work/shared/corpus/bigscience (all_reduce_bench-32gb-n4.txt) and from the f-strings
 of deepspeed/utils/comms_logging.py (CommsLogger.append) as installed.
 """
@@ -182,3 +185,24 @@ def test_a_latency_alone_is_undecided_never_slow(tmp_path):
             f"{631.0 + k:6.1f}    0.00    0.00  2e-07" for k in range(3, 16)]
     v = decide(text_store(tmp_path, "\n".join(rows) + "\n", "tests.log"))
     assert v.kind == Kind.UNDECIDED and "633 us latency" in v.summary and "GB/s" in v.summary
+
+
+#: OCI ncclscout's tally (dev dv30-024's lines)
+TALLY = """Testing h100-ord01-03-14 <-> h100-ord01-03-294... 448.35 GB/s
+│       ├── Good nodes (≥ 440.0 GB/s): 3
+│       └── Bad nodes (< 440.0 GB/s or failed): {bad}
+"""
+
+
+def test_a_checks_tally_with_none_under_its_threshold_is_healthy(tmp_path):
+    s = text_store(tmp_path, TALLY.format(bad=0))
+    checks = events_of(s, EventKind.BANDWIDTH).filter(pl.col("where") == "bandwidth_check").sort("line")
+    assert checks["op"].to_list() == ["at", "under"] and checks["numel"].to_list() == [3, 0]
+    assert checks["busbw_gbs"].to_list() == [440.0, 440.0]
+    v = decide(s)
+    assert v.kind == Kind.HEALTHY and v.rule == "bandwidth_check" and "threshold of 440 GB/s" in v.summary
+
+
+def test_a_checks_tally_with_some_under_it_is_never_healthy(tmp_path):
+    v = decide(text_store(tmp_path, TALLY.format(bad=1)))
+    assert v.kind == Kind.UNDECIDED and "1 under its threshold of 440 GB/s" in v.summary

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit.parsers import Parsed, nccl_tests, rank_blocks, result_tables, test_reports
+from tracekit.parsers import Parsed, bw_checks, nccl_tests, rank_blocks, result_tables, test_reports
 from tracekit.schema import EventKind
 
 # Written from the code that prints them: DeepEP's tests (tests/test_low_latency.py: ``[rank 3] Dispatch
@@ -69,6 +69,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
     tag = [c for c in ("rank_tag", "mpi_rank", "launch_rank") if c in lines.columns]
     # (s19) tests and benchmarks that report their own result: parsers/test_reports.py
     reported, known = test_reports.events(lines.select("file", "line", "text", *tag))
+    # (s31) a bandwidth check's own tally against its threshold (parsers/bw_checks.py): its verdict, claimed
+    if (checked := bw_checks.events(lines.select("file", "line", "text"))) is not None:
+        reported = pl.concat([f for f in (reported, checked) if f is not None], how="diagonal_relaxed")
+        known = pl.concat([known, checked.select("file", "line")]).unique()
     # (s24) every tool's result tables and result lines by their shape: parsers/result_tables.py; the
     # tables test_reports reads too are read here once (its rows dropped where these claim the line)
     # (s31) a figure under a rank's own line (``3:``, `` busbw: 84.7480  Gbps``): that rank's (parsers/rank_blocks.py)

@@ -35,9 +35,11 @@ def test_busbw_zero_at_large_sizes_is_one_rank_not_slow():
     assert v.kind == Kind.HEALTHY and "one rank, nothing crosses a link" in v.summary
 
 
-def test_latency_well_over_the_bound_is_slow_and_just_over_it_healthy_at_these_sizes():
+def test_latency_well_over_the_bound_is_undecided_and_just_over_it_healthy_at_these_sizes():
+    # (s31: a latency alone states no link's rate: undecided with it said, never slow; dev dv35-003 is labelled
+    # healthy at 631 us, dv10-008 slow at 164 us, both accepting undecided)
     v = verdict([row(64 * 2**k, 0.01 * k, k, us=164 + k) for k in range(6)])
-    assert v.kind == Kind.SLOW_PROGRESS and "a 64 B collective takes 164 us, 1.6x" in v.summary
+    assert v.kind == Kind.UNDECIDED and "a 64 B collective takes 164 us latency, 1.6x" in v.summary
     v = verdict([row(2048 * 2**k, 0.02 * k, k, us=107 + k) for k in range(6)])
     assert v.kind == Kind.HEALTHY and "2 KB collective takes 107 us" in v.summary  # (s19: labels say healthy)
 
@@ -50,7 +52,8 @@ def test_a_smallest_size_of_hundreds_of_kb_is_not_judged_by_latency():
 @pytest.mark.parametrize("name, kind, fact", [
     ("dev-045-tests-8node-v100-low-busbw-alltoall.txt", Kind.SLOW_PROGRESS, "at most 4.33 GB/s at 256 MB"),
     ("dv4-025-nccl-tests-mpirun-plateau-7gbs.txt", Kind.SLOW_PROGRESS, "at most 7.32 GB/s at 256 MB"),
-    ("dv10-008-nccl-ec2-slow-busbw-small-sizes.txt", Kind.SLOW_PROGRESS, "a 64 B collective takes 164 us"),
+    # (s31: a latency alone is undecided, never slow; the label accepts undecided)
+    ("dv10-008-nccl-ec2-slow-busbw-small-sizes.txt", Kind.UNDECIDED, "a 64 B collective takes 164 us latency"),
     ("dev-042-tests-max-min-ops-200kb-rows.txt", Kind.HEALTHY, "busbw up to 3.06 GB/s at 200 KB"),
 ])
 def test_real_nccl_tests_tables(name, kind, fact):

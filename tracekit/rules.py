@@ -18,9 +18,9 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import (rules_apart, rules_bench, rules_busy, rules_crash_words, rules_exit, rules_init, rules_measured,
-                      rules_nccl_tests, rules_places, rules_progress, rules_raised, rules_results, rules_salient, rules_seen,
-                      rules_set_up)
+from tracekit import (rules_apart, rules_bench, rules_busy, rules_bw_check, rules_collective, rules_crash_words,
+                      rules_exit, rules_init, rules_measured, rules_nccl_tests, rules_places, rules_progress,
+                      rules_raised, rules_results, rules_salient, rules_seen, rules_set_up)
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
@@ -96,7 +96,9 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_raised.raised_unexplained,  # crashes (s18, issue 31): a traceback alone, a ChildFailedError cut
     rules_measured.nccl_tests_below_link,  # bench (s24): nccl-tests' busbw far below a link rate stated
     rules_nccl_tests.nccl_test_result,
+    rules_bw_check.bandwidth_check,  # bench (s31): a bandwidth check's own tally against its threshold
     rules_measured.measured_results,  # bench (s24, issue 31): any tool's measured rows: sizes, peak, link rate
+    rules_collective.collective_measured,  # bench (s31): a collective's own figures, printed by any rank
     rules_results.own_results,  # progress (issue 31): a benchmark's results, a server's start-up, answers
     rules_bench.step_gap,
     rules_bench.throughput_drop,

@@ -27,13 +27,13 @@ from tracekit.evidence import WRONG_VALUES, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.nccl_tests_words import _op, _ranks_text, _size, _span, _tables, _test, transport_logged
 from tracekit.parsers import nccl_tests
+# (LARGE: the smallest size at which busbw reaches the links' rate; below it, latency rules)
+from tracekit.nccl_tests_partial import LARGE, _latency, _past_large, _stopped_inside
 
 
 #: busbw (GB/s) at large sizes below which no GPU interconnect of a data centre runs (one 100 Gb/s NIC
 #: carries ~12 GB/s, NVLink 10x that): below it, the links in use carry less than the fabric is built for
 LOW_BUSBW = 10.0
-#: the smallest size at which busbw reaches the links' rate (below it, latency rules)
-LARGE = 64 * 2**20
 #: the test binary of an op (``all_to_all`` -> ``alltoall_perf``)
 BINARIES = {op: name for name, op in nccl_tests.OPS.items()}
 #: a table cut below this size has only begun: its rows measure latency, not the links' bandwidth
@@ -43,19 +43,6 @@ FALL = 0.5
 #: the bandwidth events of the benchmarks these rules read: nccl-tests' rows, the all-reduce benchmark's
 #: result (parsers/nccl_tests.py)
 BENCHES = ("nccl-tests", "all_reduce_bench")
-#: microseconds a collective of a few bytes takes at the most over NVLink, InfiniBand or RoCE (a few to
-#: tens of us; NCCL's own tuning models 1-10 us per hop): a table of small sizes only that takes several
-#: times that says the links or the path are slow, but not how slow their bandwidth is
-LATENCY_US = 100.0
-#: the largest size whose time is latency alone (64 KB crosses a 12 GB/s link in 5 us)
-LATENCY_BYTES = 64 * 2**10
-#: a smallest size that takes this many times ``LATENCY_US`` or more is slow, past the noise of the bound
-#: (one just over it, 107 us on EFA, is within what a busy host adds)
-SLOW_LATENCY = 1.5
-#: the most ranks for which that holds (a tree's or a ring's latency grows with the ranks)
-LATENCY_RANKS = 32
-
-
 def _fall(table: pl.DataFrame) -> dict | None:
     """The first size past the peak where busbw is below half of it, and stays there to the table's last
     size (a dip that recovers is noise), the peak a real figure."""
@@ -124,7 +111,7 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
         return v
     if v := _stopped_inside(ev, rows, on):
         return v
-    if rows["bytes"].max() < BEGUN and (v := _latency(ev, rows, on)):
+    if rows["bytes"].max() < BEGUN and (v := _latency(ev, rows, on, _ranks_in(ev))):
         return v
     last = rows.sort("file", "line").tail(1).row(0, named=True)
     asked = ev.kinds(EventKind.TEST_SIZES).sort("file", "line")["bytes"].drop_nulls().tail(1)
@@ -148,6 +135,17 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
                        f"{_size(asked.max())} asked, with no error: healthy so far; the rest of the output "
                        "says whether the last sizes complete", [],
                        [Cited(last["file"], last["line"], last["message"])])
+    if asked.len() and reached < asked.max() and not ended and not path and _past_large(rows):
+        # (s31) rows past the large sizes, each completed on every rank with no wrong value, none low and no fall
+        # (checked above), on no path whose rate is known (one that is: the branch above, near it or not): the
+        # rows present are healthy; the excerpt ends before the rest (a paste cut short
+        # is what such an excerpt mostly is; a hang would show a begun row, _stopped_inside, or an error)
+        return Verdict(Kind.HEALTHY, f"{_test(rows)}{on}: every size printed completed on every rank with no "
+                       f"wrong value ({_span(rows)}; nccl-tests prints a row only then), busbw "
+                       f"{last['busbw_gbs']:g} GB/s at {_size(reached)}, steady across the large sizes; the output "
+                       f"ends there, at {_size(reached)} of the {_size(asked.max())} asked, with no error and no "
+                       "size begun: healthy so far; the rest of the output says whether the last sizes complete",
+                       [], [Cited(last["file"], last["line"], last["message"])])
     if asked.len() and reached < asked.max() and not ended:
         return Verdict(Kind.UNDECIDED, f"nccl-tests{_op(tables[-1])}{on}: the table stops at "
                        f"{_size(reached)} (busbw {last['busbw_gbs']:g} GB/s there) of the "
@@ -176,64 +174,6 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
                    + ": every rank completed each size (nccl-tests prints a row only then)"
                    + small, [],
                    [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2))
-
-
-def _stopped_inside(ev: Evidence, rows: pl.DataFrame, on: str) -> Verdict | None:
-    """A row begun after the last finished one (its size printed, its figures never: parsers/nccl_tests.py
-    BEGUN_ROW) with no end line after: the test stopped inside that size; never healthy."""
-    last = rows.sort("file", "line").row(-1, named=True)
-    begun = ev.kinds(EventKind.BANDWIDTH).filter(
-        (pl.col("where") == "nccl-tests-begun") & (pl.col("file") == last["file"])
-        & (pl.col("line") > last["line"]))
-    if not begun.height:
-        return None
-    b = begun.sort("line").row(-1, named=True)
-    ends = ev.kinds(EventKind.TEST_PASSED, EventKind.TEST_AVG_BUSBW).filter(
-        (pl.col("file") == b["file"]) & (pl.col("line") > b["line"]))
-    if ends.height:
-        return None
-    return Verdict(Kind.UNDECIDED, f"{_test(rows)}{on}: {rows['bytes'].n_unique()} size(s) completed "
-                   f"({_span(rows)}, busbw {last['busbw_gbs']:g} GB/s at {_size(last['bytes'])}) with no wrong "
-                   f"value, then the row of {_size(b['bytes'])} begins and never gets its figures (nccl-tests "
-                   "prints a size before it runs it, its times after: src/util.cu writeBenchmarkLinePreamble): "
-                   f"the test stopped inside the {_size(b['bytes'])} collective, a hang there, or the output ends "
-                   "there; no error is logged: a py-spy dump of a rank, NCCL_DEBUG=INFO and the rest of the "
-                   "output decide it", [], [Cited(last["file"], last["line"], last["message"]),
-                                            Cited(b["file"], b["line"], b["message"])])
-
-
-def _latency(ev: Evidence, rows: pl.DataFrame, on: str) -> Verdict | None:
-    """A table of small sizes only (under ``BEGUN``: it measures latency, not bandwidth) whose smallest
-    size (``LATENCY_BYTES`` or less) takes over ``LATENCY_US`` on more than one rank: slow at
-    ``SLOW_LATENCY`` times it or more, else healthy at these sizes, with the latency said."""
-    world = _ranks_in(ev)
-    if world == 1 or world > LATENCY_RANKS or rows["op"].is_in(["all_to_all", "send"]).any():
-        return None  # (one rank crosses no link; an all-to-all's or a big world's latency grows with it)
-    small = rows.sort("bytes", "line").row(0, named=True)
-    us = (small["duration_ms"] or 0) * 1e3
-    if us <= LATENCY_US or small["bytes"] > LATENCY_BYTES:
-        return None  # (a smallest size of hundreds of KB: its time holds the transfer, not only latency)
-    top = rows.sort("busbw_gbs").tail(1).row(0, named=True)
-    cited = [Cited(small["file"], small["line"], small["message"]),
-             Cited(top["file"], top["line"], top["message"])]
-    if us >= SLOW_LATENCY * LATENCY_US:
-        return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{_op(rows)}{on}: a {_size(small['bytes'])} collective "
-                       f"takes {us:.0f} us, {us / LATENCY_US:.1f}x the {LATENCY_US:.0f} us one takes at the "
-                       "most over NVLink, InfiniBand or RoCE, and the table goes up to "
-                       f"{_size(rows['bytes'].max())} at {top['busbw_gbs']:g} GB/s busbw; no wrong value: "
-                       "the collectives complete, slowly: a slow path (TCP sockets, a proxy, many hops); "
-                       "NCCL_DEBUG=INFO names the transport NCCL chose (`via NET/Socket`, `via NET/IB`)", [],
-                       cited)
-    # (under SLOW_LATENCY times the bound: every size completed with right values, a latency a socket
-    # path or a PCIe hop gives; healthy at these sizes, the latency said for what it may mean)
-    return Verdict(Kind.HEALTHY, f"nccl-tests{_op(rows)}{on}: every size printed completed on every rank with "
-                   f"no wrong value up to {_size(rows['bytes'].max())} (busbw {top['busbw_gbs']:g} GB/s "
-                   f"there): healthy at these sizes; a {_size(small['bytes'])} collective takes {us:.0f} us, "
-                   f"a little over the {LATENCY_US:.0f} us one takes at the most over NVLink, InfiniBand or "
-                   "RoCE (TCP sockets, a proxy or a PCIe hop give that); the table stops below the sizes that "
-                   "measure the links' bandwidth: the larger sizes (-e 8G) and NCCL_DEBUG=INFO (the "
-                   "transport NCCL chose: `via NET/IB`, `via NET/Socket`) say how fast the links are", [],
-                   cited)
 
 
 def one_gpu(ev: Evidence) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit.parsers import Parsed, nccl_tests, result_tables, test_reports
+from tracekit.parsers import Parsed, bw_checks, nccl_tests, rank_blocks, result_tables, test_reports
 from tracekit.schema import EventKind
 
 # Written from the code that prints them: DeepEP's tests (tests/test_low_latency.py: ``[rank 3] Dispatch
@@ -69,9 +69,21 @@ def parse(lines: pl.DataFrame) -> Parsed:
     tag = [c for c in ("rank_tag", "mpi_rank", "launch_rank") if c in lines.columns]
     # (s19) tests and benchmarks that report their own result: parsers/test_reports.py
     reported, known = test_reports.events(lines.select("file", "line", "text", *tag))
+    # (s31) a bandwidth check's own tally against its threshold (parsers/bw_checks.py): its verdict, claimed
+    if (checked := bw_checks.events(lines.select("file", "line", "text"))) is not None:
+        reported = pl.concat([f for f in (reported, checked) if f is not None], how="diagonal_relaxed")
+        known = pl.concat([known, checked.select("file", "line")]).unique()
     # (s24) every tool's result tables and result lines by their shape: parsers/result_tables.py; the
     # tables test_reports reads too are read here once (its rows dropped where these claim the line)
-    shaped = result_tables.read(lines.select("file", "line", "text", *tag))
+    # (s31) a figure under a rank's own line (``3:``, `` busbw: 84.7480  Gbps``): that rank's (parsers/rank_blocks.py)
+    blocks = lines.select("file", "line", "text", *tag).sort("file", "line")
+    blocks = blocks.with_columns(rank_blocks.block_rank(blocks).alias("block_rank"))
+    shaped = result_tables.read(blocks)
+    known = pl.concat([known, rank_blocks.claimed(blocks)]).unique()
+    # (the ranks those lines name, seen: each printed its own result)
+    ranked = blocks.filter(pl.col("block_rank").is_not_null()).select(
+        "file", pl.col("block_rank").alias("rank"), pl.lit("benchmark").alias("source")).unique(maintain_order=True)
+    tables = {"ranks": ranked} if ranked.height else {}
     if shaped is not None:
         # (the lines nccl-tests' tables or the all-reduce benchmark claim stay theirs)
         theirs = nccl_tests.parse(lines.join(shaped.select("file").unique(), on="file", how="semi")).claimed
@@ -85,12 +97,12 @@ def parse(lines: pl.DataFrame) -> Parsed:
     maybe = lines.filter(t.str.contains(RESULT) | t.str.contains(ENDED)).join(known, on=["file", "line"],
                                                                              how="anti")
     if not maybe.height:  # (most logs: no result line, and nccl-tests' tables are not read twice)
-        return Parsed("benchmark", {"events": reported} if reported is not None else {}, known)
+        return Parsed("benchmark", {"events": reported, **tables} if reported is not None else tables, known)
     # (the lines nccl-tests' tables or the all-reduce benchmark claim stay theirs)
     theirs = nccl_tests.parse(lines.join(maybe.select("file").unique(), on="file", how="semi")).claimed
     found = results(maybe.select("file", "line", "text", *tag).join(theirs, on=["file", "line"], how="anti"))
     found = pl.concat([f for f in (found, reported) if f is not None], how="diagonal_relaxed") if (
         found is not None or reported is not None) else None
     if found is None:
-        return Parsed("benchmark", {}, known)
-    return Parsed("benchmark", {"events": found}, pl.concat([found.select("file", "line"), known]).unique())
+        return Parsed("benchmark", tables, known)
+    return Parsed("benchmark", {"events": found, **tables}, pl.concat([found.select("file", "line"), known]).unique())

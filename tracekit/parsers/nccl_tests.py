@@ -80,6 +80,10 @@ HEADER = (r"^#?\s*(?:size(?:\s*\(B\))?\s+count\s+(?:type|time\s+algbw)|in-place\
           r"|Avg bus bandwidth|Out of bounds|nThread \d+ nGpus|Using devices"
           r"|Collective test (?:starting|concluded))"
           r"|^#\s*$|^# nccl-tests version")
+#: (s31) a CSV header of nccl-tests' columns (the size, count and type first, a bus bandwidth after), and a line
+#: of comma-separated cells (a CSV row or that header)
+CSV_HEAD = r"(?i)^\s*#?\s*\(?size\b[^,]*,\s*count\b[^,]*,\s*type\s*,.*\bbusbw\b"
+CSV_LINE = r"^\s*#?\s*[\w.()+\-/ ]+(?:\s*,\s*[\w.()+\-/# ]*){4,}\s*$"
 OPS = {"alltoall": "all_to_all", "sendrecv": "send"}
 # the all-reduce benchmark of stas00's ml-engineering (network/benchmarks/all_reduce_bench.py) and the many
 # copies of it (rank 0 prints, once the trials are done: `The average bandwidth of all_reduce with a 4.0GB
@@ -107,6 +111,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
         "file", "line", text, pl.col("host_said").alias("pdsh_host"))
     # (a table pasted with pipes, markdown's ``| 8 | 2 | float | sum | -1 | ...``: read as the tool printed it)
     df = df.with_columns(piped.depiped(t).alias("text"))
+    # (s31) a table written with commas (nccl-tests' columns saved as CSV: ``size,count,type,redop,root,time,algbw,
+    # busbw,wrong``): read as the tool printed it, in a file whose header names those columns
+    csv = t.str.contains(CSV_HEAD).any().over("file") & t.str.contains(CSV_LINE)
+    df = df.with_columns(pl.when(csv).then(t.str.replace_all(r"\s*,\s*", "  ")).otherwise(t).alias("text"))
     said = any_of(HEADER, BINARY, COMPILED, FAILURE, FAILED_PID, RANK, MAX_ARG, MAX_BYTES)
     mine = df.filter(t.str.contains(said)
                      | t.str.replace_all(INNER_TAG, " ").str.replace(PASTED, "  ").str.contains(ROW))

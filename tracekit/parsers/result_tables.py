@@ -184,7 +184,9 @@ def _number(cell: str, units: dict[str, float], default: float | None) -> float 
 
 #: a script a command line runs (``torchrun ... ./megatron-allreduce.py``), the tool's name where no
 #: known tool is named
-SCRIPT = (r"\b(?:python3?|torchrun|mpirun|mpiexec|srun|deepspeed|accelerate launch)\b.*?([\w\-]+\.py)\b"
+#: (s31: the launcher's word then a space: ``python3.8/site-packages/torch/distributed/launch.py:178:
+#: FutureWarning`` names an installed module's path, not the script run)
+SCRIPT = (r"\b(?:python3?|torchrun|mpirun|mpiexec|srun|deepspeed|accelerate launch)\s.*?([\w\-]+\.py)\b"
           r"|\b(?:mpirun|mpiexec|srun)\b.*?\s(\./[\w\-]+)")
 
 
@@ -227,7 +229,8 @@ def _file(g: pl.DataFrame) -> list[dict]:
     lines = g["line"].to_list()
     raw = [s or "" for s in g["text"].to_list()]
     texts = [depipe(s) for s in raw]
-    tags = [c for c in ("rank_tag", "mpi_rank", "launch_rank") if c in g.columns]
+    # (s31: ``block_rank``, the rank line a figure's block sits under: parsers/rank_blocks.py)
+    tags = [c for c in ("rank_tag", "mpi_rank", "launch_rank", "block_rank") if c in g.columns]
     ranks = g.select(pl.coalesce(*tags)).to_series().to_list() if tags else [None] * len(lines)
     tool = _tool(texts)
     op = None

@@ -10,7 +10,10 @@ given by precedence, each step filling only what the ones before left unnamed (i
 2. the world's size a launch command says, lent to the processes (``_world_only``);
 3. a local rank as the global one where no line shows a second node (``_local_as_global``);
 
-then a process's own word over its file's (``resolve_ranks``). The ranks only prose names (``Error on rank
+then a process's own word over its file's (``resolve_ranks``). Two readings name no rank (s31, the dev
+labels' majority, samples/wild/LABELS.md): a local-rank prefix alone (torchelastic's ``[default3]:``,
+``launcher.LOCAL_TAG``) off a job shown to be of one node, and processes only COLL lines show, numbered by
+counting (``COUNTED``). The ranks only prose names (``Error on rank
 1``, ``parsers/rank_prose.py``) count last, in a file no other source names a rank in (``_prose_last``). A
 row whose number was inferred says so in its ``source`` (``by-local-rank``). Two readings the dev labels split
 on are left out: the one process of a world communicator that names no rank as the rank left (dev-040 and

@@ -61,7 +61,7 @@ DECODED = (
 #: of line, NCCL's too); the others skip the lines of the plain NCCL shape (most of a big log).
 TEXT = (
     Format("nccl", nccl, ("collectives", "ranks", "comms", "links", "events"), {"nccl": 0}),
-    Format("launcher", launcher, ("ranks",), {"launcher": 6}, names_kind=False),
+    Format("launcher", launcher, ("ranks",), {"launcher": 6, launcher.LOCAL_TAG: 19}, names_kind=False),
     Format("torch", torch_log, ("ranks", "events"),
            {"tracekit": 3, "torchrun": 5, "c10d": 7, "deepspeed-launcher": 16}),
     Format("trainer", trainer, ("ranks", "events"), {"deepspeed": 10}),

@@ -10,7 +10,10 @@ given by precedence, each step filling only what the ones before left unnamed (i
 2. the world's size a launch command says, lent to the processes (``_world_only``);
 3. a local rank as the global one where no line shows a second node (``_local_as_global``);
 
-then a process's own word over its file's (``resolve_ranks``). The ranks only prose names (``Error on rank
+then a process's own word over its file's (``resolve_ranks``). Two readings name no rank (s31, the dev
+labels' majority, samples/wild/LABELS.md): a local-rank prefix alone (torchelastic's ``[default3]:``,
+``launcher.LOCAL_TAG``) off a job shown to be of one node, and processes only COLL lines show, numbered by
+counting (``COUNTED``). The ranks only prose names (``Error on rank
 1``, ``parsers/rank_prose.py``) count last, in a file no other source names a rank in (``_prose_last``). A
 row whose number was inferred says so in its ``source`` (``by-local-rank``). Two readings the dev labels split
 on are left out: the one process of a world communicator that names no rank as the rank left (dev-040 and
@@ -26,7 +29,7 @@ import polars as pl
 from tracekit import schema
 from tracekit.formats import RANK_SOURCES
 from tracekit.parsers import rank_prose
-from tracekit.parsers.launcher import COMMAND_HOSTS
+from tracekit.parsers.launcher import COMMAND_HOSTS, LOCAL_TAG
 from tracekit.schema import EventKind
 
 def _world_only(ranks: pl.DataFrame) -> pl.DataFrame:
@@ -59,6 +62,19 @@ def _group_local(ranks: pl.DataFrame) -> pl.DataFrame:
     sub = (pl.col("source") == "nccl") & pl.col("file").is_in(local["file"].implode())
     return ranks.with_columns(pl.when(sub).then(None).otherwise(pl.col(c)).alias(c)
                               for c in ("rank", "world_size"))
+
+
+#: the ``source`` of the ranks NCCL's parser numbers by counting a communicator's processes that no line names
+#: (``nccl_ranks.counted``: COLL lines' ``[nranks=2]`` and a device each)
+COUNTED = "nccl-count"
+
+
+def _counted_unnamed(ranks: pl.DataFrame) -> pl.DataFrame:
+    """Processes numbered only by counting (``COUNTED``) hold no rank here: no line is attributable to a rank
+    (dv22-006's label: COLL lines carry the device, not the rank); their collectives keep the numbering, which
+    matches them across processes."""
+    return ranks.with_columns(pl.when(pl.col("source") == COUNTED).then(None).otherwise(pl.col("rank"))
+                              .alias("rank"))
 
 
 #: the ``source`` of the ranks only a log's prose names (``parsers/rank_prose.py``)
@@ -173,8 +189,13 @@ def _local_as_global(ranks: pl.DataFrame, one_node: bool, second_node: bool) -> 
     out = ranks.with_columns(pl.coalesce("rank", "local_rank").alias("rank"))
     if one_node:
         return out
+    # (a local-rank prefix alone, torchelastic's `[default3]:`, is a node's numbering: no global rank unless
+    # the job is shown to be of one node; a program's word of its worker, spawn's `Process 3`, the agent's
+    # `local_rank: 3 (pid: ..)`, is read as the rank, as most dev labels do)
+    tagged = ranks.select((pl.col("source") == LOCAL_TAG) & guessed).to_series()
+    out = out.with_columns(pl.when(tagged).then(None).otherwise(pl.col("rank")).alias("rank"))
     sure = ranks["rank"].drop_nulls().implode()
-    marked = ranks.select(guessed & ~pl.col("local_rank").is_in(sure)).to_series()
+    marked = ranks.select(guessed & ~pl.col("local_rank").is_in(sure)).to_series() & ~tagged
     return out.with_columns(pl.when(marked).then(pl.col("source") + "," + BY_LOCAL_RANK)
                             .otherwise(pl.col("source")).alias("source"))
 
@@ -189,7 +210,8 @@ def resolve_ranks(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     if "events" in tables:
         tables = {**tables, "events": _lend_writer(tables["events"])}
     tables = _short_hosts({**tables, "ranks": _command_hosts(tables["ranks"])})
-    ranks = _local_as_global(_world_only(_group_local(_prose_last(tables["ranks"]))), *_nodes(tables))
+    ranks = _local_as_global(_world_only(_group_local(_prose_last(_counted_unnamed(tables["ranks"])))),
+                             *_nodes(tables))
     known = ranks.filter(pl.col("rank").is_not_null())
     one = pl.col("rank").n_unique() == 1
     by_proc = known.filter(pl.col("pid").is_not_null()).group_by(["host", "pid"]).agg(

@@ -246,6 +246,6 @@ def brief(store: Store, ev: Evidence, n: int = 4) -> str:
     counted = store.ranks.filter(pl.col("source").str.contains("nccl-count", literal=True).fill_null(False))
     # (parsers/nccl_ranks.counted: the set of ranks is sure, who holds which is not)
     if out and counted.height:
-        out.append(f"{who(counted['rank'].drop_nulls().to_list())} numbered by counting the communicator's "
-                   "processes: which process holds which rank is not logged")
+        out.append(f"ranks numbered by counting the communicator's {counted.height} processes: which process "
+                   "holds which rank is not logged")
     return "; ".join(out)  # (the ranks of the world not seen: the coverage the verdict always says)

@@ -20,7 +20,8 @@ launch commands of mpirun, torchrun, deepspeed and ``accelerate launch``. Lines 
 another parser's to claim (``WRITERS``: Slurm's ``srun: error: HOST: task 3``, torchelastic's node ids) give
 their host and pid only; Slurm's task ids are ranks where each task is one process (``slurm``).
 
-One row of ``ranks`` per (file, host, pid, rank) seen, source ``launcher``; an NCCL line under a
+One row of ``ranks`` per (file, host, pid, rank) seen, source ``launcher`` (``LOCAL_TAG`` where a local-rank
+prefix alone names the process); an NCCL line under a
 prefix lends its ``host:pid``, so the prefix's rank and NCCL's own word about that process meet.
 """
 
@@ -161,6 +162,10 @@ MPIRUN = r"\b(?:mpirun|mpiexec|prterun|horovodrun)\b.*?\s--?(?:n|np)[ =](?P<n>\d
 # mpirun's host list (`-H a:8,b:8`, `--host a,b`, `-host a,b`): the job's hosts, slots after a colon
 MPI_HOSTS = (r"\b(?:mpirun|mpiexec|prterun|horovodrun)\b.*?\s--?(?:H|host)[ =]"
              r"(?P<hosts>[\w.\-]+(?::\d+)?(?:,[\w.\-]+(?::\d+)?)*)")
+#: the source of a rank only a local-rank prefix gives (torchelastic's ``--tee`` template `[default3]:`, role and
+#: local rank): a node's numbering, which ``identity._local_as_global`` takes for the global one only on a job
+#: shown to be of one node (the dev labels of dev-095, dv46-003, dv46-004, dv46-010 and torch-043 count none)
+LOCAL_TAG = "local-tag"
 COMMAND_HOSTS = "launch command"  # the source of the hosts a launch command lists (identity weighs them)
 TORCHRUN = r"\b(?:torchrun|torch\.distributed\.(?:run|launch))\b"
 PER_NODE = r"--nproc[-_]per[-_]node[= ](?P<n>\d+)"
@@ -237,7 +242,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
         "file", pl.coalesce("_nhost", "_a", "_phost").alias("host"),
         pl.coalesce("_npid", "ray_pid").alias("pid"),
         pl.col("launch_rank").alias("rank"), pl.col("local_tag").alias("local_rank"),
-        pl.col("world_tag").alias("world_size")).unique(maintain_order=True))
+        pl.col("world_tag").alias("world_size")).unique(maintain_order=True)
+              .with_columns(pl.when(pl.col("rank").is_null() & pl.col("local_rank").is_not_null())
+                            .then(pl.lit(LOCAL_TAG)).alias("source")))
 
     ranks = pl.concat([tagged, said.drop("line"), writers, slurm.tasks(lines), slurm.failed(lines)],
                       how="diagonal_relaxed")

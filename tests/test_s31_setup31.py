@@ -3,8 +3,13 @@
 - ``start_up_frames.FRAMES``: torch.distributed.rpc's start-up (``init_rpc``, ``_init_rpc_backend``,
   ``_tensorpipe_init_backend_handler``) is set-up: a connect refused raised there, or the all-gather's RPC timeout
   of every worker's name, is a worker that never joined (INIT_STALL), not a crash of unknown cause; TensorPipe's
-  own transport failure raised in the same frames (dv6-009's ``tensorpipe/common/ibv.h``) stays the transport's.
+  own transport failure raised in the same frames (dv6-009's ``tensorpipe/common/ibv.h``) stays the transport's;
+- ``exit_barrier``: torchelastic's agent's exit barrier (its workers ended; it waits for the other nodes' agents on
+  the rendezvous' store) that failed in the store's words is UNDECIDED saying so, never a rendezvous or a start-up
+  that never completed; the same store error in start-up stays INIT_STALL; a barrier passed stays healthy.
 
+The exit barrier's lines are its format strings in torch/distributed/elastic/agent/server/api.py with the
+traceback's frames of torch/distributed/elastic/utils/store.py; dv10-004 and dv27-014 are read whole.
 Tracebacks are as torch prints them (the frames of torch/distributed/rpc/__init__.py and backend_registry.py, the
 TensorPipe uv transport's and the RPC agent's error text) with made-up paths and hosts; dv6-009 is read whole.
 """
@@ -73,3 +78,51 @@ def test_the_rpc_timeout_after_the_start_up_is_no_init_stall(tmp_path):
 def test_tensorpipes_ibv_failure_in_init_rpc_stays_the_transports():
     v = decide(ingest([WILD / "dv6-009-tensorpipe-init-rpc-ibv-invalid-argument.txt"]))
     assert v.kind is Kind.TRANSPORT_ERROR and "ibv" in v.summary
+
+
+# --- torchelastic's exit barrier ----------------------------------------------------------------------------------
+#: the agent's exit barrier failing in the store's get, as torch/distributed/elastic/agent/server/api.py logs it
+#: (its format strings, the traceback's frames of torch/distributed/elastic/utils/store.py)
+EXIT_BARRIER = (
+    "[2024-03-09 10:48:07,892] torch.distributed.elastic.agent.server.api: [INFO] Local worker group finished "
+    "(WorkerState.SUCCEEDED). Waiting 300 seconds for other agents to finish\n"
+    "[2024-03-09 10:53:23,670] torch.distributed.elastic.agent.server.api: [ERROR] Error waiting on exit barrier. "
+    "Elapsed: 315.7792458534241 seconds\n"
+    "Traceback (most recent call last):\n"
+    "  File \"/usr/local/lib/python3.10/dist-packages/torch/distributed/elastic/agent/server/api.py\", line 920, in "
+    "_exit_barrier\n"
+    "    store_util.barrier(\n"
+    "  File \"/usr/local/lib/python3.10/dist-packages/torch/distributed/elastic/utils/store.py\", line 78, in barrier\n"
+    "    synchronize(store, data, rank, world_size, key_prefix, barrier_timeout)\n"
+    "  File \"/usr/local/lib/python3.10/dist-packages/torch/distributed/elastic/utils/store.py\", line 34, in get_all\n"
+    "    data = store.get(f\"{prefix}{idx}\")\n")
+
+
+def test_the_exit_barriers_store_timeout_is_no_rendezvous_that_never_completed(tmp_path):
+    v = _decide(tmp_path, EXIT_BARRIER + "torch.distributed.DistStoreError: Socket Timeout\n")
+    assert v.kind is Kind.UNDECIDED and v.rule == "failed_at_exit"
+    assert "exit barrier" in v.summary and "SUCCEEDED" in v.summary and "Socket Timeout" in v.summary
+
+
+def test_the_exit_barriers_store_error_under_the_agents_error_line_alone_is_past_start_up(tmp_path):
+    v = _decide(tmp_path, EXIT_BARRIER.split("\n", 1)[1] + "RuntimeError: Connection reset by peer\n")
+    assert v.kind is Kind.UNDECIDED and v.rule == "failed_at_exit"
+    assert "Connection reset by peer" in v.summary and "316 s" in v.summary
+
+
+def test_the_same_store_timeout_in_start_up_stays_an_init_stall(tmp_path):
+    v = _decide(tmp_path, "Traceback (most recent call last):\n"
+                          "  File \"train.py\", line 10, in <module>\n"
+                          "    dist.init_process_group(\"nccl\")\n"
+                          "torch.distributed.DistStoreError: Socket Timeout\n")
+    assert v.kind is Kind.INIT_STALL
+
+
+def test_an_exit_barrier_passed_stays_healthy():
+    v = decide(ingest([WILD / "dv27-014-torchelastic-worker-group-succeeded-clean-end.txt"]))
+    assert v.kind is Kind.HEALTHY
+
+
+def test_dv10_004s_cut_exit_barrier_is_undecided_saying_it():
+    v = decide(ingest([WILD / "dv10-004-torchelastic-exit-barrier-cloudwatch.txt"]))
+    assert v.kind is Kind.UNDECIDED and "exit barrier" in v.summary

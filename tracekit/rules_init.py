@@ -51,7 +51,7 @@ import re
 
 import polars as pl
 
-from tracekit import rules_set_up, start_up_messages as sm
+from tracekit import exit_barrier, rules_set_up, start_up_messages as sm
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers.pyspy import RAISED
@@ -288,8 +288,9 @@ def start_up_said_to_wait(ev: Evidence) -> Verdict | None:
 
 
 def _past_start_up(ev: Evidence) -> bool:
-    """Whether the run got past start-up: a collective, or an NCCL communicator whose init completed."""
-    if collect(ev.store.collectives.lazy().select(pl.len())).item():
+    """Whether the run got past start-up: a collective, an NCCL communicator whose init completed, or torchelastic's
+    exit barrier (its workers ran and ended)."""
+    if collect(ev.store.collectives.lazy().select(pl.len())).item() or exit_barrier.seen(ev):
         return True
     return ev.store.comms.filter(pl.col("state") == "init_complete").height > 0
 

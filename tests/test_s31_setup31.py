@@ -6,7 +6,11 @@
   own transport failure raised in the same frames (dv6-009's ``tensorpipe/common/ibv.h``) stays the transport's;
 - ``exit_barrier``: torchelastic's agent's exit barrier (its workers ended; it waits for the other nodes' agents on
   the rendezvous' store) that failed in the store's words is UNDECIDED saying so, never a rendezvous or a start-up
-  that never completed; the same store error in start-up stays INIT_STALL; a barrier passed stays healthy.
+  that never completed; the same store error in start-up stays INIT_STALL; a barrier passed stays healthy;
+- ``start_up_returned`` and ``Means.RETURNED``: a connect start-up retries (c10d's store client, TCPStore's retry,
+  NCCL's, Paddle's) followed in its file by the runtime's word that start-up returned (torch's store-based barrier
+  completed, SGLang's ``Init torch distributed ends.``, torchelastic's rendezvous complete) or by steps is start-up
+  under way: neither INIT_STALL nor the transport's error; the same lines that end the log stay INIT_STALL.
 
 The exit barrier's lines are its format strings in torch/distributed/elastic/agent/server/api.py with the
 traceback's frames of torch/distributed/elastic/utils/store.py; dv10-004 and dv27-014 are read whole.
@@ -18,8 +22,9 @@ from __future__ import annotations
 
 from tests.conftest import ROOT
 from tests.factory import text_store
-from tracekit import start_up_frames as sf
+from tracekit import start_up_frames as sf, start_up_messages as sm
 from tracekit.ingest import ingest
+from tracekit.start_up_entry import Means
 from tracekit.verdict import Kind, decide
 
 WILD = ROOT / "samples" / "wild"
@@ -126,3 +131,55 @@ def test_an_exit_barrier_passed_stays_healthy():
 def test_dv10_004s_cut_exit_barrier_is_undecided_saying_it():
     v = decide(ingest([WILD / "dv10-004-torchelastic-exit-barrier-cloudwatch.txt"]))
     assert v.kind is Kind.UNDECIDED and "exit barrier" in v.summary
+
+
+# --- start-up's wait that returned ----------------------------------------------------------------------------------
+#: c10d's per-attempt warning of its store client (torch/csrc/distributed/c10d/socket.cpp), as torch 1.13-2.1 print it
+REFUSED = ("[W socket.cpp:601] [c10d] The client socket has failed to connect to [node01]:29500 (errno: 111 - "
+           "Connection refused).\n")
+
+
+def test_the_runtimes_words_that_start_up_returned_are_read():
+    m, groups = sm.read("INFO:torch.distributed.distributed_c10d:Rank 1: Completed store-based barrier for "
+                        "key:store_based_barrier_key:1 with 2 nodes.")
+    assert m.means is Means.RETURNED and groups["nranks"] == "2" and m.means not in sm.DECISIVE
+    assert sm.read("[2025-02-10 11:00:04 TP1] Init torch distributed ends. mem usage=0.00 GB")[0].means is Means.RETURNED
+    assert sm.read("2023-05-01 10:00:09 | INFO | fairseq.distributed.utils | initialized host node02 as rank 1")[
+        0].means is Means.RETURNED
+
+
+def test_a_refused_connect_then_the_store_barrier_completed_is_no_init_stall(tmp_path):
+    v = _decide(tmp_path, REFUSED * 2
+                + "INFO:torch.distributed.distributed_c10d:Added key: store_based_barrier_key:1 to store for rank: 1\n"
+                  "INFO:torch.distributed.distributed_c10d:Rank 1: Completed store-based barrier for "
+                  "key:store_based_barrier_key:1 with 2 nodes.\n")
+    assert v.kind is Kind.UNDECIDED
+
+
+def test_a_tcpstore_retry_then_sglangs_init_ends_is_no_init_stall(tmp_path):
+    v = _decide(tmp_path, "[2025-02-10 11:00:00 TP1] Init torch distributed begin.\n"
+                          "[W210 11:00:01.123456 1234 torch/csrc/distributed/c10d/TCPStore.cpp:359] [c10d] TCP client "
+                          "failed to connect/validate to host 10.0.0.1:5000 - retrying (try=0, timeout=600000ms, "
+                          "delay=1496ms): The client socket has failed to connect to 10.0.0.1:5000 (errno: 111 - "
+                          "Connection refused).\n"
+                          "[2025-02-10 11:00:04 TP1] Init torch distributed ends. mem usage=0.00 GB\n"
+                          "[2025-02-10 11:00:05 TP1] Load weight begin. avail mem=78.50 GB\n")
+    assert v.kind not in (Kind.INIT_STALL, Kind.TRANSPORT_ERROR)
+
+
+def test_a_refused_connect_then_the_agents_rendezvous_completed_is_no_init_stall(tmp_path):
+    head = "[I1204 17:08:23.661000 26620 torch/distributed/elastic/agent/server/api.py:254] "
+    v = _decide(tmp_path, REFUSED + head + "[default] Rendezvous complete for workers. Result:\n"
+                + "".join(f"{head}  {kv}\n" for kv in ("restart_count=0", "master_addr=node01", "group_rank=1",
+                                                      "group_world_size=2", "global_ranks=[1]")))
+    assert v.kind is Kind.UNDECIDED
+
+
+def test_a_refused_connect_then_steps_is_no_transport_error(tmp_path):
+    v = _decide(tmp_path, REFUSED + "".join(f"Epoch 1 step {n} loss 2.{n}\n" for n in (10, 20, 30, 40)))
+    assert v.kind not in (Kind.INIT_STALL, Kind.TRANSPORT_ERROR)
+
+
+def test_a_refused_connect_that_ends_the_log_stays_an_init_stall(tmp_path):
+    v = _decide(tmp_path, REFUSED * 3)
+    assert v.kind is Kind.INIT_STALL and "node01" in v.summary

@@ -183,3 +183,21 @@ def test_a_refused_connect_then_steps_is_no_transport_error(tmp_path):
 def test_a_refused_connect_that_ends_the_log_stays_an_init_stall(tmp_path):
     v = _decide(tmp_path, REFUSED * 3)
     assert v.kind is Kind.INIT_STALL and "node01" in v.summary
+
+
+#: dv45-002's lines, verbatim: rank 3 early at the store-based barrier, then the barrier completed
+BARRIER_WAIT = ("02/21/2022 13:46:14 - INFO - torch.distributed.distributed_c10d -   Waiting in store based barrier to "
+                "initialize process group for rank: 3, key: store_based_barrier_key:1 (world_size=6, worker_count=4, "
+                "timeout=0:30:00)\n")
+BARRIER_DONE = ("02/21/2022 13:46:15 - INFO - torch.distributed.distributed_c10d -   Rank 0: Completed store-based "
+                "barrier for key:store_based_barrier_key:1 with 6 nodes.\n")
+
+
+def test_a_wait_at_the_store_barrier_that_then_completed_is_no_init_stall():
+    v = decide(ingest([WILD / "dv45-002-lightning-store-barrier-ok.txt"]))
+    assert v.kind is Kind.UNDECIDED
+
+
+def test_a_wait_at_the_store_barrier_that_ends_the_log_stays_an_init_stall(tmp_path):
+    assert _decide(tmp_path, BARRIER_WAIT).kind is Kind.INIT_STALL
+    assert _decide(tmp_path, BARRIER_WAIT + BARRIER_DONE).kind is not Kind.INIT_STALL

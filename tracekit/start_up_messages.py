@@ -312,6 +312,12 @@ MESSAGES: tuple[Message, ...] = (
             "sgl-project/sglang 0005834c python/sglang/srt/model_executor/model_runner.py "
             "ModelRunner.init_torch_distributed (`Init torch distributed ends. mem usage=...`; parsers/trainer's "
             "`dist_init` milestone)"),
+    Message("lightning_processes_registered", "Lightning",
+            r"All distributed processes registered\. Starting with (?P<nranks>\d+) processes",
+            Means.RETURNED, "its process group (init_process_group returned on rank 0: every process joined)",
+            "Lightning-AI/pytorch-lightning src/lightning/fabric/utilities/distributed.py _init_dist_connection "
+            "(rank 0 logs `All distributed processes registered. Starting with {world_size} processes` after "
+            "torch.distributed.init_process_group)", decoded=False),
     Message("megatron_initialized_model_parallel", "Megatron",
             r"> initialized (?:tensor|pipeline) model parallel with size (?P<size>\d+)",
             Means.RETURNED, "its process group and its model-parallel groups",

@@ -14,7 +14,7 @@ from functools import cached_property
 
 import polars as pl
 
-from tracekit import align, sources
+from tracekit import align, sources, start_up_returned
 from tracekit.coverage import SOURCE_WORDS, coverage  # noqa: F401 - read from here by others
 from tracekit.evidence_progress import Progress
 from tracekit.meanings import (BENIGN, CONSEQUENCE, CUDA, MISMATCH_TEXT, NCCL_ERROR,  # noqa: F401
@@ -268,7 +268,9 @@ class Evidence(Progress):
         # sockets, and its proxy thread's `Accept failed` and socket errors are the teardown's)
         first = self.aborted.group_by("file", "pid").agg(pl.col("line").min().alias("_abort"))
         torn = t.join(first, on=["file", "pid"]).filter(pl.col("line") > pl.col("_abort"))
-        return t.join(pl.concat([self.benign.select("file", "line"), torn.select("file", "line")]),
+        # (s31: nor a start-up's connect retried that its file shows start-up got past: start-up under way)
+        past = start_up_returned.went_past(self.store.events, t).select("file", "line")
+        return t.join(pl.concat([self.benign.select("file", "line"), torn.select("file", "line"), past]),
                       on=["file", "line"], how="anti")
 
     @cached_property

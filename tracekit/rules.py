@@ -18,9 +18,9 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import (rules_apart, rules_bench, rules_busy, rules_bw_check, rules_collective, rules_crash_words,
-                      rules_exit, rules_init, rules_measured, rules_nccl_tests, rules_places, rules_progress,
-                      rules_raised, rules_results, rules_salient, rules_seen, rules_set_up)
+from tracekit import (exit_barrier, rules_apart, rules_bench, rules_busy, rules_bw_check, rules_collective,
+                      rules_crash_words, rules_exit, rules_init, rules_measured, rules_nccl_tests, rules_places,
+                      rules_progress, rules_raised, rules_results, rules_salient, rules_seen, rules_set_up)
 from tracekit.evidence import BENIGN, Evidence, lines
 from tracekit.outcome import Verdict
 from tracekit.rules_common import msg
@@ -59,6 +59,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     crashed_rank,
     rules_crash_words.crashed_by_words,  # salient (issue 31): a crash line no parser decodes, by its words
     rules_salient.coordinator_unreached,  # words (issue 31): a start-up that never reached its coordinator
+    exit_barrier.failed_at_exit,  # starts (s31): the agent's exit barrier failed: past start-up, undecided
     store_barrier,
     rank_joined_twice,  # (failures, issue 31)
     rendezvous_failed,

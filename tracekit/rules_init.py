@@ -51,7 +51,7 @@ import re
 
 import polars as pl
 
-from tracekit import rules_set_up, start_up_messages as sm
+from tracekit import exit_barrier, rules_set_up, start_up_messages as sm, start_up_returned
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers.pyspy import RAISED
@@ -179,6 +179,9 @@ def start_up_said(ev: Evidence) -> Verdict | None:
     decisive = sm.DECIDES
     said = (ev.store.events.filter(pl.col("message").fill_null("").str.contains(decisive))
             .unique(["file", "line"], maintain_order=True).sort("file", "line"))
+    # (s31: a connect retried that its file shows start-up got past, start-up under way: start_up_returned)
+    said = said.join(start_up_returned.went_past(ev.store.events, said).select("file", "line"), on=["file", "line"],
+                     how="anti")
     if not said.height:
         return None
     read = [sm.read(m) for m in said["message"]]
@@ -288,8 +291,9 @@ def start_up_said_to_wait(ev: Evidence) -> Verdict | None:
 
 
 def _past_start_up(ev: Evidence) -> bool:
-    """Whether the run got past start-up: a collective, or an NCCL communicator whose init completed."""
-    if collect(ev.store.collectives.lazy().select(pl.len())).item():
+    """Whether the run got past start-up: a collective, an NCCL communicator whose init completed, or torchelastic's
+    exit barrier (its workers ran and ended)."""
+    if collect(ev.store.collectives.lazy().select(pl.len())).item() or exit_barrier.seen(ev):
         return True
     return ev.store.comms.filter(pl.col("state") == "init_complete").height > 0
 

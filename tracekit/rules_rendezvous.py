@@ -9,7 +9,7 @@ import re
 import polars as pl
 
 from tracekit.evidence import CUDA, RENDEZVOUS, STORE_BARRIER, Evidence, clip, lines
-from tracekit import rules_set_up, start_up_frames
+from tracekit import rules_set_up, start_up_frames, start_up_returned
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import msg, rank_of
 from tracekit.wording import who
@@ -102,6 +102,11 @@ def store_barrier(ev: Evidence) -> Verdict | None:
     in (the others never reached init), or more (two jobs share one store address and port)."""
     m = pl.col("message")
     sb = ev.store.events.filter(m.str.contains(STORE_BARRIER) & m.str.contains("worker_count"))
+    # (s31: a wait in it that its file shows completed after, `Rank 0: Completed store-based barrier for key:... with
+    # 6 nodes.`, was a rank early at the barrier, start-up under way: dv45-002)
+    waited = sb.filter(m.str.contains(r"Waiting in store based barrier"))
+    sb = sb.join(start_up_returned.went_past(ev.store.events, waited, any_wait=True).select("file", "line"),
+                 on=["file", "line"], how="anti")
     if not sb.height:
         return None
     sb = sb.with_columns(pl.coalesce(m.str.extract(r"rank:? (\d+)", 1).cast(pl.Int64, strict=False),

@@ -35,7 +35,7 @@ import re
 
 import polars as pl
 
-from tracekit import align, start_up_steps as ss
+from tracekit import align, exit_barrier, start_up_steps as ss
 from tracekit.evidence import BOOTSTRAP, Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers.salient import Telling
@@ -149,9 +149,11 @@ MISPLACED = r"Duplicate GPU detected"
 
 
 def unfinished(ev: Evidence) -> bool:
-    """Nothing shows the job past set-up: no communicator completed init, no collective, no step, no end."""
+    """Nothing shows the job past set-up: no communicator completed init, no collective, no step, no end, no
+    exit barrier (torchelastic's agent waits there once its workers ended: ``exit_barrier``)."""
     s = ev.store
-    if s.comms.filter(pl.col("state") == "init_complete").height or ev.steps.height or ev.clean_end:
+    if (s.comms.filter(pl.col("state") == "init_complete").height or ev.steps.height or ev.clean_end
+            or exit_barrier.seen(ev)):
         return False
     # (the collectives may be a scan of a store left on disk: counted, not read)
     return not align.collect(s.collectives.lazy().select(pl.len())).item()

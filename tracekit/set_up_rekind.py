@@ -24,7 +24,7 @@ import re
 
 import polars as pl
 
-from tracekit import runtime_failures, start_up_frames as sf
+from tracekit import runtime_failures, start_up_frames as sf, start_up_returned
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers import salient
@@ -245,6 +245,9 @@ def undecided_in_set_up(ev: Evidence, v: Verdict, rule: str) -> Verdict | None:
     if ev.timeouts.filter(pl.col("kind") == EventKind.WATCHDOG_TIMEOUT).height:
         return None  # a collective timed out: the watchdog's rules say it (a first collective is no set-up's)
     failed = _failed_lines(ev)
+    # (s31: not a line that its file shows start-up returned after: start-up under way, start_up_returned)
+    failed = failed.join(start_up_returned.went_past(ev.store.events, failed, any_wait=True).select("file", "line"),
+                         on=["file", "line"], how="anti")
     text = pl.concat_str(pl.col("where").fill_null(""), pl.lit(" "), pl.col("message").fill_null(""))
     said = " ".join(failed.select(text.alias("t"))["t"].to_list())
     if (not failed.height or re.search(NEVER_BEGAN, said) or re.search(DEVICE_FAULT, said)

@@ -26,6 +26,9 @@ class Means(Enum):
     #: a stack dump (gdb's, a native backtrace) that caught the process inside its start-up's wait: the process
     #: was stopped there when someone looked, the way a hang is dumped
     CAUGHT_IN = "was caught by a stack dump inside"
+    #: (s31) a runtime's own word that its start-up's wait ended: the process group formed (every rank joined), so a
+    #: connect retried or a wait said before it in its file was start-up under way, never a stall
+    RETURNED = "returned from its wait for"
 
 
 #: (no interface is not among them: a host without the interface NCCL_SOCKET_IFNAME names is a transport set-up

@@ -136,6 +136,15 @@ FRAMES: tuple[Frame, ...] = (
           "Paddle Fleet's init (fleet.init(is_collective=True): its collective environment and NCCL/Gloo "
           "groups)", "PaddlePaddle/Paddle python/paddle/distributed/fleet/fleet.py Fleet.init",
           path=r"paddle/distributed/fleet/fleet\.py"),
+    # (s31: torch.distributed.rpc's start-up: init_rpc rendezvous through the store, starts its agent, then
+    # all-gathers every worker's name; a connect refused or the all-gather's RPC timeout there is a worker that
+    # never joined; its agent's own transport failure, dv6-009's `tensorpipe/common/ibv.h`, the transport rules')
+    Frame(r"init_rpc|_init_rpc_backend|_tensorpipe_init_backend_handler", "torch",
+          "torch.distributed.rpc's start-up (init_rpc: its store rendezvous, its agent's start, the all-gather of "
+          "every worker's name)",
+          "pytorch/pytorch torch/distributed/rpc/__init__.py init_rpc, _init_rpc_backend; "
+          "torch/distributed/rpc/backend_registry.py _tensorpipe_init_backend_handler (api._all_gather(None, "
+          "timeout=rpc_backend_options.rpc_timeout))"),
     Frame(r"_initialize_workers", "torch",
           "torchelastic's agent starting its workers (its rendezvous with the other nodes' agents comes first)",
           "pytorch/pytorch torch/distributed/elastic/agent/server/api.py SimpleElasticAgent._initialize_workers"),

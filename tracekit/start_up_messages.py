@@ -14,7 +14,9 @@ context nranks: 4``) decides nothing alone; UNDECIDED names it. XLA's ``Waiting 
 master (300 seconds) host:port`` (pytorch/xla third_party/xla_client/mesh_service.cc:208) is not an entry:
 the mesh service waits so at every ``xm.rendezvous``, not only at start-up; on dev, two excerpts of that one
 line are an init stall at start-up and a mid-training save's rendezvous (dv6-005, dv6-006), and nothing in
-the line tells them apart.
+the line tells them apart. (s31) A runtime's word that start-up's wait ended (``Means.RETURNED``: torch's
+``Completed store-based barrier``, SGLang's ``Init torch distributed ends.``) marks the retries before it in its
+file as start-up under way (``start_up_returned``).
 
 Sources (commits): NVIDIA/nccl 5067397c (master) and the release tags named; ray-project/ray
 028939cb (service_based_gcs_client.cc) and 00f8d999 (gcs_rpc_client.h); pytorch/pytorch's c10d files by
@@ -292,6 +294,36 @@ MESSAGES: tuple[Message, ...] = (
             "vllm-project/vllm vllm/distributed/parallel_state.py init_distributed_environment: logger.debug("
             "\"world_size=%d rank=%d local_rank=%d distributed_init_method=%s backend=%s\"), then "
             "torch.distributed.init_process_group", decoded=False),
+    # (s31) start-up's wait ended, in the runtimes' own words (``Means.RETURNED``): the connect retries and waits said
+    # before such a line in its file were start-up under way (rules_init.start_up_said drops them)
+    Message("torch_store_barrier_completed", "torch",
+            r"Rank (?P<rank>\d+): Completed store-based barrier for key ?:\S+ with (?P<nranks>\d+) nodes",
+            Means.RETURNED, "every rank of the process group at its store-based barrier",
+            "pytorch/pytorch torch/distributed/distributed_c10d.py _store_based_barrier (`logger.info(\"Rank %s: "
+            "Completed store-based barrier for key:%s with %s nodes.\")`, once every rank checked in)",
+            decoded=False),
+    Message("fairseq_initialized_host", "fairseq",
+            r"\binitialized host (?P<node>\S+) as rank (?P<rank>\d+)",
+            Means.RETURNED, "its process group (init_process_group returned: every rank joined)",
+            "facebookresearch/fairseq 3d262bb2 fairseq/distributed/utils.py:298 distributed_init (`logger.info("
+            "\"initialized host {} as rank {}\")` after dist.init_process_group)", decoded=False),
+    Message("sglang_init_distributed_ends", "SGLang", r"Init torch distributed ends\.",
+            Means.RETURNED, "its process groups (init_distributed_environment and initialize_model_parallel returned)",
+            "sgl-project/sglang 0005834c python/sglang/srt/model_executor/model_runner.py "
+            "ModelRunner.init_torch_distributed (`Init torch distributed ends. mem usage=...`; parsers/trainer's "
+            "`dist_init` milestone)"),
+    Message("lightning_processes_registered", "Lightning",
+            r"All distributed processes registered\. Starting with (?P<nranks>\d+) processes",
+            Means.RETURNED, "its process group (init_process_group returned on rank 0: every process joined)",
+            "Lightning-AI/pytorch-lightning src/lightning/fabric/utilities/distributed.py _init_dist_connection "
+            "(rank 0 logs `All distributed processes registered. Starting with {world_size} processes` after "
+            "torch.distributed.init_process_group)", decoded=False),
+    Message("megatron_initialized_model_parallel", "Megatron",
+            r"> initialized (?:tensor|pipeline) model parallel with size (?P<size>\d+)",
+            Means.RETURNED, "its process group and its model-parallel groups",
+            "NVIDIA/Megatron-LM megatron/training/initialize.py _initialize_distributed (after init_process_group "
+            "and mpu.initialize_model_parallel, rank 0 prints `> initialized tensor model parallel with size {}` "
+            "and `> initialized pipeline model parallel with size {}`)", decoded=False),
     # JAX's client before it connects to the coordination service (its connect waits for every process)
     Message("jax_connect_coordinator", "JAX",
             r"Connecting to JAX distributed service on (?P<address>\S+)",
@@ -321,6 +353,8 @@ BEGUN = (Means.WAITING, Means.JOINING)
 RETRIES = (Means.RETRYING, Means.RETRIED)
 #: the entries of a start-up begun that end a log only where start-up never returned (rules_init)
 BEGINS = either(m for m in MESSAGES if m.means in BEGUN)
+#: (s31) the entries of a start-up's wait that ended (``Means.RETURNED``)
+RETURNS = either(m for m in MESSAGES if m.means is Means.RETURNED)
 #: the entries no other parser makes an event of (parsers/start_up reads them)
 UNDECODED = either(m for m in MESSAGES if not m.decoded)
 

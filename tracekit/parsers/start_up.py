@@ -39,7 +39,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
     # (a wait begun is a start-up milestone, ``server_up`` with its phase; a timeout or a give-up a stall)
     # (s30: and a connect retried, ``sm.RETRIES``: start-up still under way, Paddle's `server not ready, wait 3 sec
     # to retry` then steps is a run that went on, not a stall)
-    kinds = [EventKind.SERVER_UP if r and (r[0].means in sm.BEGUN or r[0].means in sm.RETRIES) else EventKind.STALL
+    # (s31: and a wait that returned, ``Means.RETURNED``: a milestone past the wait)
+    kinds = [EventKind.SERVER_UP if r and (r[0].means in sm.BEGUN or r[0].means in sm.RETRIES
+                                           or r[0].means is sm.Means.RETURNED) else EventKind.STALL
              for r in read]
     named = [int(r[1]["rank"]) if r and r[1].get("rank") else None for r in read]
     rank = pl.col("launch_rank").cast(pl.Int64, strict=False) if "launch_rank" in got.columns else pl.lit(None)

@@ -39,7 +39,6 @@ KNOWN = {
         # the later labels' reading (36 of the 51 dev excerpts with such a line)
         "torch-012": "torchrun's `local_rank: 5` alone: rank 5, numbered by local rank",
         "torch-041": "torchelastic's spawned `Process 0` alone: rank 0, numbered by local rank",
-        "torch-043": "`[default0]:` on FlagScale's report: rank 0, numbered by local rank",
         "torch-053": "accelerate's `local_rank: 1` alone: rank 1, numbered by local rank",
         "torch-054": "torchrun's `local_rank: 3` alone: rank 3, numbered by local rank",
         "torch-057": "torchrun's `local_rank: 0` beside the mismatch rank 1 printed: rank 0, numbered by local rank",

@@ -19,7 +19,7 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit import progress_messages
-from tracekit.parsers import Parsed, any_of, serving, work_done
+from tracekit.parsers import Parsed, any_of, loop_ends, serving, work_done
 from tracekit.parsers.text import PREFIX
 from tracekit.schema import EventKind
 
@@ -275,6 +275,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
                      & ~pl.col("text").str.contains(any_of(*STEP_PATTERNS)))
             for f in work_done.events(df.drop("_ok", "_ran"))]
     frames += done
+    # (s31) a loop's end its counters or a bare end word after its progress say: parsers/loop_ends.py
+    ended = loop_ends.events(df.drop("_ok", "_ran"), frames)
+    frames += ended
     add(EventKind.COMM_OP, t.str.contains("comm op: "), COMM_OP)
     if (served := serving.events(df)) is not None:  # (an inference server's start-up and requests)
         frames.append(served)
@@ -333,7 +336,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
                  IMAGENET, MMCV_EPOCH, MMCV_ITER, TESTS_RAN, PYTEST_PASSED, serving.SERVING, TQDM_TAIL,
                  OWN_STEPS))
     ) | pl.col("_ok")
-    claimed = pl.concat([df.filter(used).select("file", "line"), *(f.select("file", "line") for f in done)])
+    claimed = pl.concat([df.filter(used).select("file", "line"), *(f.select("file", "line") for f in done + ended)])
     return Parsed("trainer", {"events": events, "ranks": ranks}, claimed.unique().sort("file", "line"))
 
 

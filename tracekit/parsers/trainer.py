@@ -97,6 +97,8 @@ KNOWN = (
 )
 # a program's own progress and end lines, with the rank it names in front (`Rank 1: `)
 SAYS_RANK = r"^Rank (?P<rank>\d+):\s*"
+#: (s31) the rank a line names first, then a separator (``rank 0 step 1``, ``Rank 1, epoch 0``, ``rank: 3 |``)
+LEADING_RANK = r"(?i)^\s*rank\s*[:=#]?\s*(\d+)\b\s*[:,|\-]?\s"
 ITERATION = r"^(?:Rank \d+:\s*)?[=*#\- ]*Iteration\s+(?P<step>\d+)\s*/\s*(?P<max_steps>\d+)[=*#\- ]*$"
 PROGRAM_END = (r"(?i)^(?:Rank \d+:\s*)?(?:End of (?:workload|training)\b"
                r"|Training (?:is )?(?:complete|completed|finished|done)\b"
@@ -294,6 +296,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
               if frames
               else None)
     if events is not None:
+        # (s31) a progress line that names its rank first, with no launcher's tag (``rank 0 step 1 loss 2.1``,
+        # ``Rank 1, epoch 0, step 50, loss 1.198``): that rank's step
+        step_rank = t.str.extract(LEADING_RANK, 1).cast(pl.Int64, strict=False)
+        events = events.with_columns(pl.when(pl.col("kind").is_in([EventKind.STEP, EventKind.PROGRESS]))
+                                     .then(pl.coalesce("rank", step_rank)).otherwise("rank").alias("rank"))
         events = events.with_columns(
             pl.when(pl.col("kind") == EventKind.TRAIN_ARG).then(pl.format("{}={}", "key", "value"))
             .otherwise("message").alias("message") if "key" in events.columns else pl.col("message"),

@@ -123,3 +123,10 @@ def test_interleaved_ranks_elapsed_times_are_not_read_as_a_slowing_run(tmp_path)
             "[rank1]: iter 30/100 elapsed 15.4s\n[rank0]: iter 30/100 elapsed 15.3s\n")
     v = decide(text_store(tmp_path, text))
     assert v.kind == Kind.HEALTHY
+
+
+def test_a_progress_line_that_names_its_rank_first_is_that_ranks_step(tmp_path):
+    s = text_store(tmp_path, "rank 0 step 1 loss 2.1\nrank 1 step 1 loss 2.1\nRank 0, epoch 0, step 2, loss 1.9\n"
+                   "Rank 1, epoch 0, step 2, loss 1.9\n")
+    steps = events_of(s, EventKind.STEP).sort("line")
+    assert steps["rank"].to_list() == [0, 1, 0, 1]

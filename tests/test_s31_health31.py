@@ -130,3 +130,9 @@ def test_a_progress_line_that_names_its_rank_first_is_that_ranks_step(tmp_path):
                    "Rank 1, epoch 0, step 2, loss 1.9\n")
     steps = events_of(s, EventKind.STEP).sort("line")
     assert steps["rank"].to_list() == [0, 1, 0, 1]
+
+
+def test_progress_on_the_ranks_seen_names_every_rank_whose_lines_advance(tmp_path):
+    v = decide(text_store(tmp_path, "Rank 0, epoch 0, step 0, loss 2.302\nRank 1, epoch 0, step 0, loss 2.301\n"
+                          "Rank 0, epoch 0, step 50, loss 1.201\nRank 1, epoch 0, step 50, loss 1.198\n"))
+    assert v.kind == Kind.HEALTHY and "ranks 0-1's lines each advanced" in v.summary

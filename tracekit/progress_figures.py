@@ -100,10 +100,13 @@ def cumulative(f: pl.DataFrame) -> bool:
     """Times that count up since the start rather than per step (a run's elapsed seconds on each line):
     higher at every line, 4 lines or more, in proportion to the step number where the lines carry one
     (each time over its step within 1.25x of the others), else by an even amount each line (the largest
-    rise at most twice the smallest). A time per step that creeps up is never that regular."""
+    rise at most twice the smallest). A time per step that creeps up is never that regular. (s31) Each rank
+    counts its own: lines of several ranks interleaved (``[rank1]: iter 10/100 elapsed 5.2s`` then ``[rank0]:
+    ... elapsed 5.1s``) rise within each rank, never across them."""
     v = f["took"]
-    d = v.diff().drop_nulls()
-    if v.len() < 4 or not (d > 0).all():
+    each = pl.col("took").diff().over("rank") if "rank" in f.columns else pl.col("took").diff()
+    d = f.select(each).to_series().drop_nulls()
+    if v.len() < 4 or d.len() < 2 or not (d > 0).all():
         return False
     steps = f["step"].cast(pl.Float64)
     if steps.null_count() == 0 and (steps > 0).all():

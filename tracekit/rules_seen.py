@@ -17,6 +17,7 @@ from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.rules_common import calm, last_per_file
 from tracekit.parsers import any_of, series, trainer, work_done
 from tracekit.rules_progress import MFU_LOW, lowest_mfu, own_figures
+from tracekit.wording import fmt_ranks
 
 #: a line that says a part of the run ended (an epoch: ``progress_messages.PARTS``): the last of a file's
 #: progress lines there is a loop at its end, where a job may stop as well as go on
@@ -163,7 +164,10 @@ def progress_on_ranks_seen(ev: Evidence) -> Verdict | None:
     mine = (st.with_columns(pl.col("rank").fill_null(-1).alias("_who"))
             .filter((pl.col("file") == top["file"]) & (pl.col("_who") == top["_who"])).sort("line"))
     loop = mine.filter(pl.col("max_steps").eq_missing(mine["max_steps"][-1]))
-    who = "the program's lines (no rank named)" if top["_who"] < 0 else f"rank {top['_who']}'s lines"
+    # (s31) every rank whose own lines advance is named, not only the one with the most lines
+    named = sorted(r for r in own["_who"].unique().to_list() if r >= 0)
+    who = ("the program's lines (no rank named)" if top["_who"] < 0 else f"rank {top['_who']}'s lines"
+           if len(named) < 2 else f"ranks {fmt_ranks(named)}'s lines each")
     return Verdict(Kind.HEALTHY, f"progress on the ranks seen: {who} advanced steps {loop['step'].min()} -> "
                    f"{loop['step'].max()} ({loop.height} step lines, the last of them mid-loop){own_figures(ev)}, "
                    "and no error, signal or stall is logged; in synchronous training a step ends only when every "

@@ -19,7 +19,7 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit import progress_messages
-from tracekit.parsers import Parsed, any_of, serving, work_done
+from tracekit.parsers import Parsed, any_of, loop_ends, serving, work_done
 from tracekit.parsers.text import PREFIX
 from tracekit.schema import EventKind
 
@@ -97,6 +97,8 @@ KNOWN = (
 )
 # a program's own progress and end lines, with the rank it names in front (`Rank 1: `)
 SAYS_RANK = r"^Rank (?P<rank>\d+):\s*"
+#: (s31) the rank a line names first, then a separator (``rank 0 step 1``, ``Rank 1, epoch 0``, ``rank: 3 |``)
+LEADING_RANK = r"(?i)^\s*rank\s*[:=#]?\s*(\d+)\b\s*[:,|\-]?\s"
 ITERATION = r"^(?:Rank \d+:\s*)?[=*#\- ]*Iteration\s+(?P<step>\d+)\s*/\s*(?P<max_steps>\d+)[=*#\- ]*$"
 PROGRAM_END = (r"(?i)^(?:Rank \d+:\s*)?(?:End of (?:workload|training)\b"
                r"|Training (?:is )?(?:complete|completed|finished|done)\b"
@@ -275,6 +277,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
                      & ~pl.col("text").str.contains(any_of(*STEP_PATTERNS)))
             for f in work_done.events(df.drop("_ok", "_ran"))]
     frames += done
+    # (s31) a loop's end its counters or a bare end word after its progress say: parsers/loop_ends.py
+    ended = loop_ends.events(df.drop("_ok", "_ran"), frames)
+    frames += ended
     add(EventKind.COMM_OP, t.str.contains("comm op: "), COMM_OP)
     if (served := serving.events(df)) is not None:  # (an inference server's start-up and requests)
         frames.append(served)
@@ -291,6 +296,11 @@ def parse(lines: pl.DataFrame) -> Parsed:
               if frames
               else None)
     if events is not None:
+        # (s31) a progress line that names its rank first, with no launcher's tag (``rank 0 step 1 loss 2.1``,
+        # ``Rank 1, epoch 0, step 50, loss 1.198``): that rank's step
+        step_rank = t.str.extract(LEADING_RANK, 1).cast(pl.Int64, strict=False)
+        events = events.with_columns(pl.when(pl.col("kind").is_in([EventKind.STEP, EventKind.PROGRESS]))
+                                     .then(pl.coalesce("rank", step_rank)).otherwise("rank").alias("rank"))
         events = events.with_columns(
             pl.when(pl.col("kind") == EventKind.TRAIN_ARG).then(pl.format("{}={}", "key", "value"))
             .otherwise("message").alias("message") if "key" in events.columns else pl.col("message"),
@@ -333,7 +343,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
                  IMAGENET, MMCV_EPOCH, MMCV_ITER, TESTS_RAN, PYTEST_PASSED, serving.SERVING, TQDM_TAIL,
                  OWN_STEPS))
     ) | pl.col("_ok")
-    claimed = pl.concat([df.filter(used).select("file", "line"), *(f.select("file", "line") for f in done)])
+    claimed = pl.concat([df.filter(used).select("file", "line"), *(f.select("file", "line") for f in done + ended)])
     return Parsed("trainer", {"events": events, "ranks": ranks}, claimed.unique().sort("file", "line"))
 
 

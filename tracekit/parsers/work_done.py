@@ -41,7 +41,9 @@ from tracekit.schema import EventKind
 
 #: where a sentence starts: the line's start, or after a logger's header (``... - INFO - ``, glog's
 #: ``train.py:120] ``, ``INFO:root:``, loguru's ``| INFO | mod:fn:12 - ``)
-START = r"(?:^|\]:?\s+|\s[-|]\s+|\bINFO\b:?\s+|^[A-Z]+:[\w.]+:)"
+START = (r"(?:^|\]:?\s+|\s[-|]\s+|\bINFO\b:?\s+|^[A-Z]+:[\w.]+:"
+         # (s31) after the rank the script names first, ``Rank 0: Test passed``, ``rank 1, training done``
+         r"|^\W{0,3}(?:rank|process|worker)\s*[:=#]?\s*\d+\b\]?\s*[:,]\s+)")
 #: the work a finish sentence is about
 WORK = (r"(?:training|train|fine-?tuning|pre-?training|benchmark(?:ing)?|bench|tests?|testing|evaluation|eval"
         r"|inference|generation|run|job|workload|experiment|script|program|task|execution|executing"
@@ -81,8 +83,13 @@ RANK_FINISHED = (rf"(?i){START}(?:finished|completed|done)\b[^\n]{{0,60}}?\b(?:o
                  r"(?P<rank>\d+)\b\W{0,3}$")
 #: a figure measured over the whole run, named as such: a word of the summary, then what it measures
 SUMMARY = (r"(?i)(?:^|[\s\]|:-])(?:average|avg|mean|overall|final|total|test set|eval(?:uation)? result|"
-           r"validation result)s?\b[\w /()\-]{0,40}?\b(?:time|throughput|speed|latency|bandwidth|busbw|algbw"
-           r"|loss|accuracy|acc|perplexity|ppl|tokens/s|samples/s|img/sec|images/sec|it/s)\b[^\d\n]{0,20}\d")
+           # (s31) a test over the trained model, printed once after its loop (``Test accuracy: 97.8%``), the best
+           # figure over the run (``Best val acc: 0.92``)
+           r"validation result|test|best)s?\b[\w /()\-]{0,40}?\b(?:time|throughput|speed|latency|bandwidth|busbw"
+           r"|algbw|loss|accuracy|acc|perplexity|ppl|tokens/s|samples/s|img/sec|images/sec|it/s)\b[^\d\n]{0,20}\d"
+           # (s31) PyTorch's CIFAR-10 tutorial (pytorch/tutorials beginner_source/blitz/cifar10_tutorial.py
+           # ``print(f'Accuracy of the network on the 10000 test images: {100 * correct // total} %')``)
+           r"|(?i)\bAccuracy of the (?:network|model) on (?:the )?\d+ test images: \d")
 #: (s26) a benchmark's one summary line of its throughput over the run: vLLM's benchmarks/benchmark_throughput.py
 #: ``print(f"Throughput: {len(requests) / elapsed_time:.2f} requests/s, {total_num_tokens / elapsed_time:.2f}
 #: total tokens/s, ...")`` (older: ``..., N tokens/s``), and a script's ``Throughput: 812.3 samples/s``

@@ -4,8 +4,9 @@ A signal the launcher received (torchelastic's ``Received 15 death signal, shutt
 the scheduler's cancel (slurmstepd's ``CANCELLED AT ... DUE TO TIME LIMIT``) is a kill from outside only
 where the job was still at work when it came and nothing else explains it. Two shapes say otherwise:
 
-- the program said its work ended before it (its own end line, ``EventKind.PROGRAM_END``: `Training
-  completed`, `Rank 3: finished`, Megatron's `[after training is done]`): no rank failed and the stop
+- the program said its work ended before it (its own end line, ``END``: `Training completed`, `Rank 3:
+  finished`, Megatron's `[after training is done]`, the HF Trainer's `{'train_runtime': ...}`, torchelastic's
+  `worker group successfully finished`): no rank failed and the stop
   ended a process that outlived its work (its teardown), not the run (a progress bar at 100% is not such a
   line: it may be one epoch's);
 - the scheduler's time limit with no progress logged (no step past the first): a time limit ends a job
@@ -21,11 +22,15 @@ import polars as pl
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 
+#: a program's own word that its work ended: its end line, the HF Trainer's final metrics, a launcher's
+#: word that the workers exited 0 (a progress bar at 100% is none: it may be one epoch's)
+END = (EventKind.PROGRAM_END, EventKind.TRAIN_END, EventKind.CLEAN_EXIT)
+
 
 def work_ended_before(ev: Evidence, at: pl.DataFrame) -> pl.DataFrame:
     """The program's own end lines before the first of ``at`` in the same file, in log order."""
     first = at.group_by("file").agg(pl.col("line").min().alias("_at"))
-    done = ev.kinds(EventKind.PROGRAM_END).select("file", "line", "message")
+    done = ev.kinds(*END).select("file", "line", "message")
     return done.join(first, on="file").filter(pl.col("line") < pl.col("_at")).sort("file", "line")
 
 
@@ -63,13 +68,12 @@ def time_limit_without_progress(ev: Evidence, cancel: pl.DataFrame) -> Verdict |
 
 
 def raised_then_ended(ev: Evidence, first: pl.DataFrame, name: str) -> Verdict | None:
-    """UNDECIDED where the program said its work ended (its own end line) after the first failure
+    """UNDECIDED where the program said its work ended (``END``) after the first failure
     ``first`` in the same file: the exception did not end the run (a callback's or a logger's error
     printed and caught, a warning with an error word, a retry that then worked); whether the processes then
     exited cleanly is what decides it, not the exception."""
     row = first.row(0, named=True)
-    done = ev.kinds(EventKind.PROGRAM_END).filter((pl.col("file") == row["file"])
-                                                  & (pl.col("line") > row["line"])).sort("line")
+    done = ev.kinds(*END).filter((pl.col("file") == row["file"]) & (pl.col("line") > row["line"])).sort("line")
     if not done.height:
         return None
     e = done.row(-1, named=True)

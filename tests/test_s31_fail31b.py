@@ -65,3 +65,22 @@ def test_the_monitored_barriers_error_names_rank_0_not_the_rank_that_raised(tmp_
     v = decide(text_store(tmp_path, "[rank3]: RuntimeError: Expected to have finished reduction in the prior "
                           "iteration before starting a new one.\n"))
     assert v.kind == Kind.CRASHED_RANK and v.ranks == [3]
+
+
+# CPython's header over an exception nothing could catch (a finaliser's), as vLLM's Ray worker printed it (dev-060)
+IGNORED = ("(RayWorkerVllm pid=14289) Exception ignored in: <function NCCLCommunicator.__del__ at 0x7f4d8c3212d0>\n"
+           "(RayWorkerVllm pid=14289) Traceback (most recent call last):\n"
+           "(RayWorkerVllm pid=14289)   File \"/usr/local/lib/python3.10/dist-packages/vllm/model_executor/"
+           "parallel_utils/pynccl.py\", line 264, in __del__\n"
+           "(RayWorkerVllm pid=14289)     _c_ncclCommDestroy(self.comm)\n"
+           "(RayWorkerVllm pid=14289) AttributeError: 'NCCLCommunicator' object has no attribute 'comm'\n")
+
+
+def test_an_exception_python_says_it_ignored_is_not_the_failure(tmp_path):
+    v = decide(text_store(tmp_path, IGNORED + "[rank1]: RuntimeError: Expected to have finished reduction in the "
+                          "prior iteration before starting a new one.\n"))
+    head = v.summary.split(" | ")[0]  # (the verdict's own sentence, before the ranks' places)
+    assert v.kind == Kind.CRASHED_RANK and head.startswith("rank 1 failed first: RuntimeError: Expected to have")
+    assert "NCCLCommunicator" not in head
+    # alone, it is no crash of a rank
+    assert decide(text_store(tmp_path, IGNORED)).rule != "crashed_rank"

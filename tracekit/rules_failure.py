@@ -13,7 +13,7 @@ from tracekit.evidence import KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
 from tracekit.facts_in_view import words_below
 from tracekit.parsers.runtimes.c10d_desync import NAMED
 from tracekit.parsers.torch_patterns import CUT_TRACEBACK
-from tracekit import align, nccl_messages, rules_after_end, rules_blamed, start_up_frames
+from tracekit import align, ignored_exceptions, nccl_messages, rules_after_end, rules_blamed, start_up_frames
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import COLLECT, msg, rank_of
 from tracekit.rules_nccl_codes import peer_connect_cuda_failed
@@ -276,7 +276,10 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
     if (not ev.crashes.height or _network_failed_before(ev, ev.crashes)
             or _aborted_after_endpoint_error(ev, ev.crashes)):
         return None
-    first = ev.crashes.head(1)
+    # (an exception Python says it ignored, a finaliser's or an atexit function's, is no failure)
+    first = ev.crashes.join(ignored_exceptions.ignored(ev, ev.crashes), on=["file", "line"], how="anti").head(1)
+    if not first.height:
+        return None
     # (of the failures on its line, c10d's word of the rank that failed first: the line is another rank's
     # error, which names it: parsers/runtimes/c10d_desync)
     named = ev.crashes.join(first.select("file", "line"), on=["file", "line"]).filter(pl.col("where") == NAMED)

@@ -27,10 +27,12 @@ def _verdict(name: str):
     # Ray Train re-raising its worker's failure (ray/train/_internal/utils.py check_for_failure)
     ("dv16-019-ray-train-amd-backend-executor-raise-failure.txt", "raised in check_for_failure"),
 ])
-def test_a_traceback_alone_outside_any_wait_is_a_crash(name, said):
+def test_a_traceback_alone_outside_any_wait_says_where_it_raised(name, said):
+    # (fail31b: UNDECIDED, where it raised said: the exception is cut, and a Ctrl-C or a stop from outside prints
+    # the same traceback; each of these labels accepts undecided)
     v = _verdict(name)
-    assert v.kind == Kind.CRASHED_RANK and v.rule == "raised_unexplained"
-    assert said in v.summary
+    assert v.kind == Kind.UNDECIDED and v.rule == "raised_unexplained"
+    assert said in v.summary and "the exception under the traceback in its output decides it" in v.summary
 
 
 @pytest.mark.parametrize("name", [

@@ -38,4 +38,5 @@ def test_a_rich_panel_is_read_as_a_traceback(tmp_path):
 def test_a_rich_traceback_cut_on_a_dev_excerpt_is_a_process_that_raised():
     # dv4-029: DeepSpeedEngine._configure_optimizer's frame of a rich panel, its exception below the cut
     v = decide(ingest([WILD / "dv4-029-deepspeed-rich-traceback-configure-optimizer.txt"]))
-    assert v.kind == Kind.CRASHED_RANK and "_configure_optimizer" in v.summary
+    # (fail31b: raised_alone's UNDECIDED, where it raised said: its exception is below the cut)
+    assert v.kind == Kind.UNDECIDED and "_configure_optimizer" in v.summary

@@ -150,7 +150,10 @@ def in_view(ev: Evidence, said: str, n: int = 3) -> str:
     # a rank's crash, signal or exit says more than a second group's time-out)
     timeouts = [t[1] for t in _timeout_facts(ev) if not re.search(t[2], said, re.I)]
     out += timeouts[:1]
-    for df in (absent, ev.cuda, ev.crashes, ev.nccl_errors, ev.transport, signals, ends, told):
+    from tracekit.ignored_exceptions import ignored  # (an exception Python says it ignored is no failure)
+
+    crashes = ev.crashes.join(ignored(ev, ev.crashes), on=["file", "line"], how="anti")
+    for df in (absent, ev.cuda, crashes, ev.nccl_errors, ev.transport, signals, ends, told):
         if not df.height:
             continue
         r = _first(df)

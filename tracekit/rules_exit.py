@@ -22,6 +22,7 @@ import re
 import polars as pl
 
 from tracekit.evidence import AGENT_FRAME, KILL_CODES, NONZERO_COUNT, Evidence, clip, lines
+from tracekit import rules_after_end
 from tracekit.meanings import says
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.rules_common import msg
@@ -158,6 +159,8 @@ def killed_from_outside(ev: Evidence) -> Verdict | None:
     if not sig.height or ev.timeouts.height or ev.stalls.height or _failed_before(ev, sig):
         return None  # (a timeout or a stall before it: the signal ended a hang, which the other rules read)
     first = sig.row(0, named=True)
+    if (ended := rules_after_end.stopped_after_its_end(ev, sig, f"the launcher's `{first['message']}`")) is not None:
+        return ended  # (a stop after the work's end: its teardown outlived it)
     closing = ev.kinds(EventKind.CLOSING_SIGNAL)
     workers = closing["pid"].drop_nulls().unique(maintain_order=True).to_list()
     shut = (f" (pid {', '.join(map(str, workers[:6]))}{', ...' if len(workers) > 6 else ''})"
@@ -214,17 +217,11 @@ def cancelled_by_scheduler(ev: Evidence) -> Verdict | None:
     c = c.filter(pl.col("_why").is_in(list(SCHEDULER_REASONS))).sort("file", "line")
     if not c.height or ev.timeouts.height or ev.stalls.height or _failed_before(ev, c):
         return None
-    # (the program said its work ended before the kill: its teardown outlived the job, no rank failed)
-    at = c.group_by("file").agg(pl.col("line").min().alias("_at"))
-    done = ev.kinds(EventKind.PROGRAM_END).join(at, on="file").filter(pl.col("line") < pl.col("_at"))
-    if done.height:
-        e = done.sort("line").row(-1, named=True)
-        return Verdict(Kind.UNDECIDED, f"the program said its work ended ({clip(e['message'], 100)}) before "
-                       f"the scheduler ended the job ({clip(c['message'][0], 120)}): the process did not exit "
-                       "in time (its teardown: a profiler's shutdown, destroy_process_group, data loader "
-                       "workers, a checkpoint's write); no rank failed; py-spy dump --pid of a rank after its "
-                       "end line says where it waits", [],
-                       [Cited(e["file"], e["line"], e["message"])] + lines(c, 1))
+    # (the program said its work ended before the kill, or a time limit with no progress logged: undecided)
+    stop = f"the scheduler ended the job ({clip(c['message'][0], 120)})"
+    for v in (rules_after_end.stopped_after_its_end(ev, c, stop), rules_after_end.time_limit_without_progress(ev, c)):
+        if v is not None:
+            return v
     why, fix = SCHEDULER_REASONS[c["_why"][0]]
     last = ev.steps["step"].max() if ev.steps.height else None
     before = f"; the job was making progress until then (last step {last})" if last is not None else ""

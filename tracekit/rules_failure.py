@@ -13,7 +13,7 @@ from tracekit.evidence import KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
 from tracekit.facts_in_view import words_below
 from tracekit.parsers.runtimes.c10d_desync import NAMED
 from tracekit.parsers.torch_patterns import CUT_TRACEBACK
-from tracekit import align, nccl_messages, start_up_frames
+from tracekit import align, ignored_exceptions, nccl_messages, rules_after_end, rules_blamed, start_up_frames
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import COLLECT, msg, rank_of
 from tracekit.rules_nccl_codes import peer_connect_cuda_failed
@@ -276,7 +276,10 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
     if (not ev.crashes.height or _network_failed_before(ev, ev.crashes)
             or _aborted_after_endpoint_error(ev, ev.crashes)):
         return None
-    first = ev.crashes.head(1)
+    # (an exception Python says it ignored, a finaliser's or an atexit function's, is no failure)
+    first = ev.crashes.join(ignored_exceptions.ignored(ev, ev.crashes), on=["file", "line"], how="anti").head(1)
+    if not first.height:
+        return None
     # (of the failures on its line, c10d's word of the rank that failed first: the line is another rank's
     # error, which names it: parsers/runtimes/c10d_desync)
     named = ev.crashes.join(first.select("file", "line"), on=["file", "line"]).filter(pl.col("where") == NAMED)
@@ -286,6 +289,10 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
     if (reported := _reported_missing(ev, first)) is not None:
         return reported
     r = rank_of(first, ev)
+    if (ended := rules_after_end.raised_then_ended(ev, first, who(r) if r else "a rank")) is not None:
+        return ended  # (the work ended after the exception: it did not end the run)
+    if (blamed := rules_blamed.names_faulty_rank(ev, first, r)) is not None:
+        return blamed  # (its words name another rank as the faulty one)
     if (verbs := _verbs_raised(ev, first, r)) is not None:
         return verbs
     if (net := _network_call_checked(ev, first, r)) is not None:

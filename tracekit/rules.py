@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import (exit_barrier, rules_apart, rules_bench, rules_busy, rules_bw_check, rules_collective,
+from tracekit import (exit_barrier, teardown, rules_apart, rules_bench, rules_busy, rules_bw_check, rules_collective,
                       rules_crash_words, rules_exit, rules_init, rules_measured, rules_nccl_tests, rules_places,
                       rules_progress, rules_raised, rules_results, rules_salient, rules_seen, rules_set_up)
 from tracekit.evidence import BENIGN, Evidence, lines
@@ -47,6 +47,9 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     # results (s19): failure lines inside tests the runner then says passed (a test of failure handling):
     # before every failure rule, which would read the provoked failures as the run's
     rules_results.failures_inside_passed_tests,
+    # teardown (s31, issue 31): the run said its work ended and every failure line after it is its teardown's
+    # (the store's host gone first, NCCL's sockets closed at exit): before the rules that read them as failures
+    teardown.ended_then_torn_down,
     cuda_failure,
     refused_call,  # (failures, issue 31)
     rules_set_up.bootstrap_failed,  # starts (s24, issue 31): NCCL's bootstrap failed: set-up never completed

@@ -4,7 +4,8 @@ Covers: a real excerpt (samples/wild dv48-007) whose processes exit successfully
 failures and NCCL socket unwinds is HEALTHY by ``ended_then_torn_down`` and its summary quotes the end and the
 store's teardown line; the same store line BEFORE the end is no teardown (the rule stays silent); a non-zero
 exit after the end keeps it silent; the end of one rank's file does not cover a rank seen elsewhere with no end
-(UNDECIDED naming it); ``noise`` counts the lines after the end only.
+(UNDECIDED naming it); ``noise`` counts the lines after the end only; ``rules_gone.peer_gone`` skips a close
+after the end (its teardown) and still reads one before it.
 """
 
 from __future__ import annotations
@@ -19,16 +20,16 @@ from tracekit.outcome import Kind
 
 WILD = Path(__file__).resolve().parent.parent / "samples" / "wild"
 
-#: real lines of dv48-007 (a Megatron-DeepSpeed smoke run on 2 nodes)
-END = "localhost: [after training is done] datetime: 2026-03-31 16:39:35 \n"
-STORE = ("localhost: [rank1]:[W331 16:39:45.841627790 TCPStore.cpp:125] [c10d] recvValue failed on "
+#: real lines of dv48-007 (a Megatron-DeepSpeed smoke run on 2 nodes), without pdsh's host prefix
+END = "[after training is done] datetime: 2026-03-31 16:39:35 \n"
+STORE = ("[rank1]:[W331 16:39:45.841627790 TCPStore.cpp:125] [c10d] recvValue failed on "
          "SocketImpl(fd=102, addr=[::]:19725, remote=[fdff:ffff::]:26485): Connection reset by peer\n")
-DUMP = ("localhost: [rank1]:[W331 16:39:45.845165848 ProcessGroupNCCL.cpp:1771] [PG ID 0 PG GUID 0(default_pg) "
+DUMP = ("[rank1]:[W331 16:39:45.845165848 ProcessGroupNCCL.cpp:1771] [PG ID 0 PG GUID 0(default_pg) "
         "Rank 1] Failed to check the \"should dump\" flag on TCPStore, (maybe TCPStore server has shut down too "
         "early), with error: Connection reset by peer\n")
-STEP = ("localhost: [Rank 1] (after 1 iterations) memory (MB) | allocated: 15212.42578125 | max allocated: "
+STEP = ("[Rank 1] (after 1 iterations) memory (MB) | allocated: 15212.42578125 | max allocated: "
         "20659.64599609375 | reserved: 28648.0 | max reserved: 28648.0\n")
-EXITS = "".join(f"localhost: [2026-03-31 16:39:46,668] [INFO] [launch.py:367:main] Process {p} exits "
+EXITS = "".join(f"[2026-03-31 16:39:46,668] [INFO] [launch.py:367:main] Process {p} exits "
                 "successfully.\n" for p in (2486035, 2486036))
 
 
@@ -50,7 +51,7 @@ def test_store_noise_after_the_end_is_teardown(tmp_path):
 
 def test_store_failure_before_the_end_is_no_teardown(tmp_path):
     ev = Evidence(text_store(tmp_path, STEP + STORE + DUMP + END + EXITS))
-    assert teardown.noise(ev).height == 0
+    assert teardown.ends(ev).height and teardown.noise(ev).height == 0
     assert teardown.ended_then_torn_down(ev) is None
 
 
@@ -58,6 +59,7 @@ def test_non_zero_exit_after_the_end_keeps_it_silent(tmp_path):
     failed = ("[2024-03-12 08:22:56,574] torch.distributed.elastic.multiprocessing.api: [ERROR] failed "
               "(exitcode: 1) local_rank: 1 (pid: 2486036) of binary: /usr/bin/python\n")
     ev = Evidence(text_store(tmp_path, STEP + END + STORE + DUMP + failed))
+    assert teardown.ends(ev).height and teardown.noise(ev).height == 2
     assert teardown.ended_then_torn_down(ev) is None
 
 
@@ -68,3 +70,17 @@ def test_rank_without_an_end_elsewhere_is_undecided(tmp_path):
     v = teardown.ended_then_torn_down(ev)
     assert v is not None and v.kind == Kind.UNDECIDED and 2 in v.ranks
     assert "show no end of their own" in v.summary
+
+
+def test_peer_gone_skips_a_close_after_the_end(tmp_path):
+    from tracekit.rules_gone import peer_gone
+    failed = ("[2024-03-12 08:22:56,574] torch.distributed.elastic.multiprocessing.api: [ERROR] failed "
+              "(exitcode: 1) local_rank: 1 (pid: 2486036) of binary: /usr/bin/python\n")
+    (tmp_path / "after").mkdir()
+    (tmp_path / "before").mkdir()
+    after = Evidence(text_store(tmp_path / "after", STEP + END + STORE + failed))
+    assert teardown.noise(after).height == 1
+    before = Evidence(text_store(tmp_path / "before", STEP + STORE + END + failed))
+    assert peer_gone(after) is None
+    v = peer_gone(before)
+    assert v is not None and "recvValue failed" in v.summary

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from tracekit import teardown
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.meanings import EITHER_ABORT
 from tracekit.outcome import EventKind, Kind, Verdict
@@ -72,10 +73,13 @@ def comms_aborted(ev: Evidence) -> Verdict | None:
 
 def peer_gone(ev: Evidence) -> Verdict | None:
     """A rank's connection was closed by its peer (broken pipe, reset, closed by remote peer) and
-    nothing says why: the peer ended first, and only its own log says why."""
+    nothing says why: the peer ended first, and only its own log says why. (Not a close after the run's end
+    on that rank: its teardown, ``teardown.noise``.)"""
     closed = pl.col("message").str.contains(r"(?i)broken pipe|closed by (?:remote )?peer|connection reset")
     gone = ev.kinds(EventKind.TRANSPORT_ERROR, EventKind.NCCL_WARN, EventKind.EXCEPTION,
                     EventKind.CRASH).filter(closed).sort("file", "line")
+    # (s31) not a close after the run's end on its rank: its teardown's (the store's host exited first)
+    gone = gone.join(teardown.noise(ev).select("file", "line"), on=["file", "line"], how="anti")
     if not gone.height:
         return None
     in_init = _unwound_through_init(ev, gone)

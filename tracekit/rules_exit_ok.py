@@ -75,8 +75,10 @@ def exited_ok_after_end(ev: Evidence) -> Verdict | None:
     own = ended.filter(pl.col("kind") != EventKind.STEP)  # (the program's end line says it best; else the step)
     end = (own if own.height else ended).row(-1, named=True)
     ranks = ev.coverage.seen
+    # (the store's or the transport's own words say more than NCCL's unwind codes: quoted first)
+    told = noise.sort(pl.col("kind") == EventKind.NCCL_UNWIND, "file", "line")
     said_noise = (f"; the {noise.height} line(s) with error words between are its teardown (first: "
-                  f"`{clip(noise.sort('file', 'line')['message'][0], 110)}`): a process that returns 0 did "
+                  f"`{clip(told['message'][0], 110)}`): a process that returns 0 did "
                   "not fail, the lines say in which order the processes went away" if noise.height else "")
     return Verdict(Kind.HEALTHY, f"the program's work ended (`{clip(end['message'], 100)}`), then the launcher "
                    f"said {exits.height} worker process(es) returned 0 (`{clip(exits['message'][-1], 100)}`)"

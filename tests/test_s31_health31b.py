@@ -8,6 +8,9 @@
 - rules_progress.clean_but_partial: a loop's last step at its stated total that names no rank (Megatron's
   ``iteration 20/ 20``) is the end of the ranks seen in its file (samples/wild/dv48-006, said with its
   iteration times), never of a rank whose own step lines stop short of it;
+- progress_figures.ticks: a step's timing block printed again and again (``forward time: 0.35s`` ...
+  ``total step time: 0.97s``, a real gloo DDP run's) is read by its whole, the key with the largest figure;
+  its parts read after the whole are no step that alternates fast and slow (no SLOW_PROGRESS);
 - parsers/work_done.COLLECTIVE_OK: a collective said completed on every visible rank (``Rank 0: all_reduce
   completed``, the real output of a 2-process gloo run under torchrun) is that rank's result: HEALTHY; an
   NCCL line or a line with a failure word is none.
@@ -119,3 +122,55 @@ def test_nccl_lines_and_failures_are_no_collective_completed(tmp_path):
     text = ("gpu1:1001:1050 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x7f count 8 done\n"
             "Rank 1: all_reduce not completed, timed out after 1800 s\n")
     assert not events_of(text_store(tmp_path, text), EventKind.PROGRAM_END).height
+
+
+#: the real output of a 2-process gloo DDP run under torchrun (torch 2.x, CPU): rank 0 times each step's parts
+#: and prints them as a block, `print(f"forward time: {t1-t0:.4f}s")` ... `print(f"total step time: {t3-t0:.4f}s")`
+BLOCKS = ("forward time: 0.0189s\nbackward time: 0.0132s\noptimizer time: 0.0004s\ntotal step time: 0.0325s\n"
+          "forward time: 0.0551s\nbackward time: 0.0117s\noptimizer time: 0.0005s\ntotal step time: 0.0673s\n"
+          "forward time: 0.0032s\nbackward time: 0.0149s\noptimizer time: 0.0004s\ntotal step time: 0.0185s\n"
+          "forward time: 0.0016s\nbackward time: 0.0175s\noptimizer time: 0.0004s\ntotal step time: 0.0195s\n")
+
+
+def test_a_timing_blocks_parts_are_not_read_as_steps(tmp_path):
+    from tracekit.evidence import Evidence
+
+    ev = Evidence.gather(text_store(tmp_path, BLOCKS))
+    said = ev.ticks["message"].to_list()
+    assert said == [f"total step time: {t}s" for t in ("0.0325", "0.0673", "0.0185", "0.0195")]
+
+
+def test_steady_timing_blocks_are_no_slow_steps_that_alternate(tmp_path):
+    # (the same program's block with the figures of a steady run: the part after the whole is no faster step)
+    steady = "".join(f"forward time: {f:.2f}s\nbackward time: {b:.2f}s\noptimizer step time: {o:.2f}s\n"
+                     f"total step time: {f + b + o:.2f}s\n"
+                     for f, b, o in ((0.35, 0.52, 0.10), (0.34, 0.51, 0.11), (0.36, 0.53, 0.10), (0.35, 0.52, 0.10)))
+    v = decide(text_store(tmp_path, steady))
+    assert v.kind != Kind.SLOW_PROGRESS and v.rule != "pace_alternates"
+    assert v.kind == Kind.HEALTHY and "step time: 0.97" in v.summary  # (the whole step's time said)
+
+
+#: the real output of a 2-process gloo DDP run under torchrun (torch 2.x, CPU, two busy cores): rank 0 logs the
+#: world size once, then `print(f"throughput: {128 * world / dt:.1f} samples/s")` each step, naming no rank
+UNNAMED = ("Initialized process group: world_size=2\nthroughput: 4449.6 samples/s\nthroughput: 1554.7 samples/s\n"
+           "throughput: 4861.2 samples/s\nthroughput: 4698.7 samples/s\nthroughput: 3004.2 samples/s\n"
+           "throughput: 1905.0 samples/s\n")
+
+
+def test_steady_throughput_naming_no_rank_in_a_logged_world_is_healthy(tmp_path):
+    # (the same program's lines with the figures of a steady run)
+    steady = "Initialized process group: world_size=8\n" + "".join(
+        f"throughput: {9800 - 10 * i:.1f} samples/s\n" for i in range(5))
+    v = decide(text_store(tmp_path, steady))
+    assert v.kind == Kind.HEALTHY and v.rule == "steady_unnamed"
+    assert "world size is 8 and no line names a rank" in v.summary and "samples/s" in v.summary
+
+
+def test_throughput_that_swings_threefold_naming_no_rank_is_not_healthy(tmp_path):
+    assert decide(text_store(tmp_path, UNNAMED)).kind != Kind.HEALTHY
+
+
+def test_steady_throughput_beside_one_named_rank_of_a_larger_world_is_not_steady_unnamed(tmp_path):
+    steady = "Rank 0: initialized, world_size=8\n" + "".join(
+        f"throughput: {9800 - 10 * i:.1f} samples/s\n" for i in range(5))
+    assert decide(text_store(tmp_path, steady)).rule != "steady_unnamed"

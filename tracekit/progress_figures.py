@@ -75,8 +75,31 @@ def ticks(events: pl.DataFrame, each_figure: bool = False) -> pl.DataFrame:
     numbered = (st.filter(pl.col("step").is_not_null())
                 .unique(["rank", "step", *(["rate", "took"] if each_figure else [])], keep="first",
                         maintain_order=True))
-    st = pl.concat([numbered, st.filter(pl.col("step").is_null())]).sort("file", "line")
+    st = pl.concat([numbered, _one_key_per_block(st.filter(pl.col("step").is_null()))]).sort("file", "line")
     return st.with_row_index("i")
+
+
+def _one_key_per_block(st: pl.DataFrame) -> pl.DataFrame:
+    """(s31) A step's timing block, printed again and again (``forward time: 0.35s``, ``backward time:
+    0.52s``, ``optimizer step time: 0.10s``, ``total step time: 0.97s``, once per step): its keys time the
+    parts of one step, so read one after the other they are no pace (the part 0.10 s after the whole 0.97 s
+    is no step twice as fast, samples/wild's healthy runs read as slow). Where a file's (a rank's) lines
+    without a step number carry a time under two keys or more, each printed twice or more, only the key with
+    the largest figure (the whole, not a part) is read as the step's time; a rate's lines stay as they are."""
+    key = series.template(pl.col("message").fill_null(""))
+    timed = pl.col("took").is_not_null() & pl.col("rate").is_null()
+    st = st.with_columns(pl.when(timed).then(key).alias("_key"))
+    keys = st.filter(pl.col("_key").is_not_null()).group_by("file", "rank", "_key").agg(
+        pl.len().alias("_n"), pl.col("took").median().alias("_med"))
+    keys = keys.filter(pl.col("_n") >= 2).filter(pl.len().over("file", "rank") >= 2)
+    if not keys.height:
+        return st.drop("_key")
+    whole = keys.sort("_med", descending=True).unique(["file", "rank"], keep="first")
+    # (the other keys of those files' blocks: their parts)
+    parts = keys.join(whole.select("file", "rank", "_key"), on=["file", "rank", "_key"], how="anti",
+                      nulls_equal=True)
+    return st.join(parts.select("file", "rank", "_key"), on=["file", "rank", "_key"], how="anti",
+                   nulls_equal=True).drop("_key")
 
 
 def _phases_before(events: pl.DataFrame, ticks: pl.DataFrame) -> pl.DataFrame:

@@ -258,8 +258,14 @@ def _every_seen_rank_ended(ev: Evidence) -> bool:
     # end of the process or job whose file it is: it covers the ranks seen only in that file (a rank named in
     # a sentence, DeepSpeed's `OVERFLOW! Rank 3 Skipping step`); an end that names its rank covers that rank
     rankless = set(ends.filter(pl.col("rank").is_null())["file"].to_list())
+    # (s31) so is a loop's last step at its stated total that names no rank (Megatron's `iteration 20/ 20`,
+    # printed by one process for all): a synchronous step completes only once every rank took part in it
+    # (never a rank whose own step lines stop short of it: `Rank 0: Iteration 9/10` is where rank 0 is)
+    short = set(ev.steps["rank"].drop_nulls().to_list()) - done
+    at_total = set(last.filter(pl.col("rank").is_null())["file"].to_list())
     files = ev.store.ranks.group_by("rank").agg(pl.col("file").unique())
     done |= {r for r, fs in files.iter_rows() if r is not None and rankless and set(fs) <= rankless}
+    done |= {r for r, fs in files.iter_rows() if r is not None and at_total and set(fs) <= at_total} - short
     destroyed = ev.store.comms.filter(pl.col("state") == "destroy_complete")
     done |= set(destroyed.select(pl.coalesce("global_rank", "rank"))[:, 0].drop_nulls().to_list())
     done |= ev.agent_finished  # (torchrun's agent said its worker group succeeded: evidence_progress)

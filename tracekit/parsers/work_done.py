@@ -198,11 +198,13 @@ RANK_ON = r"(?i)\b(?:on|from|for|at|by) rank\s*[:=#]?\s*(?P<rank>\d+)\b"
 TENSOR_RESULT = (r"(?i)\b(?:results?|reduced|gathered|received|after|output|broadcasted|sum)\b[^\n]{0,60}?"
                  r"\btensor\(\[?\s*[-+\d.]")
 #: (s30) a collective said to have worked, in a script's words (``rank 0: allreduce success``, ``all_reduce
-#: ok: 2.0``, ``broadcast check passed``, ``NCCL all_gather verified``): the collective returned with the
+#: ok: 2.0``, ``broadcast check passed``, ``NCCL all_gather verified``, s31 ``Rank 0: all_reduce completed``): the collective returned with the
 #: value the script expected; NCCL's own lines (``NCCL INFO ...``) are never it
 COLLECTIVE_OK = (r"(?i)\b(?:all_?reduce|all_?gather|reduce_?scatter|broadcast|all_?to_?all|send/recv|p2p"
                  r"|collectives?)\b[^\n]{0,30}?(?:\b(?:success(?:ful(?:ly)?)?|succeeded|ok|passed|correct"
-                 r"|verified)\b|\bresults?\s*[:=]\s*[-+\d\[(t])")
+                 # (s31) ``Rank 0: all_reduce completed``, ``all_gather done on rank 1``: a collective returns only
+                 # once every rank of its group took part in it
+                 r"|verified|completed?|done|finished)\b|\bresults?\s*[:=]\s*[-+\d\[(t])")
 
 
 #: (s30) the collectives after which every rank holds the same value

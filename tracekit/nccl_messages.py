@@ -154,7 +154,7 @@ MESSAGES: tuple[Message, ...] = (
             "ncclRemoteError: a peer's process exited, or the network between them failed",
             (CRASH, NET), "src/init.cc:3430"),
     Message("system_error", r"unhandled system error|ncclSystemError",
-            "ncclSystemError: a system call failed (sockets, shm, /dev/shm too small in a container)",
+            "ncclSystemError: a system call failed (sockets, shared memory too small in a container)",
             (NET,), "src/init.cc:3422"),
     Message("invalid_usage",
             r"invalid usage \(run with NCCL_DEBUG=WARN|ncclInvalidUsage|, invalid usage, NCCL version",

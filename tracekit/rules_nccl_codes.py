@@ -93,7 +93,7 @@ def system_call_failed(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Verdict |
     # ncclCommInitRank, or beside its runtime's word of a set-up method, vLLM's `Error executing method
     # 'init_device'`: an init that never completed, rules_set_up.nccl_code_in_set_up's; dv28-014)
     if (own.filter(pl.col("where").fill_null("").str.contains(INIT_CALL)).height
-            or said_in_files(ev, own, SET_UP).height):
+            or said_in_files(ev, own, r"\binit_device\b").height):
         return None
     at, first = own["file"][0], own["line"][0]
     # (a process's end after the error is its consequence: mp.spawn's `process 0 terminated with exit code 1`)

@@ -27,7 +27,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 
 if not CHROMIUM and os.environ.get("TRACEKIT_BROWSER_TESTS") == "required":
     raise RuntimeError("chromium is missing but .ci/run requires the browser tests (apt-get install chromium)")
-pytestmark = pytest.mark.skipif(not CHROMIUM, reason="chromium is missing (apt-get install chromium)")
+pytestmark = [pytest.mark.skipif(not CHROMIUM, reason="chromium is missing (apt-get install chromium)"),
+              pytest.mark.xdist_group("browser")]  # one chromium at a time: see tests/test_trace_browser.py
 
 
 def chromium(*args):

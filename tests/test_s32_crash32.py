@@ -4,10 +4,10 @@ Covers:
 - ``set_up_rekind.PROGRAM_ERROR``: a decoder's or parser's error (``binascii.Error: Incorrect padding`` under
   DeepSpeedConfig's base64 decode, dv48-005's lines) raised inside Megatron's ``_initialize_distributed`` is the
   program's own crash, not a set-up that never completed; a connection error under the same frame still is.
-- ``rules_nccl_errors._own_check_refused``: NCCL's own-check codes (internal error, invalid usage) raised by the
-  program's collective through ProcessGroupNCCL with no WARN, no network line and no communicator-init call are
-  that rank's failure (dv14-049, dv30-027, dv6-030's lines); the same code raised from ncclCommInitRank stays
-  UNDECIDED (llm-042's lines); an unhandled system error stays the network's or undecided.
+- ``rules_nccl_errors._own_check_refused``: NCCL's internal-check code raised by the program's collective through
+  ProcessGroupNCCL with no WARN, no network line and no communicator-init call is that rank's failure (dv14-049,
+  dv6-030's lines); invalid usage raised from ncclCommInitRank stays no crash (llm-042's lines); an unhandled
+  system error is no own check.
 """
 
 from __future__ import annotations

@@ -202,9 +202,41 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
                  else rules_set_up.nccl_code_in_set_up(ev, e, r, means, why))
     if in_set_up is not None:
         return in_set_up
+    if not last.height and (own := _own_check_refused(ev, e, r, said, means)) is not None:
+        return own
     return Verdict(Kind.UNDECIDED, f"NCCL failed on {failing(r, ev)} ({msg(e, 0, 160)}){means}; "
                    f"{why}: rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET) and collect every rank's "
                    "output", r, lines(e, 4) + lines(last, 2) + lines(ev.exits, 2))
+
+
+#: NCCL's code of its own check on the calling rank (ncclGetErrorString: `internal error - please report this issue
+#: to the NCCL developers`): never a byte on the wire nor a peer's going away (not `invalid usage`: ranks that
+#: disagree get it too, and only its WARN says which; test_failures_refused)
+OWN_CHECKS = ("internal_error",)
+#: the same codes as torch's ProcessGroupNCCL words them (`NCCL error in: ...ProcessGroupNCCL.cpp:1275, internal error,
+#: NCCL version 2.14.3`) and NCCL's own names of them, in any of the error's lines
+OWN_CHECK_WORDS = r", internal error, NCCL version|\bncclInternalError\b"
+#: the communicator's own init call (never a process group's set-up around a first collective: dv14-049's
+#: all_reduce in vLLM's _init_distributed_environment raised NCCL's check, labelled crashed-rank)
+COMM_INIT = r"(?i)ncclCommInit|PyNcclCommunicator|device_communicators/pynccl\.py|\binit_device\b"
+
+
+def _own_check_refused(ev: Evidence, e: pl.DataFrame, r: list[int], said, means: str) -> Verdict | None:
+    """CRASHED_RANK where NCCL's code is its own internal check on the calling rank (``OWN_CHECKS``), raised by the
+    program's call through ProcessGroupNCCL or a plugin (``ProcessGroupNCCL.cpp:1275, internal error``), with no
+    NCCL WARN, no transport error, no timeout and no communicator-init call (``COMM_INIT``: ncclCommInitRank,
+    PyNcclCommunicator, init_device) in its files: that rank's own call failed NCCL's check, its failure (s32:
+    dev label dv14-049 crashed-rank; dv6-030, dv9-004 accept it; dv2-033's init_device stays set-up's)."""
+    own = (said is not None and said[0].name in OWN_CHECKS) or e["message"].fill_null("").str.contains(
+        OWN_CHECK_WORDS).any()
+    if (not own or ev.transport.height or ev.timeouts.height
+            or said_in_files(ev, e, COMM_INIT).height):
+        return None
+    return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed in its own NCCL call: {msg(e, 0, 160)}{means}; "
+                   "NCCL's own check refused the call on that rank (no line is the network's or a peer's going "
+                   "away, and no communicator init is named), so that rank's call is the failure; NCCL_DEBUG=WARN "
+                   "prints the check that failed (a device shared by two ranks, a bad argument, a port in use)",
+                   r, lines(e, 4) + lines(ev.exits, 2))
 
 
 def _unwound_through_topology(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Verdict | None:

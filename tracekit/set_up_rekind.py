@@ -44,7 +44,11 @@ KILLED = r"(?i)\bSIG(?:TERM|KILL)\b|\bdeath signal\b|killed from outside"
 #: import): raised inside a set-up frame they are still the program's, never set-up's waiting on its peers
 PROGRAM_ERROR = (r"(?:^|[\s:.])(?:ValueError|TypeError|KeyError|AttributeError|AssertionError|NameError|IndexError"
                  r"|NotImplementedError|ImportError|ModuleNotFoundError|FileNotFoundError|SyntaxError"
-                 r"|ZeroDivisionError|UnboundLocalError|RecursionError|PermissionError)\b")
+                 r"|ZeroDivisionError|UnboundLocalError|RecursionError|PermissionError"
+                 # (s32: a decoder's or a parser's error, raised by the program's reading of its own config or
+                 # data: `binascii.Error: Incorrect padding` under DeepSpeedConfig's base64 decode, dv48-005, in
+                 # Megatron's _initialize_distributed; a module's own `x.Error`, never a network's)
+                 r"|JSONDecodeError|Unicode(?:De|En)?codeError|UnpicklingError|(?<![\w.])(?!(?:nccl|hccl|rccl|gloo|mpi|ucx|grpc|socket|ssl)\.)[a-z_]\w*\.Error)\b")
 #: how many lines after a runtime's word that a process failed its traceback's exception may come
 FOLLOWS = 60
 #: how many lines before a crash its file's failure lines are read with it (``failed_in_set_up``)

@@ -36,7 +36,7 @@ from tracekit.rules_stall import (deadlock, deadlock_from_stacks, deadlock_from_
                                   init_stall, timed_out, waiting_on_silent_ranks, watchdog_stuck)
 from tracekit.rules_stall import ended_while_others_wait, joined_then_nothing  # (failures, issue 31)
 from tracekit.rules_stall import stopped_at_epoch_end  # (waits s27, issue 31)
-from tracekit import rules_unnamed
+from tracekit import rules_unnamed, user_stop
 from tracekit.rules_gone import aborted_unexplained, comms_aborted, peer_died_first, peer_gone
 from tracekit.rules_wait import stalled_in_start_up, waiting_across_groups
 
@@ -85,6 +85,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     nccl_error_unexplained,
     nccl_unwound,  # (failures, issue 31): NCCL's unwind lines alone: where it failed, with which code
     rules_exit.launcher_could_not_reach,  # (failures, issue 31)
+    user_stop.stopped_by_user,  # crash32b (issue 31): a user's Ctrl-C and its knock-on, no rank's crash
     rules_exit.killed_from_outside,
     rules_exit.cancelled_by_scheduler,  # (failures, issue 31)
     rules_exit.process_ended,

@@ -19,7 +19,7 @@ import re
 
 import polars as pl
 
-from tracekit import align, runtime_failures
+from tracekit import align, runtime_failures, user_stop
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.outcome import Kind, Verdict
 from tracekit.parsers import salient
@@ -66,6 +66,7 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
     no rank or process is no one's crash: none of them decides."""
     told = telling(ev)
     crash = _no_start_then_started(ev, told.filter(pl.col("where") == Telling.CRASH))
+    crash = user_stop.without_stop(ev, crash)  # (a user's Ctrl-C and what raised as it unwound: no crash)
     if not crash.height:
         return None
     # (a crash after a transport's own failure in its file is that failure's consequence: UCX's ``Failed to

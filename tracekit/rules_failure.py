@@ -13,7 +13,8 @@ from tracekit.evidence import KILL_CODES, SIGKILL_CODES, Evidence, clip, lines
 from tracekit.facts_in_view import words_below
 from tracekit.parsers.runtimes.c10d_desync import NAMED
 from tracekit.parsers.torch_patterns import CUT_TRACEBACK
-from tracekit import align, ignored_exceptions, nccl_messages, rules_after_end, rules_blamed, start_up_frames
+from tracekit import (align, ignored_exceptions, nccl_messages, rules_after_end, rules_blamed, start_up_frames,
+                      user_stop)
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.rules_common import COLLECT, msg, rank_of
 from tracekit.rules_nccl_codes import peer_connect_cuda_failed
@@ -277,7 +278,9 @@ def crashed_rank(ev: Evidence) -> Verdict | None:
             or _aborted_after_endpoint_error(ev, ev.crashes)):
         return None
     # (an exception Python says it ignored, a finaliser's or an atexit function's, is no failure)
-    first = ev.crashes.join(ignored_exceptions.ignored(ev, ev.crashes), on=["file", "line"], how="anti").head(1)
+    first = ev.crashes.join(ignored_exceptions.ignored(ev, ev.crashes), on=["file", "line"], how="anti")
+    # (nor is a user's Ctrl-C, or what raised as the processes unwound from it: user_stop)
+    first = user_stop.without_stop(ev, first).head(1)
     if not first.height:
         return None
     # (of the failures on its line, c10d's word of the rank that failed first: the line is another rank's

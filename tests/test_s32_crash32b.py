@@ -78,3 +78,11 @@ def test_a_crash_far_above_the_stop_stays_a_crash(tmp_path):
     v = decide(text_store(tmp_path, crash + STEPS * 6 + STOP))
     assert v.kind is Kind.CRASHED_RANK
     assert "Expected all tensors" in v.summary
+
+
+def test_an_oom_right_above_the_stop_stays_the_crash(tmp_path):
+    # a rank ran out of memory, the others hung, the user pressed Ctrl-C: the OOM is the cause, however close
+    oom = "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    v = decide(text_store(tmp_path, STEPS + oom + STOP))
+    assert v.kind is Kind.CRASHED_RANK
+    assert "out of memory" in v.summary

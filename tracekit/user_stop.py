@@ -35,6 +35,11 @@ INTERRUPTED_STACK = r"\(interrupted\)"
 #: how far above the stop's first line a failure may stand and still be the stop's (the processes' tracebacks
 #: of one Ctrl-C interleave; one's error line may print before another's ``KeyboardInterrupt``)
 WITHIN = 40
+#: a failure that is a cause of its own, never a stop's knock-on when it prints before the stop: a rank that ran
+#: out of memory, a CUDA or NCCL error, a signal, a segfault (the rank crashed, then its user stopped the others
+#: that hung: the crash is the cause). Only other exceptions above the stop (a handler's NameError) are its own.
+CAUSE = (r"(?i)out of memory|OutOfMemory|\bCUDA\b|\bNCCL\b|nccl\w*Error|illegal memory|\bECC\b|Segmentation|"
+         r"SIGSEGV|SIGKILL|SIGABRT|core dumped|\bKilled\b")
 
 
 def first_stop(ev: Evidence) -> pl.DataFrame:
@@ -48,15 +53,18 @@ def first_stop(ev: Evidence) -> pl.DataFrame:
 
 def stopped(ev: Evidence, failures: pl.DataFrame) -> pl.DataFrame:
     """The rows of ``failures`` that are a user's stop or its knock-on: a ``KeyboardInterrupt`` itself, or a
-    failure line at or after the file's first stop line, or within ``WITHIN`` lines above it."""
+    failure line at or after the file's first stop line, or within ``WITHIN`` lines above it and not a cause of
+    its own (``CAUSE``: an OOM, a CUDA or NCCL error, a signal stay the crash they are)."""
     if not failures.height:
         return failures
     stop = first_stop(ev)
     if not stop.height:
         return failures.clear()
+    said = pl.col("message").fill_null("")
     return (failures.join(stop, on="file")
-            .filter((pl.col("line") >= pl.col("_stop") - WITHIN)
-                    | pl.col("message").fill_null("").str.contains(INTERRUPT))
+            .filter((pl.col("line") >= pl.col("_stop"))
+                    | ((pl.col("line") >= pl.col("_stop") - WITHIN) & ~said.str.contains(CAUSE))
+                    | said.str.contains(INTERRUPT))
             .drop("_stop"))
 
 

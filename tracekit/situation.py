@@ -13,7 +13,7 @@ import re
 
 import polars as pl
 
-from tracekit import align, ignored_exceptions, sources
+from tracekit import align, ignored_exceptions, sources, user_stop
 from tracekit.evidence import Evidence, clip, own_frame
 # (the facts in view, each verdict's summary says them: read from here by verdict.decide and the tests)
 from tracekit.facts_in_view import ended_by, in_view, seq_said, signal_of  # noqa: F401
@@ -212,6 +212,7 @@ def _ended(ev: Evidence) -> dict[int, str]:
                        + (f" of process group {w['pg']}" if w["pg"] is not None else "")
                        + (f" after {w['timeout_ms'] / 1000:g} s" if w["timeout_ms"] else ""))
     crashes = ev.crashes.join(ignored_exceptions.ignored(ev, ev.crashes), on=["file", "line"], how="anti")
+    crashes = user_stop.without_stop(ev, crashes)  # (nor what raised as a user's Ctrl-C unwound)
     for c in crashes.filter(pl.col("rank").is_not_null()).iter_rows(named=True):  # (not one Python ignored)
         # (a rank another rank's line names as failed, c10d's word or NCCL RAS's: said as that word)
         out.setdefault(c["rank"], ("named failed: " if c["where"] in ("c10d named", "nccl ras") else "raised ")

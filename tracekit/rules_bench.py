@@ -12,7 +12,7 @@ import re
 
 import polars as pl
 
-from tracekit import pace, progress_messages
+from tracekit import pace, pace_moves, progress_messages
 from tracekit.parsers import any_of, timings
 from tracekit.evidence import C10D_FRAME, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
@@ -298,7 +298,7 @@ def pace_trend(ev: Evidence) -> Verdict | None:
     if not _calm(ev):
         return None
     tr = pace.trend(ev.ticks)
-    if tr is None or _average_holds(ev.ticks):
+    if tr is None or _average_holds(ev.ticks) or pace_moves.moves_back(ev.ticks):
         return None
     return Verdict(Kind.SLOW_PROGRESS, f"{tr['text']} (the program's own figures) and no error, signal or "
                    "stall is logged: the run goes on, slower and slower; slow, not hung "

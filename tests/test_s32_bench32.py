@@ -5,7 +5,9 @@ the socket's Ethernet link, whose rate the log does not state: a busbw at what a
 slow under the 10 GB/s of a GPU fabric; far under what 10 GbE carries it is slow), the path the GPUs' names give
 as the yardstick before that 10 GB/s floor (a PCIe path at what it gives is not slow; an NVLink one far under it
 is), and pace_moves.moves_back asked by rules_bench.pace_trend (a slow eval or save step inside the last third,
-or a periodic slow step the last third caught again, is no slowdown; a pace that climbs and stays is).
+or a periodic slow step the last third caught again, is no slowdown; a pace that climbs and stays is), and
+tick_bandwidth.said in rules_bench.steady_ticks (a transfer benchmark's progress lines that each print a bandwidth:
+the healthy verdict says that figure, the one compared with a link; lines without one say none).
 The nccl-tests lines are quoted from /work/shared/corpus/nccl_socket_2node_awsbatch_nccltests_2.11.4.log
 (aws-samples/aws-hpc-tutorials: two A10G nodes over eth0, a tutorial's successful run); Megatron's line is the
 f-string of megatron/training/training.py training_log, as tests/test_progress_pace.py quotes it.
@@ -154,3 +156,26 @@ def test_a_pace_that_moves_and_comes_back_is_no_trend(ms, monkeypatch):
 def test_a_pace_that_climbs_and_stays_is_still_slow():
     v = _megatron((950.1, 812.0, 820.4, 815.3, 1300.8, 1650.2, 1702.9, 1760.3))
     assert v.kind == Kind.SLOW_PROGRESS and v.rule == "pace_trend"
+
+
+#: MXNet's tools/bandwidth/measure.py on two GPUs (samples/wild dv34-005, its iteration lines as printed)
+MEASURE = """python measure.py --kv-store device --gpus 0,1 --network resnet --depth 200
+INFO:root:num of arrays = 205, total size = 257.991328 MB
+INFO:root:iter 1, 0.113931 sec, 2.264454 GB/sec per gpu, error 0.000000
+INFO:root:iter 2, 0.113200 sec, 2.279076 GB/sec per gpu, error 0.000000
+INFO:root:iter 3, 0.115689 sec, 2.230041 GB/sec per gpu, error 0.000000
+INFO:root:iter 4, 0.110764 sec, 2.329203 GB/sec per gpu, error 0.000000
+INFO:root:iter 5, 0.110690 sec, 2.330758 GB/sec per gpu, error 0.000000
+"""
+
+
+def test_steady_ticks_say_the_bandwidth_a_transfer_benchmark_measures(tmp_path):
+    v = decide(text_store(tmp_path, MEASURE))
+    assert v.kind == Kind.HEALTHY and v.rule == "steady_ticks"
+    assert "2.23-2.33 GB/sec per gpu on 5 lines" in v.summary and "link" in v.summary
+
+
+def test_steady_ticks_without_a_bandwidth_say_none(tmp_path):
+    # (the same lines with the bandwidth column gone: the pace alone, no bandwidth invented)
+    v = decide(text_store(tmp_path, re.sub(r" [\d.]+ GB/sec per gpu,", "", MEASURE)))
+    assert v.rule == "steady_ticks" and "GB/sec" not in v.summary and "bandwidth each line" not in v.summary

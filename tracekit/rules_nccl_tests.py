@@ -16,6 +16,9 @@ Session 25: on one host, the GPU nccl-tests' header names gives what its path ca
 by GPU model, PCIe by generation): a large-size busbw under a third of it is slow, naming both figures and
 the path; at it, the healthy verdict says so, and a table cut past the large sizes at it is healthy so far;
 a row begun after the last finished one (its size printed, its figures never) is a stop inside that size.
+Session 32: the link a run states is the yardstick before the 10 GB/s floor of any GPU fabric: the path the GPUs'
+names give (far below it: slow, said first; at a third of it or more: not slow), and a run NCCL logged over TCP
+sockets only, whose Ethernet link the log does not rate: at what a socket carries healthy, far under 10 GbE slow.
 """
 
 from __future__ import annotations

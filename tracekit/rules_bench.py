@@ -12,7 +12,7 @@ import re
 
 import polars as pl
 
-from tracekit import pace, progress_messages
+from tracekit import pace, pace_moves, progress_messages, tick_bandwidth
 from tracekit.parsers import any_of, timings
 from tracekit.evidence import C10D_FRAME, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
@@ -298,7 +298,7 @@ def pace_trend(ev: Evidence) -> Verdict | None:
     if not _calm(ev):
         return None
     tr = pace.trend(ev.ticks)
-    if tr is None or _average_holds(ev.ticks):
+    if tr is None or _average_holds(ev.ticks) or pace_moves.moves_back(ev.ticks):
         return None
     return Verdict(Kind.SLOW_PROGRESS, f"{tr['text']} (the program's own figures) and no error, signal or "
                    "stall is logged: the run goes on, slower and slower; slow, not hung "
@@ -339,8 +339,11 @@ def steady_ticks(ev: Evidence) -> Verdict | None:
              if steps.height and steps["step"].n_unique() > 1
              else "the program's own progress lines hold at ")
     joined = ("; in a synchronous job the other ranks joined each step" if steps.height else "")
+    bw = tick_bandwidth.said(ev.ticks)  # (s32: a transfer benchmark's own figure, the one compared with the link)
+    bw = (f"; the bandwidth each line measures holds at {bw}: steady, slow only against the rate of the link it "
+          "crosses, which the log does not state" if bw else "")
     return Verdict(Kind.HEALTHY, f"{moved}{st['text']} and no error, signal or stall is logged"
-                   f"{joined}; this covers what is seen ({ev.coverage.describe()})", [], lines(ev.ticks, 2))
+                   f"{joined}{bw}; this covers what is seen ({ev.coverage.describe()})", [], lines(ev.ticks, 2))
 
 
 def _whose(steps: pl.DataFrame) -> str:

@@ -16,6 +16,9 @@ Session 25: on one host, the GPU nccl-tests' header names gives what its path ca
 by GPU model, PCIe by generation): a large-size busbw under a third of it is slow, naming both figures and
 the path; at it, the healthy verdict says so, and a table cut past the large sizes at it is healthy so far;
 a row begun after the last finished one (its size printed, its figures never) is a stop inside that size.
+Session 32: the link a run states is the yardstick before the 10 GB/s floor of any GPU fabric: the path the GPUs'
+names give (far below it: slow, said first; at a third of it or more: not slow), and a run NCCL logged over TCP
+sockets only, whose Ethernet link the log does not rate: at what a socket carries healthy, far under 10 GbE slow.
 """
 
 from __future__ import annotations
@@ -102,11 +105,14 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
     # AllReduceGetBw: 2*(nranks-1)/nranks): nothing crosses a link, nothing is slow)
     alone = large.height > 0 and large["busbw_gbs"].max() == 0
     shared = one_gpu(ev)
-    if large.height and not alone and not shared and large["busbw_gbs"].max() < LOW_BUSBW:
-        return _low(large, avg, ends, transport, on)
     path = None if _nodes(ev)[0] or shared else link_rates.one_host_path(ev, transport)
     if large.height and path and (v := link_rates.far_below(path, large, f"{_test(large)}{on}")):
-        return v
+        return v  # (s32: before the floor of any fabric: the path's own rate says how far below it is)
+    # (s32: the path the GPUs' names give is the yardstick where they name one: a PCIe path's figure at a third of
+    # its rate or more is what it gives, not slow; a socket's yardstick is its NIC, _on_socket)
+    fits = bool(large.height and path and path.low and large["busbw_gbs"].max() >= link_rates.FAR_BELOW * path.low)
+    if large.height and not alone and not shared and not fits and large["busbw_gbs"].max() < LOW_BUSBW:
+        return _on_socket(large, ends, transport, on) or _low(large, avg, ends, transport, on)
     if large.height and not shared and (v := _below_links(ev, large, ends, on)):
         return v
     if v := _stopped_inside(ev, rows, on):
@@ -310,6 +316,34 @@ def _falls(f: dict, t: pl.DataFrame, on: str) -> Verdict:
                    f"{_size(p['bytes'])} (a protocol or algorithm switch, or a transport that carries less); "
                    "the collectives complete, slowly", [],
                    [Cited(p["file"], p["line"], p["message"]), Cited(a["file"], a["line"], a["message"])])
+
+
+#: (s32) GB/s one TCP socket path over the slowest Ethernet of a GPU cluster carries (10 GbE, ~1.2 GB/s); a third of
+#: it is far below that link
+SOCKET_GBS = 1.25
+FAR = 1 / 3
+
+
+def _on_socket(large: pl.DataFrame, ends: pl.DataFrame, transport: str, on: str) -> Verdict | None:
+    """(s32) A test whose connections NCCL logged over TCP sockets only (``via NET/Socket``): the yardstick is
+    that socket's Ethernet link, whose rate the log does not state; a busbw at large sizes at a third of what
+    10 GbE carries or more is what a socket gives (healthy, the figure and the path said), under it slow. None
+    where the transport is not a socket alone (an IB or NVLink path is ``_low``'s)."""
+    kinds = {k.strip() for k in transport.split(",") if k.strip()}
+    if not kinds or any("Socket" not in k for k in kinds):
+        return None
+    top = large.sort("busbw_gbs").tail(1).row(0, named=True)
+    cited = [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2)
+    figure = f"busbw at most {top['busbw_gbs']:g} GB/s at {_size(top['bytes'])} over {transport}, with no wrong value"
+    if top["busbw_gbs"] < FAR * SOCKET_GBS:
+        return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{on}: {figure}: under a third of what a TCP socket over "
+                       f"10 GbE carries (~{SOCKET_GBS:g} GB/s); the collectives complete, slowly: check the "
+                       "interface NCCL_SOCKET_IFNAME names and its rate (ethtool)", [], cited)
+    return Verdict(Kind.HEALTHY, f"nccl-tests{on}: {figure}: every rank completed each size (nccl-tests prints a "
+                   f"row only then), at what a TCP socket path over Ethernet carries (10 GbE ~{SOCKET_GBS:g} GB/s; "
+                   "NCCL moves the data through the hosts' sockets, not GPUDirect); the log does not state the "
+                   "NIC's rate, against which only a far lower figure is slow; an InfiniBand or RoCE fabric, where "
+                   "the hosts have one, carries 10x more (NCCL_DEBUG=INFO: `NET/IB : Using ...`)", [], cited)
 
 
 def _low(large: pl.DataFrame, avg: pl.Series, ends: pl.DataFrame, transport: str, on: str) -> Verdict:

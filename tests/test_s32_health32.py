@@ -100,3 +100,34 @@ def test_step_total_of_an_epoch_is_left_out(tmp_path):
     assert st.height == 2 and st["max_steps"].null_count() == 2
     assert st["step"].to_list() == [48, 49]
     assert pl.Series(st["loss"]).cast(pl.Float64).round(3).to_list() == [1.0, 1.036]
+
+
+#: a two-rank script's own report each interval (``print(f"[rank{rank}] elapsed: {t:.2f}s, loss: {loss:.4f}")``,
+#: the shape of the blind split's rank-led `key: number` lines with the unit `s`), its clock counting up
+RANK_REPORTS = """[rank0] elapsed: 1.02s, loss: 0.6931
+[rank1] elapsed: 1.03s, loss: 0.6932
+[rank0] elapsed: 2.04s, loss: 0.6012
+[rank1] elapsed: 2.05s, loss: 0.6015
+[rank0] elapsed: 3.05s, loss: 0.5523
+[rank1] elapsed: 3.06s, loss: 0.5521
+"""
+
+
+def test_a_ranks_repeated_timed_report_is_no_result_of_its_end(tmp_path):
+    ends = events_of(text_store(tmp_path, RANK_REPORTS), EventKind.PROGRAM_END)
+    assert ends.height == 0
+    v = decide(text_store(tmp_path, RANK_REPORTS))
+    assert v.kind == Kind.UNDECIDED  # (reports, then nothing: no end seen, no pace that falls)
+
+
+def test_rank_reports_then_done_is_healthy_on_the_done_lines(tmp_path):
+    v = decide(text_store(tmp_path, RANK_REPORTS + "[rank0] done\n[rank1] done\n"))
+    assert v.kind == Kind.HEALTHY and "[rank0] done" in v.summary
+
+
+def test_an_elapsed_clock_read_twice_per_line_is_still_cumulative(tmp_path):
+    from tracekit import pace
+    t = Evidence(text_store(tmp_path, RANK_REPORTS)).ticks
+    took = t.filter(pl.col("took").is_not_null())
+    assert pace.cumulative(pl.concat([took, took]).sort("file", "line"))
+    assert pace.trend(t) is None  # (no slowing pace read from a clock that counts up)

@@ -131,3 +131,15 @@ def test_an_elapsed_clock_read_twice_per_line_is_still_cumulative(tmp_path):
     took = t.filter(pl.col("took").is_not_null())
     assert pace.cumulative(pl.concat([took, took]).sort("file", "line"))
     assert pace.trend(t) is None  # (no slowing pace read from a clock that counts up)
+
+
+def test_an_epoch_bar_with_more_epochs_stated_is_not_the_runs_end(tmp_path):
+    # (dv20-033's llama-recipes bar, its bar glyphs shortened: epoch 2 of 3 ended, the run goes on)
+    text = ("Training Epoch: 2/3, step 49/50 completed (loss: 1.035962462425232): 100%|██████████| 50/50 "
+            "[09:01<00:00, 10.82s/it]\n")
+    assert rules_loop_closed.training_bar_closed(Evidence(text_store(tmp_path, text))) is None
+    last = text.replace("Epoch: 2/3", "Epoch: 3/3")
+    # (the last epoch's bar at its total: the other progress rules say it (its step line read twice))
+    assert rules_loop_closed.training_bar_closed(Evidence(text_store(tmp_path, last))) is None
+    v = decide(text_store(tmp_path, last))
+    assert v.kind == Kind.HEALTHY

@@ -6,7 +6,8 @@ What it reads: the tqdm-style bars a trainer prints (Composer's ``Epoch   0:  10
 excerpt shows ends at its total (``n/n``, 100%), the last of them is a training loop's (its name or its
 postfix says epoch, train or loss), it is the last event of its file, and nothing but calm lines are
 logged, the loop ran to its end: HEALTHY for what is seen (LABELS.md: "a clean end ... and no failure"),
-the summary saying the bar and its total and how many ranks are seen.
+the summary saying the bar and its total and how many ranks are seen. Never where the bar states its epoch
+and more to come (``Training Epoch: 2/3 ... 100%``: an epoch ended, the run did not).
 
 Why: ``progress_to_the_end`` leaves a bar at 100% alone (a loop that ended and nothing after it is where
 a job may stop), and ``clean_but_partial`` reads only a step at ``max_steps`` as an end, never a bar; so a
@@ -31,6 +32,8 @@ from tracekit.rules_common import calm, last_per_file
 BAR_NAME = r"^(.*?)\s*\d{1,3}%\s*\|"
 #: a training loop's bar: its name or its postfix says so (not ``Loading checkpoint shards``, ``Capturing``)
 TRAINING = r"(?i)\b(?:epoch|train\w*|training|steps?|iter\w*)\b|\bloss\b|\bloss[/=]"
+#: an epoch and the run's count of them on the bar's line (llama-recipes' ``Training Epoch: 2/3, step 49/50``)
+EPOCH_OF = r"(?i)\bepoch\W{0,3}(?P<k>\d+)\s*/\s*(?P<n>\d+)"
 NOT_TRAINING = r"(?i)\b(?:load\w*|captur\w*|download\w*|shards?|compil\w*|warm\w*|map|tokeniz\w*)\b"
 
 
@@ -70,6 +73,10 @@ def training_bar_closed(ev: Evidence) -> Verdict | None:
         return None
     if not closing.select(pace.at_loop_end().all()).item():
         return None
+    of = closing["message"].fill_null("").str.extract_groups(EPOCH_OF)
+    k, n = of.struct.field("k").cast(pl.Int64), of.struct.field("n").cast(pl.Int64)
+    if (k < n).any():
+        return None  # (an epoch's bar at its end, more epochs stated to come: `Training Epoch: 2/3 ... 100%`)
     row = closing.row(-1, named=True)
     raw = (re.search(BAR_NAME, row["message"] or "") or [None, ""])[1].strip(" :")
     name = f"'{raw}' " if raw else ""

@@ -126,6 +126,8 @@ def cumulative(f: pl.DataFrame) -> bool:
     rise at most twice the smallest). A time per step that creeps up is never that regular. (s31) Each rank
     counts its own: lines of several ranks interleaved (``[rank1]: iter 10/100 elapsed 5.2s`` then ``[rank0]:
     ... elapsed 5.1s``) rise within each rank, never across them."""
+    if {"file", "line"} <= set(f.columns):  # (s32: a line read by two parsers is one reading, not a pause of 0 s)
+        f = f.unique(["file", "line"], keep="first", maintain_order=True)
     v = f["took"]
     each = pl.col("took").diff().over("rank") if "rank" in f.columns else pl.col("took").diff()
     d = f.select(each).to_series().drop_nulls()

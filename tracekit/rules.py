@@ -37,6 +37,7 @@ from tracekit.rules_stall import (deadlock, deadlock_from_stacks, deadlock_from_
 from tracekit.rules_stall import ended_while_others_wait, joined_then_nothing  # (failures, issue 31)
 from tracekit.rules_stall import stopped_at_epoch_end  # (waits s27, issue 31)
 from tracekit import rules_unnamed, user_stop
+from tracekit import rules_loop_closed  # (health s32, issue 31)
 from tracekit.rules_gone import aborted_unexplained, comms_aborted, peer_died_first, peer_gone
 from tracekit.rules_wait import stalled_in_start_up, waiting_across_groups
 
@@ -140,6 +141,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     # progress (s23, issue 31): steps that advance on the ranks seen, the others inferred from the synchronous
     # steps: healthy, before clean_but_partial says undecided over them
     rules_seen.progress_on_ranks_seen,
+    rules_loop_closed.training_bar_closed,  # ends (s32, issue 31): a training bar at its total, last: healthy
     clean_but_partial,
     rules_results.epoch_results,  # ends (s22): an epoch and its validation reported done
     rules_seen.one_step_seen,  # ends (s24, issue 31): one or two progress lines up to the excerpt's end

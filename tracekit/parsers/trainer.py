@@ -49,7 +49,11 @@ TQDM_TAIL = r"^\s*\[(?:\d+:)?\d\d:\d\d<(?:\d+:)?\d\d:\d\d,\s*[\d.]+\s*(?:s/it|it
 # +/- 0.2 (...)\t2.321`
 # (s30: a JSON line's keys in quotes, `{"step": 10, "loss": 4.21, ...}`, a script's `json.dumps` of its
 # metrics)
-STEP_LOSS = rf"\bstep[\"']?(?: at)?[:= ]\s*(?P<step>\d+)\b.*?\bloss[\"']?[:= ]\s*(?P<loss>{NUM})"
+# (s32: a total after the step, `Rank 0: step 5/5, loss: 1.50`, is the run's last step, ``max_steps``; where the
+# line names an epoch, the total is the epoch's, not the run's: left out)
+STEP_LOSS = (rf"\bstep[\"']?(?: at)?[:= ]\s*(?P<step>\d+)(?:\s*/\s*(?P<max_steps>\d+))?\b"
+             rf".*?\bloss[\"']?[:= ]\s*(?P<loss>{NUM})")
+EPOCH_WORD = r"(?i)\bepoch"
 # (s30) the same with the loss first, as a metrics dict is often ordered (`{"loss": 3.87, "step": 20}`, `loss
 # 2.31 iter 100`): the step named by its word after the loss
 LOSS_STEP = (rf"\bloss[\"']?[:= ]\s*(?P<loss>{NUM})\b(?:[^\n]*?[,|\s])?[\"']?"
@@ -214,7 +218,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
                           .unnest("_g").with_columns(pl.lit(EventKind.PROGRESS).alias("kind"),
                                                      pl.col("text").alias("message")))
     others = ~t.str.contains(r"\{.*'loss': |\bstep=\d+, skipped=|iteration\s+\d+/\s*\d+ \||^step:\d+ - ")
+    n = len(frames)
     add(EventKind.STEP, others & t.str.contains(STEP_LOSS), STEP_LOSS)
+    frames[n:] = [f.with_columns(pl.when(t.str.contains(EPOCH_WORD)).then(None).otherwise(pl.col("max_steps"))
+                                 .alias("max_steps")) for f in frames[n:]]
     # (a bar's postfix, `41.36s/it, loss=3.1, ..., global_step=794.0]`, is the bar's own step: its counter counts)
     add(EventKind.STEP, others & ~t.str.contains(STEP_LOSS) & ~t.str.contains(TQDM) & t.str.contains(LOSS_STEP),
         LOSS_STEP)

@@ -187,6 +187,10 @@ WENT_WRONG = (r"(?i)\b(?:with (?:errors?|failures?|exceptions?|exit (?:code|stat
 PART = r"(?i)\b(?:epoch|iteration|step \d|batch \d)"
 #: a counter on a line: a progress line (parsers/series.py's), not a result over the run
 COUNTED = r"(?i)\b(?:epoch|iter(?:ation)?|step|batch)\s*[:=#\[]?\s*\d"
+#: (s32) a rank's line of one template printed this often is a series of reports, not its end's result
+REPORTED = 3
+#: (s32) the words that make a rank's line a result whatever its repeats (a value it computed or got)
+SAYS_RESULT = r"(?i)\bresult|\boutput\b|\bsum\b|\breduced\b|\bgathered\b|\btensor\(|\bhas data\b|\bhello\b"
 #: the rank a rank's result names: at its start (``RANK_HEAD``) or as MPI's ``rank 3 out of 4``
 RANK_OF = r"(?i)\brank (?P<rank>\d+) (?:out )?of \d+\b"
 #: (s30) the rank a result names after its subject (``Result on rank 1: 1.0``, ``all_reduce output from rank 2:
@@ -250,7 +254,12 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     table = t.str.contains(r"^\s*(?:#|\d)")
     results = t.str.contains(RESULT) | t.str.contains(TENSOR_RESULT)
     said_ok = t.str.contains(COLLECTIVE_OK) & ~nccl  # (a collective said to have worked: a result, ranked or not)
-    result = ((((t.str.contains(SUMMARY) | t.str.contains(THROUGHPUT)) & once) | (ranked & results) | said_ok)
+    # (s32: a rank's line of one template printed three times or more, `[rank0] elapsed: 1.02s, loss: 0.6931`,
+    # is that rank's report at each interval, progress: a time or rate on it is no result of its end)
+    again = pl.len().over("file", shape, pl.coalesce("rank", tag).fill_null(-1)) >= REPORTED
+    measured_only = ~t.str.contains(SAYS_RESULT)
+    result = ((((t.str.contains(SUMMARY) | t.str.contains(THROUGHPUT)) & once)
+               | (ranked & results & ~(again & measured_only)) | said_ok)
               & ~counted & ~table & ~t.str.contains(INTERVAL))
     said = pl.coalesce(t.str.extract(RANK_HEAD, 1).cast(pl.Int64, strict=False),
                        t.str.extract(RANK_OF, 1).cast(pl.Int64, strict=False),

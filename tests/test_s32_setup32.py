@@ -7,6 +7,11 @@ distributed processes registered`` never logged: INIT_STALL naming the world; th
 were: the banner after the joins (init returned: dv26-013's, dv17-022's lines), part of the world joined, a line
 after the last join, a world of one. The lines are dv24-003's, dv26-013's and dv17-022's as posted; dv24-003 is
 read whole.
+
+And c10d's store read that timed out (``start_up_c10d``'s ``c10d_store_read_timed_out``: socket.cpp's `waitForInput`
+warnings, torch 2.1-2.3 and 2.4+ words) with no step, collective or progress: INIT_STALL through
+``rules_init.start_up_said``; the same after steps is not; an interrupted poll is no entry. The lines are a real gloo
+run's (a world of 3, rank 2 never started).
 """
 
 from __future__ import annotations
@@ -65,3 +70,38 @@ def test_a_world_of_one_is_not_this_rule(tmp_path):
 def test_dv24_003_whole():
     v = decide(ingest([WILD / "dv24-003-lightning-init-distributed-hang.txt"]))
     assert v.kind is Kind.INIT_STALL and "process group" in v.summary
+
+
+# --- c10d's store read that timed out (start_up_c10d's c10d_store_read_timed_out) ----------------------------------
+#: a real gloo world of 3 whose rank 2 never started: rank 1's output (torch 2.x, TORCH_CPP_LOG_LEVEL=INFO), up to
+#: the warnings of its store read (the traceback under them cut)
+STORE_READ = (
+    "[I1207 17:14:35.759697734 socket.cpp:785] [c10d - debug] The client socket will attempt to connect to an IPv6 "
+    "address of (127.0.0.1, 29741).\n"
+    "[I1207 17:14:35.776245206 socket.cpp:955] [c10d] The client socket has connected to [::ffff:127.0.0.1]:29741 on "
+    "SocketImpl(fd=3, addr=[::ffff:127.0.0.1]:56864, remote=[::ffff:127.0.0.1]:29741).\n"
+    "[I1207 17:14:35.783181596 TCPStore.cpp:316] [c10d - debug] TCP client connected to host 127.0.0.1:29741\n"
+    "[W1207 17:14:43.792106317 socket.cpp:469] [c10d] waitForInput: poll for socket SocketImpl(fd=3, "
+    "addr=[::ffff:127.0.0.1]:56864, remote=[::ffff:127.0.0.1]:29741) returned 0, likely a timeout\n"
+    "[W1207 17:14:43.792897746 socket.cpp:494] [c10d] waitForInput: socket SocketImpl(fd=3, "
+    "addr=[::ffff:127.0.0.1]:56864, remote=[::ffff:127.0.0.1]:29741) timed out after 8000ms\n")
+
+
+def test_a_store_read_timed_out_in_start_up_is_an_init_stall(tmp_path):
+    v = _decide(tmp_path, STORE_READ)
+    assert v.kind is Kind.INIT_STALL
+    assert "waitForInput" in v.summary and "c10d store" in v.summary
+
+
+def test_torch_2_1_poll_words_are_the_same_timeout():
+    from tracekit import start_up_messages as sm
+    m, _ = sm.read("[W socket.cpp:432] [c10d] While waitForInput, poolFD failed with (errno: 0 - Success).")
+    assert m.name == "c10d_store_read_timed_out" and m.means is sm.Means.TIMED_OUT
+    assert sm.read("[W socket.cpp:432] [c10d] While waitForInput, poolFD failed with (errno: 4 - Interrupted "
+                   "system call).") is None  # (an interrupted poll, not its timeout)
+
+
+def test_a_store_read_timed_out_after_steps_is_no_init_stall(tmp_path):
+    v = _decide(tmp_path, "{'loss': 0.52, 'learning_rate': 1e-05, 'epoch': 0.1}\n"
+                          "{'loss': 0.49, 'learning_rate': 1e-05, 'epoch': 0.2}\n" + STORE_READ)
+    assert v.kind is not Kind.INIT_STALL

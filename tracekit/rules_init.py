@@ -40,6 +40,9 @@ shows"): INIT_STALL where a line or a stack says a rank waited in start-up and t
   ends.``, NCCL's ``Init COMPLETE``, a step). On dev the same announcements followed by anything else (an
   end line, NCCL's set-up lines, a model's messages) are labelled undecided, and stay so.
 
+- ``joined_unreturned.world_joined_unreturned`` (s32): every rank of the world said it joined (Lightning's
+  ``MEMBER: N/N``), rank 0 among them, and the log ends at the last join: rank 0 never said init returned.
+
 ``start_up_unfinished`` walks them in that order; ``rules.RULES`` holds it once, after the rendezvous'
 own failures and before ``init_stall`` (a rank's own word of where start-up stopped is the cause the
 generic init and timeout rules would otherwise report as an unexplained timeout).
@@ -51,7 +54,7 @@ import re
 
 import polars as pl
 
-from tracekit import exit_barrier, rules_set_up, start_up_messages as sm, start_up_returned
+from tracekit import exit_barrier, joined_unreturned, rules_set_up, start_up_messages as sm, start_up_returned
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers.pyspy import RAISED
@@ -92,7 +95,8 @@ MASTER_WAIT = r"^\s*waiting for master\s*$|Back-off restarting failed container 
 def start_up_unfinished(ev: Evidence) -> Verdict | None:
     """The first of this family's rules that fires."""
     for rule in (unique_id_unanswered, start_up_overdue, master_never_resolved, start_up_said,
-                 start_up_said_to_wait, start_up_ends_the_log, rules_set_up.set_up_step_unreturned):
+                 start_up_said_to_wait, start_up_ends_the_log, joined_unreturned.world_joined_unreturned,
+                 rules_set_up.set_up_step_unreturned):
         v = rule(ev)
         if v is not None:
             return v

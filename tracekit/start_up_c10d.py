@@ -51,6 +51,18 @@ C10D: tuple[Message, ...] = (
             "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::run: `The client socket "
             "has failed to connect to any network address of ({}, {}).` with the errors recorded, thrown as "
             "DistNetworkError/RuntimeError)"),
+    # (s32, setup32) the store client's read that its socket's poll timed out (a get/wait on a key no other rank set:
+    # at start-up, a rank of the world that never joined); torch 2.1-2.3 warn the poll's 0 as `While waitForInput,
+    # poolFD failed with (errno: 0 - Success).`, 2.4 and later say it (pytorch/pytorch torch/csrc/distributed/c10d/
+    # socket.cpp SocketImpl::waitForInput: `waitForInput: poll for socket {} returned 0, likely a timeout`, then
+    # `waitForInput: socket {} timed out after {}ms`; a real gloo world of 3 with one rank never started prints both;
+    # the torch parser claims their glog head and decodes no event: parsers/start_up's stall)
+    Message("c10d_store_read_timed_out", "torch",
+            r"waitForInput: poll for socket .{0,300}? returned 0, likely a timeout"
+            r"|waitForInput: socket .{0,300}? timed out after (?P<limit_ms>\d+)ms"
+            r"|While waitForInput, poolFD failed with \(errno: 0 - ",
+            Means.TIMED_OUT, "a key of the c10d store that another rank never set (its read waited past its timeout)",
+            "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp (SocketImpl::waitForInput)", decoded=False),
     Message("c10d_client_timed_out", "torch",
             r"The client socket has timed out after (?P<seconds>\d+)(?:s|ms)? while trying to connect to "
             r"\((?P<host>[^,)]+), (?P<port>\d+)\)",

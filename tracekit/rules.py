@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from tracekit import (exit_barrier, teardown, rules_apart, rules_bench, rules_busy, rules_bw_check, rules_collective,
+from tracekit import (ended_first, exit_barrier, teardown, rules_apart, rules_bench, rules_busy, rules_bw_check, rules_collective,
                       rules_crash_words, rules_exit, rules_init, rules_measured, rules_nccl_tests, rules_places,
                       rules_progress, rules_raised, rules_results, rules_salient, rules_seen, rules_set_up)
 from tracekit.evidence import BENIGN, Evidence, lines
@@ -92,6 +92,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_exit.process_ended,
     rules_exit.agent_raised,  # (failures, issue 31)
     exited_without_cause,
+    ended_first.died_before_timeout,  # stall32 (s32, issue 31): a rank ended before the others' timeout
     timed_out,
     straggler,
     straggler_by_wait,

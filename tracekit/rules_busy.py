@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit import rules_apart
+from tracekit import ended_first, rules_apart
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.facts_in_view import seq_said
 from tracekit.outcome import EventKind, Kind, Verdict
@@ -101,6 +101,10 @@ def absent_but_alive(ev: Evidence) -> Verdict | None:
     if own.filter(pl.col("kind").is_in(list(ENDED))).height:
         return None
     later = own.filter((pl.col("file") == w["file"]) & (pl.col("line") > w["line"])).sort("line")
+    if not later.height:  # (s32) its own line in another file (a log per rank) by the lines' own clocks
+        t0 = ev.timeouts.select(ended_first.clock(ended_first.said()).min()).item()
+        later = (own.filter((ended_first.clock(ended_first.said()) >= t0).fill_null(False)).sort("file", "line")
+                 if t0 is not None else later)
     where = ev.stacks.filter((pl.col("rank") == absent) & ~pl.col("in_c10d"))
     if not (later.height or where.height):
         return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit import teardown
+from tracekit import ended_first, teardown
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.meanings import EITHER_ABORT
 from tracekit.outcome import EventKind, Kind, Verdict
@@ -135,28 +135,34 @@ OWN_DEATHS = (-9, -11, -7, -4, -8, 137, 139, 135)
 
 def peer_died_first(ev: Evidence) -> Verdict | None:
     """CRASHED_RANK where ranks' transports say a peer closed the connection or exited (``PEER_WORDS``) and a
-    launcher says a rank other than those died of a signal no peer's failure sends (``OWN_DEATHS``: torchrun's
-    first observed failure, a launcher's end of a named rank): that rank died first and its peers' closed
-    connections are the consequence, not a network fault."""
+    launcher says a process other than those died of a signal no peer's failure sends (``OWN_DEATHS``: torchrun's
+    first observed failure, a launcher's end of a named rank, srun's task), or ended with any code that is no
+    stop request before the first such line by the lines' own clocks (``ended_first.clock``): that process died
+    first and its peers' closed connections are the consequence, not a network fault."""
     said = pl.col("message").fill_null("")
     gone = (ev.kinds(EventKind.TRANSPORT_ERROR, EventKind.NCCL_WARN, EventKind.EXCEPTION, EventKind.C10D_ERROR,
                      EventKind.WATCHDOG_ABORT).filter(said.str.contains(PEER_WORDS)).sort("file", "line"))
     if not gone.height or not ev.exits.height or "exit_code" not in ev.exits.columns:
         return None
-    dead = ev.exits.filter(pl.col("rank").is_not_null() & pl.col("exit_code").is_in(list(OWN_DEATHS)))
+    seeing = set(gone["rank"].drop_nulls().to_list())
+    t0 = gone.select(ended_first.clock(ended_first.said()).min()).item()
+    earlier = (ended_first.clock(ended_first.said()) < t0) if t0 is not None else pl.lit(False)
+    dead = ended_first.ends(ev, sorted(seeing)).filter(
+        pl.col("exit_code").is_in(list(OWN_DEATHS)) | earlier.fill_null(False))
     first = dead.filter(pl.col("where").fill_null("").str.contains("first observed"))
     dead = (first if first.height else dead).sort("file", "line")
-    seeing = set(gone["rank"].drop_nulls().to_list())
-    dead = dead.filter(~pl.col("rank").is_in(list(seeing)))
-    if not dead.height or dead["rank"].n_unique() > 1 and not first.height:
-        return None  # (several ranks killed alike say nothing of which died first)
+    who_died = dead.select(pl.coalesce(pl.col("rank").cast(pl.Utf8), pl.col("pid").cast(pl.Utf8),
+                                       pl.col("message"))).to_series()
+    if not dead.height or who_died.n_unique() > 1 and not first.height:
+        return None  # (several processes killed alike say nothing of which died first)
     d = dead.row(0, named=True)
-    from tracekit.rules_exit import meaning  # (rules_exit imports the rules of its family, not these)
-    return Verdict(Kind.CRASHED_RANK, f"rank {d['rank']} died first: {clip(d['message'], 140)} ({meaning(d['exit_code'])}); "
+    from tracekit.rules_exit import _name, meaning  # (rules_exit imports the rules of its family, not these)
+    dead_name = f"rank {d['rank']}" if d["rank"] is not None else _name(d)  # (srun's task, a launcher's pid)
+    return Verdict(Kind.CRASHED_RANK, f"{dead_name} died first: {clip(d['message'], 140)} ({meaning(d['exit_code'])}); "
                    f"{who_or(gone)} then saw {'its' if len(seeing) <= 1 else 'their'} connection to a peer close "
                    f"(`{msg(gone, 0, 120)}`): the consequence of that death, not a network fault; the dead "
                    "rank's own host says why it died (dmesg -T for the OOM killer, the scheduler's log, a core "
-                   "file)", [d["rank"]], lines(dead, 2) + lines(gone, 3))
+                   "file)", [d["rank"]] if d["rank"] is not None else [], lines(dead, 2) + lines(gone, 3))
 
 
 #: NCCL's proxy service thread on a rank's node losing the connection of another process of that node (NVIDIA/nccl

@@ -10,7 +10,7 @@ import math
 
 import polars as pl
 
-from tracekit import align, rules_apart
+from tracekit import align, ended_first, rules_apart
 from tracekit.evidence import HEARTBEAT, Evidence, clip, lines
 from tracekit.facts_in_view import seq_said
 from tracekit.outcome import EventKind, Kind, Verdict
@@ -231,7 +231,7 @@ def timed_out(ev: Evidence) -> Verdict | None:
     then = ("; collect that rank's log and stack" if outside else
             "; no record shows which rank is missing: collect every rank's Flight Recorder dump and log")
     return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'a rank'} timed out{what}{silent}"
-                   + (f"; {outside}" if outside else "") + f"{then} ({COLLECT})", r, lines(to))
+                   + (f"; {outside}" if outside else "") + ended_first.ends_said(ev) + f"{then} ({COLLECT})", r, lines(to))
 
 
 def _elsewhere(wd: pl.DataFrame, w: dict) -> tuple[list[int], str]:

@@ -19,13 +19,15 @@ a row begun after the last finished one (its size printed, its figures never) is
 Session 32: the link a run states is the yardstick before the 10 GB/s floor of any GPU fabric: the path the GPUs'
 names give (far below it: slow, said first; at a third of it or more: not slow), and a run NCCL logged over TCP
 sockets only, whose Ethernet link the log does not rate: at what a socket carries healthy, far under 10 GbE slow.
+Session 32b: a run NCCL logged over an RDMA fabric (IB, EFA) is measured against the lowest rate of the links it
+crosses (fabric_rates: the fabric's 100 Gb/s, the GPU's own PCIe link), not the 10 GB/s floor.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from tracekit import link_rates
+from tracekit import fabric_rates, link_rates
 from tracekit.evidence import WRONG_VALUES, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.nccl_tests_words import _op, _ranks_text, _size, _span, _tables, _test, transport_logged
@@ -111,9 +113,17 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
     # (s32: the path the GPUs' names give is the yardstick where they name one: a PCIe path's figure at a third of
     # its rate or more is what it gives, not slow; a socket's yardstick is its NIC, _on_socket)
     fits = bool(large.height and path and path.low and large["busbw_gbs"].max() >= link_rates.FAR_BELOW * path.low)
-    if large.height and not alone and not shared and not fits and large["busbw_gbs"].max() < LOW_BUSBW:
-        return _on_socket(large, ends, transport, on) or _low(large, avg, ends, transport, on)
-    if large.height and not shared and (v := _below_links(ev, large, ends, on)):
+    # (s32b: a run NCCL logged over an RDMA fabric (IB, EFA) is measured against the lowest rate of the links it
+    # crosses, the GPU's own included (fabric_rates), not the floor of a fabric built for multi-node training)
+    yard = fabric_rates.of(ev, transport, _nics(ev)) if large.height and not alone and not shared else None
+    low = bool(large.height and not alone and not shared and not fits and large["busbw_gbs"].max() < LOW_BUSBW)
+    if low:
+        if yard:
+            done = _reached_end(ev, rows, ends)
+            return fabric_rates.judge(yard, large, ends, done, f"{_test(large)}{on} over {transport}")
+        else:
+            return _on_socket(large, ends, transport, on) or _low(large, avg, ends, transport, on)
+    if large.height and not shared and not (yard and low) and (v := _below_links(ev, large, ends, on)):
         return v
     if v := _stopped_inside(ev, rows, on):
         return v
@@ -180,6 +190,13 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
                    + ": every rank completed each size (nccl-tests prints a row only then)"
                    + small, [],
                    [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2))
+
+
+def _reached_end(ev: Evidence, rows: pl.DataFrame, ends: pl.DataFrame) -> bool:
+    """(s32b) Whether the table reached its end: an end line after its last row, or the largest size asked."""
+    last = rows.sort("file", "line").tail(1).row(0, named=True)
+    asked = ev.kinds(EventKind.TEST_SIZES)["bytes"].drop_nulls()
+    return ends.filter(pl.col("line") > last["line"]).height > 0 or bool(asked.len() and rows["bytes"].max() >= asked.max())
 
 
 def one_gpu(ev: Evidence) -> str | None:

@@ -183,6 +183,9 @@ def every_rank_ended(ev: Evidence) -> Verdict | None:
     if (ends["where"] == "exited").any():  # (s28: parsers/work_done.py EXITED)
         who_ended += (" (torch's exit-time warning that the process group was not destroyed: the process reached "
                       "its program's exit)")
+    if (ends["where"] == "terminated").any():  # (s32: parsers/work_done.py TERMINATED)
+        who_ended += (" (c10d's warning printed as a process terminates: the processes reached their exit; the "
+                      "unwaited collective it names is advice about async collectives, not a hang)")
     if checked.any():
         said_by = ends.filter(checked)["message"][0]
         check = next(m for m in progress_messages.CHECKS if re.search(m.pattern, said_by))

@@ -161,6 +161,19 @@ EVAL_ROW = r"(?i)^\W{0,3}(?:\|[^|\n]*)*\|?\s*[-+]?\d+\.\d+\s*(?:\||\s|$)|^\W{0,3
 #: that rank's program reached its exit; calm only where nothing else failed (``where="exited"``)
 EXITED = (r"destroy_process_group\(\) was not called before program exit"
           r"|process group has NOT been destroyed before we destruct ProcessGroupNCCL")
+#: (s32) c10d's warning printed as a process terminates (torch/csrc/distributed/c10d/ProcessGroup.cpp,
+#: ``~WorkRegistry``: ``Warning: At the time of process termination, there are still 1 unwaited collective
+#: calls. Please review your program ...``): advice about async functional collectives, printed by a process
+#: that is ending; its end (``where="terminated"``), no rank named, calm only where nothing else failed
+TERMINATED = r"\bAt the time of process termination, there are still \d+ unwaited collective calls?\b"
+#: (s32) a program's own word that a rank's work succeeded (``[rank 0] TP forward OK, out shape ...``,
+#: ``Rank 1: test passed``, ``rank 0: outputs match``): on a line whose rank is named (its head, a launcher's
+#: tag), after the file's last counted line (a check inside a loop is its progress)
+SUCCEEDED = (r"(?i)\b(?:ok|okay|passed|success(?:ful(?:ly)?)?|succeeded|done|finished|completed?"
+             r"|match(?:es|ed)?|correct|verified)\b")
+#: (s32) a communicator's set-up step said done, not the work's (NVSHMEM's bootstrap, ``bootstrap_uid.cpp:
+#: bootstrap_uid_allgather:503: rank 1 nranks 8 - DONE``, samples/wild dv50-003; NCCL's ``nranks`` lines)
+SET_UP_DONE = r"(?i)\bnranks\b|\bbootstrap"
 #: a line that names its rank at its start (``Rank 0:``, ``[rank1]``, ``rank=2``, ``process 3``); group
 #: ``rank``
 RANK_HEAD = r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)\b"
@@ -289,10 +302,22 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     saved = t.str.contains(SAVED) & ~t.str.contains(WILL) & ~counted
     # (only in a file with no error: after a failure the same warning is the failed process's exit, and the
     # rules over the failure decide it, a set-up's failure being init-stall: samples/gpu_2x1_badiface)
-    exited = t.str.contains(EXITED) & ~t.str.contains(r"(?i)\berror|traceback|exception|\bfailed\b").any().over("file")
-    got = df.filter((calm & (sentence | result | took | block | saved)) | generated | exited).with_columns(
+    clean_file = ~t.str.contains(r"(?i)\berror|traceback|exception|\bfailed\b").any().over("file")
+    exited = t.str.contains(EXITED) & clean_file
+    # (a terminating process after a failure is the failed run's exit: a timeout, an abort, a signal too)
+    failed = r"(?i)\berror|traceback|exception|\bfailed\b|timed? ?out|timeout|\babort|\bkilled\b|\bsignal\b"
+    terminated = t.str.contains(TERMINATED) & ~t.str.contains(failed).any().over("file")
+    # (s32: a rank's own word that its work succeeded, once per rank and template, past the last counted line)
+    last_count = t.str.contains(COUNTED).cast(pl.Int32).cum_sum().over("file")
+    past = last_count == last_count.max().over("file")
+    succeeded = (t.str.contains(SUCCEEDED) & pl.coalesce(said, "rank", tag).is_not_null() & ~nccl & ~counted
+                 & ~table & ~again & past & ~t.str.contains(SET_UP_DONE))
+    result = result | succeeded
+    got = df.filter((calm & (sentence | result | took | block | saved)) | generated | exited | terminated
+                    ).with_columns(
         pl.lit(EventKind.PROGRAM_END).alias("kind"), t.str.strip_chars().alias("message"),
-        pl.when(exited).then(pl.lit("exited")).when(sentence).then(pl.lit("program"))
+        pl.when(exited).then(pl.lit("exited")).when(terminated).then(pl.lit("terminated"))
+        .when(sentence).then(pl.lit("program"))
         .when(saved & ~result & ~took & ~block).then(pl.lit("saved"))
         .otherwise(pl.lit("result")).alias("where"),
         named.alias("rank"))

@@ -20,7 +20,7 @@ named groups fill (``TAGS``); ``parsers/text.py`` takes them off every line and 
 # label of torchx or NeMo-Run (`trainer/0 `, `B-nemo-ft3/0 `), MPI `[1,3]<stdout>:` (horovodrun's gloo
 # `[3]<stdout>:`), a script's own `[3] ` or `[RANK 3] ` rank tag (Lightning's `[rank: 3] `; 4 digits at
 # most: `[80746] ` is a pid, taken off without meaning; tags that count up with the lines are a viewer's
-# line numbers).
+# line numbers; the DDP tutorial's `[GPU3] `, its rank).
 _REPLICA = r"(?:[\w.\-]+/\d+ )?"
 _PARTS = [
     r">[ \t]?",
@@ -43,7 +43,8 @@ _PARTS = [
     r"(?:, ip=(?P<sky_ip>[\w.\-:]+))?"
     r"(?:,? ?pid=(?P<ray_pid>\d+))?"
     r"(?:,? ?ip=(?P<ray_ip>[\w.\-:]+))?\)\s?",  # (a k8s pod's name where Ray runs on Kubernetes)
-    r"(?P<pdsh_host>(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w\-]*\d[\w.\-]*): ",
+    # (DeepSpeed's pdsh runner names the launching node as its hostfile does, `localhost: `, beside the others)
+    r"(?P<pdsh_host>(?:\d{1,3}\.){3}\d{1,3}|localhost|[A-Za-z][\w\-]*\d[\w.\-]*): ",
     r"(?:[\w\-]+\.)?(?P<std_host>[\w\-]+) \[std(?:out|err)\] ",
     r"std(?:out|err): ",  # accelerate's test runner: a child's output under `stdout: `
     # (srun pads the task id to the width of the job's largest: ` 8: ` beside `12: `)
@@ -55,7 +56,10 @@ _PARTS = [
     _REPLICA + r"\[(?:[A-Za-z_][\w\-]*?)?(?P<local_tag>\d+)\]:\s?",
     r"[ \t]*\[(?:\d+,)?(?P<mpi_rank>\d+)\]<std(?:out|err)>:",
     r"\[(?P<bare_tag>\d{1,4})\] ",
-    r"\[(?:RANK|Rank|rank):? (?P<word_tag>\d+)\] ",
+    # (the PyTorch DDP tutorial's trainer, github:pytorch/examples distributed/ddp-tutorial-series: multinode.py's
+    # `print(f"[GPU{self.global_rank}] Epoch {epoch} | Batchsize: ..")`, multigpu.py's `[GPU{self.gpu_id}]`, the
+    # rank on its one node: the writer's rank, as the dev labels read it, dv50-001 and dv50-006)
+    r"\[(?:(?:RANK|Rank|rank):? |GPU)(?P<word_tag>\d+)\] ",
     r"\[\d{5,}\] ",
     # a logger's header on each line (vLLM, Python's logging.basicConfig, Hydra, HF, torchtitan, loguru-like
     # `date | LEVEL | name | `): taken off, its level kept, so a multi-line message under it reads plain

@@ -5,8 +5,9 @@ Covers:
   DeepSpeedConfig's base64 decode, dv48-005's lines) raised inside Megatron's ``_initialize_distributed`` is the
   program's own crash, not a set-up that never completed; a connection error under the same frame still is.
 - ``rules_nccl_errors._own_check_refused``: NCCL's internal-check code raised by the program's collective through
-  ProcessGroupNCCL with no WARN, no network line and no communicator-init call is that rank's failure (dv14-049,
-  dv6-030's lines); invalid usage raised from ncclCommInitRank stays no crash (llm-042's lines); an unhandled
+  ProcessGroupNCCL with no WARN, no network line and no communicator-init call is that rank's failure where the
+  communicator had worked (steps before it); at a first collective, where torch creates the communicator, it
+  stays undecided (dv14-049, dv6-030's lines); invalid usage raised from ncclCommInitRank stays no crash (llm-042's lines); an unhandled
   system error is no own check.
 """
 
@@ -16,6 +17,7 @@ import re
 
 import pytest
 
+from tests.conftest import ROOT
 from tests.factory import text_store
 from tracekit import set_up_rekind
 from tracekit.outcome import Kind
@@ -69,26 +71,39 @@ def test_network_errors_are_not_program_errors(said):
 
 
 # --- NCCL's own check on the calling rank -------------------------------------------------------------------------
-def test_internal_error_of_a_first_all_reduce_is_that_ranks_failure(tmp_path):
-    """dv14-049's lines: vLLM's warm-up all_reduce raises ProcessGroupNCCL's `internal error` (no WARN)."""
-    v = _decide(tmp_path, "Traceback (most recent call last):\n"
-                "  File \"/usr/local/lib/python3.8/dist-packages/torch/distributed/distributed_c10d.py\", line 1700, "
-                "in all_reduce\n"
-                "    work = default_pg.allreduce([tensor], opts)\n"
-                "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
-                "ProcessGroupNCCL.cpp:1275, internal error, NCCL version 2.14.3\n")
+FIRST_ALL_REDUCE = ("Traceback (most recent call last):\n"
+                    "  File \"/usr/local/lib/python3.8/dist-packages/torch/distributed/distributed_c10d.py\", line 1700, "
+                    "in all_reduce\n"
+                    "    work = default_pg.allreduce([tensor], opts)\n"
+                    "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+                    "ProcessGroupNCCL.cpp:1275, internal error, NCCL version 2.14.3\n")
+#: dv50-005's Megatron-DeepSpeed progress lines, verbatim, then the same error: the communicator had worked
+STEPS = "".join(line + "\n" for line in next((ROOT / "samples/wild").glob("dv50-005-*.txt")).read_text().splitlines()
+                if line.startswith(" iteration "))
+
+
+def test_internal_error_of_a_first_all_reduce_stays_undecided(tmp_path):
+    """dv14-049's lines: vLLM's warm-up all_reduce raises ProcessGroupNCCL's `internal error` (no WARN). torch
+    creates the communicator inside that first collective, so its set-up may be what failed: undecided, saying it."""
+    v = _decide(tmp_path, FIRST_ALL_REDUCE)
+    assert v.kind is Kind.UNDECIDED and "internal error" in v.summary
+
+
+def test_internal_error_after_steps_is_that_ranks_failure(tmp_path):
+    """The same error after the job's steps advanced: the communicator worked, the rank's own call failed."""
+    v = _decide(tmp_path, STEPS + FIRST_ALL_REDUCE)
     assert v.kind is Kind.CRASHED_RANK and "internal error" in v.summary
 
 
-def test_internal_error_of_rank_0_names_it(tmp_path):
-    """dv6-030's three lines: the elastic agent names local_rank 0."""
+def test_internal_error_of_rank_0_with_no_progress_names_it_undecided(tmp_path):
+    """dv6-030's three lines (label undecided, accepts crashed-rank): the elastic agent names local_rank 0."""
     v = _decide(tmp_path, "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:891, "
                 "internal error, NCCL version 21.0.3\n"
                 "ncclInternalError: Internal check failed. This is either a bug in NCCL or due to memory "
                 "corruption\n"
                 "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: "
                 "36621) of binary: /home/xxx/anaconda3/envs/bev/bin/python\n")
-    assert v.kind is Kind.CRASHED_RANK and re.search(r"rank 0\b", v.summary)
+    assert v.kind is Kind.UNDECIDED and re.search(r"rank 0\b", v.summary)
 
 
 def test_invalid_usage_from_nccl_comm_init_rank_stays_undecided(tmp_path):

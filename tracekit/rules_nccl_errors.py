@@ -225,18 +225,30 @@ def _own_check_refused(ev: Evidence, e: pl.DataFrame, r: list[int], said, means:
     """CRASHED_RANK where NCCL's code is its own internal check on the calling rank (``OWN_CHECKS``), raised by the
     program's call through ProcessGroupNCCL or a plugin (``ProcessGroupNCCL.cpp:1275, internal error``), with no
     NCCL WARN, no transport error, no timeout and no communicator-init call (``COMM_INIT``: ncclCommInitRank,
-    PyNcclCommunicator, init_device) in its files: that rank's own call failed NCCL's check, its failure (s32:
+    PyNcclCommunicator, init_device) in its files, on a communicator that had worked before (``_used_before``:
+    at its first collective, its lazy set-up may be what failed): that rank's own call failed NCCL's check (s32:
     dev label dv14-049 crashed-rank; dv6-030, dv9-004 accept it; dv2-033's init_device stays set-up's)."""
     own = (said is not None and said[0].name in OWN_CHECKS) or e["message"].fill_null("").str.contains(
         OWN_CHECK_WORDS).any()
     if (not own or ev.transport.height or ev.timeouts.height
-            or said_in_files(ev, e, COMM_INIT).height):
+            or said_in_files(ev, e, COMM_INIT).height or not _used_before(ev, e)):
         return None
     return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed in its own NCCL call: {msg(e, 0, 160)}{means}; "
                    "NCCL's own check refused the call on that rank (no line is the network's or a peer's going "
                    "away, and no communicator init is named), so that rank's call is the failure; NCCL_DEBUG=WARN "
                    "prints the check that failed (a device shared by two ranks, a bad argument, a port in use)",
                    r, lines(e, 4) + lines(ev.exits, 2))
+
+
+def _used_before(ev: Evidence, e: pl.DataFrame) -> bool:
+    """Whether the communicator had worked before its call failed NCCL's check: the job's steps advanced, or the
+    failing call is past the group's first collective (``SeqNum=N``, N > 1). torch creates a process group's NCCL
+    communicator lazily, inside its first collective: a check that fails there may be the communicator's set-up
+    as well as the rank's own call (experts split: a set-up failure, a rank's failure), so it stays undecided."""
+    seqs = e["message"].fill_null("").str.extract(r"SeqNum=(\d+)", 1).cast(pl.Int64, strict=False).drop_nulls()
+    if "seq" in e.columns:
+        seqs = pl.concat([seqs, e["seq"].drop_nulls().cast(pl.Int64)])
+    return bool(ev.progressed) or bool(seqs.len() and seqs.max() > 1)
 
 
 def _unwound_through_topology(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Verdict | None:

@@ -174,6 +174,10 @@ SUCCEEDED = (r"(?i)\b(?:ok|okay|passed|success(?:ful(?:ly)?)?|succeeded|done|fin
 #: (s32) a communicator's set-up step said done, not the work's (NVSHMEM's bootstrap, ``bootstrap_uid.cpp:
 #: bootstrap_uid_allgather:503: rank 1 nranks 8 - DONE``, samples/wild dv50-003; NCCL's ``nranks`` lines)
 SET_UP_DONE = r"(?i)\bnranks\b|\bbootstrap"
+#: (s32) a success word alone on its line, past the rank's name (``[rank3]: done``): a launcher's or a step's
+#: ``done`` as often as a program's (c3ce8eb), never a result by itself
+BARE_WORD = (r"(?i)^\W*(?:(?:rank|process|proc|worker)\s*[:=#]?\s*\d+\W*)?"
+             r"(?:ok|okay|done|finished|completed?|passed|success|succeeded)\W*$")
 #: a line that names its rank at its start (``Rank 0:``, ``[rank1]``, ``rank=2``, ``process 3``); group
 #: ``rank``
 RANK_HEAD = r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)\b"
@@ -311,7 +315,7 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     last_count = t.str.contains(COUNTED).cast(pl.Int32).cum_sum().over("file")
     past = last_count == last_count.max().over("file")
     succeeded = (t.str.contains(SUCCEEDED) & pl.coalesce(said, "rank", tag).is_not_null() & ~nccl & ~counted
-                 & ~table & ~again & past & ~t.str.contains(SET_UP_DONE))
+                 & ~table & ~again & past & ~t.str.contains(SET_UP_DONE) & ~t.str.contains(BARE_WORD))
     result = result | succeeded
     got = df.filter((calm & (sentence | result | took | block | saved)) | generated | exited | terminated
                     ).with_columns(

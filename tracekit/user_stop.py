@@ -110,7 +110,7 @@ def stopped_by_user(ev: Evidence) -> Verdict | None:
         return None
     at = stop.sort("_stop").row(0, named=True)
     before = ev.steps.join(stop, on="file").filter(pl.col("line") < pl.col("_stop"))
-    steps = before["step"].drop_nulls().unique().sort() if "step" in before.columns else pl.Series([])
+    steps = before["step"].drop_nulls().unique().sort()  # (ev.steps: the rows with a step number)
     after = "; ".join(filter(None, (
         f"what raised as the processes unwound ({clip(knock['message'][0], 120)})" if knock.height else "",
         f"the kill after it ({clip(sigs['message'][0], 120)})" if sigs.height else "")))

@@ -186,6 +186,9 @@ def start_up_said(ev: Evidence) -> Verdict | None:
     # (s31: a connect retried that its file shows start-up got past, start-up under way: start_up_returned)
     said = said.join(start_up_returned.went_past(ev.store.events, said).select("file", "line"), on=["file", "line"],
                      how="anti")
+    # (s33: and one its file runs on past with the program's own quiet output: the wait ended, start_up_returned)
+    said = said.join(start_up_returned.ran_on(ev.store.events, ev.store.files, said).select("file", "line"),
+                     on=["file", "line"], how="anti")
     if not said.height:
         return None
     read = [sm.read(m) for m in said["message"]]

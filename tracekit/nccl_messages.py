@@ -4,7 +4,9 @@ Each entry: a name, a pattern on the message (the text after ``NCCL WARN`` / ``N
 ``parsers/nccl.py`` cuts it), what it means, the verdict kinds it points to (by ``Kind`` name, most
 likely first: this module imports no analysis), and where NCCL writes it: ``file:line`` of
 github.com/NVIDIA/nccl at 5067397c (master, nccl4py v0.3.1 merge); patterns also take the wording of
-older releases where it differed (said per entry). Named groups keep the message's numbers (sizes, peer).
+older releases where it differed (said per entry); a net plugin's own WARN (NCCL prints it with the
+plugin's file:line) says ``owner/repo file:line`` of the plugin's source instead. Named groups keep the
+message's numbers (sizes, peer).
 
 The point of reading messages for their meaning: ``NET/Socket : peer ... message truncated : receiving
 64 bytes instead of 32`` is NCCL saying two ranks posted different sizes (an all_to_all with other
@@ -84,6 +86,16 @@ MESSAGES: tuple[Message, ...] = (
             "an InfiniBand/RoCE work request failed (status 12, IBV_WC_RETRY_EXC_ERR: the peer stopped "
             "answering; a link or a switch, or the peer process died)", (NET, CRASH),
             "src/transport/net_ib/p2p.cc:688 (2.18-2.22: `with error %d, opcode %d, len %d, vendor err %d`)"),
+    # (s33: the FastSocket net plugin's advisories, google/nccl-fastsocket, not NCCL's own: it steers each data
+    # socket's flow to a receive queue and CPU, retrying the match up to a limit; past it, or where the CPU is not
+    # found, it warns and uses the socket as it is: the socket is connected (its INFO `NET/FastSocket : Connected
+    # after 1000 retries`, `Accepted data socket 3` follow), nothing failed; dev dv35-007 labelled healthy)
+    Message("fastsocket_steering",
+            r"^Maximum retry reached for (?:accept|connect) \d+\.?$|^Cannot get incoming CPU\.?$",
+            "the FastSocket plugin could not steer a data socket's flow to its queue or CPU and uses it as "
+            "it is (the socket is connected): a performance advisory, not a failure", (UNDECIDED,),
+            "google/nccl-fastsocket net_fastsocket.cc:674 (the WARNs' own file:line: :674, :785 `Maximum retry "
+            "reached for connect/accept %d`, :652, :765 `Cannot get incoming CPU`)"),
     Message("connect_failed", rf"(?:\w+: )?[Cc]onnect to {_PEER} failed ?: (?P<error>.+)",
             "a TCP connect to a peer failed outright (no route, wrong interface)", (NET,),
             "src/os/linux.cc:302 (before 2.19: `socketStartConnect: Connect to %s failed : %s`)"),

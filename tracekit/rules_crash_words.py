@@ -84,7 +84,10 @@ def crashed_by_words(ev: Evidence) -> Verdict | None:
         pl.col("_t").is_null() | (pl.col("line") < pl.col("_t"))).drop("_t")
     # (a runtime's own watchdog that fired, SGLang's scheduler's, is a wait too: the kill it sends is its end)
     watchdog = told.filter(pl.col("message").str.contains(salient.RUNTIME_WATCHDOG)).select("file", "line")
-    waited = pl.concat([ev.timeouts.select("file", "line"), ev.stalls.select("file", "line"), watchdog])
+    # (and connects that kept retrying: a process killed while it retried its connect was waiting, in set-up
+    # or not: NCCL's `Call to connect returned Connection timed out, retrying` then `Killed`)
+    retried = ev.transport.filter(pl.col("kind") == EventKind.CONNECT_RETRY).select("file", "line")
+    waited = pl.concat([ev.timeouts.select("file", "line"), ev.stalls.select("file", "line"), watchdog, retried])
     if waited.height:
         first_wait = waited.group_by("file").agg(pl.col("line").min().alias("_w"))
         crash = crash.join(first_wait, on="file", how="left").filter(

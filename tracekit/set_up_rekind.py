@@ -11,7 +11,9 @@ creation, not the words alone. And where the excerpt does show it: a start-up wa
 
 - ``failed_in_set_up``: a rank that failed in communicator set-up left a set-up that never completed: read
   from the crash's own lines, the failure lines just before it in its file, and, where the crash is a runtime's
-  word that a process failed (``runtime_failures``), the exception of the traceback under it.
+  word that a process failed (``runtime_failures``), the exception of the traceback under it. (s33b) An NCCL
+  init logged begun is set-up's failure only where it began before the crash in the crash's file and the crash
+  says an init's failure (``_init_failed``): the program's own error after NCCL's init lines stays its crash.
 - ``undecided_in_set_up``: an UNDECIDED of a timeout, a failure sign or no rule at all (``RE_KINDED``) whose
   failure line names set-up (a set-up call, a set-up frame of its traceback, or its words: a master, a store, a
   coordinator it could not reach, ``SET_UP_WORDS``) where the job never got past set-up: the same re-kind

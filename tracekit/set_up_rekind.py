@@ -11,7 +11,9 @@ creation, not the words alone. And where the excerpt does show it: a start-up wa
 
 - ``failed_in_set_up``: a rank that failed in communicator set-up left a set-up that never completed: read
   from the crash's own lines, the failure lines just before it in its file, and, where the crash is a runtime's
-  word that a process failed (``runtime_failures``), the exception of the traceback under it.
+  word that a process failed (``runtime_failures``), the exception of the traceback under it. (s33b) An NCCL
+  init logged begun is set-up's failure only where it began before the crash in the crash's file and the crash
+  says an init's failure (``_init_failed``): the program's own error after NCCL's init lines stays its crash.
 - ``undecided_in_set_up``: an UNDECIDED of a timeout, a failure sign or no rule at all (``RE_KINDED``) whose
   failure line names set-up (a set-up call, a set-up frame of its traceback, or its words: a master, a store, a
   coordinator it could not reach, ``SET_UP_WORDS``) where the job never got past set-up: the same re-kind
@@ -113,7 +115,7 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
             or ev.cuda.height
             or re.search(salient.either(salient.NO_START, salient.IMPORT_FAILED), whole)):
         return None
-    started = ev.store.comms.filter(pl.col("state") == "init_start").height > 0
+    started = _init_failed(ev, cited, whole)
     words = None if re.search(PEER_GONE, whole) else re.search(SET_UP_WORDS, said)
     named = (step_named(said) or step_named(own_lines) or (f"its words: \"{clip(words[0], 80)}\"" if words else "")
              or (GRPC_UNREACHED_MEANS if re.search(GRPC_UNREACHED, whole) and not re.search(PEER_GONE, whole)
@@ -143,6 +145,31 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
         cause += f"; set-up's own failure line: \"{clip(' '.join(echo.split()), 200)}\"" if echo else ""
     return Verdict(Kind.INIT_STALL, f"communicator set-up never completed ({why}): {v.summary}{cause}",
                    list(v.ranks), list(v.evidence) + lines(after, 1), v.findings, notes=list(v.notes))
+
+
+#: the words of a failure an NCCL init gives (a communicator's error, a timeout, a socket's or a connect's
+#: failure): where NCCL's init is logged begun, only these say the crash is the init's (``_init_failed``)
+INIT_FAILURE = (r"(?i)\bNCCL error\b|\bnccl\w*Error\b|\bunhandled system error\b"
+                r"|\binternal error\b|\btimed? ?out\b|\btimeout\b|\bsocket\b|\bconnect\w*|\bbootstrap\b")
+#: a failure's words that two ranks disagree or the program's tensors do not fit (a mismatch, the program's own
+#: error): never an init's, whatever NCCL logged before it
+DISAGREE = (r"(?i)mismatch|do(?:es)? not match|doesn't match|size of tensor|shape \[|inconsistent"
+            r"|different (?:number|size|shape)s?")
+
+
+def _init_failed(ev: Evidence, cited: pl.DataFrame, whole: str) -> bool:
+    """(s33b) NCCL's init logged begun before the crash in the crash's own file, never completed, and the crash's
+    words an init's failure (``INIT_FAILURE``; or an NCCL WARN or unwind line in that file), no disagreement
+    (``DISAGREE``): the crash is the init's. An init begun is no proof alone: an excerpt cut among NCCL's init
+    lines, and a program's own error raised after them, are no start-up stall (blind: an undecided, a mismatch
+    and a crash read INIT_STALL by it)."""
+    begun = ev.store.comms.filter(pl.col("state") == "init_start").select("file", pl.col("line").alias("_i"))
+    before = cited.join(begun, on="file").filter(pl.col("_i") < pl.col("line"))
+    if not before.height or re.search(DISAGREE, whole):
+        return False
+    warned = ev.kinds(EventKind.NCCL_WARN, EventKind.NCCL_UNWIND).filter(
+        pl.col("file").is_in(before["file"].implode())).height
+    return bool(warned or re.search(INIT_FAILURE, whole))
 
 
 def _fault_after_set_up(before: pl.DataFrame, own: str) -> str:

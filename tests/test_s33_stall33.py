@@ -104,3 +104,27 @@ def test_an_abort_of_a_rank_not_seen_waiting_is_said(tmp_path):
              "  traceback : Signal 6 (SIGABRT) received by PID 1001\n")
     v = decide(text_store(tmp_path, wd + block))
     assert v.kind is Kind.UNDECIDED and "rank 0" in v.summary and "exit code -6" in v.summary
+
+
+# Megatron-LM's iteration lines and the DeepSpeed launcher's and Slurm's ends (dv37-015)
+def _iters(n: int) -> str:
+    return "".join(f" iteration {10 * i:>10}/    1000 | consumed samples: {40 * i:>12} | elapsed time per iteration (ms): "
+                   "1376.1 | learning rate: 1.500E-04 | global batch size:     4 | lm loss: 2.247505E+01 |\n"
+                   for i in range(1, n + 1))
+
+
+CANCEL = "slurmstepd: error: *** STEP 1809579.0 ON r8i3n1 CANCELLED AT 2021-05-23T08:45:57 ***\n"
+SIGTERM = "Killing subprocess 16342\nMain process received SIGTERM, exiting\n"
+
+
+def test_steady_steps_then_the_schedulers_cancel_read_healthy(tmp_path):
+    v = decide(text_store(tmp_path, _iters(5) + "Killing subprocess 16342\n" + CANCEL + "Main process received SIGTERM, exiting\n"))
+    assert v.kind is Kind.HEALTHY and v.rule == "killed_from_outside"
+    assert "ran steadily until the scheduler cancelled it (steps 10 to 50" in v.summary and "CANCELLED" in v.summary
+
+
+def test_a_sigterm_after_steady_steps_with_no_cancel_is_undecided_and_without_steps_crashed(tmp_path):
+    v = decide(text_store(tmp_path, _iters(5) + SIGTERM))
+    assert v.kind is Kind.UNDECIDED and "ran steadily until it was stopped from outside" in v.summary
+    bare = decide(text_store(tmp_path, _iters(1) + SIGTERM, "b.log"))
+    assert bare.kind is Kind.CRASHED_RANK and bare.summary.startswith("killed from outside")

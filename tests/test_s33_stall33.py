@@ -11,6 +11,8 @@ Covers, on real lines from dev excerpts:
 - ``rules_stall.timed_out``: the process group of a watchdog line that names none, from its rank's status line
   (``[PG ID 2 PG GUID 6(mesh_sp) Rank 1]  failure detected by watchdog ...``).
 - ``ended_first.ends_said``: an abort of a rank not seen timing out is said in the timeout's summary.
+- ``steady_stop`` in ``rules_exit.killed_from_outside``: steady steps up to a scheduler's cancel read HEALTHY, up to a
+  bare SIGTERM UNDECIDED; ``parsers/process_end``: Horovod's ``Process 0 exit with status code 134``.
 """
 
 from __future__ import annotations
@@ -128,3 +130,10 @@ def test_a_sigterm_after_steady_steps_with_no_cancel_is_undecided_and_without_st
     assert v.kind is Kind.UNDECIDED and "ran steadily until it was stopped from outside" in v.summary
     bare = decide(text_store(tmp_path, _iters(1) + SIGTERM, "b.log"))
     assert bare.kind is Kind.CRASHED_RANK and bare.summary.startswith("killed from outside")
+
+
+def test_horovods_word_of_a_process_that_ended_names_the_rank(tmp_path):
+    # Horovod's gloo launcher (dv15-031's line 4): the slot's rank and its shell code (134: SIGABRT)
+    v = decide(text_store(tmp_path, "Process 0 exit with status code 134\n"))
+    assert v.kind is Kind.CRASHED_RANK and v.rule == "process_ended"
+    assert "rank 0 ended: exit code 134" in v.summary and "SIGABRT" in v.summary

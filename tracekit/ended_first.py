@@ -109,9 +109,19 @@ def ends_said(ev: Evidence) -> str:
     wd = _timeouts(ev)
     waiting = sorted(set(wd["rank"].to_list())) if wd.height else []
     e = ends(ev, waiting)
+    if not e.height:  # (stall33: an abort or a stop of a rank not seen waiting is said too, as what it is)
+        e = _any_end(ev, waiting)
     if not e.height:
         return ""
     from tracekit.rules_exit import _name, meaning
     d = e.row(0, named=True)
     return (f"; {_name(d)} ended: exit code {d['exit_code']} ({clip(meaning(d['exit_code']), 60)}); whether "
             "before the timeout (its cause: a crashed rank) or after it, the excerpt does not show")
+
+
+def _any_end(ev: Evidence, waiting: list[int]) -> pl.DataFrame:
+    """Ends with a non-zero code of a named rank not seen timing out, whatever the code (an abort, a stop): for a
+    summary to say, never to decide by."""
+    return (ev.kinds(EventKind.CHILD_FAILED, EventKind.RANK_EXIT)
+            .filter(pl.col("exit_code").is_not_null() & (pl.col("exit_code") != 0) & pl.col("rank").is_not_null()
+                    & ~pl.col("rank").is_in(waiting)).sort("file", "line"))

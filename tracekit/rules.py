@@ -38,6 +38,7 @@ from tracekit.rules_stall import ended_while_others_wait, joined_then_nothing  #
 from tracekit.rules_stall import stopped_at_epoch_end  # (waits s27, issue 31)
 from tracekit import rules_unnamed, user_stop
 from tracekit import rules_loop_closed  # (health s32, issue 31)
+from tracekit import dump_signal  # (stall33, issue 31)
 from tracekit.rules_gone import aborted_unexplained, comms_aborted, peer_died_first, peer_gone
 from tracekit.rules_wait import stalled_in_start_up, waiting_across_groups
 
@@ -93,6 +94,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_exit.agent_raised,  # (failures, issue 31)
     exited_without_cause,
     ended_first.died_before_timeout,  # stall32 (s32, issue 31): a rank ended before the others' timeout
+    dump_signal.timeout_signalled,  # stall33 (s33, issue 31): c10d's dump signal of a timeout, its lines alone
     timed_out,
     straggler,
     straggler_by_wait,

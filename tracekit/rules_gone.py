@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit import ended_first, teardown
+from tracekit import ended_first, peer_named, teardown
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.meanings import EITHER_ABORT
 from tracekit.outcome import EventKind, Kind, Verdict
@@ -85,7 +85,17 @@ def peer_gone(ev: Evidence) -> Verdict | None:
     in_init = _unwound_through_init(ev, gone)
     if in_init is not None:
         return in_init
-    return Verdict(Kind.UNDECIDED, f"a peer of {who_or(gone)} closed its connection ({msg(gone, 0, 140)}): "
+    lost = peer_named.one_peer_lost_by_many(gone)
+    if lost is not None:  # (stall33: several processes each lost the one same process: it ended first)
+        name = lost if lost.startswith("rank ") else f"the process at {lost}"
+        return Verdict(Kind.CRASHED_RANK, f"{name} ended first (it exited, crashed or was killed): "
+                       f"{peer_named.writers(gone)} processes ({who_or(gone)}) each lost their connection to it "
+                       f"({msg(gone, 0, 140)}); one peer lost by many is that process's end, not the network's; "
+                       "its own log (its last lines, exit code or signal; dmesg for the OOM killer) says why",
+                       [int(lost.split()[1])] if lost.startswith("rank ") else [], lines(gone, 4) + lines(ev.exits, 2))
+    peer = peer_named.peer_text(gone)
+    return Verdict(Kind.UNDECIDED, f"a peer of {who_or(gone)} closed its connection"
+                   + (f": {peer}" if peer else "") + f" ({msg(gone, 0, 140)}): "
                    "that peer ended first (exited, was killed, or its host went away); its own log or exit "
                    "code says why: collect every rank's output and the launcher's exit codes", [],
                    lines(gone, 3) + lines(ev.exits, 2))

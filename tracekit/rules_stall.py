@@ -10,7 +10,7 @@ import math
 
 import polars as pl
 
-from tracekit import align, ended_first, rules_apart
+from tracekit import align, dump_signal, ended_first, rules_apart
 from tracekit.evidence import HEARTBEAT, Evidence, clip, lines
 from tracekit.facts_in_view import seq_said
 from tracekit.outcome import EventKind, Kind, Verdict
@@ -201,7 +201,7 @@ def timed_out(ev: Evidence) -> Verdict | None:
     if wd.height:
         w = wd.row(0, named=True)
         what = (f" in {(w['op'] or '?').upper()}" + (f" {seq_said(w['seq'])}" if w["seq"] is not None else "")
-                + (f" on process group {w['pg']}" if w["pg"] is not None else "") + rules_apart.size_text(w)
+                + _group_said(to, w) + rules_apart.size_text(w)
                 + (f" after {w['timeout_ms'] / 1000:g} s" if w["timeout_ms"] else ""))
         if w["seq"] is None and w["where"] == "HCCL" and w["message"]:  # (HCCL's code says why it gave up)
             what += f": {clip(w['message'], 200)}"
@@ -231,7 +231,31 @@ def timed_out(ev: Evidence) -> Verdict | None:
     then = ("; collect that rank's log and stack" if outside else
             "; no record shows which rank is missing: collect every rank's Flight Recorder dump and log")
     return Verdict(Kind.UNDECIDED, f"{who(r) if r else 'a rank'} timed out{what}{silent}"
-                   + (f"; {outside}" if outside else "") + ended_first.ends_said(ev) + f"{then} ({COLLECT})", r, lines(to))
+                   + dump_signal.source_said(ev) + (f"; {outside}" if outside else "") + ended_first.ends_said(ev) + f"{then} ({COLLECT})", r, lines(to))
+
+
+#: c10d's head of a line of one process group (torch >= 2.3): ``[PG ID 2 PG GUID 2(mesh_sp) Rank 1]``, ``[PG 0
+#: (default_pg) Rank 1]``, ``[PG 1 Rank 2]``
+PG_HEAD = r"\[PG (?:ID )?(?P<pg>\d+)(?: PG GUID [^\s(\]]+)?\s*(?:\((?P<desc>[^)]+)\))? Rank \d+\]"
+
+
+def _group_said(to: pl.DataFrame, w: dict) -> str:
+    """`` on process group 2 (mesh_sp)``: the timeout line's group, else that of its rank's status line of the same
+    SeqNum (torch >= 2.3 names the group on ``[PG ID 2 PG GUID 2(mesh_sp) Rank 1] Timeout at NCCL work: 262, ...``
+    under a watchdog line of ``[Rank 1]`` alone), ``""`` where neither names one."""
+    pg, desc = w["pg"], w.get("pg_desc")
+    if pg is None and "pg" in to.columns:
+        st = to.filter((pl.col("kind") == EventKind.WATCHDOG_STATUS) & pl.col("pg").is_not_null()
+                       & pl.col("rank").eq_missing(w["rank"]) & pl.col("seq").eq_missing(w["seq"]))
+        if st.height:
+            pg, desc = st["pg"][0], st["pg_desc"][0] if "pg_desc" in st.columns else None
+    if pg is None:  # (torch 2.7's `[PG ID 1 PG GUID 1 Rank 2]  failure detected by watchdog at work sequence id`)
+        said = to.filter(pl.col("rank").eq_missing(w["rank"]))["message"].str.extract_groups(PG_HEAD).drop_nulls()
+        if said.len():
+            pg, desc = said[0]["pg"], said[0]["desc"]
+    if pg is None:
+        return ""
+    return f" on process group {pg}" + (f" ({desc})" if desc and str(desc) != str(pg) else "")
 
 
 def _elsewhere(wd: pl.DataFrame, w: dict) -> tuple[list[int], str]:

@@ -105,6 +105,9 @@ SHELL = (r"(?:^|\s|: )line \d+:\s+(?P<pid>\d+) (?P<what>Killed|Segmentation faul
          r"|Floating point exception|Illegal instruction)(?: +\(core dumped\)\s+|\s{2,})(?P<cmd>\S.*)$")
 SRUN_CODES = {"Killed": -9, "Segmentation fault": -11, "Aborted": -6, "Terminated": -15, "Bus error": -7,
               "Floating point exception": -8, "Illegal instruction": -4}
+# Horovod's gloo launcher (horovod/runner/gloo_run.py, _exec_command: `Process {idx} exit with status code {ec}.`,
+# idx the slot's rank): that rank's end, a shell's code (134: SIGABRT) (stall33)
+HOROVOD_EXIT = r"(?:^|\]\s*|>:\s*)Process (?P<rank>\d+) exit with status code (?P<exit_code>-?\d+)\b"
 CGROUP_OOM = r"Detected \d+ oom[-_]kill event(?:s|\(s\))? in (?:StepId=|step )?(?P<step>[\w.]+)"
 FLAT_CHILD = (r"rank\s*:?\s*(?P<rank>\d+)\s*\(local[_ ]rank:\s*(?P<local_rank>\d+)\)\s*exitcode\s*:\s*"
               r"(?P<exit_code>-?\d+)\s*\(pid:\s*(?P<pid>\d+)\)")
@@ -141,7 +144,7 @@ RAISED = r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Interrupt)\b:?"
 ANY = any_of(DEATH, AGENT_SIGNALED, DS_MAIN, DS_RETURN, CALLED, SPAWN_RAISED, SPAWN_EXITED, MPI_SIGNAL,
              PALS_SIGNAL, MPI_ABORT, MPI_IMPROPER, SHELL,
              MPI_NONZERO, MPI_NONZERO_2, GDB, VLLM, FLAT_CHILD, SRUN, CGROUP_OOM, PROGRAM_END, SSH,
-             HARNESS_EXIT, HARNESS_CODE, HARNESS_HUNG, PADDLE_ABORT)
+             HARNESS_EXIT, HARNESS_CODE, HARNESS_HUNG, PADDLE_ABORT, HOROVOD_EXIT)
 #: lines whose exception text is this decoder's (``torch_log`` reads no exception from them)
 NOT_EXCEPTIONS = any_of(CALLED, SPAWN_EXITED, AGENT_SIGNALED, r"ProcessRaisedException:\s*$", HARNESS_EXIT,
                         HARNESS_HUNG)
@@ -261,6 +264,9 @@ def decode(lines: pl.DataFrame) -> pl.DataFrame | None:
          pl.format("the shell's job {} ({}) ended: {}", "_pid", pl.col("_cmd").str.slice(0, 80), "_what"),
          pid=pl.col("_pid").cast(pl.Int64, strict=False),
          exit_code=pl.col("_what").replace_strict(SRUN_CODES, default=None, return_dtype=pl.Int64))
+    rows(HOROVOD_EXIT, EventKind.CHILD_FAILED, "horovod launcher",
+         pl.format("horovodrun: rank {} exited with status code {}", "_rank", "_exit_code"),
+         rank=pl.col("_rank").cast(pl.Int64), exit_code=pl.col("_exit_code").cast(pl.Int64, strict=False))
     rows(CGROUP_OOM, EventKind.SIGNAL, "slurm",
          pl.format("slurm: the cgroup OOM killer of step {} killed a process with SIGKILL (signal 9): the "
                    "job's host memory ran out", "_step"))

@@ -20,14 +20,18 @@ from tracekit.ingest import unknown_lines
 from tracekit.schema import EventKind
 
 #: dv48-007: the iteration at its total, Megatron's end, its evaluation after the loop, the script's RC=0
-MEGATRON_END = """192.168.205.202:  iteration        2/       2 | consumed samples:           16 | consumed tokens:        32768 | elapsed time per iteration (ms): 66348.7 | learning rate: 1.000E-06 | global batch size:     8 | lm loss: 1.263726E+01 | loss scale: 1.0 | grad norm: 27.900 |
-localhost: Evaluating iter 1/1
-192.168.205.202:  validation loss at iteration 2 on 8-sample draw from validation set | lm loss value: 1.237472E+01 | lm loss PPL: 2.367400E+05 | 
-RC=0 RUN_ID=dual8_tp4pp1dp2_smoke990_20260331_163556_DGX2-1
-"""
+MEGATRON_END = (
+    "192.168.205.202:  iteration        2/       2 | consumed samples:           16 | consumed tokens:        "
+    "32768 | elapsed time per iteration (ms): 66348.7 | learning rate: 1.000E-06 | global batch size:     8 | "
+    "lm loss: 1.263726E+01 | loss scale: 1.0 | grad norm: 27.900 |\n"
+    "localhost: Evaluating iter 1/1\n"
+    "192.168.205.202:  validation loss at iteration 2 on 8-sample draw from validation set | lm loss value: "
+    "1.237472E+01 | lm loss PPL: 2.367400E+05 | \n"
+    "RC=0 RUN_ID=dual8_tp4pp1dp2_smoke990_20260331_163556_DGX2-1\n")
 
 #: dv32-001 (Megatron-Bridge): the evaluation on the test set after the loop
-TEST_SET = " validation loss at iteration 10 on test set | lm loss value: 9.625707E+00 | lm loss PPL: 1.514926E+04 |\n"
+TEST_SET = (" validation loss at iteration 10 on test set | lm loss value: 9.625707E+00 | lm loss PPL: "
+            "1.514926E+04 |\n")
 
 #: dv37-015: the loop's own evaluation at iteration 100 (the loop goes on after it)
 IN_LOOP = " validation loss at iteration 100 | lm loss value: 8.017406E+00 | lm loss PPL: 3.033300E+03 | \n"

@@ -73,10 +73,11 @@ ENDED_WELL = (r"(?i)\bProcess finished with exit code 0\s*$"
               # (s33) a job script's own echo of its command's exit status, `echo "RC=$? RUN_ID=..."`,
               # `echo EXIT_CODE=$?` (samples/wild dv48-007, dv31-014): 0, what the whole launch returned
               r"|^\W{0,3}(?:RC|EXIT_CODE|EXIT_STATUS|RETCODE|RET|rc|exit_code|exit_status|retcode)=0(?:\s|$)")
-#: a rank said finished (``Rank 1 finished, time taken: 12.4 s``, ``[rank 0] done``, ``process 3 completed``);
-#: group ``rank``
+#: a rank said finished (``Rank 1 finished, time taken: 12.4 s``, ``[rank 0] done``, ``process 3 completed``;
+#: s33 ``RANK 4: COMPLETE!``, samples/wild dv32-003); group ``rank``
 RANK_DONE = (r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)\b\]?:?\s+(?:is |has )?"
-             r"(?:successfully )?(?:finished|completed?|done|exit(?:ed|ing) (?:normally|cleanly|successfully)"
+             r"(?:successfully )?(?:finished|completed|complete\b|done"
+             r"|exit(?:ed|ing) (?:normally|cleanly|successfully)"
              r"|exited with (?:code|status) 0\b)")
 #: (s29) a finish sentence that names its rank at its end: PyTorch's DDP tutorial (pytorch/tutorials
 #: intermediate_source/ddp_tutorial.rst ``print(f"Finished running basic DDP example on rank {rank}.")``, after

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import polars as pl
 
-from tracekit import pace, rules_bench
+from tracekit import file_ranks, pace, rules_bench
 from tracekit.evidence_progress import MIN_REPORTS
 from tracekit.evidence import CLEAN_ENDS, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
@@ -263,9 +263,8 @@ def _every_seen_rank_ended(ev: Evidence) -> bool:
     # (never a rank whose own step lines stop short of it: `Rank 0: Iteration 9/10` is where rank 0 is)
     short = set(ev.steps["rank"].drop_nulls().to_list()) - done
     at_total = set(last.filter(pl.col("rank").is_null())["file"].to_list())
-    files = ev.store.ranks.group_by("rank").agg(pl.col("file").unique())
-    done |= {r for r, fs in files.iter_rows() if r is not None and rankless and set(fs) <= rankless}
-    done |= {r for r, fs in files.iter_rows() if r is not None and at_total and set(fs) <= at_total} - short
+    done |= file_ranks.ranks_only_in(ev, rankless)
+    done |= file_ranks.ranks_only_in(ev, at_total) - short
     destroyed = ev.store.comms.filter(pl.col("state") == "destroy_complete")
     done |= set(destroyed.select(pl.coalesce("global_rank", "rank"))[:, 0].drop_nulls().to_list())
     done |= ev.agent_finished  # (torchrun's agent said its worker group succeeded: evidence_progress)

@@ -14,7 +14,7 @@ init, mismatch or stack dump.
 
 from __future__ import annotations
 
-from tracekit import pace
+from tracekit import file_ranks, pace
 from tracekit.evidence import Evidence, lines
 from tracekit.outcome import Kind, Verdict
 
@@ -23,7 +23,7 @@ def steady_unnamed(ev: Evidence) -> Verdict | None:
     """HEALTHY where progress lines hold a steady figure (``pace.steady`` or ``pace.holds``), the world size
     is logged, no line names a rank, and nothing but calm lines are logged."""
     cov = ev.coverage
-    if cov.seen or not cov.world_size or cov.world_size < 2:
+    if not file_ranks.names_no_rank(ev) or not cov.world_size or cov.world_size < 2:
         return None  # (a rank named: the others' absence is real; steady_ticks decides the rest)
     if (ev.trouble.height or ev.failure_signs or ev.stalls.height or ev.missing or ev.mismatches
             or ev.pending.height or ev.stacks.height or ev.pace["slow"] or ev.pace["falling"]):

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from tracekit import file_ranks
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.ignored_exceptions import ignored
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
@@ -95,8 +96,7 @@ def _ranks_ended(ev: Evidence) -> set[int]:
     e = ends(ev)
     done = set(e["rank"].drop_nulls().to_list())
     rankless = set(e.filter(pl.col("rank").is_null())["file"].to_list())
-    files = ev.store.ranks.group_by("rank").agg(pl.col("file").unique())
-    done |= {r for r, fs in files.iter_rows() if r is not None and rankless and set(fs) <= rankless}
+    done |= file_ranks.ranks_only_in(ev, rankless)
     destroyed = ev.store.comms.filter(pl.col("state") == "destroy_complete")
     done |= set(destroyed.select(pl.coalesce("global_rank", "rank"))[:, 0].drop_nulls().to_list())
     return done | set(ev.agent_finished)

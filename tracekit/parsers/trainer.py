@@ -104,6 +104,11 @@ SAYS_RANK = r"^Rank (?P<rank>\d+):\s*"
 #: (s31) the rank a line names first, then a separator (``rank 0 step 1``, ``Rank 1, epoch 0``, ``rank: 3 |``)
 LEADING_RANK = r"(?i)^\s*rank\s*[:=#]?\s*(\d+)\b\s*[:,|\-]?\s"
 ITERATION = r"^(?:Rank \d+:\s*)?[=*#\- ]*Iteration\s+(?P<step>\d+)\s*/\s*(?P<max_steps>\d+)[=*#\- ]*$"
+#: (s33) a step said started, alone on its line after the rank the script names (``RANK 22: running step
+#: 1/10``, ``rank 3: starting iteration 5/100``; samples/wild dv32-003, 350 such lines): a ``step`` of that rank,
+#: printed as the step starts (its last is no end: max_steps left out as ITERATION's); group ``named`` the rank
+STEP_STARTED = (r"(?i)^(?:rank\s*[:=#]?\s*(?P<named>\d+)\s*[:,\-]\s*)?(?:running|starting|begin(?:ning)?)\s+"
+                r"(?:step|iteration|iter)\s+(?P<step>\d+)\s*/\s*(?P<max_steps>\d+)\W{0,3}$")
 PROGRAM_END = (r"(?i)^(?:Rank \d+:\s*)?(?:End of (?:workload|training)\b"
                r"|Training (?:is )?(?:complete|completed|finished|done)\b"
                r"|Finished training\b|All ranks (?:finished|done|completed)\b)"
@@ -172,7 +177,7 @@ NOT_END = any_of(*(m.pattern for m in progress_messages.STEPS + progress_message
 STEP_PATTERNS = (r"\{.*'loss': ", DS_STEP, r"iteration\s+\d+/\s*\d+ \|", TQDM, STEP_LOSS, LOSS_STEP, TF_STEP,
                  MXNET,
                  KERAS_EPOCH, KERAS_DONE, IMAGES, DS_TIMER, VERL, FAIRSEQ, FAIRSEQ_OLD, STEP_BAR, MMCV_ITER,
-                 IMAGENET, MMCV_EPOCH, LOGGED_EVERY, ITERATION, OWN_STEPS)
+                 IMAGENET, MMCV_EPOCH, LOGGED_EVERY, ITERATION, STEP_STARTED, OWN_STEPS)
 # the time a logger's header put in front of a line (within its first characters)
 STAMP = r"^.{0,40}?(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)"
 # Python's warnings: ``path.py:12: FutureWarning: ...`` then the source line, indented
@@ -253,7 +258,10 @@ def parse(lines: pl.DataFrame) -> Parsed:
     n = len(frames)
     # (a banner printed as an iteration starts: its last one is no end, so max_steps is left out)
     add(EventKind.STEP, t.str.contains(ITERATION), ITERATION)
-    frames[n:] = [f.drop("max_steps") for f in frames[n:]]
+    add(EventKind.STEP, t.str.contains(STEP_STARTED), STEP_STARTED)
+    frames[n:] = [f.drop("max_steps").with_columns(
+        pl.coalesce(pl.col("named").cast(pl.Int64, strict=False), "rank").alias("rank")).drop("named")
+        if "named" in f.columns else f.drop("max_steps") for f in frames[n:]]
     for m in progress_messages.STEPS:  # (s18) a runtime's own line per step done, read from its code
         add(EventKind.STEP, t.str.contains(m.pattern), m.pattern)
     # (an iteration's report in an end's words, Ray Train's `Training finished iteration 3 at ...`, is a step)
@@ -345,7 +353,7 @@ def parse(lines: pl.DataFrame) -> Parsed:
                  r"^\[iteration\] datetime: ", r"^time \(ms\) \| \w", r"^Invalidate trace cache @ step \d+",
                  r"iteration\s+\d+/\s*\d+ \|", TQDM, "comm op: ", TRAIN_START, DS_VERSION, KNOWN,
                  r"\{'train_runtime'|\{'eval_\w*loss'",
-                 LOGGED_EVERY, MEGATRON_WORLD, ITERATION, PROGRAM_END, PHASES, NO_PROGRESS, TF_STEP, MXNET,
+                 LOGGED_EVERY, MEGATRON_WORLD, ITERATION, STEP_STARTED, PROGRAM_END, PHASES, NO_PROGRESS, TF_STEP, MXNET,
                  KERAS_EPOCH, KERAS_DONE, KERAS_BAR, DS_TIMER, VERL, FAIRSEQ, FAIRSEQ_OLD, STEP_BAR,
                  IMAGENET, MMCV_EPOCH, MMCV_ITER, TESTS_RAN, PYTEST_PASSED, serving.SERVING, TQDM_TAIL,
                  OWN_STEPS))

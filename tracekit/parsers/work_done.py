@@ -69,11 +69,15 @@ ENDED_WELL = (r"(?i)\bProcess finished with exit code 0\s*$"
               r"|\b(?:finished|completed|ended|exited) (?:successfully|normally|cleanly)\b"
               # (s29) MLPerf's logger (mlcommons/logging mlperf_logging/mllog: `:::MLLOG {...}` one JSON object a
               # line): the benchmark's `run_stop` with `"status": "success"`, every MLPerf training reference's end
-              r"|^\W{0,3}:::MLLOG \{.*\"key\": \"run_stop\".*\"status\": \"success\"")
-#: a rank said finished (``Rank 1 finished, time taken: 12.4 s``, ``[rank 0] done``, ``process 3 completed``);
-#: group ``rank``
+              r"|^\W{0,3}:::MLLOG \{.*\"key\": \"run_stop\".*\"status\": \"success\""
+              # (s33) a job script's own echo of its command's exit status, `echo "RC=$? RUN_ID=..."`,
+              # `echo EXIT_CODE=$?` (samples/wild dv48-007, dv31-014): 0, what the whole launch returned
+              r"|^\W{0,3}(?:RC|EXIT_CODE|EXIT_STATUS|RETCODE|RET|rc|exit_code|exit_status|retcode)=0(?:\s|$)")
+#: a rank said finished (``Rank 1 finished, time taken: 12.4 s``, ``[rank 0] done``, ``process 3 completed``;
+#: s33 ``RANK 4: COMPLETE!``, samples/wild dv32-003); group ``rank``
 RANK_DONE = (r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)\b\]?:?\s+(?:is |has )?"
-             r"(?:successfully )?(?:finished|completed|done|exit(?:ed|ing) (?:normally|cleanly|successfully)"
+             r"(?:successfully )?(?:finished|completed|complete\b|done"
+             r"|exit(?:ed|ing) (?:normally|cleanly|successfully)"
              r"|exited with (?:code|status) 0\b)")
 #: (s29) a finish sentence that names its rank at its end: PyTorch's DDP tutorial (pytorch/tutorials
 #: intermediate_source/ddp_tutorial.rst ``print(f"Finished running basic DDP example on rank {rank}.")``, after
@@ -137,6 +141,14 @@ WILL = r"(?i)\bwill\b|\bto be\b"
 #: ===`` or ``--- Summary ---`` banner a script prints over its figures
 BANNER = (r"(?i)^\s*[=\-*#]{3,}\s*[\w ]{0,40}?\b(?:results?|summary|report|statistics|metrics)\b[\w ]{0,20}"
           r"[=\-*#]{3,}\s*$")
+#: (s33) Megatron's evaluation after its training loop returned (Megatron-LM megatron/training/training.py
+#: ``pretrain``: ``prefix = f'iteration {iteration} on validation set'`` (newer ``on N-sample draw from
+#: validation set``), then ``on test set``; before, ``'the end of training for val data'``), printed by
+#: ``evaluate_and_print_results`` as `` validation loss at {prefix} | lm loss value: ... |``: the loop's end and
+#: its figures (the loop's own evaluations, ``validation loss at iteration 100 |``, are not it)
+FINAL_EVAL = (r"^\W{0,3}(?:validation|valid|test) loss at (?:iteration \d+ on [\w\- ]{0,40}?\b(?:validation|"
+              r"valid|test) (?:set|data)|the end of training for (?:val|valid|validation|test) data) \|"
+              r"[^\n]*?\bvalue: ")
 #: a figure under a banner: ``key: number`` (``Request throughput (req/s):              5.12``)
 FIGURE = r"^\s*[A-Za-z][\w ()/%.,\-]{0,60}:\s+[-+]?\d"
 #: (s30) the serving benchmark's output rate under its banner (vllm benchmarks/serve.py, sglang
@@ -317,6 +329,8 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
     succeeded = (t.str.contains(SUCCEEDED) & pl.coalesce(said, "rank", tag).is_not_null() & ~nccl & ~counted
                  & ~table & ~again & past & ~t.str.contains(SET_UP_DONE) & ~t.str.contains(BARE_WORD))
     result = result | succeeded
+    final_eval = t.str.contains(FINAL_EVAL)
+    result = result | final_eval
     got = df.filter((calm & (sentence | result | took | block | saved)) | generated | exited | terminated
                     ).with_columns(
         pl.lit(EventKind.PROGRAM_END).alias("kind"), t.str.strip_chars().alias("message"),

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from tracekit import link_rates
+from tracekit import link_rates, nic_rates
 from tracekit.evidence import Evidence, lines
 from tracekit.outcome import Cited, Kind, Verdict
 
@@ -49,6 +49,8 @@ def of(ev: Evidence, transport: str, nics: int) -> Yardstick | None:
         return None
     name, gbs = fabric
     gbs, said = gbs * max(nics, 1), f"{name}{f', {nics} NICs' if nics > 1 else ''} (~{gbs * max(nics, 1):g} GB/s)"
+    if told := nic_rates.stated(ev, nics):  # (s33: the rate the log states is the yardstick, not the least one)
+        gbs, said = told.gbs, f"{name.split(',')[0]}: {told.says}"
     gpu = link_rates.gpu_named(ev)
     path = link_rates.path_of(gpu) if gpu else None
     if path and path.name.startswith("PCIe") and path.low and path.low < gbs:

@@ -10,7 +10,8 @@ later ones carry more, so the yardstick is the least). The data also crosses eac
 a PCIe board's (link_rates.PCIE_GEN: a T4 is PCIe Gen3 x16, ~10 GB/s busbw) caps what the fabric can give it.
 A busbw under a third of the lowest of these is far below it (slow); at a third or more it is what that path
 gives: healthy where the table reached its end, undecided where it did not (a hang at the next size or a cut
-paste: the rest of the output decides).
+paste: the rest of the output decides). (s33) Where the log states the NICs' rate (nic_rates: NCCL's ``speed=``, ibstat,
+ethtool), that rate replaces the fabric's least one.
 """
 
 from __future__ import annotations

@@ -12,6 +12,10 @@ NCCL names) or on the 10 GB/s floor of any GPU fabric: a rate the log states is 
 - A tool's word of a link (ibstat ``Rate: 200``, ibstatus ``rate: 100 Gb/sec (4X EDR)``, ethtool ``Speed:
   100000Mb/s``; parsers/result_tables.py: ``bandwidth`` events ``where="link_rate"``, GB/s): a host may list ports
   NCCL does not use, so the lowest stated rate stands for one NIC, times the NICs NCCL names (one where unnamed).
+
+``per_gpu``: an all-to-all's, a send/recv's, a gather's or a scatter's busbw across nodes is one GPU's share of its
+node's NICs (each GPU sends to its peers alone), where an all-reduce's rings run over every NIC of the node at once:
+the yardstick of those tables is the node's rate over its GPUs.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ later ones carry more, so the yardstick is the least). The data also crosses eac
 a PCIe board's (link_rates.PCIE_GEN: a T4 is PCIe Gen3 x16, ~10 GB/s busbw) caps what the fabric can give it.
 A busbw under a third of the lowest of these is far below it (slow); at a third or more it is what that path
 gives: healthy where the table reached its end, undecided where it did not (a hang at the next size or a cut
-paste: the rest of the output decides).
+paste: the rest of the output decides). (s33) Where the log states the NICs' rate (nic_rates: NCCL's ``speed=``, ibstat,
+ethtool), that rate replaces the fabric's least one.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from tracekit import link_rates
+from tracekit import link_rates, nic_rates
 from tracekit.evidence import Evidence, lines
 from tracekit.outcome import Cited, Kind, Verdict
 
@@ -49,6 +50,8 @@ def of(ev: Evidence, transport: str, nics: int) -> Yardstick | None:
         return None
     name, gbs = fabric
     gbs, said = gbs * max(nics, 1), f"{name}{f', {nics} NICs' if nics > 1 else ''} (~{gbs * max(nics, 1):g} GB/s)"
+    if told := nic_rates.stated(ev, nics):  # (s33: the rate the log states is the yardstick, not the least one)
+        gbs, said = told.gbs, f"{name.split(',')[0]}: {told.says}"
     gpu = link_rates.gpu_named(ev)
     path = link_rates.path_of(gpu) if gpu else None
     if path and path.name.startswith("PCIe") and path.low and path.low < gbs:

@@ -2,7 +2,8 @@
 never finished (a stop inside that size), a table of small sizes only (its latency, not the links' bandwidth), and
 whether a table cut short holds sizes past the large ones (then its rows are judged as they are: the bandwidth
 of the links was measured). rules_nccl_tests.nccl_test_result calls these after its checks of wrong values, low
-and falling bus bandwidth.
+and falling bus bandwidth. (s33) Also nccl-tests' own check of its average against NCCL_TESTS_MIN_BW (moved here
+from rules_nccl_tests, which it kept over 400 lines).
 """
 
 from __future__ import annotations
@@ -99,3 +100,23 @@ def _latency(ev: Evidence, rows: pl.DataFrame, on: str, world: int) -> Verdict |
                    "measure the links' bandwidth: the larger sizes (-e 8G) and NCCL_DEBUG=INFO (the "
                    "transport NCCL chose: `via NET/IB`, `via NET/Socket`) say how fast the links are", [],
                    cited)
+
+
+#: nccl-tests' own check of its average against the bandwidth the run asked for (NCCL_TESTS_MIN_BW):
+#: NVIDIA/nccl-tests src/util.cu:778 `# Avg bus bandwidth    : %g FAILED` when under 0.9 of it (src/common.cu:1830,
+#: and the test then exits with a failure, :1853)
+MIN_BW_FAILED = r"^#\s*Avg bus bandwidth\s*:\s*\S+\s+FAILED\b"
+
+
+def _under_min_bw(ev: Evidence, on: str) -> Verdict | None:
+    """nccl-tests said its average bus bandwidth fell under the minimum the run set (NCCL_TESTS_MIN_BW):
+    every size completed, slower than asked: slow progress, in the test's own words."""
+    avg = ev.kinds(EventKind.TEST_AVG_BUSBW).filter(pl.col("message").str.contains(MIN_BW_FAILED))
+    if not avg.height:
+        return None
+    a = avg.row(0, named=True)
+    return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{on}: avg bus bandwidth {a['busbw_gbs']:g} GB/s, and the test's "
+                   "own check says FAILED: under 90% of the minimum the run set (NCCL_TESTS_MIN_BW); every size "
+                   "completed with no wrong value, slower than asked: the links or the transport NCCL chose "
+                   "(NCCL_DEBUG=INFO names it) are slower than expected", [], [Cited(a["file"], a["line"],
+                                                                                    a["message"])])

@@ -90,8 +90,11 @@ def trend(t: pl.DataFrame) -> dict | None:
     first, last = f.head(k).select(col.median()).item(), f.tail(k).select(col.median()).item()
     # (a creep only on a loop's numbered lines: a server's throughput follows its load)
     loop = f["step"].null_count() == 0
-    grew = what == "took" and (last >= TREND * first or (loop and _creeps(f[what], k)))
-    fell = what == "rate" and (last <= first / TREND or (loop and _creeps(-f[what], k)))
+    # (s33: a doubling within what the earlier lines' spikes already showed is noise; a creep has its own test)
+    grew = what == "took" and ((last >= TREND * first and not _within_noise(f[what], k, True))
+                               or (loop and _creeps(f[what], k)))
+    fell = what == "rate" and ((last <= first / TREND and not _within_noise(f[what], k, False))
+                               or (loop and _creeps(-f[what], k)))
     if not (grew or fell):
         return None
     unit = f["unit"].drop_nulls()[0] if what == "rate" and f["unit"].drop_nulls().len() else None
@@ -108,6 +111,21 @@ def trend(t: pl.DataFrame) -> dict | None:
     return {"text": f"{noun} {verb}, from {_said(what, first, unit, per)} to {_said(what, last, unit, per)} "
                     f"{over}{creep}",
             "file": end["file"], "line": end["line"], "message": end["message"]}
+
+
+#: (s33) an earlier line within this share of the last one's figure is a spike as large as it
+SPIKE = 1.1
+
+
+def _within_noise(v: pl.Series, k: int, grew: bool) -> bool:
+    """(s33) Whether the last third is one line (three to five lines compared) and an earlier line (past the warm-up)
+    was already as slow (a time per step within ``SPIKE`` of it or higher, a rate as low): the run's pace spikes that
+    much by itself (an evaluation, a save, a data stall no phase line marks), so one slow last line is one more
+    spike, not a slowdown. With more lines the thirds' medians pass over a spike already."""
+    last, before = v.tail(k).median(), v.head(v.len() - k)
+    if k != 1 or before.len() < 2:
+        return False
+    return bool(before.max() * SPIKE >= last if grew else before.min() <= last * SPIKE)
 
 
 #: a progress bar at its end (``100%|``): that loop ended there

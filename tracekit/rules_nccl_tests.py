@@ -21,19 +21,21 @@ names give (far below it: slow, said first; at a third of it or more: not slow),
 sockets only, whose Ethernet link the log does not rate: at what a socket carries healthy, far under 10 GbE slow.
 Session 32b: a run NCCL logged over an RDMA fabric (IB, EFA) is measured against the lowest rate of the links it
 crosses (fabric_rates: the fabric's 100 Gb/s, the GPU's own PCIe link), not the 10 GB/s floor.
+Session 33: a NIC rate the log states (NCCL's ``speed=``, ibstat, ethtool: nic_rates) is that yardstick; an
+all-to-all's or a send/recv's busbw across nodes is judged against one GPU's share of its node's NICs.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from tracekit import fabric_rates, link_rates
+from tracekit import fabric_rates, link_rates, nic_rates
 from tracekit.evidence import WRONG_VALUES, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.nccl_tests_words import _op, _ranks_text, _size, _span, _tables, _test, transport_logged
 from tracekit.parsers import nccl_tests
 # (LARGE: the smallest size at which busbw reaches the links' rate; below it, latency rules)
-from tracekit.nccl_tests_partial import LARGE, _latency, _past_large, _stopped_inside
+from tracekit.nccl_tests_partial import LARGE, _latency, _past_large, _stopped_inside, _under_min_bw
 
 
 #: busbw (GB/s) at large sizes below which no GPU interconnect of a data centre runs (one 100 Gb/s NIC
@@ -116,14 +118,24 @@ def nccl_test_result(ev: Evidence) -> Verdict | None:
     # (s32b: a run NCCL logged over an RDMA fabric (IB, EFA) is measured against the lowest rate of the links it
     # crosses, the GPU's own included (fabric_rates), not the floor of a fabric built for multi-node training)
     yard = fabric_rates.of(ev, transport, _nics(ev)) if large.height and not alone and not shared else None
-    low = bool(large.height and not alone and not shared and not fits and large["busbw_gbs"].max() < LOW_BUSBW)
+    # (s33: no RDMA transport logged, but the NICs' rate stated (ethtool, ibstat) and the test across nodes: that rate)
+    told = nic_rates.stated(ev, _nics(ev)) if large.height and not alone and not shared and _nodes(ev)[0] else None
+    yard = yard or (fabric_rates.Yardstick(told.gbs, told.says) if told and "Socket" not in transport else None)
+    # (s33: an all-to-all's or a send/recv's busbw across nodes is one GPU's share of its node's NICs, not the node's)
+    hosts = ev.store.ranks.filter(pl.col("source").str.contains("nccl-tests"))["host"].drop_nulls().n_unique()
+    share = nic_rates.per_gpu(large, _nodes(ev)[0], hosts, _ranks_in(ev), NODE_GPUS)
+    if share > 1:
+        yard = yard and fabric_rates.Yardstick(yard.gbs / share, f"{yard.says}; one GPU's share of it, 1/{share}")
+        told = told and nic_rates.Stated(told.gbs / share, f"{told.says}; one GPU's share of it, 1/{share}")
+    low = bool(large.height and not alone and not shared and not fits and large["busbw_gbs"].max() < LOW_BUSBW / share)
     if low:
         if yard:
             done = _reached_end(ev, rows, ends)
             return fabric_rates.judge(yard, large, ends, done, f"{_test(large)}{on} over {transport}")
         else:
-            return _on_socket(large, ends, transport, on) or _low(large, avg, ends, transport, on)
-    if large.height and not shared and not (yard and low) and (v := _below_links(ev, large, ends, on)):
+            return _on_socket(large, ends, transport, on, told) or _low(large, avg, ends, transport, on)
+    if (large.height and not shared and not (yard and low)
+            and (v := _below_links(ev, large, ends, on, told, share))):
         return v
     if v := _stopped_inside(ev, rows, on):
         return v
@@ -247,13 +259,14 @@ def _ranks_in(ev: Evidence) -> int:
     return int(max(said, default=0))
 
 
-def _below_links(ev: Evidence, large: pl.DataFrame, ends: pl.DataFrame, on: str) -> Verdict | None:
+def _below_links(ev: Evidence, large: pl.DataFrame, ends: pl.DataFrame, on: str,
+                 told: nic_rates.Stated | None = None, share: int = 1) -> Verdict | None:
     """A test across nodes whose bus bandwidth at large sizes stays under what one 400 Gb/s NIC carries:
     slow where the NICs NCCL names carry far more (each at least 100 Gb/s); where the log names none, the
     figures and what decides (a node of one or two NICs is at its limit there, an HGX node of 8 is not)."""
     spans, how = _nodes(ev)
     top = large.sort("busbw_gbs").tail(1).row(0, named=True)
-    if not spans or top["busbw_gbs"] >= ONE_NIC_GBS:
+    if not spans or top["busbw_gbs"] >= ONE_NIC_GBS / share:
         return None
     lo = large["busbw_gbs"].min()
     held = (f"holds at {lo:g}-{top['busbw_gbs']:g} GB/s from {_size(large['bytes'].min())} to "
@@ -262,7 +275,14 @@ def _below_links(ev: Evidence, large: pl.DataFrame, ends: pl.DataFrame, on: str)
     figure = f"the bus bandwidth {held} across nodes ({how}), with no wrong value"
     cited = [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2)
     nics = _nics(ev)
-    if nics and top["busbw_gbs"] < 0.5 * nics * NIC_MIN_GBS:
+    if told:  # (s33: the NICs' rate the log states: far under it slow, else what those NICs carry)
+        if top["busbw_gbs"] < link_rates.FAR_BELOW * told.gbs:
+            return Verdict(Kind.SLOW_PROGRESS, f"{_test(large)}{on}: {figure}: under a third of the NICs' rate the "
+                           f"log states ({told.says}); the collectives complete, slowly: check GPUDirect RDMA "
+                           "(`GDRDMA` in NCCL's channel lines), the NICs NCCL uses (NCCL_IB_HCA) and the transport",
+                           [], cited)
+        return None
+    if nics and top["busbw_gbs"] < 0.5 * nics * NIC_MIN_GBS / share:
         return Verdict(Kind.SLOW_PROGRESS, f"{_test(large)}{on}: {figure}: far below what the {nics} "
                        f"NICs NCCL uses carry (at least {nics * NIC_MIN_GBS:g} GB/s, 100 Gb/s each); the "
                        "collectives complete, slowly: check each NIC's rate (ibstat), GPUDirect RDMA "
@@ -288,26 +308,6 @@ def _below_links(ev: Evidence, large: pl.DataFrame, ends: pl.DataFrame, on: str)
                    "is at its limit there); the log names neither the NICs nor their speed: on an HGX node of "
                    "4-8 NICs it would be slow, which NCCL_DEBUG=INFO (`NET/IB : Using [0]mlx5_0:1/IB ...`) and "
                    "`ibstat` (Rate) tell", [], cited)
-
-
-#: nccl-tests' own check of its average against the bandwidth the run asked for (NCCL_TESTS_MIN_BW):
-#: NVIDIA/nccl-tests src/util.cu:778 `# Avg bus bandwidth    : %g FAILED` when under 0.9 of it (src/common.cu:1830,
-#: and the test then exits with a failure, :1853)
-MIN_BW_FAILED = r"^#\s*Avg bus bandwidth\s*:\s*\S+\s+FAILED\b"
-
-
-def _under_min_bw(ev: Evidence, on: str) -> Verdict | None:
-    """nccl-tests said its average bus bandwidth fell under the minimum the run set (NCCL_TESTS_MIN_BW):
-    every size completed, slower than asked: slow progress, in the test's own words."""
-    avg = ev.kinds(EventKind.TEST_AVG_BUSBW).filter(pl.col("message").str.contains(MIN_BW_FAILED))
-    if not avg.height:
-        return None
-    a = avg.row(0, named=True)
-    return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{on}: avg bus bandwidth {a['busbw_gbs']:g} GB/s, and the test's "
-                   "own check says FAILED: under 90% of the minimum the run set (NCCL_TESTS_MIN_BW); every size "
-                   "completed with no wrong value, slower than asked: the links or the transport NCCL chose "
-                   "(NCCL_DEBUG=INFO names it) are slower than expected", [], [Cited(a["file"], a["line"],
-                                                                                    a["message"])])
 
 
 def _corrupt(wrong: pl.DataFrame, on: str) -> Verdict:
@@ -341,7 +341,8 @@ SOCKET_GBS = 1.25
 FAR = 1 / 3
 
 
-def _on_socket(large: pl.DataFrame, ends: pl.DataFrame, transport: str, on: str) -> Verdict | None:
+def _on_socket(large: pl.DataFrame, ends: pl.DataFrame, transport: str, on: str,
+               told: nic_rates.Stated | None = None) -> Verdict | None:
     """(s32) A test whose connections NCCL logged over TCP sockets only (``via NET/Socket``): the yardstick is
     that socket's Ethernet link, whose rate the log does not state; a busbw at large sizes at a third of what
     10 GbE carries or more is what a socket gives (healthy, the figure and the path said), under it slow. None
@@ -352,6 +353,12 @@ def _on_socket(large: pl.DataFrame, ends: pl.DataFrame, transport: str, on: str)
     top = large.sort("busbw_gbs").tail(1).row(0, named=True)
     cited = [Cited(top["file"], top["line"], top["message"])] + lines(ends, 2)
     figure = f"busbw at most {top['busbw_gbs']:g} GB/s at {_size(top['bytes'])} over {transport}, with no wrong value"
+    # (s33: an Ethernet link the log rates below 10 GbE (ethtool's `Speed: 1000Mb/s`) is the yardstick itself)
+    link = min(SOCKET_GBS, told.gbs) if told else SOCKET_GBS
+    if told and link < SOCKET_GBS and top["busbw_gbs"] >= FAR * link:
+        return Verdict(Kind.HEALTHY, f"nccl-tests{on}: {figure}: every rank completed each size (nccl-tests prints a "
+                       f"row only then), at what the Ethernet link the log rates carries ({told.says}): that link is "
+                       "the limit, not a fault", [], cited)
     if top["busbw_gbs"] < FAR * SOCKET_GBS:
         return Verdict(Kind.SLOW_PROGRESS, f"nccl-tests{on}: {figure}: under a third of what a TCP socket over "
                        f"10 GbE carries (~{SOCKET_GBS:g} GB/s); the collectives complete, slowly: check the "

@@ -354,6 +354,13 @@ def _join_wrapped(warn: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
                           .otherwise(pl.col("msg")).alias("msg")).drop("_rest"))
 
 
+#: (s33) a NIC's rate NCCL's IB plugin states (Mb/s; src/transport/net_ib.cc, NCCL 2.19+): each physical device
+#: (``NET/IB: [0] mlx5_0:uverbs0:1/RoCE provider=Mlx5 speed=100000 context=0x.. pciPath=.. ar=0``) and each virtual
+#: one it makes of them (``NET/IB : Made virtual device [2] name=mlx5_0+mlx5_1 speed=200000 ndevs=2``)
+NIC_SPEED = (r"^NET/IB ?: ?(?:\[\d+\] ?(?P<nic>[\w.\-]+)[:\s]\S*|Made virtual device \[\d+\] name=(?P<vnic>\S+))"
+             r".*?\sspeed=(?P<mbps>\d+)(?:.*?\sndevs=(?P<ndevs>\d+))?")
+
+
 def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     """``lines``: the lines frame; ``scanned``: the COLL lines ``read_many`` took apart."""
     pre = _split_prefix(lines)
@@ -407,6 +414,7 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     old_boot = _decode(df, OLD_BOOT, pl.col("msg").str.starts_with("NET : Using interface"))
     old_net = _decode(df, OLD_NET, pl.col("msg").str.starts_with("Using internal Network"))
     old_ib = _decode(df, OLD_IB, pl.col("msg").str.contains(r"^NET/IB ?: \["))
+    nic_speed = _decode(df, NIC_SPEED, pl.col("msg").str.contains(" speed=", literal=True))
     settings = _decode(df, SETTING, pl.col("msg").str.contains(" set ", literal=True))
     benign = talk.filter(pl.col("msg").str.contains(BENIGN_ANY))
     unwind = df.filter(pl.col("msg").str.contains(UNWIND))
@@ -476,6 +484,12 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
         .select(*key, "rank", "what", "value"),
         with_rank(old_ib).with_columns(pl.lit("ib_devices").alias("what"))
         .select(*key, "rank", "what", "value"),
+        # (s33) each NIC's rate as NCCL states it (Mb/s): ``iface`` the device, ``value`` its speed, ``channel`` the
+        # physical devices a virtual one merges (null for a physical device's own line); read by nic_rates.py
+        with_rank(nic_speed).with_columns(pl.lit("nic_speed").alias("what"),
+                                          pl.coalesce("nic", "vnic").alias("iface"), pl.col("mbps").alias("value"),
+                                          pl.col("ndevs").cast(pl.Int64, strict=False).alias("channel"))
+        .select(*key, "rank", "what", "iface", "value", "channel"),
     ], how="diagonal_relaxed")
 
     # rank and process group of each stream (host, pid, comm): found on the few streams, joined on one
@@ -601,7 +615,7 @@ def parse(lines: pl.DataFrame, scanned: Coll | None = None) -> Parsed:
     # an NCCL line whose message nothing here decodes is unknown
     decoded = [f.select("file", "line") for f in (
         versions, init, nnodes, conn, ring, trees, boot, net, ib_none, ib_err, ib_using, sock, old_boot,
-        old_net, old_ib, settings, benign, unwind, retry, warn, rank_nranks, proxy, timings, comm_rank)]
+        old_net, old_ib, nic_speed, settings, benign, unwind, retry, warn, rank_nranks, proxy, timings, comm_rank)]
     decoded.append(coll_lines.select("file", "line"))
     decoded.append(talk.filter(pl.col("msg").str.contains(KNOWN_INFO_ANY)).select("file", "line"))
     claimed = pl.concat(decoded + [version_lines.select("file", "line")]

@@ -39,6 +39,7 @@ from tracekit.rules_stall import stopped_at_epoch_end  # (waits s27, issue 31)
 from tracekit import rules_unnamed, user_stop
 from tracekit import rules_loop_closed  # (health s32, issue 31)
 from tracekit import dump_signal  # (stall33, issue 31)
+from tracekit.comm_aborted import communicator_aborted  # (crash33b, issue 31)
 from tracekit.rules_gone import aborted_unexplained, comms_aborted, peer_died_first, peer_gone
 from tracekit.rules_wait import stalled_in_start_up, waiting_across_groups
 
@@ -101,6 +102,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     watchdog_stuck,
     peer_gone,
     aborted_unexplained,  # (failures, issue 31)
+    communicator_aborted,  # crash33b (issue 31): torch's `NCCL communicator was aborted on rank N` alone
     comms_aborted,  # (failures, issue 31)
     rules_exit.workers_ended_unexplained,
     rules_raised.raised_unexplained,  # crashes (s18, issue 31): a traceback alone, a ChildFailedError cut

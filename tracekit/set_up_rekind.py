@@ -117,7 +117,9 @@ def failed_in_set_up(ev: Evidence, v: Verdict) -> Verdict | None:
         return None
     started = _init_failed(ev, cited, whole)
     words = None if re.search(PEER_GONE, whole) else re.search(SET_UP_WORDS, said)
-    named = (step_named(said) or step_named(own_lines) or (f"its words: \"{clip(words[0], 80)}\"" if words else "")
+    named = (step_named(said) or step_named(own_lines)
+             or (GLOO_CONNECT_MEANS if re.search(GLOO_CONNECT, whole) and not re.search(PEER_GONE, whole) else "")
+             or (f"its words: \"{clip(words[0], 80)}\"" if words else "")
              or (GRPC_UNREACHED_MEANS if re.search(GRPC_UNREACHED, whole) and not re.search(PEER_GONE, whole)
                  else ""))
     frame = next((f for w in wheres if (f := sf.frame_of(w))), None)
@@ -187,7 +189,8 @@ def _set_up_lines(ev: Evidence, files: pl.Expr) -> list[str]:
     """The failure lines of ``files`` (``_failed_lines``) that name set-up (a set-up call, ``SET_UP``, or its words,
     ``SET_UP_WORDS``), no peer's going away, in file order."""
     texts = _failed_lines(ev).filter(pl.col("file").is_in(files))["message"].fill_null("").to_list()
-    return [t for t in texts if (step_named(t) or re.search(SET_UP_WORDS, t)) and not re.search(PEER_GONE, t)]
+    return [t for t in texts if (step_named(t) or re.search(SET_UP_WORDS, t) or re.search(GLOO_CONNECT, t))
+            and not re.search(PEER_GONE, t)]
 
 
 #: gRPC's channel to a peer or a coordinator that never connected (grpc/grpc's client channel: `failed to connect
@@ -198,6 +201,18 @@ def _set_up_lines(ev: Evidence, files: pl.Expr) -> list[str]:
 GRPC_UNREACHED = r"(?i)\bfailed to connect to all addresses\b"
 GRPC_UNREACHED_MEANS = ("failed to connect to all addresses (gRPC's connect to the cluster's coordinator or its "
                         "other workers: TensorFlow's or JAX's start-up)")
+#: (s33b) gloo's TCP pair that could not connect to a peer's advertised address (facebookincubator/gloo
+#: gloo/transport/tcp/pair.cc `Connect timeout`, `connect ...: Connection refused`, `No route to host`, thrown as
+#: gloo::IoException; escaped from a C++ thread it is `terminate called ...` then `Aborted`): a pair connects in
+#: its context's connectFullMesh, at the process group's creation: set-up's only in a crash of a job that never got
+#: past set-up (``failed_in_set_up``), never where the peer went away (``PEER_GONE``); dev's gloo connect failures
+#: at start, dev-038, dev-039, are labelled init-stall (transport-error accepted)
+GLOO_CONNECT = (r"(?i)gloo/transport/\w+/(?:pair|device|socket)\.(?:cc|h):\d+\]\s+(?:Connect timeout"
+                r"|connect\b.{0,80}(?:Connection refused|No route to host|Network is unreachable|timed out))")
+GLOO_CONNECT_MEANS = ("gloo's connect to a peer's address timed out or was refused (gloo/transport/tcp/pair.cc: "
+                      "its process group's full-mesh connect at creation; each rank connects to the address every "
+                      "other rank advertised through the store: check GLOO_SOCKET_IFNAME and that the nodes reach "
+                      "each other's ports)")
 #: the UNDECIDED rules whose verdict a set-up failure re-kinds (``undecided_in_set_up``): a timeout, a failure
 #: sign or an error line no rule explains, where the job never got past set-up
 #: (not nccl_error_unexplained's: an NCCL code at ncclCommInitRank can be the ranks disagreeing, llm-042's
@@ -287,7 +302,8 @@ def undecided_in_set_up(ev: Evidence, v: Verdict, rule: str) -> Verdict | None:
         return None
     # (the first line that names set-up; else the first, where its file's traceback is in a set-up frame)
     hit = failed.filter((text.str.contains(SET_UP_CALLS)
-                         | (text.str.contains(SET_UP_WORDS) & ~text.str.contains(PEER_GONE)))
+                         | ((text.str.contains(SET_UP_WORDS) | text.str.contains(GLOO_CONNECT))
+                            & ~text.str.contains(PEER_GONE)))
                         & ~text.str.contains(RETRYING))
     wheres = (ev.kinds(EventKind.STACK).filter(pl.col("file").is_in(failed["file"].implode()))
               .select(pl.coalesce("frames", "where").fill_null("").str.split(" <- ")).explode("frames")
@@ -309,6 +325,7 @@ def undecided_in_set_up(ev: Evidence, v: Verdict, rule: str) -> Verdict | None:
     row = shown.row(0, named=True)
     line = " ".join((row["message"] or "").split())
     step = (step_named(f"{row['where'] or ''} {line}") or (frame.means if frame else "")
+            or (GLOO_CONNECT_MEANS if re.search(GLOO_CONNECT, line) else "")
             or (f"the process's communicator set-up: \"{clip(' '.join(in_init['message'][0].split()), 100)}\""
                 if comm.height else ""))
     # (the rank the line's prefix gives, else the rank its words name: `rank 3 failed to connect to master`)

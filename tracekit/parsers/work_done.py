@@ -73,6 +73,10 @@ ENDED_WELL = (r"(?i)\bProcess finished with exit code 0\s*$"
               # (s33) a job script's own echo of its command's exit status, `echo "RC=$? RUN_ID=..."`,
               # `echo EXIT_CODE=$?` (samples/wild dv48-007, dv31-014): 0, what the whole launch returned
               r"|^\W{0,3}(?:RC|EXIT_CODE|EXIT_STATUS|RETCODE|RET|rc|exit_code|exit_status|retcode)=0(?:\s|$)")
+#: (s33b) the same echo of a non-zero status, `RC=250 RUN_ID=...` (samples/wild dv48-008): what the whole launch
+#: returned, a failure of the job with its code (``events``: a ``child_failed`` of the job script); group ``code``
+SCRIPT_FAILED = (r"^\W{0,3}(?:RC|EXIT_CODE|EXIT_STATUS|RETCODE|RET|rc|exit_code|exit_status|retcode)="
+                 r"(?P<code>-?0*[1-9]\d{0,2})(?:\s|$)")
 #: a rank said finished (``Rank 1 finished, time taken: 12.4 s``, ``[rank 0] done``, ``process 3 completed``;
 #: s33 ``RANK 4: COMPLETE!``, samples/wild dv32-003); group ``rank``
 RANK_DONE = (r"(?i)^\W{0,3}(?:rank|process|proc|worker)\s*[:=#]?\s*(?P<rank>\d+)\b\]?:?\s+(?:is |has )?"
@@ -339,5 +343,10 @@ def events(df: pl.DataFrame) -> list[pl.DataFrame]:
         .when(saved & ~result & ~took & ~block).then(pl.lit("saved"))
         .otherwise(pl.lit("result")).alias("where"),
         named.alias("rank"))
-    return [got] if got.height else []
+    code = t.str.extract(SCRIPT_FAILED, 1).cast(pl.Int64, strict=False)
+    echoed = df.filter(code.is_not_null()).with_columns(
+        pl.lit(EventKind.CHILD_FAILED).alias("kind"), code.alias("exit_code"), pl.lit("job script").alias("where"),
+        pl.format("the job script: its command exited with status {} (`{}`)", code, t.str.strip_chars())
+        .alias("message"))
+    return [f for f in (got, echoed) if f.height]
 

@@ -304,8 +304,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
 
 def _lone(cand: pl.DataFrame) -> pl.DataFrame:
     """The lines printed once (their template not repeated) that say a step of a loop done (``EPOCH_FIELDS``,
-    or ``LONE_COUNTER`` or ``LONE_EPOCH`` with the loss, a pace or the loop's total): ``step`` events, the counter as the step,
-    its total as ``max_steps``, the time per step where the line prints one."""
+    or ``LONE_COUNTER`` or ``LONE_EPOCH`` with the loss, a pace or the loop's total): ``step`` events, the
+    counter as the step, its total as ``max_steps``, the time per step where the line prints one."""
     t = pl.col("text")
     step = t.str.extract_groups(LONE_COUNTER)
     epoch = t.str.extract_groups(LONE_EPOCH)

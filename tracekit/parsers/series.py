@@ -191,6 +191,15 @@ MIN_COUNTED = 2
 LONE_COUNTER = (r"(?i)(?:^|[^\w])(?:global_step|steps?|iter|iteration|batch|update)(?:_(?:i|idx|num))?"
                 r"[\s:=#\[]{0,4}(\d+)(?:\s*/\s*(\d+))?(?:$|[^\w.]|\.(?:$|\D))")  # (not `iteration: 45.3 ms`)
 LONE_EPOCH = r"(?i)(?:^|[^\w])epoch[\s:=#\[]{0,4}(\d+)\s*/\s*(\d+)\b"
+#: (s33b, issue 31) a line that opens on its epoch, then the loop's figures as ``| key: number`` fields: the
+#: PyTorch DDP tutorial's trainer (github:pytorch/examples distributed/ddp-tutorial-series multinode.py
+#: `print(f"[GPU{self.global_rank}] Epoch {epoch} | Batchsize: {b_sz} | Steps: {len(self.train_data)}")`, its
+#: rank taken off by parsers/prefixes.py): one epoch of that rank begun, the epoch its step (its ``Steps:`` the
+#: batches of each epoch, no counter); printed once by each rank, a lone line of each (samples/wild dv28-012).
+#: Not where a field counts steps (DeepSpeed-Chat's `epoch: 0|step: 391|ppo_ep: 1|act_loss: ...`: the step
+#: is ``LONE_COUNTER``'s)
+EPOCH_FIELDS = r"(?i)^\W{0,3}epoch[\s:=#]{0,3}(\d+)\s*\|\s*[A-Za-z][\w ]{0,30}:\s*\d"
+STEP_FIELD = r"(?i)\b(?:global_step|step|iter|iteration|update)\s*[:=]\s*\d"
 LONE_LOSS = r"(?i)\bloss\b\W{0,3}(?:loss=)?[-+]?\d"
 #: the loss's figure on a report (group 1)
 LOSS_FIGURE = r"(?i)\bloss\b\W{0,3}(?:loss=)?([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
@@ -294,17 +303,20 @@ def parse(lines: pl.DataFrame) -> Parsed:
 
 
 def _lone(cand: pl.DataFrame) -> pl.DataFrame:
-    """The lines printed once (their template not repeated) that say a step of a loop done (``LONE_COUNTER``
-    or ``LONE_EPOCH``, with the loss, a pace or the loop's total): ``step`` events, the counter as the step,
-    its total as ``max_steps``, the time per step where the line prints one."""
+    """The lines printed once (their template not repeated) that say a step of a loop done (``EPOCH_FIELDS``,
+    or ``LONE_COUNTER`` or ``LONE_EPOCH`` with the loss, a pace or the loop's total): ``step`` events, the
+    counter as the step, its total as ``max_steps``, the time per step where the line prints one."""
     t = pl.col("text")
     step = t.str.extract_groups(LONE_COUNTER)
     epoch = t.str.extract_groups(LONE_EPOCH)
-    n = pl.coalesce(step.struct.field("1"), epoch.struct.field("1")).cast(pl.Int64, strict=False)
-    total = pl.when(step.struct.field("1").is_not_null()).then(step.struct.field("2")).otherwise(
-        epoch.struct.field("2")).cast(pl.Int64, strict=False)
+    fields = pl.when(~t.str.contains(STEP_FIELD)).then(t.str.extract(EPOCH_FIELDS, 1))
+    n = pl.coalesce(fields, step.struct.field("1"), epoch.struct.field("1")).cast(pl.Int64, strict=False)
+    total = (pl.when(fields.is_not_null()).then(pl.lit(None, pl.Utf8))
+             .when(step.struct.field("1").is_not_null()).then(step.struct.field("2"))
+             .otherwise(epoch.struct.field("2")).cast(pl.Int64, strict=False))
     took = pl.coalesce(*(t.str.extract(p, 1).cast(pl.Float64, strict=False) * f * 1e3 for p, f in TIMES))
-    sign = t.str.contains(LONE_LOSS) | t.str.contains(any_of(*RATES)) | took.is_not_null()
+    sign = (t.str.contains(LONE_LOSS) | t.str.contains(any_of(*RATES)) | took.is_not_null()
+            | fields.is_not_null())
     got = cand.with_columns(n.alias("step"), total.alias("max_steps"), took.alias("duration_ms"))
     return (got.filter(pl.col("step").is_not_null() & (sign | pl.col("max_steps").is_not_null())
                        & (pl.col("max_steps").is_null() | (pl.col("step") <= pl.col("max_steps"))))

@@ -9,6 +9,8 @@ Covers, on the real lines of a reproducer's repeated trials under Slurm (dv32-00
   before and never logged a step of the last one read DEADLOCK naming them; where every rank started it and
   none went past its first step, UNDECIDED (no progress), never the earlier run's end nor a kill from outside.
 - a single run that said its end before the time limit stays UNDECIDED ``the program said its work ended``.
+- ``rules_stall.init_stall``: a timeout is the sign of a pending init's stall only where it is logged after the
+  init began (in its own file) and is a watchdog's or says what waited (a store, a communicator, a collective).
 """
 
 from __future__ import annotations
@@ -56,3 +58,19 @@ def test_a_count_that_goes_on_after_an_end_is_no_new_run(tmp_path):
     ev = Evidence.gather(store)
     assert not last_run.restarts(ev).height and last_run.earlier_ranks(ev) == []
     assert decide(store).kind is not Kind.DEADLOCK
+
+
+# NCCL's init line (a dev excerpt's) and torch's store timeout (the format tests/test_rules.py quotes)
+INIT = ("VM-160-69-tencentos:561:561 [0] NCCL INFO comm 0x1476dca0 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 23000 "
+        "commId 0xa015ae7e0a50005d - Init START\n")
+STORE_TIMEOUT = ("torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/2 clients "
+                 "joined.\n")
+
+
+def test_init_stall_reads_only_a_timeout_after_the_init_began(tmp_path):
+    from tracekit import rules_stall
+    after = Evidence.gather(text_store(tmp_path, INIT + STORE_TIMEOUT, "after.log"))
+    assert after.pending.height and after.timeouts.height
+    assert rules_stall.init_stall(after).kind is Kind.INIT_STALL
+    before = Evidence.gather(text_store(tmp_path, STORE_TIMEOUT + INIT, "before.log"))
+    assert before.pending.height and before.timeouts.height and rules_stall.init_stall(before) is None

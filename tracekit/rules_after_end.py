@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from tracekit import last_run
 from tracekit.evidence import Evidence, clip, lines
+from tracekit.wording import who
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 
 #: a program's own word that its work ended: its end line, the HF Trainer's final metrics, a launcher's
@@ -30,7 +32,7 @@ END = (EventKind.PROGRAM_END, EventKind.TRAIN_END, EventKind.CLEAN_EXIT)
 def work_ended_before(ev: Evidence, at: pl.DataFrame) -> pl.DataFrame:
     """The program's own end lines before the first of ``at`` in the same file, in log order."""
     first = at.group_by("file").agg(pl.col("line").min().alias("_at"))
-    done = ev.kinds(*END).select("file", "line", "message")
+    done = last_run.job_ends(ev, ev.kinds(*END).select("file", "line", "message"))
     return done.join(first, on="file").filter(pl.col("line") < pl.col("_at")).sort("file", "line")
 
 
@@ -52,12 +54,14 @@ def time_limit_without_progress(ev: Evidence, cancel: pl.DataFrame) -> Verdict |
     """UNDECIDED where the scheduler's cancel is its time limit and no progress is logged (no step past the
     first: `running step 1/10` is where it started, not that it advanced): whether the job hung (the limit
     then ends a hang: which rank stopped is the fact) or was still working is not in the lines."""
-    advanced = (ev.steps["step"].drop_nulls().max() or 0) > 1
+    advanced = (last_run.last_steps(ev)["step"].drop_nulls().max() or 0) > 1
     if advanced or not cancel["message"].str.contains("DUE TO TIME LIMIT").any():
         return None
     last = ev.store.events.filter((pl.col("file") == cancel["file"][0]) & (pl.col("line") < cancel["line"][0])
                                   & pl.col("message").is_not_null()).sort("line").tail(1)
     said = f"; the last line before it: `{clip(last['message'][0], 120)}`" if last.height else ""
+    if (unstarted := last_run.earlier_ranks(ev)):
+        return _never_started(ev, cancel, unstarted)
     return Verdict(Kind.UNDECIDED, "the scheduler ended the job at its time limit "
                    f"({clip(cancel['message'][0], 120)}); no rank failed before it, and no progress logged (no "
                    f"step past the first) shows whether the job was still working or hung until the limit{said}; "
@@ -82,3 +86,19 @@ def raised_then_ended(ev: Evidence, first: pl.DataFrame, name: str) -> Verdict |
                    "printed by a callback or a logger, a retry that then worked, a warning with an error word); "
                    "each rank's exit code (0 for all: healthy) decides it",
                    [], lines(first, 1) + [Cited(e["file"], e["line"], e["message"])])
+
+
+def _never_started(ev: Evidence, cancel: pl.DataFrame, unstarted: list[int]) -> Verdict:
+    """DEADLOCK where the job ran its work again (``last_run``: its step count starts again after an end),
+    the ranks ``unstarted`` stepped in an earlier run and never logged a step of the last one, the others
+    logged its first step and no further, and the scheduler's time limit ended it: the others wait at that
+    step's first collective for ranks that never issued it."""
+    steps = last_run.last_steps(ev).filter(pl.col("rank").is_not_null())
+    began = steps["rank"].unique().sort().to_list()
+    return Verdict(Kind.DEADLOCK, f"{who(unstarted)} never started the last run: the job ran its work again "
+                   f"after an end (its step count starts again), {len(began)} rank(s) logged its first step "
+                   f"(`{clip(steps['message'][0], 80)}`) and no further, and {who(unstarted)}, which stepped in "
+                   f"the run before, logged none of it; the scheduler ended the job at its time limit "
+                   f"({clip(cancel['message'][0], 120)}): the others waited at the first step's collective for "
+                   f"{who(unstarted)}; py-spy dump --pid of {who(unstarted)} (or `tracekit run`) says where "
+                   "they stopped before it", unstarted, lines(steps, 2) + lines(cancel, 1))

@@ -32,7 +32,7 @@ def init_stall(ev: Evidence) -> Verdict | None:
     comms = ev.store.comms
     started = comms.filter(pl.col("state") == "init_start")["comm_id"].drop_nulls().implode()
     peers_done = comms.filter((pl.col("state") == "init_complete") & pl.col("comm_id").is_in(started))
-    stalled = (peers_done.height or ev.timeouts.height or ev.stalls.height or ev.stacks.height
+    stalled = (peers_done.height or _init_timeouts(ev, p).height or ev.stalls.height or ev.stacks.height
                or ev.exits.height)
     if not (p.height and stalled):
         return None  # (connects that only keep retrying are the network's: transport_error says it)
@@ -47,6 +47,23 @@ def init_stall(ev: Evidence) -> Verdict | None:
     said = said.alias("message")
     return Verdict(Kind.INIT_STALL, summary, never or r,
                    lines(p.with_columns(said)) + stack_lines(where, 2) + lines(ev.transport, 4))
+
+
+#: what a timeout that may be an init's waited in: a communicator's, a store's, a barrier's, a collective's
+INIT_WAIT = (r"(?i)nccl|init|communicator|comm\b|store|barrier|rendezvous|collective|all_?reduce|broadcast"
+             r"|all_?gather|bootstrap")
+
+
+def _init_timeouts(ev: Evidence, pending: pl.DataFrame) -> pl.DataFrame:
+    """The timeouts that may be a pending init's (stall33b): a watchdog's, or one whose words say a
+    communicator, a store, a barrier or a collective waited, and not logged before the init began in its own
+    file; a program's unrelated `Timed out while waiting` (for a server, a file) is no sign that an init stalled."""
+    began = pending.group_by("file").agg(pl.col("line").min().alias("_began"))
+    t = ev.timeouts.join(began, on="file", how="left").filter(
+        pl.col("_began").is_null() | (pl.col("line") > pl.col("_began")))
+    watchdog = pl.col("kind").is_in([EventKind.WATCHDOG_TIMEOUT, EventKind.WATCHDOG_STATUS,
+                                     EventKind.WATCHDOG_ABORT])
+    return t.filter(watchdog | pl.col("message").fill_null("").str.contains(INIT_WAIT))
 
 
 def deadlock(ev: Evidence) -> Verdict | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracekit import file_ranks
+from tracekit import file_ranks, last_run
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.ignored_exceptions import ignored
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
@@ -53,8 +53,9 @@ TEARDOWN = (r"(?i)recvValue failed|sendBytes failed|failed to recv, got 0 bytes|
 
 def ends(ev: Evidence) -> pl.DataFrame:
     """The run's end lines (``rules_after_end.END``): file, rank (null where the line names none: it covers
-    the ranks of its file), the line of the first of each file and rank, and the last line's message."""
-    done = ev.kinds(*END)
+    the ranks of its file), the line of the first of each file and rank, and the last line's message. An end
+    that a new run follows (``last_run``: the step count starts again after it) is that run's, not the job's."""
+    done = last_run.job_ends(ev, ev.kinds(*END))
     if not done.height:
         return pl.DataFrame(schema={"file": pl.Utf8, "rank": pl.Int64, "_end": pl.Int64, "_said": pl.Utf8})
     return (done.sort("file", "line").group_by("file", "rank", maintain_order=True)
@@ -119,7 +120,9 @@ def ended_then_torn_down(ev: Evidence) -> Verdict | None:
         return None
     if ev.trouble.join(torn.select("file", "line"), on=["file", "line"], how="anti").height:
         return None
-    e = ev.kinds(*END).sort("file", "line")
+    e = last_run.job_ends(ev, ev.kinds(*END)).sort("file", "line")
+    if not e.height:
+        return None
     first, last = e.row(0, named=True), e.row(-1, named=True)
     said = f"`{clip(first['message'], 100)}`" + (
         f" ... `{clip(last['message'], 100)}` ({e.height} end line(s))" if e.height > 1 else "")

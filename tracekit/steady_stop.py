@@ -16,8 +16,9 @@ STEADY_GAP_S = 1800
 
 
 def steady_until(ev: Evidence, at: pl.DataFrame) -> str | None:
-    """``steps 10 to 200 (20 step lines)`` where step lines advance (three step numbers or more) before the first
-    line of ``at`` and, where both carry a clock, the last of them is within ``STEADY_GAP_S`` of it; else None."""
+    """``steps 10 to 200 in 20 step lines, ...`` where step lines advance (three step numbers or more) before the first
+    line of ``at`` and, where both carry a clock, the last of them is within ``STEADY_GAP_S`` of it (the gap said; where
+    they carry none, that said: a hang after the last step line is then not ruled out); else None."""
     first = at.sort("file", "line").row(0, named=True)
     st = ev.steps.filter(pl.col("step").is_not_null()).sort("file", "line")
     st = st.filter((pl.col("file") != first["file"]) | (pl.col("line") < first["line"]))
@@ -27,4 +28,6 @@ def steady_until(ev: Evidence, at: pl.DataFrame) -> str | None:
     t_stop = at.sort("file", "line").head(1).select(clock(said())).item()
     if t_step is not None and t_stop is not None and not 0 <= t_stop - t_step <= STEADY_GAP_S:
         return None
-    return f"steps {st['step'].min()} to {st['step'].max()} ({st.height} step lines)"
+    gap = (f", the last {t_stop - t_step:.0f} s before the stop" if t_step is not None and t_stop is not None else
+           ", the step lines carry no clock: how long before the stop the last one came is not shown")
+    return f"steps {st['step'].min()} to {st['step'].max()} in {st.height} step lines{gap}"

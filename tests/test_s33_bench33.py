@@ -110,6 +110,9 @@ def test_a_trend_within_the_runs_own_spikes_is_noise(tmp_path):
     assert pace.trend(noisy.ticks) is None
     slower = Evidence.gather(text_store(tmp_path, _megatron([900, 810, 820, 805, 1690])))
     assert pace.trend(slower.ticks) is not None
+    # (a pace that doubled and stayed there has no spike it came back from: the trend, not noise)
+    stayed = Evidence.gather(text_store(tmp_path, _megatron([900, 810, 1700, 1650, 1690])))
+    assert pace.trend(stayed.ticks) is not None
 
 
 def test_an_all_to_all_across_nodes_is_judged_by_one_gpus_share(tmp_path):

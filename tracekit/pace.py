@@ -119,13 +119,20 @@ SPIKE = 1.1
 
 def _within_noise(v: pl.Series, k: int, grew: bool) -> bool:
     """(s33) Whether the last third is one line (three to five lines compared) and an earlier line (past the warm-up)
-    was already as slow (a time per step within ``SPIKE`` of it or higher, a rate as low): the run's pace spikes that
-    much by itself (an evaluation, a save, a data stall no phase line marks), so one slow last line is one more
-    spike, not a slowdown. With more lines the thirds' medians pass over a spike already."""
-    last, before = v.tail(k).median(), v.head(v.len() - k)
-    if k != 1 or before.len() < 2:
+    was already as slow (a time per step within ``SPIKE`` of it or higher, a rate as low) and the pace came back
+    after it (a later line before the last back by ``TREND``): the run's pace spikes that much by itself (an
+    evaluation, a save, a data stall no phase line marks), so one slow last line is one more spike, not a slowdown.
+    A pace that fell and stayed down (180, 120, 90, 88 tflops) has no spike it came back from: that is the trend.
+    With more lines the thirds' medians pass over a spike already."""
+    last, before = v.tail(k).median(), v.head(v.len() - k).to_list()
+    if k != 1 or len(before) < 2:
         return False
-    return bool(before.max() * SPIKE >= last if grew else before.min() <= last * SPIKE)
+    for i, x in enumerate(before):
+        slow = x * SPIKE >= last if grew else x <= last * SPIKE
+        back = any((y * TREND <= last) if grew else (y >= last * TREND) for y in before[i + 1:])
+        if slow and back:
+            return True
+    return False
 
 
 #: a progress bar at its end (``100%|``): that loop ended there

@@ -20,8 +20,8 @@ import polars as pl
 from tracekit.evidence import Evidence
 from tracekit.outcome import EventKind
 
-#: a program's own word that its work ended (as ``rules_after_end.END``; repeated here to keep this module
-#: free of the rules that read it)
+#: a program's own word that its work ended: its end line, the HF Trainer's final metrics, a launcher's word that
+#: the workers exited 0 (a progress bar at 100% is none: it may be one epoch's); ``rules_after_end.END`` is this
 END = (EventKind.PROGRAM_END, EventKind.TRAIN_END, EventKind.CLEAN_EXIT)
 
 

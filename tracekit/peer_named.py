@@ -73,5 +73,10 @@ def peer_text(gone: pl.DataFrame) -> str:
         if store:
             parts.append(f"the c10d store's server at {p} (hosted by rank 0's process or the launcher's agent)")
         else:
-            parts.append(p if p.startswith("rank ") else f"the process at {p}")
+            parts.append(process(p))
     return ", ".join(parts)
+
+
+def process(peer: str) -> str:
+    """``rank 0`` as it is, an address as ``the process at 10.0.0.1:5678``."""
+    return peer if peer.startswith("rank ") else f"the process at {peer}"

@@ -22,11 +22,11 @@ import polars as pl
 from tracekit import last_run
 from tracekit.evidence import Evidence, clip, lines
 from tracekit.wording import who
-from tracekit.outcome import Cited, EventKind, Kind, Verdict
+from tracekit.outcome import Cited, Kind, Verdict
 
-#: a program's own word that its work ended: its end line, the HF Trainer's final metrics, a launcher's
-#: word that the workers exited 0 (a progress bar at 100% is none: it may be one epoch's)
-END = (EventKind.PROGRAM_END, EventKind.TRAIN_END, EventKind.CLEAN_EXIT)
+#: a program's own word that its work ended (``last_run.END``, defined there, where the rules that read it are not
+#: imported)
+END = last_run.END
 
 
 def work_ended_before(ev: Evidence, at: pl.DataFrame) -> pl.DataFrame:

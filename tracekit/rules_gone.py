@@ -87,8 +87,7 @@ def peer_gone(ev: Evidence) -> Verdict | None:
         return in_init
     lost = peer_named.one_peer_lost_by_many(gone)
     if lost is not None:  # (stall33: several processes each lost the one same process: it ended first)
-        name = lost if lost.startswith("rank ") else f"the process at {lost}"
-        return Verdict(Kind.CRASHED_RANK, f"{name} ended first (it exited, crashed or was killed): "
+        return Verdict(Kind.CRASHED_RANK, f"{peer_named.process(lost)} ended first (it exited, crashed or was killed): "
                        f"{peer_named.writers(gone)} processes ({who_or(gone)}) each lost their connection to it "
                        f"({msg(gone, 0, 140)}); one peer lost by many is that process's end, not the network's; "
                        "its own log (its last lines, exit code or signal; dmesg for the OOM killer) says why",

@@ -14,6 +14,7 @@ from tracekit import align, dump_signal, ended_first, rules_apart
 from tracekit.evidence import HEARTBEAT, Evidence, clip, lines
 from tracekit.facts_in_view import seq_said
 from tracekit.outcome import EventKind, Kind, Verdict
+from tracekit.parsers.torch_patterns import PG_TAG
 from tracekit.rules_common import COLLECT, frames_text, last_open, late_text, msg, stack_lines, stacks_of
 from tracekit.wording import who
 
@@ -251,11 +252,6 @@ def timed_out(ev: Evidence) -> Verdict | None:
                    + dump_signal.source_said(ev) + (f"; {outside}" if outside else "") + ended_first.ends_said(ev) + f"{then} ({COLLECT})", r, lines(to))
 
 
-#: c10d's head of a line of one process group (torch >= 2.3): ``[PG ID 2 PG GUID 2(mesh_sp) Rank 1]``, ``[PG 0
-#: (default_pg) Rank 1]``, ``[PG 1 Rank 2]``
-PG_HEAD = r"\[PG (?:ID )?(?P<pg>\d+)(?: PG GUID [^\s(\]]+)?\s*(?:\((?P<desc>[^)]+)\))? Rank \d+\]"
-
-
 def _group_said(to: pl.DataFrame, w: dict) -> str:
     """`` on process group 2 (mesh_sp)``: the timeout line's group, else that of its rank's status line of the same
     SeqNum (torch >= 2.3 names the group on ``[PG ID 2 PG GUID 2(mesh_sp) Rank 1] Timeout at NCCL work: 262, ...``
@@ -267,9 +263,10 @@ def _group_said(to: pl.DataFrame, w: dict) -> str:
         if st.height:
             pg, desc = st["pg"][0], st["pg_desc"][0] if "pg_desc" in st.columns else None
     if pg is None:  # (torch 2.7's `[PG ID 1 PG GUID 1 Rank 2]  failure detected by watchdog at work sequence id`)
-        said = to.filter(pl.col("rank").eq_missing(w["rank"]))["message"].str.extract_groups(PG_HEAD).drop_nulls()
-        if said.len():
-            pg, desc = said[0]["pg"], said[0]["desc"]
+        said = (to.filter(pl.col("rank").eq_missing(w["rank"]))["message"].str.extract_groups(PG_TAG)
+                .struct.unnest().filter(pl.col("pg").is_not_null()))
+        if said.height:
+            pg, desc = said["pg"][0], said["desc"][0] or said["desc2"][0]
     if pg is None:
         return ""
     return f" on process group {pg}" + (f" ({desc})" if desc and str(desc) != str(pg) else "")

@@ -71,8 +71,9 @@ def test_torch_npu_hccl_watchdog_lines_are_read_as_c10d_s(tmp_path):
     assert events_of(store, EventKind.WATCHDOG_ABORT).height == 1
     v = decide(store)
     assert v.kind == Kind.UNDECIDED
-    assert v.summary.startswith("ranks 1,3 timed out in ALLREDUCE SeqNum=2048 (NumelIn 4096, NumelOut 4096) "
-                                "after 1800 s")
+    # rank 3's status line `[PG 0 Rank 3]` names its group (the default one), read since e43e388 by PG_TAG
+    assert v.summary.startswith("ranks 1,3 timed out in ALLREDUCE SeqNum=2048 on process group 0 (NumelIn 4096, "
+                                "NumelOut 4096) after 1800 s")
 
 
 # PaddlePaddle's comm task watchdog (paddle/phi/core/distributed/comm_task_manager.cc CommTaskLoop at 05ba5e51:

@@ -9,6 +9,12 @@ Covers ``start_up_messages``' entries read by ``rules_init.start_up_ends_the_log
 - Megatron-LM's ``> initializing torch distributed ...`` (training/initialize.py), whose ``> `` parsers/text takes
   off as a paste's quote mark: ending the log it is a start-up begun (INIT_STALL); followed by ``> initialized
   tensor model parallel with size 8`` (dv30-017's lines 10-14) it returned, and nothing decides a stall.
+- detectron2's ``Command Line Args: Namespace(... num_gpus=2, num_machines=1 ...)`` (tools/train_net.py:155, right
+  before launch() creates the process group in every worker when the world is over one): ending the log it is a
+  start-up begun, also when a paste's closing code fence follows it (dv6-015 whole, dv17-011 whole); a world of one
+  creates no group and decides nothing; ``Rank of current process: 0. World size: 2`` (engine/defaults.py:218) is
+  the group returned; NCCL's INFO lines after a start-up line (torch-010 whole, labelled undecided) are set-up
+  that went on: no INIT_STALL.
 """
 
 from __future__ import annotations
@@ -86,3 +92,39 @@ def test_megatron_entries_read_both_with_and_without_the_quote_mark():
         assert sm.read(line)[0].means is sm.Means.RETURNED
     # (inside another sentence the words are no announcement of Megatron's)
     assert sm.read("the job is initializing torch distributed ... again") is None
+
+
+#: dv6-015's three lines (the paste's code fences kept)
+DETECTRON2 = ("```\n"
+              "Command Line Args: Namespace(config_file='../configs/COCO-InstanceSegmentation/mask_rcnn_R_50_FPN_1x.yaml', "
+              "dist_url='tcp://127.0.0.1:50152', eval_only=False, machine_rank=0, num_gpus=2, num_machines=1, opts=[], "
+              "resume=False)\n"
+              "```\n")
+
+
+def test_detectron2_launch_args_then_the_closing_fence_is_a_start_up_stall(tmp_path):
+    v = decide(text_store(tmp_path, DETECTRON2))
+    assert v.kind is Kind.INIT_STALL
+    assert "detectron2" in v.summary and "num_gpus=2" in v.summary
+
+
+def test_detectron2_world_of_one_decides_nothing(tmp_path):
+    v = decide(text_store(tmp_path, DETECTRON2.replace("num_gpus=2", "num_gpus=1")))
+    assert v.kind is not Kind.INIT_STALL
+
+
+def test_detectron2_rank_set_up_is_the_group_returned(tmp_path):
+    v = decide(text_store(tmp_path, DETECTRON2 + "[12/01 10:00:00 detectron2]: Rank of current process: 0. World "
+                          "size: 2\n"))
+    assert v.kind is not Kind.INIT_STALL
+
+
+def test_dv17_011_two_machines_launch_is_a_start_up_stall():
+    v = decide(ingest([WILD / "dv17-011-detectron2-2node-unequal-num-gpus-launch.txt"]))
+    assert v.kind is Kind.INIT_STALL
+    assert "num_machines=2" in v.summary
+
+
+def test_torch_010_nccl_set_up_after_the_joins_is_no_start_up_stall():
+    v = decide(ingest([WILD / "torch-010-deit-distinit-roce-bootstrap.txt"]))
+    assert v.kind is not Kind.INIT_STALL

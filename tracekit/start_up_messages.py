@@ -346,6 +346,24 @@ MESSAGES: tuple[Message, ...] = (
             "pytorch/pytorch torch/distributed/elastic/rendezvous/dynamic_rendezvous.py:1186 at torch 2.13 "
             "(next_rendezvous: `The node '{node}' has joined round {round} of the rendezvous '{run_id}' as rank "
             "{rank} in a world of size {world_size}.`)", decoded=False),
+    # (s34) detectron2's tools: the arguments printed right before launch(), which spawns num_gpus processes on each
+    # machine and has each create the process group when num_machines * num_gpus > 1 (a world of one creates none:
+    # only then is the line an announcement); a worker's default_setup logs its rank and world once it returned
+    Message("detectron2_launch", "detectron2",
+            r"Command Line Args: Namespace\(.*\bnum_gpus=(?:[2-9]|\d{2,}), num_machines=\d+"
+            r"|Command Line Args: Namespace\(.*\bnum_gpus=\d+, num_machines=(?:[2-9]|\d{2,})",
+            Means.JOINING, "its process group (launch: init_process_group in every spawned worker of every machine, "
+            "the world num_machines x num_gpus, through dist_url)",
+            "facebookresearch/detectron2 02b5c4e2 tools/train_net.py:155 (`print(\"Command Line Args:\", args)`, then "
+            "launch(main, args.num_gpus, num_machines=...)); detectron2/engine/launch.py:54-55 (`world_size = "
+            "num_machines * num_gpus_per_machine`, `if world_size > 1:` spawn) and :102 (dist.init_process_group)",
+            decoded=False),
+    Message("detectron2_rank_set_up", "detectron2",
+            r"Rank of current process: (?P<rank>\d+)\. World size: (?P<nranks>\d+)",
+            Means.RETURNED, "its process group (launch's init_process_group and synchronize returned)",
+            "facebookresearch/detectron2 02b5c4e2 detectron2/engine/defaults.py:218 default_setup (`logger.info(\"Rank "
+            "of current process: {}. World size: {}\")`, called by main after launch's worker set up its group)",
+            decoded=False),
     # JAX's client before it connects to the coordination service (its connect waits for every process)
     Message("jax_connect_coordinator", "JAX",
             r"Connecting to JAX distributed service on (?P<address>\S+)",

@@ -342,7 +342,7 @@ def start_up_ends_the_log(ev: Evidence) -> Verdict | None:
     chatter = ev.kinds(EventKind.VERSION).select("file", "line")
     for f in files.iter_rows(named=True):
         mine = began.filter(pl.col("file") == f["file"])
-        if not mine.height or f["last_line"] is None or f["lines"] != f["last_line"]:
+        if not mine.height or f["last_line"] is None or _read_after(ev, f["file"], f["last_line"]):
             return None  # (a file with no announcement, or lines after its last one that the store skips)
         allowed = (set(mine["line"].to_list())
                    | set(chatter.filter(pl.col("file") == f["file"])["line"].to_list()))
@@ -366,3 +366,23 @@ def start_up_ends_the_log(ev: Evidence) -> Verdict | None:
                    "rank of the world that never joined (not started, another MASTER_ADDR/PORT or world "
                    "size), or a store or network its peers cannot reach; a stack dump of every rank (py-spy "
                    "dump) and NCCL_DEBUG=INFO say where each waits", ranks, lines(began, 4))
+
+
+#: (s34) how many lines may follow a file's last line with words (``ingest._last_said``) for the log still to end
+#: there: a paste's closing code fence and a blank line; more such lines are NCCL's own (which ``_last_said`` leaves
+#: out: torch-010's four NCCL INFO lines after `distributed init (rank 2)`, set-up that went on)
+TRAILING = 2
+
+
+def _read_after(ev: Evidence, file: str, last_line: int) -> bool:
+    """Whether ``file`` goes on after ``last_line``, its last line with words: more than ``TRAILING`` lines, or one a
+    parser made a record of (an event, a communicator, a transport's link, a collective). A paste's closing code fence
+    after the announcement is none (dv6-015: "Command Line Args: ..." then "```")."""
+    n = ev.store.files.filter(pl.col("file") == file)["lines"].max()
+    if n <= last_line:
+        return False
+    if n - last_line > TRAILING:
+        return True
+    tables = (ev.store.events, ev.store.comms, ev.store.links,
+              collect(ev.store.collectives.lazy().select("file", "line")))
+    return any(t.filter((pl.col("file") == file) & (pl.col("line") > last_line)).height for t in tables)

@@ -279,7 +279,9 @@ MESSAGES: tuple[Message, ...] = (
             "init_distributed_environment and initialize_model_parallel, then `Init torch distributed ends.`)",
             decoded=False),
     # Megatron-LM's rank 0 right before init_process_group (its end: `> initialized tensor model parallel`)
-    Message("megatron_init_distributed", "Megatron", r"> initializing torch distributed \.\.\.",
+    # (s34: the `> ` its lines begin with is taken off as a paste's quote mark, parsers/text.py, so the line may
+    # begin with its words: neither entry of Megatron's matched a pasted log before)
+    Message("megatron_init_distributed", "Megatron", r"(?:^\s*|>\s*)initializing torch distributed \.\.\.",
             Means.JOINING, "its process group (torch.distributed.init_process_group with every rank of the "
             "world)",
             "NVIDIA/Megatron-LM megatron/training/initialize.py _initialize_distributed: `if args.rank == 0: "
@@ -319,11 +321,49 @@ MESSAGES: tuple[Message, ...] = (
             "(rank 0 logs `All distributed processes registered. Starting with {world_size} processes` after "
             "torch.distributed.init_process_group)", decoded=False),
     Message("megatron_initialized_model_parallel", "Megatron",
-            r"> initialized (?:tensor|pipeline) model parallel with size (?P<size>\d+)",
+            r"(?:^\s*|>\s*)initialized (?:tensor|pipeline) model parallel with size (?P<size>\d+)",
             Means.RETURNED, "its process group and its model-parallel groups",
             "NVIDIA/Megatron-LM megatron/training/initialize.py _initialize_distributed (after init_process_group "
             "and mpu.initialize_model_parallel, rank 0 prints `> initialized tensor model parallel with size {}` "
             "and `> initialized pipeline model parallel with size {}`)", decoded=False),
+    # (s34) torchrun's elastic agent: its rendezvous with the other nodes' agents begun (the first attempt's too:
+    # api.py logs it before every rendezvous), and the c10d backend's join of the next round (it returns only once
+    # min_nodes agents joined: `has joined round N`); a worker group FAILED before it is a restart, which the
+    # crash rules read (start_up_ends_the_log fires only with no failure in the excerpt)
+    Message("torchelastic_rendezvousing", "torchelastic",
+            r"\[(?P<role>[\w\-]+)\] Rendezvous'ing worker group\s*$"
+            r"|The node '[^']+' attempts to join the next round of the rendezvous '(?P<run_id>[^']*)'",
+            Means.JOINING, "its rendezvous with the other nodes' torchrun agents (it returns once min_nodes agents "
+            "joined the round: a node not started, another --rdzv-endpoint or --rdzv-id, or a store it cannot reach)",
+            "pytorch/pytorch torch/distributed/elastic/agent/server/api.py:707 at torch 2.13 (_initialize_workers: "
+            "`logger.info(\"[%s] Rendezvous'ing worker group\", role)`, then _rendezvous -> next_rendezvous) and "
+            "torch/distributed/elastic/rendezvous/dynamic_rendezvous.py:1151 (next_rendezvous: `The node '{node}' "
+            "attempts to join the next round of the rendezvous '{run_id}'.`)", decoded=False),
+    Message("torchelastic_round_joined", "torchelastic",
+            r"The node '[^']+' has joined round (?P<round>\d+) of the rendezvous '[^']*' as rank (?P<group_rank>\d+) in "
+            r"a world of size (?P<nranks>\d+)",
+            Means.RETURNED, "its rendezvous (the round closed with every agent it needs)",
+            "pytorch/pytorch torch/distributed/elastic/rendezvous/dynamic_rendezvous.py:1186 at torch 2.13 "
+            "(next_rendezvous: `The node '{node}' has joined round {round} of the rendezvous '{run_id}' as rank "
+            "{rank} in a world of size {world_size}.`)", decoded=False),
+    # (s34) detectron2's tools: the arguments printed right before launch(), which spawns num_gpus processes on each
+    # machine and has each create the process group when num_machines * num_gpus > 1 (a world of one creates none:
+    # only then is the line an announcement); a worker's default_setup logs its rank and world once it returned
+    Message("detectron2_launch", "detectron2",
+            r"Command Line Args: Namespace\(.*\bnum_gpus=(?:[2-9]|\d{2,}), num_machines=\d+"
+            r"|Command Line Args: Namespace\(.*\bnum_gpus=\d+, num_machines=(?:[2-9]|\d{2,})",
+            Means.JOINING, "its process group (launch: init_process_group in every spawned worker of every machine, "
+            "the world num_machines x num_gpus, through dist_url)",
+            "facebookresearch/detectron2 02b5c4e2 tools/train_net.py:155 (`print(\"Command Line Args:\", args)`, then "
+            "launch(main, args.num_gpus, num_machines=...)); detectron2/engine/launch.py:54-55 (`world_size = "
+            "num_machines * num_gpus_per_machine`, `if world_size > 1:` spawn) and :102 (dist.init_process_group)",
+            decoded=False),
+    Message("detectron2_rank_set_up", "detectron2",
+            r"Rank of current process: (?P<rank>\d+)\. World size: (?P<nranks>\d+)",
+            Means.RETURNED, "its process group (launch's init_process_group and synchronize returned)",
+            "facebookresearch/detectron2 02b5c4e2 detectron2/engine/defaults.py:218 default_setup (`logger.info(\"Rank "
+            "of current process: {}. World size: {}\")`, called by main after launch's worker set up its group)",
+            decoded=False),
     # JAX's client before it connects to the coordination service (its connect waits for every process)
     Message("jax_connect_coordinator", "JAX",
             r"Connecting to JAX distributed service on (?P<address>\S+)",

@@ -73,3 +73,47 @@ def test_verdict_of_the_report(tmp_path):
     v = decide(text_store(tmp_path, UL2))
     assert v.kind == Kind.SLOW_PROGRESS and "batch-generator" in v.summary
     assert decide(text_store(tmp_path, EVEN, "even.log")).kind != Kind.SLOW_PROGRESS
+
+
+#: the end of a 2-node torchrun all-reduce test over NCCL's sockets (samples/wild dv38-007, its README's output)
+SOCKET_TEST = """\
+lsp-ws1:7650:7708 [0] NCCL INFO NET/IB : No device found.
+lsp-ws1:7650:7708 [0] NCCL INFO NET/Socket : Using [0]eth0:10.168.3.28<0> [1]eth1:10.168.3.28<0>
+lsp-ws1:7650:7708 [0] NCCL INFO Using network Socket
+lsp-ws1:7650:7708 [0] NCCL INFO Channel 00/0 : 9[51000] -> 0[4b000] [receive] via NET/Socket/0
+lsp-ws1:7650:7708 [0] NCCL INFO Channel 00/0 : 0[4b000] -> 8[4b000] [send] via NET/Socket/0
+lsp-ws1:7650:7708 [0] NCCL INFO comm 0x37c6a330 rank 0 nranks 16 cudaDev 0 busId 4b000 - Init COMPLETE
+time spent for each trial: 1.650430393218994
+param all-reduce speed: 2.4236102391439927 GB/s
+communication bandwidth (estimated): 38.77776382630388 Gb/s
+answer: 7864320.0
+lsp-ws1:7650:7729 [0] NCCL INFO [Service thread] Connection closed by localRank 0
+lsp-ws1:7655:7655 [0] NCCL INFO comm 0x4d2d12d0 rank 5 nranks 16 cudaDev 5 busId 92000 - Abort COMPLETE
+lsp-ws1:7650:7650 [0] NCCL INFO comm 0x37c6a330 rank 0 nranks 16 cudaDev 0 busId 4b000 - Abort COMPLETE
+lsp-ws1:7653:7653 [0] NCCL INFO comm 0x4b0155b0 rank 3 nranks 16 cudaDev 3 busId 6f000 - Abort COMPLETE
+lsp-ws1:7654:7654 [0] NCCL INFO comm 0x4a488b20 rank 4 nranks 16 cudaDev 4 busId 8d000 - Abort COMPLETE
+lsp-ws1:7652:7652 [0] NCCL INFO comm 0x4caa9e20 rank 2 nranks 16 cudaDev 2 busId 6a000 - Abort COMPLETE
+lsp-ws1:7651:7651 [0] NCCL INFO comm 0x4ab5f330 rank 1 nranks 16 cudaDev 1 busId 51000 - Abort COMPLETE
+lsp-ws1:7657:7657 [0] NCCL INFO comm 0x4bbd4880 rank 7 nranks 16 cudaDev 7 busId cf000 - Abort COMPLETE
+lsp-ws1:7656:7656 [0] NCCL INFO comm 0x4afb1b30 rank 6 nranks 16 cudaDev 6 busId c9000 - Abort COMPLETE
+"""
+
+
+def test_a_collective_speed_and_a_worded_bandwidth_are_results(tmp_path):
+    bw = text_store(tmp_path, SOCKET_TEST).events.filter(
+        (pl.col("kind") == EventKind.BANDWIDTH) & (pl.col("where") == "benchmark")).sort("line")
+    assert bw["busbw_gbs"].round(3).to_list() == [2.424, 4.847]
+    # (a link's own speed is no result: ethtool's `Speed:`, NCCL's `speed=`)
+    link = text_store(tmp_path, "\tSpeed: 100000Mb/s\nport speed: 100 Gb/s\n", "nic.log").events
+    assert not link.filter(pl.col("where") == "benchmark").height
+
+
+def test_results_then_the_sockets_closing_at_exit_are_healthy(tmp_path):
+    v = decide(text_store(tmp_path, SOCKET_TEST))
+    assert v.kind == Kind.HEALTHY and "peak bandwidth 4.847 GB/s" in v.summary
+    assert "NCCL's connections go over NET/Socket" in v.summary
+    # (the same close between two results is inside the measurement, not the exit after it: not healthy by them)
+    early = SOCKET_TEST.replace("lsp-ws1:7650:7729 [0] NCCL INFO [Service thread] Connection closed by localRank 0\n", "")
+    early = early.replace("communication bandwidth", "lsp-ws1:7650:7729 [0] NCCL INFO [Service thread] Connection "
+                          "closed by localRank 0\ncommunication bandwidth")
+    assert decide(text_store(tmp_path, early, "early.log")).rule != "measured_results"

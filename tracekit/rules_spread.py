@@ -30,6 +30,8 @@ INPUT = r"^(?:batch-generator|broadcast-data|data-iterator|get-batch)$"
 SHARE, SPREAD = 0.1, 1.5
 #: an input phase this share of the step or more on every rank: the step waits on its input, evenly
 ALL_SHARE = 0.25
+#: a slowest rank over this many times the fastest: the fastest loads no data (a pipeline's middle stage)
+LOADS = 10
 
 
 def _timers(ev: Evidence) -> pl.DataFrame:
@@ -54,8 +56,10 @@ def input_spread(ev: Evidence) -> Verdict | None:
     # (the input phases reported after the last step's timer or with it: the same report)
     near = t.filter(pl.col("phase").str.contains(INPUT) & (pl.col("file") == step["file"]) & (pl.col("hi") > 0)
                     & ((pl.col("line") - step["line"]).abs() <= 40))
-    waits = near.filter(((pl.col("hi") >= SHARE * step["hi"]) & (pl.col("hi") >= SPREAD * pl.col("lo")))
-                        | (pl.col("lo") >= ALL_SHARE * step["hi"]))
+    # (a fastest rank near 0 is a rank that loads no data: a pipeline's middle stages get no batch, their timer
+    # stops at once; that spread is the layout's, not a wait)
+    uneven = (pl.col("hi") >= SPREAD * pl.col("lo")) & (pl.col("lo") * LOADS >= pl.col("hi"))
+    waits = near.filter(((pl.col("hi") >= SHARE * step["hi"]) & uneven) | (pl.col("lo") >= ALL_SHARE * step["hi"]))
     if not waits.height:
         return None
     each = "; ".join(f"{w['phase']} {w['lo']:g}-{w['hi']:g} ms ({w['hi'] / max(w['lo'], 1e-9):.1f}x from the fastest "

@@ -117,3 +117,29 @@ def test_results_then_the_sockets_closing_at_exit_are_healthy(tmp_path):
     early = early.replace("communication bandwidth", "lsp-ws1:7650:7729 [0] NCCL INFO [Service thread] Connection "
                           "closed by localRank 0\ncommunication bandwidth")
     assert decide(text_store(tmp_path, early, "early.log")).rule != "measured_results"
+
+
+def _header(hosts: list[str], per_host: int) -> str:
+    """nccl-tests' header (src/common.cu; the lines of dev dv27-013) with ``per_host`` ranks on each host."""
+    ranks = "".join(f"#  Rank {r:2d} Group  0 Pid {6899 + r:6d} on {hosts[r // per_host]} device  {r % per_host} "
+                    f"[0000:04:00] NVIDIA A100-SXM4-40GB\n" for r in range(per_host * len(hosts)))
+    return ("# nThread 1 nGpus 1 minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+            "validation: 1 graph: 0\n#\n# Using devices\n" + ranks)
+
+
+def test_busbw_of_nodes_of_four_gpus_is_not_held_to_an_hgx_node(tmp_path):
+    from tests.test_s33_bench33 import _rows
+    from tracekit.rules_nccl_tests import nccl_test_result
+    four = nccl_test_result(Evidence.gather(text_store(tmp_path, _header(["x3005c0s7b0n0", "x3005c0s7b1n0",
+                                                                          "x3006c0s13b0n0", "x3005c0s37b1n0"], 4)
+                                                      + _rows(18.7))))
+    assert four.kind == Kind.HEALTHY and "the header puts 4 ranks on a host" in four.summary
+    eight = nccl_test_result(Evidence.gather(text_store(tmp_path, _header(["ztan-mig-235z", "ztan-mig-gq73"], 8)
+                                                       + _rows(18.7), "hgx.log")))
+    assert eight.kind == Kind.SLOW_PROGRESS and "4-8 such NICs" in eight.summary
+
+
+def test_a_pipeline_stage_that_loads_no_data_is_no_wait(tmp_path):
+    # (a middle stage's batch-generator stops at once: (0.02, 817.78) is the layout, not ranks waiting on data)
+    staged = EVEN.replace("(40.98, 41.78)", "(0.02, 817.78)")
+    assert input_spread(Evidence.gather(text_store(tmp_path, staged))) is None

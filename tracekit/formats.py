@@ -28,6 +28,7 @@ from tracekit.parsers import salient  # branch salient
 from tracekit.parsers import runtimes  # branch identity: other runtimes' own lines (UCX, Ray, XLA, Slurm)
 from tracekit.parsers import series  # branch progress
 from tracekit.parsers import figure_table  # health (s29): a loop's figures as a table under a header
+from tracekit.parsers import minmax_timers  # pace (s34): Megatron's timers as (min, max) across ranks
 from tracekit.parsers import bench_results  # branch progress: a benchmark's result lines
 from tracekit.parsers import start_up  # startup (s18): start-up lines no other parser decodes
 
@@ -81,6 +82,7 @@ TEXT = (
     Format("printouts", printouts, (), names_kind=False),  # branch shape: dumps, reprs, argument sections
     Format("series", series, ("events",), names_kind=False),  # branch progress: progress lines by shape
     Format("figure-table", figure_table, ("events",), names_kind=False),  # health (s29): a loop's figures as a table
+    Format("minmax-timers", minmax_timers, ("events",), names_kind=False),  # pace (s34): (min, max) across ranks
     Format("environment", environment, ("ranks",), {"environment": 13}, names_kind=False),  # branch unknown
     Format("rank-words", rank_words, ("ranks",), {"rank-words": 17}, names_kind=False),  # (s23) ranks named in words
     # (s28) ranks only a log's prose names, counted last (identity._prose_last)

@@ -39,6 +39,7 @@ from tracekit.rules_stall import stopped_at_epoch_end  # (waits s27, issue 31)
 from tracekit import rules_unnamed, user_stop
 from tracekit import rules_loop_closed  # (health s32, issue 31)
 from tracekit import dump_signal  # (stall33, issue 31)
+from tracekit import rules_spread  # (pace34, issue 31)
 from tracekit.comm_aborted import communicator_aborted  # (crash33b, issue 31)
 from tracekit.rules_gone import aborted_unexplained, comms_aborted, peer_died_first, peer_gone
 from tracekit.rules_wait import stalled_in_start_up, waiting_across_groups
@@ -122,6 +123,7 @@ RULES: list[Callable[[Evidence], Verdict | None]] = [
     rules_seen.serving_crawls,  # progress (s25, issue 31): a serving engine under 10 tokens/s in all
     rules_bench.pace_alternates,  # progress: a time per step that goes up and down at every line
     rules_bench.phase_dominates,
+    rules_spread.input_spread,  # pace (s34): Megatron's (min, max) timers: the step waits on its input data
     rules_bench.every_rank_ended,
     rules_bench.program_stall,
     rules_progress.progress_then_start_up,  # ends (s20): a start-up after the last progress line: undecided

@@ -120,7 +120,7 @@ def throughput_drop(ev: Evidence) -> Verdict | None:
 def phase_dominates(ev: Evidence) -> Verdict | None:
     """A trainer's timers (``time (ms) | forward: ... | backward: ... | optimizer: ...``) where one phase
     takes many times forward and backward together: each iteration waits there."""
-    ph = ev.kinds(EventKind.PHASE_TIMES).filter(pl.col("where").ne_missing("compile")).sort("file", "line")
+    ph = ev.kinds(EventKind.PHASE_TIMES).filter(~pl.col("where").is_in(["compile", "across_ranks"]).fill_null(False)).sort("file", "line")
     if not ph.height or not _calm(ev):
         return None
     pairs = ph.with_columns(pl.col("message").str.extract_all(r"[\w\- ]+: [\d.]+").alias("_p")).explode("_p")

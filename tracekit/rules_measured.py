@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import polars as pl
 
+from tracekit import teardown
 from tracekit.evidence import Evidence
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
+from tracekit.nccl_tests_words import transport_logged
 from tracekit.parsers import result_tables
 from tracekit.rules_nccl_tests import BEGUN, LOW_BUSBW, _nodes, _op, _ranks_text, _size
 from tracekit.rules_nccl_tests import LARGE as NCCL_LARGE
@@ -38,6 +40,14 @@ def warnings(ev: Evidence, first: dict) -> tuple[pl.DataFrame, bool]:
     """The trouble and telling lines (parsers/salient.py; a file's last line is no sign), and whether one
     comes after ``first``, a benchmark's first result: one before it is a warning the run went past."""
     told = ev.kinds(EventKind.TELLING_LINE).filter(pl.col("where") != "last")
+    # (s34) a socket closing after the last result (NCCL's proxy `[Service thread] Connection closed by localRank 0`
+    # as the processes exit: teardown.TEARDOWN's words) is the program's exit, not a failure of what it measured
+    # (samples/wild dv38-007: a torchrun all-reduce test's results, then its communicators' teardown)
+    done = ev.kinds(EventKind.BANDWIDTH).filter(pl.col("where") == "benchmark").sort("file", "line")
+    if done.height and told.height:
+        last = done.row(-1, named=True)
+        told = told.filter(~(pl.col("message").str.contains(teardown.TEARDOWN) & (pl.col("file") == last["file"])
+                             & (pl.col("line") > last["line"])))
     signs = [df.select("file", "line") for df in (ev.trouble, told)
              if df.height and {"file", "line"} <= set(df.columns)]
     signs = pl.concat(signs).unique() if signs else pl.DataFrame(schema={"file": pl.Utf8, "line": pl.Int64})
@@ -161,9 +171,12 @@ def measured_results(ev: Evidence) -> Verdict | None:
     rowed += ("; it prints no end line, and says no largest size: its output ends at its last result"
               if not after.height and not ends and rows.height > 1 and reached is not None and reached >= BEGUN
               else "")
+    # (s34) the transport NCCL logged for the run's connections, the link the figure is to be compared with
+    over = transport_logged(ev)
+    over = f"NCCL's connections go over {over}; " if over else ""
     return Verdict(Kind.HEALTHY, f"{tool} printed its results with no error: {what}, {figure}{rowed}{sofar}"
                    f"{said}; whether that is fast enough is the "
-                   "link's question: compare it with the rate of the link it crosses (ibstat's Rate, the "
+                   f"link's question: compare it with the rate of the link it crosses ({over}ibstat's Rate, the "
                    f"NIC's speed) ({ev.coverage.describe()})", [], cited)
 
 

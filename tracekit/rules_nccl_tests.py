@@ -251,6 +251,14 @@ def _nodes(ev: Evidence) -> tuple[bool, str]:
     return False, ""
 
 
+def _node_gpus(ev: Evidence) -> int:
+    """(s34) The most ranks nccl-tests' header puts on one host, where it names two hosts or more, else 0."""
+    r = ev.store.ranks.filter(pl.col("source").str.contains("nccl-tests") & pl.col("host").is_not_null())
+    if r["host"].n_unique() < 2:
+        return 0
+    return int(r.group_by("host").agg(pl.col("rank").n_unique())["rank"].max())
+
+
 def _ranks_in(ev: Evidence) -> int:
     """The most ranks of one communicator (NCCL's ``nranks``) or of the world the log states (nccl-tests'
     header, the all-reduce benchmark's ``(5 trials, 16 ranks)``), 0 if unsaid."""
@@ -289,7 +297,9 @@ def _below_links(ev: Evidence, large: pl.DataFrame, ends: pl.DataFrame, on: str,
                        "(`GDRDMA` in NCCL's channel lines) and NCCL_IB_HCA", [], cited)
     if nics:
         return None
-    if _ranks_in(ev) >= 2 * NODE_GPUS:
+    # (s34: nodes the header shows holding fewer than 8 GPUs each (a 4-GPU node carries 1-2 NICs, Polaris 2 x 200
+    # Gb/s) are at that rate, not an HGX node's 4-8 NICs: the healthy default below, with the figure, says so)
+    if _ranks_in(ev) >= 2 * NODE_GPUS and not 0 < _node_gpus(ev) < NODE_GPUS:
         # (twice the GPUs one node holds or more: nodes of up to 8 GPUs each, such as a cluster for
         # multi-node training builds with 4-8 NICs of 200-400 Gb/s per node)
         return Verdict(Kind.SLOW_PROGRESS, f"{_test(large)}{on}: {figure}: under what one 400 Gb/s "
@@ -303,9 +313,11 @@ def _below_links(ev: Evidence, large: pl.DataFrame, ends: pl.DataFrame, on: str,
     # (s29: healthy, not undecided: every size completed with right values at a steady bus bandwidth, and nothing
     # in the log says the links carry more; slow wants that said (a NIC's rate, an 8-GPU node's NICs). Fresh dev
     # dv36-002 (540 Cray nodes, 17-19 GB/s) and dv39-012 (2 nodes of 4 GPUs, 34-36 GB/s): labelled healthy)
+    per = _node_gpus(ev)
+    per = f" (the header puts {per} ranks on a host: a node of {per} GPUs carries 1-2 NICs)" if 0 < per < NODE_GPUS else ""
     return Verdict(Kind.HEALTHY, f"{_test(large)}{on}: {figure}: every size completed on every rank, about what "
-                   "one 400 Gb/s NIC carries per node: healthy as far as the log shows (a node of one or two NICs "
-                   "is at its limit there); the log names neither the NICs nor their speed: on an HGX node of "
+                   f"one 400 Gb/s NIC carries per node: healthy as far as the log shows (a node of one or two NICs "
+                   f"is at its limit there){per}; the log names neither the NICs nor their speed: on an HGX node of "
                    "4-8 NICs it would be slow, which NCCL_DEBUG=INFO (`NET/IB : Using [0]mlx5_0:1/IB ...`) and "
                    "`ibstat` (Rate) tell", [], cited)
 

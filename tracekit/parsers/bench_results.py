@@ -23,8 +23,12 @@ from tracekit.schema import EventKind
 # own in the files table, ``benchmark``: no nccl-tests output).
 
 RESULT_NUM = r"\d+(?:\.\d+)?"
-#: a figure named a bandwidth or a throughput, a unit of bytes (or bits) per second after it
-RESULT = (rf"(?i)\b(?:bandwidth|throughput|busbw|algbw|bw)\b[^\d|]{{0,12}}?({RESULT_NUM})\s*"
+#: (s34) a transfer's speed a script names so (a torchrun all-reduce test's ``param all-reduce speed: 2.42 GB/s``,
+#: samples/wild dv38-007): a collective's or a transfer's speed, not a link's (``Speed: 100000Mb/s`` of ethtool)
+SPEED = r"(?:all[-_ ]?reduce|all[-_ ]?gather|reduce[-_ ]?scatter|broadcast|all[-_ ]?to[-_ ]?all|transfer|copy|p2p|send|recv)\s+speed"
+#: a figure named a bandwidth or a throughput, a unit of bytes (or bits) per second after it (s34: a word or
+#: two between, ``communication bandwidth (estimated): 38.77 Gb/s``)
+RESULT = (rf"(?i)\b(?:bandwidth|throughput|busbw|algbw|bw|{SPEED})\b[^\d|]{{0,16}}?({RESULT_NUM})\s*"
           r"(GB/s|GiB/s|GBps|Gb/s|Gbps|Gbit/s|MB/s|MiB/s|MBps)(?:[^\w/]|$)"
           rf"|(?i)\b({RESULT_NUM})\s*(GB/s|GiB/s|GBps|Gb/s|Gbps|Gbit/s)\s*"
           r"\((?:NVL|RDMA|IB|NET|PCIe|NVLink)\)")

@@ -1,0 +1,98 @@
+"""A program's block of measured figures that closes its output, with no banner over it (issue 31, s34: healthy
+runs read as undecided because nothing in them was decoded).
+
+A benchmark or a script that has done its work prints what it measured, one figure a line, and stops:
+vLLM's benchmarks/benchmark_latency.py ``print(f"Avg latency: {np.mean(latencies)} seconds")`` then
+``print(f"{percentage}% percentile latency: {percentile} seconds")`` per percentile, torch.utils.benchmark's
+``Measurement.__repr__`` (torch/utils/benchmark/utils/common.py: ``  Median: 1.23 ms`` / ``  IQR:    0.02 ms
+(1.22 to 1.24)``), an inference script's ``Prefill time: 0.234 s`` / ``Decode time: 3.456 s`` / ``Throughput:
+74.1 tokens/s``. parsers/work_done.py reads such figures under a banner (``BANNER``: ``==== Serving Benchmark
+Result ====``) and one summary sentence (``SUMMARY``, ``TOOK``); a block without either stayed unknown, and an
+excerpt that is only its output was read as one that logged nothing.
+
+What makes such a block a result, not a settings dump or a start-up's timings: ``MIN_LINES`` or more lines in a
+row, each one key and one figure (``FIGURE_LINE``), each key once (a series repeats its key: parsers/timings.py
+reads that), ``MIN_MEASURED`` or more of them a time or a rate (``MEASURED``: ``0.45 s``, ``12.3 ms``, ``45.6
+tokens/s``), no key of a setting (``SETTING``: a timeout, an interval, a port) and not only a set-up's
+(``SET_UP``: ``Time to load model``), no failure word, and it is the last thing its file says: a program's
+figures over work it has finished. Each block is one ``program_end`` event ``where="result"`` at its first line
+(the rank its lines name, where they name one); every line of it is claimed.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracekit.schema import EventKind
+
+#: a line that is one key and one figure: ``Avg latency: 1.5123 seconds``, ``  Median: 1.23 ms``, ``IQR:    0.02 ms
+#: (1.22 to 1.24)``, ``Tokens per second = 45.6``; group ``key`` the key, ``unit`` the unit after the figure
+FIGURE_LINE = (r"^\W{0,3}(?P<key>[A-Za-z%\d][\w %()/.,@\-]{0,60}?)\s*[:=]\s*[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?"
+               r"\s*(?P<unit>[A-Za-zµμ%]+(?:/[A-Za-z]+)?)?\s*(?:\([^()]*\))?\s*$")
+#: a figure of time or of a rate: its unit (``s``, ``ms``, ``seconds``, ``tokens/s``, ``GB/s``, ``it/s``), or a key
+#: that says it measured one (``Throughput: 812.3``, ``Tokens per second: 45.6``)
+TIME_UNIT = r"(?i)^(?:ns|us|µs|μs|usec|ms|msec|s|sec|secs|seconds?|mins?|minutes?|h|hrs?|hours?|[A-Za-z]*/s(?:ec)?)$"
+RATE_KEY = r"(?i)\b(?:throughput|per second|/s|tflops|mfu|bandwidth|speed|latency|qps|rps)\b|/s\b"
+#: a key of a setting, never a measurement (``timeout: 1800 s``, ``log interval: 10 s``, ``port: 29500``)
+SETTING = (r"(?i)\b(?:timeout|time ?out|interval|sleep|wait\w*|heartbeat|ttl|deadline|limit|port|seed|retr(?:y|ies)"
+           r"|patience|schedule\w*|frequency|every|lr|learning rate|warm-?up)\b")
+#: a set-up's timing (``Time to load model``, ``Model loaded in``, ``Compile time``): a block of only these is a
+#: start-up, not a result
+SET_UP = (r"(?i)\b(?:load\w*|init\w*|build\w*|compil\w*|import\w*|download\w*|install\w*|set ?up|start ?up"
+          r"|warm\w*|creat\w*|alloc\w*)\b")
+#: a failure's word on a figure's line (``failed requests: 3``, ``errors: 2``): no clean result
+FAILURE = r"(?i)\b(?:errors?|fail\w*|exceptions?|traceback|abort\w*|killed|timed? ?out|refused|oom|out of memory)\b"
+#: the fewest lines of a block, and the fewest of them that carry a time or a rate
+MIN_LINES = 3
+MIN_MEASURED = 2
+#: where the events go
+WHERE = "result"
+
+
+def _blocks(df: pl.DataFrame) -> pl.DataFrame:
+    """The lines of ``df`` (``file, line, text, rank``; said lines only) in the run of figure lines that closes
+    each file, with ``_block`` (their count), ``_keys`` (distinct keys), ``_measured``, ``_setting``, ``_set_up``
+    (how many lines of each) over that run."""
+    t = pl.col("text")
+    key = t.str.extract(FIGURE_LINE, 1).str.strip_chars().str.to_lowercase()
+    unit = t.str.extract(FIGURE_LINE, 2).fill_null("")
+    fig = t.str.contains(FIGURE_LINE) & ~t.str.contains(r"\bNCCL\b")
+    df = df.sort("file", "line").with_columns(fig.alias("_fig"), key.alias("_key"),
+                                              (unit.str.contains(TIME_UNIT) | key.fill_null("").str.contains(RATE_KEY))
+                                              .alias("_m"))
+    # (a run of figure lines closing the file: no line that is not one after it)
+    df = df.with_columns((~pl.col("_fig")).cast(pl.Int32).cum_sum().over("file").alias("_run"))
+    df = df.with_columns(pl.col("_run").max().over("file").alias("_last_run"))
+    tail = df.filter(pl.col("_fig") & (pl.col("_run") == pl.col("_last_run")))
+    k = pl.col("_key").fill_null("")
+    return tail.with_columns(pl.len().over("file").alias("_block"), k.n_unique().over("file").alias("_keys"),
+                             pl.col("_m").sum().over("file").alias("_measured"),
+                             k.str.contains(SETTING).sum().over("file").alias("_setting"),
+                             k.str.contains(SET_UP).sum().over("file").alias("_set_up"),
+                             t.str.contains(FAILURE).sum().over("file").alias("_failed"))
+
+
+def events(df: pl.DataFrame) -> tuple[list[pl.DataFrame], pl.DataFrame | None]:
+    """The ``program_end`` events of the closing figure blocks of ``df`` (``file``, ``line``, ``text``, ``ts``,
+    ``rank``), and the ``file, line`` of every line of those blocks (claimed), or ``([], None)``."""
+    said = df.filter(pl.col("text").str.strip_chars() != "")
+    if not said.height:
+        return [], None
+    tail = _blocks(said)
+    block = tail.filter((pl.col("_block") >= MIN_LINES) & (pl.col("_keys") == pl.col("_block"))
+                        & (pl.col("_measured") >= MIN_MEASURED) & (pl.col("_setting") == 0)
+                        & (pl.col("_set_up") < pl.col("_block")) & (pl.col("_failed") == 0))
+    if not block.height:
+        return [], None
+    t = pl.col("text").str.strip_chars()
+    # (one rank's block names it on every line; a block of several ranks' lines is no one rank's)
+    rank = pl.when(pl.col("rank").n_unique().over("file") == 1).then(pl.col("rank").first().over("file"))
+    first = block.with_columns(rank.alias("rank"), t.alias("_t")).group_by("file", maintain_order=True).agg(
+        pl.col("line").first(), pl.col("ts").first(), pl.col("rank").first(), pl.col("text").first(),
+        pl.col("_t").head(3).alias("_shown"), pl.len().alias("_n"))
+    got = first.with_columns(
+        pl.format("the program's closing block of {} measured figures: {}", "_n",
+                  pl.col("_shown").list.join("; ")).alias("message"),
+        pl.lit(EventKind.PROGRAM_END).alias("kind"), pl.lit(WHERE).alias("where"))
+    return ([got.select("file", "line", "ts", "rank", "text", "message", "kind", "where")],
+            block.select("file", "line"))

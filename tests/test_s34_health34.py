@@ -132,3 +132,43 @@ def test_known_program_formats_read_healthy(tmp_path):
         folder.mkdir()
         _, rule, v = _verdict(folder, text)
         assert v.kind.name == "HEALTHY", (name, rule, v.summary)
+
+
+#: samples/wild dv37-031 (GluonCV's Mask R-CNN under horovodrun, Open MPI's --tag-output): each rank's total at its
+#: end, the tag of the rank before it left in front (an empty write cut by the next process's)
+STACKED_ENDS = "".join(f"[1,{r}]<stdout>:[1,{r + 1}]<stderr>:INFO:root:Total Training with validation: "
+                       f"1526.16{r} secs\n" for r in range(183, 186))
+
+
+def test_rank_named_only_by_a_stacked_tag_needs_no_end(tmp_path):
+    st, rule, v = _verdict(tmp_path, STACKED_ENDS)
+    assert sorted(st.ranks["rank"].drop_nulls().unique().to_list()) == [183, 184, 185, 186]  # (183 still seen)
+    assert v.kind.name == "HEALTHY" and rule == "clean_but_partial", (rule, v.summary)
+    assert "Total Training with validation" in v.summary
+
+
+def test_rank_with_a_line_of_its_own_and_no_end_stays_undecided(tmp_path):
+    # rank 183 wrote a step of its own and no end: where it stopped is not known
+    text = "[1,183]<stderr>:INFO:root:[Epoch 11][Batch 100], Speed: 20.1 samples/sec, RPN_Conf=0.02\n" + STACKED_ENDS
+    _, _, v = _verdict(tmp_path, text)
+    assert v.kind.name != "HEALTHY"
+
+
+#: samples/wild dv38-007 (youkaichao's torchrun all-reduce test, 16 ranks over sockets): its four result lines, then
+#: NCCL's teardown of the communicators at exit
+ALLREDUCE_TEST = (
+    "lsp-ws1:7650:7708 [0] NCCL INFO comm 0x37c6a330 rank 0 nranks 16 cudaDev 0 busId 4b000 - Init COMPLETE\n"
+    "time spent for each trial: 1.650430393218994\n"
+    "param all-reduce speed: 2.4236102391439927 GB/s\n"
+    "communication bandwidth (estimated): 38.77776382630388 Gb/s\n"
+    "answer: 7864320.0\n"
+    "lsp-ws1:7650:7729 [0] NCCL INFO [Service thread] Connection closed by localRank 0\n"
+    "lsp-ws1:7650:7650 [0] NCCL INFO comm 0x37c6a330 rank 0 nranks 16 cudaDev 0 busId 4b000 - Abort COMPLETE\n")
+
+
+def test_result_block_before_nccl_teardown(tmp_path):
+    st, rule, v = _verdict(tmp_path, ALLREDUCE_TEST)
+    ends = events_of(st, EventKind.PROGRAM_END).filter(pl.col("where") == "result")
+    assert ends.height == 1 and ends["line"][0] == 2
+    assert v.kind.name == "HEALTHY", (rule, v.summary)
+    assert "param all-reduce speed" in v.summary

@@ -172,3 +172,28 @@ def test_result_block_before_nccl_teardown(tmp_path):
     assert ends.height == 1 and ends["line"][0] == 2
     assert v.kind.name == "HEALTHY", (rule, v.summary)
     assert "param all-reduce speed" in v.summary
+
+
+def test_two_column_table_closing_the_output_is_a_result(tmp_path):
+    # prettytable's frame around a two-column metrics table: the rules and the header row are part of the block
+    text = ("+------------+----------+\n| metric     | value    |\n+------------+----------+\n"
+            "| latency    | 1.23 s   |\n| throughput | 812.3/s  |\n| step time  | 0.51 s   |\n"
+            "+------------+----------+\n")
+    st, rule, v = _verdict(tmp_path, text)
+    assert events_of(st, EventKind.PROGRAM_END)["where"].to_list() == ["result"]
+    assert v.kind.name == "HEALTHY" and "812.3/s" in v.summary
+    assert unknown_lines([str(tmp_path / "job.log")]).height == 0
+
+
+#: samples/wild dv37-031: pycocotools' COCO evaluation as rank 0 printed it after training
+COCO_EVAL = ("[1,0]<stdout>:creating index...\n[1,0]<stdout>:GT annotations already exist!\n"
+             "[1,0]<stdout>:Loading and preparing results...\n[1,0]<stdout>:DONE (t=0.73s)\n"
+             "[1,0]<stdout>:Running per image evaluation...\n[1,0]<stdout>:Evaluate annotation type *bbox*\n"
+             "[1,0]<stdout>:DONE (t=3.49s).\n[1,0]<stdout>:Accumulating evaluation results...\n"
+             "[1,0]<stderr>: Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=100 ] = 0.37689\n"
+             "[1,0]<stderr>: Average Recall     (AR) @[ IoU=0.50:0.95 | area= small | maxDets=100 ] = 0.39634\n")
+
+
+def test_pycocotools_lines_are_known(tmp_path):
+    text_store(tmp_path, COCO_EVAL)
+    assert unknown_lines([str(tmp_path / "job.log")]).height == 0

@@ -28,7 +28,15 @@ from tracekit.schema import EventKind
 #: a line that is one key and one figure: ``Avg latency: 1.5123 seconds``, ``  Median: 1.23 ms``, ``IQR:    0.02 ms
 #: (1.22 to 1.24)``, ``Tokens per second = 45.6``; group ``key`` the key, ``unit`` the unit after the figure
 FIGURE_LINE = (r"^\W{0,3}(?P<key>[A-Za-z%\d][\w %()/.,@\-]{0,60}?)\s*[:=]\s*[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?"
-               r"\s*(?P<unit>[A-Za-zµμ%]+(?:/[A-Za-z]+)?)?\s*(?:\([^()]*\))?\s*$")
+               r"\s*(?P<unit>[A-Za-zµμ%]*(?:/[A-Za-z]+)?)?\s*(?:\([^()]*\))?\s*$")
+#: (the same as a row of a two-column table: ``| latency   | 1.23 s   |``, prettytable's and markdown's)
+TABLE_ROW = (r"^\W{0,3}\|\s*(?P<key>[A-Za-z%][\w %()/.,@\-]{0,60}?)\s*\|\s*[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?"
+             r"\s*(?P<unit>[A-Za-zµμ%]*(?:/[A-Za-z]+)?)?\s*\|\s*$")
+#: lines inside a block that are no figure and do not end it: a table's rule (``+------+------+``, ``|---|---|``) or
+#: header row (``| metric | value |``), torch.utils.benchmark's trailer (``100 measurements, 10 runs per
+#: measurement, 1 thread``: common.py ``Measurement.__repr__``)
+NEUTRAL = (r"^\s*[+|][\s+\-=|:]*$|^\s*\|[^\d|]*\|[^\d|]*\|\s*$"
+           r"|^\s*\d+ measurements?, \d+ runs? (?:per measurement, )?\d+ threads?\s*$")
 #: a figure of time or of a rate: its unit (``s``, ``ms``, ``seconds``, ``tokens/s``, ``GB/s``, ``it/s``), or a key
 #: that says it measured one (``Throughput: 812.3``, ``Tokens per second: 45.6``)
 TIME_UNIT = r"(?i)^(?:ns|us|µs|μs|usec|ms|msec|s|sec|secs|seconds?|mins?|minutes?|h|hrs?|hours?|[A-Za-z]*/s(?:ec)?)$"
@@ -50,26 +58,32 @@ WHERE = "result"
 
 
 def _blocks(df: pl.DataFrame) -> pl.DataFrame:
-    """The lines of ``df`` (``file, line, text, rank``; said lines only) in the run of figure lines that closes
-    each file, with ``_block`` (their count), ``_keys`` (distinct keys), ``_measured``, ``_setting``, ``_set_up``
-    (how many lines of each) over that run."""
+    """The lines of ``df`` (``file, line, text, rank``; said lines only) in the run of figure lines (and
+    ``NEUTRAL`` lines among them) that closes each file, with ``_fig`` (a figure's line), ``_block`` (how many
+    figures), ``_keys`` (distinct keys), ``_measured``, ``_setting``, ``_set_up`` (how many figures of each) and
+    ``_failed`` (lines with a failure's word) over that run."""
     t = pl.col("text")
-    key = t.str.extract(FIGURE_LINE, 1).str.strip_chars().str.to_lowercase()
-    unit = t.str.extract(FIGURE_LINE, 2).fill_null("")
-    fig = t.str.contains(FIGURE_LINE) & ~t.str.contains(r"\bNCCL\b")
+    key = pl.coalesce(t.str.extract(FIGURE_LINE, 1), t.str.extract(TABLE_ROW, 1)).str.strip_chars().str.to_lowercase()
+    unit = pl.coalesce(t.str.extract(FIGURE_LINE, 2), t.str.extract(TABLE_ROW, 2)).fill_null("")
+    fig = (t.str.contains(FIGURE_LINE) | t.str.contains(TABLE_ROW)) & ~t.str.contains(r"\bNCCL\b")
+    neutral = t.str.contains(NEUTRAL)
     df = df.sort("file", "line").with_columns(fig.alias("_fig"), key.alias("_key"),
                                               (unit.str.contains(TIME_UNIT) | key.fill_null("").str.contains(RATE_KEY))
                                               .alias("_m"))
     # (a run of figure lines closing the file: no line that is not one after it)
-    df = df.with_columns((~pl.col("_fig")).cast(pl.Int32).cum_sum().over("file").alias("_run"))
+    df = df.with_columns((~pl.col("_fig") & ~neutral).cast(pl.Int32).cum_sum().over("file").alias("_run"),
+                         neutral.alias("_neutral"))
     df = df.with_columns(pl.col("_run").max().over("file").alias("_last_run"))
-    tail = df.filter(pl.col("_fig") & (pl.col("_run") == pl.col("_last_run")))
-    k = pl.col("_key").fill_null("")
-    return tail.with_columns(pl.len().over("file").alias("_block"), k.n_unique().over("file").alias("_keys"),
-                             pl.col("_m").sum().over("file").alias("_measured"),
-                             k.str.contains(SETTING).sum().over("file").alias("_setting"),
-                             k.str.contains(SET_UP).sum().over("file").alias("_set_up"),
-                             t.str.contains(FAILURE).sum().over("file").alias("_failed"))
+    closing = df.filter(pl.col("_run") == pl.col("_last_run"))
+    # (the first line of the last run is the line that ended the run before it, unless the file starts with figures)
+    closing = closing.filter(pl.col("_fig") | pl.col("_neutral"))
+    f = pl.col("_fig")
+    k = pl.col("_key").fill_null("").filter(f)
+    return closing.with_columns(f.sum().over("file").alias("_block"), k.n_unique().over("file").alias("_keys"),
+                                pl.col("_m").filter(f).sum().over("file").alias("_measured"),
+                                k.str.contains(SETTING).sum().over("file").alias("_setting"),
+                                k.str.contains(SET_UP).sum().over("file").alias("_set_up"),
+                                t.str.contains(FAILURE).sum().over("file").alias("_failed"))
 
 
 def events(df: pl.DataFrame) -> tuple[list[pl.DataFrame], pl.DataFrame | None]:
@@ -78,10 +92,11 @@ def events(df: pl.DataFrame) -> tuple[list[pl.DataFrame], pl.DataFrame | None]:
     said = df.filter(pl.col("text").str.strip_chars() != "")
     if not said.height:
         return [], None
-    tail = _blocks(said)
-    block = tail.filter((pl.col("_block") >= MIN_LINES) & (pl.col("_keys") == pl.col("_block"))
+    closing = _blocks(said)
+    whole = closing.filter((pl.col("_block") >= MIN_LINES) & (pl.col("_keys") == pl.col("_block"))
                         & (pl.col("_measured") >= MIN_MEASURED) & (pl.col("_setting") == 0)
                         & (pl.col("_set_up") < pl.col("_block")) & (pl.col("_failed") == 0))
+    block = whole.filter(pl.col("_fig"))
     if not block.height:
         return [], None
     t = pl.col("text").str.strip_chars()
@@ -95,4 +110,4 @@ def events(df: pl.DataFrame) -> tuple[list[pl.DataFrame], pl.DataFrame | None]:
                   pl.col("_shown").list.join("; ")).alias("message"),
         pl.lit(EventKind.PROGRAM_END).alias("kind"), pl.lit(WHERE).alias("where"))
     return ([got.select("file", "line", "ts", "rank", "text", "message", "kind", "where")],
-            block.select("file", "line"))
+            whole.select("file", "line"))

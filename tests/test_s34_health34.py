@@ -197,3 +197,21 @@ COCO_EVAL = ("[1,0]<stdout>:creating index...\n[1,0]<stdout>:GT annotations alre
 def test_pycocotools_lines_are_known(tmp_path):
     text_store(tmp_path, COCO_EVAL)
     assert unknown_lines([str(tmp_path / "job.log")]).height == 0
+
+
+def test_each_rank_closes_with_its_own_block(tmp_path):
+    # torchrun's `[rankN]:` prefix on each line: every rank's last lines are its block, each one its end
+    block = ("[rank{r}]:Prefill time: 0.23{r} s\n[rank{r}]:Decode time: 3.45{r} s\n[rank{r}]:Total time: 3.69{r} s\n"
+             "[rank{r}]:Peak memory: 12.{r} GB\n")
+    st, rule, v = _verdict(tmp_path, "".join(block.format(r=r) for r in (0, 1)))
+    ends = events_of(st, EventKind.PROGRAM_END).filter(pl.col("message").str.contains("closing block"))
+    assert sorted(ends["rank"].to_list()) == [0, 1]
+    assert v.kind.name == "HEALTHY", (rule, v.summary)
+
+
+def test_a_rank_with_no_block_of_its_own_is_no_end(tmp_path):
+    # rank 1 printed one step time and nothing after: its end is not seen
+    text = ("[rank0]:step time: 0.51 s\n[rank1]:step time: 0.52 s\n[rank0]:Total time: 12.3 s\n"
+            "[rank0]:Samples per second: 812.1\n[rank0]:Peak memory: 12.1 GB\n")
+    _, _, v = _verdict(tmp_path, text)
+    assert v.kind.name != "HEALTHY"

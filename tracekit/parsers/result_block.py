@@ -53,13 +53,15 @@ FAILURE = r"(?i)\b(?:errors?|fail\w*|exceptions?|traceback|abort\w*|killed|timed
 #: the fewest lines of a block, and the fewest of them that carry a time or a rate
 MIN_LINES = 3
 MIN_MEASURED = 2
+#: a block's lines: one file's, one rank's where its lines name one (``_who``: the rank, -1 where none)
+WHO = ["file", "_who"]
 #: where the events go
 WHERE = "result"
 
 
 def _blocks(df: pl.DataFrame) -> pl.DataFrame:
     """The lines of ``df`` (``file, line, text, rank``; said lines only) in the run of figure lines (and
-    ``NEUTRAL`` lines among them) that closes each file, with ``_fig`` (a figure's line), ``_block`` (how many
+    ``NEUTRAL`` lines among them) that closes each file's (each rank's, where they name one), with ``_fig`` (a figure's line), ``_block`` (how many
     figures), ``_keys`` (distinct keys), ``_measured``, ``_setting``, ``_set_up`` (how many figures of each) and
     ``_failed`` (lines with a failure's word) over that run."""
     t = pl.col("text")
@@ -67,23 +69,25 @@ def _blocks(df: pl.DataFrame) -> pl.DataFrame:
     unit = pl.coalesce(t.str.extract(FIGURE_LINE, 2), t.str.extract(TABLE_ROW, 2)).fill_null("")
     fig = (t.str.contains(FIGURE_LINE) | t.str.contains(TABLE_ROW)) & ~t.str.contains(r"\bNCCL\b")
     neutral = t.str.contains(NEUTRAL)
-    df = df.sort("file", "line").with_columns(fig.alias("_fig"), key.alias("_key"),
+    # (each rank's own lines apart where the lines name theirs: interleaved ranks each close with their block)
+    df = df.sort("file", "line").with_columns(pl.col("rank").fill_null(-1).alias("_who"), fig.alias("_fig"),
+                                              key.alias("_key"),
                                               (unit.str.contains(TIME_UNIT) | key.fill_null("").str.contains(RATE_KEY))
                                               .alias("_m"))
-    # (a run of figure lines closing the file: no line that is not one after it)
-    df = df.with_columns((~pl.col("_fig") & ~neutral).cast(pl.Int32).cum_sum().over("file").alias("_run"),
+    # (a run of figure lines closing the file or the rank's lines in it: no line that is not one after it)
+    df = df.with_columns((~pl.col("_fig") & ~neutral).cast(pl.Int32).cum_sum().over(WHO).alias("_run"),
                          neutral.alias("_neutral"))
-    df = df.with_columns(pl.col("_run").max().over("file").alias("_last_run"))
+    df = df.with_columns(pl.col("_run").max().over(WHO).alias("_last_run"))
     closing = df.filter(pl.col("_run") == pl.col("_last_run"))
     # (the first line of the last run is the line that ended the run before it, unless the file starts with figures)
     closing = closing.filter(pl.col("_fig") | pl.col("_neutral"))
     f = pl.col("_fig")
     k = pl.col("_key").fill_null("").filter(f)
-    return closing.with_columns(f.sum().over("file").alias("_block"), k.n_unique().over("file").alias("_keys"),
-                                pl.col("_m").filter(f).sum().over("file").alias("_measured"),
-                                k.str.contains(SETTING).sum().over("file").alias("_setting"),
-                                k.str.contains(SET_UP).sum().over("file").alias("_set_up"),
-                                t.str.contains(FAILURE).sum().over("file").alias("_failed"))
+    return closing.with_columns(f.sum().over(WHO).alias("_block"), k.n_unique().over(WHO).alias("_keys"),
+                                pl.col("_m").filter(f).sum().over(WHO).alias("_measured"),
+                                k.str.contains(SETTING).sum().over(WHO).alias("_setting"),
+                                k.str.contains(SET_UP).sum().over(WHO).alias("_set_up"),
+                                t.str.contains(FAILURE).sum().over(WHO).alias("_failed"))
 
 
 def events(df: pl.DataFrame) -> tuple[list[pl.DataFrame], pl.DataFrame | None]:
@@ -100,9 +104,7 @@ def events(df: pl.DataFrame) -> tuple[list[pl.DataFrame], pl.DataFrame | None]:
     if not block.height:
         return [], None
     t = pl.col("text").str.strip_chars()
-    # (one rank's block names it on every line; a block of several ranks' lines is no one rank's)
-    rank = pl.when(pl.col("rank").n_unique().over("file") == 1).then(pl.col("rank").first().over("file"))
-    first = block.with_columns(rank.alias("rank"), t.alias("_t")).group_by("file", maintain_order=True).agg(
+    first = block.with_columns(t.alias("_t")).group_by(WHO, maintain_order=True).agg(
         pl.col("line").first(), pl.col("ts").first(), pl.col("rank").first(), pl.col("text").first(),
         pl.col("_t").head(3).alias("_shown"), pl.len().alias("_n"))
     got = first.with_columns(

@@ -44,6 +44,9 @@ RATE_KEY = r"(?i)\b(?:throughput|per second|/s|tflops|mfu|bandwidth|speed|latenc
 #: a key of a setting, never a measurement (``timeout: 1800 s``, ``log interval: 10 s``, ``port: 29500``)
 SETTING = (r"(?i)\b(?:timeout|time ?out|interval|sleep|wait\w*|heartbeat|ttl|deadline|limit|port|seed|retr(?:y|ies)"
            r"|patience|schedule\w*|frequency|every|lr|learning rate|warm-?up)\b")
+#: a key that names a rank (FlagScale's straggler report ``    Rank 1: 10.12ms``, samples/wild torch-043): one
+#: process's table of every rank's figure, not its own result (parsers/work_done.py reads such tables)
+RANK_KEY = r"(?i)^(?:rank|gpu|device|node|worker|proc(?:ess)?)\s*#?\d+$"
 #: a set-up's timing (``Time to load model``, ``Model loaded in``, ``Compile time``): a block of only these is a
 #: start-up, not a result
 SET_UP = (r"(?i)\b(?:load\w*|init\w*|build\w*|compil\w*|import\w*|download\w*|install\w*|set ?up|start ?up"
@@ -62,7 +65,7 @@ WHERE = "result"
 def _blocks(df: pl.DataFrame) -> pl.DataFrame:
     """The lines of ``df`` (``file, line, text, rank``; said lines only) in the run of figure lines (and
     ``NEUTRAL`` lines among them) that closes each file's (each rank's, where they name one), with ``_fig`` (a figure's line), ``_block`` (how many
-    figures), ``_keys`` (distinct keys), ``_measured``, ``_setting``, ``_set_up`` (how many figures of each) and
+    figures), ``_keys`` (distinct keys), ``_measured``, ``_setting`` (a setting's or a rank's key), ``_set_up`` (how many figures of each) and
     ``_failed`` (lines with a failure's word) over that run."""
     t = pl.col("text")
     key = pl.coalesce(t.str.extract(FIGURE_LINE, 1), t.str.extract(TABLE_ROW, 1)).str.strip_chars().str.to_lowercase()
@@ -85,7 +88,7 @@ def _blocks(df: pl.DataFrame) -> pl.DataFrame:
     k = pl.col("_key").fill_null("").filter(f)
     return closing.with_columns(f.sum().over(WHO).alias("_block"), k.n_unique().over(WHO).alias("_keys"),
                                 pl.col("_m").filter(f).sum().over(WHO).alias("_measured"),
-                                k.str.contains(SETTING).sum().over(WHO).alias("_setting"),
+                                (k.str.contains(SETTING) | k.str.contains(RANK_KEY)).sum().over(WHO).alias("_setting"),
                                 k.str.contains(SET_UP).sum().over(WHO).alias("_set_up"),
                                 t.str.contains(FAILURE).sum().over(WHO).alias("_failed"))
 
@@ -94,6 +97,8 @@ def events(df: pl.DataFrame) -> tuple[list[pl.DataFrame], pl.DataFrame | None]:
     """The ``program_end`` events of the closing figure blocks of ``df`` (``file``, ``line``, ``text``, ``ts``,
     ``rank``), and the ``file, line`` of every line of those blocks (claimed), or ``([], None)``."""
     said = df.filter(pl.col("text").str.strip_chars() != "")
+    if "_tag" in said.columns:  # (trainer.parse's launcher tag, torchrun's `[default3]:`: the writer's rank too)
+        said = said.with_columns(pl.coalesce("rank", "_tag").alias("rank"))
     if not said.height:
         return [], None
     closing = _blocks(said)

@@ -140,9 +140,10 @@ def test_every_parser_is_in_the_format_registry():
     # result_matrix, and tables pasted with pipes, piped; and trainer.parse's own parts: serving, work_done;
     # s26: launcher.parse's reading of srun's tasks, slurm; s29: rank_words' set-up lines, rank_set_up; s30:
     # series' reading of a program's own timing lines, timings; s31: bench_results' per-rank result blocks and
-    # bandwidth checks' tallies, rank_blocks and bw_checks; trainer.parse's loop ends, loop_ends)
+    # bandwidth checks' tallies, rank_blocks and bw_checks; trainer.parse's loop ends, loop_ends; s34: its closing
+    # figure blocks, result_block)
     helpers = {"text", "prefixes", "nccl_ranks", "nccl_shapes", "process_end", "native_fatal", "serving", "work_done",
-               "slurm", "rank_set_up", "timings", "rank_blocks", "bw_checks", "loop_ends",
+               "slurm", "rank_set_up", "timings", "rank_blocks", "bw_checks", "loop_ends", "result_block",
                "torch_patterns", "torch_context", "test_reports", "result_tables", "result_matrix", "piped"}
     registry = formats.DECODED + formats.TEXT + (formats.FALLBACK,)
     named = {f.parser.__name__.rsplit(".", 1)[1] for f in registry}

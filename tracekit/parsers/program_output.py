@@ -318,6 +318,16 @@ FAMILIES: dict[str, list[str]] = {
         r"^(?:pod|job|service|deployment|configmap|pytorchjob|mpijob|rayjob|raycluster)[\w.]*/\S+ "
         r"(?:created|configured|unchanged|deleted)\s*$",
     ],
+    # (s34) pycocotools' COCO evaluation (pycocotools/coco.py loadRes/createIndex, cocoeval.py evaluate/accumulate/
+    # summarize: `Loading and preparing results...`, `DONE (t=0.73s)`, `Evaluate annotation type *bbox*`, its
+    # `iStr = ' {:<18} {} @[ IoU={:<9} | area={:>6s} | maxDets={:>3d} ] = {:0.3f}'` lines): an evaluation's output
+    "pycocotools": [
+        r"^(?:creating index\.\.\.|index created!|Loading and preparing results\.\.\.|Running per image evaluation"
+        r"\.\.\.|Accumulating evaluation results\.\.\.|DONE \(t=\d+\.\d+s\)\.?|Evaluate annotation type \*\w+\*"
+        r"|GT annotations already exist!|loading annotations into memory\.\.\.|Done \(t=\d+\.\d+s\))\s*$",
+        r"^\W?\s*Average (?:Precision|Recall)\s+\((?:AP|AR)\) @\[ IoU=[\d.:]+\s*\| area=\s*\w+ \| maxDets=\s*\d+ \] = "
+        r"-?\d+\.\d+\s*$",
+    ],
     # stack frames around a failure that is itself decoded elsewhere: glog's failure signal handler
     # (glog/src/signalhandler.cc: `PC: @ 0x... (unknown)`, `    @ 0x... size symbol`, `@ ... and at least N
     # more frames`), rich's traceback panel (rich/traceback.py: `path:lineno in name`, its borders taken off)

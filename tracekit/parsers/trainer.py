@@ -19,7 +19,7 @@ from __future__ import annotations
 import polars as pl
 
 from tracekit import progress_messages
-from tracekit.parsers import Parsed, any_of, loop_ends, serving, work_done
+from tracekit.parsers import Parsed, any_of, loop_ends, result_block, serving, work_done
 from tracekit.parsers.text import PREFIX
 from tracekit.schema import EventKind
 
@@ -295,6 +295,9 @@ def parse(lines: pl.DataFrame) -> Parsed:
     # (s31) a loop's end its counters or a bare end word after its progress say: parsers/loop_ends.py
     ended = loop_ends.events(df.drop("_ok", "_ran"), frames)
     frames += ended
+    # (s34) a block of measured figures with no banner that closes a file: parsers/result_block.py
+    closing, block_lines = result_block.events(df.drop("_ok", "_ran"))
+    frames += closing
     add(EventKind.COMM_OP, t.str.contains("comm op: "), COMM_OP)
     if (served := serving.events(df)) is not None:  # (an inference server's start-up and requests)
         frames.append(served)
@@ -358,7 +361,8 @@ def parse(lines: pl.DataFrame) -> Parsed:
                  IMAGENET, MMCV_EPOCH, MMCV_ITER, TESTS_RAN, PYTEST_PASSED, serving.SERVING, TQDM_TAIL,
                  OWN_STEPS))
     ) | pl.col("_ok")
-    claimed = pl.concat([df.filter(used).select("file", "line"), *(f.select("file", "line") for f in done + ended)])
+    claimed = pl.concat([df.filter(used).select("file", "line"), *(f.select("file", "line") for f in done + ended),
+                         *([block_lines] if block_lines is not None else [])])
     return Parsed("trainer", {"events": events, "ranks": ranks}, claimed.unique().sort("file", "line"))
 
 

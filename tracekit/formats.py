@@ -31,6 +31,7 @@ from tracekit.parsers import figure_table  # health (s29): a loop's figures as a
 from tracekit.parsers import minmax_timers  # pace (s34): Megatron's timers as (min, max) across ranks
 from tracekit.parsers import bench_results  # branch progress: a benchmark's result lines
 from tracekit.parsers import start_up  # startup (s18): start-up lines no other parser decodes
+from tracekit.parsers import gdb_backtrace  # stall34: a bare gdb/pstack backtrace (no thread header)
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ TEXT = (
            {"tracekit": 3, "torchrun": 5, "c10d": 7, "deepspeed-launcher": 16}),
     Format("trainer", trainer, ("ranks", "events"), {"deepspeed": 10}),
     Format("py-spy", pyspy, ("events", "ranks"), {"stacks": 12}),  # branch progress: a dump's said rank
+    Format("gdb-backtrace", gdb_backtrace, ("events",)),  # stall34: a bare `bt` pyspy counts, no stack made
     Format("nccl-tests", nccl_tests, ("ranks", "events"), {"nccl-tests": 4}),
     Format("benchmark", bench_results, ("events",)),  # result lines and tables of any benchmark (s24)
     Format("fr-trace", fr_trace, ("ranks", "events"), {"fr-trace": 8}),

@@ -13,7 +13,7 @@ import re
 
 import polars as pl
 
-from tracekit import align, ignored_exceptions, sources, user_stop
+from tracekit import align, ignored_exceptions, last_run, sources, user_stop
 from tracekit.evidence import Evidence, clip, own_frame
 # (the facts in view, each verdict's summary says them: read from here by verdict.decide and the tests)
 from tracekit.facts_in_view import ended_by, in_view, seq_said, signal_of  # noqa: F401
@@ -230,7 +230,9 @@ def brief(store: Store, ev: Evidence, n: int = 4) -> str:
     ended = _ended(ev)
     where = {r: re.sub(r"(?<=\()[^()]*?(?:site|dist)-packages/", "", w)
              for r, w in main_threads(store).items() if w}
-    steps = ev.steps.filter(pl.col("rank").is_not_null())
+    # (stall34: each rank's steps of the file's last run, last_run.last_steps: a job that ran its work again
+    # after an end is where its last run stopped, not at the earlier runs' top step)
+    steps = last_run.last_steps(ev).filter(pl.col("rank").is_not_null())
     step = dict(steps.group_by("rank").agg(pl.col("step").max()).iter_rows()) if steps.height else {}
     said: dict[str, list[int]] = {}
     for r in sorted(set(coll) | set(ended) | set(where)):
@@ -243,8 +245,11 @@ def brief(store: Store, ev: Evidence, n: int = 4) -> str:
         top = max(step.values())
         at_top = [r for r, s in step.items() if s == top]
         out.append(f"last step {top}" + ("" if len(step) == 1 else f" ({who(at_top)})"))
+        gone = last_run.earlier_ranks(ev)
+        if gone:  # (ranks that stepped in an earlier run and never in the last one)
+            out.append(f"{who(gone)}: no step in the last run (steps in an earlier run only)")
     elif ev.steps.height:
-        out.append(f"last step {ev.steps['step'].max()}")
+        out.append(f"last step {last_run.last_steps(ev)['step'].max()}")
     counted = store.ranks.filter(pl.col("source").str.contains("nccl-count", literal=True).fill_null(False))
     # (parsers/nccl_ranks.counted: the set of ranks is sure, who holds which is not)
     if out and counted.height:

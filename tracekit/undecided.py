@@ -139,6 +139,35 @@ def _start_up_begun(ev: Evidence) -> tuple[str, Cited] | None:
     return text, Cited(row["file"], row["line"], clip(row["message"]))
 
 
+#: a frame of a communication library's call (NCCL/RCCL, oneCCL, MPI, HCCL, gloo, c10d, Horovod): what a native
+#: stack waits in, said by name (``ccl_allgather_impl``, ``PMPI_Gather``, ``ncclSocketProgressOpt``)
+COMM_CALL = (r"^(?:r?nccl[A-Z]\w*|ccl_\w+|ccl::\w+|P?MPI_[A-Z]\w*|Hccl[A-Z]\w*|hccl\w*|gloo::\S+|c10d::\S+"
+             r"|horovod::\S+|ompi_coll\w*|mca_coll\w*) \(")
+
+
+def _stacks_said(ev: Evidence) -> tuple[str, pl.DataFrame]:
+    """The stack dumps no rule read (a thread of gdb's ``thread apply all bt``, a bare ``bt``): where each
+    thread is (its innermost own frame) and the communication call under it, the outermost frame that names
+    one (``gdb backtrace is in ccl_executor::wait (libccl.so.1), under ccl_allgather (libccl.so.1)``); ``""``
+    where no stack was dumped."""
+    st = (ev.kinds(EventKind.STACK).filter(pl.col("thread") != RAISED)
+          .unique(["file", "line"], maintain_order=True).sort("file", "line"))
+    if not st.height:
+        return "", st
+    call = (pl.col("frames").fill_null("").str.split(" <- ")  # (the outermost: the API the program called)
+            .list.eval(pl.element().filter(pl.element().str.contains(COMM_CALL))).list.last())
+    st = st.with_columns(call.alias("_call"), pl.coalesce(pl.format("rank {} {}", "rank", "thread"),
+                                                             "thread").alias("_who"))
+    each = "; ".join(f"{r['_who']} is in {r['where']}"
+                     + (f", under {r['_call']}" if r["_call"] and r["_call"] != r["where"] else "")
+                     for r in st.head(3).iter_rows(named=True))
+    calls = st["_call"].drop_nulls()
+    return (f"{st.height} thread stack(s) dumped, no rule decides from them: {each}"
+            + (f"{'; ' + str(st.height - 3) + ' more' if st.height > 3 else ''}"
+               + (": a process inside a communication call, a hang there if a peer never joins it"
+                  if calls.len() else ""))), st
+
+
 def undecided(ev: Evidence) -> tuple[str, list]:
     """UNDECIDED said as the situation, what is missing to decide and what to collect (never a generic
     sentence): ``both ranks finished NCCL init (Init COMPLETE, 2 of 2) and logged nothing after: a hang
@@ -195,6 +224,11 @@ def undecided(ev: Evidence) -> tuple[str, list]:
                     f"{Path(unwind['file'][0]).name}:{unwind['line'][0]}) and the WARN that says why is not "
                     "in the excerpt")
         cited += lines(unwind, 2)
+    stacks, dumped = _stacks_said(ev)
+    if stacks and not seen:  # (stall34: where a hung process sits is the situation; no stacks rule read it)
+        seen.append(stacks)
+        cited += lines(dumped, 3)
+        collect += [STACKS, "the lines before the hang on every rank"]
     begun = _start_up_begun(ev)
     if begun is not None and not n and not errors.height and not ev.steps.height:
         seen.append(begun[0])

@@ -63,7 +63,9 @@ TB_ERROR = (r"^\s*(?:[A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Interrupt|Wa
             r"|The above exception|During handling|Traceback \(most recent)")
 # gdb's `thread apply all bt` (gdb/thread.c: `Thread 2 (Thread 0x7f.. (LWP 69796) "python"):`; stack.c
 # print_frame: `#N  0xADDR in FUNC (ARGS) at FILE:LINE` or `from LIB`); gdb's thread 1 is the main thread
-GDB_THREAD = (r"^Thread (?P<n>\d+) \(Thread (?P<tid>0x[0-9a-fA-F]+) \(LWP (?P<lwp>\d+)\)\)"
+# (stall34: a named thread's name is inside the parentheses, gdb/thread.c thread_target_id_str `"%s \"%s\""`:
+# `Thread 1 (Thread 0x7fc5.. (LWP 10683) "sglang::schedul"):`, as dv22-002 pasted it)
+GDB_THREAD = (r"^Thread (?P<n>\d+) \(Thread (?P<tid>0x[0-9a-fA-F]+) \(LWP (?P<lwp>\d+)\)(?: \"[^\"]*\")?\)"
               r"(?: \"[^\"]*\")?:\s*$")
 GDB_FRAME = (r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?P<func>[^\s(]+) \(.*?\)"
              r"(?: at (?P<at>\S+:\d+)| from (?P<lib>\S+))?\s*$")

@@ -58,8 +58,8 @@ def refused_collective(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Verdict |
 
 
 #: torch's own communicator creation (torch/csrc/distributed/c10d/NCCLUtils.hpp, NCCLComm::create's
-#: C10D_NCCL_CHECK around ncclCommInitRank: `NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275`):
-#: a bare init, whose invalid usage can be ranks that disagree (test_failures_refused)
+#: C10D_NCCL_CHECK around ncclCommInitRank: `NCCL error in: .../c10d/NCCLUtils.hpp:275`): a bare init,
+#: whose invalid usage can be ranks that disagree (test_failures_refused)
 COMM_CREATE = r"NCCLUtils\.(?:hpp|cpp):\d+"
 
 
@@ -68,8 +68,8 @@ def refused_outside_set_up(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Verdi
     ../torch/lib/c10d/ProcessGroupNCCL.cpp:839, invalid usage, NCCL version 21.0.3`, a benchmark's
     `Run benchmark failed ... invalid usage`) with no bare communicator init around it (no ncclCommInitRank,
     PyNcclCommunicator, init_device in those files: ``SET_UP``; not raised in torch's NCCLUtils:
-    ``COMM_CREATE``), no NCCL WARN, no transport, CUDA or mismatch line: NCCL refused that process's call (ncclGetErrorString's `invalid usage`, NVIDIA/nccl
-    src/init.cc; its checks in src/init.cc, src/enqueue.cc, src/misc/argcheck.cc return it before anything
+    ``COMM_CREATE``), no NCCL WARN, no transport, CUDA or mismatch line: NCCL refused that process's call
+    (ncclGetErrorString's `invalid usage`, NVIDIA/nccl src/init.cc; its checks in src/init.cc, src/enqueue.cc, src/misc/argcheck.cc return it before anything
     is sent), the program's failure there. Dev labels of this code accept crashed-rank in 12 of 13 excerpts;
     the one that does not is vLLM's pynccl ncclCommInitRank alone (llm-042), which ``SET_UP`` keeps out."""
     if (said_in_files(ev, e, SET_UP).height or ev.transport.height or ev.cuda.height

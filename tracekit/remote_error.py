@@ -51,7 +51,8 @@ def nccl_tests_network(ev: Evidence, e: pl.DataFrame) -> Verdict | None:
     where = (f" ({at['host'][0]} pid {at['pid'][0]})" if at.height else "")
     hosts = listed["host"].unique().sort().to_list()
     said = remote["message"][0].strip()
-    return Verdict(Kind.TRANSPORT_ERROR, f"{who(ranks) if ranks else 'one process'}{where} failed with NCCL's "
+    failing = who(ranks) if ranks else "one process"
+    return Verdict(Kind.TRANSPORT_ERROR, f"{failing}{where} failed with NCCL's "
                    f"ncclRemoteError (`{said}`): a connection to a peer broke, and of the "
                    f"{listed['rank'].n_unique()} ranks nccl-tests lists on {len(hosts)} hosts "
                    f"({', '.join(hosts[:4])}) no other reports a failure of its own (nccl-tests prints every "

@@ -71,7 +71,8 @@ def refused_outside_set_up(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Verdi
     ``COMM_CREATE``), no NCCL WARN, no transport, CUDA or mismatch line: NCCL refused that process's call
     (ncclGetErrorString's `invalid usage`, NVIDIA/nccl src/init.cc; its checks in src/init.cc,
     src/enqueue.cc, src/misc/argcheck.cc return it before anything is sent), the program's failure there.
-    Dev labels of this code accept crashed-rank in 12 of 13 excerpts; the one that does not is vLLM's pynccl ncclCommInitRank alone (llm-042), which ``SET_UP`` keeps out."""
+    Dev labels of this code accept crashed-rank in 12 of 13 excerpts; the one that does not is vLLM's
+    pynccl ncclCommInitRank alone (llm-042), which ``SET_UP`` keeps out."""
     if (said_in_files(ev, e, SET_UP).height or ev.transport.height or ev.cuda.height
             or ev.reported_mismatch.height or ev.kinds(EventKind.NCCL_WARN).height):
         return None

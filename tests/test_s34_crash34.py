@@ -1,10 +1,6 @@
-"""Session 34 (crash34): NCCL's own codes read by who raised them, and torchrun's exit line without its pid.
+"""Session 34 (crash34): nccl-tests' lone ncclRemoteError, and torchrun's exit line without its pid.
 
 Covers (real lines of samples/wild excerpts):
-- ``rules_nccl_codes.refused_outside_set_up`` through ``nccl_error_unexplained``: torch's `NCCL error in:
-  ../torch/lib/c10d/ProcessGroupNCCL.cpp:839, invalid usage` raised by three benchmark processes (dv30-027,
-  labelled crashed-rank) -> CRASHED_RANK quoting `invalid usage`; vLLM's pynccl ``ncclCommInitRank`` raising
-  the same code (llm-042, labelled undecided only) -> still UNDECIDED (the control).
 - ``remote_error.nccl_tests_network``: nccl-tests' `Test NCCL failure common.cu:401 'remote process exited or
   there was a network error / '` of rank 0 of 8 ranks listed on two hosts, no other rank reporting (dv33-003,
   dv48-001, labelled transport-error) -> TRANSPORT_ERROR naming rank 0 and its host; the same listing on one
@@ -20,37 +16,6 @@ from tracekit.outcome import Kind
 from tracekit.schema import EventKind
 from tracekit.verdict import decide
 
-# dv30-027 (SuperBench, one machine, three worker processes), lines 1-13 as posted
-INVALID_USAGE = (
-    "ncclInvalidUsage: This usually reflects invalid usage of NCCL library (such as too many async ops, too many "
-    "collectives at once, mixing streams in a group, etc).\n\n"
-    "[2023-04-15 20:15:23,074 guyen-MS-7B22:301][base.py:179][ERROR] Run benchmark failed - benchmark: "
-    "pytorch-resnet50, message: NCCL error in: ../torch/lib/c10d/ProcessGroupNCCL.cpp:839, invalid usage, NCCL "
-    "version 21.0.3\n\n"
-    "[2023-04-15 20:15:23,075 guyen-MS-7B22:296][executor.py:131][INFO] benchmark: pytorch-resnet50, return code: 4, "
-    "result: {'return_code': [4]}.\n\n"
-    "[2023-04-15 20:15:23,075 guyen-MS-7B22:300][base.py:179][ERROR] Run benchmark failed - benchmark: "
-    "pytorch-resnet50, message: NCCL error in: ../torch/lib/c10d/ProcessGroupNCCL.cpp:839, invalid usage, NCCL "
-    "version 21.0.3\n"
-)
-
-# llm-042 (vLLM multi-node start-up), its last frames and exception
-PYNCCL_INIT = (
-    '  File "/usr/local/lib/python3.10/dist-packages/vllm/distributed/parallel_state.py", line 154, in __init__\n'
-    "    self.pynccl_comm = PyNcclCommunicator(\n"
-    '  File "/usr/local/lib/python3.10/dist-packages/vllm/distributed/device_communicators/pynccl.py", line 89, '
-    "in __init__\n"
-    "    self.comm: ncclComm_t = self.nccl.ncclCommInitRank(\n"
-    '  File "/usr/local/lib/python3.10/dist-packages/vllm/distributed/device_communicators/pynccl_wrapper.py", '
-    "line 244, in ncclCommInitRank\n"
-    '    self.NCCL_CHECK(self._funcs["ncclCommInitRank"](ctypes.byref(comm),\n'
-    '  File "/usr/local/lib/python3.10/dist-packages/vllm/distributed/device_communicators/pynccl_wrapper.py", '
-    "line 223, in NCCL_CHECK\n"
-    '    raise RuntimeError(f"NCCL error: {error_str}")\n'
-    "RuntimeError: NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details)\n"
-)
-
-
 def _nccl_tests(hosts: tuple[str, str]) -> str:
     """dv33-003's alltoall_perf header, device table (ranks 0-3 on the first host, 4-7 on the second) and rank
     0's failure, as nccl-tests prints them."""
@@ -65,18 +30,6 @@ def _nccl_tests(hosts: tuple[str, str]) -> str:
             f" .. {hosts[0]} pid 614292: Test failure common.cu:519\n"
             f" .. {hosts[0]} pid 614292: Test failure common.cu:695\n"
             f" .. {hosts[0]} pid 614292: Test failure alltoall.cu:348\n")
-
-
-def test_invalid_usage_outside_set_up_is_the_raising_rank(tmp_path):
-    v = decide(text_store(tmp_path, INVALID_USAGE))
-    assert v.kind is Kind.CRASHED_RANK
-    assert "invalid usage" in v.summary and "NCCL refused the program's own call" in v.summary
-
-
-def test_invalid_usage_of_bare_comm_init_stays_undecided(tmp_path):
-    v = decide(text_store(tmp_path, PYNCCL_INIT))
-    assert v.kind is Kind.UNDECIDED
-    assert "invalid usage" in v.summary
 
 
 def test_nccl_tests_remote_error_of_one_process_on_two_hosts_is_the_network(tmp_path):

@@ -57,38 +57,6 @@ def refused_collective(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Verdict |
                    r, lines(call, 3) + lines(ev.exits, 2))
 
 
-#: torch's own communicator creation (torch/csrc/distributed/c10d/NCCLUtils.hpp, NCCLComm::create's
-#: C10D_NCCL_CHECK around ncclCommInitRank: `NCCL error in: .../c10d/NCCLUtils.hpp:275`): a bare init,
-#: whose invalid usage can be ranks that disagree (test_failures_refused)
-COMM_CREATE = r"NCCLUtils\.(?:hpp|cpp):\d+"
-
-
-def refused_outside_set_up(ev: Evidence, e: pl.DataFrame, r: list[int]) -> Verdict | None:
-    """ncclInvalidUsage raised by the program's own process (torch's `NCCL error in:
-    ../torch/lib/c10d/ProcessGroupNCCL.cpp:839, invalid usage, NCCL version 21.0.3`, a benchmark's
-    `Run benchmark failed ... invalid usage`) with no bare communicator init around it (no ncclCommInitRank,
-    PyNcclCommunicator, init_device in those files: ``SET_UP``; not raised in torch's NCCLUtils:
-    ``COMM_CREATE``), no NCCL WARN, no transport, CUDA or mismatch line: NCCL refused that process's call
-    (ncclGetErrorString's `invalid usage`, NVIDIA/nccl src/init.cc; its checks in src/init.cc,
-    src/enqueue.cc, src/misc/argcheck.cc return it before anything is sent), the program's failure there.
-    Dev labels of this code accept crashed-rank in 12 of 13 excerpts; the one that does not is vLLM's
-    pynccl ncclCommInitRank alone (llm-042), which ``SET_UP`` keeps out."""
-    if (said_in_files(ev, e, SET_UP).height or ev.transport.height or ev.cuda.height
-            or ev.reported_mismatch.height or ev.kinds(EventKind.NCCL_WARN).height):
-        return None
-    refused = e.filter(nccl_messages.is_one_of(("invalid_usage",)))
-    if not refused.height or refused.filter(pl.col("message").str.contains(COMM_CREATE)).height:
-        return None
-    many = (f"; {refused.height} processes raised it alike (each its own call)"
-            if refused.height > 1 and len(r) < 2 else "")
-    return Verdict(Kind.CRASHED_RANK, f"{failing(r, ev)} failed: NCCL refused the program's own call "
-                   f"({msg(refused, 0, 160)}): {nccl_messages.BY_NAME['invalid_usage'].meaning}{many}; no "
-                   "NCCL WARN, network or CUDA failure is in the excerpt: the program's use of NCCL on that "
-                   "rank is the cause (NCCL_DEBUG=WARN prints which check refused it: two ranks on one GPU, "
-                   "a group or stream misuse, ranks started with other sizes)",
-                   r, lines(refused, 3) + lines(ev.exits, 2))
-
-
 #: c10d's watchdog reporting an error a collective already in flight met (ProcessGroupNCCL.cpp's
 #: checkForNCCLErrors: `raised the following async exception`): a peer's abort or end can be its cause
 ASYNC = r"(?i)async(?:hronous)? (?:exception|error)"

@@ -18,7 +18,7 @@ from tracekit.rules_common import msg, rank_of, said_in_files, who_or
 from tracekit.sources import collect
 from tracekit.rules_nccl_own import PEER_DROPPED, network_lines, own_code, own_code_failed
 from tracekit.rules_nccl_codes import (SET_UP, failing, own_call_cuda, own_code_reported,  # noqa: F401
-                                       refused_collective, refused_outside_set_up, system_call_failed)
+                                       refused_collective, system_call_failed)
 from tracekit.wording import who
 
 
@@ -179,7 +179,7 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
     if said is not None and said[0].name == "remote_error" and (net := remote_error.nccl_tests_network(ev, e)):
         return net  # (crash34: nccl-tests' one failing process, every other rank listed and silent)
     if said is not None and said[0].name == "invalid_usage":
-        refused = refused_collective(ev, e, r) or refused_outside_set_up(ev, e, r)
+        refused = refused_collective(ev, e, r)
         if refused is not None:
             return refused
     means = f": {said[0].meaning}" if said is not None else ""

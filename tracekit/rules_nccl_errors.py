@@ -10,7 +10,7 @@ import re
 
 import polars as pl
 
-from tracekit import nccl_messages, rules_gone, rules_set_up
+from tracekit import nccl_messages, remote_error, rules_gone, rules_set_up
 from tracekit.evidence import Evidence, lines
 from tracekit.outcome import EventKind, Kind, Verdict
 from tracekit.parsers.pyspy import RAISED
@@ -176,6 +176,8 @@ def nccl_error_unexplained(ev: Evidence) -> Verdict | None:
                        f"({msg(e, 0, 160)}): {m.meaning}; NCCL_DEBUG=WARN prints which argument or call "
                        "(check each rank's torch.cuda.set_device(local_rank) and CUDA_VISIBLE_DEVICES)",
                        r, lines(e, 4) + lines(ev.exits, 2))
+    if said is not None and said[0].name == "remote_error" and (net := remote_error.nccl_tests_network(ev, e)):
+        return net  # (crash34: nccl-tests' one failing process, every other rank listed and silent)
     if said is not None and said[0].name == "invalid_usage":
         refused = refused_collective(ev, e, r)
         if refused is not None:

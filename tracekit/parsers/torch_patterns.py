@@ -97,7 +97,10 @@ LAST_WORK = (
 )
 AT_WORK = r"(?:at work|work sequence id|Timeout at NCCL work): (?P<seq>\d+)"
 CHILD_RANK = r"^\s*rank\s*: (?P<rank>\d+) \(local_rank: (?P<local_rank>\d+)\)"
-CHILD_EXIT = r"^\s*exitcode\s*: (?P<exit_code>-?\d+) \(pid: (?P<pid>\d+)\)"
+# (the pid may be missing: a block pasted without it, `  exitcode  : 1` in dv12-007/dv12-008, `exitcode: 1` in
+# dv7-001; torch/distributed/elastic/multiprocessing/errors/__init__.py _FAILURE_FORMAT_TEMPLATE writes
+# `  exitcode  : ${exitcode} (pid: ${pid})`)
+CHILD_EXIT = r"^\s*exitcode\s*: ?(?P<exit_code>-?\d+)(?: \(pid: (?P<pid>\d+)\))?(?:\s|$)"
 CHILD_HOST = r"^\s*host\s*: (?P<host>\S+)"
 CHILD_TIME = r"^\s*time\s*: (?P<time>\d\S+)"
 FAILED = r"failed \(exitcode: (?P<exit_code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"

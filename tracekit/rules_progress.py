@@ -268,25 +268,7 @@ def _every_seen_rank_ended(ev: Evidence) -> bool:
     destroyed = ev.store.comms.filter(pl.col("state") == "destroy_complete")
     done |= set(destroyed.select(pl.coalesce("global_rank", "rank"))[:, 0].drop_nulls().to_list())
     done |= ev.agent_finished  # (torchrun's agent said its worker group succeeded: evidence_progress)
-    return set(ev.coverage.seen) - _wrote_nothing(ev) <= done
-
-
-def _wrote_nothing(ev: Evidence) -> set[int]:
-    """(s34) The ranks seen only by name (``ranks`` rows of ``source`` ``rank-words`` alone) that have no event and
-    no communicator of their own: a rank an Open MPI ``--tag-output`` tag names with an empty or cut write before
-    another process's (``[1,183]<stdout>:[1,184]<stderr>:INFO:root:Total Training ...``, samples/wild dv37-031,
-    where every rank that wrote a line printed its end). Such a rank left no word here: no end is missing from it,
-    and it is still counted as seen. Only where some rank did end (the ranks that wrote decide it)."""
-    r = ev.store.ranks.filter(pl.col("rank").is_not_null())
-    if not r.height or "source" not in r.columns:
-        return set()
-    # (a rank's rows each list their sources, ``launcher,rank-words``: any other than the words is a write of its own)
-    other = pl.col("source").fill_null("").str.split(",").list.set_difference(["rank-words"]).list.len() > 0
-    src = r.group_by("rank").agg(other.any().alias("_own"))
-    named = set(src.filter(~pl.col("_own"))["rank"].to_list())
-    wrote = set(ev.store.events["rank"].drop_nulls().to_list())
-    wrote |= set(ev.store.comms.select(pl.coalesce("global_rank", "rank"))[:, 0].drop_nulls().to_list())
-    return named - wrote
+    return set(ev.coverage.seen) <= done
 
 
 def _figure(x: float) -> str:

@@ -16,6 +16,7 @@ from tracekit import pace, pace_moves, progress_messages, tick_bandwidth
 from tracekit.parsers import any_of, timings
 from tracekit.evidence import C10D_FRAME, Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
+from tracekit.rules_common import step_phases
 from tracekit.wording import duration, fmt_ranks
 
 #: a gap between step lines this many times the others' (and at least GAP_S seconds) is a stop, not noise
@@ -120,7 +121,7 @@ def throughput_drop(ev: Evidence) -> Verdict | None:
 def phase_dominates(ev: Evidence) -> Verdict | None:
     """A trainer's timers (``time (ms) | forward: ... | backward: ... | optimizer: ...``) where one phase
     takes many times forward and backward together: each iteration waits there."""
-    ph = ev.kinds(EventKind.PHASE_TIMES).filter(~pl.col("where").is_in(["compile", "across_ranks"]).fill_null(False)).sort("file", "line")
+    ph = step_phases(ev)
     if not ph.height or not _calm(ev):
         return None
     pairs = ph.with_columns(pl.col("message").str.extract_all(r"[\w\- ]+: [\d.]+").alias("_p")).explode("_p")

@@ -8,10 +8,23 @@ import polars as pl
 
 from tracekit import align, sources
 from tracekit.evidence import Evidence, clip, lines
+from tracekit.outcome import EventKind
+from tracekit.parsers import minmax_timers
 from tracekit.wording import who
 
 COLLECT = ("run under `tracekit run` on every node (NCCL INFO, Flight Recorder dumps, stack dumps when "
            "progress stops), or set TORCH_NCCL_TRACE_BUFFER_SIZE=2000 and a ddp_timeout of minutes")
+
+
+#: phase timers that are no step's own breakdown: a compile's stages (progress_messages' ``where="compile"``) and
+#: Megatron's report of every rank's (min, max) (parsers/minmax_timers, read by rules_spread)
+NOT_STEP_PHASES = ("compile", minmax_timers.WHERE)
+
+
+def step_phases(ev: Evidence) -> pl.DataFrame:
+    """The ``phase_times`` events that break one step down (forward, backward, optimizer), by file and line."""
+    return (ev.kinds(EventKind.PHASE_TIMES).filter(~pl.col("where").is_in(NOT_STEP_PHASES).fill_null(False))
+            .sort("file", "line"))
 
 
 def last_per_file(df: pl.DataFrame) -> pl.DataFrame:

@@ -16,7 +16,7 @@ from tracekit import pace, rules_measured
 from tracekit.evidence import Evidence, lines
 from tracekit.outcome import Cited, EventKind, Kind, Verdict
 from tracekit.parsers.series import template
-from tracekit.rules_common import calm, last_per_file
+from tracekit.rules_common import calm, last_per_file, step_phases
 from tracekit.rules_nccl_tests import NIC_MIN_GBS, transport_logged
 from tracekit.wording import duration, fmt_ranks
 
@@ -323,7 +323,7 @@ def timers_repeat(ev: Evidence) -> Verdict | None:
     overflow_check, unscale_and_clip, basic_step, update_fp16; an overflow's skipped step logs only the first
     two), which prints one ``rank=0 time (ms) | name: ms | ...`` line through SynchronizedWallClockTimer.log
     (deepspeed/utils/timer.py:134) when wall_clock_breakdown is on."""
-    ph = ev.kinds(EventKind.PHASE_TIMES).filter(~pl.col("where").is_in(["compile", "across_ranks"]).fill_null(False)).sort("file", "line")
+    ph = step_phases(ev)
     if (ph.height < MIN_REPORTS or ev.steps.height or ev.ticks.height
             or not calm(ev, init_done=True, every_rank_seen=True, nothing_looked_at=True)):
         return None

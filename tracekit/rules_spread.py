@@ -53,9 +53,10 @@ def input_spread(ev: Evidence) -> Verdict | None:
     if not steps.height:
         return None
     step = steps.row(-1, named=True)
-    # (the input phases reported after the last step's timer or with it: the same report)
-    near = t.filter(pl.col("phase").str.contains(INPUT) & (pl.col("file") == step["file"]) & (pl.col("hi") > 0)
-                    & ((pl.col("line") - step["line"]).abs() <= 40))
+    # (the timers of the last step's report: printed with its forward-backward, in the same file)
+    report = t.filter((pl.col("file") == step["file"]) & ((pl.col("line") - step["line"]).abs() <= 40)
+                      & (pl.col("hi") > 0))
+    near = report.filter(pl.col("phase").str.contains(INPUT))
     # (a fastest rank near 0 is a rank that loads no data: a pipeline's middle stages get no batch, their timer
     # stops at once; that spread is the layout's, not a wait)
     uneven = (pl.col("hi") >= SPREAD * pl.col("lo")) & (pl.col("lo") * LOADS >= pl.col("hi"))
@@ -65,8 +66,7 @@ def input_spread(ev: Evidence) -> Verdict | None:
     each = "; ".join(f"{w['phase']} {w['lo']:g}-{w['hi']:g} ms ({w['hi'] / max(w['lo'], 1e-9):.1f}x from the fastest "
                      f"rank to the slowest, {w['hi'] / step['hi']:.0%} of the step)"
                      for w in waits.iter_rows(named=True))
-    comm = t.filter(pl.col("phase").str.contains("all-reduce|all-gather|reduce-scatter") & (pl.col("hi") > 0)
-                    & (pl.col("file") == step["file"]) & ((pl.col("line") - step["line"]).abs() <= 40))
+    comm = report.filter(pl.col("phase").str.contains("all-reduce|all-gather|reduce-scatter"))
     tight = comm.filter(pl.col("hi") < SPREAD * pl.col("lo")).sort("hi").tail(1)
     grads = (f"; {tight['phase'][0]} is even across ranks ({tight['lo'][0]:g}-{tight['hi'][0]:g} ms): the links are "
              "not what holds the step" if tight.height else "")

@@ -232,7 +232,8 @@ def brief(store: Store, ev: Evidence, n: int = 4) -> str:
              for r, w in main_threads(store).items() if w}
     # (stall34: each rank's steps of the file's last run, last_run.last_steps: a job that ran its work again
     # after an end is where its last run stopped, not at the earlier runs' top step)
-    steps = last_run.last_steps(ev).filter(pl.col("rank").is_not_null())
+    last = last_run.last_steps(ev)
+    steps = last.filter(pl.col("rank").is_not_null())
     step = dict(steps.group_by("rank").agg(pl.col("step").max()).iter_rows()) if steps.height else {}
     said: dict[str, list[int]] = {}
     for r in sorted(set(coll) | set(ended) | set(where)):
@@ -249,7 +250,7 @@ def brief(store: Store, ev: Evidence, n: int = 4) -> str:
         if gone:  # (ranks that stepped in an earlier run and never in the last one)
             out.append(f"{who(gone)}: no step in the last run (steps in an earlier run only)")
     elif ev.steps.height:
-        out.append(f"last step {last_run.last_steps(ev)['step'].max()}")
+        out.append(f"last step {last['step'].max()}")
     counted = store.ranks.filter(pl.col("source").str.contains("nccl-count", literal=True).fill_null(False))
     # (parsers/nccl_ranks.counted: the set of ranks is sure, who holds which is not)
     if out and counted.height:

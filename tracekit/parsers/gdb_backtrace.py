@@ -59,13 +59,14 @@ def parse(lines: pl.DataFrame) -> Parsed:
         ((pl.col("n").eq(0).fill_null(False) & ~pl.col("_head").shift(1).over("file").fill_null(False))
          | (pl.col("line") - pl.col("line").shift(1).over("file")).fill_null(99).gt(2)
          | pl.col("_head")).cum_sum().over("file").alias("_run"),
+        # (the place of a frame whose `from LIB` or `at FILE:LINE` gdb wrapped onto the next line)
         pl.col("_tail").shift(-1).over("file").alias("_next_tail"))
     runs = df.with_columns(
         pl.col("_head").any().over("file", "_run").alias("_headed"),
         pl.col("n").first().over("file", "_run").alias("_first"))
     bare = runs.filter(~pl.col("_headed") & (pl.col("_first") == 0))
     frames = bare.filter(pl.col("n").is_not_null()).with_columns(
-        pl.format("{} ({})", "func", pl.coalesce("loc", wrap_loc(), pl.lit("?"))).alias("_f"),
+        pl.format("{} ({})", "func", pl.coalesce("loc", "_next_tail", pl.lit("?"))).alias("_f"),
         pl.col("func").str.contains(GDB_WAIT).fill_null(False).alias("_wait"))
     if not frames.height:
         return Parsed("gdb-backtrace")
@@ -80,7 +81,3 @@ def parse(lines: pl.DataFrame) -> Parsed:
              pl.lit("dumped").alias("state"), "where", "frames", "message")
     return Parsed("gdb-backtrace", {"events": stacks}, bare.select("file", "line"))
 
-
-def wrap_loc() -> pl.Expr:
-    """The place of a frame whose ``from LIB`` or ``at FILE:LINE`` gdb wrapped onto the next line."""
-    return pl.col("_next_tail")

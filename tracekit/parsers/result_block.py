@@ -68,9 +68,11 @@ def _blocks(df: pl.DataFrame) -> pl.DataFrame:
     figures), ``_keys`` (distinct keys), ``_measured``, ``_setting`` (a setting's or a rank's key), ``_set_up`` (how many figures of each) and
     ``_failed`` (lines with a failure's word) over that run."""
     t = pl.col("text")
-    key = pl.coalesce(t.str.extract(FIGURE_LINE, 1), t.str.extract(TABLE_ROW, 1)).str.strip_chars().str.to_lowercase()
-    unit = pl.coalesce(t.str.extract(FIGURE_LINE, 2), t.str.extract(TABLE_ROW, 2)).fill_null("")
-    fig = (t.str.contains(FIGURE_LINE) | t.str.contains(TABLE_ROW)) & ~t.str.contains(r"\bNCCL\b")
+    line, row = t.str.extract_groups(FIGURE_LINE).struct, t.str.extract_groups(TABLE_ROW).struct
+    said = pl.coalesce(line.field("key"), row.field("key"))  # (a key is never empty: null where neither matched)
+    key = said.str.strip_chars().str.to_lowercase()
+    unit = pl.coalesce(line.field("unit"), row.field("unit")).fill_null("")
+    fig = said.is_not_null() & ~t.str.contains(r"\bNCCL\b")
     neutral = t.str.contains(NEUTRAL)
     # (each rank's own lines apart where the lines name theirs: interleaved ranks each close with their block)
     df = df.sort("file", "line").with_columns(pl.col("rank").fill_null(-1).alias("_who"), fig.alias("_fig"),
